@@ -1,0 +1,82 @@
+// The multi-head attention engine: the forward pass of torch.nn.MultiheadAttention
+// (batch_first, no dropout), one function per equation, recording every stage into a Trace.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mhascope/result.hpp"
+#include "mhascope/tensor.hpp"
+#include "mhascope/trace.hpp"
+
+namespace mhascope {
+
+// Default cap on the memory the recorded tensors may take (configurable per run).
+inline constexpr std::uint64_t kDefaultMemoryBudget = 512ull << 20;  // 512 MiB
+
+// Learned parameters in the textbook layout y = x W + b, so W_q[i, j] multiplies input feature i
+// into output feature j. PyTorch stores the transpose (out, in): see weights_io.hpp.
+struct MhaWeights {
+  int dModel = 0;
+  bool hasBias = false;
+  RowMatrix wq, wk, wv, wo;  // (d_model, d_model) each
+  RowVector bq, bk, bv, bo;  // (1, d_model) each; zeros when !hasBias
+};
+
+// Seeded initialisation, identical on every machine (own integer RNG, no std distributions):
+// W ~ U(-sqrt(3/d_model), +sqrt(3/d_model)) (Xavier-uniform for a square matrix); biases, when
+// enabled, ~ U(-0.1, 0.1) so their effect is visible (PyTorch starts them at zero).
+MhaWeights initWeights(int dModel, bool bias, std::uint64_t seed);
+
+struct AttentionInputs {
+  Tensor query;  // (B, T_q, d_model)
+  Tensor key;    // (B, T_k, d_model)
+  Tensor value;  // (B, T_k, d_model)
+  bool selfAttention = true;  // key and value are the query tensor itself
+  std::vector<std::vector<std::string>> queryTokens;  // (B, T_q) labels
+  std::vector<std::vector<std::string>> keyTokens;    // (B, T_k) labels
+};
+
+struct AttentionOptions {
+  int heads = 1;  // h
+  ScaleKind scale = ScaleKind::SqrtDk;
+  bool causal = false;                   // key k blocked for query q when k > q
+  std::optional<Tensor> keyPaddingMask;  // (B, T_k), nonzero = ignore that key (PyTorch polarity)
+  std::optional<Tensor> attnMask;        // (T_q, T_k), nonzero = blocked (PyTorch bool polarity)
+  std::uint64_t memoryBudgetBytes = kDefaultMemoryBudget;
+};
+
+// Bytes the recorded trace takes for these sizes (all 16 stages + mask bookkeeping).
+double estimateTraceBytes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel,
+                          std::int64_t heads);
+// "1.5 GiB"
+std::string formatBytes(double bytes);
+
+// Head counts that divide d_model, nearest to `heads` first (for "did you mean" messages).
+std::vector<int> nearestValidHeads(int dModel, int heads, std::size_t count = 2);
+
+// The sizes check alone (no tensors needed): d_model > 0, 1 <= h, d_model % h == 0, T, B > 0,
+// memory estimate within budget. Every message names the values.
+Status validateSizes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel, std::int64_t heads,
+                     std::uint64_t memoryBudgetBytes);
+
+// Everything forward() needs, checked before anything is allocated.
+Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt);
+
+// Runs validate(), then the forward pass into `trace`, reusing its buffers when shapes did not
+// change; trace.generation is incremented. A validation error leaves the trace unchanged; running
+// out of memory mid-way (bad_alloc, caught) leaves it empty. Callers that must keep showing the
+// previous picture (the GUI) compute into a second Trace and swap.
+Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt, Trace& trace);
+
+// FLOPs of one forward (multiply-add = 2): projections and attention separately.
+struct FlopCount {
+  double projections = 0;  // Q, K, V and output projections
+  double attention = 0;    // Q K^T and A V
+  double total() const { return projections + attention; }
+};
+FlopCount countFlops(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel, std::int64_t heads);
+
+}  // namespace mhascope

@@ -1,0 +1,56 @@
+// Tensor: the plain data every stage of the trace is recorded as — a row-major float32 array
+// with its shape and one axis name per dimension in the paper's symbols (B, h, T_q, T_k, d_k,
+// d_model). Row-major because pixels and NumPy are row-major.
+#pragma once
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mhascope {
+
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using RowMatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using RowVector = Eigen::Matrix<float, 1, Eigen::Dynamic>;
+using MatrixMap = Eigen::Map<RowMatrix>;
+using ConstMatrixMap = Eigen::Map<const RowMatrix>;
+
+using Shape = std::vector<std::int64_t>;
+
+struct Tensor {
+  Shape shape;                     // e.g. {B, h, T_q, T_k}
+  std::vector<std::string> axes;   // same length as shape, e.g. {"B","h","T_q","T_k"}; may be empty
+  std::vector<float> data;         // row-major, numel() values
+
+  Tensor() = default;
+  Tensor(Shape s, std::vector<std::string> a) : shape(std::move(s)), axes(std::move(a)) {
+    data.assign(static_cast<std::size_t>(numelOf(shape)), 0.0f);
+  }
+
+  static std::int64_t numelOf(const Shape& s) {
+    std::int64_t n = 1;
+    for (auto d : s) n *= d;
+    return n;
+  }
+  std::int64_t numel() const { return numelOf(shape); }
+  int rank() const { return static_cast<int>(shape.size()); }
+  std::int64_t dim(int i) const { return shape.at(static_cast<std::size_t>(i)); }
+  float* ptr() { return data.data(); }
+  const float* ptr() const { return data.data(); }
+
+  // Reuse the buffer when the element count is unchanged (no reallocation per recompute).
+  void reshape(Shape s, std::vector<std::string> a) {
+    shape = std::move(s);
+    axes = std::move(a);
+    const auto n = static_cast<std::size_t>(numelOf(shape));
+    if (data.size() != n) data.assign(n, 0.0f);
+  }
+};
+
+// "(2, 8, 5, 5)"
+std::string shapeToString(const Shape& shape);
+// "(B, h, T_q, T_k)"
+std::string axesToString(const std::vector<std::string>& axes);
+
+}  // namespace mhascope
