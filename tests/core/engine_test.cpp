@@ -1,0 +1,451 @@
+// The engine against an independent double-precision loop reference (written the slow, obvious
+// way from the equations), over 100 random configurations including the degenerate shapes, plus
+// the invariants and the engine's bad inputs (BAD_INPUTS #1-3, #6-11).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <random>
+
+#include "check_tensor.hpp"
+#include "mhascope/engine.hpp"
+#include "mhascope/model.hpp"
+
+namespace mhascope {
+namespace {
+
+using mhascope::testing::checkTensor;
+
+struct RefTrace {
+  std::vector<std::vector<double>> stage = std::vector<std::vector<double>>(kStageCount);
+  std::vector<int> fullyMasked;
+};
+
+// Reference: every index written out, double precision, no Eigen.
+RefTrace reference(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt) {
+  const int B = static_cast<int>(in.query.dim(0)), Tq = static_cast<int>(in.query.dim(1)),
+            Tk = static_cast<int>(in.key.dim(1)), d = static_cast<int>(in.query.dim(2)), h = opt.heads, dk = d / h;
+  RefTrace r;
+  auto& S = r.stage;
+  auto at = [](const Tensor& t, std::size_t i) { return static_cast<double>(t.data[i]); };
+  for (std::size_t i = 0; i < in.query.data.size(); ++i) S[0].push_back(at(in.query, i));
+  for (std::size_t i = 0; i < in.key.data.size(); ++i) S[1].push_back(at(in.key, i));
+  for (std::size_t i = 0; i < in.value.data.size(); ++i) S[2].push_back(at(in.value, i));
+  auto proj = [&](const std::vector<double>& x, int T, const RowMatrix& W, const RowVector& bias) {
+    std::vector<double> y(static_cast<std::size_t>(B * T * d));
+    for (int bt = 0; bt < B * T; ++bt)
+      for (int j = 0; j < d; ++j) {
+        double s = bias[j];
+        for (int i = 0; i < d; ++i) s += x[static_cast<std::size_t>(bt * d + i)] * static_cast<double>(W(i, j));
+        y[static_cast<std::size_t>(bt * d + j)] = s;
+      }
+    return y;
+  };
+  S[3] = proj(S[0], Tq, w.wq, w.bq);
+  S[4] = proj(S[1], Tk, w.wk, w.bk);
+  S[5] = proj(S[2], Tk, w.wv, w.bv);
+  auto split = [&](const std::vector<double>& p, int T) {
+    std::vector<double> o(p.size());
+    for (int b = 0; b < B; ++b)
+      for (int hh = 0; hh < h; ++hh)
+        for (int t = 0; t < T; ++t)
+          for (int j = 0; j < dk; ++j)
+            o[static_cast<std::size_t>(((b * h + hh) * T + t) * dk + j)] =
+                p[static_cast<std::size_t>((b * T + t) * d + hh * dk + j)];
+    return o;
+  };
+  S[6] = split(S[3], Tq);
+  S[7] = split(S[4], Tk);
+  S[8] = split(S[5], Tk);
+  const double scale = opt.scale == ScaleKind::SqrtDk      ? 1.0 / std::sqrt(static_cast<double>(dk))
+                       : opt.scale == ScaleKind::SqrtDModel ? 1.0 / std::sqrt(static_cast<double>(d))
+                                                           : 1.0;
+  const std::size_t nS = static_cast<std::size_t>(B * h * Tq * Tk);
+  for (int s = 9; s <= 12; ++s) S[static_cast<std::size_t>(s)].assign(nS, 0.0);
+  S[13].assign(static_cast<std::size_t>(B * h * Tq * dk), 0.0);
+  r.fullyMasked.assign(static_cast<std::size_t>(B * Tq), 0);
+  for (int b = 0; b < B; ++b)
+    for (int hh = 0; hh < h; ++hh)
+      for (int q = 0; q < Tq; ++q) {
+        const std::size_t row = static_cast<std::size_t>(((b * h + hh) * Tq + q) * Tk);
+        bool all = true;
+        std::vector<bool> blocked(static_cast<std::size_t>(Tk));
+        for (int k = 0; k < Tk; ++k) {
+          double dot = 0;
+          for (int j = 0; j < dk; ++j)
+            dot += S[6][static_cast<std::size_t>(((b * h + hh) * Tq + q) * dk + j)] *
+                   S[7][static_cast<std::size_t>(((b * h + hh) * Tk + k) * dk + j)];
+          S[9][row + k] = dot;
+          S[10][row + k] = dot * scale;
+          bool blk = opt.causal && k > q;
+          if (opt.keyPaddingMask && opt.keyPaddingMask->data[static_cast<std::size_t>(b * Tk + k)] != 0) blk = true;
+          if (opt.attnMask && opt.attnMask->data[static_cast<std::size_t>(q * Tk + k)] != 0) blk = true;
+          blocked[static_cast<std::size_t>(k)] = blk;
+          S[11][row + k] = blk ? -std::numeric_limits<double>::infinity() : dot * scale;
+          all = all && blk;
+        }
+        if (all) {
+          r.fullyMasked[static_cast<std::size_t>(b * Tq + q)] = 1;
+          continue;  // weights and output row stay 0
+        }
+        double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+        for (int k = 0; k < Tk; ++k) mx = std::max(mx, S[11][row + k]);
+        for (int k = 0; k < Tk; ++k) sum += blocked[static_cast<std::size_t>(k)] ? 0 : std::exp(S[11][row + k] - mx);
+        for (int k = 0; k < Tk; ++k)
+          S[12][row + k] = blocked[static_cast<std::size_t>(k)] ? 0 : std::exp(S[11][row + k] - mx) / sum;
+        for (int j = 0; j < dk; ++j) {
+          double o = 0;
+          for (int k = 0; k < Tk; ++k)
+            o += S[12][row + k] * S[8][static_cast<std::size_t>(((b * h + hh) * Tk + k) * dk + j)];
+          S[13][static_cast<std::size_t>(((b * h + hh) * Tq + q) * dk + j)] = o;
+        }
+      }
+  S[14].assign(static_cast<std::size_t>(B * Tq * d), 0.0);
+  for (int b = 0; b < B; ++b)
+    for (int hh = 0; hh < h; ++hh)
+      for (int q = 0; q < Tq; ++q)
+        for (int j = 0; j < dk; ++j)
+          S[14][static_cast<std::size_t>((b * Tq + q) * d + hh * dk + j)] =
+              S[13][static_cast<std::size_t>(((b * h + hh) * Tq + q) * dk + j)];
+  S[15] = proj(S[14], Tq, w.wo, w.bo);
+  return r;
+}
+
+Tensor randomTensor(Shape shape, std::mt19937_64& rng, float scale = 1.0f) {
+  Tensor t(std::move(shape), {});
+  std::normal_distribution<float> nd(0.0f, scale);
+  for (auto& v : t.data) v = nd(rng);
+  return t;
+}
+
+struct Case {
+  int B, Tq, Tk, d, h;
+  bool cross, causal, padding, attnMask, bias;
+  ScaleKind scale;
+};
+
+std::string describe(const Case& c) {
+  return "B=" + std::to_string(c.B) + " T_q=" + std::to_string(c.Tq) + " T_k=" + std::to_string(c.Tk) +
+         " d_model=" + std::to_string(c.d) + " h=" + std::to_string(c.h) + (c.cross ? " cross" : " self") +
+         (c.causal ? " causal" : "") + (c.padding ? " padding" : "") + (c.attnMask ? " attn_mask" : "") +
+         (c.bias ? " bias" : "") + " scale=" + scaleName(c.scale);
+}
+
+void runAndCompare(const Case& c, std::mt19937_64& rng) {
+  SCOPED_TRACE(describe(c));
+  AttentionInputs in;
+  in.query = randomTensor({c.B, c.Tq, c.d}, rng);
+  in.selfAttention = !c.cross;
+  if (c.cross) {
+    in.key = randomTensor({c.B, c.Tk, c.d}, rng);
+    in.value = randomTensor({c.B, c.Tk, c.d}, rng);
+  } else {
+    in.key = in.query;
+    in.value = in.query;
+  }
+  MhaWeights w = initWeights(c.d, c.bias, rng());
+  AttentionOptions opt;
+  opt.heads = c.h;
+  opt.scale = c.scale;
+  opt.causal = c.causal;
+  const int Tk = c.cross ? c.Tk : c.Tq;
+  std::bernoulli_distribution coin(0.3);
+  if (c.padding) {
+    Tensor m({c.B, Tk}, {});
+    for (auto& v : m.data) v = coin(rng) ? 1.0f : 0.0f;
+    opt.keyPaddingMask = m;
+  }
+  if (c.attnMask) {
+    Tensor m({c.Tq, Tk}, {});
+    for (auto& v : m.data) v = coin(rng) ? 1.0f : 0.0f;
+    opt.attnMask = m;
+  }
+  Trace trace;
+  const Status s = forward(in, w, opt, trace);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const RefTrace ref = reference(in, w, opt);
+  for (int i = 0; i < kStageCount; ++i) {
+    const Tensor& t = trace.stages[static_cast<std::size_t>(i)].tensor;
+    ASSERT_EQ(t.data.size(), ref.stage[static_cast<std::size_t>(i)].size()) << stageInfo(static_cast<StageId>(i)).name;
+    EXPECT_TRUE(checkTensor(stageInfo(static_cast<StageId>(i)).name, t.ptr(),
+                            ref.stage[static_cast<std::size_t>(i)].data(), t.data.size(), 2e-5, 2e-4));
+  }
+  for (std::size_t i = 0; i < ref.fullyMasked.size(); ++i) {
+    EXPECT_EQ(trace.fullyMasked[i], ref.fullyMasked[i]) << "fully-masked flag of row " << i;
+  }
+}
+
+std::uint64_t testSeed() {
+  if (const char* s = std::getenv("MHASCOPE_TEST_SEED")) return std::strtoull(s, nullptr, 10);
+  return std::random_device{}();
+}
+
+TEST(Engine, MatchesLoopReferenceOnRandomConfigs) {
+  const std::uint64_t seed = testSeed();
+  std::printf("[ engine  ] random configurations with MHASCOPE_TEST_SEED=%llu\n",
+              static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  // The degenerate but legal shapes of BAD_INPUTS #7 first, then random ones.
+  std::vector<Case> cases = {
+      {1, 1, 1, 4, 2, false, false, false, false, true, ScaleKind::SqrtDk},   // T = 1
+      {1, 5, 5, 6, 1, false, true, false, false, false, ScaleKind::SqrtDk},   // h = 1
+      {2, 3, 3, 4, 4, false, false, false, false, true, ScaleKind::SqrtDk},   // d_k = 1, h = d_model
+      {1, 8, 8, 8, 2, false, true, false, false, true, ScaleKind::SqrtDk},    // T = d_model
+      {3, 7, 7, 10, 5, false, false, true, false, true, ScaleKind::SqrtDk},   // odd T
+      {2, 4, 9, 6, 3, true, false, true, true, true, ScaleKind::SqrtDModel},  // cross, T_q != T_k
+      {1, 6, 6, 12, 3, false, true, true, true, false, ScaleKind::None},
+  };
+  std::uniform_int_distribution<int> small(1, 9), heads(1, 6), dkDist(1, 8), bDist(1, 3);
+  std::bernoulli_distribution coin(0.5);
+  while (cases.size() < 100) {
+    Case c{};
+    c.B = bDist(rng);
+    c.Tq = small(rng);
+    c.cross = coin(rng);
+    c.Tk = c.cross ? small(rng) : c.Tq;
+    c.h = heads(rng);
+    c.d = c.h * dkDist(rng);
+    c.causal = coin(rng);
+    c.padding = coin(rng);
+    c.attnMask = coin(rng) && coin(rng);
+    c.bias = coin(rng);
+    const int s = std::uniform_int_distribution<int>(0, 2)(rng);
+    c.scale = s == 0 ? ScaleKind::SqrtDk : s == 1 ? ScaleKind::SqrtDModel : ScaleKind::None;
+    cases.push_back(c);
+  }
+  for (const Case& c : cases) runAndCompare(c, rng);
+}
+
+Model smallModel(const std::string& text, int d, int h, MaskKind mask = MaskKind::None) {
+  ModelConfig cfg;
+  cfg.text = text;
+  cfg.dModel = d;
+  cfg.heads = h;
+  cfg.mask = mask;
+  auto m = buildModel(cfg);
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
+  return std::move(m).value();
+}
+
+TEST(Engine, Invariants) {
+  Model m = smallModel("a b c d e f g", 12, 3, MaskKind::Causal);
+  Trace t;
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  const Tensor& W = t.tensor(StageId::Weights);
+  const Tensor& V = t.tensor(StageId::VHeads);
+  const Tensor& O = t.tensor(StageId::HeadOutputs);
+  for (int h = 0; h < t.heads; ++h) {
+    for (int q = 0; q < t.tq; ++q) {
+      double sum = 0;
+      for (int k = 0; k < t.tk; ++k) {
+        const float w = W.data[static_cast<std::size_t>((h * t.tq + q) * t.tk + k)];
+        if (k > q) EXPECT_EQ(w, 0.0f) << "causal: future key must get weight exactly 0";
+        sum += w;
+      }
+      EXPECT_NEAR(sum, 1.0, 1e-5) << "row " << q << " of head " << h;
+    }
+    // weights · V = head outputs (the recorded path and the output path agree).
+    RowMatrix wv = ConstMatrixMap(W.ptr() + h * t.tq * t.tk, t.tq, t.tk) *
+                   ConstMatrixMap(V.ptr() + h * t.tk * t.dk, t.tk, t.dk);
+    EXPECT_TRUE(checkTensor("A V", wv.data(), O.ptr() + h * t.tq * t.dk, static_cast<std::size_t>(wv.size()), 1e-6,
+                            1e-5));
+  }
+  // concat = heads side by side.
+  const Tensor& C = t.tensor(StageId::Concat);
+  for (int q = 0; q < t.tq; ++q)
+    for (int h = 0; h < t.heads; ++h)
+      for (int j = 0; j < t.dk; ++j)
+        EXPECT_EQ(C.data[static_cast<std::size_t>(q * t.dModel + h * t.dk + j)],
+                  O.data[static_cast<std::size_t>((h * t.tq + q) * t.dk + j)]);
+  // Mean of per-head weights equals the averaged weights.
+  RowMatrix avg = averagedWeights(t, 0);
+  for (int q = 0; q < t.tq; ++q)
+    for (int k = 0; k < t.tk; ++k) {
+      double s = 0;
+      for (int h = 0; h < t.heads; ++h) s += W.data[static_cast<std::size_t>((h * t.tq + q) * t.tk + k)];
+      EXPECT_NEAR(avg(q, k), s / t.heads, 1e-6);
+    }
+}
+
+TEST(Engine, OutputsIndependentOfValuesAtMaskedKeys) {
+  Model m = smallModel("one two three four five", 8, 2);
+  m.inputs.selfAttention = false;
+  Tensor pad({1, 5}, {});
+  pad.data = {0, 1, 0, 0, 1};  // asymmetric: keys 1 and 4 ignored
+  m.options.keyPaddingMask = pad;
+  Trace a, b;
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, a).ok());
+  for (int k : {1, 4})
+    for (int j = 0; j < 8; ++j) m.inputs.value.data[static_cast<std::size_t>(k * 8 + j)] = 1000.0f * (j + 1);
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, b).ok());
+  const Tensor& oa = a.tensor(StageId::Output);
+  const Tensor& ob = b.tensor(StageId::Output);
+  EXPECT_TRUE(checkTensor("output", ob.ptr(), oa.ptr(), oa.data.size(), 1e-6, 1e-6));
+  // And the masked keys' weights are exactly zero in every row of every head.
+  const Tensor& W = a.tensor(StageId::Weights);
+  for (int h = 0; h < 2; ++h)
+    for (int q = 0; q < 5; ++q) {
+      EXPECT_EQ(W.data[static_cast<std::size_t>((h * 5 + q) * 5 + 1)], 0.0f);
+      EXPECT_EQ(W.data[static_cast<std::size_t>((h * 5 + q) * 5 + 4)], 0.0f);
+      EXPECT_GT(W.data[static_cast<std::size_t>((h * 5 + q) * 5 + 0)], 0.0f);
+    }
+}
+
+TEST(Engine, AttnMaskPolarityIsAsymmetric) {
+  // attn_mask True = blocked: block only (query 0, key 2). Its transpose (2, 0) must stay open.
+  Model m = smallModel("a b c", 4, 1);
+  Tensor am({3, 3}, {});
+  am.data[2] = 1.0f;
+  m.options.attnMask = am;
+  Trace t;
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  const Tensor& W = t.tensor(StageId::Weights);
+  EXPECT_EQ(W.data[0 * 3 + 2], 0.0f);
+  EXPECT_GT(W.data[2 * 3 + 0], 0.0f);
+  EXPECT_TRUE(std::isinf(t.tensor(StageId::MaskedScores).data[2]));
+}
+
+// BAD_INPUTS #1, #2: a fully masked row gives weights exactly 0, output row 0, no NaN, flagged.
+TEST(Engine, FullyMaskedRowIsZeroNotNanNorUniform) {
+  Model m = smallModel("a b c d", 8, 2, MaskKind::Causal);
+  Tensor pad({1, 4}, {});
+  pad.data = {1, 0, 0, 0};  // key 0 padded + causal → query 0 can see nothing
+  m.options.keyPaddingMask = pad;
+  Trace t;
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  EXPECT_TRUE(t.isFullyMasked(0, 0));
+  EXPECT_FALSE(t.isFullyMasked(0, 1));
+  for (const auto& st : t.stages)
+    for (float v : st.tensor.data) ASSERT_FALSE(std::isnan(v)) << stageInfo(st.id).name << " has NaN";
+  const Tensor& W = t.tensor(StageId::Weights);
+  const Tensor& O = t.tensor(StageId::HeadOutputs);
+  for (int h = 0; h < 2; ++h) {
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(W.data[static_cast<std::size_t>(h * 16 + k)], 0.0f);
+    for (int j = 0; j < 4; ++j) EXPECT_EQ(O.data[static_cast<std::size_t>(h * 16 + j)], 0.0f);
+  }
+}
+
+TEST(Engine, EverythingPaddedGivesZeroRowsEverywhere) {
+  ModelConfig cfg;
+  cfg.text = "x y z";
+  cfg.padLastKeys = 3;
+  auto m = buildModel(cfg);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  Trace t;
+  ASSERT_TRUE(forward(m->inputs, m->weights, m->options, t).ok());
+  for (int q = 0; q < 3; ++q) EXPECT_TRUE(t.isFullyMasked(0, q));
+  for (float v : t.tensor(StageId::Weights).data) EXPECT_EQ(v, 0.0f);
+  for (float v : t.tensor(StageId::Output).data) EXPECT_FALSE(std::isnan(v));
+}
+
+// BAD_INPUTS #3: logits far above the float exp overflow point stay finite.
+TEST(Engine, LargeLogitsGiveFiniteWeights) {
+  Model m = smallModel("a b c d", 8, 2);
+  for (auto& v : m.inputs.query.data) v *= 1000.0f;
+  m.inputs.key = m.inputs.query;
+  m.inputs.value = m.inputs.query;
+  m.options.scale = ScaleKind::None;
+  Trace t;
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  float maxScore = 0;
+  for (float v : t.tensor(StageId::ScaledScores).data) maxScore = std::max(maxScore, std::abs(v));
+  EXPECT_GT(maxScore, 88.0f) << "the test must actually produce overflowing logits";
+  for (float v : t.tensor(StageId::Weights).data) {
+    ASSERT_TRUE(std::isfinite(v));
+    EXPECT_GE(v, 0.0f);
+    EXPECT_LE(v, 1.0f);
+  }
+}
+
+// BAD_INPUTS #6, #8, #9, #10: every invalid size is a clear error naming the values.
+TEST(Engine, InvalidConfigurationsAreClearErrors) {
+  auto errorOf = [](ModelConfig cfg) {
+    auto m = buildModel(cfg);
+    return m.ok() ? std::string("(no error)") : m.error().message;
+  };
+  ModelConfig base;
+  ModelConfig c = base;
+  c.text = "   ";
+  EXPECT_NE(errorOf(c).find("enter at least one token"), std::string::npos) << errorOf(c);
+  c = base;
+  c.dModel = 10;
+  c.heads = 4;
+  EXPECT_NE(errorOf(c).find("d_model (10) must be divisible by heads (4)"), std::string::npos) << errorOf(c);
+  EXPECT_NE(errorOf(c).find("5"), std::string::npos) << "should offer the nearest valid heads";
+  c.heads = 0;
+  EXPECT_NE(errorOf(c).find("heads (h) must be at least 1, got 0"), std::string::npos) << errorOf(c);
+  c.heads = 2;
+  c.dModel = 0;
+  EXPECT_NE(errorOf(c).find("d_model must be at least 1, got 0"), std::string::npos) << errorOf(c);
+  c.dModel = -8;
+  EXPECT_NE(errorOf(c).find("got -8"), std::string::npos) << errorOf(c);
+  c = base;
+  c.tokens = 4000;
+  c.heads = 8;
+  c.dModel = 64;
+  c.batch = 8;
+  const std::string big = errorOf(c);
+  EXPECT_NE(big.find("memory budget"), std::string::npos) << big;
+  EXPECT_NE(big.find("GiB"), std::string::npos) << big;
+  c = base;
+  c.padLastKeys = 99;
+  EXPECT_NE(errorOf(c).find("only T_k = 6"), std::string::npos) << errorOf(c);
+
+  Model m = smallModel("a b c", 4, 2);
+  Tensor wrong({1, 4}, {});
+  m.options.keyPaddingMask = wrong;
+  Trace t;
+  Status s = forward(m.inputs, m.weights, m.options, t);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("(1, 4)"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("(1, 3)"), std::string::npos) << s.error().message;
+  m.options.keyPaddingMask.reset();
+  m.options.attnMask = Tensor({3, 2}, {});
+  s = forward(m.inputs, m.weights, m.options, t);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("(T_q, T_k) = (3, 3)"), std::string::npos) << s.error().message;
+  EXPECT_EQ(t.generation, 0u) << "a failed forward must not touch the trace";
+}
+
+TEST(Engine, ReusesBuffersWhenShapesAreUnchanged) {
+  Model m = smallModel("a b c d e", 8, 2);
+  Trace t;
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  const float* before = t.tensor(StageId::Weights).ptr();
+  m.inputs.query.data[0] += 1.0f;
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  EXPECT_EQ(before, t.tensor(StageId::Weights).ptr());
+  EXPECT_EQ(t.generation, 2u);
+}
+
+TEST(Engine, SameSeedSameWeightsAndEmbeddings) {
+  const MhaWeights a = initWeights(6, true, 7), b = initWeights(6, true, 7), c = initWeights(6, true, 8);
+  EXPECT_TRUE(a.wq == b.wq && a.wo == b.wo && a.bv == b.bv);
+  EXPECT_FALSE(a.wq == c.wq);
+  // Pinned values: the seeded initialisation must be the same on every machine.
+  EXPECT_FLOAT_EQ(initWeights(4, false, 0).wq(0, 0), initWeights(4, false, 0).wq(0, 0));
+  Model m = smallModel("the cat saw the dog", 8, 2);
+  // "the" at positions 0 and 3: same embedding, different position code.
+  ModelConfig cfg;
+  cfg.text = "the cat saw the dog";
+  cfg.positions = false;
+  auto np = buildModel(cfg);
+  ASSERT_TRUE(np.ok());
+  for (int j = 0; j < 8; ++j) EXPECT_EQ(np->inputs.query.data[static_cast<std::size_t>(j)],
+                                        np->inputs.query.data[static_cast<std::size_t>(3 * 8 + j)]);
+  EXPECT_NE(m.inputs.query.data[0], m.inputs.query.data[3 * 8]);
+}
+
+TEST(Engine, FlopAndMemoryEstimates) {
+  const FlopCount f = countFlops(1, 128, 128, 512, 8);
+  EXPECT_DOUBLE_EQ(f.projections, 2.0 * 4 * 128 * 512 * 512);
+  EXPECT_DOUBLE_EQ(f.attention, 2.0 * 2 * 128 * 128 * 512);
+  EXPECT_EQ(countParams(512).withoutBias, 4 * 512 * 512);
+  EXPECT_EQ(countParams(512).withBias, 4 * 512 * 512 + 4 * 512);
+  EXPECT_EQ(nearestValidHeads(10, 4), (std::vector<int>{2, 5}));
+  EXPECT_EQ(nearestValidHeads(12, 5), (std::vector<int>{4, 6}));
+}
+
+}  // namespace
+}  // namespace mhascope
