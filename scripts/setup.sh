@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Sets up everything mhascope needs on Debian 12 and builds it in build/ (Release).
+# Idempotent: installs only missing packages (apt-get update once), re-measures nothing it
+# already measured, and re-runs the build incrementally.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+# Build, app, tests (GUI tests run under Xvfb), fuzzers.
+PKGS=(build-essential cmake pkg-config ninja-build
+      libimgui-dev libstb-dev libglfw3-dev libgl-dev libeigen3-dev libcairo2-dev
+      nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
+      fonts-dejavu-core xvfb xauth xdotool x11-utils
+      clang-14 libclang-rt-14-dev)
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then missing+=("$p"); fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+
+# ImGui's GLFW/OpenGL3 backend sources ship in libimgui-dev's doc folder; images that strip
+# /usr/share/doc lose them, so take them from the package archive instead.
+BACKENDS=/usr/share/doc/libimgui-dev/examples/backends
+LOCAL="$ROOT/third_party/imgui_backends_src"
+if [ ! -f "$BACKENDS/imgui_impl_glfw.cpp" ] && [ ! -f "$LOCAL$BACKENDS/imgui_impl_glfw.cpp" ]; then
+  echo "setup: extracting ImGui backend sources from the libimgui-dev package"
+  tmp="$(mktemp -d)"
+  (cd "$tmp" && apt-get download libimgui-dev >/dev/null)
+  mkdir -p "$LOCAL"
+  dpkg-deb -x "$tmp"/libimgui-dev_*.deb "$LOCAL"
+  rm -rf "$tmp"
+fi
+
+# Pick the -march that makes Eigen's GEMM fastest here (x86-64-v3 beat -march=native's
+# AVX-512 on the EPYC machines we measured). The result is cached in build/march.txt.
+mkdir -p build
+if [ ! -s build/march.txt ]; then
+  best="" bestSpeed=0
+  for m in "" x86-64-v3 native; do
+    flag=""; [ -n "$m" ] && flag="-march=$m"
+    if g++ -O3 -DNDEBUG $flag -I/usr/include/eigen3 scripts/march_probe.cpp -o build/march_probe 2>/dev/null; then
+      speed="$(./build/march_probe 2>/dev/null || echo 0)"
+      echo "setup: Eigen GEMM with '${flag:-default flags}': $speed GFLOP/s"
+      if awk "BEGIN{exit !($speed > $bestSpeed)}"; then best="$m"; bestSpeed="$speed"; fi
+    fi
+  done
+  echo "$best" > build/march.txt
+  [ -n "$best" ] || echo "default" > build/march.txt
+  rm -f build/march_probe
+fi
+MARCH="$(cat build/march.txt)"; [ "$MARCH" = default ] && MARCH=""
+echo "setup: building with -march=${MARCH:-<default>}"
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DMHASCOPE_MARCH="$MARCH" >/dev/null
+cmake --build build
