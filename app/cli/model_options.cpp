@@ -21,7 +21,8 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("--tokens", o.tokens, "cut or extend every sentence to this many tokens");
   cmd.add_option("--batch", o.batch, "batch size B (sentences repeat cyclically)");
   cmd.add_option("--seed", o.seed, "seed for embeddings and weights");
-  cmd.add_flag("--bias,!--no-bias", o.bias, "use biases in the projections");
+  auto* bias = cmd.add_flag("--bias", o.bias, "use biases in the four projections");
+  cmd.add_flag("--no-bias", o.noBias, "no biases")->excludes(bias);
   cmd.add_option("--mask", o.mask, "none | causal")->check(CLI::IsMember({"none", "causal"}));
   cmd.add_option("--pad-last", o.padLast, "key padding: ignore the last N keys of every batch item");
   cmd.add_option("--key-padding-mask", o.keyPaddingMaskFile, ".npy (B, T_k); nonzero = ignore that key");
@@ -73,7 +74,8 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o) {
   if (o.batch) cfg.batch = *o.batch;
   if (o.padLast) cfg.padLastKeys = *o.padLast;
   if (o.seed) cfg.seed = *o.seed;
-  if (o.bias) cfg.bias = *o.bias;
+  if (o.bias) cfg.bias = true;
+  if (o.noBias) cfg.bias = false;
   if (o.noPositions) cfg.positions = false;
   if (o.mask) cfg.mask = *maskFromName(*o.mask);
   if (o.scale) cfg.scale = *scaleFromName(*o.scale);

@@ -15,7 +15,7 @@ struct ModelOptions {
   std::optional<std::string> text, kvText;
   std::optional<int> dModel, heads, tokens, batch, padLast;
   std::optional<std::uint64_t> seed;
-  std::optional<bool> bias;
+  bool bias = false, noBias = false;  // --bias / --no-bias override the preset
   std::optional<std::string> mask, scale;
   std::optional<std::uint64_t> memoryBudgetMib;
   bool noPositions = false;

@@ -163,6 +163,17 @@ Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionO
                        " but must be (T_q, T_k) = " + shapeToString(want));
     }
   }
+  if (opt.scoresOverride) {
+    const Shape perHead{opt.heads, Tq, Tk}, perItem{B, opt.heads, Tq, Tk};
+    if (opt.scoresOverride->shape != perHead && opt.scoresOverride->shape != perItem) {
+      return makeError("score override has shape " + shapeToString(opt.scoresOverride->shape) +
+                       " but must be (h, T_q, T_k) = " + shapeToString(perHead) + " or (B, h, T_q, T_k) = " +
+                       shapeToString(perItem));
+    }
+    for (float v : opt.scoresOverride->data) {
+      if (std::isinf(v)) return makeError("score override holds an infinite value; use the mask to block keys");
+    }
+  }
   auto checkTokens = [](const std::vector<std::vector<std::string>>& labels, std::int64_t b, std::int64_t t,
                         const char* which) -> Status {
     if (labels.empty()) return Ok{};
@@ -240,6 +251,18 @@ void splitHeads(const Tensor& proj /*(B, T, d_model)*/, int heads, Tensor& out /
 void attentionScores(ConstMatrixMap qh /*(T_q, d_k)*/, ConstMatrixMap kh /*(T_k, d_k)*/,
                      MatrixMap scores /*(T_q, T_k)*/) {
   scores.noalias() = qh * kh.transpose();
+}
+
+// Hand-set scores replace the computed ones (NaN = keep): the lesson where a person, not
+// training, decides what a head looks for.
+void overrideScores(const Tensor& o /*(h,T_q,T_k) or (B,h,T_q,T_k)*/, std::int64_t b, int head, float* scores,
+                    std::int64_t Tq, std::int64_t Tk) {
+  const std::int64_t heads = o.rank() == 3 ? o.dim(0) : o.dim(1);
+  const std::int64_t item = o.rank() == 3 ? 0 : b;
+  const float* src = o.ptr() + (item * heads + head) * Tq * Tk;
+  for (std::int64_t i = 0; i < Tq * Tk; ++i) {
+    if (!std::isnan(src[i])) scores[i] = src[i];
+  }
 }
 
 // One row: S' = S * factor, factor = 1/sqrt(d_k) by default.
@@ -392,6 +415,7 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
         float* masked = T(StageId::MaskedScores).ptr() + bh * Tq * Tk;
         float* weights = T(StageId::Weights).ptr() + bh * Tq * Tk;
         attentionScores(qh, kh, MatrixMap(scores, Tq, Tk));
+        if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, hh, scores, Tq, Tk);
         for (std::int64_t q = 0; q < Tq; ++q) {
           const std::size_t row = static_cast<std::size_t>(b * Tq + q);
           const std::uint8_t* blk = rowAny[row] ? t.blocked.data() + row * static_cast<std::size_t>(Tk) : nullptr;

@@ -449,3 +449,40 @@ TEST(Engine, FlopAndMemoryEstimates) {
 
 }  // namespace
 }  // namespace mhascope
+
+namespace mhascope {
+namespace {
+
+TEST(Engine, ScoresOverrideRecomputesDownstream) {
+  ModelConfig cfg;
+  cfg.text = "a b c";
+  cfg.dModel = 4;
+  cfg.heads = 2;
+  auto m = buildModel(cfg);
+  ASSERT_TRUE(m.ok());
+  Trace base, edited;
+  ASSERT_TRUE(forward(m->inputs, m->weights, m->options, base).ok());
+  Tensor o({2, 3, 3}, {});
+  std::fill(o.data.begin(), o.data.end(), std::numeric_limits<float>::quiet_NaN());
+  o.data[1 * 9 + 0 * 3 + 2] = 50.0f;  // head 1, query 0 → key 2: a huge hand-set score
+  m->options.scoresOverride = o;
+  ASSERT_TRUE(forward(m->inputs, m->weights, m->options, edited).ok());
+  const Tensor& s0 = base.tensor(StageId::Scores);
+  const Tensor& s1 = edited.tensor(StageId::Scores);
+  for (std::size_t i = 0; i < s0.data.size(); ++i) {
+    if (i == 9 + 2) {
+      EXPECT_EQ(s1.data[i], 50.0f);
+    } else {
+      EXPECT_EQ(s1.data[i], s0.data[i]) << "NaN entries must keep the computed score";
+    }
+  }
+  EXPECT_GT(edited.tensor(StageId::Weights).data[9 + 2], 0.99f);
+  EXPECT_NE(edited.tensor(StageId::Output).data[0], base.tensor(StageId::Output).data[0]);
+  m->options.scoresOverride = Tensor({2, 3, 4}, {});
+  Status s = forward(m->inputs, m->weights, m->options, edited);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("(h, T_q, T_k) = (2, 3, 3)"), std::string::npos) << s.error().message;
+}
+
+}  // namespace
+}  // namespace mhascope

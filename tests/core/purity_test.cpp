@@ -2,6 +2,7 @@
 // build never uses fast-math (it would disable the NaN/Inf guards, BAD_INPUTS #5).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>

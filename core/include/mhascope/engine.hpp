@@ -46,6 +46,10 @@ struct AttentionOptions {
   std::optional<Tensor> keyPaddingMask;  // (B, T_k), nonzero = ignore that key (PyTorch polarity)
   std::optional<Tensor> attnMask;        // (T_q, T_k), nonzero = blocked (PyTorch bool polarity)
   std::uint64_t memoryBudgetBytes = kDefaultMemoryBudget;
+  // Hand-set scores (the "specialist heads" lesson and the score editor): (h, T_q, T_k) for every
+  // batch item, or (B, h, T_q, T_k). A finite entry replaces that cell of Q K^T before scaling;
+  // NaN keeps the computed score. Everything downstream is recomputed from it.
+  std::optional<Tensor> scoresOverride;
 };
 
 // Bytes the recorded trace takes for these sizes (all 16 stages + mask bookkeeping).
