@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -113,6 +114,51 @@ Tensor embedBatch(const Batch& batch, const ModelConfig& cfg) {
   return x;
 }
 
+// (B, h, T_q, T_k): NaN = keep the computed score; `other`, then `self`, then the cells.
+Tensor scoreOverrideTensor(const ScoreOverride& so, const std::vector<std::vector<std::string>>& qTokens,
+                           const std::vector<std::vector<std::string>>& kTokens, int heads, int* appliedCells) {
+  const auto B = static_cast<std::int64_t>(qTokens.size());
+  const auto Tq = static_cast<std::int64_t>(qTokens.empty() ? 0 : qTokens[0].size());
+  const auto Tk = static_cast<std::int64_t>(kTokens.empty() ? 0 : kTokens[0].size());
+  Tensor t({B, heads, Tq, Tk}, {"B", "h", "T_q", "T_k"});
+  std::fill(t.data.begin(), t.data.end(), so.other ? *so.other : std::numeric_limits<float>::quiet_NaN());
+  auto cell = [&](std::int64_t b, std::int64_t h, std::int64_t q, std::int64_t k) -> float& {
+    return t.data[static_cast<std::size_t>(((b * heads + h) * Tq + q) * Tk + k)];
+  };
+  if (so.self) {
+    for (std::int64_t b = 0; b < B; ++b)
+      for (std::int64_t h = 0; h < heads; ++h)
+        for (std::int64_t i = 0; i < std::min(Tq, Tk); ++i) cell(b, h, i, i) = *so.self;
+  }
+  // Positions a cell's query (or key) names in batch item b.
+  auto positions = [](int index, const std::string& token, const std::vector<std::string>& tokens) {
+    std::vector<std::int64_t> out;
+    if (token.empty()) {
+      if (index >= 0 && index < static_cast<int>(tokens.size())) out.push_back(index);
+    } else {
+      for (std::size_t i = 0; i < tokens.size(); ++i)
+        if (tokens[i] == token) out.push_back(static_cast<std::int64_t>(i));
+    }
+    return out;
+  };
+  int applied = 0;
+  for (const ScoreCell& c : so.cells) {
+    if (c.head < 0 || c.head >= heads) continue;
+    bool any = false;
+    for (std::int64_t b = 0; b < B; ++b) {
+      for (std::int64_t q : positions(c.query, c.queryToken, qTokens[static_cast<std::size_t>(b)])) {
+        for (std::int64_t k : positions(c.key, c.keyToken, kTokens[static_cast<std::size_t>(b)])) {
+          cell(b, c.head, q, k) = c.score;
+          any = true;
+        }
+      }
+    }
+    applied += any ? 1 : 0;
+  }
+  if (appliedCells) *appliedCells = applied;
+  return t;
+}
+
 }  // namespace
 
 Status validateConfig(const ModelConfig& cfg) {
@@ -171,7 +217,18 @@ Result<Model> buildModel(const ModelConfig& cfg) {
   m.options.causal = cfg.mask == MaskKind::Causal;
   m.options.memoryBudgetBytes = cfg.memoryBudgetBytes;
   m.weights = initWeights(cfg.dModel, cfg.bias, cfg.seed);
+  if (!cfg.scoreOverride.empty()) {
+    m.options.scoresOverride = scoreOverrideTensor(cfg.scoreOverride, m.inputs.queryTokens, m.inputs.keyTokens,
+                                                   cfg.heads, nullptr);
+  }
   return m;
+}
+
+int countAppliedScoreCells(const ModelConfig& cfg, const Model& model) {
+  int applied = 0;
+  (void)scoreOverrideTensor(cfg.scoreOverride, model.inputs.queryTokens, model.inputs.keyTokens,
+                            model.options.heads, &applied);
+  return applied;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -224,6 +281,96 @@ std::string typeName(const json& j) {
   return j.type_name();
 }
 
+// "score_override": {"other": 0, "self": 10, "cells": [{"head": 0, "query": "it", "key": "mat",
+// "score": 20}, ...]}; query/key are a 0-based position or a token's text.
+Result<ScoreOverride> parseScoreOverride(const json& j, const std::string& what) {
+  const std::string base = what + ": /score_override";
+  if (!j.is_object()) return makeError(base + " must be an object, got " + typeName(j));
+  ScoreOverride so;
+  auto number = [&](const json& v, const std::string& path) -> Result<float> {
+    if (!v.is_number()) {
+      return makeError(what + ": " + path + " must be a number, got " + typeName(v) +
+                       (v.is_null() ? " (NaN/Inf are saved as null and are not allowed)" : ""));
+    }
+    const double x = v.get<double>();
+    if (!std::isfinite(x) || std::abs(x) > 1e6) {
+      return makeError(what + ": " + path + " = " + v.dump() + " is outside -1e6..1e6");
+    }
+    return static_cast<float>(x);
+  };
+  // An integer in 0 .. 2^20 - 1 (unsigned and signed JSON integers both checked without wrapping).
+  auto smallIndex = [](const json& v) {
+    if (v.is_number_unsigned()) return v.get<std::uint64_t>() < (1u << 20);
+    return v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() < (1 << 20);
+  };
+  for (const auto& [key, value] : j.items()) {
+    const std::string path = "/score_override/" + key;
+    if (key == "other" || key == "self") {
+      auto x = number(value, path);
+      if (!x) return x.error();
+      (key == "other" ? so.other : so.self) = *x;
+    } else if (key == "cells") {
+      if (!value.is_array()) return makeError(what + ": " + path + " must be an array, got " + typeName(value));
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        const json& c = value[i];
+        const std::string cp = path + "/" + std::to_string(i);
+        if (!c.is_object()) return makeError(what + ": " + cp + " must be an object, got " + typeName(c));
+        for (const auto& [ck, cv] : c.items()) {
+          (void)cv;
+          if (ck != "head" && ck != "query" && ck != "key" && ck != "score") {
+            return makeError(what + ": unknown key at " + cp + "/" + ck + " (use head, query, key, score)");
+          }
+        }
+        for (const char* required : {"head", "query", "key", "score"}) {
+          if (!c.contains(required)) return makeError(what + ": missing key " + cp + "/" + required);
+        }
+        ScoreCell cell;
+        const json& head = c.at("head");
+        if (!smallIndex(head)) {
+          return makeError(what + ": " + cp + "/head must be an integer 0.." + std::to_string((1 << 20) - 1) +
+                           ", got " + head.dump());
+        }
+        cell.head = head.get<int>();
+        for (const char* side : {"query", "key"}) {
+          const json& v = c.at(side);
+          int& index = side[0] == 'q' ? cell.query : cell.key;
+          std::string& token = side[0] == 'q' ? cell.queryToken : cell.keyToken;
+          if (v.is_string() && !v.get<std::string>().empty()) {
+            token = sanitizeUtf8(v.get<std::string>());
+          } else if (smallIndex(v)) {
+            index = v.get<int>();
+          } else {
+            return makeError(what + ": " + cp + "/" + side +
+                             " must be a token position (integer >= 0) or a token's text, got " + v.dump());
+          }
+        }
+        auto score = number(c.at("score"), cp + "/score");
+        if (!score) return score.error();
+        cell.score = *score;
+        so.cells.push_back(std::move(cell));
+      }
+    } else {
+      return makeError(what + ": unknown key at " + path + " (use other, self, cells)");
+    }
+  }
+  return so;
+}
+
+json scoreOverrideToJson(const ScoreOverride& so) {
+  json j = json::object();
+  if (so.other) j["other"] = *so.other;
+  if (so.self) j["self"] = *so.self;
+  json cells = json::array();
+  for (const ScoreCell& c : so.cells) {
+    json cj = {{"head", c.head}, {"score", c.score}};
+    cj["query"] = c.queryToken.empty() ? json(c.query) : json(sanitizeUtf8(c.queryToken));
+    cj["key"] = c.keyToken.empty() ? json(c.key) : json(sanitizeUtf8(c.keyToken));
+    cells.push_back(std::move(cj));
+  }
+  j["cells"] = std::move(cells);
+  return j;
+}
+
 }  // namespace
 
 Result<ModelConfig> parsePresetJson(std::string_view text, const std::string& what) {
@@ -235,7 +382,7 @@ Result<ModelConfig> parsePresetJson(std::string_view text, const std::string& wh
   static const std::set<std::string> kKnown = {
       "version", "name",      "description",   "text",  "kv_text", "cross_attention", "tokens",
       "d_model", "heads",     "batch",         "seed",  "bias",    "positions",       "mask",
-      "scale",   "pad_last_keys", "memory_budget_mib"};
+      "scale",   "pad_last_keys", "memory_budget_mib", "score_override"};
   for (const auto& [key, value] : j.items()) {
     if (!kKnown.count(key)) return makeError(what + ": unknown key at /" + key);
   }
@@ -288,6 +435,11 @@ Result<ModelConfig> parsePresetJson(std::string_view text, const std::string& wh
                    boolAt("positions", cfg.positions)}) {
     if (!s) return s.error();
   }
+  if (j.contains("score_override")) {
+    auto so = parseScoreOverride(j.at("score_override"), what);
+    if (!so) return so.error();
+    cfg.scoreOverride = std::move(*so);
+  }
   if (version > kPresetVersion) {
     return makeError(what + ": /version is " + std::to_string(version) + " but this mhascope reads up to version " +
                      std::to_string(kPresetVersion) + "; update mhascope");
@@ -328,6 +480,7 @@ std::string presetToJson(const ModelConfig& cfg) {
             {"pad_last_keys", cfg.padLastKeys},
             {"scale", scaleName(cfg.scale)},
             {"memory_budget_mib", cfg.memoryBudgetBytes >> 20}};
+  if (!cfg.scoreOverride.empty()) j["score_override"] = scoreOverrideToJson(cfg.scoreOverride);
   return j.dump(2) + "\n";
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,26 @@ enum class MaskKind { None, Causal };
 const char* maskName(MaskKind m);  // "none" | "causal"
 Result<MaskKind> maskFromName(std::string_view name);
 Result<ScaleKind> scaleFromName(std::string_view name);
+
+// Hand-set scores (the "specialist heads" lesson and its score-cell editor): cells of Q K^T that
+// are replaced before scaling (AttentionOptions::scoresOverride). Precedence: `other` for every
+// cell, then `self` on the diagonal (query position == key position), then the listed cells.
+// A cell names its query and key by position or by token text (every position holding that
+// token). Cells that do not fit the current sizes — a head >= h, a position >= T, a word that is
+// not in the sentence — match nothing, so the sliders and the text stay free to move;
+// countAppliedScoreCells() tells how many apply.
+struct ScoreCell {
+  int head = 0;                      // 0-based
+  int query = -1, key = -1;          // 0-based positions, used when the token text is empty
+  std::string queryToken, keyToken;  // token text, matched exactly
+  float score = 0.0f;                // the raw score, before the / sqrt(d_k) scaling
+};
+struct ScoreOverride {
+  std::optional<float> other;  // every cell not set otherwise (absent: the computed q . k)
+  std::optional<float> self;   // the diagonal cells
+  std::vector<ScoreCell> cells;
+  bool empty() const { return !other && !self && cells.empty(); }
+};
 
 struct ModelConfig {
   std::string name = "default";
@@ -36,6 +57,7 @@ struct ModelConfig {
   int padLastKeys = 0;       // key padding: ignore the last n keys of every batch item
   ScaleKind scale = ScaleKind::SqrtDk;
   std::uint64_t memoryBudgetBytes = kDefaultMemoryBudget;
+  ScoreOverride scoreOverride;  // preset key "score_override"; empty: every score is q . k
 };
 
 // Everything forward() takes.
@@ -49,6 +71,8 @@ struct Model {
 Status validateConfig(const ModelConfig& cfg);
 // Tokenises, embeds (per-token deterministic vector + optional positions), initialises weights.
 Result<Model> buildModel(const ModelConfig& cfg);
+// How many of cfg.scoreOverride.cells set at least one score cell of this model's sizes and tokens.
+int countAppliedScoreCells(const ModelConfig& cfg, const Model& model);
 
 // Token embedding: a deterministic vector per distinct token string (hash of its bytes and the
 // seed), ~N(0, 1) per feature, so the same word gets the same vector wherever it appears.

@@ -1,0 +1,514 @@
+// The teaching views' numbers (core/include/mhascope/lessons.hpp): loop vs vectorized, the
+// parameter table, mix-then-split, the specialists preset and its score_override format, mask
+// comparison, every pitfall's checks, the cost sweep, the cell breakdown and the quiz.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "mhascope/lessons.hpp"
+#include "mhascope/model.hpp"
+
+namespace mhascope {
+namespace {
+
+Model buildOrDie(const ModelConfig& cfg) {
+  auto m = buildModel(cfg);
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
+  return std::move(m).value();
+}
+
+ModelConfig sized(int dModel, int heads, const std::string& text = "The cat sat on the mat today") {
+  ModelConfig cfg;
+  cfg.text = text;
+  cfg.dModel = dModel;
+  cfg.heads = heads;
+  cfg.seed = 5;
+  return cfg;
+}
+
+Trace traceOf(const Model& m) {
+  Trace t;
+  auto s = forward(m.inputs, m.weights, m.options, t);
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+  return t;
+}
+
+float weightAt(const Trace& t, int b, int h, int q, int k) {
+  return t.tensor(StageId::Weights)
+      .data[static_cast<std::size_t>(((b * t.heads + h) * t.tq + q) * t.tk + k)];
+}
+
+int tokenIndex(const Trace& t, const std::string& token) {
+  for (std::size_t i = 0; i < t.queryTokens[0].size(); ++i)
+    if (t.queryTokens[0][i] == token) return static_cast<int>(i);
+  ADD_FAILURE() << "token '" << token << "' not in the sentence";
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. loop vs vectorized
+// ---------------------------------------------------------------------------------------------
+
+TEST(LessonLoopVsVectorized, PerHeadLoopMatchesEngineEveryStage) {
+  for (auto [d, h] : {std::pair{8, 2}, {12, 3}, {16, 4}, {8, 8}, {6, 1}}) {
+    ModelConfig cfg = sized(d, h);
+    cfg.batch = 2;
+    cfg.mask = MaskKind::Causal;
+    cfg.padLastKeys = 1;
+    auto r = perHeadLoopVsVectorized(buildOrDie(cfg));
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(r->loopVsVectorized.size(), 10u);
+    for (const auto& s : r->loopVsVectorized) {
+      EXPECT_LT(s.maxAbsDiff, 1e-5) << "d_model " << d << " h " << h << " stage " << stageInfo(s.stage).name;
+    }
+    EXPECT_LT(r->loopMaxAbsDiff, 1e-5);
+  }
+}
+
+TEST(LessonLoopVsVectorized, SkippedTransposeBuildsHeadsFromWrongNumbers) {
+  auto r = perHeadLoopVsVectorized(buildOrDie(sized(8, 2)));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // Head 0 row 1 column 0 with the transpose skipped: offset (0*T + 1)*d_k = 4 of token 0's row.
+  EXPECT_EQ(r->skippedSource(0, 1, 0).token, 0);
+  EXPECT_EQ(r->skippedSource(0, 1, 0).feature, 4);
+  // Head 1 row 0: offset T*d_k = 7*4 = 28 → token 3, feature 4.
+  EXPECT_EQ(r->skippedSource(1, 0, 0).token, 3);
+  EXPECT_EQ(r->skippedSource(1, 0, 0).feature, 4);
+  EXPECT_GT(r->skippedWrongToken, 0);
+  EXPECT_GT(r->skippedOutputMaxAbsDiff, 1e-2);
+  for (const auto& s : r->skippedVsCorrect) {
+    if (s.stage == StageId::QHeads) EXPECT_GT(s.maxAbsDiff, 1e-2);
+  }
+}
+
+TEST(LessonLoopVsVectorized, SkippedTransposeIsHarmlessWithOneHead) {
+  auto r = perHeadLoopVsVectorized(buildOrDie(sized(8, 1)));
+  ASSERT_TRUE(r.ok());
+  EXPECT_LT(r->skippedOutputMaxAbsDiff, 1e-5);
+  EXPECT_EQ(r->skippedWrongToken, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. parameter table
+// ---------------------------------------------------------------------------------------------
+
+TEST(LessonParameterTable, FormulasAndEngineWeightsAgree) {
+  auto p = parameterTable(512, 8);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->dk, 64);
+  EXPECT_EQ(p->oneHeadProjection, 512 * 64);
+  EXPECT_EQ(p->qkvFullPerHead, 3LL * 8 * 512 * 512);
+  EXPECT_EQ(p->qkvReducedPerHead, 3LL * 8 * 512 * 64);
+  EXPECT_EQ(p->qkvReal, 3LL * 512 * 512);
+  EXPECT_EQ(p->qkvReducedPerHead, p->qkvReal);  // h small matrices = one big one
+  EXPECT_EQ(p->wo, 512 * 512);
+  EXPECT_EQ(p->biases, 4 * 512);
+  EXPECT_EQ(p->totalWithoutBias, 4LL * 512 * 512);
+  EXPECT_EQ(p->totalWithBias, 4LL * 512 * 512 + 4 * 512);
+  // The engine's weights hold exactly that many numbers.
+  const MhaWeights w = initWeights(12, true, 1);
+  auto q = parameterTable(12, 3);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(w.wq.size() + w.wk.size() + w.wv.size() + w.wo.size(), q->totalWithoutBias);
+  EXPECT_EQ(w.wq.size() + w.wk.size() + w.wv.size(), q->qkvReal);
+  EXPECT_EQ(w.bq.size() + w.bk.size() + w.bv.size() + w.bo.size(), q->biases);
+}
+
+TEST(LessonParameterTable, BadSizesAreClearErrors) {
+  auto a = parameterTable(10, 4);
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.error().message.find("d_model (10) must be divisible by heads (4)"), std::string::npos);
+  EXPECT_FALSE(parameterTable(0, 1).ok());
+  EXPECT_FALSE(parameterTable(8, 0).ok());
+  EXPECT_FALSE(parameterTable(8, 16).ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. mix then split
+// ---------------------------------------------------------------------------------------------
+
+TEST(LessonMixThenSplit, TermsSumToTheRecordedProjection) {
+  const Model m = buildOrDie(sized(12, 3));
+  const Trace t = traceOf(m);
+  for (int j : {0, 5, 11}) {
+    auto r = mixThenSplit(t, m.weights, 0, 2, j);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->terms.size(), 12u);
+    EXPECT_EQ(r->ownerHead, j / 4);
+    EXPECT_EQ(r->columnInHead, j % 4);
+    EXPECT_NEAR(r->total, r->recorded, 1e-5);
+    EXPECT_EQ(r->recorded, r->recordedInHead);  // the split only moves the number
+    double s = 0;
+    for (const auto& term : r->terms) s += static_cast<double>(term.x) * term.w;
+    EXPECT_NEAR(s, r->sumOfTerms, 1e-9);
+  }
+  EXPECT_FALSE(mixThenSplit(t, m.weights, 0, 99, 0).ok());
+  EXPECT_FALSE(mixThenSplit(t, m.weights, 0, 0, 12).ok());
+  EXPECT_FALSE(mixThenSplit(t, m.weights, 1, 0, 0).ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. specialists preset, score_override
+// ---------------------------------------------------------------------------------------------
+
+TEST(LessonSpecialists, PresetHeadsDoWhatTheyWereSetTo) {
+  auto cfg = loadPreset("specialists");
+  ASSERT_TRUE(cfg.ok()) << cfg.error().message;
+  EXPECT_EQ(cfg->heads, 2);
+  const Model m = buildOrDie(*cfg);
+  EXPECT_EQ(countAppliedScoreCells(*cfg, m), 4);
+  const Trace t = traceOf(m);
+  const int it = tokenIndex(t, "it"), soft = tokenIndex(t, "soft"), mat = tokenIndex(t, "mat"),
+            sat = tokenIndex(t, "sat"), cat = tokenIndex(t, "cat");
+  EXPECT_GT(weightAt(t, 0, 0, it, mat), 0.8f);
+  EXPECT_GT(weightAt(t, 0, 0, soft, mat), 0.8f);
+  EXPECT_GT(weightAt(t, 0, 1, sat, cat), 0.8f);
+  EXPECT_GT(weightAt(t, 0, 1, cat, sat), 0.8f);
+  // The links belong to one head only: head 1 has "it" looking at itself.
+  EXPECT_GT(weightAt(t, 0, 1, it, it), 0.5f);
+  EXPECT_LT(weightAt(t, 0, 1, it, mat), 0.1f);
+  // Every other token mostly attends to itself, in both heads.
+  for (int h = 0; h < 2; ++h)
+    for (int q = 0; q < t.tq; ++q) {
+      const bool linked = (h == 0 && (q == it || q == soft)) || (h == 1 && (q == sat || q == cat));
+      if (!linked) EXPECT_GT(weightAt(t, 0, h, q, q), 0.5f) << "head " << h << " token " << t.queryTokens[0][q];
+    }
+}
+
+TEST(LessonSpecialists, EditorCellRecomputesDownstream) {
+  auto cfg = loadPreset("specialists");
+  ASSERT_TRUE(cfg.ok());
+  const Trace before = traceOf(buildOrDie(*cfg));
+  const int it = tokenIndex(before, "it"), the = tokenIndex(before, "The");
+  setScoreCell(*cfg, 0, it, the, 30.0f);  // positional cell listed last: wins over "it"->"mat"
+  const Trace after = traceOf(buildOrDie(*cfg));
+  EXPECT_GT(weightAt(after, 0, 0, it, the), 0.9f);
+  EXPECT_LT(weightAt(after, 0, 0, it, tokenIndex(after, "mat")), 0.1f);
+  const auto& o0 = before.tensor(StageId::Output).data;
+  const auto& o1 = after.tensor(StageId::Output).data;
+  double diff = 0;
+  for (std::size_t i = 0; i < o0.size(); ++i) diff = std::max(diff, std::abs(static_cast<double>(o0[i] - o1[i])));
+  EXPECT_GT(diff, 1e-3);
+  setScoreCell(*cfg, 0, it, the, 31.0f);  // replaces, does not add
+  EXPECT_EQ(cfg->scoreOverride.cells.size(), 5u);
+  clearScoreCell(*cfg, 0, it, the);
+  EXPECT_EQ(cfg->scoreOverride.cells.size(), 4u);
+}
+
+TEST(LessonSpecialists, ScoreOverrideRoundTripsAndIsStrict) {
+  auto cfg = loadPreset("specialists");
+  ASSERT_TRUE(cfg.ok());
+  setScoreCell(*cfg, 1, 2, 3, -1.5f);
+  auto again = parsePresetJson(presetToJson(*cfg), "roundtrip");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->scoreOverride.cells.size(), cfg->scoreOverride.cells.size());
+  EXPECT_EQ(again->scoreOverride.cells.back().query, 2);
+  EXPECT_EQ(again->scoreOverride.cells.front().queryToken, "it");
+  EXPECT_EQ(again->scoreOverride.self, cfg->scoreOverride.self);
+
+  const std::string head = R"({"version": 1, "text": "a b c", "d_model": 4, "heads": 2, "score_override": )";
+  auto errorOf = [&](const std::string& so) {
+    auto r = parsePresetJson(head + so + "}", "p");
+    return r.ok() ? std::string() : r.error().message;
+  };
+  EXPECT_NE(errorOf(R"({"diag": 1})").find("/score_override/diag"), std::string::npos);
+  EXPECT_NE(errorOf(R"({"self": "big"})").find("/score_override/self must be a number"), std::string::npos);
+  EXPECT_NE(errorOf(R"({"self": null})").find("NaN"), std::string::npos);
+  EXPECT_NE(errorOf(R"({"cells": {}})").find("/score_override/cells must be an array"), std::string::npos);
+  EXPECT_NE(errorOf(R"({"cells": [{"head": 0, "query": 0, "key": 1}]})").find("/score_override/cells/0/score"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"cells": [{"head": -1, "query": 0, "key": 1, "score": 1}]})").find("cells/0/head"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"cells": [{"head": 0, "query": 0, "key": true, "score": 1}]})").find("cells/0/key"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"cells": [{"head": 0, "query": 0, "key": 1, "score": 1, "x": 2}]})").find("cells/0/x"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"cells": [{"head": 18446744073709551615, "query": 0, "key": 1, "score": 1}]})")
+                .find("cells/0/head"),
+            std::string::npos);
+  EXPECT_NE(errorOf("[]").find("/score_override must be an object"), std::string::npos);
+  EXPECT_EQ(errorOf(R"({"cells": [{"head": 0, "query": "a", "key": 2, "score": 1e3}]})"), "");
+}
+
+TEST(LessonSpecialists, CellsThatDoNotFitMatchNothing) {
+  auto cfg = loadPreset("specialists");
+  ASSERT_TRUE(cfg.ok());
+  cfg->heads = 1;  // head-1 cells no longer exist
+  cfg->text = "The cat sat on the mat";  // "it" and "soft" are gone
+  const Model m = buildOrDie(*cfg);
+  EXPECT_EQ(countAppliedScoreCells(*cfg, m), 0);
+  const Trace t = traceOf(m);
+  EXPECT_GT(weightAt(t, 0, 0, 2, 2), 0.5f);  // the self score still applies
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. mask comparison
+// ---------------------------------------------------------------------------------------------
+
+TEST(LessonMaskComparison, CausalDifferenceMap) {
+  const Model m = buildOrDie(sized(8, 2));
+  auto r = maskComparison(m, MaskLesson::Causal);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const int T = r->masked.tq;
+  EXPECT_EQ(r->blockedCells, T * (T - 1) / 2);
+  EXPECT_GT(r->meanAbsOutputDiff, 0.0);
+  EXPECT_GT(r->maxAbsWeightDiff, 0.0);
+  // Query 0 sees only key 0 once masked: its weight goes to 1.
+  EXPECT_FLOAT_EQ(weightAt(r->masked, 0, 0, 0, 0), 1.0f);
+  // The last query sees every key either way: no difference in its row.
+  for (int k = 0; k < T; ++k) {
+    EXPECT_NEAR(r->weightDiff.data[static_cast<std::size_t>((T - 1) * T + k)], 0.0f, 1e-6);
+  }
+  // Blocked cells lose exactly their unmasked weight.
+  EXPECT_FLOAT_EQ(r->weightDiff.data[1], -weightAt(r->unmasked, 0, 0, 0, 1));
+}
+
+TEST(LessonMaskComparison, KeyPadding) {
+  ModelConfig cfg = sized(8, 2);
+  cfg.mask = MaskKind::Causal;  // the lesson's traces use only its own mask
+  const Model m = buildOrDie(cfg);
+  auto r = maskComparison(m, MaskLesson::KeyPadding, 2);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->paddedKeys, 2);
+  const int T = r->masked.tq;
+  EXPECT_EQ(r->blockedCells, 2 * T);
+  EXPECT_FALSE(r->masked.causal);
+  for (int q = 0; q < T; ++q) {
+    EXPECT_EQ(weightAt(r->masked, 0, 1, q, T - 1), 0.0f);
+    EXPECT_EQ(weightAt(r->masked, 0, 1, q, T - 2), 0.0f);
+  }
+  EXPECT_GT(r->meanAbsOutputDiff, 0.0);
+  EXPECT_FALSE(maskComparison(m, MaskLesson::KeyPadding, 99).ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. pitfall lab
+// ---------------------------------------------------------------------------------------------
+
+PitfallResult pitfallOn(const ModelConfig& cfg, Pitfall p) {
+  auto r = runPitfall(buildOrDie(cfg), p);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return std::move(r).value();
+}
+
+TEST(LessonPitfalls, ScalingChangesEntropyInTheRightDirection) {
+  const ModelConfig cfg = sized(32, 8);
+  const auto dmodel = pitfallOn(cfg, Pitfall::ScaleBySqrtDModel);
+  const auto none = pitfallOn(cfg, Pitfall::NoScaling);
+  const double right = dmodel.correctChecks.meanRowEntropy;
+  EXPECT_NEAR(right, none.correctChecks.meanRowEntropy, 1e-12);
+  EXPECT_GT(dmodel.pitfallChecks.meanRowEntropy, right);  // too flat
+  EXPECT_LT(none.pitfallChecks.meanRowEntropy, right);    // too peaked
+  for (const auto* r : {&dmodel, &none}) {
+    EXPECT_EQ(r->pitfallChecks.rowsNotSummingToOne, 0);  // still proper distributions
+    EXPECT_EQ(r->correctChecks.rowsNotSummingToOne, 0);
+    EXPECT_GT(r->maxAbsWeightDiff, 1e-3);
+    EXPECT_GT(r->maxAbsOutputDiff, 1e-4);
+  }
+}
+
+TEST(LessonPitfalls, SumHeadsAndSkipWo) {
+  const ModelConfig cfg = sized(12, 3);
+  const auto sum = pitfallOn(cfg, Pitfall::SumHeads);
+  EXPECT_EQ(sum.maxAbsWeightDiff, 0.0);  // the weights are not the problem
+  EXPECT_GT(sum.maxAbsOutputDiff, 1e-2);
+  EXPECT_LT(sum.blockSumMaxAbsDiff, 1e-5);  // the per-block sum IS the right output
+  const auto skip = pitfallOn(cfg, Pitfall::SkipOutputProjection);
+  EXPECT_EQ(skip.maxAbsWeightDiff, 0.0);
+  EXPECT_GT(skip.maxAbsOutputDiff, 1e-2);
+  EXPECT_EQ(skip.output.data, skip.correct.tensor(StageId::Concat).data);
+}
+
+TEST(LessonPitfalls, MaskAfterSoftmaxLeavesRowsShort) {
+  const auto r = pitfallOn(sized(8, 2), Pitfall::MaskAfterSoftmax);
+  EXPECT_TRUE(r.maskAdded);  // the model had no mask: causal added to both
+  EXPECT_EQ(r.correctChecks.rowsNotSummingToOne, 0);
+  // Every query but the last loses the keys after it: rows sum to < 1.
+  // (a row whose blocked keys had almost no weight anyway may stay within the 1e-3 tolerance)
+  EXPECT_GE(r.pitfallChecks.rowsNotSummingToOne, r.correct.tq - 1);
+  EXPECT_LE(r.pitfallChecks.rowsNotSummingToOne, 2 * (r.correct.tq - 1));
+  // Query 0 keeps only its weight on key 0 of the softmax over all keys.
+  const int T = r.correct.tq;
+  const float* scaled = r.correct.tensor(StageId::ScaledScores).ptr();
+  double denom = 0;
+  for (int k = 0; k < T; ++k) denom += std::exp(static_cast<double>(scaled[k]));
+  EXPECT_NEAR(r.weights.data[0], std::exp(static_cast<double>(scaled[0])) / denom, 1e-5);
+  EXPECT_GT(r.pitfallChecks.maxRowSumError, 0.05);
+  // Blocked cells stay exactly 0 in both.
+  EXPECT_EQ(r.weights.data[1], 0.0f);
+  ModelConfig causal = sized(8, 2);
+  causal.mask = MaskKind::Causal;
+  EXPECT_FALSE(pitfallOn(causal, Pitfall::MaskAfterSoftmax).maskAdded);
+}
+
+TEST(LessonPitfalls, SoftmaxOverQueriesNormalisesColumns) {
+  const auto r = pitfallOn(sized(8, 2), Pitfall::SoftmaxOverQueries);
+  const int T = r.correct.tq;
+  EXPECT_GT(r.pitfallChecks.rowsNotSummingToOne, 0);
+  for (int k = 0; k < T; ++k) {
+    double col = 0;
+    for (int q = 0; q < T; ++q) col += r.weights.data[static_cast<std::size_t>(q * T + k)];
+    EXPECT_NEAR(col, 1.0, 1e-5);
+  }
+  EXPECT_GT(r.maxAbsOutputDiff, 1e-3);
+}
+
+TEST(LessonPitfalls, NoMaxSubtractionOverflowsOnLargeLogits) {
+  const auto r = pitfallOn(sized(8, 2), Pitfall::NoMaxSubtraction);
+  EXPECT_GE(r.logitGain, 1.0f);
+  EXPECT_EQ(r.correctChecks.nanCount, 0);
+  EXPECT_EQ(r.correctChecks.infCount, 0);
+  EXPECT_EQ(r.correctChecks.rowsNotSummingToOne, 0);  // the max-subtracted softmax survives
+  EXPECT_GT(r.pitfallChecks.nanCount, 0);              // the naive one does not
+  EXPECT_GT(r.pitfallChecks.rowsNotSummingToOne, 0);
+  EXPECT_GT(r.outputNanCount, 0);
+}
+
+TEST(LessonPitfalls, EveryPitfallHasTextAndRuns) {
+  const ModelConfig cfg = sized(8, 2);
+  std::set<std::string> titles;
+  for (int i = 0; i < kPitfallCount; ++i) {
+    const auto p = static_cast<Pitfall>(i);
+    titles.insert(pitfallTitle(p));
+    EXPECT_GT(std::string(pitfallExplanation(p)).size(), 40u);
+    const auto r = pitfallOn(cfg, p);
+    EXPECT_EQ(r.weights.shape, r.correct.tensor(StageId::Weights).shape);
+    EXPECT_EQ(r.output.shape, r.correct.tensor(StageId::Output).shape);
+  }
+  EXPECT_EQ(titles.size(), static_cast<std::size_t>(kPitfallCount));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 7. cost sweep
+// ---------------------------------------------------------------------------------------------
+
+TEST(LessonCostSweep, GrowthLaws) {
+  const CostSizes base{1, 16, 16, 64, 4};
+  auto t = costSweep(base, SweepVariable::Tokens, 8, 32, 4);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->size(), 4u);
+  EXPECT_EQ(t->front().value, 8);
+  EXPECT_EQ(t->back().value, 32);
+  const auto& a = t->front();
+  const auto& b = t->back();  // T x4
+  EXPECT_EQ(a.params, b.params);                                 // parameters ignore T
+  EXPECT_NEAR(b.projectionFlops / a.projectionFlops, 4.0, 1e-9);  // linear in T
+  EXPECT_NEAR(b.attentionFlops / a.attentionFlops, 16.0, 1e-9);   // quadratic in T
+  EXPECT_NEAR(b.scoreBytes / a.scoreBytes, 16.0, 1e-9);
+  EXPECT_EQ(a.scoreBytes, 4.0 * 1 * 4 * 8 * 8);
+
+  auto h = costSweep(base, SweepVariable::Heads, 1, 64);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->size(), 7u);  // 1 2 4 8 16 32 64
+  for (const auto& p : *h) {
+    EXPECT_EQ(64 % p.value, 0);
+    EXPECT_EQ(p.params, h->front().params);  // h moves neither parameters ...
+    EXPECT_EQ(p.attentionFlops, h->front().attentionFlops);  // ... nor FLOPs
+    EXPECT_EQ(p.scoreBytes, h->front().scoreBytes * static_cast<double>(p.value));  // only score memory
+  }
+
+  auto d = costSweep(base, SweepVariable::DModel, 10, 40);
+  ASSERT_TRUE(d.ok());
+  for (const auto& p : *d) EXPECT_EQ(p.value % 4, 0);
+  EXPECT_EQ(d->front().value, 12);
+  EXPECT_EQ(d->back().value, 40);
+  EXPECT_EQ(d->back().params, 4 * 40 * 40 + 4 * 40);
+
+  EXPECT_FALSE(costSweep(base, SweepVariable::Tokens, 0, 5).ok());
+  EXPECT_FALSE(costSweep(base, SweepVariable::Tokens, 9, 5).ok());
+  EXPECT_FALSE(costSweep(base, SweepVariable::DModel, 5, 7).ok());  // no multiple of 4
+  auto many = costSweep(base, SweepVariable::Tokens, 1, 1 << 20, 32);
+  ASSERT_TRUE(many.ok());
+  EXPECT_EQ(many->size(), 32u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 9. cell breakdown
+// ---------------------------------------------------------------------------------------------
+
+TEST(LessonCellBreakdown, SumsEqualTheRecordedScores) {
+  ModelConfig cfg = sized(12, 3);
+  cfg.mask = MaskKind::Causal;
+  const Trace t = traceOf(buildOrDie(cfg));
+  for (int h = 0; h < 3; ++h)
+    for (int q = 0; q < t.tq; ++q)
+      for (int k = 0; k < t.tk; ++k) {
+        auto c = cellBreakdown(t, 0, h, q, k);
+        ASSERT_TRUE(c.ok()) << c.error().message;
+        ASSERT_EQ(c->products.size(), 4u);
+        EXPECT_NEAR(c->dot, c->recordedScore, 1e-5);
+        EXPECT_FALSE(c->handSet);
+        EXPECT_FLOAT_EQ(c->scaleFactor, 0.5f);  // 1 / sqrt(4)
+        EXPECT_NEAR(c->scaled, c->recordedScaled, 1e-6);
+        EXPECT_EQ(c->blocked, k > q);
+        EXPECT_LT(c->rowMaxAbsDiff, 1e-6);
+        EXPECT_NEAR(c->rowSoftmax[static_cast<std::size_t>(k)], weightAt(t, 0, h, q, k), 1e-6);
+      }
+  EXPECT_FALSE(cellBreakdown(t, 0, 3, 0, 0).ok());
+  EXPECT_FALSE(cellBreakdown(t, 0, 0, t.tq, 0).ok());
+}
+
+TEST(LessonCellBreakdown, HandSetCellIsFlagged) {
+  auto cfg = loadPreset("specialists");
+  ASSERT_TRUE(cfg.ok());
+  const Trace t = traceOf(buildOrDie(*cfg));
+  auto c = cellBreakdown(t, 0, 0, tokenIndex(t, "it"), tokenIndex(t, "mat"));
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->handSet);
+  EXPECT_EQ(c->recordedScore, 16.0f);
+  EXPECT_NEAR(c->scaled, 8.0, 1e-6);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 10. quiz
+// ---------------------------------------------------------------------------------------------
+
+TEST(LessonQuiz, AnswersMatchTheLiveTrace) {
+  ModelConfig cfg = sized(12, 3);
+  cfg.batch = 2;
+  const Model m = buildOrDie(cfg);
+  const Trace t = traceOf(m);
+  const auto quiz = makeQuiz(t, m.weights);
+  ASSERT_GE(quiz.size(), 12u);
+  std::set<int> positions;
+  for (const auto& q : quiz) {
+    ASSERT_GE(q.choices.size(), 3u) << q.question;
+    ASSERT_GE(q.correct, 0);
+    ASSERT_LT(q.correct, static_cast<int>(q.choices.size()));
+    std::set<std::string> distinct(q.choices.begin(), q.choices.end());
+    EXPECT_EQ(distinct.size(), q.choices.size()) << q.question;
+    EXPECT_FALSE(q.explanation.empty());
+    positions.insert(q.correct);
+  }
+  EXPECT_GT(positions.size(), 1u);  // the answer is not always in the same place
+  EXPECT_EQ(quiz[0].choices[static_cast<std::size_t>(quiz[0].correct)], "4");  // d_k = 12 / 3
+  EXPECT_EQ(quiz[1].choices[static_cast<std::size_t>(quiz[1].correct)], "(B, T_q, d_model) = (2, 7, 12)");
+  EXPECT_EQ(quiz[2].choices[static_cast<std::size_t>(quiz[2].correct)], "(B, h, T_q, T_k) = (2, 3, 7, 7)");
+  EXPECT_EQ(quiz[3].choices[static_cast<std::size_t>(quiz[3].correct)], std::to_string(4 * 144 + 4 * 12));
+  EXPECT_EQ(quiz[8].choices[static_cast<std::size_t>(quiz[8].correct)], "Columns 4 to 7");
+  // The live question: the most-weighted key of the middle query in head 1.
+  const int qi = t.tq / 2;
+  int best = 0;
+  for (int k = 1; k < t.tk; ++k)
+    if (weightAt(t, 0, 0, qi, k) > weightAt(t, 0, 0, qi, best)) best = k;
+  EXPECT_NE(quiz[9].choices[static_cast<std::size_t>(quiz[9].correct)].find("(key " + std::to_string(best + 1) + ")"),
+            std::string::npos);
+  EXPECT_EQ(quiz[12].choices[static_cast<std::size_t>(quiz[12].correct)], "49");
+}
+
+TEST(LessonQuiz, DegenerateSizesStillGiveDistinctChoices) {
+  for (auto [d, h, text] : {std::tuple{1, 1, "x"}, {2, 2, "a b"}, {4, 2, "one"}}) {
+    ModelConfig cfg = sized(d, h, text);
+    const Model m = buildOrDie(cfg);
+    const auto quiz = makeQuiz(traceOf(m), m.weights);
+    for (const auto& q : quiz) {
+      std::set<std::string> distinct(q.choices.begin(), q.choices.end());
+      EXPECT_EQ(distinct.size(), q.choices.size()) << q.question;
+      EXPECT_GE(q.choices.size(), 2u) << q.question;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mhascope
