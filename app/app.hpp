@@ -1,0 +1,97 @@
+// App: the window's lifetime and its frame loop.
+//   events → (script input) → compute update → ImGui frame (keys, play, panels) → render
+//   → textures.endFrame() → (screenshot) → swap
+// It owns the state structs, the texture cache and the compute worker; panels only draw.
+#pragma once
+
+#include <imgui.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app_state.hpp"
+#include "compute_worker.hpp"
+#include "input_script.hpp"
+#include "launch_options.hpp"
+#include "platform/window.hpp"
+#include "render/texture_cache.hpp"
+#include "ui_context.hpp"
+
+namespace mhascope::app {
+
+class App final : public ScriptHost {
+ public:
+  explicit App(LaunchOptions options);
+  ~App() override;
+  App(const App&) = delete;
+  App& operator=(const App&) = delete;
+
+  // Opens the window and runs until it closes; returns the process exit code
+  // (2: no display / no GL 3.3, with a one-line message and a hint on stderr).
+  int run();
+
+  // ScriptHost
+  bool probePoint(const std::string& name, float fx, float fy, ImVec2& out) override;
+  std::string currentStageName() override;
+  int configHeads() override { return state_.config.heads; }
+  bool configInvalid() override { return !state_.configError.empty(); }
+  void setExportFolder(const std::string& path) override { view_.exportUi.folder = path; }
+  void resize(int w, int h) override;
+  void zeroFramebuffer(int frames) override { zeroFramesLeft_ = frames; }
+  void churnStep(int i) override;
+  int textureCount() override;
+  int glErrorCount() override { return glErrors_; }
+  void requestScreenshot(const std::string& path) override { screenshotPath_ = path; }
+  void quit(int exitCode) override;
+
+ private:
+  bool initialise();             // window, ImGui, fonts, ini, first config
+  void shutdown();
+  bool applyLaunchOptions();     // preset, stage, view; false on a bad option (message printed)
+  void setupFonts(float scale);  // DejaVu from fonts-dejavu-core, or ImGui's default font
+  void loadIni();
+  void saveIni();
+
+  void frame();                  // one iteration of the loop
+  void updateCompute();          // take worker results; turn a dirty config into a request
+  void applyOutcome(const ComputeOutcome& outcome, Trace& computed);
+  bool computeSynchronously(const ModelConfig& config) const;
+  void handleKeys();
+  void advancePlay(double dt);
+  void drawUi();
+  bool wantsAnimation() const;   // playing or computing: poll instead of waiting for events
+
+  LaunchOptions options_;
+  std::unique_ptr<Window> window_;
+  AppState state_;
+  ViewState view_;
+  TextureCache textures_;
+  UiProbes probes_;
+  std::unique_ptr<ComputeWorker> worker_;
+  Trace spare_;                  // synchronous computes fill this, then swap with state_.trace
+  std::optional<InputScript> script_;
+
+  ImFont* mainFont_ = nullptr;
+  ImFont* monoFont_ = nullptr;
+  ImFont* titleFont_ = nullptr;
+  ImVector<ImWchar> glyphRanges_;  // must outlive the font atlas build
+  ImGuiStyle baseStyle_;           // unscaled, so a scale change never compounds
+  float uiScale_ = 1.0f;
+  std::string iniPath_;
+
+  std::uint64_t requestCounter_ = 0;
+  std::uint64_t shownRequest_ = 0;
+  double lastFrameTime_ = 0.0;
+  int settleFrames_ = 0;        // frames still to draw after an event (hover, popups settle)
+  int zeroFramesLeft_ = 0;      // script: pretend the window is minimised
+  int glErrors_ = 0;
+  int framesDrawn_ = 0;
+  std::string screenshotPath_;  // save after this frame's render
+  int exitCode_ = 0;
+  bool quitRequested_ = false;
+  std::vector<double> frameTimes_;  // --bench-frames
+};
+
+}  // namespace mhascope::app

@@ -1,0 +1,94 @@
+// The app's state in two explicit structs (no function-local statics anywhere):
+//   AppState  — the configuration being edited, the last good trace and how it was computed;
+//   ViewState — what the user is looking at: stage, batch item, head, colormap, zoom, play.
+// Panels read both and edit them; only App turns a changed config into a new trace.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "mhascope/colormap.hpp"
+#include "mhascope/model.hpp"
+#include "mhascope/trace.hpp"
+
+namespace mhascope::app {
+
+struct AppState {
+  ModelConfig config;               // what the controls show and edit
+  bool configDirty = true;          // edited since the last compute request
+  std::string presetName = "default";
+  std::string configError;          // why `config` cannot run (validateConfig); empty when fine
+  std::vector<int> suggestedHeads;  // valid h nearest to the requested one, when h ∤ d_model
+
+  Trace trace;                      // the last good forward pass: what every panel shows
+  ModelConfig traceConfig;          // the config `trace` was computed from
+  std::uint64_t traceSerial = 0;    // ++ whenever `trace` is replaced (texture cache key)
+  bool computing = false;           // a worker job is queued or running
+  double lastComputeMs = 0.0;
+  bool lastComputeOnWorker = false;
+  std::string actionError;          // an exception caught at a user action, shown until dismissed
+
+  bool hasTrace() const { return trace.stages.size() == static_cast<std::size_t>(kStageCount); }
+
+  // One 2-D matrix of the trace (cached per trace: slices copy their labels).
+  // nullptr when the indices are out of range.
+  const Slice2D* slice(StageId stage, int batch, int head);
+  // The colour range of one stage for one batch item over every head, so all heads share one
+  // scale and can be compared by colour (cached per trace: it scans B·h·T² values).
+  ColorRange stageRange(StageId stage, int batch);
+  // Forget the caches; called whenever `trace` is replaced.
+  void traceReplaced();
+
+ private:
+  std::map<std::tuple<int, int, int>, Slice2D> sliceCache_;
+  std::map<std::pair<int, int>, ColorRange> rangeCache_;
+};
+
+// Zoom and pan of one heatmap view. zoom 1 = the whole matrix fits the view.
+struct HeatmapZoom {
+  float zoom = 1.0f;
+  float panX = 0.0f, panY = 0.0f;  // top-left of the view, in cells
+};
+
+struct ExportUi {
+  std::string folder;       // default: ~/Pictures if it exists, else ~ (chosen at start)
+  std::string fileName;     // proposed when the popup opens: "weights_b0_h1.png"
+  int format = 0;           // 0 PNG, 1 SVG, 2 PDF
+  std::string message;      // "Saved /path" or the error
+  bool messageIsError = false;
+};
+
+struct ViewState {
+  StageId stage = StageId::Weights;
+  int batch = 0;   // b, 0-based
+  int head = 0;    // 0-based; shown to users as 1-based "head 1"
+  std::optional<ColormapId> colormap;  // empty: picked by the stage's data kind
+  bool sharedScale = true;             // one colour range for all heads of the stage
+  bool showNumbers = true;             // numbers in cells when they are big enough
+  HeatmapZoom zoom;
+
+  bool playing = false;
+  float playStagesPerSecond = 1.0f;
+  double playAccumulator = 0.0;        // seconds since the last automatic step
+
+  std::string selectTab;               // a main-area tab to bring to front (consumed once)
+  ExportUi exportUi;
+};
+
+ColormapId effectiveColormap(const ViewState& view, StageId stage);
+// The range the large view and the grid use for this stage.
+ColorRange viewRange(AppState& state, const ViewState& view, StageId stage, int batch, int head);
+
+}  // namespace mhascope::app
+
+namespace mhascope::app {
+
+// Stage navigation shared by the stepper's buttons, the keys and Play.
+void goToStage(ViewState& view, StageId stage);
+bool stepStage(ViewState& view, int delta);  // false at either end (nothing changes)
+
+}  // namespace mhascope::app

@@ -1,0 +1,183 @@
+#include "input_script.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "mhascope/file_io.hpp"
+
+namespace mhascope::app {
+namespace {
+
+long residentKb() {
+  std::ifstream f("/proc/self/statm");
+  long pages = 0, resident = 0;
+  if (!(f >> pages >> resident)) return -1;
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+int keyIndexOf(const std::string& name, const ImGuiIO& io) {
+  if (name == "Right") return io.KeyMap[ImGuiKey_RightArrow];
+  if (name == "Left") return io.KeyMap[ImGuiKey_LeftArrow];
+  if (name == "Space") return io.KeyMap[ImGuiKey_Space];
+  if (name == "Home") return io.KeyMap[ImGuiKey_Home];
+  if (name == "End") return io.KeyMap[ImGuiKey_End];
+  return -1;
+}
+
+int toInt(const std::string& s) { return std::stoi(s); }
+float toFloat(const std::string& s) { return std::stof(s); }
+
+}  // namespace
+
+Result<InputScript> InputScript::load(const std::string& path) {
+  auto text = readFile(path, 1 << 20);
+  if (!text) return text.error();
+  InputScript script;
+  std::istringstream in(*text);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    ScriptCommand c;
+    c.line = number;
+    if (!(words >> c.verb)) continue;
+    for (std::string w; words >> w;) c.args.push_back(w);
+    script.commands_.push_back(std::move(c));
+  }
+  return script;
+}
+
+bool InputScript::fail(ScriptHost& host, const ScriptCommand& c, const std::string& why) {
+  std::fprintf(stderr, "script line %d (%s): %s\n", c.line, c.verb.c_str(), why.c_str());
+  host.quit(3);
+  next_ = commands_.size();
+  phase_ = Phase::None;
+  pendingFrames_ = 0;
+  return true;
+}
+
+bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
+  const auto need = [&](std::size_t n) { return c.args.size() >= n; };
+  try {
+    if (c.verb == "wait" && need(1)) {
+      phase_ = Phase::Wait;
+      pendingFrames_ = std::max(1, toInt(c.args[0]));
+      return false;
+    }
+    if ((c.verb == "click" || c.verb == "hover") && need(1)) {
+      if (!host.probePoint(c.args[0], 0.5f, 0.5f, mouse_)) return fail(host, c, "no widget named " + c.args[0] + " on screen");
+      mouseActive_ = true;
+      phase_ = c.verb == "click" ? Phase::Click : Phase::Wait;
+      pendingFrames_ = c.verb == "click" ? 3 : 2;  // move, press, release
+      step_ = 0;
+      return false;
+    }
+    if (c.verb == "click_at" && need(3)) {
+      if (!host.probePoint(c.args[0], toFloat(c.args[1]), toFloat(c.args[2]), mouse_)) {
+        return fail(host, c, "no widget named " + c.args[0] + " on screen");
+      }
+      mouseActive_ = true;
+      phase_ = Phase::Click;
+      pendingFrames_ = 3;
+      step_ = 0;
+      return false;
+    }
+    if (c.verb == "key" && need(1)) {
+      keyIndex_ = keyIndexOf(c.args[0], io);
+      if (keyIndex_ < 0) return fail(host, c, "unknown key " + c.args[0] + " (Right, Left, Space, Home, End)");
+      phase_ = Phase::Key;
+      pendingFrames_ = 2;
+      step_ = 0;
+      return false;
+    }
+    if (c.verb == "churn" && need(1)) {
+      phase_ = Phase::Churn;
+      pendingFrames_ = std::max(1, toInt(c.args[0]));
+      step_ = 0;
+      return false;
+    }
+    if (c.verb == "set_export_folder" && need(1)) {
+      host.setExportFolder(c.args[0]);
+    } else if (c.verb == "resize" && need(2)) {
+      host.resize(toInt(c.args[0]), toInt(c.args[1]));
+    } else if (c.verb == "zero_framebuffer" && need(1)) {
+      host.zeroFramebuffer(toInt(c.args[0]));
+    } else if (c.verb == "stats") {
+      rssBaselineKb_ = residentKb();
+      std::printf("stats: textures=%d rss_kb=%ld gl_errors=%d\n", host.textureCount(), rssBaselineKb_, host.glErrorCount());
+      std::fflush(stdout);
+    } else if (c.verb == "expect_stage" && need(1)) {
+      if (host.currentStageName() != c.args[0]) return fail(host, c, "stage is " + host.currentStageName() + ", expected " + c.args[0]);
+    } else if (c.verb == "expect_heads" && need(1)) {
+      if (host.configHeads() != toInt(c.args[0])) {
+        return fail(host, c, "h is " + std::to_string(host.configHeads()) + ", expected " + c.args[0]);
+      }
+    } else if (c.verb == "expect_config_error") {
+      if (!host.configInvalid()) return fail(host, c, "the configuration is valid, expected an error");
+    } else if (c.verb == "expect_file" && need(1)) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(c.args[0], ec) || std::filesystem::file_size(c.args[0], ec) == 0) {
+        return fail(host, c, c.args[0] + " does not exist or is empty");
+      }
+    } else if (c.verb == "expect_textures_at_most" && need(1)) {
+      if (host.textureCount() > toInt(c.args[0])) {
+        return fail(host, c, std::to_string(host.textureCount()) + " textures alive, expected at most " + c.args[0]);
+      }
+    } else if (c.verb == "expect_rss_growth_below_kb" && need(1)) {
+      const long now = residentKb();
+      std::printf("rss: %ld KiB -> %ld KiB (growth %ld KiB)\n", rssBaselineKb_, now, now - rssBaselineKb_);
+      if (rssBaselineKb_ < 0 || now - rssBaselineKb_ >= toInt(c.args[0])) {
+        return fail(host, c, "RSS grew by " + std::to_string(now - rssBaselineKb_) + " KiB");
+      }
+    } else if (c.verb == "expect_no_gl_errors") {
+      if (host.glErrorCount() != 0) return fail(host, c, std::to_string(host.glErrorCount()) + " GL errors");
+    } else if (c.verb == "screenshot" && need(1)) {
+      host.requestScreenshot(c.args[0]);
+    } else if (c.verb == "quit") {
+      host.quit(0);
+      next_ = commands_.size();
+    } else {
+      return fail(host, c, "unknown command or missing arguments");
+    }
+  } catch (const std::exception& e) {  // std::stoi on a bad number
+    return fail(host, c, std::string("bad argument: ") + e.what());
+  }
+  return true;
+}
+
+void InputScript::frame(ScriptHost& host, ImGuiIO& io) {
+  // Finish this frame's part of the command in progress.
+  if (pendingFrames_ > 0) {
+    switch (phase_) {
+      case Phase::Click: mouseDown_ = step_ == 1; break;  // frame 0 move, 1 press, 2 release
+      case Phase::Key:
+        if (keyIndex_ >= 0) io.KeysDown[keyIndex_] = step_ == 0;
+        break;
+      case Phase::Churn: host.churnStep(step_); break;
+      default: break;
+    }
+    ++step_;
+    --pendingFrames_;
+  } else {
+    phase_ = Phase::None;
+    while (next_ < commands_.size()) {
+      const ScriptCommand& c = commands_[next_++];
+      if (!start(host, c, io)) {
+        frame(host, io);  // the new command's first frame is this one
+        break;
+      }
+    }
+  }
+  if (mouseActive_) {
+    io.MousePos = mouse_;
+    io.MouseDown[0] = mouseDown_;
+  }
+}
+
+}  // namespace mhascope::app

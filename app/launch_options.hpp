@@ -1,0 +1,31 @@
+// Options of the window mode (no subcommand): screenshots, the frame benchmark, input scripts.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace mhascope::app {
+
+struct LaunchOptions {
+  std::string preset = "default";
+  std::string stage;           // stage name to open at ("weights"); empty = weights
+  std::string view = "heatmap";  // "heatmap" | "grid"
+  int head = 1;                // 1-based
+  int width = 1600, height = 1000;
+  std::string screenshotPath;  // render, save this PNG, exit
+  int frames = 8;              // frames rendered before the screenshot
+  int benchFrames = 0;         // > 0: print median / p95 frame time and exit
+  std::string scriptPath;      // input script (tests): see input_script.hpp
+  float uiScale = 0.0f;        // 0: the monitor's content scale
+  int maxTextureSize = 0;      // 0: GL_MAX_TEXTURE_SIZE (tests lower it)
+  bool hidden = false;         // no visible window (set for screenshots and benchmarks)
+};
+
+struct ParsedLaunch {
+  LaunchOptions options;
+  std::optional<int> exitCode;  // set when parsing already finished the run (--help, bad option)
+};
+
+ParsedLaunch parseLaunchOptions(int argc, char** argv);
+
+}  // namespace mhascope::app

@@ -1,0 +1,33 @@
+// mhascope: a headless command (info | run | export | bench) or the window.
+//   mhascope                       open the window
+//   mhascope --screenshot s.png    render the window once and save it (tests, README)
+//   mhascope --bench-frames 300    frame times of the all-heads grid at T=512, h=16
+//   mhascope export --help         pictures without any display
+#include <cstdio>
+#include <exception>
+#include <new>
+
+#include "app.hpp"
+#include "launch_options.hpp"
+
+#if __has_include("cli/cli.hpp")
+#include "cli/cli.hpp"
+#define MHASCOPE_HAVE_CLI 1
+#endif
+
+int main(int argc, char** argv) {
+#ifdef MHASCOPE_HAVE_CLI
+  if (argc > 1 && mhascope::cli::isCommand(argv[1])) return mhascope::cli::run(argc, argv);
+#endif
+  const mhascope::app::ParsedLaunch launch = mhascope::app::parseLaunchOptions(argc, argv);
+  if (launch.exitCode) return *launch.exitCode;
+  try {
+    mhascope::app::App app(launch.options);
+    return app.run();
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "mhascope: out of memory\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mhascope: %s\n", e.what());
+  }
+  return 1;
+}

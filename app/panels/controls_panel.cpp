@@ -1,0 +1,240 @@
+// Controls: every knob of the configuration. Each change marks the config dirty; App validates
+// it, recomputes (on a worker when big) and keeps the previous picture while the new one is
+// made or when the new config is invalid (then the reason and the nearest valid h are shown).
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <exception>
+#include <string>
+
+#include "mhascope/engine.hpp"
+#include "mhascope/tokenizer.hpp"
+#include "panels/panel.hpp"
+#include "widgets/colors.hpp"
+#include "widgets/labels.hpp"
+
+namespace mhascope::app {
+namespace {
+
+constexpr const char* kScaleLabels[] = {"divide by √d_k (standard)", "divide by √d_model (too flat)", "none (too peaked)"};
+constexpr ScaleKind kScales[] = {ScaleKind::SqrtDk, ScaleKind::SqrtDModel, ScaleKind::None};
+
+void helpMarker(const char* text) {
+  ImGui::SameLine();
+  ImGui::TextDisabled("(?)");
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+}
+
+void sectionTitle(const char* text) {
+  ImGui::Spacing();
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextUnformatted(text);
+  ImGui::PopStyleColor();
+  ImGui::Separator();
+}
+
+void presetPicker(UiContext& ctx) {
+  AppState& st = ctx.state;
+  const std::string shown = st.presetName;
+  if (ImGui::BeginCombo("preset", shown.c_str())) {
+    for (const std::string& name : presetNames()) {
+      ImGui::PushID(name.c_str());
+      if (ImGui::Selectable(name.c_str(), name == st.presetName)) {
+        auto preset = loadPreset(name);
+        if (!preset) {
+          st.actionError = preset.error().message;
+        } else {
+          st.config = std::move(preset.value());
+          st.presetName = name;
+          st.configDirty = true;
+          ctx.view.batch = 0;
+          ctx.view.head = 0;
+          ctx.view.zoom = {};
+        }
+      }
+      ImGui::PopID();
+    }
+    ImGui::EndCombo();
+  }
+  ctx.probes.recordLastItem("preset");
+  if (!st.config.description.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", st.config.description.c_str());
+}
+
+// The tokens as chips, so typing shows at once how the text is cut into tokens.
+void tokenChips(const std::string& text, int limit) {
+  const auto items = splitBatch(sanitizeUtf8(text));
+  if (items.empty()) {
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "enter at least one token");
+    return;
+  }
+  auto tokens = tokenize(items.front());
+  if (limit > 0) tokens = resizeTokens(std::move(tokens), limit);
+  ImGui::TextDisabled("%zu sentence%s; the first one has %zu token%s:", items.size(), items.size() == 1 ? "" : "s",
+                      tokens.size(), tokens.size() == 1 ? "" : "s");
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  const std::size_t shown = std::min<std::size_t>(tokens.size(), 48);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  for (std::size_t i = 0; i < shown; ++i) {
+    ImGui::PushID(static_cast<int>(i));
+    const std::string label = fitText(readableToken(tokens[i], ImGui::GetFont()), ImGui::GetFontSize() * 8);
+    const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
+    const ImVec2 pad(ImGui::GetFontSize() * 0.3f, 1.0f);
+    if (i > 0) {
+      ImGui::SameLine(0, ImGui::GetFontSize() * 0.25f);
+      if (ImGui::GetCursorScreenPos().x + ts.x + 2 * pad.x > right) ImGui::NewLine();
+    }
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    dl->AddRectFilled(p, ImVec2(p.x + ts.x + 2 * pad.x, p.y + ts.y + 2 * pad.y), IM_COL32(60, 80, 110, 255), 3.0f);
+    dl->AddText(ImVec2(p.x + pad.x, p.y + pad.y), ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
+    ImGui::Dummy(ImVec2(ts.x + 2 * pad.x, ts.y + 2 * pad.y));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("token %zu: %s", i, readableToken(tokens[i], ImGui::GetFont()).c_str());
+    ImGui::PopID();
+  }
+  if (shown < tokens.size()) ImGui::TextDisabled("… and %zu more", tokens.size() - shown);
+}
+
+void configErrorBox(UiContext& ctx) {
+  AppState& st = ctx.state;
+  if (st.configError.empty()) return;
+  ImGui::Spacing();
+  ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(st.configError.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+  if (!st.suggestedHeads.empty()) {
+    ImGui::TextWrapped("Each head gets d_k = d_model / h features, so h must divide d_model (%d). Nearest valid:",
+                       st.config.dModel);
+    for (std::size_t i = 0; i < st.suggestedHeads.size(); ++i) {
+      ImGui::PushID(static_cast<int>(i));
+      if (i > 0) ImGui::SameLine();
+      const int h = st.suggestedHeads[i];
+      const std::string label = "use h = " + std::to_string(h) + " (d_k = " + std::to_string(st.config.dModel / h) + ")";
+      if (ImGui::Button(label.c_str())) {
+        st.config.heads = h;
+        st.configDirty = true;
+      }
+      ctx.probes.recordLastItem("suggest_heads_" + std::to_string(i));
+      ImGui::PopID();
+    }
+  }
+  ImGui::TextDisabled("The picture still shows the last valid configuration.");
+}
+
+}  // namespace
+
+void drawControlsPanel(UiContext& ctx) {
+  AppState& st = ctx.state;
+  ModelConfig& cfg = st.config;
+  ViewState& view = ctx.view;
+  const float em = ImGui::GetFontSize();
+  bool changed = false;
+  ImGui::PushItemWidth(-7.5f * em);  // room for the labels on the right
+
+  presetPicker(ctx);
+
+  sectionTitle("Input");
+  ImGui::TextUnformatted("Sentence (separate batch items with | )");
+  changed |= ImGui::InputTextMultiline("##text", &cfg.text, ImVec2(-1.0f, 3.2f * em));
+  ctx.probes.recordLastItem("text");
+  tokenChips(cfg.text, cfg.tokens);
+  changed |= ImGui::SliderInt("tokens T", &cfg.tokens, 0, 1024, cfg.tokens == 0 ? "as typed" : "%d",
+                              ImGuiSliderFlags_Logarithmic);
+  ctx.probes.recordLastItem("tokens");
+  helpMarker("Cut the sentence to T tokens, or extend it with filler words. 0 keeps the sentence as typed. "
+             "Ctrl+click to type a number.");
+  changed |= ImGui::SliderInt("batch B", &cfg.batch, 0, 16, cfg.batch == 0 ? "one per sentence" : "%d");
+  helpMarker("How many sequences go through at once (B). 0 = one per sentence; more items cycle the sentences. "
+             "Shorter items are padded and their padding keys masked.");
+  changed |= ImGui::Checkbox("cross-attention", &cfg.crossAttention);
+  helpMarker("Queries come from the sentence above, keys and values from another one, so T_k can differ from T_q "
+             "(an encoder-decoder's second attention).");
+  if (cfg.crossAttention) {
+    ImGui::TextUnformatted("Key/value sentence");
+    changed |= ImGui::InputTextMultiline("##kvtext", &cfg.kvText, ImVec2(-1.0f, 2.4f * em));
+  }
+
+  sectionTitle("Sizes");
+  changed |= ImGui::SliderInt("d_model", &cfg.dModel, 1, 1024, "%d", ImGuiSliderFlags_Logarithmic);
+  ctx.probes.recordLastItem("d_model");
+  helpMarker("Width of every token vector. Ctrl+click to type a number.");
+  changed |= ImGui::SliderInt("heads h", &cfg.heads, 1, 64);
+  ctx.probes.recordLastItem("heads");
+  helpMarker("Number of heads. Each head works on its own d_k = d_model / h features, so h must divide d_model.");
+  if (cfg.heads > 0 && cfg.dModel > 0 && cfg.dModel % cfg.heads == 0) {
+    ImGui::TextColored(symbolColorVec("d_k"), "d_k = d_model / h = %d / %d = %d", cfg.dModel, cfg.heads,
+                       cfg.dModel / cfg.heads);
+  }
+  configErrorBox(ctx);
+
+  sectionTitle("Attention");
+  int mask = cfg.mask == MaskKind::Causal ? 1 : 0;
+  if (ImGui::Combo("mask", &mask, "none\0causal (no peeking ahead)\0")) {
+    cfg.mask = mask == 1 ? MaskKind::Causal : MaskKind::None;
+    changed = true;
+  }
+  changed |= ImGui::SliderInt("pad last keys", &cfg.padLastKeys, 0, std::max(1, st.trace.tk));
+  helpMarker("Key padding: ignore the last n keys of every item, as if they were <pad> tokens.");
+  int scale = 0;
+  for (int i = 0; i < 3; ++i) {
+    if (kScales[i] == cfg.scale) scale = i;
+  }
+  if (ImGui::BeginCombo("scaling", kScaleLabels[scale])) {
+    for (int i = 0; i < 3; ++i) {
+      ImGui::PushID(i);
+      if (ImGui::Selectable(kScaleLabels[i], i == scale)) {
+        cfg.scale = kScales[i];
+        changed = true;
+      }
+      ImGui::PopID();
+    }
+    ImGui::EndCombo();
+  }
+  helpMarker("Scores are divided by √d_k so their size does not grow with d_k; the other two choices show what "
+             "goes wrong without it.");
+
+  sectionTitle("Weights");
+  int seed = static_cast<int>(cfg.seed & 0x7fffffff);
+  if (ImGui::InputInt("seed", &seed)) {
+    cfg.seed = static_cast<std::uint64_t>(std::max(seed, 0));
+    changed = true;
+  }
+  helpMarker("The random weights (and token vectors) come from this seed: same seed, same numbers.");
+  changed |= ImGui::Checkbox("bias", &cfg.bias);
+  ImGui::SameLine();
+  changed |= ImGui::Checkbox("position codes", &cfg.positions);
+
+  sectionTitle("View");
+  int cmap = view.colormap ? 1 + static_cast<int>(*view.colormap) : 0;
+  std::string items = std::string("auto (by data)") + '\0';
+  for (ColormapId id : allColormaps()) items += std::string(colormapName(id)) + '\0';
+  if (ImGui::Combo("colormap", &cmap, items.c_str())) {
+    view.colormap = cmap == 0 ? std::nullopt : std::optional<ColormapId>(allColormaps()[static_cast<std::size_t>(cmap - 1)]);
+  }
+  helpMarker("auto: signed numbers (scores, projections) on a diverging map centred on 0; weights (0..1) on viridis.");
+  ImGui::Checkbox("one colour scale for all heads", &view.sharedScale);
+  ImGui::Checkbox("numbers in big cells", &view.showNumbers);
+  ImGui::PopItemWidth();
+
+  if (changed) {
+    st.configDirty = true;
+    if (st.presetName.find(" (edited)") == std::string::npos) st.presetName += " (edited)";
+  }
+
+  if (!st.actionError.empty()) {
+    ImGui::Spacing();
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+    ImGui::TextWrapped("%s", st.actionError.c_str());
+    ImGui::PopStyleColor();
+    if (ImGui::SmallButton("dismiss")) st.actionError.clear();
+  }
+}
+
+}  // namespace mhascope::app

@@ -1,0 +1,160 @@
+// The large heatmap of the current stage: pick the batch item and the head, zoom, export.
+#include <imgui.h>
+
+#include <algorithm>
+#include <string>
+
+#include "panels/panel.hpp"
+#include "widgets/colors.hpp"
+#include "widgets/export_button.hpp"
+#include "widgets/heatmap_view.hpp"
+
+namespace mhascope::app {
+namespace {
+
+// One coloured button per head, the same colours as the grid and the shape drawing.
+void headPicker(UiContext& ctx) {
+  const int heads = ctx.state.trace.heads;
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextColored(symbolColorVec("h"), "head");
+  for (int h = 0; h < heads; ++h) {
+    ImGui::PushID(h);
+    ImGui::SameLine(0, h == 0 ? -1.0f : 2.0f);
+    const bool current = h == ctx.view.head;
+    ImGui::PushStyleColor(ImGuiCol_Button, headColor(h, current ? 1.0f : 0.35f));
+    ImGui::PushStyleColor(ImGuiCol_ButtonHovered, headColor(h, 0.8f));
+    ImGui::PushStyleColor(ImGuiCol_Text, current ? IM_COL32(0, 0, 0, 255) : ImGui::GetColorU32(ImGuiCol_Text));
+    const std::string label = std::to_string(h + 1);
+    if (heads <= 24) {
+      if (ImGui::Button(label.c_str())) ctx.view.head = h;
+    } else if (h == 0) {  // very many heads: a slider instead of a wall of buttons
+      int shown = ctx.view.head + 1;
+      ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+      if (ImGui::SliderInt("##head", &shown, 1, heads)) ctx.view.head = shown - 1;
+    }
+    ImGui::PopStyleColor(3);
+    if (heads <= 24) ctx.probes.recordLastItem("head_" + std::to_string(h + 1));
+    ImGui::PopID();
+  }
+}
+
+void legend(UiContext& ctx, const Slice2D& s) {
+  const Trace& t = ctx.state.trace;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float em = ImGui::GetFontSize();
+  bool any = false;
+  auto swatch = [&](ImU32 color, const char* text, bool circle) {
+    if (any) ImGui::SameLine(0, em);
+    any = true;
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    if (circle) {
+      dl->AddCircleFilled(ImVec2(p.x + 0.45f * em, p.y + 0.55f * em), 0.3f * em, color);
+    } else {
+      dl->AddRectFilled(ImVec2(p.x, p.y + 0.1f * em), ImVec2(p.x + 0.9f * em, p.y + 1.0f * em), color);
+    }
+    ImGui::Dummy(ImVec2(1.1f * em, em));
+    ImGui::SameLine(0, 0.2f * em);
+    ImGui::TextUnformatted(text);
+  };
+  const bool tokenGrid = s.rowAxis == "T_q" && s.colAxis == "T_k";
+  bool anyBlocked = false, anyFull = false;
+  for (std::uint8_t b : t.blocked) anyBlocked = anyBlocked || b != 0;
+  for (std::uint8_t f : t.fullyMasked) anyFull = anyFull || f != 0;
+  if (tokenGrid && anyBlocked && s.stage == StageId::MaskedScores) {
+    const RGBA8 c = blockedColor(effectiveColormap(ctx.view, s.stage));
+    swatch(IM_COL32(c.r, c.g, c.b, 255), "masked: −inf", false);
+  }
+  if (tokenGrid && anyBlocked && s.stage == StageId::Weights) swatch(IM_COL32(150, 150, 150, 255), "× masked: weight exactly 0", false);
+  if (anyFull && s.rowAxis == "T_q") swatch(kMaskFlagColor, "query with every key masked (weights 0)", true);
+  if (any) ImGui::SameLine(0, em);
+  ImGui::TextDisabled("wheel: zoom   drag: pan   double-click: fit");
+}
+
+}  // namespace
+
+void drawHeatmapPanel(UiContext& ctx) {
+  AppState& st = ctx.state;
+  ViewState& view = ctx.view;
+  if (!st.hasTrace()) {
+    ImGui::TextDisabled(st.computing ? "computing the first picture…" : "no picture yet: fix the configuration on the left");
+    return;
+  }
+  const Trace& t = st.trace;
+  const StageId stage = view.stage;
+  view.batch = std::clamp(view.batch, 0, t.batch - 1);
+  view.head = std::clamp(view.head, 0, t.heads - 1);
+  const float em = ImGui::GetFontSize();
+
+  // Toolbar: batch item, head, zoom, export.
+  if (t.batch > 1) {
+    ImGui::SetNextItemWidth(8 * em);
+    int b = view.batch + 1;
+    if (ImGui::SliderInt("batch item", &b, 1, t.batch)) view.batch = b - 1;
+    ctx.probes.recordLastItem("batch");
+    ImGui::SameLine(0, em);
+  }
+  if (stageHasHeads(stage)) {
+    headPicker(ctx);
+    ImGui::SameLine(0, em);
+  } else {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled(stage == StageId::Output ? "no head axis: W_o has mixed the heads"
+                                                 : "no head axis: the coloured strip shows which head owns each column");
+    ImGui::SameLine(0, em);
+  }
+  if (ImGui::Button("Fit")) view.zoom = {};
+  ImGui::SameLine();
+  if (ImGui::Button("+")) view.zoom.zoom = std::min(view.zoom.zoom * 1.5f, 64.0f);
+  ImGui::SameLine();
+  if (ImGui::Button("−")) view.zoom.zoom = std::max(view.zoom.zoom / 1.5f, 1.0f);
+  ImGui::SameLine();
+  ImGui::TextDisabled("%.0f%%", static_cast<double>(view.zoom.zoom * 100));
+
+  const Slice2D* s = st.slice(stage, view.batch, view.head);
+  if (!s) {
+    ImGui::TextDisabled("nothing to show for this stage");
+    return;
+  }
+  HeatmapSpec spec;
+  spec.slice = s;
+  spec.colormap = effectiveColormap(view, stage);
+  spec.range = viewRange(st, view, stage, view.batch, view.head);
+  spec.trace = &t;
+  spec.heads = t.heads;
+  spec.dk = t.dk;
+  spec.showNumbers = view.showNumbers;
+  spec.colorbarTexture = ctx.textures.colorbar(spec.colormap).imguiId();
+  if (s->head >= 0) spec.frameColor = headColor(s->head);
+  const TextureKey key{st.traceSerial, static_cast<int>(stage), view.batch, s->head, spec.colormap, spec.range.lo,
+                       spec.range.hi};
+  spec.texture = ctx.textures.get(key, s->data, s->rows, s->cols);
+
+  ImGui::SameLine(0, em);
+  ExportTarget target;
+  target.slices = {s};
+  target.colormap = spec.colormap;
+  target.range = spec.range;
+  drawExportButton(ctx, "export_heatmap", target);
+
+  // What is shown, in words and symbols.
+  std::string what = std::string(stageInfo(stage).title) + " — " + s->rowAxis + " × " + s->colAxis + " = " +
+                     std::to_string(s->rows) + " × " + std::to_string(s->cols);
+  if (s->head >= 0) what += ", head " + std::to_string(s->head + 1) + " of " + std::to_string(t.heads);
+  if (t.batch > 1) what += ", batch item " + std::to_string(view.batch + 1) + " of " + std::to_string(t.batch);
+  ImGui::TextUnformatted(what.c_str());
+  if (t.selfAttention && (stage == StageId::Key || stage == StageId::Value)) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(self-attention: the same rows as X_q)");
+  }
+  if (spec.texture.rowStep > 1 || spec.texture.colStep > 1) {
+    ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "larger than the GPU's texture limit: shown at 1/%d resolution (tooltips stay exact)",
+                       std::max(spec.texture.rowStep, spec.texture.colStep));
+  }
+
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float legendH = ImGui::GetFrameHeightWithSpacing();
+  drawHeatmap("main", spec, &view.zoom, ImVec2(avail.x, std::max(avail.y - legendH, 4.0f * em)));
+  legend(ctx, *s);
+}
+
+}  // namespace mhascope::app

@@ -1,0 +1,20 @@
+// The one list of panels, in the order they appear in their area.
+#include "panels/panel.hpp"
+
+namespace mhascope::app {
+
+const std::vector<PanelInfo>& allPanels() {
+  // Built once; a constant table, not state.
+  static const std::vector<PanelInfo> kPanels = {
+      {"Controls", PanelArea::Left, drawControlsPanel},
+      {"Pipeline", PanelArea::Top, drawStepperPanel},
+      {kHeatmapTab, PanelArea::Main, drawHeatmapPanel},
+      {kAllHeadsTab, PanelArea::Main, drawHeadGridPanel},
+      {"This stage", PanelArea::Right, drawStagePanel},
+      {"Shapes", PanelArea::Right, drawShapeTracePanel},
+      {"Status", PanelArea::Status, drawStatusLine},
+  };
+  return kPanels;
+}
+
+}  // namespace mhascope::app

@@ -1,0 +1,147 @@
+// "Shapes": every stage's tensor shape with axis names (the current stage lit, a click goes
+// there), and a drawing of the split (B, T, d_model) → (B, T, h, d_k) → (B, h, T, d_k) — and the
+// merge back — in the heads' colours, the same as the heatmaps.
+#include <imgui.h>
+
+#include <algorithm>
+#include <string>
+
+#include "panels/panel.hpp"
+#include "widgets/colors.hpp"
+
+namespace mhascope::app {
+namespace {
+
+void shapeTable(UiContext& ctx) {
+  const Trace& t = ctx.state.trace;
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp;
+  if (!ImGui::BeginTable("shapes", 3, flags)) return;
+  ImGui::TableSetupColumn("stage", ImGuiTableColumnFlags_WidthStretch, 1.2f);
+  ImGui::TableSetupColumn("axes", ImGuiTableColumnFlags_WidthStretch, 1.3f);
+  ImGui::TableSetupColumn("shape", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableHeadersRow();
+  for (int i = 0; i < kStageCount; ++i) {
+    ImGui::PushID(i);
+    const StageId id = static_cast<StageId>(i);
+    const Tensor& tensor = t.tensor(id);
+    const bool current = id == ctx.view.stage;
+    ImGui::TableNextRow();
+    if (current) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(215, 140, 40, 110));
+    ImGui::TableNextColumn();
+    if (ImGui::Selectable(stageInfo(id).title, current, ImGuiSelectableFlags_SpanAllColumns)) goToStage(ctx.view, id);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted("(");
+    for (std::size_t a = 0; a < tensor.axes.size(); ++a) {
+      ImGui::SameLine(0, 0);
+      ImGui::TextColored(symbolColorVec(tensor.axes[a]), "%s%s", tensor.axes[a].c_str(),
+                         a + 1 < tensor.axes.size() ? "," : "");
+    }
+    ImGui::SameLine(0, 0);
+    ImGui::TextUnformatted(")");
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(shapeToString(tensor.shape).c_str());
+    ImGui::PopID();
+  }
+  ImGui::EndTable();
+}
+
+// Which part of the drawing the current stage lives in: 0 = (B, T, d_model), 2 = per head.
+int drawingRowOf(StageId s) {
+  switch (s) {
+    case StageId::QHeads:
+    case StageId::KHeads:
+    case StageId::VHeads:
+    case StageId::Scores:
+    case StageId::ScaledScores:
+    case StageId::MaskedScores:
+    case StageId::Weights:
+    case StageId::HeadOutputs: return 2;
+    default: return 0;
+  }
+}
+
+// T rows x d_model columns of little cells; `gaps` separates head blocks inside each row
+// ((B, T, h, d_k)), `perHead` lays the heads out as separate T x d_k matrices ((B, h, T, d_k)).
+// Token rows alternate in brightness so one can follow a token through the transpose.
+float drawLayout(ImDrawList* dl, ImVec2 p, int tokens, int heads, int dk, float cell, float gap, bool gaps, bool perHead) {
+  float bottom = p.y;
+  for (int h = 0; h < heads; ++h) {
+    for (int t = 0; t < tokens; ++t) {
+      const float alpha = (t % 2 == 0) ? 1.0f : 0.6f;
+      float x = 0, y = 0, w = cell * static_cast<float>(dk);
+      if (perHead) {  // head h's own matrix, heads side by side
+        x = p.x + static_cast<float>(h) * (w + 2 * gap);
+        y = p.y + static_cast<float>(t) * cell;
+      } else {
+        x = p.x + static_cast<float>(h) * (w + (gaps ? gap : 0.0f));
+        y = p.y + static_cast<float>(t) * cell;
+      }
+      dl->AddRectFilled(ImVec2(x, y), ImVec2(x + w, y + cell - 1), headColor(h, alpha));
+      if (cell * static_cast<float>(dk) > 3 * static_cast<float>(dk)) {
+        for (int k = 1; k < dk; ++k) {
+          const float cx = x + cell * static_cast<float>(k);
+          dl->AddLine(ImVec2(cx, y), ImVec2(cx, y + cell - 1), IM_COL32(0, 0, 0, 60));
+        }
+      }
+      bottom = std::max(bottom, y + cell);
+    }
+  }
+  return bottom;
+}
+
+void splitDrawing(UiContext& ctx) {
+  const Trace& t = ctx.state.trace;
+  const float em = ImGui::GetFontSize();
+  const int tokens = std::min(t.tq, 6);
+  const int heads = t.heads;
+  const int dk = t.dk;
+  const float availW = ImGui::GetContentRegionAvail().x;
+  // Cell size so the widest layout (heads apart) fits; whole blocks when columns get too thin.
+  const float gap = 0.5f * em;
+  const float cell = std::clamp((availW - 2 * gap * static_cast<float>(heads)) / static_cast<float>(t.dModel), 1.0f, 0.8f * em);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const int lit = drawingRowOf(ctx.view.stage);
+  const char* captions[3] = {"(B, T, d_model)   one row of d_model numbers per token",
+                             "view → (B, T, h, d_k)   same numbers, grouped by head",
+                             "transpose(1, 2) → (B, h, T, d_k)   each head its own T × d_k matrix"};
+  for (int row = 0; row < 3; ++row) {
+    ImGui::PushID(row);
+    ImGui::TextColored(row == lit ? ImVec4(1, 0.85f, 0.45f, 1) : ImGui::GetStyleColorVec4(ImGuiCol_Text), "%s", captions[row]);
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float bottom = drawLayout(dl, p, tokens, heads, dk, cell, gap, row >= 1, row == 2);
+    if (row == lit) {
+      const float w = row == 2 ? static_cast<float>(heads) * (cell * static_cast<float>(dk) + 2 * gap)
+                               : static_cast<float>(heads) * (cell * static_cast<float>(dk) + (row ? gap : 0));
+      dl->AddRect(ImVec2(p.x - 3, p.y - 3), ImVec2(p.x + w + 3, bottom + 2), IM_COL32(255, 200, 90, 255), 3.0f, 0, 2.0f);
+    }
+    ImGui::Dummy(ImVec2(availW, bottom - p.y + 0.3f * em));
+    ImGui::PopID();
+  }
+  if (t.tq > tokens) ImGui::TextDisabled("(first %d of T = %d tokens drawn)", tokens, t.tq);
+  ImGui::TextWrapped("After attention each head's T × d_k output goes back the same way: transpose(1, 2), then "
+                     "reshape to (B, T, d_model), so head h fills columns h·d_k … (h+1)·d_k − 1 again (Merge heads).");
+}
+
+}  // namespace
+
+void drawShapeTracePanel(UiContext& ctx) {
+  if (!ctx.state.hasTrace()) {
+    ImGui::TextDisabled("no trace yet");
+    return;
+  }
+  const Trace& t = ctx.state.trace;
+  ImGui::TextColored(symbolColorVec("B"), "B = %d", t.batch);
+  ImGui::SameLine();
+  ImGui::TextColored(symbolColorVec("T"), "T_q = %d  T_k = %d", t.tq, t.tk);
+  ImGui::SameLine();
+  ImGui::TextColored(symbolColorVec("d_model"), "d_model = %d", t.dModel);
+  ImGui::SameLine();
+  ImGui::TextColored(symbolColorVec("h"), "h = %d", t.heads);
+  ImGui::SameLine();
+  ImGui::TextColored(symbolColorVec("d_k"), "d_k = %d", t.dk);
+  shapeTable(ctx);
+  ImGui::Spacing();
+  splitDrawing(ctx);
+}
+
+}  // namespace mhascope::app

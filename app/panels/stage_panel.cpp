@@ -1,0 +1,72 @@
+// "This stage": the current stage's formula, its tensors with their shapes, a short explanation
+// in our words, and the whole forward pass as pseudocode with this stage's line lit.
+#include <imgui.h>
+
+#include <string>
+
+#include "panels/panel.hpp"
+#include "widgets/colors.hpp"
+
+namespace mhascope::app {
+namespace {
+
+// "(B, h, T_q, T_k)" with every symbol in its colour, then " = (1, 4, 9, 9)".
+void coloredShape(const Tensor& t) {
+  ImGui::TextUnformatted("(");
+  for (std::size_t i = 0; i < t.axes.size(); ++i) {
+    ImGui::SameLine(0, 0);
+    ImGui::TextColored(symbolColorVec(t.axes[i]), "%s", t.axes[i].c_str());
+    if (i + 1 < t.axes.size()) {
+      ImGui::SameLine(0, 0);
+      ImGui::TextUnformatted(", ");
+    }
+  }
+  ImGui::SameLine(0, 0);
+  ImGui::Text(") = %s", shapeToString(t.shape).c_str());
+}
+
+}  // namespace
+
+void drawStagePanel(UiContext& ctx) {
+  const StageInfo& info = stageInfo(ctx.view.stage);
+  const float em = ImGui::GetFontSize();
+  // The title and formula are above the heatmap (stepper); here: shapes, why, and code.
+
+  if (ctx.state.hasTrace()) {
+    const Tensor& t = ctx.state.trace.tensor(ctx.view.stage);
+    ImGui::TextDisabled("tensor");
+    ImGui::SameLine();
+    coloredShape(t);
+    const Trace& tr = ctx.state.trace;
+    if (ctx.view.stage == StageId::ScaledScores) {
+      ImGui::TextDisabled("every score × %.4g (%s)", static_cast<double>(tr.scaleFactor), scaleName(tr.scale));
+    }
+  }
+  ImGui::Spacing();
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(info.explanation);
+  ImGui::PopTextWrapPos();
+
+  ImGui::Spacing();
+  ImGui::TextDisabled("The whole forward pass (PyTorch-like):");
+  const int lit = pseudocodeLineOf(ctx.view.stage);
+  const auto& lines = pseudocodeListing();
+  if (ctx.monoFont) ImGui::PushFont(ctx.monoFont);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    ImGui::PushID(static_cast<int>(i));
+    const bool on = static_cast<int>(i) == lit;
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const ImVec2 sz = ImGui::CalcTextSize(lines[i].c_str());
+    if (on) {
+      dl->AddRectFilled(ImVec2(p.x - 0.2f * em, p.y), ImVec2(p.x + std::max(sz.x, ImGui::GetContentRegionAvail().x), p.y + sz.y),
+                        IM_COL32(215, 140, 40, 90));
+    }
+    ImGui::TextColored(on ? ImVec4(1, 0.9f, 0.6f, 1) : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), "%s", lines[i].c_str());
+    ImGui::PopID();
+  }
+  if (ctx.monoFont) ImGui::PopFont();
+  if (lit < 0) ImGui::TextDisabled("(an input: it has no line of its own; it is what the first lines read)");
+}
+
+}  // namespace mhascope::app

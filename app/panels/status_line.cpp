@@ -1,0 +1,58 @@
+// The status line: the sizes that matter (T, d_model, h, d_k), the parameter count, the last
+// compute time and where it ran, and "computing…" while a worker job is under way.
+#include <imgui.h>
+
+#include <cstdio>
+#include <string>
+
+#include "panels/panel.hpp"
+#include "widgets/colors.hpp"
+
+namespace mhascope::app {
+namespace {
+
+std::string withThousands(std::int64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+
+void item(const char* symbol, const std::string& text) {
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  ImGui::TextColored(symbolColorVec(symbol), "%s", text.c_str());
+}
+
+}  // namespace
+
+void drawStatusLine(UiContext& ctx) {
+  const AppState& st = ctx.state;
+  if (!st.hasTrace()) {
+    ImGui::TextDisabled(st.computing ? "computing…" : "no trace");
+    return;
+  }
+  const Trace& t = st.trace;
+  ImGui::TextColored(symbolColorVec("T"), "T_q = %d", t.tq);
+  if (t.tk != t.tq || !t.selfAttention) item("T", "T_k = " + std::to_string(t.tk));
+  item("d_model", "d_model = " + std::to_string(t.dModel));
+  item("h", "h = " + std::to_string(t.heads));
+  item("d_k", "d_k = " + std::to_string(t.dk));
+  item("B", "B = " + std::to_string(t.batch));
+  const ParamCount p = countParams(t.dModel);
+  item("", "parameters " + withThousands(st.traceConfig.bias ? p.withBias : p.withoutBias) +
+               (st.traceConfig.bias ? " (4·d_model² + 4·d_model)" : " (4·d_model²)"));
+  char ms[64];
+  std::snprintf(ms, sizeof ms, "last compute %.2f ms (%s)", st.lastComputeMs, st.lastComputeOnWorker ? "worker thread" : "UI thread");
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  ImGui::TextDisabled("%s", ms);
+  if (st.computing) {
+    ImGui::SameLine(0, ImGui::GetFontSize());
+    const char* dots[] = {"computing   ", "computing.  ", "computing.. ", "computing…"};
+    ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "%s (showing the previous result)",
+                       dots[static_cast<int>(ImGui::GetTime() * 3.0) % 4]);
+  } else if (!st.configError.empty()) {
+    ImGui::SameLine(0, ImGui::GetFontSize());
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "invalid configuration: showing the last valid one");
+  }
+}
+
+}  // namespace mhascope::app

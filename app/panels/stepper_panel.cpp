@@ -1,0 +1,135 @@
+// The pipeline stepper: every stage in order as a clickable strip, grouped by step
+// (inputs → project → split heads → scores → scale → mask → softmax → weighted sum → merge →
+// output), with Prev / Next / Play and the current stage's title and formula.
+// Keys (handled by App so they work wherever the mouse is): ← → Space Home End.
+#include <imgui.h>
+
+#include <algorithm>
+
+#include "panels/panel.hpp"
+#include "widgets/colors.hpp"
+
+namespace mhascope::app {
+namespace {
+
+// Short names for the strip, in pipeline (StageId) order.
+constexpr const char* kShortNames[kStageCount] = {"X_q", "X_k", "X_v", "Q",     "K",     "V",   "Q_h",    "K_h",
+                                                  "V_h", "QKᵀ", "÷√d_k", "mask", "softmax", "A·V", "concat", "·W_o"};
+
+struct StageGroup {
+  const char* label;
+  int first, last;  // [first, last)
+};
+constexpr StageGroup kGroups[] = {{"inputs", 0, 3},      {"project", 3, 6}, {"split heads", 6, 9},
+                                  {"scores", 9, 10},     {"scale", 10, 11}, {"mask", 11, 12},
+                                  {"softmax", 12, 13},   {"weighted sum", 13, 14}, {"merge heads", 14, 15},
+                                  {"output", 15, 16}};
+
+float buttonWidth(const char* label) {
+  return ImGui::CalcTextSize(label).x + 2.0f * ImGui::GetStyle().FramePadding.x;
+}
+
+void stageStrip(UiContext& ctx) {
+  ViewState& view = ctx.view;
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float right = origin.x + ImGui::GetContentRegionAvail().x;
+  const float arrowW = ImGui::CalcTextSize(" → ").x;
+  const float labelH = ImGui::GetTextLineHeightWithSpacing();
+  const float rowH = labelH + ImGui::GetFrameHeightWithSpacing();
+  const int current = static_cast<int>(view.stage);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  // Groups are laid out by hand: a label above its buttons, arrows between groups, a new row
+  // when the next group would not fit.
+  ImVec2 pos = origin;
+  for (std::size_t gi = 0; gi < std::size(kGroups); ++gi) {
+    const StageGroup& g = kGroups[gi];
+    ImGui::PushID(g.first);
+    float buttonsW = 0;
+    for (int i = g.first; i < g.last; ++i) buttonsW += buttonWidth(kShortNames[i]) + (i > g.first ? style.ItemSpacing.x : 0);
+    const float groupW = std::max(buttonsW, ImGui::CalcTextSize(g.label).x);
+    if (gi > 0) {
+      if (pos.x + arrowW + groupW > right) {
+        pos = ImVec2(origin.x, pos.y + rowH);
+      } else {
+        dl->AddText(ImVec2(pos.x, pos.y + labelH + style.FramePadding.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), " → ");
+        pos.x += arrowW;
+      }
+    }
+    const bool groupCurrent = current >= g.first && current < g.last;
+    dl->AddText(pos, groupCurrent ? IM_COL32(255, 215, 115, 255) : ImGui::GetColorU32(ImGuiCol_TextDisabled), g.label);
+    ImGui::SetCursorScreenPos(ImVec2(pos.x, pos.y + labelH));
+    for (int i = g.first; i < g.last; ++i) {
+      ImGui::PushID(i);
+      if (i > g.first) ImGui::SameLine();
+      int pushed = 0;
+      if (i == current) {
+        ImGui::PushStyleColor(ImGuiCol_Button, IM_COL32(215, 140, 40, 255));
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(20, 20, 20, 255));
+        pushed = 2;
+      } else if (i < current) {
+        ImGui::PushStyleColor(ImGuiCol_Button, IM_COL32(55, 75, 100, 255));
+        pushed = 1;
+      }
+      if (ImGui::Button(kShortNames[i])) goToStage(view, static_cast<StageId>(i));
+      ImGui::PopStyleColor(pushed);
+      ctx.probes.recordLastItem(std::string("stage_") + stageInfo(static_cast<StageId>(i)).name);
+      if (ImGui::IsItemHovered()) {
+        const StageInfo& info = stageInfo(static_cast<StageId>(i));
+        ImGui::SetTooltip("%s\n%s", info.title, info.formula);
+      }
+      ImGui::PopID();
+    }
+    pos.x += groupW;
+    ImGui::PopID();
+  }
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::Dummy(ImVec2(right - origin.x, pos.y - origin.y + rowH - style.ItemSpacing.y));
+}
+
+void transport(UiContext& ctx) {
+  ViewState& view = ctx.view;
+  const float em = ImGui::GetFontSize();
+  const int current = static_cast<int>(view.stage);
+  ImGui::BeginDisabled(current == 0);
+  if (ImGui::Button("◀ Prev", ImVec2(5.5f * em, 0))) stepStage(view, -1);
+  ImGui::EndDisabled();
+  ctx.probes.recordLastItem("prev");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(current == kStageCount - 1);
+  if (ImGui::Button("Next ▶", ImVec2(5.5f * em, 0))) stepStage(view, +1);
+  ImGui::EndDisabled();
+  ctx.probes.recordLastItem("next");
+  ImGui::SameLine();
+  if (ImGui::Button(view.playing ? "❚❚ Pause" : "▶ Play", ImVec2(6.0f * em, 0))) {
+    view.playing = !view.playing;
+    view.playAccumulator = 0;
+    if (view.playing && current == kStageCount - 1) goToStage(view, StageId::Query);
+  }
+  ctx.probes.recordLastItem("play");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(9.0f * em);
+  ImGui::SliderFloat("##speed", &view.playStagesPerSecond, 0.25f, 4.0f, "%.2g stages/s", ImGuiSliderFlags_Logarithmic);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Play speed");
+  ImGui::SameLine();
+  ImGui::TextDisabled("stage %d of %d   keys: ← → Space Home End", current + 1, kStageCount);
+}
+
+}  // namespace
+
+void drawStepperPanel(UiContext& ctx) {
+  stageStrip(ctx);
+  ImGui::Spacing();
+  transport(ctx);
+  const StageInfo& info = stageInfo(ctx.view.stage);
+  if (ctx.titleFont) ImGui::PushFont(ctx.titleFont);
+  ImGui::TextUnformatted(info.title);
+  if (ctx.titleFont) ImGui::PopFont();
+  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  if (ctx.monoFont) ImGui::PushFont(ctx.monoFont);
+  ImGui::SetCursorPosY(ImGui::GetCursorPosY() + ImGui::GetFontSize() * 0.25f);
+  ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.45f, 1.0f), "%s", info.formula);
+  if (ctx.monoFont) ImGui::PopFont();
+}
+
+}  // namespace mhascope::app

@@ -1,0 +1,64 @@
+// The only place that calls glfw*: creating the window and its OpenGL 3.3 core context, the
+// monitor's content scale, waiting for events when idle, and where imgui.ini lives.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "mhascope/result.hpp"
+
+struct GLFWwindow;
+
+namespace mhascope::app {
+
+struct WindowOptions {
+  int width = 1600, height = 1000;  // screen coordinates
+  bool visible = true;              // hidden windows still render (screenshots under Xvfb)
+  bool vsync = true;                // off for --bench-frames, so frame time is the work itself
+  const char* title = "mhascope — multi-head attention, step by step";
+};
+
+struct FramebufferSize {
+  int width = 0, height = 0;
+  bool empty() const { return width <= 0 || height <= 0; }  // minimised or resized to nothing
+};
+
+// One GLFW window with a current GL 3.3 core context. Move-only; destroys the window and
+// terminates GLFW in its destructor.
+class Window {
+ public:
+  // Fails (instead of crashing) when there is no display or no GL 3.3: the message is one line.
+  static Result<std::unique_ptr<Window>> create(const WindowOptions& options);
+  ~Window();
+  Window(const Window&) = delete;
+  Window& operator=(const Window&) = delete;
+
+  GLFWwindow* handle() const { return window_; }
+  bool shouldClose() const;
+  void requestClose();
+  FramebufferSize framebufferSize() const;
+  // The monitor's DPI scale (1 on a plain 96-dpi screen, 2 on a typical high-DPI laptop).
+  float contentScale() const;
+  void resize(int width, int height);
+  // Dear ImGui's GLFW platform backend for this window (input, cursor, clipboard).
+  bool initImGuiPlatform();
+  void imguiPlatformNewFrame();
+  void shutdownImGuiPlatform();
+  void swapBuffers();
+  // Idle apps sleep until input arrives (or the timeout passes, so Play and the worker are
+  // noticed); animating apps only poll.
+  void waitEvents(double timeoutSeconds);
+  void pollEvents();
+  static double now();  // seconds, monotonic
+
+ private:
+  explicit Window(GLFWwindow* w) : window_(w) {}
+  GLFWwindow* window_ = nullptr;
+  bool imguiPlatform_ = false;
+};
+
+// $XDG_CONFIG_HOME/mhascope (or ~/.config/mhascope), created if missing; empty when neither
+// variable is set or the folder cannot be made (then the layout is simply not saved).
+std::string configDir();
+
+}  // namespace mhascope::app

@@ -1,0 +1,19 @@
+// The GL side of a frame outside textures: ImGui's OpenGL3 renderer backend, viewport + clear,
+// and counting GL errors (the tests require none, including after 0x0 and tiny framebuffers).
+#pragma once
+
+namespace mhascope::app {
+
+// Dear ImGui's OpenGL3 renderer backend ("#version 330 core").
+bool initImGuiRenderer();
+void shutdownImGuiRenderer();
+void imguiRendererNewFrame();
+void renderImGuiDrawData();
+// After the font atlas changed (content scale change): rebuild its texture.
+void rebuildImGuiFontTexture();
+
+void beginGlFrame(int framebufferWidth, int framebufferHeight);
+// Drains glGetError(); returns how many errors were pending.
+int drainGlErrors();
+
+}  // namespace mhascope::app

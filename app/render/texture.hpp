@@ -1,0 +1,40 @@
+// A move-only OpenGL texture (RAII): created once, re-filled with glTexSubImage2D when the size
+// is unchanged, deleted in the destructor. Nearest filtering, because one texel is one matrix
+// cell and blurring two cells together would show values that were never computed.
+#pragma once
+
+#include <cstdint>
+
+namespace mhascope::app {
+
+class Texture {
+ public:
+  Texture() = default;
+  ~Texture();
+  Texture(Texture&& other) noexcept;
+  Texture& operator=(Texture&& other) noexcept;
+  Texture(const Texture&) = delete;
+  Texture& operator=(const Texture&) = delete;
+
+  // Uploads width*height RGBA8 pixels, row 0 at the top. Reuses the GL object when the size
+  // matches (no new allocation on the GPU).
+  void upload(const std::uint8_t* rgba, int width, int height);
+  bool valid() const { return id_ != 0; }
+  unsigned id() const { return id_; }
+  int width() const { return width_; }
+  int height() const { return height_; }
+  // For ImGui::Image / ImDrawList::AddImage.
+  void* imguiId() const { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(id_)); }
+
+  // Textures alive right now, for the "no growth over 1000 config changes" test.
+  static int liveCount();
+  // GL_MAX_TEXTURE_SIZE of the current context (queried once per call; cheap).
+  static int maxSize();
+
+ private:
+  void release();
+  unsigned id_ = 0;
+  int width_ = 0, height_ = 0;
+};
+
+}  // namespace mhascope::app

@@ -1,0 +1,39 @@
+#include "render/texture_cache.hpp"
+
+#include <algorithm>
+
+namespace mhascope::app {
+
+HeatmapTexture TextureCache::get(const TextureKey& key, const float* values, int rows, int cols) {
+  for (Entry& e : entries_) {
+    if (e.key == key) {
+      e.usedThisFrame = true;
+      return {e.texture.imguiId(), e.rowStep, e.colStep};
+    }
+  }
+  if (maxSize_ <= 0) maxSize_ = Texture::maxSize();
+  buildHeatmapImage(values, rows, cols, key.colormap, ColorRange{key.lo, key.hi}, maxSize_, scratch_);
+  Entry& e = entries_.emplace_back();
+  e.key = key;
+  e.rowStep = scratch_.rowStep;
+  e.colStep = scratch_.colStep;
+  e.texture.upload(scratch_.rgba.data(), scratch_.width, scratch_.height);
+  ++uploads_;
+  return {e.texture.imguiId(), e.rowStep, e.colStep};
+}
+
+const Texture& TextureCache::colorbar(ColormapId colormap) {
+  Texture& t = colorbars_[static_cast<std::size_t>(colormap)];
+  if (!t.valid()) {
+    buildColorbarImage(colormap, scratch_);
+    t.upload(scratch_.rgba.data(), scratch_.width, scratch_.height);
+  }
+  return t;
+}
+
+void TextureCache::endFrame() {
+  std::erase_if(entries_, [](const Entry& e) { return !e.usedThisFrame; });
+  for (Entry& e : entries_) e.usedThisFrame = false;
+}
+
+}  // namespace mhascope::app

@@ -1,0 +1,61 @@
+// Heatmap textures keyed by what they show: (trace serial, stage, batch item, head, colormap,
+// colour range). A texture is uploaded only when its key is new; entries not drawn during a
+// frame are freed at the frame's end, so the live texture count follows what is on screen and
+// stays flat however many configurations go by.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "mhascope/colormap.hpp"
+#include "render/heatmap_image.hpp"
+#include "render/texture.hpp"
+
+namespace mhascope::app {
+
+struct TextureKey {
+  std::uint64_t traceSerial = 0;  // AppState::traceSerial: changes whenever a new trace is shown
+  int stage = 0;
+  int batch = 0;
+  int head = -1;  // -1 for stages without a head axis
+  ColormapId colormap = ColormapId::Viridis;
+  float lo = 0.0f, hi = 1.0f;
+  friend bool operator==(const TextureKey&, const TextureKey&) = default;
+};
+
+// Returned by value (the cache's storage may move when it grows during a frame).
+struct HeatmapTexture {
+  void* imguiId = nullptr;       // for ImGui::Image / AddImage
+  int rowStep = 1, colStep = 1;  // > 1 when the matrix was larger than GL_MAX_TEXTURE_SIZE
+};
+
+class TextureCache {
+ public:
+  // The texture for `key`; on a miss, builds the pixels from rows x cols `values` and uploads.
+  HeatmapTexture get(const TextureKey& key, const float* values, int rows, int cols);
+  // A 256 x 1 strip of the colormap, for colour bars (built once per map).
+  const Texture& colorbar(ColormapId colormap);
+  // Frees the heatmap textures nobody drew since the last endFrame().
+  void endFrame();
+
+  int size() const { return static_cast<int>(entries_.size()); }
+  std::uint64_t uploads() const { return uploads_; }
+  // 0 = ask the GPU (GL_MAX_TEXTURE_SIZE). Tests lower it to exercise the downsampling path.
+  void setMaxTextureSize(int texels) { maxSize_ = texels; }
+
+ private:
+  struct Entry {
+    TextureKey key;
+    Texture texture;
+    int rowStep = 1, colStep = 1;
+    bool usedThisFrame = true;
+  };
+  std::vector<Entry> entries_;  // a handful (one per visible map): a linear scan is fastest
+  std::array<Texture, kColormapCount> colorbars_;
+  HeatmapImage scratch_;        // pixel buffer reused for every upload
+  std::uint64_t uploads_ = 0;
+  int maxSize_ = 0;
+};
+
+}  // namespace mhascope::app

@@ -1,0 +1,46 @@
+// What every panel and widget gets: the state to read and edit, the texture cache, the fonts,
+// and the probes (where named widgets are on screen, for scripted-input tests).
+#pragma once
+
+#include <imgui.h>
+
+#include <map>
+#include <string>
+
+#include "app_state.hpp"
+#include "render/texture_cache.hpp"
+
+namespace mhascope::app {
+
+struct ItemRect {
+  ImVec2 min, max;
+};
+
+// Screen rectangles of named widgets, refreshed every frame; the input script clicks them by
+// name ("click next"), so tests drive the real widgets without hard-coding pixel positions.
+class UiProbes {
+ public:
+  void recordLastItem(const std::string& name) { rects_[name] = {ImGui::GetItemRectMin(), ImGui::GetItemRectMax()}; }
+  const ItemRect* find(const std::string& name) const {
+    auto it = rects_.find(name);
+    return it == rects_.end() ? nullptr : &it->second;
+  }
+  void clear() { rects_.clear(); }
+
+ private:
+  std::map<std::string, ItemRect> rects_;
+};
+
+struct UiContext {
+  AppState& state;
+  ViewState& view;
+  TextureCache& textures;
+  UiProbes& probes;
+  ImFont* monoFont = nullptr;   // DejaVu Sans Mono for formulas and pseudocode (or the default)
+  ImFont* titleFont = nullptr;  // a larger DejaVu Sans for stage titles (or the default)
+};
+
+// "B=1  T_q=9  T_k=9  d_model=16  h=4  d_k=4  mask=causal  scale=sqrt-dk  seed=42"
+std::string configLine(const AppState& state);
+
+}  // namespace mhascope::app

@@ -1,0 +1,106 @@
+#include "widgets/export_button.hpp"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <exception>
+#include <filesystem>
+
+#include "mhascope/export.hpp"
+#include "widgets/colors.hpp"
+
+namespace mhascope::app {
+namespace {
+
+constexpr const char* kExtensions[] = {".png", ".svg", ".pdf"};
+constexpr const char* kFormatLabels[] = {"PNG", "SVG", "PDF"};
+
+std::string defaultFileName(const ExportTarget& t, int format) {
+  const Slice2D& s = *t.slices.front();
+  std::string name = stageInfo(s.stage).name;
+  name += "_b" + std::to_string(s.batchIndex);
+  if (t.grid) {
+    name += "_all_heads";
+  } else if (s.head >= 0) {
+    name += "_h" + std::to_string(s.head + 1);
+  }
+  return name + kExtensions[format];
+}
+
+void saveNow(UiContext& ctx, const ExportTarget& target) {
+  ExportUi& ui = ctx.view.exportUi;
+  const std::string path = (std::filesystem::path(ui.folder) / ui.fileName).string();
+  ExportOptions options;
+  options.colormap = target.colormap;
+  options.range = target.range;
+  options.subtitle = configLine(ctx.state);
+  Status st = Ok{};
+  try {
+    if (target.grid) {
+      std::vector<Slice2D> heads;
+      heads.reserve(target.slices.size());
+      for (const Slice2D* s : target.slices) heads.push_back(*s);
+      st = exportHeadGrid(path, heads, options);
+    } else {
+      st = exportHeatmap(path, *target.slices.front(), options);
+    }
+  } catch (const std::exception& e) {  // bad_alloc, filesystem_error: shown, never fatal
+    st = makeError("cannot export " + path + ": " + e.what());
+  }
+  ui.messageIsError = !st.ok();
+  ui.message = st.ok() ? "Saved " + path : st.error().message;
+}
+
+}  // namespace
+
+void drawExportButton(UiContext& ctx, const char* probeName, const ExportTarget& target) {
+  ImGui::PushID(probeName);
+  ExportUi& ui = ctx.view.exportUi;
+  const bool usable = !target.slices.empty() && target.slices.front() != nullptr;
+  ImGui::BeginDisabled(!usable);
+  if (ImGui::Button("Export…")) {
+    ui.fileName = defaultFileName(target, ui.format);
+    ui.message.clear();
+    ImGui::OpenPopup("export");
+  }
+  ImGui::EndDisabled();
+  ctx.probes.recordLastItem(probeName);
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+    ImGui::SetTooltip(target.grid ? "Save every head of this stage as one picture (PNG, SVG or PDF)"
+                                  : "Save this heatmap as a picture (PNG, SVG or PDF)");
+  }
+  if (usable && ImGui::BeginPopup("export")) {
+    const float em = ImGui::GetFontSize();
+    ImGui::TextUnformatted(target.grid ? "Export all heads" : "Export this heatmap");
+    ImGui::Separator();
+    ImGui::SetNextItemWidth(28 * em);
+    ImGui::InputText("folder", &ui.folder);
+    ImGui::SetNextItemWidth(28 * em);
+    ImGui::InputText("file name", &ui.fileName);
+    for (int f = 0; f < 3; ++f) {
+      ImGui::PushID(f);
+      if (f > 0) ImGui::SameLine();
+      if (ImGui::RadioButton(kFormatLabels[f], ui.format == f)) {
+        ui.format = f;
+        ui.fileName = std::filesystem::path(ui.fileName).replace_extension(kExtensions[f]).string();
+      }
+      ImGui::PopID();
+    }
+    ImGui::TextDisabled("Same picture as: mhascope export (colour scale, labels, title)");
+    if (ImGui::Button("Save", ImVec2(8 * em, 0))) saveNow(ctx, target);
+    ctx.probes.recordLastItem(std::string(probeName) + "_save");
+    ImGui::SameLine();
+    if (ImGui::Button("Close")) ImGui::CloseCurrentPopup();
+    if (!ui.message.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ui.messageIsError ? kErrorColor : kOkColor);
+      ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + 36 * em);
+      ImGui::TextUnformatted(ui.message.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::PopStyleColor();
+    }
+    ImGui::EndPopup();
+  }
+  ImGui::PopID();
+}
+
+}  // namespace mhascope::app

@@ -1,0 +1,47 @@
+// One heatmap on screen: the matrix as ONE texture (never a rectangle per cell), token labels
+// on both axes, a colour bar with its range, masked cells and fully masked rows flagged, a hover
+// tooltip (query token, key token, exact value) with the row and column lit, numbers in the cells
+// when they are big enough to read, and zoom (wheel) + pan (drag) for long sequences.
+#pragma once
+
+#include <imgui.h>
+
+#include "app_state.hpp"
+#include "mhascope/colormap.hpp"
+#include "mhascope/trace.hpp"
+#include "render/texture_cache.hpp"
+
+namespace mhascope::app {
+
+struct HeatmapSpec {
+  const Slice2D* slice = nullptr;
+  HeatmapTexture texture;
+  ColormapId colormap = ColormapId::Viridis;
+  ColorRange range;
+  const Trace* trace = nullptr;  // for the blocked / fully-masked flags; may be null
+  int colBegin = 0, colEnd = -1; // show only these columns (a head's block of d_model); -1 = all
+  int heads = 0, dk = 0;         // colour the column blocks of a d_model axis by head
+  ImU32 frameColor = 0;          // a coloured frame (the head's colour); 0 = none
+  void* colorbarTexture = nullptr;  // TextureCache::colorbar(); null = no colour bar
+  bool axisLabels = true;
+  bool interactive = true;       // zoom and pan
+  bool showNumbers = true;
+  bool tooltip = true;
+};
+
+struct HeatmapHover {
+  bool hovered = false;
+  bool clicked = false;
+  int row = -1, col = -1;  // the cell under the mouse (col in slice columns)
+};
+
+// Draws into `size` at the cursor and advances it. `zoom` may be null (always fit).
+HeatmapHover drawHeatmap(const char* id, const HeatmapSpec& spec, HeatmapZoom* zoom, ImVec2 size);
+
+// The colour bar alone: the map from lo (bottom) to hi (top) with min / mid / max ticks.
+void drawColorbar(ImDrawList* dl, void* texture, ColorRange range, ImVec2 topLeft, float height);
+
+// Width the colour bar and its tick labels need.
+float colorbarWidth();
+
+}  // namespace mhascope::app
