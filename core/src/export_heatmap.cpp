@@ -310,6 +310,8 @@ constexpr double kBarWidth = 18;
 constexpr double kBarMinHeight = 140, kBarMaxHeight = 480;
 constexpr double kTitleFont = 18, kCaptionFont = 12, kAxisFont = 12, kTickFont = 11;
 constexpr std::size_t kMaxLabelCodePoints = 16;
+constexpr std::size_t kMaxCaptionCodePoints = 160;
+constexpr int kMaxCaptionLines = 4;
 constexpr double kPi = 3.14159265358979323846;
 
 struct Rgb {
@@ -492,11 +494,24 @@ Result<Figure> buildFigure(const std::vector<const Slice2D*>& slices, bool grid,
 
     // Caption: title, subtitle, the formula (auto titles), a note when labels were thinned.
     fig.caption.clear();
+    // Caller text may hold line breaks (one caption line each) and may be very long (cut, so
+    // a runaway subtitle cannot widen the picture past its cap).
+    auto addLines = [&](const std::string& text, double fontSize, bool bold, Rgb color) {
+      std::size_t start = 0;
+      for (int n = 0; n < kMaxCaptionLines && start <= text.size(); ++n) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        std::string line = text.substr(start, end - start);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (!line.empty()) fig.caption.push_back({fonts.shape(truncateLabel(line, kMaxCaptionCodePoints)), fontSize, bold, color});
+        start = end + 1;
+      }
+    };
     const bool autoTitle = options.title.empty();
     fig.documentTitle = autoTitle ? defaultTitle(slices, grid) : sanitizeUtf8(options.title);
-    fig.caption.push_back({fonts.shape(fig.documentTitle), kTitleFont, true, kInk});
-    if (!options.subtitle.empty()) fig.caption.push_back({fonts.shape(sanitizeUtf8(options.subtitle)), kCaptionFont, false, kSoftInk});
-    if (autoTitle) fig.caption.push_back({fonts.shape(stageInfo(slices[0]->stage).formula), kCaptionFont, false, kSoftInk});
+    addLines(fig.documentTitle, kTitleFont, true, kInk);
+    if (!options.subtitle.empty()) addLines(sanitizeUtf8(options.subtitle), kCaptionFont, false, kSoftInk);
+    if (autoTitle) addLines(stageInfo(slices[0]->stage).formula, kCaptionFont, false, kSoftInk);
     if (L.rowLabelStride > 1 || L.colLabelStride > 1) {
       std::string note = "labels thinned to fit:";
       if (L.rowLabelStride > 1) note += " every " + ordinal(L.rowLabelStride) + " row";

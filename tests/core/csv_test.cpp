@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <clocale>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -89,9 +90,12 @@ TEST(Csv, NumbersUseADotEvenUnderACommaLocale) {
   if (!std::setlocale(LC_NUMERIC, "de_DE.UTF-8") && !std::setlocale(LC_NUMERIC, "de_DE")) {
     GTEST_SKIP() << "no German locale installed; the to_chars path is locale-free anyway";
   }
+  char probe[16];
+  std::snprintf(probe, sizeof probe, "%.1f", 0.5);  // proves the locale really writes "0,5"
   const std::vector<float> data = {0.5f, -2.75f};
   auto csv = sliceToCsv(makeSlice(data, 1, 2));
   std::setlocale(LC_NUMERIC, saved.c_str());
+  EXPECT_STREQ(probe, "0,5");
   ASSERT_TRUE(csv.ok());
   EXPECT_EQ(*csv, "T_q \\ T_k,0,1\r\n0,0.5,-2.75\r\n");
 }
@@ -119,7 +123,8 @@ TEST(Csv, ExportWritesTheFileAndFailuresLeaveNothing) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, "T_q \\ T_k,0,1\r\n0,0.5,0.5\r\n");
 
-  for (const std::string bad : {(dir / "missing" / "w.csv").string(), dir.string(), std::string("/proc/nope.csv")}) {
+  const std::vector<std::string> badPaths = {(dir / "missing" / "w.csv").string(), dir.string(), "/proc/nope.csv"};
+  for (const std::string& bad : badPaths) {
     auto st = exportCsv(bad, s);
     ASSERT_FALSE(st.ok()) << bad;
     EXPECT_NE(st.error().message.find(bad), std::string::npos) << st.error().message;
