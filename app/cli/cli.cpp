@@ -21,6 +21,7 @@
 #include "mhascope/export.hpp"
 #include "mhascope/npy.hpp"
 #include "mhascope/file_io.hpp"
+#include "mhascope/lessons.hpp"
 #include "mhascope/tokenizer.hpp"
 #include "model_options.hpp"
 
@@ -65,6 +66,7 @@ int cmdInfo(const ModelOptions& mo) {
   const ParamCount pc = countParams(d);
   std::printf("\nParameters (d_model = %lld, h = %lld, d_k = %lld)\n", static_cast<long long>(d),
               static_cast<long long>(h), static_cast<long long>(dk));
+  std::printf("  %-52s %s\n", "one head's W_Q[h] (d_model x d_k)", withThousands(d * dk).c_str());
   std::printf("  %-52s %s\n", "Q/K/V if every head had full d_model projections", withThousands(3 * h * d * d).c_str());
   std::printf("  %-52s %s\n", "Q/K/V with d_k per head (3*h*d_model*d_k)", withThousands(3 * h * d * dk).c_str());
   std::printf("  %-52s %s\n", "Q/K/V as one big matrix each (3*d_model^2)", withThousands(3 * d * d).c_str());
@@ -82,6 +84,26 @@ int cmdInfo(const ModelOptions& mo) {
   std::printf("  whole recorded trace         %s (budget %s)\n",
               formatBytes(estimateTraceBytes(t->batch, t->tq, t->tk, d, h)).c_str(),
               formatBytes(static_cast<double>(r->model.options.memoryBudgetBytes)).c_str());
+  // How the costs grow (lesson 7): each variable doubled on its own, the others kept.
+  {
+    const CostSizes now = costSizesOf(*t);
+    const CostPoint base = costAt(now);
+    std::printf("\nGrowth when one variable doubles (x factor)\n");
+    std::printf("  %-22s %-8s %-12s %-12s %s\n", "", "params", "proj FLOPs", "attn FLOPs", "score memory");
+    for (SweepVariable v : {SweepVariable::Tokens, SweepVariable::DModel, SweepVariable::Heads}) {
+      CostSizes s = now;
+      if (v == SweepVariable::Tokens) s.tq = s.tk = 2 * now.tq;
+      if (v == SweepVariable::DModel) s.dModel = 2 * now.dModel;
+      if (v == SweepVariable::Heads) s.heads = 2 * now.heads;
+      const CostPoint p = costAt(s);
+      const std::string label = std::string(sweepVariableName(v)) + " -> " +
+                                std::to_string(v == SweepVariable::Tokens ? s.tq : v == SweepVariable::DModel ? s.dModel : s.heads);
+      std::printf("  %-22s x%-7.3g x%-11.3g x%-11.3g x%.3g\n", label.c_str(),
+                  static_cast<double>(p.params) / static_cast<double>(base.params),
+                  p.projectionFlops / base.projectionFlops, p.attentionFlops / base.attentionFlops,
+                  p.scoreBytes / base.scoreBytes);
+    }
+  }
   int fully = 0;
   for (auto v : t->fullyMasked) fully += v;
   if (fully) std::printf("\nNote: %d query row(s) have every key blocked; their weights and outputs are 0.\n", fully);
