@@ -160,9 +160,13 @@ class Fonts {
   // A label ready to draw: runs of text per face; code points no face has become "U+1F600".
   Runs shape(std::string_view utf8) {
     Runs runs;
-    auto append = [&runs](int face, std::string_view piece) {
+    bool afterName = false;  // a "U+…" name is set off from its neighbours by spaces
+    auto append = [&runs, &afterName](int face, std::string_view piece, bool isName) {
+      const bool empty = runs.empty();
+      if (!empty && (isName || afterName)) append0(runs, " ");
       if (runs.empty() || runs.back().face != face) runs.push_back(TextRun{face, {}});
       runs.back().text.append(piece);
+      afterName = isName;
     };
     std::size_t i = 0;
     while (i < utf8.size()) {
@@ -170,17 +174,22 @@ class Fonts {
       const char32_t cp = decodeAt(utf8, i);
       const std::string_view bytes = utf8.substr(start, i - start);
       if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0)) {  // control characters have no picture
-        append(0, codePointName(cp));
+        append(0, codePointName(cp), true);
         continue;
       }
       const int face = faceFor(cp);
       if (face >= 0) {
-        append(face, bytes);
+        append(face, bytes, false);
       } else if (!isInvisibleFormatChar(cp)) {
-        append(0, codePointName(cp));
+        append(0, codePointName(cp), true);
       }
     }
     return runs;
+  }
+
+  static void append0(Runs& runs, std::string_view text) {
+    if (runs.empty() || runs.back().face != 0) runs.push_back(TextRun{0, {}});
+    runs.back().text.append(text);
   }
 
   double width(cairo_t* cr, const Runs& runs, double size, bool bold) const {
