@@ -424,7 +424,10 @@ void App::drawUi() {
   ImGui::PushStyleVar(ImGuiStyleVar_WindowBorderSize, 0.0f);
   const ImGuiWindowFlags hostFlags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                      ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoNavFocus |
-                                     ImGuiWindowFlags_NoScrollWithMouse;
+                                     ImGuiWindowFlags_NoScrollWithMouse |
+                                     // glClear already paints this colour; a full-window quad on top
+                                     // costs a software renderer (llvmpipe) several ms per frame
+                                     ImGuiWindowFlags_NoBackground;
   ImGui::Begin("mhascope##host", nullptr, hostFlags);
   ImGui::PopStyleVar();
 
@@ -537,6 +540,8 @@ void App::frame() {
     return;
   }
 
+  const bool bench = options_.benchFrames > 0;
+  const double tUi = Window::now();
   imguiRendererNewFrame();
   window_->imguiPlatformNewFrame();
   ImGuiIO& io = ImGui::GetIO();
@@ -553,9 +558,12 @@ void App::frame() {
     state_.actionError = std::string("something went wrong: ") + e.what() + " (the app keeps running)";
   }
   ImGui::Render();
+  const double tGl = Window::now();
   beginGlFrame(fb.width, fb.height);
   renderImGuiDrawData();
   textures_.endFrame();
+  if (bench) finishGl();
+  const double tSwap = Window::now();
   glErrors_ += drainGlErrors();
   ++framesDrawn_;
 
@@ -570,6 +578,11 @@ void App::frame() {
     screenshotPath_.clear();
   }
   window_->swapBuffers();
+  if (bench) {
+    uiTimes_.push_back((tGl - tUi) * 1000.0);
+    glTimes_.push_back((tSwap - tGl) * 1000.0);
+    swapTimes_.push_back((Window::now() - tSwap) * 1000.0);
+  }
   if (io.WantSaveIniSettings) saveIni();
 }
 
@@ -594,9 +607,16 @@ int App::run() {
     const double median = t[t.size() / 2];
     const double p95 = t[std::min(t.size() - 1, static_cast<std::size_t>(std::ceil(0.95 * static_cast<double>(t.size()))) - 1)];
     const FramebufferSize fb = window_->framebufferSize();
-    std::printf("bench-frames: %zu frames, all-heads grid of %s, T=%d h=%d d_model=%d, %dx%d\n", t.size(),
-                stageInfo(view_.stage).name, state_.trace.tq, state_.trace.heads, state_.trace.dModel, fb.width, fb.height);
+    std::printf("bench-frames: %zu frames, all-heads grid of %s, T=%d h=%d d_model=%d, %dx%d, GL renderer: %s\n",
+                t.size(), stageInfo(view_.stage).name, state_.trace.tq, state_.trace.heads, state_.trace.dModel, fb.width,
+                fb.height, glRendererName());
     std::printf("frame time: median %.2f ms, p95 %.2f ms, max %.2f ms (target p95 <= 16 ms)\n", median, p95, t.back());
+    auto med = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v.empty() ? 0.0 : v[v.size() / 2];
+    };
+    std::printf("median split: ImGui %.2f ms, GL draw %.2f ms, swap %.2f ms; %llu texture uploads in all\n",
+                med(uiTimes_), med(glTimes_), med(swapTimes_), static_cast<unsigned long long>(textures_.uploads()));
   }
   if (glErrors_ > 0) std::fprintf(stderr, "mhascope: %d OpenGL errors were reported\n", glErrors_);
   return exitCode_;

@@ -91,7 +91,8 @@ class App final : public ScriptHost {
   std::string screenshotPath_;  // save after this frame's render
   int exitCode_ = 0;
   bool quitRequested_ = false;
-  std::vector<double> frameTimes_;  // --bench-frames
+  // --bench-frames: whole frames, and where the time goes (ms)
+  std::vector<double> frameTimes_, uiTimes_, glTimes_, swapTimes_;
 };
 
 }  // namespace mhascope::app

@@ -74,9 +74,13 @@ void drawHeadGridPanel(UiContext& ctx) {
   const float gap = 0.6f * em;
   const float cellW = std::max(2.0f * em, (avail.x - cbW) / static_cast<float>(gridCols) - gap);
   const float cellH = std::max(2.0f * em, avail.y / static_cast<float>(gridRows) - gap - titleH);
-  // Square cells for square matrices: the smaller side decides.
+  // Token labels on every map when there is room for them (few heads, short sequences);
+  // otherwise bare square cells, as many as fit.
+  const bool labels = n <= 9 && std::min(cellW / static_cast<float>(cols + 5), cellH / static_cast<float>(rows + 5)) >= em;
   const float side = std::min(cellW / static_cast<float>(cols), cellH / static_cast<float>(rows));
-  const ImVec2 mapSize(std::max(side * static_cast<float>(cols), 2.0f * em), std::max(side * static_cast<float>(rows), 2.0f * em));
+  const ImVec2 mapSize = labels ? ImVec2(cellW, cellH)
+                                : ImVec2(std::max(side * static_cast<float>(cols), 2.0f * em),
+                                         std::max(side * static_cast<float>(rows), 2.0f * em));
   const ImVec2 gridOrigin = ImGui::GetCursorScreenPos();
 
   for (int h = 0; h < n; ++h) {
@@ -87,6 +91,7 @@ void drawHeadGridPanel(UiContext& ctx) {
     ImGui::SetCursorScreenPos(p);
     const bool focused = h == view.head;
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), focused ? "head %d  ◀ in Heatmap" : "head %d", h + 1);
+    ImGui::SetCursorScreenPos(ImVec2(p.x, p.y + titleH));  // under its own title, not at the line start
     const Slice2D& s = perHead ? *slices[static_cast<std::size_t>(h)] : first;
     HeatmapSpec spec;
     spec.slice = &s;
@@ -95,7 +100,7 @@ void drawHeadGridPanel(UiContext& ctx) {
     spec.trace = &t;
     spec.heads = t.heads;
     spec.dk = t.dk;
-    spec.axisLabels = false;
+    spec.axisLabels = labels;
     spec.interactive = false;
     spec.showNumbers = view.showNumbers;
     spec.tooltip = false;

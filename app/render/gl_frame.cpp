@@ -21,6 +21,13 @@ void beginGlFrame(int framebufferWidth, int framebufferHeight) {
   glClear(GL_COLOR_BUFFER_BIT);
 }
 
+void finishGl() { glFinish(); }
+
+const char* glRendererName() {
+  const GLubyte* s = glGetString(GL_RENDERER);
+  return s ? reinterpret_cast<const char*>(s) : "unknown";
+}
+
 int drainGlErrors() {
   int n = 0;
   while (glGetError() != GL_NO_ERROR && n < 1000) ++n;  // bounded: a lost context repeats forever

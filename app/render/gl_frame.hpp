@@ -13,6 +13,10 @@ void renderImGuiDrawData();
 void rebuildImGuiFontTexture();
 
 void beginGlFrame(int framebufferWidth, int framebufferHeight);
+// "llvmpipe (LLVM 15.0.6, 256 bits)" — which GL implementation draws (for benchmark reports).
+const char* glRendererName();
+// Waits until the GPU has finished (the benchmark's breakdown only: it stalls the pipeline).
+void finishGl();
 // Drains glGetError(); returns how many errors were pending.
 int drainGlErrors();
 
