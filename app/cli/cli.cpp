@@ -78,7 +78,7 @@ int cmdInfo(const ModelOptions& mo) {
   std::printf("\nFLOPs per forward (multiply-add = 2)\n");
   std::printf("  projections (Q, K, V, W_o)  %.4g\n  attention (QK^T, AV)        %.4g\n  total                       %.4g\n",
               f.projections, f.attention, f.total());
-  const double scoreBytes = 4.0 * t->batch * h * t->tq * t->tk;
+  const double scoreBytes = 4.0 * t->batch * static_cast<double>(h) * t->tq * t->tk;
   std::printf("\nMemory\n  scores (B*h*T_q*T_k floats)  %s per copy; scores, scaled, masked, weights = 4 copies\n",
               formatBytes(scoreBytes).c_str());
   std::printf("  whole recorded trace         %s (budget %s)\n",
@@ -241,7 +241,7 @@ int cmdBench(const ModelOptions& mo, int repeat) {
   // The reference: one Eigen GEMM (M x K) * (K x N) with M = B*T_q, K = d_model and N chosen so
   // that it does the same number of FLOPs as one forward.
   const Eigen::Index M = B * Tq, K = d;
-  const Eigen::Index N = std::max<Eigen::Index>(1, static_cast<Eigen::Index>(f.total() / (2.0 * M * K) + 0.5));
+  const Eigen::Index N = std::max<Eigen::Index>(1, static_cast<Eigen::Index>(f.total() / (2.0 * static_cast<double>(M) * static_cast<double>(K)) + 0.5));
   RowMatrix a = RowMatrix::Random(M, K), b = RowMatrix::Random(K, N), c(M, N);
   Trace trace;
   if (auto s = forward(m.inputs, m.weights, m.options, trace); !s) return fail(s.error().message);  // warm-up
@@ -257,7 +257,7 @@ int cmdBench(const ModelOptions& mo, int repeat) {
     tg.push_back(std::chrono::duration<double>(t2 - t1).count());
   }
   const double mf = median(tf), mg = median(tg);
-  const double gemmFlops = 2.0 * M * K * N;
+  const double gemmFlops = 2.0 * static_cast<double>(M) * static_cast<double>(K) * static_cast<double>(N);
   std::printf("config: %s (threads: %d)\n", r->describe.c_str(), Eigen::nbThreads());
   std::printf("flops per forward: %.3f GFLOP (projections %.3f, attention %.3f)\n", f.total() / 1e9,
               f.projections / 1e9, f.attention / 1e9);
