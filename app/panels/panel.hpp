@@ -33,6 +33,17 @@ void drawHeadGridPanel(UiContext& ctx);     // panels/head_grid_panel.cpp
 void drawStagePanel(UiContext& ctx);        // panels/stage_panel.cpp
 void drawShapeTracePanel(UiContext& ctx);   // panels/shape_trace_panel.cpp
 void drawStatusLine(UiContext& ctx);        // panels/status_line.cpp
+// The lessons (issue 4), one tab each: panels/lesson_*.cpp.
+void drawLessonSplitPanel(UiContext& ctx);        // 1 one big matrix = h small ones
+void drawLessonParamsPanel(UiContext& ctx);       // 2 where the parameters go
+void drawLessonMixPanel(UiContext& ctx);          // 3 mix, then split
+void drawLessonSpecialistsPanel(UiContext& ctx);  // 4 specialist heads + score editor
+void drawLessonMasksPanel(UiContext& ctx);        // 5 mask on / off
+void drawLessonPitfallsPanel(UiContext& ctx);     // 6 pitfall lab
+void drawLessonCostPanel(UiContext& ctx);         // 7 cost counters
+void drawLessonLinesPanel(UiContext& ctx);        // 8 token lines
+void drawLessonCellPanel(UiContext& ctx);         // 9 one cell, taken apart
+void drawLessonQuizPanel(UiContext& ctx);         // 10 quiz
 
 // Tab titles the rest of the app refers to.
 inline constexpr const char* kHeatmapTab = "Heatmap";

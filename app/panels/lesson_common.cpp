@@ -1,0 +1,110 @@
+// Shared helpers of the lesson tabs (see lesson_common.hpp).
+#include "panels/lesson_common.hpp"
+
+#include <cstdarg>
+#include <cstdio>
+
+#include "widgets/colors.hpp"
+
+namespace mhascope::app {
+
+namespace {
+// The one LessonState of the window. Kept here rather than in ViewState only because
+// app_state.hpp belongs to the app's own files; moving it there is a one-line change.
+LessonState gLessonState;
+}  // namespace
+
+LessonState& lessonState() { return gLessonState; }
+
+bool lessonHasTrace(UiContext& ctx) {
+  if (ctx.state.hasTrace()) return true;
+  ImGui::TextDisabled(ctx.state.computing ? "computing…" : "no picture yet: fix the configuration on the left");
+  return false;
+}
+
+const Model* lessonModel(UiContext& ctx) {
+  LessonState& ls = lessonState();
+  const Model* m = ls.model.get(ctx.state.traceSerial, 0, [&] { return buildModel(ctx.state.traceConfig); });
+  if (!m) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", ls.model.error.c_str());
+  return m;
+}
+
+bool lessonSizeOk(const Trace& t) {
+  constexpr double kLimit = 64.0 * 1024 * 1024;
+  const double bytes = estimateTraceBytes(t.batch, t.tq, t.tk, t.dModel, t.heads);
+  if (bytes <= kLimit) return true;
+  ImGui::TextWrapped("This lesson recomputes the whole pass several times; at %s per trace that would stall the "
+                     "window. Use fewer tokens, heads or batch items (below %s).",
+                     formatBytes(bytes).c_str(), formatBytes(kLimit).c_str());
+  return false;
+}
+
+void lessonHeader(UiContext& ctx, const char* title, const char* why) {
+  if (ctx.titleFont) ImGui::PushFont(ctx.titleFont);
+  ImGui::TextUnformatted(title);
+  if (ctx.titleFont) ImGui::PopFont();
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("%s", why);
+  ImGui::PopTextWrapPos();
+  ImGui::Spacing();
+}
+
+HeatmapHover drawMatrix(UiContext& ctx, const char* id, const MatrixPicture& m, ImVec2 size) {
+  Slice2D s;
+  s.stage = m.stage;
+  s.batchIndex = m.batchIndex;
+  s.head = m.head;
+  s.rows = m.rows;
+  s.cols = m.cols;
+  s.data = m.data;
+  s.rowAxis = m.rowAxis;
+  s.colAxis = m.colAxis;
+  s.rowLabels = m.rowLabels;
+  s.colLabels = m.colLabels;
+  for (int r = static_cast<int>(s.rowLabels.size()); r < m.rows; ++r) s.rowLabels.push_back(std::to_string(r));
+  for (int c = static_cast<int>(s.colLabels.size()); c < m.cols; ++c) s.colLabels.push_back(std::to_string(c));
+  HeatmapSpec spec;
+  spec.slice = &s;
+  spec.colormap = defaultColormap(m.kind);
+  spec.range = m.range ? *m.range : rangeFor(m.kind, m.data, static_cast<std::size_t>(m.rows) * static_cast<std::size_t>(m.cols));
+  spec.trace = m.trace;
+  spec.showNumbers = m.numbers;
+  spec.interactive = false;
+  spec.heads = m.heads;
+  spec.dk = m.dk;
+  if (m.colorbar) spec.colorbarTexture = ctx.textures.colorbar(spec.colormap).imguiId();
+  if (m.head >= 0) spec.frameColor = headColor(m.head);
+  // Lesson pictures use stage codes past the pipeline's, so they never share a texture with it.
+  const TextureKey key{ctx.state.traceSerial, 1000 + m.textureTag, m.batchIndex, m.head, spec.colormap, spec.range.lo,
+                       spec.range.hi};
+  spec.texture = ctx.textures.get(key, m.data, m.rows, m.cols);
+  return drawHeatmap(id, spec, nullptr, size);
+}
+
+std::string formatCount(std::int64_t v) {
+  const std::string digits = std::to_string(v);
+  const std::size_t start = v < 0 ? 1 : 0;
+  std::string out = digits.substr(0, start);
+  for (std::size_t i = start; i < digits.size(); ++i) {
+    if (i > start && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+std::string formatNumber(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+void coloredSymbol(const char* symbol, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  ImGui::PushStyleColor(ImGuiCol_Text, symbolColor(symbol));
+  ImGui::TextV(fmt, args);
+  ImGui::PopStyleColor();
+  va_end(args);
+}
+
+}  // namespace mhascope::app

@@ -1,0 +1,83 @@
+// Lesson 7 — cost counters: the live parameters, FLOPs (projections and attention apart) and
+// score memory, and how each grows while one of T, d_model, h sweeps (PlotLines, no implot).
+#include <imgui.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "panels/lesson_common.hpp"
+#include "panels/panel.hpp"
+#include "widgets/colors.hpp"
+
+namespace mhascope::app {
+
+void drawLessonCostPanel(UiContext& ctx) {
+  lessonHeader(ctx, "Cost counters",
+               "Parameters grow with d_model^2 and ignore T and h. Projection FLOPs grow with T * d_model^2; attention "
+               "FLOPs with T^2 * d_model; the score tables with h * T^2 — that T^2 is what makes long inputs expensive. "
+               "Splitting into more heads costs no parameters or FLOPs, only score memory.");
+  if (!lessonHasTrace(ctx)) return;
+  const Trace& t = ctx.state.trace;
+  LessonState& ls = lessonState();
+  const float em = ImGui::GetFontSize();
+  const CostSizes now = costSizesOf(t);
+  const CostPoint c = costAt(now);
+  if (ImGui::BeginTable("now", 2, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
+    auto row = [](const char* name, const std::string& v) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(name);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(v.c_str());
+    };
+    row("parameters (with biases)", formatCount(c.params));
+    row("FLOPs, projections (Q, K, V, W_o)", formatNumber(c.projectionFlops, 4));
+    row("FLOPs, attention (Q K^T, A V)", formatNumber(c.attentionFlops, 4));
+    row("score memory, one (B, h, T_q, T_k) copy", formatBytes(c.scoreBytes));
+    row("whole recorded trace", formatBytes(c.traceBytes));
+    ImGui::EndTable();
+  }
+  ImGui::TextUnformatted("sweep:");
+  const char* names[] = {"T", "d_model", "h"};
+  for (int i = 0; i < 3; ++i) {
+    ImGui::SameLine();
+    ImGui::PushStyleColor(ImGuiCol_Text, symbolColor(names[i]));
+    ImGui::RadioButton(names[i], &ls.sweepVariable, i);
+    ImGui::PopStyleColor();
+  }
+  const auto var = static_cast<SweepVariable>(ls.sweepVariable);
+  int& to = ls.sweepTo[ls.sweepVariable];
+  ImGui::SameLine(0, em);
+  ImGui::SetNextItemWidth(14 * em);
+  const int maxTo = var == SweepVariable::Heads ? std::max(1, t.dModel) : 4096;
+  to = std::clamp(to, 2, std::max(2, maxTo));
+  ImGui::SliderInt("sweep up to", &to, 2, std::max(2, maxTo), "%d", ImGuiSliderFlags_Logarithmic);
+  auto pts = costSweep(now, var, 1, to, 64);
+  if (!pts) {
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", pts.error().message.c_str());
+    return;
+  }
+  std::vector<float> params, proj, attn, scores;
+  for (const CostPoint& p : *pts) {
+    params.push_back(static_cast<float>(p.params));
+    proj.push_back(static_cast<float>(p.projectionFlops));
+    attn.push_back(static_cast<float>(p.attentionFlops));
+    scores.push_back(static_cast<float>(p.scoreBytes));
+  }
+  const std::string range = std::string(names[ls.sweepVariable]) + " = " + std::to_string(pts->front().value) + " .. " +
+                            std::to_string(pts->back().value) + " (others as now)";
+  ImGui::TextDisabled("%s, %zu points; each plot from 0 to its largest value", range.c_str(), pts->size());
+  const float w = std::min(ImGui::GetContentRegionAvail().x, 40.0f * em);
+  const float ph = std::max(3.5f * em, (ImGui::GetContentRegionAvail().y - 2.0f * em) / 4.0f - ImGui::GetStyle().ItemSpacing.y);
+  auto plot = [&](const char* id, const std::vector<float>& v, const std::string& label) {
+    const float top = *std::max_element(v.begin(), v.end());
+    ImGui::PlotLines(id, v.data(), static_cast<int>(v.size()), 0, label.c_str(), 0.0f, top > 0 ? top * 1.05f : 1.0f,
+                     ImVec2(w, ph));
+  };
+  plot("##p", params, "parameters: up to " + formatCount(static_cast<std::int64_t>(params.back())));
+  plot("##f", proj, "projection FLOPs: up to " + formatNumber(proj.back(), 3));
+  plot("##a", attn, "attention FLOPs: up to " + formatNumber(attn.back(), 3));
+  plot("##s", scores, "score memory: up to " + formatBytes(scores.back()));
+}
+
+}  // namespace mhascope::app

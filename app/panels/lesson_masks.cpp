@@ -1,0 +1,91 @@
+// Lesson 5 — mask on / off: the same input with no mask and with a causal (or key padding) mask,
+// their weights side by side, the difference map and how much the outputs moved.
+#include <imgui.h>
+
+#include <algorithm>
+
+#include "panels/lesson_common.hpp"
+#include "panels/panel.hpp"
+#include "widgets/colors.hpp"
+
+namespace mhascope::app {
+
+void drawLessonMasksPanel(UiContext& ctx) {
+  lessonHeader(ctx, "Mask on / off",
+               "A mask sets blocked scores to -inf before the softmax, so those keys get weight exactly 0 and the "
+               "remaining keys share the whole weight. Causal: a query may not look at later tokens. Key padding: "
+               "nobody may look at filler tokens that only even out a batch.");
+  if (!lessonHasTrace(ctx)) return;
+  const Trace& t = ctx.state.trace;
+  if (!lessonSizeOk(t)) return;
+  const Model* model = lessonModel(ctx);
+  if (!model) return;
+  LessonState& ls = lessonState();
+  const float em = ImGui::GetFontSize();
+  ImGui::RadioButton("causal", &ls.maskKind, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("key padding", &ls.maskKind, 1);
+  if (ls.maskKind == 1) {
+    ImGui::SameLine(0, em);
+    ImGui::SetNextItemWidth(8 * em);
+    ls.padKeys = std::clamp(ls.padKeys, 0, t.tk);
+    ImGui::SliderInt("padded keys (0 = T_k / 3)", &ls.padKeys, 0, t.tk);
+  }
+  const int variant = ls.maskKind * 100000 + ls.padKeys;
+  const MaskComparison* r = ls.masks.get(ctx.state.traceSerial, variant, [&] {
+    return maskComparison(*model, ls.maskKind == 0 ? MaskLesson::Causal : MaskLesson::KeyPadding, ls.padKeys);
+  });
+  if (!r) {
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", ls.masks.error.c_str());
+    return;
+  }
+  const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
+  const int h = std::clamp(ctx.view.head, 0, t.heads - 1);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "head %d (pick it in the Heatmap tab)", h + 1);
+  ImGui::SameLine(0, em);
+  ImGui::Text("mean |difference| of the outputs: %.4g   (max %.4g)   blocked cells per head: %d", r->meanAbsOutputDiff,
+              r->maxAbsOutputDiff, r->blockedCells);
+  const std::size_t off = (static_cast<std::size_t>(b) * static_cast<std::size_t>(t.heads) + static_cast<std::size_t>(h)) *
+                          static_cast<std::size_t>(t.tq) * static_cast<std::size_t>(t.tk);
+  const float side = std::clamp((ImGui::GetContentRegionAvail().x - 9.0f * em) / 3.0f, 8.0f * em, 26.0f * em);
+  struct Pic {
+    const char* title;
+    const Trace* trace;
+    const float* data;
+    DataKind kind;
+  };
+  const Pic pics[] = {{"no mask", &r->unmasked, r->unmasked.tensor(StageId::Weights).ptr() + off, DataKind::Probability},
+                      {ls.maskKind == 0 ? "causal mask" : "key padding", &r->masked,
+                       r->masked.tensor(StageId::Weights).ptr() + off, DataKind::Probability},
+                      {"difference (masked - none)", nullptr, r->weightDiff.ptr() + off, DataKind::Signed}};
+  for (int i = 0; i < 3; ++i) {
+    ImGui::PushID(i);
+    if (i) ImGui::SameLine(0, em);
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted(pics[i].title);
+    MatrixPicture m;
+    m.data = pics[i].data;
+    m.rows = t.tq;
+    m.cols = t.tk;
+    m.rowLabels = t.queryTokens[static_cast<std::size_t>(b)];
+    m.colLabels = t.keyTokens[static_cast<std::size_t>(b)];
+    m.kind = pics[i].kind;
+    m.trace = pics[i].trace;
+    m.batchIndex = b;
+    m.head = h;
+    m.textureTag = 50 + i + 3 * variant;
+    m.colorbar = i != 0;
+    m.numbers = t.tk <= 10;
+    drawMatrix(ctx, "m", m, ImVec2(side + (m.colorbar ? 3.5f * em : 0.0f), side));
+    ImGui::EndGroup();
+    ImGui::PopID();
+  }
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("Blue cells lost weight (they are blocked, or their row now shares among fewer keys); red cells "
+                      "gained it. Causal: the first query can only see itself, so its weight there becomes 1; the last "
+                      "query sees everything and does not change. Max |weight difference|: %.3g.",
+                      r->maxAbsWeightDiff);
+  ImGui::PopTextWrapPos();
+}
+
+}  // namespace mhascope::app

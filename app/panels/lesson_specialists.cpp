@@ -1,0 +1,155 @@
+// Lesson 4 — specialist heads: scores set by hand (the "specialists" preset) and an editor for any
+// head's score cell; everything downstream recomputes through the normal config → trace path.
+#include <imgui.h>
+
+#include <algorithm>
+#include <string>
+
+#include "panels/lesson_common.hpp"
+#include "panels/panel.hpp"
+#include "widgets/colors.hpp"
+
+namespace mhascope::app {
+
+namespace {
+
+bool tokenCombo(const char* label, int& index, const std::vector<std::string>& tokens) {
+  bool changed = false;
+  const std::string shown = std::to_string(index) + " '" + tokens[static_cast<std::size_t>(index)] + "'";
+  if (ImGui::BeginCombo(label, shown.c_str())) {
+    for (int i = 0; i < static_cast<int>(tokens.size()); ++i) {
+      ImGui::PushID(i);
+      const std::string l = std::to_string(i) + " '" + tokens[static_cast<std::size_t>(i)] + "'";
+      if (ImGui::Selectable(l.c_str(), i == index)) {
+        index = i;
+        changed = true;
+      }
+      ImGui::PopID();
+    }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
+void markEdited(AppState& st) {
+  st.configDirty = true;
+  if (st.presetName.find(" (edited)") == std::string::npos) st.presetName += " (edited)";
+}
+
+}  // namespace
+
+void drawLessonSpecialistsPanel(UiContext& ctx) {
+  lessonHeader(ctx, "Specialist heads",
+               "Here the scores are typed in by hand: in the specialists preset, head 1 links 'it' and 'soft' to "
+               "'mat', head 2 links 'sat' and 'cat' both ways, and every other token mostly looks at itself. Real "
+               "heads are never assigned such roles: they find them through training, because that lowers the loss.");
+  AppState& st = ctx.state;
+  if (st.config.scoreOverride.empty()) {
+    ImGui::TextDisabled("This configuration has no hand-set scores.");
+    ImGui::SameLine();
+    if (ImGui::Button("Load the specialists preset")) {
+      auto p = loadPreset("specialists");
+      if (p) {
+        st.config = std::move(p).value();
+        st.presetName = "specialists";
+        st.configDirty = true;
+      } else {
+        st.actionError = p.error().message;
+      }
+    }
+    ctx.probes.recordLastItem("load_specialists");
+  }
+  if (!lessonHasTrace(ctx)) return;
+  const Trace& t = st.trace;
+  LessonState& ls = lessonState();
+  const float em = ImGui::GetFontSize();
+  const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
+
+  // Every head's weights, side by side.
+  const int n = t.heads;
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float side = std::clamp((avail - static_cast<float>(n) * 1.0f * em) / static_cast<float>(std::min(n, 3)) , 12.0f * em, 30.0f * em);
+  for (int h = 0; h < n && h < 6; ++h) {
+    ImGui::PushID(h);
+    if (h % 3 != 0) ImGui::SameLine(0, em);
+    ImGui::BeginGroup();
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "head %d weights", h + 1);
+    const Slice2D* s = st.slice(StageId::Weights, b, h);
+    if (s) {
+      MatrixPicture m;
+      m.data = s->data;
+      m.rows = s->rows;
+      m.cols = s->cols;
+      m.rowLabels = s->rowLabels;
+      m.colLabels = s->colLabels;
+      m.trace = &t;
+      m.batchIndex = b;
+      m.head = h;
+      m.textureTag = 40;
+      m.colorbar = h == std::min(n, 3) - 1;
+      const HeatmapHover hov = drawMatrix(ctx, "w", m, ImVec2(side + (m.colorbar ? 3.5f * em : 0.0f), side * 0.95f));
+      if (hov.clicked) {
+        ls.editHead = h;
+        ls.editQuery = hov.row;
+        ls.editKey = hov.col;
+        auto c = cellBreakdown(t, b, h, hov.row, hov.col);
+        if (c) ls.editScore = c->recordedScore;
+      }
+    }
+    ImGui::EndGroup();
+    ImGui::PopID();
+  }
+
+  // The editor.
+  ImGui::Separator();
+  ImGui::TextUnformatted("Score editor (click a cell above to pick it)");
+  ls.editHead = std::clamp(ls.editHead, 0, t.heads - 1);
+  ls.editQuery = std::clamp(ls.editQuery, 0, t.tq - 1);
+  ls.editKey = std::clamp(ls.editKey, 0, t.tk - 1);
+  ImGui::SetNextItemWidth(6 * em);
+  int h1 = ls.editHead + 1;
+  if (ImGui::SliderInt("head", &h1, 1, t.heads)) ls.editHead = h1 - 1;
+  ImGui::SameLine(0, em);
+  ImGui::SetNextItemWidth(9 * em);
+  tokenCombo("query", ls.editQuery, t.queryTokens[static_cast<std::size_t>(b)]);
+  ImGui::SameLine(0, em);
+  ImGui::SetNextItemWidth(9 * em);
+  tokenCombo("key", ls.editKey, t.keyTokens[static_cast<std::size_t>(b)]);
+  ImGui::SetNextItemWidth(8 * em);
+  ImGui::InputFloat("raw score", &ls.editScore, 1.0f, 4.0f, "%.2f");
+  ctx.probes.recordLastItem("score_input");
+  ls.editScore = std::clamp(ls.editScore, -1000.0f, 1000.0f);
+  ImGui::SameLine(0, em);
+  if (ImGui::Button("Set cell")) {
+    setScoreCell(st.config, ls.editHead, ls.editQuery, ls.editKey, ls.editScore);
+    markEdited(st);
+  }
+  ctx.probes.recordLastItem("set_cell");
+  ImGui::SameLine();
+  if (ImGui::Button("Clear cell")) {
+    clearScoreCell(st.config, ls.editHead, ls.editQuery, ls.editKey);
+    markEdited(st);
+  }
+  auto cell = cellBreakdown(t, b, ls.editHead, ls.editQuery, ls.editKey);
+  if (cell) {
+    ImGui::Text("now: score %.3f%s -> scaled %.3f -> weight %.3f", static_cast<double>(cell->recordedScore),
+                cell->handSet ? " (hand-set)" : " (q . k)", cell->scaled,
+                cell->rowRecorded[static_cast<std::size_t>(ls.editKey)]);
+  }
+  const ScoreOverride& so = st.config.scoreOverride;
+  if (!so.empty()) {
+    if (const Model* m = lessonModel(ctx)) {
+      ImGui::TextDisabled("%d of %zu listed cells apply to this sentence and h%s%s", countAppliedScoreCells(st.traceConfig, *m),
+                          st.traceConfig.scoreOverride.cells.size(),
+                          so.self ? (", diagonal = " + formatNumber(*so.self)).c_str() : "",
+                          so.other ? (", every other cell = " + formatNumber(*so.other)).c_str() : ", others = q . k");
+    }
+  }
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("Raw scores are divided by sqrt(d_k) = %.3g before the softmax, so a gap of 8 between two raw "
+                      "scores becomes a factor of e^(8 / sqrt(d_k)) between their weights.",
+                      1.0 / static_cast<double>(t.scaleFactor));
+  ImGui::PopTextWrapPos();
+}
+
+}  // namespace mhascope::app

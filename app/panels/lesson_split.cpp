@@ -1,0 +1,114 @@
+// Lesson 1 — one big matrix = h small ones: W_Q[h] is the column block h*d_k .. (h+1)*d_k of W_q;
+// the per-head loop and the vectorized pass agree stage by stage, and skipping the transpose
+// builds heads from the wrong numbers.
+#include <imgui.h>
+
+#include <algorithm>
+
+#include "panels/lesson_common.hpp"
+#include "panels/panel.hpp"
+#include "widgets/colors.hpp"
+
+namespace mhascope::app {
+
+void drawLessonSplitPanel(UiContext& ctx) {
+  lessonHeader(ctx, "One big matrix = h small ones",
+               "Head h's projection W_Q[h] (d_model x d_k) is just the column block h*d_k .. (h+1)*d_k of W_q. "
+               "So one matmul X W_q, a reshape and a transpose compute every head at once, and give exactly what a "
+               "loop over heads (slice, attend, collect, concatenate) gives.");
+  if (!lessonHasTrace(ctx)) return;
+  const Trace& t = ctx.state.trace;
+  if (!lessonSizeOk(t)) return;
+  const Model* model = lessonModel(ctx);
+  if (!model) return;
+  LessonState& ls = lessonState();
+  const LoopVsVectorized* r = ls.split.get(ctx.state.traceSerial, 0, [&] { return perHeadLoopVsVectorized(*model); });
+  if (!r) {
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", ls.split.error.c_str());
+    return;
+  }
+  const float em = ImGui::GetFontSize();
+  ls.splitHead = std::clamp(ls.splitHead, 0, t.heads - 1);
+
+  // Left: W_q with its head blocks; right: the comparison table.
+  if (ImGui::BeginTable("split", 2, ImGuiTableFlags_SizingStretchProp)) {
+    ImGui::TableNextColumn();
+    ImGui::SetNextItemWidth(8 * em);
+    int h1 = ls.splitHead + 1;
+    if (ImGui::SliderInt("head", &h1, 1, t.heads)) ls.splitHead = h1 - 1;
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(ls.splitHead)), "W_Q[%d] = W_q[:, %d:%d]  (%d x %d)",
+                       ls.splitHead + 1, ls.splitHead * t.dk, (ls.splitHead + 1) * t.dk, t.dModel, t.dk);
+    MatrixPicture w;
+    w.data = model->weights.wq.data();
+    w.rows = w.cols = t.dModel;
+    w.rowAxis = "d_model";
+    w.colAxis = "d_model";
+    w.kind = DataKind::Signed;
+    w.heads = t.heads;
+    w.dk = t.dk;
+    w.textureTag = 1;
+    w.numbers = t.dModel <= 12;
+    const float side = std::min(ImGui::GetContentRegionAvail().x, 26.0f * em);
+    drawMatrix(ctx, "wq", w, ImVec2(side, side * 0.9f));
+    ImGui::TextDisabled("W_q, input feature i (rows) -> output feature j (columns);\nthe coloured strip shows which head owns each column.");
+
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted("max |difference| per stage");
+    if (ImGui::BeginTable("diffs", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+      ImGui::TableSetupColumn("stage");
+      ImGui::TableSetupColumn("loop vs vectorized");
+      ImGui::TableSetupColumn("transpose skipped");
+      ImGui::TableHeadersRow();
+      for (std::size_t i = 0; i < r->loopVsVectorized.size(); ++i) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(stageInfo(r->loopVsVectorized[i].stage).title);
+        ImGui::TableNextColumn();
+        const double a = r->loopVsVectorized[i].maxAbsDiff, b = r->skippedVsCorrect[i].maxAbsDiff;
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(a < 1e-4 ? kOkColor : kErrorColor), "%.2g", a);
+        ImGui::TableNextColumn();
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(b < 1e-4 ? kOkColor : kErrorColor), "%.3g", b);
+      }
+      ImGui::EndTable();
+    }
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("~1e-7 is float rounding: the two formulations do the same arithmetic in a different order.");
+    ImGui::PopTextWrapPos();
+    ImGui::EndTable();
+  }
+
+  ImGui::Separator();
+  ImGui::TextUnformatted("Transpose skipped: view(B, h, T, d_k) instead of view(B, T, h, d_k).transpose(1, 2)");
+  ImGui::PushTextWrapPos(0.0f);
+  if (t.heads == 1 || t.tq == 1) {
+    ImGui::TextDisabled("With h = 1 or T = 1 the transpose moves nothing, so the mistake is invisible here. Pick h > 1.");
+  } else {
+    ImGui::Text("Where head %d's Q numbers came from (token, feature of q_proj) — %d of %d entries in the whole Q come "
+                "from another token than the row they sit in (red):",
+                ls.splitHead + 1, r->skippedWrongToken, t.heads * t.tq * t.dk);
+  }
+  ImGui::PopTextWrapPos();
+  const int shownRows = std::min(t.tq, 12), shownCols = std::min(t.dk, 8);
+  if (ImGui::BeginTable("sources", shownCols + 1, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
+    ImGui::TableSetupColumn("row (query)");
+    for (int c = 0; c < shownCols; ++c) ImGui::TableSetupColumn(("col " + std::to_string(c)).c_str());
+    ImGui::TableHeadersRow();
+    for (int row = 0; row < shownRows; ++row) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("%d '%s'", row, t.queryTokens[0][static_cast<std::size_t>(row)].c_str());
+      for (int c = 0; c < shownCols; ++c) {
+        ImGui::TableNextColumn();
+        const FeatureSource src = r->skippedSource(ls.splitHead, row, c);
+        const bool wrong = src.token != row;
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(wrong ? kErrorColor : kOkColor), "t%d f%d", src.token,
+                           src.feature);
+      }
+    }
+    ImGui::EndTable();
+  }
+  ImGui::TextDisabled("Correct: row t, col c of head %d is (t, f%d+c). Output max |difference| with the mistake: %.3g",
+                      ls.splitHead + 1, ls.splitHead * t.dk, r->skippedOutputMaxAbsDiff);
+}
+
+}  // namespace mhascope::app
