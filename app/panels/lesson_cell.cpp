@@ -31,8 +31,8 @@ void drawLessonCellPanel(UiContext& ctx) {
   ImGui::SameLine();
   ImGui::TextDisabled("click a cell of the scaled scores");
 
-  if (ImGui::BeginTable("cell", 2, ImGuiTableFlags_SizingStretchProp)) {
-    ImGui::TableNextColumn();
+  {
+    ImGui::BeginGroup();
     const Slice2D* s = ctx.state.slice(StageId::ScaledScores, b, ls.cellHead);
     if (s) {
       MatrixPicture m;
@@ -47,19 +47,21 @@ void drawLessonCellPanel(UiContext& ctx) {
       m.head = ls.cellHead;
       m.textureTag = 90;
       m.numbers = t.tk <= 10;
-      const float side = std::min(ImGui::GetContentRegionAvail().x - 4.0f * em, 22.0f * em);
-      const HeatmapHover hov = drawMatrix(ctx, "scores", m, ImVec2(side + 3.5f * em, side));
+      const float side = std::clamp(ImGui::GetContentRegionAvail().x * 0.45f - colorbarWidth(), 10.0f * em, 22.0f * em);
+      const HeatmapHover hov = drawMatrix(ctx, "scores", m, ImVec2(side + colorbarWidth() + 0.5f * em, side));
       ctx.probes.recordLastItem("cell_heatmap");
       if (hov.clicked) {
         ls.cellQuery = hov.row;
         ls.cellKey = hov.col;
       }
     }
-    ImGui::TableNextColumn();
+    ImGui::EndGroup();
+    ImGui::SameLine(0, em);
+    ImGui::BeginGroup();
     auto c = cellBreakdown(t, b, ls.cellHead, ls.cellQuery, ls.cellKey);
     if (!c) {
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", c.error().message.c_str());
-      ImGui::EndTable();
+      ImGui::EndGroup();
       return;
     }
     const auto& qt = t.queryTokens[static_cast<std::size_t>(b)];
@@ -69,7 +71,7 @@ void drawLessonCellPanel(UiContext& ctx) {
                        kt[static_cast<std::size_t>(c->key)].c_str());
     if (ImGui::BeginTable("qk", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
                                        ImGuiTableFlags_ScrollY,
-                          ImVec2(0, std::min(static_cast<float>(c->q.size() + 2) * ImGui::GetFrameHeight(), 12.0f * em)))) {
+                          ImVec2(24.0f * em, std::min(static_cast<float>(c->q.size() + 2) * ImGui::GetFrameHeight(), 12.0f * em)))) {
       ImGui::TableSetupScrollFreeze(0, 1);
       ImGui::TableSetupColumn("d_k feature");
       ImGui::TableSetupColumn("q");
@@ -96,7 +98,7 @@ void drawLessonCellPanel(UiContext& ctx) {
     ImGui::Text("x %.5g (%s) = %+.5f   (recorded %+.5f)", static_cast<double>(c->scaleFactor), scaleName(t.scale),
                 c->scaled, static_cast<double>(c->recordedScaled));
     if (c->blocked) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "masked: -inf, weight exactly 0");
-    ImGui::EndTable();
+    ImGui::EndGroup();
     // The row's softmax.
     ImGui::Separator();
     ImGui::Text("Row softmax: max = %.4f, sum of exp(x - max) = %.5f", c->rowMax, c->rowExpSum);
@@ -122,8 +124,6 @@ void drawLessonCellPanel(UiContext& ctx) {
       ImGui::EndTable();
     }
     ImGui::TextDisabled("Recomputed row vs recorded weights: max |difference| %.2g", c->rowMaxAbsDiff);
-  } else {
-    return;
   }
 }
 

@@ -47,7 +47,7 @@ void drawLessonMasksPanel(UiContext& ctx) {
               r->maxAbsOutputDiff, r->blockedCells);
   const std::size_t off = (static_cast<std::size_t>(b) * static_cast<std::size_t>(t.heads) + static_cast<std::size_t>(h)) *
                           static_cast<std::size_t>(t.tq) * static_cast<std::size_t>(t.tk);
-  const float side = std::clamp((ImGui::GetContentRegionAvail().x - 9.0f * em) / 3.0f, 8.0f * em, 26.0f * em);
+  const float side = std::clamp((ImGui::GetContentRegionAvail().x - 3.0f * (colorbarWidth() + 1.5f * em)) / 3.0f, 8.0f * em, 26.0f * em);
   struct Pic {
     const char* title;
     const Trace* trace;
@@ -74,9 +74,9 @@ void drawLessonMasksPanel(UiContext& ctx) {
     m.batchIndex = b;
     m.head = h;
     m.textureTag = 50 + i + 3 * variant;
-    m.colorbar = i != 0;
+    m.colorbar = true;
     m.numbers = t.tk <= 10;
-    drawMatrix(ctx, "m", m, ImVec2(side + (m.colorbar ? 3.5f * em : 0.0f), side));
+    drawMatrix(ctx, "m", m, ImVec2(side + colorbarWidth() + 0.5f * em, side));
     ImGui::EndGroup();
     ImGui::PopID();
   }

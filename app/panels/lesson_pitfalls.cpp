@@ -47,7 +47,7 @@ void drawLessonPitfallsPanel(UiContext& ctx) {
   const Trace& c = r->correct;
   const std::size_t off = (static_cast<std::size_t>(b) * static_cast<std::size_t>(c.heads) + static_cast<std::size_t>(h)) *
                           static_cast<std::size_t>(c.tq) * static_cast<std::size_t>(c.tk);
-  const float side = std::clamp((ImGui::GetContentRegionAvail().x - 9.0f * em) / 3.0f, 8.0f * em, 22.0f * em);
+  const float side = std::clamp((ImGui::GetContentRegionAvail().x - 3.0f * (colorbarWidth() + 1.5f * em)) / 3.0f, 8.0f * em, 22.0f * em);
   struct Pic {
     const char* title;
     const float* data;
@@ -73,9 +73,9 @@ void drawLessonPitfallsPanel(UiContext& ctx) {
     m.batchIndex = b;
     m.head = h;
     m.textureTag = 100 + 3 * ls.pitfallIndex + i;
-    m.colorbar = i != 0;
+    m.colorbar = true;
     m.numbers = c.tk <= 10;
-    drawMatrix(ctx, "m", m, ImVec2(side + (m.colorbar ? 3.5f * em : 0.0f), side));
+    drawMatrix(ctx, "m", m, ImVec2(side + colorbarWidth() + 0.5f * em, side));
     ImGui::EndGroup();
     ImGui::PopID();
   }
