@@ -1,0 +1,35 @@
+// NumPy .npy files (format versions 1.0, 2.0, 3.0) read from and written to byte strings.
+// Reading is the untrusted boundary (BAD_INPUTS #4, #22): every malformed file gives an Error
+// that names the file and the values involved, the parser never reads outside the buffer and
+// never allocates more than the file's own size justifies. Writing produces exactly what
+// NumPy 1.24's np.save writes for a C-order float32 array.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "mhascope/result.hpp"
+#include "mhascope/tensor.hpp"
+
+namespace mhascope {
+
+// Parses a whole .npy file held in `bytes`. `what` names the tensor or file in every message,
+// e.g. "--query q.npy". Read dtypes: <f4 >f4 <f8 >f8 <f2 >f2 (floats; f8 values outside the
+// float32 range are an error), |b1, |u1 |i1, <i2 <u2 <i4 <u4 <i8 <u8 and their big-endian
+// variants (converted to float, meant for masks). NaN or ±Inf in float data is an error with
+// the counts — never silently zeroed. Shape () is a 0-d array of one element. The returned
+// Tensor has shape and data; its axes are left empty for the caller to name.
+Result<Tensor> parseNpy(std::string_view bytes, const std::string& what);
+
+// readFile + parseNpy; messages name the path.
+Result<Tensor> loadNpy(const std::string& path);
+
+// '<f4', C order, format 1.0 (2.0 only if the header would not fit 1.0), header padded to a
+// 64-byte boundary as NumPy does. Precondition: no negative dims and data.size() == numel();
+// otherwise std::invalid_argument (a programming error — saveNpy checks it and returns an Error).
+std::string encodeNpy(const Tensor& t);
+
+// encodeNpy + writeFileAtomic (no partial file on failure). Errors name the path.
+Status saveNpy(const std::string& path, const Tensor& t);
+
+}  // namespace mhascope
