@@ -328,6 +328,7 @@ struct Rgb {
 };
 constexpr Rgb kInk{0.1, 0.1, 0.1};
 constexpr Rgb kSoftInk{0.35, 0.35, 0.35};
+constexpr Rgb kFlag{0.84, 0.12, 0.12};  // fully masked rows
 
 struct CaptionLine {
   Runs runs;
@@ -340,6 +341,7 @@ struct PanelText {
   Runs heading;  // "head 2" in a grid; empty for a single heatmap
   std::vector<Runs> rows, cols;
   Runs rowAxis, colAxis;
+  std::vector<std::uint8_t> flagged;  // (rows) fully masked query rows, marked beside the grid
 };
 
 // Everything the drawing pass needs; the layout numbers are all whole pixels so PNG cells land
@@ -357,8 +359,8 @@ struct Figure {
   std::vector<double> captionBaselines;
   double barX = 0, barY = 0, barH = 0;
   std::array<std::string, 3> ticks;  // hi, mid, lo
-  bool hasBlocked = false, hasNan = false;
-  Runs blockedLegend, nanLegend;
+  bool hasBlocked = false, hasNan = false, hasFlagged = false;
+  Runs blockedLegend, nanLegend, flaggedLegend;
   double legendY = 0;
 };
 
@@ -450,6 +452,10 @@ Result<Figure> buildFigure(const std::vector<const Slice2D*>& slices, bool grid,
     t.rows.reserve(static_cast<std::size_t>(rows));
     for (int r = 0; r < rows; ++r) t.rows.push_back(labelRuns(fonts, s.rowLabels, r));
     for (int c = 0; c < cols; ++c) t.cols.push_back(labelRuns(fonts, s.colLabels, c));
+    if (s.flaggedRows.size() == static_cast<std::size_t>(rows)) {
+      t.flagged = s.flaggedRows;
+      for (auto f : t.flagged) fig.hasFlagged = fig.hasFlagged || f != 0;
+    }
     t.rowAxis = fonts.shape(sanitizeUtf8(s.rowAxis.empty() ? "rows" : s.rowAxis));
     t.colAxis = fonts.shape(sanitizeUtf8(s.colAxis.empty() ? "columns" : s.colAxis));
     fig.text.push_back(std::move(t));
@@ -459,6 +465,7 @@ Result<Figure> buildFigure(const std::vector<const Slice2D*>& slices, bool grid,
                formatGeneral(shown.lo, 3)};
   fig.blockedLegend = fonts.shape("blocked (masked, \u2212\u221e)");
   fig.nanLegend = fonts.shape("NaN");
+  fig.flaggedLegend = fonts.shape("row fully masked: weights 0, output 0");
 
   const int gridCols = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(slices.size()))));
   const int gridRows = static_cast<int>((slices.size() + static_cast<std::size_t>(gridCols) - 1) /
@@ -545,10 +552,12 @@ Result<Figure> buildFigure(const std::vector<const Slice2D*>& slices, bool grid,
     double legendW = 0;
     if (fig.hasBlocked) legendW = std::max(legendW, 20 + fonts.width(measure, fig.blockedLegend, kTickFont, false));
     if (fig.hasNan) legendW = std::max(legendW, 20 + fonts.width(measure, fig.nanLegend, kTickFont, false));
+    if (fig.hasFlagged) legendW = std::max(legendW, 20 + fonts.width(measure, fig.flaggedLegend, kTickFont, false));
     rightW = std::ceil(std::max(kBarWidth + 8 + tickW, legendW));
     const double panelsH = gridRows * panelH + (gridRows - 1) * gridGap;
     fig.barH = std::floor(std::clamp(gridRows * rows * cellH, kBarMinHeight, kBarMaxHeight));
-    const double legendH = (fig.hasBlocked ? 20 : 0) + (fig.hasNan ? 20 : 0) + ((fig.hasBlocked || fig.hasNan) ? 16 : 0);
+    const double legendH = (fig.hasBlocked ? 20 : 0) + (fig.hasNan ? 20 : 0) + (fig.hasFlagged ? 20 : 0) +
+                           ((fig.hasBlocked || fig.hasNan || fig.hasFlagged) ? 16 : 0);
     const double rightH = headingH + 8 + fig.barH + 8 + legendH;
 
     const double panelsW = gridCols * panelW + (gridCols - 1) * gridGap;
@@ -683,13 +692,24 @@ void drawLabels(cairo_t* cr, const Fonts& fonts, const Figure& fig, const PanelT
   const double capH = 0.73 * size;
   const double gridW = p.cols * p.cellW, gridH = p.rows * p.cellH;
   setColor(cr, kInk);
+  // Fully masked query rows: a red bar in the gap between labels and grid (outside the cells,
+  // so every cell keeps its exact colour) and the row label in red.
+  for (std::size_t r = 0; r < t.flagged.size(); ++r) {
+    if (!t.flagged[r]) continue;
+    setColor(cr, kFlag);
+    cairo_rectangle(cr, p.x0 - kPad + 1, p.y0 + static_cast<double>(r) * p.cellH, std::max(2.0, kPad / 2 - 1), p.cellH);
+    cairo_fill(cr);
+  }
   // Row labels: right-aligned against the grid, centred on their row.
   for (int r = 0; r < p.rows; r += fig.layout.rowLabelStride) {
     const Runs& runs = t.rows[static_cast<std::size_t>(r)];
     const double w = fonts.width(cr, runs, size, false);
+    const bool flagged = static_cast<std::size_t>(r) < t.flagged.size() && t.flagged[static_cast<std::size_t>(r)];
+    setColor(cr, flagged ? kFlag : kInk);
     cairo_move_to(cr, p.x0 - kPad - w, p.y0 + (r + 0.5) * p.cellH + capH / 2);
     fonts.draw(cr, runs, size, false);
   }
+  setColor(cr, kInk);
   // Column labels: rotated so they read upwards, ending just below their column.
   for (int c = 0; c < p.cols; c += fig.layout.colLabelStride) {
     const Runs& runs = t.cols[static_cast<std::size_t>(c)];
@@ -793,6 +813,9 @@ Status drawColorBar(cairo_t* cr, Fonts& fonts, const Figure& fig) {
   };
   if (fig.hasBlocked) legendEntry(blockedColor(fig.layout.colormap), fig.blockedLegend);
   if (fig.hasNan) legendEntry(nanColor(), fig.nanLegend);
+  if (fig.hasFlagged) legendEntry(RGBA8{static_cast<std::uint8_t>(kFlag.r * 255), static_cast<std::uint8_t>(kFlag.g * 255),
+                                        static_cast<std::uint8_t>(kFlag.b * 255), 255},
+                                  fig.flaggedLegend);
   return Ok{};
 }
 

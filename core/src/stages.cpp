@@ -206,6 +206,10 @@ Result<Slice2D> sliceStage(const Trace& trace, StageId stage, int batchIndex, in
   };
   s.rowLabels = labelsFor(s.rowAxis, s.rows);
   s.colLabels = labelsFor(s.colAxis, s.cols);
+  if (s.rowAxis == "T_q" && !trace.fullyMasked.empty()) {
+    const auto* first = trace.fullyMasked.data() + b * static_cast<std::size_t>(trace.tq);
+    s.flaggedRows.assign(first, first + trace.tq);
+  }
   return s;
 }
 

@@ -442,3 +442,30 @@ TEST(ExportErrors, FailedExportLeavesExistingFileByteIdentical) {
 
 }  // namespace
 }  // namespace mhascope
+
+namespace mhascope {
+namespace {
+
+// BAD_INPUTS #1: a fully masked query row is flagged in the picture (a red bar beside the row,
+// outside the cells, so the cells keep their exact colours).
+TEST(ExportPng, FullyMaskedRowsAreFlaggedBesideTheGrid) {
+  const std::vector<float> w = {0.5f, 0.5f, 0.0f, 0.0f, 0.0f, 0.0f, 0.2f, 0.3f, 0.5f};
+  Slice2D s = makeSlice(StageId::Weights, w, 3, 3);
+  s.flaggedRows = {0, 1, 0};
+  FigureLayout layout;
+  ExportOptions opt;
+  opt.showValues = false;  // numbers would cover the centre pixels checked below
+  auto png = renderHeatmap(s, ImageFormat::Png, opt, &layout);
+  ASSERT_TRUE(png.ok()) << png.error().message;
+  const Image img = decodePng(*png);
+  const HeatmapLayout& p = layout.panels.at(0);
+  const int x = static_cast<int>(p.x0) - 3;
+  auto isRed = [](RGBA8 c) { return c.r > 180 && c.g < 80 && c.b < 80; };
+  EXPECT_TRUE(isRed(img.at(x, static_cast<int>(p.y0 + 1.5 * p.cellH)))) << "row 1 must be flagged";
+  EXPECT_FALSE(isRed(img.at(x, static_cast<int>(p.y0 + 0.5 * p.cellH))));
+  EXPECT_FALSE(isRed(img.at(x, static_cast<int>(p.y0 + 2.5 * p.cellH))));
+  expectCellsMatch(img, s, p, layout.colormap, layout.range, "flagged");
+}
+
+}  // namespace
+}  // namespace mhascope

@@ -103,6 +103,9 @@ struct Slice2D {
   const float* data = nullptr;  // points into the trace; valid while the trace is unchanged
   std::string rowAxis, colAxis;  // "T_q", "T_k", "d_k", "d_model"
   std::vector<std::string> rowLabels, colLabels;
+  // (rows) 1 = a query row whose every key is blocked (weights 0, output 0): pictures flag it.
+  // Empty unless the rows are T_q.
+  std::vector<std::uint8_t> flaggedRows;
   float at(int r, int c) const { return data[static_cast<std::size_t>(r) * cols + c]; }
 };
 
