@@ -580,13 +580,16 @@ void convertData(const unsigned char* src, std::size_t n, const NpyDtype& dt, fl
 }
 
 // BAD_INPUTS #4: NaN/Inf are an error with their counts, never zeroed behind the user's back.
-Status checkFinite(const std::vector<float>& data, const std::string& what, const std::string& descr) {
+Status checkFinite(const std::vector<float>& data, const std::string& what, const std::string& descr,
+                   NpyValues values) {
+  const bool allowMinusInf = values == NpyValues::AllowMinusInfinity;
   std::size_t nan = 0;
   std::size_t inf = 0;
   std::size_t first = 0;
   for (std::size_t i = 0; i < data.size(); ++i) {
     const float v = data[i];
     if (std::isfinite(v)) continue;
+    if (allowMinusInf && v < 0 && std::isinf(v)) continue;
     if (nan + inf == 0) first = i;
     if (std::isnan(v)) {
       ++nan;
@@ -630,7 +633,7 @@ std::string encodeProblem(const Tensor& t) {
 // [SECTION] Public API: parseNpy, loadNpy, encodeNpy, saveNpy
 //-----------------------------------------------------------------------------------------------
 
-Result<Tensor> parseNpy(std::string_view bytes, const std::string& what) {
+Result<Tensor> parseNpy(std::string_view bytes, const std::string& what, NpyValues values) {
   if (bytes.size() < kMagic.size() || bytes.substr(0, kMagic.size()) != kMagic) {
     return fail(what, "not a .npy file: it does not start with the magic bytes \\x93NUMPY (starts with \"" +
                           printable(bytes.substr(0, 8)) + "\", " + std::to_string(bytes.size()) +
@@ -699,7 +702,7 @@ Result<Tensor> parseNpy(std::string_view bytes, const std::string& what) {
     RangeDamage damage;
     convertData(raw + dataStart, t.data.size(), header->dtype, t.data.data(), damage);
     if (header->dtype.kind == NpyDtype::Kind::kFloat) {
-      auto finite = checkFinite(t.data, what, printable(header->descr, 40));
+      auto finite = checkFinite(t.data, what, printable(header->descr, 40), values);
       if (!finite) return finite.error();
     }
     if (damage.count) {
@@ -714,10 +717,10 @@ Result<Tensor> parseNpy(std::string_view bytes, const std::string& what) {
   }
 }
 
-Result<Tensor> loadNpy(const std::string& path) {
+Result<Tensor> loadNpy(const std::string& path, NpyValues values) {
   auto bytes = readFile(path);
   if (!bytes) return bytes.error();
-  return parseNpy(*bytes, path);
+  return parseNpy(*bytes, path, values);
 }
 
 std::string encodeNpy(const Tensor& t) {

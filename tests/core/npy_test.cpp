@@ -449,3 +449,25 @@ TEST(NpyTest, SaveRefusesInconsistentTensorsAndBadPaths) {
 
 }  // namespace
 }  // namespace mhascope
+
+namespace mhascope {
+namespace {
+
+TEST(NpyValues, MinusInfinityOnlyWhenTheCallerAllowsIt) {
+  Tensor t({3}, {});
+  t.data = {1.0f, -std::numeric_limits<float>::infinity(), 2.0f};
+  const std::string bytes = encodeNpy(t);
+  auto strict = parseNpy(bytes, "masked");
+  ASSERT_FALSE(strict.ok());
+  EXPECT_NE(strict.error().message.find("1 Inf"), std::string::npos) << strict.error().message;
+  auto relaxed = parseNpy(bytes, "masked", NpyValues::AllowMinusInfinity);
+  ASSERT_TRUE(relaxed.ok()) << relaxed.error().message;
+  EXPECT_TRUE(std::isinf(relaxed->data[1]));
+  t.data[1] = std::numeric_limits<float>::infinity();  // +inf and NaN stay errors
+  EXPECT_FALSE(parseNpy(encodeNpy(t), "x", NpyValues::AllowMinusInfinity).ok());
+  t.data[1] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_FALSE(parseNpy(encodeNpy(t), "x", NpyValues::AllowMinusInfinity).ok());
+}
+
+}  // namespace
+}  // namespace mhascope

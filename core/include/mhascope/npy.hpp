@@ -13,16 +13,22 @@
 
 namespace mhascope {
 
+// Which non-finite values a caller accepts. Inputs, weights and masks take FiniteOnly
+// (BAD_INPUTS #4); a dumped masked_scores stage legitimately holds -inf (blocked cells), read
+// back with AllowMinusInfinity. NaN and +inf are refused either way.
+enum class NpyValues { FiniteOnly, AllowMinusInfinity };
+
 // Parses a whole .npy file held in `bytes`. `what` names the tensor or file in every message,
 // e.g. "--query q.npy". Read dtypes: <f4 >f4 <f8 >f8 <f2 >f2 (floats; f8 values outside the
 // float32 range are an error), |b1, |u1 |i1, <i2 <u2 <i4 <u4 <i8 <u8 and their big-endian
 // variants (converted to float, meant for masks). NaN or ±Inf in float data is an error with
-// the counts — never silently zeroed. Shape () is a 0-d array of one element. The returned
-// Tensor has shape and data; its axes are left empty for the caller to name.
-Result<Tensor> parseNpy(std::string_view bytes, const std::string& what);
+// the counts — never silently zeroed — except what `values` allows. Shape () is a 0-d array of
+// one element. The returned Tensor has shape and data; its axes are left empty for the caller.
+Result<Tensor> parseNpy(std::string_view bytes, const std::string& what,
+                        NpyValues values = NpyValues::FiniteOnly);
 
 // readFile + parseNpy; messages name the path.
-Result<Tensor> loadNpy(const std::string& path);
+Result<Tensor> loadNpy(const std::string& path, NpyValues values = NpyValues::FiniteOnly);
 
 // '<f4', C order, format 1.0 (2.0 only if the header would not fit 1.0), header padded to a
 // 64-byte boundary as NumPy does. Precondition: no negative dims and data.size() == numel();
