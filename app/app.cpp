@@ -434,11 +434,36 @@ void App::drawUi() {
   const float em = ImGui::GetFontSize();
   const float statusH = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
   const float tableH = std::max(ImGui::GetContentRegionAvail().y - statusH, 4.0f * em);
+  // Narrow windows (under ~72 em, e.g. 1000 px at 15 px text) have no room for a third column:
+  // the explanation panels become tabs of the main area instead.
+  const bool wide = ImGui::GetContentRegionAvail().x >= 72.0f * em;
+  auto mainTabs = [&] {
+    const ImGuiTabBarFlags tabFlags = ImGuiTabBarFlags_FittingPolicyScroll | ImGuiTabBarFlags_TabListPopupButton;
+    if (!ImGui::BeginTabBar("main tabs", tabFlags)) return;
+    for (const PanelInfo& p : panels) {
+      if (p.area != PanelArea::Main && (wide || p.area != PanelArea::Right)) continue;
+      ImGui::PushID(p.title);
+      const ImGuiTabItemFlags flags = view_.selectTab == p.title ? ImGuiTabItemFlags_SetSelected : 0;
+      const bool open = ImGui::BeginTabItem(p.title, nullptr, flags);
+      std::string probe = std::string("tab_") + p.title;  // "tab_All_heads": script words have no spaces
+      std::replace(probe.begin(), probe.end(), ' ', '_');
+      probes_.recordLastItem(probe);
+      if (open) {
+        ImGui::BeginChild("content", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse);
+        p.draw(ctx);
+        ImGui::EndChild();
+        ImGui::EndTabItem();
+      }
+      ImGui::PopID();
+    }
+    ImGui::EndTabBar();
+    view_.selectTab.clear();
+  };
   const ImGuiTableFlags layoutFlags = ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
-  if (ImGui::BeginTable("layout", 3, layoutFlags, ImVec2(0.0f, tableH))) {
-    ImGui::TableSetupColumn("controls", ImGuiTableColumnFlags_WidthStretch, 0.22f);
-    ImGui::TableSetupColumn("main", ImGuiTableColumnFlags_WidthStretch, 0.50f);
-    ImGui::TableSetupColumn("explain", ImGuiTableColumnFlags_WidthStretch, 0.28f);
+  if (ImGui::BeginTable(wide ? "layout" : "layout narrow", wide ? 3 : 2, layoutFlags, ImVec2(0.0f, tableH))) {
+    ImGui::TableSetupColumn("controls", ImGuiTableColumnFlags_WidthStretch, wide ? 0.22f : 0.31f);
+    ImGui::TableSetupColumn("main", ImGuiTableColumnFlags_WidthStretch, wide ? 0.50f : 0.69f);
+    if (wide) ImGui::TableSetupColumn("explain", ImGuiTableColumnFlags_WidthStretch, 0.28f);
     ImGui::TableNextRow(ImGuiTableRowFlags_None, tableH);
     const float cellH = tableH - 2.0f * ImGui::GetStyle().CellPadding.y;
 
@@ -452,35 +477,20 @@ void App::drawUi() {
     drawArea(PanelArea::Top);
     const float mainH = std::max(cellH - (ImGui::GetCursorPosY() - top), 4.0f * em);
     ImGui::BeginChild("main", ImVec2(0.0f, mainH));
-    if (ImGui::BeginTabBar("main tabs")) {
-      for (const PanelInfo& p : panels) {
-        if (p.area != PanelArea::Main) continue;
-        ImGui::PushID(p.title);
-        const ImGuiTabItemFlags flags = view_.selectTab == p.title ? ImGuiTabItemFlags_SetSelected : 0;
-        const bool open = ImGui::BeginTabItem(p.title, nullptr, flags);
-        probes_.recordLastItem(std::string("tab_") + p.title);
-        if (open) {
-          ImGui::BeginChild("content", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse);
-          p.draw(ctx);
-          ImGui::EndChild();
-          ImGui::EndTabItem();
-        }
-        ImGui::PopID();
-      }
-      ImGui::EndTabBar();
-    }
-    view_.selectTab.clear();
+    mainTabs();
     ImGui::EndChild();
 
-    ImGui::TableNextColumn();
-    ImGui::BeginChild("right", ImVec2(0.0f, cellH));
-    for (const PanelInfo& p : panels) {
-      if (p.area != PanelArea::Right) continue;
-      ImGui::PushID(p.title);
-      if (ImGui::CollapsingHeader(p.title, ImGuiTreeNodeFlags_DefaultOpen)) p.draw(ctx);
-      ImGui::PopID();
+    if (wide) {
+      ImGui::TableNextColumn();
+      ImGui::BeginChild("right", ImVec2(0.0f, cellH));
+      for (const PanelInfo& p : panels) {
+        if (p.area != PanelArea::Right) continue;
+        ImGui::PushID(p.title);
+        if (ImGui::CollapsingHeader(p.title, ImGuiTreeNodeFlags_DefaultOpen)) p.draw(ctx);
+        ImGui::PopID();
+      }
+      ImGui::EndChild();
     }
-    ImGui::EndChild();
     ImGui::EndTable();
   }
   ImGui::Separator();

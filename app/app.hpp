@@ -38,6 +38,10 @@ class App final : public ScriptHost {
   int configHeads() override { return state_.config.heads; }
   bool configInvalid() override { return !state_.configError.empty(); }
   void setExportFolder(const std::string& path) override { view_.exportUi.folder = path; }
+  std::string exportMessage(bool& isError) override {
+    isError = view_.exportUi.messageIsError;
+    return view_.exportUi.message;
+  }
   void resize(int w, int h) override;
   void zeroFramebuffer(int frames) override { zeroFramesLeft_ = frames; }
   void churnStep(int i) override;

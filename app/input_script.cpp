@@ -63,6 +63,10 @@ bool InputScript::fail(ScriptHost& host, const ScriptCommand& c, const std::stri
 }
 
 bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
+  std::printf("script %d: %s", c.line, c.verb.c_str());  // the test log shows how far it got
+  for (const std::string& a : c.args) std::printf(" %s", a.c_str());
+  std::printf("\n");
+  std::fflush(stdout);
   const auto need = [&](std::size_t n) { return c.args.size() >= n; };
   try {
     if (c.verb == "wait" && need(1)) {
@@ -125,6 +129,15 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       if (!std::filesystem::is_regular_file(c.args[0], ec) || std::filesystem::file_size(c.args[0], ec) == 0) {
         return fail(host, c, c.args[0] + " does not exist or is empty");
       }
+    } else if (c.verb == "expect_no_file" && need(1)) {
+      std::error_code ec;
+      if (std::filesystem::exists(c.args[0], ec)) return fail(host, c, c.args[0] + " exists");
+    } else if (c.verb == "expect_export_ok" || c.verb == "expect_export_error") {
+      bool isError = false;
+      const std::string msg = host.exportMessage(isError);
+      std::printf("export message: %s\n", msg.c_str());
+      const bool wantError = c.verb == "expect_export_error";
+      if (msg.empty() || isError != wantError) return fail(host, c, "export message is \"" + msg + "\"");
     } else if (c.verb == "expect_textures_at_most" && need(1)) {
       if (host.textureCount() > toInt(c.args[0])) {
         return fail(host, c, std::to_string(host.textureCount()) + " textures alive, expected at most " + c.args[0]);

@@ -17,6 +17,8 @@
 //   expect_heads N              fail unless the config's h is N
 //   expect_config_error         fail unless the config is invalid (and the UI shows why)
 //   expect_file PATH            fail unless PATH exists and is not empty
+//   expect_no_file PATH         fail if PATH exists
+//   expect_export_ok / expect_export_error   the export popup's last message is a success / an error
 //   expect_textures_at_most N   fail if more than N heatmap textures are alive
 //   expect_rss_growth_below_kb N  fail if RSS grew by N KiB or more since `stats`
 //   expect_no_gl_errors         fail if any GL error was seen so far
@@ -43,6 +45,8 @@ class ScriptHost {
   virtual int configHeads() = 0;
   virtual bool configInvalid() = 0;
   virtual void setExportFolder(const std::string& path) = 0;
+  // The export popup's last message and whether it is an error (empty: nothing exported yet).
+  virtual std::string exportMessage(bool& isError) = 0;
   virtual void resize(int w, int h) = 0;
   virtual void zeroFramebuffer(int frames) = 0;
   virtual void churnStep(int i) = 0;

@@ -21,6 +21,12 @@ struct ItemRect {
 class UiProbes {
  public:
   void recordLastItem(const std::string& name) { rects_[name] = {ImGui::GetItemRectMin(), ImGui::GetItemRectMax()}; }
+  // A labelled widget (slider, combo): only its frame, without the label on its right, so a
+  // fraction across it is a fraction of the slider's range.
+  void recordLastFrame(const std::string& name) {
+    const ImVec2 min = ImGui::GetItemRectMin();
+    rects_[name] = {min, ImVec2(min.x + ImGui::CalcItemWidth(), ImGui::GetItemRectMax().y)};
+  }
   const ItemRect* find(const std::string& name) const {
     auto it = rects_.find(name);
     return it == rects_.end() ? nullptr : &it->second;

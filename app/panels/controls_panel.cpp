@@ -63,7 +63,7 @@ void presetPicker(UiContext& ctx) {
     }
     ImGui::EndCombo();
   }
-  ctx.probes.recordLastItem("preset");
+  ctx.probes.recordLastFrame("preset");
   if (!st.config.description.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", st.config.description.c_str());
 }
 
@@ -147,7 +147,7 @@ void drawControlsPanel(UiContext& ctx) {
   tokenChips(cfg.text, cfg.tokens);
   changed |= ImGui::SliderInt("tokens T", &cfg.tokens, 0, 1024, cfg.tokens == 0 ? "as typed" : "%d",
                               ImGuiSliderFlags_Logarithmic);
-  ctx.probes.recordLastItem("tokens");
+  ctx.probes.recordLastFrame("tokens");
   helpMarker("Cut the sentence to T tokens, or extend it with filler words. 0 keeps the sentence as typed. "
              "Ctrl+click to type a number.");
   changed |= ImGui::SliderInt("batch B", &cfg.batch, 0, 16, cfg.batch == 0 ? "one per sentence" : "%d");
@@ -163,10 +163,10 @@ void drawControlsPanel(UiContext& ctx) {
 
   sectionTitle("Sizes");
   changed |= ImGui::SliderInt("d_model", &cfg.dModel, 1, 1024, "%d", ImGuiSliderFlags_Logarithmic);
-  ctx.probes.recordLastItem("d_model");
+  ctx.probes.recordLastFrame("d_model");
   helpMarker("Width of every token vector. Ctrl+click to type a number.");
   changed |= ImGui::SliderInt("heads h", &cfg.heads, 1, 64);
-  ctx.probes.recordLastItem("heads");
+  ctx.probes.recordLastFrame("heads");
   helpMarker("Number of heads. Each head works on its own d_k = d_model / h features, so h must divide d_model.");
   if (cfg.heads > 0 && cfg.dModel > 0 && cfg.dModel % cfg.heads == 0) {
     ImGui::TextColored(symbolColorVec("d_k"), "d_k = d_model / h = %d / %d = %d", cfg.dModel, cfg.heads,

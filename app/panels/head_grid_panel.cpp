@@ -10,6 +10,7 @@
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/export_button.hpp"
+#include "widgets/flow.hpp"
 #include "widgets/heatmap_view.hpp"
 
 namespace mhascope::app {

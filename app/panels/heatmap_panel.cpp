@@ -7,6 +7,7 @@
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/export_button.hpp"
+#include "widgets/flow.hpp"
 #include "widgets/heatmap_view.hpp"
 
 namespace mhascope::app {
@@ -19,7 +20,7 @@ void headPicker(UiContext& ctx) {
   ImGui::TextColored(symbolColorVec("h"), "head");
   for (int h = 0; h < heads; ++h) {
     ImGui::PushID(h);
-    ImGui::SameLine(0, h == 0 ? -1.0f : 2.0f);
+    sameLineOrWrap(ImGui::GetFrameHeight() * 1.2f, h == 0 ? -1.0f : 2.0f);
     const bool current = h == ctx.view.head;
     ImGui::PushStyleColor(ImGuiCol_Button, headColor(h, current ? 1.0f : 0.35f));
     ImGui::PushStyleColor(ImGuiCol_ButtonHovered, headColor(h, 0.8f));
@@ -91,17 +92,16 @@ void drawHeatmapPanel(UiContext& ctx) {
     int b = view.batch + 1;
     if (ImGui::SliderInt("batch item", &b, 1, t.batch)) view.batch = b - 1;
     ctx.probes.recordLastItem("batch");
-    ImGui::SameLine(0, em);
+    sameLineOrWrap(4 * em, em);
   }
   if (stageHasHeads(stage)) {
     headPicker(ctx);
-    ImGui::SameLine(0, em);
   } else {
     ImGui::AlignTextToFramePadding();
     ImGui::TextDisabled(stage == StageId::Output ? "no head axis: W_o has mixed the heads"
-                                                 : "no head axis: the coloured strip shows which head owns each column");
-    ImGui::SameLine(0, em);
+                                                 : "no head axis: the strip shows which head owns each column");
   }
+  sameLineOrWrap(10 * em, em);
   if (ImGui::Button("Fit")) view.zoom = {};
   ImGui::SameLine();
   if (ImGui::Button("+")) view.zoom.zoom = std::min(view.zoom.zoom * 1.5f, 64.0f);
@@ -129,7 +129,7 @@ void drawHeatmapPanel(UiContext& ctx) {
                        spec.range.hi};
   spec.texture = ctx.textures.get(key, s->data, s->rows, s->cols);
 
-  ImGui::SameLine(0, em);
+  sameLineOrWrap(ImGui::CalcTextSize("Export…").x + 2 * ImGui::GetStyle().FramePadding.x, em);
   ExportTarget target;
   target.slices = {s};
   target.colormap = spec.colormap;

@@ -5,9 +5,12 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <iterator>
 
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
+#include "widgets/flow.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -111,8 +114,10 @@ void transport(UiContext& ctx) {
   ImGui::SetNextItemWidth(9.0f * em);
   ImGui::SliderFloat("##speed", &view.playStagesPerSecond, 0.25f, 4.0f, "%.2g stages/s", ImGuiSliderFlags_Logarithmic);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Play speed");
-  ImGui::SameLine();
-  ImGui::TextDisabled("stage %d of %d   keys: ← → Space Home End", current + 1, kStageCount);
+  char where[96];
+  std::snprintf(where, sizeof where, "stage %d of %d   keys: ← → Space Home End", current + 1, kStageCount);
+  sameLineOrWrap(ImGui::CalcTextSize(where).x);
+  ImGui::TextDisabled("%s", where);
 }
 
 }  // namespace

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# GUI tests of `mhascope`, each under a fresh Xvfb (24-bit screen, as GLX needs).
+# Usage: gui_test.sh CASE MHASCOPE_BINARY
+set -u
+case_name=$1
+bin=$2
+here=$(cd "$(dirname "$0")" && pwd)
+out=$(mktemp -d "${TMPDIR:-/tmp}/mhascope-gui-${case_name}.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+# A private config folder: no test reads or writes the user's imgui.ini.
+export XDG_CONFIG_HOME="$out/config"
+xvfb() { xvfb-run -a -s "-screen 0 1600x1000x24" "$@"; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+script_from() {  # template → the test's own copy with @OUT@ filled in
+  sed "s|@OUT@|$out|g" "$here/$1" > "$out/$1"
+  echo "$out/$1"
+}
+
+case "$case_name" in
+  screenshot)
+    for stage in weights masked_scores q_heads concat; do
+      xvfb "$bin" --screenshot "$out/$stage.png" --preset default --stage "$stage" || fail "screenshot at $stage exited $?"
+      python3 "$here/check_png.py" "$out/$stage.png" 1600x1000 || fail "blank screenshot at $stage"
+    done
+    xvfb "$bin" --screenshot "$out/grid.png" --preset cat --view grid --size 1000x700 || fail "grid screenshot"
+    python3 "$here/check_png.py" "$out/grid.png" 1000x700 || fail "blank grid screenshot"
+    ;;
+  scripted_input)
+    xvfb "$bin" --preset default --script "$(script_from scripted_input.txt)" || fail "script failed (exit $?)"
+    ;;
+  texture_churn)
+    xvfb "$bin" --preset default --script "$(script_from texture_churn.txt)" || fail "script failed (exit $?)"
+    ;;
+  tiny_framebuffer)
+    xvfb "$bin" --preset cat --script "$(script_from tiny_framebuffer.txt)" || fail "script failed (exit $?)"
+    python3 "$here/check_png.py" "$out/after_resize.png" 1200x800 || fail "blank after resizing back"
+    ;;
+  corrupt_ini)
+    mkdir -p "$XDG_CONFIG_HOME/mhascope"
+    head -c 4096 /dev/urandom > "$XDG_CONFIG_HOME/mhascope/imgui.ini"
+    printf '[Window][x]\nPos=\x01\x02\n' >> "$XDG_CONFIG_HOME/mhascope/imgui.ini"
+    xvfb "$bin" --screenshot "$out/junk.png" 2> "$out/stderr.txt" || fail "corrupt imgui.ini stopped the app"
+    grep -q "imgui.ini" "$out/stderr.txt" || fail "no note about the ignored imgui.ini"
+    python3 "$here/check_png.py" "$out/junk.png" || fail "blank with a corrupt imgui.ini"
+    # Plausible text with absurd numbers is handed to ImGui, which must cope too.
+    printf '[Window][mhascope##host]\nPos=-99999,99999\nSize=0,0\n[Table][0xDEADBEEF,3]\nColumn 0  Weight=1e30\n' \
+      > "$XDG_CONFIG_HOME/mhascope/imgui.ini"
+    xvfb "$bin" --screenshot "$out/absurd.png" || fail "absurd imgui.ini stopped the app"
+    python3 "$here/check_png.py" "$out/absurd.png" || fail "blank with an absurd imgui.ini"
+    # An imgui.ini that cannot be written (a folder in its place): start, say so, exit 0.
+    rm -f "$XDG_CONFIG_HOME/mhascope/imgui.ini" && mkdir "$XDG_CONFIG_HOME/mhascope/imgui.ini"
+    xvfb "$bin" --screenshot "$out/unwritable.png" || fail "unwritable imgui.ini stopped the app"
+    # The ini lives in the XDG folder, never in the working directory.
+    [ ! -e imgui.ini ] || fail "imgui.ini written to the working directory"
+    ;;
+  no_display)
+    env -u DISPLAY -u WAYLAND_DISPLAY "$bin" > "$out/stdout.txt" 2> "$out/stderr.txt"
+    rc=$?
+    [ "$rc" -eq 2 ] || fail "exit code $rc without a display, expected 2"
+    [ "$(wc -l < "$out/stderr.txt")" -eq 1 ] || fail "expected one line on stderr, got: $(cat "$out/stderr.txt")"
+    grep -q "mhascope export" "$out/stderr.txt" || fail "no hint to use mhascope export: $(cat "$out/stderr.txt")"
+    cat "$out/stderr.txt"
+    ;;
+  downsample)
+    # Textures above the GPU limit are downsampled, not blank (limit lowered to 64 texels).
+    xvfb "$bin" --screenshot "$out/long.png" --preset "$here/long_sequence.json" --max-texture-size 64 \
+      --stage weights || fail "long sequence with a small texture limit"
+    python3 "$here/check_png.py" "$out/long.png" || fail "blank long-sequence screenshot"
+    ;;
+  *)
+    fail "unknown case $case_name"
+    ;;
+esac
+echo "PASS: $case_name"
