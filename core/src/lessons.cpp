@@ -42,11 +42,16 @@ double maxAbsDiff(const float* a, const float* b, std::size_t n) {
 }
 
 // Max |a - b| over the cells where both are finite (the pitfall lab reports NaN/Inf separately).
+// Largest |a - b|; a cell that is finite in the reference but NaN/inf in the other counts as an
+// infinite difference, so a pipeline that lost rows never looks "almost right".
 double maxFiniteAbsDiff(const Tensor& a, const Tensor& b) {
   double m = 0;
   for (std::size_t i = 0; i < a.data.size() && i < b.data.size(); ++i) {
-    if (std::isfinite(a.data[i]) && std::isfinite(b.data[i])) {
+    const bool fa = std::isfinite(a.data[i]), fb = std::isfinite(b.data[i]);
+    if (fa && fb) {
       m = std::max(m, std::abs(static_cast<double>(a.data[i]) - static_cast<double>(b.data[i])));
+    } else if (fa != fb) {
+      return std::numeric_limits<double>::infinity();
     }
   }
   return m;

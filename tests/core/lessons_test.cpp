@@ -363,6 +363,8 @@ TEST(LessonPitfalls, NoMaxSubtractionOverflowsOnLargeLogits) {
   EXPECT_GT(r.pitfallChecks.nanCount, 0);              // the naive one does not
   EXPECT_GT(r.pitfallChecks.rowsNotSummingToOne, 0);
   EXPECT_GT(r.outputNanCount, 0);
+  EXPECT_TRUE(std::isinf(r.maxAbsWeightDiff)) << "lost rows must not look like a tiny difference";
+  EXPECT_TRUE(std::isinf(r.maxAbsOutputDiff));
 }
 
 TEST(LessonPitfalls, EveryPitfallHasTextAndRuns) {

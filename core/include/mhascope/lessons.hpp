@@ -171,8 +171,8 @@ struct PitfallResult {
   Tensor output;           // (B, T_q, d_model) the pitfall's output
   Tensor weightDiff;       // (B, h, T_q, T_k) pitfall - correct (NaN where either is NaN)
   WeightChecks correctChecks, pitfallChecks;
-  double maxAbsWeightDiff = 0;  // over finite cells
-  double maxAbsOutputDiff = 0;  // over finite cells
+  double maxAbsWeightDiff = 0;  // inf when the mistake turned a finite cell into NaN/inf
+  double maxAbsOutputDiff = 0;  // likewise
   std::int64_t outputNanCount = 0, outputInfCount = 0;
   // SumHeads only: sum over h of O_h W_o[h*d_k:(h+1)*d_k, :] + b_o — the sum that IS right —
   // against the recorded output (~0).
