@@ -13,7 +13,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 PKGS=(build-essential cmake pkg-config ninja-build
       libimgui-dev libstb-dev libglfw3-dev libgl-dev libeigen3-dev libcairo2-dev
       nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-      fonts-dejavu-core xvfb xauth xdotool x11-utils
+      fonts-dejavu-core xvfb xauth xdotool x11-utils python3
       clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${PKGS[@]}"; do
