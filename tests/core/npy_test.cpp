@@ -447,12 +447,6 @@ TEST(NpyTest, SaveRefusesInconsistentTensorsAndBadPaths) {
   EXPECT_TRUE(failsWith(saveNpy(folder, good), {"folder"}, folder));
 }
 
-}  // namespace
-}  // namespace mhascope
-
-namespace mhascope {
-namespace {
-
 TEST(NpyValues, MinusInfinityOnlyWhenTheCallerAllowsIt) {
   Tensor t({3}, {});
   t.data = {1.0f, -std::numeric_limits<float>::infinity(), 2.0f};
