@@ -82,6 +82,21 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       step_ = 0;
       return false;
     }
+    if (c.verb == "hover_at" && need(3)) {
+      if (!host.probePoint(c.args[0], toFloat(c.args[1]), toFloat(c.args[2]), mouse_)) {
+        return fail(host, c, "no widget named " + c.args[0] + " on screen");
+      }
+      mouseActive_ = true;
+      phase_ = Phase::Wait;
+      pendingFrames_ = 2;
+      return false;
+    }
+    if (c.verb == "wheel" && need(1)) {
+      wheel_ = toFloat(c.args[0]);
+      phase_ = Phase::Wait;
+      pendingFrames_ = 1;
+      return false;
+    }
     if (c.verb == "click_at" && need(3)) {
       if (!host.probePoint(c.args[0], toFloat(c.args[1]), toFloat(c.args[2]), mouse_)) {
         return fail(host, c, "no widget named " + c.args[0] + " on screen");
@@ -191,6 +206,8 @@ void InputScript::frame(ScriptHost& host, ImGuiIO& io) {
     io.MousePos = mouse_;
     io.MouseDown[0] = mouseDown_;
   }
+  io.MouseWheel += wheel_;  // one frame only
+  wheel_ = 0.0f;
 }
 
 }  // namespace mhascope::app

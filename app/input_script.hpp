@@ -8,6 +8,8 @@
 //   click NAME                  click the centre of the named widget (ui_context.hpp UiProbes)
 //   click_at NAME FX FY         click at a fraction of the widget (sliders: FX picks the value)
 //   hover NAME                  move the mouse over the widget
+//   hover_at NAME FX FY         move the mouse to a fraction of the widget (a heatmap cell)
+//   wheel N                     turn the mouse wheel by N notches (zoom a heatmap)
 //   set_export_folder PATH      the folder the export popup proposes
 //   resize W H                  resize the window
 //   zero_framebuffer N          pretend the framebuffer is 0x0 for N frames (minimised)
@@ -84,6 +86,7 @@ class InputScript {
   int keyIndex_ = -1;
   ImVec2 mouse_{-1.0f, -1.0f};
   bool mouseDown_ = false;
+  float wheel_ = 0.0f;
   bool mouseActive_ = false;  // once the script moved the mouse, it owns io.MousePos
   long rssBaselineKb_ = -1;
 };

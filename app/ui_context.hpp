@@ -27,6 +27,7 @@ class UiProbes {
     const ImVec2 min = ImGui::GetItemRectMin();
     rects_[name] = {min, ImVec2(min.x + ImGui::CalcItemWidth(), ImGui::GetItemRectMax().y)};
   }
+  void recordRect(const std::string& name, ImVec2 min, ImVec2 max) { rects_[name] = {min, max}; }
   const ItemRect* find(const std::string& name) const {
     auto it = rects_.find(name);
     return it == rects_.end() ? nullptr : &it->second;

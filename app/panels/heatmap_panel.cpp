@@ -153,7 +153,8 @@ void drawHeatmapPanel(UiContext& ctx) {
 
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float legendH = ImGui::GetFrameHeightWithSpacing();
-  drawHeatmap("main", spec, &view.zoom, ImVec2(avail.x, std::max(avail.y - legendH, 4.0f * em)));
+  const HeatmapHover hover = drawHeatmap("main", spec, &view.zoom, ImVec2(avail.x, std::max(avail.y - legendH, 4.0f * em)));
+  ctx.probes.recordRect("heatmap", hover.plotMin, hover.plotMax);
   legend(ctx, *s);
 }
 

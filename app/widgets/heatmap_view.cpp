@@ -139,6 +139,20 @@ void cellTooltip(const HeatmapSpec& spec, int r, int c) {
     ImGui::Text("value  %.9g", static_cast<double>(v));
   }
   const bool tokens = s.rowAxis == "T_q" && s.colAxis == "T_k";
+  // What the number means for this query/key pair, in words.
+  if (tokens && std::isfinite(v)) {
+    const std::string q = "«" + readableToken(s.rowLabels[static_cast<std::size_t>(r)], ImGui::GetFont()) + "»";
+    const std::string k = "«" + readableToken(s.colLabels[static_cast<std::size_t>(dataCol)], ImGui::GetFont()) + "»";
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    if (s.stage == StageId::Weights) {
+      ImGui::Text("%s puts %.1f%% of its attention on %s (each row sums to 100%%)", q.c_str(), 100.0 * v, k.c_str());
+    } else if (s.stage == StageId::Scores) {
+      ImGui::Text("dot product of %s's query and %s's key in this head", q.c_str(), k.c_str());
+    } else if (s.stage == StageId::ScaledScores || s.stage == StageId::MaskedScores) {
+      ImGui::Text("the score of %s against %s, scaled", q.c_str(), k.c_str());
+    }
+    ImGui::PopStyleColor();
+  }
   if (spec.trace && tokens && s.stage != StageId::MaskedScores && spec.trace->isBlocked(s.batchIndex, r, dataCol)) {
     ImGui::TextDisabled("this key is blocked by the mask for this query");
   }
@@ -207,6 +221,8 @@ HeatmapHover drawHeatmap(const char* id, const HeatmapSpec& spec, HeatmapZoom* z
   ImGui::SetCursorScreenPos(L.plotMin);
   ImGui::InvisibleButton("cells", ImVec2(std::max(plotW, 1.0f), std::max(plotH, 1.0f)));
   hover.hovered = ImGui::IsItemHovered();
+  hover.plotMin = L.plotMin;
+  hover.plotMax = L.plotMax;
   hover.clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
   ImGuiIO& io = ImGui::GetIO();
   if (zoom && spec.interactive) {
@@ -348,6 +364,8 @@ HeatmapHover drawHeatmap(const char* id, const HeatmapSpec& spec, HeatmapZoom* z
     for (int c = c0; c < c1; ++c) {
       const int dataCol = colBegin + c;
       if (dataCol % colStride != 0 && c != hover.col) continue;
+      const float centre = cellMin(0, c).x + 0.5f * L.cellW;
+      if (centre < L.plotMin.x || centre > L.plotMax.x) continue;  // half-hidden column: no label
       std::string label = fitText(readableToken(s.colLabels[static_cast<std::size_t>(dataCol)], font), L.colLabelH - 0.6f * em);
       const float x = cellMin(0, c).x + (L.cellW - em) * 0.5f;
       ImU32 col = c == hover.col ? litText : textCol;

@@ -33,6 +33,7 @@ struct HeatmapHover {
   bool hovered = false;
   bool clicked = false;
   int row = -1, col = -1;  // the cell under the mouse (col in slice columns)
+  ImVec2 plotMin, plotMax;  // where the visible cells are on screen
 };
 
 // Draws into `size` at the cursor and advances it. `zoom` may be null (always fit).

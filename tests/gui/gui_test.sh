@@ -9,6 +9,10 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/mhascope-gui-${case_name}.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 # A private config folder: no test reads or writes the user's imgui.ini.
 export XDG_CONFIG_HOME="$out/config"
+# Under AddressSanitizer builds: Mesa's GL driver leaks a few bytes at exit from a library it has
+# already unloaded (the stack says "<unknown module>", so no suppression can name it). Leak
+# checking stays on in the core tests; here only memory errors are checked.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 xvfb() { xvfb-run -a -s "-screen 0 1600x1000x24" "$@"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
