@@ -138,6 +138,7 @@ bool App::initialise() {
   style.ItemSpacing = ImVec2(7.0f, 5.0f);
   style.Colors[ImGuiCol_WindowBg] = ImVec4(0.09f, 0.10f, 0.12f, 1.0f);
   style.Colors[ImGuiCol_ChildBg] = ImVec4(0.0f, 0.0f, 0.0f, 0.0f);
+  style.Colors[ImGuiCol_PopupBg] = ImVec4(0.07f, 0.07f, 0.09f, 1.0f);  // tooltips over text stay readable
   baseStyle_ = style;
   if (!window_->initImGuiPlatform() || !initImGuiRenderer()) {
     std::fprintf(stderr, "mhascope: cannot start Dear ImGui's GLFW/OpenGL3 backends (no OpenGL 3.3?). "
@@ -316,7 +317,7 @@ void App::saveIni() {
 
 bool App::computeSynchronously(const ModelConfig& c) const {
   // Tests, screenshots and the benchmark want the picture of exactly this config, now.
-  if (!options_.screenshotPath.empty() || options_.benchFrames > 0 || script_) return true;
+  if (!options_.screenshotPath.empty() || options_.benchFrames > 0 || (script_ && !scriptAsync_)) return true;
   const SizeEstimate e = estimateSizes(c);
   const FlopCount flops = countFlops(e.batch, e.tq, e.tk, c.dModel, c.heads);
   // ~5 ms of work at the ~100 GFLOP/s measured here leaves room for the frame itself.
@@ -652,6 +653,15 @@ int App::textureCount() { return Texture::liveCount(); }
 void App::quit(int exitCode) {
   if (exitCode_ == 0) exitCode_ = exitCode;
   quitRequested_ = true;
+}
+
+std::string App::loadPresetByName(const std::string& name) {
+  auto preset = loadPreset(name);
+  if (!preset) return preset.error().message;
+  state_.config = std::move(preset.value());
+  state_.presetName = name;
+  state_.configDirty = true;
+  return {};
 }
 
 void App::churnStep(int i) {

@@ -45,6 +45,10 @@ class App final : public ScriptHost {
   void resize(int w, int h) override;
   void zeroFramebuffer(int frames) override { zeroFramesLeft_ = frames; }
   void churnStep(int i) override;
+  void setAsync(bool on) override { scriptAsync_ = on; }
+  std::string loadPresetByName(const std::string& name) override;
+  bool computing() override { return state_.computing; }
+  int shownTokens() override { return state_.trace.tq; }
   int textureCount() override;
   int glErrorCount() override { return glErrors_; }
   void requestScreenshot(const std::string& path) override { screenshotPath_ = path; }
@@ -95,6 +99,7 @@ class App final : public ScriptHost {
   std::string screenshotPath_;  // save after this frame's render
   int exitCode_ = 0;
   bool quitRequested_ = false;
+  bool scriptAsync_ = false;    // script asked for the worker path
   // --bench-frames: whole frames, and where the time goes (ms)
   std::vector<double> frameTimes_, uiTimes_, glTimes_, swapTimes_;
 };

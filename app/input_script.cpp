@@ -121,8 +121,24 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       step_ = 0;
       return false;
     }
+    if (c.verb == "wait_until_idle" && need(1)) {
+      phase_ = Phase::UntilIdle;
+      pendingFrames_ = std::max(1, toInt(c.args[0]));
+      untilIdleCommand_ = c;
+      return false;
+    }
     if (c.verb == "set_export_folder" && need(1)) {
       host.setExportFolder(c.args[0]);
+    } else if (c.verb == "async") {
+      host.setAsync(true);
+    } else if (c.verb == "preset" && need(1)) {
+      if (const std::string err = host.loadPresetByName(c.args[0]); !err.empty()) return fail(host, c, err);
+    } else if (c.verb == "expect_computing") {
+      if (!host.computing()) return fail(host, c, "no compute is running");
+    } else if (c.verb == "expect_tokens" && need(1)) {
+      if (host.shownTokens() != toInt(c.args[0])) {
+        return fail(host, c, "the shown trace has T_q = " + std::to_string(host.shownTokens()) + ", expected " + c.args[0]);
+      }
     } else if (c.verb == "resize" && need(2)) {
       host.resize(toInt(c.args[0]), toInt(c.args[1]));
     } else if (c.verb == "zero_framebuffer" && need(1)) {
@@ -188,6 +204,15 @@ void InputScript::frame(ScriptHost& host, ImGuiIO& io) {
         if (keyIndex_ >= 0) io.KeysDown[keyIndex_] = step_ == 0;
         break;
       case Phase::Churn: host.churnStep(step_); break;
+      case Phase::UntilIdle:
+        if (!host.computing()) {
+          std::printf("idle after %d frames\n", step_);
+          pendingFrames_ = 1;  // this frame is the last one
+        } else if (pendingFrames_ == 1) {
+          fail(host, untilIdleCommand_, "still computing after " + std::to_string(step_ + 1) + " frames");
+          return;
+        }
+        break;
       default: break;
     }
     ++step_;

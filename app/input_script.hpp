@@ -14,6 +14,12 @@
 //   resize W H                  resize the window
 //   zero_framebuffer N          pretend the framebuffer is 0x0 for N frames (minimised)
 //   churn N                     change the configuration N times, one per frame
+//   async                       big configs go to the worker thread, as for a user (scripts
+//                               otherwise compute everything at once, for exact expectations)
+//   preset NAME                 load a preset (name or .json path), as the preset picker does
+//   wait_until_idle MAX         render frames until no compute is running (fail after MAX)
+//   expect_computing            fail unless a compute is running while the UI keeps drawing
+//   expect_tokens N             fail unless the shown trace has T_q = N
 //   stats                       print texture count and RSS; the baseline for expect_rss_growth
 //   expect_stage NAME           fail unless the current stage is NAME
 //   expect_heads N              fail unless the config's h is N
@@ -52,6 +58,10 @@ class ScriptHost {
   virtual void resize(int w, int h) = 0;
   virtual void zeroFramebuffer(int frames) = 0;
   virtual void churnStep(int i) = 0;
+  virtual void setAsync(bool on) = 0;
+  virtual std::string loadPresetByName(const std::string& name) = 0;  // error message or ""
+  virtual bool computing() = 0;
+  virtual int shownTokens() = 0;
   virtual int textureCount() = 0;
   virtual int glErrorCount() = 0;
   virtual void requestScreenshot(const std::string& path) = 0;
@@ -79,7 +89,7 @@ class InputScript {
   std::vector<ScriptCommand> commands_;
   std::size_t next_ = 0;
   // The command in progress and its frame counter.
-  enum class Phase { None, Wait, Click, Key, Churn };
+  enum class Phase { None, Wait, Click, Key, Churn, UntilIdle };
   Phase phase_ = Phase::None;
   int pendingFrames_ = 0;
   int step_ = 0;
@@ -89,6 +99,7 @@ class InputScript {
   float wheel_ = 0.0f;
   bool mouseActive_ = false;  // once the script moved the mouse, it owns io.MousePos
   long rssBaselineKb_ = -1;
+  ScriptCommand untilIdleCommand_;  // for its line number in a failure
 };
 
 }  // namespace mhascope::app

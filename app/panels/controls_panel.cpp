@@ -79,7 +79,7 @@ void tokenChips(const std::string& text, int limit) {
   ImGui::TextDisabled("%zu sentence%s; the first one has %zu token%s:", items.size(), items.size() == 1 ? "" : "s",
                       tokens.size(), tokens.size() == 1 ? "" : "s");
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  const std::size_t shown = std::min<std::size_t>(tokens.size(), 48);
+  const std::size_t shown = std::min<std::size_t>(tokens.size(), 24);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   for (std::size_t i = 0; i < shown; ++i) {
     ImGui::PushID(static_cast<int>(i));

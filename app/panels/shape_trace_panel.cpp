@@ -63,7 +63,10 @@ int drawingRowOf(StageId s) {
 // T rows x d_model columns of little cells; `gaps` separates head blocks inside each row
 // ((B, T, h, d_k)), `perHead` lays the heads out as separate T x d_k matrices ((B, h, T, d_k)).
 // Token rows alternate in brightness so one can follow a token through the transpose.
-float drawLayout(ImDrawList* dl, ImVec2 p, int tokens, int heads, int dk, float cell, float gap, bool gaps, bool perHead) {
+// `cell` is a column's width; rows are at least rowH tall so wide models (d_model 512: under a
+// pixel per column) still show their token rows.
+float drawLayout(ImDrawList* dl, ImVec2 p, int tokens, int heads, int dk, float cell, float rowH, float gap, bool gaps,
+                 bool perHead) {
   float bottom = p.y;
   for (int h = 0; h < heads; ++h) {
     for (int t = 0; t < tokens; ++t) {
@@ -71,19 +74,18 @@ float drawLayout(ImDrawList* dl, ImVec2 p, int tokens, int heads, int dk, float 
       float x = 0, y = 0, w = cell * static_cast<float>(dk);
       if (perHead) {  // head h's own matrix, heads side by side
         x = p.x + static_cast<float>(h) * (w + 2 * gap);
-        y = p.y + static_cast<float>(t) * cell;
       } else {
         x = p.x + static_cast<float>(h) * (w + (gaps ? gap : 0.0f));
-        y = p.y + static_cast<float>(t) * cell;
       }
-      dl->AddRectFilled(ImVec2(x, y), ImVec2(x + w, y + cell - 1), headColor(h, alpha));
-      if (cell * static_cast<float>(dk) > 3 * static_cast<float>(dk)) {
+      y = p.y + static_cast<float>(t) * rowH;
+      dl->AddRectFilled(ImVec2(x, y), ImVec2(x + w, y + rowH - 1), headColor(h, alpha));
+      if (cell >= 3.0f) {  // column lines only when columns are wide enough to tell apart
         for (int k = 1; k < dk; ++k) {
           const float cx = x + cell * static_cast<float>(k);
-          dl->AddLine(ImVec2(cx, y), ImVec2(cx, y + cell - 1), IM_COL32(0, 0, 0, 60));
+          dl->AddLine(ImVec2(cx, y), ImVec2(cx, y + rowH - 1), IM_COL32(0, 0, 0, 60));
         }
       }
-      bottom = std::max(bottom, y + cell);
+      bottom = std::max(bottom, y + rowH);
     }
   }
   return bottom;
@@ -97,8 +99,9 @@ void splitDrawing(UiContext& ctx) {
   const int dk = t.dk;
   const float availW = ImGui::GetContentRegionAvail().x;
   // Cell size so the widest layout (heads apart) fits; whole blocks when columns get too thin.
-  const float gap = 0.5f * em;
-  const float cell = std::clamp((availW - 2 * gap * static_cast<float>(heads)) / static_cast<float>(t.dModel), 1.0f, 0.8f * em);
+  const float gap = std::min(0.5f * em, 0.15f * availW / static_cast<float>(heads));  // many heads: thinner gaps
+  const float cell = std::clamp((availW - 2 * gap * static_cast<float>(heads)) / static_cast<float>(t.dModel), 0.25f, 0.8f * em);
+  const float rowH = std::max(cell, 0.45f * em);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const int lit = drawingRowOf(ctx.view.stage);
   const char* captions[3] = {"(B, T, d_model)   one row of d_model numbers per token",
@@ -108,7 +111,7 @@ void splitDrawing(UiContext& ctx) {
     ImGui::PushID(row);
     ImGui::TextColored(row == lit ? ImVec4(1, 0.85f, 0.45f, 1) : ImGui::GetStyleColorVec4(ImGuiCol_Text), "%s", captions[row]);
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    const float bottom = drawLayout(dl, p, tokens, heads, dk, cell, gap, row >= 1, row == 2);
+    const float bottom = drawLayout(dl, p, tokens, heads, dk, cell, rowH, gap, row >= 1, row == 2);
     if (row == lit) {
       const float w = row == 2 ? static_cast<float>(heads) * (cell * static_cast<float>(dk) + 2 * gap)
                                : static_cast<float>(heads) * (cell * static_cast<float>(dk) + (row ? gap : 0));

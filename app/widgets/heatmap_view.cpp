@@ -47,8 +47,9 @@ float maxLabelWidth(const Slice2D& s, bool rowsAxis, int begin, int end, const I
   return w;
 }
 
-// Cells are square unless the matrix is very long and thin (T x d_model with d_model ≫ T):
-// then up to 6:1, so the short side stays readable.
+// Cells are square unless the matrix is long and thin (T x d_model with d_model ≫ T): then
+// up to 6:1, and rows at least one text line tall when that fits, so every token keeps its
+// label and its row stays visible.
 void fitCells(Layout& L, float availW, float availH) {
   const float fitW = availW / static_cast<float>(L.cols);
   const float fitH = availH / static_cast<float>(L.rows);
@@ -57,6 +58,9 @@ void fitCells(Layout& L, float availW, float availH) {
   L.cellW = std::min(fitW, fitH * maxAspect);
   L.cellH = std::min(fitH, L.cellW * maxAspect);
   L.cellW = std::min(fitW, std::max(L.cellW, L.cellH / maxAspect));
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  if (L.cols > L.rows && L.cellH < line) L.cellH = std::min(fitH, line);
+  if (L.rows > L.cols && L.cellW < line) L.cellW = std::min(fitW, line);
 }
 
 // ---------------------------------------------------------------------------------------------

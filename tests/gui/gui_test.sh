@@ -17,7 +17,7 @@ xvfb() { xvfb-run -a -s "-screen 0 1600x1000x24" "$@"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 script_from() {  # template → the test's own copy with @OUT@ filled in
-  sed "s|@OUT@|$out|g" "$here/$1" > "$out/$1"
+  sed -e "s|@OUT@|$out|g" -e "s|@HERE@|$here|g" "$here/$1" > "$out/$1"
   echo "$out/$1"
 }
 
@@ -65,6 +65,10 @@ case "$case_name" in
     [ "$(wc -l < "$out/stderr.txt")" -eq 1 ] || fail "expected one line on stderr, got: $(cat "$out/stderr.txt")"
     grep -q "mhascope export" "$out/stderr.txt" || fail "no hint to use mhascope export: $(cat "$out/stderr.txt")"
     cat "$out/stderr.txt"
+    ;;
+  worker)
+    xvfb "$bin" --preset default --script "$(script_from worker.txt)" || fail "script failed (exit $?)"
+    python3 "$here/check_png.py" "$out/after_worker.png" || fail "blank after the worker's result"
     ;;
   downsample)
     # Textures above the GPU limit are downsampled, not blank (limit lowered to 64 texels).
