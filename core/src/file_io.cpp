@@ -72,9 +72,12 @@ Status writeFileAtomic(const std::string& path, std::string_view bytes) {
     return makeError("cannot write '" + path + "': '" + dir.string() + "' is not a folder");
   }
   std::random_device rd;
-  const std::string tmp =
-      (dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd())))
-          .string();
+  // A hidden name next to the target, so the final rename stays on one file system. (Built with
+  // append rather than "." + std::string&&, which trips a GCC 12 -Wrestrict false positive.)
+  std::string tmpName(".");
+  tmpName.append(target.filename().string()).append(".tmp-").append(std::to_string(::getpid()));
+  tmpName.append("-").append(std::to_string(rd()));
+  const std::string tmp = (dir / tmpName).string();
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return makeError("cannot write '" + path + "': " + errnoText(errno));
   auto fail = [&](const std::string& what, int err) -> Status {
