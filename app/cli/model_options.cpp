@@ -53,7 +53,7 @@ Result<Tensor> loadInput(const std::string& path, const char* flag) {
 std::vector<std::vector<std::string>> indexTokens(std::int64_t B, std::int64_t T) {
   std::vector<std::vector<std::string>> out(static_cast<std::size_t>(B));
   for (auto& row : out)
-    for (std::int64_t i = 0; i < T; ++i) row.push_back("t" + std::to_string(i));
+    for (std::int64_t i = 0; i < T; ++i) row.push_back(std::string("t").append(std::to_string(i)));
   return out;
 }
 

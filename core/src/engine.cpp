@@ -447,7 +447,7 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
       if (!given.empty()) return given;
       std::vector<std::vector<std::string>> out(static_cast<std::size_t>(nb));
       for (auto& row : out) {
-        for (std::int64_t i = 0; i < nt; ++i) row.push_back("t" + std::to_string(i));
+        for (std::int64_t i = 0; i < nt; ++i) row.push_back(std::string("t").append(std::to_string(i)));
       }
       return out;
     };
