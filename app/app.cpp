@@ -50,7 +50,8 @@ constexpr ImWchar kExtraRanges[] = {
     0xFFFD, 0xFFFD,  // the replacement character of invalid UTF-8
     0,
 };
-constexpr double kIdleTimeoutSeconds = 1.0;
+// Idle: nothing changes without input (the worker and Play poll faster), so wake rarely.
+constexpr double kIdleTimeoutSeconds = 10.0;
 
 bool fileExists(const char* path) {
   std::error_code ec;
