@@ -195,6 +195,9 @@ TEST(Engine, MatchesLoopReferenceOnRandomConfigs) {
       {3, 7, 7, 10, 5, false, false, true, false, true, ScaleKind::SqrtDk},   // odd T
       {2, 4, 9, 6, 3, true, false, true, true, true, ScaleKind::SqrtDModel},  // cross, T_q != T_k
       {1, 6, 6, 12, 3, false, true, true, true, false, ScaleKind::None},
+      // Longer than the engine's query block (128 rows): several blocks, a partial last one.
+      {2, 300, 290, 16, 4, true, true, true, true, true, ScaleKind::SqrtDk},
+      {1, 257, 257, 8, 2, false, true, false, false, true, ScaleKind::SqrtDk},
   };
   std::uniform_int_distribution<int> small(1, 9), heads(1, 6), dkDist(1, 8), bDist(1, 3);
   std::bernoulli_distribution coin(0.5);
@@ -482,6 +485,30 @@ TEST(Engine, ScoresOverrideRecomputesDownstream) {
   Status s = forward(m->inputs, m->weights, m->options, edited);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("(h, T_q, T_k) = (2, 3, 3)"), std::string::npos) << s.error().message;
+}
+
+}  // namespace
+}  // namespace mhascope
+
+namespace mhascope {
+namespace {
+
+TEST(Engine, ScoresOverrideAppliesInEveryQueryBlock) {
+  ModelConfig cfg;
+  cfg.tokens = 300;  // more than one block of query rows
+  cfg.dModel = 8;
+  cfg.heads = 2;
+  auto m = buildModel(cfg);
+  ASSERT_TRUE(m.ok());
+  Tensor o({2, 300, 300}, {});
+  std::fill(o.data.begin(), o.data.end(), std::numeric_limits<float>::quiet_NaN());
+  for (int q : {0, 127, 128, 299}) o.data[static_cast<std::size_t>((1 * 300 + q) * 300 + 5)] = 40.0f;
+  m->options.scoresOverride = o;
+  Trace t;
+  ASSERT_TRUE(forward(m->inputs, m->weights, m->options, t).ok());
+  for (int q : {0, 127, 128, 299}) {
+    EXPECT_EQ(t.tensor(StageId::Scores).data[static_cast<std::size_t>((1 * 300 + q) * 300 + 5)], 40.0f) << q;
+  }
 }
 
 }  // namespace
