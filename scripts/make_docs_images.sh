@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Regenerates every picture the README shows, with the commands the README names:
+# app screenshots (--screenshot under Xvfb), an exported heatmap (mhascope export) and the
+# lesson tour (input scripts in docs/img/lesson_*.script that click the lesson's tab).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+BIN=build/app/mhascope
+XVFB=(xvfb-run -a -s "-screen 0 1600x1000x24")
+"${XVFB[@]}" $BIN --screenshot docs/img/app_weights.png --preset default --stage weights
+"${XVFB[@]}" $BIN --screenshot docs/img/app_all_heads.png --preset paper --stage weights --view grid
+$BIN export --preset default --stage weights --head all --out docs/img/export_weights_all.png
+$BIN export --preset default --stage masked_scores --mask causal --head 1 --out docs/img/export_masked_h1.png
+for s in docs/img/lesson_*.script; do
+  name="$(basename "$s" .script)"
+  preset=default
+  case "$name" in lesson_roles|lesson_lines) preset=specialists ;; esac
+  "${XVFB[@]}" $BIN --preset "$preset" --script "$s"
+done
+echo "docs/img regenerated"
