@@ -10,15 +10,10 @@
 #include "app.hpp"
 #include "launch_options.hpp"
 
-#if __has_include("cli/cli.hpp")
 #include "cli/cli.hpp"
-#define MHASCOPE_HAVE_CLI 1
-#endif
 
 int main(int argc, char** argv) {
-#ifdef MHASCOPE_HAVE_CLI
   if (argc > 1 && mhascope::cli::isCommand(argv[1])) return mhascope::cli::run(argc, argv);
-#endif
   const mhascope::app::ParsedLaunch launch = mhascope::app::parseLaunchOptions(argc, argv);
   if (launch.exitCode) return *launch.exitCode;
   try {
