@@ -15,6 +15,8 @@
 
 #include "mhascope/npy.hpp"
 
+#include "binary_decode.hpp"
+
 #include <bit>
 #include <cfloat>
 #include <cmath>
@@ -31,6 +33,9 @@
 
 namespace mhascope {
 namespace {
+
+using detail::halfToFloat;
+using detail::loadUnsigned;
 
 //-----------------------------------------------------------------------------------------------
 // [SECTION] Helpers: messages, checked arithmetic, byte order
@@ -70,41 +75,6 @@ std::string formatDouble(double v) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.9g", v);
   return buf;
-}
-
-// Python's repr of a shape tuple: "()", "(5,)", "(2, 3)".
-std::string pyTupleRepr(const Shape& shape) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  if (shape.size() == 1) s += ",";
-  return s + ")";
-}
-
-// Assembles an unsigned integer from sizeof(U) bytes in the file's byte order, whatever the
-// host's: the compiler turns this into a plain load (plus bswap for the other order).
-template <class U>
-U loadUnsigned(const unsigned char* p, bool bigEndian) {
-  U v = 0;
-  for (std::size_t k = 0; k < sizeof(U); ++k) {
-    const std::size_t idx = bigEndian ? k : sizeof(U) - 1 - k;
-    v = static_cast<U>((static_cast<std::uint64_t>(v) << 8) | p[idx]);
-  }
-  return v;
-}
-
-float halfToFloat(std::uint16_t h) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  const std::uint32_t exponent = (h >> 10) & 0x1fu;
-  const std::uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24, exact in float
-    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
-  return std::bit_cast<float>(sign | ((exponent + 112u) << 23) | (mantissa << 13));
 }
 
 //-----------------------------------------------------------------------------------------------
@@ -610,18 +580,18 @@ std::string encodeProblem(const Tensor& t) {
   std::int64_t product = 1;
   bool hasZero = false;
   for (const std::int64_t d : t.shape) {
-    if (d < 0) return "shape " + pyTupleRepr(t.shape) + " has a negative dimension";
+    if (d < 0) return "shape " + shapeToString(t.shape) + " has a negative dimension";
     if (d == 0) {
       hasZero = true;
       continue;
     }
     if (product > std::numeric_limits<std::int64_t>::max() / d)
-      return "shape " + pyTupleRepr(t.shape) + " overflows";
+      return "shape " + shapeToString(t.shape) + " overflows";
     product *= d;
   }
   const std::int64_t numel = hasZero ? 0 : product;
   if (static_cast<std::uint64_t>(numel) != t.data.size()) {
-    return "shape " + pyTupleRepr(t.shape) + " has " + std::to_string(numel) +
+    return "shape " + shapeToString(t.shape) + " has " + std::to_string(numel) +
            " elements but the tensor holds " + std::to_string(t.data.size()) + " values";
   }
   return {};
@@ -680,7 +650,7 @@ Result<Tensor> parseNpy(std::string_view bytes, const std::string& what, NpyValu
   const std::size_t itemSize = header->dtype.size;
   const auto numel = static_cast<std::uint64_t>(header->numel);
   const std::string declared =
-      "shape " + pyTupleRepr(header->shape) + " of '" + printable(header->descr, 40) + "'";
+      "shape " + shapeToString(header->shape) + " of '" + printable(header->descr, 40) + "'";
   // Compare without computing numel * itemSize when that product cannot be held.
   if (numel > dataBytes / itemSize) {
     const bool overflow = numel > std::numeric_limits<std::uint64_t>::max() / itemSize;
@@ -728,7 +698,7 @@ std::string encodeNpy(const Tensor& t) {
     throw std::invalid_argument("encodeNpy: " + problem);
   }
   // Byte for byte what NumPy 1.24 writes: keys sorted, Python reprs, room to grow shape[0].
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " + pyTupleRepr(t.shape) + ", }";
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shapeToString(t.shape) + ", }";
   if (!t.shape.empty()) {
     const std::size_t digits = std::to_string(t.shape[0]).size();
     if (digits < kGrowthAxisDigits) dict.append(kGrowthAxisDigits - digits, ' ');

@@ -14,6 +14,8 @@
 
 #include "mhascope/safetensors.hpp"
 
+#include "binary_decode.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cfloat>
@@ -35,6 +37,10 @@
 
 namespace mhascope {
 namespace {
+
+using detail::bf16ToFloat;
+using detail::halfToFloat;
+using detail::loadUnsigned;
 
 //-----------------------------------------------------------------------------------------------
 // [SECTION] Helpers: messages, UTF-8, number conversions
@@ -119,28 +125,6 @@ std::size_t firstInvalidUtf8(std::string_view s) {
   }
   return std::string_view::npos;
 }
-
-template <class U>
-U loadLittle(const unsigned char* p) {
-  U v = 0;
-  for (std::size_t k = sizeof(U); k-- > 0;) v = static_cast<U>((static_cast<std::uint64_t>(v) << 8) | p[k]);
-  return v;
-}
-
-float halfToFloat(std::uint16_t h) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  const std::uint32_t exponent = (h >> 10) & 0x1fu;
-  const std::uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24, exact in float
-    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
-  return std::bit_cast<float>(sign | ((exponent + 112u) << 23) | (mantissa << 13));
-}
-
-// bfloat16 is the top half of a float32.
-float bf16ToFloat(std::uint16_t h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16); }
 
 //-----------------------------------------------------------------------------------------------
 // [SECTION] dtypes
@@ -532,15 +516,15 @@ void convertTensor(const Entry& e, const unsigned char* src, std::vector<float>&
     if constexpr (!kHostBigEndian) {
       if (n) std::memcpy(dst.data(), src, n * 4);  // the common case: the bytes already are floats
     } else {
-      for (std::size_t i = 0; i < n; ++i) dst[i] = std::bit_cast<float>(loadLittle<std::uint32_t>(src + 4 * i));
+      for (std::size_t i = 0; i < n; ++i) dst[i] = std::bit_cast<float>(loadUnsigned<std::uint32_t>(src + 4 * i, false));
     }
   } else if (dtype == "F16") {
-    for (std::size_t i = 0; i < n; ++i) dst[i] = halfToFloat(loadLittle<std::uint16_t>(src + 2 * i));
+    for (std::size_t i = 0; i < n; ++i) dst[i] = halfToFloat(loadUnsigned<std::uint16_t>(src + 2 * i, false));
   } else if (dtype == "BF16") {
-    for (std::size_t i = 0; i < n; ++i) dst[i] = bf16ToFloat(loadLittle<std::uint16_t>(src + 2 * i));
+    for (std::size_t i = 0; i < n; ++i) dst[i] = bf16ToFloat(loadUnsigned<std::uint16_t>(src + 2 * i, false));
   } else {  // F64
     for (std::size_t i = 0; i < n; ++i) {
-      const double v = std::bit_cast<double>(loadLittle<std::uint64_t>(src + 8 * i));
+      const double v = std::bit_cast<double>(loadUnsigned<std::uint64_t>(src + 8 * i, false));
       // Casting a finite double beyond FLT_MAX to float is undefined behaviour: refuse it.
       if (std::isfinite(v) && std::fabs(v) > static_cast<double>(FLT_MAX)) {
         if (damage.outOfRange++ == 0) {
@@ -609,7 +593,7 @@ Result<SafetensorsContents> parseSafetensorsWithMetadata(std::string_view bytes,
                           " bytes, too short for the 8-byte header length of a .safetensors file");
   }
   const auto* raw = reinterpret_cast<const unsigned char*>(bytes.data());
-  const auto headerLen = loadLittle<std::uint64_t>(raw);
+  const auto headerLen = loadUnsigned<std::uint64_t>(raw, false);
   if (headerLen > kMaxHeaderBytes) {
     return fail(what, "header length " + std::to_string(headerLen) + " is larger than the limit of " +
                           std::to_string(kMaxHeaderBytes) + " bytes");
