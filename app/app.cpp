@@ -409,7 +409,7 @@ bool App::wantsAnimation() const { return view_.playing || state_.computing; }
 // ---------------------------------------------------------------------------------------------
 
 void App::drawUi() {
-  UiContext ctx{state_, view_, textures_, probes_, monoFont_, titleFont_};
+  UiContext ctx{state_, view_, textures_, probes_, lessons_, monoFont_, titleFont_};
   const auto& panels = allPanels();
   auto drawArea = [&](PanelArea area) {
     for (const PanelInfo& p : panels) {

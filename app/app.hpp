@@ -15,6 +15,7 @@
 #include "compute_worker.hpp"
 #include "input_script.hpp"
 #include "launch_options.hpp"
+#include "panels/lesson_common.hpp"
 #include "platform/window.hpp"
 #include "render/texture_cache.hpp"
 #include "ui_context.hpp"
@@ -77,6 +78,7 @@ class App final : public ScriptHost {
   ViewState view_;
   TextureCache textures_;
   UiProbes probes_;
+  LessonState lessons_;  // the lesson tabs' caches and choices, one per window
   std::unique_ptr<ComputeWorker> worker_;
   Trace spare_;                  // synchronous computes fill this, then swap with state_.trace
   std::optional<InputScript> script_;

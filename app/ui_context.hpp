@@ -38,11 +38,14 @@ class UiProbes {
   std::map<std::string, ItemRect> rects_;
 };
 
+struct LessonState;  // panels/lesson_common.hpp: caches and choices of the lesson tabs
+
 struct UiContext {
   AppState& state;
   ViewState& view;
   TextureCache& textures;
   UiProbes& probes;
+  LessonState& lessons;
   ImFont* monoFont = nullptr;   // DejaVu Sans Mono for formulas and pseudocode (or the default)
   ImFont* titleFont = nullptr;  // a larger DejaVu Sans for stage titles (or the default)
 };

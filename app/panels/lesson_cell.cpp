@@ -19,7 +19,7 @@ void drawLessonCellPanel(UiContext& ctx) {
                "cell depends on every other score in the row.");
   if (!lessonHasTrace(ctx)) return;
   const Trace& t = ctx.state.trace;
-  LessonState& ls = lessonState();
+  LessonState& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
   ls.cellHead = std::clamp(ls.cellHead, 0, t.heads - 1);

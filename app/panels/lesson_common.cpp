@@ -8,14 +8,6 @@
 
 namespace mhascope::app {
 
-namespace {
-// The one LessonState of the window. Kept here rather than in ViewState only because
-// app_state.hpp belongs to the app's own files; moving it there is a one-line change.
-LessonState gLessonState;
-}  // namespace
-
-LessonState& lessonState() { return gLessonState; }
-
 bool lessonHasTrace(UiContext& ctx) {
   if (ctx.state.hasTrace()) return true;
   ImGui::TextDisabled(ctx.state.computing ? "computing…" : "no picture yet: fix the configuration on the left");
@@ -23,7 +15,7 @@ bool lessonHasTrace(UiContext& ctx) {
 }
 
 const Model* lessonModel(UiContext& ctx) {
-  LessonState& ls = lessonState();
+  LessonState& ls = ctx.lessons;
   const Model* m = ls.model.get(ctx.state.traceSerial, 0, [&] { return buildModel(ctx.state.traceConfig); });
   if (!m) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", ls.model.error.c_str());
   return m;

@@ -60,9 +60,8 @@ struct LessonState {
   std::vector<int> quizPicked;             // -1 = not tried yet
 };
 
-// The lesson tabs' state. One instance for the window (the tabs are not re-entrant); it would
-// sit in ViewState, but app_state.hpp is not ours to edit — see lesson_common.cpp.
-LessonState& lessonState();
+// The lesson tabs' state lives in the App (one per window) and reaches the panels as
+// UiContext::lessons.
 
 // The model the shown trace was computed from (same config → same weights), or null with the
 // reason drawn in place.

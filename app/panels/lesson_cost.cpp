@@ -18,7 +18,7 @@ void drawLessonCostPanel(UiContext& ctx) {
                "Splitting into more heads costs no parameters or FLOPs, only score memory.");
   if (!lessonHasTrace(ctx)) return;
   const Trace& t = ctx.state.trace;
-  LessonState& ls = lessonState();
+  LessonState& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   const CostSizes now = costSizesOf(t);
   const CostPoint c = costAt(now);

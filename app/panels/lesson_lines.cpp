@@ -19,7 +19,7 @@ void drawLessonLinesPanel(UiContext& ctx) {
                "as opaque as its weight. Heads overlap in their own colours; hover a token to see only its lines.");
   if (!lessonHasTrace(ctx)) return;
   const Trace& t = ctx.state.trace;
-  LessonState& ls = lessonState();
+  LessonState& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
   if (static_cast<int>(ls.headHidden.size()) != t.heads) ls.headHidden.assign(static_cast<std::size_t>(t.heads), 0);

@@ -20,7 +20,7 @@ void drawLessonMasksPanel(UiContext& ctx) {
   if (!lessonSizeOk(t)) return;
   const Model* model = lessonModel(ctx);
   if (!model) return;
-  LessonState& ls = lessonState();
+  LessonState& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   ImGui::RadioButton("causal", &ls.maskKind, 0);
   ImGui::SameLine();

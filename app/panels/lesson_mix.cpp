@@ -20,7 +20,7 @@ void drawLessonMixPanel(UiContext& ctx) {
   const Trace& t = ctx.state.trace;
   const Model* model = lessonModel(ctx);
   if (!model) return;
-  LessonState& ls = lessonState();
+  LessonState& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
   ls.mixToken = std::clamp(ls.mixToken, 0, t.tq - 1);

@@ -21,7 +21,7 @@ void drawLessonPitfallsPanel(UiContext& ctx) {
   if (!lessonSizeOk(t)) return;
   const Model* model = lessonModel(ctx);
   if (!model) return;
-  LessonState& ls = lessonState();
+  LessonState& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   for (int i = 0; i < kPitfallCount; ++i) {
     if (i % 4) ImGui::SameLine();

@@ -17,7 +17,7 @@ void drawLessonQuizPanel(UiContext& ctx) {
   if (!lessonHasTrace(ctx)) return;
   const Model* model = lessonModel(ctx);
   if (!model) return;
-  LessonState& ls = lessonState();
+  LessonState& ls = ctx.lessons;
   if (ls.quizSerial != ctx.state.traceSerial) {
     ls.quizSerial = ctx.state.traceSerial;
     ls.quiz = makeQuiz(ctx.state.trace, model->weights);

@@ -61,7 +61,7 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
   }
   if (!lessonHasTrace(ctx)) return;
   const Trace& t = st.trace;
-  LessonState& ls = lessonState();
+  LessonState& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
 

@@ -21,7 +21,7 @@ void drawLessonSplitPanel(UiContext& ctx) {
   if (!lessonSizeOk(t)) return;
   const Model* model = lessonModel(ctx);
   if (!model) return;
-  LessonState& ls = lessonState();
+  LessonState& ls = ctx.lessons;
   const LoopVsVectorized* r = ls.split.get(ctx.state.traceSerial, 0, [&] { return perHeadLoopVsVectorized(*model); });
   if (!r) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", ls.split.error.c_str());
