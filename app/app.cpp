@@ -9,6 +9,7 @@
 //   script host   — what input scripts may do
 #include "app.hpp"
 
+#include <cctype>
 #include <imgui.h>
 #include <imgui_internal.h>  // ErrorCheckEndFrameRecover: keep ImGui's stack whole after an exception
 
@@ -207,6 +208,11 @@ bool App::applyLaunchOptions() {
   }
   view_.head = options_.head - 1;
   view_.selectTab = options_.view == "grid" ? kAllHeadsTab : kHeatmapTab;
+  for (const PanelInfo& p : allPanels()) {  // a lesson tab by its title in lower case: "split" → "Split"
+    std::string lower = p.title;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (p.area == PanelArea::Main && lower == options_.view) view_.selectTab = p.title;
+  }
   return true;
 }
 

@@ -16,7 +16,11 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
   std::string size;
   cli.add_option("--preset", o.preset, "preset name or .json file to start with")->capture_default_str();
   cli.add_option("--stage", o.stage, "stage to open at (query, q_proj, q_heads, scores, weights, output, ...)");
-  cli.add_option("--view", o.view, "main tab to open: heatmap or grid")->check(CLI::IsMember({"heatmap", "grid"}));
+  cli.add_option("--view", o.view,
+                 "main tab to open: heatmap, grid, or a lesson: split, params, mix, roles, masks, pitfalls, cost, "
+                 "lines, cell, quiz")
+      ->check(CLI::IsMember({"heatmap", "grid", "split", "params", "mix", "roles", "masks", "pitfalls", "cost",
+                             "lines", "cell", "quiz"}));
   cli.add_option("--head", o.head, "head to show in the heatmap (1-based)")->check(CLI::PositiveNumber);
   cli.add_option("--size", size, "window size WxH, e.g. 1600x1000");
   cli.add_option("--screenshot", o.screenshotPath, "render, save the window as this PNG and exit");

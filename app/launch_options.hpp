@@ -9,7 +9,7 @@ namespace mhascope::app {
 struct LaunchOptions {
   std::string preset = "default";
   std::string stage;           // stage name to open at ("weights"); empty = weights
-  std::string view = "heatmap";  // "heatmap" | "grid"
+  std::string view = "heatmap";  // "heatmap" | "grid" | a lesson tab's title in lower case ("split" …)
   int head = 1;                // 1-based
   int width = 1600, height = 1000;
   std::string screenshotPath;  // render, save this PNG, exit

@@ -30,6 +30,16 @@ case "$case_name" in
     xvfb "$bin" --screenshot "$out/grid.png" --preset cat --view grid --size 1000x700 || fail "grid screenshot"
     python3 "$here/check_png.py" "$out/grid.png" 1000x700 || fail "blank grid screenshot"
     ;;
+  lesson_views)
+    # Every lesson tab opens from the command line and draws a picture (specialists for the
+    # two views that are about that preset).
+    for view in split params mix roles masks pitfalls cost lines cell quiz; do
+      preset=default; case "$view" in roles|lines) preset=specialists ;; esac
+      xvfb "$bin" --screenshot "$out/$view.png" --preset "$preset" --view "$view" || fail "--view $view exited $?"
+      python3 "$here/check_png.py" "$out/$view.png" 1600x1000 || fail "blank screenshot of --view $view"
+    done
+    xvfb "$bin" --screenshot "$out/x.png" --view nope 2>/dev/null && fail "--view nope should be refused"
+    ;;
   scripted_input)
     xvfb "$bin" --preset default --script "$(script_from scripted_input.txt)" || fail "script failed (exit $?)"
     ;;
