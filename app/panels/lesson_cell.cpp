@@ -35,12 +35,7 @@ void drawLessonCellPanel(UiContext& ctx) {
     ImGui::BeginGroup();
     const Slice2D* s = ctx.state.slice(StageId::ScaledScores, b, ls.cellHead);
     if (s) {
-      MatrixPicture m;
-      m.data = s->data;
-      m.rows = s->rows;
-      m.cols = s->cols;
-      m.rowLabels = s->rowLabels;
-      m.colLabels = s->colLabels;
+      MatrixPicture m = pictureOf(*s);
       m.kind = DataKind::Signed;
       m.stage = StageId::ScaledScores;
       m.batchIndex = b;

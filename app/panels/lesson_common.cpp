@@ -14,6 +14,21 @@ bool lessonHasTrace(UiContext& ctx) {
   return false;
 }
 
+const Model* lessonModelToRecompute(UiContext& ctx) {
+  if (!lessonHasTrace(ctx) || !lessonSizeOk(ctx.state.trace)) return nullptr;
+  return lessonModel(ctx);
+}
+
+MatrixPicture pictureOf(const Slice2D& s) {
+  MatrixPicture m;
+  m.data = s.data;
+  m.rows = s.rows;
+  m.cols = s.cols;
+  m.rowLabels = s.rowLabels;
+  m.colLabels = s.colLabels;
+  return m;
+}
+
 const Model* lessonModel(UiContext& ctx) {
   LessonState& ls = ctx.lessons;
   const Model* m = ls.model.get(ctx.state.traceSerial, 0, [&] { return buildModel(ctx.state.traceConfig); });

@@ -74,6 +74,10 @@ bool lessonHasTrace(UiContext& ctx);
 // slow: they refuse above this many recorded bytes and say so.
 bool lessonSizeOk(const Trace& t);
 
+// For the lessons that recompute the pipeline (split, masks, pitfalls): the trace exists, is
+// small enough, and its model rebuilt — or null, with the reason drawn in place.
+const Model* lessonModelToRecompute(UiContext& ctx);
+
 // Title line and a short "why" paragraph.
 void lessonHeader(UiContext& ctx, const char* title, const char* why);
 
@@ -95,6 +99,8 @@ struct MatrixPicture {
   bool colorbar = true;
 };
 HeatmapHover drawMatrix(UiContext& ctx, const char* id, const MatrixPicture& m, ImVec2 size);
+// A picture of a trace slice: its data, sizes and labels (the caller sets kind, stage, tag …).
+MatrixPicture pictureOf(const Slice2D& s);
 
 std::string formatCount(std::int64_t v);  // 1,234,567
 std::string formatNumber(double v, int digits = 4);

@@ -15,11 +15,9 @@ void drawLessonMasksPanel(UiContext& ctx) {
                "A mask sets blocked scores to -inf before the softmax, so those keys get weight exactly 0 and the "
                "remaining keys share the whole weight. Causal: a query may not look at later tokens. Key padding: "
                "nobody may look at filler tokens that only even out a batch.");
-  if (!lessonHasTrace(ctx)) return;
-  const Trace& t = ctx.state.trace;
-  if (!lessonSizeOk(t)) return;
-  const Model* model = lessonModel(ctx);
+  const Model* model = lessonModelToRecompute(ctx);
   if (!model) return;
+  const Trace& t = ctx.state.trace;
   LessonState& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   ImGui::RadioButton("causal", &ls.maskKind, 0);

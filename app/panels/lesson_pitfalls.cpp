@@ -16,11 +16,9 @@ void drawLessonPitfallsPanel(UiContext& ctx) {
                "Each toggle runs a pipeline with one classic mistake next to the correct one. The checks say what "
                "broke: rows that no longer sum to 1, attention that got too flat (high entropy) or too peaked (low), "
                "outputs that moved, or NaN/Inf.");
-  if (!lessonHasTrace(ctx)) return;
-  const Trace& t = ctx.state.trace;
-  if (!lessonSizeOk(t)) return;
-  const Model* model = lessonModel(ctx);
+  const Model* model = lessonModelToRecompute(ctx);
   if (!model) return;
+  const Trace& t = ctx.state.trace;
   LessonState& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   for (int i = 0; i < kPitfallCount; ++i) {

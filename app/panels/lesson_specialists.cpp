@@ -76,12 +76,7 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "head %d weights", h + 1);
     const Slice2D* s = st.slice(StageId::Weights, b, h);
     if (s) {
-      MatrixPicture m;
-      m.data = s->data;
-      m.rows = s->rows;
-      m.cols = s->cols;
-      m.rowLabels = s->rowLabels;
-      m.colLabels = s->colLabels;
+      MatrixPicture m = pictureOf(*s);
       m.trace = &t;
       m.batchIndex = b;
       m.head = h;

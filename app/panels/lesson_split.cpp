@@ -16,11 +16,9 @@ void drawLessonSplitPanel(UiContext& ctx) {
                "Head h's projection W_Q[h] (d_model x d_k) is just the column block h*d_k .. (h+1)*d_k of W_q. "
                "So one matmul X W_q, a reshape and a transpose compute every head at once, and give exactly what a "
                "loop over heads (slice, attend, collect, concatenate) gives.");
-  if (!lessonHasTrace(ctx)) return;
-  const Trace& t = ctx.state.trace;
-  if (!lessonSizeOk(t)) return;
-  const Model* model = lessonModel(ctx);
+  const Model* model = lessonModelToRecompute(ctx);
   if (!model) return;
+  const Trace& t = ctx.state.trace;
   LessonState& ls = ctx.lessons;
   const LoopVsVectorized* r = ls.split.get(ctx.state.traceSerial, 0, [&] { return perHeadLoopVsVectorized(*model); });
   if (!r) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <bit>
+#include <cfloat>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -35,5 +36,17 @@ inline float halfToFloat(std::uint16_t h) {
 
 // bfloat16 is the top half of a float32.
 inline float bf16ToFloat(std::uint16_t h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16); }
+
+// float64 → float32. Casting a finite double beyond FLT_MAX to float is undefined behaviour, so
+// such a value gives false (and 0) for the caller to count and report; ±inf and NaN pass through
+// for the caller's NaN/Inf check.
+inline bool narrowToFloat(double v, float& out) {
+  if (std::isfinite(v) && std::fabs(v) > static_cast<double>(FLT_MAX)) {
+    out = 0.0f;
+    return false;
+  }
+  out = static_cast<float>(v);
+  return true;
+}
 
 }  // namespace mhascope::detail

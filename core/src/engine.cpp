@@ -142,7 +142,6 @@ Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionO
     return makeError("the weights are for d_model = " + std::to_string(w.dModel) + " but the input has d_model = " +
                      std::to_string(d));
   }
-  const Shape square{d, d};
   for (const RowMatrix* m : {&w.wq, &w.wk, &w.wv, &w.wo}) {
     if (m->rows() != d || m->cols() != d) return makeError("a weight matrix is not (d_model, d_model)");
   }

@@ -36,6 +36,7 @@ namespace {
 
 using detail::halfToFloat;
 using detail::loadUnsigned;
+using detail::narrowToFloat;
 
 //-----------------------------------------------------------------------------------------------
 // [SECTION] Helpers: messages, checked arithmetic, byte order
@@ -504,15 +505,9 @@ void convertFloats(const unsigned char* src, std::size_t n, const NpyDtype& dt, 
   } else {
     for (std::size_t i = 0; i < n; ++i) {
       const double v = std::bit_cast<double>(loadUnsigned<std::uint64_t>(src + 8 * i, big));
-      // Casting a finite double beyond FLT_MAX to float is undefined behaviour: refuse it.
-      if (std::isfinite(v) && std::fabs(v) > static_cast<double>(FLT_MAX)) {
-        if (damage.count++ == 0) {
-          damage.first = i;
-          damage.firstValue = v;
-        }
-        dst[i] = 0.0f;
-      } else {
-        dst[i] = static_cast<float>(v);
+      if (!narrowToFloat(v, dst[i]) && damage.count++ == 0) {
+        damage.first = i;
+        damage.firstValue = v;
       }
     }
   }

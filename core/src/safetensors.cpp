@@ -41,6 +41,7 @@ namespace {
 using detail::bf16ToFloat;
 using detail::halfToFloat;
 using detail::loadUnsigned;
+using detail::narrowToFloat;
 
 //-----------------------------------------------------------------------------------------------
 // [SECTION] Helpers: messages, UTF-8, number conversions
@@ -525,15 +526,9 @@ void convertTensor(const Entry& e, const unsigned char* src, std::vector<float>&
   } else {  // F64
     for (std::size_t i = 0; i < n; ++i) {
       const double v = std::bit_cast<double>(loadUnsigned<std::uint64_t>(src + 8 * i, false));
-      // Casting a finite double beyond FLT_MAX to float is undefined behaviour: refuse it.
-      if (std::isfinite(v) && std::fabs(v) > static_cast<double>(FLT_MAX)) {
-        if (damage.outOfRange++ == 0) {
-          damage.firstOutOfRange = i;
-          damage.firstOutOfRangeValue = v;
-        }
-        dst[i] = 0.0f;
-      } else {
-        dst[i] = static_cast<float>(v);
+      if (!narrowToFloat(v, dst[i]) && damage.outOfRange++ == 0) {
+        damage.firstOutOfRange = i;
+        damage.firstOutOfRangeValue = v;
       }
     }
   }

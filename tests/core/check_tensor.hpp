@@ -1,12 +1,18 @@
+// Assertions shared by the core tests.
 // check_tensor: compare a computed tensor with a reference using |a - r| <= atol + rtol*|r|;
 // prints the first mismatches and the max difference (the llm.c habit). NaN never passes.
+// errorNaming: a Result is an error whose message names the input and contains every word.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <sstream>
 #include <string>
+#include <string_view>
+
+#include "mhascope/result.hpp"
 
 namespace mhascope::testing {
 
@@ -34,6 +40,20 @@ template <class A, class R>
   if (bad == 0) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << name << ": " << bad << " of " << n << " values differ (max |diff| "
                                        << maxDiff << ", atol " << atol << ", rtol " << rtol << ")" << first.str();
+}
+
+template <class T>
+::testing::AssertionResult errorNaming(const Result<T>& r, const std::string& what,
+                                       std::initializer_list<std::string_view> words) {
+  if (r.ok()) return ::testing::AssertionFailure() << "parsed without error; expected one";
+  const std::string& msg = r.error().message;
+  if (msg.find(what) == std::string::npos)
+    return ::testing::AssertionFailure() << "message does not name \"" << what << "\": " << msg;
+  for (const std::string_view w : words) {
+    if (msg.find(w) == std::string::npos)
+      return ::testing::AssertionFailure() << "message lacks \"" << w << "\": " << msg;
+  }
+  return ::testing::AssertionSuccess() << msg;
 }
 
 }  // namespace mhascope::testing

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "check_tensor.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -28,19 +30,11 @@ static_assert(std::endian::native == std::endian::little,
 
 const std::string kWhat = "--query q.npy";
 
-// Passes when `r` is an error whose message names `kWhat` (or `what`) and contains every word.
+// Passes when `r` is an error whose message names `what` (default kWhat) and contains every word.
 template <class T>
-testing::AssertionResult failsWith(const Result<T>& r, std::initializer_list<std::string_view> words,
+::testing::AssertionResult failsWith(const Result<T>& r, std::initializer_list<std::string_view> words,
                                    const std::string& what = kWhat) {
-  if (r.ok()) return testing::AssertionFailure() << "parsed without error; expected one";
-  const std::string& msg = r.error().message;
-  if (msg.find(what) == std::string::npos)
-    return testing::AssertionFailure() << "message does not name \"" << what << "\": " << msg;
-  for (const std::string_view w : words) {
-    if (msg.find(w) == std::string::npos)
-      return testing::AssertionFailure() << "message lacks \"" << w << "\": " << msg;
-  }
-  return testing::AssertionSuccess() << msg;
+  return mhascope::testing::errorNaming(r, what, words);
 }
 
 // A .npy file around `dict`, padded the way NumPy pads (64-byte aligned, final newline).
