@@ -106,7 +106,10 @@ int cmdInfo(const ModelOptions& mo) {
   }
   int fully = 0;
   for (auto v : t->fullyMasked) fully += v;
-  if (fully) std::printf("\nNote: %d query row(s) have every key blocked; their weights and outputs are 0.\n", fully);
+  if (fully)
+    std::printf("\nNote: %d query row(s) have every key blocked; their weights and head outputs are 0, so their final "
+                "output rows are just b_o (PyTorch 1.13 gives NaN there).\n",
+                fully);
   return 0;
 }
 

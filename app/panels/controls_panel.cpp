@@ -17,7 +17,7 @@
 namespace mhascope::app {
 namespace {
 
-constexpr const char* kScaleLabels[] = {"divide by √d_k (standard)", "divide by √d_model (too flat)", "none (too peaked)"};
+constexpr const char* kScaleLabels[] = {"divide by √d_k (standard)", "divide by √d_model (flatter by √h)", "none (sharper by √d_k)"};
 constexpr ScaleKind kScales[] = {ScaleKind::SqrtDk, ScaleKind::SqrtDModel, ScaleKind::None};
 
 void helpMarker(const char* text) {

@@ -14,8 +14,10 @@ namespace mhascope::app {
 void drawLessonCostPanel(UiContext& ctx) {
   lessonHeader(ctx, "Cost counters",
                "Parameters grow with d_model^2 and ignore T and h. Projection FLOPs grow with T * d_model^2; attention "
-               "FLOPs with T^2 * d_model; the score tables with h * T^2 — that T^2 is what makes long inputs expensive. "
-               "Splitting into more heads costs no parameters or FLOPs, only score memory.");
+               "matmul FLOPs with T^2 * d_model; the score tables with h * T^2 — that T^2 is what makes long inputs "
+               "expensive. More heads cost no parameters and no matmul FLOPs, but scale, mask, exp and softmax touch "
+               "all B * h * T_q * T_k scores, so they and the score memory grow with h. Each head's score table has "
+               "rank at most d_k.");
   if (!lessonHasTrace(ctx)) return;
   const Trace& t = ctx.state.trace;
   LessonState& ls = ctx.lessons;
@@ -33,10 +35,14 @@ void drawLessonCostPanel(UiContext& ctx) {
     row("parameters (with biases)", formatCount(c.params));
     row("FLOPs, projections (Q, K, V, W_o)", formatNumber(c.projectionFlops, 4));
     row("FLOPs, attention (Q K^T, A V)", formatNumber(c.attentionFlops, 4));
+    row("scores B * h * T_q * T_k (each scaled, masked, exp'd, normalised)", formatCount(c.scoreCount));
     row("score memory, one (B, h, T_q, T_k) copy", formatBytes(c.scoreBytes));
     row("whole recorded trace", formatBytes(c.traceBytes));
     ImGui::EndTable();
   }
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(costCrossoverText(now).c_str());
+  ImGui::PopTextWrapPos();
   ImGui::TextUnformatted("sweep:");
   const char* names[] = {"T", "d_model", "h"};
   for (int i = 0; i < 3; ++i) {

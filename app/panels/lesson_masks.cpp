@@ -14,7 +14,9 @@ void drawLessonMasksPanel(UiContext& ctx) {
   lessonHeader(ctx, "Mask on / off",
                "A mask sets blocked scores to -inf before the softmax, so those keys get weight exactly 0 and the "
                "remaining keys share the whole weight. Causal: a query may not look at later tokens. Key padding: "
-               "nobody may look at filler tokens that only even out a batch.");
+               "nobody may look at filler tokens that only even out a batch. Conventions differ: in PyTorch a bool "
+               "mask's True means blocked; code that writes masked_fill(mask == 0, -1e9) means 1 = keep, and uses "
+               "-1e9 or the dtype's minimum instead of -inf.");
   const Model* model = lessonModelToRecompute(ctx);
   if (!model) return;
   const Trace& t = ctx.state.trace;
@@ -39,7 +41,7 @@ void drawLessonMasksPanel(UiContext& ctx) {
   }
   const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
   const int h = std::clamp(ctx.view.head, 0, t.heads - 1);
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "head %d (pick it in the Heatmap tab)", h + 1);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "head %d (pick it in the Heatmap tab)", h);
   ImGui::SameLine(0, em);
   ImGui::Text("mean |difference| of the outputs: %.4g   (max %.4g)   blocked cells per head: %d", r->meanAbsOutputDiff,
               r->maxAbsOutputDiff, r->blockedCells);
@@ -79,9 +81,10 @@ void drawLessonMasksPanel(UiContext& ctx) {
     ImGui::PopID();
   }
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextDisabled("Blue cells lost weight (they are blocked, or their row now shares among fewer keys); red cells "
-                      "gained it. Causal: the first query can only see itself, so its weight there becomes 1; the last "
-                      "query sees everything and does not change. Max |weight difference|: %.3g.",
+  ImGui::TextDisabled("Blue cells lost weight: only blocked cells can. Red cells gained it: each row's weight is now "
+                      "shared among fewer keys, so an allowed key can only gain. Causal: query 0 can only see itself, "
+                      "so its weight there becomes 1; the last query sees everything and does not change. "
+                      "Max |weight difference| over all heads and batch items: %.3g.",
                       r->maxAbsWeightDiff);
   ImGui::PopTextWrapPos();
 }

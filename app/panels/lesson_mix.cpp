@@ -1,5 +1,5 @@
 // Lesson 3 — mix, then split: one feature j of q = x W_q + b_q is a sum over ALL d_model input
-// features; only afterwards does the split hand column j to head j / d_k.
+// features; only afterwards does the split hand column j to head floor(j / d_k).
 #include <imgui.h>
 
 #include <algorithm>
@@ -15,7 +15,7 @@ void drawLessonMixPanel(UiContext& ctx) {
   lessonHeader(ctx, "Mix, then split",
                "q[t, j] = sum over i of x[t, i] * W_q[i, j], plus b_q[j]: every projected feature already mixes all "
                "d_model input features. The split into heads comes after and only decides which head owns column j "
-               "(head j / d_k). Heads do not see disjoint pieces of the input token.");
+               "of Q (head floor(j / d_k), counting from 0). Heads do not see disjoint pieces of the input token.");
   if (!lessonHasTrace(ctx)) return;
   const Trace& t = ctx.state.trace;
   const Model* model = lessonModel(ctx);
@@ -57,8 +57,8 @@ void drawLessonMixPanel(UiContext& ctx) {
     ImGui::Dummy(ImVec2(w * static_cast<float>(t.dModel), em * 1.2f));
   }
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(r->ownerHead)),
-                     "column j = %d belongs to head %d (j / d_k = %d / %d), where it is feature %d of d_k", r->outputDim,
-                     r->ownerHead + 1, r->outputDim, t.dk, r->columnInHead);
+                     "column j = %d belongs to head floor(%d / %d) = %d, where it is feature %d mod %d = %d of its d_k",
+                     r->outputDim, r->outputDim, t.dk, r->ownerHead, r->outputDim, t.dk, r->columnInHead);
 
   std::vector<float> products;
   for (const auto& term : r->terms) products.push_back(static_cast<float>(term.product));
@@ -100,7 +100,7 @@ void drawLessonMixPanel(UiContext& ctx) {
   ImGui::Text("sum of %d terms = %+.6f", static_cast<int>(r->terms.size()), r->sumOfTerms);
   ImGui::Text("+ b_q[j] = %+.6f   ->   %+.6f", static_cast<double>(r->bias), r->total);
   ImGui::Text("recorded q_proj[%d, %d] = %+.6f, the same number as q_heads[head %d][%d, %d] = %+.6f", r->token,
-              r->outputDim, static_cast<double>(r->recorded), r->ownerHead + 1, r->token, r->columnInHead,
+              r->outputDim, static_cast<double>(r->recorded), r->ownerHead, r->token, r->columnInHead,
               static_cast<double>(r->recordedInHead));
 }
 

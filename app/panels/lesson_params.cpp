@@ -33,7 +33,7 @@ void drawLessonParamsPanel(UiContext& ctx) {
     bool real;
   };
   const Row rows[] = {
-      {"one head's W_Q[h]", "d_model * d_k", p->oneHeadProjection, false},
+      {"one head's W_Q[i]", "d_model * d_k", p->oneHeadProjection, false},
       {"Q/K/V, every head full width", "3 * h * d_model^2", p->qkvFullPerHead, false},
       {"Q/K/V, d_k per head", "3 * h * d_model * d_k", p->qkvReducedPerHead, false},
       {"Q/K/V, one big matrix each", "3 * d_model^2", p->qkvReal, true},
@@ -63,7 +63,9 @@ void drawLessonParamsPanel(UiContext& ctx) {
   }
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("Green rows are what this layer really holds (biases %s). 3*h*d_model*d_k = 3*d_model^2 because "
-                      "h*d_k = d_model.",
+                      "h*d_k = d_model. The budget is not the only reason a head gets just d_k dimensions: the narrow "
+                      "subspace forces heads to specialise. Which roles they take is learned and differs between "
+                      "training runs, and many trained heads are redundant enough to be pruned.",
                       bias ? "on" : "off");
   ImGui::PopTextWrapPos();
   // Bars: full-width heads vs the real layout, relative to the real Q/K/V.

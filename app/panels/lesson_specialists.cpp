@@ -40,9 +40,10 @@ void markEdited(AppState& st) {
 
 void drawLessonSpecialistsPanel(UiContext& ctx) {
   lessonHeader(ctx, "Specialist heads",
-               "Here the scores are typed in by hand: in the specialists preset, head 1 links 'it' and 'soft' to "
-               "'mat', head 2 links 'sat' and 'cat' both ways, and every other token mostly looks at itself. Real "
-               "heads are never assigned such roles: they find them through training, because that lowers the loss.");
+               "Here the scores are typed in by hand: in the specialists preset, head 0 links 'it' and 'soft' to "
+               "'mat', head 1 links 'sat' and 'cat' both ways, and every other token mostly looks at itself. Real "
+               "heads are never assigned such roles: they find them through training, because that lowers the loss; "
+               "the roles differ from run to run, and many heads end up redundant enough to be pruned.");
   AppState& st = ctx.state;
   if (st.config.scoreOverride.empty()) {
     ImGui::TextDisabled("This configuration has no hand-set scores.");
@@ -73,7 +74,7 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
     ImGui::PushID(h);
     if (h % 3 != 0) ImGui::SameLine(0, em);
     ImGui::BeginGroup();
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "head %d weights", h + 1);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "head %d weights", h);
     const Slice2D* s = st.slice(StageId::Weights, b, h);
     if (s) {
       MatrixPicture m = pictureOf(*s);
@@ -102,8 +103,7 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
   ls.editQuery = std::clamp(ls.editQuery, 0, t.tq - 1);
   ls.editKey = std::clamp(ls.editKey, 0, t.tk - 1);
   ImGui::SetNextItemWidth(6 * em);
-  int h1 = ls.editHead + 1;
-  if (ImGui::SliderInt("head", &h1, 1, t.heads)) ls.editHead = h1 - 1;
+  ImGui::SliderInt("head", &ls.editHead, 0, t.heads - 1);
   ImGui::SameLine(0, em);
   ImGui::SetNextItemWidth(9 * em);
   tokenCombo("query", ls.editQuery, t.queryTokens[static_cast<std::size_t>(b)]);
@@ -141,9 +141,7 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
     }
   }
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextDisabled("Raw scores are divided by sqrt(d_k) = %.3g before the softmax, so a gap of 8 between two raw "
-                      "scores becomes a factor of e^(8 / sqrt(d_k)) between their weights.",
-                      1.0 / static_cast<double>(t.scaleFactor));
+  ImGui::TextDisabled("%s", scoreGapText(t, 8.0).c_str());
   ImGui::PopTextWrapPos();
 }
 

@@ -1,4 +1,4 @@
-// Lesson 1 — one big matrix = h small ones: W_Q[h] is the column block h*d_k .. (h+1)*d_k of W_q;
+// Lesson 1 — one big matrix = h small ones: W_Q[i] is the column block i*d_k .. (i+1)*d_k - 1 of W_q;
 // the per-head loop and the vectorized pass agree stage by stage, and skipping the transpose
 // builds heads from the wrong numbers.
 #include <imgui.h>
@@ -13,9 +13,9 @@ namespace mhascope::app {
 
 void drawLessonSplitPanel(UiContext& ctx) {
   lessonHeader(ctx, "One big matrix = h small ones",
-               "Head h's projection W_Q[h] (d_model x d_k) is just the column block h*d_k .. (h+1)*d_k of W_q. "
-               "So one matmul X W_q, a reshape and a transpose compute every head at once, and give exactly what a "
-               "loop over heads (slice, attend, collect, concatenate) gives.");
+               "Head i's projection W_Q[i] (d_model x d_k) is just the column block i*d_k .. (i+1)*d_k - 1 of W_q "
+               "(heads i = 0 .. h-1). So one matmul X W_q, a view and a transpose compute every head at once, and "
+               "give exactly what a loop over heads (slice, attend, collect, concatenate) gives.");
   const Model* model = lessonModelToRecompute(ctx);
   if (!model) return;
   const Trace& t = ctx.state.trace;
@@ -32,10 +32,9 @@ void drawLessonSplitPanel(UiContext& ctx) {
   if (ImGui::BeginTable("split", 2, ImGuiTableFlags_SizingStretchProp)) {
     ImGui::TableNextColumn();
     ImGui::SetNextItemWidth(8 * em);
-    int h1 = ls.splitHead + 1;
-    if (ImGui::SliderInt("head", &h1, 1, t.heads)) ls.splitHead = h1 - 1;
+    ImGui::SliderInt("head i", &ls.splitHead, 0, t.heads - 1);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(ls.splitHead)), "W_Q[%d] = W_q[:, %d:%d]  (%d x %d)",
-                       ls.splitHead + 1, ls.splitHead * t.dk, (ls.splitHead + 1) * t.dk, t.dModel, t.dk);
+                       ls.splitHead, ls.splitHead * t.dk, (ls.splitHead + 1) * t.dk, t.dModel, t.dk);
     MatrixPicture w;
     w.data = model->weights.wq.data();
     w.rows = w.cols = t.dModel;
@@ -83,7 +82,7 @@ void drawLessonSplitPanel(UiContext& ctx) {
   } else {
     ImGui::Text("Where head %d's Q numbers came from (token, feature of q_proj) — %d of %d entries in the whole Q come "
                 "from another token than the row they sit in (red):",
-                ls.splitHead + 1, r->skippedWrongToken, t.heads * t.tq * t.dk);
+                ls.splitHead, r->skippedWrongToken, t.heads * t.tq * t.dk);
   }
   ImGui::PopTextWrapPos();
   const int shownRows = std::min(t.tq, 12), shownCols = std::min(t.dk, 8);
@@ -106,7 +105,7 @@ void drawLessonSplitPanel(UiContext& ctx) {
     ImGui::EndTable();
   }
   ImGui::TextDisabled("Correct: row t, col c of head %d is (t, f%d+c). Output max |difference| with the mistake: %.3g",
-                      ls.splitHead + 1, ls.splitHead * t.dk, r->skippedOutputMaxAbsDiff);
+                      ls.splitHead, ls.splitHead * t.dk, r->skippedOutputMaxAbsDiff);
 }
 
 }  // namespace mhascope::app

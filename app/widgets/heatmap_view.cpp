@@ -162,7 +162,7 @@ void cellTooltip(const HeatmapSpec& spec, int r, int c) {
   }
   if (spec.trace && s.rowAxis == "T_q" && spec.trace->isFullyMasked(s.batchIndex, r)) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kMaskFlagColor),
-                       "every key is blocked for this query: its weights and output are 0");
+                       "every key is blocked for this query: weights 0, head output 0, final output row = b_o (PyTorch: NaN)");
   }
   ImGui::EndTooltip();
 }

@@ -9,91 +9,113 @@ namespace mhascope {
 namespace {
 
 // The pseudocode is the same listing for every stage; each stage lights its own line ('>').
+// Every line that makes a stage's tensor starts with that tensor's name (a test checks it).
 constexpr const char* kPseudo[] = {
     "Q = X_q @ W_q + b_q            # (B, T_q, d_model)",
-    "K = X_kv @ W_k + b_k           # (B, T_k, d_model)",
-    "V = X_kv @ W_v + b_v           # (B, T_k, d_model)",
+    "K = X_k @ W_k + b_k            # (B, T_k, d_model)",
+    "V = X_v @ W_v + b_v            # (B, T_k, d_model)",
     "Q = Q.view(B, T_q, h, d_k).transpose(1, 2)  # (B, h, T_q, d_k)",
+    "K = K.view(B, T_k, h, d_k).transpose(1, 2)  # (B, h, T_k, d_k)",
+    "V = V.view(B, T_k, h, d_k).transpose(1, 2)  # (B, h, T_k, d_k)",
     "S = Q @ K.transpose(-2, -1)    # (B, h, T_q, T_k)",
     "S = S / sqrt(d_k)",
     "S = S.masked_fill(blocked, -inf)",
     "A = softmax(S, dim=-1)         # rows sum to 1",
     "O = A @ V                      # (B, h, T_q, d_k)",
-    "O = O.transpose(1, 2).reshape(B, T_q, d_model)",
+    "O = O.transpose(1, 2).reshape(B, T_q, d_model)  # copies",
     "Y = O @ W_o + b_o              # (B, T_q, d_model)",
 };
 
+// Symbols: h is the NUMBER of heads, i a head's index (0 .. h-1); head i owns columns
+// i*d_k .. (i+1)*d_k - 1 of Q, K and V — and no columns of the inputs or of the output.
 const std::array<StageInfo, kStageCount> kStages = {{
     {StageId::Query, "query", "Input (query side)", "X_q",
      "The vectors the queries come from: one row of d_model numbers per token (here a per-word "
-     "embedding plus, optionally, a sinusoidal position code). In self-attention the same rows "
-     "also supply the keys and values.",
+     "embedding plus, optionally, a sinusoidal position code). No head owns these columns: every "
+     "head sees all of them through W_q, W_k and W_v. In self-attention the same rows also supply "
+     "the keys and values.",
      "", DataKind::Signed},
     {StageId::Key, "key", "Input (key side)", "X_k",
      "The vectors the keys are made from. In self-attention this is the very same tensor as the "
-     "query input; in cross-attention it is another sequence, so T_k may differ from T_q.",
+     "query input; in cross-attention it is another sequence, so T_k may differ from T_q. No head "
+     "owns these columns: every head reads all of them through W_k.",
      "", DataKind::Signed},
     {StageId::Value, "value", "Input (value side)", "X_v",
      "The vectors the values are made from: what each token will hand over once it is attended "
-     "to. Usually the same tensor as the key input.",
+     "to. Usually the same tensor as the key input. No head owns these columns: every head reads "
+     "all of them through W_v.",
      "", DataKind::Signed},
     {StageId::QProj, "q_proj", "Query projection", "Q = X_q W_q + b_q",
      "A learned linear map turns each token into a query: what this token is looking for. Every "
      "output feature mixes all d_model input features; only afterwards are the columns shared out "
-     "among the heads.",
+     "among the heads. (Here W_q is (d_model in, d_model out) and Q = X_q @ W_q; PyTorch stores "
+     "the transpose, in_proj_weight with rows = outputs.)",
      "Q = X_q @ W_q + b_q", DataKind::Signed},
     {StageId::KProj, "k_proj", "Key projection", "K = X_k W_k + b_k",
      "A second learned map makes keys: what each token offers to be found by. A query and a key "
      "that point the same way will give a large score.",
-     "K = X_kv @ W_k + b_k", DataKind::Signed},
+     "K = X_k @ W_k + b_k", DataKind::Signed},
     {StageId::VProj, "v_proj", "Value projection", "V = X_v W_v + b_v",
      "A third learned map makes values: the content a token passes on when attended to. Keys "
      "decide who is listened to, values decide what is heard.",
-     "V = X_kv @ W_v + b_v", DataKind::Signed},
-    {StageId::QHeads, "q_heads", "Split heads (Q)", "Q_h = Q[:, :, h*d_k:(h+1)*d_k]",
-     "The d_model columns of Q are cut into h blocks of d_k = d_model / h: view as (B, T_q, h, d_k), "
-     "then transpose to (B, h, T_q, d_k) so each head is a separate batch of small matrices. No "
-     "number changes, only how they are grouped; skipping the transpose would mix tokens and "
-     "heads.",
+     "V = X_v @ W_v + b_v", DataKind::Signed},
+    {StageId::QHeads, "q_heads", "Split heads (Q)", "Q_i = Q[:, :, i*d_k:(i+1)*d_k]",
+     "The d_model columns of Q are cut into h blocks of d_k = d_model / h; head i (0-based) gets "
+     "columns i*d_k .. (i+1)*d_k - 1. view as (B, T_q, h, d_k), then transpose to (B, h, T_q, d_k) "
+     "so each head is a separate batch of small matrices. No number changes and nothing is copied: "
+     "both are views of the same memory. Skipping the transpose (view straight to (B, h, T_q, d_k)) "
+     "would fill each head with whole rows of a few tokens, so a head's row t holds other tokens' "
+     "numbers.",
      "Q = Q.view(B, T_q, h, d_k).transpose(1, 2)", DataKind::Signed},
-    {StageId::KHeads, "k_heads", "Split heads (K)", "K_h = K[:, :, h*d_k:(h+1)*d_k]",
-     "Keys are split the same way, so head h compares its own d_k query features only with its own "
-     "d_k key features.",
-     "Q = Q.view(B, T_q, h, d_k).transpose(1, 2)", DataKind::Signed},
-    {StageId::VHeads, "v_heads", "Split heads (V)", "V_h = V[:, :, h*d_k:(h+1)*d_k]",
-     "Values are split too: each head gathers a d_k-wide slice of content, and the slices are put "
-     "back side by side at the end.",
-     "Q = Q.view(B, T_q, h, d_k).transpose(1, 2)", DataKind::Signed},
-    {StageId::Scores, "scores", "Scores", "S_h = Q_h K_h^T",
+    {StageId::KHeads, "k_heads", "Split heads (K)", "K_i = K[:, :, i*d_k:(i+1)*d_k]",
+     "Keys are split the same way, so head i compares its own d_k query features only with its own "
+     "d_k key features: S = Q @ K.transpose(-2, -1) multiplies these split tensors.",
+     "K = K.view(B, T_k, h, d_k).transpose(1, 2)", DataKind::Signed},
+    {StageId::VHeads, "v_heads", "Split heads (V)", "V_i = V[:, :, i*d_k:(i+1)*d_k]",
+     "Values are split too: each head gathers a d_v-wide slice of content, and the slices are put "
+     "back side by side at the end. Here d_v = d_k = d_model / h, as in the paper and in PyTorch; "
+     "d_v may differ from d_k in general, since only Q and K must share a width for their dot "
+     "product.",
+     "V = V.view(B, T_k, h, d_k).transpose(1, 2)", DataKind::Signed},
+    {StageId::Scores, "scores", "Scores", "S_i = Q_i K_i^T",
      "Every query is compared with every key by a dot product, separately in each head: a "
-     "T_q x T_k table per head. Large positive means 'this key matches what I am looking for'.",
+     "T_q x T_k table per head. Large positive means 'this key matches what I am looking for'. "
+     "Each table is a product of (T_q, d_k) and (d_k, T_k), so its rank is at most d_k.",
      "S = Q @ K.transpose(-2, -1)", DataKind::Signed},
-    {StageId::ScaledScores, "scaled_scores", "Scale", "S'_h = S_h / sqrt(d_k)",
-     "A dot product of d_k random-ish terms grows like sqrt(d_k); dividing by sqrt(d_k) keeps the "
-     "scores near unit size so the softmax stays soft instead of collapsing onto one key and "
-     "starving the gradients.",
+    {StageId::ScaledScores, "scaled_scores", "Scale", "S'_i = S_i / sqrt(d_k)",
+     "For q and k with independent zero-mean, unit-variance entries, q . k has mean 0 and variance "
+     "d_k, so its standard deviation grows like sqrt(d_k). Dividing by sqrt(d_k) brings it back to "
+     "about 1 whatever the head size. Unscaled, large d_k pushes the softmax towards one-hot and "
+     "its gradients get small, which slows learning (the presets' d_k of 2 to 4 only make the "
+     "logits ~2x larger).",
      "S = S / sqrt(d_k)", DataKind::Signed},
-    {StageId::MaskedScores, "masked_scores", "Mask", "S''_h = S'_h + M,  M = -inf where blocked",
+    {StageId::MaskedScores, "masked_scores", "Mask", "S''_i = S'_i + M,  M = -inf where blocked",
      "Blocked pairs (future tokens under a causal mask, padding keys, or a custom mask) get -inf, "
-     "so the softmax gives them exactly zero weight. A row with every key blocked has nothing to "
-     "attend to: mhascope gives it weights 0 and output 0 and flags it.",
+     "so the softmax gives them exactly zero weight. (PyTorch: a bool mask's True means blocked; "
+     "other code uses masked_fill(mask == 0, ...) and -1e9 or the dtype minimum instead of -inf.) "
+     "A row with every key blocked has nothing to attend to: mhascope gives it weights 0, so the "
+     "head's output row is 0 and the final output row is just b_o, and flags it; PyTorch 1.13 "
+     "gives NaN there.",
      "S = S.masked_fill(blocked, -inf)", DataKind::Signed},
-    {StageId::Weights, "weights", "Softmax", "A_h = softmax(S''_h) over T_k",
+    {StageId::Weights, "weights", "Softmax", "A_i = softmax(S''_i) over T_k",
      "Each row becomes a probability distribution over the keys: exponentiate, divide by the row "
      "sum. The row maximum is subtracted first only for numerical stability; it does not change "
      "the result.",
      "A = softmax(S, dim=-1)", DataKind::Probability},
-    {StageId::HeadOutputs, "head_outputs", "Weighted values", "O_h = A_h V_h",
+    {StageId::HeadOutputs, "head_outputs", "Weighted values", "O_i = A_i V_i",
      "Each query's output in a head is the weighted average of that head's value vectors. This is "
      "the only step that mixes information across tokens.",
      "O = A @ V", DataKind::Signed},
-    {StageId::Concat, "concat", "Merge heads", "O = [O_1 | O_2 | ... | O_h]",
-     "The heads' d_k-wide outputs are put back side by side (transpose back, then reshape) into "
-     "d_model columns. Concatenating, not summing, keeps what each head found separate.",
+    {StageId::Concat, "concat", "Merge heads", "O = [O_0 | O_1 | ... | O_(h-1)]",
+     "The heads' d_k-wide outputs are put back side by side into d_model columns, head i in columns "
+     "i*d_k .. (i+1)*d_k - 1. After transpose(1, 2) the memory is no longer in (B, T_q, d_model) "
+     "order, so this step copies: .contiguous().view(...) or .reshape(...), while the split was a "
+     "free view. Concatenating, not summing, keeps what each head found separate.",
      "O = O.transpose(1, 2).reshape(B, T_q, d_model)", DataKind::Signed},
     {StageId::Output, "output", "Output projection", "Y = O W_o + b_o",
      "A last learned map W_o mixes the heads' findings with each other; without it the heads "
-     "would stay in separate column blocks that never talk.",
+     "would stay in separate column blocks that never talk. No head owns these columns any more. "
+     "The result has the input's shape (B, T_q, d_model), which is why attention layers stack.",
      "Y = O @ W_o + b_o", DataKind::Signed},
 }};
 

@@ -3,7 +3,9 @@
 // comparison, every pitfall's checks, the cost sweep, the cell breakdown and the quiz.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "mhascope/lessons.hpp"
@@ -406,8 +408,9 @@ TEST(LessonCostSweep, GrowthLaws) {
   for (const auto& p : *h) {
     EXPECT_EQ(64 % p.value, 0);
     EXPECT_EQ(p.params, h->front().params);  // h moves neither parameters ...
-    EXPECT_EQ(p.attentionFlops, h->front().attentionFlops);  // ... nor FLOPs
-    EXPECT_EQ(p.scoreBytes, h->front().scoreBytes * static_cast<double>(p.value));  // only score memory
+    EXPECT_EQ(p.attentionFlops, h->front().attentionFlops);  // ... nor matmul FLOPs
+    EXPECT_EQ(p.scoreBytes, h->front().scoreBytes * static_cast<double>(p.value));  // but score memory ...
+    EXPECT_EQ(p.scoreCount, h->front().scoreCount * p.value);  // ... and the elementwise work on scores grow
   }
 
   auto d = costSweep(base, SweepVariable::DModel, 10, 40);
@@ -466,13 +469,21 @@ TEST(LessonCellBreakdown, HandSetCellIsFlagged) {
 // 10. quiz
 // ---------------------------------------------------------------------------------------------
 
+const QuizQuestion* findQuestion(const std::vector<QuizQuestion>& quiz, const std::string& start) {
+  for (const auto& q : quiz)
+    if (q.question.rfind(start, 0) == 0) return &q;
+  return nullptr;
+}
+
+const std::string& answerOf(const QuizQuestion& q) { return q.choices[static_cast<std::size_t>(q.correct)]; }
+
 TEST(LessonQuiz, AnswersMatchTheLiveTrace) {
   ModelConfig cfg = sized(12, 3);
   cfg.batch = 2;
   const Model m = buildOrDie(cfg);
   const Trace t = traceOf(m);
   const auto quiz = makeQuiz(t, m.weights);
-  ASSERT_GE(quiz.size(), 12u);
+  ASSERT_GE(quiz.size(), 15u);
   std::set<int> positions;
   for (const auto& q : quiz) {
     ASSERT_GE(q.choices.size(), 3u) << q.question;
@@ -484,19 +495,168 @@ TEST(LessonQuiz, AnswersMatchTheLiveTrace) {
     positions.insert(q.correct);
   }
   EXPECT_GT(positions.size(), 1u);  // the answer is not always in the same place
-  EXPECT_EQ(quiz[0].choices[static_cast<std::size_t>(quiz[0].correct)], "4");  // d_k = 12 / 3
-  EXPECT_EQ(quiz[1].choices[static_cast<std::size_t>(quiz[1].correct)], "(B, T_q, d_model) = (2, 7, 12)");
-  EXPECT_EQ(quiz[2].choices[static_cast<std::size_t>(quiz[2].correct)], "(B, h, T_q, T_k) = (2, 3, 7, 7)");
-  EXPECT_EQ(quiz[3].choices[static_cast<std::size_t>(quiz[3].correct)], std::to_string(4 * 144 + 4 * 12));
-  EXPECT_EQ(quiz[8].choices[static_cast<std::size_t>(quiz[8].correct)], "Columns 4 to 7");
-  // The live question: the most-weighted key of the middle query in head 1.
+  auto answer = [&](const std::string& start) {
+    const QuizQuestion* q = findQuestion(quiz, start);
+    EXPECT_NE(q, nullptr) << start;
+    return q ? answerOf(*q) : std::string();
+  };
+  EXPECT_EQ(answer("With d_model = 12 and h = 3"), "4");  // d_k = 12 / 3
+  EXPECT_EQ(answer("What shape goes into the output projection"), "(B, T_q, d_model) = (2, 7, 12)");
+  EXPECT_EQ(answer("What shape does the softmax output A have"), "(B, h, T_q, T_k) = (2, 3, 7, 7)");
+  EXPECT_EQ(answer("How many learned numbers"), std::to_string(4 * 144 + 4 * 12));
+  EXPECT_EQ(answer("Keep d_model = 12 and change h from 3 to 6"), "It stays the same");
+  EXPECT_EQ(answer("Q = X W_q has d_model = 12 columns"), "Columns 4 to 7");  // head index 1
+  EXPECT_EQ(answer("How many numbers does ONE head's score table"), "49");
+  EXPECT_EQ(answer("With d_model = 12 and self-attention"), "T > 24");
+  EXPECT_EQ(answer("In PyTorch's nn.MultiheadAttention"), "That query-key pair is blocked: its score becomes -inf");
+  // PyTorch's default return value is named in the per-head question's explanation.
+  EXPECT_NE(findQuestion(quiz, "What shape does the softmax output A have")->explanation.find("(B, T_q, T_k) = (2, 7, 7)"),
+            std::string::npos);
+  // The live question, 0-based: the most-weighted key of the middle query in head 0.
   const int qi = t.tq / 2;
   int best = 0;
   for (int k = 1; k < t.tk; ++k)
     if (weightAt(t, 0, 0, qi, k) > weightAt(t, 0, 0, qi, best)) best = k;
-  EXPECT_NE(quiz[9].choices[static_cast<std::size_t>(quiz[9].correct)].find("(key " + std::to_string(best + 1) + ")"),
+  const QuizQuestion* live = findQuestion(quiz, "In head 0, which key");
+  ASSERT_NE(live, nullptr);
+  EXPECT_NE(live->question.find("(query " + std::to_string(qi) + ")"), std::string::npos) << live->question;
+  EXPECT_NE(answerOf(*live).find("(key " + std::to_string(best) + ")"), std::string::npos);
+  // "Query t sees t + 1 keys" with t counted from 0, as everywhere else.
+  EXPECT_NE(findQuestion(quiz, "What does the causal mask do")->explanation.find("query 0 sees 1 key and query 6 sees 7"),
             std::string::npos);
-  EXPECT_EQ(quiz[12].choices[static_cast<std::size_t>(quiz[12].correct)], "49");
+}
+
+// --- reading the choices back, independently of how makeQuiz built them -----------------------
+
+std::vector<long long> numbersIn(const std::string& s) {
+  std::vector<long long> v;
+  for (std::size_t i = 0; i < s.size();) {
+    if (std::isdigit(static_cast<unsigned char>(s[i]))) {
+      std::size_t j = i;
+      while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+      v.push_back(std::stoll(s.substr(i, j - i)));
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+  return v;
+}
+
+// "(B, h, T_q, d_k) = (2, 1, 7, 12)" -> {2, 7, 12}: the values without size-1 axes.
+std::vector<long long> squeezedShape(const std::string& choice) {
+  const auto eq = choice.find(") = (");
+  std::vector<long long> v;
+  for (long long x : numbersIn(choice.substr(eq == std::string::npos ? 0 : eq)))
+    if (x != 1) v.push_back(x);
+  return v;
+}
+
+// The set of Q's columns a choice of the column question names (empty: not a set of Q's columns).
+std::set<long long> columnsNamed(const std::string& c, long long d) {
+  std::set<long long> cols;
+  if (c.find("input X") != std::string::npos || c.find("of W_q") != std::string::npos) return cols;
+  const auto n = numbersIn(c);
+  if (c.rfind("Columns ", 0) == 0 && n.size() == 2) {
+    for (long long j = n[0]; j <= n[1]; ++j) cols.insert(j);
+  } else if (c.rfind("Every ", 0) == 0 && n.size() == 2) {
+    for (long long j = n[1]; j < d; j += n[0]) cols.insert(j);
+  } else if (c.rfind("All ", 0) == 0) {
+    for (long long j = 0; j < d; ++j) cols.insert(j);
+  } else if (c.rfind("Column ", 0) == 0 && n.size() == 1) {
+    cols.insert(n[0]);
+  } else {
+    ADD_FAILURE() << "unknown column choice: " << c;
+  }
+  return cols;
+}
+
+// The number a row-sum choice names ("7 (T_k)", "1 / T_k = 0.143"); NaN for "no fixed value".
+double rowSumValue(const std::string& c) {
+  if (c.rfind("No fixed value", 0) == 0) return std::nan("");
+  const auto eq = c.find("= ");
+  return std::stod(eq == std::string::npos ? c : c.substr(eq + 2));
+}
+
+// For every d_model and h tested (h = 1 and h = d_model included), sentence lengths 1, 2 and 7,
+// masks on and off: no distractor is also a right answer for that configuration.
+TEST(LessonQuiz, NoDistractorIsAlsoTrue) {
+  int configs = 0;
+  for (int d : {1, 2, 3, 4, 6, 8, 12, 16}) {
+    for (int h = 1; h <= d; ++h) {
+      if (d % h != 0) continue;
+      for (const char* text : {"x", "a b", "The cat sat on the mat today"}) {
+        for (bool causal : {false, true}) {
+          ModelConfig cfg = sized(d, h, text);
+          if (causal) cfg.mask = MaskKind::Causal;
+          cfg.bias = (d + h) % 2 == 0;
+          const Model m = buildOrDie(cfg);
+          const Trace t = traceOf(m);
+          const auto quiz = makeQuiz(t, m.weights);
+          ++configs;
+          const std::string where = "d_model " + std::to_string(d) + ", h " + std::to_string(h) + ", '" + text + "'";
+          for (const auto& q : quiz) {
+            const std::string ctx = where + ": " + q.question;
+            std::set<std::string> distinct(q.choices.begin(), q.choices.end());
+            ASSERT_EQ(distinct.size(), q.choices.size()) << ctx;
+            ASSERT_GE(q.choices.size(), 2u) << ctx;
+            ASSERT_GE(q.correct, 0) << ctx;
+            ASSERT_LT(q.correct, static_cast<int>(q.choices.size())) << ctx;
+            const std::string& ans = answerOf(q);
+            for (std::size_t c = 0; c < q.choices.size(); ++c) {
+              if (static_cast<int>(c) == q.correct) continue;
+              const std::string& o = q.choices[c];
+              if (q.question.find("shape") != std::string::npos) {
+                EXPECT_NE(squeezedShape(o), squeezedShape(ans)) << ctx << " -> " << o;
+              } else if (q.question.rfind("Q = X W_q has", 0) == 0) {
+                const auto a = columnsNamed(ans, d), x = columnsNamed(o, d);
+                EXPECT_EQ(a.size(), static_cast<std::size_t>(t.dk)) << ctx;
+                EXPECT_NE(a, x) << ctx << " -> " << o;
+              } else if (q.question.rfind("What does each row", 0) == 0) {
+                EXPECT_FALSE(rowSumValue(o) == 1.0) << ctx << " -> " << o;
+              } else if (!numbersIn(ans).empty() && ans.find_first_not_of("0123456789T> ") == std::string::npos) {
+                EXPECT_NE(numbersIn(o), numbersIn(ans)) << ctx << " -> " << o;
+              } else if (q.question.rfind("In head 0, which key", 0) == 0 && ans.rfind("None", 0) != 0 &&
+                         o.rfind("None", 0) != 0) {
+                const int qi = t.tq / 2;
+                EXPECT_LT(weightAt(t, 0, 0, qi, static_cast<int>(numbersIn(o).back())),
+                          weightAt(t, 0, 0, qi, static_cast<int>(numbersIn(ans).back())))
+                    << ctx << " -> " << o;
+              }
+            }
+            // The wrong merges equal the right one when h = 1 or T_q = 1: the question is not asked then.
+            if (q.question.rfind("After A @ V", 0) == 0) EXPECT_TRUE(h > 1 && t.tq > 1) << ctx;
+            // A question about doubling h is only asked with a valid other h.
+            if (q.question.rfind("Keep d_model", 0) == 0) {
+              const auto nums = numbersIn(q.question);  // d_model, h, h2, d_k, d_k2
+              ASSERT_GE(nums.size(), 3u);
+              EXPECT_EQ(d % nums[2], 0) << ctx;
+              EXPECT_NE(nums[2], h) << ctx;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(configs, 100);
+}
+
+TEST(LessonQuiz, WithOneHeadTheColumnQuestionOffersNoOtherTrueAnswer) {
+  const Model m = buildOrDie(sized(8, 1));
+  const auto quiz = makeQuiz(traceOf(m), m.weights);
+  const QuizQuestion* q = findQuestion(quiz, "Q = X W_q has d_model = 8 columns");
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(answerOf(*q), "Columns 0 to 7");
+  for (const auto& c : q->choices) {
+    EXPECT_EQ(c.find("Every 1st column"), std::string::npos);
+    EXPECT_EQ(c.find("All 8 columns"), std::string::npos);
+  }
+  EXPECT_GE(q->choices.size(), 3u);
+  // The W_q choice says which layout it means (PyTorch stores the transpose).
+  bool rows = false;
+  for (const auto& c : q->choices) rows |= c.find("Rows 0 to 7 of W_q (here (d_model in, d_model out)") != std::string::npos;
+  EXPECT_TRUE(rows);
+  EXPECT_NE(q->explanation.find("in_proj_weight"), std::string::npos);
 }
 
 TEST(LessonQuiz, DegenerateSizesStillGiveDistinctChoices) {
@@ -510,6 +670,78 @@ TEST(LessonQuiz, DegenerateSizesStillGiveDistinctChoices) {
       EXPECT_GE(q.choices.size(), 2u) << q.question;
     }
   }
+}
+
+std::string fmt(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+// Every printed factor names the scaling rule that is active, with its number.
+TEST(LessonText, PrintedFactorsFollowTheActiveScalingRule) {
+  struct Case {
+    ScaleKind kind;
+    std::string rule;
+    double divisor;
+  };
+  for (const Case& c : {Case{ScaleKind::SqrtDk, "divided by sqrt(d_k) = 2", 2.0},
+                        Case{ScaleKind::SqrtDModel, "divided by sqrt(d_model) = 3.464", std::sqrt(12.0)},
+                        Case{ScaleKind::None, "not scaled (factor 1)", 1.0}}) {
+    ModelConfig cfg = sized(12, 3);
+    cfg.scale = c.kind;
+    const Model m = buildOrDie(cfg);
+    const Trace t = traceOf(m);
+    EXPECT_EQ(scalingRuleText(c.kind, 12, 3), c.rule);
+    const std::string gap = scoreGapText(t, 8.0);
+    EXPECT_NE(gap.find("Raw scores are " + c.rule + " before the softmax"), std::string::npos) << gap;
+    EXPECT_NE(gap.find("= " + fmt(std::exp(8.0 / c.divisor)) + " between their weights"), std::string::npos) << gap;
+    const auto quiz = makeQuiz(t, m.weights);
+    const QuizQuestion* q = findQuestion(quiz, "The standard rule divides the scores by sqrt(d_k) = 2");
+    ASSERT_NE(q, nullptr);
+    EXPECT_NE(q->explanation.find("scores are " + c.rule + ", i.e. multiplied by " + fmt(1.0 / c.divisor)),
+              std::string::npos)
+        << q->explanation;
+  }
+  // A literal check of one number, not only the formula: e^(8 / 2) = 54.6.
+  const Model m = buildOrDie(sized(12, 3));
+  EXPECT_NE(scoreGapText(traceOf(m), 8.0).find("e^(8 / 2) = 54.6"), std::string::npos);
+}
+
+TEST(LessonText, PitfallTextsCountWoAndBoAndDoNotOverstate) {
+  const std::string wo = pitfallExplanation(Pitfall::SkipOutputProjection);
+  EXPECT_NE(wo.find("d_model^2 + d_model"), std::string::npos);
+  const std::string none = pitfallExplanation(Pitfall::NoScaling);
+  EXPECT_NE(none.find("slows"), std::string::npos);
+  EXPECT_EQ(none.find("stops learning"), std::string::npos);
+  EXPECT_NE(std::string(pitfallExplanation(Pitfall::ScaleBySqrtDModel)).find("sqrt(h) times smaller"), std::string::npos);
+}
+
+// Projections O(B*T*d_model^2) against the attention matmuls O(B*T^2*d_model): the crossover is live.
+TEST(LessonCost, CrossoverIsTwiceDModelAndTheTextSaysSo) {
+  for (std::int64_t d : {8, 64, 512}) {
+    const CostSizes s{2, 10, 10, d, 8 <= d ? 8 : 2};
+    const CostCrossover c = costCrossover(s);
+    EXPECT_DOUBLE_EQ(c.crossoverTokens, 2.0 * static_cast<double>(d));
+    const FlopCount at = countFlops(2, 2 * d, 2 * d, d, s.heads);  // equal exactly at T = 2 d_model
+    EXPECT_DOUBLE_EQ(at.projections, at.attention);
+    const FlopCount above = countFlops(2, 2 * d + 1, 2 * d + 1, d, s.heads);
+    EXPECT_GT(above.attention, above.projections);
+  }
+  // The paper preset (d_model 512, T = 10): projections 8*B*T*d^2 vs attention 4*B*T^2*d = 2*512/10 = 102.4x.
+  auto paper = loadPreset("paper");
+  ASSERT_TRUE(paper.ok());
+  const Trace t = traceOf(buildOrDie(*paper));
+  const CostSizes s = costSizesOf(t);
+  EXPECT_EQ(s.dModel, 512);
+  EXPECT_EQ(s.tq, 10);
+  EXPECT_NEAR(costCrossover(s).projectionsOverAttention, 102.4, 1e-9);
+  const std::string text = costCrossoverText(s);
+  EXPECT_NE(text.find("T > 2*d_model = 1024"), std::string::npos) << text;
+  EXPECT_NE(text.find("the projections cost 102x the attention matmuls"), std::string::npos) << text;
+  // Long inputs flip the sentence.
+  const std::string longText = costCrossoverText(CostSizes{1, 4096, 4096, 64, 4});
+  EXPECT_NE(longText.find("the attention matmuls cost 32x the projections"), std::string::npos) << longText;
 }
 
 }  // namespace

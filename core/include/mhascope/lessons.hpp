@@ -42,7 +42,7 @@ struct FeatureSource {
 
 struct LoopVsVectorized {
   int heads = 0, tq = 0, tk = 0, dModel = 0, dk = 0;
-  // Per-head loop (slice W_q[:, h*d_k:(h+1)*d_k], attend, collect, concatenate, W_o) against the
+  // Per-head loop (slice W_q[:, i*d_k:(i+1)*d_k], attend, collect, concatenate, W_o) against the
   // engine's vectorized forward(): q_heads .. output. Every entry must be ~0 (float rounding).
   std::vector<StageDifference> loopVsVectorized;
   double loopMaxAbsDiff = 0;
@@ -50,8 +50,8 @@ struct LoopVsVectorized {
   // the split (and the matching wrong merge): heads are built from the wrong numbers.
   std::vector<StageDifference> skippedVsCorrect;
   double skippedOutputMaxAbsDiff = 0;
-  // Where head h's (row t, column c) of the wrongly split Q came from, batch item 0:
-  // skippedSources[(h * T_q + t) * d_k + c]. With the transpose it would be (t, h*d_k + c).
+  // Where head i's (row t, column c) of the wrongly split Q came from, batch item 0:
+  // skippedSources[(i * T_q + t) * d_k + c]. With the transpose it would be (t, i*d_k + c).
   std::vector<FeatureSource> skippedSources;  // (h, T_q, d_k)
   // How many of those entries come from another token than the row they now sit in.
   int skippedWrongToken = 0;
@@ -70,7 +70,7 @@ Result<LoopVsVectorized> perHeadLoopVsVectorized(const Model& model);
 
 struct ParameterTable {
   std::int64_t dModel = 0, heads = 0, dk = 0;
-  std::int64_t oneHeadProjection = 0;  // W_Q[h]: d_model * d_k
+  std::int64_t oneHeadProjection = 0;  // W_Q[i]: d_model * d_k
   std::int64_t qkvFullPerHead = 0;     // 3 * h * d_model^2: every head with full d_model outputs
   std::int64_t qkvReducedPerHead = 0;  // 3 * h * d_model * d_k: each head projects to d_k
   std::int64_t qkvReal = 0;            // 3 * d_model^2: one big matrix each for Q, K, V
@@ -95,7 +95,7 @@ struct MixTerm {
 
 struct MixThenSplit {
   int batchIndex = 0, token = 0, outputDim = 0;  // b, t, j
-  int ownerHead = 0;     // j / d_k: the split hands column j to this head ...
+  int ownerHead = 0;     // floor(j / d_k): the split hands column j to this head ...
   int columnInHead = 0;  // ... as its column j % d_k
   std::vector<MixTerm> terms;  // d_model terms x[t, i] * W_q[i, j]
   double sumOfTerms = 0;
@@ -143,8 +143,8 @@ Result<MaskComparison> maskComparison(const Model& model, MaskLesson kind, int p
 // ---------------------------------------------------------------------------------------------
 
 enum class Pitfall {
-  ScaleBySqrtDModel,  // / sqrt(d_model) instead of / sqrt(d_k): too flat as h grows
-  NoScaling,          // no division: too peaked as d_k grows
+  ScaleBySqrtDModel,  // / sqrt(d_model) instead of / sqrt(d_k): flatter by sqrt(h)
+  NoScaling,          // no division: sharper by sqrt(d_k)
   SumHeads,           // add the head outputs instead of putting them side by side
   SkipOutputProjection,
   MaskAfterSoftmax,   // zero the blocked weights after the softmax: rows no longer sum to 1
@@ -174,7 +174,7 @@ struct PitfallResult {
   double maxAbsWeightDiff = 0;  // inf when the mistake turned a finite cell into NaN/inf
   double maxAbsOutputDiff = 0;  // likewise
   std::int64_t outputNanCount = 0, outputInfCount = 0;
-  // SumHeads only: sum over h of O_h W_o[h*d_k:(h+1)*d_k, :] + b_o — the sum that IS right —
+  // SumHeads only: sum over heads i of O_i W_o[i*d_k:(i+1)*d_k, :] + b_o — the sum that IS right —
   // against the recorded output (~0).
   double blockSumMaxAbsDiff = 0;
 };
@@ -202,12 +202,33 @@ struct CostPoint {
   double attentionFlops = 0;      // Q K^T and A V
   double scoreBytes = 0;          // one (B, h, T_q, T_k) float tensor
   double traceBytes = 0;          // every recorded stage
+  // B * h * T_q * T_k: how many scores scale, mask, exp and softmax each touch. Unlike the
+  // matmul FLOPs this grows with h.
+  std::int64_t scoreCount = 0;
 };
 // Points from `from` to `to` (inclusive, at most `maxPoints`, evenly spaced; for h only the
 // divisors of d_model; for d_model only multiples of h). T moves T_q and T_k together.
 Result<std::vector<CostPoint>> costSweep(const CostSizes& base, SweepVariable variable, std::int64_t from,
                                          std::int64_t to, int maxPoints = 32);
 CostPoint costAt(const CostSizes& sizes);
+
+// Projections cost O(B*T*d_model^2) FLOPs, the attention matmuls (Q K^T, A V) O(B*T^2*d_model).
+// Both from countFlops(): with T_q = T_k = T the attention matmuls cost more once T > crossoverTokens
+// (= 2 * d_model).
+struct CostCrossover {
+  double crossoverTokens = 0;
+  double projectionsOverAttention = 0;  // at the given sizes (T_q, T_k as they are)
+};
+CostCrossover costCrossover(const CostSizes& sizes);
+// The Cost lesson's sentence about it, with the live numbers.
+std::string costCrossoverText(const CostSizes& sizes);
+
+// The active scaling rule in words with its number: "divided by sqrt(d_k) = 2",
+// "divided by sqrt(d_model) = 3.464", "not scaled (factor 1)".
+std::string scalingRuleText(ScaleKind kind, int dModel, int heads);
+// The specialists lesson's note: what a gap of `gap` between two raw scores does to their
+// weights under the trace's scaling rule.
+std::string scoreGapText(const Trace& trace, double gap);
 
 // ---------------------------------------------------------------------------------------------
 // 9. One cell, taken apart
@@ -245,8 +266,11 @@ struct QuizQuestion {
   int correct = 0;                   // index into choices
   std::string explanation;           // shown after a try
 };
-// About a dozen questions; the numbers (d_k, shapes, counts, which key a query looks at most)
-// come from this trace and these weights. Deterministic for the same trace.
+// About fifteen questions; the numbers (d_k, shapes, counts, which key a query looks at most)
+// come from this trace and these weights. Deterministic for the same trace. Head, query and key
+// indices are 0-based. A distractor that would be just as true for this configuration (e.g. "every
+// h-th column" when h = 1, a shape equal to the answer up to size-1 axes) is left out, and a
+// question that cannot be asked fairly (e.g. a tie for the most-weighted key) is skipped.
 std::vector<QuizQuestion> makeQuiz(const Trace& trace, const MhaWeights& weights);
 
 }  // namespace mhascope

@@ -1,0 +1,114 @@
+// The stage texts (core/src/stages.cpp) against what the engine does: the pseudocode lights the
+// line that makes each stage's own tensor, the symbols follow the README's convention (h = number
+// of heads, i = a head's index), and the claims about fully masked rows and head columns hold.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "mhascope/model.hpp"
+#include "mhascope/trace.hpp"
+
+namespace mhascope {
+namespace {
+
+// "K_i = K[...]" -> "K", "S'_i = ..." -> "S", "Y = O W_o + b_o" -> "Y": the tensor a formula makes.
+std::string madeTensor(const std::string& text) {
+  std::string name;
+  for (char c : text) {
+    if (c == ' ' || c == '_' || c == '\'' || c == '=') break;
+    name += c;
+  }
+  return name;
+}
+
+TEST(StageText, EachStageLightsTheLineThatMakesItsOwnTensor) {
+  const auto& lines = pseudocodeListing();
+  int previous = -1;
+  for (const StageInfo& s : allStages()) {
+    const int lit = pseudocodeLineOf(s.id);
+    if (std::string(s.pseudocode).empty()) {
+      EXPECT_EQ(lit, -1) << s.name;
+      continue;
+    }
+    ASSERT_GE(lit, 0) << s.name << " lights no line";
+    const std::string line = lines[static_cast<std::size_t>(lit)];
+    EXPECT_EQ(madeTensor(line), madeTensor(s.formula)) << s.name << " lights '" << line << "'";
+    EXPECT_GT(lit, previous) << s.name << ": the listing is not in pipeline order";
+    previous = lit;
+  }
+  // The three splits are three different lines, and all come before the scores use them.
+  const int q = pseudocodeLineOf(StageId::QHeads), k = pseudocodeLineOf(StageId::KHeads),
+            v = pseudocodeLineOf(StageId::VHeads), sc = pseudocodeLineOf(StageId::Scores),
+            o = pseudocodeLineOf(StageId::HeadOutputs);
+  EXPECT_NE(q, k);
+  EXPECT_NE(k, v);
+  EXPECT_LT(k, sc);  // S = Q @ K.transpose(-2, -1) multiplies the split K ...
+  EXPECT_LT(v, o);   // ... and O = A @ V the split V
+  EXPECT_NE(lines[static_cast<std::size_t>(k)].find("K.view(B, T_k, h, d_k).transpose(1, 2)"), std::string::npos);
+  EXPECT_NE(lines[static_cast<std::size_t>(v)].find("V.view(B, T_k, h, d_k).transpose(1, 2)"), std::string::npos);
+}
+
+TEST(StageText, HIsTheNumberOfHeadsAndIAHeadsIndex) {
+  for (const StageInfo& s : allStages()) {
+    for (const std::string text : {std::string(s.formula), std::string(s.explanation)}) {
+      for (const char* wrong : {"h*d_k:", "(h+1)*d_k", "head h ", "head h's", "O_h", "Q_h", "K_h", "V_h", "S_h",
+                                "A_h", "O_1 | O_2"}) {
+        EXPECT_EQ(text.find(wrong), std::string::npos) << s.name << ": '" << wrong << "' in: " << text;
+      }
+    }
+  }
+  EXPECT_STREQ(stageInfo(StageId::QHeads).formula, "Q_i = Q[:, :, i*d_k:(i+1)*d_k]");
+}
+
+TEST(StageText, InputsAndOutputBelongToNoHead) {
+  for (StageId id : {StageId::Query, StageId::Key, StageId::Value, StageId::Output}) {
+    const std::string text = stageInfo(id).explanation;
+    EXPECT_NE(text.find("No head owns these columns"), std::string::npos) << stageInfo(id).name;
+  }
+  // The split, by contrast, is where columns get owners; it is a view and only the merge copies.
+  EXPECT_NE(std::string(stageInfo(StageId::QHeads).explanation).find("nothing is copied"), std::string::npos);
+  EXPECT_NE(std::string(stageInfo(StageId::Concat).explanation).find("copies"), std::string::npos);
+  EXPECT_NE(std::string(stageInfo(StageId::Output).explanation).find("(B, T_q, d_model)"), std::string::npos);
+}
+
+TEST(StageText, ScaleTextSpeaksOfStandardDeviation) {
+  const std::string text = stageInfo(StageId::ScaledScores).explanation;
+  EXPECT_NE(text.find("variance d_k"), std::string::npos);
+  EXPECT_NE(text.find("standard deviation grows like sqrt(d_k)"), std::string::npos);
+  EXPECT_EQ(text.find("starving"), std::string::npos);  // small gradients slow learning; they do not stop it
+}
+
+// The mask stage says what a fully masked row gives; check the engine does exactly that.
+TEST(StageText, FullyMaskedRowGivesZeroHeadOutputAndBiasOnlyOutput) {
+  const std::string text = stageInfo(StageId::MaskedScores).explanation;
+  EXPECT_NE(text.find("output row is just b_o"), std::string::npos);
+  EXPECT_NE(text.find("NaN"), std::string::npos);
+
+  ModelConfig cfg;
+  cfg.text = "The cat sat on the mat";
+  cfg.dModel = 8;
+  cfg.heads = 2;
+  cfg.seed = 3;
+  auto m = buildModel(cfg);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const auto Tq = m->inputs.query.dim(1), Tk = m->inputs.key.dim(1);
+  Tensor mask({Tq, Tk}, {"T_q", "T_k"});
+  for (std::int64_t k = 0; k < Tk; ++k) mask.data[static_cast<std::size_t>(2 * Tk + k)] = 1.0f;  // query 2: all blocked
+  AttentionOptions opt = m->options;
+  opt.attnMask = mask;
+  Trace t;
+  ASSERT_TRUE(forward(m->inputs, m->weights, opt, t).ok());
+  ASSERT_TRUE(t.isFullyMasked(0, 2));
+  const int d = t.dModel, dk = t.dk;
+  for (int i = 0; i < t.heads; ++i)
+    for (int c = 0; c < dk; ++c)
+      EXPECT_EQ(t.tensor(StageId::HeadOutputs).data[static_cast<std::size_t>(((0 * t.heads + i) * t.tq + 2) * dk + c)], 0.0f);
+  for (int j = 0; j < d; ++j) {
+    EXPECT_EQ(t.tensor(StageId::Concat).data[static_cast<std::size_t>(2 * d + j)], 0.0f);
+    EXPECT_FLOAT_EQ(t.tensor(StageId::Output).data[static_cast<std::size_t>(2 * d + j)], m->weights.bo[j]);
+  }
+}
+
+}  // namespace
+}  // namespace mhascope
