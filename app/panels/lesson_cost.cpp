@@ -34,7 +34,7 @@ void drawLessonCostPanel(UiContext& ctx) {
     };
     row("parameters (with biases)", formatCount(c.params));
     row("FLOPs, projections (Q, K, V, W_o)", formatNumber(c.projectionFlops, 4));
-    row("FLOPs, attention (Q K^T, A V)", formatNumber(c.attentionFlops, 4));
+    row("FLOPs, attention matmuls (Q K^T, A V)", formatNumber(c.attentionFlops, 4));
     row("scores B * h * T_q * T_k (each scaled, masked, exp'd, normalised)", formatCount(c.scoreCount));
     row("score memory, one (B, h, T_q, T_k) copy", formatBytes(c.scoreBytes));
     row("whole recorded trace", formatBytes(c.traceBytes));

@@ -14,7 +14,7 @@ namespace mhascope::app {
 void drawLessonPitfallsPanel(UiContext& ctx) {
   lessonHeader(ctx, "Pitfall lab",
                "Each toggle runs a pipeline with one classic mistake next to the correct one. The checks say what "
-               "broke: rows that no longer sum to 1, attention that got too flat (high entropy) or too peaked (low), "
+               "broke: rows that no longer sum to 1, attention that got flatter (higher entropy) or sharper (lower), "
                "outputs that moved, or NaN/Inf.");
   const Model* model = lessonModelToRecompute(ctx);
   if (!model) return;

@@ -61,8 +61,8 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "V = X_v @ W_v + b_v", DataKind::Signed},
     {StageId::QHeads, "q_heads", "Split heads (Q)", "Q_i = Q[:, :, i*d_k:(i+1)*d_k]",
      "The d_model columns of Q are cut into h blocks of d_k = d_model / h; head i (0-based) gets "
-     "columns i*d_k .. (i+1)*d_k - 1. view as (B, T_q, h, d_k), then transpose to (B, h, T_q, d_k) "
-     "so each head is a separate batch of small matrices. No number changes and nothing is copied: "
+     "columns i*d_k .. (i+1)*d_k - 1. Q is viewed as (B, T_q, h, d_k), then transposed to "
+     "(B, h, T_q, d_k) so each head is a separate batch of small matrices. No number changes and nothing is copied: "
      "both are views of the same memory. Skipping the transpose (view straight to (B, h, T_q, d_k)) "
      "would fill each head with whole rows of a few tokens, so a head's row t holds other tokens' "
      "numbers.",
@@ -93,9 +93,9 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "Blocked pairs (future tokens under a causal mask, padding keys, or a custom mask) get -inf, "
      "so the softmax gives them exactly zero weight. (PyTorch: a bool mask's True means blocked; "
      "other code uses masked_fill(mask == 0, ...) and -1e9 or the dtype minimum instead of -inf.) "
-     "A row with every key blocked has nothing to attend to: mhascope gives it weights 0, so the "
-     "head's output row is 0 and the final output row is just b_o, and flags it; PyTorch 1.13 "
-     "gives NaN there.",
+     "A row with every key blocked has nothing to attend to: mhascope flags it and gives it "
+     "weights 0, so its head output row is 0 and its final output row is just b_o (PyTorch 1.13 "
+     "gives NaN there).",
      "S = S.masked_fill(blocked, -inf)", DataKind::Signed},
     {StageId::Weights, "weights", "Softmax", "A_i = softmax(S''_i) over T_k",
      "Each row becomes a probability distribution over the keys: exponentiate, divide by the row "
