@@ -1044,12 +1044,19 @@ std::vector<QuizQuestion> makeQuiz(const Trace& t, const MhaWeights& w) {
         "Q = X W_q has d_model = " + D + " columns, numbered 0 .. " + std::to_string(d - 1) +
             ". Which of them does head " + I + " get (heads numbered 0 .. " + std::to_string(h - 1) + ")?",
         Choice("Columns " + first + " to " + last, columnSet(i * dk, 1, dk)),
-        {Choice("Every " + ordinal(h) + " column, starting at column " + I, columnSet(i, h, dk)),
-         Choice("All " + D + " columns: each head sees every column of Q", columnSet(0, 1, d)),
-         Choice("Columns " + first + " to " + last + " of the input X: a head reads only its own input features",
-                "input"),
-         Choice("Rows " + first + " to " + last + " of W_q (here (d_model in, d_model out), Q = X @ W_q)", "rows"),
-         Choice("Column 0 only", columnSet(0, 1, 1))},
+        h > 1 ? std::vector<Choice>{
+                    Choice("Every " + ordinal(h) + " column, starting at column " + I, columnSet(i, h, dk)),
+                    Choice("Rows " + first + " to " + last + " of W_q (here (d_model in, d_model out), Q = X @ W_q)",
+                           "rows"),
+                    Choice("Columns " + first + " to " + last + " of the input X: a head reads only its own input "
+                           "features", "input"),
+                    Choice("All " + D + " columns: each head sees every column of Q", columnSet(0, 1, d)),
+                    Choice("Column 0 only", columnSet(0, 1, 1))}
+              // With one head, "all of X" and "all rows of W_q" would be true in their own way: not offered.
+              : d >= 2 ? std::vector<Choice>{Choice("Column 0 only", columnSet(0, 1, 1)),
+                                             Choice("Columns 0 to " + std::to_string(d / 2 - 1), columnSet(0, 1, d / 2)),
+                                             Choice("None: with one head there is no split", "none")}
+                       : std::vector<Choice>{Choice("None: with one head there is no split", "none")},
         "The view (B, T, h, d_k) cuts each token's row of Q into h consecutive blocks of d_k: head i owns columns "
         "i*d_k .. (i+1)*d_k - 1. Column j belongs to head floor(j / d_k), e.g. column " + last + " to head floor(" +
         last + " / " + DK + ") = " + I + ". The input X is not split: every head sees all of it through W_q. In "

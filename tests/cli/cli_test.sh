@@ -104,5 +104,10 @@ expect_error "--d-model contradicts --query" "contradicts --query" "$BIN" info -
 expect_error "bench repeat" "--repeat must be at least 1" "$BIN" bench --preset cat --repeat 0
 out="$("$BIN" bench --preset cat --repeat 3)"; grep -q "^ratio-to-gemm: [0-9.]*$" <<<"$out" && ok "bench last line" || bad "bench: $out"
 
+# A fully masked row: head output 0, final output row b_o, and PyTorch's NaN named (issue 13).
+out="$("$BIN" info --preset cat --pad-last 4 2>&1)"
+grep -q "head outputs are 0, so their final output rows are just b_o (PyTorch 1.13 gives NaN there)" <<<"$out" \
+  && ok "fully masked rows explained" || bad "fully masked note: $out"
+
 echo "$fails failure(s)"
 [ $fails -eq 0 ]

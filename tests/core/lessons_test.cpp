@@ -555,7 +555,9 @@ std::vector<long long> squeezedShape(const std::string& choice) {
 // The set of Q's columns a choice of the column question names (empty: not a set of Q's columns).
 std::set<long long> columnsNamed(const std::string& c, long long d) {
   std::set<long long> cols;
-  if (c.find("input X") != std::string::npos || c.find("of W_q") != std::string::npos) return cols;
+  if (c.find("input X") != std::string::npos || c.find("of W_q") != std::string::npos || c.rfind("None", 0) == 0) {
+    return cols;
+  }
   const auto n = numbersIn(c);
   if (c.rfind("Columns ", 0) == 0 && n.size() == 2) {
     for (long long j = n[0]; j <= n[1]; ++j) cols.insert(j);
@@ -603,12 +605,17 @@ TEST(LessonQuiz, NoDistractorIsAlsoTrue) {
             ASSERT_GE(q.correct, 0) << ctx;
             ASSERT_LT(q.correct, static_cast<int>(q.choices.size())) << ctx;
             const std::string& ans = answerOf(q);
+            for (const auto& c : q.choices) EXPECT_EQ(c.find(" to -"), std::string::npos) << ctx << " -> " << c;
             for (std::size_t c = 0; c < q.choices.size(); ++c) {
               if (static_cast<int>(c) == q.correct) continue;
               const std::string& o = q.choices[c];
               if (q.question.find("shape") != std::string::npos) {
                 EXPECT_NE(squeezedShape(o), squeezedShape(ans)) << ctx << " -> " << o;
               } else if (q.question.rfind("Q = X W_q has", 0) == 0) {
+                // With one head all of X and all rows of W_q do feed head 0: such choices need h > 1.
+                if (o.find("input X") != std::string::npos || o.find("of W_q") != std::string::npos) {
+                  EXPECT_GT(h, 1) << ctx << " -> " << o;
+                }
                 const auto a = columnsNamed(ans, d), x = columnsNamed(o, d);
                 EXPECT_EQ(a.size(), static_cast<std::size_t>(t.dk)) << ctx;
                 EXPECT_NE(a, x) << ctx << " -> " << o;
@@ -652,11 +659,19 @@ TEST(LessonQuiz, WithOneHeadTheColumnQuestionOffersNoOtherTrueAnswer) {
     EXPECT_EQ(c.find("All 8 columns"), std::string::npos);
   }
   EXPECT_GE(q->choices.size(), 3u);
-  // The W_q choice says which layout it means (PyTorch stores the transpose).
-  bool rows = false;
-  for (const auto& c : q->choices) rows |= c.find("Rows 0 to 7 of W_q (here (d_model in, d_model out)") != std::string::npos;
-  EXPECT_TRUE(rows);
+  for (const auto& c : q->choices) {
+    EXPECT_EQ(c.find("input X"), std::string::npos) << c;  // all of X does feed the one head
+    EXPECT_EQ(c.find("of W_q"), std::string::npos) << c;   // and so do all rows of W_q
+  }
   EXPECT_NE(q->explanation.find("in_proj_weight"), std::string::npos);
+  // With several heads the W_q choice says which layout it means (PyTorch stores the transpose).
+  const Model m4 = buildOrDie(sized(8, 4));
+  const auto quiz4 = makeQuiz(traceOf(m4), m4.weights);
+  const QuizQuestion* q4 = findQuestion(quiz4, "Q = X W_q has d_model = 8 columns");
+  ASSERT_NE(q4, nullptr);
+  bool rows = false;
+  for (const auto& c : q4->choices) rows |= c.find("Rows 2 to 3 of W_q (here (d_model in, d_model out)") != std::string::npos;
+  EXPECT_TRUE(rows);
 }
 
 TEST(LessonQuiz, DegenerateSizesStillGiveDistinctChoices) {
