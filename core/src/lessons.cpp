@@ -676,12 +676,18 @@ CostCrossover costCrossover(const CostSizes& s) {
   return c;
 }
 
+namespace {
+// "the projections cost 102.4x the attention matmuls", or the other way round.
+std::string costRatioPhrase(const CostCrossover& c) {
+  return c.projectionsOverAttention >= 1
+             ? "the projections cost " + num(c.projectionsOverAttention) + "x the attention matmuls"
+             : "the attention matmuls cost " + num(1.0 / c.projectionsOverAttention) + "x the projections";
+}
+}  // namespace
+
 std::string costCrossoverText(const CostSizes& s) {
   const CostCrossover c = costCrossover(s);
-  const std::string ratio = c.projectionsOverAttention >= 1
-                                ? "the projections cost " + num(c.projectionsOverAttention, 3) + "x the attention matmuls"
-                                : "the attention matmuls cost " + num(1.0 / c.projectionsOverAttention, 3) +
-                                      "x the projections";
+  const std::string ratio = costRatioPhrase(c);
   return "Projections cost O(B*T*d_model^2), the attention matmuls O(B*T^2*d_model): with T_q = T_k = T the "
          "attention matmuls cost more only once T > 2*d_model = " + num(c.crossoverTokens, 12) + ". Here (T_q = " +
          std::to_string(s.tq) + ", T_k = " + std::to_string(s.tk) + ", d_model = " + std::to_string(s.dModel) +
@@ -1150,8 +1156,7 @@ std::vector<QuizQuestion> makeQuiz(const Trace& t, const MhaWeights& w) {
         numberChoice(cross, "T > "), numericDistractors(cross, {d, dk, 4 * d, d * d}, "T > "),
         "The projections cost O(B*T*d_model^2), the attention matmuls O(B*T^2*d_model); they are equal at "
         "T = 2*d_model = " + std::to_string(cross) + ". With T_q = " + std::to_string(Tq) + " and T_k = " +
-        std::to_string(Tk) + " here, the projections cost " + num(c.projectionsOverAttention, 3) +
-        "x the attention matmuls. Short sequences are dominated by the projections; the T^2 term wins only for "
+        std::to_string(Tk) + " here, " + costRatioPhrase(c) + ". Short sequences are dominated by the projections; the T^2 term wins only for "
         "long ones.",
         n++));
   }

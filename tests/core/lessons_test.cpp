@@ -753,7 +753,7 @@ TEST(LessonCost, CrossoverIsTwiceDModelAndTheTextSaysSo) {
   EXPECT_NEAR(costCrossover(s).projectionsOverAttention, 102.4, 1e-9);
   const std::string text = costCrossoverText(s);
   EXPECT_NE(text.find("T > 2*d_model = 1024"), std::string::npos) << text;
-  EXPECT_NE(text.find("the projections cost 102x the attention matmuls"), std::string::npos) << text;
+  EXPECT_NE(text.find("the projections cost 102.4x the attention matmuls"), std::string::npos) << text;
   // Long inputs flip the sentence.
   const std::string longText = costCrossoverText(CostSizes{1, 4096, 4096, 64, 4});
   EXPECT_NE(longText.find("the attention matmuls cost 32x the projections"), std::string::npos) << longText;
