@@ -206,7 +206,7 @@ bool App::applyLaunchOptions() {
     }
     view_.stage = *s;
   }
-  view_.head = options_.head - 1;
+  view_.head = options_.head;  // 0-based, checked against h in parseLaunchOptions
   view_.selectTab = options_.view == "grid" ? kAllHeadsTab : kHeatmapTab;
   for (const PanelInfo& p : allPanels()) {  // a lesson tab by its title in lower case: "split" → "Split"
     std::string lower = p.title;
@@ -358,7 +358,7 @@ void App::updateCompute() {
     const ModelConfig& c = state_.config;
     Status valid = Ok{};
     try {
-      valid = validateConfig(c);
+      valid = validateConfig(c, MemoryUse::app());
     } catch (const std::exception& e) {
       valid = makeError(std::string("cannot check this configuration: ") + e.what());
     }
