@@ -129,7 +129,7 @@ expect_error "3 GB npy with a wrong size" "data is longer than the header declar
 [ "$(cat "$H/huge.rss" | tail -1)" -lt 100000 ] && ok "3 GB npy refused with RSS < 100 MB" || bad "3 GB npy RSS $(cat "$H/huge.rss")"
 # A right-sized npy larger than the memory budget is refused from its header too.
 make_npy "$H/wide.npy" "(1, 1024, 1024)" ""; truncate -s $((128 + 4 * 1024 * 1024)) "$H/wide.npy"
-expect_error "npy over the budget" "more than the memory budget" "$BIN" info --query "$H/wide.npy" --memory-budget 2
+expect_error "npy over the budget, unread" "needs 4194304 bytes as float32, more than the memory budget" "$BIN" info --query "$H/wide.npy" --memory-budget 2
 # One memory estimate, checked before allocating: quick, small RSS, the estimate in the message.
 for args in "--batch 1048576 --tokens 1000" "--d-model 20000 --heads 1" "--d-model 65536"; do
   expect_error "budget: $args" "more than the memory budget of 512.0 MiB" \
@@ -138,7 +138,7 @@ for args in "--batch 1048576 --tokens 1000" "--d-model 20000 --heads 1" "--d-mod
   [ "$rss" -lt 100000 ] && ok "budget: $args RSS ${rss} KB, ${secs} s" || bad "budget: $args RSS $rss KB"
 done
 expect_error "budget names the weights" "weights 6.0 GiB" "$BIN" info --d-model 20000 --heads 1
-expect_error "budget with raw inputs" "more than the memory budget of 20.0 MiB" "$BIN" info --query "$H/wide.npy" --memory-budget 20
+expect_error "budget with raw inputs counts the weights" "weights 16.0 MiB" "$BIN" info --query "$H/wide.npy" --memory-budget 20
 # Silent NaN: finite inputs x1e20 overflow; every command warns, trace.json records it.
 make_npy "$H/big.npy" "(1, 2, 4)" "$(printf '\\xec\\x78\\xad\\x60%.0s' 1 2 3 4 5 6 7 8)"
 for cmd in info "run --dump $H/nan" "export --stage weights --out $H/nan.png"; do
@@ -166,9 +166,9 @@ expect_error "GUI --frames 010x" "got '010x'" "$BIN" --frames 010x
 # A dump is one unit.
 "$BIN" run --preset cat --seed 1 --dump "$H/d" >/dev/null && "$BIN" run --preset cat --seed 2 --dump "$H/d" >/dev/null
 grep -q '"seed": 2' "$H/d/trace.json" && [ "$(ls "$H/d" | wc -l)" -eq 17 ] && ok "a dump replaces an earlier dump" || bad "re-dump"
-cp "$H/d/trace.json" "$H/old.json"; cp "$H/d/scores.npy" "$H/old_scores.npy"
+cp "$H/d/trace.json" "$H/old.json"; cp "$H/d/scores.npy" "$H/old_scores.npy"; cp "$H/d/query.npy" "$H/old_query.npy"
 expect_error "disk full keeps the old dump" "File too large" bash -c "ulimit -f 20; trap '' XFSZ; exec \"$BIN\" run --preset cat --seed 3 --tokens 60 --d-model 64 --dump \"$H/d\""
-cmp -s "$H/d/trace.json" "$H/old.json" && cmp -s "$H/d/scores.npy" "$H/old_scores.npy" && ok "old dump intact after a failed dump" || bad "old dump changed"
+cmp -s "$H/d/trace.json" "$H/old.json" && cmp -s "$H/d/scores.npy" "$H/old_scores.npy" && cmp -s "$H/d/query.npy" "$H/old_query.npy" && ok "old dump intact after a failed dump" || bad "old dump changed"
 [ -z "$(ls -A "$H" | grep '\.tmp')" ] && ok "no temporary folder left" || bad "temporary left: $(ls -A "$H")"
 "$BIN" run --tokens 700 --heads 4 --d-model 32 --dump "$H/sig" >/dev/null 2>&1 & pid=$!
 for i in $(seq 1 1000); do ls -A "$H" | grep -q '^\.sig\.tmp' && break; sleep 0.005; done
@@ -176,10 +176,13 @@ kill -INT $pid; wait $pid; rc=$?
 [ $rc -ne 0 ] && [ ! -e "$H/sig" ] && [ -z "$(ls -A "$H" | grep '\.tmp')" ] && ok "SIGINT during a dump leaves nothing (rc=$rc)" \
   || bad "SIGINT dump: rc=$rc, $(ls -A "$H")"
 "$BIN" run --preset cat --seed 1 --tokens 200 --dump "$H/r1" >/dev/null; "$BIN" run --preset cat --seed 2 --tokens 200 --dump "$H/r2" >/dev/null
-"$BIN" run --preset cat --seed 1 --tokens 200 --dump "$H/cc" >/dev/null & "$BIN" run --preset cat --seed 2 --tokens 200 --dump "$H/cc" >/dev/null & wait
-s=$(grep -o '"seed": [0-9]*' "$H/cc/trace.json" | grep -o '[0-9]*$')
-cmp -s "$H/cc/output.npy" "$H/r$s/output.npy" && cmp -s "$H/cc/weights.npy" "$H/r$s/weights.npy" && ok "concurrent dumps do not mix" \
-  || bad "concurrent dumps mixed"
+mixed=0
+for round in 1 2 3; do
+  "$BIN" run --preset cat --seed 1 --tokens 200 --dump "$H/cc" >/dev/null & "$BIN" run --preset cat --seed 2 --tokens 200 --dump "$H/cc" >/dev/null & wait
+  s=$(grep -o '"seed": [0-9]*' "$H/cc/trace.json" | grep -o '[0-9]*$')
+  for f in "$H/r$s"/*.npy; do cmp -s "$f" "$H/cc/$(basename "$f")" || mixed=1; done
+done
+[ $mixed -eq 0 ] && ok "concurrent dumps do not mix" || bad "concurrent dumps mixed"
 mkdir -p "$H/mine"; echo mine > "$H/mine/notes.txt"
 expect_error "dump refuses a folder with other files" "already holds 'notes.txt'" "$BIN" run --preset cat --dump "$H/mine"
 # Never clobber inputs.
