@@ -206,7 +206,7 @@ bool App::applyLaunchOptions() {
     }
     view_.stage = *s;
   }
-  view_.head = options_.head - 1;
+  view_.head = options_.head;  // 0-based, checked against h in parseLaunchOptions
   view_.selectTab = options_.view == "grid" ? kAllHeadsTab : kHeatmapTab;
   for (const PanelInfo& p : allPanels()) {  // a lesson tab by its title in lower case: "split" → "Split"
     std::string lower = p.title;
@@ -232,50 +232,72 @@ void App::shutdown() {
 // ---------------------------------------------------------------------------------------------
 
 void App::setupFonts(float scale) {
-  uiScale_ = scale;
-  ImGuiIO& io = ImGui::GetIO();
-  io.Fonts->Clear();
-  ImFontGlyphRangesBuilder ranges;
-  ranges.AddRanges(io.Fonts->GetGlyphRangesDefault());
-  ranges.AddRanges(kExtraRanges);
-  glyphRanges_.clear();
-  ranges.BuildRanges(&glyphRanges_);
+  // The atlas must fit one texture: past GL_MAX_TEXTURE_SIZE every glyph draws as a box. A large
+  // --ui-scale with a CJK font merged in can exceed it, so drop the CJK glyphs first, then the scale.
+  const int limit = options_.maxTextureSize > 0 ? options_.maxTextureSize : Texture::maxSize();
+  requestedUiScale_ = scale;
+  bool withCjk = true;
+  for (;;) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.Fonts->Clear();
+    ImFontGlyphRangesBuilder ranges;
+    ranges.AddRanges(io.Fonts->GetGlyphRangesDefault());
+    ranges.AddRanges(kExtraRanges);
+    glyphRanges_.clear();
+    ranges.BuildRanges(&glyphRanges_);
 
-  const std::string sans = std::string(kFontDir) + "DejaVuSans.ttf";
-  const std::string mono = std::string(kFontDir) + "DejaVuSansMono.ttf";
-  const char* cjk = nullptr;
-  for (const char* path : kCjkFonts) {
-    if (fileExists(path)) {
-      cjk = path;
-      break;
+    const std::string sans = std::string(kFontDir) + "DejaVuSans.ttf";
+    const std::string mono = std::string(kFontDir) + "DejaVuSansMono.ttf";
+    const char* cjk = nullptr;
+    for (const char* path : kCjkFonts) {
+      if (withCjk && fileExists(path)) {
+        cjk = path;
+        break;
+      }
     }
-  }
-  auto addFont = [&](const std::string& path, float px) -> ImFont* {
-    if (!fileExists(path.c_str())) return nullptr;
-    ImFontConfig cfg;
-    cfg.OversampleH = 2;
-    ImFont* f = io.Fonts->AddFontFromFileTTF(path.c_str(), px * scale, &cfg, glyphRanges_.Data);
-    if (f && cjk) {  // CJK glyphs merged into the same font, when a CJK font is installed
-      ImFontConfig merge;
-      merge.MergeMode = true;
-      io.Fonts->AddFontFromFileTTF(cjk, px * scale, &merge, io.Fonts->GetGlyphRangesChineseSimplifiedCommon());
+    auto addFont = [&](const std::string& path, float px) -> ImFont* {
+      if (!fileExists(path.c_str())) return nullptr;
+      ImFontConfig cfg;
+      cfg.OversampleH = 2;
+      ImFont* f = io.Fonts->AddFontFromFileTTF(path.c_str(), px * scale, &cfg, glyphRanges_.Data);
+      if (f && cjk) {  // CJK glyphs merged into the same font, when a CJK font is installed
+        ImFontConfig merge;
+        merge.MergeMode = true;
+        io.Fonts->AddFontFromFileTTF(cjk, px * scale, &merge, io.Fonts->GetGlyphRangesChineseSimplifiedCommon());
+      }
+      return f;
+    };
+    mainFont_ = addFont(sans, kBaseFontPx);
+    if (!mainFont_) {
+      std::fprintf(stderr, "mhascope: %s not found (install fonts-dejavu-core); using ImGui's built-in font, "
+                           "non-ASCII tokens will be spelled as U+XXXX\n", sans.c_str());
+      ImFontConfig cfg;
+      cfg.SizePixels = 13.0f * scale;
+      mainFont_ = io.Fonts->AddFontDefault(&cfg);
     }
-    return f;
-  };
-  mainFont_ = addFont(sans, kBaseFontPx);
-  if (!mainFont_) {
-    std::fprintf(stderr, "mhascope: %s not found (install fonts-dejavu-core); using ImGui's built-in font, "
-                         "non-ASCII tokens will be spelled as U+XXXX\n", sans.c_str());
-    ImFontConfig cfg;
-    cfg.SizePixels = 13.0f * scale;
-    mainFont_ = io.Fonts->AddFontDefault(&cfg);
+    monoFont_ = addFont(mono, kBaseFontPx - 2.0f);  // 80-column pseudocode fits the side column
+    titleFont_ = addFont(sans, kBaseFontPx * 1.35f);
+    if (!monoFont_) monoFont_ = mainFont_;
+    if (!titleFont_) titleFont_ = mainFont_;
+    io.FontDefault = mainFont_;
+    io.Fonts->Build();
+    const ImFontAtlas* atlas = io.Fonts;
+    if (limit <= 0 || (atlas->TexWidth <= limit && atlas->TexHeight <= limit)) break;
+    if (withCjk && cjk) {
+      std::fprintf(stderr, "mhascope: at UI scale %.2f the font atlas with CJK glyphs (%d x %d) exceeds the GPU's "
+                           "texture limit of %d; CJK tokens will be spelled as U+XXXX\n",
+                   static_cast<double>(scale), atlas->TexWidth, atlas->TexHeight, limit);
+      withCjk = false;
+      continue;
+    }
+    if (scale <= 0.5f) break;
+    const float smaller = std::max(0.5f, scale * 0.8f);
+    std::fprintf(stderr, "mhascope: at UI scale %.2f the font atlas (%d x %d) exceeds the GPU's texture limit of %d; "
+                         "using UI scale %.2f\n",
+                 static_cast<double>(scale), atlas->TexWidth, atlas->TexHeight, limit, static_cast<double>(smaller));
+    scale = smaller;
   }
-  monoFont_ = addFont(mono, kBaseFontPx - 2.0f);  // 80-column pseudocode fits the side column
-  titleFont_ = addFont(sans, kBaseFontPx * 1.35f);
-  if (!monoFont_) monoFont_ = mainFont_;
-  if (!titleFont_) titleFont_ = mainFont_;
-  io.FontDefault = mainFont_;
-  io.Fonts->Build();
+  uiScale_ = scale;
 
   // Sizes scale with the monitor, from the unscaled style so changes never compound.
   ImGuiStyle& style = ImGui::GetStyle();
@@ -358,7 +380,7 @@ void App::updateCompute() {
     const ModelConfig& c = state_.config;
     Status valid = Ok{};
     try {
-      valid = validateConfig(c);
+      valid = validateConfig(c, MemoryUse::app());
     } catch (const std::exception& e) {
       valid = makeError(std::string("cannot check this configuration: ") + e.what());
     }
@@ -530,7 +552,7 @@ void App::frame() {
   // Monitor moved or DPI changed: rebuild the fonts at the new scale (outside a frame).
   if (options_.uiScale <= 0) {
     const float scale = window_->contentScale();
-    if (std::fabs(scale - uiScale_) > 0.01f) {
+    if (std::fabs(scale - requestedUiScale_) > 0.01f) {
       setupFonts(scale);
       rebuildImGuiFontTexture();
     }

@@ -89,6 +89,7 @@ class App final : public ScriptHost {
   ImVector<ImWchar> glyphRanges_;  // must outlive the font atlas build
   ImGuiStyle baseStyle_;           // unscaled, so a scale change never compounds
   float uiScale_ = 1.0f;
+  float requestedUiScale_ = 1.0f;  // what setupFonts was asked for (uiScale_ may be smaller to fit the GPU)
   std::string iniPath_;
 
   std::uint64_t requestCounter_ = 0;

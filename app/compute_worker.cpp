@@ -13,7 +13,7 @@ ComputeOutcome computeTrace(const ModelConfig& config, std::uint64_t requestId, 
   out.config = config;
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    auto model = buildModel(config);
+    auto model = buildModel(config, MemoryUse::app());
     if (!model) {
       out.error = model.error().message;
     } else if (auto st = forward(model->inputs, model->weights, model->options, trace); !st) {

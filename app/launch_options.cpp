@@ -4,6 +4,10 @@
 
 #include <cstdio>
 #include <regex>
+#include <climits>
+
+#include "cli/model_options.hpp"
+#include "mhascope/model.hpp"
 
 namespace mhascope::app {
 
@@ -21,17 +25,19 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
                  "lines, cell, quiz")
       ->check(CLI::IsMember({"heatmap", "grid", "split", "params", "mix", "roles", "masks", "pitfalls", "cost",
                              "lines", "cell", "quiz"}));
-  cli.add_option("--head", o.head, "head to show in the heatmap (1-based)")->check(CLI::PositiveNumber);
+  auto* headOpt = cli.add_option("--head", o.head, "head to show in the heatmap, counted from 0 (0 .. h-1)")
+                      ->transform(cli::decimalInteger(0, INT_MAX));
   cli.add_option("--size", size, "window size WxH, e.g. 1600x1000");
   cli.add_option("--screenshot", o.screenshotPath, "render, save the window as this PNG and exit");
-  cli.add_option("--frames", o.frames, "frames to render before --screenshot")->check(CLI::Range(1, 100000));
+  cli.add_option("--frames", o.frames, "frames to render before --screenshot")
+      ->transform(cli::decimalInteger(1, 100000));
   cli.add_option("--bench-frames", o.benchFrames, "render N frames of the all-heads grid at T=512, h=16 and "
                                                   "print the median and p95 frame time")
-      ->check(CLI::Range(1, 1000000));
+      ->transform(cli::decimalInteger(1, 1000000));
   cli.add_option("--script", o.scriptPath, "drive the window from an input script (tests)");
   cli.add_option("--ui-scale", o.uiScale, "UI scale instead of the monitor's content scale")->check(CLI::Range(0.5, 4.0));
   cli.add_option("--max-texture-size", o.maxTextureSize, "pretend the GPU's texture limit is this (tests)")
-      ->check(CLI::Range(1, 1 << 20));
+      ->transform(cli::decimalInteger(1, 1 << 20));
   cli.add_flag("--hidden", o.hidden, "do not show the window");
   try {
     cli.parse(argc, argv);
@@ -52,6 +58,28 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
       std::fprintf(stderr, "mhascope: --size must be at least 1x1, got %s\n", size.c_str());
       out.exitCode = 2;
       return out;
+    }
+  }
+  if (!o.screenshotPath.empty()) {
+    std::string ext = o.screenshotPath.size() >= 4 ? o.screenshotPath.substr(o.screenshotPath.size() - 4) : "";
+    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (ext != ".png") {
+      std::fprintf(stderr, "mhascope: --screenshot '%s': screenshots are written as PNG, so the name must end in "
+                           ".png\n", o.screenshotPath.c_str());
+      out.exitCode = 2;
+      return out;
+    }
+  }
+  if (headOpt->count() > 0) {  // an index the window would have to clamp is an error, said before it opens
+    auto preset = loadPreset(o.preset);
+    if (preset) {
+      const int heads = o.benchFrames > 0 ? 16 : preset->heads;
+      if (o.head >= heads) {
+        std::fprintf(stderr, "mhascope: --head %d is out of range: preset '%s' has h = %d head%s, indices 0 .. %d\n",
+                     o.head, o.preset.c_str(), heads, heads == 1 ? "" : "s", heads - 1);
+        out.exitCode = 2;
+        return out;
+      }
     }
   }
   if (!o.screenshotPath.empty() || o.benchFrames > 0) o.hidden = true;

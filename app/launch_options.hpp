@@ -10,7 +10,7 @@ struct LaunchOptions {
   std::string preset = "default";
   std::string stage;           // stage name to open at ("weights"); empty = weights
   std::string view = "heatmap";  // "heatmap" | "grid" | a lesson tab's title in lower case ("split" …)
-  int head = 1;                // 1-based
+  int head = 0;                // counted from 0, like every index a person types
   int width = 1600, height = 1000;
   std::string screenshotPath;  // render, save this PNG, exit
   int frames = 8;              // frames rendered before the screenshot

@@ -12,11 +12,21 @@
 #include "cli.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <climits>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <new>
+#include <optional>
 #include <nlohmann/json.hpp>
+#include <random>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "mhascope/export.hpp"
 #include "mhascope/npy.hpp"
@@ -33,9 +43,35 @@ int fail(const std::string& message) {
   return 1;
 }
 
+void warn(const std::string& message) { std::fprintf(stderr, "mhascope: warning: %s\n", message.c_str()); }
+
+// Overflow and fully masked rows are reported, never silent: finite inputs can still overflow
+// float32 (inputs ×1e20 make every score inf and every weight NaN).
+void warnAboutNumbers(const Trace& t) {
+  for (const NonFiniteStage& n : nonFiniteStages(t)) {
+    const std::int64_t cells = static_cast<std::int64_t>(t.tensor(n.stage).data.size());
+    warn("stage '" + std::string(stageInfo(n.stage).name) + "' has " + std::to_string(n.nan + n.inf) + " of " +
+         std::to_string(cells) + " cells not finite (" + std::to_string(n.nan) + " NaN, " + std::to_string(n.inf) +
+         " inf; the first at flat index " + std::to_string(n.first) +
+         "): float32 overflowed; scale the inputs or weights down");
+  }
+  std::vector<std::string> rows;
+  for (int b = 0; b < t.batch; ++b)
+    for (int q = 0; q < t.tq; ++q)
+      if (t.isFullyMasked(b, q)) rows.push_back("(b " + std::to_string(b) + ", t " + std::to_string(q) + ")");
+  if (!rows.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < rows.size() && i < 8; ++i) list += (i ? ", " : "") + rows[i];
+    if (rows.size() > 8) list += ", ...";
+    warn(std::to_string(rows.size()) + " query row(s) have every key blocked: " + list +
+         "; their weights and head outputs are 0 (PyTorch gives NaN there)");
+  }
+}
+
 Result<Trace> computeTrace(const ResolvedModel& r) {
   Trace t;
   if (auto s = forward(r.model.inputs, r.model.weights, r.model.options, t); !s) return s.error();
+  warnAboutNumbers(t);
   return t;
 }
 
@@ -81,9 +117,14 @@ int cmdInfo(const ModelOptions& mo) {
   const double scoreBytes = 4.0 * t->batch * static_cast<double>(h) * t->tq * t->tk;
   std::printf("\nMemory\n  scores (B*h*T_q*T_k floats)  %s per copy; scores, scaled, masked, weights = 4 copies\n",
               formatBytes(scoreBytes).c_str());
-  std::printf("  whole recorded trace         %s (budget %s)\n",
-              formatBytes(estimateTraceBytes(t->batch, t->tq, t->tk, d, h)).c_str(),
-              formatBytes(static_cast<double>(r->model.options.memoryBudgetBytes)).c_str());
+  std::printf("  whole recorded trace         %s\n", formatBytes(estimateTraceBytes(t->batch, t->tq, t->tk, d, h)).c_str());
+  {
+    MemoryUse use;
+    use.weightsFile = !mo.weightsFile.empty() || !mo.saveWeightsFile.empty();
+    const MemoryEstimate e = estimateMemory(t->batch, t->tq, t->tk, d, h, use);
+    std::printf("  everything this command holds %s = %s (budget %s)\n", formatBytes(e.total()).c_str(),
+                e.describe().c_str(), formatBytes(static_cast<double>(r->model.options.memoryBudgetBytes)).c_str());
+  }
   // How the costs grow (lesson 7): each variable doubled on its own, the others kept.
   {
     const CostSizes now = costSizesOf(*t);
@@ -110,6 +151,7 @@ int cmdInfo(const ModelOptions& mo) {
     std::printf("\nNote: %d query row(s) have every key blocked; their weights and head outputs are 0, so their final "
                 "output rows are just b_o (PyTorch 1.13 gives NaN there).\n",
                 fully);
+  if (auto s = saveWeightsIfAsked(mo, *r); !s) return fail(s.error().message);
   return 0;
 }
 
@@ -117,24 +159,100 @@ int cmdInfo(const ModelOptions& mo) {
 // [SECTION] run
 // ---------------------------------------------------------------------------------------------
 
+// SIGINT/SIGTERM while a dump is written: the handler only records the signal; the dump loop
+// sees it between files, removes its temporary folder and then dies of the same signal.
+volatile std::sig_atomic_t gStopSignal = 0;
+extern "C" void onStopSignal(int sig) { gStopSignal = sig; }
+
+class StopSignalGuard {
+ public:
+  StopSignalGuard() {
+    struct sigaction sa {};
+    sa.sa_handler = onStopSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &oldInt_);
+    sigaction(SIGTERM, &sa, &oldTerm_);
+  }
+  ~StopSignalGuard() {
+    sigaction(SIGINT, &oldInt_, nullptr);
+    sigaction(SIGTERM, &oldTerm_, nullptr);
+  }
+  StopSignalGuard(const StopSignalGuard&) = delete;
+  StopSignalGuard& operator=(const StopSignalGuard&) = delete;
+
+ private:
+  struct sigaction oldInt_ {}, oldTerm_ {};
+};
+
+// A folder `run --dump` may replace: missing, empty, or an earlier dump (trace.json and stage
+// .npy files only). Anything else might be the user's and is refused.
+Status checkReplaceableDump(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    const bool stageFile = e.path().extension() == ".npy" && stageFromName(e.path().stem().string()).has_value();
+    if (!(name == "trace.json" || stageFile) || !e.is_regular_file()) {
+      return makeError("--dump '" + dir.string() + "' already holds '" + name +
+                       "', which is not part of an mhascope dump; a dump replaces the whole folder, so choose a "
+                       "new or empty folder");
+    }
+  }
+  if (ec) return makeError("cannot read folder '" + dir.string() + "': " + ec.message());
+  return Ok{};
+}
+
 int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
   namespace fs = std::filesystem;
-  auto r = resolveModel(mo);
+  if (dumpDir.empty()) return fail("run needs --dump DIR");
+  std::error_code ec;
+  const fs::path target = fs::path(dumpDir).lexically_normal();
+  if (fs::exists(target, ec) && !fs::is_directory(target, ec)) {
+    return fail("--dump '" + dumpDir + "' exists and is not a folder");
+  }
+  if (fs::is_directory(target, ec)) {
+    if (auto s = checkReplaceableDump(target); !s) return fail(s.error().message);
+  }
+  OutputPlan plan;
+  plan.stageFile = true;
+  plan.folder = dumpDir;
+  auto r = resolveModel(mo, plan);
   if (!r) return fail(r.error().message);
   auto t = computeTrace(*r);
   if (!t) return fail(t.error().message);
-  if (dumpDir.empty()) return fail("run needs --dump DIR");
-  std::error_code ec;
-  if (fs::exists(dumpDir, ec) && !fs::is_directory(dumpDir, ec)) {
-    return fail("--dump '" + dumpDir + "' exists and is not a folder");
+
+  // The dump is one unit: every file goes into a fresh folder next to the target, which is then
+  // renamed into place (atomically swapped with an earlier dump). A failure, a full disk or a
+  // signal leaves the earlier dump as it was and no temporary folder behind.
+  fs::path parent = fs::absolute(target, ec).parent_path();
+  fs::create_directories(parent, ec);
+  if (ec) return fail("cannot create folder '" + parent.string() + "': " + ec.message());
+  StopSignalGuard guard;
+  std::random_device rd;
+  const fs::path tmp = parent / ("." + fs::absolute(target).filename().string() + ".tmp-" + std::to_string(::getpid()) +
+                                 "-" + std::to_string(rd()));
+  if (!fs::create_directory(tmp, ec) || ec) {
+    return fail("cannot create folder '" + tmp.string() + "': " + (ec ? ec.message() : "it exists"));
   }
-  fs::create_directories(dumpDir, ec);
-  if (ec) return fail("cannot create folder '" + dumpDir + "': " + ec.message());
+  auto abandon = [&](const std::string& message) {
+    std::error_code e2;
+    fs::remove_all(tmp, e2);
+    if (gStopSignal) {  // die of the signal, as the user asked, after cleaning up
+      const int sig = gStopSignal;
+      std::fprintf(stderr, "mhascope: interrupted; the dump was not written\n");
+      std::signal(sig, SIG_DFL);
+      std::raise(sig);
+    }
+    return fail(message);
+  };
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& st : t->stages) {
+    if (gStopSignal) return abandon("interrupted");
     const auto& info = stageInfo(st.id);
     const std::string file = std::string(info.name) + ".npy";
-    if (auto s = saveNpy((fs::path(dumpDir) / file).string(), st.tensor); !s) return fail(s.error().message);
+    if (auto s = saveNpy((tmp / file).string(), st.tensor); !s) {
+      return abandon("--dump '" + dumpDir + "': " + s.error().message + "; the folder was left as it was");
+    }
     stages.push_back({{"stage", info.name},
                       {"shape", st.tensor.shape},
                       {"axes", st.tensor.axes},
@@ -154,16 +272,34 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
   for (int b = 0; b < t->batch; ++b)
     for (int q = 0; q < t->tq; ++q)
       if (t->isFullyMasked(b, q)) fullyMasked.push_back({b, q});
+  nlohmann::json nonFinite = nlohmann::json::array();
+  for (const NonFiniteStage& n : nonFiniteStages(*t)) {
+    nonFinite.push_back({{"stage", stageInfo(n.stage).name}, {"nan", n.nan}, {"inf", n.inf}, {"first_index", n.first}});
+  }
   nlohmann::json doc = {{"mhascope_trace_version", 1},
-                        {"config", nlohmann::json::parse(presetToJson(r->config))},
+                        {"config", nlohmann::json::parse(usedConfigJson(mo, *r))},
                         {"describe", r->describe},
                         {"B", t->batch}, {"T_q", t->tq}, {"T_k", t->tk}, {"d_model", t->dModel},
                         {"h", t->heads}, {"d_k", t->dk}, {"scale_factor", t->scaleFactor},
                         {"query_tokens", clean(t->queryTokens)}, {"key_tokens", clean(t->keyTokens)},
-                        {"fully_masked_rows", fullyMasked}, {"stages", stages}};
-  if (auto s = writeFileAtomic((fs::path(dumpDir) / "trace.json").string(), doc.dump(2) + "\n"); !s) {
-    return fail(s.error().message);
+                        {"fully_masked_rows", fullyMasked}, {"non_finite", nonFinite}, {"stages", stages}};
+  if (auto s = writeFileAtomic((tmp / "trace.json").string(), doc.dump(2) + "\n"); !s) {
+    return abandon("--dump '" + dumpDir + "': " + s.error().message + "; the folder was left as it was");
   }
+  if (gStopSignal) return abandon("interrupted");
+  // Into place: a plain rename when nothing is there, else an atomic exchange with the old dump.
+  const fs::path dest = fs::absolute(target);
+  if (::rename(tmp.c_str(), dest.c_str()) != 0) {
+    if (errno != EEXIST && errno != ENOTEMPTY) {
+      return abandon("cannot move the dump into '" + dumpDir + "': " + std::strerror(errno));
+    }
+    if (auto s = checkReplaceableDump(dest); !s) return abandon(s.error().message);
+    if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dest.c_str(), RENAME_EXCHANGE) != 0) {
+      return abandon("cannot replace the dump in '" + dumpDir + "': " + std::strerror(errno));
+    }
+    fs::remove_all(tmp, ec);  // now the earlier dump
+  }
+  if (auto s = saveWeightsIfAsked(mo, *r); !s) return fail(s.error().message);
   std::printf("wrote %d stages + trace.json to %s (%s)\n", kStageCount, dumpDir.c_str(), r->describe.c_str());
   return 0;
 }
@@ -174,7 +310,7 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
 
 struct ExportArgs {
   std::string stage = "weights";
-  std::string head = "0";
+  std::optional<std::string> head;  // unset: head 0 on stages with heads
   int batchIndex = 0;
   std::string out;
   std::string colormap;
@@ -185,19 +321,34 @@ int cmdExport(const ModelOptions& mo, const ExportArgs& a) {
   if (!stage) return fail("unknown stage '" + a.stage + "'; stages: " + stageNamesList());
   if (a.out.empty()) return fail("export needs --out FILE.png|.svg|.pdf");
   if (auto f = formatFromPath(a.out); !f) return fail(f.error().message);
+  if (a.head && !stageHasHeads(*stage)) {
+    return fail("--head " + *a.head + " does not apply to stage '" + a.stage +
+                "': it has no head axis (stages with heads: q_heads, k_heads, v_heads, scores, scaled_scores, "
+                "masked_scores, weights, head_outputs); leave --head out");
+  }
+  int head = 0;
+  const bool allHeads = a.head && *a.head == "all";
+  if (a.head && !allHeads) {
+    auto v = parseDecimal(*a.head, "--head", 0, INT_MAX);
+    if (!v) return fail(v.error().message + "; or give 'all'");
+    head = static_cast<int>(*v);
+  }
   ExportOptions opt;
   if (!a.colormap.empty()) {
     auto c = colormapFromName(a.colormap);
     if (!c) return fail(c.error().message);
     opt.colormap = *c;
   }
-  auto r = resolveModel(mo);
+  OutputPlan plan;
+  plan.stageFile = true;
+  plan.files = {a.out};
+  auto r = resolveModel(mo, plan);
   if (!r) return fail(r.error().message);
   auto t = computeTrace(*r);
   if (!t) return fail(t.error().message);
   opt.subtitle = r->describe;
   Status s = Ok{};
-  if (a.head == "all" && stageHasHeads(*stage)) {
+  if (allHeads) {
     std::vector<Slice2D> slices;
     for (int h = 0; h < t->heads; ++h) {
       auto sl = sliceStage(*t, *stage, a.batchIndex, h);
@@ -206,18 +357,12 @@ int cmdExport(const ModelOptions& mo, const ExportArgs& a) {
     }
     s = exportHeadGrid(a.out, slices, opt);
   } else {
-    int head = 0;
-    if (a.head != "all") {
-      char* end = nullptr;
-      const long v = std::strtol(a.head.c_str(), &end, 10);
-      if (a.head.empty() || *end != '\0') return fail("--head must be a number or 'all', got '" + a.head + "'");
-      head = static_cast<int>(v);
-    }
     auto sl = sliceStage(*t, *stage, a.batchIndex, stageHasHeads(*stage) ? head : -1);
     if (!sl) return fail(sl.error().message);
     s = exportHeatmap(a.out, *sl, opt);
   }
   if (!s) return fail(s.error().message);
+  if (auto w = saveWeightsIfAsked(mo, *r); !w) return fail(w.error().message);
   std::printf("saved %s\n", a.out.c_str());
   return 0;
 }
@@ -297,28 +442,44 @@ int run(int argc, char** argv) {
   addModelOptions(*exportCmd, mo);
   ExportArgs ea;
   exportCmd->add_option("--stage", ea.stage, "stage name: " + stageNamesList())->capture_default_str();
-  exportCmd->add_option("--head", ea.head, "head index, or 'all' for the grid of every head")->capture_default_str();
-  exportCmd->add_option("--batch-index", ea.batchIndex, "which batch item")->capture_default_str();
+  exportCmd->add_option("--head", ea.head, "head index counted from 0 (default 0), or 'all' for the grid of every head; "
+                                           "only for stages with a head axis");
+  exportCmd->add_option("--batch-index", ea.batchIndex, "which batch item, counted from 0")
+      ->transform(decimalInteger(0, INT_MAX))
+      ->capture_default_str();
   exportCmd->add_option("--out", ea.out, "output file: .png, .svg or .pdf")->required();
   exportCmd->add_option("--colormap", ea.colormap, "viridis | magma | diverging | gray (default: by data kind)");
   auto* bench = app.add_subcommand("bench", "time one forward with full recording against an Eigen GEMM");
   addModelOptions(*bench, mo);
   int repeat = 10;
-  bench->add_option("--repeat", repeat, "number of timed runs")->capture_default_str();
+  bench->add_option("--repeat", repeat, "number of timed runs")
+      ->transform(decimalInteger(INT_MIN, INT_MAX))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  int rc = 2;
   try {
-    if (info->parsed()) return cmdInfo(mo);
-    if (runCmd->parsed()) return cmdRun(mo, dumpDir);
-    if (exportCmd->parsed()) return cmdExport(mo, ea);
-    if (bench->parsed()) return cmdBench(mo, repeat);
-  } catch (const std::exception& e) {  // bad_alloc, filesystem_error, JSON errors: a message, not a crash
-    return fail(e.what());
+    if (info->parsed()) rc = cmdInfo(mo);
+    if (runCmd->parsed()) rc = cmdRun(mo, dumpDir);
+    if (exportCmd->parsed()) rc = cmdExport(mo, ea);
+    if (bench->parsed()) rc = cmdBench(mo, repeat);
+  } catch (const std::bad_alloc&) {
+    rc = fail("out of memory: the system refused an allocation although the estimate fit the budget; lower "
+              "--memory-budget or use smaller sizes");
+  } catch (const std::exception& e) {  // filesystem_error, JSON errors: a message, not a crash
+    rc = fail(e.what());
   }
-  return 2;
+  // What was printed must have arrived: `mhascope info > /dev/full` is an error, not exit 0.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    const int err = errno;
+    std::fprintf(stderr, "mhascope: error: cannot write to standard output: %s\n",
+                 err ? std::strerror(err) : "write error");
+    return 1;
+  }
+  return rc;
 }
 
 }  // namespace mhascope::cli

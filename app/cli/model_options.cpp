@@ -2,11 +2,80 @@
 // .safetensors weights (PyTorch nn.MultiheadAttention names), --save-weights.
 #include "model_options.hpp"
 
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "mhascope/file_io.hpp"
 #include "mhascope/npy.hpp"
 #include "mhascope/safetensors.hpp"
+#include "mhascope/tokenizer.hpp"
 #include "mhascope/weights_io.hpp"
 
 namespace mhascope::cli {
+
+namespace {
+
+// "032" -> "32"; the empty string and an error message when `text` is not a decimal integer in
+// [lo, hi]. CLI11 reads integers with base 0 (a leading 0 means octal, "08" fails), so every
+// integer goes through here first and reaches CLI11 without leading zeros.
+std::string normalizeDecimal(const std::string& text, long long lo, unsigned long long hi, std::string& err) {
+  const std::string range = "a decimal integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                            ", got '" + text + "'";
+  std::string_view v = text;
+  bool neg = false;
+  if (!v.empty() && (v[0] == '-' || v[0] == '+')) {
+    neg = v[0] == '-';
+    v.remove_prefix(1);
+  }
+  if (v.empty() || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    err = "must be " + range;
+    return "";
+  }
+  unsigned long long mag = 0;
+  const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), mag, 10);
+  if (ec == std::errc::result_out_of_range || ptr != v.data() + v.size()) {
+    err = "must be " + range + " (too large)";
+    return "";
+  }
+  if (neg && mag != 0) {
+    const unsigned long long maxNeg = lo >= 0 ? 0 : static_cast<unsigned long long>(-(lo + 1)) + 1;
+    if (mag > maxNeg) {
+      err = "must be " + range;
+      return "";
+    }
+    return "-" + std::to_string(mag);
+  }
+  if (mag > hi || (lo > 0 && mag < static_cast<unsigned long long>(lo))) {
+    err = "must be " + range;
+    return "";
+  }
+  return std::to_string(mag);
+}
+
+}  // namespace
+
+CLI::Validator decimalInteger(long long lo, unsigned long long hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        std::string err;
+        std::string n = normalizeDecimal(s, lo, hi, err);
+        if (!err.empty()) return err;
+        s = n;
+        return {};
+      },
+      "INT", "decimal");
+}
+
+Result<long long> parseDecimal(const std::string& text, const std::string& flag, long long lo,
+                               unsigned long long hi) {
+  std::string err;
+  const std::string n = normalizeDecimal(text, lo, std::min<unsigned long long>(hi, LLONG_MAX), err);
+  if (!err.empty()) return makeError(flag + " " + err);
+  return std::stoll(n);
+}
 
 void addModelOptions(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("--preset", o.preset, "preset name (" + [] {
@@ -16,15 +85,18 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o) {
   }() + ") or a preset .json path")->capture_default_str();
   cmd.add_option("--text", o.text, "query sentence; batch items separated by '|'");
   cmd.add_option("--kv-text", o.kvText, "key/value sentence(s): cross-attention");
-  cmd.add_option("--d-model", o.dModel, "model width d_model");
-  cmd.add_option("--heads", o.heads, "number of heads h (must divide d_model)");
-  cmd.add_option("--tokens", o.tokens, "cut or extend every sentence to this many tokens");
-  cmd.add_option("--batch", o.batch, "batch size B (sentences repeat cyclically)");
-  cmd.add_option("--seed", o.seed, "seed for embeddings and weights");
+  const auto anyInt = decimalInteger(INT_MIN, INT_MAX);  // the engine's messages say what is valid
+  cmd.add_option("--d-model", o.dModel, "model width d_model")->transform(anyInt);
+  cmd.add_option("--heads", o.heads, "number of heads h (must divide d_model)")->transform(anyInt);
+  cmd.add_option("--tokens", o.tokens, "cut or extend every sentence to this many tokens")->transform(anyInt);
+  cmd.add_option("--batch", o.batch, "batch size B (sentences repeat cyclically)")->transform(anyInt);
+  cmd.add_option("--seed", o.seed, "seed for embeddings and weights (0 to 2^64-1)")
+      ->transform(decimalInteger(0, ULLONG_MAX));
   auto* bias = cmd.add_flag("--bias", o.bias, "use biases in the four projections");
   cmd.add_flag("--no-bias", o.noBias, "no biases")->excludes(bias);
   cmd.add_option("--mask", o.mask, "none | causal")->check(CLI::IsMember({"none", "causal"}));
-  cmd.add_option("--pad-last", o.padLast, "key padding: ignore the last N keys of every batch item");
+  cmd.add_option("--pad-last", o.padLast, "key padding: ignore the last N keys of every batch item")
+      ->transform(anyInt);
   cmd.add_option("--key-padding-mask", o.keyPaddingMaskFile, ".npy (B, T_k); nonzero = ignore that key");
   cmd.add_option("--attn-mask", o.attnMaskFile, ".npy (T_q, T_k); nonzero = blocked");
   cmd.add_option("--scale", o.scale, "sqrt-dk | sqrt-dmodel | none")
@@ -35,13 +107,16 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("--value", o.valueFile, "raw value input .npy (B, T_k, d_model)");
   cmd.add_option("--weights", o.weightsFile, "load weights .safetensors (PyTorch MHA state_dict names)");
   cmd.add_option("--save-weights", o.saveWeightsFile, "save the weights used as .safetensors");
-  cmd.add_option("--memory-budget", o.memoryBudgetMib, "memory budget for recorded tensors, MiB (default 512)");
+  cmd.add_option("--memory-budget", o.memoryBudgetMib,
+                 "memory budget for everything the command holds (inputs, weights, trace, file buffers), MiB "
+                 "(default 512)")
+      ->transform(decimalInteger(1, 1ull << 30));
 }
 
 namespace {
 
-Result<Tensor> loadInput(const std::string& path, const char* flag) {
-  auto t = loadNpy(path);
+Result<Tensor> loadInput(const std::string& path, const char* flag, std::uint64_t budget) {
+  auto t = loadNpy(path, NpyValues::FiniteOnly, budget);
   if (!t) return t.error();
   if (t->rank() != 3) {
     return makeError(std::string(flag) + " '" + path + "' has shape " + shapeToString(t->shape) +
@@ -57,9 +132,114 @@ std::vector<std::vector<std::string>> indexTokens(std::int64_t B, std::int64_t T
   return out;
 }
 
+bool hasExtension(const std::string& path, const char* ext) {
+  std::string e = std::filesystem::path(path).extension().string();
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return e == ext;
+}
+
+// An output that would replace one of the inputs: by file identity (same inode: "./q.npy",
+// links), or, for a dump folder, an input inside the folder the dump replaces.
+Status checkOutputsAgainstInputs(const ModelOptions& o, const OutputPlan& plan) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<std::string, std::string>> outputs;
+  for (const auto& f : plan.files) outputs.push_back({"the output", f});
+  if (!o.saveWeightsFile.empty()) outputs.push_back({"--save-weights", o.saveWeightsFile});
+  const auto inputs = inputFiles(o);
+  for (const auto& [oflag, out] : outputs) {
+    for (const auto& [iflag, in] : inputs) {
+      if (sameFile(in, out)) {
+        return makeError(oflag + " '" + out + "' is the same file as " + iflag + " '" + in +
+                         "'; writing it would destroy that input: choose another name");
+      }
+    }
+  }
+  if (!o.saveWeightsFile.empty()) {
+    for (const auto& f : plan.files) {
+      if (sameFile(f, o.saveWeightsFile)) {
+        return makeError("--save-weights '" + o.saveWeightsFile + "' is the same file as the output '" + f +
+                         "': choose two different names");
+      }
+    }
+  }
+  if (!plan.folder.empty()) {
+    std::error_code ec;
+    const fs::path dir = fs::weakly_canonical(fs::absolute(plan.folder, ec), ec);
+    for (const auto& [iflag, in] : inputs) {
+      std::error_code e2;
+      const fs::path p = fs::weakly_canonical(fs::absolute(in, e2), e2);
+      const auto rel = p.lexically_relative(dir);
+      if (!ec && !e2 && !rel.empty() && *rel.begin() != "..") {
+        return makeError(iflag + " '" + in + "' is inside --dump '" + plan.folder +
+                         "', which the dump replaces as a whole; dump into another folder");
+      }
+    }
+    if (!o.saveWeightsFile.empty()) {
+      std::error_code e2;
+      const fs::path p = fs::weakly_canonical(fs::absolute(o.saveWeightsFile, e2), e2);
+      const auto rel = p.lexically_relative(dir);
+      if (!ec && !e2 && !rel.empty() && *rel.begin() != "..") {
+        return makeError("--save-weights '" + o.saveWeightsFile + "' is inside --dump '" + plan.folder +
+                         "', which the dump replaces as a whole; save the weights elsewhere");
+      }
+    }
+  }
+  return Ok{};
+}
+
 }  // namespace
 
-Result<ResolvedModel> resolveModel(const ModelOptions& o) {
+std::vector<std::pair<std::string, std::string>> inputFiles(const ModelOptions& o) {
+  std::vector<std::pair<std::string, std::string>> v;
+  auto add = [&](const char* flag, const std::string& path) {
+    if (!path.empty()) v.push_back({flag, path});
+  };
+  add("--query", o.queryFile);
+  add("--key", o.keyFile);
+  add("--value", o.valueFile);
+  add("--weights", o.weightsFile);
+  add("--attn-mask", o.attnMaskFile);
+  add("--key-padding-mask", o.keyPaddingMaskFile);
+  if (o.preset.find('/') != std::string::npos || hasExtension(o.preset, ".json")) add("--preset", o.preset);
+  return v;
+}
+
+Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan) {
+  if (!o.saveWeightsFile.empty() && !hasExtension(o.saveWeightsFile, ".safetensors")) {
+    return makeError("--save-weights '" + o.saveWeightsFile +
+                     "': the file is written as safetensors, so its name must end in .safetensors");
+  }
+  if (auto s = checkOutputsAgainstInputs(o, plan); !s) return s.error();
+  if (o.text) {
+    if (auto p = batchTextProblem(*o.text, "--text"); !p.empty()) return makeError(p);
+  }
+  if (o.kvText) {
+    if (auto p = batchTextProblem(*o.kvText, "--kv-text"); !p.empty()) return makeError(p);
+  }
+  const bool raw = !o.queryFile.empty();
+  if (raw) {
+    // Options that only shape text input would be ignored: say so instead.
+    const struct {
+      bool given;
+      const char* flag;
+    } textOnly[] = {{o.text.has_value(), "--text"},   {o.kvText.has_value(), "--kv-text"},
+                    {o.tokens.has_value(), "--tokens"}, {o.batch.has_value(), "--batch"},
+                    {o.noPositions, "--no-positions"}, {o.padLast.has_value(), "--pad-last"}};
+    for (const auto& t : textOnly) {
+      if (t.given) {
+        return makeError(std::string(t.flag) + " cannot be used with --query: the raw inputs' shapes (B, T, d_model) "
+                         "come from the .npy files" +
+                         (std::string(t.flag) == "--pad-last" ? "; give --key-padding-mask FILE.npy instead" : ""));
+      }
+    }
+    if (o.seed && !o.weightsFile.empty()) {
+      return makeError("--seed is not used with --query and --weights: neither embeddings nor weights come from it");
+    }
+  }
+  if (!o.weightsFile.empty() && (o.bias || o.noBias)) {
+    return makeError(std::string(o.bias ? "--bias" : "--no-bias") + " cannot be used with --weights: the file "
+                     "decides (in_proj_bias and out_proj.bias present or not)");
+  }
   auto preset = loadPreset(o.preset);
   if (!preset) return preset.error();
   ModelConfig cfg = *preset;
@@ -79,67 +259,75 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o) {
   if (o.noPositions) cfg.positions = false;
   if (o.mask) cfg.mask = *maskFromName(*o.mask);
   if (o.scale) cfg.scale = *scaleFromName(*o.scale);
-  if (o.memoryBudgetMib) {
-    if (*o.memoryBudgetMib == 0 || *o.memoryBudgetMib > (1ull << 30)) {
-      return makeError("--memory-budget must be between 1 and 1073741824 MiB, got " +
-                       std::to_string(*o.memoryBudgetMib));
-    }
-    cfg.memoryBudgetBytes = *o.memoryBudgetMib << 20;
+  if (o.memoryBudgetMib) cfg.memoryBudgetBytes = *o.memoryBudgetMib << 20;
+  if (raw && !cfg.scoreOverride.empty()) {
+    return makeError("preset '" + o.preset + "' sets scores by hand (score_override), which needs its text's "
+                     "tokens; it cannot be used with --query");
   }
+  // The one estimate: everything this command holds at once.
+  MemoryUse use;
+  use.weightsFile = !o.weightsFile.empty() || !o.saveWeightsFile.empty();
+  use.stageFile = plan.stageFile;
+  const std::uint64_t budget = cfg.memoryBudgetBytes;
 
   ResolvedModel r;
-  if (!o.queryFile.empty()) {
+  if (raw) {
     // Raw inputs replace the text: d_model and the shapes come from the files.
     if (o.keyFile.empty() != o.valueFile.empty()) {
       return makeError("give both --key and --value, or neither (then key = value = query: self-attention)");
     }
-    auto q = loadInput(o.queryFile, "--query");
+    auto q = loadInput(o.queryFile, "--query", budget);
     if (!q) return q.error();
     const auto d = q->dim(2);
     if (o.dModel && *o.dModel != d) {
       return makeError("--d-model " + std::to_string(*o.dModel) + " contradicts --query '" + o.queryFile +
                        "' whose last axis is d_model = " + std::to_string(d));
     }
+    if (d > INT_MAX) return makeError("--query '" + o.queryFile + "': d_model = " + std::to_string(d) + " is too large");
     cfg.dModel = static_cast<int>(d);
     Model& m = r.model;
     m.inputs.query = std::move(*q);
     if (!o.keyFile.empty()) {
-      auto k = loadInput(o.keyFile, "--key");
+      auto k = loadInput(o.keyFile, "--key", budget);
       if (!k) return k.error();
-      auto v = loadInput(o.valueFile, "--value");
+      auto v = loadInput(o.valueFile, "--value", budget);
       if (!v) return v.error();
       m.inputs.key = std::move(*k);
       m.inputs.value = std::move(*v);
       m.inputs.selfAttention = false;
       cfg.crossAttention = true;
     } else {
+      cfg.crossAttention = false;
+    }
+    const auto B = m.inputs.query.dim(0), Tq = m.inputs.query.dim(1);
+    const auto Tk = cfg.crossAttention ? m.inputs.key.dim(1) : Tq;
+    // Before the weights and the key/value copies are allocated.
+    if (auto s = validateSizes(B, Tq, Tk, d, cfg.heads, budget, use); !s) return s.error();
+    if (!cfg.crossAttention) {
       m.inputs.key = m.inputs.query;
       m.inputs.value = m.inputs.query;
       m.inputs.selfAttention = true;
-      cfg.crossAttention = false;
     }
-    const auto B = m.inputs.query.dim(0), Tq = m.inputs.query.dim(1), Tk = m.inputs.key.dim(1);
-    if (auto s = validateSizes(B, Tq, Tk, d, cfg.heads, cfg.memoryBudgetBytes); !s) return s.error();
     m.inputs.queryTokens = indexTokens(B, Tq);
     m.inputs.keyTokens = indexTokens(m.inputs.key.dim(0), Tk);
-    m.weights = initWeights(cfg.dModel, cfg.bias, cfg.seed);
+    if (o.weightsFile.empty()) m.weights = initWeights(cfg.dModel, cfg.bias, cfg.seed);
     m.options.heads = cfg.heads;
     m.options.scale = cfg.scale;
     m.options.causal = cfg.mask == MaskKind::Causal;
-    m.options.memoryBudgetBytes = cfg.memoryBudgetBytes;
+    m.options.memoryBudgetBytes = budget;
     cfg.text = "(from " + o.queryFile + ")";
   } else {
     if (!o.keyFile.empty() || !o.valueFile.empty()) {
       return makeError("--key/--value need --query as well (raw inputs replace the text)");
     }
-    auto m = buildModel(cfg);
+    auto m = buildModel(cfg, use);
     if (!m) return m.error();
     r.model = std::move(*m);
   }
   Model& m = r.model;
   const auto B = m.inputs.query.dim(0), Tq = m.inputs.query.dim(1), Tk = m.inputs.key.dim(1);
   if (!o.keyPaddingMaskFile.empty()) {
-    auto pm = loadNpy(o.keyPaddingMaskFile);
+    auto pm = loadNpy(o.keyPaddingMaskFile, NpyValues::FiniteOnly, budget);
     if (!pm) return pm.error();
     const Shape want{B, Tk};
     if (pm->shape != want) {
@@ -153,7 +341,7 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o) {
     m.options.keyPaddingMask = std::move(*pm);
   }
   if (!o.attnMaskFile.empty()) {
-    auto am = loadNpy(o.attnMaskFile);
+    auto am = loadNpy(o.attnMaskFile, NpyValues::FiniteOnly, budget);
     if (!am) return am.error();
     const Shape want{Tq, Tk};
     if (am->shape != want) {
@@ -163,17 +351,16 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o) {
     m.options.attnMask = std::move(*am);
   }
   if (!o.weightsFile.empty()) {
-    auto sd = loadSafetensors(o.weightsFile);
+    // The file may hold f64 (twice the float32 bytes) plus its header: the weights' own share of
+    // the estimate, doubled, bounds it.
+    const double weightsBytes = estimateMemory(B, Tq, Tk, cfg.dModel, cfg.heads).weights;
+    const auto cap = static_cast<std::uint64_t>(std::min(static_cast<double>(budget), 2.0 * weightsBytes + (1 << 20)));
+    auto sd = loadSafetensors(o.weightsFile, cap);
     if (!sd) return sd.error();
     auto w = weightsFromStateDict(*sd, cfg.dModel);
     if (!w) return makeError("--weights '" + o.weightsFile + "': " + w.error().message);
     m.weights = std::move(*w);
     cfg.bias = m.weights.hasBias;
-  }
-  if (!o.saveWeightsFile.empty()) {
-    if (auto s = saveSafetensors(o.saveWeightsFile, stateDictFromWeights(m.weights), {{"format", "pt"}}); !s) {
-      return s.error();
-    }
   }
   r.config = cfg;
   const int h = m.options.heads;
@@ -184,6 +371,28 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o) {
                " scale=" + scaleName(cfg.scale) + (m.weights.hasBias ? " bias" : " no-bias") +
                (m.inputs.selfAttention ? " self-attention" : " cross-attention");
   return r;
+}
+
+Status saveWeightsIfAsked(const ModelOptions& o, const ResolvedModel& r) {
+  if (o.saveWeightsFile.empty()) return Ok{};
+  return saveSafetensors(o.saveWeightsFile, stateDictFromWeights(r.model.weights), {{"format", "pt"}});
+}
+
+std::string usedConfigJson(const ModelOptions& o, const ResolvedModel& r) {
+  nlohmann::json j = nlohmann::json::parse(presetToJson(r.config));
+  const bool raw = !o.queryFile.empty();
+  if (raw) {
+    // The preset's description speaks of its text, which raw inputs replace.
+    for (const char* k : {"text", "kv_text", "tokens", "batch", "positions", "pad_last_keys", "description"}) j.erase(k);
+  } else if (!r.config.crossAttention) {
+    j.erase("kv_text");
+  }
+  if (raw && !o.weightsFile.empty()) j.erase("seed");
+  if (!raw && !o.weightsFile.empty()) j["seed_used_for"] = "embeddings only (the weights come from --weights)";
+  nlohmann::json files = nlohmann::json::object();
+  for (const auto& [flag, path] : inputFiles(o)) files[flag.substr(2)] = sanitizeUtf8(path);
+  if (!files.empty()) j["input_files"] = files;
+  return j.dump(2);
 }
 
 }  // namespace mhascope::cli

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "mhascope/model.hpp"
 
@@ -26,12 +28,37 @@ struct ModelOptions {
 
 void addModelOptions(CLI::App& cmd, ModelOptions& o);
 
+// Integer options are decimal only (a leading zero is not octal: "032" is 32), range-checked
+// ("--head 4294967298" is an error, not head 2), and say what they accept. For CLI::Option::transform.
+CLI::Validator decimalInteger(long long lo, unsigned long long hi);
+// The same rule for an integer held in a string (e.g. "--head 3" besides "--head all").
+Result<long long> parseDecimal(const std::string& text, const std::string& flag, long long lo, unsigned long long hi);
+
+// What a command writes, so resolveModel can check the budget for it and refuse outputs that
+// would overwrite an input.
+struct OutputPlan {
+  bool stageFile = false;         // run --dump, export: one stage's bytes at a time
+  std::vector<std::string> files;  // files the command writes (export --out)
+  std::string folder;             // run --dump DIR
+};
+
 // The config after preset + overrides, and the model built from it (with files applied).
 struct ResolvedModel {
   ModelConfig config;
   Model model;
   std::string describe;  // one line: "B=1 T_q=4 T_k=4 d_model=8 h=2 d_k=4 mask=none scale=sqrt-dk"
 };
-Result<ResolvedModel> resolveModel(const ModelOptions& o);
+Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan = {});
+
+// Writes --save-weights (if given) from the weights used; call only when the command succeeded.
+Status saveWeightsIfAsked(const ModelOptions& o, const ResolvedModel& r);
+
+// The config as trace.json records it: only the values this run used (no text for raw inputs,
+// no seed when neither embeddings nor weights came from it, no kv_text without cross-attention),
+// plus the input files.
+std::string usedConfigJson(const ModelOptions& o, const ResolvedModel& r);
+
+// Input files named by the options (--query, --key, --value, masks, --weights, --preset FILE).
+std::vector<std::pair<std::string, std::string>> inputFiles(const ModelOptions& o);
 
 }  // namespace mhascope::cli

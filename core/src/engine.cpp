@@ -32,6 +32,34 @@ double estimateTraceBytes(std::int64_t batch, std::int64_t tq, std::int64_t tk, 
   return floats * 4.0 + b * q * k /* blocked flags */;
 }
 
+MemoryEstimate estimateMemory(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel,
+                              std::int64_t heads, const MemoryUse& use) {
+  const double b = static_cast<double>(batch), q = static_cast<double>(tq), k = static_cast<double>(tk),
+               d = static_cast<double>(dModel), h = static_cast<double>(heads);
+  // A token label is a std::string (32 bytes, longer words on the heap): 40 bytes each.
+  const double labels = 40.0 * b * (q + k);
+  MemoryEstimate e;
+  e.models = use.models;
+  e.traces = use.traces;
+  // Query, key and value are three buffers even for self-attention (the model copies them);
+  // the key padding mask (B, T_k) and attention mask (T_q, T_k) are floats.
+  e.inputs = 4.0 * (b * q * d + 2 * b * k * d + b * k + q * k) + labels;
+  if (use.scoreOverride) e.inputs += 4.0 * b * h * q * k;
+  e.weights = 4.0 * (4 * d * d + 4 * d);
+  e.trace = estimateTraceBytes(batch, tq, tk, dModel, heads) + labels + b * q /* fully masked flags */;
+  if (use.weightsFile) e.files += 2 * e.weights;  // state_dict copy + its encoded bytes
+  if (use.stageFile) e.files += 4.0 * std::max(b * h * q * k, b * std::max(q, k) * d);
+  return e;
+}
+
+std::string MemoryEstimate::describe() const {
+  std::string s = "inputs " + formatBytes(inputs) + " + weights " + formatBytes(weights);
+  if (models != 1) s = std::to_string(models) + " models × (" + s + ")";
+  s += " + " + std::to_string(traces) + (traces == 1 ? " trace × " : " traces × ") + formatBytes(trace);
+  if (files > 0) s += " + file buffers " + formatBytes(files);
+  return s;
+}
+
 std::string formatBytes(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   int u = 0;
@@ -72,7 +100,7 @@ constexpr std::int64_t kMaxDim = 1 << 20;  // no single size beyond ~1M; catches
 }  // namespace
 
 Status validateSizes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel, std::int64_t heads,
-                     std::uint64_t memoryBudgetBytes) {
+                     std::uint64_t memoryBudgetBytes, const MemoryUse& use) {
   if (dModel <= 0) return makeError("d_model must be at least 1, got " + std::to_string(dModel));
   if (heads <= 0) return makeError("heads (h) must be at least 1, got " + std::to_string(heads));
   if (tq <= 0) return makeError("enter at least one token (T_q is " + std::to_string(tq) + ")");
@@ -97,14 +125,14 @@ Status validateSizes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::
     return makeError("d_model (" + std::to_string(dModel) + ") must be divisible by heads (" + std::to_string(heads) +
                      ") so every head gets d_k = d_model / h columns; nearest valid heads: " + joinInts(near));
   }
-  const double need = estimateTraceBytes(batch, tq, tk, dModel, heads);
-  if (need > static_cast<double>(memoryBudgetBytes)) {
-    return makeError("this configuration needs about " + formatBytes(need) +
-                     " for the recorded tensors (B*h*T_q*T_k = " + std::to_string(batch) + "*" +
-                     std::to_string(heads) + "*" + std::to_string(tq) + "*" + std::to_string(tk) +
-                     " scores, 4 copies), more than the memory budget of " +
+  const MemoryEstimate need = estimateMemory(batch, tq, tk, dModel, heads, use);
+  if (need.total() > static_cast<double>(memoryBudgetBytes)) {
+    return makeError("this configuration needs about " + formatBytes(need.total()) + " (" + need.describe() +
+                     "; B*h*T_q*T_k = " + std::to_string(batch) + "*" + std::to_string(heads) + "*" +
+                     std::to_string(tq) + "*" + std::to_string(tk) + " scores, 4 copies per trace; 4*d_model^2 = 4*" +
+                     std::to_string(dModel) + "^2 weights), more than the memory budget of " +
                      formatBytes(static_cast<double>(memoryBudgetBytes)) +
-                     "; use fewer tokens or heads, or raise the budget (--memory-budget MiB)");
+                     "; use fewer tokens, heads or a smaller d_model, or raise the budget (--memory-budget MiB)");
   }
   return Ok{};
 }
@@ -125,7 +153,9 @@ Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionO
   if (auto s = check3(in.value, "value"); !s) return s;
   const auto B = in.query.dim(0), Tq = in.query.dim(1), d = in.query.dim(2);
   const auto Tk = in.key.dim(1);
-  if (auto s = validateSizes(B, Tq, Tk, d, opt.heads, opt.memoryBudgetBytes); !s) return s;
+  MemoryUse use;
+  use.scoreOverride = opt.scoresOverride.has_value();
+  if (auto s = validateSizes(B, Tq, Tk, d, opt.heads, opt.memoryBudgetBytes, use); !s) return s;
   if (in.key.dim(0) != B || in.value.dim(0) != B) {
     return makeError("batch sizes differ: query has B = " + std::to_string(B) + ", key " +
                      std::to_string(in.key.dim(0)) + ", value " + std::to_string(in.value.dim(0)));
@@ -305,12 +335,18 @@ float maskRow(const float* s, const std::uint8_t* blocked /*(T_k) or null*/, flo
 
 // One row: A = softmax(S''). The row max m is subtracted only for numerical stability (exp of a
 // logit above ~88 overflows float); it cancels in the division. Returns false for a fully
-// masked row, which gets weights 0 instead of the NaN that 0/0 would give.
-bool softmaxRow(const float* s, float m, const std::uint8_t* blocked, float* out, std::int64_t n) {
+// masked row (every key blocked), which gets weights 0 instead of the NaN that 0/0 would give.
+bool softmaxRow(const float* s, float m, const std::uint8_t* blocked, bool allBlocked, float* out, std::int64_t n) {
   Eigen::Map<Eigen::ArrayXf> w(out, n);
-  if (m == -std::numeric_limits<float>::infinity()) {
+  if (allBlocked) {
     w.setZero();
     return false;
+  }
+  if (m == -std::numeric_limits<float>::infinity()) {
+    // Every visible score overflowed to -inf (huge inputs): there is no honest weight, and a row
+    // of zeros would pass for a masked row. NaN, like PyTorch, and reported by nonFiniteStages.
+    w.setConstant(std::numeric_limits<float>::quiet_NaN());
+    return true;
   }
   std::int64_t k = 0;
   const Packet vm = simd::pset1<Packet>(m);
@@ -364,6 +400,7 @@ float scaleFactorFor(ScaleKind kind, std::int64_t dModel, int heads) {
 }
 
 // blocked[b, q, k] from the causal rule, the key padding mask and the boolean attention mask.
+// rowAny[b, q]: 1 when some key is blocked for that query, 2 when every key is.
 void buildBlocked(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, std::int64_t Tk,
                   std::vector<std::uint8_t>& blocked, std::vector<std::uint8_t>& rowAny) {
   blocked.assign(static_cast<std::size_t>(B * Tq * Tk), 0);
@@ -371,15 +408,16 @@ void buildBlocked(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, 
   if (!opt.causal && !opt.keyPaddingMask && !opt.attnMask) return;
   for (std::int64_t b = 0; b < B; ++b) {
     for (std::int64_t q = 0; q < Tq; ++q) {
-      std::uint8_t any = 0;
+      std::uint8_t any = 0, all = 1;
       for (std::int64_t k = 0; k < Tk; ++k) {
         bool blk = opt.causal && k > q;
         if (opt.keyPaddingMask && opt.keyPaddingMask->data[static_cast<std::size_t>(b * Tk + k)] != 0.0f) blk = true;
         if (opt.attnMask && opt.attnMask->data[static_cast<std::size_t>(q * Tk + k)] != 0.0f) blk = true;
         blocked[static_cast<std::size_t>((b * Tq + q) * Tk + k)] = blk;
         any |= static_cast<std::uint8_t>(blk);
+        all &= static_cast<std::uint8_t>(blk);
       }
-      rowAny[static_cast<std::size_t>(b * Tq + q)] = any;
+      rowAny[static_cast<std::size_t>(b * Tq + q)] = static_cast<std::uint8_t>(all ? 2 : any);
     }
   }
 }
@@ -461,7 +499,9 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
             const std::uint8_t* blk = rowAny[row] ? t.blocked.data() + row * static_cast<std::size_t>(Tk) : nullptr;
             scaleRow(scores + q * Tk, factor, scaled + q * Tk, Tk);
             const float rowMax = maskRow(scaled + q * Tk, blk, masked + q * Tk, Tk);
-            if (!softmaxRow(masked + q * Tk, rowMax, blk, weights + q * Tk, Tk)) t.fullyMasked[row] = 1;
+            if (!softmaxRow(masked + q * Tk, rowMax, blk, rowAny[row] == 2, weights + q * Tk, Tk)) {
+              t.fullyMasked[row] = 1;
+            }
           }
           weightedValues(ConstMatrixMap(weights + q0 * Tk, nq, Tk), vh, MatrixMap(headOut + q0 * dk, nq, dk));
         }
@@ -499,9 +539,32 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
     trace = Trace{};  // half-overwritten buffers are not a trace: leave an empty one
     trace.generation = generation + 1;
     return makeError("out of memory while computing attention (needs about " +
-                     formatBytes(estimateTraceBytes(B, Tq, Tk, d, h)) + ")");
+                     formatBytes(estimateMemory(B, Tq, Tk, d, h).total()) + "); lower --memory-budget or the sizes");
   }
   return Ok{};
+}
+
+std::vector<NonFiniteStage> nonFiniteStages(const Trace& trace) {
+  std::vector<NonFiniteStage> out;
+  for (const Stage& st : trace.stages) {
+    NonFiniteStage n{st.id};
+    const bool masked = st.id == StageId::MaskedScores;
+    const auto& data = st.tensor.data;
+    const std::size_t perItem = static_cast<std::size_t>(trace.tq) * static_cast<std::size_t>(trace.tk);
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      const float v = data[i];
+      if (std::isfinite(v)) continue;
+      if (masked && v == -std::numeric_limits<float>::infinity() && perItem > 0 && !trace.blocked.empty()) {
+        // (B, h, T_q, T_k): cell i is (b, head, q, k); blocked is (B, T_q, T_k).
+        const std::size_t b = i / (perItem * static_cast<std::size_t>(trace.heads));
+        if (trace.blocked[b * perItem + i % perItem]) continue;
+      }
+      if (std::isnan(v)) ++n.nan; else ++n.inf;
+      if (n.first < 0) n.first = static_cast<std::int64_t>(i);
+    }
+    if (n.nan + n.inf > 0) out.push_back(n);
+  }
+  return out;
 }
 
 }  // namespace mhascope

@@ -75,19 +75,46 @@ struct Batch {
   std::int64_t maxLen = 0;
 };
 
-Result<Batch> makeBatch(const std::string& text, int batch, int tokens, const char* which) {
-  const auto items = splitBatch(text);
-  if (items.empty()) return makeError(std::string("enter at least one token (the ") + which + " text is empty)");
+// Sizes of a batch from the text alone: B and the longest item, computed from the few distinct
+// items (B may repeat them a million times) so the memory check runs before any (B, T) table
+// of tokens is built.
+struct BatchShape {
+  std::vector<std::string> items;
+  std::int64_t batch = 0, maxLen = 0;
+};
+
+Result<BatchShape> batchShape(const std::string& text, int batch, int tokens, const char* which) {
+  BatchShape s;
+  s.items = splitBatch(text);
+  if (s.items.empty()) return makeError(std::string("enter at least one token (the ") + which + " text is empty)");
   if (batch < 0) return makeError("batch size B must be at least 1, got " + std::to_string(batch));
   if (tokens < 0) return makeError("token count must be at least 1, got " + std::to_string(tokens));
-  const std::size_t B = batch > 0 ? static_cast<std::size_t>(batch) : items.size();
-  if (B > (1u << 20)) return makeError("batch size B (" + std::to_string(B) + ") is larger than the limit");
-  if (tokens > (1 << 20)) return makeError("token count (" + std::to_string(tokens) + ") is larger than the limit");
+  s.batch = batch > 0 ? batch : static_cast<std::int64_t>(s.items.size());
+  if (s.batch > (1 << 20)) return makeError("batch size B (" + std::to_string(s.batch) + ") is larger than the limit of 1048576");
+  if (tokens > (1 << 20)) return makeError("token count (" + std::to_string(tokens) + ") is larger than the limit of 1048576");
+  const auto used = std::min<std::size_t>(s.items.size(), static_cast<std::size_t>(s.batch));
+  for (std::size_t i = 0; i < used; ++i) {
+    const auto words = tokenize(s.items[i]);
+    for (const auto& w : words) {
+      if (w == kPadToken) {
+        return makeError(std::string("the ") + which + " text contains the word " + kPadToken +
+                         ", which mhascope reserves for the padding it adds to shorter batch items; "
+                         "write it differently (e.g. pad)");
+      }
+    }
+    s.maxLen = std::max<std::int64_t>(s.maxLen, tokens > 0 ? tokens : static_cast<std::int64_t>(words.size()));
+  }
+  return s;
+}
+
+// Call only after validateConfig: builds the (B, T) token table.
+Batch makeBatch(const BatchShape& s, int tokens) {
   Batch out;
-  for (std::size_t b = 0; b < B; ++b) {
-    auto t = tokenize(items[b % items.size()]);
+  out.maxLen = s.maxLen;
+  out.tokens.reserve(static_cast<std::size_t>(s.batch));
+  for (std::int64_t b = 0; b < s.batch; ++b) {
+    auto t = tokenize(s.items[static_cast<std::size_t>(b) % s.items.size()]);
     if (tokens > 0) t = resizeTokens(std::move(t), tokens);
-    out.maxLen = std::max<std::int64_t>(out.maxLen, static_cast<std::int64_t>(t.size()));
     out.tokens.push_back(std::move(t));
   }
   for (auto& t : out.tokens) {
@@ -161,12 +188,12 @@ Tensor scoreOverrideTensor(const ScoreOverride& so, const std::vector<std::vecto
 
 }  // namespace
 
-Status validateConfig(const ModelConfig& cfg) {
-  auto q = makeBatch(cfg.text, cfg.batch, cfg.tokens, "query");
+Status validateConfig(const ModelConfig& cfg, const MemoryUse& use) {
+  auto q = batchShape(cfg.text, cfg.batch, cfg.tokens, "query");
   if (!q) return q.error();
   std::int64_t tk = q->maxLen;
   if (cfg.crossAttention) {
-    auto kv = makeBatch(cfg.kvText, static_cast<int>(q->tokens.size()), 0, "key/value");
+    auto kv = batchShape(cfg.kvText, static_cast<int>(q->batch), 0, "key/value");
     if (!kv) return kv.error();
     tk = kv->maxLen;
   }
@@ -175,16 +202,19 @@ Status validateConfig(const ModelConfig& cfg) {
     return makeError("cannot pad the last " + std::to_string(cfg.padLastKeys) + " keys: there are only T_k = " +
                      std::to_string(tk));
   }
-  return validateSizes(static_cast<std::int64_t>(q->tokens.size()), q->maxLen, tk, cfg.dModel, cfg.heads,
-                       cfg.memoryBudgetBytes);
+  MemoryUse u = use;
+  u.scoreOverride = u.scoreOverride || !cfg.scoreOverride.empty();
+  return validateSizes(q->batch, q->maxLen, tk, cfg.dModel, cfg.heads, cfg.memoryBudgetBytes, u);
 }
 
-Result<Model> buildModel(const ModelConfig& cfg) {
-  if (auto s = validateConfig(cfg); !s) return s.error();
-  auto q = makeBatch(cfg.text, cfg.batch, cfg.tokens, "query");
+Result<Model> buildModel(const ModelConfig& cfg, const MemoryUse& use) {
+  if (auto s = validateConfig(cfg, use); !s) return s.error();
+  const BatchShape qs = batchShape(cfg.text, cfg.batch, cfg.tokens, "query").value();
+  auto q = std::make_optional(makeBatch(qs, cfg.tokens));
   const auto B = static_cast<std::int64_t>(q->tokens.size());
-  Batch kv = cfg.crossAttention ? std::move(makeBatch(cfg.kvText, static_cast<int>(B), 0, "key/value").value())
-                                : q.value();
+  Batch kv = cfg.crossAttention
+                 ? makeBatch(batchShape(cfg.kvText, static_cast<int>(B), 0, "key/value").value(), 0)
+                 : *q;
   Model m;
   m.inputs.selfAttention = !cfg.crossAttention;
   m.inputs.query = embedBatch(*q, cfg);

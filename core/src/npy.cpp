@@ -598,14 +598,24 @@ std::string encodeProblem(const Tensor& t) {
 // [SECTION] Public API: parseNpy, loadNpy, encodeNpy, saveNpy
 //-----------------------------------------------------------------------------------------------
 
-Result<Tensor> parseNpy(std::string_view bytes, const std::string& what, NpyValues values) {
+namespace {
+
+struct NpyLayout {
+  NpyHeader header;
+  std::size_t dataStart = 0;
+};
+
+// Everything but the data: `bytes` holds at least the preamble and header of a file of
+// `totalSize` bytes (the whole file, or its first bytes when loading from disk), so a file whose
+// size disagrees with its header is refused before its data is read.
+Result<NpyLayout> checkLayout(std::string_view bytes, std::uint64_t totalSize, const std::string& what) {
   if (bytes.size() < kMagic.size() || bytes.substr(0, kMagic.size()) != kMagic) {
     return fail(what, "not a .npy file: it does not start with the magic bytes \\x93NUMPY (starts with \"" +
-                          printable(bytes.substr(0, 8)) + "\", " + std::to_string(bytes.size()) +
+                          printable(bytes.substr(0, 8)) + "\", " + std::to_string(totalSize) +
                           " bytes in all)");
   }
-  if (bytes.size() < kPreambleV1) {
-    return fail(what, "file is only " + std::to_string(bytes.size()) + " bytes, too short for a .npy preamble");
+  if (totalSize < kPreambleV1) {
+    return fail(what, "file is only " + std::to_string(totalSize) + " bytes, too short for a .npy preamble");
   }
   const auto major = static_cast<unsigned char>(bytes[6]);
   const auto minor = static_cast<unsigned char>(bytes[7]);
@@ -620,13 +630,13 @@ Result<Tensor> parseNpy(std::string_view bytes, const std::string& what, NpyValu
     headerLen = loadUnsigned<std::uint16_t>(raw + 8, false);
   } else {
     preamble = kPreambleV2;
-    if (bytes.size() < preamble) {
-      return fail(what, "file is only " + std::to_string(bytes.size()) + " bytes, too short for a version " +
+    if (totalSize < preamble) {
+      return fail(what, "file is only " + std::to_string(totalSize) + " bytes, too short for a version " +
                             std::to_string(major) + ".0 preamble");
     }
     headerLen = loadUnsigned<std::uint32_t>(raw + 8, false);
   }
-  const std::size_t afterPreamble = bytes.size() - preamble;
+  const std::uint64_t afterPreamble = totalSize - preamble;
   if (headerLen > afterPreamble) {
     return fail(what, "header length " + std::to_string(headerLen) + " is larger than the file (" +
                           std::to_string(afterPreamble) + " bytes after the " + std::to_string(preamble) +
@@ -636,12 +646,13 @@ Result<Tensor> parseNpy(std::string_view bytes, const std::string& what, NpyValu
     return fail(what, "header length " + std::to_string(headerLen) + " is larger than the limit of " +
                           std::to_string(kMaxHeaderBytes) + " bytes (NumPy's own safety limit)");
   }
+  if (bytes.size() < preamble + headerLen) return fail(what, "the header could not be read whole");
   const std::string_view headerText = bytes.substr(preamble, static_cast<std::size_t>(headerLen));
   auto header = interpretHeader(headerText, what);
   if (!header) return header.error();
 
   const std::size_t dataStart = preamble + static_cast<std::size_t>(headerLen);
-  const std::size_t dataBytes = bytes.size() - dataStart;
+  const std::uint64_t dataBytes = totalSize - dataStart;
   const std::size_t itemSize = header->dtype.size;
   const auto numel = static_cast<std::uint64_t>(header->numel);
   const std::string declared =
@@ -653,13 +664,25 @@ Result<Tensor> parseNpy(std::string_view bytes, const std::string& what, NpyValu
                           (overflow ? std::string("more than 2^64") : std::to_string(numel * itemSize)) +
                           " bytes but the file holds " + std::to_string(dataBytes) + " bytes after the header");
   }
-  const std::size_t needed = static_cast<std::size_t>(numel) * itemSize;
+  const std::uint64_t needed = numel * itemSize;
   if (dataBytes != needed) {
     return fail(what, "data is longer than the header declares: " + declared + " needs " +
                           std::to_string(needed) + " bytes but the file holds " + std::to_string(dataBytes) +
                           " bytes after the header (" + std::to_string(dataBytes - needed) + " extra)");
   }
 
+  return NpyLayout{std::move(*header), dataStart};
+}
+
+}  // namespace
+
+Result<Tensor> parseNpy(std::string_view bytes, const std::string& what, NpyValues values) {
+  auto layout = checkLayout(bytes, bytes.size(), what);
+  if (!layout) return layout.error();
+  const NpyHeader* header = &layout->header;
+  const std::size_t dataStart = layout->dataStart;
+  const auto numel = static_cast<std::uint64_t>(header->numel);
+  const auto* raw = reinterpret_cast<const unsigned char*>(bytes.data());
   try {
     Tensor t;
     t.shape = header->shape;
@@ -682,8 +705,23 @@ Result<Tensor> parseNpy(std::string_view bytes, const std::string& what, NpyValu
   }
 }
 
-Result<Tensor> loadNpy(const std::string& path, NpyValues values) {
-  auto bytes = readFile(path);
+Result<Tensor> loadNpy(const std::string& path, NpyValues values, std::uint64_t maxFloatBytes) {
+  auto size = regularFileSize(path);
+  if (!size) return size.error();
+  // The header first: a file whose size disagrees with it, or whose data would not fit the
+  // memory allowed, is refused without reading the data.
+  auto prefix = readFilePrefix(path, kPreambleV2 + kMaxHeaderBytes);
+  if (!prefix) return prefix.error();
+  auto layout = checkLayout(*prefix, *size, path);
+  if (!layout) return layout.error();
+  const double floatBytes = 4.0 * static_cast<double>(layout->header.numel);
+  if (floatBytes > static_cast<double>(maxFloatBytes)) {
+    return fail(path, "shape " + shapeToString(layout->header.shape) + " needs " +
+                          std::to_string(static_cast<std::uint64_t>(floatBytes)) +
+                          " bytes as float32, more than the memory budget of " + std::to_string(maxFloatBytes) +
+                          " bytes (raise it with --memory-budget MiB)");
+  }
+  auto bytes = readFile(path, *size);
   if (!bytes) return bytes.error();
   return parseNpy(*bytes, path, values);
 }

@@ -671,8 +671,14 @@ Result<TensorMap> parseSafetensors(std::string_view bytes, const std::string& wh
   return std::move(contents->tensors);
 }
 
-Result<TensorMap> loadSafetensors(const std::string& path) {
-  auto bytes = readFile(path);
+Result<TensorMap> loadSafetensors(const std::string& path, std::uint64_t maxBytes) {
+  auto size = regularFileSize(path);  // FIFOs, devices and folders are refused before opening
+  if (!size) return size.error();
+  if (*size > maxBytes) {
+    return fail(path, "the file is " + std::to_string(*size) + " bytes, more than the memory budget of " +
+                          std::to_string(maxBytes) + " bytes for it (raise it with --memory-budget MiB)");
+  }
+  auto bytes = readFile(path, *size);
   if (!bytes) return bytes.error();
   return parseSafetensors(*bytes, path);
 }

@@ -104,6 +104,27 @@ std::vector<std::string> splitBatch(std::string_view text) {
   return items;
 }
 
+std::string batchTextProblem(std::string_view text, std::string_view flag) {
+  const std::string f(flag);
+  if (text.find_first_of("\r\n") != std::string_view::npos) {
+    return f + " contains a line break; on the command line batch items are separated by '|' only "
+               "(write \"first sentence | second sentence\")";
+  }
+  if (tokenize(text).empty()) return "";  // "enter at least one token" comes later, with the sizes
+  std::size_t item = 0, start = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || text[i] == '|') {
+      if (tokenize(text.substr(start, i - start)).empty()) {
+        return f + " has an empty batch item (item " + std::to_string(item) +
+               ", counted from 0, between two '|' or at an end); remove the extra '|' or write a sentence there";
+      }
+      ++item;
+      start = i + 1;
+    }
+  }
+  return "";
+}
+
 std::vector<std::string> resizeTokens(std::vector<std::string> tokens, int n) {
   if (n < 0) n = 0;
   const auto want = static_cast<std::size_t>(n);

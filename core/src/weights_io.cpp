@@ -24,11 +24,22 @@ Result<MhaWeights> weightsFromStateDict(const StateDict& sd, int dModel) {
                          shapeToString(shape) + " for d_model = " + std::to_string(dModel));
     }
   }
+  // PyTorch writes q_proj_weight, k_proj_weight, v_proj_weight instead of in_proj_weight when
+  // kdim/vdim differ from embed_dim: name that layout only when it is the one in the file.
+  const bool separate = sd.count("q_proj_weight") || sd.count("k_proj_weight") || sd.count("v_proj_weight");
   for (const auto& [name, t] : sd) {
     if (!expected.count(name)) {
+      const bool proj = name == "q_proj_weight" || name == "k_proj_weight" || name == "v_proj_weight";
       problems.push_back("unexpected tensor '" + name + "' " + shapeToString(t.shape) +
-                         " (separate q/k/v_proj_weight layouts are not supported)");
+                         (proj ? " (separate q/k/v_proj_weight layouts, PyTorch's kdim/vdim != embed_dim, are not "
+                                 "supported)"
+                               : ""));
     }
+  }
+  if (!separate && problems.size() > 0) {
+    std::string names;
+    for (const auto& [name, shape] : expected) names += (names.empty() ? "" : ", ") + name;
+    problems.push_back("expected the names of PyTorch's nn.MultiheadAttention state_dict: " + names);
   }
   const bool hasIn = sd.count("in_proj_bias") != 0, hasOut = sd.count("out_proj.bias") != 0;
   if (hasIn != hasOut) problems.push_back("in_proj_bias and out_proj.bias must both be present or both absent");

@@ -108,6 +108,133 @@ out="$("$BIN" bench --preset cat --repeat 3)"; grep -q "^ratio-to-gemm: [0-9.]*$
 out="$("$BIN" info --preset cat --pad-last 4 2>&1)"
 grep -q "head outputs are 0, so their final output rows are just b_o (PyTorch 1.13 gives NaN there)" <<<"$out" \
   && ok "fully masked rows explained" || bad "fully masked note: $out"
+# --- hostile input (issue 7 §5): every case a clear error or warning, bounded, nothing lost ---
+# make_npy FILE SHAPE DATA: a float32 .npy written by hand (DATA as printf escapes), no Python.
+make_npy() {
+  local f="$1" shape="$2" data="$3"
+  local dict="{'descr': '<f4', 'fortran_order': False, 'shape': $shape, }"
+  local len=$(( ${#dict} + 1 )); local pad=$(( (64 - (10 + len) % 64) % 64 )); local hl=$((len + pad))
+  { printf '\x93NUMPY\x01\x00'; printf "\\x$(printf %02x $((hl & 255)))\\x$(printf %02x $((hl >> 8)))"
+    printf '%s' "$dict"; printf "%${pad}s" ''; printf '\n'; printf "$data"; } > "$f"
+}
+H="$T/hostile"; mkdir -p "$H"
+# Unbounded reads: devices, FIFOs and folders are refused before opening, quickly.
+mkfifo "$H/fifo"
+expect_error "--weights /dev/zero" "'/dev/zero': it is a device" timeout 10 "$BIN" info --weights /dev/zero
+expect_error "--query /dev/urandom" "'/dev/urandom': it is a device" timeout 10 "$BIN" info --query /dev/urandom
+expect_error "--attn-mask /dev/zero" "it is a device" timeout 10 "$BIN" info --attn-mask /dev/zero
+expect_error "--value FIFO" "it is a FIFO" timeout 10 "$BIN" info --query "$C/query.npy" --key "$C/key.npy" --value "$H/fifo"
+expect_error "--key-padding-mask folder" "it is a folder" timeout 10 "$BIN" info --key-padding-mask "$H"
+# A 3 GB .npy (sparse: no disk used) whose header says 8 floats: refused from its size, unread.
+make_npy "$H/huge.npy" "(1, 2, 4)" "$(printf '\\x00\\x00\\x80\\x3f%.0s' 1 2 3 4 5 6 7 8)"
+truncate -s 3G "$H/huge.npy"
+expect_error "3 GB npy with a wrong size" "data is longer than the header declares" \
+  /usr/bin/time -f "%M" -o "$H/huge.rss" timeout 10 "$BIN" info --query "$H/huge.npy"
+[ "$(cat "$H/huge.rss" | tail -1)" -lt 100000 ] && ok "3 GB npy refused with RSS < 100 MB" || bad "3 GB npy RSS $(cat "$H/huge.rss")"
+# A right-sized npy larger than the memory budget is refused from its header too.
+make_npy "$H/wide.npy" "(1, 1024, 1024)" ""; truncate -s $((128 + 4 * 1024 * 1024)) "$H/wide.npy"
+expect_error "npy over the budget, unread" "needs 4194304 bytes as float32, more than the memory budget" "$BIN" info --query "$H/wide.npy" --memory-budget 2
+# One memory estimate, checked before allocating: quick, small RSS, the estimate in the message.
+for args in "--batch 1048576 --tokens 1000" "--d-model 20000 --heads 1" "--d-model 65536"; do
+  expect_error "budget: $args" "more than the memory budget of 512.0 MiB" \
+    /usr/bin/time -f "%M %e" -o "$H/budget.rss" timeout 10 "$BIN" info $args
+  read -r rss secs < <(tail -1 "$H/budget.rss")
+  [ "$rss" -lt 100000 ] && ok "budget: $args RSS ${rss} KB, ${secs} s" || bad "budget: $args RSS $rss KB"
+done
+expect_error "budget names the weights" "weights 6.0 GiB" "$BIN" info --d-model 20000 --heads 1
+expect_error "budget with raw inputs counts the weights" "weights 16.0 MiB" "$BIN" info --query "$H/wide.npy" --memory-budget 20
+# Silent NaN: finite inputs x1e20 overflow; every command warns, trace.json records it.
+make_npy "$H/big.npy" "(1, 2, 4)" "$(printf '\\xec\\x78\\xad\\x60%.0s' 1 2 3 4 5 6 7 8)"
+for cmd in info "run --dump $H/nan" "export --stage weights --out $H/nan.png"; do
+  err="$("$BIN" $cmd --query "$H/big.npy" --heads 2 2>&1 >/dev/null)"
+  grep -q "warning: stage 'weights' has 8 of 8 cells not finite (8 NaN" <<<"$err" && ok "overflow warned: ${cmd%% *}" \
+    || bad "overflow not warned by ${cmd%% *}: $err"
+done
+grep -q '"stage": "weights"' <(sed -n '/"non_finite"/,/"stages"/p' "$H/nan/trace.json") && ok "trace.json records non_finite" \
+  || bad "trace.json non_finite"
+grep -q '"fully_masked_rows": \[\]' "$H/nan/trace.json" && ok "overflow is not called masking" || bad "overflowed rows flagged as masked"
+err="$("$BIN" info --preset cat --pad-last 4 2>&1 >/dev/null)"
+grep -q "warning: 4 query row(s) have every key blocked" <<<"$err" && ok "fully masked rows warned" || bad "fully masked: $err"
+# Integers: decimal only, range-checked, for every integer option.
+expect_error "--head 2^32+2" "--head must be a decimal integer from 0 to 2147483647" "$BIN" export --preset cat --head 4294967298 --out "$H/x.png"
+expect_error "--seed -1" "must be a decimal integer from 0 to 18446744073709551615, got '-1'" "$BIN" info --seed -1
+expect_error "--seed 2^64" "got '18446744073709551616' (too large)" "$BIN" info --seed 18446744073709551616
+expect_error "--seed 0x10" "got '0x10'" "$BIN" info --seed 0x10
+"$BIN" info --d-model 032 --heads 4 | grep -q "d_model=32 " && ok "--d-model 032 is decimal 32" || bad "--d-model 032"
+"$BIN" info --tokens 08 | grep -q "T_q=8 " && ok "--tokens 08 is 8" || bad "--tokens 08"
+expect_error "--batch-index 1e3" "got '1e3'" "$BIN" export --preset cat --batch-index 1e3 --out "$H/x.png"
+expect_error "--memory-budget 0" "from 1 to 1073741824" "$BIN" info --memory-budget 0
+expect_error "--repeat 2.5" "got '2.5'" "$BIN" bench --preset cat --repeat 2.5
+expect_error "GUI --head 99" "--head 99 is out of range: preset 'cat' has h = 2 heads, indices 0 .. 1" "$BIN" --preset cat --head 99
+expect_error "GUI --frames 010x" "got '010x'" "$BIN" --frames 010x
+# A dump is one unit.
+"$BIN" run --preset cat --seed 1 --dump "$H/d" >/dev/null && "$BIN" run --preset cat --seed 2 --dump "$H/d" >/dev/null
+grep -q '"seed": 2' "$H/d/trace.json" && [ "$(ls "$H/d" | wc -l)" -eq 17 ] && ok "a dump replaces an earlier dump" || bad "re-dump"
+cp "$H/d/trace.json" "$H/old.json"; cp "$H/d/scores.npy" "$H/old_scores.npy"; cp "$H/d/query.npy" "$H/old_query.npy"
+expect_error "disk full keeps the old dump" "File too large" bash -c "ulimit -f 20; trap '' XFSZ; exec \"$BIN\" run --preset cat --seed 3 --tokens 60 --d-model 64 --dump \"$H/d\""
+cmp -s "$H/d/trace.json" "$H/old.json" && cmp -s "$H/d/scores.npy" "$H/old_scores.npy" && cmp -s "$H/d/query.npy" "$H/old_query.npy" && ok "old dump intact after a failed dump" || bad "old dump changed"
+[ -z "$(ls -A "$H" | grep '\.tmp')" ] && ok "no temporary folder left" || bad "temporary left: $(ls -A "$H")"
+"$BIN" run --tokens 700 --heads 4 --d-model 32 --dump "$H/sig" >/dev/null 2>&1 & pid=$!
+for i in $(seq 1 1000); do ls -A "$H" | grep -q '^\.sig\.tmp' && break; sleep 0.005; done
+kill -INT $pid; wait $pid; rc=$?
+[ $rc -ne 0 ] && [ ! -e "$H/sig" ] && [ -z "$(ls -A "$H" | grep '\.tmp')" ] && ok "SIGINT during a dump leaves nothing (rc=$rc)" \
+  || bad "SIGINT dump: rc=$rc, $(ls -A "$H")"
+"$BIN" run --preset cat --seed 1 --tokens 200 --dump "$H/r1" >/dev/null; "$BIN" run --preset cat --seed 2 --tokens 200 --dump "$H/r2" >/dev/null
+mixed=0
+for round in 1 2 3; do
+  "$BIN" run --preset cat --seed 1 --tokens 200 --dump "$H/cc" >/dev/null & "$BIN" run --preset cat --seed 2 --tokens 200 --dump "$H/cc" >/dev/null & wait
+  s=$(grep -o '"seed": [0-9]*' "$H/cc/trace.json" | grep -o '[0-9]*$')
+  for f in "$H/r$s"/*.npy; do cmp -s "$f" "$H/cc/$(basename "$f")" || mixed=1; done
+done
+[ $mixed -eq 0 ] && ok "concurrent dumps do not mix" || bad "concurrent dumps mixed"
+mkdir -p "$H/mine"; echo mine > "$H/mine/notes.txt"
+expect_error "dump refuses a folder with other files" "already holds 'notes.txt'" "$BIN" run --preset cat --dump "$H/mine"
+# Never clobber inputs.
+mkdir -p "$H/dd"; cp "$C/query.npy" "$H/dd/query.npy"
+expect_error "dump over its own input" "is inside --dump" "$BIN" run --query "$H/dd/query.npy" --heads 4 --dump "$H/dd"
+cmp -s "$H/dd/query.npy" "$C/query.npy" && ok "the input stayed" || bad "the input was replaced"
+"$BIN" info --preset cat --save-weights "$H/w.safetensors" >/dev/null
+cp "$H/w.safetensors" "$H/w0.safetensors"
+expect_error "save-weights onto --weights" "is the same file as --weights" "$BIN" info --preset cat --seed 5 --weights "$H/w.safetensors" --save-weights "$H/./w.safetensors"
+ln "$H/w.safetensors" "$H/link.safetensors"
+expect_error "save-weights onto a hard link of --weights" "same file" "$BIN" info --preset cat --weights "$H/link.safetensors" --save-weights "$H/w.safetensors"
+cmp -s "$H/w.safetensors" "$H/w0.safetensors" && ok "weights file untouched" || bad "weights file overwritten"
+expect_error "save-weights only on success" "unknown stage" "$BIN" export --preset cat --stage nope --save-weights "$H/never.safetensors" --out "$H/x.png"
+expect_error "save-weights only on success (head)" "out of range" "$BIN" export --preset cat --head 9 --save-weights "$H/never.safetensors" --out "$H/x.png"
+[ ! -e "$H/never.safetensors" ] && ok "no --save-weights file after a failure" || bad "--save-weights written on failure"
+mkdir -p "$H/pp"; printf '{"version": 1, "text": "a b", "d_model": 4, "heads": 2}' > "$H/pp/p.json"
+expect_error "dump over the --preset file's folder" "'p.json'" "$BIN" run --preset "$H/pp/p.json" --dump "$H/pp"
+[ -s "$H/pp/p.json" ] && ok "the preset stayed" || bad "the preset was replaced"
+# Options that would be ignored are errors that say why; trace.json records only used values.
+expect_error "--batch with --query" "--batch cannot be used with --query" "$BIN" info --query "$C/query.npy" --heads 4 --batch 3
+expect_error "--tokens with --query" "--tokens cannot be used with --query" "$BIN" info --query "$C/query.npy" --heads 4 --tokens 3
+expect_error "--text with --query" "--text cannot be used with --query" "$BIN" info --query "$C/query.npy" --heads 4 --text "a b"
+expect_error "--seed with --query and --weights" "--seed is not used" "$BIN" info --query "$C/query.npy" --heads 4 --weights "$C/weights.safetensors" --seed 3
+expect_error "--bias with --weights" "--bias cannot be used with --weights" "$BIN" info --preset cat --weights "$H/w.safetensors" --bias
+expect_error "export --head on a stage without heads" "does not apply to stage 'q_proj'" "$BIN" export --preset cat --stage q_proj --head 99 --out "$H/x.png"
+expect_error "export --head all on a stage without heads" "does not apply to stage 'output'" "$BIN" export --preset cat --stage output --head all --out "$H/x.png"
+expect_ok "export q_proj without --head" "$BIN" export --preset cat --stage q_proj --out "$H/q.png"
+"$BIN" run --query "$C/query.npy" --heads 4 --weights "$C/weights.safetensors" --dump "$H/raw" >/dev/null
+if grep -qE '"(text|tokens|batch|seed|positions|description)"' "$H/raw/trace.json"; then bad "trace.json records unused values"
+else grep -q '"query": ' "$H/raw/trace.json" && ok "trace.json records only used values and the input files" || bad "input files"; fi
+# Text: line breaks and empty items refused; a typed <pad> is not padding.
+expect_error "newline in --text" "--text contains a line break" "$BIN" info --text "a b
+c"
+expect_error "empty batch item" "--text has an empty batch item (item 1" "$BIN" info --text "a b||c"
+expect_error "trailing |" "empty batch item (item 1" "$BIN" info --text "a b |"
+expect_error "typed <pad>" "reserves for the padding" "$BIN" info --text "a <pad> b"
+# Output streams and names.
+expect_error "info > /dev/full" "cannot write to standard output" bash -c "exec \"$BIN\" info --preset cat > /dev/full"
+expect_error "run > /dev/full" "cannot write to standard output" bash -c "exec \"$BIN\" run --preset cat --dump \"$H/full\" > /dev/full"
+expect_error "--save-weights w.png" "must end in .safetensors" "$BIN" info --preset cat --save-weights "$H/w.png"
+expect_error "--screenshot g.jpg" "must end in .png" "$BIN" --screenshot "$H/g.jpg"
+expect_error "export unknown extension" ".bmp" "$BIN" export --preset cat --out "$H/x.bmp"
+[ ! -e "$H/w.png" ] && [ ! -e "$H/g.jpg" ] && ok "nothing written under a wrong extension" || bad "wrong-extension file written"
+# safetensors with a wrong name: the real reason.
+sed 's/out_proj.weight/out_proj.wEight/' "$H/w.safetensors" > "$H/wrong.safetensors"
+err="$("$BIN" info --preset cat --weights "$H/wrong.safetensors" 2>&1 >/dev/null)"
+grep -q "unexpected tensor 'out_proj.wEight'" <<<"$err" && grep -q "missing tensor 'out_proj.weight'" <<<"$err" \
+  && ! grep -q "separate q/k/v" <<<"$err" && ok "wrong tensor name: real reason" || bad "wrong name: $err"
 
 echo "$fails failure(s)"
 [ $fails -eq 0 ]

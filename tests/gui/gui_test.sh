@@ -29,6 +29,12 @@ case "$case_name" in
     done
     xvfb "$bin" --screenshot "$out/grid.png" --preset cat --view grid --size 1000x700 || fail "grid screenshot"
     python3 "$here/check_png.py" "$out/grid.png" 1000x700 || fail "blank grid screenshot"
+    # A font atlas larger than the GPU's texture limit draws every glyph as a box: the scale is
+    # lowered until it fits, and said (the limit is lowered here, as no CJK font is installed).
+    err=$(xvfb "$bin" --screenshot "$out/scale.png" --ui-scale 4 --max-texture-size 1024 2>&1 >/dev/null) \
+      || fail "--ui-scale 4 exited $?"
+    grep -q "exceeds the GPU's texture limit of 1024; using UI scale" <<<"$err" || fail "no atlas message: $err"
+    python3 "$here/check_png.py" "$out/scale.png" 1600x1000 || fail "blank --ui-scale 4 screenshot"
     ;;
   lesson_views)
     # Every lesson tab opens from the command line and draws a picture (specialists for the

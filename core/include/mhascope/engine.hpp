@@ -58,13 +58,45 @@ double estimateTraceBytes(std::int64_t batch, std::int64_t tq, std::int64_t tk, 
 // "1.5 GiB"
 std::string formatBytes(double bytes);
 
+// What is alive at the same time, for the one memory estimate every caller checks before
+// allocating anything.
+struct MemoryUse {
+  int traces = 1;              // recorded traces alive at once
+  int models = 1;              // copies of inputs + weights (a Model each)
+  bool weightsFile = false;    // --weights / --save-weights: PyTorch-layout copy + the file's bytes
+  bool stageFile = false;      // run --dump / export: the largest stage encoded as file bytes
+  bool scoreOverride = false;  // hand-set scores: one (B, h, T_q, T_k) table per model
+  // The window: the shown trace, the one being computed, and two more for the lessons that
+  // compare two forwards (Masks: with/without; Pitfalls: correct/mistaken); the worker's model
+  // and the lessons' model.
+  static MemoryUse app() {
+    MemoryUse u;
+    u.traces = 4;
+    u.models = 2;
+    return u;
+  }
+};
+
+struct MemoryEstimate {
+  double inputs = 0;   // per model: query, key, value (B, T, d_model), masks, token labels
+  double weights = 0;  // per model: W_q, W_k, W_v, W_o (d_model, d_model) + biases
+  double trace = 0;    // per trace: 16 stages, blocked flags, token labels
+  double files = 0;    // file buffers (PyTorch-layout weights, one encoded stage)
+  int models = 1, traces = 1;
+  double total() const { return models * (inputs + weights) + traces * trace + files; }
+  // "inputs 1.2 MiB + weights 6.0 GiB + 1 trace × 8.2 MiB + files 0 B"
+  std::string describe() const;
+};
+MemoryEstimate estimateMemory(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel,
+                              std::int64_t heads, const MemoryUse& use = {});
+
 // Head counts that divide d_model, nearest to `heads` first (for "did you mean" messages).
 std::vector<int> nearestValidHeads(int dModel, int heads, std::size_t count = 2);
 
 // The sizes check alone (no tensors needed): d_model > 0, 1 <= h, d_model % h == 0, T, B > 0,
-// memory estimate within budget. Every message names the values.
+// memory estimate (estimateMemory with `use`) within budget. Every message names the values.
 Status validateSizes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel, std::int64_t heads,
-                     std::uint64_t memoryBudgetBytes);
+                     std::uint64_t memoryBudgetBytes, const MemoryUse& use = {});
 
 // Everything forward() needs, checked before anything is allocated.
 Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt);
@@ -82,5 +114,16 @@ struct FlopCount {
   double total() const { return projections + attention; }
 };
 FlopCount countFlops(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel, std::int64_t heads);
+
+// Non-finite cells (NaN, +inf; and -inf outside blocked cells) a forward produced, per stage in
+// pipeline order. Finite inputs and weights can still overflow float (e.g. inputs of 1e20: the
+// scores reach inf, the softmax gives NaN). masked_scores' -inf on blocked keys is the mask itself
+// and not counted.
+struct NonFiniteStage {
+  StageId stage;
+  std::int64_t nan = 0, inf = 0;  // counts
+  std::int64_t first = -1;        // flat index of the first one
+};
+std::vector<NonFiniteStage> nonFiniteStages(const Trace& trace);
 
 }  // namespace mhascope

@@ -68,9 +68,9 @@ struct Model {
 };
 
 // Checks the config (sizes, divisibility, tokens, memory) before anything is allocated.
-Status validateConfig(const ModelConfig& cfg);
+Status validateConfig(const ModelConfig& cfg, const MemoryUse& use = {});
 // Tokenises, embeds (per-token deterministic vector + optional positions), initialises weights.
-Result<Model> buildModel(const ModelConfig& cfg);
+Result<Model> buildModel(const ModelConfig& cfg, const MemoryUse& use = {});
 // How many of cfg.scoreOverride.cells set at least one score cell of this model's sizes and tokens.
 int countAppliedScoreCells(const ModelConfig& cfg, const Model& model);
 

@@ -27,8 +27,11 @@ enum class NpyValues { FiniteOnly, AllowMinusInfinity };
 Result<Tensor> parseNpy(std::string_view bytes, const std::string& what,
                         NpyValues values = NpyValues::FiniteOnly);
 
-// readFile + parseNpy; messages name the path.
-Result<Tensor> loadNpy(const std::string& path, NpyValues values = NpyValues::FiniteOnly);
+// Reads a regular file (FIFOs, devices and folders are refused before opening): the header
+// first, then the data only when the file's size matches what the header declares and the
+// float32 copy fits maxFloatBytes. Messages name the path.
+Result<Tensor> loadNpy(const std::string& path, NpyValues values = NpyValues::FiniteOnly,
+                       std::uint64_t maxFloatBytes = (1ull << 32));
 
 // '<f4', C order, format 1.0 (2.0 only if the header would not fit 1.0), header padded to a
 // 64-byte boundary as NumPy does. Precondition: no negative dims and data.size() == numel();

@@ -32,7 +32,9 @@ Result<TensorMap> parseSafetensors(std::string_view bytes, const std::string& wh
 Result<SafetensorsContents> parseSafetensorsWithMetadata(std::string_view bytes, const std::string& what);
 
 // readFile + parseSafetensors; messages name the path.
-Result<TensorMap> loadSafetensors(const std::string& path);
+// FIFOs, devices and folders are refused before opening; a file larger than maxBytes is refused
+// before it is read.
+Result<TensorMap> loadSafetensors(const std::string& path, std::uint64_t maxBytes = (1ull << 32));
 
 // F32 tensors, names sorted, data contiguous in that order from offset 0, compact JSON header
 // padded with spaces to a multiple of 8 bytes as the reference writer does. Preconditions: names

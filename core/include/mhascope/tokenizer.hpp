@@ -19,6 +19,11 @@ std::vector<std::string> tokenize(std::string_view text);
 // blank items are dropped.
 std::vector<std::string> splitBatch(std::string_view text);
 
+// For the command line, where '|' is the only item separator: a message when the text holds a
+// line break (which splitBatch would silently take as a new item) or an empty item ("a b||c",
+// a leading or trailing '|'), which splitBatch would drop. Empty when the text is fine.
+std::string batchTextProblem(std::string_view text, std::string_view flag);
+
 // Cuts the token list to n or extends it with filler words (a fixed, documented list) so a
 // token-count slider can go beyond the sentence.
 std::vector<std::string> resizeTokens(std::vector<std::string> tokens, int n);
