@@ -670,6 +670,21 @@ void App::frame() {
   } else {
     window_->waitEvents(ImGui::GetIO().WantTextInput ? 0.5 : kIdleTimeoutSeconds);
   }
+  // A key pressed and released within that one poll: ImGui 1.86 would never see it down. Hold it
+  // for this frame (ImGui then sees the press), let go on the next.
+  {
+    ImGuiIO& io = ImGui::GetIO();
+    for (int key : heldTaps_) {
+      if (key < IM_ARRAYSIZE(io.KeysDown) && !window_->keyIsDown(key)) io.KeysDown[key] = false;
+    }
+    heldTaps_.clear();
+    for (int key : window_->takePressedKeys()) {
+      if (key < IM_ARRAYSIZE(io.KeysDown) && !io.KeysDown[key]) {
+        io.KeysDown[key] = true;
+        heldTaps_.push_back(key);
+      }
+    }
+  }
   const double now = Window::now();
   const double dt = lastFrameTime_ > 0 ? now - lastFrameTime_ : 0.0;
   lastFrameTime_ = now;

@@ -114,6 +114,7 @@ class App final : public ScriptHost {
   std::uint64_t shownRequest_ = 0;
   double lastFrameTime_ = 0.0;
   int settleFrames_ = 0;        // frames still to draw after an event (hover, popups settle)
+  std::vector<int> heldTaps_;   // keys pressed and released within one poll, held for a frame
   int changingFrames_ = 0;      // consecutive frames whose picture changed (bounded settling)
   std::uint64_t lastPictureHash_ = 0;
   bool wide_ = true;            // three columns (else the side panels are main tabs)

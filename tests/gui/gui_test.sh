@@ -88,8 +88,9 @@ case "$case_name" in
     ;;
   quiz_click)
     # Issue 7 §1: the right answer of question 1 aborted the app (ImGui assert).
-    xvfb "$bin" --preset default --script "$(script_from quiz_click.txt)" > "$out/log.txt" 2>&1 \
-      || { tail -n 20 "$out/log.txt"; fail "quiz script failed (exit $?)"; }
+    xvfb "$bin" --preset default --script "$(script_from quiz_click.txt)" > "$out/log.txt" 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "quiz script failed (exit $rc)"; }
     python3 "$here/check_png.py" "$out/quiz.png" || fail "blank quiz screenshot"
     ;;
   input_feel)
@@ -135,6 +136,19 @@ case "$case_name" in
     check "d_model=16" && grep -q "d_model" "$out/check_err.txt" || fail "no message about a wrong type"
     sed 's/"numbers": true/"numbers": true, "numbers": false/' "$out/saved.json" > "$session"
     check "d_model=16" && grep -q "duplicate" "$out/check_err.txt" || fail "no message about a duplicate key"
+    ;;
+  key_tap)
+    command -v xdotool > /dev/null || fail "xdotool is needed (scripts/setup.sh installs it)"
+    cat > "$out/tap.sh" <<EOF
+#!/usr/bin/env bash
+"$bin" --fresh --preset default --script "$here/key_tap.txt" > "$out/log.txt" 2>&1 &
+pid=\$!
+for i in \$(seq 50); do xdotool search --name mhascope > /dev/null 2>&1 && break; sleep 0.1; done
+sleep 0.5
+xdotool key --delay 0 Right
+wait \$pid
+EOF
+    xvfb bash "$out/tap.sh" || { tail -n 5 "$out/log.txt"; fail "a tapped → key was lost"; }
     ;;
   explore)
     # Issue 7 §1: seeded random input on every tab and every column, ImGui's asserts on
