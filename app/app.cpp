@@ -495,6 +495,24 @@ void App::clickThroughPopups() {
   for (const ImGuiPopupData& popup : g.OpenPopupStack) {
     if (popup.Window && popup.Window->WasActive && popup.Window->Rect().Contains(io.MousePos)) return;
   }
+  // The deepest window under the mouse. A press in the window that opened the popup keeps
+  // ImGui's behaviour (the press only closes it): clicking a combo's or the Export button again
+  // must close its popup, not close and reopen it.
+  ImGuiWindow* under = nullptr;
+  int underDepth = -1;
+  for (ImGuiWindow* w : g.Windows) {
+    if (!w->WasActive || w->Hidden || (w->Flags & (ImGuiWindowFlags_Tooltip | ImGuiWindowFlags_Popup)) ||
+        !w->OuterRectClipped.Contains(io.MousePos)) {
+      continue;
+    }
+    int depth = 0;
+    for (ImGuiWindow* p = w->ParentWindow; p; p = p->ParentWindow) ++depth;
+    if (depth > underDepth) {
+      under = w;
+      underDepth = depth;
+    }
+  }
+  if (!under || under == g.OpenPopupStack[0].SourceWindow) return;
   ImGui::ClosePopupToLevel(0, true);
 }
 
@@ -645,6 +663,8 @@ void App::drawUi() {
     }
     ImGui::EndTable();
   }
+  probes_.recordLabel("popup", ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel)
+                                   ? "open" : "none");
   ImGui::Separator();
   const ImVec2 statusMin = ImGui::GetCursorScreenPos();
   drawArea(PanelArea::Status);

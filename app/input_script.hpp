@@ -43,7 +43,7 @@
 //                               leave the "shown" picture as it was
 //   expect_shown NAME TEXT      fail unless widget NAME's label on the shown picture contains
 //                               TEXT ("play" → "Play"; "main_tab" → the open tab's title;
-//                               "stage" → the stage's name)
+//                               "stage" → the stage's name; "popup" → open / none)
 //   press_ctrl / release_ctrl   hold or release Ctrl for the following clicks (Ctrl+click a slider)
 //   type TEXT                   type TEXT (UTF-8; "_" stands for a space) into the focused field
 //   key Enter|Escape|Tab|Backspace   (besides the keys above)
