@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 
@@ -175,7 +176,79 @@ bool App::initialise() {
     }
     script_ = std::move(script.value());
   }
-  return applyLaunchOptions();
+  if (!applyLaunchOptions()) return false;
+  restoreSession();
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] session — the last configuration and view, back at the next launch
+// ---------------------------------------------------------------------------------------------
+
+bool App::sessionEnabled() const {
+  // Screenshots and the benchmark are pictures of exactly their options; --fresh opts out.
+  return !options_.fresh && options_.screenshotPath.empty() && options_.benchFrames == 0;
+}
+
+void App::restoreSession() {
+  if (!sessionEnabled()) return;
+  const std::string dir = configDir();
+  if (dir.empty()) return;
+  sessionPath_ = dir + "/session.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(sessionPath_, ec)) return;  // first launch
+  auto text = readFile(sessionPath_, 1 << 20);
+  Result<SavedSession> saved = text ? parseSessionJson(*text, sessionPath_) : Result<SavedSession>(text.error());
+  if (!saved) {
+    // Ignored as a whole (nothing half-applied); the next save replaces it.
+    const std::string msg = "the last session was not restored (" + saved.error().message + "); starting from the defaults";
+    std::fprintf(stderr, "mhascope: %s\n", msg.c_str());
+    state_.actionError = msg;
+    return;
+  }
+  SavedSession& s = saved.value();
+  if (!options_.presetGiven) {
+    state_.config = std::move(s.config);
+    state_.presetName = s.presetName;
+    state_.configDirty = true;
+    view_.batch = s.batch;  // clamped by the panels once the trace is there
+  }
+  if (!options_.stageGiven) view_.stage = s.stage;
+  if (!options_.viewGiven && !s.tab.empty()) view_.selectTab = s.tab;
+  if (!options_.headGiven) view_.head = s.head;
+  view_.colormap = s.colormap;
+  view_.sharedScale = s.sharedScale;
+  view_.showNumbers = s.showNumbers;
+  view_.playStagesPerSecond = s.playStagesPerSecond;
+  std::printf("mhascope: restored the last session from %s\n", sessionPath_.c_str());
+}
+
+void App::saveSession() {
+  if (sessionPath_.empty()) {
+    if (!sessionEnabled()) return;
+    const std::string dir = configDir();
+    if (dir.empty()) return;
+    sessionPath_ = dir + "/session.json";
+  }
+  const auto& labels = probes_.labels();
+  const auto tab = labels.find("main_tab");
+  const std::string json = sessionToJson(state_, view_, tab == labels.end() ? std::string() : tab->second);
+  if (json == savedSessionJson_) return;
+  if (auto st = writeFileAtomic(sessionPath_, json); !st) {
+    std::fprintf(stderr, "mhascope: cannot save the session: %s\n", st.error().message.c_str());
+    sessionPath_.clear();  // say it once
+    return;
+  }
+  savedSessionJson_ = json;
+}
+
+std::string App::sessionSummary() {
+  const ModelConfig& c = state_.config;
+  const auto& labels = probes_.labels();
+  const auto tab = labels.find("main_tab");
+  return "preset=" + state_.presetName + " text=" + c.text + " d_model=" + std::to_string(c.dModel) +
+         " h=" + std::to_string(c.heads) + " seed=" + std::to_string(c.seed) + " mask=" + maskName(c.mask) +
+         " stage=" + stageInfo(view_.stage).name + " tab=" + (tab == labels.end() ? std::string() : tab->second);
 }
 
 bool App::applyLaunchOptions() {
@@ -220,6 +293,7 @@ void App::shutdown() {
   if (!window_) return;
   worker_.reset();  // joins the thread before anything it could touch goes away
   saveIni();
+  if (ImGui::GetCurrentContext()) saveSession();
   textures_ = TextureCache{};  // textures need the GL context: free them before it goes
   shutdownImGuiRenderer();
   window_->shutdownImGuiPlatform();
@@ -432,6 +506,81 @@ void App::advancePlay(double dt) {
 
 bool App::wantsAnimation() const { return view_.playing || state_.computing; }
 
+void App::clickThroughPopups() {
+  // ImGui lets a press outside an open (non-modal) popup only close the popup: the tab, button
+  // or stage under the mouse needs a second click. Here such a press closes the popups first,
+  // so the same press reaches what is under it.
+  ImGuiContext& g = *ImGui::GetCurrentContext();
+  const ImGuiIO& io = g.IO;
+  const bool pressStarts = io.MouseDown[0] && io.MouseDownDuration[0] < 0.0f;  // not held last frame
+  if (!pressStarts || g.OpenPopupStack.Size == 0 || ImGui::GetTopMostPopupModal() != nullptr) return;
+  for (const ImGuiPopupData& popup : g.OpenPopupStack) {
+    if (popup.Window && popup.Window->WasActive && popup.Window->Rect().Contains(io.MousePos)) return;
+  }
+  // The deepest window under the mouse. A press in the window that opened the popup keeps
+  // ImGui's behaviour (the press only closes it): clicking a combo's or the Export button again
+  // must close its popup, not close and reopen it.
+  ImGuiWindow* under = nullptr;
+  int underDepth = -1;
+  for (ImGuiWindow* w : g.Windows) {
+    if (!w->WasActive || w->Hidden || (w->Flags & (ImGuiWindowFlags_Tooltip | ImGuiWindowFlags_Popup)) ||
+        !w->OuterRectClipped.Contains(io.MousePos)) {
+      continue;
+    }
+    int depth = 0;
+    for (ImGuiWindow* p = w->ParentWindow; p; p = p->ParentWindow) ++depth;
+    if (depth > underDepth) {
+      under = w;
+      underDepth = depth;
+    }
+  }
+  if (!under || under == g.OpenPopupStack[0].SourceWindow) return;
+  ImGui::ClosePopupToLevel(0, true);
+}
+
+App::Wake App::scheduleFrame() {
+  constexpr int kSettleFrames = 2;  // after a wake-up: hover highlights and popups settle
+  if (settleFrames_ > 0) {
+    --settleFrames_;
+    return Wake::Now;
+  }
+  // Every wake-up, by an event or by Play's/the worker's tick, is followed by settle frames:
+  // the frame that handles a click draws the old state of what the click changed.
+  settleFrames_ = kSettleFrames;
+  return wantsAnimation() ? Wake::Tick : Wake::Event;
+}
+
+bool App::pictureChanged() {
+  // A 64-bit hash of everything ImGui will draw: vertices, indices, textures, clip rects.
+  std::uint64_t h = 0x9E3779B97F4A7C15ull;
+  auto mix = [&h](const void* data, std::size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    std::size_t i = 0;
+    for (; i + 8 <= bytes; i += 8) {
+      std::uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      h = (h ^ w) * 0x100000001B3ull;
+      h ^= h >> 29;
+    }
+    for (; i < bytes; ++i) h = (h ^ p[i]) * 0x100000001B3ull;
+  };
+  if (const ImDrawData* dd = ImGui::GetDrawData()) {
+    for (int n = 0; n < dd->CmdListsCount; ++n) {
+      const ImDrawList* list = dd->CmdLists[n];
+      mix(list->VtxBuffer.Data, static_cast<std::size_t>(list->VtxBuffer.Size) * sizeof(ImDrawVert));
+      mix(list->IdxBuffer.Data, static_cast<std::size_t>(list->IdxBuffer.Size) * sizeof(ImDrawIdx));
+      for (const ImDrawCmd& cmd : list->CmdBuffer) {
+        mix(&cmd.ClipRect, sizeof cmd.ClipRect);
+        mix(&cmd.TextureId, sizeof cmd.TextureId);
+        mix(&cmd.ElemCount, sizeof cmd.ElemCount);
+      }
+    }
+  }
+  const bool changed = h != lastPictureHash_;
+  lastPictureHash_ = h;
+  return changed;
+}
+
 // ---------------------------------------------------------------------------------------------
 // [SECTION] layout
 // ---------------------------------------------------------------------------------------------
@@ -467,6 +616,12 @@ void App::drawUi() {
   // Narrow windows (under ~72 em, e.g. 1000 px at 15 px text) have no room for a third column:
   // the explanation panels become tabs of the main area instead.
   const bool wide = ImGui::GetContentRegionAvail().x >= 72.0f * em;
+  wide_ = wide;
+  // The columns' rectangles, for the exploration test's points ("column_left" ...).
+  auto recordColumn = [&](const char* name) {
+    probes_.recordRect(name, ImGui::GetWindowPos(),
+                       ImVec2(ImGui::GetWindowPos().x + ImGui::GetWindowSize().x, ImGui::GetWindowPos().y + ImGui::GetWindowSize().y));
+  };
   auto mainTabs = [&] {
     const ImGuiTabBarFlags tabFlags = ImGuiTabBarFlags_FittingPolicyScroll | ImGuiTabBarFlags_TabListPopupButton;
     if (!ImGui::BeginTabBar("main tabs", tabFlags)) return;
@@ -479,6 +634,7 @@ void App::drawUi() {
       std::replace(probe.begin(), probe.end(), ' ', '_');
       probes_.recordLastItem(probe);
       if (open) {
+        probes_.recordLabel("main_tab", p.title);
         ImGui::BeginChild("content", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse);
         p.draw(ctx);
         ImGui::EndChild();
@@ -499,20 +655,26 @@ void App::drawUi() {
 
     ImGui::TableNextColumn();
     ImGui::BeginChild("left", ImVec2(0.0f, cellH));
+    recordColumn("column_left");
     drawArea(PanelArea::Left);
     ImGui::EndChild();
 
     ImGui::TableNextColumn();
     const float top = ImGui::GetCursorPosY();
+    const ImVec2 topLeft = ImGui::GetCursorScreenPos();
     drawArea(PanelArea::Top);
+    probes_.recordRect("column_top", topLeft,
+                       ImVec2(topLeft.x + ImGui::GetContentRegionAvail().x, ImGui::GetCursorScreenPos().y));
     const float mainH = std::max(cellH - (ImGui::GetCursorPosY() - top), 4.0f * em);
     ImGui::BeginChild("main", ImVec2(0.0f, mainH));
+    recordColumn("column_main");
     mainTabs();
     ImGui::EndChild();
 
     if (wide) {
       ImGui::TableNextColumn();
       ImGui::BeginChild("right", ImVec2(0.0f, cellH));
+      recordColumn("column_right");
       for (const PanelInfo& p : panels) {
         if (p.area != PanelArea::Right) continue;
         ImGui::PushID(p.title);
@@ -523,8 +685,13 @@ void App::drawUi() {
     }
     ImGui::EndTable();
   }
+  probes_.recordLabel("popup", ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel)
+                                   ? "open" : "none");
   ImGui::Separator();
+  const ImVec2 statusMin = ImGui::GetCursorScreenPos();
   drawArea(PanelArea::Status);
+  probes_.recordRect("column_status", statusMin,
+                     ImVec2(statusMin.x + ImGui::GetWindowContentRegionMax().x, ImGui::GetItemRectMax().y));
   ImGui::End();
 }
 
@@ -534,16 +701,31 @@ void App::drawUi() {
 
 void App::frame() {
   const bool automated = script_ || !options_.screenshotPath.empty() || options_.benchFrames > 0;
-  // Idle: sleep until input arrives. After an event draw two more frames, so hover highlights
-  // and popups settle. Play, a running worker and a blinking text cursor need steady frames.
-  if (automated || settleFrames_ > 0) {
+  // Idle: sleep until input arrives. After any wake-up keep drawing until the picture is
+  // settled (see pictureChanged), so what a click or key changed is on screen without another
+  // mouse move. Play, a running worker and a blinking text cursor need steady frames.
+  const Wake wake = scheduleFrame();
+  if (automated || wake == Wake::Now) {
     window_->pollEvents();
-    if (settleFrames_ > 0) --settleFrames_;
-  } else if (wantsAnimation()) {
+  } else if (wake == Wake::Tick) {
     window_->waitEvents(1.0 / 60.0);
   } else {
     window_->waitEvents(ImGui::GetIO().WantTextInput ? 0.5 : kIdleTimeoutSeconds);
-    settleFrames_ = 2;
+  }
+  // A key pressed and released within that one poll: ImGui 1.86 would never see it down. Hold it
+  // for this frame (ImGui then sees the press), let go on the next.
+  {
+    ImGuiIO& io = ImGui::GetIO();
+    for (int key : heldTaps_) {
+      if (key < IM_ARRAYSIZE(io.KeysDown) && !window_->keyIsDown(key)) io.KeysDown[key] = false;
+    }
+    heldTaps_.clear();
+    for (int key : window_->takePressedKeys()) {
+      if (key < IM_ARRAYSIZE(io.KeysDown) && !io.KeysDown[key]) {
+        io.KeysDown[key] = true;
+        heldTaps_.push_back(key);
+      }
+    }
   }
   const double now = Window::now();
   const double dt = lastFrameTime_ > 0 ? now - lastFrameTime_ : 0.0;
@@ -585,7 +767,17 @@ void App::frame() {
   imguiRendererNewFrame();
   window_->imguiPlatformNewFrame();
   ImGuiIO& io = ImGui::GetIO();
-  if (script_) script_->frame(*this, io);
+  // event_driven scripts: would the real loop draw this frame? Not when it would still be
+  // asleep waiting for an event and the script brought no new input.
+  bool realFrame = true;
+  if (script_) {
+    const bool input = script_->frame(*this, io);
+    if (eventDriven_ && wake == Wake::Event && !input) {
+      realFrame = false;
+      settleFrames_ = 0;  // this wake-up never happened
+    }
+  }
+  clickThroughPopups();
   ImGui::NewFrame();
   probes_.clear();
   try {
@@ -598,6 +790,16 @@ void App::frame() {
     state_.actionError = std::string("something went wrong: ") + e.what() + " (the app keeps running)";
   }
   ImGui::Render();
+  if (!automated || eventDriven_) {
+    // Keep drawing while the picture still changes (a tab selected on the click's frame shows on
+    // the next one; a button's label changes after it was drawn), a bounded number of frames.
+    if (pictureChanged() && realFrame && ++changingFrames_ < 60) {
+      settleFrames_ = std::max(settleFrames_, 1);
+    } else if (!realFrame || settleFrames_ == 0) {
+      changingFrames_ = 0;
+    }
+  }
+  if (realFrame) shownLabels_ = probes_.labels();
   const double tGl = Window::now();
   beginGlFrame(fb.width, fb.height);
   renderImGuiDrawData();
@@ -624,6 +826,12 @@ void App::frame() {
     swapTimes_.push_back((Window::now() - tSwap) * 1000.0);
   }
   if (io.WantSaveIniSettings) saveIni();
+  // The session is saved about once a second while it changes (and at exit), so a crash or a
+  // killed process loses at most the last second.
+  if (now - sessionChangedAt_ >= 1.0) {
+    sessionChangedAt_ = now;
+    saveSession();
+  }
 }
 
 int App::run() {
@@ -674,6 +882,22 @@ bool App::probePoint(const std::string& name, float fx, float fy, ImVec2& out) {
 }
 
 std::string App::currentStageName() { return stageInfo(view_.stage).name; }
+
+std::vector<std::string> App::tabTitles() {
+  std::vector<std::string> out;
+  for (const PanelInfo& p : allPanels()) {
+    if (p.area == PanelArea::Main || (!wide_ && p.area == PanelArea::Right)) out.push_back(p.title);
+  }
+  return out;
+}
+
+bool App::itemHovered() { return ImGui::GetCurrentContext()->HoveredId != 0; }
+
+std::string App::shownLabel(const std::string& name) {
+  const auto& labels = eventDriven_ ? shownLabels_ : probes_.labels();
+  auto it = labels.find(name);
+  return it == labels.end() ? std::string() : it->second;
+}
 
 void App::resize(int w, int h) { window_->resize(w, h); }
 

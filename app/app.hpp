@@ -6,6 +6,7 @@
 
 #include <imgui.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +55,13 @@ class App final : public ScriptHost {
   int glErrorCount() override { return glErrors_; }
   void requestScreenshot(const std::string& path) override { screenshotPath_ = path; }
   void quit(int exitCode) override;
+  std::vector<std::string> probeNames() override { return probes_.names(); }
+  std::vector<std::string> tabTitles() override;
+  void selectTab(const std::string& title) override { view_.selectTab = title; }
+  bool itemHovered() override;
+  void setEventDriven(bool on) override { eventDriven_ = on; }
+  std::string sessionSummary() override;
+  std::string shownLabel(const std::string& name) override;
 
  private:
   bool initialise();             // window, ImGui, fonts, ini, first config
@@ -62,6 +70,9 @@ class App final : public ScriptHost {
   void setupFonts(float scale);  // DejaVu from fonts-dejavu-core, or ImGui's default font
   void loadIni();
   void saveIni();
+  bool sessionEnabled() const;   // interactive and scripted runs; not screenshots, benchmarks, --fresh
+  void restoreSession();         // the last session, where no launch option says otherwise
+  void saveSession();            // atomically, next to imgui.ini
 
   void frame();                  // one iteration of the loop
   void updateCompute();          // take worker results; turn a dirty config into a request
@@ -71,6 +82,11 @@ class App final : public ScriptHost {
   void advancePlay(double dt);
   void drawUi();
   bool wantsAnimation() const;   // playing or computing: poll instead of waiting for events
+  // How the loop waits before the next frame (and the settle frames that follow any wake-up).
+  enum class Wake { Now, Tick, Event };
+  Wake scheduleFrame();
+  bool pictureChanged();         // this frame's draw data differs from the last one's
+  void clickThroughPopups();     // before NewFrame: a press outside open popups closes them first
 
   LaunchOptions options_;
   std::unique_ptr<Window> window_;
@@ -91,11 +107,21 @@ class App final : public ScriptHost {
   float uiScale_ = 1.0f;
   float requestedUiScale_ = 1.0f;  // what setupFonts was asked for (uiScale_ may be smaller to fit the GPU)
   std::string iniPath_;
+  std::string sessionPath_;     // empty: the session is neither restored nor saved
+  std::string savedSessionJson_;  // what was last written (skip identical writes)
+  double sessionChangedAt_ = -1.0;  // debounce: saved ~1 s after the last change
 
   std::uint64_t requestCounter_ = 0;
   std::uint64_t shownRequest_ = 0;
   double lastFrameTime_ = 0.0;
   int settleFrames_ = 0;        // frames still to draw after an event (hover, popups settle)
+  std::vector<int> heldTaps_;   // keys pressed and released within one poll, held for a frame
+  int changingFrames_ = 0;      // consecutive frames whose picture changed (bounded settling)
+  std::uint64_t lastPictureHash_ = 0;
+  bool wide_ = true;            // three columns (else the side panels are main tabs)
+  // event_driven scripts: what the real, event-waiting loop would have on screen
+  bool eventDriven_ = false;
+  std::map<std::string, std::string> shownLabels_;
   int zeroFramesLeft_ = 0;      // script: pretend the window is minimised
   int glErrors_ = 0;
   int framesDrawn_ = 0;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mhascope/colormap.hpp"
+#include "mhascope/result.hpp"
 #include "mhascope/model.hpp"
 #include "mhascope/trace.hpp"
 
@@ -23,6 +24,7 @@ struct AppState {
   std::string presetName = "default";
   std::string configError;          // why `config` cannot run (validateConfig); empty when fine
   std::vector<int> suggestedHeads;  // valid h nearest to the requested one, when h ∤ d_model
+  bool sizeEditPending = false;     // d_model / h dragged or typed: applied when the edit ends
 
   Trace trace;                      // the last good forward pass: what every panel shows
   ModelConfig traceConfig;          // the config `trace` was computed from
@@ -86,6 +88,29 @@ ColorRange viewRange(AppState& state, const ViewState& view, StageId stage, int 
 }  // namespace mhascope::app
 
 namespace mhascope::app {
+
+// The last session — configuration and what was on screen — saved at exit next to imgui.ini
+// (session.json, written atomically) and restored at the next launch. Versioned JSON; the
+// config part has the preset format (core's parsePresetJson, strict).
+inline constexpr int kSessionVersion = 1;
+struct SavedSession {
+  ModelConfig config;
+  std::string presetName;
+  StageId stage = StageId::Weights;
+  std::string tab;  // the open main tab's title
+  int head = 0, batch = 0;
+  std::optional<ColormapId> colormap;
+  bool sharedScale = true, showNumbers = true;
+  float playStagesPerSecond = 1.0f;
+};
+std::string sessionToJson(const AppState& state, const ViewState& view, const std::string& openTab);
+// All or nothing: a file with any error (not JSON, duplicate keys, wrong types, a future
+// version, a bad config) gives the reason and nothing is applied.
+Result<SavedSession> parseSessionJson(std::string_view text, const std::string& what);
+
+// "Reset to defaults": the default preset and a fresh view (stage, head, batch, colours, tab).
+// False (with state.actionError set) when the default preset cannot be read.
+bool resetToDefaults(AppState& state, ViewState& view);
 
 // Stage navigation shared by the stepper's buttons, the keys and Play.
 void goToStage(ViewState& view, StageId stage);

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -25,8 +27,26 @@ int keyIndexOf(const std::string& name, const ImGuiIO& io) {
   if (name == "Space") return io.KeyMap[ImGuiKey_Space];
   if (name == "Home") return io.KeyMap[ImGuiKey_Home];
   if (name == "End") return io.KeyMap[ImGuiKey_End];
+  if (name == "Enter") return io.KeyMap[ImGuiKey_Enter];
+  if (name == "Escape") return io.KeyMap[ImGuiKey_Escape];
+  if (name == "Tab") return io.KeyMap[ImGuiKey_Tab];
+  if (name == "Backspace") return io.KeyMap[ImGuiKey_Backspace];
+  if (name == "Delete") return io.KeyMap[ImGuiKey_Delete];
+  if (name == "Up") return io.KeyMap[ImGuiKey_UpArrow];
+  if (name == "Down") return io.KeyMap[ImGuiKey_DownArrow];
+  if (name == "PageUp") return io.KeyMap[ImGuiKey_PageUp];
+  if (name == "PageDown") return io.KeyMap[ImGuiKey_PageDown];
+  if (name == "A") return io.KeyMap[ImGuiKey_A];
   return -1;
 }
+
+// Keys the exploration presses (names of keyIndexOf).
+constexpr const char* kRandomKeys[] = {"Right", "Left", "Up", "Down", "Space", "Home", "End", "Enter", "Escape",
+                                       "Tab", "Backspace", "Delete", "PageUp", "PageDown", "A"};
+// What the exploration types: words, digits, the batch separator, non-ASCII, a code point above
+// U+FFFF, signs and a long number (pasted into a Ctrl+clicked slider it must be clamped).
+constexpr const char* kRandomTexts[] = {"cat", "the dog ran", "|", "0", "7", "12", "-3", "999999", "1e9", " ",
+                                        "é", "猫", "😀", "a|b", "<pad>", "..", "x y z", "nan", "64", "3.5"};
 
 int toInt(const std::string& s) { return std::stoi(s); }
 float toFloat(const std::string& s) { return std::stof(s); }
@@ -107,9 +127,54 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       step_ = 0;
       return false;
     }
+    if (c.verb == "random" && need(2)) {
+      randomSeed_ = std::stoull(c.args[0]);
+      rngState_ = randomSeed_;
+      randomLeft_ = std::max(1, toInt(c.args[1]));
+      randomDone_ = 0;
+      randomQueue_.clear();
+      scanning_ = false;
+      tabCycle_.clear();
+      mouseActive_ = true;
+      phase_ = Phase::Random;
+      pendingFrames_ = 1;  // kept at 1 until the last event's frames are played
+      return false;
+    }
+    if (c.verb == "press_at" && need(3)) {
+      if (!host.probePoint(c.args[0], toFloat(c.args[1]), toFloat(c.args[2]), mouse_)) {
+        return fail(host, c, "no widget named " + c.args[0] + " on screen");
+      }
+      mouseActive_ = true;
+      phase_ = Phase::Press;
+      pendingFrames_ = 2;  // move, press (held until `release`)
+      step_ = 0;
+      return false;
+    }
+    if (c.verb == "move_to" && need(3)) {
+      if (!host.probePoint(c.args[0], toFloat(c.args[1]), toFloat(c.args[2]), mouse_)) {
+        return fail(host, c, "no widget named " + c.args[0] + " on screen");
+      }
+      mouseActive_ = true;
+      phase_ = Phase::Wait;
+      pendingFrames_ = 1;
+      return false;
+    }
+    if (c.verb == "release") {
+      mouseDown_ = false;
+      phase_ = Phase::Wait;
+      pendingFrames_ = 1;
+      return false;
+    }
+    if (c.verb == "type" && need(1)) {
+      typeText_ = c.args[0];
+      for (char& ch : typeText_) ch = ch == '_' ? ' ' : ch;
+      phase_ = Phase::Wait;
+      pendingFrames_ = 1;
+      return false;
+    }
     if (c.verb == "key" && need(1)) {
       keyIndex_ = keyIndexOf(c.args[0], io);
-      if (keyIndex_ < 0) return fail(host, c, "unknown key " + c.args[0] + " (Right, Left, Space, Home, End)");
+      if (keyIndex_ < 0) return fail(host, c, "unknown key " + c.args[0] + " (Right, Left, Space, Home, End, Enter, ...)");
       phase_ = Phase::Key;
       pendingFrames_ = 2;
       step_ = 0;
@@ -131,6 +196,17 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       host.setExportFolder(c.args[0]);
     } else if (c.verb == "async") {
       host.setAsync(true);
+    } else if (c.verb == "event_driven") {
+      host.setEventDriven(true);
+    } else if (c.verb == "press_ctrl" || c.verb == "release_ctrl") {
+      ctrlHeld_ = c.verb == "press_ctrl";
+    } else if (c.verb == "expect_shown" && need(2)) {
+      std::string want = c.args[1];
+      for (std::size_t i = 2; i < c.args.size(); ++i) want += " " + c.args[i];
+      const std::string shown = host.shownLabel(c.args[0]);
+      if (shown.find(want) == std::string::npos) {
+        return fail(host, c, "the picture on screen shows " + c.args[0] + " = \"" + shown + "\", expected \"" + want + "\"");
+      }
     } else if (c.verb == "preset" && need(1)) {
       if (const std::string err = host.loadPresetByName(c.args[0]); !err.empty()) return fail(host, c, err);
     } else if (c.verb == "expect_computing") {
@@ -153,6 +229,14 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       if (host.configHeads() != toInt(c.args[0])) {
         return fail(host, c, "h is " + std::to_string(host.configHeads()) + ", expected " + c.args[0]);
       }
+    } else if (c.verb == "expect_config_valid") {
+      if (host.configInvalid()) return fail(host, c, "the configuration is invalid (an error is shown)");
+    } else if (c.verb == "expect_session" && need(1)) {
+      std::string want = c.args[0];
+      for (std::size_t i = 1; i < c.args.size(); ++i) want += " " + c.args[i];
+      const std::string got = host.sessionSummary();
+      std::printf("session: %s\n", got.c_str());
+      if (got.find(want) == std::string::npos) return fail(host, c, "the session is \"" + got + "\", expected \"" + want + "\"");
     } else if (c.verb == "expect_config_error") {
       if (!host.configInvalid()) return fail(host, c, "the configuration is valid, expected an error");
     } else if (c.verb == "expect_file" && need(1)) {
@@ -195,13 +279,18 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
   return true;
 }
 
-void InputScript::frame(ScriptHost& host, ImGuiIO& io) {
+bool InputScript::frame(ScriptHost& host, ImGuiIO& io) {
+  inputChanged_ = false;
   // Finish this frame's part of the command in progress.
   if (pendingFrames_ > 0) {
     switch (phase_) {
       case Phase::Click: mouseDown_ = step_ == 1; break;  // frame 0 move, 1 press, 2 release
+      case Phase::Press: mouseDown_ = step_ == 1; break;  // frame 0 move, 1 press (held)
       case Phase::Key:
-        if (keyIndex_ >= 0) io.KeysDown[keyIndex_] = step_ == 0;
+        if (keyIndex_ >= 0) {
+          io.KeysDown[keyIndex_] = step_ == 0;
+          inputChanged_ = true;
+        }
         break;
       case Phase::Churn: host.churnStep(step_); break;
       case Phase::UntilIdle:
@@ -210,8 +299,12 @@ void InputScript::frame(ScriptHost& host, ImGuiIO& io) {
           pendingFrames_ = 1;  // this frame is the last one
         } else if (pendingFrames_ == 1) {
           fail(host, untilIdleCommand_, "still computing after " + std::to_string(step_ + 1) + " frames");
-          return;
+          return false;
         }
+        break;
+      case Phase::Random:
+        randomFrame(host, io);
+        if (randomLeft_ > 0 || !randomQueue_.empty() || scanning_) ++pendingFrames_;  // more to come
         break;
       default: break;
     }
@@ -222,17 +315,255 @@ void InputScript::frame(ScriptHost& host, ImGuiIO& io) {
     while (next_ < commands_.size()) {
       const ScriptCommand& c = commands_[next_++];
       if (!start(host, c, io)) {
-        frame(host, io);  // the new command's first frame is this one
-        break;
+        return frame(host, io);  // the new command's first frame is this one
       }
     }
   }
   if (mouseActive_) {
     io.MousePos = mouse_;
     io.MouseDown[0] = mouseDown_;
+    inputChanged_ |= mouse_.x != lastMouse_.x || mouse_.y != lastMouse_.y || mouseDown_ != lastDown_;
+    lastMouse_ = mouse_;
+    lastDown_ = mouseDown_;
   }
+  if (phase_ != Phase::Random) {
+    io.KeyCtrl = ctrlHeld_;
+    if (!typeText_.empty()) {
+      io.AddInputCharactersUTF8(typeText_.c_str());
+      typeText_.clear();
+      inputChanged_ = true;
+    }
+  }
+  inputChanged_ |= wheel_ != 0.0f;
   io.MouseWheel += wheel_;  // one frame only
   wheel_ = 0.0f;
+  return inputChanged_;
+}
+
+// ---------------------------------------------------------------------------------------------
+// random SEED N: the exploration test's input
+// ---------------------------------------------------------------------------------------------
+
+unsigned InputScript::randomBelow(unsigned n) {
+  // splitmix64 (Steele, Lea, Flood 2014): fixed arithmetic, so a seed means the same events
+  // everywhere (std::uniform_int_distribution is not specified bit-for-bit across libraries).
+  rngState_ += 0x9E3779B97F4A7C15ull;
+  std::uint64_t z = rngState_;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return n == 0 ? 0u : static_cast<unsigned>(z % n);
+}
+
+float InputScript::randomUnit() { return static_cast<float>(randomBelow(1u << 24)) / static_cast<float>(1u << 24); }
+
+void InputScript::logEvent(const std::string& text) {
+  std::printf("random %llu #%d: %s\n", randomSeed_, randomDone_, text.c_str());
+  std::fflush(stdout);
+}
+
+ImVec2 InputScript::randomPointIn(ScriptHost& host, const std::string& probe, ImGuiIO& io) {
+  ImVec2 p(io.DisplaySize.x * randomUnit(), io.DisplaySize.y * randomUnit());
+  host.probePoint(probe, randomUnit(), randomUnit(), p);
+  // Always inside the window (a point outside would only test that nothing happens).
+  p.x = std::clamp(p.x, 1.0f, std::max(1.0f, io.DisplaySize.x - 2.0f));
+  p.y = std::clamp(p.y, 1.0f, std::max(1.0f, io.DisplaySize.y - 2.0f));
+  return p;
+}
+
+void InputScript::randomEmit(Action action, ImVec2 at, const std::string& where, ImGuiIO& io) {
+  // Frames are pushed in reverse: randomQueue_.back() plays first.
+  std::vector<FrameInput> frames;
+  auto at_ = [&](ImVec2 p) {
+    FrameInput f;
+    f.pos = p;
+    return f;
+  };
+  auto pt = [](ImVec2 p) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "(%.0f, %.0f)", p.x, p.y);
+    return std::string(buf);
+  };
+  switch (action) {
+    case Action::Click:
+    case Action::CtrlClick:
+    case Action::RightClick: {
+      FrameInput move = at_(at), down = at_(at), up = at_(at);
+      move.ctrl = down.ctrl = up.ctrl = action == Action::CtrlClick;
+      (action == Action::RightClick ? down.right : down.left) = true;
+      frames = {move, down, up, at_(at)};
+      logEvent(std::string(action == Action::Click ? "click" : action == Action::CtrlClick ? "ctrl+click" : "right-click") +
+               " at " + pt(at) + " on " + where);
+      if (action == Action::CtrlClick && randomBelow(2) == 0) {  // then type a value and Enter
+        FrameInput typed = at_(at);
+        typed.chars = kRandomTexts[randomBelow(static_cast<unsigned>(std::size(kRandomTexts)))];
+        FrameInput enter = at_(at);
+        enter.key = io.KeyMap[ImGuiKey_Enter];
+        frames.push_back(typed);
+        frames.push_back(enter);
+        frames.push_back(at_(at));
+        logEvent("  then types \"" + typed.chars + "\" and Enter");
+      }
+      break;
+    }
+    case Action::DoubleClick: {
+      FrameInput down = at_(at);
+      down.left = true;
+      frames = {at_(at), down, at_(at), down, at_(at), at_(at)};
+      logEvent("double-click at " + pt(at) + " on " + where);
+      break;
+    }
+    case Action::Drag: {
+      const float em = ImGui::GetFontSize();
+      ImVec2 to(at.x + (randomUnit() - 0.5f) * 24.0f * em, at.y + (randomUnit() - 0.5f) * 12.0f * em);
+      to.x = std::clamp(to.x, 1.0f, std::max(1.0f, io.DisplaySize.x - 2.0f));
+      to.y = std::clamp(to.y, 1.0f, std::max(1.0f, io.DisplaySize.y - 2.0f));
+      const int steps = 3 + static_cast<int>(randomBelow(6));
+      frames.push_back(at_(at));
+      for (int i = 0; i <= steps; ++i) {
+        const float t = static_cast<float>(i) / static_cast<float>(steps);
+        FrameInput f = at_(ImVec2(at.x + (to.x - at.x) * t, at.y + (to.y - at.y) * t));
+        f.left = true;
+        frames.push_back(f);
+      }
+      frames.push_back(at_(to));
+      logEvent("drag from " + pt(at) + " on " + where + " to " + pt(to) + " in " + std::to_string(steps) + " steps");
+      break;
+    }
+    case Action::Wheel: {
+      FrameInput f = at_(at);
+      f.wheel = static_cast<float>(static_cast<int>(randomBelow(7)) - 3);
+      if (f.wheel == 0.0f) f.wheel = 1.0f;
+      f.ctrl = randomBelow(4) == 0;
+      frames = {at_(at), f, at_(at)};
+      logEvent(std::string("wheel ") + std::to_string(static_cast<int>(f.wheel)) + (f.ctrl ? " with ctrl" : "") + " at " +
+               pt(at) + " on " + where);
+      break;
+    }
+    case Action::Hover:
+      frames = {at_(at), at_(at), at_(at)};
+      logEvent("hover at " + pt(at) + " on " + where);
+      break;
+    case Action::Key: {
+      const char* name = kRandomKeys[randomBelow(static_cast<unsigned>(std::size(kRandomKeys)))];
+      FrameInput f = at_(at);
+      f.key = keyIndexOf(name, io);
+      f.ctrl = std::string(name) == "A" || randomBelow(8) == 0;
+      frames = {f, at_(at)};
+      logEvent(std::string("key ") + (f.ctrl ? "Ctrl+" : "") + name);
+      break;
+    }
+    case Action::Type: {
+      FrameInput f = at_(at);
+      f.chars = kRandomTexts[randomBelow(static_cast<unsigned>(std::size(kRandomTexts)))];
+      frames = {f, at_(at)};
+      logEvent("type \"" + f.chars + "\"");
+      break;
+    }
+    case Action::Tab: break;  // handled by randomNextEvent
+  }
+  std::reverse(frames.begin(), frames.end());
+  randomQueue_.insert(randomQueue_.end(), frames.begin(), frames.end());
+}
+
+void InputScript::randomNextEvent(ScriptHost& host, ImGuiIO& io) {
+  if (scanning_) {
+    // The previous frame moved the mouse to a grid point: act there when ImGui found an item
+    // under it (or after a few tries, so empty space gets clicked too).
+    if (host.itemHovered() || scanTries_ >= 4) {
+      scanning_ = false;
+      randomEmit(scanAction_, mouse_, scanWhere_, io);
+      return;
+    }
+    ++scanTries_;
+    FrameInput f;
+    f.pos = randomPointIn(host, scanWhere_, io);
+    randomQueue_.push_back(f);
+    return;
+  }
+  if (randomLeft_ <= 0) return;
+  --randomLeft_;
+  ++randomDone_;
+  // Every ~20 events the main tab changes, visiting every tab in a shuffled order per round.
+  if (randomDone_ % 20 == 1) {
+    if (tabCycle_.empty()) {
+      tabCycle_ = host.tabTitles();
+      for (std::size_t i = tabCycle_.size(); i > 1; --i) std::swap(tabCycle_[i - 1], tabCycle_[randomBelow(static_cast<unsigned>(i))]);
+    }
+    if (!tabCycle_.empty()) {
+      const std::string title = tabCycle_.back();
+      tabCycle_.pop_back();
+      std::string probe = "tab_" + title;
+      std::replace(probe.begin(), probe.end(), ' ', '_');
+      ImVec2 p;
+      if (host.probePoint(probe, 0.5f, 0.5f, p)) {
+        randomEmit(Action::Click, p, probe, io);
+      } else {
+        host.selectTab(title);  // scrolled out of the tab bar: opened as --view does
+        logEvent("open tab " + title);
+        FrameInput f;
+        f.pos = mouse_;
+        randomQueue_.push_back(f);
+      }
+      return;
+    }
+  }
+  // The action: mostly pointer work, some keys and typing.
+  static constexpr Action kActions[] = {Action::Click,  Action::Click,      Action::Click,     Action::Click,
+                                        Action::Click,  Action::DoubleClick, Action::Drag,     Action::Drag,
+                                        Action::Drag,   Action::RightClick, Action::CtrlClick, Action::Wheel,
+                                        Action::Wheel,  Action::Hover,      Action::Key,       Action::Key,
+                                        Action::Key,    Action::Type,       Action::Type};
+  const Action action = kActions[randomBelow(static_cast<unsigned>(std::size(kActions)))];
+  if (action == Action::Key || action == Action::Type) {
+    randomEmit(action, mouse_, "", io);
+    return;
+  }
+  // Where: a named widget (40 %), else a point of one column, kept once an item is under it.
+  const std::vector<std::string> names = host.probeNames();
+  std::vector<std::string> widgets, columns;
+  for (const std::string& n : names) (n.rfind("column_", 0) == 0 ? columns : widgets).push_back(n);
+  if (!widgets.empty() && (columns.empty() || randomBelow(10) < 4)) {
+    const std::string& name = widgets[randomBelow(static_cast<unsigned>(widgets.size()))];
+    randomEmit(action, randomPointIn(host, name, io), name, io);
+    return;
+  }
+  scanWhere_ = columns.empty() ? std::string("window") : columns[randomBelow(static_cast<unsigned>(columns.size()))];
+  scanAction_ = action;
+  scanning_ = true;
+  scanTries_ = 1;
+  FrameInput f;
+  f.pos = randomPointIn(host, scanWhere_, io);
+  randomQueue_.push_back(f);
+}
+
+void InputScript::randomFrame(ScriptHost& host, ImGuiIO& io) {
+  io.DeltaTime = 1.0f / 60.0f;  // ImGui's clock (double-click time, key repeat) by frames, not by load
+  if (randomQueue_.empty()) randomNextEvent(host, io);
+  // The keys the last frame held go up; this frame's input goes in.
+  for (const char* name : kRandomKeys) {
+    const int k = keyIndexOf(name, io);
+    if (k >= 0) io.KeysDown[k] = false;
+  }
+  io.KeyCtrl = false;
+  if (randomQueue_.empty()) {  // finished: everything released
+    mouseDown_ = false;
+    io.MouseDown[1] = false;
+    inputChanged_ = true;
+    std::printf("random %llu: %d events done\n", randomSeed_, randomDone_);
+    std::fflush(stdout);
+    return;
+  }
+  const FrameInput f = randomQueue_.back();
+  randomQueue_.pop_back();
+  if (f.pos.x >= 0.0f) mouse_ = f.pos;
+  mouseDown_ = f.left;
+  io.MouseDown[1] = f.right;
+  io.KeyCtrl = f.ctrl;
+  if (f.key >= 0) io.KeysDown[f.key] = true;
+  if (!f.chars.empty()) io.AddInputCharactersUTF8(f.chars.c_str());
+  io.MouseWheel += f.wheel;
+  inputChanged_ = true;
 }
 
 }  // namespace mhascope::app

@@ -31,11 +31,31 @@
 //   expect_rss_growth_below_kb N  fail if RSS grew by N KiB or more since `stats`
 //   expect_no_gl_errors         fail if any GL error was seen so far
 //   screenshot PATH             save the window as PNG
+//   random SEED N               exploration: N seeded random events (clicks, double-clicks,
+//                               drags, wheel, right-clicks, Ctrl+clicks, keys, typing) inside the
+//                               window, biased toward widgets: named widgets, or points of each
+//                               column (controls, stepper, main tab, side column, status line)
+//                               kept once ImGui reports an item under the mouse; the main tab
+//                               changes every ~20 events so every tab gets its share. Each event
+//                               is printed ("random SEED #k: ..."); same seed, same events.
+//   event_driven                from here on, also track what the real (event-waiting) loop would
+//                               have on screen: frames it would not draw (asleep, no new input)
+//                               leave the "shown" picture as it was
+//   expect_shown NAME TEXT      fail unless widget NAME's label on the shown picture contains
+//                               TEXT ("play" → "Play"; "main_tab" → the open tab's title;
+//                               "stage" → the stage's name; "popup" → open / none)
+//   press_ctrl / release_ctrl   hold or release Ctrl for the following clicks (Ctrl+click a slider)
+//   type TEXT                   type TEXT (UTF-8; "_" stands for a space) into the focused field
+//   key Enter|Escape|Tab|Backspace   (besides the keys above)
+//   press_at NAME FX FY / move_to NAME FX FY / release   a drag in steps: press, move, release
+//   expect_config_valid         fail if the config is invalid (an error is shown)
+//   expect_session TEXT...      fail unless sessionSummary() contains TEXT (words joined by spaces)
 //   quit                        exit with code 0 (a failed expectation exits with 3)
 #pragma once
 
 #include <imgui.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -66,6 +86,17 @@ class ScriptHost {
   virtual int glErrorCount() = 0;
   virtual void requestScreenshot(const std::string& path) = 0;
   virtual void quit(int exitCode) = 0;
+  // Exploration (random): the named widgets on screen, the main area's tabs, a way to open one
+  // whose tab is scrolled out of view, and whether ImGui saw an item under the mouse last frame.
+  virtual std::vector<std::string> probeNames() = 0;
+  virtual std::vector<std::string> tabTitles() = 0;
+  virtual void selectTab(const std::string& title) = 0;
+  virtual bool itemHovered() = 0;
+  // event_driven / expect_shown: see the command list above.
+  virtual void setEventDriven(bool on) = 0;
+  virtual std::string shownLabel(const std::string& name) = 0;
+  // "preset=… text=… d_model=… h=… seed=… mask=… stage=… tab=…": what the session file keeps.
+  virtual std::string sessionSummary() = 0;
 };
 
 struct ScriptCommand {
@@ -80,16 +111,36 @@ class InputScript {
   bool finished() const { return next_ >= commands_.size() && pendingFrames_ == 0; }
   // Once per frame, after the platform backend's NewFrame and before ImGui::NewFrame: runs
   // commands until one needs frames to pass, and applies the mouse / keys of this frame.
-  void frame(ScriptHost& host, ImGuiIO& io);
+  // Returns whether this frame brought new input (a mouse move, button, wheel, key or
+  // character): for event_driven, that is when the real loop would wake up.
+  bool frame(ScriptHost& host, ImGuiIO& io);
 
  private:
+  // One frame of generated input for `random`.
+  struct FrameInput {
+    ImVec2 pos{-1.0f, -1.0f};
+    bool left = false, right = false, ctrl = false;
+    float wheel = 0.0f;
+    int key = -1;        // io.KeysDown index, down for this frame
+    std::string chars;   // typed this frame (UTF-8)
+  };
+  enum class Action { Click, DoubleClick, Drag, RightClick, CtrlClick, Wheel, Hover, Key, Type, Tab };
+  void randomFrame(ScriptHost& host, ImGuiIO& io);
+  void randomNextEvent(ScriptHost& host, ImGuiIO& io);
+  void randomEmit(Action action, ImVec2 at, const std::string& where, ImGuiIO& io);
+  ImVec2 randomPointIn(ScriptHost& host, const std::string& probe, ImGuiIO& io);
+  void logEvent(const std::string& text);
+  unsigned randomBelow(unsigned n);  // uniform in [0, n)
+  float randomUnit();                // uniform in [0, 1)
+
+
   bool fail(ScriptHost& host, const ScriptCommand& c, const std::string& why);
   bool start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io);  // false: command needs frames
 
   std::vector<ScriptCommand> commands_;
   std::size_t next_ = 0;
   // The command in progress and its frame counter.
-  enum class Phase { None, Wait, Click, Key, Churn, UntilIdle };
+  enum class Phase { None, Wait, Click, Press, Key, Churn, UntilIdle, Random };
   Phase phase_ = Phase::None;
   int pendingFrames_ = 0;
   int step_ = 0;
@@ -100,6 +151,23 @@ class InputScript {
   bool mouseActive_ = false;  // once the script moved the mouse, it owns io.MousePos
   long rssBaselineKb_ = -1;
   ScriptCommand untilIdleCommand_;  // for its line number in a failure
+  bool ctrlHeld_ = false;           // press_ctrl
+  std::string typeText_;            // type: delivered on the command's frame
+  bool inputChanged_ = false;       // this frame brought new input (event_driven)
+  ImVec2 lastMouse_{-1.0f, -1.0f};  // what was applied last frame, to tell new input
+  bool lastDown_ = false;
+
+  // random SEED N
+  std::uint64_t rngState_ = 0;      // splitmix64: same sequence on every machine and library
+  unsigned long long randomSeed_ = 0;
+  int randomLeft_ = 0, randomDone_ = 0;
+  std::vector<FrameInput> randomQueue_;  // frames still to play for the current event (front = back())
+  bool scanning_ = false;           // moving to grid points until ImGui reports an item hovered
+  int scanTries_ = 0;
+  Action scanAction_ = Action::Click;
+  std::string scanWhere_;
+  std::vector<std::string> tabCycle_;  // tabs still to visit in this round, shuffled
+  bool randomRightDown_ = false;
 };
 
 }  // namespace mhascope::app

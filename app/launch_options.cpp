@@ -39,6 +39,7 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
   cli.add_option("--max-texture-size", o.maxTextureSize, "pretend the GPU's texture limit is this (tests)")
       ->transform(cli::decimalInteger(1, 1 << 20));
   cli.add_flag("--hidden", o.hidden, "do not show the window");
+  cli.add_flag("--fresh", o.fresh, "start from the preset, not from the last session, and do not save this one");
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -83,6 +84,10 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
     }
   }
   if (!o.screenshotPath.empty() || o.benchFrames > 0) o.hidden = true;
+  o.presetGiven = cli.count("--preset") > 0;
+  o.stageGiven = cli.count("--stage") > 0;
+  o.viewGiven = cli.count("--view") > 0;
+  o.headGiven = cli.count("--head") > 0;
   return out;
 }
 

@@ -19,6 +19,10 @@ struct LaunchOptions {
   float uiScale = 0.0f;        // 0: the monitor's content scale
   int maxTextureSize = 0;      // 0: GL_MAX_TEXTURE_SIZE (tests lower it)
   bool hidden = false;         // no visible window (set for screenshots and benchmarks)
+  // The last session comes back at launch (app_state.hpp SavedSession); an option given on the
+  // command line wins over its saved counterpart. --fresh: neither restore nor save it.
+  bool presetGiven = false, stageGiven = false, viewGiven = false, headGiven = false;
+  bool fresh = false;
 };
 
 struct ParsedLaunch {

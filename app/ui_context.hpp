@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "app_state.hpp"
 #include "render/texture_cache.hpp"
@@ -28,14 +29,27 @@ class UiProbes {
     rects_[name] = {min, ImVec2(min.x + ImGui::CalcItemWidth(), ImGui::GetItemRectMax().y)};
   }
   void recordRect(const std::string& name, ImVec2 min, ImVec2 max) { rects_[name] = {min, max}; }
+  // What a widget says on this frame ("play" → "▶ Play"), for tests of what is on screen.
+  void recordLabel(const std::string& name, const std::string& text) { labels_[name] = text; }
+  const std::map<std::string, std::string>& labels() const { return labels_; }
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    out.reserve(rects_.size());
+    for (const auto& [name, rect] : rects_) out.push_back(name);
+    return out;
+  }
   const ItemRect* find(const std::string& name) const {
     auto it = rects_.find(name);
     return it == rects_.end() ? nullptr : &it->second;
   }
-  void clear() { rects_.clear(); }
+  void clear() {
+    rects_.clear();
+    labels_.clear();
+  }
 
  private:
   std::map<std::string, ItemRect> rects_;
+  std::map<std::string, std::string> labels_;
 };
 
 struct LessonState;  // panels/lesson_common.hpp: caches and choices of the lesson tabs

@@ -12,6 +12,7 @@
 #include "mhascope/tokenizer.hpp"
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
+#include "widgets/drag_slider.hpp"
 #include "widgets/labels.hpp"
 
 namespace mhascope::app {
@@ -65,6 +66,12 @@ void presetPicker(UiContext& ctx) {
   }
   ctx.probes.recordLastFrame("preset");
   if (!st.config.description.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", st.config.description.c_str());
+  if (ImGui::Button("Reset to defaults")) resetToDefaults(st, ctx.view);
+  ctx.probes.recordLastItem("reset_defaults");
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("The default preset and view. The window restores the last session at launch; this is the "
+                      "way back to a clean start.");
+  }
 }
 
 // The tokens as chips, so typing shows at once how the text is cut into tokens.
@@ -145,14 +152,15 @@ void drawControlsPanel(UiContext& ctx) {
   changed |= ImGui::InputTextMultiline("##text", &cfg.text, ImVec2(-1.0f, 3.2f * em));
   ctx.probes.recordLastItem("text");
   tokenChips(cfg.text, cfg.tokens);
-  changed |= ImGui::SliderInt("tokens T", &cfg.tokens, 0, 1024, cfg.tokens == 0 ? "as typed" : "%d",
-                              ImGuiSliderFlags_Logarithmic);
+  changed |= dragSliderInt("tokens T", &cfg.tokens, 0, 1024, cfg.tokens == 0 ? "as typed" : "%d",
+                           ImGuiSliderFlags_Logarithmic).changed;
   ctx.probes.recordLastFrame("tokens");
   helpMarker("Cut the sentence to T tokens, or extend it with filler words. 0 keeps the sentence as typed. "
-             "Ctrl+click to type a number.");
-  changed |= ImGui::SliderInt("batch B", &cfg.batch, 0, 16, cfg.batch == 0 ? "one per sentence" : "%d");
+             "Drag to change; Ctrl+click to type a number.");
+  changed |= dragSliderInt("batch B", &cfg.batch, 0, 16, cfg.batch == 0 ? "one per sentence" : "%d").changed;
+  ctx.probes.recordLastFrame("batch_size");
   helpMarker("How many sequences go through at once (B). 0 = one per sentence; more items cycle the sentences. "
-             "Shorter items are padded and their padding keys masked.");
+             "Shorter items are padded and their padding keys masked. Drag to change; Ctrl+click to type a number.");
   changed |= ImGui::Checkbox("cross-attention", &cfg.crossAttention);
   helpMarker("Queries come from the sentence above, keys and values from another one, so T_k can differ from T_q "
              "(an encoder-decoder's second attention).");
@@ -162,17 +170,29 @@ void drawControlsPanel(UiContext& ctx) {
   }
 
   sectionTitle("Sizes");
-  changed |= ImGui::SliderInt("d_model", &cfg.dModel, 1, 1024, "%d", ImGuiSliderFlags_Logarithmic);
+  // d_model and h are applied when the drag (or the typed value) is finished: on the way from
+  // h = 4 to h = 8 a drag passes 5, 6, 7, which do not divide d_model = 16, and an error
+  // flashing for each of them would only be noise. The picture stays until then.
+  const SliderEdit dModelEdit = dragSliderInt("d_model", &cfg.dModel, 1, 1024, "%d", ImGuiSliderFlags_Logarithmic);
   ctx.probes.recordLastFrame("d_model");
-  helpMarker("Width of every token vector. Ctrl+click to type a number.");
-  changed |= ImGui::SliderInt("heads h", &cfg.heads, 1, 64);
+  helpMarker("Width of every token vector. Drag to change (applied when you let go); Ctrl+click to type a number.");
+  const SliderEdit headsEdit = dragSliderInt("heads h", &cfg.heads, 1, 64);
   ctx.probes.recordLastFrame("heads");
-  helpMarker("Number of heads. Each head works on its own d_k = d_model / h features, so h must divide d_model.");
+  helpMarker("Number of heads. Each head works on its own d_k = d_model / h features, so h must divide d_model. "
+             "Drag to change (applied when you let go); Ctrl+click to type a number.");
+  const bool sizing = dModelEdit.active || headsEdit.active;
+  if (dModelEdit.changed || headsEdit.changed) st.sizeEditPending = true;
+  if (st.sizeEditPending && !sizing) {
+    st.sizeEditPending = false;
+    changed = true;
+  }
   if (cfg.heads > 0 && cfg.dModel > 0 && cfg.dModel % cfg.heads == 0) {
     ImGui::TextColored(symbolColorVec("d_k"), "d_k = d_model / h = %d / %d = %d", cfg.dModel, cfg.heads,
                        cfg.dModel / cfg.heads);
+  } else if (sizing) {
+    ImGui::TextDisabled("d_model / h = %d / %d is not a whole number", cfg.dModel, cfg.heads);
   }
-  configErrorBox(ctx);
+  if (!sizing) configErrorBox(ctx);
 
   sectionTitle("Attention");
   int mask = cfg.mask == MaskKind::Causal ? 1 : 0;
@@ -180,7 +200,7 @@ void drawControlsPanel(UiContext& ctx) {
     cfg.mask = mask == 1 ? MaskKind::Causal : MaskKind::None;
     changed = true;
   }
-  changed |= ImGui::SliderInt("pad last keys", &cfg.padLastKeys, 0, std::max(1, st.trace.tk));
+  changed |= dragSliderInt("pad last keys", &cfg.padLastKeys, 0, std::max(1, st.trace.tk)).changed;
   helpMarker("Key padding: ignore the last n keys of every item, as if they were <pad> tokens.");
   int scale = 0;
   for (int i = 0; i < 3; ++i) {

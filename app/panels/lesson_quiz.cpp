@@ -44,11 +44,13 @@ void drawLessonQuizPanel(UiContext& ctx) {
       ImGui::PushID(static_cast<int>(c));
       const bool isPicked = picked == static_cast<int>(c);
       const bool isRight = static_cast<int>(c) == q.correct;
-      if (picked >= 0 && (isPicked || isRight))
-        ImGui::PushStyleColor(ImGuiCol_Text, isRight ? kOkColor : kErrorColor);
+      // Decided once: the click below changes `picked`, and the Pop must match the Push.
+      const bool coloured = picked >= 0 && (isPicked || isRight);
+      if (coloured) ImGui::PushStyleColor(ImGuiCol_Text, isRight ? kOkColor : kErrorColor);
       if (ImGui::RadioButton(q.choices[c].c_str(), isPicked)) picked = static_cast<int>(c);
-      if (picked >= 0 && (isPicked || isRight)) ImGui::PopStyleColor();
+      if (coloured) ImGui::PopStyleColor();
       ctx.probes.recordLastItem("quiz_" + std::to_string(i + 1) + "_" + std::to_string(c + 1));
+      if (isRight) ctx.probes.recordLastItem("quiz_" + std::to_string(i + 1) + "_correct");
       ImGui::PopID();
     }
     if (picked >= 0) {

@@ -10,6 +10,7 @@
 
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
+#include "widgets/drag_slider.hpp"
 #include "widgets/flow.hpp"
 
 namespace mhascope::app {
@@ -104,16 +105,17 @@ void transport(UiContext& ctx) {
   ImGui::EndDisabled();
   ctx.probes.recordLastItem("next");
   ImGui::SameLine();
-  if (ImGui::Button(view.playing ? "❚❚ Pause" : "▶ Play", ImVec2(6.0f * em, 0))) {
+  const char* playLabel = view.playing ? "❚❚ Pause" : "▶ Play";  // what this frame draws
+  if (ImGui::Button(playLabel, ImVec2(6.0f * em, 0))) {
     view.playing = !view.playing;
     view.playAccumulator = 0;
     if (view.playing && current == kStageCount - 1) goToStage(view, StageId::Query);
   }
   ctx.probes.recordLastItem("play");
+  ctx.probes.recordLabel("play", playLabel);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(9.0f * em);
-  ImGui::SliderFloat("##speed", &view.playStagesPerSecond, 0.25f, 4.0f, "%.2g stages/s", ImGuiSliderFlags_Logarithmic);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Play speed");
+  dragSliderFloat("##speed", &view.playStagesPerSecond, 0.25f, 4.0f, "%.2g stages/s", ImGuiSliderFlags_Logarithmic);
   char where[96];
   std::snprintf(where, sizeof where, "stage %d of %d   keys: ← → Space Home End", current + 1, kStageCount);
   sameLineOrWrap(ImGui::CalcTextSize(where).x);
@@ -127,6 +129,7 @@ void drawStepperPanel(UiContext& ctx) {
   ImGui::Spacing();
   transport(ctx);
   const StageInfo& info = stageInfo(ctx.view.stage);
+  ctx.probes.recordLabel("stage", info.name);  // the stage whose title this frame draws
   if (ctx.titleFont) ImGui::PushFont(ctx.titleFont);
   ImGui::TextUnformatted(info.title);
   if (ctx.titleFont) ImGui::PopFont();

@@ -44,8 +44,25 @@ Result<std::unique_ptr<Window>> Window::create(const WindowOptions& options) {
   }
   glfwMakeContextCurrent(w);
   glfwSwapInterval(options.vsync ? 1 : 0);
-  return std::unique_ptr<Window>(new Window(w));
+  std::unique_ptr<Window> window(new Window(w));
+  // Installed before ImGui's backend, which chains to it (ImGui_ImplGlfw_InstallCallbacks).
+  glfwSetWindowUserPointer(w, window.get());
+  glfwSetKeyCallback(w, &Window::onKey);
+  return window;
 }
+
+void Window::onKey(GLFWwindow* w, int key, int /*scancode*/, int action, int /*mods*/) {
+  auto* self = static_cast<Window*>(glfwGetWindowUserPointer(w));
+  if (self && action == GLFW_PRESS && key >= 0) self->pressedKeys_.push_back(key);
+}
+
+std::vector<int> Window::takePressedKeys() {
+  std::vector<int> keys;
+  keys.swap(pressedKeys_);
+  return keys;
+}
+
+bool Window::keyIsDown(int key) const { return glfwGetKey(window_, key) == GLFW_PRESS; }
 
 Window::~Window() {
   shutdownImGuiPlatform();

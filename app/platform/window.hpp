@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "mhascope/result.hpp"
 
@@ -50,11 +51,19 @@ class Window {
   void waitEvents(double timeoutSeconds);
   void pollEvents();
   static double now();  // seconds, monotonic
+  // Keys pressed during the last poll/wait, in order (GLFW key codes = ImGui 1.86 key indices).
+  // Dear ImGui 1.86 only sees io.KeysDown at NewFrame, so a press and its release that arrive in
+  // the same poll (a quick tap on a busy machine, or xdotool) would never be seen: App holds
+  // such a key down for one frame.
+  std::vector<int> takePressedKeys();
+  bool keyIsDown(int key) const;
 
  private:
   explicit Window(GLFWwindow* w) : window_(w) {}
+  static void onKey(GLFWwindow* w, int key, int scancode, int action, int mods);
   GLFWwindow* window_ = nullptr;
   bool imguiPlatform_ = false;
+  std::vector<int> pressedKeys_;
 };
 
 // $XDG_CONFIG_HOME/mhascope (or ~/.config/mhascope), created if missing; empty when neither

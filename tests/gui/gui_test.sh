@@ -92,6 +92,90 @@ case "$case_name" in
       --stage weights || fail "long sequence with a small texture limit"
     python3 "$here/check_png.py" "$out/long.png" || fail "blank long-sequence screenshot"
     ;;
+  quiz_click)
+    # Issue 7 §1: the right answer of question 1 aborted the app (ImGui assert).
+    xvfb "$bin" --preset default --script "$(script_from quiz_click.txt)" > "$out/log.txt" 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "quiz script failed (exit $rc)"; }
+    python3 "$here/check_png.py" "$out/quiz.png" || fail "blank quiz screenshot"
+    ;;
+  input_feel)
+    xvfb "$bin" --preset default --script "$(script_from input_feel.txt)" || fail "script failed (exit $?)"
+    ;;
+  session)
+    # The last session comes back at launch; options given on the command line win; a corrupt
+    # file is ignored with a message; Reset to defaults.
+    session="$XDG_CONFIG_HOME/mhascope/session.json"
+    check() {  # check WANT [mhascope options...]: launch, expect the session summary to contain WANT
+      local want=$1; shift
+      printf 'wait 4\nexpect_session %s\nquit\n' "$want" > "$out/check.txt"
+      xvfb "$bin" "$@" --script "$out/check.txt" > "$out/check_log.txt" 2> "$out/check_err.txt" \
+        || { cat "$out/check_log.txt" "$out/check_err.txt"; fail "expected the session to contain $want (options: $*)"; }
+    }
+    xvfb "$bin" --script "$(script_from session_change.txt)" || fail "changing the session failed (exit $?)"
+    [ -s "$session" ] || fail "no $session written"
+    grep -q '"mhascope_session": 1' "$session" || fail "session.json has no format version: $(cat "$session")"
+    ls "$XDG_CONFIG_HOME/mhascope" | grep -q tmp && fail "temporary files left next to session.json"
+    check "d_model=32"
+    check "stage=output"
+    check "tab=Quiz"
+    cp "$session" "$out/saved.json"
+    # explicit options win over the saved ones, each on its own
+    check "preset=cat" --preset cat
+    check "stage=scores" --stage scores
+    check "tab=Split" --view split
+    check "d_model=16" --fresh   # --fresh: the default preset, and the saved session untouched
+    xvfb "$bin" --preset default --script "$(script_from session_change.txt)" || fail "changing the session again"
+    check "d_model=32"
+    # Reset to defaults
+    xvfb "$bin" --script "$(script_from session_reset.txt)" || fail "Reset to defaults (exit $?)"
+    check "d_model=16"
+    # corrupt, truncated, wrong-typed, future-version and duplicate-key files: ignored with a
+    # message, the app starts from the defaults
+    printf '\x00\x01garbage{{{' > "$session"
+    check "preset=default" && grep -q "not restored" "$out/check_err.txt" || fail "no message about a corrupt session.json"
+    head -c 100 "$out/saved.json" > "$session"
+    check "preset=default" && grep -q "not restored" "$out/check_err.txt" || fail "no message about a truncated session.json"
+    sed 's/"mhascope_session": 1/"mhascope_session": 99/' "$out/saved.json" > "$session"
+    check "preset=default" && grep -q "version 99" "$out/check_err.txt" || fail "no message about a future version"
+    sed 's/"d_model": 32/"d_model": "32"/' "$out/saved.json" > "$session"
+    check "d_model=16" && grep -q "d_model" "$out/check_err.txt" || fail "no message about a wrong type"
+    sed 's/"numbers": true/"numbers": true, "numbers": false/' "$out/saved.json" > "$session"
+    check "d_model=16" && grep -q "duplicate" "$out/check_err.txt" || fail "no message about a duplicate key"
+    ;;
+  key_tap)
+    command -v xdotool > /dev/null || fail "xdotool is needed (scripts/setup.sh installs it)"
+    cat > "$out/tap.sh" <<EOF
+#!/usr/bin/env bash
+"$bin" --fresh --preset default --script "$here/key_tap.txt" > "$out/log.txt" 2>&1 &
+pid=\$!
+for i in \$(seq 50); do xdotool search --name mhascope > /dev/null 2>&1 && break; sleep 0.1; done
+sleep 0.5
+xdotool key --delay 0 Right
+wait \$pid
+EOF
+    xvfb bash "$out/tap.sh" || { tail -n 5 "$out/log.txt"; fail "a tapped → key was lost"; }
+    ;;
+  explore)
+    # Issue 7 §1: seeded random input on every tab and every column, ImGui's asserts on
+    # (app/imgui_user_config.hpp). Arguments: SEED EVENTS [WxH].
+    seed=${3:?seed}; events=${4:?events}; size=${5:-1600x1000}
+    sed -e "s|@OUT@|$out|g" -e "s|@SEED@|$seed|g" -e "s|@EVENTS@|$events|g" "$here/explore.txt" > "$out/explore.txt"
+    mkdir -p "$out/home"
+    start=$(date +%s)
+    HOME="$out/home" xvfb "$bin" --preset default --size "$size" --script "$out/explore.txt" > "$out/log.txt" 2> "$out/err.txt"
+    rc=$?
+    echo "explore seed $seed: $events events at $size, exit $rc, $(( $(date +%s) - start )) s"
+    if [ "$rc" -ne 0 ] || ! python3 "$here/check_png.py" "$out/explore_end.png" > /dev/null 2>&1; then
+      echo "---- seed $seed: the last events before the failure:" >&2
+      grep "^random $seed #" "$out/log.txt" | tail -n 20 >&2
+      echo "---- stderr:" >&2
+      tail -n 20 "$out/err.txt" >&2
+      echo "---- reproduce: tests/gui/gui_test.sh explore $bin $seed $events $size" >&2
+      fail "exploration seed $seed (exit $rc)"
+    fi
+    grep -c "^random $seed #" "$out/log.txt" | xargs echo "events logged:"
+    ;;
   *)
     fail "unknown case $case_name"
     ;;
