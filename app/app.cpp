@@ -653,6 +653,8 @@ bool App::probePoint(const std::string& name, float fx, float fy, ImVec2& out) {
 
 std::string App::currentStageName() { return stageInfo(view_.stage).name; }
 
+std::string App::probeText(const std::string& name) { return probes_.text(name); }
+
 void App::resize(int w, int h) { window_->resize(w, h); }
 
 int App::textureCount() { return Texture::liveCount(); }

@@ -70,6 +70,8 @@ struct ViewState {
   bool sharedScale = true;             // one colour range for all heads of the stage
   bool showNumbers = true;             // numbers in cells when they are big enough
   HeatmapZoom zoom;
+  WeightId weight = WeightId::Wq;      // the learned matrix the Weights tab shows
+  HeatmapZoom weightZoom;
 
   bool playing = false;
   float playStagesPerSecond = 1.0f;

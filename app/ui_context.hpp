@@ -28,14 +28,24 @@ class UiProbes {
     rects_[name] = {min, ImVec2(min.x + ImGui::CalcItemWidth(), ImGui::GetItemRectMax().y)};
   }
   void recordRect(const std::string& name, ImVec2 min, ImVec2 max) { rects_[name] = {min, max}; }
+  // Words a panel shows (e.g. the heatmap's label), for `expect_text` in input scripts.
+  void recordText(const std::string& name, const std::string& text) { texts_[name] = text; }
+  std::string text(const std::string& name) const {
+    auto it = texts_.find(name);
+    return it == texts_.end() ? std::string() : it->second;
+  }
   const ItemRect* find(const std::string& name) const {
     auto it = rects_.find(name);
     return it == rects_.end() ? nullptr : &it->second;
   }
-  void clear() { rects_.clear(); }
+  void clear() {
+    rects_.clear();
+    texts_.clear();
+  }
 
  private:
   std::map<std::string, ItemRect> rects_;
+  std::map<std::string, std::string> texts_;
 };
 
 struct LessonState;  // panels/lesson_common.hpp: caches and choices of the lesson tabs

@@ -3,6 +3,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "panels/lesson_common.hpp"
 #include "panels/panel.hpp"
@@ -39,7 +40,7 @@ void drawLessonMasksPanel(UiContext& ctx) {
   }
   const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
   const int h = std::clamp(ctx.view.head, 0, t.heads - 1);
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "head %d (pick it in the Heatmap tab)", h + 1);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "head %d (pick it in the Heatmap tab)", h);
   ImGui::SameLine(0, em);
   ImGui::Text("mean |difference| of the outputs: %.4g   (max %.4g)   blocked cells per head: %d", r->meanAbsOutputDiff,
               r->maxAbsOutputDiff, r->blockedCells);
@@ -55,7 +56,13 @@ void drawLessonMasksPanel(UiContext& ctx) {
   const Pic pics[] = {{"no mask", &r->unmasked, r->unmasked.tensor(StageId::Weights).ptr() + off, DataKind::Probability},
                       {ls.maskKind == 0 ? "causal mask" : "key padding", &r->masked,
                        r->masked.tensor(StageId::Weights).ptr() + off, DataKind::Probability},
-                      {"difference (masked - none)", nullptr, r->weightDiff.ptr() + off, DataKind::Signed}};
+                      {"difference (masked - none), this head", nullptr, r->weightDiff.ptr() + off, DataKind::Signed}};
+  // What each number covers: the text's maximum is over every head and batch item; the
+  // difference picture's colour bar spans this head's own largest |difference|.
+  float headMax = 0.0f;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(t.tq) * static_cast<std::size_t>(t.tk); ++i) {
+    headMax = std::max(headMax, std::abs(pics[2].data[i]));
+  }
   for (int i = 0; i < 3; ++i) {
     ImGui::PushID(i);
     if (i) ImGui::SameLine(0, em);
@@ -79,6 +86,9 @@ void drawLessonMasksPanel(UiContext& ctx) {
     ImGui::PopID();
   }
   ImGui::PushTextWrapPos(0.0f);
+  ImGui::Text("max |weight difference|: %.3g over all %d heads and %d batch item(s); %.3g in head %d, batch item %d "
+              "(the difference colour bar spans ±this head's value)",
+              r->maxAbsWeightDiff, t.heads, t.batch, static_cast<double>(headMax), h, b);
   ImGui::TextDisabled("Blue cells lost weight (they are blocked, or their row now shares among fewer keys); red cells "
                       "gained it. Causal: the first query can only see itself, so its weight there becomes 1; the last "
                       "query sees everything and does not change. Max |weight difference|: %.3g.",

@@ -67,7 +67,7 @@ void drawLessonPitfallsPanel(UiContext& ctx) {
     m.rowLabels = c.queryTokens[static_cast<std::size_t>(b)];
     m.colLabels = c.keyTokens[static_cast<std::size_t>(b)];
     m.kind = pics[i].kind;
-    m.trace = i == 0 ? &c : nullptr;
+    m.trace = i < 2 ? &c : nullptr;  // the same mask: blocked cells drawn alike (where it took effect)
     m.batchIndex = b;
     m.head = h;
     m.textureTag = 100 + 3 * ls.pitfallIndex + i;
