@@ -42,6 +42,9 @@ case "$case_name" in
     ;;
   scripted_input)
     xvfb "$bin" --preset default --script "$(script_from scripted_input.txt)" || fail "script failed (exit $?)"
+    # The exported picture's title is the window's label, word for word (0-based).
+    grep -qF "<title>Softmax (weights) · head 0 · batch 0</title>" "$out/weights_b0_h0.svg" \
+      || fail "exported title differs from the window's label: $(grep -o '<title>[^<]*' "$out/weights_b0_h0.svg")"
     ;;
   texture_churn)
     xvfb "$bin" --preset default --script "$(script_from texture_churn.txt)" || fail "script failed (exit $?)"
