@@ -26,8 +26,7 @@ void drawLessonCellPanel(UiContext& ctx) {
   ls.cellQuery = std::clamp(ls.cellQuery, 0, t.tq - 1);
   ls.cellKey = std::clamp(ls.cellKey, 0, t.tk - 1);
   ImGui::SetNextItemWidth(8 * em);
-  int h1 = ls.cellHead + 1;
-  if (ImGui::SliderInt("head", &h1, 1, t.heads)) ls.cellHead = h1 - 1;
+  ImGui::SliderInt("head i", &ls.cellHead, 0, t.heads - 1);  // 0-based, as everywhere
   ImGui::SameLine();
   ImGui::TextDisabled("click a cell of the scaled scores");
 
@@ -62,7 +61,7 @@ void drawLessonCellPanel(UiContext& ctx) {
     const auto& qt = t.queryTokens[static_cast<std::size_t>(b)];
     const auto& kt = t.keyTokens[static_cast<std::size_t>(b)];
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(c->head)), "head %d: query %d '%s' . key %d '%s'",
-                       c->head + 1, c->query, qt[static_cast<std::size_t>(c->query)].c_str(), c->key,
+                       c->head, c->query, qt[static_cast<std::size_t>(c->query)].c_str(), c->key,
                        kt[static_cast<std::size_t>(c->key)].c_str());
     if (ImGui::BeginTable("qk", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
                                        ImGuiTableFlags_ScrollY,

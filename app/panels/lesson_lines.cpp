@@ -32,8 +32,8 @@ void drawLessonLinesPanel(UiContext& ctx) {
     ImGui::PushStyleColor(ImGuiCol_Button, headColor(h, off ? 0.15f : 0.85f));
     ImGui::PushStyleColor(ImGuiCol_ButtonHovered, headColor(h, 1.0f));
     ImGui::PushStyleColor(ImGuiCol_Text, off ? ImGui::GetColorU32(ImGuiCol_TextDisabled) : textColorOn(headColor(h)));
-    if (ImGui::Button(std::to_string(h + 1).c_str())) ls.headHidden[static_cast<std::size_t>(h)] = off ? 0 : 1;
-    ctx.probes.recordLastItem("lines_head_" + std::to_string(h + 1));
+    if (ImGui::Button(std::to_string(h).c_str())) ls.headHidden[static_cast<std::size_t>(h)] = off ? 0 : 1;
+    ctx.probes.recordLastItem("lines_head_" + std::to_string(h));
     ImGui::PopStyleColor(3);
     ImGui::PopID();
   }

@@ -59,7 +59,7 @@ void drawLessonPitfallsPanel(UiContext& ctx) {
     if (i) ImGui::SameLine(0, em);
     ImGui::BeginGroup();
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(i == 2 ? ImGui::GetColorU32(ImGuiCol_Text) : headColor(h)),
-                       "%s, head %d", pics[i].title, h + 1);
+                       "%s, head %d", pics[i].title, h);
     MatrixPicture m;
     m.data = pics[i].data;
     m.rows = c.tq;

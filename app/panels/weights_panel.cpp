@@ -1,4 +1,4 @@
-// The learned parameters as heatmaps: W_q, W_k, W_v, W_o and the biases, exactly as the shown
+// The "Learned" tab: the learned parameters as heatmaps: W_q, W_k, W_v, W_o and the biases, exactly as the shown
 // trace recorded them (Trace::weights — the numbers the pass multiplied by, not recomputed here),
 // with the same export as every other heatmap.
 #include <imgui.h>

@@ -128,8 +128,8 @@ std::string describeIndex(const Slice2D& s, bool row, int index, const HeatmapSp
   }
   if (!row && columnsOwnedByHeads(spec) && spec.dk > 0 && spec.heads > 1) {
     const int i = index / spec.dk;
-    return "feature " + pos + " of " + axis + "   (column " + pos + " belongs to head ⌊" + pos + " / " +
-           std::to_string(spec.dk) + "⌋ = " + std::to_string(i) + ")";
+    return "feature " + pos + " of " + axis + "   (column " + pos + " belongs to head floor(" + pos + " / " +
+           std::to_string(spec.dk) + ") = " + std::to_string(i) + ")";
   }
   if (!row && axis == "d_model" && !s.weight && !headsOwnColumns(s.stage)) {
     return "feature " + pos + " of d_model   (" + noHeadOwnerNote(s.stage) + ")";
@@ -423,7 +423,7 @@ HeatmapHover drawHeatmap(const char* id, const HeatmapSpec& spec, HeatmapZoom* z
 bool columnsOwnedByHeads(const HeatmapSpec& spec) {
   const Slice2D& s = *spec.slice;
   if (spec.heads <= 0 || spec.dk <= 0 || s.cols != spec.heads * spec.dk) return false;
-  if (s.weight) {  // W_q, W_k, W_v (and their biases): output column j feeds head ⌊j / d_k⌋
+  if (s.weight) {  // W_q, W_k, W_v (and their biases): output column j feeds head floor(j / d_k)
     const WeightId w = *s.weight;
     return w == WeightId::Wq || w == WeightId::Wk || w == WeightId::Wv || w == WeightId::Bq || w == WeightId::Bk ||
            w == WeightId::Bv;
