@@ -157,7 +157,7 @@ void drawHeadGridPanel(UiContext& ctx) {
     ImGui::BeginGroup();
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "head %d", h);
     ImGui::SameLine();
-    ImGui::TextDisabled(previewHead >= 0 ? (perHead ? "(hovered; click it to open it in the Heatmap tab)" : "(its d_k columns)")
+    ImGui::TextDisabled(previewHead >= 0 ? (perHead ? "(hovered; click: Heatmap)" : "(its d_k columns)")
                                          : "(hover a head to see it here)");
     HeatmapSpec big = specFor(h, s, true);
     big.axisLabels = true;

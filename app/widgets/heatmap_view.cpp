@@ -154,7 +154,7 @@ void cellTooltip(const HeatmapSpec& spec, int r, int c) {
   }
   const bool tokens = s.rowAxis == "T_q" && s.colAxis == "T_k";
   // What the number means for this query/key pair, in words.
-  if (tokens && std::isfinite(v)) {
+  if (tokens && std::isfinite(v) && !blockedAt(spec, r, dataCol)) {
     const std::string q = "«" + readableToken(s.rowLabels[static_cast<std::size_t>(r)], ImGui::GetFont()) + "»";
     const std::string k = "«" + readableToken(s.colLabels[static_cast<std::size_t>(dataCol)], ImGui::GetFont()) + "»";
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
