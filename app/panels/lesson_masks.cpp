@@ -46,7 +46,11 @@ void drawLessonMasksPanel(UiContext& ctx) {
               r->maxAbsOutputDiff, r->blockedCells);
   const std::size_t off = (static_cast<std::size_t>(b) * static_cast<std::size_t>(t.heads) + static_cast<std::size_t>(h)) *
                           static_cast<std::size_t>(t.tq) * static_cast<std::size_t>(t.tk);
-  const float side = std::clamp((ImGui::GetContentRegionAvail().x - 3.0f * (colorbarWidth() + 1.5f * em)) / 3.0f, 8.0f * em, 26.0f * em);
+  // The two weight maps share the 0..1 scale: one colour bar for both (on the second), one for
+  // the difference. Each map also needs room for its row labels (~4 em) beside the cells.
+  const float labelsW = 4.5f * em;
+  const float side = std::clamp((ImGui::GetContentRegionAvail().x - 2.0f * colorbarWidth() - 3.0f * (labelsW + em)) / 3.0f,
+                                8.0f * em, 26.0f * em);
   struct Pic {
     const char* title;
     const Trace* trace;
@@ -79,9 +83,9 @@ void drawLessonMasksPanel(UiContext& ctx) {
     m.batchIndex = b;
     m.head = h;
     m.textureTag = 50 + i + 3 * variant;
-    m.colorbar = true;
+    m.colorbar = i > 0;
     m.numbers = t.tk <= 10;
-    drawMatrix(ctx, "m", m, ImVec2(side + colorbarWidth() + 0.5f * em, side));
+    drawMatrix(ctx, "m", m, ImVec2(side + labelsW + (m.colorbar ? colorbarWidth() : 0.0f), side + 4.5f * em));
     ImGui::EndGroup();
     ImGui::PopID();
   }
