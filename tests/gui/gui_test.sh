@@ -89,6 +89,21 @@ case "$case_name" in
       --stage weights || fail "long sequence with a small texture limit"
     python3 "$here/check_png.py" "$out/long.png" || fail "blank long-sequence screenshot"
     ;;
+  blocked_cells)
+    # A blocked cell looks the same in every view: at the Mask stage (−inf) and at the Softmax
+    # stage (weight 0) the window fills the same cells with the blocked grey (64,64,64) and the
+    # same light cross (205,205,205); without the mask there is none of that grey.
+    for stage in masked_scores weights; do
+      xvfb "$bin" --screenshot "$out/$stage.png" --preset "$here/causal.json" --stage "$stage" || fail "screenshot at $stage"
+    done
+    g1=$(python3 "$here/count_color.py" "$out/masked_scores.png" 64,64,64 20000) || fail "masked scores: $g1"
+    g2=$(python3 "$here/count_color.py" "$out/weights.png" 64,64,64 20000) || fail "weights: blocked cells not in the blocked colour: $g2"
+    x1=$(python3 "$here/count_color.py" "$out/masked_scores.png" 205,205,205 200) || fail "masked scores: no crosses: $x1"
+    x2=$(python3 "$here/count_color.py" "$out/weights.png" 205,205,205 200) || fail "weights: no crosses: $x2"
+    [ "${g1##*: }" = "${g2##*: }" ] && [ "${x1##*: }" = "${x2##*: }" ] || fail "blocked cells differ: $g1 / $g2 / $x1 / $x2"
+    xvfb "$bin" --screenshot "$out/none.png" --preset default --stage weights || fail "screenshot without a mask"
+    python3 "$here/count_color.py" "$out/none.png" 64,64,64 0 0 || fail "blocked grey without a mask"
+    ;;
   *)
     fail "unknown case $case_name"
     ;;
