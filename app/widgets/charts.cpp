@@ -15,9 +15,12 @@ void yAxis(ImDrawList* dl, float x, float yTop, float yBottom, double lo, double
            const ValueFormat& format) {
   const float em = ImGui::GetFontSize();
   dl->AddLine(ImVec2(x, yTop), ImVec2(x, yBottom), axisColor());
+  std::vector<float> used;  // label centres drawn so far: labels never overlap each other
   for (double v : ticks) {
     const float y = yBottom - static_cast<float>((v - lo) / (hi - lo)) * (yBottom - yTop);
     dl->AddLine(ImVec2(x - 0.3f * em, y), ImVec2(x, y), axisColor());
+    if (std::any_of(used.begin(), used.end(), [&](float u) { return std::abs(u - y) < ImGui::GetTextLineHeight(); })) continue;
+    used.push_back(y);
     const std::string s = format(v);
     const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
     dl->AddText(ImVec2(x - 0.6f * em - ts.x, y - 0.5f * ts.y), ImGui::GetColorU32(ImGuiCol_Text), s.c_str());
