@@ -67,11 +67,13 @@ struct ExportUi {
 struct ViewState {
   StageId stage = StageId::Weights;
   int batch = 0;   // b, 0-based
-  int head = 0;    // 0-based; shown to users as 1-based "head 1"
+  int head = 0;    // 0-based, shown as typed: "head 0" is --head 0
   std::optional<ColormapId> colormap;  // empty: picked by the stage's data kind
   bool sharedScale = true;             // one colour range for all heads of the stage
   bool showNumbers = true;             // numbers in cells when they are big enough
   HeatmapZoom zoom;
+  WeightId weight = WeightId::Wq;      // the learned matrix the Weights tab shows
+  HeatmapZoom weightZoom;
 
   bool playing = false;
   float playStagesPerSecond = 1.0f;

@@ -223,6 +223,15 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       rssBaselineKb_ = residentKb();
       std::printf("stats: textures=%d rss_kb=%ld gl_errors=%d\n", host.textureCount(), rssBaselineKb_, host.glErrorCount());
       std::fflush(stdout);
+    } else if (c.verb == "expect_text" && need(2)) {
+      std::string want;  // the rest of the line, words joined by one space
+      for (std::size_t i = 1; i < c.args.size(); ++i) {
+        if (i > 1) want += ' ';
+        want += c.args[i];
+      }
+      const std::string got = host.probeText(c.args[0]);
+      std::printf("text %s: %s\n", c.args[0].c_str(), got.c_str());
+      if (got != want) return fail(host, c, c.args[0] + " shows \"" + got + "\", expected \"" + want + "\"");
     } else if (c.verb == "expect_stage" && need(1)) {
       if (host.currentStageName() != c.args[0]) return fail(host, c, "stage is " + host.currentStageName() + ", expected " + c.args[0]);
     } else if (c.verb == "expect_heads" && need(1)) {

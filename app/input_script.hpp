@@ -22,6 +22,8 @@
 //   expect_tokens N             fail unless the shown trace has T_q = N
 //   stats                       print texture count and RSS; the baseline for expect_rss_growth
 //   expect_stage NAME           fail unless the current stage is NAME
+//   expect_text NAME WORDS…     fail unless the panel text recorded as NAME is WORDS (e.g. the
+//                               heatmap's label, "heatmap_label")
 //   expect_heads N              fail unless the config's h is N
 //   expect_config_error         fail unless the config is invalid (and the UI shows why)
 //   expect_file PATH            fail unless PATH exists and is not empty
@@ -70,6 +72,7 @@ class ScriptHost {
   // The point at fractions (fx, fy) of the named widget; false when no such widget is on screen.
   virtual bool probePoint(const std::string& name, float fx, float fy, ImVec2& out) = 0;
   virtual std::string currentStageName() = 0;
+  virtual std::string probeText(const std::string& name) = 0;  // UiProbes::text
   virtual int configHeads() = 0;
   virtual bool configInvalid() = 0;
   virtual void setExportFolder(const std::string& path) = 0;

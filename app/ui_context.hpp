@@ -32,6 +32,10 @@ class UiProbes {
   // What a widget says on this frame ("play" → "▶ Play"), for tests of what is on screen.
   void recordLabel(const std::string& name, const std::string& text) { labels_[name] = text; }
   const std::map<std::string, std::string>& labels() const { return labels_; }
+  std::string text(const std::string& name) const {
+    auto it = labels_.find(name);
+    return it == labels_.end() ? std::string() : it->second;
+  }
   std::vector<std::string> names() const {
     std::vector<std::string> out;
     out.reserve(rects_.size());

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cctype>
 #include <chrono>
 #include <climits>
 #include <csignal>
@@ -95,6 +96,17 @@ int cmdInfo(const ModelOptions& mo) {
   std::printf("  %-14s %-22s %-24s %s\n", "stage", "shape", "axes", "formula");
   for (const auto& st : t->stages) {
     const auto& info = stageInfo(st.id);
+    // The split is two steps, as the lessons show: view (B, T, d_model) as (B, T, h, d_k) —
+    // free, no copy — then transpose(1, 2) to (B, h, T, d_k).
+    if (st.id == StageId::QHeads || st.id == StageId::KHeads || st.id == StageId::VHeads) {
+      const Tensor& heads = st.tensor;  // (B, h, T, d_k)
+      const Shape viewShape = {heads.dim(0), heads.dim(2), heads.dim(1), heads.dim(3)};
+      const std::string t = heads.axes.size() == 4 ? heads.axes[2] : "T";
+      const char* x = st.id == StageId::QHeads ? "Q" : st.id == StageId::KHeads ? "K" : "V";
+      const std::string name = std::string(1, static_cast<char>(std::tolower(x[0]))) + "_view";
+      std::printf("  %-14s %-22s %-24s %s\n", name.c_str(), shapeToString(viewShape).c_str(),
+                  ("(B, " + t + ", h, d_k)").c_str(), (std::string(x) + ".view(B, " + t + ", h, d_k): no copy").c_str());
+    }
     std::printf("  %-14s %-22s %-24s %s\n", info.name, shapeToString(st.tensor.shape).c_str(),
                 axesToString(st.tensor.axes).c_str(), info.formula);
   }
@@ -314,9 +326,35 @@ struct ExportArgs {
   int batchIndex = 0;
   std::string out;
   std::string colormap;
+  std::string weight;  // a learned matrix instead of a stage: w_q, w_k, w_v, w_o, b_q, …
 };
 
+// A learned matrix, as the trace recorded it (the numbers the pass used).
+int cmdExportWeight(const ModelOptions& mo, const ExportArgs& a) {
+  const auto id = weightFromName(a.weight);
+  if (!id) return fail("unknown weight '" + a.weight + "'; weights: " + weightNamesList());
+  if (a.out.empty()) return fail("export needs --out FILE.png|.svg|.pdf");
+  if (auto f = formatFromPath(a.out); !f) return fail(f.error().message);
+  ExportOptions opt;
+  if (!a.colormap.empty()) {
+    auto c = colormapFromName(a.colormap);
+    if (!c) return fail(c.error().message);
+    opt.colormap = *c;
+  }
+  auto r = resolveModel(mo);
+  if (!r) return fail(r.error().message);
+  auto t = computeTrace(*r);
+  if (!t) return fail(t.error().message);
+  opt.subtitle = r->describe;
+  auto sl = sliceWeight(*t, *id);
+  if (!sl) return fail(sl.error().message);
+  if (Status s = exportHeatmap(a.out, *sl, opt); !s) return fail(s.error().message);
+  std::printf("saved %s\n", a.out.c_str());
+  return 0;
+}
+
 int cmdExport(const ModelOptions& mo, const ExportArgs& a) {
+  if (!a.weight.empty()) return cmdExportWeight(mo, a);
   const auto stage = stageFromName(a.stage);
   if (!stage) return fail("unknown stage '" + a.stage + "'; stages: " + stageNamesList());
   if (a.out.empty()) return fail("export needs --out FILE.png|.svg|.pdf");
@@ -449,6 +487,10 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   exportCmd->add_option("--out", ea.out, "output file: .png, .svg or .pdf")->required();
   exportCmd->add_option("--colormap", ea.colormap, "viridis | magma | diverging | gray (default: by data kind)");
+  exportCmd->add_option("--weight", ea.weight, "a learned matrix instead of a stage: " + weightNamesList())
+      ->excludes(exportCmd->get_option("--stage"))
+      ->excludes(exportCmd->get_option("--head"))
+      ->excludes(exportCmd->get_option("--batch-index"));
   auto* bench = app.add_subcommand("bench", "time one forward with full recording against an Eigen GEMM");
   addModelOptions(*bench, mo);
   int repeat = 10;

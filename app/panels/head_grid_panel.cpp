@@ -1,6 +1,7 @@
 // All heads side by side for the current stage, on one colour scale: hover a head for a large
-// preview, click it to focus it in the Heatmap tab. Stages without a head axis show their
-// d_model columns cut into the h blocks the heads get (or came from), so the split is visible.
+// preview, click it to focus it in the Heatmap tab. The projections and the merged heads show
+// their d_model columns cut into the h blocks the heads get (or came from), so the split is
+// visible; the inputs and the output, whose columns no head owns, are shown whole.
 #include <imgui.h>
 
 #include <algorithm>
@@ -33,10 +34,11 @@ void drawHeadGridPanel(UiContext& ctx) {
 
   if (t.batch > 1) {
     ImGui::SetNextItemWidth(8 * em);
-    int b = view.batch + 1;
-    if (ImGui::SliderInt("batch item", &b, 1, t.batch)) view.batch = b - 1;
+    ImGui::SliderInt("batch item", &view.batch, 0, t.batch - 1);  // 0-based, as `--batch-index`
     ImGui::SameLine(0, em);
   }
+  // Inputs and output: no head owns a column, so no blocks (one whole matrix, like the Heatmap).
+  const bool blocks = !perHead && headsOwnColumns(stage);
   std::vector<const Slice2D*> slices;
   if (perHead) {
     for (int h = 0; h < t.heads; ++h) slices.push_back(st.slice(stage, view.batch, h));
@@ -55,21 +57,27 @@ void drawHeadGridPanel(UiContext& ctx) {
   if (perHead) {
     ImGui::TextDisabled("%d heads of %s, one colour scale. Hover: preview. Click: open in the Heatmap tab.", t.heads,
                         stageInfo(stage).title);
-  } else if (stage == StageId::Output) {
-    ImGui::TextWrapped("Output has no head axis and W_o has mixed the heads: these column blocks no longer belong to one head.");
+  } else if (!blocks) {
+    ImGui::TextDisabled("%s: %s.", stageInfo(stage).title, noHeadOwnerNote(stage));
   } else if (stage == StageId::Concat) {
-    ImGui::TextDisabled("Merge heads: block h holds head h's output, d_k = %d columns each.", t.dk);
+    ImGui::TextDisabled("Merge heads: block i holds head i's output, columns i·d_k … (i+1)·d_k − 1 (d_k = %d).", t.dk);
   } else {
-    ImGui::TextDisabled("No head axis yet: block h is the d_k = %d columns head h will get after the split.", t.dk);
+    ImGui::TextDisabled("No head axis yet: block i is the columns i·d_k … (i+1)·d_k − 1 head i will get after the split "
+                        "(d_k = %d).", t.dk);
   }
 
   const Slice2D& first = *slices.front();
   const int rows = first.rows;
-  const int cols = perHead ? first.cols : t.dk;
-  const int n = t.heads;
+  const int cols = perHead || !blocks ? first.cols : t.dk;
+  const int n = blocks || perHead ? t.heads : 1;
   const int gridCols = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n))));
   const int gridRows = (n + gridCols - 1) / gridCols;
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  // The large preview has a column of its own on the right, so it never covers a neighbouring
+  // head (it shows the hovered head, else the one open in the Heatmap tab).
+  const bool previewColumn = n > 1 && avail.x > 50.0f * em;
+  const float previewW = previewColumn ? std::min(0.36f * avail.x, 30.0f * em) : 0.0f;
+  avail.x -= previewW;
   const float cbW = colorbarWidth() + 0.5f * em;
   const float titleH = ImGui::GetTextLineHeightWithSpacing();
   const float gap = 0.6f * em;
@@ -84,16 +92,7 @@ void drawHeadGridPanel(UiContext& ctx) {
                                          std::max(side * static_cast<float>(rows), 2.0f * em));
   const ImVec2 gridOrigin = ImGui::GetCursorScreenPos();
 
-  for (int h = 0; h < n; ++h) {
-    ImGui::PushID(h);
-    const int gx = h % gridCols, gy = h / gridCols;
-    const ImVec2 p(gridOrigin.x + static_cast<float>(gx) * (mapSize.x + gap),
-                   gridOrigin.y + static_cast<float>(gy) * (mapSize.y + gap + titleH));
-    ImGui::SetCursorScreenPos(p);
-    const bool focused = h == view.head;
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), focused ? "head %d  ◀ in Heatmap" : "head %d", h + 1);
-    ImGui::SetCursorScreenPos(ImVec2(p.x, p.y + titleH));  // under its own title, not at the line start
-    const Slice2D& s = perHead ? *slices[static_cast<std::size_t>(h)] : first;
+  auto specFor = [&](int h, const Slice2D& s, bool focused) {
     HeatmapSpec spec;
     spec.slice = &s;
     spec.colormap = cmap;
@@ -104,36 +103,44 @@ void drawHeadGridPanel(UiContext& ctx) {
     spec.axisLabels = labels;
     spec.interactive = false;
     spec.showNumbers = view.showNumbers;
-    spec.tooltip = false;
-    spec.frameColor = headColor(h, focused ? 1.0f : 0.6f);
-    if (!perHead) {
+    spec.tooltip = n == 1;  // a whole matrix: the cell tooltip; heads: the preview column
+    if (n > 1) spec.frameColor = headColor(h, focused ? 1.0f : 0.6f);
+    if (blocks) {
       spec.colBegin = h * t.dk;
       spec.colEnd = (h + 1) * t.dk;
     }
     const TextureKey key{st.traceSerial, static_cast<int>(stage), view.batch, perHead ? h : -1, cmap, range.lo, range.hi};
-    spec.texture = ctx.textures.get(key, s.data, s.rows, s.cols);
-    const HeatmapHover hover = drawHeatmap("map", spec, nullptr, mapSize);
-    if (hover.hovered) {
-      ImGui::BeginTooltip();
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "head %d", h + 1);
-      ImGui::SameLine();
-      ImGui::TextDisabled(perHead ? "(click to open it in the Heatmap tab)" : "(its d_k columns)");
-      HeatmapSpec big = spec;
-      big.axisLabels = true;
-      big.colorbarTexture = nullptr;
-      const float previewSide = 22.0f * em;
-      const float k = previewSide / static_cast<float>(std::max(rows, cols));
-      drawHeatmap("preview", big, nullptr,
-                  ImVec2(static_cast<float>(cols) * k + 9.6f * em, static_cast<float>(rows) * k + 7.6f * em));
-      const float v = s.at(hover.row, spec.colBegin + hover.col);
-      ImGui::Text("cell (%d, %d) = %.6g", hover.row, spec.colBegin + hover.col, static_cast<double>(v));
-      ImGui::EndTooltip();
+    spec.texture = ctx.textures.get(key, s.data, s.rows, s.cols, s.blockedCells.empty() ? nullptr : s.blockedCells.data());
+    return spec;
+  };
+
+  int previewHead = -1;
+  HeatmapHover previewHover;
+  for (int h = 0; h < n; ++h) {
+    ImGui::PushID(h);
+    const int gx = h % gridCols, gy = h / gridCols;
+    const ImVec2 p(gridOrigin.x + static_cast<float>(gx) * (mapSize.x + gap),
+                   gridOrigin.y + static_cast<float>(gy) * (mapSize.y + gap + titleH));
+    ImGui::SetCursorScreenPos(p);
+    const bool focused = h == view.head;
+    if (n > 1) {
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), focused && perHead ? "head %d  ◀ in Heatmap" : "head %d", h);
+    } else {
+      ImGui::TextUnformatted(nameSelection(stage, view.batch, -1).title.c_str());
     }
-    if (hover.clicked) {
+    ImGui::SetCursorScreenPos(ImVec2(p.x, p.y + titleH));  // under its own title, not at the line start
+    const Slice2D& s = perHead ? *slices[static_cast<std::size_t>(h)] : first;
+    const HeatmapSpec spec = specFor(h, s, focused);
+    const HeatmapHover hover = drawHeatmap("map", spec, nullptr, mapSize);
+    if (hover.hovered && n > 1) {
+      previewHead = h;
+      previewHover = hover;
+    }
+    if (hover.clicked && perHead) {
       view.head = h;
       view.selectTab = kHeatmapTab;
     }
-    ctx.probes.recordLastItem("grid_head_" + std::to_string(h + 1));
+    ctx.probes.recordLastItem("grid_head_" + std::to_string(h));
     ImGui::PopID();
   }
   // The shared colour bar, right of the grid.
@@ -141,8 +148,33 @@ void drawHeadGridPanel(UiContext& ctx) {
   drawColorbar(ImGui::GetWindowDrawList(), ctx.textures.colorbar(cmap).imguiId(), range,
                ImVec2(gridOrigin.x + gridW + 0.3f * em, gridOrigin.y + titleH),
                std::max(8.0f * em, std::min(static_cast<float>(gridRows) * (mapSize.y + gap + titleH) - titleH, 20.0f * em)));
+
+  // The preview column: the hovered head large, with labels, and the hovered cell's value.
+  if (previewColumn) {
+    const int h = previewHead >= 0 ? previewHead : std::clamp(view.head, 0, n - 1);
+    const Slice2D& s = perHead ? *slices[static_cast<std::size_t>(h)] : first;
+    ImGui::SetCursorScreenPos(ImVec2(gridOrigin.x + gridW + cbW + 0.5f * em, gridOrigin.y));
+    ImGui::BeginGroup();
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "head %d", h);
+    ImGui::SameLine();
+    ImGui::TextDisabled(previewHead >= 0 ? (perHead ? "(hovered; click: Heatmap)" : "(its d_k columns)")
+                                         : "(hover a head to see it here)");
+    HeatmapSpec big = specFor(h, s, true);
+    big.axisLabels = true;
+    big.tooltip = false;
+    big.colorbarTexture = nullptr;
+    const float w = previewW - 1.0f * em;
+    const float k = std::max(1.0f, (w - 9.6f * em) / static_cast<float>(std::max(rows, cols)));
+    drawHeatmap("preview", big, nullptr,
+                ImVec2(w, std::min(static_cast<float>(rows) * k + 7.6f * em, std::max(avail.y - titleH, 8.0f * em))));
+    if (previewHead >= 0) {
+      const int c = big.colBegin + previewHover.col;
+      ImGui::Text("cell (%d, %d) = %.6g", previewHover.row, c, static_cast<double>(s.at(previewHover.row, c)));
+    }
+    ImGui::EndGroup();
+  }
   ImGui::SetCursorScreenPos(gridOrigin);
-  ImGui::Dummy(ImVec2(gridW + cbW, static_cast<float>(gridRows) * (mapSize.y + gap + titleH)));
+  ImGui::Dummy(ImVec2(gridW + cbW + previewW, static_cast<float>(gridRows) * (mapSize.y + gap + titleH)));
 }
 
 }  // namespace mhascope::app

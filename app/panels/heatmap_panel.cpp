@@ -13,6 +13,13 @@
 namespace mhascope::app {
 namespace {
 
+// Why a stage without a head axis shows (or does not show) the head-colour strip.
+const char* noHeadAxisNote(StageId stage) {
+  if (stage == StageId::Concat) return "no head axis: the strip shows which head each column came from";
+  if (headsOwnColumns(stage)) return "no head axis yet: the strip shows which head will get each column";
+  return noHeadOwnerNote(stage);
+}
+
 // One coloured button per head, the same colours as the grid and the shape drawing.
 void headPicker(UiContext& ctx) {
   const int heads = ctx.state.trace.heads;
@@ -25,16 +32,15 @@ void headPicker(UiContext& ctx) {
     ImGui::PushStyleColor(ImGuiCol_Button, headColor(h, current ? 1.0f : 0.35f));
     ImGui::PushStyleColor(ImGuiCol_ButtonHovered, headColor(h, 0.8f));
     ImGui::PushStyleColor(ImGuiCol_Text, current ? IM_COL32(0, 0, 0, 255) : ImGui::GetColorU32(ImGuiCol_Text));
-    const std::string label = std::to_string(h + 1);
+    const std::string label = std::to_string(h);  // 0-based, as `--head` takes it
     if (heads <= 24) {
       if (ImGui::Button(label.c_str())) ctx.view.head = h;
     } else if (h == 0) {  // very many heads: a slider instead of a wall of buttons
-      int shown = ctx.view.head + 1;
       ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-      if (ImGui::SliderInt("##head", &shown, 1, heads)) ctx.view.head = shown - 1;
+      ImGui::SliderInt("##head", &ctx.view.head, 0, heads - 1);
     }
     ImGui::PopStyleColor(3);
-    if (heads <= 24) ctx.probes.recordLastItem("head_" + std::to_string(h + 1));
+    if (heads <= 24) ctx.probes.recordLastItem("head_" + std::to_string(h));
     ImGui::PopID();
   }
 }
@@ -61,12 +67,17 @@ void legend(UiContext& ctx, const Slice2D& s) {
   bool anyBlocked = false, anyFull = false;
   for (std::uint8_t b : t.blocked) anyBlocked = anyBlocked || b != 0;
   for (std::uint8_t f : t.fullyMasked) anyFull = anyFull || f != 0;
-  if (tokenGrid && anyBlocked && s.stage == StageId::MaskedScores) {
-    const RGBA8 c = blockedColor(effectiveColormap(ctx.view, s.stage));
-    swatch(IM_COL32(c.r, c.g, c.b, 255), "masked: −inf", false);
+  if (tokenGrid && anyBlocked && (s.stage == StageId::MaskedScores || s.stage == StageId::Weights)) {
+    // The swatch is drawn like the cells it names: blocked colour and the cross.
+    if (any) ImGui::SameLine(0, em);
+    any = true;
+    drawBlockedSwatch(dl, ImGui::GetCursorScreenPos(), effectiveColormap(ctx.view, s.stage));
+    ImGui::Dummy(ImVec2(1.1f * em, em));
+    ImGui::SameLine(0, 0.2f * em);
+    ImGui::TextUnformatted(s.stage == StageId::Weights ? "blocked by the mask: weight exactly 0"
+                                                       : "blocked by the mask: score −inf");
   }
-  if (tokenGrid && anyBlocked && s.stage == StageId::Weights) swatch(IM_COL32(150, 150, 150, 255), "× masked: weight exactly 0", false);
-  if (anyFull && s.rowAxis == "T_q") swatch(kMaskFlagColor, "query with every key masked (weights 0)", true);
+  if (anyFull && s.rowAxis == "T_q") swatch(kMaskFlagColor, "query with every key blocked (weights 0)", true);
   if (any) ImGui::SameLine(0, em);
   ImGui::TextDisabled("wheel: zoom   drag: pan   double-click: fit");
 }
@@ -89,8 +100,7 @@ void drawHeatmapPanel(UiContext& ctx) {
   // Toolbar: batch item, head, zoom, export.
   if (t.batch > 1) {
     ImGui::SetNextItemWidth(8 * em);
-    int b = view.batch + 1;
-    if (ImGui::SliderInt("batch item", &b, 1, t.batch)) view.batch = b - 1;
+    ImGui::SliderInt("batch item", &view.batch, 0, t.batch - 1);  // 0-based, as `--batch-index`
     ctx.probes.recordLastItem("batch");
     sameLineOrWrap(4 * em, em);
   }
@@ -98,8 +108,7 @@ void drawHeatmapPanel(UiContext& ctx) {
     headPicker(ctx);
   } else {
     ImGui::AlignTextToFramePadding();
-    ImGui::TextDisabled(stage == StageId::Output ? "no head axis: W_o has mixed the heads"
-                                                 : "no head axis: the strip shows which head owns each column");
+    ImGui::TextDisabled("%s", noHeadAxisNote(stage));
   }
   sameLineOrWrap(10 * em, em);
   if (ImGui::Button("Fit")) view.zoom = {};
@@ -127,7 +136,7 @@ void drawHeatmapPanel(UiContext& ctx) {
   if (s->head >= 0) spec.frameColor = headColor(s->head);
   const TextureKey key{st.traceSerial, static_cast<int>(stage), view.batch, s->head, spec.colormap, spec.range.lo,
                        spec.range.hi};
-  spec.texture = ctx.textures.get(key, s->data, s->rows, s->cols);
+  spec.texture = ctx.textures.get(key, s->data, s->rows, s->cols, s->blockedCells.empty() ? nullptr : s->blockedCells.data());
 
   sameLineOrWrap(ImGui::CalcTextSize("Export…").x + 2 * ImGui::GetStyle().FramePadding.x, em);
   ExportTarget target;
@@ -136,12 +145,12 @@ void drawHeatmapPanel(UiContext& ctx) {
   target.range = spec.range;
   drawExportButton(ctx, "export_heatmap", target);
 
-  // What is shown, in words and symbols.
-  std::string what = std::string(stageInfo(stage).title) + " — " + s->rowAxis + " × " + s->colAxis + " = " +
-                     std::to_string(s->rows) + " × " + std::to_string(s->cols);
-  if (s->head >= 0) what += ", head " + std::to_string(s->head + 1) + " of " + std::to_string(t.heads);
-  if (t.batch > 1) what += ", batch item " + std::to_string(view.batch + 1) + " of " + std::to_string(t.batch);
+  // What is shown: the same words as the exported title and file name (nameSelection), then
+  // the shape in symbols.
+  const std::string what = nameSlice(*s).title + "   " + s->rowAxis + " × " + s->colAxis + " = " +
+                           std::to_string(s->rows) + " × " + std::to_string(s->cols);
   ImGui::TextUnformatted(what.c_str());
+  ctx.probes.recordLabel("heatmap_label", nameSlice(*s).title);
   if (t.selfAttention && (stage == StageId::Key || stage == StageId::Value)) {
     ImGui::SameLine();
     ImGui::TextDisabled("(self-attention: the same rows as X_q)");

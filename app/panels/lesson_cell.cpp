@@ -26,7 +26,7 @@ void drawLessonCellPanel(UiContext& ctx) {
   ls.cellQuery = std::clamp(ls.cellQuery, 0, t.tq - 1);
   ls.cellKey = std::clamp(ls.cellKey, 0, t.tk - 1);
   ImGui::SetNextItemWidth(8 * em);
-  ImGui::SliderInt("head", &ls.cellHead, 0, t.heads - 1);
+  ImGui::SliderInt("head i", &ls.cellHead, 0, t.heads - 1);  // 0-based, as everywhere
   ImGui::SameLine();
   ImGui::TextDisabled("click a cell of the scaled scores");
 
@@ -91,7 +91,12 @@ void drawLessonCellPanel(UiContext& ctx) {
                          static_cast<double>(c->recordedScore));
     ImGui::Text("x %.5g (%s) = %+.5f   (recorded %+.5f)", static_cast<double>(c->scaleFactor), scaleName(t.scale),
                 c->scaled, static_cast<double>(c->recordedScaled));
-    if (c->blocked) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "masked: -inf, weight exactly 0");
+    if (c->blocked) {  // the blocked look every view shares: blocked colour + cross
+      drawBlockedSwatch(ImGui::GetWindowDrawList(), ImGui::GetCursorScreenPos(), defaultColormap(DataKind::Probability));
+      ImGui::Dummy(ImVec2(1.1f * em, em));
+      ImGui::SameLine(0, 0.2f * em);
+      ImGui::TextUnformatted("blocked by the mask: score -inf, weight exactly 0");
+    }
     ImGui::EndGroup();
     // The row's softmax.
     ImGui::Separator();
@@ -108,8 +113,13 @@ void drawLessonCellPanel(UiContext& ctx) {
         ImGui::TextUnformatted(name);
         for (int k = 0; k < n; ++k) {
           ImGui::TableNextColumn();
+          const bool blocked = t.isBlocked(b, c->query, k);
+          if (blocked) {  // the blocked colour, as in every heatmap
+            const RGBA8 g = blockedColor(defaultColormap(DataKind::Probability));
+            ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, IM_COL32(g.r, g.g, g.b, 255));
+          }
           if (k == c->key) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, headColor(c->head, 0.35f));
-          ImGui::TextUnformatted(value(static_cast<std::size_t>(k)).c_str());
+          ImGui::TextUnformatted(((blocked ? "× " : "") + value(static_cast<std::size_t>(k))).c_str());
         }
       };
       line("logit", [&](std::size_t k) { return std::isinf(c->rowLogits[k]) ? std::string("-inf") : formatNumber(c->rowLogits[k], 3); });

@@ -3,6 +3,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <limits>
 
 #include "widgets/colors.hpp"
 
@@ -70,6 +71,16 @@ HeatmapHover drawMatrix(UiContext& ctx, const char* id, const MatrixPicture& m, 
   s.colLabels = m.colLabels;
   for (int r = static_cast<int>(s.rowLabels.size()); r < m.rows; ++r) s.rowLabels.push_back(std::to_string(r));
   for (int c = static_cast<int>(s.colLabels.size()); c < m.cols; ++c) s.colLabels.push_back(std::to_string(c));
+  // Blocked cells look as everywhere else, where this picture's numbers do show the mask took
+  // effect (a lesson's broken pipeline may not have applied it).
+  if (m.trace && m.rows == m.trace->tq && m.cols == m.trace->tk &&
+      (m.stage == StageId::Weights || m.stage == StageId::MaskedScores)) {
+    markBlockedCells(*m.trace, s);
+    for (std::size_t i = 0; i < s.blockedCells.size(); ++i) {
+      const float v = m.data[i];
+      if (s.blockedCells[i] && v != 0.0f && v != -std::numeric_limits<float>::infinity()) s.blockedCells[i] = 0;
+    }
+  }
   HeatmapSpec spec;
   spec.slice = &s;
   spec.colormap = defaultColormap(m.kind);
@@ -84,7 +95,7 @@ HeatmapHover drawMatrix(UiContext& ctx, const char* id, const MatrixPicture& m, 
   // Lesson pictures use stage codes past the pipeline's, so they never share a texture with it.
   const TextureKey key{ctx.state.traceSerial, 1000 + m.textureTag, m.batchIndex, m.head, spec.colormap, spec.range.lo,
                        spec.range.hi};
-  spec.texture = ctx.textures.get(key, m.data, m.rows, m.cols);
+  spec.texture = ctx.textures.get(key, m.data, m.rows, m.cols, s.blockedCells.empty() ? nullptr : s.blockedCells.data());
   return drawHeatmap(id, spec, nullptr, size);
 }
 

@@ -90,7 +90,7 @@ struct MatrixPicture {
   std::vector<std::string> rowLabels, colLabels;
   DataKind kind = DataKind::Probability;
   std::optional<ColorRange> range;  // default: by kind
-  const Trace* trace = nullptr;     // blocked-cell marks (weights of this trace only)
+  const Trace* trace = nullptr;     // blocked cells of this trace's mask (weights / masked scores)
   int batchIndex = 0, head = -1;
   StageId stage = StageId::Weights;
   int textureTag = 0;

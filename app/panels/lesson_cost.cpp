@@ -7,6 +7,7 @@
 
 #include "panels/lesson_common.hpp"
 #include "panels/panel.hpp"
+#include "widgets/charts.hpp"
 #include "widgets/colors.hpp"
 
 namespace mhascope::app {
@@ -63,27 +64,32 @@ void drawLessonCostPanel(UiContext& ctx) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", pts.error().message.c_str());
     return;
   }
-  std::vector<float> params, proj, attn, scores;
+  std::vector<double> xs, params, proj, attn, scores;
   for (const CostPoint& p : *pts) {
-    params.push_back(static_cast<float>(p.params));
-    proj.push_back(static_cast<float>(p.projectionFlops));
-    attn.push_back(static_cast<float>(p.attentionFlops));
-    scores.push_back(static_cast<float>(p.scoreBytes));
+    xs.push_back(static_cast<double>(p.value));
+    params.push_back(static_cast<double>(p.params));
+    proj.push_back(p.projectionFlops);
+    attn.push_back(p.attentionFlops);
+    scores.push_back(p.scoreBytes);
   }
   const std::string range = std::string(names[ls.sweepVariable]) + " = " + std::to_string(pts->front().value) + " .. " +
                             std::to_string(pts->back().value) + " (others as now)";
   ImGui::TextDisabled("%s, %zu points; each plot from 0 to its largest value", range.c_str(), pts->size());
-  const float w = std::min(ImGui::GetContentRegionAvail().x, 40.0f * em);
-  const float ph = std::max(3.5f * em, (ImGui::GetContentRegionAvail().y - 2.0f * em) / 4.0f - ImGui::GetStyle().ItemSpacing.y);
-  auto plot = [&](const char* id, const std::vector<float>& v, const std::string& label) {
-    const float top = *std::max_element(v.begin(), v.end());
-    ImGui::PlotLines(id, v.data(), static_cast<int>(v.size()), 0, label.c_str(), 0.0f, top > 0 ? top * 1.05f : 1.0f,
-                     ImVec2(w, ph));
-  };
-  plot("##p", params, "parameters: up to " + formatCount(static_cast<std::int64_t>(params.back())));
-  plot("##f", proj, "projection FLOPs: up to " + formatNumber(proj.back(), 3));
-  plot("##a", attn, "attention FLOPs: up to " + formatNumber(attn.back(), 3));
-  plot("##s", scores, "score memory: up to " + formatBytes(scores.back()));
+  // Two plots a row, each with its axes and tick values (x: the swept variable).
+  const float w = std::min(0.5f * ImGui::GetContentRegionAvail().x - em, 30.0f * em);
+  const float ph = std::max(6.0f * em, 0.5f * (ImGui::GetContentRegionAvail().y - 2.0f * em) - 2.0f * ImGui::GetTextLineHeightWithSpacing());
+  const char* x = names[ls.sweepVariable];
+  const auto number = [](double v) { return formatNumber(v, 3); };
+  drawLinePlot("p", "parameters", xs, params, x, ImVec2(w, ph), [](double v) { return formatCount(static_cast<std::int64_t>(v)); });
+  ImGui::SameLine(0, 2.0f * em);
+  ImGui::BeginGroup();
+  drawLinePlot("f", "projection FLOPs", xs, proj, x, ImVec2(w, ph), number);
+  ImGui::EndGroup();
+  drawLinePlot("a", "attention FLOPs", xs, attn, x, ImVec2(w, ph), number);
+  ImGui::SameLine(0, 2.0f * em);
+  ImGui::BeginGroup();
+  drawLinePlot("s", "score memory", xs, scores, x, ImVec2(w, ph), [](double v) { return formatBytes(v); });
+  ImGui::EndGroup();
 }
 
 }  // namespace mhascope::app

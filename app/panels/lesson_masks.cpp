@@ -3,6 +3,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "panels/lesson_common.hpp"
 #include "panels/panel.hpp"
@@ -47,7 +48,11 @@ void drawLessonMasksPanel(UiContext& ctx) {
               r->maxAbsOutputDiff, r->blockedCells);
   const std::size_t off = (static_cast<std::size_t>(b) * static_cast<std::size_t>(t.heads) + static_cast<std::size_t>(h)) *
                           static_cast<std::size_t>(t.tq) * static_cast<std::size_t>(t.tk);
-  const float side = std::clamp((ImGui::GetContentRegionAvail().x - 3.0f * (colorbarWidth() + 1.5f * em)) / 3.0f, 8.0f * em, 26.0f * em);
+  // The two weight maps share the 0..1 scale: one colour bar for both (on the second), one for
+  // the difference. Each map also needs room for its row labels (~4 em) beside the cells.
+  const float labelsW = 4.5f * em;
+  const float side = std::clamp((ImGui::GetContentRegionAvail().x - 2.0f * colorbarWidth() - 3.0f * (labelsW + em)) / 3.0f,
+                                8.0f * em, 26.0f * em);
   struct Pic {
     const char* title;
     const Trace* trace;
@@ -57,7 +62,13 @@ void drawLessonMasksPanel(UiContext& ctx) {
   const Pic pics[] = {{"no mask", &r->unmasked, r->unmasked.tensor(StageId::Weights).ptr() + off, DataKind::Probability},
                       {ls.maskKind == 0 ? "causal mask" : "key padding", &r->masked,
                        r->masked.tensor(StageId::Weights).ptr() + off, DataKind::Probability},
-                      {"difference (masked - none)", nullptr, r->weightDiff.ptr() + off, DataKind::Signed}};
+                      {"difference (masked - none), this head", nullptr, r->weightDiff.ptr() + off, DataKind::Signed}};
+  // What each number covers: the text's maximum is over every head and batch item; the
+  // difference picture's colour bar spans this head's own largest |difference|.
+  float headMax = 0.0f;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(t.tq) * static_cast<std::size_t>(t.tk); ++i) {
+    headMax = std::max(headMax, std::abs(pics[2].data[i]));
+  }
   for (int i = 0; i < 3; ++i) {
     ImGui::PushID(i);
     if (i) ImGui::SameLine(0, em);
@@ -74,18 +85,19 @@ void drawLessonMasksPanel(UiContext& ctx) {
     m.batchIndex = b;
     m.head = h;
     m.textureTag = 50 + i + 3 * variant;
-    m.colorbar = true;
+    m.colorbar = i > 0;
     m.numbers = t.tk <= 10;
-    drawMatrix(ctx, "m", m, ImVec2(side + colorbarWidth() + 0.5f * em, side));
+    drawMatrix(ctx, "m", m, ImVec2(side + labelsW + (m.colorbar ? colorbarWidth() : 0.0f), side + 4.5f * em));
     ImGui::EndGroup();
     ImGui::PopID();
   }
   ImGui::PushTextWrapPos(0.0f);
+  ImGui::Text("max |weight difference|: %.3g over all %d heads and %d batch item(s); %.3g in head %d, batch item %d "
+              "(the difference colour bar spans ±this head's value)",
+              r->maxAbsWeightDiff, t.heads, t.batch, static_cast<double>(headMax), h, b);
   ImGui::TextDisabled("Blue cells lost weight: only blocked cells can. Red cells gained it: each row's weight is now "
                       "shared among fewer keys, so an allowed key can only gain. Causal: query 0 can only see itself, "
-                      "so its weight there becomes 1; the last query sees everything and does not change. "
-                      "Max |weight difference| over all heads and batch items: %.3g.",
-                      r->maxAbsWeightDiff);
+                      "so its weight there becomes 1; the last query sees everything and does not change.");
   ImGui::PopTextWrapPos();
 }
 

@@ -7,6 +7,7 @@
 
 #include "panels/lesson_common.hpp"
 #include "panels/panel.hpp"
+#include "widgets/charts.hpp"
 #include "widgets/colors.hpp"
 
 namespace mhascope::app {
@@ -57,19 +58,18 @@ void drawLessonMixPanel(UiContext& ctx) {
     ImGui::Dummy(ImVec2(w * static_cast<float>(t.dModel), em * 1.2f));
   }
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(r->ownerHead)),
-                     "column j = %d belongs to head floor(%d / %d) = %d, where it is feature %d mod %d = %d of its d_k",
-                     r->outputDim, r->outputDim, t.dk, r->ownerHead, r->outputDim, t.dk, r->columnInHead);
+                     "column j = %d belongs to head floor(%d / %d) = %d (head i owns columns i·d_k … (i+1)·d_k − 1), "
+                     "where it is feature %d of d_k", r->outputDim, r->outputDim, t.dk, r->ownerHead, r->columnInHead);
 
-  std::vector<float> products;
-  for (const auto& term : r->terms) products.push_back(static_cast<float>(term.product));
-  float lo = 0, hi = 0;
-  for (float v : products) {
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
+  std::vector<double> products;
+  std::vector<std::string> featureLabels;
+  for (const auto& term : r->terms) {
+    products.push_back(term.product);
+    featureLabels.push_back(std::to_string(term.feature));
   }
-  ImGui::PlotHistogram("##terms", products.data(), static_cast<int>(products.size()), 0,
-                       "x[t, i] * W_q[i, j] for every input feature i", lo, hi,
-                       ImVec2(std::min(ImGui::GetContentRegionAvail().x, 40.0f * em), 6.0f * em));
+  drawBarChart("terms", "x[t, i] * W_q[i, j] for every input feature i (bars labelled by i)", products, featureLabels,
+               {}, ImVec2(std::min(ImGui::GetContentRegionAvail().x, 44.0f * em), 8.0f * em),
+               [](double v) { return formatNumber(v, 2); });
   const float tableH = std::min(ImGui::GetContentRegionAvail().y - 5.0f * em, (static_cast<float>(r->terms.size()) + 1.5f) * ImGui::GetFrameHeight());
   if (ImGui::BeginTable("terms", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit,
                         ImVec2(0, std::max(tableH, 6.0f * em)))) {

@@ -4,6 +4,7 @@
 
 #include "panels/lesson_common.hpp"
 #include "panels/panel.hpp"
+#include "widgets/charts.hpp"
 #include "widgets/colors.hpp"
 
 namespace mhascope::app {
@@ -69,10 +70,14 @@ void drawLessonParamsPanel(UiContext& ctx) {
                       bias ? "on" : "off");
   ImGui::PopTextWrapPos();
   // Bars: full-width heads vs the real layout, relative to the real Q/K/V.
-  const float bars[] = {static_cast<float>(p->qkvFullPerHead), static_cast<float>(p->qkvReal), static_cast<float>(p->wo),
-                        static_cast<float>(bias ? p->biases : 0)};
-  ImGui::PlotHistogram("##bars", bars, 4, 0, "full-width heads | real Q/K/V | W_o | biases", 0.0f,
-                       static_cast<float>(p->qkvFullPerHead) * 1.05f, ImVec2(0, 6.0f * ImGui::GetFontSize()));
+  const float em = ImGui::GetFontSize();
+  const ImU32 real = kOkColor, what = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  drawBarChart("bars", "Parameters: Q/K/V if every head were full width, against what the layer holds",
+               {static_cast<double>(p->qkvFullPerHead), static_cast<double>(p->qkvReal), static_cast<double>(p->wo),
+                static_cast<double>(bias ? p->biases : 0)},
+               {"full-width heads", "real Q/K/V", "W_o", bias ? "biases" : "biases (off)"}, {what, real, real, real},
+               ImVec2(std::min(ImGui::GetContentRegionAvail().x, 44.0f * em), 9.0f * em),
+               [](double v) { return formatCount(static_cast<std::int64_t>(v)); });
 }
 
 }  // namespace mhascope::app

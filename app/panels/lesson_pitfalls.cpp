@@ -45,7 +45,11 @@ void drawLessonPitfallsPanel(UiContext& ctx) {
   const Trace& c = r->correct;
   const std::size_t off = (static_cast<std::size_t>(b) * static_cast<std::size_t>(c.heads) + static_cast<std::size_t>(h)) *
                           static_cast<std::size_t>(c.tq) * static_cast<std::size_t>(c.tk);
-  const float side = std::clamp((ImGui::GetContentRegionAvail().x - 3.0f * (colorbarWidth() + 1.5f * em)) / 3.0f, 8.0f * em, 22.0f * em);
+  // The two weight maps share the 0..1 scale: one colour bar for both (on the second), one for
+  // the difference. Each map also needs room for its row labels (~4 em) beside the cells.
+  const float labelsW = 4.5f * em;
+  const float side = std::clamp((ImGui::GetContentRegionAvail().x - 2.0f * colorbarWidth() - 3.0f * (labelsW + em)) / 3.0f,
+                                8.0f * em, 22.0f * em);
   struct Pic {
     const char* title;
     const float* data;
@@ -67,13 +71,13 @@ void drawLessonPitfallsPanel(UiContext& ctx) {
     m.rowLabels = c.queryTokens[static_cast<std::size_t>(b)];
     m.colLabels = c.keyTokens[static_cast<std::size_t>(b)];
     m.kind = pics[i].kind;
-    m.trace = i == 0 ? &c : nullptr;
+    m.trace = i < 2 ? &c : nullptr;  // the same mask: blocked cells drawn alike (where it took effect)
     m.batchIndex = b;
     m.head = h;
     m.textureTag = 100 + 3 * ls.pitfallIndex + i;
-    m.colorbar = true;
+    m.colorbar = i > 0;
     m.numbers = c.tk <= 10;
-    drawMatrix(ctx, "m", m, ImVec2(side + colorbarWidth() + 0.5f * em, side));
+    drawMatrix(ctx, "m", m, ImVec2(side + labelsW + (m.colorbar ? colorbarWidth() : 0.0f), side + 4.5f * em));
     ImGui::EndGroup();
     ImGui::PopID();
   }

@@ -69,7 +69,11 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
   // Every head's weights, side by side.
   const int n = t.heads;
   const float avail = ImGui::GetContentRegionAvail().x;
-  const float side = std::clamp((avail - static_cast<float>(n) * 1.0f * em) / static_cast<float>(std::min(n, 3)) , 12.0f * em, 30.0f * em);
+  // Every map gets the same plot size: the one carrying the colour bar is wider by exactly the
+  // bar's width (drawHeatmap takes that width off the cells).
+  const int perRow = std::min(n, 3);
+  const float side = std::clamp((avail - colorbarWidth() - static_cast<float>(perRow) * 1.0f * em) / static_cast<float>(perRow),
+                                12.0f * em, 30.0f * em);
   for (int h = 0; h < n && h < 6; ++h) {
     ImGui::PushID(h);
     if (h % 3 != 0) ImGui::SameLine(0, em);
@@ -82,8 +86,8 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
       m.batchIndex = b;
       m.head = h;
       m.textureTag = 40;
-      m.colorbar = h == std::min(n, 3) - 1;
-      const HeatmapHover hov = drawMatrix(ctx, "w", m, ImVec2(side + (m.colorbar ? 3.5f * em : 0.0f), side * 0.95f));
+      m.colorbar = h % 3 == perRow - 1;
+      const HeatmapHover hov = drawMatrix(ctx, "w", m, ImVec2(side + (m.colorbar ? colorbarWidth() : 0.0f), side * 0.95f));
       if (hov.clicked) {
         ls.editHead = h;
         ls.editQuery = hov.row;
@@ -103,7 +107,7 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
   ls.editQuery = std::clamp(ls.editQuery, 0, t.tq - 1);
   ls.editKey = std::clamp(ls.editKey, 0, t.tk - 1);
   ImGui::SetNextItemWidth(6 * em);
-  ImGui::SliderInt("head", &ls.editHead, 0, t.heads - 1);
+  ImGui::SliderInt("head i", &ls.editHead, 0, t.heads - 1);  // 0-based, as everywhere
   ImGui::SameLine(0, em);
   ImGui::SetNextItemWidth(9 * em);
   tokenCombo("query", ls.editQuery, t.queryTokens[static_cast<std::size_t>(b)]);

@@ -28,51 +28,66 @@ void drawLessonSplitPanel(UiContext& ctx) {
   const float em = ImGui::GetFontSize();
   ls.splitHead = std::clamp(ls.splitHead, 0, t.heads - 1);
 
-  // Left: W_q with its head blocks; right: the comparison table.
-  if (ImGui::BeginTable("split", 2, ImGuiTableFlags_SizingStretchProp)) {
-    ImGui::TableNextColumn();
-    ImGui::SetNextItemWidth(8 * em);
-    ImGui::SliderInt("head i", &ls.splitHead, 0, t.heads - 1);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(ls.splitHead)), "W_Q[%d] = W_q[:, %d:%d]  (%d x %d)",
-                       ls.splitHead, ls.splitHead * t.dk, (ls.splitHead + 1) * t.dk, t.dModel, t.dk);
-    MatrixPicture w;
-    w.data = model->weights.wq.data();
-    w.rows = w.cols = t.dModel;
-    w.rowAxis = "d_model";
-    w.colAxis = "d_model";
-    w.kind = DataKind::Signed;
-    w.heads = t.heads;
-    w.dk = t.dk;
-    w.textureTag = 1;
-    w.numbers = t.dModel <= 12;
-    const float side = std::min(ImGui::GetContentRegionAvail().x, 26.0f * em);
-    drawMatrix(ctx, "wq", w, ImVec2(side, side * 0.9f));
-    ImGui::TextDisabled("W_q, input feature i (rows) -> output feature j (columns);\nthe coloured strip shows which head owns each column.");
-
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted("max |difference| per stage");
-    if (ImGui::BeginTable("diffs", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
-      ImGui::TableSetupColumn("stage");
-      ImGui::TableSetupColumn("loop vs vectorized");
-      ImGui::TableSetupColumn("transpose skipped");
-      ImGui::TableHeadersRow();
-      for (std::size_t i = 0; i < r->loopVsVectorized.size(); ++i) {
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(stageInfo(r->loopVsVectorized[i].stage).title);
-        ImGui::TableNextColumn();
-        const double a = r->loopVsVectorized[i].maxAbsDiff, b = r->skippedVsCorrect[i].maxAbsDiff;
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(a < 1e-4 ? kOkColor : kErrorColor), "%.2g", a);
-        ImGui::TableNextColumn();
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(b < 1e-4 ? kOkColor : kErrorColor), "%.3g", b);
-      }
-      ImGui::EndTable();
+  // Left: W_q with its head blocks; right: the comparison table (below it when the window is
+  // too narrow for both, so the table is never cut).
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float tableW = ImGui::CalcTextSize("Output projection").x + ImGui::CalcTextSize("loop vs vectorized").x +
+                       ImGui::CalcTextSize("transpose skipped").x + 6.0f * style.CellPadding.x + 2.0f * em;
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const bool sideBySide = avail >= tableW + 16.0f * em;
+  const float side = std::min(sideBySide ? avail - tableW - em : avail, 26.0f * em);
+  ImGui::BeginGroup();
+  ImGui::SetNextItemWidth(8 * em);
+  ImGui::SliderInt("head i", &ls.splitHead, 0, t.heads - 1);  // 0-based, as everywhere
+  // The title names the whole matrix; head i's block is framed in its colour inside it.
+  ImGui::Text("W_q (%d x %d), the learned matrix;", t.dModel, t.dModel);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(ls.splitHead)),
+                     "framed: W_Q[%d] = W_q[:, %d:%d]  (%d x %d)", ls.splitHead, ls.splitHead * t.dk,
+                     (ls.splitHead + 1) * t.dk, t.dModel, t.dk);
+  MatrixPicture w;
+  w.data = t.weight(WeightId::Wq).ptr();  // the numbers the shown pass used
+  w.rows = w.cols = t.dModel;
+  w.rowAxis = "d_model";
+  w.colAxis = "d_model";
+  w.kind = DataKind::Signed;
+  w.heads = t.heads;
+  w.dk = t.dk;
+  w.textureTag = 1;
+  w.numbers = t.dModel <= 12;
+  const HeatmapHover hov = drawMatrix(ctx, "wq", w, ImVec2(side, side * 0.9f));
+  {
+    const float cellW = (hov.plotMax.x - hov.plotMin.x) / static_cast<float>(t.dModel);
+    const float x0 = hov.plotMin.x + cellW * static_cast<float>(ls.splitHead * t.dk);
+    ImGui::GetWindowDrawList()->AddRect(ImVec2(x0 - 1, hov.plotMin.y - 1),
+                                        ImVec2(x0 + cellW * static_cast<float>(t.dk) + 1, hov.plotMax.y + 1),
+                                        headColor(ls.splitHead), 0, 0, 3.0f);
+  }
+  ImGui::TextDisabled("W_q, input feature (rows) -> output feature j (columns);\nthe coloured strip: column j goes to head floor(j / d_k).");
+  ImGui::EndGroup();
+  if (sideBySide) ImGui::SameLine(0, em);
+  ImGui::BeginGroup();
+  ImGui::TextUnformatted("max |difference| per stage");
+  if (ImGui::BeginTable("diffs", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+    ImGui::TableSetupColumn("stage");
+    ImGui::TableSetupColumn("loop vs vectorized");
+    ImGui::TableSetupColumn("transpose skipped");
+    ImGui::TableHeadersRow();
+    for (std::size_t i = 0; i < r->loopVsVectorized.size(); ++i) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(stageInfo(r->loopVsVectorized[i].stage).title);
+      ImGui::TableNextColumn();
+      const double a = r->loopVsVectorized[i].maxAbsDiff, b = r->skippedVsCorrect[i].maxAbsDiff;
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(a < 1e-4 ? kOkColor : kErrorColor), "%.2g", a);
+      ImGui::TableNextColumn();
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(b < 1e-4 ? kOkColor : kErrorColor), "%.3g", b);
     }
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("~1e-7 is float rounding: the two formulations do the same arithmetic in a different order.");
-    ImGui::PopTextWrapPos();
     ImGui::EndTable();
   }
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + tableW);
+  ImGui::TextDisabled("~1e-7 is float rounding: the two formulations do the same arithmetic in a different order.");
+  ImGui::PopTextWrapPos();
+  ImGui::EndGroup();
 
   ImGui::Separator();
   ImGui::TextUnformatted("Transpose skipped: view(B, h, T, d_k) instead of view(B, T, h, d_k).transpose(1, 2)");

@@ -30,6 +30,7 @@ void drawControlsPanel(UiContext& ctx);     // panels/controls_panel.cpp
 void drawStepperPanel(UiContext& ctx);      // panels/stepper_panel.cpp
 void drawHeatmapPanel(UiContext& ctx);      // panels/heatmap_panel.cpp
 void drawHeadGridPanel(UiContext& ctx);     // panels/head_grid_panel.cpp
+void drawWeightsPanel(UiContext& ctx);      // panels/weights_panel.cpp
 void drawStagePanel(UiContext& ctx);        // panels/stage_panel.cpp
 void drawShapeTracePanel(UiContext& ctx);   // panels/shape_trace_panel.cpp
 void drawStatusLine(UiContext& ctx);        // panels/status_line.cpp

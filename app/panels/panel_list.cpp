@@ -10,6 +10,7 @@ const std::vector<PanelInfo>& allPanels() {
       {"Pipeline", PanelArea::Top, drawStepperPanel},
       {kHeatmapTab, PanelArea::Main, drawHeatmapPanel},
       {kAllHeadsTab, PanelArea::Main, drawHeadGridPanel},
+      {"Learned", PanelArea::Main, drawWeightsPanel},
       {"Split", PanelArea::Main, drawLessonSplitPanel},
       {"Params", PanelArea::Main, drawLessonParamsPanel},
       {"Mix", PanelArea::Main, drawLessonMixPanel},

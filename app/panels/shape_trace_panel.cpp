@@ -45,9 +45,14 @@ void shapeTable(UiContext& ctx) {
   ImGui::EndTable();
 }
 
-// Which part of the drawing the current stage lives in: 0 = (B, T, d_model), 2 = per head.
+// Which part of the drawing the current stage lives in: 0 = a projection (B, T, d_model),
+// 2 = per head, -1 = none (the inputs and the output: no head owns their columns).
 int drawingRowOf(StageId s) {
   switch (s) {
+    case StageId::Query:
+    case StageId::Key:
+    case StageId::Value:
+    case StageId::Output: return -1;
     case StageId::QHeads:
     case StageId::KHeads:
     case StageId::VHeads:
@@ -104,12 +109,14 @@ void splitDrawing(UiContext& ctx) {
   const float rowH = std::max(cell, 0.45f * em);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const int lit = drawingRowOf(ctx.view.stage);
-  const char* captions[3] = {"(B, T, d_model)   one row of d_model numbers per token",
+  const char* captions[3] = {"Q = X_q W_q: (B, T, d_model)   one row of d_model numbers per token",
                              "view → (B, T, h, d_k)   same numbers, grouped by head",
                              "transpose(1, 2) → (B, h, T, d_k)   each head its own T × d_k matrix"};
   for (int row = 0; row < 3; ++row) {
     ImGui::PushID(row);
+    ImGui::PushTextWrapPos(0.0f);  // the side column is narrow: wrap, never cut
     ImGui::TextColored(row == lit ? ImVec4(1, 0.85f, 0.45f, 1) : ImGui::GetStyleColorVec4(ImGuiCol_Text), "%s", captions[row]);
+    ImGui::PopTextWrapPos();
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const float bottom = drawLayout(dl, p, tokens, heads, dk, cell, rowH, gap, row >= 1, row == 2);
     if (row == lit) {
@@ -121,8 +128,12 @@ void splitDrawing(UiContext& ctx) {
     ImGui::PopID();
   }
   if (t.tq > tokens) ImGui::TextDisabled("(first %d of T = %d tokens drawn)", tokens, t.tq);
+  if (lit < 0) {
+    ImGui::TextWrapped("This stage (%s): %s. The colours above start at the projections.",
+                       stageInfo(ctx.view.stage).title, noHeadOwnerNote(ctx.view.stage));
+  }
   ImGui::TextWrapped("After attention each head's T × d_k output goes back the same way: transpose(1, 2), then "
-                     "reshape to (B, T, d_model), so head h fills columns h·d_k … (h+1)·d_k − 1 again (Merge heads).");
+                     "reshape to (B, T, d_model), so head i fills columns i·d_k … (i+1)·d_k − 1 again (Merge heads).");
 }
 
 }  // namespace

@@ -19,8 +19,10 @@ struct HeatmapImage {
 
 // rows x cols row-major values (one matrix of a stage) → image. maxSize is the largest texture
 // side allowed. `out`'s buffers are reused between calls.
+// `blocked` (rows x cols, may be null): 1 = a cell the mask blocks, drawn in blockedColor
+// whatever its value (a weight of exactly 0), as every view and the exported pictures do.
 void buildHeatmapImage(const float* values, int rows, int cols, ColormapId colormap, ColorRange range,
-                       int maxSize, HeatmapImage& out);
+                       int maxSize, HeatmapImage& out, const std::uint8_t* blocked = nullptr);
 
 // A horizontal strip of the whole colormap (256 x 1 texels), for the colour bar.
 void buildColorbarImage(ColormapId colormap, HeatmapImage& out);

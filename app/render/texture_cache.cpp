@@ -4,7 +4,8 @@
 
 namespace mhascope::app {
 
-HeatmapTexture TextureCache::get(const TextureKey& key, const float* values, int rows, int cols) {
+HeatmapTexture TextureCache::get(const TextureKey& key, const float* values, int rows, int cols,
+                                 const std::uint8_t* blocked) {
   for (Entry& e : entries_) {
     if (e.key == key) {
       e.usedThisFrame = true;
@@ -12,7 +13,7 @@ HeatmapTexture TextureCache::get(const TextureKey& key, const float* values, int
     }
   }
   if (maxSize_ <= 0) maxSize_ = Texture::maxSize();
-  buildHeatmapImage(values, rows, cols, key.colormap, ColorRange{key.lo, key.hi}, maxSize_, scratch_);
+  buildHeatmapImage(values, rows, cols, key.colormap, ColorRange{key.lo, key.hi}, maxSize_, scratch_, blocked);
   Entry& e = entries_.emplace_back();
   e.key = key;
   e.rowStep = scratch_.rowStep;

@@ -33,7 +33,9 @@ struct HeatmapTexture {
 class TextureCache {
  public:
   // The texture for `key`; on a miss, builds the pixels from rows x cols `values` and uploads.
-  HeatmapTexture get(const TextureKey& key, const float* values, int rows, int cols);
+  // `blocked` (rows x cols, may be null): Slice2D::blockedCells, drawn in the blocked colour.
+  HeatmapTexture get(const TextureKey& key, const float* values, int rows, int cols,
+                     const std::uint8_t* blocked = nullptr);
   // A 256 x 1 strip of the colormap, for colour bars (built once per map).
   const Texture& colorbar(ColormapId colormap);
   // Frees the heatmap textures nobody drew since the last endFrame().

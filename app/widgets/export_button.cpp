@@ -15,16 +15,10 @@ namespace {
 constexpr const char* kExtensions[] = {".png", ".svg", ".pdf"};
 constexpr const char* kFormatLabels[] = {"PNG", "SVG", "PDF"};
 
+// The same name the window's label and the picture's title use (core's nameSlice).
 std::string defaultFileName(const ExportTarget& t, int format) {
-  const Slice2D& s = *t.slices.front();
-  std::string name = stageInfo(s.stage).name;
-  name += "_b" + std::to_string(s.batchIndex);
-  if (t.grid) {
-    name += "_all_heads";
-  } else if (s.head >= 0) {
-    name += "_h" + std::to_string(s.head + 1);
-  }
-  return name + kExtensions[format];
+  const int gridHeads = t.grid ? static_cast<int>(t.slices.size()) : 0;
+  return nameSlice(*t.slices.front(), gridHeads).fileStem + kExtensions[format];
 }
 
 void saveNow(UiContext& ctx, const ExportTarget& target) {
@@ -84,6 +78,7 @@ void drawExportButton(UiContext& ctx, const char* probeName, const ExportTarget&
         ui.format = f;
         ui.fileName = std::filesystem::path(ui.fileName).replace_extension(kExtensions[f]).string();
       }
+      ctx.probes.recordLastItem(std::string(probeName) + "_" + (kExtensions[f] + 1));
       ImGui::PopID();
     }
     ImGui::TextDisabled("Same picture as: mhascope export (colour scale, labels, title)");

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "widgets/colors.hpp"
@@ -25,6 +26,7 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 
 constexpr float kMaxZoom = 64.0f;
+constexpr float kMinCrossCell = 8.0f;  // px; as the exported pictures (export_heatmap.cpp)
 
 struct Layout {
   ImVec2 plotMin, plotMax;   // the visible part of the cells
@@ -32,8 +34,6 @@ struct Layout {
   float rowLabelW = 0, colLabelH = 0, stripH = 0;
   int rows = 0, cols = 0;
 };
-
-bool isTokenAxis(const std::string& axis) { return axis == "T_q" || axis == "T_k"; }
 
 float maxLabelWidth(const Slice2D& s, bool rowsAxis, int begin, int end, const ImFont* font) {
   const auto& labels = rowsAxis ? s.rowLabels : s.colLabels;
@@ -108,6 +108,11 @@ std::string formatTick(float v) {
 // [SECTION] tooltip
 // ---------------------------------------------------------------------------------------------
 
+bool blockedAt(const HeatmapSpec& spec, int r, int dataCol) {
+  const Slice2D& s = *spec.slice;
+  return s.isBlockedCell(r, dataCol) || s.at(r, dataCol) == -std::numeric_limits<float>::infinity();
+}
+
 // One axis position in words: "query «cat» (row 1 of T_q)", "feature 5 of d_k (d_model 13)".
 std::string describeIndex(const Slice2D& s, bool row, int index, const HeatmapSpec& spec) {
   const std::string& axis = row ? s.rowAxis : s.colAxis;
@@ -121,8 +126,13 @@ std::string describeIndex(const Slice2D& s, bool row, int index, const HeatmapSp
   if (axis == "d_k" && s.head >= 0 && spec.dk > 0) {
     return "feature " + pos + " of d_k   (column " + std::to_string(s.head * spec.dk + index) + " of d_model)";
   }
-  if (axis == "d_model" && spec.dk > 0 && spec.heads > 1) {
-    return "feature " + pos + " of d_model   (in head " + std::to_string(index / spec.dk + 1) + "'s block)";
+  if (!row && columnsOwnedByHeads(spec) && spec.dk > 0 && spec.heads > 1) {
+    const int i = index / spec.dk;
+    return "feature " + pos + " of " + axis + "   (column " + pos + " belongs to head floor(" + pos + " / " +
+           std::to_string(spec.dk) + ") = " + std::to_string(i) + ")";
+  }
+  if (!row && axis == "d_model" && !s.weight && !headsOwnColumns(s.stage)) {
+    return "feature " + pos + " of d_model   (" + noHeadOwnerNote(s.stage) + ")";
   }
   return "feature " + pos + " of " + axis;
 }
@@ -136,7 +146,7 @@ void cellTooltip(const HeatmapSpec& spec, int r, int c) {
   ImGui::TextUnformatted(describeIndex(s, false, dataCol, spec).c_str());
   ImGui::Separator();
   if (std::isinf(v) && v < 0) {
-    ImGui::Text("value  −inf   (blocked by the mask: softmax gives it weight 0)");
+    ImGui::Text("value  −inf   (softmax gives it weight 0)");
   } else if (std::isnan(v)) {
     ImGui::TextColored(ImVec4(1, 0.3f, 1, 1), "value  NaN   (not a number: a bug worth seeing)");
   } else {
@@ -144,7 +154,7 @@ void cellTooltip(const HeatmapSpec& spec, int r, int c) {
   }
   const bool tokens = s.rowAxis == "T_q" && s.colAxis == "T_k";
   // What the number means for this query/key pair, in words.
-  if (tokens && std::isfinite(v)) {
+  if (tokens && std::isfinite(v) && !blockedAt(spec, r, dataCol)) {
     const std::string q = "«" + readableToken(s.rowLabels[static_cast<std::size_t>(r)], ImGui::GetFont()) + "»";
     const std::string k = "«" + readableToken(s.colLabels[static_cast<std::size_t>(dataCol)], ImGui::GetFont()) + "»";
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
@@ -157,12 +167,20 @@ void cellTooltip(const HeatmapSpec& spec, int r, int c) {
     }
     ImGui::PopStyleColor();
   }
-  if (spec.trace && tokens && s.stage != StageId::MaskedScores && spec.trace->isBlocked(s.batchIndex, r, dataCol)) {
-    ImGui::TextDisabled("this key is blocked by the mask for this query");
+  // A value the mask forces: say why (blocked key, a query with one visible key).
+  if (spec.trace && tokens && !s.weight) {
+    const std::string why = forcedCellReason(*spec.trace, s.stage, s.batchIndex, r, dataCol);
+    if (!why.empty()) {
+      ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.45f, 1.0f), "%s", why.c_str());
+    } else if (s.stage != StageId::MaskedScores && s.stage != StageId::Weights &&
+               spec.trace->isBlocked(s.batchIndex, r, dataCol)) {
+      ImGui::TextDisabled("the mask will block this key for this query (at the Mask stage)");
+    }
   }
-  if (spec.trace && s.rowAxis == "T_q" && spec.trace->isFullyMasked(s.batchIndex, r)) {
+  if (spec.trace && s.rowAxis == "T_q" && !s.weight && spec.trace->isFullyMasked(s.batchIndex, r)) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kMaskFlagColor),
-                       "every key is blocked for this query: weights 0, head output 0, final output row = b_o (PyTorch: NaN)");
+                       "every key is blocked for this query: its weights and head output are 0 (its final output "
+                       "row is b_o; PyTorch gives NaN there)");
   }
   ImGui::EndTooltip();
 }
@@ -192,9 +210,14 @@ HeatmapHover drawHeatmap(const char* id, const HeatmapSpec& spec, HeatmapZoom* z
   const ImFont* font = ImGui::GetFont();
   if (spec.axisLabels) {
     L.rowLabelW = std::clamp(maxLabelWidth(s, true, 0, L.rows, font), 1.5f * em, 9.0f * em) + 0.6f * em;
+    // The corner's axis names ("T_q ↓", "d_model →") stay left of the first column's label.
+    const float corner = std::max(ImGui::CalcTextSize((s.rowAxis + " ↓").c_str()).x,
+                                  ImGui::CalcTextSize((s.colAxis + " →").c_str()).x);
+    L.rowLabelW = std::max(L.rowLabelW, corner + 0.6f * em);
     L.colLabelH = std::clamp(maxLabelWidth(s, false, colBegin, colEnd, font), 1.5f * em, 7.0f * em) + 0.6f * em;
   }
-  const bool modelCols = s.colAxis == "d_model" && spec.heads > 1 && spec.dk > 0;
+  // The head-colour strip only over columns a head owns (never the inputs or the output).
+  const bool modelCols = columnsOwnedByHeads(spec) && spec.heads > 1 && spec.dk > 0;
   if (modelCols) L.stripH = 0.45f * em;
   const float cbW = spec.colorbarTexture ? colorbarWidth() : 0.0f;
   const float availW = std::max(1.0f, size.x - L.rowLabelW - cbW);
@@ -278,23 +301,17 @@ HeatmapHover drawHeatmap(const char* id, const HeatmapSpec& spec, HeatmapZoom* z
   const float u1 = static_cast<float>(colEnd) / static_cast<float>(s.cols);
   dl->AddImage(spec.texture.imguiId, img0, img1, ImVec2(u0, 0), ImVec2(u1, 1));
 
-  const bool tokenGrid = isTokenAxis(s.rowAxis) && isTokenAxis(s.colAxis);
   if (L.cellW >= 7 && L.cellH >= 7) {  // grid lines only when they do not drown the colours
     const ImU32 gridCol = IM_COL32(0, 0, 0, 70);
     for (int c = c0; c <= c1; ++c) dl->AddLine(cellMin(r0, c), cellMin(r1, c), gridCol);
     for (int r = r0; r <= r1; ++r) dl->AddLine(cellMin(r, c0), cellMin(r, c1), gridCol);
   }
-  // Blocked cells in stages after the mask (weights are exactly 0 there): a small cross, so a
-  // 0 from the mask is told apart from a weight that merely came out tiny.
-  if (spec.trace && tokenGrid && s.stage == StageId::Weights && L.cellW >= 12 && L.cellH >= 12) {
+  // Blocked cells (the texture already has them in the blocked colour): the cross every view
+  // and the exported pictures draw, so a 0 from the mask is told apart from a tiny weight.
+  if (L.cellW >= kMinCrossCell && L.cellH >= kMinCrossCell) {
     for (int r = r0; r < r1; ++r) {
       for (int c = c0; c < c1; ++c) {
-        if (!spec.trace->isBlocked(s.batchIndex, r, colBegin + c)) continue;
-        const ImVec2 a = cellMin(r, c);
-        const float d = std::min(L.cellW, L.cellH) * 0.18f;
-        const ImVec2 m(a.x + L.cellW * 0.5f, a.y + L.cellH * 0.5f);
-        dl->AddLine(ImVec2(m.x - d, m.y - d), ImVec2(m.x + d, m.y + d), IM_COL32(150, 150, 150, 200), 1.5f);
-        dl->AddLine(ImVec2(m.x - d, m.y + d), ImVec2(m.x + d, m.y - d), IM_COL32(150, 150, 150, 200), 1.5f);
+        if (blockedAt(spec, r, colBegin + c)) addBlockedCross(dl, cellMin(r, c), ImVec2(L.cellW, L.cellH));
       }
     }
   }
@@ -303,6 +320,7 @@ HeatmapHover drawHeatmap(const char* id, const HeatmapSpec& spec, HeatmapZoom* z
   if (spec.showNumbers && L.cellW >= numW && L.cellH >= em * 1.05f) {
     for (int r = r0; r < r1; ++r) {
       for (int c = c0; c < c1; ++c) {
+        if (blockedAt(spec, r, colBegin + c)) continue;  // the cross says it
         const float v = s.at(r, colBegin + c);
         const std::string txt = formatCell(v, L.cellW);
         const ImVec2 ts = ImGui::CalcTextSize(txt.c_str());
@@ -402,9 +420,36 @@ HeatmapHover drawHeatmap(const char* id, const HeatmapSpec& spec, HeatmapZoom* z
 // [SECTION] colour bar
 // ---------------------------------------------------------------------------------------------
 
+bool columnsOwnedByHeads(const HeatmapSpec& spec) {
+  const Slice2D& s = *spec.slice;
+  if (spec.heads <= 0 || spec.dk <= 0 || s.cols != spec.heads * spec.dk) return false;
+  if (s.weight) {  // W_q, W_k, W_v (and their biases): output column j feeds head floor(j / d_k)
+    const WeightId w = *s.weight;
+    return w == WeightId::Wq || w == WeightId::Wk || w == WeightId::Wv || w == WeightId::Bq || w == WeightId::Bk ||
+           w == WeightId::Bv;
+  }
+  return s.colAxis == "d_model" && headsOwnColumns(s.stage);
+}
+
+void addBlockedCross(ImDrawList* dl, ImVec2 cellMin, ImVec2 cellSize) {
+  const RGBA8 c = blockedMarkColor();
+  const float d = std::min(cellSize.x, cellSize.y) * 0.22f;
+  const ImVec2 m(cellMin.x + cellSize.x * 0.5f, cellMin.y + cellSize.y * 0.5f);
+  dl->AddLine(ImVec2(m.x - d, m.y - d), ImVec2(m.x + d, m.y + d), IM_COL32(c.r, c.g, c.b, 255), 1.5f);
+  dl->AddLine(ImVec2(m.x - d, m.y + d), ImVec2(m.x + d, m.y - d), IM_COL32(c.r, c.g, c.b, 255), 1.5f);
+}
+
+void drawBlockedSwatch(ImDrawList* dl, ImVec2 topLeft, ColormapId colormap) {
+  const float em = ImGui::GetFontSize();
+  const RGBA8 c = blockedColor(colormap);
+  const ImVec2 a(topLeft.x, topLeft.y + 0.1f * em);
+  dl->AddRectFilled(a, ImVec2(a.x + 0.9f * em, a.y + 0.9f * em), IM_COL32(c.r, c.g, c.b, 255));
+  addBlockedCross(dl, a, ImVec2(0.9f * em, 0.9f * em));
+}
+
 float colorbarWidth() {
   const float em = ImGui::GetFontSize();
-  return 0.8f * em + 1.1f * em + 0.4f * em + ImGui::CalcTextSize("-0.000e+00").x * 0.75f;
+  return 0.8f * em + 1.1f * em + 0.75f * em + ImGui::CalcTextSize("-0.000e+00").x * 0.75f;
 }
 
 void drawColorbar(ImDrawList* dl, void* texture, ColorRange range, ImVec2 topLeft, float height) {
@@ -420,9 +465,10 @@ void drawColorbar(ImDrawList* dl, void* texture, ColorRange range, ImVec2 topLef
   const float values[3] = {range.hi, 0.5f * (range.lo + range.hi), range.lo};
   for (int i = 0; i < 3; ++i) {
     const float y = a.y + height * 0.5f * static_cast<float>(i);
-    dl->AddLine(ImVec2(b.x, y), ImVec2(b.x + 0.3f * em, y), textCol);
+    // A short tick, then a clear gap: a tick touching "0.5" reads as "-0.5".
+    dl->AddLine(ImVec2(b.x, y), ImVec2(b.x + 0.25f * em, y), textCol);
     const float ty = std::clamp(y - 0.5f * em, a.y - 0.2f * em, b.y - 0.8f * em);
-    dl->AddText(ImVec2(b.x + 0.4f * em, ty), textCol, formatTick(values[i]).c_str());
+    dl->AddText(ImVec2(b.x + 0.75f * em, ty), textCol, formatTick(values[i]).c_str());
   }
 }
 

@@ -45,4 +45,11 @@ void drawColorbar(ImDrawList* dl, void* texture, ColorRange range, ImVec2 topLef
 // Width the colour bar and its tick labels need.
 float colorbarWidth();
 
+// True when the slice's columns are d_model columns a head owns (projections, merged heads,
+// W_q/W_k/W_v): only then the head-colour strip and "belongs to head i" are drawn.
+bool columnsOwnedByHeads(const HeatmapSpec& spec);
+// A blocked cell's look, shared by every heatmap and legend: the cross over the blocked colour.
+void addBlockedCross(ImDrawList* dl, ImVec2 cellMin, ImVec2 cellSize);
+void drawBlockedSwatch(ImDrawList* dl, ImVec2 topLeft, ColormapId colormap);  // 0.9 em square
+
 }  // namespace mhascope::app

@@ -115,6 +115,7 @@ ColorRange unionRange(ColorRange a, ColorRange b) {
 
 RGBA8 nanColor() { return kNanColor; }
 
+RGBA8 blockedMarkColor() { return RGBA8{205, 205, 205, 255}; }
 RGBA8 blockedColor(ColormapId id) { return id == ColormapId::Gray ? kBlockedOnGray : kBlockedGrey; }
 
 RGBA8 tableColor(ColormapId id, int index) {

@@ -521,6 +521,8 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
     t.dk = static_cast<int>(dk);
     t.selfAttention = in.selfAttention;
     t.causal = opt.causal;
+    t.keyPadding = opt.keyPaddingMask.has_value();
+    t.attnMask = opt.attnMask.has_value();
     t.scale = opt.scale;
     t.scaleFactor = factor;
     auto labelsOr = [](const std::vector<std::vector<std::string>>& given, std::int64_t nb, std::int64_t nt) {
@@ -531,6 +533,23 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
       }
       return out;
     };
+    // The learned parameters, as used: the window and `export` draw these very numbers.
+    t.weights.resize(kWeightCount);
+    auto keep = [&t](WeightId id, const float* data, std::int64_t rows, std::int64_t cols, bool matrix) {
+      Tensor& dst = t.weights[static_cast<std::size_t>(id)];
+      dst.reshape({rows, cols}, matrix ? std::vector<std::string>{"d_model_in", "d_model_out"}
+                                       : std::vector<std::string>{"1", "d_model_out"});
+      std::copy(data, data + rows * cols, dst.ptr());
+    };
+    keep(WeightId::Wq, w.wq.data(), d, d, true);
+    keep(WeightId::Wk, w.wk.data(), d, d, true);
+    keep(WeightId::Wv, w.wv.data(), d, d, true);
+    keep(WeightId::Wo, w.wo.data(), d, d, true);
+    keep(WeightId::Bq, w.bq.data(), 1, d, false);
+    keep(WeightId::Bk, w.bk.data(), 1, d, false);
+    keep(WeightId::Bv, w.bv.data(), 1, d, false);
+    keep(WeightId::Bo, w.bo.data(), 1, d, false);
+    t.hasBias = w.hasBias;
     t.queryTokens = labelsOr(in.queryTokens, B, Tq);
     t.keyTokens = labelsOr(in.keyTokens, B, Tk);
     t.generation += 1;

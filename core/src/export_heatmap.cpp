@@ -317,6 +317,8 @@ constexpr double kPanelGap = 28;
 constexpr double kPad = 5;                // between the grid and its labels
 constexpr double kBarWidth = 18;
 constexpr double kBarMinHeight = 140, kBarMaxHeight = 480;
+constexpr double kTickLength = 4, kTickGap = 6;  // colour-bar tick, then blank before its label
+constexpr double kMinCrossCell = 8;              // blocked cells this small show the colour only
 constexpr double kTitleFont = 18, kCaptionFont = 12, kAxisFont = 12, kTickFont = 11;
 constexpr std::size_t kMaxLabelCodePoints = 16;
 constexpr std::size_t kMaxCaptionCodePoints = 160;
@@ -386,17 +388,12 @@ Runs labelRuns(Fonts& fonts, const std::vector<std::string>& labels, int i) {
   return fonts.shape(truncateLabel(sanitizeUtf8(labels[static_cast<std::size_t>(i)]), kMaxLabelCodePoints));
 }
 
+// The same words as the window's label and the file name (nameSelection).
 std::string defaultTitle(const std::vector<const Slice2D*>& slices, bool grid) {
-  const Slice2D& s = *slices.front();
-  std::string title = stageInfo(s.stage).title;
-  if (grid) {
-    title += " \u00b7 all " + std::to_string(slices.size()) + " heads";
-  } else if (s.head >= 0) {
-    title += " \u00b7 head " + std::to_string(s.head);
-  }
-  title += " \u00b7 batch " + std::to_string(s.batchIndex);
-  return title;
+  return nameSlice(*slices.front(), grid ? static_cast<int>(slices.size()) : 0).title;
 }
+
+DataKind kindOf(const Slice2D& s) { return s.weight ? DataKind::Signed : stageInfo(s.stage).kind; }
 
 std::string ordinal(int k) {
   const char* suffix = (k % 100 >= 11 && k % 100 <= 13) ? "th" : k % 10 == 1 ? "st" : k % 10 == 2 ? "nd" : k % 10 == 3 ? "rd" : "th";
@@ -425,7 +422,7 @@ Result<Figure> buildFigure(const std::vector<const Slice2D*>& slices, bool grid,
   Figure fig;
   fig.slices = slices;
   FigureLayout& L = fig.layout;
-  const DataKind kind = stageInfo(slices[0]->stage).kind;
+  const DataKind kind = kindOf(*slices[0]);
   L.colormap = options.colormap.value_or(defaultColormap(kind));
 
   // One colour scale for every panel, so equal colours mean equal values across heads.
@@ -442,6 +439,7 @@ Result<Figure> buildFigure(const std::vector<const Slice2D*>& slices, bool grid,
       if (std::isnan(v)) fig.hasNan = true;
       if (v == -std::numeric_limits<float>::infinity()) fig.hasBlocked = true;
     }
+    for (std::uint8_t b : s->blockedCells) fig.hasBlocked = fig.hasBlocked || b != 0;
   }
 
   // --- text that does not depend on the cell size ---------------------------------------------
@@ -463,9 +461,11 @@ Result<Figure> buildFigure(const std::vector<const Slice2D*>& slices, bool grid,
   const ColorRange shown = L.range;
   fig.ticks = {formatGeneral(shown.hi, 3), formatGeneral(0.5 * (double{shown.lo} + double{shown.hi}), 3),
                formatGeneral(shown.lo, 3)};
-  fig.blockedLegend = fonts.shape("blocked (masked, \u2212\u221e)");
+  fig.blockedLegend = fonts.shape(slices[0]->stage == StageId::Weights && !slices[0]->weight
+                                      ? "blocked by the mask: weight exactly 0"
+                                      : "blocked by the mask (score \u2212\u221e)");
   fig.nanLegend = fonts.shape("NaN");
-  fig.flaggedLegend = fonts.shape("row fully masked: weights 0, output 0");
+  fig.flaggedLegend = fonts.shape("every key blocked: weights and head output 0 (output row = b_o)");
 
   const int gridCols = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(slices.size()))));
   const int gridRows = static_cast<int>((slices.size() + static_cast<std::size_t>(gridCols) - 1) /
@@ -527,7 +527,10 @@ Result<Figure> buildFigure(const std::vector<const Slice2D*>& slices, bool grid,
     fig.documentTitle = autoTitle ? defaultTitle(slices, grid) : sanitizeUtf8(options.title);
     addLines(fig.documentTitle, kTitleFont, true, kInk);
     if (!options.subtitle.empty()) addLines(sanitizeUtf8(options.subtitle), kCaptionFont, false, kSoftInk);
-    if (autoTitle) addLines(stageInfo(slices[0]->stage).formula, kCaptionFont, false, kSoftInk);
+    if (autoTitle) {
+      addLines(slices[0]->weight ? weightMeaning(*slices[0]->weight) : stageInfo(slices[0]->stage).formula, kCaptionFont,
+               false, kSoftInk);
+    }
     if (L.rowLabelStride > 1 || L.colLabelStride > 1) {
       std::string note = "labels thinned to fit:";
       if (L.rowLabelStride > 1) note += " every " + ordinal(L.rowLabelStride) + " row";
@@ -553,7 +556,7 @@ Result<Figure> buildFigure(const std::vector<const Slice2D*>& slices, bool grid,
     if (fig.hasBlocked) legendW = std::max(legendW, 20 + fonts.width(measure, fig.blockedLegend, kTickFont, false));
     if (fig.hasNan) legendW = std::max(legendW, 20 + fonts.width(measure, fig.nanLegend, kTickFont, false));
     if (fig.hasFlagged) legendW = std::max(legendW, 20 + fonts.width(measure, fig.flaggedLegend, kTickFont, false));
-    rightW = std::ceil(std::max(kBarWidth + 8 + tickW, legendW));
+    rightW = std::ceil(std::max(kBarWidth + kTickLength + kTickGap + tickW, legendW));
     const double panelsH = gridRows * panelH + (gridRows - 1) * gridGap;
     fig.barH = std::floor(std::clamp(gridRows * rows * cellH, kBarMinHeight, kBarMaxHeight));
     const double legendH = (fig.hasBlocked ? 20 : 0) + (fig.hasNan ? 20 : 0) + (fig.hasFlagged ? 20 : 0) +
@@ -610,6 +613,12 @@ Result<Figure> buildFigure(const std::vector<const Slice2D*>& slices, bool grid,
   fig.barX = kMargin + panelsW + kPanelGap;
   fig.barY = top + headingH + 8;
   fig.legendY = fig.barY + fig.barH + 24;
+  L.barX = fig.barX;
+  L.barY = fig.barY;
+  L.barW = kBarWidth;
+  L.barH = fig.barH;
+  L.tickLabelX = fig.barX + kBarWidth + kTickLength + kTickGap;
+  L.legendY = fig.legendY;
 
   // Numbers inside cells only when one fits: "-0.00" at the chosen size must fit the cell.
   const double sampleW = fonts.width(measure, fonts.shape("-0.00"), 10.0, false) / 10.0;  // per px of size
@@ -628,13 +637,25 @@ void setColor(cairo_t* cr, RGBA8 c) { cairo_set_source_rgb(cr, c.r / 255.0, c.g 
 // Cells grouped by colour — one fill per table entry, with horizontal runs of equal colour
 // merged — instead of one fill per cell: a 512 x 512 map stays a few hundred fill operations.
 // Antialiasing is off so PNG cells are solid blocks of the exact table colour.
+// The blocked cell's cross, inset a quarter of the cell (same shape as the window draws).
+void crossPath(cairo_t* cr, double x, double y, double w, double h) {
+  const double d = 0.22 * std::min(w, h);
+  const double mx = x + w / 2, my = y + h / 2;
+  cairo_move_to(cr, mx - d, my - d);
+  cairo_line_to(cr, mx + d, my + d);
+  cairo_move_to(cr, mx - d, my + d);
+  cairo_line_to(cr, mx + d, my - d);
+}
+
 void drawCells(cairo_t* cr, const Slice2D& s, const HeatmapLayout& p, ColormapId map, ColorRange range) {
   constexpr int kNanSlot = kColormapEntries, kBlockedSlot = kColormapEntries + 1;
   struct Span {
     int row, c0, c1;  // columns [c0, c1)
   };
   std::vector<std::vector<Span>> bySlot(kColormapEntries + 2);
-  auto slotOf = [&](float v) {
+  auto slotOf = [&](int r, int c) {
+    if (s.isBlockedCell(r, c)) return kBlockedSlot;
+    const float v = s.at(r, c);
     if (std::isnan(v)) return kNanSlot;
     const int idx = tableIndex(range, v);
     return idx < 0 ? kBlockedSlot : idx;
@@ -642,9 +663,9 @@ void drawCells(cairo_t* cr, const Slice2D& s, const HeatmapLayout& p, ColormapId
   for (int r = 0; r < s.rows; ++r) {
     int c = 0;
     while (c < s.cols) {
-      const int slot = slotOf(s.at(r, c));
+      const int slot = slotOf(r, c);
       int end = c + 1;
-      while (end < s.cols && slotOf(s.at(r, end)) == slot) ++end;
+      while (end < s.cols && slotOf(r, end) == slot) ++end;
       bySlot[static_cast<std::size_t>(slot)].push_back({r, c, end});
       c = end;
     }
@@ -660,6 +681,18 @@ void drawCells(cairo_t* cr, const Slice2D& s, const HeatmapLayout& p, ColormapId
     }
     cairo_fill(cr);
   }
+  // Blocked cells: the cross every view draws, when the cell can show one.
+  if (p.cellW >= kMinCrossCell && p.cellH >= kMinCrossCell) {
+    setColor(cr, blockedMarkColor());
+    cairo_set_line_width(cr, 1.5);
+    for (int r = 0; r < s.rows; ++r) {
+      for (int c = 0; c < s.cols; ++c) {
+        if (!s.isBlockedCell(r, c) && s.at(r, c) != -std::numeric_limits<float>::infinity()) continue;
+        crossPath(cr, p.x0 + c * p.cellW, p.y0 + r * p.cellH, p.cellW, p.cellH);
+      }
+    }
+    cairo_stroke(cr);
+  }
   // A hairline frame just outside the cells, so pale cells at the edge keep their shape.
   setColor(cr, Rgb{0.55, 0.55, 0.55});
   cairo_set_line_width(cr, 1);
@@ -672,6 +705,7 @@ void drawValues(cairo_t* cr, Fonts& fonts, const Figure& fig, const Slice2D& s, 
   const double size = fig.valueFont;
   for (int r = 0; r < s.rows; ++r) {
     for (int c = 0; c < s.cols; ++c) {
+      if (s.isBlockedCell(r, c)) continue;  // the cross says it
       const float v = s.at(r, c);
       const std::string text = formatCell(v);
       if (text.empty()) continue;
@@ -784,38 +818,45 @@ Status drawColorBar(cairo_t* cr, Fonts& fonts, const Figure& fig) {
   cairo_stroke(cr);
   cairo_restore(cr);
 
-  // Ticks at max, mid and min, labels to the right.
+  // Ticks at max, mid and min, labels to the right with a clear gap, so a tick never reads as
+  // a minus sign in front of its label ("0.5" seen as "-0.5").
   setColor(cr, kInk);
   cairo_set_line_width(cr, 1);
   const std::array<double, 3> ys = {y, y + h / 2, y + h};
   for (std::size_t k = 0; k < 3; ++k) {
     const double ty = std::round(ys[k]) + 0.5;
     cairo_move_to(cr, x + kBarWidth, ty);
-    cairo_line_to(cr, x + kBarWidth + 4, ty);
+    cairo_line_to(cr, x + kBarWidth + kTickLength, ty);
     cairo_stroke(cr);
-    cairo_move_to(cr, x + kBarWidth + 7, ys[k] + 0.36 * kTickFont);
+    cairo_move_to(cr, x + kBarWidth + kTickLength + kTickGap, ys[k] + 0.36 * kTickFont);
     fonts.draw(cr, fonts.shape(fig.ticks[k]), kTickFont, false);
   }
 
   // Legend for the colours that are not values.
   double ly = fig.legendY;
-  auto legendEntry = [&](RGBA8 swatch, const Runs& text) {
+  auto legendEntry = [&](RGBA8 swatch, const Runs& text, bool cross) {
     cairo_save(cr);
     cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
     setColor(cr, swatch);
     cairo_rectangle(cr, x, ly, 14, 14);
     cairo_fill(cr);
     cairo_restore(cr);
+    if (cross) {  // the swatch looks like the cells it names
+      setColor(cr, blockedMarkColor());
+      cairo_set_line_width(cr, 1.5);
+      crossPath(cr, x, ly, 14, 14);
+      cairo_stroke(cr);
+    }
     setColor(cr, kInk);
     cairo_move_to(cr, x + 20, ly + 7 + 0.36 * kTickFont);
     fonts.draw(cr, text, kTickFont, false);
     ly += 20;
   };
-  if (fig.hasBlocked) legendEntry(blockedColor(fig.layout.colormap), fig.blockedLegend);
-  if (fig.hasNan) legendEntry(nanColor(), fig.nanLegend);
+  if (fig.hasBlocked) legendEntry(blockedColor(fig.layout.colormap), fig.blockedLegend, true);
+  if (fig.hasNan) legendEntry(nanColor(), fig.nanLegend, false);
   if (fig.hasFlagged) legendEntry(RGBA8{static_cast<std::uint8_t>(kFlag.r * 255), static_cast<std::uint8_t>(kFlag.g * 255),
                                         static_cast<std::uint8_t>(kFlag.b * 255), 255},
-                                  fig.flaggedLegend);
+                                  fig.flaggedLegend, false);
   return Ok{};
 }
 

@@ -232,6 +232,7 @@ Result<Slice2D> sliceStage(const Trace& trace, StageId stage, int batchIndex, in
     const auto* first = trace.fullyMasked.data() + b * static_cast<std::size_t>(trace.tq);
     s.flaggedRows.assign(first, first + trace.tq);
   }
+  markBlockedCells(trace, s);
   return s;
 }
 

@@ -23,6 +23,17 @@ expect_ok() {
 out="$("$BIN" info --preset paper)"
 grep -q "weights  *(2, 8, 10, 10)  *(B, h, T_q, T_k)" <<<"$out" && ok "info shape trace" || bad "info shape trace: $out"
 grep -q "total with bias (4\*d_model^2 + 4\*d_model) *1,050,624" <<<"$out" && ok "info parameter count" || bad "info params"
+# The split is view then transpose: (B, T, h, d_k) between the projection and the heads.
+grep -A1 "q_view  *(2, 10, 8, 64)  *(B, T_q, h, d_k)" <<<"$out" | grep -q "q_heads  *(2, 8, 10, 64)" \
+  && grep -q "v_view  *(2, 10, 8, 64)" <<<"$out" && ok "info shows the view step" || bad "info view step: $out"
+# The learned matrices export like any stage, named as in the window (W_o ↔ w_o).
+expect_ok "export --weight w_o" "$BIN" export --preset cat --weight w_o --out "$T/w_o.svg"
+grep -qF "<title>W_o (learned matrix)</title>" "$T/w_o.svg" && ok "weight export title" || bad "weight export title"
+expect_error "unknown weight" "unknown weight 'w_x'" "$BIN" export --preset cat --weight w_x --out "$T/x.png"
+# An exported stage's title names it as the window does, 0-based (export --head 1 = "head 1").
+expect_ok "export head 1 svg" "$BIN" export --preset cat --stage weights --head 1 --out "$T/h1.svg"
+grep -qF "<title>Softmax (weights) · head 1 · batch 0</title>" "$T/h1.svg" && ok "export title is 0-based" \
+  || bad "export title: $(grep -o '<title>[^<]*' "$T/h1.svg")"
 for p in default cat deep interview paper; do expect_ok "preset $p runs" "$BIN" info --preset "$p"; done
 out="$("$BIN" info --preset interview)"
 grep -q "query  *(10, 6, 12)" <<<"$out" && grep -q "q_heads  *(10, 3, 6, 4)" <<<"$out" && ok "interview shapes" || bad "interview shapes"

@@ -106,10 +106,20 @@ void expectCellsMatch(const Image& img, const Slice2D& s, const HeatmapLayout& p
       const RGBA8 centre = img.at(cx, cy);
       const float back = invertColor(map, range, centre);
       bool ok;
-      if (std::isnan(v)) {
+      if (v == -kInf || s.isBlockedCell(r, c)) {
+        // A blocked cell: the blocked colour with the light cross through its centre (when the
+        // cell can show one) — the look every view shares.
+        const RGBA8 corner = img.at(static_cast<int>(p.x0 + c * p.cellW) + 1, static_cast<int>(p.y0 + r * p.cellH) + 1);
+        const bool crossed = p.cellW >= 8 && p.cellH >= 8;
+        ok = corner == blockedColor(map) && (crossed ? centre != blockedColor(map) : centre == blockedColor(map));
+        if (!ok && ++bad <= 5) {
+          ADD_FAILURE() << what << ": blocked cell (" << r << ", " << c << "): corner (" << int{corner.r} << ","
+                        << int{corner.g} << "," << int{corner.b} << "), centre (" << int{centre.r} << ","
+                        << int{centre.g} << "," << int{centre.b} << ")";
+        }
+        continue;
+      } else if (std::isnan(v)) {
         ok = centre == nanColor();
-      } else if (v == -kInf) {
-        ok = centre == blockedColor(map);
       } else {
         const double err = std::abs(double{back} - double{v});
         maxErr = std::max(maxErr, err);
@@ -264,7 +274,7 @@ TEST(ExportVector, SvgAndPdfHaveMagicAndTitle) {
   s2.batchIndex = 1;
   auto svg2 = renderHeatmap(s2, ImageFormat::Svg);
   ASSERT_TRUE(svg2.ok());
-  EXPECT_NE(svg2->find(std::string("<title>") + stageInfo(StageId::MaskedScores).title + " \u00b7 head 3 \u00b7 batch 1</title>"),
+  EXPECT_NE(svg2->find(std::string("<title>") + stageInfo(StageId::MaskedScores).title + " (masked_scores) \u00b7 head 3 \u00b7 batch 1</title>"),
             std::string::npos);
 }
 
@@ -465,6 +475,110 @@ TEST(ExportPng, FullyMaskedRowsAreFlaggedBesideTheGrid) {
   EXPECT_FALSE(isRed(img.at(x, static_cast<int>(p.y0 + 0.5 * p.cellH))));
   EXPECT_FALSE(isRed(img.at(x, static_cast<int>(p.y0 + 2.5 * p.cellH))));
   expectCellsMatch(img, s, p, layout.colormap, layout.range, "flagged");
+}
+
+// --- one naming, blocked cells, colour-bar ticks, learned matrices (issue 7 §2–3) -------------
+
+TEST(ExportTitle, DefaultTitleIsTheSelectionNameTheWindowShows) {
+  const std::vector<float> w = {0.5f, 0.5f, 0.25f, 0.75f};
+  Slice2D s = makeSlice(StageId::Weights, w, 2, 2, /*head=*/1);
+  s.batchIndex = 0;
+  auto svg = renderHeatmap(s, ImageFormat::Svg);
+  ASSERT_TRUE(svg.ok()) << svg.error().message;
+  const SelectionName n = nameSelection(StageId::Weights, 0, 1);
+  EXPECT_EQ(n.title, "Softmax (weights) \u00b7 head 1 \u00b7 batch 0");
+  EXPECT_EQ(n.fileStem, "weights_b0_h1");
+  // The picture's title (SVG <title>) is the very same string, 0-based like the file name.
+  EXPECT_NE(svg->find("<title>" + n.title + "</title>"), std::string::npos) << svg->substr(0, 400);
+  // A grid: "all h heads", file "_all_heads".
+  std::vector<Slice2D> heads = {makeSlice(StageId::Weights, w, 2, 2, 0), makeSlice(StageId::Weights, w, 2, 2, 1)};
+  auto grid = renderHeadGrid(heads, ImageFormat::Svg);
+  ASSERT_TRUE(grid.ok());
+  const SelectionName g = nameSelection(StageId::Weights, 0, -1, 2);
+  EXPECT_EQ(g.fileStem, "weights_b0_all_heads");
+  EXPECT_NE(grid->find("<title>" + g.title + "</title>"), std::string::npos);
+}
+
+TEST(ExportPng, BlockedWeightsAreDrawnLikeMaskedScoresWithTheirCrossAndLegend) {
+  // Weights of exactly 0 that the mask blocked get the blocked colour and cross (as −inf scores
+  // do), and the legend's swatch carries the same cross.
+  const std::vector<float> w = {1.0f, 0.0f, 0.0f, 0.4f, 0.6f, 0.0f, 0.2f, 0.3f, 0.5f};
+  Slice2D s = makeSlice(StageId::Weights, w, 3, 3);
+  s.blockedCells = {0, 1, 1, 0, 0, 1, 0, 0, 0};
+  FigureLayout layout;
+  ExportOptions opt;
+  opt.showValues = false;
+  auto png = renderHeatmap(s, ImageFormat::Png, opt, &layout);
+  ASSERT_TRUE(png.ok()) << png.error().message;
+  const Image img = decodePng(*png);
+  const HeatmapLayout& p = layout.panels.at(0);
+  expectCellsMatch(img, s, p, layout.colormap, layout.range, "blocked weights");
+  const int cx = static_cast<int>(std::floor(p.x0 + 1.5 * p.cellW)), cy = static_cast<int>(std::floor(p.y0 + 0.5 * p.cellH));
+  EXPECT_EQ(img.at(cx, cy), blockedMarkColor()) << "the cross goes through a blocked cell's centre";
+  // Legend swatch: blocked colour at its corner, the cross at its centre.
+  const int lx = static_cast<int>(layout.barX), ly = static_cast<int>(layout.legendY);
+  EXPECT_EQ(img.at(lx + 1, ly + 1), blockedColor(layout.colormap));
+  EXPECT_NE(img.at(lx + 7, ly + 7), blockedColor(layout.colormap));
+  // The same −inf cells in the masked scores look the same.
+  const std::vector<float> m = {1.0f, -kInf, -kInf, 0.4f, 0.6f, -kInf, 0.2f, 0.3f, 0.5f};
+  Slice2D ms = makeSlice(StageId::MaskedScores, m, 3, 3);
+  FigureLayout ml;
+  auto mpng = renderHeatmap(ms, ImageFormat::Png, opt, &ml);
+  ASSERT_TRUE(mpng.ok());
+  const Image mimg = decodePng(*mpng);
+  const HeatmapLayout& mp = ml.panels.at(0);
+  EXPECT_EQ(mimg.at(static_cast<int>(mp.x0 + 1.5 * mp.cellW), static_cast<int>(mp.y0 + 0.5 * mp.cellH)), blockedMarkColor());
+  EXPECT_EQ(mimg.at(static_cast<int>(mp.x0 + mp.cellW) + 1, static_cast<int>(mp.y0) + 1), blockedColor(ml.colormap));
+}
+
+TEST(ExportPng, ColourBarTicksLeaveAGapBeforeTheirLabels) {
+  // A tick touching "0.5" reads as "-0.5": between the tick's end and the label there must be
+  // a column of background on every tick row.
+  const std::vector<float> w = {-1.0f, 0.5f, 0.25f, 1.0f};
+  Slice2D s = makeSlice(StageId::Scores, w, 2, 2);
+  FigureLayout layout;
+  auto png = renderHeatmap(s, ImageFormat::Png, {}, &layout);
+  ASSERT_TRUE(png.ok());
+  const Image img = decodePng(*png);
+  const int barRight = static_cast<int>(layout.barX + layout.barW);
+  ASSERT_GE(layout.tickLabelX - (layout.barX + layout.barW), 8.0) << "tick + gap";
+  for (double ty : {layout.barY, layout.barY + layout.barH / 2, layout.barY + layout.barH}) {
+    const int y = static_cast<int>(std::round(ty));
+    bool tick = false;
+    for (int x = barRight + 1; x < barRight + 4; ++x) tick = tick || img.at(x, y).r < 128;
+    EXPECT_TRUE(tick) << "the tick at y " << y;
+    // The gap: background white over the tick row and the rows beside it.
+    for (int x = static_cast<int>(layout.tickLabelX) - 4; x < static_cast<int>(layout.tickLabelX) - 1; ++x) {
+      for (int dy = -1; dy <= 1; ++dy) {
+        const RGBA8 c = img.at(x, y + dy);
+        EXPECT_TRUE(c.r > 240 && c.g > 240 && c.b > 240) << "ink at (" << x << ", " << y + dy << ") touches the tick";
+      }
+    }
+  }
+}
+
+TEST(ExportPng, LearnedMatricesExportWithTheirNameAndADivergingScale) {
+  Trace t;
+  t.dModel = 2;
+  t.weights.resize(kWeightCount);
+  for (int i = 0; i < kWeightCount; ++i) {
+    const bool matrix = i < static_cast<int>(WeightId::Bq);
+    t.weights[static_cast<std::size_t>(i)].reshape(matrix ? Shape{2, 2} : Shape{1, 2},
+                                                   {matrix ? "d_model_in" : "1", "d_model_out"});
+  }
+  t.weights[static_cast<std::size_t>(WeightId::Wo)].data = {0.5f, -1.0f, 0.25f, 1.0f};
+  auto s = sliceWeight(t, WeightId::Wo);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->data, t.weight(WeightId::Wo).ptr()) << "the recorded numbers, not a copy or a recomputation";
+  EXPECT_EQ(nameSlice(*s).fileStem, "w_o");
+  FigureLayout layout;
+  auto svg = renderHeatmap(*s, ImageFormat::Svg, {}, &layout);
+  ASSERT_TRUE(svg.ok()) << svg.error().message;
+  EXPECT_NE(svg->find("<title>W_o (learned matrix)</title>"), std::string::npos);
+  EXPECT_FLOAT_EQ(layout.range.lo, -1.0f);
+  EXPECT_FLOAT_EQ(layout.range.hi, 1.0f);
+  EXPECT_EQ(weightFromName("b_k"), WeightId::Bk);
+  EXPECT_FALSE(weightFromName("W_q").has_value());
 }
 
 }  // namespace

@@ -48,6 +48,9 @@ case "$case_name" in
     ;;
   scripted_input)
     xvfb "$bin" --preset default --script "$(script_from scripted_input.txt)" || fail "script failed (exit $?)"
+    # The exported picture's title is the window's label, word for word (0-based).
+    grep -qF "<title>Softmax (weights) · head 0 · batch 0</title>" "$out/weights_b0_h0.svg" \
+      || fail "exported title differs from the window's label: $(grep -o '<title>[^<]*' "$out/weights_b0_h0.svg")"
     ;;
   texture_churn)
     xvfb "$bin" --preset default --script "$(script_from texture_churn.txt)" || fail "script failed (exit $?)"
@@ -175,6 +178,20 @@ EOF
       fail "exploration seed $seed (exit $rc)"
     fi
     grep -c "^random $seed #" "$out/log.txt" | xargs echo "events logged:"
+  blocked_cells)
+    # A blocked cell looks the same in every view: at the Mask stage (−inf) and at the Softmax
+    # stage (weight 0) the window fills the same cells with the blocked grey (64,64,64) and the
+    # same light cross (205,205,205); without the mask there is none of that grey.
+    for stage in masked_scores weights; do
+      xvfb "$bin" --screenshot "$out/$stage.png" --preset "$here/causal.json" --stage "$stage" || fail "screenshot at $stage"
+    done
+    g1=$(python3 "$here/count_color.py" "$out/masked_scores.png" 64,64,64 20000) || fail "masked scores: $g1"
+    g2=$(python3 "$here/count_color.py" "$out/weights.png" 64,64,64 20000) || fail "weights: blocked cells not in the blocked colour: $g2"
+    x1=$(python3 "$here/count_color.py" "$out/masked_scores.png" 205,205,205 200) || fail "masked scores: no crosses: $x1"
+    x2=$(python3 "$here/count_color.py" "$out/weights.png" 205,205,205 200) || fail "weights: no crosses: $x2"
+    [ "${g1##*: }" = "${g2##*: }" ] && [ "${x1##*: }" = "${x2##*: }" ] || fail "blocked cells differ: $g1 / $g2 / $x1 / $x2"
+    xvfb "$bin" --screenshot "$out/none.png" --preset default --stage weights || fail "screenshot without a mask"
+    python3 "$here/count_color.py" "$out/none.png" 64,64,64 0 0 || fail "blocked grey without a mask"
     ;;
   *)
     fail "unknown case $case_name"

@@ -54,6 +54,11 @@ ColorRange unionRange(ColorRange a, ColorRange b);
 RGBA8 nanColor();                        // magenta: a NaN is a bug worth seeing
 RGBA8 blockedColor(ColormapId id);       // −inf (masked cell); a neutral dark grey, except on
                                          // the gray map, where every grey is a value
+// A cell the mask blocks is drawn the same in every view — the heatmap, all heads, the lessons
+// and exported pictures: filled with blockedColor (its score is −inf, its weight exactly 0) and,
+// when the cell is large enough, crossed with this light grey (so a blocked 0 is never read as
+// a weight that merely came out small).
+RGBA8 blockedMarkColor();
 RGBA8 tableColor(ColormapId id, int index);  // entry 0..255 (clamped)
 
 // The table entry of one value: index = round((v - lo) / (hi - lo) * 255) clamped to 0..255;

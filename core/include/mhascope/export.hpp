@@ -5,7 +5,8 @@
 // What a picture holds: a title (stage, head, batch) and a subtitle (the configuration line);
 // the cells, each filled with the exact colormap-table colour (PNG cells are whole pixels with no
 // antialiasing, so a cell's centre pixel maps back to its value within one table step);
-// blocked (−inf) and NaN cells in their own colours with a legend entry; token labels on both
+// cells the mask blocks (−inf scores, or Slice2D::blockedCells) in the blocked colour with a
+// cross, as in the window, and NaN cells in their own colour, each with a legend entry; token labels on both
 // axes (thinned, with a note, when cells are too small to read them); the axis names; and a
 // colour bar with min / mid / max ticks.
 //
@@ -32,7 +33,7 @@ Result<ImageFormat> formatFromPath(const std::string& path);
 struct ExportOptions {
   std::optional<ColormapId> colormap;  // empty: picked by the stage's data kind
   std::optional<ColorRange> range;     // empty: rangeFor(kind, …) over every cell drawn
-  std::string title;                   // empty: "<stage> · head h · batch b" and the formula
+  std::string title;                   // empty: nameSlice(…).title — the window's words — and the formula
   std::string subtitle;                // the configuration line, e.g. "B=1 T=8 d_model=64 h=4"
   std::optional<bool> showValues;      // empty: numbers in cells when the cells are big enough
   int cellPixels = 0;                  // 0: auto (≥ 14 px while the image stays ≤ ~8000 px)
@@ -54,6 +55,9 @@ struct FigureLayout {
   bool showValues = false;
   int rowLabelStride = 1;             // 1: every row label drawn; k: every k-th
   int colLabelStride = 1;
+  double barX = 0, barY = 0, barW = 0, barH = 0;  // the colour bar; ticks run right of barX + barW
+  double tickLabelX = 0;                          // where the tick labels start (a gap after the ticks)
+  double legendY = 0;                             // top of the first legend swatch (14 x 14 at barX)
 };
 
 // The layout a render would use, without rendering.

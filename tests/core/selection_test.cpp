@@ -1,0 +1,125 @@
+// One naming for a selection (window label = export title = file name, 0-based), which stages'
+// columns belong to heads, why a masked cell has the value it must, and the learned matrices
+// recorded with the trace (issue 7 §2–3, issue 13 item 1).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "mhascope/model.hpp"
+#include "mhascope/trace.hpp"
+
+namespace mhascope {
+namespace {
+
+Trace traceOf(ModelConfig cfg) {
+  auto m = buildModel(cfg);
+  EXPECT_TRUE(m.ok()) << m.error().message;
+  Trace t;
+  auto st = forward(m->inputs, m->weights, m->options, t);
+  EXPECT_TRUE(st.ok()) << st.error().message;
+  return t;
+}
+
+TEST(SelectionName, ZeroBasedAndTheSameForTitleAndFile) {
+  const SelectionName n = nameSelection(StageId::Weights, 1, 2);
+  EXPECT_EQ(n.title, "Softmax (weights) \u00b7 head 2 \u00b7 batch 1");
+  EXPECT_EQ(n.fileStem, "weights_b1_h2");
+  // Head 0 is "head 0" and "_h0": what you see is what you type (`--head 0`).
+  EXPECT_EQ(nameSelection(StageId::MaskedScores, 0, 0).fileStem, "masked_scores_b0_h0");
+  EXPECT_NE(nameSelection(StageId::MaskedScores, 0, 0).title.find("head 0"), std::string::npos);
+  // Stages without a head axis name no head, even if one is passed.
+  EXPECT_EQ(nameSelection(StageId::Output, 0, 3).fileStem, "output_b0");
+  EXPECT_EQ(nameSelection(StageId::Output, 0, 3).title, "Output projection (output) \u00b7 batch 0");
+  // The grid of every head.
+  EXPECT_EQ(nameSelection(StageId::Scores, 0, -1, 4).title, "Scores (scores) \u00b7 all 4 heads \u00b7 batch 0");
+  EXPECT_EQ(nameSelection(StageId::Scores, 0, -1, 4).fileStem, "scores_b0_all_heads");
+  // The stage's CLI name (in the file name) is in the title too, next to the window's title.
+  for (const StageInfo& info : allStages()) {
+    const SelectionName s = nameSelection(info.id, 0, 0);
+    EXPECT_EQ(s.fileStem.rfind(info.name, 0), 0u) << s.fileStem;
+    EXPECT_NE(s.title.find(std::string(info.title) + " (" + info.name + ")"), std::string::npos) << s.title;
+  }
+}
+
+TEST(SelectionName, SliceNamesMatchTheirSelection) {
+  ModelConfig cfg;
+  cfg.text = "a b c | d e f";
+  cfg.dModel = 8;
+  cfg.heads = 2;
+  const Trace t = traceOf(cfg);
+  auto s = sliceStage(t, StageId::Weights, 1, 1);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(nameSlice(*s).fileStem, "weights_b1_h1");
+  EXPECT_EQ(nameSlice(*s).title, nameSelection(StageId::Weights, 1, 1).title);
+}
+
+TEST(HeadOwnership, OnlyProjectionsSplitHeadsAndConcatBelongToHeads) {
+  // Issue 13 item 1: no head owns the input columns; W_o has mixed the heads in the output.
+  EXPECT_FALSE(headsOwnColumns(StageId::Query));
+  EXPECT_FALSE(headsOwnColumns(StageId::Key));
+  EXPECT_FALSE(headsOwnColumns(StageId::Value));
+  EXPECT_FALSE(headsOwnColumns(StageId::Output));
+  for (StageId id : {StageId::QProj, StageId::KProj, StageId::VProj, StageId::QHeads, StageId::HeadOutputs, StageId::Concat}) {
+    EXPECT_TRUE(headsOwnColumns(id)) << stageInfo(id).name;
+  }
+  EXPECT_NE(std::string(noHeadOwnerNote(StageId::Query)).find("every head sees all of them through W_q, W_k, W_v"),
+            std::string::npos);
+  EXPECT_NE(std::string(noHeadOwnerNote(StageId::Output)).find("W_o has mixed the heads"), std::string::npos);
+}
+
+TEST(ForcedCells, CausalMaskSaysWhyACellIsBlockedOrOne) {
+  ModelConfig cfg;
+  cfg.text = "a b c d";
+  cfg.dModel = 8;
+  cfg.heads = 2;
+  cfg.mask = MaskKind::Causal;
+  const Trace t = traceOf(cfg);
+  EXPECT_EQ(forcedCellReason(t, StageId::Weights, 0, 0, 0), "the first query can only see itself, so its weight is exactly 1");
+  EXPECT_EQ(forcedCellReason(t, StageId::Weights, 0, 1, 3),
+            "blocked by the causal mask: key t = 3 > query t = 1, so its weight is exactly 0");
+  EXPECT_NE(forcedCellReason(t, StageId::MaskedScores, 0, 1, 3).find("\u2212inf"), std::string::npos);
+  EXPECT_EQ(forcedCellReason(t, StageId::Weights, 0, 2, 1), "") << "an ordinary weight";
+  EXPECT_EQ(forcedCellReason(t, StageId::Scores, 0, 1, 3), "") << "before the mask nothing is forced";
+  // The slices carry the blocked cells, so every view and the export draw them alike.
+  auto w = sliceStage(t, StageId::Weights, 0, 1);
+  ASSERT_TRUE(w.ok());
+  EXPECT_TRUE(w->isBlockedCell(1, 3));
+  EXPECT_FALSE(w->isBlockedCell(3, 1));
+  auto sc = sliceStage(t, StageId::Scores, 0, 1);
+  ASSERT_TRUE(sc.ok());
+  EXPECT_TRUE(sc->blockedCells.empty()) << "raw scores are not masked yet";
+
+  ModelConfig pad = cfg;
+  pad.mask = MaskKind::None;
+  pad.padLastKeys = 1;
+  const Trace p = traceOf(pad);
+  EXPECT_EQ(forcedCellReason(p, StageId::Weights, 0, 0, 3), "blocked by the key padding mask: key 3 is padding, so its weight is exactly 0");
+}
+
+TEST(LearnedMatrices, TheTraceRecordsTheWeightsThePassUsed) {
+  ModelConfig cfg;
+  cfg.text = "a b c";
+  cfg.dModel = 8;
+  cfg.heads = 2;
+  auto m = buildModel(cfg);
+  ASSERT_TRUE(m.ok());
+  Trace t;
+  ASSERT_TRUE(forward(m->inputs, m->weights, m->options, t).ok());
+  ASSERT_EQ(t.weights.size(), static_cast<std::size_t>(kWeightCount));
+  auto wq = sliceWeight(t, WeightId::Wq);
+  ASSERT_TRUE(wq.ok());
+  EXPECT_EQ(wq->rows, 8);
+  EXPECT_EQ(wq->cols, 8);
+  for (int r = 0; r < 8; ++r) {
+    for (int c = 0; c < 8; ++c) EXPECT_EQ(wq->at(r, c), m->weights.wq(r, c));
+  }
+  auto bo = sliceWeight(t, WeightId::Bo);
+  ASSERT_TRUE(bo.ok());
+  EXPECT_EQ(bo->rows, 1);
+  for (int c = 0; c < 8; ++c) EXPECT_EQ(bo->at(0, c), m->weights.bo(0, c));
+  EXPECT_EQ(nameSlice(*wq).title, "W_q (learned matrix)");
+  EXPECT_EQ(nameSlice(*bo).fileStem, "b_o");
+}
+
+}  // namespace
+}  // namespace mhascope
