@@ -127,6 +127,10 @@ truncate -s 3G "$H/huge.npy"
 expect_error "3 GB npy with a wrong size" "data is longer than the header declares" \
   /usr/bin/time -f "%M" -o "$H/huge.rss" timeout 10 "$BIN" info --query "$H/huge.npy"
 [ "$(cat "$H/huge.rss" | tail -1)" -lt 100000 ] && ok "3 GB npy refused with RSS < 100 MB" || bad "3 GB npy RSS $(cat "$H/huge.rss")"
+"$BIN" info --preset cat --save-weights "$H/big.safetensors" >/dev/null; truncate -s 3G "$H/big.safetensors"
+expect_error "3 GB safetensors with a wrong size" "trailing bytes" \
+  /usr/bin/time -f "%M" -o "$H/huge.rss" timeout 10 "$BIN" info --preset cat --weights "$H/big.safetensors" --memory-budget 8000
+[ "$(tail -1 "$H/huge.rss")" -lt 100000 ] && ok "3 GB safetensors refused with RSS < 100 MB" || bad "3 GB safetensors RSS $(cat "$H/huge.rss")"
 # A right-sized npy larger than the memory budget is refused from its header too.
 make_npy "$H/wide.npy" "(1, 1024, 1024)" ""; truncate -s $((128 + 4 * 1024 * 1024)) "$H/wide.npy"
 expect_error "npy over the budget, unread" "needs 4194304 bytes as float32, more than the memory budget" "$BIN" info --query "$H/wide.npy" --memory-budget 2
