@@ -337,7 +337,8 @@ int cmdExport(const ModelOptions& mo, const ExportArgs& a) {
     opt.colormap = *c;
   }
   OutputPlan plan;
-  plan.stageFile = true;
+  plan.picture = true;
+  plan.allHeads = allHeads;
   plan.files = {a.out};
   auto r = resolveModel(mo, plan);
   if (!r) return fail(r.error().message);

@@ -268,6 +268,7 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan
   MemoryUse use;
   use.weightsFile = !o.weightsFile.empty() || !o.saveWeightsFile.empty();
   use.stageFile = plan.stageFile;
+  if (plan.picture) use.exportSlices = plan.allHeads ? std::max(cfg.heads, 1) : 1;
   const std::uint64_t budget = cfg.memoryBudgetBytes;
 
   ResolvedModel r;
