@@ -142,6 +142,8 @@ for args in "--batch 1048576 --tokens 1000" "--d-model 20000 --heads 1" "--d-mod
   [ "$rss" -lt 100000 ] && ok "budget: $args RSS ${rss} KB, ${secs} s" || bad "budget: $args RSS $rss KB"
 done
 expect_error "budget counts the exported picture" "file buffers" "$BIN" export --tokens 1024 --d-model 64 --heads 16 --head all --out "$H/all.png"
+expect_error "bad_alloc past the budget is a message" "out of memory: the system refused an allocation" \
+  bash -c "ulimit -v 300000; exec \"$BIN\" info --d-model 8192 --heads 8 --memory-budget 100000"
 expect_error "budget names the weights" "weights 6.0 GiB" "$BIN" info --d-model 20000 --heads 1
 expect_error "budget with raw inputs counts the weights" "weights 16.0 MiB" "$BIN" info --query "$H/wide.npy" --memory-budget 20
 # Silent NaN: finite inputs x1e20 overflow; every command warns, trace.json records it.
