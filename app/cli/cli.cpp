@@ -203,7 +203,22 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
   namespace fs = std::filesystem;
   if (dumpDir.empty()) return fail("run needs --dump DIR");
   std::error_code ec;
-  const fs::path target = fs::path(dumpDir).lexically_normal();
+  // An absolute path without "." or ".." and without a trailing '/': its parent holds the
+  // temporary folder, its name is what gets replaced.
+  fs::path target = fs::weakly_canonical(fs::absolute(dumpDir, ec), ec);
+  if (ec) return fail("--dump '" + dumpDir + "': " + ec.message());
+  if (!target.has_filename() && target.has_parent_path() && target != target.root_path()) target = target.parent_path();
+  if (!target.has_filename() || target == target.root_path()) {
+    return fail("--dump '" + dumpDir + "': cannot replace the root folder; name a folder for the dump");
+  }
+  {
+    const fs::path cwd = fs::current_path(ec);
+    const fs::path rel = cwd.lexically_relative(target);
+    if (!ec && !rel.empty() && *rel.begin() != "..") {
+      return fail("--dump '" + dumpDir + "' is the current folder or holds it; a dump replaces its folder as a whole, "
+                  "so name a subfolder (e.g. --dump out)");
+    }
+  }
   if (fs::exists(target, ec) && !fs::is_directory(target, ec)) {
     return fail("--dump '" + dumpDir + "' exists and is not a folder");
   }
@@ -221,12 +236,12 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
   // The dump is one unit: every file goes into a fresh folder next to the target, which is then
   // renamed into place (atomically swapped with an earlier dump). A failure, a full disk or a
   // signal leaves the earlier dump as it was and no temporary folder behind.
-  fs::path parent = fs::absolute(target, ec).parent_path();
+  const fs::path parent = target.parent_path();
   fs::create_directories(parent, ec);
   if (ec) return fail("cannot create folder '" + parent.string() + "': " + ec.message());
   StopSignalGuard guard;
   std::random_device rd;
-  const fs::path tmp = parent / ("." + fs::absolute(target).filename().string() + ".tmp-" + std::to_string(::getpid()) +
+  const fs::path tmp = parent / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) +
                                  "-" + std::to_string(rd()));
   if (!fs::create_directory(tmp, ec) || ec) {
     return fail("cannot create folder '" + tmp.string() + "': " + (ec ? ec.message() : "it exists"));
@@ -285,7 +300,7 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
   }
   if (gStopSignal) return abandon("interrupted");
   // Into place: a plain rename when nothing is there, else an atomic exchange with the old dump.
-  const fs::path dest = fs::absolute(target);
+  const fs::path& dest = target;
   if (::rename(tmp.c_str(), dest.c_str()) != 0) {
     if (errno != EEXIST && errno != ENOTEMPTY) {
       return abandon("cannot move the dump into '" + dumpDir + "': " + std::strerror(errno));
