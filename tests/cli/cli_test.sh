@@ -190,7 +190,7 @@ for round in 1 2 3; do
   for f in "$H/r$s"/*.npy; do cmp -s "$f" "$H/cc/$(basename "$f")" || mixed=1; done
 done
 [ $mixed -eq 0 ] && ok "concurrent dumps do not mix" || bad "concurrent dumps mixed"
-expect_error "dump refuses the current folder" "is the current folder" bash -c "cd \"$H/d\" && exec \"$BIN\" run --preset cat --dump ."
+expect_error "dump refuses the current folder" "is the current folder" bash -c "cd \"$H/d\" && exec \"$(realpath "$BIN")\" run --preset cat --dump ."
 "$BIN" run --preset cat --dump "$H/slash/" >/dev/null && [ -f "$H/slash/trace.json" ] && ok "--dump DIR/ works" || bad "--dump DIR/"
 mkdir -p "$H/mine"; echo mine > "$H/mine/notes.txt"
 expect_error "dump refuses a folder with other files" "already holds 'notes.txt'" "$BIN" run --preset cat --dump "$H/mine"
