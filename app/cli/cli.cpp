@@ -117,12 +117,12 @@ int cmdInfo(const ModelOptions& mo) {
   const double scoreBytes = 4.0 * t->batch * static_cast<double>(h) * t->tq * t->tk;
   std::printf("\nMemory\n  scores (B*h*T_q*T_k floats)  %s per copy; scores, scaled, masked, weights = 4 copies\n",
               formatBytes(scoreBytes).c_str());
-  std::printf("  whole recorded trace         %s\n", formatBytes(estimateTraceBytes(t->batch, t->tq, t->tk, d, h)).c_str());
   {
     MemoryUse use;
     use.weightsFile = !mo.weightsFile.empty() || !mo.saveWeightsFile.empty();
     const MemoryEstimate e = estimateMemory(t->batch, t->tq, t->tk, d, h, use);
-    std::printf("  everything this command holds %s = %s (budget %s)\n", formatBytes(e.total()).c_str(),
+    std::printf("  whole recorded trace         %s (16 stages, mask flags, token labels)\n", formatBytes(e.trace).c_str());
+    std::printf("  all buffers (the estimate)   %s = %s (budget %s)\n", formatBytes(e.total()).c_str(),
                 e.describe().c_str(), formatBytes(static_cast<double>(r->model.options.memoryBudgetBytes)).c_str());
   }
   // How the costs grow (lesson 7): each variable doubled on its own, the others kept.
