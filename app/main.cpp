@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
     mhascope::app::App app(launch.options);
     return app.run();
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "mhascope: out of memory\n");
+    std::fprintf(stderr, "mhascope: out of memory: the system refused an allocation; use a smaller configuration "
+                         "or a lower memory budget\n");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mhascope: %s\n", e.what());
   }

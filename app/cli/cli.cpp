@@ -129,12 +129,12 @@ int cmdInfo(const ModelOptions& mo) {
   const double scoreBytes = 4.0 * t->batch * static_cast<double>(h) * t->tq * t->tk;
   std::printf("\nMemory\n  scores (B*h*T_q*T_k floats)  %s per copy; scores, scaled, masked, weights = 4 copies\n",
               formatBytes(scoreBytes).c_str());
-  std::printf("  whole recorded trace         %s\n", formatBytes(estimateTraceBytes(t->batch, t->tq, t->tk, d, h)).c_str());
   {
     MemoryUse use;
     use.weightsFile = !mo.weightsFile.empty() || !mo.saveWeightsFile.empty();
     const MemoryEstimate e = estimateMemory(t->batch, t->tq, t->tk, d, h, use);
-    std::printf("  everything this command holds %s = %s (budget %s)\n", formatBytes(e.total()).c_str(),
+    std::printf("  whole recorded trace         %s (16 stages, mask flags, token labels)\n", formatBytes(e.trace).c_str());
+    std::printf("  all buffers (the estimate)   %s = %s (budget %s)\n", formatBytes(e.total()).c_str(),
                 e.describe().c_str(), formatBytes(static_cast<double>(r->model.options.memoryBudgetBytes)).c_str());
   }
   // How the costs grow (lesson 7): each variable doubled on its own, the others kept.
@@ -218,7 +218,22 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
   namespace fs = std::filesystem;
   if (dumpDir.empty()) return fail("run needs --dump DIR");
   std::error_code ec;
-  const fs::path target = fs::path(dumpDir).lexically_normal();
+  // An absolute path without "." or ".." and without a trailing '/': its parent holds the
+  // temporary folder, its name is what gets replaced.
+  fs::path target = fs::weakly_canonical(fs::absolute(dumpDir, ec), ec);
+  if (ec) return fail("--dump '" + dumpDir + "': " + ec.message());
+  if (!target.has_filename() && target.has_parent_path() && target != target.root_path()) target = target.parent_path();
+  if (!target.has_filename() || target == target.root_path()) {
+    return fail("--dump '" + dumpDir + "': cannot replace the root folder; name a folder for the dump");
+  }
+  {
+    const fs::path cwd = fs::current_path(ec);
+    const fs::path rel = cwd.lexically_relative(target);
+    if (!ec && !rel.empty() && *rel.begin() != "..") {
+      return fail("--dump '" + dumpDir + "' is the current folder or holds it; a dump replaces its folder as a whole, "
+                  "so name a subfolder (e.g. --dump out)");
+    }
+  }
   if (fs::exists(target, ec) && !fs::is_directory(target, ec)) {
     return fail("--dump '" + dumpDir + "' exists and is not a folder");
   }
@@ -236,12 +251,12 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
   // The dump is one unit: every file goes into a fresh folder next to the target, which is then
   // renamed into place (atomically swapped with an earlier dump). A failure, a full disk or a
   // signal leaves the earlier dump as it was and no temporary folder behind.
-  fs::path parent = fs::absolute(target, ec).parent_path();
+  const fs::path parent = target.parent_path();
   fs::create_directories(parent, ec);
   if (ec) return fail("cannot create folder '" + parent.string() + "': " + ec.message());
   StopSignalGuard guard;
   std::random_device rd;
-  const fs::path tmp = parent / ("." + fs::absolute(target).filename().string() + ".tmp-" + std::to_string(::getpid()) +
+  const fs::path tmp = parent / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) +
                                  "-" + std::to_string(rd()));
   if (!fs::create_directory(tmp, ec) || ec) {
     return fail("cannot create folder '" + tmp.string() + "': " + (ec ? ec.message() : "it exists"));
@@ -300,7 +315,7 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
   }
   if (gStopSignal) return abandon("interrupted");
   // Into place: a plain rename when nothing is there, else an atomic exchange with the old dump.
-  const fs::path dest = fs::absolute(target);
+  const fs::path& dest = target;
   if (::rename(tmp.c_str(), dest.c_str()) != 0) {
     if (errno != EEXIST && errno != ENOTEMPTY) {
       return abandon("cannot move the dump into '" + dumpDir + "': " + std::strerror(errno));
@@ -378,7 +393,8 @@ int cmdExport(const ModelOptions& mo, const ExportArgs& a) {
     opt.colormap = *c;
   }
   OutputPlan plan;
-  plan.stageFile = true;
+  plan.picture = true;
+  plan.allHeads = allHeads;
   plan.files = {a.out};
   auto r = resolveModel(mo, plan);
   if (!r) return fail(r.error().message);

@@ -268,6 +268,7 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan
   MemoryUse use;
   use.weightsFile = !o.weightsFile.empty() || !o.saveWeightsFile.empty();
   use.stageFile = plan.stageFile;
+  if (plan.picture) use.exportSlices = plan.allHeads ? std::max(cfg.heads, 1) : 1;
   const std::uint64_t budget = cfg.memoryBudgetBytes;
 
   ResolvedModel r;
@@ -351,11 +352,7 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan
     m.options.attnMask = std::move(*am);
   }
   if (!o.weightsFile.empty()) {
-    // The file may hold f64 (twice the float32 bytes) plus its header: the weights' own share of
-    // the estimate, doubled, bounds it.
-    const double weightsBytes = estimateMemory(B, Tq, Tk, cfg.dModel, cfg.heads).weights;
-    const auto cap = static_cast<std::uint64_t>(std::min(static_cast<double>(budget), 2.0 * weightsBytes + (1 << 20)));
-    auto sd = loadSafetensors(o.weightsFile, cap);
+    auto sd = loadSafetensors(o.weightsFile, budget);  // its header is checked against its size first
     if (!sd) return sd.error();
     auto w = weightsFromStateDict(*sd, cfg.dModel);
     if (!w) return makeError("--weights '" + o.weightsFile + "': " + w.error().message);

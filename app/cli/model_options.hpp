@@ -37,7 +37,9 @@ Result<long long> parseDecimal(const std::string& text, const std::string& flag,
 // What a command writes, so resolveModel can check the budget for it and refuse outputs that
 // would overwrite an input.
 struct OutputPlan {
-  bool stageFile = false;         // run --dump, export: one stage's bytes at a time
+  bool stageFile = false;         // run --dump: one stage encoded at a time
+  bool allHeads = false;          // export --head all: h heatmaps in one picture
+  bool picture = false;           // export: the picture's surface and encoded bytes
   std::vector<std::string> files;  // files the command writes (export --out)
   std::string folder;             // run --dump DIR
 };

@@ -49,6 +49,13 @@ MemoryEstimate estimateMemory(std::int64_t batch, std::int64_t tq, std::int64_t 
   e.trace = estimateTraceBytes(batch, tq, tk, dModel, heads) + labels + b * q /* fully masked flags */;
   if (use.weightsFile) e.files += 2 * e.weights;  // state_dict copy + its encoded bytes
   if (use.stageFile) e.files += 4.0 * std::max(b * h * q * k, b * std::max(q, k) * d);
+  if (use.exportSlices > 0) {
+    // The largest slice is max(T_q, T_k) x max(T_q, T_k, d_model) cells. A picture is at most
+    // 8000 px a side (cells up to 56 px): its RGB surface, plus about 64 bytes a cell of paths and
+    // vector output (measured: T = 1024 as SVG, ~40 bytes a cell).
+    const double cells = use.exportSlices * std::max(q, k) * std::max({q, k, d});
+    e.files += 4.0 * std::min(8000.0 * 8000.0, cells * 56 * 56) + 64.0 * cells;
+  }
   return e;
 }
 

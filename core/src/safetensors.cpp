@@ -582,9 +582,20 @@ std::string encodeProblem(const TensorMap& tensors, const std::map<std::string, 
 // [SECTION] Public API: parse, load, encode, save
 //-----------------------------------------------------------------------------------------------
 
-Result<SafetensorsContents> parseSafetensorsWithMetadata(std::string_view bytes, const std::string& what) {
-  if (bytes.size() < kLengthBytes) {
-    return fail(what, "file is only " + std::to_string(bytes.size()) +
+namespace {
+
+struct ParsedHeader {
+  std::vector<Entry> entries;
+  std::map<std::string, std::string> metadata;
+  std::size_t dataStart = 0;
+};
+
+// The header and the layout rules, without the data: `bytes` holds at least the length and
+// the header of a file of `totalSize` bytes, so a file whose size disagrees with what its
+// header declares is refused before its data is read.
+Result<ParsedHeader> checkHeader(std::string_view bytes, std::uint64_t totalSize, const std::string& what) {
+  if (totalSize < kLengthBytes || bytes.size() < kLengthBytes) {
+    return fail(what, "file is only " + std::to_string(totalSize) +
                           " bytes, too short for the 8-byte header length of a .safetensors file");
   }
   const auto* raw = reinterpret_cast<const unsigned char*>(bytes.data());
@@ -593,13 +604,14 @@ Result<SafetensorsContents> parseSafetensorsWithMetadata(std::string_view bytes,
     return fail(what, "header length " + std::to_string(headerLen) + " is larger than the limit of " +
                           std::to_string(kMaxHeaderBytes) + " bytes");
   }
-  const std::size_t afterLength = bytes.size() - kLengthBytes;
+  const std::uint64_t afterLength = totalSize - kLengthBytes;
   if (headerLen > afterLength) {
     return fail(what, "header length " + std::to_string(headerLen) + " is larger than the file (" +
                           std::to_string(afterLength) +
                           " bytes after the 8-byte length); the file is truncated "
                           "or not a .safetensors file");
   }
+  if (bytes.size() < kLengthBytes + headerLen) return fail(what, "the header could not be read whole");
   const std::string_view header = bytes.substr(kLengthBytes, static_cast<std::size_t>(headerLen));
   if (const std::size_t bad = firstInvalidUtf8(header); bad != std::string_view::npos) {
     char byte[8];
@@ -619,13 +631,31 @@ Result<SafetensorsContents> parseSafetensorsWithMetadata(std::string_view bytes,
     if (!parsed) return fail(what, reader.error());
 
     const std::size_t dataStart = kLengthBytes + static_cast<std::size_t>(headerLen);
-    const std::uint64_t dataLen = bytes.size() - dataStart;
+    const std::uint64_t dataLen = totalSize - dataStart;
     if (auto layout = validateLayout(reader.entries, dataLen, what); !layout) return layout.error();
 
+    ParsedHeader out;
+    out.entries = std::move(reader.entries);
+    out.metadata = std::move(reader.metadata);
+    out.dataStart = dataStart;
+    return out;
+  } catch (const std::bad_alloc&) {
+    return fail(what, "not enough memory to read the header of the " + std::to_string(totalSize) + "-byte file");
+  }
+}
+
+}  // namespace
+
+Result<SafetensorsContents> parseSafetensorsWithMetadata(std::string_view bytes, const std::string& what) {
+  auto parsed = checkHeader(bytes, bytes.size(), what);
+  if (!parsed) return parsed.error();
+  const auto* raw = reinterpret_cast<const unsigned char*>(bytes.data());
+  const std::size_t dataStart = parsed->dataStart;
+  try {
     // Name order, so the message for a file with several problems is always the same one.
-    std::sort(reader.entries.begin(), reader.entries.end(),
+    std::sort(parsed->entries.begin(), parsed->entries.end(),
               [](const Entry& a, const Entry& b) { return a.name < b.name; });
-    for (const Entry& e : reader.entries) {
+    for (const Entry& e : parsed->entries) {
       if (!e.info->readable) {
         return fail(what, "unsupported dtype " + std::string(e.info->name) + " for tensor " +
                               quoteName(e.name) + "; mhascope reads " + dtypeList(true) +
@@ -634,9 +664,9 @@ Result<SafetensorsContents> parseSafetensorsWithMetadata(std::string_view bytes,
     }
 
     SafetensorsContents out;
-    out.metadata = std::move(reader.metadata);
+    out.metadata = std::move(parsed->metadata);
     std::string damageReport;
-    for (const Entry& e : reader.entries) {
+    for (const Entry& e : parsed->entries) {
       Tensor t;
       t.shape.assign(e.shape.begin(), e.shape.end());
       t.data.resize(static_cast<std::size_t>(e.numel));  // bounded: numel * size == bytes in the file
@@ -674,10 +704,23 @@ Result<TensorMap> parseSafetensors(std::string_view bytes, const std::string& wh
 Result<TensorMap> loadSafetensors(const std::string& path, std::uint64_t maxBytes) {
   auto size = regularFileSize(path);  // FIFOs, devices and folders are refused before opening
   if (!size) return size.error();
-  if (*size > maxBytes) {
+  // The header first (its length, then the header itself, at most 100 MB): a file whose size
+  // disagrees with the tensors it declares is refused before the data is read.
+  auto length = readFilePrefix(path, kLengthBytes);
+  if (!length) return length.error();
+  std::uint64_t headerLen = 0;
+  if (length->size() == kLengthBytes) {
+    headerLen = loadUnsigned<std::uint64_t>(reinterpret_cast<const unsigned char*>(length->data()), false);
+  }
+  auto overBudget = [&] {
     return fail(path, "the file is " + std::to_string(*size) + " bytes, more than the memory budget of " +
                           std::to_string(maxBytes) + " bytes for it (raise it with --memory-budget MiB)");
-  }
+  };
+  if (headerLen <= kMaxHeaderBytes && headerLen <= *size && kLengthBytes + headerLen > maxBytes) return overBudget();
+  auto prefix = readFilePrefix(path, kLengthBytes + std::min(headerLen, kMaxHeaderBytes));
+  if (!prefix) return prefix.error();
+  if (auto header = checkHeader(*prefix, *size, path); !header) return header.error();
+  if (*size > maxBytes) return overBudget();
   auto bytes = readFile(path, *size);
   if (!bytes) return bytes.error();
   return parseSafetensors(*bytes, path);

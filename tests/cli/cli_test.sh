@@ -142,6 +142,10 @@ truncate -s 3G "$H/huge.npy"
 expect_error "3 GB npy with a wrong size" "data is longer than the header declares" \
   /usr/bin/time -f "%M" -o "$H/huge.rss" timeout 10 "$BIN" info --query "$H/huge.npy"
 [ "$(cat "$H/huge.rss" | tail -1)" -lt 100000 ] && ok "3 GB npy refused with RSS < 100 MB" || bad "3 GB npy RSS $(cat "$H/huge.rss")"
+"$BIN" info --preset cat --save-weights "$H/big.safetensors" >/dev/null; truncate -s 3G "$H/big.safetensors"
+expect_error "3 GB safetensors with a wrong size" "trailing bytes" \
+  /usr/bin/time -f "%M" -o "$H/huge.rss" timeout 10 "$BIN" info --preset cat --weights "$H/big.safetensors" --memory-budget 8000
+[ "$(tail -1 "$H/huge.rss")" -lt 100000 ] && ok "3 GB safetensors refused with RSS < 100 MB" || bad "3 GB safetensors RSS $(cat "$H/huge.rss")"
 # A right-sized npy larger than the memory budget is refused from its header too.
 make_npy "$H/wide.npy" "(1, 1024, 1024)" ""; truncate -s $((128 + 4 * 1024 * 1024)) "$H/wide.npy"
 expect_error "npy over the budget, unread" "needs 4194304 bytes as float32, more than the memory budget" "$BIN" info --query "$H/wide.npy" --memory-budget 2
@@ -152,6 +156,9 @@ for args in "--batch 1048576 --tokens 1000" "--d-model 20000 --heads 1" "--d-mod
   read -r rss secs < <(tail -1 "$H/budget.rss")
   [ "$rss" -lt 100000 ] && ok "budget: $args RSS ${rss} KB, ${secs} s" || bad "budget: $args RSS $rss KB"
 done
+expect_error "budget counts the exported picture" "file buffers" "$BIN" export --tokens 1024 --d-model 64 --heads 16 --head all --out "$H/all.png"
+expect_error "bad_alloc past the budget is a message" "out of memory: the system refused an allocation" \
+  bash -c "ulimit -v 300000; exec \"$BIN\" info --d-model 8192 --heads 8 --memory-budget 100000"
 expect_error "budget names the weights" "weights 6.0 GiB" "$BIN" info --d-model 20000 --heads 1
 expect_error "budget with raw inputs counts the weights" "weights 16.0 MiB" "$BIN" info --query "$H/wide.npy" --memory-budget 20
 # Silent NaN: finite inputs x1e20 overflow; every command warns, trace.json records it.
@@ -198,6 +205,8 @@ for round in 1 2 3; do
   for f in "$H/r$s"/*.npy; do cmp -s "$f" "$H/cc/$(basename "$f")" || mixed=1; done
 done
 [ $mixed -eq 0 ] && ok "concurrent dumps do not mix" || bad "concurrent dumps mixed"
+expect_error "dump refuses the current folder" "is the current folder" bash -c "cd \"$H/d\" && exec \"$(realpath "$BIN")\" run --preset cat --dump ."
+"$BIN" run --preset cat --dump "$H/slash/" >/dev/null && [ -f "$H/slash/trace.json" ] && ok "--dump DIR/ works" || bad "--dump DIR/"
 mkdir -p "$H/mine"; echo mine > "$H/mine/notes.txt"
 expect_error "dump refuses a folder with other files" "already holds 'notes.txt'" "$BIN" run --preset cat --dump "$H/mine"
 # Never clobber inputs.

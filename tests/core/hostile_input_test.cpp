@@ -95,6 +95,14 @@ TEST(HostileInput, SafetensorsLargerThanAllowedIsRefusedBeforeReading) {
   ASSERT_FALSE(w.ok());
   EXPECT_TRUE(contains(w.error().message, "more than the memory budget")) << w.error().message;
   EXPECT_TRUE(loadSafetensors(path).ok());
+  // 3 GB (sparse) whose header declares a few hundred bytes of tensors: refused from the header,
+  // unread, even with a budget that would allow reading it.
+  fs::resize_file(path, 3ull << 30);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto big = loadSafetensors(path, 4ull << 30);
+  ASSERT_FALSE(big.ok());
+  EXPECT_TRUE(contains(big.error().message, "trailing bytes")) << big.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
 }
 
 TEST(HostileInput, TheMemoryEstimateCountsTheWeights) {

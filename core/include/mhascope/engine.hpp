@@ -66,6 +66,7 @@ struct MemoryUse {
   bool weightsFile = false;    // --weights / --save-weights: PyTorch-layout copy + the file's bytes
   bool stageFile = false;      // run --dump / export: the largest stage encoded as file bytes
   bool scoreOverride = false;  // hand-set scores: one (B, h, T_q, T_k) table per model
+  int exportSlices = 0;        // export: heatmaps in the picture (1, or h for --head all)
   // The window: the shown trace, the one being computed, and two more for the lessons that
   // compare two forwards (Masks: with/without; Pitfalls: correct/mistaken); the worker's model
   // and the lessons' model.
@@ -81,7 +82,7 @@ struct MemoryEstimate {
   double inputs = 0;   // per model: query, key, value (B, T, d_model), masks, token labels
   double weights = 0;  // per model: W_q, W_k, W_v, W_o (d_model, d_model) + biases
   double trace = 0;    // per trace: 16 stages, blocked flags, token labels
-  double files = 0;    // file buffers (PyTorch-layout weights, one encoded stage)
+  double files = 0;    // file buffers (PyTorch-layout weights, one encoded stage, an exported picture)
   int models = 1, traces = 1;
   double total() const { return models * (inputs + weights) + traces * trace + files; }
   // "inputs 1.2 MiB + weights 6.0 GiB + 1 trace × 8.2 MiB + files 0 B"
