@@ -24,6 +24,7 @@
 #include "mhascope/lessons.hpp"
 #include "mhascope/tokenizer.hpp"
 #include "model_options.hpp"
+#include "train_command.hpp"
 
 namespace mhascope::cli {
 namespace {
@@ -280,7 +281,7 @@ int cmdBench(const ModelOptions& mo, int repeat) {
 // ---------------------------------------------------------------------------------------------
 
 bool isCommand(std::string_view arg) {
-  return arg == "info" || arg == "run" || arg == "export" || arg == "bench";
+  return arg == "info" || arg == "run" || arg == "export" || arg == "bench" || arg == "train";
 }
 
 int run(int argc, char** argv) {
@@ -305,6 +306,8 @@ int run(int argc, char** argv) {
   addModelOptions(*bench, mo);
   int repeat = 10;
   bench->add_option("--repeat", repeat, "number of timed runs")->capture_default_str();
+  TrainArgs trainArgs;
+  auto* trainCmd = addTrainCommand(app, trainArgs);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -315,6 +318,7 @@ int run(int argc, char** argv) {
     if (runCmd->parsed()) return cmdRun(mo, dumpDir);
     if (exportCmd->parsed()) return cmdExport(mo, ea);
     if (bench->parsed()) return cmdBench(mo, repeat);
+    if (trainCmd->parsed()) return cmdTrain(trainArgs);
   } catch (const std::exception& e) {  // bad_alloc, filesystem_error, JSON errors: a message, not a crash
     return fail(e.what());
   }

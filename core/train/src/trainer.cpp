@@ -66,10 +66,19 @@ Result<LossResult> Trainer::step() {
   if (!r) return r.error();
   char buf[300];
   if (!std::isfinite(r->loss)) {
+    // The parameters may be finite yet give NaN: go back to those of the last finite loss.
+    const std::int64_t bad = step_;
+    if (hasBackup_) {
+      auto dst = params_.list(), src = backup_.list();
+      for (std::size_t i = 0; i < dst.size(); ++i) *dst[i].value = *src[i].value;
+      --step_;
+      hasBackup_ = false;
+    }
     std::snprintf(buf, sizeof buf,
                   "the loss became %s at step %lld (learning rate %g may be too high); the parameters of the last "
-                  "good step are kept",
-                  std::isnan(r->loss) ? "NaN" : "infinite", static_cast<long long>(step_), s_.adam.lr);
+                  "good step (%lld, with a finite loss) are kept",
+                  std::isnan(r->loss) ? "NaN" : "infinite", static_cast<long long>(bad),
+                  static_cast<double>(s_.adam.lr), static_cast<long long>(step_));
     return makeError(buf);
   }
   backward(params_, b, cache_, grads_);
@@ -78,12 +87,13 @@ Result<LossResult> Trainer::step() {
     std::snprintf(buf, sizeof buf,
                   "the gradients became non-finite at step %lld (learning rate %g may be too high); the parameters "
                   "of the last good step are kept",
-                  static_cast<long long>(step_), s_.adam.lr);
+                  static_cast<long long>(step_), static_cast<double>(s_.adam.lr));
     return makeError(buf);
   }
   {
     auto dst = backup_.list(), src = params_.list();
     for (std::size_t i = 0; i < dst.size(); ++i) *dst[i].value = *src[i].value;
+    hasBackup_ = true;
   }
   adam_.step(params_, grads_);
   if (!allFinite(params_)) {
@@ -92,7 +102,7 @@ Result<LossResult> Trainer::step() {
     std::snprintf(buf, sizeof buf,
                   "the parameters became non-finite at step %lld (learning rate %g may be too high); the parameters "
                   "of the last good step are kept",
-                  static_cast<long long>(step_), s_.adam.lr);
+                  static_cast<long long>(step_), static_cast<double>(s_.adam.lr));
     return makeError(buf);
   }
   ++step_;

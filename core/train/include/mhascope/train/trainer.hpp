@@ -1,7 +1,7 @@
 // The training loop: seeded batches, forward, backward, optional clipping, AdamW; evaluation
 // on a fixed probe batch with head-role scores and an attention snapshot per evaluation.
-// A step whose loss, gradients or updated parameters are not finite is refused: the parameters
-// stay those of the last good step and the error says what happened.
+// A step whose loss, gradients or updated parameters are not finite is refused and the error
+// says what happened; the parameters go back to those of the last step whose loss was finite.
 #pragma once
 
 #include <optional>
@@ -51,7 +51,8 @@ class Trainer {
   Trainer(TrainSettings s, Task task, GptParams p);
   TrainSettings s_;
   Task task_;
-  GptParams params_, grads_, backup_;
+  GptParams params_, grads_, backup_;  // backup_: the parameters before the last update
+  bool hasBackup_ = false;
   AdamW adam_;
   ForwardCache cache_;
   Batch probe_;
