@@ -23,7 +23,9 @@ MhaWeights mhaWeightsFromPacked(const RowMatrix& inW, const RowMatrix& inB, cons
 }
 
 void mhaBackward(const Trace& t, const RowMatrix& inW, const RowMatrix& outW, const RowMatrix& dOut, RowMatrix& dX,
-                 RowMatrix& dInW, RowMatrix& dInB, RowMatrix& dOutW, RowMatrix& dOutB) {
+                 RowMatrix& dInW, RowMatrix& dInB, RowMatrix& dOutW, RowMatrix& dOutB, Workspace* work) {
+  Workspace local;
+  Workspace& ws = work ? *work : local;
   const Eigen::Index B = t.batch, T = t.tq, d = t.dModel, h = t.heads, dk = t.dk, rows = B * T;
   const ConstMatrixMap x(t.tensor(StageId::Query).ptr(), rows, d);
   const ConstMatrixMap concat(t.tensor(StageId::Concat).ptr(), rows, d);
@@ -31,10 +33,15 @@ void mhaBackward(const Trace& t, const RowMatrix& inW, const RowMatrix& outW, co
   // Output projection y = concat Wo^T + bo.
   dOutW.noalias() += dOut.transpose() * concat;
   dOutB.row(0) += dOut.colwise().sum();
-  const RowMatrix dConcat = dOut * outW;  // (rows, d)
+  RowMatrix& dConcat = ws.dConcat;
+  dConcat.noalias() = dOut * outW;  // (rows, d)
 
-  RowMatrix dQ(rows, d), dK(rows, d), dV(rows, d);
-  RowMatrix dA(T, T), dS(T, T);
+  RowMatrix &dQ = ws.dQ, &dK = ws.dK, &dV = ws.dV, &dA = ws.dScoresA, &dS = ws.dScores;
+  dQ.resize(rows, d);
+  dK.resize(rows, d);
+  dV.resize(rows, d);
+  dA.resize(T, T);
+  dS.resize(T, T);
   const float* qH = t.tensor(StageId::QHeads).ptr();
   const float* kH = t.tensor(StageId::KHeads).ptr();
   const float* vH = t.tensor(StageId::VHeads).ptr();

@@ -26,7 +26,9 @@ Status validateBatch(const GptParams& p, const Batch& b) {
 Result<LossResult> forward(const GptParams& p, const Batch& b, ForwardCache& c) {
   if (auto s = validateBatch(p, b); !s) return s.error();
   const Eigen::Index B = b.batch, T = b.seq, d = p.cfg.dModel, rows = B * T;
-  RowMatrix x(rows, d);
+  Workspace& ws = c.work;
+  RowMatrix& x = ws.x;
+  x.resize(rows, d);
   for (Eigen::Index r = 0; r < rows; ++r) {
     x.row(r) = p.emb.row(b.tokens[static_cast<std::size_t>(r)]) + p.pos.row(r % T);
   }
@@ -34,13 +36,13 @@ Result<LossResult> forward(const GptParams& p, const Batch& b, ForwardCache& c) 
   AttentionOptions opt;
   opt.heads = p.cfg.heads;
   opt.causal = true;
-  AttentionInputs in;
-  RowMatrix a, y;
+  AttentionInputs& in = ws.attnIn;
+  RowMatrix &a = ws.a, &y = ws.y;
   for (std::size_t l = 0; l < p.blocks.size(); ++l) {
     const BlockParams& bp = p.blocks[l];
     LayerCache& lc = c.layers[l];
     layerNormForward(x, bp.ln1w, bp.ln1b, a, lc.ln1);
-    in.query = Tensor({B, T, d}, {"B", "T_q", "d_model"});
+    in.query.reshape({B, T, d}, {"B", "T_q", "d_model"});
     std::copy(a.data(), a.data() + a.size(), in.query.data.begin());
     in.key = in.query;
     in.value = in.query;
@@ -62,10 +64,12 @@ Result<LossResult> forward(const GptParams& p, const Batch& b, ForwardCache& c) 
   return LossResult{ce.loss, ce.count, ce.correct};
 }
 
-void backward(const GptParams& p, const Batch& b, const ForwardCache& c, GptParams& g) {
+void backward(const GptParams& p, const Batch& b, ForwardCache& c, GptParams& g) {
   const Eigen::Index T = b.seq, rows = static_cast<Eigen::Index>(b.batch) * T;
   for (auto& np : g.list()) np.value->setZero();
-  RowMatrix dLogits, dx, tmp, dAct, dPre;
+  Workspace& ws = c.work;
+  RowMatrix &dLogits = ws.dLogits, &dx = ws.dx, &tmp = ws.tmp, &dAct = ws.dAct, &dPre = ws.dPre, &dLn = ws.dLn,
+            &dA = ws.dA;
   crossEntropy(c.logits, b.targets, &dLogits);
   linearBackward(dLogits, c.lnfOut, p.outW, &tmp, g.outW, g.outB);
   layerNormBackward(tmp, p.lnfW, c.lnf, dx, g.lnfW, g.lnfB);  // dx: gradient of the residual stream
@@ -77,13 +81,10 @@ void backward(const GptParams& p, const Batch& b, const ForwardCache& c, GptPara
       linearBackward(dx, lc.act, bp.fc2W, &dAct, gb.fc2W, gb.fc2b);
       geluBackward(lc.pre, dAct, dPre);
       linearBackward(dPre, lc.ln2Out, bp.fc1W, &tmp, gb.fc1W, gb.fc1b);
-      RowMatrix dLn;
       layerNormBackward(tmp, bp.ln2w, lc.ln2, dLn, gb.ln2w, gb.ln2b);
       dx += dLn;
     }
-    RowMatrix dA;
-    mhaBackward(lc.attn, bp.inW, bp.outW, dx, dA, gb.inW, gb.inB, gb.outW, gb.outB);
-    RowMatrix dLn;
+    mhaBackward(lc.attn, bp.inW, bp.outW, dx, dA, gb.inW, gb.inB, gb.outW, gb.outB, &ws);
     layerNormBackward(dA, bp.ln1w, lc.ln1, dLn, gb.ln1w, gb.ln1b);
     dx += dLn;
   }

@@ -71,22 +71,21 @@ CrossEntropyResult crossEntropy(const RowMatrix& logits, const std::vector<int>&
   const Eigen::Index rows = logits.rows(), V = logits.cols();
   for (int t : targets) r.count += t >= 0 ? 1 : 0;
   if (dlogits) dlogits->setZero(rows, V);
+  const float inv = r.count > 0 ? 1.0f / static_cast<float>(r.count) : 0.0f;
+  Eigen::Array<float, 1, Eigen::Dynamic> e(V);
   double sum = 0;
   for (Eigen::Index i = 0; i < rows; ++i) {
     const int t = targets[static_cast<std::size_t>(i)];
     if (t < 0) continue;
     Eigen::Index arg = 0;
     const float m = logits.row(i).maxCoeff(&arg);
-    double z = 0;
-    for (Eigen::Index k = 0; k < V; ++k) z += std::exp(static_cast<double>(logits(i, k) - m));
+    e = (logits.row(i).array() - m).exp();  // softmax numerators, max subtracted
+    const double z = static_cast<double>(e.sum());
     sum += std::log(z) - static_cast<double>(logits(i, t) - m);
     if (arg == t) ++r.correct;
     if (dlogits) {
-      const double inv = 1.0 / static_cast<double>(r.count);
-      for (Eigen::Index k = 0; k < V; ++k) {
-        const double p = std::exp(static_cast<double>(logits(i, k) - m)) / z;
-        (*dlogits)(i, k) = static_cast<float>((p - (k == t ? 1.0 : 0.0)) * inv);
-      }
+      dlogits->row(i) = e * (inv / static_cast<float>(z));
+      (*dlogits)(i, t) -= inv;
     }
   }
   r.loss = r.count > 0 ? sum / r.count : 0.0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "mhascope/engine.hpp"
+#include "mhascope/train/model.hpp"
 
 namespace mhascope::train {
 
@@ -14,6 +15,6 @@ MhaWeights mhaWeightsFromPacked(const RowMatrix& inW, const RowMatrix& inB, cons
 // dOut: (B*T, d). dX (B*T, d) is overwritten; parameter gradients (PyTorch layout) are added to.
 // The mask needs no special case: a blocked cell has weight 0, so its score gradient is 0.
 void mhaBackward(const Trace& t, const RowMatrix& inW, const RowMatrix& outW, const RowMatrix& dOut, RowMatrix& dX,
-                 RowMatrix& dInW, RowMatrix& dInB, RowMatrix& dOutW, RowMatrix& dOutB);
+                 RowMatrix& dInW, RowMatrix& dInB, RowMatrix& dOutW, RowMatrix& dOutB, Workspace* work = nullptr);
 
 }  // namespace mhascope::train

@@ -29,11 +29,19 @@ struct LayerCache {
   LayerNormCache ln2;
   RowMatrix ln2Out, pre, act;  // LN2 output, W1 x + b1, GELU of it
 };
+// Buffers reused from step to step (no allocation, no page faults in the training loop).
+struct Workspace {
+  AttentionInputs attnIn;
+  RowMatrix x, a, y;                                         // forward
+  RowMatrix dLogits, dx, tmp, dAct, dPre, dLn, dA;           // backward
+  RowMatrix dConcat, dQ, dK, dV, dScoresA, dScores;          // MHA backward
+};
 struct ForwardCache {
   std::vector<LayerCache> layers;
   LayerNormCache lnf;
   RowMatrix lnfOut;   // (B*T, d)
   RowMatrix logits;   // (B*T, V)
+  Workspace work;
 };
 
 struct LossResult {
@@ -46,6 +54,7 @@ struct LossResult {
 Status validateBatch(const GptParams& p, const Batch& batch);
 Result<LossResult> forward(const GptParams& p, const Batch& batch, ForwardCache& cache);
 // Gradients of the loss of the last forward(), written into grads (zeroed first; same shapes as p).
-void backward(const GptParams& p, const Batch& batch, const ForwardCache& cache, GptParams& grads);
+// `cache` is non-const only for its scratch buffers (cache.work).
+void backward(const GptParams& p, const Batch& batch, ForwardCache& cache, GptParams& grads);
 
 }  // namespace mhascope::train
