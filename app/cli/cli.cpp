@@ -306,6 +306,13 @@ int run(int argc, char** argv) {
   addModelOptions(*bench, mo);
   int repeat = 10;
   bench->add_option("--repeat", repeat, "number of timed runs")->capture_default_str();
+  bool benchTrain = false;
+  int benchSeeds = 5, benchSteps = 300;
+  double benchBudget = 10.0;
+  bench->add_flag("--train", benchTrain, "training speed vs PyTorch and induction-circuit formation (mhascope train)");
+  bench->add_option("--seeds", benchSeeds, "--train: seeds 1..N for the circuit check")->capture_default_str();
+  bench->add_option("--budget", benchBudget, "--train: seconds per seed for the circuit")->capture_default_str();
+  bench->add_option("--train-steps", benchSteps, "--train: timed steps for the speed comparison")->capture_default_str();
   TrainArgs trainArgs;
   auto* trainCmd = addTrainCommand(app, trainArgs);
   try {
@@ -317,7 +324,7 @@ int run(int argc, char** argv) {
     if (info->parsed()) return cmdInfo(mo);
     if (runCmd->parsed()) return cmdRun(mo, dumpDir);
     if (exportCmd->parsed()) return cmdExport(mo, ea);
-    if (bench->parsed()) return cmdBench(mo, repeat);
+    if (bench->parsed()) return benchTrain ? cmdBenchTrain(benchSeeds, benchBudget, benchSteps) : cmdBench(mo, repeat);
     if (trainCmd->parsed()) return cmdTrain(trainArgs);
   } catch (const std::exception& e) {  // bad_alloc, filesystem_error, JSON errors: a message, not a crash
     return fail(e.what());

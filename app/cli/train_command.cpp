@@ -1,15 +1,20 @@
 // `mhascope train`: parse options, then drive mhascope::train::Trainer.
 #include "train_command.hpp"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 #include "mhascope/csv.hpp"
 #include "mhascope/file_io.hpp"
+#include "mhascope/model.hpp"  // assetsDir()
 #include "mhascope/train/trainer.hpp"
 
 namespace mhascope::cli {
@@ -212,6 +217,139 @@ int cmdTrain(const TrainArgs& a) {
                 a.save.empty() ? "" : "; checkpoint ", a.save.c_str());
   }
   return code;
+}
+
+namespace {
+
+TrainSettings referenceSettings(std::uint64_t seed, int layers) {
+  TrainSettings s;
+  s.task = {TaskKind::Induction, 64, 32, 6, 16, ""};
+  s.model.layers = layers;
+  s.model.heads = 2;
+  s.model.dModel = 64;
+  s.batch = 16;
+  s.adam.lr = 1e-3f;
+  s.adam.weightDecay = 1e-4f;
+  s.seed = seed;
+  return s;
+}
+
+struct CircuitCheck {
+  bool formed = false;
+  double loss = 0, prev = 0, induction = 0;
+};
+CircuitCheck circuitOf(const Evaluation& e) {
+  CircuitCheck c;
+  c.loss = e.loss;
+  for (int i = 0; i < e.heads; ++i) {
+    c.prev = std::max(c.prev, e.at(0, i).prevToken);
+    if (e.layers > 1) c.induction = std::max(c.induction, e.at(1, i).induction);
+  }
+  c.formed = e.layers > 1 && c.loss < 0.5 && c.prev > 0.3 && c.induction > 0.3;
+  return c;
+}
+
+double medianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int cmdBenchTrain(int seeds, double budgetSeconds, int speedSteps) {
+  using Clock = std::chrono::steady_clock;
+  if (seeds < 1 || speedSteps < 1 || !(budgetSeconds >= 0)) {
+    return fail("bench --train needs --seeds >= 1, --train-steps >= 1 and --budget >= 0");
+  }
+  std::printf("mhascope bench --train: induction, 2 layers attention-only, d_model 64, h = 2, vocab 64, T 32, "
+              "batch 16, AdamW lr 1e-3 wd 1e-4, period 6-16, one thread\n\n");
+  // 1. Speed: ours, then PyTorch on the same model, init and batches.
+  auto made = Trainer::make(referenceSettings(1, 2));
+  if (!made) return fail(made.error().message);
+  const std::string initPath =
+      (std::filesystem::temp_directory_path() / ("mhascope_bench_init_" + std::to_string(getpid()) + ".safetensors"))
+          .string();
+  if (auto st = saveCheckpoint(initPath, made->checkpoint()); !st) return fail(st.error().message);
+  std::vector<double> times;
+  double firstLoss = 0;
+  for (int i = 0; i < speedSteps; ++i) {
+    const auto t0 = Clock::now();
+    auto r = made->step();
+    times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    if (!r) return fail(r.error().message);
+    if (i == 0) firstLoss = r->loss;
+  }
+  const double ours = medianOf(times);
+  std::printf("speed (median of %d steps; forward + backward + AdamW)\n", speedSteps);
+  std::printf("  mhascope: first-batch loss %.6f, %.3f ms/step, %.1f steps/s\n", firstLoss, ours * 1e3, 1.0 / ours);
+  const std::string script = assetsDir() + "/../scripts/bench_train_torch.py";
+  if (std::filesystem::exists("/usr/bin/python3") && std::filesystem::exists(script)) {
+    const std::string cmd = "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "
+                            "/usr/bin/python3 '" + script + "' '" + initPath + "' --steps " +
+                            std::to_string(speedSteps) + " 2>&1";
+    std::fflush(stdout);
+    FILE* pipe = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[512];
+    while (pipe && std::fgets(buf, sizeof buf, pipe)) out += buf;
+    const int status = pipe ? pclose(pipe) : -1;
+    double torchMs = 0;
+    const auto at = out.find("median ");
+    if (status == 0 && at != std::string::npos) torchMs = std::atof(out.c_str() + at + 7);
+    if (torchMs > 0) {
+      std::printf("  PyTorch:  %s", out.c_str());
+      std::printf("  ratio: mhascope does %.2fx PyTorch's steps per second\n", torchMs / (ours * 1e3));
+    } else {
+      std::printf("  PyTorch: not measured (/usr/bin/python3 with torch 1.13 needed): %s\n",
+                  out.substr(0, out.find('\n')).c_str());
+    }
+  } else {
+    std::printf("  PyTorch: not measured (no /usr/bin/python3 or %s)\n", script.c_str());
+  }
+  std::filesystem::remove(initPath);
+
+  // 2. Circuit formation per seed, then the 1-layer control.
+  std::printf("\ncircuit: probe loss < 0.5, a layer-0 previous-token score > 0.3, a layer-1 induction score > 0.3 "
+              "(checked every 25 steps, budget %.0f s)\n", budgetSeconds);
+  int formedCount = 0;
+  std::int64_t maxSteps = 0;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    auto t = Trainer::make(referenceSettings(static_cast<std::uint64_t>(seed), 2));
+    if (!t) return fail(t.error().message);
+    const auto t0 = Clock::now();
+    CircuitCheck c;
+    double seconds = 0;
+    while (true) {
+      for (int i = 0; i < 25; ++i) {
+        if (auto r = t->step(); !r) return fail(r.error().message);
+      }
+      c = circuitOf(t->evaluate());
+      seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (c.formed || seconds > budgetSeconds) break;
+    }
+    formedCount += c.formed ? 1 : 0;
+    maxSteps = std::max(maxSteps, t->stepCount());
+    std::printf("  seed %d: %s at step %lld after %.2f s (probe loss %.3f, best layer-0 previous-token %.2f, best "
+                "layer-1 induction %.2f)\n",
+                seed, c.formed ? "formed" : "NOT formed", static_cast<long long>(t->stepCount()), seconds, c.loss,
+                c.prev, c.induction);
+  }
+  std::printf("  formed for %d of %d seeds within %.0f s\n", formedCount, seeds, budgetSeconds);
+  // The control gets the reference run's full length (1500 steps) or more.
+  const std::int64_t controlSteps = std::max<std::int64_t>(maxSteps, budgetSeconds >= 1.0 ? 1500 : 0);
+  std::printf("\n1-layer control (same task and sizes, %lld steps each)\n", static_cast<long long>(controlSteps));
+  for (int seed = 1; seed <= seeds; ++seed) {
+    auto t = Trainer::make(referenceSettings(static_cast<std::uint64_t>(seed), 1));
+    if (!t) return fail(t.error().message);
+    while (t->stepCount() < controlSteps) {
+      if (auto r = t->step(); !r) return fail(r.error().message);
+    }
+    const Evaluation e = t->evaluate();
+    double best = 0;
+    for (int i = 0; i < e.heads; ++i) best = std::max(best, e.at(0, i).induction);
+    std::printf("  seed %d: probe loss %.3f, best induction score %.2f\n", seed, e.loss, best);
+  }
+  return 0;
 }
 
 }  // namespace mhascope::cli

@@ -25,4 +25,12 @@ struct TrainArgs {
 CLI::App* addTrainCommand(CLI::App& app, TrainArgs& a);
 int cmdTrain(const TrainArgs& a);
 
+// `mhascope bench --train`: on the reference setting (induction, 2 layers attention-only,
+// d_model 64, h 2, vocab 64, T 32, batch 16, AdamW lr 1e-3 wd 1e-4, period 6-16): our median time
+// per step; PyTorch's on the same model, init and batches when /usr/bin/python3 has torch; then,
+// per seed, the time until the induction circuit forms (probe loss < 0.5, a layer-0 head with
+// previous-token score > 0.3, a layer-1 head with induction score > 0.3) within budgetSeconds,
+// and the 1-layer control.
+int cmdBenchTrain(int seeds, double budgetSeconds, int speedSteps);
+
 }  // namespace mhascope::cli

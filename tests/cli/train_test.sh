@@ -59,5 +59,10 @@ printf 'abcabcabd abcabc' >"$T/t.txt"
 out="$("$BIN" train --task text --text "$T/t.txt" --seq 8 --d-model 8 --steps 3 2>&1)"
 grep -q "vocab 5, T 8" <<<"$out" && ok "text task: vocabulary from the file" || bad "text: $out"
 
+# bench --train, cut down: 1 seed, 5 timed steps, the circuit check stops after its first evaluation.
+out="$("$BIN" bench --train --seeds 1 --budget 0 --train-steps 5 2>&1)"; rc=$?
+[ $rc -eq 0 ] && grep -q "mhascope: first-batch loss 4.352557" <<<"$out" && grep -q "seed 1: NOT formed at step 25" <<<"$out" \
+  && grep -q "1-layer control" <<<"$out" && ok "bench --train runs" || bad "bench --train: rc=$rc $out"
+
 echo "$fails failure(s)"
 [ $fails -eq 0 ]
