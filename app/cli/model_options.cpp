@@ -2,6 +2,8 @@
 // .safetensors weights (PyTorch nn.MultiheadAttention names), --save-weights.
 #include "model_options.hpp"
 
+#include "checkpoint_layer.hpp"
+
 #include "mhascope/npy.hpp"
 #include "mhascope/safetensors.hpp"
 #include "mhascope/weights_io.hpp"
@@ -36,6 +38,8 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("--weights", o.weightsFile, "load weights .safetensors (PyTorch MHA state_dict names)");
   cmd.add_option("--save-weights", o.saveWeightsFile, "save the weights used as .safetensors");
   cmd.add_option("--memory-budget", o.memoryBudgetMib, "memory budget for recorded tensors, MiB (default 512)");
+  cmd.add_option("--checkpoint", o.checkpointFile, "a `mhascope train` checkpoint: show one trained layer");
+  cmd.add_option("--layer", o.layer, "with --checkpoint: the layer, 0 .. L-1 (default 0)");
 }
 
 namespace {
@@ -60,6 +64,8 @@ std::vector<std::vector<std::string>> indexTokens(std::int64_t B, std::int64_t T
 }  // namespace
 
 Result<ResolvedModel> resolveModel(const ModelOptions& o) {
+  if (!o.checkpointFile.empty()) return resolveCheckpointLayer(o);
+  if (o.layer) return makeError("--layer needs --checkpoint m.safetensors (a model trained by `mhascope train`)");
   auto preset = loadPreset(o.preset);
   if (!preset) return preset.error();
   ModelConfig cfg = *preset;

@@ -59,6 +59,20 @@ printf 'abcabcabd abcabc' >"$T/t.txt"
 out="$("$BIN" train --task text --text "$T/t.txt" --seq 8 --d-model 8 --steps 3 2>&1)"
 grep -q "vocab 5, T 8" <<<"$out" && ok "text task: vocabulary from the file" || bad "text: $out"
 
+# A trained layer in info / run / export.
+out="$("$BIN" info --checkpoint "$T/m.safetensors" --layer 1 2>&1)"
+grep -q "trained layer 1 of 2 (induction, step 20" <<<"$out" && grep -q "weights  *(1, 2, 12, 12)" <<<"$out" \
+  && ok "info --checkpoint --layer" || bad "info --checkpoint: $out"
+"$BIN" run --checkpoint "$T/m.safetensors" --layer 0 --batch 2 --dump "$T/dump" >/dev/null 2>&1 \
+  && [ -f "$T/dump/weights.npy" ] && grep -q '"a' "$T/dump/trace.json" && ok "run --checkpoint dumps, tokens are symbols" \
+  || bad "run --checkpoint: $(ls "$T/dump" 2>&1)"
+"$BIN" export --checkpoint "$T/m.safetensors" --layer 1 --stage weights --head 1 --out "$T/l1.png" >/dev/null 2>&1 \
+  && [ -s "$T/l1.png" ] && ok "export --checkpoint --layer" || bad "export --checkpoint"
+expect_error "--layer out of range" "has 2 layers (0 .. 1)" "$BIN" info --checkpoint "$T/m.safetensors" --layer 2
+expect_error "--layer without --checkpoint" "--layer needs --checkpoint" "$BIN" info --layer 1
+expect_error "--checkpoint with model options" "drop --d-model, --heads" \
+  "$BIN" info --checkpoint "$T/m.safetensors" --d-model 8 --heads 2
+
 # bench --train, cut down: 1 seed, 5 timed steps, the circuit check stops after its first evaluation.
 out="$("$BIN" bench --train --seeds 1 --budget 0 --train-steps 5 2>&1)"; rc=$?
 [ $rc -eq 0 ] && grep -q "mhascope: first-batch loss 4.352557" <<<"$out" && grep -q "seed 1: NOT formed at step 25" <<<"$out" \

@@ -48,6 +48,7 @@ class Task {
   // A readable label for a token: "a12", "SEP", or the character of the text task.
   std::string symbol(int token) const;
   const std::vector<std::string>& alphabet() const { return alphabet_; }  // text only
+  const std::vector<int>& textTokens() const { return text_; }             // text only: the file as ids
   // The period k of each induction sequence of the last generated batch is not stored; this
   // recomputes it for sequence `item` of batch(seed, step, B) (used by tests).
   static int periodOf(const Batch& b, int item);
