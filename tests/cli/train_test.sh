@@ -68,6 +68,8 @@ grep -q "trained layer 1 of 2 (induction, step 20" <<<"$out" && grep -q "weights
   || bad "run --checkpoint: $(ls "$T/dump" 2>&1)"
 "$BIN" export --checkpoint "$T/m.safetensors" --layer 1 --stage weights --head 1 --out "$T/l1.png" >/dev/null 2>&1 \
   && [ -s "$T/l1.png" ] && ok "export --checkpoint --layer" || bad "export --checkpoint"
+"$BIN" bench --checkpoint "$T/m.safetensors" --layer 1 --repeat 2 2>&1 | grep -q "trained layer 1 of 2" \
+  && ok "bench --checkpoint --layer" || bad "bench --checkpoint"
 expect_error "--layer out of range" "has 2 layers (0 .. 1)" "$BIN" info --checkpoint "$T/m.safetensors" --layer 2
 expect_error "--layer without --checkpoint" "--layer needs --checkpoint" "$BIN" info --layer 1
 expect_error "--checkpoint with model options" "drop --d-model, --heads" \
