@@ -20,6 +20,12 @@ grep -q "^step 10/20  train loss" <<<"$out" && ok "plain progress lines when not
 grep -q "layer 1 head 1 " <<<"$out" && grep -q "Head roles at step 20" <<<"$out" && ok "head-role table" || bad "roles: $out"
 [ "$(wc -l <"$T/m.csv")" -eq 4 ] && head -1 "$T/m.csv" | grep -q "^step,train_loss,probe_loss,probe_accuracy,steps_per_second,layer0_head0_prev_token," \
   && ok "CSV log: header + 3 evaluations" || bad "csv: $(cat "$T/m.csv")"
+# On a terminal (a pty from util-linux's `script`): a progress bar redrawn with \r, no per-evaluation lines.
+if command -v script >/dev/null; then
+  out="$(script -qec "'$BIN' train ${SMALL[*]} --steps 30 --eval-every 10" /dev/null 2>&1)"
+  grep -q "\[##########\.*\] step 10/30" <<<"$out" && ! grep -q "^step 10/30" <<<"$out" \
+    && grep -q "Head roles at step 30" <<<"$out" && ok "progress bar on a terminal" || bad "terminal progress: $out"
+fi
 out="$("$BIN" train "${SMALL[@]}" --steps 5 --eval-every 5 --init "$T/m.safetensors" 2>&1)"
 grep -q "^step 25/25" <<<"$out" && ok "--init continues from the checkpoint's step" || bad "--init: $out"
 
