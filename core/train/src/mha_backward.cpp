@@ -52,7 +52,7 @@ void mhaBackward(const Trace& t, const RowMatrix& inW, const RowMatrix& outW, co
       const ConstMatrixMap q(qH + bh * T * dk, T, dk), k(kH + bh * T * dk, T, dk), v(vH + bh * T * dk, T, dk);
       const ConstMatrixMap a(wts + bh * T * T, T, T);
       // Merge heads: head i's output is columns i*dk .. (i+1)*dk - 1 of concat.
-      const auto dO = dConcat.block(b * T, i * dk, T, dk);
+      const Eigen::Block<RowMatrix> dO = dConcat.block(b * T, i * dk, T, dk);  // (T_q, d_k)
       // O = A V.
       dA.noalias() = dO * v.transpose();
       dV.block(b * T, i * dk, T, dk).noalias() = a.transpose() * dO;
