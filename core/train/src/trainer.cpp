@@ -63,8 +63,19 @@ Result<Trainer> Trainer::make(TrainSettings s, const std::optional<Checkpoint>& 
 Result<LossResult> Trainer::step() {
   const Batch b = task_.batch(s_.seed, step_, s_.batch);
   auto r = forward(params_, b, cache_);
-  if (!r) return r.error();
   char buf[300];
+  if (!r) {
+    // The engine refuses some inputs (e.g. non-finite values after a diverging update): same
+    // recovery as a NaN loss when an earlier step exists.
+    if (!hasBackup_) return r.error();
+    auto dst = params_.list(), src = backup_.list();
+    for (std::size_t i = 0; i < dst.size(); ++i) *dst[i].value = *src[i].value;
+    hasBackup_ = false;
+    --step_;
+    std::snprintf(buf, sizeof buf, " (at step %lld; learning rate %g may be too high); the parameters of step %lld are kept",
+                  static_cast<long long>(step_ + 1), static_cast<double>(s_.adam.lr), static_cast<long long>(step_));
+    return makeError(r.error().message + buf);
+  }
   if (!std::isfinite(r->loss)) {
     // The parameters may be finite yet give NaN: go back to those of the last finite loss.
     const std::int64_t bad = step_;
