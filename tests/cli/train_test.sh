@@ -85,6 +85,11 @@ expect_error "--checkpoint with model options" "drop --d-model, --heads" \
 out="$("$BIN" bench --train --seeds 1 --budget 0 --train-steps 5 2>&1)"; rc=$?
 [ $rc -eq 0 ] && grep -q "mhascope: first-batch loss 4.352557" <<<"$out" && grep -q "seed 1: NOT formed at step 25" <<<"$out" \
   && grep -q "1-layer control" <<<"$out" && ok "bench --train runs" || bad "bench --train: rc=$rc $out"
+# Where Debian's torch is installed: PyTorch loads our checkpoint (strict) and, on the same batch, gets our loss.
+if /usr/bin/python3 -c "import torch" 2>/dev/null; then
+  grep -q "PyTorch:  torch .*first-batch loss 4.352557" <<<"$out" && ok "PyTorch loads our checkpoint: same first-batch loss" \
+    || bad "PyTorch side of bench --train: $out"
+fi
 
 echo "$fails failure(s)"
 [ $fails -eq 0 ]
