@@ -35,6 +35,7 @@
 #include "mhascope/lessons.hpp"
 #include "mhascope/tokenizer.hpp"
 #include "model_options.hpp"
+#include "train_command.hpp"
 
 namespace mhascope::cli {
 namespace {
@@ -479,7 +480,7 @@ int cmdBench(const ModelOptions& mo, int repeat) {
 // ---------------------------------------------------------------------------------------------
 
 bool isCommand(std::string_view arg) {
-  return arg == "info" || arg == "run" || arg == "export" || arg == "bench";
+  return arg == "info" || arg == "run" || arg == "export" || arg == "bench" || arg == "train";
 }
 
 int run(int argc, char** argv) {
@@ -513,6 +514,15 @@ int run(int argc, char** argv) {
   bench->add_option("--repeat", repeat, "number of timed runs")
       ->transform(decimalInteger(INT_MIN, INT_MAX))
       ->capture_default_str();
+  bool benchTrain = false;
+  int benchSeeds = 5, benchSteps = 300;
+  double benchBudget = 10.0;
+  bench->add_flag("--train", benchTrain, "training speed vs PyTorch and induction-circuit formation (mhascope train)");
+  bench->add_option("--seeds", benchSeeds, "--train: seeds 1..N for the circuit check")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
+  bench->add_option("--budget", benchBudget, "--train: seconds per seed for the circuit")->capture_default_str();
+  bench->add_option("--train-steps", benchSteps, "--train: timed steps for the speed comparison")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
+  TrainArgs trainArgs;
+  auto* trainCmd = addTrainCommand(app, trainArgs);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -523,7 +533,8 @@ int run(int argc, char** argv) {
     if (info->parsed()) rc = cmdInfo(mo);
     if (runCmd->parsed()) rc = cmdRun(mo, dumpDir);
     if (exportCmd->parsed()) rc = cmdExport(mo, ea);
-    if (bench->parsed()) rc = cmdBench(mo, repeat);
+    if (bench->parsed()) rc = benchTrain ? cmdBenchTrain(benchSeeds, benchBudget, benchSteps) : cmdBench(mo, repeat);
+    if (trainCmd->parsed()) rc = cmdTrain(trainArgs);
   } catch (const std::bad_alloc&) {
     rc = fail("out of memory: the system refused an allocation although the estimate fit the budget; lower "
               "--memory-budget or use smaller sizes");

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mhascope/file_io.hpp"
+#include "checkpoint_layer.hpp"
 #include "mhascope/npy.hpp"
 #include "mhascope/safetensors.hpp"
 #include "mhascope/tokenizer.hpp"
@@ -111,6 +112,9 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o) {
                  "memory budget for everything the command holds (inputs, weights, trace, file buffers), MiB "
                  "(default 512)")
       ->transform(decimalInteger(1, 1ull << 30));
+  cmd.add_option("--checkpoint", o.checkpointFile, "a `mhascope train` checkpoint: show one trained layer");
+  cmd.add_option("--layer", o.layer, "with --checkpoint: the layer, 0 .. L-1 (default 0)")
+      ->transform(decimalInteger(0, INT_MAX));
 }
 
 namespace {
@@ -200,6 +204,7 @@ std::vector<std::pair<std::string, std::string>> inputFiles(const ModelOptions& 
   add("--weights", o.weightsFile);
   add("--attn-mask", o.attnMaskFile);
   add("--key-padding-mask", o.keyPaddingMaskFile);
+  add("--checkpoint", o.checkpointFile);
   if (o.preset.find('/') != std::string::npos || hasExtension(o.preset, ".json")) add("--preset", o.preset);
   return v;
 }
@@ -210,6 +215,8 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan
                      "': the file is written as safetensors, so its name must end in .safetensors");
   }
   if (auto s = checkOutputsAgainstInputs(o, plan); !s) return s.error();
+  if (!o.checkpointFile.empty()) return resolveCheckpointLayer(o);
+  if (o.layer) return makeError("--layer needs --checkpoint m.safetensors (a model trained by `mhascope train`)");
   if (o.text) {
     if (auto p = batchTextProblem(*o.text, "--text"); !p.empty()) return makeError(p);
   }

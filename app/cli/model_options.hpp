@@ -24,6 +24,8 @@ struct ModelOptions {
   std::string queryFile, keyFile, valueFile;
   std::string keyPaddingMaskFile, attnMaskFile;
   std::string weightsFile, saveWeightsFile;
+  std::string checkpointFile;  // --checkpoint: a trained layer (app/cli/checkpoint_layer.cpp)
+  std::optional<int> layer;
 };
 
 void addModelOptions(CLI::App& cmd, ModelOptions& o);

@@ -1,0 +1,90 @@
+// Against PyTorch (fixtures by scripts/gen_train_fixtures.py, torch 1.13, float64 autograd):
+// the checkpoint loads under its state_dict names, our logits equal scripts/mhascope_model.py's,
+// every parameter gradient equals autograd's, and two AdamW steps equal torch.optim.AdamW's.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "mhascope/safetensors.hpp"
+#include "mhascope/train/checkpoint.hpp"
+#include "mhascope/train/model.hpp"
+#include "mhascope/train/optimizer.hpp"
+
+using namespace mhascope;
+using namespace mhascope::train;
+
+namespace {
+
+const std::string kDir = std::string(MHASCOPE_FIXTURES_DIR) + "/train/";
+
+// max |a - b| / (atol + rtol |b|) <= 1 over all entries, reporting the worst.
+void expectClose(const float* a, const float* b, std::int64_t n, double atol, double rtol, const std::string& what) {
+  double worst = 0;
+  std::int64_t at = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double r = std::abs(static_cast<double>(a[i]) - b[i]) / (atol + rtol * std::abs(static_cast<double>(b[i])));
+    if (!(r <= worst)) {
+      worst = r;
+      at = i;
+    }
+  }
+  EXPECT_LE(worst, 1.0) << what << "[" << at << "]: ours " << a[at] << " torch " << b[at];
+}
+
+void checkCase(const std::string& name) {
+  SCOPED_TRACE(name);
+  auto ckpt = loadCheckpoint(kDir + name + ".safetensors");
+  ASSERT_TRUE(ckpt.ok()) << ckpt.error().message;
+  auto ref = loadSafetensors(kDir + name + "_ref.safetensors");
+  ASSERT_TRUE(ref.ok()) << ref.error().message;
+  const TensorMap& r = *ref;
+  GptParams& p = ckpt->params;
+
+  Batch b;
+  b.batch = static_cast<int>(r.at("tokens").dim(0));
+  b.seq = static_cast<int>(r.at("tokens").dim(1));
+  for (float v : r.at("tokens").data) b.tokens.push_back(static_cast<int>(v));
+  for (float v : r.at("targets").data) b.targets.push_back(static_cast<int>(v));
+
+  ForwardCache cache;
+  auto loss = forward(p, b, cache);
+  ASSERT_TRUE(loss.ok()) << loss.error().message;
+  ASSERT_EQ(cache.logits.size(), r.at("logits").numel());
+  expectClose(cache.logits.data(), r.at("logits").ptr(), cache.logits.size(), 1e-5, 1e-5, "logits");
+  EXPECT_NEAR(loss->loss, r.at("loss").data[0], 1e-5);
+
+  GptParams g = zeroParams(p.cfg);
+  backward(p, b, cache, g);
+  int tensors = 0;
+  for (const auto& np : g.list()) {
+    const Tensor& want = r.at("grad." + np.name);
+    ASSERT_EQ(np.value->size(), want.numel()) << np.name;
+    expectClose(np.value->data(), want.ptr(), want.numel(), 2e-6, 1e-4, "grad." + np.name);
+    ++tensors;
+  }
+  EXPECT_EQ(tensors, p.cfg.mlp ? 6 + 12 * p.cfg.layers : 6 + 6 * p.cfg.layers);
+
+  // AdamW from the checkpoint with torch's gradients (as float32), then a second step.
+  AdamW opt(p.cfg, {1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f});
+  for (auto& np : g.list()) {
+    const Tensor& want = r.at("grad." + np.name);
+    std::copy(want.data.begin(), want.data.end(), np.value->data());
+  }
+  GptParams g2 = g;
+  for (auto& np : g2.list()) *np.value = (*np.value * -0.5f).array() + 1e-3f;
+  opt.step(p, g);
+  for (const auto& np : p.list()) {
+    expectClose(np.value->data(), r.at("adamw1." + np.name).ptr(), np.value->size(), 1e-6, 1e-6, "adamw1." + np.name);
+  }
+  opt.step(p, g2);
+  for (const auto& np : p.list()) {
+    expectClose(np.value->data(), r.at("adamw2." + np.name).ptr(), np.value->size(), 1e-6, 1e-6, "adamw2." + np.name);
+  }
+}
+
+}  // namespace
+
+TEST(TrainTorch, OneLayerAttentionOnly) { checkCase("l1"); }
+TEST(TrainTorch, TwoLayersAttentionOnly) { checkCase("l2"); }
+TEST(TrainTorch, OneLayerWithMlp) { checkCase("l1_mlp"); }
+TEST(TrainTorch, TwoLayersWithMlp) { checkCase("l2_mlp"); }
