@@ -115,7 +115,7 @@ int cmdInfo(const ModelOptions& mo) {
   const ParamCount pc = countParams(d);
   std::printf("\nParameters (d_model = %lld, h = %lld, d_k = %lld)\n", static_cast<long long>(d),
               static_cast<long long>(h), static_cast<long long>(dk));
-  std::printf("  %-52s %s\n", "one head's W_Q[h] (d_model x d_k)", withThousands(d * dk).c_str());
+  std::printf("  %-52s %s\n", "one head's W_Q[i] (d_model x d_k)", withThousands(d * dk).c_str());
   std::printf("  %-52s %s\n", "Q/K/V if every head had full d_model projections", withThousands(3 * h * d * d).c_str());
   std::printf("  %-52s %s\n", "Q/K/V with d_k per head (3*h*d_model*d_k)", withThousands(3 * h * d * dk).c_str());
   std::printf("  %-52s %s\n", "Q/K/V as one big matrix each (3*d_model^2)", withThousands(3 * d * d).c_str());

@@ -77,7 +77,7 @@ float drawLayout(ImDrawList* dl, ImVec2 p, int tokens, int heads, int dk, float 
     for (int t = 0; t < tokens; ++t) {
       const float alpha = (t % 2 == 0) ? 1.0f : 0.6f;
       float x = 0, y = 0, w = cell * static_cast<float>(dk);
-      if (perHead) {  // head h's own matrix, heads side by side
+      if (perHead) {  // head i's own matrix, heads side by side
         x = p.x + static_cast<float>(h) * (w + 2 * gap);
       } else {
         x = p.x + static_cast<float>(h) * (w + (gaps ? gap : 0.0f));

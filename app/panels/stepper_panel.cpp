@@ -17,8 +17,8 @@ namespace mhascope::app {
 namespace {
 
 // Short names for the strip, in pipeline (StageId) order.
-constexpr const char* kShortNames[kStageCount] = {"X_q", "X_k", "X_v", "Q",     "K",     "V",   "Q_h",    "K_h",
-                                                  "V_h", "QKᵀ", "÷√d_k", "mask", "softmax", "A·V", "concat", "·W_o"};
+constexpr const char* kShortNames[kStageCount] = {"X_q", "X_k", "X_v", "Q",     "K",     "V",   "Q_i",    "K_i",
+                                                  "V_i", "QKᵀ", "÷√d_k", "mask", "softmax", "A·V", "concat", "·W_o"};
 
 struct StageGroup {
   const char* label;

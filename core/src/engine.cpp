@@ -271,7 +271,7 @@ void project(const Tensor& x /*(B, T, d_model)*/, const RowMatrix& weight /*(d_m
   om.rowwise() += bias;
 }
 
-// (B, T, d_model) → view (B, T, h, d_k) → transpose (B, h, T, d_k): head h's columns are the
+// (B, T, d_model) → view (B, T, h, d_k) → transpose (B, h, T, d_k): head i's columns are the
 // block h*d_k .. (h+1)*d_k of every token's row. Numbers are only regrouped, never changed.
 void splitHeads(const Tensor& proj /*(B, T, d_model)*/, int heads, Tensor& out /*(B, h, T, d_k)*/) {
   const auto B = proj.dim(0), T = proj.dim(1), d = proj.dim(2), dk = d / heads;
@@ -283,7 +283,7 @@ void splitHeads(const Tensor& proj /*(B, T, d_model)*/, int heads, Tensor& out /
   }
 }
 
-// S_h = Q_h K_h^T for one (b, h): a (T_q, T_k) table of dot products.
+// S_i = Q_i K_i^T for one (b, i): a (T_q, T_k) table of dot products.
 void attentionScores(ConstMatrixMap qh /*(T_q, d_k)*/, ConstMatrixMap kh /*(T_k, d_k)*/,
                      MatrixMap scores /*(T_q, T_k)*/) {
   scores.noalias() = qh * kh.transpose();
@@ -380,7 +380,7 @@ bool softmaxRow(const float* s, float m, const std::uint8_t* blocked, bool allBl
   return true;
 }
 
-// O_h = A_h V_h: each query's output is the weighted average of the values.
+// O_i = A_i V_i: each query's output is the weighted average of the values.
 void weightedValues(ConstMatrixMap weights /*(T_q, T_k)*/, ConstMatrixMap vh /*(T_k, d_k)*/,
                     MatrixMap out /*(T_q, d_k)*/) {
   out.noalias() = weights * vh;

@@ -178,6 +178,7 @@ EOF
       fail "exploration seed $seed (exit $rc)"
     fi
     grep -c "^random $seed #" "$out/log.txt" | xargs echo "events logged:"
+    ;;
   blocked_cells)
     # A blocked cell looks the same in every view: at the Mask stage (−inf) and at the Softmax
     # stage (weight 0) the window fills the same cells with the blocked grey (64,64,64) and the
