@@ -806,8 +806,8 @@ void App::frame() {
   if (io.WantSaveIniSettings) saveIni();
   // The session is saved about once a second while it changes (and at exit), so a crash or a
   // killed process loses at most the last second.
-  if (now - sessionChangedAt_ >= 1.0) {
-    sessionChangedAt_ = now;
+  if (now - sessionCheckedAt_ >= 1.0) {
+    sessionCheckedAt_ = now;
     saveSession();
   }
 }
