@@ -61,6 +61,7 @@ class App final : public ScriptHost {
   bool itemHovered() override;
   void setEventDriven(bool on) override { eventDriven_ = on; }
   std::string sessionSummary() override;
+  void stopPlay() override { view_.playing = false; }
   std::string shownLabel(const std::string& name) override;
 
  private:

@@ -196,6 +196,8 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       host.setExportFolder(c.args[0]);
     } else if (c.verb == "async") {
       host.setAsync(true);
+    } else if (c.verb == "stop_play") {
+      host.stopPlay();
     } else if (c.verb == "event_driven") {
       host.setEventDriven(true);
     } else if (c.verb == "press_ctrl" || c.verb == "release_ctrl") {

@@ -49,6 +49,7 @@
 //   key Enter|Escape|Tab|Backspace   (besides the keys above)
 //   press_at NAME FX FY / move_to NAME FX FY / release   a drag in steps: press, move, release
 //   expect_config_valid         fail if the config is invalid (an error is shown)
+//   stop_play                   stop Play (after `random`, before checking that keys still work)
 //   expect_session TEXT...      fail unless sessionSummary() contains TEXT (words joined by spaces)
 //   quit                        exit with code 0 (a failed expectation exits with 3)
 #pragma once
@@ -97,6 +98,7 @@ class ScriptHost {
   virtual std::string shownLabel(const std::string& name) = 0;
   // "preset=… text=… d_model=… h=… seed=… mask=… stage=… tab=…": what the session file keeps.
   virtual std::string sessionSummary() = 0;
+  virtual void stopPlay() = 0;
 };
 
 struct ScriptCommand {
