@@ -35,8 +35,9 @@
 //                               drags, wheel, right-clicks, Ctrl+clicks, keys, typing) inside the
 //                               window, biased toward widgets: named widgets, or points of each
 //                               column (controls, stepper, main tab, side column, status line)
-//                               kept once ImGui reports an item under the mouse; the main tab
-//                               changes every ~20 events so every tab gets its share. Each event
+//                               kept once ImGui reports an item under the mouse; about 2/3 go to
+//                               the open tab's content, and the tab changes every 30 events so
+//                               every tab gets its share. Each event
 //                               is printed ("random SEED #k: ..."); same seed, same events.
 //   event_driven                from here on, also track what the real (event-waiting) loop would
 //                               have on screen: frames it would not draw (asleep, no new input)
