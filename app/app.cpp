@@ -1,11 +1,13 @@
 // [SECTION] index
 //   set-up        — window, ImGui context, first configuration, launch options
+//   session       — the last configuration and view, saved next to imgui.ini, back at launch
 //   fonts         — DejaVu Sans / Sans Mono with Latin, Greek, Cyrillic, punctuation, math
 //   imgui.ini     — in the XDG config folder, validated before ImGui sees it, saved atomically
 //   compute       — small configs on the UI thread, big ones on the worker; latest wins
 //   input         — keys ← → Space Home End, Play
 //   layout        — the columns, the tabs, the status line; panels come from panel_list.cpp
-//   loop          — one frame; idle waiting; screenshots; --bench-frames
+//   loop          — one frame; idle waiting, redrawing until the picture settles; screenshots;
+//                   --bench-frames
 //   script host   — what input scripts may do
 #include "app.hpp"
 
@@ -828,8 +830,8 @@ void App::frame() {
   if (io.WantSaveIniSettings) saveIni();
   // The session is saved about once a second while it changes (and at exit), so a crash or a
   // killed process loses at most the last second.
-  if (now - sessionChangedAt_ >= 1.0) {
-    sessionChangedAt_ = now;
+  if (now - sessionCheckedAt_ >= 1.0) {
+    sessionCheckedAt_ = now;
     saveSession();
   }
 }

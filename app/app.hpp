@@ -62,6 +62,7 @@ class App final : public ScriptHost {
   bool itemHovered() override;
   void setEventDriven(bool on) override { eventDriven_ = on; }
   std::string sessionSummary() override;
+  void stopPlay() override { view_.playing = false; }
   std::string shownLabel(const std::string& name) override;
 
  private:
@@ -110,7 +111,7 @@ class App final : public ScriptHost {
   std::string iniPath_;
   std::string sessionPath_;     // empty: the session is neither restored nor saved
   std::string savedSessionJson_;  // what was last written (skip identical writes)
-  double sessionChangedAt_ = -1.0;  // debounce: saved ~1 s after the last change
+  double sessionCheckedAt_ = -1.0;  // the session is compared with the saved one once a second
 
   std::uint64_t requestCounter_ = 0;
   std::uint64_t shownRequest_ = 0;

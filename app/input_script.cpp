@@ -196,6 +196,8 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       host.setExportFolder(c.args[0]);
     } else if (c.verb == "async") {
       host.setAsync(true);
+    } else if (c.verb == "stop_play") {
+      host.stopPlay();
     } else if (c.verb == "event_driven") {
       host.setEventDriven(true);
     } else if (c.verb == "press_ctrl" || c.verb == "release_ctrl") {
@@ -493,8 +495,8 @@ void InputScript::randomNextEvent(ScriptHost& host, ImGuiIO& io) {
   if (randomLeft_ <= 0) return;
   --randomLeft_;
   ++randomDone_;
-  // Every ~20 events the main tab changes, visiting every tab in a shuffled order per round.
-  if (randomDone_ % 20 == 1) {
+  // Every 30 events the main tab changes, visiting every tab in a shuffled order per round.
+  if (randomDone_ % 30 == 1) {
     if (tabCycle_.empty()) {
       tabCycle_ = host.tabTitles();
       for (std::size_t i = tabCycle_.size(); i > 1; --i) std::swap(tabCycle_[i - 1], tabCycle_[randomBelow(static_cast<unsigned>(i))]);
@@ -504,8 +506,12 @@ void InputScript::randomNextEvent(ScriptHost& host, ImGuiIO& io) {
       tabCycle_.pop_back();
       std::string probe = "tab_" + title;
       std::replace(probe.begin(), probe.end(), ' ', '_');
-      ImVec2 p;
-      if (host.probePoint(probe, 0.5f, 0.5f, p)) {
+      // Clicked when the whole tab is in view; a tab scrolled (partly) out of the tab bar, under
+      // its scroll arrows, is opened as --view does.
+      ImVec2 p, tabRight, barRight;
+      const float arrows = 3.0f * ImGui::GetFontSize();
+      if (host.probePoint(probe, 0.5f, 0.5f, p) && host.probePoint(probe, 1.0f, 1.0f, tabRight) &&
+          host.probePoint("column_main", 1.0f, 0.0f, barRight) && tabRight.x <= barRight.x - arrows) {
         randomEmit(Action::Click, p, probe, io);
       } else {
         host.selectTab(title);  // scrolled out of the tab bar: opened as --view does
@@ -528,16 +534,40 @@ void InputScript::randomNextEvent(ScriptHost& host, ImGuiIO& io) {
     randomEmit(action, mouse_, "", io);
     return;
   }
-  // Where: a named widget (40 %), else a point of one column, kept once an item is under it.
+  // Where: the open tab's content gets about two thirds of the events, so each tab is really
+  // used while it is open. A named widget (50 %: 30 inside the tab, 20 anywhere), else a point
+  // of a column (the tab's 38 %, the others 12 %), kept once ImGui reports an item under it.
   const std::vector<std::string> names = host.probeNames();
-  std::vector<std::string> widgets, columns;
-  for (const std::string& n : names) (n.rfind("column_", 0) == 0 ? columns : widgets).push_back(n);
-  if (!widgets.empty() && (columns.empty() || randomBelow(10) < 4)) {
-    const std::string& name = widgets[randomBelow(static_cast<unsigned>(widgets.size()))];
+  std::vector<std::string> widgets, inTab, columns;
+  ImVec2 tabMin, tabMax;
+  const bool haveTab = host.probePoint("column_main", 0.0f, 0.0f, tabMin) && host.probePoint("column_main", 1.0f, 1.0f, tabMax);
+  for (const std::string& n : names) {
+    if (n.rfind("column_", 0) == 0) {
+      if (n != "column_main") columns.push_back(n);
+      continue;
+    }
+    // Tabs change by the cycle above (and by points of the tab bar): as widgets among others
+    // they would switch the tab every few events and no tab would be used for long.
+    if (n.rfind("tab_", 0) == 0) continue;
+    widgets.push_back(n);
+    ImVec2 c;
+    if (haveTab && host.probePoint(n, 0.5f, 0.5f, c) && c.x >= tabMin.x && c.x <= tabMax.x && c.y >= tabMin.y &&
+        c.y <= tabMax.y) {
+      inTab.push_back(n);
+    }
+  }
+  const unsigned where = randomBelow(100);
+  if (!widgets.empty() && where < 50) {
+    const std::vector<std::string>& pool = !inTab.empty() && where < 30 ? inTab : widgets;
+    const std::string& name = pool[randomBelow(static_cast<unsigned>(pool.size()))];
     randomEmit(action, randomPointIn(host, name, io), name, io);
     return;
   }
-  scanWhere_ = columns.empty() ? std::string("window") : columns[randomBelow(static_cast<unsigned>(columns.size()))];
+  if (haveTab && (where < 88 || columns.empty())) {
+    scanWhere_ = "column_main";
+  } else {
+    scanWhere_ = columns.empty() ? std::string("window") : columns[randomBelow(static_cast<unsigned>(columns.size()))];
+  }
   scanAction_ = action;
   scanning_ = true;
   scanTries_ = 1;

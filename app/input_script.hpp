@@ -37,8 +37,9 @@
 //                               drags, wheel, right-clicks, Ctrl+clicks, keys, typing) inside the
 //                               window, biased toward widgets: named widgets, or points of each
 //                               column (controls, stepper, main tab, side column, status line)
-//                               kept once ImGui reports an item under the mouse; the main tab
-//                               changes every ~20 events so every tab gets its share. Each event
+//                               kept once ImGui reports an item under the mouse; about 2/3 go to
+//                               the open tab's content, and the tab changes every 30 events so
+//                               every tab gets its share. Each event
 //                               is printed ("random SEED #k: ..."); same seed, same events.
 //   event_driven                from here on, also track what the real (event-waiting) loop would
 //                               have on screen: frames it would not draw (asleep, no new input)
@@ -51,6 +52,7 @@
 //   key Enter|Escape|Tab|Backspace   (besides the keys above)
 //   press_at NAME FX FY / move_to NAME FX FY / release   a drag in steps: press, move, release
 //   expect_config_valid         fail if the config is invalid (an error is shown)
+//   stop_play                   stop Play (after `random`, before checking that keys still work)
 //   expect_session TEXT...      fail unless sessionSummary() contains TEXT (words joined by spaces)
 //   quit                        exit with code 0 (a failed expectation exits with 3)
 #pragma once
@@ -100,6 +102,7 @@ class ScriptHost {
   virtual std::string shownLabel(const std::string& name) = 0;
   // "preset=… text=… d_model=… h=… seed=… mask=… stage=… tab=…": what the session file keeps.
   virtual std::string sessionSummary() = 0;
+  virtual void stopPlay() = 0;
 };
 
 struct ScriptCommand {

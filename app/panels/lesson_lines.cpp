@@ -62,6 +62,30 @@ void drawLessonLinesPanel(UiContext& ctx) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const Tensor& w = t.tensor(StageId::Weights);
   const bool showText = rowH >= em * 0.9f;
+  // At most kMaxLines lines, the strongest: at T = 512 there can be 10^5 lines above 0.01, and
+  // drawing them took seconds per frame (found by the exploration test). A histogram of the
+  // weights (bins of 1/256) gives the threshold in one pass.
+  constexpr int kMaxLines = 1500;
+  float threshold = 0.01f;
+  {
+    int bins[257] = {};
+    for (int h = 0; h < t.heads; ++h) {
+      if (ls.headHidden[static_cast<std::size_t>(h)]) continue;
+      const float* wh = w.ptr() + (static_cast<std::size_t>(b) * static_cast<std::size_t>(t.heads) + static_cast<std::size_t>(h)) *
+                                      static_cast<std::size_t>(t.tq) * static_cast<std::size_t>(t.tk);
+      for (std::size_t i = 0, n = static_cast<std::size_t>(t.tq) * static_cast<std::size_t>(t.tk); i < n; ++i) {
+        if (wh[i] > 0.01f) ++bins[std::min(256, static_cast<int>(wh[i] * 256.0f))];
+      }
+    }
+    int kept = 0;
+    for (int bin = 256; bin >= 0; --bin) {
+      if (kept + bins[bin] > kMaxLines) {
+        threshold = std::max(threshold, static_cast<float>(bin + 1) / 256.0f);
+        break;
+      }
+      kept += bins[bin];
+    }
+  }
   for (int h = 0; h < t.heads; ++h) {
     if (ls.headHidden[static_cast<std::size_t>(h)]) continue;
     const float* wh = w.ptr() + (static_cast<std::size_t>(b) * static_cast<std::size_t>(t.heads) + static_cast<std::size_t>(h)) *
@@ -71,7 +95,7 @@ void drawLessonLinesPanel(UiContext& ctx) {
       for (int k = 0; k < t.tk; ++k) {
         if (hoverSide == 1 && k != hoverIndex) continue;
         const float a = wh[static_cast<std::size_t>(q) * static_cast<std::size_t>(t.tk) + static_cast<std::size_t>(k)];
-        if (!(a > 0.01f)) continue;  // invisible anyway; also skips masked (0) cells
+        if (!(a > threshold)) continue;  // invisible anyway (or too many); also skips masked (0) cells
         dl->AddLine(ImVec2(leftX + 0.3f * em, yOf(q)), ImVec2(rightX - 0.3f * em, yOf(k)), headColor(h, std::min(1.0f, a)),
                     std::max(1.0f, 0.15f * em));
       }
@@ -95,6 +119,7 @@ void drawLessonLinesPanel(UiContext& ctx) {
   ImGui::Dummy(ImVec2(width, rowH * static_cast<float>(rows)));
   ImGui::TextDisabled("queries (T_q = %d) on the left, keys (T_k = %d) on the right%s", t.tq, t.tk,
                       showText ? "" : "; too many tokens for labels: widen the window or use fewer tokens");
+  if (threshold > 0.01f) ImGui::TextDisabled("only the %d strongest lines (weight > %.3f) are drawn", kMaxLines, threshold);
 }
 
 }  // namespace mhascope::app

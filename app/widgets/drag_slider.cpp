@@ -18,6 +18,9 @@ SliderEdit dragOnly(const char* label, ImGuiSliderFlags flags, Draw&& draw) {
   // it (and any hold without moving) leaves the value alone. Typing (Ctrl+click) is not affected.
   const bool dragging = g.ActiveId == id && ImGui::IsMouseDragging(ImGuiMouseButton_Left);
   if (!dragging) flags |= ImGuiSliderFlags_ReadOnly;
+  // A typed value is clamped to the slider's range too: without this ImGui takes any number
+  // (the exploration test typed batch B = 999999 and the configuration check ran out of memory).
+  flags |= ImGuiSliderFlags_AlwaysClamp;
   SliderEdit r;
   r.changed = draw(flags);
   r.active = ImGui::IsItemActive();

@@ -1,7 +1,8 @@
 // Sliders that change only while dragged. ImGui's SliderInt jumps to wherever the track is
 // pressed, so a click meant to focus it could send h from 4 to 60. Here a press without moving
 // changes nothing; once the mouse moves past ImGui's drag threshold the value follows it as a
-// slider's does; Ctrl+click types an exact value (the hover tooltip says so).
+// slider's does; Ctrl+click types an exact value (the hover tooltip says so), clamped to the
+// slider's range.
 #pragma once
 
 #include <imgui.h>
