@@ -15,6 +15,6 @@ for s in docs/img/lesson_*.script; do
   name="$(basename "$s" .script)"
   preset=default
   case "$name" in lesson_roles|lesson_lines) preset=specialists ;; esac
-  "${XVFB[@]}" $BIN --preset "$preset" --script "$s"
+  "${XVFB[@]}" $BIN --fresh --preset "$preset" --script "$s"
 done
 echo "docs/img regenerated"

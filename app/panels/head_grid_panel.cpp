@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "widgets/drag_slider.hpp"
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/export_button.hpp"
@@ -34,7 +35,7 @@ void drawHeadGridPanel(UiContext& ctx) {
 
   if (t.batch > 1) {
     ImGui::SetNextItemWidth(8 * em);
-    ImGui::SliderInt("batch item", &view.batch, 0, t.batch - 1);  // 0-based, as `--batch-index`
+    dragSliderInt("batch item", &view.batch, 0, t.batch - 1);  // 0-based, as `--batch-index`
     ImGui::SameLine(0, em);
   }
   // Inputs and output: no head owns a column, so no blocks (one whole matrix, like the Heatmap).

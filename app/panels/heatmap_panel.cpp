@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "widgets/drag_slider.hpp"
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/export_button.hpp"
@@ -37,7 +38,7 @@ void headPicker(UiContext& ctx) {
       if (ImGui::Button(label.c_str())) ctx.view.head = h;
     } else if (h == 0) {  // very many heads: a slider instead of a wall of buttons
       ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-      ImGui::SliderInt("##head", &ctx.view.head, 0, heads - 1);
+      dragSliderInt("##head", &ctx.view.head, 0, heads - 1);
     }
     ImGui::PopStyleColor(3);
     if (heads <= 24) ctx.probes.recordLastItem("head_" + std::to_string(h));
@@ -100,7 +101,7 @@ void drawHeatmapPanel(UiContext& ctx) {
   // Toolbar: batch item, head, zoom, export.
   if (t.batch > 1) {
     ImGui::SetNextItemWidth(8 * em);
-    ImGui::SliderInt("batch item", &view.batch, 0, t.batch - 1);  // 0-based, as `--batch-index`
+    dragSliderInt("batch item", &view.batch, 0, t.batch - 1);  // 0-based, as `--batch-index`
     ctx.probes.recordLastItem("batch");
     sameLineOrWrap(4 * em, em);
   }

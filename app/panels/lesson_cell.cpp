@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "widgets/drag_slider.hpp"
 #include "panels/lesson_common.hpp"
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
@@ -26,7 +27,7 @@ void drawLessonCellPanel(UiContext& ctx) {
   ls.cellQuery = std::clamp(ls.cellQuery, 0, t.tq - 1);
   ls.cellKey = std::clamp(ls.cellKey, 0, t.tk - 1);
   ImGui::SetNextItemWidth(8 * em);
-  ImGui::SliderInt("head i", &ls.cellHead, 0, t.heads - 1);  // 0-based, as everywhere
+  dragSliderInt("head i", &ls.cellHead, 0, t.heads - 1);  // 0-based, as everywhere
   ImGui::SameLine();
   ImGui::TextDisabled("click a cell of the scaled scores");
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "widgets/drag_slider.hpp"
 #include "panels/lesson_common.hpp"
 #include "panels/panel.hpp"
 #include "widgets/charts.hpp"
@@ -58,7 +59,7 @@ void drawLessonCostPanel(UiContext& ctx) {
   ImGui::SetNextItemWidth(14 * em);
   const int maxTo = var == SweepVariable::Heads ? std::max(1, t.dModel) : 4096;
   to = std::clamp(to, 2, std::max(2, maxTo));
-  ImGui::SliderInt("sweep up to", &to, 2, std::max(2, maxTo), "%d", ImGuiSliderFlags_Logarithmic);
+  dragSliderInt("sweep up to", &to, 2, std::max(2, maxTo), "%d", ImGuiSliderFlags_Logarithmic);
   auto pts = costSweep(now, var, 1, to, 64);
   if (!pts) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", pts.error().message.c_str());

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "widgets/drag_slider.hpp"
 #include "panels/lesson_common.hpp"
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
@@ -30,7 +31,7 @@ void drawLessonMasksPanel(UiContext& ctx) {
     ImGui::SameLine(0, em);
     ImGui::SetNextItemWidth(8 * em);
     ls.padKeys = std::clamp(ls.padKeys, 0, t.tk);
-    ImGui::SliderInt("padded keys (0 = T_k / 3)", &ls.padKeys, 0, t.tk);
+    dragSliderInt("padded keys (0 = T_k / 3)", &ls.padKeys, 0, t.tk);
   }
   const int variant = ls.maskKind * 100000 + ls.padKeys;
   const MaskComparison* r = ls.masks.get(ctx.state.traceSerial, variant, [&] {

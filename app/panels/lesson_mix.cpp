@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "widgets/drag_slider.hpp"
 #include "panels/lesson_common.hpp"
 #include "panels/panel.hpp"
 #include "widgets/charts.hpp"
@@ -39,7 +40,7 @@ void drawLessonMixPanel(UiContext& ctx) {
   }
   ImGui::SameLine(0, em);
   ImGui::SetNextItemWidth(12 * em);
-  ImGui::SliderInt("output dimension j", &ls.mixDim, 0, t.dModel - 1);
+  dragSliderInt("output dimension j", &ls.mixDim, 0, t.dModel - 1);
   auto r = mixThenSplit(t, model->weights, b, ls.mixToken, ls.mixDim);
   if (!r) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", r.error().message.c_str());

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "widgets/drag_slider.hpp"
 #include "panels/lesson_common.hpp"
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
@@ -107,7 +108,7 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
   ls.editQuery = std::clamp(ls.editQuery, 0, t.tq - 1);
   ls.editKey = std::clamp(ls.editKey, 0, t.tk - 1);
   ImGui::SetNextItemWidth(6 * em);
-  ImGui::SliderInt("head i", &ls.editHead, 0, t.heads - 1);  // 0-based, as everywhere
+  dragSliderInt("head i", &ls.editHead, 0, t.heads - 1);  // 0-based, as everywhere
   ImGui::SameLine(0, em);
   ImGui::SetNextItemWidth(9 * em);
   tokenCombo("query", ls.editQuery, t.queryTokens[static_cast<std::size_t>(b)]);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "widgets/drag_slider.hpp"
 #include "panels/lesson_common.hpp"
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
@@ -38,7 +39,7 @@ void drawLessonSplitPanel(UiContext& ctx) {
   const float side = std::min(sideBySide ? avail - tableW - em : avail, 26.0f * em);
   ImGui::BeginGroup();
   ImGui::SetNextItemWidth(8 * em);
-  ImGui::SliderInt("head i", &ls.splitHead, 0, t.heads - 1);  // 0-based, as everywhere
+  dragSliderInt("head i", &ls.splitHead, 0, t.heads - 1);  // 0-based, as everywhere
   // The title names the whole matrix; head i's block is framed in its colour inside it.
   ImGui::Text("W_q (%d x %d), the learned matrix;", t.dModel, t.dModel);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(ls.splitHead)),
