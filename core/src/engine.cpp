@@ -28,7 +28,8 @@ double estimateTraceBytes(std::int64_t batch, std::int64_t tq, std::int64_t tk, 
   const double qSide = b * q * d;   // query, q_proj, q_heads, head_outputs, concat, output
   const double kvSide = b * k * d;  // key, value, k_proj, v_proj, k_heads, v_heads
   const double scoreLike = b * h * q * k;  // scores, scaled_scores, masked_scores, weights
-  const double floats = 6 * qSide + 6 * kvSide + 4 * scoreLike;
+  const double recordedWeights = 4 * d * d + 4 * d;  // W_q, W_k, W_v, W_o and biases, kept for the Learned view
+  const double floats = 6 * qSide + 6 * kvSide + 4 * scoreLike + recordedWeights;
   return floats * 4.0 + b * q * k /* blocked flags */;
 }
 

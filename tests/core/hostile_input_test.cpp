@@ -106,12 +106,14 @@ TEST(HostileInput, SafetensorsLargerThanAllowedIsRefusedBeforeReading) {
 }
 
 TEST(HostileInput, TheMemoryEstimateCountsTheWeights) {
-  // d_model = 20000, h = 1, 9 tokens: the trace is ~8 MiB but the four weight matrices are 6 GiB.
+  // d_model = 20000, h = 1, 9 tokens: the activations are ~8 MiB but the four weight matrices are 6 GiB
+  // (and the trace keeps a copy of them for the Learned view).
   const Status s = validateSizes(1, 9, 9, 20000, 1, 512ull << 20);
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(contains(s.error().message, "weights 6.0 GiB")) << s.error().message;
   const MemoryEstimate e = estimateMemory(1, 9, 9, 20000, 1);
   EXPECT_DOUBLE_EQ(e.weights, 4.0 * (4.0 * 20000 * 20000 + 4 * 20000));
+  EXPECT_GE(e.trace, e.weights);  // the recorded W_q … b_o
   // The window keeps four traces and two models alive: a larger estimate than one command's.
   EXPECT_GT(estimateMemory(2, 64, 64, 64, 4, MemoryUse::app()).total(), 3.0 * estimateMemory(2, 64, 64, 64, 4).total());
 }
