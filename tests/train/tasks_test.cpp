@@ -2,6 +2,7 @@
 // targets mark exactly the predictable positions; bad settings are refused with every problem.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
@@ -49,6 +50,46 @@ TEST(TrainTasks, InductionPeriodVariesAndTargetsStartAfterFirstPeriod) {
     }
   }
   EXPECT_EQ(periods.size(), 11u);  // every k in 6..16 occurs
+}
+
+// The shortcut itself: with a fixed period k, "the next token is the one k - 1 positions back"
+// (attend to position t - k + 1) would predict every target. With the period varying per
+// sequence, the best single offset predicts only a small share of the predictable positions.
+TEST(TrainTasks, NoFixedOffsetPredictsTheInductionTargets) {
+  auto t = Task::make({TaskKind::Induction, 64, 32, 6, 16, ""});
+  ASSERT_TRUE(t.ok());
+  double best = 0.0;
+  for (int offset = 1; offset < 32; ++offset) {
+    int hit = 0, total = 0;
+    for (int step = 0; step < 20; ++step) {
+      const Batch b = t->batch(5, step, 16);
+      for (int item = 0; item < b.batch; ++item) {
+        for (int pos = 0; pos < 32; ++pos) {
+          const int tgt = b.targets[static_cast<std::size_t>(item * 32 + pos)];
+          if (tgt < 0) continue;
+          ++total;
+          const int src = pos - offset + 1;
+          if (src >= 0 && b.tokens[static_cast<std::size_t>(item * 32 + src)] == tgt) ++hit;
+        }
+      }
+    }
+    best = std::max(best, static_cast<double>(hit) / total);
+  }
+  EXPECT_LT(best, 0.3) << "a fixed offset predicts " << best << " of the targets: a positional shortcut";
+  // The same check on a fixed period finds the shortcut (so the check can fail).
+  auto fixed = Task::make({TaskKind::Induction, 64, 32, 8, 8, ""});
+  ASSERT_TRUE(fixed.ok());
+  const Batch b = fixed->batch(5, 0, 16);
+  int hit = 0, total = 0;
+  for (int item = 0; item < b.batch; ++item) {
+    for (int pos = 0; pos < 32; ++pos) {
+      const int tgt = b.targets[static_cast<std::size_t>(item * 32 + pos)];
+      if (tgt < 0) continue;
+      ++total;
+      hit += b.tokens[static_cast<std::size_t>(item * 32 + pos - 8 + 1)] == tgt;
+    }
+  }
+  EXPECT_EQ(hit, total);
 }
 
 TEST(TrainTasks, ReverseAndSort) {
