@@ -278,6 +278,11 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       if (host.glErrorCount() != 0) return fail(host, c, std::to_string(host.glErrorCount()) + " GL errors");
     } else if (c.verb == "screenshot" && need(1)) {
       host.requestScreenshot(c.args[0]);
+      // This frame is the picture: the next command starts on the next frame, so its input
+      // (a hover, the move before a click) is not in the screenshot.
+      phase_ = Phase::Wait;
+      pendingFrames_ = 1;
+      return false;
     } else if (c.verb == "quit") {
       host.quit(0);
       next_ = commands_.size();

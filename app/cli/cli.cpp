@@ -66,7 +66,8 @@ void warnAboutNumbers(const Trace& t) {
     for (std::size_t i = 0; i < rows.size() && i < 8; ++i) list += (i ? ", " : "") + rows[i];
     if (rows.size() > 8) list += ", ...";
     warn(std::to_string(rows.size()) + " query row(s) have every key blocked: " + list +
-         "; their weights and head outputs are 0 (PyTorch gives NaN there)");
+         "; their weights and head outputs are 0, so their final output rows are just b_o (PyTorch 1.13 gives NaN "
+         "there)");
   }
 }
 

@@ -660,7 +660,8 @@ CostPoint costAt(const CostSizes& s) {
   p.attentionFlops = f.attention;
   p.scoreBytes = 4.0 * static_cast<double>(s.batch) * static_cast<double>(s.heads) * static_cast<double>(s.tq) *
                  static_cast<double>(s.tk);
-  p.traceBytes = estimateTraceBytes(s.batch, s.tq, s.tk, s.dModel, s.heads);
+  // The same figure as `mhascope info`'s "whole recorded trace": stages, mask flags, token labels.
+  p.traceBytes = estimateMemory(s.batch, s.tq, s.tk, s.dModel, s.heads).trace;
   p.scoreCount = s.batch * s.heads * s.tq * s.tk;
   return p;
 }

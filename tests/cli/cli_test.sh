@@ -173,6 +173,9 @@ grep -q '"stage": "weights"' <(sed -n '/"non_finite"/,/"stages"/p' "$H/nan/trace
 grep -q '"fully_masked_rows": \[\]' "$H/nan/trace.json" && ok "overflow is not called masking" || bad "overflowed rows flagged as masked"
 err="$("$BIN" info --preset cat --pad-last 4 2>&1 >/dev/null)"
 grep -q "warning: 4 query row(s) have every key blocked" <<<"$err" && ok "fully masked rows warned" || bad "fully masked: $err"
+# ... and says what the row's output is (issue 13.4: the head output is 0, the final row is b_o).
+grep -q "head outputs are 0, so their final output rows are just b_o (PyTorch 1.13 gives NaN there)" <<<"$err" \
+  && ok "fully masked warning names b_o" || bad "fully masked warning does not say the final row is b_o: $err"
 # Integers: decimal only, range-checked, for every integer option.
 expect_error "--head 2^32+2" "--head must be a decimal integer from 0 to 2147483647" "$BIN" export --preset cat --head 4294967298 --out "$H/x.png"
 expect_error "--seed -1" "must be a decimal integer from 0 to 18446744073709551615, got '-1'" "$BIN" info --seed -1

@@ -387,6 +387,13 @@ TEST(LessonPitfalls, EveryPitfallHasTextAndRuns) {
 // 7. cost sweep
 // ---------------------------------------------------------------------------------------------
 
+// The Cost tab's "whole recorded trace" is the one estimate `mhascope info` prints under that name
+// (stages, mask flags and token labels), not the stage tensors alone.
+TEST(LessonCostSweep, TraceBytesAreTheOneEstimate) {
+  const CostSizes s{2, 9, 7, 16, 4};
+  EXPECT_DOUBLE_EQ(costAt(s).traceBytes, estimateMemory(2, 9, 7, 16, 4).trace);
+}
+
 TEST(LessonCostSweep, GrowthLaws) {
   const CostSizes base{1, 16, 16, 64, 4};
   auto t = costSweep(base, SweepVariable::Tokens, 8, 32, 4);

@@ -95,6 +95,16 @@ case "$case_name" in
       --stage weights || fail "long sequence with a small texture limit"
     python3 "$here/check_png.py" "$out/long.png" || fail "blank long-sequence screenshot"
     ;;
+  screenshot_timing)
+    # A script's screenshot shows the frame as the script left it, not the next command's hover:
+    # the first picture has the blocked cell's tooltip with its reason (255,217,115), the second
+    # (hovering a cell that is not forced) has none.
+    xvfb "$bin" --preset "$here/causal.json" --script "$(script_from screenshot_timing.txt)" > "$out/log.txt" 2>&1 \
+      || { tail -n 20 "$out/log.txt"; fail "script failed"; }
+    python3 "$here/count_color.py" "$out/tooltip.png" 255,217,115 1 \
+      || fail "the screenshot does not show the hover that preceded it (the next command's input leaked in)"
+    python3 "$here/count_color.py" "$out/no_tooltip.png" 255,217,115 0 0 || fail "a reason shown for a cell that is not forced"
+    ;;
   quiz_click)
     # Issue 7 §1: the right answer of question 1 aborted the app (ImGui assert).
     xvfb "$bin" --preset default --script "$(script_from quiz_click.txt)" > "$out/log.txt" 2>&1
