@@ -89,8 +89,8 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o) {
   const auto anyInt = decimalInteger(INT_MIN, INT_MAX);  // the engine's messages say what is valid
   cmd.add_option("--d-model", o.dModel, "model width d_model")->transform(anyInt);
   cmd.add_option("--heads", o.heads, "number of heads h (must divide d_model)")->transform(anyInt);
-  cmd.add_option("--tokens", o.tokens, "cut or extend every sentence to this many tokens")->transform(anyInt);
-  cmd.add_option("--batch", o.batch, "batch size B (sentences repeat cyclically)")->transform(anyInt);
+  cmd.add_option("--tokens", o.tokens, "cut or extend every sentence to this many tokens (0: as typed)")->transform(anyInt);
+  cmd.add_option("--batch", o.batch, "batch size B (sentences repeat cyclically; 0: one item per sentence)")->transform(anyInt);
   cmd.add_option("--seed", o.seed, "seed for embeddings and weights (0 to 2^64-1)")
       ->transform(decimalInteger(0, ULLONG_MAX));
   auto* bias = cmd.add_flag("--bias", o.bias, "use biases in the four projections");

@@ -15,7 +15,7 @@ namespace mhascope::app {
 
 void drawLessonMixPanel(UiContext& ctx) {
   lessonHeader(ctx, "Mix, then split",
-               "q[t, j] = sum over i of x[t, i] * W_q[i, j], plus b_q[j]: every projected feature already mixes all "
+               "q[t, j] = sum over f of x[t, f] * W_q[f, j], plus b_q[j]: every projected feature already mixes all "
                "d_model input features. The split into heads comes after and only decides which head owns column j "
                "of Q (head floor(j / d_k), counting from 0). Heads do not see disjoint pieces of the input token.");
   if (!lessonHasTrace(ctx)) return;
@@ -68,16 +68,16 @@ void drawLessonMixPanel(UiContext& ctx) {
     products.push_back(term.product);
     featureLabels.push_back(std::to_string(term.feature));
   }
-  drawBarChart("terms", "x[t, i] * W_q[i, j] for every input feature i (bars labelled by i)", products, featureLabels,
+  drawBarChart("terms", "x[t, f] * W_q[f, j] for every input feature f (bars labelled by f)", products, featureLabels,
                {}, ImVec2(std::min(ImGui::GetContentRegionAvail().x, 44.0f * em), 8.0f * em),
                [](double v) { return formatNumber(v, 2); });
   const float tableH = std::min(ImGui::GetContentRegionAvail().y - 5.0f * em, (static_cast<float>(r->terms.size()) + 1.5f) * ImGui::GetFrameHeight());
   if (ImGui::BeginTable("terms", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit,
                         ImVec2(0, std::max(tableH, 6.0f * em)))) {
     ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("i");
-    ImGui::TableSetupColumn("x[t, i]");
-    ImGui::TableSetupColumn("W_q[i, j]");
+    ImGui::TableSetupColumn("f");
+    ImGui::TableSetupColumn("x[t, f]");
+    ImGui::TableSetupColumn("W_q[f, j]");
     ImGui::TableSetupColumn("product");
     ImGui::TableHeadersRow();
     ImGuiListClipper clip;
