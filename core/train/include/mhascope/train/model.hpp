@@ -41,6 +41,7 @@ struct ForwardCache {
   LayerNormCache lnf;
   RowMatrix lnfOut;   // (B*T, d)
   RowMatrix logits;   // (B*T, V)
+  bool hasDLogits = false;  // work.dLogits holds d loss / d logits of this forward (one softmax pass)
   Workspace work;
 };
 
