@@ -34,7 +34,7 @@ struct Workspace {
   AttentionInputs attnIn;
   RowMatrix x, a, y;                                         // forward
   RowMatrix dLogits, dx, tmp, dAct, dPre, dLn, dA;           // backward
-  RowMatrix dConcat, dQ, dK, dV, dScoresA, dScores;          // MHA backward
+  RowMatrix dConcat, dQKV, dScoresA, dScores;                // MHA backward
 };
 struct ForwardCache {
   std::vector<LayerCache> layers;
