@@ -36,10 +36,10 @@ void mhaBackward(const Trace& t, const RowMatrix& inW, const RowMatrix& outW, co
   RowMatrix& dConcat = ws.dConcat;
   dConcat.noalias() = dOut * outW;  // (rows, d)
 
-  RowMatrix &dQ = ws.dQ, &dK = ws.dK, &dV = ws.dV, &dA = ws.dScoresA, &dS = ws.dScores;
-  dQ.resize(rows, d);
-  dK.resize(rows, d);
-  dV.resize(rows, d);
+  // dQ, dK, dV side by side in one (rows, 3 d) matrix: columns [0, d) are dQ, [d, 2d) dK, [2d, 3d) dV,
+  // the row order of in_proj_weight, so the projections' backward is one GEMM each.
+  RowMatrix &dQKV = ws.dQKV, &dA = ws.dScoresA, &dS = ws.dScores;
+  dQKV.resize(rows, 3 * d);
   dA.resize(T, T);
   dS.resize(T, T);
   const float* qH = t.tensor(StageId::QHeads).ptr();
@@ -55,24 +55,19 @@ void mhaBackward(const Trace& t, const RowMatrix& inW, const RowMatrix& outW, co
       const Eigen::Block<RowMatrix> dO = dConcat.block(b * T, i * dk, T, dk);  // (T_q, d_k)
       // O = A V.
       dA.noalias() = dO * v.transpose();
-      dV.block(b * T, i * dk, T, dk).noalias() = a.transpose() * dO;
+      dQKV.block(b * T, 2 * d + i * dk, T, dk).noalias() = a.transpose() * dO;
       // Softmax per row: dS = A * (dA - sum_k dA*A); then the scale factor.
       const Eigen::VectorXf rowDot = (dA.cwiseProduct(a)).rowwise().sum();
       dS = (a.array() * (dA.colwise() - rowDot).array()) * t.scaleFactor;
       // S = Q K^T.
-      dQ.block(b * T, i * dk, T, dk).noalias() = dS * k;
-      dK.block(b * T, i * dk, T, dk).noalias() = dS.transpose() * q;
+      dQKV.block(b * T, i * dk, T, dk).noalias() = dS * k;
+      dQKV.block(b * T, d + i * dk, T, dk).noalias() = dS.transpose() * q;
     }
   }
   // Projections q = x Wq^T + bq (and k, v): in_proj_weight rows [Wq; Wk; Wv].
-  const RowMatrix* grads[3] = {&dQ, &dK, &dV};
-  dX.setZero(rows, d);
-  for (Eigen::Index j = 0; j < 3; ++j) {
-    const RowMatrix& g = *grads[j];
-    dInW.middleRows(j * d, d).noalias() += g.transpose() * x;
-    dInB.block(0, j * d, 1, d) += g.colwise().sum();
-    dX.noalias() += g * inW.middleRows(j * d, d);
-  }
+  dInW.noalias() += dQKV.transpose() * x;
+  dInB.row(0) += dQKV.colwise().sum();
+  dX.noalias() = dQKV * inW;
 }
 
 }  // namespace mhascope::train

@@ -24,6 +24,7 @@ Status validateBatch(const GptParams& p, const Batch& b) {
 }
 
 Result<LossResult> forward(const GptParams& p, const Batch& b, ForwardCache& c) {
+  c.hasDLogits = false;
   if (auto s = validateBatch(p, b); !s) return s.error();
   const Eigen::Index B = b.batch, T = b.seq, d = p.cfg.dModel, rows = B * T;
   Workspace& ws = c.work;
@@ -60,7 +61,9 @@ Result<LossResult> forward(const GptParams& p, const Batch& b, ForwardCache& c) 
   }
   layerNormForward(x, p.lnfW, p.lnfB, c.lnfOut, c.lnf);
   linearForward(c.lnfOut, p.outW, p.outB, c.logits);
-  const CrossEntropyResult ce = crossEntropy(c.logits, b.targets, nullptr);
+  // The loss and its gradient in one pass over the logits; backward() reuses the gradient.
+  const CrossEntropyResult ce = crossEntropy(c.logits, b.targets, &ws.dLogits);
+  c.hasDLogits = true;
   return LossResult{ce.loss, ce.count, ce.correct};
 }
 
@@ -70,7 +73,7 @@ void backward(const GptParams& p, const Batch& b, ForwardCache& c, GptParams& g)
   Workspace& ws = c.work;
   RowMatrix &dLogits = ws.dLogits, &dx = ws.dx, &tmp = ws.tmp, &dAct = ws.dAct, &dPre = ws.dPre, &dLn = ws.dLn,
             &dA = ws.dA;
-  crossEntropy(c.logits, b.targets, &dLogits);
+  if (!c.hasDLogits) crossEntropy(c.logits, b.targets, &dLogits);
   linearBackward(dLogits, c.lnfOut, p.outW, &tmp, g.outW, g.outB);
   layerNormBackward(tmp, p.lnfW, c.lnf, dx, g.lnfW, g.lnfB);  // dx: gradient of the residual stream
   for (std::size_t li = p.blocks.size(); li-- > 0;) {

@@ -34,13 +34,14 @@ struct Workspace {
   AttentionInputs attnIn;
   RowMatrix x, a, y;                                         // forward
   RowMatrix dLogits, dx, tmp, dAct, dPre, dLn, dA;           // backward
-  RowMatrix dConcat, dQ, dK, dV, dScoresA, dScores;          // MHA backward
+  RowMatrix dConcat, dQKV, dScoresA, dScores;                // MHA backward
 };
 struct ForwardCache {
   std::vector<LayerCache> layers;
   LayerNormCache lnf;
   RowMatrix lnfOut;   // (B*T, d)
   RowMatrix logits;   // (B*T, V)
+  bool hasDLogits = false;  // work.dLogits holds d loss / d logits of this forward (one softmax pass)
   Workspace work;
 };
 
