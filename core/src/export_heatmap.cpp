@@ -772,7 +772,8 @@ void drawLabels(cairo_t* cr, const Fonts& fonts, const Figure& fig, const PanelT
   const double rowAxisW = fonts.width(cr, t.rowAxis, kAxisFont, true);
   const double rowLabelLeft = p.x0 - kPad - fig.rowLabelW;
   cairo_save(cr);
-  cairo_translate(cr, rowLabelLeft - 6, p.y0 + gridH / 2);
+  // Rotated, the title's descenders (the 'q' of T_q) point at the row labels: keep them clear.
+  cairo_translate(cr, rowLabelLeft - 6 - 0.25 * kAxisFont, p.y0 + gridH / 2);
   cairo_rotate(cr, -kPi / 2);
   cairo_move_to(cr, -rowAxisW / 2, 0);
   fonts.draw(cr, t.rowAxis, kAxisFont, true);
