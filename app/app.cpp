@@ -900,7 +900,6 @@ std::string App::shownLabel(const std::string& name) {
   auto it = labels.find(name);
   return it == labels.end() ? std::string() : it->second;
 }
-std::string App::probeText(const std::string& name) { return probes_.text(name); }
 
 void App::resize(int w, int h) { window_->resize(w, h); }
 

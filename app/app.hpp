@@ -37,7 +37,6 @@ class App final : public ScriptHost {
   // ScriptHost
   bool probePoint(const std::string& name, float fx, float fy, ImVec2& out) override;
   std::string currentStageName() override;
-  std::string probeText(const std::string& name) override;
   int configHeads() override { return state_.config.heads; }
   bool configInvalid() override { return !state_.configError.empty(); }
   void setExportFolder(const std::string& path) override { view_.exportUi.folder = path; }

@@ -1,3 +1,8 @@
+// The input-script host (see input_script.hpp for the command list). Over 500 lines because it
+// holds two players that share one frame clock: the line-by-line script commands (clicks, drags,
+// keys, typing, checks) and `random SEED N`, the exploration test's seeded event generator.
+//   parsing and the command player   — top of the file
+//   random SEED N                    — the section marked below
 #include "input_script.hpp"
 
 #include <unistd.h>
@@ -231,7 +236,7 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
         if (i > 1) want += ' ';
         want += c.args[i];
       }
-      const std::string got = host.probeText(c.args[0]);
+      const std::string got = host.shownLabel(c.args[0]);
       std::printf("text %s: %s\n", c.args[0].c_str(), got.c_str());
       if (got != want) return fail(host, c, c.args[0] + " shows \"" + got + "\", expected \"" + want + "\"");
     } else if (c.verb == "expect_stage" && need(1)) {

@@ -74,7 +74,6 @@ class ScriptHost {
   // The point at fractions (fx, fy) of the named widget; false when no such widget is on screen.
   virtual bool probePoint(const std::string& name, float fx, float fy, ImVec2& out) = 0;
   virtual std::string currentStageName() = 0;
-  virtual std::string probeText(const std::string& name) = 0;  // UiProbes::text
   virtual int configHeads() = 0;
   virtual bool configInvalid() = 0;
   virtual void setExportFolder(const std::string& path) = 0;

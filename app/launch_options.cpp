@@ -21,9 +21,9 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
   cli.add_option("--preset", o.preset, "preset name or .json file to start with")->capture_default_str();
   cli.add_option("--stage", o.stage, "stage to open at (query, q_proj, q_heads, scores, weights, output, ...)");
   cli.add_option("--view", o.view,
-                 "main tab to open: heatmap, grid, or a lesson: split, params, mix, roles, masks, pitfalls, cost, "
+                 "main tab to open: heatmap, grid, learned, or a lesson: split, params, mix, roles, masks, pitfalls, cost, "
                  "lines, cell, quiz")
-      ->check(CLI::IsMember({"heatmap", "grid", "split", "params", "mix", "roles", "masks", "pitfalls", "cost",
+      ->check(CLI::IsMember({"heatmap", "grid", "learned", "split", "params", "mix", "roles", "masks", "pitfalls", "cost",
                              "lines", "cell", "quiz"}));
   auto* headOpt = cli.add_option("--head", o.head, "head to show in the heatmap, counted from 0 (0 .. h-1)")
                       ->transform(cli::decimalInteger(0, INT_MAX));

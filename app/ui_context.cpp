@@ -14,4 +14,10 @@ std::string configLine(const AppState& state) {
   return s;
 }
 
+bool traceReady(UiContext& ctx) {
+  if (ctx.state.hasTrace()) return true;
+  ImGui::TextDisabled(ctx.state.computing ? "computing the first picture…" : "no picture yet: fix the configuration on the left");
+  return false;
+}
+
 }  // namespace mhascope::app

@@ -32,10 +32,6 @@ class UiProbes {
   // What a widget says on this frame ("play" → "▶ Play"), for tests of what is on screen.
   void recordLabel(const std::string& name, const std::string& text) { labels_[name] = text; }
   const std::map<std::string, std::string>& labels() const { return labels_; }
-  std::string text(const std::string& name) const {
-    auto it = labels_.find(name);
-    return it == labels_.end() ? std::string() : it->second;
-  }
   std::vector<std::string> names() const {
     std::vector<std::string> out;
     out.reserve(rects_.size());
@@ -70,5 +66,9 @@ struct UiContext {
 
 // "B=1  T_q=9  T_k=9  d_model=16  h=4  d_k=4  mask=causal  scale=sqrt-dk  seed=42"
 std::string configLine(const AppState& state);
+
+// True when a trace exists to draw; otherwise draws why not (computing, or an invalid
+// configuration). Every panel that shows the trace starts with it.
+bool traceReady(UiContext& ctx);
 
 }  // namespace mhascope::app

@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <string>
 
@@ -20,10 +21,7 @@ namespace mhascope::app {
 void drawHeadGridPanel(UiContext& ctx) {
   AppState& st = ctx.state;
   ViewState& view = ctx.view;
-  if (!st.hasTrace()) {
-    ImGui::TextDisabled(st.computing ? "computing the first picture…" : "no picture yet: fix the configuration on the left");
-    return;
-  }
+  if (!traceReady(ctx)) return;
   const Trace& t = st.trace;
   const StageId stage = view.stage;
   view.batch = std::clamp(view.batch, 0, t.batch - 1);
@@ -125,7 +123,11 @@ void drawHeadGridPanel(UiContext& ctx) {
     ImGui::SetCursorScreenPos(p);
     const bool focused = h == view.head;
     if (n > 1) {
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), focused && perHead ? "head %d  ◀ in Heatmap" : "head %d", h);
+      // The focus mark is shortened when the full words would run into the next head's title.
+      char title[64];
+      std::snprintf(title, sizeof title, focused && perHead ? "head %d  ◀ in Heatmap" : "head %d", h);
+      if (ImGui::CalcTextSize(title).x > mapSize.x && focused && perHead) std::snprintf(title, sizeof title, "head %d ◀", h);
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "%s", title);
     } else {
       ImGui::TextUnformatted(nameSelection(stage, view.batch, -1).title.c_str());
     }

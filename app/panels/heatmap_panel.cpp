@@ -88,10 +88,7 @@ void legend(UiContext& ctx, const Slice2D& s) {
 void drawHeatmapPanel(UiContext& ctx) {
   AppState& st = ctx.state;
   ViewState& view = ctx.view;
-  if (!st.hasTrace()) {
-    ImGui::TextDisabled(st.computing ? "computing the first picture…" : "no picture yet: fix the configuration on the left");
-    return;
-  }
+  if (!traceReady(ctx)) return;
   const Trace& t = st.trace;
   const StageId stage = view.stage;
   view.batch = std::clamp(view.batch, 0, t.batch - 1);

@@ -18,7 +18,7 @@ void drawLessonCellPanel(UiContext& ctx) {
                "A score is a plain dot product: multiply query q and key k feature by feature and add up. Scaling keeps "
                "its size independent of d_k; the softmax then compares it with the rest of its row — the weight of a "
                "cell depends on every other score in the row.");
-  if (!lessonHasTrace(ctx)) return;
+  if (!traceReady(ctx)) return;
   const Trace& t = ctx.state.trace;
   LessonState& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();

@@ -9,14 +9,8 @@
 
 namespace mhascope::app {
 
-bool lessonHasTrace(UiContext& ctx) {
-  if (ctx.state.hasTrace()) return true;
-  ImGui::TextDisabled(ctx.state.computing ? "computing…" : "no picture yet: fix the configuration on the left");
-  return false;
-}
-
 const Model* lessonModelToRecompute(UiContext& ctx) {
-  if (!lessonHasTrace(ctx) || !lessonSizeOk(ctx.state.trace)) return nullptr;
+  if (!traceReady(ctx) || !lessonSizeOk(ctx.state.trace)) return nullptr;
   return lessonModel(ctx);
 }
 

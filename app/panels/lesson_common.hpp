@@ -67,9 +67,6 @@ struct LessonState {
 // reason drawn in place.
 const Model* lessonModel(UiContext& ctx);
 
-// True when the trace exists; otherwise draws why not.
-bool lessonHasTrace(UiContext& ctx);
-
 // Bigger configurations make the lessons that recompute (loop vs vectorized, masks, pitfalls)
 // slow: they refuse above this many recorded bytes and say so.
 bool lessonSizeOk(const Trace& t);

@@ -20,7 +20,7 @@ void drawLessonCostPanel(UiContext& ctx) {
                "expensive. More heads cost no parameters and no matmul FLOPs, but scale, mask, exp and softmax touch "
                "all B * h * T_q * T_k scores, so they and the score memory grow with h. Each head's score table has "
                "rank at most d_k.");
-  if (!lessonHasTrace(ctx)) return;
+  if (!traceReady(ctx)) return;
   const Trace& t = ctx.state.trace;
   LessonState& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();

@@ -17,7 +17,7 @@ void drawLessonLinesPanel(UiContext& ctx) {
   lessonHeader(ctx, "Token lines",
                "The same weights as the heatmaps, drawn as lines: each query (left) sends a line to each key (right), "
                "as opaque as its weight. Heads overlap in their own colours; hover a token to see only its lines.");
-  if (!lessonHasTrace(ctx)) return;
+  if (!traceReady(ctx)) return;
   const Trace& t = ctx.state.trace;
   LessonState& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();

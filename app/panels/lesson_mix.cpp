@@ -18,7 +18,7 @@ void drawLessonMixPanel(UiContext& ctx) {
                "q[t, j] = sum over f of x[t, f] * W_q[f, j], plus b_q[j]: every projected feature already mixes all "
                "d_model input features. The split into heads comes after and only decides which head owns column j "
                "of Q (head floor(j / d_k), counting from 0). Heads do not see disjoint pieces of the input token.");
-  if (!lessonHasTrace(ctx)) return;
+  if (!traceReady(ctx)) return;
   const Trace& t = ctx.state.trace;
   const Model* model = lessonModel(ctx);
   if (!model) return;

@@ -14,7 +14,7 @@ void drawLessonParamsPanel(UiContext& ctx) {
                "If every head had its own full d_model-wide projections, Q/K/V would cost h times more. Each head "
                "projects to only d_k = d_model / h features instead, so h heads together need exactly one "
                "d_model x d_model matrix per Q, K and V: the number of heads does not change the parameter count.");
-  if (!lessonHasTrace(ctx)) return;
+  if (!traceReady(ctx)) return;
   const Trace& t = ctx.state.trace;
   auto p = parameterTable(t.dModel, t.heads);
   if (!p) {

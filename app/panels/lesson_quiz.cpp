@@ -14,7 +14,7 @@ void drawLessonQuizPanel(UiContext& ctx) {
   lessonHeader(ctx, "Quiz",
                "The numbers in these questions come from the configuration on the left: change d_model, h or the "
                "sentence and the questions change with it.");
-  if (!lessonHasTrace(ctx)) return;
+  if (!traceReady(ctx)) return;
   const Model* model = lessonModel(ctx);
   if (!model) return;
   LessonState& ls = ctx.lessons;

@@ -61,7 +61,7 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
     }
     ctx.probes.recordLastItem("load_specialists");
   }
-  if (!lessonHasTrace(ctx)) return;
+  if (!traceReady(ctx)) return;
   const Trace& t = st.trace;
   LessonState& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();

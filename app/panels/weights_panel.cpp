@@ -17,10 +17,7 @@ namespace mhascope::app {
 void drawWeightsPanel(UiContext& ctx) {
   AppState& st = ctx.state;
   ViewState& view = ctx.view;
-  if (!st.hasTrace()) {
-    ImGui::TextDisabled(st.computing ? "computing the first picture…" : "no picture yet: fix the configuration on the left");
-    return;
-  }
+  if (!traceReady(ctx)) return;
   const Trace& t = st.trace;
   const float em = ImGui::GetFontSize();
   ImGui::AlignTextToFramePadding();
