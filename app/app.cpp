@@ -23,8 +23,8 @@
 #include <exception>
 #include <filesystem>
 
-#include "mhascope/file_io.hpp"
-#include "mhascope/tokenizer.hpp"
+#include "io/file_io.hpp"
+#include "attention/tokenizer.hpp"
 #include "panels/panel.hpp"
 #include "render/gl_frame.hpp"
 #include "render/screenshot.hpp"

@@ -11,10 +11,10 @@
 #include <tuple>
 #include <vector>
 
-#include "mhascope/colormap.hpp"
-#include "mhascope/result.hpp"
-#include "mhascope/model.hpp"
-#include "mhascope/trace.hpp"
+#include "color/colormap.hpp"
+#include "util/result.hpp"
+#include "attention/model.hpp"
+#include "attention/trace.hpp"
 
 namespace mhascope::app {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <thread>
 
-#include "mhascope/model.hpp"
-#include "mhascope/trace.hpp"
+#include "attention/model.hpp"
+#include "attention/trace.hpp"
 
 namespace mhascope::app {
 

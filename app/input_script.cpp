@@ -14,7 +14,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "mhascope/file_io.hpp"
+#include "io/file_io.hpp"
 
 namespace mhascope::app {
 namespace {

@@ -63,7 +63,7 @@
 #include <string>
 #include <vector>
 
-#include "mhascope/result.hpp"
+#include "util/result.hpp"
 
 namespace mhascope::app {
 

@@ -7,7 +7,7 @@
 #include <climits>
 
 #include "cli/model_options.hpp"
-#include "mhascope/model.hpp"
+#include "attention/model.hpp"
 
 namespace mhascope::app {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "mhascope/npy.hpp"
+#include "io/npy.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using mhascope::NpyValues;

@@ -37,7 +37,7 @@ class SplitMix64:
 
 
 def induction_batch(seed, step, batch, vocab, seq, kmin, kmax):
-    """core/train/src/tasks.cpp's Task::batch for the induction task."""
+    """core/train/tasks.cpp's Task::batch for the induction task."""
     rng = SplitMix64(SplitMix64(((seed * 0x9E3779B97F4A7C15) & M) ^ ((step + 0x5461736B5374) & M)).next())
     tokens, targets = [], []
     for _ in range(batch):

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Generates core/src/colormap_tables.inc: the 256-entry RGB tables behind mhascope's colormaps.
+"""Generates core/color/colormap_tables.inc: the 256-entry RGB tables behind mhascope's colormaps.
 
 Run once by hand (the output is committed, so building mhascope needs no Python):
     apt-get install -y python3-matplotlib     # only for the viridis/magma data
@@ -158,7 +158,7 @@ def main():
         f.write("//   rounded to 8 bits (8-bit ties between neighbours broken by < 1 step, see script).\n")
         f.write("// diverging: our own two-segment CIELAB construction (see the script's docstring).\n")
         f.write("// gray: entry i = (i, i, i).\n")
-        f.write("// Included by core/src/colormap.cpp inside namespace mhascope::{anonymous}.\n\n")
+        f.write("// Included by core/color/colormap.cpp inside namespace mhascope::{anonymous}.\n\n")
         for cname, _, table in tables:
             emit(f, cname, table)
     print("wrote", OUT)

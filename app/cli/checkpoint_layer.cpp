@@ -1,7 +1,7 @@
 // Builds the CLI model from one layer of a trained checkpoint.
 #include "checkpoint_layer.hpp"
 
-#include "mhascope/train/layer_model.hpp"
+#include "train/layer_model.hpp"
 
 namespace mhascope::cli {
 

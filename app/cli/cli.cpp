@@ -29,11 +29,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "mhascope/export.hpp"
-#include "mhascope/npy.hpp"
-#include "mhascope/file_io.hpp"
-#include "mhascope/lessons.hpp"
-#include "mhascope/tokenizer.hpp"
+#include "export/export.hpp"
+#include "io/npy.hpp"
+#include "io/file_io.hpp"
+#include "lessons/lessons.hpp"
+#include "attention/tokenizer.hpp"
 #include "model_options.hpp"
 #include "train_command.hpp"
 

@@ -8,12 +8,12 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "mhascope/file_io.hpp"
+#include "io/file_io.hpp"
 #include "checkpoint_layer.hpp"
-#include "mhascope/npy.hpp"
-#include "mhascope/safetensors.hpp"
-#include "mhascope/tokenizer.hpp"
-#include "mhascope/weights_io.hpp"
+#include "io/npy.hpp"
+#include "io/safetensors.hpp"
+#include "attention/tokenizer.hpp"
+#include "io/weights_io.hpp"
 
 namespace mhascope::cli {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "mhascope/model.hpp"
+#include "attention/model.hpp"
 
 namespace mhascope::cli {
 

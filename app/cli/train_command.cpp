@@ -16,10 +16,10 @@
 #include <filesystem>
 
 #include "model_options.hpp"  // decimalInteger
-#include "mhascope/csv.hpp"
-#include "mhascope/file_io.hpp"
-#include "mhascope/model.hpp"  // assetsDir()
-#include "mhascope/train/trainer.hpp"
+#include "io/csv.hpp"
+#include "io/file_io.hpp"
+#include "attention/model.hpp"  // assetsDir()
+#include "train/trainer.hpp"
 
 namespace mhascope::cli {
 namespace {

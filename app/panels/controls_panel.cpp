@@ -8,8 +8,8 @@
 #include <exception>
 #include <string>
 
-#include "mhascope/engine.hpp"
-#include "mhascope/tokenizer.hpp"
+#include "attention/engine.hpp"
+#include "attention/tokenizer.hpp"
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/drag_slider.hpp"

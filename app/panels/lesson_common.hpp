@@ -1,7 +1,7 @@
 // What the ten lesson tabs (issue 4) share: their view state, the model rebuilt from the shown
 // trace's config (the lessons need the weights, which the trace does not keep), small caches of
 // lesson results keyed by the trace serial, and a one-texture heatmap for any matrix.
-// The numbers all come from core/include/mhascope/lessons.hpp; panels only lay them out.
+// The numbers all come from core/lessons/lessons.hpp; panels only lay them out.
 #pragma once
 
 #include <imgui.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "mhascope/lessons.hpp"
+#include "lessons/lessons.hpp"
 #include "ui_context.hpp"
 #include "widgets/heatmap_view.hpp"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "mhascope/result.hpp"
+#include "util/result.hpp"
 
 struct GLFWwindow;
 

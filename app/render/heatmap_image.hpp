@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "mhascope/colormap.hpp"
+#include "color/colormap.hpp"
 
 namespace mhascope::app {
 

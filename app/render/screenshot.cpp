@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "mhascope/file_io.hpp"
+#include "io/file_io.hpp"
 
 namespace mhascope::app {
 

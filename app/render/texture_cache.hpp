@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "mhascope/colormap.hpp"
+#include "color/colormap.hpp"
 #include "render/heatmap_image.hpp"
 #include "render/texture.hpp"
 

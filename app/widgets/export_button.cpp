@@ -6,7 +6,7 @@
 #include <exception>
 #include <filesystem>
 
-#include "mhascope/export.hpp"
+#include "export/export.hpp"
 #include "widgets/colors.hpp"
 
 namespace mhascope::app {

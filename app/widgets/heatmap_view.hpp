@@ -7,8 +7,8 @@
 #include <imgui.h>
 
 #include "app_state.hpp"
-#include "mhascope/colormap.hpp"
-#include "mhascope/trace.hpp"
+#include "color/colormap.hpp"
+#include "attention/trace.hpp"
 #include "render/texture_cache.hpp"
 
 namespace mhascope::app {

@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "mhascope/tokenizer.hpp"
+#include "attention/tokenizer.hpp"
 
 namespace mhascope::app {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "mhascope/result.hpp"
+#include "util/result.hpp"
 
 namespace mhascope::testing {
 

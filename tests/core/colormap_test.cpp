@@ -2,7 +2,7 @@
 // symmetric, NaN / blocked colours are far from every table colour, every entry inverts back to
 // its own value, and the tables keep the properties the generator promised (distinct entries,
 // diverging lightness symmetric and rising toward the centre).
-#include "mhascope/colormap.hpp"
+#include "color/colormap.hpp"
 
 #include <gtest/gtest.h>
 

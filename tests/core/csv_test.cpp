@@ -1,6 +1,6 @@
 // CSV export: RFC 4180 quoting of awkward tokens, numbers with '.' whatever the locale,
 // non-finite values spelled out, label/shape mismatches and bad paths reported as errors.
-#include "mhascope/csv.hpp"
+#include "io/csv.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "mhascope/file_io.hpp"
+#include "io/file_io.hpp"
 
 namespace mhascope {
 namespace {

@@ -9,8 +9,8 @@
 #include <random>
 
 #include "check_tensor.hpp"
-#include "mhascope/engine.hpp"
-#include "mhascope/model.hpp"
+#include "attention/engine.hpp"
+#include "attention/model.hpp"
 
 namespace mhascope {
 namespace {

@@ -2,7 +2,7 @@
 // colour of its value (and invert to the value within one table step); SVG/PDF carry the right
 // magic and the title; a head grid shares one scale; hostile labels (accents, CJK, emoji,
 // invalid UTF-8) render; and failed exports name the path and leave no file behind.
-#include "mhascope/export.hpp"
+#include "export/export.hpp"
 
 #include <cairo.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "mhascope/file_io.hpp"
+#include "io/file_io.hpp"
 
 // LeakSanitizer hook (the test suite runs under ASan with detect_leaks=1). Fontconfig, which
 // cairo's text API loads, leaks a few hundred bytes once while parsing its XML configuration and

@@ -12,13 +12,13 @@
 #include <fstream>
 #include <limits>
 
-#include "mhascope/engine.hpp"
-#include "mhascope/file_io.hpp"
-#include "mhascope/model.hpp"
-#include "mhascope/npy.hpp"
-#include "mhascope/safetensors.hpp"
-#include "mhascope/tokenizer.hpp"
-#include "mhascope/weights_io.hpp"
+#include "attention/engine.hpp"
+#include "io/file_io.hpp"
+#include "attention/model.hpp"
+#include "io/npy.hpp"
+#include "io/safetensors.hpp"
+#include "attention/tokenizer.hpp"
+#include "io/weights_io.hpp"
 
 namespace mhascope {
 namespace {

@@ -1,4 +1,4 @@
-// The teaching views' numbers (core/include/mhascope/lessons.hpp): loop vs vectorized, the
+// The teaching views' numbers (core/lessons/lessons.hpp): loop vs vectorized, the
 // parameter table, mix-then-split, the specialists preset and its score_override format, mask
 // comparison, every pitfall's checks, the cost sweep, the cell breakdown and the quiz.
 #include <gtest/gtest.h>
@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <set>
 
-#include "mhascope/lessons.hpp"
-#include "mhascope/model.hpp"
+#include "lessons/lessons.hpp"
+#include "attention/model.hpp"
 
 namespace mhascope {
 namespace {

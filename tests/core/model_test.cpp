@@ -1,7 +1,7 @@
 // ModelConfig → Model, and the strict preset JSON (BAD_INPUTS #8, #25).
 #include <gtest/gtest.h>
 
-#include "mhascope/model.hpp"
+#include "attention/model.hpp"
 
 namespace mhascope {
 namespace {

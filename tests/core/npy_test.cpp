@@ -1,8 +1,8 @@
-// Tests for the .npy reader and writer (core/src/npy.cpp): round trips, files NumPy itself
+// Tests for the .npy reader and writer (core/io/npy.cpp): round trips, files NumPy itself
 // wrote (tests/fixtures/npy), hand-crafted big-endian and f8 files, and one test per malformed
 // input of BAD_INPUTS #4 and #22, each checking that the message names the problem and values.
 
-#include "mhascope/npy.hpp"
+#include "io/npy.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-#include "mhascope/file_io.hpp"
+#include "io/file_io.hpp"
 
 namespace mhascope {
 namespace {

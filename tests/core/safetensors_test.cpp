@@ -1,9 +1,9 @@
-// Tests for the .safetensors reader and writer (core/src/safetensors.cpp): round trips, the
+// Tests for the .safetensors reader and writer (core/io/safetensors.cpp): round trips, the
 // fixtures in tests/fixtures/safetensors, half-precision conversions, and one test per
 // malformed input of BAD_INPUTS #4 and #23 (the reference validate() rules, duplicate keys,
 // NaN/Inf), each checking that the message names the tensor and the numbers.
 
-#include "mhascope/safetensors.hpp"
+#include "io/safetensors.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-#include "mhascope/file_io.hpp"
+#include "io/file_io.hpp"
 
 namespace mhascope {
 namespace {

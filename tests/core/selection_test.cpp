@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "mhascope/model.hpp"
-#include "mhascope/trace.hpp"
+#include "attention/model.hpp"
+#include "attention/trace.hpp"
 
 namespace mhascope {
 namespace {

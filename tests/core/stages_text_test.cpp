@@ -1,4 +1,4 @@
-// The stage texts (core/src/stages.cpp) against what the engine does: the pseudocode lights the
+// The stage texts (core/attention/stages.cpp) against what the engine does: the pseudocode lights the
 // line that makes each stage's own tensor, the symbols follow the README's convention (h = number
 // of heads, i = a head's index), and the claims about fully masked rows and head columns hold.
 #include <gtest/gtest.h>
@@ -6,8 +6,8 @@
 #include <cmath>
 #include <string>
 
-#include "mhascope/model.hpp"
-#include "mhascope/trace.hpp"
+#include "attention/model.hpp"
+#include "attention/trace.hpp"
 
 namespace mhascope {
 namespace {

@@ -1,7 +1,7 @@
 // Tokenizer and display labels (BAD_INPUTS #6, #13, #14).
 #include <gtest/gtest.h>
 
-#include "mhascope/tokenizer.hpp"
+#include "attention/tokenizer.hpp"
 
 namespace mhascope {
 namespace {

@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "check_tensor.hpp"
-#include "mhascope/engine.hpp"
-#include "mhascope/file_io.hpp"
-#include "mhascope/npy.hpp"
-#include "mhascope/safetensors.hpp"
-#include "mhascope/weights_io.hpp"
+#include "attention/engine.hpp"
+#include "io/file_io.hpp"
+#include "io/npy.hpp"
+#include "io/safetensors.hpp"
+#include "io/weights_io.hpp"
 
 namespace mhascope {
 namespace {

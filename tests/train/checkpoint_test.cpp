@@ -2,8 +2,8 @@
 // problem of a bad file.
 #include <gtest/gtest.h>
 
-#include "mhascope/safetensors.hpp"
-#include "mhascope/train/checkpoint.hpp"
+#include "io/safetensors.hpp"
+#include "train/checkpoint.hpp"
 
 using namespace mhascope;
 using namespace mhascope::train;

@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "mhascope/random.hpp"
-#include "mhascope/train/model.hpp"
+#include "attention/random.hpp"
+#include "train/model.hpp"
 
 using namespace mhascope;
 using namespace mhascope::train;

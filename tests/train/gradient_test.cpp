@@ -6,9 +6,9 @@
 
 #include <cmath>
 
-#include "mhascope/random.hpp"
-#include "mhascope/train/model.hpp"
-#include "mhascope/train/ops.hpp"
+#include "attention/random.hpp"
+#include "train/model.hpp"
+#include "train/ops.hpp"
 
 using namespace mhascope;
 using namespace mhascope::train;

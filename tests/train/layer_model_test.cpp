@@ -2,8 +2,8 @@
 // that layer; labels are the task's symbols; bad layers and text probes are explained.
 #include <gtest/gtest.h>
 
-#include "mhascope/train/layer_model.hpp"
-#include "mhascope/train/trainer.hpp"
+#include "train/layer_model.hpp"
+#include "train/trainer.hpp"
 
 using namespace mhascope;
 using namespace mhascope::train;

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <set>
 
-#include "mhascope/train/tasks.hpp"
+#include "train/tasks.hpp"
 
 using namespace mhascope::train;
 

@@ -5,10 +5,10 @@
 
 #include <cmath>
 
-#include "mhascope/safetensors.hpp"
-#include "mhascope/train/checkpoint.hpp"
-#include "mhascope/train/model.hpp"
-#include "mhascope/train/optimizer.hpp"
+#include "io/safetensors.hpp"
+#include "train/checkpoint.hpp"
+#include "train/model.hpp"
+#include "train/optimizer.hpp"
 
 using namespace mhascope;
 using namespace mhascope::train;

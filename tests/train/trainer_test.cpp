@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "mhascope/train/trainer.hpp"
+#include "train/trainer.hpp"
 
 using namespace mhascope;
 using namespace mhascope::train;

@@ -1,0 +1,130 @@
+// The multi-head attention engine: the forward pass of torch.nn.MultiheadAttention
+// (batch_first, no dropout), one function per equation, recording every stage into a Trace.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/result.hpp"
+#include "attention/tensor.hpp"
+#include "attention/trace.hpp"
+
+namespace mhascope {
+
+// Default cap on the memory the recorded tensors may take (configurable per run).
+inline constexpr std::uint64_t kDefaultMemoryBudget = 512ull << 20;  // 512 MiB
+
+// Learned parameters in the textbook layout y = x W + b, so W_q[i, j] multiplies input feature i
+// into output feature j. PyTorch stores the transpose (out, in): see weights_io.hpp.
+struct MhaWeights {
+  int dModel = 0;
+  bool hasBias = false;
+  RowMatrix wq, wk, wv, wo;  // (d_model, d_model) each
+  RowVector bq, bk, bv, bo;  // (1, d_model) each; zeros when !hasBias
+};
+
+// Seeded initialisation, identical on every machine (own integer RNG, no std distributions):
+// W ~ U(-sqrt(3/d_model), +sqrt(3/d_model)) (Xavier-uniform for a square matrix); biases, when
+// enabled, ~ U(-0.1, 0.1) so their effect is visible (PyTorch starts them at zero).
+MhaWeights initWeights(int dModel, bool bias, std::uint64_t seed);
+
+struct AttentionInputs {
+  Tensor query;  // (B, T_q, d_model)
+  Tensor key;    // (B, T_k, d_model)
+  Tensor value;  // (B, T_k, d_model)
+  bool selfAttention = true;  // key and value are the query tensor itself
+  std::vector<std::vector<std::string>> queryTokens;  // (B, T_q) labels
+  std::vector<std::vector<std::string>> keyTokens;    // (B, T_k) labels
+};
+
+struct AttentionOptions {
+  int heads = 1;  // h
+  ScaleKind scale = ScaleKind::SqrtDk;
+  bool causal = false;                   // key k blocked for query q when k > q
+  std::optional<Tensor> keyPaddingMask;  // (B, T_k), nonzero = ignore that key (PyTorch polarity)
+  std::optional<Tensor> attnMask;        // (T_q, T_k), nonzero = blocked (PyTorch bool polarity)
+  std::uint64_t memoryBudgetBytes = kDefaultMemoryBudget;
+  // Hand-set scores (the "specialist heads" lesson and the score editor): (h, T_q, T_k) for every
+  // batch item, or (B, h, T_q, T_k). A finite entry replaces that cell of Q K^T before scaling;
+  // NaN keeps the computed score. Everything downstream is recomputed from it.
+  std::optional<Tensor> scoresOverride;
+};
+
+// Bytes the recorded trace takes for these sizes (all 16 stages + mask bookkeeping).
+double estimateTraceBytes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel,
+                          std::int64_t heads);
+// "1.5 GiB"
+std::string formatBytes(double bytes);
+
+// What is alive at the same time, for the one memory estimate every caller checks before
+// allocating anything.
+struct MemoryUse {
+  int traces = 1;              // recorded traces alive at once
+  int models = 1;              // copies of inputs + weights (a Model each)
+  bool weightsFile = false;    // --weights / --save-weights: PyTorch-layout copy + the file's bytes
+  bool stageFile = false;      // run --dump / export: the largest stage encoded as file bytes
+  bool scoreOverride = false;  // hand-set scores: one (B, h, T_q, T_k) table per model
+  int exportSlices = 0;        // export: heatmaps in the picture (1, or h for --head all)
+  // The window: the shown trace, the one being computed, and two more for the lessons that
+  // compare two forwards (Masks: with/without; Pitfalls: correct/mistaken); the worker's model
+  // and the lessons' model.
+  static MemoryUse app() {
+    MemoryUse u;
+    u.traces = 4;
+    u.models = 2;
+    return u;
+  }
+};
+
+struct MemoryEstimate {
+  double inputs = 0;   // per model: query, key, value (B, T, d_model), masks, token labels
+  double weights = 0;  // per model: W_q, W_k, W_v, W_o (d_model, d_model) + biases
+  double trace = 0;    // per trace: 16 stages, blocked flags, token labels
+  double files = 0;    // file buffers (PyTorch-layout weights, one encoded stage, an exported picture)
+  int models = 1, traces = 1;
+  double total() const { return models * (inputs + weights) + traces * trace + files; }
+  // "inputs 1.2 MiB + weights 6.0 GiB + 1 trace × 8.2 MiB + files 0 B"
+  std::string describe() const;
+};
+MemoryEstimate estimateMemory(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel,
+                              std::int64_t heads, const MemoryUse& use = {});
+
+// Head counts that divide d_model, nearest to `heads` first (for "did you mean" messages).
+std::vector<int> nearestValidHeads(int dModel, int heads, std::size_t count = 2);
+
+// The sizes check alone (no tensors needed): d_model > 0, 1 <= h, d_model % h == 0, T, B > 0,
+// memory estimate (estimateMemory with `use`) within budget. Every message names the values.
+Status validateSizes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel, std::int64_t heads,
+                     std::uint64_t memoryBudgetBytes, const MemoryUse& use = {});
+
+// Everything forward() needs, checked before anything is allocated.
+Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt);
+
+// Runs validate(), then the forward pass into `trace`, reusing its buffers when shapes did not
+// change; trace.generation is incremented. A validation error leaves the trace unchanged; running
+// out of memory mid-way (bad_alloc, caught) leaves it empty. Callers that must keep showing the
+// previous picture (the GUI) compute into a second Trace and swap.
+Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt, Trace& trace);
+
+// FLOPs of one forward (multiply-add = 2): projections and attention separately.
+struct FlopCount {
+  double projections = 0;  // Q, K, V and output projections
+  double attention = 0;    // Q K^T and A V
+  double total() const { return projections + attention; }
+};
+FlopCount countFlops(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel, std::int64_t heads);
+
+// Non-finite cells (NaN, +inf; and -inf outside blocked cells) a forward produced, per stage in
+// pipeline order. Finite inputs and weights can still overflow float (e.g. inputs of 1e20: the
+// scores reach inf, the softmax gives NaN). masked_scores' -inf on blocked keys is the mask itself
+// and not counted.
+struct NonFiniteStage {
+  StageId stage;
+  std::int64_t nan = 0, inf = 0;  // counts
+  std::int64_t first = -1;        // flat index of the first one
+};
+std::vector<NonFiniteStage> nonFiniteStages(const Trace& trace);
+
+}  // namespace mhascope

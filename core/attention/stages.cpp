@@ -1,0 +1,249 @@
+// The pipeline's stages: their names, formulas, explanations and pseudocode (written for
+// mhascope), and 2-D slicing of a recorded stage for heatmaps and exports.
+#include <cmath>
+#include <iterator>
+
+#include "attention/trace.hpp"
+
+namespace mhascope {
+namespace {
+
+// The pseudocode is the same listing for every stage; each stage lights its own line ('>').
+// Every line that makes a stage's tensor starts with that tensor's name (a test checks it).
+constexpr const char* kPseudo[] = {
+    "Q = X_q @ W_q + b_q            # (B, T_q, d_model)",
+    "K = X_k @ W_k + b_k            # (B, T_k, d_model)",
+    "V = X_v @ W_v + b_v            # (B, T_k, d_model)",
+    "Q = Q.view(B, T_q, h, d_k).transpose(1, 2)  # (B, h, T_q, d_k)",
+    "K = K.view(B, T_k, h, d_k).transpose(1, 2)  # (B, h, T_k, d_k)",
+    "V = V.view(B, T_k, h, d_k).transpose(1, 2)  # (B, h, T_k, d_k)",
+    "S = Q @ K.transpose(-2, -1)    # (B, h, T_q, T_k)",
+    "S = S / sqrt(d_k)",
+    "S = S.masked_fill(blocked, -inf)",
+    "A = softmax(S, dim=-1)         # rows sum to 1",
+    "O = A @ V                      # (B, h, T_q, d_k)",
+    "O = O.transpose(1, 2).reshape(B, T_q, d_model)  # copies",
+    "Y = O @ W_o + b_o              # (B, T_q, d_model)",
+};
+
+// Symbols: h is the NUMBER of heads, i a head's index (0 .. h-1); head i owns columns
+// i*d_k .. (i+1)*d_k - 1 of Q, K and V — and no columns of the inputs or of the output.
+const std::array<StageInfo, kStageCount> kStages = {{
+    {StageId::Query, "query", "Input (query side)", "X_q",
+     "The vectors the queries come from: one row of d_model numbers per token (here a per-word "
+     "embedding plus, optionally, a sinusoidal position code). No head owns these columns: every "
+     "head sees all of them through W_q, W_k and W_v. In self-attention the same rows also supply "
+     "the keys and values.",
+     "", DataKind::Signed},
+    {StageId::Key, "key", "Input (key side)", "X_k",
+     "The vectors the keys are made from. In self-attention this is the very same tensor as the "
+     "query input; in cross-attention it is another sequence, so T_k may differ from T_q. No head "
+     "owns these columns: every head reads all of them through W_k.",
+     "", DataKind::Signed},
+    {StageId::Value, "value", "Input (value side)", "X_v",
+     "The vectors the values are made from: what each token will hand over once it is attended "
+     "to. Usually the same tensor as the key input. No head owns these columns: every head reads "
+     "all of them through W_v.",
+     "", DataKind::Signed},
+    {StageId::QProj, "q_proj", "Query projection", "Q = X_q W_q + b_q",
+     "A learned linear map turns each token into a query: what this token is looking for. Every "
+     "output feature mixes all d_model input features; only afterwards are the columns shared out "
+     "among the heads. (Here W_q is (d_model in, d_model out) and Q = X_q @ W_q; PyTorch stores "
+     "the transpose, in_proj_weight with rows = outputs.)",
+     "Q = X_q @ W_q + b_q", DataKind::Signed},
+    {StageId::KProj, "k_proj", "Key projection", "K = X_k W_k + b_k",
+     "A second learned map makes keys: what each token offers to be found by. A query and a key "
+     "that point the same way will give a large score.",
+     "K = X_k @ W_k + b_k", DataKind::Signed},
+    {StageId::VProj, "v_proj", "Value projection", "V = X_v W_v + b_v",
+     "A third learned map makes values: the content a token passes on when attended to. Keys "
+     "decide who is listened to, values decide what is heard.",
+     "V = X_v @ W_v + b_v", DataKind::Signed},
+    {StageId::QHeads, "q_heads", "Split heads (Q)", "Q_i = Q[:, :, i*d_k:(i+1)*d_k]",
+     "The d_model columns of Q are cut into h blocks of d_k = d_model / h; head i (0-based) gets "
+     "columns i*d_k .. (i+1)*d_k - 1. Q is viewed as (B, T_q, h, d_k), then transposed to "
+     "(B, h, T_q, d_k) so each head is a separate batch of small matrices. No number changes and nothing is copied: "
+     "both are views of the same memory. Skipping the transpose (view straight to (B, h, T_q, d_k)) "
+     "would fill each head with whole rows of a few tokens, so a head's row t holds other tokens' "
+     "numbers.",
+     "Q = Q.view(B, T_q, h, d_k).transpose(1, 2)", DataKind::Signed},
+    {StageId::KHeads, "k_heads", "Split heads (K)", "K_i = K[:, :, i*d_k:(i+1)*d_k]",
+     "Keys are split the same way, so head i compares its own d_k query features only with its own "
+     "d_k key features: S = Q @ K.transpose(-2, -1) multiplies these split tensors.",
+     "K = K.view(B, T_k, h, d_k).transpose(1, 2)", DataKind::Signed},
+    {StageId::VHeads, "v_heads", "Split heads (V)", "V_i = V[:, :, i*d_k:(i+1)*d_k]",
+     "Values are split too: each head gathers a d_v-wide slice of content, and the slices are put "
+     "back side by side at the end. Here d_v = d_k = d_model / h, as in the paper and in PyTorch; "
+     "d_v may differ from d_k in general, since only Q and K must share a width for their dot "
+     "product.",
+     "V = V.view(B, T_k, h, d_k).transpose(1, 2)", DataKind::Signed},
+    {StageId::Scores, "scores", "Scores", "S_i = Q_i K_i^T",
+     "Every query is compared with every key by a dot product, separately in each head: a "
+     "T_q x T_k table per head. Large positive means 'this key matches what I am looking for'. "
+     "Each table is a product of (T_q, d_k) and (d_k, T_k), so its rank is at most d_k.",
+     "S = Q @ K.transpose(-2, -1)", DataKind::Signed},
+    {StageId::ScaledScores, "scaled_scores", "Scale", "S'_i = S_i / sqrt(d_k)",
+     "For q and k with independent zero-mean, unit-variance entries, q . k has mean 0 and variance "
+     "d_k, so its standard deviation grows like sqrt(d_k). Dividing by sqrt(d_k) brings it back to "
+     "about 1 whatever the head size. Unscaled, large d_k pushes the softmax towards one-hot and "
+     "its gradients get small, which slows learning (the presets' d_k of 2 to 4 only make the "
+     "logits ~2x larger).",
+     "S = S / sqrt(d_k)", DataKind::Signed},
+    {StageId::MaskedScores, "masked_scores", "Mask", "S''_i = S'_i + M,  M = -inf where blocked",
+     "Blocked pairs (future tokens under a causal mask, padding keys, or a custom mask) get -inf, "
+     "so the softmax gives them exactly zero weight. (PyTorch: a bool mask's True means blocked; "
+     "other code uses masked_fill(mask == 0, ...) and -1e9 or the dtype minimum instead of -inf.) "
+     "A row with every key blocked has nothing to attend to: mhascope flags it and gives it "
+     "weights 0, so its head output row is 0 and its final output row is just b_o (PyTorch 1.13 "
+     "gives NaN there).",
+     "S = S.masked_fill(blocked, -inf)", DataKind::Signed},
+    {StageId::Weights, "weights", "Softmax", "A_i = softmax(S''_i) over T_k",
+     "Each row becomes a probability distribution over the keys: exponentiate, divide by the row "
+     "sum. The row maximum is subtracted first only for numerical stability; it does not change "
+     "the result.",
+     "A = softmax(S, dim=-1)", DataKind::Probability},
+    {StageId::HeadOutputs, "head_outputs", "Weighted values", "O_i = A_i V_i",
+     "Each query's output in a head is the weighted average of that head's value vectors. This is "
+     "the only step that mixes information across tokens.",
+     "O = A @ V", DataKind::Signed},
+    {StageId::Concat, "concat", "Merge heads", "O = [O_0 | O_1 | ... | O_(h-1)]",
+     "The heads' d_k-wide outputs are put back side by side into d_model columns, head i in columns "
+     "i*d_k .. (i+1)*d_k - 1. After transpose(1, 2) the memory is no longer in (B, T_q, d_model) "
+     "order, so this step copies: .contiguous().view(...) or .reshape(...), while the split was a "
+     "free view. Concatenating, not summing, keeps what each head found separate.",
+     "O = O.transpose(1, 2).reshape(B, T_q, d_model)", DataKind::Signed},
+    {StageId::Output, "output", "Output projection", "Y = O W_o + b_o",
+     "A last learned map W_o mixes the heads' findings with each other; without it the heads "
+     "would stay in separate column blocks that never talk. No head owns these columns any more. "
+     "The result has the input's shape (B, T_q, d_model), which is why attention layers stack.",
+     "Y = O @ W_o + b_o", DataKind::Signed},
+}};
+
+}  // namespace
+
+const StageInfo& stageInfo(StageId id) { return kStages[static_cast<std::size_t>(id)]; }
+const std::array<StageInfo, kStageCount>& allStages() { return kStages; }
+
+std::optional<StageId> stageFromName(std::string_view name) {
+  for (const auto& s : kStages) {
+    if (name == s.name) return s.id;
+  }
+  return std::nullopt;
+}
+
+std::string stageNamesList() {
+  std::string out;
+  for (const auto& s : kStages) {
+    if (!out.empty()) out += ", ";
+    out += s.name;
+  }
+  return out;
+}
+
+const char* scaleName(ScaleKind s) {
+  switch (s) {
+    case ScaleKind::SqrtDk: return "sqrt-dk";
+    case ScaleKind::SqrtDModel: return "sqrt-dmodel";
+    case ScaleKind::None: return "none";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& pseudocodeListing() {
+  static const std::vector<std::string> lines(std::begin(kPseudo), std::end(kPseudo));
+  return lines;
+}
+
+int pseudocodeLineOf(StageId id) {
+  const std::string_view own = stageInfo(id).pseudocode;
+  if (own.empty()) return -1;
+  const auto& lines = pseudocodeListing();
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (std::string_view(lines[i]).substr(0, own.size()) == own) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool stageHasHeads(StageId id) {
+  switch (id) {
+    case StageId::QHeads:
+    case StageId::KHeads:
+    case StageId::VHeads:
+    case StageId::Scores:
+    case StageId::ScaledScores:
+    case StageId::MaskedScores:
+    case StageId::Weights:
+    case StageId::HeadOutputs: return true;
+    default: return false;
+  }
+}
+
+namespace {
+
+std::vector<std::string> indexLabels(int n) {
+  std::vector<std::string> v(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = std::to_string(i);
+  return v;
+}
+
+}  // namespace
+
+Result<Slice2D> sliceStage(const Trace& trace, StageId stage, int batchIndex, int head) {
+  if (trace.stages.size() != static_cast<std::size_t>(kStageCount)) return makeError("the trace is empty");
+  const Tensor& t = trace.tensor(stage);
+  const char* name = stageInfo(stage).name;
+  if (batchIndex < 0 || batchIndex >= trace.batch) {
+    return makeError("batch index " + std::to_string(batchIndex) + " is out of range: " + name + " has B = " +
+                     std::to_string(trace.batch) + " (valid 0.." + std::to_string(trace.batch - 1) + ")");
+  }
+  Slice2D s;
+  s.stage = stage;
+  s.batchIndex = batchIndex;
+  std::size_t offset = 0;
+  if (stageHasHeads(stage)) {
+    if (head < 0 || head >= trace.heads) {
+      return makeError("head " + std::to_string(head) + " is out of range: " + name + " has h = " +
+                       std::to_string(trace.heads) + " heads (valid 0.." + std::to_string(trace.heads - 1) + ")");
+    }
+    s.head = head;
+    s.rows = static_cast<int>(t.dim(2));
+    s.cols = static_cast<int>(t.dim(3));
+    s.rowAxis = t.axes[2];
+    s.colAxis = t.axes[3];
+    offset = (static_cast<std::size_t>(batchIndex) * t.dim(1) + head) * s.rows * s.cols;
+  } else {
+    s.head = -1;
+    s.rows = static_cast<int>(t.dim(1));
+    s.cols = static_cast<int>(t.dim(2));
+    s.rowAxis = t.axes[1];
+    s.colAxis = t.axes[2];
+    offset = static_cast<std::size_t>(batchIndex) * s.rows * s.cols;
+  }
+  s.data = t.ptr() + offset;
+  const auto b = static_cast<std::size_t>(batchIndex);
+  auto labelsFor = [&](const std::string& axis, int n) {
+    if (axis == "T_q") return trace.queryTokens.at(b);
+    if (axis == "T_k") return trace.keyTokens.at(b);
+    return indexLabels(n);
+  };
+  s.rowLabels = labelsFor(s.rowAxis, s.rows);
+  s.colLabels = labelsFor(s.colAxis, s.cols);
+  if (s.rowAxis == "T_q" && !trace.fullyMasked.empty()) {
+    const auto* first = trace.fullyMasked.data() + b * static_cast<std::size_t>(trace.tq);
+    s.flaggedRows.assign(first, first + trace.tq);
+  }
+  markBlockedCells(trace, s);
+  return s;
+}
+
+RowMatrix averagedWeights(const Trace& trace, int batchIndex) {
+  RowMatrix mean = RowMatrix::Zero(trace.tq, trace.tk);  // (T_q, T_k)
+  const Tensor& w = trace.tensor(StageId::Weights);
+  for (int h = 0; h < trace.heads; ++h) {
+    const std::size_t off = (static_cast<std::size_t>(batchIndex) * trace.heads + h) * trace.tq * trace.tk;
+    mean.noalias() += ConstMatrixMap(w.ptr() + off, trace.tq, trace.tk);
+  }
+  return mean / static_cast<float>(trace.heads);
+}
+
+}  // namespace mhascope

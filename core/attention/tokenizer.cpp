@@ -1,0 +1,166 @@
+// UTF-8 validation, whitespace tokenisation and display labels for tokens.
+#include "attention/tokenizer.hpp"
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+
+namespace mhascope {
+namespace {
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+// Decodes one code point at s[i]; returns its byte length, or 0 if the sequence is invalid.
+std::size_t decodeOne(std::string_view s, std::size_t i, char32_t& cp) {
+  const auto c0 = static_cast<unsigned char>(s[i]);
+  if (c0 < 0x80) {
+    cp = c0;
+    return 1;
+  }
+  std::size_t len = 0;
+  char32_t min = 0;
+  if ((c0 & 0xE0) == 0xC0) {
+    len = 2;
+    cp = c0 & 0x1Fu;
+    min = 0x80;
+  } else if ((c0 & 0xF0) == 0xE0) {
+    len = 3;
+    cp = c0 & 0x0Fu;
+    min = 0x800;
+  } else if ((c0 & 0xF8) == 0xF0) {
+    len = 4;
+    cp = c0 & 0x07u;
+    min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  for (std::size_t k = 1; k < len; ++k) {
+    const auto c = static_cast<unsigned char>(s[i + k]);
+    if ((c & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (c & 0x3Fu);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;  // overlong, too big, surrogate
+  return len;
+}
+
+bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+// Filler words used to extend a sentence past its end (plain English, chosen for mhascope).
+constexpr std::array<std::string_view, 16> kFiller = {"and", "then", "the", "dog", "ran", "to",  "a",    "big",
+                                                      "red", "ball", "near", "the", "old", "tree", "by", "noon"};
+
+}  // namespace
+
+std::string sanitizeUtf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    char32_t cp = 0;
+    const std::size_t len = decodeOne(text, i, cp);
+    if (len == 0) {
+      out += kReplacement;
+      ++i;  // skip one byte and resynchronise
+    } else {
+      out.append(text.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> tokenize(std::string_view text) {
+  const std::string clean = sanitizeUtf8(text);
+  std::vector<std::string> tokens;
+  std::string cur;
+  for (char c : clean) {
+    if (isSpace(c)) {
+      if (!cur.empty()) tokens.push_back(std::move(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) tokens.push_back(std::move(cur));
+  return tokens;
+}
+
+std::vector<std::string> splitBatch(std::string_view text) {
+  std::vector<std::string> items;
+  std::string cur;
+  auto flush = [&] {
+    if (!tokenize(cur).empty()) items.push_back(cur);
+    cur.clear();
+  };
+  for (char c : text) {
+    if (c == '|' || c == '\n') {
+      flush();
+    } else {
+      cur += c;
+    }
+  }
+  flush();
+  return items;
+}
+
+std::string batchTextProblem(std::string_view text, std::string_view flag) {
+  const std::string f(flag);
+  if (text.find_first_of("\r\n") != std::string_view::npos) {
+    return f + " contains a line break; on the command line batch items are separated by '|' only "
+               "(write \"first sentence | second sentence\")";
+  }
+  if (tokenize(text).empty()) return "";  // "enter at least one token" comes later, with the sizes
+  std::size_t item = 0, start = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || text[i] == '|') {
+      if (tokenize(text.substr(start, i - start)).empty()) {
+        return f + " has an empty batch item (item " + std::to_string(item) +
+               ", counted from 0, between two '|' or at an end); remove the extra '|' or write a sentence there";
+      }
+      ++item;
+      start = i + 1;
+    }
+  }
+  return "";
+}
+
+std::vector<std::string> resizeTokens(std::vector<std::string> tokens, int n) {
+  if (n < 0) n = 0;
+  const auto want = static_cast<std::size_t>(n);
+  if (tokens.size() > want) tokens.resize(want);
+  std::size_t k = 0;
+  while (tokens.size() < want) tokens.emplace_back(kFiller[k++ % kFiller.size()]);
+  return tokens;
+}
+
+std::string displayToken(std::string_view token) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < token.size()) {
+    char32_t cp = 0;
+    std::size_t len = decodeOne(token, i, cp);
+    if (len == 0) {
+      out += kReplacement;
+      ++i;
+      continue;
+    }
+    if (cp > 0xFFFF || cp < 0x20 || cp == 0x7F) {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "U+%04X", static_cast<unsigned>(cp));
+      out += buf;
+    } else {
+      out.append(token.substr(i, len));
+    }
+    i += len;
+  }
+  return out;
+}
+
+std::size_t utf8Length(std::string_view s) {
+  std::size_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+}  // namespace mhascope

@@ -1,0 +1,176 @@
+// Trace: everything one forward pass computed, recorded as plain data in pipeline order —
+// every stage's tensor with its shape and axis names, plus the tokens and the rows that were
+// fully masked. Panels and exporters only read a Trace; they never compute attention.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/result.hpp"
+#include "attention/tensor.hpp"
+
+namespace mhascope {
+
+// The pipeline, in order. The names (stageName) are what the CLI and the dump use.
+enum class StageId : int {
+  Query,         // (B, T_q, d_model)
+  Key,           // (B, T_k, d_model)
+  Value,         // (B, T_k, d_model)
+  QProj,         // (B, T_q, d_model)  X W_q + b_q
+  KProj,         // (B, T_k, d_model)
+  VProj,         // (B, T_k, d_model)
+  QHeads,        // (B, h, T_q, d_k)   reshape + transpose
+  KHeads,        // (B, h, T_k, d_k)
+  VHeads,        // (B, h, T_k, d_k)
+  Scores,        // (B, h, T_q, T_k)   Q K^T
+  ScaledScores,  // (B, h, T_q, T_k)   / sqrt(d_k)
+  MaskedScores,  // (B, h, T_q, T_k)   blocked cells = -inf
+  Weights,       // (B, h, T_q, T_k)   softmax over T_k
+  HeadOutputs,   // (B, h, T_q, d_k)   weights V
+  Concat,        // (B, T_q, d_model)  heads side by side
+  Output,        // (B, T_q, d_model)  concat W_o + b_o
+};
+inline constexpr int kStageCount = 16;
+
+// What the numbers are: picks the colormap (signed → diverging about 0, weights → sequential).
+enum class DataKind { Signed, Probability };
+
+struct StageInfo {
+  StageId id;
+  const char* name;         // "scaled_scores"
+  const char* title;        // "Scale"
+  const char* formula;      // "S' = S / sqrt(d_k)"
+  const char* explanation;  // one paragraph, our own words
+  const char* pseudocode;   // a few lines; the stage's own line starts with '>'
+  DataKind kind;
+};
+
+const StageInfo& stageInfo(StageId id);
+const std::array<StageInfo, kStageCount>& allStages();
+std::optional<StageId> stageFromName(std::string_view name);
+std::string stageNamesList();  // "query, key, ..." for error messages
+// The whole forward pass as PyTorch-like pseudocode, one line per step; a stage's own line is
+// pseudocodeLineOf(id) (-1 for the input stages, which have no line of their own).
+const std::vector<std::string>& pseudocodeListing();
+int pseudocodeLineOf(StageId id);
+
+enum class ScaleKind { SqrtDk, SqrtDModel, None };
+const char* scaleName(ScaleKind s);  // "sqrt-dk" | "sqrt-dmodel" | "none"
+
+struct Stage {
+  StageId id;
+  Tensor tensor;
+};
+
+// The learned parameters the pass used, textbook layout y = x W + b (W_q[i, j] takes input
+// feature i to output feature j). Recorded with the trace so the window and `export` show the
+// very numbers the pass multiplied by, never a recomputation.
+enum class WeightId : int { Wq, Wk, Wv, Wo, Bq, Bk, Bv, Bo };
+inline constexpr int kWeightCount = 8;
+const char* weightName(WeightId id);     // "w_q" — CLI (`export --weight`) and file names
+const char* weightSymbol(WeightId id);   // "W_q" — what the window and pictures show
+const char* weightMeaning(WeightId id);  // one line: what the matrix does
+std::optional<WeightId> weightFromName(std::string_view name);
+std::string weightNamesList();           // "w_q, w_k, ..." for error messages
+
+struct Trace {
+  int batch = 0;    // B
+  int tq = 0;       // T_q
+  int tk = 0;       // T_k
+  int dModel = 0;   // d_model
+  int heads = 0;    // h
+  int dk = 0;       // d_k = d_model / h
+  bool selfAttention = true;
+  bool causal = false;
+  bool keyPadding = false;  // a key padding mask was applied (some keys blocked for every query)
+  bool attnMask = false;    // an explicit (T_q, T_k) attention mask was applied
+  ScaleKind scale = ScaleKind::SqrtDk;
+  float scaleFactor = 1.0f;  // the number scores are multiplied by, e.g. 1/sqrt(d_k)
+
+  std::vector<Stage> stages;                          // kStageCount entries, pipeline order
+  // kWeightCount entries in WeightId order: W_* (d_model_in, d_model_out), b_* (1, d_model_out);
+  // biases are zeros when the model has none (hasBias false).
+  std::vector<Tensor> weights;
+  bool hasBias = false;
+  std::vector<std::vector<std::string>> queryTokens;  // (B, T_q) labels
+  std::vector<std::vector<std::string>> keyTokens;    // (B, T_k) labels
+  std::vector<std::uint8_t> blocked;                  // (B, T_q, T_k) 1 = key blocked for query
+  std::vector<std::uint8_t> fullyMasked;              // (B, T_q) 1 = every key blocked: weights row 0
+  std::uint64_t generation = 0;                       // ++ on every recompute
+
+  const Tensor& tensor(StageId id) const { return stages[static_cast<std::size_t>(id)].tensor; }
+  const Tensor& weight(WeightId id) const { return weights[static_cast<std::size_t>(id)]; }
+  Tensor& tensor(StageId id) { return stages[static_cast<std::size_t>(id)].tensor; }
+  bool isBlocked(int b, int q, int k) const {
+    return blocked[(static_cast<std::size_t>(b) * tq + q) * tk + k] != 0;
+  }
+  bool isFullyMasked(int b, int q) const { return fullyMasked[static_cast<std::size_t>(b) * tq + q] != 0; }
+};
+
+// A 2-D view into one stage for one batch item (and one head for per-head stages):
+// rows × cols floats, row-major, with the axis names and a label per row and column.
+struct Slice2D {
+  StageId stage;
+  std::optional<WeightId> weight;  // set: a learned matrix (stage, batch and head do not apply)
+  int batchIndex = 0;
+  int head = -1;  // -1 for stages without a head axis
+  int rows = 0, cols = 0;
+  const float* data = nullptr;  // points into the trace; valid while the trace is unchanged
+  std::string rowAxis, colAxis;  // "T_q", "T_k", "d_k", "d_model"
+  std::vector<std::string> rowLabels, colLabels;
+  // (rows) 1 = a query row whose every key is blocked (weights 0, output 0): pictures flag it.
+  // Empty unless the rows are T_q.
+  std::vector<std::uint8_t> flaggedRows;
+  // (rows * cols) 1 = the key is blocked by the mask for this query. Only on the masked scores
+  // and the weights (T_q x T_k), where every view draws such a cell the same way: the blocked
+  // colour with a cross (blockedCellColor / the export's and the heatmap's cross).
+  std::vector<std::uint8_t> blockedCells;
+  bool isBlockedCell(int r, int c) const {
+    return !blockedCells.empty() && blockedCells[static_cast<std::size_t>(r) * cols + c] != 0;
+  }
+  float at(int r, int c) const { return data[static_cast<std::size_t>(r) * cols + c]; }
+};
+
+bool stageHasHeads(StageId id);
+// Errors name the bad index and the valid range.
+Result<Slice2D> sliceStage(const Trace& trace, StageId stage, int batchIndex, int head);
+// A learned matrix as a slice: W_* (d_model_in x d_model_out), b_* (1 x d_model_out).
+Result<Slice2D> sliceWeight(const Trace& trace, WeightId id);
+// Fills s.blockedCells from the trace's mask (masked scores and weights only).
+void markBlockedCells(const Trace& trace, Slice2D& s);
+
+// How a person reads one selection — the same words in the window's label, an exported
+// picture's title and its file name. Every index is 0-based, as typed (`--head 1` is "head 1").
+// The stage is named both ways: its title as the stepper shows it and its CLI name, which the
+// file name uses ("Softmax (weights)" ↔ weights_b0_h1.png).
+struct SelectionName {
+  std::string title;     // "Softmax (weights) · head 1 · batch 0"; grids: "… · all 4 heads · batch 0"
+  std::string fileStem;  // "weights_b0_h1"; grids: "weights_b0_all_heads"; learned: "w_q"
+};
+// gridHeads > 0: every head of a per-head stage in one grid.
+SelectionName nameSelection(StageId stage, int batchIndex, int head, int gridHeads = 0);
+SelectionName nameWeight(WeightId id);
+SelectionName nameSlice(const Slice2D& s, int gridHeads = 0);  // either of the above
+
+// Whether the columns of this stage belong to heads: the Q/K/V projections (head i will get
+// columns i·d_k … (i+1)·d_k − 1), the split heads, the per-head stages and the merged heads.
+// False for the inputs (every head sees every input column through W_q, W_k, W_v) and the
+// output (W_o has mixed the heads).
+bool headsOwnColumns(StageId stage);
+// Why a d_model column has no head, for the stages where headsOwnColumns is false.
+const char* noHeadOwnerNote(StageId stage);
+
+// Why a cell of a T_q x T_k stage has the value it must have, in words, or "" when nothing
+// forces it: a blocked key ("blocked by the causal mask: key t = 3 > query t = 1"), a query
+// with one visible key (its weight is exactly 1), a query with none.
+std::string forcedCellReason(const Trace& trace, StageId stage, int batchIndex, int q, int k);
+
+// Mean over heads of the weights: (T_q, T_k) for one batch item — what PyTorch returns with
+// average_attn_weights=True.
+RowMatrix averagedWeights(const Trace& trace, int batchIndex);
+
+}  // namespace mhascope

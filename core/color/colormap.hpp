@@ -1,0 +1,76 @@
+// Colour mapping: value → RGBA through a 256-entry colormap table, the one pure function that
+// both the GUI (textures) and the exporters (PNG/SVG/PDF) use, so a picture looks the same
+// wherever it is made. The data kind picks the map and the range: signed scores → diverging map
+// with a range symmetric about 0; weights in [0, 1] → viridis over [0, 1].
+// Non-finite values never borrow a table colour: NaN and −inf (a blocked cell) have their own.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "util/result.hpp"
+#include "attention/trace.hpp"  // DataKind
+
+namespace mhascope {
+
+enum class ColormapId {
+  Viridis,    // sequential, perceptually uniform (dark purple → yellow)
+  Magma,      // sequential, perceptually uniform (black → pale yellow)
+  Diverging,  // blue → near-white → red, symmetric lightness; for signed data about 0
+  Gray,       // black → white
+};
+inline constexpr int kColormapCount = 4;
+inline constexpr int kColormapEntries = 256;
+
+// All maps in picker order.
+const std::array<ColormapId, kColormapCount>& allColormaps();
+// "viridis" | "magma" | "diverging" | "gray"
+const char* colormapName(ColormapId id);
+// Case-insensitive; the error names the input and the allowed names.
+Result<ColormapId> colormapFromName(std::string_view name);
+// Signed → Diverging, Probability → Viridis.
+ColormapId defaultColormap(DataKind kind);
+
+struct RGBA8 {
+  std::uint8_t r = 0, g = 0, b = 0, a = 255;
+  friend bool operator==(const RGBA8&, const RGBA8&) = default;
+};
+
+// The value interval spread over the table: lo → entry 0, hi → entry 255.
+struct ColorRange {
+  float lo = 0.0f, hi = 1.0f;
+};
+
+// Probability → [0, 1]. Signed → [-m, m] with m = max |finite value| (1e-6 when every finite
+// value is 0, so the range never collapses). NaN and ±inf are ignored.
+ColorRange rangeFor(DataKind kind, const float* data, std::size_t n);
+// The smallest range holding both (for one shared scale across several heatmaps).
+ColorRange unionRange(ColorRange a, ColorRange b);
+
+// Colours no table contains (tests check the distance to every entry of every map).
+RGBA8 nanColor();                        // magenta: a NaN is a bug worth seeing
+RGBA8 blockedColor(ColormapId id);       // −inf (masked cell); a neutral dark grey, except on
+                                         // the gray map, where every grey is a value
+// A cell the mask blocks is drawn the same in every view — the heatmap, all heads, the lessons
+// and exported pictures: filled with blockedColor (its score is −inf, its weight exactly 0) and,
+// when the cell is large enough, crossed with this light grey (so a blocked 0 is never read as
+// a weight that merely came out small).
+RGBA8 blockedMarkColor();
+RGBA8 tableColor(ColormapId id, int index);  // entry 0..255 (clamped)
+
+// The table entry of one value: index = round((v - lo) / (hi - lo) * 255) clamped to 0..255;
+// +inf → top entry, −inf → blockedColor, NaN → nanColor.
+int tableIndex(ColorRange range, float v);
+RGBA8 mapValue(ColormapId id, ColorRange range, float v);
+
+// rows*cols row-major values → rows*cols*4 bytes RGBA (a texture or an image row by row).
+void fillRgba(ColormapId id, ColorRange range, const float* data, int rows, int cols, std::uint8_t* out);
+
+// The value at the centre of the table entry nearest to the colour (RGB distance; alpha
+// ignored): lo + i/255 * (hi - lo). nanColor → NaN, blockedColor → −inf.
+float invertColor(ColormapId id, ColorRange range, RGBA8 color);
+
+}  // namespace mhascope

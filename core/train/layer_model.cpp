@@ -1,0 +1,64 @@
+// One trained layer as an engine Model (its LN1 input from a forward of the whole model).
+#include "train/layer_model.hpp"
+
+#include <algorithm>
+
+#include "train/mha_backward.hpp"
+
+namespace mhascope::train {
+
+Result<Model> trainedLayerModel(const GptParams& p, const Batch& batch, int layer,
+                                const std::vector<std::vector<std::string>>& labels) {
+  if (layer < 0 || layer >= p.cfg.layers) {
+    return makeError("--layer " + std::to_string(layer) + " is out of range: this checkpoint has " +
+                     std::to_string(p.cfg.layers) + " layer" + (p.cfg.layers == 1 ? "" : "s") + " (0 .. " +
+                     std::to_string(p.cfg.layers - 1) + ")");
+  }
+  ForwardCache cache;
+  auto r = forward(p, batch, cache);
+  if (!r) return r.error();
+  const Trace& t = cache.layers[static_cast<std::size_t>(layer)].attn;
+  const BlockParams& bp = p.blocks[static_cast<std::size_t>(layer)];
+  Model m;
+  m.inputs.query = t.tensor(StageId::Query);  // LN1 of the residual stream, (B, T, d_model)
+  m.inputs.key = m.inputs.query;
+  m.inputs.value = m.inputs.query;
+  m.inputs.selfAttention = true;
+  m.inputs.queryTokens = labels;
+  m.inputs.keyTokens = labels;
+  m.weights = mhaWeightsFromPacked(bp.inW, bp.inB, bp.outW, bp.outB);
+  m.options.heads = p.cfg.heads;
+  m.options.causal = true;
+  return m;
+}
+
+Result<ProbeInput> checkpointProbe(const Checkpoint& c, int items, const std::string& text) {
+  if (items < 1) return makeError("the batch must hold at least 1 sequence");
+  ProbeInput out;
+  if (c.task.kind == TaskKind::Text) {
+    if (text.empty()) {
+      return makeError("this checkpoint was trained on a text file, which it does not store: give the input with "
+                       "--text \"...\" (characters of its alphabet)");
+    }
+    auto task = Task::makeText(1, c.alphabet, text);
+    if (!task) return task.error();
+    const std::vector<int>& ids = task->textTokens();
+    const int T = std::min(static_cast<int>(ids.size()), c.params.cfg.seqLen);
+    out.batch = Batch{1, T, std::vector<int>(ids.begin(), ids.begin() + T), std::vector<int>(static_cast<std::size_t>(T), -1)};
+    std::vector<std::string> row;
+    for (int t = 0; t < T; ++t) row.push_back(task->symbol(ids[static_cast<std::size_t>(t)]));
+    out.labels.push_back(std::move(row));
+    return out;
+  }
+  auto task = Task::make(c.task);
+  if (!task) return task.error();
+  out.batch = task->probe(c.seed, items);
+  for (int b = 0; b < items; ++b) {
+    std::vector<std::string> row;
+    for (int t = 0; t < out.batch.seq; ++t) row.push_back(task->symbol(out.batch.tokens[static_cast<std::size_t>(b * out.batch.seq + t)]));
+    out.labels.push_back(std::move(row));
+  }
+  return out;
+}
+
+}  // namespace mhascope::train

@@ -1,0 +1,127 @@
+// Parameter shapes, names (PyTorch state_dict order) and the seeded initialisation.
+#include "train/params.hpp"
+
+#include <cmath>
+
+#include "attention/random.hpp"
+
+namespace mhascope::train {
+
+Status validateConfig(const GptConfig& c) {
+  std::vector<std::string> problems;
+  if (c.vocab < 2) problems.push_back("vocab must be at least 2, got " + std::to_string(c.vocab));
+  if (c.seqLen < 2) problems.push_back("sequence length T must be at least 2, got " + std::to_string(c.seqLen));
+  if (c.dModel < 1) problems.push_back("d_model must be at least 1, got " + std::to_string(c.dModel));
+  if (c.heads < 1) problems.push_back("heads (h) must be at least 1, got " + std::to_string(c.heads));
+  if (c.layers < 1 || c.layers > 4) problems.push_back("layers must be 1 to 4, got " + std::to_string(c.layers));
+  if (c.dModel >= 1 && c.heads >= 1 && c.dModel % c.heads != 0) {
+    problems.push_back("d_model (" + std::to_string(c.dModel) + ") must be divisible by heads (" +
+                       std::to_string(c.heads) + ")");
+  }
+  constexpr int kMax = 1 << 16;
+  if (c.vocab > kMax || c.seqLen > 4096 || c.dModel > 4096 || c.heads > 4096) {
+    problems.push_back("sizes too large for a tiny model (vocab <= 65536, T, d_model, h <= 4096)");
+  }
+  if (problems.empty()) return Ok{};
+  std::string msg = "the model settings cannot work:";
+  for (const auto& p : problems) msg += "\n  - " + p;
+  return makeError(msg);
+}
+
+std::vector<NamedParam> GptParams::list() {
+  std::vector<NamedParam> out{{"emb.weight", &emb, false}, {"pos.weight", &pos, false}};
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const std::string p = "blocks." + std::to_string(i) + ".";
+    BlockParams& b = blocks[i];
+    out.push_back({p + "ln1.weight", &b.ln1w, true});
+    out.push_back({p + "ln1.bias", &b.ln1b, true});
+    out.push_back({p + "attn.in_proj_weight", &b.inW, false});
+    out.push_back({p + "attn.in_proj_bias", &b.inB, true});
+    out.push_back({p + "attn.out_proj.weight", &b.outW, false});
+    out.push_back({p + "attn.out_proj.bias", &b.outB, true});
+    if (cfg.mlp) {
+      out.push_back({p + "ln2.weight", &b.ln2w, true});
+      out.push_back({p + "ln2.bias", &b.ln2b, true});
+      out.push_back({p + "mlp.0.weight", &b.fc1W, false});
+      out.push_back({p + "mlp.0.bias", &b.fc1b, true});
+      out.push_back({p + "mlp.2.weight", &b.fc2W, false});
+      out.push_back({p + "mlp.2.bias", &b.fc2b, true});
+    }
+  }
+  out.push_back({"lnf.weight", &lnfW, true});
+  out.push_back({"lnf.bias", &lnfB, true});
+  out.push_back({"out.weight", &outW, false});
+  out.push_back({"out.bias", &outB, true});
+  return out;
+}
+
+std::int64_t GptParams::count() const {
+  std::int64_t n = 0;
+  for (const auto& p : const_cast<GptParams*>(this)->list()) n += p.value->size();
+  return n;
+}
+
+GptParams zeroParams(const GptConfig& cfg) {
+  GptParams p;
+  p.cfg = cfg;
+  const Eigen::Index d = cfg.dModel, V = cfg.vocab, m = cfg.dMlp();
+  p.emb.setZero(V, d);
+  p.pos.setZero(cfg.seqLen, d);
+  p.blocks.resize(static_cast<std::size_t>(cfg.layers));
+  for (auto& b : p.blocks) {
+    b.ln1w.setZero(1, d);
+    b.ln1b.setZero(1, d);
+    b.inW.setZero(3 * d, d);
+    b.inB.setZero(1, 3 * d);
+    b.outW.setZero(d, d);
+    b.outB.setZero(1, d);
+    if (cfg.mlp) {
+      b.ln2w.setZero(1, d);
+      b.ln2b.setZero(1, d);
+      b.fc1W.setZero(m, d);
+      b.fc1b.setZero(1, m);
+      b.fc2W.setZero(d, m);
+      b.fc2b.setZero(1, d);
+    }
+  }
+  p.lnfW.setZero(1, d);
+  p.lnfB.setZero(1, d);
+  p.outW.setZero(V, d);
+  p.outB.setZero(1, V);
+  return p;
+}
+
+namespace {
+void fillUniform(RowMatrix& m, SplitMix64& rng, float bound) {
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = rng.uniform(-bound, bound);
+}
+void fillNormal(RowMatrix& m, SplitMix64& rng) {
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = rng.normal();
+}
+}  // namespace
+
+GptParams initParams(const GptConfig& cfg, std::uint64_t seed) {
+  GptParams p = zeroParams(cfg);
+  SplitMix64 rng(seed ^ 0x747261696E677074ull);  // "traingpt": its own stream
+  const float d = static_cast<float>(cfg.dModel), m = static_cast<float>(cfg.dMlp());
+  fillNormal(p.emb, rng);
+  fillNormal(p.pos, rng);
+  for (auto& b : p.blocks) {
+    b.ln1w.setOnes();
+    fillUniform(b.inW, rng, std::sqrt(6.0f / (d + 3.0f * d)));
+    fillUniform(b.outW, rng, 1.0f / std::sqrt(d));
+    if (cfg.mlp) {
+      b.ln2w.setOnes();
+      fillUniform(b.fc1W, rng, 1.0f / std::sqrt(d));
+      fillUniform(b.fc1b, rng, 1.0f / std::sqrt(d));
+      fillUniform(b.fc2W, rng, 1.0f / std::sqrt(m));
+      fillUniform(b.fc2b, rng, 1.0f / std::sqrt(m));
+    }
+  }
+  p.lnfW.setOnes();
+  fillUniform(p.outW, rng, 1.0f / std::sqrt(d));
+  fillUniform(p.outB, rng, 1.0f / std::sqrt(d));
+  return p;
+}
+
+}  // namespace mhascope::train

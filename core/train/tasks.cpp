@@ -1,0 +1,208 @@
+// Seeded task generators and their validation.
+#include "train/tasks.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "io/file_io.hpp"
+#include "attention/random.hpp"
+#include "attention/tokenizer.hpp"
+
+namespace mhascope::train {
+
+const char* taskName(TaskKind k) {
+  switch (k) {
+    case TaskKind::Induction: return "induction";
+    case TaskKind::Reverse: return "reverse";
+    case TaskKind::Sort: return "sort";
+    case TaskKind::Text: return "text";
+  }
+  return "?";
+}
+
+Result<TaskKind> taskFromName(std::string_view name) {
+  for (TaskKind k : {TaskKind::Induction, TaskKind::Reverse, TaskKind::Sort, TaskKind::Text}) {
+    if (name == taskName(k)) return k;
+  }
+  return makeError("unknown task '" + std::string(name) + "'; choose induction, reverse, sort or text");
+}
+
+namespace {
+
+// Code points of valid UTF-8 as separate strings.
+std::vector<std::string> splitCodePoints(const std::string& s) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    out.push_back(s.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+std::uint64_t streamSeed(std::uint64_t seed, std::uint64_t step) {
+  SplitMix64 mix(seed * 0x9E3779B97F4A7C15ull ^ (step + 0x5461736B5374ull));
+  return mix.next();
+}
+
+int below(SplitMix64& rng, int n) { return static_cast<int>(rng.next() % static_cast<std::uint64_t>(n)); }
+
+}  // namespace
+
+Result<Task> Task::make(const TaskConfig& cfg) {
+  std::vector<std::string> problems;
+  const std::string T = std::to_string(cfg.seq);
+  if (cfg.seq < 2) problems.push_back("sequence length T must be at least 2, got " + T);
+  switch (cfg.kind) {
+    case TaskKind::Induction:
+      if (cfg.periodMin < 1 || cfg.periodMax < cfg.periodMin) {
+        problems.push_back("the period range must satisfy 1 <= k_min <= k_max, got " +
+                           std::to_string(cfg.periodMin) + " .. " + std::to_string(cfg.periodMax));
+      }
+      if (cfg.seq < 2 * cfg.periodMax) {
+        problems.push_back("T (" + T + ") must be at least 2 * k_max = " + std::to_string(2 * cfg.periodMax) +
+                           " so every sequence repeats its period at least once");
+      }
+      if (cfg.vocab < std::max(2, cfg.periodMax)) {
+        problems.push_back("vocab (" + std::to_string(cfg.vocab) + ") must be at least max(2, k_max = " +
+                           std::to_string(cfg.periodMax) + "): a period holds distinct tokens");
+      }
+      break;
+    case TaskKind::Reverse:
+    case TaskKind::Sort:
+      if (cfg.vocab < 3) {
+        problems.push_back("vocab (" + std::to_string(cfg.vocab) +
+                           ") must be at least 3: two symbols and the separator SEP");
+      }
+      if (cfg.seq < 3) problems.push_back("T (" + T + ") must be at least 3 for a_1 SEP a_1");
+      break;
+    case TaskKind::Text: break;
+  }
+  Task task;
+  task.cfg_ = cfg;
+  if (cfg.kind == TaskKind::Text && problems.empty()) {
+    auto bytes = readFile(cfg.textPath, 64ull << 20);
+    if (!bytes) return bytes.error();
+    const std::vector<std::string> chars = splitCodePoints(sanitizeUtf8(*bytes));
+    std::vector<std::string> alphabet = chars;
+    std::sort(alphabet.begin(), alphabet.end());
+    alphabet.erase(std::unique(alphabet.begin(), alphabet.end()), alphabet.end());
+    return makeText(cfg.seq, std::move(alphabet), sanitizeUtf8(*bytes));
+  }
+  if (!problems.empty()) {
+    std::string msg = std::string("the ") + taskName(cfg.kind) + " task settings cannot work:";
+    for (const auto& p : problems) msg += "\n  - " + p;
+    return makeError(msg);
+  }
+  return task;
+}
+
+Result<Task> Task::makeText(int seq, std::vector<std::string> alphabet, std::string text) {
+  Task task;
+  task.cfg_.kind = TaskKind::Text;
+  task.cfg_.seq = seq;
+  std::map<std::string, int> index;
+  for (std::size_t i = 0; i < alphabet.size(); ++i) index[alphabet[i]] = static_cast<int>(i);
+  for (const auto& c : splitCodePoints(text)) {
+    auto it = index.find(c);
+    if (it == index.end()) return makeError("the text holds '" + displayToken(c) + "', which is not in the alphabet");
+    task.text_.push_back(it->second);
+  }
+  if (alphabet.size() < 2) {
+    return makeError("the text has " + std::to_string(alphabet.size()) +
+                     " distinct characters; next-character prediction needs at least 2");
+  }
+  if (static_cast<int>(task.text_.size()) < seq + 1) {
+    return makeError("the text has " + std::to_string(task.text_.size()) + " characters; T = " +
+                     std::to_string(seq) + " needs at least T + 1 = " + std::to_string(seq + 1));
+  }
+  task.cfg_.vocab = static_cast<int>(alphabet.size());
+  task.alphabet_ = std::move(alphabet);
+  return task;
+}
+
+int Task::vocab() const { return cfg_.vocab; }
+
+Batch Task::batch(std::uint64_t seed, std::int64_t step, int batchSize) const {
+  return generate(streamSeed(seed, static_cast<std::uint64_t>(step)), batchSize);
+}
+
+Batch Task::probe(std::uint64_t seed, int batchSize) const {
+  return generate(streamSeed(seed ^ 0x50524F4245ull /*"PROBE"*/, ~0ull), batchSize);
+}
+
+Batch Task::generate(std::uint64_t s, int B) const {
+  SplitMix64 rng(s);
+  const int T = cfg_.seq, V = cfg_.vocab;
+  Batch b;
+  b.batch = B;
+  b.seq = T;
+  b.tokens.assign(static_cast<std::size_t>(B * T), 0);
+  b.targets.assign(static_cast<std::size_t>(B * T), -1);
+  for (int item = 0; item < B; ++item) {
+    int* tok = b.tokens.data() + item * T;
+    int* tgt = b.targets.data() + item * T;
+    std::vector<int> seq(static_cast<std::size_t>(T + 1), 0);  // T+1 so the last target exists (text)
+    int firstPredictable = 0, lastPredictable = T - 2;  // target positions t predict seq[t+1]
+    switch (cfg_.kind) {
+      case TaskKind::Induction: {
+        const int k = cfg_.periodMin + below(rng, cfg_.periodMax - cfg_.periodMin + 1);
+        std::vector<int> pool(static_cast<std::size_t>(V));
+        for (int i = 0; i < V; ++i) pool[static_cast<std::size_t>(i)] = i;
+        for (int i = 0; i < k; ++i) std::swap(pool[static_cast<std::size_t>(i)], pool[static_cast<std::size_t>(i + below(rng, V - i))]);
+        for (int t = 0; t < T; ++t) seq[static_cast<std::size_t>(t)] = pool[static_cast<std::size_t>(t % k)];
+        firstPredictable = k - 1;  // position k-1 predicts seq[k], the first repeat
+        break;
+      }
+      case TaskKind::Reverse:
+      case TaskKind::Sort: {
+        const int n = (T - 1) / 2, sep = V - 1;
+        std::vector<int> a(static_cast<std::size_t>(n));
+        for (int& v : a) v = below(rng, V - 1);
+        std::vector<int> second = a;
+        if (cfg_.kind == TaskKind::Reverse) std::reverse(second.begin(), second.end());
+        else std::sort(second.begin(), second.end());
+        for (int i = 0; i < n; ++i) seq[static_cast<std::size_t>(i)] = a[static_cast<std::size_t>(i)];
+        seq[static_cast<std::size_t>(n)] = sep;
+        for (int i = 0; i < n; ++i) seq[static_cast<std::size_t>(n + 1 + i)] = second[static_cast<std::size_t>(i)];
+        for (int t = 2 * n + 1; t <= T; ++t) seq[static_cast<std::size_t>(t)] = sep;  // padding when T is even
+        firstPredictable = n;  // SEP predicts the first output symbol
+        lastPredictable = 2 * n - 1;
+        break;
+      }
+      case TaskKind::Text: {
+        const int start = below(rng, static_cast<int>(text_.size()) - T);
+        for (int t = 0; t <= T; ++t) seq[static_cast<std::size_t>(t)] = text_[static_cast<std::size_t>(start + t)];
+        lastPredictable = T - 1;
+        break;
+      }
+    }
+    for (int t = 0; t < T; ++t) {
+      tok[t] = seq[static_cast<std::size_t>(t)];
+      if (t >= firstPredictable && t <= lastPredictable) tgt[t] = seq[static_cast<std::size_t>(t + 1)];
+    }
+  }
+  return b;
+}
+
+std::string Task::symbol(int token) const {
+  if (cfg_.kind == TaskKind::Text) {
+    if (token >= 0 && token < static_cast<int>(alphabet_.size())) return displayToken(alphabet_[static_cast<std::size_t>(token)]);
+    return "?";
+  }
+  if ((cfg_.kind == TaskKind::Reverse || cfg_.kind == TaskKind::Sort) && token == cfg_.vocab - 1) return "SEP";
+  return "a" + std::to_string(token);
+}
+
+int Task::periodOf(const Batch& b, int item) {
+  const int* tok = b.tokens.data() + item * b.seq;
+  for (int k = 1; k < b.seq; ++k) {
+    bool ok = true;
+    for (int t = k; t < b.seq && ok; ++t) ok = tok[t] == tok[t - k];
+    if (ok) return k;
+  }
+  return b.seq;
+}
+
+}  // namespace mhascope::train

@@ -1,0 +1,64 @@
+// The training loop: seeded batches, forward, backward, optional clipping, AdamW; evaluation
+// on a fixed probe batch with head-role scores and an attention snapshot per evaluation.
+// A step whose loss, gradients or updated parameters are not finite is refused and the error
+// says what happened; the parameters go back to those of the last step whose loss was finite.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "train/checkpoint.hpp"
+#include "train/model.hpp"
+#include "train/optimizer.hpp"
+#include "train/probes.hpp"
+#include "train/tasks.hpp"
+
+namespace mhascope::train {
+
+struct TrainSettings {
+  GptConfig model;        // vocab/seq are set from the task
+  TaskConfig task;
+  int batch = 16;
+  std::int64_t steps = 1500;
+  AdamWOptions adam;
+  double clip = 0;        // max global gradient norm; 0 = off
+  std::uint64_t seed = 1;
+  int probeBatch = 16;
+};
+
+class Trainer {
+ public:
+  // Validates everything (model, task, batch); `init` starts from a checkpoint's parameters,
+  // which must have the same sizes.
+  static Result<Trainer> make(TrainSettings s, const std::optional<Checkpoint>& init = std::nullopt);
+
+  // One step on batch(seed, stepCount()). Returns the training loss, or an error (NaN/Inf).
+  Result<LossResult> step();
+  // Probe loss, accuracy and head scores at the current step; appends to history() and a
+  // snapshot to snapshots().
+  Evaluation evaluate();
+
+  std::int64_t stepCount() const { return step_; }
+  const GptParams& params() const { return params_; }
+  const Task& task() const { return task_; }
+  const TrainSettings& settings() const { return s_; }
+  const Batch& probeBatch() const { return probe_; }
+  const std::vector<Evaluation>& history() const { return history_; }
+  const std::vector<Snapshot>& snapshots() const { return snapshots_; }
+  Checkpoint checkpoint() const;
+
+ private:
+  Trainer(TrainSettings s, Task task, GptParams p);
+  TrainSettings s_;
+  Task task_;
+  GptParams params_, grads_, backup_;  // backup_: the parameters before the last update
+  bool hasBackup_ = false;
+  AdamW adam_;
+  ForwardCache cache_;
+  Batch probe_;
+  std::int64_t step_ = 0;
+  std::vector<Evaluation> history_;
+  std::vector<Snapshot> snapshots_;
+};
+
+}  // namespace mhascope::train
