@@ -1,6 +1,8 @@
 // The training loop and its evaluation.
 #include "train/trainer.hpp"
 
+#include "train/ablation.hpp"
+
 #include <cmath>
 #include <cstdio>
 
@@ -125,12 +127,9 @@ Evaluation Trainer::evaluate() {
   e.step = step_;
   e.layers = params_.cfg.layers;
   e.heads = params_.cfg.heads;
-  auto r = forward(params_, probe_, cache_);
-  if (r) {
-    e.loss = r->loss;
-    e.accuracy = r->count > 0 ? static_cast<double>(r->correct) / r->count : 0.0;
-    e.scores = headScores(cache_, probe_);
-    snapshots_.push_back(takeSnapshot(cache_, step_));
+  if (auto r = evaluateOnProbe(params_, probe_, step_, cache_)) {
+    e = r->evaluation;
+    snapshots_.push_back(std::move(r->snapshot));
   }
   history_.push_back(e);
   return e;

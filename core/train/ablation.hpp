@@ -1,0 +1,36 @@
+// Taking a trained model apart: switch heads off and measure what changes.
+// A head is switched off by zeroing its output before W_o. Since the output projection is
+// y = concat · W_oᵀ + b, and head i fills concat columns i·d_k … (i+1)·d_k − 1, that is exactly
+// the same as zeroing those columns of W_o (out_proj.weight) — so an ablated model is an
+// ordinary GptParams and runs through the same forward (the engine's MHA), no second code path.
+#pragma once
+
+#include <vector>
+
+#include "train/model.hpp"
+#include "train/probes.hpp"
+
+namespace mhascope::train {
+
+// One flag per (layer, head), index layer * heads + head; true = switched off.
+struct HeadMask {
+  int layers = 0, heads = 0;
+  std::vector<bool> off;
+  static HeadMask none(const GptConfig& cfg);
+  bool any() const;
+  bool isOff(int layer, int head) const { return off[static_cast<std::size_t>(layer * heads + head)]; }
+  void set(int layer, int head, bool value) { off[static_cast<std::size_t>(layer * heads + head)] = value; }
+};
+
+// A copy of `p` with the masked heads' W_o columns zeroed. The mask must match p's sizes.
+Result<GptParams> ablateHeads(const GptParams& p, const HeadMask& mask);
+
+// Probe loss, accuracy, head scores and the probe sequence's attention (snapshot) of `p` on
+// `probe` — what Trainer::evaluate records, for any parameters (ablated ones included).
+struct ProbeResult {
+  Evaluation evaluation;
+  Snapshot snapshot;
+};
+Result<ProbeResult> evaluateOnProbe(const GptParams& p, const Batch& probe, std::int64_t step, ForwardCache& cache);
+
+}  // namespace mhascope::train

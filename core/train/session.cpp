@@ -1,0 +1,192 @@
+// The training thread and its published views.
+#include "train/session.hpp"
+
+#include <utility>
+
+namespace mhascope::train {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+std::size_t paramBytes(const GptParams& p) { return static_cast<std::size_t>(p.count()) * sizeof(float); }
+
+// Drops every other entry (the first and the last stay) until the kept parameters fit.
+void thin(std::vector<ParamsAtStep>& kept, std::size_t budget) {
+  if (kept.empty()) return;
+  const std::size_t each = paramBytes(*kept.front().params);
+  while (kept.size() > 2 && kept.size() * each > budget) {
+    std::vector<ParamsAtStep> out;
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+      if (i % 2 == 0 || i + 1 == kept.size()) out.push_back(kept[i]);
+    }
+    kept = std::move(out);
+  }
+}
+}  // namespace
+
+const char* runStateName(RunState s) {
+  switch (s) {
+    case RunState::Paused: return "paused";
+    case RunState::Running: return "running";
+    case RunState::Finished: return "finished";
+    case RunState::Failed: return "failed";
+  }
+  return "?";
+}
+
+TrainingSession::~TrainingSession() { stopThread(); }
+
+void TrainingSession::stopThread() {
+  {
+    std::lock_guard lk(m_);
+    quit_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  quit_ = false;
+}
+
+Status TrainingSession::reset(TrainSettings s, int evalEvery, const std::optional<Checkpoint>& init) {
+  if (evalEvery < 1) return makeError("evaluate every N steps needs N >= 1, got " + std::to_string(evalEvery));
+  auto made = Trainer::make(std::move(s), init);
+  if (!made) return made.error();
+  stopThread();
+  std::lock_guard lk(m_);
+  trainer_ = std::make_unique<Trainer>(std::move(*made));
+  evalEvery_ = evalEvery;
+  state_ = trainer_->stepCount() >= trainer_->settings().steps ? RunState::Finished : RunState::Paused;
+  stepsWanted_ = 0;
+  busy_ = false;
+  error_.clear();
+  trainLoss_ = 0;
+  keptSnapshots_ = 0;
+  stepsPerSecond_ = 0;
+  windowSteps_ = 0;
+  auto v = std::make_shared<SessionView>();
+  v->settings = std::make_shared<const TrainSettings>(trainer_->settings());
+  v->task = std::make_shared<const Task>(trainer_->task());
+  v->probe = std::make_shared<const Batch>(trainer_->probeBatch());
+  v->version = view_ ? view_->version + 1 : 1;
+  view_ = std::move(v);
+  trainer_->evaluate();
+  publishLocked(true);
+  thread_ = std::thread([this] { loop(); });
+  return Ok{};
+}
+
+bool TrainingSession::started() const {
+  std::lock_guard lk(m_);
+  return trainer_ != nullptr;
+}
+
+void TrainingSession::play() {
+  {
+    std::lock_guard lk(m_);
+    if (!trainer_ || state_ == RunState::Finished || state_ == RunState::Failed) return;
+    state_ = RunState::Running;
+    windowStart_ = Clock::now();
+    windowSteps_ = 0;
+    publishLocked(false);
+  }
+  cv_.notify_all();
+}
+
+void TrainingSession::pause() {
+  std::unique_lock lk(m_);
+  if (!trainer_) return;
+  if (state_ == RunState::Running) state_ = RunState::Paused;
+  stepsWanted_ = 0;
+  cv_.wait(lk, [&] { return !busy_; });
+  stepsPerSecond_ = 0;
+  publishLocked(false);
+}
+
+void TrainingSession::step(int n) {
+  {
+    std::lock_guard lk(m_);
+    if (!trainer_ || state_ != RunState::Paused || n < 1) return;
+    stepsWanted_ += n;
+  }
+  cv_.notify_all();
+}
+
+std::shared_ptr<const SessionView> TrainingSession::view() const {
+  std::lock_guard lk(m_);
+  return view_;
+}
+
+std::optional<Checkpoint> TrainingSession::checkpoint() const {
+  std::unique_lock lk(m_);
+  if (!trainer_) return std::nullopt;
+  cv_.wait(lk, [&] { return !busy_; });
+  return trainer_->checkpoint();
+}
+
+void TrainingSession::loop() {
+  std::unique_lock lk(m_);
+  for (;;) {
+    cv_.wait(lk, [&] { return quit_ || state_ == RunState::Running || stepsWanted_ > 0; });
+    if (quit_) return;
+    busy_ = true;
+    lk.unlock();
+    auto r = trainer_->step();
+    const std::int64_t done = trainer_->stepCount();
+    const bool last = done >= trainer_->settings().steps;
+    const bool evaluated = r && (done % evalEvery_ == 0 || last);
+    if (evaluated) trainer_->evaluate();
+    lk.lock();
+    busy_ = false;
+    if (stepsWanted_ > 0) --stepsWanted_;
+    if (r) {
+      trainLoss_ = r->loss;
+      ++windowSteps_;
+    } else {
+      state_ = RunState::Failed;
+      error_ = r.error().message;
+      stepsWanted_ = 0;
+    }
+    if (r && last) {
+      state_ = RunState::Finished;
+      stepsWanted_ = 0;
+    }
+    const bool stopped = state_ != RunState::Running && stepsWanted_ == 0;
+    const auto now = Clock::now();
+    if (evaluated || stopped || now - lastPublish_ > std::chrono::milliseconds(50)) publishLocked(evaluated);
+    cv_.notify_all();  // pause() and checkpoint() wait for !busy_
+  }
+}
+
+void TrainingSession::publishLocked(bool evaluated) {
+  const auto now = Clock::now();
+  if (state_ == RunState::Running) {
+    const double secs = std::chrono::duration<double>(now - windowStart_).count();
+    if (secs >= 0.25 && windowSteps_ > 0) {
+      stepsPerSecond_ = static_cast<double>(windowSteps_) / secs;
+      windowStart_ = now;
+      windowSteps_ = 0;
+    }
+  }
+  auto v = std::make_shared<SessionView>(*view_);
+  v->version = view_->version + 1;
+  v->state = state_;
+  v->step = trainer_->stepCount();
+  v->lastStep = trainer_->settings().steps;
+  v->stepsPerSecond = state_ == RunState::Running ? stepsPerSecond_ : 0.0;
+  v->trainLoss = trainLoss_;
+  v->error = error_;
+  if (evaluated) {
+    v->history = trainer_->history();
+    const auto& snaps = trainer_->snapshots();
+    for (; keptSnapshots_ < snaps.size(); ++keptSnapshots_) {
+      v->snapshots.push_back(std::make_shared<const Snapshot>(snaps[keptSnapshots_]));
+    }
+    if (v->params.empty() || v->params.back().step != v->step) {
+      v->params.push_back({v->step, std::make_shared<const GptParams>(trainer_->params())});
+      thin(v->params, kParamsBudgetBytes);
+    }
+  }
+  view_ = std::move(v);
+  lastPublish_ = now;
+}
+
+}  // namespace mhascope::train

@@ -1,0 +1,93 @@
+// A training run on its own thread, driven by play / pause / step / reset and read through
+// immutable published views: what a window shows while a model trains. The thread is the only
+// one that touches the Trainer while it runs; readers never wait for a step — they take the
+// latest view (a shared_ptr to const data, so a view stays valid as long as it is held).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "train/trainer.hpp"
+
+namespace mhascope::train {
+
+enum class RunState { Paused, Running, Finished, Failed };
+const char* runStateName(RunState s);  // "paused" | "running" | "finished" | "failed"
+
+// The parameters at one evaluation, for replay, ablation and "open this layer" at that step.
+struct ParamsAtStep {
+  std::int64_t step = 0;
+  std::shared_ptr<const GptParams> params;
+};
+
+struct SessionView {
+  std::uint64_t version = 0;   // grows with every publish
+  RunState state = RunState::Paused;
+  std::int64_t step = 0;       // steps done
+  std::int64_t lastStep = 0;   // the run stops (Finished) at this step: settings.steps
+  double stepsPerSecond = 0;   // measured while running, over the last ≈0.25 s
+  double trainLoss = 0;        // loss of the last training batch (0 before the first step)
+  std::string error;           // why the run failed (state Failed)
+  std::shared_ptr<const TrainSettings> settings;
+  std::shared_ptr<const Task> task;      // token symbols, alphabet
+  std::shared_ptr<const Batch> probe;    // the probe batch every evaluation uses
+  std::vector<Evaluation> history;       // one per evaluation, by step
+  std::vector<std::shared_ptr<const Snapshot>> snapshots;  // one per evaluation whose forward ran (by step)
+  std::vector<ParamsAtStep> params;      // at evaluations; thinned (every other old one dropped)
+                                         // when their total passes kParamsBudgetBytes
+};
+
+class TrainingSession {
+ public:
+  static constexpr std::size_t kParamsBudgetBytes = std::size_t{256} << 20;
+
+  TrainingSession() = default;
+  ~TrainingSession();  // stops the thread (a step in flight finishes first)
+  TrainingSession(const TrainingSession&) = delete;
+  TrainingSession& operator=(const TrainingSession&) = delete;
+
+  // Stops any run and starts a new one, paused at step 0 (or at the checkpoint's step) with its
+  // first evaluation done. Invalid settings: the error, and the previous run stays as it was.
+  Status reset(TrainSettings s, int evalEvery, const std::optional<Checkpoint>& init = std::nullopt);
+  bool started() const;
+
+  void play();           // run until settings.steps, pause() or a failure
+  void pause();          // returns once no step is in flight
+  void step(int n = 1);  // n more steps, then pause (ignored while running or finished)
+
+  // The latest view (never null after a successful reset(); null before).
+  std::shared_ptr<const SessionView> view() const;
+  // The current parameters as a checkpoint (waits for a step in flight to finish).
+  std::optional<Checkpoint> checkpoint() const;
+
+ private:
+  void loop();
+  void publishLocked(bool evaluated);
+  void stopThread();
+
+  mutable std::mutex m_;
+  mutable std::condition_variable cv_;
+  std::thread thread_;
+  std::unique_ptr<Trainer> trainer_;
+  int evalEvery_ = 25;
+  RunState state_ = RunState::Paused;
+  int stepsWanted_ = 0;
+  bool busy_ = false;     // the worker is inside a step (trainer_ must not be read)
+  bool quit_ = false;
+  std::string error_;
+  double trainLoss_ = 0;
+  std::size_t keptSnapshots_ = 0;  // trainer snapshots already turned into shared views
+  std::shared_ptr<const SessionView> view_;
+  std::chrono::steady_clock::time_point windowStart_{}, lastPublish_{};
+  std::int64_t windowSteps_ = 0;
+  double stepsPerSecond_ = 0;
+};
+
+}  // namespace mhascope::train
