@@ -14,6 +14,9 @@ if(MHASCOPE_PACKAGE AND ("${MHASCOPE_MARCH} ${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS
                       "use -DMHASCOPE_MARCH=x86-64-v3 (what scripts/package.sh does)")
 endif()
 
+set(MHASCOPE_MAINTAINER "mhascope maintainers <mhascope@users.noreply.github.com>" CACHE STRING
+    "Maintainer of the .deb (control file and changelog)")
+
 if(MHASCOPE_BUILD_APP)
   set(MHASCOPE_SHARE "${CMAKE_INSTALL_DATADIR}/mhascope")
   install(TARGETS mhascope RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -39,15 +42,15 @@ if(MHASCOPE_BUILD_APP)
   add_custom_target(mhascope_manpage ALL DEPENDS ${MHASCOPE_MANPAGE})
   install(FILES ${MHASCOPE_MANPAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 
-  # Debian wants these two in every package (lintian errors otherwise).
-  set(MHASCOPE_CHANGELOG "${CMAKE_BINARY_DIR}/debian/changelog.gz")
+  # Debian wants these two in every package (lintian errors otherwise); a package with a Debian
+  # revision (-1) names its changelog changelog.Debian.gz.
+  set(MHASCOPE_CHANGELOG "${CMAKE_BINARY_DIR}/debian/changelog.Debian.gz")
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/debian/changelog.in ${CMAKE_BINARY_DIR}/debian/changelog.Debian @ONLY)
   add_custom_command(OUTPUT ${MHASCOPE_CHANGELOG}
-    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/debian
-    COMMAND ${CMAKE_COMMAND} -E copy ${CMAKE_CURRENT_LIST_DIR}/debian/changelog ${CMAKE_BINARY_DIR}/debian/changelog
-    COMMAND gzip -9nf ${CMAKE_BINARY_DIR}/debian/changelog
-    DEPENDS ${CMAKE_CURRENT_LIST_DIR}/debian/changelog)
+    COMMAND gzip -9nkf ${CMAKE_BINARY_DIR}/debian/changelog.Debian
+    DEPENDS ${CMAKE_BINARY_DIR}/debian/changelog.Debian)
   add_custom_target(mhascope_changelog ALL DEPENDS ${MHASCOPE_CHANGELOG})
-  install(FILES ${MHASCOPE_CHANGELOG} DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME changelog.gz)
+  install(FILES ${MHASCOPE_CHANGELOG} DESTINATION ${CMAKE_INSTALL_DOCDIR})
   install(FILES ${CMAKE_CURRENT_LIST_DIR}/debian/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
   if(MHASCOPE_BUILD_TESTS)
@@ -60,14 +63,14 @@ endif()
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME mhascope)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_PACKAGE_CONTACT "mhascope dev <dev@mhascope.local>")
+set(CPACK_PACKAGE_CONTACT "${MHASCOPE_MAINTAINER}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "see inside multi-head attention, stage by stage")
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "see inside multi-head attention, stage by stage
- mhascope runs multi-head attention with the arithmetic of PyTorch's
- nn.MultiheadAttention and records every intermediate tensor. A desktop
- window steps through the stages with heatmaps, lessons and exports;
- headless commands (info, run, export, bench, train) do the same work on
- servers. capture_attention.py records a layer of your own PyTorch model.")
+# CPack writes the summary as the synopsis and indents these lines as the extended description.
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "mhascope runs multi-head attention with the arithmetic of PyTorch's
+nn.MultiheadAttention and records every intermediate tensor. A desktop
+window steps through the stages with heatmaps, lessons and exports;
+headless commands (info, run, export, bench, train) do the same work on
+servers. capture_attention.py records a layer of your own PyTorch model.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
@@ -75,7 +78,7 @@ set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # libglfw3, libcairo2, libgl1 ... from the binary itself
 # Not visible to dpkg-shlibdeps: the fonts the window and the exporter load.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "fonts-dejavu-core")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "fonts-dejavu-core, python3")  # python3: the scripts in share/mhascope
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-torch, python3-numpy")
 set(CPACK_STRIP_FILES ON)
 include(CPack)

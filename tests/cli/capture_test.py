@@ -4,6 +4,8 @@ then mhascope run on the captured files through the written mhascope_layer.sh; t
 output and per-head weights must equal what the hook saw PyTorch compute.
     tests/cli/capture_test.py MHASCOPE_BINARY SOURCE_DIR
 """
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -133,12 +135,19 @@ cli_out = os.path.join(TMP, "cli")
 r = subprocess.run([script, "--model", model_py, "--module", "self_attn", "--out", cli_out], capture_output=True, text=True)
 check(r.returncode == 0 and os.path.exists(os.path.join(cli_out, "weights.safetensors")),
       f"capture_attention.py --model FILE.py --module self_attn ({r.stdout.strip()} {r.stderr.strip()[:200]})")
-r = subprocess.run([script, "--model", model_py, "--module", "linear1", "--out", cli_out], capture_output=True, text=True)
-check(r.returncode == 1 and "is a Linear, not an nn.MultiheadAttention" in r.stderr and "self_attn" in r.stderr,
-      f"a Linear named: {r.stderr.strip()}")
-r = subprocess.run([script, "--model", model_py, "--module", "attn", "--out", cli_out], capture_output=True, text=True)
-check(r.returncode == 1 and "no module named 'attn'" in r.stderr and "self_attn" in r.stderr,
-      f"an unknown name: {r.stderr.strip()}")
+
+
+def main_stderr(*argv):  # the script's main() in this process: importing torch again costs seconds
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = capture_attention.main(list(argv))
+    return rc, err.getvalue().strip()
+
+
+rc, err = main_stderr("--model", model_py, "--module", "linear1", "--out", cli_out)
+check(rc == 1 and "is a Linear, not an nn.MultiheadAttention" in err and "self_attn" in err, f"a Linear named: {err}")
+rc, err = main_stderr("--model", model_py, "--module", "attn", "--out", cli_out)
+check(rc == 1 and "no module named 'attn'" in err and "self_attn" in err, f"an unknown name: {err}")
 
 # A float mask that adds finite values (a bias, not a mask) cannot be represented: refused.
 bias_mask = torch.zeros(5, 5)

@@ -28,7 +28,7 @@ ROOT="$TMP/root"
 dpkg-deb -x "$deb" "$ROOT"
 for f in usr/bin/mhascope usr/share/applications/mhascope.desktop usr/share/icons/hicolor/scalable/apps/mhascope.svg \
          usr/share/icons/hicolor/16x16/apps/mhascope.png usr/share/icons/hicolor/256x256/apps/mhascope.png \
-         usr/share/man/man1/mhascope.1.gz usr/share/doc/mhascope/copyright usr/share/doc/mhascope/changelog.gz \
+         usr/share/man/man1/mhascope.1.gz usr/share/doc/mhascope/copyright usr/share/doc/mhascope/changelog.Debian.gz \
          usr/share/mhascope/assets/presets/default.json usr/share/mhascope/scripts/capture_attention.py; do
   [ -s "$ROOT/$f" ] || fail "package lacks $f"
 done
