@@ -23,32 +23,15 @@ mhascope's convention after asserting that PyTorch gives NaN there.
 import json
 import math
 import os
-import struct
 import sys
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from capture_attention import save_safetensors  # the one writer of the --weights format
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "torch")
-
-
-def save_safetensors(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name in sorted(tensors):
-        arr = np.ascontiguousarray(tensors[name].detach().numpy().astype("<f4"))
-        data = arr.tobytes()
-        header[name] = {"dtype": "F32", "shape": list(arr.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    header["__metadata__"] = {"format": "pt"}
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for b in blobs:
-            f.write(b)
 
 
 def make_case(name, B, Tq, Tk, d, h, cross, bias, causal=False, pad=None, attn=None, scale="sqrt-dk", seed=0):

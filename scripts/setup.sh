@@ -9,11 +9,11 @@ cd "$ROOT"
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
-# Build, app, tests (GUI tests run under Xvfb), fuzzers.
+# Build, app, tests (GUI tests run under Xvfb; the capture_attention.py test uses torch), fuzzers.
 PKGS=(build-essential cmake pkg-config ninja-build
       libimgui-dev libstb-dev libglfw3-dev libgl-dev libeigen3-dev libcairo2-dev
       nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-      fonts-dejavu-core xvfb xauth xdotool x11-utils python3
+      fonts-dejavu-core xvfb xauth xdotool x11-utils python3 python3-torch python3-numpy
       clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${PKGS[@]}"; do

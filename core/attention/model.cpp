@@ -514,8 +514,17 @@ std::string presetToJson(const ModelConfig& cfg) {
   return j.dump(2) + "\n";
 }
 
+// $MHASCOPE_ASSETS, else <prefix>/share/mhascope/assets next to an installed binary
+// (<prefix>/bin/mhascope, found through /proc/self/exe, so a package unpacked anywhere works),
+// else the source tree's assets/ (a binary run from the build tree).
 std::string assetsDir() {
   if (const char* env = std::getenv("MHASCOPE_ASSETS"); env && *env) return env;
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path installed = exe.parent_path().parent_path() / "share" / "mhascope" / "assets";
+    if (std::filesystem::is_directory(installed / "presets", ec)) return installed.string();
+  }
   return MHASCOPE_ASSETS_DIR;
 }
 

@@ -89,7 +89,7 @@ std::string presetToJson(const ModelConfig& cfg);
 // A bundled preset by name ("cat") or a path to a .json file.
 Result<ModelConfig> loadPreset(const std::string& nameOrPath);
 std::vector<std::string> presetNames();  // bundled, sorted, "default" first
-std::string assetsDir();                  // $MHASCOPE_ASSETS or the source tree's assets/
+std::string assetsDir();  // $MHASCOPE_ASSETS, <prefix>/share/mhascope/assets beside the binary, or the source tree's
 
 // Parameter counts for the current sizes.
 struct ParamCount {
