@@ -31,7 +31,7 @@ if(MHASCOPE_BUILD_APP)
             DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/${size}x${size}/apps)
   endforeach()
 
-  # The man page is the binary's own --help texts (cmake/mhascope_manpage.cmake).
+  # The man page is the binary's own --help texts (scripts/packaging/mhascope_manpage.cmake).
   set(MHASCOPE_MANPAGE "${CMAKE_BINARY_DIR}/man/mhascope.1.gz")
   add_custom_command(OUTPUT ${MHASCOPE_MANPAGE}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/man
