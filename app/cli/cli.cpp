@@ -36,6 +36,7 @@
 #include "attention/tokenizer.hpp"
 #include "model_options.hpp"
 #include "train_command.hpp"
+#include "util/format.hpp"
 
 namespace mhascope::cli {
 namespace {
@@ -78,12 +79,6 @@ Result<Trace> computeTrace(const ResolvedModel& r) {
   return t;
 }
 
-std::string withThousands(std::int64_t n) {
-  std::string s = std::to_string(n);
-  for (int i = static_cast<int>(s.size()) - 3; i > (n < 0 ? 1 : 0); i -= 3) s.insert(static_cast<std::size_t>(i), 1, ',');
-  return s;
-}
-
 // ---------------------------------------------------------------------------------------------
 // [SECTION] info
 // ---------------------------------------------------------------------------------------------
@@ -93,7 +88,7 @@ int cmdInfo(const ModelOptions& mo) {
   if (!r) return fail(r.error().message);
   auto t = computeTrace(*r);
   if (!t) return fail(t.error().message);
-  std::printf("mhascope info: %s\n", r->describe.c_str());
+  std::printf("mhascope info: %s\n", describe(*r, *t).c_str());
   std::printf("\nShape trace (pipeline order)\n");
   std::printf("  %-14s %-22s %-24s %s\n", "stage", "shape", "axes", "formula");
   for (const auto& st : t->stages) {
@@ -113,17 +108,17 @@ int cmdInfo(const ModelOptions& mo) {
                 axesToString(st.tensor.axes).c_str(), info.formula);
   }
   const std::int64_t d = t->dModel, h = t->heads, dk = t->dk;
-  const ParamCount pc = countParams(d);
+  const ParameterTable pt = parameterTable(d, h).value();  // the trace's sizes passed validateSizes
   std::printf("\nParameters (d_model = %lld, h = %lld, d_k = %lld)\n", static_cast<long long>(d),
               static_cast<long long>(h), static_cast<long long>(dk));
-  std::printf("  %-52s %s\n", "one head's W_Q[i] (d_model x d_k)", withThousands(d * dk).c_str());
-  std::printf("  %-52s %s\n", "Q/K/V if every head had full d_model projections", withThousands(3 * h * d * d).c_str());
-  std::printf("  %-52s %s\n", "Q/K/V with d_k per head (3*h*d_model*d_k)", withThousands(3 * h * d * dk).c_str());
-  std::printf("  %-52s %s\n", "Q/K/V as one big matrix each (3*d_model^2)", withThousands(3 * d * d).c_str());
-  std::printf("  %-52s %s\n", "W_o (d_model^2)", withThousands(d * d).c_str());
-  std::printf("  %-52s %s\n", "biases (4*d_model)", withThousands(4 * d).c_str());
-  std::printf("  %-52s %s\n", "total without bias (4*d_model^2)", withThousands(pc.withoutBias).c_str());
-  std::printf("  %-52s %s\n", "total with bias (4*d_model^2 + 4*d_model)", withThousands(pc.withBias).c_str());
+  std::printf("  %-52s %s\n", "one head's W_Q[i] (d_model x d_k)", withThousands(pt.oneHeadProjection).c_str());
+  std::printf("  %-52s %s\n", "Q/K/V if every head had full d_model projections", withThousands(pt.qkvFullPerHead).c_str());
+  std::printf("  %-52s %s\n", "Q/K/V with d_k per head (3*h*d_model*d_k)", withThousands(pt.qkvReducedPerHead).c_str());
+  std::printf("  %-52s %s\n", "Q/K/V as one big matrix each (3*d_model^2)", withThousands(pt.qkvReal).c_str());
+  std::printf("  %-52s %s\n", "W_o (d_model^2)", withThousands(pt.wo).c_str());
+  std::printf("  %-52s %s\n", "biases (4*d_model)", withThousands(pt.biases).c_str());
+  std::printf("  %-52s %s\n", "total without bias (4*d_model^2)", withThousands(pt.totalWithoutBias).c_str());
+  std::printf("  %-52s %s\n", "total with bias (4*d_model^2 + 4*d_model)", withThousands(pt.totalWithBias).c_str());
   const FlopCount f = countFlops(t->batch, t->tq, t->tk, d, h);
   std::printf("\nFLOPs per forward (multiply-add = 2)\n");
   std::printf("  projections (Q, K, V, W_o)  %.4g\n  attention (QK^T, AV)        %.4g\n  total                       %.4g\n",
@@ -307,7 +302,7 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
   }
   nlohmann::json doc = {{"mhascope_trace_version", 1},
                         {"config", nlohmann::json::parse(usedConfigJson(mo, *r))},
-                        {"describe", r->describe},
+                        {"describe", describe(*r, *t)},
                         {"B", t->batch}, {"T_q", t->tq}, {"T_k", t->tk}, {"d_model", t->dModel},
                         {"h", t->heads}, {"d_k", t->dk}, {"scale_factor", t->scaleFactor},
                         {"query_tokens", clean(t->queryTokens)}, {"key_tokens", clean(t->keyTokens)},
@@ -329,7 +324,7 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
     fs::remove_all(tmp, ec);  // now the earlier dump
   }
   if (auto s = saveWeightsIfAsked(mo, *r); !s) return fail(s.error().message);
-  std::printf("wrote %d stages + trace.json to %s (%s)\n", kStageCount, dumpDir.c_str(), r->describe.c_str());
+  std::printf("wrote %d stages + trace.json to %s (%s)\n", kStageCount, dumpDir.c_str(), describe(*r, *t).c_str());
   return 0;
 }
 
@@ -362,7 +357,7 @@ int cmdExportWeight(const ModelOptions& mo, const ExportArgs& a) {
   if (!r) return fail(r.error().message);
   auto t = computeTrace(*r);
   if (!t) return fail(t.error().message);
-  opt.subtitle = r->describe;
+  opt.subtitle = describe(*r, *t);
   auto sl = sliceWeight(*t, *id);
   if (!sl) return fail(sl.error().message);
   if (Status s = exportHeatmap(a.out, *sl, opt); !s) return fail(s.error().message);
@@ -402,7 +397,7 @@ int cmdExport(const ModelOptions& mo, const ExportArgs& a) {
   if (!r) return fail(r.error().message);
   auto t = computeTrace(*r);
   if (!t) return fail(t.error().message);
-  opt.subtitle = r->describe;
+  opt.subtitle = describe(*r, *t);
   Status s = Ok{};
   if (allHeads) {
     std::vector<Slice2D> slices;
@@ -462,7 +457,7 @@ int cmdBench(const ModelOptions& mo, int repeat) {
   }
   const double mf = median(tf), mg = median(tg);
   const double gemmFlops = 2.0 * static_cast<double>(M) * static_cast<double>(K) * static_cast<double>(N);
-  std::printf("config: %s (threads: %d)\n", r->describe.c_str(), Eigen::nbThreads());
+  std::printf("config: %s (threads: %d)\n", describe(*r, trace).c_str(), Eigen::nbThreads());
   std::printf("flops per forward: %.3f GFLOP (projections %.3f, attention %.3f)\n", f.total() / 1e9,
               f.projections / 1e9, f.attention / 1e9);
   std::printf("forward with full recording: median %.3f ms over %d runs -> %.1f GFLOP/s\n", mf * 1e3, repeat,
