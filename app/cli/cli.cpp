@@ -98,11 +98,11 @@ int cmdInfo(const ModelOptions& mo) {
     if (st.id == StageId::QHeads || st.id == StageId::KHeads || st.id == StageId::VHeads) {
       const Tensor& heads = st.tensor;  // (B, h, T, d_k)
       const Shape viewShape = {heads.dim(0), heads.dim(2), heads.dim(1), heads.dim(3)};
-      const std::string t = heads.axes.size() == 4 ? heads.axes[2] : "T";
+      const std::string tAxis = heads.axes.size() == 4 ? heads.axes[2] : "T";
       const char* x = st.id == StageId::QHeads ? "Q" : st.id == StageId::KHeads ? "K" : "V";
       const std::string name = std::string(1, static_cast<char>(std::tolower(x[0]))) + "_view";
       std::printf("  %-14s %-22s %-24s %s\n", name.c_str(), shapeToString(viewShape).c_str(),
-                  ("(B, " + t + ", h, d_k)").c_str(), (std::string(x) + ".view(B, " + t + ", h, d_k): no copy").c_str());
+                  ("(B, " + tAxis + ", h, d_k)").c_str(), (std::string(x) + ".view(B, " + tAxis + ", h, d_k): no copy").c_str());
     }
     std::printf("  %-14s %-22s %-24s %s\n", info.name, shapeToString(st.tensor.shape).c_str(),
                 axesToString(st.tensor.axes).c_str(), info.formula);
@@ -211,32 +211,72 @@ Status checkReplaceableDump(const std::filesystem::path& dir) {
   return Ok{};
 }
 
-int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
+// trace.json: the configuration used, the sizes, the tokens, the fully masked rows, the
+// non-finite cells and the list of stage files (`stages`).
+nlohmann::json traceDocument(const ModelOptions& mo, const ResolvedModel& r, const Trace& tr, nlohmann::json stages) {
+  auto clean = [](const std::vector<std::vector<std::string>>& rows) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& row : rows) {
+      nlohmann::json jr = nlohmann::json::array();
+      for (const auto& tok : row) jr.push_back(sanitizeUtf8(tok));
+      j.push_back(jr);
+    }
+    return j;
+  };
+  nlohmann::json fullyMasked = nlohmann::json::array();
+  for (int b = 0; b < tr.batch; ++b)
+    for (int q = 0; q < tr.tq; ++q)
+      if (tr.isFullyMasked(b, q)) fullyMasked.push_back({b, q});
+  nlohmann::json nonFinite = nlohmann::json::array();
+  for (const NonFiniteStage& n : nonFiniteStages(tr)) {
+    nonFinite.push_back({{"stage", stageInfo(n.stage).name}, {"nan", n.nan}, {"inf", n.inf}, {"first_index", n.first}});
+  }
+  nlohmann::json doc = {{"mhascope_trace_version", 1},
+                        {"config", nlohmann::json::parse(usedConfigJson(mo, r))},
+                        {"describe", describe(r, tr)},
+                        {"B", tr.batch}, {"T_q", tr.tq}, {"T_k", tr.tk}, {"d_model", tr.dModel},
+                        {"h", tr.heads}, {"d_k", tr.dk}, {"scale_factor", tr.scaleFactor},
+                        {"query_tokens", clean(tr.queryTokens)}, {"key_tokens", clean(tr.keyTokens)},
+                        {"fully_masked_rows", fullyMasked}, {"non_finite", nonFinite}, {"stages", stages}};
+  return doc;
+}
+
+// The folder a dump replaces: an absolute path without "." or ".." and without a trailing '/'
+// (its parent holds the temporary folder, its name is what gets replaced); never the root or the
+// current folder, never a file, never a folder holding anything but an earlier dump.
+Result<std::filesystem::path> dumpTarget(const std::string& dumpDir) {
   namespace fs = std::filesystem;
-  if (dumpDir.empty()) return fail("run needs --dump DIR");
   std::error_code ec;
-  // An absolute path without "." or ".." and without a trailing '/': its parent holds the
-  // temporary folder, its name is what gets replaced.
   fs::path target = fs::weakly_canonical(fs::absolute(dumpDir, ec), ec);
-  if (ec) return fail("--dump '" + dumpDir + "': " + ec.message());
+  if (ec) return makeError("--dump '" + dumpDir + "': " + ec.message());
   if (!target.has_filename() && target.has_parent_path() && target != target.root_path()) target = target.parent_path();
   if (!target.has_filename() || target == target.root_path()) {
-    return fail("--dump '" + dumpDir + "': cannot replace the root folder; name a folder for the dump");
+    return makeError("--dump '" + dumpDir + "': cannot replace the root folder; name a folder for the dump");
   }
   {
     const fs::path cwd = fs::current_path(ec);
     const fs::path rel = cwd.lexically_relative(target);
     if (!ec && !rel.empty() && *rel.begin() != "..") {
-      return fail("--dump '" + dumpDir + "' is the current folder or holds it; a dump replaces its folder as a whole, "
-                  "so name a subfolder (e.g. --dump out)");
+      return makeError("--dump '" + dumpDir + "' is the current folder or holds it; a dump replaces its folder as a "
+                       "whole, so name a subfolder (e.g. --dump out)");
     }
   }
   if (fs::exists(target, ec) && !fs::is_directory(target, ec)) {
-    return fail("--dump '" + dumpDir + "' exists and is not a folder");
+    return makeError("--dump '" + dumpDir + "' exists and is not a folder");
   }
   if (fs::is_directory(target, ec)) {
-    if (auto s = checkReplaceableDump(target); !s) return fail(s.error().message);
+    if (auto s = checkReplaceableDump(target); !s) return s.error();
   }
+  return target;
+}
+
+int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
+  namespace fs = std::filesystem;
+  if (dumpDir.empty()) return fail("run needs --dump DIR");
+  auto targetOr = dumpTarget(dumpDir);
+  if (!targetOr) return fail(targetOr.error().message);
+  const fs::path target = *targetOr;
+  std::error_code ec;
   OutputPlan plan;
   plan.stageFile = true;
   plan.folder = dumpDir;
@@ -283,30 +323,7 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
                       {"file", file},
                       {"formula", info.formula}});
   }
-  auto clean = [](const std::vector<std::vector<std::string>>& rows) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& row : rows) {
-      nlohmann::json jr = nlohmann::json::array();
-      for (const auto& tok : row) jr.push_back(sanitizeUtf8(tok));
-      j.push_back(jr);
-    }
-    return j;
-  };
-  nlohmann::json fullyMasked = nlohmann::json::array();
-  for (int b = 0; b < t->batch; ++b)
-    for (int q = 0; q < t->tq; ++q)
-      if (t->isFullyMasked(b, q)) fullyMasked.push_back({b, q});
-  nlohmann::json nonFinite = nlohmann::json::array();
-  for (const NonFiniteStage& n : nonFiniteStages(*t)) {
-    nonFinite.push_back({{"stage", stageInfo(n.stage).name}, {"nan", n.nan}, {"inf", n.inf}, {"first_index", n.first}});
-  }
-  nlohmann::json doc = {{"mhascope_trace_version", 1},
-                        {"config", nlohmann::json::parse(usedConfigJson(mo, *r))},
-                        {"describe", describe(*r, *t)},
-                        {"B", t->batch}, {"T_q", t->tq}, {"T_k", t->tk}, {"d_model", t->dModel},
-                        {"h", t->heads}, {"d_k", t->dk}, {"scale_factor", t->scaleFactor},
-                        {"query_tokens", clean(t->queryTokens)}, {"key_tokens", clean(t->keyTokens)},
-                        {"fully_masked_rows", fullyMasked}, {"non_finite", nonFinite}, {"stages", stages}};
+  const nlohmann::json doc = traceDocument(mo, *r, *t, std::move(stages));
   if (auto s = writeFileAtomic((tmp / "trace.json").string(), doc.dump(2) + "\n"); !s) {
     return abandon("--dump '" + dumpDir + "': " + s.error().message + "; the folder was left as it was");
   }

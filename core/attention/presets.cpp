@@ -156,6 +156,8 @@ json scoreOverrideToJson(const ScoreOverride& so) {
 
 }  // namespace
 
+// ~90 lines on purpose: one check per preset key, in the order of the format's table, so the
+// strict rules read as one list.
 Result<ModelConfig> parsePresetJson(std::string_view text, const std::string& what) {
   auto parsed = parseStrictJson(text, what);
   if (!parsed) return parsed.error();

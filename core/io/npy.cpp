@@ -736,14 +736,7 @@ std::string encodeNpy(const Tensor& t) {
   out += dict;
   out.append(pad, ' ');
   out += '\n';
-  if constexpr (kHostBigEndian) {
-    for (const float v : t.data) {
-      const auto bits = std::bit_cast<std::uint32_t>(v);
-      for (int k = 0; k < 4; ++k) out += static_cast<char>((bits >> (8 * k)) & 0xffu);
-    }
-  } else {
-    out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(float));
-  }
+  detail::appendFloat32LE(out, t.data);
   return out;
 }
 

@@ -93,6 +93,81 @@ WeightChecks checkWeights(const Tensor& weights, const std::vector<std::uint8_t>
   return c;
 }
 
+// The mistaken pipelines, after the correct pass `t`: each fills r.weights and/or r.output.
+namespace {
+
+void sumHeads(PitfallResult& r, const Trace& t, const MhaWeights& w) {
+  const auto B = t.batch, h = t.heads, Tq = t.tq, dk = t.dk, d = t.dModel;
+  // The mistake: O_sum = sum_h O_h (B, T_q, d_k). To reach d_model it can only go through the
+  // sum of W_o's h row blocks (what putting the same sum into every head slot amounts to).
+  const Tensor& headOut = t.tensor(StageId::HeadOutputs);
+  RowMatrix sumOut = RowMatrix::Zero(static_cast<Eigen::Index>(B) * Tq, dk);  // (B*T_q, d_k)
+  RowMatrix woSum = RowMatrix::Zero(dk, d);                                   // (d_k, d_model)
+  RowMatrix blockSum = RowMatrix::Zero(static_cast<Eigen::Index>(B) * Tq, d); // (B*T_q, d_model)
+  for (int hh = 0; hh < h; ++hh) woSum += w.wo.middleRows(hh * dk, dk);
+  for (int b = 0; b < B; ++b) {
+    for (int hh = 0; hh < h; ++hh) {
+      ConstMatrixMap oh(headOut.ptr() + (static_cast<std::int64_t>(b) * h + hh) * Tq * dk, Tq, dk);
+      sumOut.middleRows(static_cast<Eigen::Index>(b) * Tq, Tq) += oh;
+      // The right way to "sum heads": each head through its own rows of W_o.
+      blockSum.middleRows(static_cast<Eigen::Index>(b) * Tq, Tq).noalias() +=
+          oh * w.wo.middleRows(hh * dk, dk);
+    }
+  }
+  blockSum.rowwise() += w.bo;
+  r.output = Tensor({B, Tq, d}, {"B", "T_q", "d_model"});
+  MatrixMap o(r.output.ptr(), static_cast<Eigen::Index>(B) * Tq, d);
+  o.noalias() = sumOut * woSum;
+  o.rowwise() += w.bo;
+  const Tensor& rec = t.tensor(StageId::Output);
+  r.blockSumMaxAbsDiff = maxAbsDiff(blockSum.data(), rec.ptr(), rec.data.size());
+}
+
+void maskAfterSoftmax(PitfallResult& r, const Trace& t, const MhaWeights& w) {
+  const auto B = t.batch, h = t.heads, Tq = t.tq, Tk = t.tk;
+  // Softmax over every key (the mask ignored), then zero the blocked ones: no renormalising.
+  const Tensor& scaled = t.tensor(StageId::ScaledScores);
+  for (std::int64_t bh = 0; bh < static_cast<std::int64_t>(B) * h; ++bh) {
+    const std::int64_t b = bh / h;
+    for (std::int64_t q = 0; q < Tq; ++q) {
+      const std::int64_t row = (bh * Tq + q) * Tk;
+      stableSoftmax(scaled.ptr() + row, r.weights.ptr() + row, Tk);
+      for (std::int64_t k = 0; k < Tk; ++k)
+        if (t.isBlocked(static_cast<int>(b), static_cast<int>(q), static_cast<int>(k))) r.weights.data[idx(row + k)] = 0.0f;
+    }
+  }
+  r.output = outputFromWeights(t, r.weights, w);
+}
+
+void softmaxOverQueries(PitfallResult& r, const Trace& t, const MhaWeights& w) {
+  const auto B = t.batch, h = t.heads, Tq = t.tq, Tk = t.tk;
+  const Tensor& masked = t.tensor(StageId::MaskedScores);
+  for (std::int64_t bh = 0; bh < static_cast<std::int64_t>(B) * h; ++bh)
+    for (std::int64_t k = 0; k < Tk; ++k) {
+      // Column k: every query's logit for this key, stride T_k.
+      stableSoftmax(masked.ptr() + bh * Tq * Tk + k, r.weights.ptr() + bh * Tq * Tk + k, Tq, Tk);
+    }
+  r.output = outputFromWeights(t, r.weights, w);
+}
+
+void noMaxSubtraction(PitfallResult& r, const Trace& t, const MhaWeights& w) {
+  const auto Tk = t.tk;
+  // What a naive float implementation does: exp(x) / sum exp(x), no max subtracted.
+  const Tensor& masked = t.tensor(StageId::MaskedScores);
+  for (std::size_t row = 0; row < masked.data.size(); row += idx(Tk)) {
+    float sum = 0.0f;
+    for (std::size_t k = 0; k < idx(Tk); ++k) {
+      const float e = std::exp(masked.data[row + k]);  // exp(-inf) = 0 for blocked keys
+      r.weights.data[row + k] = e;
+      sum += e;
+    }
+    for (std::size_t k = 0; k < idx(Tk); ++k) r.weights.data[row + k] /= sum;
+  }
+  r.output = outputFromWeights(t, r.weights, w);
+}
+
+}  // namespace
+
 Result<PitfallResult> runPitfall(const Model& model, Pitfall pitfall) {
   PitfallResult r;
   r.pitfall = pitfall;
@@ -115,7 +190,6 @@ Result<PitfallResult> runPitfall(const Model& model, Pitfall pitfall) {
   }
   const Trace& t = r.correct;
   const Tensor& correctWeights = t.tensor(StageId::Weights);
-  const auto B = t.batch, h = t.heads, Tq = t.tq, Tk = t.tk, dk = t.dk, d = t.dModel;
   r.weights = correctWeights;
 
   switch (pitfall) {
@@ -129,75 +203,11 @@ Result<PitfallResult> runPitfall(const Model& model, Pitfall pitfall) {
       r.output = wt.tensor(StageId::Output);
       break;
     }
-    case Pitfall::SumHeads: {
-      // The mistake: O_sum = sum_h O_h (B, T_q, d_k). To reach d_model it can only go through the
-      // sum of W_o's h row blocks (what putting the same sum into every head slot amounts to).
-      const Tensor& headOut = t.tensor(StageId::HeadOutputs);
-      RowMatrix sumOut = RowMatrix::Zero(static_cast<Eigen::Index>(B) * Tq, dk);  // (B*T_q, d_k)
-      RowMatrix woSum = RowMatrix::Zero(dk, d);                                   // (d_k, d_model)
-      RowMatrix blockSum = RowMatrix::Zero(static_cast<Eigen::Index>(B) * Tq, d); // (B*T_q, d_model)
-      for (int hh = 0; hh < h; ++hh) woSum += model.weights.wo.middleRows(hh * dk, dk);
-      for (int b = 0; b < B; ++b) {
-        for (int hh = 0; hh < h; ++hh) {
-          ConstMatrixMap oh(headOut.ptr() + (static_cast<std::int64_t>(b) * h + hh) * Tq * dk, Tq, dk);
-          sumOut.middleRows(static_cast<Eigen::Index>(b) * Tq, Tq) += oh;
-          // The right way to "sum heads": each head through its own rows of W_o.
-          blockSum.middleRows(static_cast<Eigen::Index>(b) * Tq, Tq).noalias() +=
-              oh * model.weights.wo.middleRows(hh * dk, dk);
-        }
-      }
-      blockSum.rowwise() += model.weights.bo;
-      r.output = Tensor({B, Tq, d}, {"B", "T_q", "d_model"});
-      MatrixMap o(r.output.ptr(), static_cast<Eigen::Index>(B) * Tq, d);
-      o.noalias() = sumOut * woSum;
-      o.rowwise() += model.weights.bo;
-      const Tensor& rec = t.tensor(StageId::Output);
-      r.blockSumMaxAbsDiff = maxAbsDiff(blockSum.data(), rec.ptr(), rec.data.size());
-      break;
-    }
-    case Pitfall::SkipOutputProjection:
-      r.output = t.tensor(StageId::Concat);
-      break;
-    case Pitfall::MaskAfterSoftmax: {
-      // Softmax over every key (the mask ignored), then zero the blocked ones: no renormalising.
-      const Tensor& scaled = t.tensor(StageId::ScaledScores);
-      for (std::int64_t bh = 0; bh < static_cast<std::int64_t>(B) * h; ++bh) {
-        const std::int64_t b = bh / h;
-        for (std::int64_t q = 0; q < Tq; ++q) {
-          const std::int64_t row = (bh * Tq + q) * Tk;
-          stableSoftmax(scaled.ptr() + row, r.weights.ptr() + row, Tk);
-          for (std::int64_t k = 0; k < Tk; ++k)
-            if (t.isBlocked(static_cast<int>(b), static_cast<int>(q), static_cast<int>(k))) r.weights.data[idx(row + k)] = 0.0f;
-        }
-      }
-      r.output = outputFromWeights(t, r.weights, model.weights);
-      break;
-    }
-    case Pitfall::SoftmaxOverQueries: {
-      const Tensor& masked = t.tensor(StageId::MaskedScores);
-      for (std::int64_t bh = 0; bh < static_cast<std::int64_t>(B) * h; ++bh)
-        for (std::int64_t k = 0; k < Tk; ++k) {
-          // Column k: every query's logit for this key, stride T_k.
-          stableSoftmax(masked.ptr() + bh * Tq * Tk + k, r.weights.ptr() + bh * Tq * Tk + k, Tq, Tk);
-        }
-      r.output = outputFromWeights(t, r.weights, model.weights);
-      break;
-    }
-    case Pitfall::NoMaxSubtraction: {
-      // What a naive float implementation does: exp(x) / sum exp(x), no max subtracted.
-      const Tensor& masked = t.tensor(StageId::MaskedScores);
-      for (std::size_t row = 0; row < masked.data.size(); row += idx(Tk)) {
-        float sum = 0.0f;
-        for (std::size_t k = 0; k < idx(Tk); ++k) {
-          const float e = std::exp(masked.data[row + k]);  // exp(-inf) = 0 for blocked keys
-          r.weights.data[row + k] = e;
-          sum += e;
-        }
-        for (std::size_t k = 0; k < idx(Tk); ++k) r.weights.data[row + k] /= sum;
-      }
-      r.output = outputFromWeights(t, r.weights, model.weights);
-      break;
-    }
+    case Pitfall::SumHeads: sumHeads(r, t, model.weights); break;
+    case Pitfall::SkipOutputProjection: r.output = t.tensor(StageId::Concat); break;
+    case Pitfall::MaskAfterSoftmax: maskAfterSoftmax(r, t, model.weights); break;
+    case Pitfall::SoftmaxOverQueries: softmaxOverQueries(r, t, model.weights); break;
+    case Pitfall::NoMaxSubtraction: noMaxSubtraction(r, t, model.weights); break;
   }
 
   r.weightDiff = Tensor(correctWeights.shape, correctWeights.axes);

@@ -3,21 +3,7 @@
 # fixtures, and every bad input gives a clear error, a non-zero exit and no partial file.
 set -uo pipefail
 BIN="$1"; FIX="$2"
-T="$(mktemp -d)"; trap 'rm -rf "$T"' EXIT
-fails=0
-ok()   { echo "ok   - $1"; }
-bad()  { echo "FAIL - $1"; fails=$((fails + 1)); }
-# expect_error NAME SUBSTRING CMD...: non-zero exit and SUBSTRING on stderr
-expect_error() {
-  local name="$1" want="$2"; shift 2
-  local err; err="$("$@" 2>&1 >/dev/null)"; local rc=$?
-  if [ $rc -ne 0 ] && grep -qF -- "$want" <<<"$err"; then ok "$name"; else bad "$name (rc=$rc, stderr: $err)"; fi
-}
-expect_ok() {
-  local name="$1"; shift
-  local out; out="$("$@" 2>&1)"; local rc=$?
-  if [ $rc -eq 0 ]; then ok "$name"; else bad "$name (rc=$rc: $out)"; fi
-}
+source "$(dirname "$0")/common.sh"
 
 # --- info ------------------------------------------------------------------------------------
 out="$("$BIN" info --preset paper)"

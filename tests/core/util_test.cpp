@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "io/binary_decode.hpp"
 #include "util/format.hpp"
 #include "util/utf8.hpp"
 
@@ -76,6 +77,13 @@ TEST(Format, CellValueReadsTheSameOnScreenAndInPictures) {
   EXPECT_EQ(formatCellValue(-std::numeric_limits<float>::infinity()), "") << "blocked: said with colour";
   EXPECT_EQ(formatGeneral(-0.0, 3), "0");
   EXPECT_EQ(formatGeneral(0.5, 3), "0.5");
+}
+
+// The .npy and .safetensors writers' one float32 encoder: little-endian whatever the host.
+TEST(BinaryEncode, Float32LittleEndian) {
+  std::string out = "x";
+  detail::appendFloat32LE(out, {1.0f, -2.5f});
+  EXPECT_EQ(out, std::string("x\x00\x00\x80\x3f\x00\x00\x20\xc0", 9));
 }
 
 }  // namespace
