@@ -54,12 +54,10 @@ Result<ResolvedModel> resolveCheckpointLayer(const ModelOptions& o) {
     for (std::size_t i = 0; i < row.size(); ++i) r.config.text += (i ? " " : "") + row[i];
   }
   r.model = std::move(*model);
-  r.describe = "B=" + std::to_string(probe->batch.batch) + " T_q=" + std::to_string(probe->batch.seq) +
-               " T_k=" + std::to_string(probe->batch.seq) + " d_model=" + std::to_string(g.dModel) +
-               " h=" + std::to_string(g.heads) + " d_k=" + std::to_string(g.dModel / g.heads) +
-               " mask=causal scale=sqrt-dk bias self-attention; trained layer " + std::to_string(layer) + " of " +
-               std::to_string(g.layers) + " (" + train::taskName(ckpt->task.kind) + ", step " +
-               std::to_string(ckpt->step) + ", input LN1 of the residual stream)";
+  r.seedUsed = false;
+  r.describeNote = "; trained layer " + std::to_string(layer) + " of " + std::to_string(g.layers) + " (" +
+                   train::taskName(ckpt->task.kind) + ", step " + std::to_string(ckpt->step) +
+                   ", input LN1 of the residual stream)";
   return r;
 }
 

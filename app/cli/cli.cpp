@@ -9,6 +9,9 @@
 // [SECTION] export
 // [SECTION] bench
 // [SECTION] dispatch
+//
+// ~570 lines (STYLE: ~500): four subcommands of a few short functions each plus the one
+// dispatch; the model options and the trainer's commands already live in their own files.
 #include "cli.hpp"
 
 #include <algorithm>
@@ -36,6 +39,7 @@
 #include "attention/tokenizer.hpp"
 #include "model_options.hpp"
 #include "train_command.hpp"
+#include "util/format.hpp"
 
 namespace mhascope::cli {
 namespace {
@@ -78,12 +82,6 @@ Result<Trace> computeTrace(const ResolvedModel& r) {
   return t;
 }
 
-std::string withThousands(std::int64_t n) {
-  std::string s = std::to_string(n);
-  for (int i = static_cast<int>(s.size()) - 3; i > (n < 0 ? 1 : 0); i -= 3) s.insert(static_cast<std::size_t>(i), 1, ',');
-  return s;
-}
-
 // ---------------------------------------------------------------------------------------------
 // [SECTION] info
 // ---------------------------------------------------------------------------------------------
@@ -93,7 +91,7 @@ int cmdInfo(const ModelOptions& mo) {
   if (!r) return fail(r.error().message);
   auto t = computeTrace(*r);
   if (!t) return fail(t.error().message);
-  std::printf("mhascope info: %s\n", r->describe.c_str());
+  std::printf("mhascope info: %s\n", describe(*r, *t).c_str());
   std::printf("\nShape trace (pipeline order)\n");
   std::printf("  %-14s %-22s %-24s %s\n", "stage", "shape", "axes", "formula");
   for (const auto& st : t->stages) {
@@ -103,27 +101,27 @@ int cmdInfo(const ModelOptions& mo) {
     if (st.id == StageId::QHeads || st.id == StageId::KHeads || st.id == StageId::VHeads) {
       const Tensor& heads = st.tensor;  // (B, h, T, d_k)
       const Shape viewShape = {heads.dim(0), heads.dim(2), heads.dim(1), heads.dim(3)};
-      const std::string t = heads.axes.size() == 4 ? heads.axes[2] : "T";
+      const std::string tAxis = heads.axes.size() == 4 ? heads.axes[2] : "T";
       const char* x = st.id == StageId::QHeads ? "Q" : st.id == StageId::KHeads ? "K" : "V";
       const std::string name = std::string(1, static_cast<char>(std::tolower(x[0]))) + "_view";
       std::printf("  %-14s %-22s %-24s %s\n", name.c_str(), shapeToString(viewShape).c_str(),
-                  ("(B, " + t + ", h, d_k)").c_str(), (std::string(x) + ".view(B, " + t + ", h, d_k): no copy").c_str());
+                  ("(B, " + tAxis + ", h, d_k)").c_str(), (std::string(x) + ".view(B, " + tAxis + ", h, d_k): no copy").c_str());
     }
     std::printf("  %-14s %-22s %-24s %s\n", info.name, shapeToString(st.tensor.shape).c_str(),
                 axesToString(st.tensor.axes).c_str(), info.formula);
   }
   const std::int64_t d = t->dModel, h = t->heads, dk = t->dk;
-  const ParamCount pc = countParams(d);
+  const ParameterTable pt = parameterTable(d, h).value();  // the trace's sizes passed validateSizes
   std::printf("\nParameters (d_model = %lld, h = %lld, d_k = %lld)\n", static_cast<long long>(d),
               static_cast<long long>(h), static_cast<long long>(dk));
-  std::printf("  %-52s %s\n", "one head's W_Q[i] (d_model x d_k)", withThousands(d * dk).c_str());
-  std::printf("  %-52s %s\n", "Q/K/V if every head had full d_model projections", withThousands(3 * h * d * d).c_str());
-  std::printf("  %-52s %s\n", "Q/K/V with d_k per head (3*h*d_model*d_k)", withThousands(3 * h * d * dk).c_str());
-  std::printf("  %-52s %s\n", "Q/K/V as one big matrix each (3*d_model^2)", withThousands(3 * d * d).c_str());
-  std::printf("  %-52s %s\n", "W_o (d_model^2)", withThousands(d * d).c_str());
-  std::printf("  %-52s %s\n", "biases (4*d_model)", withThousands(4 * d).c_str());
-  std::printf("  %-52s %s\n", "total without bias (4*d_model^2)", withThousands(pc.withoutBias).c_str());
-  std::printf("  %-52s %s\n", "total with bias (4*d_model^2 + 4*d_model)", withThousands(pc.withBias).c_str());
+  std::printf("  %-52s %s\n", "one head's W_Q[i] (d_model x d_k)", withThousands(pt.oneHeadProjection).c_str());
+  std::printf("  %-52s %s\n", "Q/K/V if every head had full d_model projections", withThousands(pt.qkvFullPerHead).c_str());
+  std::printf("  %-52s %s\n", "Q/K/V with d_k per head (3*h*d_model*d_k)", withThousands(pt.qkvReducedPerHead).c_str());
+  std::printf("  %-52s %s\n", "Q/K/V as one big matrix each (3*d_model^2)", withThousands(pt.qkvReal).c_str());
+  std::printf("  %-52s %s\n", "W_o (d_model^2)", withThousands(pt.wo).c_str());
+  std::printf("  %-52s %s\n", "biases (4*d_model)", withThousands(pt.biases).c_str());
+  std::printf("  %-52s %s\n", "total without bias (4*d_model^2)", withThousands(pt.totalWithoutBias).c_str());
+  std::printf("  %-52s %s\n", "total with bias (4*d_model^2 + 4*d_model)", withThousands(pt.totalWithBias).c_str());
   const FlopCount f = countFlops(t->batch, t->tq, t->tk, d, h);
   std::printf("\nFLOPs per forward (multiply-add = 2)\n");
   std::printf("  projections (Q, K, V, W_o)  %.4g\n  attention (QK^T, AV)        %.4g\n  total                       %.4g\n",
@@ -216,32 +214,72 @@ Status checkReplaceableDump(const std::filesystem::path& dir) {
   return Ok{};
 }
 
-int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
+// trace.json: the configuration used, the sizes, the tokens, the fully masked rows, the
+// non-finite cells and the list of stage files (`stages`).
+nlohmann::json traceDocument(const ModelOptions& mo, const ResolvedModel& r, const Trace& tr, nlohmann::json stages) {
+  auto clean = [](const std::vector<std::vector<std::string>>& rows) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& row : rows) {
+      nlohmann::json jr = nlohmann::json::array();
+      for (const auto& tok : row) jr.push_back(sanitizeUtf8(tok));
+      j.push_back(jr);
+    }
+    return j;
+  };
+  nlohmann::json fullyMasked = nlohmann::json::array();
+  for (int b = 0; b < tr.batch; ++b)
+    for (int q = 0; q < tr.tq; ++q)
+      if (tr.isFullyMasked(b, q)) fullyMasked.push_back({b, q});
+  nlohmann::json nonFinite = nlohmann::json::array();
+  for (const NonFiniteStage& n : nonFiniteStages(tr)) {
+    nonFinite.push_back({{"stage", stageInfo(n.stage).name}, {"nan", n.nan}, {"inf", n.inf}, {"first_index", n.first}});
+  }
+  nlohmann::json doc = {{"mhascope_trace_version", 1},
+                        {"config", nlohmann::json::parse(usedConfigJson(mo, r))},
+                        {"describe", describe(r, tr)},
+                        {"B", tr.batch}, {"T_q", tr.tq}, {"T_k", tr.tk}, {"d_model", tr.dModel},
+                        {"h", tr.heads}, {"d_k", tr.dk}, {"scale_factor", tr.scaleFactor},
+                        {"query_tokens", clean(tr.queryTokens)}, {"key_tokens", clean(tr.keyTokens)},
+                        {"fully_masked_rows", fullyMasked}, {"non_finite", nonFinite}, {"stages", stages}};
+  return doc;
+}
+
+// The folder a dump replaces: an absolute path without "." or ".." and without a trailing '/'
+// (its parent holds the temporary folder, its name is what gets replaced); never the root or the
+// current folder, never a file, never a folder holding anything but an earlier dump.
+Result<std::filesystem::path> dumpTarget(const std::string& dumpDir) {
   namespace fs = std::filesystem;
-  if (dumpDir.empty()) return fail("run needs --dump DIR");
   std::error_code ec;
-  // An absolute path without "." or ".." and without a trailing '/': its parent holds the
-  // temporary folder, its name is what gets replaced.
   fs::path target = fs::weakly_canonical(fs::absolute(dumpDir, ec), ec);
-  if (ec) return fail("--dump '" + dumpDir + "': " + ec.message());
+  if (ec) return makeError("--dump '" + dumpDir + "': " + ec.message());
   if (!target.has_filename() && target.has_parent_path() && target != target.root_path()) target = target.parent_path();
   if (!target.has_filename() || target == target.root_path()) {
-    return fail("--dump '" + dumpDir + "': cannot replace the root folder; name a folder for the dump");
+    return makeError("--dump '" + dumpDir + "': cannot replace the root folder; name a folder for the dump");
   }
   {
     const fs::path cwd = fs::current_path(ec);
     const fs::path rel = cwd.lexically_relative(target);
     if (!ec && !rel.empty() && *rel.begin() != "..") {
-      return fail("--dump '" + dumpDir + "' is the current folder or holds it; a dump replaces its folder as a whole, "
-                  "so name a subfolder (e.g. --dump out)");
+      return makeError("--dump '" + dumpDir + "' is the current folder or holds it; a dump replaces its folder as a "
+                       "whole, so name a subfolder (e.g. --dump out)");
     }
   }
   if (fs::exists(target, ec) && !fs::is_directory(target, ec)) {
-    return fail("--dump '" + dumpDir + "' exists and is not a folder");
+    return makeError("--dump '" + dumpDir + "' exists and is not a folder");
   }
   if (fs::is_directory(target, ec)) {
-    if (auto s = checkReplaceableDump(target); !s) return fail(s.error().message);
+    if (auto s = checkReplaceableDump(target); !s) return s.error();
   }
+  return target;
+}
+
+int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
+  namespace fs = std::filesystem;
+  if (dumpDir.empty()) return fail("run needs --dump DIR");
+  auto targetOr = dumpTarget(dumpDir);
+  if (!targetOr) return fail(targetOr.error().message);
+  const fs::path target = *targetOr;
+  std::error_code ec;
   OutputPlan plan;
   plan.stageFile = true;
   plan.folder = dumpDir;
@@ -288,30 +326,7 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
                       {"file", file},
                       {"formula", info.formula}});
   }
-  auto clean = [](const std::vector<std::vector<std::string>>& rows) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& row : rows) {
-      nlohmann::json jr = nlohmann::json::array();
-      for (const auto& tok : row) jr.push_back(sanitizeUtf8(tok));
-      j.push_back(jr);
-    }
-    return j;
-  };
-  nlohmann::json fullyMasked = nlohmann::json::array();
-  for (int b = 0; b < t->batch; ++b)
-    for (int q = 0; q < t->tq; ++q)
-      if (t->isFullyMasked(b, q)) fullyMasked.push_back({b, q});
-  nlohmann::json nonFinite = nlohmann::json::array();
-  for (const NonFiniteStage& n : nonFiniteStages(*t)) {
-    nonFinite.push_back({{"stage", stageInfo(n.stage).name}, {"nan", n.nan}, {"inf", n.inf}, {"first_index", n.first}});
-  }
-  nlohmann::json doc = {{"mhascope_trace_version", 1},
-                        {"config", nlohmann::json::parse(usedConfigJson(mo, *r))},
-                        {"describe", r->describe},
-                        {"B", t->batch}, {"T_q", t->tq}, {"T_k", t->tk}, {"d_model", t->dModel},
-                        {"h", t->heads}, {"d_k", t->dk}, {"scale_factor", t->scaleFactor},
-                        {"query_tokens", clean(t->queryTokens)}, {"key_tokens", clean(t->keyTokens)},
-                        {"fully_masked_rows", fullyMasked}, {"non_finite", nonFinite}, {"stages", stages}};
+  const nlohmann::json doc = traceDocument(mo, *r, *t, std::move(stages));
   if (auto s = writeFileAtomic((tmp / "trace.json").string(), doc.dump(2) + "\n"); !s) {
     return abandon("--dump '" + dumpDir + "': " + s.error().message + "; the folder was left as it was");
   }
@@ -329,7 +344,7 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
     fs::remove_all(tmp, ec);  // now the earlier dump
   }
   if (auto s = saveWeightsIfAsked(mo, *r); !s) return fail(s.error().message);
-  std::printf("wrote %d stages + trace.json to %s (%s)\n", kStageCount, dumpDir.c_str(), r->describe.c_str());
+  std::printf("wrote %d stages + trace.json to %s (%s)\n", kStageCount, dumpDir.c_str(), describe(*r, *t).c_str());
   return 0;
 }
 
@@ -362,7 +377,7 @@ int cmdExportWeight(const ModelOptions& mo, const ExportArgs& a) {
   if (!r) return fail(r.error().message);
   auto t = computeTrace(*r);
   if (!t) return fail(t.error().message);
-  opt.subtitle = r->describe;
+  opt.subtitle = describe(*r, *t);
   auto sl = sliceWeight(*t, *id);
   if (!sl) return fail(sl.error().message);
   if (Status s = exportHeatmap(a.out, *sl, opt); !s) return fail(s.error().message);
@@ -402,7 +417,7 @@ int cmdExport(const ModelOptions& mo, const ExportArgs& a) {
   if (!r) return fail(r.error().message);
   auto t = computeTrace(*r);
   if (!t) return fail(t.error().message);
-  opt.subtitle = r->describe;
+  opt.subtitle = describe(*r, *t);
   Status s = Ok{};
   if (allHeads) {
     std::vector<Slice2D> slices;
@@ -462,7 +477,7 @@ int cmdBench(const ModelOptions& mo, int repeat) {
   }
   const double mf = median(tf), mg = median(tg);
   const double gemmFlops = 2.0 * static_cast<double>(M) * static_cast<double>(K) * static_cast<double>(N);
-  std::printf("config: %s (threads: %d)\n", r->describe.c_str(), Eigen::nbThreads());
+  std::printf("config: %s (threads: %d)\n", describe(*r, trace).c_str(), Eigen::nbThreads());
   std::printf("flops per forward: %.3f GFLOP (projections %.3f, attention %.3f)\n", f.total() / 1e9,
               f.projections / 1e9, f.attention / 1e9);
   std::printf("forward with full recording: median %.3f ms over %d runs -> %.1f GFLOP/s\n", mf * 1e3, repeat,

@@ -209,13 +209,10 @@ std::vector<std::pair<std::string, std::string>> inputFiles(const ModelOptions& 
   return v;
 }
 
-Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan) {
-  if (!o.saveWeightsFile.empty() && !hasExtension(o.saveWeightsFile, ".safetensors")) {
-    return makeError("--save-weights '" + o.saveWeightsFile +
-                     "': the file is written as safetensors, so its name must end in .safetensors");
-  }
-  if (auto s = checkOutputsAgainstInputs(o, plan); !s) return s.error();
-  if (!o.checkpointFile.empty()) return resolveCheckpointLayer(o);
+namespace {
+
+// Step 1: options that contradict each other or would be ignored, before anything is read.
+Status checkOptionConflicts(const ModelOptions& o) {
   if (o.layer) return makeError("--layer needs --checkpoint m.safetensors (a model trained by `mhascope train`)");
   if (o.text) {
     if (auto p = batchTextProblem(*o.text, "--text"); !p.empty()) return makeError(p);
@@ -223,8 +220,7 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan
   if (o.kvText) {
     if (auto p = batchTextProblem(*o.kvText, "--kv-text"); !p.empty()) return makeError(p);
   }
-  const bool raw = !o.queryFile.empty();
-  if (raw) {
+  if (!o.queryFile.empty()) {
     // Options that only shape text input would be ignored: say so instead.
     const struct {
       bool given;
@@ -242,11 +238,19 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan
     if (o.seed && !o.weightsFile.empty()) {
       return makeError("--seed is not used with --query and --weights: neither embeddings nor weights come from it");
     }
+  } else if (!o.keyFile.empty() || !o.valueFile.empty()) {
+    return makeError("--key/--value need --query as well (raw inputs replace the text)");
   }
   if (!o.weightsFile.empty() && (o.bias || o.noBias)) {
     return makeError(std::string(o.bias ? "--bias" : "--no-bias") + " cannot be used with --weights: the file "
                      "decides (in_proj_bias and out_proj.bias present or not)");
   }
+  return Ok{};
+}
+
+// Step 2: the preset with the options on top. A preset's text-bound settings cannot follow raw
+// inputs, which have no text: refused rather than silently dropped.
+Result<ModelConfig> configFromOptions(const ModelOptions& o) {
   auto preset = loadPreset(o.preset);
   if (!preset) return preset.error();
   ModelConfig cfg = *preset;
@@ -267,72 +271,63 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan
   if (o.mask) cfg.mask = *maskFromName(*o.mask);
   if (o.scale) cfg.scale = *scaleFromName(*o.scale);
   if (o.memoryBudgetMib) cfg.memoryBudgetBytes = *o.memoryBudgetMib << 20;
-  if (raw && !cfg.scoreOverride.empty()) {
+  if (!o.queryFile.empty() && !cfg.scoreOverride.empty()) {
     return makeError("preset '" + o.preset + "' sets scores by hand (score_override), which needs its text's "
                      "tokens; it cannot be used with --query");
   }
-  // The one estimate: everything this command holds at once.
-  MemoryUse use;
-  use.weightsFile = !o.weightsFile.empty() || !o.saveWeightsFile.empty();
-  use.stageFile = plan.stageFile;
-  if (plan.picture) use.exportSlices = plan.allHeads ? std::max(cfg.heads, 1) : 1;
-  const std::uint64_t budget = cfg.memoryBudgetBytes;
-
-  ResolvedModel r;
-  if (raw) {
-    // Raw inputs replace the text: d_model and the shapes come from the files.
-    if (o.keyFile.empty() != o.valueFile.empty()) {
-      return makeError("give both --key and --value, or neither (then key = value = query: self-attention)");
-    }
-    auto q = loadInput(o.queryFile, "--query", budget);
-    if (!q) return q.error();
-    const auto d = q->dim(2);
-    if (o.dModel && *o.dModel != d) {
-      return makeError("--d-model " + std::to_string(*o.dModel) + " contradicts --query '" + o.queryFile +
-                       "' whose last axis is d_model = " + std::to_string(d));
-    }
-    if (d > INT_MAX) return makeError("--query '" + o.queryFile + "': d_model = " + std::to_string(d) + " is too large");
-    cfg.dModel = static_cast<int>(d);
-    Model& m = r.model;
-    m.inputs.query = std::move(*q);
-    if (!o.keyFile.empty()) {
-      auto k = loadInput(o.keyFile, "--key", budget);
-      if (!k) return k.error();
-      auto v = loadInput(o.valueFile, "--value", budget);
-      if (!v) return v.error();
-      m.inputs.key = std::move(*k);
-      m.inputs.value = std::move(*v);
-      m.inputs.selfAttention = false;
-      cfg.crossAttention = true;
-    } else {
-      cfg.crossAttention = false;
-    }
-    const auto B = m.inputs.query.dim(0), Tq = m.inputs.query.dim(1);
-    const auto Tk = cfg.crossAttention ? m.inputs.key.dim(1) : Tq;
-    // Before the weights and the key/value copies are allocated.
-    if (auto s = validateSizes(B, Tq, Tk, d, cfg.heads, budget, use); !s) return s.error();
-    if (!cfg.crossAttention) {
-      m.inputs.key = m.inputs.query;
-      m.inputs.value = m.inputs.query;
-      m.inputs.selfAttention = true;
-    }
-    m.inputs.queryTokens = indexTokens(B, Tq);
-    m.inputs.keyTokens = indexTokens(m.inputs.key.dim(0), Tk);
-    if (o.weightsFile.empty()) m.weights = initWeights(cfg.dModel, cfg.bias, cfg.seed);
-    m.options.heads = cfg.heads;
-    m.options.scale = cfg.scale;
-    m.options.causal = cfg.mask == MaskKind::Causal;
-    m.options.memoryBudgetBytes = budget;
-    cfg.text = "(from " + o.queryFile + ")";
-  } else {
-    if (!o.keyFile.empty() || !o.valueFile.empty()) {
-      return makeError("--key/--value need --query as well (raw inputs replace the text)");
-    }
-    auto m = buildModel(cfg, use);
-    if (!m) return m.error();
-    r.model = std::move(*m);
+  if (!o.queryFile.empty() && cfg.padLastKeys > 0) {
+    return makeError("preset '" + o.preset + "' pads the last " + std::to_string(cfg.padLastKeys) +
+                     " keys (pad_last_keys), like --pad-last, which cannot be used with --query; give "
+                     "--key-padding-mask FILE.npy instead");
   }
-  Model& m = r.model;
+  return cfg;
+}
+
+// Step 3, raw inputs: .npy files replace the text; d_model and the shapes come from them, the
+// rest of the model from the one core builder (modelFromInputs), like a text model's.
+Result<Model> rawModel(const ModelOptions& o, ModelConfig& cfg, const MemoryUse& use) {
+  if (o.keyFile.empty() != o.valueFile.empty()) {
+    return makeError("give both --key and --value, or neither (then key = value = query: self-attention)");
+  }
+  const std::uint64_t budget = cfg.memoryBudgetBytes;
+  auto q = loadInput(o.queryFile, "--query", budget);
+  if (!q) return q.error();
+  const auto d = q->dim(2);
+  if (o.dModel && *o.dModel != d) {
+    return makeError("--d-model " + std::to_string(*o.dModel) + " contradicts --query '" + o.queryFile +
+                     "' whose last axis is d_model = " + std::to_string(d));
+  }
+  if (d > INT_MAX) return makeError("--query '" + o.queryFile + "': d_model = " + std::to_string(d) + " is too large");
+  cfg.dModel = static_cast<int>(d);
+  AttentionInputs in;
+  in.query = std::move(*q);
+  cfg.crossAttention = !o.keyFile.empty();
+  if (cfg.crossAttention) {
+    auto k = loadInput(o.keyFile, "--key", budget);
+    if (!k) return k.error();
+    auto v = loadInput(o.valueFile, "--value", budget);
+    if (!v) return v.error();
+    in.key = std::move(*k);
+    in.value = std::move(*v);
+    in.selfAttention = false;
+  }
+  const auto B = in.query.dim(0), Tq = in.query.dim(1);
+  const auto Tk = cfg.crossAttention ? in.key.dim(1) : Tq;
+  // Before the weights and the key/value copies are allocated.
+  if (auto s = validateSizes(B, Tq, Tk, d, cfg.heads, budget, use); !s) return s.error();
+  if (!cfg.crossAttention) {
+    in.key = in.query;
+    in.value = in.query;
+    in.selfAttention = true;
+  }
+  in.queryTokens = indexTokens(B, Tq);
+  in.keyTokens = indexTokens(in.key.dim(0), Tk);
+  cfg.text = "(from " + o.queryFile + ")";
+  return modelFromInputs(cfg, std::move(in));
+}
+
+// Step 4: --key-padding-mask and --attn-mask files on top of the model's own masks.
+Status applyMaskFiles(const ModelOptions& o, Model& m, std::uint64_t budget) {
   const auto B = m.inputs.query.dim(0), Tq = m.inputs.query.dim(1), Tk = m.inputs.key.dim(1);
   if (!o.keyPaddingMaskFile.empty()) {
     auto pm = loadNpy(o.keyPaddingMaskFile, NpyValues::FiniteOnly, budget);
@@ -358,23 +353,53 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan
     }
     m.options.attnMask = std::move(*am);
   }
-  if (!o.weightsFile.empty()) {
-    auto sd = loadSafetensors(o.weightsFile, budget);  // its header is checked against its size first
-    if (!sd) return sd.error();
-    auto w = weightsFromStateDict(*sd, cfg.dModel);
-    if (!w) return makeError("--weights '" + o.weightsFile + "': " + w.error().message);
-    m.weights = std::move(*w);
-    cfg.bias = m.weights.hasBias;
+  return Ok{};
+}
+
+// Step 5: --weights replaces the seeded weights; the file decides the bias.
+Status applyWeightsFile(const ModelOptions& o, Model& m, ModelConfig& cfg, std::uint64_t budget) {
+  if (o.weightsFile.empty()) return Ok{};
+  auto sd = loadSafetensors(o.weightsFile, budget);  // its header is checked against its size first
+  if (!sd) return sd.error();
+  auto w = weightsFromStateDict(*sd, cfg.dModel);
+  if (!w) return makeError("--weights '" + o.weightsFile + "': " + w.error().message);
+  m.weights = std::move(*w);
+  cfg.bias = m.weights.hasBias;
+  return Ok{};
+}
+
+}  // namespace
+
+Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan) {
+  if (!o.saveWeightsFile.empty() && !hasExtension(o.saveWeightsFile, ".safetensors")) {
+    return makeError("--save-weights '" + o.saveWeightsFile +
+                     "': the file is written as safetensors, so its name must end in .safetensors");
   }
-  r.config = cfg;
-  const int h = m.options.heads;
-  r.describe = "B=" + std::to_string(B) + " T_q=" + std::to_string(Tq) + " T_k=" + std::to_string(Tk) +
-               " d_model=" + std::to_string(cfg.dModel) + " h=" + std::to_string(h) +
-               " d_k=" + std::to_string(h > 0 ? cfg.dModel / h : 0) + " mask=" + maskName(cfg.mask) +
-               (m.options.keyPaddingMask ? "+padding" : "") + (m.options.attnMask ? "+attn_mask" : "") +
-               " scale=" + scaleName(cfg.scale) + (m.weights.hasBias ? " bias" : " no-bias") +
-               (m.inputs.selfAttention ? " self-attention" : " cross-attention");
+  if (auto s = checkOutputsAgainstInputs(o, plan); !s) return s.error();
+  if (!o.checkpointFile.empty()) return resolveCheckpointLayer(o);
+  if (auto s = checkOptionConflicts(o); !s) return s.error();
+  auto cfg = configFromOptions(o);
+  if (!cfg) return cfg.error();
+  // The one estimate: everything this command holds at once.
+  MemoryUse use;
+  use.weightsFile = !o.weightsFile.empty() || !o.saveWeightsFile.empty();
+  use.stageFile = plan.stageFile;
+  if (plan.picture) use.exportSlices = plan.allHeads ? std::max(cfg->heads, 1) : 1;
+
+  const bool raw = !o.queryFile.empty();
+  auto m = raw ? rawModel(o, *cfg, use) : buildModel(*cfg, use);
+  if (!m) return m.error();
+  ResolvedModel r;
+  r.model = std::move(*m);
+  if (auto s = applyMaskFiles(o, r.model, cfg->memoryBudgetBytes); !s) return s.error();
+  if (auto s = applyWeightsFile(o, r.model, *cfg, cfg->memoryBudgetBytes); !s) return s.error();
+  r.config = std::move(*cfg);
+  r.seedUsed = !(raw && !o.weightsFile.empty());
   return r;
+}
+
+std::string describe(const ResolvedModel& r, const Trace& t) {
+  return configSummary(t, r.config, r.seedUsed) + r.describeNote;
 }
 
 Status saveWeightsIfAsked(const ModelOptions& o, const ResolvedModel& r) {

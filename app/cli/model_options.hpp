@@ -50,8 +50,12 @@ struct OutputPlan {
 struct ResolvedModel {
   ModelConfig config;
   Model model;
-  std::string describe;  // one line: "B=1 T_q=4 T_k=4 d_model=8 h=2 d_k=4 mask=none scale=sqrt-dk"
+  bool seedUsed = true;     // false: neither embeddings nor weights came from config.seed
+  std::string describeNote;  // appended to the summary, e.g. "; trained layer 1 of 2 (…)"
 };
+// One line for info, bench, trace.json and the pictures' subtitle: configSummary() (the window's
+// subtitle too) plus describeNote.
+std::string describe(const ResolvedModel& r, const Trace& t);
 Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan = {});
 
 // Writes --save-weights (if given) from the weights used; call only when the command succeeded.

@@ -64,7 +64,7 @@ void legend(UiContext& ctx, const Slice2D& s) {
     ImGui::SameLine(0, 0.2f * em);
     ImGui::TextUnformatted(text);
   };
-  const bool tokenGrid = s.rowAxis == "T_q" && s.colAxis == "T_k";
+  const bool tokenGrid = s.rowKind == AxisKind::QueryTokens && s.colKind == AxisKind::KeyTokens;
   bool anyBlocked = false, anyFull = false;
   for (std::uint8_t b : t.blocked) anyBlocked = anyBlocked || b != 0;
   for (std::uint8_t f : t.fullyMasked) anyFull = anyFull || f != 0;
@@ -78,7 +78,7 @@ void legend(UiContext& ctx, const Slice2D& s) {
     ImGui::TextUnformatted(s.stage == StageId::Weights ? "blocked by the mask: weight exactly 0"
                                                        : "blocked by the mask: score −inf");
   }
-  if (anyFull && s.rowAxis == "T_q") swatch(kMaskFlagColor, "query with every key blocked (weights 0)", true);
+  if (anyFull && s.rowKind == AxisKind::QueryTokens) swatch(kMaskFlagColor, "query with every key blocked (weights 0)", true);
   if (any) ImGui::SameLine(0, em);
   ImGui::TextDisabled("wheel: zoom   drag: pan   double-click: fit");
 }

@@ -17,6 +17,7 @@
 
 #include "widgets/colors.hpp"
 #include "widgets/labels.hpp"
+#include "util/format.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -82,20 +83,6 @@ void addVerticalText(ImDrawList* dl, ImVec2 bottomLeft, ImU32 color, const std::
     const float dy = v.pos.y - bottomLeft.y;
     v.pos = ImVec2(bottomLeft.x + dy, bottomLeft.y - dx);
   }
-}
-
-std::string formatCell(float v, float cellW) {
-  char buf[32];
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v < 0 ? "−∞" : "+∞";
-  const float a = std::fabs(v);
-  const float em = ImGui::GetFontSize();
-  if (a >= 100.0f || (a > 0 && a < 0.005f && a != 0.0f && cellW > 4.5f * em)) {
-    std::snprintf(buf, sizeof buf, "%.2g", static_cast<double>(v));
-  } else {
-    std::snprintf(buf, sizeof buf, cellW > 3.2f * em ? "%.3f" : "%.2f", static_cast<double>(v));
-  }
-  return buf;
 }
 
 std::string formatTick(float v) {
@@ -322,7 +309,7 @@ HeatmapHover drawHeatmap(const char* id, const HeatmapSpec& spec, HeatmapZoom* z
       for (int c = c0; c < c1; ++c) {
         if (blockedAt(spec, r, colBegin + c)) continue;  // the cross says it
         const float v = s.at(r, colBegin + c);
-        const std::string txt = formatCell(v, L.cellW);
+        const std::string txt = formatCellValue(v);  // the exporter's rule (core/util/format.hpp)
         const ImVec2 ts = ImGui::CalcTextSize(txt.c_str());
         const ImVec2 a = cellMin(r, c);
         const ImU32 bg = [&] {

@@ -290,18 +290,6 @@ void attentionScores(ConstMatrixMap qh /*(T_q, d_k)*/, ConstMatrixMap kh /*(T_k,
   scores.noalias() = qh * kh.transpose();
 }
 
-// Hand-set scores replace the computed ones (NaN = keep): the lesson where a person, not
-// training, decides what a head looks for.
-void overrideScores(const Tensor& o /*(h,T_q,T_k) or (B,h,T_q,T_k)*/, std::int64_t b, int head, float* scores,
-                    std::int64_t Tq, std::int64_t Tk, std::int64_t q0, std::int64_t nq) {
-  const std::int64_t heads = o.rank() == 3 ? o.dim(0) : o.dim(1);
-  const std::int64_t item = o.rank() == 3 ? 0 : b;
-  const float* src = o.ptr() + (item * heads + head) * Tq * Tk;
-  for (std::int64_t i = q0 * Tk; i < (q0 + nq) * Tk; ++i) {
-    if (!std::isnan(src[i])) scores[i] = src[i];
-  }
-}
-
 // One row: S' = S * factor, factor = 1/sqrt(d_k) by default.
 void scaleRow(const float* s, float factor, float* out, std::int64_t n) {
   Eigen::Map<Eigen::ArrayXf>(out, n) = Eigen::Map<const Eigen::ArrayXf>(s, n) * factor;
@@ -394,38 +382,6 @@ void mergeHeads(const Tensor& headOut /*(B, h, T_q, d_k)*/, Tensor& concat /*(B,
     MatrixMap c(concat.ptr() + b * T * h * dk, T, h * dk);
     for (std::int64_t i = 0; i < h; ++i) {
       c.middleCols(i * dk, dk) = ConstMatrixMap(headOut.ptr() + (b * h + i) * T * dk, T, dk);
-    }
-  }
-}
-
-float scaleFactorFor(ScaleKind kind, std::int64_t dModel, int heads) {
-  switch (kind) {
-    case ScaleKind::SqrtDk: return 1.0f / std::sqrt(static_cast<float>(dModel / heads));
-    case ScaleKind::SqrtDModel: return 1.0f / std::sqrt(static_cast<float>(dModel));
-    case ScaleKind::None: return 1.0f;
-  }
-  return 1.0f;
-}
-
-// blocked[b, q, k] from the causal rule, the key padding mask and the boolean attention mask.
-// rowAny[b, q]: 1 when some key is blocked for that query, 2 when every key is.
-void buildBlocked(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, std::int64_t Tk,
-                  std::vector<std::uint8_t>& blocked, std::vector<std::uint8_t>& rowAny) {
-  blocked.assign(static_cast<std::size_t>(B * Tq * Tk), 0);
-  rowAny.assign(static_cast<std::size_t>(B * Tq), 0);
-  if (!opt.causal && !opt.keyPaddingMask && !opt.attnMask) return;
-  for (std::int64_t b = 0; b < B; ++b) {
-    for (std::int64_t q = 0; q < Tq; ++q) {
-      std::uint8_t any = 0, all = 1;
-      for (std::int64_t k = 0; k < Tk; ++k) {
-        bool blk = opt.causal && k > q;
-        if (opt.keyPaddingMask && opt.keyPaddingMask->data[static_cast<std::size_t>(b * Tk + k)] != 0.0f) blk = true;
-        if (opt.attnMask && opt.attnMask->data[static_cast<std::size_t>(q * Tk + k)] != 0.0f) blk = true;
-        blocked[static_cast<std::size_t>((b * Tq + q) * Tk + k)] = blk;
-        any |= static_cast<std::uint8_t>(blk);
-        all &= static_cast<std::uint8_t>(blk);
-      }
-      rowAny[static_cast<std::size_t>(b * Tq + q)] = static_cast<std::uint8_t>(all ? 2 : any);
     }
   }
 }

@@ -108,6 +108,22 @@ Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionO
 // previous picture (the GUI) compute into a second Trace and swap.
 Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt, Trace& trace);
 
+// The rules forward() applies to the scores, shared with the lessons' per-head loop
+// (core/attention/score_rules.cpp) so that there is one copy of each.
+// S' = S * factor: 1/sqrt(d_k) (the default), 1/sqrt(d_model) or 1.
+float scaleFactorFor(ScaleKind kind, std::int64_t dModel, int heads);
+// blocked[(b * T_q + q) * T_k + k] = 1 where key k is hidden from query q: the causal rule
+// (k > q), the key padding mask and the attention mask, both in PyTorch's bool polarity
+// (nonzero = blocked). rowAny[b * T_q + q]: 0 none blocked, 1 some, 2 every key blocked.
+void buildBlocked(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, std::int64_t Tk,
+                  std::vector<std::uint8_t>& blocked, std::vector<std::uint8_t>& rowAny);
+std::vector<std::uint8_t> blockedCells(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, std::int64_t Tk);
+// Hand-set scores replace the computed ones (NaN = keep) in query rows q0 .. q0 + nq - 1 of
+// head `head` of batch item b; `scores` is that head's (T_q, T_k) table. The lesson where a
+// person, not training, decides what a head looks for.
+void overrideScores(const Tensor& o /*(h,T_q,T_k) or (B,h,T_q,T_k)*/, std::int64_t b, int head, float* scores,
+                    std::int64_t Tq, std::int64_t Tk, std::int64_t q0, std::int64_t nq);
+
 // FLOPs of one forward (multiply-add = 2): projections and attention separately.
 struct FlopCount {
   double projections = 0;  // Q, K, V and output projections

@@ -4,16 +4,13 @@
 // [SECTION] names
 // [SECTION] embeddings
 // [SECTION] buildModel
-// [SECTION] presets (JSON)
+// (presets, the strict JSON: presets.cpp)
 #include "attention/model.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <limits>
-#include <nlohmann/json.hpp>
-#include <set>
 
 #include "io/file_io.hpp"
 #include "attention/random.hpp"
@@ -42,6 +39,41 @@ Result<ScaleKind> scaleFromName(std::string_view name) {
 
 ParamCount countParams(std::int64_t dModel) {
   return {4 * dModel * dModel, 4 * dModel * dModel + 4 * dModel};
+}
+
+Result<ParameterTable> parameterTable(std::int64_t dModel, std::int64_t heads) {
+  if (auto s = validateSizes(1, 1, 1, dModel, heads, std::numeric_limits<std::uint64_t>::max()); !s) return s.error();
+  ParameterTable p;
+  p.dModel = dModel;
+  p.heads = heads;
+  p.dk = dModel / heads;
+  p.oneHeadProjection = dModel * p.dk;
+  p.qkvFullPerHead = 3 * heads * dModel * dModel;
+  p.qkvReducedPerHead = 3 * heads * dModel * p.dk;
+  p.qkvReal = 3 * dModel * dModel;
+  p.wo = dModel * dModel;
+  p.biases = 4 * dModel;
+  const ParamCount c = countParams(dModel);
+  p.totalWithoutBias = c.withoutBias;
+  p.totalWithBias = c.withBias;
+  return p;
+}
+
+std::string configSummary(const Trace& t, const ModelConfig& cfg, bool seedUsed) {
+  std::string s = "B=" + std::to_string(t.batch) + "  T_q=" + std::to_string(t.tq);
+  if (!t.selfAttention || t.tk != t.tq) s += "  T_k=" + std::to_string(t.tk);
+  if (!t.selfAttention) s += "  cross-attention";
+  s += "  d_model=" + std::to_string(t.dModel) + "  h=" + std::to_string(t.heads) + "  d_k=" + std::to_string(t.dk);
+  s += std::string("  mask=") + (t.causal ? "causal" : "none");
+  if (cfg.padLastKeys > 0) {
+    s += "+pad" + std::to_string(cfg.padLastKeys);
+  } else if (t.keyPadding) {
+    s += "+padding";
+  }
+  if (t.attnMask) s += "+attn_mask";
+  s += std::string("  scale=") + scaleName(t.scale) + (t.hasBias ? "  bias" : "  no-bias");
+  if (seedUsed) s += "  seed=" + std::to_string(cfg.seed);
+  return s;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -215,29 +247,43 @@ Result<Model> buildModel(const ModelConfig& cfg, const MemoryUse& use) {
   Batch kv = cfg.crossAttention
                  ? makeBatch(batchShape(cfg.kvText, static_cast<int>(B), 0, "key/value").value(), 0)
                  : *q;
-  Model m;
-  m.inputs.selfAttention = !cfg.crossAttention;
-  m.inputs.query = embedBatch(*q, cfg);
-  m.inputs.query.axes = {"B", "T_q", "d_model"};
+  AttentionInputs inputs;
+  inputs.selfAttention = !cfg.crossAttention;
+  inputs.query = embedBatch(*q, cfg);
+  inputs.query.axes = {"B", "T_q", "d_model"};
   if (cfg.crossAttention) {
-    m.inputs.key = embedBatch(kv, cfg);
-    m.inputs.key.axes = {"B", "T_k", "d_model"};
+    inputs.key = embedBatch(kv, cfg);
+    inputs.key.axes = {"B", "T_k", "d_model"};
   } else {
-    m.inputs.key = m.inputs.query;
-    m.inputs.key.axes = {"B", "T_k", "d_model"};
+    inputs.key = inputs.query;
+    inputs.key.axes = {"B", "T_k", "d_model"};
   }
-  m.inputs.value = m.inputs.key;
-  m.inputs.queryTokens = q->tokens;
-  m.inputs.keyTokens = kv.tokens;
+  inputs.value = inputs.key;
+  inputs.queryTokens = q->tokens;
+  inputs.keyTokens = kv.tokens;
 
-  // Key padding: the <pad> tokens that even out the batch, plus the last n keys if asked.
+  // Key padding: the <pad> tokens that even out the batch (the last n keys are added by modelFromInputs).
   const std::int64_t Tk = kv.maxLen;
+  std::vector<std::uint8_t> padded(static_cast<std::size_t>(B * Tk), 0);
+  for (std::int64_t b = 0; b < B; ++b) {
+    for (std::int64_t k = 0; k < Tk; ++k) {
+      padded[static_cast<std::size_t>(b * Tk + k)] = kv.padded[static_cast<std::size_t>(b)][static_cast<std::size_t>(k)];
+    }
+  }
+  return modelFromInputs(cfg, std::move(inputs), padded);
+}
+
+Model modelFromInputs(const ModelConfig& cfg, AttentionInputs inputs, const std::vector<std::uint8_t>& paddedKeys) {
+  Model m;
+  m.inputs = std::move(inputs);
+  const std::int64_t B = m.inputs.key.dim(0), Tk = m.inputs.key.dim(1);
   Tensor pad({B, Tk}, {"B", "T_k"});
   bool anyPad = false;
   for (std::int64_t b = 0; b < B; ++b) {
     for (std::int64_t k = 0; k < Tk; ++k) {
-      const bool p = kv.padded[static_cast<std::size_t>(b)][static_cast<std::size_t>(k)] || k >= Tk - cfg.padLastKeys;
-      pad.data[static_cast<std::size_t>(b * Tk + k)] = p ? 1.0f : 0.0f;
+      const std::size_t i = static_cast<std::size_t>(b * Tk + k);
+      const bool p = (i < paddedKeys.size() && paddedKeys[i] != 0) || k >= Tk - cfg.padLastKeys;
+      pad.data[i] = p ? 1.0f : 0.0f;
       anyPad = anyPad || p;
     }
   }
@@ -259,306 +305,6 @@ int countAppliedScoreCells(const ModelConfig& cfg, const Model& model) {
   (void)scoreOverrideTensor(cfg.scoreOverride, model.inputs.queryTokens, model.inputs.keyTokens,
                             model.options.heads, &applied);
   return applied;
-}
-
-// ---------------------------------------------------------------------------------------------
-// [SECTION] presets (JSON)
-// ---------------------------------------------------------------------------------------------
-namespace {
-
-using nlohmann::json;
-
-struct JsonError {
-  std::string message;
-};
-
-// Parses with duplicate-key and depth checks (nlohmann would silently keep the last duplicate).
-Result<json> parseStrictJson(std::string_view text, const std::string& what) {
-  std::vector<std::set<std::string>> keyStack;
-  std::vector<std::string> pathStack;
-  constexpr std::size_t kMaxDepth = 32;
-  try {
-    json::parser_callback_t cb = [&](int depth, json::parse_event_t event, json& parsed) {
-      if (static_cast<std::size_t>(depth) > kMaxDepth) {
-        throw JsonError{what + ": JSON nested deeper than " + std::to_string(kMaxDepth) + " levels"};
-      }
-      switch (event) {
-        case json::parse_event_t::object_start: keyStack.emplace_back(); break;
-        case json::parse_event_t::object_end:
-          if (!keyStack.empty()) keyStack.pop_back();
-          break;
-        case json::parse_event_t::key: {
-          const auto key = parsed.get<std::string>();
-          if (!keyStack.empty() && !keyStack.back().insert(key).second) {
-            throw JsonError{what + ": duplicate key '" + key + "'"};
-          }
-          break;
-        }
-        default: break;
-      }
-      return true;
-    };
-    return json::parse(text.begin(), text.end(), cb, /*allow_exceptions=*/true);
-  } catch (const JsonError& e) {
-    return makeError(e.message);
-  } catch (const json::exception& e) {
-    return makeError(what + ": not valid JSON: " + e.what());
-  }
-}
-
-std::string typeName(const json& j) {
-  if (j.is_null()) return "null";
-  return j.type_name();
-}
-
-// "score_override": {"other": 0, "self": 10, "cells": [{"head": 0, "query": "it", "key": "mat",
-// "score": 20}, ...]}; query/key are a 0-based position or a token's text.
-Result<ScoreOverride> parseScoreOverride(const json& j, const std::string& what) {
-  const std::string base = what + ": /score_override";
-  if (!j.is_object()) return makeError(base + " must be an object, got " + typeName(j));
-  ScoreOverride so;
-  auto number = [&](const json& v, const std::string& path) -> Result<float> {
-    if (!v.is_number()) {
-      return makeError(what + ": " + path + " must be a number, got " + typeName(v) +
-                       (v.is_null() ? " (NaN/Inf are saved as null and are not allowed)" : ""));
-    }
-    const double x = v.get<double>();
-    if (!std::isfinite(x) || std::abs(x) > 1e6) {
-      return makeError(what + ": " + path + " = " + v.dump() + " is outside -1e6..1e6");
-    }
-    return static_cast<float>(x);
-  };
-  // An integer in 0 .. 2^20 - 1 (unsigned and signed JSON integers both checked without wrapping).
-  auto smallIndex = [](const json& v) {
-    if (v.is_number_unsigned()) return v.get<std::uint64_t>() < (1u << 20);
-    return v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() < (1 << 20);
-  };
-  for (const auto& [key, value] : j.items()) {
-    const std::string path = "/score_override/" + key;
-    if (key == "other" || key == "self") {
-      auto x = number(value, path);
-      if (!x) return x.error();
-      (key == "other" ? so.other : so.self) = *x;
-    } else if (key == "cells") {
-      if (!value.is_array()) return makeError(what + ": " + path + " must be an array, got " + typeName(value));
-      for (std::size_t i = 0; i < value.size(); ++i) {
-        const json& c = value[i];
-        const std::string cp = path + "/" + std::to_string(i);
-        if (!c.is_object()) return makeError(what + ": " + cp + " must be an object, got " + typeName(c));
-        for (const auto& [ck, cv] : c.items()) {
-          (void)cv;
-          if (ck != "head" && ck != "query" && ck != "key" && ck != "score") {
-            return makeError(what + ": unknown key at " + cp + "/" + ck + " (use head, query, key, score)");
-          }
-        }
-        for (const char* required : {"head", "query", "key", "score"}) {
-          if (!c.contains(required)) return makeError(what + ": missing key " + cp + "/" + required);
-        }
-        ScoreCell cell;
-        const json& head = c.at("head");
-        if (!smallIndex(head)) {
-          return makeError(what + ": " + cp + "/head must be an integer 0.." + std::to_string((1 << 20) - 1) +
-                           ", got " + head.dump());
-        }
-        cell.head = head.get<int>();
-        for (const char* side : {"query", "key"}) {
-          const json& v = c.at(side);
-          int& index = side[0] == 'q' ? cell.query : cell.key;
-          std::string& token = side[0] == 'q' ? cell.queryToken : cell.keyToken;
-          if (v.is_string() && !v.get<std::string>().empty()) {
-            token = sanitizeUtf8(v.get<std::string>());
-          } else if (smallIndex(v)) {
-            index = v.get<int>();
-          } else {
-            return makeError(what + ": " + cp + "/" + side +
-                             " must be a token position (integer >= 0) or a token's text, got " + v.dump());
-          }
-        }
-        auto score = number(c.at("score"), cp + "/score");
-        if (!score) return score.error();
-        cell.score = *score;
-        so.cells.push_back(std::move(cell));
-      }
-    } else {
-      return makeError(what + ": unknown key at " + path + " (use other, self, cells)");
-    }
-  }
-  return so;
-}
-
-json scoreOverrideToJson(const ScoreOverride& so) {
-  json j = json::object();
-  if (so.other) j["other"] = *so.other;
-  if (so.self) j["self"] = *so.self;
-  json cells = json::array();
-  for (const ScoreCell& c : so.cells) {
-    json cj = {{"head", c.head}, {"score", c.score}};
-    cj["query"] = c.queryToken.empty() ? json(c.query) : json(sanitizeUtf8(c.queryToken));
-    cj["key"] = c.keyToken.empty() ? json(c.key) : json(sanitizeUtf8(c.keyToken));
-    cells.push_back(std::move(cj));
-  }
-  j["cells"] = std::move(cells);
-  return j;
-}
-
-}  // namespace
-
-Result<ModelConfig> parsePresetJson(std::string_view text, const std::string& what) {
-  auto parsed = parseStrictJson(text, what);
-  if (!parsed) return parsed.error();
-  const json& j = *parsed;
-  if (!j.is_object()) return makeError(what + ": expected a JSON object at /, got " + typeName(j));
-  ModelConfig cfg;
-  static const std::set<std::string> kKnown = {
-      "version", "name",      "description",   "text",  "kv_text", "cross_attention", "tokens",
-      "d_model", "heads",     "batch",         "seed",  "bias",    "positions",       "mask",
-      "scale",   "pad_last_keys", "memory_budget_mib", "score_override"};
-  for (const auto& [key, value] : j.items()) {
-    if (!kKnown.count(key)) return makeError(what + ": unknown key at /" + key);
-  }
-  for (const char* required : {"version", "text", "d_model", "heads"}) {
-    if (!j.contains(required)) return makeError(what + ": missing key /" + std::string(required));
-  }
-  auto intAt = [&](const char* key, std::int64_t lo, std::int64_t hi, std::int64_t& out) -> Status {
-    if (!j.contains(key)) return Ok{};
-    const json& v = j.at(key);
-    if (!v.is_number_integer()) {
-      return makeError(what + ": /" + key + " must be an integer, got " + typeName(v) +
-                       (v.is_null() ? " (NaN/Inf are saved as null and are not allowed)" : ""));
-    }
-    const bool neg = v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0;
-    if (neg && lo >= 0) return makeError(what + ": /" + key + " must not be negative, got " + v.dump());
-    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) {
-      return makeError(what + ": /" + key + " = " + v.dump() + " is larger than " + std::to_string(hi));
-    }
-    const auto x = v.get<std::int64_t>();
-    if (x < lo || x > hi) {
-      return makeError(what + ": /" + key + " = " + std::to_string(x) + " is outside " + std::to_string(lo) + ".." +
-                       std::to_string(hi));
-    }
-    out = x;
-    return Ok{};
-  };
-  auto strAt = [&](const char* key, std::string& out) -> Status {
-    if (!j.contains(key)) return Ok{};
-    if (!j.at(key).is_string()) return makeError(what + ": /" + key + " must be a string, got " + typeName(j.at(key)));
-    out = j.at(key).get<std::string>();
-    return Ok{};
-  };
-  auto boolAt = [&](const char* key, bool& out) -> Status {
-    if (!j.contains(key)) return Ok{};
-    if (!j.at(key).is_boolean()) return makeError(what + ": /" + key + " must be true or false, got " + typeName(j.at(key)));
-    out = j.at(key).get<bool>();
-    return Ok{};
-  };
-  std::int64_t version = 0, tokens = cfg.tokens, dModel = cfg.dModel, heads = cfg.heads, batch = cfg.batch,
-               pad = cfg.padLastKeys, budgetMib = static_cast<std::int64_t>(cfg.memoryBudgetBytes >> 20);
-  std::int64_t seed = static_cast<std::int64_t>(cfg.seed);
-  std::string mask = maskName(cfg.mask), scale = scaleName(cfg.scale);
-  const std::int64_t kBig = 1 << 20;
-  for (Status s : {intAt("version", 1, 1000000, version), intAt("tokens", 0, kBig, tokens),
-                   intAt("d_model", 1, kBig, dModel), intAt("heads", 1, kBig, heads), intAt("batch", 0, kBig, batch),
-                   intAt("pad_last_keys", 0, kBig, pad), intAt("memory_budget_mib", 1, 1 << 30, budgetMib),
-                   intAt("seed", 0, INT64_MAX, seed), strAt("name", cfg.name), strAt("description", cfg.description),
-                   strAt("text", cfg.text), strAt("kv_text", cfg.kvText), strAt("mask", mask), strAt("scale", scale),
-                   boolAt("cross_attention", cfg.crossAttention), boolAt("bias", cfg.bias),
-                   boolAt("positions", cfg.positions)}) {
-    if (!s) return s.error();
-  }
-  if (j.contains("score_override")) {
-    auto so = parseScoreOverride(j.at("score_override"), what);
-    if (!so) return so.error();
-    cfg.scoreOverride = std::move(*so);
-  }
-  if (version > kPresetVersion) {
-    return makeError(what + ": /version is " + std::to_string(version) + " but this mhascope reads up to version " +
-                     std::to_string(kPresetVersion) + "; update mhascope");
-  }
-  auto m = maskFromName(mask);
-  if (!m) return makeError(what + ": /mask: " + m.error().message);
-  auto sc = scaleFromName(scale);
-  if (!sc) return makeError(what + ": /scale: " + sc.error().message);
-  cfg.mask = *m;
-  cfg.scale = *sc;
-  cfg.tokens = static_cast<int>(tokens);
-  cfg.dModel = static_cast<int>(dModel);
-  cfg.heads = static_cast<int>(heads);
-  cfg.batch = static_cast<int>(batch);
-  cfg.padLastKeys = static_cast<int>(pad);
-  cfg.seed = static_cast<std::uint64_t>(seed);
-  cfg.memoryBudgetBytes = static_cast<std::uint64_t>(budgetMib) << 20;
-  cfg.text = sanitizeUtf8(cfg.text);
-  cfg.kvText = sanitizeUtf8(cfg.kvText);
-  return cfg;
-}
-
-std::string presetToJson(const ModelConfig& cfg) {
-  json j = {{"version", kPresetVersion},
-            {"name", sanitizeUtf8(cfg.name)},
-            {"description", sanitizeUtf8(cfg.description)},
-            {"text", sanitizeUtf8(cfg.text)},
-            {"cross_attention", cfg.crossAttention},
-            {"kv_text", sanitizeUtf8(cfg.kvText)},
-            {"tokens", cfg.tokens},
-            {"d_model", cfg.dModel},
-            {"heads", cfg.heads},
-            {"batch", cfg.batch},
-            {"seed", cfg.seed},
-            {"bias", cfg.bias},
-            {"positions", cfg.positions},
-            {"mask", maskName(cfg.mask)},
-            {"pad_last_keys", cfg.padLastKeys},
-            {"scale", scaleName(cfg.scale)},
-            {"memory_budget_mib", cfg.memoryBudgetBytes >> 20}};
-  if (!cfg.scoreOverride.empty()) j["score_override"] = scoreOverrideToJson(cfg.scoreOverride);
-  return j.dump(2) + "\n";
-}
-
-// $MHASCOPE_ASSETS, else <prefix>/share/mhascope/assets next to an installed binary
-// (<prefix>/bin/mhascope, found through /proc/self/exe, so a package unpacked anywhere works),
-// else the source tree's assets/ (a binary run from the build tree).
-std::string assetsDir() {
-  if (const char* env = std::getenv("MHASCOPE_ASSETS"); env && *env) return env;
-  std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const std::filesystem::path installed = exe.parent_path().parent_path() / "share" / "mhascope" / "assets";
-    if (std::filesystem::is_directory(installed / "presets", ec)) return installed.string();
-  }
-  return MHASCOPE_ASSETS_DIR;
-}
-
-std::vector<std::string> presetNames() {
-  namespace fs = std::filesystem;
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(assetsDir()) / "presets", ec)) {
-    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
-  }
-  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
-    if ((a == "default") != (b == "default")) return a == "default";
-    return a < b;
-  });
-  return names;
-}
-
-Result<ModelConfig> loadPreset(const std::string& nameOrPath) {
-  namespace fs = std::filesystem;
-  std::string path = nameOrPath;
-  const bool looksLikePath = nameOrPath.find('/') != std::string::npos ||
-                             (nameOrPath.size() > 5 && nameOrPath.substr(nameOrPath.size() - 5) == ".json");
-  if (!looksLikePath) {
-    path = (fs::path(assetsDir()) / "presets" / (nameOrPath + ".json")).string();
-    std::error_code ec;
-    if (!fs::exists(path, ec)) {
-      std::string known;
-      for (const auto& n : presetNames()) known += (known.empty() ? "" : ", ") + n;
-      return makeError("unknown preset '" + nameOrPath + "'; available: " + known);
-    }
-  }
-  auto bytes = readFile(path, 1 << 20);
-  if (!bytes) return bytes.error();
-  return parsePresetJson(*bytes, "preset '" + path + "'");
 }
 
 }  // namespace mhascope

@@ -71,8 +71,23 @@ struct Model {
 Status validateConfig(const ModelConfig& cfg, const MemoryUse& use = {});
 // Tokenises, embeds (per-token deterministic vector + optional positions), initialises weights.
 Result<Model> buildModel(const ModelConfig& cfg, const MemoryUse& use = {});
+// The one place where a config's rules become engine options and weights, around inputs made
+// from its text (buildModel) or loaded from files (the CLI's --query): heads, scaling, the causal
+// mask, key padding (`paddedKeys` (B, T_k) nonzero, e.g. the <pad> tokens that even out a batch,
+// plus the last cfg.padLastKeys keys), the memory budget, seeded weights and the hand-set scores
+// (matched against inputs.queryTokens/keyTokens). The caller has validated the sizes.
+Model modelFromInputs(const ModelConfig& cfg, AttentionInputs inputs, const std::vector<std::uint8_t>& paddedKeys = {});
 // How many of cfg.scoreOverride.cells set at least one score cell of this model's sizes and tokens.
 int countAppliedScoreCells(const ModelConfig& cfg, const Model& model);
+
+// The configuration line under every picture, one wording for the window's export and the
+// CLI's: "B=1  T_q=6  d_model=8  h=2  d_k=4  mask=causal+pad2  scale=sqrt-dk  bias  seed=42".
+// Sizes, masks, scaling and bias come from the trace (what the pass used); the padding count and
+// the seed from `cfg`. T_k is named when it can differ from T_q (cross-attention); `+padding`
+// marks key padding other than the last-n rule (uneven batch items, a mask file), `+attn_mask` an
+// attention mask. `seedUsed` false (raw inputs with loaded weights, a trained checkpoint) leaves
+// the seed out.
+std::string configSummary(const Trace& t, const ModelConfig& cfg, bool seedUsed = true);
 
 // Token embedding: a deterministic vector per distinct token string (hash of its bytes and the
 // seed), ~N(0, 1) per feature, so the same word gets the same vector wherever it appears.
@@ -97,5 +112,20 @@ struct ParamCount {
   std::int64_t withBias = 0;     // + 4 * d_model
 };
 ParamCount countParams(std::int64_t dModel);
+
+// Where the parameters go (the Params lesson, `mhascope info`, the quiz): one table.
+struct ParameterTable {
+  std::int64_t dModel = 0, heads = 0, dk = 0;
+  std::int64_t oneHeadProjection = 0;  // W_Q[i]: d_model * d_k
+  std::int64_t qkvFullPerHead = 0;     // 3 * h * d_model^2: every head with full d_model outputs
+  std::int64_t qkvReducedPerHead = 0;  // 3 * h * d_model * d_k: each head projects to d_k
+  std::int64_t qkvReal = 0;            // 3 * d_model^2: one big matrix each for Q, K, V
+  std::int64_t wo = 0;                 // d_model^2
+  std::int64_t biases = 0;             // 4 * d_model (b_q, b_k, b_v, b_o)
+  std::int64_t totalWithoutBias = 0;   // 4 * d_model^2
+  std::int64_t totalWithBias = 0;      // 4 * d_model^2 + 4 * d_model
+};
+// Errors like validateSizes (d_model >= 1, 1 <= h <= d_model, d_model % h == 0).
+Result<ParameterTable> parameterTable(std::int64_t dModel, std::int64_t heads);
 
 }  // namespace mhascope

@@ -133,6 +133,8 @@ Result<Slice2D> sliceWeight(const Trace& trace, WeightId id) {
   s.data = w.ptr();
   s.rowAxis = w.axes.size() == 2 ? w.axes[0] : "rows";
   s.colAxis = w.axes.size() == 2 ? w.axes[1] : "columns";
+  s.rowKind = axisKind(s.rowAxis);
+  s.colKind = axisKind(s.colAxis);
   for (int r = 0; r < s.rows; ++r) s.rowLabels.push_back(s.rows == 1 ? std::string(weightSymbol(id)) : std::to_string(r));
   for (int c = 0; c < s.cols; ++c) s.colLabels.push_back(std::to_string(c));
   return s;

@@ -220,15 +220,17 @@ Result<Slice2D> sliceStage(const Trace& trace, StageId stage, int batchIndex, in
     offset = static_cast<std::size_t>(batchIndex) * s.rows * s.cols;
   }
   s.data = t.ptr() + offset;
+  s.rowKind = axisKind(s.rowAxis);
+  s.colKind = axisKind(s.colAxis);
   const auto b = static_cast<std::size_t>(batchIndex);
-  auto labelsFor = [&](const std::string& axis, int n) {
-    if (axis == "T_q") return trace.queryTokens.at(b);
-    if (axis == "T_k") return trace.keyTokens.at(b);
+  auto labelsFor = [&](AxisKind axis, int n) {
+    if (axis == AxisKind::QueryTokens) return trace.queryTokens.at(b);
+    if (axis == AxisKind::KeyTokens) return trace.keyTokens.at(b);
     return indexLabels(n);
   };
-  s.rowLabels = labelsFor(s.rowAxis, s.rows);
-  s.colLabels = labelsFor(s.colAxis, s.cols);
-  if (s.rowAxis == "T_q" && !trace.fullyMasked.empty()) {
+  s.rowLabels = labelsFor(s.rowKind, s.rows);
+  s.colLabels = labelsFor(s.colKind, s.cols);
+  if (s.rowKind == AxisKind::QueryTokens && !trace.fullyMasked.empty()) {
     const auto* first = trace.fullyMasked.data() + b * static_cast<std::size_t>(trace.tq);
     s.flaggedRows.assign(first, first + trace.tq);
   }

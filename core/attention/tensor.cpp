@@ -21,4 +21,14 @@ std::string axesToString(const std::vector<std::string>& axes) {
   return s + ")";
 }
 
+AxisKind axisKind(std::string_view name) {
+  if (name == "B") return AxisKind::Batch;
+  if (name == "h") return AxisKind::Heads;
+  if (name == "T_q") return AxisKind::QueryTokens;
+  if (name == "T_k") return AxisKind::KeyTokens;
+  if (name == "d_model") return AxisKind::DModel;
+  if (name == "d_k") return AxisKind::HeadDim;
+  return AxisKind::Other;
+}
+
 }  // namespace mhascope

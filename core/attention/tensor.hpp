@@ -6,6 +6,7 @@
 #include <Eigen/Core>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mhascope {
@@ -52,5 +53,19 @@ struct Tensor {
 std::string shapeToString(const Shape& shape);
 // "(B, h, T_q, T_k)"
 std::string axesToString(const std::vector<std::string>& axes);
+
+// What an axis holds. The names ("T_q") are for people and files; code that decides something
+// from an axis (token labels, which rows a mask can empty, where heads own columns) asks for its
+// kind, decided here in one place — the way polyscope's DataType picks a colormap once.
+enum class AxisKind {
+  Batch,        // "B"
+  Heads,        // "h"
+  QueryTokens,  // "T_q"
+  KeyTokens,    // "T_k"
+  DModel,       // "d_model": the features of a token (inputs, projections, merged heads, output)
+  HeadDim,      // "d_k": the features of one head
+  Other,        // anything else (a learned matrix's "d_model_in", "rows", …)
+};
+AxisKind axisKind(std::string_view name);
 
 }  // namespace mhascope

@@ -1,6 +1,8 @@
 // UTF-8 validation, whitespace tokenisation and display labels for tokens.
 #include "attention/tokenizer.hpp"
 
+#include "util/utf8.hpp"
+
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -9,40 +11,6 @@ namespace mhascope {
 namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-
-// Decodes one code point at s[i]; returns its byte length, or 0 if the sequence is invalid.
-std::size_t decodeOne(std::string_view s, std::size_t i, char32_t& cp) {
-  const auto c0 = static_cast<unsigned char>(s[i]);
-  if (c0 < 0x80) {
-    cp = c0;
-    return 1;
-  }
-  std::size_t len = 0;
-  char32_t min = 0;
-  if ((c0 & 0xE0) == 0xC0) {
-    len = 2;
-    cp = c0 & 0x1Fu;
-    min = 0x80;
-  } else if ((c0 & 0xF0) == 0xE0) {
-    len = 3;
-    cp = c0 & 0x0Fu;
-    min = 0x800;
-  } else if ((c0 & 0xF8) == 0xF0) {
-    len = 4;
-    cp = c0 & 0x07u;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (std::size_t k = 1; k < len; ++k) {
-    const auto c = static_cast<unsigned char>(s[i + k]);
-    if ((c & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (c & 0x3Fu);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;  // overlong, too big, surrogate
-  return len;
-}
 
 bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
@@ -58,7 +26,7 @@ std::string sanitizeUtf8(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {
     char32_t cp = 0;
-    const std::size_t len = decodeOne(text, i, cp);
+    const std::size_t len = decodeUtf8(text, i, cp);
     if (len == 0) {
       out += kReplacement;
       ++i;  // skip one byte and resynchronise
@@ -139,16 +107,14 @@ std::string displayToken(std::string_view token) {
   std::size_t i = 0;
   while (i < token.size()) {
     char32_t cp = 0;
-    std::size_t len = decodeOne(token, i, cp);
+    std::size_t len = decodeUtf8(token, i, cp);
     if (len == 0) {
       out += kReplacement;
       ++i;
       continue;
     }
     if (cp > 0xFFFF || cp < 0x20 || cp == 0x7F) {
-      char buf[16];
-      std::snprintf(buf, sizeof buf, "U+%04X", static_cast<unsigned>(cp));
-      out += buf;
+      out += codePointName(cp);
     } else {
       out.append(token.substr(i, len));
     }

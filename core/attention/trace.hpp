@@ -120,7 +120,8 @@ struct Slice2D {
   int head = -1;  // -1 for stages without a head axis
   int rows = 0, cols = 0;
   const float* data = nullptr;  // points into the trace; valid while the trace is unchanged
-  std::string rowAxis, colAxis;  // "T_q", "T_k", "d_k", "d_model"
+  std::string rowAxis, colAxis;  // "T_q", "T_k", "d_k", "d_model": what labels and titles say
+  AxisKind rowKind = AxisKind::Other, colKind = AxisKind::Other;  // axisKind(rowAxis/colAxis): what code asks
   std::vector<std::string> rowLabels, colLabels;
   // (rows) 1 = a query row whose every key is blocked (weights 0, output 0): pictures flag it.
   // Empty unless the rows are T_q.

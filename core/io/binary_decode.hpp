@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace mhascope::detail {
 
@@ -47,6 +49,19 @@ inline bool narrowToFloat(double v, float& out) {
   }
   out = static_cast<float>(v);
   return true;
+}
+
+// The writers' side: float32 values appended as little-endian bytes (what .npy '<f4' and
+// safetensors F32 store) whatever the host's byte order.
+inline void appendFloat32LE(std::string& out, const std::vector<float>& values) {
+  if constexpr (std::endian::native == std::endian::big) {
+    for (const float v : values) {
+      const auto bits = std::bit_cast<std::uint32_t>(v);
+      for (int k = 0; k < 4; ++k) out += static_cast<char>((bits >> (8 * k)) & 0xffu);
+    }
+  } else {
+    out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+  }
 }
 
 }  // namespace mhascope::detail

@@ -11,6 +11,11 @@
 // [SECTION] Validation: the reference validate() rules
 // [SECTION] Data conversion and the NaN/Inf guard
 // [SECTION] Public API: parse, load, encode, save
+//
+// Why one file of ~730 lines (STYLE: ~500): the SAX handler, the reference's validate() rules and
+// the conversion are one chain over the same header and bytes, written to match the safetensors
+// reference rule by rule; none of their types has a user outside this reader/writer. The shared
+// parts (byte decoding, UTF-8, messages, element counts) are in io/binary_decode.hpp and util/.
 
 #include "io/safetensors.hpp"
 
@@ -34,6 +39,8 @@
 #include <nlohmann/json.hpp>
 
 #include "io/file_io.hpp"
+#include "util/format.hpp"
+#include "util/utf8.hpp"
 
 namespace mhascope {
 namespace {
@@ -53,8 +60,6 @@ constexpr std::size_t kMaxNesting = 128;                // serde_json's recursio
 constexpr std::size_t kAlign = 8;                       // the reference pads its header to 8
 constexpr std::string_view kMetadataKey = "__metadata__";
 constexpr bool kHostBigEndian = std::endian::native == std::endian::big;
-
-Error fail(const std::string& what, const std::string& detail) { return makeError(what + ": " + detail); }
 
 // A name from the file inside a message: quoted, control bytes escaped, long names cut at a
 // character boundary (names are valid UTF-8 by the time they get here).
@@ -77,12 +82,6 @@ std::string quoteName(std::string_view s) {
   return out + "'";
 }
 
-std::string formatDouble(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
-
 template <class Int>
 std::string listText(const std::vector<Int>& values) {
   std::string s = "[";
@@ -91,40 +90,6 @@ std::string listText(const std::vector<Int>& values) {
     s += std::to_string(values[i]);
   }
   return s + "]";
-}
-
-// Offset of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlong forms,
-// no surrogates, nothing above U+10FFFF), or npos — the same rule as Rust's str::from_utf8.
-std::size_t firstInvalidUtf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    std::uint32_t cp = 0;
-    std::uint32_t minimum = 0;
-    if ((c & 0xE0u) == 0xC0u) {
-      len = 2, cp = c & 0x1Fu, minimum = 0x80;
-    } else if ((c & 0xF0u) == 0xE0u) {
-      len = 3, cp = c & 0x0Fu, minimum = 0x800;
-    } else if ((c & 0xF8u) == 0xF0u) {
-      len = 4, cp = c & 0x07u, minimum = 0x10000;
-    } else {
-      return i;
-    }
-    if (len > s.size() - i) return i;
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto b = static_cast<unsigned char>(s[i + k]);
-      if ((b & 0xC0u) != 0x80u) return i;
-      cp = (cp << 6) | (b & 0x3Fu);
-    }
-    if (cp < minimum || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
-    i += len;
-  }
-  return std::string_view::npos;
 }
 
 //-----------------------------------------------------------------------------------------------
@@ -410,21 +375,21 @@ std::string dtypeList(bool readableOnly) {
 
 // Per entry: known dtype, end >= begin, within the data, no overflow, bytes = numel * size.
 // Then, sorted by offset, the tensors must tile the data exactly: from 0, no gap, no overlap,
-// nothing left over.
+// nothing left over. (~85 lines: the reference's validate() rules one after another, in its order.)
 Status validateLayout(std::vector<Entry>& entries, std::uint64_t dataLen, const std::string& what) {
   constexpr auto kInt64Max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
   for (Entry& e : entries) {
     const std::string name = "tensor " + quoteName(e.name);
     e.info = findDtype(e.dtype);
     if (!e.info)
-      return fail(what,
+      return fileError(what,
                   name + " has unknown dtype " + quoteName(e.dtype) + " (known: " + dtypeList(false) + ")");
     e.begin = e.offsets[0];
     e.end = e.offsets[1];
     const std::string offsets = "data_offsets " + listText(e.offsets);
-    if (e.end < e.begin) return fail(what, name + " has " + offsets + " with end < begin");
+    if (e.end < e.begin) return fileError(what, name + " has " + offsets + " with end < begin");
     if (e.end > dataLen) {
-      return fail(what, name + " has " + offsets + " out of range: the data after the header is only " +
+      return fileError(what, name + " has " + offsets + " out of range: the data after the header is only " +
                             std::to_string(dataLen) + " bytes");
     }
     // Dims are checked to fit Tensor's int64 shape, and the product of the non-zero dims too, so
@@ -433,7 +398,7 @@ Status validateLayout(std::vector<Entry>& entries, std::uint64_t dataLen, const 
     bool hasZero = false;
     for (const std::uint64_t d : e.shape) {
       if (d > kInt64Max || (d != 0 && product > kInt64Max / d)) {
-        return fail(what, name + " shape " + listText(e.shape) +
+        return fileError(what, name + " shape " + listText(e.shape) +
                               " overflows: its element count does not fit in 64 bits");
       }
       if (d == 0) {
@@ -445,16 +410,16 @@ Status validateLayout(std::vector<Entry>& entries, std::uint64_t dataLen, const 
     const std::uint64_t numel = hasZero ? 0 : product;
     e.numel = static_cast<std::int64_t>(numel);
     if (numel > std::numeric_limits<std::uint64_t>::max() / e.info->bits) {
-      return fail(what, name + " shape " + listText(e.shape) + " of " + std::string(e.info->name) +
+      return fileError(what, name + " shape " + listText(e.shape) + " of " + std::string(e.info->name) +
                             " overflows: its size in bits does not fit in 64 bits");
     }
     const std::uint64_t bits = numel * e.info->bits;
     if (bits % 8 != 0) {
-      return fail(what, name + " shape " + listText(e.shape) + " of " + std::string(e.info->name) +
+      return fileError(what, name + " shape " + listText(e.shape) + " of " + std::string(e.info->name) +
                             " is not a whole number of bytes (" + std::to_string(bits) + " bits)");
     }
     if (e.end - e.begin != bits / 8) {
-      return fail(what, name + " has " + std::to_string(e.end - e.begin) + " bytes (" + offsets +
+      return fileError(what, name + " has " + std::to_string(e.end - e.begin) + " bytes (" + offsets +
                             ") but shape " + listText(e.shape) + " of " + std::string(e.info->name) +
                             " needs " + std::to_string(bits / 8) + " bytes");
     }
@@ -474,23 +439,23 @@ Status validateLayout(std::vector<Entry>& entries, std::uint64_t dataLen, const 
     const std::string name = "tensor " + quoteName(e->name);
     if (e->begin > covered) {
       if (!previous) {
-        return fail(what, "the first tensor by offset, " + name + ", starts at byte " +
+        return fileError(what, "the first tensor by offset, " + name + ", starts at byte " +
                               std::to_string(e->begin) + " instead of 0 (a gap of " + std::to_string(e->begin) +
                               " bytes)");
       }
-      return fail(what, "gap of " + std::to_string(e->begin - covered) + " bytes between tensor " +
+      return fileError(what, "gap of " + std::to_string(e->begin - covered) + " bytes between tensor " +
                             quoteName(previous->name) + " (data_offsets " + listText(previous->offsets) +
                             ") and " + name + " (data_offsets " + listText(e->offsets) + ")");
     }
     if (e->begin < covered) {
-      return fail(what, name + " (data_offsets " + listText(e->offsets) + ") overlaps tensor " +
+      return fileError(what, name + " (data_offsets " + listText(e->offsets) + ") overlaps tensor " +
                             quoteName(previous->name) + " (data_offsets " + listText(previous->offsets) + ")");
     }
     covered = e->end;
     previous = e;
   }
   if (covered != dataLen) {
-    return fail(what, "trailing bytes: the tensors cover " + std::to_string(covered) +
+    return fileError(what, "trailing bytes: the tensors cover " + std::to_string(covered) +
                           " bytes but the data after the header is " + std::to_string(dataLen) + " bytes (" +
                           std::to_string(dataLen - covered) + " bytes extra)");
   }
@@ -548,21 +513,13 @@ std::string encodeProblem(const TensorMap& tensors, const std::map<std::string, 
   for (const auto& [name, t] : tensors) {
     if (firstInvalidUtf8(name) != std::string_view::npos) return "tensor name is not valid UTF-8";
     if (name == kMetadataKey) return "a tensor may not be named '__metadata__'";
-    std::int64_t product = 1;
-    bool hasZero = false;
     for (const std::int64_t d : t.shape) {
-      if (d < 0)
-        return "tensor " + quoteName(name) + " shape " + listText(t.shape) + " has a negative dimension";
-      if (d == 0) {
-        hasZero = true;
-        continue;
-      }
-      if (product > std::numeric_limits<std::int64_t>::max() / 4 / d) {
-        return "tensor " + quoteName(name) + " shape " + listText(t.shape) + " overflows";
-      }
-      product *= d;
+      if (d < 0) return "tensor " + quoteName(name) + " shape " + listText(t.shape) + " has a negative dimension";
     }
-    const std::int64_t numel = hasZero ? 0 : product;
+    // 4 bytes a float32: the byte count must fit as well.
+    const auto count = checkedElementCount(t.shape, std::numeric_limits<std::int64_t>::max() / 4);
+    if (!count) return "tensor " + quoteName(name) + " shape " + listText(t.shape) + " overflows";
+    const std::int64_t numel = *count;
     if (static_cast<std::uint64_t>(numel) != t.data.size()) {
       return "tensor " + quoteName(name) + " shape " + listText(t.shape) + " has " + std::to_string(numel) +
              " elements but the tensor holds " + std::to_string(t.data.size()) + " values";
@@ -595,28 +552,28 @@ struct ParsedHeader {
 // header declares is refused before its data is read.
 Result<ParsedHeader> checkHeader(std::string_view bytes, std::uint64_t totalSize, const std::string& what) {
   if (totalSize < kLengthBytes || bytes.size() < kLengthBytes) {
-    return fail(what, "file is only " + std::to_string(totalSize) +
+    return fileError(what, "file is only " + std::to_string(totalSize) +
                           " bytes, too short for the 8-byte header length of a .safetensors file");
   }
   const auto* raw = reinterpret_cast<const unsigned char*>(bytes.data());
   const auto headerLen = loadUnsigned<std::uint64_t>(raw, false);
   if (headerLen > kMaxHeaderBytes) {
-    return fail(what, "header length " + std::to_string(headerLen) + " is larger than the limit of " +
+    return fileError(what, "header length " + std::to_string(headerLen) + " is larger than the limit of " +
                           std::to_string(kMaxHeaderBytes) + " bytes");
   }
   const std::uint64_t afterLength = totalSize - kLengthBytes;
   if (headerLen > afterLength) {
-    return fail(what, "header length " + std::to_string(headerLen) + " is larger than the file (" +
+    return fileError(what, "header length " + std::to_string(headerLen) + " is larger than the file (" +
                           std::to_string(afterLength) +
                           " bytes after the 8-byte length); the file is truncated "
                           "or not a .safetensors file");
   }
-  if (bytes.size() < kLengthBytes + headerLen) return fail(what, "the header could not be read whole");
+  if (bytes.size() < kLengthBytes + headerLen) return fileError(what, "the header could not be read whole");
   const std::string_view header = bytes.substr(kLengthBytes, static_cast<std::size_t>(headerLen));
   if (const std::size_t bad = firstInvalidUtf8(header); bad != std::string_view::npos) {
     char byte[8];
     std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(header[bad]));
-    return fail(what, std::string("the header is not valid UTF-8 (byte ") + byte + " at header offset " +
+    return fileError(what, std::string("the header is not valid UTF-8 (byte ") + byte + " at header offset " +
                           std::to_string(bad) + ")");
   }
 
@@ -626,9 +583,9 @@ Result<ParsedHeader> checkHeader(std::string_view bytes, std::uint64_t totalSize
     try {
       parsed = nlohmann::json::sax_parse(header.begin(), header.end(), &reader);
     } catch (const nlohmann::json::exception& ex) {
-      return fail(what, std::string("the header is not valid JSON: ") + ex.what());
+      return fileError(what, std::string("the header is not valid JSON: ") + ex.what());
     }
-    if (!parsed) return fail(what, reader.error());
+    if (!parsed) return fileError(what, reader.error());
 
     const std::size_t dataStart = kLengthBytes + static_cast<std::size_t>(headerLen);
     const std::uint64_t dataLen = totalSize - dataStart;
@@ -640,7 +597,7 @@ Result<ParsedHeader> checkHeader(std::string_view bytes, std::uint64_t totalSize
     out.dataStart = dataStart;
     return out;
   } catch (const std::bad_alloc&) {
-    return fail(what, "not enough memory to read the header of the " + std::to_string(totalSize) + "-byte file");
+    return fileError(what, "not enough memory to read the header of the " + std::to_string(totalSize) + "-byte file");
   }
 }
 
@@ -657,7 +614,7 @@ Result<SafetensorsContents> parseSafetensorsWithMetadata(std::string_view bytes,
               [](const Entry& a, const Entry& b) { return a.name < b.name; });
     for (const Entry& e : parsed->entries) {
       if (!e.info->readable) {
-        return fail(what, "unsupported dtype " + std::string(e.info->name) + " for tensor " +
+        return fileError(what, "unsupported dtype " + std::string(e.info->name) + " for tensor " +
                               quoteName(e.name) + "; mhascope reads " + dtypeList(true) +
                               " (convert with tensor.float())");
       }
@@ -687,11 +644,11 @@ Result<SafetensorsContents> parseSafetensorsWithMetadata(std::string_view bytes,
       out.tensors.emplace(e.name, std::move(t));
     }
     if (!damageReport.empty()) {
-      return fail(what, "values mhascope cannot use, never silently zeroed" + damageReport);
+      return fileError(what, "values mhascope cannot use, never silently zeroed" + damageReport);
     }
     return out;
   } catch (const std::bad_alloc&) {
-    return fail(what, "not enough memory to read the " + std::to_string(bytes.size()) + "-byte file");
+    return fileError(what, "not enough memory to read the " + std::to_string(bytes.size()) + "-byte file");
   }
 }
 
@@ -713,7 +670,7 @@ Result<TensorMap> loadSafetensors(const std::string& path, std::uint64_t maxByte
     headerLen = loadUnsigned<std::uint64_t>(reinterpret_cast<const unsigned char*>(length->data()), false);
   }
   auto overBudget = [&] {
-    return fail(path, "the file is " + std::to_string(*size) + " bytes, more than the memory budget of " +
+    return fileError(path, "the file is " + std::to_string(*size) + " bytes, more than the memory budget of " +
                           std::to_string(maxBytes) + " bytes for it (raise it with --memory-budget MiB)");
   };
   if (headerLen <= kMaxHeaderBytes && headerLen <= *size && kLengthBytes + headerLen > maxBytes) return overBudget();
@@ -756,14 +713,7 @@ std::string encodeSafetensors(const TensorMap& tensors, const std::map<std::stri
   for (std::size_t k = 0; k < kLengthBytes; ++k) out += static_cast<char>((n >> (8 * k)) & 0xffu);
   out += text;
   for (const auto& [name, t] : tensors) {
-    if constexpr (kHostBigEndian) {
-      for (const float v : t.data) {
-        const auto bits = std::bit_cast<std::uint32_t>(v);
-        for (int k = 0; k < 4; ++k) out += static_cast<char>((bits >> (8 * k)) & 0xffu);
-      }
-    } else {
-      out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(float));
-    }
+    detail::appendFloat32LE(out, t.data);
   }
   return out;
 }

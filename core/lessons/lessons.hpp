@@ -1,16 +1,17 @@
 // Lessons: the numbers behind the ten teaching views (issue 4), computed from the live model and
-// trace — never hard-coded. One function per lesson; the GUI panels and `mhascope info` only show
-// what these return. Pure core: Eigen + std.
+// trace — never hard-coded. One function per lesson, one file per lesson in core/lessons/ (the
+// helpers they share in common.hpp/.cpp); the GUI panels and `mhascope info` only show what these
+// return. Pure core: Eigen + std. This header is the umbrella for all of them.
 //
-//   1 perHeadLoopVsVectorized  one big matrix = h small ones; what a skipped transpose does
-//   2 parameterTable           where the parameters go
-//   3 mixThenSplit             every input feature feeds output dimension j; the split picks its head
-//   4 setScoreCell             the score-cell editor (the "specialists" preset holds the hand-set cells)
-//   5 maskComparison           mask on / off, causal or key padding
-//   6 runPitfall               the pitfall lab: a wrong pipeline next to the right one, with checks
-//   7 costSweep                parameters, FLOPs and score memory as T, d_model or h moves
-//   9 cellBreakdown            one score cell taken apart, and its row's softmax
-//  10 makeQuiz                 questions with the live numbers
+//   1 perHeadLoopVsVectorized  split.cpp     one big matrix = h small ones; what a skipped transpose does
+//   2 parameterTable           attention/model.hpp: where the parameters go (shared with `info`)
+//   3 mixThenSplit             mix.cpp       every input feature feeds output dimension j; the split picks its head
+//   4 setScoreCell             roles.cpp     the score-cell editor (the "specialists" preset holds the hand-set cells)
+//   5 maskComparison           masks.cpp     mask on / off, causal or key padding
+//   6 runPitfall               pitfalls.cpp  the pitfall lab: a wrong pipeline next to the right one, with checks
+//   7 costSweep                cost.cpp      parameters, FLOPs and score memory as T, d_model or h moves
+//   9 cellBreakdown            cell.cpp      one score cell taken apart, and its row's softmax
+//  10 makeQuiz                 quiz.cpp      questions with the live numbers
 // (8, the token lines, draws the recorded weights directly.)
 #pragma once
 
@@ -68,19 +69,8 @@ Result<LoopVsVectorized> perHeadLoopVsVectorized(const Model& model);
 // 2. Where the parameters go
 // ---------------------------------------------------------------------------------------------
 
-struct ParameterTable {
-  std::int64_t dModel = 0, heads = 0, dk = 0;
-  std::int64_t oneHeadProjection = 0;  // W_Q[i]: d_model * d_k
-  std::int64_t qkvFullPerHead = 0;     // 3 * h * d_model^2: every head with full d_model outputs
-  std::int64_t qkvReducedPerHead = 0;  // 3 * h * d_model * d_k: each head projects to d_k
-  std::int64_t qkvReal = 0;            // 3 * d_model^2: one big matrix each for Q, K, V
-  std::int64_t wo = 0;                 // d_model^2
-  std::int64_t biases = 0;             // 4 * d_model (b_q, b_k, b_v, b_o)
-  std::int64_t totalWithoutBias = 0;   // 4 * d_model^2
-  std::int64_t totalWithBias = 0;      // 4 * d_model^2 + 4 * d_model
-};
-// Errors like validateSizes (d_model >= 1, 1 <= h <= d_model, d_model % h == 0).
-Result<ParameterTable> parameterTable(std::int64_t dModel, std::int64_t heads);
+// ParameterTable and parameterTable() live in attention/model.hpp (the CLI's `info` prints the
+// same table).
 
 // ---------------------------------------------------------------------------------------------
 // 3. Mix, then split

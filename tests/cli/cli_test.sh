@@ -3,21 +3,7 @@
 # fixtures, and every bad input gives a clear error, a non-zero exit and no partial file.
 set -uo pipefail
 BIN="$1"; FIX="$2"
-T="$(mktemp -d)"; trap 'rm -rf "$T"' EXIT
-fails=0
-ok()   { echo "ok   - $1"; }
-bad()  { echo "FAIL - $1"; fails=$((fails + 1)); }
-# expect_error NAME SUBSTRING CMD...: non-zero exit and SUBSTRING on stderr
-expect_error() {
-  local name="$1" want="$2"; shift 2
-  local err; err="$("$@" 2>&1 >/dev/null)"; local rc=$?
-  if [ $rc -ne 0 ] && grep -qF -- "$want" <<<"$err"; then ok "$name"; else bad "$name (rc=$rc, stderr: $err)"; fi
-}
-expect_ok() {
-  local name="$1"; shift
-  local out; out="$("$@" 2>&1)"; local rc=$?
-  if [ $rc -eq 0 ]; then ok "$name"; else bad "$name (rc=$rc: $out)"; fi
-}
+source "$(dirname "$0")/common.sh"
 
 # --- info ------------------------------------------------------------------------------------
 out="$("$BIN" info --preset paper)"
@@ -232,6 +218,19 @@ expect_error "dump over the --preset file's folder" "'p.json'" "$BIN" run --pres
 expect_error "--batch with --query" "--batch cannot be used with --query" "$BIN" info --query "$C/query.npy" --heads 4 --batch 3
 expect_error "--tokens with --query" "--tokens cannot be used with --query" "$BIN" info --query "$C/query.npy" --heads 4 --tokens 3
 expect_error "--text with --query" "--text cannot be used with --query" "$BIN" info --query "$C/query.npy" --heads 4 --text "a b"
+# A preset's text-bound settings are refused with raw inputs, never silently dropped: its
+# score_override and its pad_last_keys (the last-n key padding, like --pad-last).
+expect_error "preset score_override with --query" "sets scores by hand (score_override)" "$BIN" info --preset specialists --query "$C/query.npy" --heads 4
+printf '{"version": 1, "text": "a b c d e", "d_model": 16, "heads": 4, "pad_last_keys": 2}' > "$H/padp.json"
+expect_error "preset pad_last_keys with --query" "pads the last 2 keys (pad_last_keys)" "$BIN" info --preset "$H/padp.json" --query "$C/query.npy"
+expect_ok "the same preset pads its text" "$BIN" run --preset "$H/padp.json" --dump "$H/padtext"
+grep -q '"pad_last_keys": 2' "$H/padtext/trace.json" && grep -qF 'mask=none+pad2' "$H/padtext/trace.json" \
+  && ok "text run records its padding" || bad "text run padding: $(grep -m1 describe "$H/padtext/trace.json")"
+# One configuration line for the window's and the CLI's pictures (configSummary): trace.json's
+# describe is the exported subtitle.
+"$BIN" run --preset cat --mask causal --dump "$H/sum" >/dev/null
+grep -qF '"describe": "B=1  T_q=4  d_model=8  h=2  d_k=4  mask=causal  scale=sqrt-dk  bias  seed=1"' "$H/sum/trace.json" \
+  && ok "describe is the shared summary" || bad "describe: $(grep -m1 describe "$H/sum/trace.json")"
 expect_error "--seed with --query and --weights" "--seed is not used" "$BIN" info --query "$C/query.npy" --heads 4 --weights "$C/weights.safetensors" --seed 3
 expect_error "--bias with --weights" "--bias cannot be used with --weights" "$BIN" info --preset cat --weights "$H/w.safetensors" --bias
 expect_error "export --head on a stage without heads" "does not apply to stage 'q_proj'" "$BIN" export --preset cat --stage q_proj --head 99 --out "$H/x.png"

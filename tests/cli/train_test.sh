@@ -3,15 +3,7 @@
 # --init, Ctrl-C saving a loadable checkpoint, NaN keeping the last good one, bad settings.
 set -uo pipefail
 BIN="$1"; FIX="$2"
-T="$(mktemp -d)"; trap 'rm -rf "$T"' EXIT
-fails=0
-ok()   { echo "ok   - $1"; }
-bad()  { echo "FAIL - $1"; fails=$((fails + 1)); }
-expect_error() {
-  local name="$1" want="$2"; shift 2
-  local err; err="$("$@" 2>&1 >/dev/null)"; local rc=$?
-  if [ $rc -ne 0 ] && grep -qF -- "$want" <<<"$err"; then ok "$name"; else bad "$name (rc=$rc, stderr: $err)"; fi
-}
+source "$(dirname "$0")/common.sh"
 SMALL=(--task induction --layers 2 --heads 2 --d-model 16 --vocab 16 --seq 12 --period-min 3 --period-max 5 --batch 4)
 
 out="$("$BIN" train "${SMALL[@]}" --steps 20 --eval-every 10 --save "$T/m.safetensors" --log "$T/m.csv" 2>&1)"; rc=$?

@@ -1,6 +1,8 @@
 // ModelConfig → Model, and the strict preset JSON (BAD_INPUTS #8, #25).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "attention/model.hpp"
 
 namespace mhascope {
@@ -111,6 +113,63 @@ TEST(Model, BatchItemsArePaddedAndThePaddingIsMasked) {
   EXPECT_FALSE(cross->inputs.selfAttention);
   c.kvText = "  ";
   EXPECT_FALSE(buildModel(c).ok());
+}
+
+// The one line under every picture, made from what the pass used (window and CLI alike).
+TEST(ModelSummary, ConfigSummaryNamesWhatThePassUsed) {
+  ModelConfig cfg = loadPreset("cat").value();
+  cfg.mask = MaskKind::Causal;
+  Model m = buildModel(cfg).value();
+  Trace t;
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  EXPECT_EQ(configSummary(t, cfg), "B=1  T_q=4  d_model=8  h=2  d_k=4  mask=causal  scale=sqrt-dk  bias  seed=1");
+  EXPECT_EQ(configSummary(t, cfg, false), "B=1  T_q=4  d_model=8  h=2  d_k=4  mask=causal  scale=sqrt-dk  bias");
+  cfg.mask = MaskKind::None;
+  cfg.padLastKeys = 2;
+  cfg.bias = false;
+  cfg.crossAttention = true;
+  cfg.kvText = "x y z";
+  cfg.scale = ScaleKind::None;
+  m = buildModel(cfg).value();
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  EXPECT_EQ(configSummary(t, cfg),
+            "B=1  T_q=4  T_k=3  cross-attention  d_model=8  h=2  d_k=4  mask=none+pad2  scale=none  no-bias  seed=1");
+  cfg.padLastKeys = 0;
+  cfg.crossAttention = false;
+  cfg.text = "a b c|d";  // the shorter item is padded: key padding without the last-n rule
+  m = buildModel(cfg).value();
+  m.options.attnMask = Tensor({3, 3}, {"T_q", "T_k"});
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  EXPECT_EQ(configSummary(t, cfg),
+            "B=2  T_q=3  d_model=8  h=2  d_k=4  mask=none+padding+attn_mask  scale=none  no-bias  seed=1");
+}
+
+// modelFromInputs is the one builder: raw inputs get the same options, padding and hand-set
+// scores as text inputs.
+TEST(ModelSummary, ModelFromInputsAppliesTheConfigRules) {
+  ModelConfig cfg = loadPreset("specialists").value();
+  cfg.mask = MaskKind::Causal;
+  cfg.padLastKeys = 1;
+  const Model text = buildModel(cfg).value();
+  AttentionInputs raw = text.inputs;  // the same numbers, as if loaded from .npy files
+  const Model m = modelFromInputs(cfg, raw);
+  EXPECT_EQ(m.options.heads, cfg.heads);
+  EXPECT_TRUE(m.options.causal);
+  EXPECT_EQ(m.options.scale, cfg.scale);
+  ASSERT_TRUE(m.options.keyPaddingMask.has_value());
+  ASSERT_TRUE(text.options.keyPaddingMask.has_value());
+  EXPECT_EQ(m.options.keyPaddingMask->data, text.options.keyPaddingMask->data);
+  ASSERT_TRUE(m.options.scoresOverride.has_value());
+  ASSERT_TRUE(text.options.scoresOverride.has_value());
+  EXPECT_EQ(m.options.scoresOverride->shape, text.options.scoresOverride->shape);
+  for (std::size_t i = 0; i < m.options.scoresOverride->data.size(); ++i) {
+    const float a = m.options.scoresOverride->data[i], b = text.options.scoresOverride->data[i];
+    EXPECT_TRUE(a == b || (std::isnan(a) && std::isnan(b))) << i;
+  }
+  EXPECT_TRUE(m.weights.wq.isApprox(text.weights.wq, 0.0f));
+  const std::int64_t Tk = m.inputs.key.dim(1);
+  EXPECT_EQ(m.options.keyPaddingMask->data[static_cast<std::size_t>(Tk - 1)], 1.0f) << "the last key is padded";
+  EXPECT_EQ(m.options.keyPaddingMask->data[0], 0.0f);
 }
 
 }  // namespace

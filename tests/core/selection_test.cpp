@@ -121,5 +121,34 @@ TEST(LearnedMatrices, TheTraceRecordsTheWeightsThePassUsed) {
   EXPECT_EQ(nameSlice(*bo).fileStem, "b_o");
 }
 
+// The axis kind is decided once from the name; slices carry it for the code that decides by it.
+TEST(AxisKinds, NamesMapToKindsAndSlicesCarryThem) {
+  EXPECT_EQ(axisKind("B"), AxisKind::Batch);
+  EXPECT_EQ(axisKind("h"), AxisKind::Heads);
+  EXPECT_EQ(axisKind("T_q"), AxisKind::QueryTokens);
+  EXPECT_EQ(axisKind("T_k"), AxisKind::KeyTokens);
+  EXPECT_EQ(axisKind("d_model"), AxisKind::DModel);
+  EXPECT_EQ(axisKind("d_k"), AxisKind::HeadDim);
+  EXPECT_EQ(axisKind("d_model_in"), AxisKind::Other);
+  ModelConfig cfg;
+  cfg.mask = MaskKind::Causal;
+  const Trace t = traceOf(cfg);
+  const auto w = sliceStage(t, StageId::Weights, 0, 0);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->rowKind, AxisKind::QueryTokens);
+  EXPECT_EQ(w->colKind, AxisKind::KeyTokens);
+  EXPECT_EQ(w->rowLabels, t.queryTokens[0]) << "token rows are labelled by their tokens";
+  const auto q = sliceStage(t, StageId::QHeads, 0, 0);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->colKind, AxisKind::HeadDim);
+  EXPECT_EQ(q->colLabels.front(), "0");
+  const auto p = sliceStage(t, StageId::QProj, 0, 0);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->colKind, AxisKind::DModel);
+  const auto wq = sliceWeight(t, WeightId::Wq);
+  ASSERT_TRUE(wq.ok());
+  EXPECT_EQ(wq->rowKind, AxisKind::Other);
+}
+
 }  // namespace
 }  // namespace mhascope

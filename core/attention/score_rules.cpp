@@ -1,0 +1,56 @@
+// The rules that decide a score's fate — scale factor, which cells the mask blocks, hand-set
+// scores — in one place: the engine's forward and the lessons' slower per-head loop both call
+// these, so the two formulations can differ in how they compute, never in what they mean.
+#include <cmath>
+
+#include "attention/engine.hpp"
+
+namespace mhascope {
+
+float scaleFactorFor(ScaleKind kind, std::int64_t dModel, int heads) {
+  switch (kind) {
+    case ScaleKind::SqrtDk: return 1.0f / std::sqrt(static_cast<float>(dModel / heads));
+    case ScaleKind::SqrtDModel: return 1.0f / std::sqrt(static_cast<float>(dModel));
+    case ScaleKind::None: return 1.0f;
+  }
+  return 1.0f;
+}
+
+void buildBlocked(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, std::int64_t Tk,
+                  std::vector<std::uint8_t>& blocked, std::vector<std::uint8_t>& rowAny) {
+  blocked.assign(static_cast<std::size_t>(B * Tq * Tk), 0);
+  rowAny.assign(static_cast<std::size_t>(B * Tq), 0);
+  if (!opt.causal && !opt.keyPaddingMask && !opt.attnMask) return;
+  for (std::int64_t b = 0; b < B; ++b) {
+    for (std::int64_t q = 0; q < Tq; ++q) {
+      std::uint8_t any = 0, all = 1;
+      for (std::int64_t k = 0; k < Tk; ++k) {
+        bool blk = opt.causal && k > q;
+        if (opt.keyPaddingMask && opt.keyPaddingMask->data[static_cast<std::size_t>(b * Tk + k)] != 0.0f) blk = true;
+        if (opt.attnMask && opt.attnMask->data[static_cast<std::size_t>(q * Tk + k)] != 0.0f) blk = true;
+        blocked[static_cast<std::size_t>((b * Tq + q) * Tk + k)] = blk;
+        any |= static_cast<std::uint8_t>(blk);
+        all &= static_cast<std::uint8_t>(blk);
+      }
+      rowAny[static_cast<std::size_t>(b * Tq + q)] = static_cast<std::uint8_t>(all ? 2 : any);
+    }
+  }
+}
+
+std::vector<std::uint8_t> blockedCells(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, std::int64_t Tk) {
+  std::vector<std::uint8_t> blocked, rowAny;
+  buildBlocked(opt, B, Tq, Tk, blocked, rowAny);
+  return blocked;
+}
+
+void overrideScores(const Tensor& o /*(h,T_q,T_k) or (B,h,T_q,T_k)*/, std::int64_t b, int head, float* scores,
+                    std::int64_t Tq, std::int64_t Tk, std::int64_t q0, std::int64_t nq) {
+  const std::int64_t heads = o.rank() == 3 ? o.dim(0) : o.dim(1);
+  const std::int64_t item = o.rank() == 3 ? 0 : b;
+  const float* src = o.ptr() + (item * heads + head) * Tq * Tk;
+  for (std::int64_t i = q0 * Tk; i < (q0 + nq) * Tk; ++i) {
+    if (!std::isnan(src[i])) scores[i] = src[i];
+  }
+}
+
+}  // namespace mhascope

@@ -1,0 +1,73 @@
+// Cell — one score cell taken apart, and its row's softmax.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "lessons/common.hpp"
+#include "lessons/lessons.hpp"
+
+namespace mhascope {
+
+using namespace lesson_detail;  // NOLINT(google-build-using-namespace): the lessons' shared helpers
+
+Result<CellBreakdown> cellBreakdown(const Trace& t, int b, int head, int query, int key) {
+  if (t.stages.size() != static_cast<std::size_t>(kStageCount)) return makeError("no trace computed yet");
+  auto range = [](const char* what, int v, int n) -> Status {
+    if (v < 0 || v >= n) {
+      return makeError(std::string(what) + " " + std::to_string(v) + " is outside 0.." + std::to_string(n - 1));
+    }
+    return Ok{};
+  };
+  for (Status s : {range("batch item", b, t.batch), range("head", head, t.heads), range("query", query, t.tq),
+                   range("key", key, t.tk)}) {
+    if (!s) return s.error();
+  }
+  CellBreakdown c;
+  c.batchIndex = b;
+  c.head = head;
+  c.query = query;
+  c.key = key;
+  const std::int64_t bh = static_cast<std::int64_t>(b) * t.heads + head;
+  const float* qv = t.tensor(StageId::QHeads).ptr() + (bh * t.tq + query) * t.dk;
+  const float* kv = t.tensor(StageId::KHeads).ptr() + (bh * t.tk + key) * t.dk;
+  double absSum = 0;
+  for (int i = 0; i < t.dk; ++i) {
+    c.q.push_back(qv[i]);
+    c.k.push_back(kv[i]);
+    const double p = static_cast<double>(qv[i]) * static_cast<double>(kv[i]);
+    c.products.push_back(p);
+    c.dot += p;
+    absSum += std::abs(p);
+  }
+  const std::int64_t row = (bh * t.tq + query) * t.tk;
+  c.recordedScore = t.tensor(StageId::Scores).data[idx(row + key)];
+  // Float rounding of a d_k-term sum stays far below this; a hand-set score does not.
+  c.handSet = std::abs(c.dot - static_cast<double>(c.recordedScore)) > 1e-4 * (1.0 + absSum);
+  c.scaleFactor = t.scaleFactor;
+  c.scaled = static_cast<double>(c.recordedScore) * static_cast<double>(c.scaleFactor);
+  c.recordedScaled = t.tensor(StageId::ScaledScores).data[idx(row + key)];
+  c.blocked = t.isBlocked(b, query, key);
+  const float* logits = t.tensor(StageId::MaskedScores).ptr() + row;
+  const float* weights = t.tensor(StageId::Weights).ptr() + row;
+  c.rowMax = -std::numeric_limits<double>::infinity();
+  for (int k = 0; k < t.tk; ++k) {
+    c.rowLogits.push_back(logits[k]);
+    c.rowRecorded.push_back(weights[k]);
+    c.rowMax = std::max(c.rowMax, static_cast<double>(logits[k]));
+  }
+  const bool allBlocked = !std::isfinite(c.rowMax);
+  for (int k = 0; k < t.tk; ++k) {
+    const double e = allBlocked || std::isinf(logits[k]) ? 0.0 : std::exp(static_cast<double>(logits[k]) - c.rowMax);
+    c.rowExp.push_back(e);
+    c.rowExpSum += e;
+  }
+  for (int k = 0; k < t.tk; ++k) {
+    const double s = c.rowExpSum > 0 ? c.rowExp[idx(k)] / c.rowExpSum : 0.0;
+    c.rowSoftmax.push_back(s);
+    c.rowMaxAbsDiff = std::max(c.rowMaxAbsDiff, std::abs(s - static_cast<double>(weights[k])));
+  }
+  if (allBlocked) c.rowMax = 0;
+  return c;
+}
+
+}  // namespace mhascope

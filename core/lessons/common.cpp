@@ -1,0 +1,133 @@
+// The lesson files' shared helpers (see common.hpp).
+#include "lessons/common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace mhascope::lesson_detail {
+
+// Max |a - b| over n values; equal infinities (a masked -inf on both sides) count as 0, a NaN or
+// an infinity on one side only as +inf.
+double maxAbsDiff(const float* a, const float* b, std::size_t n) {
+  double m = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (a[i] == b[i]) continue;
+    const double d = std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i]));
+    m = std::max(m, std::isfinite(d) ? d : std::numeric_limits<double>::infinity());
+  }
+  return m;
+}
+
+// Max |a - b| over the cells where both are finite (the pitfall lab reports NaN/Inf separately).
+// Largest |a - b|; a cell that is finite in the reference but NaN/inf in the other counts as an
+// infinite difference, so a pipeline that lost rows never looks "almost right".
+double maxFiniteAbsDiff(const Tensor& a, const Tensor& b) {
+  double m = 0;
+  for (std::size_t i = 0; i < a.data.size() && i < b.data.size(); ++i) {
+    const bool fa = std::isfinite(a.data[i]), fb = std::isfinite(b.data[i]);
+    if (fa && fb) {
+      m = std::max(m, std::abs(static_cast<double>(a.data[i]) - static_cast<double>(b.data[i])));
+    } else if (fa != fb) {
+      return std::numeric_limits<double>::infinity();
+    }
+  }
+  return m;
+}
+
+// Softmax of one row with the max subtracted (exp never overflows); a fully blocked row (all
+// -inf) gets weights 0 rather than 0/0.
+void stableSoftmax(const float* logits, float* out, std::int64_t n, std::int64_t stride) {
+  float m = kNegInf;
+  for (std::int64_t i = 0; i < n; ++i) m = std::max(m, logits[i * stride]);
+  if (m == kNegInf) {
+    for (std::int64_t i = 0; i < n; ++i) out[i * stride] = 0.0f;
+    return;
+  }
+  float sum = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float e = logits[i * stride] == kNegInf ? 0.0f : std::exp(logits[i * stride] - m);
+    out[i * stride] = e;
+    sum += e;
+  }
+  for (std::int64_t i = 0; i < n; ++i) out[i * stride] /= sum;
+}
+
+// Scores → scale → mask → softmax → weighted values, one (b, head) at a time, from p.qh/kh/vh.
+void attendEachHead(HeadPipeline& p, const AttentionOptions& opt, const std::vector<std::uint8_t>& blocked,
+                    float factor) {
+  const auto B = p.qh.dim(0), h = p.qh.dim(1), Tq = p.qh.dim(2), dk = p.qh.dim(3), Tk = p.kh.dim(2);
+  for (Tensor* t : {&p.scores, &p.scaled, &p.masked, &p.weights}) *t = Tensor({B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"});
+  p.headOut = Tensor({B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
+  for (std::int64_t b = 0; b < B; ++b) {
+    for (std::int64_t hh = 0; hh < h; ++hh) {
+      const std::int64_t bh = b * h + hh;
+      ConstMatrixMap q(p.qh.ptr() + bh * Tq * dk, Tq, dk);  // (T_q, d_k)
+      ConstMatrixMap k(p.kh.ptr() + bh * Tk * dk, Tk, dk);  // (T_k, d_k)
+      ConstMatrixMap v(p.vh.ptr() + bh * Tk * dk, Tk, dk);  // (T_k, d_k)
+      MatrixMap s(p.scores.ptr() + bh * Tq * Tk, Tq, Tk);   // (T_q, T_k)
+      s.noalias() = q * k.transpose();
+      if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, static_cast<int>(hh), s.data(), Tq, Tk, 0, Tq);
+      for (std::int64_t qi = 0; qi < Tq; ++qi) {
+        const std::int64_t row = bh * Tq * Tk + qi * Tk;
+        for (std::int64_t ki = 0; ki < Tk; ++ki) {
+          const float x = p.scores.data[idx(row + ki)] * factor;
+          p.scaled.data[idx(row + ki)] = x;
+          p.masked.data[idx(row + ki)] = blocked[idx((b * Tq + qi) * Tk + ki)] ? kNegInf : x;
+        }
+        stableSoftmax(p.masked.ptr() + row, p.weights.ptr() + row, Tk);
+      }
+      MatrixMap(p.headOut.ptr() + bh * Tq * dk, Tq, dk).noalias() =
+          ConstMatrixMap(p.weights.ptr() + bh * Tq * Tk, Tq, Tk) * v;
+    }
+  }
+}
+
+// out = concat W_o + b_o: (B, T_q, d_model).
+Tensor outputProjection(const Tensor& concat, const MhaWeights& w) {
+  Tensor out(concat.shape, {"B", "T_q", "d_model"});
+  const auto rows = concat.dim(0) * concat.dim(1), d = concat.dim(2);
+  MatrixMap o(out.ptr(), rows, d);
+  o.noalias() = ConstMatrixMap(concat.ptr(), rows, d) * w.wo;
+  o.rowwise() += w.bo;
+  return out;
+}
+
+// (B, h, T_q, d_k) → (B, T_q, d_model), head i in columns i*d_k .. (i+1)*d_k - 1 (the right merge).
+Tensor concatHeads(const Tensor& headOut) {
+  const auto B = headOut.dim(0), h = headOut.dim(1), T = headOut.dim(2), dk = headOut.dim(3);
+  Tensor c({B, T, h * dk}, {"B", "T_q", "d_model"});
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t hh = 0; hh < h; ++hh)
+      for (std::int64_t t = 0; t < T; ++t)
+        for (std::int64_t j = 0; j < dk; ++j)
+          c.data[idx((b * T + t) * h * dk + hh * dk + j)] = headOut.data[idx(((b * h + hh) * T + t) * dk + j)];
+  return c;
+}
+
+// Everything after the weights, for a pitfall's weights: A V per head, concatenate, W_o.
+Tensor outputFromWeights(const Trace& t, const Tensor& weights /*(B,h,T_q,T_k)*/, const MhaWeights& w) {
+  const auto B = t.batch, h = t.heads, Tq = t.tq, Tk = t.tk, dk = t.dk;
+  Tensor headOut({B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
+  const Tensor& vh = t.tensor(StageId::VHeads);
+  for (std::int64_t bh = 0; bh < static_cast<std::int64_t>(B) * h; ++bh) {
+    MatrixMap(headOut.ptr() + bh * Tq * dk, Tq, dk).noalias() =
+        ConstMatrixMap(weights.ptr() + bh * Tq * Tk, Tq, Tk) * ConstMatrixMap(vh.ptr() + bh * Tk * dk, Tk, dk);
+  }
+  return outputProjection(concatHeads(headOut), w);
+}
+
+std::string num(double v, int precision) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+  return buf;
+}
+
+// "the projections cost 102.4x the attention matmuls", or the other way round.
+std::string costRatioPhrase(const CostCrossover& c) {
+  return c.projectionsOverAttention >= 1
+             ? "the projections cost " + num(c.projectionsOverAttention) + "x the attention matmuls"
+             : "the attention matmuls cost " + num(1.0 / c.projectionsOverAttention) + "x the projections";
+}
+
+}  // namespace mhascope::lesson_detail

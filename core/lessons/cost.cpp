@@ -1,0 +1,139 @@
+// Cost — parameters, FLOPs and score memory as T, d_model or h move.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "lessons/common.hpp"
+#include "lessons/lessons.hpp"
+
+namespace mhascope {
+
+using namespace lesson_detail;  // NOLINT(google-build-using-namespace): the lessons' shared helpers
+
+const char* sweepVariableName(SweepVariable v) {
+  switch (v) {
+    case SweepVariable::Tokens: return "T";
+    case SweepVariable::DModel: return "d_model";
+    case SweepVariable::Heads: return "h";
+  }
+  return "?";
+}
+
+CostSizes costSizesOf(const Trace& trace) {
+  return {std::max(1, trace.batch), std::max(1, trace.tq), std::max(1, trace.tk), std::max(1, trace.dModel),
+          std::max(1, trace.heads)};
+}
+
+CostPoint costAt(const CostSizes& s) {
+  CostPoint p;
+  p.sizes = s;
+  p.params = countParams(s.dModel).withBias;
+  const FlopCount f = countFlops(s.batch, s.tq, s.tk, s.dModel, s.heads);
+  p.projectionFlops = f.projections;
+  p.attentionFlops = f.attention;
+  p.scoreBytes = 4.0 * static_cast<double>(s.batch) * static_cast<double>(s.heads) * static_cast<double>(s.tq) *
+                 static_cast<double>(s.tk);
+  // The same figure as `mhascope info`'s "whole recorded trace": stages, mask flags, token labels.
+  p.traceBytes = estimateMemory(s.batch, s.tq, s.tk, s.dModel, s.heads).trace;
+  p.scoreCount = s.batch * s.heads * s.tq * s.tk;
+  return p;
+}
+
+CostCrossover costCrossover(const CostSizes& s) {
+  // With T_q = T_k = T, projections = a * T and attention = c * T^2 (countFlops at T = 1 gives a
+  // and c): they are equal at T = a / c.
+  const FlopCount one = countFlops(s.batch, 1, 1, s.dModel, s.heads);
+  const FlopCount now = countFlops(s.batch, s.tq, s.tk, s.dModel, s.heads);
+  CostCrossover c;
+  c.crossoverTokens = one.projections / one.attention;
+  c.projectionsOverAttention = now.projections / now.attention;
+  return c;
+}
+
+
+std::string costCrossoverText(const CostSizes& s) {
+  const CostCrossover c = costCrossover(s);
+  const std::string ratio = costRatioPhrase(c);
+  return "Projections cost O(B*T*d_model^2), the attention matmuls O(B*T^2*d_model): with T_q = T_k = T the "
+         "attention matmuls cost more only once T > 2*d_model = " + num(c.crossoverTokens, 12) + ". Here (T_q = " +
+         std::to_string(s.tq) + ", T_k = " + std::to_string(s.tk) + ", d_model = " + std::to_string(s.dModel) +
+         ") " + ratio + ".";
+}
+
+std::string scalingRuleText(ScaleKind kind, int dModel, int heads) {
+  switch (kind) {
+    case ScaleKind::SqrtDk:
+      return "divided by sqrt(d_k) = " + num(std::sqrt(static_cast<double>(dModel / std::max(1, heads))));
+    case ScaleKind::SqrtDModel: return "divided by sqrt(d_model) = " + num(std::sqrt(static_cast<double>(dModel)));
+    case ScaleKind::None: return "not scaled (factor 1)";
+  }
+  return "?";
+}
+
+std::string scoreGapText(const Trace& t, double gap) {
+  const double f = static_cast<double>(t.scaleFactor);
+  const std::string g = num(gap);
+  const std::string divided = t.scale == ScaleKind::None ? g : g + " / " + num(1.0 / f);
+  return "Raw scores are " + scalingRuleText(t.scale, t.dModel, t.heads) +
+         " before the softmax (the active rule), so a gap of " + g + " between two raw scores becomes a factor of "
+         "e^(" + divided + ") = " + num(std::exp(gap * f)) + " between their weights.";
+}
+
+Result<std::vector<CostPoint>> costSweep(const CostSizes& base, SweepVariable variable, std::int64_t from,
+                                         std::int64_t to, int maxPoints) {
+  constexpr std::int64_t kLimit = 1 << 20;
+  if (from < 1 || to < from || to > kLimit) {
+    return makeError(std::string("sweep range for ") + sweepVariableName(variable) + " must satisfy 1 <= from <= to <= " +
+                     std::to_string(kLimit) + ", got " + std::to_string(from) + ".." + std::to_string(to));
+  }
+  if (maxPoints < 2) return makeError("a sweep needs at least 2 points, got " + std::to_string(maxPoints));
+  std::vector<std::int64_t> candidates;  // sorted values the variable may take
+  auto evenly = [&](std::int64_t lo, std::int64_t hi, std::int64_t step) {
+    const std::int64_t n = hi >= lo ? (hi - lo) / step + 1 : 0;
+    if (n <= maxPoints) {
+      for (std::int64_t i = 0; i < n; ++i) candidates.push_back(lo + i * step);
+      return;
+    }
+    for (int i = 0; i < maxPoints; ++i) {
+      const std::int64_t j = (n - 1) * i / (maxPoints - 1);
+      if (candidates.empty() || candidates.back() != lo + j * step) candidates.push_back(lo + j * step);
+    }
+  };
+  switch (variable) {
+    case SweepVariable::Tokens: evenly(from, to, 1); break;
+    case SweepVariable::DModel: {  // multiples of h, so d_k stays whole
+      const std::int64_t h = base.heads;
+      evenly((from + h - 1) / h * h, to / h * h, h);
+      break;
+    }
+    case SweepVariable::Heads: {  // divisors of d_model only
+      std::vector<std::int64_t> divisors;
+      for (std::int64_t v = from; v <= std::min(to, base.dModel); ++v)
+        if (base.dModel % v == 0) divisors.push_back(v);
+      const auto n = static_cast<std::int64_t>(divisors.size());
+      for (int i = 0; i < std::min<std::int64_t>(n, maxPoints); ++i) {
+        const std::int64_t j = n <= maxPoints ? i : (n - 1) * i / (maxPoints - 1);
+        candidates.push_back(divisors[idx(j)]);
+      }
+      break;
+    }
+  }
+  if (candidates.empty()) {
+    return makeError(std::string("no valid ") + sweepVariableName(variable) + " in " + std::to_string(from) + ".." +
+                     std::to_string(to) + " for d_model = " + std::to_string(base.dModel) + ", h = " +
+                     std::to_string(base.heads) + " (d_model must stay divisible by h)");
+  }
+  std::vector<CostPoint> points;
+  for (std::int64_t v : candidates) {
+    CostSizes s = base;
+    if (variable == SweepVariable::Tokens) s.tq = s.tk = v;
+    if (variable == SweepVariable::DModel) s.dModel = v;
+    if (variable == SweepVariable::Heads) s.heads = v;
+    CostPoint p = costAt(s);
+    p.value = v;
+    points.push_back(p);
+  }
+  return points;
+}
+
+}  // namespace mhascope

@@ -1,0 +1,226 @@
+// Pitfalls — a mistaken pipeline next to the right one, with checks.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "lessons/common.hpp"
+#include "lessons/lessons.hpp"
+
+namespace mhascope {
+
+using namespace lesson_detail;  // NOLINT(google-build-using-namespace): the lessons' shared helpers
+
+const char* pitfallTitle(Pitfall p) {
+  switch (p) {
+    case Pitfall::ScaleBySqrtDModel: return "Scale by sqrt(d_model)";
+    case Pitfall::NoScaling: return "No scaling";
+    case Pitfall::SumHeads: return "Sum heads instead of concatenating";
+    case Pitfall::SkipOutputProjection: return "Skip W_o";
+    case Pitfall::MaskAfterSoftmax: return "Mask after the softmax";
+    case Pitfall::SoftmaxOverQueries: return "Softmax over the wrong axis (T_q)";
+    case Pitfall::NoMaxSubtraction: return "Softmax without max subtraction";
+  }
+  return "?";
+}
+
+const char* pitfallExplanation(Pitfall p) {
+  switch (p) {
+    case Pitfall::ScaleBySqrtDModel:
+      return "Each head's dot product sums only d_k terms, so its standard deviation grows like sqrt(d_k). "
+             "Dividing by sqrt(d_model) = sqrt(h) * sqrt(d_k) instead makes every logit sqrt(h) times smaller: "
+             "the weights get flatter (higher entropy) the more heads there are, towards a plain average.";
+    case Pitfall::NoScaling:
+      return "Without the division the logits are sqrt(d_k) times larger: sharper weights (lower entropy). With "
+             "a large d_k the softmax saturates towards one-hot and its gradients get small, which slows "
+             "learning; with a small d_k (the presets use 2 to 4) the logits are only 1.4 to 2 times larger.";
+    case Pitfall::SumHeads:
+      return "Adding the h head outputs gives a (T_q, d_k) sum in which you can no longer tell which head said "
+             "what, and W_o can no longer treat heads differently. Concatenate, then W_o: that equals summing "
+             "each head's output after its OWN block of rows of W_o.";
+    case Pitfall::SkipOutputProjection:
+      return "Without W_o each output feature is still owned by one head: nothing mixes the heads' findings, "
+             "and the layer loses W_o and b_o: d_model^2 + d_model learned parameters (d_model^2 without "
+             "biases).";
+    case Pitfall::MaskAfterSoftmax:
+      return "The blocked keys still took their share of the softmax's denominator. Zeroing them afterwards "
+             "leaves rows that sum to less than 1, and the allowed keys' weights depend on keys the query "
+             "must not see. Block before the softmax with -inf.";
+    case Pitfall::SoftmaxOverQueries:
+      return "The softmax must normalise over the keys of one query (each row). Normalising over the queries "
+             "makes each column sum to 1 instead, so a query's weights no longer form an average.";
+    case Pitfall::NoMaxSubtraction:
+      return "exp overflows a float above about 88.7. With large logits exp(x) is +inf, and inf / inf is NaN: "
+             "the whole row is lost. Subtracting the row's max first changes nothing mathematically (it "
+             "cancels in the division) and keeps every exp in [0, 1].";
+  }
+  return "";
+}
+
+WeightChecks checkWeights(const Tensor& weights, const std::vector<std::uint8_t>& fullyMasked) {
+  WeightChecks c;
+  if (weights.rank() != 4) return c;
+  const auto B = weights.dim(0), h = weights.dim(1), Tq = weights.dim(2), Tk = weights.dim(3);
+  double entropySum = 0;
+  std::int64_t entropyRows = 0;
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t hh = 0; hh < h; ++hh)
+      for (std::int64_t q = 0; q < Tq; ++q) {
+        const float* row = weights.ptr() + ((b * h + hh) * Tq + q) * Tk;
+        double sum = 0, entropy = 0;
+        bool finite = true;
+        for (std::int64_t k = 0; k < Tk; ++k) {
+          const float v = row[k];
+          if (std::isnan(v)) ++c.nanCount;
+          if (std::isinf(v)) ++c.infCount;
+          if (!std::isfinite(v)) {
+            finite = false;
+            continue;
+          }
+          sum += v;
+          if (v > 0) entropy -= static_cast<double>(v) * std::log(static_cast<double>(v));
+        }
+        const bool masked = idx(b * Tq + q) < fullyMasked.size() && fullyMasked[idx(b * Tq + q)];
+        if (masked) continue;  // weights 0 by design
+        const double err = finite ? std::abs(sum - 1.0) : std::numeric_limits<double>::infinity();
+        c.maxRowSumError = std::max(c.maxRowSumError, err);
+        if (!(err <= 1e-3)) ++c.rowsNotSummingToOne;
+        if (finite) {
+          entropySum += entropy;
+          ++entropyRows;
+        }
+      }
+  c.meanRowEntropy = entropyRows ? entropySum / static_cast<double>(entropyRows) : 0.0;
+  return c;
+}
+
+// The mistaken pipelines, after the correct pass `t`: each fills r.weights and/or r.output.
+namespace {
+
+void sumHeads(PitfallResult& r, const Trace& t, const MhaWeights& w) {
+  const auto B = t.batch, h = t.heads, Tq = t.tq, dk = t.dk, d = t.dModel;
+  // The mistake: O_sum = sum_h O_h (B, T_q, d_k). To reach d_model it can only go through the
+  // sum of W_o's h row blocks (what putting the same sum into every head slot amounts to).
+  const Tensor& headOut = t.tensor(StageId::HeadOutputs);
+  RowMatrix sumOut = RowMatrix::Zero(static_cast<Eigen::Index>(B) * Tq, dk);  // (B*T_q, d_k)
+  RowMatrix woSum = RowMatrix::Zero(dk, d);                                   // (d_k, d_model)
+  RowMatrix blockSum = RowMatrix::Zero(static_cast<Eigen::Index>(B) * Tq, d); // (B*T_q, d_model)
+  for (int hh = 0; hh < h; ++hh) woSum += w.wo.middleRows(hh * dk, dk);
+  for (int b = 0; b < B; ++b) {
+    for (int hh = 0; hh < h; ++hh) {
+      ConstMatrixMap oh(headOut.ptr() + (static_cast<std::int64_t>(b) * h + hh) * Tq * dk, Tq, dk);
+      sumOut.middleRows(static_cast<Eigen::Index>(b) * Tq, Tq) += oh;
+      // The right way to "sum heads": each head through its own rows of W_o.
+      blockSum.middleRows(static_cast<Eigen::Index>(b) * Tq, Tq).noalias() +=
+          oh * w.wo.middleRows(hh * dk, dk);
+    }
+  }
+  blockSum.rowwise() += w.bo;
+  r.output = Tensor({B, Tq, d}, {"B", "T_q", "d_model"});
+  MatrixMap o(r.output.ptr(), static_cast<Eigen::Index>(B) * Tq, d);
+  o.noalias() = sumOut * woSum;
+  o.rowwise() += w.bo;
+  const Tensor& rec = t.tensor(StageId::Output);
+  r.blockSumMaxAbsDiff = maxAbsDiff(blockSum.data(), rec.ptr(), rec.data.size());
+}
+
+void maskAfterSoftmax(PitfallResult& r, const Trace& t, const MhaWeights& w) {
+  const auto B = t.batch, h = t.heads, Tq = t.tq, Tk = t.tk;
+  // Softmax over every key (the mask ignored), then zero the blocked ones: no renormalising.
+  const Tensor& scaled = t.tensor(StageId::ScaledScores);
+  for (std::int64_t bh = 0; bh < static_cast<std::int64_t>(B) * h; ++bh) {
+    const std::int64_t b = bh / h;
+    for (std::int64_t q = 0; q < Tq; ++q) {
+      const std::int64_t row = (bh * Tq + q) * Tk;
+      stableSoftmax(scaled.ptr() + row, r.weights.ptr() + row, Tk);
+      for (std::int64_t k = 0; k < Tk; ++k)
+        if (t.isBlocked(static_cast<int>(b), static_cast<int>(q), static_cast<int>(k))) r.weights.data[idx(row + k)] = 0.0f;
+    }
+  }
+  r.output = outputFromWeights(t, r.weights, w);
+}
+
+void softmaxOverQueries(PitfallResult& r, const Trace& t, const MhaWeights& w) {
+  const auto B = t.batch, h = t.heads, Tq = t.tq, Tk = t.tk;
+  const Tensor& masked = t.tensor(StageId::MaskedScores);
+  for (std::int64_t bh = 0; bh < static_cast<std::int64_t>(B) * h; ++bh)
+    for (std::int64_t k = 0; k < Tk; ++k) {
+      // Column k: every query's logit for this key, stride T_k.
+      stableSoftmax(masked.ptr() + bh * Tq * Tk + k, r.weights.ptr() + bh * Tq * Tk + k, Tq, Tk);
+    }
+  r.output = outputFromWeights(t, r.weights, w);
+}
+
+void noMaxSubtraction(PitfallResult& r, const Trace& t, const MhaWeights& w) {
+  const auto Tk = t.tk;
+  // What a naive float implementation does: exp(x) / sum exp(x), no max subtracted.
+  const Tensor& masked = t.tensor(StageId::MaskedScores);
+  for (std::size_t row = 0; row < masked.data.size(); row += idx(Tk)) {
+    float sum = 0.0f;
+    for (std::size_t k = 0; k < idx(Tk); ++k) {
+      const float e = std::exp(masked.data[row + k]);  // exp(-inf) = 0 for blocked keys
+      r.weights.data[row + k] = e;
+      sum += e;
+    }
+    for (std::size_t k = 0; k < idx(Tk); ++k) r.weights.data[row + k] /= sum;
+  }
+  r.output = outputFromWeights(t, r.weights, w);
+}
+
+}  // namespace
+
+Result<PitfallResult> runPitfall(const Model& model, Pitfall pitfall) {
+  PitfallResult r;
+  r.pitfall = pitfall;
+  AttentionOptions opt = model.options;
+  if (pitfall == Pitfall::MaskAfterSoftmax && !opt.causal && !opt.keyPaddingMask && !opt.attnMask) {
+    opt.causal = true;  // the pitfall needs blocked cells to show anything
+    r.maskAdded = true;
+  }
+  if (auto s = forward(model.inputs, model.weights, opt, r.correct); !s) return s.error();
+  if (pitfall == Pitfall::NoMaxSubtraction) {
+    // Make the logits large (max |scaled score| = 120, beyond float exp's overflow at ~88.7) by
+    // feeding the recorded scores, multiplied, back in as hand-set scores.
+    double maxLogit = 0;
+    for (float v : r.correct.tensor(StageId::ScaledScores).data) maxLogit = std::max(maxLogit, std::abs(static_cast<double>(v)));
+    r.logitGain = maxLogit > 0 ? static_cast<float>(std::max(1.0, 120.0 / maxLogit)) : 1.0f;
+    Tensor boosted = r.correct.tensor(StageId::Scores);
+    for (float& v : boosted.data) v *= r.logitGain;
+    opt.scoresOverride = std::move(boosted);
+    if (auto s = forward(model.inputs, model.weights, opt, r.correct); !s) return s.error();
+  }
+  const Trace& t = r.correct;
+  const Tensor& correctWeights = t.tensor(StageId::Weights);
+  r.weights = correctWeights;
+
+  switch (pitfall) {
+    case Pitfall::ScaleBySqrtDModel:
+    case Pitfall::NoScaling: {
+      AttentionOptions wrong = opt;
+      wrong.scale = pitfall == Pitfall::NoScaling ? ScaleKind::None : ScaleKind::SqrtDModel;
+      Trace wt;
+      if (auto s = forward(model.inputs, model.weights, wrong, wt); !s) return s.error();
+      r.weights = wt.tensor(StageId::Weights);
+      r.output = wt.tensor(StageId::Output);
+      break;
+    }
+    case Pitfall::SumHeads: sumHeads(r, t, model.weights); break;
+    case Pitfall::SkipOutputProjection: r.output = t.tensor(StageId::Concat); break;
+    case Pitfall::MaskAfterSoftmax: maskAfterSoftmax(r, t, model.weights); break;
+    case Pitfall::SoftmaxOverQueries: softmaxOverQueries(r, t, model.weights); break;
+    case Pitfall::NoMaxSubtraction: noMaxSubtraction(r, t, model.weights); break;
+  }
+
+  r.weightDiff = Tensor(correctWeights.shape, correctWeights.axes);
+  for (std::size_t i = 0; i < correctWeights.data.size(); ++i) r.weightDiff.data[i] = r.weights.data[i] - correctWeights.data[i];
+  r.correctChecks = checkWeights(correctWeights, t.fullyMasked);
+  r.pitfallChecks = checkWeights(r.weights, t.fullyMasked);
+  r.maxAbsWeightDiff = maxFiniteAbsDiff(r.weights, correctWeights);
+  r.maxAbsOutputDiff = maxFiniteAbsDiff(r.output, t.tensor(StageId::Output));
+  for (float v : r.output.data) {
+    if (std::isnan(v)) ++r.outputNanCount;
+    if (std::isinf(v)) ++r.outputInfCount;
+  }
+  return r;
+}
+
+}  // namespace mhascope

@@ -1,0 +1,361 @@
+// Quiz — questions with the live numbers, each explained after a try.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "lessons/common.hpp"
+#include "lessons/lessons.hpp"
+
+namespace mhascope {
+
+using namespace lesson_detail;  // NOLINT(google-build-using-namespace): the lessons' shared helpers
+
+namespace {
+
+// A choice's text and what it means: two choices that mean the same (the same set of columns, the
+// same shape up to size-1 axes, the same number) are the same answer, whatever their wording.
+struct Choice {
+  std::string text;
+  std::string meaning;  // empty: the text itself
+  Choice(std::string t) : text(std::move(t)) {}  // NOLINT: a plain string is a choice
+  Choice(const char* t) : text(t) {}             // NOLINT
+  Choice(std::string t, std::string m) : text(std::move(t)), meaning(std::move(m)) {}
+  const std::string& key() const { return meaning.empty() ? text : meaning; }
+};
+
+// Correct answer first, then up to three distractors that mean something else than the answer
+// and than each other (in the order given, so list the best first and spares after), then the
+// list rotated so the correct answer's position varies from question to question.
+QuizQuestion makeQuestion(std::string question, const Choice& correct, const std::vector<Choice>& distractors,
+                          std::string explanation, int number) {
+  QuizQuestion q;
+  q.question = std::move(question);
+  q.explanation = std::move(explanation);
+  std::vector<Choice> all{correct};
+  for (const Choice& d : distractors) {
+    if (all.size() == 4) break;
+    const bool same = std::any_of(all.begin(), all.end(),
+                                  [&](const Choice& c) { return c.key() == d.key() || c.text == d.text; });
+    if (!same) all.push_back(d);
+  }
+  const int n = static_cast<int>(all.size());
+  const int pos = (number * 3 + 1) % n;
+  q.choices.resize(all.size());
+  for (int i = 0; i < n; ++i) q.choices[idx((pos + i) % n)] = all[idx(i)].text;
+  q.correct = pos;
+  return q;
+}
+
+Choice numberChoice(std::int64_t v, const std::string& prefix = "") {
+  return {prefix + std::to_string(v), "n" + std::to_string(v)};
+}
+
+// Numeric distractors: the candidates, then answer*2, answer+1, ... as spares (makeQuestion drops
+// the answer itself and repeats); only positive values.
+std::vector<Choice> numericDistractors(std::int64_t answer, std::vector<std::int64_t> candidates,
+                                       const std::string& prefix = "") {
+  for (std::int64_t extra : {answer * 2, answer + 1, answer * 4, answer + 2, answer + 3}) candidates.push_back(extra);
+  std::vector<Choice> out;
+  for (std::int64_t c : candidates)
+    if (c > 0) out.push_back(numberChoice(c, prefix));
+  return out;
+}
+
+// "(B, T_q, d_model) = (2, 7, 12)"; it means its values with the size-1 axes dropped, since
+// (2, 1, 7, 12) and (2, 7, 12) hold the same numbers in the same order.
+Choice shapeChoice(std::initializer_list<std::pair<const char*, std::int64_t>> dims) {
+  std::string names = "(", values = "(", meaning = "s";
+  bool first = true;
+  for (const auto& [n, v] : dims) {
+    names += std::string(first ? "" : ", ") + n;
+    values += std::string(first ? "" : ", ") + std::to_string(v);
+    if (v != 1) meaning += " " + std::to_string(v);
+    first = false;
+  }
+  return {names + ") = " + values + ")", meaning};
+}
+
+// A set of columns of Q, e.g. "c 4 5 6 7".
+std::string columnSet(std::int64_t from, std::int64_t step, std::int64_t count) {
+  std::string m = "c";
+  for (std::int64_t i = 0; i < count; ++i) m += " " + std::to_string(from + i * step);
+  return m;
+}
+
+std::string ordinal(std::int64_t n) {
+  const std::int64_t t = n % 100;
+  const char* suffix = (t >= 11 && t <= 13) ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+  return std::to_string(n) + suffix;
+}
+
+// The quiz's questions in five groups, each a member function reading the live sizes; add()
+// numbers every question made (the number rotates where the correct answer sits) and keeps it
+// only when a wrong answer is left (with every size 1 some shapes all read (1, 1, 1)).
+class QuizBuilder {
+ public:
+  QuizBuilder(const Trace& trace, const MhaWeights& weights)
+      : t(trace), w(weights), B(t.batch), Tq(t.tq), Tk(t.tk), d(t.dModel), h(t.heads), dk(t.dk),
+        D(std::to_string(d)), H(std::to_string(h)), DK(std::to_string(dk)) {}
+  std::vector<QuizQuestion> build() {
+    sizeQuestions();
+    whyQuestions();
+    maskQuestions();
+    headQuestions();
+    costQuestions();
+    return std::move(questions);
+  }
+
+ private:
+  const Trace& t;
+  const MhaWeights& w;
+  const std::int64_t B, Tq, Tk, d, h, dk;
+  const std::string D, H, DK;
+  std::vector<QuizQuestion> questions;
+  int n = 0;
+
+  void add(std::string question, const Choice& correct, const std::vector<Choice>& distractors,
+           std::string explanation) {
+    QuizQuestion q = makeQuestion(std::move(question), correct, distractors, std::move(explanation), n++);
+    if (q.choices.size() >= 2) questions.push_back(std::move(q));
+  }
+
+  // d_k, the shapes into W_o and out of the softmax, the parameter count and what h does to it.
+  void sizeQuestions() {
+    add("With d_model = " + D + " and h = " + H +
+                                  " heads, how many dimensions d_k does each head work in?",
+                              numberChoice(dk), numericDistractors(dk, {d, h, d * h}),
+                              "d_k = d_model / h = " + D + " / " + H + " = " + DK +
+                                  ". The heads share the d_model columns of Q, K and V between them; they do not each "
+                                  "get d_model of their own.");
+
+    add(
+        "What shape goes into the output projection W_o?", shapeChoice({{"B", B}, {"T_q", Tq}, {"d_model", d}}),
+        {shapeChoice({{"B", B}, {"h", h}, {"T_q", Tq}, {"d_k", dk}}), shapeChoice({{"B", B}, {"T_q", Tq}, {"d_k", dk}}),
+         shapeChoice({{"B", B}, {"h", h}, {"T_q", Tq}, {"T_k", Tk}}), shapeChoice({{"B", B}, {"T_q", Tq}, {"T_k", Tk}}),
+         shapeChoice({{"B", B}, {"d_model", d}, {"T_q", Tq}}), shapeChoice({{"B", B}, {"T_q", Tq}, {"3*d_model", 3 * d}})},
+        "The h head outputs (B, h, T_q, d_k) are transposed back to (B, T_q, h, d_k) and reshaped to "
+        "(B, T_q, h*d_k) = (B, T_q, d_model): the heads sit side by side, and W_o (d_model, d_model) mixes them. "
+        "The layer's output keeps that (B, T_q, d_model) shape, the shape of its input, which is why attention "
+        "layers can be stacked.");
+
+    add(
+        "What shape does the softmax output A have inside the layer (the attention weights of every head)?",
+        shapeChoice({{"B", B}, {"h", h}, {"T_q", Tq}, {"T_k", Tk}}),
+        {shapeChoice({{"B", B}, {"T_q", Tq}, {"T_k", Tk}}), shapeChoice({{"B", B}, {"h", h}, {"T_q", Tq}, {"d_k", dk}}),
+         shapeChoice({{"B", B}, {"T_q", Tq}, {"d_model", d}}), shapeChoice({{"B", B}, {"h", h}, {"d_k", dk}, {"d_k", dk}}),
+         shapeChoice({{"B", B}, {"T_q", Tq}, {"h", h}})},
+        "One (T_q, T_k) table per batch item and per head: every head decides on its own how much each query "
+        "looks at each key. Note that torch.nn.MultiheadAttention by default RETURNS these averaged over the "
+        "heads, shape (B, T_q, T_k) = (" + std::to_string(B) + ", " + std::to_string(Tq) + ", " + std::to_string(Tk) +
+        "); pass average_attn_weights=False to get the per-head tensor.");
+
+    const ParameterTable pt = parameterTable(d, h).value();  // a computed trace has valid sizes
+    const std::int64_t params = w.hasBias ? pt.totalWithBias : pt.totalWithoutBias;
+    add(
+        std::string("How many learned numbers does this attention layer hold (biases ") + (w.hasBias ? "on" : "off") + ")?",
+        numberChoice(params),
+        numericDistractors(params, {pt.totalWithoutBias * h, pt.qkvReal, w.hasBias ? pt.totalWithoutBias : pt.totalWithBias}),
+        "W_q, W_k, W_v and W_o are (d_model, d_model) each: 4 * " + D + "^2 = " + std::to_string(pt.totalWithoutBias) +
+            (w.hasBias ? ", plus 4 bias vectors of d_model = " + std::to_string(pt.biases) : std::string()) +
+            ". The number of heads does not appear in it.");
+
+    {
+      // Another valid head count for the same d_model: double, else halve, else any other divisor.
+      std::int64_t h2 = 0;
+      if (d % (2 * h) == 0) h2 = 2 * h;
+      else if (h % 2 == 0) h2 = h / 2;
+      else
+        for (std::int64_t v = d; v >= 1 && !h2; --v)
+          if (d % v == 0 && v != h) h2 = v;
+      if (h2) {
+        add(
+            "Keep d_model = " + D + " and change h from " + H + " to " + std::to_string(h2) + " heads (d_k from " + DK +
+                " to " + std::to_string(d / h2) + "). What happens to the parameter count?",
+            "It stays the same",
+            {h2 > h ? "It grows in proportion to h" : "It shrinks in proportion to h",
+             h2 > h ? "It shrinks in proportion to d_k" : "It grows in proportion to d_k",
+             "It changes by 4 * d_model^2 per head added or removed"},
+            "W_q is still one (d_model, d_model) matrix; the heads only cut its columns into blocks of d_k. The "
+            "matmul FLOPs stay the same too. What grows with h is the number of scores: B * h * T_q * T_k, each of "
+            "which is scaled, masked, exponentiated and normalised, and kept in memory.");
+      }
+    }
+  }
+
+  // Why heads, why the sqrt(d_k) scaling.
+  void whyQuestions() {
+    add(
+        "Why split d_model into heads at all?",
+        "So each head can form its own attention pattern over its own d_k features, several at once, for the "
+        "cost of one",
+        {"To cut the number of parameters by h", "Because the softmax only works on small vectors",
+         "So that each token is only compared with h other tokens"},
+        "One softmax can only make one weighted average per query. Heads let the layer look for several relations "
+        "at once, each in its own d_k-wide subspace, for the parameters of one full-width head. Giving each head "
+        "only d_k dimensions is not just about the budget: the narrow subspace pushes heads apart. Which roles they "
+        "take is learned in training and differs between runs, and many trained heads turn out redundant: "
+        "studies prune a large share of them with little loss.");
+
+    {
+      const std::string rule = scalingRuleText(t.scale, static_cast<int>(d), static_cast<int>(h));
+      add(
+          "The standard rule divides the scores by sqrt(d_k) = " + num(std::sqrt(static_cast<double>(dk))) + ". Why?",
+          "The standard deviation of q . k grows like sqrt(d_k); unscaled, a large d_k pushes the softmax towards "
+          "one-hot",
+          {"To turn the scores into probabilities", "To make every row sum to 1", "To keep the values V from growing"},
+          "With independent zero-mean, unit-variance entries, q . k has mean 0 and variance d_k. Dividing by "
+          "sqrt(d_k) brings its spread back to about 1 whatever the head size, so the softmax stays soft and its "
+          "gradients stay large enough to learn quickly (small gradients slow learning; they do not stop it). "
+          "The active rule here: scores are " + rule + ", i.e. multiplied by " + num(t.scaleFactor) + ".");
+    }
+  }
+
+  // The causal mask and PyTorch's boolean mask polarity.
+  void maskQuestions() {
+    add(
+        "What does the causal mask do?",
+        "Blocks every key after the query (k > q): those scores become -inf, so their weight is exactly 0",
+        {"Sets the values of later tokens to zero", "Removes the padding tokens from the input",
+         "Multiplies the weights of later tokens by 0 after the softmax"},
+        "A query may only use tokens up to its own position. The blocked scores get -inf before the softmax, "
+        "so exp gives exactly 0 and the remaining weights still sum to 1. Counting from 0, query t sees keys "
+        "0 .. t, that is t + 1 keys: here query 0 sees 1 key and query " + std::to_string(Tq - 1) + " sees " +
+        std::to_string(std::min(Tq, Tk)) + ".");
+
+    add(
+        "In PyTorch's nn.MultiheadAttention, what does True in a boolean attn_mask or key_padding_mask mean?",
+        "That query-key pair is blocked: its score becomes -inf",
+        {"That pair is allowed (True = keep)", "The weight is set to 0 after the softmax",
+         "The key's value vector is set to 0"},
+        "PyTorch: True = blocked (a float mask is added to the scores instead). Conventions differ: much other "
+        "code writes scores.masked_fill(mask == 0, -1e9), where 1 means keep and 0 blocked. With -1e9 or the "
+        "dtype's minimum in place of -inf, a row with every key blocked gets uniform weights 1/T_k (here 1/" +
+        std::to_string(Tk) + ") instead of NaN.");
+  }
+
+  // Which columns a head owns, the live argmax of a weights row, what a row sums to.
+  void headQuestions() {
+    {
+      const std::int64_t i = std::min<std::int64_t>(1, h - 1);  // head index 1 when there is one
+      const std::string I = std::to_string(i), first = std::to_string(i * dk), last = std::to_string((i + 1) * dk - 1);
+      add(
+          "Q = X W_q has d_model = " + D + " columns, numbered 0 .. " + std::to_string(d - 1) +
+              ". Which of them does head " + I + " get (heads numbered 0 .. " + std::to_string(h - 1) + ")?",
+          Choice("Columns " + first + " to " + last, columnSet(i * dk, 1, dk)),
+          h > 1 ? std::vector<Choice>{
+                      Choice("Every " + ordinal(h) + " column, starting at column " + I, columnSet(i, h, dk)),
+                      Choice("Rows " + first + " to " + last + " of W_q (here (d_model in, d_model out), Q = X @ W_q)",
+                             "rows"),
+                      Choice("Columns " + first + " to " + last + " of the input X: a head reads only its own input "
+                             "features", "input"),
+                      Choice("All " + D + " columns: each head sees every column of Q", columnSet(0, 1, d)),
+                      Choice("Column 0 only", columnSet(0, 1, 1))}
+                // With one head, "all of X" and "all rows of W_q" would be true in their own way: not offered.
+                : d >= 2 ? std::vector<Choice>{Choice("Column 0 only", columnSet(0, 1, 1)),
+                                               Choice("Columns 0 to " + std::to_string(d / 2 - 1), columnSet(0, 1, d / 2)),
+                                               Choice("None: with one head there is no split", "none")}
+                         : std::vector<Choice>{Choice("None: with one head there is no split", "none")},
+          "The view (B, T, h, d_k) cuts each token's row of Q into h consecutive blocks of d_k: head i owns columns "
+          "i*d_k .. (i+1)*d_k - 1. Column j belongs to head floor(j / d_k), e.g. column " + last + " to head floor(" +
+          last + " / " + DK + ") = " + I + ". The input X is not split: every head sees all of it through W_q. In "
+          "PyTorch's storage (in_proj_weight, rows = outputs, Q = X @ W^T) the same block is rows " + first + " to " +
+          last + " of the query part: rows there, columns of W_q here.");
+    }
+
+    if (Tk >= 2) {
+      // A live question: which key does a query attend to most in head 0 (batch item 0)?
+      const int qi = static_cast<int>(Tq / 2);
+      const float* row = t.tensor(StageId::Weights).ptr() + static_cast<std::int64_t>(qi) * Tk;  // b = 0, head 0
+      std::vector<int> order(static_cast<std::size_t>(Tk));
+      for (int k = 0; k < Tk; ++k) order[idx(k)] = k;
+      std::stable_sort(order.begin(), order.end(), [row](int a, int b) { return row[a] > row[b]; });
+      const bool fully = t.isFullyMasked(0, qi);
+      const bool tie = !fully && row[order[1]] >= row[order[0]] - 1e-6f;  // no single answer: skip
+      auto label = [&](int k) { return "'" + t.keyTokens[0][idx(k)] + "' (key " + std::to_string(k) + ")"; };
+      if (!tie) {
+        std::vector<Choice> others;
+        for (std::size_t j = 1; j < order.size() && others.size() < 3; ++j) others.emplace_back(label(order[order.size() - j]));
+        others.emplace_back("None: the weights are spread evenly over the keys");
+        add(
+            "In head 0, which key does the query '" + t.queryTokens[0][idx(qi)] + "' (query " + std::to_string(qi) +
+                ") give the most weight?",
+            fully ? Choice("None: every key is blocked") : Choice(label(order[0])), others,
+            fully ? "Every key of this query is masked, so its weights row is all zeros."
+                  : "Read it off the weights heatmap of head 0: row " + std::to_string(qi) + " peaks at " +
+                        label(order[0]) + " with weight " + num(row[order[0]], 3) + ".");
+      }
+    }
+
+    {
+      // Row sums: every distractor is a number that is not 1 for this configuration.
+      std::vector<Choice> sums;
+      auto addSum = [&](const std::string& text, double value) {
+        if (std::abs(value - 1.0) > 1e-12) sums.emplace_back(text, "v" + num(value, 12));
+      };
+      addSum(std::to_string(Tk) + " (T_k)", static_cast<double>(Tk));
+      addSum("1 / T_k = " + num(1.0 / static_cast<double>(Tk), 3), 1.0 / static_cast<double>(Tk));
+      addSum(DK + " (d_k)", static_cast<double>(dk));
+      addSum(H + " (h, one per head)", static_cast<double>(h));
+      addSum("1 / h = " + num(1.0 / static_cast<double>(h), 3), 1.0 / static_cast<double>(h));
+      sums.emplace_back("No fixed value: the softmax leaves the sum free");
+      add(
+          "What does each row of a head's attention weights add up to?", "1 (0 if every key is masked)", sums,
+          "The softmax turns one query's scores into a probability distribution over the keys; the head's output "
+          "for that query is the matching weighted average of the values.");
+    }
+  }
+
+  // Where tokens mix, the score table's size, the merge line, and where attention outgrows the projections.
+  void costQuestions() {
+    add(
+        "Which step is the only one that mixes information ACROSS tokens?",
+        "The weighted sum A V (with the weights from softmax(Q K^T))",
+        {"The projections X W_q, X W_k, X W_v", "The output projection W_o", "Splitting into heads"},
+        "Projections and W_o act on each token's row on its own (they mix features, not tokens). Only the "
+        "attention weights combine the values of different tokens.");
+
+    add(
+        "How many numbers does ONE head's score table hold for one batch item here?", numberChoice(Tq * Tk),
+        numericDistractors(Tq * Tk, {Tq * dk, Tq + Tk, dk * dk, B * h * Tq * Tk}),
+        "T_q x T_k = " + std::to_string(Tq) + " x " + std::to_string(Tk) + ": one score per (query, key) pair. "
+        "That T^2 is why long sequences cost memory: B * h of these tables, " + std::to_string(B * h * Tq * Tk) +
+        " numbers in all. Each table is (T_q, d_k) times (d_k, T_k), so its rank is at most d_k = " + DK + ".");
+
+    if (h > 1 && Tq > 1) {
+      // With h = 1 or T_q = 1 the wrong merges below happen to give the right tensor: not asked then.
+      add(
+          "After A @ V the heads are (B, h, T_q, d_k) = (" + std::to_string(B) + ", " + H + ", " + std::to_string(Tq) +
+              ", " + DK + "). Which line makes the (B, T_q, d_model) input of W_o?",
+          "O.transpose(1, 2).reshape(B, T_q, d_model): the transpose makes the memory out of order, so this copies",
+          {"O.reshape(B, T_q, d_model): no transpose needed", "O.transpose(1, 2).view(B, T_q, d_model): a free view",
+           "O.sum(dim=1): add the heads up"},
+          "transpose(1, 2) only swaps strides, so the numbers are no longer laid out as (B, T_q, h, d_k). view "
+          "refuses such a tensor; reshape (or .contiguous().view(...)) copies it into order. Without the transpose "
+          "the reshape would put head 0's rows for several tokens into one token's row. The split at the start "
+          "was free: view on the contiguous (B, T, d_model) projection, then transpose.");
+    }
+
+    {
+      const CostSizes sizes = costSizesOf(t);
+      const CostCrossover c = costCrossover(sizes);
+      const auto cross = static_cast<std::int64_t>(std::llround(c.crossoverTokens));
+      add(
+          "With d_model = " + D + " and self-attention (T_q = T_k = T), from which T on do the attention matmuls "
+              "(Q K^T and A V) cost more FLOPs than the four projections?",
+          numberChoice(cross, "T > "), numericDistractors(cross, {d, dk, 4 * d, d * d}, "T > "),
+          "The projections cost O(B*T*d_model^2), the attention matmuls O(B*T^2*d_model); they are equal at "
+          "T = 2*d_model = " + std::to_string(cross) + ". With T_q = " + std::to_string(Tq) + " and T_k = " +
+          std::to_string(Tk) + " here, " + costRatioPhrase(c) + ". Short sequences are dominated by the projections; the T^2 term wins only for "
+          "long ones.");
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<QuizQuestion> makeQuiz(const Trace& t, const MhaWeights& w) {
+  if (t.stages.size() != static_cast<std::size_t>(kStageCount)) return {};
+  return QuizBuilder(t, w).build();
+}
+
+}  // namespace mhascope

@@ -1,0 +1,61 @@
+#include "util/format.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace mhascope {
+
+std::string withThousands(std::int64_t n) {
+  std::string s = std::to_string(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > (n < 0 ? 1 : 0); i -= 3) s.insert(static_cast<std::size_t>(i), 1, ',');
+  return s;
+}
+
+std::string formatDouble(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+Error fileError(const std::string& what, const std::string& detail) { return makeError(what + ": " + detail); }
+
+std::optional<std::int64_t> checkedElementCount(const std::vector<std::int64_t>& dims, std::int64_t limit) {
+  std::int64_t product = 1;
+  bool hasZero = false;
+  for (const std::int64_t d : dims) {
+    if (d < 0) return std::nullopt;
+    if (d == 0) {
+      hasZero = true;
+      continue;
+    }
+    if (product > limit / d) return std::nullopt;
+    product *= d;
+  }
+  return hasZero ? 0 : product;
+}
+
+std::string formatGeneral(double v, int significant) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+inf" : "-inf";
+  if (v == 0) v = 0;  // no "-0"
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, significant);
+  return std::string(buf, res.ptr);
+}
+
+std::string formatCellValue(float value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "+inf" : "";
+  const double v = value;
+  const double a = std::abs(v);
+  if (a >= 1e4) return formatGeneral(v, 2);
+  const int decimals = a < 10 ? 2 : a < 100 ? 1 : 0;
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+  std::string s(buf, res.ptr);
+  if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);  // "-0.00" → "0.00"
+  return s;
+}
+
+}  // namespace mhascope
