@@ -104,6 +104,9 @@ class ScriptHost {
   virtual void stopPlay() = 0;
 };
 
+// The io.KeysDown index of a key named in a script ("Right", "Space", "A" …), -1 if unknown.
+int keyIndexOf(const std::string& name, const ImGuiIO& io);
+
 struct ScriptCommand {
   int line = 0;
   std::string verb;

@@ -13,6 +13,9 @@
 
 namespace mhascope::app {
 
+// Over 80 lines (108) on purpose: one tab drawn top to bottom in reading order — the head switches,
+// the two token rows and the lines between them — every part using the trace, batch item, sizes and
+// result fetched at the top.
 void drawLessonLinesPanel(UiContext& ctx) {
   lessonHeader(ctx, "Token lines",
                "The same weights as the heatmaps, drawn as lines: each query (left) sends a line to each key (right), "

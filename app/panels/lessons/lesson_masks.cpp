@@ -12,6 +12,9 @@
 
 namespace mhascope::app {
 
+// Over 80 lines (86) on purpose: one tab drawn top to bottom in reading order — the mask choice, the
+// three maps (no mask, mask, difference) and their numbers — every part using the trace, batch item,
+// sizes and result fetched at the top.
 void drawLessonMasksPanel(UiContext& ctx) {
   lessonHeader(ctx, "Mask on / off",
                "A mask sets blocked scores to -inf before the softmax, so those keys get weight exactly 0 and the "

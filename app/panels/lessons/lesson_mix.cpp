@@ -13,6 +13,9 @@
 
 namespace mhascope::app {
 
+// Over 80 lines (87) on purpose: one tab drawn top to bottom in reading order — the token/dimension
+// pickers, the column strip, the bar chart and the terms table — every part using the trace, batch
+// item, sizes and result fetched at the top.
 void drawLessonMixPanel(UiContext& ctx) {
   lessonHeader(ctx, "Mix, then split",
                "q[t, j] = sum over f of x[t, f] * W_q[f, j], plus b_q[j]: every projected feature already mixes all "

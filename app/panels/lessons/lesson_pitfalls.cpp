@@ -11,6 +11,9 @@
 
 namespace mhascope::app {
 
+// Over 80 lines (106) on purpose: one tab drawn top to bottom in reading order — the pitfall choice,
+// its explanation, the checks table and the maps — every part using the trace, batch item, sizes and
+// result fetched at the top.
 void drawLessonPitfallsPanel(UiContext& ctx) {
   lessonHeader(ctx, "Pitfall lab",
                "Each toggle runs a pipeline with one classic mistake next to the correct one. The checks say what "

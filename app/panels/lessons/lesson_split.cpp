@@ -12,6 +12,9 @@
 
 namespace mhascope::app {
 
+// Over 80 lines (108) on purpose: one tab drawn top to bottom in reading order — W_q with its head
+// blocks, then the loop-vs-vectorized table, then the skipped-transpose sources — every part using the
+// trace, batch item, sizes and result fetched at the top.
 void drawLessonSplitPanel(UiContext& ctx) {
   lessonHeader(ctx, "One big matrix = h small ones",
                "Head i's projection W_Q[i] (d_model x d_k) is just the column block i*d_k .. (i+1)*d_k - 1 of W_q "
