@@ -67,7 +67,8 @@
 
 namespace mhascope::app {
 
-// What a script can do to the app; App implements it.
+// What a script can do to the app; AppScriptHost (testing/script_host.hpp) implements it over
+// the app's state, so test hooks stay out of App.
 class ScriptHost {
  public:
   virtual ~ScriptHost() = default;
