@@ -7,8 +7,8 @@
 #include <exception>
 #include <new>
 
-#include "app.hpp"
-#include "launch_options.hpp"
+#include "shell/app.hpp"
+#include "shell/launch_options.hpp"
 
 #include "cli/cli.hpp"
 

@@ -11,7 +11,7 @@
 
 #include <vector>
 
-#include "ui_context.hpp"
+#include "state/ui_context.hpp"
 
 namespace mhascope::app {
 

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "ui_context.hpp"
+#include "state/ui_context.hpp"
 
 namespace mhascope::app {
 

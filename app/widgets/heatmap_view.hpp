@@ -6,7 +6,7 @@
 
 #include <imgui.h>
 
-#include "app_state.hpp"
+#include "state/app_state.hpp"
 #include "color/colormap.hpp"
 #include "attention/trace.hpp"
 #include "render/texture_cache.hpp"

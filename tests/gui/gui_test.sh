@@ -89,6 +89,10 @@ case "$case_name" in
     xvfb "$bin" --preset default --script "$(script_from worker.txt)" || fail "script failed (exit $?)"
     python3 "$here/check_png.py" "$out/after_worker.png" || fail "blank after the worker's result"
     ;;
+  lesson_worker)
+    xvfb "$bin" --preset default --script "$(script_from lesson_worker.txt)" || fail "script failed (exit $?)"
+    python3 "$here/check_png.py" "$out/after_lesson_worker.png" || fail "blank after the lesson's result"
+    ;;
   downsample)
     # Textures above the GPU limit are downsampled, not blank (limit lowered to 64 texels).
     xvfb "$bin" --screenshot "$out/long.png" --preset "$here/long_sequence.json" --max-texture-size 64 \

@@ -1,0 +1,138 @@
+// The window's layout: three columns (controls | pipeline + main tabs | explanations) and the
+// status line; under ~72 em of width two columns, the explanation panels becoming main tabs.
+// Which panel goes where is panels/panel_list.cpp.
+#include "panels/layout.hpp"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <string>
+
+#include "panels/panel.hpp"
+
+namespace mhascope::app {
+
+namespace {
+
+// Every panel of `area`, in list order.
+void drawArea(UiContext& ctx, PanelArea area) {
+  for (const PanelInfo& p : allPanels()) {
+    if (p.area != area) continue;
+    ImGui::PushID(p.title);
+    p.draw(ctx);
+    ImGui::PopID();
+  }
+}
+
+// The current child window's rectangle, for the exploration test's points ("column_left" ...).
+void recordColumn(UiProbes& probes, const char* name) {
+  probes.recordRect(name, ImGui::GetWindowPos(),
+                    ImVec2(ImGui::GetWindowPos().x + ImGui::GetWindowSize().x, ImGui::GetWindowPos().y + ImGui::GetWindowSize().y));
+}
+
+// The main area's tab bar: the Main panels, and when narrow the Right ones too.
+void drawMainTabs(UiContext& ctx, bool wide) {
+  ViewState& view = ctx.view;
+  const ImGuiTabBarFlags tabFlags = ImGuiTabBarFlags_FittingPolicyScroll | ImGuiTabBarFlags_TabListPopupButton;
+  if (!ImGui::BeginTabBar("main tabs", tabFlags)) return;
+  for (const PanelInfo& p : allPanels()) {
+    if (p.area != PanelArea::Main && (wide || p.area != PanelArea::Right)) continue;
+    ImGui::PushID(p.title);
+    const ImGuiTabItemFlags flags = view.selectTab == p.title ? ImGuiTabItemFlags_SetSelected : 0;
+    const bool open = ImGui::BeginTabItem(p.title, nullptr, flags);
+    std::string probe = std::string("tab_") + p.title;  // "tab_All_heads": script words have no spaces
+    std::replace(probe.begin(), probe.end(), ' ', '_');
+    ctx.probes.recordLastItem(probe);
+    if (open) {
+      ctx.probes.recordLabel("main_tab", p.title);
+      view.openTab = p.title;
+      ImGui::BeginChild("content", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse);
+      p.draw(ctx);
+      ImGui::EndChild();
+      ImGui::EndTabItem();
+    }
+    ImGui::PopID();
+  }
+  ImGui::EndTabBar();
+  view.selectTab.clear();
+}
+
+// The columns' table: controls | pipeline + main tabs | (wide only) explanations.
+void drawColumns(UiContext& ctx, bool wide, float tableH) {
+  const float em = ImGui::GetFontSize();
+  const ImGuiTableFlags layoutFlags = ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
+  if (!ImGui::BeginTable(wide ? "layout" : "layout narrow", wide ? 3 : 2, layoutFlags, ImVec2(0.0f, tableH))) return;
+  ImGui::TableSetupColumn("controls", ImGuiTableColumnFlags_WidthStretch, wide ? 0.22f : 0.31f);
+  ImGui::TableSetupColumn("main", ImGuiTableColumnFlags_WidthStretch, wide ? 0.50f : 0.69f);
+  if (wide) ImGui::TableSetupColumn("explain", ImGuiTableColumnFlags_WidthStretch, 0.28f);
+  ImGui::TableNextRow(ImGuiTableRowFlags_None, tableH);
+  const float cellH = tableH - 2.0f * ImGui::GetStyle().CellPadding.y;
+
+  ImGui::TableNextColumn();
+  ImGui::BeginChild("left", ImVec2(0.0f, cellH));
+  recordColumn(ctx.probes, "column_left");
+  drawArea(ctx, PanelArea::Left);
+  ImGui::EndChild();
+
+  ImGui::TableNextColumn();
+  const float top = ImGui::GetCursorPosY();
+  const ImVec2 topLeft = ImGui::GetCursorScreenPos();
+  drawArea(ctx, PanelArea::Top);
+  ctx.probes.recordRect("column_top", topLeft,
+                        ImVec2(topLeft.x + ImGui::GetContentRegionAvail().x, ImGui::GetCursorScreenPos().y));
+  const float mainH = std::max(cellH - (ImGui::GetCursorPosY() - top), 4.0f * em);
+  ImGui::BeginChild("main", ImVec2(0.0f, mainH));
+  recordColumn(ctx.probes, "column_main");
+  drawMainTabs(ctx, wide);
+  ImGui::EndChild();
+
+  if (wide) {
+    ImGui::TableNextColumn();
+    ImGui::BeginChild("right", ImVec2(0.0f, cellH));
+    recordColumn(ctx.probes, "column_right");
+    for (const PanelInfo& p : allPanels()) {
+      if (p.area != PanelArea::Right) continue;
+      ImGui::PushID(p.title);
+      if (ImGui::CollapsingHeader(p.title, ImGuiTreeNodeFlags_DefaultOpen)) p.draw(ctx);
+      ImGui::PopID();
+    }
+    ImGui::EndChild();
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace
+
+bool drawLayout(UiContext& ctx) {
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(vp->WorkPos);
+  ImGui::SetNextWindowSize(vp->WorkSize);
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowBorderSize, 0.0f);
+  const ImGuiWindowFlags hostFlags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                     ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoNavFocus |
+                                     ImGuiWindowFlags_NoScrollWithMouse |
+                                     // glClear already paints this colour; a full-window quad on top
+                                     // costs a software renderer (llvmpipe) several ms per frame
+                                     ImGuiWindowFlags_NoBackground;
+  ImGui::Begin("mhascope##host", nullptr, hostFlags);
+  ImGui::PopStyleVar();
+
+  const float em = ImGui::GetFontSize();
+  const float statusH = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
+  const float tableH = std::max(ImGui::GetContentRegionAvail().y - statusH, 4.0f * em);
+  // Narrow windows (under ~72 em, e.g. 1000 px at 15 px text) have no room for a third column:
+  // the explanation panels become tabs of the main area instead.
+  const bool wide = ImGui::GetContentRegionAvail().x >= 72.0f * em;
+  drawColumns(ctx, wide, tableH);
+  ctx.probes.recordLabel("popup", ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel)
+                                      ? "open" : "none");
+  ImGui::Separator();
+  const ImVec2 statusMin = ImGui::GetCursorScreenPos();
+  drawArea(ctx, PanelArea::Status);
+  ctx.probes.recordRect("column_status", statusMin,
+                        ImVec2(statusMin.x + ImGui::GetWindowContentRegionMax().x, ImGui::GetItemRectMax().y));
+  ImGui::End();
+  return wide;
+}
+
+}  // namespace mhascope::app

@@ -1,0 +1,120 @@
+// Shared helpers of the lesson tabs (see lesson_common.hpp).
+#include "panels/lessons/lesson_common.hpp"
+
+#include <cstdarg>
+#include <cstdio>
+#include <limits>
+
+#include "widgets/colors.hpp"
+
+namespace mhascope::app {
+
+bool recomputedLessonReady(UiContext& ctx, RecomputingLesson lesson) {
+  if (!traceReady(ctx)) return false;
+  const double bytes = recordedTraceBytes(ctx.state.trace);
+  if (bytes > kRecomputeLimitBytes) {
+    ImGui::TextWrapped("This lesson recomputes the whole pass several times; at %s per trace that would stall the "
+                       "window. Use fewer tokens, heads or batch items (below %s).",
+                       formatBytes(bytes).c_str(), formatBytes(kRecomputeLimitBytes).c_str());
+    return false;
+  }
+  if (!ctx.state.lessons.hasRecomputed(lesson, ctx.state.traceSerial)) {
+    ImGui::TextDisabled("computing this lesson…");
+    return false;
+  }
+  return true;
+}
+
+void drawLessonError(const std::string& message) {
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", message.c_str());
+}
+
+MatrixPicture pictureOf(const Slice2D& s) {
+  MatrixPicture m;
+  m.data = s.data;
+  m.rows = s.rows;
+  m.cols = s.cols;
+  m.rowLabels = s.rowLabels;
+  m.colLabels = s.colLabels;
+  return m;
+}
+
+void lessonHeader(UiContext& ctx, const char* title, const char* why) {
+  if (ctx.titleFont) ImGui::PushFont(ctx.titleFont);
+  ImGui::TextUnformatted(title);
+  if (ctx.titleFont) ImGui::PopFont();
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("%s", why);
+  ImGui::PopTextWrapPos();
+  ImGui::Spacing();
+}
+
+HeatmapHover drawMatrix(UiContext& ctx, const char* id, const MatrixPicture& m, ImVec2 size) {
+  Slice2D s;
+  s.stage = m.stage;
+  s.batchIndex = m.batchIndex;
+  s.head = m.head;
+  s.rows = m.rows;
+  s.cols = m.cols;
+  s.data = m.data;
+  s.rowAxis = m.rowAxis;
+  s.colAxis = m.colAxis;
+  s.rowLabels = m.rowLabels;
+  s.colLabels = m.colLabels;
+  for (int r = static_cast<int>(s.rowLabels.size()); r < m.rows; ++r) s.rowLabels.push_back(std::to_string(r));
+  for (int c = static_cast<int>(s.colLabels.size()); c < m.cols; ++c) s.colLabels.push_back(std::to_string(c));
+  // Blocked cells look as everywhere else, where this picture's numbers do show the mask took
+  // effect (a lesson's broken pipeline may not have applied it).
+  if (m.trace && m.rows == m.trace->tq && m.cols == m.trace->tk &&
+      (m.stage == StageId::Weights || m.stage == StageId::MaskedScores)) {
+    markBlockedCells(*m.trace, s);
+    for (std::size_t i = 0; i < s.blockedCells.size(); ++i) {
+      const float v = m.data[i];
+      if (s.blockedCells[i] && v != 0.0f && v != -std::numeric_limits<float>::infinity()) s.blockedCells[i] = 0;
+    }
+  }
+  HeatmapSpec spec;
+  spec.slice = &s;
+  spec.colormap = defaultColormap(m.kind);
+  spec.range = m.range ? *m.range : rangeFor(m.kind, m.data, static_cast<std::size_t>(m.rows) * static_cast<std::size_t>(m.cols));
+  spec.trace = m.trace;
+  spec.showNumbers = m.numbers;
+  spec.interactive = false;
+  spec.heads = m.heads;
+  spec.dk = m.dk;
+  if (m.colorbar) spec.colorbarTexture = ctx.textures.colorbar(spec.colormap).imguiId();
+  if (m.head >= 0) spec.frameColor = headColor(m.head);
+  // Lesson pictures use stage codes past the pipeline's, so they never share a texture with it.
+  const TextureKey key{ctx.state.traceSerial, 1000 + m.textureTag, m.batchIndex, m.head, spec.colormap, spec.range.lo,
+                       spec.range.hi};
+  spec.texture = ctx.textures.get(key, m.data, m.rows, m.cols, s.blockedCells.empty() ? nullptr : s.blockedCells.data());
+  return drawHeatmap(id, spec, nullptr, size);
+}
+
+std::string formatCount(std::int64_t v) {
+  const std::string digits = std::to_string(v);
+  const std::size_t start = v < 0 ? 1 : 0;
+  std::string out = digits.substr(0, start);
+  for (std::size_t i = start; i < digits.size(); ++i) {
+    if (i > start && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+std::string formatNumber(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+void coloredSymbol(const char* symbol, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  ImGui::PushStyleColor(ImGuiCol_Text, symbolColor(symbol));
+  ImGui::TextV(fmt, args);
+  ImGui::PopStyleColor();
+  va_end(args);
+}
+
+}  // namespace mhascope::app

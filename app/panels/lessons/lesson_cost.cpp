@@ -1,0 +1,95 @@
+// Lesson 7 — cost counters: the live parameters, FLOPs (projections and attention apart) and
+// score memory, and how each grows while one of T, d_model, h sweeps (PlotLines, no implot).
+#include <imgui.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "widgets/drag_slider.hpp"
+#include "panels/lessons/lesson_common.hpp"
+#include "panels/panel.hpp"
+#include "widgets/charts.hpp"
+#include "widgets/colors.hpp"
+
+namespace mhascope::app {
+
+void drawLessonCostPanel(UiContext& ctx) {
+  lessonHeader(ctx, "Cost counters",
+               "Parameters grow with d_model^2 and ignore T and h. Projection FLOPs grow with T * d_model^2; attention "
+               "matmul FLOPs with T^2 * d_model; the score tables with h * T^2 — that T^2 is what makes long inputs "
+               "expensive. More heads cost no parameters and no matmul FLOPs, but scale, mask, exp and softmax touch "
+               "all B * h * T_q * T_k scores, so they and the score memory grow with h. Each head's score table has "
+               "rank at most d_k.");
+  if (!traceReady(ctx)) return;
+  const Trace& t = ctx.state.trace;
+  LessonView& ls = ctx.lessons;
+  const float em = ImGui::GetFontSize();
+  const QuickLessons& q = ctx.state.lessons.quick;
+  const CostSizes& now = q.costSizes;
+  const CostPoint& c = q.costNow;
+  if (ImGui::BeginTable("now", 2, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
+    auto row = [](const char* name, const std::string& v) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(name);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(v.c_str());
+    };
+    row("parameters (with biases)", formatCount(c.params));
+    row("FLOPs, projections (Q, K, V, W_o)", formatNumber(c.projectionFlops, 4));
+    row("FLOPs, attention matmuls (Q K^T, A V)", formatNumber(c.attentionFlops, 4));
+    row("scores B * h * T_q * T_k (each scaled, masked, exp'd, normalised)", formatCount(c.scoreCount));
+    row("score memory, one (B, h, T_q, T_k) copy", formatBytes(c.scoreBytes));
+    row("whole recorded trace", formatBytes(c.traceBytes));
+    ImGui::EndTable();
+  }
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(costCrossoverText(now).c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::TextUnformatted("sweep:");
+  const char* names[] = {"T", "d_model", "h"};
+  for (int i = 0; i < 3; ++i) {
+    ImGui::SameLine();
+    ImGui::PushStyleColor(ImGuiCol_Text, symbolColor(names[i]));
+    ImGui::RadioButton(names[i], &ls.c.sweepVariable, i);
+    ImGui::PopStyleColor();
+  }
+  const auto var = static_cast<SweepVariable>(ls.c.sweepVariable);
+  int& to = ls.sweepTo[ls.c.sweepVariable];
+  ImGui::SameLine(0, em);
+  ImGui::SetNextItemWidth(14 * em);
+  const int maxTo = var == SweepVariable::Heads ? std::max(1, t.dModel) : 4096;
+  to = std::clamp(to, 2, std::max(2, maxTo));
+  dragSliderInt("sweep up to", &to, 2, std::max(2, maxTo), "%d", ImGuiSliderFlags_Logarithmic);
+  // The sweep the scheduler computed (after a change above, the previous one for a frame).
+  if (!lessonOk(q.sweep)) return;
+  const std::vector<CostPoint>* pts = q.sweep.get();
+  std::vector<double> xs, params, proj, attn, scores;
+  for (const CostPoint& p : *pts) {
+    xs.push_back(static_cast<double>(p.value));
+    params.push_back(static_cast<double>(p.params));
+    proj.push_back(p.projectionFlops);
+    attn.push_back(p.attentionFlops);
+    scores.push_back(p.scoreBytes);
+  }
+  const std::string range = std::string(names[ls.c.sweepVariable]) + " = " + std::to_string(pts->front().value) + " .. " +
+                            std::to_string(pts->back().value) + " (others as now)";
+  ImGui::TextDisabled("%s, %zu points; each plot from 0 to its largest value", range.c_str(), pts->size());
+  // Two plots a row, each with its axes and tick values (x: the swept variable).
+  const float w = std::min(0.5f * ImGui::GetContentRegionAvail().x - em, 30.0f * em);
+  const float ph = std::max(6.0f * em, 0.5f * (ImGui::GetContentRegionAvail().y - 2.0f * em) - 2.0f * ImGui::GetTextLineHeightWithSpacing());
+  const char* x = names[ls.c.sweepVariable];
+  const auto number = [](double v) { return formatNumber(v, 3); };
+  drawLinePlot("p", "parameters", xs, params, x, ImVec2(w, ph), [](double v) { return formatCount(static_cast<std::int64_t>(v)); });
+  ImGui::SameLine(0, 2.0f * em);
+  ImGui::BeginGroup();
+  drawLinePlot("f", "projection FLOPs", xs, proj, x, ImVec2(w, ph), number);
+  ImGui::EndGroup();
+  drawLinePlot("a", "attention FLOPs", xs, attn, x, ImVec2(w, ph), number);
+  ImGui::SameLine(0, 2.0f * em);
+  ImGui::BeginGroup();
+  drawLinePlot("s", "score memory", xs, scores, x, ImVec2(w, ph), [](double v) { return formatBytes(v); });
+  ImGui::EndGroup();
+}
+
+}  // namespace mhascope::app

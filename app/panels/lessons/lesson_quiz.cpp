@@ -1,0 +1,70 @@
+// Lesson 10 — quiz: about a dozen questions whose numbers come from the live trace; each answer
+// is explained right after the try.
+#include <imgui.h>
+
+#include <algorithm>
+
+#include "panels/lessons/lesson_common.hpp"
+#include "panels/panel.hpp"
+#include "widgets/colors.hpp"
+
+namespace mhascope::app {
+
+void drawLessonQuizPanel(UiContext& ctx) {
+  lessonHeader(ctx, "Quiz",
+               "The numbers in these questions come from the configuration on the left: change d_model, h or the "
+               "sentence and the questions change with it.");
+  if (!traceReady(ctx)) return;
+  LessonView& ls = ctx.lessons;
+  const std::vector<QuizQuestion>& quiz = ctx.state.quiz;  // computed with the trace
+  if (ls.quizSerial != ctx.state.traceSerial) {  // a new trace asks new questions: no answers yet
+    ls.quizSerial = ctx.state.traceSerial;
+    ls.quizPicked.assign(quiz.size(), -1);
+  }
+  int right = 0, tried = 0;
+  for (std::size_t i = 0; i < quiz.size(); ++i) {
+    if (ls.quizPicked[i] < 0) continue;
+    ++tried;
+    right += ls.quizPicked[i] == quiz[i].correct ? 1 : 0;
+  }
+  ImGui::Text("%d of %d right, %zu questions", right, tried, quiz.size());
+  ImGui::SameLine();
+  if (ImGui::SmallButton("start over")) std::fill(ls.quizPicked.begin(), ls.quizPicked.end(), -1);
+  ImGui::BeginChild("questions");
+  for (std::size_t i = 0; i < quiz.size(); ++i) {
+    const QuizQuestion& q = quiz[i];
+    ImGui::PushID(static_cast<int>(i));
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::Text("%zu. %s", i + 1, q.question.c_str());
+    ImGui::PopTextWrapPos();
+    int& picked = ls.quizPicked[i];
+    for (std::size_t c = 0; c < q.choices.size(); ++c) {
+      ImGui::PushID(static_cast<int>(c));
+      const bool isPicked = picked == static_cast<int>(c);
+      const bool isRight = static_cast<int>(c) == q.correct;
+      // Decided once: the click below changes `picked`, and the Pop must match the Push.
+      const bool coloured = picked >= 0 && (isPicked || isRight);
+      if (coloured) ImGui::PushStyleColor(ImGuiCol_Text, isRight ? kOkColor : kErrorColor);
+      if (ImGui::RadioButton(q.choices[c].c_str(), isPicked)) picked = static_cast<int>(c);
+      if (coloured) ImGui::PopStyleColor();
+      ctx.probes.recordLastItem("quiz_" + std::to_string(i + 1) + "_" + std::to_string(c + 1));
+      if (isRight) ctx.probes.recordLastItem("quiz_" + std::to_string(i + 1) + "_correct");
+      ImGui::PopID();
+    }
+    if (picked >= 0) {
+      ImGui::Indent();
+      ImGui::PushTextWrapPos(0.0f);
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(picked == q.correct ? kOkColor : kErrorColor), "%s",
+                         picked == q.correct ? "Right." : "Not quite.");
+      ImGui::SameLine();
+      ImGui::TextDisabled("%s", q.explanation.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::Unindent();
+    }
+    ImGui::Spacing();
+    ImGui::PopID();
+  }
+  ImGui::EndChild();
+}
+
+}  // namespace mhascope::app

@@ -1,0 +1,344 @@
+// [SECTION] index
+//   set-up   — window, ImGui context, first configuration, launch options
+//   loop     — one frame: events, compute update, ImGui frame, render, screenshot, session;
+//              run() with --bench-frames
+//   input    — keys ← → Space Home End, Play
+// Fonts, imgui.ini, the session file, frame pacing, benchmark statistics, the compute scheduler and
+// the script adapter are their own files in shell/ and testing/.
+#include "shell/app.hpp"
+
+#include <cctype>
+#include <imgui.h>
+#include <imgui_internal.h>  // ErrorCheckEndFrameRecover: keep ImGui's stack whole after an exception
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+
+#include "panels/layout.hpp"
+#include "panels/panel.hpp"
+#include "render/gl_frame.hpp"
+#include "render/screenshot.hpp"
+#include "render/texture.hpp"
+#include "testing/script_host.hpp"
+
+namespace mhascope::app {
+namespace {
+
+// Idle: nothing changes without input (the worker and Play poll faster), so wake rarely.
+constexpr double kIdleTimeoutSeconds = 10.0;
+
+// Default export folder: ~/Pictures when it exists, else home, else the working folder.
+std::string defaultExportFolder() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const char* home = std::getenv("HOME");
+  if (home && fs::is_directory(fs::path(home) / "Pictures", ec)) return (fs::path(home) / "Pictures").string();
+  if (home && *home) return home;
+  return fs::current_path(ec).string();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] set-up
+// ---------------------------------------------------------------------------------------------
+
+App::App(LaunchOptions options) : options_(std::move(options)) {}
+
+App::~App() { shutdown(); }
+
+bool App::initialise() {
+  WindowOptions wo;
+  wo.width = options_.width;
+  wo.height = options_.height;
+  wo.visible = !options_.hidden;
+  wo.vsync = options_.benchFrames == 0;
+  auto window = Window::create(wo);
+  if (!window) {
+    std::fprintf(stderr, "mhascope: %s. Without a display, use the headless commands, e.g. "
+                         "`mhascope export --help`.\n", window.error().message.c_str());
+    loop_.exitCode = 2;
+    return false;
+  }
+  window_ = std::move(window.value());
+  if (!initialiseImGui()) return false;
+  if (options_.maxTextureSize > 0) textures_.setMaxTextureSize(options_.maxTextureSize);
+  fonts_.build(options_.uiScale > 0 ? options_.uiScale : window_->contentScale(),
+               options_.maxTextureSize > 0 ? options_.maxTextureSize : Texture::maxSize());
+  if (const std::string dir = configDir(); !dir.empty()) ini_.setPath(dir + "/imgui.ini");
+  ini_.load();
+  view_.exportUi.folder = defaultExportFolder();
+
+  scheduler_ = std::make_unique<ComputeScheduler>();
+  if (!options_.scriptPath.empty()) {
+    auto script = InputScript::load(options_.scriptPath);
+    if (!script) {
+      std::fprintf(stderr, "mhascope: %s\n", script.error().message.c_str());
+      loop_.exitCode = 2;
+      return false;
+    }
+    script_ = std::move(script.value());
+    scriptHost_ = std::make_unique<AppScriptHost>(ScriptTargets{state_, view_, probes_, *window_, loop_});
+  }
+  if (!applyLaunchOptions()) return false;
+  // Screenshots and the benchmark are pictures of exactly their options; --fresh opts out.
+  session_.setEnabled(!options_.fresh && options_.screenshotPath.empty() && options_.benchFrames == 0);
+  session_.restore(state_, view_, options_);
+  return true;
+}
+
+bool App::initialiseImGui() {
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;  // loaded and saved by hand: XDG folder, validated, atomic writes
+  io.ConfigWindowsMoveFromTitleBarOnly = true;
+  ImGui::StyleColorsDark();
+  ImGuiStyle& style = ImGui::GetStyle();
+  style.WindowRounding = 0.0f;
+  style.FrameRounding = 3.0f;
+  style.GrabRounding = 3.0f;
+  style.TabRounding = 3.0f;
+  style.ItemSpacing = ImVec2(7.0f, 5.0f);
+  style.Colors[ImGuiCol_WindowBg] = ImVec4(0.09f, 0.10f, 0.12f, 1.0f);
+  style.Colors[ImGuiCol_ChildBg] = ImVec4(0.0f, 0.0f, 0.0f, 0.0f);
+  style.Colors[ImGuiCol_PopupBg] = ImVec4(0.07f, 0.07f, 0.09f, 1.0f);  // tooltips over text stay readable
+  fonts_.setBaseStyle(style);
+  if (!window_->initImGuiPlatform() || !initImGuiRenderer()) {
+    std::fprintf(stderr, "mhascope: cannot start Dear ImGui's GLFW/OpenGL3 backends (no OpenGL 3.3?). "
+                         "Use the headless commands instead, e.g. `mhascope export --help`.\n");
+    loop_.exitCode = 2;
+    return false;
+  }
+  return true;
+}
+
+bool App::applyLaunchOptions() {
+  auto preset = loadPreset(options_.preset);
+  if (!preset) {
+    std::fprintf(stderr, "mhascope: %s\n", preset.error().message.c_str());
+    loop_.exitCode = 2;
+    return false;
+  }
+  state_.config = std::move(preset.value());
+  state_.presetName = options_.preset;
+  if (options_.benchFrames > 0) {  // the benchmark's fixed size: T=512, h=16, d_model=256
+    state_.config.tokens = 512;
+    state_.config.heads = 16;
+    state_.config.dModel = 256;
+    state_.config.batch = 1;
+    state_.config.crossAttention = false;
+    state_.presetName += " (T=512, h=16)";
+    options_.view = "grid";
+    if (options_.stage.empty()) options_.stage = "weights";
+  }
+  if (!options_.stage.empty()) {
+    auto s = stageFromName(options_.stage);
+    if (!s) {
+      std::fprintf(stderr, "mhascope: unknown stage \"%s\"; stages: %s\n", options_.stage.c_str(), stageNamesList().c_str());
+      loop_.exitCode = 2;
+      return false;
+    }
+    view_.stage = *s;
+  }
+  view_.head = options_.head;  // 0-based, checked against h in parseLaunchOptions
+  view_.selectTab = options_.view == "grid" ? kAllHeadsTab : kHeatmapTab;
+  for (const PanelInfo& p : allPanels()) {  // a lesson tab by its title in lower case: "split" → "Split"
+    std::string lower = p.title;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (p.area == PanelArea::Main && lower == options_.view) view_.selectTab = p.title;
+  }
+  return true;
+}
+
+void App::shutdown() {
+  if (!window_) return;
+  scheduler_.reset();  // joins the threads before anything they could touch goes away
+  ini_.save();
+  if (ImGui::GetCurrentContext()) session_.save(state_, view_, view_.openTab);
+  textures_ = TextureCache{};  // textures need the GL context: free them before it goes
+  shutdownImGuiRenderer();
+  window_->shutdownImGuiPlatform();
+  ImGui::DestroyContext();
+  window_.reset();
+}
+
+bool App::automated() const { return script_ || !options_.screenshotPath.empty() || options_.benchFrames > 0; }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] loop
+// ---------------------------------------------------------------------------------------------
+
+void App::updateCompute() {
+  // Tests, screenshots and the benchmark want the picture of exactly this config, now.
+  const bool forceSync = !options_.screenshotPath.empty() || options_.benchFrames > 0 || (script_ && !loop_.scriptAsync);
+  // The tab about to be drawn: one a launch option, a script or a click asked for, else the last one.
+  const std::string& tab = view_.selectTab.empty() ? view_.openTab : view_.selectTab;
+  try {
+    scheduler_->update(state_, view_, lessons_, tab, forceSync);
+  } catch (const std::exception& e) {  // bad_alloc and friends: shown, the app keeps running
+    state_.actionError = std::string("compute failed: ") + e.what();
+  }
+}
+
+void App::frame() {
+  const bool automatedRun = automated();
+  const FramePacer::Wake wake = pacer_.schedule(view_.playing || state_.computing || state_.lessonComputing);
+  if (automatedRun || wake == FramePacer::Wake::Now) {
+    window_->pollEvents();
+  } else if (wake == FramePacer::Wake::Tick) {
+    window_->waitEvents(1.0 / 60.0);
+  } else {
+    window_->waitEvents(ImGui::GetIO().WantTextInput ? 0.5 : kIdleTimeoutSeconds);
+  }
+  keyTaps_.apply(*window_);
+  const double now = Window::now();
+  const double dt = lastFrameTime_ > 0 ? now - lastFrameTime_ : 0.0;
+  lastFrameTime_ = now;
+
+  // Monitor moved or DPI changed: rebuild the fonts at the new scale (outside a frame).
+  if (options_.uiScale <= 0) {
+    const float scale = window_->contentScale();
+    if (std::fabs(scale - fonts_.requestedScale()) > 0.01f) {
+      fonts_.build(scale, options_.maxTextureSize > 0 ? options_.maxTextureSize : Texture::maxSize());
+      rebuildImGuiFontTexture();
+    }
+  }
+  updateCompute();
+
+  FramebufferSize fb = window_->framebufferSize();
+  if (loop_.zeroFramesLeft > 0) {
+    --loop_.zeroFramesLeft;
+    fb = {};
+  }
+  if (fb.empty()) {
+    // Minimised (or resized to nothing): no ImGui frame, no GL calls, no division by a zero
+    // size. The script still advances so tests can leave this state.
+    if (script_) script_->frame(*scriptHost_, ImGui::GetIO());
+    if (!automatedRun) window_->waitEvents(0.25);
+    return;
+  }
+
+  const bool bench = options_.benchFrames > 0;
+  const double tUi = Window::now();
+  imguiRendererNewFrame();
+  window_->imguiPlatformNewFrame();
+  // event_driven scripts: would the real loop draw this frame? Not when it would still be
+  // asleep waiting for an event and the script brought no new input.
+  bool realFrame = true;
+  if (script_) {
+    const bool input = script_->frame(*scriptHost_, ImGui::GetIO());
+    if (loop_.eventDriven && wake == FramePacer::Wake::Event && !input) {
+      realFrame = false;
+      pacer_.cancelSettling();  // this wake-up never happened
+    }
+  }
+  clickThroughPopups();
+  ImGui::NewFrame();
+  probes_.clear();
+  try {
+    handleKeys();
+    advancePlay(dt);
+    UiContext ctx{state_, view_, textures_, probes_, lessons_, fonts_.mono(), fonts_.title()};
+    loop_.wide = drawLayout(ctx);
+  } catch (const std::exception& e) {
+    // An exception mid-frame leaves Begin/End unbalanced: let ImGui close what is open.
+    ImGui::ErrorCheckEndFrameRecover(nullptr);
+    state_.actionError = std::string("something went wrong: ") + e.what() + " (the app keeps running)";
+  }
+  ImGui::Render();
+  if (!automatedRun || loop_.eventDriven) pacer_.afterRender(realFrame);
+  if (realFrame) loop_.shownLabels = probes_.labels();
+  render(fb, bench, tUi);
+  if (ImGui::GetIO().WantSaveIniSettings) ini_.save();
+  // The session is saved about once a second while it changes (and at exit), so a crash or a
+  // killed process loses at most the last second.
+  if (now - sessionCheckedAt_ >= 1.0) {
+    sessionCheckedAt_ = now;
+    session_.save(state_, view_, view_.openTab);
+  }
+}
+
+void App::render(const FramebufferSize& fb, bool bench, double tUi) {
+  const double tGl = Window::now();
+  beginGlFrame(fb.width, fb.height);
+  renderImGuiDrawData();
+  textures_.endFrame();
+  if (bench) finishGl();
+  const double tSwap = Window::now();
+  loop_.glErrors += drainGlErrors();
+  ++framesDrawn_;
+
+  if (!loop_.screenshotPath.empty()) {
+    const RgbaImage img = readFramebuffer(fb.width, fb.height);
+    if (auto st = savePng(loop_.screenshotPath, img); !st) {
+      std::fprintf(stderr, "mhascope: %s\n", st.error().message.c_str());
+      loop_.exitCode = 1;
+    } else {
+      std::printf("saved %s (%dx%d)\n", loop_.screenshotPath.c_str(), img.width, img.height);
+    }
+    loop_.screenshotPath.clear();
+  }
+  window_->swapBuffers();
+  if (bench) bench_.addSplit((tGl - tUi) * 1000.0, (tSwap - tGl) * 1000.0, (Window::now() - tSwap) * 1000.0);
+}
+
+int App::run() {
+  if (!initialise()) return loop_.exitCode;
+  const int warmup = 10;
+  double benchStart = 0.0;
+  while (!window_->shouldClose() && !loop_.quitRequested) {
+    if (options_.benchFrames > 0 && framesDrawn_ >= warmup) benchStart = Window::now();
+    frame();
+    if (options_.benchFrames > 0 && framesDrawn_ > warmup) {
+      bench_.addFrame((Window::now() - benchStart) * 1000.0);
+      if (static_cast<int>(bench_.frames()) >= options_.benchFrames) break;
+    }
+    if (!options_.screenshotPath.empty() && framesDrawn_ == options_.frames - 1) loop_.screenshotPath = options_.screenshotPath;
+    if (!options_.screenshotPath.empty() && framesDrawn_ >= options_.frames) break;
+    if (script_ && script_->finished() && !loop_.quitRequested) loop_.quit(0);
+  }
+  if (options_.benchFrames > 0) {
+    const FramebufferSize fb = window_->framebufferSize();
+    char what[512];
+    std::snprintf(what, sizeof what, "all-heads grid of %s, T=%d h=%d d_model=%d, %dx%d, GL renderer: %s",
+                  stageInfo(view_.stage).name, state_.trace.tq, state_.trace.heads, state_.trace.dModel, fb.width,
+                  fb.height, glRendererName());
+    bench_.print(what, static_cast<unsigned long long>(textures_.uploads()));
+  }
+  if (loop_.glErrors > 0) std::fprintf(stderr, "mhascope: %d OpenGL errors were reported\n", loop_.glErrors);
+  return loop_.exitCode;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] input
+// ---------------------------------------------------------------------------------------------
+
+void App::handleKeys() {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput) return;  // typing in the sentence box must not step the pipeline
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) stepStage(view_, +1);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) stepStage(view_, -1);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) goToStage(view_, StageId::Query);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) goToStage(view_, StageId::Output);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) {
+    view_.playing = !view_.playing;
+    view_.playAccumulator = 0;
+    if (view_.playing && view_.stage == StageId::Output) goToStage(view_, StageId::Query);
+  }
+}
+
+void App::advancePlay(double dt) {
+  if (!view_.playing) return;
+  view_.playAccumulator += dt;
+  const double period = 1.0 / std::max(0.05f, view_.playStagesPerSecond);
+  if (view_.playAccumulator < period) return;
+  view_.playAccumulator = 0;
+  if (!stepStage(view_, +1)) view_.playing = false;  // stop at the output
+}
+
+}  // namespace mhascope::app

@@ -1,0 +1,79 @@
+// App: the window's lifetime and its frame loop.
+//   events → (script input) → compute update → ImGui frame (keys, play, panels) → render
+//   → textures.endFrame() → (screenshot) → swap
+// It owns the state structs, the texture cache and the compute scheduler; panels only draw. The
+// pieces it drives live next to it: compute_scheduler (trace and lesson results), fonts, ini,
+// session_store, frame_pacing (idle waiting, settling), frame_bench (--bench-frames); input
+// scripts reach the app through testing/script_host.hpp, not through App.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "platform/window.hpp"
+#include "render/texture_cache.hpp"
+#include "shell/compute_scheduler.hpp"
+#include "shell/fonts.hpp"
+#include "shell/frame_bench.hpp"
+#include "shell/frame_pacing.hpp"
+#include "shell/ini.hpp"
+#include "shell/launch_options.hpp"
+#include "shell/loop_control.hpp"
+#include "shell/session_store.hpp"
+#include "state/app_state.hpp"
+#include "state/lesson_view.hpp"
+#include "state/ui_context.hpp"
+#include "testing/input_script.hpp"
+
+namespace mhascope::app {
+
+class AppScriptHost;
+
+class App {
+ public:
+  explicit App(LaunchOptions options);
+  ~App();
+  App(const App&) = delete;
+  App& operator=(const App&) = delete;
+
+  // Opens the window and runs until it closes; returns the process exit code
+  // (2: no display / no GL 3.3, with a one-line message and a hint on stderr).
+  int run();
+
+ private:
+  bool initialise();             // window, ImGui, fonts, ini, first config
+  bool initialiseImGui();        // context, style, backends
+  void shutdown();
+  bool applyLaunchOptions();     // preset, stage, view; false on a bad option (message printed)
+  bool automated() const;        // a script, a screenshot or the benchmark drives the loop
+
+  void frame();                  // one iteration of the loop
+  void updateCompute();
+  void render(const FramebufferSize& fb, bool bench, double tUi);  // GL, screenshot, swap
+  void handleKeys();
+  void advancePlay(double dt);
+
+  LaunchOptions options_;
+  std::unique_ptr<Window> window_;
+  AppState state_;
+  ViewState view_;
+  LessonView lessons_;           // the lesson tabs' choices, one per window
+  TextureCache textures_;
+  UiProbes probes_;
+  std::unique_ptr<ComputeScheduler> scheduler_;
+  std::optional<InputScript> script_;
+  std::unique_ptr<AppScriptHost> scriptHost_;
+  LoopControl loop_;
+  Fonts fonts_;
+  IniFile ini_;
+  SessionStore session_;
+  FramePacer pacer_;
+  KeyTaps keyTaps_;
+  FrameBench bench_;
+  double lastFrameTime_ = 0.0;
+  double sessionCheckedAt_ = -1.0;  // the session is compared with the saved one once a second
+  int framesDrawn_ = 0;
+};
+
+}  // namespace mhascope::app

@@ -1,0 +1,49 @@
+// The compute scheduler: turns a changed configuration into a new trace (with its model and
+// quiz), and changed lesson choices into new lesson results — small jobs right away on the UI
+// thread, before the frame is drawn; big ones on background threads, the latest request winning.
+// Panels then only read AppState; nothing is computed in a draw call.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "shell/compute_worker.hpp"
+#include "shell/latest_job.hpp"
+#include "state/app_state.hpp"
+
+namespace mhascope::app {
+
+class ComputeScheduler {
+ public:
+  // Once per frame, before ImGui's frame. `openTab` is the main tab on screen (the recomputing
+  // lessons run only for their own tab); `forceSync`: tests, screenshots and the benchmark want
+  // the picture of exactly this state, now.
+  void update(AppState& state, const ViewState& view, LessonView& lessons, const std::string& openTab, bool forceSync);
+
+ private:
+  struct RecomputeOutcome {
+    std::uint64_t serial = 0;
+    RecomputingLesson lesson = RecomputingLesson::Split;
+    LessonResults::Key key;
+    RecomputedLessons result;
+  };
+
+  void applyOutcome(AppState& state, ComputeOutcome& outcome, Trace& computed);
+  void updateTrace(AppState& state, bool forceSync);
+  void updateQuickLessons(AppState& state, const ViewState& view, LessonView& lessons);
+  void updateRecomputedLessons(AppState& state, const LessonView& lessons, const std::string& openTab, bool forceSync);
+  static void store(AppState& state, RecomputeOutcome& outcome);
+
+  ComputeWorker worker_;
+  Trace spare_;                  // synchronous computes fill this, then swap with state.trace
+  std::uint64_t requestCounter_ = 0;
+  std::uint64_t shownRequest_ = 0;
+  LatestJob<RecomputeOutcome> lessonJob_;
+  LessonResults::Key lessonRequested_[3];  // submitted to lessonJob_ and not yet taken
+};
+
+// Whether work of this many multiply-adds (passes forward passes at these sizes) fits within a
+// frame on the UI thread.
+bool fitsUiThread(std::int64_t batch, std::int64_t tq, std::int64_t tk, int dModel, int heads, double passes = 1.0);
+
+}  // namespace mhascope::app

@@ -1,0 +1,94 @@
+#include "shell/launch_options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <regex>
+#include <climits>
+
+#include "cli/model_options.hpp"
+#include "attention/model.hpp"
+
+namespace mhascope::app {
+
+ParsedLaunch parseLaunchOptions(int argc, char** argv) {
+  ParsedLaunch out;
+  LaunchOptions& o = out.options;
+  CLI::App cli{"mhascope: see inside multi-head attention. With no command it opens the window.\n"
+               "Headless commands (no display needed): mhascope info | run | export | bench  (each has --help)."};
+  cli.name("mhascope");
+  std::string size;
+  cli.add_option("--preset", o.preset, "preset name or .json file to start with")->capture_default_str();
+  cli.add_option("--stage", o.stage, "stage to open at (query, q_proj, q_heads, scores, weights, output, ...)");
+  cli.add_option("--view", o.view,
+                 "main tab to open: heatmap, grid, learned, or a lesson: split, params, mix, roles, masks, pitfalls, cost, "
+                 "lines, cell, quiz")
+      ->check(CLI::IsMember({"heatmap", "grid", "learned", "split", "params", "mix", "roles", "masks", "pitfalls", "cost",
+                             "lines", "cell", "quiz"}));
+  auto* headOpt = cli.add_option("--head", o.head, "head to show in the heatmap, counted from 0 (0 .. h-1)")
+                      ->transform(cli::decimalInteger(0, INT_MAX));
+  cli.add_option("--size", size, "window size WxH, e.g. 1600x1000");
+  cli.add_option("--screenshot", o.screenshotPath, "render, save the window as this PNG and exit");
+  cli.add_option("--frames", o.frames, "frames to render before --screenshot")
+      ->transform(cli::decimalInteger(1, 100000));
+  cli.add_option("--bench-frames", o.benchFrames, "render N frames of the all-heads grid at T=512, h=16 and "
+                                                  "print the median and p95 frame time")
+      ->transform(cli::decimalInteger(1, 1000000));
+  cli.add_option("--script", o.scriptPath, "drive the window from an input script (tests)");
+  cli.add_option("--ui-scale", o.uiScale, "UI scale instead of the monitor's content scale")->check(CLI::Range(0.5, 4.0));
+  cli.add_option("--max-texture-size", o.maxTextureSize, "pretend the GPU's texture limit is this (tests)")
+      ->transform(cli::decimalInteger(1, 1 << 20));
+  cli.add_flag("--hidden", o.hidden, "do not show the window");
+  cli.add_flag("--fresh", o.fresh, "start from the preset, not from the last session, and do not save this one");
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    out.exitCode = cli.exit(e);
+    return out;
+  }
+  if (!size.empty()) {
+    std::smatch m;
+    if (!std::regex_match(size, m, std::regex(R"((\d{1,5})x(\d{1,5}))"))) {
+      std::fprintf(stderr, "mhascope: --size must look like 1600x1000, got \"%s\"\n", size.c_str());
+      out.exitCode = 2;
+      return out;
+    }
+    o.width = std::stoi(m[1]);
+    o.height = std::stoi(m[2]);
+    if (o.width < 1 || o.height < 1) {
+      std::fprintf(stderr, "mhascope: --size must be at least 1x1, got %s\n", size.c_str());
+      out.exitCode = 2;
+      return out;
+    }
+  }
+  if (!o.screenshotPath.empty()) {
+    std::string ext = o.screenshotPath.size() >= 4 ? o.screenshotPath.substr(o.screenshotPath.size() - 4) : "";
+    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (ext != ".png") {
+      std::fprintf(stderr, "mhascope: --screenshot '%s': screenshots are written as PNG, so the name must end in "
+                           ".png\n", o.screenshotPath.c_str());
+      out.exitCode = 2;
+      return out;
+    }
+  }
+  if (headOpt->count() > 0) {  // an index the window would have to clamp is an error, said before it opens
+    auto preset = loadPreset(o.preset);
+    if (preset) {
+      const int heads = o.benchFrames > 0 ? 16 : preset->heads;
+      if (o.head >= heads) {
+        std::fprintf(stderr, "mhascope: --head %d is out of range: preset '%s' has h = %d head%s, indices 0 .. %d\n",
+                     o.head, o.preset.c_str(), heads, heads == 1 ? "" : "s", heads - 1);
+        out.exitCode = 2;
+        return out;
+      }
+    }
+  }
+  if (!o.screenshotPath.empty() || o.benchFrames > 0) o.hidden = true;
+  o.presetGiven = cli.count("--preset") > 0;
+  o.stageGiven = cli.count("--stage") > 0;
+  o.viewGiven = cli.count("--view") > 0;
+  o.headGiven = cli.count("--head") > 0;
+  return out;
+}
+
+}  // namespace mhascope::app

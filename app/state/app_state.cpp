@@ -1,0 +1,84 @@
+#include "state/app_state.hpp"
+
+#include <cmath>
+
+namespace mhascope::app {
+
+const Slice2D* AppState::slice(StageId stage, int batch, int head) {
+  if (!hasTrace()) return nullptr;
+  if (!stageHasHeads(stage)) head = -1;
+  const auto key = std::make_tuple(static_cast<int>(stage), batch, head);
+  if (auto it = sliceCache_.find(key); it != sliceCache_.end()) return &it->second;
+  auto s = sliceStage(trace, stage, batch, stageHasHeads(stage) ? head : 0);
+  if (!s) return nullptr;
+  return &sliceCache_.emplace(key, std::move(s.value())).first->second;
+}
+
+ColorRange AppState::stageRange(StageId stage, int batch) {
+  const auto key = std::make_pair(static_cast<int>(stage), batch);
+  if (auto it = rangeCache_.find(key); it != rangeCache_.end()) return it->second;
+  ColorRange r;
+  if (hasTrace() && batch >= 0 && batch < trace.batch) {
+    const Tensor& t = trace.tensor(stage);
+    const std::size_t perItem = static_cast<std::size_t>(t.numel() / trace.batch);
+    r = rangeFor(stageInfo(stage).kind, t.ptr() + perItem * static_cast<std::size_t>(batch), perItem);
+  }
+  rangeCache_.emplace(key, r);
+  return r;
+}
+
+void AppState::traceReplaced() {
+  ++traceSerial;
+  sliceCache_.clear();
+  rangeCache_.clear();
+}
+
+ColormapId effectiveColormap(const ViewState& view, StageId stage) {
+  return view.colormap.value_or(defaultColormap(stageInfo(stage).kind));
+}
+
+ColorRange viewRange(AppState& state, const ViewState& view, StageId stage, int batch, int head) {
+  if (view.sharedScale || !stageHasHeads(stage)) return state.stageRange(stage, batch);
+  const Slice2D* s = state.slice(stage, batch, head);
+  if (!s) return {};
+  return rangeFor(stageInfo(stage).kind, s->data, static_cast<std::size_t>(s->rows) * s->cols);
+}
+
+}  // namespace mhascope::app
+
+namespace mhascope::app {
+
+void goToStage(ViewState& view, StageId stage) {
+  if (view.stage == stage) return;
+  view.stage = stage;
+  view.zoom = {};  // another matrix, another size: start from the fitted view
+}
+
+bool stepStage(ViewState& view, int delta) {
+  const int next = static_cast<int>(view.stage) + delta;
+  if (next < 0 || next >= kStageCount) return false;
+  goToStage(view, static_cast<StageId>(next));
+  return true;
+}
+
+}  // namespace mhascope::app
+
+namespace mhascope::app {
+
+bool resetToDefaults(AppState& state, ViewState& view) {
+  auto preset = loadPreset("default");
+  if (!preset) {
+    state.actionError = preset.error().message;
+    return false;
+  }
+  state.config = std::move(preset.value());
+  state.presetName = "default";
+  state.configDirty = true;
+  ExportUi exportUi = std::move(view.exportUi);  // where exports go is not part of the config
+  view = ViewState{};
+  view.exportUi = std::move(exportUi);
+  view.selectTab = "Heatmap";
+  return true;
+}
+
+}  // namespace mhascope::app

@@ -1,0 +1,110 @@
+// The app's state in two explicit structs (no function-local statics anywhere):
+//   AppState  — the configuration being edited, the last good trace and how it was computed;
+//   ViewState — what the user is looking at: stage, batch item, head, colormap, zoom, play.
+// Panels read both and edit them; only the compute scheduler turns a changed config into a new
+// trace, its model and the lesson results.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "color/colormap.hpp"
+#include "util/result.hpp"
+#include "attention/model.hpp"
+#include "attention/trace.hpp"
+#include "state/lesson_view.hpp"
+
+namespace mhascope::app {
+
+struct AppState {
+  ModelConfig config;               // what the controls show and edit
+  bool configDirty = true;          // edited since the last compute request
+  std::string presetName = "default";
+  std::string configError;          // why `config` cannot run (validateConfig); empty when fine
+  std::vector<int> suggestedHeads;  // valid h nearest to the requested one, when h ∤ d_model
+  bool sizeEditPending = false;     // d_model / h dragged or typed: applied when the edit ends
+
+  Trace trace;                      // the last good forward pass: what every panel shows
+  ModelConfig traceConfig;          // the config `trace` was computed from
+  std::uint64_t traceSerial = 0;    // ++ whenever `trace` is replaced (texture cache key)
+  std::shared_ptr<const Model> model;  // what `trace` was computed from: the lessons need its weights
+  std::vector<QuizQuestion> quiz;   // the quiz lesson's questions about `trace`
+  LessonResults lessons;            // every lesson's result for `trace` (shell/compute_scheduler.cpp)
+  bool computing = false;           // a worker job is queued or running
+  bool lessonComputing = false;     // a recomputing lesson is queued or running on its thread
+  double lastComputeMs = 0.0;
+  bool lastComputeOnWorker = false;
+  std::string actionError;          // an exception caught at a user action, shown until dismissed
+
+  bool hasTrace() const { return trace.stages.size() == static_cast<std::size_t>(kStageCount); }
+
+  // One 2-D matrix of the trace (cached per trace: slices copy their labels).
+  // nullptr when the indices are out of range.
+  const Slice2D* slice(StageId stage, int batch, int head);
+  // The colour range of one stage for one batch item over every head, so all heads share one
+  // scale and can be compared by colour (cached per trace: it scans B·h·T² values).
+  ColorRange stageRange(StageId stage, int batch);
+  // Forget the caches; called whenever `trace` is replaced.
+  void traceReplaced();
+
+ private:
+  std::map<std::tuple<int, int, int>, Slice2D> sliceCache_;
+  std::map<std::pair<int, int>, ColorRange> rangeCache_;
+};
+
+// Zoom and pan of one heatmap view. zoom 1 = the whole matrix fits the view.
+struct HeatmapZoom {
+  float zoom = 1.0f;
+  float panX = 0.0f, panY = 0.0f;  // top-left of the view, in cells
+};
+
+struct ExportUi {
+  std::string folder;       // default: ~/Pictures if it exists, else ~ (chosen at start)
+  std::string fileName;     // proposed when the popup opens: "weights_b0_h1.png"
+  int format = 0;           // 0 PNG, 1 SVG, 2 PDF
+  std::string message;      // "Saved /path" or the error
+  bool messageIsError = false;
+};
+
+struct ViewState {
+  StageId stage = StageId::Weights;
+  int batch = 0;   // b, 0-based
+  int head = 0;    // 0-based, shown as typed: "head 0" is --head 0
+  std::optional<ColormapId> colormap;  // empty: picked by the stage's data kind
+  bool sharedScale = true;             // one colour range for all heads of the stage
+  bool showNumbers = true;             // numbers in cells when they are big enough
+  HeatmapZoom zoom;
+  WeightId weight = WeightId::Wq;      // the learned matrix the Weights tab shows
+  HeatmapZoom weightZoom;
+
+  bool playing = false;
+  float playStagesPerSecond = 1.0f;
+  double playAccumulator = 0.0;        // seconds since the last automatic step
+
+  std::string selectTab;               // a main-area tab to bring to front (consumed once)
+  std::string openTab;                 // the main-area tab drawn last frame
+  ExportUi exportUi;
+};
+
+ColormapId effectiveColormap(const ViewState& view, StageId stage);
+// The range the large view and the grid use for this stage.
+ColorRange viewRange(AppState& state, const ViewState& view, StageId stage, int batch, int head);
+
+}  // namespace mhascope::app
+
+namespace mhascope::app {
+
+// "Reset to defaults": the default preset and a fresh view (stage, head, batch, colours, tab).
+// False (with state.actionError set) when the default preset cannot be read.
+bool resetToDefaults(AppState& state, ViewState& view);
+
+// Stage navigation shared by the stepper's buttons, the keys and Play.
+void goToStage(ViewState& view, StageId stage);
+bool stepStage(ViewState& view, int delta);  // false at either end (nothing changes)
+
+}  // namespace mhascope::app

@@ -1,0 +1,134 @@
+// The last session saved as versioned JSON and read back all-or-nothing (see session.hpp).
+#include "state/session.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <set>
+
+namespace mhascope::app {
+namespace {
+
+using json = nlohmann::json;
+
+struct SessionError {
+  std::string message;
+};
+
+// nlohmann keeps the last of duplicate keys silently: refuse them while parsing.
+json parseNoDuplicates(std::string_view text, const std::string& what) {
+  std::vector<std::set<std::string>> keys;
+  json::parser_callback_t cb = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth > 32) throw SessionError{what + ": JSON nested deeper than 32 levels"};
+    if (event == json::parse_event_t::object_start) keys.emplace_back();
+    if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    if (event == json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second) {
+      throw SessionError{what + ": duplicate key '" + parsed.get<std::string>() + "'"};
+    }
+    return true;
+  };
+  return json::parse(text.begin(), text.end(), cb, true);
+}
+
+}  // namespace
+
+std::string sessionToJson(const AppState& state, const ViewState& view, const std::string& openTab) {
+  json j;
+  j["mhascope_session"] = kSessionVersion;
+  j["preset"] = state.presetName;
+  j["config"] = json::parse(presetToJson(state.config));
+  j["view"] = {{"stage", stageInfo(view.stage).name},
+               {"tab", openTab},
+               {"head", view.head},
+               {"batch", view.batch},
+               {"colormap", view.colormap ? colormapName(*view.colormap) : "auto"},
+               {"shared_scale", view.sharedScale},
+               {"numbers", view.showNumbers},
+               {"play_speed", view.playStagesPerSecond}};
+  return j.dump(2) + "\n";
+}
+
+Result<SavedSession> parseSessionJson(std::string_view text, const std::string& what) {
+  json j;
+  try {
+    j = parseNoDuplicates(text, what);
+  } catch (const SessionError& e) {
+    return makeError(e.message);
+  } catch (const json::exception& e) {
+    return makeError(what + ": not valid JSON: " + e.what());
+  }
+  auto type = [](const json& v) { return std::string(v.is_null() ? "null" : v.type_name()); };
+  if (!j.is_object()) return makeError(what + ": expected a JSON object, got " + type(j));
+  for (const auto& [key, value] : j.items()) {
+    if (key != "mhascope_session" && key != "preset" && key != "config" && key != "view") {
+      return makeError(what + ": unknown key /" + key);
+    }
+  }
+  if (!j.contains("mhascope_session") || !j["mhascope_session"].is_number_integer()) {
+    return makeError(what + ": /mhascope_session (the format version) is missing or not an integer");
+  }
+  if (j["mhascope_session"].get<std::int64_t>() != kSessionVersion) {
+    return makeError(what + ": format version " + j["mhascope_session"].dump() + ", this build reads version " +
+                     std::to_string(kSessionVersion));
+  }
+  if (!j.contains("preset") || !j["preset"].is_string()) return makeError(what + ": /preset must be a string");
+  if (!j.contains("config") || !j["config"].is_object()) return makeError(what + ": /config must be an object");
+  if (!j.contains("view") || !j["view"].is_object()) return makeError(what + ": /view must be an object");
+  SavedSession s;
+  auto cfg = parsePresetJson(j["config"].dump(), what + " /config");
+  if (!cfg) return cfg.error();
+  s.config = std::move(cfg.value());
+  s.presetName = j["preset"].get<std::string>();
+  const json& v = j["view"];
+  static const std::set<std::string> kViewKeys = {"stage", "tab", "head", "batch", "colormap",
+                                                  "shared_scale", "numbers", "play_speed"};
+  for (const auto& [key, value] : v.items()) {
+    if (!kViewKeys.count(key)) return makeError(what + ": unknown key /view/" + key);
+  }
+  for (const auto& key : kViewKeys) {
+    if (!v.contains(key)) return makeError(what + ": missing key /view/" + key);
+  }
+  auto str = [&](const char* key) -> Result<std::string> {
+    if (!v[key].is_string()) return makeError(what + ": /view/" + key + " must be a string, got " + type(v[key]));
+    return v[key].get<std::string>();
+  };
+  auto index = [&](const char* key, int& out) -> Status {
+    if (!v[key].is_number_integer() || v[key].get<std::int64_t>() < 0 || v[key].get<std::int64_t>() > 1'000'000) {
+      return makeError(what + ": /view/" + key + " must be an index 0 … 1000000, got " + v[key].dump());
+    }
+    out = static_cast<int>(v[key].get<std::int64_t>());
+    return Ok{};
+  };
+  auto flag = [&](const char* key, bool& out) -> Status {
+    if (!v[key].is_boolean()) return makeError(what + ": /view/" + key + " must be true or false, got " + v[key].dump());
+    out = v[key].get<bool>();
+    return Ok{};
+  };
+  auto stage = str("stage");
+  if (!stage) return stage.error();
+  auto id = stageFromName(*stage);
+  if (!id) return makeError(what + ": /view/stage: unknown stage \"" + *stage + "\"");
+  s.stage = *id;
+  auto tab = str("tab");
+  if (!tab) return tab.error();
+  s.tab = *tab;
+  if (auto st = index("head", s.head); !st) return st.error();
+  if (auto st = index("batch", s.batch); !st) return st.error();
+  auto cmap = str("colormap");
+  if (!cmap) return cmap.error();
+  if (*cmap != "auto") {
+    auto c = colormapFromName(*cmap);
+    if (!c) return makeError(what + ": /view/colormap: " + c.error().message);
+    s.colormap = *c;
+  }
+  if (auto st = flag("shared_scale", s.sharedScale); !st) return st.error();
+  if (auto st = flag("numbers", s.showNumbers); !st) return st.error();
+  if (!v["play_speed"].is_number() || !std::isfinite(v["play_speed"].get<double>()) || v["play_speed"].get<double>() < 0.25 ||
+      v["play_speed"].get<double>() > 4.0) {
+    return makeError(what + ": /view/play_speed must be a number 0.25 … 4, got " + v["play_speed"].dump());
+  }
+  s.playStagesPerSecond = v["play_speed"].get<float>();
+  return s;
+}
+
+}  // namespace mhascope::app

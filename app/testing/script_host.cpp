@@ -1,0 +1,67 @@
+// The input scripts' adapter over the app (see script_host.hpp).
+#include "testing/script_host.hpp"
+
+#include <imgui.h>
+#include <imgui_internal.h>  // HoveredId, for itemHovered
+
+#include "panels/panel.hpp"
+#include "render/texture.hpp"
+#include "shell/session_store.hpp"
+
+namespace mhascope::app {
+
+bool AppScriptHost::probePoint(const std::string& name, float fx, float fy, ImVec2& out) {
+  const ItemRect* r = t_.probes.find(name);
+  if (!r) return false;
+  out = ImVec2(r->min.x + (r->max.x - r->min.x) * fx, r->min.y + (r->max.y - r->min.y) * fy);
+  return true;
+}
+
+std::string AppScriptHost::currentStageName() { return stageInfo(t_.view.stage).name; }
+
+std::vector<std::string> AppScriptHost::tabTitles() {
+  std::vector<std::string> out;
+  for (const PanelInfo& p : allPanels()) {
+    if (p.area == PanelArea::Main || (!t_.loop.wide && p.area == PanelArea::Right)) out.push_back(p.title);
+  }
+  return out;
+}
+
+bool AppScriptHost::itemHovered() { return ImGui::GetCurrentContext()->HoveredId != 0; }
+
+std::string AppScriptHost::shownLabel(const std::string& name) {
+  const auto& labels = t_.loop.eventDriven ? t_.loop.shownLabels : t_.probes.labels();
+  auto it = labels.find(name);
+  return it == labels.end() ? std::string() : it->second;
+}
+
+int AppScriptHost::textureCount() { return Texture::liveCount(); }
+
+std::string AppScriptHost::loadPresetByName(const std::string& name) {
+  auto preset = loadPreset(name);
+  if (!preset) return preset.error().message;
+  t_.state.config = std::move(preset.value());
+  t_.state.presetName = name;
+  t_.state.configDirty = true;
+  return {};
+}
+
+void AppScriptHost::churnStep(int i) {
+  // A walk through sizes, masks and stages, as a user dragging sliders would.
+  constexpr int kModels[] = {8, 12, 16, 24, 32, 48};
+  ModelConfig& c = t_.state.config;
+  c.dModel = kModels[i % 6];
+  c.heads = (i / 6) % 2 == 0 ? 2 : 4;
+  c.tokens = 3 + (i * 7) % 40;
+  c.seed = static_cast<std::uint64_t>(i);
+  c.mask = i % 3 == 0 ? MaskKind::Causal : MaskKind::None;
+  t_.state.configDirty = true;
+  t_.view.stage = static_cast<StageId>(i % kStageCount);
+  if (i % 50 == 0) t_.view.selectTab = (i / 50) % 2 == 0 ? kAllHeadsTab : kHeatmapTab;
+}
+
+std::string AppScriptHost::sessionSummary() {
+  return mhascope::app::sessionSummary(t_.state, t_.view, t_.view.openTab);
+}
+
+}  // namespace mhascope::app

@@ -1,0 +1,62 @@
+// The input scripts' view of the running app (ScriptHost, testing/input_script.hpp): an adapter
+// over the app's state, view, probes, window and loop controls, so test hooks like churnStep are
+// not part of App's own interface.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "platform/window.hpp"
+#include "shell/loop_control.hpp"
+#include "state/app_state.hpp"
+#include "state/ui_context.hpp"
+#include "testing/input_script.hpp"
+
+namespace mhascope::app {
+
+struct ScriptTargets {
+  AppState& state;
+  ViewState& view;
+  UiProbes& probes;
+  Window& window;
+  LoopControl& loop;
+};
+
+class AppScriptHost final : public ScriptHost {
+ public:
+  explicit AppScriptHost(ScriptTargets t) : t_(t) {}
+
+  bool probePoint(const std::string& name, float fx, float fy, ImVec2& out) override;
+  std::string currentStageName() override;
+  int configHeads() override { return t_.state.config.heads; }
+  bool configInvalid() override { return !t_.state.configError.empty(); }
+  void setExportFolder(const std::string& path) override { t_.view.exportUi.folder = path; }
+  std::string exportMessage(bool& isError) override {
+    isError = t_.view.exportUi.messageIsError;
+    return t_.view.exportUi.message;
+  }
+  void resize(int w, int h) override { t_.window.resize(w, h); }
+  void zeroFramebuffer(int frames) override { t_.loop.zeroFramesLeft = frames; }
+  void churnStep(int i) override;
+  void setAsync(bool on) override { t_.loop.scriptAsync = on; }
+  std::string loadPresetByName(const std::string& name) override;
+  bool computing() override { return t_.state.computing || t_.state.lessonComputing; }
+  int shownTokens() override { return t_.state.trace.tq; }
+  int textureCount() override;
+  int glErrorCount() override { return t_.loop.glErrors; }
+  void requestScreenshot(const std::string& path) override { t_.loop.screenshotPath = path; }
+  void quit(int exitCode) override { t_.loop.quit(exitCode); }
+  std::vector<std::string> probeNames() override { return t_.probes.names(); }
+  std::vector<std::string> tabTitles() override;
+  void selectTab(const std::string& title) override { t_.view.selectTab = title; }
+  bool itemHovered() override;
+  void setEventDriven(bool on) override { t_.loop.eventDriven = on; }
+  std::string sessionSummary() override;
+  void stopPlay() override { t_.view.playing = false; }
+  std::string shownLabel(const std::string& name) override;
+
+ private:
+  ScriptTargets t_;
+};
+
+}  // namespace mhascope::app

@@ -1,0 +1,207 @@
+// In-process panel tests: every panel, and the whole layout, drawn for several configurations
+// in a Dear ImGui context with no window and no GL (render/texture.hpp is stub_texture.cpp) —
+// the idea of polyscope's mock backend. A panel that asserts (IM_ASSERT aborts: app/
+// imgui_user_config.hpp), throws, or draws nothing fails here, without Xvfb.
+#include <gtest/gtest.h>
+#include <imgui.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "panels/layout.hpp"
+#include "panels/panel.hpp"
+#include "shell/compute_scheduler.hpp"
+#include "state/app_state.hpp"
+#include "state/lesson_view.hpp"
+#include "state/ui_context.hpp"
+
+namespace mhascope::app {
+namespace {
+
+// An ImGui context with a font atlas but no renderer: frames end in draw data nobody draws.
+class HeadlessUi {
+ public:
+  explicit HeadlessUi(ImVec2 size) {
+    context_ = ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = size;
+    io.DeltaTime = 1.0f / 60.0f;
+    io.Fonts->AddFontDefault();
+    unsigned char* pixels = nullptr;
+    int w = 0, h = 0;
+    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+    io.Fonts->SetTexID(reinterpret_cast<ImTextureID>(static_cast<std::uintptr_t>(1)));
+  }
+  ~HeadlessUi() { ImGui::DestroyContext(context_); }
+  HeadlessUi(const HeadlessUi&) = delete;
+  HeadlessUi& operator=(const HeadlessUi&) = delete;
+
+  AppState state;
+  ViewState view;
+  LessonView lessons;
+  TextureCache textures;
+  UiProbes probes;
+  ComputeScheduler scheduler;
+
+  // What the app does before a frame: the scheduler computes what `tab` shows.
+  void update(const std::string& tab) { scheduler.update(state, view, lessons, tab, /*forceSync=*/true); }
+
+  // One frame drawing `draw`; returns the vertices it added.
+  int frame(const std::function<void(UiContext&)>& draw) {
+    ImGui::NewFrame();
+    probes.clear();
+    UiContext ctx{state, view, textures, probes, lessons, nullptr, nullptr};
+    draw(ctx);
+    ImGui::Render();
+    textures.endFrame();
+    return ImGui::GetDrawData()->TotalVtxCount;
+  }
+
+  // One panel alone in a window; returns the vertices that window's draw list holds.
+  int drawPanel(const PanelInfo& p) {
+    update(p.title);
+    int vertices = 0;
+    frame([&](UiContext& ctx) {
+      ImGui::SetNextWindowPos(ImVec2(0, 0));
+      ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
+      ImGui::Begin("panel under test", nullptr, ImGuiWindowFlags_NoDecoration);
+      ImGui::PushID(p.title);
+      p.draw(ctx);
+      ImGui::PopID();
+      vertices = ImGui::GetWindowDrawList()->VtxBuffer.Size;
+      ImGui::End();
+    });
+    return vertices;
+  }
+
+ private:
+  ImGuiContext* context_ = nullptr;
+};
+
+struct Case {
+  const char* name;
+  std::function<void(ModelConfig&)> edit;
+  bool valid = true;
+};
+
+ModelConfig preset(const std::string& name) {
+  auto p = loadPreset(name);
+  if (!p) ADD_FAILURE() << p.error().message;
+  return p ? p.value() : ModelConfig{};
+}
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> kCases = {
+      {"default", [](ModelConfig&) {}},
+      {"cat", [](ModelConfig& c) { c = preset("cat"); }},
+      {"deep", [](ModelConfig& c) { c = preset("deep"); }},
+      {"interview", [](ModelConfig& c) { c = preset("interview"); }},
+      {"paper", [](ModelConfig& c) { c = preset("paper"); }},
+      {"specialists", [](ModelConfig& c) { c = preset("specialists"); }},
+      {"causal", [](ModelConfig& c) { c.mask = MaskKind::Causal; }},
+      {"h1", [](ModelConfig& c) { c.heads = 1; }},
+      {"T1", [](ModelConfig& c) { c.tokens = 1; }},
+      {"batch2_pad", [](ModelConfig& c) { c.text = "the cat sat | a dog ran far away"; c.padLastKeys = 1; }},
+      {"cross", [](ModelConfig& c) { c.crossAttention = true; c.kvText = "one two three four five"; }},
+      {"invalid", [](ModelConfig& c) { c.dModel = 10; c.heads = 4; }, false},
+  };
+  return kCases;
+}
+
+class PanelsTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(PanelsTest, EveryPanelDrawsWithoutAssertingAndProducesDrawCommands) {
+  const Case& c = cases()[static_cast<std::size_t>(GetParam())];
+  HeadlessUi ui(ImVec2(1600, 1000));
+  ui.state.config = preset("default");
+  c.edit(ui.state.config);
+  ui.state.configDirty = true;
+  ui.update("");
+  ASSERT_EQ(ui.state.hasTrace(), c.valid) << c.name << ": " << ui.state.configError;
+  ASSERT_EQ(ui.state.configError.empty(), c.valid);
+  for (const PanelInfo& p : allPanels()) {
+    SCOPED_TRACE(std::string(c.name) + " / " + p.title);
+    for (int f = 0; f < 2; ++f) EXPECT_GT(ui.drawPanel(p), 0) << "frame " << f;
+  }
+}
+
+TEST_P(PanelsTest, WholeLayoutDrawsEveryMainTabWideAndNarrow) {
+  const Case& c = cases()[static_cast<std::size_t>(GetParam())];
+  for (const ImVec2 size : {ImVec2(1600, 1000), ImVec2(800, 700)}) {
+    HeadlessUi ui(size);
+    ui.state.config = preset("default");
+    c.edit(ui.state.config);
+    ui.state.configDirty = true;
+    bool wide = false;
+    for (const PanelInfo& p : allPanels()) {
+      if (p.area != PanelArea::Main && p.area != PanelArea::Right) continue;
+      SCOPED_TRACE(std::string(c.name) + " / " + p.title);
+      ui.view.selectTab = p.title;
+      for (int f = 0; f < 2; ++f) {
+        ui.update(ui.view.selectTab.empty() ? ui.view.openTab : ui.view.selectTab);
+        EXPECT_GT(ui.frame([&](UiContext& ctx) { wide = drawLayout(ctx); }), 0);
+      }
+      if (p.area == PanelArea::Main || !wide) EXPECT_EQ(ui.view.openTab, p.title);
+    }
+    EXPECT_EQ(wide, size.x >= 1600);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Configurations, PanelsTest, ::testing::Range(0, static_cast<int>(cases().size())),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::string(cases()[static_cast<std::size_t>(info.param)].name);
+                         });
+
+// The recomputing lessons are computed for the open tab's choices, by the scheduler: a new
+// choice gives a new result before the next frame, never inside a draw call.
+TEST(LessonScheduling, ChoicesChangeResultsThroughTheScheduler) {
+  HeadlessUi ui(ImVec2(1600, 1000));
+  ui.state.config = preset("default");
+  ui.update("Pitfalls");
+  ASSERT_TRUE(ui.state.lessons.hasRecomputed(RecomputingLesson::Pitfall, ui.state.traceSerial));
+  EXPECT_FALSE(ui.state.lessons.hasRecomputed(RecomputingLesson::Masks, ui.state.traceSerial));  // not on screen
+  ASSERT_TRUE(ui.state.lessons.recomputed.pitfall.value);
+  EXPECT_EQ(ui.state.lessons.recomputed.pitfall.value->pitfall, Pitfall::ScaleBySqrtDModel);
+  ui.lessons.c.pitfallIndex = static_cast<int>(Pitfall::SumHeads);
+  ui.update("Pitfalls");
+  EXPECT_EQ(ui.state.lessons.recomputed.pitfall.value->pitfall, Pitfall::SumHeads);
+
+  ui.lessons.c.cellHead = 2;
+  ui.lessons.c.cellQuery = 99;  // out of range: kept inside the trace, as the tab's slider does
+  ui.update("Cell");
+  ASSERT_TRUE(ui.state.lessons.quick.cell.value);
+  EXPECT_EQ(ui.state.lessons.quick.cell.value->head, 2);
+  EXPECT_EQ(ui.state.lessons.quick.cell.value->query, ui.state.trace.tq - 1);
+
+  // A new trace: every result is for it (the quick ones at once, the open tab's too).
+  const std::uint64_t before = ui.state.traceSerial;
+  ui.state.config.seed += 1;
+  ui.state.configDirty = true;
+  ui.update("Pitfalls");
+  EXPECT_NE(ui.state.traceSerial, before);
+  EXPECT_EQ(ui.state.lessons.quickSerial, ui.state.traceSerial);
+  EXPECT_TRUE(ui.state.lessons.hasRecomputed(RecomputingLesson::Pitfall, ui.state.traceSerial));
+  EXPECT_FALSE(ui.state.quiz.empty());
+  ASSERT_TRUE(ui.state.model);
+}
+
+// Above the recompute limit the recomputing lessons are not computed (the tab says why).
+TEST(LessonScheduling, BigTracesSkipTheRecomputingLessons) {
+  HeadlessUi ui(ImVec2(1600, 1000));
+  ui.state.config = preset("default");
+  ui.state.config.tokens = 600;
+  ui.state.config.heads = 16;
+  ui.state.config.dModel = 64;
+  ui.update("Split");
+  ASSERT_TRUE(ui.state.hasTrace()) << ui.state.configError;
+  ASSERT_GT(recordedTraceBytes(ui.state.trace), kRecomputeLimitBytes);
+  EXPECT_FALSE(ui.state.lessons.hasRecomputed(RecomputingLesson::Split, ui.state.traceSerial));
+  for (const PanelInfo& p : allPanels()) {
+    if (std::string(p.title) == "Split") EXPECT_GT(ui.drawPanel(p), 0);
+  }
+}
+
+}  // namespace
+}  // namespace mhascope::app

@@ -1,0 +1,54 @@
+// render/texture.hpp without GL, for drawing panels with no window: a texture is an id and a
+// size; uploads check their arguments the way the GL version's callers rely on, and keep the
+// pixels' first byte so a test could look (nothing reaches a GPU).
+#include <atomic>
+#include <utility>
+
+#include "render/texture.hpp"
+
+namespace mhascope::app {
+namespace {
+
+std::atomic<int> gLiveTextures{0};
+std::atomic<unsigned> gNextId{1};
+
+}  // namespace
+
+Texture::~Texture() { release(); }
+
+Texture::Texture(Texture&& other) noexcept
+    : id_(std::exchange(other.id_, 0u)), width_(std::exchange(other.width_, 0)), height_(std::exchange(other.height_, 0)) {}
+
+Texture& Texture::operator=(Texture&& other) noexcept {
+  if (this != &other) {
+    release();
+    id_ = std::exchange(other.id_, 0u);
+    width_ = std::exchange(other.width_, 0);
+    height_ = std::exchange(other.height_, 0);
+  }
+  return *this;
+}
+
+void Texture::release() {
+  if (id_ != 0) {
+    id_ = 0;
+    --gLiveTextures;
+  }
+  width_ = height_ = 0;
+}
+
+void Texture::upload(const std::uint8_t* rgba, int width, int height) {
+  if (width <= 0 || height <= 0 || rgba == nullptr) return;
+  if (id_ == 0) {
+    id_ = gNextId++;
+    ++gLiveTextures;
+  }
+  width_ = width;
+  height_ = height;
+}
+
+int Texture::liveCount() { return gLiveTextures.load(); }
+
+int Texture::maxSize() { return 16384; }  // llvmpipe's GL_MAX_TEXTURE_SIZE
+
+}  // namespace mhascope::app
