@@ -121,7 +121,7 @@ check(info["module"] == "multihead_attn" and info["T_q"] == 4 and info["T_k"] ==
 check(info["mhascope_args"][:2] == ["--query", "query.npy"] and "--heads" in info["mhascope_args"],
       f"capture.json mhascope_args: {' '.join(info['mhascope_args'])}")
 r = layer_sh(os.path.join(TMP, "decoder_cross"), "info")
-check(r.returncode == 0 and "B=2 T_q=4 T_k=6 d_model=12 h=3" in r.stdout,
+check(r.returncode == 0 and all(w in r.stdout.split() for w in ("B=2", "T_q=4", "T_k=6", "d_model=12", "h=3")),
       f"mhascope_layer.sh info: {r.stdout.splitlines()[0] if r.stdout else r.stderr.strip()}")
 
 # The command line: a model file, and wrong module names explained.
