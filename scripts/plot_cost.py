@@ -12,6 +12,12 @@ For each size it runs, one after the other on this machine:
             added; beside them the bytes of the recorded tensors (the 16 stages).
 Sweeps: T = 128 … 4096 at d_model 512, h 8; d_model = 128 … 1024 at T 512, h = d_model / 64.
 Writes an SVG drawn by this script (Debian's python3 here has no matplotlib) and prints a table.
+
+    scripts/plot_cost.py --table [--rounds 5] [--threads 2]
+
+instead times the issue's three sizes (T=128/d512/h8, T=512/d768/h12, T=1024/d1024/h16), ours and
+PyTorch alternately, and prints per round and as medians: ratio-to-gemm (our forward's GFLOP/s over
+the engine's GEMM's) and PyTorch's time over ours (with --threads N also the N-thread speed-up).
 """
 import argparse
 import os
@@ -133,13 +139,50 @@ def svg(by_t, by_d):
     return "\n".join(s) + "\n"
 
 
+def bench_line(exe, t, d, h, repeat, threads):
+    out = run([exe, "bench", "--tokens", str(t), "--d-model", str(d), "--heads", str(h), "--repeat", str(repeat),
+               "--threads", str(threads)]).stdout
+    ms = float(re.search(r"forward with full recording: median ([0-9.]+) ms", out).group(1))
+    ratio = float(re.search(r"ratio-to-gemm: ([0-9.]+)", out).group(1))
+    speedup = re.search(r"threads are ([0-9.]+)x faster", out)
+    gemm = re.search(r"^gemm: (.*)$", out, re.M).group(1)
+    return ms, ratio, float(speedup.group(1)) if speedup else None, gemm
+
+
+def table(exe, rounds, threads, repeat):
+    import statistics
+    for t, d, h in [(128, 512, 8), (512, 768, 12), (1024, 1024, 16)]:
+        ratios, vs_torch, speedups, ours_all, torch_all = [], [], [], [], []
+        for r in range(rounds):
+            ms, ratio, speedup, gemm = bench_line(exe, t, d, h, repeat, threads)
+            torch_ms, _ = torch_run(t, d, h, repeat)
+            ratios.append(ratio)
+            vs_torch.append(torch_ms / ms)
+            ours_all.append(ms)
+            torch_all.append(torch_ms)
+            if speedup:
+                speedups.append(speedup)
+            print("T=%d d_model=%d h=%d round %d: ours %.2f ms, ratio-to-gemm %.3f, torch %.2f ms, torch/ours %.2f%s"
+                  % (t, d, h, r + 1, ms, ratio, torch_ms, torch_ms / ms,
+                     ", %d-thread speed-up %.2f" % (threads, speedup) if speedup else ""), flush=True)
+        print("T=%d d_model=%d h=%d MEDIANS: ours %.2f ms, torch %.2f ms, ratio-to-gemm %.3f, torch/ours %.2f%s  [%s]"
+              % (t, d, h, statistics.median(ours_all), statistics.median(torch_all), statistics.median(ratios),
+                 statistics.median(vs_torch),
+                 ", speed-up %.2f" % statistics.median(speedups) if speedups else "", gemm), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mhascope", default=os.path.join(ROOT, "build", "app", "mhascope"))
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "img", "cost_growth.svg"))
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="T up to 1024 only")
+    ap.add_argument("--table", action="store_true", help="the three reference sizes, medians of ratios")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args()
+    if a.table:
+        return table(a.mhascope, a.rounds, a.threads, a.repeat)
     tokens = [128, 256, 512, 1024] + ([] if a.quick else [2048, 4096])
     print("sweep over T", flush=True)
     by_t = measure(a.mhascope, [(t, 512, 8) for t in tokens], a.repeat)
