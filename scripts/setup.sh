@@ -14,7 +14,8 @@ PKGS=(build-essential cmake pkg-config ninja-build
       libimgui-dev libstb-dev libglfw3-dev libgl-dev libeigen3-dev libcairo2-dev
       nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
       fonts-dejavu-core xvfb xauth xdotool x11-utils python3 python3-torch python3-numpy
-      clang-14 libclang-rt-14-dev)
+      clang-14 libclang-rt-14-dev
+      libopenblas0-pthread)  # the engine's GEMM when it measures faster than Eigen's (attention/gemm.cpp)
 missing=()
 for p in "${PKGS[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then missing+=("$p"); fi

@@ -2,15 +2,14 @@
 //   info    shape trace table, parameter counts, FLOPs, score memory
 //   run     --dump DIR: every stage as DIR/<stage>.npy + DIR/trace.json
 //   export  one stage slice (or all heads) as PNG / SVG / PDF through the shared exporter
-//   bench   median forward time and GFLOP/s vs an Eigen GEMM of the same FLOPs
+//   bench   median forward time and GFLOP/s vs the engine's GEMM (bench_command.cpp)
 //
 // [SECTION] info
 // [SECTION] run
 // [SECTION] export
-// [SECTION] bench
 // [SECTION] dispatch
 //
-// ~570 lines (STYLE: ~500): four subcommands of a few short functions each plus the one
+// (STYLE: ~500 lines): three subcommands of a few short functions each plus the one
 // dispatch; the model options and the trainer's commands already live in their own files.
 #include "cli.hpp"
 
@@ -37,6 +36,7 @@
 #include "io/file_io.hpp"
 #include "lessons/lessons.hpp"
 #include "attention/tokenizer.hpp"
+#include "bench_command.hpp"
 #include "model_options.hpp"
 #include "train_command.hpp"
 #include "util/format.hpp"
@@ -438,57 +438,6 @@ int cmdExport(const ModelOptions& mo, const ExportArgs& a) {
   return 0;
 }
 
-// ---------------------------------------------------------------------------------------------
-// [SECTION] bench
-// ---------------------------------------------------------------------------------------------
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-int cmdBench(const ModelOptions& mo, int repeat) {
-  using Clock = std::chrono::steady_clock;
-  if (repeat < 1) return fail("--repeat must be at least 1, got " + std::to_string(repeat));
-  auto r = resolveModel(mo);
-  if (!r) return fail(r.error().message);
-  const Model& m = r->model;
-  const auto B = m.inputs.query.dim(0), Tq = m.inputs.query.dim(1), Tk = m.inputs.key.dim(1),
-             d = m.inputs.query.dim(2);
-  const FlopCount f = countFlops(B, Tq, Tk, d, m.options.heads);
-  // The reference: one Eigen GEMM (M x K) * (K x N) with M = B*T_q, K = d_model and N chosen so
-  // that it does the same number of FLOPs as one forward.
-  const Eigen::Index M = B * Tq, K = d;
-  const Eigen::Index N = std::max<Eigen::Index>(1, static_cast<Eigen::Index>(f.total() / (2.0 * static_cast<double>(M) * static_cast<double>(K)) + 0.5));
-  RowMatrix a = RowMatrix::Random(M, K), b = RowMatrix::Random(K, N), c(M, N);
-  Trace trace;
-  if (auto s = forward(m.inputs, m.weights, m.options, trace); !s) return fail(s.error().message);  // warm-up
-  c.noalias() = a * b;
-  std::vector<double> tf, tg;
-  for (int i = 0; i < repeat; ++i) {  // interleaved, so both see the same machine load
-    auto t0 = Clock::now();
-    (void)forward(m.inputs, m.weights, m.options, trace);
-    auto t1 = Clock::now();
-    c.noalias() = a * b;
-    auto t2 = Clock::now();
-    tf.push_back(std::chrono::duration<double>(t1 - t0).count());
-    tg.push_back(std::chrono::duration<double>(t2 - t1).count());
-  }
-  const double mf = median(tf), mg = median(tg);
-  const double gemmFlops = 2.0 * static_cast<double>(M) * static_cast<double>(K) * static_cast<double>(N);
-  std::printf("config: %s (threads: %d)\n", describe(*r, trace).c_str(), Eigen::nbThreads());
-  std::printf("flops per forward: %.3f GFLOP (projections %.3f, attention %.3f)\n", f.total() / 1e9,
-              f.projections / 1e9, f.attention / 1e9);
-  std::printf("forward with full recording: median %.3f ms over %d runs -> %.1f GFLOP/s\n", mf * 1e3, repeat,
-              f.total() / mf / 1e9);
-  std::printf("eigen gemm %lldx%lld * %lldx%lld (same FLOPs): median %.3f ms -> %.1f GFLOP/s\n",
-              static_cast<long long>(M), static_cast<long long>(K), static_cast<long long>(K),
-              static_cast<long long>(N), mg * 1e3, gemmFlops / mg / 1e9);
-  std::printf("ratio-to-gemm: %.3f\n", (f.total() / mf) / (gemmFlops / mg));
-  return 0;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -524,12 +473,16 @@ int run(int argc, char** argv) {
       ->excludes(exportCmd->get_option("--stage"))
       ->excludes(exportCmd->get_option("--head"))
       ->excludes(exportCmd->get_option("--batch-index"));
-  auto* bench = app.add_subcommand("bench", "time one forward with full recording against an Eigen GEMM");
+  auto* bench = app.add_subcommand("bench", "time one forward with full recording against the engine's GEMM");
   addModelOptions(*bench, mo);
-  int repeat = 10;
-  bench->add_option("--repeat", repeat, "number of timed runs")
+  BenchArgs ba;
+  bench->add_option("--repeat", ba.repeat, "number of timed runs")
       ->transform(decimalInteger(INT_MIN, INT_MAX))
       ->capture_default_str();
+  bench->add_option("--threads", ba.threads, "threads of the forward (heads and row blocks shared out)")
+      ->transform(decimalInteger(INT_MIN, INT_MAX))
+      ->capture_default_str();
+  bench->add_option("--gemm", ba.gemm, "eigen | openblas: pin the GEMM instead of the one measured fastest");
   bool benchTrain = false;
   int benchSeeds = 5, benchSteps = 300;
   double benchBudget = 10.0;
@@ -549,7 +502,14 @@ int run(int argc, char** argv) {
     if (info->parsed()) rc = cmdInfo(mo);
     if (runCmd->parsed()) rc = cmdRun(mo, dumpDir);
     if (exportCmd->parsed()) rc = cmdExport(mo, ea);
-    if (bench->parsed()) rc = benchTrain ? cmdBenchTrain(benchSeeds, benchBudget, benchSteps) : cmdBench(mo, repeat);
+    if (bench->parsed()) {
+      if (benchTrain) {
+        rc = cmdBenchTrain(benchSeeds, benchBudget, benchSteps);
+      } else {
+        const Status s = cmdBench(mo, ba);
+        rc = s ? 0 : fail(s.error().message);
+      }
+    }
     if (trainCmd->parsed()) rc = cmdTrain(trainArgs);
   } catch (const std::bad_alloc&) {
     rc = fail("out of memory: the system refused an allocation although the estimate fit the budget; lower "

@@ -13,6 +13,9 @@
 #include <limits>
 #include <new>
 
+#include <sys/mman.h>
+
+#include "attention/gemm.hpp"
 #include "attention/random.hpp"
 
 namespace mhascope {
@@ -262,14 +265,39 @@ MhaWeights initWeights(int dModel, bool bias, std::uint64_t seed) {
 // ---------------------------------------------------------------------------------------------
 namespace {
 
-// Q = X W + b over all B*T rows at once: one GEMM.
-void project(const Tensor& x /*(B, T, d_model)*/, const RowMatrix& weight /*(d_model, d_model)*/,
-             const RowVector& bias /*(1, d_model)*/, Tensor& out /*(B, T, d_model)*/) {
-  const auto rows = x.dim(0) * x.dim(1), d = x.dim(2);
-  ConstMatrixMap xm(x.ptr(), rows, d);
-  MatrixMap om(out.ptr(), rows, d);
-  om.noalias() = xm * weight;
-  om.rowwise() += bias;
+// data = n zeros. Buffers of 8 MiB and more ask the kernel for 2 MiB pages (madvise) before their
+// first touch: 512 times fewer page faults, which cost microseconds each on virtual machines (a
+// fresh trace at T = 2048, d_model 512, h 8 took 150 000 of them, a second of system time).
+void allocateZeroed(std::vector<float>& data, std::size_t n) {
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  if (n * sizeof(float) < 4 * kHuge) {
+    data.assign(n, 0.0f);
+    return;
+  }
+  std::vector<float>().swap(data);  // give the old buffer back first: never two big ones at once
+  data.reserve(n);                  // allocated, not yet touched
+  const auto begin = reinterpret_cast<std::uintptr_t>(data.data());
+  const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
+  const std::uintptr_t last = (begin + n * sizeof(float)) & ~(kHuge - 1);
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);  // a hint; may be refused
+  data.resize(n);  // zeros, faulted in 2 MiB at a time where the kernel agreed
+}
+
+// Tensor::reshape, with a new buffer from allocateZeroed.
+void shapeStage(Tensor& t, Shape shape, std::vector<std::string> axes) {
+  const auto n = static_cast<std::size_t>(Tensor::numelOf(shape));
+  if (t.data.size() != n) allocateZeroed(t.data, n);
+  t.reshape(std::move(shape), std::move(axes));
+}
+
+
+// Q = X W + b for the rows [r0, r0 + n) of the B*T rows: one GEMM per block of rows (see forward
+// for why the blocks have a fixed size).
+void project(const float* x /*(B*T, d_model)*/, const RowMatrix& weight /*(d_model, d_model)*/,
+             const RowVector& bias /*(1, d_model)*/, float* out /*(B*T, d_model)*/, std::int64_t d, std::int64_t r0,
+             std::int64_t n) {
+  sgemm(false, false, n, d, d, x + r0 * d, d, weight.data(), d, 0.0f, out + r0 * d, d);
+  MatrixMap(out + r0 * d, n, d).rowwise() += bias;
 }
 
 // (B, T, d_model) → view (B, T, h, d_k) → transpose (B, h, T, d_k): head i's columns are the
@@ -287,7 +315,8 @@ void splitHeads(const Tensor& proj /*(B, T, d_model)*/, int heads, Tensor& out /
 // S_i = Q_i K_i^T for one (b, i): a (T_q, T_k) table of dot products.
 void attentionScores(ConstMatrixMap qh /*(T_q, d_k)*/, ConstMatrixMap kh /*(T_k, d_k)*/,
                      MatrixMap scores /*(T_q, T_k)*/) {
-  scores.noalias() = qh * kh.transpose();
+  sgemm(false, true, qh.rows(), kh.rows(), qh.cols(), qh.data(), qh.cols(), kh.data(), kh.cols(), 0.0f,
+        scores.data(), scores.cols());
 }
 
 // One row: S' = S * factor, factor = 1/sqrt(d_k) by default.
@@ -369,12 +398,6 @@ bool softmaxRow(const float* s, float m, const std::uint8_t* blocked, bool allBl
   return true;
 }
 
-// O_i = A_i V_i: each query's output is the weighted average of the values.
-void weightedValues(ConstMatrixMap weights /*(T_q, T_k)*/, ConstMatrixMap vh /*(T_k, d_k)*/,
-                    MatrixMap out /*(T_q, d_k)*/) {
-  out.noalias() = weights * vh;
-}
-
 // (B, h, T_q, d_k) → transpose (B, T_q, h, d_k) → reshape (B, T_q, d_model): heads side by side.
 void mergeHeads(const Tensor& headOut /*(B, h, T_q, d_k)*/, Tensor& concat /*(B, T_q, d_model)*/) {
   const auto B = headOut.dim(0), h = headOut.dim(1), T = headOut.dim(2), dk = headOut.dim(3);
@@ -387,8 +410,76 @@ void mergeHeads(const Tensor& headOut /*(B, h, T_q, d_k)*/, Tensor& concat /*(B,
 }
 
 void copyInput(const Tensor& src, Tensor& dst, const char* kvAxis) {
-  dst.reshape(src.shape, {"B", kvAxis, "d_model"});
+  shapeStage(dst, src.shape, {"B", kvAxis, "d_model"});
   std::copy(src.data.begin(), src.data.end(), dst.data.begin());
+}
+
+// Threads worth starting: none below ~4 MFLOP (a thread start costs about what that does).
+int threadsFor(int wanted, double flops) {
+  if (wanted <= 1 || flops < 4e6) return 1;
+  return std::min(wanted, 64);
+}
+
+// The projections X W + b of `jobs`, in blocks of kRowBlock rows shared out among the threads.
+// The block size is fixed, never derived from the thread count: a GEMM's rounding may depend on
+// its sizes, and the threaded forward must give the same bits as the one-thread forward.
+struct ProjectJob {
+  const Tensor* x;
+  const RowMatrix* weight;
+  const RowVector* bias;
+  Tensor* out;
+};
+void projectAll(std::initializer_list<ProjectJob> jobs, int threads) {
+  constexpr std::int64_t kRowBlock = 256;
+  std::vector<std::pair<const ProjectJob*, std::int64_t>> blocks;  // (job, first row)
+  for (const ProjectJob& j : jobs) {
+    const std::int64_t rows = j.x->dim(0) * j.x->dim(1);
+    for (std::int64_t r0 = 0; r0 < rows; r0 += kRowBlock) blocks.emplace_back(&j, r0);
+  }
+  parallelFor(threads, static_cast<std::int64_t>(blocks.size()), [&](std::int64_t i) {
+    const ProjectJob& j = *blocks[static_cast<std::size_t>(i)].first;
+    const std::int64_t r0 = blocks[static_cast<std::size_t>(i)].second, rows = j.x->dim(0) * j.x->dim(1);
+    project(j.x->ptr(), *j.weight, *j.bias, j.out->ptr(), j.x->dim(2), r0, std::min(kRowBlock, rows - r0));
+  });
+}
+
+// Scores, scale, mask, softmax and A V of one (batch item, head) pair bh = b*h + head, in blocks of
+// query rows: each block (kQueryBlock x T_k) is still in cache for its next step. The arithmetic
+// is exactly that of whole-matrix products; only the order of work differs. Without full
+// recording the scores go straight into the weights' buffer (each step in place) and A V straight
+// into concat's columns: the same operations on the same numbers, three tables fewer to write.
+void attendOneHead(Trace& t, const AttentionOptions& opt, const std::vector<std::uint8_t>& rowAny, float factor,
+                   std::int64_t bh) {
+  const std::int64_t Tq = t.tensor(StageId::Weights).dim(2), Tk = t.tensor(StageId::Weights).dim(3);
+  const std::int64_t dk = t.tensor(StageId::QHeads).dim(3), h = t.tensor(StageId::QHeads).dim(1);
+  const std::int64_t b = bh / h, d = h * dk;
+  const int head = static_cast<int>(bh % h);
+  const bool all = opt.recordEveryStage;
+  ConstMatrixMap qh(t.tensor(StageId::QHeads).ptr() + bh * Tq * dk, Tq, dk);
+  ConstMatrixMap kh(t.tensor(StageId::KHeads).ptr() + bh * Tk * dk, Tk, dk);
+  ConstMatrixMap vh(t.tensor(StageId::VHeads).ptr() + bh * Tk * dk, Tk, dk);
+  float* weights = t.tensor(StageId::Weights).ptr() + bh * Tq * Tk;
+  float* scores = all ? t.tensor(StageId::Scores).ptr() + bh * Tq * Tk : weights;
+  float* scaled = all ? t.tensor(StageId::ScaledScores).ptr() + bh * Tq * Tk : weights;
+  float* masked = all ? t.tensor(StageId::MaskedScores).ptr() + bh * Tq * Tk : weights;
+  // A V: head_outputs (T_q, d_k) rows, or head `head`'s columns of concat (row stride d_model).
+  float* headOut = all ? t.tensor(StageId::HeadOutputs).ptr() + bh * Tq * dk
+                       : t.tensor(StageId::Concat).ptr() + b * Tq * d + head * dk;
+  const std::int64_t outStride = all ? dk : d;
+  constexpr std::int64_t kQueryBlock = 128;
+  for (std::int64_t q0 = 0; q0 < Tq; q0 += kQueryBlock) {
+    const std::int64_t nq = std::min(kQueryBlock, Tq - q0);
+    attentionScores(ConstMatrixMap(qh.data() + q0 * dk, nq, dk), kh, MatrixMap(scores + q0 * Tk, nq, Tk));
+    if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, head, scores, Tq, Tk, q0, nq);
+    for (std::int64_t q = q0; q < q0 + nq; ++q) {
+      const std::size_t row = static_cast<std::size_t>(b * Tq + q);
+      const std::uint8_t* blk = rowAny[row] ? t.blocked.data() + row * static_cast<std::size_t>(Tk) : nullptr;
+      scaleRow(scores + q * Tk, factor, scaled + q * Tk, Tk);
+      const float rowMax = maskRow(scaled + q * Tk, blk, masked + q * Tk, Tk);
+      softmaxRow(masked + q * Tk, rowMax, blk, rowAny[row] == 2, weights + q * Tk, Tk);
+    }
+    sgemm(false, false, nq, dk, Tk, weights + q0 * Tk, Tk, vh.data(), dk, 0.0f, headOut + q0 * outStride, outStride);
+  }
 }
 
 }  // namespace
@@ -410,72 +501,55 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
     auto T = [&t](StageId id) -> Tensor& { return t.tensor(id); };
 
     copyInput(in.query, T(StageId::Query), "T_q");
-    copyInput(in.key, T(StageId::Key), "T_k");
-    copyInput(in.value, T(StageId::Value), "T_k");
+    const bool all = opt.recordEveryStage;
+    if (all) {
+      copyInput(in.key, T(StageId::Key), "T_k");
+      copyInput(in.value, T(StageId::Value), "T_k");
+    }
+    const int threads = threadsFor(opt.threads, countFlops(B, Tq, Tk, d, h).total());
 
     // Q, K, V projections: every output feature mixes all d_model input features.
-    T(StageId::QProj).reshape({B, Tq, d}, {"B", "T_q", "d_model"});
-    T(StageId::KProj).reshape({B, Tk, d}, {"B", "T_k", "d_model"});
-    T(StageId::VProj).reshape({B, Tk, d}, {"B", "T_k", "d_model"});
-    project(in.query, w.wq, w.bq, T(StageId::QProj));
-    project(in.key, w.wk, w.bk, T(StageId::KProj));
-    project(in.value, w.wv, w.bv, T(StageId::VProj));
+    shapeStage(T(StageId::QProj), {B, Tq, d}, {"B", "T_q", "d_model"});
+    shapeStage(T(StageId::KProj), {B, Tk, d}, {"B", "T_k", "d_model"});
+    shapeStage(T(StageId::VProj), {B, Tk, d}, {"B", "T_k", "d_model"});
+    projectAll({{&in.query, &w.wq, &w.bq, &T(StageId::QProj)},
+                {&in.key, &w.wk, &w.bk, &T(StageId::KProj)},
+                {&in.value, &w.wv, &w.bv, &T(StageId::VProj)}},
+               threads);
 
     // Split d_model into h heads of d_k.
-    T(StageId::QHeads).reshape({B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
-    T(StageId::KHeads).reshape({B, h, Tk, dk}, {"B", "h", "T_k", "d_k"});
-    T(StageId::VHeads).reshape({B, h, Tk, dk}, {"B", "h", "T_k", "d_k"});
+    shapeStage(T(StageId::QHeads), {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
+    shapeStage(T(StageId::KHeads), {B, h, Tk, dk}, {"B", "h", "T_k", "d_k"});
+    shapeStage(T(StageId::VHeads), {B, h, Tk, dk}, {"B", "h", "T_k", "d_k"});
     splitHeads(T(StageId::QProj), h, T(StageId::QHeads));
     splitHeads(T(StageId::KProj), h, T(StageId::KHeads));
     splitHeads(T(StageId::VProj), h, T(StageId::VHeads));
 
     for (StageId id : {StageId::Scores, StageId::ScaledScores, StageId::MaskedScores, StageId::Weights}) {
-      T(id).reshape({B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"});
+      if (all || id == StageId::Weights) shapeStage(T(id), {B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"});
     }
-    T(StageId::HeadOutputs).reshape({B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
+    if (all) shapeStage(T(StageId::HeadOutputs), {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
+    shapeStage(T(StageId::Concat), {B, Tq, d}, {"B", "T_q", "d_model"});
+    if (!all) {  // not recorded: empty, so nothing can read a stale table as this forward's
+      for (StageId id : {StageId::Key, StageId::Value, StageId::Scores, StageId::ScaledScores, StageId::MaskedScores,
+                         StageId::HeadOutputs}) {
+        shapeStage(T(id), {0}, {});
+      }
+    }
 
     std::vector<std::uint8_t> rowAny;
     buildBlocked(opt, B, Tq, Tk, t.blocked, rowAny);
     t.fullyMasked.assign(static_cast<std::size_t>(B * Tq), 0);
+    for (std::size_t row = 0; row < rowAny.size(); ++row) t.fullyMasked[row] = rowAny[row] == 2;
     const float factor = scaleFactorFor(opt.scale, d, h);
 
-    // Attention per (batch item, head), in blocks of query rows: each block's scores, scale, mask,
-    // softmax and A V run back to back while the block (kQueryBlock x T_k) is still in cache.
-    // The arithmetic is exactly that of whole-matrix products; only the order of work differs.
-    constexpr std::int64_t kQueryBlock = 128;
-    for (std::int64_t b = 0; b < B; ++b) {
-      for (int hh = 0; hh < h; ++hh) {
-        const std::int64_t bh = b * h + hh;
-        ConstMatrixMap qh(T(StageId::QHeads).ptr() + bh * Tq * dk, Tq, dk);
-        ConstMatrixMap kh(T(StageId::KHeads).ptr() + bh * Tk * dk, Tk, dk);
-        ConstMatrixMap vh(T(StageId::VHeads).ptr() + bh * Tk * dk, Tk, dk);
-        float* scores = T(StageId::Scores).ptr() + bh * Tq * Tk;
-        float* scaled = T(StageId::ScaledScores).ptr() + bh * Tq * Tk;
-        float* masked = T(StageId::MaskedScores).ptr() + bh * Tq * Tk;
-        float* weights = T(StageId::Weights).ptr() + bh * Tq * Tk;
-        float* headOut = T(StageId::HeadOutputs).ptr() + bh * Tq * dk;
-        for (std::int64_t q0 = 0; q0 < Tq; q0 += kQueryBlock) {
-          const std::int64_t nq = std::min(kQueryBlock, Tq - q0);
-          attentionScores(ConstMatrixMap(qh.data() + q0 * dk, nq, dk), kh, MatrixMap(scores + q0 * Tk, nq, Tk));
-          if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, hh, scores, Tq, Tk, q0, nq);
-          for (std::int64_t q = q0; q < q0 + nq; ++q) {
-            const std::size_t row = static_cast<std::size_t>(b * Tq + q);
-            const std::uint8_t* blk = rowAny[row] ? t.blocked.data() + row * static_cast<std::size_t>(Tk) : nullptr;
-            scaleRow(scores + q * Tk, factor, scaled + q * Tk, Tk);
-            const float rowMax = maskRow(scaled + q * Tk, blk, masked + q * Tk, Tk);
-            if (!softmaxRow(masked + q * Tk, rowMax, blk, rowAny[row] == 2, weights + q * Tk, Tk)) {
-              t.fullyMasked[row] = 1;
-            }
-          }
-          weightedValues(ConstMatrixMap(weights + q0 * Tk, nq, Tk), vh, MatrixMap(headOut + q0 * dk, nq, dk));
-        }
-      }
-    }
+    // Attention per (batch item, head); the pairs are shared out among the threads, each pair's
+    // work is the same whichever thread does it, so the numbers do not depend on the thread count.
+    parallelFor(threads, B * h, [&](std::int64_t bh) { attendOneHead(t, opt, rowAny, factor, bh); });
 
-    T(StageId::Concat).reshape({B, Tq, d}, {"B", "T_q", "d_model"});
-    mergeHeads(T(StageId::HeadOutputs), T(StageId::Concat));
-    T(StageId::Output).reshape({B, Tq, d}, {"B", "T_q", "d_model"});
-    project(T(StageId::Concat), w.wo, w.bo, T(StageId::Output));
+    if (all) mergeHeads(T(StageId::HeadOutputs), T(StageId::Concat));
+    shapeStage(T(StageId::Output), {B, Tq, d}, {"B", "T_q", "d_model"});
+    projectAll({{&T(StageId::Concat), &w.wo, &w.bo, &T(StageId::Output)}}, threads);
 
     t.batch = static_cast<int>(B);
     t.tq = static_cast<int>(Tq);

@@ -46,6 +46,13 @@ struct AttentionOptions {
   std::optional<Tensor> keyPaddingMask;  // (B, T_k), nonzero = ignore that key (PyTorch polarity)
   std::optional<Tensor> attnMask;        // (T_q, T_k), nonzero = blocked (PyTorch bool polarity)
   std::uint64_t memoryBudgetBytes = kDefaultMemoryBudget;
+  // Threads the forward may use (the heads and the projections' row blocks are shared out; the
+  // results are bit-identical to one thread's). Small forwards run on one thread whatever this says.
+  int threads = 1;
+  // Every stage is recorded unless a caller that only needs the trainer's backward asks for less:
+  // then key, value, scores, scaled_scores, masked_scores and head_outputs are left empty (shape
+  // {0}); the others hold exactly the numbers a full recording holds.
+  bool recordEveryStage = true;
   // Hand-set scores (the "specialist heads" lesson and the score editor): (h, T_q, T_k) for every
   // batch item, or (B, h, T_q, T_k). A finite entry replaces that cell of Q K^T before scaling;
   // NaN keeps the computed score. Everything downstream is recomputed from it.

@@ -2,6 +2,8 @@
 // output projection → merge heads → A V → softmax → scale → Q K^T → split heads → projections.
 #include "train/mha_backward.hpp"
 
+#include "attention/gemm.hpp"
+
 namespace mhascope::train {
 
 MhaWeights mhaWeightsFromPacked(const RowMatrix& inW, const RowMatrix& inB, const RowMatrix& outW,
@@ -30,11 +32,12 @@ void mhaBackward(const Trace& t, const RowMatrix& inW, const RowMatrix& outW, co
   const ConstMatrixMap x(t.tensor(StageId::Query).ptr(), rows, d);
   const ConstMatrixMap concat(t.tensor(StageId::Concat).ptr(), rows, d);
 
-  // Output projection y = concat Wo^T + bo.
-  dOutW.noalias() += dOut.transpose() * concat;
+  // Output projection y = concat Wo^T + bo. Every product is one call of the engine's GEMM.
+  sgemm(true, false, d, d, rows, dOut.data(), d, concat.data(), d, 1.0f, dOutW.data(), d);  // dWo += dOut^T concat
   dOutB.row(0) += dOut.colwise().sum();
   RowMatrix& dConcat = ws.dConcat;
-  dConcat.noalias() = dOut * outW;  // (rows, d)
+  dConcat.resize(rows, d);
+  sgemm(false, false, rows, d, d, dOut.data(), d, outW.data(), d, 0.0f, dConcat.data(), d);  // dOut Wo
 
   // dQ, dK, dV side by side in one (rows, 3 d) matrix: columns [0, d) are dQ, [d, 2d) dK, [2d, 3d) dV,
   // the row order of in_proj_weight, so the projections' backward is one GEMM each.
@@ -46,28 +49,31 @@ void mhaBackward(const Trace& t, const RowMatrix& inW, const RowMatrix& outW, co
   const float* kH = t.tensor(StageId::KHeads).ptr();
   const float* vH = t.tensor(StageId::VHeads).ptr();
   const float* wts = t.tensor(StageId::Weights).ptr();
+  const Eigen::Index ld = 3 * d;
   for (Eigen::Index b = 0; b < B; ++b) {
     for (Eigen::Index i = 0; i < h; ++i) {
       const Eigen::Index bh = b * h + i;
-      const ConstMatrixMap q(qH + bh * T * dk, T, dk), k(kH + bh * T * dk, T, dk), v(vH + bh * T * dk, T, dk);
+      const float *q = qH + bh * T * dk, *k = kH + bh * T * dk, *v = vH + bh * T * dk;
       const ConstMatrixMap a(wts + bh * T * T, T, T);
       // Merge heads: head i's output is columns i*dk .. (i+1)*dk - 1 of concat.
-      const Eigen::Block<RowMatrix> dO = dConcat.block(b * T, i * dk, T, dk);  // (T_q, d_k)
-      // O = A V.
-      dA.noalias() = dO * v.transpose();
-      dQKV.block(b * T, 2 * d + i * dk, T, dk).noalias() = a.transpose() * dO;
+      const float* dO = dConcat.data() + b * T * d + i * dk;  // (T_q, d_k), row stride d
+      float* dQ = dQKV.data() + b * T * ld + i * dk;          // (T, d_k) blocks, row stride 3 d
+      // O = A V: dA = dO V^T, dV = A^T dO.
+      sgemm(false, true, T, T, dk, dO, d, v, dk, 0.0f, dA.data(), T);
+      sgemm(true, false, T, dk, T, a.data(), T, dO, d, 0.0f, dQ + 2 * d, ld);
       // Softmax per row: dS = A * (dA - sum_k dA*A); then the scale factor.
       const Eigen::VectorXf rowDot = (dA.cwiseProduct(a)).rowwise().sum();
       dS = (a.array() * (dA.colwise() - rowDot).array()) * t.scaleFactor;
-      // S = Q K^T.
-      dQKV.block(b * T, i * dk, T, dk).noalias() = dS * k;
-      dQKV.block(b * T, d + i * dk, T, dk).noalias() = dS.transpose() * q;
+      // S = Q K^T: dQ = dS K, dK = dS^T Q.
+      sgemm(false, false, T, dk, T, dS.data(), T, k, dk, 0.0f, dQ, ld);
+      sgemm(true, false, T, dk, T, dS.data(), T, q, dk, 0.0f, dQ + d, ld);
     }
   }
   // Projections q = x Wq^T + bq (and k, v): in_proj_weight rows [Wq; Wk; Wv].
-  dInW.noalias() += dQKV.transpose() * x;
+  sgemm(true, false, 3 * d, d, rows, dQKV.data(), ld, x.data(), d, 1.0f, dInW.data(), d);  // dW += dQKV^T x
   dInB.row(0) += dQKV.colwise().sum();
-  dX.noalias() = dQKV * inW;
+  dX.resize(rows, d);
+  sgemm(false, false, rows, d, 3 * d, dQKV.data(), ld, inW.data(), d, 0.0f, dX.data(), d);  // dQKV W
 }
 
 }  // namespace mhascope::train

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "attention/gemm.hpp"
+
 namespace mhascope::train {
 
 void layerNormForward(const RowMatrix& x, const RowMatrix& w, const RowMatrix& b, RowMatrix& y, LayerNormCache& c) {
@@ -35,15 +37,22 @@ void layerNormBackward(const RowMatrix& dy, const RowMatrix& w, const LayerNormC
   }
 }
 
+// The products go through the engine's GEMM (Eigen or OpenBLAS, whichever measured faster).
 void linearForward(const RowMatrix& x, const RowMatrix& W, const RowMatrix& b, RowMatrix& y) {
-  y.noalias() = x * W.transpose();
+  const Eigen::Index rows = x.rows(), in = x.cols(), out = W.rows();
+  y.resize(rows, out);
+  sgemm(false, true, rows, out, in, x.data(), in, W.data(), in, 0.0f, y.data(), out);  // x W^T
   y.rowwise() += b.row(0);
 }
 
 void linearBackward(const RowMatrix& dy, const RowMatrix& x, const RowMatrix& W, RowMatrix* dx, RowMatrix& dW,
                     RowMatrix& db) {
-  if (dx) dx->noalias() = dy * W;
-  dW.noalias() += dy.transpose() * x;
+  const Eigen::Index rows = dy.rows(), out = W.rows(), in = W.cols();
+  if (dx) {
+    dx->resize(rows, in);
+    sgemm(false, false, rows, in, out, dy.data(), out, W.data(), in, 0.0f, dx->data(), in);  // dy W
+  }
+  sgemm(true, false, out, in, rows, dy.data(), out, x.data(), in, 1.0f, dW.data(), in);  // dW += dy^T x
   db.row(0) += dy.colwise().sum();
 }
 

@@ -100,6 +100,12 @@ expect_error "--d-model contradicts --query" "contradicts --query" "$BIN" info -
 "$BIN" export --help | grep -q -- "--stage" && ok "export --help" || bad "export --help"
 expect_error "bench repeat" "--repeat must be at least 1" "$BIN" bench --preset cat --repeat 0
 out="$("$BIN" bench --preset cat --repeat 3)"; grep -q "^ratio-to-gemm: [0-9.]*$" <<<"$out" && ok "bench last line" || bad "bench: $out"
+grep -qE "^gemm: (Eigen|OpenBLAS)" <<<"$out" && ok "bench names its GEMM" || bad "bench gemm line: $out"
+out="$("$BIN" bench --preset cat --repeat 2 --gemm eigen --threads 2)"
+grep -q "^gemm: Eigen .*(set by the program)" <<<"$out" && grep -q "2 threads are [0-9.]*x faster" <<<"$out" \
+  && ok "bench --gemm eigen --threads 2" || bad "bench --gemm/--threads: $out"
+expect_error "bench --gemm bogus" "--gemm must be eigen or openblas" "$BIN" bench --preset cat --gemm bogus
+expect_error "bench --threads 0" "--threads must be 1 to 64" "$BIN" bench --preset cat --threads 0
 
 # A fully masked row: head output 0, final output row b_o, and PyTorch's NaN named (issue 13).
 out="$("$BIN" info --preset cat --pad-last 4 2>&1)"

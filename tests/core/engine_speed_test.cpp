@@ -1,0 +1,230 @@
+// The engine's speed options change no result: the GEMM dispatch (Eigen or OpenBLAS,
+// attention/gemm.hpp) gives the same products within float rounding for every transpose/accumulate
+// case and the whole forward agrees between the backends; the threaded forward gives the
+// single-thread forward's exact bits; the trainer's partial recording gives the full recording's
+// exact bits on the stages it keeps; parallelFor runs every index once and passes exceptions on.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "attention/engine.hpp"
+#include "attention/gemm.hpp"
+#include "attention/model.hpp"
+#include "check_tensor.hpp"
+
+namespace mhascope {
+namespace {
+
+using mhascope::testing::checkTensor;
+
+// Restores the measured choice's backend after a test pins one.
+struct PinnedBackend {
+  GemmBackend before = gemmChoice().backend;
+  ~PinnedBackend() { setGemmBackend(before); }
+};
+
+// Plain triple loop in double: the reference for both backends.
+std::vector<double> referenceGemm(bool ta, bool tb, int M, int N, int K, const std::vector<float>& A, int lda,
+                                  const std::vector<float>& B, int ldb, float beta, const std::vector<float>& C0,
+                                  int ldc) {
+  std::vector<double> C(C0.begin(), C0.end());
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < N; ++j) {
+      double s = 0;
+      for (int k = 0; k < K; ++k) {
+        const double a = ta ? A[static_cast<std::size_t>(k * lda + i)] : A[static_cast<std::size_t>(i * lda + k)];
+        const double b = tb ? B[static_cast<std::size_t>(j * ldb + k)] : B[static_cast<std::size_t>(k * ldb + j)];
+        s += a * b;
+      }
+      double& c = C[static_cast<std::size_t>(i * ldc + j)];
+      c = s + (beta == 0.0f ? 0.0 : c);
+    }
+  }
+  return C;
+}
+
+TEST(Gemm, EveryBackendMatchesTheReferenceForEveryLayout) {
+  std::vector<GemmBackend> backends{GemmBackend::Eigen};
+  if (openBlasAvailable()) backends.push_back(GemmBackend::OpenBlas);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const int sizes[][3] = {{1, 1, 1}, {3, 5, 7}, {17, 33, 9}, {64, 64, 64}, {130, 70, 200}};
+  for (GemmBackend be : backends) {
+    for (const auto& s : sizes) {
+      const int M = s[0], N = s[1], K = s[2];
+      for (int ta = 0; ta < 2; ++ta) {
+        for (int tb = 0; tb < 2; ++tb) {
+          for (float beta : {0.0f, 1.0f}) {
+            // Leading dimensions wider than the matrices: sub-blocks of bigger arrays, as the engine uses.
+            const int lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 5;
+            std::vector<float> A(static_cast<std::size_t>((ta ? K : M) * lda)), B(static_cast<std::size_t>((tb ? N : K) * ldb)),
+                C(static_cast<std::size_t>(M * ldc));
+            for (float& x : A) x = u(rng);
+            for (float& x : B) x = u(rng);
+            for (float& x : C) x = u(rng);
+            const auto ref = referenceGemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+            sgemmWith(be, ta, tb, M, N, K, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+            EXPECT_TRUE(checkTensor(gemmName(be) + " " + std::to_string(M) + "x" + std::to_string(N) + "x" +
+                                        std::to_string(K) + " ta" + std::to_string(ta) + " tb" + std::to_string(tb) +
+                                        " beta" + std::to_string(beta),
+                                    C.data(), ref.data(), C.size(), 1e-5 * K, 1e-5));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Gemm, TheChoiceIsMeasuredOrNamedAndUsable) {
+  const GemmChoice& g = gemmChoice();
+  EXPECT_FALSE(g.how.empty());
+  if (g.how == "measured") {
+    EXPECT_GT(g.eigenGflops, 0.0);
+    EXPECT_GT(g.openblasGflops, 0.0);
+    EXPECT_EQ(g.backend, g.openblasGflops > g.eigenGflops ? GemmBackend::OpenBlas : GemmBackend::Eigen);
+  }
+  EXPECT_FALSE(gemmName(GemmBackend::Eigen).empty());
+  if (!openBlasAvailable()) {
+    PinnedBackend keep;
+    EXPECT_FALSE(setGemmBackend(GemmBackend::OpenBlas));  // refused, nothing changed
+    EXPECT_EQ(gemmChoice().backend, GemmBackend::Eigen);
+  }
+}
+
+Model testModel(int tokens, int dModel, int heads, int batch, MaskKind mask) {
+  ModelConfig c;
+  c.tokens = tokens;
+  c.dModel = dModel;
+  c.heads = heads;
+  c.batch = batch;
+  c.mask = mask;
+  c.text = "the cat sat on the mat | a dog ran far away";
+  auto m = buildModel(c);
+  EXPECT_TRUE(m.ok());
+  return *m;
+}
+
+TEST(Gemm, TheForwardAgreesOnBothBackends) {
+  if (!openBlasAvailable()) GTEST_SKIP() << "no OpenBLAS on this machine: only Eigen runs";
+  PinnedBackend keep;
+  const Model m = testModel(96, 64, 4, 2, MaskKind::Causal);
+  Trace te, to;
+  ASSERT_TRUE(setGemmBackend(GemmBackend::Eigen));
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, te).ok());
+  ASSERT_TRUE(setGemmBackend(GemmBackend::OpenBlas));
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, to).ok());
+  for (int i = 0; i < kStageCount; ++i) {
+    const Tensor& a = to.stages[static_cast<std::size_t>(i)].tensor;
+    const Tensor& b = te.stages[static_cast<std::size_t>(i)].tensor;
+    ASSERT_EQ(a.shape, b.shape);
+    EXPECT_TRUE(checkTensor(std::string(stageInfo(static_cast<StageId>(i)).name), a.ptr(), b.ptr(), a.data.size(), 1e-5, 1e-4));
+  }
+}
+
+TEST(ThreadedForward, GivesTheOneThreadBitsExactly) {
+  for (MaskKind mask : {MaskKind::None, MaskKind::Causal}) {
+    // Big enough that threads are used (> 4 MFLOP), several projection row blocks, odd T.
+    const Model m = testModel(301, 64, 8, 2, mask);
+    AttentionOptions one = m.options, two = m.options;
+    one.threads = 1;
+    two.threads = 2;
+    Trace t1, t2;
+    ASSERT_TRUE(forward(m.inputs, m.weights, one, t1).ok());
+    ASSERT_TRUE(forward(m.inputs, m.weights, two, t2).ok());
+    for (int i = 0; i < kStageCount; ++i) {
+      const auto& a = t1.stages[static_cast<std::size_t>(i)].tensor.data;
+      const auto& b = t2.stages[static_cast<std::size_t>(i)].tensor.data;
+      ASSERT_EQ(a.size(), b.size());
+      EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), [](float x, float y) {
+        return std::memcmp(&x, &y, sizeof x) == 0;
+      })) << std::string(stageInfo(static_cast<StageId>(i)).name);
+    }
+    EXPECT_EQ(t1.fullyMasked, t2.fullyMasked);
+  }
+}
+
+bool sameBits(const Tensor& a, const Tensor& b) {
+  return a.shape == b.shape && std::equal(a.data.begin(), a.data.end(), b.data.begin(), b.data.end(),
+                                          [](float x, float y) { return std::memcmp(&x, &y, sizeof x) == 0; });
+}
+
+TEST(PartialRecording, KeepsTheFullRecordingsBitsOnItsStagesAndEmptiesTheRest) {
+  for (MaskKind mask : {MaskKind::None, MaskKind::Causal}) {
+    for (int threads : {1, 2}) {
+      const Model m = testModel(150, 32, 4, 2, mask);
+      AttentionOptions full = m.options, part = m.options;
+      full.threads = part.threads = threads;
+      part.recordEveryStage = false;
+      Trace tf, tp;
+      ASSERT_TRUE(forward(m.inputs, m.weights, full, tf).ok());
+      ASSERT_TRUE(forward(m.inputs, m.weights, part, tp).ok());
+      for (StageId id : {StageId::Query, StageId::QProj, StageId::KProj, StageId::VProj, StageId::QHeads,
+                         StageId::KHeads, StageId::VHeads, StageId::Weights, StageId::Concat, StageId::Output}) {
+        EXPECT_TRUE(sameBits(tp.tensor(id), tf.tensor(id))) << stageInfo(id).name;
+      }
+      for (StageId id : {StageId::Key, StageId::Value, StageId::Scores, StageId::ScaledScores, StageId::MaskedScores,
+                         StageId::HeadOutputs}) {
+        EXPECT_TRUE(tp.tensor(id).data.empty()) << stageInfo(id).name;
+      }
+      EXPECT_EQ(tp.fullyMasked, tf.fullyMasked);
+      // Back to full recording on the same trace: every stage is there again.
+      ASSERT_TRUE(forward(m.inputs, m.weights, full, tp).ok());
+      for (int i = 0; i < kStageCount; ++i) {
+        EXPECT_TRUE(sameBits(tp.stages[static_cast<std::size_t>(i)].tensor, tf.stages[static_cast<std::size_t>(i)].tensor));
+      }
+    }
+  }
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define MHASCOPE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MHASCOPE_ASAN 1
+#endif
+#endif
+
+TEST(BigTraces, AreFaultedInLargePagesWhereTheKernelAllows) {
+#ifdef MHASCOPE_ASAN
+  GTEST_SKIP() << "AddressSanitizer's allocator and shadow memory fault pages of their own";
+#endif
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  const std::string mode((std::istreambuf_iterator<char>(thp)), std::istreambuf_iterator<char>());
+  const Model m = testModel(1024, 64, 16, 1, MaskKind::None);  // 4 score tables of 64 MiB: 65536 pages of 4 KiB
+  Trace t;
+  rusage before{}, after{};
+  getrusage(RUSAGE_SELF, &before);
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  getrusage(RUSAGE_SELF, &after);
+  if (mode.empty() || mode.find("[never]") != std::string::npos) GTEST_SKIP() << "no transparent huge pages here";
+  // With 2 MiB pages about 130 faults for the tables; without, 65536. A quarter is a lenient line.
+  EXPECT_LT(after.ru_minflt - before.ru_minflt, 16384) << "page faults for a 256 MiB trace";
+}
+
+TEST(ParallelFor, RunsEveryIndexOnceAndPassesExceptionsOn) {
+  for (int threads : {1, 2, 3, 8}) {
+    for (std::int64_t n : {0, 1, 2, 7, 100}) {
+      std::vector<std::atomic<int>> hits(static_cast<std::size_t>(n));
+      parallelFor(threads, n, [&](std::int64_t i) { hits[static_cast<std::size_t>(i)]++; });
+      for (const auto& h : hits) EXPECT_EQ(h.load(), 1);
+    }
+    EXPECT_THROW(parallelFor(threads, 10,
+                             [](std::int64_t i) {
+                               if (i == 9) throw std::runtime_error("late");
+                             }),
+                 std::runtime_error);
+  }
+}
+
+}  // namespace
+}  // namespace mhascope
