@@ -24,6 +24,7 @@
 #include <filesystem>
 
 #include "io/file_io.hpp"
+#include "util/memory_budget.hpp"
 #include "attention/tokenizer.hpp"
 #include "panels/panel.hpp"
 #include "render/gl_frame.hpp"
@@ -169,6 +170,7 @@ bool App::initialise() {
   }
 
   worker_ = std::make_unique<ComputeWorker>();
+  memoryBudget_ = options_.memoryBudgetMib > 0 ? options_.memoryBudgetMib << 20 : defaultMemoryBudget();
   if (!options_.scriptPath.empty()) {
     auto script = InputScript::load(options_.scriptPath);
     if (!script) {
@@ -453,7 +455,8 @@ void App::updateCompute() {
   if (state_.configDirty) {
     state_.configDirty = false;
     state_.suggestedHeads.clear();
-    const ModelConfig& c = state_.config;
+    ModelConfig c = state_.config;
+    c.memoryBudgetBytes = memoryBudget_;  // the machine's (or --memory-budget), never a preset's
     Status valid = Ok{};
     try {
       valid = validateConfig(c, MemoryUse::app());
@@ -476,7 +479,9 @@ void App::updateCompute() {
       }
     }
   }
+  worker_->releaseLater(spare_);  // the replaced trace: a large one is freed off the UI thread
   state_.computing = worker_->busy() && shownRequest_ < requestCounter_;
+  state_.progress = worker_->progress();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -97,6 +97,7 @@ class App final : public ScriptHost {
   UiProbes probes_;
   LessonState lessons_;  // the lesson tabs' caches and choices, one per window
   std::unique_ptr<ComputeWorker> worker_;
+  std::uint64_t memoryBudget_ = 0;  // bytes: --memory-budget, else defaultMemoryBudget()
   Trace spare_;                  // synchronous computes fill this, then swap with state_.trace
   std::optional<InputScript> script_;
 

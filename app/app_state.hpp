@@ -11,7 +11,9 @@
 #include <tuple>
 #include <vector>
 
+#include "color/color_scale.hpp"
 #include "color/colormap.hpp"
+#include "compute_worker.hpp"
 #include "util/result.hpp"
 #include "attention/model.hpp"
 #include "attention/trace.hpp"
@@ -30,6 +32,7 @@ struct AppState {
   ModelConfig traceConfig;          // the config `trace` was computed from
   std::uint64_t traceSerial = 0;    // ++ whenever `trace` is replaced (texture cache key)
   bool computing = false;           // a worker job is queued or running
+  ComputeProgress progress;         // the worker's phase and time, for the progress line
   double lastComputeMs = 0.0;
   bool lastComputeOnWorker = false;
   std::string actionError;          // an exception caught at a user action, shown until dismissed
@@ -71,6 +74,7 @@ struct ViewState {
   std::optional<ColormapId> colormap;  // empty: picked by the stage's data kind
   bool sharedScale = true;             // one colour range for all heads of the stage
   bool showNumbers = true;             // numbers in cells when they are big enough
+  ColorScale colorScale = ColorScale::Linear;  // weights: linear, log or per row (color_scale.hpp)
   HeatmapZoom zoom;
   WeightId weight = WeightId::Wq;      // the learned matrix the Weights tab shows
   HeatmapZoom weightZoom;
