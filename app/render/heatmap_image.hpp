@@ -33,8 +33,11 @@ struct HeatmapLook {
 // `blocked` (rows x cols, may be null): 1 = a cell the mask blocks, drawn in blockedColor
 // whatever its value (a weight of exactly 0), as every view and the exported pictures do.
 // `out` and `scratch` buffers are reused between calls.
+// `window`: only these cells (what is on screen and a margin), so zooming into a long sequence
+// never colours the whole matrix at full resolution.
 void buildHeatmapImage(const float* values, int rows, int cols, const HeatmapLook& look, int stepY, int stepX,
-                       int maxSize, HeatmapImage& out, BlockPositions& scratch, const std::uint8_t* blocked = nullptr);
+                       int maxSize, HeatmapImage& out, BlockPositions& scratch, const std::uint8_t* blocked = nullptr,
+                       CellWindow window = {});
 
 // A horizontal strip of the whole colormap (256 x 1 texels), for the colour bar.
 void buildColorbarImage(ColormapId colormap, HeatmapImage& out);

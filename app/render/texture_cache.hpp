@@ -26,6 +26,7 @@ struct TextureKey {
   ColorScale scale = ColorScale::Linear;
   DownsampleRule rule = DownsampleRule::Max;
   int stepY = 1, stepX = 1;  // cells per texel asked for (the screen's resolution)
+  int row = 0, col = 0, rows = -1, cols = -1;  // the window of cells textured (-1: all)
   friend bool operator==(const TextureKey&, const TextureKey&) = default;
 };
 
@@ -34,6 +35,7 @@ struct HeatmapTexture {
   void* imguiId = nullptr;       // for ImGui::Image / AddImage
   int rowStep = 1, colStep = 1;  // cells per texel: the key's steps, or more past GL_MAX_TEXTURE_SIZE
   int width = 0, height = 0;     // texels
+  int row = 0, col = 0;          // the cell at texel (0, 0)
 };
 
 class TextureCache {

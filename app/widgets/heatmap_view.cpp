@@ -15,6 +15,8 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "widgets/colors.hpp"
 #include "widgets/labels.hpp"
@@ -353,7 +355,18 @@ int stepForCell(float cellPoints, float framebufferScale) {
   return px >= 1.0f ? 1 : static_cast<int>(std::ceil(1.0f / px - 1e-4f));
 }
 
-// The cells: the texture at the screen's resolution (or the head's block of it), clipped.
+// The cells to texture along one axis: the visible [first, last) of `total` and a margin, in
+// whole blocks of `step` cells, on a grid of half-views so that panning reuses the texture until
+// the view has moved by half of itself.
+std::pair<int, int> textureSpan(int first, int last, int total, int step) {
+  const int n = std::max(last - first, 1);
+  const int chunk = (std::max(step, (n + 1) / 2) + step - 1) / step * step;
+  const int q = first / chunk;
+  const int begin = std::max(0, (q - 1) * chunk);
+  return {begin, std::min(total, (q + 3) * chunk) - begin};
+}
+
+// The cells: a texture of the visible cells (and a margin) at the screen's resolution, clipped.
 void drawCells(ImDrawList* dl, const HeatmapSpec& spec, const View& v, HeatmapHover& hover) {
   if (!spec.textures) return;
   const Slice2D& s = *spec.slice;
@@ -361,22 +374,21 @@ void drawCells(ImDrawList* dl, const HeatmapSpec& spec, const View& v, HeatmapHo
   TextureKey key = spec.textureKey;
   key.scale = spec.scale;
   key.rule = downsampleRuleFor(spec.kind);
-  // The whole slice is textured; a head's column block of it is `cols` of `s.cols` columns.
   key.stepX = stepForCell(v.L.cellW, fbScale.x);
   key.stepY = stepForCell(v.L.cellH, fbScale.y);
+  std::tie(key.row, key.rows) = textureSpan(v.r0, v.r1, s.rows, key.stepY);
+  std::tie(key.col, key.cols) = textureSpan(v.colBegin + v.c0, v.colBegin + v.c1, s.cols, key.stepX);
   const HeatmapTexture tex = spec.textures->get(key, s.data, s.rows, s.cols,
                                                 s.blockedCells.empty() ? nullptr : s.blockedCells.data());
   hover.rowStep = tex.rowStep;
   hover.colStep = tex.colStep;
   hover.pixelsPerTexelX = v.L.cellW * fbScale.x * static_cast<float>(tex.colStep);
   hover.pixelsPerTexelY = v.L.cellH * fbScale.y * static_cast<float>(tex.rowStep);
-  // Texture coordinates in cells: the texture covers width·colStep cells (the last block may be partial).
-  const float texCols = static_cast<float>(std::max(tex.width, 1) * tex.colStep);
-  const float texRows = static_cast<float>(std::max(tex.height, 1) * tex.rowStep);
-  const float u0 = static_cast<float>(v.colBegin) / texCols, u1 = static_cast<float>(v.colEnd) / texCols;
-  const float vEnd = static_cast<float>(s.rows) / texRows;
-  const ImVec2 img1(v.img0.x + v.L.cellW * static_cast<float>(v.L.cols), v.img0.y + v.L.cellH * static_cast<float>(v.L.rows));
-  dl->AddImage(tex.imguiId, v.img0, img1, ImVec2(u0, 0), ImVec2(u1, vEnd));
+  // Texel (i, j) is the block of cells from (tex.row + i·rowStep, tex.col + j·colStep).
+  const ImVec2 a = v.cellMin(tex.row, tex.col - v.colBegin);
+  const ImVec2 b(a.x + v.L.cellW * static_cast<float>(tex.width * tex.colStep),
+                 a.y + v.L.cellH * static_cast<float>(tex.height * tex.rowStep));
+  dl->AddImage(tex.imguiId, a, b);
 }
 
 // Grid lines, only when they do not drown the colours.

@@ -47,24 +47,29 @@ float combinePositions(float a, float b, DownsampleRule rule) {
 }
 
 void downsampleToPositions(const float* values, const std::uint8_t* blocked, int rows, int cols, int ky, int kx,
-                           ColorScale scale, ColorRange range, DownsampleRule rule, BlockPositions& out) {
+                           ColorScale scale, ColorRange range, DownsampleRule rule, BlockPositions& out,
+                           CellWindow window) {
   ky = std::max(ky, 1);
   kx = std::max(kx, 1);
+  const int r0 = std::clamp(window.row, 0, std::max(rows, 0)), c0 = std::clamp(window.col, 0, std::max(cols, 0));
+  const int wr = window.rows < 0 ? rows - r0 : std::clamp(window.rows, 0, rows - r0);
+  const int wc = window.cols < 0 ? cols - c0 : std::clamp(window.cols, 0, cols - c0);
   out.ky = ky;
   out.kx = kx;
-  out.rows = rows > 0 ? (rows + ky - 1) / ky : 0;
-  out.cols = cols > 0 ? (cols + kx - 1) / kx : 0;
+  out.rows = wr > 0 ? (wr + ky - 1) / ky : 0;
+  out.cols = wc > 0 ? (wc + kx - 1) / kx : 0;
   out.values.assign(static_cast<std::size_t>(out.rows) * out.cols, kNone);
-  for (int r = 0; r < rows; ++r) {
-    const std::size_t first = static_cast<std::size_t>(r) * cols;
-    const float rowMax = scale == ColorScale::PerRow ? rowMaximum(values, blocked, first, cols) : 0.0f;
-    float* dst = &out.values[static_cast<std::size_t>(r / ky) * out.cols];
+  for (int r = r0; r < r0 + wr; ++r) {
+    const std::size_t rowStart = static_cast<std::size_t>(r) * cols;
+    const std::size_t first = rowStart + static_cast<std::size_t>(c0);
+    const float rowMax = scale == ColorScale::PerRow ? rowMaximum(values, blocked, rowStart, cols) : 0.0f;
+    float* dst = &out.values[static_cast<std::size_t>((r - r0) / ky) * out.cols];
     for (int j = 0; j < out.cols; ++j) {
       // Every scale is increasing in v within a row, so the row's part of the block is decided
       // on raw values and only its extremes are turned into positions.
       float lo = std::numeric_limits<float>::infinity(), hi = kNone;
       bool nan = false;
-      const int c1 = std::min(cols, (j + 1) * kx);
+      const int c1 = std::min(wc, (j + 1) * kx);
       for (int c = j * kx; c < c1; ++c) {
         const std::size_t i = first + static_cast<std::size_t>(c);
         if (skipped(values, blocked, i)) continue;

@@ -28,11 +28,18 @@ struct BlockPositions {
   std::vector<float> values;   // rows × cols colour positions in [0, 1]; −inf blocked; NaN
 };
 
+// A rectangle of cells [row, row + rows) x [col, col + cols); rows < 0 = the whole matrix.
+struct CellWindow {
+  int row = 0, col = 0, rows = -1, cols = -1;
+};
+
 // rows × cols row-major `values` (blocked: rows × cols flags, may be null) → colour positions of
-// ky × kx blocks (blocks start at cell 0; the last ones may be smaller). ky = kx = 1 maps every
-// cell. `out`'s buffer is reused.
+// ky × kx blocks of the window (blocks start at the window's corner; the last ones may be
+// smaller). ky = kx = 1 maps every cell. A per-row scale uses the whole row's maximum, whatever
+// the window. `out`'s buffer is reused.
 void downsampleToPositions(const float* values, const std::uint8_t* blocked, int rows, int cols, int ky, int kx,
-                           ColorScale scale, ColorRange range, DownsampleRule rule, BlockPositions& out);
+                           ColorScale scale, ColorRange range, DownsampleRule rule, BlockPositions& out,
+                           CellWindow window = {});
 
 // Combines two colour positions by the rule (−inf = nothing yet / blocked; NaN wins).
 float combinePositions(float a, float b, DownsampleRule rule);

@@ -176,6 +176,19 @@ TEST(Downsample, AgreesWithAReferenceOnRandomMatricesAndSteps) {
       for (std::size_t i = 0; i < want.size(); ++i) {
         ASSERT_EQ(out.values[i], want[i]) << "trial " << trial << " scale " << colorScaleName(scale) << " entry " << i;
       }
+      // A window starting on whole blocks gives the same blocks as the whole matrix there (the
+      // per-row scale still divides by the whole row's maximum).
+      const int wr = ky * (rows / ky / 2), wc = kx * (cols / kx / 2);
+      BlockPositions part;
+      downsampleToPositions(v.data(), blocked.data(), rows, cols, ky, kx, scale, range, rule, part,
+                            CellWindow{wr, wc, rows - wr, cols - wc});
+      for (int i = 0; i < part.rows; ++i) {
+        for (int j = 0; j < part.cols; ++j) {
+          ASSERT_EQ(part.values[static_cast<std::size_t>(i) * part.cols + j],
+                    want[static_cast<std::size_t>(i + wr / ky) * out.cols + j + wc / kx])
+              << "trial " << trial << " window entry " << i << "," << j;
+        }
+      }
     }
   }
 }
