@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -51,14 +50,5 @@ std::uint64_t budgetForAvailable(std::optional<std::uint64_t> availableBytes) {
 }
 
 std::uint64_t defaultMemoryBudget() { return budgetForAvailable(readAvailable()); }
-
-std::string describeDefaultBudget() {
-  const auto available = readAvailable();
-  if (!available) return "the fallback: /proc/meminfo gives no MemAvailable";
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "half of the %.1f GiB available, within 0.5 … 32 GiB",
-                static_cast<double>(*available) / static_cast<double>(1ull << 30));
-  return buf;
-}
 
 }  // namespace mhascope

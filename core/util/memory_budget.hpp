@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <string>
 #include <string_view>
 
 namespace mhascope {
@@ -21,7 +20,5 @@ std::optional<std::uint64_t> parseMemAvailable(std::string_view meminfo);
 std::uint64_t budgetForAvailable(std::optional<std::uint64_t> availableBytes);
 // The rule applied to this machine now (reads /proc/meminfo).
 std::uint64_t defaultMemoryBudget();
-// "half of the 21.9 GiB available" / "the fallback (MemAvailable unknown)": how the default was made.
-std::string describeDefaultBudget();
 
 }  // namespace mhascope
