@@ -14,6 +14,7 @@
 #include "io/safetensors.hpp"
 #include "attention/tokenizer.hpp"
 #include "io/weights_io.hpp"
+#include "util/memory_budget.hpp"
 
 namespace mhascope::cli {
 
@@ -110,7 +111,7 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("--save-weights", o.saveWeightsFile, "save the weights used as .safetensors");
   cmd.add_option("--memory-budget", o.memoryBudgetMib,
                  "memory budget for everything the command holds (inputs, weights, trace, file buffers), MiB "
-                 "(default 512)")
+                 "(default: half of the available memory, 512 MiB … 32 GiB)")
       ->transform(decimalInteger(1, 1ull << 30));
   cmd.add_option("--checkpoint", o.checkpointFile, "a `mhascope train` checkpoint: show one trained layer");
   cmd.add_option("--layer", o.layer, "with --checkpoint: the layer, 0 .. L-1 (default 0)")
@@ -270,7 +271,8 @@ Result<ModelConfig> configFromOptions(const ModelOptions& o) {
   if (o.noPositions) cfg.positions = false;
   if (o.mask) cfg.mask = *maskFromName(*o.mask);
   if (o.scale) cfg.scale = *scaleFromName(*o.scale);
-  if (o.memoryBudgetMib) cfg.memoryBudgetBytes = *o.memoryBudgetMib << 20;
+  // The machine's default (half of MemAvailable, util/memory_budget.hpp) unless given.
+  cfg.memoryBudgetBytes = o.memoryBudgetMib ? *o.memoryBudgetMib << 20 : defaultMemoryBudget();
   if (!o.queryFile.empty() && !cfg.scoreOverride.empty()) {
     return makeError("preset '" + o.preset + "' sets scores by hand (score_override), which needs its text's "
                      "tokens; it cannot be used with --query");

@@ -242,6 +242,18 @@ void drawControlsPanel(UiContext& ctx) {
     view.colormap = cmap == 0 ? std::nullopt : std::optional<ColormapId>(allColormaps()[static_cast<std::size_t>(cmap - 1)]);
   }
   helpMarker("auto: signed numbers (scores, projections) on a diverging map centred on 0; weights (0..1) on viridis.");
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("weights");
+  for (ColorScale sc : {ColorScale::Linear, ColorScale::Log, ColorScale::PerRow}) {
+    ImGui::SameLine();
+    if (ImGui::RadioButton(colorScaleName(sc), view.colorScale == sc)) view.colorScale = sc;
+    std::string probe = std::string("scale_") + colorScaleName(sc);  // "scale_per_row": script words have no spaces
+    std::replace(probe.begin(), probe.end(), ' ', '_');
+    ctx.probes.recordLastItem(probe);
+  }
+  helpMarker("How the weights are coloured. linear: 0 … 1. log: log10 of the weight, 4 decades below the top, so "
+             "the ~1/T weights of long sequences show. per row: each query row divided by its largest weight. "
+             "Other stages stay linear; exported pictures are always linear.");
   ImGui::Checkbox("one colour scale for all heads", &view.sharedScale);
   ImGui::Checkbox("numbers in big cells", &view.showNumbers);
   ImGui::PopItemWidth();

@@ -112,7 +112,10 @@ void drawHeadGridPanel(UiContext& ctx) {
       spec.colEnd = (h + 1) * t.dk;
     }
     const TextureKey key{st.traceSerial, static_cast<int>(stage), view.batch, perHead ? h : -1, cmap, range.lo, range.hi};
-    spec.texture = ctx.textures.get(key, s.data, s.rows, s.cols, s.blockedCells.empty() ? nullptr : s.blockedCells.data());
+    spec.textures = &ctx.textures;
+    spec.textureKey = key;
+    spec.kind = stageInfo(stage).kind;
+    spec.scale = effectiveColorScale(view.colorScale, spec.kind);
     return spec;
   };
 

@@ -2,6 +2,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "widgets/drag_slider.hpp"
@@ -46,6 +47,24 @@ void headPicker(UiContext& ctx) {
   }
 }
 
+// Under the heatmap: how many cells a pixel shows and by which rule, and the colour scale.
+void samplingAndScale(UiContext& ctx, const HeatmapSpec& spec, const HeatmapHover& drawn) {
+  const std::string sampling = samplingLabel(drawn, downsampleRuleFor(spec.kind));
+  const std::string scale = colorScaleLegend(spec.scale, spec.range);
+  ctx.probes.recordLabel("heatmap_sampling", sampling.empty() ? "1 texel = 1 cell" : sampling);
+  ctx.probes.recordLabel("heatmap_scale", colorScaleName(spec.scale));
+  if (!sampling.empty()) {
+    ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "%s", sampling.c_str());
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip("More cells than pixels: each pixel shows the %s of the cells it covers (zoom in for single "
+                        "cells; the tooltip names the cell shown, with its exact value).",
+                        downsampleRuleName(downsampleRuleFor(spec.kind)));
+    }
+    ImGui::SameLine(0, ImGui::GetFontSize());
+  }
+  ImGui::TextDisabled("%s", scale.c_str());
+}
+
 void legend(UiContext& ctx, const Slice2D& s) {
   const Trace& t = ctx.state.trace;
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -65,9 +84,11 @@ void legend(UiContext& ctx, const Slice2D& s) {
     ImGui::TextUnformatted(text);
   };
   const bool tokenGrid = s.rowKind == AxisKind::QueryTokens && s.colKind == AxisKind::KeyTokens;
-  bool anyBlocked = false, anyFull = false;
-  for (std::uint8_t b : t.blocked) anyBlocked = anyBlocked || b != 0;
-  for (std::uint8_t f : t.fullyMasked) anyFull = anyFull || f != 0;
+  // Every frame: at T = 4096 the mask flags are 16 M bytes, so look only when a mask exists
+  // (a causal or padding mask blocks a cell in the first row already).
+  const auto nonZero = [](std::uint8_t b) { return b != 0; };
+  const bool anyBlocked = (t.causal || t.keyPadding || t.attnMask) && std::any_of(t.blocked.begin(), t.blocked.end(), nonZero);
+  const bool anyFull = std::any_of(t.fullyMasked.begin(), t.fullyMasked.end(), nonZero);
   if (tokenGrid && anyBlocked && (s.stage == StageId::MaskedScores || s.stage == StageId::Weights)) {
     // The swatch is drawn like the cells it names: blocked colour and the cross.
     if (any) ImGui::SameLine(0, em);
@@ -81,6 +102,30 @@ void legend(UiContext& ctx, const Slice2D& s) {
   if (anyFull && s.rowKind == AxisKind::QueryTokens) swatch(kMaskFlagColor, "query with every key blocked (weights 0)", true);
   if (any) ImGui::SameLine(0, em);
   ImGui::TextDisabled("wheel: zoom   drag: pan   double-click: fit");
+}
+
+// While the worker computes a new configuration the previous picture stays; this line says
+// what is under way: the phase, the time so far and, from the last compute's speed, the
+// expected time as a bar.
+void computeProgress(UiContext& ctx) {
+  const AppState& st = ctx.state;
+  if (!st.computing) return;
+  const ComputeProgress& p = st.progress;
+  const char* phase = p.phase == ComputePhase::Preparing ? "preparing tokens, embeddings and weights"
+                      : p.phase == ComputePhase::Forward ? "forward pass (recording all 16 stages)"
+                                                         : "queued";
+  char text[160];
+  if (p.expectedSeconds > 0) {
+    std::snprintf(text, sizeof text, "computing on the worker: %s · %.1f s of about %.1f s", phase, p.seconds,
+                  p.expectedSeconds);
+    const float fraction = static_cast<float>(std::min(p.seconds / p.expectedSeconds, 0.99));
+    ImGui::ProgressBar(fraction, ImVec2(ImGui::GetFontSize() * 8, 0), "");
+    ImGui::SameLine();
+  } else {
+    std::snprintf(text, sizeof text, "computing on the worker: %s · %.1f s", phase, p.seconds);
+  }
+  ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "%s (the picture below is the previous one)", text);
+  ctx.probes.recordLabel("compute_progress", phase);
 }
 
 }  // namespace
@@ -111,7 +156,7 @@ void drawHeatmapPanel(UiContext& ctx) {
   sameLineOrWrap(10 * em, em);
   if (ImGui::Button("Fit")) view.zoom = {};
   ImGui::SameLine();
-  if (ImGui::Button("+")) view.zoom.zoom = std::min(view.zoom.zoom * 1.5f, 64.0f);
+  if (ImGui::Button("+")) view.zoom.zoom *= 1.5f;  // drawHeatmap clamps to its largest zoom
   ImGui::SameLine();
   if (ImGui::Button("−")) view.zoom.zoom = std::max(view.zoom.zoom / 1.5f, 1.0f);
   ImGui::SameLine();
@@ -126,6 +171,8 @@ void drawHeatmapPanel(UiContext& ctx) {
   spec.slice = s;
   spec.colormap = effectiveColormap(view, stage);
   spec.range = viewRange(st, view, stage, view.batch, view.head);
+  spec.kind = stageInfo(stage).kind;
+  spec.scale = effectiveColorScale(view.colorScale, spec.kind);
   spec.trace = &t;
   spec.heads = t.heads;
   spec.dk = t.dk;
@@ -134,7 +181,8 @@ void drawHeatmapPanel(UiContext& ctx) {
   if (s->head >= 0) spec.frameColor = headColor(s->head);
   const TextureKey key{st.traceSerial, static_cast<int>(stage), view.batch, s->head, spec.colormap, spec.range.lo,
                        spec.range.hi};
-  spec.texture = ctx.textures.get(key, s->data, s->rows, s->cols, s->blockedCells.empty() ? nullptr : s->blockedCells.data());
+  spec.textures = &ctx.textures;
+  spec.textureKey = key;
 
   sameLineOrWrap(ImGui::CalcTextSize("Export…").x + 2 * ImGui::GetStyle().FramePadding.x, em);
   ExportTarget target;
@@ -153,15 +201,13 @@ void drawHeatmapPanel(UiContext& ctx) {
     ImGui::SameLine();
     ImGui::TextDisabled("(self-attention: the same rows as X_q)");
   }
-  if (spec.texture.rowStep > 1 || spec.texture.colStep > 1) {
-    ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "larger than the GPU's texture limit: shown at 1/%d resolution (tooltips stay exact)",
-                       std::max(spec.texture.rowStep, spec.texture.colStep));
-  }
+  computeProgress(ctx);
 
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float legendH = ImGui::GetFrameHeightWithSpacing();
+  const float legendH = 2.0f * ImGui::GetFrameHeightWithSpacing();
   const HeatmapHover hover = drawHeatmap("main", spec, &view.zoom, ImVec2(avail.x, std::max(avail.y - legendH, 4.0f * em)));
   ctx.probes.recordRect("heatmap", hover.plotMin, hover.plotMax);
+  samplingAndScale(ctx, spec, hover);
   legend(ctx, *s);
 }
 

@@ -53,7 +53,9 @@ void drawWeightsPanel(UiContext& ctx) {
   spec.colorbarTexture = ctx.textures.colorbar(spec.colormap).imguiId();
   const TextureKey key{st.traceSerial, 2000 + static_cast<int>(view.weight), 0, -1, spec.colormap, spec.range.lo,
                        spec.range.hi};
-  spec.texture = ctx.textures.get(key, s.data, s.rows, s.cols);
+  spec.textures = &ctx.textures;
+  spec.textureKey = key;
+  spec.kind = DataKind::Signed;
 
   sameLineOrWrap(ImGui::CalcTextSize("Export…").x + 2 * ImGui::GetStyle().FramePadding.x, em);
   ExportTarget target;

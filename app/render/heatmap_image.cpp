@@ -3,52 +3,49 @@
 #include <algorithm>
 
 namespace mhascope::app {
+namespace {
 
-void buildHeatmapImage(const float* values, int rows, int cols, ColormapId colormap, ColorRange range,
-                       int maxSize, HeatmapImage& out, const std::uint8_t* blocked) {
-  const RGBA8 blockedPx = blockedColor(colormap);
-  auto colorAt = [&](int r, int c) {
-    const std::size_t i = static_cast<std::size_t>(r) * cols + c;
-    return blocked && blocked[i] ? blockedPx : mapValue(colormap, range, values[i]);
-  };
+void putPixel(std::uint8_t* p, RGBA8 c) {
+  p[0] = c.r;
+  p[1] = c.g;
+  p[2] = c.b;
+  p[3] = c.a;
+}
+
+}  // namespace
+
+void buildHeatmapImage(const float* values, int rows, int cols, const HeatmapLook& look, int stepY, int stepX,
+                       int maxSize, HeatmapImage& out, BlockPositions& scratch, const std::uint8_t* blocked,
+                       CellWindow window) {
+  const RGBA8 blockedPx = blockedColor(look.colormap);
   maxSize = std::max(maxSize, 1);
-  out.rowStep = (rows + maxSize - 1) / maxSize;
-  out.colStep = (cols + maxSize - 1) / maxSize;
-  out.height = (rows + out.rowStep - 1) / out.rowStep;
-  out.width = (cols + out.colStep - 1) / out.colStep;
+  window.row = std::clamp(window.row, 0, rows);
+  window.col = std::clamp(window.col, 0, cols);
+  window.rows = window.rows < 0 ? rows - window.row : std::clamp(window.rows, 0, rows - window.row);
+  window.cols = window.cols < 0 ? cols - window.col : std::clamp(window.cols, 0, cols - window.col);
+  out.rowStep = std::max({stepY, 1, cellsPerTexel(window.rows, maxSize)});
+  out.colStep = std::max({stepX, 1, cellsPerTexel(window.cols, maxSize)});
+  out.height = (window.rows + out.rowStep - 1) / out.rowStep;
+  out.width = (window.cols + out.colStep - 1) / out.colStep;
   out.rgba.resize(static_cast<std::size_t>(out.width) * out.height * 4);
-  if (!out.downsampled()) {
-    fillRgba(colormap, range, values, rows, cols, out.rgba.data());
-    if (blocked) {
-      for (std::size_t i = 0; i < static_cast<std::size_t>(rows) * cols; ++i) {
-        if (!blocked[i]) continue;
-        std::uint8_t* p = &out.rgba[i * 4];
-        p[0] = blockedPx.r;
-        p[1] = blockedPx.g;
-        p[2] = blockedPx.b;
-        p[3] = 255;
+  if (!out.downsampled() && look.scale == ColorScale::Linear) {
+    // Every cell exactly as the exporter colours it (the same fillRgba), row by row.
+    for (int r = 0; r < window.rows; ++r) {
+      const std::size_t src = static_cast<std::size_t>(window.row + r) * cols + static_cast<std::size_t>(window.col);
+      std::uint8_t* dst = &out.rgba[static_cast<std::size_t>(r) * out.width * 4];
+      fillRgba(look.colormap, look.range, values + src, 1, window.cols, dst);
+      if (!blocked) continue;
+      for (int c = 0; c < window.cols; ++c) {
+        if (blocked[src + static_cast<std::size_t>(c)]) putPixel(dst + 4 * c, blockedPx);
       }
     }
     return;
   }
-  // Block means of the cells' colours: a texel shows what its cells look like on average.
-  for (int ty = 0; ty < out.height; ++ty) {
-    for (int tx = 0; tx < out.width; ++tx) {
-      unsigned sum[4] = {0, 0, 0, 0};
-      unsigned n = 0;
-      for (int r = ty * out.rowStep; r < std::min(rows, (ty + 1) * out.rowStep); ++r) {
-        for (int c = tx * out.colStep; c < std::min(cols, (tx + 1) * out.colStep); ++c) {
-          const RGBA8 px = colorAt(r, c);
-          sum[0] += px.r;
-          sum[1] += px.g;
-          sum[2] += px.b;
-          sum[3] += px.a;
-          ++n;
-        }
-      }
-      std::uint8_t* p = &out.rgba[(static_cast<std::size_t>(ty) * out.width + tx) * 4];
-      for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(sum[i] / std::max(n, 1u));
-    }
+  downsampleToPositions(values, blocked, rows, cols, out.rowStep, out.colStep, look.scale, look.range, look.rule,
+                        scratch, window);
+  const ColorRange unit{0.0f, 1.0f};  // positions: 0 → entry 0, 1 → entry 255; −inf blocked; NaN
+  for (std::size_t i = 0; i < scratch.values.size(); ++i) {
+    putPixel(&out.rgba[i * 4], mapValue(look.colormap, unit, scratch.values[i]));
   }
 }
 
@@ -57,14 +54,7 @@ void buildColorbarImage(ColormapId colormap, HeatmapImage& out) {
   out.height = 1;
   out.rowStep = out.colStep = 1;
   out.rgba.resize(static_cast<std::size_t>(kColormapEntries) * 4);
-  for (int i = 0; i < kColormapEntries; ++i) {
-    const RGBA8 c = tableColor(colormap, i);
-    std::uint8_t* p = &out.rgba[static_cast<std::size_t>(i) * 4];
-    p[0] = c.r;
-    p[1] = c.g;
-    p[2] = c.b;
-    p[3] = 255;
-  }
+  for (int i = 0; i < kColormapEntries; ++i) putPixel(&out.rgba[static_cast<std::size_t>(i) * 4], tableColor(colormap, i));
 }
 
 }  // namespace mhascope::app

@@ -1,12 +1,15 @@
-// GL-free: a matrix of values → the RGBA pixels of its texture, one texel per cell. When the
-// matrix is larger than the GPU allows (GL_MAX_TEXTURE_SIZE), neighbouring cells are averaged
-// into one texel (block means of the colours) so the picture stays whole instead of blank.
+// GL-free: a matrix of values → the RGBA pixels of its texture. One texel per cell when the
+// picture has room for every cell; otherwise one texel per block of stepY × stepX cells, shown by
+// the rule of color/downsample.hpp (max for weights, max |v| for signed stages) — also when the
+// matrix is larger than the GPU allows (GL_MAX_TEXTURE_SIZE), so the picture is never blank.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "color/color_scale.hpp"
 #include "color/colormap.hpp"
+#include "color/downsample.hpp"
 
 namespace mhascope::app {
 
@@ -17,12 +20,24 @@ struct HeatmapImage {
   bool downsampled() const { return rowStep > 1 || colStep > 1; }
 };
 
-// rows x cols row-major values (one matrix of a stage) → image. maxSize is the largest texture
-// side allowed. `out`'s buffers are reused between calls.
+// How a matrix is coloured: the map, its range, the scale, and the rule for blocks of cells.
+struct HeatmapLook {
+  ColormapId colormap = ColormapId::Viridis;
+  ColorRange range;
+  ColorScale scale = ColorScale::Linear;
+  DownsampleRule rule = DownsampleRule::Max;
+};
+
+// rows x cols row-major values (one matrix of a stage) → image. stepY/stepX: cells per texel the
+// caller asks for (the screen's resolution); raised when needed so no side exceeds maxSize.
 // `blocked` (rows x cols, may be null): 1 = a cell the mask blocks, drawn in blockedColor
 // whatever its value (a weight of exactly 0), as every view and the exported pictures do.
-void buildHeatmapImage(const float* values, int rows, int cols, ColormapId colormap, ColorRange range,
-                       int maxSize, HeatmapImage& out, const std::uint8_t* blocked = nullptr);
+// `out` and `scratch` buffers are reused between calls.
+// `window`: only these cells (what is on screen and a margin), so zooming into a long sequence
+// never colours the whole matrix at full resolution.
+void buildHeatmapImage(const float* values, int rows, int cols, const HeatmapLook& look, int stepY, int stepX,
+                       int maxSize, HeatmapImage& out, BlockPositions& scratch, const std::uint8_t* blocked = nullptr,
+                       CellWindow window = {});
 
 // A horizontal strip of the whole colormap (256 x 1 texels), for the colour bar.
 void buildColorbarImage(ColormapId colormap, HeatmapImage& out);

@@ -9,18 +9,22 @@ HeatmapTexture TextureCache::get(const TextureKey& key, const float* values, int
   for (Entry& e : entries_) {
     if (e.key == key) {
       e.usedThisFrame = true;
-      return {e.texture.imguiId(), e.rowStep, e.colStep};
+      return {e.texture.imguiId(), e.rowStep, e.colStep, e.width, e.height, e.key.row, e.key.col};
     }
   }
   if (maxSize_ <= 0) maxSize_ = Texture::maxSize();
-  buildHeatmapImage(values, rows, cols, key.colormap, ColorRange{key.lo, key.hi}, maxSize_, scratch_, blocked);
+  const HeatmapLook look{key.colormap, ColorRange{key.lo, key.hi}, key.scale, key.rule};
+  buildHeatmapImage(values, rows, cols, look, key.stepY, key.stepX, maxSize_, scratch_, blocks_, blocked,
+                    CellWindow{key.row, key.col, key.rows, key.cols});
   Entry& e = entries_.emplace_back();
   e.key = key;
   e.rowStep = scratch_.rowStep;
   e.colStep = scratch_.colStep;
+  e.width = scratch_.width;
+  e.height = scratch_.height;
   e.texture.upload(scratch_.rgba.data(), scratch_.width, scratch_.height);
   ++uploads_;
-  return {e.texture.imguiId(), e.rowStep, e.colStep};
+  return {e.texture.imguiId(), e.rowStep, e.colStep, e.width, e.height, e.key.row, e.key.col};
 }
 
 const Texture& TextureCache::colorbar(ColormapId colormap) {

@@ -1,5 +1,5 @@
 // Heatmap textures keyed by what they show: (trace serial, stage, batch item, head, colormap,
-// colour range). A texture is uploaded only when its key is new; entries not drawn during a
+// colour range, colour scale, cells per texel). A texture is uploaded only when its key is new; entries not drawn during a
 // frame are freed at the frame's end, so the live texture count follows what is on screen and
 // stays flat however many configurations go by.
 #pragma once
@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "color/color_scale.hpp"
 #include "color/colormap.hpp"
+#include "color/downsample.hpp"
 #include "render/heatmap_image.hpp"
 #include "render/texture.hpp"
 
@@ -21,13 +23,19 @@ struct TextureKey {
   int head = -1;  // -1 for stages without a head axis
   ColormapId colormap = ColormapId::Viridis;
   float lo = 0.0f, hi = 1.0f;
+  ColorScale scale = ColorScale::Linear;
+  DownsampleRule rule = DownsampleRule::Max;
+  int stepY = 1, stepX = 1;  // cells per texel asked for (the screen's resolution)
+  int row = 0, col = 0, rows = -1, cols = -1;  // the window of cells textured (-1: all)
   friend bool operator==(const TextureKey&, const TextureKey&) = default;
 };
 
 // Returned by value (the cache's storage may move when it grows during a frame).
 struct HeatmapTexture {
   void* imguiId = nullptr;       // for ImGui::Image / AddImage
-  int rowStep = 1, colStep = 1;  // > 1 when the matrix was larger than GL_MAX_TEXTURE_SIZE
+  int rowStep = 1, colStep = 1;  // cells per texel: the key's steps, or more past GL_MAX_TEXTURE_SIZE
+  int width = 0, height = 0;     // texels
+  int row = 0, col = 0;          // the cell at texel (0, 0)
 };
 
 class TextureCache {
@@ -50,12 +58,13 @@ class TextureCache {
   struct Entry {
     TextureKey key;
     Texture texture;
-    int rowStep = 1, colStep = 1;
+    int rowStep = 1, colStep = 1, width = 0, height = 0;
     bool usedThisFrame = true;
   };
   std::vector<Entry> entries_;  // a handful (one per visible map): a linear scan is fastest
   std::array<Texture, kColormapCount> colorbars_;
   HeatmapImage scratch_;        // pixel buffer reused for every upload
+  BlockPositions blocks_;       // downsampled colour positions, reused
   std::uint64_t uploads_ = 0;
   int maxSize_ = 0;
 };

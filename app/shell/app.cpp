@@ -19,6 +19,7 @@
 #include <filesystem>
 
 #include "panels/layout.hpp"
+#include "util/memory_budget.hpp"
 #include "panels/panel.hpp"
 #include "render/gl_frame.hpp"
 #include "render/screenshot.hpp"
@@ -74,6 +75,7 @@ bool App::initialise() {
   view_.exportUi.folder = defaultExportFolder();
 
   scheduler_ = std::make_unique<ComputeScheduler>();
+  scheduler_->setMemoryBudget(options_.memoryBudgetMib > 0 ? options_.memoryBudgetMib << 20 : defaultMemoryBudget());
   if (!options_.scriptPath.empty()) {
     auto script = InputScript::load(options_.scriptPath);
     if (!script) {

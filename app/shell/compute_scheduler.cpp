@@ -92,7 +92,8 @@ void ComputeScheduler::updateTrace(AppState& state, bool forceSync) {
   if (state.configDirty) {
     state.configDirty = false;
     state.suggestedHeads.clear();
-    const ModelConfig& c = state.config;
+    ModelConfig c = state.config;
+    if (memoryBudget_ > 0) c.memoryBudgetBytes = memoryBudget_;  // the machine's (or --memory-budget), never a preset's
     Status valid = Ok{};
     try {
       valid = validateConfig(c, MemoryUse::app());
@@ -116,7 +117,9 @@ void ComputeScheduler::updateTrace(AppState& state, bool forceSync) {
       }
     }
   }
+  worker_.releaseLater(spare_);  // the replaced trace: a large one is freed off the UI thread
   state.computing = worker_.busy() && shownRequest_ < requestCounter_;
+  state.progress = worker_.progress();
 }
 
 // ---------------------------------------------------------------------------------------------

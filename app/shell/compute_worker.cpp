@@ -1,19 +1,31 @@
 #include "shell/compute_worker.hpp"
 
-#include <chrono>
 #include <exception>
 #include <new>
 #include <utility>
 
+#include "attention/engine.hpp"
+
 namespace mhascope::app {
 
-ComputeOutcome computeTrace(const ModelConfig& config, std::uint64_t requestId, Trace& trace) {
+ComputeOutcome computeTrace(const ModelConfig& config, std::uint64_t requestId, Trace& trace,
+                            JobStatus* status) {
   ComputeOutcome out;
   out.requestId = requestId;
   out.config = config;
+  auto setPhase = [status](ComputePhase p) {
+    if (status) status->phase.store(static_cast<int>(p));
+  };
   const auto t0 = std::chrono::steady_clock::now();
   try {
+    setPhase(ComputePhase::Preparing);
     auto model = buildModel(config, MemoryUse::app());
+    if (model && status) {
+      const Tensor& q = model->inputs.query;
+      const Tensor& k = model->inputs.key;
+      status->flops.store(countFlops(q.shape[0], q.shape[1], k.shape[1], q.shape[2], model->options.heads).total());
+    }
+    setPhase(ComputePhase::Forward);
     if (!model) {
       out.error = model.error().message;
     } else if (auto st = forward(model->inputs, model->weights, model->options, trace); !st) {
@@ -30,8 +42,16 @@ ComputeOutcome computeTrace(const ModelConfig& config, std::uint64_t requestId, 
   } catch (const std::exception& e) {
     out.error = std::string("compute failed: ") + e.what();
   }
+  setPhase(ComputePhase::Idle);
   if (!out.ok) out.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;
+}
+
+std::uint64_t traceBytes(const Trace& trace) {
+  std::uint64_t bytes = trace.blocked.capacity() + trace.fullyMasked.capacity();
+  for (const Stage& s : trace.stages) bytes += s.tensor.data.capacity() * sizeof(float);
+  for (const Tensor& w : trace.weights) bytes += w.data.capacity() * sizeof(float);
+  return bytes;
 }
 
 ComputeWorker::ComputeWorker() : thread_([this] { run(); }) {}
@@ -54,12 +74,26 @@ void ComputeWorker::submit(const ModelConfig& config, std::uint64_t requestId) {
 }
 
 std::optional<ComputeOutcome> ComputeWorker::take(Trace& trace) {
-  std::lock_guard lock(mutex_);
-  if (!outcome_) return std::nullopt;
-  std::optional<ComputeOutcome> out = std::move(outcome_);
-  outcome_.reset();
-  if (out->ok) std::swap(trace, finished_);
+  std::optional<ComputeOutcome> out;
+  {
+    std::lock_guard lock(mutex_);
+    if (!outcome_) return std::nullopt;
+    out = std::move(outcome_);
+    outcome_.reset();
+    if (out->ok) std::swap(trace, working_);  // what `trace` held becomes the next job's buffers
+  }
+  wake_.notify_one();  // a queued request may start now
   return out;
+}
+
+void ComputeWorker::releaseLater(Trace& trace) {
+  if (traceBytes(trace) <= kKeepTraceBytes) return;
+  {
+    std::lock_guard lock(mutex_);
+    toFree_.push_back(std::move(trace));
+    trace = Trace{};
+  }
+  wake_.notify_one();
 }
 
 bool ComputeWorker::busy() const {
@@ -67,19 +101,49 @@ bool ComputeWorker::busy() const {
   return running_ || pending_.has_value();
 }
 
+ComputeProgress ComputeWorker::progress() const {
+  std::lock_guard lock(mutex_);
+  ComputeProgress p;
+  if (!running_) return p;
+  p.phase = static_cast<ComputePhase>(status_.phase.load());
+  p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - startedAt_).count();
+  if (lastFlopsPerSecond_ > 0) p.expectedSeconds = status_.flops.load() / lastFlopsPerSecond_;
+  return p;
+}
+
 void ComputeWorker::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    wake_.wait(lock, [this] { return stop_ || pending_.has_value(); });
+    // A result not yet taken holds working_: the next job waits for it (one frame).
+    wake_.wait(lock, [this] {
+      return stop_ || (pending_.has_value() && !outcome_) || !toFree_.empty();
+    });
     if (stop_) return;
+    if (!toFree_.empty()) {
+      std::vector<Trace> dying = std::move(toFree_);
+      toFree_.clear();
+      lock.unlock();
+      dying.clear();  // unmapping gigabytes happens here, not on the UI thread
+      lock.lock();
+      continue;
+    }
     auto [config, id] = std::move(*pending_);
     pending_.reset();
     running_ = true;
+    startedAt_ = std::chrono::steady_clock::now();
+    status_.flops.store(0.0);
+    // Big buffers of another shape would only be replaced: free them before allocating anew.
+    Trace stale;
+    if (traceBytes(working_) > kKeepTraceBytes) std::swap(stale, working_);
     lock.unlock();
-    ComputeOutcome out = computeTrace(config, id, working_);  // the long part, unlocked
+    stale = Trace{};
+    ComputeOutcome out = computeTrace(config, id, working_, &status_);  // the long part, unlocked
     lock.lock();
     running_ = false;
-    if (out.ok) std::swap(working_, finished_);  // the older buffers come back for reuse
+    if (out.ok && working_.tq > 0) {
+      const FlopCount f = countFlops(working_.batch, working_.tq, working_.tk, working_.dModel, working_.heads);
+      lastFlopsPerSecond_ = f.total() / std::max(out.milliseconds * 1e-3, 1e-6);
+    }
     outcome_ = std::move(out);
   }
 }

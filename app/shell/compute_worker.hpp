@@ -1,8 +1,15 @@
 // Runs the engine off the UI thread for configurations too big to finish within a frame.
 // Latest request wins: while one job runs, newer requests replace the queued one; the UI keeps
 // showing the previous good trace until a result arrives, so it never freezes or goes blank.
+//
+// Memory: at most two recorded traces exist at once for long sequences — the one on screen and
+// the one being computed. A finished result waits (one frame) until the UI takes it, and a
+// replaced trace larger than kKeepTraceBytes is freed on the worker thread (unmapping gigabytes
+// takes long enough to drop frames), so an idle window holds one trace.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -18,6 +25,10 @@
 
 namespace mhascope::app {
 
+// Traces up to this size keep their buffers for the next compute (reuse saves the allocation,
+// ~45 % of a forward at T = 512); larger ones are freed as soon as they are replaced.
+inline constexpr std::uint64_t kKeepTraceBytes = 256ull << 20;
+
 struct ComputeOutcome {
   std::uint64_t requestId = 0;
   bool ok = false;
@@ -28,9 +39,28 @@ struct ComputeOutcome {
   std::vector<QuizQuestion> quiz;      // the quiz lesson's questions about this trace
 };
 
+// What the worker is doing, for the window's progress line.
+enum class ComputePhase { Idle, Preparing, Forward };
+struct ComputeProgress {
+  ComputePhase phase = ComputePhase::Idle;
+  double seconds = 0.0;          // since the job started
+  double expectedSeconds = 0.0;  // from the last job's speed (FLOPs per second); 0 = unknown
+};
+
+// Where a running job is, written by computeTrace and read by the UI thread.
+struct JobStatus {
+  std::atomic<int> phase{0};      // ComputePhase
+  std::atomic<double> flops{0.0}; // of the forward under way, once the sizes are known
+};
+
 // buildModel + forward into `trace` (reusing its buffers) + the quiz of the result, timing
-// it; never throws.
-ComputeOutcome computeTrace(const ModelConfig& config, std::uint64_t requestId, Trace& trace);
+// the forward; never throws. `status`
+// (may be null) follows the work.
+ComputeOutcome computeTrace(const ModelConfig& config, std::uint64_t requestId, Trace& trace,
+                            JobStatus* status = nullptr);
+
+// Bytes the recorded tensors of a trace hold (its stages, weights and mask flags).
+std::uint64_t traceBytes(const Trace& trace);
 
 class ComputeWorker {
  public:
@@ -40,10 +70,14 @@ class ComputeWorker {
   ComputeWorker& operator=(const ComputeWorker&) = delete;
 
   void submit(const ModelConfig& config, std::uint64_t requestId);
-  // When a job has finished, swaps its trace into `trace` (the old one goes back to the worker
-  // for buffer reuse) and returns the outcome. On failure `trace` is left untouched.
+  // When a job has finished, swaps its trace into `trace` (what `trace` held goes to the worker
+  // as the next job's buffers) and returns the outcome. On failure `trace` is left untouched.
   std::optional<ComputeOutcome> take(Trace& trace);
+  // A trace the UI no longer shows: when larger than kKeepTraceBytes it is moved to the worker
+  // and freed there (`trace` is left empty); a small one stays for reuse.
+  void releaseLater(Trace& trace);
   bool busy() const;
+  ComputeProgress progress() const;
 
  private:
   void run();
@@ -53,9 +87,12 @@ class ComputeWorker {
   std::optional<std::pair<ModelConfig, std::uint64_t>> pending_;  // newest request only
   bool running_ = false;
   bool stop_ = false;
-  Trace working_;                           // the worker thread's own buffers
-  Trace finished_;                          // the last finished result, waiting for take()
-  std::optional<ComputeOutcome> outcome_;
+  Trace working_;                           // the job's buffers; the result until take()
+  std::optional<ComputeOutcome> outcome_;   // set: a result waits for take()
+  std::vector<Trace> toFree_;               // replaced large traces, freed on this thread
+  JobStatus status_;
+  std::chrono::steady_clock::time_point startedAt_;
+  double lastFlopsPerSecond_ = 0.0;
   std::thread thread_;  // last: started after every member above exists
 };
 

@@ -36,6 +36,10 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
       ->transform(cli::decimalInteger(1, 1000000));
   cli.add_option("--script", o.scriptPath, "drive the window from an input script (tests)");
   cli.add_option("--ui-scale", o.uiScale, "UI scale instead of the monitor's content scale")->check(CLI::Range(0.5, 4.0));
+  cli.add_option("--memory-budget", o.memoryBudgetMib,
+                 "memory the window may hold for one configuration, MiB (default: half of the available memory, "
+                 "512 MiB … 32 GiB)")
+      ->transform(cli::decimalInteger(1, 1ull << 30));
   cli.add_option("--max-texture-size", o.maxTextureSize, "pretend the GPU's texture limit is this (tests)")
       ->transform(cli::decimalInteger(1, 1 << 20));
   cli.add_flag("--hidden", o.hidden, "do not show the window");

@@ -1,6 +1,7 @@
 // Options of the window mode (no subcommand): screenshots, the frame benchmark, input scripts.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -17,6 +18,7 @@ struct LaunchOptions {
   int benchFrames = 0;         // > 0: print median / p95 frame time and exit
   std::string scriptPath;      // input script (tests): see input_script.hpp
   float uiScale = 0.0f;        // 0: the monitor's content scale
+  std::uint64_t memoryBudgetMib = 0;  // 0: defaultMemoryBudget() (half of the available memory)
   int maxTextureSize = 0;      // 0: GL_MAX_TEXTURE_SIZE (tests lower it)
   bool hidden = false;         // no visible window (set for screenshots and benchmarks)
   // The last session comes back at launch (app_state.hpp SavedSession); an option given on the

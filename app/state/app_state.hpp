@@ -13,7 +13,9 @@
 #include <tuple>
 #include <vector>
 
+#include "color/color_scale.hpp"
 #include "color/colormap.hpp"
+#include "shell/compute_worker.hpp"
 #include "util/result.hpp"
 #include "attention/model.hpp"
 #include "attention/trace.hpp"
@@ -37,6 +39,7 @@ struct AppState {
   LessonResults lessons;            // every lesson's result for `trace` (shell/compute_scheduler.cpp)
   bool computing = false;           // a worker job is queued or running
   bool lessonComputing = false;     // a recomputing lesson is queued or running on its thread
+  ComputeProgress progress;         // the worker's phase and time, for the progress line
   double lastComputeMs = 0.0;
   bool lastComputeOnWorker = false;
   std::string actionError;          // an exception caught at a user action, shown until dismissed
@@ -78,6 +81,7 @@ struct ViewState {
   std::optional<ColormapId> colormap;  // empty: picked by the stage's data kind
   bool sharedScale = true;             // one colour range for all heads of the stage
   bool showNumbers = true;             // numbers in cells when they are big enough
+  ColorScale colorScale = ColorScale::Linear;  // weights: linear, log or per row (color_scale.hpp)
   HeatmapZoom zoom;
   WeightId weight = WeightId::Wq;      // the learned matrix the Weights tab shows
   HeatmapZoom weightZoom;

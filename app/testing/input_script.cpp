@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iterator>
 #include <filesystem>
@@ -273,6 +275,22 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       if (rssBaselineKb_ < 0 || now - rssBaselineKb_ >= toInt(c.args[0])) {
         return fail(host, c, "RSS grew by " + std::to_string(now - rssBaselineKb_) + " KiB");
       }
+    } else if (c.verb == "stopwatch_start") {
+      stopwatch_ = std::chrono::steady_clock::now();
+    } else if (c.verb == "stopwatch" && need(1)) {
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - stopwatch_).count();
+      std::printf("stopwatch %s: %.0f ms\n", c.args[0].c_str(), ms);
+    } else if (c.verb == "frame_times_begin") {
+      frameTimes_.clear();
+      timingFrames_ = true;
+    } else if (c.verb == "frame_times_end" && need(1)) {
+      timingFrames_ = false;
+      std::vector<double> t = frameTimes_;
+      std::sort(t.begin(), t.end());
+      if (t.empty()) return fail(host, c, "no frames between frame_times_begin and frame_times_end");
+      const std::size_t p95 = std::min(t.size() - 1, static_cast<std::size_t>(std::ceil(0.95 * static_cast<double>(t.size()))) - 1);
+      std::printf("frame times %s: %zu frames, median %.2f ms, p95 %.2f ms, max %.2f ms\n", c.args[0].c_str(), t.size(),
+                  t[t.size() / 2], t[p95], t.back());
     } else if (c.verb == "expect_no_gl_errors") {
       if (host.glErrorCount() != 0) return fail(host, c, std::to_string(host.glErrorCount()) + " GL errors");
     } else if (c.verb == "screenshot" && need(1)) {
@@ -296,6 +314,12 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
 
 bool InputScript::frame(ScriptHost& host, ImGuiIO& io) {
   inputChanged_ = false;
+  // frame_times: the time from one frame's start to the next (the whole frame: UI, GL, swap).
+  const auto now = std::chrono::steady_clock::now();
+  if (timingFrames_ && lastFrameAt_.time_since_epoch().count() != 0) {
+    frameTimes_.push_back(std::chrono::duration<double, std::milli>(now - lastFrameAt_).count());
+  }
+  lastFrameAt_ = now;
   // Finish this frame's part of the command in progress.
   if (pendingFrames_ > 0) {
     switch (phase_) {

@@ -54,11 +54,14 @@
 //   expect_config_valid         fail if the config is invalid (an error is shown)
 //   stop_play                   stop Play (after `random`, before checking that keys still work)
 //   expect_session TEXT...      fail unless sessionSummary() contains TEXT (words joined by spaces)
+//   stopwatch_start / stopwatch NAME   print the milliseconds since stopwatch_start
+//   frame_times_begin / frame_times_end NAME   print median, p95 and max frame time in between
 //   quit                        exit with code 0 (a failed expectation exits with 3)
 #pragma once
 
 #include <imgui.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -177,6 +180,11 @@ class InputScript {
   std::string scanWhere_;
   std::vector<std::string> tabCycle_;  // tabs still to visit in this round, shuffled
   bool randomRightDown_ = false;
+
+  // stopwatch, frame_times
+  std::chrono::steady_clock::time_point stopwatch_{}, lastFrameAt_{};
+  bool timingFrames_ = false;
+  std::vector<double> frameTimes_;
 };
 
 }  // namespace mhascope::app

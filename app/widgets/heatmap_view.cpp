@@ -1,8 +1,9 @@
 // [SECTION] index
 //   layout      — where labels, cells and the colour bar go, and the cell size at a zoom
 //   text        — vertical labels, number formatting
-//   tooltip     — what a hovered cell means, in tokens and axis names
-//   drawHeatmap — the widget
+//   (the tooltip — what a hovered cell means — is in heatmap_tooltip.cpp)
+//   drawHeatmap — layout, zoom/pan, cells, overlay passes (grid, crosses, numbers, row flags and
+//                 hover, head strip), labels, tooltip: one function each
 //   colour bar
 #include "widgets/heatmap_view.hpp"
 
@@ -14,8 +15,11 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "widgets/colors.hpp"
+#include "widgets/heatmap_tooltip.hpp"
 #include "widgets/labels.hpp"
 #include "util/format.hpp"
 
@@ -26,7 +30,8 @@ namespace {
 // [SECTION] layout
 // ---------------------------------------------------------------------------------------------
 
-constexpr float kMaxZoom = 64.0f;
+constexpr float kMinMaxZoom = 64.0f;  // at least; long sequences zoom until a cell is ~6 em wide
+constexpr ImU32 kLitLabel = IM_COL32(255, 230, 120, 255);
 constexpr float kMinCrossCell = 8.0f;  // px; as the exported pictures (export_heatmap.cpp)
 
 struct Layout {
@@ -85,115 +90,42 @@ void addVerticalText(ImDrawList* dl, ImVec2 bottomLeft, ImU32 color, const std::
   }
 }
 
-std::string formatTick(float v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(v));
-  return buf;
-}
-
-// ---------------------------------------------------------------------------------------------
-// [SECTION] tooltip
-// ---------------------------------------------------------------------------------------------
-
-bool blockedAt(const HeatmapSpec& spec, int r, int dataCol) {
-  const Slice2D& s = *spec.slice;
-  return s.isBlockedCell(r, dataCol) || s.at(r, dataCol) == -std::numeric_limits<float>::infinity();
-}
-
-// One axis position in words: "query «cat» (row 1 of T_q)", "feature 5 of d_k (d_model 13)".
-std::string describeIndex(const Slice2D& s, bool row, int index, const HeatmapSpec& spec) {
-  const std::string& axis = row ? s.rowAxis : s.colAxis;
-  const auto& labels = row ? s.rowLabels : s.colLabels;
-  const std::string token = index < static_cast<int>(labels.size())
-                                ? readableToken(labels[static_cast<std::size_t>(index)], ImGui::GetFont())
-                                : std::string("?");
-  const std::string pos = std::to_string(index);
-  if (axis == "T_q") return "query  «" + token + "»   (position " + pos + " of T_q)";
-  if (axis == "T_k") return "key    «" + token + "»   (position " + pos + " of T_k)";
-  if (axis == "d_k" && s.head >= 0 && spec.dk > 0) {
-    return "feature " + pos + " of d_k   (column " + std::to_string(s.head * spec.dk + index) + " of d_model)";
-  }
-  if (!row && columnsOwnedByHeads(spec) && spec.dk > 0 && spec.heads > 1) {
-    const int i = index / spec.dk;
-    return "feature " + pos + " of " + axis + "   (column " + pos + " belongs to head floor(" + pos + " / " +
-           std::to_string(spec.dk) + ") = " + std::to_string(i) + ")";
-  }
-  if (!row && axis == "d_model" && !s.weight && !headsOwnColumns(s.stage)) {
-    return "feature " + pos + " of d_model   (" + noHeadOwnerNote(s.stage) + ")";
-  }
-  return "feature " + pos + " of " + axis;
-}
-
-void cellTooltip(const HeatmapSpec& spec, int r, int c) {
-  const Slice2D& s = *spec.slice;
-  const int dataCol = spec.colBegin + c;
-  const float v = s.at(r, dataCol);
-  ImGui::BeginTooltip();
-  ImGui::TextUnformatted(describeIndex(s, true, r, spec).c_str());
-  ImGui::TextUnformatted(describeIndex(s, false, dataCol, spec).c_str());
-  ImGui::Separator();
-  if (std::isinf(v) && v < 0) {
-    ImGui::Text("value  −inf   (softmax gives it weight 0)");
-  } else if (std::isnan(v)) {
-    ImGui::TextColored(ImVec4(1, 0.3f, 1, 1), "value  NaN   (not a number: a bug worth seeing)");
-  } else {
-    ImGui::Text("value  %.9g", static_cast<double>(v));
-  }
-  const bool tokens = s.rowAxis == "T_q" && s.colAxis == "T_k";
-  // What the number means for this query/key pair, in words.
-  if (tokens && std::isfinite(v) && !blockedAt(spec, r, dataCol)) {
-    const std::string q = "«" + readableToken(s.rowLabels[static_cast<std::size_t>(r)], ImGui::GetFont()) + "»";
-    const std::string k = "«" + readableToken(s.colLabels[static_cast<std::size_t>(dataCol)], ImGui::GetFont()) + "»";
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    if (s.stage == StageId::Weights) {
-      ImGui::Text("%s puts %.1f%% of its attention on %s (each row sums to 100%%)", q.c_str(), 100.0 * v, k.c_str());
-    } else if (s.stage == StageId::Scores) {
-      ImGui::Text("dot product of %s's query and %s's key in this head", q.c_str(), k.c_str());
-    } else if (s.stage == StageId::ScaledScores || s.stage == StageId::MaskedScores) {
-      ImGui::Text("the score of %s against %s, scaled", q.c_str(), k.c_str());
-    }
-    ImGui::PopStyleColor();
-  }
-  // A value the mask forces: say why (blocked key, a query with one visible key).
-  if (spec.trace && tokens && !s.weight) {
-    const std::string why = forcedCellReason(*spec.trace, s.stage, s.batchIndex, r, dataCol);
-    if (!why.empty()) {
-      ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.45f, 1.0f), "%s", why.c_str());
-    } else if (s.stage != StageId::MaskedScores && s.stage != StageId::Weights &&
-               spec.trace->isBlocked(s.batchIndex, r, dataCol)) {
-      ImGui::TextDisabled("the mask will block this key for this query (at the Mask stage)");
-    }
-  }
-  if (spec.trace && s.rowAxis == "T_q" && !s.weight && spec.trace->isFullyMasked(s.batchIndex, r)) {
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kMaskFlagColor),
-                       "every key is blocked for this query: its weights and head output are 0 (its final output "
-                       "row is b_o; PyTorch gives NaN there)");
-  }
-  ImGui::EndTooltip();
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// [SECTION] drawHeatmap
+// [SECTION] drawHeatmap — layout, zoom/pan, cells, overlay passes, labels, tooltip
 // ---------------------------------------------------------------------------------------------
 
-HeatmapHover drawHeatmap(const char* id, const HeatmapSpec& spec, HeatmapZoom* zoom, ImVec2 size) {
-  HeatmapHover hover;
-  ImGui::PushID(id);
-  const Slice2D& s = *spec.slice;
-  const int colBegin = std::clamp(spec.colBegin, 0, s.cols);
-  const int colEnd = spec.colEnd < 0 ? s.cols : std::clamp(spec.colEnd, colBegin, s.cols);
+namespace {
+
+// Where the cells are: the layout, the pan, and the visible cell range [r0, r1) x [c0, c1).
+struct View {
   Layout L;
-  L.rows = s.rows;
-  L.cols = colEnd - colBegin;
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float em = ImGui::GetFontSize();
-  if (L.rows <= 0 || L.cols <= 0 || size.x < 4 || size.y < 4) {
-    ImGui::Dummy(ImVec2(std::max(size.x, 1.0f), std::max(size.y, 1.0f)));
-    ImGui::PopID();
-    return hover;
+  ImVec2 origin;
+  int colBegin = 0, colEnd = 0;
+  float zoom = 1.0f, panX = 0.0f, panY = 0.0f;  // pan in cells
+  float maxZoom = kMinMaxZoom;
+  ImVec2 img0;  // screen position of cell (0, 0)
+  int r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+  bool modelCols = false;  // the head-colour strip over d_model columns heads own
+  ImVec2 cellMin(int r, int c) const {
+    return ImVec2(img0.x + static_cast<float>(c) * L.cellW, img0.y + static_cast<float>(r) * L.cellH);
   }
+  float plotW() const { return L.plotMax.x - L.plotMin.x; }
+  float plotH() const { return L.plotMax.y - L.plotMin.y; }
+};
+
+// Label margins, fitted cells, zoom, and the plot rectangle (whole pixels, so texels land on them).
+View layoutHeatmap(const HeatmapSpec& spec, const HeatmapZoom* zoom, ImVec2 size) {
+  const Slice2D& s = *spec.slice;
+  View v;
+  v.colBegin = std::clamp(spec.colBegin, 0, s.cols);
+  v.colEnd = spec.colEnd < 0 ? s.cols : std::clamp(spec.colEnd, v.colBegin, s.cols);
+  Layout& L = v.L;
+  L.rows = s.rows;
+  L.cols = v.colEnd - v.colBegin;
+  v.origin = ImGui::GetCursorScreenPos();
+  const float em = ImGui::GetFontSize();
   const ImFont* font = ImGui::GetFont();
   if (spec.axisLabels) {
     L.rowLabelW = std::clamp(maxLabelWidth(s, true, 0, L.rows, font), 1.5f * em, 9.0f * em) + 0.6f * em;
@@ -201,206 +133,305 @@ HeatmapHover drawHeatmap(const char* id, const HeatmapSpec& spec, HeatmapZoom* z
     const float corner = std::max(ImGui::CalcTextSize((s.rowAxis + " ↓").c_str()).x,
                                   ImGui::CalcTextSize((s.colAxis + " →").c_str()).x);
     L.rowLabelW = std::max(L.rowLabelW, corner + 0.6f * em);
-    L.colLabelH = std::clamp(maxLabelWidth(s, false, colBegin, colEnd, font), 1.5f * em, 7.0f * em) + 0.6f * em;
+    L.colLabelH = std::clamp(maxLabelWidth(s, false, v.colBegin, v.colEnd, font), 1.5f * em, 7.0f * em) + 0.6f * em;
   }
   // The head-colour strip only over columns a head owns (never the inputs or the output).
-  const bool modelCols = columnsOwnedByHeads(spec) && spec.heads > 1 && spec.dk > 0;
-  if (modelCols) L.stripH = 0.45f * em;
+  v.modelCols = columnsOwnedByHeads(spec) && spec.heads > 1 && spec.dk > 0;
+  if (v.modelCols) L.stripH = 0.45f * em;
   const float cbW = spec.colorbarTexture ? colorbarWidth() : 0.0f;
   const float availW = std::max(1.0f, size.x - L.rowLabelW - cbW);
   const float availH = std::max(1.0f, size.y - L.colLabelH - L.stripH);
   fitCells(L, availW, availH);
-  float z = zoom ? std::clamp(zoom->zoom, 1.0f, kMaxZoom) : 1.0f;
-  L.cellW *= z;
-  L.cellH *= z;
-  L.plotMin = ImVec2(origin.x + L.rowLabelW, origin.y + L.colLabelH + L.stripH);
-  L.plotMax = ImVec2(L.plotMin.x + std::min(availW, L.cellW * static_cast<float>(L.cols)),
-                     L.plotMin.y + std::min(availH, L.cellH * static_cast<float>(L.rows)));
-  const float plotW = L.plotMax.x - L.plotMin.x;
-  const float plotH = L.plotMax.y - L.plotMin.y;
-
-  // Pan, in cells, kept inside the matrix.
-  float panX = 0, panY = 0;
-  auto clampPan = [&] {
-    panX = std::clamp(panX, 0.0f, std::max(0.0f, static_cast<float>(L.cols) - plotW / L.cellW));
-    panY = std::clamp(panY, 0.0f, std::max(0.0f, static_cast<float>(L.rows) - plotH / L.cellH));
-  };
+  v.maxZoom = std::max(kMinMaxZoom, 6.0f * em / std::max(std::min(L.cellW, L.cellH), 1e-3f));
+  v.zoom = zoom ? std::clamp(zoom->zoom, 1.0f, v.maxZoom) : 1.0f;
+  L.cellW *= v.zoom;
+  L.cellH *= v.zoom;
+  L.plotMin = ImVec2(std::round(v.origin.x + L.rowLabelW), std::round(v.origin.y + L.colLabelH + L.stripH));
+  L.plotMax = ImVec2(L.plotMin.x + std::floor(std::min(availW, L.cellW * static_cast<float>(L.cols))),
+                     L.plotMin.y + std::floor(std::min(availH, L.cellH * static_cast<float>(L.rows))));
+  L.plotMax.x = std::max(L.plotMax.x, L.plotMin.x + 1.0f);
+  L.plotMax.y = std::max(L.plotMax.y, L.plotMin.y + 1.0f);
   if (zoom) {
-    panX = zoom->panX;
-    panY = zoom->panY;
-    clampPan();
+    v.panX = zoom->panX;
+    v.panY = zoom->panY;
   }
+  return v;
+}
 
-  // Input: an invisible button over the cells catches hover, drag and wheel.
+void clampPan(View& v) {
+  v.panX = std::clamp(v.panX, 0.0f, std::max(0.0f, static_cast<float>(v.L.cols) - v.plotW() / v.L.cellW));
+  v.panY = std::clamp(v.panY, 0.0f, std::max(0.0f, static_cast<float>(v.L.rows) - v.plotH() / v.L.cellH));
+}
+
+// An invisible button over the cells catches hover, drag and wheel: zoom about the mouse (the
+// cell under it stays under it), drag to pan, double-click to fit.
+void handleZoomPan(View& v, const HeatmapSpec& spec, HeatmapZoom* zoom, HeatmapHover& hover) {
+  Layout& L = v.L;
+  clampPan(v);
   ImGui::SetCursorScreenPos(L.plotMin);
-  ImGui::InvisibleButton("cells", ImVec2(std::max(plotW, 1.0f), std::max(plotH, 1.0f)));
+  ImGui::InvisibleButton("cells", ImVec2(v.plotW(), v.plotH()));
   hover.hovered = ImGui::IsItemHovered();
   hover.plotMin = L.plotMin;
   hover.plotMax = L.plotMax;
   hover.clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
-  ImGuiIO& io = ImGui::GetIO();
-  if (zoom && spec.interactive) {
-    if (hover.hovered) ImGui::SetItemUsingMouseWheel();
-    if (hover.hovered && io.MouseWheel != 0.0f) {
-      // Zoom about the mouse: the cell under it stays under it.
-      const float mx = (io.MousePos.x - L.plotMin.x) / L.cellW + panX;
-      const float my = (io.MousePos.y - L.plotMin.y) / L.cellH + panY;
-      const float newZ = std::clamp(z * std::pow(1.25f, io.MouseWheel), 1.0f, kMaxZoom);
-      L.cellW *= newZ / z;
-      L.cellH *= newZ / z;
-      z = newZ;
-      panX = mx - (io.MousePos.x - L.plotMin.x) / L.cellW;
-      panY = my - (io.MousePos.y - L.plotMin.y) / L.cellH;
-    }
-    if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) {
-      panX -= io.MouseDelta.x / L.cellW;
-      panY -= io.MouseDelta.y / L.cellH;
-    }
-    if (hover.hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
-      z = 1.0f;
-      panX = panY = 0;
-    }
-    clampPan();
-    zoom->zoom = z;
-    zoom->panX = panX;
-    zoom->panY = panY;
+  if (!zoom || !spec.interactive) return;
+  const ImGuiIO& io = ImGui::GetIO();
+  if (hover.hovered) ImGui::SetItemUsingMouseWheel();
+  if (hover.hovered && io.MouseWheel != 0.0f) {
+    const float mx = (io.MousePos.x - L.plotMin.x) / L.cellW + v.panX;
+    const float my = (io.MousePos.y - L.plotMin.y) / L.cellH + v.panY;
+    const float newZ = std::clamp(v.zoom * std::pow(1.25f, io.MouseWheel), 1.0f, v.maxZoom);
+    L.cellW *= newZ / v.zoom;
+    L.cellH *= newZ / v.zoom;
+    v.zoom = newZ;
+    v.panX = mx - (io.MousePos.x - L.plotMin.x) / L.cellW;
+    v.panY = my - (io.MousePos.y - L.plotMin.y) / L.cellH;
   }
+  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) {
+    v.panX -= io.MouseDelta.x / L.cellW;
+    v.panY -= io.MouseDelta.y / L.cellH;
+  }
+  if (hover.hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+    v.zoom = 1.0f;
+    v.panX = v.panY = 0;
+  }
+  clampPan(v);
+  zoom->zoom = v.zoom;
+  zoom->panX = v.panX;
+  zoom->panY = v.panY;
+}
 
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImVec2 img0(L.plotMin.x - panX * L.cellW, L.plotMin.y - panY * L.cellH);
-  const ImVec2 img1(img0.x + L.cellW * static_cast<float>(L.cols), img0.y + L.cellH * static_cast<float>(L.rows));
-  const int c0 = std::max(0, static_cast<int>(std::floor(panX)));
-  const int c1 = std::min(L.cols, static_cast<int>(std::ceil(panX + plotW / L.cellW)));
-  const int r0 = std::max(0, static_cast<int>(std::floor(panY)));
-  const int r1 = std::min(L.rows, static_cast<int>(std::ceil(panY + plotH / L.cellH)));
-  auto cellMin = [&](int r, int c) {
-    return ImVec2(img0.x + static_cast<float>(c) * L.cellW, img0.y + static_cast<float>(r) * L.cellH);
-  };
-
+// The visible cells, and the cell under the mouse.
+void placeCells(View& v, HeatmapHover& hover) {
+  const Layout& L = v.L;
+  v.img0 = ImVec2(L.plotMin.x - v.panX * L.cellW, L.plotMin.y - v.panY * L.cellH);
+  v.c0 = std::max(0, static_cast<int>(std::floor(v.panX)));
+  v.c1 = std::min(L.cols, static_cast<int>(std::ceil(v.panX + v.plotW() / L.cellW)));
+  v.r0 = std::max(0, static_cast<int>(std::floor(v.panY)));
+  v.r1 = std::min(L.rows, static_cast<int>(std::ceil(v.panY + v.plotH() / L.cellH)));
   if (hover.hovered) {
-    hover.col = std::clamp(static_cast<int>((io.MousePos.x - img0.x) / L.cellW), 0, L.cols - 1);
-    hover.row = std::clamp(static_cast<int>((io.MousePos.y - img0.y) / L.cellH), 0, L.rows - 1);
+    const ImVec2 m = ImGui::GetIO().MousePos;
+    hover.col = std::clamp(static_cast<int>((m.x - v.img0.x) / L.cellW), 0, L.cols - 1);
+    hover.row = std::clamp(static_cast<int>((m.y - v.img0.y) / L.cellH), 0, L.rows - 1);
   }
+}
 
-  // Cells: the texture (or the head's block of it), clipped to the plot.
-  dl->PushClipRect(L.plotMin, L.plotMax, true);
-  const float u0 = static_cast<float>(colBegin) / static_cast<float>(s.cols);
-  const float u1 = static_cast<float>(colEnd) / static_cast<float>(s.cols);
-  dl->AddImage(spec.texture.imguiId, img0, img1, ImVec2(u0, 0), ImVec2(u1, 1));
+// Cells per texel so that a texel is at least one screen pixel: 1 when cells are that big.
+int stepForCell(float cellPoints, float framebufferScale) {
+  const float px = cellPoints * std::max(framebufferScale, 1e-3f);
+  return px >= 1.0f ? 1 : static_cast<int>(std::ceil(1.0f / px - 1e-4f));
+}
 
-  if (L.cellW >= 7 && L.cellH >= 7) {  // grid lines only when they do not drown the colours
-    const ImU32 gridCol = IM_COL32(0, 0, 0, 70);
-    for (int c = c0; c <= c1; ++c) dl->AddLine(cellMin(r0, c), cellMin(r1, c), gridCol);
-    for (int r = r0; r <= r1; ++r) dl->AddLine(cellMin(r, c0), cellMin(r, c1), gridCol);
-  }
-  // Blocked cells (the texture already has them in the blocked colour): the cross every view
-  // and the exported pictures draw, so a 0 from the mask is told apart from a tiny weight.
-  if (L.cellW >= kMinCrossCell && L.cellH >= kMinCrossCell) {
-    for (int r = r0; r < r1; ++r) {
-      for (int c = c0; c < c1; ++c) {
-        if (blockedAt(spec, r, colBegin + c)) addBlockedCross(dl, cellMin(r, c), ImVec2(L.cellW, L.cellH));
-      }
+// The cells to texture along one axis: the visible [first, last) of `total` and a margin, in
+// whole blocks of `step` cells, on a grid of half-views so that panning reuses the texture until
+// the view has moved by half of itself.
+std::pair<int, int> textureSpan(int first, int last, int total, int step) {
+  const int n = std::max(last - first, 1);
+  const int chunk = (std::max(step, (n + 1) / 2) + step - 1) / step * step;
+  const int q = first / chunk;
+  const int begin = std::max(0, (q - 1) * chunk);
+  return {begin, std::min(total, (q + 3) * chunk) - begin};
+}
+
+// The cells: a texture of the visible cells (and a margin) at the screen's resolution, clipped.
+void drawCells(ImDrawList* dl, const HeatmapSpec& spec, const View& v, HeatmapHover& hover) {
+  if (!spec.textures) return;
+  const Slice2D& s = *spec.slice;
+  const ImVec2 fbScale = ImGui::GetIO().DisplayFramebufferScale;
+  TextureKey key = spec.textureKey;
+  key.scale = spec.scale;
+  key.rule = downsampleRuleFor(spec.kind);
+  key.stepX = stepForCell(v.L.cellW, fbScale.x);
+  key.stepY = stepForCell(v.L.cellH, fbScale.y);
+  std::tie(key.row, key.rows) = textureSpan(v.r0, v.r1, s.rows, key.stepY);
+  std::tie(key.col, key.cols) = textureSpan(v.colBegin + v.c0, v.colBegin + v.c1, s.cols, key.stepX);
+  const HeatmapTexture tex = spec.textures->get(key, s.data, s.rows, s.cols,
+                                                s.blockedCells.empty() ? nullptr : s.blockedCells.data());
+  hover.rowStep = tex.rowStep;
+  hover.colStep = tex.colStep;
+  hover.pixelsPerTexelX = v.L.cellW * fbScale.x * static_cast<float>(tex.colStep);
+  hover.pixelsPerTexelY = v.L.cellH * fbScale.y * static_cast<float>(tex.rowStep);
+  // Texel (i, j) is the block of cells from (tex.row + i·rowStep, tex.col + j·colStep).
+  const ImVec2 a = v.cellMin(tex.row, tex.col - v.colBegin);
+  const ImVec2 b(a.x + v.L.cellW * static_cast<float>(tex.width * tex.colStep),
+                 a.y + v.L.cellH * static_cast<float>(tex.height * tex.rowStep));
+  dl->AddImage(tex.imguiId, a, b);
+}
+
+// Grid lines, only when they do not drown the colours.
+void drawGridLines(ImDrawList* dl, const View& v) {
+  if (v.L.cellW < 7 || v.L.cellH < 7) return;
+  const ImU32 gridCol = IM_COL32(0, 0, 0, 70);
+  for (int c = v.c0; c <= v.c1; ++c) dl->AddLine(v.cellMin(v.r0, c), v.cellMin(v.r1, c), gridCol);
+  for (int r = v.r0; r <= v.r1; ++r) dl->AddLine(v.cellMin(r, v.c0), v.cellMin(r, v.c1), gridCol);
+}
+
+// Blocked cells (the texture already has them in the blocked colour): the cross every view and
+// the exported pictures draw, so a 0 from the mask is told apart from a tiny weight.
+void drawBlockedCrosses(ImDrawList* dl, const HeatmapSpec& spec, const View& v) {
+  if (v.L.cellW < kMinCrossCell || v.L.cellH < kMinCrossCell) return;
+  for (int r = v.r0; r < v.r1; ++r) {
+    for (int c = v.c0; c < v.c1; ++c) {
+      if (blockedAt(spec, r, v.colBegin + c)) addBlockedCross(dl, v.cellMin(r, c), ImVec2(v.L.cellW, v.L.cellH));
     }
   }
-  // Numbers, only when a cell can hold one legibly.
+}
+
+// Numbers, only when a cell can hold one legibly.
+void drawCellNumbers(ImDrawList* dl, const HeatmapSpec& spec, const View& v) {
+  const float em = ImGui::GetFontSize();
   const float numW = ImGui::CalcTextSize("-0.00").x + 0.3f * em;
-  if (spec.showNumbers && L.cellW >= numW && L.cellH >= em * 1.05f) {
-    for (int r = r0; r < r1; ++r) {
-      for (int c = c0; c < c1; ++c) {
-        if (blockedAt(spec, r, colBegin + c)) continue;  // the cross says it
-        const float v = s.at(r, colBegin + c);
-        const std::string txt = formatCellValue(v);  // the exporter's rule (core/util/format.hpp)
-        const ImVec2 ts = ImGui::CalcTextSize(txt.c_str());
-        const ImVec2 a = cellMin(r, c);
-        const ImU32 bg = [&] {
-          const RGBA8 px = mapValue(spec.colormap, spec.range, v);
-          return IM_COL32(px.r, px.g, px.b, 255);
-        }();
-        dl->AddText(ImVec2(a.x + (L.cellW - ts.x) * 0.5f, a.y + (L.cellH - ts.y) * 0.5f), textColorOn(bg), txt.c_str());
-      }
+  if (!spec.showNumbers || v.L.cellW < numW || v.L.cellH < em * 1.05f) return;
+  const Slice2D& s = *spec.slice;
+  for (int r = v.r0; r < v.r1; ++r) {
+    for (int c = v.c0; c < v.c1; ++c) {
+      if (blockedAt(spec, r, v.colBegin + c)) continue;  // the cross says it
+      const float value = s.at(r, v.colBegin + c);
+      const std::string txt = formatCellValue(value);  // the exporter's rule (core/util/format.hpp)
+      const ImVec2 ts = ImGui::CalcTextSize(txt.c_str());
+      const ImVec2 a = v.cellMin(r, c);
+      // The text colour follows the cell's colour on the scale in use.
+      const float pos = colorPosition(spec.scale, spec.range, value, spec.scale == ColorScale::PerRow ? rowMaxOf(spec, r) : 0.0f);
+      const RGBA8 px = mapValue(spec.colormap, ColorRange{0.0f, 1.0f}, pos);
+      dl->AddText(ImVec2(a.x + (v.L.cellW - ts.x) * 0.5f, a.y + (v.L.cellH - ts.y) * 0.5f),
+                  textColorOn(IM_COL32(px.r, px.g, px.b, 255)), txt.c_str());
     }
   }
-  // Fully masked query rows: a red frame across the row.
+}
+
+// Fully masked query rows: a red frame across the row; the hovered row and column lit.
+void drawRowFlagsAndHover(ImDrawList* dl, const HeatmapSpec& spec, const View& v, const HeatmapHover& hover) {
+  const Slice2D& s = *spec.slice;
   if (spec.trace && s.rowAxis == "T_q") {
-    for (int r = r0; r < r1; ++r) {
+    for (int r = v.r0; r < v.r1; ++r) {
       if (!spec.trace->isFullyMasked(s.batchIndex, r)) continue;
-      dl->AddRect(cellMin(r, c0), ImVec2(cellMin(r, c1).x, cellMin(r + 1, c1).y), kMaskFlagColor, 0, 0, 2.0f);
+      dl->AddRect(v.cellMin(r, v.c0), ImVec2(v.cellMin(r, v.c1).x, v.cellMin(r + 1, v.c1).y), kMaskFlagColor, 0, 0, 2.0f);
     }
   }
-  // Hover: the row and the column lit, the cell framed.
-  if (hover.hovered) {
-    const ImU32 lit = IM_COL32(255, 255, 255, 45);
-    dl->AddRectFilled(cellMin(hover.row, c0), ImVec2(cellMin(hover.row, c1).x, cellMin(hover.row + 1, c1).y), lit);
-    dl->AddRectFilled(cellMin(r0, hover.col), ImVec2(cellMin(r1, hover.col + 1).x, cellMin(r1, hover.col).y), lit);
-    const ImVec2 a = cellMin(hover.row, hover.col);
-    dl->AddRect(a, ImVec2(a.x + L.cellW, a.y + L.cellH), IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
+  if (!hover.hovered) return;
+  const ImU32 lit = IM_COL32(255, 255, 255, 45);
+  dl->AddRectFilled(v.cellMin(hover.row, v.c0), ImVec2(v.cellMin(hover.row, v.c1).x, v.cellMin(hover.row + 1, v.c1).y), lit);
+  dl->AddRectFilled(v.cellMin(v.r0, hover.col), ImVec2(v.cellMin(v.r1, hover.col + 1).x, v.cellMin(v.r1, hover.col).y), lit);
+  const ImVec2 a = v.cellMin(hover.row, hover.col);
+  dl->AddRect(a, ImVec2(a.x + v.L.cellW, a.y + v.L.cellH), IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
+}
+
+// Which head owns which columns of d_model (the split to come, or the merge just done).
+void drawHeadStrip(ImDrawList* dl, const HeatmapSpec& spec, const View& v) {
+  if (!v.modelCols) return;
+  const Layout& L = v.L;
+  dl->PushClipRect(ImVec2(L.plotMin.x, L.plotMin.y - L.stripH), ImVec2(L.plotMax.x, L.plotMin.y), true);
+  for (int h = 0; h < spec.heads; ++h) {
+    const int a = h * spec.dk - v.colBegin, b = (h + 1) * spec.dk - v.colBegin;
+    if (b <= v.c0 || a >= v.c1) continue;
+    dl->AddRectFilled(ImVec2(v.cellMin(0, a).x, L.plotMin.y - L.stripH), ImVec2(v.cellMin(0, b).x, L.plotMin.y - 1.0f),
+                      headColor(h));
   }
   dl->PopClipRect();
-  if (spec.frameColor) dl->AddRect(ImVec2(L.plotMin.x - 1, L.plotMin.y - 1), ImVec2(L.plotMax.x + 1, L.plotMax.y + 1), spec.frameColor, 0, 0, 2.0f);
+}
 
-  // Which head owns which columns of d_model (the split to come, or the merge just done).
-  if (modelCols) {
-    dl->PushClipRect(ImVec2(L.plotMin.x, L.plotMin.y - L.stripH), ImVec2(L.plotMax.x, L.plotMin.y), true);
-    for (int h = 0; h < spec.heads; ++h) {
-      const int a = h * spec.dk - colBegin, b = (h + 1) * spec.dk - colBegin;
-      if (b <= c0 || a >= c1) continue;
-      dl->AddRectFilled(ImVec2(cellMin(0, a).x, L.plotMin.y - L.stripH), ImVec2(cellMin(0, b).x, L.plotMin.y - 1.0f),
-                        headColor(h));
+// Row labels: every k-th when the cells are smaller than a line of text; the hovered one lit.
+void drawRowLabels(ImDrawList* dl, const HeatmapSpec& spec, const View& v, const HeatmapHover& hover) {
+  const Slice2D& s = *spec.slice;
+  const float em = ImGui::GetFontSize();
+  const ImU32 textCol = ImGui::GetColorU32(ImGuiCol_Text);
+  const int rowStride = std::max(1, static_cast<int>(std::ceil(em / v.L.cellH)));
+  dl->PushClipRect(ImVec2(v.origin.x, v.L.plotMin.y), ImVec2(v.L.plotMin.x, v.L.plotMax.y), true);
+  for (int r = v.r0; r < v.r1; ++r) {
+    if (r % rowStride != 0 && r != hover.row) continue;
+    const std::string label = fitText(readableToken(s.rowLabels[static_cast<std::size_t>(r)], ImGui::GetFont()),
+                                      v.L.rowLabelW - 0.6f * em);
+    const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
+    const float y = v.cellMin(r, 0).y + (v.L.cellH - ts.y) * 0.5f;
+    dl->AddText(ImVec2(v.L.plotMin.x - 0.4f * em - ts.x, y), r == hover.row ? kLitLabel : textCol, label.c_str());
+    if (spec.trace && s.rowAxis == "T_q" && spec.trace->isFullyMasked(s.batchIndex, r)) {
+      dl->AddCircleFilled(ImVec2(v.origin.x + 0.3f * em, y + ts.y * 0.5f), 0.25f * em, kMaskFlagColor);
     }
-    dl->PopClipRect();
   }
+  dl->PopClipRect();
+}
 
-  // Axis labels: every k-th when the cells are smaller than a line of text.
+// Column labels (turned upright, in the heads' colours over d_model) and the corner's axis names.
+void drawColumnLabels(ImDrawList* dl, const HeatmapSpec& spec, const View& v, const HeatmapHover& hover) {
+  const Slice2D& s = *spec.slice;
+  const float em = ImGui::GetFontSize();
+  const ImU32 textCol = ImGui::GetColorU32(ImGuiCol_Text);
+  const int colStride = std::max(1, static_cast<int>(std::ceil(em / v.L.cellW)));
+  const float labelBottom = v.L.plotMin.y - v.L.stripH - 0.3f * em;
+  dl->PushClipRect(ImVec2(v.L.plotMin.x, v.origin.y), ImVec2(v.L.plotMax.x, labelBottom + 1), true);
+  for (int c = v.c0; c < v.c1; ++c) {
+    const int dataCol = v.colBegin + c;
+    if (dataCol % colStride != 0 && c != hover.col) continue;
+    const float centre = v.cellMin(0, c).x + 0.5f * v.L.cellW;
+    if (centre < v.L.plotMin.x || centre > v.L.plotMax.x) continue;  // half-hidden column: no label
+    const std::string label = fitText(readableToken(s.colLabels[static_cast<std::size_t>(dataCol)], ImGui::GetFont()),
+                                      v.L.colLabelH - 0.6f * em);
+    const float x = v.cellMin(0, c).x + (v.L.cellW - em) * 0.5f;
+    ImU32 col = c == hover.col ? kLitLabel : textCol;
+    if (v.modelCols && c != hover.col) col = headColor(dataCol / spec.dk);
+    addVerticalText(dl, ImVec2(x, labelBottom), col, label);
+  }
+  dl->PopClipRect();
+  const ImVec2 corner(v.origin.x + 0.2f * em, v.origin.y + v.L.colLabelH - 2.3f * em);
+  dl->AddText(corner, symbolColor(s.colAxis), (s.colAxis + " →").c_str());
+  dl->AddText(ImVec2(corner.x, corner.y + 1.1f * em), symbolColor(s.rowAxis), (s.rowAxis + " ↓").c_str());
+}
+
+}  // namespace
+
+HeatmapHover drawHeatmap(const char* id, const HeatmapSpec& spec, HeatmapZoom* zoom, ImVec2 size) {
+  HeatmapHover hover;
+  ImGui::PushID(id);
+  const Slice2D& s = *spec.slice;
+  const int cols = (spec.colEnd < 0 ? s.cols : std::clamp(spec.colEnd, 0, s.cols)) - std::clamp(spec.colBegin, 0, s.cols);
+  if (s.rows <= 0 || cols <= 0 || size.x < 4 || size.y < 4) {
+    ImGui::Dummy(ImVec2(std::max(size.x, 1.0f), std::max(size.y, 1.0f)));
+    ImGui::PopID();
+    return hover;
+  }
+  View v = layoutHeatmap(spec, zoom, size);
+  handleZoomPan(v, spec, zoom, hover);
+  placeCells(v, hover);
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect(v.L.plotMin, v.L.plotMax, true);
+  drawCells(dl, spec, v, hover);
+  hoverBlockExtreme(spec, v.colBegin, v.L.cols, hover);
+  drawGridLines(dl, v);
+  drawBlockedCrosses(dl, spec, v);
+  drawCellNumbers(dl, spec, v);
+  drawRowFlagsAndHover(dl, spec, v, hover);
+  dl->PopClipRect();
+  if (spec.frameColor) {
+    dl->AddRect(ImVec2(v.L.plotMin.x - 1, v.L.plotMin.y - 1), ImVec2(v.L.plotMax.x + 1, v.L.plotMax.y + 1), spec.frameColor, 0, 0, 2.0f);
+  }
+  drawHeadStrip(dl, spec, v);
   if (spec.axisLabels) {
-    const ImU32 textCol = ImGui::GetColorU32(ImGuiCol_Text);
-    const ImU32 litText = IM_COL32(255, 230, 120, 255);
-    const int rowStride = std::max(1, static_cast<int>(std::ceil(em / L.cellH)));
-    dl->PushClipRect(ImVec2(origin.x, L.plotMin.y), ImVec2(L.plotMin.x, L.plotMax.y), true);
-    for (int r = r0; r < r1; ++r) {
-      if (r % rowStride != 0 && r != hover.row) continue;
-      const std::string label = fitText(readableToken(s.rowLabels[static_cast<std::size_t>(r)], font), L.rowLabelW - 0.6f * em);
-      const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
-      const float y = cellMin(r, 0).y + (L.cellH - ts.y) * 0.5f;
-      dl->AddText(ImVec2(L.plotMin.x - 0.4f * em - ts.x, y), r == hover.row ? litText : textCol, label.c_str());
-      if (spec.trace && s.rowAxis == "T_q" && spec.trace->isFullyMasked(s.batchIndex, r)) {
-        dl->AddCircleFilled(ImVec2(origin.x + 0.3f * em, y + ts.y * 0.5f), 0.25f * em, kMaskFlagColor);
-      }
-    }
-    dl->PopClipRect();
-    const int colStride = std::max(1, static_cast<int>(std::ceil(em / L.cellW)));
-    const float labelBottom = L.plotMin.y - L.stripH - 0.3f * em;
-    dl->PushClipRect(ImVec2(L.plotMin.x, origin.y), ImVec2(L.plotMax.x, labelBottom + 1), true);
-    for (int c = c0; c < c1; ++c) {
-      const int dataCol = colBegin + c;
-      if (dataCol % colStride != 0 && c != hover.col) continue;
-      const float centre = cellMin(0, c).x + 0.5f * L.cellW;
-      if (centre < L.plotMin.x || centre > L.plotMax.x) continue;  // half-hidden column: no label
-      std::string label = fitText(readableToken(s.colLabels[static_cast<std::size_t>(dataCol)], font), L.colLabelH - 0.6f * em);
-      const float x = cellMin(0, c).x + (L.cellW - em) * 0.5f;
-      ImU32 col = c == hover.col ? litText : textCol;
-      if (modelCols) col = c == hover.col ? litText : headColor(dataCol / spec.dk);
-      addVerticalText(dl, ImVec2(x, labelBottom), col, label);
-    }
-    dl->PopClipRect();
-    // The corner says which axis is which, in the symbols' colours.
-    const ImVec2 corner(origin.x + 0.2f * em, origin.y + L.colLabelH - 2.3f * em);
-    dl->AddText(corner, symbolColor(s.colAxis), (s.colAxis + " →").c_str());
-    dl->AddText(ImVec2(corner.x, corner.y + 1.1f * em), symbolColor(s.rowAxis), (s.rowAxis + " ↓").c_str());
+    drawRowLabels(dl, spec, v, hover);
+    drawColumnLabels(dl, spec, v, hover);
   }
-
+  const float em = ImGui::GetFontSize();
   if (spec.colorbarTexture) {
-    drawColorbar(dl, spec.colorbarTexture, spec.range, ImVec2(L.plotMax.x + 0.8f * em, L.plotMin.y),
-                 std::max(plotH, 8.0f * em));
+    drawColorbar(dl, spec.colorbarTexture, colorbarTicks(spec.scale, spec.range),
+                 ImVec2(v.L.plotMax.x + 0.8f * em, v.L.plotMin.y), std::max(v.plotH(), 8.0f * em));
   }
-
-  if (hover.hovered && spec.tooltip) cellTooltip(spec, hover.row, hover.col);
+  if (hover.hovered && spec.tooltip) cellTooltip(spec, hover);
 
   // Leave the cursor below the whole widget.
-  ImGui::SetCursorScreenPos(origin);
-  ImGui::Dummy(ImVec2(size.x, std::max(L.colLabelH + L.stripH + std::max(plotH, spec.colorbarTexture ? 8.0f * em : 0.0f),
-                                       1.0f)));
+  ImGui::SetCursorScreenPos(v.origin);
+  const float barH = spec.colorbarTexture ? 8.0f * em : 0.0f;
+  ImGui::Dummy(ImVec2(size.x, std::max(v.L.colLabelH + v.L.stripH + std::max(v.plotH(), barH), 1.0f)));
   ImGui::PopID();
   return hover;
+}
+
+std::string samplingLabel(const HeatmapHover& drawn, DownsampleRule rule) {
+  if (drawn.rowStep <= 1 && drawn.colStep <= 1) return {};
+  char buf[128];
+  const bool onePixel = drawn.pixelsPerTexelX < 1.5f && drawn.pixelsPerTexelY < 1.5f;
+  std::snprintf(buf, sizeof buf, onePixel ? "1 pixel ≈ %d×%d cells (%s)" : "1 texel = %d×%d cells (%s)", drawn.rowStep,
+                drawn.colStep, downsampleRuleName(rule));
+  return buf;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -440,6 +471,10 @@ float colorbarWidth() {
 }
 
 void drawColorbar(ImDrawList* dl, void* texture, ColorRange range, ImVec2 topLeft, float height) {
+  drawColorbar(dl, texture, colorbarTicks(ColorScale::Linear, range), topLeft, height);
+}
+
+void drawColorbar(ImDrawList* dl, void* texture, const ColorbarTicks& ticks, ImVec2 topLeft, float height) {
   const float em = ImGui::GetFontSize();
   const float barW = 1.1f * em;
   const ImVec2 a = topLeft;
@@ -449,13 +484,13 @@ void drawColorbar(ImDrawList* dl, void* texture, ColorRange range, ImVec2 topLef
                    ImVec2(1, 0.5f), ImVec2(0, 0.5f), ImVec2(0, 0.5f));
   dl->AddRect(a, b, IM_COL32(200, 200, 200, 160));
   const ImU32 textCol = ImGui::GetColorU32(ImGuiCol_Text);
-  const float values[3] = {range.hi, 0.5f * (range.lo + range.hi), range.lo};
+  const std::string* labels[3] = {&ticks.top, &ticks.middle, &ticks.bottom};
   for (int i = 0; i < 3; ++i) {
     const float y = a.y + height * 0.5f * static_cast<float>(i);
     // A short tick, then a clear gap: a tick touching "0.5" reads as "-0.5".
     dl->AddLine(ImVec2(b.x, y), ImVec2(b.x + 0.25f * em, y), textCol);
     const float ty = std::clamp(y - 0.5f * em, a.y - 0.2f * em, b.y - 0.8f * em);
-    dl->AddText(ImVec2(b.x + 0.75f * em, ty), textCol, formatTick(values[i]).c_str());
+    dl->AddText(ImVec2(b.x + 0.75f * em, ty), textCol, labels[i]->c_str());
   }
 }
 

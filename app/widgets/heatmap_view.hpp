@@ -1,13 +1,20 @@
 // One heatmap on screen: the matrix as ONE texture (never a rectangle per cell), token labels
 // on both axes, a colour bar with its range, masked cells and fully masked rows flagged, a hover
 // tooltip (query token, key token, exact value) with the row and column lit, numbers in the cells
-// when they are big enough to read, and zoom (wheel) + pan (drag) for long sequences.
+// when they are big enough to read, and zoom (wheel) + pan (drag) for long sequences. A matrix
+// with more cells than pixels is downsampled to the screen (color/downsample.hpp: each texel is
+// the max — for signed stages the largest |v| — of the block of cells it covers); zooming in
+// reaches one texel per cell, then cells with their labels and numbers.
 #pragma once
 
 #include <imgui.h>
 
+#include <string>
+
 #include "state/app_state.hpp"
+#include "color/color_scale.hpp"
 #include "color/colormap.hpp"
+#include "color/downsample.hpp"
 #include "attention/trace.hpp"
 #include "render/texture_cache.hpp"
 
@@ -15,9 +22,14 @@ namespace mhascope::app {
 
 struct HeatmapSpec {
   const Slice2D* slice = nullptr;
-  HeatmapTexture texture;
+  // The cells' texture comes from here, keyed by textureKey (what it shows); drawHeatmap adds the
+  // colour scale, the downsampling rule and how many cells one texel covers on screen.
+  TextureCache* textures = nullptr;
+  TextureKey textureKey;
   ColormapId colormap = ColormapId::Viridis;
   ColorRange range;
+  ColorScale scale = ColorScale::Linear;  // effective: linear unless the data are weights
+  DataKind kind = DataKind::Probability;  // picks the downsampling rule (max / max |v|)
   const Trace* trace = nullptr;  // for the blocked / fully-masked flags; may be null
   int colBegin = 0, colEnd = -1; // show only these columns (a head's block of d_model); -1 = all
   int heads = 0, dk = 0;         // colour the column blocks of a d_model axis by head
@@ -34,13 +46,20 @@ struct HeatmapHover {
   bool clicked = false;
   int row = -1, col = -1;  // the cell under the mouse (col in slice columns)
   ImVec2 plotMin, plotMax;  // where the visible cells are on screen
+  int rowStep = 1, colStep = 1;  // cells per texel drawn: > 1 when downsampled to the screen
+  float pixelsPerTexelX = 1.0f, pixelsPerTexelY = 1.0f;
 };
+
+// "1 pixel ≈ 7×7 cells (max)" when a heatmap was downsampled, else "".
+std::string samplingLabel(const HeatmapHover& drawn, DownsampleRule rule);
 
 // Draws into `size` at the cursor and advances it. `zoom` may be null (always fit).
 HeatmapHover drawHeatmap(const char* id, const HeatmapSpec& spec, HeatmapZoom* zoom, ImVec2 size);
 
 // The colour bar alone: the map from lo (bottom) to hi (top) with min / mid / max ticks.
 void drawColorbar(ImDrawList* dl, void* texture, ColorRange range, ImVec2 topLeft, float height);
+// The same with the ticks of a colour scale (log: 1, 0.01, ≤ 0.0001; per row: row max …).
+void drawColorbar(ImDrawList* dl, void* texture, const ColorbarTicks& ticks, ImVec2 topLeft, float height);
 
 // Width the colour bar and its tick labels need.
 float colorbarWidth();

@@ -74,12 +74,12 @@ struct MemoryUse {
   bool stageFile = false;      // run --dump / export: the largest stage encoded as file bytes
   bool scoreOverride = false;  // hand-set scores: one (B, h, T_q, T_k) table per model
   int exportSlices = 0;        // export: heatmaps in the picture (1, or h for --head all)
-  // The window: the shown trace, the one being computed, and two more for the lessons that
-  // compare two forwards (Masks: with/without; Pitfalls: correct/mistaken); the worker's model
-  // and the lessons' model.
+  // The window: the shown trace and the one being computed (app/compute_worker.hpp frees a
+  // replaced large trace; the lessons that compare two forwards refuse traces over 64 MiB);
+  // the worker's model and the lessons' model.
   static MemoryUse app() {
     MemoryUse u;
-    u.traces = 4;
+    u.traces = 2;
     u.models = 2;
     return u;
   }

@@ -144,14 +144,21 @@ expect_error "npy over the budget, unread" "needs 4194304 bytes as float32, more
 # One memory estimate, checked before allocating: quick, small RSS, the estimate in the message.
 for args in "--batch 1048576 --tokens 1000" "--d-model 20000 --heads 1" "--d-model 65536"; do
   expect_error "budget: $args" "more than the memory budget of 512.0 MiB" \
-    /usr/bin/time -f "%M %e" -o "$H/budget.rss" timeout 10 "$BIN" info $args
+    /usr/bin/time -f "%M %e" -o "$H/budget.rss" timeout 10 "$BIN" info $args --memory-budget 512
   read -r rss secs < <(tail -1 "$H/budget.rss")
   [ "$rss" -lt 100000 ] && ok "budget: $args RSS ${rss} KB, ${secs} s" || bad "budget: $args RSS $rss KB"
 done
-expect_error "budget counts the exported picture" "file buffers" "$BIN" export --tokens 1024 --d-model 64 --heads 16 --head all --out "$H/all.png"
+expect_error "budget counts the exported picture" "file buffers" "$BIN" export --tokens 1024 --d-model 64 --heads 16 --head all --out "$H/all.png" --memory-budget 512
 expect_error "bad_alloc past the budget is a message" "out of memory: the system refused an allocation" \
   bash -c "ulimit -v 300000; exec \"$BIN\" info --d-model 8192 --heads 8 --memory-budget 100000"
-expect_error "budget names the weights" "weights 6.0 GiB" "$BIN" info --d-model 20000 --heads 1
+expect_error "budget names the weights" "weights 6.0 GiB" "$BIN" info --d-model 20000 --heads 1 --memory-budget 512
+# Without --memory-budget the budget follows the machine: half of MemAvailable, 512 MiB … 32 GiB.
+want_budget=$(awk '/^MemAvailable:/ { b = $2 * 1024 / 2; if (b < 512 * 2^20) b = 512 * 2^20; if (b > 32 * 2^30) b = 32 * 2^30;
+                                      printf "%.1f", b / 2^30 }' /proc/meminfo)
+got_budget=$("$BIN" info --preset cat | sed -n 's/.*(budget \([0-9.]*\) GiB).*/\1/p')
+awk -v w="$want_budget" -v g="$got_budget" 'BEGIN { exit !(g != "" && (g - w) ^ 2 < 0.1 * 0.1 * 4) }' \
+  && ok "default budget follows MemAvailable: $got_budget GiB (half of MemAvailable: $want_budget GiB)" \
+  || bad "default budget: got '$got_budget' GiB, half of MemAvailable is $want_budget GiB"
 expect_error "budget with raw inputs counts the weights" "weights 16.0 MiB" "$BIN" info --query "$H/wide.npy" --memory-budget 20
 # Silent NaN: finite inputs x1e20 overflow; every command warns, trace.json records it.
 make_npy "$H/big.npy" "(1, 2, 4)" "$(printf '\\xec\\x78\\xad\\x60%.0s' 1 2 3 4 5 6 7 8)"

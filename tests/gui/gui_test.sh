@@ -99,6 +99,27 @@ case "$case_name" in
       --stage weights || fail "long sequence with a small texture limit"
     python3 "$here/check_png.py" "$out/long.png" || fail "blank long-sequence screenshot"
     ;;
+  long_sequence)
+    # T = 4096, h = 8, d_model = 512 (a 2.1 GiB trace; the default budget is half of the available
+    # memory): computed on the worker, downsampled to the screen by the max rule, zoomed to cells.
+    xvfb "$bin" --preset default --script "$(script_from long_sequence.txt)" > "$out/log.txt" 2>&1 \
+      || { tail -n 30 "$out/log.txt"; fail "long-sequence script failed"; }
+    grep -E "stopwatch|frame times|stats|rss" "$out/log.txt"
+    for png in computing t4096 cells; do
+      python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png.png"
+    done
+    # The window's refusal names a flag the window takes: --memory-budget.
+    printf 'wait 3\nexpect_config_error\nquit\n' > "$out/refuse.txt"
+    xvfb "$bin" --preset "$here/t4096.json" --memory-budget 512 --script "$out/refuse.txt" > "$out/refuse.log" 2>&1 \
+      || { cat "$out/refuse.log"; fail "--memory-budget 512 did not refuse T = 4096"; }
+    ;;
+  color_scale)
+    xvfb "$bin" --preset "$here/causal2048.json" --script "$(script_from color_scale.txt)" > "$out/log.txt" 2>&1 \
+      || { tail -n 30 "$out/log.txt"; fail "colour-scale script failed"; }
+    # The ~1/T weights: dark on the linear scale, lit on the log and per-row scales.
+    python3 "$here/brighter.py" "$out/linear.png" "$out/log.png" 8 || fail "the log scale does not light up the weights"
+    python3 "$here/brighter.py" "$out/linear.png" "$out/per_row.png" 8 || fail "the per-row scale does not light up the weights"
+    ;;
   screenshot_timing)
     # A script's screenshot shows the frame as the script left it, not the next command's hover:
     # the first picture has the blocked cell's tooltip with its reason (255,217,115), the second

@@ -87,7 +87,9 @@ HeatmapHover drawMatrix(UiContext& ctx, const char* id, const MatrixPicture& m, 
   // Lesson pictures use stage codes past the pipeline's, so they never share a texture with it.
   const TextureKey key{ctx.state.traceSerial, 1000 + m.textureTag, m.batchIndex, m.head, spec.colormap, spec.range.lo,
                        spec.range.hi};
-  spec.texture = ctx.textures.get(key, m.data, m.rows, m.cols, s.blockedCells.empty() ? nullptr : s.blockedCells.data());
+  spec.textures = &ctx.textures;
+  spec.textureKey = key;
+  spec.kind = m.kind;
   return drawHeatmap(id, spec, nullptr, size);
 }
 

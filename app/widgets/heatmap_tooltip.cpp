@@ -1,0 +1,136 @@
+// The heatmap's hover (heatmap_tooltip.hpp): the cell in words, forced values, downsampled blocks.
+#include "widgets/heatmap_tooltip.hpp"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "widgets/colors.hpp"
+#include "widgets/labels.hpp"
+
+namespace mhascope::app {
+namespace {
+
+// One axis position in words: "query «cat» (row 1 of T_q)", "feature 5 of d_k (d_model 13)".
+std::string describeIndex(const Slice2D& s, bool row, int index, const HeatmapSpec& spec) {
+  const std::string& axis = row ? s.rowAxis : s.colAxis;
+  const auto& labels = row ? s.rowLabels : s.colLabels;
+  const std::string token = index < static_cast<int>(labels.size())
+                                ? readableToken(labels[static_cast<std::size_t>(index)], ImGui::GetFont())
+                                : std::string("?");
+  const std::string pos = std::to_string(index);
+  if (axis == "T_q") return "query  «" + token + "»   (position " + pos + " of T_q)";
+  if (axis == "T_k") return "key    «" + token + "»   (position " + pos + " of T_k)";
+  if (axis == "d_k" && s.head >= 0 && spec.dk > 0) {
+    return "feature " + pos + " of d_k   (column " + std::to_string(s.head * spec.dk + index) + " of d_model)";
+  }
+  if (!row && columnsOwnedByHeads(spec) && spec.dk > 0 && spec.heads > 1) {
+    const int i = index / spec.dk;
+    return "feature " + pos + " of " + axis + "   (column " + pos + " belongs to head floor(" + pos + " / " +
+           std::to_string(spec.dk) + ") = " + std::to_string(i) + ")";
+  }
+  if (!row && axis == "d_model" && !s.weight && !headsOwnColumns(s.stage)) {
+    return "feature " + pos + " of d_model   (" + noHeadOwnerNote(s.stage) + ")";
+  }
+  return "feature " + pos + " of " + axis;
+}
+
+}  // namespace
+
+bool blockedAt(const HeatmapSpec& spec, int r, int dataCol) {
+  const Slice2D& s = *spec.slice;
+  return s.isBlockedCell(r, dataCol) || s.at(r, dataCol) == -std::numeric_limits<float>::infinity();
+}
+
+// The largest value of row r that the mask does not block (the per-row colour scale's top).
+float rowMaxOf(const HeatmapSpec& spec, int r) {
+  const Slice2D& s = *spec.slice;
+  float m = -std::numeric_limits<float>::infinity();
+  for (int c = 0; c < s.cols; ++c) {
+    if (!blockedAt(spec, r, c) && s.at(r, c) > m) m = s.at(r, c);
+  }
+  return m;
+}
+
+// Downsampled: the hovered texel stands for a block of cells; point at the one the rule shows
+// (the block's max, or largest |v|), so the tooltip's exact value is the colour on screen.
+void hoverBlockExtreme(const HeatmapSpec& spec, int colBegin, int cols, HeatmapHover& hover) {
+  if (!hover.hovered || (hover.rowStep <= 1 && hover.colStep <= 1)) return;
+  const Slice2D& s = *spec.slice;
+  const DownsampleRule rule = downsampleRuleFor(spec.kind);
+  const int rA = hover.row / hover.rowStep * hover.rowStep, rB = std::min(s.rows, rA + hover.rowStep);
+  const int dataCol = colBegin + hover.col;
+  const int cA = std::max(colBegin, dataCol / hover.colStep * hover.colStep);
+  const int cB = std::min({s.cols, colBegin + cols, dataCol / hover.colStep * hover.colStep + hover.colStep});
+  float best = -std::numeric_limits<float>::infinity();
+  for (int r = rA; r < rB; ++r) {
+    const float rowMax = spec.scale == ColorScale::PerRow ? rowMaxOf(spec, r) : 0.0f;
+    for (int c = cA; c < cB; ++c) {
+      if (blockedAt(spec, r, c)) continue;
+      const float pos = colorPosition(spec.scale, spec.range, s.at(r, c), rowMax);
+      if (best == -std::numeric_limits<float>::infinity() || combinePositions(best, pos, rule) != best) {
+        best = pos;
+        hover.row = r;
+        hover.col = c - colBegin;
+      }
+    }
+  }
+}
+
+void cellTooltip(const HeatmapSpec& spec, const HeatmapHover& hover) {
+  const Slice2D& s = *spec.slice;
+  const int r = hover.row, c = hover.col;
+  const int dataCol = spec.colBegin + c;
+  const float v = s.at(r, dataCol);
+  ImGui::BeginTooltip();
+  if (hover.rowStep > 1 || hover.colStep > 1) {
+    ImGui::TextDisabled("this pixel shows the %s of %d×%d cells; the cell it shows:",
+                        downsampleRuleName(downsampleRuleFor(spec.kind)), hover.rowStep, hover.colStep);
+  }
+  ImGui::TextUnformatted(describeIndex(s, true, r, spec).c_str());
+  ImGui::TextUnformatted(describeIndex(s, false, dataCol, spec).c_str());
+  ImGui::Separator();
+  if (std::isinf(v) && v < 0) {
+    ImGui::Text("value  −inf   (softmax gives it weight 0)");
+  } else if (std::isnan(v)) {
+    ImGui::TextColored(ImVec4(1, 0.3f, 1, 1), "value  NaN   (not a number: a bug worth seeing)");
+  } else {
+    ImGui::Text("value  %.9g", static_cast<double>(v));
+  }
+  const bool tokens = s.rowAxis == "T_q" && s.colAxis == "T_k";
+  // What the number means for this query/key pair, in words.
+  if (tokens && std::isfinite(v) && !blockedAt(spec, r, dataCol)) {
+    const std::string q = "«" + readableToken(s.rowLabels[static_cast<std::size_t>(r)], ImGui::GetFont()) + "»";
+    const std::string k = "«" + readableToken(s.colLabels[static_cast<std::size_t>(dataCol)], ImGui::GetFont()) + "»";
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    if (s.stage == StageId::Weights) {
+      ImGui::Text("%s puts %.1f%% of its attention on %s (each row sums to 100%%)", q.c_str(), 100.0 * v, k.c_str());
+    } else if (s.stage == StageId::Scores) {
+      ImGui::Text("dot product of %s's query and %s's key in this head", q.c_str(), k.c_str());
+    } else if (s.stage == StageId::ScaledScores || s.stage == StageId::MaskedScores) {
+      ImGui::Text("the score of %s against %s, scaled", q.c_str(), k.c_str());
+    }
+    ImGui::PopStyleColor();
+  }
+  // A value the mask forces: say why (blocked key, a query with one visible key).
+  if (spec.trace && tokens && !s.weight) {
+    const std::string why = forcedCellReason(*spec.trace, s.stage, s.batchIndex, r, dataCol);
+    if (!why.empty()) {
+      ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.45f, 1.0f), "%s", why.c_str());
+    } else if (s.stage != StageId::MaskedScores && s.stage != StageId::Weights &&
+               spec.trace->isBlocked(s.batchIndex, r, dataCol)) {
+      ImGui::TextDisabled("the mask will block this key for this query (at the Mask stage)");
+    }
+  }
+  if (spec.trace && s.rowAxis == "T_q" && !s.weight && spec.trace->isFullyMasked(s.batchIndex, r)) {
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kMaskFlagColor),
+                       "every key is blocked for this query: its weights and head output are 0 (its final output "
+                       "row is b_o; PyTorch gives NaN there)");
+  }
+  ImGui::EndTooltip();
+}
+
+}  // namespace mhascope::app
