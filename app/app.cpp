@@ -26,6 +26,7 @@
 #include "io/file_io.hpp"
 #include "attention/tokenizer.hpp"
 #include "panels/panel.hpp"
+#include "train/lab_panels.hpp"
 #include "render/gl_frame.hpp"
 #include "render/screenshot.hpp"
 #include "render/texture.hpp"
@@ -288,6 +289,7 @@ bool App::applyLaunchOptions() {
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (p.area == PanelArea::Main && lower == options_.view) view_.selectTab = p.title;
   }
+  trainLab_.active = options_.view == "train";
   return true;
 }
 
@@ -506,7 +508,7 @@ void App::advancePlay(double dt) {
   if (!stepStage(view_, +1)) view_.playing = false;  // stop at the output
 }
 
-bool App::wantsAnimation() const { return view_.playing || state_.computing; }
+bool App::wantsAnimation() const { return view_.playing || state_.computing || trainLab_.animating(); }
 
 void App::clickThroughPopups() {
   // ImGui lets a press outside an open (non-modal) popup only close the popup: the tab, button
@@ -611,6 +613,10 @@ void App::drawUi() {
                                      ImGuiWindowFlags_NoBackground;
   ImGui::Begin("mhascope##host", nullptr, hostFlags);
   ImGui::PopStyleVar();
+  if (drawModeSwitch(trainLab_, ctx)) {  // the Train mode replaces the pipeline layout
+    ImGui::End();
+    return;
+  }
 
   const float em = ImGui::GetFontSize();
   const float statusH = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;

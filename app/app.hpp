@@ -18,6 +18,7 @@
 #include "launch_options.hpp"
 #include "panels/lesson_common.hpp"
 #include "platform/window.hpp"
+#include "train/lab_state.hpp"
 #include "render/texture_cache.hpp"
 #include "ui_context.hpp"
 
@@ -96,6 +97,7 @@ class App final : public ScriptHost {
   TextureCache textures_;
   UiProbes probes_;
   LessonState lessons_;  // the lesson tabs' caches and choices, one per window
+  TrainLab trainLab_;    // the Train mode (train/lab_state.hpp)
   std::unique_ptr<ComputeWorker> worker_;
   Trace spare_;                  // synchronous computes fill this, then swap with state_.trace
   std::optional<InputScript> script_;

@@ -54,6 +54,8 @@
 //   expect_config_valid         fail if the config is invalid (an error is shown)
 //   stop_play                   stop Play (after `random`, before checking that keys still work)
 //   expect_session TEXT...      fail unless sessionSummary() contains TEXT (words joined by spaces)
+//   wait_until_shown MAX NAME TEXT…  render frames until widget NAME's label contains TEXT (fail
+//                               after MAX frames): e.g. until training reaches a state
 //   quit                        exit with code 0 (a failed expectation exits with 3)
 #pragma once
 
@@ -145,7 +147,7 @@ class InputScript {
   std::vector<ScriptCommand> commands_;
   std::size_t next_ = 0;
   // The command in progress and its frame counter.
-  enum class Phase { None, Wait, Click, Press, Key, Churn, UntilIdle, Random };
+  enum class Phase { None, Wait, Click, Press, Key, Churn, UntilIdle, UntilShown, Random };
   Phase phase_ = Phase::None;
   int pendingFrames_ = 0;
   int step_ = 0;
