@@ -175,7 +175,7 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
         ImGui::Text("L%d h%d", l, i);
         ImGui::PopStyleColor();
         ImGui::TableNextColumn();
-        const std::string role = lab.ablation.isOff(l, i) ? std::string("switched off") : roleOf(s);
+        const std::string role = lab.headOff(l, i) ? std::string("switched off") : roleOf(s);
         ImGui::TextUnformatted(role.c_str());
         ctx.probes.recordLabel("train_role_L" + std::to_string(l) + "_h" + std::to_string(i), role);
         for (double x : {s.prevToken, s.induction, s.self, s.firstToken, s.entropy}) {
@@ -183,8 +183,8 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
           ImGui::Text("%.2f", x);
         }
         ImGui::TableNextColumn();
-        bool off = lab.ablation.isOff(l, i);
-        if (ImGui::Checkbox("##off", &off)) lab.ablation.set(l, i, off);
+        bool off = lab.headOff(l, i);
+        if (ImGui::Checkbox("##off", &off)) lab.setHeadOff(l, i, off);
         ctx.probes.recordLastItem("train_off_L" + std::to_string(l) + "_h" + std::to_string(i));
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("switch this head off: its output is zeroed before W_o");
         ImGui::TableNextColumn();

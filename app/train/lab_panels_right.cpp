@@ -102,7 +102,7 @@ void drawTrainGrid(TrainLab& lab, UiContext& ctx) {
       ImGui::PushID(l * 1000 + i);
       ImGui::BeginGroup();
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(l * s.heads + i)), "layer %d head %d%s", l, i,
-                         lab.ablation.isOff(l, i) ? " (off)" : "");
+                         lab.headOff(l, i) ? " (off)" : "");
       slice.head = i;
       slice.data = s.weights.data() + static_cast<std::size_t>(l * s.heads + i) * static_cast<std::size_t>(T * T);
       TextureKey key{lab.shown.pictureSerial, 1000 + l, 0, i, ColormapId::Viridis, 0.0f, 1.0f};

@@ -78,6 +78,13 @@ struct TrainLab {
   std::uint64_t serialCounter = 0;
   const void* lastSnapshot = nullptr;
 
+  // Bounds-checked: a button may reset the run (new sizes) halfway through a frame's drawing.
+  bool headOff(int layer, int head) const {
+    return layer < ablation.layers && head < ablation.heads && ablation.isOff(layer, head);
+  }
+  void setHeadOff(int layer, int head, bool off) {
+    if (layer < ablation.layers && head < ablation.heads) ablation.set(layer, head, off);
+  }
   bool running() const { return view && view->state == train::RunState::Running; }
   // The window must keep drawing: a run is going, or the session published what is not shown yet.
   bool animating() const {
