@@ -544,6 +544,9 @@ void App::clickThroughPopups() {
 
 App::Wake App::scheduleFrame() {
   constexpr int kSettleFrames = 2;  // after a wake-up: hover highlights and popups settle
+  // Training in the Train mode: one frame per 1/15 s (input still wakes the loop at once), so a
+  // software renderer leaves the CPU to the training thread instead of drawing settle frames.
+  if (trainLab_.animating() && !view_.playing && !state_.computing) return Wake::TrainTick;
   if (settleFrames_ > 0) {
     --settleFrames_;
     return Wake::Now;
@@ -717,6 +720,8 @@ void App::frame() {
     window_->pollEvents();
   } else if (wake == Wake::Tick) {
     window_->waitEvents(1.0 / 60.0);
+  } else if (wake == Wake::TrainTick) {
+    window_->waitEvents(1.0 / 15.0);
   } else {
     window_->waitEvents(ImGui::GetIO().WantTextInput ? 0.5 : kIdleTimeoutSeconds);
   }

@@ -85,7 +85,7 @@ class App final : public ScriptHost {
   void drawUi();
   bool wantsAnimation() const;   // playing or computing: poll instead of waiting for events
   // How the loop waits before the next frame (and the settle frames that follow any wake-up).
-  enum class Wake { Now, Tick, Event };
+  enum class Wake { Now, Tick, TrainTick, Event };
   Wake scheduleFrame();
   bool pictureChanged();         // this frame's draw data differs from the last one's
   void clickThroughPopups();     // before NewFrame: a press outside open popups closes them first

@@ -56,6 +56,7 @@
 //   expect_session TEXT...      fail unless sessionSummary() contains TEXT (words joined by spaces)
 //   wait_until_shown MAX NAME TEXT…  render frames until widget NAME's label contains TEXT (fail
 //                               after MAX frames): e.g. until training reaches a state
+//   print NAME                  print widget NAME's label (measurements in scripts/)
 //   quit                        exit with code 0 (a failed expectation exits with 3)
 #pragma once
 

@@ -62,7 +62,7 @@ void drawTrainSetup(TrainLab& lab, UiContext& ctx) {
   if (ImGui::BeginTable("form", 4, ImGuiTableFlags_SizingStretchProp)) {
     for (int c = 0; c < 4; ++c) {
       if (c % 2 == 0) ImGui::TableSetupColumn("label", ImGuiTableColumnFlags_WidthFixed);
-      else ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
+      else ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch, 1.0f);
     }
     auto cell = [](const char* label, auto&& widget) {
       ImGui::TableNextColumn();
@@ -133,6 +133,18 @@ void drawTrainRun(TrainLab& lab, UiContext& ctx) {
                 static_cast<long long>(v.step), static_cast<long long>(v.lastStep), v.stepsPerSecond, v.trainLoss);
   ImGui::TextUnformatted(line);
   ctx.probes.recordLabel("train_state", runStateName(v.state));
+  if (!lab.runningFrameMs.empty()) {
+    char perf[128];
+    std::snprintf(perf, sizeof perf, "window: frame p95 %.1f ms over the last %zu frames while training%s", lab.frameP95(),
+                  lab.runningFrameMs.size(), lab.runStepsPerSecond > 0 ? "" : "");
+    std::string text = perf;
+    if (lab.runStepsPerSecond > 0) {
+      std::snprintf(perf, sizeof perf, "; last run %.0f steps/s from Train to the end", lab.runStepsPerSecond);
+      text += perf;
+    }
+    ImGui::TextDisabled("%s", text.c_str());
+    ctx.probes.recordLabel("train_perf", text);
+  }
   if (v.state == RunState::Failed) showMessage(v.error, true);
   ImGui::ProgressBar(v.lastStep > 0 ? static_cast<float>(v.step) / static_cast<float>(v.lastStep) : 0.0f,
                      ImVec2(-1, 0.35f * ImGui::GetFontSize()), "");

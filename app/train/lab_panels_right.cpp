@@ -31,7 +31,11 @@ void chooseStep(TrainLab& lab, double step) {
 }  // namespace
 
 void drawTrainCurves(TrainLab& lab, UiContext& ctx) {
-  if (!lab.view || lab.view->history.empty()) return;
+  if (!lab.view || lab.view->history.empty()) {
+    ImGui::TextDisabled("Press Train: the loss and accuracy curves, every head's role scores over the steps and the\n"
+                        "probe sequence's attention of every layer x head appear here, live.");
+    return;
+  }
   const CurvesFigure fig = buildCurves(lab);
   const double xHi = static_cast<double>(std::max<std::int64_t>(lab.view->lastStep, 1));
   const float em = ImGui::GetFontSize();

@@ -1,7 +1,10 @@
 // The Train mode's update step and actions (everything that computes; the panels only draw).
 #include "train/lab_state.hpp"
 
+#include <imgui.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <sstream>
 
@@ -83,12 +86,45 @@ void say(TrainLab& lab, const std::string& text, bool error) {
 
 }  // namespace
 
+float TrainLab::frameP95() const {
+  if (runningFrameMs.empty()) return 0;
+  std::vector<float> t = runningFrameMs;
+  std::sort(t.begin(), t.end());
+  return t[std::min(t.size() - 1, static_cast<std::size_t>(0.95 * static_cast<double>(t.size())))];
+}
+
+namespace {
+// Frame times while running, and the run's mean speed once it finishes (what the README reports).
+void measure(TrainLab& lab) {
+  const SessionView& v = *lab.view;
+  if (v.state == RunState::Running) {
+    const float ms = ImGui::GetIO().DeltaTime * 1000.0f;
+    if (lab.runningFrameMs.size() < 600) {
+      lab.runningFrameMs.push_back(ms);
+    } else {
+      lab.runningFrameMs[lab.frameCursor++ % 600] = ms;
+    }
+  } else if (v.state == RunState::Finished && lab.playedAt >= 0) {
+    const double secs = ImGui::GetTime() - lab.playedAt;
+    if (secs > 0) lab.runStepsPerSecond = static_cast<double>(v.step - lab.playedStep) / secs;
+    std::printf("mhascope: training finished at step %lld: %.1f steps/s from Train to the end (%.2f s); window frame "
+                "p95 %.1f ms while training\n", static_cast<long long>(v.step), lab.runStepsPerSecond, secs,
+                static_cast<double>(lab.frameP95()));
+    std::fflush(stdout);
+    lab.playedAt = -1;
+  } else if (v.state != RunState::Finished) {
+    lab.playedAt = -1;  // paused or failed: the mean would include the pause
+  }
+}
+}  // namespace
+
 void updateTrainLab(TrainLab& lab) {
   lab.view = lab.session.view();
   if (!lab.view || lab.view->history.empty()) {
     lab.shown = {};
     return;
   }
+  measure(lab);
   const SessionView& v = *lab.view;
   const int last = static_cast<int>(v.history.size()) - 1;
   if (lab.followLatest) lab.chosenIndex = last;
@@ -156,6 +192,12 @@ void trainPlay(TrainLab& lab) {
   if (!lab.session.started()) trainReset(lab);
   if (!lab.session.started()) return;
   lab.followLatest = true;
+  if (auto v = lab.session.view()) {
+    lab.playedAt = ImGui::GetTime();
+    lab.playedStep = v->step;
+    lab.runningFrameMs.clear();
+    lab.frameCursor = 0;
+  }
   lab.session.play();
 }
 

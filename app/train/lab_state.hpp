@@ -74,6 +74,15 @@ struct TrainLab {
   std::string message;
   bool messageIsError = false;
 
+  // How the window keeps up while training (measured, shown in the run line): the frame times
+  // of the last ≈600 frames drawn while running, and the run's mean steps/s from Train to the end.
+  std::vector<float> runningFrameMs;
+  std::size_t frameCursor = 0;
+  double playedAt = -1;                 // ImGui time when Train was pressed (-1: not measuring)
+  std::int64_t playedStep = 0;
+  double runStepsPerSecond = 0;         // set when a run started by Train finishes
+  float frameP95() const;
+
   ShownStep shown;
   std::uint64_t serialCounter = 0;
   const void* lastSnapshot = nullptr;

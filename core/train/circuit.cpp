@@ -107,7 +107,7 @@ std::vector<std::string> circuitLesson(const std::vector<Evaluation>& history, s
   if (formed >= 0) {
     out.push_back("The circuit formed at step " + std::to_string(formed) + " (probe loss < 0.5 with both heads above " +
                   fixed2(kRoleThreshold) + "): the loss drops when the two heads lock in together — the phase change. "
-                  "Switch " + headName(0, c.prevHead) + " off below and the induction head loses its target.");
+                  "Switch " + headName(0, c.prevHead) + " off in the table above and the induction head loses its target.");
   } else {
     out.push_back("The circuit has not formed yet (probe loss " + fixed2(e.loss) +
                   ", needs < 0.5 with both scores above " + fixed2(kRoleThreshold) + ").");
