@@ -901,6 +901,7 @@ std::vector<std::string> App::tabTitles() {
   for (const PanelInfo& p : allPanels()) {
     if (p.area == PanelArea::Main || (!wide_ && p.area == PanelArea::Right)) out.push_back(p.title);
   }
+  out.push_back(kTrainModeTitle);
   return out;
 }
 

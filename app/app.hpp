@@ -58,7 +58,10 @@ class App final : public ScriptHost {
   void quit(int exitCode) override;
   std::vector<std::string> probeNames() override { return probes_.names(); }
   std::vector<std::string> tabTitles() override;
-  void selectTab(const std::string& title) override { view_.selectTab = title; }
+  void selectTab(const std::string& title) override {
+    view_.selectTab = title;
+    trainLab_.active = title == kTrainModeTitle;  // the exploration test visits the Train mode as a tab
+  }
   bool itemHovered() override;
   void setEventDriven(bool on) override { eventDriven_ = on; }
   std::string sessionSummary() override;

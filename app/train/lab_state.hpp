@@ -16,6 +16,9 @@
 
 namespace mhascope::app {
 
+// The mode switch's title; the exploration test visits it as one more tab ("tab_Train").
+inline constexpr const char* kTrainModeTitle = "Train";
+
 struct AppState;
 struct ViewState;
 
