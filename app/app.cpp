@@ -740,6 +740,7 @@ void App::frame() {
       }
     }
   }
+  for (const std::string& path : window_->takeDroppedPaths()) trainDropPath(trainLab_, path);
   const double now = Window::now();
   const double dt = lastFrameTime_ > 0 ? now - lastFrameTime_ : 0.0;
   lastFrameTime_ = now;

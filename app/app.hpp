@@ -67,6 +67,7 @@ class App final : public ScriptHost {
   std::string sessionSummary() override;
   void stopPlay() override { view_.playing = false; }
   std::string shownLabel(const std::string& name) override;
+  void dropPath(const std::string& path) override { trainDropPath(trainLab_, path); }
 
  private:
   bool initialise();             // window, ImGui, fonts, ini, first config

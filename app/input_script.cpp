@@ -220,6 +220,8 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       if (shown.find(want) == std::string::npos) {
         return fail(host, c, "the picture on screen shows " + c.args[0] + " = \"" + shown + "\", expected \"" + want + "\"");
       }
+    } else if (c.verb == "drop" && need(1)) {
+      host.dropPath(c.args[0]);
     } else if (c.verb == "print" && need(1)) {
       std::printf("%s: %s\n", c.args[0].c_str(), host.shownLabel(c.args[0]).c_str());
     } else if (c.verb == "preset" && need(1)) {

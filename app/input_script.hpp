@@ -56,6 +56,7 @@
 //   expect_session TEXT...      fail unless sessionSummary() contains TEXT (words joined by spaces)
 //   wait_until_shown MAX NAME TEXT…  render frames until widget NAME's label contains TEXT (fail
 //                               after MAX frames): e.g. until training reaches a state
+//   drop PATH                   a file dropped on the window (a checkpoint: the Train mode loads it)
 //   print NAME                  print widget NAME's label (measurements in scripts/)
 //   quit                        exit with code 0 (a failed expectation exits with 3)
 #pragma once
@@ -105,6 +106,7 @@ class ScriptHost {
   // "preset=… text=… d_model=… h=… seed=… mask=… stage=… tab=…": what the session file keeps.
   virtual std::string sessionSummary() = 0;
   virtual void stopPlay() = 0;
+  virtual void dropPath(const std::string& path) = 0;  // as if the file were dropped on the window
 };
 
 struct ScriptCommand {

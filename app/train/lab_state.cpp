@@ -4,6 +4,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <exception>
 #include <sstream>
@@ -49,7 +50,21 @@ std::string checkForm(const TrainForm& f) {
   if (!(f.lr > 0)) add("the learning rate must be > 0");
   if (!out.empty()) return out;
   try {
-    auto made = Trainer::make(settingsFromForm(f));  // the trainer's own checks, every problem in one message
+    const TrainSettings s = settingsFromForm(f);
+    // The trainer's own checks, every problem in one message. Trainer::make also initialises the
+    // parameters, so past a few million of them (a stall on every keystroke) only the task and
+    // the sizes are checked here; Train / Reset then runs every check.
+    const double d = f.dModel, params = f.layers * (4 * d * d + (f.mlp ? 8 * d * d : 0)) + 2.0 * f.vocab * d + f.seq * d;
+    if (params > 4e6) {
+      auto task = Task::make(s.task);
+      if (!task) return task.error().message;
+      GptConfig g = s.model;
+      g.vocab = task->vocab();
+      g.seqLen = s.task.seq;
+      auto v = validateConfig(g);
+      return v ? std::string() : v.error().message;
+    }
+    auto made = Trainer::make(s);
     return made ? std::string() : made.error().message;
   } catch (const std::exception& e) {
     return std::string("cannot check these settings: ") + e.what();
@@ -236,6 +251,18 @@ void trainLoadCheckpoint(TrainLab& lab) {
   } catch (const std::exception& e) {
     say(lab, std::string("cannot load: ") + e.what(), true);
   }
+}
+
+void trainDropPath(TrainLab& lab, const std::string& path) {
+  lab.active = true;
+  std::string ext = path.size() >= 12 ? path.substr(path.size() - 12) : std::string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext != ".safetensors") {
+    return say(lab, "dropped '" + path + "': only checkpoints (.safetensors, from Save checkpoint or `mhascope train "
+                    "--save`) can be dropped here", true);
+  }
+  lab.checkpointPath = path;
+  trainLoadCheckpoint(lab);
 }
 
 void trainExportSheet(TrainLab& lab) {

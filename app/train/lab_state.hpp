@@ -114,6 +114,9 @@ void trainReset(TrainLab& lab);  // a new run from the form, paused at step 0
 void trainPlay(TrainLab& lab);   // starts a run first when none exists
 void trainSaveCheckpoint(TrainLab& lab);
 void trainLoadCheckpoint(TrainLab& lab);  // continues from it (sizes and task from the file)
+// A file dropped on the window: a .safetensors checkpoint opens the Train mode and loads it;
+// anything else is named in the Train mode's message.
+void trainDropPath(TrainLab& lab, const std::string& path);
 void trainExportSheet(TrainLab& lab);
 void trainExportCurves(TrainLab& lab);
 // The chosen step's parameters (ablation applied) → the pipeline's trace: layer `lab.openLayer`'s
