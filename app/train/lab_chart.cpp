@@ -13,6 +13,17 @@ ImU32 fromRgb(std::uint32_t rgb, float alpha = 1.0f) {
   return IM_COL32((rgb >> 16) & 0xff, (rgb >> 8) & 0xff, rgb & 0xff, static_cast<int>(alpha * 255));
 }
 
+// The series' names with their colours, one per line, right of the plot.
+void drawLegend(ImDrawList* dl, const CurvePanel& panel, float x, float y) {
+  const float em = ImGui::GetFontSize(), lineH = ImGui::GetTextLineHeight();
+  for (const auto& s : panel.series) {
+    const ImU32 col = fromRgb(s.rgb);
+    dl->AddLine(ImVec2(x + 0.4f * em, y + 0.5f * lineH), ImVec2(x + 1.6f * em, y + 0.5f * lineH), col, s.dashed ? 1.0f : 2.5f);
+    dl->AddText(ImVec2(x + 1.9f * em, y), ImGui::GetColorU32(ImGuiCol_Text), s.name.c_str());
+    y += lineH;
+  }
+}
+
 }  // namespace
 
 std::optional<double> drawStepChart(const char* id, const CurvePanel& panel, double xLo, double xHi,
@@ -66,7 +77,6 @@ std::optional<double> drawStepChart(const char* id, const CurvePanel& panel, dou
   for (double h : panel.hLines) {
     for (float x = x0; x < x1; x += 6) dl->AddLine(ImVec2(x, py(h)), ImVec2(std::min(x + 2.5f, x1), py(h)), axis);
   }
-  float ly = yTop + 0.2f * em;
   for (const auto& s : panel.series) {
     std::vector<ImVec2> pts;
     for (std::size_t i = 0; i < std::min(s.xs.size(), s.ys.size()); ++i) pts.emplace_back(px(s.xs[i]), py(s.ys[i]));
@@ -82,12 +92,7 @@ std::optional<double> drawStepChart(const char* id, const CurvePanel& panel, dou
     dl->AddLine(ImVec2(x, yTop), ImVec2(x, yBot), IM_COL32(235, 80, 80, 230), 1.5f);
   }
   dl->PopClipRect();
-  for (const auto& s : panel.series) {  // legend right of the plot
-    const ImU32 col = fromRgb(s.rgb);
-    dl->AddLine(ImVec2(x1 + 0.4f * em, ly + 0.5f * lineH), ImVec2(x1 + 1.6f * em, ly + 0.5f * lineH), col, s.dashed ? 1.0f : 2.5f);
-    dl->AddText(ImVec2(x1 + 1.9f * em, ly), textCol, s.name.c_str());
-    ly += lineH;
-  }
+  drawLegend(dl, panel, x1, yTop + 0.2f * em);
   ImGui::InvisibleButton("plot", size);
   std::optional<double> clicked;
   if (ImGui::IsItemActive() && ImGui::GetIO().MousePos.x >= x0 && ImGui::GetIO().MousePos.x <= x1) {
