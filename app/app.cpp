@@ -544,7 +544,8 @@ void App::clickThroughPopups() {
 
 App::Wake App::scheduleFrame() {
   constexpr int kSettleFrames = 2;  // after a wake-up: hover highlights and popups settle
-  // Training in the Train mode: one frame per 1/15 s (input still wakes the loop at once), so a
+  // Training in the Train mode: one frame per tick, the tick long enough that drawing takes at
+  // most a fifth of the time (TrainLab::tickSeconds; input still wakes the loop at once), so a
   // software renderer leaves the CPU to the training thread instead of drawing settle frames.
   if (trainLab_.animating() && !view_.playing && !state_.computing) return Wake::TrainTick;
   if (settleFrames_ > 0) {
@@ -721,7 +722,7 @@ void App::frame() {
   } else if (wake == Wake::Tick) {
     window_->waitEvents(1.0 / 60.0);
   } else if (wake == Wake::TrainTick) {
-    window_->waitEvents(1.0 / 15.0);
+    window_->waitEvents(trainLab_.tickSeconds());
   } else {
     window_->waitEvents(ImGui::GetIO().WantTextInput ? 0.5 : kIdleTimeoutSeconds);
   }
@@ -740,6 +741,7 @@ void App::frame() {
       }
     }
   }
+  trainLab_.frameBegan(Window::now());
   for (const std::string& path : window_->takeDroppedPaths()) trainDropPath(trainLab_, path);
   const double now = Window::now();
   const double dt = lastFrameTime_ > 0 ? now - lastFrameTime_ : 0.0;
@@ -834,6 +836,7 @@ void App::frame() {
     screenshotPath_.clear();
   }
   window_->swapBuffers();
+  trainLab_.frameEnded(Window::now());
   if (bench) {
     uiTimes_.push_back((tGl - tUi) * 1000.0);
     glTimes_.push_back((tSwap - tGl) * 1000.0);

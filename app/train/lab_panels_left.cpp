@@ -135,7 +135,7 @@ void drawTrainRun(TrainLab& lab, UiContext& ctx) {
   ctx.probes.recordLabel("train_state", runStateName(v.state));
   if (!lab.runningFrameMs.empty()) {
     char perf[128];
-    std::snprintf(perf, sizeof perf, "window: frame p95 %.1f ms over the last %zu frames while training%s", lab.frameP95(),
+    std::snprintf(perf, sizeof perf, "window: frame work p95 %.1f ms over the last %zu frames while training%s", lab.frameP95(),
                   lab.runningFrameMs.size(), lab.runStepsPerSecond > 0 ? "" : "");
     std::string text = perf;
     if (lab.runStepsPerSecond > 0) {

@@ -108,26 +108,33 @@ float TrainLab::frameP95() const {
   return t[std::min(t.size() - 1, static_cast<std::size_t>(0.95 * static_cast<double>(t.size())))];
 }
 
+void TrainLab::frameEnded(double now) {
+  const double work = now - frameStart;
+  workSeconds = workSeconds <= 0 ? work : 0.8 * workSeconds + 0.2 * work;
+  if (!active || !running()) return;
+  const float ms = static_cast<float>(work * 1000.0);
+  if (runningFrameMs.size() < 600) {
+    runningFrameMs.push_back(ms);
+  } else {
+    runningFrameMs[frameCursor++ % 600] = ms;
+  }
+}
+
+double TrainLab::tickSeconds() const { return std::clamp(4.0 * workSeconds, 1.0 / 30.0, 0.5); }
+
 namespace {
-// Frame times while running, and the run's mean speed once it finishes (what the README reports).
+// The run's mean speed once it finishes (what the README reports).
 void measure(TrainLab& lab) {
   const SessionView& v = *lab.view;
-  if (v.state == RunState::Running) {
-    const float ms = ImGui::GetIO().DeltaTime * 1000.0f;
-    if (lab.runningFrameMs.size() < 600) {
-      lab.runningFrameMs.push_back(ms);
-    } else {
-      lab.runningFrameMs[lab.frameCursor++ % 600] = ms;
-    }
-  } else if (v.state == RunState::Finished && lab.playedAt >= 0) {
+  if (v.state == RunState::Finished && lab.playedAt >= 0) {
     const double secs = ImGui::GetTime() - lab.playedAt;
     if (secs > 0) lab.runStepsPerSecond = static_cast<double>(v.step - lab.playedStep) / secs;
     std::printf("mhascope: training finished at step %lld: %.1f steps/s from Train to the end (%.2f s); window frame "
-                "p95 %.1f ms while training\n", static_cast<long long>(v.step), lab.runStepsPerSecond, secs,
+                "work p95 %.1f ms while training\n", static_cast<long long>(v.step), lab.runStepsPerSecond, secs,
                 static_cast<double>(lab.frameP95()));
     std::fflush(stdout);
     lab.playedAt = -1;
-  } else if (v.state != RunState::Finished) {
+  } else if (v.state != RunState::Finished && v.state != RunState::Running) {
     lab.playedAt = -1;  // paused or failed: the mean would include the pause
   }
 }

@@ -77,9 +77,16 @@ struct TrainLab {
   std::string message;
   bool messageIsError = false;
 
-  // How the window keeps up while training (measured, shown in the run line): the frame times
-  // of the last ≈600 frames drawn while running, and the run's mean steps/s from Train to the end.
+  // How the window keeps up while training (measured, shown in the run line): the frame work
+  // times (events handled to buffers swapped, without the wait before) of the last ≈600 frames
+  // drawn while running, and the run's mean steps/s from Train to the end.
   std::vector<float> runningFrameMs;
+  double frameStart = 0, workSeconds = 0.0;  // this frame's start; smoothed work per frame
+  void frameBegan(double now) { frameStart = now; }
+  void frameEnded(double now);
+  // While training, the wait between frames: 4 times the work of a frame (so drawing takes at
+  // most a fifth of the time), between 1/30 s and 1/2 s.
+  double tickSeconds() const;
   std::size_t frameCursor = 0;
   double playedAt = -1;                 // ImGui time when Train was pressed (-1: not measuring)
   std::int64_t playedStep = 0;
