@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates every picture the README shows, with the commands the README names:
 # app screenshots (--screenshot under Xvfb), an exported heatmap (mhascope export) and the
-# lesson tour (input scripts in docs/img/lesson_*.script that click the lesson's tab).
+# lesson tour (input scripts in docs/img/lesson_*.script that click the lesson's tab), and the
+# Train mode with its contact sheet (docs/img/train_lab.script).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -17,4 +18,6 @@ for s in docs/img/lesson_*.script; do
   case "$name" in lesson_roles|lesson_lines) preset=specialists ;; esac
   "${XVFB[@]}" $BIN --fresh --preset "$preset" --script "$s"
 done
+# The Train mode at the phase change and its exported contact sheet (docs/img/train_lab.script).
+"${XVFB[@]}" $BIN --fresh --view train --script docs/img/train_lab.script
 echo "docs/img regenerated"

@@ -5,6 +5,24 @@
 
 namespace mhascope::cli {
 
+ModelConfig checkpointLayerConfig(const train::GptConfig& g, const train::Batch& batch,
+                                  const std::vector<std::vector<std::string>>& labels) {
+  ModelConfig c;
+  c.name = "checkpoint";
+  c.dModel = g.dModel;
+  c.heads = g.heads;
+  c.bias = true;
+  c.mask = MaskKind::Causal;
+  c.batch = batch.batch;
+  c.tokens = batch.seq;
+  c.text.clear();
+  for (const auto& row : labels) {
+    if (!c.text.empty()) c.text += " | ";
+    for (std::size_t i = 0; i < row.size(); ++i) c.text += (i ? " " : "") + row[i];
+  }
+  return c;
+}
+
 Result<ResolvedModel> resolveCheckpointLayer(const ModelOptions& o) {
   // Options that describe a model of their own make no sense with a trained one: list them all.
   std::vector<std::string> clash;
@@ -41,18 +59,7 @@ Result<ResolvedModel> resolveCheckpointLayer(const ModelOptions& o) {
   if (!model) return model.error();
   ResolvedModel r;
   const train::GptConfig& g = ckpt->params.cfg;
-  r.config.name = "checkpoint";
-  r.config.dModel = g.dModel;
-  r.config.heads = g.heads;
-  r.config.bias = true;
-  r.config.mask = MaskKind::Causal;
-  r.config.batch = probe->batch.batch;
-  r.config.tokens = probe->batch.seq;
-  r.config.text.clear();
-  for (const auto& row : probe->labels) {
-    if (!r.config.text.empty()) r.config.text += " | ";
-    for (std::size_t i = 0; i < row.size(); ++i) r.config.text += (i ? " " : "") + row[i];
-  }
+  r.config = checkpointLayerConfig(g, probe->batch, probe->labels);
   r.model = std::move(*model);
   r.seedUsed = false;
   r.describeNote = "; trained layer " + std::to_string(layer) + " of " + std::to_string(g.layers) + " (" +

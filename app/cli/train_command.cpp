@@ -19,6 +19,7 @@
 #include "io/csv.hpp"
 #include "io/file_io.hpp"
 #include "attention/model.hpp"  // assetsDir()
+#include "train/circuit.hpp"
 #include "train/trainer.hpp"
 
 namespace mhascope::cli {
@@ -238,21 +239,6 @@ TrainSettings referenceSettings(std::uint64_t seed, int layers) {
   return s;
 }
 
-struct CircuitCheck {
-  bool formed = false;
-  double loss = 0, prev = 0, induction = 0;
-};
-CircuitCheck circuitOf(const Evaluation& e) {
-  CircuitCheck c;
-  c.loss = e.loss;
-  for (int i = 0; i < e.heads; ++i) {
-    c.prev = std::max(c.prev, e.at(0, i).prevToken);
-    if (e.layers > 1) c.induction = std::max(c.induction, e.at(1, i).induction);
-  }
-  c.formed = e.layers > 1 && c.loss < 0.5 && c.prev > 0.3 && c.induction > 0.3;
-  return c;
-}
-
 double medianOf(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0.0 : v[v.size() / 2];
@@ -327,7 +313,7 @@ int cmdBenchTrain(int seeds, double budgetSeconds, int speedSteps) {
       for (int i = 0; i < 25; ++i) {
         if (auto r = t->step(); !r) return fail(r.error().message);
       }
-      c = circuitOf(t->evaluate());
+      c = inductionCircuit(t->evaluate());
       seconds = std::chrono::duration<double>(Clock::now() - t0).count();
       if (c.formed || seconds > budgetSeconds) break;
     }

@@ -103,7 +103,7 @@ void drawColumns(UiContext& ctx, bool wide, float tableH) {
 
 }  // namespace
 
-bool drawLayout(UiContext& ctx) {
+bool drawLayout(UiContext& ctx, const std::function<bool(UiContext&)>& modeSwitch) {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(vp->WorkPos);
   ImGui::SetNextWindowSize(vp->WorkSize);
@@ -116,6 +116,11 @@ bool drawLayout(UiContext& ctx) {
                                      ImGuiWindowFlags_NoBackground;
   ImGui::Begin("mhascope##host", nullptr, hostFlags);
   ImGui::PopStyleVar();
+  if (modeSwitch && modeSwitch(ctx)) {
+    const bool wideNow = ImGui::GetContentRegionAvail().x >= 72.0f * ImGui::GetFontSize();
+    ImGui::End();
+    return wideNow;
+  }
 
   const float em = ImGui::GetFontSize();
   const float statusH = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;

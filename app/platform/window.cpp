@@ -48,12 +48,24 @@ Result<std::unique_ptr<Window>> Window::create(const WindowOptions& options) {
   // Installed before ImGui's backend, which chains to it (ImGui_ImplGlfw_InstallCallbacks).
   glfwSetWindowUserPointer(w, window.get());
   glfwSetKeyCallback(w, &Window::onKey);
+  glfwSetDropCallback(w, &Window::onDrop);  // ImGui 1.86's backend installs none: nothing to chain
   return window;
 }
 
 void Window::onKey(GLFWwindow* w, int key, int /*scancode*/, int action, int /*mods*/) {
   auto* self = static_cast<Window*>(glfwGetWindowUserPointer(w));
   if (self && action == GLFW_PRESS && key >= 0) self->pressedKeys_.push_back(key);
+}
+
+void Window::onDrop(GLFWwindow* w, int count, const char** paths) {
+  auto* self = static_cast<Window*>(glfwGetWindowUserPointer(w));
+  for (int i = 0; self && i < count; ++i) self->droppedPaths_.emplace_back(paths[i]);
+}
+
+std::vector<std::string> Window::takeDroppedPaths() {
+  std::vector<std::string> out;
+  out.swap(droppedPaths_);
+  return out;
 }
 
 std::vector<int> Window::takePressedKeys() {

@@ -57,10 +57,14 @@ class Window {
   // such a key down for one frame.
   std::vector<int> takePressedKeys();
   bool keyIsDown(int key) const;
+  // Files dropped on the window since the last call (UTF-8 paths).
+  std::vector<std::string> takeDroppedPaths();
 
  private:
   explicit Window(GLFWwindow* w) : window_(w) {}
   static void onKey(GLFWwindow* w, int key, int scancode, int action, int mods);
+  static void onDrop(GLFWwindow* w, int count, const char** paths);
+  std::vector<std::string> droppedPaths_;
   GLFWwindow* window_ = nullptr;
   bool imguiPlatform_ = false;
   std::vector<int> pressedKeys_;

@@ -25,6 +25,7 @@
 #include "render/screenshot.hpp"
 #include "render/texture.hpp"
 #include "testing/script_host.hpp"
+#include "train_lab/lab_panels.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -84,7 +85,7 @@ bool App::initialise() {
       return false;
     }
     script_ = std::move(script.value());
-    scriptHost_ = std::make_unique<AppScriptHost>(ScriptTargets{state_, view_, probes_, *window_, loop_});
+    scriptHost_ = std::make_unique<AppScriptHost>(ScriptTargets{state_, view_, probes_, *window_, loop_, trainLab_});
   }
   if (!applyLaunchOptions()) return false;
   // Screenshots and the benchmark are pictures of exactly their options; --fresh opts out.
@@ -154,6 +155,7 @@ bool App::applyLaunchOptions() {
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (p.area == PanelArea::Main && lower == options_.view) view_.selectTab = p.title;
   }
+  trainLab_.active = options_.view == "train";
   return true;
 }
 
@@ -189,15 +191,24 @@ void App::updateCompute() {
 
 void App::frame() {
   const bool automatedRun = automated();
-  const FramePacer::Wake wake = pacer_.schedule(view_.playing || state_.computing || state_.lessonComputing);
+  // Training in the Train mode: one frame per tick, the tick long enough that drawing takes at
+  // most a fifth of the time (TrainLab::tickSeconds; input still wakes the loop at once), so a
+  // software renderer leaves the CPU to the training thread instead of drawing settle frames.
+  const bool trainTick = trainLab_.animating() && !view_.playing && !state_.computing;
+  const FramePacer::Wake wake =
+      trainTick ? FramePacer::Wake::Tick : pacer_.schedule(view_.playing || state_.computing || state_.lessonComputing);
   if (automatedRun || wake == FramePacer::Wake::Now) {
     window_->pollEvents();
+  } else if (trainTick) {
+    window_->waitEvents(trainLab_.tickSeconds());
   } else if (wake == FramePacer::Wake::Tick) {
     window_->waitEvents(1.0 / 60.0);
   } else {
     window_->waitEvents(ImGui::GetIO().WantTextInput ? 0.5 : kIdleTimeoutSeconds);
   }
   keyTaps_.apply(*window_);
+  trainLab_.frameBegan(Window::now());
+  for (const std::string& path : window_->takeDroppedPaths()) trainDropPath(trainLab_, path);
   const double now = Window::now();
   const double dt = lastFrameTime_ > 0 ? now - lastFrameTime_ : 0.0;
   lastFrameTime_ = now;
@@ -246,7 +257,7 @@ void App::frame() {
     handleKeys();
     advancePlay(dt);
     UiContext ctx{state_, view_, textures_, probes_, lessons_, fonts_.mono(), fonts_.title()};
-    loop_.wide = drawLayout(ctx);
+    loop_.wide = drawLayout(ctx, [this](UiContext& c) { return drawModeSwitch(trainLab_, c); });
   } catch (const std::exception& e) {
     // An exception mid-frame leaves Begin/End unbalanced: let ImGui close what is open.
     ImGui::ErrorCheckEndFrameRecover(nullptr);
@@ -286,6 +297,7 @@ void App::render(const FramebufferSize& fb, bool bench, double tUi) {
     loop_.screenshotPath.clear();
   }
   window_->swapBuffers();
+  trainLab_.frameEnded(Window::now());
   if (bench) bench_.addSplit((tGl - tUi) * 1000.0, (tSwap - tGl) * 1000.0, (Window::now() - tSwap) * 1000.0);
 }
 

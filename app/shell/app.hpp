@@ -25,6 +25,7 @@
 #include "state/lesson_view.hpp"
 #include "state/ui_context.hpp"
 #include "testing/input_script.hpp"
+#include "train_lab/lab_state.hpp"
 
 namespace mhascope::app {
 
@@ -71,6 +72,7 @@ class App {
   FramePacer pacer_;
   KeyTaps keyTaps_;
   FrameBench bench_;
+  TrainLab trainLab_;             // the Train mode (app/train_lab/)
   double lastFrameTime_ = 0.0;
   double sessionCheckedAt_ = -1.0;  // the session is compared with the saved one once a second
   int framesDrawn_ = 0;

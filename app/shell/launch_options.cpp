@@ -22,9 +22,9 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
   cli.add_option("--stage", o.stage, "stage to open at (query, q_proj, q_heads, scores, weights, output, ...)");
   cli.add_option("--view", o.view,
                  "main tab to open: heatmap, grid, learned, or a lesson: split, params, mix, roles, masks, pitfalls, cost, "
-                 "lines, cell, quiz")
+                 "lines, cell, quiz; or train (the Train mode)")
       ->check(CLI::IsMember({"heatmap", "grid", "learned", "split", "params", "mix", "roles", "masks", "pitfalls", "cost",
-                             "lines", "cell", "quiz"}));
+                             "lines", "cell", "quiz", "train"}));
   auto* headOpt = cli.add_option("--head", o.head, "head to show in the heatmap, counted from 0 (0 .. h-1)")
                       ->transform(cli::decimalInteger(0, INT_MAX));
   cli.add_option("--size", size, "window size WxH, e.g. 1600x1000");

@@ -193,6 +193,12 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       untilIdleCommand_ = c;
       return false;
     }
+    if (c.verb == "wait_until_shown" && need(3)) {
+      phase_ = Phase::UntilShown;
+      pendingFrames_ = std::max(1, toInt(c.args[0]));
+      untilIdleCommand_ = c;
+      return false;
+    }
     if (c.verb == "set_export_folder" && need(1)) {
       host.setExportFolder(c.args[0]);
     } else if (c.verb == "async") {
@@ -210,6 +216,10 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       if (shown.find(want) == std::string::npos) {
         return fail(host, c, "the picture on screen shows " + c.args[0] + " = \"" + shown + "\", expected \"" + want + "\"");
       }
+    } else if (c.verb == "drop" && need(1)) {
+      host.dropPath(c.args[0]);
+    } else if (c.verb == "print" && need(1)) {
+      std::printf("%s: %s\n", c.args[0].c_str(), host.shownLabel(c.args[0]).c_str());
     } else if (c.verb == "preset" && need(1)) {
       if (const std::string err = host.loadPresetByName(c.args[0]); !err.empty()) return fail(host, c, err);
     } else if (c.verb == "expect_computing") {
@@ -341,6 +351,19 @@ bool InputScript::frame(ScriptHost& host, ImGuiIO& io) {
           return false;
         }
         break;
+      case Phase::UntilShown: {
+        std::string want = untilIdleCommand_.args[2];
+        for (std::size_t i = 3; i < untilIdleCommand_.args.size(); ++i) want += " " + untilIdleCommand_.args[i];
+        if (host.shownLabel(untilIdleCommand_.args[1]).find(want) != std::string::npos) {
+          std::printf("%s shows \"%s\" after %d frames\n", untilIdleCommand_.args[1].c_str(), want.c_str(), step_);
+          pendingFrames_ = 1;
+        } else if (pendingFrames_ == 1) {
+          fail(host, untilIdleCommand_, untilIdleCommand_.args[1] + " still shows \"" +
+                                            host.shownLabel(untilIdleCommand_.args[1]) + "\" after " + std::to_string(step_ + 1) + " frames");
+          return false;
+        }
+        break;
+      }
       case Phase::Random:
         randomFrame(host, io);
         if (randomLeft_ > 0 || !randomQueue_.empty() || scanning_) ++pendingFrames_;  // more to come

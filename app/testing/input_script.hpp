@@ -56,6 +56,10 @@
 //   expect_session TEXT...      fail unless sessionSummary() contains TEXT (words joined by spaces)
 //   stopwatch_start / stopwatch NAME   print the milliseconds since stopwatch_start
 //   frame_times_begin / frame_times_end NAME   print median, p95 and max frame time in between
+//   wait_until_shown MAX NAME TEXT…  render frames until widget NAME's label contains TEXT (fail
+//                               after MAX frames): e.g. until training reaches a state
+//   drop PATH                   a file dropped on the window (a checkpoint: the Train mode loads it)
+//   print NAME                  print widget NAME's label (measurements in scripts/)
 //   quit                        exit with code 0 (a failed expectation exits with 3)
 #pragma once
 
@@ -106,6 +110,7 @@ class ScriptHost {
   // "preset=… text=… d_model=… h=… seed=… mask=… stage=… tab=…": what the session file keeps.
   virtual std::string sessionSummary() = 0;
   virtual void stopPlay() = 0;
+  virtual void dropPath(const std::string& path) = 0;  // as if the file were dropped on the window
 };
 
 // The io.KeysDown index of a key named in a script ("Right", "Space", "A" …), -1 if unknown.
@@ -152,7 +157,7 @@ class InputScript {
   std::vector<ScriptCommand> commands_;
   std::size_t next_ = 0;
   // The command in progress and its frame counter.
-  enum class Phase { None, Wait, Click, Press, Key, Churn, UntilIdle, Random };
+  enum class Phase { None, Wait, Click, Press, Key, Churn, UntilIdle, UntilShown, Random };
   Phase phase_ = Phase::None;
   int pendingFrames_ = 0;
   int step_ = 0;

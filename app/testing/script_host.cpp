@@ -24,6 +24,7 @@ std::vector<std::string> AppScriptHost::tabTitles() {
   for (const PanelInfo& p : allPanels()) {
     if (p.area == PanelArea::Main || (!t_.loop.wide && p.area == PanelArea::Right)) out.push_back(p.title);
   }
+  out.push_back(kTrainModeTitle);
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "state/app_state.hpp"
 #include "state/ui_context.hpp"
 #include "testing/input_script.hpp"
+#include "train_lab/lab_state.hpp"
 
 namespace mhascope::app {
 
@@ -20,6 +21,7 @@ struct ScriptTargets {
   UiProbes& probes;
   Window& window;
   LoopControl& loop;
+  TrainLab& trainLab;
 };
 
 class AppScriptHost final : public ScriptHost {
@@ -48,12 +50,16 @@ class AppScriptHost final : public ScriptHost {
   void quit(int exitCode) override { t_.loop.quit(exitCode); }
   std::vector<std::string> probeNames() override { return t_.probes.names(); }
   std::vector<std::string> tabTitles() override;
-  void selectTab(const std::string& title) override { t_.view.selectTab = title; }
+  void selectTab(const std::string& title) override {
+    t_.view.selectTab = title;
+    t_.trainLab.active = title == kTrainModeTitle;  // the exploration test visits the Train mode as a tab
+  }
   bool itemHovered() override;
   void setEventDriven(bool on) override { t_.loop.eventDriven = on; }
   std::string sessionSummary() override;
   void stopPlay() override { t_.view.playing = false; }
   std::string shownLabel(const std::string& name) override;
+  void dropPath(const std::string& path) override { trainDropPath(t_.trainLab, path); }
 
  private:
   ScriptTargets t_;

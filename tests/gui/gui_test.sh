@@ -52,6 +52,20 @@ case "$case_name" in
     grep -qF "<title>Softmax (weights) · head 0 · batch 0</title>" "$out/weights_b0_h0.svg" \
       || fail "exported title differs from the window's label: $(grep -o '<title>[^<]*' "$out/weights_b0_h0.svg")"
     ;;
+  train_lab)
+    xvfb "$bin" --preset default --script "$(script_from train_lab.txt)" || fail "script failed (exit $?)"
+    python3 "$here/check_png.py" "$out/induction_contact_sheet.png" || fail "blank contact sheet"
+    python3 "$here/check_png.py" "$out/induction_curves.png" || fail "blank curves"
+    python3 "$here/check_png.py" "$out/pipeline.png" 1600x1000 || fail "blank pipeline after Open in pipeline"
+    "$bin" export --checkpoint "$out/induction.safetensors" --layer 0 --stage weights --head 0 --out "$out/cli.png" \
+      || fail "CLI export of the saved checkpoint"
+    # below the subtitle (which describes the model in different words) every pixel is the same
+    python3 "$here/same_region.py" "$out/cli.png" "$out/weights_b0_h0.png" 0 85 990 800 \
+      || fail "Open in pipeline differs from --checkpoint --layer 0"
+    # --view train opens the Train mode
+    xvfb "$bin" --screenshot "$out/train.png" --view train || fail "--view train exited $?"
+    python3 "$here/check_png.py" "$out/train.png" 1600x1000 || fail "blank --view train"
+    ;;
   texture_churn)
     xvfb "$bin" --preset default --script "$(script_from texture_churn.txt)" || fail "script failed (exit $?)"
     ;;

@@ -1,0 +1,123 @@
+// Contact sheet and curves from a training run's view.
+#include "train_lab/lab_figures.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "widgets/colors.hpp"
+
+namespace mhascope::app {
+
+using namespace mhascope::train;
+
+std::uint32_t headRgb(int layer, int head, int heads) {
+  const ImU32 c = headColor(layer * heads + head);  // ImGui packs A B G R
+  return ((c & 0xffu) << 16) | (c & 0xff00u) | ((c >> 16) & 0xffu);
+}
+
+std::string headTitle(int layer, int head) { return "layer " + std::to_string(layer) + " head " + std::to_string(head); }
+
+Result<std::vector<std::int64_t>> sheetStepList(const TrainLab& lab) {
+  const auto& h = lab.view->history;
+  std::vector<std::int64_t> out;
+  if (lab.sheetSteps.find_first_not_of(" ,") == std::string::npos) {
+    const std::size_t n = std::min<std::size_t>(6, h.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t at = n == 1 ? h.size() - 1 : i * (h.size() - 1) / (n - 1);
+      out.push_back(h[at].step);
+    }
+  } else {
+    std::string s = lab.sheetSteps;
+    std::replace(s.begin(), s.end(), ',', ' ');
+    std::istringstream in(s);
+    std::string word;
+    while (in >> word) {
+      char* end = nullptr;
+      const long long v = std::strtoll(word.c_str(), &end, 10);
+      if (end == word.c_str() || *end != '\0' || v < 0) {
+        return makeError("steps for the contact sheet: '" + word + "' is not a step number (type e.g. 0 200 400 800)");
+      }
+      auto best = std::min_element(h.begin(), h.end(), [&](const Evaluation& a, const Evaluation& b) {
+        return std::llabs(a.step - v) < std::llabs(b.step - v);
+      });
+      out.push_back(best->step);
+    }
+  }
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Result<ContactSheet> buildContactSheet(const TrainLab& lab) {
+  const SessionView& v = *lab.view;
+  auto steps = sheetStepList(lab);
+  if (!steps) return steps.error();
+  ContactSheet sheet;
+  const int L = v.settings->model.layers, H = v.settings->model.heads, T = v.probe->seq;
+  sheet.title = std::string(taskName(v.settings->task.kind)) + " · " + std::to_string(L) + " layers × " +
+                std::to_string(H) + " heads · attention on the probe sequence";
+  sheet.steps = *steps;
+  sheet.seq = T;
+  for (int t = 0; t < T; ++t) sheet.tokens.push_back(v.task->symbol(v.probe->tokens[static_cast<std::size_t>(t)]));
+  std::vector<std::pair<int, int>> heads;
+  for (int l = 0; l < L; ++l) {
+    for (int i = 0; i < H; ++i) {
+      const std::size_t k = static_cast<std::size_t>(l * H + i);
+      if (lab.sheetHeads.empty() || (k < lab.sheetHeads.size() && lab.sheetHeads[k])) heads.emplace_back(l, i);
+    }
+  }
+  if (heads.empty()) return makeError("choose at least one head for the contact sheet (the 'sheet' column)");
+  for (auto [l, i] : heads) {
+    sheet.rowTitles.push_back(headTitle(l, i));
+    for (std::int64_t step : sheet.steps) {
+      const Snapshot* snap = nullptr;
+      for (const auto& s : v.snapshots) {
+        if (s->step == step) snap = s.get();
+      }
+      if (!snap) return makeError("no attention snapshot was kept at step " + std::to_string(step));
+      const std::size_t tt = static_cast<std::size_t>(T) * static_cast<std::size_t>(T);
+      const auto begin = snap->weights.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(l * H + i) * tt);
+      sheet.maps.emplace_back(begin, begin + static_cast<std::ptrdiff_t>(tt));
+    }
+  }
+  return sheet;
+}
+
+CurvesFigure buildCurves(const TrainLab& lab) {
+  const SessionView& v = *lab.view;
+  const int L = v.settings->model.layers, H = v.settings->model.heads;
+  CurvesFigure fig;
+  fig.title = std::string(taskName(v.settings->task.kind)) + " · " + std::to_string(L) + " layers × " +
+              std::to_string(H) + " heads · seed " + std::to_string(v.settings->seed) + " · probe batch";
+  fig.markStep = lab.shown.evaluation ? lab.shown.step : -1;
+  CurveSeries loss{"probe loss", {}, {}, 0xd62728, false}, acc{"probe accuracy", {}, {}, 0x2ca02c, false};
+  for (const Evaluation& e : v.history) {
+    loss.xs.push_back(static_cast<double>(e.step));
+    loss.ys.push_back(e.loss);
+    acc.xs.push_back(static_cast<double>(e.step));
+    acc.ys.push_back(e.accuracy);
+  }
+  fig.panels.push_back({"probe loss (nats)", {loss}, lab.logY, true, {}});
+  fig.panels.push_back({"probe accuracy", {acc}, false, true, {}});
+  CurvePanel prev{"previous-token score", {}, false, true, {kRoleThreshold}};
+  CurvePanel ind{"induction score", {}, false, true, {kRoleThreshold}};
+  for (int l = 0; l < L; ++l) {
+    for (int i = 0; i < H; ++i) {
+      CurveSeries p{headTitle(l, i), {}, {}, headRgb(l, i, H), l > 0};
+      CurveSeries q = p;
+      for (const Evaluation& e : v.history) {
+        p.xs.push_back(static_cast<double>(e.step));
+        p.ys.push_back(e.at(l, i).prevToken);
+        q.xs.push_back(static_cast<double>(e.step));
+        q.ys.push_back(e.at(l, i).induction);
+      }
+      prev.series.push_back(std::move(p));
+      ind.series.push_back(std::move(q));
+    }
+  }
+  fig.panels.push_back(std::move(prev));
+  fig.panels.push_back(std::move(ind));
+  return fig;
+}
+
+}  // namespace mhascope::app

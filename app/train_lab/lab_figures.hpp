@@ -1,0 +1,26 @@
+// The Train mode's exported pictures, built from the session's view: the contact sheet (chosen
+// heads × chosen steps) and the curves (loss, accuracy, role scores) for core/export's
+// training_figures, plus the series the window's own charts draw — one source for both.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "export/training_figures.hpp"
+#include "train_lab/lab_state.hpp"
+
+namespace mhascope::app {
+
+// The steps of the contact sheet: lab.sheetSteps parsed ("0 200 400" — each snapped to the
+// nearest evaluated step), or six evenly spaced evaluations up to the latest.
+Result<std::vector<std::int64_t>> sheetStepList(const TrainLab& lab);
+Result<ContactSheet> buildContactSheet(const TrainLab& lab);
+// Loss (log-y when lab.logY), accuracy, previous-token and induction scores of every head, the
+// chosen step marked.
+CurvesFigure buildCurves(const TrainLab& lab);
+// A head's colour as 0xRRGGBB (the window's head colours: headColor(layer * h + head)).
+std::uint32_t headRgb(int layer, int head, int heads);
+std::string headTitle(int layer, int head);  // "layer 0 head 1"
+
+}  // namespace mhascope::app

@@ -1,0 +1,168 @@
+// The Train mode's right column (curves, role-score timelines, scrubber, attention grid) and
+// the mode switch with the Train mode's layout.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "train_lab/lab_chart.hpp"
+#include "train_lab/lab_figures.hpp"
+#include "train_lab/lab_panels.hpp"
+#include "widgets/colors.hpp"
+#include "widgets/heatmap_view.hpp"
+
+namespace mhascope::app {
+
+using namespace mhascope::train;
+
+namespace {
+
+// Picks the evaluation nearest to a clicked step.
+void chooseStep(TrainLab& lab, double step) {
+  const auto& h = lab.view->history;
+  std::size_t best = 0;
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    if (std::abs(static_cast<double>(h[i].step) - step) < std::abs(static_cast<double>(h[best].step) - step)) best = i;
+  }
+  lab.chosenIndex = static_cast<int>(best);
+  lab.followLatest = best + 1 == h.size() && lab.running();
+}
+
+}  // namespace
+
+void drawTrainCurves(TrainLab& lab, UiContext& ctx) {
+  if (!lab.view || lab.view->history.empty()) {
+    ImGui::TextDisabled("Press Train: the loss and accuracy curves, every head's role scores over the steps and the\n"
+                        "probe sequence's attention of every layer x head appear here, live.");
+    return;
+  }
+  const CurvesFigure fig = buildCurves(lab);
+  const double xHi = static_cast<double>(std::max<std::int64_t>(lab.view->lastStep, 1));
+  const float em = ImGui::GetFontSize();
+  const float w = ImGui::GetContentRegionAvail().x;
+  const ImVec2 small(0.5f * w - 0.5f * em, 9.0f * em);
+  std::optional<double> clicked;
+  for (std::size_t i = 0; i < fig.panels.size(); ++i) {
+    if (i % 2 == 1) ImGui::SameLine();
+    const std::string id = "chart" + std::to_string(i);
+    if (auto c = drawStepChart(id.c_str(), fig.panels[i], 0, xHi, fig.markStep, small)) clicked = c;
+    ctx.probes.recordLastItem("train_" + id);
+  }
+  ImGui::Checkbox("log-y loss", &lab.logY);
+  ctx.probes.recordLastItem("train_logy");
+  ImGui::SameLine();
+  ImGui::TextDisabled("thin lines: layer 1 and up; dotted: the role threshold %.2f", kRoleThreshold);
+  if (clicked) chooseStep(lab, *clicked);
+}
+
+void drawTrainScrubber(TrainLab& lab, UiContext& ctx) {
+  if (!lab.view || lab.view->history.empty()) return;
+  const auto& h = lab.view->history;
+  const int last = static_cast<int>(h.size()) - 1;
+  char label[64];
+  std::snprintf(label, sizeof label, "step %lld", static_cast<long long>(lab.shown.step));
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("timeline");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(-12.0f * ImGui::GetFontSize());
+  int idx = lab.chosenIndex;
+  if (ImGui::SliderInt("##scrub", &idx, 0, last, label, ImGuiSliderFlags_AlwaysClamp)) {
+    lab.chosenIndex = idx;
+    lab.followLatest = false;
+  }
+  ctx.probes.recordLastFrame("train_scrubber");
+  ctx.probes.recordLabel("train_step_label", label);
+  ImGui::SameLine();
+  if (ImGui::Checkbox("follow latest", &lab.followLatest) && lab.followLatest) lab.chosenIndex = last;
+  ctx.probes.recordLastItem("train_follow");
+}
+
+void drawTrainGrid(TrainLab& lab, UiContext& ctx) {
+  if (!lab.shown.snapshot) return;
+  const Snapshot& s = *lab.shown.snapshot;
+  const SessionView& v = *lab.view;
+  const int T = s.seq;
+  Slice2D slice;
+  slice.stage = StageId::Weights;
+  slice.rows = slice.cols = T;
+  slice.rowAxis = "T_q";
+  slice.colAxis = "T_k";
+  for (int t = 0; t < T; ++t) slice.rowLabels.push_back(v.task->symbol(v.probe->tokens[static_cast<std::size_t>(t)]));
+  slice.colLabels = slice.rowLabels;
+  slice.blockedCells.assign(static_cast<std::size_t>(T * T), 0);
+  for (int r = 0; r < T; ++r) {
+    for (int c = r + 1; c < T; ++c) slice.blockedCells[static_cast<std::size_t>(r * T + c)] = 1;  // causal
+  }
+  const float em = ImGui::GetFontSize();
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float availY = ImGui::GetContentRegionAvail().y - 1.5f * em;
+  const float side = std::max(6.0f * em, std::min(avail / static_cast<float>(s.heads) - em,
+                                                  availY / static_cast<float>(s.layers) - 2.0f * em));
+  ImGui::Text("Probe attention at step %lld%s: layer × head, queries down, keys across (causal: blocked cells crossed)",
+              static_cast<long long>(lab.shown.step), lab.ablation.any() ? " with the ticked heads off" : "");
+  for (int l = 0; l < s.layers; ++l) {
+    for (int i = 0; i < s.heads; ++i) {
+      if (i > 0) ImGui::SameLine();
+      ImGui::PushID(l * 1000 + i);
+      ImGui::BeginGroup();
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(l * s.heads + i)), "layer %d head %d%s", l, i,
+                         lab.headOff(l, i) ? " (off)" : "");
+      slice.head = i;
+      slice.data = s.weights.data() + static_cast<std::size_t>(l * s.heads + i) * static_cast<std::size_t>(T * T);
+      TextureKey key{lab.shown.pictureSerial, 1000 + l, 0, i, ColormapId::Viridis, 0.0f, 1.0f};
+      HeatmapSpec spec;
+      spec.slice = &slice;
+      spec.textures = &ctx.textures;
+      spec.textureKey = key;
+      spec.kind = DataKind::Probability;
+      spec.colormap = ColormapId::Viridis;
+      spec.range = {0.0f, 1.0f};
+      spec.interactive = false;
+      spec.showNumbers = false;
+      spec.axisLabels = true;
+      drawHeatmap("map", spec, nullptr, ImVec2(side, side));
+      ctx.probes.recordLastItem("train_map_L" + std::to_string(l) + "_h" + std::to_string(i));
+      ImGui::EndGroup();
+      ImGui::PopID();
+    }
+  }
+}
+
+bool drawModeSwitch(TrainLab& lab, UiContext& ctx) {
+  if (ImGui::RadioButton("Pipeline", !lab.active)) lab.active = false;
+  ctx.probes.recordLastItem("mode_pipeline");
+  ImGui::SameLine();
+  if (ImGui::RadioButton("Train", lab.active)) lab.active = true;
+  ctx.probes.recordLastItem("mode_train");
+  ctx.probes.recordLastItem("tab_Train");  // the exploration test's name for it
+  ctx.probes.recordLabel("mode", lab.active ? "train" : "pipeline");
+  if (!lab.active) return false;
+  ImGui::SameLine();
+  ImGui::TextDisabled("— train a tiny transformer and watch its heads take roles");
+  updateTrainLab(lab);
+  const float h = ImGui::GetContentRegionAvail().y;
+  const ImGuiTableFlags flags = ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
+  if (ImGui::BeginTable("train layout", 2, flags, ImVec2(0, h))) {
+    ImGui::TableSetupColumn("left", ImGuiTableColumnFlags_WidthStretch, 0.36f);
+    ImGui::TableSetupColumn("right", ImGuiTableColumnFlags_WidthStretch, 0.64f);
+    ImGui::TableNextRow(ImGuiTableRowFlags_None, h);
+    ImGui::TableNextColumn();
+    ImGui::BeginChild("train left", ImVec2(0, h - 2 * ImGui::GetStyle().CellPadding.y));
+    if (ImGui::CollapsingHeader("Setup", ImGuiTreeNodeFlags_DefaultOpen)) drawTrainSetup(lab, ctx);
+    drawTrainRun(lab, ctx);
+    ImGui::Separator();
+    drawTrainRoles(lab, ctx);
+    if (ImGui::CollapsingHeader("Keep it · take it to the pipeline", ImGuiTreeNodeFlags_DefaultOpen)) drawTrainKeep(lab, ctx);
+    ImGui::EndChild();
+    ImGui::TableNextColumn();
+    ImGui::BeginChild("train right", ImVec2(0, h - 2 * ImGui::GetStyle().CellPadding.y));
+    drawTrainCurves(lab, ctx);
+    drawTrainScrubber(lab, ctx);
+    drawTrainGrid(lab, ctx);
+    ImGui::EndChild();
+    ImGui::EndTable();
+  }
+  return true;
+}
+
+}  // namespace mhascope::app

@@ -1,0 +1,136 @@
+// The Train mode's state: the setup form, the TrainingSession (a run on its own thread), what
+// the user looks at (chosen step, ablated heads, log-y, paths) and what update() computed from
+// the session's latest view for the panels to draw (panels only draw; update() runs first in
+// every Train-mode frame and is the only place that evaluates anything).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "train/ablation.hpp"
+#include "train/circuit.hpp"
+#include "train/session.hpp"
+
+namespace mhascope::app {
+
+// The mode switch's title; the exploration test visits it as one more tab ("tab_Train").
+inline constexpr const char* kTrainModeTitle = "Train";
+
+struct AppState;
+struct ViewState;
+
+// The setup form: the same settings and defaults as `mhascope train` (cli/train_command.hpp).
+struct TrainForm {
+  int task = 0;  // index into TaskKind: induction, reverse, sort, text
+  int layers = 2, heads = 2, dModel = 64, vocab = 64, seq = 32, batch = 16;
+  bool mlp = false;
+  int steps = 1500;
+  float lr = 1e-3f, weightDecay = 1e-4f;
+  int seed = 1;
+  int evalEvery = 50;
+  int periodMin = 6, periodMax = 16;
+  std::string textPath;
+  friend bool operator==(const TrainForm&, const TrainForm&) = default;
+};
+train::TrainSettings settingsFromForm(const TrainForm& f);
+// Every problem with the form in one message (empty when it can run): the trainer's own checks.
+std::string checkForm(const TrainForm& f);
+
+// The pictures of one step: the evaluation and snapshot the panels show (ablated or not).
+struct ShownStep {
+  std::size_t index = 0;             // into view->history
+  std::int64_t step = 0;
+  const train::Evaluation* evaluation = nullptr;  // points into `view` or `ablated`
+  const train::Snapshot* snapshot = nullptr;
+  std::uint64_t pictureSerial = 0;   // changes whenever the snapshot shown changes (texture key)
+};
+
+struct TrainLab {
+  bool active = false;                 // the window shows the Train mode
+  TrainForm form;
+  std::string formError;               // why Train / Reset cannot start (shown under the form)
+  train::TrainingSession session;
+  std::shared_ptr<const train::SessionView> view;  // taken once per frame
+
+  // Timeline: the chosen evaluation; follows the latest while `followLatest`.
+  bool followLatest = true;
+  int chosenIndex = 0;
+  bool logY = false;
+
+  // Take it apart: heads switched off at the chosen step (their output zeroed before W_o).
+  train::HeadMask ablation;
+  std::optional<train::ProbeResult> ablated;  // the probe with those heads off (at ablatedStep)
+  std::int64_t ablatedStep = -1;
+  std::string ablationKey;                    // what `ablated` was computed for
+  train::ForwardCache cache;                  // reused by every ablation evaluation
+  int openLayer = 0;                          // the layer "Open in pipeline" sends
+
+  // Keep it: checkpoint and export paths, the last message.
+  std::string checkpointPath;
+  std::string sheetPath, curvesPath;
+  std::string sheetSteps;               // "0 200 400 800" or empty: six evenly spaced
+  std::vector<bool> sheetHeads;         // layers * heads; empty: all
+  std::string lastFolder;              // the export folder the default paths were made from
+  std::string message;
+  bool messageIsError = false;
+
+  // How the window keeps up while training (measured, shown in the run line): the frame work
+  // times (events handled to buffers swapped, without the wait before) of the last ≈600 frames
+  // drawn while running, and the run's mean steps/s from Train to the end.
+  std::vector<float> runningFrameMs;
+  double frameStart = 0, workSeconds = 0.0;  // this frame's start; smoothed work per frame
+  void frameBegan(double now) { frameStart = now; }
+  void frameEnded(double now);
+  // While training, the wait between frames: 4 times the work of a frame (so drawing takes at
+  // most a fifth of the time), between 1/30 s and 1/2 s.
+  double tickSeconds() const;
+  std::size_t frameCursor = 0;
+  double playedAt = -1;                 // ImGui time when Train was pressed (-1: not measuring)
+  std::int64_t playedStep = 0;
+  double runStepsPerSecond = 0;         // set when a run started by Train finishes
+  float frameP95() const;
+
+  ShownStep shown;
+  std::uint64_t serialCounter = 0;
+  const void* lastSnapshot = nullptr;
+
+  // Bounds-checked: a button may reset the run (new sizes) halfway through a frame's drawing.
+  bool headOff(int layer, int head) const {
+    return layer < ablation.layers && head < ablation.heads && ablation.isOff(layer, head);
+  }
+  void setHeadOff(int layer, int head, bool off) {
+    if (layer < ablation.layers && head < ablation.heads) ablation.set(layer, head, off);
+  }
+  bool running() const { return view && view->state == train::RunState::Running; }
+  // The window must keep drawing: a run is going, or the session published what is not shown yet.
+  bool animating() const {
+    const auto latest = session.view();
+    return active && latest && (latest->state == train::RunState::Running || latest != view);
+  }
+};
+
+// Once per Train-mode frame, before any panel draws: takes the latest view, resolves the chosen
+// step, recomputes the ablated probe when the chosen step or the switched-off heads changed.
+void updateTrainLab(TrainLab& lab);
+
+// Actions (buttons). Each catches what it can throw and reports through lab.message / formError.
+void trainReset(TrainLab& lab);  // a new run from the form, paused at step 0
+void trainPlay(TrainLab& lab);   // starts a run first when none exists
+void trainSaveCheckpoint(TrainLab& lab);
+void trainLoadCheckpoint(TrainLab& lab);  // continues from it (sizes and task from the file)
+// A file dropped on the window: a .safetensors checkpoint opens the Train mode and loads it;
+// anything else is named in the Train mode's message.
+void trainDropPath(TrainLab& lab, const std::string& path);
+void trainExportSheet(TrainLab& lab);
+void trainExportCurves(TrainLab& lab);
+// The chosen step's parameters (ablation applied) → the pipeline's trace: layer `lab.openLayer`'s
+// MHA on its real input, exactly as `--checkpoint --layer` (cli/checkpoint_layer.cpp).
+void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view);
+
+// The parameters kept at the evaluation nearest at or before `step` (null when none).
+std::shared_ptr<const train::GptParams> paramsAt(const train::SessionView& v, std::int64_t step);
+
+}  // namespace mhascope::app
