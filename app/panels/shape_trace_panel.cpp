@@ -48,21 +48,8 @@ void shapeTable(UiContext& ctx) {
 // Which part of the drawing the current stage lives in: 0 = a projection (B, T, d_model),
 // 2 = per head, -1 = none (the inputs and the output: no head owns their columns).
 int drawingRowOf(StageId s) {
-  switch (s) {
-    case StageId::Query:
-    case StageId::Key:
-    case StageId::Value:
-    case StageId::Output: return -1;
-    case StageId::QHeads:
-    case StageId::KHeads:
-    case StageId::VHeads:
-    case StageId::Scores:
-    case StageId::ScaledScores:
-    case StageId::MaskedScores:
-    case StageId::Weights:
-    case StageId::HeadOutputs: return 2;
-    default: return 0;
-  }
+  if (s == StageId::Query || s == StageId::Key || s == StageId::Value || s == StageId::Output) return -1;
+  return stageHasHeads(s) ? 2 : 0;  // core/attention/stages.cpp: the stages with a head axis
 }
 
 // T rows x d_model columns of little cells; `gaps` separates head blocks inside each row

@@ -4,15 +4,25 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 namespace mhascope::app {
 
 class Texture {
  public:
   Texture() = default;
-  ~Texture();
-  Texture(Texture&& other) noexcept;
-  Texture& operator=(Texture&& other) noexcept;
+  ~Texture() { release(); }
+  Texture(Texture&& other) noexcept
+      : id_(std::exchange(other.id_, 0u)), width_(std::exchange(other.width_, 0)), height_(std::exchange(other.height_, 0)) {}
+  Texture& operator=(Texture&& other) noexcept {
+    if (this != &other) {
+      release();
+      id_ = std::exchange(other.id_, 0u);
+      width_ = std::exchange(other.width_, 0);
+      height_ = std::exchange(other.height_, 0);
+    }
+    return *this;
+  }
   Texture(const Texture&) = delete;
   Texture& operator=(const Texture&) = delete;
 

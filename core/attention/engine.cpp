@@ -2,10 +2,10 @@
 // project → split heads → scores → scale → mask → softmax → weighted sum → merge heads →
 // output projection. Every stage is written into the Trace as it is computed.
 //
-// [SECTION] validation and estimates
-// [SECTION] initialisation
 // [SECTION] one function per equation
 // [SECTION] forward
+// Validation, memory/FLOP estimates, weight initialisation and the non-finite scan are in
+// engine_checks.cpp; the GEMM itself in gemm.cpp.
 #include "attention/engine.hpp"
 
 #include <algorithm>
@@ -16,249 +16,8 @@
 #include <sys/mman.h>
 
 #include "attention/gemm.hpp"
-#include "attention/random.hpp"
 
 namespace mhascope {
-
-// ---------------------------------------------------------------------------------------------
-// [SECTION] validation and estimates
-// ---------------------------------------------------------------------------------------------
-
-double estimateTraceBytes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel,
-                          std::int64_t heads) {
-  const double b = static_cast<double>(batch), q = static_cast<double>(tq), k = static_cast<double>(tk),
-               d = static_cast<double>(dModel), h = static_cast<double>(heads);
-  const double qSide = b * q * d;   // query, q_proj, q_heads, head_outputs, concat, output
-  const double kvSide = b * k * d;  // key, value, k_proj, v_proj, k_heads, v_heads
-  const double scoreLike = b * h * q * k;  // scores, scaled_scores, masked_scores, weights
-  const double recordedWeights = 4 * d * d + 4 * d;  // W_q, W_k, W_v, W_o and biases, kept for the Learned view
-  const double floats = 6 * qSide + 6 * kvSide + 4 * scoreLike + recordedWeights;
-  return floats * 4.0 + b * q * k /* blocked flags */;
-}
-
-MemoryEstimate estimateMemory(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel,
-                              std::int64_t heads, const MemoryUse& use) {
-  const double b = static_cast<double>(batch), q = static_cast<double>(tq), k = static_cast<double>(tk),
-               d = static_cast<double>(dModel), h = static_cast<double>(heads);
-  // A token label is a std::string (32 bytes, longer words on the heap): 40 bytes each.
-  const double labels = 40.0 * b * (q + k);
-  MemoryEstimate e;
-  e.models = use.models;
-  e.traces = use.traces;
-  // Query, key and value are three buffers even for self-attention (the model copies them);
-  // the key padding mask (B, T_k) and attention mask (T_q, T_k) are floats.
-  e.inputs = 4.0 * (b * q * d + 2 * b * k * d + b * k + q * k) + labels;
-  if (use.scoreOverride) e.inputs += 4.0 * b * h * q * k;
-  e.weights = 4.0 * (4 * d * d + 4 * d);
-  e.trace = estimateTraceBytes(batch, tq, tk, dModel, heads) + labels + b * q /* fully masked flags */;
-  if (use.weightsFile) e.files += 2 * e.weights;  // state_dict copy + its encoded bytes
-  if (use.stageFile) e.files += 4.0 * std::max(b * h * q * k, b * std::max(q, k) * d);
-  if (use.exportSlices > 0) {
-    // The largest slice is max(T_q, T_k) x max(T_q, T_k, d_model) cells. A picture is at most
-    // 8000 px a side (cells up to 56 px): its RGB surface, plus about 64 bytes a cell of paths and
-    // vector output (measured: T = 1024 as SVG, ~40 bytes a cell).
-    const double cells = use.exportSlices * std::max(q, k) * std::max({q, k, d});
-    e.files += 4.0 * std::min(8000.0 * 8000.0, cells * 56 * 56) + 64.0 * cells;
-  }
-  return e;
-}
-
-std::string MemoryEstimate::describe() const {
-  std::string s = "inputs " + formatBytes(inputs) + " + weights " + formatBytes(weights);
-  if (models != 1) s = std::to_string(models) + " models × (" + s + ")";
-  s += " + " + std::to_string(traces) + (traces == 1 ? " trace × " : " traces × ") + formatBytes(trace);
-  if (files > 0) s += " + file buffers " + formatBytes(files);
-  return s;
-}
-
-std::string formatBytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  int u = 0;
-  while (bytes >= 1024.0 && u < 5) {
-    bytes /= 1024.0;
-    ++u;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
-  return buf;
-}
-
-std::vector<int> nearestValidHeads(int dModel, int heads, std::size_t count) {
-  std::vector<int> divisors;
-  for (int d = 1; d <= dModel; ++d) {
-    if (dModel % d == 0) divisors.push_back(d);
-  }
-  std::stable_sort(divisors.begin(), divisors.end(),
-                   [heads](int a, int b) { return std::abs(a - heads) < std::abs(b - heads); });
-  if (divisors.size() > count) divisors.resize(count);
-  std::sort(divisors.begin(), divisors.end());
-  return divisors;
-}
-
-namespace {
-
-std::string joinInts(const std::vector<int>& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) s += (i + 1 == v.size()) ? " or " : ", ";
-    s += std::to_string(v[i]);
-  }
-  return s;
-}
-
-constexpr std::int64_t kMaxDim = 1 << 20;  // no single size beyond ~1M; catches absurd values early
-
-}  // namespace
-
-Status validateSizes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel, std::int64_t heads,
-                     std::uint64_t memoryBudgetBytes, const MemoryUse& use) {
-  if (dModel <= 0) return makeError("d_model must be at least 1, got " + std::to_string(dModel));
-  if (heads <= 0) return makeError("heads (h) must be at least 1, got " + std::to_string(heads));
-  if (tq <= 0) return makeError("enter at least one token (T_q is " + std::to_string(tq) + ")");
-  if (tk <= 0) return makeError("enter at least one key/value token (T_k is " + std::to_string(tk) + ")");
-  if (batch <= 0) return makeError("batch size B must be at least 1, got " + std::to_string(batch));
-  const struct {
-    const char* name;
-    std::int64_t v;
-  } dims[] = {{"d_model", dModel}, {"heads (h)", heads}, {"T_q", tq}, {"T_k", tk}, {"batch size B", batch}};
-  for (const auto& d : dims) {
-    if (d.v > kMaxDim) {
-      return makeError(std::string(d.name) + " (" + std::to_string(d.v) + ") is larger than the limit of " +
-                       std::to_string(kMaxDim));
-    }
-  }
-  if (heads > dModel) {
-    return makeError("heads (" + std::to_string(heads) + ") cannot exceed d_model (" + std::to_string(dModel) +
-                     "): each head needs d_k = d_model / h >= 1");
-  }
-  if (dModel % heads != 0) {
-    const auto near = nearestValidHeads(static_cast<int>(dModel), static_cast<int>(heads));
-    return makeError("d_model (" + std::to_string(dModel) + ") must be divisible by heads (" + std::to_string(heads) +
-                     ") so every head gets d_k = d_model / h columns; nearest valid heads: " + joinInts(near));
-  }
-  const MemoryEstimate need = estimateMemory(batch, tq, tk, dModel, heads, use);
-  if (need.total() > static_cast<double>(memoryBudgetBytes)) {
-    return makeError("this configuration needs about " + formatBytes(need.total()) + " (" + need.describe() +
-                     "; B*h*T_q*T_k = " + std::to_string(batch) + "*" + std::to_string(heads) + "*" +
-                     std::to_string(tq) + "*" + std::to_string(tk) + " scores, 4 copies per trace; 4*d_model^2 = 4*" +
-                     std::to_string(dModel) + "^2 weights), more than the memory budget of " +
-                     formatBytes(static_cast<double>(memoryBudgetBytes)) +
-                     "; use fewer tokens, heads or a smaller d_model, or raise the budget (--memory-budget MiB)");
-  }
-  return Ok{};
-}
-
-Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt) {
-  auto check3 = [](const Tensor& t, const char* name) -> Status {
-    if (t.rank() != 3) {
-      return makeError(std::string(name) + " must have 3 axes (B, T, d_model), got shape " + shapeToString(t.shape));
-    }
-    if (static_cast<std::int64_t>(t.data.size()) != t.numel()) {
-      return makeError(std::string(name) + " holds " + std::to_string(t.data.size()) + " values but its shape " +
-                       shapeToString(t.shape) + " needs " + std::to_string(t.numel()));
-    }
-    return Ok{};
-  };
-  if (auto s = check3(in.query, "query"); !s) return s;
-  if (auto s = check3(in.key, "key"); !s) return s;
-  if (auto s = check3(in.value, "value"); !s) return s;
-  const auto B = in.query.dim(0), Tq = in.query.dim(1), d = in.query.dim(2);
-  const auto Tk = in.key.dim(1);
-  MemoryUse use;
-  use.scoreOverride = opt.scoresOverride.has_value();
-  if (auto s = validateSizes(B, Tq, Tk, d, opt.heads, opt.memoryBudgetBytes, use); !s) return s;
-  if (in.key.dim(0) != B || in.value.dim(0) != B) {
-    return makeError("batch sizes differ: query has B = " + std::to_string(B) + ", key " +
-                     std::to_string(in.key.dim(0)) + ", value " + std::to_string(in.value.dim(0)));
-  }
-  if (in.key.dim(2) != d || in.value.dim(2) != d) {
-    return makeError("d_model differs: query has " + std::to_string(d) + ", key " + std::to_string(in.key.dim(2)) +
-                     ", value " + std::to_string(in.value.dim(2)));
-  }
-  if (in.value.dim(1) != Tk) {
-    return makeError("key and value must have the same number of tokens T_k: key has " + std::to_string(Tk) +
-                     ", value " + std::to_string(in.value.dim(1)));
-  }
-  if (w.dModel != d) {
-    return makeError("the weights are for d_model = " + std::to_string(w.dModel) + " but the input has d_model = " +
-                     std::to_string(d));
-  }
-  for (const RowMatrix* m : {&w.wq, &w.wk, &w.wv, &w.wo}) {
-    if (m->rows() != d || m->cols() != d) return makeError("a weight matrix is not (d_model, d_model)");
-  }
-  for (const RowVector* b : {&w.bq, &w.bk, &w.bv, &w.bo}) {
-    if (b->size() != d) return makeError("a bias vector does not have d_model entries");
-  }
-  if (opt.keyPaddingMask) {
-    const Shape want{B, Tk};
-    if (opt.keyPaddingMask->shape != want) {
-      return makeError("key padding mask has shape " + shapeToString(opt.keyPaddingMask->shape) +
-                       " but must be (B, T_k) = " + shapeToString(want));
-    }
-  }
-  if (opt.attnMask) {
-    const Shape want{Tq, Tk};
-    if (opt.attnMask->shape != want) {
-      return makeError("attention mask has shape " + shapeToString(opt.attnMask->shape) +
-                       " but must be (T_q, T_k) = " + shapeToString(want));
-    }
-  }
-  if (opt.scoresOverride) {
-    const Shape perHead{opt.heads, Tq, Tk}, perItem{B, opt.heads, Tq, Tk};
-    if (opt.scoresOverride->shape != perHead && opt.scoresOverride->shape != perItem) {
-      return makeError("score override has shape " + shapeToString(opt.scoresOverride->shape) +
-                       " but must be (h, T_q, T_k) = " + shapeToString(perHead) + " or (B, h, T_q, T_k) = " +
-                       shapeToString(perItem));
-    }
-    for (float v : opt.scoresOverride->data) {
-      if (std::isinf(v)) return makeError("score override holds an infinite value; use the mask to block keys");
-    }
-  }
-  auto checkTokens = [](const std::vector<std::vector<std::string>>& labels, std::int64_t b, std::int64_t t,
-                        const char* which) -> Status {
-    if (labels.empty()) return Ok{};
-    bool okShape = static_cast<std::int64_t>(labels.size()) == b;
-    for (const auto& row : labels) okShape = okShape && static_cast<std::int64_t>(row.size()) == t;
-    if (!okShape) return makeError(std::string(which) + " token labels do not match the input's (B, T)");
-    return Ok{};
-  };
-  if (auto s = checkTokens(in.queryTokens, B, Tq, "query"); !s) return s;
-  if (auto s = checkTokens(in.keyTokens, B, Tk, "key"); !s) return s;
-  return Ok{};
-}
-
-FlopCount countFlops(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel, std::int64_t heads) {
-  (void)heads;  // h * d_k = d_model: the attention cost does not depend on how d_model is split
-  const double b = static_cast<double>(batch), q = static_cast<double>(tq), k = static_cast<double>(tk),
-               d = static_cast<double>(dModel);
-  FlopCount f;
-  f.projections = 2.0 * b * (q * d * d /*Q*/ + 2.0 * k * d * d /*K,V*/ + q * d * d /*W_o*/);
-  f.attention = 2.0 * b * (q * k * d /*Q K^T over all heads*/ + q * k * d /*A V*/);
-  return f;
-}
-
-// ---------------------------------------------------------------------------------------------
-// [SECTION] initialisation
-// ---------------------------------------------------------------------------------------------
-
-MhaWeights initWeights(int dModel, bool bias, std::uint64_t seed) {
-  MhaWeights w;
-  w.dModel = dModel;
-  w.hasBias = bias;
-  SplitMix64 rng(seed ^ 0x6D686173636F7065ull);  // "mhascope": weights and embeddings use different streams
-  const float bound = std::sqrt(3.0f / static_cast<float>(dModel));
-  for (RowMatrix* m : {&w.wq, &w.wk, &w.wv, &w.wo}) {
-    m->resize(dModel, dModel);
-    for (Eigen::Index i = 0; i < m->size(); ++i) m->data()[i] = rng.uniform(-bound, bound);
-  }
-  for (RowVector* b : {&w.bq, &w.bk, &w.bv, &w.bo}) {
-    b->setZero(dModel);
-    if (bias) {
-      for (Eigen::Index i = 0; i < b->size(); ++i) (*b)[i] = rng.uniform(-0.1f, 0.1f);
-    }
-  }
-  return w;
-}
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] one function per equation
@@ -482,6 +241,74 @@ void attendOneHead(Trace& t, const AttentionOptions& opt, const std::vector<std:
   }
 }
 
+// The shapes of the per-head stages and the concat (Output is shaped after the heads). Without
+// full recording the tables nobody reads stay empty, so nothing can read a stale one.
+void shapeHeadStages(Trace& t, std::int64_t B, std::int64_t Tq, std::int64_t Tk, std::int64_t d, int h, bool all) {
+  const std::int64_t dk = d / h;
+  auto T = [&t](StageId id) -> Tensor& { return t.tensor(id); };
+  // Split d_model into h heads of d_k.
+  shapeStage(T(StageId::QHeads), {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
+  shapeStage(T(StageId::KHeads), {B, h, Tk, dk}, {"B", "h", "T_k", "d_k"});
+  shapeStage(T(StageId::VHeads), {B, h, Tk, dk}, {"B", "h", "T_k", "d_k"});
+
+  for (StageId id : {StageId::Scores, StageId::ScaledScores, StageId::MaskedScores, StageId::Weights}) {
+    if (all || id == StageId::Weights) shapeStage(T(id), {B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"});
+  }
+  if (all) shapeStage(T(StageId::HeadOutputs), {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
+  shapeStage(T(StageId::Concat), {B, Tq, d}, {"B", "T_q", "d_model"});
+  if (!all) {  // not recorded: empty, so nothing can read a stale table as this forward's
+    for (StageId id : {StageId::Key, StageId::Value, StageId::Scores, StageId::ScaledScores, StageId::MaskedScores,
+                       StageId::HeadOutputs}) {
+      shapeStage(T(id), {0}, {});
+    }
+  }
+}
+
+// Everything a trace says besides its tables: sizes, mask kinds, scale, token labels and the
+// learned parameters as used (the window and `export` draw these very numbers).
+void recordDescription(Trace& t, const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt,
+                       float factor) {
+  const std::int64_t B = in.query.dim(0), Tq = in.query.dim(1), Tk = in.key.dim(1), d = in.query.dim(2);
+  t.batch = static_cast<int>(B);
+  t.tq = static_cast<int>(Tq);
+  t.tk = static_cast<int>(Tk);
+  t.dModel = static_cast<int>(d);
+  t.heads = opt.heads;
+  t.dk = static_cast<int>(d / opt.heads);
+  t.selfAttention = in.selfAttention;
+  t.causal = opt.causal;
+  t.keyPadding = opt.keyPaddingMask.has_value();
+  t.attnMask = opt.attnMask.has_value();
+  t.scale = opt.scale;
+  t.scaleFactor = factor;
+  auto labelsOr = [](const std::vector<std::vector<std::string>>& given, std::int64_t nb, std::int64_t nt) {
+    if (!given.empty()) return given;
+    std::vector<std::vector<std::string>> out(static_cast<std::size_t>(nb));
+    for (auto& row : out) {
+      for (std::int64_t i = 0; i < nt; ++i) row.push_back(std::string("t").append(std::to_string(i)));
+    }
+    return out;
+  };
+  t.weights.resize(kWeightCount);
+  auto keep = [&t](WeightId id, const float* data, std::int64_t rows, std::int64_t cols, bool matrix) {
+    Tensor& dst = t.weights[static_cast<std::size_t>(id)];
+    dst.reshape({rows, cols}, matrix ? std::vector<std::string>{"d_model_in", "d_model_out"}
+                                     : std::vector<std::string>{"1", "d_model_out"});
+    std::copy(data, data + rows * cols, dst.ptr());
+  };
+  keep(WeightId::Wq, w.wq.data(), d, d, true);
+  keep(WeightId::Wk, w.wk.data(), d, d, true);
+  keep(WeightId::Wv, w.wv.data(), d, d, true);
+  keep(WeightId::Wo, w.wo.data(), d, d, true);
+  keep(WeightId::Bq, w.bq.data(), 1, d, false);
+  keep(WeightId::Bk, w.bk.data(), 1, d, false);
+  keep(WeightId::Bv, w.bv.data(), 1, d, false);
+  keep(WeightId::Bo, w.bo.data(), 1, d, false);
+  t.hasBias = w.hasBias;
+  t.queryTokens = labelsOr(in.queryTokens, B, Tq);
+  t.keyTokens = labelsOr(in.keyTokens, B, Tk);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -492,7 +319,6 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
   if (auto s = validate(in, w, opt); !s) return s;
   const auto B = in.query.dim(0), Tq = in.query.dim(1), Tk = in.key.dim(1), d = in.query.dim(2);
   const int h = opt.heads;
-  const auto dk = d / h;
   const std::uint64_t generation = trace.generation;
   try {
     Trace t = std::move(trace);  // reuse the old buffers: no reallocation when shapes are unchanged
@@ -517,25 +343,10 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
                 {&in.value, &w.wv, &w.bv, &T(StageId::VProj)}},
                threads);
 
-    // Split d_model into h heads of d_k.
-    shapeStage(T(StageId::QHeads), {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
-    shapeStage(T(StageId::KHeads), {B, h, Tk, dk}, {"B", "h", "T_k", "d_k"});
-    shapeStage(T(StageId::VHeads), {B, h, Tk, dk}, {"B", "h", "T_k", "d_k"});
+    shapeHeadStages(t, B, Tq, Tk, d, h, all);
     splitHeads(T(StageId::QProj), h, T(StageId::QHeads));
     splitHeads(T(StageId::KProj), h, T(StageId::KHeads));
     splitHeads(T(StageId::VProj), h, T(StageId::VHeads));
-
-    for (StageId id : {StageId::Scores, StageId::ScaledScores, StageId::MaskedScores, StageId::Weights}) {
-      if (all || id == StageId::Weights) shapeStage(T(id), {B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"});
-    }
-    if (all) shapeStage(T(StageId::HeadOutputs), {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
-    shapeStage(T(StageId::Concat), {B, Tq, d}, {"B", "T_q", "d_model"});
-    if (!all) {  // not recorded: empty, so nothing can read a stale table as this forward's
-      for (StageId id : {StageId::Key, StageId::Value, StageId::Scores, StageId::ScaledScores, StageId::MaskedScores,
-                         StageId::HeadOutputs}) {
-        shapeStage(T(id), {0}, {});
-      }
-    }
 
     std::vector<std::uint8_t> rowAny;
     buildBlocked(opt, B, Tq, Tk, t.blocked, rowAny);
@@ -551,45 +362,7 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
     shapeStage(T(StageId::Output), {B, Tq, d}, {"B", "T_q", "d_model"});
     projectAll({{&T(StageId::Concat), &w.wo, &w.bo, &T(StageId::Output)}}, threads);
 
-    t.batch = static_cast<int>(B);
-    t.tq = static_cast<int>(Tq);
-    t.tk = static_cast<int>(Tk);
-    t.dModel = static_cast<int>(d);
-    t.heads = h;
-    t.dk = static_cast<int>(dk);
-    t.selfAttention = in.selfAttention;
-    t.causal = opt.causal;
-    t.keyPadding = opt.keyPaddingMask.has_value();
-    t.attnMask = opt.attnMask.has_value();
-    t.scale = opt.scale;
-    t.scaleFactor = factor;
-    auto labelsOr = [](const std::vector<std::vector<std::string>>& given, std::int64_t nb, std::int64_t nt) {
-      if (!given.empty()) return given;
-      std::vector<std::vector<std::string>> out(static_cast<std::size_t>(nb));
-      for (auto& row : out) {
-        for (std::int64_t i = 0; i < nt; ++i) row.push_back(std::string("t").append(std::to_string(i)));
-      }
-      return out;
-    };
-    // The learned parameters, as used: the window and `export` draw these very numbers.
-    t.weights.resize(kWeightCount);
-    auto keep = [&t](WeightId id, const float* data, std::int64_t rows, std::int64_t cols, bool matrix) {
-      Tensor& dst = t.weights[static_cast<std::size_t>(id)];
-      dst.reshape({rows, cols}, matrix ? std::vector<std::string>{"d_model_in", "d_model_out"}
-                                       : std::vector<std::string>{"1", "d_model_out"});
-      std::copy(data, data + rows * cols, dst.ptr());
-    };
-    keep(WeightId::Wq, w.wq.data(), d, d, true);
-    keep(WeightId::Wk, w.wk.data(), d, d, true);
-    keep(WeightId::Wv, w.wv.data(), d, d, true);
-    keep(WeightId::Wo, w.wo.data(), d, d, true);
-    keep(WeightId::Bq, w.bq.data(), 1, d, false);
-    keep(WeightId::Bk, w.bk.data(), 1, d, false);
-    keep(WeightId::Bv, w.bv.data(), 1, d, false);
-    keep(WeightId::Bo, w.bo.data(), 1, d, false);
-    t.hasBias = w.hasBias;
-    t.queryTokens = labelsOr(in.queryTokens, B, Tq);
-    t.keyTokens = labelsOr(in.keyTokens, B, Tk);
+    recordDescription(t, in, w, opt, factor);
     t.generation += 1;
     trace = std::move(t);
   } catch (const std::bad_alloc&) {
@@ -599,29 +372,6 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
                      formatBytes(estimateMemory(B, Tq, Tk, d, h).total()) + "); lower --memory-budget or the sizes");
   }
   return Ok{};
-}
-
-std::vector<NonFiniteStage> nonFiniteStages(const Trace& trace) {
-  std::vector<NonFiniteStage> out;
-  for (const Stage& st : trace.stages) {
-    NonFiniteStage n{st.id};
-    const bool masked = st.id == StageId::MaskedScores;
-    const auto& data = st.tensor.data;
-    const std::size_t perItem = static_cast<std::size_t>(trace.tq) * static_cast<std::size_t>(trace.tk);
-    for (std::size_t i = 0; i < data.size(); ++i) {
-      const float v = data[i];
-      if (std::isfinite(v)) continue;
-      if (masked && v == -std::numeric_limits<float>::infinity() && perItem > 0 && !trace.blocked.empty()) {
-        // (B, h, T_q, T_k): cell i is (b, head, q, k); blocked is (B, T_q, T_k).
-        const std::size_t b = i / (perItem * static_cast<std::size_t>(trace.heads));
-        if (trace.blocked[b * perItem + i % perItem]) continue;
-      }
-      if (std::isnan(v)) ++n.nan; else ++n.inf;
-      if (n.first < 0) n.first = static_cast<std::int64_t>(i);
-    }
-    if (n.nan + n.inf > 0) out.push_back(n);
-  }
-  return out;
 }
 
 }  // namespace mhascope

@@ -21,6 +21,7 @@
 
 #include "attention/tokenizer.hpp"  // sanitizeUtf8
 #include "export/figure.hpp"
+#include "export/surface.hpp"
 #include "io/file_io.hpp"
 
 namespace mhascope {
@@ -60,20 +61,6 @@ namespace {
 // [SECTION] rendering
 // =============================================================================================
 
-std::string xmlEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 Result<std::string> renderFigure(const std::vector<const Slice2D*>& slices, bool grid, ImageFormat format,
                                  const ExportOptions& options, FigureLayout* layoutOut) {
   try {
@@ -86,47 +73,13 @@ Result<std::string> renderFigure(const std::vector<const Slice2D*>& slices, bool
     const double w = fig->layout.width, h = fig->layout.height;
 
     Sink sink;
-    SurfacePtr surface;
-    switch (format) {
-      case ImageFormat::Png:
-        surface.reset(cairo_image_surface_create(CAIRO_FORMAT_RGB24, fig->layout.width, fig->layout.height));
-        break;
-      case ImageFormat::Svg:
-        surface.reset(cairo_svg_surface_create_for_stream(writeToSink, &sink, w, h));
-        cairo_svg_surface_set_document_unit(surface.get(), CAIRO_SVG_UNIT_PX);
-        break;
-      case ImageFormat::Pdf:
-        surface.reset(cairo_pdf_surface_create_for_stream(writeToSink, &sink, w, h));
-        cairo_pdf_surface_set_metadata(surface.get(), CAIRO_PDF_METADATA_TITLE, fig->documentTitle.c_str());
-        cairo_pdf_surface_set_metadata(surface.get(), CAIRO_PDF_METADATA_CREATOR, "mhascope");
-        break;
-    }
-    const std::string size = std::to_string(fig->layout.width) + " x " + std::to_string(fig->layout.height);
-    if (auto st = cairoOk(cairo_surface_status(surface.get()), ("cannot create a " + size + " picture").c_str()); !st) {
-      return st.error();
-    }
+    auto surface = openSurface(format, fig->layout.width, fig->layout.height, sink, fig->documentTitle);
+    if (!surface) return surface.error();
     {
-      ContextPtr cr(cairo_create(surface.get()));
+      ContextPtr cr(cairo_create(surface->get()));
       if (auto st = drawFigure(cr.get(), fonts, *fig); !st) return st.error();
     }
-    if (format == ImageFormat::Png) {
-      cairo_surface_flush(surface.get());
-      if (auto st = cairoOk(cairo_surface_write_to_png_stream(surface.get(), writeToSink, &sink), "PNG encoding failed"); !st) {
-        return st.error();
-      }
-    } else {
-      cairo_surface_finish(surface.get());  // flushes the document into the sink
-      if (auto st = cairoOk(cairo_surface_status(surface.get()), "writing the picture failed"); !st) return st.error();
-    }
-    if (format == ImageFormat::Svg) {
-      // An SVG <title> names the picture for screen readers and file browsers (cairo writes
-      // all text as glyph outlines, so the title would otherwise appear nowhere as text).
-      const auto svg = sink.bytes.find("<svg");
-      const auto close = svg == std::string::npos ? svg : sink.bytes.find('>', svg);
-      if (close != std::string::npos) {
-        sink.bytes.insert(close + 1, "\n<title>" + xmlEscape(fig->documentTitle) + "</title>");
-      }
-    }
+    if (auto st = closeSurface(surface->get(), format, sink, fig->documentTitle); !st) return st.error();
     if (layoutOut) *layoutOut = fig->layout;
     return std::move(sink.bytes);
   } catch (const std::bad_alloc&) {
@@ -172,18 +125,6 @@ Result<std::string> renderHeadGrid(const std::vector<Slice2D>& heads, ImageForma
   return renderFigure(ptrs, true, format, options, layoutOut);
 }
 
-namespace {
-
-template <class Render>
-Status renderAndWrite(const std::string& path, Render render) {
-  auto format = formatFromPath(path);
-  if (!format) return format.error();
-  auto bytes = render(*format);
-  if (!bytes) return makeError("cannot export '" + sanitizeUtf8(path) + "': " + bytes.error().message);
-  return writeFileAtomic(path, *bytes);
-}
-
-}  // namespace
 
 Status exportHeatmap(const std::string& path, const Slice2D& slice, const ExportOptions& options) {
   return renderAndWrite(path, [&](ImageFormat f) { return renderHeatmap(slice, f, options); });

@@ -21,27 +21,16 @@
 #include "attention/tokenizer.hpp"  // sanitizeUtf8
 #include "color/colormap.hpp"
 #include "export/axis_ticks.hpp"
+#include "export/surface.hpp"
 #include "io/file_io.hpp"
 
 namespace mhascope {
+using namespace export_detail;  // NOLINT(google-build-using-namespace): the exporter's own parts
 namespace {
 
 // =============================================================================================
 // [SECTION] plumbing
 // =============================================================================================
-
-struct Sink {
-  std::string bytes;
-};
-
-cairo_status_t writeToSink(void* closure, const unsigned char* data, unsigned int length) {
-  try {  // no exception may cross cairo's C frames
-    static_cast<Sink*>(closure)->bytes.append(reinterpret_cast<const char*>(data), length);
-    return CAIRO_STATUS_SUCCESS;
-  } catch (...) {
-    return CAIRO_STATUS_WRITE_ERROR;
-  }
-}
 
 constexpr int kMaxSide = 16000;  // beyond this no viewer opens the PNG comfortably
 
@@ -54,41 +43,17 @@ Result<std::string> renderWith(int width, int height, ImageFormat format, const 
   }
   try {
     Sink sink;
-    std::unique_ptr<cairo_surface_t, decltype(&cairo_surface_destroy)> surface(nullptr, cairo_surface_destroy);
-    switch (format) {
-      case ImageFormat::Png: surface.reset(cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height)); break;
-      case ImageFormat::Svg:
-        surface.reset(cairo_svg_surface_create_for_stream(writeToSink, &sink, width, height));
-        cairo_svg_surface_set_document_unit(surface.get(), CAIRO_SVG_UNIT_PX);
-        break;
-      case ImageFormat::Pdf:
-        surface.reset(cairo_pdf_surface_create_for_stream(writeToSink, &sink, width, height));
-        cairo_pdf_surface_set_metadata(surface.get(), CAIRO_PDF_METADATA_TITLE, docTitle.c_str());
-        cairo_pdf_surface_set_metadata(surface.get(), CAIRO_PDF_METADATA_CREATOR, "mhascope");
-        break;
-    }
-    if (cairo_surface_status(surface.get()) != CAIRO_STATUS_SUCCESS) {
-      return makeError(std::string("cannot create the picture: ") + cairo_status_to_string(cairo_surface_status(surface.get())));
-    }
+    auto surface = openSurface(format, width, height, sink, docTitle);
+    if (!surface) return surface.error();
     {
-      std::unique_ptr<cairo_t, decltype(&cairo_destroy)> cr(cairo_create(surface.get()), cairo_destroy);
+      ContextPtr cr(cairo_create(surface->get()));
       cairo_set_source_rgb(cr.get(), 1, 1, 1);
       cairo_paint(cr.get());
       cairo_select_font_face(cr.get(), "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
       draw(cr.get());
-      if (cairo_status(cr.get()) != CAIRO_STATUS_SUCCESS) {
-        return makeError(std::string("drawing failed: ") + cairo_status_to_string(cairo_status(cr.get())));
-      }
+      if (auto st = cairoOk(cairo_status(cr.get()), "drawing failed"); !st) return st.error();
     }
-    if (format == ImageFormat::Png) {
-      cairo_surface_flush(surface.get());
-      if (cairo_surface_write_to_png_stream(surface.get(), writeToSink, &sink) != CAIRO_STATUS_SUCCESS) {
-        return makeError("PNG encoding failed");
-      }
-    } else {
-      cairo_surface_finish(surface.get());
-      if (cairo_surface_status(surface.get()) != CAIRO_STATUS_SUCCESS) return makeError("writing the picture failed");
-    }
+    if (auto st = closeSurface(surface->get(), format, sink, docTitle); !st) return st.error();
     return std::move(sink.bytes);
   } catch (const std::bad_alloc&) {
     return makeError("out of memory while rendering the picture");
@@ -377,16 +342,6 @@ Result<std::string> renderCurves(const CurvesFigure& fig, ImageFormat format) {
   return renderWith(width, height, format, fig.title, [&](cairo_t* cr) { drawCurves(cr, fig, xr); });
 }
 
-namespace {
-template <class Render>
-Status renderAndWrite(const std::string& path, Render render) {
-  auto format = formatFromPath(path);
-  if (!format) return format.error();
-  auto bytes = render(*format);
-  if (!bytes) return makeError("cannot export '" + sanitizeUtf8(path) + "': " + bytes.error().message);
-  return writeFileAtomic(path, *bytes);
-}
-}  // namespace
 
 Status exportContactSheet(const std::string& path, const ContactSheet& sheet) {
   return renderAndWrite(path, [&](ImageFormat f) { return renderContactSheet(sheet, f); });

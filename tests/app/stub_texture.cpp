@@ -14,21 +14,6 @@ std::atomic<unsigned> gNextId{1};
 
 }  // namespace
 
-Texture::~Texture() { release(); }
-
-Texture::Texture(Texture&& other) noexcept
-    : id_(std::exchange(other.id_, 0u)), width_(std::exchange(other.width_, 0)), height_(std::exchange(other.height_, 0)) {}
-
-Texture& Texture::operator=(Texture&& other) noexcept {
-  if (this != &other) {
-    release();
-    id_ = std::exchange(other.id_, 0u);
-    width_ = std::exchange(other.width_, 0);
-    height_ = std::exchange(other.height_, 0);
-  }
-  return *this;
-}
-
 void Texture::release() {
   if (id_ != 0) {
     id_ = 0;

@@ -5,23 +5,13 @@
 
 #include "train/ablation.hpp"
 #include "train/trainer.hpp"
+#include "small_settings.hpp"
 
 using namespace mhascope;
 using namespace mhascope::train;
 
 namespace {
-TrainSettings small() {
-  TrainSettings s;
-  s.task = {TaskKind::Induction, 16, 12, 3, 5, ""};
-  s.model.dModel = 16;
-  s.model.heads = 2;
-  s.model.layers = 2;
-  s.batch = 8;
-  s.probeBatch = 4;
-  s.adam.lr = 1e-2f;
-  s.seed = 3;
-  return s;
-}
+TrainSettings small() { return fixtures::smallInduction(); }
 }  // namespace
 
 TEST(TrainAblation, ZeroedColumnsEqualAZeroedHeadOutputBeforeWo) {

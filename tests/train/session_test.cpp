@@ -6,24 +6,13 @@
 #include <thread>
 
 #include "train/session.hpp"
+#include "small_settings.hpp"
 
 using namespace mhascope;
 using namespace mhascope::train;
 
 namespace {
-TrainSettings small(std::int64_t steps) {
-  TrainSettings s;
-  s.task = {TaskKind::Induction, 16, 12, 3, 5, ""};
-  s.model.dModel = 16;
-  s.model.heads = 2;
-  s.model.layers = 2;
-  s.batch = 8;
-  s.probeBatch = 4;
-  s.steps = steps;
-  s.adam.lr = 1e-2f;
-  s.seed = 3;
-  return s;
-}
+TrainSettings small(std::int64_t steps) { return fixtures::smallInduction(steps); }
 
 // Waits (bounded) until pred(view) holds; returns the view that satisfied it (or the last one).
 template <class Pred>
