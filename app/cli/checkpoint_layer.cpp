@@ -36,9 +36,9 @@ Result<ResolvedModel> resolveCheckpointLayer(const ModelOptions& o) {
   if (o.scale) clash.push_back("--scale");
   if (o.padLast) clash.push_back("--pad-last");
   if (o.noPositions) clash.push_back("--no-positions");
-  for (const auto& [flag, file] : {std::pair{"--query", o.queryFile}, {"--key", o.keyFile}, {"--value", o.valueFile},
-                                   {"--weights", o.weightsFile}, {"--key-padding-mask", o.keyPaddingMaskFile},
-                                   {"--attn-mask", o.attnMaskFile}}) {
+  for (const auto& [flag, file] : {std::pair{"--query", o.files.query}, {"--key", o.files.key}, {"--value", o.files.value},
+                                   {"--weights", o.files.weights}, {"--key-padding-mask", o.files.keyPaddingMask},
+                                   {"--attn-mask", o.files.attnMask}}) {
     if (!file.empty()) clash.push_back(flag);
   }
   if (!clash.empty()) {
@@ -46,9 +46,9 @@ Result<ResolvedModel> resolveCheckpointLayer(const ModelOptions& o) {
     for (const auto& c : clash) list += (list.empty() ? "" : ", ") + c;
     return makeError("--checkpoint takes the sizes, weights, mask and input from the trained model; drop " + list);
   }
-  auto ckpt = train::loadCheckpoint(o.checkpointFile);
+  auto ckpt = train::loadCheckpoint(o.files.checkpoint);
   if (!ckpt) return ckpt.error();
-  const int layer = o.layer.value_or(0);
+  const int layer = o.files.layer.value_or(0);
   auto probe = train::checkpointProbe(*ckpt, o.batch.value_or(1), o.text.value_or(""));
   if (!probe) return probe.error();
   if (ckpt->task.kind != train::TaskKind::Text && o.text) {

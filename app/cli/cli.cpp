@@ -131,7 +131,7 @@ int cmdInfo(const ModelOptions& mo) {
               formatBytes(scoreBytes).c_str());
   {
     MemoryUse use;
-    use.weightsFile = !mo.weightsFile.empty() || !mo.saveWeightsFile.empty();
+    use.weightsFile = !mo.files.weights.empty() || !mo.saveWeightsFile.empty();
     const MemoryEstimate e = estimateMemory(t->batch, t->tq, t->tk, d, h, use);
     std::printf("  whole recorded trace         %s (16 stages, mask flags, token labels)\n", formatBytes(e.trace).c_str());
     std::printf("  all buffers (the estimate)   %s = %s (budget %s)\n", formatBytes(e.total()).c_str(),

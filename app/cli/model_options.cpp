@@ -99,22 +99,22 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("--mask", o.mask, "none | causal")->check(CLI::IsMember({"none", "causal"}));
   cmd.add_option("--pad-last", o.padLast, "key padding: ignore the last N keys of every batch item")
       ->transform(anyInt);
-  cmd.add_option("--key-padding-mask", o.keyPaddingMaskFile, ".npy (B, T_k); nonzero = ignore that key");
-  cmd.add_option("--attn-mask", o.attnMaskFile, ".npy (T_q, T_k); nonzero = blocked");
+  cmd.add_option("--key-padding-mask", o.files.keyPaddingMask, ".npy (B, T_k); nonzero = ignore that key");
+  cmd.add_option("--attn-mask", o.files.attnMask, ".npy (T_q, T_k); nonzero = blocked");
   cmd.add_option("--scale", o.scale, "sqrt-dk | sqrt-dmodel | none")
       ->check(CLI::IsMember({"sqrt-dk", "sqrt-dmodel", "none"}));
   cmd.add_flag("--no-positions", o.noPositions, "do not add sinusoidal position codes");
-  cmd.add_option("--query", o.queryFile, "raw query input .npy (B, T_q, d_model) float32/float64");
-  cmd.add_option("--key", o.keyFile, "raw key input .npy (B, T_k, d_model)");
-  cmd.add_option("--value", o.valueFile, "raw value input .npy (B, T_k, d_model)");
-  cmd.add_option("--weights", o.weightsFile, "load weights .safetensors (PyTorch MHA state_dict names)");
+  cmd.add_option("--query", o.files.query, "raw query input .npy (B, T_q, d_model) float32/float64");
+  cmd.add_option("--key", o.files.key, "raw key input .npy (B, T_k, d_model)");
+  cmd.add_option("--value", o.files.value, "raw value input .npy (B, T_k, d_model)");
+  cmd.add_option("--weights", o.files.weights, "load weights .safetensors (PyTorch MHA state_dict names)");
   cmd.add_option("--save-weights", o.saveWeightsFile, "save the weights used as .safetensors");
   cmd.add_option("--memory-budget", o.memoryBudgetMib,
                  "memory budget for everything the command holds (inputs, weights, trace, file buffers), MiB "
                  "(default: half of the available memory, 512 MiB … 32 GiB)")
       ->transform(decimalInteger(1, 1ull << 30));
-  cmd.add_option("--checkpoint", o.checkpointFile, "a `mhascope train` checkpoint: show one trained layer");
-  cmd.add_option("--layer", o.layer, "with --checkpoint: the layer, 0 .. L-1 (default 0)")
+  cmd.add_option("--checkpoint", o.files.checkpoint, "a `mhascope train` checkpoint: show one trained layer");
+  cmd.add_option("--layer", o.files.layer, "with --checkpoint: the layer, 0 .. L-1 (default 0)")
       ->transform(decimalInteger(0, INT_MAX));
 }
 
@@ -195,18 +195,8 @@ Status checkOutputsAgainstInputs(const ModelOptions& o, const OutputPlan& plan) 
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> inputFiles(const ModelOptions& o) {
-  std::vector<std::pair<std::string, std::string>> v;
-  auto add = [&](const char* flag, const std::string& path) {
-    if (!path.empty()) v.push_back({flag, path});
-  };
-  add("--query", o.queryFile);
-  add("--key", o.keyFile);
-  add("--value", o.valueFile);
-  add("--weights", o.weightsFile);
-  add("--attn-mask", o.attnMaskFile);
-  add("--key-padding-mask", o.keyPaddingMaskFile);
-  add("--checkpoint", o.checkpointFile);
-  if (o.preset.find('/') != std::string::npos || hasExtension(o.preset, ".json")) add("--preset", o.preset);
+  auto v = o.files.named();
+  if (o.preset.find('/') != std::string::npos || hasExtension(o.preset, ".json")) v.push_back({"--preset", o.preset});
   return v;
 }
 
@@ -214,14 +204,14 @@ namespace {
 
 // Step 1: options that contradict each other or would be ignored, before anything is read.
 Status checkOptionConflicts(const ModelOptions& o) {
-  if (o.layer) return makeError("--layer needs --checkpoint m.safetensors (a model trained by `mhascope train`)");
+  if (o.files.layer) return makeError("--layer needs --checkpoint m.safetensors (a model trained by `mhascope train`)");
   if (o.text) {
     if (auto p = batchTextProblem(*o.text, "--text"); !p.empty()) return makeError(p);
   }
   if (o.kvText) {
     if (auto p = batchTextProblem(*o.kvText, "--kv-text"); !p.empty()) return makeError(p);
   }
-  if (!o.queryFile.empty()) {
+  if (!o.files.query.empty()) {
     // Options that only shape text input would be ignored: say so instead.
     const struct {
       bool given;
@@ -236,13 +226,13 @@ Status checkOptionConflicts(const ModelOptions& o) {
                          (std::string(t.flag) == "--pad-last" ? "; give --key-padding-mask FILE.npy instead" : ""));
       }
     }
-    if (o.seed && !o.weightsFile.empty()) {
+    if (o.seed && !o.files.weights.empty()) {
       return makeError("--seed is not used with --query and --weights: neither embeddings nor weights come from it");
     }
-  } else if (!o.keyFile.empty() || !o.valueFile.empty()) {
+  } else if (!o.files.key.empty() || !o.files.value.empty()) {
     return makeError("--key/--value need --query as well (raw inputs replace the text)");
   }
-  if (!o.weightsFile.empty() && (o.bias || o.noBias)) {
+  if (!o.files.weights.empty() && (o.bias || o.noBias)) {
     return makeError(std::string(o.bias ? "--bias" : "--no-bias") + " cannot be used with --weights: the file "
                      "decides (in_proj_bias and out_proj.bias present or not)");
   }
@@ -273,11 +263,11 @@ Result<ModelConfig> configFromOptions(const ModelOptions& o) {
   if (o.scale) cfg.scale = *scaleFromName(*o.scale);
   // The machine's default (half of MemAvailable, util/memory_budget.hpp) unless given.
   cfg.memoryBudgetBytes = o.memoryBudgetMib ? *o.memoryBudgetMib << 20 : defaultMemoryBudget();
-  if (!o.queryFile.empty() && !cfg.scoreOverride.empty()) {
+  if (!o.files.query.empty() && !cfg.scoreOverride.empty()) {
     return makeError("preset '" + o.preset + "' sets scores by hand (score_override), which needs its text's "
                      "tokens; it cannot be used with --query");
   }
-  if (!o.queryFile.empty() && cfg.padLastKeys > 0) {
+  if (!o.files.query.empty() && cfg.padLastKeys > 0) {
     return makeError("preset '" + o.preset + "' pads the last " + std::to_string(cfg.padLastKeys) +
                      " keys (pad_last_keys), like --pad-last, which cannot be used with --query; give "
                      "--key-padding-mask FILE.npy instead");
@@ -288,26 +278,26 @@ Result<ModelConfig> configFromOptions(const ModelOptions& o) {
 // Step 3, raw inputs: .npy files replace the text; d_model and the shapes come from them, the
 // rest of the model from the one core builder (modelFromInputs), like a text model's.
 Result<Model> rawModel(const ModelOptions& o, ModelConfig& cfg, const MemoryUse& use) {
-  if (o.keyFile.empty() != o.valueFile.empty()) {
+  if (o.files.key.empty() != o.files.value.empty()) {
     return makeError("give both --key and --value, or neither (then key = value = query: self-attention)");
   }
   const std::uint64_t budget = cfg.memoryBudgetBytes;
-  auto q = loadInput(o.queryFile, "--query", budget);
+  auto q = loadInput(o.files.query, "--query", budget);
   if (!q) return q.error();
   const auto d = q->dim(2);
   if (o.dModel && *o.dModel != d) {
-    return makeError("--d-model " + std::to_string(*o.dModel) + " contradicts --query '" + o.queryFile +
+    return makeError("--d-model " + std::to_string(*o.dModel) + " contradicts --query '" + o.files.query +
                      "' whose last axis is d_model = " + std::to_string(d));
   }
-  if (d > INT_MAX) return makeError("--query '" + o.queryFile + "': d_model = " + std::to_string(d) + " is too large");
+  if (d > INT_MAX) return makeError("--query '" + o.files.query + "': d_model = " + std::to_string(d) + " is too large");
   cfg.dModel = static_cast<int>(d);
   AttentionInputs in;
   in.query = std::move(*q);
-  cfg.crossAttention = !o.keyFile.empty();
+  cfg.crossAttention = !o.files.key.empty();
   if (cfg.crossAttention) {
-    auto k = loadInput(o.keyFile, "--key", budget);
+    auto k = loadInput(o.files.key, "--key", budget);
     if (!k) return k.error();
-    auto v = loadInput(o.valueFile, "--value", budget);
+    auto v = loadInput(o.files.value, "--value", budget);
     if (!v) return v.error();
     in.key = std::move(*k);
     in.value = std::move(*v);
@@ -324,19 +314,19 @@ Result<Model> rawModel(const ModelOptions& o, ModelConfig& cfg, const MemoryUse&
   }
   in.queryTokens = indexTokens(B, Tq);
   in.keyTokens = indexTokens(in.key.dim(0), Tk);
-  cfg.text = "(from " + o.queryFile + ")";
+  cfg.text = "(from " + o.files.query + ")";
   return modelFromInputs(cfg, std::move(in));
 }
 
 // Step 4: --key-padding-mask and --attn-mask files on top of the model's own masks.
 Status applyMaskFiles(const ModelOptions& o, Model& m, std::uint64_t budget) {
   const auto B = m.inputs.query.dim(0), Tq = m.inputs.query.dim(1), Tk = m.inputs.key.dim(1);
-  if (!o.keyPaddingMaskFile.empty()) {
-    auto pm = loadNpy(o.keyPaddingMaskFile, NpyValues::FiniteOnly, budget);
+  if (!o.files.keyPaddingMask.empty()) {
+    auto pm = loadNpy(o.files.keyPaddingMask, NpyValues::FiniteOnly, budget);
     if (!pm) return pm.error();
     const Shape want{B, Tk};
     if (pm->shape != want) {
-      return makeError("--key-padding-mask '" + o.keyPaddingMaskFile + "' has shape " + shapeToString(pm->shape) +
+      return makeError("--key-padding-mask '" + o.files.keyPaddingMask + "' has shape " + shapeToString(pm->shape) +
                        " but must be (B, T_k) = " + shapeToString(want));
     }
     if (m.options.keyPaddingMask) {  // keep the padding the batch already needs
@@ -345,12 +335,12 @@ Status applyMaskFiles(const ModelOptions& o, Model& m, std::uint64_t budget) {
     }
     m.options.keyPaddingMask = std::move(*pm);
   }
-  if (!o.attnMaskFile.empty()) {
-    auto am = loadNpy(o.attnMaskFile, NpyValues::FiniteOnly, budget);
+  if (!o.files.attnMask.empty()) {
+    auto am = loadNpy(o.files.attnMask, NpyValues::FiniteOnly, budget);
     if (!am) return am.error();
     const Shape want{Tq, Tk};
     if (am->shape != want) {
-      return makeError("--attn-mask '" + o.attnMaskFile + "' has shape " + shapeToString(am->shape) +
+      return makeError("--attn-mask '" + o.files.attnMask + "' has shape " + shapeToString(am->shape) +
                        " but must be (T_q, T_k) = " + shapeToString(want));
     }
     m.options.attnMask = std::move(*am);
@@ -360,11 +350,11 @@ Status applyMaskFiles(const ModelOptions& o, Model& m, std::uint64_t budget) {
 
 // Step 5: --weights replaces the seeded weights; the file decides the bias.
 Status applyWeightsFile(const ModelOptions& o, Model& m, ModelConfig& cfg, std::uint64_t budget) {
-  if (o.weightsFile.empty()) return Ok{};
-  auto sd = loadSafetensors(o.weightsFile, budget);  // its header is checked against its size first
+  if (o.files.weights.empty()) return Ok{};
+  auto sd = loadSafetensors(o.files.weights, budget);  // its header is checked against its size first
   if (!sd) return sd.error();
   auto w = weightsFromStateDict(*sd, cfg.dModel);
-  if (!w) return makeError("--weights '" + o.weightsFile + "': " + w.error().message);
+  if (!w) return makeError("--weights '" + o.files.weights + "': " + w.error().message);
   m.weights = std::move(*w);
   cfg.bias = m.weights.hasBias;
   return Ok{};
@@ -378,17 +368,17 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan
                      "': the file is written as safetensors, so its name must end in .safetensors");
   }
   if (auto s = checkOutputsAgainstInputs(o, plan); !s) return s.error();
-  if (!o.checkpointFile.empty()) return resolveCheckpointLayer(o);
+  if (!o.files.checkpoint.empty()) return resolveCheckpointLayer(o);
   if (auto s = checkOptionConflicts(o); !s) return s.error();
   auto cfg = configFromOptions(o);
   if (!cfg) return cfg.error();
   // The one estimate: everything this command holds at once.
   MemoryUse use;
-  use.weightsFile = !o.weightsFile.empty() || !o.saveWeightsFile.empty();
+  use.weightsFile = !o.files.weights.empty() || !o.saveWeightsFile.empty();
   use.stageFile = plan.stageFile;
   if (plan.picture) use.exportSlices = plan.allHeads ? std::max(cfg->heads, 1) : 1;
 
-  const bool raw = !o.queryFile.empty();
+  const bool raw = !o.files.query.empty();
   auto m = raw ? rawModel(o, *cfg, use) : buildModel(*cfg, use);
   if (!m) return m.error();
   ResolvedModel r;
@@ -396,7 +386,7 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan
   if (auto s = applyMaskFiles(o, r.model, cfg->memoryBudgetBytes); !s) return s.error();
   if (auto s = applyWeightsFile(o, r.model, *cfg, cfg->memoryBudgetBytes); !s) return s.error();
   r.config = std::move(*cfg);
-  r.seedUsed = !(raw && !o.weightsFile.empty());
+  r.seedUsed = !(raw && !o.files.weights.empty());
   return r;
 }
 
@@ -411,15 +401,15 @@ Status saveWeightsIfAsked(const ModelOptions& o, const ResolvedModel& r) {
 
 std::string usedConfigJson(const ModelOptions& o, const ResolvedModel& r) {
   nlohmann::json j = nlohmann::json::parse(presetToJson(r.config));
-  const bool raw = !o.queryFile.empty();
+  const bool raw = !o.files.query.empty();
   if (raw) {
     // The preset's description speaks of its text, which raw inputs replace.
     for (const char* k : {"text", "kv_text", "tokens", "batch", "positions", "pad_last_keys", "description"}) j.erase(k);
   } else if (!r.config.crossAttention) {
     j.erase("kv_text");
   }
-  if (raw && !o.weightsFile.empty()) j.erase("seed");
-  if (!raw && !o.weightsFile.empty()) j["seed_used_for"] = "embeddings only (the weights come from --weights)";
+  if (raw && !o.files.weights.empty()) j.erase("seed");
+  if (!raw && !o.files.weights.empty()) j["seed_used_for"] = "embeddings only (the weights come from --weights)";
   nlohmann::json files = nlohmann::json::object();
   for (const auto& [flag, path] : inputFiles(o)) files[flag.substr(2)] = sanitizeUtf8(path);
   if (!files.empty()) j["input_files"] = files;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attention/model.hpp"
+#include "io/input_files.hpp"
 
 namespace mhascope::cli {
 
@@ -21,11 +22,8 @@ struct ModelOptions {
   std::optional<std::string> mask, scale;
   std::optional<std::uint64_t> memoryBudgetMib;
   bool noPositions = false;
-  std::string queryFile, keyFile, valueFile;
-  std::string keyPaddingMaskFile, attnMaskFile;
-  std::string weightsFile, saveWeightsFile;
-  std::string checkpointFile;  // --checkpoint: a trained layer (app/cli/checkpoint_layer.cpp)
-  std::optional<int> layer;
+  InputFiles files;             // --query … --checkpoint/--layer (app/cli/checkpoint_layer.cpp)
+  std::string saveWeightsFile;
 };
 
 void addModelOptions(CLI::App& cmd, ModelOptions& o);
