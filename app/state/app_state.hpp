@@ -19,12 +19,14 @@
 #include "util/result.hpp"
 #include "attention/model.hpp"
 #include "attention/trace.hpp"
+#include "io/input_files.hpp"
 #include "state/lesson_view.hpp"
 
 namespace mhascope::app {
 
 struct AppState {
   ModelConfig config;               // what the controls show and edit
+  InputFiles files;                 // files the model is read from besides config (none: text + seed)
   bool configDirty = true;          // edited since the last compute request
   std::string presetName = "default";
   std::string configError;          // why `config` cannot run (validateConfig); empty when fine
