@@ -11,8 +11,10 @@ echo "== Release build: all tests"
 ctest --test-dir build --output-on-failure -j2
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer: core tests"
+# -O1 with line tables only: half the compile time of -O2 -g (the sanitizer build took 8 of CI's
+# 19 minutes), and reports still name file and line.
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMHASCOPE_SANITIZE=ON \
-      -DMHASCOPE_BUILD_APP=OFF >/dev/null
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DMHASCOPE_BUILD_APP=OFF >/dev/null
 cmake --build build-asan
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j2
