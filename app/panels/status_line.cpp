@@ -40,8 +40,10 @@ void drawStatusLine(UiContext& ctx) {
   const ParamCount p = countParams(t.dModel);
   item("", "parameters " + withThousands(st.traceConfig.bias ? p.withBias : p.withoutBias) +
                (st.traceConfig.bias ? " (4·d_model² + 4·d_model)" : " (4·d_model²)"));
-  char ms[64];
-  std::snprintf(ms, sizeof ms, "last compute %.2f ms (%s)", st.lastComputeMs, st.lastComputeOnWorker ? "worker thread" : "UI thread");
+  char ms[96];
+  std::snprintf(ms, sizeof ms, "last compute %.2f ms (%s, %d thread%s)", st.lastComputeMs,
+                st.lastComputeOnWorker ? "worker thread" : "UI thread", st.lastComputeThreads,
+                st.lastComputeThreads == 1 ? "" : "s");
   ImGui::SameLine(0, ImGui::GetFontSize());
   ImGui::TextDisabled("%s", ms);
   if (st.computing) {

@@ -114,6 +114,7 @@ void Window::resize(int width, int height) { glfwSetWindowSize(window_, width, h
 void Window::swapBuffers() { glfwSwapBuffers(window_); }
 void Window::waitEvents(double timeoutSeconds) { glfwWaitEventsTimeout(timeoutSeconds); }
 void Window::pollEvents() { glfwPollEvents(); }
+void Window::postEmptyEvent() { glfwPostEmptyEvent(); }
 double Window::now() { return glfwGetTime(); }
 
 std::string configDir() {

@@ -50,6 +50,8 @@ class Window {
   // noticed); animating apps only poll.
   void waitEvents(double timeoutSeconds);
   void pollEvents();
+  // Wakes a waitEvents() at once; callable from any thread (a worker's result is ready).
+  static void postEmptyEvent();
   static double now();  // seconds, monotonic
   // Keys pressed during the last poll/wait, in order (GLFW key codes = ImGui 1.86 key indices).
   // Dear ImGui 1.86 only sees io.KeysDown at NewFrame, so a press and its release that arrive in

@@ -74,6 +74,8 @@ class App {
   FrameBench bench_;
   TrainLab trainLab_;             // the Train mode (app/train_lab/)
   double lastFrameTime_ = 0.0;
+  double frameStart_ = 0.0;        // after the wait: a frame's drawing time starts here
+  FrameWork frameWork_;            // smoothed drawing time (the computing tick)
   double sessionCheckedAt_ = -1.0;  // the session is compared with the saved one once a second
   int framesDrawn_ = 0;
 };

@@ -80,6 +80,7 @@ void ComputeScheduler::applyOutcome(AppState& state, ComputeOutcome& outcome, Tr
   state.model = std::move(outcome.model);
   state.quiz = std::move(outcome.quiz);
   state.lastComputeMs = outcome.milliseconds;
+  state.lastComputeThreads = outcome.threads;
 }
 
 void ComputeScheduler::updateTrace(AppState& state, bool forceSync) {

@@ -22,6 +22,8 @@ class ComputeScheduler {
   // The window's memory budget (bytes): --memory-budget, else defaultMemoryBudget(); it replaces
   // whatever a preset says.
   void setMemoryBudget(std::uint64_t bytes) { memoryBudget_ = bytes; }
+  // Called on the worker's thread when a computed trace is ready (ComputeWorker::setResultReady).
+  void setResultReady(std::function<void()> wake) { worker_.setResultReady(std::move(wake)); }
 
  private:
   struct RecomputeOutcome {

@@ -1,5 +1,6 @@
 #include "shell/compute_worker.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <new>
 #include <utility>
@@ -7,6 +8,10 @@
 #include "attention/engine.hpp"
 
 namespace mhascope::app {
+
+int computeThreads() {
+  return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 64);  // 0: unknown
+}
 
 ComputeOutcome computeTrace(const ModelConfig& config, std::uint64_t requestId, Trace& trace,
                             JobStatus* status) {
@@ -26,6 +31,7 @@ ComputeOutcome computeTrace(const ModelConfig& config, std::uint64_t requestId, 
       status->flops.store(countFlops(q.shape[0], q.shape[1], k.shape[1], q.shape[2], model->options.heads).total());
     }
     setPhase(ComputePhase::Forward);
+    if (model) model->options.threads = out.threads = computeThreads();
     if (!model) {
       out.error = model.error().message;
     } else if (auto st = forward(model->inputs, model->weights, model->options, trace); !st) {
@@ -63,6 +69,11 @@ ComputeWorker::~ComputeWorker() {
   }
   wake_.notify_all();
   thread_.join();
+}
+
+void ComputeWorker::setResultReady(std::function<void()> wake) {
+  std::lock_guard lock(mutex_);
+  resultReady_ = std::move(wake);
 }
 
 void ComputeWorker::submit(const ModelConfig& config, std::uint64_t requestId) {
@@ -145,6 +156,7 @@ void ComputeWorker::run() {
       lastFlopsPerSecond_ = f.total() / std::max(out.milliseconds * 1e-3, 1e-6);
     }
     outcome_ = std::move(out);
+    if (resultReady_) resultReady_();
   }
 }
 

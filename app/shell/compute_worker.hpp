@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,6 +35,7 @@ struct ComputeOutcome {
   bool ok = false;
   std::string error;  // engine/validation message or a caught exception
   double milliseconds = 0.0;
+  int threads = 1;     // the forward's threads (computeThreads()): results equal one thread's
   ModelConfig config;  // what was computed
   std::shared_ptr<const Model> model;  // its inputs and weights: the lessons recompute from them
   std::vector<QuizQuestion> quiz;      // the quiz lesson's questions about this trace
@@ -53,6 +55,10 @@ struct JobStatus {
   std::atomic<double> flops{0.0}; // of the forward under way, once the sizes are known
 };
 
+// Threads a window's forward uses: the machine's cores (1 … 64). The engine's results are
+// bit-identical to one thread's, so the window shows the CLI's numbers, only sooner.
+int computeThreads();
+
 // buildModel + forward into `trace` (reusing its buffers) + the quiz of the result, timing
 // the forward; never throws. `status`
 // (may be null) follows the work.
@@ -69,6 +75,9 @@ class ComputeWorker {
   ComputeWorker(const ComputeWorker&) = delete;
   ComputeWorker& operator=(const ComputeWorker&) = delete;
 
+  // Called on the worker thread when a result waits for take(): wakes the UI's loop, which
+  // sleeps between the progress line's frames, so the picture follows the forward at once.
+  void setResultReady(std::function<void()> wake);
   void submit(const ModelConfig& config, std::uint64_t requestId);
   // When a job has finished, swaps its trace into `trace` (what `trace` held goes to the worker
   // as the next job's buffers) and returns the outcome. On failure `trace` is left untouched.
@@ -90,6 +99,7 @@ class ComputeWorker {
   Trace working_;                           // the job's buffers; the result until take()
   std::optional<ComputeOutcome> outcome_;   // set: a result waits for take()
   std::vector<Trace> toFree_;               // replaced large traces, freed on this thread
+  std::function<void()> resultReady_;
   JobStatus status_;
   std::chrono::steady_clock::time_point startedAt_;
   double lastFlopsPerSecond_ = 0.0;

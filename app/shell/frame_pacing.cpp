@@ -23,6 +23,8 @@ FramePacer::Wake FramePacer::schedule(bool animating) {
   return animating ? Wake::Tick : Wake::Event;
 }
 
+double yieldingTickSeconds(double workSeconds) { return std::clamp(4.0 * workSeconds, 1.0 / 30.0, 0.5); }
+
 bool FramePacer::pictureChanged() {
   // A 64-bit hash of everything ImGui will draw: vertices, indices, textures, clip rects.
   std::uint64_t h = 0x9E3779B97F4A7C15ull;

@@ -27,6 +27,18 @@ class FramePacer {
   std::uint64_t lastPictureHash_ = 0;
 };
 
+// While another thread does the work (training, a long compute), the window draws one frame per
+// tick, the tick long enough that drawing takes at most a fifth of the time (1/30 … 0.5 s):
+// a software renderer drawing 60 frames a second would take one of the machine's cores from that
+// thread. `workSeconds`: a frame's smoothed drawing time (FrameWork). Input still wakes the loop.
+double yieldingTickSeconds(double workSeconds);
+
+// A frame's drawing time (from after the wait to after the swap), smoothed over frames.
+struct FrameWork {
+  double seconds = 0.0;
+  void add(double work) { seconds = seconds <= 0 ? work : 0.8 * seconds + 0.2 * work; }
+};
+
 // Keys pressed and released within one poll, held down for one frame so ImGui 1.86 sees them.
 class KeyTaps {
  public:

@@ -18,6 +18,7 @@ struct LoopControl {
   bool eventDriven = false;
   std::map<std::string, std::string> shownLabels;
   int glErrors = 0;
+  double lastFrameWorkSeconds = 0.0;  // the last frame from after its wait to after its swap
   bool wide = true;             // three columns (else the side panels are main tabs)
 
   void quit(int code) {

@@ -43,6 +43,7 @@ struct AppState {
   bool lessonComputing = false;     // a recomputing lesson is queued or running on its thread
   ComputeProgress progress;         // the worker's phase and time, for the progress line
   double lastComputeMs = 0.0;
+  int lastComputeThreads = 1;       // threads the last forward used (computeThreads())
   bool lastComputeOnWorker = false;
   std::string actionError;          // an exception caught at a user action, shown until dismissed
 

@@ -190,6 +190,8 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
     if (c.verb == "wait_until_idle" && need(1)) {
       phase_ = Phase::UntilIdle;
       pendingFrames_ = std::max(1, toInt(c.args[0]));
+      untilIdleStart_ = std::chrono::steady_clock::now();
+      untilIdleWork_ = 0.0;
       untilIdleCommand_ = c;
       return false;
     }
@@ -343,8 +345,12 @@ bool InputScript::frame(ScriptHost& host, ImGuiIO& io) {
         break;
       case Phase::Churn: host.churnStep(step_); break;
       case Phase::UntilIdle:
+        untilIdleWork_ += host.lastFrameWorkSeconds();
         if (!host.computing()) {
-          std::printf("idle after %d frames\n", step_);
+          const double secs = std::chrono::duration<double>(now - untilIdleStart_).count();
+          // How much of the wait the window spent drawing, i.e. took from the worker.
+          std::printf("idle after %d frames in %.2f s, drawing %.0f %% of the time\n", step_, secs,
+                      secs > 0 ? 100.0 * untilIdleWork_ / secs : 0.0);
           pendingFrames_ = 1;  // this frame is the last one
         } else if (pendingFrames_ == 1) {
           fail(host, untilIdleCommand_, "still computing after " + std::to_string(step_ + 1) + " frames");

@@ -17,7 +17,8 @@
 //   async                       big configs go to the worker thread, as for a user (scripts
 //                               otherwise compute everything at once, for exact expectations)
 //   preset NAME                 load a preset (name or .json path), as the preset picker does
-//   wait_until_idle MAX         render frames until no compute is running (fail after MAX)
+//   wait_until_idle MAX         render frames until no compute is running (fail after MAX); prints
+//                               the frames, seconds and the share of them spent drawing
 //   expect_computing            fail unless a compute is running while the UI keeps drawing
 //   expect_tokens N             fail unless the shown trace has T_q = N
 //   stats                       print texture count and RSS; the baseline for expect_rss_growth
@@ -88,6 +89,8 @@ class ScriptHost {
   // The export popup's last message and whether it is an error (empty: nothing exported yet).
   virtual std::string exportMessage(bool& isError) = 0;
   virtual void resize(int w, int h) = 0;
+  // The last finished frame's drawing time (after the wait, up to the swap), seconds.
+  virtual double lastFrameWorkSeconds() = 0;
   virtual void zeroFramebuffer(int frames) = 0;
   virtual void churnStep(int i) = 0;
   virtual void setAsync(bool on) = 0;
@@ -190,6 +193,9 @@ class InputScript {
   std::chrono::steady_clock::time_point stopwatch_{}, lastFrameAt_{};
   bool timingFrames_ = false;
   std::vector<double> frameTimes_;
+  // wait_until_idle: the share of the time spent drawing (the rest was left to the worker)
+  std::chrono::steady_clock::time_point untilIdleStart_{};
+  double untilIdleWork_ = 0.0;
 };
 
 }  // namespace mhascope::app

@@ -38,6 +38,7 @@ class AppScriptHost final : public ScriptHost {
     return t_.view.exportUi.message;
   }
   void resize(int w, int h) override { t_.window.resize(w, h); }
+  double lastFrameWorkSeconds() override { return t_.loop.lastFrameWorkSeconds; }
   void zeroFramebuffer(int frames) override { t_.loop.zeroFramesLeft = frames; }
   void churnStep(int i) override;
   void setAsync(bool on) override { t_.loop.scriptAsync = on; }

@@ -14,6 +14,7 @@
 #include "cli/checkpoint_layer.hpp"  // checkpointLayerConfig: the CLI's --checkpoint --layer config
 #include "export/training_figures.hpp"
 #include "panels/panel.hpp"  // kHeatmapTab
+#include "shell/frame_pacing.hpp"  // yieldingTickSeconds, FrameWork
 #include "train/layer_model.hpp"
 #include "train_lab/lab_figures.hpp"
 
@@ -110,7 +111,9 @@ float TrainLab::frameP95() const {
 
 void TrainLab::frameEnded(double now) {
   const double work = now - frameStart;
-  workSeconds = workSeconds <= 0 ? work : 0.8 * workSeconds + 0.2 * work;
+  FrameWork smoothed{workSeconds};
+  smoothed.add(work);
+  workSeconds = smoothed.seconds;
   if (!active || !running()) return;
   const float ms = static_cast<float>(work * 1000.0);
   if (runningFrameMs.size() < 600) {
@@ -120,7 +123,7 @@ void TrainLab::frameEnded(double now) {
   }
 }
 
-double TrainLab::tickSeconds() const { return std::clamp(4.0 * workSeconds, 1.0 / 30.0, 0.5); }
+double TrainLab::tickSeconds() const { return yieldingTickSeconds(workSeconds); }
 
 namespace {
 // The run's mean speed once it finishes (what the README reports).

@@ -118,7 +118,12 @@ case "$case_name" in
     # memory): computed on the worker, downsampled to the screen by the max rule, zoomed to cells.
     xvfb "$bin" --preset default --script "$(script_from long_sequence.txt)" > "$out/log.txt" 2>&1 \
       || { tail -n 30 "$out/log.txt"; fail "long-sequence script failed"; }
-    grep -E "stopwatch|frame times|stats|rss" "$out/log.txt"
+    grep -E "stopwatch|frame times|stats|rss|idle after" "$out/log.txt"
+    # While the worker computes, the window draws a few frames a second and leaves the CPU to it
+    # (drawing back to back, it took one of the two cores: ~100 % of the time).
+    share=$(sed -n 's/^idle after .* drawing \([0-9]*\) % of the time$/\1/p' "$out/log.txt" | head -n 1)
+    [ -n "$share" ] || fail "no drawing share printed"
+    [ "$share" -le 50 ] || fail "the window drew $share % of the time while the worker computed (at most 50)"
     for png in computing t4096 cells; do
       python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png.png"
     done
