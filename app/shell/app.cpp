@@ -91,7 +91,7 @@ bool App::initialise() {
   if (!applyLaunchOptions()) return false;
   // Screenshots and the benchmark are pictures of exactly their options; --fresh opts out.
   session_.setEnabled(!options_.fresh && options_.screenshotPath.empty() && options_.benchFrames == 0);
-  session_.restore(state_, view_, options_);
+  session_.restore(state_, view_, options_, &trainLab_);
   return true;
 }
 
@@ -164,7 +164,7 @@ void App::shutdown() {
   if (!window_) return;
   scheduler_.reset();  // joins the threads before anything they could touch goes away
   ini_.save();
-  if (ImGui::GetCurrentContext()) session_.save(state_, view_, view_.openTab);
+  if (ImGui::GetCurrentContext()) session_.save(state_, view_, view_.openTab, &trainLab_);
   textures_ = TextureCache{};  // textures need the GL context: free them before it goes
   shutdownImGuiRenderer();
   window_->shutdownImGuiPlatform();
@@ -192,9 +192,9 @@ void App::updateCompute() {
 
 void App::frame() {
   const bool automatedRun = automated();
-  // Training in the Train mode: one frame per tick, the tick long enough that drawing takes at
-  // most a fifth of the time (TrainLab::tickSeconds; input still wakes the loop at once), so a
-  // software renderer leaves the CPU to the training thread instead of drawing settle frames.
+  // Training in the Train mode: one frame per tick, at most 4 per second and the tick long enough
+  // that drawing takes at most a ninth of the time (TrainLab::tickSeconds; input still wakes the
+  // loop at once), so a software renderer leaves the CPU to the training thread.
   const bool trainTick = trainLab_.animating() && !view_.playing && !state_.computing;
   const FramePacer::Wake wake =
       trainTick ? FramePacer::Wake::Tick : pacer_.schedule(view_.playing || state_.computing || state_.lessonComputing);
@@ -283,7 +283,7 @@ void App::frame() {
   // killed process loses at most the last second.
   if (now - sessionCheckedAt_ >= 1.0) {
     sessionCheckedAt_ = now;
-    session_.save(state_, view_, view_.openTab);
+    session_.save(state_, view_, view_.openTab, &trainLab_);
   }
 }
 

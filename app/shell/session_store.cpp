@@ -10,7 +10,7 @@
 
 namespace mhascope::app {
 
-void SessionStore::restore(AppState& state, ViewState& view, const LaunchOptions& options) {
+void SessionStore::restore(AppState& state, ViewState& view, const LaunchOptions& options, TrainLab* train) {
   if (!enabled_) return;
   const std::string dir = configDir();
   if (dir.empty()) return;
@@ -40,17 +40,24 @@ void SessionStore::restore(AppState& state, ViewState& view, const LaunchOptions
   view.sharedScale = s.sharedScale;
   view.showNumbers = s.showNumbers;
   view.playStagesPerSecond = s.playStagesPerSecond;
+  if (train) {
+    train->form = s.train.form;
+    train->formError = checkForm(train->form);  // explained as when typed
+    if (!options.viewGiven) train->active = s.train.active;
+  }
   std::printf("mhascope: restored the last session from %s\n", path_.c_str());
 }
 
-void SessionStore::save(const AppState& state, const ViewState& view, const std::string& openTab) {
+void SessionStore::save(const AppState& state, const ViewState& view, const std::string& openTab,
+                        const TrainLab* train) {
   if (path_.empty()) {
     if (!enabled_) return;
     const std::string dir = configDir();
     if (dir.empty()) return;
     path_ = dir + "/session.json";
   }
-  const std::string json = sessionToJson(state, view, openTab);
+  const std::string json =
+      sessionToJson(state, view, openTab, train ? SavedTrain{train->active, train->form} : SavedTrain{});
   if (json == savedJson_) return;
   if (auto st = writeFileAtomic(path_, json); !st) {
     std::fprintf(stderr, "mhascope: cannot save the session: %s\n", st.error().message.c_str());

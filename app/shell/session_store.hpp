@@ -8,14 +8,17 @@
 
 #include "shell/launch_options.hpp"
 #include "state/app_state.hpp"
+#include "train_lab/lab_state.hpp"
 
 namespace mhascope::app {
 
 class SessionStore {
  public:
   void setEnabled(bool on) { enabled_ = on; }
-  void restore(AppState& state, ViewState& view, const LaunchOptions& options);
-  void save(const AppState& state, const ViewState& view, const std::string& openTab);  // skips identical writes
+  // `train` gets the Train mode's mode and form (the mode only when no --view was given).
+  void restore(AppState& state, ViewState& view, const LaunchOptions& options, TrainLab* train = nullptr);
+  void save(const AppState& state, const ViewState& view, const std::string& openTab,
+            const TrainLab* train = nullptr);  // skips identical writes
 
  private:
   bool enabled_ = false;

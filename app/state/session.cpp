@@ -3,7 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <utility>
 #include <set>
 
 namespace mhascope::app {
@@ -30,9 +33,63 @@ json parseNoDuplicates(std::string_view text, const std::string& what) {
   return json::parse(text.begin(), text.end(), cb, true);
 }
 
+constexpr const char* kTrainTasks[] = {"induction", "reverse", "sort", "text"};  // TrainForm::task
+
+json trainToJson(const SavedTrain& t) {
+  const TrainForm& f = t.form;
+  return {{"mode", t.active ? "train" : "pipeline"}, {"task", kTrainTasks[std::clamp(f.task, 0, 3)]},
+          {"layers", f.layers}, {"heads", f.heads}, {"d_model", f.dModel}, {"mlp", f.mlp}, {"vocab", f.vocab},
+          {"seq", f.seq}, {"batch", f.batch}, {"steps", f.steps}, {"lr", f.lr}, {"weight_decay", f.weightDecay},
+          {"seed", f.seed}, {"eval_every", f.evalEvery}, {"period_min", f.periodMin}, {"period_max", f.periodMax},
+          {"text_path", f.textPath}};
+}
+
+// /train: every key present, of its type; the numbers' ranges are the form's to explain (as typed).
+Result<SavedTrain> trainFromJson(const json& t, const std::string& what) {
+  if (!t.is_object()) return makeError(what + ": /train must be an object");
+  static const std::set<std::string> kKeys = {"mode", "task", "layers", "heads", "d_model", "mlp", "vocab", "seq",
+                                              "batch", "steps", "lr", "weight_decay", "seed", "eval_every",
+                                              "period_min", "period_max", "text_path"};
+  for (const auto& [key, value] : t.items()) {
+    if (!kKeys.count(key)) return makeError(what + ": unknown key /train/" + key);
+  }
+  for (const auto& key : kKeys) {
+    if (!t.contains(key)) return makeError(what + ": missing key /train/" + key);
+  }
+  SavedTrain out;
+  TrainForm& f = out.form;
+  const std::string mode = t["mode"].is_string() ? t["mode"].get<std::string>() : "";
+  if (mode != "train" && mode != "pipeline") return makeError(what + ": /train/mode must be \"train\" or \"pipeline\", got " + t["mode"].dump());
+  out.active = mode == "train";
+  const std::string task = t["task"].is_string() ? t["task"].get<std::string>() : "";
+  const auto* at = std::find(std::begin(kTrainTasks), std::end(kTrainTasks), task);
+  if (at == std::end(kTrainTasks)) return makeError(what + ": /train/task must be induction, reverse, sort or text, got " + t["task"].dump());
+  f.task = static_cast<int>(at - std::begin(kTrainTasks));
+  for (auto [key, out_] : {std::pair{"layers", &f.layers}, {"heads", &f.heads}, {"d_model", &f.dModel}, {"vocab", &f.vocab},
+                           {"seq", &f.seq}, {"batch", &f.batch}, {"steps", &f.steps}, {"seed", &f.seed},
+                           {"eval_every", &f.evalEvery}, {"period_min", &f.periodMin}, {"period_max", &f.periodMax}}) {
+    const json& v = t[key];
+    if (!v.is_number_integer() || v.get<std::int64_t>() < -1'000'000'000 || v.get<std::int64_t>() > 1'000'000'000) {
+      return makeError(what + ": /train/" + key + " must be an integer, got " + v.dump());
+    }
+    *out_ = static_cast<int>(v.get<std::int64_t>());
+  }
+  for (auto [key, out_] : {std::pair{"lr", &f.lr}, {"weight_decay", &f.weightDecay}}) {
+    const json& v = t[key];
+    if (!v.is_number() || !std::isfinite(v.get<double>())) return makeError(what + ": /train/" + key + " must be a number, got " + v.dump());
+    *out_ = v.get<float>();
+  }
+  if (!t["mlp"].is_boolean()) return makeError(what + ": /train/mlp must be true or false, got " + t["mlp"].dump());
+  f.mlp = t["mlp"].get<bool>();
+  if (!t["text_path"].is_string()) return makeError(what + ": /train/text_path must be a string, got " + t["text_path"].dump());
+  f.textPath = t["text_path"].get<std::string>();
+  return out;
+}
+
 }  // namespace
 
-std::string sessionToJson(const AppState& state, const ViewState& view, const std::string& openTab) {
+std::string sessionToJson(const AppState& state, const ViewState& view, const std::string& openTab,
+                          const SavedTrain& train) {
   json j;
   j["mhascope_session"] = kSessionVersion;
   j["preset"] = state.presetName;
@@ -45,6 +102,7 @@ std::string sessionToJson(const AppState& state, const ViewState& view, const st
                {"shared_scale", view.sharedScale},
                {"numbers", view.showNumbers},
                {"play_speed", view.playStagesPerSecond}};
+  j["train"] = trainToJson(train);
   return j.dump(2) + "\n";
 }
 
@@ -60,7 +118,7 @@ Result<SavedSession> parseSessionJson(std::string_view text, const std::string& 
   auto type = [](const json& v) { return std::string(v.is_null() ? "null" : v.type_name()); };
   if (!j.is_object()) return makeError(what + ": expected a JSON object, got " + type(j));
   for (const auto& [key, value] : j.items()) {
-    if (key != "mhascope_session" && key != "preset" && key != "config" && key != "view") {
+    if (key != "mhascope_session" && key != "preset" && key != "config" && key != "view" && key != "train") {
       return makeError(what + ": unknown key /" + key);
     }
   }
@@ -128,6 +186,11 @@ Result<SavedSession> parseSessionJson(std::string_view text, const std::string& 
     return makeError(what + ": /view/play_speed must be a number 0.25 … 4, got " + v["play_speed"].dump());
   }
   s.playStagesPerSecond = v["play_speed"].get<float>();
+  if (j.contains("train")) {  // files from before the Train mode have none: its defaults
+    auto t = trainFromJson(j["train"], what);
+    if (!t) return t.error();
+    s.train = std::move(*t);
+  }
   return s;
 }
 

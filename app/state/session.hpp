@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "state/app_state.hpp"
+#include "train_lab/lab_state.hpp"  // TrainForm
 
 namespace mhascope::app {
 
@@ -14,6 +15,13 @@ namespace mhascope::app {
 // (session.json, written atomically) and restored at the next launch. Versioned JSON; the
 // config part has the preset format (core's parsePresetJson, strict).
 inline constexpr int kSessionVersion = 1;
+// The Train mode's part ("train" in the JSON; absent in files from before it, then the defaults):
+// which mode was shown, the task and the setup form's settings. The run itself is not kept.
+struct SavedTrain {
+  bool active = false;  // the Train mode was shown (else the pipeline)
+  TrainForm form;
+  friend bool operator==(const SavedTrain&, const SavedTrain&) = default;
+};
 struct SavedSession {
   ModelConfig config;
   std::string presetName;
@@ -23,8 +31,10 @@ struct SavedSession {
   std::optional<ColormapId> colormap;
   bool sharedScale = true, showNumbers = true;
   float playStagesPerSecond = 1.0f;
+  SavedTrain train;
 };
-std::string sessionToJson(const AppState& state, const ViewState& view, const std::string& openTab);
+std::string sessionToJson(const AppState& state, const ViewState& view, const std::string& openTab,
+                          const SavedTrain& train = {});
 // All or nothing: a file with any error (not JSON, duplicate keys, wrong types, a future
 // version, a bad config) gives the reason and nothing is applied.
 Result<SavedSession> parseSessionJson(std::string_view text, const std::string& what);

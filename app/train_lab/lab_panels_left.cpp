@@ -135,11 +135,12 @@ void drawTrainRun(TrainLab& lab, UiContext& ctx) {
   ctx.probes.recordLabel("train_state", runStateName(v.state));
   if (!lab.runningFrameMs.empty()) {
     char perf[128];
-    std::snprintf(perf, sizeof perf, "window: frame work p95 %.1f ms over the last %zu frames while training%s", lab.frameP95(),
-                  lab.runningFrameMs.size(), lab.runStepsPerSecond > 0 ? "" : "");
+    std::snprintf(perf, sizeof perf, "window: frame work p95 %.1f ms over the last %zu frames while training",
+                  static_cast<double>(lab.frameP95()), lab.runningFrameMs.size());
     std::string text = perf;
     if (lab.runStepsPerSecond > 0) {
-      std::snprintf(perf, sizeof perf, "; last run %.0f steps/s from Train to the end", lab.runStepsPerSecond);
+      std::snprintf(perf, sizeof perf, "; last run %.0f steps/s (%.0f wall from Train to the end)", lab.runStepsPerSecond,
+                    lab.runWallStepsPerSecond);
       text += perf;
     }
     ImGui::TextDisabled("%s", text.c_str());

@@ -123,18 +123,23 @@ void TrainLab::frameEnded(double now) {
   }
 }
 
-double TrainLab::tickSeconds() const { return yieldingTickSeconds(workSeconds); }
 
 namespace {
-// The run's mean speed once it finishes (what the README reports).
+// The run's speed once it finishes (what the README reports), from the session's own clock: the
+// steps trained since Train over the time spent inside them (the definition `mhascope train`
+// prints, so the two compare like with like), and the wall time from Train to the last step.
 void measure(TrainLab& lab) {
   const SessionView& v = *lab.view;
   if (v.state == RunState::Finished && lab.playedAt >= 0) {
-    const double secs = ImGui::GetTime() - lab.playedAt;
-    if (secs > 0) lab.runStepsPerSecond = static_cast<double>(v.step - lab.playedStep) / secs;
-    std::printf("mhascope: training finished at step %lld: %.1f steps/s from Train to the end (%.2f s); window frame "
-                "work p95 %.1f ms while training\n", static_cast<long long>(v.step), lab.runStepsPerSecond, secs,
-                static_cast<double>(lab.frameP95()));
+    const double steps = static_cast<double>(v.runSteps);
+    lab.runStepsPerSecond = v.runStepSeconds > 0 ? steps / v.runStepSeconds : 0.0;
+    lab.runWallStepsPerSecond = v.runWallSeconds > 0 ? steps / v.runWallSeconds : 0.0;
+    std::printf("mhascope: training finished at step %lld: %.1f steps/s (%lld steps in %.2f s inside the steps, as "
+                "`mhascope train` counts); %.1f steps/s wall from Train to the last step (%.2f s, evaluations "
+                "included); window frame work p95 %.1f ms over %zu frames while training\n",
+                static_cast<long long>(v.step), lab.runStepsPerSecond, static_cast<long long>(v.runSteps),
+                v.runStepSeconds, lab.runWallStepsPerSecond, v.runWallSeconds, static_cast<double>(lab.frameP95()),
+                lab.runningFrameMs.size());
     std::fflush(stdout);
     lab.playedAt = -1;
   } else if (v.state != RunState::Finished && v.state != RunState::Running) {

@@ -4,6 +4,7 @@
 // every Train-mode frame and is the only place that evaluates anything).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -84,13 +85,20 @@ struct TrainLab {
   double frameStart = 0, workSeconds = 0.0;  // this frame's start; smoothed work per frame
   void frameBegan(double now) { frameStart = now; }
   void frameEnded(double now);
-  // While training, the wait between frames: 4 times the work of a frame (so drawing takes at
-  // most a fifth of the time), between 1/30 s and 1/2 s.
-  double tickSeconds() const;
+  // While training, the wait between frames: 8 times the work of a frame, at least
+  // kTrainFrameMinSeconds (at most 4 frames/s) and at most 1/2 s. Each tick draws only when the
+  // session published something not shown yet (animating()); input wakes the loop at once.
+  // Measured (scripts/measure_train_window.sh, README "Train mode"): with a software renderer
+  // a frame costs ≈ 30 ms of CPU between the app, llvmpipe's threads and the X server (most of it
+  // presenting the 1600x1000 picture), all taken from the training thread; ≈ 8 frames/s cost a
+  // quarter of the training speed, 4 frames/s about a tenth.
+  static constexpr double kTrainFrameMinSeconds = 0.25;
+  double tickSeconds() const { return std::clamp(8.0 * workSeconds, kTrainFrameMinSeconds, 0.5); }
   std::size_t frameCursor = 0;
   double playedAt = -1;                 // ImGui time when Train was pressed (-1: not measuring)
   std::int64_t playedStep = 0;
-  double runStepsPerSecond = 0;         // set when a run started by Train finishes
+  // Set when a run started by Train finishes (SessionView::runStepSeconds / runWallSeconds).
+  double runStepsPerSecond = 0, runWallStepsPerSecond = 0;
   float frameP95() const;
 
   ShownStep shown;

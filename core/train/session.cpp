@@ -59,8 +59,9 @@ Status TrainingSession::reset(TrainSettings s, int evalEvery, const std::optiona
   busy_ = false;
   error_.clear();
   trainLoss_ = 0;
-  keptSnapshots_ = 0;
   stepsPerSecond_ = 0;
+  runSteps_ = 0;
+  runStepSeconds_ = runWallSeconds_ = 0;
   windowSteps_ = 0;
   auto v = std::make_shared<SessionView>();
   v->settings = std::make_shared<const TrainSettings>(trainer_->settings());
@@ -84,8 +85,10 @@ void TrainingSession::play() {
     std::lock_guard lk(m_);
     if (!trainer_ || state_ == RunState::Finished || state_ == RunState::Failed) return;
     state_ = RunState::Running;
-    windowStart_ = Clock::now();
+    windowStart_ = playedAt_ = Clock::now();
     windowSteps_ = 0;
+    runSteps_ = 0;
+    runStepSeconds_ = runWallSeconds_ = 0;
     publishLocked(false);
   }
   cv_.notify_all();
@@ -129,7 +132,9 @@ void TrainingSession::loop() {
     if (quit_) return;
     busy_ = true;
     lk.unlock();
+    const auto t0 = Clock::now();
     auto r = trainer_->step();
+    const double stepSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
     const std::int64_t done = trainer_->stepCount();
     const bool last = done >= trainer_->settings().steps;
     const bool evaluated = r && (done % evalEvery_ == 0 || last);
@@ -140,6 +145,9 @@ void TrainingSession::loop() {
     if (r) {
       trainLoss_ = r->loss;
       ++windowSteps_;
+      ++runSteps_;
+      runStepSeconds_ += stepSeconds;
+      runWallSeconds_ = std::chrono::duration<double>(Clock::now() - playedAt_).count();
     } else {
       state_ = RunState::Failed;
       error_ = r.error().message;
@@ -174,11 +182,13 @@ void TrainingSession::publishLocked(bool evaluated) {
   v->stepsPerSecond = state_ == RunState::Running ? stepsPerSecond_ : 0.0;
   v->trainLoss = trainLoss_;
   v->error = error_;
+  v->runSteps = runSteps_;
+  v->runStepSeconds = runStepSeconds_;
+  v->runWallSeconds = runWallSeconds_;
   if (evaluated) {
     v->history = trainer_->history();
-    const auto& snaps = trainer_->snapshots();
-    for (; keptSnapshots_ < snaps.size(); ++keptSnapshots_) {
-      v->snapshots.push_back(std::make_shared<const Snapshot>(snaps[keptSnapshots_]));
+    for (Snapshot& s : trainer_->takeSnapshots()) {  // kept once: here, not in the trainer too
+      v->snapshots.push_back(std::make_shared<const Snapshot>(std::move(s)));
     }
     if (v->params.empty() || v->params.back().step != v->step) {
       v->params.push_back({v->step, std::make_shared<const GptParams>(trainer_->params())});

@@ -34,6 +34,11 @@ struct SessionView {
   std::int64_t lastStep = 0;   // the run stops (Finished) at this step: settings.steps
   double stepsPerSecond = 0;   // measured while running, over the last ≈0.25 s
   double trainLoss = 0;        // loss of the last training batch (0 before the first step)
+  // Since the last play(): the steps trained, the time spent inside them (Trainer::step only, as
+  // `mhascope train` counts its steps/s) and the wall time on this thread from play() to the last
+  // step (evaluations and publishing included). What the window reports when a run finishes.
+  std::int64_t runSteps = 0;
+  double runStepSeconds = 0, runWallSeconds = 0;
   std::string error;           // why the run failed (state Failed)
   std::shared_ptr<const TrainSettings> settings;
   std::shared_ptr<const Task> task;      // token symbols, alphabet
@@ -83,11 +88,13 @@ class TrainingSession {
   bool quit_ = false;
   std::string error_;
   double trainLoss_ = 0;
-  std::size_t keptSnapshots_ = 0;  // trainer snapshots already turned into shared views
   std::shared_ptr<const SessionView> view_;
   std::chrono::steady_clock::time_point windowStart_{}, lastPublish_{};
   std::int64_t windowSteps_ = 0;
   double stepsPerSecond_ = 0;
+  std::chrono::steady_clock::time_point playedAt_{};
+  std::int64_t runSteps_ = 0;
+  double runStepSeconds_ = 0, runWallSeconds_ = 0;
 };
 
 }  // namespace mhascope::train

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "train/checkpoint.hpp"
@@ -45,6 +46,9 @@ class Trainer {
   const Batch& probeBatch() const { return probe_; }
   const std::vector<Evaluation>& history() const { return history_; }
   const std::vector<Snapshot>& snapshots() const { return snapshots_; }
+  // Hands the snapshots kept so far to the caller (snapshots() is empty afterwards): a
+  // TrainingSession keeps them once, as shared views, instead of a second copy here.
+  std::vector<Snapshot> takeSnapshots() { return std::exchange(snapshots_, {}); }
   Checkpoint checkpoint() const;
 
  private:

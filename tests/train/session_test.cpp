@@ -55,6 +55,8 @@ TEST(TrainSession, PlayRunsToTheEndWithTheTrainersParameters) {
   ASSERT_EQ(v->history.size(), 5u);  // steps 0, 10, 20, 30, 40
   EXPECT_EQ(v->history.back().step, 40);
   EXPECT_EQ(v->snapshots.back()->step, 40);
+  ASSERT_EQ(v->snapshots.size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(v->snapshots[i]->step, static_cast<std::int64_t>(10 * i));
   EXPECT_EQ(v->params.back().step, 40);
   auto t = Trainer::make(small(40));
   for (int i = 0; i < 40; ++i) ASSERT_TRUE(t->step().ok());
@@ -98,6 +100,22 @@ TEST(TrainSession, ReportsStepsPerSecondWhileRunning) {
   EXPECT_GT(v->stepsPerSecond, 0);
   s.pause();
   EXPECT_EQ(s.view()->stepsPerSecond, 0);
+}
+
+TEST(TrainSession, TimesTheRunLikeTheCommandLine) {
+  // The steps since play(), the time inside Trainer::step (what `mhascope train` divides by) and
+  // the wall time from play() to the last step, which also holds the evaluations.
+  TrainingSession s;
+  ASSERT_TRUE(s.reset(small(30), 10).ok());
+  ASSERT_TRUE(s.view()->runSteps == 0 && s.view()->runStepSeconds == 0);
+  s.step(5);
+  waitFor(s, [](const SessionView& x) { return x.step == 5 && x.state == RunState::Paused; });
+  s.play();  // the counts start again at play()
+  auto v = waitFor(s, [](const SessionView& x) { return x.state == RunState::Finished; });
+  ASSERT_EQ(v->state, RunState::Finished);
+  EXPECT_EQ(v->runSteps, 25);
+  EXPECT_GT(v->runStepSeconds, 0);
+  EXPECT_GE(v->runWallSeconds, v->runStepSeconds);
 }
 
 TEST(TrainSession, ADivergingRunFailsWithTheReasonAndKeepsItsLastGoodStep) {

@@ -31,6 +31,12 @@ TEST(TrainTrainer, LossFallsAndEvaluationRecordsEverything) {
   ASSERT_EQ(t->snapshots().size(), 2u);
   EXPECT_EQ(t->snapshots()[1].step, 60);
   EXPECT_EQ(t->snapshots()[1].weights.size(), 2u * 2 * 12 * 12);
+  // A session takes them (one copy of the snapshots, not one here and one in its views).
+  const std::vector<Snapshot> taken = t->takeSnapshots();
+  ASSERT_EQ(taken.size(), 2u);
+  EXPECT_EQ(taken[1].step, 60);
+  EXPECT_TRUE(t->snapshots().empty());
+  EXPECT_EQ(t->history().size(), 2u) << "the history stays";
   // Same seed, same run: bit-identical parameters.
   auto u = Trainer::make(small());
   for (int i = 0; i < 60; ++i) ASSERT_TRUE(u->step().ok());

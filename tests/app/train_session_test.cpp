@@ -1,0 +1,100 @@
+// The Train mode in session.json: the mode, the task and the setup form come back at the next
+// launch ("train" block; files from before it give the defaults), all or nothing like the rest;
+// and the Train mode's frame pacing while training.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "state/session.hpp"
+#include "train_lab/lab_state.hpp"
+
+namespace mhascope::app {
+namespace {
+
+std::string savedWith(const SavedTrain& t) { return sessionToJson(AppState{}, ViewState{}, "Heatmap", t); }
+
+TEST(TrainSessionJson, ModeTaskAndSettingsRoundTrip) {
+  SavedTrain t;
+  t.active = true;
+  t.form.task = 3;
+  t.form.textPath = "/tmp/some text.txt";
+  t.form.layers = 1;
+  t.form.heads = 4;
+  t.form.dModel = 32;
+  t.form.mlp = true;
+  t.form.seq = 24;
+  t.form.batch = 8;
+  t.form.steps = 700;
+  t.form.lr = 3e-3f;
+  t.form.seed = 7;
+  t.form.evalEvery = 25;
+  auto back = parseSessionJson(savedWith(t), "session.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->train, t);
+  SavedTrain pipeline;  // the defaults, pipeline mode
+  auto back2 = parseSessionJson(savedWith(pipeline), "session.json");
+  ASSERT_TRUE(back2.ok()) << back2.error().message;
+  EXPECT_FALSE(back2->train.active);
+  EXPECT_EQ(back2->train, pipeline);
+}
+
+TEST(TrainSessionJson, AFileFromBeforeTheTrainModeGivesItsDefaults) {
+  auto j = nlohmann::json::parse(savedWith(SavedTrain{true, TrainForm{}}));
+  j.erase("train");
+  auto back = parseSessionJson(j.dump(), "session.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->train, SavedTrain{});
+}
+
+TEST(TrainSessionJson, ABadTrainBlockIsRefusedWithItsKey) {
+  auto with = [](const char* key, const nlohmann::json& value) {
+    auto j = nlohmann::json::parse(savedWith(SavedTrain{}));
+    j["train"][key] = value;
+    return parseSessionJson(j.dump(), "session.json");
+  };
+  for (auto [key, value, says] : {std::tuple{"mode", nlohmann::json("lab"), "/train/mode"},
+                                  {"task", nlohmann::json("copy"), "/train/task"},
+                                  {"layers", nlohmann::json(2.5), "/train/layers"},
+                                  {"lr", nlohmann::json("fast"), "/train/lr"},
+                                  {"mlp", nlohmann::json(1), "/train/mlp"},
+                                  {"extra", nlohmann::json(1), "unknown key /train/extra"}}) {
+    auto r = with(key, value);
+    ASSERT_FALSE(r.ok()) << key;
+    EXPECT_NE(r.error().message.find(says), std::string::npos) << r.error().message;
+  }
+  auto j = nlohmann::json::parse(savedWith(SavedTrain{}));
+  j["train"].erase("steps");
+  auto r = parseSessionJson(j.dump(), "session.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("missing key /train/steps"), std::string::npos) << r.error().message;
+}
+
+TEST(TrainLabPacing, AtMostFourFramesPerSecondAndDrawingAtMostANinthOfTheTime) {
+  TrainLab lab;
+  lab.workSeconds = 0.001;  // a cheap frame still waits 1/4 s
+  EXPECT_DOUBLE_EQ(lab.tickSeconds(), 0.25);
+  lab.workSeconds = 0.040;  // 40 ms of work: 320 ms of wait
+  EXPECT_NEAR(lab.tickSeconds(), 0.32, 1e-12);
+  lab.workSeconds = 1.0;
+  EXPECT_DOUBLE_EQ(lab.tickSeconds(), 0.5);
+}
+
+TEST(TrainLabPacing, NoFramesWhenNothingNewWasPublished) {
+  TrainLab lab;
+  lab.active = true;
+  EXPECT_FALSE(lab.animating()) << "no run";
+  train::TrainSettings small;  // TrainSettings' defaults, a small model
+  small.model.layers = 1;
+  small.model.dModel = 16;
+  small.task.seq = 32;
+  small.task.vocab = 16;
+  small.steps = 10;
+  auto st = lab.session.reset(small, 50);
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  EXPECT_TRUE(lab.animating()) << "a view not shown yet";
+  lab.view = lab.session.view();
+  EXPECT_FALSE(lab.animating()) << "paused and shown: the window waits for input";
+}
+
+}  // namespace
+}  // namespace mhascope::app
