@@ -57,6 +57,9 @@ void presetPicker(UiContext& ctx) {
         } else {
           st.config = std::move(preset.value());
           st.presetName = name;
+          st.files = {};  // a preset is a text + seed model
+          st.trainedLayer.reset();
+          st.beforeOpen.reset();
           st.configDirty = true;
           ctx.view.batch = 0;
           ctx.view.head = 0;

@@ -98,6 +98,7 @@ case "$case_name" in
       err=$(xvfb "$bin" $bad 2>&1) && fail "bad options accepted: $bad"
       # shellcheck disable=SC2086
       cli=$("$bin" export $bad --out "$out/x.png" 2>&1 | head -1)
+      cli=${cli#mhascope: error: }
       grep -qF -- "$cli" <<<"$err" || fail "window says '$err', export says '$cli'"
     done
     ;;
