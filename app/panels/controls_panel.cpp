@@ -185,7 +185,7 @@ void drawControlsPanel(UiContext& ctx) {
   ImGui::TextUnformatted("Sentence (separate batch items with | )");
   changed |= ImGui::InputTextMultiline("##text", &cfg.text, ImVec2(-1.0f, 3.2f * em));
   ctx.probes.recordLastItem("text");
-  tokenChips(cfg.text, cfg.tokens);
+  if (st.files.query.empty()) tokenChips(cfg.text, cfg.tokens);  // a query file's tokens are t0, t1, …
   changed |= dragSliderInt("tokens T", &cfg.tokens, 0, 1024, cfg.tokens == 0 ? "as typed" : "%d",
                            ImGuiSliderFlags_Logarithmic).changed;
   ctx.probes.recordLastFrame("tokens");
