@@ -165,7 +165,7 @@ void configErrorBox(UiContext& ctx) {
 
 }  // namespace
 
-// Over 80 lines (119) on purpose: one tab drawn top to bottom in reading order — preset, sentence,
+// Over 80 lines (146) on purpose: one tab drawn top to bottom in reading order — open, preset, files in use, sentence,
 // sizes, attention, weights and view sections of the left column — every part using the trace, batch
 // item, sizes and result fetched at the top.
 void drawControlsPanel(UiContext& ctx) {
