@@ -5,6 +5,7 @@
     capture_attention.py --model model.pt --input x.pt --module decoder.layers.1.multihead_attn --out cap/
     cap/mhascope_layer.sh info                      # the same layer in mhascope
     cap/mhascope_layer.sh export --stage weights --head all --out weights.png
+    cap/mhascope_layer.sh                           # the window, showing that layer
 
 --model FILE.py defines `model` (or `make_model()`) and `inputs` (or `make_inputs()`): a tensor,
 a tuple (model(*inputs)) or a dict (model(**inputs)). --model FILE.pt is a whole module saved
@@ -20,7 +21,8 @@ paths, which skip the module, are not taken. The layer's call is intercepted, an
   torch_output.npy           (B, T_q, d_model) what the layer returned in the model's run
   torch_weights.npy          (B, h, T_q, T_k) its per-head attention weights (average_attn_weights=False)
   capture.json               what was captured, and "mhascope_args": the options that open it
-  mhascope_layer.sh          runs mhascope with those options: `mhascope_layer.sh CMD [more options]`
+  mhascope_layer.sh          runs mhascope with those options: `mhascope_layer.sh CMD [more options]`;
+                             with no CMD it opens the window on the same layer
 """
 import argparse
 import inspect
@@ -220,6 +222,7 @@ def _write_launcher(out_dir, module, args):
         f.write(f"""#!/bin/sh
 # Opens the captured layer '{module}' in mhascope (written by capture_attention.py):
 #   mhascope_layer.sh info | run --dump DIR | export --stage weights --head all --out w.png | bench
+#   mhascope_layer.sh [--stage weights --head 0]   (no command: the window, showing the same layer)
 # $MHASCOPE names the binary (default: mhascope on the PATH). The folder may be moved as a whole.
 here="$(cd "$(dirname "$0")" && pwd)"
 cmd=""

@@ -1,27 +1,9 @@
-// Builds the CLI model from one layer of a trained checkpoint.
+// `--checkpoint F --layer L`: the options that clash with a trained layer, then the model source.
 #include "checkpoint_layer.hpp"
 
-#include "train/layer_model.hpp"
+#include "model_source/model_source.hpp"
 
 namespace mhascope::cli {
-
-ModelConfig checkpointLayerConfig(const train::GptConfig& g, const train::Batch& batch,
-                                  const std::vector<std::vector<std::string>>& labels) {
-  ModelConfig c;
-  c.name = "checkpoint";
-  c.dModel = g.dModel;
-  c.heads = g.heads;
-  c.bias = true;
-  c.mask = MaskKind::Causal;
-  c.batch = batch.batch;
-  c.tokens = batch.seq;
-  c.text.clear();
-  for (const auto& row : labels) {
-    if (!c.text.empty()) c.text += " | ";
-    for (std::size_t i = 0; i < row.size(); ++i) c.text += (i ? " " : "") + row[i];
-  }
-  return c;
-}
 
 Result<ResolvedModel> resolveCheckpointLayer(const ModelOptions& o) {
   // Options that describe a model of their own make no sense with a trained one: list them all.
@@ -46,26 +28,7 @@ Result<ResolvedModel> resolveCheckpointLayer(const ModelOptions& o) {
     for (const auto& c : clash) list += (list.empty() ? "" : ", ") + c;
     return makeError("--checkpoint takes the sizes, weights, mask and input from the trained model; drop " + list);
   }
-  auto ckpt = train::loadCheckpoint(o.files.checkpoint);
-  if (!ckpt) return ckpt.error();
-  const int layer = o.files.layer.value_or(0);
-  auto probe = train::checkpointProbe(*ckpt, o.batch.value_or(1), o.text.value_or(""));
-  if (!probe) return probe.error();
-  if (ckpt->task.kind != train::TaskKind::Text && o.text) {
-    return makeError("--text is only for checkpoints of the text task; this one was trained on " +
-                     std::string(train::taskName(ckpt->task.kind)) + " (its probe sequence is used)");
-  }
-  auto model = train::trainedLayerModel(ckpt->params, probe->batch, layer, probe->labels);
-  if (!model) return model.error();
-  ResolvedModel r;
-  const train::GptConfig& g = ckpt->params.cfg;
-  r.config = checkpointLayerConfig(g, probe->batch, probe->labels);
-  r.model = std::move(*model);
-  r.seedUsed = false;
-  r.describeNote = "; trained layer " + std::to_string(layer) + " of " + std::to_string(g.layers) + " (" +
-                   train::taskName(ckpt->task.kind) + ", step " + std::to_string(ckpt->step) +
-                   ", input LN1 of the residual stream)";
-  return r;
+  return checkpointLayerSource(o.files.checkpoint, o.files.layer.value_or(0), o.batch.value_or(1), o.text.value_or(""));
 }
 
 }  // namespace mhascope::cli

@@ -1,5 +1,5 @@
-// MODEL options → ModelConfig → Model, then the file overrides: raw .npy inputs, .npy masks,
-// .safetensors weights (PyTorch nn.MultiheadAttention names), --save-weights.
+// MODEL options → ModelConfig (conflicts, preset + overrides), then config + files → Model through
+// the model source the window shares (app/model_source/model_source.hpp); --save-weights.
 #include "model_options.hpp"
 
 #include <algorithm>
@@ -10,10 +10,10 @@
 
 #include "io/file_io.hpp"
 #include "checkpoint_layer.hpp"
-#include "io/npy.hpp"
 #include "io/safetensors.hpp"
 #include "attention/tokenizer.hpp"
 #include "io/weights_io.hpp"
+#include "model_source/model_source.hpp"
 #include "util/memory_budget.hpp"
 
 namespace mhascope::cli {
@@ -120,23 +120,6 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o) {
 
 namespace {
 
-Result<Tensor> loadInput(const std::string& path, const char* flag, std::uint64_t budget) {
-  auto t = loadNpy(path, NpyValues::FiniteOnly, budget);
-  if (!t) return t.error();
-  if (t->rank() != 3) {
-    return makeError(std::string(flag) + " '" + path + "' has shape " + shapeToString(t->shape) +
-                     "; expected (B, T, d_model)");
-  }
-  return t;
-}
-
-std::vector<std::vector<std::string>> indexTokens(std::int64_t B, std::int64_t T) {
-  std::vector<std::vector<std::string>> out(static_cast<std::size_t>(B));
-  for (auto& row : out)
-    for (std::int64_t i = 0; i < T; ++i) row.push_back(std::string("t").append(std::to_string(i)));
-  return out;
-}
-
 bool hasExtension(const std::string& path, const char* ext) {
   std::string e = std::filesystem::path(path).extension().string();
   std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -199,8 +182,6 @@ std::vector<std::pair<std::string, std::string>> inputFiles(const ModelOptions& 
   if (o.preset.find('/') != std::string::npos || hasExtension(o.preset, ".json")) v.push_back({"--preset", o.preset});
   return v;
 }
-
-namespace {
 
 // Step 1: options that contradict each other or would be ignored, before anything is read.
 Status checkOptionConflicts(const ModelOptions& o) {
@@ -275,93 +256,6 @@ Result<ModelConfig> configFromOptions(const ModelOptions& o) {
   return cfg;
 }
 
-// Step 3, raw inputs: .npy files replace the text; d_model and the shapes come from them, the
-// rest of the model from the one core builder (modelFromInputs), like a text model's.
-Result<Model> rawModel(const ModelOptions& o, ModelConfig& cfg, const MemoryUse& use) {
-  if (o.files.key.empty() != o.files.value.empty()) {
-    return makeError("give both --key and --value, or neither (then key = value = query: self-attention)");
-  }
-  const std::uint64_t budget = cfg.memoryBudgetBytes;
-  auto q = loadInput(o.files.query, "--query", budget);
-  if (!q) return q.error();
-  const auto d = q->dim(2);
-  if (o.dModel && *o.dModel != d) {
-    return makeError("--d-model " + std::to_string(*o.dModel) + " contradicts --query '" + o.files.query +
-                     "' whose last axis is d_model = " + std::to_string(d));
-  }
-  if (d > INT_MAX) return makeError("--query '" + o.files.query + "': d_model = " + std::to_string(d) + " is too large");
-  cfg.dModel = static_cast<int>(d);
-  AttentionInputs in;
-  in.query = std::move(*q);
-  cfg.crossAttention = !o.files.key.empty();
-  if (cfg.crossAttention) {
-    auto k = loadInput(o.files.key, "--key", budget);
-    if (!k) return k.error();
-    auto v = loadInput(o.files.value, "--value", budget);
-    if (!v) return v.error();
-    in.key = std::move(*k);
-    in.value = std::move(*v);
-    in.selfAttention = false;
-  }
-  const auto B = in.query.dim(0), Tq = in.query.dim(1);
-  const auto Tk = cfg.crossAttention ? in.key.dim(1) : Tq;
-  // Before the weights and the key/value copies are allocated.
-  if (auto s = validateSizes(B, Tq, Tk, d, cfg.heads, budget, use); !s) return s.error();
-  if (!cfg.crossAttention) {
-    in.key = in.query;
-    in.value = in.query;
-    in.selfAttention = true;
-  }
-  in.queryTokens = indexTokens(B, Tq);
-  in.keyTokens = indexTokens(in.key.dim(0), Tk);
-  cfg.text = "(from " + o.files.query + ")";
-  return modelFromInputs(cfg, std::move(in));
-}
-
-// Step 4: --key-padding-mask and --attn-mask files on top of the model's own masks.
-Status applyMaskFiles(const ModelOptions& o, Model& m, std::uint64_t budget) {
-  const auto B = m.inputs.query.dim(0), Tq = m.inputs.query.dim(1), Tk = m.inputs.key.dim(1);
-  if (!o.files.keyPaddingMask.empty()) {
-    auto pm = loadNpy(o.files.keyPaddingMask, NpyValues::FiniteOnly, budget);
-    if (!pm) return pm.error();
-    const Shape want{B, Tk};
-    if (pm->shape != want) {
-      return makeError("--key-padding-mask '" + o.files.keyPaddingMask + "' has shape " + shapeToString(pm->shape) +
-                       " but must be (B, T_k) = " + shapeToString(want));
-    }
-    if (m.options.keyPaddingMask) {  // keep the padding the batch already needs
-      for (std::size_t i = 0; i < pm->data.size(); ++i)
-        if (m.options.keyPaddingMask->data[i] != 0.0f) pm->data[i] = 1.0f;
-    }
-    m.options.keyPaddingMask = std::move(*pm);
-  }
-  if (!o.files.attnMask.empty()) {
-    auto am = loadNpy(o.files.attnMask, NpyValues::FiniteOnly, budget);
-    if (!am) return am.error();
-    const Shape want{Tq, Tk};
-    if (am->shape != want) {
-      return makeError("--attn-mask '" + o.files.attnMask + "' has shape " + shapeToString(am->shape) +
-                       " but must be (T_q, T_k) = " + shapeToString(want));
-    }
-    m.options.attnMask = std::move(*am);
-  }
-  return Ok{};
-}
-
-// Step 5: --weights replaces the seeded weights; the file decides the bias.
-Status applyWeightsFile(const ModelOptions& o, Model& m, ModelConfig& cfg, std::uint64_t budget) {
-  if (o.files.weights.empty()) return Ok{};
-  auto sd = loadSafetensors(o.files.weights, budget);  // its header is checked against its size first
-  if (!sd) return sd.error();
-  auto w = weightsFromStateDict(*sd, cfg.dModel);
-  if (!w) return makeError("--weights '" + o.files.weights + "': " + w.error().message);
-  m.weights = std::move(*w);
-  cfg.bias = m.weights.hasBias;
-  return Ok{};
-}
-
-}  // namespace
-
 Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan) {
   if (!o.saveWeightsFile.empty() && !hasExtension(o.saveWeightsFile, ".safetensors")) {
     return makeError("--save-weights '" + o.saveWeightsFile +
@@ -378,15 +272,13 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan
   use.stageFile = plan.stageFile;
   if (plan.picture) use.exportSlices = plan.allHeads ? std::max(cfg->heads, 1) : 1;
 
-  const bool raw = !o.files.query.empty();
-  auto m = raw ? rawModel(o, *cfg, use) : buildModel(*cfg, use);
-  if (!m) return m.error();
-  ResolvedModel r;
-  r.model = std::move(*m);
-  if (auto s = applyMaskFiles(o, r.model, cfg->memoryBudgetBytes); !s) return s.error();
-  if (auto s = applyWeightsFile(o, r.model, *cfg, cfg->memoryBudgetBytes); !s) return s.error();
-  r.config = std::move(*cfg);
-  r.seedUsed = !(raw && !o.files.weights.empty());
+  ModelRequest req;
+  req.config = std::move(*cfg);
+  req.files = o.files;
+  req.use = use;
+  req.requiredDModel = o.dModel;
+  auto r = modelFromSource(req);
+  if (!r) return r.error();
   return r;
 }
 

@@ -10,6 +10,7 @@
 
 #include "attention/model.hpp"
 #include "io/input_files.hpp"
+#include "model_source/model_source.hpp"
 
 namespace mhascope::cli {
 
@@ -44,17 +45,17 @@ struct OutputPlan {
   std::string folder;             // run --dump DIR
 };
 
-// The config after preset + overrides, and the model built from it (with files applied).
-struct ResolvedModel {
-  ModelConfig config;
-  Model model;
-  bool seedUsed = true;     // false: neither embeddings nor weights came from config.seed
-  std::string describeNote;  // appended to the summary, e.g. "; trained layer 1 of 2 (…)"
-};
+// The config after preset + overrides, and the model built from it (with files applied): the
+// model source's result (app/model_source/model_source.hpp), the window's too.
+using ResolvedModel = SourcedModel;
 // One line for info, bench, trace.json and the pictures' subtitle: configSummary() (the window's
 // subtitle too) plus describeNote.
 std::string describe(const ResolvedModel& r, const Trace& t);
 Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan = {});
+// Steps 1 and 2 of resolveModel: options that contradict each other, then preset + overrides (the
+// window's command line uses them before its first compute).
+Status checkOptionConflicts(const ModelOptions& o);
+Result<ModelConfig> configFromOptions(const ModelOptions& o);
 
 // Writes --save-weights (if given) from the weights used; call only when the command succeeded.
 Status saveWeightsIfAsked(const ModelOptions& o, const ResolvedModel& r);

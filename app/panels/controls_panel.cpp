@@ -6,10 +6,13 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
+#include <utility>
 #include <string>
 
 #include "attention/engine.hpp"
 #include "attention/tokenizer.hpp"
+#include "model_source/model_source.hpp"
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/drag_slider.hpp"
@@ -54,6 +57,9 @@ void presetPicker(UiContext& ctx) {
         } else {
           st.config = std::move(preset.value());
           st.presetName = name;
+          st.files = {};  // a preset is a text + seed model
+          st.trainedLayer.reset();
+          st.beforeOpen.reset();
           st.configDirty = true;
           ctx.view.batch = 0;
           ctx.view.head = 0;
@@ -107,6 +113,28 @@ void tokenChips(const std::string& text, int limit) {
   if (shown < tokens.size()) ImGui::TextDisabled("… and %zu more", tokens.size() - shown);
 }
 
+// Why a control cannot change while files (or a trained layer) are in use; "" when it can.
+std::string fixedReason(const AppState& st, const char* control) {
+  if (st.trainedLayer) return "set by the trained layer from the Train mode; close it under Files in use to edit";
+  return fixedByFiles(st.files, control);
+}
+
+// Controls fixed by a file: greyed, with the reason under them (once per reason).
+struct FixedSection {
+  explicit FixedSection(std::string why) : reason(std::move(why)) { ImGui::BeginDisabled(!reason.empty()); }
+  ~FixedSection() {
+    ImGui::EndDisabled();
+    if (!reason.empty()) {
+      ImGui::PushTextWrapPos(0.0f);
+      ImGui::TextDisabled("%s", reason.c_str());
+      ImGui::PopTextWrapPos();
+    }
+  }
+  FixedSection(const FixedSection&) = delete;
+  FixedSection& operator=(const FixedSection&) = delete;
+  std::string reason;
+};
+
 void configErrorBox(UiContext& ctx) {
   AppState& st = ctx.state;
   if (st.configError.empty()) return;
@@ -137,7 +165,7 @@ void configErrorBox(UiContext& ctx) {
 
 }  // namespace
 
-// Over 80 lines (119) on purpose: one tab drawn top to bottom in reading order — preset, sentence,
+// Over 80 lines (146) on purpose: one tab drawn top to bottom in reading order — open, preset, files in use, sentence,
 // sizes, attention, weights and view sections of the left column — every part using the trace, batch
 // item, sizes and result fetched at the top.
 void drawControlsPanel(UiContext& ctx) {
@@ -148,13 +176,16 @@ void drawControlsPanel(UiContext& ctx) {
   bool changed = false;
   ImGui::PushItemWidth(-7.5f * em);  // room for the labels on the right
 
+  drawOpenFileButton(ctx);
   presetPicker(ctx);
+  drawFilesInUse(ctx);
 
   sectionTitle("Input");
+  std::optional<FixedSection> inputFixed(std::in_place, fixedReason(st, "text"));
   ImGui::TextUnformatted("Sentence (separate batch items with | )");
   changed |= ImGui::InputTextMultiline("##text", &cfg.text, ImVec2(-1.0f, 3.2f * em));
   ctx.probes.recordLastItem("text");
-  tokenChips(cfg.text, cfg.tokens);
+  if (st.files.query.empty()) tokenChips(cfg.text, cfg.tokens);  // a query file's tokens are t0, t1, …
   changed |= dragSliderInt("tokens T", &cfg.tokens, 0, 1024, cfg.tokens == 0 ? "as typed" : "%d",
                            ImGuiSliderFlags_Logarithmic).changed;
   ctx.probes.recordLastFrame("tokens");
@@ -171,18 +202,22 @@ void drawControlsPanel(UiContext& ctx) {
     ImGui::TextUnformatted("Key/value sentence");
     changed |= ImGui::InputTextMultiline("##kvtext", &cfg.kvText, ImVec2(-1.0f, 2.4f * em));
   }
+  inputFixed.reset();
 
   sectionTitle("Sizes");
   // d_model and h are applied when the drag (or the typed value) is finished: on the way from
   // h = 4 to h = 8 a drag passes 5, 6, 7, which do not divide d_model = 16, and an error
   // flashing for each of them would only be noise. The picture stays until then.
+  std::optional<FixedSection> sizeFixed(std::in_place, fixedReason(st, "d_model"));
   const SliderEdit dModelEdit = dragSliderInt("d_model", &cfg.dModel, 1, 1024, "%d", ImGuiSliderFlags_Logarithmic);
   ctx.probes.recordLastFrame("d_model");
   helpMarker("Width of every token vector. Drag to change (applied when you let go); Ctrl+click to type a number.");
+  sizeFixed.emplace(fixedReason(st, "heads"));
   const SliderEdit headsEdit = dragSliderInt("heads h", &cfg.heads, 1, 64);
   ctx.probes.recordLastFrame("heads");
   helpMarker("Number of heads. Each head works on its own d_k = d_model / h features, so h must divide d_model. "
              "Drag to change (applied when you let go); Ctrl+click to type a number.");
+  sizeFixed.reset();
   const bool sizing = dModelEdit.active || headsEdit.active;
   if (dModelEdit.changed || headsEdit.changed) st.sizeEditPending = true;
   if (st.sizeEditPending && !sizing) {
@@ -198,13 +233,17 @@ void drawControlsPanel(UiContext& ctx) {
   if (!sizing) configErrorBox(ctx);
 
   sectionTitle("Attention");
+  std::optional<FixedSection> attentionFixed(std::in_place, fixedReason(st, "mask"));
   int mask = cfg.mask == MaskKind::Causal ? 1 : 0;
   if (ImGui::Combo("mask", &mask, "none\0causal (no peeking ahead)\0")) {
     cfg.mask = mask == 1 ? MaskKind::Causal : MaskKind::None;
     changed = true;
   }
-  changed |= dragSliderInt("pad last keys", &cfg.padLastKeys, 0, std::max(1, st.trace.tk)).changed;
-  helpMarker("Key padding: ignore the last n keys of every item, as if they were <pad> tokens.");
+  {
+    FixedSection padFixed(attentionFixed->reason.empty() ? fixedReason(st, "pad") : "");
+    changed |= dragSliderInt("pad last keys", &cfg.padLastKeys, 0, std::max(1, st.trace.tk)).changed;
+    helpMarker("Key padding: ignore the last n keys of every item, as if they were <pad> tokens.");
+  }
   int scale = 0;
   for (int i = 0; i < 3; ++i) {
     if (kScales[i] == cfg.scale) scale = i;
@@ -222,17 +261,21 @@ void drawControlsPanel(UiContext& ctx) {
   }
   helpMarker("Scores are divided by √d_k so their size does not grow with d_k; the other two choices show what "
              "goes wrong without it.");
+  attentionFixed.reset();
 
   sectionTitle("Weights");
+  std::optional<FixedSection> weightsFixed(std::in_place, fixedReason(st, "seed"));
   int seed = static_cast<int>(cfg.seed & 0x7fffffff);
   if (ImGui::InputInt("seed", &seed)) {
     cfg.seed = static_cast<std::uint64_t>(std::max(seed, 0));
     changed = true;
   }
   helpMarker("The random weights (and token vectors) come from this seed: same seed, same numbers.");
+  weightsFixed.emplace(fixedReason(st, "bias"));
   changed |= ImGui::Checkbox("bias", &cfg.bias);
-  ImGui::SameLine();
+  weightsFixed.emplace(fixedReason(st, "positions"));
   changed |= ImGui::Checkbox("position codes", &cfg.positions);
+  weightsFixed.reset();
 
   sectionTitle("View");
   int cmap = view.colormap ? 1 + static_cast<int>(*view.colormap) : 0;

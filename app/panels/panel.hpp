@@ -34,6 +34,9 @@ void drawWeightsPanel(UiContext& ctx);      // panels/weights_panel.cpp
 void drawStagePanel(UiContext& ctx);        // panels/stage_panel.cpp
 void drawShapeTracePanel(UiContext& ctx);   // panels/shape_trace_panel.cpp
 void drawStatusLine(UiContext& ctx);        // panels/status_line.cpp
+// Parts of the controls: the Open file… button and its popup, the "Files in use" list.
+void drawOpenFileButton(UiContext& ctx);    // panels/open_file_popup.cpp
+void drawFilesInUse(UiContext& ctx);        // panels/open_file_popup.cpp
 // The lessons (issue 4), one tab each: panels/lesson_*.cpp.
 void drawLessonSplitPanel(UiContext& ctx);        // 1 one big matrix = h small ones
 void drawLessonParamsPanel(UiContext& ctx);       // 2 where the parameters go

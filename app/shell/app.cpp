@@ -24,6 +24,7 @@
 #include "render/gl_frame.hpp"
 #include "render/screenshot.hpp"
 #include "render/texture.hpp"
+#include "state/open_file.hpp"
 #include "testing/script_host.hpp"
 #include "train_lab/lab_panels.hpp"
 
@@ -74,6 +75,8 @@ bool App::initialise() {
   if (const std::string dir = configDir(); !dir.empty()) ini_.setPath(dir + "/imgui.ini");
   ini_.load();
   view_.exportUi.folder = defaultExportFolder();
+  if (const std::string dir = configDir(); !dir.empty()) view_.openUi.recentFile = dir + "/recent_files.txt";
+  loadRecent(view_.openUi);
 
   scheduler_ = std::make_unique<ComputeScheduler>();
   scheduler_->setResultReady([] { Window::postEmptyEvent(); });
@@ -121,15 +124,43 @@ bool App::initialiseImGui() {
   return true;
 }
 
-bool App::applyLaunchOptions() {
-  auto preset = loadPreset(options_.preset);
-  if (!preset) {
-    std::fprintf(stderr, "mhascope: %s\n", preset.error().message.c_str());
-    loop_.exitCode = 2;
+// The window's MODEL options (`mhascope --text … --weights w.safetensors`): resolved once exactly as
+// `mhascope export` resolves them, so a bad option fails here with the command's message; the
+// scheduler then builds the same model from the same config and files.
+bool App::applyModelOptions() {
+  auto r = cli::resolveModel(options_.model);
+  if (!r) {
+    std::fprintf(stderr, "mhascope: %s\n", r.error().message.c_str());
     return false;
   }
-  state_.config = std::move(preset.value());
-  state_.presetName = options_.preset;
+  if (options_.headGiven && options_.head >= r->config.heads) {
+    std::fprintf(stderr, "mhascope: --head %d is out of range: this model has h = %d head%s, indices 0 .. %d\n",
+                 options_.head, r->config.heads, r->config.heads == 1 ? "" : "s", r->config.heads - 1);
+    return false;
+  }
+  state_.config = std::move(r->config);
+  state_.files = options_.model.files;
+  if (!state_.files.checkpoint.empty() && !state_.files.layer) state_.files.layer = 0;
+  state_.presetName = options_.preset + " (command line)";
+  return true;
+}
+
+bool App::applyLaunchOptions() {
+  if (options_.modelGiven) {
+    if (!applyModelOptions()) {
+      loop_.exitCode = 2;
+      return false;
+    }
+  } else {
+    auto preset = loadPreset(options_.preset);
+    if (!preset) {
+      std::fprintf(stderr, "mhascope: %s\n", preset.error().message.c_str());
+      loop_.exitCode = 2;
+      return false;
+    }
+    state_.config = std::move(preset.value());
+    state_.presetName = options_.preset;
+  }
   if (options_.benchFrames > 0) {  // the benchmark's fixed size: T=512, h=16, d_model=256
     state_.config.tokens = 512;
     state_.config.heads = 16;
@@ -219,7 +250,7 @@ void App::frame() {
   keyTaps_.apply(*window_);
   frameStart_ = Window::now();
   trainLab_.frameBegan(frameStart_);
-  for (const std::string& path : window_->takeDroppedPaths()) trainDropPath(trainLab_, path);
+  for (const std::string& path : window_->takeDroppedPaths()) dropOnWindow(trainLab_, state_, view_, path);
   const double now = Window::now();
   const double dt = lastFrameTime_ > 0 ? now - lastFrameTime_ : 0.0;
   lastFrameTime_ = now;

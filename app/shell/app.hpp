@@ -47,6 +47,7 @@ class App {
   bool initialiseImGui();        // context, style, backends
   void shutdown();
   bool applyLaunchOptions();     // preset, stage, view; false on a bad option (message printed)
+  bool applyModelOptions();      // --text, --weights …: resolved as `export` does (message printed)
   bool automated() const;        // a script, a screenshot or the benchmark drives the loop
 
   void frame();                  // one iteration of the loop

@@ -70,17 +70,42 @@ void ComputeScheduler::update(AppState& state, const ViewState& view, LessonView
 void ComputeScheduler::applyOutcome(AppState& state, ComputeOutcome& outcome, Trace& computed) {
   if (outcome.requestId <= shownRequest_) return;  // an older request finished late
   shownRequest_ = outcome.requestId;
+  const bool latest = outcome.requestId == requestCounter_;
   if (!outcome.ok) {
-    if (outcome.requestId == requestCounter_) state.configError = outcome.error;
+    if (latest && state.beforeOpen) {  // the opened files cannot be used: back to what was in use
+      AppState::BeforeOpen& b = *state.beforeOpen;
+      state.config = std::move(b.config);
+      state.files = std::move(b.files);
+      state.trainedLayer = std::move(b.trainedLayer);
+      state.presetName = std::move(b.presetName);
+      state.actionError = b.what + ": " + outcome.error;
+      state.configError.clear();
+      state.beforeOpen.reset();
+    } else if (latest) {
+      state.configError = outcome.error;
+    }
     return;
   }
+  if (latest) state.beforeOpen.reset();
   std::swap(state.trace, computed);
   state.traceReplaced();
   state.traceConfig = outcome.config;
+  state.traceSeedUsed = outcome.seedUsed;
+  state.traceNote = outcome.describeNote;
   state.model = std::move(outcome.model);
   state.quiz = std::move(outcome.quiz);
   state.lastComputeMs = outcome.milliseconds;
   state.lastComputeThreads = outcome.threads;
+  if (!latest) return;
+  // The controls show what the files decided (the controls they fix are read-only).
+  if (!state.files.checkpoint.empty() || state.trainedLayer) {
+    const std::uint64_t budget = state.config.memoryBudgetBytes;
+    state.config = outcome.config;
+    state.config.memoryBudgetBytes = budget;
+  } else if (!state.files.query.empty() || !state.files.weights.empty()) {
+    state.config.dModel = outcome.config.dModel;
+    if (!state.files.weights.empty()) state.config.bias = outcome.config.bias;
+  }
 }
 
 void ComputeScheduler::updateTrace(AppState& state, bool forceSync) {
@@ -95,11 +120,21 @@ void ComputeScheduler::updateTrace(AppState& state, bool forceSync) {
     state.suggestedHeads.clear();
     ModelConfig c = state.config;
     if (memoryBudget_ > 0) c.memoryBudgetBytes = memoryBudget_;  // the machine's (or --memory-budget), never a preset's
+    ComputeRequest request;
+    request.source.config = c;
+    request.source.files = state.files;
+    request.source.use = MemoryUse::app();
+    request.source.use.weightsFile = !state.files.weights.empty();
+    request.source.weightsDecideDModel = true;
+    request.trainedLayer = state.trainedLayer;
+    // Files are checked while they are read (modelFromSource); a text model before it is built.
     Status valid = Ok{};
-    try {
-      valid = validateConfig(c, MemoryUse::app());
-    } catch (const std::exception& e) {
-      valid = makeError(std::string("cannot check this configuration: ") + e.what());
+    if (!state.fromFiles()) {
+      try {
+        valid = validateConfig(c, MemoryUse::app());
+      } catch (const std::exception& e) {
+        valid = makeError(std::string("cannot check this configuration: ") + e.what());
+      }
     }
     if (!valid) {
       state.configError = valid.error().message;
@@ -109,12 +144,14 @@ void ComputeScheduler::updateTrace(AppState& state, bool forceSync) {
       state.configError.clear();
       const std::uint64_t id = ++requestCounter_;
       const SizeEstimate e = estimateSizes(c);
-      if (forceSync || fitsUiThread(e.batch, e.tq, e.tk, c.dModel, c.heads)) {
-        ComputeOutcome outcome = computeTrace(c, id, spare_);
+      // Files may be big: they are read on the worker, so the window never waits for a disk.
+      const bool small = state.trainedLayer || (state.files.empty() && fitsUiThread(e.batch, e.tq, e.tk, c.dModel, c.heads));
+      if (forceSync || small) {
+        ComputeOutcome outcome = computeTrace(request, id, spare_);
         applyOutcome(state, outcome, spare_);
         state.lastComputeOnWorker = false;
       } else {
-        worker_.submit(c, id);
+        worker_.submit(request, id);
       }
     }
   }

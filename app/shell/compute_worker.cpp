@@ -13,33 +13,37 @@ int computeThreads() {
   return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 64);  // 0: unknown
 }
 
-ComputeOutcome computeTrace(const ModelConfig& config, std::uint64_t requestId, Trace& trace,
+ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t requestId, Trace& trace,
                             JobStatus* status) {
   ComputeOutcome out;
   out.requestId = requestId;
-  out.config = config;
+  out.config = request.source.config;
   auto setPhase = [status](ComputePhase p) {
     if (status) status->phase.store(static_cast<int>(p));
   };
   const auto t0 = std::chrono::steady_clock::now();
   try {
     setPhase(ComputePhase::Preparing);
-    auto model = buildModel(config, MemoryUse::app());
+    Result<SourcedModel> model = request.trainedLayer ? Result<SourcedModel>(*request.trainedLayer)
+                                                      : modelFromSource(request.source);
     if (model && status) {
-      const Tensor& q = model->inputs.query;
-      const Tensor& k = model->inputs.key;
-      status->flops.store(countFlops(q.shape[0], q.shape[1], k.shape[1], q.shape[2], model->options.heads).total());
+      const Tensor& q = model->model.inputs.query;
+      const Tensor& k = model->model.inputs.key;
+      status->flops.store(countFlops(q.shape[0], q.shape[1], k.shape[1], q.shape[2], model->model.options.heads).total());
     }
     setPhase(ComputePhase::Forward);
-    if (model) model->options.threads = out.threads = computeThreads();
+    if (model) model->model.options.threads = out.threads = computeThreads();
     if (!model) {
       out.error = model.error().message;
-    } else if (auto st = forward(model->inputs, model->weights, model->options, trace); !st) {
+    } else if (auto st = forward(model->model.inputs, model->model.weights, model->model.options, trace); !st) {
       out.error = st.error().message;
     } else {
       // "last compute" is the forward pass as before; the quiz comes after the clock stops.
       out.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      out.model = std::make_shared<const Model>(std::move(model).value());
+      out.config = std::move(model->config);
+      out.seedUsed = model->seedUsed;
+      out.describeNote = std::move(model->describeNote);
+      out.model = std::make_shared<const Model>(std::move(model->model));
       out.quiz = makeQuiz(trace, out.model->weights);
       out.ok = true;
     }
@@ -76,10 +80,10 @@ void ComputeWorker::setResultReady(std::function<void()> wake) {
   resultReady_ = std::move(wake);
 }
 
-void ComputeWorker::submit(const ModelConfig& config, std::uint64_t requestId) {
+void ComputeWorker::submit(const ComputeRequest& request, std::uint64_t requestId) {
   {
     std::lock_guard lock(mutex_);
-    pending_ = std::make_pair(config, requestId);  // replaces any older queued request
+    pending_ = std::make_pair(request, requestId);  // replaces any older queued request
   }
   wake_.notify_one();
 }
@@ -138,7 +142,7 @@ void ComputeWorker::run() {
       lock.lock();
       continue;
     }
-    auto [config, id] = std::move(*pending_);
+    auto [request, id] = std::move(*pending_);
     pending_.reset();
     running_ = true;
     startedAt_ = std::chrono::steady_clock::now();
@@ -148,7 +152,7 @@ void ComputeWorker::run() {
     if (traceBytes(working_) > kKeepTraceBytes) std::swap(stale, working_);
     lock.unlock();
     stale = Trace{};
-    ComputeOutcome out = computeTrace(config, id, working_, &status_);  // the long part, unlocked
+    ComputeOutcome out = computeTrace(request, id, working_, &status_);  // the long part, unlocked
     lock.lock();
     running_ = false;
     if (out.ok && working_.tq > 0) {

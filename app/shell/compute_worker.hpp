@@ -23,6 +23,7 @@
 #include "attention/model.hpp"
 #include "attention/trace.hpp"
 #include "lessons/lessons.hpp"
+#include "model_source/model_source.hpp"
 
 namespace mhascope::app {
 
@@ -30,13 +31,22 @@ namespace mhascope::app {
 // ~45 % of a forward at T = 512); larger ones are freed as soon as they are replaced.
 inline constexpr std::uint64_t kKeepTraceBytes = 256ull << 20;
 
+// What to compute: config + files through the model source the CLI shares, or a trained layer
+// already in memory (the Train mode's "Open in pipeline").
+struct ComputeRequest {
+  ModelRequest source;
+  std::shared_ptr<const SourcedModel> trainedLayer;  // set: used as is, source ignored
+};
+
 struct ComputeOutcome {
   std::uint64_t requestId = 0;
   bool ok = false;
   std::string error;  // engine/validation message or a caught exception
   double milliseconds = 0.0;
   int threads = 1;     // the forward's threads (computeThreads()): results equal one thread's
-  ModelConfig config;  // what was computed
+  ModelConfig config;  // what was computed (sizes and bias as the files decided them)
+  bool seedUsed = true;      // for the subtitle (configSummary)
+  std::string describeNote;  // "; trained layer 1 of 2 (…)"
   std::shared_ptr<const Model> model;  // its inputs and weights: the lessons recompute from them
   std::vector<QuizQuestion> quiz;      // the quiz lesson's questions about this trace
 };
@@ -59,10 +69,10 @@ struct JobStatus {
 // bit-identical to one thread's, so the window shows the CLI's numbers, only sooner.
 int computeThreads();
 
-// buildModel + forward into `trace` (reusing its buffers) + the quiz of the result, timing
-// the forward; never throws. `status`
-// (may be null) follows the work.
-ComputeOutcome computeTrace(const ModelConfig& config, std::uint64_t requestId, Trace& trace,
+// The model (modelFromSource: reading its files here, on the worker for big jobs) + forward into
+// `trace` (reusing its buffers) + the quiz of the result, timing the forward; never throws.
+// `status` (may be null) follows the work.
+ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t requestId, Trace& trace,
                             JobStatus* status = nullptr);
 
 // Bytes the recorded tensors of a trace hold (its stages, weights and mask flags).
@@ -78,7 +88,7 @@ class ComputeWorker {
   // Called on the worker thread when a result waits for take(): wakes the UI's loop, which
   // sleeps between the progress line's frames, so the picture follows the forward at once.
   void setResultReady(std::function<void()> wake);
-  void submit(const ModelConfig& config, std::uint64_t requestId);
+  void submit(const ComputeRequest& request, std::uint64_t requestId);
   // When a job has finished, swaps its trace into `trace` (what `trace` held goes to the worker
   // as the next job's buffers) and returns the outcome. On failure `trace` is left untouched.
   std::optional<ComputeOutcome> take(Trace& trace);
@@ -93,7 +103,7 @@ class ComputeWorker {
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  std::optional<std::pair<ModelConfig, std::uint64_t>> pending_;  // newest request only
+  std::optional<std::pair<ComputeRequest, std::uint64_t>> pending_;  // newest request only
   bool running_ = false;
   bool stop_ = false;
   Trace working_;                           // the job's buffers; the result until take()

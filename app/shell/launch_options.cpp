@@ -18,7 +18,7 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
                "Headless commands (no display needed): mhascope info | run | export | bench  (each has --help)."};
   cli.name("mhascope");
   std::string size;
-  cli.add_option("--preset", o.preset, "preset name or .json file to start with")->capture_default_str();
+  cli::addModelOptions(cli, o.model);  // --preset, --text, --weights …: as for `mhascope export`
   cli.add_option("--stage", o.stage, "stage to open at (query, q_proj, q_heads, scores, weights, output, ...)");
   cli.add_option("--view", o.view,
                  "main tab to open: heatmap, grid, learned, or a lesson: split, params, mix, roles, masks, pitfalls, cost, "
@@ -36,10 +36,6 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
       ->transform(cli::decimalInteger(1, 1000000));
   cli.add_option("--script", o.scriptPath, "drive the window from an input script (tests)");
   cli.add_option("--ui-scale", o.uiScale, "UI scale instead of the monitor's content scale")->check(CLI::Range(0.5, 4.0));
-  cli.add_option("--memory-budget", o.memoryBudgetMib,
-                 "memory the window may hold for one configuration, MiB (default: half of the available memory, "
-                 "512 MiB … 32 GiB)")
-      ->transform(cli::decimalInteger(1, 1ull << 30));
   cli.add_option("--max-texture-size", o.maxTextureSize, "pretend the GPU's texture limit is this (tests)")
       ->transform(cli::decimalInteger(1, 1 << 20));
   cli.add_flag("--hidden", o.hidden, "do not show the window");
@@ -75,7 +71,18 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
       return out;
     }
   }
-  if (headOpt->count() > 0) {  // an index the window would have to clamp is an error, said before it opens
+  o.preset = o.model.preset;
+  o.memoryBudgetMib = o.model.memoryBudgetMib.value_or(0);
+  if (!o.model.saveWeightsFile.empty()) {
+    std::fprintf(stderr, "mhascope: --save-weights is for the commands (e.g. `mhascope run --save-weights F`), "
+                         "not the window\n");
+    out.exitCode = 2;
+    return out;
+  }
+  const cli::ModelOptions& m = o.model;
+  o.modelGiven = m.text || m.kvText || m.dModel || m.heads || m.tokens || m.batch || m.padLast || m.seed || m.bias ||
+                 m.noBias || m.mask || m.scale || m.noPositions || !m.files.empty() || m.files.layer;
+  if (headOpt->count() > 0 && !o.modelGiven) {  // with MODEL options it is checked once they are resolved  // an index the window would have to clamp is an error, said before it opens
     auto preset = loadPreset(o.preset);
     if (preset) {
       const int heads = o.benchFrames > 0 ? 16 : preset->heads;
@@ -88,7 +95,7 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
     }
   }
   if (!o.screenshotPath.empty() || o.benchFrames > 0) o.hidden = true;
-  o.presetGiven = cli.count("--preset") > 0;
+  o.presetGiven = cli.count("--preset") > 0 || o.modelGiven;
   o.stageGiven = cli.count("--stage") > 0;
   o.viewGiven = cli.count("--view") > 0;
   o.headGiven = cli.count("--head") > 0;

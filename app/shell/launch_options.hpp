@@ -5,9 +5,15 @@
 #include <optional>
 #include <string>
 
+#include "cli/model_options.hpp"
+
 namespace mhascope::app {
 
 struct LaunchOptions {
+  // The MODEL options of info/run/export (cli/model_options.hpp): the same command line opens the
+  // same model. preset and memoryBudgetMib below are copies of model.preset / --memory-budget.
+  cli::ModelOptions model;
+  bool modelGiven = false;     // any MODEL option besides --preset and --memory-budget
   std::string preset = "default";
   std::string stage;           // stage name to open at ("weights"); empty = weights
   std::string view = "heatmap";  // "heatmap" | "grid" | a lesson tab's title in lower case ("split" …)

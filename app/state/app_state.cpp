@@ -73,10 +73,15 @@ bool resetToDefaults(AppState& state, ViewState& view) {
   }
   state.config = std::move(preset.value());
   state.presetName = "default";
+  state.files = {};  // text + seed again
+  state.trainedLayer.reset();
+  state.beforeOpen.reset();
   state.configDirty = true;
   ExportUi exportUi = std::move(view.exportUi);  // where exports go is not part of the config
+  OpenUi openUi = std::move(view.openUi);        // nor the recent files and the last folder
   view = ViewState{};
   view.exportUi = std::move(exportUi);
+  view.openUi = std::move(openUi);
   view.selectTab = "Heatmap";
   return true;
 }

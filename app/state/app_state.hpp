@@ -20,6 +20,8 @@
 #include "attention/model.hpp"
 #include "attention/trace.hpp"
 #include "io/input_files.hpp"
+#include "model_source/file_kind.hpp"
+#include "model_source/model_source.hpp"
 #include "state/lesson_view.hpp"
 
 namespace mhascope::app {
@@ -27,6 +29,19 @@ namespace mhascope::app {
 struct AppState {
   ModelConfig config;               // what the controls show and edit
   InputFiles files;                 // files the model is read from besides config (none: text + seed)
+  // The Train mode's "Open in pipeline": a trained layer held in memory (shell/compute_worker.hpp),
+  // recomputed from as it is; the controls that would change it are fixed while it is open.
+  std::shared_ptr<const SourcedModel> trainedLayer;
+  // An Open (menu, drop, Open in pipeline) not yet computed: what was in use before, restored with
+  // the reason in actionError when the opened files cannot be used (nothing half-applied).
+  struct BeforeOpen {
+    ModelConfig config;
+    InputFiles files;
+    std::shared_ptr<const SourcedModel> trainedLayer;
+    std::string presetName;
+    std::string what;  // "cannot open 'w.safetensors'"
+  };
+  std::optional<BeforeOpen> beforeOpen;
   bool configDirty = true;          // edited since the last compute request
   std::string presetName = "default";
   std::string configError;          // why `config` cannot run (validateConfig); empty when fine
@@ -35,6 +50,8 @@ struct AppState {
 
   Trace trace;                      // the last good forward pass: what every panel shows
   ModelConfig traceConfig;          // the config `trace` was computed from
+  bool traceSeedUsed = true;        // its subtitle (configLine): whether the seed made anything
+  std::string traceNote;            // its subtitle's note: "; trained layer 1 of 2 (…)"
   std::uint64_t traceSerial = 0;    // ++ whenever `trace` is replaced (texture cache key)
   std::shared_ptr<const Model> model;  // what `trace` was computed from: the lessons need its weights
   std::vector<QuizQuestion> quiz;   // the quiz lesson's questions about `trace`
@@ -47,6 +64,8 @@ struct AppState {
   bool lastComputeOnWorker = false;
   std::string actionError;          // an exception caught at a user action, shown until dismissed
 
+  // Files or a trained layer in use (the "Files in use" list; the scheduler reads them).
+  bool fromFiles() const { return !files.empty() || trainedLayer != nullptr; }
   bool hasTrace() const { return trace.stages.size() == static_cast<std::size_t>(kStageCount); }
 
   // One 2-D matrix of the trace (cached per trace: slices copy their labels).
@@ -77,6 +96,21 @@ struct ExportUi {
   bool messageIsError = false;
 };
 
+// The File › Open popup (state/open_file.hpp, panels/open_file_popup.cpp).
+inline constexpr std::size_t kMaxRecent = 12;
+struct OpenUi {
+  bool requestOpen = false;         // open the popup next frame (the button, a script)
+  std::string path;                 // the path field
+  std::string folder;               // the listed folder: the last one used, else ~
+  std::vector<std::string> recent;  // most recent first, at most kMaxRecent
+  std::string recentFile;           // where `recent` is kept (config dir); "" = not kept
+  // A file that needs a choice first: a .npy's role, a checkpoint's layer.
+  std::string pendingPath;
+  FileInfo pendingInfo;
+  int role = 0, layer = 0;
+  std::string message;              // the last error, shown in the popup
+};
+
 struct ViewState {
   StageId stage = StageId::Weights;
   int batch = 0;   // b, 0-based
@@ -96,6 +130,7 @@ struct ViewState {
   std::string selectTab;               // a main-area tab to bring to front (consumed once)
   std::string openTab;                 // the main-area tab drawn last frame
   ExportUi exportUi;
+  OpenUi openUi;
 };
 
 ColormapId effectiveColormap(const ViewState& view, StageId stage);

@@ -3,7 +3,7 @@
 namespace mhascope::app {
 
 std::string configLine(const AppState& state) {
-  return configSummary(state.trace, state.traceConfig);
+  return configSummary(state.trace, state.traceConfig, state.traceSeedUsed) + state.traceNote;
 }
 
 bool traceReady(UiContext& ctx) {

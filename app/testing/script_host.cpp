@@ -43,6 +43,8 @@ std::string AppScriptHost::loadPresetByName(const std::string& name) {
   if (!preset) return preset.error().message;
   t_.state.config = std::move(preset.value());
   t_.state.presetName = name;
+  t_.state.files = {};  // as the preset picker: a text + seed model
+  t_.state.trainedLayer.reset();
   t_.state.configDirty = true;
   return {};
 }

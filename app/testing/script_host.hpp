@@ -60,7 +60,7 @@ class AppScriptHost final : public ScriptHost {
   std::string sessionSummary() override;
   void stopPlay() override { t_.view.playing = false; }
   std::string shownLabel(const std::string& name) override;
-  void dropPath(const std::string& path) override { trainDropPath(t_.trainLab, path); }
+  void dropPath(const std::string& path) override { dropOnWindow(t_.trainLab, t_.state, t_.view, path); }
 
  private:
   ScriptTargets t_;

@@ -10,8 +10,9 @@
 #include <sstream>
 
 #include "state/app_state.hpp"
+#include "state/open_file.hpp"
 #include "attention/engine.hpp"
-#include "cli/checkpoint_layer.hpp"  // checkpointLayerConfig: the CLI's --checkpoint --layer config
+#include "model_source/model_source.hpp"  // checkpointLayerConfig: the CLI's --checkpoint --layer config
 #include "export/training_figures.hpp"
 #include "panels/panel.hpp"  // kHeatmapTab
 #include "shell/frame_pacing.hpp"  // yieldingTickSeconds, FrameWork
@@ -280,6 +281,11 @@ void trainDropPath(TrainLab& lab, const std::string& path) {
   trainLoadCheckpoint(lab);
 }
 
+void dropOnWindow(TrainLab& lab, AppState& state, ViewState& view, const std::string& path) {
+  if (lab.active) return trainDropPath(lab, path);
+  if (!beginOpen(state, view, path)) state.actionError = "dropped file: " + view.openUi.message;
+}
+
 void trainExportSheet(TrainLab& lab) {
   if (!lab.view || lab.view->history.empty()) return say(lab, "nothing to export yet: press Train first", true);
   auto sheet = buildContactSheet(lab);
@@ -315,15 +321,24 @@ void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view) {
     for (int t : one.tokens) labels[0].push_back(v.task->symbol(t));
     auto model = trainedLayerModel(params, one, lab.openLayer, labels);
     if (!model) return say(lab, model.error().message, true);
-    Trace trace;
-    if (auto st = forward(model->inputs, model->weights, model->options, trace); !st) return say(lab, st.error().message, true);
-    ModelConfig cfg = cli::checkpointLayerConfig(params.cfg, one, labels);
-    cfg.name = "trained layer";
-    state.trace = std::move(trace);
-    state.traceReplaced();
-    state.traceConfig = cfg;
-    state.config = cfg;
-    state.configDirty = false;  // the trace above IS this config's picture (with the trained weights)
+    // The pipeline recomputes from this layer (AppState::trainedLayer) whatever changes later, so
+    // its weights and subtitle stay until the layer is closed under "Files in use".
+    auto layer = std::make_shared<SourcedModel>();
+    layer->model = std::move(*model);
+    layer->config = checkpointLayerConfig(params.cfg, one, labels);
+    layer->config.name = "trained layer";
+    layer->seedUsed = false;
+    layer->describeNote = "; trained layer " + std::to_string(lab.openLayer) + " of " +
+                          std::to_string(params.cfg.layers) + " (" + taskName(v.settings->task.kind) + ", step " +
+                          std::to_string(lab.shown.step) + (lab.ablation.any() ? ", switched-off heads zeroed" : "") +
+                          ", input LN1 of the residual stream)";
+    state.beforeOpen = AppState::BeforeOpen{state.config, state.files, state.trainedLayer, state.presetName,
+                                            "cannot open the trained layer"};
+    state.config = layer->config;
+    state.config.memoryBudgetBytes = state.beforeOpen->config.memoryBudgetBytes;
+    state.files = {};
+    state.trainedLayer = std::move(layer);
+    state.configDirty = true;  // the scheduler computes it (on the UI thread: a trained layer is small)
     state.configError.clear();
     state.presetName = std::string(taskName(v.settings->task.kind)) + " layer " + std::to_string(lab.openLayer) +
                        " at step " + std::to_string(lab.shown.step);

@@ -132,6 +132,10 @@ void trainLoadCheckpoint(TrainLab& lab);  // continues from it (sizes and task f
 // A file dropped on the window: a .safetensors checkpoint opens the Train mode and loads it;
 // anything else is named in the Train mode's message.
 void trainDropPath(TrainLab& lab, const std::string& path);
+// Any file dropped on the window: the Train mode takes it (above) when it is on screen, else the
+// pipeline opens it like File › Open (state/open_file.hpp; a .npy or a checkpoint asks its role
+// or layer in the Open popup).
+void dropOnWindow(TrainLab& lab, AppState& state, ViewState& view, const std::string& path);
 void trainExportSheet(TrainLab& lab);
 void trainExportCurves(TrainLab& lab);
 // The chosen step's parameters (ablation applied) → the pipeline's trace: layer `lab.openLayer`'s

@@ -18,7 +18,9 @@ TEST(WindowCompute, UsesTheMachinesCoresAndEqualsTheOneThreadForward) {
   c.heads = 4;
   c.mask = MaskKind::Causal;
   Trace window;
-  const ComputeOutcome out = computeTrace(c, 1, window);
+  ComputeRequest request;
+  request.source.config = c;
+  const ComputeOutcome out = computeTrace(request, 1, window);
   ASSERT_TRUE(out.ok) << out.error;
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   EXPECT_EQ(out.threads, cores < 1 ? 1 : std::min(cores, 64));

@@ -66,6 +66,42 @@ case "$case_name" in
     xvfb "$bin" --screenshot "$out/train.png" --view train || fail "--view train exited $?"
     python3 "$here/check_png.py" "$out/train.png" 1600x1000 || fail "blank --view train"
     ;;
+  openfiles)
+    # Fixtures: MHA weights (d_model 12), a query input of 6 tokens (a stage dump), a 2-layer
+    # checkpoint, a file that is not .safetensors, one whose header promises more than the budget.
+    "$bin" info --text "a b c d e f" --d-model 12 --heads 3 --seed 5 --save-weights "$out/w.safetensors" >/dev/null \
+      || fail "cannot make the weights fixture"
+    "$bin" run --text "a b c d e f" --d-model 12 --heads 3 --dump "$out/dump" >/dev/null || fail "cannot dump"
+    "$bin" train --layers 2 --steps 2 --save "$out/m.safetensors" >/dev/null || fail "cannot make the checkpoint"
+    printf 'hello, not a safetensors file' > "$out/bad.safetensors"
+    cp "$out/w.safetensors" "$out/big.safetensors" && truncate -s 300M "$out/big.safetensors"
+    xvfb "$bin" --fresh --preset default --memory-budget 64 --script "$(script_from openfiles.txt)" \
+      || fail "script failed (exit $?)"
+    python3 "$here/check_png.py" "$out/weights_open.png" 1600x1000 || fail "blank after opening weights"
+    grep -q "$out/m.safetensors" "$XDG_CONFIG_HOME/mhascope/recent_files.txt" || fail "recent files not kept"
+    ;;
+  window_model_options)
+    # `mhascope OPTIONS` opens the picture `mhascope export OPTIONS` draws: every pixel the same,
+    # subtitle included.
+    "$bin" info --text "x" --d-model 12 --heads 3 --seed 9 --save-weights "$out/w.safetensors" >/dev/null \
+      || fail "cannot make the weights fixture"
+    opts=(--text "the cat sat on the mat" --d-model 12 --heads 3 --mask causal --weights "$out/w.safetensors")
+    "$bin" export "${opts[@]}" --stage weights --head 1 --out "$out/cli.png" || fail "CLI export"
+    xvfb "$bin" --fresh "${opts[@]}" --stage weights --head 1 --script "$(script_from window_model_options.txt)" \
+      || fail "script failed (exit $?)"
+    size=$(python3 -c "import sys; sys.path.insert(0, '$here'); from check_png import decode; w, h, _, _ = decode('$out/cli.png'); print(w, h)")
+    python3 "$here/same_region.py" "$out/cli.png" "$out/weights_b0_h1.png" 0 0 $size \
+      || fail "the window's picture differs from export's with the same options"
+    # a bad MODEL option fails before the window opens, with the command's message
+    for bad in "--d-model 10 --heads 4" "--weights $out/missing.safetensors"; do
+      # shellcheck disable=SC2086
+      err=$(xvfb "$bin" $bad 2>&1) && fail "bad options accepted: $bad"
+      # shellcheck disable=SC2086
+      cli=$("$bin" export $bad --out "$out/x.png" 2>&1 | head -1)
+      cli=${cli#mhascope: error: }
+      grep -qF -- "$cli" <<<"$err" || fail "window says '$err', export says '$cli'"
+    done
+    ;;
   texture_churn)
     xvfb "$bin" --preset default --script "$(script_from texture_churn.txt)" || fail "script failed (exit $?)"
     ;;

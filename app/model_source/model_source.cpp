@@ -1,0 +1,213 @@
+// config + InputFiles → Model in steps: raw inputs (or the text), mask files, weights file; or a
+// checkpoint layer. See model_source.hpp.
+#include "model_source/model_source.hpp"
+
+#include <climits>
+#include <utility>
+
+#include "io/npy.hpp"
+#include "io/safetensors.hpp"
+#include "io/weights_io.hpp"
+#include "train/checkpoint.hpp"
+#include "train/layer_model.hpp"
+
+namespace mhascope {
+namespace {
+
+Result<Tensor> loadInput(const std::string& path, const char* flag, std::uint64_t budget) {
+  auto t = loadNpy(path, NpyValues::FiniteOnly, budget);
+  if (!t) return t.error();
+  if (t->rank() != 3) {
+    return makeError(std::string(flag) + " '" + path + "' has shape " + shapeToString(t->shape) +
+                     "; expected (B, T, d_model)");
+  }
+  return t;
+}
+
+std::vector<std::vector<std::string>> indexTokens(std::int64_t B, std::int64_t T) {
+  std::vector<std::vector<std::string>> out(static_cast<std::size_t>(B));
+  for (auto& row : out)
+    for (std::int64_t i = 0; i < T; ++i) row.push_back(std::string("t").append(std::to_string(i)));
+  return out;
+}
+
+// Raw inputs: .npy files replace the text; d_model and the shapes come from them, the rest of the
+// model from the one core builder (modelFromInputs), like a text model's.
+Result<Model> rawModel(const ModelRequest& r, ModelConfig& cfg) {
+  const InputFiles& f = r.files;
+  if (f.key.empty() != f.value.empty()) {
+    return makeError("give both --key and --value, or neither (then key = value = query: self-attention)");
+  }
+  const std::uint64_t budget = cfg.memoryBudgetBytes;
+  auto q = loadInput(f.query, "--query", budget);
+  if (!q) return q.error();
+  const auto d = q->dim(2);
+  if (r.requiredDModel && *r.requiredDModel != d) {
+    return makeError("--d-model " + std::to_string(*r.requiredDModel) + " contradicts --query '" + f.query +
+                     "' whose last axis is d_model = " + std::to_string(d));
+  }
+  if (d > INT_MAX) return makeError("--query '" + f.query + "': d_model = " + std::to_string(d) + " is too large");
+  cfg.dModel = static_cast<int>(d);
+  AttentionInputs in;
+  in.query = std::move(*q);
+  cfg.crossAttention = !f.key.empty();
+  if (cfg.crossAttention) {
+    auto k = loadInput(f.key, "--key", budget);
+    if (!k) return k.error();
+    auto v = loadInput(f.value, "--value", budget);
+    if (!v) return v.error();
+    in.key = std::move(*k);
+    in.value = std::move(*v);
+    in.selfAttention = false;
+  }
+  const auto B = in.query.dim(0), Tq = in.query.dim(1);
+  const auto Tk = cfg.crossAttention ? in.key.dim(1) : Tq;
+  // Before the weights and the key/value copies are allocated.
+  if (auto s = validateSizes(B, Tq, Tk, d, cfg.heads, budget, r.use); !s) return s.error();
+  if (!cfg.crossAttention) {
+    in.key = in.query;
+    in.value = in.query;
+    in.selfAttention = true;
+  }
+  in.queryTokens = indexTokens(B, Tq);
+  in.keyTokens = indexTokens(in.key.dim(0), Tk);
+  cfg.text = "(from " + f.query + ")";
+  return modelFromInputs(cfg, std::move(in));
+}
+
+// --key-padding-mask and --attn-mask files on top of the model's own masks.
+Status applyMaskFiles(const InputFiles& f, Model& m, std::uint64_t budget) {
+  const auto B = m.inputs.query.dim(0), Tq = m.inputs.query.dim(1), Tk = m.inputs.key.dim(1);
+  if (!f.keyPaddingMask.empty()) {
+    auto pm = loadNpy(f.keyPaddingMask, NpyValues::FiniteOnly, budget);
+    if (!pm) return pm.error();
+    const Shape want{B, Tk};
+    if (pm->shape != want) {
+      return makeError("--key-padding-mask '" + f.keyPaddingMask + "' has shape " + shapeToString(pm->shape) +
+                       " but must be (B, T_k) = " + shapeToString(want));
+    }
+    if (m.options.keyPaddingMask) {  // keep the padding the batch already needs
+      for (std::size_t i = 0; i < pm->data.size(); ++i)
+        if (m.options.keyPaddingMask->data[i] != 0.0f) pm->data[i] = 1.0f;
+    }
+    m.options.keyPaddingMask = std::move(*pm);
+  }
+  if (!f.attnMask.empty()) {
+    auto am = loadNpy(f.attnMask, NpyValues::FiniteOnly, budget);
+    if (!am) return am.error();
+    const Shape want{Tq, Tk};
+    if (am->shape != want) {
+      return makeError("--attn-mask '" + f.attnMask + "' has shape " + shapeToString(am->shape) +
+                       " but must be (T_q, T_k) = " + shapeToString(want));
+    }
+    m.options.attnMask = std::move(*am);
+  }
+  return Ok{};
+}
+
+// d_model of a PyTorch MHA state_dict: in_proj_weight is (3·d_model, d_model).
+std::optional<int> stateDictDModel(const StateDict& sd) {
+  const auto it = sd.find("in_proj_weight");
+  if (it == sd.end() || it->second.rank() != 2 || it->second.dim(1) < 1 || it->second.dim(1) > INT_MAX) return std::nullopt;
+  return static_cast<int>(it->second.dim(1));
+}
+
+}  // namespace
+
+Result<SourcedModel> modelFromSource(const ModelRequest& r) {
+  const InputFiles& f = r.files;
+  if (!f.checkpoint.empty()) return checkpointLayerSource(f.checkpoint, f.layer.value_or(0), r.checkpointItems, r.checkpointText);
+  ModelConfig cfg = r.config;
+  const std::uint64_t budget = cfg.memoryBudgetBytes;
+  const bool raw = !f.query.empty();
+  // The window reads the weights first: their d_model sizes the text model.
+  std::optional<StateDict> sd;
+  if (!f.weights.empty() && r.weightsDecideDModel) {
+    auto loaded = loadSafetensors(f.weights, budget);  // its header is checked against its size first
+    if (!loaded) return loaded.error();
+    sd = std::move(*loaded);
+    if (!raw) {
+      if (auto d = stateDictDModel(*sd)) cfg.dModel = *d;
+    }
+  }
+  auto m = raw ? rawModel(r, cfg) : buildModel(cfg, r.use);
+  if (!m) return m.error();
+  SourcedModel out;
+  out.model = std::move(*m);
+  if (auto s = applyMaskFiles(f, out.model, budget); !s) return s.error();
+  if (!f.weights.empty()) {
+    if (!sd) {
+      auto loaded = loadSafetensors(f.weights, budget);
+      if (!loaded) return loaded.error();
+      sd = std::move(*loaded);
+    }
+    auto w = weightsFromStateDict(*sd, cfg.dModel);
+    if (!w) return makeError("--weights '" + f.weights + "': " + w.error().message);
+    out.model.weights = std::move(*w);
+    cfg.bias = out.model.weights.hasBias;
+  }
+  out.config = std::move(cfg);
+  out.seedUsed = !(raw && !f.weights.empty());
+  return out;
+}
+
+ModelConfig checkpointLayerConfig(const train::GptConfig& g, const train::Batch& batch,
+                                  const std::vector<std::vector<std::string>>& labels) {
+  ModelConfig c;
+  c.name = "checkpoint";
+  c.dModel = g.dModel;
+  c.heads = g.heads;
+  c.bias = true;
+  c.mask = MaskKind::Causal;
+  c.batch = batch.batch;
+  c.tokens = batch.seq;
+  c.text.clear();
+  for (const auto& row : labels) {
+    if (!c.text.empty()) c.text += " | ";
+    for (std::size_t i = 0; i < row.size(); ++i) c.text += (i ? " " : "") + row[i];
+  }
+  return c;
+}
+
+Result<SourcedModel> checkpointLayerSource(const std::string& path, int layer, int items, const std::string& text) {
+  auto ckpt = train::loadCheckpoint(path);
+  if (!ckpt) return ckpt.error();
+  auto probe = train::checkpointProbe(*ckpt, items, text);
+  if (!probe) return probe.error();
+  if (ckpt->task.kind != train::TaskKind::Text && !text.empty()) {
+    return makeError("--text is only for checkpoints of the text task; this one was trained on " +
+                     std::string(train::taskName(ckpt->task.kind)) + " (its probe sequence is used)");
+  }
+  auto model = train::trainedLayerModel(ckpt->params, probe->batch, layer, probe->labels);
+  if (!model) return model.error();
+  SourcedModel r;
+  const train::GptConfig& g = ckpt->params.cfg;
+  r.config = checkpointLayerConfig(g, probe->batch, probe->labels);
+  r.model = std::move(*model);
+  r.seedUsed = false;
+  r.describeNote = "; trained layer " + std::to_string(layer) + " of " + std::to_string(g.layers) + " (" +
+                   train::taskName(ckpt->task.kind) + ", step " + std::to_string(ckpt->step) +
+                   ", input LN1 of the residual stream)";
+  return r;
+}
+
+std::string fixedByFiles(const InputFiles& f, const std::string& control) {
+  if (!f.checkpoint.empty()) {
+    return "set by the trained layer (checkpoint '" + f.checkpoint + "'); close it under Files in use to edit";
+  }
+  const bool textControl = control == "text" || control == "tokens" || control == "batch" ||
+                           control == "cross" || control == "positions" || control == "pad";
+  if (!f.query.empty()) {
+    if (textControl || control == "d_model") {
+      return "set by the query file '" + f.query + "' (its shape is (B, T, d_model)); close it to edit";
+    }
+    if (control == "seed" && !f.weights.empty()) return "not used: the inputs and the weights come from files";
+  }
+  if (!f.weights.empty()) {
+    if (control == "d_model") return "set by the weights file '" + f.weights + "' (in_proj_weight is (3·d_model, d_model))";
+    if (control == "bias") return "set by the weights file '" + f.weights + "' (in_proj_bias present or not)";
+  }
+  return "";
+}
+
+}  // namespace mhascope

@@ -1,0 +1,224 @@
+// Opening a file in the window (see open_file.hpp).
+#include "state/open_file.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+
+#include "io/file_io.hpp"
+#include "panels/panel.hpp"  // kHeatmapTab
+
+namespace mhascope::app {
+namespace {
+
+std::string fileName(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+// What is in use now, kept until the opened file has given a picture.
+void keepBeforeOpen(AppState& state, const std::string& path) {
+  if (state.beforeOpen) return;  // an earlier open not computed yet: keep the older good state
+  state.beforeOpen = AppState::BeforeOpen{state.config, state.files, state.trainedLayer, state.presetName,
+                                          "cannot open '" + path + "'"};
+}
+
+void opened(AppState& state, ViewState& view, const std::string& path) {
+  state.configDirty = true;
+  state.configError.clear();
+  state.actionError.clear();
+  view.openUi.message.clear();
+  view.openUi.pendingPath.clear();
+  view.openUi.folder = std::filesystem::path(path).parent_path().string();
+  rememberRecent(view.openUi, path);
+}
+
+// A preset file: its configuration, back to text + seed.
+bool openPreset(AppState& state, ViewState& view, const std::string& path) {
+  auto preset = loadPreset(path);
+  if (!preset) {
+    view.openUi.message = preset.error().message;
+    return false;
+  }
+  keepBeforeOpen(state, path);
+  const std::uint64_t budget = state.config.memoryBudgetBytes;
+  state.config = std::move(*preset);
+  state.config.memoryBudgetBytes = budget;
+  state.files = {};
+  state.trainedLayer.reset();
+  state.presetName = fileName(path);
+  view.batch = 0;
+  view.head = 0;
+  opened(state, view, path);
+  return true;
+}
+
+}  // namespace
+
+const char* arrayRoleName(ArrayRole r) {
+  switch (r) {
+    case ArrayRole::Query: return "query";
+    case ArrayRole::Key: return "key";
+    case ArrayRole::Value: return "value";
+    case ArrayRole::KeyPaddingMask: return "key padding mask";
+    case ArrayRole::AttnMask: return "attention mask";
+  }
+  return "?";
+}
+
+const char* arrayRoleShape(ArrayRole r) {
+  switch (r) {
+    case ArrayRole::Query: return "(B, T_q, d_model): replaces the sentence";
+    case ArrayRole::Key: return "(B, T_k, d_model): cross-attention, with a value file";
+    case ArrayRole::Value: return "(B, T_k, d_model): cross-attention, with a key file";
+    case ArrayRole::KeyPaddingMask: return "(B, T_k), nonzero = ignore that key";
+    case ArrayRole::AttnMask: return "(T_q, T_k), nonzero = blocked";
+  }
+  return "";
+}
+
+bool openWorkspaceFile(AppState& state, ViewState& view, const std::string& path, std::string& error) {
+  // The workspace loader (branch `workspace`) is wired in here at merge.
+  (void)state;
+  (void)view;
+  error = "'" + path + "': workspace files: not handled yet";
+  return false;
+}
+
+bool beginOpen(AppState& state, ViewState& view, const std::string& path) {
+  OpenUi& ui = view.openUi;
+  ui.pendingPath.clear();
+  auto info = inspectFile(path);
+  if (!info) {
+    ui.message = info.error().message;
+    return false;
+  }
+  switch (info->kind) {
+    case FileKind::Preset: return openPreset(state, view, path);
+    case FileKind::Workspace: {
+      std::string error;
+      if (!openWorkspaceFile(state, view, path, error)) {
+        ui.message = error;
+        return false;
+      }
+      rememberRecent(ui, path);
+      return true;
+    }
+    case FileKind::Weights:
+      keepBeforeOpen(state, path);
+      state.files.checkpoint.clear();
+      state.files.layer.reset();
+      state.trainedLayer.reset();
+      state.files.weights = path;
+      opened(state, view, path);
+      return true;
+    case FileKind::Checkpoint:
+    case FileKind::Array:
+      ui.pendingPath = path;
+      ui.pendingInfo = *info;
+      ui.layer = std::clamp(ui.layer, 0, std::max(info->layers - 1, 0));
+      ui.message.clear();
+      ui.requestOpen = true;  // the popup asks for the role or the layer
+      return true;
+  }
+  return false;
+}
+
+bool finishOpen(AppState& state, ViewState& view) {
+  OpenUi& ui = view.openUi;
+  const std::string path = ui.pendingPath;
+  if (path.empty()) return false;
+  keepBeforeOpen(state, path);
+  if (ui.pendingInfo.kind == FileKind::Checkpoint) {
+    state.files = {};
+    state.files.checkpoint = path;
+    state.files.layer = ui.layer;
+    state.trainedLayer.reset();
+    state.presetName = fileName(path) + " layer " + std::to_string(ui.layer);
+    view.batch = 0;
+    view.stage = StageId::Weights;
+  } else {
+    state.files.checkpoint.clear();
+    state.files.layer.reset();
+    state.trainedLayer.reset();
+    switch (static_cast<ArrayRole>(std::clamp(ui.role, 0, kArrayRoleCount - 1))) {
+      case ArrayRole::Query: state.files.query = path; break;
+      // Key and value come as a pair: the first one opened stands for both until the other is.
+      case ArrayRole::Key:
+        state.files.key = path;
+        if (state.files.value.empty()) state.files.value = path;
+        break;
+      case ArrayRole::Value:
+        state.files.value = path;
+        if (state.files.key.empty()) state.files.key = path;
+        break;
+      case ArrayRole::KeyPaddingMask: state.files.keyPaddingMask = path; break;
+      case ArrayRole::AttnMask: state.files.attnMask = path; break;
+    }
+  }
+  opened(state, view, path);
+  view.selectTab = kHeatmapTab;
+  return true;
+}
+
+void closeAllFiles(AppState& state) {
+  state.files = {};
+  state.trainedLayer.reset();
+  state.beforeOpen.reset();
+  // A trained layer's or a query file's text is not a sentence to go on with.
+  if (state.config.text.rfind("(from ", 0) == 0 || state.config.name == "checkpoint" || state.config.name == "trained layer") {
+    if (auto p = loadPreset("default")) {
+      const std::uint64_t budget = state.config.memoryBudgetBytes;
+      state.config = std::move(*p);
+      state.config.memoryBudgetBytes = budget;
+      state.presetName = "default";
+    }
+  }
+  state.configDirty = true;
+}
+
+void closeFile(AppState& state, const std::string& flag) {
+  InputFiles& f = state.files;
+  if (flag == "--checkpoint" || flag == "trained") return closeAllFiles(state);
+  if (flag == "--query") {
+    f.query.clear();
+    f.key.clear();
+    f.value.clear();
+    if (state.config.text.rfind("(from ", 0) == 0) {
+      if (auto p = loadPreset("default")) state.config.text = p->text;
+    }
+  }
+  if (flag == "--key" || flag == "--value") {
+    f.key.clear();
+    f.value.clear();
+  }
+  if (flag == "--weights") f.weights.clear();
+  if (flag == "--attn-mask") f.attnMask.clear();
+  if (flag == "--key-padding-mask") f.keyPaddingMask.clear();
+  state.beforeOpen.reset();
+  state.configDirty = true;
+}
+
+void loadRecent(OpenUi& ui) {
+  ui.recent.clear();
+  if (ui.recentFile.empty()) return;
+  auto bytes = readFile(ui.recentFile, 1 << 20);
+  if (!bytes) return;  // none yet
+  std::istringstream in(*bytes);
+  std::string line;
+  while (std::getline(in, line) && ui.recent.size() < kMaxRecent) {
+    if (!line.empty() && std::find(ui.recent.begin(), ui.recent.end(), line) == ui.recent.end()) ui.recent.push_back(line);
+  }
+}
+
+void rememberRecent(OpenUi& ui, const std::string& path) {
+  std::error_code ec;
+  const std::string abs = std::filesystem::absolute(path, ec).lexically_normal().string();
+  const std::string p = ec ? path : abs;
+  ui.recent.erase(std::remove(ui.recent.begin(), ui.recent.end(), p), ui.recent.end());
+  ui.recent.insert(ui.recent.begin(), p);
+  if (ui.recent.size() > kMaxRecent) ui.recent.resize(kMaxRecent);
+  if (ui.recentFile.empty()) return;
+  std::string text;
+  for (const auto& r : ui.recent) text += r + "\n";
+  (void)writeFileAtomic(ui.recentFile, text);  // losing the list is no reason to stop an open
+}
+
+}  // namespace mhascope::app
