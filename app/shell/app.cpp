@@ -24,6 +24,7 @@
 #include "render/gl_frame.hpp"
 #include "render/screenshot.hpp"
 #include "render/texture.hpp"
+#include "state/workspace_state.hpp"
 #include "testing/script_host.hpp"
 #include "train_lab/lab_panels.hpp"
 
@@ -90,7 +91,16 @@ bool App::initialise() {
   if (!applyLaunchOptions()) return false;
   // Screenshots and the benchmark are pictures of exactly their options; --fresh opts out.
   session_.setEnabled(!options_.fresh && options_.screenshotPath.empty() && options_.benchFrames == 0);
-  session_.restore(state_, view_, options_);
+  session_.restore(state_, view_, lessons_, options_);
+  if (!options_.workspacePath.empty()) {
+    if (auto st = openWorkspace(state_, view_, lessons_, options_.workspacePath,
+                                {options_.presetGiven, options_.stageGiven, options_.viewGiven, options_.headGiven});
+        !st) {
+      std::fprintf(stderr, "mhascope: %s\n", st.error().message.c_str());
+      loop_.exitCode = 2;
+      return false;
+    }
+  }
   return true;
 }
 
@@ -163,7 +173,7 @@ void App::shutdown() {
   if (!window_) return;
   scheduler_.reset();  // joins the threads before anything they could touch goes away
   ini_.save();
-  if (ImGui::GetCurrentContext()) session_.save(state_, view_, view_.openTab);
+  if (ImGui::GetCurrentContext()) session_.save(state_, view_, lessons_);
   textures_ = TextureCache{};  // textures need the GL context: free them before it goes
   shutdownImGuiRenderer();
   window_->shutdownImGuiPlatform();
@@ -272,7 +282,7 @@ void App::frame() {
   // killed process loses at most the last second.
   if (now - sessionCheckedAt_ >= 1.0) {
     sessionCheckedAt_ = now;
-    session_.save(state_, view_, view_.openTab);
+    session_.save(state_, view_, lessons_);
   }
 }
 

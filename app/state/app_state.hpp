@@ -76,6 +76,13 @@ struct ExportUi {
   bool messageIsError = false;
 };
 
+struct WorkspaceUi {
+  std::string path;         // the workspace this window was opened from or last saved to ("" = none)
+  std::string pathField;    // what the "Save workspace as" popup proposes and edits
+  std::string message;      // "Saved /path" or the error
+  bool messageIsError = false;
+};
+
 struct ViewState {
   StageId stage = StageId::Weights;
   int batch = 0;   // b, 0-based
@@ -95,6 +102,7 @@ struct ViewState {
   std::string selectTab;               // a main-area tab to bring to front (consumed once)
   std::string openTab;                 // the main-area tab drawn last frame
   ExportUi exportUi;
+  WorkspaceUi workspaceUi;
 };
 
 ColormapId effectiveColormap(const ViewState& view, StageId stage);
