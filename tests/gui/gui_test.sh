@@ -171,7 +171,7 @@ case "$case_name" in
     { printf '{"mhascope_session": 1, "preset": "cat", "config": '; cat "$here/../../assets/presets/cat.json"
       printf ', "view": {"stage": "scores", "tab": "Heatmap", "head": 1, "batch": 0, "colormap": "auto", '
       printf '"shared_scale": true, "numbers": true, "play_speed": 1.0}}\n'; } > "$XDG_CONFIG_HOME/mhascope/session.json"
-    check "preset=cat d_model=8"
+    check "d_model=8 h=2 seed=1 mask=none stage=scores"
     grep -q "restored the last session from" "$out/check_log.txt" || fail "session.json was not read: $(cat "$out/check_log.txt")"
     [ -s "$session" ] || fail "no $session written after reading session.json"
     rm "$XDG_CONFIG_HOME/mhascope/session.json" "$session"
