@@ -23,8 +23,11 @@ paths, which skip the module, are not taken. The layer's call is intercepted, an
   capture.json               what was captured, and "mhascope_args": the options that open it
   mhascope_layer.sh          runs mhascope with those options: `mhascope_layer.sh CMD [more options]`;
                              with no CMD it opens the window on the same layer
+  mhascope_workspace.json    a mhascope workspace of the layer: `mhascope --workspace cap/mhascope_workspace.json`
+                             (the window) or `mhascope info --workspace …`; files named with their SHA-256
 """
 import argparse
+import hashlib
 import inspect
 import json
 import os
@@ -212,7 +215,39 @@ def _write(mha, module, rec, out_dir):
         json.dump(info, f, indent=2)
         f.write("\n")
     _write_launcher(out_dir, module, args)
+    _write_workspace(out_dir, module, files, h, mha.embed_dim)
     return info
+
+
+WORKSPACE_FLAGS = {"query": "query", "key": "key", "value": "value", "weights": "weights",
+                   "attn_mask": "attn-mask", "key_padding_mask": "key-padding-mask"}
+
+
+def _sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for piece in iter(lambda: f.read(1 << 20), b""):
+            h.update(piece)
+    return h.hexdigest()
+
+
+def _write_workspace(out_dir, module, files, heads, d_model):
+    """mhascope_workspace.json (core/io/workspace.hpp's format, version 1): the layer's files with
+    their SHA-256 and the sizes; no view, so mhascope opens it at its defaults."""
+    recorded = {}
+    for kind, name in files.items():
+        path = os.path.abspath(os.path.join(out_dir, name))
+        recorded[WORKSPACE_FLAGS[kind]] = {"path": path, "absolute": os.path.realpath(path), "relative": name,
+                                           "size": os.path.getsize(path), "sha256": _sha256(path)}
+    workspace = {"mhascope_workspace": 1, "preset": "capture",
+                 "config": {"version": 1, "name": "capture", "description": f"captured from {module}",
+                            "text": "(from query.npy)", "d_model": d_model, "heads": heads},
+                 "files": recorded}
+    tmp = os.path.join(out_dir, ".mhascope_workspace.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(workspace, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, os.path.join(out_dir, "mhascope_workspace.json"))
 
 
 def _write_launcher(out_dir, module, args):

@@ -38,6 +38,7 @@
 #include "attention/tokenizer.hpp"
 #include "bench_command.hpp"
 #include "model_options.hpp"
+#include "workspace_options.hpp"
 #include "train_command.hpp"
 #include "util/format.hpp"
 
@@ -86,7 +87,7 @@ Result<Trace> computeTrace(const ResolvedModel& r) {
 // [SECTION] info
 // ---------------------------------------------------------------------------------------------
 
-int cmdInfo(const ModelOptions& mo) {
+int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
   auto r = resolveModel(mo);
   if (!r) return fail(r.error().message);
   auto t = computeTrace(*r);
@@ -164,6 +165,7 @@ int cmdInfo(const ModelOptions& mo) {
                 "output rows are just b_o (PyTorch 1.13 gives NaN there).\n",
                 fully);
   if (auto s = saveWeightsIfAsked(mo, *r); !s) return fail(s.error().message);
+  if (auto s = saveWorkspaceIfAsked(mo, *r, ws, ws ? ws->view : WorkspaceView{}); !s) return fail(s.error().message);
   return 0;
 }
 
@@ -273,7 +275,7 @@ Result<std::filesystem::path> dumpTarget(const std::string& dumpDir) {
   return target;
 }
 
-int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
+int cmdRun(const ModelOptions& mo, const std::string& dumpDir, const std::optional<Workspace>& ws) {
   namespace fs = std::filesystem;
   if (dumpDir.empty()) return fail("run needs --dump DIR");
   auto targetOr = dumpTarget(dumpDir);
@@ -344,6 +346,7 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir) {
     fs::remove_all(tmp, ec);  // now the earlier dump
   }
   if (auto s = saveWeightsIfAsked(mo, *r); !s) return fail(s.error().message);
+  if (auto s = saveWorkspaceIfAsked(mo, *r, ws, ws ? ws->view : WorkspaceView{}); !s) return fail(s.error().message);
   std::printf("wrote %d stages + trace.json to %s (%s)\n", kStageCount, dumpDir.c_str(), describe(*r, *t).c_str());
   return 0;
 }
@@ -362,7 +365,7 @@ struct ExportArgs {
 };
 
 // A learned matrix, as the trace recorded it (the numbers the pass used).
-int cmdExportWeight(const ModelOptions& mo, const ExportArgs& a) {
+int cmdExportWeight(const ModelOptions& mo, const ExportArgs& a, const std::optional<Workspace>& ws) {
   const auto id = weightFromName(a.weight);
   if (!id) return fail("unknown weight '" + a.weight + "'; weights: " + weightNamesList());
   if (a.out.empty()) return fail("export needs --out FILE.png|.svg|.pdf");
@@ -381,12 +384,15 @@ int cmdExportWeight(const ModelOptions& mo, const ExportArgs& a) {
   auto sl = sliceWeight(*t, *id);
   if (!sl) return fail(sl.error().message);
   if (Status s = exportHeatmap(a.out, *sl, opt); !s) return fail(s.error().message);
+  WorkspaceView view = ws ? ws->view : WorkspaceView{};
+  view.weight = *id;
+  if (auto s = saveWorkspaceIfAsked(mo, *r, ws, view); !s) return fail(s.error().message);
   std::printf("saved %s\n", a.out.c_str());
   return 0;
 }
 
-int cmdExport(const ModelOptions& mo, const ExportArgs& a) {
-  if (!a.weight.empty()) return cmdExportWeight(mo, a);
+int cmdExport(const ModelOptions& mo, const ExportArgs& a, const std::optional<Workspace>& ws) {
+  if (!a.weight.empty()) return cmdExportWeight(mo, a, ws);
   const auto stage = stageFromName(a.stage);
   if (!stage) return fail("unknown stage '" + a.stage + "'; stages: " + stageNamesList());
   if (a.out.empty()) return fail("export needs --out FILE.png|.svg|.pdf");
@@ -434,8 +440,26 @@ int cmdExport(const ModelOptions& mo, const ExportArgs& a) {
   }
   if (!s) return fail(s.error().message);
   if (auto w = saveWeightsIfAsked(mo, *r); !w) return fail(w.error().message);
+  WorkspaceView view = ws ? ws->view : WorkspaceView{};
+  view.stage = *stage;
+  view.head = head;
+  view.batch = a.batchIndex;
+  if (opt.colormap) view.colormap = opt.colormap;
+  if (auto w = saveWorkspaceIfAsked(mo, *r, ws, view); !w) return fail(w.error().message);
   std::printf("saved %s\n", a.out.c_str());
   return 0;
+}
+
+// export --workspace without --stage/--weight, --head, --batch-index, --colormap: the workspace's
+// own picture (its stage, head, batch item and colormap).
+void defaultPictureFromWorkspace(const Workspace& ws, CLI::App& exportCmd, ExportArgs& a) {
+  const bool pictureGiven = exportCmd.get_option("--stage")->count() > 0 || exportCmd.get_option("--weight")->count() > 0;
+  if (!pictureGiven) a.stage = stageInfo(ws.view.stage).name;
+  if (!pictureGiven && exportCmd.get_option("--head")->count() == 0 && stageHasHeads(ws.view.stage)) {
+    a.head = std::to_string(ws.view.head);
+  }
+  if (exportCmd.get_option("--batch-index")->count() == 0 && a.weight.empty()) a.batchIndex = ws.view.batch;
+  if (exportCmd.get_option("--colormap")->count() == 0 && ws.view.colormap) a.colormap = colormapName(*ws.view.colormap);
 }
 
 }  // namespace
@@ -454,12 +478,17 @@ int run(int argc, char** argv) {
   ModelOptions mo;
   auto* info = app.add_subcommand("info", "shape trace table, parameter counts, FLOPs, score memory");
   addModelOptions(*info, mo);
+  const char* saveWorkspaceHelp = "write a workspace .json of this command's model (configuration, files with their "
+                                  "SHA-256, the picture) for the window or --workspace";
+  info->add_option("--save-workspace", mo.saveWorkspace, saveWorkspaceHelp);
   auto* runCmd = app.add_subcommand("run", "run the model and dump every stage as .npy + trace.json");
   addModelOptions(*runCmd, mo);
+  runCmd->add_option("--save-workspace", mo.saveWorkspace, saveWorkspaceHelp);
   std::string dumpDir;
   runCmd->add_option("--dump", dumpDir, "folder for <stage>.npy and trace.json")->required();
   auto* exportCmd = app.add_subcommand("export", "export a stage's heatmap as PNG, SVG or PDF");
   addModelOptions(*exportCmd, mo);
+  exportCmd->add_option("--save-workspace", mo.saveWorkspace, saveWorkspaceHelp);
   ExportArgs ea;
   exportCmd->add_option("--stage", ea.stage, "stage name: " + stageNamesList())->capture_default_str();
   exportCmd->add_option("--head", ea.head, "head index counted from 0 (default 0), or 'all' for the grid of every head; "
@@ -499,9 +528,17 @@ int run(int argc, char** argv) {
   }
   int rc = 2;
   try {
-    if (info->parsed()) rc = cmdInfo(mo);
-    if (runCmd->parsed()) rc = cmdRun(mo, dumpDir);
-    if (exportCmd->parsed()) rc = cmdExport(mo, ea);
+    if (trainCmd->parsed() && !trainArgs.workspace.empty()) {
+      return fail("train does not read --workspace: it trains a new model from its own options (--task, --layers "
+                  "…); a trained layer opens in the other commands and the window with --checkpoint FILE --layer L, "
+                  "and --save-workspace on info/run/export keeps that as a workspace");
+    }
+    auto ws = applyWorkspaceOptions(mo);
+    if (!ws) return fail(ws.error().message);
+    if (*ws && exportCmd->parsed()) defaultPictureFromWorkspace(**ws, *exportCmd, ea);
+    if (info->parsed()) rc = cmdInfo(mo, *ws);
+    if (runCmd->parsed()) rc = cmdRun(mo, dumpDir, *ws);
+    if (exportCmd->parsed()) rc = cmdExport(mo, ea, *ws);
     if (bench->parsed()) {
       if (benchTrain) {
         rc = cmdBenchTrain(benchSeeds, benchBudget, benchSteps);

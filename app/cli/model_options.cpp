@@ -84,7 +84,7 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o) {
     std::string s;
     for (const auto& n : presetNames()) s += (s.empty() ? "" : ", ") + n;
     return s;
-  }() + ") or a preset .json path")->capture_default_str();
+  }() + ") or a preset .json path")->capture_default_str()->each([&o](const std::string&) { o.presetGiven = true; });
   cmd.add_option("--text", o.text, "query sentence; batch items separated by '|'");
   cmd.add_option("--kv-text", o.kvText, "key/value sentence(s): cross-attention");
   const auto anyInt = decimalInteger(INT_MIN, INT_MAX);  // the engine's messages say what is valid
@@ -114,6 +114,8 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o) {
                  "(default: half of the available memory, 512 MiB … 32 GiB)")
       ->transform(decimalInteger(1, 1ull << 30));
   cmd.add_option("--checkpoint", o.files.checkpoint, "a `mhascope train` checkpoint: show one trained layer");
+  cmd.add_option("--workspace", o.workspace, "a workspace .json (saved by the window or --save-workspace): its "
+                 "configuration and files; options given here win over it");
   cmd.add_option("--layer", o.files.layer, "with --checkpoint: the layer, 0 .. L-1 (default 0)")
       ->transform(decimalInteger(0, INT_MAX));
 }
@@ -133,6 +135,7 @@ Status checkOutputsAgainstInputs(const ModelOptions& o, const OutputPlan& plan) 
   std::vector<std::pair<std::string, std::string>> outputs;
   for (const auto& f : plan.files) outputs.push_back({"the output", f});
   if (!o.saveWeightsFile.empty()) outputs.push_back({"--save-weights", o.saveWeightsFile});
+  if (!o.saveWorkspace.empty()) outputs.push_back({"--save-workspace", o.saveWorkspace});
   const auto inputs = inputFiles(o);
   for (const auto& [oflag, out] : outputs) {
     for (const auto& [iflag, in] : inputs) {
@@ -223,7 +226,7 @@ Status checkOptionConflicts(const ModelOptions& o) {
 // Step 2: the preset with the options on top. A preset's text-bound settings cannot follow raw
 // inputs, which have no text: refused rather than silently dropped.
 Result<ModelConfig> configFromOptions(const ModelOptions& o) {
-  auto preset = loadPreset(o.preset);
+  auto preset = o.workspaceConfig && !o.presetGiven ? Result<ModelConfig>(*o.workspaceConfig) : loadPreset(o.preset);
   if (!preset) return preset.error();
   ModelConfig cfg = *preset;
   if (o.text) cfg.text = *o.text;
@@ -262,6 +265,9 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan
                      "': the file is written as safetensors, so its name must end in .safetensors");
   }
   if (auto s = checkOutputsAgainstInputs(o, plan); !s) return s.error();
+  if (!o.saveWorkspace.empty() && !hasExtension(o.saveWorkspace, ".json")) {
+    return makeError("--save-workspace '" + o.saveWorkspace + "': a workspace is JSON, so its name must end in .json");
+  }
   if (!o.files.checkpoint.empty()) return resolveCheckpointLayer(o);
   if (auto s = checkOptionConflicts(o); !s) return s.error();
   auto cfg = configFromOptions(o);

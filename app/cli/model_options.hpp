@@ -25,6 +25,9 @@ struct ModelOptions {
   bool noPositions = false;
   InputFiles files;             // --query … --checkpoint/--layer (app/cli/checkpoint_layer.cpp)
   std::string saveWeightsFile;
+  bool presetGiven = false;     // --preset on the command line (it wins over --workspace's config)
+  std::string workspace, saveWorkspace;       // --workspace FILE, --save-workspace FILE (workspace_options.cpp)
+  std::optional<ModelConfig> workspaceConfig;  // --workspace's config: the base instead of the preset
 };
 
 void addModelOptions(CLI::App& cmd, ModelOptions& o);
@@ -41,7 +44,7 @@ struct OutputPlan {
   bool stageFile = false;         // run --dump: one stage encoded at a time
   bool allHeads = false;          // export --head all: h heatmaps in one picture
   bool picture = false;           // export: the picture's surface and encoded bytes
-  std::vector<std::string> files;  // files the command writes (export --out)
+  std::vector<std::string> files;  // files the command writes (export --out, --save-workspace)
   std::string folder;             // run --dump DIR
 };
 

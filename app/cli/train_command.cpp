@@ -97,6 +97,8 @@ CLI::App* addTrainCommand(CLI::App& app, TrainArgs& a) {
   c->add_option("--save", a.save, "checkpoint .safetensors (written at every evaluation, on Ctrl-C and at the end)");
   c->add_option("--log", a.log, "CSV of every evaluation (losses, accuracy, head scores)");
   c->add_option("--init", a.init, "start from this checkpoint's parameters (same sizes)");
+  c->add_option("--workspace", a.workspace, "not for train (refused with the reason): a workspace shows a model, "
+                "train makes one");
   return c;
 }
 

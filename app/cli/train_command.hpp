@@ -20,6 +20,7 @@ struct TrainArgs {
   int evalEvery = 50;
   int periodMin = 6, periodMax = 16;
   std::string text, save, log, init;
+  std::string workspace;  // refused with the reason (cli.cpp): train makes a model, a workspace shows one
 };
 
 CLI::App* addTrainCommand(CLI::App& app, TrainArgs& a);

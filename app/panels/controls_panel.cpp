@@ -14,6 +14,7 @@
 #include "attention/tokenizer.hpp"
 #include "model_source/model_source.hpp"
 #include "panels/panel.hpp"
+#include "widgets/workspace_actions.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/drag_slider.hpp"
 #include "widgets/labels.hpp"
@@ -298,8 +299,12 @@ void drawControlsPanel(UiContext& ctx) {
              "the ~1/T weights of long sequences show. per row: each query row divided by its largest weight. "
              "Other stages stay linear; exported pictures are always linear.");
   ImGui::Checkbox("one colour scale for all heads", &view.sharedScale);
+  ctx.probes.recordLastItem("shared_scale");
   ImGui::Checkbox("numbers in big cells", &view.showNumbers);
+  ctx.probes.recordLastItem("show_numbers");
   ImGui::PopItemWidth();
+  ImGui::Spacing();
+  drawWorkspaceActions(ctx);  // until the File menu takes it
 
   if (changed) {
     st.configDirty = true;

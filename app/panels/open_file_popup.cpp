@@ -78,7 +78,7 @@ void folderList(UiContext& ctx, OpenUi& ui) {
       if (ImGui::Selectable(label.c_str())) {
         const std::string full = (fs::path(folder) / e.name).string();
         if (e.folder) ui.folder = full;
-        else beginOpen(ctx.state, ctx.view, full);
+        else beginOpen(ctx.state, ctx.view, ctx.lessons, full);
       }
       ImGui::PopID();
     }
@@ -94,7 +94,7 @@ void recentList(UiContext& ctx, OpenUi& ui) {
     std::error_code ec;
     const bool there = fs::is_regular_file(ui.recent[i], ec);
     ImGui::BeginDisabled(!there);  // a moved or deleted file stays listed, greyed, until pruned
-    if (ImGui::Selectable(ui.recent[i].c_str())) beginOpen(ctx.state, ctx.view, ui.recent[i]);
+    if (ImGui::Selectable(ui.recent[i].c_str())) beginOpen(ctx.state, ctx.view, ctx.lessons, ui.recent[i]);
     ctx.probes.recordLastItem("recent_" + std::to_string(i));
     ImGui::EndDisabled();
     if (!there && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("missing: moved or deleted");
@@ -153,7 +153,7 @@ void openPopup(UiContext& ctx) {
     ImGui::TextUnformatted("Path (Enter opens):");
     ImGui::SetNextItemWidth(36.0f * ImGui::GetFontSize());
     if (ImGui::InputText("##path", &ui.path, ImGuiInputTextFlags_EnterReturnsTrue)) {
-      if (beginOpen(ctx.state, ctx.view, ui.path) && ui.pendingPath.empty()) ImGui::CloseCurrentPopup();
+      if (beginOpen(ctx.state, ctx.view, ctx.lessons, ui.path) && ui.pendingPath.empty()) ImGui::CloseCurrentPopup();
     }
     ctx.probes.recordLastItem("open_path");
     ImGui::TextDisabled(".safetensors (MHA weights or a checkpoint), .npy (inputs, masks), .json (presets, workspaces)");

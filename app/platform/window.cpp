@@ -117,13 +117,16 @@ void Window::pollEvents() { glfwPollEvents(); }
 void Window::postEmptyEvent() { glfwPostEmptyEvent(); }
 double Window::now() { return glfwGetTime(); }
 
-std::string configDir() {
+namespace {
+
+// $VAR/mhascope, else ~/<fallback>/mhascope (created); empty when neither is usable.
+std::string xdgDir(const char* var, const char* fallback) {
   namespace fs = std::filesystem;
   fs::path dir;
-  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) {
+  if (const char* xdg = std::getenv(var); xdg && *xdg) {
     dir = fs::path(xdg) / "mhascope";
   } else if (const char* home = std::getenv("HOME"); home && *home) {
-    dir = fs::path(home) / ".config" / "mhascope";
+    dir = fs::path(home) / fallback / "mhascope";
   } else {
     return {};
   }
@@ -132,5 +135,10 @@ std::string configDir() {
   if (ec || !fs::is_directory(dir, ec)) return {};
   return dir.string();
 }
+
+}  // namespace
+
+std::string configDir() { return xdgDir("XDG_CONFIG_HOME", ".config"); }
+std::string stateDir() { return xdgDir("XDG_STATE_HOME", ".local/state"); }
 
 }  // namespace mhascope::app

@@ -75,5 +75,7 @@ class Window {
 // $XDG_CONFIG_HOME/mhascope (or ~/.config/mhascope), created if missing; empty when neither
 // variable is set or the folder cannot be made (then the layout is simply not saved).
 std::string configDir();
+// $XDG_STATE_HOME/mhascope (or ~/.local/state/mhascope), created if missing: the last workspace.
+std::string stateDir();
 
 }  // namespace mhascope::app

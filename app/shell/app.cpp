@@ -25,6 +25,7 @@
 #include "render/screenshot.hpp"
 #include "render/texture.hpp"
 #include "state/open_file.hpp"
+#include "state/workspace_state.hpp"
 #include "testing/script_host.hpp"
 #include "train_lab/lab_panels.hpp"
 
@@ -89,12 +90,21 @@ bool App::initialise() {
       return false;
     }
     script_ = std::move(script.value());
-    scriptHost_ = std::make_unique<AppScriptHost>(ScriptTargets{state_, view_, probes_, *window_, loop_, trainLab_});
+    scriptHost_ = std::make_unique<AppScriptHost>(ScriptTargets{state_, view_, lessons_, probes_, *window_, loop_, trainLab_});
   }
   if (!applyLaunchOptions()) return false;
   // Screenshots and the benchmark are pictures of exactly their options; --fresh opts out.
   session_.setEnabled(!options_.fresh && options_.screenshotPath.empty() && options_.benchFrames == 0);
-  session_.restore(state_, view_, options_, &trainLab_);
+  session_.restore(state_, view_, lessons_, options_, &trainLab_);
+  if (!options_.workspacePath.empty()) {
+    if (auto st = openWorkspace(state_, view_, lessons_, options_.workspacePath,
+                                {options_.presetGiven, options_.stageGiven, options_.viewGiven, options_.headGiven});
+        !st) {
+      std::fprintf(stderr, "mhascope: %s\n", st.error().message.c_str());
+      loop_.exitCode = 2;
+      return false;
+    }
+  }
   return true;
 }
 
@@ -195,7 +205,7 @@ void App::shutdown() {
   if (!window_) return;
   scheduler_.reset();  // joins the threads before anything they could touch goes away
   ini_.save();
-  if (ImGui::GetCurrentContext()) session_.save(state_, view_, view_.openTab, &trainLab_);
+  if (ImGui::GetCurrentContext()) session_.save(state_, view_, lessons_, &trainLab_);
   textures_ = TextureCache{};  // textures need the GL context: free them before it goes
   shutdownImGuiRenderer();
   window_->shutdownImGuiPlatform();
@@ -250,7 +260,7 @@ void App::frame() {
   keyTaps_.apply(*window_);
   frameStart_ = Window::now();
   trainLab_.frameBegan(frameStart_);
-  for (const std::string& path : window_->takeDroppedPaths()) dropOnWindow(trainLab_, state_, view_, path);
+  for (const std::string& path : window_->takeDroppedPaths()) dropOnWindow(trainLab_, state_, view_, lessons_, path);
   const double now = Window::now();
   const double dt = lastFrameTime_ > 0 ? now - lastFrameTime_ : 0.0;
   lastFrameTime_ = now;
@@ -314,7 +324,7 @@ void App::frame() {
   // killed process loses at most the last second.
   if (now - sessionCheckedAt_ >= 1.0) {
     sessionCheckedAt_ = now;
-    session_.save(state_, view_, view_.openTab, &trainLab_);
+    session_.save(state_, view_, lessons_, &trainLab_);
   }
 }
 

@@ -39,7 +39,9 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
   cli.add_option("--max-texture-size", o.maxTextureSize, "pretend the GPU's texture limit is this (tests)")
       ->transform(cli::decimalInteger(1, 1 << 20));
   cli.add_flag("--hidden", o.hidden, "do not show the window");
-  cli.add_flag("--fresh", o.fresh, "start from the preset, not from the last session, and do not save this one");
+  cli.add_option("--workspace", o.workspacePath, "open this workspace .json (configuration, files, view, lessons) "
+                 "instead of the last one; --preset, --stage, --view, --head given here win over it");
+  cli.add_flag("--fresh", o.fresh, "start from the preset, not from the last workspace, and do not save this one");
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -31,6 +31,7 @@ struct LaunchOptions {
   // command line wins over its saved counterpart. --fresh: neither restore nor save it.
   bool presetGiven = false, stageGiven = false, viewGiven = false, headGiven = false;
   bool fresh = false;
+  std::string workspacePath;   // --workspace FILE: open it (instead of the last workspace)
 };
 
 struct ParsedLaunch {

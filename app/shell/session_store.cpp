@@ -1,4 +1,4 @@
-// Restoring and saving the session at the right times (see session_store.hpp).
+// Restoring and saving the last workspace at the right times (see session_store.hpp).
 #include "shell/session_store.hpp"
 
 #include <cstdio>
@@ -7,24 +7,75 @@
 #include "io/file_io.hpp"
 #include "platform/window.hpp"
 #include "state/session.hpp"
+#include "state/workspace_state.hpp"
+#include "train_lab/lab_state.hpp"
 
 namespace mhascope::app {
+namespace {
 
-void SessionStore::restore(AppState& state, ViewState& view, const LaunchOptions& options, TrainLab* train) {
-  if (!enabled_) return;
-  const std::string dir = configDir();
-  if (dir.empty()) return;
-  path_ = dir + "/session.json";
+std::string lastWorkspacePath() {
+  const std::string dir = stateDir();
+  return dir.empty() ? std::string() : dir + "/last-workspace.json";
+}
+
+WorkspaceKeep keepFrom(const LaunchOptions& o) { return {o.presetGiven, o.stageGiven, o.viewGiven, o.headGiven}; }
+
+// The Train mode's mode and setup form (the mode only when no --view was given).
+void applySavedTrain(const SavedTrain& saved, TrainLab* train, const LaunchOptions& options) {
+  if (!train) return;
+  train->form = saved.form;
+  train->formError = checkForm(train->form);  // explained as when typed
+  if (!options.viewGiven) train->active = saved.active;
+}
+
+}  // namespace
+
+void SessionStore::restore(AppState& state, ViewState& view, LessonView& lessons, const LaunchOptions& options,
+                           TrainLab* train) {
+  if (!enabled_ || !options.workspacePath.empty()) return;  // --workspace: that one, not the last
+  path_ = lastWorkspacePath();
+  if (path_.empty()) return;
   std::error_code ec;
-  if (!std::filesystem::exists(path_, ec)) return;  // first launch
-  auto text = readFile(path_, 1 << 20);
-  Result<SavedSession> saved = text ? parseSessionJson(*text, path_) : Result<SavedSession>(text.error());
-  if (!saved) {
+  if (!std::filesystem::exists(path_, ec)) {
+    restoreLegacySession(state, view, options, train);
+    return;
+  }
+  auto ws = readWorkspaceFile(path_);
+  std::vector<std::string> notes;
+  Result<InputFiles> files = ws ? locateWorkspaceFiles(*ws, path_, notes) : Result<InputFiles>(ws.error());
+  Result<SavedTrain> savedTrain = SavedTrain{};
+  if (files && !ws->train.empty()) savedTrain = parseTrainBlock(ws->train, path_);
+  if (files && !savedTrain) files = savedTrain.error();
+  if (!files) {
     // Ignored as a whole (nothing half-applied); the next save replaces it.
-    const std::string msg = "the last session was not restored (" + saved.error().message + "); starting from the defaults";
+    const std::string msg = "the last workspace was not restored (" + files.error().message +
+                            "); starting from the defaults";
     std::fprintf(stderr, "mhascope: %s\n", msg.c_str());
     state.actionError = msg;
     return;
+  }
+  for (const auto& n : notes) std::fprintf(stderr, "mhascope: note: %s\n", n.c_str());
+  applyWorkspace(*ws, *files, state, view, lessons, keepFrom(options));
+  applySavedTrain(*savedTrain, train, options);
+  std::printf("mhascope: restored the last workspace from %s\n", path_.c_str());
+}
+
+// The session.json of earlier versions (configuration and view, no files or lessons), read once
+// when there is no last workspace yet; the next save writes the last workspace.
+bool SessionStore::restoreLegacySession(AppState& state, ViewState& view, const LaunchOptions& options,
+                                        TrainLab* train) {
+  const std::string dir = configDir();
+  if (dir.empty()) return false;
+  const std::string legacy = dir + "/session.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(legacy, ec)) return false;
+  auto text = readFile(legacy, 1 << 20);
+  Result<SavedSession> saved = text ? parseSessionJson(*text, legacy) : Result<SavedSession>(text.error());
+  if (!saved) {
+    const std::string msg = "the last session was not restored (" + saved.error().message + "); starting from the defaults";
+    std::fprintf(stderr, "mhascope: %s\n", msg.c_str());
+    state.actionError = msg;
+    return false;
   }
   SavedSession& s = saved.value();
   if (!options.presetGiven) {
@@ -40,27 +91,34 @@ void SessionStore::restore(AppState& state, ViewState& view, const LaunchOptions
   view.sharedScale = s.sharedScale;
   view.showNumbers = s.showNumbers;
   view.playStagesPerSecond = s.playStagesPerSecond;
-  if (train) {
-    train->form = s.train.form;
-    train->formError = checkForm(train->form);  // explained as when typed
-    if (!options.viewGiven) train->active = s.train.active;
-  }
-  std::printf("mhascope: restored the last session from %s\n", path_.c_str());
+  applySavedTrain(s.train, train, options);
+  std::printf("mhascope: restored the last session from %s (from now on kept in %s)\n", legacy.c_str(), path_.c_str());
+  return true;
 }
 
-void SessionStore::save(const AppState& state, const ViewState& view, const std::string& openTab,
+void SessionStore::save(const AppState& state, const ViewState& view, const LessonView& lessons,
                         const TrainLab* train) {
   if (path_.empty()) {
     if (!enabled_) return;
-    const std::string dir = configDir();
-    if (dir.empty()) return;
-    path_ = dir + "/session.json";
+    path_ = lastWorkspacePath();
+    if (path_.empty()) return;
   }
-  const std::string json =
-      sessionToJson(state, view, openTab, train ? SavedTrain{train->active, train->form} : SavedTrain{});
+  Workspace ws = workspaceFromWindow(state, view, lessons);
+  std::string filesKey;
+  for (const auto& [flag, p] : ws.files.named()) filesKey += flag + "=" + p + "\n";
+  if (filesKey != recordedFiles_) {
+    auto records = recordWorkspaceFiles(ws.files, path_);
+    records_ = records ? std::move(*records) : std::map<std::string, WorkspaceFile>{};
+    if (!records) std::fprintf(stderr, "mhascope: the last workspace keeps no files: %s\n", records.error().message.c_str());
+    recordedFiles_ = filesKey;
+  }
+  if (records_.empty()) ws.files = InputFiles{};
+  ws.fileRecords = records_;
+  if (train) ws.train = trainBlockJson({train->active, train->form});
+  const std::string json = workspaceToJson(ws);
   if (json == savedJson_) return;
-  if (auto st = writeFileAtomic(path_, json); !st) {
-    std::fprintf(stderr, "mhascope: cannot save the session: %s\n", st.error().message.c_str());
+  if (auto st = writeWorkspaceFile(path_, ws); !st) {
+    std::fprintf(stderr, "mhascope: cannot save the last workspace: %s\n", st.error().message.c_str());
     path_.clear();  // say it once
     return;
   }

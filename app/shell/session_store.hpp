@@ -1,13 +1,19 @@
-// Where the session lives (session.json next to imgui.ini) and when it is read and written:
-// restored at launch where no launch option says otherwise, saved about once a second while it
-// changes and at exit. Not for screenshots, the benchmark or --fresh (pictures of exactly their
-// options). The JSON itself is state/session.cpp.
+// The last workspace: what the window showed when it was last used comes back at launch. It is
+// a workspace file (core/io/workspace.hpp) in the XDG state folder,
+// $XDG_STATE_HOME/mhascope/last-workspace.json (or ~/.local/state/…), written atomically about
+// once a second while it changes and at exit, and restored at launch where no launch option says
+// otherwise. An older session.json (next to imgui.ini) is read once when no last workspace
+// exists yet, so nothing is lost on the upgrade. Not for screenshots, the benchmark or --fresh
+// (pictures of exactly their options), and not read when --workspace names one.
 #pragma once
 
+#include <map>
 #include <string>
 
+#include "io/workspace.hpp"
 #include "shell/launch_options.hpp"
 #include "state/app_state.hpp"
+#include "state/lesson_view.hpp"
 #include "train_lab/lab_state.hpp"
 
 namespace mhascope::app {
@@ -15,18 +21,22 @@ namespace mhascope::app {
 class SessionStore {
  public:
   void setEnabled(bool on) { enabled_ = on; }
-  // `train` gets the Train mode's mode and form (the mode only when no --view was given).
-  void restore(AppState& state, ViewState& view, const LaunchOptions& options, TrainLab* train = nullptr);
-  void save(const AppState& state, const ViewState& view, const std::string& openTab,
-            const TrainLab* train = nullptr);  // skips identical writes
+  // `train` gets the Train mode's mode and form ("train" block; the mode only when no --view).
+  void restore(AppState& state, ViewState& view, LessonView& lessons, const LaunchOptions& options,
+               TrainLab* train = nullptr);
+  // Skips identical writes; the input files are hashed again only when their paths change.
+  void save(const AppState& state, const ViewState& view, const LessonView& lessons, const TrainLab* train = nullptr);
 
  private:
+  bool restoreLegacySession(AppState& state, ViewState& view, const LaunchOptions& options, TrainLab* train);
   bool enabled_ = false;
   std::string path_;       // empty: not found yet, or a save failed (said once)
   std::string savedJson_;  // what was last written
+  std::string recordedFiles_;                        // the paths `records_` were made for
+  std::map<std::string, WorkspaceFile> records_;
 };
 
-// "preset=… text=… d_model=… h=… seed=… mask=… stage=… tab=…": what the session file keeps.
+// "preset=… text=… d_model=… h=… seed=… mask=… stage=… tab=…": what the last workspace keeps.
 std::string sessionSummary(const AppState& state, const ViewState& view, const std::string& openTab);
 
 }  // namespace mhascope::app

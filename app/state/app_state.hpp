@@ -111,6 +111,13 @@ struct OpenUi {
   std::string message;              // the last error, shown in the popup
 };
 
+struct WorkspaceUi {
+  std::string path;         // the workspace this window was opened from or last saved to ("" = none)
+  std::string pathField;    // what the "Save workspace as" popup proposes and edits
+  std::string message;      // "Saved /path" or the error
+  bool messageIsError = false;
+};
+
 struct ViewState {
   StageId stage = StageId::Weights;
   int batch = 0;   // b, 0-based
@@ -131,6 +138,7 @@ struct ViewState {
   std::string openTab;                 // the main-area tab drawn last frame
   ExportUi exportUi;
   OpenUi openUi;
+  WorkspaceUi workspaceUi;
 };
 
 ColormapId effectiveColormap(const ViewState& view, StageId stage);

@@ -7,6 +7,7 @@
 
 #include "io/file_io.hpp"
 #include "panels/panel.hpp"  // kHeatmapTab
+#include "state/workspace_state.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -74,15 +75,17 @@ const char* arrayRoleShape(ArrayRole r) {
   return "";
 }
 
-bool openWorkspaceFile(AppState& state, ViewState& view, const std::string& path, std::string& error) {
-  // The workspace loader (branch `workspace`) is wired in here at merge.
-  (void)state;
-  (void)view;
-  error = "'" + path + "': workspace files: not handled yet";
-  return false;
+bool openWorkspaceFile(AppState& state, ViewState& view, LessonView& lessons, const std::string& path,
+                       std::string& error) {
+  // Nothing changes on an error (openWorkspace applies all or nothing).
+  if (auto st = openWorkspace(state, view, lessons, path); !st) {
+    error = st.error().message;
+    return false;
+  }
+  return true;
 }
 
-bool beginOpen(AppState& state, ViewState& view, const std::string& path) {
+bool beginOpen(AppState& state, ViewState& view, LessonView& lessons, const std::string& path) {
   OpenUi& ui = view.openUi;
   ui.pendingPath.clear();
   auto info = inspectFile(path);
@@ -94,7 +97,7 @@ bool beginOpen(AppState& state, ViewState& view, const std::string& path) {
     case FileKind::Preset: return openPreset(state, view, path);
     case FileKind::Workspace: {
       std::string error;
-      if (!openWorkspaceFile(state, view, path, error)) {
+      if (!openWorkspaceFile(state, view, lessons, path, error)) {
         ui.message = error;
         return false;
       }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "state/app_state.hpp"
+#include "state/lesson_view.hpp"
 
 namespace mhascope::app {
 
@@ -22,13 +23,14 @@ const char* arrayRoleShape(ArrayRole r);     // "(B, T_q, d_model)"
 // Step 1 (path field, a click in the list, a drop): inspect; kinds that need no choice are
 // opened at once; a .npy or a checkpoint waits in pendingPath for the role or layer.
 // Returns false with view.openUi.message when the file cannot be opened.
-bool beginOpen(AppState& state, ViewState& view, const std::string& path);
+bool beginOpen(AppState& state, ViewState& view, LessonView& lessons, const std::string& path);
 // Step 2 for a pending .npy / checkpoint: the chosen role or layer.
 bool finishOpen(AppState& state, ViewState& view);
 
 // The one place a workspace file (a .json with a top-level "mhascope_workspace" key) is handed
 // to the workspace loader.
-bool openWorkspaceFile(AppState& state, ViewState& view, const std::string& path, std::string& error);
+bool openWorkspaceFile(AppState& state, ViewState& view, LessonView& lessons, const std::string& path,
+                       std::string& error);
 
 // Back to text + seed: every file closed (the controls' "Files in use" list).
 void closeAllFiles(AppState& state);

@@ -88,6 +88,14 @@ Result<SavedTrain> trainFromJson(const json& t, const std::string& what) {
 
 }  // namespace
 
+std::string trainBlockJson(const SavedTrain& train) { return trainToJson(train).dump(); }
+
+Result<SavedTrain> parseTrainBlock(std::string_view text, const std::string& what) {
+  const json t = json::parse(text.begin(), text.end(), nullptr, false);
+  if (t.is_discarded()) return makeError(what + ": /train is not JSON");
+  return trainFromJson(t, what);
+}
+
 std::string sessionToJson(const AppState& state, const ViewState& view, const std::string& openTab,
                           const SavedTrain& train) {
   json j;

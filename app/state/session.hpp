@@ -22,6 +22,10 @@ struct SavedTrain {
   TrainForm form;
   friend bool operator==(const SavedTrain&, const SavedTrain&) = default;
 };
+// The "train" block alone, as the last workspace keeps it (core/io/workspace.hpp Workspace::train).
+std::string trainBlockJson(const SavedTrain& train);
+Result<SavedTrain> parseTrainBlock(std::string_view json, const std::string& what);
+
 struct SavedSession {
   ModelConfig config;
   std::string presetName;

@@ -18,6 +18,7 @@ namespace mhascope::app {
 struct ScriptTargets {
   AppState& state;
   ViewState& view;
+  LessonView& lessons;
   UiProbes& probes;
   Window& window;
   LoopControl& loop;
@@ -60,7 +61,7 @@ class AppScriptHost final : public ScriptHost {
   std::string sessionSummary() override;
   void stopPlay() override { t_.view.playing = false; }
   std::string shownLabel(const std::string& name) override;
-  void dropPath(const std::string& path) override { dropOnWindow(t_.trainLab, t_.state, t_.view, path); }
+  void dropPath(const std::string& path) override { dropOnWindow(t_.trainLab, t_.state, t_.view, t_.lessons, path); }
 
  private:
   ScriptTargets t_;

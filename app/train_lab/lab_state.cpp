@@ -281,9 +281,9 @@ void trainDropPath(TrainLab& lab, const std::string& path) {
   trainLoadCheckpoint(lab);
 }
 
-void dropOnWindow(TrainLab& lab, AppState& state, ViewState& view, const std::string& path) {
+void dropOnWindow(TrainLab& lab, AppState& state, ViewState& view, LessonView& lessons, const std::string& path) {
   if (lab.active) return trainDropPath(lab, path);
-  if (!beginOpen(state, view, path)) state.actionError = "dropped file: " + view.openUi.message;
+  if (!beginOpen(state, view, lessons, path)) state.actionError = "dropped file: " + view.openUi.message;
 }
 
 void trainExportSheet(TrainLab& lab) {

@@ -135,7 +135,7 @@ void trainDropPath(TrainLab& lab, const std::string& path);
 // Any file dropped on the window: the Train mode takes it (above) when it is on screen, else the
 // pipeline opens it like File › Open (state/open_file.hpp; a .npy or a checkpoint asks its role
 // or layer in the Open popup).
-void dropOnWindow(TrainLab& lab, AppState& state, ViewState& view, const std::string& path);
+void dropOnWindow(TrainLab& lab, AppState& state, ViewState& view, LessonView& lessons, const std::string& path);
 void trainExportSheet(TrainLab& lab);
 void trainExportCurves(TrainLab& lab);
 // The chosen step's parameters (ablation applied) → the pipeline's trace: layer `lab.openLayer`'s

@@ -53,6 +53,16 @@ def compare(name, model, module, inputs, expect_masks=(), expect_cross=False):
     if ours.shape == theirs.shape:
         d = float(np.abs(ours - theirs).max())
         check(d < 1e-5, f"{name}: max |mhascope output - PyTorch output| = {d:.2e} < 1e-5")
+    # The workspace the capture wrote opens exactly that layer: the same info, the same output.
+    ws = os.path.join(out_dir, "mhascope_workspace.json")
+    r1 = layer_sh(out_dir, "info", "--memory-budget", "1024")  # info prints the budget: the same for both
+    r2 = subprocess.run([MHASCOPE, "info", "--workspace", ws, "--memory-budget", "1024"], capture_output=True, text=True)
+    check(r1.returncode == 0 and r2.returncode == 0 and r2.stdout == r1.stdout,
+          f"{name}: mhascope info --workspace mhascope_workspace.json == mhascope_layer.sh info "
+          f"(stderr: {r2.stderr.strip()[:300]})")
+    r3 = subprocess.run([MHASCOPE, "run", "--workspace", ws, "--dump", dump + "_ws"], capture_output=True, text=True)
+    check(r3.returncode == 0 and float(np.abs(np.load(os.path.join(dump + "_ws", "output.npy")) - ours).max()) <= 1e-6,
+          f"{name}: run --workspace gives the same output (stderr: {r3.stderr.strip()[:300]})")
     w, tw = np.load(os.path.join(dump, "weights.npy")), np.load(os.path.join(out_dir, "torch_weights.npy"))
     check(w.shape == tw.shape, f"{name}: per-head weights shape {w.shape} == hook's {tw.shape}")
     if w.shape == tw.shape:

@@ -9,6 +9,7 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/mhascope-gui-${case_name}.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 # A private config folder: no test reads or writes the user's imgui.ini.
 export XDG_CONFIG_HOME="$out/config"
+export XDG_STATE_HOME="$out/state"  # the last workspace too
 # Under AddressSanitizer builds: Mesa's GL driver leaks a few bytes at exit from a library it has
 # already unloaded (the stack says "<unknown module>", so no suppression can name it). Leak
 # checking stays on in the core tests; here only memory errors are checked.
@@ -197,19 +198,28 @@ case "$case_name" in
     xvfb "$bin" --preset default --script "$(script_from input_feel.txt)" || fail "script failed (exit $?)"
     ;;
   session)
-    # The last session comes back at launch; options given on the command line win; a corrupt
-    # file is ignored with a message; Reset to defaults.
-    session="$XDG_CONFIG_HOME/mhascope/session.json"
+    # The last workspace comes back at launch; options given on the command line win; a corrupt
+    # file is ignored with a message; Reset to defaults; an old session.json is read once.
+    session="$XDG_STATE_HOME/mhascope/last-workspace.json"
     check() {  # check WANT [mhascope options...]: launch, expect the session summary to contain WANT
       local want=$1; shift
       printf 'wait 4\nexpect_session %s\nquit\n' "$want" > "$out/check.txt"
       xvfb "$bin" "$@" --script "$out/check.txt" > "$out/check_log.txt" 2> "$out/check_err.txt" \
         || { cat "$out/check_log.txt" "$out/check_err.txt"; fail "expected the session to contain $want (options: $*)"; }
     }
+    # session.json of earlier versions: read once when there is no last workspace yet
+    mkdir -p "$XDG_CONFIG_HOME/mhascope"
+    { printf '{"mhascope_session": 1, "preset": "cat", "config": '; cat "$here/../../assets/presets/cat.json"
+      printf ', "view": {"stage": "scores", "tab": "Heatmap", "head": 1, "batch": 0, "colormap": "auto", '
+      printf '"shared_scale": true, "numbers": true, "play_speed": 1.0}}\n'; } > "$XDG_CONFIG_HOME/mhascope/session.json"
+    check "d_model=8 h=2 seed=1 mask=none stage=scores"
+    grep -q "restored the last session from" "$out/check_log.txt" || fail "session.json was not read: $(cat "$out/check_log.txt")"
+    [ -s "$session" ] || fail "no $session written after reading session.json"
+    rm "$XDG_CONFIG_HOME/mhascope/session.json" "$session"
     xvfb "$bin" --script "$(script_from session_change.txt)" || fail "changing the session failed (exit $?)"
     [ -s "$session" ] || fail "no $session written"
-    grep -q '"mhascope_session": 1' "$session" || fail "session.json has no format version: $(cat "$session")"
-    ls "$XDG_CONFIG_HOME/mhascope" | grep -q tmp && fail "temporary files left next to session.json"
+    grep -q '"mhascope_workspace": 1' "$session" || fail "the last workspace has no format version: $(cat "$session")"
+    ls "$XDG_STATE_HOME/mhascope" | grep -q tmp && fail "temporary files left next to last-workspace.json"
     check "d_model=32"
     check "stage=output"
     check "tab=Quiz"
@@ -227,11 +237,11 @@ case "$case_name" in
     # corrupt, truncated, wrong-typed, future-version and duplicate-key files: ignored with a
     # message, the app starts from the defaults
     printf '\x00\x01garbage{{{' > "$session"
-    check "preset=default" && grep -q "not restored" "$out/check_err.txt" || fail "no message about a corrupt session.json"
+    check "preset=default" && grep -q "not restored" "$out/check_err.txt" || fail "no message about a corrupt last workspace"
     head -c 100 "$out/saved.json" > "$session"
-    check "preset=default" && grep -q "not restored" "$out/check_err.txt" || fail "no message about a truncated session.json"
-    sed 's/"mhascope_session": 1/"mhascope_session": 99/' "$out/saved.json" > "$session"
-    check "preset=default" && grep -q "version 99" "$out/check_err.txt" || fail "no message about a future version"
+    check "preset=default" && grep -q "not restored" "$out/check_err.txt" || fail "no message about a truncated last workspace"
+    sed 's/"mhascope_workspace": 1/"mhascope_workspace": 99/' "$out/saved.json" > "$session"
+    check "preset=default" && grep -q "written by a newer mhascope" "$out/check_err.txt" || fail "no message about a future version"
     sed 's/"d_model": 32/"d_model": "32"/' "$out/saved.json" > "$session"
     check "d_model=16" && grep -q "d_model" "$out/check_err.txt" || fail "no message about a wrong type"
     sed 's/"numbers": true/"numbers": true, "numbers": false/' "$out/saved.json" > "$session"
@@ -247,6 +257,28 @@ case "$case_name" in
     grep -q '"steps": 700' "$session" || fail "the Train mode's setup did not come back: $(cat "$session")"
     printf 'wait 3\nexpect_text mode pipeline\nquit\n' > "$out/train_view.txt"
     xvfb "$bin" --view heatmap --script "$out/train_view.txt" > "$out/check_log.txt" 2>&1 || { cat "$out/check_log.txt"; fail "--view did not win over the saved Train mode"; }
+    ;;
+  workspace)
+    # Save workspace in the window after changing config, stage, head, zoom and colours; the
+    # same picture comes back with --workspace, pixel for pixel (the status line, which holds
+    # the compute time, left out); a different view gives a different picture. One GEMM for both
+    # runs (the fastest is otherwise measured at start and may differ in the last bits).
+    export MHASCOPE_GEMM=eigen
+    xvfb "$bin" --fresh --script "$(script_from workspace.txt)" > "$out/log.txt" 2>&1 \
+      || { tail -n 20 "$out/log.txt"; fail "saving a workspace failed"; }
+    grep -q '"mhascope_workspace": 1' "$out/workspace.json" || fail "no workspace written"
+    grep -q '"zoom": 1.953125' "$out/workspace.json" || fail "zoom not kept: $(grep -A3 '"zoom"' "$out/workspace.json")"
+    xvfb "$bin" --workspace "$out/workspace.json" --screenshot "$out/reopened.png" || fail "--workspace exited $?"
+    python3 "$here/same_region.py" "$out/saved.png" "$out/reopened.png" 0 0 1600 960 \
+      || fail "the reopened workspace shows a different picture"
+    xvfb "$bin" --workspace "$out/workspace.json" --head 0 --screenshot "$out/other.png" || fail "--head 0 exited $?"
+    python3 "$here/same_region.py" "$out/saved.png" "$out/other.png" 0 0 1600 960 > /dev/null \
+      && fail "another head gave the same picture (the comparison sees nothing)"
+    # a changed or missing workspace: a message and exit 2, never another picture
+    sed 's/"mhascope_workspace": 1/"mhascope_workspace": 3/' "$out/workspace.json" > "$out/newer.json"
+    err=$(xvfb "$bin" --workspace "$out/newer.json" --screenshot "$out/x.png" 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 2 ] && grep -q "written by a newer mhascope" <<<"$err" || fail "newer workspace: rc=$rc $err"
+    [ -e "$out/x.png" ] && fail "a picture was made from a refused workspace"
     ;;
   key_tap)
     command -v xdotool > /dev/null || fail "xdotool is needed (scripts/setup.sh installs it)"

@@ -1,0 +1,53 @@
+// --workspace and --save-workspace for the subcommands (see workspace_options.hpp).
+#include "workspace_options.hpp"
+
+#include <cstdio>
+
+namespace mhascope::cli {
+
+Result<std::optional<Workspace>> applyWorkspaceOptions(ModelOptions& o) {
+  if (o.workspace.empty()) return std::optional<Workspace>{};
+  auto ws = readWorkspaceFile(o.workspace);
+  if (!ws) return ws.error();
+  std::vector<std::string> notes;
+  auto found = locateWorkspaceFiles(*ws, o.workspace, notes);
+  if (!found) return found.error();
+  for (const auto& n : notes) std::fprintf(stderr, "mhascope: note: %s\n", n.c_str());
+  // The command line wins file by file. Its --query or --checkpoint names the model's input
+  // itself, so then the workspace's inputs (query/key/value, checkpoint and layer) are dropped.
+  InputFiles merged = *found;
+  if (!o.files.query.empty() || !o.files.checkpoint.empty()) {
+    merged.query = o.files.query;
+    merged.key = o.files.key;
+    merged.value = o.files.value;
+    merged.checkpoint = o.files.checkpoint;
+    merged.layer = o.files.layer;
+  }
+  for (auto member : {&InputFiles::weights, &InputFiles::attnMask, &InputFiles::keyPaddingMask}) {
+    if (!(o.files.*member).empty()) merged.*member = o.files.*member;
+  }
+  if (o.files.layer) merged.layer = o.files.layer;
+  o.files = merged;
+  o.workspaceConfig = ws->config;
+  if (!o.presetGiven) o.preset = ws->presetName;
+  return std::optional<Workspace>(std::move(*ws));
+}
+
+Status saveWorkspaceIfAsked(const ModelOptions& o, const ResolvedModel& r, const std::optional<Workspace>& opened,
+                            const WorkspaceView& view) {
+  if (o.saveWorkspace.empty()) return Ok{};
+  Workspace ws;
+  if (opened) ws = *opened;
+  ws.presetName = o.preset;
+  ws.config = r.config;
+  ws.files = o.files;
+  ws.view = view;
+  auto records = recordWorkspaceFiles(ws.files, o.saveWorkspace);
+  if (!records) return records.error();
+  ws.fileRecords = std::move(*records);
+  if (auto s = writeWorkspaceFile(o.saveWorkspace, ws); !s) return makeError("--save-workspace: " + s.error().message);
+  std::printf("saved workspace %s\n", o.saveWorkspace.c_str());
+  return Ok{};
+}
+
+}  // namespace mhascope::cli

@@ -1,0 +1,37 @@
+// The window's side of workspace files (core/io/workspace.hpp): what the window shows ↔ a
+// Workspace, opening one all-or-nothing, saving one. The last workspace at launch is
+// shell/session_store.cpp; the buttons are widgets/workspace_actions.cpp.
+#pragma once
+
+#include <string>
+
+#include "io/workspace.hpp"
+#include "state/app_state.hpp"
+#include "state/lesson_view.hpp"
+
+namespace mhascope::app {
+
+// Everything the window shows, without file records (recordWorkspaceFiles adds them).
+Workspace workspaceFromWindow(const AppState& state, const ViewState& view, const LessonView& lessons);
+
+// Which parts of a workspace to leave alone because a launch option gave them (--preset,
+// --stage, --view, --head win over the workspace's).
+struct WorkspaceKeep {
+  bool config = false, stage = false, tab = false, head = false;
+};
+// Applies a parsed workspace whose files were located (locateWorkspaceFiles) at once.
+void applyWorkspace(const Workspace& ws, const InputFiles& located, AppState& state, ViewState& view,
+                    LessonView& lessons, WorkspaceKeep keep = {});
+
+// Opens a workspace file: read, checked (format, file hashes) and only then applied, so on any
+// error nothing changes and the previous picture stays. The one entry point for --workspace, the
+// File menu and a dropped workspace. Notes about files found beside the moved workspace are
+// printed and kept in view.workspaceUi.message.
+Status openWorkspace(AppState& state, ViewState& view, LessonView& lessons, const std::string& path,
+                     WorkspaceKeep keep = {});
+
+// Saves what the window shows to `path` (atomically; never over an input file) and remembers
+// the path for "Save workspace".
+Status saveWorkspace(const AppState& state, ViewState& view, const LessonView& lessons, const std::string& path);
+
+}  // namespace mhascope::app

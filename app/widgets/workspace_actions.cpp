@@ -1,0 +1,88 @@
+// Save workspace / Save workspace as… (see workspace_actions.hpp).
+#include "widgets/workspace_actions.hpp"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <exception>
+#include <filesystem>
+
+#include "state/workspace_state.hpp"
+#include "widgets/colors.hpp"
+
+namespace mhascope::app {
+namespace {
+
+void saveTo(UiContext& ctx, const std::string& path) {
+  WorkspaceUi& ui = ctx.view.workspaceUi;
+  Status st = Ok{};
+  try {
+    st = saveWorkspace(ctx.state, ctx.view, ctx.lessons, path);
+  } catch (const std::exception& e) {  // bad_alloc, filesystem_error: shown, never fatal
+    st = makeError("cannot save the workspace " + path + ": " + e.what());
+  }
+  ui.messageIsError = !st.ok();
+  ui.message = st.ok() ? "Saved " + path : st.error().message;
+}
+
+}  // namespace
+
+void drawWorkspaceActions(UiContext& ctx) {
+  WorkspaceUi& ui = ctx.view.workspaceUi;
+  ImGui::PushID("workspace");
+  bool openPopup = false;
+  if (ImGui::Button("Save workspace")) {
+    if (ui.path.empty()) {
+      openPopup = true;
+    } else {
+      saveTo(ctx, ui.path);
+    }
+  }
+  ctx.probes.recordLastItem("workspace_save");
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("Keep this picture: configuration, files (with their SHA-256), stage, head, zoom, colours and "
+                      "the lessons' choices, as a .json that `mhascope --workspace FILE` opens again");
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Save workspace as…")) openPopup = true;
+  ctx.probes.recordLastItem("workspace_save_as");
+  if (openPopup) {
+    ui.pathField = !ui.path.empty() ? ui.path : (std::filesystem::path(ctx.view.exportUi.folder) / "workspace.json").string();
+    ui.message.clear();
+    ImGui::OpenPopup("save workspace");
+  }
+  if (!ui.path.empty()) ImGui::TextDisabled("workspace: %s", ui.path.c_str());
+  if (!ui.message.empty() && !ImGui::IsPopupOpen("save workspace")) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ui.messageIsError ? kErrorColor : kOkColor);
+    ImGui::TextWrapped("%s", ui.message.c_str());
+    ImGui::PopStyleColor();
+  }
+  if (ImGui::BeginPopup("save workspace")) {
+    const float em = ImGui::GetFontSize();
+    ImGui::TextUnformatted("Save workspace as");
+    ImGui::Separator();
+    ImGui::SetNextItemWidth(36 * em);
+    ImGui::InputText("path", &ui.pathField);
+    ctx.probes.recordLastItem("workspace_path");
+    ImGui::TextDisabled("A .json; input files are named by path and SHA-256, never overwritten");
+    if (ImGui::Button("Save", ImVec2(8 * em, 0))) saveTo(ctx, ui.pathField);
+    ctx.probes.recordLastItem("workspace_popup_save");
+    ImGui::SameLine();
+    if (ImGui::Button("Close")) {
+      ImGui::CloseCurrentPopup();
+      ui.message.clear();  // said in the popup; the controls stay as they were
+    }
+    ctx.probes.recordLastItem("workspace_close");
+    if (!ui.message.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ui.messageIsError ? kErrorColor : kOkColor);
+      ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + 36 * em);
+      ImGui::TextUnformatted(ui.message.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::PopStyleColor();
+    }
+    ImGui::EndPopup();
+  }
+  ImGui::PopID();
+}
+
+}  // namespace mhascope::app

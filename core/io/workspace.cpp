@@ -1,0 +1,427 @@
+// Workspace files (see workspace.hpp).
+//   [SECTION] file records   — hashing the inputs, finding them again
+//   [SECTION] writing        — Workspace → JSON, per block
+//   [SECTION] reading        — JSON → Workspace, strict, per block
+#include "io/workspace.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "io/file_io.hpp"
+#include "io/sha256.hpp"
+#include "io/strict_json.hpp"
+
+namespace mhascope {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// The file fields of InputFiles by their flag without "--" (the keys of "files", as trace.json's
+// input_files).
+const std::vector<std::pair<const char*, std::string InputFiles::*>>& fileFields() {
+  static const std::vector<std::pair<const char*, std::string InputFiles::*>> k = {
+      {"query", &InputFiles::query},       {"key", &InputFiles::key},
+      {"value", &InputFiles::value},       {"weights", &InputFiles::weights},
+      {"attn-mask", &InputFiles::attnMask}, {"key-padding-mask", &InputFiles::keyPaddingMask},
+      {"checkpoint", &InputFiles::checkpoint}};
+  return k;
+}
+
+std::string folderOf(const std::string& workspacePath) {
+  std::error_code ec;
+  fs::path abs = fs::absolute(workspacePath, ec);
+  return ec ? std::string(".") : abs.parent_path().string();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] file records
+// ---------------------------------------------------------------------------------------------
+
+Result<std::map<std::string, WorkspaceFile>> recordWorkspaceFiles(const InputFiles& files,
+                                                                  const std::string& workspacePath) {
+  std::map<std::string, WorkspaceFile> out;
+  const fs::path dir = folderOf(workspacePath);
+  for (const auto& [name, member] : fileFields()) {
+    const std::string& path = files.*member;
+    if (path.empty()) continue;
+    auto size = regularFileSize(path);
+    if (!size) return makeError("--" + std::string(name) + ": " + size.error().message);
+    auto hash = sha256File(path);
+    if (!hash) return makeError("--" + std::string(name) + ": " + hash.error().message);
+    std::error_code ec;
+    WorkspaceFile f;
+    f.path = path;
+    f.absolutePath = fs::weakly_canonical(fs::absolute(path, ec), ec).string();
+    f.relativePath = fs::path(f.absolutePath).lexically_relative(dir).string();
+    f.size = *size;
+    f.sha256 = *hash;
+    out[name] = f;
+  }
+  return out;
+}
+
+Result<InputFiles> locateWorkspaceFiles(const Workspace& ws, const std::string& workspacePath,
+                                        std::vector<std::string>& notes) {
+  InputFiles found = ws.files;
+  const fs::path dir = folderOf(workspacePath);
+  for (const auto& [name, member] : fileFields()) {
+    if ((ws.files.*member).empty()) continue;
+    const WorkspaceFile& rec = ws.fileRecords.at(name);
+    std::error_code ec;
+    std::string at;
+    if (fs::exists(rec.absolutePath, ec)) {
+      at = rec.absolutePath;
+    } else if (!rec.relativePath.empty() && fs::exists(dir / rec.relativePath, ec)) {
+      at = (dir / rec.relativePath).lexically_normal().string();
+      notes.push_back("--" + std::string(name) + " '" + rec.path + "' is no longer at '" + rec.absolutePath +
+                      "'; using '" + at + "' (the same place relative to the workspace '" + workspacePath + "')");
+    } else {
+      return makeError("--" + std::string(name) + " '" + rec.path + "' of the workspace '" + workspacePath +
+                       "' was moved or deleted: it is neither at '" + rec.absolutePath + "' nor at '" +
+                       (dir / rec.relativePath).lexically_normal().string() + "'");
+    }
+    auto size = regularFileSize(at);
+    if (!size) return makeError("--" + std::string(name) + " of the workspace '" + workspacePath + "': " + size.error().message);
+    std::string hash;
+    if (*size == rec.size) {
+      auto h = sha256File(at);
+      if (!h) return makeError("--" + std::string(name) + " of the workspace '" + workspacePath + "': " + h.error().message);
+      hash = *h;
+    }
+    if (*size != rec.size || hash != rec.sha256) {
+      return makeError("--" + std::string(name) + " '" + at + "' changed since the workspace '" + workspacePath +
+                       "' was saved (" +
+                       (*size != rec.size ? "size " + std::to_string(rec.size) + " → " + std::to_string(*size) + " bytes"
+                                          : "SHA-256 " + rec.sha256.substr(0, 12) + "… → " + hash.substr(0, 12) + "…") +
+                       "); refusing to show a different picture under the saved view");
+    }
+    found.*member = at;
+  }
+  return found;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] writing
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+json zoomJson(const WorkspaceZoom& z) { return {{"zoom", z.zoom}, {"pan_x", z.panX}, {"pan_y", z.panY}}; }
+
+json filesJson(const Workspace& ws) {
+  json j = json::object();
+  for (const auto& [name, member] : fileFields()) {
+    if ((ws.files.*member).empty()) continue;
+    const WorkspaceFile& f = ws.fileRecords.at(name);
+    j[name] = {{"path", f.path}, {"absolute", f.absolutePath}, {"relative", f.relativePath},
+               {"size", f.size}, {"sha256", f.sha256}};
+  }
+  if (ws.files.layer) j["layer"] = *ws.files.layer;
+  return j;
+}
+
+json viewJson(const WorkspaceView& v) {
+  return {{"stage", stageInfo(v.stage).name}, {"batch", v.batch}, {"head", v.head}, {"tab", v.tab},
+          {"zoom", zoomJson(v.zoom)}, {"weight_zoom", zoomJson(v.weightZoom)},
+          {"colormap", v.colormap ? colormapName(*v.colormap) : "auto"}, {"shared_scale", v.sharedScale},
+          {"numbers", v.showNumbers}, {"color_scale", colorScaleName(v.colorScale)},
+          {"weight", weightName(v.weight)}, {"play_speed", v.playStagesPerSecond}};
+}
+
+json lessonsJson(const WorkspaceLessons& l) {
+  const LessonChoices& c = l.choices;
+  return {{"batch", c.batch}, {"mix_token", c.mixToken}, {"mix_dim", c.mixDim}, {"edit_head", c.editHead},
+          {"edit_query", c.editQuery}, {"edit_key", c.editKey}, {"mask_kind", c.maskKind}, {"pad_keys", c.padKeys},
+          {"pitfall", c.pitfallIndex}, {"sweep_variable", c.sweepVariable}, {"sweep_to", c.sweepTo},
+          {"cell_head", c.cellHead}, {"cell_query", c.cellQuery}, {"cell_key", c.cellKey},
+          {"split_head", l.splitHead}, {"edit_score", l.editScore}, {"sweep_ends", l.sweepTo},
+          {"heads_hidden", l.headHidden}};
+}
+
+}  // namespace
+
+std::string workspaceToJson(const Workspace& ws) {
+  json j;
+  j["mhascope_workspace"] = kWorkspaceVersion;
+  j["preset"] = ws.presetName;
+  j["config"] = json::parse(presetToJson(ws.config));
+  j["files"] = filesJson(ws);
+  j["view"] = viewJson(ws.view);
+  j["lessons"] = lessonsJson(ws.lessons);
+  if (!ws.train.empty()) j["train"] = json::parse(ws.train);
+  return j.dump(2) + "\n";
+}
+
+Status writeWorkspaceFile(const std::string& path, const Workspace& ws) {
+  for (const auto& [flag, in] : ws.files.named()) {
+    if (sameFile(in, path)) {
+      return makeError("workspace '" + path + "' is the same file as " + flag + " '" + in +
+                       "'; writing it would destroy that input: choose another name");
+    }
+  }
+  std::string ext = fs::path(path).extension().string();
+  for (auto& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (ext != ".json") return makeError("workspace '" + path + "': the file is JSON, so its name must end in .json");
+  return writeFileAtomic(path, workspaceToJson(ws));
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] reading
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+// Typed access to one JSON object with errors "<file>: /view/head must be …".
+struct ObjectReader {
+  const json& j;
+  std::string path;  // "/view"
+  const std::string& what;
+
+  Status keys(std::initializer_list<const char*> required, std::initializer_list<const char*> optional = {}) const {
+    if (!j.is_object()) return makeError(what + ": " + path + " must be an object, got " + jsonTypeName(j));
+    std::set<std::string> known;
+    for (const char* k : required) {
+      known.insert(k);
+      if (!j.contains(k)) return makeError(what + ": missing key " + path + "/" + k);
+    }
+    for (const char* k : optional) known.insert(k);
+    for (const auto& [key, value] : j.items()) {
+      if (!known.count(key)) return makeError(what + ": unknown key " + path + "/" + key);
+    }
+    return Ok{};
+  }
+  Error bad(const char* key, const std::string& expected) const {
+    const json& v = j.at(key);
+    return makeError(what + ": " + path + "/" + key + " must be " + expected + ", got " +
+                     (v.is_primitive() ? v.dump() : jsonTypeName(v)));
+  }
+  Result<long long> integer(const char* key, long long lo, long long hi) const {
+    const json& v = j.at(key);
+    const std::string range = "an integer " + std::to_string(lo) + " … " + std::to_string(hi);
+    if (!v.is_number_integer()) return bad(key, range);
+    if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)
+                               : (v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)) {
+      return bad(key, range);
+    }
+    return v.get<long long>();
+  }
+  Status index(const char* key, int& out, long long hi = 1'000'000) const {
+    auto v = integer(key, 0, hi);
+    if (!v) return v.error();
+    out = static_cast<int>(*v);
+    return Ok{};
+  }
+  Status number(const char* key, float& out, double lo, double hi) const {
+    const json& v = j.at(key);
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < lo || v.get<double>() > hi) {
+      return bad(key, "a number " + json(lo).dump() + " … " + json(hi).dump() +
+                          (v.is_null() ? " (NaN/Inf are saved as null)" : ""));
+    }
+    out = v.get<float>();
+    return Ok{};
+  }
+  Status flag(const char* key, bool& out) const {
+    if (!j.at(key).is_boolean()) return bad(key, "true or false");
+    out = j.at(key).get<bool>();
+    return Ok{};
+  }
+  Result<std::string> string(const char* key) const {
+    if (!j.at(key).is_string()) return bad(key, "a string");
+    return j.at(key).get<std::string>();
+  }
+  ObjectReader child(const char* key) const { return {j.at(key), path + "/" + key, what}; }
+};
+
+#define MHASCOPE_TRY(expr)           \
+  if (auto st_ = (expr); !st_) { \
+    return st_.error();            \
+  }
+
+Status readZoom(const ObjectReader& r, WorkspaceZoom& z) {
+  MHASCOPE_TRY(r.keys({"zoom", "pan_x", "pan_y"}));
+  MHASCOPE_TRY(r.number("zoom", z.zoom, 1e-3, 1e6));
+  MHASCOPE_TRY(r.number("pan_x", z.panX, -1e9, 1e9));
+  MHASCOPE_TRY(r.number("pan_y", z.panY, -1e9, 1e9));
+  return Ok{};
+}
+
+Status readFiles(const ObjectReader& r, Workspace& ws) {
+  if (!r.j.is_object()) return makeError(r.what + ": /files must be an object, got " + jsonTypeName(r.j));
+  for (const auto& [key, value] : r.j.items()) {
+    if (key == "layer") {
+      auto layer = r.integer("layer", 0, 1'000'000);
+      if (!layer) return layer.error();
+      ws.files.layer = static_cast<int>(*layer);
+      continue;
+    }
+    const auto& fields = fileFields();
+    auto it = std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return key == f.first; });
+    if (it == fields.end()) return makeError(r.what + ": unknown key /files/" + key);
+    const ObjectReader f = r.child(it->first);
+    MHASCOPE_TRY(f.keys({"path", "absolute", "relative", "size", "sha256"}));
+    WorkspaceFile rec;
+    auto path = f.string("path"), abs = f.string("absolute"), rel = f.string("relative"), hash = f.string("sha256");
+    for (auto* s : {&path, &abs, &rel, &hash})
+      if (!*s) return s->error();
+    auto size = f.integer("size", 0, std::numeric_limits<long long>::max());
+    if (!size) return size.error();
+    if (path->empty() || abs->empty()) return makeError(r.what + ": /files/" + key + ": the paths must not be empty");
+    if (hash->size() != 64 || hash->find_first_not_of("0123456789abcdef") != std::string::npos) {
+      return makeError(r.what + ": /files/" + key + "/sha256 must be 64 lowercase hex digits");
+    }
+    rec = {*path, *abs, *rel, static_cast<std::uint64_t>(*size), *hash};
+    ws.files.*(it->second) = rec.path;
+    ws.fileRecords[key] = rec;
+  }
+  return Ok{};
+}
+
+Status readView(const ObjectReader& r, WorkspaceView& v) {
+  MHASCOPE_TRY(r.keys({"stage", "batch", "head", "tab", "zoom", "weight_zoom", "colormap", "shared_scale", "numbers",
+                       "color_scale", "weight", "play_speed"}));
+  auto stage = r.string("stage");
+  if (!stage) return stage.error();
+  auto id = stageFromName(*stage);
+  if (!id) return makeError(r.what + ": /view/stage: unknown stage \"" + *stage + "\"");
+  v.stage = *id;
+  MHASCOPE_TRY(r.index("batch", v.batch));
+  MHASCOPE_TRY(r.index("head", v.head));
+  auto tab = r.string("tab");
+  if (!tab) return tab.error();
+  v.tab = *tab;
+  MHASCOPE_TRY(readZoom(r.child("zoom"), v.zoom));
+  MHASCOPE_TRY(readZoom(r.child("weight_zoom"), v.weightZoom));
+  auto cmap = r.string("colormap");
+  if (!cmap) return cmap.error();
+  v.colormap.reset();
+  if (*cmap != "auto") {
+    auto c = colormapFromName(*cmap);
+    if (!c) return makeError(r.what + ": /view/colormap: " + c.error().message);
+    v.colormap = *c;
+  }
+  MHASCOPE_TRY(r.flag("shared_scale", v.sharedScale));
+  MHASCOPE_TRY(r.flag("numbers", v.showNumbers));
+  auto scale = r.string("color_scale");
+  if (!scale) return scale.error();
+  bool known = false;
+  for (int i = 0; i < kColorScaleCount; ++i) {
+    if (*scale == colorScaleName(static_cast<ColorScale>(i))) {
+      v.colorScale = static_cast<ColorScale>(i);
+      known = true;
+    }
+  }
+  if (!known) return makeError(r.what + ": /view/color_scale: unknown scale \"" + *scale + "\" (linear, log, per row)");
+  auto weight = r.string("weight");
+  if (!weight) return weight.error();
+  auto w = weightFromName(*weight);
+  if (!w) return makeError(r.what + ": /view/weight: unknown matrix \"" + *weight + "\" (" + weightNamesList() + ")");
+  v.weight = *w;
+  MHASCOPE_TRY(r.number("play_speed", v.playStagesPerSecond, 0.25, 4.0));
+  return Ok{};
+}
+
+Status readLessons(const ObjectReader& r, WorkspaceLessons& l) {
+  MHASCOPE_TRY(r.keys({"batch", "mix_token", "mix_dim", "edit_head", "edit_query", "edit_key", "mask_kind", "pad_keys",
+                       "pitfall", "sweep_variable", "sweep_to", "cell_head", "cell_query", "cell_key", "split_head",
+                       "edit_score", "sweep_ends", "heads_hidden"}));
+  LessonChoices& c = l.choices;
+  for (auto [key, out] : std::initializer_list<std::pair<const char*, int*>>{
+           {"batch", &c.batch}, {"mix_token", &c.mixToken}, {"mix_dim", &c.mixDim}, {"edit_head", &c.editHead},
+           {"edit_query", &c.editQuery}, {"edit_key", &c.editKey}, {"mask_kind", &c.maskKind},
+           {"pad_keys", &c.padKeys}, {"pitfall", &c.pitfallIndex}, {"sweep_variable", &c.sweepVariable},
+           {"sweep_to", &c.sweepTo}, {"cell_head", &c.cellHead}, {"cell_query", &c.cellQuery},
+           {"cell_key", &c.cellKey}, {"split_head", &l.splitHead}}) {
+    MHASCOPE_TRY(r.index(key, *out));
+  }
+  MHASCOPE_TRY(r.number("edit_score", l.editScore, -1e6, 1e6));
+  const json& ends = r.j.at("sweep_ends");
+  if (!ends.is_array() || ends.size() != 3) return r.bad("sweep_ends", "an array of 3 integers");
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (!ends[i].is_number_integer() || ends[i].get<std::int64_t>() < 1 || ends[i].get<std::int64_t>() > 1'000'000) {
+      return r.bad("sweep_ends", "an array of 3 integers 1 … 1000000");
+    }
+    l.sweepTo[i] = ends[i].get<int>();
+  }
+  const json& hidden = r.j.at("heads_hidden");
+  if (!hidden.is_array() || hidden.size() > 65536) return r.bad("heads_hidden", "an array of at most 65536 0/1 values");
+  l.headHidden.clear();
+  for (const json& h : hidden) {
+    if (!h.is_number_integer() || (h.get<std::int64_t>() != 0 && h.get<std::int64_t>() != 1)) {
+      return r.bad("heads_hidden", "an array of 0/1 values");
+    }
+    l.headHidden.push_back(static_cast<std::uint8_t>(h.get<int>()));
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Result<Workspace> parseWorkspaceJson(std::string_view text, const std::string& what) {
+  if (text.size() > kMaxWorkspaceBytes) {
+    return makeError(what + ": " + std::to_string(text.size()) + " bytes, more than a workspace may hold (" +
+                     std::to_string(kMaxWorkspaceBytes >> 20) + " MiB)");
+  }
+  auto parsed = parseStrictJson(text, what);
+  if (!parsed) return parsed.error();
+  const json& j = *parsed;
+  if (!j.is_object()) return makeError(what + ": expected a JSON object, got " + jsonTypeName(j));
+  if (!j.contains("mhascope_workspace")) {
+    return makeError(what + ": not a mhascope workspace (no key /mhascope_workspace)");
+  }
+  const json& version = j["mhascope_workspace"];
+  if (!version.is_number_integer() || version.get<std::int64_t>() < 1) {
+    return makeError(what + ": /mhascope_workspace (the format version) must be a positive integer, got " + version.dump());
+  }
+  if (version.get<std::int64_t>() > kWorkspaceVersion) {
+    return makeError(what + ": written by a newer mhascope (workspace format " + version.dump() +
+                     "; this build reads format " + std::to_string(kWorkspaceVersion) + ")");
+  }
+  const ObjectReader top{j, "", what};
+  // "view" and "lessons" may be left out (a workspace written for the commands, e.g. by
+  // scripts/capture_attention.py): then the defaults; when present they are read strictly.
+  MHASCOPE_TRY(top.keys({"mhascope_workspace", "preset", "config", "files"}, {"view", "lessons", "train"}));
+  Workspace ws;
+  auto preset = top.string("preset");
+  if (!preset) return preset.error();
+  ws.presetName = *preset;
+  if (!j["config"].is_object()) return top.bad("config", "an object");
+  auto cfg = parsePresetJson(j["config"].dump(), what + " /config");
+  if (!cfg) return cfg.error();
+  ws.config = std::move(*cfg);
+  MHASCOPE_TRY(readFiles(top.child("files"), ws));
+  if (j.contains("view")) {
+    MHASCOPE_TRY(readView(top.child("view"), ws.view));
+  }
+  if (j.contains("lessons")) {
+    MHASCOPE_TRY(readLessons(top.child("lessons"), ws.lessons));
+  }
+  if (j.contains("train")) {  // the app checks its keys (parseTrainBlock)
+    if (!j["train"].is_object()) return top.bad("train", "an object");
+    ws.train = j["train"].dump();
+  }
+  return ws;
+}
+
+Result<Workspace> readWorkspaceFile(const std::string& path) {
+  auto size = regularFileSize(path);
+  if (!size) return makeError("workspace: " + size.error().message);
+  if (*size > kMaxWorkspaceBytes) {
+    return makeError("workspace '" + path + "' is " + std::to_string(*size) + " bytes, more than a workspace may hold (" +
+                     std::to_string(kMaxWorkspaceBytes >> 20) + " MiB)");
+  }
+  auto text = readFile(path, kMaxWorkspaceBytes);
+  if (!text) return makeError("workspace: " + text.error().message);
+  return parseWorkspaceJson(*text, "workspace '" + path + "'");
+}
+
+bool looksLikeWorkspace(std::string_view text) {
+  auto parsed = parseStrictJson(text, "");
+  return parsed && parsed->is_object() && parsed->contains("mhascope_workspace");
+}
+
+}  // namespace mhascope

@@ -1,0 +1,106 @@
+// Workspace files: everything needed to see the same picture again — the configuration (preset
+// format), the input files (path as given, absolute path, path relative to the workspace, size,
+// SHA-256), the view (stage, batch, head, tab, zoom and pan of both heatmap views, colours,
+// weight tab), the lesson tabs' choices, and the hand-edited scores (the config's
+// score_override). Versioned JSON with the top-level key "mhascope_workspace": 1, read strictly
+// and all-or-nothing. Used by the window (--workspace, Save workspace, the last workspace at
+// launch) and by every subcommand (--workspace, --save-workspace).
+//
+// Adding a block (e.g. the Train mode's "train"): a member of Workspace, its writer in
+// workspaceToJson and its reader in parseWorkspaceJson (workspace.cpp, the [SECTION] per block).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attention/model.hpp"
+#include "attention/trace.hpp"
+#include "color/color_scale.hpp"
+#include "color/colormap.hpp"
+#include "io/input_files.hpp"
+#include "lessons/lesson_results.hpp"
+#include "util/result.hpp"
+
+namespace mhascope {
+
+inline constexpr int kWorkspaceVersion = 1;
+inline constexpr std::uint64_t kMaxWorkspaceBytes = 16ull << 20;  // read no more than this
+
+// One input file as saved: where it was and what it held.
+struct WorkspaceFile {
+  std::string path;          // as given (on the command line or in the window)
+  std::string absolutePath;  // where it was when the workspace was saved
+  std::string relativePath;  // from the workspace file's folder (a folder moved with its files)
+  std::uint64_t size = 0;
+  std::string sha256;        // 64 hex digits
+};
+
+struct WorkspaceZoom {  // one heatmap view: zoom 1 = the whole matrix fits; pan in cells
+  float zoom = 1.0f, panX = 0.0f, panY = 0.0f;
+};
+
+struct WorkspaceView {
+  StageId stage = StageId::Weights;
+  int batch = 0, head = 0;  // 0-based
+  std::string tab;          // the open main tab's title ("" = the default)
+  WorkspaceZoom zoom, weightZoom;  // the stage heatmap; the Learned tab's heatmap
+  std::optional<ColormapId> colormap;  // empty: picked by the stage's data kind
+  bool sharedScale = true, showNumbers = true;
+  ColorScale colorScale = ColorScale::Linear;
+  WeightId weight = WeightId::Wq;
+  float playStagesPerSecond = 1.0f;
+};
+
+struct WorkspaceLessons {  // what the lesson tabs keep (app/state/lesson_view.hpp)
+  LessonChoices choices;
+  int splitHead = 0;
+  float editScore = 16.0f;
+  std::array<int, 3> sweepTo = {256, 1024, 64};
+  std::vector<std::uint8_t> headHidden;  // 1 = head switched off in the Lines tab
+};
+
+struct Workspace {
+  std::string presetName = "default";
+  ModelConfig config;  // includes the hand-edited scores (score_override)
+  InputFiles files;    // paths as given; fileRecords says where they were and what they held
+  std::map<std::string, WorkspaceFile> fileRecords;  // key: the flag without "--" ("query", "weights" …)
+  WorkspaceView view;
+  WorkspaceLessons lessons;
+  // The window's Train mode (mode, task, setup form) as the JSON object the app writes and checks
+  // (app/state/session.cpp trainBlockJson / parseTrainBlock); "" = none. Core keeps it as text.
+  std::string train;
+};
+
+// Records every file `files` names (absolute path, size, SHA-256 streamed in 1 MiB pieces);
+// relative paths are taken from `workspacePath`'s folder. Errors name the file.
+Result<std::map<std::string, WorkspaceFile>> recordWorkspaceFiles(const InputFiles& files,
+                                                                  const std::string& workspacePath);
+
+std::string workspaceToJson(const Workspace& ws);
+// Strict (unknown or duplicate keys, wrong types, out-of-range values, a newer format version)
+// with errors naming the key and `what` (the file). Nothing half-applied.
+Result<Workspace> parseWorkspaceJson(std::string_view text, const std::string& what);
+// Reads (at most kMaxWorkspaceBytes) and parses a workspace file.
+Result<Workspace> readWorkspaceFile(const std::string& path);
+
+// Where the recorded files are now: at their absolute path, else (moved together with the
+// workspace) relative to the workspace's folder — each such move adds a line to `notes`. A file
+// whose size or SHA-256 differ is refused ("changed since the workspace was saved"), a file in
+// neither place too ("moved or deleted"): the caller keeps what it shows.
+Result<InputFiles> locateWorkspaceFiles(const Workspace& ws, const std::string& workspacePath,
+                                        std::vector<std::string>& notes);
+
+// Writes atomically; refuses a name not ending in .json and a path that is one of `ws`'s input
+// files (by identity).
+Status writeWorkspaceFile(const std::string& path, const Workspace& ws);
+
+// True when the text looks like a workspace (a JSON object with "mhascope_workspace"), so a
+// dispatcher can tell workspaces from presets without a full parse.
+bool looksLikeWorkspace(std::string_view text);
+
+}  // namespace mhascope
