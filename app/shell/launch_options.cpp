@@ -39,8 +39,6 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
   cli.add_option("--max-texture-size", o.maxTextureSize, "pretend the GPU's texture limit is this (tests)")
       ->transform(cli::decimalInteger(1, 1 << 20));
   cli.add_flag("--hidden", o.hidden, "do not show the window");
-  cli.add_option("--workspace", o.workspacePath, "open this workspace .json (configuration, files, view, lessons) "
-                 "instead of the last one; --preset, --stage, --view, --head given here win over it");
   cli.add_flag("--fresh", o.fresh, "start from the preset, not from the last workspace, and do not save this one");
   try {
     cli.parse(argc, argv);
@@ -74,6 +72,9 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
     }
   }
   o.preset = o.model.preset;
+  // --workspace (a MODEL option): the window opens it instead of the last workspace; --preset,
+  // --stage, --view and --head given with it win over its own.
+  o.workspacePath = o.model.workspace;
   o.memoryBudgetMib = o.model.memoryBudgetMib.value_or(0);
   if (!o.model.saveWeightsFile.empty()) {
     std::fprintf(stderr, "mhascope: --save-weights is for the commands (e.g. `mhascope run --save-weights F`), "
@@ -84,7 +85,7 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
   const cli::ModelOptions& m = o.model;
   o.modelGiven = m.text || m.kvText || m.dModel || m.heads || m.tokens || m.batch || m.padLast || m.seed || m.bias ||
                  m.noBias || m.mask || m.scale || m.noPositions || !m.files.empty() || m.files.layer;
-  if (headOpt->count() > 0 && !o.modelGiven) {  // with MODEL options it is checked once they are resolved  // an index the window would have to clamp is an error, said before it opens
+  if (headOpt->count() > 0 && !o.modelGiven && o.workspacePath.empty()) {  // with MODEL options it is checked once they are resolved  // an index the window would have to clamp is an error, said before it opens
     auto preset = loadPreset(o.preset);
     if (preset) {
       const int heads = o.benchFrames > 0 ? 16 : preset->heads;

@@ -13,6 +13,7 @@
 
 #include "train/ablation.hpp"
 #include "train/circuit.hpp"
+#include "state/lesson_view.hpp"
 #include "train/session.hpp"
 
 namespace mhascope::app {
