@@ -11,6 +11,8 @@
 #include <string>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <atomic>
 #include <cstring>
 #include <random>
@@ -150,6 +152,52 @@ TEST(ThreadedForward, GivesTheOneThreadBitsExactly) {
       })) << std::string(stageInfo(static_cast<StageId>(i)).name);
     }
     EXPECT_EQ(t1.fullyMasked, t2.fullyMasked);
+  }
+}
+
+// The attention runs in blocks of query rows (fewer rows per block as T_k grows) with its scores
+// in a scratch and the recorded tables written by streaming copies: at a T_q that is no multiple
+// of the block, every per-head stage still equals the whole-matrix products, computed here in
+// double from the recorded heads.
+TEST(BlockedAttention, EveryPerHeadStageEqualsTheWholeMatrixProducts) {
+  for (MaskKind mask : {MaskKind::None, MaskKind::Causal}) {
+    const Model m = testModel(611, 16, 2, 2, mask);  // 107 query rows per block: 6 blocks, the last of 76
+    Trace t;
+    ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+    const std::int64_t T = 611, dk = 8;
+    for (std::int64_t bh = 0; bh < 4; ++bh) {
+      const float* q = t.tensor(StageId::QHeads).ptr() + bh * T * dk;
+      const float* k = t.tensor(StageId::KHeads).ptr() + bh * T * dk;
+      const float* v = t.tensor(StageId::VHeads).ptr() + bh * T * dk;
+      auto at = [&](StageId id, std::int64_t i, std::int64_t j) {
+        return t.tensor(id).ptr()[(bh * T + i) * T + j];
+      };
+      for (std::int64_t i = 0; i < T; i += 61) {
+        std::vector<double> w(static_cast<std::size_t>(T));
+        double mx = -1e300, sum = 0;
+        for (std::int64_t j = 0; j < T; ++j) {
+          double s = 0;
+          for (std::int64_t c = 0; c < dk; ++c) s += double(q[i * dk + c]) * k[j * dk + c];
+          ASSERT_NEAR(at(StageId::Scores, i, j), s, 1e-4 + 1e-5 * std::abs(s)) << bh << " " << i << " " << j;
+          EXPECT_EQ(at(StageId::ScaledScores, i, j), at(StageId::Scores, i, j) * t.scaleFactor);
+          const bool blocked = mask == MaskKind::Causal && j > i;
+          if (blocked) EXPECT_EQ(at(StageId::MaskedScores, i, j), -std::numeric_limits<float>::infinity());
+          else EXPECT_EQ(at(StageId::MaskedScores, i, j), at(StageId::ScaledScores, i, j));
+          w[static_cast<std::size_t>(j)] = blocked ? -1e300 : double(at(StageId::ScaledScores, i, j));
+          mx = std::max(mx, w[static_cast<std::size_t>(j)]);
+        }
+        for (double& x : w) sum += (x = x == -1e300 ? 0.0 : std::exp(x - mx));
+        for (std::int64_t c = 0; c < dk; ++c) {
+          double o = 0;
+          for (std::int64_t j = 0; j < T; ++j) {
+            const double wij = w[static_cast<std::size_t>(j)] / sum;
+            if (c == 0) ASSERT_NEAR(at(StageId::Weights, i, j), wij, 1e-6 + 1e-5 * wij) << bh << " " << i << " " << j;
+            o += wij * v[j * dk + c];
+          }
+          EXPECT_NEAR(t.tensor(StageId::HeadOutputs).ptr()[(bh * T + i) * dk + c], o, 1e-5 + 1e-4 * std::abs(o));
+        }
+      }
+    }
   }
 }
 
