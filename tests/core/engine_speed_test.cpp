@@ -206,6 +206,28 @@ bool sameBits(const Tensor& a, const Tensor& b) {
                                           [](float x, float y) { return std::memcmp(&x, &y, sizeof x) == 0; });
 }
 
+// A recompute into the same trace skips rewriting inputs and weights that hold the same bits:
+// changed ones must still be written (one bit is enough).
+TEST(ReusedTrace, RecordsChangedInputsAndWeights) {
+  Model m = testModel(20, 16, 2, 1, MaskKind::None);
+  Trace t;
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  EXPECT_EQ(t.weight(WeightId::Wo).ptr()[5], m.weights.wo.data()[5]);
+  m.weights.wo.data()[5] = std::nextafter(m.weights.wo.data()[5], 1.0f);
+  m.inputs.query.ptr()[7] = -m.inputs.query.ptr()[7] + 0.25f;
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  EXPECT_EQ(t.weight(WeightId::Wo).ptr()[5], m.weights.wo.data()[5]);
+  EXPECT_EQ(t.tensor(StageId::Query).ptr()[7], m.inputs.query.ptr()[7]);
+  Trace fresh;
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, fresh).ok());
+  for (int i = 0; i < kStageCount; ++i) {
+    EXPECT_TRUE(sameBits(t.stages[static_cast<std::size_t>(i)].tensor, fresh.stages[static_cast<std::size_t>(i)].tensor))
+        << stageInfo(static_cast<StageId>(i)).name;
+  }
+}
+
+
 TEST(PartialRecording, KeepsTheFullRecordingsBitsOnItsStagesAndEmptiesTheRest) {
   for (MaskKind mask : {MaskKind::None, MaskKind::Causal}) {
     for (int threads : {1, 2}) {
