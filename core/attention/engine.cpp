@@ -125,11 +125,12 @@ void projectAll(std::initializer_list<ProjectJob> jobs, int threads) {
 // Scores, scale, mask, softmax and A V of one block of query rows [q0, q0 + nq) of one (batch item,
 // head) pair bh = b*h + head. The block's scores go into a per-thread scratch that stays in cache;
 // one pass per row then scales and masks them into two row-sized temporaries, the softmax writes
-// the weights (read next by A V, so kept in cache), and the recorded scores, scaled and masked
-// tables are written with streaming stores (row_kernels.hpp): written once, never read here. The
-// arithmetic is exactly that of whole-matrix products; only the order of work and where the
-// intermediate copies live differ. Without full recording only the weights are written and A V
-// goes straight into concat's columns: the same operations on the same numbers.
+// the weights into a second per-thread block (read next by A V, in cache), and the recorded
+// scores, scaled, masked and weights tables are written with streaming stores (row_kernels.hpp):
+// written once, never read here. The arithmetic is exactly that of whole-matrix products; only the
+// order of work and where the intermediate copies live differ. Without full recording only the
+// weights are written and A V goes straight into concat's columns: the same operations on the same
+// numbers.
 void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::uint8_t>& rowAny, float factor,
                  std::int64_t bh, std::int64_t q0, std::int64_t nq) {
   const std::int64_t Tq = t.tensor(StageId::Weights).dim(2), Tk = t.tensor(StageId::Weights).dim(3);
@@ -151,7 +152,8 @@ void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::u
                        : t.tensor(StageId::Concat).ptr() + b * Tq * d + head * dk;
   const std::int64_t outStride = all ? dk : d;
 
-  thread_local std::vector<float> scratch, rowTmp;
+  thread_local std::vector<float> scratch, weightsBlock, rowTmp;
+  const auto blockSize = static_cast<std::size_t>(nq * Tk);
   const float* raw = nullptr;  // the block's raw scores: row q at raw + (q - q0) * T_k
   if (opt.scoresOverride) {    // overrideScores works on a whole head's table: compute in place there
     float* base = all ? scores : weights;
@@ -159,13 +161,15 @@ void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::u
     overrideScores(*opt.scoresOverride, b, head, base, Tq, Tk, q0, nq);
     raw = base + q0 * Tk;
   } else {
-    if (scratch.size() < static_cast<std::size_t>(nq * Tk)) scratch.resize(static_cast<std::size_t>(nq * Tk));
+    if (scratch.size() < blockSize) scratch.resize(blockSize);
     sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scratch.data(), Tk);
     raw = scratch.data();
     if (all) streamCopy(scores + q0 * Tk, raw, nq * Tk);
   }
   if (rowTmp.size() < static_cast<std::size_t>(2 * Tk)) rowTmp.resize(static_cast<std::size_t>(2 * Tk));
   float* sc = rowTmp.data();
+  if (weightsBlock.size() < blockSize) weightsBlock.resize(blockSize);
+  float* wb = weightsBlock.data();  // the block's weights: A V reads them here, in cache
   for (std::int64_t q = q0; q < q0 + nq; ++q) {
     const std::size_t row = static_cast<std::size_t>(b * Tq + q);
     const std::uint8_t* blk = rowAny[row] ? t.blocked.data() + row * static_cast<std::size_t>(Tk) : nullptr;
@@ -175,9 +179,10 @@ void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::u
       streamCopy(scaled + q * Tk, sc, Tk);
       streamCopy(masked + q * Tk, mk, Tk);
     }
-    softmaxRow(mk, rowMax, blk, rowAny[row] == 2, weights + q * Tk, Tk);
+    softmaxRow(mk, rowMax, blk, rowAny[row] == 2, wb + (q - q0) * Tk, Tk);
   }
-  sgemm(false, false, nq, dk, Tk, weights + q0 * Tk, Tk, vh, dk, 0.0f, headOut + q0 * outStride, outStride);
+  streamCopy(weights + q0 * Tk, wb, nq * Tk);
+  sgemm(false, false, nq, dk, Tk, wb, Tk, vh, dk, 0.0f, headOut + q0 * outStride, outStride);
   streamFence();  // the streamed rows are visible to every thread once this block is done
 }
 
