@@ -123,14 +123,14 @@ void projectAll(std::initializer_list<ProjectJob> jobs, int threads) {
 }
 
 // Scores, scale, mask, softmax and A V of one block of query rows [q0, q0 + nq) of one (batch item,
-// head) pair bh = b*h + head. The block's scores go into a per-thread scratch that stays in cache;
-// one pass per row then scales and masks them into two row-sized temporaries, the softmax writes
-// the weights into a second per-thread block (read next by A V, in cache), and the recorded
-// scores, scaled, masked and weights tables are written with streaming stores (row_kernels.hpp):
-// written once, never read here. The arithmetic is exactly that of whole-matrix products; only the
-// order of work and where the intermediate copies live differ. Without full recording only the
-// weights are written and A V goes straight into concat's columns: the same operations on the same
-// numbers.
+// head) pair bh = b*h + head: the block (kQueryBlock x T_k) is still in cache for its next step,
+// and one pass per row scales and masks (scaleMaskRow), the next the softmax. The arithmetic is
+// exactly that of whole-matrix products; only the order of work differs. Without full recording
+// the scores go straight into the weights' buffer (each step in place) and A V straight into
+// concat's columns: the same operations on the same numbers, three tables fewer to write.
+// (Computing the scores in a cached scratch and writing the recorded tables with streaming stores
+// was tried: 3-7 % slower here at T = 512 and 1024.)
+constexpr std::int64_t kQueryBlock = 128;
 void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::uint8_t>& rowAny, float factor,
                  std::int64_t bh, std::int64_t q0, std::int64_t nq) {
   const std::int64_t Tq = t.tensor(StageId::Weights).dim(2), Tk = t.tensor(StageId::Weights).dim(3);
@@ -143,7 +143,7 @@ void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::u
   const float* vh = t.tensor(StageId::VHeads).ptr() + bh * Tk * dk;
   const std::int64_t head0 = bh * Tq * Tk;
   float* weights = t.tensor(StageId::Weights).ptr() + head0;
-  auto table = [&](StageId id) { return all ? t.tensor(id).ptr() + head0 : nullptr; };
+  auto table = [&](StageId id) { return all ? t.tensor(id).ptr() + head0 : weights; };
   float* scores = table(StageId::Scores);
   float* scaled = table(StageId::ScaledScores);
   float* masked = table(StageId::MaskedScores);
@@ -151,46 +151,15 @@ void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::u
   float* headOut = all ? t.tensor(StageId::HeadOutputs).ptr() + bh * Tq * dk
                        : t.tensor(StageId::Concat).ptr() + b * Tq * d + head * dk;
   const std::int64_t outStride = all ? dk : d;
-
-  thread_local std::vector<float> scratch, weightsBlock, rowTmp;
-  const auto blockSize = static_cast<std::size_t>(nq * Tk);
-  const float* raw = nullptr;  // the block's raw scores: row q at raw + (q - q0) * T_k
-  if (opt.scoresOverride) {    // overrideScores works on a whole head's table: compute in place there
-    float* base = all ? scores : weights;
-    sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, base + q0 * Tk, Tk);
-    overrideScores(*opt.scoresOverride, b, head, base, Tq, Tk, q0, nq);
-    raw = base + q0 * Tk;
-  } else {
-    if (scratch.size() < blockSize) scratch.resize(blockSize);
-    sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scratch.data(), Tk);
-    raw = scratch.data();
-    if (all) streamCopy(scores + q0 * Tk, raw, nq * Tk);
-  }
-  if (rowTmp.size() < static_cast<std::size_t>(2 * Tk)) rowTmp.resize(static_cast<std::size_t>(2 * Tk));
-  float* sc = rowTmp.data();
-  if (weightsBlock.size() < blockSize) weightsBlock.resize(blockSize);
-  float* wb = weightsBlock.data();  // the block's weights: A V reads them here, in cache
+  sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scores + q0 * Tk, Tk);
+  if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, head, scores, Tq, Tk, q0, nq);
   for (std::int64_t q = q0; q < q0 + nq; ++q) {
     const std::size_t row = static_cast<std::size_t>(b * Tq + q);
     const std::uint8_t* blk = rowAny[row] ? t.blocked.data() + row * static_cast<std::size_t>(Tk) : nullptr;
-    float* mk = blk ? sc + Tk : sc;  // nothing blocked: the masked row is the scaled row
-    const float rowMax = scaleMaskRow(raw + (q - q0) * Tk, factor, blk, sc, blk ? mk : nullptr, Tk);
-    if (all) {
-      streamCopy(scaled + q * Tk, sc, Tk);
-      streamCopy(masked + q * Tk, mk, Tk);
-    }
-    softmaxRow(mk, rowMax, blk, rowAny[row] == 2, wb + (q - q0) * Tk, Tk);
+    const float rowMax = scaleMaskRow(scores + q * Tk, factor, blk, scaled + q * Tk, masked + q * Tk, Tk);
+    softmaxRow(masked + q * Tk, rowMax, blk, rowAny[row] == 2, weights + q * Tk, Tk);
   }
-  streamCopy(weights + q0 * Tk, wb, nq * Tk);
-  sgemm(false, false, nq, dk, Tk, wb, Tk, vh, dk, 0.0f, headOut + q0 * outStride, outStride);
-  streamFence();  // the streamed rows are visible to every thread once this block is done
-}
-
-// Query rows per block: the block's scores (scratch) and weights, 2 * rows * T_k floats, stay
-// within ~512 KiB, so they are still in the core's L2 cache for the softmax and A V. A function of
-// T_k only, never of the thread count (the threaded forward must give the one-thread bits).
-std::int64_t queryBlockRows(std::int64_t Tk) {
-  return std::clamp<std::int64_t>((std::int64_t{64} << 10) / std::max<std::int64_t>(Tk, 1), 16, 128);
+  sgemm(false, false, nq, dk, Tk, weights + q0 * Tk, Tk, vh, dk, 0.0f, headOut + q0 * outStride, outStride);
 }
 
 // The shapes of the per-head stages and the concat (Output is shaped after the heads). Without
@@ -309,7 +278,7 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
     // Attention per (batch item, head, block of query rows); the blocks are shared out among the
     // threads, each block's work is the same whichever thread does it, so the numbers do not
     // depend on the thread count.
-    const std::int64_t rows = queryBlockRows(Tk), blocks = (Tq + rows - 1) / rows;
+    const std::int64_t rows = kQueryBlock, blocks = (Tq + rows - 1) / rows;
     parallelFor(threads, B * h * blocks, [&](std::int64_t i) {
       const std::int64_t q0 = (i % blocks) * rows;
       attendBlock(t, opt, rowAny, factor, i / blocks, q0, std::min(rows, Tq - q0));

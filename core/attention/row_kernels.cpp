@@ -8,10 +8,6 @@
 #include <cstdint>
 #include <limits>
 
-#if defined(__SSE2__)
-#include <immintrin.h>
-#endif
-
 namespace mhascope {
 namespace {
 namespace simd = Eigen::internal;
@@ -84,37 +80,6 @@ bool softmaxRow(const float* x, float m, const std::uint8_t* blocked, bool allBl
   for (k = 0; k + kLanes <= n; k += kLanes) simd::pstoreu(out + k, simd::pmul(simd::ploadu<Packet>(out + k), vinv));
   for (; k < n; ++k) out[k] *= inv;
   return true;
-}
-
-void streamCopy(float* dst, const float* src, std::int64_t n) {
-#if defined(__AVX512F__)
-  constexpr std::uintptr_t kAlign = 64;
-  constexpr std::int64_t kStep = 16;
-  auto store = [](float* d, const float* s) { _mm512_stream_ps(d, _mm512_loadu_ps(s)); };
-#elif defined(__AVX__)
-  constexpr std::uintptr_t kAlign = 32;
-  constexpr std::int64_t kStep = 8;
-  auto store = [](float* d, const float* s) { _mm256_stream_ps(d, _mm256_loadu_ps(s)); };
-#elif defined(__SSE2__)
-  constexpr std::uintptr_t kAlign = 16;
-  constexpr std::int64_t kStep = 4;
-  auto store = [](float* d, const float* s) { _mm_stream_ps(d, _mm_loadu_ps(s)); };
-#else
-  std::copy(src, src + n, dst);
-  return;
-#endif
-#if defined(__SSE2__)
-  std::int64_t k = 0;
-  for (; k < n && (reinterpret_cast<std::uintptr_t>(dst + k) & (kAlign - 1)) != 0; ++k) dst[k] = src[k];
-  for (; k + kStep <= n; k += kStep) store(dst + k, src + k);
-  for (; k < n; ++k) dst[k] = src[k];
-#endif
-}
-
-void streamFence() {
-#if defined(__SSE2__)
-  _mm_sfence();
-#endif
 }
 
 }  // namespace mhascope

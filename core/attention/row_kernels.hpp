@@ -1,6 +1,5 @@
-// The attention's per-row kernels: scale + mask in one pass, softmax, and the copy that writes a
-// recorded table without reading it first (non-temporal stores). The forward (engine.cpp) runs
-// them on one query row at a time while the row's scores are in cache.
+// The attention's per-row kernels: scale + mask in one pass, then the softmax. The forward
+// (engine.cpp) runs them on one query row at a time while the row's scores are in cache.
 #pragma once
 
 #include <cstdint>
@@ -8,8 +7,8 @@
 namespace mhascope {
 
 // One row of n scores s: scaled[k] = s[k] * factor; masked[k] = -inf where blocked[k] (blocked may
-// be null: nothing blocked, and masked may then be null too: it would equal scaled). Returns the
-// maximum of the masked row (-inf when every key is blocked). scaled/masked may not alias s.
+// be null: nothing blocked, and masked may then be null: not written). Returns the maximum of the masked row
+// (-inf when every key is blocked). Element-wise, so scaled and masked may be s itself.
 float scaleMaskRow(const float* s, float factor, const std::uint8_t* blocked, float* scaled, float* masked,
                    std::int64_t n);
 
@@ -18,12 +17,5 @@ float scaleMaskRow(const float* s, float factor, const std::uint8_t* blocked, fl
 // visible (every visible score overflowed): out = NaN, like PyTorch. Blocked keys get exactly 0.
 // out may alias x.
 bool softmaxRow(const float* x, float m, const std::uint8_t* blocked, bool allBlocked, float* out, std::int64_t n);
-
-// dst[0, n) = src[0, n), with non-temporal (streaming) stores where the CPU has them: the
-// destination's cache lines are neither read first nor kept, so writing a big recorded table costs
-// one pass over memory instead of two and does not push the working rows out of cache. Call
-// streamFence() before another thread reads what was written.
-void streamCopy(float* dst, const float* src, std::int64_t n);
-void streamFence();
 
 }  // namespace mhascope

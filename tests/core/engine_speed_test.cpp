@@ -155,13 +155,12 @@ TEST(ThreadedForward, GivesTheOneThreadBitsExactly) {
   }
 }
 
-// The attention runs in blocks of query rows (fewer rows per block as T_k grows) with its scores
-// in a scratch and the recorded tables written by streaming copies: at a T_q that is no multiple
-// of the block, every per-head stage still equals the whole-matrix products, computed here in
-// double from the recorded heads.
+// The attention runs in blocks of 128 query rows shared out among the threads: at a T_q that is no
+// multiple of the block, every per-head stage still equals the whole-matrix products, computed
+// here in double from the recorded heads.
 TEST(BlockedAttention, EveryPerHeadStageEqualsTheWholeMatrixProducts) {
   for (MaskKind mask : {MaskKind::None, MaskKind::Causal}) {
-    const Model m = testModel(611, 16, 2, 2, mask);  // 107 query rows per block: 6 blocks, the last of 76
+    const Model m = testModel(611, 16, 2, 2, mask);  // 5 blocks of 128 query rows, the last of 99
     Trace t;
     ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
     const std::int64_t T = 611, dk = 8;

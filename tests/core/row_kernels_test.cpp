@@ -1,7 +1,6 @@
 // The attention's row kernels (attention/row_kernels.hpp) against plain double-precision loops:
 // scale + mask + softmax at odd row lengths (vector body and scalar tail), with scattered blocked
-// keys, a fully blocked row, -inf scores and rows where every visible score overflows; and the
-// streaming copy at every alignment and odd length.
+// keys, a fully blocked row, -inf scores and rows where every visible score overflows.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -103,23 +102,6 @@ TEST(RowKernels, SoftmaxOfHugeScoresStaysFinite) {
   std::vector<float> s = {1000.0f, 999.0f, -1000.0f, 998.0f, 1000.0f, 0.0f, 3.0f, 997.0f, 1000.0f, -5.0f, 990.0f,
                           1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 1000.0f, 999.5f};
   checkRow(s, 1.0f, {}, "huge scores");
-}
-
-TEST(RowKernels, StreamCopyCopiesEveryAlignmentAndLength) {
-  std::vector<float> src(300), dst(300);
-  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i) * 0.5f - 17.0f;
-  for (int offset = 0; offset < 17; ++offset) {
-    for (int n : {0, 1, 3, 15, 16, 17, 31, 64, 65, 250}) {
-      std::fill(dst.begin(), dst.end(), -1.0f);
-      streamCopy(dst.data() + offset, src.data() + (offset * 3) % 13, n);
-      streamFence();
-      for (int i = 0; i < static_cast<int>(dst.size()); ++i) {
-        const bool inside = i >= offset && i < offset + n;
-        const float want = inside ? src[static_cast<std::size_t>(i - offset + (offset * 3) % 13)] : -1.0f;
-        ASSERT_EQ(dst[static_cast<std::size_t>(i)], want) << "offset " << offset << " n " << n << " i " << i;
-      }
-    }
-  }
 }
 
 }  // namespace
