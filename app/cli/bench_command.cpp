@@ -1,26 +1,30 @@
-// `mhascope bench`: median forward time, GFLOP/s, and the ratio to the engine's own GEMM.
+// `mhascope bench`: median forward time, GFLOP/s, the ratio to the engine's own GEMM, the N-thread
+// speed-up and (--torch) PyTorch's time on the same sizes, all in one run.
 #include "bench_command.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <vector>
 
 #include "attention/engine.hpp"
 #include "attention/gemm.hpp"
+#include "attention/model.hpp"
 
 namespace mhascope::cli {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-double secondsOf(const std::chrono::steady_clock::time_point& a, const std::chrono::steady_clock::time_point& b) {
-  return std::chrono::duration<double>(b - a).count();
-}
+double secondsSince(const Clock::time_point& a) { return std::chrono::duration<double>(Clock::now() - a).count(); }
 
 void printGemmChoice() {
   const GemmChoice& g = gemmChoice();
@@ -33,11 +37,52 @@ void printGemmChoice() {
   }
 }
 
+// One round's medians (seconds): the one-thread forward, the reference GEMM, the N-thread forward
+// (0 when N = 1), each run `repeat` times, interleaved so that all see the same machine load.
+struct Round {
+  double one = 0, gemm = 0, many = 0, torch = 0;  // torch: 0 when not measured
+};
+
+// PyTorch's forward on the same sizes (scripts/bench_forward_torch.py, one thread, need_weights with
+// per-head weights), or 0 with `why` set when it could not run.
+double torchSeconds(const Model& m, int repeat, std::string& why) {
+  const std::string script = assetsDir() + "/../scripts/bench_forward_torch.py";
+  if (!std::filesystem::exists("/usr/bin/python3") || !std::filesystem::exists(script)) {
+    why = "no /usr/bin/python3 or " + script;
+    return 0;
+  }
+  std::string cmd = "env OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 '" + script + "'";
+  for (const auto& [flag, value] : {std::pair<const char*, std::int64_t>{"--tokens", m.inputs.query.dim(1)},
+                                    {"--d-model", m.inputs.query.dim(2)},
+                                    {"--heads", m.options.heads},
+                                    {"--batch", m.inputs.query.dim(0)},
+                                    {"--repeat", repeat}}) {
+    cmd += std::string(" ") + flag + " " + std::to_string(value);
+  }
+  std::string out;
+  const int status = captureCommand(cmd + " 2>&1", out);
+  const auto at = out.find("median ");
+  if (status != 0 || at == std::string::npos) {
+    why = "scripts/bench_forward_torch.py failed (/usr/bin/python3 with torch needed): " + out.substr(0, out.find('\n'));
+    return 0;
+  }
+  return std::atof(out.c_str() + at + 7) / 1e3;
+}
+
 }  // namespace
 
+int captureCommand(const std::string& cmd, std::string& out) {
+  std::fflush(stdout);
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return -1;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, pipe)) out += buf;
+  return pclose(pipe);
+}
+
 Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
-  using Clock = std::chrono::steady_clock;
   if (a.repeat < 1) return makeError("--repeat must be at least 1, got " + std::to_string(a.repeat));
+  if (a.rounds < 1) return makeError("--rounds must be at least 1, got " + std::to_string(a.rounds));
   if (a.threads < 1 || a.threads > 64) return makeError("--threads must be 1 to 64, got " + std::to_string(a.threads));
   if (!a.gemm.empty() && a.gemm != "eigen" && a.gemm != "openblas") {
     return makeError("--gemm must be eigen or openblas, got '" + a.gemm + "'");
@@ -56,7 +101,8 @@ Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
              d = m.inputs.query.dim(2);
   const FlopCount f = countFlops(B, Tq, Tk, d, m.options.heads);
   // The reference: one GEMM (M x K) * (K x N) on the engine's backend, M = B*T_q, K = d_model and N
-  // chosen so that it does the same number of FLOPs as one forward.
+  // chosen so that it does the same number of FLOPs as one forward (f: the four projections, Q K^T
+  // and A V, 2 per multiply-add; the softmax and the copies are not counted as work).
   const std::int64_t M = B * Tq, K = d;
   const std::int64_t N = std::max<std::int64_t>(
       1, static_cast<std::int64_t>(f.total() / (2.0 * static_cast<double>(M) * static_cast<double>(K)) + 0.5));
@@ -65,42 +111,71 @@ Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
   for (std::size_t i = 0; i < ga.size(); ++i) ga[i] = static_cast<float>(i % 13) * 0.1f - 0.6f;
   for (std::size_t i = 0; i < gb.size(); ++i) gb[i] = static_cast<float>(i % 7) * 0.1f - 0.3f;
   auto gemm = [&] { sgemm(false, false, M, N, K, ga.data(), K, gb.data(), N, 0.0f, gc.data(), N); };
-  Trace trace, trace1;
-  if (auto s = forward(m.inputs, m.weights, many, trace); !s) return s;  // warm-up
-  if (a.threads > 1) (void)forward(m.inputs, m.weights, one, trace1);
+  Trace trace1, traceN;
+  if (auto s = forward(m.inputs, m.weights, one, trace1); !s) return s;  // warm-up
+  if (a.threads > 1) (void)forward(m.inputs, m.weights, many, traceN);
   gemm();
-  std::vector<double> tf, t1, tg;
-  for (int i = 0; i < a.repeat; ++i) {  // interleaved, so all see the same machine load
-    const auto c0 = Clock::now();
-    (void)forward(m.inputs, m.weights, many, trace);
-    const auto c1 = Clock::now();
-    gemm();
-    const auto c2 = Clock::now();
-    tf.push_back(secondsOf(c0, c1));
-    tg.push_back(secondsOf(c1, c2));
-    if (a.threads > 1) {
-      const auto c3 = Clock::now();
-      (void)forward(m.inputs, m.weights, one, trace1);
-      t1.push_back(secondsOf(c3, Clock::now()));
-    }
-  }
-  const double mf = median(tf), mg = median(tg);
-  const double gemmFlops = 2.0 * static_cast<double>(M) * static_cast<double>(K) * static_cast<double>(N);
-  std::printf("config: %s (threads: %d)\n", describe(*r, trace).c_str(), a.threads);
+  const bool rounds = a.rounds > 1 || a.torch;
+  std::printf("config: %s (threads: %d)\n", describe(*r, trace1).c_str(), a.threads);
   printGemmChoice();
+  std::vector<Round> all;
+  std::string torchWhy;
+  for (int round = 0; round < a.rounds; ++round) {
+    std::vector<double> t1, tg, tn;
+    for (int i = 0; i < a.repeat; ++i) {
+      auto c = Clock::now();
+      (void)forward(m.inputs, m.weights, one, trace1);
+      t1.push_back(secondsSince(c));
+      c = Clock::now();
+      gemm();
+      tg.push_back(secondsSince(c));
+      if (a.threads > 1) {
+        c = Clock::now();
+        (void)forward(m.inputs, m.weights, many, traceN);
+        tn.push_back(secondsSince(c));
+      }
+    }
+    Round x{median(t1), median(tg), median(tn), 0};
+    if (a.torch && torchWhy.empty()) x.torch = torchSeconds(m, a.repeat, torchWhy);
+    all.push_back(x);
+    if (!rounds) continue;
+    std::printf("round %d: forward %.3f ms, gemm %.3f ms (ratio-to-gemm %.3f)", round + 1, x.one * 1e3, x.gemm * 1e3,
+                x.gemm / x.one);
+    if (a.threads > 1) std::printf(", %d threads %.3f ms (%.2fx)", a.threads, x.many * 1e3, x.one / x.many);
+    if (x.torch > 0) std::printf(", PyTorch %.3f ms (PyTorch / ours %.2f)", x.torch * 1e3, x.torch / x.one);
+    std::printf("\n");
+  }
+  // Figures below: medians over the rounds of each round's median (times) or ratio (ratios), so a
+  // ratio always compares two measurements made under the same load.
+  auto over = [&all](auto get) {
+    std::vector<double> v;
+    for (const Round& x : all) v.push_back(get(x));
+    return median(v);
+  };
+  const double mf = over([](const Round& x) { return x.one; }), mg = over([](const Round& x) { return x.gemm; });
+  const double gemmFlops = 2.0 * static_cast<double>(M) * static_cast<double>(K) * static_cast<double>(N);
+  if (rounds) std::printf("medians over %d rounds of %d runs each:\n", a.rounds, a.repeat);
   std::printf("flops per forward: %.3f GFLOP (projections %.3f, attention %.3f)\n", f.total() / 1e9,
               f.projections / 1e9, f.attention / 1e9);
-  std::printf("forward with full recording: median %.3f ms over %d runs -> %.1f GFLOP/s\n", mf * 1e3, a.repeat,
-              f.total() / mf / 1e9);
+  std::printf("forward with full recording: median %.3f ms over %d runs -> %.1f GFLOP/s (one thread)\n", mf * 1e3,
+              a.repeat, f.total() / mf / 1e9);
   if (a.threads > 1) {
-    const double m1 = median(t1);
-    std::printf("forward on 1 thread: median %.3f ms -> %d threads are %.2fx faster\n", m1 * 1e3, a.threads, m1 / mf);
+    std::printf("forward on %d threads: median %.3f ms -> %d threads are %.2fx faster\n", a.threads,
+                over([](const Round& x) { return x.many; }) * 1e3, a.threads,
+                over([](const Round& x) { return x.one / x.many; }));
+  }
+  if (a.torch && torchWhy.empty()) {
+    std::printf("PyTorch forward (nn.MultiheadAttention, need_weights, per-head weights, one thread): median %.3f ms "
+                "-> PyTorch / ours %.2f\n",
+                over([](const Round& x) { return x.torch; }) * 1e3, over([](const Round& x) { return x.torch / x.one; }));
+  } else if (a.torch) {
+    std::printf("PyTorch: not measured (%s)\n", torchWhy.c_str());
   }
   std::printf("%s gemm %lldx%lld * %lldx%lld (same FLOPs, one thread): median %.3f ms -> %.1f GFLOP/s\n",
               gemmChoice().backend == GemmBackend::OpenBlas ? "openblas" : "eigen", static_cast<long long>(M),
               static_cast<long long>(K), static_cast<long long>(K), static_cast<long long>(N), mg * 1e3,
               gemmFlops / mg / 1e9);
-  std::printf("ratio-to-gemm: %.3f\n", (f.total() / mf) / (gemmFlops / mg));
+  std::printf("ratio-to-gemm: %.3f\n", over([&](const Round& x) { return (f.total() / x.one) / (gemmFlops / x.gemm); }));
   return Ok{};
 }
 

@@ -512,6 +512,10 @@ int run(int argc, char** argv) {
       ->transform(decimalInteger(INT_MIN, INT_MAX))
       ->capture_default_str();
   bench->add_option("--gemm", ba.gemm, "eigen | openblas: pin the GEMM instead of the one measured fastest");
+  bench->add_option("--rounds", ba.rounds, "rounds of --repeat runs; figures are medians over the rounds")
+      ->transform(decimalInteger(INT_MIN, INT_MAX))
+      ->capture_default_str();
+  bench->add_flag("--torch", ba.torch, "also time PyTorch's forward (scripts/bench_forward_torch.py) once per round");
   bool benchTrain = false;
   int benchSeeds = 5, benchSteps = 300;
   double benchBudget = 10.0;

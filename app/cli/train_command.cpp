@@ -1,6 +1,8 @@
 // `mhascope train`: parse options, then drive mhascope::train::Trainer.
 #include "train_command.hpp"
 
+#include "bench_command.hpp"
+
 #include <climits>
 #include <cstdint>
 
@@ -279,12 +281,8 @@ int cmdBenchTrain(int seeds, double budgetSeconds, int speedSteps) {
     const std::string cmd = "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "
                             "/usr/bin/python3 '" + script + "' '" + initPath + "' --steps " +
                             std::to_string(speedSteps) + " 2>&1";
-    std::fflush(stdout);
-    FILE* pipe = popen(cmd.c_str(), "r");
     std::string out;
-    char buf[512];
-    while (pipe && std::fgets(buf, sizeof buf, pipe)) out += buf;
-    const int status = pipe ? pclose(pipe) : -1;
+    const int status = captureCommand(cmd, out);
     double torchMs = 0;
     const auto at = out.find("median ");
     if (status == 0 && at != std::string::npos) torchMs = std::atof(out.c_str() + at + 7);

@@ -10,12 +10,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <new>
 
 #include <sys/mman.h>
 
 #include "attention/gemm.hpp"
+#include "attention/row_kernels.hpp"
 
 namespace mhascope {
 
@@ -61,116 +63,34 @@ void project(const float* x /*(B*T, d_model)*/, const RowMatrix& weight /*(d_mod
 
 // (B, T, d_model) → view (B, T, h, d_k) → transpose (B, h, T, d_k): head i's columns are the
 // block h*d_k .. (h+1)*d_k of every token's row. Numbers are only regrouped, never changed.
-void splitHeads(const Tensor& proj /*(B, T, d_model)*/, int heads, Tensor& out /*(B, h, T, d_k)*/) {
+void splitHeads(const Tensor& proj /*(B, T, d_model)*/, int heads, Tensor& out /*(B, h, T, d_k)*/, int threads) {
   const auto B = proj.dim(0), T = proj.dim(1), d = proj.dim(2), dk = d / heads;
-  for (std::int64_t b = 0; b < B; ++b) {
-    ConstMatrixMap x(proj.ptr() + b * T * d, T, d);
-    for (int h = 0; h < heads; ++h) {
-      MatrixMap(out.ptr() + (b * heads + h) * T * dk, T, dk) = x.middleCols(h * dk, dk);
-    }
-  }
-}
-
-// S_i = Q_i K_i^T for one (b, i): a (T_q, T_k) table of dot products.
-void attentionScores(ConstMatrixMap qh /*(T_q, d_k)*/, ConstMatrixMap kh /*(T_k, d_k)*/,
-                     MatrixMap scores /*(T_q, T_k)*/) {
-  sgemm(false, true, qh.rows(), kh.rows(), qh.cols(), qh.data(), qh.cols(), kh.data(), kh.cols(), 0.0f,
-        scores.data(), scores.cols());
-}
-
-// One row: S' = S * factor, factor = 1/sqrt(d_k) by default.
-void scaleRow(const float* s, float factor, float* out, std::int64_t n) {
-  Eigen::Map<Eigen::ArrayXf>(out, n) = Eigen::Map<const Eigen::ArrayXf>(s, n) * factor;
-}
-
-// The row functions below use Eigen's SIMD packets directly so that each does its work in one
-// pass over the row (mask + max, exp + sum): at T = 1024 these passes were a sixth of the time.
-namespace simd = Eigen::internal;
-using Packet = simd::packet_traits<float>::type;
-constexpr std::int64_t kLanes = static_cast<std::int64_t>(sizeof(Packet) / sizeof(float));
-
-// One row: blocked keys get -inf, so that softmax gives them exactly zero weight. A large negative
-// number instead of -inf would turn a fully blocked row into a uniform 1/T_k row. Returns the
-// row maximum, which the softmax needs next.
-float maskRow(const float* s, const std::uint8_t* blocked /*(T_k) or null*/, float* out, std::int64_t n) {
-  const float ninf = -std::numeric_limits<float>::infinity();
-  float m = ninf;
-  if (blocked) {
-    for (std::int64_t k = 0; k < n; ++k) {
-      out[k] = blocked[k] ? ninf : s[k];
-      m = std::max(m, out[k]);
-    }
-    return m;
-  }
-  std::int64_t k = 0;
-  Packet vmax = simd::pset1<Packet>(ninf);
-  for (; k + kLanes <= n; k += kLanes) {
-    const Packet v = simd::ploadu<Packet>(s + k);
-    simd::pstoreu(out + k, v);
-    vmax = simd::pmax(vmax, v);
-  }
-  m = simd::predux_max(vmax);
-  for (; k < n; ++k) {
-    out[k] = s[k];
-    m = std::max(m, s[k]);
-  }
-  return m;
-}
-
-// One row: A = softmax(S''). The row max m is subtracted only for numerical stability (exp of a
-// logit above ~88 overflows float); it cancels in the division. Returns false for a fully
-// masked row (every key blocked), which gets weights 0 instead of the NaN that 0/0 would give.
-bool softmaxRow(const float* s, float m, const std::uint8_t* blocked, bool allBlocked, float* out, std::int64_t n) {
-  Eigen::Map<Eigen::ArrayXf> w(out, n);
-  if (allBlocked) {
-    w.setZero();
-    return false;
-  }
-  if (m == -std::numeric_limits<float>::infinity()) {
-    // Every visible score overflowed to -inf (huge inputs): there is no honest weight, and a row
-    // of zeros would pass for a masked row. NaN, like PyTorch, and reported by nonFiniteStages.
-    w.setConstant(std::numeric_limits<float>::quiet_NaN());
-    return true;
-  }
-  std::int64_t k = 0;
-  const Packet vm = simd::pset1<Packet>(m);
-  Packet acc = simd::pset1<Packet>(0.0f);
-  for (; k + kLanes <= n; k += kLanes) {
-    const Packet e = simd::pexp(simd::psub(simd::ploadu<Packet>(s + k), vm));
-    simd::pstoreu(out + k, e);
-    acc = simd::padd(acc, e);
-  }
-  float sum = simd::predux(acc);
-  for (; k < n; ++k) {
-    out[k] = std::exp(s[k] - m);
-    sum += out[k];
-  }
-  if (blocked) {
-    for (k = 0; k < n; ++k) {
-      if (blocked[k]) {
-        sum -= out[k];
-        out[k] = 0.0f;  // exactly 0, whatever the vectorised exp returns for -inf
-      }
-    }
-  }
-  w *= 1.0f / sum;
-  return true;
+  parallelFor(threads, B * heads, [&](std::int64_t bh) {
+    const std::int64_t b = bh / heads, h = bh % heads;
+    MatrixMap(out.ptr() + bh * T * dk, T, dk) = ConstMatrixMap(proj.ptr() + b * T * d, T, d).middleCols(h * dk, dk);
+  });
 }
 
 // (B, h, T_q, d_k) → transpose (B, T_q, h, d_k) → reshape (B, T_q, d_model): heads side by side.
-void mergeHeads(const Tensor& headOut /*(B, h, T_q, d_k)*/, Tensor& concat /*(B, T_q, d_model)*/) {
+void mergeHeads(const Tensor& headOut /*(B, h, T_q, d_k)*/, Tensor& concat /*(B, T_q, d_model)*/, int threads) {
   const auto B = headOut.dim(0), h = headOut.dim(1), T = headOut.dim(2), dk = headOut.dim(3);
-  for (std::int64_t b = 0; b < B; ++b) {
-    MatrixMap c(concat.ptr() + b * T * h * dk, T, h * dk);
-    for (std::int64_t i = 0; i < h; ++i) {
-      c.middleCols(i * dk, dk) = ConstMatrixMap(headOut.ptr() + (b * h + i) * T * dk, T, dk);
-    }
-  }
+  parallelFor(threads, B * h, [&](std::int64_t bh) {
+    const std::int64_t b = bh / h, i = bh % h;
+    MatrixMap(concat.ptr() + b * T * h * dk, T, h * dk).middleCols(i * dk, dk) =
+        ConstMatrixMap(headOut.ptr() + bh * T * dk, T, dk);
+  });
+}
+
+// dst[0, n) = src[0, n), skipping the write when dst already holds these exact bits (a recompute
+// with unchanged inputs or weights: reading both is cheaper than writing one, at d_model 512 the
+// four weight matrices alone are 4 MiB).
+void copyUnlessSame(const float* src, std::size_t n, float* dst) {
+  if (std::memcmp(src, dst, n * sizeof(float)) != 0) std::copy(src, src + n, dst);
 }
 
 void copyInput(const Tensor& src, Tensor& dst, const char* kvAxis) {
   shapeStage(dst, src.shape, {"B", kvAxis, "d_model"});
-  std::copy(src.data.begin(), src.data.end(), dst.data.begin());
+  copyUnlessSame(src.ptr(), src.data.size(), dst.ptr());
 }
 
 // Threads worth starting: none below ~4 MFLOP (a thread start costs about what that does).
@@ -202,43 +122,44 @@ void projectAll(std::initializer_list<ProjectJob> jobs, int threads) {
   });
 }
 
-// Scores, scale, mask, softmax and A V of one (batch item, head) pair bh = b*h + head, in blocks of
-// query rows: each block (kQueryBlock x T_k) is still in cache for its next step. The arithmetic
-// is exactly that of whole-matrix products; only the order of work differs. Without full
-// recording the scores go straight into the weights' buffer (each step in place) and A V straight
-// into concat's columns: the same operations on the same numbers, three tables fewer to write.
-void attendOneHead(Trace& t, const AttentionOptions& opt, const std::vector<std::uint8_t>& rowAny, float factor,
-                   std::int64_t bh) {
+// Scores, scale, mask, softmax and A V of one block of query rows [q0, q0 + nq) of one (batch item,
+// head) pair bh = b*h + head: the block (kQueryBlock x T_k) is still in cache for its next step,
+// and one pass per row scales and masks (scaleMaskRow), the next the softmax. The arithmetic is
+// exactly that of whole-matrix products; only the order of work differs. Without full recording
+// the scores go straight into the weights' buffer (each step in place) and A V straight into
+// concat's columns: the same operations on the same numbers, three tables fewer to write.
+// (Computing the scores in a cached scratch and writing the recorded tables with streaming stores
+// was tried: 3-7 % slower here at T = 512 and 1024.)
+constexpr std::int64_t kQueryBlock = 128;
+void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::uint8_t>& rowAny, float factor,
+                 std::int64_t bh, std::int64_t q0, std::int64_t nq) {
   const std::int64_t Tq = t.tensor(StageId::Weights).dim(2), Tk = t.tensor(StageId::Weights).dim(3);
   const std::int64_t dk = t.tensor(StageId::QHeads).dim(3), h = t.tensor(StageId::QHeads).dim(1);
   const std::int64_t b = bh / h, d = h * dk;
   const int head = static_cast<int>(bh % h);
   const bool all = opt.recordEveryStage;
-  ConstMatrixMap qh(t.tensor(StageId::QHeads).ptr() + bh * Tq * dk, Tq, dk);
-  ConstMatrixMap kh(t.tensor(StageId::KHeads).ptr() + bh * Tk * dk, Tk, dk);
-  ConstMatrixMap vh(t.tensor(StageId::VHeads).ptr() + bh * Tk * dk, Tk, dk);
-  float* weights = t.tensor(StageId::Weights).ptr() + bh * Tq * Tk;
-  float* scores = all ? t.tensor(StageId::Scores).ptr() + bh * Tq * Tk : weights;
-  float* scaled = all ? t.tensor(StageId::ScaledScores).ptr() + bh * Tq * Tk : weights;
-  float* masked = all ? t.tensor(StageId::MaskedScores).ptr() + bh * Tq * Tk : weights;
+  const float* qh = t.tensor(StageId::QHeads).ptr() + bh * Tq * dk;
+  const float* kh = t.tensor(StageId::KHeads).ptr() + bh * Tk * dk;
+  const float* vh = t.tensor(StageId::VHeads).ptr() + bh * Tk * dk;
+  const std::int64_t head0 = bh * Tq * Tk;
+  float* weights = t.tensor(StageId::Weights).ptr() + head0;
+  auto table = [&](StageId id) { return all ? t.tensor(id).ptr() + head0 : weights; };
+  float* scores = table(StageId::Scores);
+  float* scaled = table(StageId::ScaledScores);
+  float* masked = table(StageId::MaskedScores);
   // A V: head_outputs (T_q, d_k) rows, or head `head`'s columns of concat (row stride d_model).
   float* headOut = all ? t.tensor(StageId::HeadOutputs).ptr() + bh * Tq * dk
                        : t.tensor(StageId::Concat).ptr() + b * Tq * d + head * dk;
   const std::int64_t outStride = all ? dk : d;
-  constexpr std::int64_t kQueryBlock = 128;
-  for (std::int64_t q0 = 0; q0 < Tq; q0 += kQueryBlock) {
-    const std::int64_t nq = std::min(kQueryBlock, Tq - q0);
-    attentionScores(ConstMatrixMap(qh.data() + q0 * dk, nq, dk), kh, MatrixMap(scores + q0 * Tk, nq, Tk));
-    if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, head, scores, Tq, Tk, q0, nq);
-    for (std::int64_t q = q0; q < q0 + nq; ++q) {
-      const std::size_t row = static_cast<std::size_t>(b * Tq + q);
-      const std::uint8_t* blk = rowAny[row] ? t.blocked.data() + row * static_cast<std::size_t>(Tk) : nullptr;
-      scaleRow(scores + q * Tk, factor, scaled + q * Tk, Tk);
-      const float rowMax = maskRow(scaled + q * Tk, blk, masked + q * Tk, Tk);
-      softmaxRow(masked + q * Tk, rowMax, blk, rowAny[row] == 2, weights + q * Tk, Tk);
-    }
-    sgemm(false, false, nq, dk, Tk, weights + q0 * Tk, Tk, vh.data(), dk, 0.0f, headOut + q0 * outStride, outStride);
+  sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scores + q0 * Tk, Tk);
+  if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, head, scores, Tq, Tk, q0, nq);
+  for (std::int64_t q = q0; q < q0 + nq; ++q) {
+    const std::size_t row = static_cast<std::size_t>(b * Tq + q);
+    const std::uint8_t* blk = rowAny[row] ? t.blocked.data() + row * static_cast<std::size_t>(Tk) : nullptr;
+    const float rowMax = scaleMaskRow(scores + q * Tk, factor, blk, scaled + q * Tk, masked + q * Tk, Tk);
+    softmaxRow(masked + q * Tk, rowMax, blk, rowAny[row] == 2, weights + q * Tk, Tk);
   }
+  sgemm(false, false, nq, dk, Tk, weights + q0 * Tk, Tk, vh, dk, 0.0f, headOut + q0 * outStride, outStride);
 }
 
 // The shapes of the per-head stages and the concat (Output is shaped after the heads). Without
@@ -294,7 +215,7 @@ void recordDescription(Trace& t, const AttentionInputs& in, const MhaWeights& w,
     Tensor& dst = t.weights[static_cast<std::size_t>(id)];
     dst.reshape({rows, cols}, matrix ? std::vector<std::string>{"d_model_in", "d_model_out"}
                                      : std::vector<std::string>{"1", "d_model_out"});
-    std::copy(data, data + rows * cols, dst.ptr());
+    copyUnlessSame(data, static_cast<std::size_t>(rows * cols), dst.ptr());
   };
   keep(WeightId::Wq, w.wq.data(), d, d, true);
   keep(WeightId::Wk, w.wk.data(), d, d, true);
@@ -344,9 +265,9 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
                threads);
 
     shapeHeadStages(t, B, Tq, Tk, d, h, all);
-    splitHeads(T(StageId::QProj), h, T(StageId::QHeads));
-    splitHeads(T(StageId::KProj), h, T(StageId::KHeads));
-    splitHeads(T(StageId::VProj), h, T(StageId::VHeads));
+    splitHeads(T(StageId::QProj), h, T(StageId::QHeads), threads);
+    splitHeads(T(StageId::KProj), h, T(StageId::KHeads), threads);
+    splitHeads(T(StageId::VProj), h, T(StageId::VHeads), threads);
 
     std::vector<std::uint8_t> rowAny;
     buildBlocked(opt, B, Tq, Tk, t.blocked, rowAny);
@@ -354,11 +275,16 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
     for (std::size_t row = 0; row < rowAny.size(); ++row) t.fullyMasked[row] = rowAny[row] == 2;
     const float factor = scaleFactorFor(opt.scale, d, h);
 
-    // Attention per (batch item, head); the pairs are shared out among the threads, each pair's
-    // work is the same whichever thread does it, so the numbers do not depend on the thread count.
-    parallelFor(threads, B * h, [&](std::int64_t bh) { attendOneHead(t, opt, rowAny, factor, bh); });
+    // Attention per (batch item, head, block of query rows); the blocks are shared out among the
+    // threads, each block's work is the same whichever thread does it, so the numbers do not
+    // depend on the thread count.
+    const std::int64_t rows = kQueryBlock, blocks = (Tq + rows - 1) / rows;
+    parallelFor(threads, B * h * blocks, [&](std::int64_t i) {
+      const std::int64_t q0 = (i % blocks) * rows;
+      attendBlock(t, opt, rowAny, factor, i / blocks, q0, std::min(rows, Tq - q0));
+    });
 
-    if (all) mergeHeads(T(StageId::HeadOutputs), T(StageId::Concat));
+    if (all) mergeHeads(T(StageId::HeadOutputs), T(StageId::Concat), threads);
     shapeStage(T(StageId::Output), {B, Tq, d}, {"B", "T_q", "d_model"});
     projectAll({{&T(StageId::Concat), &w.wo, &w.bo, &T(StageId::Output)}}, threads);
 

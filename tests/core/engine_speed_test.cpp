@@ -11,6 +11,8 @@
 #include <string>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <atomic>
 #include <cstring>
 #include <random>
@@ -153,10 +155,77 @@ TEST(ThreadedForward, GivesTheOneThreadBitsExactly) {
   }
 }
 
+// The attention runs in blocks of 128 query rows shared out among the threads: at a T_q that is no
+// multiple of the block, every per-head stage still equals the whole-matrix products, computed
+// here in double from the recorded heads.
+TEST(BlockedAttention, EveryPerHeadStageEqualsTheWholeMatrixProducts) {
+  for (MaskKind mask : {MaskKind::None, MaskKind::Causal}) {
+    const Model m = testModel(611, 16, 2, 2, mask);  // 5 blocks of 128 query rows, the last of 99
+    Trace t;
+    ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+    const std::int64_t T = 611, dk = 8;
+    for (std::int64_t bh = 0; bh < 4; ++bh) {
+      const float* q = t.tensor(StageId::QHeads).ptr() + bh * T * dk;
+      const float* k = t.tensor(StageId::KHeads).ptr() + bh * T * dk;
+      const float* v = t.tensor(StageId::VHeads).ptr() + bh * T * dk;
+      auto at = [&](StageId id, std::int64_t i, std::int64_t j) {
+        return t.tensor(id).ptr()[(bh * T + i) * T + j];
+      };
+      for (std::int64_t i = 0; i < T; i += 61) {
+        std::vector<double> w(static_cast<std::size_t>(T));
+        double mx = -1e300, sum = 0;
+        for (std::int64_t j = 0; j < T; ++j) {
+          double s = 0;
+          for (std::int64_t c = 0; c < dk; ++c) s += double(q[i * dk + c]) * k[j * dk + c];
+          ASSERT_NEAR(at(StageId::Scores, i, j), s, 1e-4 + 1e-5 * std::abs(s)) << bh << " " << i << " " << j;
+          EXPECT_EQ(at(StageId::ScaledScores, i, j), at(StageId::Scores, i, j) * t.scaleFactor);
+          const bool blocked = mask == MaskKind::Causal && j > i;
+          if (blocked) EXPECT_EQ(at(StageId::MaskedScores, i, j), -std::numeric_limits<float>::infinity());
+          else EXPECT_EQ(at(StageId::MaskedScores, i, j), at(StageId::ScaledScores, i, j));
+          w[static_cast<std::size_t>(j)] = blocked ? -1e300 : double(at(StageId::ScaledScores, i, j));
+          mx = std::max(mx, w[static_cast<std::size_t>(j)]);
+        }
+        for (double& x : w) sum += (x = x == -1e300 ? 0.0 : std::exp(x - mx));
+        for (std::int64_t c = 0; c < dk; ++c) {
+          double o = 0;
+          for (std::int64_t j = 0; j < T; ++j) {
+            const double wij = w[static_cast<std::size_t>(j)] / sum;
+            if (c == 0) ASSERT_NEAR(at(StageId::Weights, i, j), wij, 1e-6 + 1e-5 * wij) << bh << " " << i << " " << j;
+            o += wij * v[j * dk + c];
+          }
+          EXPECT_NEAR(t.tensor(StageId::HeadOutputs).ptr()[(bh * T + i) * dk + c], o, 1e-5 + 1e-4 * std::abs(o));
+        }
+      }
+    }
+  }
+}
+
 bool sameBits(const Tensor& a, const Tensor& b) {
   return a.shape == b.shape && std::equal(a.data.begin(), a.data.end(), b.data.begin(), b.data.end(),
                                           [](float x, float y) { return std::memcmp(&x, &y, sizeof x) == 0; });
 }
+
+// A recompute into the same trace skips rewriting inputs and weights that hold the same bits:
+// changed ones must still be written (one bit is enough).
+TEST(ReusedTrace, RecordsChangedInputsAndWeights) {
+  Model m = testModel(20, 16, 2, 1, MaskKind::None);
+  Trace t;
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  EXPECT_EQ(t.weight(WeightId::Wo).ptr()[5], m.weights.wo.data()[5]);
+  m.weights.wo.data()[5] = std::nextafter(m.weights.wo.data()[5], 1.0f);
+  m.inputs.query.ptr()[7] = -m.inputs.query.ptr()[7] + 0.25f;
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  EXPECT_EQ(t.weight(WeightId::Wo).ptr()[5], m.weights.wo.data()[5]);
+  EXPECT_EQ(t.tensor(StageId::Query).ptr()[7], m.inputs.query.ptr()[7]);
+  Trace fresh;
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, fresh).ok());
+  for (int i = 0; i < kStageCount; ++i) {
+    EXPECT_TRUE(sameBits(t.stages[static_cast<std::size_t>(i)].tensor, fresh.stages[static_cast<std::size_t>(i)].tensor))
+        << stageInfo(static_cast<StageId>(i)).name;
+  }
+}
+
 
 TEST(PartialRecording, KeepsTheFullRecordingsBitsOnItsStagesAndEmptiesTheRest) {
   for (MaskKind mask : {MaskKind::None, MaskKind::Causal}) {

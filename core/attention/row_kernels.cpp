@@ -1,0 +1,85 @@
+// Per-row kernels of the attention (see row_kernels.hpp). They use Eigen's SIMD packets directly so
+// that each does its work in one pass over the row.
+#include "attention/row_kernels.hpp"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace mhascope {
+namespace {
+namespace simd = Eigen::internal;
+using Packet = simd::packet_traits<float>::type;
+constexpr std::int64_t kLanes = static_cast<std::int64_t>(sizeof(Packet) / sizeof(float));
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+}  // namespace
+
+float scaleMaskRow(const float* s, float factor, const std::uint8_t* blocked, float* scaled, float* masked,
+                   std::int64_t n) {
+  if (blocked) {
+    float m = kNegInf;
+    for (std::int64_t k = 0; k < n; ++k) {
+      scaled[k] = s[k] * factor;
+      masked[k] = blocked[k] ? kNegInf : scaled[k];
+      m = std::max(m, masked[k]);
+    }
+    return m;
+  }
+  const Packet f = simd::pset1<Packet>(factor);
+  Packet vmax = simd::pset1<Packet>(kNegInf);
+  std::int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes) {
+    const Packet v = simd::pmul(simd::ploadu<Packet>(s + k), f);
+    simd::pstoreu(scaled + k, v);
+    if (masked) simd::pstoreu(masked + k, v);
+    vmax = simd::pmax(vmax, v);
+  }
+  float m = simd::predux_max(vmax);
+  for (; k < n; ++k) {
+    scaled[k] = s[k] * factor;
+    if (masked) masked[k] = scaled[k];
+    m = std::max(m, scaled[k]);
+  }
+  return m;
+}
+
+bool softmaxRow(const float* x, float m, const std::uint8_t* blocked, bool allBlocked, float* out, std::int64_t n) {
+  if (allBlocked) {
+    std::fill(out, out + n, 0.0f);
+    return false;
+  }
+  if (m == kNegInf) {
+    std::fill(out, out + n, std::numeric_limits<float>::quiet_NaN());
+    return true;
+  }
+  std::int64_t k = 0;
+  const Packet vm = simd::pset1<Packet>(m);
+  Packet acc = simd::pset1<Packet>(0.0f);
+  for (; k + kLanes <= n; k += kLanes) {
+    const Packet e = simd::pexp(simd::psub(simd::ploadu<Packet>(x + k), vm));
+    simd::pstoreu(out + k, e);
+    acc = simd::padd(acc, e);
+  }
+  float sum = simd::predux(acc);
+  for (; k < n; ++k) {
+    out[k] = std::exp(x[k] - m);
+    sum += out[k];
+  }
+  if (blocked) {
+    for (k = 0; k < n; ++k) {
+      if (blocked[k]) {
+        sum -= out[k];
+        out[k] = 0.0f;  // exactly 0, whatever the vectorised exp returns for -inf
+      }
+    }
+  }
+  const float inv = 1.0f / sum;
+  const Packet vinv = simd::pset1<Packet>(inv);
+  for (k = 0; k + kLanes <= n; k += kLanes) simd::pstoreu(out + k, simd::pmul(simd::ploadu<Packet>(out + k), vinv));
+  for (; k < n; ++k) out[k] *= inv;
+  return true;
+}
+
+}  // namespace mhascope

@@ -1,0 +1,21 @@
+// The attention's per-row kernels: scale + mask in one pass, then the softmax. The forward
+// (engine.cpp) runs them on one query row at a time while the row's scores are in cache.
+#pragma once
+
+#include <cstdint>
+
+namespace mhascope {
+
+// One row of n scores s: scaled[k] = s[k] * factor; masked[k] = -inf where blocked[k] (blocked may
+// be null: nothing blocked, and masked may then be null: not written). Returns the maximum of the masked row
+// (-inf when every key is blocked). Element-wise, so scaled and masked may be s itself.
+float scaleMaskRow(const float* s, float factor, const std::uint8_t* blocked, float* scaled, float* masked,
+                   std::int64_t n);
+
+// One row: out = softmax(x) over n keys, m = max of x (for stability; it cancels). allBlocked: out
+// = 0 and returns false (a fully masked row gets weights 0, not 0/0 = NaN). m = -inf with keys
+// visible (every visible score overflowed): out = NaN, like PyTorch. Blocked keys get exactly 0.
+// out may alias x.
+bool softmaxRow(const float* x, float m, const std::uint8_t* blocked, bool allBlocked, float* out, std::int64_t n);
+
+}  // namespace mhascope
