@@ -136,13 +136,53 @@ struct FixedSection {
   std::string reason;
 };
 
+// The engine's messages name the command line's flag; the window's budget is the control above.
+std::string windowWording(std::string message) {
+  for (const char* flag : {"(--memory-budget MiB)", "--memory-budget"}) {
+    if (auto at = message.find(flag); at != std::string::npos) {
+      message.replace(at, std::string(flag).size(), "(the memory budget under Sizes)");
+      break;
+    }
+  }
+  return message;
+}
+
+// The most one computation may hold; typed in MiB and applied on Enter or the +/- buttons (each
+// keystroke of "2048" would otherwise recompute, or refuse, at 2, 20 and 204 MiB).
+bool memoryBudgetControl(UiContext& ctx) {
+  AppState& st = ctx.state;
+  if (st.memoryBudgetBytes == 0) return false;  // in-process tests: the config's own
+  constexpr int kMinMib = 16, kMaxMib = 1 << 24;  // 16 MiB … 16 TiB
+  int mib = static_cast<int>(std::min<std::uint64_t>(st.memoryBudgetBytes >> 20, kMaxMib));
+  bool changed = false;
+  if (ImGui::InputInt("memory MiB", &mib, 256, 1024, ImGuiInputTextFlags_EnterReturnsTrue)) {
+    st.memoryBudgetBytes = static_cast<std::uint64_t>(std::clamp(mib, kMinMib, kMaxMib)) << 20;
+    changed = true;
+  }
+  ctx.probes.recordLastItem("memory_budget");
+  ctx.probes.recordLabel("memory_budget", std::to_string(st.memoryBudgetBytes >> 20) + " MiB");
+  helpMarker("Memory budget: the most one configuration may hold (its trace of every stage, weights and files). "
+             "A bigger one is refused with what it needs instead of slowing the machine down. Type MiB and press "
+             "Enter, or use - / +. The default is half of the memory available when the window started.");
+  if (st.defaultBudgetBytes > 0 && st.memoryBudgetBytes != st.defaultBudgetBytes) {
+    const std::string label = "default (" + std::to_string(st.defaultBudgetBytes >> 20) + " MiB)";
+    if (ImGui::SmallButton(label.c_str())) {
+      st.memoryBudgetBytes = st.defaultBudgetBytes;
+      changed = true;
+    }
+    ctx.probes.recordLastItem("memory_budget_default");
+  }
+  return changed;
+}
+
 void configErrorBox(UiContext& ctx) {
   AppState& st = ctx.state;
+  ctx.probes.recordLabel("config_error", windowWording(st.configError));
   if (st.configError.empty()) return;
   ImGui::Spacing();
   ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(st.configError.c_str());
+  ImGui::TextUnformatted(windowWording(st.configError).c_str());
   ImGui::PopTextWrapPos();
   ImGui::PopStyleColor();
   if (!st.suggestedHeads.empty()) {
@@ -231,6 +271,7 @@ void drawControlsPanel(UiContext& ctx) {
   } else if (sizing) {
     ImGui::TextDisabled("d_model / h = %d / %d is not a whole number", cfg.dModel, cfg.heads);
   }
+  if (memoryBudgetControl(ctx)) st.configDirty = true;  // the same model, allowed more or less memory
   if (!sizing) configErrorBox(ctx);
 
   sectionTitle("Attention");
@@ -314,7 +355,7 @@ void drawControlsPanel(UiContext& ctx) {
   if (!st.actionError.empty()) {
     ImGui::Spacing();
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
-    ImGui::TextWrapped("%s", st.actionError.c_str());
+    ImGui::TextWrapped("%s", windowWording(st.actionError).c_str());
     ImGui::PopStyleColor();
     if (ImGui::SmallButton("dismiss")) st.actionError.clear();
   }

@@ -81,7 +81,8 @@ bool App::initialise() {
 
   scheduler_ = std::make_unique<ComputeScheduler>();
   scheduler_->setResultReady([] { Window::postEmptyEvent(); });
-  scheduler_->setMemoryBudget(options_.memoryBudgetMib > 0 ? options_.memoryBudgetMib << 20 : defaultMemoryBudget());
+  state_.memoryBudgetBytes = options_.memoryBudgetMib > 0 ? options_.memoryBudgetMib << 20 : defaultMemoryBudget();
+  state_.defaultBudgetBytes = defaultMemoryBudget();
   if (!options_.scriptPath.empty()) {
     auto script = InputScript::load(options_.scriptPath);
     if (!script) {

@@ -119,7 +119,8 @@ void ComputeScheduler::updateTrace(AppState& state, bool forceSync) {
     state.configDirty = false;
     state.suggestedHeads.clear();
     ModelConfig c = state.config;
-    if (memoryBudget_ > 0) c.memoryBudgetBytes = memoryBudget_;  // the machine's (or --memory-budget), never a preset's
+    // The window's budget (the control under Sizes; the machine's or --memory-budget at start), never a preset's.
+    if (state.memoryBudgetBytes > 0) c.memoryBudgetBytes = state.memoryBudgetBytes;
     ComputeRequest request;
     request.source.config = c;
     request.source.files = state.files;

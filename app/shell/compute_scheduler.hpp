@@ -19,9 +19,6 @@ class ComputeScheduler {
   // lessons run only for their own tab); `forceSync`: tests, screenshots and the benchmark want
   // the picture of exactly this state, now.
   void update(AppState& state, const ViewState& view, LessonView& lessons, const std::string& openTab, bool forceSync);
-  // The window's memory budget (bytes): --memory-budget, else defaultMemoryBudget(); it replaces
-  // whatever a preset says.
-  void setMemoryBudget(std::uint64_t bytes) { memoryBudget_ = bytes; }
   // Called on the worker's thread when a computed trace is ready (ComputeWorker::setResultReady).
   void setResultReady(std::function<void()> wake) { worker_.setResultReady(std::move(wake)); }
 
@@ -40,7 +37,6 @@ class ComputeScheduler {
   static void store(AppState& state, RecomputeOutcome& outcome);
 
   ComputeWorker worker_;
-  std::uint64_t memoryBudget_ = 0;  // 0: the config's own
   Trace spare_;                  // synchronous computes fill this, then swap with state.trace
   std::uint64_t requestCounter_ = 0;
   std::uint64_t shownRequest_ = 0;

@@ -140,6 +140,12 @@ case "$case_name" in
     xvfb "$bin" --preset default --script "$(script_from worker.txt)" || fail "script failed (exit $?)"
     python3 "$here/check_png.py" "$out/after_worker.png" || fail "blank after the worker's result"
     ;;
+  memory_budget)
+    # --memory-budget 1024 at start: the big preset (T = 1536, ~300 MiB) fits; the script lowers it.
+    xvfb "$bin" --fresh --preset default --memory-budget 1024 --script "$(script_from memory_budget.txt)" \
+      || fail "script failed (exit $?)"
+    python3 "$here/check_png.py" "$out/memory_budget_refused.png" || fail "blank after the refused budget"
+    ;;
   lesson_worker)
     xvfb "$bin" --preset default --script "$(script_from lesson_worker.txt)" || fail "script failed (exit $?)"
     python3 "$here/check_png.py" "$out/after_lesson_worker.png" || fail "blank after the lesson's result"
