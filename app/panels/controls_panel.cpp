@@ -165,12 +165,16 @@ bool memoryBudgetControl(UiContext& ctx) {
              "A bigger one is refused with what it needs instead of slowing the machine down. Type MiB and press "
              "Enter, or use - / +. The default is half of the memory available when the window started.");
   if (st.defaultBudgetBytes > 0 && st.memoryBudgetBytes != st.defaultBudgetBytes) {
-    const std::string label = "default (" + std::to_string(st.defaultBudgetBytes >> 20) + " MiB)";
-    if (ImGui::SmallButton(label.c_str())) {
+    // The amount in the tooltip only: it follows MemAvailable, so it moves between launches.
+    if (ImGui::SmallButton("default budget")) {
       st.memoryBudgetBytes = st.defaultBudgetBytes;
       changed = true;
     }
     ctx.probes.recordLastItem("memory_budget_default");
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip("Back to this machine's default: %llu MiB (half of the memory available at start)",
+                        static_cast<unsigned long long>(st.defaultBudgetBytes >> 20));
+    }
   }
   return changed;
 }
@@ -217,7 +221,10 @@ void drawControlsPanel(UiContext& ctx) {
   bool changed = false;
   ImGui::PushItemWidth(-7.5f * em);  // room for the labels on the right
 
+  // The file row: open anything (File › Open: path field, folder, recent files), keep the workspace.
   drawOpenFileButton(ctx);
+  ImGui::SameLine();
+  drawWorkspaceActions(ctx);
   presetPicker(ctx);
   drawFilesInUse(ctx);
 
@@ -344,8 +351,6 @@ void drawControlsPanel(UiContext& ctx) {
   ImGui::Checkbox("numbers in big cells", &view.showNumbers);
   ctx.probes.recordLastItem("show_numbers");
   ImGui::PopItemWidth();
-  ImGui::Spacing();
-  drawWorkspaceActions(ctx);  // until the File menu takes it
 
   if (changed) {
     st.configDirty = true;

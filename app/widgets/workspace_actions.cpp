@@ -44,8 +44,9 @@ void drawWorkspaceActions(UiContext& ctx) {
                       "the lessons' choices, as a .json that `mhascope --workspace FILE` opens again");
   }
   ImGui::SameLine();
-  if (ImGui::Button("Save workspace as…")) openPopup = true;
+  if (ImGui::Button("Save as…")) openPopup = true;
   ctx.probes.recordLastItem("workspace_save_as");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Save the workspace under another name");
   if (openPopup) {
     ui.pathField = !ui.path.empty() ? ui.path : (std::filesystem::path(ctx.view.exportUi.folder) / "workspace.json").string();
     ui.message.clear();
