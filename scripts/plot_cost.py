@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """How the forward's time and memory grow with T and d_model, mhascope beside PyTorch.
 
-    scripts/plot_cost.py [--mhascope build/app/mhascope] [--out docs/img/cost_growth.svg] [--quick]
+    scripts/plot_cost.py [--mhascope build/app/mhascope] [--out assets/docs/img/cost_growth.svg] [--quick]
 
 For each size it runs, one after the other on this machine:
   * time:   `mhascope bench --tokens T --d-model D --heads H` (median forward with every stage
