@@ -33,6 +33,16 @@ ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t request
     }
     setPhase(ComputePhase::Forward);
     if (model) model->model.options.threads = out.threads = computeThreads();
+    if (model && traceBytes(trace) > kKeepTraceBytes) {
+      // Big buffers of the same shape are written over (no fresh pages for the kernel to clear);
+      // of another shape they would only be replaced: freed before allocating anew.
+      const Tensor& q = model->model.inputs.query;
+      const Tensor& k = model->model.inputs.key;
+      if (trace.batch != q.shape[0] || trace.tq != q.shape[1] || trace.tk != k.shape[1] ||
+          trace.dModel != q.shape[2] || trace.heads != model->model.options.heads) {
+        trace = Trace{};
+      }
+    }
     if (!model) {
       out.error = model.error().message;
     } else if (auto st = forward(model->model.inputs, model->model.weights, model->model.options, trace); !st) {
@@ -105,7 +115,15 @@ void ComputeWorker::releaseLater(Trace& trace) {
   if (traceBytes(trace) <= kKeepTraceBytes) return;
   {
     std::lock_guard lock(mutex_);
-    toFree_.push_back(std::move(trace));
+    if (!running_ && !outcome_ && traceBytes(working_) <= kKeepTraceBytes) {
+      // Kept as the next job's buffers for a while (see kSpareKeepSeconds); what working_ held
+      // (small) is dropped here.
+      toFree_.push_back(std::move(working_));
+      working_ = std::move(trace);
+      spareSince_ = std::chrono::steady_clock::now();
+    } else {
+      toFree_.push_back(std::move(trace));
+    }
     trace = Trace{};
   }
   wake_.notify_one();
@@ -130,9 +148,20 @@ void ComputeWorker::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
     // A result not yet taken holds working_: the next job waits for it (one frame).
-    wake_.wait(lock, [this] {
-      return stop_ || (pending_.has_value() && !outcome_) || !toFree_.empty();
-    });
+    auto ready = [this] { return stop_ || (pending_.has_value() && !outcome_) || !toFree_.empty(); };
+    if (!outcome_ && traceBytes(working_) > kKeepTraceBytes) {
+      // A big spare trace: freed when no job came for kSpareKeepSeconds.
+      const auto deadline = spareSince_ + std::chrono::duration<double>(kSpareKeepSeconds);
+      if (!wake_.wait_until(lock, deadline, ready)) {
+        if (std::chrono::steady_clock::now() >= spareSince_ + std::chrono::duration<double>(kSpareKeepSeconds)) {
+          toFree_.push_back(std::move(working_));
+          working_ = Trace{};
+        }
+        continue;
+      }
+    } else {
+      wake_.wait(lock, ready);
+    }
     if (stop_) return;
     if (!toFree_.empty()) {
       std::vector<Trace> dying = std::move(toFree_);
@@ -147,11 +176,8 @@ void ComputeWorker::run() {
     running_ = true;
     startedAt_ = std::chrono::steady_clock::now();
     status_.flops.store(0.0);
-    // Big buffers of another shape would only be replaced: free them before allocating anew.
-    Trace stale;
-    if (traceBytes(working_) > kKeepTraceBytes) std::swap(stale, working_);
     lock.unlock();
-    stale = Trace{};
+    // computeTrace writes over working_'s buffers when the shape is the same, else frees them first.
     ComputeOutcome out = computeTrace(request, id, working_, &status_);  // the long part, unlocked
     lock.lock();
     running_ = false;

@@ -4,8 +4,9 @@
 //
 // Memory: at most two recorded traces exist at once for long sequences — the one on screen and
 // the one being computed. A finished result waits (one frame) until the UI takes it, and a
-// replaced trace larger than kKeepTraceBytes is freed on the worker thread (unmapping gigabytes
-// takes long enough to drop frames), so an idle window holds one trace.
+// replaced trace larger than kKeepTraceBytes stays on the worker as the next job's buffers for
+// kSpareKeepSeconds and is then freed there (unmapping gigabytes takes long enough to drop
+// frames), so a window idle for that long holds one trace.
 #pragma once
 
 #include <atomic>
@@ -28,8 +29,13 @@
 namespace mhascope::app {
 
 // Traces up to this size keep their buffers for the next compute (reuse saves the allocation,
-// ~45 % of a forward at T = 512); larger ones are freed as soon as they are replaced.
+// ~45 % of a forward at T = 512); larger ones only for kSpareKeepSeconds after they are replaced.
 inline constexpr std::uint64_t kKeepTraceBytes = 256ull << 20;
+// A replaced larger trace stays on the worker as the next job's buffers for this long, then is
+// freed: a change at T = 4096 then writes over 2.1 GiB that is already mapped (0.4 s) instead of
+// having the kernel clear fresh pages (≈ 5 s here). Meanwhile the window holds two traces, which
+// its memory estimate counts anyway.
+inline constexpr double kSpareKeepSeconds = 20.0;
 
 // What to compute: config + files through the model source the CLI shares, or a trained layer
 // already in memory (the Train mode's "Open in pipeline").
@@ -112,6 +118,7 @@ class ComputeWorker {
   std::function<void()> resultReady_;
   JobStatus status_;
   std::chrono::steady_clock::time_point startedAt_;
+  std::chrono::steady_clock::time_point spareSince_;  // when working_ became a big spare
   double lastFlopsPerSecond_ = 0.0;
   std::thread thread_;  // last: started after every member above exists
 };
