@@ -37,14 +37,13 @@ void SessionStore::restore(AppState& state, ViewState& view, LessonView& lessons
   if (path_.empty()) return;
   std::error_code ec;
   if (!std::filesystem::exists(path_, ec)) {
-    restoreLegacySession(state, view, options, train);
+    restoreLegacySession(state, view, options);
     return;
   }
   auto ws = readWorkspaceFile(path_);
   std::vector<std::string> notes;
   Result<InputFiles> files = ws ? locateWorkspaceFiles(*ws, path_, notes) : Result<InputFiles>(ws.error());
-  Result<SavedTrain> savedTrain = SavedTrain{};
-  if (files && !ws->train.empty()) savedTrain = parseTrainBlock(ws->train, path_);
+  Result<SavedTrain> savedTrain = ws ? savedTrainOf(*ws, path_) : Result<SavedTrain>(ws.error());
   if (files && !savedTrain) files = savedTrain.error();
   if (!files) {
     // Ignored as a whole (nothing half-applied); the next save replaces it.
@@ -62,8 +61,7 @@ void SessionStore::restore(AppState& state, ViewState& view, LessonView& lessons
 
 // The session.json of earlier versions (configuration and view, no files or lessons), read once
 // when there is no last workspace yet; the next save writes the last workspace.
-bool SessionStore::restoreLegacySession(AppState& state, ViewState& view, const LaunchOptions& options,
-                                        TrainLab* train) {
+bool SessionStore::restoreLegacySession(AppState& state, ViewState& view, const LaunchOptions& options) {
   const std::string dir = configDir();
   if (dir.empty()) return false;
   const std::string legacy = dir + "/session.json";
@@ -91,7 +89,6 @@ bool SessionStore::restoreLegacySession(AppState& state, ViewState& view, const 
   view.sharedScale = s.sharedScale;
   view.showNumbers = s.showNumbers;
   view.playStagesPerSecond = s.playStagesPerSecond;
-  applySavedTrain(s.train, train, options);
   std::printf("mhascope: restored the last session from %s (from now on kept in %s)\n", legacy.c_str(), path_.c_str());
   return true;
 }

@@ -28,7 +28,7 @@ class SessionStore {
   void save(const AppState& state, const ViewState& view, const LessonView& lessons, const TrainLab* train = nullptr);
 
  private:
-  bool restoreLegacySession(AppState& state, ViewState& view, const LaunchOptions& options, TrainLab* train);
+  bool restoreLegacySession(AppState& state, ViewState& view, const LaunchOptions& options);
   bool enabled_ = false;
   std::string path_;       // empty: not found yet, or a save failed (said once)
   std::string savedJson_;  // what was last written

@@ -1,4 +1,5 @@
-// The last session saved as versioned JSON and read back all-or-nothing (see session.hpp).
+// The session.json of earlier versions read back all-or-nothing, and the Train mode's block of
+// the last workspace (see session.hpp).
 #include "state/session.hpp"
 
 #include <nlohmann/json.hpp>
@@ -9,29 +10,12 @@
 #include <utility>
 #include <set>
 
+#include "io/strict_json.hpp"
+
 namespace mhascope::app {
 namespace {
 
 using json = nlohmann::json;
-
-struct SessionError {
-  std::string message;
-};
-
-// nlohmann keeps the last of duplicate keys silently: refuse them while parsing.
-json parseNoDuplicates(std::string_view text, const std::string& what) {
-  std::vector<std::set<std::string>> keys;
-  json::parser_callback_t cb = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (depth > 32) throw SessionError{what + ": JSON nested deeper than 32 levels"};
-    if (event == json::parse_event_t::object_start) keys.emplace_back();
-    if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-    if (event == json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second) {
-      throw SessionError{what + ": duplicate key '" + parsed.get<std::string>() + "'"};
-    }
-    return true;
-  };
-  return json::parse(text.begin(), text.end(), cb, true);
-}
 
 constexpr const char* kTrainTasks[] = {"induction", "reverse", "sort", "text"};  // TrainForm::task
 
@@ -90,43 +74,21 @@ Result<SavedTrain> trainFromJson(const json& t, const std::string& what) {
 
 std::string trainBlockJson(const SavedTrain& train) { return trainToJson(train).dump(); }
 
-Result<SavedTrain> parseTrainBlock(std::string_view text, const std::string& what) {
-  const json t = json::parse(text.begin(), text.end(), nullptr, false);
+Result<SavedTrain> savedTrainOf(const Workspace& ws, const std::string& what) {
+  if (ws.train.empty()) return SavedTrain{};  // written before the Train mode: its defaults
+  const json t = json::parse(ws.train.begin(), ws.train.end(), nullptr, false);
   if (t.is_discarded()) return makeError(what + ": /train is not JSON");
   return trainFromJson(t, what);
 }
 
-std::string sessionToJson(const AppState& state, const ViewState& view, const std::string& openTab,
-                          const SavedTrain& train) {
-  json j;
-  j["mhascope_session"] = kSessionVersion;
-  j["preset"] = state.presetName;
-  j["config"] = json::parse(presetToJson(state.config));
-  j["view"] = {{"stage", stageInfo(view.stage).name},
-               {"tab", openTab},
-               {"head", view.head},
-               {"batch", view.batch},
-               {"colormap", view.colormap ? colormapName(*view.colormap) : "auto"},
-               {"shared_scale", view.sharedScale},
-               {"numbers", view.showNumbers},
-               {"play_speed", view.playStagesPerSecond}};
-  j["train"] = trainToJson(train);
-  return j.dump(2) + "\n";
-}
-
 Result<SavedSession> parseSessionJson(std::string_view text, const std::string& what) {
-  json j;
-  try {
-    j = parseNoDuplicates(text, what);
-  } catch (const SessionError& e) {
-    return makeError(e.message);
-  } catch (const json::exception& e) {
-    return makeError(what + ": not valid JSON: " + e.what());
-  }
+  auto parsed = parseStrictJson(text, what);
+  if (!parsed) return parsed.error();
+  const json& j = *parsed;
   auto type = [](const json& v) { return std::string(v.is_null() ? "null" : v.type_name()); };
   if (!j.is_object()) return makeError(what + ": expected a JSON object, got " + type(j));
   for (const auto& [key, value] : j.items()) {
-    if (key != "mhascope_session" && key != "preset" && key != "config" && key != "view" && key != "train") {
+    if (key != "mhascope_session" && key != "preset" && key != "config" && key != "view") {
       return makeError(what + ": unknown key /" + key);
     }
   }
@@ -194,11 +156,6 @@ Result<SavedSession> parseSessionJson(std::string_view text, const std::string& 
     return makeError(what + ": /view/play_speed must be a number 0.25 … 4, got " + v["play_speed"].dump());
   }
   s.playStagesPerSecond = v["play_speed"].get<float>();
-  if (j.contains("train")) {  // files from before the Train mode have none: its defaults
-    auto t = trainFromJson(j["train"], what);
-    if (!t) return t.error();
-    s.train = std::move(*t);
-  }
   return s;
 }
 

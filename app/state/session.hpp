@@ -1,31 +1,21 @@
-// The last session — configuration and what was on screen — saved at exit next to imgui.ini
-// (session.json, written atomically) and restored at the next launch.
+// What the last workspace keeps besides core's Workspace (the Train mode's block), and the
+// session.json of earlier versions.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "io/workspace.hpp"
 #include "state/app_state.hpp"
 #include "train_lab/lab_state.hpp"  // TrainForm
 
 namespace mhascope::app {
 
-// The last session — configuration and what was on screen — saved at exit next to imgui.ini
-// (session.json, written atomically) and restored at the next launch. Versioned JSON; the
+// The session.json of earlier versions (configuration and what was on screen, next to imgui.ini):
+// read once when no last workspace exists yet (shell/session_store.cpp). Versioned JSON; the
 // config part has the preset format (core's parsePresetJson, strict).
 inline constexpr int kSessionVersion = 1;
-// The Train mode's part ("train" in the JSON; absent in files from before it, then the defaults):
-// which mode was shown, the task and the setup form's settings. The run itself is not kept.
-struct SavedTrain {
-  bool active = false;  // the Train mode was shown (else the pipeline)
-  TrainForm form;
-  friend bool operator==(const SavedTrain&, const SavedTrain&) = default;
-};
-// The "train" block alone, as the last workspace keeps it (core/io/workspace.hpp Workspace::train).
-std::string trainBlockJson(const SavedTrain& train);
-Result<SavedTrain> parseTrainBlock(std::string_view json, const std::string& what);
-
 struct SavedSession {
   ModelConfig config;
   std::string presetName;
@@ -35,12 +25,21 @@ struct SavedSession {
   std::optional<ColormapId> colormap;
   bool sharedScale = true, showNumbers = true;
   float playStagesPerSecond = 1.0f;
-  SavedTrain train;
 };
-std::string sessionToJson(const AppState& state, const ViewState& view, const std::string& openTab,
-                          const SavedTrain& train = {});
 // All or nothing: a file with any error (not JSON, duplicate keys, wrong types, a future
 // version, a bad config) gives the reason and nothing is applied.
 Result<SavedSession> parseSessionJson(std::string_view text, const std::string& what);
+
+// The Train mode's part of the last workspace ("train"; core keeps it as text, Workspace::train):
+// which mode was shown, the task and the setup form's settings. The run itself is not kept.
+struct SavedTrain {
+  bool active = false;  // the Train mode was shown (else the pipeline)
+  TrainForm form;
+  friend bool operator==(const SavedTrain&, const SavedTrain&) = default;
+};
+std::string trainBlockJson(const SavedTrain& train);
+// Every key present, of its type, nothing else; a workspace without the block (written before the
+// Train mode, or by the commands) gives the defaults. Errors name the key: "<what>: /train/mode …".
+Result<SavedTrain> savedTrainOf(const Workspace& ws, const std::string& what);
 
 }  // namespace mhascope::app

@@ -1,5 +1,5 @@
-// The Train mode in session.json: the mode, the task and the setup form come back at the next
-// launch ("train" block; files from before it give the defaults), all or nothing like the rest;
+// The Train mode in the last workspace: the mode, the task and the setup form come back at the
+// next launch ("train" block; files without it give the defaults), all or nothing like the rest;
 // and the Train mode's frame pacing while training.
 #include <gtest/gtest.h>
 
@@ -11,7 +11,19 @@
 namespace mhascope::app {
 namespace {
 
-std::string savedWith(const SavedTrain& t) { return sessionToJson(AppState{}, ViewState{}, "Heatmap", t); }
+// A whole workspace file holding this train block, as the window writes it.
+std::string savedWith(const SavedTrain& t) {
+  Workspace ws;
+  ws.train = trainBlockJson(t);
+  return workspaceToJson(ws);
+}
+
+// What the window reads back from such a file.
+Result<SavedTrain> parseSavedTrain(const std::string& text, const std::string& what) {
+  auto ws = parseWorkspaceJson(text, what);
+  if (!ws) return ws.error();
+  return savedTrainOf(*ws, what);
+}
 
 TEST(TrainSessionJson, ModeTaskAndSettingsRoundTrip) {
   SavedTrain t;
@@ -28,29 +40,29 @@ TEST(TrainSessionJson, ModeTaskAndSettingsRoundTrip) {
   t.form.lr = 3e-3f;
   t.form.seed = 7;
   t.form.evalEvery = 25;
-  auto back = parseSessionJson(savedWith(t), "session.json");
+  auto back = parseSavedTrain(savedWith(t), "last-workspace.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
-  EXPECT_EQ(back->train, t);
+  EXPECT_EQ(*back, t);
   SavedTrain pipeline;  // the defaults, pipeline mode
-  auto back2 = parseSessionJson(savedWith(pipeline), "session.json");
+  auto back2 = parseSavedTrain(savedWith(pipeline), "last-workspace.json");
   ASSERT_TRUE(back2.ok()) << back2.error().message;
-  EXPECT_FALSE(back2->train.active);
-  EXPECT_EQ(back2->train, pipeline);
+  EXPECT_FALSE(back2->active);
+  EXPECT_EQ(*back2, pipeline);
 }
 
-TEST(TrainSessionJson, AFileFromBeforeTheTrainModeGivesItsDefaults) {
+TEST(TrainSessionJson, AWorkspaceWithoutTheBlockGivesItsDefaults) {
   auto j = nlohmann::json::parse(savedWith(SavedTrain{true, TrainForm{}}));
   j.erase("train");
-  auto back = parseSessionJson(j.dump(), "session.json");
+  auto back = parseSavedTrain(j.dump(), "last-workspace.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
-  EXPECT_EQ(back->train, SavedTrain{});
+  EXPECT_EQ(*back, SavedTrain{});
 }
 
 TEST(TrainSessionJson, ABadTrainBlockIsRefusedWithItsKey) {
   auto with = [](const char* key, const nlohmann::json& value) {
     auto j = nlohmann::json::parse(savedWith(SavedTrain{}));
     j["train"][key] = value;
-    return parseSessionJson(j.dump(), "session.json");
+    return parseSavedTrain(j.dump(), "last-workspace.json");
   };
   for (auto [key, value, says] : {std::tuple{"mode", nlohmann::json("lab"), "/train/mode"},
                                   {"task", nlohmann::json("copy"), "/train/task"},
@@ -64,7 +76,7 @@ TEST(TrainSessionJson, ABadTrainBlockIsRefusedWithItsKey) {
   }
   auto j = nlohmann::json::parse(savedWith(SavedTrain{}));
   j["train"].erase("steps");
-  auto r = parseSessionJson(j.dump(), "session.json");
+  auto r = parseSavedTrain(j.dump(), "last-workspace.json");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("missing key /train/steps"), std::string::npos) << r.error().message;
 }

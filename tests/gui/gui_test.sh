@@ -252,11 +252,11 @@ case "$case_name" in
     check "d_model=16" && grep -q "d_model" "$out/check_err.txt" || fail "no message about a wrong type"
     sed 's/"numbers": true/"numbers": true, "numbers": false/' "$out/saved.json" > "$session"
     check "d_model=16" && grep -q "duplicate" "$out/check_err.txt" || fail "no message about a duplicate key"
-    # the Train mode comes back with its setup form (session.json's "train" block); --view wins
+    # the Train mode comes back with its setup form (the last workspace's "train" block); --view wins
     rm -f "$session"
     printf 'wait 3\nclick mode_train\nwait 2\nclick train_step\nwait 3\nexpect_text mode train\nquit\n' > "$out/train.txt"
     xvfb "$bin" --script "$out/train.txt" > /dev/null 2>&1 || fail "switching to the Train mode failed"
-    grep -q '"mode": "train"' "$session" || fail "no Train mode in session.json: $(cat "$session")"
+    grep -q '"mode": "train"' "$session" || fail "no Train mode in the last workspace: $(cat "$session")"
     sed -i 's/"steps": 1500/"steps": 700/' "$session"
     printf 'wait 3\nexpect_text mode train\nexpect_text train_state none\nquit\n' > "$out/train_back.txt"
     xvfb "$bin" --script "$out/train_back.txt" > "$out/check_log.txt" 2>&1 || { cat "$out/check_log.txt"; fail "the Train mode did not come back"; }
