@@ -29,4 +29,13 @@ ImU32 textColorOn(ImU32 background) {
   return luma > 0.5f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
 }
 
+void drawResultMessage(const std::string& message, bool isError, float wrapWidth) {
+  if (message.empty()) return;
+  ImGui::PushStyleColor(ImGuiCol_Text, isError ? kErrorColor : kOkColor);
+  ImGui::PushTextWrapPos(wrapWidth > 0.0f ? ImGui::GetCursorPosX() + wrapWidth : 0.0f);
+  ImGui::TextUnformatted(message.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
+
 }  // namespace mhascope::app

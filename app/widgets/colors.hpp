@@ -5,6 +5,7 @@
 
 #include <imgui.h>
 
+#include <string>
 #include <string_view>
 
 namespace mhascope::app {
@@ -18,6 +19,10 @@ ImVec4 symbolColorVec(std::string_view symbol);
 inline constexpr ImU32 kErrorColor = IM_COL32(255, 110, 100, 255);
 inline constexpr ImU32 kOkColor = IM_COL32(120, 220, 120, 255);
 inline constexpr ImU32 kMaskFlagColor = IM_COL32(255, 80, 60, 255);  // fully masked rows
+
+// "Saved /path" in green or the error in red, wrapped at `wrapWidth` pixels from here
+// (0: the window's edge). Nothing for an empty message.
+void drawResultMessage(const std::string& message, bool isError, float wrapWidth = 0.0f);
 
 // Black or white, whichever reads better on `background`.
 ImU32 textColorOn(ImU32 background);

@@ -86,13 +86,7 @@ void drawExportButton(UiContext& ctx, const char* probeName, const ExportTarget&
     ctx.probes.recordLastItem(std::string(probeName) + "_save");
     ImGui::SameLine();
     if (ImGui::Button("Close")) ImGui::CloseCurrentPopup();
-    if (!ui.message.empty()) {
-      ImGui::PushStyleColor(ImGuiCol_Text, ui.messageIsError ? kErrorColor : kOkColor);
-      ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + 36 * em);
-      ImGui::TextUnformatted(ui.message.c_str());
-      ImGui::PopTextWrapPos();
-      ImGui::PopStyleColor();
-    }
+    drawResultMessage(ui.message, ui.messageIsError, 36 * em);
     ImGui::EndPopup();
   }
   ImGui::PopID();

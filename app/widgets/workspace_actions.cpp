@@ -53,11 +53,7 @@ void drawWorkspaceActions(UiContext& ctx) {
     ImGui::OpenPopup("save workspace");
   }
   if (!ui.path.empty()) ImGui::TextDisabled("workspace: %s", ui.path.c_str());
-  if (!ui.message.empty() && !ImGui::IsPopupOpen("save workspace")) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ui.messageIsError ? kErrorColor : kOkColor);
-    ImGui::TextWrapped("%s", ui.message.c_str());
-    ImGui::PopStyleColor();
-  }
+  if (!ImGui::IsPopupOpen("save workspace")) drawResultMessage(ui.message, ui.messageIsError);
   if (ImGui::BeginPopup("save workspace")) {
     const float em = ImGui::GetFontSize();
     ImGui::TextUnformatted("Save workspace as");
@@ -74,13 +70,7 @@ void drawWorkspaceActions(UiContext& ctx) {
       ui.message.clear();  // said in the popup; the controls stay as they were
     }
     ctx.probes.recordLastItem("workspace_close");
-    if (!ui.message.empty()) {
-      ImGui::PushStyleColor(ImGuiCol_Text, ui.messageIsError ? kErrorColor : kOkColor);
-      ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + 36 * em);
-      ImGui::TextUnformatted(ui.message.c_str());
-      ImGui::PopTextWrapPos();
-      ImGui::PopStyleColor();
-    }
+    drawResultMessage(ui.message, ui.messageIsError, 36 * em);
     ImGui::EndPopup();
   }
   ImGui::PopID();
