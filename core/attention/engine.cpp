@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <new>
 
@@ -62,23 +63,30 @@ void project(const float* x /*(B*T, d_model)*/, const RowMatrix& weight /*(d_mod
 }
 
 // (B, T, d_model) → view (B, T, h, d_k) → transpose (B, h, T, d_k): head i's columns are the
-// block h*d_k .. (h+1)*d_k of every token's row. Numbers are only regrouped, never changed.
-void splitHeads(const Tensor& proj /*(B, T, d_model)*/, int heads, Tensor& out /*(B, h, T, d_k)*/, int threads) {
-  const auto B = proj.dim(0), T = proj.dim(1), d = proj.dim(2), dk = d / heads;
-  parallelFor(threads, B * heads, [&](std::int64_t bh) {
-    const std::int64_t b = bh / heads, h = bh % heads;
-    MatrixMap(out.ptr() + bh * T * dk, T, dk) = ConstMatrixMap(proj.ptr() + b * T * d, T, d).middleCols(h * dk, dk);
-  });
+// block i*d_k .. (i+1)*d_k of every token's row. Numbers are only regrouped, never changed. Done
+// for the rows [r0, r0 + n) of the B*T rows, right after their projection (still in cache).
+void splitHeads(const Tensor& proj /*(B, T, d_model)*/, int heads, std::int64_t r0, std::int64_t n,
+                Tensor& out /*(B, h, T, d_k)*/) {
+  const auto T = proj.dim(1), d = proj.dim(2), dk = d / heads;
+  for (std::int64_t r = r0; r < r0 + n; ++r) {
+    const std::int64_t b = r / T, tok = r % T;
+    for (std::int64_t i = 0; i < heads; ++i) {
+      std::copy_n(proj.ptr() + r * d + i * dk, dk, out.ptr() + ((b * heads + i) * T + tok) * dk);
+    }
+  }
 }
 
-// (B, h, T_q, d_k) → transpose (B, T_q, h, d_k) → reshape (B, T_q, d_model): heads side by side.
-void mergeHeads(const Tensor& headOut /*(B, h, T_q, d_k)*/, Tensor& concat /*(B, T_q, d_model)*/, int threads) {
-  const auto B = headOut.dim(0), h = headOut.dim(1), T = headOut.dim(2), dk = headOut.dim(3);
-  parallelFor(threads, B * h, [&](std::int64_t bh) {
-    const std::int64_t b = bh / h, i = bh % h;
-    MatrixMap(concat.ptr() + b * T * h * dk, T, h * dk).middleCols(i * dk, dk) =
-        ConstMatrixMap(headOut.ptr() + bh * T * dk, T, dk);
-  });
+// (B, h, T_q, d_k) → transpose (B, T_q, h, d_k) → reshape (B, T_q, d_model): heads side by side,
+// for the rows [r0, r0 + n) of the B*T_q rows, right before their output projection.
+void mergeHeads(const Tensor& headOut /*(B, h, T_q, d_k)*/, std::int64_t r0, std::int64_t n,
+                Tensor& concat /*(B, T_q, d_model)*/) {
+  const auto h = headOut.dim(1), T = headOut.dim(2), dk = headOut.dim(3);
+  for (std::int64_t r = r0; r < r0 + n; ++r) {
+    const std::int64_t b = r / T, tok = r % T;
+    for (std::int64_t i = 0; i < h; ++i) {
+      std::copy_n(headOut.ptr() + ((b * h + i) * T + tok) * dk, dk, concat.ptr() + (r * h + i) * dk);
+    }
+  }
 }
 
 // dst[0, n) = src[0, n), skipping the write when dst already holds these exact bits (a recompute
@@ -88,9 +96,10 @@ void copyUnlessSame(const float* src, std::size_t n, float* dst) {
   if (std::memcmp(src, dst, n * sizeof(float)) != 0) std::copy(src, src + n, dst);
 }
 
-void copyInput(const Tensor& src, Tensor& dst, const char* kvAxis) {
-  shapeStage(dst, src.shape, {"B", kvAxis, "d_model"});
-  copyUnlessSame(src.ptr(), src.data.size(), dst.ptr());
+// The rows [r0, r0 + n) of an input into its recorded stage (shaped beforehand).
+void copyInputRows(const Tensor& src /*(B, T, d_model)*/, std::int64_t r0, std::int64_t n, Tensor& dst) {
+  const std::int64_t d = src.dim(2);
+  copyUnlessSame(src.ptr() + r0 * d, static_cast<std::size_t>(n * d), dst.ptr() + r0 * d);
 }
 
 // Threads worth starting: none below ~4 MFLOP (a thread start costs about what that does).
@@ -101,12 +110,17 @@ int threadsFor(int wanted, double flops) {
 
 // The projections X W + b of `jobs`, in blocks of kRowBlock rows shared out among the threads.
 // The block size is fixed, never derived from the thread count: a GEMM's rounding may depend on
-// its sizes, and the threaded forward must give the same bits as the one-thread forward.
+// its sizes, and the threaded forward must give the same bits as the one-thread forward. The
+// regrouping on either side of a projection (recording the input, splitting into heads, merging
+// the heads) goes with its block: no serial pass, no extra section, rows read while in cache.
+using RowRange = std::function<void(std::int64_t r0, std::int64_t n)>;
 struct ProjectJob {
   const Tensor* x;
   const RowMatrix* weight;
   const RowVector* bias;
   Tensor* out;
+  RowRange before;  // on the block's rows before their GEMM (may be empty)
+  RowRange after;   // and after it
 };
 void projectAll(std::initializer_list<ProjectJob> jobs, int threads) {
   constexpr std::int64_t kRowBlock = 256;
@@ -118,7 +132,10 @@ void projectAll(std::initializer_list<ProjectJob> jobs, int threads) {
   parallelFor(threads, static_cast<std::int64_t>(blocks.size()), [&](std::int64_t i) {
     const ProjectJob& j = *blocks[static_cast<std::size_t>(i)].first;
     const std::int64_t r0 = blocks[static_cast<std::size_t>(i)].second, rows = j.x->dim(0) * j.x->dim(1);
-    project(j.x->ptr(), *j.weight, *j.bias, j.out->ptr(), j.x->dim(2), r0, std::min(kRowBlock, rows - r0));
+    const std::int64_t n = std::min(kRowBlock, rows - r0);
+    if (j.before) j.before(r0, n);
+    project(j.x->ptr(), *j.weight, *j.bias, j.out->ptr(), j.x->dim(2), r0, n);
+    if (j.after) j.after(r0, n);
   });
 }
 
@@ -188,7 +205,7 @@ void shapeHeadStages(Trace& t, std::int64_t B, std::int64_t Tq, std::int64_t Tk,
 // Everything a trace says besides its tables: sizes, mask kinds, scale, token labels and the
 // learned parameters as used (the window and `export` draw these very numbers).
 void recordDescription(Trace& t, const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt,
-                       float factor) {
+                       float factor, int threads) {
   const std::int64_t B = in.query.dim(0), Tq = in.query.dim(1), Tk = in.key.dim(1), d = in.query.dim(2);
   t.batch = static_cast<int>(B);
   t.tq = static_cast<int>(Tq);
@@ -210,21 +227,21 @@ void recordDescription(Trace& t, const AttentionInputs& in, const MhaWeights& w,
     }
     return out;
   };
+  // In WeightId order: the four (d_model, d_model) matrices, then the four biases. Their copies
+  // (a compare, when unchanged) are 4 d_model² floats: shared out among the threads.
+  const float* sources[kWeightCount] = {w.wq.data(), w.wk.data(), w.wv.data(), w.wo.data(),
+                                        w.bq.data(), w.bk.data(), w.bv.data(), w.bo.data()};
   t.weights.resize(kWeightCount);
-  auto keep = [&t](WeightId id, const float* data, std::int64_t rows, std::int64_t cols, bool matrix) {
-    Tensor& dst = t.weights[static_cast<std::size_t>(id)];
-    dst.reshape({rows, cols}, matrix ? std::vector<std::string>{"d_model_in", "d_model_out"}
-                                     : std::vector<std::string>{"1", "d_model_out"});
-    copyUnlessSame(data, static_cast<std::size_t>(rows * cols), dst.ptr());
-  };
-  keep(WeightId::Wq, w.wq.data(), d, d, true);
-  keep(WeightId::Wk, w.wk.data(), d, d, true);
-  keep(WeightId::Wv, w.wv.data(), d, d, true);
-  keep(WeightId::Wo, w.wo.data(), d, d, true);
-  keep(WeightId::Bq, w.bq.data(), 1, d, false);
-  keep(WeightId::Bk, w.bk.data(), 1, d, false);
-  keep(WeightId::Bv, w.bv.data(), 1, d, false);
-  keep(WeightId::Bo, w.bo.data(), 1, d, false);
+  for (int i = 0; i < kWeightCount; ++i) {
+    const bool matrix = i < 4;
+    t.weights[static_cast<std::size_t>(i)].reshape(
+        {matrix ? d : 1, d}, matrix ? std::vector<std::string>{"d_model_in", "d_model_out"}
+                                    : std::vector<std::string>{"1", "d_model_out"});
+  }
+  parallelFor(threads, kWeightCount, [&](std::int64_t i) {
+    Tensor& dst = t.weights[static_cast<std::size_t>(i)];
+    copyUnlessSame(sources[i], dst.data.size(), dst.ptr());
+  });
   t.hasBias = w.hasBias;
   t.queryTokens = labelsOr(in.queryTokens, B, Tq);
   t.keyTokens = labelsOr(in.keyTokens, B, Tk);
@@ -247,27 +264,34 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
     for (int i = 0; i < kStageCount; ++i) t.stages[static_cast<std::size_t>(i)].id = static_cast<StageId>(i);
     auto T = [&t](StageId id) -> Tensor& { return t.tensor(id); };
 
-    copyInput(in.query, T(StageId::Query), "T_q");
     const bool all = opt.recordEveryStage;
+    shapeStage(T(StageId::Query), in.query.shape, {"B", "T_q", "d_model"});
     if (all) {
-      copyInput(in.key, T(StageId::Key), "T_k");
-      copyInput(in.value, T(StageId::Value), "T_k");
+      shapeStage(T(StageId::Key), in.key.shape, {"B", "T_k", "d_model"});
+      shapeStage(T(StageId::Value), in.value.shape, {"B", "T_k", "d_model"});
     }
     const int threads = threadsFor(opt.threads, countFlops(B, Tq, Tk, d, h).total());
 
-    // Q, K, V projections: every output feature mixes all d_model input features.
+    // Q, K, V projections: every output feature mixes all d_model input features. Each block of
+    // rows also records its input rows and splits its projected rows into the heads.
     shapeStage(T(StageId::QProj), {B, Tq, d}, {"B", "T_q", "d_model"});
     shapeStage(T(StageId::KProj), {B, Tk, d}, {"B", "T_k", "d_model"});
     shapeStage(T(StageId::VProj), {B, Tk, d}, {"B", "T_k", "d_model"});
-    projectAll({{&in.query, &w.wq, &w.bq, &T(StageId::QProj)},
-                {&in.key, &w.wk, &w.bk, &T(StageId::KProj)},
-                {&in.value, &w.wv, &w.bv, &T(StageId::VProj)}},
-               threads);
-
     shapeHeadStages(t, B, Tq, Tk, d, h, all);
-    splitHeads(T(StageId::QProj), h, T(StageId::QHeads), threads);
-    splitHeads(T(StageId::KProj), h, T(StageId::KHeads), threads);
-    splitHeads(T(StageId::VProj), h, T(StageId::VHeads), threads);
+    auto recordInput = [&](const Tensor& x, StageId id, bool recorded) -> RowRange {
+      if (!recorded) return {};
+      return [&x, &dst = T(id)](std::int64_t r0, std::int64_t n) { copyInputRows(x, r0, n, dst); };
+    };
+    auto split = [&](StageId proj, StageId heads) -> RowRange {
+      return [&p = T(proj), &o = T(heads), h](std::int64_t r0, std::int64_t n) { splitHeads(p, h, r0, n, o); };
+    };
+    projectAll({{&in.query, &w.wq, &w.bq, &T(StageId::QProj), recordInput(in.query, StageId::Query, true),
+                 split(StageId::QProj, StageId::QHeads)},
+                {&in.key, &w.wk, &w.bk, &T(StageId::KProj), recordInput(in.key, StageId::Key, all),
+                 split(StageId::KProj, StageId::KHeads)},
+                {&in.value, &w.wv, &w.bv, &T(StageId::VProj), recordInput(in.value, StageId::Value, all),
+                 split(StageId::VProj, StageId::VHeads)}},
+               threads);
 
     std::vector<std::uint8_t> rowAny;
     buildBlocked(opt, B, Tq, Tk, t.blocked, rowAny);
@@ -284,11 +308,18 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
       attendBlock(t, opt, rowAny, factor, i / blocks, q0, std::min(rows, Tq - q0));
     });
 
-    if (all) mergeHeads(T(StageId::HeadOutputs), T(StageId::Concat), threads);
+    // Merge the heads (each block of rows before its output projection; without full recording
+    // A V wrote straight into concat).
     shapeStage(T(StageId::Output), {B, Tq, d}, {"B", "T_q", "d_model"});
-    projectAll({{&T(StageId::Concat), &w.wo, &w.bo, &T(StageId::Output)}}, threads);
+    RowRange merge;
+    if (all) {
+      merge = [&ho = T(StageId::HeadOutputs), &c = T(StageId::Concat)](std::int64_t r0, std::int64_t n) {
+        mergeHeads(ho, r0, n, c);
+      };
+    }
+    projectAll({{&T(StageId::Concat), &w.wo, &w.bo, &T(StageId::Output), merge, {}}}, threads);
 
-    recordDescription(t, in, w, opt, factor);
+    recordDescription(t, in, w, opt, factor, threads);
     t.generation += 1;
     trace = std::move(t);
   } catch (const std::bad_alloc&) {

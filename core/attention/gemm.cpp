@@ -9,10 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
-#include <system_error>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 namespace mhascope {
@@ -195,34 +192,6 @@ void sgemm(bool transA, bool transB, std::int64_t M, std::int64_t N, std::int64_
   const int f = forced.load(std::memory_order_relaxed);
   const GemmBackend backend = f >= 0 ? static_cast<GemmBackend>(f) : gemmChoice().backend;
   sgemmWith(backend, transA, transB, M, N, K, A, lda, B, ldb, beta, C, ldc);
-}
-
-void parallelFor(int threads, std::int64_t n, const std::function<void(std::int64_t)>& fn) {
-  const std::int64_t workers = std::max<std::int64_t>(1, std::min<std::int64_t>(threads, n));
-  if (workers == 1) {
-    for (std::int64_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(workers));
-  auto range = [&](std::int64_t w) {
-    try {
-      for (std::int64_t i = n * w / workers; i < n * (w + 1) / workers; ++i) fn(i);
-    } catch (...) {
-      errors[static_cast<std::size_t>(w)] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> pool;
-  std::int64_t started = 1;
-  try {
-    for (; started < workers; ++started) pool.emplace_back(range, started);
-  } catch (const std::system_error&) {  // no more threads to be had: the caller does the rest
-  }
-  range(0);
-  for (std::int64_t w = started; w < workers; ++w) range(w);
-  for (std::thread& th : pool) th.join();
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
 }
 
 }  // namespace mhascope

@@ -7,8 +7,9 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
+
+#include "util/thread_pool.hpp"  // parallelFor, which the engine and the trainer use beside sgemm
 
 namespace mhascope {
 
@@ -41,9 +42,5 @@ void sgemm(bool transA, bool transB, std::int64_t M, std::int64_t N, std::int64_
 void sgemmWith(GemmBackend backend, bool transA, bool transB, std::int64_t M, std::int64_t N, std::int64_t K,
                const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float beta, float* C,
                std::int64_t ldc);
-
-// fn(0) … fn(n − 1) on `threads` threads (the caller's included), contiguous ranges of indices
-// per thread; an exception in any of them is rethrown here after all have finished.
-void parallelFor(int threads, std::int64_t n, const std::function<void(std::int64_t)>& fn);
 
 }  // namespace mhascope
