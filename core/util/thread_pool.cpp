@@ -57,14 +57,15 @@ class Pool {
   }
 
   void run(int helpers, Job& job) {
+    int seats = 0;  // job.seats changes under the lock as pool threads join
     {
       std::lock_guard<std::mutex> lock(mutex_);
       grow(helpers);
-      job.seats = std::min(helpers, static_cast<int>(threads_.size()));
-      if (job.seats > 0) queue_.push_back(&job);
+      seats = job.seats = std::min(helpers, static_cast<int>(threads_.size()));
+      if (seats > 0) queue_.push_back(&job);
     }
-    if (job.seats == 1) wake_.notify_one();
-    else if (job.seats > 1) wake_.notify_all();
+    if (seats == 1) wake_.notify_one();
+    else if (seats > 1) wake_.notify_all();
     job.work();
     std::unique_lock<std::mutex> lock(mutex_);
     const auto queued = std::find(queue_.begin(), queue_.end(), &job);  // seats nobody took: none will now

@@ -155,6 +155,46 @@ TEST(ThreadedForward, GivesTheOneThreadBitsExactly) {
   }
 }
 
+// The projections' row blocks (256 of the B*T rows) also record the inputs, split into heads and
+// merge the heads: with blocks that straddle batch items, every regrouped stage is exactly its
+// source's numbers in the new layout, on 1, 2 or 3 threads alike.
+TEST(ThreadedForward, RegroupsHeadsExactlyInRowBlocksThatStraddleBatchItems) {
+  const Model m = testModel(200, 48, 6, 3, MaskKind::Causal);  // 600 rows: blocks 0-255, 256-511, 512-599
+  const std::int64_t B = 3, T = 200, h = 6, dk = 8, d = 48;
+  Trace first;
+  for (int threads : {1, 2, 3}) {
+    AttentionOptions o = m.options;
+    o.threads = threads;
+    Trace t;
+    ASSERT_TRUE(forward(m.inputs, m.weights, o, t).ok());
+    EXPECT_TRUE(std::equal(m.inputs.key.data.begin(), m.inputs.key.data.end(), t.tensor(StageId::Key).data.begin()));
+    for (std::int64_t b = 0; b < B; ++b) {
+      for (std::int64_t i = 0; i < h; ++i) {
+        for (std::int64_t tok = 0; tok < T; ++tok) {
+          for (std::int64_t c = 0; c < dk; ++c) {
+            const std::int64_t row = (b * T + tok) * d + i * dk + c, head = ((b * h + i) * T + tok) * dk + c;
+            ASSERT_EQ(t.tensor(StageId::QHeads).ptr()[head], t.tensor(StageId::QProj).ptr()[row]);
+            ASSERT_EQ(t.tensor(StageId::VHeads).ptr()[head], t.tensor(StageId::VProj).ptr()[row]);
+            ASSERT_EQ(t.tensor(StageId::Concat).ptr()[row], t.tensor(StageId::HeadOutputs).ptr()[head]);
+          }
+        }
+      }
+    }
+    if (threads == 1) {
+      first = t;
+      continue;
+    }
+    for (int i = 0; i < kStageCount; ++i) {
+      EXPECT_TRUE(std::equal(t.stages[static_cast<std::size_t>(i)].tensor.data.begin(),
+                             t.stages[static_cast<std::size_t>(i)].tensor.data.end(),
+                             first.stages[static_cast<std::size_t>(i)].tensor.data.begin(),
+                             first.stages[static_cast<std::size_t>(i)].tensor.data.end(),
+                             [](float x, float y) { return std::memcmp(&x, &y, sizeof x) == 0; }))
+          << threads << " threads: " << stageInfo(static_cast<StageId>(i)).name;
+    }
+  }
+}
+
 // The attention runs in blocks of 128 query rows shared out among the threads: at a T_q that is no
 // multiple of the block, every per-head stage still equals the whole-matrix products, computed
 // here in double from the recorded heads.
