@@ -3,11 +3,14 @@
 // pool threads that joined. Process-wide (one pool for the engine and the trainer, on whichever
 // thread calls), so it is the one static object here; its destructor, at exit, stops the
 // threads and joins them.
+// Tried and dropped: pool threads and callers polling ~50 us before sleeping (to skip the
+// wake-up between a forward's sections) was slower with the machine loaded (a 2-index job of
+// 50 us: ~240 us per call against ~200 us sleeping at once, load 8-9), and a poll that yields
+// much slower still.
 #include "util/thread_pool.hpp"
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -20,31 +23,12 @@
 namespace mhascope {
 namespace {
 
-// How long a pool thread that finished a job, or a caller waiting for a pool thread to finish,
-// polls before it sleeps on a condition variable: a forward's sections follow each other within
-// microseconds, and waking a sleeping thread costs tens of microseconds on a virtual machine.
-// (Yielding while it polls made it worse under load: a yielding thread waits behind every other
-// runnable one, a sleeping one is woken ahead of them.)
-constexpr std::chrono::microseconds kPoll{50};
-
-template <class Done>
-bool pollFor(Done done) {
-  const auto until = std::chrono::steady_clock::now() + kPoll;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();  // tells the core this is a spin: less power, the sibling thread runs
-#endif
-  }
-  return true;
-}
-
 struct Job {
   const std::function<void(std::int64_t)>* fn = nullptr;
   std::int64_t n = 0;
   std::atomic<std::int64_t> next{0};  // the next index to hand out
   int seats = 0;                      // pool threads still wanted (under Pool::mutex)
-  std::atomic<int> inside{0};         // pool threads working on it (changed under Pool::mutex)
+  int inside = 0;                     // pool threads working on it (under Pool::mutex)
   std::mutex errorMutex;
   std::exception_ptr error;  // thrown by the lowest index that threw
   std::int64_t errorAt = std::numeric_limits<std::int64_t>::max();
@@ -83,24 +67,14 @@ class Pool {
       grow(helpers);
       seats = job.seats = std::min(helpers, static_cast<int>(threads_.size()));
       if (seats > 0) queue_.push_back(&job);
-      queued_.store(static_cast<int>(queue_.size()));
     }
     if (seats == 1) wake_.notify_one();
     else if (seats > 1) wake_.notify_all();
     job.work();
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      const auto queued = std::find(queue_.begin(), queue_.end(), &job);  // seats nobody took: none will now
-      if (queued != queue_.end()) {
-        queue_.erase(queued);
-        queued_.store(static_cast<int>(queue_.size()));
-      }
-    }
-    // A pool thread leaves the job (inside − 1, under the lock) without touching it afterwards, so
-    // once inside is 0 the job may go.
-    if (pollFor([&job] { return job.inside.load() == 0; })) return;
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&job] { return job.inside.load() == 0; });
+    const auto queued = std::find(queue_.begin(), queue_.end(), &job);  // seats nobody took: none will now
+    if (queued != queue_.end()) queue_.erase(queued);
+    done_.wait(lock, [&job] { return job.inside == 0; });
   }
 
   int size() {
@@ -120,18 +94,10 @@ class Pool {
   void loop() {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      if (queue_.empty() && !stop_) {
-        lock.unlock();
-        pollFor([this] { return queued_.load() > 0; });
-        lock.lock();
-      }
       wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
       if (stop_) return;
       Job* job = queue_.front();
-      if (--job->seats == 0) {
-        queue_.pop_front();
-        queued_.store(static_cast<int>(queue_.size()));
-      }
+      if (--job->seats == 0) queue_.pop_front();
       ++job->inside;
       lock.unlock();
       job->work();
@@ -144,7 +110,6 @@ class Pool {
   std::condition_variable wake_;  // a job was queued, or stop
   std::condition_variable done_;  // a job's last pool thread left it
   std::deque<Job*> queue_;        // jobs with seats left
-  std::atomic<int> queued_{0};    // queue_.size(), for polling without the lock
   std::vector<std::thread> threads_;
   bool stop_ = false;
 };
