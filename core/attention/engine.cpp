@@ -202,10 +202,29 @@ void shapeHeadStages(Trace& t, std::int64_t B, std::int64_t Tq, std::int64_t Tk,
   }
 }
 
-// Everything a trace says besides its tables: sizes, mask kinds, scale, token labels and the
-// learned parameters as used (the window and `export` draw these very numbers).
+// The learned parameters as used (the window and `export` draw these very numbers), in WeightId
+// order: the four (d_model, d_model) matrices, then the four biases. shapeWeights shapes them all;
+// keepWeight copies one (a compare, when unchanged), as one more task of the attention's section:
+// 4 d_model² floats that need no section of their own.
+void shapeWeights(Trace& t, std::int64_t d) {
+  t.weights.resize(kWeightCount);
+  for (int i = 0; i < kWeightCount; ++i) {
+    const bool matrix = i < 4;
+    t.weights[static_cast<std::size_t>(i)].reshape(
+        {matrix ? d : 1, d}, matrix ? std::vector<std::string>{"d_model_in", "d_model_out"}
+                                    : std::vector<std::string>{"1", "d_model_out"});
+  }
+}
+void keepWeight(Trace& t, const MhaWeights& w, int i) {
+  const float* sources[kWeightCount] = {w.wq.data(), w.wk.data(), w.wv.data(), w.wo.data(),
+                                        w.bq.data(), w.bk.data(), w.bv.data(), w.bo.data()};
+  Tensor& dst = t.weights[static_cast<std::size_t>(i)];
+  copyUnlessSame(sources[i], dst.data.size(), dst.ptr());
+}
+
+// Everything else a trace says besides its tables: sizes, mask kinds, scale, token labels.
 void recordDescription(Trace& t, const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt,
-                       float factor, int threads) {
+                       float factor) {
   const std::int64_t B = in.query.dim(0), Tq = in.query.dim(1), Tk = in.key.dim(1), d = in.query.dim(2);
   t.batch = static_cast<int>(B);
   t.tq = static_cast<int>(Tq);
@@ -227,21 +246,6 @@ void recordDescription(Trace& t, const AttentionInputs& in, const MhaWeights& w,
     }
     return out;
   };
-  // In WeightId order: the four (d_model, d_model) matrices, then the four biases. Their copies
-  // (a compare, when unchanged) are 4 d_model² floats: shared out among the threads.
-  const float* sources[kWeightCount] = {w.wq.data(), w.wk.data(), w.wv.data(), w.wo.data(),
-                                        w.bq.data(), w.bk.data(), w.bv.data(), w.bo.data()};
-  t.weights.resize(kWeightCount);
-  for (int i = 0; i < kWeightCount; ++i) {
-    const bool matrix = i < 4;
-    t.weights[static_cast<std::size_t>(i)].reshape(
-        {matrix ? d : 1, d}, matrix ? std::vector<std::string>{"d_model_in", "d_model_out"}
-                                    : std::vector<std::string>{"1", "d_model_out"});
-  }
-  parallelFor(threads, kWeightCount, [&](std::int64_t i) {
-    Tensor& dst = t.weights[static_cast<std::size_t>(i)];
-    copyUnlessSame(sources[i], dst.data.size(), dst.ptr());
-  });
   t.hasBias = w.hasBias;
   t.queryTokens = labelsOr(in.queryTokens, B, Tq);
   t.keyTokens = labelsOr(in.keyTokens, B, Tk);
@@ -303,7 +307,11 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
     // threads, each block's work is the same whichever thread does it, so the numbers do not
     // depend on the thread count.
     const std::int64_t rows = kQueryBlock, blocks = (Tq + rows - 1) / rows;
-    parallelFor(threads, B * h * blocks, [&](std::int64_t i) {
+    // Then, as the last tasks, the copies of the learned parameters (every section boundary is a
+    // wait for the slowest thread).
+    shapeWeights(t, d);
+    parallelFor(threads, B * h * blocks + kWeightCount, [&](std::int64_t i) {
+      if (i >= B * h * blocks) return keepWeight(t, w, static_cast<int>(i - B * h * blocks));
       const std::int64_t q0 = (i % blocks) * rows;
       attendBlock(t, opt, rowAny, factor, i / blocks, q0, std::min(rows, Tq - q0));
     });
@@ -319,7 +327,7 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
     }
     projectAll({{&T(StageId::Concat), &w.wo, &w.bo, &T(StageId::Output), merge, {}}}, threads);
 
-    recordDescription(t, in, w, opt, factor, threads);
+    recordDescription(t, in, w, opt, factor);
     t.generation += 1;
     trace = std::move(t);
   } catch (const std::bad_alloc&) {
