@@ -54,8 +54,9 @@ def torch_run(t, d, h, repeat):
 
 
 def recorded_mib(t, d, h):
-    # 16 stages: 6 (T, d) on the query side, 6 on the key/value side, 4 (h, T, T) score tables.
-    return 4.0 * (12 * t * d + 4 * h * t * t) / 2**20
+    # 16 stages: 6 (T, d) on the query side, 6 on the key/value side, and of the 4 (h, T, T) score
+    # tables 2 stored (scores, weights): scaled and masked are derived from the scores when read.
+    return 4.0 * (12 * t * d + 2 * h * t * t) / 2**20
 
 
 def measure(exe, sizes, repeat):

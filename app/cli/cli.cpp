@@ -56,7 +56,7 @@ void warn(const std::string& message) { std::fprintf(stderr, "mhascope: warning:
 // float32 (inputs ×1e20 make every score inf and every weight NaN).
 void warnAboutNumbers(const Trace& t) {
   for (const NonFiniteStage& n : nonFiniteStages(t)) {
-    const std::int64_t cells = static_cast<std::int64_t>(t.tensor(n.stage).data.size());
+    const std::int64_t cells = Tensor::numelOf(t.shapeOf(n.stage));
     warn("stage '" + std::string(stageInfo(n.stage).name) + "' has " + std::to_string(n.nan + n.inf) + " of " +
          std::to_string(cells) + " cells not finite (" + std::to_string(n.nan) + " NaN, " + std::to_string(n.inf) +
          " inf; the first at flat index " + std::to_string(n.first) +
@@ -319,7 +319,9 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir, const std::option
     if (gStopSignal) return abandon("interrupted");
     const auto& info = stageInfo(st.id);
     const std::string file = std::string(info.name) + ".npy";
-    if (auto s = saveNpy((tmp / file).string(), st.tensor); !s) {
+    // A lazy stage (scaled, masked) is made from the scores for its file and dropped after it.
+    if (auto s = t->isLazy(st.id) ? saveNpy((tmp / file).string(), t->copyOf(st.id)) : saveNpy((tmp / file).string(), st.tensor);
+        !s) {
       return abandon("--dump '" + dumpDir + "': " + s.error().message + "; the folder was left as it was");
     }
     stages.push_back({{"stage", info.name},

@@ -23,7 +23,7 @@ void shapeTable(UiContext& ctx) {
   for (int i = 0; i < kStageCount; ++i) {
     ImGui::PushID(i);
     const StageId id = static_cast<StageId>(i);
-    const Tensor& tensor = t.tensor(id);
+    const std::vector<std::string>& axes = t.axesOf(id);  // shapes only: a lazy stage stays lazy
     const bool current = id == ctx.view.stage;
     ImGui::TableNextRow();
     if (current) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(215, 140, 40, 110));
@@ -31,15 +31,14 @@ void shapeTable(UiContext& ctx) {
     if (ImGui::Selectable(stageInfo(id).title, current, ImGuiSelectableFlags_SpanAllColumns)) goToStage(ctx.view, id);
     ImGui::TableNextColumn();
     ImGui::TextUnformatted("(");
-    for (std::size_t a = 0; a < tensor.axes.size(); ++a) {
+    for (std::size_t a = 0; a < axes.size(); ++a) {
       ImGui::SameLine(0, 0);
-      ImGui::TextColored(symbolColorVec(tensor.axes[a]), "%s%s", tensor.axes[a].c_str(),
-                         a + 1 < tensor.axes.size() ? "," : "");
+      ImGui::TextColored(symbolColorVec(axes[a]), "%s%s", axes[a].c_str(), a + 1 < axes.size() ? "," : "");
     }
     ImGui::SameLine(0, 0);
     ImGui::TextUnformatted(")");
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(shapeToString(tensor.shape).c_str());
+    ImGui::TextUnformatted(shapeToString(t.shapeOf(id)).c_str());
     ImGui::PopID();
   }
   ImGui::EndTable();

@@ -11,18 +11,18 @@ namespace mhascope::app {
 namespace {
 
 // "(B, h, T_q, T_k)" with every symbol in its colour, then " = (1, 4, 9, 9)".
-void coloredShape(const Tensor& t) {
+void coloredShape(const Shape& shape, const std::vector<std::string>& axes) {
   ImGui::TextUnformatted("(");
-  for (std::size_t i = 0; i < t.axes.size(); ++i) {
+  for (std::size_t i = 0; i < axes.size(); ++i) {
     ImGui::SameLine(0, 0);
-    ImGui::TextColored(symbolColorVec(t.axes[i]), "%s", t.axes[i].c_str());
-    if (i + 1 < t.axes.size()) {
+    ImGui::TextColored(symbolColorVec(axes[i]), "%s", axes[i].c_str());
+    if (i + 1 < axes.size()) {
       ImGui::SameLine(0, 0);
       ImGui::TextUnformatted(", ");
     }
   }
   ImGui::SameLine(0, 0);
-  ImGui::Text(") = %s", shapeToString(t.shape).c_str());
+  ImGui::Text(") = %s", shapeToString(shape).c_str());
 }
 
 }  // namespace
@@ -33,11 +33,10 @@ void drawStagePanel(UiContext& ctx) {
   // The title and formula are above the heatmap (stepper); here: shapes, why, and code.
 
   if (ctx.state.hasTrace()) {
-    const Tensor& t = ctx.state.trace.tensor(ctx.view.stage);
+    const Trace& tr = ctx.state.trace;
     ImGui::TextDisabled("tensor");
     ImGui::SameLine();
-    coloredShape(t);
-    const Trace& tr = ctx.state.trace;
+    coloredShape(tr.shapeOf(ctx.view.stage), tr.axesOf(ctx.view.stage));  // the shape only: a lazy stage stays lazy
     if (ctx.view.stage == StageId::ScaledScores) {
       ImGui::TextDisabled("every score × %.4g (%s)", static_cast<double>(tr.scaleFactor), scaleName(tr.scale));
     }

@@ -68,10 +68,7 @@ ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t request
 }
 
 std::uint64_t traceBytes(const Trace& trace) {
-  std::uint64_t bytes = trace.blocked.capacity() + trace.fullyMasked.capacity();
-  for (const Stage& s : trace.stages) bytes += s.tensor.data.capacity() * sizeof(float);
-  for (const Tensor& w : trace.weights) bytes += w.data.capacity() * sizeof(float);
-  return bytes;
+  return trace.residentBytes();
 }
 
 ComputeWorker::ComputeWorker() : thread_([this] { run(); }) {}

@@ -141,10 +141,12 @@ void projectAll(std::initializer_list<ProjectJob> jobs, int threads) {
 
 // Scores, scale, mask, softmax and A V of one block of query rows [q0, q0 + nq) of one (batch item,
 // head) pair bh = b*h + head: the block (kQueryBlock x T_k) is still in cache for its next step,
-// and one pass per row scales and masks (scaleMaskRow), the next the softmax. The arithmetic is
-// exactly that of whole-matrix products; only the order of work differs. Without full recording
-// the scores go straight into the weights' buffer (each step in place) and A V straight into
-// concat's columns: the same operations on the same numbers, three tables fewer to write.
+// and one pass per row scales and masks (scaleMaskRow) into the weights' row, the next the softmax
+// in place. The arithmetic is exactly that of whole-matrix products; only the order of work
+// differs. The scaled and masked scores are not stored: the trace derives them from the scores
+// with the same two operations when read (trace.cpp), so they are the numbers this pass used.
+// Without full recording the scores go straight into the weights' buffer too and A V straight
+// into concat's columns: the same operations on the same numbers, two tables fewer to write.
 // (Computing the scores in a cached scratch and writing the recorded tables with streaming stores
 // was tried: 3-7 % slower here at T = 512 and 1024.)
 constexpr std::int64_t kQueryBlock = 128;
@@ -160,10 +162,7 @@ void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::u
   const float* vh = t.tensor(StageId::VHeads).ptr() + bh * Tk * dk;
   const std::int64_t head0 = bh * Tq * Tk;
   float* weights = t.tensor(StageId::Weights).ptr() + head0;
-  auto table = [&](StageId id) { return all ? t.tensor(id).ptr() + head0 : weights; };
-  float* scores = table(StageId::Scores);
-  float* scaled = table(StageId::ScaledScores);
-  float* masked = table(StageId::MaskedScores);
+  float* scores = all ? t.tensor(StageId::Scores).ptr() + head0 : weights;
   // A V: head_outputs (T_q, d_k) rows, or head `head`'s columns of concat (row stride d_model).
   float* headOut = all ? t.tensor(StageId::HeadOutputs).ptr() + bh * Tq * dk
                        : t.tensor(StageId::Concat).ptr() + b * Tq * d + head * dk;
@@ -173,32 +172,37 @@ void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::u
   for (std::int64_t q = q0; q < q0 + nq; ++q) {
     const std::size_t row = static_cast<std::size_t>(b * Tq + q);
     const std::uint8_t* blk = rowAny[row] ? t.blocked.data() + row * static_cast<std::size_t>(Tk) : nullptr;
-    const float rowMax = scaleMaskRow(scores + q * Tk, factor, blk, scaled + q * Tk, masked + q * Tk, Tk);
-    softmaxRow(masked + q * Tk, rowMax, blk, rowAny[row] == 2, weights + q * Tk, Tk);
+    float* w = weights + q * Tk;  // the scaled, then masked row, then (in place) its softmax
+    const float rowMax = scaleMaskRow(scores + q * Tk, factor, blk, w, w, Tk);
+    softmaxRow(w, rowMax, blk, rowAny[row] == 2, w, Tk);
   }
   sgemm(false, false, nq, dk, Tk, weights + q0 * Tk, Tk, vh, dk, 0.0f, headOut + q0 * outStride, outStride);
 }
 
 // The shapes of the per-head stages and the concat (Output is shaped after the heads). Without
-// full recording the tables nobody reads stay empty, so nothing can read a stale one.
+// full recording the tables nobody reads stay empty, so nothing can read a stale one. The lazy
+// stages (scaled, masked) get their shape and axes only, and lose any whole table made from the
+// previous scores (Trace::tensor), so they always read as this pass's.
 void shapeHeadStages(Trace& t, std::int64_t B, std::int64_t Tq, std::int64_t Tk, std::int64_t d, int h, bool all) {
   const std::int64_t dk = d / h;
-  auto T = [&t](StageId id) -> Tensor& { return t.tensor(id); };
+  auto T = [&t](StageId id) -> Tensor& { return t.stages[static_cast<std::size_t>(id)].tensor; };
   // Split d_model into h heads of d_k.
   shapeStage(T(StageId::QHeads), {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
   shapeStage(T(StageId::KHeads), {B, h, Tk, dk}, {"B", "h", "T_k", "d_k"});
   shapeStage(T(StageId::VHeads), {B, h, Tk, dk}, {"B", "h", "T_k", "d_k"});
 
-  for (StageId id : {StageId::Scores, StageId::ScaledScores, StageId::MaskedScores, StageId::Weights}) {
-    if (all || id == StageId::Weights) shapeStage(T(id), {B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"});
+  t.lazyTables.reset();
+  for (StageId id : {StageId::ScaledScores, StageId::MaskedScores}) {
+    std::vector<float>().swap(T(id).data);  // derived from the scores when read: no table of its own
+    T(id).shape = all ? Shape{B, h, Tq, Tk} : Shape{0};
+    T(id).axes = all ? std::vector<std::string>{"B", "h", "T_q", "T_k"} : std::vector<std::string>{};
   }
+  if (all) shapeStage(T(StageId::Scores), {B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"});
+  shapeStage(T(StageId::Weights), {B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"});
   if (all) shapeStage(T(StageId::HeadOutputs), {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
   shapeStage(T(StageId::Concat), {B, Tq, d}, {"B", "T_q", "d_model"});
   if (!all) {  // not recorded: empty, so nothing can read a stale table as this forward's
-    for (StageId id : {StageId::Key, StageId::Value, StageId::Scores, StageId::ScaledScores, StageId::MaskedScores,
-                       StageId::HeadOutputs}) {
-      shapeStage(T(id), {0}, {});
-    }
+    for (StageId id : {StageId::Key, StageId::Value, StageId::Scores, StageId::HeadOutputs}) shapeStage(T(id), {0}, {});
   }
 }
 

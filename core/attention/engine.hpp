@@ -59,7 +59,8 @@ struct AttentionOptions {
   std::optional<Tensor> scoresOverride;
 };
 
-// Bytes the recorded trace takes for these sizes (all 16 stages + mask bookkeeping).
+// Bytes the recorded trace takes for these sizes (all 16 stages, the lazy scaled and masked scores
+// taking none, + mask bookkeeping).
 double estimateTraceBytes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel,
                           std::int64_t heads);
 // "1.5 GiB"
@@ -88,7 +89,7 @@ struct MemoryUse {
 struct MemoryEstimate {
   double inputs = 0;   // per model: query, key, value (B, T, d_model), masks, token labels
   double weights = 0;  // per model: W_q, W_k, W_v, W_o (d_model, d_model) + biases
-  double trace = 0;    // per trace: 16 stages, blocked flags, token labels
+  double trace = 0;    // per trace: 16 stages (14 tables), blocked flags, token labels
   double files = 0;    // file buffers (PyTorch-layout weights, one encoded stage, an exported picture)
   int models = 1, traces = 1;
   double total() const { return models * (inputs + weights) + traces * trace + files; }

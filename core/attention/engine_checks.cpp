@@ -22,9 +22,11 @@ double estimateTraceBytes(std::int64_t batch, std::int64_t tq, std::int64_t tk, 
                d = static_cast<double>(dModel), h = static_cast<double>(heads);
   const double qSide = b * q * d;   // query, q_proj, q_heads, head_outputs, concat, output
   const double kvSide = b * k * d;  // key, value, k_proj, v_proj, k_heads, v_heads
-  const double scoreLike = b * h * q * k;  // scores, scaled_scores, masked_scores, weights
+  // scores and weights; scaled_scores and masked_scores are derived from the scores when read
+  // (Trace::isLazy) and hold no table
+  const double scoreLike = b * h * q * k;
   const double recordedWeights = 4 * d * d + 4 * d;  // W_q, W_k, W_v, W_o and biases, kept for the Learned view
-  const double floats = 6 * qSide + 6 * kvSide + 4 * scoreLike + recordedWeights;
+  const double floats = 6 * qSide + 6 * kvSide + 2 * scoreLike + recordedWeights;
   return floats * 4.0 + b * q * k /* blocked flags */;
 }
 
@@ -44,13 +46,16 @@ MemoryEstimate estimateMemory(std::int64_t batch, std::int64_t tq, std::int64_t 
   e.weights = 4.0 * (4 * d * d + 4 * d);
   e.trace = estimateTraceBytes(batch, tq, tk, dModel, heads) + labels + b * q /* fully masked flags */;
   if (use.weightsFile) e.files += 2 * e.weights;  // state_dict copy + its encoded bytes
-  if (use.stageFile) e.files += 4.0 * std::max(b * h * q * k, b * std::max(q, k) * d);
+  // The largest stage's file bytes, and a lazy stage's table made for its file (run --dump).
+  if (use.stageFile) e.files += 4.0 * std::max(b * h * q * k, b * std::max(q, k) * d) + 4.0 * b * h * q * k;
   if (use.exportSlices > 0) {
     // The largest slice is max(T_q, T_k) x max(T_q, T_k, d_model) cells. A picture is at most
     // 8000 px a side (cells up to 56 px): its RGB surface, plus about 64 bytes a cell of paths and
     // vector output (measured: T = 1024 as SVG, ~40 bytes a cell).
     const double cells = use.exportSlices * std::max(q, k) * std::max({q, k, d});
     e.files += 4.0 * std::min(8000.0 * 8000.0, cells * 56 * 56) + 64.0 * cells;
+    e.files += 4.0 * use.exportSlices * q * k;  // a lazy stage's slices own their numbers
+
   }
   return e;
 }
@@ -132,7 +137,7 @@ Status validateSizes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::
   if (need.total() > static_cast<double>(memoryBudgetBytes)) {
     return makeError("this configuration needs about " + formatBytes(need.total()) + " (" + need.describe() +
                      "; B*h*T_q*T_k = " + std::to_string(batch) + "*" + std::to_string(heads) + "*" +
-                     std::to_string(tq) + "*" + std::to_string(tk) + " scores, 4 copies per trace; 4*d_model^2 = 4*" +
+                     std::to_string(tq) + "*" + std::to_string(tk) + " scores, 2 tables per trace; 4*d_model^2 = 4*" +
                      std::to_string(dModel) + "^2 weights), more than the memory budget of " +
                      formatBytes(static_cast<double>(memoryBudgetBytes)) +
                      "; use fewer tokens, heads or a smaller d_model, or raise the budget (--memory-budget MiB)");
@@ -254,21 +259,34 @@ MhaWeights initWeights(int dModel, bool bias, std::uint64_t seed) {
 
 std::vector<NonFiniteStage> nonFiniteStages(const Trace& trace) {
   std::vector<NonFiniteStage> out;
+  constexpr std::size_t kBlock = std::size_t{1} << 16;
+  std::vector<float> block;  // a lazy stage's cells, read from the scores a block at a time
+  const std::size_t perItem = static_cast<std::size_t>(trace.tq) * static_cast<std::size_t>(trace.tk);
   for (const Stage& st : trace.stages) {
     NonFiniteStage n{st.id};
     const bool masked = st.id == StageId::MaskedScores;
-    const auto& data = st.tensor.data;
-    const std::size_t perItem = static_cast<std::size_t>(trace.tq) * static_cast<std::size_t>(trace.tk);
-    for (std::size_t i = 0; i < data.size(); ++i) {
-      const float v = data[i];
-      if (std::isfinite(v)) continue;
-      if (masked && v == -std::numeric_limits<float>::infinity() && perItem > 0 && !trace.blocked.empty()) {
-        // (B, h, T_q, T_k): cell i is (b, head, q, k); blocked is (B, T_q, T_k).
-        const std::size_t b = i / (perItem * static_cast<std::size_t>(trace.heads));
-        if (trace.blocked[b * perItem + i % perItem]) continue;
+    const bool lazy = trace.isLazy(st.id);
+    const std::size_t cells = lazy ? static_cast<std::size_t>(st.tensor.numel()) : st.tensor.data.size();
+    for (std::size_t first = 0; first < cells; first += kBlock) {
+      const std::size_t count = std::min(kBlock, cells - first);
+      const float* data = st.tensor.ptr() + (lazy ? 0 : first);
+      if (lazy) {
+        block.resize(count);
+        trace.readCells(st.id, static_cast<std::int64_t>(first), static_cast<std::int64_t>(count), block.data());
+        data = block.data();
       }
-      if (std::isnan(v)) ++n.nan; else ++n.inf;
-      if (n.first < 0) n.first = static_cast<std::int64_t>(i);
+      for (std::size_t j = 0; j < count; ++j) {
+        const float v = data[j];
+        if (std::isfinite(v)) continue;
+        const std::size_t i = first + j;
+        if (masked && v == -std::numeric_limits<float>::infinity() && perItem > 0 && !trace.blocked.empty()) {
+          // (B, h, T_q, T_k): cell i is (b, head, q, k); blocked is (B, T_q, T_k).
+          const std::size_t b = i / (perItem * static_cast<std::size_t>(trace.heads));
+          if (trace.blocked[b * perItem + i % perItem]) continue;
+        }
+        if (std::isnan(v)) ++n.nan; else ++n.inf;
+        if (n.first < 0) n.first = static_cast<std::int64_t>(i);
+      }
     }
     if (n.nan + n.inf > 0) out.push_back(n);
   }

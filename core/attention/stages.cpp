@@ -190,7 +190,7 @@ std::vector<std::string> indexLabels(int n) {
 
 Result<Slice2D> sliceStage(const Trace& trace, StageId stage, int batchIndex, int head) {
   if (trace.stages.size() != static_cast<std::size_t>(kStageCount)) return makeError("the trace is empty");
-  const Tensor& t = trace.tensor(stage);
+  const Tensor& t = trace.stages[static_cast<std::size_t>(stage)].tensor;  // shape and axes; data unless lazy
   const char* name = stageInfo(stage).name;
   if (batchIndex < 0 || batchIndex >= trace.batch) {
     return makeError("batch index " + std::to_string(batchIndex) + " is out of range: " + name + " has B = " +
@@ -219,7 +219,15 @@ Result<Slice2D> sliceStage(const Trace& trace, StageId stage, int batchIndex, in
     s.colAxis = t.axes[2];
     offset = static_cast<std::size_t>(batchIndex) * s.rows * s.cols;
   }
-  s.data = t.ptr() + offset;
+  if (trace.isLazy(stage)) {
+    // Only this (batch item, head) slice is made from the scores, into the slice's own buffer.
+    auto own = std::make_shared<std::vector<float>>(static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(s.cols));
+    trace.readCells(stage, static_cast<std::int64_t>(offset), static_cast<std::int64_t>(own->size()), own->data());
+    s.data = own->data();
+    s.owned = std::move(own);
+  } else {
+    s.data = t.ptr() + offset;
+  }
   s.rowKind = axisKind(s.rowAxis);
   s.colKind = axisKind(s.colAxis);
   const auto b = static_cast<std::size_t>(batchIndex);

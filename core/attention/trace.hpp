@@ -5,6 +5,8 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -77,6 +79,37 @@ const char* weightMeaning(WeightId id);  // one line: what the matrix does
 std::optional<WeightId> weightFromName(std::string_view name);
 std::string weightNamesList();           // "w_q, w_k, ..." for error messages
 
+// Scaled and masked scores are kept lazily: a recorded trace stores only their shape and axes and
+// derives every number from Scores when asked, with the very float operations the forward used
+// (scaled = s * scaleFactor; masked = -inf where blocked, else scaled), so they read, dump and
+// export bit for bit as if recorded, at two (B, h, T_q, T_k) tables less memory.
+bool stageIsLazy(StageId id);
+
+// The whole tables of the lazy stages, made on the first Trace::tensor() call that asks for one
+// (whole-table readers only: the dump, tests). A copy of a trace starts without them (it derives
+// its own); forward() drops them before it overwrites the scores.
+class LazyTables {
+ public:
+  LazyTables() = default;
+  LazyTables(const LazyTables&) {}
+  LazyTables& operator=(const LazyTables&) {
+    reset();
+    return *this;
+  }
+  LazyTables(LazyTables&& o) noexcept : tables_(std::move(o.tables_)) {}
+  LazyTables& operator=(LazyTables&& o) noexcept {
+    tables_ = std::move(o.tables_);
+    return *this;
+  }
+  void reset() { tables_ = {}; }  // not while another thread reads the trace
+  std::uint64_t bytes() const;
+
+ private:
+  friend struct Trace;
+  mutable std::mutex mutex_;                                  // guards tables_ (a new one per object)
+  mutable std::array<std::unique_ptr<Tensor>, 2> tables_;     // scaled, masked; null until asked for
+};
+
 struct Trace {
   int batch = 0;    // B
   int tq = 0;       // T_q
@@ -91,7 +124,9 @@ struct Trace {
   ScaleKind scale = ScaleKind::SqrtDk;
   float scaleFactor = 1.0f;  // the number scores are multiplied by, e.g. 1/sqrt(d_k)
 
-  std::vector<Stage> stages;                          // kStageCount entries, pipeline order
+  // kStageCount entries, pipeline order. A lazy stage (isLazy) holds its shape and axes only:
+  // read its numbers through tensor(), readCells() or cell(), never through .data.
+  std::vector<Stage> stages;
   // kWeightCount entries in WeightId order: W_* (d_model_in, d_model_out), b_* (1, d_model_out);
   // biases are zeros when the model has none (hasBias false).
   std::vector<Tensor> weights;
@@ -101,10 +136,27 @@ struct Trace {
   std::vector<std::uint8_t> blocked;                  // (B, T_q, T_k) 1 = key blocked for query
   std::vector<std::uint8_t> fullyMasked;              // (B, T_q) 1 = every key blocked: weights row 0
   std::uint64_t generation = 0;                       // ++ on every recompute
+  LazyTables lazyTables;                              // the lazy stages' whole tables, once asked for
 
-  const Tensor& tensor(StageId id) const { return stages[static_cast<std::size_t>(id)].tensor; }
+  // The stage's whole table. For a lazy stage it is made from Scores on the first call (thread-safe)
+  // and kept: for whole-table readers (dump, tests) only; the window never calls it for one.
+  const Tensor& tensor(StageId id) const;
+  Tensor& tensor(StageId id);
   const Tensor& weight(WeightId id) const { return weights[static_cast<std::size_t>(id)]; }
-  Tensor& tensor(StageId id) { return stages[static_cast<std::size_t>(id)].tensor; }
+  // Shape and axis names without touching the numbers (cheap for every stage).
+  const Shape& shapeOf(StageId id) const { return stages[static_cast<std::size_t>(id)].tensor.shape; }
+  const std::vector<std::string>& axesOf(StageId id) const { return stages[static_cast<std::size_t>(id)].tensor.axes; }
+  // True when the stage's numbers are derived from Scores on demand (not stored).
+  bool isLazy(StageId id) const;
+  // Cells [first, first + count) of the stage in flat row-major order, into out: copied, or for a
+  // lazy stage computed from Scores. cell(): one of them.
+  void readCells(StageId id, std::int64_t first, std::int64_t count, float* out) const;
+  float cell(StageId id, std::int64_t index) const;
+  // The stage's whole table as a Tensor of its own (a lazy stage's is made from Scores and not
+  // kept: for a reader that needs one table at a time, like the dump).
+  Tensor copyOf(StageId id) const;
+  // Bytes of numbers held: every stored stage, the lazy tables made so far, weights and mask flags.
+  std::uint64_t residentBytes() const;
   bool isBlocked(int b, int q, int k) const {
     return blocked[(static_cast<std::size_t>(b) * tq + q) * tk + k] != 0;
   }
@@ -119,7 +171,10 @@ struct Slice2D {
   int batchIndex = 0;
   int head = -1;  // -1 for stages without a head axis
   int rows = 0, cols = 0;
-  const float* data = nullptr;  // points into the trace; valid while the trace is unchanged
+  // Points into the trace (valid while the trace is unchanged) or, for a lazy stage, into `owned`,
+  // the slice's own copy of its numbers (shared by copies of the slice, so they stay valid).
+  const float* data = nullptr;
+  std::shared_ptr<const std::vector<float>> owned;
   std::string rowAxis, colAxis;  // "T_q", "T_k", "d_k", "d_model": what labels and titles say
   AxisKind rowKind = AxisKind::Other, colKind = AxisKind::Other;  // axisKind(rowAxis/colAxis): what code asks
   std::vector<std::string> rowLabels, colLabels;

@@ -98,14 +98,23 @@ ColormapId defaultColormap(DataKind kind) {
 }
 
 ColorRange rangeFor(DataKind kind, const float* data, std::size_t n) {
-  if (kind == DataKind::Probability) return {0.0f, 1.0f};
-  // Symmetric about 0 so that white means exactly 0 and equal colour strength means equal |v|.
-  float m = 0.0f;
+  RangeAccumulator r(kind);
+  r.add(data, n);
+  return r.range();
+}
+
+void RangeAccumulator::add(const float* data, std::size_t n) {
+  if (kind_ == DataKind::Probability) return;
   for (std::size_t i = 0; i < n; ++i) {
     const float v = data[i];
-    if (std::isfinite(v)) m = std::max(m, std::abs(v));
+    if (std::isfinite(v)) maxAbs_ = std::max(maxAbs_, std::abs(v));
   }
-  if (m == 0.0f) m = 1e-6f;
+}
+
+ColorRange RangeAccumulator::range() const {
+  if (kind_ == DataKind::Probability) return {0.0f, 1.0f};
+  // Symmetric about 0 so that white means exactly 0 and equal colour strength means equal |v|.
+  const float m = maxAbs_ == 0.0f ? 1e-6f : maxAbs_;
   return {-m, m};
 }
 

@@ -47,6 +47,18 @@ struct ColorRange {
 // Probability → [0, 1]. Signed → [-m, m] with m = max |finite value| (1e-6 when every finite
 // value is 0, so the range never collapses). NaN and ±inf are ignored.
 ColorRange rangeFor(DataKind kind, const float* data, std::size_t n);
+// rangeFor over numbers read a block at a time (a lazy stage): add() every block, then range()
+// is what rangeFor over all of them gives.
+class RangeAccumulator {
+ public:
+  explicit RangeAccumulator(DataKind kind) : kind_(kind) {}
+  void add(const float* data, std::size_t n);
+  ColorRange range() const;
+
+ private:
+  DataKind kind_;
+  float maxAbs_ = 0.0f;
+};
 // The smallest range holding both (for one shared scale across several heatmaps).
 ColorRange unionRange(ColorRange a, ColorRange b);
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "lessons/common.hpp"
 #include "lessons/lessons.hpp"
@@ -45,19 +46,21 @@ Result<CellBreakdown> cellBreakdown(const Trace& t, int b, int head, int query, 
   c.handSet = std::abs(c.dot - static_cast<double>(c.recordedScore)) > 1e-4 * (1.0 + absSum);
   c.scaleFactor = t.scaleFactor;
   c.scaled = static_cast<double>(c.recordedScore) * static_cast<double>(c.scaleFactor);
-  c.recordedScaled = t.tensor(StageId::ScaledScores).data[idx(row + key)];
+  c.recordedScaled = t.cell(StageId::ScaledScores, row + key);
   c.blocked = t.isBlocked(b, query, key);
-  const float* logits = t.tensor(StageId::MaskedScores).ptr() + row;
+  std::vector<float> logits(idx(t.tk));  // the row's masked scores (one row of a lazy stage)
+  t.readCells(StageId::MaskedScores, row, t.tk, logits.data());
   const float* weights = t.tensor(StageId::Weights).ptr() + row;
   c.rowMax = -std::numeric_limits<double>::infinity();
   for (int k = 0; k < t.tk; ++k) {
-    c.rowLogits.push_back(logits[k]);
+    c.rowLogits.push_back(logits[idx(k)]);
     c.rowRecorded.push_back(weights[k]);
-    c.rowMax = std::max(c.rowMax, static_cast<double>(logits[k]));
+    c.rowMax = std::max(c.rowMax, static_cast<double>(logits[idx(k)]));
   }
   const bool allBlocked = !std::isfinite(c.rowMax);
   for (int k = 0; k < t.tk; ++k) {
-    const double e = allBlocked || std::isinf(logits[k]) ? 0.0 : std::exp(static_cast<double>(logits[k]) - c.rowMax);
+    const double e =
+        allBlocked || std::isinf(logits[idx(k)]) ? 0.0 : std::exp(static_cast<double>(logits[idx(k)]) - c.rowMax);
     c.rowExp.push_back(e);
     c.rowExpSum += e;
   }

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "lessons/common.hpp"
 #include "lessons/lessons.hpp"
@@ -126,12 +127,13 @@ void sumHeads(PitfallResult& r, const Trace& t, const MhaWeights& w) {
 void maskAfterSoftmax(PitfallResult& r, const Trace& t, const MhaWeights& w) {
   const auto B = t.batch, h = t.heads, Tq = t.tq, Tk = t.tk;
   // Softmax over every key (the mask ignored), then zero the blocked ones: no renormalising.
-  const Tensor& scaled = t.tensor(StageId::ScaledScores);
+  std::vector<float> scaled(idx(Tk));  // one row of the (lazy) scaled scores
   for (std::int64_t bh = 0; bh < static_cast<std::int64_t>(B) * h; ++bh) {
     const std::int64_t b = bh / h;
     for (std::int64_t q = 0; q < Tq; ++q) {
       const std::int64_t row = (bh * Tq + q) * Tk;
-      stableSoftmax(scaled.ptr() + row, r.weights.ptr() + row, Tk);
+      t.readCells(StageId::ScaledScores, row, Tk, scaled.data());
+      stableSoftmax(scaled.data(), r.weights.ptr() + row, Tk);
       for (std::int64_t k = 0; k < Tk; ++k)
         if (t.isBlocked(static_cast<int>(b), static_cast<int>(q), static_cast<int>(k))) r.weights.data[idx(row + k)] = 0.0f;
     }
@@ -141,23 +143,26 @@ void maskAfterSoftmax(PitfallResult& r, const Trace& t, const MhaWeights& w) {
 
 void softmaxOverQueries(PitfallResult& r, const Trace& t, const MhaWeights& w) {
   const auto B = t.batch, h = t.heads, Tq = t.tq, Tk = t.tk;
-  const Tensor& masked = t.tensor(StageId::MaskedScores);
-  for (std::int64_t bh = 0; bh < static_cast<std::int64_t>(B) * h; ++bh)
+  std::vector<float> masked(idx(Tq * Tk));  // one head's (lazy) masked scores
+  for (std::int64_t bh = 0; bh < static_cast<std::int64_t>(B) * h; ++bh) {
+    t.readCells(StageId::MaskedScores, bh * Tq * Tk, Tq * Tk, masked.data());
     for (std::int64_t k = 0; k < Tk; ++k) {
       // Column k: every query's logit for this key, stride T_k.
-      stableSoftmax(masked.ptr() + bh * Tq * Tk + k, r.weights.ptr() + bh * Tq * Tk + k, Tq, Tk);
+      stableSoftmax(masked.data() + k, r.weights.ptr() + bh * Tq * Tk + k, Tq, Tk);
     }
+  }
   r.output = outputFromWeights(t, r.weights, w);
 }
 
 void noMaxSubtraction(PitfallResult& r, const Trace& t, const MhaWeights& w) {
   const auto Tk = t.tk;
   // What a naive float implementation does: exp(x) / sum exp(x), no max subtracted.
-  const Tensor& masked = t.tensor(StageId::MaskedScores);
-  for (std::size_t row = 0; row < masked.data.size(); row += idx(Tk)) {
+  std::vector<float> masked(idx(Tk));  // one row of the (lazy) masked scores
+  for (std::size_t row = 0; row < r.weights.data.size(); row += idx(Tk)) {
+    t.readCells(StageId::MaskedScores, static_cast<std::int64_t>(row), Tk, masked.data());
     float sum = 0.0f;
     for (std::size_t k = 0; k < idx(Tk); ++k) {
-      const float e = std::exp(masked.data[row + k]);  // exp(-inf) = 0 for blocked keys
+      const float e = std::exp(masked[k]);  // exp(-inf) = 0 for blocked keys
       r.weights.data[row + k] = e;
       sum += e;
     }
@@ -181,7 +186,12 @@ Result<PitfallResult> runPitfall(const Model& model, Pitfall pitfall) {
     // Make the logits large (max |scaled score| = 120, beyond float exp's overflow at ~88.7) by
     // feeding the recorded scores, multiplied, back in as hand-set scores.
     double maxLogit = 0;
-    for (float v : r.correct.tensor(StageId::ScaledScores).data) maxLogit = std::max(maxLogit, std::abs(static_cast<double>(v)));
+    const Trace& c = r.correct;
+    std::vector<float> scaled(idx(c.tk));  // one row of the (lazy) scaled scores
+    for (std::int64_t row = 0; row < Tensor::numelOf(c.shapeOf(StageId::ScaledScores)); row += c.tk) {
+      c.readCells(StageId::ScaledScores, row, c.tk, scaled.data());
+      for (float v : scaled) maxLogit = std::max(maxLogit, std::abs(static_cast<double>(v)));
+    }
     r.logitGain = maxLogit > 0 ? static_cast<float>(std::max(1.0, 120.0 / maxLogit)) : 1.0f;
     Tensor boosted = r.correct.tensor(StageId::Scores);
     for (float& v : boosted.data) v *= r.logitGain;

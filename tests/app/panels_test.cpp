@@ -191,7 +191,7 @@ TEST(LessonScheduling, ChoicesChangeResultsThroughTheScheduler) {
 TEST(LessonScheduling, BigTracesSkipTheRecomputingLessons) {
   HeadlessUi ui(ImVec2(1600, 1000));
   ui.state.config = preset("default");
-  ui.state.config.tokens = 600;
+  ui.state.config.tokens = 800;  // two stored (h, T, T) tables: 82 MiB (scaled and masked are lazy)
   ui.state.config.heads = 16;
   ui.state.config.dModel = 64;
   ui.update("Split");

@@ -126,8 +126,8 @@ TEST(Gemm, TheForwardAgreesOnBothBackends) {
   ASSERT_TRUE(setGemmBackend(GemmBackend::OpenBlas));
   ASSERT_TRUE(forward(m.inputs, m.weights, m.options, to).ok());
   for (int i = 0; i < kStageCount; ++i) {
-    const Tensor& a = to.stages[static_cast<std::size_t>(i)].tensor;
-    const Tensor& b = te.stages[static_cast<std::size_t>(i)].tensor;
+    const Tensor& a = to.tensor(static_cast<StageId>(i));
+    const Tensor& b = te.tensor(static_cast<StageId>(i));
     ASSERT_EQ(a.shape, b.shape);
     EXPECT_TRUE(checkTensor(std::string(stageInfo(static_cast<StageId>(i)).name), a.ptr(), b.ptr(), a.data.size(), 1e-5, 1e-4));
   }
@@ -144,8 +144,8 @@ TEST(ThreadedForward, GivesTheOneThreadBitsExactly) {
     ASSERT_TRUE(forward(m.inputs, m.weights, one, t1).ok());
     ASSERT_TRUE(forward(m.inputs, m.weights, two, t2).ok());
     for (int i = 0; i < kStageCount; ++i) {
-      const auto& a = t1.stages[static_cast<std::size_t>(i)].tensor.data;
-      const auto& b = t2.stages[static_cast<std::size_t>(i)].tensor.data;
+      const auto& a = t1.tensor(static_cast<StageId>(i)).data;
+      const auto& b = t2.tensor(static_cast<StageId>(i)).data;
       ASSERT_EQ(a.size(), b.size());
       EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), [](float x, float y) {
         return std::memcmp(&x, &y, sizeof x) == 0;
@@ -261,7 +261,7 @@ TEST(ReusedTrace, RecordsChangedInputsAndWeights) {
   Trace fresh;
   ASSERT_TRUE(forward(m.inputs, m.weights, m.options, fresh).ok());
   for (int i = 0; i < kStageCount; ++i) {
-    EXPECT_TRUE(sameBits(t.stages[static_cast<std::size_t>(i)].tensor, fresh.stages[static_cast<std::size_t>(i)].tensor))
+    EXPECT_TRUE(sameBits(t.tensor(static_cast<StageId>(i)), fresh.tensor(static_cast<StageId>(i))))
         << stageInfo(static_cast<StageId>(i)).name;
   }
 }
@@ -289,7 +289,7 @@ TEST(PartialRecording, KeepsTheFullRecordingsBitsOnItsStagesAndEmptiesTheRest) {
       // Back to full recording on the same trace: every stage is there again.
       ASSERT_TRUE(forward(m.inputs, m.weights, full, tp).ok());
       for (int i = 0; i < kStageCount; ++i) {
-        EXPECT_TRUE(sameBits(tp.stages[static_cast<std::size_t>(i)].tensor, tf.stages[static_cast<std::size_t>(i)].tensor));
+        EXPECT_TRUE(sameBits(tp.tensor(static_cast<StageId>(i)), tf.tensor(static_cast<StageId>(i))));
       }
     }
   }

@@ -166,7 +166,7 @@ void runAndCompare(const Case& c, std::mt19937_64& rng) {
   ASSERT_TRUE(s.ok()) << s.error().message;
   const RefTrace ref = reference(in, w, opt);
   for (int i = 0; i < kStageCount; ++i) {
-    const Tensor& t = trace.stages[static_cast<std::size_t>(i)].tensor;
+    const Tensor& t = trace.tensor(static_cast<StageId>(i));  // lazy stages: their whole table
     ASSERT_EQ(t.data.size(), ref.stage[static_cast<std::size_t>(i)].size()) << stageInfo(static_cast<StageId>(i)).name;
     EXPECT_TRUE(checkTensor(stageInfo(static_cast<StageId>(i)).name, t.ptr(),
                             ref.stage[static_cast<std::size_t>(i)].data(), t.data.size(), 2e-5, 2e-4));
@@ -320,7 +320,7 @@ TEST(Engine, FullyMaskedRowIsZeroNotNanNorUniform) {
   EXPECT_TRUE(t.isFullyMasked(0, 0));
   EXPECT_FALSE(t.isFullyMasked(0, 1));
   for (const auto& st : t.stages)
-    for (float v : st.tensor.data) ASSERT_FALSE(std::isnan(v)) << stageInfo(st.id).name << " has NaN";
+    for (float v : t.tensor(st.id).data) ASSERT_FALSE(std::isnan(v)) << stageInfo(st.id).name << " has NaN";
   const Tensor& W = t.tensor(StageId::Weights);
   const Tensor& O = t.tensor(StageId::HeadOutputs);
   for (int h = 0; h < 2; ++h) {

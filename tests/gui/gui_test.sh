@@ -157,7 +157,7 @@ case "$case_name" in
     python3 "$here/check_png.py" "$out/long.png" || fail "blank long-sequence screenshot"
     ;;
   long_sequence)
-    # T = 4096, h = 8, d_model = 512 (a 2.1 GiB trace; the default budget is half of the available
+    # T = 4096, h = 8, d_model = 512 (a 1.1 GiB trace; the default budget is half of the available
     # memory): computed on the worker, downsampled to the screen by the max rule, zoomed to cells.
     xvfb "$bin" --preset default --script "$(script_from long_sequence.txt)" > "$out/log.txt" 2>&1 \
       || { tail -n 30 "$out/log.txt"; fail "long-sequence script failed"; }

@@ -1,0 +1,102 @@
+// Trace: reading a stage's numbers, stored or lazy (see trace.hpp). The lazy stages — scaled and
+// masked scores — are derived from Scores here, and only here, with the forward's own operations.
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "attention/trace.hpp"
+
+namespace mhascope {
+
+bool stageIsLazy(StageId id) { return id == StageId::ScaledScores || id == StageId::MaskedScores; }
+
+std::uint64_t LazyTables::bytes() const {
+  std::lock_guard lock(mutex_);
+  std::uint64_t n = 0;
+  for (const auto& t : tables_) {
+    if (t) n += t->data.capacity() * sizeof(float);
+  }
+  return n;
+}
+
+bool Trace::isLazy(StageId id) const {
+  if (!stageIsLazy(id) || stages.size() != static_cast<std::size_t>(kStageCount)) return false;
+  const Tensor& own = stages[static_cast<std::size_t>(id)].tensor;
+  const Tensor& scores = stages[static_cast<std::size_t>(StageId::Scores)].tensor;
+  const auto n = static_cast<std::size_t>(own.numel());
+  // Shaped, not stored, and the scores it derives from are there (a hand-built trace that stores
+  // the table itself reads as stored).
+  return n > 0 && own.data.size() != n && scores.data.size() == n;
+}
+
+void Trace::readCells(StageId id, std::int64_t first, std::int64_t count, float* out) const {
+  const Tensor& own = stages.at(static_cast<std::size_t>(id)).tensor;
+  if (first < 0 || count < 0 || first + count > own.numel()) {
+    throw std::out_of_range(std::string("readCells: cells ") + std::to_string(first) + " + " + std::to_string(count) +
+                            " outside " + stageInfo(id).name + " (" + std::to_string(own.numel()) + " cells)");
+  }
+  if (!isLazy(id)) {
+    std::copy(own.ptr() + first, own.ptr() + first + count, out);
+    return;
+  }
+  // The forward's scale: one float product per cell (row_kernels.cpp scaleMaskRow), the same bits.
+  const float* s = tensor(StageId::Scores).ptr() + first;
+  const float factor = scaleFactor;
+  for (std::int64_t i = 0; i < count; ++i) out[i] = s[i] * factor;
+  if (id != StageId::MaskedScores) return;
+  // The forward's mask: -inf where the key is blocked. blocked is (B, T_q, T_k), the table (B, h, T_q, T_k).
+  const std::int64_t perHead = static_cast<std::int64_t>(tq) * tk, perItem = perHead * heads;
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  for (std::int64_t i = 0; i < count;) {
+    const std::int64_t cellIndex = first + i, b = cellIndex / perItem, inHead = cellIndex % perHead;
+    const std::int64_t n = std::min(count - i, perHead - inHead);  // up to the end of this head's table
+    const std::uint8_t* blk = blocked.data() + b * perHead + inHead;
+    for (std::int64_t j = 0; j < n; ++j) {
+      if (blk[j]) out[i + j] = kNegInf;
+    }
+    i += n;
+  }
+}
+
+float Trace::cell(StageId id, std::int64_t index) const {
+  float v = 0.0f;
+  readCells(id, index, 1, &v);
+  return v;
+}
+
+Tensor Trace::copyOf(StageId id) const {
+  const Tensor& own = stages.at(static_cast<std::size_t>(id)).tensor;
+  if (!isLazy(id)) return own;
+  Tensor t;
+  t.shape = own.shape;
+  t.axes = own.axes;
+  t.data.resize(static_cast<std::size_t>(own.numel()));
+  readCells(id, 0, own.numel(), t.ptr());
+  return t;
+}
+
+const Tensor& Trace::tensor(StageId id) const {
+  const Tensor& own = stages[static_cast<std::size_t>(id)].tensor;
+  if (!isLazy(id)) return own;
+  std::lock_guard lock(lazyTables.mutex_);
+  auto& made = lazyTables.tables_[id == StageId::ScaledScores ? 0 : 1];
+  if (!made) made = std::make_unique<Tensor>(copyOf(id));
+  return *made;
+}
+
+Tensor& Trace::tensor(StageId id) {
+  // A lazy stage's whole table, made as above: writing to it changes no other stage.
+  if (isLazy(id)) return const_cast<Tensor&>(std::as_const(*this).tensor(id));
+  return stages[static_cast<std::size_t>(id)].tensor;
+}
+
+std::uint64_t Trace::residentBytes() const {
+  std::uint64_t bytes = blocked.capacity() + fullyMasked.capacity() + lazyTables.bytes();
+  for (const Stage& s : stages) bytes += s.tensor.data.capacity() * sizeof(float);
+  for (const Tensor& w : weights) bytes += w.data.capacity() * sizeof(float);
+  return bytes;
+}
+
+}  // namespace mhascope
