@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <thread>
 #include <vector>
 
 namespace mhascope {
 namespace {
 
 constexpr float kNone = -std::numeric_limits<float>::infinity();
+constexpr long long kSplitCells = 1 << 20;  // windows at least this large are folded on two threads
 
 inline bool skipped(const float* v, const std::uint8_t* blocked, std::size_t i) {
   return (blocked && blocked[i]) || v[i] == kNone;
@@ -29,13 +31,15 @@ float rowMaximum(const float* v, const std::uint8_t* blocked, std::size_t first,
 // too): the ky rows of a block are folded cell by cell first (contiguous, so the compiler
 // vectorises it), then kx columns at a time. The same positions as combining the rows' parts one
 // by one (a max is a max in any order; max |v| is decided by the block's two extremes).
+// Block rows [brBegin, brEnd) of the output.
 void foldBlocks(const float* values, const std::uint8_t* blocked, int cols, int r0, int c0, int wr, int wc, int ky,
-                int kx, ColorScale scale, ColorRange range, DownsampleRule rule, BlockPositions& out) {
+                int kx, ColorScale scale, ColorRange range, DownsampleRule rule, BlockPositions& out, int brBegin,
+                int brEnd) {
   const float inf = std::numeric_limits<float>::infinity();
   const bool needLo = rule == DownsampleRule::MaxAbs;
   std::vector<float> hi(static_cast<std::size_t>(wc)), lo(needLo ? static_cast<std::size_t>(wc) : 0);
   std::vector<std::uint8_t> nan(static_cast<std::size_t>(wc));
-  for (int br = 0; br < out.rows; ++br) {
+  for (int br = brBegin; br < brEnd; ++br) {
     std::fill(hi.begin(), hi.end(), kNone);
     std::fill(lo.begin(), lo.end(), inf);
     std::fill(nan.begin(), nan.end(), std::uint8_t{0});
@@ -118,7 +122,21 @@ void downsampleToPositions(const float* values, const std::uint8_t* blocked, int
   out.cols = wc > 0 ? (wc + kx - 1) / kx : 0;
   out.values.assign(static_cast<std::size_t>(out.rows) * out.cols, kNone);
   if (scale != ColorScale::PerRow) {
-    foldBlocks(values, blocked, cols, r0, c0, wr, wc, ky, kx, scale, range, rule, out);
+    // Two cores for a large window (a zoom of a T = 4096 map reads up to 6 M cells): the second
+    // folds the lower half of the block rows; the entries are the same whoever computes them.
+    const bool split = static_cast<long long>(wr) * wc >= kSplitCells && std::thread::hardware_concurrency() >= 2;
+    const int half = split ? out.rows / 2 : out.rows;
+    std::thread other;
+    if (split) {
+      other = std::thread([&] { foldBlocks(values, blocked, cols, r0, c0, wr, wc, ky, kx, scale, range, rule, out, half, out.rows); });
+    }
+    try {
+      foldBlocks(values, blocked, cols, r0, c0, wr, wc, ky, kx, scale, range, rule, out, 0, half);
+    } catch (...) {
+      if (other.joinable()) other.join();
+      throw;
+    }
+    if (other.joinable()) other.join();
     return;
   }
   for (int r = r0; r < r0 + wr; ++r) {

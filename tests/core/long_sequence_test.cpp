@@ -264,6 +264,28 @@ TEST(Downsample, FoldedBlocksAgreeWithTheCellByCellReference) {
   }
 }
 
+// A window of over a million cells is folded on two threads: the same entries as the reference.
+TEST(Downsample, TwoThreadsGiveTheSameBlocks) {
+  const int rows = 1100, cols = 1030;
+  std::vector<float> v(static_cast<std::size_t>(rows) * cols);
+  std::vector<std::uint8_t> blocked(v.size());
+  std::uint64_t state = 99;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    v[i] = static_cast<float>((state >> 40) & 0xFFFFFF) / static_cast<float>(0x1000000) - 0.5f;
+    blocked[i] = r0blocked(i, cols);
+  }
+  for (const DownsampleRule rule : {DownsampleRule::Max, DownsampleRule::MaxAbs}) {
+    for (const int k : {1, 3, 7}) {
+      const auto want = referenceBlocks(v, blocked, rows, cols, k, k, ColorScale::Linear, ColorRange{-0.5f, 0.5f}, rule);
+      BlockPositions out;
+      downsampleToPositions(v.data(), blocked.data(), rows, cols, k, k, ColorScale::Linear, ColorRange{-0.5f, 0.5f},
+                            rule, out);
+      ASSERT_EQ(out.values, want) << "k " << k;
+    }
+  }
+}
+
 TEST(Downsample, CellsPerTexel) {
   EXPECT_EQ(cellsPerTexel(4096, 585), 8);
   EXPECT_EQ(cellsPerTexel(4096, 4096), 1);
