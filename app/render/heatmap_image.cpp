@@ -44,9 +44,7 @@ void buildHeatmapImage(const float* values, int rows, int cols, const HeatmapLoo
   downsampleToPositions(values, blocked, rows, cols, out.rowStep, out.colStep, look.scale, look.range, look.rule,
                         scratch, window);
   const ColorRange unit{0.0f, 1.0f};  // positions: 0 → entry 0, 1 → entry 255; −inf blocked; NaN
-  for (std::size_t i = 0; i < scratch.values.size(); ++i) {
-    putPixel(&out.rgba[i * 4], mapValue(look.colormap, unit, scratch.values[i]));
-  }
+  fillRgba(look.colormap, unit, scratch.values.data(), scratch.rows, scratch.cols, out.rgba.data());
 }
 
 void buildColorbarImage(ColormapId colormap, HeatmapImage& out) {

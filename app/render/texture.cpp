@@ -26,12 +26,26 @@ void Texture::release() {
 
 void Texture::upload(const std::uint8_t* rgba, int width, int height) {
   if (width <= 0 || height <= 0) return;
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
   if (id_ != 0 && width == width_ && height == height_) {
-    glBindTexture(GL_TEXTURE_2D, id_);
-    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, rgba);
+    uploadRegion(rgba, width, height);
     return;
   }
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  storage(rgba, width, height);
+}
+
+void Texture::allocate(int width, int height) {
+  if (width > 0 && height > 0 && (width != width_ || height != height_ || id_ == 0)) storage(nullptr, width, height);
+}
+
+void Texture::uploadRegion(const std::uint8_t* rgba, int width, int height) {
+  if (id_ == 0 || width <= 0 || height <= 0 || width > width_ || height > height_) return;
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  glBindTexture(GL_TEXTURE_2D, id_);
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, rgba);
+}
+
+void Texture::storage(const std::uint8_t* rgba, int width, int height) {
   if (id_ == 0) {
     GLuint id = 0;
     glGenTextures(1, &id);

@@ -3,13 +3,48 @@
 #include <algorithm>
 
 namespace mhascope::app {
+namespace {
+
+constexpr int kStorageStep = 64;    // storage sides are whole multiples of this
+constexpr int kMaxSpareSide = 2048;  // 16 MiB of RGBA: spares are never larger
+
+int roundUp(int n) { return (n + kStorageStep - 1) / kStorageStep * kStorageStep; }
+
+}  // namespace
+
+void TextureCache::allocateStorage(Texture& t, int width, int height) {
+  t.allocate(width, height);
+  ++allocations_;
+}
+
+Texture TextureCache::takeStorage(int width, int height) {
+  // The smallest spare that holds the texels.
+  auto best = spares_.end();
+  for (auto it = spares_.begin(); it != spares_.end(); ++it) {
+    if (it->width() < width || it->height() < height) continue;
+    if (best == spares_.end() || it->width() * it->height() < best->width() * best->height()) best = it;
+  }
+  if (best != spares_.end()) {
+    Texture t = std::move(*best);
+    spares_.erase(best);
+    return t;
+  }
+  Texture t;
+  allocateStorage(t, std::min(roundUp(width), maxSize_), std::min(roundUp(height), maxSize_));
+  return t;
+}
 
 HeatmapTexture TextureCache::get(const TextureKey& key, const float* values, int rows, int cols,
                                  const std::uint8_t* blocked) {
+  const auto drawn = [](const Entry& e) {
+    return HeatmapTexture{e.texture.imguiId(), e.rowStep, e.colStep, e.width, e.height, e.key.row, e.key.col,
+                          static_cast<float>(e.width) / static_cast<float>(std::max(e.texture.width(), 1)),
+                          static_cast<float>(e.height) / static_cast<float>(std::max(e.texture.height(), 1))};
+  };
   for (Entry& e : entries_) {
     if (e.key == key) {
       e.usedThisFrame = true;
-      return {e.texture.imguiId(), e.rowStep, e.colStep, e.width, e.height, e.key.row, e.key.col};
+      return drawn(e);
     }
   }
   if (maxSize_ <= 0) maxSize_ = Texture::maxSize();
@@ -22,9 +57,13 @@ HeatmapTexture TextureCache::get(const TextureKey& key, const float* values, int
   e.colStep = scratch_.colStep;
   e.width = scratch_.width;
   e.height = scratch_.height;
-  e.texture.upload(scratch_.rgba.data(), scratch_.width, scratch_.height);
+  e.texture = takeStorage(e.width, e.height);
+  e.texture.uploadRegion(scratch_.rgba.data(), e.width, e.height);
+  const bool whole = key.row == 0 && key.col == 0 && (key.rows < 0 || key.rows >= rows) && (key.cols < 0 || key.cols >= cols);
+  if (whole) spareSide_ = std::max(spareSide_, std::min({roundUp(2 * std::max(e.width, e.height)), kMaxSpareSide, maxSize_}));
+  uploadedThisFrame_ = true;
   ++uploads_;
-  return {e.texture.imguiId(), e.rowStep, e.colStep, e.width, e.height, e.key.row, e.key.col};
+  return drawn(e);
 }
 
 const Texture& TextureCache::colorbar(ColormapId colormap) {
@@ -37,8 +76,24 @@ const Texture& TextureCache::colorbar(ColormapId colormap) {
 }
 
 void TextureCache::endFrame() {
+  for (Entry& e : entries_) {
+    if (!e.usedThisFrame && e.texture.valid()) spares_.push_back(std::move(e.texture));
+  }
   std::erase_if(entries_, [](const Entry& e) { return !e.usedThisFrame; });
   for (Entry& e : entries_) e.usedThisFrame = false;
+  // Keep the largest spares.
+  std::sort(spares_.begin(), spares_.end(),
+            [](const Texture& a, const Texture& b) { return a.width() * a.height() > b.width() * b.height(); });
+  if (spares_.size() > static_cast<std::size_t>(kSpares)) spares_.resize(static_cast<std::size_t>(kSpares));
+  // A frame that built nothing: make sure two storages hold any texture of the views on screen
+  // (one drawn, one ready for the next zoom or pan), allocating at most one per frame.
+  const auto big = [this](const Texture& t) { return t.width() >= spareSide_ && t.height() >= spareSide_; };
+  const auto bigEntries = std::count_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return big(e.texture); });
+  if (!uploadedThisFrame_ && spareSide_ > 0 && bigEntries + std::count_if(spares_.begin(), spares_.end(), big) < 2) {
+    if (spares_.size() >= static_cast<std::size_t>(kSpares)) spares_.pop_back();
+    allocateStorage(spares_.emplace_back(), spareSide_, spareSide_);
+  }
+  uploadedThisFrame_ = false;
 }
 
 }  // namespace mhascope::app

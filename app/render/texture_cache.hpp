@@ -1,7 +1,14 @@
 // Heatmap textures keyed by what they show: (trace serial, stage, batch item, head, colormap,
 // colour range, colour scale, cells per texel). A texture is uploaded only when its key is new; entries not drawn during a
-// frame are freed at the frame's end, so the live texture count follows what is on screen and
+// frame are given up at the frame's end, so the live texture count follows what is on screen and
 // stays flat however many configurations go by.
+// GL storage is reused: a new key fills (glTexSubImage2D) the corner of a texture given up
+// earlier when one is large enough, and the frame draws that corner (u1, v1). Allocating storage
+// is what cost (a new 840 x 840 texture: ~25 ms with llvmpipe, filling it 0.2 ms), so a frame
+// that zooms or pans a long sequence never allocates: a few given-up textures are kept (kSpares),
+// and frames that upload nothing make sure two storages (one drawn, one spare) hold twice the
+// largest whole-matrix texture (a zoomed view's texture spans up to two views of cells at up to
+// one texel per pixel, the whole matrix at fit about one view).
 #pragma once
 
 #include <array>
@@ -36,10 +43,12 @@ struct HeatmapTexture {
   int rowStep = 1, colStep = 1;  // cells per texel: the key's steps, or more past GL_MAX_TEXTURE_SIZE
   int width = 0, height = 0;     // texels
   int row = 0, col = 0;          // the cell at texel (0, 0)
+  float u1 = 1.0f, v1 = 1.0f;    // texture coordinates of the texels' far corner (the storage may be larger)
 };
 
 class TextureCache {
  public:
+  static constexpr int kSpares = 4;
   // The texture for `key`; on a miss, builds the pixels from rows x cols `values` and uploads.
   // `blocked` (rows x cols, may be null): Slice2D::blockedCells, drawn in the blocked colour.
   HeatmapTexture get(const TextureKey& key, const float* values, int rows, int cols,
@@ -51,6 +60,9 @@ class TextureCache {
 
   int size() const { return static_cast<int>(entries_.size()); }
   std::uint64_t uploads() const { return uploads_; }
+  // GL storage allocations for heatmaps (a zoom or a pan of a long sequence must not add any).
+  std::uint64_t allocations() const { return allocations_; }
+  int spares() const { return static_cast<int>(spares_.size()); }
   // 0 = ask the GPU (GL_MAX_TEXTURE_SIZE). Tests lower it to exercise the downsampling path.
   void setMaxTextureSize(int texels) { maxSize_ = texels; }
 
@@ -61,7 +73,14 @@ class TextureCache {
     int rowStep = 1, colStep = 1, width = 0, height = 0;
     bool usedThisFrame = true;
   };
+  Texture takeStorage(int width, int height);  // a spare that holds width x height, or a new one
+  void allocateStorage(Texture& t, int width, int height);
+
   std::vector<Entry> entries_;  // a handful (one per visible map): a linear scan is fastest
+  std::vector<Texture> spares_;  // storage given up, kept for the next keys (at most kSpares)
+  int spareSide_ = 0;            // the side spares are allocated with (see above)
+  bool uploadedThisFrame_ = false;
+  std::uint64_t allocations_ = 0;
   std::array<Texture, kColormapCount> colorbars_;
   HeatmapImage scratch_;        // pixel buffer reused for every upload
   BlockPositions blocks_;       // downsampled colour positions, reused

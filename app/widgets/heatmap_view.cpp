@@ -255,7 +255,7 @@ void drawCells(ImDrawList* dl, const HeatmapSpec& spec, const View& v, HeatmapHo
   const ImVec2 a = v.cellMin(tex.row, tex.col - v.colBegin);
   const ImVec2 b(a.x + v.L.cellW * static_cast<float>(tex.width * tex.colStep),
                  a.y + v.L.cellH * static_cast<float>(tex.height * tex.rowStep));
-  dl->AddImage(tex.imguiId, a, b);
+  dl->AddImage(tex.imguiId, a, b, ImVec2(0, 0), ImVec2(tex.u1, tex.v1));
 }
 
 // Grid lines, only when they do not drown the colours.
@@ -268,13 +268,22 @@ void drawGridLines(ImDrawList* dl, const View& v) {
 
 // Blocked cells (the texture already has them in the blocked colour): the cross every view and
 // the exported pictures draw, so a 0 from the mask is told apart from a tiny weight.
+// Small cells mean thousands of crosses (a causal T = 4096 map zoomed to 12-pixel cells: 1100),
+// and an antialiased 1.5-pixel line is 6 triangles where a plain one is 2: below kSmoothCrossCell
+// the crosses are drawn without antialiasing (a 2–5 pixel stroke looks the same), which took
+// ~40 % off such a frame with the software renderer.
+constexpr float kSmoothCrossCell = 24.0f;  // px
+
 void drawBlockedCrosses(ImDrawList* dl, const HeatmapSpec& spec, const View& v) {
   if (v.L.cellW < kMinCrossCell || v.L.cellH < kMinCrossCell) return;
+  const ImDrawListFlags flags = dl->Flags;
+  if (std::min(v.L.cellW, v.L.cellH) < kSmoothCrossCell) dl->Flags &= ~ImDrawListFlags_AntiAliasedLines;
   for (int r = v.r0; r < v.r1; ++r) {
     for (int c = v.c0; c < v.c1; ++c) {
       if (blockedAt(spec, r, v.colBegin + c)) addBlockedCross(dl, v.cellMin(r, c), ImVec2(v.L.cellW, v.L.cellH));
     }
   }
+  dl->Flags = flags;
 }
 
 // Numbers, only when a cell can hold one legibly.

@@ -32,6 +32,22 @@ void Texture::upload(const std::uint8_t* rgba, int width, int height) {
   height_ = height;
 }
 
+void Texture::allocate(int width, int height) {
+  if (width <= 0 || height <= 0) return;
+  if (id_ == 0) {
+    id_ = gNextId++;
+    ++gLiveTextures;
+  }
+  width_ = width;
+  height_ = height;
+}
+
+void Texture::uploadRegion(const std::uint8_t* rgba, int width, int height) {
+  (void)rgba;
+  (void)width;
+  (void)height;
+}
+
 int Texture::liveCount() { return gLiveTextures.load(); }
 
 int Texture::maxSize() { return 16384; }  // llvmpipe's GL_MAX_TEXTURE_SIZE

@@ -16,6 +16,9 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
+// A causal mask's pattern: cell i of a row-major matrix with `cols` columns lies above the diagonal.
+bool r0blocked(std::size_t i, int cols) { return static_cast<int>(i % cols) > static_cast<int>(i / cols); }
+
 TEST(MemoryBudget, ParsesMemAvailable) {
   const char* meminfo = "MemTotal:       24576000 kB\nMemFree:         1000 kB\nMemAvailable:   23093964 kB\n";
   ASSERT_TRUE(parseMemAvailable(meminfo).has_value());
@@ -189,6 +192,96 @@ TEST(Downsample, AgreesWithAReferenceOnRandomMatricesAndSteps) {
               << "trial " << trial << " window entry " << i << "," << j;
         }
       }
+    }
+  }
+}
+
+// max |v| picks the position farther from the middle (0.5) compared exactly: 1e-30 and 2e-30 are
+// both "0.5 away" once rounded to float, and the rounded rule kept the larger, nearer one, which
+// made a block's colour depend on the order its cells were combined in.
+TEST(Downsample, MaxAbsComparesDistancesExactly) {
+  EXPECT_EQ(combinePositions(1e-30f, 2e-30f, DownsampleRule::MaxAbs), 1e-30f);
+  EXPECT_EQ(combinePositions(2e-30f, 1e-30f, DownsampleRule::MaxAbs), 1e-30f);
+  EXPECT_EQ(combinePositions(0.000180041f, 0.000180049f, DownsampleRule::MaxAbs), 0.000180041f);
+  EXPECT_EQ(combinePositions(0.25f, 0.75f, DownsampleRule::MaxAbs), 0.75f);  // equally far: the larger
+  EXPECT_EQ(combinePositions(0.75f, 0.25f, DownsampleRule::MaxAbs), 0.75f);
+  EXPECT_EQ(combinePositions(0.2f, 0.7f, DownsampleRule::MaxAbs), 0.2f);
+  EXPECT_EQ(combinePositions(1.0f, 1e-30f, DownsampleRule::MaxAbs), 1.0f);
+  EXPECT_EQ(combinePositions(0.9f, 0.6f, DownsampleRule::MaxAbs), 0.9f);
+}
+
+// Big blocks (the fast path folds a block's rows cell by cell before its columns) agree bit for
+// bit with combining every cell one by one: NaN, −inf that is not blocked, blocked cells, tiny
+// values whose distances from the middle tie once rounded, a window, and every scale.
+TEST(Downsample, FoldedBlocksAgreeWithTheCellByCellReference) {
+  std::uint64_t state = 777;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<float>((state >> 40) & 0xFFFFFF) / static_cast<float>(0x1000000);
+  };
+  for (int trial = 0; trial < 24; ++trial) {
+    const int rows = 20 + static_cast<int>(next() * 90), cols = 20 + static_cast<int>(next() * 90);
+    const int ky = 1 + static_cast<int>(next() * 12), kx = 1 + static_cast<int>(next() * 12);
+    std::vector<float> v(static_cast<std::size_t>(rows) * cols);
+    std::vector<std::uint8_t> blocked(v.size());
+    const bool signedData = trial % 2 == 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const float u = next();
+      v[i] = signedData ? 4.0f * next() - 2.0f : next() * next() * next();
+      if (u < 0.3f) v[i] = (signedData ? -2.0f : 0.0f) + next() * 1e-4f;  // near the bottom: rounded ties
+      if (u > 0.995f) v[i] = std::nanf("");
+      if (u > 0.99f && u <= 0.995f) v[i] = -kInf;
+      blocked[i] = r0blocked(i, cols) || next() < 0.1f;
+    }
+    const DownsampleRule rule = signedData ? DownsampleRule::MaxAbs : DownsampleRule::Max;
+    const ColorRange range = signedData ? ColorRange{-2, 2} : ColorRange{0, 1};
+    for (ColorScale scale : {ColorScale::Linear, ColorScale::Log, ColorScale::PerRow}) {
+      if (signedData && scale != ColorScale::Linear) continue;
+      const auto want = referenceBlocks(v, blocked, rows, cols, ky, kx, scale, range, rule);
+      BlockPositions out;
+      downsampleToPositions(v.data(), blocked.data(), rows, cols, ky, kx, scale, range, rule, out);
+      ASSERT_EQ(out.values.size(), want.size());
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        const bool same = std::isnan(want[i]) ? std::isnan(out.values[i]) : out.values[i] == want[i];
+        ASSERT_TRUE(same) << "trial " << trial << " scale " << colorScaleName(scale) << " entry " << i << ": "
+                          << out.values[i] << " vs " << want[i];
+      }
+      const int wr = ky * (rows / ky / 3), wc = kx * (cols / kx / 3);
+      BlockPositions part;
+      downsampleToPositions(v.data(), blocked.data(), rows, cols, ky, kx, scale, range, rule, part,
+                            CellWindow{wr, wc, rows - 2 * wr, cols - 2 * wc});
+      for (int i = 0; i < part.rows; ++i) {
+        for (int j = 0; j < part.cols; ++j) {
+          const float got = part.values[static_cast<std::size_t>(i) * part.cols + j];
+          const int bi = i + wr / ky, bj = j + wc / kx;
+          // Blocks cut by the window's far edge cover fewer cells: compare whole blocks only.
+          if ((i + 1) * ky > rows - 2 * wr || (j + 1) * kx > cols - 2 * wc) continue;
+          const float w = want[static_cast<std::size_t>(bi) * out.cols + bj];
+          ASSERT_TRUE(std::isnan(w) ? std::isnan(got) : got == w) << "trial " << trial << " window " << i << "," << j;
+        }
+      }
+    }
+  }
+}
+
+// A window of over a million cells is folded on two threads: the same entries as the reference.
+TEST(Downsample, TwoThreadsGiveTheSameBlocks) {
+  const int rows = 1100, cols = 1030;
+  std::vector<float> v(static_cast<std::size_t>(rows) * cols);
+  std::vector<std::uint8_t> blocked(v.size());
+  std::uint64_t state = 99;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    v[i] = static_cast<float>((state >> 40) & 0xFFFFFF) / static_cast<float>(0x1000000) - 0.5f;
+    blocked[i] = r0blocked(i, cols);
+  }
+  for (const DownsampleRule rule : {DownsampleRule::Max, DownsampleRule::MaxAbs}) {
+    for (const int k : {1, 3, 7}) {
+      const auto want = referenceBlocks(v, blocked, rows, cols, k, k, ColorScale::Linear, ColorRange{-0.5f, 0.5f}, rule);
+      BlockPositions out;
+      downsampleToPositions(v.data(), blocked.data(), rows, cols, k, k, ColorScale::Linear, ColorRange{-0.5f, 0.5f},
+                            rule, out);
+      ASSERT_EQ(out.values, want) << "k " << k;
     }
   }
 }
