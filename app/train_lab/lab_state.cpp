@@ -110,7 +110,18 @@ float TrainLab::frameP95() const {
   return t[std::min(t.size() - 1, static_cast<std::size_t>(0.95 * static_cast<double>(t.size())))];
 }
 
+void TrainLab::frameBegan(double now) {
+  frameStart = now;
+  if (active && running() && (heldAt < 0 || now - heldAt >= kTrainFrameMinSeconds)) {
+    session.holdSteps(kFrameHoldSeconds);
+    heldAt = now;
+    holding = true;
+  }
+}
+
 void TrainLab::frameEnded(double now) {
+  if (holding) session.releaseSteps();
+  holding = false;
   const double work = now - frameStart;
   FrameWork smoothed{workSeconds};
   smoothed.add(work);
