@@ -112,7 +112,9 @@ float TrainLab::frameP95() const {
 
 void TrainLab::frameBegan(double now) {
   frameStart = now;
-  if (active && running() && (heldAt < 0 || now - heldAt >= kTrainFrameMinSeconds)) {
+  if (!active || (heldAt >= 0 && now - heldAt < kTrainFrameMinSeconds)) return;
+  const auto latest = session.view();  // not `view`: the frame right after Train holds too
+  if (latest && latest->state == RunState::Running) {
     session.holdSteps(kFrameHoldSeconds);
     heldAt = now;
     holding = true;
