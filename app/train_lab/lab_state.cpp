@@ -110,20 +110,8 @@ float TrainLab::frameP95() const {
   return t[std::min(t.size() - 1, static_cast<std::size_t>(0.95 * static_cast<double>(t.size())))];
 }
 
-void TrainLab::frameBegan(double now) {
-  frameStart = now;
-  if (!active || (heldAt >= 0 && now - heldAt < kTrainFrameMinSeconds)) return;
-  const auto latest = session.view();  // not `view`: the frame right after Train holds too
-  if (latest && latest->state == RunState::Running) {
-    session.holdSteps(kFrameHoldSeconds);
-    heldAt = now;
-    holding = true;
-  }
-}
-
 void TrainLab::frameEnded(double now) {
-  if (holding) session.releaseSteps();
-  holding = false;
+  releaseFrameHold();
   const double work = now - frameStart;
   FrameWork smoothed{workSeconds};
   smoothed.add(work);

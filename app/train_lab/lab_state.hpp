@@ -93,8 +93,24 @@ struct TrainLab {
   static constexpr double kFrameHoldSeconds = 0.03;
   double heldAt = -1;                   // when the last frame held the steps
   bool holding = false;
-  void frameBegan(double now);
-  void frameEnded(double now);
+  void holdStepsForFrame(double now) {
+    if (!active || (heldAt >= 0 && now - heldAt < kTrainFrameMinSeconds)) return;
+    const auto latest = session.view();  // not `view`: the frame right after Train holds too
+    if (latest && latest->state == train::RunState::Running) {
+      session.holdSteps(kFrameHoldSeconds);
+      heldAt = now;
+      holding = true;
+    }
+  }
+  void releaseFrameHold() {
+    if (holding) session.releaseSteps();
+    holding = false;
+  }
+  void frameBegan(double now) {
+    frameStart = now;
+    holdStepsForFrame(now);
+  }
+  void frameEnded(double now);  // releases the hold
   // While training, the wait between frames: 8 times the work of a frame, at least
   // kTrainFrameMinSeconds (at most 4 frames/s) and at most 1/2 s. Each tick draws only when the
   // session published something not shown yet (animating()); input wakes the loop at once.
