@@ -14,10 +14,10 @@
 #                    swap (where a software renderer rasterises and presents) — over every frame
 #                    drawn while the run was going; the waits between frames are not in it.
 # The machine's load (uptime) is printed before and after: other processes change all three.
-# Usage: scripts/measure_train_window.sh [ROUNDS]   (needs xvfb-run and xdotool)
+# Usage: [MHASCOPE_BIN=path/to/mhascope] scripts/measure_train_window.sh [ROUNDS]   (needs xvfb-run and xdotool)
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin="$here/build/app/mhascope"
+bin="${MHASCOPE_BIN:-$here/build/app/mhascope}"  # MHASCOPE_BIN: another build to compare
 rounds=${1:-3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "export/axis_ticks.hpp"
+#include "train_lab/curve_columns.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -78,8 +79,9 @@ std::optional<double> drawStepChart(const char* id, const CurvePanel& panel, dou
     for (float x = x0; x < x1; x += 6) dl->AddLine(ImVec2(x, py(h)), ImVec2(std::min(x + 2.5f, x1), py(h)), axis);
   }
   for (const auto& s : panel.series) {
-    std::vector<ImVec2> pts;
-    for (std::size_t i = 0; i < std::min(s.xs.size(), s.ys.size()); ++i) pts.emplace_back(px(s.xs[i]), py(s.ys[i]));
+    std::vector<ImVec2> onScreen;
+    for (std::size_t i = 0; i < std::min(s.xs.size(), s.ys.size()); ++i) onScreen.emplace_back(px(s.xs[i]), py(s.ys[i]));
+    const std::vector<ImVec2> pts = m4Columns(onScreen);  // at most 4 points per pixel column, same pixels
     const ImU32 col = fromRgb(s.rgb);
     if (pts.size() >= 2) {  // layer 1 and up thinner (the export dashes them)
       dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), col, 0, s.dashed ? 1.5f : 2.2f);

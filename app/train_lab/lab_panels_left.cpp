@@ -85,8 +85,10 @@ void drawTrainSetup(TrainLab& lab, UiContext& ctx) {
     cell("batch", [&] { ImGui::InputInt("##batch", &f.batch, 0); });
     cell("lr", [&] { ImGui::InputFloat("##lr", &f.lr, 0, 0, "%.0e"); });
     cell("steps", [&] { ImGui::InputInt("##steps", &f.steps, 0); });
+    ctx.probes.recordLastItem("train_steps");
     cell("seed", [&] { ImGui::InputInt("##seed", &f.seed, 0); });
     cell("eval every", [&] { ImGui::InputInt("##eval", &f.evalEvery, 0); });
+    ctx.probes.recordLastItem("train_eval_every");
     ImGui::EndTable();
   }
   if (!(before == f)) {

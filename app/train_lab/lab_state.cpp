@@ -111,6 +111,7 @@ float TrainLab::frameP95() const {
 }
 
 void TrainLab::frameEnded(double now) {
+  releaseFrameHold();
   const double work = now - frameStart;
   FrameWork smoothed{workSeconds};
   smoothed.add(work);

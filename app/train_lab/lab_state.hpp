@@ -84,8 +84,33 @@ struct TrainLab {
   // drawn while running, and the run's mean steps/s from Train to the end.
   std::vector<float> runningFrameMs;
   double frameStart = 0, workSeconds = 0.0;  // this frame's start; smoothed work per frame
-  void frameBegan(double now) { frameStart = now; }
-  void frameEnded(double now);
+  // While a run goes, a frame drawn at least kTrainFrameMinSeconds after the last held one holds
+  // the training steps (TrainingSession::holdSteps) until its buffers are swapped, at most
+  // kFrameHoldSeconds: with a software renderer (llvmpipe rasterises on one thread per core) the
+  // training thread took one of two cores from every frame and the frame work doubled
+  // (≈ 14 → 27-39 ms). At most 4 holds of at most 30 ms a second: the run loses at most 12 % of
+  // its wall time, typically ≈ 5 %, and none of its time inside the steps.
+  static constexpr double kFrameHoldSeconds = 0.03;
+  double heldAt = -1;                   // when the last frame held the steps
+  bool holding = false;
+  void holdStepsForFrame(double now) {
+    if (!active || (heldAt >= 0 && now - heldAt < kTrainFrameMinSeconds)) return;
+    const auto latest = session.view();  // not `view`: the frame right after Train holds too
+    if (latest && latest->state == train::RunState::Running) {
+      session.holdSteps(kFrameHoldSeconds);
+      heldAt = now;
+      holding = true;
+    }
+  }
+  void releaseFrameHold() {
+    if (holding) session.releaseSteps();
+    holding = false;
+  }
+  void frameBegan(double now) {
+    frameStart = now;
+    holdStepsForFrame(now);
+  }
+  void frameEnded(double now);  // releases the hold
   // While training, the wait between frames: 8 times the work of a frame, at least
   // kTrainFrameMinSeconds (at most 4 frames/s) and at most 1/2 s. Each tick draws only when the
   // session published something not shown yet (animating()); input wakes the loop at once.

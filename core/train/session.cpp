@@ -113,6 +113,19 @@ void TrainingSession::step(int n) {
   cv_.notify_all();
 }
 
+void TrainingSession::holdSteps(double maxSeconds) {
+  std::lock_guard lk(m_);
+  holdUntil_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(maxSeconds));
+}
+
+void TrainingSession::releaseSteps() {
+  {
+    std::lock_guard lk(m_);
+    holdUntil_ = {};
+  }
+  cv_.notify_all();
+}
+
 std::shared_ptr<const SessionView> TrainingSession::view() const {
   std::lock_guard lk(m_);
   return view_;
@@ -130,6 +143,10 @@ void TrainingSession::loop() {
   for (;;) {
     cv_.wait(lk, [&] { return quit_ || state_ == RunState::Running || stepsWanted_ > 0; });
     if (quit_) return;
+    if (Clock::now() < holdUntil_) {  // holdSteps(): wait for the release or the deadline, then look again
+      cv_.wait_until(lk, holdUntil_, [&] { return quit_ || Clock::now() >= holdUntil_; });
+      continue;
+    }
     busy_ = true;
     lk.unlock();
     const auto t0 = Clock::now();

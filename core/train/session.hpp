@@ -66,6 +66,11 @@ class TrainingSession {
   void play();           // run until settings.steps, pause() or a failure
   void pause();          // returns once no step is in flight
   void step(int n = 1);  // n more steps, then pause (ignored while running or finished)
+  // A window about to draw a frame (with a software renderer the frame needs every core): no
+  // new step starts until releaseSteps() or `maxSeconds` from now, whichever comes first; a step
+  // in flight finishes. The hold costs the run wall time, not time inside the steps.
+  void holdSteps(double maxSeconds);
+  void releaseSteps();
 
   // The latest view (never null after a successful reset(); null before).
   std::shared_ptr<const SessionView> view() const;
@@ -90,6 +95,7 @@ class TrainingSession {
   double trainLoss_ = 0;
   std::shared_ptr<const SessionView> view_;
   std::chrono::steady_clock::time_point windowStart_{}, lastPublish_{};
+  std::chrono::steady_clock::time_point holdUntil_{};  // holdSteps(): no step starts before it
   std::int64_t windowSteps_ = 0;
   double stepsPerSecond_ = 0;
   std::chrono::steady_clock::time_point playedAt_{};

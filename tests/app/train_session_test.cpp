@@ -108,5 +108,38 @@ TEST(TrainLabPacing, NoFramesWhenNothingNewWasPublished) {
   EXPECT_FALSE(lab.animating()) << "paused and shown: the window waits for input";
 }
 
+// While a run goes, a frame holds the training steps until it is swapped (the session's
+// holdSteps), at most once per kTrainFrameMinSeconds: input frames in between do not.
+TEST(TrainLabPacing, AFrameWhileTrainingHoldsTheStepsAtMostFourTimesASecond) {
+  TrainLab lab;
+  lab.active = true;
+  train::TrainSettings small;
+  small.model.layers = 1;
+  small.model.dModel = 16;
+  small.task.seq = 32;
+  small.task.vocab = 16;
+  small.steps = 1000000;
+  ASSERT_TRUE(lab.session.reset(small, 50).ok());
+  lab.holdStepsForFrame(10.0);
+  EXPECT_FALSE(lab.holding) << "paused: nothing to hold";
+  lab.releaseFrameHold();
+  lab.session.play();  // `lab.view` is still the paused one: the frame right after Train holds
+  lab.holdStepsForFrame(10.02);
+  EXPECT_TRUE(lab.holding);
+  lab.releaseFrameHold();
+  EXPECT_FALSE(lab.holding) << "released once swapped";
+  lab.holdStepsForFrame(10.2);  // input 0.18 s later: drawn without holding
+  EXPECT_FALSE(lab.holding);
+  lab.releaseFrameHold();
+  lab.holdStepsForFrame(10.27);
+  EXPECT_TRUE(lab.holding);
+  lab.releaseFrameHold();
+  lab.active = false;  // the pipeline view's frames never hold
+  lab.holdStepsForFrame(11.0);
+  EXPECT_FALSE(lab.holding);
+  lab.releaseFrameHold();
+  lab.session.pause();
+}
+
 }  // namespace
 }  // namespace mhascope::app

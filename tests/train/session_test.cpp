@@ -92,6 +92,29 @@ TEST(TrainSession, StepAdvancesExactlyAndPauseStops) {
   EXPECT_EQ(c->step, at);
 }
 
+TEST(TrainSession, HoldStepsStartsNoStepUntilReleasedOrExpired) {
+  TrainingSession s;
+  ASSERT_TRUE(s.reset(small(100000), 25).ok());
+  s.holdSteps(60.0);  // a frame being drawn
+  s.step(5);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(s.view()->step, 0) << "no step may start while the window holds them";
+  s.releaseSteps();
+  auto v = waitFor(s, [](const SessionView& x) { return x.step >= 5; });
+  EXPECT_EQ(v->step, 5);
+  // A hold never released ends by itself (a frame that never finished must not stop the run).
+  const auto held = std::chrono::steady_clock::now();
+  s.holdSteps(0.15);
+  s.step(3);
+  v = waitFor(s, [](const SessionView& x) { return x.step >= 8; });
+  EXPECT_EQ(v->step, 8);
+  EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - held).count(), 0.14);
+  s.play();  // pause() and a hold together: pause still returns
+  s.holdSteps(60.0);
+  s.pause();
+  EXPECT_EQ(s.view()->state, RunState::Paused);
+}
+
 TEST(TrainSession, ReportsStepsPerSecondWhileRunning) {
   TrainingSession s;
   ASSERT_TRUE(s.reset(small(100000), 50).ok());
