@@ -306,6 +306,7 @@ void App::frame() {
   clickThroughPopups();
   ImGui::NewFrame();
   probes_.clear();
+  state_.beginFrame();
   try {
     handleKeys();
     advancePlay(dt);

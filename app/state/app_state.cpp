@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <vector>
 
 namespace mhascope::app {
@@ -10,10 +11,29 @@ const Slice2D* AppState::slice(StageId stage, int batch, int head) {
   if (!hasTrace()) return nullptr;
   if (!stageHasHeads(stage)) head = -1;
   const auto key = std::make_tuple(static_cast<int>(stage), batch, head);
-  if (auto it = sliceCache_.find(key); it != sliceCache_.end()) return &it->second;
+  if (auto it = sliceCache_.find(key); it != sliceCache_.end()) {
+    it->second.lastFrame = frame_;
+    return &it->second.slice;
+  }
   auto s = sliceStage(trace, stage, batch, stageHasHeads(stage) ? head : 0);
   if (!s) return nullptr;
-  return &sliceCache_.emplace(key, std::move(s.value())).first->second;
+  return &sliceCache_.emplace(key, CachedSlice{std::move(s.value()), frame_}).first->second.slice;
+}
+
+void AppState::beginFrame() {
+  for (auto it = sliceCache_.begin(); it != sliceCache_.end();) {
+    const bool unused = it->second.slice.owned && it->second.lastFrame < frame_;
+    it = unused ? sliceCache_.erase(it) : std::next(it);
+  }
+  ++frame_;
+}
+
+std::uint64_t AppState::ownedSliceBytes() const {
+  std::uint64_t n = 0;
+  for (const auto& [key, c] : sliceCache_) {
+    if (c.slice.owned) n += c.slice.owned->capacity() * sizeof(float);
+  }
+  return n;
 }
 
 ColorRange AppState::stageRange(StageId stage, int batch) {

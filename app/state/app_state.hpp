@@ -81,9 +81,21 @@ struct AppState {
   ColorRange stageRange(StageId stage, int batch);
   // Forget the caches; called whenever `trace` is replaced.
   void traceReplaced();
+  // Called once at the start of every frame: slices of lazy stages (which own a copy, 64 MiB per
+  // head at T = 4096) that the previous frame did not ask for are freed, so stepping through the
+  // scaled and masked stages holds at most what is on screen. Pointers from slice() are valid until
+  // the next call.
+  void beginFrame();
+  // Bytes held by slices that own their numbers (lazy stages); tests and `stats`.
+  std::uint64_t ownedSliceBytes() const;
 
  private:
-  std::map<std::tuple<int, int, int>, Slice2D> sliceCache_;
+  struct CachedSlice {
+    Slice2D slice;
+    std::uint64_t lastFrame = 0;
+  };
+  std::map<std::tuple<int, int, int>, CachedSlice> sliceCache_;
+  std::uint64_t frame_ = 0;
   std::map<std::pair<int, int>, ColorRange> rangeCache_;
 };
 
