@@ -29,8 +29,10 @@ namespace {
 
 // data = n zeros. Buffers of 8 MiB and more ask the kernel for 2 MiB pages (madvise) before their
 // first touch: 512 times fewer page faults, which cost microseconds each on virtual machines (a
-// fresh trace at T = 2048, d_model 512, h 8 took 150 000 of them, a second of system time).
-void allocateZeroed(std::vector<float>& data, std::size_t n) {
+// fresh trace at T = 2048, d_model 512, h 8 took 150 000 of them, a second of system time). The
+// first touch is shared out among `threads` threads: the kernel clears a fresh page on the CPU
+// that faults on it, and clearing is most of a new big trace's time (T = 4096: 1 GiB of tables).
+void allocateZeroed(std::vector<float>& data, std::size_t n, int threads) {
   constexpr std::size_t kHuge = std::size_t{2} << 20;
   if (n * sizeof(float) < 4 * kHuge) {
     data.assign(n, 0.0f);
@@ -42,13 +44,21 @@ void allocateZeroed(std::vector<float>& data, std::size_t n) {
   const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
   const std::uintptr_t last = (begin + n * sizeof(float)) & ~(kHuge - 1);
   if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);  // a hint; may be refused
+  if (threads > 1) {  // fault the pages in, 2 MiB a task; resize below then writes warm memory
+    auto* bytes = reinterpret_cast<unsigned char*>(data.data());
+    const std::size_t size = n * sizeof(float);
+    parallelFor(threads, static_cast<std::int64_t>((size + kHuge - 1) / kHuge), [&](std::int64_t c) {
+      const std::size_t at = static_cast<std::size_t>(c) * kHuge;
+      std::memset(bytes + at, 0, std::min(kHuge, size - at));
+    });
+  }
   data.resize(n);  // zeros, faulted in 2 MiB at a time where the kernel agreed
 }
 
 // Tensor::reshape, with a new buffer from allocateZeroed.
-void shapeStage(Tensor& t, Shape shape, std::vector<std::string> axes) {
+void shapeStage(Tensor& t, Shape shape, std::vector<std::string> axes, int threads = 1) {
   const auto n = static_cast<std::size_t>(Tensor::numelOf(shape));
-  if (t.data.size() != n) allocateZeroed(t.data, n);
+  if (t.data.size() != n) allocateZeroed(t.data, n, threads);
   t.reshape(std::move(shape), std::move(axes));
 }
 
@@ -183,7 +193,8 @@ void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::u
 // full recording the tables nobody reads stay empty, so nothing can read a stale one. The lazy
 // stages (scaled, masked) get their shape and axes only, and lose any whole table made from the
 // previous scores (Trace::tensor), so they always read as this pass's.
-void shapeHeadStages(Trace& t, std::int64_t B, std::int64_t Tq, std::int64_t Tk, std::int64_t d, int h, bool all) {
+void shapeHeadStages(Trace& t, std::int64_t B, std::int64_t Tq, std::int64_t Tk, std::int64_t d, int h, bool all,
+                     int threads) {
   const std::int64_t dk = d / h;
   auto T = [&t](StageId id) -> Tensor& { return t.stages[static_cast<std::size_t>(id)].tensor; };
   // Split d_model into h heads of d_k.
@@ -197,8 +208,8 @@ void shapeHeadStages(Trace& t, std::int64_t B, std::int64_t Tq, std::int64_t Tk,
     T(id).shape = all ? Shape{B, h, Tq, Tk} : Shape{0};
     T(id).axes = all ? std::vector<std::string>{"B", "h", "T_q", "T_k"} : std::vector<std::string>{};
   }
-  if (all) shapeStage(T(StageId::Scores), {B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"});
-  shapeStage(T(StageId::Weights), {B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"});
+  if (all) shapeStage(T(StageId::Scores), {B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"}, threads);
+  shapeStage(T(StageId::Weights), {B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"}, threads);
   if (all) shapeStage(T(StageId::HeadOutputs), {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
   shapeStage(T(StageId::Concat), {B, Tq, d}, {"B", "T_q", "d_model"});
   if (!all) {  // not recorded: empty, so nothing can read a stale table as this forward's
@@ -285,7 +296,7 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
     shapeStage(T(StageId::QProj), {B, Tq, d}, {"B", "T_q", "d_model"});
     shapeStage(T(StageId::KProj), {B, Tk, d}, {"B", "T_k", "d_model"});
     shapeStage(T(StageId::VProj), {B, Tk, d}, {"B", "T_k", "d_model"});
-    shapeHeadStages(t, B, Tq, Tk, d, h, all);
+    shapeHeadStages(t, B, Tq, Tk, d, h, all, threads);
     auto recordInput = [&](const Tensor& x, StageId id, bool recorded) -> RowRange {
       if (!recorded) return {};
       return [&x, &dst = T(id)](std::int64_t r0, std::int64_t n) { copyInputRows(x, r0, n, dst); };
