@@ -126,7 +126,7 @@ def svg(by_t, by_d):
                 ("PyTorch 1.13 + OpenBLAS, need_weights", COLORS["torch"], [r["torch"] for r in by_t], False)])
     s += panel(450, 0, 450, 310, "Memory vs T (d_model 512, h 8)", "T (tokens)", "MiB", ts,
                [("mhascope peak RSS (info)", COLORS["ours"], [r["ours_mib"] for r in by_t], False),
-                ("the 16 recorded stages", COLORS["rec"], [r["rec_mib"] for r in by_t], True),
+                ("the trace as stored (16 stages)", COLORS["rec"], [r["rec_mib"] for r in by_t], True),
                 ("PyTorch forward, peak RSS added", COLORS["torch"], [r["torch_mib"] for r in by_t], False)])
     ds = [r["d"] for r in by_d]
     s += panel(0, 310, 450, 310, "Forward time vs d_model (T 512, h = d_model/64)", "d_model", "ms", ds,
@@ -134,7 +134,7 @@ def svg(by_t, by_d):
                 ("PyTorch", COLORS["torch"], [r["torch"] for r in by_d], False)])
     s += panel(450, 310, 450, 310, "Memory vs d_model (T 512, h = d_model/64)", "d_model", "MiB", ds,
                [("mhascope peak RSS (info)", COLORS["ours"], [r["ours_mib"] for r in by_d], False),
-                ("the 16 recorded stages", COLORS["rec"], [r["rec_mib"] for r in by_d], True),
+                ("the trace as stored (16 stages)", COLORS["rec"], [r["rec_mib"] for r in by_d], True),
                 ("PyTorch forward, peak RSS added", COLORS["torch"], [r["torch_mib"] for r in by_d], False)])
     s.append("</svg>")
     return "\n".join(s) + "\n"
@@ -175,7 +175,7 @@ def table(exe, rounds, threads, repeat):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mhascope", default=os.path.join(ROOT, "build", "app", "mhascope"))
-    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "img", "cost_growth.svg"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "assets", "docs", "img", "cost_growth.svg"))
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="T up to 1024 only")
     ap.add_argument("--table", action="store_true", help="the three reference sizes, medians of ratios")
