@@ -42,20 +42,10 @@ ColorRange AppState::stageRange(StageId stage, int batch) {
   ColorRange r;
   if (hasTrace() && batch >= 0 && batch < trace.batch) {
     const std::int64_t perItem = Tensor::numelOf(trace.shapeOf(stage)) / trace.batch;
-    if (trace.isLazy(stage)) {
-      // Read from the scores a block at a time: the whole lazy table is never made here.
-      RangeAccumulator acc(stageInfo(stage).kind);
-      std::vector<float> block(static_cast<std::size_t>(std::min<std::int64_t>(perItem, 1 << 16)));
-      for (std::int64_t i = 0; i < perItem; i += static_cast<std::int64_t>(block.size())) {
-        const std::int64_t n = std::min<std::int64_t>(perItem - i, static_cast<std::int64_t>(block.size()));
-        trace.readCells(stage, perItem * batch + i, n, block.data());
-        acc.add(block.data(), static_cast<std::size_t>(n));
-      }
-      r = acc.range();
-    } else {
-      const Tensor& t = trace.tensor(stage);
-      r = rangeFor(stageInfo(stage).kind, t.ptr() + static_cast<std::size_t>(perItem * batch), static_cast<std::size_t>(perItem));
-    }
+    RangeAccumulator acc(stageInfo(stage).kind);  // a lazy stage is read a block at a time, never made whole
+    trace.forEachBlock(stage, perItem * batch, perItem,
+                       [&](const float* v, std::int64_t n, std::int64_t) { acc.add(v, static_cast<std::size_t>(n)); });
+    r = acc.range();
   }
   rangeCache_.emplace(key, r);
   return r;

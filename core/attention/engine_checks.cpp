@@ -55,7 +55,6 @@ MemoryEstimate estimateMemory(std::int64_t batch, std::int64_t tq, std::int64_t 
     const double cells = use.exportSlices * std::max(q, k) * std::max({q, k, d});
     e.files += 4.0 * std::min(8000.0 * 8000.0, cells * 56 * 56) + 64.0 * cells;
     e.files += 4.0 * use.exportSlices * q * k;  // a lazy stage's slices own their numbers
-
   }
   return e;
 }
@@ -259,26 +258,16 @@ MhaWeights initWeights(int dModel, bool bias, std::uint64_t seed) {
 
 std::vector<NonFiniteStage> nonFiniteStages(const Trace& trace) {
   std::vector<NonFiniteStage> out;
-  constexpr std::size_t kBlock = std::size_t{1} << 16;
-  std::vector<float> block;  // a lazy stage's cells, read from the scores a block at a time
   const std::size_t perItem = static_cast<std::size_t>(trace.tq) * static_cast<std::size_t>(trace.tk);
   for (const Stage& st : trace.stages) {
     NonFiniteStage n{st.id};
     const bool masked = st.id == StageId::MaskedScores;
-    const bool lazy = trace.isLazy(st.id);
-    const std::size_t cells = lazy ? static_cast<std::size_t>(st.tensor.numel()) : st.tensor.data.size();
-    for (std::size_t first = 0; first < cells; first += kBlock) {
-      const std::size_t count = std::min(kBlock, cells - first);
-      const float* data = st.tensor.ptr() + (lazy ? 0 : first);
-      if (lazy) {
-        block.resize(count);
-        trace.readCells(st.id, static_cast<std::int64_t>(first), static_cast<std::int64_t>(count), block.data());
-        data = block.data();
-      }
-      for (std::size_t j = 0; j < count; ++j) {
+    const std::int64_t cells = trace.isLazy(st.id) ? st.tensor.numel() : static_cast<std::int64_t>(st.tensor.data.size());
+    trace.forEachBlock(st.id, 0, cells, [&](const float* data, std::int64_t count, std::int64_t first) {
+      for (std::int64_t j = 0; j < count; ++j) {
         const float v = data[j];
         if (std::isfinite(v)) continue;
-        const std::size_t i = first + j;
+        const auto i = static_cast<std::size_t>(first + j);
         if (masked && v == -std::numeric_limits<float>::infinity() && perItem > 0 && !trace.blocked.empty()) {
           // (B, h, T_q, T_k): cell i is (b, head, q, k); blocked is (B, T_q, T_k).
           const std::size_t b = i / (perItem * static_cast<std::size_t>(trace.heads));
@@ -287,7 +276,7 @@ std::vector<NonFiniteStage> nonFiniteStages(const Trace& trace) {
         if (std::isnan(v)) ++n.nan; else ++n.inf;
         if (n.first < 0) n.first = static_cast<std::int64_t>(i);
       }
-    }
+    });
     if (n.nan + n.inf > 0) out.push_back(n);
   }
   return out;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "attention/trace.hpp"
 
@@ -57,6 +58,22 @@ void Trace::readCells(StageId id, std::int64_t first, std::int64_t count, float*
       if (blk[j]) out[i + j] = kNegInf;
     }
     i += n;
+  }
+}
+
+void Trace::forEachBlock(StageId id, std::int64_t first, std::int64_t count,
+                         const std::function<void(const float*, std::int64_t, std::int64_t)>& fn) const {
+  if (!isLazy(id)) {
+    const Tensor& own = stages.at(static_cast<std::size_t>(id)).tensor;
+    if (count > 0) fn(own.ptr() + first, count, first);
+    return;
+  }
+  constexpr std::int64_t kBlock = std::int64_t{1} << 16;
+  std::vector<float> block(static_cast<std::size_t>(std::min(kBlock, count)));
+  for (std::int64_t at = first; at < first + count; at += kBlock) {
+    const std::int64_t n = std::min(kBlock, first + count - at);
+    readCells(id, at, n, block.data());
+    fn(block.data(), n, at);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -152,6 +153,11 @@ struct Trace {
   // lazy stage computed from Scores. cell(): one of them.
   void readCells(StageId id, std::int64_t first, std::int64_t count, float* out) const;
   float cell(StageId id, std::int64_t index) const;
+  // Cells [first, first + count) of a stage in blocks, fn(data, n, at) for each block in order
+  // (`at`: the flat index of data[0]): a stored stage's own numbers, a lazy stage's made from the
+  // scores 65 536 cells at a time, so whole-stage scans never make a whole lazy table.
+  void forEachBlock(StageId id, std::int64_t first, std::int64_t count,
+                    const std::function<void(const float*, std::int64_t, std::int64_t)>& fn) const;
   // The stage's whole table as a Tensor of its own (a lazy stage's is made from Scores and not
   // kept: for a reader that needs one table at a time, like the dump).
   Tensor copyOf(StageId id) const;
