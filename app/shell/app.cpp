@@ -6,6 +6,7 @@
 // Fonts, imgui.ini, the session file, frame pacing, benchmark statistics, the compute scheduler and
 // the script adapter are their own files in shell/ and testing/.
 #include "shell/app.hpp"
+#include "shell/heap_reserve.hpp"
 
 #include <cctype>
 #include <imgui.h>
@@ -56,6 +57,7 @@ App::App(LaunchOptions options) : options_(std::move(options)) {}
 App::~App() { shutdown(); }
 
 bool App::initialise() {
+  keepHeapPages();
   WindowOptions wo;
   wo.width = options_.width;
   wo.height = options_.height;
@@ -321,6 +323,10 @@ void App::frame() {
   if (!automatedRun || loop_.eventDriven) pacer_.afterRender(realFrame);
   if (realFrame) loop_.shownLabels = probes_.labels();
   render(fb, bench, tUi);
+  if (framesDrawn_ == 1 && !heapWarmed_) {  // once the start-up allocations are in
+    heapWarmed_ = true;
+    warmHeap();
+  }
   if (ImGui::GetIO().WantSaveIniSettings) ini_.save();
   // The session is saved about once a second while it changes (and at exit), so a crash or a
   // killed process loses at most the last second.

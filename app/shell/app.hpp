@@ -79,6 +79,7 @@ class App {
   FrameWork frameWork_;            // smoothed drawing time (the computing tick)
   double sessionCheckedAt_ = -1.0;  // the session is compared with the saved one once a second
   int framesDrawn_ = 0;
+  bool heapWarmed_ = false;         // warmHeap() done (after the first frame)
 };
 
 }  // namespace mhascope::app

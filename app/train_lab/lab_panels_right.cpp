@@ -31,6 +31,11 @@ void chooseStep(TrainLab& lab, double step) {
 }  // namespace
 
 void drawTrainCurves(TrainLab& lab, UiContext& ctx) {
+  if (lab.view && lab.view->evaluating) {
+    ImGui::TextDisabled("Evaluating the starting parameters on the probe sequence (step %lld) ...",
+                        static_cast<long long>(lab.view->step));
+    return;
+  }
   if (!lab.view || lab.view->history.empty()) {
     ImGui::TextDisabled("Press Train: the loss and accuracy curves, every head's role scores over the steps and the\n"
                         "probe sequence's attention of every layer x head appear here, live.");

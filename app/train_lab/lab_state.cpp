@@ -204,6 +204,7 @@ void updateTrainLab(TrainLab& lab) {
 void trainReset(TrainLab& lab) {
   lab.formError = checkForm(lab.form);
   if (!lab.formError.empty()) return;
+  lab.holdForThisFrame();
   try {
     if (auto st = lab.session.reset(settingsFromForm(lab.form), lab.form.evalEvery); !st) {
       lab.formError = st.error().message;
@@ -221,6 +222,7 @@ void trainReset(TrainLab& lab) {
 }
 
 void trainPlay(TrainLab& lab) {
+  lab.holdForThisFrame();
   if (!lab.session.started()) trainReset(lab);
   if (!lab.session.started()) return;
   lab.followLatest = true;

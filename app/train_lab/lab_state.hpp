@@ -102,6 +102,12 @@ struct TrainLab {
       holding = true;
     }
   }
+  // The frame whose click starts the session's work (Train, Reset, Step): the new run's first
+  // evaluation and steps wait for this frame's swap too, like any frame drawn while training.
+  void holdForThisFrame() {
+    session.holdSteps(kFrameHoldSeconds);
+    holding = true;
+  }
   void releaseFrameHold() {
     if (holding) session.releaseSteps();
     holding = false;
@@ -142,7 +148,7 @@ struct TrainLab {
   // The window must keep drawing: a run is going, or the session published what is not shown yet.
   bool animating() const {
     const auto latest = session.view();
-    return active && latest && (latest->state == train::RunState::Running || latest != view);
+    return active && latest && (latest->state == train::RunState::Running || latest->evaluating || latest != view);
   }
 };
 

@@ -69,8 +69,8 @@ Status TrainingSession::reset(TrainSettings s, int evalEvery, const std::optiona
   v->probe = std::make_shared<const Batch>(trainer_->probeBatch());
   v->version = view_ ? view_->version + 1 : 1;
   view_ = std::move(v);
-  trainer_->evaluate();
-  publishLocked(true);
+  firstEvaluation_ = true;  // the thread's first job: a window's click never waits for it
+  publishLocked(false);     // settings, task and probe, no evaluation yet
   thread_ = std::thread([this] { loop(); });
   return Ok{};
 }
@@ -141,10 +141,21 @@ std::optional<Checkpoint> TrainingSession::checkpoint() const {
 void TrainingSession::loop() {
   std::unique_lock lk(m_);
   for (;;) {
-    cv_.wait(lk, [&] { return quit_ || state_ == RunState::Running || stepsWanted_ > 0; });
+    cv_.wait(lk, [&] { return quit_ || firstEvaluation_ || state_ == RunState::Running || stepsWanted_ > 0; });
     if (quit_) return;
     if (Clock::now() < holdUntil_) {  // holdSteps(): wait for the release or the deadline, then look again
       cv_.wait_until(lk, holdUntil_, [&] { return quit_ || Clock::now() >= holdUntil_; });
+      continue;
+    }
+    if (firstEvaluation_) {  // reset()'s evaluation of the starting parameters, before any step
+      busy_ = true;
+      lk.unlock();
+      trainer_->evaluate();
+      lk.lock();
+      busy_ = false;
+      firstEvaluation_ = false;
+      publishLocked(true);
+      cv_.notify_all();
       continue;
     }
     busy_ = true;
@@ -199,6 +210,7 @@ void TrainingSession::publishLocked(bool evaluated) {
   v->stepsPerSecond = state_ == RunState::Running ? stepsPerSecond_ : 0.0;
   v->trainLoss = trainLoss_;
   v->error = error_;
+  v->evaluating = firstEvaluation_;
   v->runSteps = runSteps_;
   v->runStepSeconds = runStepSeconds_;
   v->runWallSeconds = runWallSeconds_;

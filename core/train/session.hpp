@@ -30,6 +30,7 @@ struct ParamsAtStep {
 struct SessionView {
   std::uint64_t version = 0;   // grows with every publish
   RunState state = RunState::Paused;
+  bool evaluating = false;     // reset() done, the starting parameters' evaluation still running
   std::int64_t step = 0;       // steps done
   std::int64_t lastStep = 0;   // the run stops (Finished) at this step: settings.steps
   double stepsPerSecond = 0;   // measured while running, over the last ≈0.25 s
@@ -58,8 +59,11 @@ class TrainingSession {
   TrainingSession(const TrainingSession&) = delete;
   TrainingSession& operator=(const TrainingSession&) = delete;
 
-  // Stops any run and starts a new one, paused at step 0 (or at the checkpoint's step) with its
-  // first evaluation done. Invalid settings: the error, and the previous run stays as it was.
+  // Stops any run and starts a new one, paused at step 0 (or at the checkpoint's step). The view
+  // it publishes has the settings, task and probe but no history yet: the evaluation of the
+  // starting parameters is the thread's first job (before any step; a held frame delays it like a
+  // step) and is published as history[0] — a window's Train click never waits for it.
+  // Invalid settings: the error, and the previous run stays as it was.
   Status reset(TrainSettings s, int evalEvery, const std::optional<Checkpoint>& init = std::nullopt);
   bool started() const;
 
@@ -89,7 +93,8 @@ class TrainingSession {
   int evalEvery_ = 25;
   RunState state_ = RunState::Paused;
   int stepsWanted_ = 0;
-  bool busy_ = false;     // the worker is inside a step (trainer_ must not be read)
+  bool busy_ = false;     // the worker is inside a step or an evaluation (trainer_ must not be read)
+  bool firstEvaluation_ = false;  // reset() done, its evaluation not yet
   bool quit_ = false;
   std::string error_;
   double trainLoss_ = 0;

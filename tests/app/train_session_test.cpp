@@ -3,6 +3,9 @@
 // and the Train mode's frame pacing while training.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include <nlohmann/json.hpp>
 
 #include "state/session.hpp"
@@ -101,9 +104,20 @@ TEST(TrainLabPacing, NoFramesWhenNothingNewWasPublished) {
   small.task.seq = 32;
   small.task.vocab = 16;
   small.steps = 10;
+  lab.session.holdSteps(10.0);  // keeps the first evaluation back
   auto st = lab.session.reset(small, 50);
   ASSERT_TRUE(st.ok()) << st.error().message;
   EXPECT_TRUE(lab.animating()) << "a view not shown yet";
+  lab.view = lab.session.view();
+  ASSERT_TRUE(lab.view->evaluating);
+  EXPECT_TRUE(lab.animating()) << "shown, but the first evaluation is still to come: keep ticking";
+  lab.session.releaseSteps();
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (lab.session.view()->evaluating && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_FALSE(lab.session.view()->evaluating);
+  EXPECT_TRUE(lab.animating()) << "the evaluation was published, not shown yet";
   lab.view = lab.session.view();
   EXPECT_FALSE(lab.animating()) << "paused and shown: the window waits for input";
 }

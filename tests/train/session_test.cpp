@@ -27,12 +27,35 @@ std::shared_ptr<const SessionView> waitFor(const TrainingSession& s, Pred pred, 
 }
 }  // namespace
 
+// reset() returns before the starting parameters are evaluated (a window's Train click must not
+// wait ~20 ms for it): the thread evaluates them first, and a held frame delays that like a step.
+TEST(TrainSession, ResetReturnsBeforeTheFirstEvaluationWhichTheThreadPublishes) {
+  TrainingSession s;
+  s.holdSteps(10.0);
+  ASSERT_TRUE(s.reset(small(40), 10).ok());
+  auto v = s.view();
+  ASSERT_NE(v, nullptr);
+  EXPECT_TRUE(v->evaluating);
+  EXPECT_TRUE(v->history.empty());
+  EXPECT_TRUE(v->snapshots.empty());
+  ASSERT_NE(v->probe, nullptr) << "settings, task and probe are there at once";
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(s.view()->history.empty()) << "held: the evaluation waits for the frame";
+  s.releaseSteps();
+  v = waitFor(s, [](const SessionView& x) { return !x.history.empty(); });
+  EXPECT_FALSE(v->evaluating);
+  ASSERT_EQ(v->history.size(), 1u);
+  EXPECT_EQ(v->history[0].step, 0);
+  ASSERT_EQ(v->snapshots.size(), 1u);
+  EXPECT_EQ(s.view()->step, 0) << "evaluated, not trained";
+}
+
 TEST(TrainSession, ResetEvaluatesStepZeroAndWaitsPaused) {
   TrainingSession s;
   EXPECT_FALSE(s.started());
   EXPECT_EQ(s.view(), nullptr);
   ASSERT_TRUE(s.reset(small(40), 10).ok());
-  auto v = s.view();
+  auto v = waitFor(s, [](const SessionView& x) { return !x.evaluating; });
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->state, RunState::Paused);
   EXPECT_EQ(v->step, 0);
