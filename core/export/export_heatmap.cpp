@@ -70,7 +70,6 @@ Result<std::string> renderFigure(const std::vector<const Slice2D*>& slices, bool
     if (auto st = cairoOk(cairo_status(measure.get()), "cannot set up text measurement"); !st) return st.error();
     auto fig = buildFigure(slices, grid, options, fonts, measure.get());
     if (!fig) return fig.error();
-    const double w = fig->layout.width, h = fig->layout.height;
 
     Sink sink;
     auto surface = openSurface(format, fig->layout.width, fig->layout.height, sink, fig->documentTitle);
