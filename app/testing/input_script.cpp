@@ -350,7 +350,7 @@ bool InputScript::frame(ScriptHost& host, ImGuiIO& io) {
           const double secs = std::chrono::duration<double>(now - untilIdleStart_).count();
           // How much of the wait the window spent drawing, i.e. took from the worker.
           std::printf("idle after %d frames in %.2f s, drawing %.0f %% of the time\n", step_, secs,
-                      secs > 0 ? 100.0 * untilIdleWork_ / secs : 0.0);
+                      secs > 0 ? std::min(100.0, 100.0 * untilIdleWork_ / secs) : 0.0);  // a frame begun before the wait
           pendingFrames_ = 1;  // this frame is the last one
         } else if (pendingFrames_ == 1) {
           fail(host, untilIdleCommand_, "still computing after " + std::to_string(step_ + 1) + " frames");
