@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 
 #include "attention/gemm.hpp"
+#include "attention/head_kernels.hpp"
 #include "attention/row_kernels.hpp"
 
 namespace mhascope {
@@ -177,16 +178,32 @@ void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::u
   float* headOut = all ? t.tensor(StageId::HeadOutputs).ptr() + bh * Tq * dk
                        : t.tensor(StageId::Concat).ptr() + b * Tq * d + head * dk;
   const std::int64_t outStride = all ? dk : d;
-  sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scores + q0 * Tk, Tk);
-  if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, head, scores, Tq, Tk, q0, nq);
+  const std::uint8_t* blk[kQueryBlock];  // each row's blocked keys, or null: none
   for (std::int64_t q = q0; q < q0 + nq; ++q) {
     const std::size_t row = static_cast<std::size_t>(b * Tq + q);
-    const std::uint8_t* blk = rowAny[row] ? t.blocked.data() + row * static_cast<std::size_t>(Tk) : nullptr;
-    float* w = weights + q * Tk;  // the scaled, then masked row, then (in place) its softmax
-    const float rowMax = scaleMaskRow(scores + q * Tk, factor, blk, w, w, Tk);
-    softmaxRow(w, rowMax, blk, rowAny[row] == 2, w, Tk);
+    blk[q - q0] = rowAny[row] ? t.blocked.data() + row * static_cast<std::size_t>(Tk) : nullptr;
   }
-  sgemm(false, false, nq, dk, Tk, weights + q0 * Tk, Tk, vh, dk, 0.0f, headOut + q0 * outStride, outStride);
+  float rowMax[kQueryBlock];
+  const bool kernels = headKernelsEnabled();
+  if (kernels && !opt.scoresOverride && dk <= kScoresBlockMaxDk) {  // scores, scale, mask, max in one pass
+    scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, blk, all ? scores + q0 * Tk : nullptr, weights + q0 * Tk, Tk,
+                rowMax);
+  } else {
+    sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scores + q0 * Tk, Tk);
+    if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, head, scores, Tq, Tk, q0, nq);
+    for (std::int64_t q = q0; q < q0 + nq; ++q) {  // the scaled, then masked row into the weights' row
+      rowMax[q - q0] = scaleMaskRow(scores + q * Tk, factor, blk[q - q0], weights + q * Tk, weights + q * Tk, Tk);
+    }
+  }
+  for (std::int64_t q = q0; q < q0 + nq; ++q) {  // each row's softmax in place
+    softmaxRow(weights + q * Tk, rowMax[q - q0], blk[q - q0], rowAny[static_cast<std::size_t>(b * Tq + q)] == 2,
+               weights + q * Tk, Tk);
+  }
+  if (kernels) {
+    weightedSumBlock(weights + q0 * Tk, Tk, vh, nq, Tk, dk, headOut + q0 * outStride, outStride);
+  } else {
+    sgemm(false, false, nq, dk, Tk, weights + q0 * Tk, Tk, vh, dk, 0.0f, headOut + q0 * outStride, outStride);
+  }
 }
 
 // The shapes of the per-head stages and the concat (Output is shaped after the heads). Without

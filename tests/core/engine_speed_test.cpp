@@ -21,6 +21,7 @@
 
 #include "attention/engine.hpp"
 #include "attention/gemm.hpp"
+#include "attention/head_kernels.hpp"
 #include "attention/model.hpp"
 #include "check_tensor.hpp"
 
@@ -130,6 +131,37 @@ TEST(Gemm, TheForwardAgreesOnBothBackends) {
     const Tensor& b = te.tensor(static_cast<StageId>(i));
     ASSERT_EQ(a.shape, b.shape);
     EXPECT_TRUE(checkTensor(std::string(stageInfo(static_cast<StageId>(i)).name), a.ptr(), b.ptr(), a.data.size(), 1e-5, 1e-4));
+  }
+}
+
+// Restores the process-wide choice after a test changes it.
+struct KeepHeadKernels {
+  bool before = headKernelsEnabled();
+  ~KeepHeadKernels() { setHeadKernels(before); }
+};
+
+// The AVX-512 head kernels (attention/head_kernels.hpp) against the general path the engine takes
+// without them (sgemm + row kernels), the one a CPU without AVX-512 runs.
+TEST(HeadKernels, TheForwardAgreesWithTheGeneralPath) {
+  KeepHeadKernels keep;
+  EXPECT_EQ(headKernelsEnabled(), headKernelsAvailable());  // on by default exactly when built in
+  EXPECT_EQ(setHeadKernels(true), headKernelsAvailable());  // never on without them
+  for (MaskKind mask : {MaskKind::None, MaskKind::Causal}) {
+    for (int dModel : {128, 96}) {  // d_k 64 (the compiled-in width) and 48
+      const Model m = testModel(300, dModel, 2, 2, mask);
+      Trace general, kernels;
+      ASSERT_TRUE(setHeadKernels(false));
+      ASSERT_TRUE(forward(m.inputs, m.weights, m.options, general).ok());
+      setHeadKernels(headKernelsAvailable());
+      ASSERT_TRUE(forward(m.inputs, m.weights, m.options, kernels).ok());
+      for (int i = 0; i < kStageCount; ++i) {
+        const Tensor& a = kernels.tensor(static_cast<StageId>(i));
+        const Tensor& b = general.tensor(static_cast<StageId>(i));
+        ASSERT_EQ(a.shape, b.shape);
+        EXPECT_TRUE(checkTensor(std::string(stageInfo(static_cast<StageId>(i)).name), a.ptr(), b.ptr(),
+                                         a.data.size(), 1e-5, 1e-4));
+      }
+    }
   }
 }
 
