@@ -16,9 +16,6 @@
 #include <new>
 
 #include <sys/mman.h>
-#include <chrono>
-#include <cstdio>
-namespace { struct Prof { int n=0; double t[8]={0}; ~Prof(){ std::fprintf(stderr,"PROF per fwd (n=%d): qk %.2f sm %.2f av %.2f proj %.2f out %.2f attn %.2f pre %.2f total %.2f ms\n",n,t[0]*1e3/n,t[1]*1e3/n,t[2]*1e3/n,t[3]*1e3/n,t[4]*1e3/n,t[5]*1e3/n,t[6]*1e3/n,t[7]*1e3/n);} } gProf; bool gOn=false; inline double nowS(){return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();} }
 
 #include "attention/gemm.hpp"
 #include "attention/head_kernels.hpp"
@@ -124,10 +121,9 @@ int threadsFor(int wanted, double flops) {
 
 // The projections X W + b of `jobs`, in blocks of rows shared out among the threads: 256 rows, or
 // 512 from 1024 rows on (a GEMM of 512 rows ran ~4 % faster here, and 1024 rows still give two
-// blocks per projection for two threads).
-// The block size depends on the row count only, never on the thread count: a GEMM's rounding may depend on
-// its sizes, and the threaded forward must give the same bits as the one-thread forward. The
-// regrouping on either side of a projection (recording the input, splitting into heads, merging
+// blocks per projection for two threads). The block size depends on the row count only, never on
+// the thread count: a GEMM's rounding may depend on its sizes, and the threaded forward must give
+// the same bits as the one-thread forward. The regrouping on either side of a projection (recording the input, splitting into heads, merging
 // the heads) goes with its block: no serial pass, no extra section, rows read while in cache.
 using RowRange = std::function<void(std::int64_t r0, std::int64_t n)>;
 struct ProjectJob {
@@ -190,9 +186,8 @@ void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::u
   }
   float rowMax[kQueryBlock];
   const bool kernels = headKernelsEnabled();
-  double t0=nowS();
   if (kernels && !opt.scoresOverride && dk <= kScoresBlockMaxDk) {  // scores, scale, mask, max in one pass
-    scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, blk, all && !getenv("NOS") ? scores + q0 * Tk : nullptr, weights + q0 * Tk, Tk,
+    scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, blk, all ? scores + q0 * Tk : nullptr, weights + q0 * Tk, Tk,
                 rowMax);
   } else {
     sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scores + q0 * Tk, Tk);
@@ -201,18 +196,15 @@ void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::u
       rowMax[q - q0] = scaleMaskRow(scores + q * Tk, factor, blk[q - q0], weights + q * Tk, weights + q * Tk, Tk);
     }
   }
-  double t1=nowS(); if(gOn) gProf.t[0]+=t1-t0;
   for (std::int64_t q = q0; q < q0 + nq; ++q) {  // each row's softmax in place
     softmaxRow(weights + q * Tk, rowMax[q - q0], blk[q - q0], rowAny[static_cast<std::size_t>(b * Tq + q)] == 2,
                weights + q * Tk, Tk);
   }
-  double t2=nowS(); if(gOn) gProf.t[1]+=t2-t1;
   if (kernels) {
     weightedSumBlock(weights + q0 * Tk, Tk, vh, nq, Tk, dk, headOut + q0 * outStride, outStride);
   } else {
     sgemm(false, false, nq, dk, Tk, weights + q0 * Tk, Tk, vh, dk, 0.0f, headOut + q0 * outStride, outStride);
   }
-  if(gOn) gProf.t[2]+=nowS()-t2;
 }
 
 // The shapes of the per-head stages and the concat (Output is shaped after the heads). Without
@@ -300,8 +292,6 @@ void recordDescription(Trace& t, const AttentionInputs& in, const MhaWeights& w,
 
 Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt, Trace& trace) {
   if (auto s = validate(in, w, opt); !s) return s;
-  static int calls=0; gOn = ++calls > 1; if (gOn) gProf.n++;
-  double tstart=nowS();
   const auto B = in.query.dim(0), Tq = in.query.dim(1), Tk = in.key.dim(1), d = in.query.dim(2);
   const int h = opt.heads;
   const std::uint64_t generation = trace.generation;
@@ -332,7 +322,6 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
     auto split = [&](StageId proj, StageId heads) -> RowRange {
       return [&p = T(proj), &o = T(heads), h](std::int64_t r0, std::int64_t n) { splitHeads(p, h, r0, n, o); };
     };
-    double tp=nowS(); if(gOn) gProf.t[6]+=tp-tstart;
     projectAll({{&in.query, &w.wq, &w.bq, &T(StageId::QProj), recordInput(in.query, StageId::Query, true),
                  split(StageId::QProj, StageId::QHeads)},
                 {&in.key, &w.wk, &w.bk, &T(StageId::KProj), recordInput(in.key, StageId::Key, all),
@@ -341,7 +330,6 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
                  split(StageId::VProj, StageId::VHeads)}},
                threads);
 
-    if(gOn) gProf.t[3]+=nowS()-tp;
     std::vector<std::uint8_t> rowAny;
     buildBlocked(opt, B, Tq, Tk, t.blocked, rowAny);
     t.fullyMasked.assign(static_cast<std::size_t>(B * Tq), 0);
@@ -355,14 +343,12 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
     // Then, as the last tasks, the copies of the learned parameters (every section boundary is a
     // wait for the slowest thread).
     shapeWeights(t, d);
-    double ta=nowS();
     parallelFor(threads, B * h * blocks + kWeightCount, [&](std::int64_t i) {
       if (i >= B * h * blocks) return keepWeight(t, w, static_cast<int>(i - B * h * blocks));
       const std::int64_t q0 = (i % blocks) * rows;
       attendBlock(t, opt, rowAny, factor, i / blocks, q0, std::min(rows, Tq - q0));
     });
 
-    if(gOn) gProf.t[5]+=nowS()-ta;
     // Merge the heads (each block of rows before its output projection; without full recording
     // A V wrote straight into concat).
     shapeStage(T(StageId::Output), {B, Tq, d}, {"B", "T_q", "d_model"});
@@ -372,14 +358,11 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
         mergeHeads(ho, r0, n, c);
       };
     }
-    double to=nowS();
     projectAll({{&T(StageId::Concat), &w.wo, &w.bo, &T(StageId::Output), merge, {}}}, threads);
-    if(gOn) gProf.t[4]+=nowS()-to;
 
     recordDescription(t, in, w, opt, factor);
     t.generation += 1;
     trace = std::move(t);
-    if(gOn) gProf.t[7]+=nowS()-tstart;
   } catch (const std::bad_alloc&) {
     trace = Trace{};  // half-overwritten buffers are not a trace: leave an empty one
     trace.generation = generation + 1;

@@ -191,8 +191,11 @@ TEST(ThreadedForward, GivesTheOneThreadBitsExactly) {
 // merge the heads: with blocks that straddle batch items, every regrouped stage is exactly its
 // source's numbers in the new layout, on 1, 2 or 3 threads alike.
 TEST(ThreadedForward, RegroupsHeadsExactlyInRowBlocksThatStraddleBatchItems) {
-  const Model m = testModel(200, 48, 6, 3, MaskKind::Causal);  // 600 rows: blocks 0-255, 256-511, 512-599
-  const std::int64_t B = 3, T = 200, h = 6, dk = 8, d = 48;
+  // 600 rows: blocks 0-255, 256-511, 512-599; 1050 rows (from 1024 on, blocks of 512): 0-511,
+  // 512-1023, 1024-1049.
+  for (std::int64_t T : {200, 350}) {
+  const Model m = testModel(static_cast<int>(T), 48, 6, 3, MaskKind::Causal);
+  const std::int64_t B = 3, h = 6, dk = 8, d = 48;
   Trace first;
   for (int threads : {1, 2, 3}) {
     AttentionOptions o = m.options;
@@ -222,8 +225,9 @@ TEST(ThreadedForward, RegroupsHeadsExactlyInRowBlocksThatStraddleBatchItems) {
                              first.stages[static_cast<std::size_t>(i)].tensor.data.begin(),
                              first.stages[static_cast<std::size_t>(i)].tensor.data.end(),
                              [](float x, float y) { return std::memcmp(&x, &y, sizeof x) == 0; }))
-          << threads << " threads: " << stageInfo(static_cast<StageId>(i)).name;
+          << "T=" << T << ", " << threads << " threads: " << stageInfo(static_cast<StageId>(i)).name;
     }
+  }
   }
 }
 
