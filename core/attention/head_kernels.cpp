@@ -69,10 +69,11 @@ void weightedSumBlockPortable(const float* w, std::int64_t ldw, const float* v, 
 
 #ifdef MHASCOPE_HEAD_KERNELS_AVX512
 // GCC 12's intrinsics initialise their "undefined" operand with itself (__m512 __Y = __Y), which
-// -Wmaybe-uninitialized reports at every shuffle, permute and max below: a false alarm in the
-// compiler's own header.
+// -Wmaybe-uninitialized and -Wuninitialized report at every shuffle, permute and max below: a
+// false alarm in the compiler's own header.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 namespace {
 
 constexpr int kRows = 6;           // weightedSumBlock: rows per register tile, 6 x 4 accumulators of 16 lanes
@@ -94,12 +95,43 @@ float maxOfLanes(__m512 m) {
   return _mm512_cvtss_f32(m);
 }
 
-// R query rows x (up to) 64 keys of scores from the packed keys kt (dk x 64): the dot products in
-// registers (c = 0 .. dk-1 in order), then scores, weights and the rows' running maxima written.
+// Scores of rows x (up to) 64 keys, from tile (rows x 64) into scores and weights, and the rows'
+// running maxima. Kept out of line: inlined into scoresTile, the values it needs (pointers, masks,
+// constants) stayed live across the product loop there, and GCC 12 then spilled the keys'
+// vectors to the stack inside it (a store-to-load round trip per product: half the speed).
+[[gnu::noinline]] void finishScores(const float* tile, std::int64_t rows, const __mmask16 (&valid)[4],
+                                    std::int64_t j0, float factor, const std::uint8_t* const* blocked, float* scores,
+                                    float* weights, std::int64_t ld, float* rowMax) {
+  const __m512 f = _mm512_set1_ps(factor), negInf = _mm512_set1_ps(kNegInf);
+  const bool full = valid[3] == 0xFFFF;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    __m512 m = negInf;
+    for (int x = 0; x < 4; ++x) {
+      const std::int64_t at = r * ld + j0 + 16 * x;
+      const __m512 s = _mm512_load_ps(tile + r * kKeys + 16 * x);
+      if (full && scores) _mm512_storeu_ps(scores + at, s);  // masked stores are slower on Zen
+      else if (scores) _mm512_mask_storeu_ps(scores + at, valid[x], s);
+      __m512 y = _mm512_mul_ps(s, f);
+      if (blocked[r]) {
+        const __m128i b = _mm_maskz_loadu_epi8(valid[x], blocked[r] + j0 + 16 * x);
+        y = _mm512_mask_mov_ps(y, _mm_test_epi8_mask(b, b), negInf);
+      }
+      if (full) {
+        _mm512_storeu_ps(weights + at, y);
+        m = _mm512_max_ps(m, y);
+      } else {
+        _mm512_mask_storeu_ps(weights + at, valid[x], y);
+        m = _mm512_mask_max_ps(m, valid[x], m, y);
+      }
+    }
+    rowMax[r] = std::max(rowMax[r], maxOfLanes(m));
+  }
+}
+
+// R query rows x 64 keys of dot products from the packed keys kt (dk x 64), in registers
+// (c = 0 .. dk-1 in order), into tile (R x 64).
 template <int R, int DK>
-void scoresTile(const float* q, std::int64_t dkRuntime, const float* kt, const __mmask16 (&valid)[4], std::int64_t j0,
-                float factor, const std::uint8_t* const* blocked, float* scores, float* weights, std::int64_t ld,
-                float* rowMax) {
+void scoresTile(const float* q, std::int64_t dkRuntime, const float* kt, float* tile) {
   const std::int64_t dk = DK > 0 ? DK : dkRuntime;
   __m512 acc[R][4];
   #pragma GCC unroll 8
@@ -120,37 +152,10 @@ void scoresTile(const float* q, std::int64_t dkRuntime, const float* kt, const _
       acc[r][3] = _mm512_fmadd_ps(a, k3, acc[r][3]);
     }
   }
-  // Through a buffer in L1: written straight from the accumulators, GCC 12 kept one of them in
-  // memory inside the loop above (a store-to-load chain that halved the speed).
-  alignas(64) float tile[R][kKeys];
   #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     #pragma GCC unroll 8
-    for (int x = 0; x < 4; ++x) _mm512_store_ps(tile[r] + 16 * x, acc[r][x]);
-  }
-  const __m512 f = _mm512_set1_ps(factor), negInf = _mm512_set1_ps(kNegInf);
-  const bool full = valid[3] == 0xFFFF;
-  for (int r = 0; r < R; ++r) {
-    __m512 m = negInf;
-    for (int x = 0; x < 4; ++x) {
-      const std::int64_t at = r * ld + j0 + 16 * x;
-      const __m512 s = _mm512_load_ps(tile[r] + 16 * x);
-      if (full && scores) _mm512_storeu_ps(scores + at, s);  // masked stores are slower on Zen
-      else if (scores) _mm512_mask_storeu_ps(scores + at, valid[x], s);
-      __m512 y = _mm512_mul_ps(s, f);
-      if (blocked[r]) {
-        const __m128i b = _mm_maskz_loadu_epi8(valid[x], blocked[r] + j0 + 16 * x);
-        y = _mm512_mask_mov_ps(y, _mm_test_epi8_mask(b, b), negInf);
-      }
-      if (full) {
-        _mm512_storeu_ps(weights + at, y);
-        m = _mm512_max_ps(m, y);
-      } else {
-        _mm512_mask_storeu_ps(weights + at, valid[x], y);
-        m = _mm512_mask_max_ps(m, valid[x], m, y);
-      }
-    }
-    rowMax[r] = std::max(rowMax[r], maxOfLanes(m));
+    for (int x = 0; x < 4; ++x) _mm512_store_ps(tile + r * kKeys + 16 * x, acc[r][x]);
   }
 }
 
@@ -158,8 +163,10 @@ template <int R, int DK>
 void scoresRows(const float* q, std::int64_t dk, const float* kt, const __mmask16 (&valid)[4], std::int64_t j0,
                 float factor, const std::uint8_t* const* blocked, float* scores, float* weights, std::int64_t ld,
                 float* rowMax, std::int64_t i) {
-  scoresTile<R, DK>(q + i * dk, dk, kt, valid, j0, factor, blocked + i, scores ? scores + i * ld : nullptr,
-                weights + i * ld, ld, rowMax + i);
+  alignas(64) float tile[R * kKeys];
+  scoresTile<R, DK>(q + i * dk, dk, kt, tile);
+  finishScores(tile, R, valid, j0, factor, blocked + i, scores ? scores + i * ld : nullptr, weights + i * ld, ld,
+               rowMax + i);
 }
 
 // R rows x NV vectors of outputs over the keys [k0, k1); the first chunk starts from zero, later
@@ -246,7 +253,13 @@ void scoresBlockFor(const float* q, const float* k, std::int64_t nq, std::int64_
     for (; i + kScoreRows <= nq; i += kScoreRows) {
       scoresRows<kScoreRows, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, rowMax, i);
     }
-    for (; i < nq; ++i) scoresRows<1, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, rowMax, i);
+    switch (nq - i) {  // the last rows together: one row alone loads the keys for only 4 products
+      case 4: scoresRows<4, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, rowMax, i); break;
+      case 3: scoresRows<3, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, rowMax, i); break;
+      case 2: scoresRows<2, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, rowMax, i); break;
+      case 1: scoresRows<1, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, rowMax, i); break;
+      default: break;
+    }
   }
 }
 
