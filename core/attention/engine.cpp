@@ -69,8 +69,10 @@ void shapeStage(Tensor& t, Shape shape, std::vector<std::string> axes, int threa
 void project(const float* x /*(B*T, d_model)*/, const RowMatrix& weight /*(d_model, d_model)*/,
              const RowVector& bias /*(1, d_model)*/, float* out /*(B*T, d_model)*/, std::int64_t d, std::int64_t r0,
              std::int64_t n) {
-  sgemm(false, false, n, d, d, x + r0 * d, d, weight.data(), d, 0.0f, out + r0 * d, d);
-  MatrixMap(out + r0 * d, n, d).rowwise() += bias;
+  // The bias first, then the product added onto it (beta = 1): one pass over the block's rows fewer
+  // than adding the bias afterwards (with beta = 0 OpenBLAS clears the rows itself first).
+  for (std::int64_t r = r0; r < r0 + n; ++r) std::copy_n(bias.data(), d, out + r * d);
+  sgemm(false, false, n, d, d, x + r0 * d, d, weight.data(), d, 1.0f, out + r0 * d, d);
 }
 
 // (B, T, d_model) → view (B, T, h, d_k) → transpose (B, h, T, d_k): head i's columns are the
