@@ -188,11 +188,15 @@ void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::u
   }
   float rowMax[kQueryBlock];
   const bool kernels = headKernelsEnabled();
-  if (kernels && !opt.scoresOverride && dk <= kScoresBlockMaxDk) {  // scores, scale, mask, max in one pass
+  const bool fused = kernels && dk <= kScoresBlockMaxDk;
+  if (fused && !opt.scoresOverride) {  // scores, scale, mask, max in one pass
     scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, blk, all ? scores + q0 * Tk : nullptr, weights + q0 * Tk, Tk,
                 rowMax);
   } else {
-    sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scores + q0 * Tk, Tk);
+    // The same products as without hand-set scores (the kernel's when it runs), so the scores a
+    // hand-set table leaves alone keep their exact bits.
+    if (fused) scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, blk, scores + q0 * Tk, nullptr, Tk, rowMax);
+    else sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scores + q0 * Tk, Tk);
     if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, head, scores, Tq, Tk, q0, nq);
     for (std::int64_t q = q0; q < q0 + nq; ++q) {  // the scaled, then masked row into the weights' row
       rowMax[q - q0] = scaleMaskRow(scores + q * Tk, factor, blk[q - q0], weights + q * Tk, weights + q * Tk, Tk);

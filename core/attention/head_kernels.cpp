@@ -47,11 +47,12 @@ void scoresBlockPortable(const float* q, const float* k, std::int64_t nq, std::i
       float s = 0.0f;
       for (std::int64_t c = 0; c < dk; ++c) s += q[i * dk + c] * k[j * dk + c];
       if (scores) scores[i * ld + j] = s;
+      if (!weights) continue;
       const float x = blocked[i] && blocked[i][j] ? kNegInf : s * factor;
       weights[i * ld + j] = x;
       m = std::max(m, x);
     }
-    rowMax[i] = m;
+    if (weights) rowMax[i] = m;
   }
 }
 
@@ -111,6 +112,7 @@ float maxOfLanes(__m512 m) {
       const __m512 s = _mm512_load_ps(tile + r * kKeys + 16 * x);
       if (full && scores) _mm512_storeu_ps(scores + at, s);  // masked stores are slower on Zen
       else if (scores) _mm512_mask_storeu_ps(scores + at, valid[x], s);
+      if (!weights) continue;
       __m512 y = _mm512_mul_ps(s, f);
       if (blocked[r]) {
         const __m128i b = _mm_maskz_loadu_epi8(valid[x], blocked[r] + j0 + 16 * x);
@@ -124,7 +126,7 @@ float maxOfLanes(__m512 m) {
         m = _mm512_mask_max_ps(m, valid[x], m, y);
       }
     }
-    rowMax[r] = std::max(rowMax[r], maxOfLanes(m));
+    if (weights) rowMax[r] = std::max(rowMax[r], maxOfLanes(m));
   }
 }
 
@@ -165,8 +167,8 @@ void scoresRows(const float* q, std::int64_t dk, const float* kt, const __mmask1
                 float* rowMax, std::int64_t i) {
   alignas(64) float tile[R * kKeys];
   scoresTile<R, DK>(q + i * dk, dk, kt, tile);
-  finishScores(tile, R, valid, j0, factor, blocked + i, scores ? scores + i * ld : nullptr, weights + i * ld, ld,
-               rowMax + i);
+  finishScores(tile, R, valid, j0, factor, blocked + i, scores ? scores + i * ld : nullptr,
+               weights ? weights + i * ld : nullptr, ld, rowMax + i);
 }
 
 // R rows x NV vectors of outputs over the keys [k0, k1); the first chunk starts from zero, later
@@ -244,7 +246,7 @@ void scoresBlockFor(const float* q, const float* k, std::int64_t nq, std::int64_
                     float* rowMax) {
   const std::int64_t width = DK > 0 ? DK : dk;
   alignas(64) float kt[(DK > 0 ? DK : kScoresBlockMaxDk) * kKeys];  // 64 keys transposed: d_k rows of 64
-  std::fill(rowMax, rowMax + nq, kNegInf);
+  if (weights) std::fill(rowMax, rowMax + nq, kNegInf);
   for (std::int64_t j0 = 0; j0 < Tk; j0 += kKeys) {
     const std::int64_t n = std::min(kKeys, Tk - j0);
     packKeys<DK>(k, width, j0, n, kt);

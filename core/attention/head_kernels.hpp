@@ -29,6 +29,7 @@ constexpr std::int64_t kScoresBlockMaxDk = 256;
 // -inf where blocked[i] (a row of Tk bytes, or null: nothing blocked) is non-zero, and
 // rowMax[i] = the maximum of weights row i (-inf when every key is blocked). The product
 // scores * factor is the same float multiply the trace uses to read the scaled scores back.
+// weights null: only the scores (rowMax untouched), for hand-set scores that replace some first.
 void scoresBlock(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
                  const std::uint8_t* const* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax);
 

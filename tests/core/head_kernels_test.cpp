@@ -70,6 +70,12 @@ void checkScores(const Impl& impl, std::int64_t nq, std::int64_t Tk, std::int64_
   std::vector<float> rowMax(static_cast<std::size_t>(nq), 7.0f);
   impl.scores(q.data(), k.data(), nq, Tk, dk, factor, blocked.data(), recordScores ? scores.data() : nullptr,
               weights.data(), ld, rowMax.data());
+  if (recordScores) {  // scores only (what hand-set scores start from): the same bits, nothing else
+    std::vector<float> only(scores.size(), 7.0f), untouched(rowMax.size(), 5.0f);
+    impl.scores(q.data(), k.data(), nq, Tk, dk, factor, blocked.data(), only.data(), nullptr, ld, untouched.data());
+    ASSERT_EQ(std::memcmp(only.data(), scores.data(), only.size() * sizeof(float)), 0) << what;
+    for (float x : untouched) ASSERT_EQ(x, 5.0f) << what;
+  }
   for (std::int64_t i = 0; i < nq; ++i) {
     float m = -kInf;
     bool anyNaN = false;  // a NaN score leaves the maximum to the order of comparisons
