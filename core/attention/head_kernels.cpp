@@ -1,5 +1,7 @@
 // The attention's per-block products (see head_kernels.hpp): plain loops for any CPU, and the
-// AVX-512 register-tiled versions the engine runs when the build targets AVX-512.
+// AVX-512 register-tiled versions the engine runs on a CPU that has AVX-512. With GCC on x86-64
+// they are compiled for AVX-512 by a target pragma whatever -march says (setup.sh may pick
+// x86-64-v3, the package always does) and used when the CPU reports AVX-512 F/BW/VL at run time.
 #include "attention/head_kernels.hpp"
 
 #include <algorithm>
@@ -8,7 +10,12 @@
 #include <limits>
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define MHASCOPE_HEAD_KERNELS_AVX512 1  // the whole build targets AVX-512
+#elif defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define MHASCOPE_HEAD_KERNELS_AVX512 1
+#define MHASCOPE_HEAD_KERNELS_TARGET 1  // only these functions do; the CPU is asked at run time
+#endif
+#ifdef MHASCOPE_HEAD_KERNELS_AVX512
 #include <immintrin.h>
 #endif
 
@@ -17,23 +24,29 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-#ifdef MHASCOPE_HEAD_KERNELS_AVX512
-constexpr bool kAvailable = true;
+bool cpuRunsKernels() {
+#if defined(MHASCOPE_HEAD_KERNELS_TARGET)
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl");
+  return has;
+#elif defined(MHASCOPE_HEAD_KERNELS_AVX512)
+  return true;
 #else
-constexpr bool kAvailable = false;
+  return false;
 #endif
+}
 
 std::atomic<bool>& enabledFlag() {
-  static std::atomic<bool> enabled{kAvailable};  // process-wide, like the GEMM backend's choice
+  static std::atomic<bool> enabled{cpuRunsKernels()};  // process-wide, like the GEMM backend's choice
   return enabled;
 }
 
 }  // namespace
 
-bool headKernelsAvailable() { return kAvailable; }
+bool headKernelsAvailable() { return cpuRunsKernels(); }
 bool headKernelsEnabled() { return enabledFlag().load(std::memory_order_relaxed); }
 bool setHeadKernels(bool enabled) {
-  if (enabled && !kAvailable) return false;
+  if (enabled && !cpuRunsKernels()) return false;
   enabledFlag().store(enabled, std::memory_order_relaxed);
   return true;
 }
@@ -75,6 +88,10 @@ void weightedSumBlockPortable(const float* w, std::int64_t ldw, const float* v, 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#ifdef MHASCOPE_HEAD_KERNELS_TARGET
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl")
+#endif
 namespace {
 
 constexpr int kRows = 6;           // weightedSumBlock: rows per register tile, 6 x 4 accumulators of 16 lanes
@@ -265,10 +282,9 @@ void scoresBlockFor(const float* q, const float* k, std::int64_t nq, std::int64_
   }
 }
 
-}  // namespace
-
-void scoresBlock(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
-                 const std::uint8_t* const* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax) {
+void scoresBlockAvx512(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk,
+                       float factor, const std::uint8_t* const* blocked, float* scores, float* weights,
+                       std::int64_t ld, float* rowMax) {
   if (dk == 64) return scoresBlockFor<64>(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
   if (dk > kScoresBlockMaxDk || dk < 1) {
     return scoresBlockPortable(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
@@ -276,8 +292,8 @@ void scoresBlock(const float* q, const float* k, std::int64_t nq, std::int64_t T
   scoresBlockFor<0>(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
 }
 
-void weightedSumBlock(const float* w, std::int64_t ldw, const float* v, std::int64_t nq, std::int64_t Tk,
-                      std::int64_t dk, float* out, std::int64_t ldo) {
+void weightedSumBlockAvx512(const float* w, std::int64_t ldw, const float* v, std::int64_t nq, std::int64_t Tk,
+                            std::int64_t dk, float* out, std::int64_t ldo) {
   if (Tk <= 0) {
     for (std::int64_t i = 0; i < nq; ++i) std::fill(out + i * ldo, out + i * ldo + dk, 0.0f);
     return;
@@ -300,19 +316,27 @@ void weightedSumBlock(const float* w, std::int64_t ldw, const float* v, std::int
   }
 }
 
+}  // namespace
+#ifdef MHASCOPE_HEAD_KERNELS_TARGET
+#pragma GCC pop_options
+#endif
 #pragma GCC diagnostic pop
-
-#else  // no AVX-512 in this build: the plain loops (the engine does not call these by default)
+#endif
 
 void scoresBlock(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
                  const std::uint8_t* const* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax) {
+#ifdef MHASCOPE_HEAD_KERNELS_AVX512
+  if (cpuRunsKernels()) return scoresBlockAvx512(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
+#endif
   scoresBlockPortable(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
 }
+
 void weightedSumBlock(const float* w, std::int64_t ldw, const float* v, std::int64_t nq, std::int64_t Tk,
                       std::int64_t dk, float* out, std::int64_t ldo) {
+#ifdef MHASCOPE_HEAD_KERNELS_AVX512
+  if (cpuRunsKernels()) return weightedSumBlockAvx512(w, ldw, v, nq, Tk, dk, out, ldo);
+#endif
   weightedSumBlockPortable(w, ldw, v, nq, Tk, dk, out, ldo);
 }
-
-#endif
 
 }  // namespace mhascope

@@ -4,19 +4,20 @@
 //                     (what scaleMaskRow does, in the same pass, while the scores are in registers)
 //   weightedSumBlock: head outputs = A_block V
 // OpenBLAS runs these shapes at ~130 GFLOP/s on a Zen 5 core against ~200 for square products; these
-// run at ~150 and ~200. Hand-vectorised with AVX-512 when the compiler targets it (-march=native on
-// an AVX-512 CPU); elsewhere the engine keeps its general path (sgemm + the row kernels), and the
-// plain-loop versions below (the same contract, any CPU) are what tests check the vector code by.
+// run at ~140 and ~200. Hand-vectorised with AVX-512 and used on a CPU that has it (AVX-512 F, BW and
+// VL, asked at run time; GCC compiles them for it whatever -march is); elsewhere the engine keeps its
+// general path (sgemm + the row kernels), and the plain-loop versions below (the same contract, any
+// CPU) are what tests check the vector code by.
 #pragma once
 
 #include <cstdint>
 
 namespace mhascope {
 
-// True when this build has the AVX-512 kernels (compile-time ISA). The engine uses them when
+// True when this build has the AVX-512 kernels and this CPU runs them. The engine uses them when
 // headKernelsEnabled(): by default exactly when available; setHeadKernels(false) makes it take the
 // general path (sgemm + row kernels) instead, so tests can run both on one machine. Returns false
-// (and changes nothing) when asked to enable kernels this build does not have.
+// (and changes nothing) when asked to enable kernels this build or CPU does not have.
 bool headKernelsAvailable();
 bool headKernelsEnabled();
 bool setHeadKernels(bool enabled);
