@@ -86,7 +86,9 @@ void weightedSumBlockPortable(const float* w, std::int64_t ldw, const float* v, 
 // -Wmaybe-uninitialized and -Wuninitialized report at every shuffle, permute and max below: a
 // false alarm in the compiler's own header.
 #pragma GCC diagnostic push
+#ifndef __clang__
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #ifdef MHASCOPE_HEAD_KERNELS_TARGET
 #pragma GCC push_options
