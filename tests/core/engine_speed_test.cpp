@@ -21,6 +21,7 @@
 
 #include "attention/engine.hpp"
 #include "attention/gemm.hpp"
+#include "attention/head_kernels.hpp"
 #include "attention/model.hpp"
 #include "check_tensor.hpp"
 
@@ -133,6 +134,37 @@ TEST(Gemm, TheForwardAgreesOnBothBackends) {
   }
 }
 
+// Restores the process-wide choice after a test changes it.
+struct KeepHeadKernels {
+  bool before = headKernelsEnabled();
+  ~KeepHeadKernels() { setHeadKernels(before); }
+};
+
+// The AVX-512 head kernels (attention/head_kernels.hpp) against the general path the engine takes
+// without them (sgemm + row kernels), the one a CPU without AVX-512 runs.
+TEST(HeadKernels, TheForwardAgreesWithTheGeneralPath) {
+  KeepHeadKernels keep;
+  EXPECT_EQ(headKernelsEnabled(), headKernelsAvailable());  // on by default exactly when built in
+  EXPECT_EQ(setHeadKernels(true), headKernelsAvailable());  // never on without them
+  for (MaskKind mask : {MaskKind::None, MaskKind::Causal}) {
+    for (int dModel : {128, 96}) {  // d_k 64 (the compiled-in width) and 48
+      const Model m = testModel(300, dModel, 2, 2, mask);
+      Trace general, kernels;
+      ASSERT_TRUE(setHeadKernels(false));
+      ASSERT_TRUE(forward(m.inputs, m.weights, m.options, general).ok());
+      setHeadKernels(headKernelsAvailable());
+      ASSERT_TRUE(forward(m.inputs, m.weights, m.options, kernels).ok());
+      for (int i = 0; i < kStageCount; ++i) {
+        const Tensor& a = kernels.tensor(static_cast<StageId>(i));
+        const Tensor& b = general.tensor(static_cast<StageId>(i));
+        ASSERT_EQ(a.shape, b.shape);
+        EXPECT_TRUE(checkTensor(std::string(stageInfo(static_cast<StageId>(i)).name), a.ptr(), b.ptr(),
+                                         a.data.size(), 1e-5, 1e-4));
+      }
+    }
+  }
+}
+
 TEST(ThreadedForward, GivesTheOneThreadBitsExactly) {
   for (MaskKind mask : {MaskKind::None, MaskKind::Causal}) {
     // Big enough that threads are used (> 4 MFLOP), several projection row blocks, odd T.
@@ -159,8 +191,11 @@ TEST(ThreadedForward, GivesTheOneThreadBitsExactly) {
 // merge the heads: with blocks that straddle batch items, every regrouped stage is exactly its
 // source's numbers in the new layout, on 1, 2 or 3 threads alike.
 TEST(ThreadedForward, RegroupsHeadsExactlyInRowBlocksThatStraddleBatchItems) {
-  const Model m = testModel(200, 48, 6, 3, MaskKind::Causal);  // 600 rows: blocks 0-255, 256-511, 512-599
-  const std::int64_t B = 3, T = 200, h = 6, dk = 8, d = 48;
+  // 600 rows: blocks 0-255, 256-511, 512-599; 1050 rows (from 1024 on, blocks of 512): 0-511,
+  // 512-1023, 1024-1049.
+  for (std::int64_t T : {200, 350}) {
+  const Model m = testModel(static_cast<int>(T), 48, 6, 3, MaskKind::Causal);
+  const std::int64_t B = 3, h = 6, dk = 8, d = 48;
   Trace first;
   for (int threads : {1, 2, 3}) {
     AttentionOptions o = m.options;
@@ -190,8 +225,9 @@ TEST(ThreadedForward, RegroupsHeadsExactlyInRowBlocksThatStraddleBatchItems) {
                              first.stages[static_cast<std::size_t>(i)].tensor.data.begin(),
                              first.stages[static_cast<std::size_t>(i)].tensor.data.end(),
                              [](float x, float y) { return std::memcmp(&x, &y, sizeof x) == 0; }))
-          << threads << " threads: " << stageInfo(static_cast<StageId>(i)).name;
+          << "T=" << T << ", " << threads << " threads: " << stageInfo(static_cast<StageId>(i)).name;
     }
+  }
   }
 }
 

@@ -1,0 +1,344 @@
+// The attention's per-block products (see head_kernels.hpp): plain loops for any CPU, and the
+// AVX-512 register-tiled versions the engine runs on a CPU that has AVX-512. With GCC on x86-64
+// they are compiled for AVX-512 by a target pragma whatever -march says (setup.sh may pick
+// x86-64-v3, the package always does) and used when the CPU reports AVX-512 F/BW/VL at run time.
+#include "attention/head_kernels.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define MHASCOPE_HEAD_KERNELS_AVX512 1  // the whole build targets AVX-512
+#elif defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define MHASCOPE_HEAD_KERNELS_AVX512 1
+#define MHASCOPE_HEAD_KERNELS_TARGET 1  // only these functions do; the CPU is asked at run time
+#endif
+#ifdef MHASCOPE_HEAD_KERNELS_AVX512
+#include <immintrin.h>
+#endif
+
+namespace mhascope {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+bool cpuRunsKernels() {
+#if defined(MHASCOPE_HEAD_KERNELS_TARGET)
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl");
+  return has;
+#elif defined(MHASCOPE_HEAD_KERNELS_AVX512)
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::atomic<bool>& enabledFlag() {
+  static std::atomic<bool> enabled{cpuRunsKernels()};  // process-wide, like the GEMM backend's choice
+  return enabled;
+}
+
+}  // namespace
+
+bool headKernelsAvailable() { return cpuRunsKernels(); }
+bool headKernelsEnabled() { return enabledFlag().load(std::memory_order_relaxed); }
+bool setHeadKernels(bool enabled) {
+  if (enabled && !cpuRunsKernels()) return false;
+  enabledFlag().store(enabled, std::memory_order_relaxed);
+  return true;
+}
+
+void scoresBlockPortable(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk,
+                         float factor, const std::uint8_t* const* blocked, float* scores, float* weights,
+                         std::int64_t ld, float* rowMax) {
+  for (std::int64_t i = 0; i < nq; ++i) {
+    float m = kNegInf;
+    for (std::int64_t j = 0; j < Tk; ++j) {
+      float s = 0.0f;
+      for (std::int64_t c = 0; c < dk; ++c) s += q[i * dk + c] * k[j * dk + c];
+      if (scores) scores[i * ld + j] = s;
+      if (!weights) continue;
+      const float x = blocked[i] && blocked[i][j] ? kNegInf : s * factor;
+      weights[i * ld + j] = x;
+      m = std::max(m, x);
+    }
+    if (weights) rowMax[i] = m;
+  }
+}
+
+void weightedSumBlockPortable(const float* w, std::int64_t ldw, const float* v, std::int64_t nq, std::int64_t Tk,
+                              std::int64_t dk, float* out, std::int64_t ldo) {
+  for (std::int64_t i = 0; i < nq; ++i) {
+    float* o = out + i * ldo;
+    std::fill(o, o + dk, 0.0f);
+    for (std::int64_t j = 0; j < Tk; ++j) {
+      const float a = w[i * ldw + j];
+      for (std::int64_t c = 0; c < dk; ++c) o[c] += a * v[j * dk + c];
+    }
+  }
+}
+
+#ifdef MHASCOPE_HEAD_KERNELS_AVX512
+// GCC 12's intrinsics initialise their "undefined" operand with itself (__m512 __Y = __Y), which
+// -Wmaybe-uninitialized and -Wuninitialized report at every shuffle, permute and max below: a
+// false alarm in the compiler's own header.
+#pragma GCC diagnostic push
+#ifndef __clang__
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#ifdef MHASCOPE_HEAD_KERNELS_TARGET
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl")
+#endif
+namespace {
+
+constexpr int kRows = 6;           // weightedSumBlock: rows per register tile, 6 x 4 accumulators of 16 lanes
+constexpr int kScoreRows = 5;      // scoresBlock: 5 x 4 (the scale, mask and store need registers too)
+constexpr std::int64_t kKeys = 64;  // keys (score columns) per tile: 4 vectors
+constexpr std::int64_t kKeyChunk = 512;  // weightedSumBlock: keys per pass, so V's rows stay in cache
+
+__mmask16 lanesBelow(std::int64_t n) {
+  if (n <= 0) return 0;
+  return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1u);
+}
+
+// The largest of the 16 lanes.
+float maxOfLanes(__m512 m) {
+  m = _mm512_max_ps(m, _mm512_shuffle_f32x4(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
+  m = _mm512_max_ps(m, _mm512_shuffle_f32x4(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
+  m = _mm512_max_ps(m, _mm512_permute_ps(m, _MM_SHUFFLE(1, 0, 3, 2)));
+  m = _mm512_max_ps(m, _mm512_permute_ps(m, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm512_cvtss_f32(m);
+}
+
+// Scores of rows x (up to) 64 keys, from tile (rows x 64) into scores and weights, and the rows'
+// running maxima. Kept out of line: inlined into scoresTile, the values it needs (pointers, masks,
+// constants) stayed live across the product loop there, and GCC 12 then spilled the keys'
+// vectors to the stack inside it (a store-to-load round trip per product: half the speed).
+[[gnu::noinline]] void finishScores(const float* tile, std::int64_t rows, const __mmask16 (&valid)[4],
+                                    std::int64_t j0, float factor, const std::uint8_t* const* blocked, float* scores,
+                                    float* weights, std::int64_t ld, float* rowMax) {
+  const __m512 f = _mm512_set1_ps(factor), negInf = _mm512_set1_ps(kNegInf);
+  const bool full = valid[3] == 0xFFFF;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    __m512 m = negInf;
+    for (int x = 0; x < 4; ++x) {
+      const std::int64_t at = r * ld + j0 + 16 * x;
+      const __m512 s = _mm512_load_ps(tile + r * kKeys + 16 * x);
+      if (full && scores) _mm512_storeu_ps(scores + at, s);  // masked stores are slower on Zen
+      else if (scores) _mm512_mask_storeu_ps(scores + at, valid[x], s);
+      if (!weights) continue;
+      __m512 y = _mm512_mul_ps(s, f);
+      if (blocked[r]) {
+        const __m128i b = _mm_maskz_loadu_epi8(valid[x], blocked[r] + j0 + 16 * x);
+        y = _mm512_mask_mov_ps(y, _mm_test_epi8_mask(b, b), negInf);
+      }
+      if (full) {
+        _mm512_storeu_ps(weights + at, y);
+        m = _mm512_max_ps(m, y);
+      } else {
+        _mm512_mask_storeu_ps(weights + at, valid[x], y);
+        m = _mm512_mask_max_ps(m, valid[x], m, y);
+      }
+    }
+    if (weights) rowMax[r] = std::max(rowMax[r], maxOfLanes(m));
+  }
+}
+
+// R query rows x 64 keys of dot products from the packed keys kt (dk x 64), in registers
+// (c = 0 .. dk-1 in order), into tile (R x 64).
+template <int R, int DK>
+void scoresTile(const float* q, std::int64_t dkRuntime, const float* kt, float* tile) {
+  const std::int64_t dk = DK > 0 ? DK : dkRuntime;
+  __m512 acc[R][4];
+  #pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    #pragma GCC unroll 8
+    for (int x = 0; x < 4; ++x) acc[r][x] = _mm512_setzero_ps();
+  }
+  for (std::int64_t c = 0; c < dk; ++c) {
+    const float* kc = kt + c * kKeys;
+    const __m512 k0 = _mm512_load_ps(kc), k1 = _mm512_load_ps(kc + 16), k2 = _mm512_load_ps(kc + 32),
+                 k3 = _mm512_load_ps(kc + 48);
+    #pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512 a = _mm512_set1_ps(q[r * dk + c]);
+      acc[r][0] = _mm512_fmadd_ps(a, k0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(a, k1, acc[r][1]);
+      acc[r][2] = _mm512_fmadd_ps(a, k2, acc[r][2]);
+      acc[r][3] = _mm512_fmadd_ps(a, k3, acc[r][3]);
+    }
+  }
+  #pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    #pragma GCC unroll 8
+    for (int x = 0; x < 4; ++x) _mm512_store_ps(tile + r * kKeys + 16 * x, acc[r][x]);
+  }
+}
+
+template <int R, int DK>
+void scoresRows(const float* q, std::int64_t dk, const float* kt, const __mmask16 (&valid)[4], std::int64_t j0,
+                float factor, const std::uint8_t* const* blocked, float* scores, float* weights, std::int64_t ld,
+                float* rowMax, std::int64_t i) {
+  alignas(64) float tile[R * kKeys];
+  scoresTile<R, DK>(q + i * dk, dk, kt, tile);
+  finishScores(tile, R, valid, j0, factor, blocked + i, scores ? scores + i * ld : nullptr,
+               weights ? weights + i * ld : nullptr, ld, rowMax + i);
+}
+
+// R rows x NV vectors of outputs over the keys [k0, k1); the first chunk starts from zero, later
+// ones from the partial sums in out, so every output is one sum in key order.
+template <int R, int NV>
+void sumTile(const float* w, std::int64_t ldw, const float* v, std::int64_t dk, std::int64_t k0, std::int64_t k1,
+             float* out, std::int64_t ldo, __mmask16 last) {
+  __m512 acc[R][NV];
+  #pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    #pragma GCC unroll 8
+    for (int x = 0; x < NV; ++x) {
+      const __mmask16 lanes = x == NV - 1 ? last : static_cast<__mmask16>(0xFFFF);
+      acc[r][x] = k0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(lanes, out + r * ldo + 16 * x);
+    }
+  }
+  for (std::int64_t j = k0; j < k1; ++j) {
+    __m512 vj[NV];
+    #pragma GCC unroll 8
+    for (int x = 0; x < NV; ++x) {
+      vj[x] = _mm512_maskz_loadu_ps(x == NV - 1 ? last : static_cast<__mmask16>(0xFFFF), v + j * dk + 16 * x);
+    }
+    #pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512 a = _mm512_set1_ps(w[r * ldw + j]);
+      #pragma GCC unroll 8
+      for (int x = 0; x < NV; ++x) acc[r][x] = _mm512_fmadd_ps(a, vj[x], acc[r][x]);
+    }
+  }
+  #pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    #pragma GCC unroll 8
+    for (int x = 0; x < NV; ++x) {
+      _mm512_mask_storeu_ps(out + r * ldo + 16 * x, x == NV - 1 ? last : static_cast<__mmask16>(0xFFFF), acc[r][x]);
+    }
+  }
+}
+
+// One chunk of keys for rows [i, i + rows) (rows <= kRows) and the column vectors [c0, c0 + 16 nv).
+template <int NV>
+void sumRows(const float* w, std::int64_t ldw, const float* v, std::int64_t dk, std::int64_t k0, std::int64_t k1,
+             float* out, std::int64_t ldo, __mmask16 last, std::int64_t i, std::int64_t rows) {
+  const float* wi = w + i * ldw;
+  float* oi = out + i * ldo;
+  switch (rows) {
+    case 6: return sumTile<6, NV>(wi, ldw, v, dk, k0, k1, oi, ldo, last);
+    case 5: return sumTile<5, NV>(wi, ldw, v, dk, k0, k1, oi, ldo, last);
+    case 4: return sumTile<4, NV>(wi, ldw, v, dk, k0, k1, oi, ldo, last);
+    case 3: return sumTile<3, NV>(wi, ldw, v, dk, k0, k1, oi, ldo, last);
+    case 2: return sumTile<2, NV>(wi, ldw, v, dk, k0, k1, oi, ldo, last);
+    default: return sumTile<1, NV>(wi, ldw, v, dk, k0, k1, oi, ldo, last);
+  }
+}
+
+
+// Keys [j0, j0 + n) of k (rows of dk) into kt (dk rows of 64), zeros past n (computed, never
+// stored). DK > 0: dk known when compiled (64, the usual head), so the copy vectorises.
+template <int DK>
+void packKeys(const float* k, std::int64_t dk, std::int64_t j0, std::int64_t n, float* kt) {
+  const std::int64_t width = DK > 0 ? DK : dk;
+  if (n == kKeys) {
+    for (std::int64_t j = 0; j < kKeys; ++j) {
+      for (std::int64_t c = 0; c < width; ++c) kt[c * kKeys + j] = k[(j0 + j) * width + c];
+    }
+    return;
+  }
+  for (std::int64_t j = 0; j < kKeys; ++j) {
+    for (std::int64_t c = 0; c < width; ++c) kt[c * kKeys + j] = j < n ? k[(j0 + j) * width + c] : 0.0f;
+  }
+}
+
+template <int DK>
+void scoresBlockFor(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
+                    const std::uint8_t* const* blocked, float* scores, float* weights, std::int64_t ld,
+                    float* rowMax) {
+  const std::int64_t width = DK > 0 ? DK : dk;
+  alignas(64) float kt[(DK > 0 ? DK : kScoresBlockMaxDk) * kKeys];  // 64 keys transposed: d_k rows of 64
+  if (weights) std::fill(rowMax, rowMax + nq, kNegInf);
+  for (std::int64_t j0 = 0; j0 < Tk; j0 += kKeys) {
+    const std::int64_t n = std::min(kKeys, Tk - j0);
+    packKeys<DK>(k, width, j0, n, kt);
+    const __mmask16 valid[4] = {lanesBelow(n), lanesBelow(n - 16), lanesBelow(n - 32), lanesBelow(n - 48)};
+    std::int64_t i = 0;
+    for (; i + kScoreRows <= nq; i += kScoreRows) {
+      scoresRows<kScoreRows, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, rowMax, i);
+    }
+    switch (nq - i) {  // the last rows together: one row alone loads the keys for only 4 products
+      case 4: scoresRows<4, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, rowMax, i); break;
+      case 3: scoresRows<3, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, rowMax, i); break;
+      case 2: scoresRows<2, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, rowMax, i); break;
+      case 1: scoresRows<1, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, rowMax, i); break;
+      default: break;
+    }
+  }
+}
+
+void scoresBlockAvx512(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk,
+                       float factor, const std::uint8_t* const* blocked, float* scores, float* weights,
+                       std::int64_t ld, float* rowMax) {
+  if (dk == 64) return scoresBlockFor<64>(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
+  if (dk > kScoresBlockMaxDk || dk < 1) {
+    return scoresBlockPortable(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
+  }
+  scoresBlockFor<0>(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
+}
+
+void weightedSumBlockAvx512(const float* w, std::int64_t ldw, const float* v, std::int64_t nq, std::int64_t Tk,
+                            std::int64_t dk, float* out, std::int64_t ldo) {
+  if (Tk <= 0) {
+    for (std::int64_t i = 0; i < nq; ++i) std::fill(out + i * ldo, out + i * ldo + dk, 0.0f);
+    return;
+  }
+  for (std::int64_t k0 = 0; k0 < Tk; k0 += kKeyChunk) {
+    const std::int64_t k1 = std::min(Tk, k0 + kKeyChunk);
+    for (std::int64_t c0 = 0; c0 < dk; c0 += 64) {  // 64 output columns (4 vectors) at a time
+      const std::int64_t cols = std::min<std::int64_t>(64, dk - c0), nv = (cols + 15) / 16;
+      const __mmask16 last = lanesBelow(cols - 16 * (nv - 1));
+      for (std::int64_t i = 0; i < nq; i += kRows) {
+        const std::int64_t rows = std::min<std::int64_t>(kRows, nq - i);
+        switch (nv) {
+          case 4: sumRows<4>(w, ldw, v + c0, dk, k0, k1, out + c0, ldo, last, i, rows); break;
+          case 3: sumRows<3>(w, ldw, v + c0, dk, k0, k1, out + c0, ldo, last, i, rows); break;
+          case 2: sumRows<2>(w, ldw, v + c0, dk, k0, k1, out + c0, ldo, last, i, rows); break;
+          default: sumRows<1>(w, ldw, v + c0, dk, k0, k1, out + c0, ldo, last, i, rows); break;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+#ifdef MHASCOPE_HEAD_KERNELS_TARGET
+#pragma GCC pop_options
+#endif
+#pragma GCC diagnostic pop
+#endif
+
+void scoresBlock(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
+                 const std::uint8_t* const* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax) {
+#ifdef MHASCOPE_HEAD_KERNELS_AVX512
+  if (cpuRunsKernels()) return scoresBlockAvx512(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
+#endif
+  scoresBlockPortable(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
+}
+
+void weightedSumBlock(const float* w, std::int64_t ldw, const float* v, std::int64_t nq, std::int64_t Tk,
+                      std::int64_t dk, float* out, std::int64_t ldo) {
+#ifdef MHASCOPE_HEAD_KERNELS_AVX512
+  if (cpuRunsKernels()) return weightedSumBlockAvx512(w, ldw, v, nq, Tk, dk, out, ldo);
+#endif
+  weightedSumBlockPortable(w, ldw, v, nq, Tk, dk, out, ldo);
+}
+
+}  // namespace mhascope

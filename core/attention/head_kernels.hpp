@@ -1,0 +1,50 @@
+// The attention's two products for one block of query rows of one (batch item, head), written for
+// the shapes they have: one side only d_k wide (64 in most models), the other T_k long.
+//   scoresBlock:      scores = Q_block K^T, fused with the scale, the mask and the row maximum
+//                     (what scaleMaskRow does, in the same pass, while the scores are in registers)
+//   weightedSumBlock: head outputs = A_block V
+// OpenBLAS runs these shapes at ~130 GFLOP/s on a Zen 5 core against ~200 for square products; these
+// run at ~140 and ~200. Hand-vectorised with AVX-512 and used on a CPU that has it (AVX-512 F, BW and
+// VL, asked at run time; GCC compiles them for it whatever -march is); elsewhere the engine keeps its
+// general path (sgemm + the row kernels), and the plain-loop versions below (the same contract, any
+// CPU) are what tests check the vector code by.
+#pragma once
+
+#include <cstdint>
+
+namespace mhascope {
+
+// True when this build has the AVX-512 kernels and this CPU runs them. The engine uses them when
+// headKernelsEnabled(): by default exactly when available; setHeadKernels(false) makes it take the
+// general path (sgemm + row kernels) instead, so tests can run both on one machine. Returns false
+// (and changes nothing) when asked to enable kernels this build or CPU does not have.
+bool headKernelsAvailable();
+bool headKernelsEnabled();
+bool setHeadKernels(bool enabled);
+
+// The widest d_k scoresBlock takes (it packs 64 keys x d_k on the stack).
+constexpr std::int64_t kScoresBlockMaxDk = 256;
+
+// For the nq query rows q (nq x dk, row stride dk) against the Tk keys k (Tk x dk, row stride dk):
+// scores[i*ld + j] = q_i . k_j (skipped when scores is null), weights[i*ld + j] = scores * factor, or
+// -inf where blocked[i] (a row of Tk bytes, or null: nothing blocked) is non-zero, and
+// rowMax[i] = the maximum of weights row i (-inf when every key is blocked). The product
+// scores * factor is the same float multiply the trace uses to read the scaled scores back.
+// weights null: only the scores (rowMax untouched), for hand-set scores that replace some first.
+void scoresBlock(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
+                 const std::uint8_t* const* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax);
+
+// out[i*ldo + c] = sum_j w[i*ldw + j] * v[j*dk + c] for the nq rows of w (nq x Tk) and V (Tk x dk),
+// the sum taken in key order j = 0 .. Tk-1.
+void weightedSumBlock(const float* w, std::int64_t ldw, const float* v, std::int64_t nq, std::int64_t Tk,
+                      std::int64_t dk, float* out, std::int64_t ldo);
+
+// The same two contracts in plain loops: what a build without AVX-512 runs if asked to, and the
+// second implementation the tests hold the vector code against.
+void scoresBlockPortable(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk,
+                         float factor, const std::uint8_t* const* blocked, float* scores, float* weights,
+                         std::int64_t ld, float* rowMax);
+void weightedSumBlockPortable(const float* w, std::int64_t ldw, const float* v, std::int64_t nq, std::int64_t Tk,
+                              std::int64_t dk, float* out, std::int64_t ldo);
+
+}  // namespace mhascope

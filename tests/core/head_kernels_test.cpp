@@ -1,0 +1,178 @@
+// The attention's per-block products (attention/head_kernels.hpp), the vector code and the plain
+// loops alike, against double-precision loops: odd row, key and d_k counts (vector tails, the
+// 64-key tiles, the 512-key chunks), scattered and fully blocked rows, overflowing scores; and
+// the forward with the kernels against the general path is in engine_speed_test.cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attention/head_kernels.hpp"
+
+namespace mhascope {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+using ScoresFn = void (*)(const float*, const float*, std::int64_t, std::int64_t, std::int64_t, float,
+                          const std::uint8_t* const*, float*, float*, std::int64_t, float*);
+using SumFn = void (*)(const float*, std::int64_t, const float*, std::int64_t, std::int64_t, std::int64_t, float*,
+                       std::int64_t);
+
+struct Impl {
+  const char* name;
+  ScoresFn scores;
+  SumFn sum;
+};
+const Impl kImpls[] = {{"dispatched", scoresBlock, weightedSumBlock},
+                       {"portable", scoresBlockPortable, weightedSumBlockPortable}};
+
+std::vector<float> randomValues(std::size_t n, std::mt19937& rng, float scale) {
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// Blocked keys per row: 0 none (null row), 1 scattered, 2 causal-like (keys after the row), 3 all.
+std::vector<std::vector<std::uint8_t>> blockedRows(std::int64_t nq, std::int64_t Tk, std::mt19937& rng) {
+  std::vector<std::vector<std::uint8_t>> rows(static_cast<std::size_t>(nq));
+  for (std::int64_t i = 0; i < nq; ++i) {
+    const int kind = static_cast<int>(i % 4);
+    if (kind == 0) continue;
+    auto& r = rows[static_cast<std::size_t>(i)];
+    r.assign(static_cast<std::size_t>(Tk), 0);
+    for (std::int64_t j = 0; j < Tk; ++j) {
+      r[static_cast<std::size_t>(j)] = kind == 3 || (kind == 2 && j > i) || (kind == 1 && rng() % 3 == 0);
+    }
+  }
+  return rows;
+}
+
+// Runs one implementation on one case and checks every output against double loops.
+void checkScores(const Impl& impl, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float scale, bool recordScores,
+                 std::mt19937& rng) {
+  const std::string what = std::string(impl.name) + " nq=" + std::to_string(nq) + " Tk=" + std::to_string(Tk) +
+                           " dk=" + std::to_string(dk) + " scale=" + std::to_string(scale);
+  const auto q = randomValues(static_cast<std::size_t>(nq * dk), rng, scale);
+  const auto k = randomValues(static_cast<std::size_t>(Tk * dk), rng, scale);
+  const auto rows = blockedRows(nq, Tk, rng);
+  std::vector<const std::uint8_t*> blocked;
+  for (const auto& r : rows) blocked.push_back(r.empty() ? nullptr : r.data());
+  const std::int64_t ld = Tk + 3;  // a row stride wider than the row: the gap must stay untouched
+  const float factor = 1.0f / std::sqrt(static_cast<float>(dk));
+  std::vector<float> scores(static_cast<std::size_t>(nq * ld), 7.0f), weights(scores.size(), 7.0f);
+  std::vector<float> rowMax(static_cast<std::size_t>(nq), 7.0f);
+  impl.scores(q.data(), k.data(), nq, Tk, dk, factor, blocked.data(), recordScores ? scores.data() : nullptr,
+              weights.data(), ld, rowMax.data());
+  if (recordScores) {  // scores only (what hand-set scores start from): the same bits, nothing else
+    std::vector<float> only(scores.size(), 7.0f), untouched(rowMax.size(), 5.0f);
+    impl.scores(q.data(), k.data(), nq, Tk, dk, factor, blocked.data(), only.data(), nullptr, ld, untouched.data());
+    ASSERT_EQ(std::memcmp(only.data(), scores.data(), only.size() * sizeof(float)), 0) << what;
+    for (float x : untouched) ASSERT_EQ(x, 5.0f) << what;
+  }
+  for (std::int64_t i = 0; i < nq; ++i) {
+    float m = -kInf;
+    bool anyNaN = false;  // a NaN score leaves the maximum to the order of comparisons
+    for (std::int64_t j = 0; j < Tk; ++j) {
+      double s = 0;
+      for (std::int64_t c = 0; c < dk; ++c) s += double(q[static_cast<std::size_t>(i * dk + c)]) * k[static_cast<std::size_t>(j * dk + c)];
+      const float got = scores[static_cast<std::size_t>(i * ld + j)], w = weights[static_cast<std::size_t>(i * ld + j)];
+      const bool isBlocked = blocked[static_cast<std::size_t>(i)] && blocked[static_cast<std::size_t>(i)][j];
+      if (recordScores) {
+        double bound = 0;  // rounding of a dk-term float sum: dk ulps of the largest partial terms
+        for (std::int64_t c = 0; c < dk; ++c) bound += std::abs(double(q[static_cast<std::size_t>(i * dk + c)]) * k[static_cast<std::size_t>(j * dk + c)]);
+        if (bound > 3e38) {  // a partial sum may overflow (+-inf, or NaN from inf - inf) in float
+          anyNaN = anyNaN || std::isnan(got);
+          if (std::isfinite(got)) ASSERT_NEAR(got, s, 1e-6 * bound) << what << " i=" << i << " j=" << j;
+        } else {
+          ASSERT_NEAR(got, s, 1e-6 * bound + 1e-30) << what << " i=" << i << " j=" << j;
+        }
+        // The weights' row is the recorded score times the factor, bit for bit (what the trace
+        // computes when the scaled scores are read), or -inf where blocked.
+        const float expect = isBlocked ? -kInf : got * factor;
+        ASSERT_EQ(std::memcmp(&w, &expect, sizeof w), 0) << what << " i=" << i << " j=" << j << " w=" << w;
+      } else if (isBlocked) {
+        ASSERT_EQ(w, -kInf) << what;
+      }
+      m = std::max(m, w);
+    }
+    if (!anyNaN) EXPECT_EQ(rowMax[static_cast<std::size_t>(i)], m) << what << " i=" << i;
+    for (std::int64_t j = Tk; j < ld; ++j) {
+      EXPECT_EQ(weights[static_cast<std::size_t>(i * ld + j)], 7.0f) << what << " wrote past the row";
+      EXPECT_EQ(scores[static_cast<std::size_t>(i * ld + j)], 7.0f) << what << " wrote past the row";
+    }
+  }
+}
+
+TEST(HeadKernels, ScoresScaleMaskAndRowMaxMatchDoubleLoops) {
+  std::mt19937 rng(7);
+  for (const Impl& impl : kImpls) {
+    for (std::int64_t nq : {1, 4, 5, 6, 13}) {
+      for (std::int64_t Tk : {1, 15, 16, 17, 63, 64, 65, 130}) {
+        for (std::int64_t dk : {1, 3, 16, 64, 80}) checkScores(impl, nq, Tk, dk, 1.0f, true, rng);
+      }
+    }
+    checkScores(impl, 7, 100, 64, 1.0f, false, rng);  // scores not recorded (the trainer's forward)
+  }
+}
+
+TEST(HeadKernels, ScoresThatOverflowStayNonFinite) {
+  std::mt19937 rng(11);
+  for (const Impl& impl : kImpls) {
+    for (std::int64_t Tk : {17, 64, 70}) checkScores(impl, 7, Tk, 64, 1e19f, true, rng);  // products past 3.4e38
+  }
+}
+
+TEST(HeadKernels, AFullyBlockedRowHasMaximumMinusInfinity) {
+  for (const Impl& impl : kImpls) {
+    const std::int64_t nq = 3, Tk = 70, dk = 64;
+    std::vector<float> q(nq * dk, 1.0f), k(Tk * dk, 0.5f), s(nq * Tk), w(nq * Tk), m(nq);
+    std::vector<std::uint8_t> all(Tk, 1);
+    const std::uint8_t* blocked[nq] = {nullptr, all.data(), nullptr};
+    impl.scores(q.data(), k.data(), nq, Tk, dk, 0.125f, blocked, s.data(), w.data(), Tk, m.data());
+    EXPECT_EQ(m[1], -kInf) << impl.name;
+    EXPECT_EQ(m[0], 32.0f * 0.125f) << impl.name;
+    for (std::int64_t j = 0; j < Tk; ++j) EXPECT_EQ(w[static_cast<std::size_t>(Tk + j)], -kInf) << impl.name;
+  }
+}
+
+TEST(HeadKernels, WeightedSumMatchesDoubleLoops) {
+  std::mt19937 rng(5);
+  for (const Impl& impl : kImpls) {
+    for (std::int64_t nq : {1, 5, 6, 7, 13}) {
+      for (std::int64_t Tk : {1, 17, 64, 513, 1100}) {  // past 512: more than one chunk of keys
+        for (std::int64_t dk : {1, 5, 16, 17, 64, 65, 100}) {
+          const std::int64_t ldw = Tk + 1, ldo = dk + 2;
+          const auto w = randomValues(static_cast<std::size_t>(nq * ldw), rng, 1.0f);
+          const auto v = randomValues(static_cast<std::size_t>(Tk * dk), rng, 1.0f);
+          std::vector<float> out(static_cast<std::size_t>(nq * ldo), 7.0f);
+          impl.sum(w.data(), ldw, v.data(), nq, Tk, dk, out.data(), ldo);
+          for (std::int64_t i = 0; i < nq; ++i) {
+            for (std::int64_t c = 0; c < dk; ++c) {
+              double o = 0, bound = 0;
+              for (std::int64_t j = 0; j < Tk; ++j) {
+                const double t = double(w[static_cast<std::size_t>(i * ldw + j)]) * v[static_cast<std::size_t>(j * dk + c)];
+                o += t;
+                bound += std::abs(t);
+              }
+              ASSERT_NEAR(out[static_cast<std::size_t>(i * ldo + c)], o, 2e-6 * bound * std::sqrt(double(Tk)) + 1e-30)
+                  << impl.name << " nq=" << nq << " Tk=" << Tk << " dk=" << dk << " i=" << i << " c=" << c;
+            }
+            for (std::int64_t c = dk; c < ldo; ++c) {
+              EXPECT_EQ(out[static_cast<std::size_t>(i * ldo + c)], 7.0f) << impl.name << " wrote past the row";
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mhascope
