@@ -163,10 +163,15 @@ case "$case_name" in
       || { tail -n 30 "$out/log.txt"; fail "long-sequence script failed"; }
     grep -E "stopwatch|frame times|stats|rss|idle after" "$out/log.txt"
     # While the worker computes, the window draws a few frames a second and leaves the CPU to it
-    # (drawing back to back, it took one of the two cores: ~100 % of the time).
-    share=$(sed -n 's/^idle after .* drawing \([0-9]*\) % of the time$/\1/p' "$out/log.txt" | head -n 1)
-    [ -n "$share" ] || fail "no drawing share printed"
-    [ "$share" -le 50 ] || fail "the window drew $share % of the time while the worker computed (at most 50)"
+    # (drawing back to back, it took one of the two cores: ~100 % of the time). Judged on the
+    # waits of at least half a second: a compute can end before the script starts waiting (the
+    # first T = 4096 picture takes 0.9 s on a quiet machine), and a wait of a frame or two says
+    # nothing about sharing.
+    shares=$(awk '/^idle after .* drawing [0-9]+ % of the time$/ && $6 + 0 >= 0.5 { print $9 }' "$out/log.txt")
+    [ -n "$shares" ] || fail "no wait of at least 0.5 s for a compute (no drawing share to check)"
+    for share in $shares; do
+      [ "$share" -le 50 ] || fail "the window drew $share % of the time while the worker computed (at most 50)"
+    done
     for png in computing t4096 cells; do
       python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png.png"
     done
