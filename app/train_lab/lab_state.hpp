@@ -102,7 +102,7 @@ struct TrainLab {
       holding = true;
     }
   }
-  // The frame whose click starts the session's work (Train, Reset, Step): the new run's first
+  // The frame whose click starts a run (Train, Reset): the new run's first
   // evaluation and steps wait for this frame's swap too, like any frame drawn while training.
   void holdForThisFrame() {
     session.holdSteps(kFrameHoldSeconds);
