@@ -97,9 +97,8 @@ struct TrainLab {
     if (!active || (heldAt >= 0 && now - heldAt < kTrainFrameMinSeconds)) return;
     const auto latest = session.view();  // not `view`: the frame right after Train holds too
     if (latest && latest->state == train::RunState::Running) {
-      session.holdSteps(kFrameHoldSeconds);
+      holdForThisFrame();
       heldAt = now;
-      holding = true;
     }
   }
   // The frame whose click starts a run (Train, Reset): the new run's first

@@ -1,4 +1,4 @@
-// 506 lines, kept in one file on purpose: the layout, the zoom/pan and the overlay passes share the
+// Over 500 lines, kept in one file on purpose: the layout, the zoom/pan and the overlay passes share the
 // View geometry (cell positions, visible range) that every pass reads; splitting would pass it around.
 // [SECTION] index
 //   layout      — where labels, cells and the colour bar go, and the cell size at a zoom

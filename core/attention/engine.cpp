@@ -125,8 +125,9 @@ int threadsFor(int wanted, double flops) {
 // 512 from 1024 rows on (a GEMM of 512 rows ran ~4 % faster here, and 1024 rows still give two
 // blocks per projection for two threads). The block size depends on the row count only, never on
 // the thread count: a GEMM's rounding may depend on its sizes, and the threaded forward must give
-// the same bits as the one-thread forward. The regrouping on either side of a projection (recording the input, splitting into heads, merging
-// the heads) goes with its block: no serial pass, no extra section, rows read while in cache.
+// the same bits as the one-thread forward. The regrouping on either side of a projection
+// (recording the input, splitting into heads, merging the heads) goes with its block: no serial
+// pass, no extra section, rows read while in cache.
 using RowRange = std::function<void(std::int64_t r0, std::int64_t n)>;
 struct ProjectJob {
   const Tensor* x;
@@ -155,8 +156,9 @@ void projectAll(std::initializer_list<ProjectJob> jobs, int threads) {
 
 // Scores, scale, mask, softmax and A V of one block of query rows [q0, q0 + nq) of one (batch item,
 // head) pair bh = b*h + head: the block (kQueryBlock x T_k) is still in cache for its next step,
-// and one pass per row scales and masks (scaleMaskRow) into the weights' row, the next the softmax
-// in place. The arithmetic is exactly that of whole-matrix products; only the order of work
+// and the scores, scaled and masked into the weights' row with each row's maximum (scoresBlock in
+// one pass with the head kernels; else sgemm, then scaleMaskRow per row), then the softmax in
+// place and A V (weightedSumBlock, else sgemm). The arithmetic is exactly that of whole-matrix products; only the order of work
 // differs. The scaled and masked scores are not stored: the trace derives them from the scores
 // with the same two operations when read (trace.cpp), so they are the numbers this pass used.
 // Without full recording the scores go straight into the weights' buffer too and A V straight

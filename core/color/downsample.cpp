@@ -1,5 +1,7 @@
 #include "color/downsample.hpp"
 
+#include "util/thread_pool.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -126,17 +128,10 @@ void downsampleToPositions(const float* values, const std::uint8_t* blocked, int
     // folds the lower half of the block rows; the entries are the same whoever computes them.
     const bool split = static_cast<long long>(wr) * wc >= kSplitCells && std::thread::hardware_concurrency() >= 2;
     const int half = split ? out.rows / 2 : out.rows;
-    std::thread other;
-    if (split) {
-      other = std::thread([&] { foldBlocks(values, blocked, cols, r0, c0, wr, wc, ky, kx, scale, range, rule, out, half, out.rows); });
-    }
-    try {
-      foldBlocks(values, blocked, cols, r0, c0, wr, wc, ky, kx, scale, range, rule, out, 0, half);
-    } catch (...) {
-      if (other.joinable()) other.join();
-      throw;
-    }
-    if (other.joinable()) other.join();
+    parallelFor(split ? 2 : 1, split ? 2 : 1, [&](std::int64_t part) {  // the process's thread pool
+      foldBlocks(values, blocked, cols, r0, c0, wr, wc, ky, kx, scale, range, rule, out, part == 0 ? 0 : half,
+                 part == 0 ? half : out.rows);
+    });
     return;
   }
   for (int r = r0; r < r0 + wr; ++r) {
