@@ -97,7 +97,8 @@ void weightedSumBlockPortable(const float* w, std::int64_t ldw, const float* v, 
 namespace {
 
 constexpr int kRows = 6;           // weightedSumBlock: rows per register tile, 6 x 4 accumulators of 16 lanes
-constexpr int kScoreRows = 5;      // scoresBlock: 5 x 4 (the scale, mask and store need registers too)
+constexpr int kScoreRows = 6;      // scoresBlock: 6 x 4 (the scale, mask and store are out of line: finishScores)
+constexpr std::int64_t kMaxRowsPerPass = 128;  // scoresBlock: rows whose running maxima stay in vectors
 constexpr std::int64_t kKeys = 64;  // keys (score columns) per tile: 4 vectors
 constexpr std::int64_t kKeyChunk = 512;  // weightedSumBlock: keys per pass, so V's rows stay in cache
 
@@ -116,16 +117,16 @@ float maxOfLanes(__m512 m) {
 }
 
 // Scores of rows x (up to) 64 keys, from tile (rows x 64) into scores and weights, and the rows'
-// running maxima. Kept out of line: inlined into scoresTile, the values it needs (pointers, masks,
+// running maxima, kept as 16 lanes each (rowMax[r]) until the last chunk of keys. Kept out of line: inlined into scoresTile, the values it needs (pointers, masks,
 // constants) stayed live across the product loop there, and GCC 12 then spilled the keys'
 // vectors to the stack inside it (a store-to-load round trip per product: half the speed).
 [[gnu::noinline]] void finishScores(const float* tile, std::int64_t rows, const __mmask16 (&valid)[4],
                                     std::int64_t j0, float factor, const std::uint8_t* const* blocked, float* scores,
-                                    float* weights, std::int64_t ld, float* rowMax) {
+                                    float* weights, std::int64_t ld, __m512* rowMax) {
   const __m512 f = _mm512_set1_ps(factor), negInf = _mm512_set1_ps(kNegInf);
   const bool full = valid[3] == 0xFFFF;
   for (std::int64_t r = 0; r < rows; ++r) {
-    __m512 m = negInf;
+    __m512 m = weights ? rowMax[r] : negInf;
     for (int x = 0; x < 4; ++x) {
       const std::int64_t at = r * ld + j0 + 16 * x;
       const __m512 s = _mm512_load_ps(tile + r * kKeys + 16 * x);
@@ -145,7 +146,7 @@ float maxOfLanes(__m512 m) {
         m = _mm512_mask_max_ps(m, valid[x], m, y);
       }
     }
-    if (weights) rowMax[r] = std::max(rowMax[r], maxOfLanes(m));
+    if (weights) rowMax[r] = m;
   }
 }
 
@@ -183,7 +184,7 @@ void scoresTile(const float* q, std::int64_t dkRuntime, const float* kt, float* 
 template <int R, int DK>
 void scoresRows(const float* q, std::int64_t dk, const float* kt, const __mmask16 (&valid)[4], std::int64_t j0,
                 float factor, const std::uint8_t* const* blocked, float* scores, float* weights, std::int64_t ld,
-                float* rowMax, std::int64_t i) {
+                __m512* rowMax, std::int64_t i) {
   alignas(64) float tile[R * kKeys];
   scoresTile<R, DK>(q + i * dk, dk, kt, tile);
   finishScores(tile, R, valid, j0, factor, blocked + i, scores ? scores + i * ld : nullptr,
@@ -243,11 +244,53 @@ void sumRows(const float* w, std::int64_t ldw, const float* v, std::int64_t dk, 
 }
 
 
+// The 16 x 16 floats at src (row stride lds) transposed into dst (row stride ldd, 64-byte aligned):
+// dst[c * ldd + r] = src[r * lds + c]. Four rounds of in-register shuffles instead of 256 single
+// loads and stores: pairs of floats, then of pairs, then of 128-bit quarters, twice.
+void transpose16(const float* src, std::int64_t lds, float* dst, std::int64_t ldd) {
+  __m512 a[16], b[16];
+  #pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i) a[i] = _mm512_loadu_ps(src + i * lds);
+  #pragma GCC unroll 8
+  for (int i = 0; i < 16; i += 2) {  // b[i]: rows i, i+1 interleaved (columns 0,1 | 4,5 | ...), b[i+1]: columns 2,3 | 6,7 | ...
+    b[i] = _mm512_unpacklo_ps(a[i], a[i + 1]);
+    b[i + 1] = _mm512_unpackhi_ps(a[i], a[i + 1]);
+  }
+  #pragma GCC unroll 4
+  for (int i = 0; i < 16; i += 4) {  // a[i + m]: rows i..i+3 of the columns m, m+4, m+8, m+12 (one per quarter)
+    const __m512d lo0 = _mm512_castps_pd(b[i]), hi0 = _mm512_castps_pd(b[i + 2]);
+    const __m512d lo1 = _mm512_castps_pd(b[i + 1]), hi1 = _mm512_castps_pd(b[i + 3]);
+    a[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo0, hi0));
+    a[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo0, hi0));
+    a[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo1, hi1));
+    a[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo1, hi1));
+  }
+  #pragma GCC unroll 4
+  for (int m = 0; m < 4; ++m) {  // rows 0..7 (b[m]: columns m, m+8; b[m+4]: m+4, m+12) and rows 8..15 (b[8+..])
+    b[m] = _mm512_shuffle_f32x4(a[m], a[m + 4], 0x88);
+    b[m + 4] = _mm512_shuffle_f32x4(a[m], a[m + 4], 0xDD);
+    b[m + 8] = _mm512_shuffle_f32x4(a[m + 8], a[m + 12], 0x88);
+    b[m + 12] = _mm512_shuffle_f32x4(a[m + 8], a[m + 12], 0xDD);
+  }
+  #pragma GCC unroll 8
+  for (int c = 0; c < 8; ++c) {  // whole columns c and c + 8
+    _mm512_store_ps(dst + c * ldd, _mm512_shuffle_f32x4(b[c], b[c + 8], 0x88));
+    _mm512_store_ps(dst + (c + 8) * ldd, _mm512_shuffle_f32x4(b[c], b[c + 8], 0xDD));
+  }
+}
+
 // Keys [j0, j0 + n) of k (rows of dk) into kt (dk rows of 64), zeros past n (computed, never
-// stored). DK > 0: dk known when compiled (64, the usual head), so the copy vectorises.
+// stored): by 16 x 16 blocks when they are whole (d_k a multiple of 16, 64 keys), else one by one.
+// (One by one, this copy was a fifth of the scores' time at d_k 64.)
 template <int DK>
 void packKeys(const float* k, std::int64_t dk, std::int64_t j0, std::int64_t n, float* kt) {
   const std::int64_t width = DK > 0 ? DK : dk;
+  if (n == kKeys && width % 16 == 0) {  // whole 16 x 16 blocks
+    for (std::int64_t jb = 0; jb < kKeys; jb += 16) {
+      for (std::int64_t cb = 0; cb < width; cb += 16) transpose16(k + (j0 + jb) * width + cb, width, kt + cb * kKeys + jb, kKeys);
+    }
+    return;
+  }
   if (n == kKeys) {
     for (std::int64_t j = 0; j < kKeys; ++j) {
       for (std::int64_t c = 0; c < width; ++c) kt[c * kKeys + j] = k[(j0 + j) * width + c];
@@ -264,24 +307,34 @@ void scoresBlockFor(const float* q, const float* k, std::int64_t nq, std::int64_
                     const std::uint8_t* const* blocked, float* scores, float* weights, std::int64_t ld,
                     float* rowMax) {
   const std::int64_t width = DK > 0 ? DK : dk;
+  if (nq > kMaxRowsPerPass) {  // the engine's blocks are 128 rows; anything longer in passes
+    for (std::int64_t i0 = 0; i0 < nq; i0 += kMaxRowsPerPass) {
+      scoresBlockFor<DK>(q + i0 * width, k, std::min(kMaxRowsPerPass, nq - i0), Tk, dk, factor, blocked + i0,
+                         scores ? scores + i0 * ld : nullptr, weights ? weights + i0 * ld : nullptr, ld, rowMax + i0);
+    }
+    return;
+  }
   alignas(64) float kt[(DK > 0 ? DK : kScoresBlockMaxDk) * kKeys];  // 64 keys transposed: d_k rows of 64
-  if (weights) std::fill(rowMax, rowMax + nq, kNegInf);
+  __m512 maxv[kMaxRowsPerPass];  // each row's running maximum, 16 lanes
+  for (std::int64_t r = 0; r < nq; ++r) maxv[r] = _mm512_set1_ps(kNegInf);
   for (std::int64_t j0 = 0; j0 < Tk; j0 += kKeys) {
     const std::int64_t n = std::min(kKeys, Tk - j0);
     packKeys<DK>(k, width, j0, n, kt);
     const __mmask16 valid[4] = {lanesBelow(n), lanesBelow(n - 16), lanesBelow(n - 32), lanesBelow(n - 48)};
     std::int64_t i = 0;
     for (; i + kScoreRows <= nq; i += kScoreRows) {
-      scoresRows<kScoreRows, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, rowMax, i);
+      scoresRows<kScoreRows, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, maxv, i);
     }
     switch (nq - i) {  // the last rows together: one row alone loads the keys for only 4 products
-      case 4: scoresRows<4, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, rowMax, i); break;
-      case 3: scoresRows<3, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, rowMax, i); break;
-      case 2: scoresRows<2, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, rowMax, i); break;
-      case 1: scoresRows<1, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, rowMax, i); break;
+      case 5: scoresRows<5, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, maxv, i); break;
+      case 4: scoresRows<4, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, maxv, i); break;
+      case 3: scoresRows<3, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, maxv, i); break;
+      case 2: scoresRows<2, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, maxv, i); break;
+      case 1: scoresRows<1, DK>(q, width, kt, valid, j0, factor, blocked, scores, weights, ld, maxv, i); break;
       default: break;
     }
   }
+  if (weights) for (std::int64_t r = 0; r < nq; ++r) rowMax[r] = maxOfLanes(maxv[r]);
 }
 
 void scoresBlockAvx512(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk,

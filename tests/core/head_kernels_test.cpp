@@ -113,12 +113,13 @@ void checkScores(const Impl& impl, std::int64_t nq, std::int64_t Tk, std::int64_
 TEST(HeadKernels, ScoresScaleMaskAndRowMaxMatchDoubleLoops) {
   std::mt19937 rng(7);
   for (const Impl& impl : kImpls) {
-    for (std::int64_t nq : {1, 4, 5, 6, 13}) {
-      for (std::int64_t Tk : {1, 15, 16, 17, 63, 64, 65, 130}) {
-        for (std::int64_t dk : {1, 3, 16, 64, 80}) checkScores(impl, nq, Tk, dk, 1.0f, true, rng);
+    for (std::int64_t nq : {1, 4, 5, 6, 11, 13}) {  // 6-row tiles, then 5 or 1 rows left
+      for (std::int64_t Tk : {1, 15, 16, 17, 63, 64, 65, 130}) {  // whole 64-key chunks (transposed by blocks) and parts
+        for (std::int64_t dk : {1, 3, 16, 64, 80, 128}) checkScores(impl, nq, Tk, dk, 1.0f, true, rng);
       }
     }
     checkScores(impl, 7, 100, 64, 1.0f, false, rng);  // scores not recorded (the trainer's forward)
+    checkScores(impl, 131, 70, 64, 1.0f, true, rng);   // more rows than one pass keeps maxima for
   }
 }
 
