@@ -327,6 +327,9 @@ void App::frame() {
     heapWarmed_ = true;
     warmHeap();
   }
+  // A heatmap's pixels never outnumber the window's by much: its buffers hold that many, warm,
+  // from the first frame on (and after the window grows).
+  if (framesDrawn_ >= 1) textures_.reserveTexels(static_cast<std::int64_t>(fb.width) * fb.height);
   if (ImGui::GetIO().WantSaveIniSettings) ini_.save();
   // The session is saved about once a second while it changes (and at exit), so a crash or a
   // killed process loses at most the last second.
