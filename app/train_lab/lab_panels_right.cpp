@@ -94,10 +94,11 @@ void drawTrainGrid(TrainLab& lab, UiContext& ctx) {
   slice.colAxis = "T_k";
   for (int t = 0; t < T; ++t) slice.rowLabels.push_back(v.task->symbol(v.probe->tokens[static_cast<std::size_t>(t)]));
   slice.colLabels = slice.rowLabels;
-  slice.blockedCells.assign(static_cast<std::size_t>(T * T), 0);
+  std::vector<std::uint8_t> causal(static_cast<std::size_t>(T * T), 0);
   for (int r = 0; r < T; ++r) {
-    for (int c = r + 1; c < T; ++c) slice.blockedCells[static_cast<std::size_t>(r * T + c)] = 1;  // causal
+    for (int c = r + 1; c < T; ++c) causal[static_cast<std::size_t>(r * T + c)] = 1;
   }
+  slice.setBlockedCells(std::move(causal));
   const float em = ImGui::GetFontSize();
   const float avail = ImGui::GetContentRegionAvail().x;
   const float availY = ImGui::GetContentRegionAvail().y - 1.5f * em;

@@ -248,7 +248,7 @@ void drawCells(ImDrawList* dl, const HeatmapSpec& spec, const View& v, HeatmapHo
   std::tie(key.row, key.rows) = textureSpan(v.r0, v.r1, s.rows, key.stepY);
   std::tie(key.col, key.cols) = textureSpan(v.colBegin + v.c0, v.colBegin + v.c1, s.cols, key.stepX);
   const HeatmapTexture tex = spec.textures->get(key, s.data, s.rows, s.cols,
-                                                s.blockedCells.empty() ? nullptr : s.blockedCells.data());
+                                                s.blockedCells);
   hover.rowStep = tex.rowStep;
   hover.colStep = tex.colStep;
   hover.pixelsPerTexelX = v.L.cellW * fbScale.x * static_cast<float>(tex.colStep);

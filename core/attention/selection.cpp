@@ -141,14 +141,15 @@ Result<Slice2D> sliceWeight(const Trace& trace, WeightId id) {
 }
 
 void markBlockedCells(const Trace& trace, Slice2D& s) {
-  s.blockedCells.clear();
+  s.blockedCells = nullptr;
+  s.ownBlocked.reset();
   if (s.weight || (s.stage != StageId::MaskedScores && s.stage != StageId::Weights)) return;
   if (s.rows != trace.tq || s.cols != trace.tk || trace.blocked.empty()) return;
   const auto n = static_cast<std::size_t>(trace.tq) * static_cast<std::size_t>(trace.tk);
   const auto* first = trace.blocked.data() + static_cast<std::size_t>(s.batchIndex) * n;
   bool any = false;
   for (std::size_t i = 0; i < n && !any; ++i) any = first[i] != 0;
-  if (any) s.blockedCells.assign(first, first + n);
+  if (any) s.blockedCells = first;
 }
 
 }  // namespace mhascope

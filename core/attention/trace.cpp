@@ -109,6 +109,12 @@ Tensor& Trace::tensor(StageId id) {
   return stages[static_cast<std::size_t>(id)].tensor;
 }
 
+void Slice2D::setBlockedCells(std::vector<std::uint8_t> cells) {
+  auto own = std::make_shared<const std::vector<std::uint8_t>>(std::move(cells));
+  blockedCells = own->empty() ? nullptr : own->data();
+  ownBlocked = std::move(own);
+}
+
 std::uint64_t Trace::residentBytes() const {
   std::uint64_t bytes = blocked.capacity() + fullyMasked.capacity() + lazyTables.bytes();
   for (const Stage& s : stages) bytes += s.tensor.data.capacity() * sizeof(float);

@@ -105,7 +105,7 @@ void chooseColors(Figure& fig, const FigureInput& in) {
       if (std::isnan(v)) fig.hasNan = true;
       if (v == -std::numeric_limits<float>::infinity()) fig.hasBlocked = true;
     }
-    for (std::uint8_t b : s->blockedCells) fig.hasBlocked = fig.hasBlocked || b != 0;
+    for (std::size_t k = 0; s->blockedCells && k < cells && !fig.hasBlocked; ++k) fig.hasBlocked = s->blockedCells[k] != 0;
   }
 }
 

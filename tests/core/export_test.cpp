@@ -504,7 +504,7 @@ TEST(ExportPng, BlockedWeightsAreDrawnLikeMaskedScoresWithTheirCrossAndLegend) {
   // do), and the legend's swatch carries the same cross.
   const std::vector<float> w = {1.0f, 0.0f, 0.0f, 0.4f, 0.6f, 0.0f, 0.2f, 0.3f, 0.5f};
   Slice2D s = makeSlice(StageId::Weights, w, 3, 3);
-  s.blockedCells = {0, 1, 1, 0, 0, 1, 0, 0, 0};
+  s.setBlockedCells({0, 1, 1, 0, 0, 1, 0, 0, 0});
   FigureLayout layout;
   ExportOptions opt;
   opt.showValues = false;

@@ -68,9 +68,14 @@ HeatmapHover drawMatrix(UiContext& ctx, const char* id, const MatrixPicture& m, 
   if (m.trace && m.rows == m.trace->tq && m.cols == m.trace->tk &&
       (m.stage == StageId::Weights || m.stage == StageId::MaskedScores)) {
     markBlockedCells(*m.trace, s);
-    for (std::size_t i = 0; i < s.blockedCells.size(); ++i) {
-      const float v = m.data[i];
-      if (s.blockedCells[i] && v != 0.0f && v != -std::numeric_limits<float>::infinity()) s.blockedCells[i] = 0;
+    if (s.blockedCells) {  // the trace's flags, less the cells whose numbers say otherwise
+      const std::size_t n = static_cast<std::size_t>(m.rows) * static_cast<std::size_t>(m.cols);
+      std::vector<std::uint8_t> cells(s.blockedCells, s.blockedCells + n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const float v = m.data[i];
+        if (cells[i] && v != 0.0f && v != -std::numeric_limits<float>::infinity()) cells[i] = 0;
+      }
+      s.setBlockedCells(std::move(cells));
     }
   }
   HeatmapSpec spec;
