@@ -89,11 +89,14 @@ void tokenChips(const std::string& text, int limit) {
     return;
   }
   auto tokens = tokenize(items.front());
-  if (limit > 0) tokens = resizeTokens(std::move(tokens), limit);
+  const std::size_t count = limit > 0 ? static_cast<std::size_t>(limit) : tokens.size();
+  const std::size_t shown = std::min<std::size_t>(count, 24);
+  // Only the chips shown are made: cut or extended to T, the first ones are the same (filler words
+  // follow the sentence), and making all T every frame was 4096 strings a frame at T = 4096.
+  if (limit > 0) tokens = resizeTokens(std::move(tokens), static_cast<int>(shown));
   ImGui::TextDisabled("%zu sentence%s; the first one has %zu token%s:", items.size(), items.size() == 1 ? "" : "s",
-                      tokens.size(), tokens.size() == 1 ? "" : "s");
+                      count, count == 1 ? "" : "s");
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  const std::size_t shown = std::min<std::size_t>(tokens.size(), 24);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   for (std::size_t i = 0; i < shown; ++i) {
     ImGui::PushID(static_cast<int>(i));
@@ -111,7 +114,7 @@ void tokenChips(const std::string& text, int limit) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("token %zu: %s", i, readableToken(tokens[i], ImGui::GetFont()).c_str());
     ImGui::PopID();
   }
-  if (shown < tokens.size()) ImGui::TextDisabled("… and %zu more", tokens.size() - shown);
+  if (shown < count) ImGui::TextDisabled("… and %zu more", count - shown);
 }
 
 // Why a control cannot change while files (or a trained layer) are in use; "" when it can.
