@@ -66,22 +66,6 @@ HeatmapTexture TextureCache::get(const TextureKey& key, const float* values, int
   return drawn(e);
 }
 
-std::size_t TextureCache::reserveTexels(std::int64_t texels) {
-  const auto n = static_cast<std::size_t>(std::max<std::int64_t>(texels, 0));
-  if (scratch_.rgba.capacity() >= 4 * n && blocks_.values.capacity() >= n) return 0;
-  // Written, not only reserved: a page is only mapped when first written (not 0 either, which a
-  // compiler may turn into a calloc that skips fresh pages). The sizes go back to what they were;
-  // the capacity stays.
-  const std::size_t rgbaSize = scratch_.rgba.size(), valuesSize = blocks_.values.size();
-  scratch_.rgba.reserve(4 * n);
-  blocks_.values.reserve(n);
-  scratch_.rgba.resize(scratch_.rgba.capacity(), std::uint8_t{0xA5});
-  blocks_.values.resize(blocks_.values.capacity(), 0.5f);
-  scratch_.rgba.resize(rgbaSize);
-  blocks_.values.resize(valuesSize);
-  return scratch_.rgba.capacity() + blocks_.values.capacity() * sizeof(float);
-}
-
 const Texture& TextureCache::colorbar(ColormapId colormap) {
   Texture& t = colorbars_[static_cast<std::size_t>(colormap)];
   if (!t.valid()) {

@@ -65,12 +65,6 @@ class TextureCache {
   int spares() const { return static_cast<int>(spares_.size()); }
   // 0 = ask the GPU (GL_MAX_TEXTURE_SIZE). Tests lower it to exercise the downsampling path.
   void setMaxTextureSize(int texels) { maxSize_ = texels; }
-  // Makes the pixel and position buffers hold `texels` (the window's pixels, called once a frame)
-  // with their pages touched now: a new heatmap larger than any before then writes warm memory.
-  // (Growing them when a long sequence's first zoom needed a larger texture took ~700 page
-  // faults on that frame, ~20 ms on these virtual machines.) Returns the bytes touched.
-  std::size_t reserveTexels(std::int64_t texels);
-  std::size_t reservedTexels() const { return scratch_.rgba.capacity() / 4; }
 
  private:
   struct Entry {

@@ -323,20 +323,8 @@ void App::frame() {
   if (!automatedRun || loop_.eventDriven) pacer_.afterRender(realFrame);
   if (realFrame) loop_.shownLabels = probes_.labels();
   render(fb, bench, tUi);
-  // A heatmap's pixels never outnumber the window's by much: its buffers hold that many, warm,
-  // from the first frame on (and after the window grows). Before the heap is warmed, which they
-  // would otherwise take most of.
-  if (framesDrawn_ >= 1) textures_.reserveTexels(static_cast<std::int64_t>(fb.width) * fb.height);
   if (framesDrawn_ == 1 && !heapWarmed_) {  // once the start-up allocations are in
     heapWarmed_ = true;
-    warmHeap();
-  }
-  // The renderer's storage for a spare heatmap texture (16 MiB, allocated in a quiet frame) comes
-  // from the heap's warm top: warm it again in the same frame, which touches only what is
-  // missing. (Without it the next frame that drew more than any before, a long sequence's first
-  // labelled cells, faulted ~350 pages in: +5 ms.)
-  if (heapWarmed_ && textures_.allocations() != textureAllocationsWarmed_) {
-    textureAllocationsWarmed_ = textures_.allocations();
     warmHeap();
   }
   if (ImGui::GetIO().WantSaveIniSettings) ini_.save();

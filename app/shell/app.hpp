@@ -80,7 +80,6 @@ class App {
   double sessionCheckedAt_ = -1.0;  // the session is compared with the saved one once a second
   int framesDrawn_ = 0;
   bool heapWarmed_ = false;         // warmHeap() done (after the first frame)
-  std::uint64_t textureAllocationsWarmed_ = 0;  // textures_.allocations() when the heap was last warmed
 };
 
 }  // namespace mhascope::app

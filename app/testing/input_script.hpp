@@ -56,7 +56,8 @@
 //   stop_play                   stop Play (after `random`, before checking that keys still work)
 //   expect_session TEXT...      fail unless sessionSummary() contains TEXT (words joined by spaces)
 //   stopwatch_start / stopwatch NAME   print the milliseconds since stopwatch_start
-//   frame_times_begin / frame_times_end NAME   print median, p95 and max frame time in between
+//   frame_times_begin / frame_times_end NAME [MAX_FAULTS]   print median, p95 and max frame time in
+//                                        between and the UI thread's page faults (fail above MAX_FAULTS)
 //   wait_until_shown MAX NAME TEXT…  render frames until widget NAME's label contains TEXT (fail
 //                               after MAX frames): e.g. until training reaches a state
 //   drop PATH                   a file dropped on the window (a checkpoint: the Train mode loads it)
@@ -193,6 +194,7 @@ class InputScript {
   std::chrono::steady_clock::time_point stopwatch_{}, lastFrameAt_{};
   bool timingFrames_ = false;
   std::vector<double> frameTimes_;
+  long faultsAtBegin_ = 0;  // the UI thread's minor page faults at frame_times_begin
   // wait_until_idle: the share of the time spent drawing (the rest was left to the worker)
   std::chrono::steady_clock::time_point untilIdleStart_{};
   double untilIdleWork_ = 0.0;

@@ -3,8 +3,6 @@
 // ~25 ms a frame with the software renderer), and each frame draws only the filled corner.
 #include <gtest/gtest.h>
 
-#include <sys/resource.h>
-
 #include <vector>
 
 #include "render/texture.hpp"
@@ -59,31 +57,6 @@ TEST(TextureCache, ZoomAndPanReuseStorageAfterAQuietFrame) {
   EXPECT_EQ(cache.allocations(), allocated) << "a zoom or a pan allocated texture storage";
   // What stays alive: the texture on screen, the spares and the colour bars (none here).
   EXPECT_LE(Texture::liveCount(), 1 + TextureCache::kSpares);
-}
-
-// The pixel and position buffers, reserved for the window's pixels, are written warm: the first
-// zoom of a long sequence (a texture larger than the first picture's) takes no page faults. It
-// took ~700 on that frame before, ~20 ms on these virtual machines.
-TEST(TextureCache, ReservedBuffersTakeALargerPictureWithoutPageFaults) {
-  const int n = 1800;
-  std::vector<float> values(static_cast<std::size_t>(n) * n, 0.25f);
-  TextureCache cache;
-  TextureKey key;
-  key.traceSerial = 3;
-  key.stepY = key.stepX = 4;  // the first picture: 450 x 450 texels
-  cache.get(key, values.data(), n, n);
-  cache.endFrame();
-  EXPECT_GE(cache.reserveTexels(1600 * 1000), 1600u * 1000u * 8u);
-  EXPECT_EQ(cache.reserveTexels(1600 * 1000), 0u) << "reserved again although it holds enough";
-  EXPECT_GE(cache.reservedTexels(), 1600u * 1000u);
-  rusage before{}, after{};
-  getrusage(RUSAGE_THREAD, &before);
-  key.stepY = key.stepX = 2;  // a zoom: 900 x 900 texels
-  const HeatmapTexture t = cache.get(key, values.data(), n, n);
-  getrusage(RUSAGE_THREAD, &after);
-  EXPECT_EQ(t.width, 900);
-  // 900 x 900 texels are 3.1 MiB of pixels and 3.1 MiB of positions: ~1600 pages if fresh.
-  EXPECT_LT(after.ru_minflt - before.ru_minflt, 100) << "the larger picture faulted its buffers in";
 }
 
 }  // namespace
