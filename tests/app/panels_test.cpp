@@ -143,15 +143,17 @@ TEST_P(PanelsTest, WholeLayoutDrawsEveryMainTabWideAndNarrow) {
         ui.update(ui.view.selectTab.empty() ? ui.view.openTab : ui.view.selectTab);
         EXPECT_GT(ui.frame([&](UiContext& ctx) { wide = drawLayout(ctx); }), 0);
       }
-      if (p.area == PanelArea::Main || !wide) EXPECT_EQ(ui.view.openTab, p.title);
+      if (p.area == PanelArea::Main || !wide) {
+        EXPECT_EQ(ui.view.openTab, p.title);
+      }
     }
     EXPECT_EQ(wide, size.x >= 1600);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Configurations, PanelsTest, ::testing::Range(0, static_cast<int>(cases().size())),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                           return std::string(cases()[static_cast<std::size_t>(info.param)].name);
+                         [](const ::testing::TestParamInfo<int>& param) {
+                           return std::string(cases()[static_cast<std::size_t>(param.param)].name);
                          });
 
 // The recomputing lessons are computed for the open tab's choices, by the scheduler: a new
@@ -199,7 +201,9 @@ TEST(LessonScheduling, BigTracesSkipTheRecomputingLessons) {
   ASSERT_GT(recordedTraceBytes(ui.state.trace), kRecomputeLimitBytes);
   EXPECT_FALSE(ui.state.lessons.hasRecomputed(RecomputingLesson::Split, ui.state.traceSerial));
   for (const PanelInfo& p : allPanels()) {
-    if (std::string(p.title) == "Split") EXPECT_GT(ui.drawPanel(p), 0);
+    if (std::string(p.title) == "Split") {
+      EXPECT_GT(ui.drawPanel(p), 0);
+    }
   }
 }
 
