@@ -310,7 +310,8 @@ void scoresBlockFor(const float* q, const float* k, std::int64_t nq, std::int64_
   if (nq > kMaxRowsPerPass) {  // the engine's blocks are 128 rows; anything longer in passes
     for (std::int64_t i0 = 0; i0 < nq; i0 += kMaxRowsPerPass) {
       scoresBlockFor<DK>(q + i0 * width, k, std::min(kMaxRowsPerPass, nq - i0), Tk, dk, factor, blocked + i0,
-                         scores ? scores + i0 * ld : nullptr, weights ? weights + i0 * ld : nullptr, ld, rowMax + i0);
+                         scores ? scores + i0 * ld : nullptr, weights ? weights + i0 * ld : nullptr, ld,
+                         rowMax ? rowMax + i0 : nullptr);
     }
     return;
   }

@@ -243,6 +243,11 @@ Result<Slice2D> sliceStage(const Trace& trace, StageId stage, int batchIndex, in
     s.flaggedRows.assign(first, first + trace.tq);
   }
   markBlockedCells(trace, s);
+  // A lazy stage's slice owns its numbers and stays valid after the trace changes: its mask flags
+  // too (the masked scores'; the weights are stored, and their slice points into the trace).
+  if (s.owned && s.blockedCells) {
+    s.setBlockedCells(std::vector<std::uint8_t>(s.blockedCells, s.blockedCells + static_cast<std::size_t>(s.rows) * s.cols));
+  }
   return s;
 }
 

@@ -190,9 +190,10 @@ struct Slice2D {
   // (rows * cols) 1 = the key is blocked by the mask for this query, or null: none is. Only on the
   // masked scores and the weights (T_q x T_k), where every view draws such a cell the same way:
   // the blocked colour with a cross (blockedCellColor / the export's and the heatmap's cross).
-  // Points into the trace's flags (Trace::blocked, valid while the trace is unchanged: a copy was
-  // 16 MiB of fresh pages per slice at T = 4096, ~100 ms of page faults on the UI thread when the
-  // picture came) or into ownBlocked, a slice's own flags (setBlockedCells).
+  // Points into the trace's flags (Trace::blocked, valid while the trace is unchanged, like `data`:
+  // a copy was 16 MiB of fresh pages per slice at T = 4096, ~100 ms of page faults on the UI thread
+  // when the picture came) or into ownBlocked, a slice's own flags (setBlockedCells): a lazy
+  // stage's slice, which owns its numbers, owns its flags too.
   const std::uint8_t* blockedCells = nullptr;
   std::shared_ptr<const std::vector<std::uint8_t>> ownBlocked;
   void setBlockedCells(std::vector<std::uint8_t> cells);  // rows * cols flags of the slice's own

@@ -170,11 +170,17 @@ TEST(LazyStages, TheTraceHoldsTwoScoreTablesFewerAndSlicesMakeNoWholeTable) {
   const ColorRange whole_range = rangeFor(DataKind::Signed, whole.ptr(), whole.data.size());
   EXPECT_EQ(acc.range().lo, whole_range.lo);
   EXPECT_EQ(acc.range().hi, whole_range.hi);
-  // Copies of a slice stay valid after the trace's next forward.
+  // Copies of a slice stay valid after the trace's next forward: its numbers and its mask flags
+  // (a masked-scores slice owns both; the causal mask blocks key 1 for query 0).
   const Slice2D copy = kept.back();
   const float first = copy.at(0, 0);
+  ASSERT_NE(copy.ownBlocked, nullptr);
+  ASSERT_TRUE(copy.isBlockedCell(0, 1));
   ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
   EXPECT_TRUE(sameBits(copy.at(0, 0), first));
+  t = Trace{};  // even with the trace gone
+  EXPECT_TRUE(copy.isBlockedCell(0, 1));
+  EXPECT_FALSE(copy.isBlockedCell(1, 0));
 }
 
 TEST(LazyStages, TheBudgetCountsTwoScoreTablesPerTrace) {
