@@ -6,22 +6,11 @@
 #include <string>
 
 #include "panels/panel.hpp"
+#include "util/format.hpp"
 #include "widgets/colors.hpp"
 
 namespace mhascope::app {
 namespace {
-
-// Built front to back (inserting into the string made GCC 12 warn, falsely, of overlapping copies).
-std::string withThousands(std::int64_t v) {
-  const std::string digits = std::to_string(v);
-  const std::size_t sign = !digits.empty() && digits[0] == '-' ? 1 : 0;
-  std::string s = digits.substr(0, sign);
-  for (std::size_t i = sign; i < digits.size(); ++i) {
-    if (i > sign && (digits.size() - i) % 3 == 0) s += ',';
-    s += digits[i];
-  }
-  return s;
-}
 
 void item(const char* symbol, const std::string& text) {
   ImGui::SameLine(0, ImGui::GetFontSize());
