@@ -47,7 +47,8 @@ QuizQuestion makeQuestion(std::string question, const Choice& correct, const std
 }
 
 Choice numberChoice(std::int64_t v, const std::string& prefix = "") {
-  return {prefix + std::to_string(v), "n" + std::to_string(v)};
+  const std::string digits = std::to_string(v);
+  return {prefix + digits, std::string("n").append(digits)};  // not "n" + string&&: GCC 12's false -Wrestrict
 }
 
 // Numeric distractors: the candidates, then answer*2, answer+1, ... as spares (makeQuestion drops
@@ -67,9 +68,14 @@ Choice shapeChoice(std::initializer_list<std::pair<const char*, std::int64_t>> d
   std::string names = "(", values = "(", meaning = "s";
   bool first = true;
   for (const auto& [n, v] : dims) {
-    names += std::string(first ? "" : ", ") + n;
-    values += std::string(first ? "" : ", ") + std::to_string(v);
-    if (v != 1) meaning += " " + std::to_string(v);
+    // appended piece by piece: GCC 12 reports a false -Wrestrict for "literal" + std::string&&
+    if (!first) {
+      names += ", ";
+      values += ", ";
+    }
+    names += n;
+    values += std::to_string(v);
+    if (v != 1) meaning.append(" ").append(std::to_string(v));
     first = false;
   }
   return {names + ") = " + values + ")", meaning};
@@ -78,7 +84,7 @@ Choice shapeChoice(std::initializer_list<std::pair<const char*, std::int64_t>> d
 // A set of columns of Q, e.g. "c 4 5 6 7".
 std::string columnSet(std::int64_t from, std::int64_t step, std::int64_t count) {
   std::string m = "c";
-  for (std::int64_t i = 0; i < count; ++i) m += " " + std::to_string(from + i * step);
+  for (std::int64_t i = 0; i < count; ++i) m.append(" ").append(std::to_string(from + i * step));
   return m;
 }
 
