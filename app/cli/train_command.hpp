@@ -7,19 +7,16 @@
 #include <cstdint>
 #include <string>
 
+#include "train/tasks.hpp"
+#include "train/trainer.hpp"
+
 namespace mhascope::cli {
 
 struct TrainArgs {
-  std::string task = "induction";
-  int layers = 2, heads = 2, dModel = 64, vocab = 64, seq = 32, batch = 16;
-  bool mlp = false;
-  std::int64_t steps = 1500;
-  float lr = 1e-3f, weightDecay = 1e-4f;
-  double clip = 0;
-  std::uint64_t seed = 1;
-  int evalEvery = 50;
-  int periodMin = 6, periodMax = 16;
-  std::string text, save, log, init;
+  train::TrainSettings settings;  // the options write straight into it; its defaults are core/train's
+  std::string task = train::taskName(train::TaskConfig{}.kind);  // parsed into settings.task.kind
+  int evalEvery = train::kDefaultEvalEvery;
+  std::string save, log, init;
   std::string workspace;  // refused with the reason (cli.cpp): train makes a model, a workspace shows one
 };
 

@@ -24,16 +24,19 @@ inline constexpr const char* kTrainModeTitle = "Train";
 struct AppState;
 struct ViewState;
 
-// The setup form: the same settings and defaults as `mhascope train` (cli/train_command.hpp).
+// The setup form: core/train's settings and defaults (TrainSettings, as `mhascope train` starts
+// from), in the types its widgets edit (int steps and seed; the task as an index).
 struct TrainForm {
-  int task = 0;  // index into TaskKind: induction, reverse, sort, text
-  int layers = 2, heads = 2, dModel = 64, vocab = 64, seq = 32, batch = 16;
-  bool mlp = false;
-  int steps = 1500;
-  float lr = 1e-3f, weightDecay = 1e-4f;
-  int seed = 1;
-  int evalEvery = 50;
-  int periodMin = 6, periodMax = 16;
+  inline static const train::TrainSettings kDefaults{};
+  int task = static_cast<int>(kDefaults.task.kind);  // index into TaskKind: induction, reverse, sort, text
+  int layers = kDefaults.model.layers, heads = kDefaults.model.heads, dModel = kDefaults.model.dModel;
+  int vocab = kDefaults.task.vocab, seq = kDefaults.task.seq, batch = kDefaults.batch;
+  bool mlp = kDefaults.model.mlp;
+  int steps = static_cast<int>(kDefaults.steps);
+  float lr = kDefaults.adam.lr, weightDecay = kDefaults.adam.weightDecay;
+  int seed = static_cast<int>(kDefaults.seed);
+  int evalEvery = train::kDefaultEvalEvery;
+  int periodMin = kDefaults.task.periodMin, periodMax = kDefaults.task.periodMax;
   std::string textPath;
   friend bool operator==(const TrainForm&, const TrainForm&) = default;
 };

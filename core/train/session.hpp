@@ -90,7 +90,7 @@ class TrainingSession {
   mutable std::condition_variable cv_;
   std::thread thread_;
   std::unique_ptr<Trainer> trainer_;
-  int evalEvery_ = 25;
+  int evalEvery_ = kDefaultEvalEvery;
   RunState state_ = RunState::Paused;
   int stepsWanted_ = 0;
   bool busy_ = false;     // the worker is inside a step or an evaluation (trainer_ must not be read)

@@ -16,6 +16,8 @@
 
 namespace mhascope::train {
 
+// Every training setting with its default: `mhascope train` and the window's Train form start
+// from these (TrainArgs holds one; TrainForm copies them into its widgets' types).
 struct TrainSettings {
   GptConfig model;        // vocab/seq are set from the task
   TaskConfig task;
@@ -26,6 +28,8 @@ struct TrainSettings {
   std::uint64_t seed = 1;
   int probeBatch = 16;
 };
+// How often `mhascope train` and the Train mode evaluate on the probe batch unless told otherwise.
+inline constexpr int kDefaultEvalEvery = 50;
 
 class Trainer {
  public:

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/train_command.hpp"
 #include "state/session.hpp"
 #include "train_lab/lab_state.hpp"
 
@@ -51,6 +52,44 @@ TEST(TrainSessionJson, ModeTaskAndSettingsRoundTrip) {
   ASSERT_TRUE(back2.ok()) << back2.error().message;
   EXPECT_FALSE(back2->active);
   EXPECT_EQ(*back2, pipeline);
+}
+
+// The window's form and `mhascope train` start from one set of defaults (core/train's).
+TEST(TrainForm, StartsFromTheTrainCommandsSettings) {
+  const cli::TrainArgs args;
+  const TrainForm form;
+  const train::TrainSettings& cmd = args.settings;
+  auto kind = train::taskFromName(args.task);
+  ASSERT_TRUE(kind);
+  EXPECT_EQ(form.task, static_cast<int>(*kind));
+  EXPECT_EQ(form.vocab, cmd.task.vocab);
+  EXPECT_EQ(form.seq, cmd.task.seq);
+  EXPECT_EQ(form.periodMin, cmd.task.periodMin);
+  EXPECT_EQ(form.periodMax, cmd.task.periodMax);
+  EXPECT_EQ(form.layers, cmd.model.layers);
+  EXPECT_EQ(form.heads, cmd.model.heads);
+  EXPECT_EQ(form.dModel, cmd.model.dModel);
+  EXPECT_EQ(form.mlp, cmd.model.mlp);
+  EXPECT_EQ(form.batch, cmd.batch);
+  EXPECT_EQ(form.steps, cmd.steps);
+  EXPECT_EQ(form.lr, cmd.adam.lr);
+  EXPECT_EQ(form.weightDecay, cmd.adam.weightDecay);
+  EXPECT_EQ(static_cast<std::uint64_t>(form.seed), cmd.seed);
+  EXPECT_EQ(form.evalEvery, args.evalEvery);
+  // The documented reference setting (README, `bench --train`): induction, 2 layers of h = 2,
+  // d_model 64, vocab 64, T 32, batch 16, 1500 steps, AdamW lr 1e-3, wd 1e-4, period 6-16.
+  EXPECT_EQ(args.task, "induction");
+  EXPECT_EQ(cmd.model.layers, 2);
+  EXPECT_EQ(cmd.model.heads, 2);
+  EXPECT_EQ(cmd.model.dModel, 64);
+  EXPECT_EQ(cmd.task.vocab, 64);
+  EXPECT_EQ(cmd.task.seq, 32);
+  EXPECT_EQ(cmd.batch, 16);
+  EXPECT_EQ(cmd.steps, 1500);
+  EXPECT_EQ(cmd.adam.lr, 1e-3f);
+  EXPECT_EQ(cmd.adam.weightDecay, 1e-4f);
+  EXPECT_EQ(cmd.task.periodMin, 6);
+  EXPECT_EQ(cmd.task.periodMax, 16);
 }
 
 TEST(TrainSessionJson, AWorkspaceWithoutTheBlockGivesItsDefaults) {
