@@ -166,37 +166,36 @@ void projectAll(std::initializer_list<ProjectJob> jobs, int threads) {
 // (Computing the scores in a cached scratch and writing the recorded tables with streaming stores
 // was tried: 3-7 % slower here at T = 512 and 1024.)
 constexpr std::int64_t kQueryBlock = 128;
-void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::uint8_t>& rowAny, float factor,
-                 std::int64_t bh, std::int64_t q0, std::int64_t nq) {
-  const std::int64_t Tq = t.tensor(StageId::Weights).dim(2), Tk = t.tensor(StageId::Weights).dim(3);
-  const std::int64_t dk = t.tensor(StageId::QHeads).dim(3), h = t.tensor(StageId::QHeads).dim(1);
-  const std::int64_t b = bh / h, d = h * dk;
-  const int head = static_cast<int>(bh % h);
-  const bool all = opt.recordEveryStage;
-  const float* qh = t.tensor(StageId::QHeads).ptr() + bh * Tq * dk;
-  const float* kh = t.tensor(StageId::KHeads).ptr() + bh * Tk * dk;
-  const float* vh = t.tensor(StageId::VHeads).ptr() + bh * Tk * dk;
-  const std::int64_t head0 = bh * Tq * Tk;
-  float* weights = t.tensor(StageId::Weights).ptr() + head0;
-  float* scores = all ? t.tensor(StageId::Scores).ptr() + head0 : weights;
-  // A V: head_outputs (T_q, d_k) rows, or head `head`'s columns of concat (row stride d_model).
-  float* headOut = all ? t.tensor(StageId::HeadOutputs).ptr() + bh * Tq * dk
-                       : t.tensor(StageId::Concat).ptr() + b * Tq * d + head * dk;
-  const std::int64_t outStride = all ? dk : d;
+
+// The part of attendBlock before A V, for the rows [q0, q0 + nq) of head `head` of batch item b:
+// the scores (into `scores` when recorded; kernels off, they go there first whatever), scaled and
+// masked into `weights` with each row's maximum, then each row's softmax in place. `weights` null:
+// the scores alone. qh, kh: the head's (T, d_k) rows; scores and weights: its (T_q, T_k) tables.
+// Shared with attentionHead (one head alone), so that head has the very bits of the forward.
+void scoresAndWeights(const AttentionOptions& opt, const std::vector<std::uint8_t>& blocked,
+                      const std::vector<std::uint8_t>& rowAny, float factor, std::int64_t b, int head, std::int64_t Tq,
+                      std::int64_t Tk, std::int64_t dk, const float* qh, const float* kh, std::int64_t q0,
+                      std::int64_t nq, float* scores, float* weights) {
   const std::uint8_t* blk[kQueryBlock];  // each row's blocked keys, or null: none
   for (std::int64_t q = q0; q < q0 + nq; ++q) {
     const std::size_t row = static_cast<std::size_t>(b * Tq + q);
-    blk[q - q0] = rowAny[row] ? t.blocked.data() + row * static_cast<std::size_t>(Tk) : nullptr;
+    blk[q - q0] = rowAny[row] ? blocked.data() + row * static_cast<std::size_t>(Tk) : nullptr;
   }
   float rowMax[kQueryBlock];
-  const bool kernels = headKernelsEnabled();
-  const bool fused = kernels && dk <= kScoresBlockMaxDk;
+  const bool fused = headKernelsEnabled() && dk <= kScoresBlockMaxDk;
+  if (!weights) {  // the scores only, as the branch below computes them
+    if (fused) scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, blk, scores + q0 * Tk, nullptr, Tk, rowMax);
+    else sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scores + q0 * Tk, Tk);
+    if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, head, scores, Tq, Tk, q0, nq);
+    return;
+  }
   if (fused && !opt.scoresOverride) {  // scores, scale, mask, max in one pass
-    scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, blk, all ? scores + q0 * Tk : nullptr, weights + q0 * Tk, Tk,
+    scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, blk, scores ? scores + q0 * Tk : nullptr, weights + q0 * Tk, Tk,
                 rowMax);
   } else {
     // The same products as without hand-set scores (the kernel's when it runs), so the scores a
     // hand-set table leaves alone keep their exact bits.
+    if (!scores) scores = weights;  // not recorded: computed in the weights' rows, then scaled in place
     if (fused) scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, blk, scores + q0 * Tk, nullptr, Tk, rowMax);
     else sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scores + q0 * Tk, Tk);
     if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, head, scores, Tq, Tk, q0, nq);
@@ -208,7 +207,26 @@ void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::u
     softmaxRow(weights + q * Tk, rowMax[q - q0], blk[q - q0], rowAny[static_cast<std::size_t>(b * Tq + q)] == 2,
                weights + q * Tk, Tk);
   }
-  if (kernels) {
+}
+
+void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::uint8_t>& rowAny, float factor,
+                 std::int64_t bh, std::int64_t q0, std::int64_t nq) {
+  const std::int64_t Tq = t.tensor(StageId::Weights).dim(2), Tk = t.tensor(StageId::Weights).dim(3);
+  const std::int64_t dk = t.tensor(StageId::QHeads).dim(3), h = t.tensor(StageId::QHeads).dim(1);
+  const std::int64_t b = bh / h, d = h * dk;
+  const int head = static_cast<int>(bh % h);
+  const bool all = opt.recordEveryStage;
+  const float* vh = t.tensor(StageId::VHeads).ptr() + bh * Tk * dk;
+  const std::int64_t head0 = bh * Tq * Tk;
+  float* weights = t.tensor(StageId::Weights).ptr() + head0;
+  scoresAndWeights(opt, t.blocked, rowAny, factor, b, head, Tq, Tk, dk, t.tensor(StageId::QHeads).ptr() + bh * Tq * dk,
+                   t.tensor(StageId::KHeads).ptr() + bh * Tk * dk, q0, nq,
+                   all ? t.tensor(StageId::Scores).ptr() + head0 : nullptr, weights);
+  // A V: head_outputs (T_q, d_k) rows, or head `head`'s columns of concat (row stride d_model).
+  float* headOut = all ? t.tensor(StageId::HeadOutputs).ptr() + bh * Tq * dk
+                       : t.tensor(StageId::Concat).ptr() + b * Tq * d + head * dk;
+  const std::int64_t outStride = all ? dk : d;
+  if (headKernelsEnabled()) {
     weightedSumBlock(weights + q0 * Tk, Tk, vh, nq, Tk, dk, headOut + q0 * outStride, outStride);
   } else {
     sgemm(false, false, nq, dk, Tk, weights + q0 * Tk, Tk, vh, dk, 0.0f, headOut + q0 * outStride, outStride);
@@ -378,6 +396,96 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
                      formatBytes(estimateMemory(B, Tq, Tk, d, h).total()) + "); lower --memory-budget or the sizes");
   }
   return Ok{};
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] one head alone
+// ---------------------------------------------------------------------------------------------
+
+bool isAttentionTable(StageId id) {
+  return id == StageId::Scores || id == StageId::ScaledScores || id == StageId::MaskedScores || id == StageId::Weights;
+}
+
+Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt, StageId stage,
+                            int batch, int head) {
+  if (auto s = validate(in, w, opt); !s) return s.error();
+  if (!isAttentionTable(stage)) {
+    return makeError(std::string("one head alone is computed for the (T_q, T_k) stages only (scores, scaled_scores, "
+                                 "masked_scores, weights), not ") + stageInfo(stage).name);
+  }
+  const auto B = in.query.dim(0), Tq = in.query.dim(1), Tk = in.key.dim(1), d = in.query.dim(2);
+  const int h = opt.heads;
+  if (batch < 0 || batch >= B) {
+    return makeError("batch index " + std::to_string(batch) + " is out of range (valid 0.." + std::to_string(B - 1) + ")");
+  }
+  if (head < 0 || head >= h) {
+    return makeError("head " + std::to_string(head) + " is out of range (valid 0.." + std::to_string(h - 1) + ")");
+  }
+  const std::int64_t dk = d / h;
+  try {
+    const FlopCount flops = countFlops(B, Tq, Tk, d, h);
+    const int threads = threadsFor(opt.threads, flops.projections / 2 + flops.attention / (2.0 * h * static_cast<double>(B)));
+    // Q and K of every head, as forward() projects and splits them (the same row blocks).
+    Tensor qProj, kProj, qHeads, kHeads;
+    shapeStage(qProj, {B, Tq, d}, {"B", "T_q", "d_model"});
+    shapeStage(kProj, {B, Tk, d}, {"B", "T_k", "d_model"});
+    shapeStage(qHeads, {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
+    shapeStage(kHeads, {B, h, Tk, dk}, {"B", "h", "T_k", "d_k"});
+    auto split = [h](const Tensor& p, Tensor& o) -> RowRange {
+      return [&p, &o, h](std::int64_t r0, std::int64_t n) { splitHeads(p, h, r0, n, o); };
+    };
+    projectAll({{&in.query, &w.wq, &w.bq, &qProj, {}, split(qProj, qHeads)},
+                {&in.key, &w.wk, &w.bk, &kProj, {}, split(kProj, kHeads)}},
+               threads);
+    std::vector<std::uint8_t> blocked, rowAny;
+    buildBlocked(opt, B, Tq, Tk, blocked, rowAny);
+    const float factor = scaleFactorFor(opt.scale, d, h);
+
+    // A trace of this one head: every stage empty but the table `stage` reads.
+    Trace t;
+    t.stages.resize(kStageCount);
+    for (int i = 0; i < kStageCount; ++i) {
+      t.stages[static_cast<std::size_t>(i)].id = static_cast<StageId>(i);
+      t.stages[static_cast<std::size_t>(i)].tensor.shape = {0};
+    }
+    auto T = [&t](StageId id) -> Tensor& { return t.stages[static_cast<std::size_t>(id)].tensor; };
+    const std::vector<std::string> axes{"B", "h", "T_q", "T_k"};
+    const bool weightsOnly = stage == StageId::Weights;
+    Tensor& table = T(weightsOnly ? StageId::Weights : StageId::Scores);
+    shapeStage(table, {1, 1, Tq, Tk}, axes, threads);
+    if (!weightsOnly) {
+      for (StageId id : {StageId::ScaledScores, StageId::MaskedScores}) {  // lazy: derived from the scores
+        T(id).shape = {1, 1, Tq, Tk};
+        T(id).axes = axes;
+      }
+    }
+    const std::int64_t bh = static_cast<std::int64_t>(batch) * h + head, blocks = (Tq + kQueryBlock - 1) / kQueryBlock;
+    parallelFor(threads, blocks, [&](std::int64_t i) {
+      const std::int64_t q0 = i * kQueryBlock;
+      scoresAndWeights(opt, blocked, rowAny, factor, batch, head, Tq, Tk, dk, qHeads.ptr() + bh * Tq * dk,
+                       kHeads.ptr() + bh * Tk * dk, q0, std::min(kQueryBlock, Tq - q0), weightsOnly ? nullptr : table.ptr(),
+                       weightsOnly ? table.ptr() : nullptr);
+    });
+
+    recordDescription(t, in, w, opt, factor);
+    t.batch = 1;
+    t.heads = 1;
+    t.dModel = t.dk;
+    t.queryTokens = {t.queryTokens.at(static_cast<std::size_t>(batch))};
+    t.keyTokens = {t.keyTokens.at(static_cast<std::size_t>(batch))};
+    const auto item = static_cast<std::size_t>(batch);
+    const auto perItem = static_cast<std::size_t>(Tq * Tk);
+    t.blocked.assign(blocked.begin() + static_cast<std::ptrdiff_t>(item * perItem),
+                     blocked.begin() + static_cast<std::ptrdiff_t>((item + 1) * perItem));
+    t.fullyMasked.resize(static_cast<std::size_t>(Tq));
+    for (std::int64_t q = 0; q < Tq; ++q) {
+      t.fullyMasked[static_cast<std::size_t>(q)] = rowAny[item * static_cast<std::size_t>(Tq) + static_cast<std::size_t>(q)] == 2;
+    }
+    t.generation = 1;
+    return t;
+  } catch (const std::bad_alloc&) {
+    return makeError("out of memory while computing one head of attention");
+  }
 }
 
 }  // namespace mhascope

@@ -116,6 +116,19 @@ Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionO
 // previous picture (the GUI) compute into a second Trace and swap.
 Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt, Trace& trace);
 
+// The stages with one (T_q, T_k) table per head: scores, scaled and masked scores, weights.
+bool isAttentionTable(StageId id);
+
+// One (batch item, head) of forward()'s attention alone, as a trace of that one head: B = 1,
+// h = 1, the item's tokens and mask flags, and the one table `stage` reads (the weights, or the
+// scores that the scaled and masked scores derive from), made with forward()'s own operations on
+// the same numbers, so sliceStage(result, stage, 0, 0) equals forward()'s slice (batch, head) bit
+// for bit. It costs the Q and K projections and 1/(B·h) of the attention, and 1/(B·h) of the
+// tables' memory: the window shows the viewed head of a long sequence with it first.
+// `stage` must be one of the four (isAttentionTable); indices out of range are errors.
+Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt, StageId stage,
+                            int batch, int head);
+
 // The rules forward() applies to the scores, shared with the lessons' per-head loop
 // (core/attention/score_rules.cpp) so that there is one copy of each.
 // S' = S * factor: 1/sqrt(d_k) (the default), 1/sqrt(d_model) or 1.

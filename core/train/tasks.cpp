@@ -192,7 +192,7 @@ std::string Task::symbol(int token) const {
     return "?";
   }
   if ((cfg_.kind == TaskKind::Reverse || cfg_.kind == TaskKind::Sort) && token == cfg_.vocab - 1) return "SEP";
-  return "a" + std::to_string(token);
+  return std::string("a").append(std::to_string(token));  // not "a" + string&&: GCC 12's false -Wrestrict
 }
 
 int Task::periodOf(const Batch& b, int item) {
