@@ -65,8 +65,7 @@ void samplingAndScale(UiContext& ctx, const HeatmapSpec& spec, const HeatmapHove
   ImGui::TextDisabled("%s", scale.c_str());
 }
 
-void legend(UiContext& ctx, const Slice2D& s) {
-  const Trace& t = ctx.state.trace;
+void legend(UiContext& ctx, const Trace& t, const Slice2D& s) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float em = ImGui::GetFontSize();
   bool any = false;
@@ -111,9 +110,10 @@ void computeProgress(UiContext& ctx) {
   const AppState& st = ctx.state;
   if (!st.computing) return;
   const ComputeProgress& p = st.progress;
-  const char* phase = p.phase == ComputePhase::Preparing ? "preparing tokens, embeddings and weights"
-                      : p.phase == ComputePhase::Forward ? "forward pass (recording all 16 stages)"
-                                                         : "queued";
+  const char* phase = p.phase == ComputePhase::Preparing   ? "preparing tokens, embeddings and weights"
+                      : p.phase == ComputePhase::FirstHead ? "the shown head first"
+                      : p.phase == ComputePhase::Forward   ? "forward pass (recording all 16 stages)"
+                                                           : "queued";
   char text[160];
   if (p.expectedSeconds > 0) {
     std::snprintf(text, sizeof text, "computing on the worker: %s · %.1f s of about %.1f s", phase, p.seconds,
@@ -124,8 +124,71 @@ void computeProgress(UiContext& ctx) {
   } else {
     std::snprintf(text, sizeof text, "computing on the worker: %s · %.1f s", phase, p.seconds);
   }
-  ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "%s (the picture below is the previous one)", text);
+  const bool first = st.firstHead != nullptr && st.firstHead->stage == ctx.view.stage;
+  ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "%s%s", text,
+                     first ? "" : " (the picture below is the previous one)");
   ctx.probes.recordLabel("compute_progress", phase);
+}
+
+// A big job's first picture (shell/compute_worker.hpp FirstHead): the head the view showed, of
+// the configuration being computed, alone — the same numbers the whole trace will hold — drawn
+// like the trace's heatmap (zoom, pan, tooltip) until the whole trace comes. Heads, batch items
+// and export wait for it.
+const FirstHead* firstHeadShown(const UiContext& ctx) {
+  const AppState& st = ctx.state;
+  if (!st.computing || !st.firstHead || st.firstHead->stage != ctx.view.stage) return nullptr;
+  return st.firstHead.get();
+}
+
+void drawFirstHead(UiContext& ctx, const FirstHead& f) {
+  ViewState& view = ctx.view;
+  const Slice2D& s = f.slice;
+  const float em = ImGui::GetFontSize();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "First picture: head %d of %d%s, computed alone", f.head, f.heads,
+                     f.batches > 1 ? (" (batch item " + std::to_string(f.batch) + ")").c_str() : "");
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("The head on screen, computed before the others: the very numbers the whole trace will\n"
+                      "hold. The other heads and stages follow; then the head buttons, Export and the\n"
+                      "other panels show the new configuration.");
+  }
+  sameLineOrWrap(10 * em, em);
+  if (ImGui::Button("Fit")) view.zoom = {};
+  ImGui::SameLine();
+  if (ImGui::Button("+")) view.zoom.zoom *= 1.5f;
+  ImGui::SameLine();
+  if (ImGui::Button("−")) view.zoom.zoom = std::max(view.zoom.zoom / 1.5f, 1.0f);
+  ImGui::SameLine();
+  ImGui::TextDisabled("%.0f%%", static_cast<double>(view.zoom.zoom * 100));
+  const std::string title = nameSelection(f.stage, f.batch, f.head).title;
+  const std::string what = title + "   " + s.rowAxis + " × " + s.colAxis + " = " + std::to_string(s.rows) + " × " +
+                           std::to_string(s.cols);
+  ImGui::TextUnformatted(what.c_str());
+  ctx.probes.recordLabel("heatmap_label", "first picture · " + title);
+  computeProgress(ctx);
+
+  HeatmapSpec spec;
+  spec.slice = &s;
+  spec.colormap = effectiveColormap(view, f.stage);
+  spec.kind = stageInfo(f.stage).kind;
+  spec.range = rangeFor(spec.kind, s.data, static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(s.cols));
+  spec.scale = effectiveColorScale(view.colorScale, spec.kind);
+  spec.trace = &f.trace;  // the one head's mask flags (batch item 0 of that trace)
+  spec.heads = 1;
+  spec.dk = f.trace.dk;
+  spec.showNumbers = view.showNumbers;
+  spec.colorbarTexture = ctx.textures.colorbar(spec.colormap).imguiId();
+  spec.frameColor = headColor(f.head);
+  // Its own texture keys: a serial no trace has (traceSerial counts up from 0).
+  spec.textureKey = TextureKey{kFirstHeadSerial | f.requestId, static_cast<int>(f.stage), 0, 0, spec.colormap,
+                               spec.range.lo, spec.range.hi};
+  spec.textures = &ctx.textures;
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float legendH = 2.0f * ImGui::GetFrameHeightWithSpacing();
+  const HeatmapHover hover = drawHeatmap("main", spec, &view.zoom, ImVec2(avail.x, std::max(avail.y - legendH, 4.0f * em)));
+  ctx.probes.recordRect("heatmap", hover.plotMin, hover.plotMax);
+  samplingAndScale(ctx, spec, hover);
+  legend(ctx, f.trace, s);
 }
 
 }  // namespace
@@ -133,6 +196,7 @@ void computeProgress(UiContext& ctx) {
 void drawHeatmapPanel(UiContext& ctx) {
   AppState& st = ctx.state;
   ViewState& view = ctx.view;
+  if (const FirstHead* first = firstHeadShown(ctx)) return drawFirstHead(ctx, *first);  // also before any trace
   if (!traceReady(ctx)) return;
   const Trace& t = st.trace;
   const StageId stage = view.stage;
@@ -208,7 +272,7 @@ void drawHeatmapPanel(UiContext& ctx) {
   const HeatmapHover hover = drawHeatmap("main", spec, &view.zoom, ImVec2(avail.x, std::max(avail.y - legendH, 4.0f * em)));
   ctx.probes.recordRect("heatmap", hover.plotMin, hover.plotMax);
   samplingAndScale(ctx, spec, hover);
-  legend(ctx, *s);
+  legend(ctx, t, *s);
 }
 
 }  // namespace mhascope::app

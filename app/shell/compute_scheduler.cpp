@@ -55,7 +55,7 @@ bool fitsUiThread(std::int64_t batch, std::int64_t tq, std::int64_t tk, int dMod
 
 void ComputeScheduler::update(AppState& state, const ViewState& view, LessonView& lessons, const std::string& openTab,
                               bool forceSync) {
-  updateTrace(state, forceSync);
+  updateTrace(state, view, forceSync);
   if (state.hasTrace() && state.model) {
     updateQuickLessons(state, view, lessons);
     updateRecomputedLessons(state, lessons, openTab, forceSync);
@@ -108,16 +108,22 @@ void ComputeScheduler::applyOutcome(AppState& state, ComputeOutcome& outcome, Tr
   }
 }
 
-void ComputeScheduler::updateTrace(AppState& state, bool forceSync) {
+void ComputeScheduler::updateTrace(AppState& state, const ViewState& view, bool forceSync) {
   if (auto outcome = worker_.take(spare_)) {
     // take() swapped the worker's trace into spare_; move it on into the state.
     const bool ok = outcome->ok;
     applyOutcome(state, *outcome, spare_);
     if (ok) state.lastComputeOnWorker = true;
   }
+  // A first picture of the latest request, until that request's trace (or error) comes.
+  if (auto first = worker_.takeFirstHead(); first && first->requestId == requestCounter_ && first->requestId > shownRequest_) {
+    state.firstHead = std::move(first);
+  }
+  if (state.firstHead && state.firstHead->requestId <= shownRequest_) state.firstHead.reset();
   if (state.configDirty) {
     state.configDirty = false;
     state.suggestedHeads.clear();
+    state.firstHead.reset();  // of an older request
     ModelConfig c = state.config;
     // The window's budget (the control under Sizes; the machine's or --memory-budget at start), never a preset's.
     if (state.memoryBudgetBytes > 0) c.memoryBudgetBytes = state.memoryBudgetBytes;
@@ -152,6 +158,7 @@ void ComputeScheduler::updateTrace(AppState& state, bool forceSync) {
         applyOutcome(state, outcome, spare_);
         state.lastComputeOnWorker = false;
       } else {
+        request.firstHead = ViewedHead{view.stage, view.batch, view.head};  // used when the tables are big
         worker_.submit(request, id);
       }
     }

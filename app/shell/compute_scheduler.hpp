@@ -31,7 +31,7 @@ class ComputeScheduler {
   };
 
   void applyOutcome(AppState& state, ComputeOutcome& outcome, Trace& computed);
-  void updateTrace(AppState& state, bool forceSync);
+  void updateTrace(AppState& state, const ViewState& view, bool forceSync);
   void updateQuickLessons(AppState& state, const ViewState& view, LessonView& lessons);
   void updateRecomputedLessons(AppState& state, const LessonView& lessons, const std::string& openTab, bool forceSync);
   static void store(AppState& state, RecomputeOutcome& outcome);

@@ -13,8 +13,43 @@ int computeThreads() {
   return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 64);  // 0: unknown
 }
 
+namespace {
+
+// The viewed head alone, when the job's tables are big enough for the wait to show (see
+// kFirstHeadTableBytes); null when not wanted, not needed or not possible (the forward then
+// says why, if anything is wrong).
+std::shared_ptr<FirstHead> firstHeadOf(const ComputeRequest& request, const Model& m, std::uint64_t requestId) {
+  if (!request.firstHead || !isAttentionTable(request.firstHead->stage)) return nullptr;
+  const Tensor& q = m.inputs.query;
+  const Tensor& k = m.inputs.key;
+  const int batches = static_cast<int>(q.shape[0]), heads = m.options.heads;
+  const double tableBytes = static_cast<double>(q.shape[0]) * heads * static_cast<double>(q.shape[1]) *
+                            static_cast<double>(k.shape[1]) * sizeof(float);
+  if (tableBytes <= static_cast<double>(kFirstHeadTableBytes) || heads < 1 || batches < 1) return nullptr;
+  // One head of fewer than four is most of the work: no sooner than the whole. Of four or more it
+  // holds at most a quarter of one table, within the two tables the memory estimate counts for
+  // the lazy stages (engine.hpp estimateMemory).
+  if (batches * heads < 4) return nullptr;
+  auto out = std::make_shared<FirstHead>();
+  out->requestId = requestId;
+  out->stage = request.firstHead->stage;
+  out->batch = std::clamp(request.firstHead->batch, 0, batches - 1);
+  out->head = std::clamp(request.firstHead->head, 0, heads - 1);
+  out->batches = batches;
+  out->heads = heads;
+  auto one = attentionHead(m.inputs, m.weights, m.options, out->stage, out->batch, out->head);
+  if (!one) return nullptr;
+  out->trace = std::move(*one);
+  auto slice = sliceStage(out->trace, out->stage, 0, 0);
+  if (!slice) return nullptr;
+  out->slice = std::move(*slice);
+  return out;
+}
+
+}  // namespace
+
 ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t requestId, Trace& trace,
-                            JobStatus* status) {
+                            JobStatus* status, const std::function<void(std::shared_ptr<const FirstHead>)>& firstHead) {
   ComputeOutcome out;
   out.requestId = requestId;
   out.config = request.source.config;
@@ -33,6 +68,7 @@ ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t request
     }
     setPhase(ComputePhase::Forward);
     if (model) model->model.options.threads = out.threads = computeThreads();
+    bool rewrite = false;  // a big trace of this shape is written over
     if (model && traceBytes(trace) > kKeepTraceBytes) {
       // Big buffers of the same shape are written over (no fresh pages for the kernel to clear);
       // of another shape they would only be replaced: freed before allocating anew.
@@ -41,14 +77,27 @@ ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t request
       if (trace.batch != q.shape[0] || trace.tq != q.shape[1] || trace.tk != k.shape[1] ||
           trace.dModel != q.shape[2] || trace.heads != model->model.options.heads) {
         trace = Trace{};
+      } else {
+        rewrite = true;
       }
+    }
+    // Not when a big trace of this shape is written over: its memory is already backed, the whole
+    // trace comes about as soon (T = 4096 here: 0.4 s), and a first head would only delay it.
+    if (model && firstHead && !rewrite) {
+      setPhase(ComputePhase::FirstHead);
+      if (auto first = firstHeadOf(request, model->model, requestId)) {
+        first->milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        firstHead(std::move(first));
+      }
+      setPhase(ComputePhase::Forward);
     }
     if (!model) {
       out.error = model.error().message;
     } else if (auto st = forward(model->model.inputs, model->model.weights, model->model.options, trace); !st) {
       out.error = st.error().message;
     } else {
-      // "last compute" is the forward pass as before; the quiz comes after the clock stops.
+      // "last compute" is the job so far (the first head, when one was made, and the forward);
+      // the quiz comes after the clock stops.
       out.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       out.config = std::move(model->config);
       out.seedUsed = model->seedUsed;
@@ -93,6 +142,11 @@ void ComputeWorker::submit(const ComputeRequest& request, std::uint64_t requestI
     pending_ = std::make_pair(request, requestId);  // replaces any older queued request
   }
   wake_.notify_one();
+}
+
+std::shared_ptr<const FirstHead> ComputeWorker::takeFirstHead() {
+  std::lock_guard lock(mutex_);
+  return std::move(firstHead_);
 }
 
 std::optional<ComputeOutcome> ComputeWorker::take(Trace& trace) {
@@ -175,7 +229,12 @@ void ComputeWorker::run() {
     status_.flops.store(0.0);
     lock.unlock();
     // computeTrace writes over working_'s buffers when the shape is the same, else frees them first.
-    ComputeOutcome out = computeTrace(request, id, working_, &status_);  // the long part, unlocked
+    auto showFirst = [this](std::shared_ptr<const FirstHead> first) {
+      std::lock_guard firstLock(mutex_);
+      firstHead_ = std::move(first);
+      if (resultReady_) resultReady_();
+    };
+    ComputeOutcome out = computeTrace(request, id, working_, &status_, showFirst);  // the long part, unlocked
     lock.lock();
     running_ = false;
     if (out.ok && working_.tq > 0) {

@@ -37,11 +37,39 @@ inline constexpr std::uint64_t kKeepTraceBytes = 256ull << 20;
 // its memory estimate counts anyway.
 inline constexpr double kSpareKeepSeconds = 20.0;
 
+// Traces whose (T_q, T_k) tables hold more than this get a first picture: the viewed head alone
+// (attentionHead), computed and shown before the whole trace. At T = 4096, h = 8 the whole trace
+// is 1.1 GiB of new memory, which this machine's host took 1.5-2.5 s to back; the one head is
+// 1/8 of a table.
+inline constexpr std::uint64_t kFirstHeadTableBytes = 256ull << 20;
+
+// Texture keys of first pictures carry this bit in place of a trace serial (those count up from 0).
+inline constexpr std::uint64_t kFirstHeadSerial = 1ull << 63;
+
+// Which head the window shows, for a big job's first picture.
+struct ViewedHead {
+  StageId stage = StageId::Weights;  // first pictures are made for the four (T_q, T_k) stages only
+  int batch = 0, head = 0;           // clamped to the new sizes
+};
+
 // What to compute: config + files through the model source the CLI shares, or a trained layer
 // already in memory (the Train mode's "Open in pipeline").
 struct ComputeRequest {
   ModelRequest source;
   std::shared_ptr<const SourcedModel> trainedLayer;  // set: used as is, source ignored
+  std::optional<ViewedHead> firstHead;               // set: a big job shows this head first
+};
+
+// A big job's first picture: the viewed head of the new configuration alone, as a trace of that
+// one head (B = 1, h = 1; attentionHead), equal bit for bit to the head the whole trace will hold.
+struct FirstHead {
+  std::uint64_t requestId = 0;
+  StageId stage = StageId::Weights;
+  int batch = 0, head = 0;  // where it sits in the whole trace
+  int batches = 0, heads = 0;
+  Trace trace;    // the one head
+  Slice2D slice;  // sliceStage(trace, stage, 0, 0): points into `trace`
+  double milliseconds = 0.0;  // from the job's start
 };
 
 struct ComputeOutcome {
@@ -58,7 +86,7 @@ struct ComputeOutcome {
 };
 
 // What the worker is doing, for the window's progress line.
-enum class ComputePhase { Idle, Preparing, Forward };
+enum class ComputePhase { Idle, Preparing, FirstHead, Forward };
 struct ComputeProgress {
   ComputePhase phase = ComputePhase::Idle;
   double seconds = 0.0;          // since the job started
@@ -77,9 +105,11 @@ int computeThreads();
 
 // The model (modelFromSource: reading its files here, on the worker for big jobs) + forward into
 // `trace` (reusing its buffers) + the quiz of the result, timing the forward; never throws.
-// `status` (may be null) follows the work.
+// `status` (may be null) follows the work. With request.firstHead set and tables over
+// kFirstHeadTableBytes, the viewed head is computed alone first and handed to `firstHead`.
 ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t requestId, Trace& trace,
-                            JobStatus* status = nullptr);
+                            JobStatus* status = nullptr,
+                            const std::function<void(std::shared_ptr<const FirstHead>)>& firstHead = {});
 
 // Bytes the recorded tensors of a trace hold (its stages, weights and mask flags).
 std::uint64_t traceBytes(const Trace& trace);
@@ -98,6 +128,8 @@ class ComputeWorker {
   // When a job has finished, swaps its trace into `trace` (what `trace` held goes to the worker
   // as the next job's buffers) and returns the outcome. On failure `trace` is left untouched.
   std::optional<ComputeOutcome> take(Trace& trace);
+  // The running job's first picture, once (null: none new).
+  std::shared_ptr<const FirstHead> takeFirstHead();
   // A trace the UI no longer shows: when larger than kKeepTraceBytes it is moved to the worker
   // and freed there (`trace` is left empty); a small one stays for reuse.
   void releaseLater(Trace& trace);
@@ -114,6 +146,7 @@ class ComputeWorker {
   bool stop_ = false;
   Trace working_;                           // the job's buffers; the result until take()
   std::optional<ComputeOutcome> outcome_;   // set: a result waits for take()
+  std::shared_ptr<const FirstHead> firstHead_;  // set: a first picture waits for takeFirstHead()
   std::vector<Trace> toFree_;               // replaced large traces, freed on this thread
   std::function<void()> resultReady_;
   JobStatus status_;

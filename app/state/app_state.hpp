@@ -62,6 +62,9 @@ struct AppState {
   std::vector<QuizQuestion> quiz;   // the quiz lesson's questions about `trace`
   LessonResults lessons;            // every lesson's result for `trace` (shell/compute_scheduler.cpp)
   bool computing = false;           // a worker job is queued or running
+  // A big job's first picture (shell/compute_worker.hpp): the viewed head of the configuration
+  // being computed, which the heatmap shows until the whole trace comes (then it is dropped).
+  std::shared_ptr<const FirstHead> firstHead;
   bool lessonComputing = false;     // a recomputing lesson is queued or running on its thread
   ComputeProgress progress;         // the worker's phase and time, for the progress line
   double lastComputeMs = 0.0;

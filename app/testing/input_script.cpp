@@ -346,6 +346,7 @@ bool InputScript::frame(ScriptHost& host, ImGuiIO& io) {
   if (timingFrames_ && lastFrameAt_.time_since_epoch().count() != 0) {
     frameTimes_.push_back(std::chrono::duration<double, std::milli>(now - lastFrameAt_).count());
   }
+  const auto previousFrameAt = lastFrameAt_;
   lastFrameAt_ = now;
   // Finish this frame's part of the command in progress.
   if (pendingFrames_ > 0) {
@@ -376,7 +377,12 @@ bool InputScript::frame(ScriptHost& host, ImGuiIO& io) {
         std::string want = untilIdleCommand_.args[2];
         for (std::size_t i = 3; i < untilIdleCommand_.args.size(); ++i) want += " " + untilIdleCommand_.args[i];
         if (host.shownLabel(untilIdleCommand_.args[1]).find(want) != std::string::npos) {
-          std::printf("%s shows \"%s\" after %d frames\n", untilIdleCommand_.args[1].c_str(), want.c_str(), step_);
+          // When the frame that drew it was done (its start + its work), since stopwatch_start: a
+          // `stopwatch` line runs a frame later, and while a worker computes frames are paced apart.
+          const double ms = std::chrono::duration<double, std::milli>(previousFrameAt - stopwatch_).count() +
+                            1000.0 * host.lastFrameWorkSeconds();
+          std::printf("%s shows \"%s\" after %d frames, %.0f ms after stopwatch_start\n", untilIdleCommand_.args[1].c_str(),
+                      want.c_str(), step_, ms);
           pendingFrames_ = 1;
         } else if (pendingFrames_ == 1) {
           fail(host, untilIdleCommand_, untilIdleCommand_.args[1] + " still shows \"" +

@@ -75,6 +75,7 @@ struct MemoryUse {
   bool stageFile = false;      // run --dump / export: the largest stage encoded as file bytes
   bool scoreOverride = false;  // hand-set scores: one (B, h, T_q, T_k) table per model
   int exportSlices = 0;        // export: heatmaps in the picture (1, or h for --head all)
+  bool firstHead = false;      // the window's first picture of a big job: one head alone (attentionHead)
   // The window: the shown trace and the one being computed (app/compute_worker.hpp frees a
   // replaced large trace; the lessons that compare two forwards refuse traces over 64 MiB);
   // the worker's model and the lessons' model.
@@ -82,6 +83,7 @@ struct MemoryUse {
     MemoryUse u;
     u.traces = 2;
     u.models = 2;
+    u.firstHead = true;
     return u;
   }
 };
@@ -91,8 +93,9 @@ struct MemoryEstimate {
   double weights = 0;  // per model: W_q, W_k, W_v, W_o (d_model, d_model) + biases
   double trace = 0;    // per trace: 16 stages (14 tables), blocked flags, token labels
   double files = 0;    // file buffers (PyTorch-layout weights, one encoded stage, an exported picture)
+  double firstHead = 0;  // one head alone: its table, flags and labels, and Q and K while it computes
   int models = 1, traces = 1;
-  double total() const { return models * (inputs + weights) + traces * trace + files; }
+  double total() const { return models * (inputs + weights) + traces * trace + files + firstHead; }
   // "inputs 1.2 MiB + weights 6.0 GiB + 1 trace × 8.2 MiB + files 0 B"
   std::string describe() const;
 };

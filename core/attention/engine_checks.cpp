@@ -48,6 +48,7 @@ MemoryEstimate estimateMemory(std::int64_t batch, std::int64_t tq, std::int64_t 
   if (use.weightsFile) e.files += 2 * e.weights;  // state_dict copy + its encoded bytes
   // The largest stage's file bytes, and a lazy stage's table made for its file (run --dump).
   if (use.stageFile) e.files += 4.0 * std::max(b * h * q * k, b * std::max(q, k) * d) + 4.0 * b * h * q * k;
+  if (use.firstHead) e.firstHead = 5.0 * q * k + labels / b + b * q * k + 4.0 * 4.0 * (b * q * d + b * k * d);
   if (use.exportSlices > 0) {
     // The largest slice is max(T_q, T_k) x max(T_q, T_k, d_model) cells. A picture is at most
     // 8000 px a side (cells up to 56 px): its RGB surface, plus about 64 bytes a cell of paths and
@@ -64,6 +65,7 @@ std::string MemoryEstimate::describe() const {
   if (models != 1) s = std::to_string(models) + " models × (" + s + ")";
   s += " + " + std::to_string(traces) + (traces == 1 ? " trace × " : " traces × ") + formatBytes(trace);
   if (files > 0) s += " + file buffers " + formatBytes(files);
+  if (firstHead > 0) s += " + first picture " + formatBytes(firstHead);
   return s;
 }
 

@@ -114,8 +114,14 @@ TEST(HostileInput, TheMemoryEstimateCountsTheWeights) {
   const MemoryEstimate e = estimateMemory(1, 9, 9, 20000, 1);
   EXPECT_DOUBLE_EQ(e.weights, 4.0 * (4.0 * 20000 * 20000 + 4 * 20000));
   EXPECT_GE(e.trace, e.weights);  // the recorded W_q … b_o
-  // The window keeps two traces (shown, being computed) and two models alive: twice one command's.
-  EXPECT_DOUBLE_EQ(estimateMemory(2, 64, 64, 64, 4, MemoryUse::app()).total(), 2.0 * estimateMemory(2, 64, 64, 64, 4).total());
+  // The window keeps two traces (shown, being computed) and two models alive: twice one command's,
+  // and a big job's first picture: one head's (T_q, T_k) table and flags, its labels, the mask
+  // flags of every item and Q and K (projected and split) while it computes.
+  const MemoryEstimate app = estimateMemory(2, 64, 64, 64, 4, MemoryUse::app());
+  const double firstHead = 5.0 * 64 * 64 + 40.0 * 128 + 2.0 * 64 * 64 + 16.0 * (2 * 64 * 64 + 2 * 64 * 64);
+  EXPECT_DOUBLE_EQ(app.firstHead, firstHead);
+  EXPECT_DOUBLE_EQ(app.total(), 2.0 * estimateMemory(2, 64, 64, 64, 4).total() + firstHead);
+  EXPECT_TRUE(contains(app.describe(), " + first picture ")) << app.describe();
 }
 
 TEST(HostileInput, AHugeBatchIsRefusedBeforeTokensAreBuilt) {

@@ -6,7 +6,7 @@ case_name=$1
 bin=$2
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(mktemp -d "${TMPDIR:-/tmp}/mhascope-gui-${case_name}.XXXXXX")
-trap 'rm -rf "$out"' EXIT
+trap '[ -n "${KEEP_GUI_OUT:-}" ] || rm -rf "$out"' EXIT
 # A private config folder: no test reads or writes the user's imgui.ini.
 export XDG_CONFIG_HOME="$out/config"
 export XDG_STATE_HOME="$out/state"  # the last workspace too
@@ -161,7 +161,7 @@ case "$case_name" in
     # memory): computed on the worker, downsampled to the screen by the max rule, zoomed to cells.
     xvfb "$bin" --preset default --script "$(script_from long_sequence.txt)" > "$out/log.txt" 2>&1 \
       || { tail -n 30 "$out/log.txt"; fail "long-sequence script failed"; }
-    grep -E "stopwatch|frame times|stats|rss|idle after" "$out/log.txt"
+    grep -E "stopwatch|frame times|stats|rss|idle after|first picture" "$out/log.txt"
     # While the worker computes, the window draws a few frames a second and leaves the CPU to it
     # (drawing back to back, it took one of the two cores: ~100 % of the time). Judged on the
     # waits of at least half a second: a compute can end before the script starts waiting (the
