@@ -47,6 +47,21 @@ void headPicker(UiContext& ctx) {
   }
 }
 
+// Fit, +, − and the zoom in percent.
+void zoomButtons(UiContext& ctx) {
+  HeatmapZoom& zoom = ctx.view.zoom;
+  if (ImGui::Button("Fit")) zoom = {};
+  ctx.probes.recordLastItem("zoom_fit");
+  ImGui::SameLine();
+  if (ImGui::Button("+")) zoom.zoom *= 1.5f;  // drawHeatmap clamps to its largest zoom
+  ctx.probes.recordLastItem("zoom_in");
+  ImGui::SameLine();
+  if (ImGui::Button("−")) zoom.zoom = std::max(zoom.zoom / 1.5f, 1.0f);
+  ctx.probes.recordLastItem("zoom_out");
+  ImGui::SameLine();
+  ImGui::TextDisabled("%.0f%%", static_cast<double>(zoom.zoom * 100));
+}
+
 // Under the heatmap: how many cells a pixel shows and by which rule, and the colour scale.
 void samplingAndScale(UiContext& ctx, const HeatmapSpec& spec, const HeatmapHover& drawn) {
   const std::string sampling = samplingLabel(drawn, downsampleRuleFor(spec.kind));
@@ -153,13 +168,7 @@ void drawFirstHead(UiContext& ctx, const FirstHead& f) {
                       "other panels show the new configuration.");
   }
   sameLineOrWrap(10 * em, em);
-  if (ImGui::Button("Fit")) view.zoom = {};
-  ImGui::SameLine();
-  if (ImGui::Button("+")) view.zoom.zoom *= 1.5f;
-  ImGui::SameLine();
-  if (ImGui::Button("−")) view.zoom.zoom = std::max(view.zoom.zoom / 1.5f, 1.0f);
-  ImGui::SameLine();
-  ImGui::TextDisabled("%.0f%%", static_cast<double>(view.zoom.zoom * 100));
+  zoomButtons(ctx);
   const std::string title = nameSelection(f.stage, f.batch, f.head).title;
   const std::string what = title + "   " + s.rowAxis + " × " + s.colAxis + " = " + std::to_string(s.rows) + " × " +
                            std::to_string(s.cols);
@@ -218,13 +227,7 @@ void drawHeatmapPanel(UiContext& ctx) {
     ImGui::TextDisabled("%s", noHeadAxisNote(stage));
   }
   sameLineOrWrap(10 * em, em);
-  if (ImGui::Button("Fit")) view.zoom = {};
-  ImGui::SameLine();
-  if (ImGui::Button("+")) view.zoom.zoom *= 1.5f;  // drawHeatmap clamps to its largest zoom
-  ImGui::SameLine();
-  if (ImGui::Button("−")) view.zoom.zoom = std::max(view.zoom.zoom / 1.5f, 1.0f);
-  ImGui::SameLine();
-  ImGui::TextDisabled("%.0f%%", static_cast<double>(view.zoom.zoom * 100));
+  zoomButtons(ctx);
 
   const Slice2D* s = st.slice(stage, view.batch, view.head);
   if (!s) {

@@ -379,10 +379,13 @@ bool InputScript::frame(ScriptHost& host, ImGuiIO& io) {
         if (host.shownLabel(untilIdleCommand_.args[1]).find(want) != std::string::npos) {
           // When the frame that drew it was done (its start + its work), since stopwatch_start: a
           // `stopwatch` line runs a frame later, and while a worker computes frames are paced apart.
-          const double ms = std::chrono::duration<double, std::milli>(previousFrameAt - stopwatch_).count() +
-                            1000.0 * host.lastFrameWorkSeconds();
-          std::printf("%s shows \"%s\" after %d frames, %.0f ms after stopwatch_start\n", untilIdleCommand_.args[1].c_str(),
-                      want.c_str(), step_, ms);
+          std::printf("%s shows \"%s\" after %d frames", untilIdleCommand_.args[1].c_str(), want.c_str(), step_);
+          if (stopwatch_.time_since_epoch().count() != 0) {
+            const double ms = std::chrono::duration<double, std::milli>(previousFrameAt - stopwatch_).count() +
+                              1000.0 * host.lastFrameWorkSeconds();
+            std::printf(", %.0f ms after stopwatch_start", ms);
+          }
+          std::printf("\n");
           pendingFrames_ = 1;
         } else if (pendingFrames_ == 1) {
           fail(host, untilIdleCommand_, untilIdleCommand_.args[1] + " still shows \"" +
