@@ -86,7 +86,6 @@ ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t request
     if (model && firstHead && !rewrite) {
       setPhase(ComputePhase::FirstHead);
       if (auto first = firstHeadOf(request, model->model, requestId)) {
-        first->milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         firstHead(std::move(first));
       }
       setPhase(ComputePhase::Forward);

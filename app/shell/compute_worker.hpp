@@ -69,7 +69,6 @@ struct FirstHead {
   int batches = 0, heads = 0;
   Trace trace;    // the one head
   Slice2D slice;  // sliceStage(trace, stage, 0, 0): points into `trace`
-  double milliseconds = 0.0;  // from the job's start
 };
 
 struct ComputeOutcome {
