@@ -123,6 +123,34 @@ TEST(HeadKernels, ScoresScaleMaskAndRowMaxMatchDoubleLoops) {
   }
 }
 
+// The recorded scores beside the weights go out by streaming stores: whole 64-byte lines where the
+// row is 64-byte aligned, 16-byte pieces where it is 16-byte aligned, ordinary stores otherwise.
+// Every start offset within a line gives the bits of the scores-only call (ordinary stores) and
+// leaves the floats before and after the table alone.
+TEST(HeadKernels, RecordedScoresAreTheSameAtEveryAlignment) {
+  std::mt19937 rng(11);
+  const std::int64_t nq = 13, dk = 64;
+  for (std::int64_t Tk : {128, 130, 192}) {
+    const auto q = randomValues(static_cast<std::size_t>(nq * dk), rng, 1.0f);
+    const auto k = randomValues(static_cast<std::size_t>(Tk * dk), rng, 1.0f);
+    std::vector<const std::uint8_t*> blocked(static_cast<std::size_t>(nq), nullptr);
+    std::vector<float> expect(static_cast<std::size_t>(nq * Tk)), unused(static_cast<std::size_t>(nq));
+    scoresBlock(q.data(), k.data(), nq, Tk, dk, 0.125f, blocked.data(), expect.data(), nullptr, Tk, unused.data());
+    const std::size_t n = expect.size();
+    std::vector<float> buffer(n + 64, 7.0f), weights(n), rowMax(static_cast<std::size_t>(nq));
+    float* aligned = buffer.data();
+    while ((reinterpret_cast<std::uintptr_t>(aligned) & 63) != 0) ++aligned;  // floats are 4-aligned
+    for (int offset = 0; offset < 16; ++offset) {
+      std::fill(buffer.begin(), buffer.end(), 7.0f);
+      float* scores = aligned + offset;
+      scoresBlock(q.data(), k.data(), nq, Tk, dk, 0.125f, blocked.data(), scores, weights.data(), Tk, rowMax.data());
+      ASSERT_EQ(std::memcmp(scores, expect.data(), n * sizeof(float)), 0) << "Tk=" << Tk << " offset=" << offset;
+      for (float* p = buffer.data(); p < scores; ++p) ASSERT_EQ(*p, 7.0f) << "wrote before the table";
+      for (float* p = scores + n; p < buffer.data() + buffer.size(); ++p) ASSERT_EQ(*p, 7.0f) << "wrote past the table";
+    }
+  }
+}
+
 TEST(HeadKernels, ScoresThatOverflowStayNonFinite) {
   std::mt19937 rng(11);
   for (const Impl& impl : kImpls) {
