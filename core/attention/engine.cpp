@@ -163,8 +163,10 @@ void projectAll(std::initializer_list<ProjectJob> jobs, int threads) {
 // with the same two operations when read (trace.cpp), so they are the numbers this pass used.
 // Without full recording the scores go straight into the weights' buffer too and A V straight
 // into concat's columns: the same operations on the same numbers, two tables fewer to write.
-// (Computing the scores in a cached scratch and writing the recorded tables with streaming stores
-// was tried: 3-7 % slower here at T = 512 and 1024.)
+// The recorded scores are written by the kernel with streaming stores (storeRecord in
+// head_kernels.cpp): nothing in this pass reads them again. (A scratch block for the scores and
+// the weights, copied out to both tables with streaming stores, was 3-7 % slower at T = 512 and
+// 1024: the weights are read again by the softmax and A V, and the copy is a pass of its own.)
 constexpr std::int64_t kQueryBlock = 128;
 
 // The part of attendBlock before A V, for the rows [q0, q0 + nq) of head `head` of batch item b:
