@@ -33,13 +33,13 @@ namespace {
 // fresh trace at T = 2048, d_model 512, h 8 took 150 000 of them, a second of system time). The
 // first touch is shared out among `threads` threads: the kernel clears a fresh page on the CPU
 // that faults on it, and clearing is most of a new big trace's time (T = 4096: 1 GiB of tables).
-void allocateZeroed(std::vector<float>& data, std::size_t n, int threads) {
+void allocateZeroed(FloatBuffer& data, std::size_t n, int threads) {
   constexpr std::size_t kHuge = std::size_t{2} << 20;
   if (n * sizeof(float) < 4 * kHuge) {
     data.assign(n, 0.0f);
     return;
   }
-  std::vector<float>().swap(data);  // give the old buffer back first: never two big ones at once
+  FloatBuffer().swap(data);  // give the old buffer back first: never two big ones at once
   data.reserve(n);                  // allocated, not yet touched
   const auto begin = reinterpret_cast<std::uintptr_t>(data.data());
   const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
@@ -250,7 +250,7 @@ void shapeHeadStages(Trace& t, std::int64_t B, std::int64_t Tq, std::int64_t Tk,
 
   t.lazyTables.reset();
   for (StageId id : {StageId::ScaledScores, StageId::MaskedScores}) {
-    std::vector<float>().swap(T(id).data);  // derived from the scores when read: no table of its own
+    FloatBuffer().swap(T(id).data);  // derived from the scores when read: no table of its own
     T(id).shape = all ? Shape{B, h, Tq, Tk} : Shape{0};
     T(id).axes = all ? std::vector<std::string>{"B", "h", "T_q", "T_k"} : std::vector<std::string>{};
   }

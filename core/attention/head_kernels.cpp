@@ -120,9 +120,9 @@ float maxOfLanes(__m512 m) {
 // 16 scores into a table that is a record only: computed beside the weights, the forward never
 // reads them again. Streaming (non-temporal) stores send them to memory without first reading the
 // lines into the cache and without pushing the weights the softmax and A V read next out of it.
-// Measured at T = 2048 and 4096: the forward 10-17 % faster. The whole-line store needs 64-byte
-// alignment, four 16-byte ones need 16 (a big std::vector's data is 16-aligned, a row of a T_k
-// that is not a multiple of 4 may not even be); else an ordinary store. The caller fences.
+// The whole-line store needs 64-byte alignment: a trace's tables start on a line (FloatBuffer),
+// so every 64-key chunk of a row does when T_k is a multiple of 16. Four 16-byte stores need 16
+// (T_k a multiple of 4); a row of any other T_k gets ordinary stores. The caller fences.
 void storeRecord(float* d, __m512 s) {
   const auto at = reinterpret_cast<std::uintptr_t>(d);
   if ((at & 63) == 0) {

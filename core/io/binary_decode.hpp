@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -53,7 +54,7 @@ inline bool narrowToFloat(double v, float& out) {
 
 // The writers' side: float32 values appended as little-endian bytes (what .npy '<f4' and
 // safetensors F32 store) whatever the host's byte order.
-inline void appendFloat32LE(std::string& out, const std::vector<float>& values) {
+inline void appendFloat32LE(std::string& out, std::span<const float> values) {
   if constexpr (std::endian::native == std::endian::big) {
     for (const float v : values) {
       const auto bits = std::bit_cast<std::uint32_t>(v);

@@ -475,7 +475,7 @@ struct Damage {
   double firstOutOfRangeValue = 0.0;
 };
 
-void convertTensor(const Entry& e, const unsigned char* src, std::vector<float>& dst, Damage& damage) {
+void convertTensor(const Entry& e, const unsigned char* src, std::span<float> dst, Damage& damage) {
   const std::size_t n = dst.size();
   const std::string_view dtype = e.info->name;
   if (dtype == "F32") {

@@ -356,6 +356,21 @@ TEST(BigTraces, AreFaultedInLargePagesWhereTheKernelAllows) {
   EXPECT_LT(after.ru_minflt - before.ru_minflt, 16384) << "page faults for a 256 MiB trace";
 }
 
+// Every recorded table starts on a 64-byte line (Tensor's FloatBuffer), small or big, so the
+// attention kernel streams the scores as whole lines and no vector load of a row start is split.
+TEST(BigTraces, EveryTableStartsOnACacheLine) {
+  for (const std::int64_t T : {5, 300, 1024}) {
+    const Model m = testModel(T, 64, 4, 1, MaskKind::Causal);
+    Trace t;
+    ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+    for (const auto& stage : t.stages) {
+      if (stage.tensor.data.empty()) continue;
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(stage.tensor.data.data()) % 64, 0u)
+          << stageInfo(stage.id).name << " at T = " << T;
+    }
+  }
+}
+
 TEST(ParallelFor, RunsEveryIndexOnceAndPassesExceptionsOn) {
   for (int threads : {1, 2, 3, 8}) {
     for (std::int64_t n : {0, 1, 2, 7, 100}) {

@@ -104,7 +104,7 @@ TEST(Model, BatchItemsArePaddedAndThePaddingIsMasked) {
   EXPECT_EQ(m->inputs.query.shape, (Shape{2, 3, 4}));
   EXPECT_EQ(m->inputs.queryTokens[1], (std::vector<std::string>{"d", "e", "<pad>"}));
   ASSERT_TRUE(m->options.keyPaddingMask.has_value());
-  EXPECT_EQ(m->options.keyPaddingMask->data, (std::vector<float>{0, 0, 0, 0, 0, 1}));
+  EXPECT_EQ(m->options.keyPaddingMask->data, (FloatBuffer{0, 0, 0, 0, 0, 1}));
   c.crossAttention = true;
   c.kvText = "x y z w";
   auto cross = buildModel(c);

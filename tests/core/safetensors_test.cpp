@@ -66,7 +66,7 @@ const std::vector<float> kMatrix = {0.5f, -1.25f, 2.0f, 3.0f, 4.5f, -6.0f};  // 
 
 void expectMatrix(const Tensor& t) {
   ASSERT_EQ(t.shape, (Shape{2, 3}));
-  EXPECT_EQ(t.data, kMatrix);
+  EXPECT_EQ(std::vector<float>(t.data.begin(), t.data.end()), kMatrix);
   EXPECT_EQ(t.data[0 * 3 + 1], -1.25f);  // row-major: a transpose would put 3.0 here
   EXPECT_EQ(t.data[1 * 3 + 0], 3.0f);
 }
@@ -74,7 +74,7 @@ void expectMatrix(const Tensor& t) {
 Tensor makeTensor(Shape shape, std::vector<float> data) {
   Tensor t;
   t.shape = std::move(shape);
-  t.data = std::move(data);
+  t.data.assign(data.begin(), data.end());
   return t;
 }
 
@@ -129,7 +129,7 @@ TEST(SafetensorsTest, EncodeMatchesFixtureByteForByte) {
   auto contents = parseSafetensorsWithMetadata(*bytes, kWhat);
   ASSERT_TRUE(contents.ok()) << contents.error().message;
   expectMatrix(contents->tensors.at("weight"));
-  EXPECT_EQ(contents->tensors.at("bias").data, (std::vector<float>{0.25f, -0.5f, 1.0f}));
+  EXPECT_EQ(contents->tensors.at("bias").data, (FloatBuffer{0.25f, -0.5f, 1.0f}));
   EXPECT_EQ(contents->metadata, (std::map<std::string, std::string>{{"format", "pt"}}));
   EXPECT_EQ(encodeSafetensors(contents->tensors, contents->metadata), *bytes);
 }
@@ -151,9 +151,9 @@ TEST(SafetensorsTest, HalfPrecisionSpecialValues) {
       R"({"h":{"dtype":"F16","shape":[5],"data_offsets":[0,10]},"b":{"dtype":"BF16","shape":[3],"data_offsets":[10,16]}})",
       f16 + bf16);
   ASSERT_TRUE(t.ok()) << t.error().message;
-  EXPECT_EQ(t->at("h").data, (std::vector<float>{1.0f, -2.0f, 65504.0f, std::ldexp(1.0f, -24), -0.0f}));
+  EXPECT_EQ(t->at("h").data, (FloatBuffer{1.0f, -2.0f, 65504.0f, std::ldexp(1.0f, -24), -0.0f}));
   EXPECT_TRUE(std::signbit(t->at("h").data[4]));
-  EXPECT_EQ(t->at("b").data, (std::vector<float>{1.0f, -2.0f, std::ldexp(1.0f, -133)}));
+  EXPECT_EQ(t->at("b").data, (FloatBuffer{1.0f, -2.0f, std::ldexp(1.0f, -133)}));
 }
 
 TEST(SafetensorsTest, OffsetsNeedNotFollowNameOrder) {
@@ -162,8 +162,8 @@ TEST(SafetensorsTest, OffsetsNeedNotFollowNameOrder) {
       R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},"z":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
       bytesOf<float>({1, 2}));
   ASSERT_TRUE(t.ok()) << t.error().message;
-  EXPECT_EQ(t->at("z").data, (std::vector<float>{1}));
-  EXPECT_EQ(t->at("a").data, (std::vector<float>{2}));
+  EXPECT_EQ(t->at("z").data, (FloatBuffer{1}));
+  EXPECT_EQ(t->at("a").data, (FloatBuffer{2}));
 }
 
 TEST(SafetensorsTest, AcceptsWhatTheReferenceAccepts) {
@@ -176,7 +176,7 @@ TEST(SafetensorsTest, AcceptsWhatTheReferenceAccepts) {
                  bytesOf<float>({5}));
   ASSERT_TRUE(t.ok()) << t.error().message;
   EXPECT_TRUE(t->at("x").data.empty());
-  EXPECT_EQ(t->at("y").data, (std::vector<float>{5}));
+  EXPECT_EQ(t->at("y").data, (FloatBuffer{5}));
 }
 
 TEST(SafetensorsTest, SaveAndLoadThroughFiles) {

@@ -82,7 +82,8 @@ TEST(Format, CellValueReadsTheSameOnScreenAndInPictures) {
 // The .npy and .safetensors writers' one float32 encoder: little-endian whatever the host.
 TEST(BinaryEncode, Float32LittleEndian) {
   std::string out = "x";
-  detail::appendFloat32LE(out, {1.0f, -2.5f});
+  const float values[] = {1.0f, -2.5f};
+  detail::appendFloat32LE(out, values);
   EXPECT_EQ(out, std::string("x\x00\x00\x80\x3f\x00\x00\x20\xc0", 9));
 }
 
