@@ -2,6 +2,7 @@
 // copy of the scale factor, the mask's polarity and the hand-set scores.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -38,6 +39,25 @@ TEST(ScoreRules, BlockedCellsCausalPaddingAndAttnMaskPolarity) {
   buildBlocked(opt, 1, T, T, blocked, rowAny);
   EXPECT_EQ(blocked, (std::vector<std::uint8_t>{0, 1, 0, 0, 0, 0, 1, 1, 1}));
   EXPECT_EQ(rowAny, (std::vector<std::uint8_t>{1, 0, 2})) << "some, none, every key blocked";
+}
+
+// The causal mask alone takes a fast path (two runs of bytes a row); with a key padding mask that
+// pads nothing it takes the cell-by-cell loop. Both must agree on every cell and row kind, for
+// T_q above, equal to and below T_k (cross-attention), and with no keys at all; and a buffer
+// reused from a bigger or differently masked forward must be written over entirely.
+TEST(ScoreRules, CausalFastPathEqualsTheCellByCellRule) {
+  for (const auto& [B, Tq, Tk] : {std::array<std::int64_t, 3>{2, 5, 5}, {1, 7, 4}, {3, 4, 9}, {1, 3, 0}, {1, 130, 130}}) {
+    AttentionOptions fast, slow;
+    fast.causal = slow.causal = true;
+    slow.keyPaddingMask = Tensor({B, Tk}, {"B", "T_k"});  // all zeros: pads nothing
+    std::vector<std::uint8_t> fb(B * Tq * Tk + 17, 7), fr, sb, sr;
+    fb.resize(static_cast<std::size_t>(B * Tq * Tk));  // stale bytes left from a previous forward
+    if (!fb.empty()) fb[0] = 9;
+    buildBlocked(fast, B, Tq, Tk, fb, fr);
+    buildBlocked(slow, B, Tq, Tk, sb, sr);
+    EXPECT_EQ(fb, sb) << "B=" << B << " Tq=" << Tq << " Tk=" << Tk;
+    EXPECT_EQ(fr, sr) << "B=" << B << " Tq=" << Tq << " Tk=" << Tk;
+  }
 }
 
 TEST(ScoreRules, OverrideScoresKeepsNaNCellsAndRespectsTheRowRange) {
