@@ -175,30 +175,34 @@ constexpr std::int64_t kQueryBlock = 128;
 // the scores alone. qh, kh: the head's (T, d_k) rows; scores and weights: its (T_q, T_k) tables.
 // Shared with attentionHead (one head alone), so that head has the very bits of the forward.
 void scoresAndWeights(const AttentionOptions& opt, const std::vector<std::uint8_t>& blocked,
-                      const std::vector<std::uint8_t>& rowAny, float factor, std::int64_t b, int head, std::int64_t Tq,
-                      std::int64_t Tk, std::int64_t dk, const float* qh, const float* kh, std::int64_t q0,
-                      std::int64_t nq, float* scores, float* weights) {
-  const std::uint8_t* blk[kQueryBlock];  // each row's blocked keys, or null: none
+                      const std::vector<std::uint8_t>& rowAny, const std::vector<std::int64_t>& runFrom, float factor,
+                      std::int64_t b, int head, std::int64_t Tq, std::int64_t Tk, std::int64_t dk, const float* qh,
+                      const float* kh, std::int64_t q0, std::int64_t nq, float* scores, float* weights) {
+  const std::uint8_t* blk[kQueryBlock];  // each row's blocked keys as bytes, or null: none
+  BlockedKeys keys[kQueryBlock];         // the same for the kernels: a run to the row's end where they are one
   for (std::int64_t q = q0; q < q0 + nq; ++q) {
     const std::size_t row = static_cast<std::size_t>(b * Tq + q);
     blk[q - q0] = rowAny[row] ? blocked.data() + row * static_cast<std::size_t>(Tk) : nullptr;
+    if (!rowAny[row]) keys[q - q0] = BlockedKeys{};
+    else if (runFrom[row] >= 0) keys[q - q0] = BlockedKeys{nullptr, runFrom[row]};
+    else keys[q - q0] = BlockedKeys{blk[q - q0], std::numeric_limits<std::int64_t>::max()};
   }
   float rowMax[kQueryBlock];
   const bool fused = headKernelsEnabled() && dk <= kScoresBlockMaxDk;
   if (!weights) {  // the scores only, as the branch below computes them
-    if (fused) scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, blk, scores + q0 * Tk, nullptr, Tk, rowMax);
+    if (fused) scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, keys, scores + q0 * Tk, nullptr, Tk, rowMax);
     else sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scores + q0 * Tk, Tk);
     if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, head, scores, Tq, Tk, q0, nq);
     return;
   }
   if (fused && !opt.scoresOverride) {  // scores, scale, mask, max in one pass
-    scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, blk, scores ? scores + q0 * Tk : nullptr, weights + q0 * Tk, Tk,
+    scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, keys, scores ? scores + q0 * Tk : nullptr, weights + q0 * Tk, Tk,
                 rowMax);
   } else {
     // The same products as without hand-set scores (the kernel's when it runs), so the scores a
     // hand-set table leaves alone keep their exact bits.
     if (!scores) scores = weights;  // not recorded: computed in the weights' rows, then scaled in place
-    if (fused) scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, blk, scores + q0 * Tk, nullptr, Tk, rowMax);
+    if (fused) scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, keys, scores + q0 * Tk, nullptr, Tk, rowMax);
     else sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scores + q0 * Tk, Tk);
     if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, head, scores, Tq, Tk, q0, nq);
     for (std::int64_t q = q0; q < q0 + nq; ++q) {  // the scaled, then masked row into the weights' row
@@ -206,12 +210,13 @@ void scoresAndWeights(const AttentionOptions& opt, const std::vector<std::uint8_
     }
   }
   for (std::int64_t q = q0; q < q0 + nq; ++q) {  // each row's softmax in place
-    softmaxRow(weights + q * Tk, rowMax[q - q0], blk[q - q0], rowAny[static_cast<std::size_t>(b * Tq + q)] == 2,
+    softmaxRow(weights + q * Tk, rowMax[q - q0], keys[q - q0], rowAny[static_cast<std::size_t>(b * Tq + q)] == 2,
                weights + q * Tk, Tk);
   }
 }
 
-void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::uint8_t>& rowAny, float factor,
+void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::uint8_t>& rowAny,
+                 const std::vector<std::int64_t>& runFrom, float factor,
                  std::int64_t bh, std::int64_t q0, std::int64_t nq) {
   const std::int64_t Tq = t.tensor(StageId::Weights).dim(2), Tk = t.tensor(StageId::Weights).dim(3);
   const std::int64_t dk = t.tensor(StageId::QHeads).dim(3), h = t.tensor(StageId::QHeads).dim(1);
@@ -221,7 +226,7 @@ void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::u
   const float* vh = t.tensor(StageId::VHeads).ptr() + bh * Tk * dk;
   const std::int64_t head0 = bh * Tq * Tk;
   float* weights = t.tensor(StageId::Weights).ptr() + head0;
-  scoresAndWeights(opt, t.blocked, rowAny, factor, b, head, Tq, Tk, dk, t.tensor(StageId::QHeads).ptr() + bh * Tq * dk,
+  scoresAndWeights(opt, t.blocked, rowAny, runFrom, factor, b, head, Tq, Tk, dk, t.tensor(StageId::QHeads).ptr() + bh * Tq * dk,
                    t.tensor(StageId::KHeads).ptr() + bh * Tk * dk, q0, nq,
                    all ? t.tensor(StageId::Scores).ptr() + head0 : nullptr, weights);
   // A V: head_outputs (T_q, d_k) rows, or head `head`'s columns of concat (row stride d_model).
@@ -359,7 +364,8 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
                threads);
 
     std::vector<std::uint8_t> rowAny;
-    buildBlocked(opt, B, Tq, Tk, t.blocked, rowAny);
+    std::vector<std::int64_t> runFrom;
+    buildBlocked(opt, B, Tq, Tk, t.blocked, rowAny, &runFrom);
     t.fullyMasked.assign(static_cast<std::size_t>(B * Tq), 0);
     for (std::size_t row = 0; row < rowAny.size(); ++row) t.fullyMasked[row] = rowAny[row] == 2;
     const float factor = scaleFactorFor(opt.scale, d, h);
@@ -374,7 +380,7 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
     parallelFor(threads, B * h * blocks + kWeightCount, [&](std::int64_t i) {
       if (i >= B * h * blocks) return keepWeight(t, w, static_cast<int>(i - B * h * blocks));
       const std::int64_t q0 = (i % blocks) * rows;
-      attendBlock(t, opt, rowAny, factor, i / blocks, q0, std::min(rows, Tq - q0));
+      attendBlock(t, opt, rowAny, runFrom, factor, i / blocks, q0, std::min(rows, Tq - q0));
     });
 
     // Merge the heads (each block of rows before its output projection; without full recording
@@ -440,7 +446,8 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
                 {&in.key, &w.wk, &w.bk, &kProj, {}, split(kProj, kHeads)}},
                threads);
     std::vector<std::uint8_t> blocked, rowAny;
-    buildBlocked(opt, B, Tq, Tk, blocked, rowAny);
+    std::vector<std::int64_t> runFrom;
+    buildBlocked(opt, B, Tq, Tk, blocked, rowAny, &runFrom);
     const float factor = scaleFactorFor(opt.scale, d, h);
 
     // A trace of this one head: every stage empty but the table `stage` reads.
@@ -464,7 +471,7 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
     const std::int64_t bh = static_cast<std::int64_t>(batch) * h + head, blocks = (Tq + kQueryBlock - 1) / kQueryBlock;
     parallelFor(threads, blocks, [&](std::int64_t i) {
       const std::int64_t q0 = i * kQueryBlock;
-      scoresAndWeights(opt, blocked, rowAny, factor, batch, head, Tq, Tk, dk, qHeads.ptr() + bh * Tq * dk,
+      scoresAndWeights(opt, blocked, rowAny, runFrom, factor, batch, head, Tq, Tk, dk, qHeads.ptr() + bh * Tq * dk,
                        kHeads.ptr() + bh * Tk * dk, q0, std::min(kQueryBlock, Tq - q0), weightsOnly ? nullptr : table.ptr(),
                        weightsOnly ? table.ptr() : nullptr);
     });

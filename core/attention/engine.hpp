@@ -139,8 +139,11 @@ float scaleFactorFor(ScaleKind kind, std::int64_t dModel, int heads);
 // blocked[(b * T_q + q) * T_k + k] = 1 where key k is hidden from query q: the causal rule
 // (k > q), the key padding mask and the attention mask, both in PyTorch's bool polarity
 // (nonzero = blocked). rowAny[b * T_q + q]: 0 none blocked, 1 some, 2 every key blocked.
+// runFrom (optional), per row: where its blocked keys begin when they are one run to the row's
+// end (T_k: none blocked; the causal mask and padding of the last keys give such rows), else -1.
 void buildBlocked(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, std::int64_t Tk,
-                  std::vector<std::uint8_t>& blocked, std::vector<std::uint8_t>& rowAny);
+                  std::vector<std::uint8_t>& blocked, std::vector<std::uint8_t>& rowAny,
+                  std::vector<std::int64_t>* runFrom = nullptr);
 std::vector<std::uint8_t> blockedCells(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, std::int64_t Tk);
 // Hand-set scores replace the computed ones (NaN = keep) in query rows q0 .. q0 + nq - 1 of
 // head `head` of batch item b; `scores` is that head's (T_q, T_k) table. The lesson where a

@@ -53,7 +53,7 @@ bool setHeadKernels(bool enabled) {
 }
 
 void scoresBlockPortable(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk,
-                         float factor, const std::uint8_t* const* blocked, float* scores, float* weights,
+                         float factor, const BlockedKeys* blocked, float* scores, float* weights,
                          std::int64_t ld, float* rowMax) {
   for (std::int64_t i = 0; i < nq; ++i) {
     float m = kNegInf;
@@ -62,7 +62,7 @@ void scoresBlockPortable(const float* q, const float* k, std::int64_t nq, std::i
       for (std::int64_t c = 0; c < dk; ++c) s += q[i * dk + c] * k[j * dk + c];
       if (scores) scores[i * ld + j] = s;
       if (!weights) continue;
-      const float x = blocked[i] && blocked[i][j] ? kNegInf : s * factor;
+      const float x = blocked[i].at(j) ? kNegInf : s * factor;
       weights[i * ld + j] = x;
       m = std::max(m, x);
     }
@@ -142,7 +142,7 @@ void storeRecord(float* d, __m512 s) {
 // constants) stayed live across the product loop there, and GCC 12 then spilled the keys'
 // vectors to the stack inside it (a store-to-load round trip per product: half the speed).
 [[gnu::noinline]] void finishScores(const float* tile, std::int64_t rows, const __mmask16 (&valid)[4],
-                                    std::int64_t j0, float factor, const std::uint8_t* const* blocked, float* scores,
+                                    std::int64_t j0, float factor, const BlockedKeys* blocked, float* scores,
                                     float* weights, std::int64_t ld, __m512* rowMax) {
   const __m512 f = _mm512_set1_ps(factor), negInf = _mm512_set1_ps(kNegInf);
   const bool full = valid[3] == 0xFFFF;
@@ -156,10 +156,12 @@ void storeRecord(float* d, __m512 s) {
       else if (scores) _mm512_mask_storeu_ps(scores + at, valid[x], s);
       if (!weights) continue;
       __m512 y = _mm512_mul_ps(s, f);
-      if (blocked[r]) {
-        const __m128i b = _mm_maskz_loadu_epi8(valid[x], blocked[r] + j0 + 16 * x);
+      if (blocked[r].bytes) {
+        const __m128i b = _mm_maskz_loadu_epi8(valid[x], blocked[r].bytes + j0 + 16 * x);
         y = _mm512_mask_mov_ps(y, _mm_test_epi8_mask(b, b), negInf);
       }
+      const std::int64_t before = blocked[r].from - (j0 + 16 * x);  // lanes before the blocked run
+      if (before < 16) y = _mm512_mask_mov_ps(negInf, lanesBelow(before), y);
       if (full) {
         _mm512_storeu_ps(weights + at, y);
         m = _mm512_max_ps(m, y);
@@ -205,7 +207,7 @@ void scoresTile(const float* q, std::int64_t dkRuntime, const float* kt, float* 
 
 template <int R, int DK>
 void scoresRows(const float* q, std::int64_t dk, const float* kt, const __mmask16 (&valid)[4], std::int64_t j0,
-                float factor, const std::uint8_t* const* blocked, float* scores, float* weights, std::int64_t ld,
+                float factor, const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld,
                 __m512* rowMax, std::int64_t i) {
   alignas(64) float tile[R * kKeys];
   scoresTile<R, DK>(q + i * dk, dk, kt, tile);
@@ -326,7 +328,7 @@ void packKeys(const float* k, std::int64_t dk, std::int64_t j0, std::int64_t n, 
 
 template <int DK>
 void scoresBlockFor(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
-                    const std::uint8_t* const* blocked, float* scores, float* weights, std::int64_t ld,
+                    const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld,
                     float* rowMax) {
   const std::int64_t width = DK > 0 ? DK : dk;
   if (nq > kMaxRowsPerPass) {  // the engine's blocks are 128 rows; anything longer in passes
@@ -362,7 +364,7 @@ void scoresBlockFor(const float* q, const float* k, std::int64_t nq, std::int64_
 }
 
 void scoresBlockAvx512(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk,
-                       float factor, const std::uint8_t* const* blocked, float* scores, float* weights,
+                       float factor, const BlockedKeys* blocked, float* scores, float* weights,
                        std::int64_t ld, float* rowMax) {
   if (dk == 64) return scoresBlockFor<64>(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
   if (dk > kScoresBlockMaxDk || dk < 1) {
@@ -403,7 +405,7 @@ void weightedSumBlockAvx512(const float* w, std::int64_t ldw, const float* v, st
 #endif
 
 void scoresBlock(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
-                 const std::uint8_t* const* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax) {
+                 const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax) {
 #ifdef MHASCOPE_HEAD_KERNELS_AVX512
   if (cpuRunsKernels()) return scoresBlockAvx512(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
 #endif

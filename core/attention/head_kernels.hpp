@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "attention/row_kernels.hpp"  // BlockedKeys
+
 namespace mhascope {
 
 // True when this build has the AVX-512 kernels and this CPU runs them. The engine uses them when
@@ -27,12 +29,12 @@ constexpr std::int64_t kScoresBlockMaxDk = 256;
 
 // For the nq query rows q (nq x dk, row stride dk) against the Tk keys k (Tk x dk, row stride dk):
 // scores[i*ld + j] = q_i . k_j (skipped when scores is null), weights[i*ld + j] = scores * factor, or
-// -inf where blocked[i] (a row of Tk bytes, or null: nothing blocked) is non-zero, and
+// -inf where blocked[i].at(j) (BlockedKeys: a run to the row's end and/or a row of bytes), and
 // rowMax[i] = the maximum of weights row i (-inf when every key is blocked). The product
 // scores * factor is the same float multiply the trace uses to read the scaled scores back.
 // weights null: only the scores (rowMax untouched), for hand-set scores that replace some first.
 void scoresBlock(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
-                 const std::uint8_t* const* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax);
+                 const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax);
 
 // out[i*ldo + c] = sum_j w[i*ldw + j] * v[j*dk + c] for the nq rows of w (nq x Tk) and V (Tk x dk),
 // the sum taken in key order j = 0 .. Tk-1.
@@ -42,7 +44,7 @@ void weightedSumBlock(const float* w, std::int64_t ldw, const float* v, std::int
 // The same two contracts in plain loops: what a build without AVX-512 runs if asked to, and the
 // second implementation the tests hold the vector code against.
 void scoresBlockPortable(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk,
-                         float factor, const std::uint8_t* const* blocked, float* scores, float* weights,
+                         float factor, const BlockedKeys* blocked, float* scores, float* weights,
                          std::int64_t ld, float* rowMax);
 void weightedSumBlockPortable(const float* w, std::int64_t ldw, const float* v, std::int64_t nq, std::int64_t Tk,
                               std::int64_t dk, float* out, std::int64_t ldo);

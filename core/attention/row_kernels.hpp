@@ -3,8 +3,21 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 namespace mhascope {
+
+// A row's blocked keys: every key at or after `from` (none when from >= the row's length) and,
+// when `bytes` is not null, every key j with bytes[j] != 0. The engine gives a row whose blocked
+// keys are one run to its end (the causal mask, padding of the last keys, or both) as `from`
+// alone, so the kernels compute which lanes are blocked instead of reading a byte per key; any
+// other mask as bytes.
+struct BlockedKeys {
+  const std::uint8_t* bytes = nullptr;
+  std::int64_t from = std::numeric_limits<std::int64_t>::max();
+  bool any() const { return bytes != nullptr || from != std::numeric_limits<std::int64_t>::max(); }
+  bool at(std::int64_t j) const { return j >= from || (bytes != nullptr && bytes[j] != 0); }
+};
 
 // One row of n scores s: scaled[k] = s[k] * factor; masked[k] = -inf where blocked[k] (blocked may
 // be null: nothing blocked, and masked may then be null: not written). Returns the maximum of the masked row
@@ -14,8 +27,8 @@ float scaleMaskRow(const float* s, float factor, const std::uint8_t* blocked, fl
 
 // One row: out = softmax(x) over n keys, m = max of x (for stability; it cancels). allBlocked: out
 // = 0 and returns false (a fully masked row gets weights 0, not 0/0 = NaN). m = -inf with keys
-// visible (every visible score overflowed): out = NaN, like PyTorch. Blocked keys get exactly 0.
-// out may alias x.
-bool softmaxRow(const float* x, float m, const std::uint8_t* blocked, bool allBlocked, float* out, std::int64_t n);
+// visible (every visible score overflowed): out = NaN, like PyTorch. Blocked keys get exactly 0;
+// x must hold -inf there (what the masking wrote). out may alias x.
+bool softmaxRow(const float* x, float m, const BlockedKeys& blocked, bool allBlocked, float* out, std::int64_t n);
 
 }  // namespace mhascope

@@ -19,9 +19,11 @@ float scaleFactorFor(ScaleKind kind, std::int64_t dModel, int heads) {
 }
 
 void buildBlocked(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, std::int64_t Tk,
-                  std::vector<std::uint8_t>& blocked, std::vector<std::uint8_t>& rowAny) {
+                  std::vector<std::uint8_t>& blocked, std::vector<std::uint8_t>& rowAny,
+                  std::vector<std::int64_t>* runFrom) {
   const auto cells = static_cast<std::size_t>(B * Tq * Tk);
   rowAny.assign(static_cast<std::size_t>(B * Tq), 0);
+  if (runFrom) runFrom->assign(static_cast<std::size_t>(B * Tq), Tk);
   if (!opt.causal && !opt.keyPaddingMask && !opt.attnMask) {
     blocked.assign(cells, 0);
     return;
@@ -37,6 +39,7 @@ void buildBlocked(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, 
         std::memset(row, 0, static_cast<std::size_t>(visible));
         std::memset(row + visible, 1, static_cast<std::size_t>(Tk - visible));
         rowAny[static_cast<std::size_t>(b * Tq + q)] = visible == 0 ? 2 : visible < Tk ? 1 : 0;
+        if (runFrom) (*runFrom)[static_cast<std::size_t>(b * Tq + q)] = visible;
       }
     }
     return;
@@ -44,6 +47,8 @@ void buildBlocked(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, 
   for (std::int64_t b = 0; b < B; ++b) {
     for (std::int64_t q = 0; q < Tq; ++q) {
       std::uint8_t any = 0, all = 1;
+      std::int64_t first = Tk;  // the first blocked key
+      bool run = true;          // every key after it blocked too
       for (std::int64_t k = 0; k < Tk; ++k) {
         bool blk = opt.causal && k > q;
         if (opt.keyPaddingMask && opt.keyPaddingMask->data[static_cast<std::size_t>(b * Tk + k)] != 0.0f) blk = true;
@@ -51,8 +56,11 @@ void buildBlocked(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, 
         blocked[static_cast<std::size_t>((b * Tq + q) * Tk + k)] = blk;
         any |= static_cast<std::uint8_t>(blk);
         all &= static_cast<std::uint8_t>(blk);
+        if (blk && first == Tk) first = k;
+        if (!blk && first < k) run = false;
       }
       rowAny[static_cast<std::size_t>(b * Tq + q)] = static_cast<std::uint8_t>(all ? 2 : any);
+      if (runFrom) (*runFrom)[static_cast<std::size_t>(b * Tq + q)] = run ? first : -1;
     }
   }
 }

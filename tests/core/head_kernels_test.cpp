@@ -20,7 +20,7 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 using ScoresFn = void (*)(const float*, const float*, std::int64_t, std::int64_t, std::int64_t, float,
-                          const std::uint8_t* const*, float*, float*, std::int64_t, float*);
+                          const BlockedKeys*, float*, float*, std::int64_t, float*);
 using SumFn = void (*)(const float*, std::int64_t, const float*, std::int64_t, std::int64_t, std::int64_t, float*,
                        std::int64_t);
 
@@ -62,8 +62,14 @@ void checkScores(const Impl& impl, std::int64_t nq, std::int64_t Tk, std::int64_
   const auto q = randomValues(static_cast<std::size_t>(nq * dk), rng, scale);
   const auto k = randomValues(static_cast<std::size_t>(Tk * dk), rng, scale);
   const auto rows = blockedRows(nq, Tk, rng);
-  std::vector<const std::uint8_t*> blocked;
-  for (const auto& r : rows) blocked.push_back(r.empty() ? nullptr : r.data());
+  // Every fifth row gives its blocked keys as a run to the row's end (what the engine passes for
+  // the causal mask and padding of the last keys), from the row's own index, which may be past
+  // T_k (nothing blocked), inside a 64-key tile, or 0 (all); the others as bytes.
+  std::vector<BlockedKeys> blocked;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (i % 5 == 4) blocked.push_back(BlockedKeys{nullptr, static_cast<std::int64_t>(i * 7 % 131)});
+    else blocked.push_back(BlockedKeys{rows[i].empty() ? nullptr : rows[i].data()});
+  }
   const std::int64_t ld = Tk + 3;  // a row stride wider than the row: the gap must stay untouched
   const float factor = 1.0f / std::sqrt(static_cast<float>(dk));
   std::vector<float> scores(static_cast<std::size_t>(nq * ld), 7.0f), weights(scores.size(), 7.0f);
@@ -83,7 +89,7 @@ void checkScores(const Impl& impl, std::int64_t nq, std::int64_t Tk, std::int64_
       double s = 0;
       for (std::int64_t c = 0; c < dk; ++c) s += double(q[static_cast<std::size_t>(i * dk + c)]) * k[static_cast<std::size_t>(j * dk + c)];
       const float got = scores[static_cast<std::size_t>(i * ld + j)], w = weights[static_cast<std::size_t>(i * ld + j)];
-      const bool isBlocked = blocked[static_cast<std::size_t>(i)] && blocked[static_cast<std::size_t>(i)][j];
+      const bool isBlocked = blocked[static_cast<std::size_t>(i)].at(j);
       if (recordScores) {
         double bound = 0;  // rounding of a dk-term float sum: dk ulps of the largest partial terms
         for (std::int64_t c = 0; c < dk; ++c) bound += std::abs(double(q[static_cast<std::size_t>(i * dk + c)]) * k[static_cast<std::size_t>(j * dk + c)]);
@@ -133,7 +139,7 @@ TEST(HeadKernels, RecordedScoresAreTheSameAtEveryAlignment) {
   for (std::int64_t Tk : {128, 130, 192}) {
     const auto q = randomValues(static_cast<std::size_t>(nq * dk), rng, 1.0f);
     const auto k = randomValues(static_cast<std::size_t>(Tk * dk), rng, 1.0f);
-    std::vector<const std::uint8_t*> blocked(static_cast<std::size_t>(nq), nullptr);
+    std::vector<BlockedKeys> blocked(static_cast<std::size_t>(nq));
     std::vector<float> expect(static_cast<std::size_t>(nq * Tk)), unused(static_cast<std::size_t>(nq));
     scoresBlock(q.data(), k.data(), nq, Tk, dk, 0.125f, blocked.data(), expect.data(), nullptr, Tk, unused.data());
     const std::size_t n = expect.size();
@@ -163,9 +169,10 @@ TEST(HeadKernels, AFullyBlockedRowHasMaximumMinusInfinity) {
     const std::int64_t nq = 3, Tk = 70, dk = 64;
     std::vector<float> q(nq * dk, 1.0f), k(Tk * dk, 0.5f), s(nq * Tk), w(nq * Tk), m(nq);
     std::vector<std::uint8_t> all(Tk, 1);
-    const std::uint8_t* blocked[nq] = {nullptr, all.data(), nullptr};
+    const BlockedKeys blocked[nq] = {{}, {all.data()}, {nullptr, 0}};  // bytes, or a run from key 0
     impl.scores(q.data(), k.data(), nq, Tk, dk, 0.125f, blocked, s.data(), w.data(), Tk, m.data());
     EXPECT_EQ(m[1], -kInf) << impl.name;
+    EXPECT_EQ(m[2], -kInf) << impl.name;
     EXPECT_EQ(m[0], 32.0f * 0.125f) << impl.name;
     for (std::int64_t j = 0; j < Tk; ++j) EXPECT_EQ(w[static_cast<std::size_t>(Tk + j)], -kInf) << impl.name;
   }

@@ -127,7 +127,7 @@ TEST(LazyStages, WeightsAreTheSoftmaxOfTheLazyMaskedRowBitForBit) {
         any = any || blk[k] != 0;
         mx = std::max(mx, row[static_cast<std::size_t>(k)]);
       }
-      softmaxRow(row.data(), mx, any ? blk : nullptr, t.isFullyMasked(static_cast<int>(b), static_cast<int>(q)), w.data(), t.tk);
+      softmaxRow(row.data(), mx, BlockedKeys{any ? blk : nullptr}, t.isFullyMasked(static_cast<int>(b), static_cast<int>(q)), w.data(), t.tk);
       const float* rec = t.tensor(StageId::Weights).ptr() + r * t.tk;
       for (int k = 0; k < t.tk; ++k) ASSERT_TRUE(sameBits(w[static_cast<std::size_t>(k)], rec[k])) << "row " << r << " key " << k;
     }

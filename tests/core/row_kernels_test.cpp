@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -46,8 +47,19 @@ void checkRow(const std::vector<float>& s, float factor, const std::vector<std::
   std::vector<float> scaled(s.size(), 7.0f), masked(s.size(), 7.0f), weights(s.size(), 7.0f);
   const float m = scaleMaskRow(s.data(), factor, blk, scaled.data(), blk ? masked.data() : nullptr, n);
   const std::vector<float>& maskedRow = blk ? masked : scaled;
-  const bool some = softmaxRow(maskedRow.data(), m, blk, allBlocked, weights.data(), n);
+  const bool some = softmaxRow(maskedRow.data(), m, BlockedKeys{blk}, allBlocked, weights.data(), n);
   EXPECT_EQ(some, !allBlocked) << what;
+  // A row whose blocked keys are one run to its end may be given as that run (what the engine
+  // passes for the causal mask): the same bits as from the bytes.
+  std::int64_t first = n;
+  while (first > 0 && blk && blk[first - 1]) --first;
+  bool run = blk != nullptr;
+  for (std::int64_t k = 0; k < first && run; ++k) run = blk[k] == 0;
+  if (run) {
+    std::vector<float> fromRun(s.size(), 7.0f);
+    softmaxRow(maskedRow.data(), m, BlockedKeys{nullptr, first}, allBlocked, fromRun.data(), n);
+    EXPECT_EQ(std::memcmp(fromRun.data(), weights.data(), weights.size() * sizeof(float)), 0) << what << " as a run";
+  }
   const Reference r = reference(s, factor, blocked);
   double rowMax = -kInf;
   for (double x : r.masked) rowMax = std::max(rowMax, x);
@@ -92,7 +104,7 @@ TEST(RowKernels, FullyBlockedRowsWeighZeroAndOverflowGivesNaN) {
     std::vector<float> minus(s.size(), -kInf), scaled(s.size());
     const float m = scaleMaskRow(minus.data(), 0.5f, nullptr, scaled.data(), nullptr, n);
     EXPECT_EQ(m, -kInf);
-    EXPECT_TRUE(softmaxRow(scaled.data(), m, nullptr, false, w.data(), n));
+    EXPECT_TRUE(softmaxRow(scaled.data(), m, BlockedKeys{}, false, w.data(), n));
     for (float x : w) EXPECT_TRUE(std::isnan(x)) << "n=" << n;
   }
 }

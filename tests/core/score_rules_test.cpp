@@ -2,6 +2,7 @@
 // copy of the scale factor, the mask's polarity and the hand-set scores.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -53,11 +54,36 @@ TEST(ScoreRules, CausalFastPathEqualsTheCellByCellRule) {
     std::vector<std::uint8_t> fb(B * Tq * Tk + 17, 7), fr, sb, sr;
     fb.resize(static_cast<std::size_t>(B * Tq * Tk));  // stale bytes left from a previous forward
     if (!fb.empty()) fb[0] = 9;
-    buildBlocked(fast, B, Tq, Tk, fb, fr);
-    buildBlocked(slow, B, Tq, Tk, sb, sr);
+    std::vector<std::int64_t> fromFast, fromSlow;
+    buildBlocked(fast, B, Tq, Tk, fb, fr, &fromFast);
+    buildBlocked(slow, B, Tq, Tk, sb, sr, &fromSlow);
     EXPECT_EQ(fb, sb) << "B=" << B << " Tq=" << Tq << " Tk=" << Tk;
     EXPECT_EQ(fr, sr) << "B=" << B << " Tq=" << Tq << " Tk=" << Tk;
+    EXPECT_EQ(fromFast, fromSlow) << "B=" << B << " Tq=" << Tq << " Tk=" << Tk;
+    for (std::int64_t q = 0; q < Tq; ++q) EXPECT_EQ(fromFast[static_cast<std::size_t>(q)], std::min(q + 1, Tk));
   }
+}
+
+// runFrom: where a row's blocked keys begin when they are one run to its end, else -1; the kernels
+// then compute the blocked lanes instead of reading bytes.
+TEST(ScoreRules, RunFromNamesRowsWhoseBlockedKeysRunToTheEnd) {
+  AttentionOptions opt;
+  const std::int64_t T = 4;
+  std::vector<std::uint8_t> blocked, rowAny;
+  std::vector<std::int64_t> from;
+  buildBlocked(opt, 1, T, T, blocked, rowAny, &from);
+  EXPECT_EQ(from, (std::vector<std::int64_t>{4, 4, 4, 4})) << "no mask: nothing blocked";
+  opt.causal = true;
+  opt.keyPaddingMask = Tensor({1, T}, {"B", "T_k"});
+  opt.keyPaddingMask->data = {0, 0, 0, 1};  // the last key padded: still one run with the causal part
+  buildBlocked(opt, 1, T, T, blocked, rowAny, &from);
+  EXPECT_EQ(from, (std::vector<std::int64_t>{1, 2, 3, 3}));
+  opt.keyPaddingMask->data = {0, 1, 0, 0};  // a hole: rows that see key 2 or 3 after it are no run
+  buildBlocked(opt, 1, T, T, blocked, rowAny, &from);
+  EXPECT_EQ(from, (std::vector<std::int64_t>{1, 1, -1, -1}));
+  opt.keyPaddingMask->data = {1, 1, 1, 1};  // every key blocked: a run from 0
+  buildBlocked(opt, 1, T, T, blocked, rowAny, &from);
+  EXPECT_EQ(from, (std::vector<std::int64_t>{0, 0, 0, 0}));
 }
 
 TEST(ScoreRules, OverrideScoresKeepsNaNCellsAndRespectsTheRowRange) {
