@@ -183,9 +183,7 @@ void scoresAndWeights(const AttentionOptions& opt, const std::vector<std::uint8_
   for (std::int64_t q = q0; q < q0 + nq; ++q) {
     const std::size_t row = static_cast<std::size_t>(b * Tq + q);
     blk[q - q0] = rowAny[row] ? blocked.data() + row * static_cast<std::size_t>(Tk) : nullptr;
-    if (!rowAny[row]) keys[q - q0] = BlockedKeys{};
-    else if (runFrom[row] >= 0) keys[q - q0] = BlockedKeys{nullptr, runFrom[row]};
-    else keys[q - q0] = BlockedKeys{blk[q - q0], std::numeric_limits<std::int64_t>::max()};
+    if (rowAny[row]) keys[q - q0] = runFrom[row] >= 0 ? BlockedKeys{nullptr, runFrom[row]} : BlockedKeys{blk[q - q0]};
   }
   float rowMax[kQueryBlock];
   const bool fused = headKernelsEnabled() && dk <= kScoresBlockMaxDk;
