@@ -313,8 +313,8 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       // Page faults cost ~15 µs each on these virtual machines: a frame that grows a buffer into
       // fresh memory shows here before it shows in the times.
       const long faults = threadPageFaults() - faultsAtBegin_;
-      std::printf("frame times %s: %zu frames, median %.2f ms, p95 %.2f ms, max %.2f ms, %ld page faults on the UI thread\n",
-                  c.args[0].c_str(), t.size(), t[t.size() / 2], t[p95], t.back(), faults);
+      std::printf("frame times %s: %zu frames, median %.2f ms, p95 %.2f ms, max %.2f ms, min %.2f ms, %ld page faults on the UI thread\n",
+                  c.args[0].c_str(), t.size(), t[t.size() / 2], t[p95], t.back(), t.front(), faults);
       if (c.args.size() > 1 && faults > toInt(c.args[1])) {
         return fail(host, c, std::to_string(faults) + " page faults on the UI thread, more than " + c.args[1]);
       }
@@ -348,6 +348,13 @@ bool InputScript::frame(ScriptHost& host, ImGuiIO& io) {
   }
   const auto previousFrameAt = lastFrameAt_;
   lastFrameAt_ = now;
+  return advance(host, io, now, previousFrameAt);
+}
+
+// The frame's commands. A command that ends starts the next one in the same frame (advance calls
+// itself), with the frame's own times: a frame is timed once, however many commands it runs.
+bool InputScript::advance(ScriptHost& host, ImGuiIO& io, std::chrono::steady_clock::time_point now,
+                          std::chrono::steady_clock::time_point previousFrameAt) {
   // Finish this frame's part of the command in progress.
   if (pendingFrames_ > 0) {
     switch (phase_) {
@@ -407,7 +414,7 @@ bool InputScript::frame(ScriptHost& host, ImGuiIO& io) {
     while (next_ < commands_.size()) {
       const ScriptCommand& c = commands_[next_++];
       if (!start(host, c, io)) {
-        return frame(host, io);  // the new command's first frame is this one
+        return advance(host, io, now, previousFrameAt);  // the new command's first frame is this one
       }
     }
   }

@@ -137,6 +137,8 @@ class InputScript {
   bool frame(ScriptHost& host, ImGuiIO& io);
 
  private:
+  bool advance(ScriptHost& host, ImGuiIO& io, std::chrono::steady_clock::time_point now,
+               std::chrono::steady_clock::time_point previousFrameAt);
   // One frame of generated input for `random`.
   struct FrameInput {
     ImVec2 pos{-1.0f, -1.0f};
