@@ -125,10 +125,11 @@ int threadsFor(int wanted, double flops) {
 // 512 from 1024 rows on (a GEMM of 512 rows ran ~4 % faster here, and 1024 rows still give two
 // blocks per projection for two threads), 1024 from 2048 rows on (the whole forward ~4 % faster
 // at T = 2048, d_model 1024: OpenBLAS packs the d_model x d_model matrix once per block). The
-// block size depends on the row count only, never on the thread count: a GEMM's rounding may depend on its sizes, and the threaded forward must give
-// the same bits as the one-thread forward. The regrouping on either side of a projection
-// (recording the input, splitting into heads, merging the heads) goes with its block: no serial
-// pass, no extra section, rows read while in cache.
+// block size depends on the row count only, never on the thread count: a GEMM's rounding may
+// depend on its sizes, and the threaded forward must give the same bits as the one-thread
+// forward. The regrouping on either side of a projection (recording the input, splitting into
+// heads, merging the heads) goes with its block: no serial pass, no extra section, rows read
+// while in cache.
 using RowRange = std::function<void(std::int64_t r0, std::int64_t n)>;
 struct ProjectJob {
   const Tensor* x;

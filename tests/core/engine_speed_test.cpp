@@ -187,9 +187,9 @@ TEST(ThreadedForward, GivesTheOneThreadBitsExactly) {
   }
 }
 
-// The projections' row blocks (256, 512 or 1024 of the B*T rows) also record the inputs, split into heads and
-// merge the heads: with blocks that straddle batch items, every regrouped stage is exactly its
-// source's numbers in the new layout, on 1, 2 or 3 threads alike.
+// The projections' row blocks (256, 512 or 1024 of the B*T rows) also record the inputs, split
+// into heads and merge the heads: with blocks that straddle batch items, every regrouped stage is
+// exactly its source's numbers in the new layout, on 1, 2 or 3 threads alike.
 TEST(ThreadedForward, RegroupsHeadsExactlyInRowBlocksThatStraddleBatchItems) {
   // 600 rows: blocks 0-255, 256-511, 512-599; 1050 rows (from 1024 on, blocks of 512): 0-511,
   // 512-1023, 1024-1049; 2250 rows (from 2048 on, blocks of 1024): 0-1023, 1024-2047, 2048-2249.

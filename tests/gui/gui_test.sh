@@ -162,16 +162,16 @@ case "$case_name" in
     xvfb "$bin" --preset default --script "$(script_from long_sequence.txt)" > "$out/log.txt" 2>&1 \
       || { tail -n 30 "$out/log.txt"; fail "long-sequence script failed"; }
     grep -E "stopwatch|frame times|stats|rss|idle after|first picture" "$out/log.txt"
-    # While the worker computes, the window draws a few frames a second and leaves the CPU to it
-    # (drawing back to back, it took one of the two cores: ~100 % of the time). Judged on the
-    # waits of at least half a second: a compute can end before the script starts waiting (the
-    # first T = 4096 picture takes 0.9 s on a quiet machine), and a wait of a frame or two says
-    # nothing about sharing.
     # Every frame is timed once: a frame that ends one command and starts the next counted twice
     # before (a second time of ~0 ms, half the list, which pulled the median down).
     min=$(sed -n 's/^frame times zoom_and_pan: .* min \([0-9.]*\) ms.*/\1/p' "$out/log.txt")
     [ -n "$min" ] || fail "no frame times printed"
     awk -v m="$min" 'BEGIN { exit !(m >= 1.0) }' || fail "a frame timed at $min ms: counted twice?"
+    # While the worker computes, the window draws a few frames a second and leaves the CPU to it
+    # (drawing back to back, it took one of the two cores: ~100 % of the time). Judged on the
+    # waits of at least half a second: a compute can end before the script starts waiting (the
+    # first T = 4096 picture takes 0.9 s on a quiet machine), and a wait of a frame or two says
+    # nothing about sharing.
     shares=$(awk '/^idle after .* drawing [0-9]+ % of the time$/ && $6 + 0 >= 0.5 { print $9 }' "$out/log.txt")
     [ -n "$shares" ] || fail "no wait of at least 0.5 s for a compute (no drawing share to check)"
     for share in $shares; do
