@@ -40,7 +40,7 @@ void allocateZeroed(FloatBuffer& data, std::size_t n, int threads) {
     return;
   }
   FloatBuffer().swap(data);  // give the old buffer back first: never two big ones at once
-  data.reserve(n);                  // allocated, not yet touched
+  data.reserve(n);           // allocated, not yet touched
   const auto begin = reinterpret_cast<std::uintptr_t>(data.data());
   const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
   const std::uintptr_t last = (begin + n * sizeof(float)) & ~(kHuge - 1);
