@@ -10,7 +10,43 @@ constexpr int kMaxSpareSide = 2048;  // 16 MiB of RGBA: spares are never larger
 
 int roundUp(int n) { return (n + kStorageStep - 1) / kStorageStep * kStorageStep; }
 
+// Everything in the key but the steps and the window of cells.
+bool samePicture(const TextureKey& a, const TextureKey& b) {
+  TextureKey x = a;
+  x.stepY = b.stepY;
+  x.stepX = b.stepX;
+  x.row = b.row;
+  x.col = b.col;
+  x.rows = b.rows;
+  x.cols = b.cols;
+  return x == b;
+}
+
 }  // namespace
+
+std::pair<int, int> textureSpan(int first, int last, int total, int step) {
+  const int n = std::max(last - first, 1);
+  const int chunk = (std::max(step, (n + 1) / 2) + step - 1) / step * step;
+  const int q = first / chunk;
+  const int begin = std::max(0, (q - 1) * chunk);
+  return {begin, std::min(total, (q + 3) * chunk) - begin};
+}
+
+std::pair<int, int> visibleSpan(int first, int last, int total, int step) {
+  const int begin = std::max(0, first / step * step);
+  const int end = std::min(total, (std::max(last, first + 1) + step - 1) / step * step);
+  return {begin, std::max(end - begin, 0)};
+}
+
+bool TextureCache::zoomedFrom(const TextureKey& key) const {
+  bool otherSteps = false;
+  for (const Entry& e : entries_) {
+    if (!samePicture(e.key, key)) continue;
+    if (e.key.stepY == key.stepY && e.key.stepX == key.stepX) return false;
+    otherSteps = true;
+  }
+  return otherSteps;
+}
 
 void TextureCache::allocateStorage(Texture& t, int width, int height) {
   t.allocate(width, height);

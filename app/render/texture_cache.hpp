@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "color/color_scale.hpp"
@@ -37,6 +38,16 @@ struct TextureKey {
   friend bool operator==(const TextureKey&, const TextureKey&) = default;
 };
 
+// Which cells a texture holds along one axis, in whole blocks of `step` cells counted from cell 0
+// (so the texels of any two textures at one step fall on the same cells). [first, last): the
+// visible cells of `total`.
+// textureSpan: the visible cells and a margin, on a grid of half-views, so that panning reuses the
+// texture until the view has moved by half of itself (up to two views of cells).
+// visibleSpan: the visible cells alone (a zoom's frame: a quarter of the cells to read when both
+// axes zoom; the margin follows when the zoom rests, see TextureCache::zoomedFrom).
+std::pair<int, int> textureSpan(int first, int last, int total, int step);  // {first cell, count}
+std::pair<int, int> visibleSpan(int first, int last, int total, int step);
+
 // Returned by value (the cache's storage may move when it grows during a frame).
 struct HeatmapTexture {
   void* imguiId = nullptr;       // for ImGui::Image / AddImage
@@ -53,6 +64,9 @@ class TextureCache {
   // `blocked` (rows x cols, may be null): Slice2D::blockedCells, drawn in the blocked colour.
   HeatmapTexture get(const TextureKey& key, const float* values, int rows, int cols,
                      const std::uint8_t* blocked = nullptr);
+  // The same picture (everything in the key but its steps and its window) was drawn at other
+  // steps last frame and not yet at these: the view's zoom changed since.
+  bool zoomedFrom(const TextureKey& key) const;
   // A 256 x 1 strip of the colormap, for colour bars (built once per map).
   const Texture& colorbar(ColormapId colormap);
   // Frees the heatmap textures nobody drew since the last endFrame().

@@ -315,6 +315,9 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       const long faults = threadPageFaults() - faultsAtBegin_;
       std::printf("frame times %s: %zu frames, median %.2f ms, p95 %.2f ms, max %.2f ms, min %.2f ms, %ld page faults on the UI thread\n",
                   c.args[0].c_str(), t.size(), t[t.size() / 2], t[p95], t.back(), t.front(), faults);
+      std::printf("frame times %s in order (ms):", c.args[0].c_str());  // which frames are the slow ones
+      for (double ms : frameTimes_) std::printf(" %.1f", ms);
+      std::printf("\n");
       if (c.args.size() > 1 && faults > toInt(c.args[1])) {
         return fail(host, c, std::to_string(faults) + " page faults on the UI thread, more than " + c.args[1]);
       }

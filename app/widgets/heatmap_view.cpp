@@ -107,6 +107,8 @@ struct View {
   int colBegin = 0, colEnd = 0;
   float zoom = 1.0f, panX = 0.0f, panY = 0.0f;  // pan in cells
   float maxZoom = kMinMaxZoom;
+  float availW = 1.0f, availH = 1.0f;      // the room for the cells
+  float fitCellW = 1.0f, fitCellH = 1.0f;  // a cell's size at zoom 1
   ImVec2 img0;  // screen position of cell (0, 0)
   int r0 = 0, r1 = 0, c0 = 0, c1 = 0;
   bool modelCols = false;  // the head-colour strip over d_model columns heads own
@@ -117,7 +119,19 @@ struct View {
   float plotH() const { return L.plotMax.y - L.plotMin.y; }
 };
 
-// Label margins, fitted cells, zoom, and the plot rectangle (whole pixels, so texels land on them).
+// The plot rectangle at the cells' size: the cells, up to the room there is (whole pixels, so
+// texels land on them). Again after a zoom, in the same frame: a map narrower than its room at
+// fit grows with the zoom, and the frame that zooms must show (and texture) the columns the next
+// one will.
+void sizePlot(View& v) {
+  Layout& L = v.L;
+  L.plotMax = ImVec2(L.plotMin.x + std::floor(std::min(v.availW, L.cellW * static_cast<float>(L.cols))),
+                     L.plotMin.y + std::floor(std::min(v.availH, L.cellH * static_cast<float>(L.rows))));
+  L.plotMax.x = std::max(L.plotMax.x, L.plotMin.x + 1.0f);
+  L.plotMax.y = std::max(L.plotMax.y, L.plotMin.y + 1.0f);
+}
+
+// Label margins, fitted cells, zoom, and the plot rectangle.
 View layoutHeatmap(const HeatmapSpec& spec, const HeatmapZoom* zoom, ImVec2 size) {
   const Slice2D& s = *spec.slice;
   View v;
@@ -146,13 +160,14 @@ View layoutHeatmap(const HeatmapSpec& spec, const HeatmapZoom* zoom, ImVec2 size
   fitCells(L, availW, availH);
   v.maxZoom = std::max(kMinMaxZoom, 6.0f * em / std::max(std::min(L.cellW, L.cellH), 1e-3f));
   v.zoom = zoom ? std::clamp(zoom->zoom, 1.0f, v.maxZoom) : 1.0f;
-  L.cellW *= v.zoom;
-  L.cellH *= v.zoom;
+  v.fitCellW = L.cellW;
+  v.fitCellH = L.cellH;
+  L.cellW = v.fitCellW * v.zoom;
+  L.cellH = v.fitCellH * v.zoom;
   L.plotMin = ImVec2(std::round(v.origin.x + L.rowLabelW), std::round(v.origin.y + L.colLabelH + L.stripH));
-  L.plotMax = ImVec2(L.plotMin.x + std::floor(std::min(availW, L.cellW * static_cast<float>(L.cols))),
-                     L.plotMin.y + std::floor(std::min(availH, L.cellH * static_cast<float>(L.rows))));
-  L.plotMax.x = std::max(L.plotMax.x, L.plotMin.x + 1.0f);
-  L.plotMax.y = std::max(L.plotMax.y, L.plotMin.y + 1.0f);
+  v.availW = availW;
+  v.availH = availH;
+  sizePlot(v);
   if (zoom) {
     v.panX = zoom->panX;
     v.panY = zoom->panY;
@@ -183,9 +198,9 @@ void handleZoomPan(View& v, const HeatmapSpec& spec, HeatmapZoom* zoom, HeatmapH
     const float mx = (io.MousePos.x - L.plotMin.x) / L.cellW + v.panX;
     const float my = (io.MousePos.y - L.plotMin.y) / L.cellH + v.panY;
     const float newZ = std::clamp(v.zoom * std::pow(1.25f, io.MouseWheel), 1.0f, v.maxZoom);
-    L.cellW *= newZ / v.zoom;
-    L.cellH *= newZ / v.zoom;
     v.zoom = newZ;
+    L.cellW = v.fitCellW * v.zoom;  // as the next frame's layout has it, to the bit
+    L.cellH = v.fitCellH * v.zoom;
     v.panX = mx - (io.MousePos.x - L.plotMin.x) / L.cellW;
     v.panY = my - (io.MousePos.y - L.plotMin.y) / L.cellH;
   }
@@ -195,8 +210,11 @@ void handleZoomPan(View& v, const HeatmapSpec& spec, HeatmapZoom* zoom, HeatmapH
   }
   if (hover.hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
     v.zoom = 1.0f;
+    L.cellW = v.fitCellW;
+    L.cellH = v.fitCellH;
     v.panX = v.panY = 0;
   }
+  sizePlot(v);
   clampPan(v);
   zoom->zoom = v.zoom;
   zoom->panX = v.panX;
@@ -224,17 +242,6 @@ int stepForCell(float cellPoints, float framebufferScale) {
   return px >= 1.0f ? 1 : static_cast<int>(std::ceil(1.0f / px - 1e-4f));
 }
 
-// The cells to texture along one axis: the visible [first, last) of `total` and a margin, in
-// whole blocks of `step` cells, on a grid of half-views so that panning reuses the texture until
-// the view has moved by half of itself.
-std::pair<int, int> textureSpan(int first, int last, int total, int step) {
-  const int n = std::max(last - first, 1);
-  const int chunk = (std::max(step, (n + 1) / 2) + step - 1) / step * step;
-  const int q = first / chunk;
-  const int begin = std::max(0, (q - 1) * chunk);
-  return {begin, std::min(total, (q + 3) * chunk) - begin};
-}
-
 // The cells: a texture of the visible cells (and a margin) at the screen's resolution, clipped.
 void drawCells(ImDrawList* dl, const HeatmapSpec& spec, const View& v, HeatmapHover& hover) {
   if (!spec.textures) return;
@@ -245,8 +252,11 @@ void drawCells(ImDrawList* dl, const HeatmapSpec& spec, const View& v, HeatmapHo
   key.rule = downsampleRuleFor(spec.kind);
   key.stepX = stepForCell(v.L.cellW, fbScale.x);
   key.stepY = stepForCell(v.L.cellH, fbScale.y);
-  std::tie(key.row, key.rows) = textureSpan(v.r0, v.r1, s.rows, key.stepY);
-  std::tie(key.col, key.cols) = textureSpan(v.colBegin + v.c0, v.colBegin + v.c1, s.cols, key.stepX);
+  // While the zoom changes, only the visible cells (a wheel burst on a T = 4096 map read up to
+  // 6 M cells a frame for a margin the next step dropped); the margin for panning once it rests.
+  const auto span = spec.textures->zoomedFrom(key) ? visibleSpan : textureSpan;
+  std::tie(key.row, key.rows) = span(v.r0, v.r1, s.rows, key.stepY);
+  std::tie(key.col, key.cols) = span(v.colBegin + v.c0, v.colBegin + v.c1, s.cols, key.stepX);
   const HeatmapTexture tex = spec.textures->get(key, s.data, s.rows, s.cols,
                                                 s.blockedCells);
   hover.rowStep = tex.rowStep;

@@ -3,6 +3,8 @@
 // ~25 ms a frame with the software renderer), and each frame draws only the filled corner.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "render/texture.hpp"
@@ -57,6 +59,75 @@ TEST(TextureCache, ZoomAndPanReuseStorageAfterAQuietFrame) {
   EXPECT_EQ(cache.allocations(), allocated) << "a zoom or a pan allocated texture storage";
   // What stays alive: the texture on screen, the spares and the colour bars (none here).
   EXPECT_LE(Texture::liveCount(), 1 + TextureCache::kSpares);
+}
+
+// Both spans start on a block boundary counted from cell 0 (a zoom's texture and the one that
+// replaces it when the zoom rests colour the same blocks), hold every visible cell, and end at a
+// block boundary or the matrix's edge; the visible span holds nothing more than that.
+TEST(TextureSpans, CoverTheVisibleCellsOnTheBlockGrid) {
+  int checked = 0;
+  for (int total : {1, 7, 100, 4096}) {
+    for (int step : {1, 2, 3, 7}) {
+      for (int first = 0; first < total; first += std::max(1, total / 13)) {
+        for (int last = first + 1; last <= total; last += std::max(1, total / 11)) {
+          const auto [vb, vn] = visibleSpan(first, last, total, step);
+          const auto [tb, tn] = textureSpan(first, last, total, step);
+          for (const auto [b, n] : {std::pair{vb, vn}, std::pair{tb, tn}}) {
+            ASSERT_EQ(b % step, 0) << first << " " << last << " " << total << " " << step;
+            ASSERT_LE(b, first);
+            ASSERT_GE(b + n, last);
+            ASSERT_LE(b + n, total);
+            ASSERT_TRUE((b + n) % step == 0 || b + n == total);
+          }
+          EXPECT_EQ(vb, first / step * step);
+          EXPECT_EQ(vb + vn, std::min(total, (last + step - 1) / step * step));
+          EXPECT_LE(tb, vb);  // the margin only adds cells
+          EXPECT_GE(tb + tn, vb + vn);
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 500);
+}
+
+// zoomedFrom: the same picture was drawn last frame at other steps, and not yet at these.
+TEST(TextureCache, AZoomIsSeenUntilThePictureIsDrawnAtTheNewSteps) {
+  const int n = 64;
+  std::vector<float> values(static_cast<std::size_t>(n) * n, 0.5f);
+  TextureCache cache;
+  TextureKey fit;
+  fit.traceSerial = 3;
+  fit.head = 1;
+  fit.stepY = fit.stepX = 4;
+  EXPECT_FALSE(cache.zoomedFrom(fit)) << "nothing drawn yet: a first picture, not a zoom";
+  cache.get(fit, values.data(), n, n);
+  cache.endFrame();
+  TextureKey zoomed = fit;
+  zoomed.stepY = zoomed.stepX = 2;
+  zoomed.rows = zoomed.cols = 32;
+  EXPECT_TRUE(cache.zoomedFrom(zoomed));
+  TextureKey panned = fit;
+  panned.row = 8;
+  EXPECT_FALSE(cache.zoomedFrom(panned)) << "a pan at the same steps";
+  TextureKey otherHead = zoomed;
+  otherHead.head = 2;
+  EXPECT_FALSE(cache.zoomedFrom(otherHead)) << "another picture";
+  TextureKey otherTrace = zoomed;
+  otherTrace.traceSerial = 4;
+  EXPECT_FALSE(cache.zoomedFrom(otherTrace));
+  // Drawn at the new steps (only the visible cells): the next frame's span with its margin is a
+  // texture of its own, built because the zoom rests.
+  cache.get(zoomed, values.data(), n, n);
+  cache.endFrame();
+  TextureKey rested = zoomed;
+  rested.rows = rested.cols = 64;
+  EXPECT_FALSE(cache.zoomedFrom(rested));
+  const std::uint64_t uploads = cache.uploads();
+  cache.get(rested, values.data(), n, n);
+  cache.endFrame();
+  EXPECT_EQ(cache.uploads(), uploads + 1);
+  EXPECT_EQ(cache.size(), 1) << "the visible-only texture is given up once not drawn";
 }
 
 }  // namespace
