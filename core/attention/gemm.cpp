@@ -100,7 +100,21 @@ double measureGflops(GemmBackend backend, int rounds) {
 
 std::atomic<int> forced{-1};  // setGemmBackend: -1 none, else the backend
 
+// Eigen allocates its packing buffers (hundreds of KiB) on every product. glibc starts out serving
+// such a request from a fresh mapping (mmap threshold 128 KiB) and giving a free heap top over
+// 128 KiB back to the kernel, so every product faulted its buffers in afresh: the calibration's
+// 256³ product measured Eigen at 31-37 GFLOP/s against ~150 once the buffers stay (and so chose
+// OpenBLAS's Haswell kernel at 109 over it). glibc raises both thresholds — to the size of a freed
+// mapping, and twice that — the first time a mapping is freed, which a process with big tensors
+// soon does anyway; one 16 MiB block allocated and freed does it before the first product.
+// (Where the thresholds were set explicitly, as the window does, this changes nothing.)
+void settleAllocator() {
+  void* volatile block = std::malloc(std::size_t{16} << 20);  // volatile: the pair is not elided
+  std::free(block);
+}
+
 GemmChoice calibrate() {
+  settleAllocator();
   GemmChoice g;
   g.openblasPath = openBlas().path;
   const char* env = std::getenv("MHASCOPE_GEMM");
