@@ -70,13 +70,29 @@ Texture TextureCache::takeStorage(int width, int height) {
   return t;
 }
 
+HeatmapTexture TextureCache::drawnTexture(const Entry& e) {
+  return HeatmapTexture{e.texture.imguiId(), e.rowStep, e.colStep, e.width, e.height, e.key.row, e.key.col,
+                        static_cast<float>(e.width) / static_cast<float>(std::max(e.texture.width(), 1)),
+                        static_cast<float>(e.height) / static_cast<float>(std::max(e.texture.height(), 1))};
+}
+
+std::optional<HeatmapTexture> TextureCache::covering(const TextureKey& key, CellWindow visible) {
+  Entry* best = nullptr;
+  for (Entry& e : entries_) {
+    if (!samePicture(e.key, key)) continue;
+    const bool holds = e.key.row <= visible.row && e.key.col <= visible.col &&
+                       e.key.row + e.height * e.rowStep >= visible.row + visible.rows &&
+                       e.key.col + e.width * e.colStep >= visible.col + visible.cols;
+    if (holds && (!best || e.rowStep * e.colStep < best->rowStep * best->colStep)) best = &e;
+  }
+  if (!best) return std::nullopt;
+  best->usedThisFrame = true;
+  return drawnTexture(*best);
+}
+
 HeatmapTexture TextureCache::get(const TextureKey& key, const float* values, int rows, int cols,
                                  const std::uint8_t* blocked) {
-  const auto drawn = [](const Entry& e) {
-    return HeatmapTexture{e.texture.imguiId(), e.rowStep, e.colStep, e.width, e.height, e.key.row, e.key.col,
-                          static_cast<float>(e.width) / static_cast<float>(std::max(e.texture.width(), 1)),
-                          static_cast<float>(e.height) / static_cast<float>(std::max(e.texture.height(), 1))};
-  };
+  const auto drawn = [this](const Entry& e) { return drawnTexture(e); };
   for (Entry& e : entries_) {
     if (e.key == key) {
       e.usedThisFrame = true;

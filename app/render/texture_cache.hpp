@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -64,6 +65,12 @@ class TextureCache {
   // `blocked` (rows x cols, may be null): Slice2D::blockedCells, drawn in the blocked colour.
   HeatmapTexture get(const TextureKey& key, const float* values, int rows, int cols,
                      const std::uint8_t* blocked = nullptr);
+  // The frame that zooms draws the picture it drew last frame, stretched to the new zoom, when that
+  // holds every visible cell (`visible`: rows x cols from (row, col)); the picture at the new steps
+  // is built once the zoom rests (a wheel burst or a trackpad zooms every frame). Of the same
+  // picture's textures (everything in the key but its steps and window) drawn last frame, the
+  // finest that holds the visible cells, kept for this frame; none: empty.
+  std::optional<HeatmapTexture> covering(const TextureKey& key, CellWindow visible);
   // The same picture (everything in the key but its steps and its window) was drawn at other
   // steps last frame and not yet at these: the view's zoom changed since.
   bool zoomedFrom(const TextureKey& key) const;
@@ -87,6 +94,7 @@ class TextureCache {
     int rowStep = 1, colStep = 1, width = 0, height = 0;
     bool usedThisFrame = true;
   };
+  static HeatmapTexture drawnTexture(const Entry& e);
   Texture takeStorage(int width, int height);  // a spare that holds width x height, or a new one
   void allocateStorage(Texture& t, int width, int height);
 

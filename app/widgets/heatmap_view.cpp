@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -109,6 +110,7 @@ struct View {
   float maxZoom = kMinMaxZoom;
   float availW = 1.0f, availH = 1.0f;      // the room for the cells
   float fitCellW = 1.0f, fitCellH = 1.0f;  // a cell's size at zoom 1
+  bool zoomedNow = false;                  // this frame's input changed the zoom
   ImVec2 img0;  // screen position of cell (0, 0)
   int r0 = 0, r1 = 0, c0 = 0, c1 = 0;
   bool modelCols = false;  // the head-colour strip over d_model columns heads own
@@ -198,6 +200,7 @@ void handleZoomPan(View& v, const HeatmapSpec& spec, HeatmapZoom* zoom, HeatmapH
     const float mx = (io.MousePos.x - L.plotMin.x) / L.cellW + v.panX;
     const float my = (io.MousePos.y - L.plotMin.y) / L.cellH + v.panY;
     const float newZ = std::clamp(v.zoom * std::pow(1.25f, io.MouseWheel), 1.0f, v.maxZoom);
+    v.zoomedNow = newZ != v.zoom;
     v.zoom = newZ;
     L.cellW = v.fitCellW * v.zoom;  // as the next frame's layout has it, to the bit
     L.cellH = v.fitCellH * v.zoom;
@@ -209,6 +212,7 @@ void handleZoomPan(View& v, const HeatmapSpec& spec, HeatmapZoom* zoom, HeatmapH
     v.panY -= io.MouseDelta.y / L.cellH;
   }
   if (hover.hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+    v.zoomedNow = v.zoom != 1.0f;
     v.zoom = 1.0f;
     L.cellW = v.fitCellW;
     L.cellH = v.fitCellH;
@@ -252,13 +256,18 @@ void drawCells(ImDrawList* dl, const HeatmapSpec& spec, const View& v, HeatmapHo
   key.rule = downsampleRuleFor(spec.kind);
   key.stepX = stepForCell(v.L.cellW, fbScale.x);
   key.stepY = stepForCell(v.L.cellH, fbScale.y);
-  // While the zoom changes, only the visible cells (a wheel burst on a T = 4096 map read up to
-  // 6 M cells a frame for a margin the next step dropped); the margin for panning once it rests.
-  const auto span = spec.textures->zoomedFrom(key) ? visibleSpan : textureSpan;
-  std::tie(key.row, key.rows) = span(v.r0, v.r1, s.rows, key.stepY);
-  std::tie(key.col, key.cols) = span(v.colBegin + v.c0, v.colBegin + v.c1, s.cols, key.stepX);
-  const HeatmapTexture tex = spec.textures->get(key, s.data, s.rows, s.cols,
-                                                s.blockedCells);
+  // The frame whose input zooms draws last frame's picture stretched, if it holds the view (a
+  // wheel burst on a T = 4096 map read up to 6 M cells a frame, for steps the next frame left).
+  // Then, the zoom resting: only the visible cells at the new steps; then the margin for panning.
+  std::optional<HeatmapTexture> shown;
+  if (v.zoomedNow) shown = spec.textures->covering(key, CellWindow{v.r0, v.colBegin + v.c0, v.r1 - v.r0, v.c1 - v.c0});
+  if (!shown) {
+    const auto span = spec.textures->zoomedFrom(key) ? visibleSpan : textureSpan;
+    std::tie(key.row, key.rows) = span(v.r0, v.r1, s.rows, key.stepY);
+    std::tie(key.col, key.cols) = span(v.colBegin + v.c0, v.colBegin + v.c1, s.cols, key.stepX);
+    shown = spec.textures->get(key, s.data, s.rows, s.cols, s.blockedCells);
+  }
+  const HeatmapTexture& tex = *shown;
   hover.rowStep = tex.rowStep;
   hover.colStep = tex.colStep;
   hover.pixelsPerTexelX = v.L.cellW * fbScale.x * static_cast<float>(tex.colStep);

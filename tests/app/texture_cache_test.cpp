@@ -130,5 +130,40 @@ TEST(TextureCache, AZoomIsSeenUntilThePictureIsDrawnAtTheNewSteps) {
   EXPECT_EQ(cache.size(), 1) << "the visible-only texture is given up once not drawn";
 }
 
+// covering: the frame that zooms draws last frame's picture stretched when it holds the view —
+// the finest such texture of the same picture — and keeps it for the frame; none holds it: empty.
+TEST(TextureCache, AZoomFrameDrawsLastFramesPictureWhenItHoldsTheView) {
+  const int n = 256;
+  std::vector<float> values(static_cast<std::size_t>(n) * n, 0.25f);
+  TextureCache cache;
+  TextureKey whole;
+  whole.traceSerial = 5;
+  whole.stepY = whole.stepX = 4;  // the whole matrix, 4 x 4 cells a texel
+  TextureKey part = whole;
+  part.stepY = part.stepX = 2;  // rows and columns 64..191, 2 x 2 cells a texel
+  part.row = part.col = 64;
+  part.rows = part.cols = 128;
+  cache.get(whole, values.data(), n, n);
+  cache.get(part, values.data(), n, n);
+  cache.endFrame();
+  TextureKey zoomed = whole;
+  zoomed.stepY = zoomed.stepX = 1;
+  const auto inside = cache.covering(zoomed, CellWindow{100, 100, 40, 40});
+  ASSERT_TRUE(inside.has_value());
+  EXPECT_EQ(inside->rowStep, 2) << "the finer of the two that hold the view";
+  EXPECT_EQ(inside->row, 64);
+  const auto across = cache.covering(zoomed, CellWindow{10, 10, 100, 100});
+  ASSERT_TRUE(across.has_value());
+  EXPECT_EQ(across->rowStep, 4) << "only the whole-matrix texture holds this view";
+  TextureKey otherHead = zoomed;
+  otherHead.head = 3;
+  EXPECT_FALSE(cache.covering(otherHead, CellWindow{100, 100, 40, 40}).has_value()) << "another picture";
+  cache.endFrame();
+  EXPECT_EQ(cache.size(), 2) << "both were drawn this frame: neither is given up";
+  cache.endFrame();
+  EXPECT_EQ(cache.size(), 0);
+  EXPECT_FALSE(cache.covering(zoomed, CellWindow{100, 100, 40, 40}).has_value()) << "nothing drawn last frame";
+}
+
 }  // namespace
 }  // namespace mhascope::app
