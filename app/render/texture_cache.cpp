@@ -92,11 +92,10 @@ std::optional<HeatmapTexture> TextureCache::covering(const TextureKey& key, Cell
 
 HeatmapTexture TextureCache::get(const TextureKey& key, const float* values, int rows, int cols,
                                  const std::uint8_t* blocked) {
-  const auto drawn = [this](const Entry& e) { return drawnTexture(e); };
   for (Entry& e : entries_) {
     if (e.key == key) {
       e.usedThisFrame = true;
-      return drawn(e);
+      return drawnTexture(e);
     }
   }
   if (maxSize_ <= 0) maxSize_ = Texture::maxSize();
@@ -115,7 +114,7 @@ HeatmapTexture TextureCache::get(const TextureKey& key, const float* values, int
   if (whole) spareSide_ = std::max(spareSide_, std::min({roundUp(2 * std::max(e.width, e.height)), kMaxSpareSide, maxSize_}));
   uploadedThisFrame_ = true;
   ++uploads_;
-  return drawn(e);
+  return drawnTexture(e);
 }
 
 const Texture& TextureCache::colorbar(ColormapId colormap) {

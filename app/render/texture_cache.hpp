@@ -44,8 +44,8 @@ struct TextureKey {
 // visible cells of `total`.
 // textureSpan: the visible cells and a margin, on a grid of half-views, so that panning reuses the
 // texture until the view has moved by half of itself (up to two views of cells).
-// visibleSpan: the visible cells alone (a zoom's frame: a quarter of the cells to read when both
-// axes zoom; the margin follows when the zoom rests, see TextureCache::zoomedFrom).
+// visibleSpan: the visible cells alone, for the first frame at rest after a zoom (about a quarter
+// of the cells to read; the margin follows a frame later, see TextureCache::zoomedFrom).
 std::pair<int, int> textureSpan(int first, int last, int total, int step);  // {first cell, count}
 std::pair<int, int> visibleSpan(int first, int last, int total, int step);
 

@@ -72,7 +72,7 @@ TEST(TextureSpans, CoverTheVisibleCellsOnTheBlockGrid) {
         for (int last = first + 1; last <= total; last += std::max(1, total / 11)) {
           const auto [vb, vn] = visibleSpan(first, last, total, step);
           const auto [tb, tn] = textureSpan(first, last, total, step);
-          for (const auto [b, n] : {std::pair{vb, vn}, std::pair{tb, tn}}) {
+          for (const auto& [b, n] : {std::pair{vb, vn}, std::pair{tb, tn}}) {
             ASSERT_EQ(b % step, 0) << first << " " << last << " " << total << " " << step;
             ASSERT_LE(b, first);
             ASSERT_GE(b + n, last);
