@@ -70,14 +70,14 @@ void scoresBlockPortable(const float* q, const float* k, std::int64_t nq, std::i
   }
 }
 
-void weightedSumBlockPortable(const float* w, std::int64_t ldw, const float* v, std::int64_t nq, std::int64_t Tk,
-                              std::int64_t dk, float* out, std::int64_t ldo) {
-  for (std::int64_t i = 0; i < nq; ++i) {
-    float* o = out + i * ldo;
-    std::fill(o, o + dk, 0.0f);
-    for (std::int64_t j = 0; j < Tk; ++j) {
-      const float a = w[i * ldw + j];
-      for (std::int64_t c = 0; c < dk; ++c) o[c] += a * v[j * dk + c];
+void productBlockPortable(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m,
+                          std::int64_t k, std::int64_t n, float* c, std::int64_t ldc, bool accumulate) {
+  for (std::int64_t i = 0; i < m; ++i) {
+    float* o = c + i * ldc;
+    if (!accumulate) std::fill(o, o + n, 0.0f);
+    for (std::int64_t j = 0; j < k; ++j) {
+      const float x = a[i * lda + j];
+      for (std::int64_t col = 0; col < n; ++col) o[col] += x * b[j * ldb + col];
     }
   }
 }
@@ -97,11 +97,11 @@ void weightedSumBlockPortable(const float* w, std::int64_t ldw, const float* v, 
 #endif
 namespace {
 
-constexpr int kRows = 6;           // weightedSumBlock: rows per register tile, 6 x 4 accumulators of 16 lanes
+constexpr int kRows = 6;           // productBlock: rows per register tile, 6 x 4 accumulators of 16 lanes
 constexpr int kScoreRows = 6;      // scoresBlock: 6 x 4 (the scale, mask and store are out of line: finishScores)
 constexpr std::int64_t kMaxRowsPerPass = 128;  // scoresBlock: rows whose running maxima stay in vectors
 constexpr std::int64_t kKeys = 64;  // keys (score columns) per tile: 4 vectors
-constexpr std::int64_t kKeyChunk = 512;  // weightedSumBlock: keys per pass, so V's rows stay in cache
+constexpr std::int64_t kKeyChunk = 512;  // productBlock: k per pass, so b's rows stay in cache
 
 __mmask16 lanesBelow(std::int64_t n) {
   if (n <= 0) return 0;
@@ -215,25 +215,27 @@ void scoresRows(const float* q, std::int64_t dk, const float* kt, const __mmask1
                weights ? weights + i * ld : nullptr, ld, rowMax + i);
 }
 
-// R rows x NV vectors of outputs over the keys [k0, k1); the first chunk starts from zero, later
-// ones from the partial sums in out, so every output is one sum in key order.
+// R rows x NV vectors of outputs over k in [k0, k1); the first chunk starts from zero (or, with
+// `fromOut`, from what out holds), later ones from the partial sums in out, so every output is
+// one sum in k order.
 template <int R, int NV>
-void sumTile(const float* w, std::int64_t ldw, const float* v, std::int64_t dk, std::int64_t k0, std::int64_t k1,
-             float* out, std::int64_t ldo, __mmask16 last) {
+void sumTile(const float* w, std::int64_t ldw, const float* v, std::int64_t ldv, std::int64_t k0, std::int64_t k1,
+             float* out, std::int64_t ldo, __mmask16 last, bool fromOut) {
   __m512 acc[R][NV];
+  const bool zero = k0 == 0 && !fromOut;
   #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     #pragma GCC unroll 8
     for (int x = 0; x < NV; ++x) {
       const __mmask16 lanes = x == NV - 1 ? last : static_cast<__mmask16>(0xFFFF);
-      acc[r][x] = k0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(lanes, out + r * ldo + 16 * x);
+      acc[r][x] = zero ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(lanes, out + r * ldo + 16 * x);
     }
   }
   for (std::int64_t j = k0; j < k1; ++j) {
     __m512 vj[NV];
     #pragma GCC unroll 8
     for (int x = 0; x < NV; ++x) {
-      vj[x] = _mm512_maskz_loadu_ps(x == NV - 1 ? last : static_cast<__mmask16>(0xFFFF), v + j * dk + 16 * x);
+      vj[x] = _mm512_maskz_loadu_ps(x == NV - 1 ? last : static_cast<__mmask16>(0xFFFF), v + j * ldv + 16 * x);
     }
     #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
@@ -251,19 +253,19 @@ void sumTile(const float* w, std::int64_t ldw, const float* v, std::int64_t dk, 
   }
 }
 
-// One chunk of keys for rows [i, i + rows) (rows <= kRows) and the column vectors [c0, c0 + 16 nv).
+// One chunk of k for rows [i, i + rows) (rows <= kRows) and the column vectors [c0, c0 + 16 nv).
 template <int NV>
-void sumRows(const float* w, std::int64_t ldw, const float* v, std::int64_t dk, std::int64_t k0, std::int64_t k1,
-             float* out, std::int64_t ldo, __mmask16 last, std::int64_t i, std::int64_t rows) {
+void sumRows(const float* w, std::int64_t ldw, const float* v, std::int64_t ldv, std::int64_t k0, std::int64_t k1,
+             float* out, std::int64_t ldo, __mmask16 last, bool fromOut, std::int64_t i, std::int64_t rows) {
   const float* wi = w + i * ldw;
   float* oi = out + i * ldo;
   switch (rows) {
-    case 6: return sumTile<6, NV>(wi, ldw, v, dk, k0, k1, oi, ldo, last);
-    case 5: return sumTile<5, NV>(wi, ldw, v, dk, k0, k1, oi, ldo, last);
-    case 4: return sumTile<4, NV>(wi, ldw, v, dk, k0, k1, oi, ldo, last);
-    case 3: return sumTile<3, NV>(wi, ldw, v, dk, k0, k1, oi, ldo, last);
-    case 2: return sumTile<2, NV>(wi, ldw, v, dk, k0, k1, oi, ldo, last);
-    default: return sumTile<1, NV>(wi, ldw, v, dk, k0, k1, oi, ldo, last);
+    case 6: return sumTile<6, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, fromOut);
+    case 5: return sumTile<5, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, fromOut);
+    case 4: return sumTile<4, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, fromOut);
+    case 3: return sumTile<3, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, fromOut);
+    case 2: return sumTile<2, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, fromOut);
+    default: return sumTile<1, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, fromOut);
   }
 }
 
@@ -373,24 +375,24 @@ void scoresBlockAvx512(const float* q, const float* k, std::int64_t nq, std::int
   scoresBlockFor<0>(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
 }
 
-void weightedSumBlockAvx512(const float* w, std::int64_t ldw, const float* v, std::int64_t nq, std::int64_t Tk,
-                            std::int64_t dk, float* out, std::int64_t ldo) {
-  if (Tk <= 0) {
-    for (std::int64_t i = 0; i < nq; ++i) std::fill(out + i * ldo, out + i * ldo + dk, 0.0f);
+void productBlockAvx512(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m,
+                        std::int64_t k, std::int64_t n, float* c, std::int64_t ldc, bool accumulate) {
+  if (k <= 0) {
+    if (!accumulate) for (std::int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
     return;
   }
-  for (std::int64_t k0 = 0; k0 < Tk; k0 += kKeyChunk) {
-    const std::int64_t k1 = std::min(Tk, k0 + kKeyChunk);
-    for (std::int64_t c0 = 0; c0 < dk; c0 += 64) {  // 64 output columns (4 vectors) at a time
-      const std::int64_t cols = std::min<std::int64_t>(64, dk - c0), nv = (cols + 15) / 16;
+  for (std::int64_t k0 = 0; k0 < k; k0 += kKeyChunk) {
+    const std::int64_t k1 = std::min(k, k0 + kKeyChunk);
+    for (std::int64_t c0 = 0; c0 < n; c0 += 64) {  // 64 output columns (4 vectors) at a time
+      const std::int64_t cols = std::min<std::int64_t>(64, n - c0), nv = (cols + 15) / 16;
       const __mmask16 last = lanesBelow(cols - 16 * (nv - 1));
-      for (std::int64_t i = 0; i < nq; i += kRows) {
-        const std::int64_t rows = std::min<std::int64_t>(kRows, nq - i);
+      for (std::int64_t i = 0; i < m; i += kRows) {
+        const std::int64_t rows = std::min<std::int64_t>(kRows, m - i);
         switch (nv) {
-          case 4: sumRows<4>(w, ldw, v + c0, dk, k0, k1, out + c0, ldo, last, i, rows); break;
-          case 3: sumRows<3>(w, ldw, v + c0, dk, k0, k1, out + c0, ldo, last, i, rows); break;
-          case 2: sumRows<2>(w, ldw, v + c0, dk, k0, k1, out + c0, ldo, last, i, rows); break;
-          default: sumRows<1>(w, ldw, v + c0, dk, k0, k1, out + c0, ldo, last, i, rows); break;
+          case 4: sumRows<4>(a, lda, b + c0, ldb, k0, k1, c + c0, ldc, last, accumulate, i, rows); break;
+          case 3: sumRows<3>(a, lda, b + c0, ldb, k0, k1, c + c0, ldc, last, accumulate, i, rows); break;
+          case 2: sumRows<2>(a, lda, b + c0, ldb, k0, k1, c + c0, ldc, last, accumulate, i, rows); break;
+          default: sumRows<1>(a, lda, b + c0, ldb, k0, k1, c + c0, ldc, last, accumulate, i, rows); break;
         }
       }
     }
@@ -412,12 +414,12 @@ void scoresBlock(const float* q, const float* k, std::int64_t nq, std::int64_t T
   scoresBlockPortable(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
 }
 
-void weightedSumBlock(const float* w, std::int64_t ldw, const float* v, std::int64_t nq, std::int64_t Tk,
-                      std::int64_t dk, float* out, std::int64_t ldo) {
+void productBlock(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m, std::int64_t k,
+                  std::int64_t n, float* c, std::int64_t ldc, bool accumulate) {
 #ifdef MHASCOPE_HEAD_KERNELS_AVX512
-  if (cpuRunsKernels()) return weightedSumBlockAvx512(w, ldw, v, nq, Tk, dk, out, ldo);
+  if (cpuRunsKernels()) return productBlockAvx512(a, lda, b, ldb, m, k, n, c, ldc, accumulate);
 #endif
-  weightedSumBlockPortable(w, ldw, v, nq, Tk, dk, out, ldo);
+  productBlockPortable(a, lda, b, ldb, m, k, n, c, ldc, accumulate);
 }
 
 }  // namespace mhascope

@@ -2,7 +2,8 @@
 // the shapes they have: one side only d_k wide (64 in most models), the other T_k long.
 //   scoresBlock:      scores = Q_block K^T, fused with the scale, the mask and the row maximum
 //                     (what scaleMaskRow does, in the same pass, while the scores are in registers)
-//   weightedSumBlock: head outputs = A_block V
+//   weightedSumBlock: head outputs = A_block V (productBlock, which also serves the projections:
+//                     a block of rows of X times W, onto the bias rows)
 // OpenBLAS runs these shapes at ~130 GFLOP/s on a Zen 5 core against ~200 for square products; these
 // run at ~140 and ~200. Hand-vectorised with AVX-512 and used on a CPU that has it (AVX-512 F, BW and
 // VL, asked at run time; GCC compiles them for it whatever -march is); elsewhere the engine keeps its
@@ -36,17 +37,27 @@ constexpr std::int64_t kScoresBlockMaxDk = 256;
 void scoresBlock(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
                  const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax);
 
-// out[i*ldo + c] = sum_j w[i*ldw + j] * v[j*dk + c] for the nq rows of w (nq x Tk) and V (Tk x dk),
-// the sum taken in key order j = 0 .. Tk-1.
-void weightedSumBlock(const float* w, std::int64_t ldw, const float* v, std::int64_t nq, std::int64_t Tk,
-                      std::int64_t dk, float* out, std::int64_t ldo);
+// c[i*ldc + col] = sum_j a[i*lda + j] * b[j*ldb + col] for the m rows of a (m x k) and b (k x n), the
+// sum taken in order j = 0 .. k-1, from 0 or, with `accumulate`, from what c holds (c += a b).
+void productBlock(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m, std::int64_t k,
+                  std::int64_t n, float* c, std::int64_t ldc, bool accumulate);
+// A V for a block of rows: out[i*ldo + c] = sum_j w[i*ldw + j] * v[j*dk + c] for the nq rows of w
+// (nq x Tk) and V (Tk x dk), the sum taken in key order j = 0 .. Tk-1.
+inline void weightedSumBlock(const float* w, std::int64_t ldw, const float* v, std::int64_t nq, std::int64_t Tk,
+                             std::int64_t dk, float* out, std::int64_t ldo) {
+  productBlock(w, ldw, v, dk, nq, Tk, dk, out, ldo, false);
+}
 
 // The same two contracts in plain loops: what a build without AVX-512 runs if asked to, and the
 // second implementation the tests hold the vector code against.
 void scoresBlockPortable(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk,
                          float factor, const BlockedKeys* blocked, float* scores, float* weights,
                          std::int64_t ld, float* rowMax);
-void weightedSumBlockPortable(const float* w, std::int64_t ldw, const float* v, std::int64_t nq, std::int64_t Tk,
-                              std::int64_t dk, float* out, std::int64_t ldo);
+void productBlockPortable(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m,
+                          std::int64_t k, std::int64_t n, float* c, std::int64_t ldc, bool accumulate);
+inline void weightedSumBlockPortable(const float* w, std::int64_t ldw, const float* v, std::int64_t nq,
+                                     std::int64_t Tk, std::int64_t dk, float* out, std::int64_t ldo) {
+  productBlockPortable(w, ldw, v, dk, nq, Tk, dk, out, ldo, false);
+}
 
 }  // namespace mhascope
