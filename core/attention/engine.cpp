@@ -63,11 +63,8 @@ void shapeStage(Tensor& t, Shape shape, std::vector<std::string> axes, int threa
   t.reshape(std::move(shape), std::move(axes));
 }
 
-
-// Q = X W + b for the rows [r0, r0 + n) of the B*T rows: one product per block of rows (see forward
-// for why the blocks have a fixed size). With the head kernels (an AVX-512 CPU), the block runs on
-// productBlock, the kernel of A V: 205-223 GFLOP/s against OpenBLAS's 180-199 on these shapes
-// (README, **Projections on the head kernel**); else on sgemm.
+// Q = X W + b for the rows [r0, r0 + n) of the B*T rows, one block of rows at a time (see forward):
+// on productBlock, the A V kernel, with the head kernels (README, **Projections on the head kernel**).
 void project(const float* x /*(B*T, d_model)*/, const RowMatrix& weight /*(d_model, d_model)*/,
              const RowVector& bias /*(1, d_model)*/, float* out /*(B*T, d_model)*/, std::int64_t d, std::int64_t r0,
              std::int64_t n) {
