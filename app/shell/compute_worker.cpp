@@ -90,9 +90,14 @@ ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t request
       }
       setPhase(ComputePhase::Forward);
     }
+    // The trace shares the model's weights (no copy): the model is read-only from here on.
+    std::shared_ptr<const Model> shared;
+    if (model) shared = std::make_shared<const Model>(std::move(model->model));
     if (!model) {
       out.error = model.error().message;
-    } else if (auto st = forward(model->model.inputs, model->model.weights, model->model.options, trace); !st) {
+    } else if (auto st = forward(shared->inputs, std::shared_ptr<const MhaWeights>(shared, &shared->weights),
+                                 shared->options, trace);
+               !st) {
       out.error = st.error().message;
     } else {
       // "last compute" is the job so far (the first head, when one was made, and the forward);
@@ -101,7 +106,7 @@ ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t request
       out.config = std::move(model->config);
       out.seedUsed = model->seedUsed;
       out.describeNote = std::move(model->describeNote);
-      out.model = std::make_shared<const Model>(std::move(model->model));
+      out.model = std::move(shared);
       out.quiz = makeQuiz(trace, out.model->weights);
       out.ok = true;
     }

@@ -68,11 +68,12 @@ void shapeStage(Tensor& t, Shape shape, std::vector<std::string> axes, int threa
 void project(const float* x /*(B*T, d_model)*/, const RowMatrix& weight /*(d_model, d_model)*/,
              const RowVector& bias /*(1, d_model)*/, float* out /*(B*T, d_model)*/, std::int64_t d, std::int64_t r0,
              std::int64_t n) {
-  // The bias first, then the product added onto it (beta = 1): one pass over the block's rows fewer
-  // than adding the bias afterwards (with beta = 0 OpenBLAS clears the rows itself first).
+  // Each sum starts from the bias: the kernel loads it into its registers; for sgemm the bias rows
+  // are written first and the product added (beta = 1), one pass fewer than adding it afterwards
+  // (with beta = 0 OpenBLAS clears the rows itself first). The same sums in the same order.
+  if (headKernelsEnabled()) return productBlock(x + r0 * d, d, weight.data(), d, n, d, d, out + r0 * d, d, bias.data());
   for (std::int64_t r = r0; r < r0 + n; ++r) std::copy_n(bias.data(), d, out + r * d);
-  if (headKernelsEnabled()) productBlock(x + r0 * d, d, weight.data(), d, n, d, d, out + r0 * d, d, true);
-  else sgemm(false, false, n, d, d, x + r0 * d, d, weight.data(), d, 1.0f, out + r0 * d, d);
+  sgemm(false, false, n, d, d, x + r0 * d, d, weight.data(), d, 1.0f, out + r0 * d, d);
 }
 
 // (B, T, d_model) → view (B, T, h, d_k) → transpose (B, h, T, d_k): head i's columns are the
@@ -103,8 +104,7 @@ void mergeHeads(const Tensor& headOut /*(B, h, T_q, d_k)*/, std::int64_t r0, std
 }
 
 // dst[0, n) = src[0, n), skipping the write when dst already holds these exact bits (a recompute
-// with unchanged inputs or weights: reading both is cheaper than writing one, at d_model 512 the
-// four weight matrices alone are 4 MiB).
+// with unchanged inputs: reading both is cheaper than writing one).
 void copyUnlessSame(const float* src, std::size_t n, float* dst) {
   if (std::memcmp(src, dst, n * sizeof(float)) != 0) std::copy(src, src + n, dst);
 }
@@ -268,26 +268,6 @@ void shapeHeadStages(Trace& t, std::int64_t B, std::int64_t Tq, std::int64_t Tk,
   }
 }
 
-// The learned parameters as used (the window and `export` draw these very numbers), in WeightId
-// order: the four (d_model, d_model) matrices, then the four biases. shapeWeights shapes them all;
-// keepWeight copies one (a compare, when unchanged), as one more task of the attention's section:
-// 4 d_model² floats that need no section of their own.
-void shapeWeights(Trace& t, std::int64_t d) {
-  t.weights.resize(kWeightCount);
-  for (int i = 0; i < kWeightCount; ++i) {
-    const bool matrix = i < 4;
-    t.weights[static_cast<std::size_t>(i)].reshape(
-        {matrix ? d : 1, d}, matrix ? std::vector<std::string>{"d_model_in", "d_model_out"}
-                                    : std::vector<std::string>{"1", "d_model_out"});
-  }
-}
-void keepWeight(Trace& t, const MhaWeights& w, int i) {
-  const float* sources[kWeightCount] = {w.wq.data(), w.wk.data(), w.wv.data(), w.wo.data(),
-                                        w.bq.data(), w.bk.data(), w.bv.data(), w.bo.data()};
-  Tensor& dst = t.weights[static_cast<std::size_t>(i)];
-  copyUnlessSame(sources[i], dst.data.size(), dst.ptr());
-}
-
 // Everything else a trace says besides its tables: sizes, mask kinds, scale, token labels.
 void recordDescription(Trace& t, const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt,
                        float factor) {
@@ -323,7 +303,12 @@ void recordDescription(Trace& t, const AttentionInputs& in, const MhaWeights& w,
 // [SECTION] forward
 // ---------------------------------------------------------------------------------------------
 
-Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt, Trace& trace) {
+namespace {
+
+// The forward with `w`'s numbers; the trace keeps `keep` as its record of them (w itself, shared,
+// or a copy made here when null).
+Status forwardInto(const AttentionInputs& in, const MhaWeights& w, std::shared_ptr<const MhaWeights> keep,
+                   const AttentionOptions& opt, Trace& trace) {
   if (auto s = validate(in, w, opt); !s) return s;
   const auto B = in.query.dim(0), Tq = in.query.dim(1), Tk = in.key.dim(1), d = in.query.dim(2);
   const int h = opt.heads;
@@ -374,11 +359,7 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
     // threads, each block's work is the same whichever thread does it, so the numbers do not
     // depend on the thread count.
     const std::int64_t rows = kQueryBlock, blocks = (Tq + rows - 1) / rows;
-    // Then, as the last tasks, the copies of the learned parameters (every section boundary is a
-    // wait for the slowest thread).
-    shapeWeights(t, d);
-    parallelFor(threads, B * h * blocks + kWeightCount, [&](std::int64_t i) {
-      if (i >= B * h * blocks) return keepWeight(t, w, static_cast<int>(i - B * h * blocks));
+    parallelFor(threads, B * h * blocks, [&](std::int64_t i) {
       const std::int64_t q0 = (i % blocks) * rows;
       attendBlock(t, opt, rowAny, runFrom, factor, i / blocks, q0, std::min(rows, Tq - q0));
     });
@@ -395,6 +376,9 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
     projectAll({{&T(StageId::Concat), &w.wo, &w.bo, &T(StageId::Output), merge, {}}}, threads);
 
     recordDescription(t, in, w, opt, factor);
+    // The learned parameters as used (the window and `export` draw these very numbers). A copy
+    // of d_model 512's was 4 MiB to compare or write on every recompute.
+    t.weights = keep ? std::move(keep) : std::make_shared<const MhaWeights>(w);
     t.generation += 1;
     trace = std::move(t);
   } catch (const std::bad_alloc&) {
@@ -404,6 +388,19 @@ Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOp
                      formatBytes(estimateMemory(B, Tq, Tk, d, h).total()) + "); lower --memory-budget or the sizes");
   }
   return Ok{};
+}
+
+}  // namespace
+
+Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt, Trace& trace) {
+  return forwardInto(in, w, nullptr, opt, trace);
+}
+
+Status forward(const AttentionInputs& in, std::shared_ptr<const MhaWeights> w, const AttentionOptions& opt,
+               Trace& trace) {
+  if (!w) return makeError("no weights were given");
+  const MhaWeights& numbers = *w;
+  return forwardInto(in, numbers, std::move(w), opt, trace);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,15 +16,6 @@ namespace mhascope {
 
 // Default cap on the memory the recorded tensors may take (configurable per run).
 inline constexpr std::uint64_t kDefaultMemoryBudget = 512ull << 20;  // 512 MiB
-
-// Learned parameters in the textbook layout y = x W + b, so W_q[i, j] multiplies input feature i
-// into output feature j. PyTorch stores the transpose (out, in): see weights_io.hpp.
-struct MhaWeights {
-  int dModel = 0;
-  bool hasBias = false;
-  RowMatrix wq, wk, wv, wo;  // (d_model, d_model) each
-  RowVector bq, bk, bv, bo;  // (1, d_model) each; zeros when !hasBias
-};
 
 // Seeded initialisation, identical on every machine (own integer RNG, no std distributions):
 // W ~ U(-sqrt(3/d_model), +sqrt(3/d_model)) (Xavier-uniform for a square matrix); biases, when
@@ -117,7 +109,12 @@ Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionO
 // change; trace.generation is incremented. A validation error leaves the trace unchanged; running
 // out of memory mid-way (bad_alloc, caught) leaves it empty. Callers that must keep showing the
 // previous picture (the GUI) compute into a second Trace and swap.
+// The trace keeps a copy of `w` (trace.weights) as its record of the parameters used.
 Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt, Trace& trace);
+// The same, with `w` itself as that record: no copy (the window and `bench` share their model's
+// weights with the trace). *w must not change while anyone holds it. Null: an error.
+Status forward(const AttentionInputs& in, std::shared_ptr<const MhaWeights> w, const AttentionOptions& opt,
+               Trace& trace);
 
 // The stages with one (T_q, T_k) table per head: scores, scaled and masked scores, weights.
 bool isAttentionTable(StageId id);

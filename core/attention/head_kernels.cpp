@@ -71,10 +71,11 @@ void scoresBlockPortable(const float* q, const float* k, std::int64_t nq, std::i
 }
 
 void productBlockPortable(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m,
-                          std::int64_t k, std::int64_t n, float* c, std::int64_t ldc, bool accumulate) {
+                          std::int64_t k, std::int64_t n, float* c, std::int64_t ldc, const float* start) {
   for (std::int64_t i = 0; i < m; ++i) {
     float* o = c + i * ldc;
-    if (!accumulate) std::fill(o, o + n, 0.0f);
+    if (start) std::copy(start, start + n, o);
+    else std::fill(o, o + n, 0.0f);
     for (std::int64_t j = 0; j < k; ++j) {
       const float x = a[i * lda + j];
       for (std::int64_t col = 0; col < n; ++col) o[col] += x * b[j * ldb + col];
@@ -215,20 +216,19 @@ void scoresRows(const float* q, std::int64_t dk, const float* kt, const __mmask1
                weights ? weights + i * ld : nullptr, ld, rowMax + i);
 }
 
-// R rows x NV vectors of outputs over k in [k0, k1); the first chunk starts from zero (or, with
-// `fromOut`, from what out holds), later ones from the partial sums in out, so every output is
-// one sum in k order.
+// R rows x NV vectors of outputs over k in [k0, k1); the first chunk starts from the row `start`
+// (zero when null), later ones from the partial sums in out, so every output is one sum in k order.
 template <int R, int NV>
 void sumTile(const float* w, std::int64_t ldw, const float* v, std::int64_t ldv, std::int64_t k0, std::int64_t k1,
-             float* out, std::int64_t ldo, __mmask16 last, bool fromOut) {
+             float* out, std::int64_t ldo, __mmask16 last, const float* start) {
   __m512 acc[R][NV];
-  const bool zero = k0 == 0 && !fromOut;
   #pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
+  for (int x = 0; x < NV; ++x) {
+    const __mmask16 lanes = x == NV - 1 ? last : static_cast<__mmask16>(0xFFFF);
     #pragma GCC unroll 8
-    for (int x = 0; x < NV; ++x) {
-      const __mmask16 lanes = x == NV - 1 ? last : static_cast<__mmask16>(0xFFFF);
-      acc[r][x] = zero ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(lanes, out + r * ldo + 16 * x);
+    for (int r = 0; r < R; ++r) {
+      if (k0 > 0) acc[r][x] = _mm512_maskz_loadu_ps(lanes, out + r * ldo + 16 * x);
+      else acc[r][x] = start ? _mm512_maskz_loadu_ps(lanes, start + 16 * x) : _mm512_setzero_ps();
     }
   }
   for (std::int64_t j = k0; j < k1; ++j) {
@@ -256,16 +256,16 @@ void sumTile(const float* w, std::int64_t ldw, const float* v, std::int64_t ldv,
 // One chunk of k for rows [i, i + rows) (rows <= kRows) and the column vectors [c0, c0 + 16 nv).
 template <int NV>
 void sumRows(const float* w, std::int64_t ldw, const float* v, std::int64_t ldv, std::int64_t k0, std::int64_t k1,
-             float* out, std::int64_t ldo, __mmask16 last, bool fromOut, std::int64_t i, std::int64_t rows) {
+             float* out, std::int64_t ldo, __mmask16 last, const float* start, std::int64_t i, std::int64_t rows) {
   const float* wi = w + i * ldw;
   float* oi = out + i * ldo;
   switch (rows) {
-    case 6: return sumTile<6, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, fromOut);
-    case 5: return sumTile<5, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, fromOut);
-    case 4: return sumTile<4, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, fromOut);
-    case 3: return sumTile<3, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, fromOut);
-    case 2: return sumTile<2, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, fromOut);
-    default: return sumTile<1, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, fromOut);
+    case 6: return sumTile<6, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, start);
+    case 5: return sumTile<5, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, start);
+    case 4: return sumTile<4, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, start);
+    case 3: return sumTile<3, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, start);
+    case 2: return sumTile<2, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, start);
+    default: return sumTile<1, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, start);
   }
 }
 
@@ -376,9 +376,12 @@ void scoresBlockAvx512(const float* q, const float* k, std::int64_t nq, std::int
 }
 
 void productBlockAvx512(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m,
-                        std::int64_t k, std::int64_t n, float* c, std::int64_t ldc, bool accumulate) {
+                        std::int64_t k, std::int64_t n, float* c, std::int64_t ldc, const float* start) {
   if (k <= 0) {
-    if (!accumulate) for (std::int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+    for (std::int64_t i = 0; i < m; ++i) {
+      if (start) std::copy(start, start + n, c + i * ldc);
+      else std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+    }
     return;
   }
   for (std::int64_t k0 = 0; k0 < k; k0 += kKeyChunk) {
@@ -386,14 +389,19 @@ void productBlockAvx512(const float* a, std::int64_t lda, const float* b, std::i
     for (std::int64_t c0 = 0; c0 < n; c0 += 64) {  // 64 output columns (4 vectors) at a time
       const std::int64_t cols = std::min<std::int64_t>(64, n - c0), nv = (cols + 15) / 16;
       const __mmask16 last = lanesBelow(cols - 16 * (nv - 1));
-      for (std::int64_t i = 0; i < m; i += kRows) {
-        const std::int64_t rows = std::min<std::int64_t>(kRows, m - i);
+      const float* from = start ? start + c0 : nullptr;
+      for (std::int64_t i = 0; i < m;) {
+        // Tiles of 6 rows; the last 7 or 8 as two of 4 and 3 or 4 (a tile of 1 or 2 rows loads b's
+        // vectors for only 4 or 8 products each: the 2 rows left of 128 took 2 % of the forward).
+        const std::int64_t left = m - i;
+        const std::int64_t rows = left == 7 || left == 8 ? 4 : std::min<std::int64_t>(kRows, left);
         switch (nv) {
-          case 4: sumRows<4>(a, lda, b + c0, ldb, k0, k1, c + c0, ldc, last, accumulate, i, rows); break;
-          case 3: sumRows<3>(a, lda, b + c0, ldb, k0, k1, c + c0, ldc, last, accumulate, i, rows); break;
-          case 2: sumRows<2>(a, lda, b + c0, ldb, k0, k1, c + c0, ldc, last, accumulate, i, rows); break;
-          default: sumRows<1>(a, lda, b + c0, ldb, k0, k1, c + c0, ldc, last, accumulate, i, rows); break;
+          case 4: sumRows<4>(a, lda, b + c0, ldb, k0, k1, c + c0, ldc, last, from, i, rows); break;
+          case 3: sumRows<3>(a, lda, b + c0, ldb, k0, k1, c + c0, ldc, last, from, i, rows); break;
+          case 2: sumRows<2>(a, lda, b + c0, ldb, k0, k1, c + c0, ldc, last, from, i, rows); break;
+          default: sumRows<1>(a, lda, b + c0, ldb, k0, k1, c + c0, ldc, last, from, i, rows); break;
         }
+        i += rows;
       }
     }
   }
@@ -415,11 +423,11 @@ void scoresBlock(const float* q, const float* k, std::int64_t nq, std::int64_t T
 }
 
 void productBlock(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m, std::int64_t k,
-                  std::int64_t n, float* c, std::int64_t ldc, bool accumulate) {
+                  std::int64_t n, float* c, std::int64_t ldc, const float* start) {
 #ifdef MHASCOPE_HEAD_KERNELS_AVX512
-  if (cpuRunsKernels()) return productBlockAvx512(a, lda, b, ldb, m, k, n, c, ldc, accumulate);
+  if (cpuRunsKernels()) return productBlockAvx512(a, lda, b, ldb, m, k, n, c, ldc, start);
 #endif
-  productBlockPortable(a, lda, b, ldb, m, k, n, c, ldc, accumulate);
+  productBlockPortable(a, lda, b, ldb, m, k, n, c, ldc, start);
 }
 
 }  // namespace mhascope

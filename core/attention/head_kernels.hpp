@@ -37,15 +37,16 @@ constexpr std::int64_t kScoresBlockMaxDk = 256;
 void scoresBlock(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
                  const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax);
 
-// c[i*ldc + col] = sum_j a[i*lda + j] * b[j*ldb + col] for the m rows of a (m x k) and b (k x n), the
-// sum taken in order j = 0 .. k-1, from 0 or, with `accumulate`, from what c holds (c += a b).
+// c[i*ldc + col] = start[col] + sum_j a[i*lda + j] * b[j*ldb + col] for the m rows of a (m x k) and
+// b (k x n), the sum taken in order j = 0 .. k-1 from start[col] (one row of n, the same for every
+// row of c: a projection's bias), or from 0 when start is null.
 void productBlock(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m, std::int64_t k,
-                  std::int64_t n, float* c, std::int64_t ldc, bool accumulate);
+                  std::int64_t n, float* c, std::int64_t ldc, const float* start);
 // A V for a block of rows: out[i*ldo + c] = sum_j w[i*ldw + j] * v[j*dk + c] for the nq rows of w
 // (nq x Tk) and V (Tk x dk), the sum taken in key order j = 0 .. Tk-1.
 inline void weightedSumBlock(const float* w, std::int64_t ldw, const float* v, std::int64_t nq, std::int64_t Tk,
                              std::int64_t dk, float* out, std::int64_t ldo) {
-  productBlock(w, ldw, v, dk, nq, Tk, dk, out, ldo, false);
+  productBlock(w, ldw, v, dk, nq, Tk, dk, out, ldo, nullptr);
 }
 
 // The same two contracts in plain loops: what a build without AVX-512 runs if asked to, and the
@@ -54,10 +55,10 @@ void scoresBlockPortable(const float* q, const float* k, std::int64_t nq, std::i
                          float factor, const BlockedKeys* blocked, float* scores, float* weights,
                          std::int64_t ld, float* rowMax);
 void productBlockPortable(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m,
-                          std::int64_t k, std::int64_t n, float* c, std::int64_t ldc, bool accumulate);
+                          std::int64_t k, std::int64_t n, float* c, std::int64_t ldc, const float* start);
 inline void weightedSumBlockPortable(const float* w, std::int64_t ldw, const float* v, std::int64_t nq,
                                      std::int64_t Tk, std::int64_t dk, float* out, std::int64_t ldo) {
-  productBlockPortable(w, ldw, v, dk, nq, Tk, dk, out, ldo, false);
+  productBlockPortable(w, ldw, v, dk, nq, Tk, dk, out, ldo, nullptr);
 }
 
 }  // namespace mhascope

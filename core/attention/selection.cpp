@@ -122,17 +122,17 @@ std::string forcedCellReason(const Trace& trace, StageId stage, int b, int q, in
 }
 
 Result<Slice2D> sliceWeight(const Trace& trace, WeightId id) {
-  if (trace.weights.size() != static_cast<std::size_t>(kWeightCount)) return makeError("the trace holds no weights");
-  const Tensor& w = trace.weight(id);
-  if (w.rank() != 2) return makeError(std::string(weightSymbol(id)) + " is not a matrix");
+  const WeightTable w = trace.weight(id);
+  if (!w.data) return makeError("the trace holds no weights");
+  const bool matrix = static_cast<int>(id) < 4;
   Slice2D s;
   s.stage = StageId::Output;  // unused: `weight` says what this is
   s.weight = id;
-  s.rows = static_cast<int>(w.dim(0));
-  s.cols = static_cast<int>(w.dim(1));
-  s.data = w.ptr();
-  s.rowAxis = w.axes.size() == 2 ? w.axes[0] : "rows";
-  s.colAxis = w.axes.size() == 2 ? w.axes[1] : "columns";
+  s.rows = w.rows;
+  s.cols = w.cols;
+  s.data = w.data;
+  s.rowAxis = matrix ? "d_model_in" : "1";
+  s.colAxis = "d_model_out";
   s.rowKind = axisKind(s.rowAxis);
   s.colKind = axisKind(s.colAxis);
   for (int r = 0; r < s.rows; ++r) s.rowLabels.push_back(s.rows == 1 ? std::string(weightSymbol(id)) : std::to_string(r));

@@ -115,10 +115,25 @@ void Slice2D::setBlockedCells(std::vector<std::uint8_t> cells) {
   ownBlocked = std::move(own);
 }
 
+WeightTable Trace::weight(WeightId id) const {
+  if (!weights) return {};
+  const MhaWeights& w = *weights;
+  const RowMatrix* matrices[] = {&w.wq, &w.wk, &w.wv, &w.wo};
+  const RowVector* biases[] = {&w.bq, &w.bk, &w.bv, &w.bo};
+  const auto i = static_cast<std::size_t>(id);
+  if (i < 4) {
+    return {matrices[i]->data(), static_cast<int>(matrices[i]->rows()), static_cast<int>(matrices[i]->cols())};
+  }
+  return {biases[i - 4]->data(), 1, static_cast<int>(biases[i - 4]->cols())};
+}
+
 std::uint64_t Trace::residentBytes() const {
   std::uint64_t bytes = blocked.capacity() + fullyMasked.capacity() + lazyTables.bytes();
   for (const Stage& s : stages) bytes += s.tensor.data.capacity() * sizeof(float);
-  for (const Tensor& w : weights) bytes += w.data.capacity() * sizeof(float);
+  for (int i = 0; i < kWeightCount; ++i) {
+    const WeightTable w = weight(static_cast<WeightId>(i));
+    bytes += static_cast<std::uint64_t>(w.rows) * static_cast<std::uint64_t>(w.cols) * sizeof(float);
+  }
   return bytes;
 }
 

@@ -69,9 +69,17 @@ struct Stage {
   Tensor tensor;
 };
 
-// The learned parameters the pass used, textbook layout y = x W + b (W_q[i, j] takes input
-// feature i to output feature j). Recorded with the trace so the window and `export` show the
-// very numbers the pass multiplied by, never a recomputation.
+// Learned parameters in the textbook layout y = x W + b, so W_q[i, j] multiplies input feature i
+// into output feature j. PyTorch stores the transpose (out, in): see weights_io.hpp. A trace holds
+// the ones its pass used, so the window and `export` show the very numbers the pass multiplied
+// by, never a recomputation.
+struct MhaWeights {
+  int dModel = 0;
+  bool hasBias = false;
+  RowMatrix wq, wk, wv, wo;  // (d_model, d_model) each
+  RowVector bq, bk, bv, bo;  // (1, d_model) each; zeros when !hasBias
+};
+
 enum class WeightId : int { Wq, Wk, Wv, Wo, Bq, Bk, Bv, Bo };
 inline constexpr int kWeightCount = 8;
 const char* weightName(WeightId id);     // "w_q" — CLI (`export --weight`) and file names
@@ -79,6 +87,13 @@ const char* weightSymbol(WeightId id);   // "W_q" — what the window and pictur
 const char* weightMeaning(WeightId id);  // one line: what the matrix does
 std::optional<WeightId> weightFromName(std::string_view name);
 std::string weightNamesList();           // "w_q, w_k, ..." for error messages
+
+// One learned table of a trace, read-only: W_* (d_model_in, d_model_out) or b_* (1, d_model_out),
+// row-major. data null: the trace holds no weights.
+struct WeightTable {
+  const float* data = nullptr;
+  int rows = 0, cols = 0;
+};
 
 // Scaled and masked scores are kept lazily: a recorded trace stores only their shape and axes and
 // derives every number from Scores when asked, with the very float operations the forward used
@@ -128,9 +143,10 @@ struct Trace {
   // kStageCount entries, pipeline order. A lazy stage (isLazy) holds its shape and axes only:
   // read its numbers through tensor(), readCells() or cell(), never through .data.
   std::vector<Stage> stages;
-  // kWeightCount entries in WeightId order: W_* (d_model_in, d_model_out), b_* (1, d_model_out);
-  // biases are zeros when the model has none (hasBias false).
-  std::vector<Tensor> weights;
+  // The learned parameters the pass used, read-only: the caller's own when it passed them shared
+  // (forward's shared_ptr overload: no copy, no compare), else a copy the trace holds. Biases are
+  // zeros when the model has none (hasBias false). Null: a trace that holds none.
+  std::shared_ptr<const MhaWeights> weights;
   bool hasBias = false;
   std::vector<std::vector<std::string>> queryTokens;  // (B, T_q) labels
   std::vector<std::vector<std::string>> keyTokens;    // (B, T_k) labels
@@ -143,7 +159,7 @@ struct Trace {
   // and kept: for whole-table readers (dump, tests) only; the window never calls it for one.
   const Tensor& tensor(StageId id) const;
   Tensor& tensor(StageId id);
-  const Tensor& weight(WeightId id) const { return weights[static_cast<std::size_t>(id)]; }
+  WeightTable weight(WeightId id) const;  // one of them; data null when the trace holds none
   // Shape and axis names without touching the numbers (cheap for every stage).
   const Shape& shapeOf(StageId id) const { return stages[static_cast<std::size_t>(id)].tensor.shape; }
   const std::vector<std::string>& axesOf(StageId id) const { return stages[static_cast<std::size_t>(id)].tensor.axes; }
@@ -161,7 +177,8 @@ struct Trace {
   // The stage's whole table as a Tensor of its own (a lazy stage's is made from Scores and not
   // kept: for a reader that needs one table at a time, like the dump).
   Tensor copyOf(StageId id) const;
-  // Bytes of numbers held: every stored stage, the lazy tables made so far, weights and mask flags.
+  // Bytes of numbers held: every stored stage, the lazy tables made so far, weights (held or
+  // shared) and mask flags.
   std::uint64_t residentBytes() const;
   bool isBlocked(int b, int q, int k) const {
     return blocked[(static_cast<std::size_t>(b) * tq + q) * tk + k] != 0;

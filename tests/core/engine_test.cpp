@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <limits>
 #include <random>
 
@@ -420,6 +422,52 @@ TEST(Engine, ReusesBuffersWhenShapesAreUnchanged) {
   ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
   EXPECT_EQ(before, t.tensor(StageId::Weights).ptr());
   EXPECT_EQ(t.generation, 2u);
+}
+
+// forward(shared weights) keeps the caller's object as the trace's record (no copy); forward(const
+// MhaWeights&) a copy of its own, so changing the caller's weights afterwards changes no trace.
+// Both give the same bits in every stage, and a trace reused by the copying overload never writes
+// into weights it shared.
+TEST(Engine, SharedWeightsAreTheTracesRecordWithoutACopy) {
+  Model m = smallModel("a b c d e f", 8, 2, MaskKind::Causal);
+  const MhaWeights original = m.weights;
+  const auto shared = std::make_shared<const MhaWeights>(m.weights);
+  Trace a, b;
+  ASSERT_TRUE(forward(m.inputs, shared, m.options, a).ok());
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, b).ok());
+  EXPECT_EQ(a.weights.get(), shared.get());
+  auto wq = sliceWeight(a, WeightId::Wq);
+  ASSERT_TRUE(wq.ok());
+  EXPECT_EQ(wq->data, shared->wq.data()) << "the shared numbers themselves";
+  ASSERT_NE(b.weights, nullptr);
+  EXPECT_NE(b.weights.get(), &m.weights);
+  for (int i = 0; i < kStageCount; ++i) {
+    const auto id = static_cast<StageId>(i);
+    const Tensor x = a.copyOf(id), y = b.copyOf(id);
+    ASSERT_EQ(x.shape, y.shape) << stageInfo(id).name;
+    EXPECT_EQ(std::memcmp(x.ptr(), y.ptr(), x.data.size() * sizeof(float)), 0) << stageInfo(id).name;
+  }
+  for (int i = 0; i < kWeightCount; ++i) {
+    const WeightTable x = a.weight(static_cast<WeightId>(i)), y = b.weight(static_cast<WeightId>(i));
+    ASSERT_EQ(x.rows * x.cols, y.rows * y.cols);
+    EXPECT_EQ(std::memcmp(x.data, y.data, static_cast<std::size_t>(x.rows * x.cols) * sizeof(float)), 0);
+  }
+  // The caller's weights change: the copy does not.
+  m.weights.wq(0, 0) += 1.0f;
+  EXPECT_EQ(b.weight(WeightId::Wq).data[0], original.wq(0, 0));
+  // The shared trace recomputed with other weights by the copying overload: the shared object is
+  // left as it was, the trace holds the new ones.
+  const MhaWeights other = initWeights(8, true, 99);
+  ASSERT_TRUE(forward(m.inputs, other, m.options, a).ok());
+  EXPECT_TRUE(shared->wq == original.wq && shared->bo == original.bo);
+  EXPECT_NE(a.weights.get(), shared.get());
+  EXPECT_EQ(a.weight(WeightId::Wk).data[3], other.wk(0, 3));
+  // No weights: an error, the trace untouched.
+  const std::uint64_t generation = a.generation;
+  const Status none = forward(m.inputs, std::shared_ptr<const MhaWeights>{}, m.options, a);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("no weights"), std::string::npos) << none.error().message;
+  EXPECT_EQ(a.generation, generation);
 }
 
 TEST(Engine, SameSeedSameWeightsAndEmbeddings) {

@@ -560,16 +560,18 @@ TEST(ExportPng, ColourBarTicksLeaveAGapBeforeTheirLabels) {
 TEST(ExportPng, LearnedMatricesExportWithTheirNameAndADivergingScale) {
   Trace t;
   t.dModel = 2;
-  t.weights.resize(kWeightCount);
-  for (int i = 0; i < kWeightCount; ++i) {
-    const bool matrix = i < static_cast<int>(WeightId::Bq);
-    t.weights[static_cast<std::size_t>(i)].reshape(matrix ? Shape{2, 2} : Shape{1, 2},
-                                                   {matrix ? "d_model_in" : "1", "d_model_out"});
-  }
-  t.weights[static_cast<std::size_t>(WeightId::Wo)].data = {0.5f, -1.0f, 0.25f, 1.0f};
+  auto w = std::make_shared<MhaWeights>();
+  w->dModel = 2;
+  w->wq = w->wk = w->wv = RowMatrix::Zero(2, 2);
+  w->bq = w->bk = w->bv = w->bo = RowVector::Zero(2);
+  w->wo.resize(2, 2);
+  w->wo << 0.5f, -1.0f, 0.25f, 1.0f;
+  t.weights = w;
   auto s = sliceWeight(t, WeightId::Wo);
   ASSERT_TRUE(s.ok()) << s.error().message;
-  EXPECT_EQ(s->data, t.weight(WeightId::Wo).ptr()) << "the recorded numbers, not a copy or a recomputation";
+  EXPECT_EQ(s->data, t.weight(WeightId::Wo).data) << "the recorded numbers, not a copy or a recomputation";
+  EXPECT_EQ(s->rowAxis, "d_model_in");
+  EXPECT_EQ(s->colAxis, "d_model_out");
   EXPECT_EQ(nameSlice(*s).fileStem, "w_o");
   FigureLayout layout;
   auto svg = renderHeatmap(*s, ImageFormat::Svg, {}, &layout);

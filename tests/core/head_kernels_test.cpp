@@ -213,34 +213,36 @@ TEST(HeadKernels, WeightedSumMatchesDoubleLoops) {
 }
 
 // The product behind A V and the projections, with row strides wider than the rows (a column
-// block of a wider matrix, as the projections' W is) and onto what the output holds (the bias).
-TEST(HeadKernels, ProductBlockMatchesDoubleLoopsWithStridesAndAccumulation) {
+// block of a wider matrix, as the projections' W is) and each sum started from a row (the bias).
+// Row counts past whole 6-row tiles: 7 and 8 left go as 4 + 3 and 4 + 4.
+TEST(HeadKernels, ProductBlockMatchesDoubleLoopsWithStridesAndAStartRow) {
   using ProductFn = void (*)(const float*, std::int64_t, const float*, std::int64_t, std::int64_t, std::int64_t,
-                             std::int64_t, float*, std::int64_t, bool);
+                             std::int64_t, float*, std::int64_t, const float*);
   const std::pair<const char*, ProductFn> impls[] = {{"dispatched", productBlock}, {"portable", productBlockPortable}};
   std::mt19937 rng(11);
   for (const auto& [name, product] : impls) {
-    for (bool accumulate : {false, true}) {
-      for (std::int64_t m : {1, 6, 7, 13}) {
+    for (bool withStart : {false, true}) {
+      for (std::int64_t m : {1, 6, 7, 8, 13, 14}) {
         for (std::int64_t k : {0, 1, 17, 513, 1100}) {
           for (std::int64_t n : {1, 12, 64, 70, 130}) {
             const std::int64_t lda = k + 3, ldb = n + 5, ldc = n + 2;
             const auto a = randomValues(static_cast<std::size_t>(m * lda), rng, 1.0f);
             const auto b = randomValues(static_cast<std::size_t>(std::max<std::int64_t>(k, 1) * ldb), rng, 1.0f);
+            const auto start = randomValues(static_cast<std::size_t>(n), rng, 1.0f);
             auto c = randomValues(static_cast<std::size_t>(m * ldc), rng, 1.0f);
             const auto before = c;
-            product(a.data(), lda, b.data(), ldb, m, k, n, c.data(), ldc, accumulate);
+            product(a.data(), lda, b.data(), ldb, m, k, n, c.data(), ldc, withStart ? start.data() : nullptr);
             for (std::int64_t i = 0; i < m; ++i) {
               for (std::int64_t col = 0; col < n; ++col) {
                 const std::size_t at = static_cast<std::size_t>(i * ldc + col);
-                double o = accumulate ? before[at] : 0.0, bound = std::abs(o);
+                double o = withStart ? start[static_cast<std::size_t>(col)] : 0.0, bound = std::abs(o);
                 for (std::int64_t j = 0; j < k; ++j) {
                   const double t = double(a[static_cast<std::size_t>(i * lda + j)]) * b[static_cast<std::size_t>(j * ldb + col)];
                   o += t;
                   bound += std::abs(t);
                 }
                 ASSERT_NEAR(c[at], o, 2e-6 * bound * std::sqrt(double(k + 1)) + 1e-30)
-                    << name << " accumulate=" << accumulate << " m=" << m << " k=" << k << " n=" << n << " i=" << i;
+                    << name << " start=" << withStart << " m=" << m << " k=" << k << " n=" << n << " i=" << i;
               }
               for (std::int64_t col = n; col < ldc; ++col) {
                 const std::size_t at = static_cast<std::size_t>(i * ldc + col);

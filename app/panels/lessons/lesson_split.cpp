@@ -46,7 +46,7 @@ void drawLessonSplitPanel(UiContext& ctx) {
                      "framed: W_Q[%d] = W_q[:, %d:%d]  (%d x %d)", ls.splitHead, ls.splitHead * t.dk,
                      (ls.splitHead + 1) * t.dk, t.dModel, t.dk);
   MatrixPicture w;
-  w.data = t.weight(WeightId::Wq).ptr();  // the numbers the shown pass used
+  w.data = t.weight(WeightId::Wq).data;  // the numbers the shown pass used
   w.rows = w.cols = t.dModel;
   w.rowAxis = "d_model";
   w.colAxis = "d_model";
