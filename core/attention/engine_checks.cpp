@@ -25,7 +25,9 @@ double estimateTraceBytes(std::int64_t batch, std::int64_t tq, std::int64_t tk, 
   // scores and weights; scaled_scores and masked_scores are derived from the scores when read
   // (Trace::isLazy) and hold no table
   const double scoreLike = b * h * q * k;
-  const double recordedWeights = 4 * d * d + 4 * d;  // W_q, W_k, W_v, W_o and biases, kept for the Learned view
+  // W_q, W_k, W_v, W_o and biases, kept for the Learned view: a copy, or shared with the caller's
+  // model (the window's), then counted twice here: the estimate stays an upper bound.
+  const double recordedWeights = 4 * d * d + 4 * d;
   const double floats = 6 * qSide + 6 * kvSide + 2 * scoreLike + recordedWeights;
   return floats * 4.0 + b * q * k /* blocked flags */;
 }
