@@ -130,7 +130,8 @@ class ComputeWorker {
   // The running job's first picture, once (null: none new).
   std::shared_ptr<const FirstHead> takeFirstHead();
   // A trace the UI no longer shows: when larger than kKeepTraceBytes it is moved to the worker
-  // and freed there (`trace` is left empty); a small one stays for reuse.
+  // and freed there (`trace` is left empty); a small one stays for reuse. Either way it lets go
+  // of its weights (shared with the replaced model, which it would keep alive).
   void releaseLater(Trace& trace);
   bool busy() const;
   ComputeProgress progress() const;

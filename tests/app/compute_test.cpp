@@ -2,6 +2,7 @@
 // machine, and its trace is, number for number, what the CLI's one-thread forward records.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <thread>
 
 #include "attention/engine.hpp"
@@ -41,6 +42,30 @@ TEST(WindowCompute, UsesTheMachinesCoresAndEqualsTheOneThreadForward) {
     EXPECT_TRUE(a.data == b.data) << stageInfo(cli.stages[i].id).name << " differs from the CLI's";
   }
   EXPECT_EQ(window.blocked, cli.blocked);
+}
+
+// The window's trace shares its model's weights (no copy). A trace the window replaces becomes
+// buffers for the next job and must let go of them: it would keep the replaced model (its inputs
+// too) alive.
+TEST(WindowCompute, TheTraceSharesTheModelsWeightsAndLetsGoWhenReplaced) {
+  ModelConfig c;
+  c.text = "a b c d e f";
+  c.dModel = 16;
+  c.heads = 2;
+  Trace window;
+  ComputeRequest request;
+  request.source.config = c;
+  ComputeOutcome out = computeTrace(request, 1, window);
+  ASSERT_TRUE(out.ok) << out.error;
+  ASSERT_NE(out.model, nullptr);
+  EXPECT_EQ(window.weights.get(), &out.model->weights) << "the model's own weights, not a copy";
+  const std::weak_ptr<const Model> model = out.model;
+  out.model.reset();
+  EXPECT_FALSE(model.expired()) << "the trace keeps what it shows";
+  ComputeWorker worker;
+  worker.releaseLater(window);  // small: stays as buffers, without the weights
+  EXPECT_EQ(window.weights, nullptr);
+  EXPECT_TRUE(model.expired());
 }
 
 }  // namespace
