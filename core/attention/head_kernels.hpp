@@ -3,7 +3,7 @@
 //   scoresBlock:      scores = Q_block K^T, fused with the scale, the mask and the row maximum
 //                     (what scaleMaskRow does, in the same pass, while the scores are in registers)
 //   weightedSumBlock: head outputs = A_block V (productBlock, which also serves the projections:
-//                     a block of rows of X times W, onto the bias rows)
+//                     a block of rows of X times W, each sum started from the bias)
 // OpenBLAS runs these shapes at ~130 GFLOP/s on a Zen 5 core against ~200 for square products; these
 // run at ~140 and ~200. Hand-vectorised with AVX-512 and used on a CPU that has it (AVX-512 F, BW and
 // VL, asked at run time; GCC compiles them for it whatever -march is); elsewhere the engine keeps its
