@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "attention/block_rows.hpp"
 #include "attention/engine.hpp"
 #include "attention/gemm.hpp"
 #include "attention/model.hpp"
@@ -34,6 +35,20 @@ void printGemmChoice() {
                 g.openblasGflops);
   } else {
     std::printf(" (%s)\n", g.how.c_str());
+  }
+}
+
+// After the warm-up forward, which measured the choice if its attention was big enough.
+void printQueryBlockChoice() {
+  const QueryBlockChoice q = queryBlockChoice();
+  std::printf("attention blocks: %lld query rows", static_cast<long long>(q.rows));
+  if (q.how == "measured") {
+    std::printf(" (measured at start-up, one thread: 64 rows %.3f ms, 128 rows %.3f ms)\n", q.seconds64 * 1e3,
+                q.seconds128 * 1e3);
+  } else if (q.how == "not measured yet") {
+    std::printf(" (tables below 64 MiB: not measured)\n");
+  } else {
+    std::printf(" (%s)\n", q.how.c_str());
   }
 }
 
@@ -91,6 +106,9 @@ Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
     return makeError("--gemm openblas: no OpenBLAS library found (Debian: libopenblas0-pthread)");
   }
   if (a.gemm == "eigen") setGemmBackend(GemmBackend::Eigen);
+  if (a.queryBlock != 0 && !setQueryBlockRows(a.queryBlock)) {
+    return makeError("--query-block must be 64 or 128, got " + std::to_string(a.queryBlock));
+  }
   auto r = resolveModel(mo);
   if (!r) return r.error();
   const Model& m = r->model;
@@ -120,6 +138,7 @@ Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
   const bool rounds = a.rounds > 1 || a.torch;
   std::printf("config: %s (threads: %d)\n", describe(*r, trace1).c_str(), a.threads);
   printGemmChoice();
+  printQueryBlockChoice();
   std::vector<Round> all;
   std::string torchWhy;
   for (int round = 0; round < a.rounds; ++round) {

@@ -15,6 +15,7 @@ struct BenchArgs {
   std::string gemm;  // "", "eigen" or "openblas": pin the backend instead of the measured choice
   int rounds = 1;    // rounds of `repeat` runs; the figures are medians over the rounds
   bool torch = false;  // also run scripts/bench_forward_torch.py once per round
+  int queryBlock = 0;  // 0: the measured choice; 64 or 128: pin the attention's query block rows
 };
 
 // Runs a shell command, appending what it prints to `out`; returns pclose's status (-1: no pipe).

@@ -517,6 +517,9 @@ int run(int argc, char** argv) {
   bench->add_option("--rounds", ba.rounds, "rounds of --repeat runs; figures are medians over the rounds")
       ->transform(decimalInteger(INT_MIN, INT_MAX))
       ->capture_default_str();
+  bench->add_option("--query-block", ba.queryBlock,
+                    "64 | 128: pin the attention's query rows per block instead of the measured choice")
+      ->transform(decimalInteger(INT_MIN, INT_MAX));
   bench->add_flag("--torch", ba.torch, "also time PyTorch's forward (scripts/bench_forward_torch.py) once per round");
   bool benchTrain = false;
   int benchSeeds = 5, benchSteps = 300;

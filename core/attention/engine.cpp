@@ -17,6 +17,7 @@
 
 #include <sys/mman.h>
 
+#include "attention/block_rows.hpp"
 #include "attention/gemm.hpp"
 #include "attention/head_kernels.hpp"
 #include "attention/row_kernels.hpp"
@@ -157,7 +158,7 @@ void projectAll(std::initializer_list<ProjectJob> jobs, int threads) {
 }
 
 // Scores, scale, mask, softmax and A V of one block of query rows [q0, q0 + nq) of one (batch item,
-// head) pair bh = b*h + head: the block (kQueryBlock x T_k) is still in cache for its next step,
+// head) pair bh = b*h + head (128 or 64 rows: block_rows.hpp): the block is still in cache for its next step,
 // and the scores, scaled and masked into the weights' row with each row's maximum (scoresBlock in
 // one pass with the head kernels; else sgemm, then scaleMaskRow per row), then the softmax in
 // place and A V (weightedSumBlock, else sgemm). The arithmetic is exactly that of whole-matrix products; only the order of work
@@ -169,7 +170,6 @@ void projectAll(std::initializer_list<ProjectJob> jobs, int threads) {
 // head_kernels.cpp): nothing in this pass reads them again. (A scratch block for the scores and
 // the weights, copied out to both tables with streaming stores, was 3-7 % slower at T = 512 and
 // 1024: the weights are read again by the softmax and A V, and the copy is a pass of its own.)
-constexpr std::int64_t kQueryBlock = 128;
 
 // The part of attendBlock before A V, for the rows [q0, q0 + nq) of head `head` of batch item b:
 // the scores (into `scores` when recorded; kernels off, they go there first whatever), scaled and
@@ -180,14 +180,14 @@ void scoresAndWeights(const AttentionOptions& opt, const std::vector<std::uint8_
                       const std::vector<std::uint8_t>& rowAny, const std::vector<std::int64_t>& runFrom, float factor,
                       std::int64_t b, int head, std::int64_t Tq, std::int64_t Tk, std::int64_t dk, const float* qh,
                       const float* kh, std::int64_t q0, std::int64_t nq, float* scores, float* weights) {
-  const std::uint8_t* blk[kQueryBlock];  // each row's blocked keys as bytes, or null: none
-  BlockedKeys keys[kQueryBlock];         // the same for the kernels: a run to the row's end where they are one
+  const std::uint8_t* blk[kMaxQueryBlock];  // each row's blocked keys as bytes, or null: none
+  BlockedKeys keys[kMaxQueryBlock];         // the same for the kernels: a run to the row's end where they are one
   for (std::int64_t q = q0; q < q0 + nq; ++q) {
     const std::size_t row = static_cast<std::size_t>(b * Tq + q);
     blk[q - q0] = rowAny[row] ? blocked.data() + row * static_cast<std::size_t>(Tk) : nullptr;
     if (rowAny[row]) keys[q - q0] = runFrom[row] >= 0 ? BlockedKeys{nullptr, runFrom[row]} : BlockedKeys{blk[q - q0]};
   }
-  float rowMax[kQueryBlock];
+  float rowMax[kMaxQueryBlock];
   const bool fused = headKernelsEnabled() && dk <= kScoresBlockMaxDk;
   if (!weights) {  // the scores only, as the branch below computes them
     if (fused) scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, keys, scores + q0 * Tk, nullptr, Tk, rowMax);
@@ -356,9 +356,11 @@ Status forwardInto(const AttentionInputs& in, const MhaWeights& w, std::shared_p
     const float factor = scaleFactorFor(opt.scale, d, h);
 
     // Attention per (batch item, head, block of query rows); the blocks are shared out among the
-    // threads, each block's work is the same whichever thread does it, so the numbers do not
-    // depend on the thread count.
-    const std::int64_t rows = kQueryBlock, blocks = (Tq + rows - 1) / rows;
+    // threads, each block's work is the same whichever thread does it and whatever its rows, so the
+    // numbers depend on neither. The tables are the measurement's scratch: written over below.
+    Tensor &wt = T(StageId::Weights), &st = T(StageId::Scores);
+    const std::int64_t rows = queryBlockRows({{wt.ptr(), wt.numel()}, {st.ptr(), all ? st.numel() : 0}});
+    const std::int64_t blocks = (Tq + rows - 1) / rows;
     parallelFor(threads, B * h * blocks, [&](std::int64_t i) {
       const std::int64_t q0 = (i % blocks) * rows;
       attendBlock(t, opt, rowAny, runFrom, factor, i / blocks, q0, std::min(rows, Tq - q0));
@@ -465,11 +467,12 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
         T(id).axes = axes;
       }
     }
-    const std::int64_t bh = static_cast<std::int64_t>(batch) * h + head, blocks = (Tq + kQueryBlock - 1) / kQueryBlock;
+    const std::int64_t rows = queryBlockRows();
+    const std::int64_t bh = static_cast<std::int64_t>(batch) * h + head, blocks = (Tq + rows - 1) / rows;
     parallelFor(threads, blocks, [&](std::int64_t i) {
-      const std::int64_t q0 = i * kQueryBlock;
+      const std::int64_t q0 = i * rows;
       scoresAndWeights(opt, blocked, rowAny, runFrom, factor, batch, head, Tq, Tk, dk, qHeads.ptr() + bh * Tq * dk,
-                       kHeads.ptr() + bh * Tk * dk, q0, std::min(kQueryBlock, Tq - q0), weightsOnly ? nullptr : table.ptr(),
+                       kHeads.ptr() + bh * Tk * dk, q0, std::min(rows, Tq - q0), weightsOnly ? nullptr : table.ptr(),
                        weightsOnly ? table.ptr() : nullptr);
     });
 

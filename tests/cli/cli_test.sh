@@ -106,6 +106,12 @@ grep -q "^gemm: Eigen .*(set by the program)" <<<"$out" && grep -q "2 threads ar
   && ok "bench --gemm eigen --threads 2" || bad "bench --gemm/--threads: $out"
 expect_error "bench --gemm bogus" "--gemm must be eigen or openblas" "$BIN" bench --preset cat --gemm bogus
 expect_error "bench --threads 0" "--threads must be 1 to 64" "$BIN" bench --preset cat --threads 0
+grep -q "^attention blocks: 128 query rows (tables below 64 MiB: not measured)" <<<"$out" \
+  && ok "bench names the attention's block rows" || bad "bench attention blocks line: $out"
+out="$("$BIN" bench --preset cat --repeat 2 --query-block 64)"
+grep -q "^attention blocks: 64 query rows (set by the program)" <<<"$out" && ok "bench --query-block 64" \
+  || bad "bench --query-block: $out"
+expect_error "bench --query-block 96" "--query-block must be 64 or 128, got 96" "$BIN" bench --preset cat --query-block 96
 
 # A fully masked row: head output 0, final output row b_o, and PyTorch's NaN named (issue 13).
 out="$("$BIN" info --preset cat --pad-last 4 2>&1)"

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "check_tensor.hpp"
+#include "attention/block_rows.hpp"
 #include "attention/engine.hpp"
 #include "attention/model.hpp"
 
@@ -468,6 +469,47 @@ TEST(Engine, SharedWeightsAreTheTracesRecordWithoutACopy) {
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.error().message.find("no weights"), std::string::npos) << none.error().message;
   EXPECT_EQ(a.generation, generation);
+}
+
+// The attention's query blocks of 64 or 128 rows (block_rows.hpp, measured per machine) give the
+// same bits: rows past a block's end, a causal mask, padded keys, two batch items, two threads and
+// the one-head forward the window's first picture uses.
+TEST(Engine, QueryBlockRowsChangeNoBit) {
+  ModelConfig cfg;
+  cfg.text = "the cat sat on the mat | a dog ran in the park";
+  cfg.tokens = 200;  // 64 + 64 + 64 + 8 rows, 128 + 72
+  cfg.dModel = 24;
+  cfg.heads = 3;
+  cfg.mask = MaskKind::Causal;
+  cfg.padLastKeys = 5;
+  auto built = buildModel(cfg);
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  Model m = std::move(built).value();
+  ASSERT_EQ(m.inputs.query.dim(0), 2);
+  for (int threads : {1, 2}) {
+    m.options.threads = threads;
+    Trace t64, t128;
+    ASSERT_TRUE(setQueryBlockRows(64));
+    ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t64).ok());
+    auto head64 = attentionHead(m.inputs, m.weights, m.options, StageId::Weights, 1, 2);
+    ASSERT_TRUE(setQueryBlockRows(128));
+    ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t128).ok());
+    auto head128 = attentionHead(m.inputs, m.weights, m.options, StageId::Weights, 1, 2);
+    for (int i = 0; i < kStageCount; ++i) {
+      const auto id = static_cast<StageId>(i);
+      const Tensor x = t64.copyOf(id), y = t128.copyOf(id);
+      ASSERT_EQ(x.shape, y.shape) << stageInfo(id).name;
+      EXPECT_EQ(std::memcmp(x.ptr(), y.ptr(), x.data.size() * sizeof(float)), 0)
+          << stageInfo(id).name << ", threads " << threads;
+    }
+    ASSERT_TRUE(head64.ok() && head128.ok());
+    const Tensor& a = head64->tensor(StageId::Weights);
+    const Tensor& b = head128->tensor(StageId::Weights);
+    ASSERT_EQ(a.shape, b.shape);
+    EXPECT_EQ(std::memcmp(a.ptr(), b.ptr(), a.data.size() * sizeof(float)), 0) << "one head, threads " << threads;
+  }
+  EXPECT_FALSE(setQueryBlockRows(0));
+  EXPECT_EQ(queryBlockRows(), 128);
 }
 
 TEST(Engine, SameSeedSameWeightsAndEmbeddings) {

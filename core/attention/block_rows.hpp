@@ -1,0 +1,43 @@
+// How many query rows the forward's attention takes per block (attendBlock in engine.cpp): 128 or
+// 64, chosen by measuring, like the GEMM (gemm.hpp). Which is faster depends on the CPU's caches,
+// not on anything the engine can read off it: on the AMD EPYC (Zen 5) machines 128 rows were faster
+// (T = 2048: 210 ms against 238-243 with 64), on an Intel Xeon (Emerald Rapids) 64 rows were (T =
+// 4096: 390 ms against 470) — README, **Query blocks by measurement**. The rows of a block are
+// computed the same way whichever size it has, so the numbers never depend on the choice.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+namespace mhascope {
+
+constexpr std::int64_t kMaxQueryBlock = 128;  // the larger candidate: the block's per-row arrays are this long
+
+struct QueryBlockChoice {
+  std::int64_t rows = kMaxQueryBlock;
+  double seconds64 = 0, seconds128 = 0;  // the best round of each, when measured
+  std::string how = "not measured yet";  // "measured", "MHASCOPE_QUERY_BLOCK=64", "set by the program",
+                                         // "no AVX-512 kernels"
+};
+
+// Rows per block now: the choice made so far, else 128. Never measures (one head alone, small forwards).
+std::int64_t queryBlockRows();
+// The same for a forward that may measure first: `scratch` are buffers of its own that the measurement
+// may overwrite (the forward's scores and weights tables, before it writes them). What makes 64 rows
+// faster where they are is tables that do not fit in the caches (README), so the measurement writes
+// its tables into 64 MiB of the scratch in turn, and runs only when the scratch holds that much: a
+// forward with smaller tables is no faster either way and gets the choice so far (else 128).
+// The first call that can measures (~20 ms, thread-safe); later ones return the choice.
+struct ScratchSpan {
+  float* data;
+  std::int64_t floats;
+};
+std::int64_t queryBlockRows(std::initializer_list<ScratchSpan> scratch);
+// The choice as it stands, without measuring.
+QueryBlockChoice queryBlockChoice();
+// Forces 64 or 128 for the rest of the process (tests compare the two; bench may pin one).
+// Returns false, changing nothing, for any other value.
+bool setQueryBlockRows(std::int64_t rows);
+
+}  // namespace mhascope
