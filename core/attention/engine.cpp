@@ -5,7 +5,11 @@
 // [SECTION] one function per equation
 // [SECTION] forward
 // Validation, memory/FLOP estimates, weight initialisation and the non-finite scan are in
-// engine_checks.cpp; the GEMM itself in gemm.cpp.
+// engine_checks.cpp; the GEMM itself in gemm.cpp; the kernels in head_kernels.cpp and
+// row_kernels.cpp; the query block rows in block_rows.cpp.
+// Over 500 lines, kept in one file on purpose: the forward and the one-head forward share the
+// block helpers of the anonymous namespace (projectAll, scoresAndWeights, attendBlock, the
+// packed weights), which a split would have to publish in a header for this one caller.
 #include "attention/engine.hpp"
 
 #include <algorithm>
@@ -68,11 +72,13 @@ void shapeStage(Tensor& t, Shape shape, std::vector<std::string> axes, int threa
 // on productBlock, the A V kernel, with the head kernels (README, **Projections on the head kernel**).
 void project(const float* x /*(B*T, d_model)*/, const RowMatrix& weight /*(d_model, d_model)*/,
              const RowVector& bias /*(1, d_model)*/, float* out /*(B*T, d_model)*/, std::int64_t d, std::int64_t r0,
-             std::int64_t n) {
+             std::int64_t n, const float* packed /*weight as packStrips made it, or null*/) {
   // Each sum starts from the bias: the kernel loads it into its registers; for sgemm the bias rows
   // are written first and the product added (beta = 1), one pass fewer than adding it afterwards
   // (with beta = 0 OpenBLAS clears the rows itself first). The same sums in the same order.
-  if (headKernelsEnabled()) return productBlock(x + r0 * d, d, weight.data(), d, n, d, d, out + r0 * d, d, bias.data());
+  if (headKernelsEnabled()) {
+    return productBlock(x + r0 * d, d, weight.data(), d, n, d, d, out + r0 * d, d, bias.data(), packed);
+  }
   for (std::int64_t r = r0; r < r0 + n; ++r) std::copy_n(bias.data(), d, out + r * d);
   sgemm(false, false, n, d, d, x + r0 * d, d, weight.data(), d, 1.0f, out + r0 * d, d);
 }
@@ -139,6 +145,7 @@ struct ProjectJob {
   Tensor* out;
   RowRange before;  // on the block's rows before their GEMM (may be empty)
   RowRange after;   // and after it
+  const float* packed = nullptr;  // the weight packed for the head kernels (packedWeightsFor), or null
 };
 void projectAll(std::initializer_list<ProjectJob> jobs, int threads) {
   std::vector<std::pair<const ProjectJob*, std::int64_t>> blocks;  // (job, first row)
@@ -152,7 +159,7 @@ void projectAll(std::initializer_list<ProjectJob> jobs, int threads) {
     const std::int64_t r0 = blocks[static_cast<std::size_t>(i)].second, rows = j.x->dim(0) * j.x->dim(1);
     const std::int64_t n = std::min(rowBlock(rows), rows - r0);
     if (j.before) j.before(r0, n);
-    project(j.x->ptr(), *j.weight, *j.bias, j.out->ptr(), j.x->dim(2), r0, n);
+    project(j.x->ptr(), *j.weight, *j.bias, j.out->ptr(), j.x->dim(2), r0, n, j.packed);
     if (j.after) j.after(r0, n);
   });
 }
@@ -305,6 +312,28 @@ void recordDescription(Trace& t, const AttentionInputs& in, const MhaWeights& w,
 
 namespace {
 
+// W_q, W_k, W_v, W_o packed for the head kernels (Trace::packedWeights), or null: made when the
+// forward shares the caller's weights (`shared`), kept while the trace holds that same object (a
+// recompute with the same model packs nothing; at T = 128 the packing was ~6 % of the forward).
+const float* packedWeightsFor(Trace& t, const MhaWeights& w, const MhaWeights* shared, std::int64_t d, int threads) {
+  Trace::PackedWeights& p = t.packedWeights;
+  const std::int64_t each = packedStripsFloats(d, d), strips = (d + 63) / 64;
+  if (!shared || !headKernelsEnabled()) {
+    p = {};
+    return nullptr;
+  }
+  if (p.of != shared || t.weights.get() != shared || static_cast<std::int64_t>(p.data.size()) != 4 * each) {
+    p.of = nullptr;  // until packed: a failure midway leaves no half-packed copy that claims to be one
+    if (static_cast<std::int64_t>(p.data.size()) != 4 * each) FloatBuffer(static_cast<std::size_t>(4 * each)).swap(p.data);
+    const RowMatrix* mats[4] = {&w.wq, &w.wk, &w.wv, &w.wo};
+    parallelFor(threads, 4 * strips, [&](std::int64_t i) {
+      packStrips(mats[i / strips]->data(), d, d, d, i % strips, i % strips + 1, p.data.data() + (i / strips) * each);
+    });
+    p.of = shared;
+  }
+  return p.data.data();
+}
+
 // The forward with `w`'s numbers; the trace keeps `keep` as its record of them (w itself, shared,
 // or a copy made here when null).
 Status forwardInto(const AttentionInputs& in, const MhaWeights& w, std::shared_ptr<const MhaWeights> keep,
@@ -340,12 +369,14 @@ Status forwardInto(const AttentionInputs& in, const MhaWeights& w, std::shared_p
     auto split = [&](StageId proj, StageId heads) -> RowRange {
       return [&p = T(proj), &o = T(heads), h](std::int64_t r0, std::int64_t n) { splitHeads(p, h, r0, n, o); };
     };
+    const float* packed = packedWeightsFor(t, w, keep.get(), d, threads);
+    const auto packedAt = [&](int i) { return packed ? packed + i * packedStripsFloats(d, d) : nullptr; };
     projectAll({{&in.query, &w.wq, &w.bq, &T(StageId::QProj), recordInput(in.query, StageId::Query, true),
-                 split(StageId::QProj, StageId::QHeads)},
+                 split(StageId::QProj, StageId::QHeads), packedAt(0)},
                 {&in.key, &w.wk, &w.bk, &T(StageId::KProj), recordInput(in.key, StageId::Key, all),
-                 split(StageId::KProj, StageId::KHeads)},
+                 split(StageId::KProj, StageId::KHeads), packedAt(1)},
                 {&in.value, &w.wv, &w.bv, &T(StageId::VProj), recordInput(in.value, StageId::Value, all),
-                 split(StageId::VProj, StageId::VHeads)}},
+                 split(StageId::VProj, StageId::VHeads), packedAt(2)}},
                threads);
 
     std::vector<std::uint8_t> rowAny;
@@ -375,7 +406,7 @@ Status forwardInto(const AttentionInputs& in, const MhaWeights& w, std::shared_p
         mergeHeads(ho, r0, n, c);
       };
     }
-    projectAll({{&T(StageId::Concat), &w.wo, &w.bo, &T(StageId::Output), merge, {}}}, threads);
+    projectAll({{&T(StageId::Concat), &w.wo, &w.bo, &T(StageId::Output), merge, {}, packedAt(3)}}, threads);
 
     recordDescription(t, in, w, opt, factor);
     // The learned parameters as used (the window and `export` draw these very numbers). A copy

@@ -406,7 +406,8 @@ void packStrip(const float* b, std::int64_t ldb, std::int64_t k0, std::int64_t k
 }
 
 void productBlockAvx512(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m,
-                        std::int64_t k, std::int64_t n, float* c, std::int64_t ldc, const float* start) {
+                        std::int64_t k, std::int64_t n, float* c, std::int64_t ldc, const float* start,
+                        const float* prepacked) {
   if (k <= 0) {
     for (std::int64_t i = 0; i < m; ++i) {
       if (start) std::copy(start, start + n, c + i * ldc);
@@ -414,9 +415,10 @@ void productBlockAvx512(const float* a, std::int64_t lda, const float* b, std::i
     }
     return;
   }
-  // b's rows are read in place when they are at most one strip wide (A V: V's rows of d_k), else
-  // each strip of a chunk of k is packed first (packStrip).
-  const bool pack = ldb > 64;
+  // b's rows are read in place when they are at most one strip wide (A V: V's rows of d_k) or
+  // packed already (prepacked: packStrips' strips), else each strip of a chunk of k is packed
+  // first (packStrip).
+  const bool pack = ldb > 64 && !prepacked;
   float* packed = pack ? stripScratch() : nullptr;
   for (std::int64_t k0 = 0; k0 < k; k0 += kKeyChunk) {
     const std::int64_t k1 = std::min(k, k0 + kKeyChunk);
@@ -426,8 +428,8 @@ void productBlockAvx512(const float* a, std::int64_t lda, const float* b, std::i
       const float* from = start ? start + c0 : nullptr;
       if (pack) packStrip(b + c0, ldb, k0, k1, nv, last, packed);
       // The strip's row j, whichever way: bs + j * ls.
-      const float* bs = pack ? packed - k0 * 64 : b + c0;
-      const std::int64_t ls = pack ? 64 : ldb;
+      const float* bs = pack ? packed - k0 * 64 : prepacked ? prepacked + c0 * k : b + c0;
+      const std::int64_t ls = pack || prepacked ? 64 : ldb;
       for (std::int64_t i = 0; i < m;) {
         // Tiles of 6 rows; the last 7 or 8 as two of 4 and 3 or 4 (a tile of 1 or 2 rows loads b's
         // vectors for only 4 or 8 products each: the 2 rows left of 128 took 2 % of the forward).
@@ -461,11 +463,26 @@ void scoresBlock(const float* q, const float* k, std::int64_t nq, std::int64_t T
 }
 
 void productBlock(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m, std::int64_t k,
-                  std::int64_t n, float* c, std::int64_t ldc, const float* start) {
+                  std::int64_t n, float* c, std::int64_t ldc, const float* start, const float* packed) {
 #ifdef MHASCOPE_HEAD_KERNELS_AVX512
-  if (cpuRunsKernels()) return productBlockAvx512(a, lda, b, ldb, m, k, n, c, ldc, start);
+  if (cpuRunsKernels()) return productBlockAvx512(a, lda, b, ldb, m, k, n, c, ldc, start, packed);
 #endif
+  (void)packed;  // the plain loops read b itself
   productBlockPortable(a, lda, b, ldb, m, k, n, c, ldc, start);
+}
+
+std::int64_t packedStripsFloats(std::int64_t k, std::int64_t n) { return (n + 63) / 64 * k * 64; }
+
+void packStrips(const float* b, std::int64_t ldb, std::int64_t k, std::int64_t n, std::int64_t s0, std::int64_t s1,
+                float* packed) {
+  for (std::int64_t s = s0; s < s1; ++s) {
+    const std::int64_t c0 = 64 * s, cols = std::min<std::int64_t>(64, n - c0);
+    for (std::int64_t j = 0; j < k; ++j) {
+      float* dst = packed + (s * k + j) * 64;
+      std::copy_n(b + j * ldb + c0, cols, dst);
+      std::fill(dst + cols, dst + 64, 0.0f);
+    }
+  }
 }
 
 }  // namespace mhascope

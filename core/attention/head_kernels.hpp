@@ -39,9 +39,17 @@ void scoresBlock(const float* q, const float* k, std::int64_t nq, std::int64_t T
 
 // c[i*ldc + col] = start[col] + sum_j a[i*lda + j] * b[j*ldb + col] for the m rows of a (m x k) and
 // b (k x n), the sum taken in order j = 0 .. k-1 from start[col] (one row of n, the same for every
-// row of c: a projection's bias), or from 0 when start is null.
+// row of c: a projection's bias), or from 0 when start is null. `packed`: b as packStrips made it
+// (the AVX-512 kernel then reads it instead of packing each strip itself; same numbers, same bits),
+// or null.
 void productBlock(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m, std::int64_t k,
-                  std::int64_t n, float* c, std::int64_t ldc, const float* start);
+                  std::int64_t n, float* c, std::int64_t ldc, const float* start, const float* packed = nullptr);
+// b (k x n, row stride ldb) as productBlock's kernel reads it: its 64-column strips [s0, s1) one
+// after the other, strip s (columns 64 s .. 64 s + 63, zeros past n) as k rows of 64 floats at
+// packed + s * k * 64. The whole of b takes packedStripsFloats(k, n) floats.
+std::int64_t packedStripsFloats(std::int64_t k, std::int64_t n);
+void packStrips(const float* b, std::int64_t ldb, std::int64_t k, std::int64_t n, std::int64_t s0, std::int64_t s1,
+                float* packed);
 // A V for a block of rows: out[i*ldo + c] = sum_j w[i*ldw + j] * v[j*dk + c] for the nq rows of w
 // (nq x Tk) and V (Tk x dk), the sum taken in key order j = 0 .. Tk-1.
 inline void weightedSumBlock(const float* w, std::int64_t ldw, const float* v, std::int64_t nq, std::int64_t Tk,

@@ -128,7 +128,8 @@ WeightTable Trace::weight(WeightId id) const {
 }
 
 std::uint64_t Trace::residentBytes() const {
-  std::uint64_t bytes = blocked.capacity() + fullyMasked.capacity() + lazyTables.bytes();
+  std::uint64_t bytes = blocked.capacity() + fullyMasked.capacity() + lazyTables.bytes() +
+                        packedWeights.data.capacity() * sizeof(float);
   for (const Stage& s : stages) bytes += s.tensor.data.capacity() * sizeof(float);
   for (int i = 0; i < kWeightCount; ++i) {
     const WeightTable w = weight(static_cast<WeightId>(i));

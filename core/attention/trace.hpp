@@ -147,6 +147,14 @@ struct Trace {
   // (forward's shared_ptr overload: no copy, no compare), else a copy the trace holds. Biases are
   // zeros when the model has none (hasBias false). Null: a trace that holds none.
   std::shared_ptr<const MhaWeights> weights;
+  // W_q, W_k, W_v, W_o as the head kernels read them (packStrips, head_kernels.hpp; one after the
+  // other), made by a forward that shares the caller's weights and kept for the next one with the
+  // same shared object: the engine's working copy, not a record. `of`: the weights packed (an
+  // identity only: reused when `weights` still holds that very object), null when none.
+  struct PackedWeights {
+    const MhaWeights* of = nullptr;
+    FloatBuffer data;
+  } packedWeights;
   bool hasBias = false;
   std::vector<std::vector<std::string>> queryTokens;  // (B, T_q) labels
   std::vector<std::vector<std::string>> keyTokens;    // (B, T_k) labels
@@ -178,7 +186,7 @@ struct Trace {
   // kept: for a reader that needs one table at a time, like the dump).
   Tensor copyOf(StageId id) const;
   // Bytes of numbers held: every stored stage, the lazy tables made so far, weights (held or
-  // shared) and mask flags.
+  // shared), their packed working copy and mask flags.
   std::uint64_t residentBytes() const;
   bool isBlocked(int b, int q, int k) const {
     return blocked[(static_cast<std::size_t>(b) * tq + q) * tk + k] != 0;

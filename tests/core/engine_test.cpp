@@ -13,6 +13,7 @@
 #include "check_tensor.hpp"
 #include "attention/block_rows.hpp"
 #include "attention/engine.hpp"
+#include "attention/head_kernels.hpp"
 #include "attention/model.hpp"
 
 namespace mhascope {
@@ -510,6 +511,63 @@ TEST(Engine, QueryBlockRowsChangeNoBit) {
   }
   EXPECT_FALSE(setQueryBlockRows(0));
   EXPECT_EQ(queryBlockRows(), 128);
+}
+
+// The learned matrices packed for the head kernels (Trace::packedWeights) are made when the
+// forward shares the caller's weights, kept while the trace holds that same object, and made
+// afresh for any other: every forward gives the bits of the copying overload with its weights.
+TEST(Engine, PackedWeightsFollowTheSharedWeights) {
+  ModelConfig cfg;
+  cfg.text = "the cat sat on the mat and looked at the dog";
+  cfg.dModel = 80;  // two strips of 64 columns and a part
+  cfg.heads = 5;
+  auto built = buildModel(cfg);
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  const Model m = std::move(built).value();
+  const auto first = std::make_shared<const MhaWeights>(m.weights);
+  const auto second = std::make_shared<const MhaWeights>(initWeights(80, true, 7));
+  auto expectBitsOf = [&](const Trace& t, const MhaWeights& w, const char* what) {
+    Trace copied;
+    ASSERT_TRUE(forward(m.inputs, w, m.options, copied).ok());
+    EXPECT_EQ(copied.packedWeights.of, nullptr) << "a copying forward keeps no packed copy";
+    for (int i = 0; i < kStageCount; ++i) {
+      const auto id = static_cast<StageId>(i);
+      const Tensor x = t.copyOf(id), y = copied.copyOf(id);
+      ASSERT_EQ(x.shape, y.shape) << what << ": " << stageInfo(id).name;
+      EXPECT_EQ(std::memcmp(x.ptr(), y.ptr(), x.data.size() * sizeof(float)), 0) << what << ": " << stageInfo(id).name;
+    }
+  };
+  Trace t;
+  ASSERT_TRUE(forward(m.inputs, first, m.options, t).ok());
+  if (!headKernelsEnabled()) {
+    EXPECT_EQ(t.packedWeights.of, nullptr) << "no kernels, nothing packed";
+    expectBitsOf(t, *first, "first");
+    return;
+  }
+  EXPECT_EQ(t.packedWeights.of, first.get());
+  const std::int64_t each = packedStripsFloats(80, 80);
+  ASSERT_EQ(static_cast<std::int64_t>(t.packedWeights.data.size()), 4 * each);
+  std::vector<float> wo(static_cast<std::size_t>(each));
+  packStrips(first->wo.data(), 80, 80, 80, 0, 2, wo.data());
+  EXPECT_EQ(std::memcmp(wo.data(), t.packedWeights.data.data() + 3 * each, wo.size() * sizeof(float)), 0) << "W_o";
+  expectBitsOf(t, *first, "first");
+  const float* kept = t.packedWeights.data.data();
+  ASSERT_TRUE(forward(m.inputs, first, m.options, t).ok());  // the same object: packed as it was
+  EXPECT_EQ(t.packedWeights.data.data(), kept);
+  expectBitsOf(t, *first, "first again");
+  ASSERT_TRUE(forward(m.inputs, second, m.options, t).ok());  // another object: packed afresh
+  EXPECT_EQ(t.packedWeights.of, second.get());
+  expectBitsOf(t, *second, "second");
+  // A trace that let go of its weights (the window's replaced trace) packs again even for an
+  // object at the same address (it may be another object by then): its packed copy, spoilt here,
+  // is not read.
+  t.weights.reset();
+  std::fill(t.packedWeights.data.begin(), t.packedWeights.data.end(), 3.0f);
+  ASSERT_TRUE(forward(m.inputs, second, m.options, t).ok());
+  expectBitsOf(t, *second, "second after a reset");
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());  // copying: the packed copy goes
+  EXPECT_EQ(t.packedWeights.of, nullptr);
+  EXPECT_TRUE(t.packedWeights.data.empty());
 }
 
 TEST(Engine, SameSeedSameWeightsAndEmbeddings) {

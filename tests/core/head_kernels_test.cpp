@@ -218,7 +218,20 @@ TEST(HeadKernels, WeightedSumMatchesDoubleLoops) {
 TEST(HeadKernels, ProductBlockMatchesDoubleLoopsWithStridesAndAStartRow) {
   using ProductFn = void (*)(const float*, std::int64_t, const float*, std::int64_t, std::int64_t, std::int64_t,
                              std::int64_t, float*, std::int64_t, const float*);
-  const std::pair<const char*, ProductFn> impls[] = {{"dispatched", productBlock}, {"portable", productBlockPortable}};
+  // "prepacked": b packed by packStrips first (the engine's kept copy of the weights), which the
+  // kernel then reads instead of packing its strips itself.
+  const ProductFn dispatched = [](const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m,
+                                  std::int64_t k, std::int64_t n, float* c, std::int64_t ldc, const float* start) {
+    productBlock(a, lda, b, ldb, m, k, n, c, ldc, start);
+  };
+  const ProductFn prepacked = [](const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m,
+                                 std::int64_t k, std::int64_t n, float* c, std::int64_t ldc, const float* start) {
+    std::vector<float> packed(static_cast<std::size_t>(packedStripsFloats(k, n)), -1.0f);
+    packStrips(b, ldb, k, n, 0, (n + 63) / 64, packed.data());
+    productBlock(a, lda, b, ldb, m, k, n, c, ldc, start, packed.data());
+  };
+  const std::pair<const char*, ProductFn> impls[] = {
+      {"dispatched", dispatched}, {"prepacked", prepacked}, {"portable", productBlockPortable}};
   std::mt19937 rng(11);
   for (const auto& [name, product] : impls) {
     for (bool withStart : {false, true}) {
@@ -254,6 +267,29 @@ TEST(HeadKernels, ProductBlockMatchesDoubleLoopsWithStridesAndAStartRow) {
       }
     }
   }
+}
+
+// Given packed strips, the AVX-512 kernel reads them, not b: strips of another matrix give that
+// matrix's product, bit for bit, and packStrips leaves zeros past the last column of a strip.
+TEST(HeadKernels, ProductBlockReadsThePackedStripsWhenGiven) {
+  if (!headKernelsAvailable()) GTEST_SKIP() << "no AVX-512 on this CPU: the plain loops read b itself";
+  std::mt19937 rng(5);
+  const std::int64_t m = 13, k = 700, n = 150, ld = n + 9;  // k over one chunk, n over two strips and a part
+  const auto a = randomValues(static_cast<std::size_t>(m * k), rng, 1.0f);
+  const auto b = randomValues(static_cast<std::size_t>(k * ld), rng, 1.0f);
+  const auto other = randomValues(static_cast<std::size_t>(k * ld), rng, 1.0f);
+  std::vector<float> packed(static_cast<std::size_t>(packedStripsFloats(k, n)), -1.0f);
+  ASSERT_EQ(packed.size(), static_cast<std::size_t>(3 * k * 64));
+  packStrips(other.data(), ld, k, n, 0, 3, packed.data());
+  for (std::int64_t j = 0; j < k; ++j) {
+    for (std::int64_t col = n; col < 192; ++col) {
+      ASSERT_EQ(packed[static_cast<std::size_t>((2 * k + j) * 64 + col - 128)], 0.0f) << "j " << j << " col " << col;
+    }
+  }
+  std::vector<float> viaPacked(static_cast<std::size_t>(m * n)), direct(static_cast<std::size_t>(m * n));
+  productBlock(a.data(), k, b.data(), ld, m, k, n, viaPacked.data(), n, nullptr, packed.data());
+  productBlock(a.data(), k, other.data(), ld, m, k, n, direct.data(), n, nullptr);
+  EXPECT_EQ(std::memcmp(viaPacked.data(), direct.data(), direct.size() * sizeof(float)), 0);
 }
 
 }  // namespace
