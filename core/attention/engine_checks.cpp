@@ -25,9 +25,12 @@ double estimateTraceBytes(std::int64_t batch, std::int64_t tq, std::int64_t tk, 
   // scores and weights; scaled_scores and masked_scores are derived from the scores when read
   // (Trace::isLazy) and hold no table
   const double scoreLike = b * h * q * k;
-  // W_q, W_k, W_v, W_o and biases, kept for the Learned view: a copy, or shared with the caller's
-  // model (the window's), then counted twice here: the estimate stays an upper bound.
-  const double recordedWeights = 4 * d * d + 4 * d;
+  // W_q, W_k, W_v, W_o and biases, kept for the Learned view: a copy; or shared with the caller's
+  // model (the window's, counted with the model), and then the trace holds them packed for the head
+  // kernels instead (Trace::packedWeights: whole 64-column strips, so d_model rounded up to 64
+  // columns). The larger of the two.
+  const double stripColumns = std::ceil(d / 64.0) * 64.0;
+  const double recordedWeights = 4 * stripColumns * d + 4 * d;
   const double floats = 6 * qSide + 6 * kvSide + 2 * scoreLike + recordedWeights;
   return floats * 4.0 + b * q * k /* blocked flags */;
 }
