@@ -322,9 +322,10 @@ const float* packedWeightsFor(Trace& t, const MhaWeights& w, const MhaWeights* s
     p = {};
     return nullptr;
   }
-  if (p.of != shared || t.weights.get() != shared || static_cast<std::int64_t>(p.data.size()) != 4 * each) {
+  const bool sized = static_cast<std::int64_t>(p.data.size()) == 4 * each;
+  if (p.of != shared || t.weights.get() != shared || !sized) {
     p.of = nullptr;  // until packed: a failure midway leaves no half-packed copy that claims to be one
-    if (static_cast<std::int64_t>(p.data.size()) != 4 * each) FloatBuffer(static_cast<std::size_t>(4 * each)).swap(p.data);
+    if (!sized) FloatBuffer(static_cast<std::size_t>(4 * each)).swap(p.data);
     const RowMatrix* mats[4] = {&w.wq, &w.wk, &w.wv, &w.wo};
     parallelFor(threads, 4 * strips, [&](std::int64_t i) {
       packStrips(mats[i / strips]->data(), d, d, d, i % strips, i % strips + 1, p.data.data() + (i / strips) * each);
