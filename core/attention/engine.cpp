@@ -186,7 +186,8 @@ void projectAll(std::initializer_list<ProjectJob> jobs, int threads) {
 void scoresAndWeights(const AttentionOptions& opt, const std::vector<std::uint8_t>& blocked,
                       const std::vector<std::uint8_t>& rowAny, const std::vector<std::int64_t>& runFrom, float factor,
                       std::int64_t b, int head, std::int64_t Tq, std::int64_t Tk, std::int64_t dk, const float* qh,
-                      const float* kh, std::int64_t q0, std::int64_t nq, float* scores, float* weights) {
+                      const float* kh, const float* khPacked, std::int64_t q0, std::int64_t nq, float* scores,
+                      float* weights) {
   const std::uint8_t* blk[kMaxQueryBlock];  // each row's blocked keys as bytes, or null: none
   BlockedKeys keys[kMaxQueryBlock];         // the same for the kernels: a run to the row's end where they are one
   for (std::int64_t q = q0; q < q0 + nq; ++q) {
@@ -197,19 +198,19 @@ void scoresAndWeights(const AttentionOptions& opt, const std::vector<std::uint8_
   float rowMax[kMaxQueryBlock];
   const bool fused = headKernelsEnabled() && dk <= kScoresBlockMaxDk;
   if (!weights) {  // the scores only, as the branch below computes them
-    if (fused) scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, keys, scores + q0 * Tk, nullptr, Tk, rowMax);
+    if (fused) scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, keys, scores + q0 * Tk, nullptr, Tk, rowMax, khPacked);
     else sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scores + q0 * Tk, Tk);
     if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, head, scores, Tq, Tk, q0, nq);
     return;
   }
   if (fused && !opt.scoresOverride) {  // scores, scale, mask, max in one pass
     scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, keys, scores ? scores + q0 * Tk : nullptr, weights + q0 * Tk, Tk,
-                rowMax);
+                rowMax, khPacked);
   } else {
     // The same products as without hand-set scores (the kernel's when it runs), so the scores a
     // hand-set table leaves alone keep their exact bits.
     if (!scores) scores = weights;  // not recorded: computed in the weights' rows, then scaled in place
-    if (fused) scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, keys, scores + q0 * Tk, nullptr, Tk, rowMax);
+    if (fused) scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, keys, scores + q0 * Tk, nullptr, Tk, rowMax, khPacked);
     else sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scores + q0 * Tk, Tk);
     if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, head, scores, Tq, Tk, q0, nq);
     for (std::int64_t q = q0; q < q0 + nq; ++q) {  // the scaled, then masked row into the weights' row
@@ -234,7 +235,8 @@ void attendBlock(Trace& t, const AttentionOptions& opt, const std::vector<std::u
   const std::int64_t head0 = bh * Tq * Tk;
   float* weights = t.tensor(StageId::Weights).ptr() + head0;
   scoresAndWeights(opt, t.blocked, rowAny, runFrom, factor, b, head, Tq, Tk, dk, t.tensor(StageId::QHeads).ptr() + bh * Tq * dk,
-                   t.tensor(StageId::KHeads).ptr() + bh * Tk * dk, q0, nq,
+                   t.tensor(StageId::KHeads).ptr() + bh * Tk * dk,
+                   t.packedKeys.empty() ? nullptr : t.packedKeys.data() + bh * packedKeysFloats(Tk, dk), q0, nq,
                    all ? t.tensor(StageId::Scores).ptr() + head0 : nullptr, weights);
   // A V: head_outputs (T_q, d_k) rows, or head `head`'s columns of concat (row stride d_model).
   float* headOut = all ? t.tensor(StageId::HeadOutputs).ptr() + bh * Tq * dk
@@ -335,6 +337,28 @@ const float* packedWeightsFor(Trace& t, const MhaWeights& w, const MhaWeights* s
   return p.data.data();
 }
 
+// Every head's keys transposed in chunks of 64 as the scores kernel reads them (Trace::packedKeys,
+// packKeyChunks), once per forward: without, each block of query rows transposed them again (at
+// T = 4096 with 64-row blocks, 64 times per head: ~10 % of the forward). Empty without the kernels
+// (or d_k too wide for them).
+void packKeysFor(Trace& t, std::int64_t heads /*B * h*/, std::int64_t Tk, std::int64_t dk, int threads) {
+  if (!headKernelsEnabled() || dk > kScoresBlockMaxDk) {
+    FloatBuffer().swap(t.packedKeys);
+    return;
+  }
+  const std::int64_t each = packedKeysFloats(Tk, dk), chunks = (Tk + 63) / 64;
+  if (static_cast<std::int64_t>(t.packedKeys.size()) != heads * each) {
+    FloatBuffer(static_cast<std::size_t>(heads * each)).swap(t.packedKeys);
+  }
+  const float* k = t.tensor(StageId::KHeads).ptr();
+  // In pieces of up to 16 chunks, so that one head alone still gives two threads work.
+  const std::int64_t per = std::min<std::int64_t>(16, chunks), pieces = (chunks + per - 1) / per;
+  parallelFor(threads, heads * pieces, [&](std::int64_t i) {
+    const std::int64_t bh = i / pieces, c0 = (i % pieces) * per;
+    packKeyChunks(k + bh * Tk * dk, Tk, dk, c0, std::min(chunks, c0 + per), t.packedKeys.data() + bh * each);
+  });
+}
+
 // The forward with `w`'s numbers; the trace keeps `keep` as its record of them (w itself, shared,
 // or a copy made here when null).
 Status forwardInto(const AttentionInputs& in, const MhaWeights& w, std::shared_ptr<const MhaWeights> keep,
@@ -379,6 +403,8 @@ Status forwardInto(const AttentionInputs& in, const MhaWeights& w, std::shared_p
                 {&in.value, &w.wv, &w.bv, &T(StageId::VProj), recordInput(in.value, StageId::Value, all),
                  split(StageId::VProj, StageId::VHeads), packedAt(2)}},
                threads);
+
+    packKeysFor(t, B * h, Tk, d / h, threads);
 
     std::vector<std::uint8_t> rowAny;
     std::vector<std::int64_t> runFrom;
@@ -501,10 +527,15 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
     }
     const std::int64_t rows = queryBlockRows();
     const std::int64_t bh = static_cast<std::int64_t>(batch) * h + head, blocks = (Tq + rows - 1) / rows;
+    FloatBuffer keysPacked;  // this head's keys as the scores kernel reads them (packKeysFor)
+    if (headKernelsEnabled() && dk <= kScoresBlockMaxDk) {
+      FloatBuffer(static_cast<std::size_t>(packedKeysFloats(Tk, dk))).swap(keysPacked);
+      packKeyChunks(kHeads.ptr() + bh * Tk * dk, Tk, dk, 0, (Tk + 63) / 64, keysPacked.data());
+    }
     parallelFor(threads, blocks, [&](std::int64_t i) {
       const std::int64_t q0 = i * rows;
       scoresAndWeights(opt, blocked, rowAny, runFrom, factor, batch, head, Tq, Tk, dk, qHeads.ptr() + bh * Tq * dk,
-                       kHeads.ptr() + bh * Tk * dk, q0, std::min(rows, Tq - q0), weightsOnly ? nullptr : table.ptr(),
+                       kHeads.ptr() + bh * Tk * dk, keysPacked.empty() ? nullptr : keysPacked.data(), q0, std::min(rows, Tq - q0), weightsOnly ? nullptr : table.ptr(),
                        weightsOnly ? table.ptr() : nullptr);
     });
 

@@ -31,7 +31,9 @@ double estimateTraceBytes(std::int64_t batch, std::int64_t tq, std::int64_t tk, 
   // columns). The larger of the two.
   const double stripColumns = std::ceil(d / 64.0) * 64.0;
   const double recordedWeights = 4 * stripColumns * d + 4 * d;
-  const double floats = 6 * qSide + 6 * kvSide + 2 * scoreLike + recordedWeights;
+  // The keys transposed for the scores kernel (Trace::packedKeys): k_heads with T_k rounded up to 64.
+  const double packedKeys = b * std::ceil(k / 64.0) * 64.0 * d;
+  const double floats = 6 * qSide + 6 * kvSide + 2 * scoreLike + recordedWeights + packedKeys;
   return floats * 4.0 + b * q * k /* blocked flags */;
 }
 

@@ -103,7 +103,10 @@ constexpr int kRows = 6;           // productBlock: rows per register tile, 6 x 
 constexpr int kScoreRows = 6;      // scoresBlock: 6 x 4 (the scale, mask and store are out of line: finishScores)
 constexpr std::int64_t kMaxRowsPerPass = 128;  // scoresBlock: rows whose running maxima stay in vectors
 constexpr std::int64_t kKeys = 64;  // keys (score columns) per tile: 4 vectors
-constexpr std::int64_t kKeyChunk = 512;  // productBlock: k per pass, so b's rows stay in cache
+// productBlock: k per pass, so b's rows stay in cache (a strip of 1024 rows of 64 floats is 256 KiB).
+// 1024 against 512: the projections at d_model 768 and 1024 ~2-3 % faster in a driver, the forward
+// at T = 512 and 1024 ~2 % (Intel Xeon, 2026-11-24); the sums are the same either way.
+constexpr std::int64_t kKeyChunk = 1024;
 
 __mmask16 lanesBelow(std::int64_t n) {
   if (n <= 0) return 0;
@@ -219,7 +222,10 @@ void scoresRows(const float* q, std::int64_t dk, const float* kt, const __mmask1
 
 // R rows x NV vectors of outputs over k in [k0, k1); the first chunk starts from the row `start`
 // (zero when null), later ones from the partial sums in out, so every output is one sum in k order.
-template <int R, int NV>
+// Whole: v's rows hold NV whole vectors (a packed strip, zeros past its columns, or columns a
+// multiple of 16), read unmasked; else the last vector's lanes `last` only. (The masked load of
+// the fourth vector cost the projections ~4 % on the Intel Xeon of 2026-11-24.)
+template <int R, int NV, bool Whole>
 void sumTile(const float* w, std::int64_t ldw, const float* v, std::int64_t ldv, std::int64_t k0, std::int64_t k1,
              float* out, std::int64_t ldo, __mmask16 last, const float* start) {
   __m512 acc[R][NV];
@@ -236,7 +242,8 @@ void sumTile(const float* w, std::int64_t ldw, const float* v, std::int64_t ldv,
     __m512 vj[NV];
     #pragma GCC unroll 8
     for (int x = 0; x < NV; ++x) {
-      vj[x] = _mm512_maskz_loadu_ps(x == NV - 1 ? last : static_cast<__mmask16>(0xFFFF), v + j * ldv + 16 * x);
+      vj[x] = Whole ? _mm512_loadu_ps(v + j * ldv + 16 * x)
+                    : _mm512_maskz_loadu_ps(x == NV - 1 ? last : static_cast<__mmask16>(0xFFFF), v + j * ldv + 16 * x);
     }
     #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
@@ -255,18 +262,18 @@ void sumTile(const float* w, std::int64_t ldw, const float* v, std::int64_t ldv,
 }
 
 // One chunk of k for rows [i, i + rows) (rows <= kRows) and the column vectors [c0, c0 + 16 nv).
-template <int NV>
+template <int NV, bool Whole>
 void sumRows(const float* w, std::int64_t ldw, const float* v, std::int64_t ldv, std::int64_t k0, std::int64_t k1,
              float* out, std::int64_t ldo, __mmask16 last, const float* start, std::int64_t i, std::int64_t rows) {
   const float* wi = w + i * ldw;
   float* oi = out + i * ldo;
   switch (rows) {
-    case 6: return sumTile<6, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, start);
-    case 5: return sumTile<5, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, start);
-    case 4: return sumTile<4, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, start);
-    case 3: return sumTile<3, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, start);
-    case 2: return sumTile<2, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, start);
-    default: return sumTile<1, NV>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, start);
+    case 6: return sumTile<6, NV, Whole>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, start);
+    case 5: return sumTile<5, NV, Whole>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, start);
+    case 4: return sumTile<4, NV, Whole>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, start);
+    case 3: return sumTile<3, NV, Whole>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, start);
+    case 2: return sumTile<2, NV, Whole>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, start);
+    default: return sumTile<1, NV, Whole>(wi, ldw, v, ldv, k0, k1, oi, ldo, last, start);
   }
 }
 
@@ -332,22 +339,26 @@ void packKeys(const float* k, std::int64_t dk, std::int64_t j0, std::int64_t n, 
 template <int DK>
 void scoresBlockFor(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
                     const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld,
-                    float* rowMax) {
+                    float* rowMax, const float* packedKeys) {
   const std::int64_t width = DK > 0 ? DK : dk;
   if (nq > kMaxRowsPerPass) {  // the engine's blocks are 128 rows; anything longer in passes
     for (std::int64_t i0 = 0; i0 < nq; i0 += kMaxRowsPerPass) {
       scoresBlockFor<DK>(q + i0 * width, k, std::min(kMaxRowsPerPass, nq - i0), Tk, dk, factor, blocked + i0,
                          scores ? scores + i0 * ld : nullptr, weights ? weights + i0 * ld : nullptr, ld,
-                         rowMax ? rowMax + i0 : nullptr);
+                         rowMax ? rowMax + i0 : nullptr, packedKeys);
     }
     return;
   }
-  alignas(64) float kt[(DK > 0 ? DK : kScoresBlockMaxDk) * kKeys];  // 64 keys transposed: d_k rows of 64
+  // 64 keys transposed (d_k rows of 64): packed here per block of rows, or read from packedKeys.
+  // (Packed per block, the transposes were ~10 % of the forward at T = 4096 with 64-row blocks.)
+  alignas(64) float own[(DK > 0 ? DK : kScoresBlockMaxDk) * kKeys];
   __m512 maxv[kMaxRowsPerPass];  // each row's running maximum, 16 lanes
   for (std::int64_t r = 0; r < nq; ++r) maxv[r] = _mm512_set1_ps(kNegInf);
   for (std::int64_t j0 = 0; j0 < Tk; j0 += kKeys) {
     const std::int64_t n = std::min(kKeys, Tk - j0);
-    packKeys<DK>(k, width, j0, n, kt);
+    const float* kt = own;
+    if (packedKeys) kt = packedKeys + (j0 / kKeys) * width * kKeys;
+    else packKeys<DK>(k, width, j0, n, own);
     const __mmask16 valid[4] = {lanesBelow(n), lanesBelow(n - 16), lanesBelow(n - 32), lanesBelow(n - 48)};
     std::int64_t i = 0;
     for (; i + kScoreRows <= nq; i += kScoreRows) {
@@ -368,12 +379,21 @@ void scoresBlockFor(const float* q, const float* k, std::int64_t nq, std::int64_
 
 void scoresBlockAvx512(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk,
                        float factor, const BlockedKeys* blocked, float* scores, float* weights,
-                       std::int64_t ld, float* rowMax) {
-  if (dk == 64) return scoresBlockFor<64>(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
+                       std::int64_t ld, float* rowMax, const float* packedKeys) {
+  if (dk == 64) return scoresBlockFor<64>(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax, packedKeys);
   if (dk > kScoresBlockMaxDk || dk < 1) {
     return scoresBlockPortable(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
   }
-  scoresBlockFor<0>(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
+  scoresBlockFor<0>(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax, packedKeys);
+}
+
+void packKeyChunksAvx512(const float* k, std::int64_t Tk, std::int64_t dk, std::int64_t c0, std::int64_t c1,
+                        float* packed) {
+  for (std::int64_t c = c0; c < c1; ++c) {
+    const std::int64_t j0 = c * kKeys, n = std::min(kKeys, Tk - j0);
+    if (dk == 64) packKeys<64>(k, dk, j0, n, packed + c * dk * kKeys);
+    else packKeys<0>(k, dk, j0, n, packed + c * dk * kKeys);
+  }
 }
 
 // A thread's scratch for one packed strip (kKeyChunk rows of 64 floats, 128 KiB), allocated on its
@@ -430,16 +450,27 @@ void productBlockAvx512(const float* a, std::int64_t lda, const float* b, std::i
       // The strip's row j, whichever way: bs + j * ls.
       const float* bs = pack ? packed - k0 * 64 : prepacked ? prepacked + c0 * k : b + c0;
       const std::int64_t ls = pack || prepacked ? 64 : ldb;
+      const bool whole = pack || prepacked || last == 0xFFFF;
+      // The next prepacked strip's rows are asked into L2 a share per row tile, so that its first
+      // tile does not wait for them (forward at T = 512 ~1.5 % faster).
+      const float* next = prepacked && c0 + 64 < n ? prepacked + (c0 + 64) * k + k0 * 64 : nullptr;
+      const std::int64_t lines = (k1 - k0) * 4, perTile = (lines * kRows + m - 1) / m;
+      std::int64_t line = 0;
       for (std::int64_t i = 0; i < m;) {
+        if (next) {
+          for (const std::int64_t end = std::min(lines, line + perTile); line < end; ++line) {
+            _mm_prefetch(reinterpret_cast<const char*>(next + line * 16), _MM_HINT_T1);
+          }
+        }
         // Tiles of 6 rows; the last 7 or 8 as two of 4 and 3 or 4 (a tile of 1 or 2 rows loads b's
         // vectors for only 4 or 8 products each: the 2 rows left of 128 took 2 % of the forward).
         const std::int64_t left = m - i;
         const std::int64_t rows = left == 7 || left == 8 ? 4 : std::min<std::int64_t>(kRows, left);
         switch (nv) {
-          case 4: sumRows<4>(a, lda, bs, ls, k0, k1, c + c0, ldc, last, from, i, rows); break;
-          case 3: sumRows<3>(a, lda, bs, ls, k0, k1, c + c0, ldc, last, from, i, rows); break;
-          case 2: sumRows<2>(a, lda, bs, ls, k0, k1, c + c0, ldc, last, from, i, rows); break;
-          default: sumRows<1>(a, lda, bs, ls, k0, k1, c + c0, ldc, last, from, i, rows); break;
+          case 4: (whole ? sumRows<4, true> : sumRows<4, false>)(a, lda, bs, ls, k0, k1, c + c0, ldc, last, from, i, rows); break;
+          case 3: (whole ? sumRows<3, true> : sumRows<3, false>)(a, lda, bs, ls, k0, k1, c + c0, ldc, last, from, i, rows); break;
+          case 2: (whole ? sumRows<2, true> : sumRows<2, false>)(a, lda, bs, ls, k0, k1, c + c0, ldc, last, from, i, rows); break;
+          default: (whole ? sumRows<1, true> : sumRows<1, false>)(a, lda, bs, ls, k0, k1, c + c0, ldc, last, from, i, rows); break;
         }
         i += rows;
       }
@@ -455,10 +486,14 @@ void productBlockAvx512(const float* a, std::int64_t lda, const float* b, std::i
 #endif
 
 void scoresBlock(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
-                 const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax) {
+                 const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax,
+                 const float* packedKeys) {
 #ifdef MHASCOPE_HEAD_KERNELS_AVX512
-  if (cpuRunsKernels()) return scoresBlockAvx512(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
+  if (cpuRunsKernels()) {
+    return scoresBlockAvx512(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax, packedKeys);
+  }
 #endif
+  (void)packedKeys;  // the plain loops read k itself
   scoresBlockPortable(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
 }
 
@@ -469,6 +504,22 @@ void productBlock(const float* a, std::int64_t lda, const float* b, std::int64_t
 #endif
   (void)packed;  // the plain loops read b itself
   productBlockPortable(a, lda, b, ldb, m, k, n, c, ldc, start);
+}
+
+std::int64_t packedKeysFloats(std::int64_t Tk, std::int64_t dk) { return (Tk + 63) / 64 * 64 * dk; }
+
+void packKeyChunks(const float* k, std::int64_t Tk, std::int64_t dk, std::int64_t c0, std::int64_t c1, float* packed) {
+#ifdef MHASCOPE_HEAD_KERNELS_AVX512
+  if (cpuRunsKernels()) return packKeyChunksAvx512(k, Tk, dk, c0, c1, packed);
+#endif
+  for (std::int64_t c = c0; c < c1; ++c) {
+    for (std::int64_t col = 0; col < dk; ++col) {
+      for (std::int64_t j = 0; j < 64; ++j) {
+        const std::int64_t key = 64 * c + j;
+        packed[(c * dk + col) * 64 + j] = key < Tk ? k[key * dk + col] : 0.0f;
+      }
+    }
+  }
 }
 
 std::int64_t packedStripsFloats(std::int64_t k, std::int64_t n) { return (n + 63) / 64 * k * 64; }

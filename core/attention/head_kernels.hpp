@@ -34,8 +34,16 @@ constexpr std::int64_t kScoresBlockMaxDk = 256;
 // rowMax[i] = the maximum of weights row i (-inf when every key is blocked). The product
 // scores * factor is the same float multiply the trace uses to read the scaled scores back.
 // weights null: only the scores (rowMax untouched), for hand-set scores that replace some first.
+// `packedKeys`: k as packKeyChunks made it (the AVX-512 kernel then reads its chunks instead of
+// transposing 64 keys itself for every block of rows; same numbers, same bits), or null.
 void scoresBlock(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
-                 const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax);
+                 const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax,
+                 const float* packedKeys = nullptr);
+// k (Tk x dk, row stride dk) as scoresBlock's kernel reads it: chunk c (keys 64 c .. 64 c + 63,
+// zeros past Tk) transposed, d_k rows of 64 floats at packed + c * dk * 64, 64-byte aligned when
+// packed is. Chunks [c0, c1) are written; all of k takes packedKeysFloats(Tk, dk) floats.
+std::int64_t packedKeysFloats(std::int64_t Tk, std::int64_t dk);
+void packKeyChunks(const float* k, std::int64_t Tk, std::int64_t dk, std::int64_t c0, std::int64_t c1, float* packed);
 
 // c[i*ldc + col] = start[col] + sum_j a[i*lda + j] * b[j*ldb + col] for the m rows of a (m x k) and
 // b (k x n), the sum taken in order j = 0 .. k-1 from start[col] (one row of n, the same for every

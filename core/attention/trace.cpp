@@ -129,7 +129,7 @@ WeightTable Trace::weight(WeightId id) const {
 
 std::uint64_t Trace::residentBytes() const {
   std::uint64_t bytes = blocked.capacity() + fullyMasked.capacity() + lazyTables.bytes() +
-                        packedWeights.data.capacity() * sizeof(float);
+                        (packedWeights.data.capacity() + packedKeys.capacity()) * sizeof(float);
   for (const Stage& s : stages) bytes += s.tensor.data.capacity() * sizeof(float);
   for (int i = 0; i < kWeightCount; ++i) {
     const WeightTable w = weight(static_cast<WeightId>(i));

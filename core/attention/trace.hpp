@@ -155,6 +155,10 @@ struct Trace {
     const MhaWeights* of = nullptr;
     FloatBuffer data;
   } packedWeights;
+  // Every (batch item, head)'s keys transposed in chunks of 64, as the scores kernel reads them
+  // (packKeyChunks, head_kernels.hpp; head bh at bh * packedKeysFloats(T_k, d_k)): made by every
+  // forward from k_heads, the engine's working copy, not a record. Empty without the kernels.
+  FloatBuffer packedKeys;
   bool hasBias = false;
   std::vector<std::vector<std::string>> queryTokens;  // (B, T_q) labels
   std::vector<std::vector<std::string>> keyTokens;    // (B, T_k) labels

@@ -1,6 +1,6 @@
 // The attention's per-block products (attention/head_kernels.hpp), the vector code and the plain
 // loops alike, against double-precision loops: odd row, key and d_k counts (vector tails, the
-// 64-key tiles, the 512-key chunks), scattered and fully blocked rows, overflowing scores; and
+// 64-key tiles, the 1024-row chunks of productBlock), scattered and fully blocked rows, overflowing scores; and
 // the forward with the kernels against the general path is in engine_speed_test.cpp.
 #include <gtest/gtest.h>
 
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "attention/head_kernels.hpp"
+#include "attention/tensor.hpp"  // FloatBuffer: 64-byte aligned, as the packed keys must be
 
 namespace mhascope {
 namespace {
@@ -26,12 +27,31 @@ using ScoresFn = void (*)(const float*, const float*, std::int64_t, std::int64_t
 using SumFn = void (*)(const float*, std::int64_t, const float*, std::int64_t, std::int64_t, std::int64_t, float*,
                        std::int64_t);
 
+void scoresBlockOwnKeys(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
+                        const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax) {
+  scoresBlock(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
+}
+// The keys packed first by packKeyChunks (what the forward keeps in Trace::packedKeys), which the
+// kernel then reads instead of transposing them itself; the packing in two calls, as the engine's
+// threads share it out.
+void scoresBlockPackedKeys(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk,
+                           float factor, const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld,
+                           float* rowMax) {
+  FloatBuffer packed(static_cast<std::size_t>(packedKeysFloats(Tk, dk)));
+  std::fill(packed.begin(), packed.end(), -1.0f);
+  const std::int64_t chunks = (Tk + 63) / 64;
+  packKeyChunks(k, Tk, dk, 0, chunks / 2, packed.data());
+  packKeyChunks(k, Tk, dk, chunks / 2, chunks, packed.data());
+  scoresBlock(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax, packed.data());
+}
+
 struct Impl {
   const char* name;
   ScoresFn scores;
   SumFn sum;
 };
-const Impl kImpls[] = {{"dispatched", scoresBlock, weightedSumBlock},
+const Impl kImpls[] = {{"dispatched", scoresBlockOwnKeys, weightedSumBlock},
+                       {"packed keys", scoresBlockPackedKeys, weightedSumBlock},
                        {"portable", scoresBlockPortable, weightedSumBlockPortable}};
 
 std::vector<float> randomValues(std::size_t n, std::mt19937& rng, float scale) {
@@ -184,7 +204,7 @@ TEST(HeadKernels, WeightedSumMatchesDoubleLoops) {
   std::mt19937 rng(5);
   for (const Impl& impl : kImpls) {
     for (std::int64_t nq : {1, 5, 6, 7, 13}) {
-      for (std::int64_t Tk : {1, 17, 64, 513, 1100}) {  // past 512: more than one chunk of keys
+      for (std::int64_t Tk : {1, 17, 64, 513, 1100}) {  // 1100: more than one chunk of keys
         for (std::int64_t dk : {1, 5, 16, 17, 64, 65, 100}) {
           const std::int64_t ldw = Tk + 1, ldo = dk + 2;
           const auto w = randomValues(static_cast<std::size_t>(nq * ldw), rng, 1.0f);
@@ -274,7 +294,7 @@ TEST(HeadKernels, ProductBlockMatchesDoubleLoopsWithStridesAndAStartRow) {
 TEST(HeadKernels, ProductBlockReadsThePackedStripsWhenGiven) {
   if (!headKernelsAvailable()) GTEST_SKIP() << "no AVX-512 on this CPU: the plain loops read b itself";
   std::mt19937 rng(5);
-  const std::int64_t m = 13, k = 700, n = 150, ld = n + 9;  // k over one chunk, n over two strips and a part
+  const std::int64_t m = 13, k = 1100, n = 150, ld = n + 9;  // k over one chunk, n over two strips and a part
   const auto a = randomValues(static_cast<std::size_t>(m * k), rng, 1.0f);
   const auto b = randomValues(static_cast<std::size_t>(k * ld), rng, 1.0f);
   const auto other = randomValues(static_cast<std::size_t>(k * ld), rng, 1.0f);
@@ -290,6 +310,38 @@ TEST(HeadKernels, ProductBlockReadsThePackedStripsWhenGiven) {
   productBlock(a.data(), k, b.data(), ld, m, k, n, viaPacked.data(), n, nullptr, packed.data());
   productBlock(a.data(), k, other.data(), ld, m, k, n, direct.data(), n, nullptr);
   EXPECT_EQ(std::memcmp(viaPacked.data(), direct.data(), direct.size() * sizeof(float)), 0);
+}
+
+// Given packed keys, the AVX-512 kernel reads them, not k: the keys of another matrix give that
+// matrix's scores, bit for bit, and packKeyChunks leaves zeros past the last key of a chunk.
+TEST(HeadKernels, ScoresBlockReadsThePackedKeysWhenGiven) {
+  if (!headKernelsAvailable()) GTEST_SKIP() << "no AVX-512 on this CPU: the plain loops read k itself";
+  std::mt19937 rng(9);
+  for (std::int64_t dk : {64, 24}) {  // the kernel for d_k 64 and the one for any d_k
+    const std::int64_t nq = 13, Tk = 150;  // two whole chunks of keys and a part
+    const auto q = randomValues(static_cast<std::size_t>(nq * dk), rng, 1.0f);
+    const auto k = randomValues(static_cast<std::size_t>(Tk * dk), rng, 1.0f);
+    const auto other = randomValues(static_cast<std::size_t>(Tk * dk), rng, 1.0f);
+    FloatBuffer packed(static_cast<std::size_t>(packedKeysFloats(Tk, dk)));
+    ASSERT_EQ(packed.size(), static_cast<std::size_t>(3 * 64 * dk));
+    std::fill(packed.begin(), packed.end(), -1.0f);
+    packKeyChunks(other.data(), Tk, dk, 0, 3, packed.data());
+    for (std::int64_t c = 0; c < dk; ++c) {
+      for (std::int64_t j = Tk; j < 192; ++j) {
+        ASSERT_EQ(packed[static_cast<std::size_t>((2 * dk + c) * 64 + j - 128)], 0.0f) << "c " << c << " key " << j;
+      }
+      ASSERT_EQ(packed[static_cast<std::size_t>(c * 64 + 5)], other[static_cast<std::size_t>(5 * dk + c)]);
+    }
+    std::vector<BlockedKeys> none(static_cast<std::size_t>(nq));
+    std::vector<float> viaPacked(static_cast<std::size_t>(nq * Tk)), direct(viaPacked.size());
+    std::vector<float> w1(viaPacked.size()), w2(viaPacked.size()), m1(static_cast<std::size_t>(nq)), m2(m1.size());
+    scoresBlock(q.data(), k.data(), nq, Tk, dk, 0.5f, none.data(), viaPacked.data(), w1.data(), Tk, m1.data(),
+                packed.data());
+    scoresBlock(q.data(), other.data(), nq, Tk, dk, 0.5f, none.data(), direct.data(), w2.data(), Tk, m2.data());
+    EXPECT_EQ(std::memcmp(viaPacked.data(), direct.data(), direct.size() * sizeof(float)), 0) << "dk " << dk;
+    EXPECT_EQ(std::memcmp(w1.data(), w2.data(), w2.size() * sizeof(float)), 0) << "dk " << dk;
+    EXPECT_EQ(std::memcmp(m1.data(), m2.data(), m2.size() * sizeof(float)), 0) << "dk " << dk;
+  }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attention/engine.hpp"
+#include "attention/head_kernels.hpp"
 #include "attention/model.hpp"
 #include "attention/row_kernels.hpp"
 #include "color/colormap.hpp"
@@ -142,6 +143,10 @@ TEST(LazyStages, TheTraceHoldsTwoScoreTablesFewerAndSlicesMakeNoWholeTable) {
   double allStored = static_cast<double>(t.blocked.capacity() + t.fullyMasked.capacity());
   for (int i = 0; i < kStageCount; ++i) allStored += 4.0 * static_cast<double>(Tensor::numelOf(t.shapeOf(static_cast<StageId>(i))));
   allStored += 4.0 * (4 * 64 * 64 + 4 * 64);  // W_q … W_o and the biases
+  // The keys transposed for the scores kernel (Trace::packedKeys), when it runs: 4 heads of d_k 16.
+  const std::int64_t packedKeys = headKernelsEnabled() ? 4 * packedKeysFloats(256, 16) : 0;
+  EXPECT_EQ(static_cast<std::int64_t>(t.packedKeys.size()), packedKeys);
+  allStored += 4.0 * static_cast<double>(packedKeys);
   const auto before = static_cast<double>(t.residentBytes());
   EXPECT_NEAR(before, allStored - 2 * table, 0.02 * table);
   EXPECT_NEAR(before, estimateTraceBytes(1, 256, 256, 64, 4), 0.05 * before);  // the budget's estimate agrees
