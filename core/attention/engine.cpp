@@ -198,8 +198,11 @@ void scoresAndWeights(const AttentionOptions& opt, const std::vector<std::uint8_
   float rowMax[kMaxQueryBlock];
   const bool fused = headKernelsEnabled() && dk <= kScoresBlockMaxDk;
   if (!weights) {  // the scores only, as the branch below computes them
-    if (fused) scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, keys, scores + q0 * Tk, nullptr, Tk, rowMax, khPacked);
-    else sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scores + q0 * Tk, Tk);
+    if (fused) {
+      scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, keys, scores + q0 * Tk, nullptr, Tk, rowMax, khPacked);
+    } else {
+      sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scores + q0 * Tk, Tk);
+    }
     if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, head, scores, Tq, Tk, q0, nq);
     return;
   }
@@ -210,8 +213,11 @@ void scoresAndWeights(const AttentionOptions& opt, const std::vector<std::uint8_
     // The same products as without hand-set scores (the kernel's when it runs), so the scores a
     // hand-set table leaves alone keep their exact bits.
     if (!scores) scores = weights;  // not recorded: computed in the weights' rows, then scaled in place
-    if (fused) scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, keys, scores + q0 * Tk, nullptr, Tk, rowMax, khPacked);
-    else sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scores + q0 * Tk, Tk);
+    if (fused) {
+      scoresBlock(qh + q0 * dk, kh, nq, Tk, dk, factor, keys, scores + q0 * Tk, nullptr, Tk, rowMax, khPacked);
+    } else {
+      sgemm(false, true, nq, Tk, dk, qh + q0 * dk, dk, kh, dk, 0.0f, scores + q0 * Tk, Tk);
+    }
     if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, head, scores, Tq, Tk, q0, nq);
     for (std::int64_t q = q0; q < q0 + nq; ++q) {  // the scaled, then masked row into the weights' row
       rowMax[q - q0] = scaleMaskRow(scores + q * Tk, factor, blk[q - q0], weights + q * Tk, weights + q * Tk, Tk);
@@ -535,7 +541,8 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
     parallelFor(threads, blocks, [&](std::int64_t i) {
       const std::int64_t q0 = i * rows;
       scoresAndWeights(opt, blocked, rowAny, runFrom, factor, batch, head, Tq, Tk, dk, qHeads.ptr() + bh * Tq * dk,
-                       kHeads.ptr() + bh * Tk * dk, keysPacked.empty() ? nullptr : keysPacked.data(), q0, std::min(rows, Tq - q0), weightsOnly ? nullptr : table.ptr(),
+                       kHeads.ptr() + bh * Tk * dk, keysPacked.empty() ? nullptr : keysPacked.data(), q0,
+                       std::min(rows, Tq - q0), weightsOnly ? nullptr : table.ptr(),
                        weightsOnly ? table.ptr() : nullptr);
     });
 

@@ -388,7 +388,9 @@ void scoresBlockFor(const float* q, const float* k, std::int64_t nq, std::int64_
 void scoresBlockAvx512(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk,
                        float factor, const BlockedKeys* blocked, float* scores, float* weights,
                        std::int64_t ld, float* rowMax, const float* packedKeys) {
-  if (dk == 64) return scoresBlockFor<64>(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax, packedKeys);
+  if (dk == 64) {
+    return scoresBlockFor<64>(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax, packedKeys);
+  }
   if (dk > kScoresBlockMaxDk || dk < 1) {
     return scoresBlockPortable(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
   }
@@ -404,7 +406,7 @@ void packKeyChunksAvx512(const float* k, std::int64_t Tk, std::int64_t dk, std::
   }
 }
 
-// A thread's scratch for one packed strip (kKeyChunk rows of 64 floats, 128 KiB), allocated on its
+// A thread's scratch for one packed strip (kKeyChunk rows of 64 floats, 256 KiB), allocated on its
 // first product and kept: one allocation per thread, not per call (a fresh 128 KiB block would be a
 // fresh mapping for glibc, faulted in every time).
 float* stripScratch() {
@@ -474,11 +476,14 @@ void productBlockAvx512(const float* a, std::int64_t lda, const float* b, std::i
         // vectors for only 4 or 8 products each: the 2 rows left of 128 took 2 % of the forward).
         const std::int64_t left = m - i;
         const std::int64_t rows = left == 7 || left == 8 ? 4 : std::min<std::int64_t>(kRows, left);
+        const auto run = [&](auto rowsKernel) {
+          rowsKernel(a, lda, bs, ls, k0, k1, c + c0, ldc, last, from, i, rows, pf, pfLines);
+        };
         switch (nv) {
-          case 4: (whole ? sumRows<4, true> : sumRows<4, false>)(a, lda, bs, ls, k0, k1, c + c0, ldc, last, from, i, rows, pf, pfLines); break;
-          case 3: (whole ? sumRows<3, true> : sumRows<3, false>)(a, lda, bs, ls, k0, k1, c + c0, ldc, last, from, i, rows, pf, pfLines); break;
-          case 2: (whole ? sumRows<2, true> : sumRows<2, false>)(a, lda, bs, ls, k0, k1, c + c0, ldc, last, from, i, rows, pf, pfLines); break;
-          default: (whole ? sumRows<1, true> : sumRows<1, false>)(a, lda, bs, ls, k0, k1, c + c0, ldc, last, from, i, rows, pf, pfLines); break;
+          case 4: run(whole ? sumRows<4, true> : sumRows<4, false>); break;
+          case 3: run(whole ? sumRows<3, true> : sumRows<3, false>); break;
+          case 2: run(whole ? sumRows<2, true> : sumRows<2, false>); break;
+          default: run(whole ? sumRows<1, true> : sumRows<1, false>); break;
         }
         i += rows;
       }
