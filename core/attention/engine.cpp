@@ -343,25 +343,23 @@ const float* packedWeightsFor(Trace& t, const MhaWeights& w, const MhaWeights* s
   return p.data.data();
 }
 
-// Every head's keys transposed in chunks of 64 as the scores kernel reads them (Trace::packedKeys,
-// packKeyChunks), once per forward: without, each block of query rows transposed them again (at
-// T = 4096 with 64-row blocks, 64 times per head: ~6 % of the forward in perf). Empty without the
-// kernels (or d_k too wide for them).
-void packKeysFor(Trace& t, std::int64_t heads /*B * h*/, std::int64_t Tk, std::int64_t dk, int threads) {
+// The keys of `heads` heads (k: heads x T_k x d_k, as k_heads holds them) transposed in chunks of
+// 64 into `out` as the scores kernel reads them (packKeyChunks; head i at i * packedKeysFloats),
+// once per forward (Trace::packedKeys) or per one-head forward: without, each block of query rows
+// transposed them again (at T = 4096 with 64-row blocks, 64 times per head: ~6 % of the forward in
+// perf). Empty without the kernels (or d_k too wide for them): the kernel then packs per block.
+void packKeysFor(const float* k, std::int64_t heads, std::int64_t Tk, std::int64_t dk, int threads, FloatBuffer& out) {
   if (!headKernelsEnabled() || dk > kScoresBlockMaxDk) {
-    FloatBuffer().swap(t.packedKeys);
+    FloatBuffer().swap(out);
     return;
   }
   const std::int64_t each = packedKeysFloats(Tk, dk), chunks = (Tk + 63) / 64;
-  if (static_cast<std::int64_t>(t.packedKeys.size()) != heads * each) {
-    FloatBuffer(static_cast<std::size_t>(heads * each)).swap(t.packedKeys);
-  }
-  const float* k = t.tensor(StageId::KHeads).ptr();
+  if (static_cast<std::int64_t>(out.size()) != heads * each) FloatBuffer(static_cast<std::size_t>(heads * each)).swap(out);
   // In pieces of up to 16 chunks, so that one head alone still gives two threads work.
   const std::int64_t per = std::min<std::int64_t>(16, chunks), pieces = (chunks + per - 1) / per;
   parallelFor(threads, heads * pieces, [&](std::int64_t i) {
-    const std::int64_t bh = i / pieces, c0 = (i % pieces) * per;
-    packKeyChunks(k + bh * Tk * dk, Tk, dk, c0, std::min(chunks, c0 + per), t.packedKeys.data() + bh * each);
+    const std::int64_t head = i / pieces, c0 = (i % pieces) * per;
+    packKeyChunks(k + head * Tk * dk, Tk, dk, c0, std::min(chunks, c0 + per), out.data() + head * each);
   });
 }
 
@@ -410,7 +408,7 @@ Status forwardInto(const AttentionInputs& in, const MhaWeights& w, std::shared_p
                  split(StageId::VProj, StageId::VHeads), packedAt(2)}},
                threads);
 
-    packKeysFor(t, B * h, Tk, d / h, threads);
+    packKeysFor(T(StageId::KHeads).ptr(), B * h, Tk, d / h, threads, t.packedKeys);
 
     std::vector<std::uint8_t> rowAny;
     std::vector<std::int64_t> runFrom;
@@ -533,11 +531,8 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
     }
     const std::int64_t rows = queryBlockRows();
     const std::int64_t bh = static_cast<std::int64_t>(batch) * h + head, blocks = (Tq + rows - 1) / rows;
-    FloatBuffer keysPacked;  // this head's keys as the scores kernel reads them (packKeysFor)
-    if (headKernelsEnabled() && dk <= kScoresBlockMaxDk) {
-      FloatBuffer(static_cast<std::size_t>(packedKeysFloats(Tk, dk))).swap(keysPacked);
-      packKeyChunks(kHeads.ptr() + bh * Tk * dk, Tk, dk, 0, (Tk + 63) / 64, keysPacked.data());
-    }
+    FloatBuffer keysPacked;  // this head's keys as the scores kernel reads them
+    packKeysFor(kHeads.ptr() + bh * Tk * dk, 1, Tk, dk, threads, keysPacked);
     parallelFor(threads, blocks, [&](std::int64_t i) {
       const std::int64_t q0 = i * rows;
       scoresAndWeights(opt, blocked, rowAny, runFrom, factor, batch, head, Tq, Tk, dk, qHeads.ptr() + bh * Tq * dk,
