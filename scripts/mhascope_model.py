@@ -4,17 +4,33 @@
     import mhascope_model
     model, meta = mhascope_model.load("m.safetensors")   # load_state_dict(strict=True)
     logits = model(tokens)                               # tokens: (B, T) int64 -> (B, T, V)
+    mhascope_model.py m.safetensors                      # checks the checkpoint and prints its sizes
 
 Pre-LayerNorm GPT-style: x = emb(tokens) + pos(t); per block x = x + MHA(LN1(x)) with a causal
 mask (and, with mlp=1, x = x + mlp(LN2(x)), mlp = Linear(d, 4d), GELU (exact erf), Linear(4d, d));
 logits = out(LNf(x)). The state_dict names are exactly the checkpoint's tensor names.
+
+The reader is as strict as mhascope's own (core/io/safetensors.cpp, core/train/checkpoint.cpp):
+a file it would refuse raises CheckpointError naming the file and the value, and nothing larger
+than what the file holds is allocated, whatever its header or metadata declare. Metadata keys it
+does not know are kept in `meta` and otherwise ignored; `history(meta)` reads the evaluations
+`mhascope train` saves in the metadata key 'history'.
 """
 import json
+import math
+import os
+import re
+import stat
 import struct
+import sys
 
 import numpy as np
 import torch
 from torch import nn
+
+
+class CheckpointError(Exception):
+    """A file that is not a usable checkpoint; the message names the file and the value."""
 
 
 class Block(nn.Module):
@@ -53,25 +69,345 @@ class MhascopeGPT(nn.Module):
         return self.out(self.lnf(x))
 
 
+def state_shapes(vocab, seq, d_model, layers, mlp):
+    """{state_dict name: shape} of MhascopeGPT with these sizes, computed without building it, so a
+    checkpoint can be checked against its own metadata before anything that large is allocated."""
+    d, m = d_model, 4 * d_model
+    shapes = {"emb.weight": (vocab, d), "pos.weight": (seq, d)}
+    for i in range(layers):
+        p = f"blocks.{i}."
+        shapes.update({p + "ln1.weight": (d,), p + "ln1.bias": (d,), p + "attn.in_proj_weight": (3 * d, d),
+                       p + "attn.in_proj_bias": (3 * d,), p + "attn.out_proj.weight": (d, d),
+                       p + "attn.out_proj.bias": (d,)})
+        if mlp:
+            shapes.update({p + "ln2.weight": (d,), p + "ln2.bias": (d,), p + "mlp.0.weight": (m, d),
+                           p + "mlp.0.bias": (m,), p + "mlp.2.weight": (d, m), p + "mlp.2.bias": (d,)})
+    shapes.update({"lnf.weight": (d,), "lnf.bias": (d,), "out.weight": (vocab, d), "out.bias": (vocab,)})
+    return shapes
+
+
+# ---------------------------------------------------------------------------------------------
+# .safetensors: the reference format's validate() rules, as core/io/safetensors.cpp applies them
+# ---------------------------------------------------------------------------------------------
+
+MAX_HEADER_BYTES = 100_000_000  # the reference's MAX_HEADER_SIZE
+# Every dtype the format knows (bits per element), so a known-but-unreadable one is "unsupported",
+# not "unknown". mhascope reads the first four.
+DTYPE_BITS = {"F32": 32, "F64": 64, "F16": 16, "BF16": 16, "BOOL": 8, "U8": 8, "I8": 8, "I16": 16, "U16": 16,
+              "I32": 32, "U32": 32, "I64": 64, "U64": 64, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8,
+              "F6_E2M3": 6, "F6_E3M2": 6, "F4": 4, "C64": 64}
+READABLE = ("F32", "F64", "F16", "BF16")
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _regular_file_size(path):
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise CheckpointError(f"cannot open '{path}': {e.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise CheckpointError(f"cannot read '{path}': it is a folder, not a file")
+    if not stat.S_ISREG(st.st_mode):  # FIFOs and devices would block or never end
+        raise CheckpointError(f"cannot read '{path}': it is not a regular file")
+    return st.st_size
+
+
+def _refuse_duplicates(pairs):
+    seen = set()
+    for k, _ in pairs:
+        if k in seen:
+            raise CheckpointError(f"the header has the key '{k}' twice (a JSON reader would silently keep only "
+                                  "the last one)")
+        seen.add(k)
+    return dict(pairs)
+
+
+def _refuse_constant(name):
+    raise CheckpointError(f"the header is not valid JSON: it holds {name}")
+
+
+def _is_uint(v):
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _check_entry(name, e, data_len):
+    """dtype, shape and data_offsets of one tensor → (dtype, shape, begin, end); every rule the
+    reference checks per tensor, in its order."""
+    t = f"tensor '{name}'"
+    if not isinstance(e, dict):
+        raise CheckpointError(f"{t} must be an object with dtype, shape and data_offsets, got {json.dumps(e)}")
+    for key in ("dtype", "shape", "data_offsets"):
+        if key not in e:
+            raise CheckpointError(f'{t} has no "{key}"')
+    dtype, shape, offsets = e["dtype"], e["shape"], e["data_offsets"]
+    if not isinstance(dtype, str):
+        raise CheckpointError(f'{t} dtype must be a string like "F32", got {json.dumps(dtype)}')
+    for field, v in (("shape", shape), ("data_offsets", offsets)):
+        if not isinstance(v, list) or not all(_is_uint(x) and x < 2**64 for x in v):
+            raise CheckpointError(f"{t} {field} must be an array of non-negative integers below 2^64, "
+                                  f"got {json.dumps(v)}")
+    if len(offsets) != 2:
+        raise CheckpointError(f"{t} data_offsets must be [begin, end], got {len(offsets)} values {offsets}")
+    if dtype not in DTYPE_BITS:
+        raise CheckpointError(f"{t} has unknown dtype '{dtype}' (known: {', '.join(DTYPE_BITS)})")
+    begin, end = offsets
+    if end < begin:
+        raise CheckpointError(f"{t} has data_offsets {offsets} with end < begin")
+    if end > data_len:
+        raise CheckpointError(f"{t} has data_offsets {offsets} out of range: the data after the header is only "
+                              f"{data_len} bytes")
+    numel = math.prod(shape)  # Python integers: no overflow, and the byte check below bounds it
+    bits = numel * DTYPE_BITS[dtype]
+    if bits % 8:
+        raise CheckpointError(f"{t} shape {shape} of {dtype} is not a whole number of bytes ({bits} bits)")
+    if end - begin != bits // 8:
+        raise CheckpointError(f"{t} has {end - begin} bytes (data_offsets {offsets}) but shape {shape} of {dtype} "
+                              f"needs {bits // 8} bytes")
+    return dtype, shape, begin, end
+
+
+def _check_tiling(entries, data_len):
+    """Sorted by offset, the tensors must cover the data exactly: from 0, no gap, no overlap, no
+    trailing bytes."""
+    covered, previous = 0, None
+    for name, (_, _, begin, end) in sorted(entries.items(), key=lambda kv: (kv[1][2], kv[1][3], kv[0])):
+        if begin > covered:
+            if previous is None:
+                raise CheckpointError(f"the first tensor by offset, '{name}', starts at byte {begin} instead of 0 "
+                                      f"(a gap of {begin} bytes)")
+            raise CheckpointError(f"gap of {begin - covered} bytes between tensor '{previous}' and '{name}'")
+        if begin < covered:
+            raise CheckpointError(f"tensor '{name}' (data_offsets [{begin}, {end}]) overlaps tensor '{previous}'")
+        covered, previous = end, name
+    if covered != data_len:
+        raise CheckpointError(f"trailing bytes: the tensors cover {covered} bytes but the data after the header is "
+                              f"{data_len} bytes ({data_len - covered} bytes extra)")
+
+
+def _read_header(f, size):
+    """(entries {name: (dtype, shape, begin, end)}, metadata, data start) from an open file of
+    `size` bytes; reads the 8-byte length and the header only."""
+    if size < 8:
+        raise CheckpointError(f"file is only {size} bytes, too short for the 8-byte header length of a "
+                              ".safetensors file")
+    (n,) = struct.unpack("<Q", f.read(8))
+    if n > MAX_HEADER_BYTES:
+        raise CheckpointError(f"header length {n} is larger than the limit of {MAX_HEADER_BYTES} bytes")
+    if n > size - 8:
+        raise CheckpointError(f"header length {n} is larger than the file ({size - 8} bytes after the 8-byte "
+                              "length); the file is truncated or not a .safetensors file")
+    raw = f.read(n)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CheckpointError(f"the header is not valid UTF-8 (byte 0x{raw[e.start]:02x} at header offset "
+                              f"{e.start})") from None
+    try:
+        header = json.loads(text, object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as e:
+        raise CheckpointError(f"the header is not valid JSON: {e}") from None
+    except RecursionError:
+        raise CheckpointError("the header nests too deeply") from None
+    if not isinstance(header, dict):
+        raise CheckpointError(f"the header is not a JSON object (it is {type(header).__name__})")
+    meta = header.pop("__metadata__", None)
+    meta = {} if meta is None else meta  # the reference reads null as "no metadata"
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"__metadata__ must be an object of string values, got {json.dumps(meta)[:80]}")
+    for k, v in meta.items():
+        if not isinstance(v, str):
+            raise CheckpointError(f"__metadata__ value for '{k}' must be a string, got {json.dumps(v)[:80]}")
+    data_len = size - 8 - n
+    entries = {name: _check_entry(name, e, data_len) for name, e in header.items()}
+    _check_tiling(entries, data_len)
+    return entries, meta, 8 + n
+
+
+def _decode(name, dtype, shape, raw):
+    """The tensor's bytes → float64 array, with the NaN/Inf guard: never silently zeroed."""
+    if dtype == "BF16":  # bfloat16 is the top half of a float32
+        a = (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+    else:
+        a = np.frombuffer(raw, dtype={"F32": "<f4", "F64": "<f8", "F16": "<f2"}[dtype])
+    a = a.astype(np.float64)
+    bad = ~np.isfinite(a)
+    problems = []
+    if bad.any():
+        nan = int(np.isnan(a).sum())
+        problems.append(f"tensor '{name}' has {nan} NaN and {int(bad.sum()) - nan} Inf values (of {a.size}, the "
+                        f"first at flat index {int(np.flatnonzero(bad)[0])})")
+    if dtype == "F64":  # mhascope computes in float32: a finite value beyond it is as unusable
+        over = np.isfinite(a) & (np.abs(a) > FLOAT32_MAX)
+        if over.any():
+            first = int(np.flatnonzero(over)[0])
+            problems.append(f"tensor '{name}' has {int(over.sum())} F64 values outside the float32 range "
+                            f"(±{FLOAT32_MAX:.6g}), the first {a[first]:.6g} at flat index {first}")
+    return a.reshape(shape), problems
+
+
 def read_safetensors(path):
-    """(tensors as float64 torch tensors, metadata dict) of an F32/F64 .safetensors file."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n])
-    meta = header.pop("__metadata__", {})
-    tensors = {}
-    for name, info in header.items():
-        dtype = {"F32": "<f4", "F64": "<f8"}[info["dtype"]]
-        a, b = info["data_offsets"]
-        arr = np.frombuffer(raw[8 + n + a:8 + n + b], dtype=dtype).reshape(info["shape"])
-        tensors[name] = torch.from_numpy(arr.astype(np.float64))
+    """(tensors as float64 torch tensors, metadata dict) of an F32/F64/F16/BF16 .safetensors file.
+    The header is checked against the file's size before any tensor data is read."""
+    size = _regular_file_size(path)  # its messages name the file already
+    try:
+        with open(path, "rb") as f:
+            entries, meta, start = _read_header(f, size)
+            for name in sorted(entries):
+                if entries[name][0] not in READABLE:
+                    raise CheckpointError(f"unsupported dtype {entries[name][0]} for tensor '{name}'; mhascope reads "
+                                          f"{', '.join(READABLE)} (convert with tensor.float())")
+            f.seek(start)
+            data = f.read()  # exactly the size the header accounts for: the tiling check above
+            if len(data) != size - start:
+                raise CheckpointError(f"the file changed while it was read ({size} bytes, then {start + len(data)})")
+    except CheckpointError as e:
+        raise CheckpointError(f"{path}: {e}") from None
+    except OSError as e:
+        raise CheckpointError(f"cannot read '{path}': {e.strerror or e}") from None
+    except MemoryError:
+        raise CheckpointError(f"{path}: not enough memory to read the {size}-byte file") from None
+    tensors, problems = {}, []
+    for name in sorted(entries):
+        dtype, shape, begin, end = entries[name]
+        a, bad = _decode(name, dtype, shape, data[begin:end])
+        problems += bad
+        tensors[name] = torch.from_numpy(a)
+    if problems:
+        raise CheckpointError(f"{path}: values mhascope cannot use, never silently zeroed; " + "; ".join(problems))
     return tensors, meta
 
 
+# ---------------------------------------------------------------------------------------------
+# The checkpoint's metadata: core/train/checkpoint.cpp's rules
+# ---------------------------------------------------------------------------------------------
+
+# (key, lowest, highest). The seed spans the whole uint64, as `mhascope train --seed` takes it.
+INTEGER_KEYS = (("vocab", 2, 1 << 16), ("seq", 2, 4096), ("d_model", 1, 4096), ("heads", 1, 4096),
+                ("layers", 1, 4), ("mlp", 0, 1), ("step", 0, 1 << 40), ("seed", 0, 2**64 - 1),
+                ("period_min", 1, 4096), ("period_max", 1, 4096))
+TASKS = ("induction", "reverse", "sort", "text")
+_DECIMAL = re.compile(r"-?[0-9]+")  # what the C++ reader's from_chars takes: no '+', spaces or '_'
+
+
+def _check_metadata(meta):
+    """(the integer settings, the problems found); every problem, not just the first."""
+    problems, cfg = [], {}
+
+    def text(key):
+        if key not in meta:
+            problems.append(f"metadata '{key}' is missing")
+        return meta.get(key, "")
+
+    fmt, version = text("format"), text("version")
+    if "format" in meta and fmt != "mhascope-gpt":
+        problems.append(f"metadata 'format' is '{fmt}', expected 'mhascope-gpt'")
+    if "version" in meta and version != "1":
+        problems.append(f"metadata 'version' is '{version}', expected '1'")
+    for key, lo, hi in INTEGER_KEYS:
+        v = text(key)
+        if key in meta:
+            if _DECIMAL.fullmatch(v) and lo <= int(v) <= hi:
+                cfg[key] = int(v)
+            else:
+                problems.append(f"metadata '{key}' is '{v}', expected an integer in {lo} .. {hi}")
+    task = text("task")
+    if "task" in meta and task not in TASKS:
+        problems.append(f"metadata 'task' is '{task}', expected induction, reverse, sort or text")
+    if task == "text" and "alphabet" in meta:
+        try:
+            alphabet = json.loads(meta["alphabet"], object_pairs_hook=_refuse_duplicates,
+                                  parse_constant=_refuse_constant)
+            ok = isinstance(alphabet, list) and all(isinstance(c, str) for c in alphabet)
+        except (ValueError, CheckpointError, RecursionError):
+            ok = False
+        if not ok:
+            problems.append("metadata 'alphabet' is not a JSON array of strings")
+        elif "vocab" in cfg and len(alphabet) != cfg["vocab"]:
+            problems.append(f"metadata 'alphabet' has {len(alphabet)} characters but vocab is {cfg['vocab']}")
+    elif task == "text":
+        text("alphabet")
+    if cfg.get("d_model") and cfg.get("heads") and cfg["d_model"] % cfg["heads"]:
+        problems.append(f"metadata d_model ({cfg['d_model']}) is not divisible by heads ({cfg['heads']})")
+    return cfg, problems
+
+
 def load(path, dtype=torch.float64):
+    """(MhascopeGPT with the checkpoint's weights, its metadata). Raises CheckpointError listing every
+    problem. The model is built only once the file's tensors match the sizes its metadata declares,
+    so a small file cannot make it allocate more than the file holds."""
     tensors, meta = read_safetensors(path)
-    model = MhascopeGPT(int(meta["vocab"]), int(meta["seq"]), int(meta["d_model"]), int(meta["heads"]),
-                        int(meta["layers"]), meta["mlp"] == "1").to(dtype)
+    cfg, problems = _check_metadata(meta)
+    sizes_ok = not problems
+    if sizes_ok:
+        want = state_shapes(cfg["vocab"], cfg["seq"], cfg["d_model"], cfg["layers"], cfg["mlp"] == 1)
+        for name, shape in want.items():
+            if name not in tensors:
+                problems.append(f"missing tensor '{name}' {list(shape)}")
+            elif tuple(tensors[name].shape) != shape:
+                problems.append(f"'{name}' has shape {list(tensors[name].shape)}, expected {list(shape)}")
+        problems += [f"unexpected tensor '{n}' {list(t.shape)}" for n, t in sorted(tensors.items()) if n not in want]
+    if problems:
+        note = "" if sizes_ok else " (tensor names and shapes were not checked: the sizes in the metadata are needed first)"
+        raise CheckpointError(f"{path} is not a usable mhascope checkpoint: " + "; ".join(problems) + note)
+    model = MhascopeGPT(cfg["vocab"], cfg["seq"], cfg["d_model"], cfg["heads"], cfg["layers"],
+                        cfg["mlp"] == 1).to(dtype)
     model.load_state_dict({k: v.to(dtype) for k, v in tensors.items()}, strict=True)
     return model, meta
+
+
+HEAD_SCORES = ("prev_token", "induction", "self", "first_token", "entropy")
+
+
+def history(meta):
+    """The evaluations `mhascope train` saved in the checkpoint's metadata 'history' (version 1), as
+    [{"step", "probe_loss", "probe_accuracy", "train_loss" (None before the first step),
+    "heads": [layer][head] {prev_token, induction, self, first_token, entropy}}], or [] for a
+    checkpoint written before the block existed. `load` itself ignores the block."""
+    if "history" not in meta:
+        return []
+    try:
+        h = json.loads(meta["history"], object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant)
+    except (ValueError, CheckpointError, RecursionError) as e:
+        raise CheckpointError(f"metadata 'history' is not valid JSON ({e})") from None
+    if not isinstance(h, dict) or h.get("version") != 1:
+        raise CheckpointError("metadata 'history' has no version or an unknown one (this reader reads version 1)")
+    layers, heads, rows = h.get("layers"), h.get("heads"), h.get("evaluations")
+    if not (_is_uint(layers) and _is_uint(heads) and isinstance(rows, list)):
+        raise CheckpointError("metadata 'history' needs integer 'layers' and 'heads' and an 'evaluations' array")
+    columns = 4 + len(HEAD_SCORES) * layers * heads
+    out = []
+    for k, r in enumerate(rows):
+        if not isinstance(r, list) or len(r) != columns or not all(
+                v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in r):
+            raise CheckpointError(f"metadata 'history' evaluation {k} is not an array of {columns} numbers")
+        scores = [dict(zip(HEAD_SCORES, r[4 + 5 * i:9 + 5 * i])) for i in range(layers * heads)]
+        out.append({"step": r[0], "probe_loss": r[1], "probe_accuracy": r[2], "train_loss": r[3],
+                    "heads": [scores[li * heads:(li + 1) * heads] for li in range(layers)]})
+    return out
+
+
+def main(argv=None):
+    """mhascope_model.py CHECKPOINT: checks it as `load` does and prints its sizes, or one error line."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        if len(argv) != 1 or argv[0].startswith("-"):
+            raise CheckpointError("usage: mhascope_model.py CHECKPOINT.safetensors (checks it and prints its sizes)")
+        model, meta = load(argv[0])
+        keys = ("vocab", "seq", "d_model", "heads", "layers", "mlp", "task", "step", "seed")
+        n = sum(p.numel() for p in model.parameters())
+        try:
+            evals = history(meta)
+        except CheckpointError as e:
+            raise CheckpointError(f"{argv[0]}: {e}") from None
+        print(f"{argv[0]}: " + " ".join(f"{k}={meta[k]}" for k in keys) + f"; {n} parameters"
+              + (f"; {len(evals)} saved evaluations, the last at step {evals[-1]['step']}" if evals else ""))
+        return 0
+    except CheckpointError as e:
+        print(f"mhascope_model: error: {e}", file=sys.stderr)
+    except Exception as e:  # noqa: BLE001 - whatever went wrong, one line, never a traceback
+        print(f"mhascope_model: error: {type(e).__name__}: {e}", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
