@@ -552,6 +552,8 @@ def main(argv=None):
     try:
         a = ap.parse_args(argv)
         out_target(a.out)  # before the model is loaded and run: a wrong --out costs nothing
+        if a.call < 0:
+            raise CaptureError(f"--call must be a call number counted from 0, got {a.call}")
         model, inputs = _load(a.model, a.input)
         info = capture(model, a.module, inputs, a.out, call=a.call, eval_mode=not a.train_mode)
     except CaptureError as e:

@@ -223,11 +223,13 @@ check(ok_ and snapshot(swap) == before and not leftovers(TMP),
       f"a refused capture leaves the earlier one untouched: {msg}")
 
 # Non-finite weights in the layer: mhascope would refuse its weights file, so nothing is written.
-nan_layer = nn.MultiheadAttention(8, 2, batch_first=True)
+nan_net = nn.Module()
+nan_net.add_module("attn", nn.MultiheadAttention(8, 2, batch_first=True))
+nan_net.forward = lambda q: nan_net.attn(q, q, q)
 with torch.no_grad():
-    nan_layer.in_proj_weight[1, 2] = float("nan")
-ok_, msg = refused(lambda: capture_attention.capture(nn.Sequential(nan_layer), "0", (torch.randn(1, 3, 8),) * 3,
-                                                     swap), "in_proj_weight has 1 NaN/Inf")
+    nan_net.attn.in_proj_weight[1, 2] = float("nan")
+ok_, msg = refused(lambda: capture_attention.capture(nan_net, "attn", torch.randn(1, 3, 8), swap),
+                   "in_proj_weight has 1 NaN/Inf")
 check(ok_ and snapshot(swap) == before, f"NaN weights refused before writing: {msg}")
 
 # A failing write (a full disk) on the fourth file: the earlier capture stays, nothing left behind.
