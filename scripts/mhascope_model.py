@@ -347,7 +347,8 @@ def load(path, dtype=torch.float64):
                 problems.append(f"'{name}' has shape {list(tensors[name].shape)}, expected {list(shape)}")
         problems += [f"unexpected tensor '{n}' {list(t.shape)}" for n, t in sorted(tensors.items()) if n not in want]
     if problems:
-        note = "" if sizes_ok else " (tensor names and shapes were not checked: the sizes in the metadata are needed first)"
+        note = ("" if sizes_ok else
+                " (tensor names and shapes were not checked: the sizes in the metadata are needed first)")
         raise CheckpointError(f"{path} is not a usable mhascope checkpoint: " + "; ".join(problems) + note)
     model = MhascopeGPT(cfg["vocab"], cfg["seq"], cfg["d_model"], cfg["heads"], cfg["layers"],
                         cfg["mlp"] == 1).to(dtype)

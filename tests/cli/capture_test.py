@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
 
 import numpy as np
 import torch
@@ -213,7 +214,8 @@ check(info["self_attention"] and "key.npy" not in os.listdir(swap) and "value.np
       f"a capture replaces an earlier one whole: {sorted(os.listdir(swap))}")
 check(not leftovers(TMP), f"no temporary folder left after a swap: {leftovers(TMP)}")
 r = layer_sh(swap, "run", "--dump", os.path.join(TMP, "swap_dump"))
-check(r.returncode == 0 and "T_k=5" in r.stdout, f"the swapped capture opens in mhascope: {r.stdout.strip()}{r.stderr.strip()}")
+check(r.returncode == 0 and "T_q=5" in r.stdout.split() and "h=4" in r.stdout.split(),
+      f"the swapped capture opens in mhascope: {r.stdout.strip()}{r.stderr.strip()}")
 
 # A capture refused after the model ran (an additive bias mask) leaves the earlier capture as it was.
 before = snapshot(swap)
@@ -329,7 +331,8 @@ uint8_py = os.path.join(TMP, "uint8_model.py")
 with open(uint8_py, "w") as f:
     f.write("import torch\nfrom torch import nn\n"
             "model = nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, batch_first=True)\n"
-            "inputs = {'src': torch.randn(1, 3, 8), 'src_key_padding_mask': torch.tensor([[0, 0, 1]], dtype=torch.uint8)}\n")
+            "inputs = {'src': torch.randn(1, 3, 8),\n"
+            "          'src_key_padding_mask': torch.tensor([[0, 0, 1]], dtype=torch.uint8)}\n")
 uint8_out = os.path.join(TMP, "uint8")
 r = subprocess.run([script, "--model", uint8_py, "--module", "self_attn", "--out", uint8_out],
                    capture_output=True, text=True)
@@ -358,9 +361,11 @@ check(rc == 1 and "ValueError: no weights here" in err and "boom.py line 3" in e
 
 # A uint8 attn_mask, which PyTorch 1.13 still takes (as bool), is captured as that bool mask.
 u8 = torch.triu(torch.ones(5, 5, dtype=torch.uint8), diagonal=1)
-info = capture_attention.capture(enc, "self_attn", {"src": x, "src_mask": u8}, os.path.join(TMP, "u8_attn"))
+with warnings.catch_warnings():  # PyTorch's deprecation warning for exactly this mask
+    warnings.simplefilter("ignore", UserWarning)
+    info = capture_attention.capture(enc, "self_attn", {"src": x, "src_mask": u8}, os.path.join(TMP, "u8_attn"))
 saved = np.load(os.path.join(TMP, "u8_attn", "attn_mask.npy"))
-check(saved.dtype == np.bool_ and np.array_equal(saved, u8.numpy() != 0), f"a uint8 attn_mask is captured as bool")
+check(saved.dtype == np.bool_ and np.array_equal(saved, u8.numpy() != 0), "a uint8 attn_mask is captured as bool")
 
 
 print(f"{len(failures)} failure(s); files in {TMP}" if failures else "all passed")

@@ -96,7 +96,8 @@ r = subprocess.run([sys.executable, "-c", child, SCRIPTS, huge_path], capture_ou
 out = r.stdout.strip().splitlines()
 grown = int(out[-1]) if out and out[-1].isdigit() else -1
 check(os.path.getsize(huge_path) < 600 and 0 <= grown < 64 and "missing tensor 'emb.weight' [65536, 1024]" in r.stdout,
-      f"a {os.path.getsize(huge_path)}-byte file declaring vocab 65536, d_model 1024: refused, peak memory +{grown} MiB "
+      f"a {os.path.getsize(huge_path)}-byte file declaring vocab 65536, d_model 1024: refused, "
+      f"peak memory +{grown} MiB "
       f"({(out[0] if out else r.stderr.strip())[:200]})")
 
 # Well-formed files load, in every dtype mhascope reads; the logits are the reference model's.
