@@ -4,10 +4,7 @@
 // single-thread forward's exact bits; the trainer's partial recording gives the full recording's
 // exact bits on the stages it keeps; parallelFor runs every index once and passes exceptions on.
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include <algorithm>
@@ -329,31 +326,6 @@ TEST(PartialRecording, KeepsTheFullRecordingsBitsOnItsStagesAndEmptiesTheRest) {
       }
     }
   }
-}
-
-#if defined(__SANITIZE_ADDRESS__)
-#define MHASCOPE_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define MHASCOPE_ASAN 1
-#endif
-#endif
-
-TEST(BigTraces, AreFaultedInLargePagesWhereTheKernelAllows) {
-#ifdef MHASCOPE_ASAN
-  GTEST_SKIP() << "AddressSanitizer's allocator and shadow memory fault pages of their own";
-#endif
-  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
-  const std::string mode((std::istreambuf_iterator<char>(thp)), std::istreambuf_iterator<char>());
-  const Model m = testModel(1024, 64, 16, 1, MaskKind::None);  // 4 score tables of 64 MiB: 65536 pages of 4 KiB
-  Trace t;
-  rusage before{}, after{};
-  getrusage(RUSAGE_SELF, &before);
-  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
-  getrusage(RUSAGE_SELF, &after);
-  if (mode.empty() || mode.find("[never]") != std::string::npos) GTEST_SKIP() << "no transparent huge pages here";
-  // With 2 MiB pages about 130 faults for the tables; without, 65536. A quarter is a lenient line.
-  EXPECT_LT(after.ru_minflt - before.ru_minflt, 16384) << "page faults for a 256 MiB trace";
 }
 
 // Every recorded table starts on a 64-byte line (Tensor's FloatBuffer), small or big, so the

@@ -1,5 +1,7 @@
 // The window's heap kept warm (app/shell/heap_reserve): after warmHeap() the pages it touched stay
 // with the process as free heap at the top, so a later frame that needs them takes no page faults.
+// Page faults and mallinfo are machine internals (the allocator, the kernel), so this test carries
+// the CTest label `perf` and stays out of the default run.
 #include <gtest/gtest.h>
 #include <malloc.h>
 #include <sys/resource.h>

@@ -42,10 +42,14 @@ TEST(QueryBlockFirst, SmallTablesAreNotWorthMeasuring) {
   const Model m = modelOf(300, 16, 2);  // 2 x 300 x 300 scores: 0.7 MiB a table
   Trace t;
   ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  // Nothing was timed, whatever the CPU: either the tables were too small to be worth it, or this
+  // CPU's blocks run on sgemm, where the size is not measured at all.
   const QueryBlockChoice c = queryBlockChoice();
-  EXPECT_EQ(c.how, "not measured yet");
+  EXPECT_NE(c.how, "measured");
   EXPECT_EQ(c.rows, 128);
   EXPECT_EQ(c.seconds64, 0.0);
+  EXPECT_EQ(c.seconds128, 0.0);
+  if (headKernelsEnabled()) EXPECT_EQ(c.how, "not measured yet") << "small tables leave the choice open";
 }
 
 TEST(QueryBlockFirst, BigTablesAreMeasuredOnceAndTheRowsChangeNoBit) {
