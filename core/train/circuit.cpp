@@ -21,6 +21,7 @@ std::string since(std::int64_t step) { return step < 0 ? std::string() : " since
 CircuitCheck inductionCircuit(const Evaluation& e) {
   CircuitCheck c;
   c.loss = e.loss;
+  if (!e.complete()) return c;  // no scores: nothing formed, nothing to index
   for (int i = 0; i < e.heads && e.layers > 0; ++i) {
     if (c.prevHead < 0 || e.at(0, i).prevToken > c.prev) {
       c.prev = e.at(0, i).prevToken;
@@ -46,7 +47,7 @@ std::int64_t firstStepAbove(const std::vector<Evaluation>& history, std::size_t 
                             double HeadScores::*score) {
   for (std::size_t i = 0; i < history.size() && i <= upTo; ++i) {
     const Evaluation& e = history[i];
-    if (layer < e.layers && head < e.heads && e.at(layer, head).*score >= kRoleThreshold) return e.step;
+    if (e.complete() && layer >= 0 && head >= 0 && layer < e.layers && head < e.heads && e.at(layer, head).*score >= kRoleThreshold) return e.step;
   }
   return -1;
 }
@@ -56,6 +57,7 @@ std::vector<std::string> circuitLesson(const std::vector<Evaluation>& history, s
   if (history.empty()) return out;
   if (upTo >= history.size()) upTo = history.size() - 1;
   const Evaluation& e = history[upTo];
+  if (!e.complete()) return out;
   const std::string at = "At step " + std::to_string(e.step) + " ";
   if (task == TaskKind::Reverse) {
     out.push_back(at + "(reverse): after SEP each position must copy the token mirrored around SEP, so look for an "

@@ -3,18 +3,35 @@
 
 #include <algorithm>
 
+#include "train/memory.hpp"
 #include "train/mha_backward.hpp"
 
 namespace mhascope::train {
 
 Result<Model> trainedLayerModel(const GptParams& p, const Batch& batch, int layer,
-                                const std::vector<std::vector<std::string>>& labels) {
+                                const std::vector<std::vector<std::string>>& labels, std::uint64_t memoryBudgetBytes) {
   if (layer < 0 || layer >= p.cfg.layers) {
     return makeError("--layer " + std::to_string(layer) + " is out of range: this checkpoint has " +
                      std::to_string(p.cfg.layers) + " layer" + (p.cfg.layers == 1 ? "" : "s") + " (0 .. " +
                      std::to_string(p.cfg.layers - 1) + ")");
   }
+  {
+    // The whole model's forward on the batch: the training estimate's probe part, for B = batch.
+    TrainSettings s;
+    s.model = p.cfg;
+    s.task.seq = batch.seq;
+    s.probeBatch = batch.batch;
+    const double need = estimateTrainingMemory(s, p.cfg.vocab, 0).probe;
+    if (need > static_cast<double>(memoryBudgetBytes)) {
+      return makeError("the trained model's forward on " + std::to_string(batch.batch) + " sequence" +
+                       (batch.batch == 1 ? "" : "s") + " of T = " + std::to_string(batch.seq) + " needs about " +
+                       formatBytes(need) + ", more than the memory budget of " +
+                       formatBytes(static_cast<double>(memoryBudgetBytes)) +
+                       "; use a smaller --batch or raise the budget (--memory-budget MiB)");
+    }
+  }
   ForwardCache cache;
+  cache.memoryBudgetBytes = memoryBudgetBytes;
   auto r = forward(p, batch, cache);
   if (!r) return r.error();
   const Trace& t = cache.layers[static_cast<std::size_t>(layer)].attn;
@@ -39,6 +56,15 @@ Result<ProbeInput> checkpointProbe(const Checkpoint& c, int items, const std::st
     if (text.empty()) {
       return makeError("this checkpoint was trained on a text file, which it does not store: give the input with "
                        "--text \"...\" (characters of its alphabet)");
+    }
+    // The text task predicts each character from the ones before it: one character is no input.
+    const auto characters = std::count_if(text.begin(), text.end(), [](char ch) {
+      return (static_cast<unsigned char>(ch) & 0xC0) != 0x80;  // UTF-8 lead bytes: one per character
+    });
+    if (characters < 2) {
+      return makeError("--text '" + text + "' has " + std::to_string(characters) +
+                       " character; this checkpoint's text task needs at least 2 (it predicts each character "
+                       "from the ones before it)");
     }
     auto task = Task::makeText(1, c.alphabet, text);
     if (!task) return task.error();

@@ -12,9 +12,11 @@
 
 namespace mhascope::train {
 
-// Errors: layer out of range (names the valid range), a batch that does not fit the model.
+// Errors: layer out of range (names the valid range), a batch that does not fit the model, a
+// forward of the whole model on `batch` whose estimate passes the memory budget.
 Result<Model> trainedLayerModel(const GptParams& p, const Batch& batch, int layer,
-                                const std::vector<std::vector<std::string>>& labels);
+                                const std::vector<std::vector<std::string>>& labels,
+                                std::uint64_t memoryBudgetBytes = kDefaultMemoryBudget);
 
 // The probe sequence(s) of a checkpoint's task: `items` sequences of its probe batch, labelled
 // by their symbols. The text task has no stored text: pass `text` (its characters must be in the

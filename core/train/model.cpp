@@ -37,7 +37,8 @@ Result<LossResult> forward(const GptParams& p, const Batch& b, ForwardCache& c) 
   AttentionOptions opt;
   opt.heads = p.cfg.heads;
   opt.causal = true;
-  opt.recordEveryStage = false;  // backward reads query, the heads, weights and concat only
+  opt.recordEveryStage = false;
+  opt.memoryBudgetBytes = c.memoryBudgetBytes;  // backward reads query, the heads, weights and concat only
   AttentionInputs& in = ws.attnIn;
   RowMatrix &a = ws.a, &y = ws.y;
   for (std::size_t l = 0; l < p.blocks.size(); ++l) {

@@ -43,6 +43,9 @@ struct ForwardCache {
   RowMatrix logits;   // (B*T, V)
   bool hasDLogits = false;  // work.dLogits holds d loss / d logits of this forward (one softmax pass)
   Workspace work;
+  // The engine's memory budget for each layer's attention (the trainer passes its own budget, so
+  // `--memory-budget` reaches every forward and no fixed figure is quoted back to the user).
+  std::uint64_t memoryBudgetBytes = kDefaultMemoryBudget;
 };
 
 struct LossResult {

@@ -18,9 +18,17 @@ Status validateConfig(const GptConfig& c) {
     problems.push_back("d_model (" + std::to_string(c.dModel) + ") must be divisible by heads (" +
                        std::to_string(c.heads) + ")");
   }
-  constexpr int kMax = 1 << 16;
-  if (c.vocab > kMax || c.seqLen > 4096 || c.dModel > 4096 || c.heads > 4096) {
-    problems.push_back("sizes too large for a tiny model (vocab <= 65536, T, d_model, h <= 4096)");
+  // Limits of a tiny model, each named with its value (a text of 68648 distinct characters says so).
+  const struct {
+    const char* name;
+    int value, max;
+  } limits[] = {{"vocab", c.vocab, kMaxVocab}, {"sequence length T", c.seqLen, kMaxSeq},
+                {"d_model", c.dModel, kMaxDModel}, {"heads (h)", c.heads, kMaxDModel}};
+  for (const auto& l : limits) {
+    if (l.value > l.max) {
+      problems.push_back(std::string(l.name) + " (" + std::to_string(l.value) + ") is larger than the limit of " +
+                         std::to_string(l.max) + " for a tiny model");
+    }
   }
   if (problems.empty()) return Ok{};
   std::string msg = "the model settings cannot work:";
@@ -59,6 +67,39 @@ std::int64_t GptParams::count() const {
   std::int64_t n = 0;
   for (const auto& p : const_cast<GptParams*>(this)->list()) n += p.value->size();
   return n;
+}
+
+std::vector<ParamShape> paramShapes(const GptConfig& cfg) {
+  const std::int64_t d = cfg.dModel, V = cfg.vocab, m = cfg.dMlp();
+  std::vector<ParamShape> out{{"emb.weight", {V, d}}, {"pos.weight", {cfg.seqLen, d}}};
+  for (int i = 0; i < cfg.layers; ++i) {
+    const std::string p = "blocks." + std::to_string(i) + ".";
+    out.push_back({p + "ln1.weight", {d}});
+    out.push_back({p + "ln1.bias", {d}});
+    out.push_back({p + "attn.in_proj_weight", {3 * d, d}});
+    out.push_back({p + "attn.in_proj_bias", {3 * d}});
+    out.push_back({p + "attn.out_proj.weight", {d, d}});
+    out.push_back({p + "attn.out_proj.bias", {d}});
+    if (cfg.mlp) {
+      out.push_back({p + "ln2.weight", {d}});
+      out.push_back({p + "ln2.bias", {d}});
+      out.push_back({p + "mlp.0.weight", {m, d}});
+      out.push_back({p + "mlp.0.bias", {m}});
+      out.push_back({p + "mlp.2.weight", {d, m}});
+      out.push_back({p + "mlp.2.bias", {d}});
+    }
+  }
+  out.push_back({"lnf.weight", {d}});
+  out.push_back({"lnf.bias", {d}});
+  out.push_back({"out.weight", {V, d}});
+  out.push_back({"out.bias", {V}});
+  return out;
+}
+
+std::int64_t paramCount(const GptConfig& cfg) {
+  const std::int64_t d = cfg.dModel, V = cfg.vocab, m = cfg.dMlp();
+  const std::int64_t block = 2 * d + 3 * d * d + 3 * d + d * d + d + (cfg.mlp ? 2 * d + m * d + m + d * m + d : 0);
+  return V * d + static_cast<std::int64_t>(cfg.seqLen) * d + cfg.layers * block + 2 * d + V * d + V;
 }
 
 GptParams zeroParams(const GptConfig& cfg) {

@@ -23,6 +23,7 @@ struct GptConfig {
 };
 
 // Sizes that cannot work, every problem in one message.
+inline constexpr int kMaxVocab = 1 << 16, kMaxSeq = 4096, kMaxDModel = 4096;
 Status validateConfig(const GptConfig& cfg);
 
 struct BlockParams {
@@ -52,6 +53,16 @@ struct GptParams {
   std::vector<NamedParam> list();
   std::int64_t count() const;  // number of scalars
 };
+
+// Every tensor's name and checkpoint shape for these sizes, in list() order, without allocating
+// anything (a file's declared sizes are checked against its tensors with this first).
+struct ParamShape {
+  std::string name;
+  Shape shape;
+};
+std::vector<ParamShape> paramShapes(const GptConfig& cfg);
+// Number of scalars for these sizes (= zeroParams(cfg).count()), without allocating.
+std::int64_t paramCount(const GptConfig& cfg);
 
 // All tensors allocated with the right shapes, zero.
 GptParams zeroParams(const GptConfig& cfg);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,15 @@ struct Evaluation {
   std::int64_t step = 0;
   double loss = 0;      // probe batch, predictable positions only
   double accuracy = 0;  // fraction of predictable positions whose argmax is right
+  // Loss of the last training batch before this evaluation; none before the first step.
+  std::optional<double> trainLoss;
   int layers = 0, heads = 0;
   std::vector<HeadScores> scores;  // layers * heads, index layer * heads + head
+  // Every (layer, head) has its scores: at() may be called. Code that reads scores checks this,
+  // so an evaluation from elsewhere (a file) never makes it read past the end.
+  bool complete() const {
+    return layers > 0 && heads > 0 && scores.size() == static_cast<std::size_t>(layers) * static_cast<std::size_t>(heads);
+  }
   const HeadScores& at(int layer, int head) const { return scores[static_cast<std::size_t>(layer * heads + head)]; }
 };
 

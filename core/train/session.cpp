@@ -58,7 +58,10 @@ Status TrainingSession::reset(TrainSettings s, int evalEvery, const std::optiona
   stepsWanted_ = 0;
   busy_ = false;
   error_.clear();
-  trainLoss_ = 0;
+  // A run continued from a checkpoint starts with the checkpoint's last training loss, if saved.
+  const auto& h = trainer_->history();
+  trainLossKnown_ = !h.empty() && h.back().step == trainer_->stepCount() && h.back().trainLoss.has_value();
+  trainLoss_ = trainLossKnown_ ? *h.back().trainLoss : 0.0;
   stepsPerSecond_ = 0;
   runSteps_ = 0;
   runStepSeconds_ = runWallSeconds_ = 0;
@@ -67,6 +70,7 @@ Status TrainingSession::reset(TrainSettings s, int evalEvery, const std::optiona
   v->settings = std::make_shared<const TrainSettings>(trainer_->settings());
   v->task = std::make_shared<const Task>(trainer_->task());
   v->probe = std::make_shared<const Batch>(trainer_->probeBatch());
+  v->history = trainer_->history();  // a checkpoint's saved evaluations, shown before the first new one
   v->version = view_ ? view_->version + 1 : 1;
   view_ = std::move(v);
   firstEvaluation_ = true;  // the thread's first job: a window's click never waits for it
@@ -150,11 +154,16 @@ void TrainingSession::loop() {
     if (firstEvaluation_) {  // reset()'s evaluation of the starting parameters, before any step
       busy_ = true;
       lk.unlock();
-      trainer_->evaluate();
+      auto first = trainer_->evaluate();
       lk.lock();
       busy_ = false;
       firstEvaluation_ = false;
-      publishLocked(true);
+      if (!first) {  // e.g. the probe forward does not fit the engine's budget: the run cannot start
+        state_ = RunState::Failed;
+        error_ = first.error().message;
+        stepsWanted_ = 0;
+      }
+      publishLocked(static_cast<bool>(first));
       cv_.notify_all();
       continue;
     }
@@ -165,13 +174,18 @@ void TrainingSession::loop() {
     const double stepSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
     const std::int64_t done = trainer_->stepCount();
     const bool last = done >= trainer_->settings().steps;
-    const bool evaluated = r && (done % evalEvery_ == 0 || last);
-    if (evaluated) trainer_->evaluate();
+    const bool evaluate = r && (done % evalEvery_ == 0 || last);
+    Status evalError = Ok{};
+    if (evaluate) {
+      if (auto e = trainer_->evaluate(); !e) evalError = e.error();
+    }
+    const bool evaluated = evaluate && evalError.ok();
     lk.lock();
     busy_ = false;
     if (stepsWanted_ > 0) --stepsWanted_;
     if (r) {
       trainLoss_ = r->loss;
+      trainLossKnown_ = true;
       ++windowSteps_;
       ++runSteps_;
       runStepSeconds_ += stepSeconds;
@@ -183,6 +197,11 @@ void TrainingSession::loop() {
     }
     if (r && last) {
       state_ = RunState::Finished;
+      stepsWanted_ = 0;
+    }
+    if (!evalError.ok()) {  // the step is kept; the run stops with the reason
+      state_ = RunState::Failed;
+      error_ = evalError.error().message;
       stepsWanted_ = 0;
     }
     const bool stopped = state_ != RunState::Running && stepsWanted_ == 0;
@@ -209,6 +228,7 @@ void TrainingSession::publishLocked(bool evaluated) {
   v->lastStep = trainer_->settings().steps;
   v->stepsPerSecond = state_ == RunState::Running ? stepsPerSecond_ : 0.0;
   v->trainLoss = trainLoss_;
+  v->trainLossKnown = trainLossKnown_;
   v->error = error_;
   v->evaluating = firstEvaluation_;
   v->runSteps = runSteps_;

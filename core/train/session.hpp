@@ -35,6 +35,7 @@ struct SessionView {
   std::int64_t lastStep = 0;   // the run stops (Finished) at this step: settings.steps
   double stepsPerSecond = 0;   // measured while running, over the last ≈0.25 s
   double trainLoss = 0;        // loss of the last training batch (0 before the first step)
+  bool trainLossKnown = false; // trainLoss is a real loss: a step ran, or the checkpoint saved it
   // Since the last play(): the steps trained, the time spent inside them (Trainer::step only, as
   // `mhascope train` counts its steps/s) and the wall time on this thread from play() to the last
   // step (evaluations and publishing included). What the window reports when a run finishes.
@@ -44,7 +45,8 @@ struct SessionView {
   std::shared_ptr<const TrainSettings> settings;
   std::shared_ptr<const Task> task;      // token symbols, alphabet
   std::shared_ptr<const Batch> probe;    // the probe batch every evaluation uses
-  std::vector<Evaluation> history;       // one per evaluation, by step
+  std::vector<Evaluation> history;       // one per evaluation, by step (a loaded checkpoint's first;
+                                         // empty until the first evaluation, and for old checkpoints)
   std::vector<std::shared_ptr<const Snapshot>> snapshots;  // one per evaluation whose forward ran (by step)
   std::vector<ParamsAtStep> params;      // at evaluations; thinned (every other old one dropped)
                                          // when their total passes kParamsBudgetBytes
@@ -98,6 +100,7 @@ class TrainingSession {
   bool quit_ = false;
   std::string error_;
   double trainLoss_ = 0;
+  bool trainLossKnown_ = false;
   std::shared_ptr<const SessionView> view_;
   std::chrono::steady_clock::time_point windowStart_{}, lastPublish_{};
   std::chrono::steady_clock::time_point holdUntil_{};  // holdSteps(): no step starts before it

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "io/file_io.hpp"
+#include "attention/engine.hpp"  // formatBytes
 #include "attention/random.hpp"
 #include "attention/tokenizer.hpp"
 
@@ -29,16 +31,16 @@ Result<TaskKind> taskFromName(std::string_view name) {
 
 namespace {
 
-// Code points of valid UTF-8 as separate strings.
-std::vector<std::string> splitCodePoints(const std::string& s) {
-  std::vector<std::string> out;
+// Calls f(code point) for each code point of valid UTF-8, as a view into `s` (no string per
+// character: a 16 MiB text would otherwise take 32+ bytes a character, twice).
+template <class F>
+void forEachCodePoint(std::string_view s, F&& f) {
   for (std::size_t i = 0; i < s.size();) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
-    const std::size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    out.push_back(s.substr(i, n));
+    const std::size_t n = std::min(s.size() - i, std::size_t{c < 0x80 ? 1u : c < 0xE0 ? 2u : c < 0xF0 ? 3u : 4u});
+    f(s.substr(i, n));
     i += n;
   }
-  return out;
 }
 
 std::uint64_t streamSeed(std::uint64_t seed, std::uint64_t step) {
@@ -60,8 +62,8 @@ Result<Task> Task::make(const TaskConfig& cfg) {
         problems.push_back("the period range must satisfy 1 <= k_min <= k_max, got " +
                            std::to_string(cfg.periodMin) + " .. " + std::to_string(cfg.periodMax));
       }
-      if (cfg.seq < 2 * cfg.periodMax) {
-        problems.push_back("T (" + T + ") must be at least 2 * k_max = " + std::to_string(2 * cfg.periodMax) +
+      if (cfg.seq < 2LL * cfg.periodMax) {
+        problems.push_back("T (" + T + ") must be at least 2 * k_max = " + std::to_string(2LL * cfg.periodMax) +
                            " so every sequence repeats its period at least once");
       }
       if (cfg.vocab < std::max(2, cfg.periodMax)) {
@@ -82,13 +84,24 @@ Result<Task> Task::make(const TaskConfig& cfg) {
   Task task;
   task.cfg_ = cfg;
   if (cfg.kind == TaskKind::Text && problems.empty()) {
-    auto bytes = readFile(cfg.textPath, 64ull << 20);
+    auto size = regularFileSize(cfg.textPath);
+    if (!size) return size.error();
+    if (*size > kMaxTextBytes) {
+      return makeError("the text file '" + cfg.textPath + "' is " + formatBytes(static_cast<double>(*size)) +
+                       " (" + std::to_string(*size) + " bytes); the text task reads at most " +
+                       formatBytes(static_cast<double>(kMaxTextBytes)) + ": use a shorter excerpt");
+    }
+    auto bytes = readFile(cfg.textPath, kMaxTextBytes);
     if (!bytes) return bytes.error();
-    const std::vector<std::string> chars = splitCodePoints(sanitizeUtf8(*bytes));
-    std::vector<std::string> alphabet = chars;
-    std::sort(alphabet.begin(), alphabet.end());
-    alphabet.erase(std::unique(alphabet.begin(), alphabet.end()), alphabet.end());
-    return makeText(cfg.seq, std::move(alphabet), sanitizeUtf8(*bytes));
+    std::string text = sanitizeUtf8(*bytes);
+    *bytes = std::string();  // one copy of the text at a time
+    std::set<std::string_view> distinct;
+    forEachCodePoint(text, [&](std::string_view c) { distinct.insert(c); });
+    std::vector<std::string> alphabet(distinct.begin(), distinct.end());  // sorted, as the set is
+    distinct.clear();
+    auto made = makeText(cfg.seq, std::move(alphabet), std::move(text));
+    if (!made) return makeError("the text file '" + cfg.textPath + "': " + made.error().message);
+    return made;
   }
   if (!problems.empty()) {
     std::string msg = std::string("the ") + taskName(cfg.kind) + " task settings cannot work:";
@@ -102,13 +115,25 @@ Result<Task> Task::makeText(int seq, std::vector<std::string> alphabet, std::str
   Task task;
   task.cfg_.kind = TaskKind::Text;
   task.cfg_.seq = seq;
-  std::map<std::string, int> index;
-  for (std::size_t i = 0; i < alphabet.size(); ++i) index[alphabet[i]] = static_cast<int>(i);
-  for (const auto& c : splitCodePoints(text)) {
-    auto it = index.find(c);
-    if (it == index.end()) return makeError("the text holds '" + displayToken(c) + "', which is not in the alphabet");
-    task.text_.push_back(it->second);
+  if (alphabet.size() > static_cast<std::size_t>(kMaxVocab)) {
+    return makeError("the text has " + std::to_string(alphabet.size()) + " distinct characters; the vocabulary (one "
+                     "token per character) holds at most " + std::to_string(kMaxVocab));
   }
+  std::map<std::string_view, int> index;
+  for (std::size_t i = 0; i < alphabet.size(); ++i) index[alphabet[i]] = static_cast<int>(i);
+  std::size_t count = 0;
+  forEachCodePoint(text, [&](std::string_view) { ++count; });
+  task.text_.reserve(count);
+  std::string missing;
+  forEachCodePoint(text, [&](std::string_view c) {
+    auto it = index.find(c);
+    if (it == index.end()) {
+      if (missing.empty()) missing = std::string(c);
+      return;
+    }
+    task.text_.push_back(it->second);
+  });
+  if (!missing.empty()) return makeError("the text holds '" + displayToken(missing) + "', which is not in the alphabet");
   if (alphabet.size() < 2) {
     return makeError("the text has " + std::to_string(alphabet.size()) +
                      " distinct characters; next-character prediction needs at least 2");

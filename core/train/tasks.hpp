@@ -18,6 +18,10 @@
 
 namespace mhascope::train {
 
+// The text task reads at most this much text: its tokens take 4 bytes a character, and a
+// character-level model of this size learns from far less.
+inline constexpr std::uint64_t kMaxTextBytes = 16ull << 20;
+
 enum class TaskKind { Induction, Reverse, Sort, Text };
 const char* taskName(TaskKind k);  // "induction" | "reverse" | "sort" | "text"
 Result<TaskKind> taskFromName(std::string_view name);

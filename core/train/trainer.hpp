@@ -1,5 +1,6 @@
 // The training loop: seeded batches, forward, backward, optional clipping, AdamW; evaluation
-// on a fixed probe batch with head-role scores and an attention snapshot per evaluation.
+// on a fixed probe batch with head-role scores and (unless turned off) an attention snapshot per
+// evaluation. A run started from a checkpoint continues the checkpoint's evaluation history.
 // A step whose loss, gradients or updated parameters are not finite is refused and the error
 // says what happened; the parameters go back to those of the last step whose loss was finite.
 #pragma once
@@ -27,21 +28,29 @@ struct TrainSettings {
   double clip = 0;        // max global gradient norm; 0 = off
   std::uint64_t seed = 1;
   int probeBatch = 16;
+  // Everything the run holds at once must fit (train/memory.hpp); Trainer::make refuses settings
+  // whose estimate does not, before allocating the parameters. Also each forward's engine budget.
+  std::uint64_t memoryBudgetBytes = kDefaultMemoryBudget;
 };
 // How often `mhascope train` and the Train mode evaluate on the probe batch unless told otherwise.
 inline constexpr int kDefaultEvalEvery = 50;
 
 class Trainer {
  public:
-  // Validates everything (model, task, batch); `init` starts from a checkpoint's parameters,
-  // which must have the same sizes.
+  // Validates everything (model, task, batch, the memory estimate against the budget); `init`
+  // starts from a checkpoint's parameters, which must have the same sizes (and, for the text
+  // task, the same alphabet), and continues its history.
   static Result<Trainer> make(TrainSettings s, const std::optional<Checkpoint>& init = std::nullopt);
 
   // One step on batch(seed, stepCount()). Returns the training loss, or an error (NaN/Inf).
   Result<LossResult> step();
-  // Probe loss, accuracy and head scores at the current step; appends to history() and a
-  // snapshot to snapshots().
-  Evaluation evaluate();
+  // Probe loss, accuracy and head scores at the current step; appends to history() (replacing an
+  // entry of the same step, e.g. the checkpoint's last) and a snapshot to snapshots(). An
+  // evaluation that cannot run (the engine refuses the probe forward) is an error and records
+  // nothing: history() never holds an evaluation without scores.
+  Result<Evaluation> evaluate();
+  // `mhascope train` reads no snapshot: it turns them off (one (L, h, T, T) table per evaluation).
+  void keepSnapshots(bool keep) { keepSnapshots_ = keep; }
 
   std::int64_t stepCount() const { return step_; }
   const GptParams& params() const { return params_; }
@@ -67,6 +76,8 @@ class Trainer {
   std::int64_t step_ = 0;
   std::vector<Evaluation> history_;
   std::vector<Snapshot> snapshots_;
+  bool keepSnapshots_ = true;
+  std::optional<double> lastTrainLoss_;  // the last step's loss, recorded with the next evaluation
 };
 
 }  // namespace mhascope::train

@@ -78,7 +78,7 @@ TEST(TrainAblation, AnUpstreamHeadChangesTheNextLayersPattern) {
 TEST(TrainAblation, NoHeadsOffIsTheSameModelAndTheEvaluationMatchesTheTrainers) {
   auto t = Trainer::make(small());
   ASSERT_TRUE(t.ok());
-  const Evaluation e = t->evaluate();
+  const Evaluation e = *t->evaluate();
   auto same = ablateHeads(t->params(), HeadMask::none(t->params().cfg));
   ASSERT_TRUE(same.ok());
   ForwardCache c;

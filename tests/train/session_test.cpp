@@ -168,6 +168,7 @@ TEST(TrainSession, ADivergingRunFailsWithTheReasonAndKeepsItsLastGoodStep) {
   TrainingSession s;
   TrainSettings bad = small(1000);
   bad.adam.lr = 1e30f;
+  bad.adam.weightDecay = 0;  // lr × wd must stay below 1
   ASSERT_TRUE(s.reset(bad, 5).ok());
   s.play();
   auto v = waitFor(s, [](const SessionView& x) { return x.state == RunState::Failed; });
