@@ -58,6 +58,7 @@ void presetPicker(UiContext& ctx) {
         } else {
           st.config = std::move(preset.value());
           st.presetName = name;
+          notePresetRead(st, name);
           st.files = {};  // a preset is a text + seed model
           st.trainedLayer.reset();
           st.beforeOpen.reset();

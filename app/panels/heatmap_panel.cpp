@@ -59,7 +59,10 @@ void zoomButtons(UiContext& ctx) {
   if (ImGui::Button("−")) zoom.zoom = std::max(zoom.zoom / 1.5f, 1.0f);
   ctx.probes.recordLastItem("zoom_out");
   ImGui::SameLine();
-  ImGui::TextDisabled("%.0f%%", static_cast<double>(zoom.zoom * 100));
+  char percent[32];
+  std::snprintf(percent, sizeof percent, "%.0f%%", static_cast<double>(zoom.zoom * 100));
+  ImGui::TextDisabled("%s", percent);
+  ctx.probes.recordLabel("zoom", percent);
 }
 
 // Under the heatmap: how many cells a pixel shows and by which rule, and the colour scale.

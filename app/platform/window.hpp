@@ -76,6 +76,7 @@ class Window {
 // variable is set or the folder cannot be made (then the layout is simply not saved).
 std::string configDir();
 // $XDG_STATE_HOME/mhascope (or ~/.local/state/mhascope), created if missing: the last workspace.
-std::string stateDir();
+// `why` (if given) gets the reason when the folder cannot be created: "cannot create the folder '…': …".
+std::string stateDir(std::string* why = nullptr);
 
 }  // namespace mhascope::app

@@ -155,6 +155,7 @@ bool App::applyModelOptions() {
   state_.files = options_.model.files;
   if (!state_.files.checkpoint.empty() && !state_.files.layer) state_.files.layer = 0;
   state_.presetName = options_.preset + " (command line)";
+  notePresetRead(state_, options_.preset);
   return true;
 }
 
@@ -173,6 +174,7 @@ bool App::applyLaunchOptions() {
     }
     state_.config = std::move(preset.value());
     state_.presetName = options_.preset;
+    notePresetRead(state_, options_.preset);
   }
   if (options_.benchFrames > 0) {  // the benchmark's fixed size: T=512, h=16, d_model=256
     state_.config.tokens = 512;
@@ -277,6 +279,7 @@ void App::frame() {
     }
   }
   updateCompute();
+  fitZoomToNewShape(state_, view_);
 
   FramebufferSize fb = window_->framebufferSize();
   if (loop_.zeroFramesLeft > 0) {
@@ -333,6 +336,7 @@ void App::frame() {
   if (now - sessionCheckedAt_ >= 1.0) {
     sessionCheckedAt_ = now;
     session_.save(state_, view_, lessons_, &trainLab_);
+    if (std::string notice = session_.takeNotice(); !notice.empty()) state_.actionError = std::move(notice);
   }
 }
 

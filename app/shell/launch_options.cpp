@@ -2,7 +2,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <regex>
 #include <climits>
 
@@ -10,6 +13,26 @@
 #include "attention/model.hpp"
 
 namespace mhascope::app {
+
+namespace {
+
+// --ui-scale: a finite decimal number from 0.5 to 4. CLI11's Range lets NaN through (every
+// comparison with NaN is false), and a scale of NaN, inf, 0 or less has no font size.
+CLI::Validator uiScaleCheck() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const char* begin = text.c_str();
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(begin, &end);
+        const bool number = end != begin && *end == '\0' && errno == 0;
+        if (number && std::isfinite(v) && v >= 0.5 && v <= 4.0) return {};
+        return "must be a number from 0.5 to 4, got '" + text + "'";
+      },
+      "0.5 .. 4");
+}
+
+}  // namespace
 
 ParsedLaunch parseLaunchOptions(int argc, char** argv) {
   ParsedLaunch out;
@@ -35,7 +58,8 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
                                                   "print the median and p95 frame time")
       ->transform(cli::decimalInteger(1, 1000000));
   cli.add_option("--script", o.scriptPath, "drive the window from an input script (tests)");
-  cli.add_option("--ui-scale", o.uiScale, "UI scale instead of the monitor's content scale")->check(CLI::Range(0.5, 4.0));
+  cli.add_option("--ui-scale", o.uiScale, "UI scale instead of the monitor's content scale, 0.5 .. 4")
+      ->check(uiScaleCheck());
   cli.add_option("--max-texture-size", o.maxTextureSize, "pretend the GPU's texture limit is this (tests)")
       ->transform(cli::decimalInteger(1, 1 << 20));
   cli.add_flag("--hidden", o.hidden, "do not show the window");
@@ -43,7 +67,7 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    out.exitCode = cli.exit(e);
+    out.exitCode = cli::exitForParseError(cli, e, "mhascope");  // "mhascope: error: …", exit 1, as the commands
     return out;
   }
   if (!size.empty()) {

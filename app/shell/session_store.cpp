@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <utility>
 
 #include "io/file_io.hpp"
 #include "platform/window.hpp"
@@ -12,11 +13,6 @@
 
 namespace mhascope::app {
 namespace {
-
-std::string lastWorkspacePath() {
-  const std::string dir = stateDir();
-  return dir.empty() ? std::string() : dir + "/last-workspace.json";
-}
 
 WorkspaceKeep keepFrom(const LaunchOptions& o) { return {o.presetGiven, o.stageGiven, o.viewGiven, o.headGiven}; }
 
@@ -30,11 +26,44 @@ void applySavedTrain(const SavedTrain& saved, TrainLab* train, const LaunchOptio
 
 }  // namespace
 
+bool SessionStore::locate() {
+  if (!path_.empty()) return true;
+  if (!enabled_ || off_) return false;
+  std::string why;
+  const std::string dir = stateDir(&why);
+  if (dir.empty()) {
+    off_ = true;  // said once: no folder now, none later
+    notice_ = "this session will not be kept: " + why + " (set XDG_STATE_HOME to a folder that can be created)";
+    std::fprintf(stderr, "mhascope: %s\n", notice_.c_str());
+    return false;
+  }
+  path_ = dir + "/last-workspace.json";
+  return true;
+}
+
+std::string SessionStore::takeNotice() { return std::exchange(notice_, std::string()); }
+
+// A last workspace that cannot be restored is the user's work (a newer mhascope's, or one whose
+// files changed): renamed aside, never saved over. The first free name of last-workspace.json.bak,
+// last-workspace.json.1.bak, … keeps an earlier one too. "" when it cannot be moved.
+std::string SessionStore::keepAside() {
+  std::error_code ec;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string bak = path_ + (i == 0 ? std::string() : "." + std::to_string(i)) + ".bak";
+    if (std::filesystem::exists(bak, ec) || ec) continue;
+    std::filesystem::rename(path_, bak, ec);
+    return ec ? std::string() : bak;
+  }
+  return {};
+}
+
 void SessionStore::restore(AppState& state, ViewState& view, LessonView& lessons, const LaunchOptions& options,
                            TrainLab* train) {
-  if (!enabled_ || !options.workspacePath.empty()) return;  // --workspace: that one, not the last
-  path_ = lastWorkspacePath();
-  if (path_.empty()) return;
+  if (!locate()) {
+    if (std::string n = takeNotice(); !n.empty()) state.actionError = std::move(n);
+    return;
+  }
+  if (!options.workspacePath.empty()) return;  // --workspace: that one, not the last
   std::error_code ec;
   if (!std::filesystem::exists(path_, ec)) {
     restoreLegacySession(state, view, options);
@@ -45,10 +74,17 @@ void SessionStore::restore(AppState& state, ViewState& view, LessonView& lessons
   Result<InputFiles> files = ws ? locateWorkspaceFiles(*ws, path_, notes) : Result<InputFiles>(ws.error());
   Result<SavedTrain> savedTrain = ws ? savedTrainOf(*ws, path_) : Result<SavedTrain>(ws.error());
   if (files && !savedTrain) files = savedTrain.error();
-  if (!files) {
-    // Ignored as a whole (nothing half-applied); the next save replaces it.
-    const std::string msg = "the last workspace was not restored (" + files.error().message +
-                            "); starting from the defaults";
+  Status usable = files ? checkWorkspaceModel(*ws, *files, state, path_, keepFrom(options)) : Status(files.error());
+  if (!usable) {
+    // Ignored as a whole (nothing half-applied), and kept: moved aside before anything is saved.
+    std::string msg = "the last workspace was not restored (" + usable.error().message + "); starting from the defaults";
+    if (const std::string bak = keepAside(); !bak.empty()) {
+      msg += "; the file is kept as " + bak;
+    } else {
+      msg += "; it could not be moved aside, so this session will not be saved over " + path_;
+      path_.clear();
+      off_ = true;
+    }
     std::fprintf(stderr, "mhascope: %s\n", msg.c_str());
     state.actionError = msg;
     return;
@@ -79,6 +115,7 @@ bool SessionStore::restoreLegacySession(AppState& state, ViewState& view, const 
   if (!options.presetGiven) {
     state.config = std::move(s.config);
     state.presetName = s.presetName;
+    notePresetRead(state, s.presetName);
     state.configDirty = true;
     view.batch = s.batch;  // clamped by the panels once the trace is there
   }
@@ -95,11 +132,7 @@ bool SessionStore::restoreLegacySession(AppState& state, ViewState& view, const 
 
 void SessionStore::save(const AppState& state, const ViewState& view, const LessonView& lessons,
                         const TrainLab* train) {
-  if (path_.empty()) {
-    if (!enabled_) return;
-    path_ = lastWorkspacePath();
-    if (path_.empty()) return;
-  }
+  if (!locate()) return;
   Workspace ws = workspaceFromWindow(state, view, lessons);
   std::string filesKey;
   for (const auto& [flag, p] : ws.files.named()) filesKey += flag + "=" + p + "\n";
@@ -115,8 +148,10 @@ void SessionStore::save(const AppState& state, const ViewState& view, const Less
   const std::string json = workspaceToJson(ws);
   if (json == savedJson_) return;
   if (auto st = writeWorkspaceFile(path_, ws); !st) {
-    std::fprintf(stderr, "mhascope: cannot save the last workspace: %s\n", st.error().message.c_str());
+    notice_ = "this session will not be kept: cannot save the last workspace: " + st.error().message;
+    std::fprintf(stderr, "mhascope: %s\n", notice_.c_str());
     path_.clear();  // say it once
+    off_ = true;
     return;
   }
   savedJson_ = json;

@@ -4,7 +4,9 @@
 // once a second while it changes and at exit, and restored at launch where no launch option says
 // otherwise. An older session.json (next to imgui.ini) is read once when no last workspace
 // exists yet, so nothing is lost on the upgrade. Not for screenshots, the benchmark or --fresh
-// (pictures of exactly their options), and not read when --workspace names one.
+// (pictures of exactly their options), and not read when --workspace names one. A last workspace
+// that cannot be restored is renamed to last-workspace.json.bak (never saved over), and a state
+// folder that cannot be created is said once in the window: this session will not be kept.
 #pragma once
 
 #include <map>
@@ -26,11 +28,17 @@ class SessionStore {
                TrainLab* train = nullptr);
   // Skips identical writes; the input files are hashed again only when their paths change.
   void save(const AppState& state, const ViewState& view, const LessonView& lessons, const TrainLab* train = nullptr);
+  // Why this session will not be kept (no state folder, a failed save), once; then "".
+  std::string takeNotice();
 
  private:
+  bool locate();  // finds path_; false (with the reason in notice_, said once) when there is none
+  std::string keepAside();
   bool restoreLegacySession(AppState& state, ViewState& view, const LaunchOptions& options);
   bool enabled_ = false;
-  std::string path_;       // empty: not found yet, or a save failed (said once)
+  bool off_ = false;       // nothing is saved any more (said once in notice_)
+  std::string notice_;
+  std::string path_;       // empty: not found yet, or saving is off
   std::string savedJson_;  // what was last written
   std::string recordedFiles_;                        // the paths `records_` were made for
   std::map<std::string, WorkspaceFile> records_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iterator>
 #include <vector>
 
@@ -78,6 +79,22 @@ void goToStage(ViewState& view, StageId stage) {
   view.zoom = {};  // another matrix, another size: start from the fitted view
 }
 
+void fitZoomToNewShape(const AppState& state, ViewState& view) {
+  if (!state.hasTrace()) return;
+  if (view.zoomAdoptAfterSerial) {
+    if (state.traceSerial <= *view.zoomAdoptAfterSerial) return;  // still the trace before the workspace
+    view.zoomAdoptAfterSerial.reset();
+    view.zoomShape = {};  // adopt this one as it is
+  }
+  const std::array<int, 3> shape{state.trace.tq, state.trace.tk, state.trace.dModel};
+  if (shape == view.zoomShape) return;
+  if (view.zoomShape != std::array<int, 3>{}) {
+    view.zoom = {};
+    view.weightZoom = {};
+  }
+  view.zoomShape = shape;
+}
+
 bool stepStage(ViewState& view, int delta) {
   const int next = static_cast<int>(view.stage) + delta;
   if (next < 0 || next >= kStageCount) return false;
@@ -89,6 +106,24 @@ bool stepStage(ViewState& view, int delta) {
 
 namespace mhascope::app {
 
+std::string presetFileOf(std::string nameOrPath) {
+  namespace fs = std::filesystem;
+  for (const char* suffix : {" (edited)", " (command line)"}) {
+    if (const auto at = nameOrPath.find(suffix); at != std::string::npos) nameOrPath.resize(at);
+  }
+  if (nameOrPath.empty()) return {};
+  // loadPreset's rule: a '/' or a .json ending is a path, anything else a bundled name.
+  const bool path = nameOrPath.find('/') != std::string::npos ||
+                    (nameOrPath.size() > 5 && nameOrPath.substr(nameOrPath.size() - 5) == ".json");
+  const fs::path file = path ? fs::path(nameOrPath) : fs::path(assetsDir()) / "presets" / (nameOrPath + ".json");
+  std::error_code ec;
+  return fs::is_regular_file(file, ec) ? file.string() : std::string();
+}
+
+void notePresetRead(AppState& state, const std::string& nameOrPath) {
+  if (std::string file = presetFileOf(nameOrPath); !file.empty()) state.presetFiles.insert(std::move(file));
+}
+
 bool resetToDefaults(AppState& state, ViewState& view) {
   auto preset = loadPreset("default");
   if (!preset) {
@@ -97,6 +132,7 @@ bool resetToDefaults(AppState& state, ViewState& view) {
   }
   state.config = std::move(preset.value());
   state.presetName = "default";
+  notePresetRead(state, "default");
   state.files = {};  // text + seed again
   state.trainedLayer.reset();
   state.beforeOpen.reset();

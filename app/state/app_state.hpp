@@ -5,10 +5,12 @@
 // trace, its model and the lesson results.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -44,6 +46,9 @@ struct AppState {
   std::optional<BeforeOpen> beforeOpen;
   bool configDirty = true;          // edited since the last compute request
   std::string presetName = "default";
+  // Every preset file this window read a configuration from (presetFileOf): inputs, so a
+  // workspace is never saved over one of them (the command line refuses the same).
+  std::set<std::string> presetFiles;
   std::string configError;          // why `config` cannot run (validateConfig); empty when fine
   std::vector<int> suggestedHeads;  // valid h nearest to the requested one, when h ∤ d_model
   bool sizeEditPending = false;     // d_model / h dragged or typed: applied when the edit ends
@@ -149,6 +154,12 @@ struct ViewState {
   HeatmapZoom zoom;
   WeightId weight = WeightId::Wq;      // the learned matrix the Weights tab shows
   HeatmapZoom weightZoom;
+  // The trace shape (T_q, T_k, d_model) both zooms were set on; {0, 0, 0} until a trace is shown.
+  // A trace of another shape fits both views again (1455 % of a T = 1024 matrix is a blur of a
+  // few cells at T = 32). A workspace's zooms belong to the first trace computed after it was
+  // applied: zoomAdoptAfterSerial holds the serial they wait for a trace beyond.
+  std::array<int, 3> zoomShape{};
+  std::optional<std::uint64_t> zoomAdoptAfterSerial;
 
   bool playing = false;
   float playStagesPerSecond = 1.0f;
@@ -169,9 +180,20 @@ ColorRange viewRange(AppState& state, const ViewState& view, StageId stage, int 
 
 namespace mhascope::app {
 
+// The file a preset name or path reads ("cat" → <assets>/presets/cat.json, "my.json" → itself),
+// or "" when there is none. The suffixes the window adds to the name (" (edited)", " (command
+// line)") are ignored.
+std::string presetFileOf(std::string nameOrPath);
+// Notes that the configuration was read from `nameOrPath`'s file (AppState::presetFiles).
+void notePresetRead(AppState& state, const std::string& nameOrPath);
+
 // "Reset to defaults": the default preset and a fresh view (stage, head, batch, colours, tab).
 // False (with state.actionError set) when the default preset cannot be read.
 bool resetToDefaults(AppState& state, ViewState& view);
+
+// Called once a frame after the compute update: fits both heatmap views when the shown trace's
+// shape differs from the one their zooms were set on (ViewState::zoomShape).
+void fitZoomToNewShape(const AppState& state, ViewState& view);
 
 // Stage navigation shared by the stepper's buttons, the keys and Play.
 void goToStage(ViewState& view, StageId stage);

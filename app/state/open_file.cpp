@@ -45,6 +45,7 @@ bool openPreset(AppState& state, ViewState& view, const std::string& path) {
   state.files = {};
   state.trainedLayer.reset();
   state.presetName = fileName(path);
+  notePresetRead(state, path);
   view.batch = 0;
   view.head = 0;
   opened(state, view, path);

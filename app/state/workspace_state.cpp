@@ -2,6 +2,11 @@
 #include "state/workspace_state.hpp"
 
 #include <cstdio>
+#include <exception>
+#include <set>
+
+#include "io/file_io.hpp"
+#include "model_source/model_source.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -10,6 +15,40 @@ WorkspaceZoom toSaved(const HeatmapZoom& z) { return {z.zoom, z.panX, z.panY}; }
 HeatmapZoom toView(const WorkspaceZoom& z) { return {z.zoom, z.panX, z.panY}; }
 
 }  // namespace
+
+Status checkWorkspaceModel(const Workspace& ws, const InputFiles& located, const AppState& state,
+                           const std::string& path, WorkspaceKeep keep) {
+  if (keep.config) return Ok{};  // the launch options' model is used, already checked
+  auto refused = [&](const std::string& why) {
+    return makeError("workspace '" + path + "' was not opened: " + why);
+  };
+  ModelConfig c = ws.config;
+  if (state.memoryBudgetBytes > 0) c.memoryBudgetBytes = state.memoryBudgetBytes;  // as the scheduler does
+  int heads = c.heads;
+  try {
+    if (located.empty()) {
+      if (auto st = validateConfig(c, MemoryUse::app()); !st) return refused(st.error().message);
+    } else {
+      ModelRequest request;  // as the compute scheduler builds it
+      request.config = c;
+      request.files = located;
+      request.use = MemoryUse::app();
+      request.use.weightsFile = !located.weights.empty();
+      request.weightsDecideDModel = true;
+      auto model = modelFromSource(request);
+      if (!model) return refused(model.error().message);
+      heads = model->config.heads;
+    }
+  } catch (const std::exception& e) {  // bad_alloc while reading: refused like any other problem
+    return refused(std::string("cannot check its model: ") + e.what());
+  }
+  if (!keep.head && (ws.view.head < 0 || ws.view.head >= heads)) {
+    return refused("/view/head " + std::to_string(ws.view.head) + " is out of range: its model has h = " +
+                   std::to_string(heads) + " head" + (heads == 1 ? "" : "s") + ", indices 0 .. " +
+                   std::to_string(heads - 1));
+  }
+  return Ok{};
+}
 
 Workspace workspaceFromWindow(const AppState& state, const ViewState& view, const LessonView& lessons) {
   Workspace ws;
@@ -43,6 +82,7 @@ void applyWorkspace(const Workspace& ws, const InputFiles& located, AppState& st
   if (!keep.config) {
     state.config = ws.config;
     state.presetName = ws.presetName;
+    notePresetRead(state, ws.presetName);
     state.files = located;
     state.configDirty = true;
     view.batch = ws.view.batch;  // clamped by the panels once the trace is there
@@ -53,6 +93,7 @@ void applyWorkspace(const Workspace& ws, const InputFiles& located, AppState& st
   if (!keep.head) view.head = v.head;
   view.zoom = toView(v.zoom);
   view.weightZoom = toView(v.weightZoom);
+  view.zoomAdoptAfterSerial = state.traceSerial;  // these zooms are for the trace computed next
   view.colormap = v.colormap;
   view.sharedScale = v.sharedScale;
   view.showNumbers = v.showNumbers;
@@ -74,6 +115,7 @@ Status openWorkspace(AppState& state, ViewState& view, LessonView& lessons, cons
   std::vector<std::string> notes;
   auto located = locateWorkspaceFiles(*ws, path, notes);
   if (!located) return located.error();
+  if (auto st = checkWorkspaceModel(*ws, *located, state, path, keep); !st) return st;
   applyWorkspace(*ws, *located, state, view, lessons, keep);
   view.workspaceUi.path = path;
   view.workspaceUi.pathField = path;
@@ -88,6 +130,17 @@ Status openWorkspace(AppState& state, ViewState& view, LessonView& lessons, cons
 }
 
 Status saveWorkspace(const AppState& state, ViewState& view, const LessonView& lessons, const std::string& path) {
+  // A preset file is an input like the files in use (writeWorkspaceFile checks those): the popup
+  // promises inputs are never overwritten, and `--save-workspace` onto `--preset` is refused too.
+  std::set<std::string> presets = state.presetFiles;
+  if (std::string now = presetFileOf(state.presetName); !now.empty()) presets.insert(std::move(now));
+  for (const std::string& preset : presets) {
+    if (sameFile(preset, path)) {
+      return makeError("workspace '" + path + "' is the preset file '" + preset +
+                       "' this window read its configuration from; writing it would destroy that input: "
+                       "choose another name");
+    }
+  }
   Workspace ws = workspaceFromWindow(state, view, lessons);
   auto records = recordWorkspaceFiles(ws.files, path);
   if (!records) return records.error();

@@ -19,6 +19,13 @@ Workspace workspaceFromWindow(const AppState& state, const ViewState& view, cons
 struct WorkspaceKeep {
   bool config = false, stage = false, tab = false, head = false;
 };
+// Everything a workspace would put in use, checked before anything of it is applied: its files
+// build a model exactly as the compute worker will (a checkpoint layer out of range, weights that
+// do not fit, a mask of the wrong size are refused here, not half-applied later), a text model
+// passes validateConfig under the window's memory budget, and its head is one of the model's.
+// Errors begin "workspace '<path>' was not opened: " and name the value and its range.
+Status checkWorkspaceModel(const Workspace& ws, const InputFiles& located, const AppState& state,
+                           const std::string& path, WorkspaceKeep keep = {});
 // Applies a parsed workspace whose files were located (locateWorkspaceFiles) at once.
 void applyWorkspace(const Workspace& ws, const InputFiles& located, AppState& state, ViewState& view,
                     LessonView& lessons, WorkspaceKeep keep = {});

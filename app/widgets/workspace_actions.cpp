@@ -29,6 +29,7 @@ void saveTo(UiContext& ctx, const std::string& path) {
 
 void drawWorkspaceActions(UiContext& ctx) {
   WorkspaceUi& ui = ctx.view.workspaceUi;
+  ctx.probes.recordLabel("workspace_message", ui.message);  // tests
   ImGui::PushID("workspace");
   bool openPopup = false;
   if (ImGui::Button("Save workspace")) {

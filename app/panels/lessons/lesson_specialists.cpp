@@ -57,6 +57,7 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
       if (p) {
         st.config = std::move(p).value();
         st.presetName = "specialists";
+        notePresetRead(st, "specialists");
         st.configDirty = true;
       } else {
         st.actionError = p.error().message;
