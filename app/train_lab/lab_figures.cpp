@@ -16,6 +16,26 @@ std::uint32_t headRgb(int layer, int head, int heads) {
   return ((c & 0xffu) << 16) | (c & 0xff00u) | ((c >> 16) & 0xffu);
 }
 
+namespace {
+std::string ordinal(int k) {
+  const int tens = k % 100;
+  const char* suffix = (tens >= 11 && tens <= 13) ? "th" : k % 10 == 1 ? "st" : k % 10 == 2 ? "nd" : k % 10 == 3 ? "rd" : "th";
+  return std::to_string(k) + suffix;
+}
+}  // namespace
+
+std::string tokenLabelNote(int T, float plotH, float plotW, float lineHeight) {
+  if (T < 1 || plotH <= 0 || plotW <= 0) return {};
+  auto stride = [&](float extent) {
+    return std::max(1, static_cast<int>(std::ceil(lineHeight / (extent / static_cast<float>(T)))));
+  };
+  const int rows = stride(plotH), cols = stride(plotW);
+  if (rows == 1 && cols == 1) return "every token labelled";
+  if (rows == cols) return "every " + ordinal(rows) + " token labelled (hover a cell for its tokens)";
+  auto every = [&](int k) { return k == 1 ? std::string("every") : "every " + ordinal(k); };
+  return every(rows) + " query and " + every(cols) + " key labelled (hover a cell for its tokens)";
+}
+
 std::string headTitle(int layer, int head) { return "layer " + std::to_string(layer) + " head " + std::to_string(head); }
 
 Result<std::vector<std::int64_t>> sheetStepList(const TrainLab& lab) {

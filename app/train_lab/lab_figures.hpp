@@ -19,6 +19,11 @@ Result<ContactSheet> buildContactSheet(const TrainLab& lab);
 // Loss (log-y when lab.logY), accuracy, previous-token and induction scores of every head, the
 // chosen step marked.
 CurvesFigure buildCurves(const TrainLab& lab);
+// The note under the probe grids: which tokens the axes name. A heatmap of T x T cells drawn in
+// (plotH, plotW) pixels labels every k-th row and column, k = ceil(line height / cell size) (the
+// rule of widgets/heatmap_view): "every token labelled", "every 3rd token labelled", …
+std::string tokenLabelNote(int T, float plotH, float plotW, float lineHeight);
+
 // A head's colour as 0xRRGGBB (the window's head colours: headColor(layer * h + head)).
 std::uint32_t headRgb(int layer, int head, int heads);
 std::string headTitle(int layer, int head);  // "layer 0 head 1"

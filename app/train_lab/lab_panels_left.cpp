@@ -51,12 +51,19 @@ void drawTrainSetup(TrainLab& lab, UiContext& ctx) {
   labelled("task");
   ImGui::Combo("##task", &f.task, kTaskNames, 4);
   ctx.probes.recordLastItem("train_task");
+  ctx.probes.recordLabel("train_task", kTaskNames[std::clamp(f.task, 0, 3)]);
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetColorU32(ImGuiCol_TextDisabled));
   ImGui::TextWrapped("%s", kTaskHelp[std::clamp(f.task, 0, 3)]);
   ImGui::PopStyleColor();
   if (f.task == 3) {
     labelled("text file");
     ImGui::InputTextWithHint("##text", "/path/to/file.txt", &f.textPath);
+    ctx.probes.recordLastItem("train_text");
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip("A UTF-8 text file of at most %llu MiB; its characters are the vocabulary. It is read when\n"
+                        "you press Train or Reset (a large file takes a while; the window keeps drawing).",
+                        static_cast<unsigned long long>(kMaxTextBytes >> 20));
+    }
   }
   // Two settings per row, so the whole column fits beside the run's pictures.
   if (ImGui::BeginTable("form", 4, ImGuiTableFlags_SizingStretchProp)) {
@@ -64,43 +71,72 @@ void drawTrainSetup(TrainLab& lab, UiContext& ctx) {
       if (c % 2 == 0) ImGui::TableSetupColumn("label", ImGuiTableColumnFlags_WidthFixed);
       else ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch, 1.0f);
     }
-    auto cell = [](const char* label, auto&& widget) {
+    // Each field keeps what was typed (nothing is cut to a limit silently): a value out of range
+    // is explained under the form, and the tooltip gives the range.
+    const std::string maxSeq = std::to_string(kMaxSeq), maxD = std::to_string(kMaxDModel), maxV = std::to_string(kMaxVocab);
+    const std::string headsRange = "heads h: 1 to " + maxD + ", and h must divide d_model";
+    const std::string dModelRange = "d_model: 1 to " + maxD + ", a multiple of h";
+    const std::string vocabRange = "vocab V: 2 to " + maxV;
+    const std::string seqRange = "sequence length T: 2 to " + maxSeq +
+                                 " (memory grows as batch x h x T^2: the run's estimate is\nchecked against the memory "
+                                 "budget before anything is allocated)";
+    auto cell = [&](const char* label, const char* probe, const char* range, auto&& widget) {
       ImGui::TableNextColumn();
       ImGui::AlignTextToFramePadding();
       ImGui::TextUnformatted(label);
       ImGui::TableNextColumn();
       ImGui::SetNextItemWidth(-1);
       widget();
+      ctx.probes.recordLastItem(probe);
+      if (range && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", range);
     };
-    cell("layers L", [&] { ImGui::InputInt("##layers", &f.layers, 0); });
-    cell("heads h", [&] { ImGui::InputInt("##heads", &f.heads, 0); });
-    cell("d_model", [&] { ImGui::InputInt("##dmodel", &f.dModel, 0); });
-    cell("MLP", [&] { ImGui::Checkbox("##mlp", &f.mlp); });
-    cell("vocab V", [&] {
-      ImGui::BeginDisabled(f.task == 3);  // the text file decides
-      ImGui::InputInt("##vocab", &f.vocab, 0);
-      ImGui::EndDisabled();
-    });
-    cell("seq T", [&] { ImGui::InputInt("##seq", &f.seq, 0); });
-    cell("batch", [&] { ImGui::InputInt("##batch", &f.batch, 0); });
-    cell("lr", [&] { ImGui::InputFloat("##lr", &f.lr, 0, 0, "%.0e"); });
-    cell("steps", [&] { ImGui::InputInt("##steps", &f.steps, 0); });
-    ctx.probes.recordLastItem("train_steps");
-    cell("seed", [&] { ImGui::InputInt("##seed", &f.seed, 0); });
-    cell("eval every", [&] { ImGui::InputInt("##eval", &f.evalEvery, 0); });
-    ctx.probes.recordLastItem("train_eval_every");
+    cell("layers L", "train_layers", "layers: 1 to 4", [&] { ImGui::InputInt("##layers", &f.layers, 0); });
+    cell("heads h", "train_heads", headsRange.c_str(),
+         [&] { ImGui::InputInt("##heads", &f.heads, 0); });
+    cell("d_model", "train_dmodel", dModelRange.c_str(), [&] { ImGui::InputInt("##dmodel", &f.dModel, 0); });
+    cell("MLP", "train_mlp", "an MLP (d_mlp = 4 d_model) after each attention layer", [&] { ImGui::Checkbox("##mlp", &f.mlp); });
+    cell("vocab V", "train_vocab", f.task == 3 ? "the text file's characters decide the vocabulary" : vocabRange.c_str(),
+         [&] {
+           ImGui::BeginDisabled(f.task == 3);  // the text file decides
+           ImGui::InputInt("##vocab", &f.vocab, 0);
+           ImGui::EndDisabled();
+         });
+    cell("seq T", "train_seq", seqRange.c_str(),
+         [&] { ImGui::InputInt("##seq", &f.seq, 0); });
+    cell("batch", "train_batch", "batch: 1 to 4096 sequences per step", [&] { ImGui::InputInt("##batch", &f.batch, 0); });
+    cell("lr", "train_lr", "AdamW's learning rate, > 0", [&] { ImGui::InputFloat("##lr", &f.lr, 0, 0, "%.0e"); });
+    cell("steps", "train_steps", "steps: at least 1; the run stops there (raise it and press Train to go on)",
+         [&] { ImGui::InputInt("##steps", &f.steps, 0); });
+    cell("seed", "train_seed", "seed: the same seed gives the same run", [&] { ImGui::InputInt("##seed", &f.seed, 0); });
+    cell("eval every", "train_eval_every", "evaluate on the probe sequence every N steps (N >= 1)",
+         [&] { ImGui::InputInt("##eval", &f.evalEvery, 0); });
     ImGui::EndTable();
   }
   if (!(before == f)) {
     lab.formError = checkForm(f);  // explained at once, as the pipeline's controls do
   }
   showMessage(lab.formError, true);
-  ImGui::TextDisabled("Same settings and defaults as `mhascope train`; they apply on Train / Reset.");
+  ctx.probes.recordLabel("train_form_error", lab.formError);
+  ImGui::PushTextWrapPos(0.0f);
+  if (lab.runForm && !(f == *lab.runForm)) {
+    TrainForm moreSteps = *lab.runForm;
+    moreSteps.steps = f.steps;
+    const char* what = f == moreSteps && lab.view && f.steps > lab.view->step
+                           ? "Changed steps: Train continues this run up to them."
+                           : "Changed settings: Train starts a new run with them (Reset: a new run paused at step 0).";
+    ImGui::TextUnformatted(what);
+    ctx.probes.recordLabel("train_form_hint", what);
+  } else {
+    const char* what = "Same settings and defaults as `mhascope train`; changes apply on Train / Reset.";
+    ImGui::TextDisabled("%s", what);
+    ctx.probes.recordLabel("train_form_hint", what);
+  }
+  ImGui::PopTextWrapPos();
 }
 
 void drawTrainRun(TrainLab& lab, UiContext& ctx) {
   const bool running = lab.running();
-  const bool canRun = lab.formError.empty();
+  const bool canRun = lab.formError.empty() && !lab.busy();
   ImGui::BeginDisabled(!canRun || running);
   if (ImGui::Button("\xe2\x96\xb6 Train")) trainPlay(lab);
   ctx.probes.recordLastItem("train_play");
@@ -112,11 +148,7 @@ void drawTrainRun(TrainLab& lab, UiContext& ctx) {
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::BeginDisabled(running || !canRun);
-  if (ImGui::Button("Step")) {
-    if (!lab.session.started()) trainReset(lab);
-    lab.followLatest = true;
-    lab.session.step(1);
-  }
+  if (ImGui::Button("Step")) trainStep(lab);
   ctx.probes.recordLastItem("train_step");
   ImGui::EndDisabled();
   ImGui::SameLine();
@@ -124,39 +156,73 @@ void drawTrainRun(TrainLab& lab, UiContext& ctx) {
   if (ImGui::Button("Reset")) trainReset(lab);
   ctx.probes.recordLastItem("train_reset");
   ImGui::EndDisabled();
+  ImGui::PushTextWrapPos(0.0f);
+  if (lab.job) {
+    const std::string doing = lab.job->kind == LabJob::Kind::Load ? "Loading " + lab.job->status + " ..." : lab.job->status;
+    ImGui::TextUnformatted(doing.c_str());
+    ctx.probes.recordLabel("train_job", doing);
+  } else {
+    ctx.probes.recordLabel("train_job", "");
+  }
+  if (lab.messageAt == TrainLab::Said::Run) showMessage(lab.message, lab.messageIsError);
   if (!lab.view) {
     ImGui::TextDisabled("No run yet: press Train (or Reset to start paused at step 0).");
     ctx.probes.recordLabel("train_state", "none");
+    ImGui::PopTextWrapPos();
     return;
   }
   const SessionView& v = *lab.view;
-  char line[160];
-  std::snprintf(line, sizeof line, "%s · step %lld of %lld · %.0f steps/s · train loss %.3f", runStateName(v.state),
-                static_cast<long long>(v.step), static_cast<long long>(v.lastStep), v.stepsPerSecond, v.trainLoss);
-  ImGui::TextUnformatted(line);
+  std::string line = std::string(runStateName(v.state)) + " · step " + std::to_string(v.step) + " of " +
+                     std::to_string(v.lastStep);
+  char num[64];
+  if (v.state == RunState::Running) {
+    std::snprintf(num, sizeof num, " · %.0f steps/s", v.stepsPerSecond);
+    line += num;
+  }
+  // The training batch's loss exists once a step ran (or the checkpoint saved it): never a made-up 0.
+  if (v.trainLossKnown) {
+    std::snprintf(num, sizeof num, " · train loss %.3f", v.trainLoss);
+    line += num;
+  } else {
+    line += " · no step trained yet";
+  }
+  ImGui::TextUnformatted(line.c_str());
   ctx.probes.recordLabel("train_state", runStateName(v.state));
-  if (!lab.runningFrameMs.empty()) {
-    char perf[128];
-    std::snprintf(perf, sizeof perf, "window: frame work p95 %.1f ms over the last %zu frames while training",
-                  static_cast<double>(lab.frameP95()), lab.runningFrameMs.size());
+  ctx.probes.recordLabel("train_line", line);
+  if (lab.runningFrameAt.size() >= 2) {
+    char perf[200];
+    std::snprintf(perf, sizeof perf, "While training, the window redraws about %.0f times a second.", lab.redrawsPerSecond());
     std::string text = perf;
     if (lab.runStepsPerSecond > 0) {
-      std::snprintf(perf, sizeof perf, "; last run %.0f steps/s (%.0f wall from Train to the end)", lab.runStepsPerSecond,
-                    lab.runWallStepsPerSecond);
+      std::snprintf(perf, sizeof perf, " The last run trained %.0f steps/s (%.0f from Train to the end, evaluations and redraws included).",
+                    lab.runStepsPerSecond, lab.runWallStepsPerSecond);
       text += perf;
     }
     ImGui::TextDisabled("%s", text.c_str());
     ctx.probes.recordLabel("train_perf", text);
   }
-  if (v.state == RunState::Failed) showMessage(v.error, true);
+  if (v.state == RunState::Failed) showMessage(budgetInWindowWords(v.error), true);
+  ctx.probes.recordLabel("train_error", v.state == RunState::Failed ? budgetInWindowWords(v.error) : std::string());
   ImGui::ProgressBar(v.lastStep > 0 ? static_cast<float>(v.step) / static_cast<float>(v.lastStep) : 0.0f,
                      ImVec2(-1, 0.35f * ImGui::GetFontSize()), "");
+  if (lab.historyMissing) {
+    const std::string note = "This checkpoint did not save its training history: the curves, roles and circuit start at "
+                             "step " + std::to_string(lab.runStartStep) + ", where it was loaded.";
+    ImGui::TextUnformatted(note.c_str());
+    ctx.probes.recordLabel("train_history", note);
+  } else {
+    ctx.probes.recordLabel("train_history", "");
+  }
   const std::int64_t formed = circuitFormedAt(v.history, v.history.size());
-  const std::string circuit = formed >= 0 ? "formed at step " + std::to_string(formed) : std::string("not yet");
+  std::string circuit = formed >= 0 ? "formed at step " + std::to_string(formed) : std::string("not yet");
+  if (lab.historyMissing && formed >= 0 && formed <= lab.runStartStep) {
+    circuit = "formed by step " + std::to_string(lab.runStartStep) + " (when was not saved with the checkpoint)";
+  }
   ctx.probes.recordLabel("train_circuit", circuit);
   if (v.settings->task.kind == TaskKind::Induction) {
     ImGui::Text("induction circuit: %s", circuit.c_str());
   }
+  ImGui::PopTextWrapPos();
 }
 
 void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
@@ -217,7 +283,8 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
   ImGui::TextDisabled("prev: weight on key t-1 · induct: on the key after the earlier copy of the query's token ·\n"
                       "self: on key t · first: on key 0 · entropy: nats per row");
   ImGui::Spacing();
-  for (const std::string& p : circuitLesson(v.history, lab.shown.index, v.settings->task.kind)) {
+  for (std::string p : circuitLesson(v.history, lab.shown.index, v.settings->task.kind)) {
+    if (lab.historyMissing) p = withoutUnsavedHistory(p, lab.runStartStep);
     ImGui::TextWrapped("%s", p.c_str());
   }
 }
@@ -225,40 +292,62 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
 void drawTrainKeep(TrainLab& lab, UiContext& ctx) {
   const std::string& folder = ctx.view.exportUi.folder;
   const std::string task = lab.view ? taskName(lab.view->settings->task.kind) : kTaskNames[std::clamp(lab.form.task, 0, 3)];
-  if (lab.checkpointPath.empty()) lab.checkpointPath = folder + "/" + task + ".safetensors";
-  if (lab.sheetPath.empty() || lab.lastFolder != folder) lab.sheetPath = folder + "/" + task + "_contact_sheet.png";
-  if (lab.curvesPath.empty() || lab.lastFolder != folder) lab.curvesPath = folder + "/" + task + "_curves.png";
-  if (lab.lastFolder != folder) lab.checkpointPath = folder + "/" + task + ".safetensors";
+  // A path still equal to the default proposed last follows the task and the folder; a typed one
+  // stays (until the export folder changes, which proposes all three afresh).
+  const bool newFolder = lab.lastFolder != folder;
+  auto propose = [&](std::string& path, std::string& proposed, const std::string& fresh) {
+    if (newFolder || path.empty() || path == proposed) path = fresh;
+    proposed = fresh;
+  };
+  propose(lab.checkpointPath, lab.defaultCheckpoint, folder + "/" + task + ".safetensors");
+  propose(lab.sheetPath, lab.defaultSheet, folder + "/" + task + "_contact_sheet.png");
+  propose(lab.curvesPath, lab.defaultCurves, folder + "/" + task + "_curves.png");
   lab.lastFolder = folder;
   const bool have = lab.view && !lab.view->history.empty();
   const int layers = lab.view ? lab.view->settings->model.layers : 1;
-  ImGui::BeginDisabled(!have);
+  lab.openLayer = std::clamp(lab.openLayer, 0, std::max(0, layers - 1));
+  ImGui::BeginDisabled(!have || lab.busy());
   if (ImGui::Button("Open in pipeline")) trainOpenInPipeline(lab, ctx.state, ctx.view);
   ctx.probes.recordLastItem("train_open_pipeline");
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::SetNextItemWidth(-1);
+  ImGui::BeginDisabled(layers < 2);
   ImGui::SliderInt("##openlayer", &lab.openLayer, 0, std::max(0, layers - 1), "layer %d", ImGuiSliderFlags_AlwaysClamp);
-  ctx.probes.recordLastFrame("train_open_layer");
+  ImGui::EndDisabled();
+  ctx.probes.recordLastItem("train_open_layer");  // "##openlayer": the item is the slider's frame
+  ctx.probes.recordLabel("train_open_layer", "layer " + std::to_string(lab.openLayer));
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
     ImGui::SetTooltip("this layer's MHA at the chosen step, on its real input (LN1 of the residual stream for the\n"
                       "probe sequence), in the stepper, heatmaps, lessons and export — as --checkpoint --layer");
   }
+  if (lab.messageAt == TrainLab::Said::Pipeline) showMessage(lab.message, lab.messageIsError);
   labelled("checkpoint");
   ImGui::InputText("##ckpt", &lab.checkpointPath);
-  ImGui::BeginDisabled(!have);
+  ctx.probes.recordLastItem("train_checkpoint_path");
+  ctx.probes.recordLabel("train_checkpoint_path", lab.checkpointPath);
+  ImGui::BeginDisabled(!have || lab.busy());
   if (ImGui::Button("Save checkpoint")) trainSaveCheckpoint(lab);
   ctx.probes.recordLastItem("train_save");
   ImGui::EndDisabled();
   ImGui::SameLine();
+  ImGui::BeginDisabled(lab.busy());
   if (ImGui::Button("Load checkpoint")) trainLoadCheckpoint(lab);
   ctx.probes.recordLastItem("train_load");
+  ImGui::EndDisabled();
+  if (lab.job && lab.job->kind == LabJob::Kind::Load) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("loading ...");
+  }
+  if (lab.messageAt == TrainLab::Said::Checkpoint) showMessage(lab.message, lab.messageIsError);
   labelled("sheet steps");
   ImGui::InputTextWithHint("##sheetsteps", "empty: six evenly spaced, or e.g. 0 200 400 800", &lab.sheetSteps);
   labelled("contact sheet");
   ImGui::InputText("##sheetpath", &lab.sheetPath);
+  ctx.probes.recordLabel("train_sheet_path", lab.sheetPath);
   labelled("curves");
   ImGui::InputText("##curvespath", &lab.curvesPath);
+  ctx.probes.recordLabel("train_curves_path", lab.curvesPath);
   ImGui::BeginDisabled(!have);
   if (ImGui::Button("Export contact sheet")) trainExportSheet(lab);
   ctx.probes.recordLastItem("train_export_sheet");
@@ -266,8 +355,8 @@ void drawTrainKeep(TrainLab& lab, UiContext& ctx) {
   if (ImGui::Button("Export curves")) trainExportCurves(lab);
   ctx.probes.recordLastItem("train_export_curves");
   ImGui::EndDisabled();
+  if (lab.messageAt == TrainLab::Said::Export) showMessage(lab.message, lab.messageIsError);
   ImGui::TextDisabled(".png, .svg or .pdf by the file name");
-  showMessage(lab.message, lab.messageIsError);
   ctx.probes.recordLabel("train_message", lab.message);
 }
 

@@ -41,6 +41,10 @@ void drawTrainCurves(TrainLab& lab, UiContext& ctx) {
                         "probe sequence's attention of every layer x head appear here, live.");
     return;
   }
+  if (lab.historyMissing) {
+    ImGui::TextDisabled("Curves from step %lld, where the checkpoint was loaded: it did not save the run's history.",
+                        static_cast<long long>(lab.runStartStep));
+  }
   const CurvesFigure fig = buildCurves(lab);
   const double xHi = static_cast<double>(std::max<std::int64_t>(lab.view->lastStep, 1));
   const float em = ImGui::GetFontSize();
@@ -83,7 +87,13 @@ void drawTrainScrubber(TrainLab& lab, UiContext& ctx) {
 }
 
 void drawTrainGrid(TrainLab& lab, UiContext& ctx) {
-  if (!lab.shown.snapshot) return;
+  if (!lab.shown.snapshot) {
+    if (lab.shown.evaluation && !lab.view->evaluating && lab.view->state != RunState::Failed) {
+      ImGui::TextDisabled("No attention picture at step %lld: the checkpoint kept this step's curves and roles, not its\n"
+                          "attention. Choose a step from the load on.", static_cast<long long>(lab.shown.step));
+    }
+    return;
+  }
   const Snapshot& s = *lab.shown.snapshot;
   const SessionView& v = *lab.view;
   const int T = s.seq;
@@ -104,8 +114,11 @@ void drawTrainGrid(TrainLab& lab, UiContext& ctx) {
   const float availY = ImGui::GetContentRegionAvail().y - 1.5f * em;
   const float side = std::max(6.0f * em, std::min(avail / static_cast<float>(s.heads) - em,
                                                   availY / static_cast<float>(s.layers) - 2.0f * em));
+  ImGui::PushTextWrapPos(0.0f);
   ImGui::Text("Probe attention at step %lld%s: layer × head, queries down, keys across (causal: blocked cells crossed)",
               static_cast<long long>(lab.shown.step), lab.ablation.any() ? " with the ticked heads off" : "");
+  ImGui::PopTextWrapPos();
+  HeatmapHover drawn;
   for (int l = 0; l < s.layers; ++l) {
     for (int i = 0; i < s.heads; ++i) {
       if (i > 0) ImGui::SameLine();
@@ -126,12 +139,18 @@ void drawTrainGrid(TrainLab& lab, UiContext& ctx) {
       spec.interactive = false;
       spec.showNumbers = false;
       spec.axisLabels = true;
-      drawHeatmap("map", spec, nullptr, ImVec2(side, side));
+      const HeatmapHover h = drawHeatmap("map", spec, nullptr, ImVec2(side, side));
+      if (l == 0 && i == 0) drawn = h;
       ctx.probes.recordLastItem("train_map_L" + std::to_string(l) + "_h" + std::to_string(i));
       ImGui::EndGroup();
       ImGui::PopID();
     }
   }
+  // The heatmap labels every k-th token when a cell is smaller than a line of text: say which.
+  const std::string labelled = tokenLabelNote(T, drawn.plotMax.y - drawn.plotMin.y, drawn.plotMax.x - drawn.plotMin.x,
+                                              ImGui::GetFontSize());
+  ImGui::TextDisabled("%s", labelled.c_str());
+  ctx.probes.recordLabel("train_grid_labels", labelled);
 }
 
 bool drawModeSwitch(TrainLab& lab, UiContext& ctx) {
@@ -145,6 +164,7 @@ bool drawModeSwitch(TrainLab& lab, UiContext& ctx) {
   if (!lab.active) return false;
   ImGui::SameLine();
   ImGui::TextDisabled("— train a tiny transformer and watch its heads take roles");
+  lab.memoryBudgetBytes = ctx.state.memoryBudgetBytes;  // the window's one budget (the pipeline's control)
   updateTrainLab(lab);
   const float h = ImGui::GetContentRegionAvail().y;
   const ImGuiTableFlags flags = ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;

@@ -5,9 +5,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
+#include <functional>
+#include <new>
 #include <sstream>
+#include <system_error>
 
 #include "state/app_state.hpp"
 #include "state/open_file.hpp"
@@ -17,6 +22,8 @@
 #include "panels/panel.hpp"  // kHeatmapTab
 #include "shell/frame_pacing.hpp"  // yieldingTickSeconds, FrameWork
 #include "train/layer_model.hpp"
+#include "train/memory.hpp"
+#include "train/outputs.hpp"
 #include "train_lab/lab_figures.hpp"
 
 namespace mhascope::app {
@@ -43,25 +50,56 @@ TrainSettings settingsFromForm(const TrainForm& f) {
   return s;
 }
 
+namespace {
+// The text task's file, looked at without reading it: what can be told from its size.
+std::string checkTextFile(const TrainForm& f) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(f.textPath, ec);
+  if (ec || !fs::exists(st)) return "the text file '" + f.textPath + "' does not exist";
+  if (!fs::is_regular_file(st)) return "the text file '" + f.textPath + "' is not a regular file";
+  const std::uintmax_t bytes = fs::file_size(f.textPath, ec);
+  if (ec) return "cannot read the size of the text file '" + f.textPath + "': " + ec.message();
+  if (bytes > kMaxTextBytes) {
+    return "the text file '" + f.textPath + "' has " + std::to_string(bytes >> 20) + " MiB; the text task reads at most " +
+           std::to_string(kMaxTextBytes >> 20) + " MiB";
+  }
+  // A character is 1 to 4 bytes: fewer bytes than T + 1 is surely too short (fewer characters is
+  // found when Train reads it).
+  if (f.seq >= 1 && bytes < static_cast<std::uintmax_t>(f.seq) + 1) {
+    return "the text file '" + f.textPath + "' has " + std::to_string(bytes) + " bytes; T = " + std::to_string(f.seq) +
+           " needs at least " + std::to_string(f.seq + 1) + " characters";
+  }
+  return {};
+}
+}  // namespace
+
 std::string checkForm(const TrainForm& f) {
   std::string out;
   auto add = [&](const std::string& m) { out += (out.empty() ? "" : "\n") + m; };
-  if (f.task == static_cast<int>(TaskKind::Text) && f.textPath.empty()) add("the text task needs a UTF-8 text file: type its path");
+  const bool text = f.task == static_cast<int>(TaskKind::Text);
+  if (text && f.textPath.empty()) add("the text task needs a UTF-8 text file: type its path");
   if (f.steps < 1) add("steps must be at least 1, got " + std::to_string(f.steps));
   if (f.evalEvery < 1) add("evaluate every N steps needs N >= 1, got " + std::to_string(f.evalEvery));
   if (!(f.lr > 0)) add("the learning rate must be > 0");
+  if (text && !f.textPath.empty()) add(checkTextFile(f));
   if (!out.empty()) return out;
   try {
     const TrainSettings s = settingsFromForm(f);
     // The trainer's own checks, every problem in one message. Trainer::make also initialises the
-    // parameters, so past a few million of them (a stall on every keystroke) only the task and
-    // the sizes are checked here; Train / Reset then runs every check.
+    // parameters (and the text task reads its file), so for the text task and past a few million
+    // parameters (a stall on every keystroke) only the sizes are checked here; Train / Reset then
+    // runs every check on the worker thread.
     const double d = f.dModel, params = f.layers * (4 * d * d + (f.mlp ? 8 * d * d : 0)) + 2.0 * f.vocab * d + f.seq * d;
-    if (params > 4e6) {
-      auto task = Task::make(s.task);
-      if (!task) return task.error().message;
+    if (text || params > 4e6) {
       GptConfig g = s.model;
-      g.vocab = task->vocab();
+      if (text) {
+        g.vocab = 2;  // the file decides; at least two characters
+      } else {
+        auto task = Task::make(s.task);
+        if (!task) return task.error().message;
+        g.vocab = task->vocab();
+      }
       g.seqLen = s.task.seq;
       auto v = validateConfig(g);
       return v ? std::string() : v.error().message;
@@ -73,12 +111,41 @@ std::string checkForm(const TrainForm& f) {
   }
 }
 
+std::string budgetInWindowWords(std::string message) {
+  for (const std::string flag : {"(--memory-budget MiB)", "--memory-budget"}) {
+    if (auto at = message.find(flag); at != std::string::npos) {
+      message.replace(at, flag.size(), "(the memory budget under Sizes, in the Pipeline view)");
+      break;
+    }
+  }
+  return message;
+}
+
+std::string withoutUnsavedHistory(std::string p, std::int64_t firstStep) {
+  const std::string n = std::to_string(firstStep);
+  auto replaceAll = [&](const std::string& from, const std::string& to) {
+    std::size_t at = p.find(from);
+    while (at != std::string::npos) {
+      const std::size_t end = at + from.size();
+      if (end < p.size() && std::isdigit(static_cast<unsigned char>(p[end]))) {  // "step 15" inside "step 1500"
+        at = p.find(from, end);
+        continue;
+      }
+      p.replace(at, from.size(), to);
+      at = p.find(from, at + to.size());
+    }
+  };
+  replaceAll("The circuit formed at step " + n, "The circuit had formed by step " + n + " (when was not saved)");
+  replaceAll(" since step " + n, " by step " + n);
+  return p;
+}
+
 std::shared_ptr<const GptParams> paramsAt(const SessionView& v, std::int64_t step) {
   std::shared_ptr<const GptParams> best;
   for (const auto& p : v.params) {
     if (p.step <= step) best = p.params;
   }
-  return best ? best : (v.params.empty() ? nullptr : v.params.front().params);
+  return best;
 }
 
 namespace {
@@ -90,15 +157,23 @@ const Snapshot* snapshotAt(const SessionView& v, std::int64_t step) {
   return nullptr;
 }
 
+// Why a step of a checkpoint's saved history has no parameters to switch heads off in or open.
+std::string notKeptAt(const SessionView& v, std::int64_t step) {
+  const std::string first = v.params.empty() ? std::string("a later step") : "step " + std::to_string(v.params.front().step) + " or later";
+  return "the checkpoint kept the curves and roles of step " + std::to_string(step) +
+         ", not its parameters: choose " + first;
+}
+
 std::string maskKey(const HeadMask& m, std::int64_t step) {
   std::string k = std::to_string(step) + ":";
   for (bool b : m.off) k += b ? '1' : '0';
   return k;
 }
 
-void say(TrainLab& lab, const std::string& text, bool error) {
+void say(TrainLab& lab, const std::string& text, bool error, TrainLab::Said at) {
   lab.message = text;
   lab.messageIsError = error;
+  lab.messageAt = at;
 }
 
 }  // namespace
@@ -108,6 +183,12 @@ float TrainLab::frameP95() const {
   std::vector<float> t = runningFrameMs;
   std::sort(t.begin(), t.end());
   return t[std::min(t.size() - 1, static_cast<std::size_t>(0.95 * static_cast<double>(t.size())))];
+}
+
+double TrainLab::redrawsPerSecond() const {
+  if (runningFrameAt.size() < 2) return 0;
+  const auto [lo, hi] = std::minmax_element(runningFrameAt.begin(), runningFrameAt.end());
+  return *hi > *lo ? static_cast<double>(runningFrameAt.size() - 1) / (*hi - *lo) : 0.0;
 }
 
 void TrainLab::frameEnded(double now) {
@@ -120,8 +201,10 @@ void TrainLab::frameEnded(double now) {
   const float ms = static_cast<float>(work * 1000.0);
   if (runningFrameMs.size() < 600) {
     runningFrameMs.push_back(ms);
+    runningFrameAt.push_back(frameStart);
   } else {
-    runningFrameMs[frameCursor++ % 600] = ms;
+    runningFrameMs[frameCursor % 600] = ms;
+    runningFrameAt[frameCursor++ % 600] = frameStart;
   }
 }
 
@@ -150,7 +233,12 @@ void measure(TrainLab& lab) {
 }
 }  // namespace
 
+namespace {
+void applyJob(TrainLab& lab);
+}  // namespace
+
 void updateTrainLab(TrainLab& lab) {
+  applyJob(lab);
   lab.view = lab.session.view();
   if (!lab.view || lab.view->history.empty()) {
     lab.shown = {};
@@ -162,6 +250,8 @@ void updateTrainLab(TrainLab& lab) {
   if (lab.followLatest) lab.chosenIndex = last;
   lab.chosenIndex = std::clamp(lab.chosenIndex, 0, last);
   const Evaluation& e = v.history[static_cast<std::size_t>(lab.chosenIndex)];
+  // A smaller run (fewer layers) must not leave the slider on a layer it does not have.
+  lab.openLayer = std::clamp(lab.openLayer, 0, std::max(0, e.layers - 1));
   if (lab.ablation.layers != e.layers || lab.ablation.heads != e.heads) {
     lab.ablation = HeadMask::none(v.settings->model);
     lab.sheetHeads.assign(static_cast<std::size_t>(e.layers * e.heads), true);
@@ -181,8 +271,10 @@ void updateTrainLab(TrainLab& lab) {
         if (off) {
           auto r = evaluateOnProbe(*off, *v.probe, e.step, lab.cache);
           if (r) lab.ablated = std::move(*r);
-          else say(lab, r.error().message, true);
+          else say(lab, r.error().message, true, TrainLab::Said::Run);
         }
+      } else {
+        say(lab, notKeptAt(v, e.step), true, TrainLab::Said::Run);
       }
     }
     if (lab.ablated) {
@@ -201,75 +293,259 @@ void updateTrainLab(TrainLab& lab) {
   lab.shown = shown;
 }
 
-void trainReset(TrainLab& lab) {
-  lab.formError = checkForm(lab.form);
-  if (!lab.formError.empty()) return;
-  lab.holdForThisFrame();
-  try {
-    if (auto st = lab.session.reset(settingsFromForm(lab.form), lab.form.evalEvery); !st) {
-      lab.formError = st.error().message;
-      return;
-    }
-  } catch (const std::exception& e) {
-    lab.formError = std::string("cannot start: ") + e.what();
-    return;
-  }
-  lab.followLatest = true;
-  lab.ablation = {};
-  lab.ablated.reset();
-  lab.ablationKey.clear();
-  say(lab, "", false);
+namespace {
+
+// A checkpoint at step 0 has nothing before it; a later one without evaluations was written before
+// checkpoints kept their history.
+bool checkpointHistorySaved(const Checkpoint& c) { return c.step == 0 || !c.history.empty(); }
+
+LabJobResult failed(std::string message) {
+  LabJobResult r;
+  r.error = budgetInWindowWords(std::move(message));
+  return r;
 }
 
-void trainPlay(TrainLab& lab) {
+// The form a checkpoint implies: its sizes, task and seed; the rest (lr, batch, text file, eval
+// every) as the form had them, and at least its step as the step count.
+TrainForm formOfCheckpoint(TrainForm f, const Checkpoint& c) {
+  const GptConfig& g = c.params.cfg;
+  f.task = static_cast<int>(c.task.kind);
+  f.layers = g.layers;
+  f.heads = g.heads;
+  f.dModel = g.dModel;
+  f.mlp = g.mlp;
+  f.vocab = c.task.vocab;
+  f.seq = c.task.seq;
+  f.periodMin = c.task.periodMin;
+  f.periodMax = c.task.periodMax;
+  f.seed = static_cast<int>(c.seed);
+  f.steps = static_cast<int>(std::max<std::int64_t>(f.steps, c.step));
+  return f;
+}
+
+// On the worker thread: the session's reset (Trainer::make reads the text, allocates the model,
+// the optimizer's state and the probe). A failure leaves the previous run as it was.
+LabJobResult startRun(TrainingSession& session, TrainSettings s, int evalEvery, const std::optional<Checkpoint>& init) {
+  LabJobResult r;
+  r.step = init ? init->step : 0;
+  r.historySaved = !init || checkpointHistorySaved(*init);
+  try {
+    if (auto st = session.reset(std::move(s), evalEvery, init); !st) return failed(st.error().message);
+  } catch (const std::bad_alloc&) {
+    return failed("not enough memory for this run: the allocation failed (make d_model, T, batch or vocab smaller)");
+  } catch (const std::exception& e) {
+    return failed(std::string("cannot start: ") + e.what());
+  }
+  return r;
+}
+
+void launch(TrainLab& lab, LabJob job, std::function<LabJobResult()> work) {
+  try {
+    job.result = std::async(std::launch::async, std::move(work));
+  } catch (const std::exception& e) {  // no thread to be had
+    return say(lab, std::string("cannot start the worker thread: ") + e.what(), true, job.kind == LabJob::Kind::Load ? TrainLab::Said::Checkpoint : TrainLab::Said::Run);
+  }
+  lab.job = std::move(job);
+}
+
+// A new run from the form on the worker thread (or the run on screen continued up to a higher
+// `steps`); Train plays it, Step takes one step once it exists.
+void startFromForm(TrainLab& lab, bool play, int stepAfter, bool continueRun, std::string doneMessage) {
+  if (lab.busy()) return;
+  lab.formError = checkForm(lab.form);
+  if (!lab.formError.empty()) return;
+  TrainSettings s = settingsFromForm(lab.form);
+  if (lab.memoryBudgetBytes > 0) s.memoryBudgetBytes = lab.memoryBudgetBytes;
+  if (std::string m = checkRunMemory(s, lab.memoryBudgetBytes); !m.empty()) {
+    lab.formError = m;
+    return;
+  }
+  LabJob job;
+  job.kind = LabJob::Kind::Start;
+  job.playAfter = play;
+  job.stepAfter = stepAfter;
+  job.form = lab.form;
+  job.doneMessage = std::move(doneMessage);
+  job.status = lab.form.task == static_cast<int>(TaskKind::Text) ? "Starting: reading the text file and allocating the model ..."
+                                                                 : "Starting: allocating the model ...";
+  TrainingSession* session = &lab.session;
+  const int every = lab.form.evalEvery;
+  launch(lab, std::move(job), [session, s, every, continueRun]() mutable {
+    std::optional<Checkpoint> init;
+    if (continueRun) init = session->checkpoint();
+    return startRun(*session, std::move(s), every, init);
+  });
+}
+
+// Plays the run on screen (it exists and is not finished).
+void playRun(TrainLab& lab) {
   lab.holdForThisFrame();
-  if (!lab.session.started()) trainReset(lab);
-  if (!lab.session.started()) return;
   lab.followLatest = true;
   if (auto v = lab.session.view()) {
-    lab.playedAt = ImGui::GetTime();
+    lab.playedAt = lab.frameStart;
     lab.playedStep = v->step;
     lab.runningFrameMs.clear();
+    lab.runningFrameAt.clear();
     lab.frameCursor = 0;
   }
   lab.session.play();
 }
 
+// The finished job's result, applied on the UI thread: the new run's form and history state, or
+// the error (the previous run is still the one on screen).
+void applyJob(TrainLab& lab) {
+  if (!lab.job || lab.job->result.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+  LabJob job = std::move(*lab.job);
+  lab.job.reset();
+  LabJobResult r;
+  try {
+    r = job.result.get();
+  } catch (const std::exception& e) {
+    r = failed(std::string("cannot start: ") + e.what());
+  }
+  const bool load = job.kind == LabJob::Kind::Load;
+  if (!r.error.empty()) {
+    if (load) return say(lab, r.error, true, TrainLab::Said::Checkpoint);
+    lab.formError = r.error;
+    return;
+  }
+  if (r.form) lab.form = *r.form;
+  lab.runForm = load ? *r.form : job.form;
+  lab.runStartStep = r.step;
+  lab.historyMissing = !r.historySaved;
+  lab.formError.clear();
+  lab.followLatest = true;
+  lab.ablation = {};
+  lab.ablated.reset();
+  lab.ablationKey.clear();
+  lab.runStepsPerSecond = lab.runWallStepsPerSecond = 0;
+  lab.runningFrameMs.clear();
+  lab.runningFrameAt.clear();
+  lab.frameCursor = 0;
+  say(lab, job.doneMessage, false, load ? TrainLab::Said::Checkpoint : TrainLab::Said::Run);
+  if (load) {
+    std::string m = "Loaded " + job.status + " (step " + std::to_string(r.step) + "); Train continues from it";
+    if (!r.historySaved) m += ". This checkpoint did not save its training history: nothing before step " + std::to_string(r.step) + " is shown";
+    say(lab, m, false, TrainLab::Said::Checkpoint);
+  }
+  if (job.playAfter) playRun(lab);
+  if (job.stepAfter > 0) {
+    lab.holdForThisFrame();
+    lab.session.step(job.stepAfter);
+  }
+}
+
+}  // namespace
+
+std::string checkRunMemory(const TrainSettings& settings, std::uint64_t budgetBytes) {
+  if (budgetBytes == 0) return {};
+  TrainSettings s = settings;
+  s.memoryBudgetBytes = budgetBytes;
+  Status st = Ok{};
+  if (s.task.kind == TaskKind::Text) {
+    // Without reading the file: its size bounds its characters from above, and V >= 2 from below
+    // (Trainer::make checks again with the real V and length before it allocates).
+    std::error_code ec;
+    const std::uintmax_t bytes = std::filesystem::file_size(s.task.textPath, ec);
+    st = checkTrainingMemory(s, 2, ec ? 0 : static_cast<std::uint64_t>(bytes));
+  } else {
+    auto task = Task::make(s.task);
+    if (!task) return task.error().message;
+    st = checkTrainingMemory(s, task->vocab(), 0);
+  }
+  return st ? std::string() : budgetInWindowWords(st.error().message);
+}
+
+void finishTrainJob(TrainLab& lab) {
+  if (lab.job) lab.job->result.wait();
+  applyJob(lab);
+}
+
+void trainReset(TrainLab& lab) { startFromForm(lab, false, 0, false, ""); }
+
+void trainStep(TrainLab& lab) {
+  if (lab.busy()) return;
+  if (!lab.session.started()) return startFromForm(lab, false, 1, false, "");
+  lab.followLatest = true;
+  lab.session.step(1);
+}
+
+void trainPlay(TrainLab& lab) {
+  if (lab.busy()) return;
+  const auto v = lab.session.view();
+  if (!v || !lab.runForm) return startFromForm(lab, true, 0, false, "");
+  if (!(lab.form == *lab.runForm)) {
+    TrainForm moreSteps = *lab.runForm;
+    moreSteps.steps = lab.form.steps;
+    if (lab.form == moreSteps) {
+      if (lab.form.steps > v->step) {
+        return startFromForm(lab, true, 0, true, "Continuing this run from step " + std::to_string(v->step) + " to step " +
+                                                     std::to_string(lab.form.steps));
+      }
+      return say(lab, "steps (" + std::to_string(lab.form.steps) + ") is not past this run's step " +
+                          std::to_string(v->step) + ": raise it to train further, or press Reset for a new run",
+                 true, TrainLab::Said::Run);
+    }
+    return startFromForm(lab, true, 0, false,
+                         "Started a new run with the changed settings (the previous run stopped at step " +
+                             std::to_string(v->step) + "; Save checkpoint keeps a run)");
+  }
+  if (v->state == RunState::Finished) {
+    return say(lab, "This run finished at step " + std::to_string(v->step) +
+                        ": raise steps to train further, or press Reset for a new run", false, TrainLab::Said::Run);
+  }
+  if (v->state == RunState::Failed) {
+    return say(lab, "This run failed (see above): change the settings and press Train, or press Reset", true,
+               TrainLab::Said::Run);
+  }
+  playRun(lab);
+}
+
 void trainSaveCheckpoint(TrainLab& lab) {
-  if (lab.checkpointPath.empty()) return say(lab, "type a path for the checkpoint (.safetensors)", true);
+  constexpr auto at = TrainLab::Said::Checkpoint;
+  if (lab.busy()) return;
+  if (lab.checkpointPath.empty()) return say(lab, "type a path for the checkpoint (.safetensors)", true, at);
   auto c = lab.session.checkpoint();
-  if (!c) return say(lab, "nothing to save yet: press Train or Reset first", true);
-  if (auto st = saveCheckpoint(lab.checkpointPath, *c); !st) return say(lab, st.error().message, true);
-  say(lab, "Saved step " + std::to_string(c->step) + " to " + lab.checkpointPath, false);
+  if (!c) return say(lab, "nothing to save yet: press Train or Reset first", true, at);
+  TrainOutputs out;  // the same rule as `train --save` (train/outputs.hpp)
+  out.checkpoint = lab.checkpointPath;
+  out.checkpointName = "the checkpoint path";
+  out.inputs = {{"the text file", c->task.kind == TaskKind::Text ? c->task.textPath : std::string()}};
+  if (auto st = checkTrainOutputs(out, runIdentity(*c)); !st) return say(lab, st.error().message, true, at);
+  if (auto st = saveCheckpoint(lab.checkpointPath, *c); !st) return say(lab, st.error().message, true, at);
+  say(lab, "Saved step " + std::to_string(c->step) + " to " + lab.checkpointPath, false, at);
 }
 
 void trainLoadCheckpoint(TrainLab& lab) {
-  if (lab.checkpointPath.empty()) return say(lab, "type the path of a checkpoint (.safetensors)", true);
-  try {
-    auto c = loadCheckpoint(lab.checkpointPath);
-    if (!c) return say(lab, c.error().message, true);
-    TrainForm f = lab.form;
-    const GptConfig& g = c->params.cfg;
-    f.task = static_cast<int>(c->task.kind);
-    f.layers = g.layers;
-    f.heads = g.heads;
-    f.dModel = g.dModel;
-    f.mlp = g.mlp;
-    f.vocab = c->task.vocab;
-    f.seq = c->task.seq;
-    f.periodMin = c->task.periodMin;
-    f.periodMax = c->task.periodMax;
-    f.seed = static_cast<int>(c->seed);
-    f.steps = static_cast<int>(std::max<std::int64_t>(f.steps, c->step));
-    if (auto st = lab.session.reset(settingsFromForm(f), f.evalEvery, *c); !st) return say(lab, st.error().message, true);
-    lab.form = f;
-    lab.formError.clear();
-    lab.followLatest = true;
-    lab.ablation = {};
-    say(lab, "Loaded " + lab.checkpointPath + " (step " + std::to_string(c->step) + "); Train continues from it", false);
-  } catch (const std::exception& e) {
-    say(lab, std::string("cannot load: ") + e.what(), true);
+  if (lab.busy()) return;
+  if (lab.checkpointPath.empty()) {
+    return say(lab, "type the path of a checkpoint (.safetensors)", true, TrainLab::Said::Checkpoint);
   }
+  LabJob job;
+  job.kind = LabJob::Kind::Load;
+  job.status = lab.checkpointPath;
+  TrainingSession* session = &lab.session;
+  const std::string path = lab.checkpointPath;
+  const TrainForm form = lab.form;
+  const std::uint64_t budget = lab.memoryBudgetBytes;
+  say(lab, "", false, TrainLab::Said::Checkpoint);
+  launch(lab, std::move(job), [session, path, form, budget]() -> LabJobResult {
+    try {
+      auto c = budget > 0 ? loadCheckpoint(path, budget) : loadCheckpoint(path);
+      if (!c) return failed(c.error().message);
+      TrainForm f = formOfCheckpoint(form, *c);
+      TrainSettings s = settingsFromForm(f);
+      if (budget > 0) s.memoryBudgetBytes = budget;
+      if (std::string m = checkRunMemory(s, budget); !m.empty()) return failed("cannot load '" + path + "': " + m);
+      LabJobResult r = startRun(*session, s, f.evalEvery, *c);
+      r.form = f;
+      return r;
+    } catch (const std::bad_alloc&) {
+      return failed("cannot load '" + path + "': not enough memory (the allocation failed)");
+    } catch (const std::exception& e) {
+      return failed("cannot load '" + path + "': " + e.what());
+    }
+  });
 }
 
 void trainDropPath(TrainLab& lab, const std::string& path) {
@@ -278,7 +554,8 @@ void trainDropPath(TrainLab& lab, const std::string& path) {
   for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (ext != ".safetensors") {
     return say(lab, "dropped '" + path + "': only checkpoints (.safetensors, from Save checkpoint or `mhascope train "
-                    "--save`) can be dropped here", true);
+                    "--save`) can be dropped here", true,
+               TrainLab::Said::Checkpoint);
   }
   lab.checkpointPath = path;
   trainLoadCheckpoint(lab);
@@ -290,29 +567,31 @@ void dropOnWindow(TrainLab& lab, AppState& state, ViewState& view, LessonView& l
 }
 
 void trainExportSheet(TrainLab& lab) {
-  if (!lab.view || lab.view->history.empty()) return say(lab, "nothing to export yet: press Train first", true);
+  if (!lab.view || lab.view->history.empty()) return say(lab, "nothing to export yet: press Train first", true, TrainLab::Said::Export);
   auto sheet = buildContactSheet(lab);
-  if (!sheet) return say(lab, sheet.error().message, true);
-  if (auto st = exportContactSheet(lab.sheetPath, *sheet); !st) return say(lab, st.error().message, true);
-  say(lab, "Saved " + lab.sheetPath, false);
+  if (!sheet) return say(lab, sheet.error().message, true, TrainLab::Said::Export);
+  if (auto st = exportContactSheet(lab.sheetPath, *sheet); !st) return say(lab, st.error().message, true, TrainLab::Said::Export);
+  say(lab, "Saved " + lab.sheetPath, false, TrainLab::Said::Export);
 }
 
 void trainExportCurves(TrainLab& lab) {
-  if (!lab.view || lab.view->history.empty()) return say(lab, "nothing to export yet: press Train first", true);
-  if (auto st = exportCurves(lab.curvesPath, buildCurves(lab)); !st) return say(lab, st.error().message, true);
-  say(lab, "Saved " + lab.curvesPath, false);
+  if (!lab.view || lab.view->history.empty()) return say(lab, "nothing to export yet: press Train first", true, TrainLab::Said::Export);
+  if (auto st = exportCurves(lab.curvesPath, buildCurves(lab)); !st) return say(lab, st.error().message, true, TrainLab::Said::Export);
+  say(lab, "Saved " + lab.curvesPath, false, TrainLab::Said::Export);
 }
 
 void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view) {
-  if (!lab.view || !lab.shown.evaluation) return say(lab, "nothing to open yet: press Train first", true);
+  if (!lab.view || !lab.shown.evaluation) return say(lab, "nothing to open yet: press Train first", true, TrainLab::Said::Pipeline);
   const SessionView& v = *lab.view;
   auto p = paramsAt(v, lab.shown.step);
-  if (!p) return say(lab, "no parameters kept at this step", true);
+  if (!p) return say(lab, notKeptAt(v, lab.shown.step), true, TrainLab::Said::Pipeline);
+  // The slider may still name a layer of a larger run drawn before this frame's clamp.
+  lab.openLayer = std::clamp(lab.openLayer, 0, p->cfg.layers - 1);
   try {
     GptParams params = *p;
     if (lab.ablation.any()) {
       auto off = ablateHeads(params, lab.ablation);
-      if (!off) return say(lab, off.error().message, true);
+      if (!off) return say(lab, off.error().message, true, TrainLab::Said::Pipeline);
       params = std::move(*off);
     }
     Batch one;  // the probe sequence (batch item 0), as `--checkpoint --layer` uses by default
@@ -323,7 +602,7 @@ void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view) {
     std::vector<std::vector<std::string>> labels(1);
     for (int t : one.tokens) labels[0].push_back(v.task->symbol(t));
     auto model = trainedLayerModel(params, one, lab.openLayer, labels);
-    if (!model) return say(lab, model.error().message, true);
+    if (!model) return say(lab, model.error().message, true, TrainLab::Said::Pipeline);
     // The pipeline recomputes from this layer (AppState::trainedLayer) whatever changes later, so
     // its weights and subtitle stay until the layer is closed under "Files in use".
     auto layer = std::make_shared<SourcedModel>();
@@ -351,9 +630,10 @@ void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view) {
     view.selectTab = kHeatmapTab;
     lab.active = false;
     say(lab, "Opened layer " + std::to_string(lab.openLayer) + " at step " + std::to_string(lab.shown.step) +
-             " in the pipeline" + (lab.ablation.any() ? " (with the switched-off heads zeroed)" : ""), false);
+             " in the pipeline" + (lab.ablation.any() ? " (with the switched-off heads zeroed)" : ""), false,
+        TrainLab::Said::Pipeline);
   } catch (const std::exception& e) {
-    say(lab, std::string("cannot open this layer: ") + e.what(), true);
+    say(lab, std::string("cannot open this layer: ") + e.what(), true, TrainLab::Said::Pipeline);
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,7 +43,28 @@ struct TrainForm {
 };
 train::TrainSettings settingsFromForm(const TrainForm& f);
 // Every problem with the form in one message (empty when it can run): the trainer's own checks.
+// Cheap enough for every keystroke: the text task's file is only looked at (it exists, is a
+// regular file and its size fits), never read — reading and decoding a large text takes tens of
+// seconds, which Train / Reset spend on a worker thread.
 std::string checkForm(const TrainForm& f);
+
+// What a Load checkpoint or a Train / Reset hands back from its worker thread: reading and decoding
+// a checkpoint, reading a text file and allocating the trainer never run on the UI thread.
+struct LabJobResult {
+  std::string error;               // empty: the session now runs the new settings
+  std::optional<TrainForm> form;   // Load: the form the checkpoint implies
+  std::int64_t step = 0;           // the step the new run starts at (0, or the checkpoint's)
+  bool historySaved = true;        // the evaluations before `step` came with the checkpoint
+};
+struct LabJob {
+  enum class Kind { Start, Load } kind = Kind::Start;
+  bool playAfter = false;          // Train: play once the run exists
+  int stepAfter = 0;               // Step: this many steps once the run exists
+  std::string status;              // what the run line says meanwhile ("loading …")
+  std::string doneMessage;         // said when it succeeds ("" = nothing)
+  TrainForm form;                  // Start: the form the run is made from
+  std::future<LabJobResult> result;
+};
 
 // The pictures of one step: the evaluation and snapshot the panels show (ablated or not).
 struct ShownStep {
@@ -59,6 +81,18 @@ struct TrainLab {
   std::string formError;               // why Train / Reset cannot start (shown under the form)
   train::TrainingSession session;
   std::shared_ptr<const train::SessionView> view;  // taken once per frame
+  // A Load checkpoint or Train / Reset on its worker thread (declared after `session`, so it is
+  // destroyed, and waited for, first). The previous run stays on screen until it succeeds.
+  std::optional<LabJob> job;
+  bool busy() const { return job.has_value(); }
+  // The run on screen: the form it was made from (Train with a different form starts a new run),
+  // the step it started at, and whether what came before that step is known.
+  std::optional<TrainForm> runForm;
+  std::int64_t runStartStep = 0;
+  bool historyMissing = false;  // loaded from a checkpoint that did not save its evaluations
+  // The window's memory budget (AppState::memoryBudgetBytes, the pipeline's control): a run whose
+  // estimate exceeds it is refused before anything is allocated. 0: no limit known.
+  std::uint64_t memoryBudgetBytes = 0;
 
   // Timeline: the chosen evaluation; follows the latest while `followLatest`.
   bool followLatest = true;
@@ -71,7 +105,7 @@ struct TrainLab {
   std::int64_t ablatedStep = -1;
   std::string ablationKey;                    // what `ablated` was computed for
   train::ForwardCache cache;                  // reused by every ablation evaluation
-  int openLayer = 0;                          // the layer "Open in pipeline" sends
+  int openLayer = 0;                          // the layer "Open in pipeline" sends (< the run's layers)
 
   // Keep it: checkpoint and export paths, the last message.
   std::string checkpointPath;
@@ -79,13 +113,19 @@ struct TrainLab {
   std::string sheetSteps;               // "0 200 400 800" or empty: six evenly spaced
   std::vector<bool> sheetHeads;         // layers * heads; empty: all
   std::string lastFolder;              // the export folder the default paths were made from
+  // The default paths last proposed: a path still equal to its default follows the task and the
+  // folder; one the user typed stays.
+  std::string defaultCheckpoint, defaultSheet, defaultCurves;
   std::string message;
   bool messageIsError = false;
+  // Where the message is drawn: beside the control whose click made it, not below the fold.
+  enum class Said { Run, Checkpoint, Export, Pipeline } messageAt = Said::Run;
 
   // How the window keeps up while training (measured, shown in the run line): the frame work
   // times (events handled to buffers swapped, without the wait before) of the last ≈600 frames
   // drawn while running, and the run's mean steps/s from Train to the end.
   std::vector<float> runningFrameMs;
+  std::vector<double> runningFrameAt;  // when those frames began (how often the window redraws)
   double frameStart = 0, workSeconds = 0.0;  // this frame's start; smoothed work per frame
   // While a run goes, a frame drawn at least kTrainFrameMinSeconds after the last held one holds
   // the training steps (TrainingSession::holdSteps) until its buffers are swapped, at most
@@ -134,6 +174,7 @@ struct TrainLab {
   // Set when a run started by Train finishes (SessionView::runStepSeconds / runWallSeconds).
   double runStepsPerSecond = 0, runWallStepsPerSecond = 0;
   float frameP95() const;
+  double redrawsPerSecond() const;  // frames drawn per second while training (0: not measured)
 
   ShownStep shown;
   std::uint64_t serialCounter = 0;
@@ -159,10 +200,20 @@ struct TrainLab {
 void updateTrainLab(TrainLab& lab);
 
 // Actions (buttons). Each catches what it can throw and reports through lab.message / formError.
+// Train, Reset and Load hand their work to a worker thread (lab.job); updateTrainLab applies the
+// result on a later frame.
 void trainReset(TrainLab& lab);  // a new run from the form, paused at step 0
-void trainPlay(TrainLab& lab);   // starts a run first when none exists
+// Plays the run on screen; starts a run first when none exists or when the form differs from the
+// run's (a changed `steps` alone continues the same run up to it). A finished run says so.
+void trainPlay(TrainLab& lab);
+void trainStep(TrainLab& lab);   // one step (starts a paused run first when none exists)
 void trainSaveCheckpoint(TrainLab& lab);
 void trainLoadCheckpoint(TrainLab& lab);  // continues from it (sizes and task from the file)
+// Waits for the job in flight (tests; the window polls it in updateTrainLab).
+void finishTrainJob(TrainLab& lab);
+// The memory a run of these settings needs against the budget, on the UI thread and without reading
+// the text task's file: "" when it fits (or no budget is known), else the estimate and the budget.
+std::string checkRunMemory(const train::TrainSettings& s, std::uint64_t budgetBytes);
 // A file dropped on the window: a .safetensors checkpoint opens the Train mode and loads it;
 // anything else is named in the Train mode's message.
 void trainDropPath(TrainLab& lab, const std::string& path);
@@ -176,7 +227,17 @@ void trainExportCurves(TrainLab& lab);
 // MHA on its real input, exactly as `--checkpoint --layer` (cli/checkpoint_layer.cpp).
 void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view);
 
-// The parameters kept at the evaluation nearest at or before `step` (null when none).
+// Core's messages name the command line's `--memory-budget`; the window's budget is the control
+// under Sizes (the pipeline's).
+std::string budgetInWindowWords(std::string message);
+
+// A lesson paragraph about a run loaded from a checkpoint without its history, whose evaluations
+// start at `firstStep`: "since step N" and "formed at step N" with N = firstStep would date what was
+// only first seen there, so they say "by step N".
+std::string withoutUnsavedHistory(std::string paragraph, std::int64_t firstStep);
+
+// The parameters kept at the evaluation nearest at or before `step` (null when none: a step from a
+// checkpoint's saved history, before the run kept any parameters).
 std::shared_ptr<const train::GptParams> paramsAt(const train::SessionView& v, std::int64_t step);
 
 }  // namespace mhascope::app

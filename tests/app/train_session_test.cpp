@@ -4,12 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/train_command.hpp"
 #include "state/session.hpp"
+#include "train_lab/lab_figures.hpp"
 #include "train_lab/lab_state.hpp"
 
 namespace mhascope::app {
@@ -192,6 +196,198 @@ TEST(TrainLabPacing, AFrameWhileTrainingHoldsTheStepsAtMostFourTimesASecond) {
   EXPECT_FALSE(lab.holding);
   lab.releaseFrameHold();
   lab.session.pause();
+}
+
+// ---- The Train mode's actions: Train / Reset / Load on a worker thread, what they say.
+
+// A small, quick form (1 layer unless told otherwise).
+TrainForm smallForm(int layers = 1, int steps = 4) {
+  TrainForm f;
+  f.layers = layers;
+  f.dModel = 16;
+  f.vocab = 16;
+  f.seq = 32;
+  f.batch = 2;
+  f.steps = steps;
+  f.evalEvery = 2;
+  return f;
+}
+
+std::string tempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("mhascope_train_lab_" + name)).string();
+}
+
+// Frames until the session's view satisfies `done` (at most 30 s).
+template <class Done>
+void updateUntil(TrainLab& lab, Done done) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    updateTrainLab(lab);
+    if ((lab.view && done(*lab.view)) || std::chrono::steady_clock::now() > end) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+bool settled(const train::SessionView& v) {
+  return !v.evaluating && v.state != train::RunState::Running && !v.history.empty();
+}
+
+// Starts a run of `form` and lets it finish.
+void runToTheEnd(TrainLab& lab, const TrainForm& form) {
+  lab.form = form;
+  trainPlay(lab);
+  finishTrainJob(lab);
+  updateUntil(lab, [](const train::SessionView& v) { return v.state == train::RunState::Finished && !v.evaluating; });
+}
+
+TEST(TrainLabActions, TheTextFileIsNeverReadOnAFormEdit) {
+  // 100 times the same character: Task::make refuses it (an alphabet of one), so an empty answer
+  // shows the check did not read it; only its size is looked at.
+  const std::string path = tempPath("one_char.txt");
+  std::ofstream(path) << std::string(100, 'a');
+  TrainForm f = smallForm();
+  f.task = static_cast<int>(train::TaskKind::Text);
+  f.textPath = path;
+  EXPECT_EQ(checkForm(f), "");
+  f.seq = 200;  // more than the bytes: surely too short
+  EXPECT_NE(checkForm(f).find("has 100 bytes; T = 200 needs at least 201 characters"), std::string::npos) << checkForm(f);
+  f.textPath = path + ".missing";
+  EXPECT_NE(checkForm(f).find("does not exist"), std::string::npos) << checkForm(f);
+  // Larger than the task reads: said from the size, no read.
+  const std::string big = tempPath("big.txt");
+  { std::ofstream(big).close(); }
+  std::filesystem::resize_file(big, train::kMaxTextBytes + 1);
+  f.textPath = big;
+  f.seq = 32;
+  EXPECT_NE(checkForm(f).find("the text task reads at most"), std::string::npos) << checkForm(f);
+  // Train reads it, on the worker thread, and shows the task's own refusal under the form.
+  f.textPath = path;
+  TrainLab lab;
+  lab.form = f;
+  trainPlay(lab);
+  ASSERT_TRUE(lab.busy());
+  finishTrainJob(lab);
+  EXPECT_FALSE(lab.busy());
+  EXPECT_NE(lab.formError.find("character"), std::string::npos) << lab.formError;
+  EXPECT_FALSE(lab.session.started());
+  std::remove(path.c_str());
+  std::remove(big.c_str());
+}
+
+TEST(TrainLabActions, ARunOverTheBudgetIsRefusedBeforeAllocatingWithTheEstimate) {
+  TrainLab lab;
+  lab.memoryBudgetBytes = std::uint64_t{64} << 20;
+  lab.form = smallForm();
+  lab.form.dModel = 1024;
+  lab.form.seq = 2048;
+  lab.form.batch = 64;
+  trainPlay(lab);
+  EXPECT_FALSE(lab.busy()) << "refused on the UI thread, nothing started";
+  EXPECT_FALSE(lab.session.started());
+  EXPECT_NE(lab.formError.find("this training run needs about"), std::string::npos) << lab.formError;
+  EXPECT_NE(lab.formError.find("memory budget of 64.0 MiB"), std::string::npos) << lab.formError;
+  EXPECT_NE(lab.formError.find("the memory budget under Sizes"), std::string::npos) << "the window's control, not a flag";
+}
+
+TEST(TrainLabActions, TrainOnAFinishedRunSaysWhatHappens) {
+  TrainLab lab;
+  runToTheEnd(lab, smallForm(1, 4));
+  ASSERT_EQ(lab.view->step, 4);
+  trainPlay(lab);  // same settings: nothing to do, and it says so
+  EXPECT_FALSE(lab.busy());
+  EXPECT_NE(lab.message.find("finished at step 4"), std::string::npos) << lab.message;
+  // Only `steps` raised: the same run goes on from step 4.
+  lab.form.steps = 6;
+  trainPlay(lab);
+  finishTrainJob(lab);
+  EXPECT_NE(lab.message.find("Continuing this run from step 4 to step 6"), std::string::npos) << lab.message;
+  updateUntil(lab, [](const train::SessionView& v) { return v.state == train::RunState::Finished && v.step == 6; });
+  EXPECT_EQ(lab.view->step, 6);
+  EXPECT_EQ(lab.view->history.front().step, 0) << "the run's history goes on";
+  // Other settings changed: a new run, and it says so.
+  lab.form.lr = 2e-3f;
+  trainPlay(lab);
+  finishTrainJob(lab);
+  EXPECT_NE(lab.message.find("new run with the changed settings"), std::string::npos) << lab.message;
+  EXPECT_EQ(lab.session.view()->settings->adam.lr, 2e-3f);
+  lab.session.pause();
+}
+
+TEST(TrainLabActions, TheLayerSliderFollowsASmallerRun) {
+  TrainLab lab;
+  runToTheEnd(lab, smallForm(2, 2));
+  lab.openLayer = 1;
+  updateTrainLab(lab);
+  EXPECT_EQ(lab.openLayer, 1);
+  lab.form = smallForm(1, 2);
+  trainReset(lab);
+  finishTrainJob(lab);
+  updateUntil(lab, settled);
+  EXPECT_EQ(lab.openLayer, 0) << "a 1-layer run has only layer 0";
+}
+
+TEST(TrainLabActions, LoadingACheckpointWithoutHistoryInventsNothing) {
+  // A run to step 4, saved with its history, and the same without it (as older files are).
+  TrainLab lab;
+  runToTheEnd(lab, smallForm(2, 4));
+  auto c = lab.session.checkpoint();
+  ASSERT_TRUE(c);
+  const std::string with = tempPath("with_history.safetensors"), without = tempPath("without_history.safetensors");
+  ASSERT_TRUE(train::saveCheckpoint(with, *c).ok());
+  train::Checkpoint bare = *c;
+  bare.history.clear();
+  ASSERT_TRUE(train::saveCheckpoint(without, bare).ok());
+
+  TrainLab loaded;
+  loaded.checkpointPath = without;
+  trainLoadCheckpoint(loaded);
+  EXPECT_TRUE(loaded.busy()) << "read and decoded on the worker thread";
+  finishTrainJob(loaded);
+  EXPECT_TRUE(loaded.historyMissing);
+  EXPECT_EQ(loaded.runStartStep, 4);
+  EXPECT_NE(loaded.message.find("did not save its training history"), std::string::npos) << loaded.message;
+  updateUntil(loaded, settled);
+  EXPECT_FALSE(loaded.view->trainLossKnown) << "no train loss to show";
+  // What the lesson would date at the load step says "by step 4".
+  EXPECT_EQ(withoutUnsavedHistory("L0 h1 is a previous-token head (0.47 since step 4): each", 4),
+            "L0 h1 is a previous-token head (0.47 by step 4): each");
+  EXPECT_EQ(withoutUnsavedHistory("The circuit formed at step 4 (probe loss", 4),
+            "The circuit had formed by step 4 (when was not saved) (probe loss");
+  EXPECT_EQ(withoutUnsavedHistory("(0.47 since step 40)", 4), "(0.47 since step 40)");
+
+  TrainLab full;
+  full.checkpointPath = with;
+  trainLoadCheckpoint(full);
+  finishTrainJob(full);
+  EXPECT_FALSE(full.historyMissing);
+  EXPECT_EQ(full.message.find("did not save"), std::string::npos) << full.message;
+  updateUntil(full, settled);
+  EXPECT_EQ(full.view->history.front().step, 0) << "the saved curves come back";
+  EXPECT_TRUE(full.view->trainLossKnown);
+  std::remove(with.c_str());
+  std::remove(without.c_str());
+}
+
+TEST(TrainLabActions, AFailedLoadKeepsThePreviousRun) {
+  TrainLab lab;
+  runToTheEnd(lab, smallForm(1, 2));
+  const auto before = lab.session.view()->settings;
+  const std::string bad = tempPath("bad.safetensors");
+  std::ofstream(bad) << "not a checkpoint";
+  lab.checkpointPath = bad;
+  trainLoadCheckpoint(lab);
+  finishTrainJob(lab);
+  EXPECT_TRUE(lab.messageIsError);
+  EXPECT_NE(lab.message.find(bad), std::string::npos) << lab.message;
+  EXPECT_EQ(lab.session.view()->settings, before) << "the run on screen is the same";
+  EXPECT_EQ(lab.messageAt, TrainLab::Said::Checkpoint) << "said beside Load checkpoint";
+  std::remove(bad.c_str());
+}
+
+TEST(TrainLabFigures, TheGridSaysWhichTokensItLabels) {
+  EXPECT_EQ(tokenLabelNote(32, 416, 416, 13), "every token labelled");
+  EXPECT_EQ(tokenLabelNote(32, 128, 128, 13), "every 4th token labelled (hover a cell for its tokens)");
+  EXPECT_EQ(tokenLabelNote(32, 150, 150, 13), "every 3rd token labelled (hover a cell for its tokens)");
+  EXPECT_EQ(tokenLabelNote(32, 230, 150, 13), "every 2nd query and every 3rd key labelled (hover a cell for its tokens)");
 }
 
 }  // namespace
