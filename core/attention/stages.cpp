@@ -86,16 +86,19 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "For q and k with independent zero-mean, unit-variance entries, q . k has mean 0 and variance "
      "d_k, so its standard deviation grows like sqrt(d_k). Dividing by sqrt(d_k) brings it back to "
      "about 1 whatever the head size. Unscaled, large d_k pushes the softmax towards one-hot and "
-     "its gradients get small, which slows learning (the presets' d_k of 2 to 4 only make the "
-     "logits ~2x larger).",
+     "its gradients get small, which slows learning and, deep in saturation, can all but stall it "
+     "(at d_k = 64, as in the paper preset, unscaled logits are 8x larger; at d_k = 4 only 2x).",
      "S = S / sqrt(d_k)", DataKind::Signed},
     {StageId::MaskedScores, "masked_scores", "Mask", "S''_i = S'_i + M,  M = -inf where blocked",
      "Blocked pairs (future tokens under a causal mask, padding keys, or a custom mask) get -inf, "
-     "so the softmax gives them exactly zero weight. (PyTorch: a bool mask's True means blocked; "
-     "other code uses masked_fill(mask == 0, ...) and -1e9 or the dtype minimum instead of -inf.) "
+     "so the softmax gives them exactly zero weight. (The convention depends on the API: in "
+     "nn.MultiheadAttention a bool mask's True means blocked; in F.scaled_dot_product_attention "
+     "True means may attend; Hugging Face attention masks use 1 = keep. Code that writes "
+     "masked_fill(mask == 0, ...) often uses -1e9 or the dtype minimum instead of -inf.) "
      "A row with every key blocked has nothing to attend to: mhascope flags it and gives it "
-     "weights 0, so its head output row is 0 and its final output row is just b_o (PyTorch 1.13 "
-     "gives NaN there).",
+     "weights 0, so its head output row is 0 and its final output row is just b_o (PyTorch 1.13's "
+     "nn.MultiheadAttention gives NaN there). Padding blocks keys, not queries: a padded query "
+     "row still gets an output, which is meaningless and ignored downstream.",
      "S = S.masked_fill(blocked, -inf)", DataKind::Signed},
     {StageId::Weights, "weights", "Softmax", "A_i = softmax(S''_i) over T_k",
      "Each row becomes a probability distribution over the keys: exponentiate, divide by the row "
@@ -113,8 +116,12 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "free view. Concatenating, not summing, keeps what each head found separate.",
      "O = O.transpose(1, 2).reshape(B, T_q, d_model)", DataKind::Signed},
     {StageId::Output, "output", "Output projection", "Y = O W_o + b_o",
-     "A last learned map W_o mixes the heads' findings with each other; without it the heads "
-     "would stay in separate column blocks that never talk. No head owns these columns any more. "
+     "A last learned map W_o writes the heads back into d_model features. Rows i*d_k .. "
+     "(i+1)*d_k - 1 of W_o (W_o^(i)) read only head i, so O W_o + b_o = sum over i of "
+     "O_i W_o^(i) + b_o: each head adds its own term, and heads never interact inside a layer "
+     "(they meet only in later layers, through the residual stream). Without W_o head i could "
+     "only write into its own d_k columns; with it every head can write into every feature, so "
+     "No head owns these columns any more. "
      "The result has the input's shape (B, T_q, d_model), which is why attention layers stack.",
      "Y = O @ W_o + b_o", DataKind::Signed},
 }};

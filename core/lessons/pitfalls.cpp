@@ -33,15 +33,17 @@ const char* pitfallExplanation(Pitfall p) {
     case Pitfall::NoScaling:
       return "Without the division the logits are sqrt(d_k) times larger: sharper weights (lower entropy). With "
              "a large d_k the softmax saturates towards one-hot and its gradients get small, which slows "
-             "learning; with a small d_k (the presets use 2 to 4) the logits are only 1.4 to 2 times larger.";
+             "learning and, deep in saturation, can all but stall it; with a small d_k the effect is mild (d_k = 4: "
+             "2 times larger, d_k = 64: 8 times).";
     case Pitfall::SumHeads:
       return "Adding the h head outputs gives a (T_q, d_k) sum in which you can no longer tell which head said "
              "what, and W_o can no longer treat heads differently. Concatenate, then W_o: that equals summing "
              "each head's output after its OWN block of rows of W_o.";
     case Pitfall::SkipOutputProjection:
-      return "Without W_o each output feature is still owned by one head: nothing mixes the heads' findings, "
-             "and the layer loses W_o and b_o: d_model^2 + d_model learned parameters (d_model^2 without "
-             "biases).";
+      return "Without W_o head i can only write into its own d_k columns of the output, and the layer loses "
+             "W_o and b_o: d_model^2 + d_model learned parameters (d_model^2 without biases). W_o does "
+             "not make heads interact: it adds one term per head (O_i times its own rows of W_o); heads "
+             "combine only in later layers.";
     case Pitfall::MaskAfterSoftmax:
       return "The blocked keys still took their share of the softmax's denominator. Zeroing them afterwards "
              "leaves rows that sum to less than 1, and the allowed keys' weights depend on keys the query "
@@ -50,9 +52,12 @@ const char* pitfallExplanation(Pitfall p) {
       return "The softmax must normalise over the keys of one query (each row). Normalising over the queries "
              "makes each column sum to 1 instead, so a query's weights no longer form an average.";
     case Pitfall::NoMaxSubtraction:
-      return "exp overflows a float above about 88.7. With large logits exp(x) is +inf, and inf / inf is NaN: "
-             "the whole row is lost. Subtracting the row's max first changes nothing mathematically (it "
-             "cancels in the division) and keeps every exp in [0, 1].";
+      return "exp overflows a float above about 88.7. Each overflowing logit's exp is +inf, so the row sum is "
+             "+inf: those entries become inf / inf = NaN and the others 0, and the NaN then spreads through "
+             "A V into the output. The opposite failure is underflow: when every logit is below about -104, "
+             "every exp is 0 and the row is 0 / 0 = NaN. Subtracting the row's max first changes nothing "
+             "mathematically (it cancels in the division), keeps every exp in [0, 1] and makes the largest "
+             "exactly 1.";
   }
   return "";
 }

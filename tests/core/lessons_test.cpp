@@ -369,6 +369,33 @@ TEST(LessonPitfalls, NoMaxSubtractionOverflowsOnLargeLogits) {
   EXPECT_TRUE(std::isinf(r.maxAbsOutputDiff));
 }
 
+// The explanation's claim: without the max only the overflowing entries of a row become NaN (inf / inf),
+// the row's other entries 0 (finite / inf); the NaN then reaches the output through A V.
+TEST(LessonPitfalls, NoMaxSubtractionLosesOnlyTheOverflowingEntriesToNan) {
+  const auto r = pitfallOn(sized(8, 2), Pitfall::NoMaxSubtraction);
+  const Trace& t = r.correct;
+  const std::int64_t Tk = t.tk;
+  std::vector<float> masked(static_cast<std::size_t>(Tk));
+  int nanRows = 0;
+  for (std::int64_t row = 0; row < static_cast<std::int64_t>(r.weights.data.size()); row += Tk) {
+    t.readCells(StageId::MaskedScores, row, Tk, masked.data());
+    bool overflow = false;
+    for (float v : masked) overflow = overflow || std::isinf(std::exp(v));
+    if (!overflow) continue;
+    ++nanRows;
+    for (std::int64_t k = 0; k < Tk; ++k) {
+      const float w = r.weights.data[static_cast<std::size_t>(row + k)];
+      if (std::isinf(std::exp(masked[static_cast<std::size_t>(k)]))) {
+        EXPECT_TRUE(std::isnan(w)) << "row " << row / Tk << " key " << k;
+      } else {
+        EXPECT_EQ(w, 0.0f) << "row " << row / Tk << " key " << k << ": a finite exp over an infinite sum";
+      }
+    }
+  }
+  EXPECT_GT(nanRows, 0);
+  EXPECT_NE(std::string(pitfallExplanation(Pitfall::NoMaxSubtraction)).find("the others 0"), std::string::npos);
+}
+
 TEST(LessonPitfalls, EveryPitfallHasTextAndRuns) {
   const ModelConfig cfg = sized(8, 2);
   std::set<std::string> titles;

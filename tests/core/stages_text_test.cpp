@@ -72,6 +72,47 @@ TEST(StageText, InputsAndOutputBelongToNoHead) {
   EXPECT_NE(std::string(stageInfo(StageId::Output).explanation).find("(B, T_q, d_model)"), std::string::npos);
 }
 
+// The output stage says W_o adds one term per head, each through its own rows: O W_o + b_o equals
+// the sum over heads of O_i W_o^(i) + b_o. Checked on a trace with a non-symmetric W_o.
+TEST(StageText, OutputIsASumOfOneTermPerHead) {
+  const std::string text = stageInfo(StageId::Output).explanation;
+  EXPECT_NE(text.find("sum over i of O_i W_o^(i) + b_o"), std::string::npos);
+  EXPECT_NE(text.find("heads never interact inside a layer"), std::string::npos);
+  EXPECT_EQ(text.find("talk"), std::string::npos);
+  ModelConfig cfg;
+  cfg.text = "the cat sat on the mat";
+  cfg.dModel = 12;
+  cfg.heads = 3;
+  cfg.seed = 11;
+  auto m = buildModel(cfg);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  Trace t;
+  ASSERT_TRUE(forward(m->inputs, m->weights, m->options, t).ok());
+  const int d = t.dModel, dk = t.dk;
+  const Tensor& concat = t.tensor(StageId::Concat);
+  const Tensor& out = t.tensor(StageId::Output);
+  const RowMatrix& wo = m->weights.wo;
+  for (std::int64_t row = 0; row < concat.numel() / d; ++row) {
+    for (int j = 0; j < d; ++j) {
+      double sum = m->weights.bo[j];
+      for (int i = 0; i < t.heads; ++i) {
+        double term = 0;  // head i's own term: its d_k columns of O times its d_k rows of W_o
+        for (int c = i * dk; c < (i + 1) * dk; ++c) term += double(concat.data[static_cast<std::size_t>(row * d + c)]) * wo(c, j);
+        sum += term;
+      }
+      EXPECT_NEAR(out.data[static_cast<std::size_t>(row * d + j)], sum, 1e-4) << "row " << row << " feature " << j;
+    }
+  }
+}
+
+// The mask convention depends on the API: the text names which.
+TEST(StageText, MaskTextNamesTheApiOfEachConvention) {
+  const std::string text = stageInfo(StageId::MaskedScores).explanation;
+  EXPECT_NE(text.find("nn.MultiheadAttention a bool mask's True means blocked"), std::string::npos);
+  EXPECT_NE(text.find("F.scaled_dot_product_attention True means may attend"), std::string::npos);
+  EXPECT_NE(text.find("Padding blocks keys, not queries"), std::string::npos);
+}
+
 TEST(StageText, ScaleTextSpeaksOfStandardDeviation) {
   const std::string text = stageInfo(StageId::ScaledScores).explanation;
   EXPECT_NE(text.find("variance d_k"), std::string::npos);
