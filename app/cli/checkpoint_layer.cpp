@@ -2,6 +2,7 @@
 #include "checkpoint_layer.hpp"
 
 #include "model_source/model_source.hpp"
+#include "util/memory_budget.hpp"
 
 namespace mhascope::cli {
 
@@ -28,7 +29,10 @@ Result<ResolvedModel> resolveCheckpointLayer(const ModelOptions& o) {
     for (const auto& c : clash) list += (list.empty() ? "" : ", ") + c;
     return makeError("--checkpoint takes the sizes, weights, mask and input from the trained model; drop " + list);
   }
-  return checkpointLayerSource(o.files.checkpoint, o.files.layer.value_or(0), o.batch.value_or(1), o.text.value_or(""));
+  // --memory-budget holds here as everywhere: reading the file, the forward and what runs after.
+  const std::uint64_t budget = o.memoryBudgetMib ? *o.memoryBudgetMib << 20 : defaultMemoryBudget();
+  return checkpointLayerSource(o.files.checkpoint, o.files.layer.value_or(0), o.batch.value_or(1), o.text.value_or(""),
+                               budget);
 }
 
 }  // namespace mhascope::cli

@@ -550,7 +550,7 @@ int run(int argc, char** argv) {
     if (exportCmd->parsed()) rc = cmdExport(mo, ea, *ws);
     if (bench->parsed()) {
       if (benchTrain) {
-        rc = cmdBenchTrain(benchSeeds, benchBudget, benchSteps);
+        rc = cmdBenchTrain(*bench, benchSeeds, benchBudget, benchSteps);
       } else {
         const Status s = cmdBench(mo, ba);
         rc = s ? 0 : fail(s.error().message);

@@ -6,15 +6,19 @@
 #include <climits>
 #include <cstdint>
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
+#include <cerrno>
+#include <cfloat>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "model_options.hpp"  // decimalInteger
@@ -22,30 +26,117 @@
 #include "io/file_io.hpp"
 #include "attention/model.hpp"  // assetsDir()
 #include "train/circuit.hpp"
+#include "train/outputs.hpp"
 #include "train/trainer.hpp"
+#include "util/memory_budget.hpp"
 
 namespace mhascope::cli {
 namespace {
 
 using namespace mhascope::train;
 
-std::atomic<bool> gInterrupted{false};
-extern "C" void onSigint(int) { gInterrupted.store(true); }
+// SIGINT/SIGTERM: the handler only records the signal; the loop sees it between steps, saves
+// (the handler stays installed through the final save, so a second Ctrl-C cannot cut the save
+// short and leave a temporary file) and exits 128 + the signal. SIGXFSZ (a file-size limit,
+// `ulimit -f`) is ignored meanwhile, so a write past the limit fails with EFBIG and its
+// temporary file is removed instead of the process being killed.
+volatile std::sig_atomic_t gStopSignal = 0;
+extern "C" void onTrainStopSignal(int sig) { gStopSignal = sig; }
+
+class TrainSignalGuard {
+ public:
+  TrainSignalGuard() {
+    gStopSignal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = onTrainStopSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &oldInt_);
+    sigaction(SIGTERM, &sa, &oldTerm_);
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGXFSZ, &ignore, &oldXfsz_);
+  }
+  ~TrainSignalGuard() {
+    sigaction(SIGINT, &oldInt_, nullptr);
+    sigaction(SIGTERM, &oldTerm_, nullptr);
+    sigaction(SIGXFSZ, &oldXfsz_, nullptr);
+  }
+  TrainSignalGuard(const TrainSignalGuard&) = delete;
+  TrainSignalGuard& operator=(const TrainSignalGuard&) = delete;
+  static int stopSignal() { return gStopSignal; }
+
+ private:
+  struct sigaction oldInt_ {}, oldTerm_ {}, oldXfsz_ {};
+};
 
 int fail(const std::string& message) {
   std::fprintf(stderr, "mhascope: error: %s\n", message.c_str());
   return 1;
 }
 
-std::string csvHeader(const Evaluation& e) {
+std::string csvHeader(int layers, int heads) {
   std::string h = "step,train_loss,probe_loss,probe_accuracy,steps_per_second";
-  for (int l = 0; l < e.layers; ++l) {
-    for (int i = 0; i < e.heads; ++i) {
+  for (int l = 0; l < layers; ++l) {
+    for (int i = 0; i < heads; ++i) {
       const std::string p = ",layer" + std::to_string(l) + "_head" + std::to_string(i) + "_";
       h += p + "prev_token" + p + "induction" + p + "self" + p + "first_token" + p + "entropy";
     }
   }
   return h + "\n";
+}
+
+// The CSV log, appended in place to a file this run created: it starts as the header alone
+// (written atomically), and each evaluation appends one whole row with a single write — so the
+// file is a whole CSV at every moment, and its bytes grow by one row per evaluation. A failed
+// append (full disk, file-size limit) is cut back to the last whole row.
+class CsvLog {
+ public:
+  ~CsvLog() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Status open(const std::string& path, const std::string& header) {
+    path_ = path;
+    if (auto st = writeFileAtomic(path, header); !st) return st;
+    fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd_ < 0) return makeError("cannot write '" + path + "': " + std::strerror(errno));
+    size_ = static_cast<off_t>(header.size());
+    return Ok{};
+  }
+  Status append(const std::string& row) {
+    std::size_t done = 0;
+    while (done < row.size()) {
+      const ssize_t n = ::write(fd_, row.data() + done, row.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int err = n < 0 ? errno : ENOSPC;
+        if (::ftruncate(fd_, size_) != 0) {}  // best effort: the last whole row stays the end
+        return makeError("cannot write '" + path_ + "': " + std::strerror(err));
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    size_ += static_cast<off_t>(row.size());
+    return Ok{};
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  off_t size_ = 0;
+};
+
+// --lr / --weight-decay: a decimal number that a float holds (1e-50 would become 0, 1e400 inf).
+Result<float> parseRate(const std::string& text, const char* flag, bool zeroAllowed) {
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  const bool number = !text.empty() && end == text.c_str() + text.size();
+  const bool fits = number && std::isfinite(v) && v <= FLT_MAX && (v >= FLT_MIN || (zeroAllowed && v == 0.0));
+  if (!fits) {
+    return makeError(std::string(flag) + " must be a number " + (zeroAllowed ? ">= 0" : "> 0") +
+                     " that a float holds (" + (zeroAllowed ? "0 or " : "") + "1.2e-38 … 3.4e38), got '" + text + "'");
+  }
+  return static_cast<float>(v);
 }
 
 // trainLoss / stepsPerSecond are left empty before the first step.
@@ -61,6 +152,7 @@ std::string csvRow(const Evaluation& e, bool trained, double trainLoss, double s
 }
 
 void printRoles(const Evaluation& e) {
+  if (!e.complete()) return;  // never index a score list that is not there
   std::printf("\nHead roles at step %lld (probe batch; a role needs a score >= %.1f)\n",
               static_cast<long long>(e.step), kRoleThreshold);
   std::printf("  %-16s %-24s %8s %9s %6s %6s %8s\n", "head", "role", "prev-tok", "induction", "self", "first",
@@ -79,47 +171,100 @@ void printRoles(const Evaluation& e) {
 
 CLI::App* addTrainCommand(CLI::App& app, TrainArgs& a) {
   auto* c = app.add_subcommand("train", "train a tiny transformer on a task and watch its heads take roles");
+  c->footer("Outputs: --save must end in .safetensors and --log in .csv; neither may be an input (--init, --text) "
+            "or the other, nor a symbolic link. An existing --save file is replaced only when it is a checkpoint "
+            "of this same run (same sizes, task, periods, seed, alphabet) at the same or an earlier step, an "
+            "existing --log never: --force replaces them. The log grows by one whole row per evaluation.");
   c->add_option("--task", a.task, "induction | reverse | sort | text")->capture_default_str();
   c->add_option("--layers", a.settings.model.layers, "number of blocks L (1-4)")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   c->add_option("--heads", a.settings.model.heads, "heads per block h")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   c->add_option("--d-model", a.settings.model.dModel, "d_model")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   c->add_flag("--mlp", a.settings.model.mlp, "add an MLP (d_mlp = 4 d_model, exact GELU) to every block");
-  c->add_option("--vocab", a.settings.task.vocab, "vocabulary size V (text: the file decides)")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
+  c->add_option("--vocab", a.settings.task.vocab, "vocabulary size V (not for text: the file decides)")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   c->add_option("--seq", a.settings.task.seq, "sequence length T")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   c->add_option("--batch", a.settings.batch, "sequences per step")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   c->add_option("--steps", a.settings.steps, "training steps")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
-  c->add_option("--lr", a.settings.adam.lr, "AdamW learning rate")->capture_default_str();
-  c->add_option("--weight-decay", a.settings.adam.weightDecay, "AdamW decoupled weight decay")->capture_default_str();
+  c->add_option("--lr", a.lr, "AdamW learning rate (> 0)")->capture_default_str();
+  c->add_option("--weight-decay", a.weightDecay, "AdamW decoupled weight decay (>= 0, lr × wd < 1)")->capture_default_str();
   c->add_option("--clip", a.settings.clip, "clip the global gradient norm to this (0 = off)")->capture_default_str();
   c->add_option("--seed", a.settings.seed, "seed of the init and of every batch")->transform(decimalInteger(0, UINT64_MAX))->capture_default_str();
   c->add_option("--eval-every", a.evalEvery, "evaluate on the probe batch every N steps")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
-  c->add_option("--period-min", a.settings.task.periodMin, "induction: shortest period k")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
-  c->add_option("--period-max", a.settings.task.periodMax, "induction: longest period k")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
-  c->add_option("--text", a.settings.task.textPath, "text task: a UTF-8 file");
-  c->add_option("--save", a.save, "checkpoint .safetensors (written at every evaluation, on Ctrl-C and at the end)");
-  c->add_option("--log", a.log, "CSV of every evaluation (losses, accuracy, head scores)");
-  c->add_option("--init", a.init, "start from this checkpoint's parameters (same sizes)");
+  c->add_option("--period-min", a.settings.task.periodMin, "induction only: shortest period k")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
+  c->add_option("--period-max", a.settings.task.periodMax, "induction only: longest period k")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
+  c->add_option("--text", a.settings.task.textPath, "text task only: a UTF-8 file (at most 16 MiB)");
+  c->add_option("--save", a.save, "checkpoint .safetensors (written at every evaluation, on Ctrl-C/SIGTERM and at the end)");
+  c->add_option("--log", a.log, "CSV of every evaluation (losses, accuracy, head scores), a new file");
+  c->add_option("--init", a.init, "start from this checkpoint's parameters and history (same sizes)");
+  c->add_flag("--force", a.force, "replace an existing --save or --log file that the rule above would keep");
+  c->add_option("--memory-budget", a.memoryBudgetMib,
+                "memory budget for everything the run holds (parameters, AdamW state, activations, probe "
+                "evaluation), MiB (default: half of the available memory, 512 MiB … 32 GiB)")
+      ->transform(decimalInteger(1, 1ull << 30));
   c->add_option("--workspace", a.workspace, "not for train (refused with the reason): a workspace shows a model, "
                 "train makes one");
+  a.command = c;
   return c;
 }
+
+namespace {
+
+// Options whose value the chosen task would not use: refused, with the reason.
+Status checkIgnoredOptions(const TrainArgs& a, TaskKind kind) {
+  auto given = [&](const char* name) { return a.command && a.command->count(name) > 0; };
+  const std::string task = taskName(kind);
+  if (kind != TaskKind::Text && given("--text")) {
+    return makeError("--text is for the text task (--task text); the " + task + " task generates its own sequences");
+  }
+  if (kind == TaskKind::Text && given("--vocab")) {
+    return makeError("--vocab is not used by the text task: the file's distinct characters are the vocabulary");
+  }
+  if (kind != TaskKind::Induction) {
+    for (const char* flag : {"--period-min", "--period-max"}) {
+      if (given(flag)) {
+        return makeError(std::string(flag) + " is for the induction task; the " + task + " task has no period");
+      }
+    }
+  }
+  return Ok{};
+}
+
+}  // namespace
 
 int cmdTrain(const TrainArgs& a) {
   auto kind = taskFromName(a.task);
   if (!kind) return fail(kind.error().message);
+  if (auto st = checkIgnoredOptions(a, *kind); !st) return fail(st.error().message);
   if (*kind == TaskKind::Text && a.settings.task.textPath.empty()) return fail("the text task needs --text FILE (a UTF-8 text file)");
   if (a.evalEvery < 1) return fail("--eval-every must be at least 1, got " + std::to_string(a.evalEvery));
   TrainSettings s = a.settings;
   s.task.kind = *kind;
+  auto lr = parseRate(a.lr, "--lr", false);
+  if (!lr) return fail(lr.error().message);
+  auto wd = parseRate(a.weightDecay, "--weight-decay", true);
+  if (!wd) return fail(wd.error().message);
+  s.adam.lr = *lr;
+  s.adam.weightDecay = *wd;
+  s.memoryBudgetBytes = a.memoryBudgetMib ? *a.memoryBudgetMib << 20 : defaultMemoryBudget();
   std::optional<Checkpoint> init;
   if (!a.init.empty()) {
-    auto c = loadCheckpoint(a.init);
+    auto c = loadCheckpoint(a.init, s.memoryBudgetBytes);
     if (!c) return fail(c.error().message);
     init = std::move(*c);
   }
   auto made = Trainer::make(s, init);
   if (!made) return fail(made.error().message);
   Trainer& tr = *made;
+  tr.keepSnapshots(false);  // nothing here reads them
+  init.reset();             // the trainer has the parameters and the history now
+  {
+    TrainOutputs out;
+    out.checkpoint = a.save;
+    out.log = a.log;
+    out.inputs = {{"--init", a.init}, {"--text", *kind == TaskKind::Text ? s.task.textPath : std::string()}};
+    out.force = a.force;
+    out.forceHint = "add --force";
+    if (auto st = checkTrainOutputs(out, runIdentity(tr)); !st) return fail(st.error().message);
+  }
   const GptConfig& g = tr.params().cfg;
   std::printf("mhascope train: %s, %d layer%s, h = %d heads, d_model %d%s, vocab %d, T %d, batch %d, %lld steps, "
               "lr %g, weight decay %g, seed %llu; %lld parameters\n",
@@ -130,13 +275,19 @@ int cmdTrain(const TrainArgs& a) {
   std::fflush(stdout);
 
   const bool terminal = isatty(STDOUT_FILENO) != 0;
-  std::string logText;
+  TrainSignalGuard signals;  // until after the final save
+  CsvLog log;
+  if (!a.log.empty()) {
+    if (auto st = log.open(a.log, csvHeader(g.layers, g.heads)); !st) return fail(st.error().message);
+  }
+  std::int64_t savedStep = -1;
   auto save = [&]() -> bool {
-    if (a.save.empty()) return true;
+    if (a.save.empty() || savedStep == tr.stepCount()) return true;
     if (auto st = saveCheckpoint(a.save, tr.checkpoint()); !st) {
       std::fprintf(stderr, "mhascope: error: %s\n", st.error().message.c_str());
       return false;
     }
+    savedStep = tr.stepCount();
     return true;
   };
   const std::int64_t startStep = tr.stepCount();
@@ -144,38 +295,39 @@ int cmdTrain(const TrainArgs& a) {
   double lastTrainLoss = 0, trainSeconds = 0;
   std::int64_t stepsDone = 0;
   auto evaluate = [&]() -> bool {
-    const Evaluation e = tr.evaluate();
+    auto e = tr.evaluate();
+    if (!e) {
+      if (terminal) std::printf("\n");
+      std::fprintf(stderr, "mhascope: error: %s\n", e.error().message.c_str());
+      return false;
+    }
     const double sps = trainSeconds > 0 ? static_cast<double>(stepsDone) / trainSeconds : 0.0;
     if (!a.log.empty()) {
-      if (logText.empty()) logText = csvHeader(e);
-      logText += csvRow(e, stepsDone > 0, lastTrainLoss, sps);
-      if (auto st = writeFileAtomic(a.log, logText); !st) {
+      if (auto st = log.append(csvRow(*e, stepsDone > 0, lastTrainLoss, sps)); !st) {
         std::fprintf(stderr, "mhascope: error: %s\n", st.error().message.c_str());
         return false;
       }
     }
     if (!terminal) {
       if (stepsDone == 0) {
-        std::printf("step %lld  probe loss %.4f  accuracy %.3f\n", static_cast<long long>(e.step), e.loss, e.accuracy);
+        std::printf("step %lld  probe loss %.4f  accuracy %.3f\n", static_cast<long long>(e->step), e->loss, e->accuracy);
       } else {
         std::printf("step %lld/%lld  train loss %.4f  probe loss %.4f  accuracy %.3f  %.0f steps/s\n",
-                    static_cast<long long>(e.step), static_cast<long long>(endStep), lastTrainLoss, e.loss, e.accuracy,
-                    sps);
+                    static_cast<long long>(e->step), static_cast<long long>(endStep), lastTrainLoss, e->loss,
+                    e->accuracy, sps);
       }
       std::fflush(stdout);
     }
     return save();
   };
 
-  gInterrupted.store(false);
-  auto previous = std::signal(SIGINT, onSigint);
   if (!evaluate()) return 1;
   int code = 0;
   while (tr.stepCount() < endStep) {
-    if (gInterrupted.load()) {
-      std::printf("\ninterrupted at step %lld%s\n", static_cast<long long>(tr.stepCount()),
-                  a.save.empty() ? "" : ("; saving " + a.save).c_str());
-      code = 130;
+    if (const int sig = TrainSignalGuard::stopSignal()) {
+      std::printf("\ninterrupted at step %lld (%s)%s\n", static_cast<long long>(tr.stepCount()),
+                  sig == SIGTERM ? "SIGTERM" : "Ctrl-C", a.save.empty() ? "" : ("; saving " + a.save).c_str());
+      code = 128 + sig;
       break;
     }
     const auto t0 = std::chrono::steady_clock::now();
@@ -205,16 +357,18 @@ int cmdTrain(const TrainArgs& a) {
       }
     }
   }
-  std::signal(SIGINT, previous);
   if (terminal) std::printf("\n");
-  if (code != 1 || !tr.history().empty()) {
-    if (code != 0 && !save()) return 1;
-    if (tr.history().empty() || tr.history().back().step != tr.stepCount()) tr.evaluate();
-    printRoles(tr.history().back());
-    std::printf("\n%lld steps in %.2f s: %.1f steps/s%s%s\n", static_cast<long long>(stepsDone), trainSeconds,
-                trainSeconds > 0 ? static_cast<double>(stepsDone) / trainSeconds : 0.0,
-                a.save.empty() ? "" : "; checkpoint ", a.save.c_str());
+  if (code != 0 && !save()) return 1;
+  if (tr.history().empty() || tr.history().back().step != tr.stepCount()) {
+    if (auto e = tr.evaluate(); !e) {
+      std::fprintf(stderr, "mhascope: error: %s\n", e.error().message.c_str());
+      return code != 0 ? code : 1;
+    }
   }
+  printRoles(tr.history().back());
+  std::printf("\n%lld steps in %.2f s: %.1f steps/s%s%s\n", static_cast<long long>(stepsDone), trainSeconds,
+              trainSeconds > 0 ? static_cast<double>(stepsDone) / trainSeconds : 0.0,
+              a.save.empty() ? "" : "; checkpoint ", a.save.c_str());
   return code;
 }
 
@@ -240,11 +394,37 @@ double medianOf(std::vector<double> v) {
 
 }  // namespace
 
-int cmdBenchTrain(int seeds, double budgetSeconds, int speedSteps) {
+// Removes bench --train's temporary checkpoint on every way out of the function.
+struct RemoveOnExit {
+  std::string path;
+  ~RemoveOnExit() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove(path, ec);
+  }
+};
+
+int cmdBenchTrain(const CLI::App& bench, int seeds, double budgetSeconds, int speedSteps) {
   using Clock = std::chrono::steady_clock;
+  // Its setting is the reference one: every other option of `bench` would be ignored.
+  for (const CLI::Option* o : bench.get_options()) {
+    const std::string name = o->get_name();
+    if (o->count() == 0 || name == "--train" || name == "--seeds" || name == "--budget" || name == "--train-steps" ||
+        name == "--help") {
+      continue;
+    }
+    return fail("bench --train times its own fixed setting (induction, 2 layers, d_model 64, h = 2, T 32, batch 16) "
+                "and compares with PyTorch by itself; " + name + " would be ignored: drop it (only --seeds, --budget "
+                "and --train-steps apply)");
+  }
   if (seeds < 1 || speedSteps < 1 || !(budgetSeconds >= 0)) {
     return fail("bench --train needs --seeds >= 1, --train-steps >= 1 and --budget >= 0");
   }
+  TrainSignalGuard signals;  // Ctrl-C / SIGTERM: stop between steps, remove the temporary file
+  auto stopped = [] { return TrainSignalGuard::stopSignal() != 0; };
+  auto stopCode = [] {
+    std::fprintf(stderr, "mhascope: interrupted\n");
+    return 128 + TrainSignalGuard::stopSignal();
+  };
   std::printf("mhascope bench --train: induction, 2 layers attention-only, d_model 64, h = 2, vocab 64, T 32, "
               "batch 16, AdamW lr 1e-3 wd 1e-4, period 6-16, one thread\n\n");
   // 1. Speed: ours, then PyTorch on the same model, init and batches.
@@ -253,10 +433,12 @@ int cmdBenchTrain(int seeds, double budgetSeconds, int speedSteps) {
   const std::string initPath =
       (std::filesystem::temp_directory_path() / ("mhascope_bench_init_" + std::to_string(getpid()) + ".safetensors"))
           .string();
+  RemoveOnExit tempFile{initPath};
   if (auto st = saveCheckpoint(initPath, made->checkpoint()); !st) return fail(st.error().message);
   std::vector<double> times;
   double firstLoss = 0;
   for (int i = 0; i < speedSteps; ++i) {
+    if (stopped()) return stopCode();
     const auto t0 = Clock::now();
     auto r = made->step();
     times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
@@ -273,6 +455,7 @@ int cmdBenchTrain(int seeds, double budgetSeconds, int speedSteps) {
                             std::to_string(speedSteps) + " 2>&1";
     std::string out;
     const int status = captureCommand(cmd, out);
+    if (stopped()) return stopCode();
     double torchMs = 0;
     const auto at = out.find("median ");
     if (status == 0 && at != std::string::npos) torchMs = std::atof(out.c_str() + at + 7);
@@ -287,6 +470,7 @@ int cmdBenchTrain(int seeds, double budgetSeconds, int speedSteps) {
     std::printf("  PyTorch: not measured (no /usr/bin/python3 or %s)\n", script.c_str());
   }
   std::filesystem::remove(initPath);
+  tempFile.path.clear();
 
   // 2. Circuit formation per seed, then the 1-layer control.
   std::printf("\ncircuit: probe loss < 0.5, a layer-0 previous-token score > 0.3, a layer-1 induction score > 0.3 "
@@ -296,14 +480,18 @@ int cmdBenchTrain(int seeds, double budgetSeconds, int speedSteps) {
   for (int seed = 1; seed <= seeds; ++seed) {
     auto t = Trainer::make(referenceSettings(static_cast<std::uint64_t>(seed), 2));
     if (!t) return fail(t.error().message);
+    t->keepSnapshots(false);
     const auto t0 = Clock::now();
     CircuitCheck c;
     double seconds = 0;
     while (true) {
       for (int i = 0; i < 25; ++i) {
+        if (stopped()) return stopCode();
         if (auto r = t->step(); !r) return fail(r.error().message);
       }
-      c = inductionCircuit(t->evaluate());
+      auto e = t->evaluate();
+      if (!e) return fail(e.error().message);
+      c = inductionCircuit(*e);
       seconds = std::chrono::duration<double>(Clock::now() - t0).count();
       if (c.formed || seconds > budgetSeconds) break;
     }
@@ -322,12 +510,14 @@ int cmdBenchTrain(int seeds, double budgetSeconds, int speedSteps) {
     auto t = Trainer::make(referenceSettings(static_cast<std::uint64_t>(seed), 1));
     if (!t) return fail(t.error().message);
     while (t->stepCount() < controlSteps) {
+      if (stopped()) return stopCode();
       if (auto r = t->step(); !r) return fail(r.error().message);
     }
-    const Evaluation e = t->evaluate();
+    auto e = t->evaluate();
+    if (!e) return fail(e.error().message);
     double best = 0;
-    for (int i = 0; i < e.heads; ++i) best = std::max(best, e.at(0, i).induction);
-    std::printf("  seed %d: probe loss %.3f, best induction score %.2f\n", seed, e.loss, best);
+    for (int i = 0; i < e->heads; ++i) best = std::max(best, e->at(0, i).induction);
+    std::printf("  seed %d: probe loss %.3f, best induction score %.2f\n", seed, e->loss, best);
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "train/tasks.hpp"
@@ -15,9 +16,14 @@ namespace mhascope::cli {
 struct TrainArgs {
   train::TrainSettings settings;  // the options write straight into it; its defaults are core/train's
   std::string task = train::taskName(train::TaskConfig{}.kind);  // parsed into settings.task.kind
+  // Read as text and checked here: a float must hold them (1e-50 would silently become 0).
+  std::string lr = "0.001", weightDecay = "0.0001";
   int evalEvery = train::kDefaultEvalEvery;
   std::string save, log, init;
+  bool force = false;  // replace an existing --save/--log that the rule would keep (train/outputs.hpp)
+  std::optional<std::uint64_t> memoryBudgetMib;
   std::string workspace;  // refused with the reason (cli.cpp): train makes a model, a workspace shows one
+  const CLI::App* command = nullptr;  // which options were given (ignored ones are refused)
 };
 
 CLI::App* addTrainCommand(CLI::App& app, TrainArgs& a);
@@ -29,6 +35,9 @@ int cmdTrain(const TrainArgs& a);
 // per seed, the time until the induction circuit forms (probe loss < 0.5, a layer-0 head with
 // previous-token score > 0.3, a layer-1 head with induction score > 0.3) within budgetSeconds,
 // and the 1-layer control.
-int cmdBenchTrain(int seeds, double budgetSeconds, int speedSteps);
+// Its setting is fixed: any option of `bench` other than --train, --seeds, --budget and
+// --train-steps is refused (it would be ignored). An interrupt (Ctrl-C, SIGTERM) removes its
+// temporary checkpoint and exits 128 + the signal.
+int cmdBenchTrain(const CLI::App& bench, int seeds, double budgetSeconds, int speedSteps);
 
 }  // namespace mhascope::cli

@@ -116,7 +116,10 @@ std::optional<int> stateDictDModel(const StateDict& sd) {
 
 Result<SourcedModel> modelFromSource(const ModelRequest& r) {
   const InputFiles& f = r.files;
-  if (!f.checkpoint.empty()) return checkpointLayerSource(f.checkpoint, f.layer.value_or(0), r.checkpointItems, r.checkpointText);
+  if (!f.checkpoint.empty()) {
+    return checkpointLayerSource(f.checkpoint, f.layer.value_or(0), r.checkpointItems, r.checkpointText,
+                                 r.config.memoryBudgetBytes);
+  }
   ModelConfig cfg = r.config;
   const std::uint64_t budget = cfg.memoryBudgetBytes;
   const bool raw = !f.query.empty();
@@ -169,8 +172,9 @@ ModelConfig checkpointLayerConfig(const train::GptConfig& g, const train::Batch&
   return c;
 }
 
-Result<SourcedModel> checkpointLayerSource(const std::string& path, int layer, int items, const std::string& text) {
-  auto ckpt = train::loadCheckpoint(path);
+Result<SourcedModel> checkpointLayerSource(const std::string& path, int layer, int items, const std::string& text,
+                                           std::uint64_t memoryBudgetBytes) {
+  auto ckpt = train::loadCheckpoint(path, memoryBudgetBytes);
   if (!ckpt) return ckpt.error();
   auto probe = train::checkpointProbe(*ckpt, items, text);
   if (!probe) return probe.error();
@@ -178,11 +182,12 @@ Result<SourcedModel> checkpointLayerSource(const std::string& path, int layer, i
     return makeError("--text is only for checkpoints of the text task; this one was trained on " +
                      std::string(train::taskName(ckpt->task.kind)) + " (its probe sequence is used)");
   }
-  auto model = train::trainedLayerModel(ckpt->params, probe->batch, layer, probe->labels);
+  auto model = train::trainedLayerModel(ckpt->params, probe->batch, layer, probe->labels, memoryBudgetBytes);
   if (!model) return model.error();
   SourcedModel r;
   const train::GptConfig& g = ckpt->params.cfg;
   r.config = checkpointLayerConfig(g, probe->batch, probe->labels);
+  r.config.memoryBudgetBytes = memoryBudgetBytes;
   r.model = std::move(*model);
   r.seedUsed = false;
   r.describeNote = "; trained layer " + std::to_string(layer) + " of " + std::to_string(g.layers) + " (" +

@@ -44,7 +44,9 @@ Result<SourcedModel> modelFromSource(const ModelRequest& r);
 
 // A trained checkpoint layer (`--checkpoint F --layer L`; the Train mode's "Open in pipeline"
 // builds the same from the parameters in memory).
-Result<SourcedModel> checkpointLayerSource(const std::string& path, int layer, int items, const std::string& text);
+// Reading the file, the forward and the model's config all use `memoryBudgetBytes`.
+Result<SourcedModel> checkpointLayerSource(const std::string& path, int layer, int items, const std::string& text,
+                                           std::uint64_t memoryBudgetBytes);
 // The pipeline's ModelConfig that describes a trained layer on `batch` (sizes, causal mask, bias,
 // the tokens' symbols as the text).
 ModelConfig checkpointLayerConfig(const train::GptConfig& g, const train::Batch& batch,

@@ -37,7 +37,7 @@ out="$("$BIN" train "${SMALL[@]}" --steps 1 --init "$T/int.safetensors" 2>&1)" &
 
 # NaN: clear message, last good checkpoint kept and loadable.
 expect_error "NaN loss names the learning rate" "may be too high" \
-  "$BIN" train "${SMALL[@]}" --steps 50 --lr 1e30 --save "$T/nan.safetensors"
+  "$BIN" train "${SMALL[@]}" --steps 50 --lr 1e30 --weight-decay 0 --save "$T/nan.safetensors"
 out="$("$BIN" train "${SMALL[@]}" --steps 1 --lr 1e-3 --init "$T/nan.safetensors" 2>&1)"; rc=$?
 [ $rc -eq 0 ] && ! grep -qi nan <<<"$out" && ok "the last good checkpoint loads and has a finite loss" \
   || bad "NaN checkpoint: rc=$rc $out"
@@ -48,7 +48,7 @@ expect_error "heads must divide d_model" "must be divisible by heads" "$BIN" tra
 expect_error "unknown task" "unknown task 'copy'" "$BIN" train --task copy
 expect_error "text needs a file" "needs --text FILE" "$BIN" train --task text
 expect_error "missing --init file" "nope.safetensors" "$BIN" train --init "$T/nope.safetensors"
-expect_error "--init with other sizes" "the --init checkpoint has vocab 16" \
+expect_error "--init with other sizes" "m.safetensors' has vocab 16, T 12" \
   "$BIN" train --task induction --layers 2 --heads 2 --d-model 32 --vocab 16 --seq 12 --period-min 3 --period-max 5 \
   --init "$T/m.safetensors"
 printf 'not a checkpoint' >"$T/junk.safetensors"
@@ -82,6 +82,104 @@ if /usr/bin/python3 -c "import torch" 2>/dev/null; then
   grep -q "PyTorch:  torch .*first-batch loss 4.352557" <<<"$out" && ok "PyTorch loads our checkpoint: same first-batch loss" \
     || bad "PyTorch side of bench --train: $out"
 fi
+
+# Outputs: never an input, never each other, the right extension, no link replaced; an existing
+# checkpoint is replaced only by the same run at a later step, an existing log never (--force does).
+printf 'abcabcabd abcabc abcabd' >"$T/corpus.txt"
+expect_error "--save onto the training text" "its name must end in .safetensors" \
+  "$BIN" train --task text --text "$T/corpus.txt" --seq 8 --d-model 8 --steps 1 --save "$T/corpus.txt"
+cp "$T/corpus.txt" "$T/corpus.csv"
+expect_error "--log onto the training text" "is the same file as --text" \
+  "$BIN" train --task text --text "$T/corpus.csv" --seq 8 --d-model 8 --steps 1 --log "$T/corpus.csv"
+expect_error "--log onto the --init checkpoint" "its name must end in .csv" \
+  "$BIN" train "${SMALL[@]}" --steps 1 --init "$T/m.safetensors" --log "$T/m.safetensors"
+expect_error "--save and --log the same" "its name must end in .csv" \
+  "$BIN" train "${SMALL[@]}" --steps 1 --save "$T/x.safetensors" --log "$T/x.safetensors"
+expect_error "--save onto a picture" "must end in .safetensors" "$BIN" train "${SMALL[@]}" --steps 1 --save "$T/l1.png"
+ln -s "$T/m.safetensors" "$T/link.safetensors"
+expect_error "--save onto a symlink" "is a symbolic link" "$BIN" train "${SMALL[@]}" --steps 1 --save "$T/link.safetensors"
+[ -L "$T/link.safetensors" ] && ok "the symlink stays a symlink" || bad "symlink replaced"
+cp "$T/m.safetensors" "$T/m.keep"
+expect_error "a re-run does not replace the trained model with step 0" "holds step 20 of this run" \
+  "$BIN" train "${SMALL[@]}" --steps 5 --save "$T/m.safetensors"
+expect_error "another run's checkpoint is kept" "holds a checkpoint of another run (mlp 0 there, 1 here" \
+  "$BIN" train "${SMALL[@]}" --mlp --steps 5 --save "$T/m.safetensors"
+cmp -s "$T/m.safetensors" "$T/m.keep" && ok "the refused runs left the checkpoint as it was" || bad "checkpoint changed"
+expect_error "an existing log is kept" "already exists" "$BIN" train "${SMALL[@]}" --steps 1 --log "$T/m.csv"
+cp "$T/m.safetensors" "$T/f.safetensors"
+expect_ok "--force replaces them" "$BIN" train "${SMALL[@]}" --steps 2 --save "$T/f.safetensors" --log "$T/m.csv" --force
+"$BIN" train --help 2>&1 | grep -q "existing --save file is replaced only when it is a checkpoint" \
+  && ok "train --help states the output rule" || bad "help lacks the rule"
+
+# What train writes, every command reads.
+expect_ok "the largest seed" "$BIN" train "${SMALL[@]}" --steps 1 --seed 18446744073709551615 --save "$T/seed.safetensors"
+expect_ok "... its checkpoint opens" "$BIN" info --checkpoint "$T/seed.safetensors"
+expect_ok "sort without periods" "$BIN" train --task sort --seq 9 --vocab 6 --d-model 8 --steps 1 --save "$T/sort.safetensors"
+expect_ok "... its checkpoint opens" "$BIN" info --checkpoint "$T/sort.safetensors"
+expect_error "--period-min with reverse" "--period-min is for the induction task; the reverse task has no period" \
+  "$BIN" train --task reverse --period-min 0 --steps 1
+expect_error "--text with induction" "--text is for the text task" "$BIN" train --text "$T/corpus.txt" --steps 1
+expect_error "--vocab with text" "--vocab is not used by the text task" \
+  "$BIN" train --task text --text "$T/corpus.txt" --vocab 10 --steps 1
+expect_error "bench --train --checkpoint" "--checkpoint would be ignored" \
+  "$BIN" bench --train --checkpoint "$T/m.safetensors"
+expect_error "bench --train --torch" "--torch would be ignored" "$BIN" bench --train --torch
+expect_error "bench --train --preset" "--preset would be ignored" "$BIN" bench --train --preset cat
+
+# Memory: estimated before allocating, with the parts; the probe evaluation that did not fit.
+out="$("$BIN" train --seq 768 --heads 8 --d-model 64 --batch 1 --steps 1 --memory-budget 512 2>&1)"; rc=$?
+[ $rc -eq 1 ] && grep -q "probe evaluation (16 sequences)" <<<"$out" && grep -q "memory budget of 512.0 MiB" <<<"$out" \
+  && ok "a probe evaluation over the budget is refused up front (no crash)" || bad "probe budget: rc=$rc $out"
+start=$(date +%s%N)
+expect_error "vocab 65536 x d_model 4096" "more than the memory budget of 1.0 GiB" \
+  "$BIN" train --vocab 65536 --d-model 4096 --heads 8 --memory-budget 1024
+[ $(( ($(date +%s%N) - start) / 1000000 )) -lt 3000 ] && ok "... refused at once" || bad "slow refusal"
+out="$("$BIN" info --checkpoint "$T/m.safetensors" --batch 3000 --memory-budget 1 2>&1)"
+grep -q "more than the memory budget of 1.0 MiB" <<<"$out" && ! grep -q "512.0 MiB" <<<"$out" \
+  && ok "--checkpoint honours --memory-budget" || bad "--checkpoint budget: $out"
+expect_ok "... and a larger one runs it" "$BIN" info --checkpoint "$T/m.safetensors" --batch 3000 --memory-budget 4000
+
+# Messages that name the value.
+expect_error "--lr 1e-50" "--lr must be a number > 0 that a float holds (1.2e-38 … 3.4e38), got '1e-50'" \
+  "$BIN" train --lr 1e-50
+expect_error "--lr 1e400" "got '1e400'" "$BIN" train --lr 1e400
+expect_error "--weight-decay 1e30" "learning rate × weight decay (0.001 × 1e+30" "$BIN" train --weight-decay 1e30
+head -c $((17 * 1024 * 1024)) /dev/zero | tr '\0' 'a' >"$T/big.txt"
+expect_error "a text over the cap" "is 17.0 MiB (17825792 bytes); the text task reads at most 16.0 MiB" \
+  "$BIN" train --task text --text "$T/big.txt"
+if command -v python3 >/dev/null; then
+  python3 -c "import sys; sys.stdout.write(''.join(chr(c) for c in range(0x20, 0x30000) if not 0xD800 <= c < 0xE000)[:68648])" >"$T/wide.txt"
+  expect_error "68648 distinct characters" "the text has 68648 distinct characters" \
+    "$BIN" train --task text --text "$T/wide.txt"
+fi
+printf 'abcabcabcabcabcabc' >"$T/a.txt"; printf 'abdabdabdabdabdabd' >"$T/b.txt"
+"$BIN" train --task text --text "$T/a.txt" --seq 8 --d-model 8 --steps 1 --save "$T/a.safetensors" >/dev/null 2>&1
+expect_error "--init on another alphabet of the same size" "only in the checkpoint: 'c'; only in the text: 'd'" \
+  "$BIN" train --task text --text "$T/b.txt" --seq 8 --d-model 8 --steps 1 --init "$T/a.safetensors"
+
+# Leftovers: SIGTERM saves and leaves no temporary file; the log is whole; a file-size limit is an
+# error, not a kill; an interrupted bench --train removes its temporary checkpoint.
+mkdir "$T/term"
+"$BIN" train "${SMALL[@]}" --steps 100000000 --eval-every 50 --save "$T/term/t.safetensors" --log "$T/term/t.csv" \
+  >"$T/term.out" 2>&1 &
+pid=$!
+sleep 1.5; kill -TERM $pid; wait $pid; rc=$?
+[ $rc -eq 143 ] && grep -q "interrupted at step .* (SIGTERM); saving" "$T/term.out" \
+  && [ -z "$(ls -A "$T/term" | grep '^\.')" ] && ok "SIGTERM saves, exit 143, no temporary file" \
+  || bad "SIGTERM: rc=$rc $(cat "$T/term.out") $(ls -A "$T/term")"
+expect_ok "... its checkpoint loads" "$BIN" train "${SMALL[@]}" --steps 1 --init "$T/term/t.safetensors"
+cols="$(awk -F, '{print NF}' "$T/term/t.csv" | sort -u)"
+[ "$cols" = "25" ] && [ "$(tail -c 1 "$T/term/t.csv" | od -An -c | tr -d ' ')" = '\n' ] \
+  && ok "the log is whole rows only" || bad "log: cols=$cols"
+out="$(bash -c "ulimit -f 8; '$BIN' train ${SMALL[*]} --steps 3 --save '$T/term/big.safetensors'" 2>&1)"; rc=$?
+[ $rc -eq 1 ] && grep -q "File too large" <<<"$out" && [ -z "$(ls -A "$T/term" | grep '^\.')" ] \
+  && ok "a file-size limit is an error and leaves no temporary file" || bad "SIGXFSZ: rc=$rc $out $(ls -A "$T/term")"
+mkdir "$T/bench"
+TMPDIR="$T/bench" "$BIN" bench --train --seeds 1 --budget 1 --train-steps 1000000 >/dev/null 2>&1 &
+pid=$!
+sleep 1.5; kill -INT $pid; wait $pid; rc=$?
+[ $rc -eq 130 ] && [ -z "$(ls -A "$T/bench")" ] && ok "an interrupted bench --train leaves no temporary checkpoint" \
+  || bad "bench --train interrupt: rc=$rc $(ls -A "$T/bench")"
 
 echo "$fails failure(s)"
 [ $fails -eq 0 ]
