@@ -23,7 +23,7 @@ def pin_malloc_thresholds():
     seed changes from run to run: in some processes every forward got fresh mmapped buffers and
     page-faulted them in (T = 128: ~7.5 ms a forward instead of ~2.1 ms, by PYTHONHASHSEED). Pinned,
     PyTorch is measured at its best every time (mhascope does the like for itself: the window sets
-    both thresholds at start-up, and the GEMM calibration settles them first, settleAllocator)."""
+    both thresholds at start-up, and the GEMM's first use settles them first, settleAllocator)."""
     try:
         libc = ctypes.CDLL("libc.so.6")
         m_trim_threshold, m_mmap_threshold = -1, -3

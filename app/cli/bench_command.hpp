@@ -1,5 +1,5 @@
 // `mhascope bench`: one forward with full recording, timed against a GEMM of the same FLOPs on the
-// GEMM the engine uses (Eigen's or OpenBLAS's, measured at start-up: attention/gemm.hpp).
+// GEMM the engine uses (Eigen's, or OpenBLAS's with MHASCOPE_GEMM=openblas: attention/gemm.hpp).
 #pragma once
 
 #include <string>

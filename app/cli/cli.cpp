@@ -513,7 +513,7 @@ int run(int argc, char** argv) {
   bench->add_option("--threads", ba.threads, "threads of the forward (heads and row blocks shared out)")
       ->transform(decimalInteger(INT_MIN, INT_MAX))
       ->capture_default_str();
-  bench->add_option("--gemm", ba.gemm, "eigen | openblas: pin the GEMM instead of the one measured fastest");
+  bench->add_option("--gemm", ba.gemm, "eigen | openblas: pin the GEMM (default: MHASCOPE_GEMM, else Eigen)");
   bench->add_option("--rounds", ba.rounds, "rounds of --repeat runs; figures are medians over the rounds")
       ->transform(decimalInteger(INT_MIN, INT_MAX))
       ->capture_default_str();

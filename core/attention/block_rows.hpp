@@ -3,7 +3,8 @@
 // not on anything the engine can read off it: on the AMD EPYC (Zen 5) machines 128 rows were faster
 // (T = 2048: 210 ms against 238-243 with 64), on an Intel Xeon (Emerald Rapids) 64 rows were (T =
 // 4096: 390 ms against 470) — README, **Query blocks by measurement**. The rows of a block are
-// computed the same way whichever size it has, so the numbers never depend on the choice.
+// computed the same way whichever size it has, so the numbers never depend on the choice (with the
+// head kernels or Eigen's GEMM; OpenBLAS's own blocking depends on the number of rows it is given).
 #pragma once
 
 #include <cstdint>

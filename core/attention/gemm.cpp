@@ -1,4 +1,4 @@
-// SGEMM dispatch: Eigen or OpenBLAS (loaded with dlopen), chosen by a short measurement.
+// SGEMM dispatch: Eigen, or OpenBLAS (loaded with dlopen) when MHASCOPE_GEMM asks for it.
 #include "attention/gemm.hpp"
 
 #include <dlfcn.h>
@@ -76,8 +76,8 @@ void eigenGemm(bool transA, bool transB, std::int64_t M, std::int64_t N, std::in
   else run(a.transpose(), b.transpose());
 }
 
-// The calibration: a projection-sized and a head-sized product (the engine's two kinds of
-// GEMM), five interleaved rounds, each backend's best round. About 5 ms with OpenBLAS present.
+// One timing: a projection-sized and a head-sized product (the engine's two kinds of GEMM), the best
+// of `rounds`.
 double measureGflops(GemmBackend backend, int rounds) {
   struct Shape {
     std::int64_t m, n, k;
@@ -102,9 +102,8 @@ std::atomic<int> forced{-1};  // setGemmBackend: -1 none, else the backend
 
 // Eigen allocates its packing buffers (hundreds of KiB) on every product. glibc starts out serving
 // such a request from a fresh mapping (mmap threshold 128 KiB) and giving a free heap top over
-// 128 KiB back to the kernel, so every product faulted its buffers in afresh: the calibration's
-// 256³ product measured Eigen at 31-37 GFLOP/s against ~150 once the buffers stay (and so chose
-// OpenBLAS's Haswell kernel at 109 over it). glibc raises both thresholds — to the size of a freed
+// 128 KiB back to the kernel, so every product faulted its buffers in afresh: a 256³ product ran
+// at 31-37 GFLOP/s against ~150 once the buffers stay. glibc raises both thresholds — to the size of a freed
 // mapping, and twice that — the first time a mapping is freed, which a process with big tensors
 // soon does anyway; one 16 MiB block allocated and freed does it before the first product.
 // (Where the thresholds were set explicitly, as the window does, this changes nothing.)
@@ -113,41 +112,29 @@ void settleAllocator() {
   std::free(block);
 }
 
-GemmChoice calibrate() {
+GemmChoice decide() {
+  // Eigen allocates its packing buffers on every product: settle the allocator's thresholds before
+  // the first one (see settleAllocator).
   settleAllocator();
   GemmChoice g;
   g.openblasPath = openBlas().path;
+  g.how = "the default";
   const char* env = std::getenv("MHASCOPE_GEMM");
   if (env && std::strcmp(env, "eigen") == 0) {
     g.how = "MHASCOPE_GEMM=eigen";
-    return g;
+  } else if (env && std::strcmp(env, "openblas") == 0) {
+    if (openBlas().sgemm) {
+      g.backend = GemmBackend::OpenBlas;
+      g.how = "MHASCOPE_GEMM=openblas";
+    } else {
+      g.how = "MHASCOPE_GEMM=openblas, but no OpenBLAS found (install libopenblas0-pthread)";
+    }
   }
-  if (!openBlas().sgemm) {
-    g.how = "no OpenBLAS found (install libopenblas0-pthread)";
-    return g;
-  }
-  if (env && std::strcmp(env, "openblas") == 0) {
-    g.backend = GemmBackend::OpenBlas;
-    g.how = "MHASCOPE_GEMM=openblas";
-    return g;
-  }
-  // Warm both up (first calls page in code and buffers), then interleave the timed rounds.
-  measureGflops(GemmBackend::Eigen, 1);
-  measureGflops(GemmBackend::OpenBlas, 1);
-  double e = 0, o = 0;
-  for (int i = 0; i < 5; ++i) {
-    e = std::max(e, measureGflops(GemmBackend::Eigen, 2));
-    o = std::max(o, measureGflops(GemmBackend::OpenBlas, 2));
-  }
-  g.eigenGflops = e;
-  g.openblasGflops = o;
-  g.backend = o > e ? GemmBackend::OpenBlas : GemmBackend::Eigen;
-  g.how = "measured";
   return g;
 }
 
 GemmChoice& choiceStorage() {
-  static GemmChoice c = calibrate();
+  static GemmChoice c = decide();
   return c;
 }
 std::mutex choiceMutex;
@@ -158,6 +145,20 @@ const GemmChoice& gemmChoice() {
   static std::once_flag once;
   std::call_once(once, [] { choiceStorage(); });
   return choiceStorage();
+}
+
+GemmSpeeds measureGemmBackends() {
+  gemmChoice();  // the allocator settled first, as for every product
+  GemmSpeeds s;
+  // Warm both up (first calls page in code and buffers), then interleave the timed rounds.
+  const bool openblas = openBlas().sgemm != nullptr;
+  measureGflops(GemmBackend::Eigen, 1);
+  if (openblas) measureGflops(GemmBackend::OpenBlas, 1);
+  for (int i = 0; i < 5; ++i) {
+    s.eigenGflops = std::max(s.eigenGflops, measureGflops(GemmBackend::Eigen, 2));
+    if (openblas) s.openblasGflops = std::max(s.openblasGflops, measureGflops(GemmBackend::OpenBlas, 2));
+  }
+  return s;
 }
 
 bool openBlasAvailable() { return openBlas().sgemm != nullptr; }

@@ -1,9 +1,11 @@
-// One SGEMM for the engine and the trainer: Eigen's, or OpenBLAS's when the machine has it and it
-// is faster there. The choice is measured once per process (a short calibration on the first
-// call, a few milliseconds), not assumed: on one CPU OpenBLAS's own kernels beat Eigen's, on
-// another Eigen with -march=native may win. Given the choice, results are deterministic.
-// OpenBLAS is loaded at run time (dlopen of libopenblas.so.0, Debian's libopenblas0-pthread), so a
-// machine without it still runs, on Eigen. MHASCOPE_GEMM=eigen|openblas skips the measurement.
+// One SGEMM for the engine and the trainer: Eigen's by default, or OpenBLAS's when asked for
+// (MHASCOPE_GEMM=openblas; loaded at run time with dlopen of libopenblas.so.0, Debian's
+// libopenblas0-pthread, so a machine without it still runs, on Eigen).
+// The choice is never made by timing: the two backends sum in different orders, so their results
+// differ in the last bits, and a choice measured at start-up flipped between processes on a busy
+// machine where the two run at the same speed (an AVX2 Zen 3: 68 against 65 GFLOP/s) — the same
+// command then gave other numbers. Given the backend, results are deterministic; `mhascope bench`
+// measures both (measureGemmBackends) and says which is faster here.
 #pragma once
 
 #include <cstdint>
@@ -17,14 +19,19 @@ enum class GemmBackend { Eigen, OpenBlas };
 
 struct GemmChoice {
   GemmBackend backend = GemmBackend::Eigen;
-  double eigenGflops = 0;     // measured in the calibration (0 when it was skipped)
-  double openblasGflops = 0;  // 0 when OpenBLAS is missing or the calibration was skipped
   std::string openblasPath;   // the library loaded, empty when none
-  std::string how;            // "measured", "MHASCOPE_GEMM=eigen", "no OpenBLAS", "set by the program"
+  std::string how;            // "the default", "MHASCOPE_GEMM=openblas", "set by the program", ...
 };
 
-// The backend in use (calibrates on the first call; thread-safe).
+// The backend in use (decided on the first call from MHASCOPE_GEMM, never by timing; thread-safe).
 const GemmChoice& gemmChoice();
+
+// Both backends' speed on this machine, one thread, best of interleaved rounds of a projection-sized
+// and a head-sized product (a few ms). openblas is 0 when OpenBLAS is missing. Changes no choice.
+struct GemmSpeeds {
+  double eigenGflops = 0, openblasGflops = 0;
+};
+GemmSpeeds measureGemmBackends();
 // "OpenBLAS 0.3.21 (/usr/lib/…/libopenblas.so.0)" or "Eigen 3.4.0".
 std::string gemmName(GemmBackend backend);
 bool openBlasAvailable();
@@ -38,7 +45,7 @@ bool setGemmBackend(GemmBackend backend);
 void sgemm(bool transA, bool transB, std::int64_t M, std::int64_t N, std::int64_t K, const float* A,
            std::int64_t lda, const float* B, std::int64_t ldb, float beta, float* C, std::int64_t ldc);
 
-// The same on the given backend (tests, calibration).
+// The same on the given backend (tests, measureGemmBackends).
 void sgemmWith(GemmBackend backend, bool transA, bool transB, std::int64_t M, std::int64_t N, std::int64_t K,
                const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float beta, float* C,
                std::int64_t ldc);
