@@ -18,6 +18,7 @@
 #include "widgets/colors.hpp"
 #include "widgets/drag_slider.hpp"
 #include "widgets/labels.hpp"
+#include "widgets/wrapped_text.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -47,7 +48,13 @@ void sectionTitle(const char* text) {
 
 void presetPicker(UiContext& ctx) {
   AppState& st = ctx.state;
-  const std::string shown = st.presetName;
+  // The box shows a path's file name, cut with "…" before the arrow (ImGui would run the text
+  // under it); the whole name is in the tooltip.
+  std::string shown = st.presetName;
+  if (const auto slash = shown.rfind('/', shown.find(" (")); slash != std::string::npos) shown = shown.substr(slash + 1);
+  const ImGuiStyle& style = ImGui::GetStyle();
+  shown = fitText(shown, ImGui::CalcItemWidth() - ImGui::GetFrameHeight() - 2.0f * style.FramePadding.x);
+  ctx.probes.recordLabel("preset_box", shown);
   if (ImGui::BeginCombo("preset", shown.c_str())) {
     for (const std::string& name : presetNames()) {
       ImGui::PushID(name.c_str());
@@ -73,7 +80,14 @@ void presetPicker(UiContext& ctx) {
     ImGui::EndCombo();
   }
   ctx.probes.recordLastFrame("preset");
-  if (!st.config.description.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", st.config.description.c_str());
+  if (ImGui::IsItemHovered()) {
+    const std::string tip = st.presetName + (st.config.description.empty() ? "" : "\n" + st.config.description);
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+    ImGui::TextUnformatted(tip.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
   if (ImGui::Button("Reset to defaults")) resetToDefaults(st, ctx.view);
   ctx.probes.recordLastItem("reset_defaults");
   if (ImGui::IsItemHovered()) {
@@ -130,9 +144,7 @@ struct FixedSection {
   ~FixedSection() {
     ImGui::EndDisabled();
     if (!reason.empty()) {
-      ImGui::PushTextWrapPos(0.0f);
-      ImGui::TextDisabled("%s", reason.c_str());
-      ImGui::PopTextWrapPos();
+      textWrappedDisabled(reason);
     }
   }
   FixedSection(const FixedSection&) = delete;
@@ -189,13 +201,11 @@ void configErrorBox(UiContext& ctx) {
   if (st.configError.empty()) return;
   ImGui::Spacing();
   ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(windowWording(st.configError).c_str());
-  ImGui::PopTextWrapPos();
+  textWrapped(windowWording(st.configError));
   ImGui::PopStyleColor();
   if (!st.suggestedHeads.empty()) {
-    ImGui::TextWrapped("Each head gets d_k = d_model / h features, so h must divide d_model (%d). Nearest valid:",
-                       st.config.dModel);
+    textWrapped(formatText("Each head gets d_k = d_model / h features, so h must divide d_model (%d). Nearest valid:",
+                           st.config.dModel));
     for (std::size_t i = 0; i < st.suggestedHeads.size(); ++i) {
       ImGui::PushID(static_cast<int>(i));
       if (i > 0) ImGui::SameLine();
@@ -364,7 +374,7 @@ void drawControlsPanel(UiContext& ctx) {
   if (!st.actionError.empty()) {
     ImGui::Spacing();
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
-    ImGui::TextWrapped("%s", windowWording(st.actionError).c_str());
+    textWrapped(windowWording(st.actionError));
     ImGui::PopStyleColor();
     if (ImGui::SmallButton("dismiss")) st.actionError.clear();
   }

@@ -56,6 +56,8 @@ void drawHeadGridPanel(UiContext& ctx) {
   drawExportButton(ctx, "export_grid", target);
   ImGui::SameLine(0, em);
   ImGui::AlignTextToFramePadding();
+  // The hint wraps as a block right of the button instead of running past the column's edge.
+  ImGui::PushTextWrapPos(0.0f);
   if (perHead) {
     ImGui::TextDisabled("%d heads of %s, one colour scale. Hover: preview. Click: open in the Heatmap tab.", t.heads,
                         stageInfo(stage).title);
@@ -67,6 +69,9 @@ void drawHeadGridPanel(UiContext& ctx) {
     ImGui::TextDisabled("No head axis yet: block i is the columns i·d_k … (i+1)·d_k − 1 head i will get after the split "
                         "(d_k = %d).", t.dk);
   }
+  ImGui::PopTextWrapPos();
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  ctx.probes.recordLabel("grid_hint_cut", ImGui::GetItemRectMax().x > right + 0.5f ? "yes" : "no");  // tests
 
   const Slice2D& first = *slices.front();
   const int rows = first.rows;

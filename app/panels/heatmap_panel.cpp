@@ -277,6 +277,7 @@ void drawHeatmapPanel(UiContext& ctx) {
   const float legendH = 2.0f * ImGui::GetFrameHeightWithSpacing();
   const HeatmapHover hover = drawHeatmap("main", spec, &view.zoom, ImVec2(avail.x, std::max(avail.y - legendH, 4.0f * em)));
   ctx.probes.recordRect("heatmap", hover.plotMin, hover.plotMax);
+  ctx.probes.recordLabel("row_labels_cut", std::to_string(hover.rowLabelsCut));
   samplingAndScale(ctx, spec, hover);
   legend(ctx, t, *s);
 }

@@ -4,22 +4,61 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
+#include "widgets/flow.hpp"
+#include "widgets/wrapped_text.hpp"
 
 namespace mhascope::app {
 namespace {
 
+// "(B,h,T_q,T_k)" with each symbol in its colour.
+void axesText(const std::vector<std::string>& axes) {
+  ImGui::TextUnformatted("(");
+  for (std::size_t a = 0; a < axes.size(); ++a) {
+    ImGui::SameLine(0, 0);
+    ImGui::TextColored(symbolColorVec(axes[a]), "%s%s", axes[a].c_str(), a + 1 < axes.size() ? "," : "");
+  }
+  ImGui::SameLine(0, 0);
+  ImGui::TextUnformatted(")");
+}
+
+std::string axesString(const std::vector<std::string>& axes) {
+  std::string out = "(";
+  for (std::size_t a = 0; a < axes.size(); ++a) out += axes[a] + (a + 1 < axes.size() ? "," : "");
+  return out + ")";
+}
+
+// Columns as wide as their widest entry, so "(2, 16, 1024, 1024)" is never cut; when the three do
+// not fit side by side the shape goes under its axes (two columns), still whole.
 void shapeTable(UiContext& ctx) {
   const Trace& t = ctx.state.trace;
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp;
-  if (!ImGui::BeginTable("shapes", 3, flags)) return;
-  ImGui::TableSetupColumn("stage", ImGuiTableColumnFlags_WidthStretch, 1.2f);
-  ImGui::TableSetupColumn("axes", ImGuiTableColumnFlags_WidthStretch, 1.3f);
-  ImGui::TableSetupColumn("shape", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  const ImGuiStyle& style = ImGui::GetStyle();
+  float stageW = ImGui::CalcTextSize("stage").x, axesW = ImGui::CalcTextSize("axes").x, shapeW = ImGui::CalcTextSize("shape").x;
+  for (int i = 0; i < kStageCount; ++i) {
+    const StageId id = static_cast<StageId>(i);
+    stageW = std::max(stageW, ImGui::CalcTextSize(stageInfo(id).title).x);
+    axesW = std::max(axesW, ImGui::CalcTextSize(axesString(t.axesOf(id)).c_str()).x);
+    shapeW = std::max(shapeW, ImGui::CalcTextSize(shapeToString(t.shapeOf(id)).c_str()).x);
+  }
+  const float cellPad = 2.0f * style.CellPadding.x + 2.0f;
+  const bool threeColumns = stageW + axesW + shapeW + 3.0f * cellPad <= ImGui::GetContentRegionAvail().x;
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH;
+  if (!ImGui::BeginTable("shapes", threeColumns ? 3 : 2, flags)) return;
+  ImGui::TableSetupColumn("stage", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn(threeColumns ? "axes" : "axes, shape", ImGuiTableColumnFlags_WidthFixed,
+                          threeColumns ? axesW : std::max(axesW, shapeW));
+  if (threeColumns) ImGui::TableSetupColumn("shape", ImGuiTableColumnFlags_WidthFixed, shapeW);
   ImGui::TableHeadersRow();
+  std::string cut;  // tests: the first entry wider than its cell ("" = all whole)
+  auto whole = [&](const std::string& text) {
+    if (cut.empty() && ImGui::CalcTextSize(text.c_str()).x > ImGui::GetContentRegionAvail().x + 0.5f) cut = text;
+  };
   for (int i = 0; i < kStageCount; ++i) {
     ImGui::PushID(i);
     const StageId id = static_cast<StageId>(i);
@@ -30,18 +69,16 @@ void shapeTable(UiContext& ctx) {
     ImGui::TableNextColumn();
     if (ImGui::Selectable(stageInfo(id).title, current, ImGuiSelectableFlags_SpanAllColumns)) goToStage(ctx.view, id);
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted("(");
-    for (std::size_t a = 0; a < axes.size(); ++a) {
-      ImGui::SameLine(0, 0);
-      ImGui::TextColored(symbolColorVec(axes[a]), "%s%s", axes[a].c_str(), a + 1 < axes.size() ? "," : "");
-    }
-    ImGui::SameLine(0, 0);
-    ImGui::TextUnformatted(")");
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(shapeToString(t.shapeOf(id)).c_str());
+    whole(axesString(axes));
+    axesText(axes);
+    if (threeColumns) ImGui::TableNextColumn();
+    const std::string shape = shapeToString(t.shapeOf(id));
+    whole(shape);
+    ImGui::TextUnformatted(shape.c_str());
     ImGui::PopID();
   }
   ImGui::EndTable();
+  ctx.probes.recordLabel("shapes_cut", cut.empty() ? "none" : cut);
 }
 
 // Which part of the drawing the current stage lives in: 0 = a projection (B, T, d_model),
@@ -100,9 +137,8 @@ void splitDrawing(UiContext& ctx) {
                              "transpose(1, 2) → (B, h, T, d_k)   each head its own T × d_k matrix"};
   for (int row = 0; row < 3; ++row) {
     ImGui::PushID(row);
-    ImGui::PushTextWrapPos(0.0f);  // the side column is narrow: wrap, never cut
-    ImGui::TextColored(row == lit ? ImVec4(1, 0.85f, 0.45f, 1) : ImGui::GetStyleColorVec4(ImGuiCol_Text), "%s", captions[row]);
-    ImGui::PopTextWrapPos();
+    // the side column is narrow: wrap, never cut
+    textWrappedColored(row == lit ? ImVec4(1, 0.85f, 0.45f, 1) : ImGui::GetStyleColorVec4(ImGuiCol_Text), captions[row]);
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const float bottom = drawLayout(dl, p, tokens, heads, dk, cell, rowH, gap, row >= 1, row == 2);
     if (row == lit) {
@@ -115,11 +151,11 @@ void splitDrawing(UiContext& ctx) {
   }
   if (t.tq > tokens) ImGui::TextDisabled("(first %d of T = %d tokens drawn)", tokens, t.tq);
   if (lit < 0) {
-    ImGui::TextWrapped("This stage (%s): %s. The colours above start at the projections.",
-                       stageInfo(ctx.view.stage).title, noHeadOwnerNote(ctx.view.stage));
+    textWrapped(formatText("This stage (%s): %s. The colours above start at the projections.",
+                           stageInfo(ctx.view.stage).title, noHeadOwnerNote(ctx.view.stage)));
   }
-  ImGui::TextWrapped("After attention each head's T × d_k output goes back the same way: transpose(1, 2), then "
-                     "reshape to (B, T, d_model), so head i fills columns i·d_k … (i+1)·d_k − 1 again (Merge heads).");
+  textWrapped("After attention each head's T × d_k output goes back the same way: transpose(1, 2), then "
+              "reshape to (B, T, d_model), so head i fills columns i·d_k … (i+1)·d_k − 1 again (Merge heads).");
 }
 
 }  // namespace
@@ -130,15 +166,15 @@ void drawShapeTracePanel(UiContext& ctx) {
     return;
   }
   const Trace& t = ctx.state.trace;
-  ImGui::TextColored(symbolColorVec("B"), "B = %d", t.batch);
-  ImGui::SameLine();
-  ImGui::TextColored(symbolColorVec("T"), "T_q = %d  T_k = %d", t.tq, t.tk);
-  ImGui::SameLine();
-  ImGui::TextColored(symbolColorVec("d_model"), "d_model = %d", t.dModel);
-  ImGui::SameLine();
-  ImGui::TextColored(symbolColorVec("h"), "h = %d", t.heads);
-  ImGui::SameLine();
-  ImGui::TextColored(symbolColorVec("d_k"), "d_k = %d", t.dk);
+  // The sizes wrap onto a second line rather than losing "d_k = 64" at the column's edge.
+  const std::pair<const char*, std::string> sizes[] = {
+      {"B", "B = " + std::to_string(t.batch)}, {"T", "T_q = " + std::to_string(t.tq) + "  T_k = " + std::to_string(t.tk)},
+      {"d_model", "d_model = " + std::to_string(t.dModel)}, {"h", "h = " + std::to_string(t.heads)},
+      {"d_k", "d_k = " + std::to_string(t.dk)}};
+  for (std::size_t i = 0; i < std::size(sizes); ++i) {
+    if (i > 0) sameLineOrWrap(ImGui::CalcTextSize(sizes[i].second.c_str()).x);
+    ImGui::TextColored(symbolColorVec(sizes[i].first), "%s", sizes[i].second.c_str());
+  }
   shapeTable(ctx);
   ImGui::Spacing();
   splitDrawing(ctx);

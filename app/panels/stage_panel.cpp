@@ -6,6 +6,7 @@
 
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
+#include "widgets/wrapped_text.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -42,9 +43,7 @@ void drawStagePanel(UiContext& ctx) {
     }
   }
   ImGui::Spacing();
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(info.explanation);
-  ImGui::PopTextWrapPos();
+  textWrapped(info.explanation);
 
   ImGui::Spacing();
   ImGui::TextDisabled("The whole forward pass (PyTorch-like):");

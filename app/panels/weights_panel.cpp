@@ -11,6 +11,7 @@
 #include "widgets/export_button.hpp"
 #include "widgets/flow.hpp"
 #include "widgets/heatmap_view.hpp"
+#include "widgets/wrapped_text.hpp"
 
 namespace mhascope::app {
 
@@ -68,10 +69,8 @@ void drawWeightsPanel(UiContext& ctx) {
                            " × " + std::to_string(s.cols);
   ImGui::TextUnformatted(what.c_str());
   ctx.probes.recordLabel("weight_label", nameSlice(s).title);
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextDisabled("%s", weightMeaning(view.weight));
-  if (view.weight >= WeightId::Bq && !t.hasBias) ImGui::TextDisabled("This model has no biases (--no-bias): all zero.");
-  ImGui::PopTextWrapPos();
+  textWrappedDisabled(weightMeaning(view.weight));
+  if (view.weight >= WeightId::Bq && !t.hasBias) textWrappedDisabled("This model has no biases (--no-bias): all zero.");
 
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   drawHeatmap("weight", spec, &view.weightZoom, ImVec2(avail.x, std::max(avail.y, 4.0f * em)));

@@ -361,24 +361,34 @@ void drawHeadStrip(ImDrawList* dl, const HeatmapSpec& spec, const View& v) {
 }
 
 // Row labels: every k-th when the cells are smaller than a line of text; the hovered one lit.
-void drawRowLabels(ImDrawList* dl, const HeatmapSpec& spec, const View& v, const HeatmapHover& hover) {
+// Returns how many labels were drawn partly outside the plot's height (cut by the clip).
+int drawRowLabels(ImDrawList* dl, const HeatmapSpec& spec, const View& v, const HeatmapHover& hover) {
   const Slice2D& s = *spec.slice;
   const float em = ImGui::GetFontSize();
   const ImU32 textCol = ImGui::GetColorU32(ImGuiCol_Text);
   const int rowStride = std::max(1, static_cast<int>(std::ceil(em / v.L.cellH)));
   dl->PushClipRect(ImVec2(v.origin.x, v.L.plotMin.y), ImVec2(v.L.plotMin.x, v.L.plotMax.y), true);
+  int cut = 0;
+  float lastBottom = -1e30f;  // of the label drawn before, so a label moved inside never covers it
   for (int r = v.r0; r < v.r1; ++r) {
     if (r % rowStride != 0 && r != hover.row) continue;
     const std::string label = fitText(readableToken(s.rowLabels[static_cast<std::size_t>(r)], ImGui::GetFont()),
                                       v.L.rowLabelW - 0.6f * em);
     const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
-    const float y = v.cellMin(r, 0).y + (v.L.cellH - ts.y) * 0.5f;
+    // Centred on its row, but inside the plot's height: rows thinner than a line of text would
+    // centre the first label half above the plot, where the clip cut it under "T_q ↓".
+    const float centred = v.cellMin(r, 0).y + (v.L.cellH - ts.y) * 0.5f;
+    const float y = std::max(std::min(centred, v.L.plotMax.y - ts.y), v.L.plotMin.y);
+    if (y < lastBottom && r != hover.row) continue;
+    lastBottom = y + ts.y;
+    if (y < v.L.plotMin.y - 0.5f || y + ts.y > v.L.plotMax.y + 0.5f) ++cut;
     dl->AddText(ImVec2(v.L.plotMin.x - 0.4f * em - ts.x, y), r == hover.row ? kLitLabel : textCol, label.c_str());
     if (spec.trace && s.rowAxis == "T_q" && spec.trace->isFullyMasked(s.batchIndex, r)) {
       dl->AddCircleFilled(ImVec2(v.origin.x + 0.3f * em, y + ts.y * 0.5f), 0.25f * em, kMaskFlagColor);
     }
   }
   dl->PopClipRect();
+  return cut;
 }
 
 // Column labels (turned upright, in the heads' colours over d_model) and the corner's axis names.
@@ -437,7 +447,7 @@ HeatmapHover drawHeatmap(const char* id, const HeatmapSpec& spec, HeatmapZoom* z
   }
   drawHeadStrip(dl, spec, v);
   if (spec.axisLabels) {
-    drawRowLabels(dl, spec, v, hover);
+    hover.rowLabelsCut = drawRowLabels(dl, spec, v, hover);
     drawColumnLabels(dl, spec, v, hover);
   }
   const float em = ImGui::GetFontSize();

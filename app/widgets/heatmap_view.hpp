@@ -48,6 +48,7 @@ struct HeatmapHover {
   ImVec2 plotMin, plotMax;  // where the visible cells are on screen
   int rowStep = 1, colStep = 1;  // cells per texel drawn: > 1 when downsampled to the screen
   float pixelsPerTexelX = 1.0f, pixelsPerTexelY = 1.0f;
+  int rowLabelsCut = 0;  // row labels drawn partly outside the plot's height, where the clip cuts them (tests)
 };
 
 // "1 pixel ≈ 7×7 cells (max)" when a heatmap was downsampled, else "".

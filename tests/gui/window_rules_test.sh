@@ -132,6 +132,23 @@ case "$case_name" in
     zooms=$(grep '^zoom:' "$out/log.txt" | sort -u)
     [ "$(wc -l <<<"$zooms")" -eq 1 ] && [ "$zooms" != "zoom: 100%" ] || fail "the zoom did not stay for the same shape: $zooms"
     ;;
+  clipped_text)
+    # A T = 1024 pipeline (B = 2, h = 16): the Shapes column shows every shape whole, the first row
+    # label of a long heatmap is inside the plot, the All heads hint wraps inside its column, a long
+    # preset path is cut with "…" before the box's arrow; the same in a narrow window.
+    big=(--fresh --tokens 1024 --d-model 1024 --heads 16 --batch 2 --stage weights)
+    s=$(script wide "wait 3" "expect_text shapes_cut none" "expect_text row_labels_cut 0" "screenshot $out/wide.png" \
+        "click tab_All_heads" "wait 3" "expect_text grid_hint_cut no" "screenshot $out/grid.png" quit)
+    xvfb "$bin" "${big[@]}" --script "$s" > "$out/log.txt" 2>&1 || { tail -n 5 "$out/log.txt"; fail "T = 1024, wide"; }
+    s=$(script narrow "wait 3" "expect_text row_labels_cut 0" "click tab_All_heads" "wait 3" "expect_text grid_hint_cut no" \
+        "expect_shown preset_box …" "screenshot $out/narrow.png" quit)
+    xvfb "$bin" "${big[@]}" --size 1000x700 --script "$s" > "$out/log.txt" 2>&1 || { tail -n 5 "$out/log.txt"; fail "T = 1024, narrow"; }
+    mkdir -p "$out/a_folder_with_a_long_name_for_the_preset"
+    cp "$here/mid.json" "$out/a_folder_with_a_long_name_for_the_preset/a_preset_with_a_long_name.json"
+    s=$(script preset "wait 2" "print preset_box" "expect_shown preset_box a_preset_with_a_lo" "expect_shown preset_box …" quit)
+    xvfb "$bin" --fresh --preset "$out/a_folder_with_a_long_name_for_the_preset/a_preset_with_a_long_name.json" \
+      --script "$s" > "$out/log.txt" 2>&1 || { tail -n 5 "$out/log.txt"; fail "long preset name"; }
+    ;;
   *)
     fail "unknown case $case_name"
     ;;

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "widgets/colors.hpp"
+#include "widgets/wrapped_text.hpp"
 
 namespace mhascope::app {
 
@@ -13,9 +14,9 @@ bool recomputedLessonReady(UiContext& ctx, RecomputingLesson lesson) {
   if (!traceReady(ctx)) return false;
   const double bytes = recordedTraceBytes(ctx.state.trace);
   if (bytes > kRecomputeLimitBytes) {
-    ImGui::TextWrapped("This lesson recomputes the whole pass several times; at %s per trace that would stall the "
-                       "window. Use fewer tokens, heads or batch items (below %s).",
-                       formatBytes(bytes).c_str(), formatBytes(kRecomputeLimitBytes).c_str());
+    textWrapped(formatText("This lesson recomputes the whole pass several times; at %s per trace that would stall the "
+                           "window. Use fewer tokens, heads or batch items (below %s).",
+                           formatBytes(bytes).c_str(), formatBytes(kRecomputeLimitBytes).c_str()));
     return false;
   }
   if (!ctx.state.lessons.hasRecomputed(lesson, ctx.state.traceSerial)) {
@@ -43,9 +44,7 @@ void lessonHeader(UiContext& ctx, const char* title, const char* why) {
   if (ctx.titleFont) ImGui::PushFont(ctx.titleFont);
   ImGui::TextUnformatted(title);
   if (ctx.titleFont) ImGui::PopFont();
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextDisabled("%s", why);
-  ImGui::PopTextWrapPos();
+  textWrappedDisabled(why);
   ImGui::Spacing();
 }
 

@@ -10,6 +10,7 @@
 #include "panels/panel.hpp"
 #include "widgets/charts.hpp"
 #include "widgets/colors.hpp"
+#include "widgets/wrapped_text.hpp"
 
 namespace mhascope::app {
 
@@ -43,9 +44,7 @@ void drawLessonCostPanel(UiContext& ctx) {
     row("whole recorded trace", formatBytes(c.traceBytes));
     ImGui::EndTable();
   }
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(costCrossoverText(now).c_str());
-  ImGui::PopTextWrapPos();
+  textWrapped(costCrossoverText(now));
   ImGui::TextUnformatted("sweep:");
   const char* names[] = {"T", "d_model", "h"};
   for (int i = 0; i < 3; ++i) {

@@ -9,6 +9,7 @@
 #include "panels/lessons/lesson_common.hpp"
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
+#include "widgets/wrapped_text.hpp"
 
 namespace mhascope::app {
 
@@ -92,14 +93,12 @@ void drawLessonMasksPanel(UiContext& ctx) {
     ImGui::EndGroup();
     ImGui::PopID();
   }
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::Text("max |weight difference|: %.3g over all %d heads and %d batch item(s); %.3g in head %d, batch item %d "
-              "(the difference colour bar spans ±this head's value)",
-              r->maxAbsWeightDiff, t.heads, t.batch, static_cast<double>(headMax), h, b);
-  ImGui::TextDisabled("Blue cells lost weight: only blocked cells can. Red cells gained it: each row's weight is now "
+  textWrapped(formatText("max |weight difference|: %.3g over all %d heads and %d batch item(s); %.3g in head %d, batch "
+                         "item %d (the difference colour bar spans ±this head's value)",
+                         r->maxAbsWeightDiff, t.heads, t.batch, static_cast<double>(headMax), h, b));
+  textWrappedDisabled("Blue cells lost weight: only blocked cells can. Red cells gained it: each row's weight is now "
                       "shared among fewer keys, so an allowed key can only gain. Causal: query 0 can only see itself, "
                       "so its weight there becomes 1; the last query sees everything and does not change.");
-  ImGui::PopTextWrapPos();
 }
 
 }  // namespace mhascope::app

@@ -8,6 +8,7 @@
 #include "panels/lessons/lesson_common.hpp"
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
+#include "widgets/wrapped_text.hpp"
 
 namespace mhascope::app {
 
@@ -34,13 +35,11 @@ void drawLessonPitfallsPanel(UiContext& ctx) {
   if (!lessonOk(outcome)) return;
   const PitfallResult* r = outcome.get();
   const Pitfall p = r->pitfall;
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(pitfallExplanation(p));
-  if (r->maskAdded) ImGui::TextDisabled("(This configuration has no mask, so both pipelines here use a causal one.)");
+  textWrapped(pitfallExplanation(p));
+  if (r->maskAdded) textWrappedDisabled("(This configuration has no mask, so both pipelines here use a causal one.)");
   if (p == Pitfall::NoMaxSubtraction)
-    ImGui::TextDisabled("(Scores multiplied by %.3g here so the largest logit is 120: large logits are when it breaks.)",
-                        static_cast<double>(r->logitGain));
-  ImGui::PopTextWrapPos();
+    textWrappedDisabled(formatText("(Scores multiplied by %.3g here so the largest logit is 120: large logits are when it breaks.)",
+                                   static_cast<double>(r->logitGain)));
 
   const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
   const int h = std::clamp(ctx.view.head, 0, t.heads - 1);

@@ -7,6 +7,7 @@
 #include "panels/lessons/lesson_common.hpp"
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
+#include "widgets/wrapped_text.hpp"
 
 namespace mhascope::app {
 
@@ -34,9 +35,7 @@ void drawLessonQuizPanel(UiContext& ctx) {
   for (std::size_t i = 0; i < quiz.size(); ++i) {
     const QuizQuestion& q = quiz[i];
     ImGui::PushID(static_cast<int>(i));
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::Text("%zu. %s", i + 1, q.question.c_str());
-    ImGui::PopTextWrapPos();
+    textWrapped(std::to_string(i + 1) + ". " + q.question);
     int& picked = ls.quizPicked[i];
     for (std::size_t c = 0; c < q.choices.size(); ++c) {
       ImGui::PushID(static_cast<int>(c));
@@ -53,12 +52,10 @@ void drawLessonQuizPanel(UiContext& ctx) {
     }
     if (picked >= 0) {
       ImGui::Indent();
-      ImGui::PushTextWrapPos(0.0f);
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(picked == q.correct ? kOkColor : kErrorColor), "%s",
                          picked == q.correct ? "Right." : "Not quite.");
       ImGui::SameLine();
-      ImGui::TextDisabled("%s", q.explanation.c_str());
-      ImGui::PopTextWrapPos();
+      textWrappedDisabled(q.explanation);
       ImGui::Unindent();
     }
     ImGui::Spacing();

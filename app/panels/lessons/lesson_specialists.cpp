@@ -9,6 +9,7 @@
 #include "panels/lessons/lesson_common.hpp"
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
+#include "widgets/wrapped_text.hpp"
 
 namespace mhascope::app {
 
@@ -151,9 +152,7 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
                           so.other ? (", every other cell = " + formatNumber(*so.other)).c_str() : ", others = q . k");
     }
   }
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextDisabled("%s", scoreGapText(t, 8.0).c_str());
-  ImGui::PopTextWrapPos();
+  textWrappedDisabled(scoreGapText(t, 8.0));
 }
 
 }  // namespace mhascope::app
