@@ -39,13 +39,18 @@ std::string tokenLabelNote(int T, float plotH, float plotW, float lineHeight) {
 std::string headTitle(int layer, int head) { return "layer " + std::to_string(layer) + " head " + std::to_string(head); }
 
 Result<std::vector<std::int64_t>> sheetStepList(const TrainLab& lab) {
-  const auto& h = lab.view->history;
+  // Only steps with an attention picture: a checkpoint's saved history has curves and roles of
+  // earlier steps but no pictures of them.
+  std::vector<std::int64_t> h;
+  for (const auto& s : lab.view->snapshots) h.push_back(s->step);
+  std::sort(h.begin(), h.end());
+  if (h.empty()) return makeError("no attention pictures yet: train or step first");
   std::vector<std::int64_t> out;
   if (lab.sheetSteps.find_first_not_of(" ,") == std::string::npos) {
     const std::size_t n = std::min<std::size_t>(6, h.size());
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t at = n == 1 ? h.size() - 1 : i * (h.size() - 1) / (n - 1);
-      out.push_back(h[at].step);
+      out.push_back(h[at]);
     }
   } else {
     std::string s = lab.sheetSteps;
@@ -58,10 +63,9 @@ Result<std::vector<std::int64_t>> sheetStepList(const TrainLab& lab) {
       if (end == word.c_str() || *end != '\0' || v < 0) {
         return makeError("steps for the contact sheet: '" + word + "' is not a step number (type e.g. 0 200 400 800)");
       }
-      auto best = std::min_element(h.begin(), h.end(), [&](const Evaluation& a, const Evaluation& b) {
-        return std::llabs(a.step - v) < std::llabs(b.step - v);
-      });
-      out.push_back(best->step);
+      out.push_back(*std::min_element(h.begin(), h.end(), [&](std::int64_t a, std::int64_t b) {
+        return std::llabs(a - v) < std::llabs(b - v);
+      }));
     }
   }
   out.erase(std::unique(out.begin(), out.end()), out.end());

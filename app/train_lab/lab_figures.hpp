@@ -13,7 +13,7 @@
 namespace mhascope::app {
 
 // The steps of the contact sheet: lab.sheetSteps parsed ("0 200 400" — each snapped to the
-// nearest evaluated step), or six evenly spaced evaluations up to the latest.
+// nearest evaluated step with an attention picture), or six evenly spaced such steps up to the latest.
 Result<std::vector<std::int64_t>> sheetStepList(const TrainLab& lab);
 Result<ContactSheet> buildContactSheet(const TrainLab& lab);
 // Loss (log-y when lab.logY), accuracy, previous-token and induction scores of every head, the

@@ -113,7 +113,7 @@ void drawTrainSetup(TrainLab& lab, UiContext& ctx) {
     ImGui::EndTable();
   }
   if (!(before == f)) {
-    lab.formError = checkForm(f);  // explained at once, as the pipeline's controls do
+    lab.formError = checkForm(f, lab.memoryBudgetBytes);  // explained at once, as the pipeline's controls do
   }
   showMessage(lab.formError, true);
   ctx.probes.recordLabel("train_form_error", lab.formError);

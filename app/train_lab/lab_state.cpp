@@ -74,7 +74,7 @@ std::string checkTextFile(const TrainForm& f) {
 }
 }  // namespace
 
-std::string checkForm(const TrainForm& f) {
+std::string checkForm(const TrainForm& f, std::uint64_t budgetBytes) {
   std::string out;
   auto add = [&](const std::string& m) { out += (out.empty() ? "" : "\n") + m; };
   const bool text = f.task == static_cast<int>(TaskKind::Text);
@@ -85,7 +85,9 @@ std::string checkForm(const TrainForm& f) {
   if (text && !f.textPath.empty()) add(checkTextFile(f));
   if (!out.empty()) return out;
   try {
-    const TrainSettings s = settingsFromForm(f);
+    TrainSettings s = settingsFromForm(f);
+    // The memory estimate is checkRunMemory's (below, with the window's budget and wording).
+    s.memoryBudgetBytes = UINT64_MAX;
     // The trainer's own checks, every problem in one message. Trainer::make also initialises the
     // parameters (and the text task reads its file), so for the text task and past a few million
     // parameters (a stall on every keystroke) only the sizes are checked here; Train / Reset then
@@ -101,11 +103,11 @@ std::string checkForm(const TrainForm& f) {
         g.vocab = task->vocab();
       }
       g.seqLen = s.task.seq;
-      auto v = validateConfig(g);
-      return v ? std::string() : v.error().message;
+      if (auto v = validateConfig(g); !v) return v.error().message;
+    } else if (auto made = Trainer::make(s); !made) {
+      return made.error().message;
     }
-    auto made = Trainer::make(s);
-    return made ? std::string() : made.error().message;
+    return checkRunMemory(s, budgetBytes);
   } catch (const std::exception& e) {
     return std::string("cannot check these settings: ") + e.what();
   }
@@ -135,7 +137,8 @@ std::string withoutUnsavedHistory(std::string p, std::int64_t firstStep) {
       at = p.find(from, at + to.size());
     }
   };
-  replaceAll("The circuit formed at step " + n, "The circuit had formed by step " + n + " (when was not saved)");
+  replaceAll("The circuit formed at step " + n + " (", "The circuit had formed by step " + n + " (when exactly was not saved; ");
+  replaceAll("The circuit formed at step " + n, "The circuit had formed by step " + n + " (when exactly was not saved)");
   replaceAll(" since step " + n, " by step " + n);
   return p;
 }
@@ -269,6 +272,7 @@ void updateTrainLab(TrainLab& lab) {
       if (auto p = paramsAt(v, e.step)) {
         auto off = ablateHeads(*p, lab.ablation);
         if (off) {
+          lab.cache.memoryBudgetBytes = v.settings->memoryBudgetBytes;  // the run's budget, not a fixed one
           auto r = evaluateOnProbe(*off, *v.probe, e.step, lab.cache);
           if (r) lab.ablated = std::move(*r);
           else say(lab, r.error().message, true, TrainLab::Said::Run);
@@ -352,14 +356,10 @@ void launch(TrainLab& lab, LabJob job, std::function<LabJobResult()> work) {
 // `steps`); Train plays it, Step takes one step once it exists.
 void startFromForm(TrainLab& lab, bool play, int stepAfter, bool continueRun, std::string doneMessage) {
   if (lab.busy()) return;
-  lab.formError = checkForm(lab.form);
+  lab.formError = checkForm(lab.form, lab.memoryBudgetBytes);  // the memory estimate too
   if (!lab.formError.empty()) return;
   TrainSettings s = settingsFromForm(lab.form);
   if (lab.memoryBudgetBytes > 0) s.memoryBudgetBytes = lab.memoryBudgetBytes;
-  if (std::string m = checkRunMemory(s, lab.memoryBudgetBytes); !m.empty()) {
-    lab.formError = m;
-    return;
-  }
   LabJob job;
   job.kind = LabJob::Kind::Start;
   job.playAfter = play;
@@ -424,7 +424,9 @@ void applyJob(TrainLab& lab) {
   lab.frameCursor = 0;
   say(lab, job.doneMessage, false, load ? TrainLab::Said::Checkpoint : TrainLab::Said::Run);
   if (load) {
-    std::string m = "Loaded " + job.status + " (step " + std::to_string(r.step) + "); Train continues from it";
+    const bool more = lab.form.steps > r.step;
+    std::string m = "Loaded " + job.status + " (step " + std::to_string(r.step) + "); " +
+                    (more ? "Train continues from it" : "raise steps and press Train to continue from it");
     if (!r.historySaved) m += ". This checkpoint did not save its training history: nothing before step " + std::to_string(r.step) + " is shown";
     say(lab, m, false, TrainLab::Said::Checkpoint);
   }

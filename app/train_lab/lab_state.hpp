@@ -45,8 +45,9 @@ train::TrainSettings settingsFromForm(const TrainForm& f);
 // Every problem with the form in one message (empty when it can run): the trainer's own checks.
 // Cheap enough for every keystroke: the text task's file is only looked at (it exists, is a
 // regular file and its size fits), never read — reading and decoding a large text takes tens of
-// seconds, which Train / Reset spend on a worker thread.
-std::string checkForm(const TrainForm& f);
+// seconds, which Train / Reset spend on a worker thread. With a budget (the window's), the run's
+// memory estimate too (checkRunMemory).
+std::string checkForm(const TrainForm& f, std::uint64_t budgetBytes = 0);
 
 // What a Load checkpoint or a Train / Reset hands back from its worker thread: reading and decoding
 // a checkpoint, reading a text file and allocating the trainer never run on the UI thread.

@@ -351,7 +351,7 @@ TEST(TrainLabActions, LoadingACheckpointWithoutHistoryInventsNothing) {
   EXPECT_EQ(withoutUnsavedHistory("L0 h1 is a previous-token head (0.47 since step 4): each", 4),
             "L0 h1 is a previous-token head (0.47 by step 4): each");
   EXPECT_EQ(withoutUnsavedHistory("The circuit formed at step 4 (probe loss", 4),
-            "The circuit had formed by step 4 (when was not saved) (probe loss");
+            "The circuit had formed by step 4 (when exactly was not saved; probe loss");
   EXPECT_EQ(withoutUnsavedHistory("(0.47 since step 40)", 4), "(0.47 since step 40)");
 
   TrainLab full;
