@@ -27,11 +27,11 @@
 #include <new>
 #include <optional>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include "export/export.hpp"
+#include "attention/gemm.hpp"
 #include "io/npy.hpp"
 #include "io/file_io.hpp"
 #include "lessons/lessons.hpp"
@@ -173,8 +173,8 @@ int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
 // [SECTION] run
 // ---------------------------------------------------------------------------------------------
 
-// SIGINT/SIGTERM while a dump is written: the handler only records the signal; the dump loop
-// sees it between files, removes its temporary folder and then dies of the same signal.
+// SIGINT/SIGTERM/SIGHUP while a dump is written: the handler only records the signal; the dump
+// loop sees it between files, removes its temporary folder and then dies of the same signal.
 volatile std::sig_atomic_t gStopSignal = 0;
 extern "C" void onStopSignal(int sig) { gStopSignal = sig; }
 
@@ -186,16 +186,18 @@ class StopSignalGuard {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &oldInt_);
     sigaction(SIGTERM, &sa, &oldTerm_);
+    sigaction(SIGHUP, &sa, &oldHup_);
   }
   ~StopSignalGuard() {
     sigaction(SIGINT, &oldInt_, nullptr);
     sigaction(SIGTERM, &oldTerm_, nullptr);
+    sigaction(SIGHUP, &oldHup_, nullptr);
   }
   StopSignalGuard(const StopSignalGuard&) = delete;
   StopSignalGuard& operator=(const StopSignalGuard&) = delete;
 
  private:
-  struct sigaction oldInt_ {}, oldTerm_ {};
+  struct sigaction oldInt_ {}, oldTerm_ {}, oldHup_ {};
 };
 
 // A folder `run --dump` may replace: missing, empty, or an earlier dump (trace.json and stage
@@ -217,7 +219,9 @@ Status checkReplaceableDump(const std::filesystem::path& dir) {
 }
 
 // trace.json: the configuration used, the sizes, the tokens, the fully masked rows, the
-// non-finite cells and the list of stage files (`stages`).
+// non-finite cells, the GEMM that computed the numbers (`gemm`: Eigen and OpenBLAS sum in other
+// orders, so their last bits differ; it says why two dumps of one command may, e.g. with
+// MHASCOPE_GEMM=openblas) and the list of stage files (`stages`).
 nlohmann::json traceDocument(const ModelOptions& mo, const ResolvedModel& r, const Trace& tr, nlohmann::json stages) {
   auto clean = [](const std::vector<std::vector<std::string>>& rows) {
     nlohmann::json j = nlohmann::json::array();
@@ -242,7 +246,8 @@ nlohmann::json traceDocument(const ModelOptions& mo, const ResolvedModel& r, con
                         {"B", tr.batch}, {"T_q", tr.tq}, {"T_k", tr.tk}, {"d_model", tr.dModel},
                         {"h", tr.heads}, {"d_k", tr.dk}, {"scale_factor", tr.scaleFactor},
                         {"query_tokens", clean(tr.queryTokens)}, {"key_tokens", clean(tr.keyTokens)},
-                        {"fully_masked_rows", fullyMasked}, {"non_finite", nonFinite}, {"stages", stages}};
+                        {"fully_masked_rows", fullyMasked}, {"non_finite", nonFinite},
+                        {"gemm", gemmName(gemmChoice().backend) + " (" + gemmChoice().how + ")"}, {"stages", stages}};
   return doc;
 }
 
@@ -297,9 +302,7 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir, const std::option
   fs::create_directories(parent, ec);
   if (ec) return fail("cannot create folder '" + parent.string() + "': " + ec.message());
   StopSignalGuard guard;
-  std::random_device rd;
-  const fs::path tmp = parent / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) +
-                                 "-" + std::to_string(rd()));
+  const fs::path tmp = parent / temporaryNameFor(parent.string(), target.filename().string());
   if (!fs::create_directory(tmp, ec) || ec) {
     return fail("cannot create folder '" + tmp.string() + "': " + (ec ? ec.message() : "it exists"));
   }
@@ -475,6 +478,8 @@ bool isCommand(std::string_view arg) {
 }
 
 int run(int argc, char** argv) {
+  // A signal or `ulimit -f` must not kill a save half-way with its temporary file left behind.
+  removeTemporaryFilesOnSignals();
   CLI::App app{"mhascope: see inside multi-head attention (headless commands)", "mhascope"};
   app.require_subcommand(1);
   ModelOptions mo;
@@ -482,15 +487,15 @@ int run(int argc, char** argv) {
   addModelOptions(*info, mo);
   const char* saveWorkspaceHelp = "write a workspace .json of this command's model (configuration, files with their "
                                   "SHA-256, the picture) for the window or --workspace";
-  info->add_option("--save-workspace", mo.saveWorkspace, saveWorkspaceHelp);
+  info->add_option("--save-workspace", mo.saveWorkspace, saveWorkspaceHelp)->check(nonEmptyPath());
   auto* runCmd = app.add_subcommand("run", "run the model and dump every stage as .npy + trace.json");
   addModelOptions(*runCmd, mo);
-  runCmd->add_option("--save-workspace", mo.saveWorkspace, saveWorkspaceHelp);
+  runCmd->add_option("--save-workspace", mo.saveWorkspace, saveWorkspaceHelp)->check(nonEmptyPath());
   std::string dumpDir;
-  runCmd->add_option("--dump", dumpDir, "folder for <stage>.npy and trace.json")->required();
+  runCmd->add_option("--dump", dumpDir, "folder for <stage>.npy and trace.json")->required()->check(nonEmptyPath());
   auto* exportCmd = app.add_subcommand("export", "export a stage's heatmap as PNG, SVG or PDF");
   addModelOptions(*exportCmd, mo);
-  exportCmd->add_option("--save-workspace", mo.saveWorkspace, saveWorkspaceHelp);
+  exportCmd->add_option("--save-workspace", mo.saveWorkspace, saveWorkspaceHelp)->check(nonEmptyPath());
   ExportArgs ea;
   exportCmd->add_option("--stage", ea.stage, "stage name: " + stageNamesList())->capture_default_str();
   exportCmd->add_option("--head", ea.head, "head index counted from 0 (default 0), or 'all' for the grid of every head; "
@@ -498,7 +503,7 @@ int run(int argc, char** argv) {
   exportCmd->add_option("--batch-index", ea.batchIndex, "which batch item, counted from 0")
       ->transform(decimalInteger(0, INT_MAX))
       ->capture_default_str();
-  exportCmd->add_option("--out", ea.out, "output file: .png, .svg or .pdf")->required();
+  exportCmd->add_option("--out", ea.out, "output file: .png, .svg or .pdf")->required()->check(nonEmptyPath());
   exportCmd->add_option("--colormap", ea.colormap, "viridis | magma | diverging | gray (default: by data kind)");
   exportCmd->add_option("--weight", ea.weight, "a learned matrix instead of a stage: " + weightNamesList())
       ->excludes(exportCmd->get_option("--stage"))
@@ -533,7 +538,7 @@ int run(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return exitForParseError(app, e, std::string("mhascope ") + (argc > 1 ? argv[1] : ""));
   }
   int rc = 2;
   try {

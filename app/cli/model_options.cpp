@@ -3,9 +3,13 @@
 #include "model_options.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <climits>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "io/file_io.hpp"
@@ -79,6 +83,30 @@ Result<long long> parseDecimal(const std::string& text, const std::string& flag,
   return std::stoll(n);
 }
 
+CLI::Validator nonEmptyPath() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        return s.empty() ? "the path is empty ('' names no file or folder)" : "";
+      },
+      "PATH", "non-empty path");
+}
+
+int exitForParseError(CLI::App& app, const CLI::ParseError& e, const std::string& helpCommand) {
+  if (e.get_exit_code() == 0) {  // --help: CLI11 prints it (through std::cout, which shares stdout)
+    app.exit(e);
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      const int err = errno;
+      std::fprintf(stderr, "mhascope: error: cannot write to standard output: %s\n",
+                   err ? std::strerror(err) : "write error");
+      return 1;
+    }
+    return 0;
+  }
+  std::fprintf(stderr, "mhascope: error: %s; the options: %s --help\n", e.what(), helpCommand.c_str());
+  return 1;
+}
+
 void addModelOptions(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("--preset", o.preset, "preset name (" + [] {
     std::string s;
@@ -99,23 +127,23 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("--mask", o.mask, "none | causal")->check(CLI::IsMember({"none", "causal"}));
   cmd.add_option("--pad-last", o.padLast, "key padding: ignore the last N keys of every batch item")
       ->transform(anyInt);
-  cmd.add_option("--key-padding-mask", o.files.keyPaddingMask, ".npy (B, T_k); nonzero = ignore that key");
-  cmd.add_option("--attn-mask", o.files.attnMask, ".npy (T_q, T_k); nonzero = blocked");
+  cmd.add_option("--key-padding-mask", o.files.keyPaddingMask, ".npy (B, T_k); nonzero = ignore that key")->check(nonEmptyPath());
+  cmd.add_option("--attn-mask", o.files.attnMask, ".npy (T_q, T_k); nonzero = blocked")->check(nonEmptyPath());
   cmd.add_option("--scale", o.scale, "sqrt-dk | sqrt-dmodel | none")
       ->check(CLI::IsMember({"sqrt-dk", "sqrt-dmodel", "none"}));
   cmd.add_flag("--no-positions", o.noPositions, "do not add sinusoidal position codes");
-  cmd.add_option("--query", o.files.query, "raw query input .npy (B, T_q, d_model) float32/float64");
-  cmd.add_option("--key", o.files.key, "raw key input .npy (B, T_k, d_model)");
-  cmd.add_option("--value", o.files.value, "raw value input .npy (B, T_k, d_model)");
-  cmd.add_option("--weights", o.files.weights, "load weights .safetensors (PyTorch MHA state_dict names)");
-  cmd.add_option("--save-weights", o.saveWeightsFile, "save the weights used as .safetensors");
+  cmd.add_option("--query", o.files.query, "raw query input .npy (B, T_q, d_model) float32/float64")->check(nonEmptyPath());
+  cmd.add_option("--key", o.files.key, "raw key input .npy (B, T_k, d_model)")->check(nonEmptyPath());
+  cmd.add_option("--value", o.files.value, "raw value input .npy (B, T_k, d_model)")->check(nonEmptyPath());
+  cmd.add_option("--weights", o.files.weights, "load weights .safetensors (PyTorch MHA state_dict names)")->check(nonEmptyPath());
+  cmd.add_option("--save-weights", o.saveWeightsFile, "save the weights used as .safetensors")->check(nonEmptyPath());
   cmd.add_option("--memory-budget", o.memoryBudgetMib,
                  "memory budget for everything the command holds (inputs, weights, trace, file buffers), MiB "
                  "(default: half of the available memory, 512 MiB … 32 GiB)")
       ->transform(decimalInteger(1, 1ull << 30));
-  cmd.add_option("--checkpoint", o.files.checkpoint, "a `mhascope train` checkpoint: show one trained layer");
+  cmd.add_option("--checkpoint", o.files.checkpoint, "a `mhascope train` checkpoint: show one trained layer")->check(nonEmptyPath());
   cmd.add_option("--workspace", o.workspace, "a workspace .json (saved by the window or --save-workspace): its "
-                 "configuration and files; options given here win over it");
+                 "configuration and files; options given here win over it")->check(nonEmptyPath());
   cmd.add_option("--layer", o.files.layer, "with --checkpoint: the layer, 0 .. L-1 (default 0)")
       ->transform(decimalInteger(0, INT_MAX));
 }
@@ -268,7 +296,15 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan
   if (!o.saveWorkspace.empty() && !hasExtension(o.saveWorkspace, ".json")) {
     return makeError("--save-workspace '" + o.saveWorkspace + "': a workspace is JSON, so its name must end in .json");
   }
-  if (!o.files.checkpoint.empty()) return resolveCheckpointLayer(o);
+  if (!o.files.checkpoint.empty()) {
+    auto r = resolveCheckpointLayer(o);
+    // A layer out of range that the workspace chose: name the file and the key, not an option the
+    // user never typed.
+    if (!r && o.layerFromWorkspace && r.error().message.rfind("--layer ", 0) == 0) {
+      return makeError("workspace '" + o.workspace + "', /files/layer: " + r.error().message.substr(2));
+    }
+    return r;
+  }
   if (auto s = checkOptionConflicts(o); !s) return s.error();
   auto cfg = configFromOptions(o);
   if (!cfg) return cfg.error();

@@ -28,6 +28,7 @@ struct ModelOptions {
   bool presetGiven = false;     // --preset on the command line (it wins over --workspace's config)
   std::string workspace, saveWorkspace;       // --workspace FILE, --save-workspace FILE (workspace_options.cpp)
   std::optional<ModelConfig> workspaceConfig;  // --workspace's config: the base instead of the preset
+  bool layerFromWorkspace = false;             // files.layer is the workspace's, not a --layer given here
 };
 
 void addModelOptions(CLI::App& cmd, ModelOptions& o);
@@ -37,6 +38,16 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o);
 CLI::Validator decimalInteger(long long lo, unsigned long long hi);
 // The same rule for an integer held in a string (e.g. "--head 3" besides "--head all").
 Result<long long> parseDecimal(const std::string& text, const std::string& flag, long long lo, unsigned long long hi);
+
+// A file or folder option given as '' (e.g. --checkpoint "" from an unset shell variable) is an
+// error, never the same as leaving the option out. For CLI::Option::check.
+CLI::Validator nonEmptyPath();
+
+// Every command-line parse error reads "mhascope: error: <CLI11's message>" plus where to find
+// the options, and exits 1 like every other error (CLI11's own codes, 104-114, would tell a
+// script nothing an exit 1 and the message do not). --help prints to stdout and exits 0, or 1
+// with "cannot write to standard output" when stdout fails.
+int exitForParseError(CLI::App& app, const CLI::ParseError& e, const std::string& helpCommand);
 
 // What a command writes, so resolveModel can check the budget for it and refuse outputs that
 // would overwrite an input.

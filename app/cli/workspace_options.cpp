@@ -27,6 +27,7 @@ Result<std::optional<Workspace>> applyWorkspaceOptions(ModelOptions& o) {
     if (!(o.files.*member).empty()) merged.*member = o.files.*member;
   }
   if (o.files.layer) merged.layer = o.files.layer;
+  o.layerFromWorkspace = !o.files.layer && merged.layer.has_value();
   o.files = merged;
   o.workspaceConfig = ws->config;
   if (!o.presetGiven) o.preset = ws->presetName;

@@ -4,19 +4,101 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <climits>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <random>
-#include <algorithm>
 
 namespace mhascope {
 namespace {
 
 std::string errnoText(int err) { return std::strerror(err); }
 
+// The temporary files being written now, for the signal handler below. Fixed buffers, because a
+// handler may neither allocate nor follow a pointer to a string another thread is freeing; each
+// slot's state is a lock-free atomic. Process-wide because a signal is.
+struct TemporarySlot {
+  std::atomic<int> state{0};  // 0 free, 1 being filled, 2 holds a path to remove on a signal
+  char path[PATH_MAX];
+};
+constexpr int kTemporarySlots = 16;  // writes in progress at once (one per thread at most)
+TemporarySlot gTemporaries[kTemporarySlots];
+
+// Registers a temporary path for the lifetime of one write. With every slot taken (never in
+// practice) the write goes on unregistered: it is still atomic, only a signal may leave it behind.
+class TemporaryRegistration {
+ public:
+  explicit TemporaryRegistration(const std::string& path) {
+    if (path.size() >= sizeof(TemporarySlot::path)) return;
+    for (TemporarySlot& s : gTemporaries) {
+      int freeSlot = 0;
+      if (s.state.compare_exchange_strong(freeSlot, 1)) {
+        std::memcpy(s.path, path.c_str(), path.size() + 1);
+        s.state.store(2);
+        slot_ = &s;
+        return;
+      }
+    }
+  }
+  ~TemporaryRegistration() {
+    if (slot_) slot_->state.store(0);
+  }
+  TemporaryRegistration(const TemporaryRegistration&) = delete;
+  TemporaryRegistration& operator=(const TemporaryRegistration&) = delete;
+
+ private:
+  TemporarySlot* slot_ = nullptr;
+};
+
+// Only async-signal-safe calls: unlink, then the default action of the same signal (SA_RESETHAND
+// restored it on entry), so the process still ends the way the sender asked.
+extern "C" void removeTemporariesAndDie(int sig) {
+  for (TemporarySlot& s : gTemporaries) {
+    if (s.state.load() == 2) ::unlink(s.path);
+  }
+  ::raise(sig);
+}
+
 }  // namespace
+
+std::string temporaryNameFor(const std::string& dir, const std::string& name) {
+  std::random_device rd;
+  std::string suffix(".tmp-");
+  suffix.append(std::to_string(::getpid())).append("-").append(std::to_string(rd()));
+  // The folder's own limit (255 bytes on ext4, less on some), else the system's.
+  const long limit = ::pathconf(dir.empty() ? "." : dir.c_str(), _PC_NAME_MAX);
+  const std::size_t nameMax = limit > 0 ? static_cast<std::size_t>(limit) : std::size_t{NAME_MAX};
+  std::string kept = name;
+  if (1 + kept.size() + suffix.size() > nameMax) {
+    std::size_t n = nameMax > 1 + suffix.size() ? nameMax - 1 - suffix.size() : 0;
+    while (n > 0 && (static_cast<unsigned char>(kept[n]) & 0xC0) == 0x80) --n;  // not inside a UTF-8 character
+    kept.resize(n);
+  }
+  // Built with append rather than "." + std::string&&, which trips a GCC 12 -Wrestrict false positive.
+  std::string tmp(".");
+  tmp.append(kept).append(suffix);
+  return tmp;
+}
+
+void removeTemporaryFilesOnSignals() {
+  std::signal(SIGXFSZ, SIG_IGN);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) != 0) continue;
+    // Ignored (nohup) or handled by someone already: theirs to decide.
+    if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
+    struct sigaction sa {};
+    sa.sa_handler = removeTemporariesAndDie;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
 
 Result<std::uint64_t> regularFileSize(const std::string& path) {
   if (path.empty()) return makeError("no file path given");
@@ -119,13 +201,9 @@ Status writeFileAtomic(const std::string& path, std::string_view bytes) {
   if (!fs::is_directory(dir, ec)) {
     return makeError("cannot write '" + path + "': '" + dir.string() + "' is not a folder");
   }
-  std::random_device rd;
-  // A hidden name next to the target, so the final rename stays on one file system. (Built with
-  // append rather than "." + std::string&&, which trips a GCC 12 -Wrestrict false positive.)
-  std::string tmpName(".");
-  tmpName.append(target.filename().string()).append(".tmp-").append(std::to_string(::getpid()));
-  tmpName.append("-").append(std::to_string(rd()));
-  const std::string tmp = (dir / tmpName).string();
+  // A hidden name next to the target, so the final rename stays on one file system.
+  const std::string tmp = (dir / temporaryNameFor(dir.string(), target.filename().string())).string();
+  const TemporaryRegistration removedOnSignal(tmp);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return makeError("cannot write '" + path + "': " + errnoText(errno));
   auto fail = [&](const std::string& what, int err) -> Status {
@@ -138,6 +216,10 @@ Status writeFileAtomic(const std::string& path, std::string_view bytes) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (errno == EFBIG) {
+        return fail("write failed after " + std::to_string(done) + " bytes (the file size limit, `ulimit -f`, or the "
+                    "file system's largest file)", errno);
+      }
       return fail("write failed", errno);
     }
     done += static_cast<std::size_t>(n);

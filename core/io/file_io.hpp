@@ -1,7 +1,7 @@
 // Whole-file reading with a size cap, and atomic writing: every file mhascope writes goes to a
 // temporary file in the destination folder, every write and the close are checked, then it is
 // renamed over the target — so a failed or killed save leaves any existing file intact and no
-// partial file behind (BAD_INPUTS #26, #27).
+// partial file behind.
 #pragma once
 
 #include <cstdint>
@@ -31,5 +31,22 @@ bool sameFile(const std::string& a, const std::string& b);
 
 // Writes bytes to path via temp file + fsync + rename. Errors name the path and the reason.
 Status writeFileAtomic(const std::string& path, std::string_view bytes);
+
+// The hidden name of the temporary file or folder that replaces `name` (a file name, no folder)
+// inside `dir`: "." + name + ".tmp-<pid>-<random>", with the name cut short (at a UTF-8 character
+// boundary) when the whole would pass the folder's longest name (NAME_MAX, 255 bytes on ext4), so
+// any name that fits itself can be written.
+// The pid and the random part keep it unique; the cut name only tells a person what it was for.
+std::string temporaryNameFor(const std::string& dir, const std::string& name);
+
+// For a process that writes files (the commands; the window may too): a signal must not leave a
+// temporary file behind.
+//  - SIGXFSZ (a write past `ulimit -f`) is ignored, so the write fails with EFBIG, which the writer
+//    reports with the path and cleans up after, instead of the process being killed mid-file.
+//  - SIGINT, SIGTERM and SIGHUP, where their action is still the default, get a handler that
+//    removes the temporary file of any writeFileAtomic in progress, then lets the same signal
+//    kill the process as before (its exit status says so). A handler set later (the trainer's
+//    Ctrl-C, the dump's) takes precedence while it is set.
+void removeTemporaryFilesOnSignals();
 
 }  // namespace mhascope

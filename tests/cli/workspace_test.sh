@@ -72,6 +72,18 @@ expect_error "a wrong type names the key" "/view/head must be an integer" "$BIN"
 head -c 20000000 /dev/zero | tr '\0' ' ' > "$T/huge.json"
 expect_error "a huge file is refused before reading" "more than a workspace may hold" "$BIN" info --workspace "$T/huge.json"
 expect_error "a folder" "is a folder" "$BIN" info --workspace "$T"
+# A trained layer's workspace whose layer the checkpoint does not have: refused, naming the file.
+"$BIN" train --task induction --layers 2 --heads 2 --d-model 16 --vocab 16 --seq 12 --period-min 3 --period-max 5 \
+  --batch 4 --steps 1 --eval-every 1 --save "$T/m.safetensors" >/dev/null 2>&1
+expect_ok "info --checkpoint --save-workspace" "$BIN" info --checkpoint "$T/m.safetensors" --layer 1 --save-workspace "$T/ck.json"
+sed 's/"layer": 1/"layer": 7/' "$T/ck.json" > "$T/ck7.json"
+for cmd in info "run --dump $T/ck7dump" "export --out $T/ck7.png"; do
+  expect_error "layer 7 of 2 refused: ${cmd%% *}" "workspace '$T/ck7.json', /files/layer: layer 7 is out of range: this checkpoint has 2 layers (0 .. 1)" \
+    "$BIN" $cmd --workspace "$T/ck7.json"
+done
+[ ! -e "$T/ck7dump" ] && [ ! -e "$T/ck7.png" ] && ok "nothing written for a refused layer" || bad "a refused layer wrote files"
+expect_error "--layer given on the command line is named as such" "--layer 5 is out of range" \
+  "$BIN" info --workspace "$T/ck7.json" --layer 5
 expect_error "train refuses --workspace" "train does not read --workspace" "$BIN" train --workspace "$T/cat.json"
 expect_ok "bench --workspace" "$BIN" bench --workspace "$T/cat.json" --repeat 1
 
