@@ -190,7 +190,8 @@ Result<SourcedModel> checkpointLayerSource(const std::string& path, int layer, i
   r.config.memoryBudgetBytes = memoryBudgetBytes;
   r.model = std::move(*model);
   r.seedUsed = false;
-  r.describeNote = "; trained layer " + std::to_string(layer) + " of " + std::to_string(g.layers) + " (" +
+  // A layer is an index (0-based) and "N of M" is kept for ordinals: "layer 1 (L = 2; …)".
+  r.describeNote = "; trained layer " + std::to_string(layer) + " (L = " + std::to_string(g.layers) + "; " +
                    train::taskName(ckpt->task.kind) + ", step " + std::to_string(ckpt->step) +
                    ", input LN1 of the residual stream)";
   return r;

@@ -163,7 +163,7 @@ void drawFirstHead(UiContext& ctx, const FirstHead& f) {
   const Slice2D& s = f.slice;
   const float em = ImGui::GetFontSize();
   ImGui::AlignTextToFramePadding();
-  ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "First picture: head %d of %d%s, computed alone", f.head, f.heads,
+  ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "First picture: head %d (h = %d)%s, computed alone", f.head, f.heads,
                      f.batches > 1 ? (" (batch item " + std::to_string(f.batch) + ")").c_str() : "");
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("The head on screen, computed before the others: the very numbers the whole trace will\n"

@@ -612,8 +612,8 @@ void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view) {
     layer->config = checkpointLayerConfig(params.cfg, one, labels);
     layer->config.name = "trained layer";
     layer->seedUsed = false;
-    layer->describeNote = "; trained layer " + std::to_string(lab.openLayer) + " of " +
-                          std::to_string(params.cfg.layers) + " (" + taskName(v.settings->task.kind) + ", step " +
+    layer->describeNote = "; trained layer " + std::to_string(lab.openLayer) + " (L = " +
+                          std::to_string(params.cfg.layers) + "; " + taskName(v.settings->task.kind) + ", step " +
                           std::to_string(lab.shown.step) + (lab.ablation.any() ? ", switched-off heads zeroed" : "") +
                           ", input LN1 of the residual stream)";
     state.beforeOpen = AppState::BeforeOpen{state.config, state.files, state.trainedLayer, state.presetName,

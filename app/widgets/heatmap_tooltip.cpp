@@ -14,7 +14,9 @@
 namespace mhascope::app {
 namespace {
 
-// One axis position in words: "query «cat» (row 1 of T_q)", "feature 5 of d_k (d_model 13)".
+// One axis position in words: "query «cat» (T_q position 1)", "d_k feature 5 (d_model column 13)".
+// Indices count from 0 and are never written "N of M" (that form is kept for ordinals such as
+// "stage 13 of 16"), so each names its axis first.
 std::string describeIndex(const Slice2D& s, bool row, int index, const HeatmapSpec& spec) {
   const std::string& axis = row ? s.rowAxis : s.colAxis;
   const auto& labels = row ? s.rowLabels : s.colLabels;
@@ -22,20 +24,20 @@ std::string describeIndex(const Slice2D& s, bool row, int index, const HeatmapSp
                                 ? readableToken(labels[static_cast<std::size_t>(index)], ImGui::GetFont())
                                 : std::string("?");
   const std::string pos = std::to_string(index);
-  if (axis == "T_q") return "query  «" + token + "»   (position " + pos + " of T_q)";
-  if (axis == "T_k") return "key    «" + token + "»   (position " + pos + " of T_k)";
+  if (axis == "T_q") return "query  «" + token + "»   (T_q position " + pos + ")";
+  if (axis == "T_k") return "key    «" + token + "»   (T_k position " + pos + ")";
   if (axis == "d_k" && s.head >= 0 && spec.dk > 0) {
-    return "feature " + pos + " of d_k   (column " + std::to_string(s.head * spec.dk + index) + " of d_model)";
+    return "d_k feature " + pos + "   (d_model column " + std::to_string(s.head * spec.dk + index) + ")";
   }
   if (!row && columnsOwnedByHeads(spec) && spec.dk > 0 && spec.heads > 1) {
     const int i = index / spec.dk;
-    return "feature " + pos + " of " + axis + "   (column " + pos + " belongs to head floor(" + pos + " / " +
+    return axis + " feature " + pos + "   (column " + pos + " belongs to head floor(" + pos + " / " +
            std::to_string(spec.dk) + ") = " + std::to_string(i) + ")";
   }
   if (!row && axis == "d_model" && !s.weight && !headsOwnColumns(s.stage)) {
-    return "feature " + pos + " of d_model   (" + noHeadOwnerNote(s.stage) + ")";
+    return "d_model feature " + pos + "   (" + noHeadOwnerNote(s.stage) + ")";
   }
-  return "feature " + pos + " of " + axis;
+  return axis + " feature " + pos;
 }
 
 }  // namespace

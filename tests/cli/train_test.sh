@@ -59,14 +59,14 @@ grep -q "vocab 5, T 8" <<<"$out" && ok "text task: vocabulary from the file" || 
 
 # A trained layer in info / run / export.
 out="$("$BIN" info --checkpoint "$T/m.safetensors" --layer 1 2>&1)"
-grep -q "trained layer 1 of 2 (induction, step 20" <<<"$out" && grep -q "weights  *(1, 2, 12, 12)" <<<"$out" \
+grep -q "trained layer 1 (L = 2; induction, step 20" <<<"$out" && grep -q "weights  *(1, 2, 12, 12)" <<<"$out" \
   && ok "info --checkpoint --layer" || bad "info --checkpoint: $out"
 "$BIN" run --checkpoint "$T/m.safetensors" --layer 0 --batch 2 --dump "$T/dump" >/dev/null 2>&1 \
   && [ -f "$T/dump/weights.npy" ] && grep -q '"a' "$T/dump/trace.json" && ok "run --checkpoint dumps, tokens are symbols" \
   || bad "run --checkpoint: $(ls "$T/dump" 2>&1)"
 "$BIN" export --checkpoint "$T/m.safetensors" --layer 1 --stage weights --head 1 --out "$T/l1.png" >/dev/null 2>&1 \
   && [ -s "$T/l1.png" ] && ok "export --checkpoint --layer" || bad "export --checkpoint"
-"$BIN" bench --checkpoint "$T/m.safetensors" --layer 1 --repeat 2 2>&1 | grep -q "trained layer 1 of 2" \
+"$BIN" bench --checkpoint "$T/m.safetensors" --layer 1 --repeat 2 2>&1 | grep -q "trained layer 1 (L = 2;" \
   && ok "bench --checkpoint --layer" || bad "bench --checkpoint"
 expect_error "--layer out of range" "has 2 layers (0 .. 1)" "$BIN" info --checkpoint "$T/m.safetensors" --layer 2
 expect_error "--layer without --checkpoint" "--layer needs --checkpoint" "$BIN" info --layer 1
