@@ -132,9 +132,15 @@ void tokenChips(const std::string& text, int limit) {
   if (shown < count) ImGui::TextDisabled("… and %zu more", count - shown);
 }
 
+// A trained layer fixes every model control at once: said once, above them (trainedLayerNote),
+// not under each; its sections are greyed with this reason and no line of their own.
+constexpr const char* kFixedByTrainedLayer = "the trained layer";
+constexpr const char* kTrainedLayerNote =
+    "The controls below are set by the trained layer from the Train mode; close it under Files in use to edit them.";
+
 // Why a control cannot change while files (or a trained layer) are in use; "" when it can.
 std::string fixedReason(const AppState& st, const char* control) {
-  if (st.trainedLayer) return "set by the trained layer from the Train mode; close it under Files in use to edit";
+  if (st.trainedLayer) return kFixedByTrainedLayer;
   return fixedByFiles(st.files, control);
 }
 
@@ -143,7 +149,7 @@ struct FixedSection {
   explicit FixedSection(std::string why) : reason(std::move(why)) { ImGui::BeginDisabled(!reason.empty()); }
   ~FixedSection() {
     ImGui::EndDisabled();
-    if (!reason.empty()) {
+    if (!reason.empty() && reason != kFixedByTrainedLayer) {
       textWrappedDisabled(reason);
     }
   }
@@ -242,6 +248,12 @@ void drawControlsPanel(UiContext& ctx) {
   presetPicker(ctx);
   drawFilesInUse(ctx);
 
+  if (st.trainedLayer) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s", kTrainedLayerNote);
+    ImGui::PopTextWrapPos();
+  }
+  ctx.probes.recordLabel("controls_fixed_note", st.trainedLayer ? kTrainedLayerNote : "");
   sectionTitle("Input");
   std::optional<FixedSection> inputFixed(std::in_place, fixedReason(st, "text"));
   ImGui::TextUnformatted("Sentence (separate batch items with | )");

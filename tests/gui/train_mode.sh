@@ -9,6 +9,7 @@
 #                   run of T = 2048 (and its checkpoint) shows an error, never a crash
 #   train_text      a large text file named by the last workspace: no stall at launch or on a form
 #                   edit (only its size is looked at); Train reads it on the worker thread
+#   slider_range    a value typed past a slider's end is set to that end and said (not silently)
 #   train_finished  Train on a finished run says so; raised steps continue it; the layer slider
 #                   follows a 1-layer run; default file names follow the task; messages beside
 #                   the button clicked; the grid says which tokens it labels
@@ -124,6 +125,9 @@ EOF
     ;;
   train_finished)
     run_script finished "$(script_from train_finished.txt)" --fresh
+    ;;
+  slider_range)
+    run_script slider "$(script_from slider_range.txt)" --fresh --preset default
     ;;
   *) fail "unknown case $case_name" ;;
 esac
