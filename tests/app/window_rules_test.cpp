@@ -1,0 +1,130 @@
+// The window's rules that need no window: text wrapped at spaces only (numbers never cut in two),
+// the preset file a configuration was read from, the zoom fitted to a new trace shape, and a
+// workspace never saved over the preset file in use.
+#include <gtest/gtest.h>
+#include <imgui.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "state/app_state.hpp"
+#include "state/lesson_view.hpp"
+#include "state/workspace_state.hpp"
+#include "shell/compute_scheduler.hpp"
+#include "widgets/wrapped_text.hpp"
+
+namespace mhascope::app {
+namespace {
+
+class FontContext {  // CalcTextSize needs a context with a built font atlas
+ public:
+  FontContext() {
+    context_ = ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = ImVec2(800, 600);
+    io.Fonts->AddFontDefault();
+    unsigned char* pixels = nullptr;
+    int w = 0, h = 0;
+    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+    ImGui::NewFrame();  // sets the current font
+  }
+  ~FontContext() {
+    ImGui::EndFrame();
+    ImGui::DestroyContext(context_);
+  }
+  FontContext(const FontContext&) = delete;
+  FontContext& operator=(const FontContext&) = delete;
+
+ private:
+  ImGuiContext* context_ = nullptr;
+};
+
+TEST(WrapAtSpaces, NeverCutsANumberAndKeepsEveryLineInside) {
+  FontContext ui;
+  const std::string text = "the weight of key 3 is (0.28), of key 4 (0.71); the rest 0.01, 0.005 and 1e-3.";
+  for (float width = 40; width <= 400; width += 7) {
+    const std::string wrapped = wrapAtSpaces(text, width);
+    std::istringstream lines(wrapped);
+    std::string rejoined;
+    for (std::string line; std::getline(lines, line);) {
+      const bool oneWord = line.find(' ') == std::string::npos;
+      EXPECT_TRUE(oneWord || ImGui::CalcTextSize(line.c_str()).x <= width) << "width " << width << ": '" << line << "'";
+      rejoined += (rejoined.empty() ? "" : " ") + line;
+    }
+    // Only spaces became line breaks: "(0." never ends a line with "28)" on the next.
+    EXPECT_EQ(rejoined, text) << "width " << width << ":\n" << wrapped;
+  }
+  EXPECT_EQ(wrapAtSpaces("a\nb c", 1000), "a\nb c");  // line breaks of the text stay
+}
+
+TEST(PresetFile, NamesThePresetsFileOrNothing) {
+  const std::string bundled = presetFileOf("cat");
+  ASSERT_FALSE(bundled.empty());
+  EXPECT_EQ(std::filesystem::path(bundled).filename(), "cat.json");
+  EXPECT_EQ(presetFileOf("cat (edited)"), bundled);
+  EXPECT_EQ(presetFileOf("cat (command line)"), bundled);
+  EXPECT_EQ(presetFileOf("no such preset"), "");
+  EXPECT_EQ(presetFileOf(bundled), bundled);
+  EXPECT_EQ(presetFileOf("/nonexistent/x.json"), "");
+}
+
+TEST(SaveWorkspace, RefusesThePresetFileItReadAndWritesElsewhere) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "mhascope_window_rules_test";
+  std::filesystem::create_directories(dir);
+  const std::string preset = (dir / "mine.json").string();
+  std::filesystem::copy_file(presetFileOf("cat"), preset, std::filesystem::copy_options::overwrite_existing);
+  std::ifstream in(preset);
+  const std::string before((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  AppState state;
+  ViewState view;
+  LessonView lessons;
+  state.config = *loadPreset(preset);
+  state.presetName = "mine.json (edited)";  // as the window names an opened file, then an edit
+  notePresetRead(state, preset);
+  auto st = saveWorkspace(state, view, lessons, preset);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("is the preset file '" + preset + "'"), std::string::npos) << st.error().message;
+  std::ifstream again(preset);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>()), before);
+  EXPECT_TRUE(saveWorkspace(state, view, lessons, (dir / "other.json").string()).ok());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ZoomFit, ANewShapeFitsBothViewsTheSameShapeKeepsThem) {
+  AppState state;
+  ViewState view;
+  LessonView lessons;
+  ComputeScheduler scheduler;
+  state.config = *loadPreset("default");
+  auto compute = [&] {
+    state.configDirty = true;
+    scheduler.update(state, view, lessons, "Heatmap", /*forceSync=*/true);
+    ASSERT_TRUE(state.hasTrace());
+    fitZoomToNewShape(state, view);
+  };
+  compute();
+  view.zoom = {14.55f, 3.0f, 2.0f};
+  view.weightZoom = {2.0f, 1.0f, 1.0f};
+  state.config.seed += 1;  // same shape
+  compute();
+  EXPECT_FLOAT_EQ(view.zoom.zoom, 14.55f);
+  state.config.tokens = state.trace.tq + 3;  // T changes
+  compute();
+  EXPECT_FLOAT_EQ(view.zoom.zoom, 1.0f);
+  EXPECT_FLOAT_EQ(view.zoom.panX, 0.0f);
+  EXPECT_FLOAT_EQ(view.weightZoom.zoom, 1.0f);
+  // a workspace's zoom belongs to the trace computed after it was applied, whatever its shape
+  view.zoom = {3.0f, 0.0f, 0.0f};
+  view.zoomAdoptAfterSerial = state.traceSerial;
+  fitZoomToNewShape(state, view);  // the old trace is still shown: nothing happens
+  state.config.tokens += 5;
+  compute();
+  EXPECT_FLOAT_EQ(view.zoom.zoom, 3.0f);
+}
+
+}  // namespace
+}  // namespace mhascope::app
