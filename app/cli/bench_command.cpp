@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <vector>
 
-#include "attention/block_rows.hpp"
+#include "kernels/block_rows.hpp"
 #include "attention/engine.hpp"
-#include "attention/gemm.hpp"
+#include "kernels/gemm.hpp"
 #include "attention/model.hpp"
 
 namespace mhascope::cli {

@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "export/export.hpp"
-#include "attention/gemm.hpp"
+#include "kernels/gemm.hpp"
 #include "io/npy.hpp"
 #include "io/file_io.hpp"
 #include "lessons/lessons.hpp"

@@ -11,6 +11,7 @@
 #include "util/result.hpp"
 #include "attention/tensor.hpp"
 #include "attention/trace.hpp"
+#include "kernels/dispatch.hpp"  // kernels::Scratch, an Engine's working memory
 
 namespace mhascope {
 
@@ -110,11 +111,29 @@ Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionO
 // out of memory mid-way (bad_alloc, caught) leaves it empty. Callers that must keep showing the
 // previous picture (the GUI) compute into a second Trace and swap.
 // The trace keeps a copy of `w` (trace.weights) as its record of the parameters used.
+// (An Engine made for this one call: its working copies are made afresh.)
 Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt, Trace& trace);
 // The same, with `w` itself as that record: no copy (the window and `bench` share their model's
 // weights with the trace). *w must not change while anyone holds it. Null: an error.
 Status forward(const AttentionInputs& in, std::shared_ptr<const MhaWeights> w, const AttentionOptions& opt,
                Trace& trace);
+
+// The forward with its working memory: the kernels' packed copies of the learned matrices (kept
+// while the same shared weights come back: a recompute with the same model packs nothing) and of
+// the keys. A trace is the record of a pass and holds none of this. Hold one Engine beside a trace
+// that is recomputed often (the window, bench); one thread at a time per Engine.
+class Engine {
+ public:
+  Status forward(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt, Trace& trace);
+  Status forward(const AttentionInputs& in, std::shared_ptr<const MhaWeights> w, const AttentionOptions& opt,
+                 Trace& trace);
+  const kernels::Scratch& scratch() const { return scratch_; }
+
+ private:
+  Status run(const AttentionInputs& in, const MhaWeights& w, std::shared_ptr<const MhaWeights> keep,
+             const AttentionOptions& opt, Trace& trace);
+  kernels::Scratch scratch_;
+};
 
 // The stages with one (T_q, T_k) table per head: scores, scaled and masked scores, weights.
 bool isAttentionTable(StageId id);

@@ -26,12 +26,12 @@ double estimateTraceBytes(std::int64_t batch, std::int64_t tq, std::int64_t tk, 
   // (Trace::isLazy) and hold no table
   const double scoreLike = b * h * q * k;
   // W_q, W_k, W_v, W_o and biases, kept for the Learned view: a copy; or shared with the caller's
-  // model (the window's, counted with the model), and then the trace holds them packed for the head
-  // kernels instead (Trace::packedWeights: whole 64-column strips, so d_model rounded up to 64
-  // columns). The larger of the two.
+  // model (the window's, counted with the model), and then the trace's engine holds them packed for
+  // the head kernels instead (kernels::Scratch: whole 64-column strips, so d_model rounded up to 64
+  // columns). The larger of the two. Each trace is counted with its engine's working copies.
   const double stripColumns = std::ceil(d / 64.0) * 64.0;
   const double recordedWeights = 4 * stripColumns * d + 4 * d;
-  // The keys transposed for the scores kernel (Trace::packedKeys): k_heads with T_k rounded up to 64.
+  // The keys transposed for the scores kernel (kernels::Scratch): k_heads with T_k rounded up to 64.
   const double packedKeys = b * std::ceil(k / 64.0) * 64.0 * d;
   const double floats = 6 * qSide + 6 * kvSide + 2 * scoreLike + recordedWeights + packedKeys;
   return floats * 4.0 + b * q * k /* blocked flags */;

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/allocation.hpp"  // FloatBuffer: the tables' line-aligned memory
+
 namespace mhascope {
 
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -19,23 +21,6 @@ using MatrixMap = Eigen::Map<RowMatrix>;
 using ConstMatrixMap = Eigen::Map<const RowMatrix>;
 
 using Shape = std::vector<std::int64_t>;
-
-// Memory for the trace's tables, aligned to a 64-byte cache line: a vector of 16 floats at the
-// start of a line is one load or store instead of two halves (split across lines), and the
-// attention kernel's streaming stores write whole lines (see storeRecord in head_kernels.cpp).
-template <class T>
-struct LineAligned {
-  using value_type = T;
-  static constexpr std::align_val_t kAlign{64};
-  LineAligned() = default;
-  template <class U>
-  constexpr LineAligned(const LineAligned<U>&) noexcept {}
-  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
-  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, kAlign); }
-  template <class U>
-  bool operator==(const LineAligned<U>&) const noexcept { return true; }
-};
-using FloatBuffer = std::vector<float, LineAligned<float>>;
 
 struct Tensor {
   Shape shape;                     // e.g. {B, h, T_q, T_k}

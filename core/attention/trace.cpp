@@ -13,15 +13,6 @@ namespace mhascope {
 
 bool stageIsLazy(StageId id) { return id == StageId::ScaledScores || id == StageId::MaskedScores; }
 
-std::uint64_t LazyTables::bytes() const {
-  std::lock_guard lock(mutex_);
-  std::uint64_t n = 0;
-  for (const auto& t : tables_) {
-    if (t) n += t->data.capacity() * sizeof(float);
-  }
-  return n;
-}
-
 bool Trace::isLazy(StageId id) const {
   if (!stageIsLazy(id) || stages.size() != static_cast<std::size_t>(kStageCount)) return false;
   const Tensor& own = stages[static_cast<std::size_t>(id)].tensor;
@@ -95,18 +86,16 @@ Tensor Trace::copyOf(StageId id) const {
 }
 
 const Tensor& Trace::tensor(StageId id) const {
-  const Tensor& own = stages[static_cast<std::size_t>(id)].tensor;
-  if (!isLazy(id)) return own;
-  std::lock_guard lock(lazyTables.mutex_);
-  auto& made = lazyTables.tables_[id == StageId::ScaledScores ? 0 : 1];
-  if (!made) made = std::make_unique<Tensor>(copyOf(id));
-  return *made;
+  if (isLazy(id)) {
+    throw std::logic_error(std::string(stageInfo(id).name) +
+                           " is derived from the scores when read and has no stored table: read it with copyOf, "
+                           "readCells, cell or a slice");
+  }
+  return stages[static_cast<std::size_t>(id)].tensor;
 }
 
 Tensor& Trace::tensor(StageId id) {
-  // A lazy stage's whole table, made as above: writing to it changes no other stage.
-  if (isLazy(id)) return const_cast<Tensor&>(std::as_const(*this).tensor(id));
-  return stages[static_cast<std::size_t>(id)].tensor;
+  return const_cast<Tensor&>(std::as_const(*this).tensor(id));
 }
 
 void Slice2D::setBlockedCells(std::vector<std::uint8_t> cells) {
@@ -128,8 +117,7 @@ WeightTable Trace::weight(WeightId id) const {
 }
 
 std::uint64_t Trace::residentBytes() const {
-  std::uint64_t bytes = blocked.capacity() + fullyMasked.capacity() + lazyTables.bytes() +
-                        (packedWeights.data.capacity() + packedKeys.capacity()) * sizeof(float);
+  std::uint64_t bytes = blocked.capacity() + fullyMasked.capacity();
   for (const Stage& s : stages) bytes += s.tensor.data.capacity() * sizeof(float);
   for (int i = 0; i < kWeightCount; ++i) {
     const WeightTable w = weight(static_cast<WeightId>(i));

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -101,31 +100,6 @@ struct WeightTable {
 // export bit for bit as if recorded, at two (B, h, T_q, T_k) tables less memory.
 bool stageIsLazy(StageId id);
 
-// The whole tables of the lazy stages, made on the first Trace::tensor() call that asks for one
-// (whole-table readers only: the dump, tests). A copy of a trace starts without them (it derives
-// its own); forward() drops them before it overwrites the scores.
-class LazyTables {
- public:
-  LazyTables() = default;
-  LazyTables(const LazyTables&) {}
-  LazyTables& operator=(const LazyTables&) {
-    reset();
-    return *this;
-  }
-  LazyTables(LazyTables&& o) noexcept : tables_(std::move(o.tables_)) {}
-  LazyTables& operator=(LazyTables&& o) noexcept {
-    tables_ = std::move(o.tables_);
-    return *this;
-  }
-  void reset() { tables_ = {}; }  // not while another thread reads the trace
-  std::uint64_t bytes() const;
-
- private:
-  friend struct Trace;
-  mutable std::mutex mutex_;                                  // guards tables_ (a new one per object)
-  mutable std::array<std::unique_ptr<Tensor>, 2> tables_;     // scaled, masked; null until asked for
-};
-
 struct Trace {
   int batch = 0;    // B
   int tq = 0;       // T_q
@@ -147,28 +121,15 @@ struct Trace {
   // (forward's shared_ptr overload: no copy, no compare), else a copy the trace holds. Biases are
   // zeros when the model has none (hasBias false). Null: a trace that holds none.
   std::shared_ptr<const MhaWeights> weights;
-  // W_q, W_k, W_v, W_o as the head kernels read them (packStrips, head_kernels.hpp; one after the
-  // other), made by a forward that shares the caller's weights and kept for the next one with the
-  // same shared object: the engine's working copy, not a record. `of`: the weights packed (an
-  // identity only: reused when `weights` still holds that very object), null when none.
-  struct PackedWeights {
-    const MhaWeights* of = nullptr;
-    FloatBuffer data;
-  } packedWeights;
-  // Every (batch item, head)'s keys transposed in chunks of 64, as the scores kernel reads them
-  // (packKeyChunks, head_kernels.hpp; head bh at bh * packedKeysFloats(T_k, d_k)): made by every
-  // forward from k_heads, the engine's working copy, not a record. Empty without the kernels.
-  FloatBuffer packedKeys;
   bool hasBias = false;
   std::vector<std::vector<std::string>> queryTokens;  // (B, T_q) labels
   std::vector<std::vector<std::string>> keyTokens;    // (B, T_k) labels
   std::vector<std::uint8_t> blocked;                  // (B, T_q, T_k) 1 = key blocked for query
   std::vector<std::uint8_t> fullyMasked;              // (B, T_q) 1 = every key blocked: weights row 0
   std::uint64_t generation = 0;                       // ++ on every recompute
-  LazyTables lazyTables;                              // the lazy stages' whole tables, once asked for
 
-  // The stage's whole table. For a lazy stage it is made from Scores on the first call (thread-safe)
-  // and kept: for whole-table readers (dump, tests) only; the window never calls it for one.
+  // A stored stage's whole table. A lazy stage has none to give: its readers use copyOf,
+  // readCells, cell, forEachBlock or a slice (asking here throws std::logic_error).
   const Tensor& tensor(StageId id) const;
   Tensor& tensor(StageId id);
   WeightTable weight(WeightId id) const;  // one of them; data null when the trace holds none
@@ -189,8 +150,7 @@ struct Trace {
   // The stage's whole table as a Tensor of its own (a lazy stage's is made from Scores and not
   // kept: for a reader that needs one table at a time, like the dump).
   Tensor copyOf(StageId id) const;
-  // Bytes of numbers held: every stored stage, the lazy tables made so far, weights (held or
-  // shared), their packed working copy and mask flags.
+  // Bytes of numbers held: every stored stage, weights (held or shared) and mask flags.
   std::uint64_t residentBytes() const;
   bool isBlocked(int b, int q, int k) const {
     return blocked[(static_cast<std::size_t>(b) * tq + q) * tk + k] != 0;

@@ -1,5 +1,5 @@
 // The attention's query block size, measured once per process (block_rows.hpp).
-#include "attention/block_rows.hpp"
+#include "kernels/block_rows.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -8,14 +8,14 @@
 #include <mutex>
 #include <vector>
 
-#include "attention/head_kernels.hpp"
-#include "attention/row_kernels.hpp"
+#include "kernels/head_kernels.hpp"
+#include "kernels/row_kernels.hpp"
 #include "attention/tensor.hpp"
 
 namespace mhascope {
 namespace {
 
-// One head's attention as attendBlock runs it — the scores with the scale and the row maxima
+// One head's attention as attendRows runs it — the scores with the scale and the row maxima
 // (the recorded scores streamed out), each row's softmax, then A V — for T_q = 256 query rows
 // against T_k = 2048 keys of d_k = 64, in blocks of `rows`, ~67 MFLOP. Each run writes its scores
 // and weights (2 MiB each) into the next two chunks of the scratch, 64 MiB in all, so that a run
@@ -127,6 +127,13 @@ bool setQueryBlockRows(std::int64_t rows) {
   choice.how = "set by the program";
   decided = true;
   return true;
+}
+
+std::int64_t projectionBlockRows(std::int64_t rows) { return rows >= 2048 ? 1024 : rows >= 1024 ? 512 : 256; }
+
+int threadsWorthStarting(int wanted, double flops) {
+  if (wanted <= 1 || flops < 4e6) return 1;
+  return std::min(wanted, 64);
 }
 
 }  // namespace mhascope

@@ -1,4 +1,4 @@
-// How many query rows the forward's attention takes per block (attendBlock in engine.cpp): 128 or
+// How many query rows the forward's attention takes per block (attendRows in engine.cpp): 128 or
 // 64, chosen by measuring, like the GEMM (gemm.hpp). Which is faster depends on the CPU's caches,
 // not on anything the engine can read off it: on the AMD EPYC (Zen 5) machines 128 rows were faster
 // (T = 2048: 210 ms against 238-243 with 64), on an Intel Xeon (Emerald Rapids) 64 rows were (T =
@@ -40,5 +40,15 @@ QueryBlockChoice queryBlockChoice();
 // Forces 64 or 128 for the rest of the process (tests compare the two; bench may pin one).
 // Returns false, changing nothing, for any other value.
 bool setQueryBlockRows(std::int64_t rows);
+
+// Rows per block of a projection X W + b over `rows` rows: 256, 512 from 1024 rows on, 1024 from
+// 2048 on (a larger block packs the (d_model, d_model) matrix fewer times; 1024 rows still give two
+// blocks per projection for two threads). It depends on the row count only, never on the thread
+// count: a GEMM's rounding may depend on its sizes, and the threaded forward must give the same
+// bits as the one-thread forward.
+std::int64_t projectionBlockRows(std::int64_t rows);
+// Threads worth starting for `flops` of work when `wanted` are allowed: none below ~4 MFLOP (a
+// thread start costs about what that does), at most 64.
+int threadsWorthStarting(int wanted, double flops);
 
 }  // namespace mhascope

@@ -1,5 +1,5 @@
 // SGEMM dispatch: Eigen, or OpenBLAS (loaded with dlopen) when MHASCOPE_GEMM asks for it.
-#include "attention/gemm.hpp"
+#include "kernels/gemm.hpp"
 
 #include <dlfcn.h>
 

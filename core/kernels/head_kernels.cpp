@@ -5,7 +5,7 @@
 // Over 500 lines, kept in one file on purpose: the scores kernel, the product kernel and their
 // packing share the tile constants, the lane masks and the one AVX-512 target region, which a
 // split would have to repeat in each file.
-#include "attention/head_kernels.hpp"
+#include "kernels/head_kernels.hpp"
 
 #include <algorithm>
 #include <atomic>

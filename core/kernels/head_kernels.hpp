@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "attention/row_kernels.hpp"  // BlockedKeys
+#include "kernels/row_kernels.hpp"  // BlockedKeys
 
 namespace mhascope {
 

@@ -1,6 +1,6 @@
 // Per-row kernels of the attention (see row_kernels.hpp). They use Eigen's SIMD packets directly so
 // that each does its work in one pass over the row.
-#include "attention/row_kernels.hpp"
+#include "kernels/row_kernels.hpp"
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -18,11 +18,16 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 float scaleMaskRow(const float* s, float factor, const std::uint8_t* blocked, float* scaled, float* masked,
                    std::int64_t n) {
-  if (blocked) {
+  return scaleMaskRow(s, factor, blocked ? BlockedKeys{blocked} : BlockedKeys{}, scaled, masked, n);
+}
+
+float scaleMaskRow(const float* s, float factor, const BlockedKeys& blocked, float* scaled, float* masked,
+                   std::int64_t n) {
+  if (blocked.any()) {
     float m = kNegInf;
     for (std::int64_t k = 0; k < n; ++k) {
       scaled[k] = s[k] * factor;
-      masked[k] = blocked[k] ? kNegInf : scaled[k];
+      masked[k] = blocked.at(k) ? kNegInf : scaled[k];
       m = std::max(m, masked[k]);
     }
     return m;

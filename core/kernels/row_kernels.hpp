@@ -24,6 +24,10 @@ struct BlockedKeys {
 // (-inf when every key is blocked). Element-wise, so scaled and masked may be s itself.
 float scaleMaskRow(const float* s, float factor, const std::uint8_t* blocked, float* scaled, float* masked,
                    std::int64_t n);
+// The same with the row's blocked keys as the kernels take them (a run to the row's end and/or
+// bytes): the same numbers as the bytes of those keys give.
+float scaleMaskRow(const float* s, float factor, const BlockedKeys& blocked, float* scaled, float* masked,
+                   std::int64_t n);
 
 // One row: out = softmax(x) over n keys, m = max of x (for stability; it cancels). allBlocked: out
 // = 0 and returns false (a fully masked row gets weights 0, not 0/0 = NaN). m = -inf with keys

@@ -68,7 +68,7 @@ Result<LoopVsVectorized> perHeadLoopVsVectorized(const Model& model) {
   r.dModel = static_cast<int>(d);
   r.dk = static_cast<int>(dk);
   for (StageId id : kPerHeadStages) {
-    const Tensor& ref = trace.tensor(id);
+    const Tensor ref = trace.copyOf(id);  // the lazy stages have no stored table
     const double a = maxAbsDiff(loop.stage(id).ptr(), ref.ptr(), ref.data.size());
     const double b = maxAbsDiff(skipped.stage(id).ptr(), ref.ptr(), ref.data.size());
     r.loopVsVectorized.push_back({id, a});

@@ -2,7 +2,7 @@
 // output projection → merge heads → A V → softmax → scale → Q K^T → split heads → projections.
 #include "train/mha_backward.hpp"
 
-#include "attention/gemm.hpp"
+#include "kernels/gemm.hpp"
 
 namespace mhascope::train {
 

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "attention/gemm.hpp"
+#include "kernels/gemm.hpp"
 
 namespace mhascope::train {
 

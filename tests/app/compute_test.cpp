@@ -35,8 +35,8 @@ TEST(WindowCompute, UsesTheMachinesCoresAndEqualsTheOneThreadForward) {
   ASSERT_TRUE(forward(model->inputs, model->weights, model->options, cli));
   ASSERT_EQ(window.stages.size(), cli.stages.size());
   for (std::size_t i = 0; i < cli.stages.size(); ++i) {
-    const Tensor& a = window.tensor(cli.stages[i].id);  // lazy stages: their whole table
-    const Tensor& b = cli.tensor(cli.stages[i].id);
+    const Tensor& a = window.copyOf(cli.stages[i].id);  // lazy stages: their whole table
+    const Tensor& b = cli.copyOf(cli.stages[i].id);
     EXPECT_EQ(a.shape, b.shape) << stageInfo(cli.stages[i].id).name;
     // Bit for bit (NaN-free here, so == on the floats is the bits' equality).
     EXPECT_TRUE(a.data == b.data) << stageInfo(cli.stages[i].id).name << " differs from the CLI's";

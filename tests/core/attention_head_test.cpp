@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "attention/engine.hpp"
-#include "attention/head_kernels.hpp"
+#include "kernels/head_kernels.hpp"
 #include "attention/model.hpp"
 
 namespace mhascope {

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "attention/engine.hpp"
-#include "attention/gemm.hpp"
-#include "attention/head_kernels.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/head_kernels.hpp"
 #include "attention/model.hpp"
 #include "check_tensor.hpp"
 
@@ -131,8 +131,8 @@ TEST(Gemm, TheForwardAgreesOnBothBackends) {
   ASSERT_TRUE(setGemmBackend(GemmBackend::OpenBlas));
   ASSERT_TRUE(forward(m.inputs, m.weights, m.options, to).ok());
   for (int i = 0; i < kStageCount; ++i) {
-    const Tensor& a = to.tensor(static_cast<StageId>(i));
-    const Tensor& b = te.tensor(static_cast<StageId>(i));
+    const Tensor& a = to.copyOf(static_cast<StageId>(i));
+    const Tensor& b = te.copyOf(static_cast<StageId>(i));
     ASSERT_EQ(a.shape, b.shape);
     EXPECT_TRUE(checkTensor(std::string(stageInfo(static_cast<StageId>(i)).name), a.ptr(), b.ptr(), a.data.size(), 1e-5, 1e-4));
   }
@@ -159,8 +159,8 @@ TEST(HeadKernels, TheForwardAgreesWithTheGeneralPath) {
       setHeadKernels(headKernelsAvailable());
       ASSERT_TRUE(forward(m.inputs, m.weights, m.options, kernels).ok());
       for (int i = 0; i < kStageCount; ++i) {
-        const Tensor& a = kernels.tensor(static_cast<StageId>(i));
-        const Tensor& b = general.tensor(static_cast<StageId>(i));
+        const Tensor& a = kernels.copyOf(static_cast<StageId>(i));
+        const Tensor& b = general.copyOf(static_cast<StageId>(i));
         ASSERT_EQ(a.shape, b.shape);
         EXPECT_TRUE(checkTensor(std::string(stageInfo(static_cast<StageId>(i)).name), a.ptr(), b.ptr(),
                                          a.data.size(), 1e-5, 1e-4));
@@ -180,8 +180,8 @@ TEST(ThreadedForward, GivesTheOneThreadBitsExactly) {
     ASSERT_TRUE(forward(m.inputs, m.weights, one, t1).ok());
     ASSERT_TRUE(forward(m.inputs, m.weights, two, t2).ok());
     for (int i = 0; i < kStageCount; ++i) {
-      const auto& a = t1.tensor(static_cast<StageId>(i)).data;
-      const auto& b = t2.tensor(static_cast<StageId>(i)).data;
+      const auto& a = t1.copyOf(static_cast<StageId>(i)).data;
+      const auto& b = t2.copyOf(static_cast<StageId>(i)).data;
       ASSERT_EQ(a.size(), b.size());
       EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), [](float x, float y) {
         return std::memcmp(&x, &y, sizeof x) == 0;
@@ -249,7 +249,7 @@ TEST(BlockedAttention, EveryPerHeadStageEqualsTheWholeMatrixProducts) {
       const float* k = t.tensor(StageId::KHeads).ptr() + bh * T * dk;
       const float* v = t.tensor(StageId::VHeads).ptr() + bh * T * dk;
       auto at = [&](StageId id, std::int64_t i, std::int64_t j) {
-        return t.tensor(id).ptr()[(bh * T + i) * T + j];
+        return t.cell(id, (bh * T + i) * T + j);
       };
       for (std::int64_t i = 0; i < T; i += 61) {
         std::vector<double> w(static_cast<std::size_t>(T));
@@ -301,7 +301,7 @@ TEST(ReusedTrace, RecordsChangedInputsAndWeights) {
   Trace fresh;
   ASSERT_TRUE(forward(m.inputs, m.weights, m.options, fresh).ok());
   for (int i = 0; i < kStageCount; ++i) {
-    EXPECT_TRUE(sameBits(t.tensor(static_cast<StageId>(i)), fresh.tensor(static_cast<StageId>(i))))
+    EXPECT_TRUE(sameBits(t.copyOf(static_cast<StageId>(i)), fresh.copyOf(static_cast<StageId>(i))))
         << stageInfo(static_cast<StageId>(i)).name;
   }
 }
@@ -319,17 +319,17 @@ TEST(PartialRecording, KeepsTheFullRecordingsBitsOnItsStagesAndEmptiesTheRest) {
       ASSERT_TRUE(forward(m.inputs, m.weights, part, tp).ok());
       for (StageId id : {StageId::Query, StageId::QProj, StageId::KProj, StageId::VProj, StageId::QHeads,
                          StageId::KHeads, StageId::VHeads, StageId::Weights, StageId::Concat, StageId::Output}) {
-        EXPECT_TRUE(sameBits(tp.tensor(id), tf.tensor(id))) << stageInfo(id).name;
+        EXPECT_TRUE(sameBits(tp.copyOf(id), tf.copyOf(id))) << stageInfo(id).name;
       }
       for (StageId id : {StageId::Key, StageId::Value, StageId::Scores, StageId::ScaledScores, StageId::MaskedScores,
                          StageId::HeadOutputs}) {
-        EXPECT_TRUE(tp.tensor(id).data.empty()) << stageInfo(id).name;
+        EXPECT_TRUE(tp.copyOf(id).data.empty()) << stageInfo(id).name;
       }
       EXPECT_EQ(tp.fullyMasked, tf.fullyMasked);
       // Back to full recording on the same trace: every stage is there again.
       ASSERT_TRUE(forward(m.inputs, m.weights, full, tp).ok());
       for (int i = 0; i < kStageCount; ++i) {
-        EXPECT_TRUE(sameBits(tp.tensor(static_cast<StageId>(i)), tf.tensor(static_cast<StageId>(i))));
+        EXPECT_TRUE(sameBits(tp.copyOf(static_cast<StageId>(i)), tf.copyOf(static_cast<StageId>(i))));
       }
     }
   }

@@ -11,10 +11,10 @@
 #include <random>
 
 #include "check_tensor.hpp"
-#include "attention/block_rows.hpp"
+#include "kernels/block_rows.hpp"
 #include "attention/engine.hpp"
-#include "attention/gemm.hpp"
-#include "attention/head_kernels.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/head_kernels.hpp"
 #include "attention/model.hpp"
 
 namespace mhascope {
@@ -171,7 +171,7 @@ void runAndCompare(const Case& c, std::mt19937_64& rng) {
   ASSERT_TRUE(s.ok()) << s.error().message;
   const RefTrace ref = reference(in, w, opt);
   for (int i = 0; i < kStageCount; ++i) {
-    const Tensor& t = trace.tensor(static_cast<StageId>(i));  // lazy stages: their whole table
+    const Tensor& t = trace.copyOf(static_cast<StageId>(i));  // lazy stages: their whole table
     ASSERT_EQ(t.data.size(), ref.stage[static_cast<std::size_t>(i)].size()) << stageInfo(static_cast<StageId>(i)).name;
     EXPECT_TRUE(checkTensor(stageInfo(static_cast<StageId>(i)).name, t.ptr(),
                             ref.stage[static_cast<std::size_t>(i)].data(), t.data.size(), 2e-5, 2e-4));
@@ -311,7 +311,7 @@ TEST(Engine, AttnMaskPolarityIsAsymmetric) {
   const Tensor& W = t.tensor(StageId::Weights);
   EXPECT_EQ(W.data[0 * 3 + 2], 0.0f);
   EXPECT_GT(W.data[2 * 3 + 0], 0.0f);
-  EXPECT_TRUE(std::isinf(t.tensor(StageId::MaskedScores).data[2]));
+  EXPECT_TRUE(std::isinf(t.copyOf(StageId::MaskedScores).data[2]));
 }
 
 // BAD_INPUTS #1, #2: a fully masked row gives weights exactly 0, output row 0, no NaN, flagged.
@@ -325,7 +325,7 @@ TEST(Engine, FullyMaskedRowIsZeroNotNanNorUniform) {
   EXPECT_TRUE(t.isFullyMasked(0, 0));
   EXPECT_FALSE(t.isFullyMasked(0, 1));
   for (const auto& st : t.stages)
-    for (float v : t.tensor(st.id).data) ASSERT_FALSE(std::isnan(v)) << stageInfo(st.id).name << " has NaN";
+    for (float v : t.copyOf(st.id).data) ASSERT_FALSE(std::isnan(v)) << stageInfo(st.id).name << " has NaN";
   const Tensor& W = t.tensor(StageId::Weights);
   const Tensor& O = t.tensor(StageId::HeadOutputs);
   for (int h = 0; h < 2; ++h) {
@@ -357,7 +357,7 @@ TEST(Engine, LargeLogitsGiveFiniteWeights) {
   Trace t;
   ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
   float maxScore = 0;
-  for (float v : t.tensor(StageId::ScaledScores).data) maxScore = std::max(maxScore, std::abs(v));
+  for (float v : t.copyOf(StageId::ScaledScores).data) maxScore = std::max(maxScore, std::abs(v));
   EXPECT_GT(maxScore, 88.0f) << "the test must actually produce overflowing logits";
   for (float v : t.tensor(StageId::Weights).data) {
     ASSERT_TRUE(std::isfinite(v));
@@ -518,9 +518,9 @@ TEST(Engine, QueryBlockRowsChangeNoBit) {
   EXPECT_EQ(queryBlockRows(), 128);
 }
 
-// The learned matrices packed for the head kernels (Trace::packedWeights) are made when the
-// forward shares the caller's weights, kept while the trace holds that same object, and made
-// afresh for any other: every forward gives the bits of the copying overload with its weights.
+// The learned matrices packed for the head kernels (the Engine's scratch, never the trace) are made
+// when the forward shares the caller's weights, kept while the same object comes back alive, and
+// made afresh for any other: every forward gives the bits of the copying overload with its weights.
 TEST(Engine, PackedWeightsFollowTheSharedWeights) {
   ModelConfig cfg;
   cfg.text = "the cat sat on the mat and looked at the dog";
@@ -533,8 +533,9 @@ TEST(Engine, PackedWeightsFollowTheSharedWeights) {
   const auto second = std::make_shared<const MhaWeights>(initWeights(80, true, 7));
   auto expectBitsOf = [&](const Trace& t, const MhaWeights& w, const char* what) {
     Trace copied;
-    ASSERT_TRUE(forward(m.inputs, w, m.options, copied).ok());
-    EXPECT_EQ(copied.packedWeights.of, nullptr) << "a copying forward keeps no packed copy";
+    Engine copying;
+    ASSERT_TRUE(copying.forward(m.inputs, w, m.options, copied).ok());
+    EXPECT_EQ(copying.scratch().packedWeights.of.lock(), nullptr) << "a copying forward keeps no packed copy";
     for (int i = 0; i < kStageCount; ++i) {
       const auto id = static_cast<StageId>(i);
       const Tensor x = t.copyOf(id), y = copied.copyOf(id);
@@ -543,36 +544,41 @@ TEST(Engine, PackedWeightsFollowTheSharedWeights) {
     }
   };
   Trace t;
-  ASSERT_TRUE(forward(m.inputs, first, m.options, t).ok());
+  Engine engine;
+  const auto& packed = engine.scratch().packedWeights;
+  ASSERT_TRUE(engine.forward(m.inputs, first, m.options, t).ok());
   if (!headKernelsEnabled()) {
-    EXPECT_EQ(t.packedWeights.of, nullptr) << "no kernels, nothing packed";
+    EXPECT_EQ(packed.of.lock(), nullptr) << "no kernels, nothing packed";
     expectBitsOf(t, *first, "first");
     return;
   }
-  EXPECT_EQ(t.packedWeights.of, first.get());
+  EXPECT_EQ(packed.of.lock().get(), first.get());
   const std::int64_t each = packedStripsFloats(80, 80);
-  ASSERT_EQ(static_cast<std::int64_t>(t.packedWeights.data.size()), 4 * each);
+  ASSERT_EQ(static_cast<std::int64_t>(packed.data.size()), 4 * each);
   std::vector<float> wo(static_cast<std::size_t>(each));
   packStrips(first->wo.data(), 80, 80, 80, 0, 2, wo.data());
-  EXPECT_EQ(std::memcmp(wo.data(), t.packedWeights.data.data() + 3 * each, wo.size() * sizeof(float)), 0) << "W_o";
+  EXPECT_EQ(std::memcmp(wo.data(), packed.data.data() + 3 * each, wo.size() * sizeof(float)), 0) << "W_o";
   expectBitsOf(t, *first, "first");
-  const float* kept = t.packedWeights.data.data();
-  ASSERT_TRUE(forward(m.inputs, first, m.options, t).ok());  // the same object: packed as it was
-  EXPECT_EQ(t.packedWeights.data.data(), kept);
+  const float* kept = packed.data.data();
+  ASSERT_TRUE(engine.forward(m.inputs, first, m.options, t).ok());  // the same object: packed as it was
+  EXPECT_EQ(packed.data.data(), kept);
   expectBitsOf(t, *first, "first again");
-  ASSERT_TRUE(forward(m.inputs, second, m.options, t).ok());  // another object: packed afresh
-  EXPECT_EQ(t.packedWeights.of, second.get());
+  ASSERT_TRUE(engine.forward(m.inputs, second, m.options, t).ok());  // another object: packed afresh
+  EXPECT_EQ(packed.of.lock().get(), second.get());
   expectBitsOf(t, *second, "second");
-  // A trace that let go of its weights (the window's replaced trace) packs again even for an
-  // object at the same address (it may be another object by then): its packed copy, spoilt here,
-  // is not read.
-  t.weights.reset();
-  std::fill(t.packedWeights.data.begin(), t.packedWeights.data.end(), 3.0f);
-  ASSERT_TRUE(forward(m.inputs, second, m.options, t).ok());
-  expectBitsOf(t, *second, "second after a reset");
-  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());  // copying: the packed copy goes
-  EXPECT_EQ(t.packedWeights.of, nullptr);
-  EXPECT_TRUE(t.packedWeights.data.empty());
+  // Weights that are gone (the window's replaced model) are packed again even for an object at
+  // the same address (another object by then): the copy packed from the old numbers is not read.
+  auto gone = std::make_shared<const MhaWeights>(initWeights(80, true, 9));
+  ASSERT_TRUE(engine.forward(m.inputs, gone, m.options, t).ok());
+  t = Trace{};
+  gone.reset();
+  const auto again = std::make_shared<const MhaWeights>(*second);
+  ASSERT_TRUE(engine.forward(m.inputs, again, m.options, t).ok());
+  EXPECT_EQ(packed.of.lock().get(), again.get());
+  expectBitsOf(t, *again, "second after the old weights went");
+  ASSERT_TRUE(engine.forward(m.inputs, m.weights, m.options, t).ok());  // copying: the packed copy goes
+  EXPECT_EQ(packed.of.lock(), nullptr);
+  EXPECT_TRUE(packed.data.empty());
 }
 
 TEST(Engine, SameSeedSameWeightsAndEmbeddings) {

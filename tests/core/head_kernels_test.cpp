@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "attention/head_kernels.hpp"
+#include "kernels/head_kernels.hpp"
 #include "attention/tensor.hpp"  // FloatBuffer: 64-byte aligned, as the packed keys must be
 
 namespace mhascope {
@@ -31,7 +31,7 @@ void scoresBlockOwnKeys(const float* q, const float* k, std::int64_t nq, std::in
                         const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax) {
   scoresBlock(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax);
 }
-// The keys packed first by packKeyChunks (what the forward keeps in Trace::packedKeys), which the
+// The keys packed first by packKeyChunks (what the forward keeps in its Engine's scratch), which the
 // kernel then reads instead of transposing them itself; the packing in two calls, as the engine's
 // threads share it out.
 void scoresBlockPackedKeys(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk,

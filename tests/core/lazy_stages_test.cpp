@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "attention/engine.hpp"
-#include "attention/head_kernels.hpp"
+#include "kernels/head_kernels.hpp"
 #include "attention/model.hpp"
-#include "attention/row_kernels.hpp"
+#include "kernels/row_kernels.hpp"
 #include "color/colormap.hpp"
 
 namespace mhascope {
@@ -101,7 +101,7 @@ TEST(LazyStages, AreNotStoredAndReadExactlyAsTheScoresScaledAndMasked) {
       // Single cells and the whole table.
       const std::int64_t n = Tensor::numelOf(t.shapeOf(id));
       for (std::int64_t i = 0; i < n; i += 97) ASSERT_TRUE(sameBits(t.cell(id, i), expected(t, id, i))) << i;
-      const Tensor& whole = t.tensor(id);
+      const Tensor whole = t.copyOf(id);
       ASSERT_EQ(static_cast<std::int64_t>(whole.data.size()), n);
       EXPECT_EQ(whole.axes, (std::vector<std::string>{"B", "h", "T_q", "T_k"}));
       for (std::int64_t i = 0; i < n; ++i) ASSERT_TRUE(sameBits(whole.data[static_cast<std::size_t>(i)], expected(t, id, i))) << i;
@@ -138,18 +138,21 @@ TEST(LazyStages, WeightsAreTheSoftmaxOfTheLazyMaskedRowBitForBit) {
 TEST(LazyStages, TheTraceHoldsTwoScoreTablesFewerAndSlicesMakeNoWholeTable) {
   const Model m = caseModel({"causal", MaskKind::Causal}, 256, 64, 4, 1);
   Trace t;
-  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  Engine engine;
+  ASSERT_TRUE(engine.forward(m.inputs, m.weights, m.options, t).ok());
   const double table = 4.0 * 1 * 4 * 256 * 256;  // one (B, h, T_q, T_k) table
   double allStored = static_cast<double>(t.blocked.capacity() + t.fullyMasked.capacity());
   for (int i = 0; i < kStageCount; ++i) allStored += 4.0 * static_cast<double>(Tensor::numelOf(t.shapeOf(static_cast<StageId>(i))));
   allStored += 4.0 * (4 * 64 * 64 + 4 * 64);  // W_q … W_o and the biases
-  // The keys transposed for the scores kernel (Trace::packedKeys), when it runs: 4 heads of d_k 16.
+  // The keys transposed for the scores kernel, when it runs (4 heads of d_k 16): the engine's
+  // working copy, beside the trace and not in it.
   const std::int64_t packedKeys = headKernelsEnabled() ? 4 * packedKeysFloats(256, 16) : 0;
-  EXPECT_EQ(static_cast<std::int64_t>(t.packedKeys.size()), packedKeys);
-  allStored += 4.0 * static_cast<double>(packedKeys);
+  EXPECT_EQ(static_cast<std::int64_t>(engine.scratch().packedKeys.size()), packedKeys);
   const auto before = static_cast<double>(t.residentBytes());
   EXPECT_NEAR(before, allStored - 2 * table, 0.02 * table);
-  EXPECT_NEAR(before, estimateTraceBytes(1, 256, 256, 64, 4), 0.05 * before);  // the budget's estimate agrees
+  // The budget's estimate agrees: the trace and its engine's working copy of the keys.
+  const double withScratch = before + 4.0 * static_cast<double>(packedKeys);
+  EXPECT_NEAR(withScratch, estimateTraceBytes(1, 256, 256, 64, 4), 0.05 * withScratch);
 
   // Every head's slice of both lazy stages: each slice owns its numbers, the trace makes nothing.
   std::vector<Slice2D> kept;
@@ -161,7 +164,6 @@ TEST(LazyStages, TheTraceHoldsTwoScoreTablesFewerAndSlicesMakeNoWholeTable) {
       kept.push_back(*s);
     }
   EXPECT_EQ(static_cast<double>(t.residentBytes()), before);
-  EXPECT_EQ(t.lazyTables.bytes(), 0u);
   // The window's colour scale over a whole lazy stage reads it a block at a time, exactly.
   RangeAccumulator acc(DataKind::Signed);
   for (const Slice2D& s : kept) {
@@ -169,9 +171,10 @@ TEST(LazyStages, TheTraceHoldsTwoScoreTablesFewerAndSlicesMakeNoWholeTable) {
   }
   EXPECT_EQ(static_cast<double>(t.residentBytes()), before);
 
-  // A whole-table reader makes the table once, and it is counted.
-  const Tensor& whole = t.tensor(StageId::MaskedScores);
-  EXPECT_NEAR(static_cast<double>(t.residentBytes()), before + table, 0.01 * table);
+  // A whole-table reader makes its own table: the trace holds no more than before.
+  const Tensor whole = t.copyOf(StageId::MaskedScores);
+  EXPECT_EQ(static_cast<double>(whole.data.size()) * 4.0, table);
+  EXPECT_EQ(static_cast<double>(t.residentBytes()), before);
   const ColorRange whole_range = rangeFor(DataKind::Signed, whole.ptr(), whole.data.size());
   EXPECT_EQ(acc.range().lo, whole_range.lo);
   EXPECT_EQ(acc.range().hi, whole_range.hi);
@@ -202,27 +205,33 @@ TEST(LazyStages, ANewForwardOrACopyNeverReadsAnotherPassesTable) {
   Model m = caseModel({"causal", MaskKind::Causal});
   Trace t;
   ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
-  const float before = t.tensor(StageId::ScaledScores).data[5];  // made from these scores
+  const float before = t.copyOf(StageId::ScaledScores).data[5];  // made from these scores
   Trace copy = t;
   for (float& v : m.inputs.query.data) v *= 2.0f;
   ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());  // same shapes: buffers reused
-  EXPECT_TRUE(sameBits(t.tensor(StageId::ScaledScores).data[5], expected(t, StageId::ScaledScores, 5)));
-  EXPECT_FALSE(sameBits(t.tensor(StageId::ScaledScores).data[5], before));
-  EXPECT_TRUE(sameBits(copy.tensor(StageId::ScaledScores).data[5], before));
+  EXPECT_TRUE(sameBits(t.copyOf(StageId::ScaledScores).data[5], expected(t, StageId::ScaledScores, 5)));
+  EXPECT_FALSE(sameBits(t.copyOf(StageId::ScaledScores).data[5], before));
+  EXPECT_TRUE(sameBits(copy.copyOf(StageId::ScaledScores).data[5], before));
   EXPECT_TRUE(sameBits(copy.cell(StageId::MaskedScores, 5), expected(copy, StageId::MaskedScores, 5)));
 }
 
-TEST(LazyStages, WholeTableIsMadeOnceWhenManyThreadsAskAtOnce) {
+// A trace is plain data: many threads may read a lazy stage's whole table at once, and each gets
+// the same numbers while the trace stays as it was.
+TEST(LazyStages, ManyThreadsReadingAWholeTableAtOnceGetTheSameNumbers) {
   const Model m = caseModel({"causal", MaskKind::Causal}, 128, 32, 4, 2);
   Trace t;
   ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
   const Trace& ct = t;
-  std::vector<const Tensor*> seen(4, nullptr);
+  const std::uint64_t before = t.residentBytes();
+  std::vector<Tensor> seen(4);
   std::vector<std::thread> threads;
-  for (std::size_t i = 0; i < seen.size(); ++i) threads.emplace_back([&, i] { seen[i] = &ct.tensor(StageId::MaskedScores); });
+  for (std::size_t i = 0; i < seen.size(); ++i) threads.emplace_back([&, i] { seen[i] = ct.copyOf(StageId::MaskedScores); });
   for (auto& th : threads) th.join();
-  for (const Tensor* p : seen) EXPECT_EQ(p, seen.front());
-  EXPECT_EQ(seen.front()->data.size(), t.blocked.size() * 4);  // (B, h, T, T) = (B, T, T) x h
+  for (const Tensor& p : seen) {
+    EXPECT_EQ(std::memcmp(p.ptr(), seen.front().ptr(), p.data.size() * sizeof(float)), 0);
+  }
+  EXPECT_EQ(seen.front().data.size(), t.blocked.size() * 4);  // (B, h, T, T) = (B, T, T) x h
+  EXPECT_EQ(t.residentBytes(), before);
 }
 
 TEST(LazyStages, TheNonFiniteScanSeesOverflowInTheLazyStages) {
@@ -231,6 +240,7 @@ TEST(LazyStages, TheNonFiniteScanSeesOverflowInTheLazyStages) {
   for (float& v : m.inputs.key.data) v *= 1e20f;
   Trace t;
   ASSERT_TRUE(forward(m.inputs, m.weights, m.options, t).ok());
+  const std::uint64_t before = t.residentBytes();
   std::vector<NonFiniteStage> found = nonFiniteStages(t);
   auto countOf = [&](StageId id) {
     std::int64_t n = 0;
@@ -251,7 +261,7 @@ TEST(LazyStages, TheNonFiniteScanSeesOverflowInTheLazyStages) {
     EXPECT_GT(n, 0) << stageInfo(id).name;
     EXPECT_EQ(countOf(id), n) << stageInfo(id).name;
   }
-  EXPECT_EQ(t.lazyTables.bytes(), 0u);  // the scan made no whole table
+  EXPECT_EQ(t.residentBytes(), before);  // the scan kept no whole table
 }
 
 }  // namespace

@@ -332,7 +332,8 @@ TEST(LessonPitfalls, MaskAfterSoftmaxLeavesRowsShort) {
   EXPECT_LE(r.pitfallChecks.rowsNotSummingToOne, 2 * (r.correct.tq - 1));
   // Query 0 keeps only its weight on key 0 of the softmax over all keys.
   const int T = r.correct.tq;
-  const float* scaled = r.correct.tensor(StageId::ScaledScores).ptr();
+  const Tensor scaledScores = r.correct.copyOf(StageId::ScaledScores);
+  const float* scaled = scaledScores.ptr();
   double denom = 0;
   for (int k = 0; k < T; ++k) denom += std::exp(static_cast<double>(scaled[k]));
   EXPECT_NEAR(r.weights.data[0], std::exp(static_cast<double>(scaled[0])) / denom, 1e-5);

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "attention/row_kernels.hpp"
+#include "kernels/row_kernels.hpp"
 
 namespace mhascope {
 namespace {

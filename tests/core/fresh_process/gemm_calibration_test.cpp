@@ -11,7 +11,7 @@
 
 #include <cstdlib>
 
-#include "attention/gemm.hpp"
+#include "kernels/gemm.hpp"
 
 namespace mhascope {
 namespace {

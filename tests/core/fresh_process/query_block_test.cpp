@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "attention/block_rows.hpp"
+#include "kernels/block_rows.hpp"
 #include "attention/engine.hpp"
-#include "attention/head_kernels.hpp"
+#include "kernels/head_kernels.hpp"
 #include "attention/model.hpp"
 
 namespace mhascope {
