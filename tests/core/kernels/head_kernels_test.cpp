@@ -1,4 +1,4 @@
-// The attention's per-block products (attention/head_kernels.hpp), the vector code and the plain
+// The attention's per-block products (kernels/head_kernels.hpp), the vector code and the plain
 // loops alike, against double-precision loops: odd row, key and d_k counts (vector tails, the
 // 64-key tiles, the 1024-row chunks of productBlock), scattered and fully blocked rows, overflowing scores; and
 // the forward with the kernels against the general path is in engine_speed_test.cpp.

@@ -10,7 +10,7 @@
 #include <limits>
 #include <random>
 
-#include "check_tensor.hpp"
+#include "../check_tensor.hpp"
 #include "kernels/block_rows.hpp"
 #include "attention/engine.hpp"
 #include "kernels/gemm.hpp"

@@ -1,5 +1,5 @@
 // The engine's speed options change no result: the GEMM dispatch (Eigen or OpenBLAS,
-// attention/gemm.hpp) gives the same products within float rounding for every transpose/accumulate
+// kernels/gemm.hpp) gives the same products within float rounding for every transpose/accumulate
 // case and the whole forward agrees between the backends; the threaded forward gives the
 // single-thread forward's exact bits; the trainer's partial recording gives the full recording's
 // exact bits on the stages it keeps; parallelFor runs every index once and passes exceptions on.
@@ -21,7 +21,7 @@
 #include "kernels/gemm.hpp"
 #include "kernels/head_kernels.hpp"
 #include "attention/model.hpp"
-#include "check_tensor.hpp"
+#include "../check_tensor.hpp"
 
 namespace mhascope {
 namespace {
@@ -144,7 +144,7 @@ struct KeepHeadKernels {
   ~KeepHeadKernels() { setHeadKernels(before); }
 };
 
-// The AVX-512 head kernels (attention/head_kernels.hpp) against the general path the engine takes
+// The AVX-512 head kernels (kernels/head_kernels.hpp) against the general path the engine takes
 // without them (sgemm + row kernels), the one a CPU without AVX-512 runs.
 TEST(HeadKernels, TheForwardAgreesWithTheGeneralPath) {
   KeepHeadKernels keep;

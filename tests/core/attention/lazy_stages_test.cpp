@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -85,6 +86,7 @@ TEST(LazyStages, AreNotStoredAndReadExactlyAsTheScoresScaledAndMasked) {
       SCOPED_TRACE(stageInfo(id).name);
       ASSERT_TRUE(t.isLazy(id));
       EXPECT_TRUE(t.stages[static_cast<std::size_t>(id)].tensor.data.empty()) << "the forward stored a lazy stage";
+      EXPECT_THROW(t.tensor(id), std::logic_error) << "a lazy stage has no stored table to give";
       EXPECT_EQ(t.shapeOf(id), t.shapeOf(StageId::Scores));
       // Slices of every (batch item, head).
       for (int b = 0; b < t.batch; ++b) {

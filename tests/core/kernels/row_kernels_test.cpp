@@ -1,4 +1,4 @@
-// The attention's row kernels (attention/row_kernels.hpp) against plain double-precision loops:
+// The attention's row kernels (kernels/row_kernels.hpp) against plain double-precision loops:
 // scale + mask + softmax at odd row lengths (vector body and scalar tail), with scattered blocked
 // keys, a fully blocked row, -inf scores and rows where every visible score overflows.
 #include <gtest/gtest.h>
