@@ -1,6 +1,6 @@
 // mhascope: a headless command (info | run | export | bench) or the window.
 //   mhascope                       open the window
-//   mhascope --screenshot s.png    render the window once and save it (tests, README)
+//   mhascope --screenshot s.png    render the window once and save it (tests, the docs' pictures)
 //   mhascope --bench-frames 300    frame times of the all-heads grid at T=512, h=16
 //   mhascope export --help         pictures without any display
 #include <cstdio>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates every picture the README shows, with the commands the README names:
+# Regenerates every picture README.md and docs/ show, with the commands they name:
 # app screenshots (--screenshot under Xvfb), an exported heatmap (mhascope export) and the
 # lesson tour (input scripts in assets/docs/img/lesson_*.script that click the lesson's tab), and the
 # Train mode with its contact sheet (assets/docs/img/train_lab.script).

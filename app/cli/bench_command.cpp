@@ -150,7 +150,7 @@ Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
     // Each kind of run `repeat` times in a row, as scripts/bench_forward_torch.py times PyTorch, so
     // each starts with its data as warm as the run before left it. (Interleaved, our one-thread
     // forward ran right after the two-thread one had pushed its tables out of the cache: 1.9-2.4
-    // ms at T = 128 against 1.7 in a row: README, "The weights shared, every run in a row".)
+    // ms at T = 128 against 1.7 in a row: docs/performance.md, "Each kind of run timed in a row".)
     auto timed = [&](std::vector<double>& out, const auto& run) {
       for (int i = 0; i < a.repeat; ++i) {
         const auto c = Clock::now();

@@ -213,7 +213,7 @@ void TrainLab::frameEnded(double now) {
 
 
 namespace {
-// The run's speed once it finishes (what the README reports), from the session's own clock: the
+// The run's speed once it finishes (what docs/training.md reports), from the session's own clock: the
 // steps trained since Train over the time spent inside them (the definition `mhascope train`
 // prints, so the two compare like with like), and the wall time from Train to the last step.
 void measure(TrainLab& lab) {

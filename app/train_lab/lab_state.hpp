@@ -163,7 +163,7 @@ struct TrainLab {
   // While training, the wait between frames: 8 times the work of a frame, at least
   // kTrainFrameMinSeconds (at most 4 frames/s) and at most 1/2 s. Each tick draws only when the
   // session published something not shown yet (animating()); input wakes the loop at once.
-  // Measured (scripts/measure_train_window.sh, README "Train mode"): with a software renderer
+  // Measured (scripts/measure_train_window.sh, docs/training.md, "Keeping up with training"): with a software renderer
   // a frame costs ≈ 30 ms of CPU between the app, llvmpipe's threads and the X server (most of it
   // presenting the 1600x1000 picture), all taken from the training thread; ≈ 8 frames/s cost a
   // quarter of the training speed, 4 frames/s about a tenth.

@@ -2,7 +2,7 @@
 // 64, chosen by measuring, like the GEMM (gemm.hpp). Which is faster depends on the CPU's caches,
 // not on anything the engine can read off it: on the AMD EPYC (Zen 5) machines 128 rows were faster
 // (T = 2048: 210 ms against 238-243 with 64), on an Intel Xeon (Emerald Rapids) 64 rows were (T =
-// 4096: 390 ms against 470) — README, **Query blocks by measurement**. The rows of a block are
+// 4096: 390 ms against 470) — docs/performance.md, **Query blocks by measurement**. The rows of a block are
 // computed the same way whichever size it has, so the numbers never depend on the choice (with the
 // head kernels or Eigen's GEMM; OpenBLAS's own blocking depends on the number of rows it is given).
 #pragma once
@@ -26,7 +26,7 @@ struct QueryBlockChoice {
 std::int64_t queryBlockRows();
 // The same for a forward that may measure first: `scratch` are buffers of its own that the measurement
 // may overwrite (the forward's scores and weights tables, before it writes them). What makes 64 rows
-// faster where they are is tables that do not fit in the caches (README), so the measurement writes
+// faster where they are is tables that do not fit in the caches (docs/performance.md), so the measurement writes
 // its tables into 64 MiB of the scratch in turn, and runs only when the scratch holds that much: a
 // forward with smaller tables is no faster either way and gets the choice so far (else 128).
 // The first call that can measures (~20 ms, thread-safe); later ones return the choice.

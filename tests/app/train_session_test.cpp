@@ -80,7 +80,7 @@ TEST(TrainForm, StartsFromTheTrainCommandsSettings) {
   EXPECT_EQ(form.weightDecay, cmd.adam.weightDecay);
   EXPECT_EQ(static_cast<std::uint64_t>(form.seed), cmd.seed);
   EXPECT_EQ(form.evalEvery, args.evalEvery);
-  // The documented reference setting (README, `bench --train`): induction, 2 layers of h = 2,
+  // The documented reference setting (docs/training.md, `bench --train`): induction, 2 layers of h = 2,
   // d_model 64, vocab 64, T 32, batch 16, 1500 steps, AdamW lr 1e-3, wd 1e-4, period 6-16.
   EXPECT_EQ(args.task, "induction");
   EXPECT_EQ(cmd.model.layers, 2);
