@@ -13,6 +13,7 @@
 #include "attention/engine.hpp"
 #include "kernels/gemm.hpp"
 #include "attention/model.hpp"
+#include "io/presets.hpp"
 
 namespace mhascope::cli {
 namespace {

@@ -19,6 +19,7 @@
 #include "io/weights_io.hpp"
 #include "model_source/model_source.hpp"
 #include "util/memory_budget.hpp"
+#include "io/presets.hpp"
 
 namespace mhascope::cli {
 

@@ -25,6 +25,7 @@
 #include "io/csv.hpp"
 #include "io/file_io.hpp"
 #include "attention/model.hpp"  // assetsDir()
+#include "io/presets.hpp"
 #include "train/circuit.hpp"
 #include "train/outputs.hpp"
 #include "train/trainer.hpp"

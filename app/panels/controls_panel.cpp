@@ -19,6 +19,7 @@
 #include "widgets/drag_slider.hpp"
 #include "widgets/labels.hpp"
 #include "widgets/wrapped_text.hpp"
+#include "io/presets.hpp"
 
 namespace mhascope::app {
 namespace {

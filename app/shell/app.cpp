@@ -29,6 +29,7 @@
 #include "state/workspace_state.hpp"
 #include "testing/script_host.hpp"
 #include "train_lab/lab_panels.hpp"
+#include "io/presets.hpp"
 
 namespace mhascope::app {
 namespace {

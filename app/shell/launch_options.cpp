@@ -11,6 +11,7 @@
 
 #include "cli/model_options.hpp"
 #include "attention/model.hpp"
+#include "io/presets.hpp"
 
 namespace mhascope::app {
 

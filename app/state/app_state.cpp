@@ -1,4 +1,5 @@
 #include "state/app_state.hpp"
+#include "io/presets.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -8,6 +8,7 @@
 #include "io/file_io.hpp"
 #include "panels/panel.hpp"  // kHeatmapTab
 #include "state/workspace_state.hpp"
+#include "io/presets.hpp"
 
 namespace mhascope::app {
 namespace {

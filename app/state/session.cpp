@@ -11,6 +11,7 @@
 #include <set>
 
 #include "io/strict_json.hpp"
+#include "io/presets.hpp"
 
 namespace mhascope::app {
 namespace {

@@ -9,6 +9,7 @@
 #include "io/workspace.hpp"
 #include "state/app_state.hpp"
 #include "train_lab/lab_state.hpp"  // TrainForm
+#include "io/presets.hpp"
 
 namespace mhascope::app {
 

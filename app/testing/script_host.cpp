@@ -7,6 +7,7 @@
 #include "panels/panel.hpp"
 #include "render/texture.hpp"
 #include "shell/session_store.hpp"
+#include "io/presets.hpp"
 
 namespace mhascope::app {
 

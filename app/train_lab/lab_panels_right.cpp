@@ -79,7 +79,7 @@ void drawTrainScrubber(TrainLab& lab, UiContext& ctx) {
     lab.chosenIndex = idx;
     lab.followLatest = false;
   }
-  ctx.probes.recordLastFrame("train_scrubber");
+  ctx.probes.recordLastItem("train_scrubber");  // "##scrub": the item is the slider's frame
   ctx.probes.recordLabel("train_step_label", label);
   ImGui::SameLine();
   if (ImGui::Checkbox("follow latest", &lab.followLatest) && lab.followLatest) lab.chosenIndex = last;

@@ -14,6 +14,7 @@
 #include "io/file_io.hpp"
 #include "io/sha256.hpp"
 #include "io/strict_json.hpp"
+#include "io/presets.hpp"
 
 namespace mhascope {
 namespace {

@@ -15,6 +15,7 @@
 #include "state/app_state.hpp"
 #include "state/lesson_view.hpp"
 #include "state/ui_context.hpp"
+#include "io/presets.hpp"
 
 namespace mhascope::app {
 namespace {

@@ -15,6 +15,7 @@
 #include "state/workspace_state.hpp"
 #include "shell/compute_scheduler.hpp"
 #include "widgets/wrapped_text.hpp"
+#include "io/presets.hpp"
 
 namespace mhascope::app {
 namespace {

@@ -10,6 +10,7 @@
 
 #include "lessons/lessons.hpp"
 #include "attention/model.hpp"
+#include "io/presets.hpp"
 
 namespace mhascope {
 namespace {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "attention/model.hpp"
+#include "io/presets.hpp"
 
 namespace mhascope {
 namespace {

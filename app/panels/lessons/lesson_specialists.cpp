@@ -10,6 +10,7 @@
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/wrapped_text.hpp"
+#include "io/presets.hpp"
 
 namespace mhascope::app {
 
