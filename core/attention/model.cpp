@@ -4,7 +4,7 @@
 // [SECTION] names
 // [SECTION] embeddings
 // [SECTION] buildModel
-// (presets, the strict JSON: presets.cpp)
+// (presets, the strict JSON and the bundled files: io/presets.cpp)
 #include "attention/model.hpp"
 
 #include <algorithm>
@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <limits>
 
-#include "io/file_io.hpp"
 #include "attention/random.hpp"
 #include "attention/tokenizer.hpp"
 

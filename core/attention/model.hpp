@@ -95,17 +95,6 @@ void embedToken(std::string_view token, std::uint64_t seed, float* out, int dMod
 // Sinusoidal position code of "Attention Is All You Need": sin on even features, cos on odd.
 void addPositionCode(int position, float* row, int dModel);
 
-// Presets ---------------------------------------------------------------------------------------
-inline constexpr int kPresetVersion = 1;
-// Strict: unknown/duplicate keys, wrong types, negative sizes, future versions are errors that
-// name the JSON path. Nothing is half-applied: either a whole config or an error.
-Result<ModelConfig> parsePresetJson(std::string_view json, const std::string& what);
-std::string presetToJson(const ModelConfig& cfg);
-// A bundled preset by name ("cat") or a path to a .json file.
-Result<ModelConfig> loadPreset(const std::string& nameOrPath);
-std::vector<std::string> presetNames();  // bundled, sorted, "default" first
-std::string assetsDir();  // $MHASCOPE_ASSETS, <prefix>/share/mhascope/assets beside the binary, or the source tree's
-
 // Parameter counts for the current sizes.
 struct ParamCount {
   std::int64_t withoutBias = 0;  // 4 * d_model^2

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "util/result.hpp"
+#include "attention/data_kind.hpp"
 #include "attention/tensor.hpp"
 
 namespace mhascope {
@@ -37,9 +38,6 @@ enum class StageId : int {
   Output,        // (B, T_q, d_model)  concat W_o + b_o
 };
 inline constexpr int kStageCount = 16;
-
-// What the numbers are: picks the colormap (signed → diverging about 0, weights → sequential).
-enum class DataKind { Signed, Probability };
 
 struct StageInfo {
   StageId id;

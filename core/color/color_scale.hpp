@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "attention/trace.hpp"  // DataKind
+#include "attention/data_kind.hpp"
 #include "color/colormap.hpp"
 
 namespace mhascope {

@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "util/result.hpp"
-#include "attention/trace.hpp"  // DataKind
+#include "attention/data_kind.hpp"
 
 namespace mhascope {
 

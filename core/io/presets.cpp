@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "io/presets.hpp"
 #include "attention/model.hpp"
 #include "attention/tokenizer.hpp"
 #include "io/file_io.hpp"
