@@ -48,7 +48,8 @@ def induction_batch(seed, step, batch, vocab, seq, kmin, kmax):
             pool[i], pool[j] = pool[j], pool[i]
         s = [pool[t % k] for t in range(seq)]
         tokens.append(s)
-        targets.append([s[t + 1] if k - 1 <= t <= seq - 2 else -1 for t in range(seq)])
+        # scored where the position's own token occurred before (t >= k), as the C++ task
+        targets.append([s[t + 1] if k <= t <= seq - 2 else -1 for t in range(seq)])
     return torch.tensor(tokens), torch.tensor(targets)
 
 

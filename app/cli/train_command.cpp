@@ -81,7 +81,8 @@ std::string csvHeader(int layers, int heads) {
   for (int l = 0; l < layers; ++l) {
     for (int i = 0; i < heads; ++i) {
       const std::string p = ",layer" + std::to_string(l) + "_head" + std::to_string(i) + "_";
-      h += p + "prev_token" + p + "induction" + p + "self" + p + "first_token" + p + "entropy";
+      h += p + "prev_token" + p + "induction" + p + "self" + p + "first_token" + p + "entropy" + p + "copying" + p +
+           "prev_token_new" + p + "prev_token_seen";
     }
   }
   return h + "\n";
@@ -147,23 +148,28 @@ std::string csvRow(const Evaluation& e, bool trained, double trainLoss, double s
                   num(e.accuracy) + "," + (trained ? num(stepsPerSecond) : "");
   for (const auto& s : e.scores) {
     r += "," + num(s.prevToken) + "," + num(s.induction) + "," + num(s.self) + "," + num(s.firstToken) + "," +
-         num(s.entropy);
+         num(s.entropy) + "," + num(s.copying) + "," + num(s.prevTokenNew) + "," + num(s.prevTokenSeen);
   }
   return r + "\n";
 }
 
 void printRoles(const Evaluation& e) {
   if (!e.complete()) return;  // never index a score list that is not there
-  std::printf("\nHead roles at step %lld (probe batch; a role needs a score >= %.1f)\n",
+  std::printf("\nHead roles at step %lld (a role needs a score >= %.2f: at least half of the head's attention)\n",
               static_cast<long long>(e.step), kRoleThreshold);
-  std::printf("  %-16s %-24s %8s %9s %6s %6s %8s\n", "head", "role", "prev-tok", "induction", "self", "first",
-              "entropy");
+  std::printf("  prev-tok: weight on key t-1 (new: the query's token is a first occurrence; seen: a repeat)\n"
+              "  induction: prefix matching on repeated random tokens, the total weight on keys that follow an earlier\n"
+              "    copy of the query's token; copying: share of those queries whose head output ranks the attended\n"
+              "    token first in the logits (an induction head needs both >= %.2f)\n",
+              kCopyingThreshold);
+  std::printf("  %-16s %-36s %8s %5s %5s %9s %7s %6s %6s %8s\n", "head", "role", "prev-tok", "new", "seen", "induction",
+              "copying", "self", "first", "entropy");
   for (int l = 0; l < e.layers; ++l) {
     for (int i = 0; i < e.heads; ++i) {
       const HeadScores& s = e.at(l, i);
       const std::string name = "layer " + std::to_string(l) + " head " + std::to_string(i);
-      std::printf("  %-16s %-24s %8.2f %9.2f %6.2f %6.2f %8.2f\n", name.c_str(), roleOf(s).c_str(), s.prevToken,
-                  s.induction, s.self, s.firstToken, s.entropy);
+      std::printf("  %-16s %-36s %8.2f %5.2f %5.2f %9.2f %7.2f %6.2f %6.2f %8.2f\n", name.c_str(), roleOf(s).c_str(),
+                  s.prevToken, s.prevTokenNew, s.prevTokenSeen, s.induction, s.copying, s.self, s.firstToken, s.entropy);
     }
   }
 }
@@ -367,6 +373,10 @@ int cmdTrain(const TrainArgs& a) {
     }
   }
   printRoles(tr.history().back());
+  std::printf("\n");
+  for (const std::string& paragraph : circuitLesson(tr.history(), tr.history().size() - 1, s.task.kind)) {
+    std::printf("%s\n", paragraph.c_str());
+  }
   std::printf("\n%lld steps in %.2f s: %.1f steps/s%s%s\n", static_cast<long long>(stepsDone), trainSeconds,
               trainSeconds > 0 ? static_cast<double>(stepsDone) / trainSeconds : 0.0,
               a.save.empty() ? "" : "; checkpoint ", a.save.c_str());
@@ -474,8 +484,9 @@ int cmdBenchTrain(const CLI::App& bench, int seeds, double budgetSeconds, int sp
   tempFile.path.clear();
 
   // 2. Circuit formation per seed, then the 1-layer control.
-  std::printf("\ncircuit: probe loss < 0.5, a layer-0 previous-token score > 0.3, a layer-1 induction score > 0.3 "
-              "(checked every 25 steps, budget %.0f s)\n", budgetSeconds);
+  std::printf("\ncircuit: probe loss < 0.5, an induction head in some layer l >= 1 (prefix matching >= %.2f and "
+              "copying >= %.2f) and a previous-token head below it (>= %.2f at first occurrences) (checked every 25 "
+              "steps, budget %.0f s)\n", kRoleThreshold, kCopyingThreshold, kRoleThreshold, budgetSeconds);
   int formedCount = 0;
   std::int64_t maxSteps = 0;
   for (int seed = 1; seed <= seeds; ++seed) {
@@ -498,10 +509,10 @@ int cmdBenchTrain(const CLI::App& bench, int seeds, double budgetSeconds, int sp
     }
     formedCount += c.formed ? 1 : 0;
     maxSteps = std::max(maxSteps, t->stepCount());
-    std::printf("  seed %d: %s at step %lld after %.2f s (probe loss %.3f, best layer-0 previous-token %.2f, best "
-                "layer-1 induction %.2f)\n",
+    std::printf("  seed %d: %s at step %lld after %.2f s (probe loss %.3f, previous-token layer %d head %d %.2f, "
+                "induction layer %d head %d: prefix matching %.2f, copying %.2f)\n",
                 seed, c.formed ? "formed" : "NOT formed", static_cast<long long>(t->stepCount()), seconds, c.loss,
-                c.prev, c.induction);
+                c.prevLayer, c.prevHead, c.prev, c.inductionLayer, c.inductionHead, c.induction, c.copying);
   }
   std::printf("  formed for %d of %d seeds within %.0f s\n", formedCount, seeds, budgetSeconds);
   // The control gets the reference run's full length (1500 steps) or more.
@@ -518,7 +529,7 @@ int cmdBenchTrain(const CLI::App& bench, int seeds, double budgetSeconds, int sp
     if (!e) return fail(e.error().message);
     double best = 0;
     for (int i = 0; i < e->heads; ++i) best = std::max(best, e->at(0, i).induction);
-    std::printf("  seed %d: probe loss %.3f, best induction score %.2f\n", seed, e->loss, best);
+    std::printf("  seed %d: probe loss %.3f, best prefix matching %.2f\n", seed, e->loss, best);
   }
   return 0;
 }

@@ -22,8 +22,11 @@ namespace mhascope::train {
 
 namespace {
 
-constexpr int kHistoryVersion = 1;
-constexpr int kScoresPerHead = 5;  // previous-token, induction, self, first-token, entropy
+// Version 2: induction is prefix matching on repeated random tokens, plus copying and the
+// previous-token score split by first occurrence / repeat. A version-1 block (the earlier
+// induction score, which counted only the latest copy) is read as no history.
+constexpr int kHistoryVersion = 2;
+constexpr int kScoresPerHead = 8;  // previous-token, induction, self, first-token, entropy, copying, prev new, prev seen
 constexpr std::size_t kFixedColumns = 4;  // step, probe loss, probe accuracy, train loss
 
 std::size_t columnsFor(int layers, int heads) {
@@ -45,7 +48,7 @@ std::vector<Evaluation> downsample(const std::vector<Evaluation>& h, std::size_t
   }
   const Evaluation& last = h.back();
   double HeadScores::*const roles[] = {&HeadScores::prevToken, &HeadScores::induction, &HeadScores::self,
-                                       &HeadScores::firstToken};
+                                       &HeadScores::firstToken, &HeadScores::copying, &HeadScores::prevTokenNew};
   for (int l = 0; l < last.layers && keep.size() < cap; ++l) {
     for (int i = 0; i < last.heads && keep.size() < cap; ++i) {
       for (auto role : roles) {
@@ -107,7 +110,10 @@ std::string historyMetadata(const std::vector<Evaluation>& history, int layers, 
     nlohmann::json r = nlohmann::json::array({e.step, number(e.loss), number(e.accuracy),
                                               e.trainLoss ? number(*e.trainLoss) : nlohmann::json()});
     for (const HeadScores& s : e.scores) {
-      for (double v : {s.prevToken, s.induction, s.self, s.firstToken, s.entropy}) r.push_back(number(v));
+      for (double v : {s.prevToken, s.induction, s.self, s.firstToken, s.entropy, s.copying, s.prevTokenNew,
+                       s.prevTokenSeen}) {
+        r.push_back(number(v));
+      }
     }
     rows.push_back(std::move(r));
   }
@@ -116,7 +122,8 @@ std::string historyMetadata(const std::vector<Evaluation>& history, int layers, 
                       {"heads", heads},
                       {"evaluations_in_run", complete.size()},
                       {"columns", "step, probe_loss, probe_accuracy, train_loss (null before the first step), then "
-                                  "per layer, per head: prev_token, induction, self, first_token, entropy"},
+                                  "per layer, per head: prev_token, induction, self, first_token, entropy, copying, "
+                                  "prev_token_new, prev_token_seen"},
                       {"evaluations", std::move(rows)}};
   return j.dump();
 }
@@ -137,6 +144,9 @@ Result<std::vector<Evaluation>> parseHistoryMetadata(std::string_view text, int 
   }
   if (!j.is_object()) return bad("is not a JSON object");
   const auto version = j.find("version");
+  if (version != j.end() && version->is_number_integer() && version->get<long long>() == 1) {
+    return std::vector<Evaluation>{};  // the earlier induction score: not comparable, not shown
+  }
   if (version == j.end() || !version->is_number_integer() || version->get<long long>() != kHistoryVersion) {
     return bad("has no version or an unknown one (this build reads version " + std::to_string(kHistoryVersion) + ")");
   }
@@ -184,7 +194,8 @@ Result<std::vector<Evaluation>> parseHistoryMetadata(std::string_view text, int 
     e.scores.resize(static_cast<std::size_t>(layers) * static_cast<std::size_t>(heads));
     std::size_t c = kFixedColumns;
     for (HeadScores& s : e.scores) {
-      for (double* v : {&s.prevToken, &s.induction, &s.self, &s.firstToken, &s.entropy}) {
+      for (double* v : {&s.prevToken, &s.induction, &s.self, &s.firstToken, &s.entropy, &s.copying, &s.prevTokenNew,
+                        &s.prevTokenSeen}) {
         if (!value(c++, *v)) return bad(where + ": a head score is not a finite number");
       }
     }

@@ -47,9 +47,12 @@ Result<Checkpoint> loadCheckpoint(const std::string& path,
                                   std::optional<std::uint64_t> memoryBudgetBytes = std::nullopt);
 
 // The history block: metadata key "history", a JSON object
-//   {"version": 1, "layers": L, "heads": h, "evaluations_in_run": N, "columns": "…",
+//   {"version": 2, "layers": L, "heads": h, "evaluations_in_run": N, "columns": "…",
 //    "evaluations": [[step, probe_loss, probe_accuracy, train_loss|null,
-//                     then per layer, per head: prev_token, induction, self, first_token, entropy], …]}
+//                     then per layer, per head: prev_token, induction, self, first_token, entropy,
+//                     copying, prev_token_new, prev_token_seen], …]}
+// (probes.hpp defines each score). A version-1 block, written before induction was prefix matching,
+// is read as an empty history.
 // with steps increasing and at most maxSavedEvaluations(L, h) rows: a longer run is downsampled,
 // keeping the first and last evaluations, the first where the induction circuit had formed and
 // the first where each head passed a role threshold.

@@ -1,14 +1,19 @@
 // The induction circuit and what a run's heads became, in words: one rule shared by
-// `mhascope bench --train` and the window's training lab.
-//   formed: probe loss < 0.5, a layer-0 head with previous-token score > 0.3 and a layer-1 head
-//           with induction score > 0.3 (the targets).
-// The lesson text names *this run's* heads and the step each one first passed its threshold.
+// `mhascope train`, `mhascope bench --train` and the window's training lab.
+//   formed: probe loss < 0.5; an induction head in some layer l >= 1 (prefix matching and copying
+//           both >= their thresholds, probes.hpp) and, in a layer below it, a previous-token head
+//           (previous-token score at a token's first occurrence >= kRoleThreshold: the positions
+//           after an earlier copy, where the induction head's keys look, are first occurrences
+//           in the first period).
+// The lesson text names *this run's* heads and layers, says only what the scores at the chosen
+// step show, and tells events in the order they happened.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "train/ablation.hpp"
 #include "train/probes.hpp"
 #include "train/tasks.hpp"
 
@@ -16,8 +21,12 @@ namespace mhascope::train {
 
 struct CircuitCheck {
   bool formed = false;
-  double loss = 0, prev = 0, induction = 0;  // probe loss, best layer-0 prev-token, best layer-1 induction score
-  int prevHead = -1, inductionHead = -1;     // the heads with those best scores (-1: no such layer)
+  double loss = 0;       // probe loss
+  double prev = 0;       // the previous-token head's score at first occurrences (prevTokenNew)
+  double induction = 0;  // the induction head's prefix-matching score
+  double copying = 0;    // and its copying score
+  int prevLayer = -1, prevHead = -1;            // -1: no layer below the induction head
+  int inductionLayer = -1, inductionHead = -1;  // best prefix matching in layers >= 1; -1: one layer
 };
 CircuitCheck inductionCircuit(const Evaluation& e);
 
@@ -25,14 +34,36 @@ CircuitCheck inductionCircuit(const Evaluation& e);
 // circuit had formed; -1 when it never did.
 std::int64_t circuitFormedAt(const std::vector<Evaluation>& history, std::size_t upTo);
 
-// The first step at which head (layer, head) had `score` (a HeadScores member) >= kRoleThreshold,
+// The first step at which head (layer, head) had `score` (a HeadScores member) >= `threshold`,
 // within history[0 .. upTo]; -1 when never.
 std::int64_t firstStepAbove(const std::vector<Evaluation>& history, std::size_t upTo, int layer, int head,
-                            double HeadScores::*score);
+                            double HeadScores::*score, double threshold = kRoleThreshold);
 
-// Paragraphs of the roles lesson for this run at history[upTo]: which head is the previous-token
-// head, which the induction head, since when, and how the first feeds the second; for a 1-layer
-// model, why it cannot form the circuit; for the other tasks, what pattern to look for.
+// Where the probe loss left its starting plateau in history[0 .. upTo]: `left` is the first
+// evaluation whose loss is below 90 % of the first one's (-1: not yet), and [fallFrom, fallTo] the
+// two consecutive evaluations with the largest drop (-1 when fewer than two evaluations).
+struct LossFall {
+  std::int64_t left = -1, fallFrom = -1, fallTo = -1;
+  double start = 0, lossFrom = 0, lossTo = 0;
+};
+LossFall lossFall(const std::vector<Evaluation>& history, std::size_t upTo);
+
+// Paragraphs of the roles lesson for this run at history[upTo]: the previous-token head, the
+// induction head (or that they are forming), when each passed its thresholds, where the loss
+// fell and why abruptly; for a 1-layer model, why it cannot form the circuit; for the other tasks,
+// what pattern to look for.
 std::vector<std::string> circuitLesson(const std::vector<Evaluation>& history, std::size_t upTo, TaskKind task);
+
+// What switching heads off or cutting their reads does, from evaluations of the same parameters:
+// `full` without the mask, `ablated` with it, and `alone[k]` with only the k-th switched-off head
+// of the mask off (in mask order; may be empty). Says the loss change against ln V (a loss above
+// it is confidently wrong), how several heads off compare with each alone (redundancy), and for
+// read cuts which later heads' prefix matching moved and what that shows. `vocab` is V.
+std::vector<std::string> ablationLesson(const Evaluation& full, const Evaluation& ablated, const HeadMask& mask,
+                                        int vocab, const std::vector<Evaluation>& alone);
+// Runs those evaluations on `probe` (one forward pair per switched-off head when two or more are
+// off) and returns the lesson.
+Result<std::vector<std::string>> ablationLesson(const GptParams& p, const HeadMask& mask, const Batch& probe,
+                                                ForwardCache& cache);
 
 }  // namespace mhascope::train

@@ -1,6 +1,8 @@
 // The model's forward (calling the engine for attention) and its backward, layer by layer.
 #include "train/model.hpp"
 
+#include <algorithm>
+
 #include "train/mha_backward.hpp"
 
 namespace mhascope::train {
@@ -23,9 +25,18 @@ Status validateBatch(const GptParams& p, const Batch& b) {
   return Ok{};
 }
 
-Result<LossResult> forward(const GptParams& p, const Batch& b, ForwardCache& c) {
+Result<LossResult> forward(const GptParams& p, const Batch& b, ForwardCache& c, const std::vector<std::uint8_t>* readCuts) {
   c.hasDLogits = false;
   if (auto s = validateBatch(p, b); !s) return s.error();
+  const std::size_t heads = static_cast<std::size_t>(p.cfg.heads);
+  if (readCuts && readCuts->size() != p.blocks.size() * heads) {
+    return makeError("the read cuts are for " + std::to_string(readCuts->size()) + " heads; the model has " +
+                     std::to_string(p.blocks.size() * heads));
+  }
+  const bool cutting = readCuts && std::any_of(readCuts->begin(), readCuts->end(), [](std::uint8_t m) { return m != 0; });
+  // removed[r]: the sum of the cut heads' terms that later layers' query (0), key (1), value (2) do not see.
+  RowMatrix removed[3];
+  bool anyRemoved = false;
   const Eigen::Index B = b.batch, T = b.seq, d = p.cfg.dModel, rows = B * T;
   Workspace& ws = c.work;
   RowMatrix& x = ws.x;
@@ -49,9 +60,35 @@ Result<LossResult> forward(const GptParams& p, const Batch& b, ForwardCache& c) 
     std::copy(a.data(), a.data() + a.size(), in.query.data.begin());
     in.key = in.query;
     in.value = in.query;
+    in.selfAttention = true;
+    if (anyRemoved) {  // each input reads LN1 of the stream without the heads cut from it
+      Tensor* inputs[3] = {&in.query, &in.key, &in.value};
+      LayerNormCache scratch;
+      for (int r = 0; r < 3; ++r) {
+        if (removed[r].size() == 0) continue;
+        RowMatrix xr = x - removed[r];
+        layerNormForward(xr, bp.ln1w, bp.ln1b, a, scratch);
+        std::copy(a.data(), a.data() + a.size(), inputs[r]->data.begin());
+      }
+      in.selfAttention = false;
+    }
     const MhaWeights w = mhaWeightsFromPacked(bp.inW, bp.inB, bp.outW, bp.outB);
     if (auto s = mhascope::forward(in, w, opt, lc.attn); !s) return s.error();
     x += ConstMatrixMap(lc.attn.tensor(StageId::Output).ptr(), rows, d);
+    if (cutting) {
+      const Eigen::Index dk = d / p.cfg.heads;
+      const ConstMatrixMap concat(lc.attn.tensor(StageId::Concat).ptr(), rows, d);  // (B*T, d), head i in columns i*d_k
+      for (std::size_t i = 0; i < heads; ++i) {
+        const std::uint8_t m = (*readCuts)[l * heads + i];
+        for (int r = 0; r < 3; ++r) {
+          if (!(m & (1u << r))) continue;
+          if (removed[r].size() == 0) removed[r] = RowMatrix::Zero(rows, d);
+          const Eigen::Index c0 = static_cast<Eigen::Index>(i) * dk;
+          removed[r].noalias() += concat.middleCols(c0, dk) * bp.outW.middleCols(c0, dk).transpose();
+          anyRemoved = true;
+        }
+      }
+    }
     if (p.cfg.mlp) {
       lc.xMid = x;
       layerNormForward(x, bp.ln2w, bp.ln2b, lc.ln2Out, lc.ln2);

@@ -56,7 +56,14 @@ struct LossResult {
 
 // Checks the batch fits the model (T <= T_max, tokens < V) before anything runs.
 Status validateBatch(const GptParams& p, const Batch& batch);
-Result<LossResult> forward(const GptParams& p, const Batch& batch, ForwardCache& cache);
+// `readCuts` (evaluation only; backward() must not follow such a forward): one bit set per
+// (layer, head), index layer * heads + head, of kReadQuery / kReadKey / kReadValue. A set bit
+// takes that head's term of its layer's attention output, O_i W_o^(i)T, out of what every LATER
+// layer's query / key / value projection reads (before their LN1). The residual stream itself,
+// the MLPs and the logits still carry it: only that one path is cut.
+inline constexpr std::uint8_t kReadQuery = 1, kReadKey = 2, kReadValue = 4;
+Result<LossResult> forward(const GptParams& p, const Batch& batch, ForwardCache& cache,
+                           const std::vector<std::uint8_t>* readCuts = nullptr);
 // Gradients of the loss of the last forward(), written into grads (zeroed first; same shapes as p).
 // `cache` is non-const only for its scratch buffers (cache.work).
 void backward(const GptParams& p, const Batch& batch, ForwardCache& cache, GptParams& grads);

@@ -1,10 +1,45 @@
 // Head-role scores from the recorded attention weights.
 #include "train/probes.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "attention/random.hpp"
+
 namespace mhascope::train {
+
+namespace {
+
+// True when query t's token has an earlier copy j whose next key j+1 is before the query
+// (x_j = x_t, j + 1 < t): the queries the induction and copying scores count.
+bool hasEarlierCopy(const int* tok, int t) {
+  for (int j = t - 2; j >= 0; --j) {
+    if (tok[j] == tok[t]) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Batch repeatedTokensProbe(int vocab, int seq, int batch) {
+  Batch b;
+  b.batch = batch;
+  b.seq = seq;
+  b.tokens.assign(static_cast<std::size_t>(batch) * static_cast<std::size_t>(seq), 0);
+  b.targets.assign(b.tokens.size(), -1);
+  const int n = std::max(1, seq / 2);
+  SplitMix64 rng(0x5245504541540000ull /*"REPEAT"*/ ^ static_cast<std::uint64_t>(vocab));
+  std::vector<int> half(static_cast<std::size_t>(n));
+  for (int item = 0; item < batch; ++item) {
+    for (int& v : half) v = static_cast<int>(rng.next() % static_cast<std::uint64_t>(std::max(1, vocab)));
+    for (int t = 0; t < seq; ++t) {
+      b.tokens[static_cast<std::size_t>(item) * static_cast<std::size_t>(seq) + static_cast<std::size_t>(t)] =
+          half[static_cast<std::size_t>(t % n)];
+    }
+  }
+  return b;
+}
 
 std::vector<HeadScores> headScores(const ForwardCache& cache, const Batch& b) {
   std::vector<HeadScores> out;
@@ -14,7 +49,7 @@ std::vector<HeadScores> headScores(const ForwardCache& cache, const Batch& b) {
     const int h = lc.attn.heads;
     for (int i = 0; i < h; ++i) {
       HeadScores s;
-      double nPrev = 0, nInd = 0, nRows = 0;
+      double nPrev = 0, nRows = 0, nNew = 0, nSeen = 0;
       for (int item = 0; item < b.batch; ++item) {
         const int* tok = b.tokens.data() + item * T;
         const float* a = w.ptr() + (static_cast<std::int64_t>(item) * h + i) * T * T;
@@ -31,13 +66,10 @@ std::vector<HeadScores> headScores(const ForwardCache& cache, const Batch& b) {
             s.prevToken += row[t - 1];
             s.firstToken += row[0];
             nPrev += 1;
-          }
-          for (int j = t - 1; j >= 0; --j) {  // latest earlier occurrence of this token
-            if (tok[j] == tok[t]) {
-              s.induction += row[j + 1];
-              nInd += 1;
-              break;
-            }
+            bool seen = false;
+            for (int j = t - 1; j >= 0 && !seen; --j) seen = tok[j] == tok[t];
+            (seen ? s.prevTokenSeen : s.prevTokenNew) += row[t - 1];
+            (seen ? nSeen : nNew) += 1;
           }
         }
       }
@@ -47,11 +79,60 @@ std::vector<HeadScores> headScores(const ForwardCache& cache, const Batch& b) {
         s.prevToken /= nPrev;
         s.firstToken /= nPrev;
       }
-      if (nInd > 0) s.induction /= nInd;
+      if (nNew > 0) s.prevTokenNew /= nNew;
+      if (nSeen > 0) s.prevTokenSeen /= nSeen;
       out.push_back(s);
     }
   }
   return out;
+}
+
+void inductionScores(const GptParams& p, const ForwardCache& cache, const Batch& b, std::vector<HeadScores>& scores) {
+  const int T = b.seq, d = p.cfg.dModel, V = p.cfg.vocab;
+  RowMatrix direct(1, d), logits(1, V);
+  for (std::size_t l = 0; l < cache.layers.size(); ++l) {
+    const Trace& tr = cache.layers[l].attn;
+    const Tensor& w = tr.tensor(StageId::Weights);  // (B, h, T, T)
+    const Tensor& concat = tr.tensor(StageId::Concat);  // (B, T, d_model), head i in columns i*d_k …
+    const int h = tr.heads, dk = d / h;
+    const RowMatrix& wo = p.blocks[l].outW;  // (d_model, d_model); y = concat W_o^T + b
+    for (int i = 0; i < h; ++i) {
+      HeadScores& s = scores[l * static_cast<std::size_t>(h) + static_cast<std::size_t>(i)];
+      double matched = 0, copied = 0, n = 0;
+      for (int item = 0; item < b.batch; ++item) {
+        const int* tok = b.tokens.data() + item * T;
+        const float* a = w.ptr() + (static_cast<std::int64_t>(item) * h + i) * T * T;
+        for (int t = 2; t < T; ++t) {
+          if (!hasEarlierCopy(tok, t)) continue;
+          const float* row = a + static_cast<std::int64_t>(t) * T;
+          double total = 0;
+          for (int j = 0; j + 1 < t; ++j) {
+            if (tok[j] == tok[t]) total += row[j + 1];
+          }
+          matched += total;
+          n += 1;
+          // Copying: this head's term of the attention output, O_i W_o^(i)^T (d_model), read by
+          // the unembedding through the final LayerNorm's centring and weights. Its 1/sigma
+          // scale is positive and the same for every logit, so the top logit does not need it.
+          const std::int64_t r = static_cast<std::int64_t>(item) * T + t;
+          const ConstMatrixMap oi(concat.ptr() + r * d + i * dk, 1, dk);
+          direct.noalias() = oi * wo.middleCols(i * dk, dk).transpose();
+          direct.array() -= direct.mean();
+          direct.array() *= p.lnfW.array();
+          logits.noalias() = direct * p.outW.transpose();
+          int attended = 0;
+          for (int k = 1; k <= t; ++k) {
+            if (row[k] > row[attended]) attended = k;
+          }
+          Eigen::Index top = 0;
+          logits.row(0).maxCoeff(&top);
+          copied += static_cast<int>(top) == tok[attended] ? 1.0 : 0.0;
+        }
+      }
+      s.induction = n > 0 ? matched / n : 0.0;
+      s.copying = n > 0 ? copied / n : 0.0;
+    }
+  }
 }
 
 Snapshot takeSnapshot(const ForwardCache& cache, std::int64_t step) {
@@ -69,19 +150,30 @@ Snapshot takeSnapshot(const ForwardCache& cache, std::int64_t step) {
   return s;
 }
 
+bool isInductionHead(const HeadScores& s) {
+  return s.induction >= kRoleThreshold && s.copying >= kCopyingThreshold;
+}
+
 std::string roleOf(const HeadScores& s) {
+  const bool copies = s.copying >= kCopyingThreshold;
   const struct {
     const char* name;
     double v;
-  } roles[] = {{"previous-token", s.prevToken}, {"induction", s.induction}, {"self", s.self},
+  } roles[] = {{"previous-token", std::max(s.prevToken, s.prevTokenNew)}, {"induction", s.induction}, {"self", s.self},
                {"first-token", s.firstToken}};
   const auto* best = &roles[0];
   for (const auto& r : roles) {
     if (r.v > best->v) best = &r;
   }
-  char buf[64];
+  char buf[96];
   if (best->v < kRoleThreshold) {
     std::snprintf(buf, sizeof buf, "diffuse (entropy %.2f)", s.entropy);
+  } else if (best == &roles[1] && copies) {
+    std::snprintf(buf, sizeof buf, "induction %.2f copying %.2f", s.induction, s.copying);
+  } else if (best == &roles[1]) {
+    std::snprintf(buf, sizeof buf, "prefix matching %.2f, not copying (%.2f)", s.induction, s.copying);
+  } else if (best == &roles[0] && s.prevToken < kRoleThreshold) {
+    std::snprintf(buf, sizeof buf, "previous-token at first occurrences %.2f", s.prevTokenNew);
   } else {
     std::snprintf(buf, sizeof buf, "%s %.2f", best->name, best->v);
   }

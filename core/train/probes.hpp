@@ -1,10 +1,23 @@
-// What each head does, measured on the probe batch from the attention weights the engine
-// recorded (Trace stage "weights", (B, h, T, T)); every score is a mean weight in [0, 1].
-//   previous-token  weight on key t-1 (queries t >= 1)
-//   induction       weight on the key right after the previous occurrence of the query's token
-//                   (queries whose token occurred before, at j < t: key j+1)
-//   self            weight on key t;  first-token: weight on key 0 (queries t >= 1)
-//   entropy         mean over rows of -sum_k a_k ln a_k (nats)
+// What each head does, measured from the attention weights the engine recorded (Trace stage
+// "weights", (B, h, T, T)); every score but the entropy is in [0, 1].
+// On the task's probe batch:
+//   previous-token   mean weight on key t-1 over queries t >= 1; also split by whether the
+//                    query's token occurred before: prevTokenNew (its first occurrence — in the
+//                    induction task, the first period) and prevTokenSeen (a repeat)
+//   self             mean weight on key t;  first-token: mean weight on key 0 (queries t >= 1)
+//   entropy          mean over rows of -sum_k a_k ln a_k (nats)
+// On the repeated-random-token probe (repeatedTokensProbe: n = T/2 uniform random tokens, then
+// the same n again), the same for every task, so a head is scored on induction where copying an
+// earlier continuation is the only way to predict — not on text, where a doubled letter would
+// credit a head for attending to itself:
+//   induction (prefix matching, as Olsson et al. 2022 define it) — for a query t, the TOTAL weight
+//                    on the keys j+1 of every earlier copy j of its token (x_j = x_t, j+1 < t);
+//                    the mean over the queries that have such a copy (the others are left out,
+//                    not counted as 0)
+//   copying          over those same queries: the share whose head output, read straight into the
+//                    logits (through the final LayerNorm's weights and the unembedding, bias-free),
+//                    ranks first the token of the key the head attends to most — whether what
+//                    the head moves is the attended token itself
 #pragma once
 
 #include <cstdint>
@@ -18,6 +31,8 @@ namespace mhascope::train {
 
 struct HeadScores {
   double prevToken = 0, induction = 0, self = 0, firstToken = 0, entropy = 0;
+  double copying = 0;
+  double prevTokenNew = 0, prevTokenSeen = 0;  // prevToken split by the query's token: first occurrence / repeat
 };
 
 struct Evaluation {
@@ -43,13 +58,32 @@ struct Snapshot {
   std::vector<float> weights;
 };
 
-// Scores of every (layer, head) from a forward's traces on `batch`.
+// B sequences of T tokens: n = T/2 tokens drawn uniformly from the whole vocabulary (seeded, the
+// same on every machine), repeated to fill T. Targets are -1: it is scored through attention only.
+Batch repeatedTokensProbe(int vocab, int seq, int batch);
+
+// Previous-token, self, first-token and entropy scores of every (layer, head) from a forward's
+// traces on the task's probe `batch` (induction and copying left 0).
 std::vector<HeadScores> headScores(const ForwardCache& cache, const Batch& batch);
+// Induction and copying scores into `scores` from a forward of `p` on a batch with repeats
+// (repeatedTokensProbe). `scores` has one entry per (layer, head).
+void inductionScores(const GptParams& p, const ForwardCache& cache, const Batch& batch, std::vector<HeadScores>& scores);
 Snapshot takeSnapshot(const ForwardCache& cache, std::int64_t step);
 
-// The role a head's scores suggest, with the threshold it passed ("previous-token 0.47"), or
-// "diffuse" when none reaches kRoleThreshold.
-inline constexpr double kRoleThreshold = 0.3;
+// A head has a role when one pattern takes at least half of its attention — as much weight on
+// the pattern's keys as on all other keys together. A head attending evenly over its causal keys
+// scores 1/(t+1) on previous-token and (copies of its token)/(t+1) on induction: about 1/n on the
+// repeated probe's second half (n = T/2), far below. The same threshold applies to every role.
+inline constexpr double kRoleThreshold = 0.5;
+// An induction head also copies: its output ranks the attended token first for at least half of
+// the queries (chance: 1/V).
+inline constexpr double kCopyingThreshold = 0.5;
+// Previous-token, induction (prefix matching AND copying), self, first-token: the role whose
+// score is highest among those passing, with the score ("previous-token 0.97",
+// "previous-token at first occurrences 0.96" when only prevTokenNew passes, "induction 0.88
+// copying 0.93"); "prefix matching 0.88, not copying (0.10)" for a head that matches but does not
+// copy; "diffuse (entropy 1.20)" when none passes.
 std::string roleOf(const HeadScores& s);
+bool isInductionHead(const HeadScores& s);
 
 }  // namespace mhascope::train

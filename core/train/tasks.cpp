@@ -177,7 +177,10 @@ Batch Task::generate(std::uint64_t s, int B) const {
         for (int i = 0; i < V; ++i) pool[static_cast<std::size_t>(i)] = i;
         for (int i = 0; i < k; ++i) std::swap(pool[static_cast<std::size_t>(i)], pool[static_cast<std::size_t>(i + below(rng, V - i))]);
         for (int t = 0; t < T; ++t) seq[static_cast<std::size_t>(t)] = pool[static_cast<std::size_t>(t % k)];
-        firstPredictable = k - 1;  // position k-1 predicts seq[k], the first repeat
+        // Position t is scored only once its own token occurred before (t >= k): then the target
+        // is the token after that earlier copy. At t = k - 1 nothing yet reveals the period, so
+        // seq[k] = seq[0] is a guess; scoring it taught the model "guess token 0" in the first period.
+        firstPredictable = k;
         break;
       }
       case TaskKind::Reverse:

@@ -2,7 +2,9 @@
 // so it is the same on every machine. Targets mark the predictable positions; metrics and the
 // loss count only those.
 //   induction  k distinct random tokens (period k drawn from [k_min, k_max] per sequence),
-//              repeated to fill T; predictable: every position after the first period.
+//              repeated to fill T; predictable: exactly the positions t >= k, whose token already
+//              occurred (its target is the token after that earlier copy); the first period and
+//              its last position are not (nothing before position k reveals the period).
 //   reverse    a_1 … a_n SEP a_n … a_1 (n = (T-1)/2; SEP = token V-1); predictable: after SEP.
 //   sort       a_1 … a_n SEP sorted(a); predictable: after SEP.
 //   text       windows of a UTF-8 file, next character; vocabulary = the file's characters.

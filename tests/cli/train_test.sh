@@ -12,6 +12,15 @@ grep -q "^step 10/20  train loss" <<<"$out" && ok "plain progress lines when not
 grep -q "layer 1 head 1 " <<<"$out" && grep -q "Head roles at step 20" <<<"$out" && ok "head-role table" || bad "roles: $out"
 [ "$(wc -l <"$T/m.csv")" -eq 4 ] && head -1 "$T/m.csv" | grep -q "^step,train_loss,probe_loss,probe_accuracy,steps_per_second,layer0_head0_prev_token," \
   && ok "CSV log: header + 3 evaluations" || bad "csv: $(cat "$T/m.csv")"
+head -1 "$T/m.csv" | grep -q ",layer1_head1_entropy,layer1_head1_copying,layer1_head1_prev_token_new,layer1_head1_prev_token_seen$" \
+  && ok "CSV log: copying and the previous-token score split by first occurrence / repeat" || bad "csv header: $(head -1 "$T/m.csv")"
+grep -q "the total weight on keys that follow an earlier" <<<"$out" && grep -qE "has not formed yet|counts as formed" <<<"$out" \
+  && ok "roles legend (prefix matching) and the run's lesson" || bad "legend/lesson: $out"
+out="$("$BIN" train --task sort --layers 2 --heads 2 --d-model 16 --vocab 16 --seq 12 --batch 4 --steps 2 2>&1)"
+grep -q "the smallest input not yet written" <<<"$out" && grep -q "On repeated random tokens" <<<"$out" \
+  && ok "sort: what to look for; induction measured on repeated random tokens" || bad "sort lesson: $out"
+out="$("$BIN" train --task reverse --layers 2 --heads 2 --d-model 16 --vocab 16 --seq 12 --batch 4 --steps 2 2>&1)"
+grep -q "rows after SEP and the columns before it" <<<"$out" && ok "reverse: the lower-left block" || bad "reverse lesson: $out"
 # On a terminal (a pty from util-linux's `script`): a progress bar redrawn with \r, no per-evaluation lines.
 if command -v script >/dev/null; then
   out="$(script -qec "'$BIN' train ${SMALL[*]} --steps 30 --eval-every 10" /dev/null 2>&1)"
@@ -75,11 +84,11 @@ expect_error "--checkpoint with model options" "drop --d-model, --heads" \
 
 # bench --train, cut down: 1 seed, 5 timed steps, the circuit check stops after its first evaluation.
 out="$("$BIN" bench --train --seeds 1 --budget 0 --train-steps 5 2>&1)"; rc=$?
-[ $rc -eq 0 ] && grep -q "mhascope: first-batch loss 4.352557" <<<"$out" && grep -q "seed 1: NOT formed at step 25" <<<"$out" \
+[ $rc -eq 0 ] && grep -q "mhascope: first-batch loss 4.347605" <<<"$out" && grep -q "seed 1: NOT formed at step 25" <<<"$out" \
   && grep -q "1-layer control" <<<"$out" && ok "bench --train runs" || bad "bench --train: rc=$rc $out"
 # Where Debian's torch is installed: PyTorch loads our checkpoint (strict) and, on the same batch, gets our loss.
 if /usr/bin/python3 -c "import torch" 2>/dev/null; then
-  grep -q "PyTorch:  torch .*first-batch loss 4.352557" <<<"$out" && ok "PyTorch loads our checkpoint: same first-batch loss" \
+  grep -q "PyTorch:  torch .*first-batch loss 4.347605" <<<"$out" && ok "PyTorch loads our checkpoint: same first-batch loss" \
     || bad "PyTorch side of bench --train: $out"
 fi
 
@@ -169,7 +178,7 @@ sleep 1.5; kill -TERM $pid; wait $pid; rc=$?
   || bad "SIGTERM: rc=$rc $(cat "$T/term.out") $(ls -A "$T/term")"
 expect_ok "... its checkpoint loads" "$BIN" train "${SMALL[@]}" --steps 1 --init "$T/term/t.safetensors"
 cols="$(awk -F, '{print NF}' "$T/term/t.csv" | sort -u)"
-[ "$cols" = "25" ] && [ "$(tail -c 1 "$T/term/t.csv" | od -An -c | tr -d ' ')" = '\n' ] \
+[ "$cols" = "37" ] && [ "$(tail -c 1 "$T/term/t.csv" | od -An -c | tr -d ' ')" = '\n' ] \
   && ok "the log is whole rows only" || bad "log: cols=$cols"
 out="$(bash -c "ulimit -f 8; '$BIN' train ${SMALL[*]} --steps 3 --save '$T/term/big.safetensors'" 2>&1)"; rc=$?
 [ $rc -eq 1 ] && grep -q "File too large" <<<"$out" && [ -z "$(ls -A "$T/term" | grep '^\.')" ] \

@@ -67,8 +67,12 @@ Evaluation evaluationAt(std::int64_t step, int layers, int heads, double prev, d
   e.layers = layers;
   e.heads = heads;
   e.scores.assign(static_cast<std::size_t>(layers * heads), HeadScores{});
-  e.scores[0].prevToken = prev;                                          // layer 0 head 0
-  if (layers > 1) e.scores[static_cast<std::size_t>(heads)].induction = induction;  // layer 1 head 0
+  e.scores[0].prevToken = prev;  // layer 0 head 0
+  e.scores[0].prevTokenNew = prev;
+  if (layers > 1) {  // layer 1 head 0: prefix matching and copying together
+    e.scores[static_cast<std::size_t>(heads)].induction = induction;
+    e.scores[static_cast<std::size_t>(heads)].copying = induction;
+  }
   return e;
 }
 
@@ -233,13 +237,19 @@ TEST(TrainRunFiles, AMalformedHistoryIsRefusedWithTheReason) {
   expectError(j.dump(), 100, "steps must increase");
   j = good;
   j["evaluations"][0].erase(4);
-  expectError(j.dump(), 100, "is not an array of 24 numbers");
+  expectError(j.dump(), 100, "is not an array of 36 numbers");
   j = good;
   j["heads"] = 3;
   expectError(j.dump(), 100, "is for other sizes");
   j = good;
-  j["version"] = 2;
+  j["version"] = 3;
   expectError(j.dump(), 100, "unknown one");
+  // Version 1 held the earlier induction score (latest copy only): read as no history, not shown.
+  j = good;
+  j["version"] = 1;
+  auto old = parseHistoryMetadata(j.dump(), 2, 2, 100);
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_TRUE(old->empty());
   j = good;
   j["evaluations"] = nlohmann::json::array();
   for (std::size_t i = 0; i <= maxSavedEvaluations(2, 2); ++i) j["evaluations"].push_back(good["evaluations"][0]);

@@ -98,15 +98,20 @@ TEST(TrainProbes, ScoresOfKnownPatterns) {
   w = Tensor({1, 2, 6, 6}, {});
   for (int t = 0; t < 6; ++t) {
     w.data[static_cast<std::size_t>(t * 6 + std::max(0, t - 1))] = 1.0f;
-    const int key = t >= 3 ? t - 2 : 0;  // previous occurrence at t-3, the key after it t-2
-    w.data[static_cast<std::size_t>(36 + t * 6 + key)] = 1.0f;
+    w.data[static_cast<std::size_t>(36 + t * 6 + (t >= 3 ? t - 2 : 0))] = 1.0f;
   }
   const auto s = headScores(c, b);
   ASSERT_EQ(s.size(), 2u);
   EXPECT_DOUBLE_EQ(s[0].prevToken, 1.0);
+  EXPECT_DOUBLE_EQ(s[0].prevTokenNew, 1.0);   // queries 1, 2: first occurrences
+  EXPECT_DOUBLE_EQ(s[0].prevTokenSeen, 1.0);  // queries 3..5: repeats
   EXPECT_DOUBLE_EQ(s[0].entropy, 0.0);
-  EXPECT_DOUBLE_EQ(s[1].induction, 1.0);
   EXPECT_NEAR(s[1].firstToken, 2.0 / 5.0, 1e-12);  // queries 1, 2 look at key 0
+  EXPECT_DOUBLE_EQ(s[1].prevTokenNew, 0.5);  // query 1 looks at key 0 = its previous token, query 2 does not
   EXPECT_EQ(roleOf(s[0]).rfind("previous-token 1.00", 0), 0u);
-  EXPECT_EQ(roleOf(s[1]).rfind("induction 1.00", 0), 0u);
+  HeadScores firstOnly;  // the reference run's layer 0 head 1: the previous token in the first period only
+  firstOnly.prevToken = 0.48;
+  firstOnly.prevTokenNew = 0.97;
+  firstOnly.prevTokenSeen = 0.25;
+  EXPECT_EQ(roleOf(firstOnly), "previous-token at first occurrences 0.97");
 }
