@@ -356,22 +356,26 @@ def load(path, dtype=torch.float64):
     return model, meta
 
 
-HEAD_SCORES = ("prev_token", "induction", "self", "first_token", "entropy")
+HEAD_SCORES = ("prev_token", "induction", "self", "first_token", "entropy", "copying", "prev_token_new",
+               "prev_token_seen")
 
 
 def history(meta):
-    """The evaluations `mhascope train` saved in the checkpoint's metadata 'history' (version 1), as
+    """The evaluations `mhascope train` saved in the checkpoint's metadata 'history' (version 2), as
     [{"step", "probe_loss", "probe_accuracy", "train_loss" (None before the first step),
-    "heads": [layer][head] {prev_token, induction, self, first_token, entropy}}], or [] for a
-    checkpoint written before the block existed. `load` itself ignores the block."""
+    "heads": [layer][head] {prev_token, induction, self, first_token, entropy, copying,
+    prev_token_new, prev_token_seen}}], or [] for a checkpoint written before the block existed or
+    with a version-1 block (its induction score was defined otherwise). `load` ignores the block."""
     if "history" not in meta:
         return []
     try:
         h = json.loads(meta["history"], object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant)
     except (ValueError, CheckpointError, RecursionError) as e:
         raise CheckpointError(f"metadata 'history' is not valid JSON ({e})") from None
-    if not isinstance(h, dict) or h.get("version") != 1:
-        raise CheckpointError("metadata 'history' has no version or an unknown one (this reader reads version 1)")
+    if isinstance(h, dict) and h.get("version") == 1:
+        return []
+    if not isinstance(h, dict) or h.get("version") != 2:
+        raise CheckpointError("metadata 'history' has no version or an unknown one (this reader reads version 2)")
     layers, heads, rows = h.get("layers"), h.get("heads"), h.get("evaluations")
     if not (_is_uint(layers) and _is_uint(heads) and isinstance(rows, list)):
         raise CheckpointError("metadata 'history' needs integer 'layers' and 'heads' and an 'evaluations' array")
@@ -381,7 +385,8 @@ def history(meta):
         if not isinstance(r, list) or len(r) != columns or not all(
                 v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in r):
             raise CheckpointError(f"metadata 'history' evaluation {k} is not an array of {columns} numbers")
-        scores = [dict(zip(HEAD_SCORES, r[4 + 5 * i:9 + 5 * i])) for i in range(layers * heads)]
+        n = len(HEAD_SCORES)
+        scores = [dict(zip(HEAD_SCORES, r[4 + n * i:4 + n * (i + 1)])) for i in range(layers * heads)]
         out.append({"step": r[0], "probe_loss": r[1], "probe_accuracy": r[2], "train_loss": r[3],
                     "heads": [scores[li * heads:(li + 1) * heads] for li in range(layers)]})
     return out

@@ -114,16 +114,18 @@ for dtype, tol in (("F32", 1e-6), ("F64", 1e-6), ("F16", 5e-2), ("BF16", 2e-1)):
         check(False, f"{dtype} checkpoint loads: {type(e).__name__}: {e}")
 
 # What `mhascope train` writes: the full uint64 seed range and the 'history' block of evaluations
-# (1 layer, 2 heads: step, probe loss, probe accuracy, train loss, then 5 scores per head); keys
+# (1 layer, 2 heads: step, probe loss, probe accuracy, train loss, then 8 scores per head); keys
 # this reader does not know are kept in meta and otherwise ignored.
-row = [10, 2.5, 0.25, None] + [0.1 * i for i in range(10)]
-block = {"version": 1, "layers": 1, "heads": 2, "evaluations_in_run": 1, "columns": "…", "evaluations": [row]}
+row = [10, 2.5, 0.25, None] + [0.1 * i for i in range(16)]
+block = {"version": 2, "layers": 1, "heads": 2, "evaluations_in_run": 1, "columns": "…", "evaluations": [row]}
 newer = dict(META, seed=str(2**64 - 1), history=json.dumps(block), some_future_key="x")
 try:
     _, meta = mhascope_model.load(put("newer.safetensors", encode(STATE, newer)))
     h = mhascope_model.history(meta)
     check(meta["seed"] == str(2**64 - 1) and meta["some_future_key"] == "x" and len(h) == 1 and h[0]["step"] == 10
-          and h[0]["train_loss"] is None and abs(h[0]["heads"][0][1]["induction"] - 0.6) < 1e-12,
+          and h[0]["train_loss"] is None and abs(h[0]["heads"][0][1]["induction"] - 0.9) < 1e-12
+          and abs(h[0]["heads"][0][1]["prev_token_seen"] - 1.5) < 1e-12
+          and mhascope_model.history(dict(META, history=json.dumps(dict(block, version=1)))) == [],
           f"seed 2^64-1, a history block and an unknown key are accepted: {h}")
 except mhascope_model.CheckpointError as e:
     check(False, f"seed 2^64-1, a history block and an unknown key are accepted: {e}")
