@@ -1,10 +1,9 @@
 // How many query rows the forward's attention takes per block (attendRows in engine.cpp): 128 or
-// 64, chosen by measuring, like the GEMM (gemm.hpp). Which is faster depends on the CPU's caches,
-// not on anything the engine can read off it: on the AMD EPYC (Zen 5) machines 128 rows were faster
-// (T = 2048: 210 ms against 238-243 with 64), on an Intel Xeon (Emerald Rapids) 64 rows were (T =
-// 4096: 390 ms against 470) — docs/performance.md, **Query blocks by measurement**. The rows of a block are
-// computed the same way whichever size it has, so the numbers never depend on the choice (with the
-// head kernels or Eigen's GEMM; OpenBLAS's own blocking depends on the number of rows it is given).
+// 64, chosen by measuring once per process. Which is faster depends on the CPU's caches, not on
+// anything the engine can read off it: some machines run 128-row blocks faster, others 64-row ones
+// (docs/performance.md, **Query blocks by measurement**). The rows of a block are computed the same
+// way whichever size it has, so the numbers never depend on the choice (with the head kernels or
+// Eigen's GEMM; OpenBLAS's own blocking depends on the number of rows it is given).
 #pragma once
 
 #include <cstdint>

@@ -2,9 +2,13 @@
 // AVX-512 register-tiled versions the engine runs on a CPU that has AVX-512. With GCC on x86-64
 // they are compiled for AVX-512 by a target pragma whatever -march says (setup.sh may pick
 // x86-64-v3, the package always does) and used when the CPU reports AVX-512 F/BW/VL at run time.
-// Over 500 lines, kept in one file on purpose: the scores kernel, the product kernel and their
-// packing share the tile constants, the lane masks and the one AVX-512 target region, which a
-// split would have to repeat in each file.
+// The scores kernel, the product kernel and their packing share the tile constants, the lane masks
+// and the one AVX-512 target region.
+//
+// [SECTION] the switch and the plain loops
+// [SECTION] AVX-512: register tiles (finishScores, scoresTile, sumTile)
+// [SECTION] AVX-512: packing and whole blocks (packKeys, scoresBlockFor, packStrip, productBlockAvx512)
+// [SECTION] entry points and packing
 #include "kernels/head_kernels.hpp"
 
 #include <algorithm>
@@ -25,6 +29,9 @@
 #endif
 
 namespace mhascope {
+// ---------------------------------------------------------------------------------------------
+// [SECTION] the switch and the plain loops
+// ---------------------------------------------------------------------------------------------
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
@@ -87,6 +94,9 @@ void productBlockPortable(const float* a, std::int64_t lda, const float* b, std:
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] AVX-512: register tiles (finishScores, scoresTile, sumTile)
+// ---------------------------------------------------------------------------------------------
 #ifdef MHASCOPE_HEAD_KERNELS_AVX512
 // GCC 12's intrinsics initialise their "undefined" operand with itself (__m512 __Y = __Y), which
 // -Wmaybe-uninitialized and -Wuninitialized report at every shuffle, permute and max below: a
@@ -106,9 +116,8 @@ constexpr int kRows = 6;           // productBlock: rows per register tile, 6 x 
 constexpr int kScoreRows = 6;      // scoresBlock: 6 x 4 (the scale, mask and store are out of line: finishScores)
 constexpr std::int64_t kMaxRowsPerPass = 128;  // scoresBlock: rows whose running maxima stay in vectors
 constexpr std::int64_t kKeys = 64;  // keys (score columns) per tile: 4 vectors
-// productBlock: k per pass, so b's rows stay in cache (a strip of 1024 rows of 64 floats is 256 KiB).
-// 1024 against 512: the projections at d_model 768 and 1024 ~2-3 % faster in a driver, the forward
-// at T = 512 and 1024 ~2 % (Intel Xeon, 2026-11-24); the sums are the same either way.
+// productBlock: k per pass, so b's rows stay in cache (a strip of 1024 rows of 64 floats is 256 KiB;
+// fewer passes than 512 rows, and the sums are the same either way).
 constexpr std::int64_t kKeyChunk = 1024;
 
 __mmask16 lanesBelow(std::int64_t n) {
@@ -228,8 +237,7 @@ void scoresRows(const float* q, std::int64_t dk, const float* kt, const __mmask1
 // pf, pfLines: lines of the next strip to ask into L2, one per k step of the first pfLines (see
 // productBlockAvx512).
 // Whole: v's rows hold NV whole vectors (a packed strip, zeros past its columns, or columns a
-// multiple of 16), read unmasked; else the last vector's lanes `last` only. (The masked load of
-// the fourth vector cost the projections ~4 % on the Intel Xeon of 2026-11-24.)
+// multiple of 16), read unmasked (a masked load is slower); else the last vector's lanes `last` only.
 template <int R, int NV, bool Whole>
 void sumTile(const float* w, std::int64_t ldw, const float* v, std::int64_t ldv, std::int64_t k0, std::int64_t k1,
              float* out, std::int64_t ldo, __mmask16 last, const float* start, const float* pf, std::int64_t pfLines) {
@@ -285,6 +293,9 @@ void sumRows(const float* w, std::int64_t ldw, const float* v, std::int64_t ldv,
 }
 
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] AVX-512: packing and whole blocks (packKeys, scoresBlockFor, packStrip, productBlockAvx512)
+// ---------------------------------------------------------------------------------------------
 // The 16 x 16 floats at src (row stride lds) transposed into dst (row stride ldd, 64-byte aligned):
 // dst[c * ldd + r] = src[r * lds + c]. Four rounds of in-register shuffles instead of 256 single
 // loads and stores: pairs of floats, then of pairs, then of 128-bit quarters, twice.
@@ -420,9 +431,9 @@ float* stripScratch() {
 
 // Rows [k0, k1) of the strip of nv vectors at b (row stride ldb; the last vector's lanes `last`)
 // into packed (rows of 64, zeros past the strip's columns). Read in place at a row stride of
-// d_model, each tile row's 256 bytes lie in a 4 KiB page of their own, and on the Intel Xeon
-// (Emerald Rapids) of 2026-11-24 the projections ran at half the GEMM's rate at d_model 1024:
-// every row a new page for the TLB and the prefetcher, and at 4 KiB strides the same few L1 sets.
+// d_model, each tile row's 256 bytes lie in a 4 KiB page of their own: every row a new page for
+// the TLB and the prefetcher, and at 4 KiB strides the same few L1 sets (at d_model 1024 the
+// projections ran at half the GEMM's rate).
 // Packed, the tiles read the strip in order; it is then reused by every row tile of the block.
 void packStrip(const float* b, std::int64_t ldb, std::int64_t k0, std::int64_t k1, std::int64_t nv, __mmask16 last,
                float* packed) {
@@ -462,9 +473,8 @@ void productBlockAvx512(const float* a, std::int64_t lda, const float* b, std::i
       const std::int64_t ls = pack || prepacked ? 64 : ldb;
       const bool whole = pack || prepacked || last == 0xFFFF;
       // The next prepacked strip's rows are asked into L2 a share per row tile, one line per k step
-      // inside the tile's loop, so that the next strip's first tile does not wait for them: the
-      // forward at T = 512 ~3 % faster in a driver (Intel Xeon, 2026-11-24). Issued all at once
-      // before each tile, the prefetches stalled on the full miss queue and gained half that.
+      // inside the tile's loop, so that the next strip's first tile does not wait for them. Issued
+      // all at once before each tile, the prefetches stall on the full miss queue.
       const float* next = prepacked && c0 + 64 < n ? prepacked + (c0 + 64) * k + k0 * 64 : nullptr;
       const std::int64_t lines = (k1 - k0) * 4, perTile = (lines * kRows + m - 1) / m;
       std::int64_t line = 0;
@@ -497,6 +507,10 @@ void productBlockAvx512(const float* a, std::int64_t lda, const float* b, std::i
 #endif
 #pragma GCC diagnostic pop
 #endif
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] entry points and packing
+// ---------------------------------------------------------------------------------------------
 
 void scoresBlock(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
                  const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax,
