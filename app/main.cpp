@@ -11,11 +11,13 @@
 #include "shell/launch_options.hpp"
 
 #include "cli/cli.hpp"
+#include "io/file_io.hpp"
 
 int main(int argc, char** argv) {
   if (argc > 1 && mhascope::cli::isCommand(argv[1])) return mhascope::cli::run(argc, argv);
   const mhascope::app::ParsedLaunch launch = mhascope::app::parseLaunchOptions(argc, argv);
   if (launch.exitCode) return *launch.exitCode;
+  mhascope::removeTemporaryFilesOnSignals();  // Ctrl-C or SIGTERM during a save leaves no hidden temporary file
   try {
     mhascope::app::App app(launch.options);
     return app.run();

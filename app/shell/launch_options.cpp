@@ -74,15 +74,15 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
   if (!size.empty()) {
     std::smatch m;
     if (!std::regex_match(size, m, std::regex(R"((\d{1,5})x(\d{1,5}))"))) {
-      std::fprintf(stderr, "mhascope: --size must look like 1600x1000, got \"%s\"\n", size.c_str());
-      out.exitCode = 2;
+      std::fprintf(stderr, "mhascope: error: --size must look like 1600x1000, got \"%s\"\n", size.c_str());
+      out.exitCode = 1;  // an option error, as the commands' (exit 2 is the window failing to start)
       return out;
     }
     o.width = std::stoi(m[1]);
     o.height = std::stoi(m[2]);
     if (o.width < 1 || o.height < 1) {
-      std::fprintf(stderr, "mhascope: --size must be at least 1x1, got %s\n", size.c_str());
-      out.exitCode = 2;
+      std::fprintf(stderr, "mhascope: error: --size must be at least 1x1, got %s\n", size.c_str());
+      out.exitCode = 1;  // an option error, as the commands' (exit 2 is the window failing to start)
       return out;
     }
   }
@@ -90,9 +90,9 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
     std::string ext = o.screenshotPath.size() >= 4 ? o.screenshotPath.substr(o.screenshotPath.size() - 4) : "";
     for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (ext != ".png") {
-      std::fprintf(stderr, "mhascope: --screenshot '%s': screenshots are written as PNG, so the name must end in "
+      std::fprintf(stderr, "mhascope: error: --screenshot '%s': screenshots are written as PNG, so the name must end in "
                            ".png\n", o.screenshotPath.c_str());
-      out.exitCode = 2;
+      out.exitCode = 1;  // an option error, as the commands' (exit 2 is the window failing to start)
       return out;
     }
   }
@@ -102,9 +102,9 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
   o.workspacePath = o.model.workspace;
   o.memoryBudgetMib = o.model.memoryBudgetMib.value_or(0);
   if (!o.model.saveWeightsFile.empty()) {
-    std::fprintf(stderr, "mhascope: --save-weights is for the commands (e.g. `mhascope run --save-weights F`), "
+    std::fprintf(stderr, "mhascope: error: --save-weights is for the commands (e.g. `mhascope run --save-weights F`), "
                          "not the window\n");
-    out.exitCode = 2;
+    out.exitCode = 1;  // an option error, as the commands' (exit 2 is the window failing to start)
     return out;
   }
   const cli::ModelOptions& m = o.model;
@@ -115,9 +115,9 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
     if (preset) {
       const int heads = o.benchFrames > 0 ? 16 : preset->heads;
       if (o.head >= heads) {
-        std::fprintf(stderr, "mhascope: --head %d is out of range: preset '%s' has h = %d head%s, indices 0 .. %d\n",
+        std::fprintf(stderr, "mhascope: error: --head %d is out of range: preset '%s' has h = %d head%s, indices 0 .. %d\n",
                      o.head, o.preset.c_str(), heads, heads == 1 ? "" : "s", heads - 1);
-        out.exitCode = 2;
+        out.exitCode = 1;  // an option error, as the commands' (exit 2 is the window failing to start)
         return out;
       }
     }

@@ -196,6 +196,11 @@ expect_error "--memory-budget 0" "from 1 to 1073741824" "$BIN" info --memory-bud
 expect_error "--repeat 2.5" "got '2.5'" "$BIN" bench --preset cat --repeat 2.5
 expect_error "GUI --head 99" "--head 99 is out of range: preset 'cat' has h = 2 heads, indices 0 .. 1" "$BIN" --preset cat --head 99
 expect_error "GUI --frames 010x" "got '010x'" "$BIN" --frames 010x
+# The window's own option errors read like the commands': "mhascope: error: …", exit 1.
+for args in "--size 12" "--size 0x5" "--screenshot x.jpg" "--save-weights w.safetensors"; do
+  err="$("$BIN" $args 2>&1 >/dev/null)"; rc=$?
+  [ $rc -eq 1 ] && grep -q "^mhascope: error: " <<<"$err" && ok "window option error: $args" || bad "window option $args: rc=$rc $err"
+done
 # A dump is one unit.
 "$BIN" run --preset cat --seed 1 --dump "$H/d" >/dev/null && "$BIN" run --preset cat --seed 2 --dump "$H/d" >/dev/null
 grep -q '"seed": 2' "$H/d/trace.json" && [ "$(ls "$H/d" | wc -l)" -eq 17 ] && ok "a dump replaces an earlier dump" || bad "re-dump"
