@@ -136,9 +136,11 @@ Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
   auto gemm = [&] { sgemm(false, false, M, N, K, ga.data(), K, gb.data(), N, 0.0f, gc.data(), N); };
   // Shared with the traces, as the window's worker does: a trace records them without a copy.
   const auto weights = std::make_shared<const MhaWeights>(m.weights);
+  // An engine per trace, as the window keeps one: the packed weights are made once, not per run.
   Trace trace1, traceN;
-  if (auto s = forward(m.inputs, weights, one, trace1); !s) return s;  // warm-up
-  if (a.threads > 1) (void)forward(m.inputs, weights, many, traceN);
+  Engine engine1, engineN;
+  if (auto s = engine1.forward(m.inputs, weights, one, trace1); !s) return s;  // warm-up
+  if (a.threads > 1) (void)engineN.forward(m.inputs, weights, many, traceN);
   gemm();
   const bool rounds = a.rounds > 1 || a.torch;
   std::printf("config: %s (threads: %d)\n", describe(*r, trace1).c_str(), a.threads);
@@ -159,9 +161,9 @@ Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
         out.push_back(secondsSince(c));
       }
     };
-    timed(t1, [&] { (void)forward(m.inputs, weights, one, trace1); });
+    timed(t1, [&] { (void)engine1.forward(m.inputs, weights, one, trace1); });
     timed(tg, gemm);
-    if (a.threads > 1) timed(tn, [&] { (void)forward(m.inputs, weights, many, traceN); });
+    if (a.threads > 1) timed(tn, [&] { (void)engineN.forward(m.inputs, weights, many, traceN); });
     Round x{median(t1), median(tg), median(tn), 0};
     if (a.torch && torchWhy.empty()) x.torch = torchSeconds(m, a.repeat, torchWhy);
     all.push_back(x);
