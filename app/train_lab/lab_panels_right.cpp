@@ -89,8 +89,9 @@ void drawTrainScrubber(TrainLab& lab, UiContext& ctx) {
 void drawTrainGrid(TrainLab& lab, UiContext& ctx) {
   if (!lab.shown.snapshot) {
     if (lab.shown.evaluation && !lab.view->evaluating && lab.view->state != RunState::Failed) {
-      ImGui::TextDisabled("No attention picture at step %lld: the checkpoint kept this step's curves and roles, not its\n"
-                          "attention. Choose a step from the load on.", static_cast<long long>(lab.shown.step));
+      ImGui::TextDisabled("No attention picture was kept for step %lld: a loaded checkpoint keeps its earlier steps'\n"
+                          "curves and roles, not their attention, and a long run keeps an even spread of its\n"
+                          "pictures within 256 MiB. Choose a step that has one.", static_cast<long long>(lab.shown.step));
     }
     return;
   }

@@ -163,8 +163,9 @@ const Snapshot* snapshotAt(const SessionView& v, std::int64_t step) {
 // Why a step of a checkpoint's saved history has no parameters to switch heads off in or open.
 std::string notKeptAt(const SessionView& v, std::int64_t step) {
   const std::string first = v.params.empty() ? std::string("a later step") : "step " + std::to_string(v.params.front().step) + " or later";
-  return "the checkpoint kept the curves and roles of step " + std::to_string(step) +
-         ", not its parameters: choose " + first;
+  return "no parameters were kept for step " + std::to_string(step) +
+         " (a loaded checkpoint keeps its earlier steps' curves and roles only, and a long run keeps an even spread "
+         "of its parameters within 256 MiB): choose " + first + " that has them";
 }
 
 std::string maskKey(const HeadMask& m, std::int64_t step) {

@@ -8,14 +8,17 @@ namespace mhascope::train {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-std::size_t paramBytes(const GptParams& p) { return static_cast<std::size_t>(p.count()) * sizeof(float); }
+std::size_t bytesOf(const ParamsAtStep& p) { return static_cast<std::size_t>(p.params->count()) * sizeof(float); }
+std::size_t bytesOf(const std::shared_ptr<const Snapshot>& s) { return s->weights.size() * sizeof(float); }
 
-// Drops every other entry (the first and the last stay) until the kept parameters fit.
-void thin(std::vector<ParamsAtStep>& kept, std::size_t budget) {
+// Drops every other entry (the first and the last stay) until the kept entries fit: a long run keeps
+// its start, its end and an even spread between, in bounded memory.
+template <typename T>
+void thin(std::vector<T>& kept, std::size_t budget) {
   if (kept.empty()) return;
-  const std::size_t each = paramBytes(*kept.front().params);
+  const std::size_t each = bytesOf(kept.front());
   while (kept.size() > 2 && kept.size() * each > budget) {
-    std::vector<ParamsAtStep> out;
+    std::vector<T> out;
     for (std::size_t i = 0; i < kept.size(); ++i) {
       if (i % 2 == 0 || i + 1 == kept.size()) out.push_back(kept[i]);
     }
@@ -35,6 +38,12 @@ const char* runStateName(RunState s) {
 }
 
 TrainingSession::~TrainingSession() { stopThread(); }
+
+void TrainingSession::keepWithin(std::size_t paramsBytes, std::size_t snapshotsBytes) {
+  std::lock_guard<std::mutex> lock(m_);
+  paramsBudget_ = paramsBytes;
+  snapshotsBudget_ = snapshotsBytes;
+}
 
 void TrainingSession::stopThread() {
   {
@@ -239,9 +248,10 @@ void TrainingSession::publishLocked(bool evaluated) {
     for (Snapshot& s : trainer_->takeSnapshots()) {  // kept once: here, not in the trainer too
       v->snapshots.push_back(std::make_shared<const Snapshot>(std::move(s)));
     }
+    thin(v->snapshots, snapshotsBudget_);
     if (v->params.empty() || v->params.back().step != v->step) {
       v->params.push_back({v->step, std::make_shared<const GptParams>(trainer_->params())});
-      thin(v->params, kParamsBudgetBytes);
+      thin(v->params, paramsBudget_);
     }
   }
   view_ = std::move(v);

@@ -47,7 +47,8 @@ struct SessionView {
   std::shared_ptr<const Batch> probe;    // the probe batch every evaluation uses
   std::vector<Evaluation> history;       // one per evaluation, by step (a loaded checkpoint's first;
                                          // empty until the first evaluation, and for old checkpoints)
-  std::vector<std::shared_ptr<const Snapshot>> snapshots;  // one per evaluation whose forward ran (by step)
+  std::vector<std::shared_ptr<const Snapshot>> snapshots;  // by step, one per evaluation whose forward ran;
+                                                           // thinned like params past kSnapshotsBudgetBytes
   std::vector<ParamsAtStep> params;      // at evaluations; thinned (every other old one dropped)
                                          // when their total passes kParamsBudgetBytes
 };
@@ -55,6 +56,9 @@ struct SessionView {
 class TrainingSession {
  public:
   static constexpr std::size_t kParamsBudgetBytes = std::size_t{256} << 20;
+  // The attention pictures of every evaluation (layers · h · T² floats each: 16 MiB at T = 1024)
+  // would grow without end in a long run.
+  static constexpr std::size_t kSnapshotsBudgetBytes = std::size_t{256} << 20;
 
   TrainingSession() = default;
   ~TrainingSession();  // stops the thread (a step in flight finishes first)
@@ -82,6 +86,8 @@ class TrainingSession {
   std::shared_ptr<const SessionView> view() const;
   // The current parameters as a checkpoint (waits for a step in flight to finish).
   std::optional<Checkpoint> checkpoint() const;
+  // Other limits for the kept parameters and pictures than the defaults above (tests; call before reset).
+  void keepWithin(std::size_t paramsBytes, std::size_t snapshotsBytes);
 
  private:
   void loop();
@@ -93,6 +99,7 @@ class TrainingSession {
   std::thread thread_;
   std::unique_ptr<Trainer> trainer_;
   int evalEvery_ = kDefaultEvalEvery;
+  std::size_t paramsBudget_ = kParamsBudgetBytes, snapshotsBudget_ = kSnapshotsBudgetBytes;
   RunState state_ = RunState::Paused;
   int stepsWanted_ = 0;
   bool busy_ = false;     // the worker is inside a step or an evaluation (trainer_ must not be read)

@@ -93,6 +93,31 @@ TEST(TrainSession, PlayRunsToTheEndWithTheTrainersParameters) {
   EXPECT_EQ(s.view()->step, 40);
 }
 
+// A long run's kept pictures and parameters stay within their limits: every other old one is dropped,
+// the first and the last stay.
+TEST(TrainSession, KeptPicturesAndParametersStayWithinTheirLimits) {
+  TrainingSession s;
+  const TrainSettings settings = small(60);
+  auto probe = Trainer::make(settings);
+  ASSERT_TRUE(probe.ok());
+  const std::size_t picture = static_cast<std::size_t>(settings.model.layers) * settings.model.heads *
+                              settings.task.seq * settings.task.seq * sizeof(float);
+  const std::size_t params = static_cast<std::size_t>(probe->params().count()) * sizeof(float);
+  s.keepWithin(5 * params, 4 * picture);
+  ASSERT_TRUE(s.reset(settings, 2).ok());
+  s.play();
+  auto v = waitFor(s, [](const SessionView& x) { return x.state == RunState::Finished; });
+  ASSERT_EQ(v->state, RunState::Finished) << runStateName(v->state);
+  EXPECT_EQ(v->history.size(), 31u) << "every evaluation's scores are kept";
+  ASSERT_GE(v->snapshots.size(), 2u);
+  EXPECT_LE(v->snapshots.size(), 4u);
+  EXPECT_EQ(v->snapshots.front()->step, 0);
+  EXPECT_EQ(v->snapshots.back()->step, 60);
+  EXPECT_LE(v->params.size(), 5u);
+  EXPECT_EQ(v->params.front().step, 0);
+  EXPECT_EQ(v->params.back().step, 60);
+}
+
 TEST(TrainSession, StepAdvancesExactlyAndPauseStops) {
   TrainingSession s;
   ASSERT_TRUE(s.reset(small(100000), 25).ok());
