@@ -162,13 +162,13 @@ void printRoles(const Evaluation& e) {
               "    copy of the query's token; copying: share of those queries whose head output ranks the attended\n"
               "    token first in the logits (an induction head needs both >= %.2f)\n",
               kCopyingThreshold);
-  std::printf("  %-16s %-36s %8s %5s %5s %9s %7s %6s %6s %8s\n", "head", "role", "prev-tok", "new", "seen", "induction",
+  std::printf("  %-16s %-38s %8s %5s %5s %9s %7s %6s %6s %8s\n", "head", "role", "prev-tok", "new", "seen", "induction",
               "copying", "self", "first", "entropy");
   for (int l = 0; l < e.layers; ++l) {
     for (int i = 0; i < e.heads; ++i) {
       const HeadScores& s = e.at(l, i);
       const std::string name = "layer " + std::to_string(l) + " head " + std::to_string(i);
-      std::printf("  %-16s %-36s %8.2f %5.2f %5.2f %9.2f %7.2f %6.2f %6.2f %8.2f\n", name.c_str(), roleOf(s).c_str(),
+      std::printf("  %-16s %-38s %8.2f %5.2f %5.2f %9.2f %7.2f %6.2f %6.2f %8.2f\n", name.c_str(), roleOf(s).c_str(),
                   s.prevToken, s.prevTokenNew, s.prevTokenSeen, s.induction, s.copying, s.self, s.firstToken, s.entropy);
     }
   }
