@@ -51,7 +51,7 @@ Result<SavedTrain> trainFromJson(const json& t, const std::string& what) {
   if (at == std::end(kTrainTasks)) return makeError(what + ": /train/task must be induction, reverse, sort or text, got " + t["task"].dump());
   f.task = static_cast<int>(at - std::begin(kTrainTasks));
   for (auto [key, out_] : {std::pair{"layers", &f.layers}, {"heads", &f.heads}, {"d_model", &f.dModel}, {"vocab", &f.vocab},
-                           {"seq", &f.seq}, {"batch", &f.batch}, {"steps", &f.steps}, {"seed", &f.seed},
+                           {"seq", &f.seq}, {"batch", &f.batch}, {"steps", &f.steps},
                            {"eval_every", &f.evalEvery}, {"period_min", &f.periodMin}, {"period_max", &f.periodMax}}) {
     const json& v = t[key];
     if (!v.is_number_integer() || v.get<std::int64_t>() < -1'000'000'000 || v.get<std::int64_t>() > 1'000'000'000) {
@@ -59,6 +59,11 @@ Result<SavedTrain> trainFromJson(const json& t, const std::string& what) {
     }
     *out_ = static_cast<int>(v.get<std::int64_t>());
   }
+  // The seed: any value `mhascope train` takes, 0 .. 2^64 - 1 (nlohmann keeps it as unsigned).
+  if (!t["seed"].is_number_unsigned() && !(t["seed"].is_number_integer() && t["seed"].get<std::int64_t>() >= 0)) {
+    return makeError(what + ": /train/seed must be an integer from 0 to 18446744073709551615, got " + t["seed"].dump());
+  }
+  f.seed = t["seed"].get<std::uint64_t>();
   for (auto [key, out_] : {std::pair{"lr", &f.lr}, {"weight_decay", &f.weightDecay}}) {
     const json& v = t[key];
     if (!v.is_number() || !std::isfinite(v.get<double>())) return makeError(what + ": /train/" + key + " must be a number, got " + v.dump());

@@ -107,7 +107,7 @@ void drawTrainSetup(TrainLab& lab, UiContext& ctx) {
     cell("lr", "train_lr", "AdamW's learning rate, > 0", [&] { ImGui::InputFloat("##lr", &f.lr, 0, 0, "%.0e"); });
     cell("steps", "train_steps", "steps: at least 1; the run stops there (raise it and press Train to go on)",
          [&] { ImGui::InputInt("##steps", &f.steps, 0); });
-    cell("seed", "train_seed", "seed: the same seed gives the same run", [&] { ImGui::InputInt("##seed", &f.seed, 0); });
+    cell("seed", "train_seed", "seed: the same seed gives the same run", [&] { ImGui::InputScalar("##seed", ImGuiDataType_U64, &f.seed); });
     cell("eval every", "train_eval_every", "evaluate on the probe sequence every N steps (N >= 1)",
          [&] { ImGui::InputInt("##eval", &f.evalEvery, 0); });
     ImGui::EndTable();

@@ -46,7 +46,7 @@ TrainSettings settingsFromForm(const TrainForm& f) {
   s.steps = f.steps;
   s.adam.lr = f.lr;
   s.adam.weightDecay = f.weightDecay;
-  s.seed = static_cast<std::uint64_t>(std::max(0, f.seed));
+  s.seed = f.seed;
   return s;
 }
 
@@ -323,7 +323,7 @@ TrainForm formOfCheckpoint(TrainForm f, const Checkpoint& c) {
   f.seq = c.task.seq;
   f.periodMin = c.task.periodMin;
   f.periodMax = c.task.periodMax;
-  f.seed = static_cast<int>(c.seed);
+  f.seed = c.seed;
   f.steps = static_cast<int>(std::max<std::int64_t>(f.steps, c.step));
   return f;
 }

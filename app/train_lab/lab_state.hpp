@@ -35,7 +35,7 @@ struct TrainForm {
   bool mlp = kDefaults.model.mlp;
   int steps = static_cast<int>(kDefaults.steps);
   float lr = kDefaults.adam.lr, weightDecay = kDefaults.adam.weightDecay;
-  int seed = static_cast<int>(kDefaults.seed);
+  std::uint64_t seed = kDefaults.seed;  // every seed `mhascope train` takes, 0 .. 2^64 - 1
   int evalEvery = train::kDefaultEvalEvery;
   int periodMin = kDefaults.task.periodMin, periodMax = kDefaults.task.periodMax;
   std::string textPath;

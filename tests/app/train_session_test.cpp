@@ -33,6 +33,22 @@ Result<SavedTrain> parseSavedTrain(const std::string& text, const std::string& w
   return savedTrainOf(*ws, what);
 }
 
+// The form holds every seed `mhascope train` takes: a checkpoint trained with seed 2^64 - 1 is the same
+// run when the window saves it back, and the last workspace keeps the seed exactly.
+TEST(TrainSessionJson, TheSeedKeepsAll64Bits) {
+  SavedTrain t;
+  t.form.seed = 18446744073709551615ull;
+  auto back = parseSavedTrain(savedWith(t), "last-workspace.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->form.seed, 18446744073709551615ull);
+  nlohmann::json j = nlohmann::json::parse(savedWith(t));
+  j["train"]["seed"] = -1;
+  auto bad = parseSavedTrain(j.dump(), "last-workspace.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("/train/seed must be an integer from 0 to 18446744073709551615, got -1"),
+            std::string::npos) << bad.error().message;
+}
+
 TEST(TrainSessionJson, ModeTaskAndSettingsRoundTrip) {
   SavedTrain t;
   t.active = true;
