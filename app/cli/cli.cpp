@@ -71,8 +71,8 @@ void warnAboutNumbers(const Trace& t) {
     for (std::size_t i = 0; i < rows.size() && i < 8; ++i) list += (i ? ", " : "") + rows[i];
     if (rows.size() > 8) list += ", ...";
     warn(std::to_string(rows.size()) + " query row(s) have every key blocked: " + list +
-         "; their weights and head outputs are 0, so their final output rows are just b_o (PyTorch 1.13 gives NaN "
-         "there)");
+         "; their weights and head outputs are 0, so their final output rows are just b_o (" +
+         fullyMaskedRowElsewhereText() + ")");
   }
 }
 
@@ -162,8 +162,8 @@ int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
   for (auto v : t->fullyMasked) fully += v;
   if (fully)
     std::printf("\nNote: %d query row(s) have every key blocked; their weights and head outputs are 0, so their final "
-                "output rows are just b_o (PyTorch 1.13 gives NaN there).\n",
-                fully);
+                "output rows are just b_o (%s).\n",
+                fully, fullyMaskedRowElsewhereText());
   if (auto s = saveWeightsIfAsked(mo, *r); !s) return fail(s.error().message);
   if (auto s = saveWorkspaceIfAsked(mo, *r, ws, ws ? ws->view : WorkspaceView{}); !s) return fail(s.error().message);
   return 0;

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "lessons/lessons.hpp"
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/wrapped_text.hpp"
@@ -40,6 +41,7 @@ void drawStagePanel(UiContext& ctx) {
     coloredShape(tr.shapeOf(ctx.view.stage), tr.axesOf(ctx.view.stage));  // the shape only: a lazy stage stays lazy
     if (ctx.view.stage == StageId::ScaledScores) {
       ImGui::TextDisabled("every score × %.4g (%s)", static_cast<double>(tr.scaleFactor), scaleName(tr.scale));
+      textWrapped(unscaledLogitsText(tr.scale, tr.dModel, tr.heads));
     }
   }
   ImGui::Spacing();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "lessons/lessons.hpp"
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/export_button.hpp"
@@ -70,6 +71,7 @@ void drawWeightsPanel(UiContext& ctx) {
   ImGui::TextUnformatted(what.c_str());
   ctx.probes.recordLabel("weight_label", nameSlice(s).title);
   textWrappedDisabled(weightMeaning(view.weight));
+  if (view.weight <= WeightId::Wo) textWrappedDisabled(headCircuitsText(t.dModel, t.heads, t.hasBias));
   if (view.weight >= WeightId::Bq && !t.hasBias) textWrappedDisabled("This model has no biases (--no-bias): all zero.");
 
   const ImVec2 avail = ImGui::GetContentRegionAvail();

@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "lessons/lessons.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/labels.hpp"
 
@@ -130,7 +131,7 @@ void cellTooltip(const HeatmapSpec& spec, const HeatmapHover& hover) {
   if (spec.trace && s.rowAxis == "T_q" && !s.weight && spec.trace->isFullyMasked(s.batchIndex, r)) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kMaskFlagColor),
                        "every key is blocked for this query: its weights and head output are 0 (its final output "
-                       "row is b_o; PyTorch gives NaN there)");
+                       "row is b_o; %s)", fullyMaskedRowElsewhereText());
   }
   ImGui::EndTooltip();
 }

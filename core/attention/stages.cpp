@@ -120,7 +120,7 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "(i+1)*d_k - 1 of W_o (W_o^(i)) read only head i, so O W_o + b_o = sum over i of "
      "O_i W_o^(i) + b_o: each head adds its own term, and heads never interact inside a layer "
      "(they meet only in later layers, through the residual stream). Without W_o head i could "
-     "only write into its own d_k columns; with it every head can write into every feature, so "
+     "only write into its own d_k columns; with it every head can write into every feature. "
      "No head owns these columns any more. "
      "The result has the input's shape (B, T_q, d_model), which is why attention layers stack.",
      "Y = O @ W_o + b_o", DataKind::Signed},

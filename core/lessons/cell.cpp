@@ -73,4 +73,12 @@ Result<CellBreakdown> cellBreakdown(const Trace& t, int b, int head, int query, 
   return c;
 }
 
+const char* cellLessonIntro() {
+  return "A score is a plain dot product: multiply query q and key k feature by feature and add up. If q and k "
+         "have roughly independent, zero-mean, unit-variance entries (true at initialisation, not guaranteed "
+         "after training), q . k has variance d_k, and dividing by sqrt(d_k) keeps its typical spread near 1 "
+         "whatever d_k. The softmax then compares the score with the rest of its row: the weight of a cell "
+         "depends on every other score in the row.";
+}
+
 }  // namespace mhascope

@@ -46,6 +46,9 @@ CostCrossover costCrossover(const CostSizes& s) {
   const FlopCount now = countFlops(s.batch, s.tq, s.tk, s.dModel, s.heads);
   CostCrossover c;
   c.crossoverTokens = one.projections / one.attention;
+  // A block's MLP, d_model -> 4 d_model -> d_model: two matmuls of 2 * B * T * d_model * 4 d_model FLOPs.
+  const double mlpOne = 16.0 * static_cast<double>(s.batch) * static_cast<double>(s.dModel) * static_cast<double>(s.dModel);
+  c.blockCrossoverTokens = (one.projections + mlpOne) / one.attention;
   c.projectionsOverAttention = now.projections / now.attention;
   return c;
 }
@@ -55,7 +58,10 @@ std::string costCrossoverText(const CostSizes& s) {
   const CostCrossover c = costCrossover(s);
   const std::string ratio = costRatioPhrase(c);
   return "Projections cost O(B*T*d_model^2), the attention matmuls O(B*T^2*d_model): with T_q = T_k = T the "
-         "attention matmuls cost more only once T > 2*d_model = " + num(c.crossoverTokens, 12) + ". Here (T_q = " +
+         "attention matmuls cost more than this layer's four projections only once T > 2*d_model = " +
+         num(c.crossoverTokens, 12) + ". That is the attention layer alone: in a transformer block the MLP "
+         "(d_model -> 4*d_model -> d_model) adds 16*B*T*d_model^2 FLOPs, also linear in T, so attention "
+         "dominates the block only once T > 6*d_model = " + num(c.blockCrossoverTokens, 12) + ". Here (T_q = " +
          std::to_string(s.tq) + ", T_k = " + std::to_string(s.tk) + ", d_model = " + std::to_string(s.dModel) +
          ") " + ratio + ".";
 }
@@ -77,6 +83,31 @@ std::string scoreGapText(const Trace& t, double gap) {
   return "Raw scores are " + scalingRuleText(t.scale, t.dModel, t.heads) +
          " before the softmax (the active rule), so a gap of " + g + " between two raw scores becomes a factor of "
          "e^(" + divided + ") = " + num(std::exp(gap * f)) + " between their weights.";
+}
+
+std::string unscaledLogitsText(ScaleKind kind, int dModel, int heads) {
+  const int h = std::max(1, heads), dk = dModel / h;
+  const std::string DK = std::to_string(dk);
+  std::string s = "Here d_k = " + DK + ", so unscaled logits are sqrt(" + DK + ") = " +
+                  num(std::sqrt(static_cast<double>(dk))) + " times larger than sqrt(d_k)-scaled ones";
+  switch (kind) {
+    case ScaleKind::SqrtDk: s += " (this trace divides by sqrt(d_k))."; break;
+    case ScaleKind::None: s += "; this trace is not scaled, so its logits are the larger ones."; break;
+    case ScaleKind::SqrtDModel:
+      s += "; this trace divides by sqrt(d_model) = " + num(std::sqrt(static_cast<double>(dModel))) +
+           " instead, sqrt(h) = " + num(std::sqrt(static_cast<double>(h))) + " times more than sqrt(d_k).";
+      break;
+  }
+  return s;
+}
+
+const char* costLessonIntro() {
+  return "Parameters grow with d_model^2 and ignore T and h. Projection FLOPs grow with T * d_model^2; attention "
+         "matmul FLOPs with T^2 * d_model, always. The score tables hold h * T^2 numbers, and memory grows with "
+         "T^2 only where they are stored, as here, where every table is recorded: fused kernels such as "
+         "FlashAttention compute the softmax block by block and need only O(T) extra memory. More heads cost no "
+         "parameters and no matmul FLOPs, but scale, mask, exp and softmax touch all B * h * T_q * T_k scores, so "
+         "they and the stored score memory grow with h. Each head's score table has rank at most d_k.";
 }
 
 Result<std::vector<CostPoint>> costSweep(const CostSizes& base, SweepVariable variable, std::int64_t from,

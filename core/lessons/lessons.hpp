@@ -65,6 +65,15 @@ struct LoopVsVectorized {
 // the correct one when h = 1 or T = 1 (the transpose then moves nothing).
 Result<LoopVsVectorized> perHeadLoopVsVectorized(const Model& model);
 
+// Why d_model is cut into h heads of d_k: the parameter and FLOP budget of one full-width head
+// spent on h patterns, each of rank at most d_k; nothing in the layer forces heads apart (the
+// parameters lesson and the quiz show the same words).
+const char* headSplitReasonText();
+// The Learned tab's note: where head i looks depends only on W_QK^(i) = W_q^(i) W_k^(i)^T, what it
+// writes only on W_OV^(i) = W_v^(i) W_o^(i); W_q^(i) M with W_k^(i) M^-T gives the same scores.
+// With the live d_model, h, d_k and whether the biases are on.
+std::string headCircuitsText(int dModel, int heads, bool hasBias);
+
 // ---------------------------------------------------------------------------------------------
 // 2. Where the parameters go
 // ---------------------------------------------------------------------------------------------
@@ -107,6 +116,13 @@ void setScoreCell(ModelConfig& cfg, int head, int query, int key, float score);
 // Removes the hand-set cell at these positions, if one names them by position.
 void clearScoreCell(ModelConfig& cfg, int head, int query, int key);
 
+// The numerical rank of head `head`'s raw score table (T_q, T_k) of batch item b: singular values
+// above 1e-4 of the largest. A q . k table has rank <= d_k; hand-set cells can exceed it.
+int scoreTableRank(const Trace& trace, int batchIndex, int head);
+// The specialists lesson's note: each shown head's score-table rank against d_k, and why a real
+// head (a bilinear form of rank <= d_k) cannot draw a table of higher rank.
+std::string scoreRankText(const Trace& trace, int batchIndex);
+
 // ---------------------------------------------------------------------------------------------
 // 5. Mask on / off
 // ---------------------------------------------------------------------------------------------
@@ -127,6 +143,14 @@ struct MaskComparison {
 };
 // paddedKeys <= 0 picks max(1, T_k / 3).
 Result<MaskComparison> maskComparison(const Model& model, MaskLesson kind, int paddedKeys = 0);
+// What the masked picture shows, read from the masked trace (batch item 0): which keys the first
+// and the last query see, and whether the last row changed (causal); which key columns are blocked
+// and that the padded tokens' query rows still get outputs (key padding).
+std::string maskComparisonText(const MaskComparison& r);
+// The masks lesson's opening: what a mask does, and each API's convention.
+const char* maskLessonIntro();
+// What other code gives for a query row with every key blocked (mhascope: weights 0).
+const char* fullyMaskedRowElsewhereText();
 
 // ---------------------------------------------------------------------------------------------
 // 6. Pitfall lab
@@ -205,17 +229,26 @@ CostPoint costAt(const CostSizes& sizes);
 // Projections cost O(B*T*d_model^2) FLOPs, the attention matmuls (Q K^T, A V) O(B*T^2*d_model).
 // Both from countFlops(): with T_q = T_k = T the attention matmuls cost more once T > crossoverTokens
 // (= 2 * d_model).
+// With a transformer block's 4x MLP (d_model -> 4 d_model -> d_model: 16*B*T*d_model^2 FLOPs) also
+// linear in T, the attention matmuls outgrow projections + MLP only once T > 6 * d_model.
 struct CostCrossover {
-  double crossoverTokens = 0;
+  double crossoverTokens = 0;           // this attention layer alone: 2 * d_model
+  double blockCrossoverTokens = 0;      // with the block's 4x MLP counted: 6 * d_model
   double projectionsOverAttention = 0;  // at the given sizes (T_q, T_k as they are)
 };
 CostCrossover costCrossover(const CostSizes& sizes);
 // The Cost lesson's sentence about it, with the live numbers.
 std::string costCrossoverText(const CostSizes& sizes);
+// The Cost lesson's opening: what grows with what; T^2 FLOPs always, T^2 memory only when the
+// score table is stored.
+const char* costLessonIntro();
 
 // The active scaling rule in words with its number: "divided by sqrt(d_k) = 2",
 // "divided by sqrt(d_model) = 3.464", "not scaled (factor 1)".
 std::string scalingRuleText(ScaleKind kind, int dModel, int heads);
+// The live size of the scaling: "here d_k = 64, so unscaled logits are sqrt(64) = 8 times larger
+// than sqrt(d_k)-scaled ones", plus what the trace's own rule does.
+std::string unscaledLogitsText(ScaleKind kind, int dModel, int heads);
 // The specialists lesson's note: what a gap of `gap` between two raw scores does to their
 // weights under the trace's scaling rule.
 std::string scoreGapText(const Trace& trace, double gap);
@@ -245,6 +278,9 @@ struct CellBreakdown {
   double rowMaxAbsDiff = 0;        // |rowSoftmax - rowRecorded|
 };
 Result<CellBreakdown> cellBreakdown(const Trace& trace, int batchIndex, int head, int query, int key);
+// The cell lesson's opening: a dot product, scaled (what the scaling keeps, and under which
+// assumption), then compared with its row by the softmax.
+const char* cellLessonIntro();
 
 // ---------------------------------------------------------------------------------------------
 // 10. Quiz

@@ -12,6 +12,12 @@ using namespace lesson_detail;  // NOLINT(google-build-using-namespace): the les
 
 namespace {
 
+// The live "which key" question: the top two weights must differ by this much (at two decimals, as
+// the heatmap prints them, they then differ), and "spread evenly" is offered only when the top
+// weight is this far above the even share 1 / (allowed keys).
+constexpr float kQuizWeightGap = 0.02f;
+constexpr float kQuizEvenMargin = 0.05f;
+
 // A choice's text and what it means: two choices that mean the same (the same set of columns, the
 // same shape up to size-1 axes, the same number) are the same answer, whatever their wording.
 struct Choice {
@@ -119,6 +125,30 @@ class QuizBuilder {
   std::vector<QuizQuestion> questions;
   int n = 0;
 
+  // Batch item 0's mask flag (no flags recorded: nothing blocked).
+  bool blockedAt(std::int64_t q, std::int64_t k) const {
+    return !t.blocked.empty() && t.isBlocked(0, static_cast<int>(q), static_cast<int>(k));
+  }
+
+  // The causal question's live numbers: from this trace's own mask when it is causal (key
+  // padding included), else what a causal mask alone would allow here.
+  std::string causalCountsText() const {
+    auto seen = [&](std::int64_t q) {
+      std::int64_t n = 0;
+      for (std::int64_t k = 0; k < Tk; ++k) n += blockedAt(q, k) ? 0 : 1;
+      return n;
+    };
+    auto keys = [](std::int64_t n) { return std::to_string(n) + (n == 1 ? " key" : " keys"); };
+    const std::string last = std::to_string(Tq - 1);
+    if (t.causal && !t.blocked.empty()) {
+      return "In this trace's mask" + std::string(t.keyPadding || t.attnMask ? " (causal and the other masks)" : "") +
+             " query 0 sees " + keys(seen(0)) + (Tq > 1 ? " and query " + last + " sees " + keys(seen(Tq - 1)) : "") +
+             " (batch item 0).";
+    }
+    return "A causal mask alone would let query 0 see 1 key" +
+           (Tq > 1 ? " and query " + last + " see " + keys(std::min(Tq, Tk)) : std::string()) + " here.";
+  }
+
   void add(std::string question, const Choice& correct, const std::vector<Choice>& distractors,
            std::string explanation) {
     QuizQuestion q = makeQuestion(std::move(question), correct, distractors, std::move(explanation), n++);
@@ -140,7 +170,9 @@ class QuizBuilder {
          shapeChoice({{"B", B}, {"h", h}, {"T_q", Tq}, {"T_k", Tk}}), shapeChoice({{"B", B}, {"T_q", Tq}, {"T_k", Tk}}),
          shapeChoice({{"B", B}, {"d_model", d}, {"T_q", Tq}}), shapeChoice({{"B", B}, {"T_q", Tq}, {"3*d_model", 3 * d}})},
         "The h head outputs (B, h, T_q, d_k) are transposed back to (B, T_q, h, d_k) and reshaped to "
-        "(B, T_q, h*d_k) = (B, T_q, d_model): the heads sit side by side, and W_o (d_model, d_model) mixes them. "
+        "(B, T_q, h*d_k) = (B, T_q, d_model): the heads sit side by side. W_o (d_model, d_model) maps them into "
+        "d_model features, head i only through its own rows W_o^(i), so the output is a sum of one term per head, "
+        "O_i W_o^(i), plus b_o: heads never interact inside a layer, only across layers. "
         "The layer's output keeps that (B, T_q, d_model) shape, the shape of its input, which is why attention "
         "layers can be stacked.");
 
@@ -196,11 +228,8 @@ class QuizBuilder {
         "cost of one",
         {"To cut the number of parameters by h", "Because the softmax only works on small vectors",
          "So that each token is only compared with h other tokens"},
-        "One softmax can only make one weighted average per query. Heads let the layer look for several relations "
-        "at once, each in its own d_k-wide subspace, for the parameters of one full-width head. Giving each head "
-        "only d_k dimensions is not just about the budget: the narrow subspace pushes heads apart. Which roles they "
-        "take is learned in training and differs between runs, and many trained heads turn out redundant: "
-        "studies prune a large share of them with little loss.");
+        std::string("One softmax can only make one weighted average per query. Heads let the layer look for several "
+                    "relations at once, each in its own d_k-wide subspace. ") + headSplitReasonText());
 
     {
       const std::string rule = scalingRuleText(t.scale, static_cast<int>(d), static_cast<int>(h));
@@ -211,7 +240,8 @@ class QuizBuilder {
           {"To turn the scores into probabilities", "To make every row sum to 1", "To keep the values V from growing"},
           "With independent zero-mean, unit-variance entries, q . k has mean 0 and variance d_k. Dividing by "
           "sqrt(d_k) brings its spread back to about 1 whatever the head size, so the softmax stays soft and its "
-          "gradients stay large enough to learn quickly (small gradients slow learning; they do not stop it). "
+          "gradients stay large enough to learn quickly (in a saturated softmax they can get so small that learning "
+          "effectively stalls). "
           "The active rule here: scores are " + rule + ", i.e. multiplied by " + num(t.scaleFactor) + ".");
     }
   }
@@ -225,18 +255,19 @@ class QuizBuilder {
          "Multiplies the weights of later tokens by 0 after the softmax"},
         "A query may only use tokens up to its own position. The blocked scores get -inf before the softmax, "
         "so exp gives exactly 0 and the remaining weights still sum to 1. Counting from 0, query t sees keys "
-        "0 .. t, that is t + 1 keys: here query 0 sees 1 key and query " + std::to_string(Tq - 1) + " sees " +
-        std::to_string(std::min(Tq, Tk)) + ".");
+        "0 .. t, that is t + 1 keys (fewer where key padding blocks some of them). " + causalCountsText());
 
     add(
         "In PyTorch's nn.MultiheadAttention, what does True in a boolean attn_mask or key_padding_mask mean?",
         "That query-key pair is blocked: its score becomes -inf",
         {"That pair is allowed (True = keep)", "The weight is set to 0 after the softmax",
          "The key's value vector is set to 0"},
-        "PyTorch: True = blocked (a float mask is added to the scores instead). Conventions differ: much other "
-        "code writes scores.masked_fill(mask == 0, -1e9), where 1 means keep and 0 blocked. With -1e9 or the "
-        "dtype's minimum in place of -inf, a row with every key blocked gets uniform weights 1/T_k (here 1/" +
-        std::to_string(Tk) + ") instead of NaN.");
+        "In nn.MultiheadAttention True = blocked (a float mask is added to the scores instead). The convention "
+        "depends on the API: F.scaled_dot_product_attention's bool attn_mask is the other way round (True = may "
+        "attend), Hugging Face attention masks use 1 = keep and 0 = padding, and much other code writes "
+        "scores.masked_fill(mask == 0, -1e9), where 1 means keep. With -1e9 or the dtype's minimum in place of "
+        "-inf, a row with every key blocked gets uniform weights 1/T_k (here 1/" + std::to_string(Tk) +
+        ") instead of weights 0 (mhascope) or NaN (nn.MultiheadAttention in PyTorch 1.13).");
   }
 
   // Which columns a head owns, the live argmax of a weights row, what a row sums to.
@@ -259,8 +290,8 @@ class QuizBuilder {
                 // With one head, "all of X" and "all rows of W_q" would be true in their own way: not offered.
                 : d >= 2 ? std::vector<Choice>{Choice("Column 0 only", columnSet(0, 1, 1)),
                                                Choice("Columns 0 to " + std::to_string(d / 2 - 1), columnSet(0, 1, d / 2)),
-                                               Choice("None: with one head there is no split", "none")}
-                         : std::vector<Choice>{Choice("None: with one head there is no split", "none")},
+                                               Choice("None: head 0 reads only K and V", "none")}
+                         : std::vector<Choice>{Choice("None: head 0 reads only K and V", "none")},
           "The view (B, T, h, d_k) cuts each token's row of Q into h consecutive blocks of d_k: head i owns columns "
           "i*d_k .. (i+1)*d_k - 1. Column j belongs to head floor(j / d_k), e.g. column " + last + " to head floor(" +
           last + " / " + DK + ") = " + I + ". The input X is not split: every head sees all of it through W_q. In "
@@ -276,12 +307,19 @@ class QuizBuilder {
       for (int k = 0; k < Tk; ++k) order[idx(k)] = k;
       std::stable_sort(order.begin(), order.end(), [row](int a, int b) { return row[a] > row[b]; });
       const bool fully = t.isFullyMasked(0, qi);
-      const bool tie = !fully && row[order[1]] >= row[order[0]] - 1e-6f;  // no single answer: skip
+      // A near-tie has no single answer a reader can see on the heatmap (0.4356 and 0.4352 both read
+      // 0.44): asked only when the top two differ by kQuizWeightGap.
+      const bool tie = !fully && row[order[1]] > row[order[0]] - kQuizWeightGap;
+      int allowed = 0;
+      for (int k = 0; k < Tk; ++k) allowed += blockedAt(qi, k) ? 0 : 1;
+      // "Spread evenly" is offered only when the top weight is clearly above the even share.
+      const bool evenIsClearlyFalse =
+          !fully && allowed > 0 && row[order[0]] >= 1.0f / static_cast<float>(allowed) + kQuizEvenMargin;
       auto label = [&](int k) { return "'" + t.keyTokens[0][idx(k)] + "' (key " + std::to_string(k) + ")"; };
       if (!tie) {
         std::vector<Choice> others;
         for (std::size_t j = 1; j < order.size() && others.size() < 3; ++j) others.emplace_back(label(order[order.size() - j]));
-        others.emplace_back("None: the weights are spread evenly over the keys");
+        if (evenIsClearlyFalse) others.emplace_back("None: the weights are spread evenly over the keys");
         add(
             "In head 0, which key does the query '" + t.queryTokens[0][idx(qi)] + "' (query " + std::to_string(qi) +
                 ") give the most weight?",
@@ -324,8 +362,9 @@ class QuizBuilder {
         "How many numbers does ONE head's score table hold for one batch item here?", numberChoice(Tq * Tk),
         numericDistractors(Tq * Tk, {Tq * dk, Tq + Tk, dk * dk, B * h * Tq * Tk}),
         "T_q x T_k = " + std::to_string(Tq) + " x " + std::to_string(Tk) + ": one score per (query, key) pair. "
-        "That T^2 is why long sequences cost memory: B * h of these tables, " + std::to_string(B * h * Tq * Tk) +
-        " numbers in all. Each table is (T_q, d_k) times (d_k, T_k), so its rank is at most d_k = " + DK + ".");
+        "That T^2 is why long sequences cost FLOPs, always, and memory where the tables are stored, as here: B * h "
+        "of them, " + std::to_string(B * h * Tq * Tk) + " numbers in all (fused kernels such as FlashAttention "
+        "never store them and need only O(T) extra memory). Each table is (T_q, d_k) times (d_k, T_k), so its rank is at most d_k = " + DK + ".");
 
     if (h > 1 && Tq > 1) {
       // With h = 1 or T_q = 1 the wrong merges below happen to give the right tensor: not asked then.
@@ -347,12 +386,14 @@ class QuizBuilder {
       const auto cross = static_cast<std::int64_t>(std::llround(c.crossoverTokens));
       add(
           "With d_model = " + D + " and self-attention (T_q = T_k = T), from which T on do the attention matmuls "
-              "(Q K^T and A V) cost more FLOPs than the four projections?",
+              "(Q K^T and A V) cost more FLOPs than the layer's four projections?",
           numberChoice(cross, "T > "), numericDistractors(cross, {d, dk, 4 * d, d * d}, "T > "),
           "The projections cost O(B*T*d_model^2), the attention matmuls O(B*T^2*d_model); they are equal at "
           "T = 2*d_model = " + std::to_string(cross) + ". With T_q = " + std::to_string(Tq) + " and T_k = " +
-          std::to_string(Tk) + " here, " + costRatioPhrase(c) + ". Short sequences are dominated by the projections; the T^2 term wins only for "
-          "long ones.");
+          std::to_string(Tk) + " here, " + costRatioPhrase(c) + ". That counts the attention layer alone: in a "
+          "transformer block the 4x MLP adds 16*B*T*d_model^2 FLOPs, so attention dominates the block only once "
+          "T > 6*d_model = " + num(c.blockCrossoverTokens, 12) + ". Short sequences are dominated by the "
+          "projections; the T^2 term wins only for long ones.");
     }
   }
 };

@@ -2,6 +2,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+
+#include <Eigen/SVD>
 
 #include "lessons/common.hpp"
 #include "lessons/lessons.hpp"
@@ -33,6 +36,48 @@ void clearScoreCell(ModelConfig& cfg, int head, int query, int key) {
                                       c.query == query && c.key == key;
                              }),
               cells.end());
+}
+
+int scoreTableRank(const Trace& trace, int batchIndex, int head) {
+  auto s = sliceStage(trace, StageId::Scores, batchIndex, head);
+  if (!s) return -1;
+  Eigen::MatrixXd m(s->rows, s->cols);  // (T_q, T_k) raw scores, in double for the SVD
+  for (int r = 0; r < s->rows; ++r)
+    for (int c = 0; c < s->cols; ++c) {
+      const float v = s->at(r, c);
+      if (!std::isfinite(v)) return -1;  // an overflowed table has no meaningful rank
+      m(r, c) = v;
+    }
+  const Eigen::VectorXd sv = Eigen::JacobiSVD<Eigen::MatrixXd>(m).singularValues();
+  if (sv.size() == 0 || sv(0) == 0.0) return 0;
+  int rank = 0;
+  for (Eigen::Index i = 0; i < sv.size(); ++i) rank += sv(i) > 1e-4 * sv(0) ? 1 : 0;  // float scores: ~1e-7 noise
+  return rank;
+}
+
+std::string scoreRankText(const Trace& trace, int batchIndex) {
+  std::string ranks;
+  std::vector<int> over;
+  const int shown = std::min(trace.heads, 6);  // the lesson draws at most six heads
+  for (int h = 0; h < shown; ++h) {
+    const int r = scoreTableRank(trace, batchIndex, h);
+    if (r < 0) continue;
+    ranks += (ranks.empty() ? "" : ", ") + std::string("head ") + std::to_string(h) + ": " + std::to_string(r);
+    if (r > trace.dk) over.push_back(h);
+  }
+  if (ranks.empty()) return "";
+  const std::string DK = std::to_string(trace.dk);
+  std::string s = "Raw score-table ranks here: " + ranks + " (d_k = " + DK + "). A real head's scores are "
+                  "q . k = x_q W_q^(i) (x_k W_k^(i))^T, a bilinear form of rank at most d_k, so it must find a few "
+                  "low-rank features (d_k directions of d_model) whose products draw its pattern.";
+  if (!over.empty()) {
+    std::string heads;
+    for (std::size_t i = 0; i < over.size(); ++i) heads += (i ? ", " : "") + std::to_string(over[i]);
+    s += " The hand-set table" + std::string(over.size() > 1 ? "s of heads " : " of head ") + heads +
+         " exceed" + (over.size() > 1 ? "" : "s") + " rank " + DK + ": no real head with d_k = " + DK +
+         " could make " + (over.size() > 1 ? "them" : "it") + " exactly.";
+  }
+  return s;
 }
 
 }  // namespace mhascope

@@ -88,4 +88,27 @@ Result<LoopVsVectorized> perHeadLoopVsVectorized(const Model& model) {
   return r;
 }
 
+const char* headSplitReasonText() {
+  return "Why d_k = d_model / h: h heads of d_k columns cost exactly the parameters and FLOPs of one "
+         "full-width head, yet give h attention patterns instead of one. Each head's score table is a product "
+         "of (T_q, d_k) and (d_k, T_k), so its rank is at most d_k. Nothing in the layer forces heads to "
+         "differ: which roles they take is learned, differs between training runs, and many trained heads turn "
+         "out redundant (Michel et al. 2019 pruned most heads of trained models with little loss).";
+}
+
+std::string headCircuitsText(int dModel, int heads, bool hasBias) {
+  const int dk = dModel / std::max(1, heads);
+  const std::string D = std::to_string(dModel), DK = std::to_string(dk);
+  return "Read a head through two products, not through W_q, W_k, W_v, W_o one by one. Head i's columns "
+         "W_q^(i), W_k^(i), W_v^(i) (d_model, d_k) and rows W_o^(i) (d_k, d_model) meet as W_QK^(i) = W_q^(i) "
+         "W_k^(i)^T and W_OV^(i) = W_v^(i) W_o^(i), each (" + D + ", " + D + ") of rank at most d_k = " + DK +
+         ": where the head looks depends only on W_QK^(i)" +
+         (hasBias ? std::string(" (and the biases b_q^(i), b_k^(i))") : std::string()) +
+         ", what it writes only on W_OV^(i). W_q^(i) and W_k^(i) alone are not identifiable: W_q^(i) M and "
+         "W_k^(i) M^-T, for any invertible (" + DK + ", " + DK + ") M" +
+         (hasBias ? std::string(" (with b_q^(i) M and b_k^(i) M^-T)") : std::string()) +
+         ", give exactly the same scores, so the pattern of a W_q or W_k heatmap means little on its own; "
+         "the same holds for W_v^(i) and W_o^(i).";
+}
+
 }  // namespace mhascope

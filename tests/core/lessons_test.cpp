@@ -558,7 +558,7 @@ TEST(LessonQuiz, AnswersMatchTheLiveTrace) {
   EXPECT_NE(live->question.find("(query " + std::to_string(qi) + ")"), std::string::npos) << live->question;
   EXPECT_NE(answerOf(*live).find("(key " + std::to_string(best) + ")"), std::string::npos);
   // "Query t sees t + 1 keys" with t counted from 0, as everywhere else.
-  EXPECT_NE(findQuestion(quiz, "What does the causal mask do")->explanation.find("query 0 sees 1 key and query 6 sees 7"),
+  EXPECT_NE(findQuestion(quiz, "What does the causal mask do")->explanation.find("query 0 see 1 key and query 6 see 7 keys"),
             std::string::npos);
 }
 

@@ -17,10 +17,7 @@ namespace mhascope::app {
 // q·k table, the scaling line and the row softmax table — every part using the trace, batch item,
 // sizes and result fetched at the top.
 void drawLessonCellPanel(UiContext& ctx) {
-  lessonHeader(ctx, "One cell, taken apart",
-               "A score is a plain dot product: multiply query q and key k feature by feature and add up. Scaling keeps "
-               "its size independent of d_k; the softmax then compares it with the rest of its row — the weight of a "
-               "cell depends on every other score in the row.");
+  lessonHeader(ctx, "One cell, taken apart", cellLessonIntro());
   if (!traceReady(ctx)) return;
   const Trace& t = ctx.state.trace;
   LessonView& ls = ctx.lessons;

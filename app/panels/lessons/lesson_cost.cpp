@@ -15,12 +15,7 @@
 namespace mhascope::app {
 
 void drawLessonCostPanel(UiContext& ctx) {
-  lessonHeader(ctx, "Cost counters",
-               "Parameters grow with d_model^2 and ignore T and h. Projection FLOPs grow with T * d_model^2; attention "
-               "matmul FLOPs with T^2 * d_model; the score tables with h * T^2 — that T^2 is what makes long inputs "
-               "expensive. More heads cost no parameters and no matmul FLOPs, but scale, mask, exp and softmax touch "
-               "all B * h * T_q * T_k scores, so they and the score memory grow with h. Each head's score table has "
-               "rank at most d_k.");
+  lessonHeader(ctx, "Cost counters", costLessonIntro());
   if (!traceReady(ctx)) return;
   const Trace& t = ctx.state.trace;
   LessonView& ls = ctx.lessons;

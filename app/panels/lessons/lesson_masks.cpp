@@ -17,12 +17,7 @@ namespace mhascope::app {
 // three maps (no mask, mask, difference) and their numbers — every part using the trace, batch item,
 // sizes and result fetched at the top.
 void drawLessonMasksPanel(UiContext& ctx) {
-  lessonHeader(ctx, "Mask on / off",
-               "A mask sets blocked scores to -inf before the softmax, so those keys get weight exactly 0 and the "
-               "remaining keys share the whole weight. Causal: a query may not look at later tokens. Key padding: "
-               "nobody may look at filler tokens that only even out a batch. Conventions differ: in PyTorch a bool "
-               "mask's True means blocked; code that writes masked_fill(mask == 0, -1e9) means 1 = keep, and uses "
-               "-1e9 or the dtype's minimum instead of -inf.");
+  lessonHeader(ctx, "Mask on / off", maskLessonIntro());
   if (!recomputedLessonReady(ctx, RecomputingLesson::Masks)) return;
   const Trace& t = ctx.state.trace;
   LessonView& ls = ctx.lessons;
@@ -97,8 +92,7 @@ void drawLessonMasksPanel(UiContext& ctx) {
                          "item %d (the difference colour bar spans ±this head's value)",
                          r->maxAbsWeightDiff, t.heads, t.batch, static_cast<double>(headMax), h, b));
   textWrappedDisabled("Blue cells lost weight: only blocked cells can. Red cells gained it: each row's weight is now "
-                      "shared among fewer keys, so an allowed key can only gain. Causal: query 0 can only see itself, "
-                      "so its weight there becomes 1; the last query sees everything and does not change.");
+                      "shared among fewer keys, so an allowed key can only gain. " + maskComparisonText(*r));
 }
 
 }  // namespace mhascope::app

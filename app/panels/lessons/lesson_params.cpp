@@ -62,10 +62,8 @@ void drawLessonParamsPanel(UiContext& ctx) {
   }
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("Green rows are what this layer really holds (biases %s). 3*h*d_model*d_k = 3*d_model^2 because "
-                      "h*d_k = d_model. The budget is not the only reason a head gets just d_k dimensions: the narrow "
-                      "subspace forces heads to specialise. Which roles they take is learned and differs between "
-                      "training runs, and many trained heads are redundant enough to be pruned.",
-                      bias ? "on" : "off");
+                      "h*d_k = d_model. %s",
+                      bias ? "on" : "off", headSplitReasonText());
   ImGui::PopTextWrapPos();
   // Bars: full-width heads vs the real layout, relative to the real Q/K/V.
   const float em = ImGui::GetFontSize();

@@ -36,6 +36,9 @@ void drawLessonPitfallsPanel(UiContext& ctx) {
   const PitfallResult* r = outcome.get();
   const Pitfall p = r->pitfall;
   textWrapped(pitfallExplanation(p));
+  if (p == Pitfall::NoScaling || p == Pitfall::ScaleBySqrtDModel) {
+    textWrappedDisabled(unscaledLogitsText(ScaleKind::SqrtDk, t.dModel, t.heads));
+  }
   if (r->maskAdded) textWrappedDisabled("(This configuration has no mask, so both pipelines here use a causal one.)");
   if (p == Pitfall::NoMaxSubtraction)
     textWrappedDisabled(formatText("(Scores multiplied by %.3g here so the largest logit is 120: large logits are when it breaks.)",

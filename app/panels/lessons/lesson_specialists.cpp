@@ -154,6 +154,7 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
     }
   }
   textWrappedDisabled(scoreGapText(t, 8.0));
+  textWrappedDisabled(scoreRankText(t, b));
 }
 
 }  // namespace mhascope::app
