@@ -41,7 +41,9 @@ void drawStagePanel(UiContext& ctx) {
     coloredShape(tr.shapeOf(ctx.view.stage), tr.axesOf(ctx.view.stage));  // the shape only: a lazy stage stays lazy
     if (ctx.view.stage == StageId::ScaledScores) {
       ImGui::TextDisabled("every score × %.4g (%s)", static_cast<double>(tr.scaleFactor), scaleName(tr.scale));
-      textWrapped(unscaledLogitsText(tr.scale, tr.dModel, tr.heads));
+      const std::string size = unscaledLogitsText(tr.scale, tr.dModel, tr.heads);
+      textWrapped(size);
+      ctx.probes.recordLabel("scale_size", size);
     }
   }
   ImGui::Spacing();

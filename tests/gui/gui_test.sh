@@ -211,6 +211,15 @@ case "$case_name" in
       || fail "the screenshot does not show the hover that preceded it (the next command's input leaked in)"
     python3 "$here/count_color.py" "$out/no_tooltip.png" 255,217,115 0 0 || fail "a reason shown for a cell that is not forced"
     ;;
+  lesson_texts)
+    # Live sentences follow the configuration (the Scale stage's d_k figure, the masks lesson).
+    xvfb "$bin" --preset default --stage scaled_scores --script "$(script_from lesson_texts.txt)" > "$out/log.txt" 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "lesson_texts script failed (exit $rc)"; }
+    for png in scale masks learned; do
+      python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png screenshot"
+    done
+    ;;
   quiz_click)
     # Issue 7 §1: the right answer of question 1 aborted the app (ImGui assert).
     xvfb "$bin" --preset default --script "$(script_from quiz_click.txt)" > "$out/log.txt" 2>&1

@@ -91,8 +91,10 @@ void drawLessonMasksPanel(UiContext& ctx) {
   textWrapped(formatText("max |weight difference|: %.3g over all %d heads and %d batch item(s); %.3g in head %d, batch "
                          "item %d (the difference colour bar spans ±this head's value)",
                          r->maxAbsWeightDiff, t.heads, t.batch, static_cast<double>(headMax), h, b));
+  const std::string note = maskComparisonText(*r);
   textWrappedDisabled("Blue cells lost weight: only blocked cells can. Red cells gained it: each row's weight is now "
-                      "shared among fewer keys, so an allowed key can only gain. " + maskComparisonText(*r));
+                      "shared among fewer keys, so an allowed key can only gain. " + note);
+  ctx.probes.recordLabel("mask_note", note);
 }
 
 }  // namespace mhascope::app
