@@ -15,7 +15,7 @@ PKGS=(build-essential cmake pkg-config ninja-build
       nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
       fonts-dejavu-core xvfb xauth xdotool x11-utils python3 python3-torch python3-numpy
       clang-14 libclang-rt-14-dev
-      libopenblas0-pthread)  # the engine's GEMM when it measures faster than Eigen's (attention/gemm.cpp)
+      libopenblas0-pthread)  # the engine's GEMM with MHASCOPE_GEMM=openblas (kernels/gemm.cpp); PyTorch's BLAS
 missing=()
 for p in "${PKGS[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then missing+=("$p"); fi

@@ -37,7 +37,7 @@ void layerNormBackward(const RowMatrix& dy, const RowMatrix& w, const LayerNormC
   }
 }
 
-// The products go through the engine's GEMM (Eigen or OpenBLAS, whichever measured faster).
+// The products go through the engine's GEMM (Eigen, or OpenBLAS with MHASCOPE_GEMM=openblas).
 void linearForward(const RowMatrix& x, const RowMatrix& W, const RowMatrix& b, RowMatrix& y) {
   const Eigen::Index rows = x.rows(), in = x.cols(), out = W.rows();
   y.resize(rows, out);
