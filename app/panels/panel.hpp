@@ -37,7 +37,7 @@ void drawStatusLine(UiContext& ctx);        // panels/status_line.cpp
 // Parts of the controls: the Open file… button and its popup, the "Files in use" list.
 void drawOpenFileButton(UiContext& ctx);    // panels/open_file_popup.cpp
 void drawFilesInUse(UiContext& ctx);        // panels/open_file_popup.cpp
-// The lessons (issue 4), one tab each: panels/lesson_*.cpp.
+// The lessons, one tab each: panels/lesson_*.cpp.
 void drawLessonSplitPanel(UiContext& ctx);        // 1 one big matrix = h small ones
 void drawLessonParamsPanel(UiContext& ctx);       // 2 where the parameters go
 void drawLessonMixPanel(UiContext& ctx);          // 3 mix, then split

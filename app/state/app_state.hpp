@@ -52,7 +52,7 @@ struct AppState {
   std::string configError;          // why `config` cannot run (validateConfig); empty when fine
   std::vector<int> suggestedHeads;  // valid h nearest to the requested one, when h ∤ d_model
   bool sizeEditPending = false;     // d_model / h dragged or typed: applied when the edit ends
-  // The most one computation may hold (BAD_INPUTS #9): the "memory budget" control under Sizes;
+  // The most one computation may hold: the "memory budget" control under Sizes;
   // at start --memory-budget or the machine's default (half of MemAvailable, util/memory_budget).
   // 0: the config's own (in-process tests).
   std::uint64_t memoryBudgetBytes = 0;

@@ -1,6 +1,6 @@
 // The Export button that sits on every heatmap and on the head grid: a popup with a folder,
 // a file name and PNG / SVG / PDF, writing through the same exporter as `mhascope export`
-// (core/export.hpp), then a confirmation naming the path or the error (BAD_INPUTS #26).
+// (core/export.hpp), then a confirmation naming the path or the error.
 #pragma once
 
 #include <vector>

@@ -532,7 +532,7 @@ void convertData(const unsigned char* src, std::size_t n, const NpyDtype& dt, fl
   }
 }
 
-// BAD_INPUTS #4: NaN/Inf are an error with their counts, never zeroed behind the user's back.
+// NaN/Inf are an error with their counts, never zeroed behind the user's back.
 Status checkFinite(std::span<const float> data, const std::string& what, const std::string& descr,
                    NpyValues values) {
   const bool allowMinusInf = values == NpyValues::AllowMinusInfinity;

@@ -1,5 +1,5 @@
 // NumPy .npy files (format versions 1.0, 2.0, 3.0) read from and written to byte strings.
-// Reading is the untrusted boundary (BAD_INPUTS #4, #22): every malformed file gives an Error
+// Reading is the untrusted boundary: every malformed file gives an Error
 // that names the file and the values involved, the parser never reads outside the buffer and
 // never allocates more than the file's own size justifies. Writing produces exactly what
 // NumPy 1.24's np.save writes for a C-order float32 array.
@@ -13,9 +13,9 @@
 
 namespace mhascope {
 
-// Which non-finite values a caller accepts. Inputs, weights and masks take FiniteOnly
-// (BAD_INPUTS #4); a dumped masked_scores stage legitimately holds -inf (blocked cells), read
-// back with AllowMinusInfinity. NaN and +inf are refused either way.
+// Which non-finite values a caller accepts. Inputs, weights and masks take FiniteOnly (NaN or
+// inf there is a loading error, never silently zeroed); a dumped masked_scores stage legitimately
+// holds -inf (blocked cells), read back with AllowMinusInfinity. NaN and +inf are refused either way.
 enum class NpyValues { FiniteOnly, AllowMinusInfinity };
 
 // Parses a whole .npy file held in `bytes`. `what` names the tensor or file in every message,

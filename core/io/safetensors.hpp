@@ -1,6 +1,6 @@
 // .safetensors files (Hugging Face's format: an 8-byte little-endian header length N, N bytes
 // of JSON header, then one contiguous byte buffer) read from and written to byte strings.
-// Reading is the untrusted boundary (BAD_INPUTS #4, #23): it applies the same checks as the
+// Reading is the untrusted boundary: it applies the same checks as the
 // reference implementation's validate() — plus duplicate JSON keys and NaN/Inf, which the
 // reference lets through — and every Error names the file, the tensor key and the numbers.
 #pragma once

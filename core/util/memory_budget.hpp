@@ -1,5 +1,5 @@
 // The default memory budget: how much the command line and the window may hold for one
-// configuration before they refuse it (BAD_INPUTS #9). It follows the machine: half of the memory
+// configuration before they refuse it. It follows the machine: half of the memory
 // Linux says is available (MemAvailable in /proc/meminfo) when the program starts, at least
 // 512 MiB and at most 32 GiB; 512 MiB when /proc/meminfo cannot be read. `--memory-budget MiB`
 // (CLI and window) replaces it.

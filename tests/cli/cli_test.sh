@@ -116,11 +116,11 @@ grep -q "^attention blocks: 64 query rows (set by the program)" <<<"$out" && ok 
   || bad "bench --query-block: $out"
 expect_error "bench --query-block 96" "--query-block must be 64 or 128, got 96" "$BIN" bench --preset cat --query-block 96
 
-# A fully masked row: head output 0, final output row b_o, and PyTorch's NaN named (issue 13).
+# A fully masked row: head output 0, final output row b_o, and PyTorch's NaN named.
 out="$("$BIN" info --preset cat --pad-last 4 2>&1)"
 grep -q "head outputs are 0, so their final output rows are just b_o (PyTorch 1.13's nn.MultiheadAttention gives NaN there; F.scaled_dot_product_attention gives 0 from PyTorch 2.5 on, as mhascope does)" <<<"$out" \
   && ok "fully masked rows explained" || bad "fully masked note: $out"
-# --- hostile input (issue 7 §5): every case a clear error or warning, bounded, nothing lost ---
+# --- hostile input: every case a clear error or warning, bounded, nothing lost ---
 # make_npy FILE SHAPE DATA: a float32 .npy written by hand (DATA as printf escapes), no Python.
 make_npy() {
   local f="$1" shape="$2" data="$3"
@@ -181,7 +181,7 @@ grep -q '"stage": "weights"' <(sed -n '/"non_finite"/,/"stages"/p' "$H/nan/trace
 grep -q '"fully_masked_rows": \[\]' "$H/nan/trace.json" && ok "overflow is not called masking" || bad "overflowed rows flagged as masked"
 err="$("$BIN" info --preset cat --pad-last 4 2>&1 >/dev/null)"
 grep -q "warning: 4 query row(s) have every key blocked" <<<"$err" && ok "fully masked rows warned" || bad "fully masked: $err"
-# ... and says what the row's output is (issue 13.4: the head output is 0, the final row is b_o).
+# ... and says what the row's output is (the head output is 0, the final row is b_o).
 grep -q "head outputs are 0, so their final output rows are just b_o (PyTorch 1.13's nn.MultiheadAttention gives NaN there; F.scaled_dot_product_attention gives 0 from PyTorch 2.5 on, as mhascope does)" <<<"$err" \
   && ok "fully masked warning names b_o" || bad "fully masked warning does not say the final row is b_o: $err"
 # Integers: decimal only, range-checked, for every integer option.

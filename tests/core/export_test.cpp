@@ -456,7 +456,7 @@ TEST(ExportErrors, FailedExportLeavesExistingFileByteIdentical) {
 namespace mhascope {
 namespace {
 
-// BAD_INPUTS #1: a fully masked query row is flagged in the picture (a red bar beside the row,
+// A fully masked query row is flagged in the picture (a red bar beside the row,
 // outside the cells, so the cells keep their exact colours).
 TEST(ExportPng, FullyMaskedRowsAreFlaggedBesideTheGrid) {
   const std::vector<float> w = {0.5f, 0.5f, 0.0f, 0.0f, 0.0f, 0.0f, 0.2f, 0.3f, 0.5f};
@@ -477,7 +477,7 @@ TEST(ExportPng, FullyMaskedRowsAreFlaggedBesideTheGrid) {
   expectCellsMatch(img, s, p, layout.colormap, layout.range, "flagged");
 }
 
-// --- one naming, blocked cells, colour-bar ticks, learned matrices (issue 7 §2–3) -------------
+// --- one naming, blocked cells, colour-bar ticks, learned matrices -------------
 
 TEST(ExportTitle, DefaultTitleIsTheSelectionNameTheWindowShows) {
   const std::vector<float> w = {0.5f, 0.5f, 0.25f, 0.75f};

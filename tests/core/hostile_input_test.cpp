@@ -1,4 +1,4 @@
-// Bad input found by hostile testing (issue 7 §5), at the core's boundary: files that never end
+// Bad input found by hostile testing, at the core's boundary: files that never end
 // or are not files, sizes checked before reading, one memory estimate that counts every buffer,
 // overflow reported per stage, batch text the command line refuses, names in weight files.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// ModelConfig → Model, and the strict preset JSON (BAD_INPUTS #8, #25).
+// ModelConfig → Model, and the strict preset JSON.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,6 +1,6 @@
 // Tests for the .npy reader and writer (core/io/npy.cpp): round trips, files NumPy itself
 // wrote (tests/fixtures/npy), hand-crafted big-endian and f8 files, and one test per malformed
-// input of BAD_INPUTS #4 and #22, each checking that the message names the problem and values.
+// malformed input, each checking that the message names the problem and values.
 
 #include "io/npy.hpp"
 

@@ -1,5 +1,5 @@
 // Architecture checks: core/ knows nothing of the GUI (no ImGui, GLFW or GL includes), only
-// core/export/ (the mhascope_export target) uses cairo, and the build never uses fast-math (it would disable the NaN/Inf guards, BAD_INPUTS #5).
+// core/export/ (the mhascope_export target) uses cairo, and the build never uses fast-math (it would disable the NaN/Inf guards).
 #include <gtest/gtest.h>
 
 #include <cmath>

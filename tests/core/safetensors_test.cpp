@@ -1,6 +1,6 @@
 // Tests for the .safetensors reader and writer (core/io/safetensors.cpp): round trips, the
 // fixtures in tests/fixtures/safetensors, half-precision conversions, and one test per
-// malformed input of BAD_INPUTS #4 and #23 (the reference validate() rules, duplicate keys,
+// malformed input (the reference validate() rules, duplicate keys,
 // NaN/Inf), each checking that the message names the tensor and the numbers.
 
 #include "io/safetensors.hpp"

@@ -1,4 +1,4 @@
-// Tokenizer and display labels (BAD_INPUTS #6, #13, #14).
+// Tokenizer and display labels.
 #include <gtest/gtest.h>
 
 #include "attention/tokenizer.hpp"

@@ -221,7 +221,7 @@ case "$case_name" in
     done
     ;;
   quiz_click)
-    # Issue 7 §1: the right answer of question 1 aborted the app (ImGui assert).
+    # The right answer of question 1 aborted the app (ImGui assert).
     xvfb "$bin" --preset default --script "$(script_from quiz_click.txt)" > "$out/log.txt" 2>&1
     rc=$?
     [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "quiz script failed (exit $rc)"; }
@@ -329,7 +329,7 @@ EOF
     xvfb bash "$out/tap.sh" || { tail -n 5 "$out/log.txt"; fail "a tapped → key was lost"; }
     ;;
   explore)
-    # Issue 7 §1: seeded random input on every tab and every column, ImGui's asserts on
+    # Seeded random input on every tab and every column, ImGui's asserts on
     # (app/imgui_user_config.hpp). Arguments: SEED EVENTS [WxH].
     seed=${3:?seed}; events=${4:?events}; size=${5:-1600x1000}
     sed -e "s|@OUT@|$out|g" -e "s|@SEED@|$seed|g" -e "s|@EVENTS@|$events|g" "$here/explore.txt" > "$out/explore.txt"

@@ -1,4 +1,4 @@
-// What the ten lesson tabs (issue 4) share: "is the result there" checks and a one-texture
+// What the ten lesson tabs share: "is the result there" checks and a one-texture
 // heatmap for any matrix. Their choices are state/lesson_view.hpp; the numbers all come from
 // core/lessons/ through the compute scheduler (AppState::lessons); panels only lay them out.
 #pragma once

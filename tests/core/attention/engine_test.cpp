@@ -1,6 +1,6 @@
 // The engine against an independent double-precision loop reference (written the slow, obvious
 // way from the equations), over 100 random configurations including the degenerate shapes, plus
-// the invariants and the engine's bad inputs (BAD_INPUTS #1-3, #6-11).
+// the invariants and the engine's bad inputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -191,7 +191,7 @@ TEST(Engine, MatchesLoopReferenceOnRandomConfigs) {
   std::printf("[ engine  ] random configurations with MHASCOPE_TEST_SEED=%llu\n",
               static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed);
-  // The degenerate but legal shapes of BAD_INPUTS #7 first, then random ones.
+  // The degenerate but legal shapes (T = 1, h = 1, d_k = 1, h = d_model, T = d_model, odd T) first, then random ones.
   std::vector<Case> cases = {
       {1, 1, 1, 4, 2, false, false, false, false, true, ScaleKind::SqrtDk},   // T = 1
       {1, 5, 5, 6, 1, false, true, false, false, false, ScaleKind::SqrtDk},   // h = 1
@@ -314,7 +314,7 @@ TEST(Engine, AttnMaskPolarityIsAsymmetric) {
   EXPECT_TRUE(std::isinf(t.copyOf(StageId::MaskedScores).data[2]));
 }
 
-// BAD_INPUTS #1, #2: a fully masked row gives weights exactly 0, output row 0, no NaN, flagged.
+// A fully masked row gives weights exactly 0, output row 0, no NaN, flagged.
 TEST(Engine, FullyMaskedRowIsZeroNotNanNorUniform) {
   Model m = smallModel("a b c d", 8, 2, MaskKind::Causal);
   Tensor pad({1, 4}, {});
@@ -347,7 +347,7 @@ TEST(Engine, EverythingPaddedGivesZeroRowsEverywhere) {
   for (float v : t.tensor(StageId::Output).data) EXPECT_FALSE(std::isnan(v));
 }
 
-// BAD_INPUTS #3: logits far above the float exp overflow point stay finite.
+// Logits far above the float exp overflow point stay finite.
 TEST(Engine, LargeLogitsGiveFiniteWeights) {
   Model m = smallModel("a b c d", 8, 2);
   for (auto& v : m.inputs.query.data) v *= 1000.0f;
@@ -366,7 +366,7 @@ TEST(Engine, LargeLogitsGiveFiniteWeights) {
   }
 }
 
-// BAD_INPUTS #6, #8, #9, #10: every invalid size is a clear error naming the values.
+// Every invalid size is a clear error naming the values.
 TEST(Engine, InvalidConfigurationsAreClearErrors) {
   auto errorOf = [](ModelConfig cfg) {
     auto m = buildModel(cfg);
