@@ -90,7 +90,7 @@ bool headsOwnColumns(StageId stage) {
 }
 
 const char* noHeadOwnerNote(StageId stage) {
-  if (stage == StageId::Output) return "no head owns these columns: W_o has mixed the heads";
+  if (stage == StageId::Output) return "no head owns these columns: W_o adds one term per head into every feature";
   return "no head owns these columns: every head sees all of them through W_q, W_k, W_v";
 }
 
@@ -115,7 +115,10 @@ std::string forcedCellReason(const Trace& trace, StageId stage, int b, int q, in
   int visible = 0;
   for (int j = 0; j < trace.tk; ++j) visible += trace.isBlocked(b, q, j) ? 0 : 1;
   if (visible == 1 && stage == StageId::Weights) {
-    if (trace.causal && q == 0 && k == 0) return "the first query can only see itself, so its weight is exactly 1";
+    if (trace.causal && q == 0 && k == 0) {
+      return trace.selfAttention ? "the first query can only see itself, so its weight is exactly 1"
+                                 : "the first query can only see key 0, so its weight is exactly 1";
+    }
     return "the only key query " + qs + " may see, so its weight is exactly 1";
   }
   return {};

@@ -122,6 +122,10 @@ int scoreTableRank(const Trace& trace, int batchIndex, int head);
 // The specialists lesson's note: each shown head's score-table rank against d_k, and why a real
 // head (a bilinear form of rank <= d_k) cannot draw a table of higher rank.
 std::string scoreRankText(const Trace& trace, int batchIndex);
+// Roles trained heads are found to take, for the specialists lesson: previous-token, duplicate-token
+// and induction heads, the ways two layers compose (K-, Q-, V-composition), redundancy, and what a
+// head that looks at the first token is (a shortcut in small runs; an attention sink in language models).
+const char* trainedHeadRolesText();
 
 // ---------------------------------------------------------------------------------------------
 // 5. Mask on / off

@@ -55,6 +55,19 @@ int scoreTableRank(const Trace& trace, int batchIndex, int head) {
   return rank;
 }
 
+const char* trainedHeadRolesText() {
+  return "Roles found in trained models: previous-token heads (each token looks at the one before it), "
+         "duplicate-token heads (a token looks at earlier copies of itself) and induction heads (a token looks at "
+         "what followed an earlier copy of itself, and copies it). An induction head needs two layers: its keys "
+         "read what a previous-token head wrote into the residual stream (K-composition, the route the Train "
+         "mode's runs take); a later head's queries can read an earlier head's output too (Q-composition), and "
+         "its values (V-composition). Roles are often redundant: two heads doing one job, so switching one off "
+         "changes little and switching both off a lot. A head that puts most of its weight on the first token "
+         "is, in small runs like the Train mode's, usually a shortcut (a default while nothing better is "
+         "visible); in language models it is often an attention sink: the softmax must put its weight "
+         "somewhere, and the first token is where heads park it when they have nothing to read.";
+}
+
 std::string scoreRankText(const Trace& trace, int batchIndex) {
   std::string ranks;
   std::vector<int> over;

@@ -84,6 +84,22 @@ TEST(LessonTexts, QuizSaysWoAddsOneTermPerHead) {
   // The sum-of-terms equation itself is checked on the engine in the stage texts' test.
 }
 
+// The weights tooltip's "can only see itself" is said only where key 0 is the query itself.
+TEST(LessonTexts, FirstQuerySeesItselfOnlyInSelfAttention) {
+  for (bool cross : {false, true}) {
+    ModelConfig cfg = sized(8, 2, "a b c d");
+    cfg.mask = MaskKind::Causal;
+    if (cross) {
+      cfg.crossAttention = true;
+      cfg.kvText = "p q r s t";
+    }
+    const Trace t = traceOf(buildOrDie(cfg));
+    const std::string why = forcedCellReason(t, StageId::Weights, 0, 0, 0);
+    EXPECT_EQ(has(why, "itself"), !cross) << why;
+    EXPECT_EQ(has(why, "key 0"), cross) << why;
+  }
+}
+
 // --- why heads: no "forces heads to specialise"; each table has rank <= d_k ---------------------
 
 TEST(LessonTexts, HeadSplitReasonClaimsOnlyWhatHolds) {
@@ -423,6 +439,16 @@ TEST(LessonTexts, SpecialistTablesAreOfHigherRankThanARealHeadCanMake) {
   // Without hand-set scores nothing exceeds d_k, and the text says nothing of it.
   const Trace plain = traceOf(buildOrDie(sized(8, 2)));
   EXPECT_FALSE(has(scoreRankText(plain, 0), "no real head")) << scoreRankText(plain, 0);
+}
+
+// The roles lesson names the roles trained heads take and how layers compose.
+TEST(LessonTexts, TrainedHeadRolesNameDuplicateTokenCompositionRedundancyAndSinks) {
+  const std::string text = trainedHeadRolesText();
+  for (const char* part : {"previous-token heads", "duplicate-token heads", "induction heads", "K-composition",
+                           "Q-composition", "V-composition", "redundant", "first token", "attention sink",
+                           "shortcut"}) {
+    EXPECT_TRUE(has(text, part)) << part;
+  }
 }
 
 // --- the cell: the scaling keeps the spread near 1 under an assumption, not always ---------------

@@ -54,7 +54,7 @@ TEST(SelectionName, SliceNamesMatchTheirSelection) {
 }
 
 TEST(HeadOwnership, OnlyProjectionsSplitHeadsAndConcatBelongToHeads) {
-  // Issue 13 item 1: no head owns the input columns; W_o has mixed the heads in the output.
+  // No head owns the input columns; in the output W_o has added one term per head into every feature.
   EXPECT_FALSE(headsOwnColumns(StageId::Query));
   EXPECT_FALSE(headsOwnColumns(StageId::Key));
   EXPECT_FALSE(headsOwnColumns(StageId::Value));
@@ -64,7 +64,7 @@ TEST(HeadOwnership, OnlyProjectionsSplitHeadsAndConcatBelongToHeads) {
   }
   EXPECT_NE(std::string(noHeadOwnerNote(StageId::Query)).find("every head sees all of them through W_q, W_k, W_v"),
             std::string::npos);
-  EXPECT_NE(std::string(noHeadOwnerNote(StageId::Output)).find("W_o has mixed the heads"), std::string::npos);
+  EXPECT_NE(std::string(noHeadOwnerNote(StageId::Output)).find("W_o adds one term per head into every feature"), std::string::npos);
 }
 
 TEST(ForcedCells, CausalMaskSaysWhyACellIsBlockedOrOne) {

@@ -155,6 +155,7 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
   }
   textWrappedDisabled(scoreGapText(t, 8.0));
   textWrappedDisabled(scoreRankText(t, b));
+  textWrappedDisabled(trainedHeadRolesText());
 }
 
 }  // namespace mhascope::app
