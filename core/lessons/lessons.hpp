@@ -1,4 +1,4 @@
-// Lessons: the numbers behind the ten teaching views (issue 4), computed from the live model and
+// Lessons: the numbers behind the ten teaching views, computed from the live model and
 // trace — never hard-coded. One function per lesson, one file per lesson in core/lessons/ (the
 // helpers they share in common.hpp/.cpp); the GUI panels and `mhascope info` only show what these
 // return. Pure core: Eigen + std. This header is the umbrella for all of them.

@@ -1,6 +1,6 @@
 // One naming for a selection (window label = export title = file name, 0-based), which stages'
 // columns belong to heads, why a masked cell has the value it must, and the learned matrices
-// recorded with the trace (issue 7 §2–3, issue 13 item 1).
+// recorded with the trace.
 #include <gtest/gtest.h>
 
 #include <string>
