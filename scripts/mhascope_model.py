@@ -13,8 +13,8 @@ logits = out(LNf(x)). The state_dict names are exactly the checkpoint's tensor n
 The reader is as strict as mhascope's own (core/io/safetensors.cpp, core/train/checkpoint.cpp):
 a file it would refuse raises CheckpointError naming the file and the value, and nothing larger
 than what the file holds is allocated, whatever its header or metadata declare. Metadata keys it
-does not know are kept in `meta` and otherwise ignored; `history(meta)` reads the evaluations
-`mhascope train` saves in the metadata key 'history'.
+does not know are kept in `meta` and otherwise ignored; the evaluations `mhascope train` saves in
+the metadata key 'history' are checked by `load` and read by `history(meta)`.
 """
 import json
 import math
@@ -281,12 +281,40 @@ def read_safetensors(path):
 # The checkpoint's metadata: core/train/checkpoint.cpp's rules
 # ---------------------------------------------------------------------------------------------
 
-# (key, lowest, highest). The seed spans the whole uint64, as `mhascope train --seed` takes it.
+# (key, lowest, highest). The seed spans the whole uint64, as `mhascope train --seed` takes it; the
+# period is read for the induction task only (the other tasks have no period: what is stored there
+# is not used).
 INTEGER_KEYS = (("vocab", 2, 1 << 16), ("seq", 2, 4096), ("d_model", 1, 4096), ("heads", 1, 4096),
-                ("layers", 1, 4), ("mlp", 0, 1), ("step", 0, 1 << 40), ("seed", 0, 2**64 - 1),
-                ("period_min", 1, 4096), ("period_max", 1, 4096))
+                ("layers", 1, 4), ("mlp", 0, 1), ("step", 0, 1 << 40))
+PERIOD_KEYS = (("period_min", 1, 4096), ("period_max", 1, 4096))
 TASKS = ("induction", "reverse", "sort", "text")
-_DECIMAL = re.compile(r"-?[0-9]+")  # what the C++ reader's from_chars takes: no '+', spaces or '_'
+# What the C++ reader's from_chars takes: no '+', spaces or '_', leading zeros read as decimal
+# ("064" is 64); an unsigned value takes no '-' at all.
+_DECIMAL = re.compile(r"-?[0-9]+")
+_UNSIGNED = re.compile(r"[0-9]+")
+
+
+def _task_problems(task, cfg):
+    """The rules the task's settings must meet before mhascope can rebuild its probe batch."""
+    vocab, seq = cfg["vocab"], cfg["seq"]
+    out = []
+    if task == "induction":
+        k_min, k_max = cfg["period_min"], cfg["period_max"]
+        if k_min < 1 or k_max < k_min:
+            out.append(f"the period range must satisfy 1 <= k_min <= k_max, got {k_min} .. {k_max}")
+        if seq < 2 * k_max:
+            out.append(f"T ({seq}) must be at least 2 * k_max = {2 * k_max} so every sequence repeats its period "
+                       "at least once")
+        if vocab < max(2, k_max):
+            out.append(f"vocab ({vocab}) must be at least max(2, k_max = {k_max}): a period holds distinct tokens")
+    elif task in ("reverse", "sort"):
+        if vocab < 3:
+            out.append(f"vocab ({vocab}) must be at least 3: two symbols and the separator SEP")
+        if seq < 3:
+            out.append(f"T ({seq}) must be at least 3 for a_1 SEP a_1")
+    if not out:
+        return []
+    return [f"its task settings cannot work: the {task} task settings cannot work: " + "; ".join(out)]
 
 
 def _check_metadata(meta):
@@ -298,21 +326,28 @@ def _check_metadata(meta):
             problems.append(f"metadata '{key}' is missing")
         return meta.get(key, "")
 
+    def integer(key, lo, hi, pattern=_DECIMAL):
+        v = text(key)
+        if key in meta:
+            if pattern.fullmatch(v) and lo <= int(v) <= hi:
+                cfg[key] = int(v)
+            else:
+                problems.append(f"metadata '{key}' is '{v}', expected an integer in {lo} .. {hi}")
+
     fmt, version = text("format"), text("version")
     if "format" in meta and fmt != "mhascope-gpt":
         problems.append(f"metadata 'format' is '{fmt}', expected 'mhascope-gpt'")
     if "version" in meta and version != "1":
         problems.append(f"metadata 'version' is '{version}', expected '1'")
     for key, lo, hi in INTEGER_KEYS:
-        v = text(key)
-        if key in meta:
-            if _DECIMAL.fullmatch(v) and lo <= int(v) <= hi:
-                cfg[key] = int(v)
-            else:
-                problems.append(f"metadata '{key}' is '{v}', expected an integer in {lo} .. {hi}")
+        integer(key, lo, hi)
+    integer("seed", 0, 2**64 - 1, _UNSIGNED)
     task = text("task")
     if "task" in meta and task not in TASKS:
         problems.append(f"metadata 'task' is '{task}', expected induction, reverse, sort or text")
+    if task == "induction":
+        for key, lo, hi in PERIOD_KEYS:
+            integer(key, lo, hi)
     if task == "text" and "alphabet" in meta:
         try:
             alphabet = json.loads(meta["alphabet"], object_pairs_hook=_refuse_duplicates,
@@ -328,6 +363,9 @@ def _check_metadata(meta):
         text("alphabet")
     if cfg.get("d_model") and cfg.get("heads") and cfg["d_model"] % cfg["heads"]:
         problems.append(f"metadata d_model ({cfg['d_model']}) is not divisible by heads ({cfg['heads']})")
+    if not problems and task != "text":
+        # The stored task must be one the commands can rebuild: said here, with the file's name.
+        problems += _task_problems(task, cfg)
     return cfg, problems
 
 
@@ -346,6 +384,11 @@ def load(path, dtype=torch.float64):
             elif tuple(tensors[name].shape) != shape:
                 problems.append(f"'{name}' has shape {list(tensors[name].shape)}, expected {list(shape)}")
         problems += [f"unexpected tensor '{n}' {list(t.shape)}" for n, t in sorted(tensors.items()) if n not in want]
+    if sizes_ok and not problems and "history" in meta:  # older checkpoints have no history block
+        try:
+            _parse_history(meta["history"], cfg["layers"], cfg["heads"], cfg["step"])
+        except CheckpointError as e:
+            problems.append(str(e))
     if problems:
         note = ("" if sizes_ok else
                 " (tensor names and shapes were not checked: the sizes in the metadata are needed first)")
@@ -358,6 +401,125 @@ def load(path, dtype=torch.float64):
 
 HEAD_SCORES = ("prev_token", "induction", "self", "first_token", "entropy", "copying", "prev_token_new",
                "prev_token_seen")
+# core/train/checkpoint.hpp: the history block's limits.
+MAX_SAVED_EVALUATIONS = 4096
+MAX_HISTORY_BYTES = 32 << 20
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|"|[\[\]{}]')
+
+
+def max_saved_evaluations(layers, heads):
+    """About a million numbers at most, and never more than MAX_SAVED_EVALUATIONS."""
+    return min(max(1_000_000 // (4 + len(HEAD_SCORES) * max(1, layers) * max(1, heads)), 2), MAX_SAVED_EVALUATIONS)
+
+
+def _json_int(s):
+    """An integer as nlohmann's parser keeps it: int64 or uint64, else a double (inf refused)."""
+    v = int(s)
+    return v if -2**63 <= v < 2**64 else _json_float(s)
+
+
+def _json_float(s):
+    v = float(s)
+    if not math.isfinite(v):
+        raise ValueError(f"number overflow parsing '{s[:40]}'")
+    return v
+
+
+def _parse_json(text):
+    return json.loads(text, parse_constant=_refuse_constant, parse_int=_json_int, parse_float=_json_float,
+                      object_pairs_hook=_refuse_duplicates)
+
+
+def _skeleton(text):
+    """(deepest nesting, containers opened at depth 3, the text with each depth-3 container emptied).
+    The skeleton is the block with its rows' numbers left out, so how many rows it holds is known
+    before the rows are parsed into objects."""
+    depth = deepest = rows = 0
+    pieces, kept = [], 0
+    for m in _JSON_TOKEN.finditer(text):
+        t = m.group()
+        if t[0] == '"':
+            if len(t) == 1:  # an unterminated string: the rest of the text is inside it
+                break
+            continue
+        if t in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth == 3:
+                rows += 1
+                pieces.append(text[kept:m.end()])
+        else:
+            if depth == 3:
+                kept = m.start()
+            depth -= 1
+    pieces.append(text[kept:])
+    return deepest, rows, "".join(pieces)
+
+
+def _parse_history(text, layers, heads, last_step):
+    """core/train/checkpoint.cpp's parseHistoryMetadata: the same rules in the same order."""
+    def bad(why):
+        return CheckpointError("metadata 'history' " + why)
+
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_HISTORY_BYTES:
+        raise bad(f"is {size} bytes, more than the limit of {MAX_HISTORY_BYTES}")
+    deepest, containers, skeleton = _skeleton(text)
+    if deepest > 3:
+        raise bad("nests deeper than the block's 3 levels")
+    cap = max_saved_evaluations(layers, heads)
+    # More rows than the cap: the checks up to the count run on the skeleton, so a block of many
+    # rows is refused without building them.
+    try:
+        h = _parse_json(skeleton if containers > cap else text)
+    except (ValueError, CheckpointError, RecursionError):
+        raise bad("is not valid JSON") from None
+    if not isinstance(h, dict):
+        raise bad("is not a JSON object")
+
+    def is_int(v):
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    version = h.get("version")
+    if is_int(version) and version == 1:
+        return []  # the earlier induction score: not comparable, not shown
+    if not is_int(version) or version != 2:
+        raise bad("has no version or an unknown one (this reader reads version 2)")
+    jl, jh, rows = h.get("layers"), h.get("heads"), h.get("evaluations")
+    if not (is_int(jl) and is_int(jh) and jl == layers and jh == heads):
+        raise bad(f"is for other sizes than the model's ({layers} layers, {heads} heads)")
+    if not isinstance(rows, list):
+        raise bad("has no 'evaluations' array")
+    if len(rows) > cap:
+        raise bad(f"holds {len(rows)} evaluations, more than the {cap} a checkpoint of these sizes keeps")
+    if containers > cap:  # not reached: the skeleton holds every row; parse the rows' values now
+        return _parse_history(text, layers, heads, last_step)
+    n = len(HEAD_SCORES)
+    columns = 4 + n * layers * heads
+
+    def number(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+    out = []
+    for k, r in enumerate(rows):
+        where = f"evaluation {k}"
+        if not isinstance(r, list) or len(r) != columns:
+            raise bad(f"{where} is not an array of {columns} numbers")
+        if not is_int(r[0]):
+            raise bad(f"{where}: the step is not an integer")
+        step = r[0] - 2**64 if r[0] >= 2**63 else r[0]  # read as int64, as the C++ reader does
+        if step < 0 or step > last_step or (out and step <= out[-1]["step"]):
+            raise bad(f"{where} has step {step}: steps must increase and not pass the checkpoint's step {last_step}")
+        if not number(r[1]) or not number(r[2]):
+            raise bad(f"{where}: the probe loss and accuracy must be numbers")
+        if r[3] is not None and not number(r[3]):
+            raise bad(f"{where}: the train loss must be a number or null")
+        if not all(number(v) for v in r[4:]):
+            raise bad(f"{where}: a head score is not a finite number")
+        scores = [dict(zip(HEAD_SCORES, r[4 + n * i:4 + n * (i + 1)])) for i in range(layers * heads)]
+        out.append({"step": step, "probe_loss": r[1], "probe_accuracy": r[2], "train_loss": r[3],
+                    "heads": [scores[li * heads:(li + 1) * heads] for li in range(layers)]})
+    return out
 
 
 def history(meta):
@@ -365,31 +527,14 @@ def history(meta):
     [{"step", "probe_loss", "probe_accuracy", "train_loss" (None before the first step),
     "heads": [layer][head] {prev_token, induction, self, first_token, entropy, copying,
     prev_token_new, prev_token_seen}}], or [] for a checkpoint written before the block existed or
-    with a version-1 block (its induction score was defined otherwise). `load` ignores the block."""
+    with a version-1 block (its induction score was defined otherwise). The block is checked
+    against the metadata's sizes and step, as `load` checks it."""
     if "history" not in meta:
         return []
-    try:
-        h = json.loads(meta["history"], object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant)
-    except (ValueError, CheckpointError, RecursionError) as e:
-        raise CheckpointError(f"metadata 'history' is not valid JSON ({e})") from None
-    if isinstance(h, dict) and h.get("version") == 1:
-        return []
-    if not isinstance(h, dict) or h.get("version") != 2:
-        raise CheckpointError("metadata 'history' has no version or an unknown one (this reader reads version 2)")
-    layers, heads, rows = h.get("layers"), h.get("heads"), h.get("evaluations")
-    if not (_is_uint(layers) and _is_uint(heads) and isinstance(rows, list)):
-        raise CheckpointError("metadata 'history' needs integer 'layers' and 'heads' and an 'evaluations' array")
-    columns = 4 + len(HEAD_SCORES) * layers * heads
-    out = []
-    for k, r in enumerate(rows):
-        if not isinstance(r, list) or len(r) != columns or not all(
-                v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in r):
-            raise CheckpointError(f"metadata 'history' evaluation {k} is not an array of {columns} numbers")
-        n = len(HEAD_SCORES)
-        scores = [dict(zip(HEAD_SCORES, r[4 + n * i:4 + n * (i + 1)])) for i in range(layers * heads)]
-        out.append({"step": r[0], "probe_loss": r[1], "probe_accuracy": r[2], "train_loss": r[3],
-                    "heads": [scores[li * heads:(li + 1) * heads] for li in range(layers)]})
-    return out
+    cfg, problems = _check_metadata(meta)
+    if problems:
+        raise CheckpointError("; ".join(problems))
+    return _parse_history(meta["history"], cfg["layers"], cfg["heads"], cfg["step"])
 
 
 def main(argv=None):
@@ -401,11 +546,9 @@ def main(argv=None):
         model, meta = load(argv[0])
         keys = ("vocab", "seq", "d_model", "heads", "layers", "mlp", "task", "step", "seed")
         n = sum(p.numel() for p in model.parameters())
-        try:
-            evals = history(meta)
-        except CheckpointError as e:
-            raise CheckpointError(f"{argv[0]}: {e}") from None
-        print(f"{argv[0]}: " + " ".join(f"{k}={meta[k]}" for k in keys) + f"; {n} parameters"
+        evals = history(meta)  # load checked it already
+        cfg, _ = _check_metadata(meta)  # the values as read: "064" is 64
+        print(f"{argv[0]}: " + " ".join(f"{k}={cfg.get(k, meta[k])}" for k in keys) + f"; {n} parameters"
               + (f"; {len(evals)} saved evaluations, the last at step {evals[-1]['step']}" if evals else ""))
         return 0
     except CheckpointError as e:

@@ -31,7 +31,7 @@ def check(cond, what):
 
 SIZES = {"vocab": 5, "seq": 4, "d_model": 4, "heads": 2, "layers": 1, "mlp": 0}
 META = {"format": "mhascope-gpt", "version": "1", "task": "induction", "step": "0", "seed": "7", "period_min": "2",
-        "period_max": "3", **{k: str(v) for k, v in SIZES.items()}}
+        "period_max": "2", **{k: str(v) for k, v in SIZES.items()}}
 torch.manual_seed(0)
 REF = mhascope_model.MhascopeGPT(5, 4, 4, 2, 1, False)
 STATE = {k: v.detach().numpy().astype(np.float32) for k, v in REF.state_dict().items()}
@@ -118,7 +118,7 @@ for dtype, tol in (("F32", 1e-6), ("F64", 1e-6), ("F16", 5e-2), ("BF16", 2e-1)):
 # this reader does not know are kept in meta and otherwise ignored.
 row = [10, 2.5, 0.25, None] + [0.1 * i for i in range(16)]
 block = {"version": 2, "layers": 1, "heads": 2, "evaluations_in_run": 1, "columns": "…", "evaluations": [row]}
-newer = dict(META, seed=str(2**64 - 1), history=json.dumps(block), some_future_key="x")
+newer = dict(META, step="10", seed=str(2**64 - 1), history=json.dumps(block), some_future_key="x")
 try:
     _, meta = mhascope_model.load(put("newer.safetensors", encode(STATE, newer)))
     h = mhascope_model.history(meta)
@@ -129,6 +129,34 @@ try:
           f"seed 2^64-1, a history block and an unknown key are accepted: {h}")
 except mhascope_model.CheckpointError as e:
     check(False, f"seed 2^64-1, a history block and an unknown key are accepted: {e}")
+
+# The history block is checked as mhascope checks it: steps from 0, increasing, integers, never
+# past the checkpoint's step; at most as many rows as mhascope keeps, counted before the rows are
+# parsed into objects (a fresh process, so its peak memory is this load's alone).
+def with_rows(rows, **meta):
+    return encode(STATE, dict(META, step="10", history=json.dumps(dict(block, evaluations=rows)), **meta))
+
+
+expect_refused("history_negative_step", with_rows([[-5] + row[1:]]), "evaluation 0 has step -5",
+               "steps must increase and not pass the checkpoint's step 10")
+expect_refused("history_out_of_order", with_rows([[5] + row[1:], [3] + row[1:]]), "evaluation 1 has step 3")
+expect_refused("history_beyond_step", with_rows([[11] + row[1:]]), "evaluation 0 has step 11")
+expect_refused("history_step_not_integer", with_rows([[1e300] + row[1:]]), "evaluation 0: the step is not an integer")
+expect_refused("history_null_score", with_rows([row[:-1] + [None]]), "a head score is not a finite number")
+many_path = put("history_many.safetensors", with_rows([[0, 0, 0, None] + [0] * 16] * 200_000))
+r = subprocess.run([sys.executable, "-c", child, SCRIPTS, many_path], capture_output=True, text=True)
+out = r.stdout.strip().splitlines()
+grown = int(out[-1]) if out and out[-1].isdigit() else -1
+check(0 <= grown < 150 and "holds 200000 evaluations, more than the 4096" in r.stdout,
+      f"a history of 200000 evaluations: refused, peak memory +{grown} MiB ({(out[0] if out else r.stderr)[:200]})")
+# The task's settings are checked as mhascope checks them: the period must repeat within T.
+expect_refused("period_beyond_seq", encode(STATE, dict(META, period_max="1000")),
+               "T (4) must be at least 2 * k_max = 2000")
+# Integers read as mhascope reads them: "064" is 64 (printed so), an unsigned seed takes no '-'.
+expect_refused("seed_minus_zero", encode(STATE, dict(META, seed="-0")), "'seed' is '-0'")
+r = subprocess.run([os.path.join(SCRIPTS, "mhascope_model.py"), put("vocab_leading_zero.safetensors",
+                    encode(STATE, dict(META, vocab="005")))], capture_output=True, text=True)
+check(r.returncode == 0 and " vocab=5 " in r.stdout, f"vocab '005' is read and printed as 5: {r.stdout.strip()[:200]}")
 
 # The header and layout rules of the .safetensors format.
 good = encode(STATE)
