@@ -540,6 +540,13 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line and exit code 1, like every other error (argparse: usage, 2)
         raise CaptureError(message)
 
+    def _print_message(self, message, file=None):  # --help: standard output, checked as every output is
+        if message:
+            if file is None or file is sys.stdout:
+                _write_stdout(message)
+            else:
+                file.write(message)
+
 
 def main(argv=None):
     ap = _Parser(description=__doc__.split("\n")[0])
@@ -565,9 +572,28 @@ def main(argv=None):
     except Exception as e:  # noqa: BLE001 - whatever went wrong, one line, never a traceback
         print(f"{SCRIPT}: error: {_describe(e)}", file=sys.stderr)
         return 1
-    print(f"captured '{a.module}': B={info['B']} T_q={info['T_q']} T_k={info['T_k']} d_model={info['d_model']} "
-          f"h={info['heads']} → {a.out}/ (open with {a.out}/mhascope_layer.sh info)")
+    try:
+        _write_stdout(f"captured '{a.module}': B={info['B']} T_q={info['T_q']} T_k={info['T_k']} "
+                      f"d_model={info['d_model']} h={info['heads']} → {a.out}/ (open with {a.out}/mhascope_layer.sh "
+                      "info)\n")
+    except CaptureError as e:  # the capture is written; only the line saying so could not be
+        print(f"{SCRIPT}: error: {e}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _write_stdout(text):
+    """text on standard output, written out now: a full disk or a closed pipe raises CaptureError,
+    the one-line error (and exit code 1) every other failure is, never a traceback."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except (OSError, ValueError) as e:
+        try:  # what is still buffered would fail again when Python exits: send it nowhere
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            pass
+        raise CaptureError(f"cannot write to standard output: {getattr(e, 'strerror', None) or e}") from None
 
 
 if __name__ == "__main__":

@@ -147,6 +147,19 @@ r = subprocess.run([script, "--model", model_py, "--module", "self_attn", "--out
 check(r.returncode == 0 and os.path.exists(os.path.join(cli_out, "weights.safetensors")),
       f"capture_attention.py --model FILE.py --module self_attn ({r.stdout.strip()} {r.stderr.strip()[:200]})")
 
+# Standard output that cannot be written (a full disk) is the one-line error and exit code 1, as
+# `mhascope info > /dev/full` is, never a traceback; the capture itself is written.
+if os.path.exists("/dev/full"):
+    full_out = os.path.join(TMP, "cli_full")
+    for argv, what in ((["--model", model_py, "--module", "self_attn", "--out", full_out], "a capture"),
+                       (["--help"], "--help")):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([script, *argv], stdout=full, stderr=subprocess.PIPE, text=True)
+        check(r.returncode == 1 and r.stderr.splitlines() == ["capture_attention: error: cannot write to standard "
+                                                              "output: No space left on device"]
+              and (what != "a capture" or os.path.exists(os.path.join(full_out, "weights.safetensors"))),
+              f"{what} > /dev/full: exit {r.returncode}, {r.stderr.strip()[:300]}")
+
 
 def main_stderr(*argv):  # the script's main() in this process: importing torch again costs seconds
     err = io.StringIO()
