@@ -548,8 +548,17 @@ def main(argv=None):
         n = sum(p.numel() for p in model.parameters())
         evals = history(meta)  # load checked it already
         cfg, _ = _check_metadata(meta)  # the values as read: "064" is 64
-        print(f"{argv[0]}: " + " ".join(f"{k}={cfg.get(k, meta[k])}" for k in keys) + f"; {n} parameters"
-              + (f"; {len(evals)} saved evaluations, the last at step {evals[-1]['step']}" if evals else ""))
+        line = (f"{argv[0]}: " + " ".join(f"{k}={cfg.get(k, meta[k])}" for k in keys) + f"; {n} parameters"
+                + (f"; {len(evals)} saved evaluations, the last at step {evals[-1]['step']}" if evals else ""))
+        try:  # written out now: a full disk or a closed pipe is this one-line error, not one at exit
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError) as e:
+            try:  # what is still buffered would fail again when Python exits: send it nowhere
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except (OSError, ValueError, AttributeError):
+                pass
+            raise CheckpointError(f"cannot write to standard output: {getattr(e, 'strerror', None) or e}") from None
         return 0
     except CheckpointError as e:
         print(f"mhascope_model: error: {e}", file=sys.stderr)

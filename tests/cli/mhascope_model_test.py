@@ -218,6 +218,15 @@ for arg, needle in ((os.path.join(TMP, "missing.safetensors"), "No such file"), 
     check(r.returncode == 1 and len(lines) == 1 and lines[0].startswith("mhascope_model: error: ") and arg in lines[0]
           and needle in lines[0], f"mhascope_model.py {os.path.basename(arg)}: {r.stderr.strip()[:300]}")
 
+# Standard output that cannot be written is the same one-line error and exit code 1.
+if os.path.exists("/dev/full"):
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([script, os.path.join(TMP, "ok_F32.safetensors")], stdout=full, stderr=subprocess.PIPE,
+                           text=True)
+    check(r.returncode == 1 and r.stderr.splitlines() == ["mhascope_model: error: cannot write to standard output: "
+                                                          "No space left on device"],
+          f"mhascope_model.py > /dev/full: exit {r.returncode}, {r.stderr.strip()[:200]}")
+
 # What `mhascope train` writes, this reader accepts (the largest seed too), and both compute the
 # same next-token predictions from it.
 ckpt = os.path.join(TMP, "trained.safetensors")
