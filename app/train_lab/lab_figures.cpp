@@ -123,15 +123,18 @@ CurvesFigure buildCurves(const TrainLab& lab) {
   }
   fig.panels.push_back({"probe loss (nats)", {loss}, lab.logY, true, {}});
   fig.panels.push_back({"probe accuracy", {acc}, false, true, {}});
-  CurvePanel prev{"previous-token score", {}, false, true, {kRoleThreshold}};
-  CurvePanel ind{"induction score", {}, false, true, {kRoleThreshold}};
+  // Previous-token at a token's first occurrence (prevTokenNew): the positions the induction
+  // head's keys look at, and the score the circuit needs; over all queries it averages in the
+  // repeats, where the same head may look elsewhere.
+  CurvePanel prev{"previous-token score at first occurrences", {}, false, true, {kRoleThreshold}};
+  CurvePanel ind{"prefix matching (induction) score", {}, false, true, {kRoleThreshold}};
   for (int l = 0; l < L; ++l) {
     for (int i = 0; i < H; ++i) {
       CurveSeries p{headTitle(l, i), {}, {}, headRgb(l, i, H), l > 0};
       CurveSeries q = p;
       for (const Evaluation& e : v.history) {
         p.xs.push_back(static_cast<double>(e.step));
-        p.ys.push_back(e.at(l, i).prevToken);
+        p.ys.push_back(e.at(l, i).prevTokenNew);
         q.xs.push_back(static_cast<double>(e.step));
         q.ys.push_back(e.at(l, i).induction);
       }

@@ -16,8 +16,8 @@ namespace mhascope::app {
 // nearest evaluated step with an attention picture), or six evenly spaced such steps up to the latest.
 Result<std::vector<std::int64_t>> sheetStepList(const TrainLab& lab);
 Result<ContactSheet> buildContactSheet(const TrainLab& lab);
-// Loss (log-y when lab.logY), accuracy, previous-token and induction scores of every head, the
-// chosen step marked.
+// Loss (log-y when lab.logY), accuracy, previous-token (at first occurrences) and prefix-matching
+// scores of every head, the chosen step marked.
 CurvesFigure buildCurves(const TrainLab& lab);
 // The note under the probe grids: which tokens the axes name. A heatmap of T x T cells drawn in
 // (plotH, plotW) pixels labels every k-th row and column, k = ceil(line height / cell size) (the

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
+#include <tuple>
 
 #include "train_lab/lab_figures.hpp"
 #include "train_lab/lab_panels.hpp"
@@ -229,11 +231,17 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
   if (!lab.shown.evaluation) return;
   const Evaluation& e = *lab.shown.evaluation;
   const SessionView& v = *lab.view;
-  ImGui::Text("Roles at step %lld (a role needs a score >= %.2f)", static_cast<long long>(lab.shown.step), kRoleThreshold);
+  ImGui::Text("Roles at step %lld", static_cast<long long>(lab.shown.step));
+  // One threshold for every role, and where it comes from (probes.hpp kRoleThreshold).
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("A role needs a score >= %.2f: at least half of the head's attention goes to that pattern, as much "
+                      "as to all other keys together (an even spread over a query's t+1 keys scores about 1/(t+1)).",
+                      kRoleThreshold);
+  ImGui::PopTextWrapPos();
   const Evaluation& orig = v.history[lab.shown.index];
-  char loss[160];
+  char loss[200];
   if (lab.ablation.any()) {
-    std::snprintf(loss, sizeof loss, "probe loss %.3f -> %.3f, accuracy %.2f -> %.2f with the ticked heads off",
+    std::snprintf(loss, sizeof loss, "probe loss %.3f -> %.3f, accuracy %.2f -> %.2f with the ticked heads off or cut",
                   orig.loss, e.loss, orig.accuracy, e.accuracy);
   } else {
     std::snprintf(loss, sizeof loss, "probe loss %.3f, accuracy %.2f", e.loss, e.accuracy);
@@ -241,15 +249,20 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
   ImGui::TextUnformatted(loss);
   ctx.probes.recordLabel("train_probe_loss", loss);
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
-  if (ImGui::BeginTable("roles", 9, flags)) {
-    for (const char* h : {"head", "role", "prev", "induct", "self", "first", "entropy", "off", "sheet"}) {
-      ImGui::TableSetupColumn(h);
+  const char* columns[] = {"head", "role", "prev", "new", "seen", "prefix", "copy", "self", "first", "entropy",
+                           "off", "cut K Q V", "sheet"};
+  if (ImGui::BeginTable("roles", 13, flags)) {
+    // The role takes what the numbers leave and wraps ("previous-token at first occurrences 0.91"
+    // is longer than all the scores together): every control stays on screen in the left column.
+    for (const char* h : columns) {
+      ImGui::TableSetupColumn(h, std::string(h) == "role" ? ImGuiTableColumnFlags_WidthStretch : ImGuiTableColumnFlags_WidthFixed);
     }
     ImGui::TableHeadersRow();
     for (int l = 0; l < e.layers; ++l) {
       for (int i = 0; i < e.heads; ++i) {
         ImGui::PushID(l * 1000 + i);
         const HeadScores& s = e.at(l, i);
+        const std::string at = "_L" + std::to_string(l) + "_h" + std::to_string(i);
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
         ImGui::PushStyleColor(ImGuiCol_Text, headColor(l * e.heads + i));
@@ -257,17 +270,42 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
         ImGui::PopStyleColor();
         ImGui::TableNextColumn();
         const std::string role = lab.headOff(l, i) ? std::string("switched off") : roleOf(s);
-        ImGui::TextUnformatted(role.c_str());
-        ctx.probes.recordLabel("train_role_L" + std::to_string(l) + "_h" + std::to_string(i), role);
-        for (double x : {s.prevToken, s.induction, s.self, s.firstToken, s.entropy}) {
+        ImGui::TextWrapped("%s", role.c_str());
+        ctx.probes.recordLabel("train_role" + at, role);
+        for (double x : {s.prevToken, s.prevTokenNew, s.prevTokenSeen, s.induction, s.copying, s.self, s.firstToken,
+                         s.entropy}) {
           ImGui::TableNextColumn();
           ImGui::Text("%.2f", x);
         }
+        char scores[96];
+        std::snprintf(scores, sizeof scores, "prefix %.2f copying %.2f new %.2f seen %.2f", s.induction, s.copying,
+                      s.prevTokenNew, s.prevTokenSeen);
+        ctx.probes.recordLabel("train_scores" + at, scores);
         ImGui::TableNextColumn();
         bool off = lab.headOff(l, i);
         if (ImGui::Checkbox("##off", &off)) lab.setHeadOff(l, i, off);
-        ctx.probes.recordLastItem("train_off_L" + std::to_string(l) + "_h" + std::to_string(i));
+        ctx.probes.recordLastItem("train_off" + at);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("switch this head off: its output is zeroed before W_o");
+        ImGui::TableNextColumn();
+        // Cuts read by later layers only: in the last layer there is no later layer to cut from.
+        const bool later = l + 1 < e.layers;
+        ImGui::BeginDisabled(!later || lab.headOff(l, i));
+        for (auto [bit, name, what] : {std::tuple{kReadKey, "K", "keys"}, std::tuple{kReadQuery, "Q", "queries"},
+                                       std::tuple{kReadValue, "V", "values"}}) {
+          if (bit != kReadKey) ImGui::SameLine(0.0f, 0.2f * ImGui::GetFontSize());
+          bool cut = lab.readCut(l, i, bit);
+          ImGui::PushID(name);
+          if (ImGui::Checkbox("##cut", &cut)) lab.setReadCut(l, i, bit, cut);
+          ImGui::PopID();
+          ctx.probes.recordLastItem(std::string("train_cut") + name + at);
+          if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+            ImGui::SetTooltip(later ? "cut this head's output from later layers' %s only: the residual stream, the MLPs\n"
+                                      "and the other reads still carry it"
+                                    : "the last layer: no later layer reads its output (%s)",
+                              what);
+          }
+        }
+        ImGui::EndDisabled();
         ImGui::TableNextColumn();
         const std::size_t k = static_cast<std::size_t>(l * e.heads + i);
         if (k < lab.sheetHeads.size()) {
@@ -280,9 +318,28 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
     }
     ImGui::EndTable();
   }
-  ImGui::TextDisabled("prev: weight on key t-1 · induct: on the key after the earlier copy of the query's token ·\n"
-                      "self: on key t · first: on key 0 · entropy: nats per row");
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("prev: weight on key t-1; new / seen: the same where the query's token occurs for the first time "
+                      "/ is a repeat · prefix (prefix matching, on repeated random tokens): total weight on the keys "
+                      "that follow an earlier copy of the query's token · copy: share of those queries whose head "
+                      "output ranks the attended token first in the logits — an induction head needs prefix and copy "
+                      ">= %.2f · self: on key t · first: on key 0 · entropy: nats per row · cut K Q V: take the "
+                      "head's output out of what later layers' keys / queries / values read, nothing else",
+                      kCopyingThreshold);
+  ImGui::PopTextWrapPos();
   ImGui::Spacing();
+  if (lab.ablation.any()) {
+    // The table above shows the masked run: say what it does, not what the heads were.
+    std::string joined;
+    for (const std::string& p : lab.ablationText) {
+      ImGui::TextWrapped("%s", p.c_str());
+      joined += (joined.empty() ? "" : " ") + p;
+    }
+    ctx.probes.recordLabel("train_ablation_lesson", joined);
+    ImGui::TextDisabled("Untick the heads to read how this run's circuit formed.");
+    return;
+  }
+  ctx.probes.recordLabel("train_ablation_lesson", "none");
   for (std::string p : circuitLesson(v.history, lab.shown.index, v.settings->task.kind)) {
     if (lab.historyMissing) p = withoutUnsavedHistory(p, lab.runStartStep);
     ImGui::TextWrapped("%s", p.c_str());

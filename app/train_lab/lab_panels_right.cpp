@@ -170,8 +170,9 @@ bool drawModeSwitch(TrainLab& lab, UiContext& ctx) {
   const float h = ImGui::GetContentRegionAvail().y;
   const ImGuiTableFlags flags = ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
   if (ImGui::BeginTable("train layout", 2, flags, ImVec2(0, h))) {
-    ImGui::TableSetupColumn("left", ImGuiTableColumnFlags_WidthStretch, 0.36f);
-    ImGui::TableSetupColumn("right", ImGuiTableColumnFlags_WidthStretch, 0.64f);
+    // The left column holds the roles table (scores, off and read-cut toggles per head): 40 %.
+    ImGui::TableSetupColumn("left", ImGuiTableColumnFlags_WidthStretch, 0.40f);
+    ImGui::TableSetupColumn("right", ImGuiTableColumnFlags_WidthStretch, 0.60f);
     ImGui::TableNextRow(ImGuiTableRowFlags_None, h);
     ImGui::TableNextColumn();
     ImGui::BeginChild("train left", ImVec2(0, h - 2 * ImGui::GetStyle().CellPadding.y));

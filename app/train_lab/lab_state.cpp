@@ -168,12 +168,6 @@ std::string notKeptAt(const SessionView& v, std::int64_t step) {
          "of its parameters within 256 MiB): choose " + first + " that has them";
 }
 
-std::string maskKey(const HeadMask& m, std::int64_t step) {
-  std::string k = std::to_string(step) + ":";
-  for (bool b : m.off) k += b ? '1' : '0';
-  return k;
-}
-
 void say(TrainLab& lab, const std::string& text, bool error, TrainLab::Said at) {
   lab.message = text;
   lab.messageIsError = error;
@@ -181,6 +175,14 @@ void say(TrainLab& lab, const std::string& text, bool error, TrainLab::Said at) 
 }
 
 }  // namespace
+
+std::string ablationMaskKey(const HeadMask& m, std::int64_t step) {
+  std::string k = std::to_string(step) + ":";
+  for (bool b : m.off) k += b ? '1' : '0';
+  k += ":";
+  for (std::uint8_t r : m.reads) k += static_cast<char>('0' + r);  // 0..7: the query/key/value bits
+  return k;
+}
 
 float TrainLab::frameP95() const {
   if (runningFrameMs.empty()) return 0;
@@ -266,17 +268,37 @@ void updateTrainLab(TrainLab& lab) {
   shown.evaluation = &e;
   shown.snapshot = snapshotAt(v, e.step);
   if (lab.ablation.any()) {
-    const std::string key = maskKey(lab.ablation, e.step);
+    const std::string key = ablationMaskKey(lab.ablation, e.step);
     if (key != lab.ablationKey) {
       lab.ablationKey = key;
       lab.ablated.reset();
+      lab.ablationText.clear();
       if (auto p = paramsAt(v, e.step)) {
-        auto off = ablateHeads(*p, lab.ablation);
-        if (off) {
-          lab.cache.memoryBudgetBytes = v.settings->memoryBudgetBytes;  // the run's budget, not a fixed one
-          auto r = evaluateOnProbe(*off, *v.probe, e.step, lab.cache);
-          if (r) lab.ablated = std::move(*r);
-          else say(lab, r.error().message, true, TrainLab::Said::Run);
+        lab.cache.memoryBudgetBytes = v.settings->memoryBudgetBytes;  // the run's budget, not a fixed one
+        // Heads off and read cuts in one evaluation (a read cut is no parameter change: it acts
+        // inside the forward). The lesson compares it with the same parameters unmasked — the
+        // kept parameters may be an earlier step's than the history row shown above.
+        auto r = evaluateAblated(*p, lab.ablation, *v.probe, e.step, lab.cache);
+        auto full = r ? evaluateOnProbe(*p, *v.probe, e.step, lab.cache) : r;
+        if (r && full) {
+          std::vector<Evaluation> alone;  // each switched-off head alone, when two or more are off
+          int offCount = 0;
+          for (bool b : lab.ablation.off) offCount += b ? 1 : 0;
+          for (int l = 0; offCount >= 2 && l < lab.ablation.layers; ++l) {
+            for (int i = 0; i < lab.ablation.heads; ++i) {
+              if (!lab.ablation.isOff(l, i)) continue;
+              HeadMask one = HeadMask::none(p->cfg);
+              one.set(l, i, true);
+              auto a = evaluateAblated(*p, one, *v.probe, e.step, lab.cache);
+              if (!a) break;
+              alone.push_back(std::move(a->evaluation));
+            }
+          }
+          if (alone.size() != static_cast<std::size_t>(offCount)) alone.clear();
+          lab.ablationText = ablationLesson(full->evaluation, r->evaluation, lab.ablation, p->cfg.vocab, alone);
+          lab.ablated = std::move(*r);
+        } else {
+          say(lab, (r ? full : r).error().message, true, TrainLab::Said::Run);
         }
       } else {
         say(lab, notKeptAt(v, e.step), true, TrainLab::Said::Run);
@@ -289,6 +311,7 @@ void updateTrainLab(TrainLab& lab) {
   } else {
     lab.ablationKey.clear();
     lab.ablated.reset();
+    lab.ablationText.clear();
   }
   if (shown.snapshot != lab.lastSnapshot) {
     lab.lastSnapshot = shown.snapshot;
@@ -419,6 +442,7 @@ void applyJob(TrainLab& lab) {
   lab.ablation = {};
   lab.ablated.reset();
   lab.ablationKey.clear();
+  lab.ablationText.clear();
   lab.runStepsPerSecond = lab.runWallStepsPerSecond = 0;
   lab.runningFrameMs.clear();
   lab.runningFrameAt.clear();
@@ -590,9 +614,13 @@ void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view) {
   if (!p) return say(lab, notKeptAt(v, lab.shown.step), true, TrainLab::Said::Pipeline);
   // The slider may still name a layer of a larger run drawn before this frame's clamp.
   lab.openLayer = std::clamp(lab.openLayer, 0, p->cfg.layers - 1);
+  // Heads off are a parameter change (zeroed W_o columns) and travel with the layer; a read cut
+  // acts only inside the Train mode's forward, so the pipeline's layer input is the uncut stream.
+  const bool anyOff = std::find(lab.ablation.off.begin(), lab.ablation.off.end(), true) != lab.ablation.off.end();
+  const bool anyCut = std::any_of(lab.ablation.reads.begin(), lab.ablation.reads.end(), [](std::uint8_t r) { return r != 0; });
   try {
     GptParams params = *p;
-    if (lab.ablation.any()) {
+    if (anyOff) {
       auto off = ablateHeads(params, lab.ablation);
       if (!off) return say(lab, off.error().message, true, TrainLab::Said::Pipeline);
       params = std::move(*off);
@@ -615,7 +643,7 @@ void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view) {
     layer->seedUsed = false;
     layer->describeNote = "; trained layer " + std::to_string(lab.openLayer) + " (L = " +
                           std::to_string(params.cfg.layers) + "; " + taskName(v.settings->task.kind) + ", step " +
-                          std::to_string(lab.shown.step) + (lab.ablation.any() ? ", switched-off heads zeroed" : "") +
+                          std::to_string(lab.shown.step) + (anyOff ? ", switched-off heads zeroed" : "") +
                           ", input LN1 of the residual stream)";
     state.beforeOpen = AppState::BeforeOpen{state.config, state.files, state.trainedLayer, state.presetName,
                                             "cannot open the trained layer"};
@@ -633,7 +661,10 @@ void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view) {
     view.selectTab = kHeatmapTab;
     lab.active = false;
     say(lab, "Opened layer " + std::to_string(lab.openLayer) + " at step " + std::to_string(lab.shown.step) +
-             " in the pipeline" + (lab.ablation.any() ? " (with the switched-off heads zeroed)" : ""), false,
+             " in the pipeline" + (anyOff ? " (with the switched-off heads zeroed)" : "") +
+             (anyCut ? "; the read cuts stay in the Train mode: the pipeline's layer reads the uncut residual stream"
+                     : ""),
+             false,
         TrainLab::Said::Pipeline);
   } catch (const std::exception& e) {
     say(lab, std::string("cannot open this layer: ") + e.what(), true, TrainLab::Said::Pipeline);

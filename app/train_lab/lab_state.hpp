@@ -100,11 +100,16 @@ struct TrainLab {
   int chosenIndex = 0;
   bool logY = false;
 
-  // Take it apart: heads switched off at the chosen step (their output zeroed before W_o).
+  // Take it apart: heads switched off at the chosen step (their output zeroed before W_o), or
+  // only cut from what later layers' keys / queries / values read (HeadMask::reads).
   train::HeadMask ablation;
   std::optional<train::ProbeResult> ablated;  // the probe with those heads off (at ablatedStep)
   std::int64_t ablatedStep = -1;
   std::string ablationKey;                    // what `ablated` was computed for
+  // What the ablated run shows, in words (train::ablationLesson on the same parameters): the loss
+  // against ln V, redundancy of heads switched off together, which later heads' prefix matching
+  // moved under a read cut. Empty while nothing is switched off or cut.
+  std::vector<std::string> ablationText;
   train::ForwardCache cache;                  // reused by every ablation evaluation
   int openLayer = 0;                          // the layer "Open in pipeline" sends (< the run's layers)
 
@@ -188,6 +193,15 @@ struct TrainLab {
   void setHeadOff(int layer, int head, bool off) {
     if (layer < ablation.layers && head < ablation.heads) ablation.set(layer, head, off);
   }
+  // The read cuts of one head: bit train::kReadKey / kReadQuery / kReadValue set = that read cut.
+  bool readCut(int layer, int head, std::uint8_t bit) const {
+    return layer < ablation.layers && head < ablation.heads && (ablation.readsCut(layer, head) & bit) != 0;
+  }
+  void setReadCut(int layer, int head, std::uint8_t bit, bool cut) {
+    if (layer >= ablation.layers || head >= ablation.heads) return;
+    const std::uint8_t r = ablation.readsCut(layer, head);
+    ablation.setReads(layer, head, static_cast<std::uint8_t>(cut ? (r | bit) : (r & ~bit)));
+  }
   bool running() const { return view && view->state == train::RunState::Running; }
   // The window must keep drawing: a run is going, or the session published what is not shown yet.
   bool animating() const {
@@ -197,7 +211,8 @@ struct TrainLab {
 };
 
 // Once per Train-mode frame, before any panel draws: takes the latest view, resolves the chosen
-// step, recomputes the ablated probe when the chosen step or the switched-off heads changed.
+// step, recomputes the ablated probe (and its lesson) when the chosen step, the switched-off heads
+// or the read cuts changed.
 void updateTrainLab(TrainLab& lab);
 
 // Actions (buttons). Each catches what it can throw and reports through lab.message / formError.
@@ -236,6 +251,10 @@ std::string budgetInWindowWords(std::string message);
 // start at `firstStep`: "since step N" and "formed at step N" with N = firstStep would date what was
 // only first seen there, so they say "by step N".
 std::string withoutUnsavedHistory(std::string paragraph, std::int64_t firstStep);
+
+// What the ablated probe was computed for: the step, the heads off and every head's read cuts (a
+// change of any of them recomputes it).
+std::string ablationMaskKey(const train::HeadMask& m, std::int64_t step);
 
 // The parameters kept at the evaluation nearest at or before `step` (null when none: a step from a
 // checkpoint's saved history, before the run kept any parameters).

@@ -399,6 +399,100 @@ TEST(TrainLabActions, AFailedLoadKeepsThePreviousRun) {
   std::remove(bad.c_str());
 }
 
+// A read cut (later layers' keys / queries / values only) is evaluated through the forward's read
+// cuts, recomputed when only the cut changes (the same heads off), and said in words.
+TEST(TrainLabAblation, AReadCutIsEvaluatedThroughTheForwardAndSaid) {
+  TrainLab lab;
+  runToTheEnd(lab, smallForm(2, 4));
+  updateTrainLab(lab);
+  ASSERT_TRUE(lab.shown.evaluation);
+  const auto params = paramsAt(*lab.view, lab.shown.step);
+  ASSERT_TRUE(params);
+  auto direct = [&](std::uint8_t bits) {
+    train::HeadMask m = train::HeadMask::none(params->cfg);
+    m.setReads(0, 1, bits);
+    train::ForwardCache cache;
+    auto r = train::evaluateAblated(*params, m, *lab.view->probe, lab.shown.step, cache);
+    EXPECT_TRUE(r);
+    return r->evaluation;
+  };
+  const double fullLoss = lab.view->history[lab.shown.index].loss;
+
+  lab.setReadCut(0, 1, train::kReadKey, true);
+  EXPECT_TRUE(lab.readCut(0, 1, train::kReadKey));
+  updateTrainLab(lab);
+  ASSERT_TRUE(lab.ablated);
+  const train::Evaluation keys = direct(train::kReadKey);
+  EXPECT_EQ(lab.shown.evaluation, &lab.ablated->evaluation) << "the table shows the cut run";
+  EXPECT_DOUBLE_EQ(lab.ablated->evaluation.loss, keys.loss);
+  EXPECT_NE(lab.ablated->evaluation.loss, fullLoss) << "layer 1's keys no longer read L0 h1's output";
+  std::string text;
+  for (const auto& p : lab.ablationText) text += p + " ";
+  EXPECT_NE(text.find("layer 0 head 1 cut from later layers' keys"), std::string::npos) << text;
+  EXPECT_NE(text.find("ln V"), std::string::npos) << text;
+
+  // Keys back, queries cut: the same heads off, a different mask — recomputed, not the cached run.
+  lab.setReadCut(0, 1, train::kReadKey, false);
+  lab.setReadCut(0, 1, train::kReadQuery, true);
+  EXPECT_NE(ablationMaskKey(lab.ablation, 4), [] {
+    train::HeadMask m;
+    m.layers = 2;
+    m.heads = 2;
+    m.off.assign(4, false);
+    m.setReads(0, 1, train::kReadKey);
+    return ablationMaskKey(m, 4);
+  }());
+  updateTrainLab(lab);
+  ASSERT_TRUE(lab.ablated);
+  EXPECT_DOUBLE_EQ(lab.ablated->evaluation.loss, direct(train::kReadQuery).loss);
+  text.clear();
+  for (const auto& p : lab.ablationText) text += p + " ";
+  EXPECT_NE(text.find("layer 0 head 1 cut from later layers' queries"), std::string::npos) << text;
+
+  // Nothing cut: the run as trained, no ablation text.
+  lab.setReadCut(0, 1, train::kReadQuery, false);
+  updateTrainLab(lab);
+  EXPECT_FALSE(lab.ablated);
+  EXPECT_TRUE(lab.ablationText.empty());
+  EXPECT_EQ(lab.shown.evaluation, &lab.view->history[lab.shown.index]);
+  // Out of range (a button from a larger run's frame): ignored.
+  lab.setReadCut(5, 0, train::kReadKey, true);
+  EXPECT_FALSE(lab.ablation.any());
+}
+
+// Two heads off: the lesson compares them with each alone (partly redundant heads).
+TEST(TrainLabAblation, TwoHeadsOffAreComparedWithEachAlone) {
+  TrainLab lab;
+  runToTheEnd(lab, smallForm(2, 4));
+  updateTrainLab(lab);
+  lab.setHeadOff(1, 0, true);
+  lab.setHeadOff(1, 1, true);
+  updateTrainLab(lab);
+  std::string text;
+  for (const auto& p : lab.ablationText) text += p + " ";
+  EXPECT_NE(text.find("layer 1 head 0 and layer 1 head 1 off"), std::string::npos) << text;
+  EXPECT_NE(text.find("Each alone: layer 1 head 0 alone"), std::string::npos) << text;
+}
+
+// The previous-token curve is the score at a token's first occurrence (what the circuit needs);
+// the second score curve is prefix matching.
+TEST(TrainLabFigures, TheCurvesPlotPreviousTokenAtFirstOccurrencesAndPrefixMatching) {
+  TrainLab lab;
+  runToTheEnd(lab, smallForm(2, 4));
+  updateTrainLab(lab);
+  const CurvesFigure fig = buildCurves(lab);
+  ASSERT_EQ(fig.panels.size(), 4u);
+  EXPECT_NE(fig.panels[2].title.find("first occurrences"), std::string::npos) << fig.panels[2].title;
+  EXPECT_NE(fig.panels[3].title.find("prefix matching"), std::string::npos) << fig.panels[3].title;
+  const auto& h = lab.view->history;
+  const CurveSeries& l0h1 = fig.panels[2].series[1];
+  ASSERT_EQ(l0h1.ys.size(), h.size());
+  for (std::size_t k = 0; k < h.size(); ++k) {
+    EXPECT_DOUBLE_EQ(l0h1.ys[k], h[k].at(0, 1).prevTokenNew);
+    EXPECT_DOUBLE_EQ(fig.panels[3].series[1].ys[k], h[k].at(0, 1).induction);
+  }
+}
+
 TEST(TrainLabFigures, TheGridSaysWhichTokensItLabels) {
   EXPECT_EQ(tokenLabelNote(32, 416, 416, 13), "every token labelled");
   EXPECT_EQ(tokenLabelNote(32, 128, 128, 13), "every 4th token labelled (hover a cell for its tokens)");
