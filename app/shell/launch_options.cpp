@@ -73,18 +73,26 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
   }
   if (!size.empty()) {
     std::smatch m;
-    if (!std::regex_match(size, m, std::regex(R"((\d{1,5})x(\d{1,5}))"))) {
-      std::fprintf(stderr, "mhascope: error: --size must look like 1600x1000, got \"%s\"\n", size.c_str());
+    if (!std::regex_match(size, m, std::regex(R"((\d+)x(\d+))"))) {
+      std::fprintf(stderr, "mhascope: error: --size must look like 1600x1000 (width x height in pixels), got \"%s\"\n",
+                   size.c_str());
       out.exitCode = 1;  // an option error, as the commands' (exit 2 is the window failing to start)
       return out;
     }
-    o.width = std::stoi(m[1]);
-    o.height = std::stoi(m[2]);
-    if (o.width < 1 || o.height < 1) {
-      std::fprintf(stderr, "mhascope: error: --size must be at least 1x1, got %s\n", size.c_str());
+    // A window (and the screenshot's framebuffer) larger than a GPU's texture limit cannot be drawn.
+    constexpr long kMaxSide = 16384;
+    const auto side = [](const std::string& digits) {
+      return digits.size() > 6 ? kMaxSide + 1 : std::stol(digits);
+    };
+    const long w = side(m[1]), h = side(m[2]);
+    if (w < 1 || h < 1 || w > kMaxSide || h > kMaxSide) {
+      std::fprintf(stderr, "mhascope: error: --size %s: width and height must each be 1 to %ld pixels\n", size.c_str(),
+                   kMaxSide);
       out.exitCode = 1;  // an option error, as the commands' (exit 2 is the window failing to start)
       return out;
     }
+    o.width = static_cast<int>(w);
+    o.height = static_cast<int>(h);
   }
   if (!o.screenshotPath.empty()) {
     std::string ext = o.screenshotPath.size() >= 4 ? o.screenshotPath.substr(o.screenshotPath.size() - 4) : "";

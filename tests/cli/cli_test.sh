@@ -197,6 +197,7 @@ expect_error "--repeat 2.5" "got '2.5'" "$BIN" bench --preset cat --repeat 2.5
 expect_error "GUI --head 99" "--head 99 is out of range: preset 'cat' has h = 2 heads, indices 0 .. 1" "$BIN" --preset cat --head 99
 expect_error "GUI --frames 010x" "got '010x'" "$BIN" --frames 010x
 # The window's own option errors read like the commands': "mhascope: error: …", exit 1.
+expect_error "window --size too large" "--size 100000x100000: width and height must each be 1 to 16384 pixels" "$BIN" --size 100000x100000
 for args in "--size 12" "--size 0x5" "--screenshot x.jpg" "--save-weights w.safetensors"; do
   err="$("$BIN" $args 2>&1 >/dev/null)"; rc=$?
   [ $rc -eq 1 ] && grep -q "^mhascope: error: " <<<"$err" && ok "window option error: $args" || bad "window option $args: rc=$rc $err"
