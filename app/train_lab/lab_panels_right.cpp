@@ -117,7 +117,7 @@ void drawTrainGrid(TrainLab& lab, UiContext& ctx) {
                                                   availY / static_cast<float>(s.layers) - 2.0f * em));
   ImGui::PushTextWrapPos(0.0f);
   ImGui::Text("Probe attention at step %lld%s: layer × head, queries down, keys across (causal: blocked cells crossed)",
-              static_cast<long long>(lab.shown.step), lab.ablation.any() ? " with the ticked heads off" : "");
+              static_cast<long long>(lab.shown.step), lab.ablation.any() ? " with the ticked heads off or cut" : "");
   ImGui::PopTextWrapPos();
   HeatmapHover drawn;
   for (int l = 0; l < s.layers; ++l) {
