@@ -198,10 +198,11 @@ CLI::App* addTrainCommand(CLI::App& app, TrainArgs& a) {
   c->add_option("--eval-every", a.evalEvery, "evaluate on the probe batch every N steps")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   c->add_option("--period-min", a.settings.task.periodMin, "induction only: shortest period k")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   c->add_option("--period-max", a.settings.task.periodMax, "induction only: longest period k")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
-  c->add_option("--text", a.settings.task.textPath, "text task only: a UTF-8 file (at most 16 MiB)");
-  c->add_option("--save", a.save, "checkpoint .safetensors (written at every evaluation, on Ctrl-C/SIGTERM and at the end)");
-  c->add_option("--log", a.log, "CSV of every evaluation (losses, accuracy, head scores), a new file");
-  c->add_option("--init", a.init, "start from this checkpoint's parameters and history (same sizes)");
+  c->add_option("--text", a.settings.task.textPath, "text task only: a UTF-8 file (at most 16 MiB)")->check(nonEmptyPath());
+  c->add_option("--save", a.save, "checkpoint .safetensors (written at the first evaluation, then at an evaluation only when at least "
+                "5 s have passed since the last write, and always on Ctrl-C/SIGTERM and at the end)")->check(nonEmptyPath());
+  c->add_option("--log", a.log, "CSV of every evaluation (losses, accuracy, head scores), a new file")->check(nonEmptyPath());
+  c->add_option("--init", a.init, "start from this checkpoint's parameters and history (same sizes)")->check(nonEmptyPath());
   c->add_flag("--force", a.force, "replace an existing --save or --log file that the rule above would keep");
   c->add_option("--memory-budget", a.memoryBudgetMib,
                 "memory budget for everything the run holds (parameters, AdamW state, activations, probe "
@@ -271,6 +272,10 @@ int cmdTrain(const TrainArgs& a) {
     out.force = a.force;
     out.forceHint = "add --force";
     if (auto st = checkTrainOutputs(out, runIdentity(tr)); !st) return fail(st.error().message);
+    // The final save's own checks, now: a missing folder must not wait for the first evaluation.
+    if (!a.save.empty()) {
+      if (auto st = checkWritablePath(a.save); !st) return fail(st.error().message);
+    }
   }
   const GptConfig& g = tr.params().cfg;
   std::printf("mhascope train: %s, %d layer%s, h = %d heads, d_model %d%s, vocab %d, T %d, batch %d, %lld steps, "
@@ -288,21 +293,37 @@ int cmdTrain(const TrainArgs& a) {
     if (auto st = log.open(a.log, csvHeader(g.layers, g.heads)); !st) return fail(st.error().message);
   }
   std::int64_t savedStep = -1;
-  auto save = [&]() -> bool {
+  // A checkpoint holds the whole history, so writing it at every evaluation would make a long run
+  // quadratic: between the first and the last write, an evaluation writes only after kSaveGap.
+  constexpr double kSaveGapSeconds = 5.0;
+  auto lastWrite = std::chrono::steady_clock::now();
+  auto save = [&](bool always) -> bool {
     if (a.save.empty() || savedStep == tr.stepCount()) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (!always && savedStep >= 0 && std::chrono::duration<double>(now - lastWrite).count() < kSaveGapSeconds) {
+      return true;
+    }
     if (auto st = saveCheckpoint(a.save, tr.checkpoint()); !st) {
       std::fprintf(stderr, "mhascope: error: %s\n", st.error().message.c_str());
       return false;
     }
     savedStep = tr.stepCount();
+    lastWrite = std::chrono::steady_clock::now();
     return true;
   };
   const std::int64_t startStep = tr.stepCount();
   const std::int64_t endStep = startStep + s.steps;
-  double lastTrainLoss = 0, trainSeconds = 0;
+  double lastTrainLoss = 0, trainSeconds = 0, evalSeconds = 0;
   std::int64_t stepsDone = 0;
-  auto evaluate = [&]() -> bool {
+  const auto runStart = std::chrono::steady_clock::now();
+  auto timedEvaluate = [&]() {
+    const auto t0 = std::chrono::steady_clock::now();
     auto e = tr.evaluate();
+    evalSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return e;
+  };
+  auto evaluate = [&]() -> bool {
+    auto e = timedEvaluate();
     if (!e) {
       if (terminal) std::printf("\n");
       std::fprintf(stderr, "mhascope: error: %s\n", e.error().message.c_str());
@@ -325,7 +346,7 @@ int cmdTrain(const TrainArgs& a) {
       }
       std::fflush(stdout);
     }
-    return save();
+    return save(tr.stepCount() == endStep);
   };
 
   if (!evaluate()) return 1;
@@ -365,9 +386,9 @@ int cmdTrain(const TrainArgs& a) {
     }
   }
   if (terminal) std::printf("\n");
-  if (code != 0 && !save()) return 1;
+  if (code != 0 && !save(true)) return 1;
   if (tr.history().empty() || tr.history().back().step != tr.stepCount()) {
-    if (auto e = tr.evaluate(); !e) {
+    if (auto e = timedEvaluate(); !e) {
       std::fprintf(stderr, "mhascope: error: %s\n", e.error().message.c_str());
       return code != 0 ? code : 1;
     }
@@ -377,8 +398,12 @@ int cmdTrain(const TrainArgs& a) {
   for (const std::string& paragraph : circuitLesson(tr.history(), tr.history().size() - 1, s.task.kind)) {
     std::printf("%s\n", paragraph.c_str());
   }
-  std::printf("\n%lld steps in %.2f s: %.1f steps/s%s%s\n", static_cast<long long>(stepsDone), trainSeconds,
-              trainSeconds > 0 ? static_cast<double>(stepsDone) / trainSeconds : 0.0,
+  // Training and the probe evaluations apart: at large T the evaluations can take most of the time.
+  const double allSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - runStart).count();
+  std::printf("\n%lld step%s in %.2f s of training (%.1f steps/s) + %.2f s of evaluations on the probe batch; "
+              "%.2f s in all%s%s\n",
+              static_cast<long long>(stepsDone), stepsDone == 1 ? "" : "s", trainSeconds,
+              trainSeconds > 0 ? static_cast<double>(stepsDone) / trainSeconds : 0.0, evalSeconds, allSeconds,
               a.save.empty() ? "" : "; checkpoint ", a.save.c_str());
   return code;
 }
@@ -427,8 +452,12 @@ int cmdBenchTrain(const CLI::App& bench, int seeds, double budgetSeconds, int sp
                 "and compares with PyTorch by itself; " + name + " would be ignored: drop it (only --seeds, --budget "
                 "and --train-steps apply)");
   }
-  if (seeds < 1 || speedSteps < 1 || !(budgetSeconds >= 0)) {
-    return fail("bench --train needs --seeds >= 1, --train-steps >= 1 and --budget >= 0");
+  if (seeds < 1) return fail("bench --train: --seeds must be at least 1, got " + std::to_string(seeds));
+  if (speedSteps < 1) return fail("bench --train: --train-steps must be at least 1, got " + std::to_string(speedSteps));
+  if (!(budgetSeconds >= 0) || !std::isfinite(budgetSeconds)) {
+    char num[64];
+    std::snprintf(num, sizeof num, "%g", budgetSeconds);
+    return fail(std::string("bench --train: --budget must be a finite number of seconds >= 0, got ") + num);
   }
   TrainSignalGuard signals;  // Ctrl-C / SIGTERM: stop between steps, remove the temporary file
   auto stopped = [] { return TrainSignalGuard::stopSignal() != 0; };

@@ -181,7 +181,7 @@ bool sameFile(const std::string& a, const std::string& b) {
   return !e1 && !e2 && pa == pb;
 }
 
-Status writeFileAtomic(const std::string& path, std::string_view bytes) {
+Status checkWritablePath(const std::string& path) {
   namespace fs = std::filesystem;
   if (path.empty()) return makeError("no output path given");
   std::error_code ec;
@@ -201,6 +201,15 @@ Status writeFileAtomic(const std::string& path, std::string_view bytes) {
   if (!fs::is_directory(dir, ec)) {
     return makeError("cannot write '" + path + "': '" + dir.string() + "' is not a folder");
   }
+  return Ok{};
+}
+
+Status writeFileAtomic(const std::string& path, std::string_view bytes) {
+  namespace fs = std::filesystem;
+  if (auto st = checkWritablePath(path); !st) return st;
+  const fs::path target(path);
+  fs::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
   // A hidden name next to the target, so the final rename stays on one file system.
   const std::string tmp = (dir / temporaryNameFor(dir.string(), target.filename().string())).string();
   const TemporaryRegistration removedOnSignal(tmp);

@@ -29,6 +29,10 @@ Result<std::string> readFilePrefix(const std::string& path, std::uint64_t n);
 // symlinks count), or, when `b` does not exist yet, the same normalised absolute path.
 bool sameFile(const std::string& a, const std::string& b);
 
+// What writeFileAtomic checks before it writes: `path` is not a folder nor a device, and its folder
+// exists. Callers that write late (after minutes of work) run it first so a bad path fails at once.
+Status checkWritablePath(const std::string& path);
+
 // Writes bytes to path via temp file + fsync + rename. Errors name the path and the reason.
 Status writeFileAtomic(const std::string& path, std::string_view bytes);
 

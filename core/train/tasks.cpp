@@ -2,6 +2,7 @@
 #include "train/tasks.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -9,6 +10,7 @@
 #include "attention/engine.hpp"  // formatBytes
 #include "attention/random.hpp"
 #include "attention/tokenizer.hpp"
+#include "util/utf8.hpp"
 
 namespace mhascope::train {
 
@@ -93,8 +95,16 @@ Result<Task> Task::make(const TaskConfig& cfg) {
     }
     auto bytes = readFile(cfg.textPath, kMaxTextBytes);
     if (!bytes) return bytes.error();
-    std::string text = sanitizeUtf8(*bytes);
-    *bytes = std::string();  // one copy of the text at a time
+    // Refused rather than replaced by U+FFFD: a replacement character would become a token of
+    // the alphabet and the model would learn to predict it.
+    if (const std::size_t bad = firstInvalidUtf8(*bytes); bad != std::string::npos) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>((*bytes)[bad])));
+      return makeError("the text file '" + cfg.textPath + "' is not valid UTF-8: byte " + hex + " at offset " +
+                       std::to_string(bad) + " (counting from 0) is not part of a UTF-8 character; save the file "
+                       "as UTF-8");
+    }
+    std::string text = std::move(*bytes);
     std::set<std::string_view> distinct;
     forEachCodePoint(text, [&](std::string_view c) { distinct.insert(c); });
     std::vector<std::string> alphabet(distinct.begin(), distinct.end());  // sorted, as the set is

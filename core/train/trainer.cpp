@@ -79,7 +79,10 @@ Result<Trainer> Trainer::make(TrainSettings s, const std::optional<Checkpoint>& 
                   static_cast<double>(s.adam.lr) * s.adam.weightDecay);
     problems.push_back(buf);
   }
-  if (!(s.clip >= 0) || !std::isfinite(s.clip)) problems.push_back("clip must be a finite number >= 0 (0 = off)");
+  std::snprintf(num, sizeof num, "%g", static_cast<double>(s.clip));
+  if (!(s.clip >= 0) || !std::isfinite(s.clip)) {
+    problems.push_back(std::string("clip must be a finite number >= 0 (0 = off), got ") + num);
+  }
   if (!problems.empty()) {
     std::string msg = "the training settings cannot work:";
     for (const auto& p : problems) msg += "\n  - " + p;

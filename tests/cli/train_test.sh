@@ -52,6 +52,38 @@ out="$("$BIN" train "${SMALL[@]}" --steps 1 --lr 1e-3 --init "$T/nan.safetensors
   || bad "NaN checkpoint: rc=$rc $out"
 
 # Bad inputs.
+for opt in --save --log --init --text; do
+  expect_error "train $opt '' is refused" "the path is empty" "$BIN" train "${SMALL[@]}" --steps 1 $opt ''
+done
+# A bad --save destination fails before the step-0 evaluation: T = 1024 would take many seconds there.
+BIG=(--seq 1024 --heads 8 --d-model 64 --batch 1 --steps 1)
+s0=$SECONDS
+expect_error "--save in a missing folder, at once" "folder '$T/nodir' does not exist" \
+  "$BIN" train "${BIG[@]}" --save "$T/nodir/x.safetensors"
+mkdir -p "$T/afolder.safetensors"
+expect_error "--save naming a folder, at once" "it is a folder" "$BIN" train "${BIG[@]}" --save "$T/afolder.safetensors" --force
+[ $((SECONDS - s0)) -le 3 ] && ok "bad --save paths refused before any evaluation" || bad "bad --save took $((SECONDS - s0)) s"
+# The periodic save is bounded: with --eval-every 1, after the step-0 write the next one waits 5 s
+# (a write at every evaluation would make the run quadratic); Ctrl-C still writes the last step.
+TINY=(--task induction --layers 1 --heads 1 --d-model 8 --vocab 8 --seq 8 --period-min 2 --period-max 4 --batch 1)
+"$BIN" train "${TINY[@]}" --steps 100000000 --eval-every 1 --save "$T/every.safetensors" >/dev/null 2>&1 &
+pid=$!
+sleep 1.5; mid="$("$BIN" info --checkpoint "$T/every.safetensors" 2>&1)"; kill -INT $pid; wait $pid; rc=$?
+end="$("$BIN" info --checkpoint "$T/every.safetensors" 2>&1)"
+grep -q "induction, step 0[,)]" <<<"$mid" && [ $rc -eq 130 ] && ! grep -q "induction, step 0[,)]" <<<"$end" \
+  && ok "--eval-every 1 --save: no write within 5 s of the last, Ctrl-C writes" || bad "bounded save: rc=$rc mid: $mid end: $end"
+# The summary line counts the evaluations too, and says "1 step".
+out="$("$BIN" train "${SMALL[@]}" --steps 1 2>&1)"
+grep -qE "^1 step in [0-9.]+ s of training \([0-9.]+ steps/s\) \+ [0-9.]+ s of evaluations on the probe batch; [0-9.]+ s in all" <<<"$out" \
+  && ok "summary: training and evaluation time apart" || bad "summary: $out"
+expect_error "--clip nan names the value" "clip must be a finite number >= 0 (0 = off), got nan" "$BIN" train --clip nan
+expect_error "--clip -1 names the value" "got -1" "$BIN" train --clip -1
+expect_error "bench --train --seeds 0" "--seeds must be at least 1, got 0" "$BIN" bench --train --seeds 0
+expect_error "bench --train --budget nan" "--budget must be a finite number of seconds >= 0, got nan" "$BIN" bench --train --budget nan
+expect_error "bench --train --budget -1" "--budget must be a finite number of seconds >= 0, got -1" "$BIN" bench --train --budget -1
+printf 'ab\xffcd' >"$T/bad.txt"
+expect_error "invalid UTF-8 in --text: file and offset" "bad.txt' is not valid UTF-8: byte 0xFF at offset 2" \
+  "$BIN" train --task text --text "$T/bad.txt" --seq 2 --d-model 8 --steps 1
 expect_error "T < 2 k_max" "must be at least 2 * k_max = 32" "$BIN" train --seq 20
 expect_error "heads must divide d_model" "must be divisible by heads" "$BIN" train --d-model 10 --heads 4
 expect_error "unknown task" "unknown task 'copy'" "$BIN" train --task copy
