@@ -453,6 +453,7 @@ void applyJob(TrainLab& lab) {
     std::string m = "Loaded " + job.status + " (step " + std::to_string(r.step) + "); " +
                     (more ? "Train continues from it" : "raise steps and press Train to continue from it");
     if (!r.historySaved) m += ". This checkpoint did not save its training history: nothing before step " + std::to_string(r.step) + " is shown";
+    if (!r.note.empty()) m += "; " + r.note;
     say(lab, m, false, TrainLab::Said::Checkpoint);
   }
   if (job.playAfter) playRun(lab);
@@ -535,6 +536,7 @@ void trainSaveCheckpoint(TrainLab& lab) {
   auto c = lab.session.checkpoint();
   if (!c) return say(lab, "nothing to save yet: press Train or Reset first", true, at);
   TrainOutputs out;  // the same rule as `train --save` (train/outputs.hpp)
+  out.continueHint = "or load it with Load checkpoint to continue it";
   out.checkpoint = lab.checkpointPath;
   out.checkpointName = "the checkpoint path";
   out.inputs = {{"the text file", c->task.kind == TaskKind::Text ? c->task.textPath : std::string()}};
@@ -563,9 +565,23 @@ void trainLoadCheckpoint(TrainLab& lab) {
       TrainForm f = formOfCheckpoint(form, *c);
       TrainSettings s = settingsFromForm(f);
       if (budget > 0) s.memoryBudgetBytes = budget;
-      if (std::string m = checkRunMemory(s, budget); !m.empty()) return failed("cannot load '" + path + "': " + m);
+      // A checkpoint keeps its sizes, not its batch: the form's batch may not fit a checkpoint that
+      // was trained with a smaller one (T = 2048 at batch 1). Halve it until the run fits, and say so.
+      std::string note;
+      std::string m = checkRunMemory(s, budget);
+      while (!m.empty() && s.batch > 1) {
+        s.batch = std::max(1, s.batch / 2);
+        m = checkRunMemory(s, budget);
+      }
+      if (!m.empty()) return failed("cannot load '" + path + "': " + m);
+      if (s.batch != f.batch) {
+        note = "batch lowered from " + std::to_string(f.batch) + " to " + std::to_string(s.batch) +
+               " so that training it fits the memory budget";
+        f.batch = s.batch;
+      }
       LabJobResult r = startRun(*session, s, f.evalEvery, *c);
       r.form = f;
+      r.note = note;
       return r;
     } catch (const std::bad_alloc&) {
       return failed("cannot load '" + path + "': not enough memory (the allocation failed)");

@@ -56,6 +56,7 @@ struct LabJobResult {
   std::optional<TrainForm> form;   // Load: the form the checkpoint implies
   std::int64_t step = 0;           // the step the new run starts at (0, or the checkpoint's)
   bool historySaved = true;        // the evaluations before `step` came with the checkpoint
+  std::string note;                // Load: what was changed to make it fit ("" = nothing)
 };
 struct LabJob {
   enum class Kind { Start, Load } kind = Kind::Start;

@@ -106,7 +106,7 @@ Status checkExistingCheckpoint(const TrainOutputs& o, const RunIdentity& writing
   }
   if (step > writing.step) {
     return makeError(name + " holds step " + std::to_string(step) + " of this run; it would be replaced by step " +
-                     std::to_string(writing.step) + ": choose another name, continue it with --init" + orForce(o));
+                     std::to_string(writing.step) + ": choose another name, " + o.continueHint + orForce(o));
   }
   return Ok{};
 }

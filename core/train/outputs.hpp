@@ -38,6 +38,9 @@ struct TrainOutputs {
   std::vector<std::pair<std::string, std::string>> inputs;  // {"--init", path}, {"--text", path}
   bool force = false;
   std::string forceHint;  // how to force, for the message ("add --force"); "" where there is none
+  // How to continue a run from its checkpoint, for the message: the commands' way by default; the
+  // window says "load it with Load checkpoint".
+  std::string continueHint = "continue it with --init";
 };
 
 // `writing`: the run whose checkpoint would be written, at the step of its first write.

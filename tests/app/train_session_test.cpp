@@ -15,6 +15,7 @@
 #include "state/session.hpp"
 #include "train_lab/lab_figures.hpp"
 #include "train_lab/lab_state.hpp"
+#include "train/memory.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -381,6 +382,35 @@ TEST(TrainLabActions, LoadingACheckpointWithoutHistoryInventsNothing) {
   EXPECT_TRUE(full.view->trainLossKnown);
   std::remove(with.c_str());
   std::remove(without.c_str());
+}
+
+// A checkpoint keeps its sizes, not its batch: when the form's batch would not fit the budget, Load
+// halves it until the run fits and says so, instead of refusing a file the commands read.
+TEST(TrainLabActions, LoadLowersABatchThatWouldNotFitAndSaysSo) {
+  TrainLab lab;
+  runToTheEnd(lab, smallForm(1, 2));
+  auto c = lab.session.checkpoint();
+  ASSERT_TRUE(c);
+  const std::string path = tempPath("batch_fit.safetensors");
+  ASSERT_TRUE(train::saveCheckpoint(path, *c).ok());
+  TrainLab loaded;
+  loaded.form = smallForm(1, 2);
+  loaded.form.batch = 4096;
+  TrainForm small = loaded.form;
+  small.batch = 2;
+  const double fits = train::estimateTrainingMemory(settingsFromForm(small), c->task.vocab, 0).total();
+  const double big = train::estimateTrainingMemory(settingsFromForm(loaded.form), c->task.vocab, 0).total();
+  ASSERT_LT(2 * fits, big);
+  loaded.memoryBudgetBytes = static_cast<std::uint64_t>(2 * fits);
+  loaded.checkpointPath = path;
+  trainLoadCheckpoint(loaded);
+  finishTrainJob(loaded);
+  EXPECT_FALSE(loaded.messageIsError) << loaded.message;
+  EXPECT_LT(loaded.form.batch, 4096);
+  EXPECT_GE(loaded.form.batch, 2);
+  EXPECT_NE(loaded.message.find("batch lowered from 4096 to " + std::to_string(loaded.form.batch)), std::string::npos)
+      << loaded.message;
+  std::remove(path.c_str());
 }
 
 TEST(TrainLabActions, AFailedLoadKeepsThePreviousRun) {

@@ -436,6 +436,16 @@ TEST(TrainRunFiles, AnExistingCheckpointIsReplacedOnlyByTheSameRunNotBehindIt) {
   EXPECT_NE(st.error().message.find("holds step 20 of this run; it would be replaced by step 0"), std::string::npos)
       << st.error().message;
   EXPECT_NE(st.error().message.find("add --force"), std::string::npos);
+  EXPECT_NE(st.error().message.find("continue it with --init"), std::string::npos);
+  // The window has no --init: it names its own way to continue, and no --force.
+  TrainOutputs window = o;
+  window.forceHint.clear();
+  window.checkpointName = "the checkpoint path";
+  window.continueHint = "or load it with Load checkpoint to continue it";
+  auto sw = checkTrainOutputs(window, runIdentity(*fresh));
+  ASSERT_FALSE(sw.ok());
+  EXPECT_EQ(sw.error().message.find("--"), std::string::npos) << sw.error().message;
+  EXPECT_NE(sw.error().message.find("Load checkpoint"), std::string::npos) << sw.error().message;
   // Another run (other sizes): refused, naming what differs.
   TrainSettings other = s;
   other.model.dModel = 8;
