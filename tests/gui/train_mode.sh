@@ -16,18 +16,7 @@
 set -u
 case_name=$1
 bin=$2
-here=$(cd "$(dirname "$0")" && pwd)
-out=$(mktemp -d "${TMPDIR:-/tmp}/mhascope-gui-${case_name}.XXXXXX")
-trap '[ -n "${KEEP_GUI_OUT:-}" ] || rm -rf "$out"' EXIT
-export XDG_CONFIG_HOME="$out/config"
-export XDG_STATE_HOME="$out/state"
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-xvfb() { xvfb-run -a -s "-screen 0 1600x1000x24" "$@"; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-script_from() {  # template → the test's own copy with @OUT@ filled in
-  sed -e "s|@OUT@|$out|g" -e "s|@HERE@|$here|g" "$here/$1" > "$out/$1"
-  echo "$out/$1"
-}
+source "$(dirname "$0")/gui_common.sh"
 # The same checkpoint without its history block, as files written before it existed are.
 strip_history() {
   python3 - "$1" "$2" <<'EOF'

@@ -7,14 +7,10 @@
 set -u
 case_name=$1
 bin=$2
-here=$(cd "$(dirname "$0")" && pwd)
-out=$(mktemp -d "${TMPDIR:-/tmp}/mhascope-rules-${case_name//_/-}.XXXXXX")  # no "_": scripts type it as a space
-trap '[ -n "${KEEP_GUI_OUT:-}" ] || rm -rf "$out"' EXIT
-export XDG_CONFIG_HOME="$out/config"
-export XDG_STATE_HOME="$out/state"
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"  # see gui_test.sh
-xvfb() { xvfb-run -a -s "-screen 0 1600x1000x24" "$@"; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+out_prefix=mhascope-rules
+case_name=${case_name//_/-}  # no "_" in $out: scripts type it as a space
+source "$(dirname "$0")/gui_common.sh"
+case_name=$1
 script() {  # script NAME LINES…: a script file of the lines given
   local f="$out/$1.txt"; shift
   printf '%s\n' "$@" > "$f"
