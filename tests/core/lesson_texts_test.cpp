@@ -12,32 +12,15 @@
 
 #include "attention/model.hpp"
 #include "io/presets.hpp"
+#include "lesson_fixtures.hpp"
 #include "lessons/lessons.hpp"
 
 namespace mhascope {
 namespace {
 
-Model buildOrDie(const ModelConfig& cfg) {
-  auto m = buildModel(cfg);
-  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
-  return std::move(m).value();
-}
-
-ModelConfig sized(int dModel, int heads, const std::string& text = "The cat sat on the mat today") {
-  ModelConfig cfg;
-  cfg.text = text;
-  cfg.dModel = dModel;
-  cfg.heads = heads;
-  cfg.seed = 5;
-  return cfg;
-}
-
-Trace traceOf(const Model& m) {
-  Trace t;
-  auto s = forward(m.inputs, m.weights, m.options, t);
-  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
-  return t;
-}
+using lesson_fixtures::buildOrDie;
+using lesson_fixtures::sized;
+using lesson_fixtures::traceOf;
 
 Trace traceWith(const Model& m, const MhaWeights& w) {
   Trace t;

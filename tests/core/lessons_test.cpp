@@ -11,31 +11,14 @@
 #include "lessons/lessons.hpp"
 #include "attention/model.hpp"
 #include "io/presets.hpp"
+#include "lesson_fixtures.hpp"
 
 namespace mhascope {
 namespace {
 
-Model buildOrDie(const ModelConfig& cfg) {
-  auto m = buildModel(cfg);
-  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
-  return std::move(m).value();
-}
-
-ModelConfig sized(int dModel, int heads, const std::string& text = "The cat sat on the mat today") {
-  ModelConfig cfg;
-  cfg.text = text;
-  cfg.dModel = dModel;
-  cfg.heads = heads;
-  cfg.seed = 5;
-  return cfg;
-}
-
-Trace traceOf(const Model& m) {
-  Trace t;
-  auto s = forward(m.inputs, m.weights, m.options, t);
-  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
-  return t;
-}
+using lesson_fixtures::buildOrDie;
+using lesson_fixtures::sized;
+using lesson_fixtures::traceOf;
 
 float weightAt(const Trace& t, int b, int h, int q, int k) {
   return t.tensor(StageId::Weights)
