@@ -51,7 +51,7 @@ void presetPicker(UiContext& ctx) {
   AppState& st = ctx.state;
   // The box shows a path's file name, cut with "…" before the arrow (ImGui would run the text
   // under it); the whole name is in the tooltip.
-  std::string shown = st.presetName;
+  std::string shown = st.doc.presetName;
   if (const auto slash = shown.rfind('/', shown.find(" (")); slash != std::string::npos) shown = shown.substr(slash + 1);
   const ImGuiStyle& style = ImGui::GetStyle();
   shown = fitText(shown, ImGui::CalcItemWidth() - ImGui::GetFrameHeight() - 2.0f * style.FramePadding.x);
@@ -59,18 +59,18 @@ void presetPicker(UiContext& ctx) {
   if (ImGui::BeginCombo("preset", shown.c_str())) {
     for (const std::string& name : presetNames()) {
       ImGui::PushID(name.c_str());
-      if (ImGui::Selectable(name.c_str(), name == st.presetName)) {
+      if (ImGui::Selectable(name.c_str(), name == st.doc.presetName)) {
         auto preset = loadPreset(name);
         if (!preset) {
           st.actionError = preset.error().message;
         } else {
-          st.config = std::move(preset.value());
-          st.presetName = name;
+          st.doc.config = std::move(preset.value());
+          st.doc.presetName = name;
           notePresetRead(st, name);
-          st.files = {};  // a preset is a text + seed model
-          st.trainedLayer.reset();
-          st.beforeOpen.reset();
-          st.configDirty = true;
+          st.doc.files = {};  // a preset is a text + seed model
+          st.doc.trainedLayer.reset();
+          st.doc.beforeOpen.reset();
+          st.doc.configDirty = true;
           ctx.view.batch = 0;
           ctx.view.head = 0;
           ctx.view.zoom = {};
@@ -82,7 +82,7 @@ void presetPicker(UiContext& ctx) {
   }
   ctx.probes.recordLastFrame("preset");
   if (ImGui::IsItemHovered()) {
-    const std::string tip = st.presetName + (st.config.description.empty() ? "" : "\n" + st.config.description);
+    const std::string tip = st.doc.presetName + (st.doc.config.description.empty() ? "" : "\n" + st.doc.config.description);
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
     ImGui::TextUnformatted(tip.c_str());
@@ -141,8 +141,8 @@ constexpr const char* kTrainedLayerNote =
 
 // Why a control cannot change while files (or a trained layer) are in use; "" when it can.
 std::string fixedReason(const AppState& st, const char* control) {
-  if (st.trainedLayer) return kFixedByTrainedLayer;
-  return fixedByFiles(st.files, control);
+  if (st.doc.trainedLayer) return kFixedByTrainedLayer;
+  return fixedByFiles(st.doc.files, control);
 }
 
 // Controls fixed by a file: greyed, with the reason under them (once per reason).
@@ -174,29 +174,29 @@ std::string windowWording(std::string message) {
 // keystroke of "2048" would otherwise recompute, or refuse, at 2, 20 and 204 MiB).
 bool memoryBudgetControl(UiContext& ctx) {
   AppState& st = ctx.state;
-  if (st.memoryBudgetBytes == 0) return false;  // in-process tests: the config's own
+  if (st.doc.memoryBudgetBytes == 0) return false;  // in-process tests: the config's own
   constexpr int kMinMib = 16, kMaxMib = 1 << 24;  // 16 MiB … 16 TiB
-  int mib = static_cast<int>(std::min<std::uint64_t>(st.memoryBudgetBytes >> 20, kMaxMib));
+  int mib = static_cast<int>(std::min<std::uint64_t>(st.doc.memoryBudgetBytes >> 20, kMaxMib));
   bool changed = false;
   if (ImGui::InputInt("memory MiB", &mib, 256, 1024, ImGuiInputTextFlags_EnterReturnsTrue)) {
-    st.memoryBudgetBytes = static_cast<std::uint64_t>(std::clamp(mib, kMinMib, kMaxMib)) << 20;
+    st.doc.memoryBudgetBytes = static_cast<std::uint64_t>(std::clamp(mib, kMinMib, kMaxMib)) << 20;
     changed = true;
   }
   ctx.probes.recordLastItem("memory_budget");
-  ctx.probes.recordLabel("memory_budget", std::to_string(st.memoryBudgetBytes >> 20) + " MiB");
+  ctx.probes.recordLabel("memory_budget", std::to_string(st.doc.memoryBudgetBytes >> 20) + " MiB");
   helpMarker("Memory budget: the most one configuration may hold (its trace of every stage, weights and files). "
              "A bigger one is refused with what it needs instead of slowing the machine down. Type MiB and press "
              "Enter, or use - / +. The default is half of the memory available when the window started.");
-  if (st.defaultBudgetBytes > 0 && st.memoryBudgetBytes != st.defaultBudgetBytes) {
+  if (st.doc.defaultBudgetBytes > 0 && st.doc.memoryBudgetBytes != st.doc.defaultBudgetBytes) {
     // The amount in the tooltip only: it follows MemAvailable, so it moves between launches.
     if (ImGui::SmallButton("default budget")) {
-      st.memoryBudgetBytes = st.defaultBudgetBytes;
+      st.doc.memoryBudgetBytes = st.doc.defaultBudgetBytes;
       changed = true;
     }
     ctx.probes.recordLastItem("memory_budget_default");
     if (ImGui::IsItemHovered()) {
       ImGui::SetTooltip("Back to this machine's default: %llu MiB (half of the memory available at start)",
-                        static_cast<unsigned long long>(st.defaultBudgetBytes >> 20));
+                        static_cast<unsigned long long>(st.doc.defaultBudgetBytes >> 20));
     }
   }
   return changed;
@@ -204,23 +204,23 @@ bool memoryBudgetControl(UiContext& ctx) {
 
 void configErrorBox(UiContext& ctx) {
   AppState& st = ctx.state;
-  ctx.probes.recordLabel("config_error", windowWording(st.configError));
-  if (st.configError.empty()) return;
+  ctx.probes.recordLabel("config_error", windowWording(st.doc.configError));
+  if (st.doc.configError.empty()) return;
   ImGui::Spacing();
   ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
-  textWrapped(windowWording(st.configError));
+  textWrapped(windowWording(st.doc.configError));
   ImGui::PopStyleColor();
-  if (!st.suggestedHeads.empty()) {
+  if (!st.doc.suggestedHeads.empty()) {
     textWrapped(formatText("Each head gets d_k = d_model / h features, so h must divide d_model (%d). Nearest valid:",
-                           st.config.dModel));
-    for (std::size_t i = 0; i < st.suggestedHeads.size(); ++i) {
+                           st.doc.config.dModel));
+    for (std::size_t i = 0; i < st.doc.suggestedHeads.size(); ++i) {
       ImGui::PushID(static_cast<int>(i));
       if (i > 0) ImGui::SameLine();
-      const int h = st.suggestedHeads[i];
-      const std::string label = "use h = " + std::to_string(h) + " (d_k = " + std::to_string(st.config.dModel / h) + ")";
+      const int h = st.doc.suggestedHeads[i];
+      const std::string label = "use h = " + std::to_string(h) + " (d_k = " + std::to_string(st.doc.config.dModel / h) + ")";
       if (ImGui::Button(label.c_str())) {
-        st.config.heads = h;
-        st.configDirty = true;
+        st.doc.config.heads = h;
+        st.doc.configDirty = true;
       }
       ctx.probes.recordLastItem("suggest_heads_" + std::to_string(i));
       ImGui::PopID();
@@ -236,7 +236,7 @@ void configErrorBox(UiContext& ctx) {
 // item, sizes and result fetched at the top.
 void drawControlsPanel(UiContext& ctx) {
   AppState& st = ctx.state;
-  ModelConfig& cfg = st.config;
+  ModelConfig& cfg = st.doc.config;
   ViewState& view = ctx.view;
   const float em = ImGui::GetFontSize();
   bool changed = false;
@@ -249,18 +249,18 @@ void drawControlsPanel(UiContext& ctx) {
   presetPicker(ctx);
   drawFilesInUse(ctx);
 
-  if (st.trainedLayer) {
+  if (st.doc.trainedLayer) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("%s", kTrainedLayerNote);
     ImGui::PopTextWrapPos();
   }
-  ctx.probes.recordLabel("controls_fixed_note", st.trainedLayer ? kTrainedLayerNote : "");
+  ctx.probes.recordLabel("controls_fixed_note", st.doc.trainedLayer ? kTrainedLayerNote : "");
   sectionTitle("Input");
   std::optional<FixedSection> inputFixed(std::in_place, fixedReason(st, "text"));
   ImGui::TextUnformatted("Sentence (separate batch items with | )");
   changed |= ImGui::InputTextMultiline("##text", &cfg.text, ImVec2(-1.0f, 3.2f * em));
   ctx.probes.recordLastItem("text");
-  if (st.files.query.empty()) tokenChips(cfg.text, cfg.tokens);  // a query file's tokens are t0, t1, …
+  if (st.doc.files.query.empty()) tokenChips(cfg.text, cfg.tokens);  // a query file's tokens are t0, t1, …
   changed |= dragSliderInt("tokens T", &cfg.tokens, 0, 1024, cfg.tokens == 0 ? "as typed" : "%d",
                            ImGuiSliderFlags_Logarithmic).changed;
   ctx.probes.recordLastFrame("tokens");
@@ -294,9 +294,9 @@ void drawControlsPanel(UiContext& ctx) {
              "Drag to change (applied when you let go); Ctrl+click to type a number.");
   sizeFixed.reset();
   const bool sizing = dModelEdit.active || headsEdit.active;
-  if (dModelEdit.changed || headsEdit.changed) st.sizeEditPending = true;
-  if (st.sizeEditPending && !sizing) {
-    st.sizeEditPending = false;
+  if (dModelEdit.changed || headsEdit.changed) st.doc.sizeEditPending = true;
+  if (st.doc.sizeEditPending && !sizing) {
+    st.doc.sizeEditPending = false;
     changed = true;
   }
   if (cfg.heads > 0 && cfg.dModel > 0 && cfg.dModel % cfg.heads == 0) {
@@ -305,7 +305,7 @@ void drawControlsPanel(UiContext& ctx) {
   } else if (sizing) {
     ImGui::TextDisabled("d_model / h = %d / %d is not a whole number", cfg.dModel, cfg.heads);
   }
-  if (memoryBudgetControl(ctx)) st.configDirty = true;  // the same model, allowed more or less memory
+  if (memoryBudgetControl(ctx)) st.doc.configDirty = true;  // the same model, allowed more or less memory
   if (!sizing) configErrorBox(ctx);
 
   sectionTitle("Attention");
@@ -317,7 +317,7 @@ void drawControlsPanel(UiContext& ctx) {
   }
   {
     FixedSection padFixed(attentionFixed->reason.empty() ? fixedReason(st, "pad") : "");
-    changed |= dragSliderInt("pad last keys", &cfg.padLastKeys, 0, std::max(1, st.trace.tk)).changed;
+    changed |= dragSliderInt("pad last keys", &cfg.padLastKeys, 0, std::max(1, st.shown.trace.tk)).changed;
     helpMarker("Key padding: ignore the last n keys of every item, as if they were <pad> tokens.");
   }
   int scale = 0;
@@ -380,8 +380,8 @@ void drawControlsPanel(UiContext& ctx) {
   ImGui::PopItemWidth();
 
   if (changed) {
-    st.configDirty = true;
-    if (st.presetName.find(" (edited)") == std::string::npos) st.presetName += " (edited)";
+    st.doc.configDirty = true;
+    if (st.doc.presetName.find(" (edited)") == std::string::npos) st.doc.presetName += " (edited)";
   }
 
   if (!st.actionError.empty()) {

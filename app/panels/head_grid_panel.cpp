@@ -25,14 +25,14 @@ void drawHeadGridPanel(UiContext& ctx) {
   AppState& st = ctx.state;
   ViewState& view = ctx.view;
   if (!traceReady(ctx)) return;
-  const Trace& t = st.trace;
+  const Trace& t = st.shown.trace;
   const StageId stage = view.stage;
   view.batch = std::clamp(view.batch, 0, t.batch - 1);
   const bool perHead = stageHasHeads(stage);
   const float em = ImGui::GetFontSize();
   const ColormapId cmap = effectiveColormap(view, stage);
   // One scale for the whole grid, so colours compare across heads.
-  const ColorRange range = st.stageRange(stage, view.batch);
+  const ColorRange range = st.shown.stageRange(stage, view.batch);
 
   if (t.batch > 1) {
     ImGui::SetNextItemWidth(8 * em);
@@ -43,9 +43,9 @@ void drawHeadGridPanel(UiContext& ctx) {
   const bool blocks = !perHead && headsOwnColumns(stage);
   std::vector<const Slice2D*> slices;
   if (perHead) {
-    for (int h = 0; h < t.heads; ++h) slices.push_back(st.slice(stage, view.batch, h));
+    for (int h = 0; h < t.heads; ++h) slices.push_back(st.shown.slice(stage, view.batch, h));
   } else {
-    slices.push_back(st.slice(stage, view.batch, -1));
+    slices.push_back(st.shown.slice(stage, view.batch, -1));
   }
   if (std::find(slices.begin(), slices.end(), nullptr) != slices.end()) return;
   ExportTarget target;
@@ -116,7 +116,7 @@ void drawHeadGridPanel(UiContext& ctx) {
       spec.colBegin = h * t.dk;
       spec.colEnd = (h + 1) * t.dk;
     }
-    const TextureKey key{st.traceSerial, static_cast<int>(stage), view.batch, perHead ? h : -1, cmap, range.lo, range.hi};
+    const TextureKey key{st.shown.traceSerial, static_cast<int>(stage), view.batch, perHead ? h : -1, cmap, range.lo, range.hi};
     spec.textures = &ctx.textures;
     spec.textureKey = key;
     spec.kind = stageInfo(stage).kind;

@@ -24,7 +24,7 @@ const char* noHeadAxisNote(StageId stage) {
 
 // One coloured button per head, the same colours as the grid and the shape drawing.
 void headPicker(UiContext& ctx) {
-  const int heads = ctx.state.trace.heads;
+  const int heads = ctx.state.shown.trace.heads;
   ImGui::AlignTextToFramePadding();
   ImGui::TextColored(symbolColorVec("h"), "head");
   for (int h = 0; h < heads; ++h) {
@@ -126,8 +126,8 @@ void legend(UiContext& ctx, const Trace& t, const Slice2D& s) {
 // expected time as a bar.
 void computeProgress(UiContext& ctx) {
   const AppState& st = ctx.state;
-  if (!st.computing) return;
-  const ComputeProgress& p = st.progress;
+  if (!st.compute.computing) return;
+  const ComputeProgress& p = st.compute.progress;
   const char* phase = p.phase == ComputePhase::Preparing   ? "preparing tokens, embeddings and weights"
                       : p.phase == ComputePhase::FirstHead ? "the shown head first"
                       : p.phase == ComputePhase::Forward   ? "forward pass (recording all 16 stages)"
@@ -142,7 +142,7 @@ void computeProgress(UiContext& ctx) {
   } else {
     std::snprintf(text, sizeof text, "computing on the worker: %s · %.1f s", phase, p.seconds);
   }
-  const bool first = st.firstHead != nullptr && st.firstHead->stage == ctx.view.stage;
+  const bool first = st.compute.firstHead != nullptr && st.compute.firstHead->stage == ctx.view.stage;
   ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "%s%s", text,
                      first ? "" : " (the picture below is the previous one)");
   ctx.probes.recordLabel("compute_progress", phase);
@@ -154,8 +154,8 @@ void computeProgress(UiContext& ctx) {
 // and export wait for it.
 const FirstHead* firstHeadShown(const UiContext& ctx) {
   const AppState& st = ctx.state;
-  if (!st.computing || !st.firstHead || st.firstHead->stage != ctx.view.stage) return nullptr;
-  return st.firstHead.get();
+  if (!st.compute.computing || !st.compute.firstHead || st.compute.firstHead->stage != ctx.view.stage) return nullptr;
+  return st.compute.firstHead.get();
 }
 
 void drawFirstHead(UiContext& ctx, const FirstHead& f) {
@@ -210,7 +210,7 @@ void drawHeatmapPanel(UiContext& ctx) {
   ViewState& view = ctx.view;
   if (const FirstHead* first = firstHeadShown(ctx)) return drawFirstHead(ctx, *first);  // also before any trace
   if (!traceReady(ctx)) return;
-  const Trace& t = st.trace;
+  const Trace& t = st.shown.trace;
   const StageId stage = view.stage;
   view.batch = std::clamp(view.batch, 0, t.batch - 1);
   view.head = std::clamp(view.head, 0, t.heads - 1);
@@ -232,7 +232,7 @@ void drawHeatmapPanel(UiContext& ctx) {
   sameLineOrWrap(10 * em, em);
   zoomButtons(ctx);
 
-  const Slice2D* s = st.slice(stage, view.batch, view.head);
+  const Slice2D* s = st.shown.slice(stage, view.batch, view.head);
   if (!s) {
     ImGui::TextDisabled("nothing to show for this stage");
     return;
@@ -249,7 +249,7 @@ void drawHeatmapPanel(UiContext& ctx) {
   spec.showNumbers = view.showNumbers;
   spec.colorbarTexture = ctx.textures.colorbar(spec.colormap).imguiId();
   if (s->head >= 0) spec.frameColor = headColor(s->head);
-  const TextureKey key{st.traceSerial, static_cast<int>(stage), view.batch, s->head, spec.colormap, spec.range.lo,
+  const TextureKey key{st.shown.traceSerial, static_cast<int>(stage), view.batch, s->head, spec.colormap, spec.range.lo,
                        spec.range.hi};
   spec.textures = &ctx.textures;
   spec.textureKey = key;

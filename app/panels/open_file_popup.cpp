@@ -202,13 +202,13 @@ void drawFilesInUse(UiContext& ctx) {
   ctx.probes.recordLabel("action_error", st.actionError);
   ctx.probes.recordLabel("open_message", ctx.view.openUi.message);
   std::string inUse;
-  for (const auto& [flag, path] : st.files.named()) inUse += (inUse.empty() ? "" : "; ") + flag.substr(2) + " " + path;
-  if (st.trainedLayer) inUse = "trained layer" + (inUse.empty() ? "" : "; " + inUse);
+  for (const auto& [flag, path] : st.doc.files.named()) inUse += (inUse.empty() ? "" : "; ") + flag.substr(2) + " " + path;
+  if (st.doc.trainedLayer) inUse = "trained layer" + (inUse.empty() ? "" : "; " + inUse);
   ctx.probes.recordLabel("files_in_use", inUse.empty() ? "none" : inUse);
-  if (!st.fromFiles()) return;
+  if (!st.doc.fromFiles()) return;
   ImGui::TextUnformatted("Files in use");
-  std::vector<std::pair<std::string, std::string>> rows = st.files.named();
-  if (st.trainedLayer) rows.insert(rows.begin(), {"trained", "trained layer from the Train mode"});
+  std::vector<std::pair<std::string, std::string>> rows = st.doc.files.named();
+  if (st.doc.trainedLayer) rows.insert(rows.begin(), {"trained", "trained layer from the Train mode"});
   for (const auto& [flag, path] : rows) {
     ImGui::PushID(flag.c_str());
     if (ImGui::SmallButton("x")) closeFile(st, flag);
@@ -216,7 +216,7 @@ void drawFilesInUse(UiContext& ctx) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("close this file");
     ImGui::SameLine();
     std::string line = flag == "trained" ? path : flag.substr(2) + ": " + path;
-    if (flag == "--checkpoint" && st.files.layer) line += " (layer " + std::to_string(*st.files.layer) + ")";
+    if (flag == "--checkpoint" && st.doc.files.layer) line += " (layer " + std::to_string(*st.doc.files.layer) + ")";
     ImGui::TextWrapped("%s", line.c_str());
     ImGui::PopID();
   }

@@ -37,7 +37,7 @@ std::string axesString(const std::vector<std::string>& axes) {
 // Columns as wide as their widest entry, so "(2, 16, 1024, 1024)" is never cut; when the three do
 // not fit side by side the shape goes under its axes (two columns), still whole.
 void shapeTable(UiContext& ctx) {
-  const Trace& t = ctx.state.trace;
+  const Trace& t = ctx.state.shown.trace;
   const ImGuiStyle& style = ImGui::GetStyle();
   float stageW = ImGui::CalcTextSize("stage").x, axesW = ImGui::CalcTextSize("axes").x, shapeW = ImGui::CalcTextSize("shape").x;
   for (int i = 0; i < kStageCount; ++i) {
@@ -120,7 +120,7 @@ float drawLayout(ImDrawList* dl, ImVec2 p, int tokens, int heads, int dk, float 
 }
 
 void splitDrawing(UiContext& ctx) {
-  const Trace& t = ctx.state.trace;
+  const Trace& t = ctx.state.shown.trace;
   const float em = ImGui::GetFontSize();
   const int tokens = std::min(t.tq, 6);
   const int heads = t.heads;
@@ -161,11 +161,11 @@ void splitDrawing(UiContext& ctx) {
 }  // namespace
 
 void drawShapeTracePanel(UiContext& ctx) {
-  if (!ctx.state.hasTrace()) {
+  if (!ctx.state.shown.hasTrace()) {
     ImGui::TextDisabled("no trace yet");
     return;
   }
-  const Trace& t = ctx.state.trace;
+  const Trace& t = ctx.state.shown.trace;
   // The sizes wrap onto a second line rather than losing "d_k = 64" at the column's edge.
   const std::pair<const char*, std::string> sizes[] = {
       {"B", "B = " + std::to_string(t.batch)}, {"T", "T_q = " + std::to_string(t.tq) + "  T_k = " + std::to_string(t.tk)},

@@ -34,8 +34,8 @@ void drawStagePanel(UiContext& ctx) {
   const float em = ImGui::GetFontSize();
   // The title and formula are above the heatmap (stepper); here: shapes, why, and code.
 
-  if (ctx.state.hasTrace()) {
-    const Trace& tr = ctx.state.trace;
+  if (ctx.state.shown.hasTrace()) {
+    const Trace& tr = ctx.state.shown.trace;
     ImGui::TextDisabled("tensor");
     ImGui::SameLine();
     coloredShape(tr.shapeOf(ctx.view.stage), tr.axesOf(ctx.view.stage));  // the shape only: a lazy stage stays lazy

@@ -21,11 +21,11 @@ void item(const char* symbol, const std::string& text) {
 
 void drawStatusLine(UiContext& ctx) {
   const AppState& st = ctx.state;
-  if (!st.hasTrace()) {
-    ImGui::TextDisabled(st.computing ? "computing…" : "no trace");
+  if (!st.shown.hasTrace()) {
+    ImGui::TextDisabled(st.compute.computing ? "computing…" : "no trace");
     return;
   }
-  const Trace& t = st.trace;
+  const Trace& t = st.shown.trace;
   ImGui::TextColored(symbolColorVec("T"), "T_q = %d", t.tq);
   if (t.tk != t.tq || !t.selfAttention) item("T", "T_k = " + std::to_string(t.tk));
   item("d_model", "d_model = " + std::to_string(t.dModel));
@@ -33,20 +33,20 @@ void drawStatusLine(UiContext& ctx) {
   item("d_k", "d_k = " + std::to_string(t.dk));
   item("B", "B = " + std::to_string(t.batch));
   const ParamCount p = countParams(t.dModel);
-  item("", "parameters " + withThousands(st.traceConfig.bias ? p.withBias : p.withoutBias) +
-               (st.traceConfig.bias ? " (4·d_model² + 4·d_model)" : " (4·d_model²)"));
+  item("", "parameters " + withThousands(st.shown.traceConfig.bias ? p.withBias : p.withoutBias) +
+               (st.shown.traceConfig.bias ? " (4·d_model² + 4·d_model)" : " (4·d_model²)"));
   char ms[96];
-  std::snprintf(ms, sizeof ms, "last compute %.2f ms (%s, %d thread%s)", st.lastComputeMs,
-                st.lastComputeOnWorker ? "worker thread" : "UI thread", st.lastComputeThreads,
-                st.lastComputeThreads == 1 ? "" : "s");
+  std::snprintf(ms, sizeof ms, "last compute %.2f ms (%s, %d thread%s)", st.compute.lastComputeMs,
+                st.compute.lastComputeOnWorker ? "worker thread" : "UI thread", st.compute.lastComputeThreads,
+                st.compute.lastComputeThreads == 1 ? "" : "s");
   ImGui::SameLine(0, ImGui::GetFontSize());
   ImGui::TextDisabled("%s", ms);
-  if (st.computing) {
+  if (st.compute.computing) {
     ImGui::SameLine(0, ImGui::GetFontSize());
     const char* dots[] = {"computing   ", "computing.  ", "computing.. ", "computing…"};
     ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "%s (showing the previous result)",
                        dots[static_cast<int>(ImGui::GetTime() * 3.0) % 4]);
-  } else if (!st.configError.empty()) {
+  } else if (!st.doc.configError.empty()) {
     ImGui::SameLine(0, ImGui::GetFontSize());
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "invalid configuration: showing the last valid one");
   }

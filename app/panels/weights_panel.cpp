@@ -20,7 +20,7 @@ void drawWeightsPanel(UiContext& ctx) {
   AppState& st = ctx.state;
   ViewState& view = ctx.view;
   if (!traceReady(ctx)) return;
-  const Trace& t = st.trace;
+  const Trace& t = st.shown.trace;
   const float em = ImGui::GetFontSize();
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("learned");
@@ -53,7 +53,7 @@ void drawWeightsPanel(UiContext& ctx) {
   spec.dk = t.dk;
   spec.showNumbers = view.showNumbers;
   spec.colorbarTexture = ctx.textures.colorbar(spec.colormap).imguiId();
-  const TextureKey key{st.traceSerial, 2000 + static_cast<int>(view.weight), 0, -1, spec.colormap, spec.range.lo,
+  const TextureKey key{st.shown.traceSerial, 2000 + static_cast<int>(view.weight), 0, -1, spec.colormap, spec.range.lo,
                        spec.range.hi};
   spec.textures = &ctx.textures;
   spec.textureKey = key;

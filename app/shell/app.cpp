@@ -84,8 +84,8 @@ bool App::initialise() {
 
   scheduler_ = std::make_unique<ComputeScheduler>();
   scheduler_->setResultReady([] { Window::postEmptyEvent(); });
-  state_.memoryBudgetBytes = options_.memoryBudgetMib > 0 ? options_.memoryBudgetMib << 20 : defaultMemoryBudget();
-  state_.defaultBudgetBytes = defaultMemoryBudget();
+  state_.doc.memoryBudgetBytes = options_.memoryBudgetMib > 0 ? options_.memoryBudgetMib << 20 : defaultMemoryBudget();
+  state_.doc.defaultBudgetBytes = defaultMemoryBudget();
   if (!options_.scriptPath.empty()) {
     auto script = InputScript::load(options_.scriptPath);
     if (!script) {
@@ -152,10 +152,10 @@ bool App::applyModelOptions() {
                  options_.head, r->config.heads, r->config.heads == 1 ? "" : "s", r->config.heads - 1);
     return false;
   }
-  state_.config = std::move(r->config);
-  state_.files = options_.model.files;
-  if (!state_.files.checkpoint.empty() && !state_.files.layer) state_.files.layer = 0;
-  state_.presetName = options_.preset + " (command line)";
+  state_.doc.config = std::move(r->config);
+  state_.doc.files = options_.model.files;
+  if (!state_.doc.files.checkpoint.empty() && !state_.doc.files.layer) state_.doc.files.layer = 0;
+  state_.doc.presetName = options_.preset + " (command line)";
   notePresetRead(state_, options_.preset);
   return true;
 }
@@ -173,17 +173,17 @@ bool App::applyLaunchOptions() {
       loop_.exitCode = 2;
       return false;
     }
-    state_.config = std::move(preset.value());
-    state_.presetName = options_.preset;
+    state_.doc.config = std::move(preset.value());
+    state_.doc.presetName = options_.preset;
     notePresetRead(state_, options_.preset);
   }
   if (options_.benchFrames > 0) {  // the benchmark's fixed size: T=512, h=16, d_model=256
-    state_.config.tokens = 512;
-    state_.config.heads = 16;
-    state_.config.dModel = 256;
-    state_.config.batch = 1;
-    state_.config.crossAttention = false;
-    state_.presetName += " (T=512, h=16)";
+    state_.doc.config.tokens = 512;
+    state_.doc.config.heads = 16;
+    state_.doc.config.dModel = 256;
+    state_.doc.config.batch = 1;
+    state_.doc.config.crossAttention = false;
+    state_.doc.presetName += " (T=512, h=16)";
     options_.view = "grid";
     if (options_.stage.empty()) options_.stage = "weights";
   }
@@ -242,14 +242,14 @@ void App::frame() {
   // Training in the Train mode: one frame per tick, at most 4 per second and the tick long enough
   // that drawing takes at most a ninth of the time (TrainLab::tickSeconds; input still wakes the
   // loop at once), so a software renderer leaves the CPU to the training thread.
-  const bool trainTick = trainLab_.animating() && !view_.playing && !state_.computing;
+  const bool trainTick = trainLab_.animating() && !view_.playing && !state_.compute.computing;
   const FramePacer::Wake wake =
-      trainTick ? FramePacer::Wake::Tick : pacer_.schedule(view_.playing || state_.computing || state_.lessonComputing);
+      trainTick ? FramePacer::Wake::Tick : pacer_.schedule(view_.playing || state_.compute.computing || state_.compute.lessonComputing);
   // A worker computing a long job: the progress line needs a few frames a second and the worker
   // the CPU (drawing 60 frames a second with a software renderer, the window took one of two cores
   // and the first picture at T = 4096 came 2.3× later). Scripts that run async are paced alike, so
   // their stopwatch measures what a user gets; input still wakes the loop at once.
-  const bool computeTick = state_.computing && !view_.playing && (!automatedRun || loop_.scriptAsync);
+  const bool computeTick = state_.compute.computing && !view_.playing && (!automatedRun || loop_.scriptAsync);
   if (computeTick && (automatedRun || wake == FramePacer::Wake::Tick)) {
     const double tick = yieldingTickSeconds(frameWork_.seconds), waitStart = Window::now();
     window_->waitEvents(tick);
@@ -312,7 +312,7 @@ void App::frame() {
   clickThroughPopups();
   ImGui::NewFrame();
   probes_.clear();
-  state_.beginFrame();
+  state_.shown.beginFrame();
   try {
     handleKeys();
     advancePlay(dt);
@@ -387,7 +387,7 @@ int App::run() {
     const FramebufferSize fb = window_->framebufferSize();
     char what[512];
     std::snprintf(what, sizeof what, "all-heads grid of %s, T=%d h=%d d_model=%d, %dx%d, GL renderer: %s",
-                  stageInfo(view_.stage).name, state_.trace.tq, state_.trace.heads, state_.trace.dModel, fb.width,
+                  stageInfo(view_.stage).name, state_.shown.trace.tq, state_.shown.trace.heads, state_.shown.trace.dModel, fb.width,
                   fb.height, glRendererName());
     bench_.print(what, static_cast<unsigned long long>(textures_.uploads()));
   }

@@ -56,11 +56,11 @@ bool fitsUiThread(std::int64_t batch, std::int64_t tq, std::int64_t tk, int dMod
 void ComputeScheduler::update(AppState& state, const ViewState& view, LessonView& lessons, const std::string& openTab,
                               bool forceSync) {
   updateTrace(state, view, forceSync);
-  if (state.hasTrace() && state.model) {
+  if (state.shown.hasTrace() && state.shown.model) {
     updateQuickLessons(state, view, lessons);
     updateRecomputedLessons(state, lessons, openTab, forceSync);
   }
-  state.lessonComputing = lessonJob_.busy();
+  state.compute.lessonComputing = lessonJob_.busy();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -72,39 +72,39 @@ void ComputeScheduler::applyOutcome(AppState& state, ComputeOutcome& outcome, Tr
   shownRequest_ = outcome.requestId;
   const bool latest = outcome.requestId == requestCounter_;
   if (!outcome.ok) {
-    if (latest && state.beforeOpen) {  // the opened files cannot be used: back to what was in use
-      AppState::BeforeOpen& b = *state.beforeOpen;
-      state.config = std::move(b.config);
-      state.files = std::move(b.files);
-      state.trainedLayer = std::move(b.trainedLayer);
-      state.presetName = std::move(b.presetName);
+    if (latest && state.doc.beforeOpen) {  // the opened files cannot be used: back to what was in use
+      Document::BeforeOpen& b = *state.doc.beforeOpen;
+      state.doc.config = std::move(b.config);
+      state.doc.files = std::move(b.files);
+      state.doc.trainedLayer = std::move(b.trainedLayer);
+      state.doc.presetName = std::move(b.presetName);
       state.actionError = b.what + ": " + outcome.error;
-      state.configError.clear();
-      state.beforeOpen.reset();
+      state.doc.configError.clear();
+      state.doc.beforeOpen.reset();
     } else if (latest) {
-      state.configError = outcome.error;
+      state.doc.configError = outcome.error;
     }
     return;
   }
-  if (latest) state.beforeOpen.reset();
-  std::swap(state.trace, computed);
-  state.traceReplaced();
-  state.traceConfig = outcome.config;
-  state.traceSeedUsed = outcome.seedUsed;
-  state.traceNote = outcome.describeNote;
-  state.model = std::move(outcome.model);
-  state.quiz = std::move(outcome.quiz);
-  state.lastComputeMs = outcome.milliseconds;
-  state.lastComputeThreads = outcome.threads;
+  if (latest) state.doc.beforeOpen.reset();
+  std::swap(state.shown.trace, computed);
+  state.shown.traceReplaced();
+  state.shown.traceConfig = outcome.config;
+  state.shown.traceSeedUsed = outcome.seedUsed;
+  state.shown.traceNote = outcome.describeNote;
+  state.shown.model = std::move(outcome.model);
+  state.shown.quiz = std::move(outcome.quiz);
+  state.compute.lastComputeMs = outcome.milliseconds;
+  state.compute.lastComputeThreads = outcome.threads;
   if (!latest) return;
   // The controls show what the files decided (the controls they fix are read-only).
-  if (!state.files.checkpoint.empty() || state.trainedLayer) {
-    const std::uint64_t budget = state.config.memoryBudgetBytes;
-    state.config = outcome.config;
-    state.config.memoryBudgetBytes = budget;
-  } else if (!state.files.query.empty() || !state.files.weights.empty()) {
-    state.config.dModel = outcome.config.dModel;
-    if (!state.files.weights.empty()) state.config.bias = outcome.config.bias;
+  if (!state.doc.files.checkpoint.empty() || state.doc.trainedLayer) {
+    const std::uint64_t budget = state.doc.config.memoryBudgetBytes;
+    state.doc.config = outcome.config;
+    state.doc.config.memoryBudgetBytes = budget;
+  } else if (!state.doc.files.query.empty() || !state.doc.files.weights.empty()) {
+    state.doc.config.dModel = outcome.config.dModel;
+    if (!state.doc.files.weights.empty()) state.doc.config.bias = outcome.config.bias;
   }
 }
 
@@ -113,30 +113,30 @@ void ComputeScheduler::updateTrace(AppState& state, const ViewState& view, bool 
     // take() swapped the worker's trace into spare_; move it on into the state.
     const bool ok = outcome->ok;
     applyOutcome(state, *outcome, spare_);
-    if (ok) state.lastComputeOnWorker = true;
+    if (ok) state.compute.lastComputeOnWorker = true;
   }
   // A first picture of the latest request, until that request's trace (or error) comes.
   if (auto first = worker_.takeFirstHead(); first && first->requestId == requestCounter_ && first->requestId > shownRequest_) {
-    state.firstHead = std::move(first);
+    state.compute.firstHead = std::move(first);
   }
-  if (state.firstHead && state.firstHead->requestId <= shownRequest_) state.firstHead.reset();
-  if (state.configDirty) {
-    state.configDirty = false;
-    state.suggestedHeads.clear();
-    state.firstHead.reset();  // of an older request
-    ModelConfig c = state.config;
+  if (state.compute.firstHead && state.compute.firstHead->requestId <= shownRequest_) state.compute.firstHead.reset();
+  if (state.doc.configDirty) {
+    state.doc.configDirty = false;
+    state.doc.suggestedHeads.clear();
+    state.compute.firstHead.reset();  // of an older request
+    ModelConfig c = state.doc.config;
     // The window's budget (the control under Sizes; the machine's or --memory-budget at start), never a preset's.
-    if (state.memoryBudgetBytes > 0) c.memoryBudgetBytes = state.memoryBudgetBytes;
+    if (state.doc.memoryBudgetBytes > 0) c.memoryBudgetBytes = state.doc.memoryBudgetBytes;
     ComputeRequest request;
     request.source.config = c;
-    request.source.files = state.files;
+    request.source.files = state.doc.files;
     request.source.use = MemoryUse::app();
-    request.source.use.weightsFile = !state.files.weights.empty();
+    request.source.use.weightsFile = !state.doc.files.weights.empty();
     request.source.weightsDecideDModel = true;
-    request.trainedLayer = state.trainedLayer;
+    request.trainedLayer = state.doc.trainedLayer;
     // Files are checked while they are read (modelFromSource); a text model before it is built.
     Status valid = Ok{};
-    if (!state.fromFiles()) {
+    if (!state.doc.fromFiles()) {
       try {
         valid = validateConfig(c, MemoryUse::app());
       } catch (const std::exception& e) {
@@ -144,19 +144,19 @@ void ComputeScheduler::updateTrace(AppState& state, const ViewState& view, bool 
       }
     }
     if (!valid) {
-      state.configError = valid.error().message;
-      if (c.dModel > 0 && c.heads > 0 && c.dModel % c.heads != 0) state.suggestedHeads = nearestValidHeads(c.dModel, c.heads, 2);
+      state.doc.configError = valid.error().message;
+      if (c.dModel > 0 && c.heads > 0 && c.dModel % c.heads != 0) state.doc.suggestedHeads = nearestValidHeads(c.dModel, c.heads, 2);
       ++requestCounter_;  // whatever is still running is now outdated
     } else {
-      state.configError.clear();
+      state.doc.configError.clear();
       const std::uint64_t id = ++requestCounter_;
       const SizeEstimate e = estimateSizes(c);
       // Files may be big: they are read on the worker, so the window never waits for a disk.
-      const bool small = state.trainedLayer || (state.files.empty() && fitsUiThread(e.batch, e.tq, e.tk, c.dModel, c.heads));
+      const bool small = state.doc.trainedLayer || (state.doc.files.empty() && fitsUiThread(e.batch, e.tq, e.tk, c.dModel, c.heads));
       if (forceSync || small) {
         ComputeOutcome outcome = computeTrace(request, id, spare_);
         applyOutcome(state, outcome, spare_);
-        state.lastComputeOnWorker = false;
+        state.compute.lastComputeOnWorker = false;
       } else {
         request.firstHead = ViewedHead{view.stage, view.batch, view.head};  // used when the tables are big
         worker_.submit(request, id);
@@ -164,8 +164,8 @@ void ComputeScheduler::updateTrace(AppState& state, const ViewState& view, bool 
     }
   }
   worker_.releaseLater(spare_);  // the replaced trace: a large one is freed off the UI thread
-  state.computing = worker_.busy() && shownRequest_ < requestCounter_;
-  state.progress = worker_.progress();
+  state.compute.computing = worker_.busy() && shownRequest_ < requestCounter_;
+  state.compute.progress = worker_.progress();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -173,11 +173,11 @@ void ComputeScheduler::updateTrace(AppState& state, const ViewState& view, bool 
 // ---------------------------------------------------------------------------------------------
 
 void ComputeScheduler::updateQuickLessons(AppState& state, const ViewState& view, LessonView& lessons) {
-  keepLessonChoicesInRange(lessons, state.trace, view.batch);
-  LessonResults& r = state.lessons;
-  if (r.quickSerial == state.traceSerial && r.quickChoices == lessons.c) return;
-  r.quick = computeQuickLessons(state.trace, state.model->weights, lessons.c);
-  r.quickSerial = state.traceSerial;
+  keepLessonChoicesInRange(lessons, state.shown.trace, view.batch);
+  LessonResults& r = state.shown.lessons;
+  if (r.quickSerial == state.shown.traceSerial && r.quickChoices == lessons.c) return;
+  r.quick = computeQuickLessons(state.shown.trace, state.shown.model->weights, lessons.c);
+  r.quickSerial = state.shown.traceSerial;
   r.quickChoices = lessons.c;
 }
 
@@ -186,13 +186,13 @@ void ComputeScheduler::updateQuickLessons(AppState& state, const ViewState& view
 // ---------------------------------------------------------------------------------------------
 
 void ComputeScheduler::store(AppState& state, RecomputeOutcome& o) {
-  if (o.serial != state.traceSerial) return;  // the trace moved on meanwhile
+  if (o.serial != state.shown.traceSerial) return;  // the trace moved on meanwhile
   const int i = static_cast<int>(o.lesson);
-  state.lessons.recomputedKey[i] = o.key;
+  state.shown.lessons.recomputedKey[i] = o.key;
   switch (o.lesson) {
-    case RecomputingLesson::Split: state.lessons.recomputed.split = std::move(o.result.split); break;
-    case RecomputingLesson::Masks: state.lessons.recomputed.masks = std::move(o.result.masks); break;
-    case RecomputingLesson::Pitfall: state.lessons.recomputed.pitfall = std::move(o.result.pitfall); break;
+    case RecomputingLesson::Split: state.shown.lessons.recomputed.split = std::move(o.result.split); break;
+    case RecomputingLesson::Masks: state.shown.lessons.recomputed.masks = std::move(o.result.masks); break;
+    case RecomputingLesson::Pitfall: state.shown.lessons.recomputed.pitfall = std::move(o.result.pitfall); break;
   }
 }
 
@@ -203,13 +203,13 @@ void ComputeScheduler::updateRecomputedLessons(AppState& state, const LessonView
     store(state, *done);
   }
   const auto lesson = recomputingLessonOfTab(openTab);
-  const Trace& t = state.trace;
+  const Trace& t = state.shown.trace;
   if (!lesson || recordedTraceBytes(t) > kRecomputeLimitBytes) return;  // the tab says why
   const int i = static_cast<int>(*lesson);
-  const LessonResults::Key key{state.traceSerial, recomputingVariant(*lesson, lessons.c)};
-  if (state.lessons.recomputedKey[i] == key || lessonRequested_[i] == key) return;
-  RecomputeOutcome job{state.traceSerial, *lesson, key, {}};
-  auto run = [model = state.model, choices = lessons.c, job]() mutable {
+  const LessonResults::Key key{state.shown.traceSerial, recomputingVariant(*lesson, lessons.c)};
+  if (state.shown.lessons.recomputedKey[i] == key || lessonRequested_[i] == key) return;
+  RecomputeOutcome job{state.shown.traceSerial, *lesson, key, {}};
+  auto run = [model = state.shown.model, choices = lessons.c, job]() mutable {
     try {
       computeRecomputingLesson(*model, job.lesson, choices, job.result);
     } catch (const std::bad_alloc&) {

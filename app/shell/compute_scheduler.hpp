@@ -37,7 +37,7 @@ class ComputeScheduler {
   static void store(AppState& state, RecomputeOutcome& outcome);
 
   ComputeWorker worker_;
-  Trace spare_;                  // synchronous computes fill this, then swap with state.trace
+  Trace spare_;                  // synchronous computes fill this, then swap with state.shown.trace
   std::uint64_t requestCounter_ = 0;
   std::uint64_t shownRequest_ = 0;
   LatestJob<RecomputeOutcome> lessonJob_;

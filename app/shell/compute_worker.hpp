@@ -25,6 +25,7 @@
 #include "attention/trace.hpp"
 #include "lessons/lessons.hpp"
 #include "model_source/model_source.hpp"
+#include "state/compute_status.hpp"  // FirstHead, ComputeProgress, kFirstHeadSerial
 
 namespace mhascope::app {
 
@@ -43,9 +44,6 @@ inline constexpr double kSpareKeepSeconds = 20.0;
 // 1/8 of a table.
 inline constexpr std::uint64_t kFirstHeadTableBytes = 256ull << 20;
 
-// Texture keys of first pictures carry this bit in place of a trace serial (those count up from 0).
-inline constexpr std::uint64_t kFirstHeadSerial = 1ull << 63;
-
 // Which head the window shows, for a big job's first picture.
 struct ViewedHead {
   StageId stage = StageId::Weights;  // first pictures are made for the four (T_q, T_k) stages only
@@ -60,17 +58,6 @@ struct ComputeRequest {
   std::optional<ViewedHead> firstHead;               // set: a big job shows this head first
 };
 
-// A big job's first picture: the viewed head of the new configuration alone, as a trace of that
-// one head (B = 1, h = 1; attentionHead), equal bit for bit to the head the whole trace will hold.
-struct FirstHead {
-  std::uint64_t requestId = 0;
-  StageId stage = StageId::Weights;
-  int batch = 0, head = 0;  // where it sits in the whole trace
-  int batches = 0, heads = 0;
-  Trace trace;    // the one head
-  Slice2D slice;  // sliceStage(trace, stage, 0, 0): points into `trace`
-};
-
 struct ComputeOutcome {
   std::uint64_t requestId = 0;
   bool ok = false;
@@ -82,14 +69,6 @@ struct ComputeOutcome {
   std::string describeNote;  // "; trained layer 1 of 2 (…)"
   std::shared_ptr<const Model> model;  // its inputs and weights: the lessons recompute from them
   std::vector<QuizQuestion> quiz;      // the quiz lesson's questions about this trace
-};
-
-// What the worker is doing, for the window's progress line.
-enum class ComputePhase { Idle, Preparing, FirstHead, Forward };
-struct ComputeProgress {
-  ComputePhase phase = ComputePhase::Idle;
-  double seconds = 0.0;          // since the job started
-  double expectedSeconds = 0.0;  // from the last job's speed (FLOPs per second); 0 = unknown
 };
 
 // Where a running job is, written by computeTrace and read by the UI thread.

@@ -113,10 +113,10 @@ bool SessionStore::restoreLegacySession(AppState& state, ViewState& view, const 
   }
   SavedSession& s = saved.value();
   if (!options.presetGiven) {
-    state.config = std::move(s.config);
-    state.presetName = s.presetName;
+    state.doc.config = std::move(s.config);
+    state.doc.presetName = s.presetName;
     notePresetRead(state, s.presetName);
-    state.configDirty = true;
+    state.doc.configDirty = true;
     view.batch = s.batch;  // clamped by the panels once the trace is there
   }
   if (!options.stageGiven) view.stage = s.stage;
@@ -158,8 +158,8 @@ void SessionStore::save(const AppState& state, const ViewState& view, const Less
 }
 
 std::string sessionSummary(const AppState& state, const ViewState& view, const std::string& openTab) {
-  const ModelConfig& c = state.config;
-  return "preset=" + state.presetName + " text=" + c.text + " d_model=" + std::to_string(c.dModel) +
+  const ModelConfig& c = state.doc.config;
+  return "preset=" + state.doc.presetName + " text=" + c.text + " d_model=" + std::to_string(c.dModel) +
          " h=" + std::to_string(c.heads) + " seed=" + std::to_string(c.seed) + " mask=" + maskName(c.mask) +
          " stage=" + stageInfo(view.stage).name + " tab=" + openTab;
 }

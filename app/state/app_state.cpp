@@ -9,7 +9,7 @@
 
 namespace mhascope::app {
 
-const Slice2D* AppState::slice(StageId stage, int batch, int head) {
+const Slice2D* ShownResult::slice(StageId stage, int batch, int head) {
   if (!hasTrace()) return nullptr;
   if (!stageHasHeads(stage)) head = -1;
   const auto key = std::make_tuple(static_cast<int>(stage), batch, head);
@@ -22,7 +22,7 @@ const Slice2D* AppState::slice(StageId stage, int batch, int head) {
   return &sliceCache_.emplace(key, CachedSlice{std::move(s.value()), frame_}).first->second.slice;
 }
 
-void AppState::beginFrame() {
+void ShownResult::beginFrame() {
   for (auto it = sliceCache_.begin(); it != sliceCache_.end();) {
     const bool unused = it->second.slice.owned && it->second.lastFrame < frame_;
     it = unused ? sliceCache_.erase(it) : std::next(it);
@@ -30,7 +30,7 @@ void AppState::beginFrame() {
   ++frame_;
 }
 
-std::uint64_t AppState::ownedSliceBytes() const {
+std::uint64_t ShownResult::ownedSliceBytes() const {
   std::uint64_t n = 0;
   for (const auto& [key, c] : sliceCache_) {
     if (c.slice.owned) n += c.slice.owned->capacity() * sizeof(float);
@@ -38,7 +38,7 @@ std::uint64_t AppState::ownedSliceBytes() const {
   return n;
 }
 
-ColorRange AppState::stageRange(StageId stage, int batch) {
+ColorRange ShownResult::stageRange(StageId stage, int batch) {
   const auto key = std::make_pair(static_cast<int>(stage), batch);
   if (auto it = rangeCache_.find(key); it != rangeCache_.end()) return it->second;
   ColorRange r;
@@ -53,7 +53,7 @@ ColorRange AppState::stageRange(StageId stage, int batch) {
   return r;
 }
 
-void AppState::traceReplaced() {
+void ShownResult::traceReplaced() {
   ++traceSerial;
   sliceCache_.clear();
   rangeCache_.clear();
@@ -64,8 +64,8 @@ ColormapId effectiveColormap(const ViewState& view, StageId stage) {
 }
 
 ColorRange viewRange(AppState& state, const ViewState& view, StageId stage, int batch, int head) {
-  if (view.sharedScale || !stageHasHeads(stage)) return state.stageRange(stage, batch);
-  const Slice2D* s = state.slice(stage, batch, head);
+  if (view.sharedScale || !stageHasHeads(stage)) return state.shown.stageRange(stage, batch);
+  const Slice2D* s = state.shown.slice(stage, batch, head);
   if (!s) return {};
   return rangeFor(stageInfo(stage).kind, s->data, static_cast<std::size_t>(s->rows) * s->cols);
 }
@@ -81,13 +81,13 @@ void goToStage(ViewState& view, StageId stage) {
 }
 
 void fitZoomToNewShape(const AppState& state, ViewState& view) {
-  if (!state.hasTrace()) return;
+  if (!state.shown.hasTrace()) return;
   if (view.zoomAdoptAfterSerial) {
-    if (state.traceSerial <= *view.zoomAdoptAfterSerial) return;  // still the trace before the workspace
+    if (state.shown.traceSerial <= *view.zoomAdoptAfterSerial) return;  // still the trace before the workspace
     view.zoomAdoptAfterSerial.reset();
     view.zoomShape = {};  // adopt this one as it is
   }
-  const std::array<int, 3> shape{state.trace.tq, state.trace.tk, state.trace.dModel};
+  const std::array<int, 3> shape{state.shown.trace.tq, state.shown.trace.tk, state.shown.trace.dModel};
   if (shape == view.zoomShape) return;
   if (view.zoomShape != std::array<int, 3>{}) {
     view.zoom = {};
@@ -122,7 +122,7 @@ std::string presetFileOf(std::string nameOrPath) {
 }
 
 void notePresetRead(AppState& state, const std::string& nameOrPath) {
-  if (std::string file = presetFileOf(nameOrPath); !file.empty()) state.presetFiles.insert(std::move(file));
+  if (std::string file = presetFileOf(nameOrPath); !file.empty()) state.doc.presetFiles.insert(std::move(file));
 }
 
 bool resetToDefaults(AppState& state, ViewState& view) {
@@ -131,13 +131,13 @@ bool resetToDefaults(AppState& state, ViewState& view) {
     state.actionError = preset.error().message;
     return false;
   }
-  state.config = std::move(preset.value());
-  state.presetName = "default";
+  state.doc.config = std::move(preset.value());
+  state.doc.presetName = "default";
   notePresetRead(state, "default");
-  state.files = {};  // text + seed again
-  state.trainedLayer.reset();
-  state.beforeOpen.reset();
-  state.configDirty = true;
+  state.doc.files = {};  // text + seed again
+  state.doc.trainedLayer.reset();
+  state.doc.beforeOpen.reset();
+  state.doc.configDirty = true;
   ExportUi exportUi = std::move(view.exportUi);  // where exports go is not part of the config
   OpenUi openUi = std::move(view.openUi);        // nor the recent files and the last folder
   view = ViewState{};

@@ -1,8 +1,9 @@
 // The app's state in two explicit structs (no function-local statics anywhere):
-//   AppState  — the configuration being edited, the last good trace and how it was computed;
+//   AppState  — the document being edited (Document), the last good trace and what was made from
+//               it (ShownResult), and what the computing is doing (ComputeStatus);
 //   ViewState — what the user is looking at: stage, batch item, head, colormap, zoom, play.
-// Panels read both and edit them; only the compute scheduler turns a changed config into a new
-// trace, its model and the lesson results.
+// Panels read both and edit them; only the compute scheduler turns a changed document into a new
+// shown result (trace, its model and the lesson results).
 #pragma once
 
 #include <array>
@@ -17,22 +18,25 @@
 
 #include "color/color_scale.hpp"
 #include "color/colormap.hpp"
-#include "shell/compute_worker.hpp"
 #include "util/result.hpp"
 #include "attention/model.hpp"
 #include "attention/trace.hpp"
 #include "io/input_files.hpp"
+#include "lessons/lessons.hpp"
 #include "model_source/file_kind.hpp"
 #include "model_source/model_source.hpp"
+#include "state/compute_status.hpp"
 #include "state/lesson_view.hpp"
 
 namespace mhascope::app {
 
-struct AppState {
+// The document: what the user edits and a workspace saves (the controls, the files in use, an
+// Open that may still be undone). Only the compute scheduler turns it into a ShownResult.
+struct Document {
   ModelConfig config;               // what the controls show and edit
   InputFiles files;                 // files the model is read from besides config (none: text + seed)
-  // The Train mode's "Open in pipeline": a trained layer held in memory (shell/compute_worker.hpp),
-  // recomputed from as it is; the controls that would change it are fixed while it is open.
+  // The Train mode's "Open in pipeline": a trained layer held in memory (model_source/), recomputed
+  // from as it is; the controls that would change it are fixed while it is open.
   std::shared_ptr<const SourcedModel> trainedLayer;
   // An Open (menu, drop, Open in pipeline) not yet computed: what was in use before, restored with
   // the reason in actionError when the opened files cannot be used (nothing half-applied).
@@ -58,6 +62,14 @@ struct AppState {
   std::uint64_t memoryBudgetBytes = 0;
   std::uint64_t defaultBudgetBytes = 0;  // the machine's default at start, for the control's reset
 
+  // Files or a trained layer in use (the "Files in use" list; the scheduler reads them).
+  bool fromFiles() const { return !files.empty() || trainedLayer != nullptr; }
+};
+
+// The shown result: the last good forward pass and what was made from it (its model, the quiz,
+// the lesson results), written by the compute scheduler, read by every panel; plus the caches of
+// what the panels read from it.
+struct ShownResult {
   Trace trace;                      // the last good forward pass: what every panel shows
   ModelConfig traceConfig;          // the config `trace` was computed from
   bool traceSeedUsed = true;        // its subtitle (configLine): whether the seed made anything
@@ -66,19 +78,7 @@ struct AppState {
   std::shared_ptr<const Model> model;  // what `trace` was computed from: the lessons need its weights
   std::vector<QuizQuestion> quiz;   // the quiz lesson's questions about `trace`
   LessonResults lessons;            // every lesson's result for `trace` (shell/compute_scheduler.cpp)
-  bool computing = false;           // a worker job is queued or running
-  // A big job's first picture (shell/compute_worker.hpp): the viewed head of the configuration
-  // being computed, which the heatmap shows until the whole trace comes (then it is dropped).
-  std::shared_ptr<const FirstHead> firstHead;
-  bool lessonComputing = false;     // a recomputing lesson is queued or running on its thread
-  ComputeProgress progress;         // the worker's phase and time, for the progress line
-  double lastComputeMs = 0.0;
-  int lastComputeThreads = 1;       // threads the last forward used (computeThreads())
-  bool lastComputeOnWorker = false;
-  std::string actionError;          // an exception caught at a user action, shown until dismissed
 
-  // Files or a trained layer in use (the "Files in use" list; the scheduler reads them).
-  bool fromFiles() const { return !files.empty() || trainedLayer != nullptr; }
   bool hasTrace() const { return trace.stages.size() == static_cast<std::size_t>(kStageCount); }
 
   // One 2-D matrix of the trace (cached per trace: slices copy their labels).
@@ -105,6 +105,15 @@ struct AppState {
   std::map<std::tuple<int, int, int>, CachedSlice> sliceCache_;
   std::uint64_t frame_ = 0;
   std::map<std::pair<int, int>, ColorRange> rangeCache_;
+};
+
+// The app's state in three parts: the document the user edits, the result on screen, and what
+// the computing is doing (state/compute_status.hpp; written only by the compute scheduler).
+struct AppState {
+  Document doc;
+  ShownResult shown;
+  ComputeStatus compute;
+  std::string actionError;          // an exception caught at a user action, shown until dismissed
 };
 
 // Zoom and pan of one heatmap view. zoom 1 = the whole matrix fits the view.

@@ -17,14 +17,14 @@ std::string fileName(const std::string& path) { return std::filesystem::path(pat
 
 // What is in use now, kept until the opened file has given a picture.
 void keepBeforeOpen(AppState& state, const std::string& path) {
-  if (state.beforeOpen) return;  // an earlier open not computed yet: keep the older good state
-  state.beforeOpen = AppState::BeforeOpen{state.config, state.files, state.trainedLayer, state.presetName,
+  if (state.doc.beforeOpen) return;  // an earlier open not computed yet: keep the older good state
+  state.doc.beforeOpen = Document::BeforeOpen{state.doc.config, state.doc.files, state.doc.trainedLayer, state.doc.presetName,
                                           "cannot open '" + path + "'"};
 }
 
 void opened(AppState& state, ViewState& view, const std::string& path) {
-  state.configDirty = true;
-  state.configError.clear();
+  state.doc.configDirty = true;
+  state.doc.configError.clear();
   state.actionError.clear();
   view.openUi.message.clear();
   view.openUi.pendingPath.clear();
@@ -40,12 +40,12 @@ bool openPreset(AppState& state, ViewState& view, const std::string& path) {
     return false;
   }
   keepBeforeOpen(state, path);
-  const std::uint64_t budget = state.config.memoryBudgetBytes;
-  state.config = std::move(*preset);
-  state.config.memoryBudgetBytes = budget;
-  state.files = {};
-  state.trainedLayer.reset();
-  state.presetName = fileName(path);
+  const std::uint64_t budget = state.doc.config.memoryBudgetBytes;
+  state.doc.config = std::move(*preset);
+  state.doc.config.memoryBudgetBytes = budget;
+  state.doc.files = {};
+  state.doc.trainedLayer.reset();
+  state.doc.presetName = fileName(path);
   notePresetRead(state, path);
   view.batch = 0;
   view.head = 0;
@@ -108,10 +108,10 @@ bool beginOpen(AppState& state, ViewState& view, LessonView& lessons, const std:
     }
     case FileKind::Weights:
       keepBeforeOpen(state, path);
-      state.files.checkpoint.clear();
-      state.files.layer.reset();
-      state.trainedLayer.reset();
-      state.files.weights = path;
+      state.doc.files.checkpoint.clear();
+      state.doc.files.layer.reset();
+      state.doc.trainedLayer.reset();
+      state.doc.files.weights = path;
       opened(state, view, path);
       return true;
     case FileKind::Checkpoint:
@@ -132,30 +132,30 @@ bool finishOpen(AppState& state, ViewState& view) {
   if (path.empty()) return false;
   keepBeforeOpen(state, path);
   if (ui.pendingInfo.kind == FileKind::Checkpoint) {
-    state.files = {};
-    state.files.checkpoint = path;
-    state.files.layer = ui.layer;
-    state.trainedLayer.reset();
-    state.presetName = fileName(path) + " layer " + std::to_string(ui.layer);
+    state.doc.files = {};
+    state.doc.files.checkpoint = path;
+    state.doc.files.layer = ui.layer;
+    state.doc.trainedLayer.reset();
+    state.doc.presetName = fileName(path) + " layer " + std::to_string(ui.layer);
     view.batch = 0;
     view.stage = StageId::Weights;
   } else {
-    state.files.checkpoint.clear();
-    state.files.layer.reset();
-    state.trainedLayer.reset();
+    state.doc.files.checkpoint.clear();
+    state.doc.files.layer.reset();
+    state.doc.trainedLayer.reset();
     switch (static_cast<ArrayRole>(std::clamp(ui.role, 0, kArrayRoleCount - 1))) {
-      case ArrayRole::Query: state.files.query = path; break;
+      case ArrayRole::Query: state.doc.files.query = path; break;
       // Key and value come as a pair: the first one opened stands for both until the other is.
       case ArrayRole::Key:
-        state.files.key = path;
-        if (state.files.value.empty()) state.files.value = path;
+        state.doc.files.key = path;
+        if (state.doc.files.value.empty()) state.doc.files.value = path;
         break;
       case ArrayRole::Value:
-        state.files.value = path;
-        if (state.files.key.empty()) state.files.key = path;
+        state.doc.files.value = path;
+        if (state.doc.files.key.empty()) state.doc.files.key = path;
         break;
-      case ArrayRole::KeyPaddingMask: state.files.keyPaddingMask = path; break;
-      case ArrayRole::AttnMask: state.files.attnMask = path; break;
+      case ArrayRole::KeyPaddingMask: state.doc.files.keyPaddingMask = path; break;
+      case ArrayRole::AttnMask: state.doc.files.attnMask = path; break;
     }
   }
   opened(state, view, path);
@@ -164,30 +164,30 @@ bool finishOpen(AppState& state, ViewState& view) {
 }
 
 void closeAllFiles(AppState& state) {
-  state.files = {};
-  state.trainedLayer.reset();
-  state.beforeOpen.reset();
+  state.doc.files = {};
+  state.doc.trainedLayer.reset();
+  state.doc.beforeOpen.reset();
   // A trained layer's or a query file's text is not a sentence to go on with.
-  if (state.config.text.rfind("(from ", 0) == 0 || state.config.name == "checkpoint" || state.config.name == "trained layer") {
+  if (state.doc.config.text.rfind("(from ", 0) == 0 || state.doc.config.name == "checkpoint" || state.doc.config.name == "trained layer") {
     if (auto p = loadPreset("default")) {
-      const std::uint64_t budget = state.config.memoryBudgetBytes;
-      state.config = std::move(*p);
-      state.config.memoryBudgetBytes = budget;
-      state.presetName = "default";
+      const std::uint64_t budget = state.doc.config.memoryBudgetBytes;
+      state.doc.config = std::move(*p);
+      state.doc.config.memoryBudgetBytes = budget;
+      state.doc.presetName = "default";
     }
   }
-  state.configDirty = true;
+  state.doc.configDirty = true;
 }
 
 void closeFile(AppState& state, const std::string& flag) {
-  InputFiles& f = state.files;
+  InputFiles& f = state.doc.files;
   if (flag == "--checkpoint" || flag == "trained") return closeAllFiles(state);
   if (flag == "--query") {
     f.query.clear();
     f.key.clear();
     f.value.clear();
-    if (state.config.text.rfind("(from ", 0) == 0) {
-      if (auto p = loadPreset("default")) state.config.text = p->text;
+    if (state.doc.config.text.rfind("(from ", 0) == 0) {
+      if (auto p = loadPreset("default")) state.doc.config.text = p->text;
     }
   }
   if (flag == "--key" || flag == "--value") {
@@ -197,8 +197,8 @@ void closeFile(AppState& state, const std::string& flag) {
   if (flag == "--weights") f.weights.clear();
   if (flag == "--attn-mask") f.attnMask.clear();
   if (flag == "--key-padding-mask") f.keyPaddingMask.clear();
-  state.beforeOpen.reset();
-  state.configDirty = true;
+  state.doc.beforeOpen.reset();
+  state.doc.configDirty = true;
 }
 
 void loadRecent(OpenUi& ui) {

@@ -3,12 +3,12 @@
 namespace mhascope::app {
 
 std::string configLine(const AppState& state) {
-  return configSummary(state.trace, state.traceConfig, state.traceSeedUsed) + state.traceNote;
+  return configSummary(state.shown.trace, state.shown.traceConfig, state.shown.traceSeedUsed) + state.shown.traceNote;
 }
 
 bool traceReady(UiContext& ctx) {
-  if (ctx.state.hasTrace()) return true;
-  ImGui::TextDisabled(ctx.state.computing ? "computing the first picture…" : "no picture yet: fix the configuration on the left");
+  if (ctx.state.shown.hasTrace()) return true;
+  ImGui::TextDisabled(ctx.state.compute.computing ? "computing the first picture…" : "no picture yet: fix the configuration on the left");
   return false;
 }
 

@@ -58,7 +58,7 @@ struct UiContext {
   ViewState& view;
   TextureCache& textures;
   UiProbes& probes;
-  LessonView& lessons;   // the lesson tabs' choices (their results are state.lessons)
+  LessonView& lessons;   // the lesson tabs' choices (their results are state.shown.lessons)
   ImFont* monoFont = nullptr;   // DejaVu Sans Mono for formulas and pseudocode (or the default)
   ImFont* titleFont = nullptr;  // a larger DejaVu Sans for stage titles (or the default)
 };

@@ -23,7 +23,7 @@ Status checkWorkspaceModel(const Workspace& ws, const InputFiles& located, const
     return makeError("workspace '" + path + "' was not opened: " + why);
   };
   ModelConfig c = ws.config;
-  if (state.memoryBudgetBytes > 0) c.memoryBudgetBytes = state.memoryBudgetBytes;  // as the scheduler does
+  if (state.doc.memoryBudgetBytes > 0) c.memoryBudgetBytes = state.doc.memoryBudgetBytes;  // as the scheduler does
   int heads = c.heads;
   try {
     if (located.empty()) {
@@ -52,9 +52,9 @@ Status checkWorkspaceModel(const Workspace& ws, const InputFiles& located, const
 
 Workspace workspaceFromWindow(const AppState& state, const ViewState& view, const LessonView& lessons) {
   Workspace ws;
-  ws.presetName = state.presetName;
-  ws.config = state.config;
-  ws.files = state.files;
+  ws.presetName = state.doc.presetName;
+  ws.config = state.doc.config;
+  ws.files = state.doc.files;
   WorkspaceView& v = ws.view;
   v.stage = view.stage;
   v.batch = view.batch;
@@ -80,11 +80,11 @@ Workspace workspaceFromWindow(const AppState& state, const ViewState& view, cons
 void applyWorkspace(const Workspace& ws, const InputFiles& located, AppState& state, ViewState& view,
                     LessonView& lessons, WorkspaceKeep keep) {
   if (!keep.config) {
-    state.config = ws.config;
-    state.presetName = ws.presetName;
+    state.doc.config = ws.config;
+    state.doc.presetName = ws.presetName;
     notePresetRead(state, ws.presetName);
-    state.files = located;
-    state.configDirty = true;
+    state.doc.files = located;
+    state.doc.configDirty = true;
     view.batch = ws.view.batch;  // clamped by the panels once the trace is there
   }
   const WorkspaceView& v = ws.view;
@@ -93,7 +93,7 @@ void applyWorkspace(const Workspace& ws, const InputFiles& located, AppState& st
   if (!keep.head) view.head = v.head;
   view.zoom = toView(v.zoom);
   view.weightZoom = toView(v.weightZoom);
-  view.zoomAdoptAfterSerial = state.traceSerial;  // these zooms are for the trace computed next
+  view.zoomAdoptAfterSerial = state.shown.traceSerial;  // these zooms are for the trace computed next
   view.colormap = v.colormap;
   view.sharedScale = v.sharedScale;
   view.showNumbers = v.showNumbers;
@@ -132,8 +132,8 @@ Status openWorkspace(AppState& state, ViewState& view, LessonView& lessons, cons
 Status saveWorkspace(const AppState& state, ViewState& view, const LessonView& lessons, const std::string& path) {
   // A preset file is an input like the files in use (writeWorkspaceFile checks those): the popup
   // promises inputs are never overwritten, and `--save-workspace` onto `--preset` is refused too.
-  std::set<std::string> presets = state.presetFiles;
-  if (std::string now = presetFileOf(state.presetName); !now.empty()) presets.insert(std::move(now));
+  std::set<std::string> presets = state.doc.presetFiles;
+  if (std::string now = presetFileOf(state.doc.presetName); !now.empty()) presets.insert(std::move(now));
   for (const std::string& preset : presets) {
     if (sameFile(preset, path)) {
       return makeError("workspace '" + path + "' is the preset file '" + preset +

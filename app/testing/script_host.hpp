@@ -31,8 +31,8 @@ class AppScriptHost final : public ScriptHost {
 
   bool probePoint(const std::string& name, float fx, float fy, ImVec2& out) override;
   std::string currentStageName() override;
-  int configHeads() override { return t_.state.config.heads; }
-  bool configInvalid() override { return !t_.state.configError.empty(); }
+  int configHeads() override { return t_.state.doc.config.heads; }
+  bool configInvalid() override { return !t_.state.doc.configError.empty(); }
   void setExportFolder(const std::string& path) override { t_.view.exportUi.folder = path; }
   std::string exportMessage(bool& isError) override {
     isError = t_.view.exportUi.messageIsError;
@@ -44,8 +44,8 @@ class AppScriptHost final : public ScriptHost {
   void churnStep(int i) override;
   void setAsync(bool on) override { t_.loop.scriptAsync = on; }
   std::string loadPresetByName(const std::string& name) override;
-  bool computing() override { return t_.state.computing || t_.state.lessonComputing; }
-  int shownTokens() override { return t_.state.trace.tq; }
+  bool computing() override { return t_.state.compute.computing || t_.state.compute.lessonComputing; }
+  int shownTokens() override { return t_.state.shown.trace.tq; }
   int textureCount() override;
   int glErrorCount() override { return t_.loop.glErrors; }
   void requestScreenshot(const std::string& path) override { t_.loop.screenshotPath = path; }

@@ -383,15 +383,15 @@ void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view) {
                           std::to_string(params.cfg.layers) + "; " + taskName(v.settings->task.kind) + ", step " +
                           std::to_string(lab.shown.step) + (anyOff ? ", switched-off heads zeroed" : "") +
                           ", input LN1 of the residual stream)";
-    state.beforeOpen = AppState::BeforeOpen{state.config, state.files, state.trainedLayer, state.presetName,
+    state.doc.beforeOpen = Document::BeforeOpen{state.doc.config, state.doc.files, state.doc.trainedLayer, state.doc.presetName,
                                             "cannot open the trained layer"};
-    state.config = layer->config;
-    state.config.memoryBudgetBytes = state.beforeOpen->config.memoryBudgetBytes;
-    state.files = {};
-    state.trainedLayer = std::move(layer);
-    state.configDirty = true;  // the scheduler computes it (on the UI thread: a trained layer is small)
-    state.configError.clear();
-    state.presetName = std::string(taskName(v.settings->task.kind)) + " layer " + std::to_string(lab.openLayer) +
+    state.doc.config = layer->config;
+    state.doc.config.memoryBudgetBytes = state.doc.beforeOpen->config.memoryBudgetBytes;
+    state.doc.files = {};
+    state.doc.trainedLayer = std::move(layer);
+    state.doc.configDirty = true;  // the scheduler computes it (on the UI thread: a trained layer is small)
+    state.doc.configError.clear();
+    state.doc.presetName = std::string(taskName(v.settings->task.kind)) + " layer " + std::to_string(lab.openLayer) +
                        " at step " + std::to_string(lab.shown.step);
     view.head = std::clamp(view.head, 0, params.cfg.heads - 1);
     view.batch = 0;

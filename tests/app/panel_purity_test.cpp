@@ -57,3 +57,25 @@ TEST(PanelPurity, TheScanSeesCallsNotWords) {
 }
 
 }  // namespace
+
+namespace {
+
+// The state the panels read depends on nothing of the loop that drives it: no source under
+// app/state/ includes a header from app/shell/ (the types both need, such as the compute
+// status, live in app/state/).
+TEST(PanelPurity, StateNeverIncludesTheShell) {
+  const std::regex include(R"(#\s*include\s*[<"]shell/)");
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(MHASCOPE_SOURCE_DIR) / "app/state")) {
+    const auto ext = e.path().extension().string();
+    if (!e.is_regular_file() || (ext != ".cpp" && ext != ".hpp")) continue;
+    std::ifstream in(e.path());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    EXPECT_FALSE(std::regex_search(ss.str(), include)) << e.path() << " includes a header from app/shell/";
+    ++files;
+  }
+  EXPECT_GT(files, 5);
+}
+
+}  // namespace

@@ -116,12 +116,12 @@ class PanelsTest : public ::testing::TestWithParam<int> {};
 TEST_P(PanelsTest, EveryPanelDrawsWithoutAssertingAndProducesDrawCommands) {
   const Case& c = cases()[static_cast<std::size_t>(GetParam())];
   HeadlessUi ui(ImVec2(1600, 1000));
-  ui.state.config = preset("default");
-  c.edit(ui.state.config);
-  ui.state.configDirty = true;
+  ui.state.doc.config = preset("default");
+  c.edit(ui.state.doc.config);
+  ui.state.doc.configDirty = true;
   ui.update("");
-  ASSERT_EQ(ui.state.hasTrace(), c.valid) << c.name << ": " << ui.state.configError;
-  ASSERT_EQ(ui.state.configError.empty(), c.valid);
+  ASSERT_EQ(ui.state.shown.hasTrace(), c.valid) << c.name << ": " << ui.state.doc.configError;
+  ASSERT_EQ(ui.state.doc.configError.empty(), c.valid);
   for (const PanelInfo& p : allPanels()) {
     SCOPED_TRACE(std::string(c.name) + " / " + p.title);
     for (int f = 0; f < 2; ++f) EXPECT_GT(ui.drawPanel(p), 0) << "frame " << f;
@@ -132,9 +132,9 @@ TEST_P(PanelsTest, WholeLayoutDrawsEveryMainTabWideAndNarrow) {
   const Case& c = cases()[static_cast<std::size_t>(GetParam())];
   for (const ImVec2 size : {ImVec2(1600, 1000), ImVec2(800, 700)}) {
     HeadlessUi ui(size);
-    ui.state.config = preset("default");
-    c.edit(ui.state.config);
-    ui.state.configDirty = true;
+    ui.state.doc.config = preset("default");
+    c.edit(ui.state.doc.config);
+    ui.state.doc.configDirty = true;
     bool wide = false;
     for (const PanelInfo& p : allPanels()) {
       if (p.area != PanelArea::Main && p.area != PanelArea::Right) continue;
@@ -161,46 +161,46 @@ INSTANTIATE_TEST_SUITE_P(Configurations, PanelsTest, ::testing::Range(0, static_
 // choice gives a new result before the next frame, never inside a draw call.
 TEST(LessonScheduling, ChoicesChangeResultsThroughTheScheduler) {
   HeadlessUi ui(ImVec2(1600, 1000));
-  ui.state.config = preset("default");
+  ui.state.doc.config = preset("default");
   ui.update("Pitfalls");
-  ASSERT_TRUE(ui.state.lessons.hasRecomputed(RecomputingLesson::Pitfall, ui.state.traceSerial));
-  EXPECT_FALSE(ui.state.lessons.hasRecomputed(RecomputingLesson::Masks, ui.state.traceSerial));  // not on screen
-  ASSERT_TRUE(ui.state.lessons.recomputed.pitfall.value);
-  EXPECT_EQ(ui.state.lessons.recomputed.pitfall.value->pitfall, Pitfall::ScaleBySqrtDModel);
+  ASSERT_TRUE(ui.state.shown.lessons.hasRecomputed(RecomputingLesson::Pitfall, ui.state.shown.traceSerial));
+  EXPECT_FALSE(ui.state.shown.lessons.hasRecomputed(RecomputingLesson::Masks, ui.state.shown.traceSerial));  // not on screen
+  ASSERT_TRUE(ui.state.shown.lessons.recomputed.pitfall.value);
+  EXPECT_EQ(ui.state.shown.lessons.recomputed.pitfall.value->pitfall, Pitfall::ScaleBySqrtDModel);
   ui.lessons.c.pitfallIndex = static_cast<int>(Pitfall::SumHeads);
   ui.update("Pitfalls");
-  EXPECT_EQ(ui.state.lessons.recomputed.pitfall.value->pitfall, Pitfall::SumHeads);
+  EXPECT_EQ(ui.state.shown.lessons.recomputed.pitfall.value->pitfall, Pitfall::SumHeads);
 
   ui.lessons.c.cellHead = 2;
   ui.lessons.c.cellQuery = 99;  // out of range: kept inside the trace, as the tab's slider does
   ui.update("Cell");
-  ASSERT_TRUE(ui.state.lessons.quick.cell.value);
-  EXPECT_EQ(ui.state.lessons.quick.cell.value->head, 2);
-  EXPECT_EQ(ui.state.lessons.quick.cell.value->query, ui.state.trace.tq - 1);
+  ASSERT_TRUE(ui.state.shown.lessons.quick.cell.value);
+  EXPECT_EQ(ui.state.shown.lessons.quick.cell.value->head, 2);
+  EXPECT_EQ(ui.state.shown.lessons.quick.cell.value->query, ui.state.shown.trace.tq - 1);
 
   // A new trace: every result is for it (the quick ones at once, the open tab's too).
-  const std::uint64_t before = ui.state.traceSerial;
-  ui.state.config.seed += 1;
-  ui.state.configDirty = true;
+  const std::uint64_t before = ui.state.shown.traceSerial;
+  ui.state.doc.config.seed += 1;
+  ui.state.doc.configDirty = true;
   ui.update("Pitfalls");
-  EXPECT_NE(ui.state.traceSerial, before);
-  EXPECT_EQ(ui.state.lessons.quickSerial, ui.state.traceSerial);
-  EXPECT_TRUE(ui.state.lessons.hasRecomputed(RecomputingLesson::Pitfall, ui.state.traceSerial));
-  EXPECT_FALSE(ui.state.quiz.empty());
-  ASSERT_TRUE(ui.state.model);
+  EXPECT_NE(ui.state.shown.traceSerial, before);
+  EXPECT_EQ(ui.state.shown.lessons.quickSerial, ui.state.shown.traceSerial);
+  EXPECT_TRUE(ui.state.shown.lessons.hasRecomputed(RecomputingLesson::Pitfall, ui.state.shown.traceSerial));
+  EXPECT_FALSE(ui.state.shown.quiz.empty());
+  ASSERT_TRUE(ui.state.shown.model);
 }
 
 // Above the recompute limit the recomputing lessons are not computed (the tab says why).
 TEST(LessonScheduling, BigTracesSkipTheRecomputingLessons) {
   HeadlessUi ui(ImVec2(1600, 1000));
-  ui.state.config = preset("default");
-  ui.state.config.tokens = 800;  // two stored (h, T, T) tables: 82 MiB (scaled and masked are lazy)
-  ui.state.config.heads = 16;
-  ui.state.config.dModel = 64;
+  ui.state.doc.config = preset("default");
+  ui.state.doc.config.tokens = 800;  // two stored (h, T, T) tables: 82 MiB (scaled and masked are lazy)
+  ui.state.doc.config.heads = 16;
+  ui.state.doc.config.dModel = 64;
   ui.update("Split");
-  ASSERT_TRUE(ui.state.hasTrace()) << ui.state.configError;
-  ASSERT_GT(recordedTraceBytes(ui.state.trace), kRecomputeLimitBytes);
-  EXPECT_FALSE(ui.state.lessons.hasRecomputed(RecomputingLesson::Split, ui.state.traceSerial));
+  ASSERT_TRUE(ui.state.shown.hasTrace()) << ui.state.doc.configError;
+  ASSERT_GT(recordedTraceBytes(ui.state.shown.trace), kRecomputeLimitBytes);
+  EXPECT_FALSE(ui.state.shown.lessons.hasRecomputed(RecomputingLesson::Split, ui.state.shown.traceSerial));
   for (const PanelInfo& p : allPanels()) {
     if (std::string(p.title) == "Split") {
       EXPECT_GT(ui.drawPanel(p), 0);

@@ -17,36 +17,36 @@ AppState stateWithTrace() {
   AppState state;
   ComputeRequest request;
   request.source.config = c;
-  const ComputeOutcome out = computeTrace(request, 1, state.trace);
+  const ComputeOutcome out = computeTrace(request, 1, state.shown.trace);
   EXPECT_TRUE(out.ok) << out.error;
-  state.traceReplaced();
+  state.shown.traceReplaced();
   return state;
 }
 
 TEST(SliceCache, FreesLazySlicesTheLastFrameDidNotDraw) {
   AppState state = stateWithTrace();
-  ASSERT_TRUE(state.trace.isLazy(StageId::ScaledScores));
-  state.beginFrame();
-  ASSERT_NE(state.slice(StageId::ScaledScores, 0, 0), nullptr);
-  ASSERT_NE(state.slice(StageId::ScaledScores, 0, 1), nullptr);
-  const Slice2D* weights = state.slice(StageId::Weights, 0, 0);  // stored: points into the trace
+  ASSERT_TRUE(state.shown.trace.isLazy(StageId::ScaledScores));
+  state.shown.beginFrame();
+  ASSERT_NE(state.shown.slice(StageId::ScaledScores, 0, 0), nullptr);
+  ASSERT_NE(state.shown.slice(StageId::ScaledScores, 0, 1), nullptr);
+  const Slice2D* weights = state.shown.slice(StageId::Weights, 0, 0);  // stored: points into the trace
   ASSERT_NE(weights, nullptr);
-  const std::uint64_t perHead = static_cast<std::uint64_t>(state.trace.tq) * state.trace.tk * sizeof(float);
-  EXPECT_EQ(state.ownedSliceBytes(), 2 * perHead);
+  const std::uint64_t perHead = static_cast<std::uint64_t>(state.shown.trace.tq) * state.shown.trace.tk * sizeof(float);
+  EXPECT_EQ(state.shown.ownedSliceBytes(), 2 * perHead);
 
-  state.beginFrame();  // the frame above drew both heads: kept
-  EXPECT_EQ(state.ownedSliceBytes(), 2 * perHead);
-  EXPECT_NE(state.slice(StageId::ScaledScores, 0, 1), nullptr);  // this frame draws head 1 only
-  state.beginFrame();
-  EXPECT_EQ(state.ownedSliceBytes(), perHead);
-  state.beginFrame();  // nothing drawn: every owned slice freed
-  EXPECT_EQ(state.ownedSliceBytes(), 0u);
-  EXPECT_EQ(state.slice(StageId::Weights, 0, 0), weights);  // the stored stage's slice stayed
+  state.shown.beginFrame();  // the frame above drew both heads: kept
+  EXPECT_EQ(state.shown.ownedSliceBytes(), 2 * perHead);
+  EXPECT_NE(state.shown.slice(StageId::ScaledScores, 0, 1), nullptr);  // this frame draws head 1 only
+  state.shown.beginFrame();
+  EXPECT_EQ(state.shown.ownedSliceBytes(), perHead);
+  state.shown.beginFrame();  // nothing drawn: every owned slice freed
+  EXPECT_EQ(state.shown.ownedSliceBytes(), 0u);
+  EXPECT_EQ(state.shown.slice(StageId::Weights, 0, 0), weights);  // the stored stage's slice stayed
   // A freed slice comes back with the same numbers.
-  const Slice2D* again = state.slice(StageId::ScaledScores, 0, 1);
+  const Slice2D* again = state.shown.slice(StageId::ScaledScores, 0, 1);
   ASSERT_NE(again, nullptr);
-  EXPECT_FLOAT_EQ(again->at(2, 1), state.trace.tensor(StageId::Scores).data[static_cast<std::size_t>(
-                                       (1 * state.trace.tq + 2) * state.trace.tk + 1)] * state.trace.scaleFactor);
+  EXPECT_FLOAT_EQ(again->at(2, 1), state.shown.trace.tensor(StageId::Scores).data[static_cast<std::size_t>(
+                                       (1 * state.shown.trace.tq + 2) * state.shown.trace.tk + 1)] * state.shown.trace.scaleFactor);
 }
 
 }  // namespace

@@ -83,8 +83,8 @@ TEST(SaveWorkspace, RefusesThePresetFileItReadAndWritesElsewhere) {
   AppState state;
   ViewState view;
   LessonView lessons;
-  state.config = *loadPreset(preset);
-  state.presetName = "mine.json (edited)";  // as the window names an opened file, then an edit
+  state.doc.config = *loadPreset(preset);
+  state.doc.presetName = "mine.json (edited)";  // as the window names an opened file, then an edit
   notePresetRead(state, preset);
   auto st = saveWorkspace(state, view, lessons, preset);
   ASSERT_FALSE(st.ok());
@@ -100,29 +100,29 @@ TEST(ZoomFit, ANewShapeFitsBothViewsTheSameShapeKeepsThem) {
   ViewState view;
   LessonView lessons;
   ComputeScheduler scheduler;
-  state.config = *loadPreset("default");
+  state.doc.config = *loadPreset("default");
   auto compute = [&] {
-    state.configDirty = true;
+    state.doc.configDirty = true;
     scheduler.update(state, view, lessons, "Heatmap", /*forceSync=*/true);
-    ASSERT_TRUE(state.hasTrace());
+    ASSERT_TRUE(state.shown.hasTrace());
     fitZoomToNewShape(state, view);
   };
   compute();
   view.zoom = {14.55f, 3.0f, 2.0f};
   view.weightZoom = {2.0f, 1.0f, 1.0f};
-  state.config.seed += 1;  // same shape
+  state.doc.config.seed += 1;  // same shape
   compute();
   EXPECT_FLOAT_EQ(view.zoom.zoom, 14.55f);
-  state.config.tokens = state.trace.tq + 3;  // T changes
+  state.doc.config.tokens = state.shown.trace.tq + 3;  // T changes
   compute();
   EXPECT_FLOAT_EQ(view.zoom.zoom, 1.0f);
   EXPECT_FLOAT_EQ(view.zoom.panX, 0.0f);
   EXPECT_FLOAT_EQ(view.weightZoom.zoom, 1.0f);
   // a workspace's zoom belongs to the trace computed after it was applied, whatever its shape
   view.zoom = {3.0f, 0.0f, 0.0f};
-  view.zoomAdoptAfterSerial = state.traceSerial;
+  view.zoomAdoptAfterSerial = state.shown.traceSerial;
   fitZoomToNewShape(state, view);  // the old trace is still shown: nothing happens
-  state.config.tokens += 5;
+  state.doc.config.tokens += 5;
   compute();
   EXPECT_FLOAT_EQ(view.zoom.zoom, 3.0f);
 }

@@ -19,7 +19,7 @@ namespace mhascope::app {
 void drawLessonCellPanel(UiContext& ctx) {
   lessonHeader(ctx, "One cell, taken apart", cellLessonIntro());
   if (!traceReady(ctx)) return;
-  const Trace& t = ctx.state.trace;
+  const Trace& t = ctx.state.shown.trace;
   LessonView& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
@@ -33,7 +33,7 @@ void drawLessonCellPanel(UiContext& ctx) {
 
   {
     ImGui::BeginGroup();
-    const Slice2D* s = ctx.state.slice(StageId::ScaledScores, b, ls.c.cellHead);
+    const Slice2D* s = ctx.state.shown.slice(StageId::ScaledScores, b, ls.c.cellHead);
     if (s) {
       MatrixPicture m = pictureOf(*s);
       m.kind = DataKind::Signed;
@@ -55,7 +55,7 @@ void drawLessonCellPanel(UiContext& ctx) {
     ImGui::BeginGroup();
     // The breakdown of the cell chosen above (after a click, of the previous cell for the
     // frame until the scheduler has recomputed it).
-    const auto& outcome = ctx.state.lessons.quick.cell;
+    const auto& outcome = ctx.state.shown.lessons.quick.cell;
     if (!lessonOk(outcome)) {
       ImGui::EndGroup();
       return;

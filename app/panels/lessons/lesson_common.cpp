@@ -12,14 +12,14 @@ namespace mhascope::app {
 
 bool recomputedLessonReady(UiContext& ctx, RecomputingLesson lesson) {
   if (!traceReady(ctx)) return false;
-  const double bytes = recordedTraceBytes(ctx.state.trace);
+  const double bytes = recordedTraceBytes(ctx.state.shown.trace);
   if (bytes > kRecomputeLimitBytes) {
     textWrapped(formatText("This lesson recomputes the whole pass several times; at %s per trace that would stall the "
                            "window. Use fewer tokens, heads or batch items (below %s).",
                            formatBytes(bytes).c_str(), formatBytes(kRecomputeLimitBytes).c_str()));
     return false;
   }
-  if (!ctx.state.lessons.hasRecomputed(lesson, ctx.state.traceSerial)) {
+  if (!ctx.state.shown.lessons.hasRecomputed(lesson, ctx.state.shown.traceSerial)) {
     ImGui::TextDisabled("computing this lesson…");
     return false;
   }
@@ -89,7 +89,7 @@ HeatmapHover drawMatrix(UiContext& ctx, const char* id, const MatrixPicture& m, 
   if (m.colorbar) spec.colorbarTexture = ctx.textures.colorbar(spec.colormap).imguiId();
   if (m.head >= 0) spec.frameColor = headColor(m.head);
   // Lesson pictures use stage codes past the pipeline's, so they never share a texture with it.
-  const TextureKey key{ctx.state.traceSerial, 1000 + m.textureTag, m.batchIndex, m.head, spec.colormap, spec.range.lo,
+  const TextureKey key{ctx.state.shown.traceSerial, 1000 + m.textureTag, m.batchIndex, m.head, spec.colormap, spec.range.lo,
                        spec.range.hi};
   spec.textures = &ctx.textures;
   spec.textureKey = key;

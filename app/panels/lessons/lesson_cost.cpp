@@ -17,10 +17,10 @@ namespace mhascope::app {
 void drawLessonCostPanel(UiContext& ctx) {
   lessonHeader(ctx, "Cost counters", costLessonIntro());
   if (!traceReady(ctx)) return;
-  const Trace& t = ctx.state.trace;
+  const Trace& t = ctx.state.shown.trace;
   LessonView& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
-  const QuickLessons& q = ctx.state.lessons.quick;
+  const QuickLessons& q = ctx.state.shown.lessons.quick;
   const CostSizes& now = q.costSizes;
   const CostPoint& c = q.costNow;
   if (ImGui::BeginTable("now", 2, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {

@@ -21,7 +21,7 @@ void drawLessonLinesPanel(UiContext& ctx) {
                "The same weights as the heatmaps, drawn as lines: each query (left) sends a line to each key (right), "
                "as opaque as its weight. Heads overlap in their own colours; hover a token to see only its lines.");
   if (!traceReady(ctx)) return;
-  const Trace& t = ctx.state.trace;
+  const Trace& t = ctx.state.shown.trace;
   LessonView& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);

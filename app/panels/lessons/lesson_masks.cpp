@@ -19,7 +19,7 @@ namespace mhascope::app {
 void drawLessonMasksPanel(UiContext& ctx) {
   lessonHeader(ctx, "Mask on / off", maskLessonIntro());
   if (!recomputedLessonReady(ctx, RecomputingLesson::Masks)) return;
-  const Trace& t = ctx.state.trace;
+  const Trace& t = ctx.state.shown.trace;
   LessonView& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   ImGui::RadioButton("causal", &ls.c.maskKind, 0);
@@ -33,10 +33,10 @@ void drawLessonMasksPanel(UiContext& ctx) {
   }
   // The result of the choices above, or of the previous ones for the frame until the
   // scheduler has recomputed it.
-  const auto& outcome = ctx.state.lessons.recomputed.masks;
+  const auto& outcome = ctx.state.shown.lessons.recomputed.masks;
   if (!lessonOk(outcome)) return;
   const MaskComparison* r = outcome.get();
-  const int variant = ctx.state.lessons.recomputedKey[static_cast<int>(RecomputingLesson::Masks)].variant;
+  const int variant = ctx.state.shown.lessons.recomputedKey[static_cast<int>(RecomputingLesson::Masks)].variant;
   const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
   const int h = std::clamp(ctx.view.head, 0, t.heads - 1);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "head %d (pick it in the Heatmap tab)", h);

@@ -22,7 +22,7 @@ void drawLessonMixPanel(UiContext& ctx) {
                "d_model input features. The split into heads comes after and only decides which head owns column j "
                "of Q (head floor(j / d_k), counting from 0). Heads do not see disjoint pieces of the input token.");
   if (!traceReady(ctx)) return;
-  const Trace& t = ctx.state.trace;
+  const Trace& t = ctx.state.shown.trace;
   LessonView& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
@@ -42,7 +42,7 @@ void drawLessonMixPanel(UiContext& ctx) {
   ImGui::SameLine(0, em);
   ImGui::SetNextItemWidth(12 * em);
   dragSliderInt("output dimension j", &ls.c.mixDim, 0, t.dModel - 1);
-  const auto& outcome = ctx.state.lessons.quick.mix;
+  const auto& outcome = ctx.state.shown.lessons.quick.mix;
   if (!lessonOk(outcome)) return;
   const MixThenSplit* r = outcome.get();
   // The d_model columns as a strip coloured by owning head, j marked.

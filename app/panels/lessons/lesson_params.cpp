@@ -15,8 +15,8 @@ void drawLessonParamsPanel(UiContext& ctx) {
                "projects to only d_k = d_model / h features instead, so h heads together need exactly one "
                "d_model x d_model matrix per Q, K and V: the number of heads does not change the parameter count.");
   if (!traceReady(ctx)) return;
-  const Trace& t = ctx.state.trace;
-  const auto& outcome = ctx.state.lessons.quick.params;
+  const Trace& t = ctx.state.shown.trace;
+  const auto& outcome = ctx.state.shown.lessons.quick.params;
   if (!lessonOk(outcome)) return;
   const ParameterTable* p = outcome.get();
   coloredSymbol("d_model", "d_model = %d", t.dModel);
@@ -24,7 +24,7 @@ void drawLessonParamsPanel(UiContext& ctx) {
   coloredSymbol("h", "  h = %d", t.heads);
   ImGui::SameLine();
   coloredSymbol("d_k", "  d_k = %d", t.dk);
-  const bool bias = ctx.state.traceConfig.bias;
+  const bool bias = ctx.state.shown.traceConfig.bias;
   struct Row {
     const char* what;
     const char* formula;

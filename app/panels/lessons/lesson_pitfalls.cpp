@@ -21,7 +21,7 @@ void drawLessonPitfallsPanel(UiContext& ctx) {
                "broke: rows that no longer sum to 1, attention that got flatter (higher entropy) or sharper (lower), "
                "outputs that moved, or NaN/Inf.");
   if (!recomputedLessonReady(ctx, RecomputingLesson::Pitfall)) return;
-  const Trace& t = ctx.state.trace;
+  const Trace& t = ctx.state.shown.trace;
   LessonView& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   for (int i = 0; i < kPitfallCount; ++i) {
@@ -31,7 +31,7 @@ void drawLessonPitfallsPanel(UiContext& ctx) {
   }
   // The result of the chosen pitfall, or of the previous one for the frame until the scheduler
   // has recomputed it: everything below follows the result's own pitfall.
-  const auto& outcome = ctx.state.lessons.recomputed.pitfall;
+  const auto& outcome = ctx.state.shown.lessons.recomputed.pitfall;
   if (!lessonOk(outcome)) return;
   const PitfallResult* r = outcome.get();
   const Pitfall p = r->pitfall;

@@ -17,9 +17,9 @@ void drawLessonQuizPanel(UiContext& ctx) {
                "sentence and the questions change with it.");
   if (!traceReady(ctx)) return;
   LessonView& ls = ctx.lessons;
-  const std::vector<QuizQuestion>& quiz = ctx.state.quiz;  // computed with the trace
-  if (ls.quizSerial != ctx.state.traceSerial) {  // a new trace asks new questions: no answers yet
-    ls.quizSerial = ctx.state.traceSerial;
+  const std::vector<QuizQuestion>& quiz = ctx.state.shown.quiz;  // computed with the trace
+  if (ls.quizSerial != ctx.state.shown.traceSerial) {  // a new trace asks new questions: no answers yet
+    ls.quizSerial = ctx.state.shown.traceSerial;
     ls.quizPicked.assign(quiz.size(), -1);
   }
   int right = 0, tried = 0;

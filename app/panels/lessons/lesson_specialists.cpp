@@ -35,8 +35,8 @@ bool tokenCombo(const char* label, int& index, const std::vector<std::string>& t
 }
 
 void markEdited(AppState& st) {
-  st.configDirty = true;
-  if (st.presetName.find(" (edited)") == std::string::npos) st.presetName += " (edited)";
+  st.doc.configDirty = true;
+  if (st.doc.presetName.find(" (edited)") == std::string::npos) st.doc.presetName += " (edited)";
 }
 
 }  // namespace
@@ -51,16 +51,16 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
                "heads are never assigned such roles: they find them through training, because that lowers the loss; "
                "the roles differ from run to run, and many heads end up redundant enough to be pruned.");
   AppState& st = ctx.state;
-  if (st.config.scoreOverride.empty()) {
+  if (st.doc.config.scoreOverride.empty()) {
     ImGui::TextDisabled("This configuration has no hand-set scores.");
     ImGui::SameLine();
     if (ImGui::Button("Load the specialists preset")) {
       auto p = loadPreset("specialists");
       if (p) {
-        st.config = std::move(p).value();
-        st.presetName = "specialists";
+        st.doc.config = std::move(p).value();
+        st.doc.presetName = "specialists";
         notePresetRead(st, "specialists");
-        st.configDirty = true;
+        st.doc.configDirty = true;
       } else {
         st.actionError = p.error().message;
       }
@@ -68,7 +68,7 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
     ctx.probes.recordLastItem("load_specialists");
   }
   if (!traceReady(ctx)) return;
-  const Trace& t = st.trace;
+  const Trace& t = st.shown.trace;
   LessonView& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
@@ -86,7 +86,7 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
     if (h % 3 != 0) ImGui::SameLine(0, em);
     ImGui::BeginGroup();
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "head %d weights", h);
-    const Slice2D* s = st.slice(StageId::Weights, b, h);
+    const Slice2D* s = st.shown.slice(StageId::Weights, b, h);
     if (s) {
       MatrixPicture m = pictureOf(*s);
       m.trace = &t;
@@ -100,7 +100,7 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
         ls.c.editQuery = hov.row;
         ls.c.editKey = hov.col;
         // The clicked cell's recorded raw score: scores[b, h, row, col].
-        if (const Slice2D* raw = st.slice(StageId::Scores, b, h)) {
+        if (const Slice2D* raw = st.shown.slice(StageId::Scores, b, h)) {
           ls.editScore = raw->data[static_cast<std::size_t>(hov.row) * static_cast<std::size_t>(raw->cols) +
                                    static_cast<std::size_t>(hov.col)];
         }
@@ -130,25 +130,25 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
   ls.editScore = std::clamp(ls.editScore, -1000.0f, 1000.0f);
   ImGui::SameLine(0, em);
   if (ImGui::Button("Set cell")) {
-    setScoreCell(st.config, ls.c.editHead, ls.c.editQuery, ls.c.editKey, ls.editScore);
+    setScoreCell(st.doc.config, ls.c.editHead, ls.c.editQuery, ls.c.editKey, ls.editScore);
     markEdited(st);
   }
   ctx.probes.recordLastItem("set_cell");
   ImGui::SameLine();
   if (ImGui::Button("Clear cell")) {
-    clearScoreCell(st.config, ls.c.editHead, ls.c.editQuery, ls.c.editKey);
+    clearScoreCell(st.doc.config, ls.c.editHead, ls.c.editQuery, ls.c.editKey);
     markEdited(st);
   }
-  if (const CellBreakdown* cell = st.lessons.quick.editCell.get()) {
+  if (const CellBreakdown* cell = st.shown.lessons.quick.editCell.get()) {
     ImGui::Text("now: score %.3f%s -> scaled %.3f -> weight %.3f", static_cast<double>(cell->recordedScore),
                 cell->handSet ? " (hand-set)" : " (q . k)", cell->scaled,
                 cell->rowRecorded[static_cast<std::size_t>(cell->key)]);
   }
-  const ScoreOverride& so = st.config.scoreOverride;
+  const ScoreOverride& so = st.doc.config.scoreOverride;
   if (!so.empty()) {
-    if (const Model* m = st.model.get()) {
-      ImGui::TextDisabled("%d of %zu listed cells apply to this sentence and h%s%s", countAppliedScoreCells(st.traceConfig, *m),
-                          st.traceConfig.scoreOverride.cells.size(),
+    if (const Model* m = st.shown.model.get()) {
+      ImGui::TextDisabled("%d of %zu listed cells apply to this sentence and h%s%s", countAppliedScoreCells(st.shown.traceConfig, *m),
+                          st.shown.traceConfig.scoreOverride.cells.size(),
                           so.self ? (", diagonal = " + formatNumber(*so.self)).c_str() : "",
                           so.other ? (", every other cell = " + formatNumber(*so.other)).c_str() : ", others = q . k");
     }

@@ -21,9 +21,9 @@ void drawLessonSplitPanel(UiContext& ctx) {
                "(heads i = 0 .. h-1). So one matmul X W_q, a view and a transpose compute every head at once, and "
                "give exactly what a loop over heads (slice, attend, collect, concatenate) gives.");
   if (!recomputedLessonReady(ctx, RecomputingLesson::Split)) return;
-  const Trace& t = ctx.state.trace;
+  const Trace& t = ctx.state.shown.trace;
   LessonView& ls = ctx.lessons;
-  const auto& outcome = ctx.state.lessons.recomputed.split;
+  const auto& outcome = ctx.state.shown.lessons.recomputed.split;
   if (!lessonOk(outcome)) return;
   const LoopVsVectorized* r = outcome.get();
   const float em = ImGui::GetFontSize();
