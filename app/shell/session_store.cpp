@@ -19,8 +19,8 @@ WorkspaceKeep keepFrom(const LaunchOptions& o) { return {o.presetGiven, o.stageG
 // The Train mode's mode and setup form (the mode only when no --view was given).
 void applySavedTrain(const SavedTrain& saved, TrainLab* train, const LaunchOptions& options) {
   if (!train) return;
-  train->form = saved.form;
-  train->formError = checkForm(train->form);  // explained as when typed
+  train->setup.form = saved.form;
+  train->setup.formError = checkForm(train->setup.form);  // explained as when typed
   if (!options.viewGiven) train->active = saved.active;
 }
 
@@ -144,7 +144,7 @@ void SessionStore::save(const AppState& state, const ViewState& view, const Less
   }
   if (records_.empty()) ws.files = InputFiles{};
   ws.fileRecords = records_;
-  if (train) ws.train = trainBlockJson({train->active, train->form});
+  if (train) ws.train = trainBlockJson({train->active, train->setup.form});
   const std::string json = workspaceToJson(ws);
   if (json == savedJson_) return;
   if (auto st = writeWorkspaceFile(path_, ws); !st) {

@@ -42,18 +42,18 @@ Result<std::vector<std::int64_t>> sheetStepList(const TrainLab& lab) {
   // Only steps with an attention picture: a checkpoint's saved history has curves and roles of
   // earlier steps but no pictures of them.
   std::vector<std::int64_t> h;
-  for (const auto& s : lab.view->snapshots) h.push_back(s->step);
+  for (const auto& s : lab.run.view->snapshots) h.push_back(s->step);
   std::sort(h.begin(), h.end());
   if (h.empty()) return makeError("no attention pictures yet: train or step first");
   std::vector<std::int64_t> out;
-  if (lab.sheetSteps.find_first_not_of(" ,") == std::string::npos) {
+  if (lab.files.sheetSteps.find_first_not_of(" ,") == std::string::npos) {
     const std::size_t n = std::min<std::size_t>(6, h.size());
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t at = n == 1 ? h.size() - 1 : i * (h.size() - 1) / (n - 1);
       out.push_back(h[at]);
     }
   } else {
-    std::string s = lab.sheetSteps;
+    std::string s = lab.files.sheetSteps;
     std::replace(s.begin(), s.end(), ',', ' ');
     std::istringstream in(s);
     std::string word;
@@ -73,7 +73,7 @@ Result<std::vector<std::int64_t>> sheetStepList(const TrainLab& lab) {
 }
 
 Result<ContactSheet> buildContactSheet(const TrainLab& lab) {
-  const SessionView& v = *lab.view;
+  const SessionView& v = *lab.run.view;
   auto steps = sheetStepList(lab);
   if (!steps) return steps.error();
   ContactSheet sheet;
@@ -87,7 +87,7 @@ Result<ContactSheet> buildContactSheet(const TrainLab& lab) {
   for (int l = 0; l < L; ++l) {
     for (int i = 0; i < H; ++i) {
       const std::size_t k = static_cast<std::size_t>(l * H + i);
-      if (lab.sheetHeads.empty() || (k < lab.sheetHeads.size() && lab.sheetHeads[k])) heads.emplace_back(l, i);
+      if (lab.files.sheetHeads.empty() || (k < lab.files.sheetHeads.size() && lab.files.sheetHeads[k])) heads.emplace_back(l, i);
     }
   }
   if (heads.empty()) return makeError("choose at least one head for the contact sheet (the 'sheet' column)");
@@ -108,12 +108,12 @@ Result<ContactSheet> buildContactSheet(const TrainLab& lab) {
 }
 
 CurvesFigure buildCurves(const TrainLab& lab) {
-  const SessionView& v = *lab.view;
+  const SessionView& v = *lab.run.view;
   const int L = v.settings->model.layers, H = v.settings->model.heads;
   CurvesFigure fig;
   fig.title = std::string(taskName(v.settings->task.kind)) + " · " + std::to_string(L) + " layers × " +
               std::to_string(H) + " heads · seed " + std::to_string(v.settings->seed) + " · probe batch";
-  fig.markStep = lab.shown.evaluation ? lab.shown.step : -1;
+  fig.markStep = lab.run.shown.evaluation ? lab.run.shown.step : -1;
   CurveSeries loss{"probe loss", {}, {}, 0xd62728, false}, acc{"probe accuracy", {}, {}, 0x2ca02c, false};
   for (const Evaluation& e : v.history) {
     loss.xs.push_back(static_cast<double>(e.step));

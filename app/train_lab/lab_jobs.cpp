@@ -72,27 +72,27 @@ void launch(TrainLab& lab, LabJob job, std::function<LabJobResult()> work) {
   } catch (const std::exception& e) {  // no thread to be had
     return say(lab, std::string("cannot start the worker thread: ") + e.what(), true, job.kind == LabJob::Kind::Load ? TrainLab::Said::Checkpoint : TrainLab::Said::Run);
   }
-  lab.job = std::move(job);
+  lab.run.job = std::move(job);
 }
 
 // A new run from the form on the worker thread (or the run on screen continued up to a higher
 // `steps`); Train plays it, Step takes one step once it exists.
 void startFromForm(TrainLab& lab, bool play, int stepAfter, bool continueRun, std::string doneMessage) {
-  if (lab.busy()) return;
-  lab.formError = checkForm(lab.form, lab.memoryBudgetBytes);  // the memory estimate too
-  if (!lab.formError.empty()) return;
-  TrainSettings s = settingsFromForm(lab.form);
-  if (lab.memoryBudgetBytes > 0) s.memoryBudgetBytes = lab.memoryBudgetBytes;
+  if (lab.run.busy()) return;
+  lab.setup.formError = checkForm(lab.setup.form, lab.setup.memoryBudgetBytes);  // the memory estimate too
+  if (!lab.setup.formError.empty()) return;
+  TrainSettings s = settingsFromForm(lab.setup.form);
+  if (lab.setup.memoryBudgetBytes > 0) s.memoryBudgetBytes = lab.setup.memoryBudgetBytes;
   LabJob job;
   job.kind = LabJob::Kind::Start;
   job.playAfter = play;
   job.stepAfter = stepAfter;
-  job.form = lab.form;
+  job.form = lab.setup.form;
   job.doneMessage = std::move(doneMessage);
-  job.status = lab.form.task == static_cast<int>(TaskKind::Text) ? "Starting: reading the text file and allocating the model ..."
+  job.status = lab.setup.form.task == static_cast<int>(TaskKind::Text) ? "Starting: reading the text file and allocating the model ..."
                                                                  : "Starting: allocating the model ...";
-  TrainingSession* session = &lab.session;
-  const int every = lab.form.evalEvery;
+  TrainingSession* session = &lab.run.session;
+  const int every = lab.setup.form.evalEvery;
   launch(lab, std::move(job), [session, s, every, continueRun]() mutable {
     std::optional<Checkpoint> init;
     if (continueRun) init = session->checkpoint();
@@ -103,15 +103,15 @@ void startFromForm(TrainLab& lab, bool play, int stepAfter, bool continueRun, st
 // Plays the run on screen (it exists and is not finished).
 void playRun(TrainLab& lab) {
   lab.holdForThisFrame();
-  lab.followLatest = true;
-  if (auto v = lab.session.view()) {
-    lab.playedAt = lab.frameStart;
-    lab.playedStep = v->step;
-    lab.runningFrameMs.clear();
-    lab.runningFrameAt.clear();
-    lab.frameCursor = 0;
+  lab.run.followLatest = true;
+  if (auto v = lab.run.session.view()) {
+    lab.pacing.playedAt = lab.pacing.frameStart;
+    lab.pacing.playedStep = v->step;
+    lab.pacing.runningFrameMs.clear();
+    lab.pacing.runningFrameAt.clear();
+    lab.pacing.frameCursor = 0;
   }
-  lab.session.play();
+  lab.run.session.play();
 }
 
 }  // namespace
@@ -119,9 +119,9 @@ void playRun(TrainLab& lab) {
 // The finished job's result, applied on the UI thread: the new run's form and history state, or
 // the error (the previous run is still the one on screen).
 void applyJob(TrainLab& lab) {
-  if (!lab.job || lab.job->result.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
-  LabJob job = std::move(*lab.job);
-  lab.job.reset();
+  if (!lab.run.job || lab.run.job->result.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+  LabJob job = std::move(*lab.run.job);
+  lab.run.job.reset();
   LabJobResult r;
   try {
     r = job.result.get();
@@ -131,26 +131,26 @@ void applyJob(TrainLab& lab) {
   const bool load = job.kind == LabJob::Kind::Load;
   if (!r.error.empty()) {
     if (load) return say(lab, r.error, true, TrainLab::Said::Checkpoint);
-    lab.formError = r.error;
+    lab.setup.formError = r.error;
     return;
   }
-  if (r.form) lab.form = *r.form;
-  lab.runForm = load ? *r.form : job.form;
-  lab.runStartStep = r.step;
-  lab.historyMissing = !r.historySaved;
-  lab.formError.clear();
-  lab.followLatest = true;
-  lab.ablation = {};
-  lab.ablated.reset();
-  lab.ablationKey.clear();
-  lab.ablationText.clear();
-  lab.runStepsPerSecond = lab.runWallStepsPerSecond = 0;
-  lab.runningFrameMs.clear();
-  lab.runningFrameAt.clear();
-  lab.frameCursor = 0;
+  if (r.form) lab.setup.form = *r.form;
+  lab.run.runForm = load ? *r.form : job.form;
+  lab.run.runStartStep = r.step;
+  lab.run.historyMissing = !r.historySaved;
+  lab.setup.formError.clear();
+  lab.run.followLatest = true;
+  lab.ablation.mask = {};
+  lab.ablation.ablated.reset();
+  lab.ablation.ablationKey.clear();
+  lab.ablation.ablationText.clear();
+  lab.pacing.runStepsPerSecond = lab.pacing.runWallStepsPerSecond = 0;
+  lab.pacing.runningFrameMs.clear();
+  lab.pacing.runningFrameAt.clear();
+  lab.pacing.frameCursor = 0;
   say(lab, job.doneMessage, false, load ? TrainLab::Said::Checkpoint : TrainLab::Said::Run);
   if (load) {
-    const bool more = lab.form.steps > r.step;
+    const bool more = lab.setup.form.steps > r.step;
     std::string m = "Loaded " + job.status + " (step " + std::to_string(r.step) + "); " +
                     (more ? "Train continues from it" : "raise steps and press Train to continue from it");
     if (!r.historySaved) m += ". This checkpoint did not save its training history: nothing before step " + std::to_string(r.step) + " is shown";
@@ -160,37 +160,37 @@ void applyJob(TrainLab& lab) {
   if (job.playAfter) playRun(lab);
   if (job.stepAfter > 0) {
     lab.holdForThisFrame();
-    lab.session.step(job.stepAfter);
+    lab.run.session.step(job.stepAfter);
   }
 }
 
 void finishTrainJob(TrainLab& lab) {
-  if (lab.job) lab.job->result.wait();
+  if (lab.run.job) lab.run.job->result.wait();
   applyJob(lab);
 }
 
 void trainReset(TrainLab& lab) { startFromForm(lab, false, 0, false, ""); }
 
 void trainStep(TrainLab& lab) {
-  if (lab.busy()) return;
-  if (!lab.session.started()) return startFromForm(lab, false, 1, false, "");
-  lab.followLatest = true;
-  lab.session.step(1);
+  if (lab.run.busy()) return;
+  if (!lab.run.session.started()) return startFromForm(lab, false, 1, false, "");
+  lab.run.followLatest = true;
+  lab.run.session.step(1);
 }
 
 void trainPlay(TrainLab& lab) {
-  if (lab.busy()) return;
-  const auto v = lab.session.view();
-  if (!v || !lab.runForm) return startFromForm(lab, true, 0, false, "");
-  if (!(lab.form == *lab.runForm)) {
-    TrainForm moreSteps = *lab.runForm;
-    moreSteps.steps = lab.form.steps;
-    if (lab.form == moreSteps) {
-      if (lab.form.steps > v->step) {
+  if (lab.run.busy()) return;
+  const auto v = lab.run.session.view();
+  if (!v || !lab.run.runForm) return startFromForm(lab, true, 0, false, "");
+  if (!(lab.setup.form == *lab.run.runForm)) {
+    TrainForm moreSteps = *lab.run.runForm;
+    moreSteps.steps = lab.setup.form.steps;
+    if (lab.setup.form == moreSteps) {
+      if (lab.setup.form.steps > v->step) {
         return startFromForm(lab, true, 0, true, "Continuing this run from step " + std::to_string(v->step) + " to step " +
-                                                     std::to_string(lab.form.steps));
+                                                     std::to_string(lab.setup.form.steps));
       }
-      return say(lab, "steps (" + std::to_string(lab.form.steps) + ") is not past this run's step " +
+      return say(lab, "steps (" + std::to_string(lab.setup.form.steps) + ") is not past this run's step " +
                           std::to_string(v->step) + ": raise it to train further, or press Reset for a new run",
                  true, TrainLab::Said::Run);
     }
@@ -211,32 +211,32 @@ void trainPlay(TrainLab& lab) {
 
 void trainSaveCheckpoint(TrainLab& lab) {
   constexpr auto at = TrainLab::Said::Checkpoint;
-  if (lab.busy()) return;
-  if (lab.checkpointPath.empty()) return say(lab, "type a path for the checkpoint (.safetensors)", true, at);
-  auto c = lab.session.checkpoint();
+  if (lab.run.busy()) return;
+  if (lab.files.checkpointPath.empty()) return say(lab, "type a path for the checkpoint (.safetensors)", true, at);
+  auto c = lab.run.session.checkpoint();
   if (!c) return say(lab, "nothing to save yet: press Train or Reset first", true, at);
   TrainOutputs out;  // the same rule as `train --save` (train/outputs.hpp)
   out.continueHint = "or load it with Load checkpoint to continue it";
-  out.checkpoint = lab.checkpointPath;
+  out.checkpoint = lab.files.checkpointPath;
   out.checkpointName = "the checkpoint path";
   out.inputs = {{"the text file", c->task.kind == TaskKind::Text ? c->task.textPath : std::string()}};
   if (auto st = checkTrainOutputs(out, runIdentity(*c)); !st) return say(lab, st.error().message, true, at);
-  if (auto st = saveCheckpoint(lab.checkpointPath, *c); !st) return say(lab, st.error().message, true, at);
-  say(lab, "Saved step " + std::to_string(c->step) + " to " + lab.checkpointPath, false, at);
+  if (auto st = saveCheckpoint(lab.files.checkpointPath, *c); !st) return say(lab, st.error().message, true, at);
+  say(lab, "Saved step " + std::to_string(c->step) + " to " + lab.files.checkpointPath, false, at);
 }
 
 void trainLoadCheckpoint(TrainLab& lab) {
-  if (lab.busy()) return;
-  if (lab.checkpointPath.empty()) {
+  if (lab.run.busy()) return;
+  if (lab.files.checkpointPath.empty()) {
     return say(lab, "type the path of a checkpoint (.safetensors)", true, TrainLab::Said::Checkpoint);
   }
   LabJob job;
   job.kind = LabJob::Kind::Load;
-  job.status = lab.checkpointPath;
-  TrainingSession* session = &lab.session;
-  const std::string path = lab.checkpointPath;
-  const TrainForm form = lab.form;
-  const std::uint64_t budget = lab.memoryBudgetBytes;
+  job.status = lab.files.checkpointPath;
+  TrainingSession* session = &lab.run.session;
+  const std::string path = lab.files.checkpointPath;
+  const TrainForm form = lab.setup.form;
+  const std::uint64_t budget = lab.setup.memoryBudgetBytes;
   say(lab, "", false, TrainLab::Said::Checkpoint);
   launch(lab, std::move(job), [session, path, form, budget]() -> LabJobResult {
     try {
@@ -280,7 +280,7 @@ void trainDropPath(TrainLab& lab, const std::string& path) {
                     "--save`) can be dropped here", true,
                TrainLab::Said::Checkpoint);
   }
-  lab.checkpointPath = path;
+  lab.files.checkpointPath = path;
   trainLoadCheckpoint(lab);
 }
 

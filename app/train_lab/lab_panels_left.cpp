@@ -48,7 +48,7 @@ void showMessage(const std::string& m, bool error) {
 }  // namespace
 
 void drawTrainSetup(TrainLab& lab, UiContext& ctx) {
-  TrainForm& f = lab.form;
+  TrainForm& f = lab.setup.form;
   const TrainForm before = f;
   labelled("task");
   ImGui::Combo("##task", &f.task, kTaskNames, 4);
@@ -115,15 +115,15 @@ void drawTrainSetup(TrainLab& lab, UiContext& ctx) {
     ImGui::EndTable();
   }
   if (!(before == f)) {
-    lab.formError = checkForm(f, lab.memoryBudgetBytes);  // explained at once, as the pipeline's controls do
+    lab.setup.formError = checkForm(f, lab.setup.memoryBudgetBytes);  // explained at once, as the pipeline's controls do
   }
-  showMessage(lab.formError, true);
-  ctx.probes.recordLabel("train_form_error", lab.formError);
+  showMessage(lab.setup.formError, true);
+  ctx.probes.recordLabel("train_form_error", lab.setup.formError);
   ImGui::PushTextWrapPos(0.0f);
-  if (lab.runForm && !(f == *lab.runForm)) {
-    TrainForm moreSteps = *lab.runForm;
+  if (lab.run.runForm && !(f == *lab.run.runForm)) {
+    TrainForm moreSteps = *lab.run.runForm;
     moreSteps.steps = f.steps;
-    const char* what = f == moreSteps && lab.view && f.steps > lab.view->step
+    const char* what = f == moreSteps && lab.run.view && f.steps > lab.run.view->step
                            ? "Changed steps: Train continues this run up to them."
                            : "Changed settings: Train starts a new run with them (Reset: a new run paused at step 0).";
     ImGui::TextUnformatted(what);
@@ -137,15 +137,15 @@ void drawTrainSetup(TrainLab& lab, UiContext& ctx) {
 }
 
 void drawTrainRun(TrainLab& lab, UiContext& ctx) {
-  const bool running = lab.running();
-  const bool canRun = lab.formError.empty() && !lab.busy();
+  const bool running = lab.run.running();
+  const bool canRun = lab.setup.formError.empty() && !lab.run.busy();
   ImGui::BeginDisabled(!canRun || running);
   if (ImGui::Button("\xe2\x96\xb6 Train")) trainPlay(lab);
   ctx.probes.recordLastItem("train_play");
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::BeginDisabled(!running);
-  if (ImGui::Button("\xe2\x9d\x9a\xe2\x9d\x9a Pause")) lab.session.pause();
+  if (ImGui::Button("\xe2\x9d\x9a\xe2\x9d\x9a Pause")) lab.run.session.pause();
   ctx.probes.recordLastItem("train_pause");
   ImGui::EndDisabled();
   ImGui::SameLine();
@@ -159,21 +159,21 @@ void drawTrainRun(TrainLab& lab, UiContext& ctx) {
   ctx.probes.recordLastItem("train_reset");
   ImGui::EndDisabled();
   ImGui::PushTextWrapPos(0.0f);
-  if (lab.job) {
-    const std::string doing = lab.job->kind == LabJob::Kind::Load ? "Loading " + lab.job->status + " ..." : lab.job->status;
+  if (lab.run.job) {
+    const std::string doing = lab.run.job->kind == LabJob::Kind::Load ? "Loading " + lab.run.job->status + " ..." : lab.run.job->status;
     ImGui::TextUnformatted(doing.c_str());
     ctx.probes.recordLabel("train_job", doing);
   } else {
     ctx.probes.recordLabel("train_job", "");
   }
   if (lab.messageAt == TrainLab::Said::Run) showMessage(lab.message, lab.messageIsError);
-  if (!lab.view) {
+  if (!lab.run.view) {
     ImGui::TextDisabled("No run yet: press Train (or Reset to start paused at step 0).");
     ctx.probes.recordLabel("train_state", "none");
     ImGui::PopTextWrapPos();
     return;
   }
-  const SessionView& v = *lab.view;
+  const SessionView& v = *lab.run.view;
   std::string line = std::string(runStateName(v.state)) + " · step " + std::to_string(v.step) + " of " +
                      std::to_string(v.lastStep);
   char num[64];
@@ -191,13 +191,13 @@ void drawTrainRun(TrainLab& lab, UiContext& ctx) {
   ImGui::TextUnformatted(line.c_str());
   ctx.probes.recordLabel("train_state", runStateName(v.state));
   ctx.probes.recordLabel("train_line", line);
-  if (lab.runningFrameAt.size() >= 2) {
+  if (lab.pacing.runningFrameAt.size() >= 2) {
     char perf[200];
-    std::snprintf(perf, sizeof perf, "While training, the window redraws about %.0f times a second.", lab.redrawsPerSecond());
+    std::snprintf(perf, sizeof perf, "While training, the window redraws about %.0f times a second.", lab.pacing.redrawsPerSecond());
     std::string text = perf;
-    if (lab.runStepsPerSecond > 0) {
+    if (lab.pacing.runStepsPerSecond > 0) {
       std::snprintf(perf, sizeof perf, " The last run trained %.0f steps/s (%.0f from Train to the end, evaluations and redraws included).",
-                    lab.runStepsPerSecond, lab.runWallStepsPerSecond);
+                    lab.pacing.runStepsPerSecond, lab.pacing.runWallStepsPerSecond);
       text += perf;
     }
     ImGui::TextDisabled("%s", text.c_str());
@@ -207,9 +207,9 @@ void drawTrainRun(TrainLab& lab, UiContext& ctx) {
   ctx.probes.recordLabel("train_error", v.state == RunState::Failed ? budgetInWindowWords(v.error) : std::string());
   ImGui::ProgressBar(v.lastStep > 0 ? static_cast<float>(v.step) / static_cast<float>(v.lastStep) : 0.0f,
                      ImVec2(-1, 0.35f * ImGui::GetFontSize()), "");
-  if (lab.historyMissing) {
+  if (lab.run.historyMissing) {
     const std::string note = "This checkpoint did not save its training history: the curves, roles and circuit start at "
-                             "step " + std::to_string(lab.runStartStep) + ", where it was loaded.";
+                             "step " + std::to_string(lab.run.runStartStep) + ", where it was loaded.";
     ImGui::TextUnformatted(note.c_str());
     ctx.probes.recordLabel("train_history", note);
   } else {
@@ -217,8 +217,8 @@ void drawTrainRun(TrainLab& lab, UiContext& ctx) {
   }
   const std::int64_t formed = circuitFormedAt(v.history, v.history.size());
   std::string circuit = formed >= 0 ? "formed at step " + std::to_string(formed) : std::string("not yet");
-  if (lab.historyMissing && formed >= 0 && formed <= lab.runStartStep) {
-    circuit = "formed by step " + std::to_string(lab.runStartStep) + " (when was not saved with the checkpoint)";
+  if (lab.run.historyMissing && formed >= 0 && formed <= lab.run.runStartStep) {
+    circuit = "formed by step " + std::to_string(lab.run.runStartStep) + " (when was not saved with the checkpoint)";
   }
   ctx.probes.recordLabel("train_circuit", circuit);
   if (v.settings->task.kind == TaskKind::Induction) {
@@ -228,19 +228,19 @@ void drawTrainRun(TrainLab& lab, UiContext& ctx) {
 }
 
 void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
-  if (!lab.shown.evaluation) return;
-  const Evaluation& e = *lab.shown.evaluation;
-  const SessionView& v = *lab.view;
-  ImGui::Text("Roles at step %lld", static_cast<long long>(lab.shown.step));
+  if (!lab.run.shown.evaluation) return;
+  const Evaluation& e = *lab.run.shown.evaluation;
+  const SessionView& v = *lab.run.view;
+  ImGui::Text("Roles at step %lld", static_cast<long long>(lab.run.shown.step));
   // One threshold for every role, and where it comes from (probes.hpp kRoleThreshold).
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("A role needs a score >= %.2f: at least half of the head's attention goes to that pattern, as much "
                       "as to all other keys together (an even spread over a query's t+1 keys scores about 1/(t+1)).",
                       kRoleThreshold);
   ImGui::PopTextWrapPos();
-  const Evaluation& orig = v.history[lab.shown.index];
+  const Evaluation& orig = v.history[lab.run.shown.index];
   char loss[200];
-  if (lab.ablation.any()) {
+  if (lab.ablation.mask.any()) {
     std::snprintf(loss, sizeof loss, "probe loss %.3f -> %.3f, accuracy %.2f -> %.2f with the ticked heads off or cut",
                   orig.loss, e.loss, orig.accuracy, e.accuracy);
   } else {
@@ -269,7 +269,7 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
         ImGui::Text("L%d h%d", l, i);
         ImGui::PopStyleColor();
         ImGui::TableNextColumn();
-        const std::string role = lab.headOff(l, i) ? std::string("switched off") : roleOf(s);
+        const std::string role = lab.ablation.headOff(l, i) ? std::string("switched off") : roleOf(s);
         ImGui::TextWrapped("%s", role.c_str());
         ctx.probes.recordLabel("train_role" + at, role);
         for (double x : {s.prevToken, s.prevTokenNew, s.prevTokenSeen, s.induction, s.copying, s.self, s.firstToken,
@@ -282,20 +282,20 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
                       s.prevTokenNew, s.prevTokenSeen);
         ctx.probes.recordLabel("train_scores" + at, scores);
         ImGui::TableNextColumn();
-        bool off = lab.headOff(l, i);
-        if (ImGui::Checkbox("##off", &off)) lab.setHeadOff(l, i, off);
+        bool off = lab.ablation.headOff(l, i);
+        if (ImGui::Checkbox("##off", &off)) lab.ablation.setHeadOff(l, i, off);
         ctx.probes.recordLastItem("train_off" + at);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("switch this head off: its output is zeroed before W_o");
         ImGui::TableNextColumn();
         // Cuts read by later layers only: in the last layer there is no later layer to cut from.
         const bool later = l + 1 < e.layers;
-        ImGui::BeginDisabled(!later || lab.headOff(l, i));
+        ImGui::BeginDisabled(!later || lab.ablation.headOff(l, i));
         for (auto [bit, name, what] : {std::tuple{kReadKey, "K", "keys"}, std::tuple{kReadQuery, "Q", "queries"},
                                        std::tuple{kReadValue, "V", "values"}}) {
           if (bit != kReadKey) ImGui::SameLine(0.0f, 0.2f * ImGui::GetFontSize());
-          bool cut = lab.readCut(l, i, bit);
+          bool cut = lab.ablation.readCut(l, i, bit);
           ImGui::PushID(name);
-          if (ImGui::Checkbox("##cut", &cut)) lab.setReadCut(l, i, bit, cut);
+          if (ImGui::Checkbox("##cut", &cut)) lab.ablation.setReadCut(l, i, bit, cut);
           ImGui::PopID();
           ctx.probes.recordLastItem(std::string("train_cut") + name + at);
           if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
@@ -308,9 +308,9 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
         ImGui::EndDisabled();
         ImGui::TableNextColumn();
         const std::size_t k = static_cast<std::size_t>(l * e.heads + i);
-        if (k < lab.sheetHeads.size()) {
-          bool on = lab.sheetHeads[k];
-          if (ImGui::Checkbox("##sheet", &on)) lab.sheetHeads[k] = on;
+        if (k < lab.files.sheetHeads.size()) {
+          bool on = lab.files.sheetHeads[k];
+          if (ImGui::Checkbox("##sheet", &on)) lab.files.sheetHeads[k] = on;
           if (ImGui::IsItemHovered()) ImGui::SetTooltip("include this head in the exported contact sheet");
         }
         ImGui::PopID();
@@ -328,10 +328,10 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
                       kCopyingThreshold);
   ImGui::PopTextWrapPos();
   ImGui::Spacing();
-  if (lab.ablation.any()) {
+  if (lab.ablation.mask.any()) {
     // The table above shows the masked run: say what it does, not what the heads were.
     std::string joined;
-    for (const std::string& p : lab.ablationText) {
+    for (const std::string& p : lab.ablation.ablationText) {
       ImGui::TextWrapped("%s", p.c_str());
       joined += (joined.empty() ? "" : " ") + p;
     }
@@ -340,30 +340,30 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
     return;
   }
   ctx.probes.recordLabel("train_ablation_lesson", "none");
-  for (std::string p : circuitLesson(v.history, lab.shown.index, v.settings->task.kind)) {
-    if (lab.historyMissing) p = withoutUnsavedHistory(p, lab.runStartStep);
+  for (std::string p : circuitLesson(v.history, lab.run.shown.index, v.settings->task.kind)) {
+    if (lab.run.historyMissing) p = withoutUnsavedHistory(p, lab.run.runStartStep);
     ImGui::TextWrapped("%s", p.c_str());
   }
 }
 
 void drawTrainKeep(TrainLab& lab, UiContext& ctx) {
   const std::string& folder = ctx.view.exportUi.folder;
-  const std::string task = lab.view ? taskName(lab.view->settings->task.kind) : kTaskNames[std::clamp(lab.form.task, 0, 3)];
+  const std::string task = lab.run.view ? taskName(lab.run.view->settings->task.kind) : kTaskNames[std::clamp(lab.setup.form.task, 0, 3)];
   // A path still equal to the default proposed last follows the task and the folder; a typed one
   // stays (until the export folder changes, which proposes all three afresh).
-  const bool newFolder = lab.lastFolder != folder;
+  const bool newFolder = lab.files.lastFolder != folder;
   auto propose = [&](std::string& path, std::string& proposed, const std::string& fresh) {
     if (newFolder || path.empty() || path == proposed) path = fresh;
     proposed = fresh;
   };
-  propose(lab.checkpointPath, lab.defaultCheckpoint, folder + "/" + task + ".safetensors");
-  propose(lab.sheetPath, lab.defaultSheet, folder + "/" + task + "_contact_sheet.png");
-  propose(lab.curvesPath, lab.defaultCurves, folder + "/" + task + "_curves.png");
-  lab.lastFolder = folder;
-  const bool have = lab.view && !lab.view->history.empty();
-  const int layers = lab.view ? lab.view->settings->model.layers : 1;
+  propose(lab.files.checkpointPath, lab.files.defaultCheckpoint, folder + "/" + task + ".safetensors");
+  propose(lab.files.sheetPath, lab.files.defaultSheet, folder + "/" + task + "_contact_sheet.png");
+  propose(lab.files.curvesPath, lab.files.defaultCurves, folder + "/" + task + "_curves.png");
+  lab.files.lastFolder = folder;
+  const bool have = lab.run.view && !lab.run.view->history.empty();
+  const int layers = lab.run.view ? lab.run.view->settings->model.layers : 1;
   lab.openLayer = std::clamp(lab.openLayer, 0, std::max(0, layers - 1));
-  ImGui::BeginDisabled(!have || lab.busy());
+  ImGui::BeginDisabled(!have || lab.run.busy());
   if (ImGui::Button("Open in pipeline")) trainOpenInPipeline(lab, ctx.state, ctx.view);
   ctx.probes.recordLastItem("train_open_pipeline");
   ImGui::EndDisabled();
@@ -380,31 +380,31 @@ void drawTrainKeep(TrainLab& lab, UiContext& ctx) {
   }
   if (lab.messageAt == TrainLab::Said::Pipeline) showMessage(lab.message, lab.messageIsError);
   labelled("checkpoint");
-  ImGui::InputText("##ckpt", &lab.checkpointPath);
+  ImGui::InputText("##ckpt", &lab.files.checkpointPath);
   ctx.probes.recordLastItem("train_checkpoint_path");
-  ctx.probes.recordLabel("train_checkpoint_path", lab.checkpointPath);
-  ImGui::BeginDisabled(!have || lab.busy());
+  ctx.probes.recordLabel("train_checkpoint_path", lab.files.checkpointPath);
+  ImGui::BeginDisabled(!have || lab.run.busy());
   if (ImGui::Button("Save checkpoint")) trainSaveCheckpoint(lab);
   ctx.probes.recordLastItem("train_save");
   ImGui::EndDisabled();
   ImGui::SameLine();
-  ImGui::BeginDisabled(lab.busy());
+  ImGui::BeginDisabled(lab.run.busy());
   if (ImGui::Button("Load checkpoint")) trainLoadCheckpoint(lab);
   ctx.probes.recordLastItem("train_load");
   ImGui::EndDisabled();
-  if (lab.job && lab.job->kind == LabJob::Kind::Load) {
+  if (lab.run.job && lab.run.job->kind == LabJob::Kind::Load) {
     ImGui::SameLine();
     ImGui::TextDisabled("loading ...");
   }
   if (lab.messageAt == TrainLab::Said::Checkpoint) showMessage(lab.message, lab.messageIsError);
   labelled("sheet steps");
-  ImGui::InputTextWithHint("##sheetsteps", "empty: six evenly spaced, or e.g. 0 200 400 800", &lab.sheetSteps);
+  ImGui::InputTextWithHint("##sheetsteps", "empty: six evenly spaced, or e.g. 0 200 400 800", &lab.files.sheetSteps);
   labelled("contact sheet");
-  ImGui::InputText("##sheetpath", &lab.sheetPath);
-  ctx.probes.recordLabel("train_sheet_path", lab.sheetPath);
+  ImGui::InputText("##sheetpath", &lab.files.sheetPath);
+  ctx.probes.recordLabel("train_sheet_path", lab.files.sheetPath);
   labelled("curves");
-  ImGui::InputText("##curvespath", &lab.curvesPath);
-  ctx.probes.recordLabel("train_curves_path", lab.curvesPath);
+  ImGui::InputText("##curvespath", &lab.files.curvesPath);
+  ctx.probes.recordLabel("train_curves_path", lab.files.curvesPath);
   ImGui::BeginDisabled(!have);
   if (ImGui::Button("Export contact sheet")) trainExportSheet(lab);
   ctx.probes.recordLastItem("train_export_sheet");

@@ -19,34 +19,34 @@ namespace {
 
 // Picks the evaluation nearest to a clicked step.
 void chooseStep(TrainLab& lab, double step) {
-  const auto& h = lab.view->history;
+  const auto& h = lab.run.view->history;
   std::size_t best = 0;
   for (std::size_t i = 0; i < h.size(); ++i) {
     if (std::abs(static_cast<double>(h[i].step) - step) < std::abs(static_cast<double>(h[best].step) - step)) best = i;
   }
-  lab.chosenIndex = static_cast<int>(best);
-  lab.followLatest = best + 1 == h.size() && lab.running();
+  lab.run.chosenIndex = static_cast<int>(best);
+  lab.run.followLatest = best + 1 == h.size() && lab.run.running();
 }
 
 }  // namespace
 
 void drawTrainCurves(TrainLab& lab, UiContext& ctx) {
-  if (lab.view && lab.view->evaluating) {
+  if (lab.run.view && lab.run.view->evaluating) {
     ImGui::TextDisabled("Evaluating the starting parameters on the probe sequence (step %lld) ...",
-                        static_cast<long long>(lab.view->step));
+                        static_cast<long long>(lab.run.view->step));
     return;
   }
-  if (!lab.view || lab.view->history.empty()) {
+  if (!lab.run.view || lab.run.view->history.empty()) {
     ImGui::TextDisabled("Press Train: the loss and accuracy curves, every head's role scores over the steps and the\n"
                         "probe sequence's attention of every layer x head appear here, live.");
     return;
   }
-  if (lab.historyMissing) {
+  if (lab.run.historyMissing) {
     ImGui::TextDisabled("Curves from step %lld, where the checkpoint was loaded: it did not save the run's history.",
-                        static_cast<long long>(lab.runStartStep));
+                        static_cast<long long>(lab.run.runStartStep));
   }
   const CurvesFigure fig = buildCurves(lab);
-  const double xHi = static_cast<double>(std::max<std::int64_t>(lab.view->lastStep, 1));
+  const double xHi = static_cast<double>(std::max<std::int64_t>(lab.run.view->lastStep, 1));
   const float em = ImGui::GetFontSize();
   const float w = ImGui::GetContentRegionAvail().x;
   const ImVec2 small(0.5f * w - 0.5f * em, 9.0f * em);
@@ -65,38 +65,38 @@ void drawTrainCurves(TrainLab& lab, UiContext& ctx) {
 }
 
 void drawTrainScrubber(TrainLab& lab, UiContext& ctx) {
-  if (!lab.view || lab.view->history.empty()) return;
-  const auto& h = lab.view->history;
+  if (!lab.run.view || lab.run.view->history.empty()) return;
+  const auto& h = lab.run.view->history;
   const int last = static_cast<int>(h.size()) - 1;
   char label[64];
-  std::snprintf(label, sizeof label, "step %lld", static_cast<long long>(lab.shown.step));
+  std::snprintf(label, sizeof label, "step %lld", static_cast<long long>(lab.run.shown.step));
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("timeline");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(-12.0f * ImGui::GetFontSize());
-  int idx = lab.chosenIndex;
+  int idx = lab.run.chosenIndex;
   if (ImGui::SliderInt("##scrub", &idx, 0, last, label, ImGuiSliderFlags_AlwaysClamp)) {
-    lab.chosenIndex = idx;
-    lab.followLatest = false;
+    lab.run.chosenIndex = idx;
+    lab.run.followLatest = false;
   }
   ctx.probes.recordLastItem("train_scrubber");  // "##scrub": the item is the slider's frame
   ctx.probes.recordLabel("train_step_label", label);
   ImGui::SameLine();
-  if (ImGui::Checkbox("follow latest", &lab.followLatest) && lab.followLatest) lab.chosenIndex = last;
+  if (ImGui::Checkbox("follow latest", &lab.run.followLatest) && lab.run.followLatest) lab.run.chosenIndex = last;
   ctx.probes.recordLastItem("train_follow");
 }
 
 void drawTrainGrid(TrainLab& lab, UiContext& ctx) {
-  if (!lab.shown.snapshot) {
-    if (lab.shown.evaluation && !lab.view->evaluating && lab.view->state != RunState::Failed) {
+  if (!lab.run.shown.snapshot) {
+    if (lab.run.shown.evaluation && !lab.run.view->evaluating && lab.run.view->state != RunState::Failed) {
       ImGui::TextDisabled("No attention picture was kept for step %lld: a loaded checkpoint keeps its earlier steps'\n"
                           "curves and roles, not their attention, and a long run keeps an even spread of its\n"
-                          "pictures within 256 MiB. Choose a step that has one.", static_cast<long long>(lab.shown.step));
+                          "pictures within 256 MiB. Choose a step that has one.", static_cast<long long>(lab.run.shown.step));
     }
     return;
   }
-  const Snapshot& s = *lab.shown.snapshot;
-  const SessionView& v = *lab.view;
+  const Snapshot& s = *lab.run.shown.snapshot;
+  const SessionView& v = *lab.run.view;
   const int T = s.seq;
   Slice2D slice;
   slice.stage = StageId::Weights;
@@ -117,7 +117,7 @@ void drawTrainGrid(TrainLab& lab, UiContext& ctx) {
                                                   availY / static_cast<float>(s.layers) - 2.0f * em));
   ImGui::PushTextWrapPos(0.0f);
   ImGui::Text("Probe attention at step %lld%s: layer × head, queries down, keys across (causal: blocked cells crossed)",
-              static_cast<long long>(lab.shown.step), lab.ablation.any() ? " with the ticked heads off or cut" : "");
+              static_cast<long long>(lab.run.shown.step), lab.ablation.mask.any() ? " with the ticked heads off or cut" : "");
   ImGui::PopTextWrapPos();
   HeatmapHover drawn;
   for (int l = 0; l < s.layers; ++l) {
@@ -126,10 +126,10 @@ void drawTrainGrid(TrainLab& lab, UiContext& ctx) {
       ImGui::PushID(l * 1000 + i);
       ImGui::BeginGroup();
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(l * s.heads + i)), "layer %d head %d%s", l, i,
-                         lab.headOff(l, i) ? " (off)" : "");
+                         lab.ablation.headOff(l, i) ? " (off)" : "");
       slice.head = i;
       slice.data = s.weights.data() + static_cast<std::size_t>(l * s.heads + i) * static_cast<std::size_t>(T * T);
-      TextureKey key{lab.shown.pictureSerial, 1000 + l, 0, i, ColormapId::Viridis, 0.0f, 1.0f};
+      TextureKey key{lab.run.shown.pictureSerial, 1000 + l, 0, i, ColormapId::Viridis, 0.0f, 1.0f};
       HeatmapSpec spec;
       spec.slice = &slice;
       spec.textures = &ctx.textures;
@@ -165,7 +165,7 @@ bool drawModeSwitch(TrainLab& lab, UiContext& ctx) {
   if (!lab.active) return false;
   ImGui::SameLine();
   ImGui::TextDisabled("— train a tiny transformer and watch its heads take roles");
-  lab.memoryBudgetBytes = ctx.state.doc.memoryBudgetBytes;  // the window's one budget (the pipeline's control)
+  lab.setup.memoryBudgetBytes = ctx.state.doc.memoryBudgetBytes;  // the window's one budget (the pipeline's control)
   updateTrainLab(lab);
   const float h = ImGui::GetContentRegionAvail().y;
   const ImGuiTableFlags flags = ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;

@@ -179,14 +179,14 @@ std::string ablationMaskKey(const HeadMask& m, std::int64_t step) {
   return k;
 }
 
-float TrainLab::frameP95() const {
+float TrainPacing::frameP95() const {
   if (runningFrameMs.empty()) return 0;
   std::vector<float> t = runningFrameMs;
   std::sort(t.begin(), t.end());
   return t[std::min(t.size() - 1, static_cast<std::size_t>(0.95 * static_cast<double>(t.size())))];
 }
 
-double TrainLab::redrawsPerSecond() const {
+double TrainPacing::redrawsPerSecond() const {
   if (runningFrameAt.size() < 2) return 0;
   const auto [lo, hi] = std::minmax_element(runningFrameAt.begin(), runningFrameAt.end());
   return *hi > *lo ? static_cast<double>(runningFrameAt.size() - 1) / (*hi - *lo) : 0.0;
@@ -194,18 +194,18 @@ double TrainLab::redrawsPerSecond() const {
 
 void TrainLab::frameEnded(double now) {
   releaseFrameHold();
-  const double work = now - frameStart;
-  FrameWork smoothed{workSeconds};
+  const double work = now - pacing.frameStart;
+  FrameWork smoothed{pacing.workSeconds};
   smoothed.add(work);
-  workSeconds = smoothed.seconds;
-  if (!active || !running()) return;
+  pacing.workSeconds = smoothed.seconds;
+  if (!active || !run.running()) return;
   const float ms = static_cast<float>(work * 1000.0);
-  if (runningFrameMs.size() < 600) {
-    runningFrameMs.push_back(ms);
-    runningFrameAt.push_back(frameStart);
+  if (pacing.runningFrameMs.size() < 600) {
+    pacing.runningFrameMs.push_back(ms);
+    pacing.runningFrameAt.push_back(pacing.frameStart);
   } else {
-    runningFrameMs[frameCursor % 600] = ms;
-    runningFrameAt[frameCursor++ % 600] = frameStart;
+    pacing.runningFrameMs[pacing.frameCursor % 600] = ms;
+    pacing.runningFrameAt[pacing.frameCursor++ % 600] = pacing.frameStart;
   }
 }
 
@@ -215,79 +215,79 @@ namespace {
 // steps trained since Train over the time spent inside them (the definition `mhascope train`
 // prints, so the two compare like with like), and the wall time from Train to the last step.
 void measure(TrainLab& lab) {
-  const SessionView& v = *lab.view;
-  if (v.state == RunState::Finished && lab.playedAt >= 0) {
+  const SessionView& v = *lab.run.view;
+  if (v.state == RunState::Finished && lab.pacing.playedAt >= 0) {
     const double steps = static_cast<double>(v.runSteps);
-    lab.runStepsPerSecond = v.runStepSeconds > 0 ? steps / v.runStepSeconds : 0.0;
-    lab.runWallStepsPerSecond = v.runWallSeconds > 0 ? steps / v.runWallSeconds : 0.0;
+    lab.pacing.runStepsPerSecond = v.runStepSeconds > 0 ? steps / v.runStepSeconds : 0.0;
+    lab.pacing.runWallStepsPerSecond = v.runWallSeconds > 0 ? steps / v.runWallSeconds : 0.0;
     std::printf("mhascope: training finished at step %lld: %.1f steps/s (%lld steps in %.2f s inside the steps, as "
                 "`mhascope train` counts); %.1f steps/s wall from Train to the last step (%.2f s, evaluations "
                 "included); window frame work p95 %.1f ms over %zu frames while training\n",
-                static_cast<long long>(v.step), lab.runStepsPerSecond, static_cast<long long>(v.runSteps),
-                v.runStepSeconds, lab.runWallStepsPerSecond, v.runWallSeconds, static_cast<double>(lab.frameP95()),
-                lab.runningFrameMs.size());
+                static_cast<long long>(v.step), lab.pacing.runStepsPerSecond, static_cast<long long>(v.runSteps),
+                v.runStepSeconds, lab.pacing.runWallStepsPerSecond, v.runWallSeconds, static_cast<double>(lab.pacing.frameP95()),
+                lab.pacing.runningFrameMs.size());
     std::fflush(stdout);
-    lab.playedAt = -1;
+    lab.pacing.playedAt = -1;
   } else if (v.state != RunState::Finished && v.state != RunState::Running) {
-    lab.playedAt = -1;  // paused or failed: the mean would include the pause
+    lab.pacing.playedAt = -1;  // paused or failed: the mean would include the pause
   }
 }
 }  // namespace
 
 void updateTrainLab(TrainLab& lab) {
   applyJob(lab);
-  lab.view = lab.session.view();
-  if (!lab.view || lab.view->history.empty()) {
-    lab.shown = {};
+  lab.run.view = lab.run.session.view();
+  if (!lab.run.view || lab.run.view->history.empty()) {
+    lab.run.shown = {};
     return;
   }
   measure(lab);
-  const SessionView& v = *lab.view;
+  const SessionView& v = *lab.run.view;
   const int last = static_cast<int>(v.history.size()) - 1;
-  if (lab.followLatest) lab.chosenIndex = last;
-  lab.chosenIndex = std::clamp(lab.chosenIndex, 0, last);
-  const Evaluation& e = v.history[static_cast<std::size_t>(lab.chosenIndex)];
+  if (lab.run.followLatest) lab.run.chosenIndex = last;
+  lab.run.chosenIndex = std::clamp(lab.run.chosenIndex, 0, last);
+  const Evaluation& e = v.history[static_cast<std::size_t>(lab.run.chosenIndex)];
   // A smaller run (fewer layers) must not leave the slider on a layer it does not have.
   lab.openLayer = std::clamp(lab.openLayer, 0, std::max(0, e.layers - 1));
-  if (lab.ablation.layers != e.layers || lab.ablation.heads != e.heads) {
-    lab.ablation = HeadMask::none(v.settings->model);
-    lab.sheetHeads.assign(static_cast<std::size_t>(e.layers * e.heads), true);
+  if (lab.ablation.mask.layers != e.layers || lab.ablation.mask.heads != e.heads) {
+    lab.ablation.mask = HeadMask::none(v.settings->model);
+    lab.files.sheetHeads.assign(static_cast<std::size_t>(e.layers * e.heads), true);
   }
   ShownStep shown;
-  shown.index = static_cast<std::size_t>(lab.chosenIndex);
+  shown.index = static_cast<std::size_t>(lab.run.chosenIndex);
   shown.step = e.step;
   shown.evaluation = &e;
   shown.snapshot = snapshotAt(v, e.step);
-  if (lab.ablation.any()) {
-    const std::string key = ablationMaskKey(lab.ablation, e.step);
-    if (key != lab.ablationKey) {
-      lab.ablationKey = key;
-      lab.ablated.reset();
-      lab.ablationText.clear();
+  if (lab.ablation.mask.any()) {
+    const std::string key = ablationMaskKey(lab.ablation.mask, e.step);
+    if (key != lab.ablation.ablationKey) {
+      lab.ablation.ablationKey = key;
+      lab.ablation.ablated.reset();
+      lab.ablation.ablationText.clear();
       if (auto p = paramsAt(v, e.step)) {
-        lab.cache.memoryBudgetBytes = v.settings->memoryBudgetBytes;  // the run's budget, not a fixed one
+        lab.ablation.cache.memoryBudgetBytes = v.settings->memoryBudgetBytes;  // the run's budget, not a fixed one
         // Heads off and read cuts in one evaluation (a read cut is no parameter change: it acts
         // inside the forward). The lesson compares it with the same parameters unmasked — the
         // kept parameters may be an earlier step's than the history row shown above.
-        auto r = evaluateAblated(*p, lab.ablation, *v.probe, e.step, lab.cache);
-        auto full = r ? evaluateOnProbe(*p, *v.probe, e.step, lab.cache) : r;
+        auto r = evaluateAblated(*p, lab.ablation.mask, *v.probe, e.step, lab.ablation.cache);
+        auto full = r ? evaluateOnProbe(*p, *v.probe, e.step, lab.ablation.cache) : r;
         if (r && full) {
           std::vector<Evaluation> alone;  // each switched-off head alone, when two or more are off
           int offCount = 0;
-          for (bool b : lab.ablation.off) offCount += b ? 1 : 0;
-          for (int l = 0; offCount >= 2 && l < lab.ablation.layers; ++l) {
-            for (int i = 0; i < lab.ablation.heads; ++i) {
-              if (!lab.ablation.isOff(l, i)) continue;
+          for (bool b : lab.ablation.mask.off) offCount += b ? 1 : 0;
+          for (int l = 0; offCount >= 2 && l < lab.ablation.mask.layers; ++l) {
+            for (int i = 0; i < lab.ablation.mask.heads; ++i) {
+              if (!lab.ablation.mask.isOff(l, i)) continue;
               HeadMask one = HeadMask::none(p->cfg);
               one.set(l, i, true);
-              auto a = evaluateAblated(*p, one, *v.probe, e.step, lab.cache);
+              auto a = evaluateAblated(*p, one, *v.probe, e.step, lab.ablation.cache);
               if (!a) break;
               alone.push_back(std::move(a->evaluation));
             }
           }
           if (alone.size() != static_cast<std::size_t>(offCount)) alone.clear();
-          lab.ablationText = ablationLesson(full->evaluation, r->evaluation, lab.ablation, p->cfg.vocab, alone);
-          lab.ablated = std::move(*r);
+          lab.ablation.ablationText = ablationLesson(full->evaluation, r->evaluation, lab.ablation.mask, p->cfg.vocab, alone);
+          lab.ablation.ablated = std::move(*r);
         } else {
           say(lab, (r ? full : r).error().message, true, TrainLab::Said::Run);
         }
@@ -295,21 +295,21 @@ void updateTrainLab(TrainLab& lab) {
         say(lab, notKeptAt(v, e.step), true, TrainLab::Said::Run);
       }
     }
-    if (lab.ablated) {
-      shown.evaluation = &lab.ablated->evaluation;
-      shown.snapshot = &lab.ablated->snapshot;
+    if (lab.ablation.ablated) {
+      shown.evaluation = &lab.ablation.ablated->evaluation;
+      shown.snapshot = &lab.ablation.ablated->snapshot;
     }
   } else {
-    lab.ablationKey.clear();
-    lab.ablated.reset();
-    lab.ablationText.clear();
+    lab.ablation.ablationKey.clear();
+    lab.ablation.ablated.reset();
+    lab.ablation.ablationText.clear();
   }
-  if (shown.snapshot != lab.lastSnapshot) {
-    lab.lastSnapshot = shown.snapshot;
-    ++lab.serialCounter;
+  if (shown.snapshot != lab.run.lastSnapshot) {
+    lab.run.lastSnapshot = shown.snapshot;
+    ++lab.run.serialCounter;
   }
-  shown.pictureSerial = (std::uint64_t{1} << 62) | lab.serialCounter;  // never an AppState::traceSerial
-  lab.shown = shown;
+  shown.pictureSerial = (std::uint64_t{1} << 62) | lab.run.serialCounter;  // never an AppState::traceSerial
+  lab.run.shown = shown;
 }
 
 std::string checkRunMemory(const TrainSettings& settings, std::uint64_t budgetBytes) {
@@ -332,34 +332,34 @@ std::string checkRunMemory(const TrainSettings& settings, std::uint64_t budgetBy
 }
 
 void trainExportSheet(TrainLab& lab) {
-  if (!lab.view || lab.view->history.empty()) return say(lab, "nothing to export yet: press Train first", true, TrainLab::Said::Export);
+  if (!lab.run.view || lab.run.view->history.empty()) return say(lab, "nothing to export yet: press Train first", true, TrainLab::Said::Export);
   auto sheet = buildContactSheet(lab);
   if (!sheet) return say(lab, sheet.error().message, true, TrainLab::Said::Export);
-  if (auto st = exportContactSheet(lab.sheetPath, *sheet); !st) return say(lab, st.error().message, true, TrainLab::Said::Export);
-  say(lab, "Saved " + lab.sheetPath, false, TrainLab::Said::Export);
+  if (auto st = exportContactSheet(lab.files.sheetPath, *sheet); !st) return say(lab, st.error().message, true, TrainLab::Said::Export);
+  say(lab, "Saved " + lab.files.sheetPath, false, TrainLab::Said::Export);
 }
 
 void trainExportCurves(TrainLab& lab) {
-  if (!lab.view || lab.view->history.empty()) return say(lab, "nothing to export yet: press Train first", true, TrainLab::Said::Export);
-  if (auto st = exportCurves(lab.curvesPath, buildCurves(lab)); !st) return say(lab, st.error().message, true, TrainLab::Said::Export);
-  say(lab, "Saved " + lab.curvesPath, false, TrainLab::Said::Export);
+  if (!lab.run.view || lab.run.view->history.empty()) return say(lab, "nothing to export yet: press Train first", true, TrainLab::Said::Export);
+  if (auto st = exportCurves(lab.files.curvesPath, buildCurves(lab)); !st) return say(lab, st.error().message, true, TrainLab::Said::Export);
+  say(lab, "Saved " + lab.files.curvesPath, false, TrainLab::Said::Export);
 }
 
 void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view) {
-  if (!lab.view || !lab.shown.evaluation) return say(lab, "nothing to open yet: press Train first", true, TrainLab::Said::Pipeline);
-  const SessionView& v = *lab.view;
-  auto p = paramsAt(v, lab.shown.step);
-  if (!p) return say(lab, notKeptAt(v, lab.shown.step), true, TrainLab::Said::Pipeline);
+  if (!lab.run.view || !lab.run.shown.evaluation) return say(lab, "nothing to open yet: press Train first", true, TrainLab::Said::Pipeline);
+  const SessionView& v = *lab.run.view;
+  auto p = paramsAt(v, lab.run.shown.step);
+  if (!p) return say(lab, notKeptAt(v, lab.run.shown.step), true, TrainLab::Said::Pipeline);
   // The slider may still name a layer of a larger run drawn before this frame's clamp.
   lab.openLayer = std::clamp(lab.openLayer, 0, p->cfg.layers - 1);
   // Heads off are a parameter change (zeroed W_o columns) and travel with the layer; a read cut
   // acts only inside the Train mode's forward, so the pipeline's layer input is the uncut stream.
-  const bool anyOff = std::find(lab.ablation.off.begin(), lab.ablation.off.end(), true) != lab.ablation.off.end();
-  const bool anyCut = std::any_of(lab.ablation.reads.begin(), lab.ablation.reads.end(), [](std::uint8_t r) { return r != 0; });
+  const bool anyOff = std::find(lab.ablation.mask.off.begin(), lab.ablation.mask.off.end(), true) != lab.ablation.mask.off.end();
+  const bool anyCut = std::any_of(lab.ablation.mask.reads.begin(), lab.ablation.mask.reads.end(), [](std::uint8_t r) { return r != 0; });
   try {
     GptParams params = *p;
     if (anyOff) {
-      auto off = ablateHeads(params, lab.ablation);
+      auto off = ablateHeads(params, lab.ablation.mask);
       if (!off) return say(lab, off.error().message, true, TrainLab::Said::Pipeline);
       params = std::move(*off);
     }
@@ -381,7 +381,7 @@ void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view) {
     layer->seedUsed = false;
     layer->describeNote = "; trained layer " + std::to_string(lab.openLayer) + " (L = " +
                           std::to_string(params.cfg.layers) + "; " + taskName(v.settings->task.kind) + ", step " +
-                          std::to_string(lab.shown.step) + (anyOff ? ", switched-off heads zeroed" : "") +
+                          std::to_string(lab.run.shown.step) + (anyOff ? ", switched-off heads zeroed" : "") +
                           ", input LN1 of the residual stream)";
     state.doc.beforeOpen = Document::BeforeOpen{state.doc.config, state.doc.files, state.doc.trainedLayer, state.doc.presetName,
                                             "cannot open the trained layer"};
@@ -392,13 +392,13 @@ void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view) {
     state.doc.configDirty = true;  // the scheduler computes it (on the UI thread: a trained layer is small)
     state.doc.configError.clear();
     state.doc.presetName = std::string(taskName(v.settings->task.kind)) + " layer " + std::to_string(lab.openLayer) +
-                       " at step " + std::to_string(lab.shown.step);
+                       " at step " + std::to_string(lab.run.shown.step);
     view.head = std::clamp(view.head, 0, params.cfg.heads - 1);
     view.batch = 0;
     view.stage = StageId::Weights;
     view.selectTab = kHeatmapTab;
     lab.active = false;
-    say(lab, "Opened layer " + std::to_string(lab.openLayer) + " at step " + std::to_string(lab.shown.step) +
+    say(lab, "Opened layer " + std::to_string(lab.openLayer) + " at step " + std::to_string(lab.run.shown.step) +
              " in the pipeline" + (anyOff ? " (with the switched-off heads zeroed)" : "") +
              (anyCut ? "; the read cuts stay in the Train mode: the pipeline's layer reads the uncut residual stream"
                      : ""),

@@ -77,33 +77,46 @@ struct ShownStep {
   std::uint64_t pictureSerial = 0;   // changes whenever the snapshot shown changes (texture key)
 };
 
-struct TrainLab {
-  bool active = false;                 // the window shows the Train mode
+// The setup form and what is wrong with it.
+struct TrainSetup {
   TrainForm form;
   std::string formError;               // why Train / Reset cannot start (shown under the form)
+  // The window's memory budget (Document::memoryBudgetBytes, the pipeline's control): a run whose
+  // estimate exceeds it is refused before anything is allocated. 0: no limit known.
+  std::uint64_t memoryBudgetBytes = 0;
+};
+
+// The run on screen: the session training it, its latest view, a job that may replace it, and
+// which of its evaluations the panels show.
+struct TrainRun {
   train::TrainingSession session;
   std::shared_ptr<const train::SessionView> view;  // taken once per frame
   // A Load checkpoint or Train / Reset on its worker thread (declared after `session`, so it is
   // destroyed, and waited for, first). The previous run stays on screen until it succeeds.
   std::optional<LabJob> job;
   bool busy() const { return job.has_value(); }
-  // The run on screen: the form it was made from (Train with a different form starts a new run),
-  // the step it started at, and whether what came before that step is known.
+  // The form the run was made from (Train with a different form starts a new run), the step it
+  // started at, and whether what came before that step is known.
   std::optional<TrainForm> runForm;
   std::int64_t runStartStep = 0;
   bool historyMissing = false;  // loaded from a checkpoint that did not save its evaluations
-  // The window's memory budget (AppState::memoryBudgetBytes, the pipeline's control): a run whose
-  // estimate exceeds it is refused before anything is allocated. 0: no limit known.
-  std::uint64_t memoryBudgetBytes = 0;
 
   // Timeline: the chosen evaluation; follows the latest while `followLatest`.
   bool followLatest = true;
   int chosenIndex = 0;
-  bool logY = false;
 
-  // Take it apart: heads switched off at the chosen step (their output zeroed before W_o), or
-  // only cut from what later layers' keys / queries / values read (HeadMask::reads).
-  train::HeadMask ablation;
+  ShownStep shown;
+  std::uint64_t serialCounter = 0;
+  const void* lastSnapshot = nullptr;
+
+  bool running() const { return view && view->state == train::RunState::Running; }
+};
+
+// Take it apart: heads switched off at the chosen step (their output zeroed before W_o), or only
+// cut from what later layers' keys / queries / values read (HeadMask::reads), and the probe
+// evaluated with them.
+struct TrainAblation {
+  train::HeadMask mask;
   std::optional<train::ProbeResult> ablated;  // the probe with those heads off (at ablatedStep)
   std::int64_t ablatedStep = -1;
   std::string ablationKey;                    // what `ablated` was computed for
@@ -112,9 +125,27 @@ struct TrainLab {
   // moved under a read cut. Empty while nothing is switched off or cut.
   std::vector<std::string> ablationText;
   train::ForwardCache cache;                  // reused by every ablation evaluation
-  int openLayer = 0;                          // the layer "Open in pipeline" sends (< the run's layers)
 
-  // Keep it: checkpoint and export paths, the last message.
+  // Bounds-checked: a button may reset the run (new sizes) halfway through a frame's drawing.
+  bool headOff(int layer, int head) const {
+    return layer < mask.layers && head < mask.heads && mask.isOff(layer, head);
+  }
+  void setHeadOff(int layer, int head, bool off) {
+    if (layer < mask.layers && head < mask.heads) mask.set(layer, head, off);
+  }
+  // The read cuts of one head: bit train::kReadKey / kReadQuery / kReadValue set = that read cut.
+  bool readCut(int layer, int head, std::uint8_t bit) const {
+    return layer < mask.layers && head < mask.heads && (mask.readsCut(layer, head) & bit) != 0;
+  }
+  void setReadCut(int layer, int head, std::uint8_t bit, bool cut) {
+    if (layer >= mask.layers || head >= mask.heads) return;
+    const std::uint8_t r = mask.readsCut(layer, head);
+    mask.setReads(layer, head, static_cast<std::uint8_t>(cut ? (r | bit) : (r & ~bit)));
+  }
+};
+
+// Keep it: checkpoint and export paths.
+struct TrainFiles {
   std::string checkpointPath;
   std::string sheetPath, curvesPath;
   std::string sheetSteps;               // "0 200 400 800" or empty: six evenly spaced
@@ -123,14 +154,12 @@ struct TrainLab {
   // The default paths last proposed: a path still equal to its default follows the task and the
   // folder; one the user typed stays.
   std::string defaultCheckpoint, defaultSheet, defaultCurves;
-  std::string message;
-  bool messageIsError = false;
-  // Where the message is drawn: beside the control whose click made it, not below the fold.
-  enum class Said { Run, Checkpoint, Export, Pipeline } messageAt = Said::Run;
+};
 
-  // How the window keeps up while training (measured, shown in the run line): the frame work
-  // times (events handled to buffers swapped, without the wait before) of the last ≈600 frames
-  // drawn while running, and the run's mean steps/s from Train to the end.
+// How the window keeps up while training (measured, shown in the run line): the frame work
+// times (events handled to buffers swapped, without the wait before) of the last ≈600 frames
+// drawn while running, and the run's mean steps/s from Train to the end.
+struct TrainPacing {
   std::vector<float> runningFrameMs;
   std::vector<double> runningFrameAt;  // when those frames began (how often the window redraws)
   double frameStart = 0, workSeconds = 0.0;  // this frame's start; smoothed work per frame
@@ -143,32 +172,9 @@ struct TrainLab {
   static constexpr double kFrameHoldSeconds = 0.03;
   double heldAt = -1;                   // when the last frame held the steps
   bool holding = false;
-  void holdStepsForFrame(double now) {
-    if (!active || (heldAt >= 0 && now - heldAt < kTrainFrameMinSeconds)) return;
-    const auto latest = session.view();  // not `view`: the frame right after Train holds too
-    if (latest && latest->state == train::RunState::Running) {
-      holdForThisFrame();
-      heldAt = now;
-    }
-  }
-  // The frame whose click starts a run (Train, Reset): the new run's first
-  // evaluation and steps wait for this frame's swap too, like any frame drawn while training.
-  void holdForThisFrame() {
-    session.holdSteps(kFrameHoldSeconds);
-    holding = true;
-  }
-  void releaseFrameHold() {
-    if (holding) session.releaseSteps();
-    holding = false;
-  }
-  void frameBegan(double now) {
-    frameStart = now;
-    holdStepsForFrame(now);
-  }
-  void frameEnded(double now);  // releases the hold
   // While training, the wait between frames: 8 times the work of a frame, at least
   // kTrainFrameMinSeconds (at most 4 frames/s) and at most 1/2 s. Each tick draws only when the
-  // session published something not shown yet (animating()); input wakes the loop at once.
+  // session published something not shown yet (TrainLab::animating()); input wakes the loop at once.
   // Measured (scripts/measure_train_window.sh, docs/training.md, "Keeping up with training"): with a software renderer
   // a frame costs ≈ 30 ms of CPU between the app, llvmpipe's threads and the X server (most of it
   // presenting the 1600x1000 picture), all taken from the training thread; ≈ 8 frames/s cost a
@@ -182,32 +188,51 @@ struct TrainLab {
   double runStepsPerSecond = 0, runWallStepsPerSecond = 0;
   float frameP95() const;
   double redrawsPerSecond() const;  // frames drawn per second while training (0: not measured)
+};
 
-  ShownStep shown;
-  std::uint64_t serialCounter = 0;
-  const void* lastSnapshot = nullptr;
+// The Train mode: its parts, which mode is shown, the view options and the last message.
+struct TrainLab {
+  bool active = false;                 // the window shows the Train mode
+  TrainSetup setup;
+  TrainRun run;
+  TrainAblation ablation;
+  TrainFiles files;
+  TrainPacing pacing;
+  bool logY = false;
+  int openLayer = 0;                   // the layer "Open in pipeline" sends (< the run's layers)
+  std::string message;
+  bool messageIsError = false;
+  // Where the message is drawn: beside the control whose click made it, not below the fold.
+  enum class Said { Run, Checkpoint, Export, Pipeline } messageAt = Said::Run;
 
-  // Bounds-checked: a button may reset the run (new sizes) halfway through a frame's drawing.
-  bool headOff(int layer, int head) const {
-    return layer < ablation.layers && head < ablation.heads && ablation.isOff(layer, head);
+  void holdStepsForFrame(double now) {
+    if (!active || (pacing.heldAt >= 0 && now - pacing.heldAt < TrainPacing::kTrainFrameMinSeconds)) return;
+    const auto latest = run.session.view();  // not `run.view`: the frame right after Train holds too
+    if (latest && latest->state == train::RunState::Running) {
+      holdForThisFrame();
+      pacing.heldAt = now;
+    }
   }
-  void setHeadOff(int layer, int head, bool off) {
-    if (layer < ablation.layers && head < ablation.heads) ablation.set(layer, head, off);
+  // The frame whose click starts a run (Train, Reset): the new run's first
+  // evaluation and steps wait for this frame's swap too, like any frame drawn while training.
+  void holdForThisFrame() {
+    run.session.holdSteps(TrainPacing::kFrameHoldSeconds);
+    pacing.holding = true;
   }
-  // The read cuts of one head: bit train::kReadKey / kReadQuery / kReadValue set = that read cut.
-  bool readCut(int layer, int head, std::uint8_t bit) const {
-    return layer < ablation.layers && head < ablation.heads && (ablation.readsCut(layer, head) & bit) != 0;
+  void releaseFrameHold() {
+    if (pacing.holding) run.session.releaseSteps();
+    pacing.holding = false;
   }
-  void setReadCut(int layer, int head, std::uint8_t bit, bool cut) {
-    if (layer >= ablation.layers || head >= ablation.heads) return;
-    const std::uint8_t r = ablation.readsCut(layer, head);
-    ablation.setReads(layer, head, static_cast<std::uint8_t>(cut ? (r | bit) : (r & ~bit)));
+  void frameBegan(double now) {
+    pacing.frameStart = now;
+    holdStepsForFrame(now);
   }
-  bool running() const { return view && view->state == train::RunState::Running; }
+  void frameEnded(double now);  // releases the hold
+  double tickSeconds() const { return pacing.tickSeconds(); }
   // The window must keep drawing: a run is going, or the session published what is not shown yet.
   bool animating() const {
-    const auto latest = session.view();
-    return active && latest && (latest->state == train::RunState::Running || latest->evaluating || latest != view);
+    const auto latest = run.session.view();
+    return active && latest && (latest->state == train::RunState::Running || latest->evaluating || latest != run.view);
   }
 };
 

@@ -146,11 +146,11 @@ TEST(TrainSessionJson, ABadTrainBlockIsRefusedWithItsKey) {
 
 TEST(TrainLabPacing, AtMostFourFramesPerSecondAndDrawingAtMostANinthOfTheTime) {
   TrainLab lab;
-  lab.workSeconds = 0.001;  // a cheap frame still waits 1/4 s
+  lab.pacing.workSeconds = 0.001;  // a cheap frame still waits 1/4 s
   EXPECT_DOUBLE_EQ(lab.tickSeconds(), 0.25);
-  lab.workSeconds = 0.040;  // 40 ms of work: 320 ms of wait
+  lab.pacing.workSeconds = 0.040;  // 40 ms of work: 320 ms of wait
   EXPECT_NEAR(lab.tickSeconds(), 0.32, 1e-12);
-  lab.workSeconds = 1.0;
+  lab.pacing.workSeconds = 1.0;
   EXPECT_DOUBLE_EQ(lab.tickSeconds(), 0.5);
 }
 
@@ -164,21 +164,21 @@ TEST(TrainLabPacing, NoFramesWhenNothingNewWasPublished) {
   small.task.seq = 32;
   small.task.vocab = 16;
   small.steps = 10;
-  lab.session.holdSteps(10.0);  // keeps the first evaluation back
-  auto st = lab.session.reset(small, 50);
+  lab.run.session.holdSteps(10.0);  // keeps the first evaluation back
+  auto st = lab.run.session.reset(small, 50);
   ASSERT_TRUE(st.ok()) << st.error().message;
   EXPECT_TRUE(lab.animating()) << "a view not shown yet";
-  lab.view = lab.session.view();
-  ASSERT_TRUE(lab.view->evaluating);
+  lab.run.view = lab.run.session.view();
+  ASSERT_TRUE(lab.run.view->evaluating);
   EXPECT_TRUE(lab.animating()) << "shown, but the first evaluation is still to come: keep ticking";
-  lab.session.releaseSteps();
+  lab.run.session.releaseSteps();
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (lab.session.view()->evaluating && std::chrono::steady_clock::now() < end) {
+  while (lab.run.session.view()->evaluating && std::chrono::steady_clock::now() < end) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  ASSERT_FALSE(lab.session.view()->evaluating);
+  ASSERT_FALSE(lab.run.session.view()->evaluating);
   EXPECT_TRUE(lab.animating()) << "the evaluation was published, not shown yet";
-  lab.view = lab.session.view();
+  lab.run.view = lab.run.session.view();
   EXPECT_FALSE(lab.animating()) << "paused and shown: the window waits for input";
 }
 
@@ -193,26 +193,26 @@ TEST(TrainLabPacing, AFrameWhileTrainingHoldsTheStepsAtMostFourTimesASecond) {
   small.task.seq = 32;
   small.task.vocab = 16;
   small.steps = 1000000;
-  ASSERT_TRUE(lab.session.reset(small, 50).ok());
+  ASSERT_TRUE(lab.run.session.reset(small, 50).ok());
   lab.holdStepsForFrame(10.0);
-  EXPECT_FALSE(lab.holding) << "paused: nothing to hold";
+  EXPECT_FALSE(lab.pacing.holding) << "paused: nothing to hold";
   lab.releaseFrameHold();
-  lab.session.play();  // `lab.view` is still the paused one: the frame right after Train holds
+  lab.run.session.play();  // `lab.run.view` is still the paused one: the frame right after Train holds
   lab.holdStepsForFrame(10.02);
-  EXPECT_TRUE(lab.holding);
+  EXPECT_TRUE(lab.pacing.holding);
   lab.releaseFrameHold();
-  EXPECT_FALSE(lab.holding) << "released once swapped";
+  EXPECT_FALSE(lab.pacing.holding) << "released once swapped";
   lab.holdStepsForFrame(10.2);  // input 0.18 s later: drawn without holding
-  EXPECT_FALSE(lab.holding);
+  EXPECT_FALSE(lab.pacing.holding);
   lab.releaseFrameHold();
   lab.holdStepsForFrame(10.27);
-  EXPECT_TRUE(lab.holding);
+  EXPECT_TRUE(lab.pacing.holding);
   lab.releaseFrameHold();
   lab.active = false;  // the pipeline view's frames never hold
   lab.holdStepsForFrame(11.0);
-  EXPECT_FALSE(lab.holding);
+  EXPECT_FALSE(lab.pacing.holding);
   lab.releaseFrameHold();
-  lab.session.pause();
+  lab.run.session.pause();
 }
 
 // ---- The Train mode's actions: Train / Reset / Load on a worker thread, what they say.
@@ -240,7 +240,7 @@ void updateUntil(TrainLab& lab, Done done) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   for (;;) {
     updateTrainLab(lab);
-    if ((lab.view && done(*lab.view)) || std::chrono::steady_clock::now() > end) return;
+    if ((lab.run.view && done(*lab.run.view)) || std::chrono::steady_clock::now() > end) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
 }
@@ -250,7 +250,7 @@ bool settled(const train::SessionView& v) {
 
 // Starts a run of `form` and lets it finish.
 void runToTheEnd(TrainLab& lab, const TrainForm& form) {
-  lab.form = form;
+  lab.setup.form = form;
   trainPlay(lab);
   finishTrainJob(lab);
   updateUntil(lab, [](const train::SessionView& v) { return v.state == train::RunState::Finished && !v.evaluating; });
@@ -279,54 +279,54 @@ TEST(TrainLabActions, TheTextFileIsNeverReadOnAFormEdit) {
   // Train reads it, on the worker thread, and shows the task's own refusal under the form.
   f.textPath = path;
   TrainLab lab;
-  lab.form = f;
+  lab.setup.form = f;
   trainPlay(lab);
-  ASSERT_TRUE(lab.busy());
+  ASSERT_TRUE(lab.run.busy());
   finishTrainJob(lab);
-  EXPECT_FALSE(lab.busy());
-  EXPECT_NE(lab.formError.find("character"), std::string::npos) << lab.formError;
-  EXPECT_FALSE(lab.session.started());
+  EXPECT_FALSE(lab.run.busy());
+  EXPECT_NE(lab.setup.formError.find("character"), std::string::npos) << lab.setup.formError;
+  EXPECT_FALSE(lab.run.session.started());
   std::remove(path.c_str());
   std::remove(big.c_str());
 }
 
 TEST(TrainLabActions, ARunOverTheBudgetIsRefusedBeforeAllocatingWithTheEstimate) {
   TrainLab lab;
-  lab.memoryBudgetBytes = std::uint64_t{64} << 20;
-  lab.form = smallForm();
-  lab.form.dModel = 1024;
-  lab.form.seq = 2048;
-  lab.form.batch = 64;
+  lab.setup.memoryBudgetBytes = std::uint64_t{64} << 20;
+  lab.setup.form = smallForm();
+  lab.setup.form.dModel = 1024;
+  lab.setup.form.seq = 2048;
+  lab.setup.form.batch = 64;
   trainPlay(lab);
-  EXPECT_FALSE(lab.busy()) << "refused on the UI thread, nothing started";
-  EXPECT_FALSE(lab.session.started());
-  EXPECT_NE(lab.formError.find("this training run needs about"), std::string::npos) << lab.formError;
-  EXPECT_NE(lab.formError.find("memory budget of 64.0 MiB"), std::string::npos) << lab.formError;
-  EXPECT_NE(lab.formError.find("the memory budget under Sizes"), std::string::npos) << "the window's control, not a flag";
+  EXPECT_FALSE(lab.run.busy()) << "refused on the UI thread, nothing started";
+  EXPECT_FALSE(lab.run.session.started());
+  EXPECT_NE(lab.setup.formError.find("this training run needs about"), std::string::npos) << lab.setup.formError;
+  EXPECT_NE(lab.setup.formError.find("memory budget of 64.0 MiB"), std::string::npos) << lab.setup.formError;
+  EXPECT_NE(lab.setup.formError.find("the memory budget under Sizes"), std::string::npos) << "the window's control, not a flag";
 }
 
 TEST(TrainLabActions, TrainOnAFinishedRunSaysWhatHappens) {
   TrainLab lab;
   runToTheEnd(lab, smallForm(1, 4));
-  ASSERT_EQ(lab.view->step, 4);
+  ASSERT_EQ(lab.run.view->step, 4);
   trainPlay(lab);  // same settings: nothing to do, and it says so
-  EXPECT_FALSE(lab.busy());
+  EXPECT_FALSE(lab.run.busy());
   EXPECT_NE(lab.message.find("finished at step 4"), std::string::npos) << lab.message;
   // Only `steps` raised: the same run goes on from step 4.
-  lab.form.steps = 6;
+  lab.setup.form.steps = 6;
   trainPlay(lab);
   finishTrainJob(lab);
   EXPECT_NE(lab.message.find("Continuing this run from step 4 to step 6"), std::string::npos) << lab.message;
   updateUntil(lab, [](const train::SessionView& v) { return v.state == train::RunState::Finished && v.step == 6; });
-  EXPECT_EQ(lab.view->step, 6);
-  EXPECT_EQ(lab.view->history.front().step, 0) << "the run's history goes on";
+  EXPECT_EQ(lab.run.view->step, 6);
+  EXPECT_EQ(lab.run.view->history.front().step, 0) << "the run's history goes on";
   // Other settings changed: a new run, and it says so.
-  lab.form.lr = 2e-3f;
+  lab.setup.form.lr = 2e-3f;
   trainPlay(lab);
   finishTrainJob(lab);
   EXPECT_NE(lab.message.find("new run with the changed settings"), std::string::npos) << lab.message;
-  EXPECT_EQ(lab.session.view()->settings->adam.lr, 2e-3f);
-  lab.session.pause();
+  EXPECT_EQ(lab.run.session.view()->settings->adam.lr, 2e-3f);
+  lab.run.session.pause();
 }
 
 TEST(TrainLabActions, TheLayerSliderFollowsASmallerRun) {
@@ -335,7 +335,7 @@ TEST(TrainLabActions, TheLayerSliderFollowsASmallerRun) {
   lab.openLayer = 1;
   updateTrainLab(lab);
   EXPECT_EQ(lab.openLayer, 1);
-  lab.form = smallForm(1, 2);
+  lab.setup.form = smallForm(1, 2);
   trainReset(lab);
   finishTrainJob(lab);
   updateUntil(lab, settled);
@@ -346,7 +346,7 @@ TEST(TrainLabActions, LoadingACheckpointWithoutHistoryInventsNothing) {
   // A run to step 4, saved with its history, and the same without it (as older files are).
   TrainLab lab;
   runToTheEnd(lab, smallForm(2, 4));
-  auto c = lab.session.checkpoint();
+  auto c = lab.run.session.checkpoint();
   ASSERT_TRUE(c);
   const std::string with = tempPath("with_history.safetensors"), without = tempPath("without_history.safetensors");
   ASSERT_TRUE(train::saveCheckpoint(with, *c).ok());
@@ -355,15 +355,15 @@ TEST(TrainLabActions, LoadingACheckpointWithoutHistoryInventsNothing) {
   ASSERT_TRUE(train::saveCheckpoint(without, bare).ok());
 
   TrainLab loaded;
-  loaded.checkpointPath = without;
+  loaded.files.checkpointPath = without;
   trainLoadCheckpoint(loaded);
-  EXPECT_TRUE(loaded.busy()) << "read and decoded on the worker thread";
+  EXPECT_TRUE(loaded.run.busy()) << "read and decoded on the worker thread";
   finishTrainJob(loaded);
-  EXPECT_TRUE(loaded.historyMissing);
-  EXPECT_EQ(loaded.runStartStep, 4);
+  EXPECT_TRUE(loaded.run.historyMissing);
+  EXPECT_EQ(loaded.run.runStartStep, 4);
   EXPECT_NE(loaded.message.find("did not save its training history"), std::string::npos) << loaded.message;
   updateUntil(loaded, settled);
-  EXPECT_FALSE(loaded.view->trainLossKnown) << "no train loss to show";
+  EXPECT_FALSE(loaded.run.view->trainLossKnown) << "no train loss to show";
   // What the lesson would date at the load step says "by step 4".
   EXPECT_EQ(withoutUnsavedHistory("L0 h1 is a previous-token head (0.47 since step 4): each", 4),
             "L0 h1 is a previous-token head (0.47 by step 4): each");
@@ -372,14 +372,14 @@ TEST(TrainLabActions, LoadingACheckpointWithoutHistoryInventsNothing) {
   EXPECT_EQ(withoutUnsavedHistory("(0.47 since step 40)", 4), "(0.47 since step 40)");
 
   TrainLab full;
-  full.checkpointPath = with;
+  full.files.checkpointPath = with;
   trainLoadCheckpoint(full);
   finishTrainJob(full);
-  EXPECT_FALSE(full.historyMissing);
+  EXPECT_FALSE(full.run.historyMissing);
   EXPECT_EQ(full.message.find("did not save"), std::string::npos) << full.message;
   updateUntil(full, settled);
-  EXPECT_EQ(full.view->history.front().step, 0) << "the saved curves come back";
-  EXPECT_TRUE(full.view->trainLossKnown);
+  EXPECT_EQ(full.run.view->history.front().step, 0) << "the saved curves come back";
+  EXPECT_TRUE(full.run.view->trainLossKnown);
   std::remove(with.c_str());
   std::remove(without.c_str());
 }
@@ -389,26 +389,26 @@ TEST(TrainLabActions, LoadingACheckpointWithoutHistoryInventsNothing) {
 TEST(TrainLabActions, LoadLowersABatchThatWouldNotFitAndSaysSo) {
   TrainLab lab;
   runToTheEnd(lab, smallForm(1, 2));
-  auto c = lab.session.checkpoint();
+  auto c = lab.run.session.checkpoint();
   ASSERT_TRUE(c);
   const std::string path = tempPath("batch_fit.safetensors");
   ASSERT_TRUE(train::saveCheckpoint(path, *c).ok());
   TrainLab loaded;
-  loaded.form = smallForm(1, 2);
-  loaded.form.batch = 4096;
-  TrainForm small = loaded.form;
+  loaded.setup.form = smallForm(1, 2);
+  loaded.setup.form.batch = 4096;
+  TrainForm small = loaded.setup.form;
   small.batch = 2;
   const double fits = train::estimateTrainingMemory(settingsFromForm(small), c->task.vocab, 0).total();
-  const double big = train::estimateTrainingMemory(settingsFromForm(loaded.form), c->task.vocab, 0).total();
+  const double big = train::estimateTrainingMemory(settingsFromForm(loaded.setup.form), c->task.vocab, 0).total();
   ASSERT_LT(2 * fits, big);
-  loaded.memoryBudgetBytes = static_cast<std::uint64_t>(2 * fits);
-  loaded.checkpointPath = path;
+  loaded.setup.memoryBudgetBytes = static_cast<std::uint64_t>(2 * fits);
+  loaded.files.checkpointPath = path;
   trainLoadCheckpoint(loaded);
   finishTrainJob(loaded);
   EXPECT_FALSE(loaded.messageIsError) << loaded.message;
-  EXPECT_LT(loaded.form.batch, 4096);
-  EXPECT_GE(loaded.form.batch, 2);
-  EXPECT_NE(loaded.message.find("batch lowered from 4096 to " + std::to_string(loaded.form.batch)), std::string::npos)
+  EXPECT_LT(loaded.setup.form.batch, 4096);
+  EXPECT_GE(loaded.setup.form.batch, 2);
+  EXPECT_NE(loaded.message.find("batch lowered from 4096 to " + std::to_string(loaded.setup.form.batch)), std::string::npos)
       << loaded.message;
   std::remove(path.c_str());
 }
@@ -416,15 +416,15 @@ TEST(TrainLabActions, LoadLowersABatchThatWouldNotFitAndSaysSo) {
 TEST(TrainLabActions, AFailedLoadKeepsThePreviousRun) {
   TrainLab lab;
   runToTheEnd(lab, smallForm(1, 2));
-  const auto before = lab.session.view()->settings;
+  const auto before = lab.run.session.view()->settings;
   const std::string bad = tempPath("bad.safetensors");
   std::ofstream(bad) << "not a checkpoint";
-  lab.checkpointPath = bad;
+  lab.files.checkpointPath = bad;
   trainLoadCheckpoint(lab);
   finishTrainJob(lab);
   EXPECT_TRUE(lab.messageIsError);
   EXPECT_NE(lab.message.find(bad), std::string::npos) << lab.message;
-  EXPECT_EQ(lab.session.view()->settings, before) << "the run on screen is the same";
+  EXPECT_EQ(lab.run.session.view()->settings, before) << "the run on screen is the same";
   EXPECT_EQ(lab.messageAt, TrainLab::Said::Checkpoint) << "said beside Load checkpoint";
   std::remove(bad.c_str());
 }
@@ -435,36 +435,36 @@ TEST(TrainLabAblation, AReadCutIsEvaluatedThroughTheForwardAndSaid) {
   TrainLab lab;
   runToTheEnd(lab, smallForm(2, 4));
   updateTrainLab(lab);
-  ASSERT_TRUE(lab.shown.evaluation);
-  const auto params = paramsAt(*lab.view, lab.shown.step);
+  ASSERT_TRUE(lab.run.shown.evaluation);
+  const auto params = paramsAt(*lab.run.view, lab.run.shown.step);
   ASSERT_TRUE(params);
   auto direct = [&](std::uint8_t bits) {
     train::HeadMask m = train::HeadMask::none(params->cfg);
     m.setReads(0, 1, bits);
     train::ForwardCache cache;
-    auto r = train::evaluateAblated(*params, m, *lab.view->probe, lab.shown.step, cache);
+    auto r = train::evaluateAblated(*params, m, *lab.run.view->probe, lab.run.shown.step, cache);
     EXPECT_TRUE(r);
     return r->evaluation;
   };
-  const double fullLoss = lab.view->history[lab.shown.index].loss;
+  const double fullLoss = lab.run.view->history[lab.run.shown.index].loss;
 
-  lab.setReadCut(0, 1, train::kReadKey, true);
-  EXPECT_TRUE(lab.readCut(0, 1, train::kReadKey));
+  lab.ablation.setReadCut(0, 1, train::kReadKey, true);
+  EXPECT_TRUE(lab.ablation.readCut(0, 1, train::kReadKey));
   updateTrainLab(lab);
-  ASSERT_TRUE(lab.ablated);
+  ASSERT_TRUE(lab.ablation.ablated);
   const train::Evaluation keys = direct(train::kReadKey);
-  EXPECT_EQ(lab.shown.evaluation, &lab.ablated->evaluation) << "the table shows the cut run";
-  EXPECT_DOUBLE_EQ(lab.ablated->evaluation.loss, keys.loss);
-  EXPECT_NE(lab.ablated->evaluation.loss, fullLoss) << "layer 1's keys no longer read L0 h1's output";
+  EXPECT_EQ(lab.run.shown.evaluation, &lab.ablation.ablated->evaluation) << "the table shows the cut run";
+  EXPECT_DOUBLE_EQ(lab.ablation.ablated->evaluation.loss, keys.loss);
+  EXPECT_NE(lab.ablation.ablated->evaluation.loss, fullLoss) << "layer 1's keys no longer read L0 h1's output";
   std::string text;
-  for (const auto& p : lab.ablationText) text += p + " ";
+  for (const auto& p : lab.ablation.ablationText) text += p + " ";
   EXPECT_NE(text.find("layer 0 head 1 cut from later layers' keys"), std::string::npos) << text;
   EXPECT_NE(text.find("ln V"), std::string::npos) << text;
 
   // Keys back, queries cut: the same heads off, a different mask — recomputed, not the cached run.
-  lab.setReadCut(0, 1, train::kReadKey, false);
-  lab.setReadCut(0, 1, train::kReadQuery, true);
-  EXPECT_NE(ablationMaskKey(lab.ablation, 4), [] {
+  lab.ablation.setReadCut(0, 1, train::kReadKey, false);
+  lab.ablation.setReadCut(0, 1, train::kReadQuery, true);
+  EXPECT_NE(ablationMaskKey(lab.ablation.mask, 4), [] {
     train::HeadMask m;
     m.layers = 2;
     m.heads = 2;
@@ -473,21 +473,21 @@ TEST(TrainLabAblation, AReadCutIsEvaluatedThroughTheForwardAndSaid) {
     return ablationMaskKey(m, 4);
   }());
   updateTrainLab(lab);
-  ASSERT_TRUE(lab.ablated);
-  EXPECT_DOUBLE_EQ(lab.ablated->evaluation.loss, direct(train::kReadQuery).loss);
+  ASSERT_TRUE(lab.ablation.ablated);
+  EXPECT_DOUBLE_EQ(lab.ablation.ablated->evaluation.loss, direct(train::kReadQuery).loss);
   text.clear();
-  for (const auto& p : lab.ablationText) text += p + " ";
+  for (const auto& p : lab.ablation.ablationText) text += p + " ";
   EXPECT_NE(text.find("layer 0 head 1 cut from later layers' queries"), std::string::npos) << text;
 
   // Nothing cut: the run as trained, no ablation text.
-  lab.setReadCut(0, 1, train::kReadQuery, false);
+  lab.ablation.setReadCut(0, 1, train::kReadQuery, false);
   updateTrainLab(lab);
-  EXPECT_FALSE(lab.ablated);
-  EXPECT_TRUE(lab.ablationText.empty());
-  EXPECT_EQ(lab.shown.evaluation, &lab.view->history[lab.shown.index]);
+  EXPECT_FALSE(lab.ablation.ablated);
+  EXPECT_TRUE(lab.ablation.ablationText.empty());
+  EXPECT_EQ(lab.run.shown.evaluation, &lab.run.view->history[lab.run.shown.index]);
   // Out of range (a button from a larger run's frame): ignored.
-  lab.setReadCut(5, 0, train::kReadKey, true);
-  EXPECT_FALSE(lab.ablation.any());
+  lab.ablation.setReadCut(5, 0, train::kReadKey, true);
+  EXPECT_FALSE(lab.ablation.mask.any());
 }
 
 // Two heads off: the lesson compares them with each alone (partly redundant heads).
@@ -495,11 +495,11 @@ TEST(TrainLabAblation, TwoHeadsOffAreComparedWithEachAlone) {
   TrainLab lab;
   runToTheEnd(lab, smallForm(2, 4));
   updateTrainLab(lab);
-  lab.setHeadOff(1, 0, true);
-  lab.setHeadOff(1, 1, true);
+  lab.ablation.setHeadOff(1, 0, true);
+  lab.ablation.setHeadOff(1, 1, true);
   updateTrainLab(lab);
   std::string text;
-  for (const auto& p : lab.ablationText) text += p + " ";
+  for (const auto& p : lab.ablation.ablationText) text += p + " ";
   EXPECT_NE(text.find("layer 1 head 0 and layer 1 head 1 off"), std::string::npos) << text;
   EXPECT_NE(text.find("Each alone: layer 1 head 0 alone"), std::string::npos) << text;
 }
@@ -514,7 +514,7 @@ TEST(TrainLabFigures, TheCurvesPlotPreviousTokenAtFirstOccurrencesAndPrefixMatch
   ASSERT_EQ(fig.panels.size(), 4u);
   EXPECT_NE(fig.panels[2].title.find("first occurrences"), std::string::npos) << fig.panels[2].title;
   EXPECT_NE(fig.panels[3].title.find("prefix matching"), std::string::npos) << fig.panels[3].title;
-  const auto& h = lab.view->history;
+  const auto& h = lab.run.view->history;
   const CurveSeries& l0h1 = fig.panels[2].series[1];
   ASSERT_EQ(l0h1.ys.size(), h.size());
   for (std::size_t k = 0; k < h.size(); ++k) {
