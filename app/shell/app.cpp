@@ -78,14 +78,14 @@ bool App::initialise() {
                options_.maxTextureSize > 0 ? options_.maxTextureSize : Texture::maxSize());
   if (const std::string dir = configDir(); !dir.empty()) ini_.setPath(dir + "/imgui.ini");
   ini_.load();
-  view_.exportUi.folder = defaultExportFolder();
-  if (const std::string dir = configDir(); !dir.empty()) view_.openUi.recentFile = dir + "/recent_files.txt";
-  loadRecent(view_.openUi);
+  pipeline_.view.exportUi.folder = defaultExportFolder();
+  if (const std::string dir = configDir(); !dir.empty()) pipeline_.view.openUi.recentFile = dir + "/recent_files.txt";
+  loadRecent(pipeline_.view.openUi);
 
   scheduler_ = std::make_unique<ComputeScheduler>();
   scheduler_->setResultReady([] { Window::postEmptyEvent(); });
-  state_.doc.memoryBudgetBytes = options_.memoryBudgetMib > 0 ? options_.memoryBudgetMib << 20 : defaultMemoryBudget();
-  state_.doc.defaultBudgetBytes = defaultMemoryBudget();
+  pipeline_.state.doc.memoryBudgetBytes = options_.memoryBudgetMib > 0 ? options_.memoryBudgetMib << 20 : defaultMemoryBudget();
+  pipeline_.state.doc.defaultBudgetBytes = defaultMemoryBudget();
   if (!options_.scriptPath.empty()) {
     auto script = InputScript::load(options_.scriptPath);
     if (!script) {
@@ -94,14 +94,14 @@ bool App::initialise() {
       return false;
     }
     script_ = std::move(script.value());
-    scriptHost_ = std::make_unique<AppScriptHost>(ScriptTargets{state_, view_, lessons_, probes_, *window_, loop_, trainLab_});
+    scriptHost_ = std::make_unique<AppScriptHost>(ScriptTargets{pipeline_.state, pipeline_.view, pipeline_.lessons, probes_, *window_, loop_, trainLab_});
   }
   if (!applyLaunchOptions()) return false;
   // Screenshots and the benchmark are pictures of exactly their options; --fresh opts out.
   session_.setEnabled(!options_.fresh && options_.screenshotPath.empty() && options_.benchFrames == 0);
-  session_.restore(state_, view_, lessons_, options_, &trainLab_);
+  session_.restore(pipeline_, options_, &trainLab_);
   if (!options_.workspacePath.empty()) {
-    if (auto st = openWorkspace(state_, view_, lessons_, options_.workspacePath,
+    if (auto st = openWorkspace(pipeline_.state, pipeline_.view, pipeline_.lessons, options_.workspacePath,
                                 {options_.presetGiven, options_.stageGiven, options_.viewGiven, options_.headGiven});
         !st) {
       std::fprintf(stderr, "mhascope: %s\n", st.error().message.c_str());
@@ -152,11 +152,11 @@ bool App::applyModelOptions() {
                  options_.head, r->config.heads, r->config.heads == 1 ? "" : "s", r->config.heads - 1);
     return false;
   }
-  state_.doc.config = std::move(r->config);
-  state_.doc.files = options_.model.files;
-  if (!state_.doc.files.checkpoint.empty() && !state_.doc.files.layer) state_.doc.files.layer = 0;
-  state_.doc.presetName = options_.preset + " (command line)";
-  notePresetRead(state_, options_.preset);
+  pipeline_.state.doc.config = std::move(r->config);
+  pipeline_.state.doc.files = options_.model.files;
+  if (!pipeline_.state.doc.files.checkpoint.empty() && !pipeline_.state.doc.files.layer) pipeline_.state.doc.files.layer = 0;
+  pipeline_.state.doc.presetName = options_.preset + " (command line)";
+  notePresetRead(pipeline_.state, options_.preset);
   return true;
 }
 
@@ -173,17 +173,17 @@ bool App::applyLaunchOptions() {
       loop_.exitCode = 2;
       return false;
     }
-    state_.doc.config = std::move(preset.value());
-    state_.doc.presetName = options_.preset;
-    notePresetRead(state_, options_.preset);
+    pipeline_.state.doc.config = std::move(preset.value());
+    pipeline_.state.doc.presetName = options_.preset;
+    notePresetRead(pipeline_.state, options_.preset);
   }
   if (options_.benchFrames > 0) {  // the benchmark's fixed size: T=512, h=16, d_model=256
-    state_.doc.config.tokens = 512;
-    state_.doc.config.heads = 16;
-    state_.doc.config.dModel = 256;
-    state_.doc.config.batch = 1;
-    state_.doc.config.crossAttention = false;
-    state_.doc.presetName += " (T=512, h=16)";
+    pipeline_.state.doc.config.tokens = 512;
+    pipeline_.state.doc.config.heads = 16;
+    pipeline_.state.doc.config.dModel = 256;
+    pipeline_.state.doc.config.batch = 1;
+    pipeline_.state.doc.config.crossAttention = false;
+    pipeline_.state.doc.presetName += " (T=512, h=16)";
     options_.view = "grid";
     if (options_.stage.empty()) options_.stage = "weights";
   }
@@ -194,14 +194,14 @@ bool App::applyLaunchOptions() {
       loop_.exitCode = 2;
       return false;
     }
-    view_.stage = *s;
+    pipeline_.view.stage = *s;
   }
-  view_.head = options_.head;  // 0-based, checked against h in parseLaunchOptions
-  view_.selectTab = options_.view == "grid" ? kAllHeadsTab : kHeatmapTab;
+  pipeline_.view.head = options_.head;  // 0-based, checked against h in parseLaunchOptions
+  pipeline_.view.selectTab = options_.view == "grid" ? kAllHeadsTab : kHeatmapTab;
   for (const PanelInfo& p : allPanels()) {  // a lesson tab by its title in lower case: "split" → "Split"
     std::string lower = p.title;
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (p.area == PanelArea::Main && lower == options_.view) view_.selectTab = p.title;
+    if (p.area == PanelArea::Main && lower == options_.view) pipeline_.view.selectTab = p.title;
   }
   trainLab_.active = options_.view == "train";
   return true;
@@ -211,7 +211,7 @@ void App::shutdown() {
   if (!window_) return;
   scheduler_.reset();  // joins the threads before anything they could touch goes away
   ini_.save();
-  if (ImGui::GetCurrentContext()) session_.save(state_, view_, lessons_, &trainLab_);
+  if (ImGui::GetCurrentContext()) session_.save(pipeline_, &trainLab_);
   textures_ = TextureCache{};  // textures need the GL context: free them before it goes
   shutdownImGuiRenderer();
   window_->shutdownImGuiPlatform();
@@ -229,11 +229,11 @@ void App::updateCompute() {
   // Tests, screenshots and the benchmark want the picture of exactly this config, now.
   const bool forceSync = !options_.screenshotPath.empty() || options_.benchFrames > 0 || (script_ && !loop_.scriptAsync);
   // The tab about to be drawn: one a launch option, a script or a click asked for, else the last one.
-  const std::string& tab = view_.selectTab.empty() ? view_.openTab : view_.selectTab;
+  const std::string& tab = pipeline_.view.selectTab.empty() ? pipeline_.view.openTab : pipeline_.view.selectTab;
   try {
-    scheduler_->update(state_, view_, lessons_, tab, forceSync);
+    scheduler_->update(pipeline_.state, pipeline_.view, pipeline_.lessons, tab, forceSync);
   } catch (const std::exception& e) {  // bad_alloc and friends: shown, the app keeps running
-    state_.actionError = std::string("compute failed: ") + e.what();
+    pipeline_.state.actionError = std::string("compute failed: ") + e.what();
   }
 }
 
@@ -242,14 +242,14 @@ void App::frame() {
   // Training in the Train mode: one frame per tick, at most 4 per second and the tick long enough
   // that drawing takes at most a ninth of the time (TrainLab::tickSeconds; input still wakes the
   // loop at once), so a software renderer leaves the CPU to the training thread.
-  const bool trainTick = trainLab_.animating() && !view_.playing && !state_.compute.computing;
+  const bool trainTick = trainLab_.animating() && !pipeline_.view.playing && !pipeline_.state.compute.computing;
   const FramePacer::Wake wake =
-      trainTick ? FramePacer::Wake::Tick : pacer_.schedule(view_.playing || state_.compute.computing || state_.compute.lessonComputing);
+      trainTick ? FramePacer::Wake::Tick : pacer_.schedule(pipeline_.view.playing || pipeline_.state.compute.computing || pipeline_.state.compute.lessonComputing);
   // A worker computing a long job: the progress line needs a few frames a second and the worker
   // the CPU (drawing 60 frames a second with a software renderer, the window took one of two cores
   // and the first picture at T = 4096 came 2.3× later). Scripts that run async are paced alike, so
   // their stopwatch measures what a user gets; input still wakes the loop at once.
-  const bool computeTick = state_.compute.computing && !view_.playing && (!automatedRun || loop_.scriptAsync);
+  const bool computeTick = pipeline_.state.compute.computing && !pipeline_.view.playing && (!automatedRun || loop_.scriptAsync);
   if (computeTick && (automatedRun || wake == FramePacer::Wake::Tick)) {
     const double tick = yieldingTickSeconds(frameWork_.seconds), waitStart = Window::now();
     window_->waitEvents(tick);
@@ -266,7 +266,7 @@ void App::frame() {
   keyTaps_.apply(*window_);
   frameStart_ = Window::now();
   trainLab_.frameBegan(frameStart_);
-  for (const std::string& path : window_->takeDroppedPaths()) dropOnWindow(trainLab_, state_, view_, lessons_, path);
+  for (const std::string& path : window_->takeDroppedPaths()) dropOnWindow(trainLab_, pipeline_.state, pipeline_.view, pipeline_.lessons, path);
   const double now = Window::now();
   const double dt = lastFrameTime_ > 0 ? now - lastFrameTime_ : 0.0;
   lastFrameTime_ = now;
@@ -280,7 +280,7 @@ void App::frame() {
     }
   }
   updateCompute();
-  fitZoomToNewShape(state_, view_);
+  fitZoomToNewShape(pipeline_.state, pipeline_.view);
 
   FramebufferSize fb = window_->framebufferSize();
   if (loop_.zeroFramesLeft > 0) {
@@ -312,16 +312,16 @@ void App::frame() {
   clickThroughPopups();
   ImGui::NewFrame();
   probes_.clear();
-  state_.shown.beginFrame();
+  pipeline_.state.shown.beginFrame();
   try {
     handleKeys();
     advancePlay(dt);
-    UiContext ctx{state_, view_, textures_, probes_, lessons_, fonts_.mono(), fonts_.title()};
+    UiContext ctx = uiContext(pipeline_, textures_, probes_, fonts_.mono(), fonts_.title());
     loop_.wide = drawLayout(ctx, [this](UiContext& c) { return drawModeSwitch(trainLab_, c); });
   } catch (const std::exception& e) {
     // An exception mid-frame leaves Begin/End unbalanced: let ImGui close what is open.
     ImGui::ErrorCheckEndFrameRecover(nullptr);
-    state_.actionError = std::string("something went wrong: ") + e.what() + " (the app keeps running)";
+    pipeline_.state.actionError = std::string("something went wrong: ") + e.what() + " (the app keeps running)";
   }
   ImGui::Render();
   if (!automatedRun || loop_.eventDriven) pacer_.afterRender(realFrame);
@@ -336,8 +336,8 @@ void App::frame() {
   // killed process loses at most the last second.
   if (now - sessionCheckedAt_ >= 1.0) {
     sessionCheckedAt_ = now;
-    session_.save(state_, view_, lessons_, &trainLab_);
-    if (std::string notice = session_.takeNotice(); !notice.empty()) state_.actionError = std::move(notice);
+    session_.save(pipeline_, &trainLab_);
+    if (std::string notice = session_.takeNotice(); !notice.empty()) pipeline_.state.actionError = std::move(notice);
   }
 }
 
@@ -387,7 +387,7 @@ int App::run() {
     const FramebufferSize fb = window_->framebufferSize();
     char what[512];
     std::snprintf(what, sizeof what, "all-heads grid of %s, T=%d h=%d d_model=%d, %dx%d, GL renderer: %s",
-                  stageInfo(view_.stage).name, state_.shown.trace.tq, state_.shown.trace.heads, state_.shown.trace.dModel, fb.width,
+                  stageInfo(pipeline_.view.stage).name, pipeline_.state.shown.trace.tq, pipeline_.state.shown.trace.heads, pipeline_.state.shown.trace.dModel, fb.width,
                   fb.height, glRendererName());
     bench_.print(what, static_cast<unsigned long long>(textures_.uploads()));
   }
@@ -402,24 +402,24 @@ int App::run() {
 void App::handleKeys() {
   const ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput) return;  // typing in the sentence box must not step the pipeline
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) stepStage(view_, +1);
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) stepStage(view_, -1);
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) goToStage(view_, StageId::Query);
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) goToStage(view_, StageId::Output);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) stepStage(pipeline_.view, +1);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) stepStage(pipeline_.view, -1);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) goToStage(pipeline_.view, StageId::Query);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) goToStage(pipeline_.view, StageId::Output);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) {
-    view_.playing = !view_.playing;
-    view_.playAccumulator = 0;
-    if (view_.playing && view_.stage == StageId::Output) goToStage(view_, StageId::Query);
+    pipeline_.view.playing = !pipeline_.view.playing;
+    pipeline_.view.playAccumulator = 0;
+    if (pipeline_.view.playing && pipeline_.view.stage == StageId::Output) goToStage(pipeline_.view, StageId::Query);
   }
 }
 
 void App::advancePlay(double dt) {
-  if (!view_.playing) return;
-  view_.playAccumulator += dt;
-  const double period = 1.0 / std::max(0.05f, view_.playStagesPerSecond);
-  if (view_.playAccumulator < period) return;
-  view_.playAccumulator = 0;
-  if (!stepStage(view_, +1)) view_.playing = false;  // stop at the output
+  if (!pipeline_.view.playing) return;
+  pipeline_.view.playAccumulator += dt;
+  const double period = 1.0 / std::max(0.05f, pipeline_.view.playStagesPerSecond);
+  if (pipeline_.view.playAccumulator < period) return;
+  pipeline_.view.playAccumulator = 0;
+  if (!stepStage(pipeline_.view, +1)) pipeline_.view.playing = false;  // stop at the output
 }
 
 }  // namespace mhascope::app

@@ -21,8 +21,7 @@
 #include "shell/launch_options.hpp"
 #include "shell/loop_control.hpp"
 #include "shell/session_store.hpp"
-#include "state/app_state.hpp"
-#include "state/lesson_view.hpp"
+#include "state/pipeline_session.hpp"
 #include "state/ui_context.hpp"
 #include "testing/input_script.hpp"
 #include "train_lab/lab_state.hpp"
@@ -58,9 +57,7 @@ class App {
 
   LaunchOptions options_;
   std::unique_ptr<Window> window_;
-  AppState state_;
-  ViewState view_;
-  LessonView lessons_;           // the lesson tabs' choices, one per window
+  PipelineSession pipeline_;     // the pipeline's state, view and lesson choices
   TextureCache textures_;
   UiProbes probes_;
   std::unique_ptr<ComputeScheduler> scheduler_;

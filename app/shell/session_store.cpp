@@ -57,8 +57,8 @@ std::string SessionStore::keepAside() {
   return {};
 }
 
-void SessionStore::restore(AppState& state, ViewState& view, LessonView& lessons, const LaunchOptions& options,
-                           TrainLab* train) {
+void SessionStore::restore(PipelineSession& pipeline, const LaunchOptions& options, TrainLab* train) {
+  auto& [state, view, lessons] = pipeline;
   if (!locate()) {
     if (std::string n = takeNotice(); !n.empty()) state.actionError = std::move(n);
     return;
@@ -130,8 +130,8 @@ bool SessionStore::restoreLegacySession(AppState& state, ViewState& view, const 
   return true;
 }
 
-void SessionStore::save(const AppState& state, const ViewState& view, const LessonView& lessons,
-                        const TrainLab* train) {
+void SessionStore::save(const PipelineSession& pipeline, const TrainLab* train) {
+  const auto& [state, view, lessons] = pipeline;
   if (!locate()) return;
   Workspace ws = workspaceFromWindow(state, view, lessons);
   std::string filesKey;

@@ -14,8 +14,7 @@
 
 #include "io/workspace.hpp"
 #include "shell/launch_options.hpp"
-#include "state/app_state.hpp"
-#include "state/lesson_view.hpp"
+#include "state/pipeline_session.hpp"
 #include "train_lab/lab_state.hpp"
 
 namespace mhascope::app {
@@ -24,10 +23,9 @@ class SessionStore {
  public:
   void setEnabled(bool on) { enabled_ = on; }
   // `train` gets the Train mode's mode and form ("train" block; the mode only when no --view).
-  void restore(AppState& state, ViewState& view, LessonView& lessons, const LaunchOptions& options,
-               TrainLab* train = nullptr);
+  void restore(PipelineSession& pipeline, const LaunchOptions& options, TrainLab* train = nullptr);
   // Skips identical writes; the input files are hashed again only when their paths change.
-  void save(const AppState& state, const ViewState& view, const LessonView& lessons, const TrainLab* train = nullptr);
+  void save(const PipelineSession& pipeline, const TrainLab* train = nullptr);
   // Why this session will not be kept (no state folder, a failed save), once; then "".
   std::string takeNotice();
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "state/app_state.hpp"
+#include "state/pipeline_session.hpp"
 #include "render/texture_cache.hpp"
 
 namespace mhascope::app {
@@ -62,6 +63,12 @@ struct UiContext {
   ImFont* monoFont = nullptr;   // DejaVu Sans Mono for formulas and pseudocode (or the default)
   ImFont* titleFont = nullptr;  // a larger DejaVu Sans for stage titles (or the default)
 };
+
+// The context one frame's panels draw with, over a window's pipeline session.
+inline UiContext uiContext(PipelineSession& s, TextureCache& textures, UiProbes& probes, ImFont* monoFont = nullptr,
+                           ImFont* titleFont = nullptr) {
+  return UiContext{s.state, s.view, textures, probes, s.lessons, monoFont, titleFont};
+}
 
 // "B=1  T_q=9  T_k=9  d_model=16  h=4  d_k=4  mask=causal  scale=sqrt-dk  seed=42"
 std::string configLine(const AppState& state);

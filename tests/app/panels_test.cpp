@@ -14,6 +14,7 @@
 #include "shell/compute_scheduler.hpp"
 #include "state/app_state.hpp"
 #include "state/lesson_view.hpp"
+#include "state/pipeline_session.hpp"
 #include "state/ui_context.hpp"
 #include "io/presets.hpp"
 
@@ -39,9 +40,10 @@ class HeadlessUi {
   HeadlessUi(const HeadlessUi&) = delete;
   HeadlessUi& operator=(const HeadlessUi&) = delete;
 
-  AppState state;
-  ViewState view;
-  LessonView lessons;
+  PipelineSession pipeline;  // what the window holds; the names below are the window's too
+  AppState& state = pipeline.state;
+  ViewState& view = pipeline.view;
+  LessonView& lessons = pipeline.lessons;
   TextureCache textures;
   UiProbes probes;
   ComputeScheduler scheduler;
@@ -53,7 +55,7 @@ class HeadlessUi {
   int frame(const std::function<void(UiContext&)>& draw) {
     ImGui::NewFrame();
     probes.clear();
-    UiContext ctx{state, view, textures, probes, lessons, nullptr, nullptr};
+    UiContext ctx = uiContext(pipeline, textures, probes);
     draw(ctx);
     ImGui::Render();
     textures.endFrame();

@@ -12,6 +12,7 @@
 
 #include "state/app_state.hpp"
 #include "state/lesson_view.hpp"
+#include "state/pipeline_session.hpp"
 #include "state/workspace_state.hpp"
 #include "shell/compute_scheduler.hpp"
 #include "widgets/wrapped_text.hpp"
@@ -80,9 +81,10 @@ TEST(SaveWorkspace, RefusesThePresetFileItReadAndWritesElsewhere) {
   std::filesystem::copy_file(presetFileOf("cat"), preset, std::filesystem::copy_options::overwrite_existing);
   std::ifstream in(preset);
   const std::string before((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  AppState state;
-  ViewState view;
-  LessonView lessons;
+  PipelineSession pipeline;
+  AppState& state = pipeline.state;
+  ViewState& view = pipeline.view;
+  LessonView& lessons = pipeline.lessons;
   state.doc.config = *loadPreset(preset);
   state.doc.presetName = "mine.json (edited)";  // as the window names an opened file, then an edit
   notePresetRead(state, preset);
@@ -96,9 +98,10 @@ TEST(SaveWorkspace, RefusesThePresetFileItReadAndWritesElsewhere) {
 }
 
 TEST(ZoomFit, ANewShapeFitsBothViewsTheSameShapeKeepsThem) {
-  AppState state;
-  ViewState view;
-  LessonView lessons;
+  PipelineSession pipeline;
+  AppState& state = pipeline.state;
+  ViewState& view = pipeline.view;
+  LessonView& lessons = pipeline.lessons;
   ComputeScheduler scheduler;
   state.doc.config = *loadPreset("default");
   auto compute = [&] {
