@@ -7,6 +7,7 @@
 // the script adapter are their own files in shell/ and testing/.
 #include "shell/app.hpp"
 #include "shell/heap_reserve.hpp"
+#include "shell/window_drop.hpp"
 
 #include <cctype>
 #include <imgui.h>
@@ -94,7 +95,7 @@ bool App::initialise() {
       return false;
     }
     script_ = std::move(script.value());
-    scriptHost_ = std::make_unique<AppScriptHost>(ScriptTargets{pipeline_.state, pipeline_.view, pipeline_.lessons, probes_, *window_, loop_, trainLab_});
+    scriptHost_ = std::make_unique<AppScriptHost>(ScriptTargets{pipeline_, probes_, *window_, loop_, trainLab_});
   }
   if (!applyLaunchOptions()) return false;
   // Screenshots and the benchmark are pictures of exactly their options; --fresh opts out.
@@ -266,7 +267,7 @@ void App::frame() {
   keyTaps_.apply(*window_);
   frameStart_ = Window::now();
   trainLab_.frameBegan(frameStart_);
-  for (const std::string& path : window_->takeDroppedPaths()) dropOnWindow(trainLab_, pipeline_.state, pipeline_.view, pipeline_.lessons, path);
+  for (const std::string& path : window_->takeDroppedPaths()) dropOnWindow(trainLab_, pipeline_, path);
   const double now = Window::now();
   const double dt = lastFrameTime_ > 0 ? now - lastFrameTime_ : 0.0;
   lastFrameTime_ = now;

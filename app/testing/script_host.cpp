@@ -18,7 +18,7 @@ bool AppScriptHost::probePoint(const std::string& name, float fx, float fy, ImVe
   return true;
 }
 
-std::string AppScriptHost::currentStageName() { return stageInfo(t_.view.stage).name; }
+std::string AppScriptHost::currentStageName() { return stageInfo(t_.pipeline.view.stage).name; }
 
 std::vector<std::string> AppScriptHost::tabTitles() {
   std::vector<std::string> out;
@@ -42,30 +42,30 @@ int AppScriptHost::textureCount() { return Texture::liveCount(); }
 std::string AppScriptHost::loadPresetByName(const std::string& name) {
   auto preset = loadPreset(name);
   if (!preset) return preset.error().message;
-  t_.state.doc.config = std::move(preset.value());
-  t_.state.doc.presetName = name;
-  t_.state.doc.files = {};  // as the preset picker: a text + seed model
-  t_.state.doc.trainedLayer.reset();
-  t_.state.doc.configDirty = true;
+  t_.pipeline.state.doc.config = std::move(preset.value());
+  t_.pipeline.state.doc.presetName = name;
+  t_.pipeline.state.doc.files = {};  // as the preset picker: a text + seed model
+  t_.pipeline.state.doc.trainedLayer.reset();
+  t_.pipeline.state.doc.configDirty = true;
   return {};
 }
 
 void AppScriptHost::churnStep(int i) {
   // A walk through sizes, masks and stages, as a user dragging sliders would.
   constexpr int kModels[] = {8, 12, 16, 24, 32, 48};
-  ModelConfig& c = t_.state.doc.config;
+  ModelConfig& c = t_.pipeline.state.doc.config;
   c.dModel = kModels[i % 6];
   c.heads = (i / 6) % 2 == 0 ? 2 : 4;
   c.tokens = 3 + (i * 7) % 40;
   c.seed = static_cast<std::uint64_t>(i);
   c.mask = i % 3 == 0 ? MaskKind::Causal : MaskKind::None;
-  t_.state.doc.configDirty = true;
-  t_.view.stage = static_cast<StageId>(i % kStageCount);
-  if (i % 50 == 0) t_.view.selectTab = (i / 50) % 2 == 0 ? kAllHeadsTab : kHeatmapTab;
+  t_.pipeline.state.doc.configDirty = true;
+  t_.pipeline.view.stage = static_cast<StageId>(i % kStageCount);
+  if (i % 50 == 0) t_.pipeline.view.selectTab = (i / 50) % 2 == 0 ? kAllHeadsTab : kHeatmapTab;
 }
 
 std::string AppScriptHost::sessionSummary() {
-  return mhascope::app::sessionSummary(t_.state, t_.view, t_.view.openTab);
+  return mhascope::app::sessionSummary(t_.pipeline.state, t_.pipeline.view, t_.pipeline.view.openTab);
 }
 
 }  // namespace mhascope::app

@@ -8,7 +8,8 @@
 
 #include "platform/window.hpp"
 #include "shell/loop_control.hpp"
-#include "state/app_state.hpp"
+#include "shell/window_drop.hpp"
+#include "state/pipeline_session.hpp"
 #include "state/ui_context.hpp"
 #include "testing/input_script.hpp"
 #include "train_lab/lab_state.hpp"
@@ -16,9 +17,7 @@
 namespace mhascope::app {
 
 struct ScriptTargets {
-  AppState& state;
-  ViewState& view;
-  LessonView& lessons;
+  PipelineSession& pipeline;
   UiProbes& probes;
   Window& window;
   LoopControl& loop;
@@ -31,12 +30,12 @@ class AppScriptHost final : public ScriptHost {
 
   bool probePoint(const std::string& name, float fx, float fy, ImVec2& out) override;
   std::string currentStageName() override;
-  int configHeads() override { return t_.state.doc.config.heads; }
-  bool configInvalid() override { return !t_.state.doc.configError.empty(); }
-  void setExportFolder(const std::string& path) override { t_.view.exportUi.folder = path; }
+  int configHeads() override { return t_.pipeline.state.doc.config.heads; }
+  bool configInvalid() override { return !t_.pipeline.state.doc.configError.empty(); }
+  void setExportFolder(const std::string& path) override { t_.pipeline.view.exportUi.folder = path; }
   std::string exportMessage(bool& isError) override {
-    isError = t_.view.exportUi.messageIsError;
-    return t_.view.exportUi.message;
+    isError = t_.pipeline.view.exportUi.messageIsError;
+    return t_.pipeline.view.exportUi.message;
   }
   void resize(int w, int h) override { t_.window.resize(w, h); }
   double lastFrameWorkSeconds() override { return t_.loop.lastFrameWorkSeconds; }
@@ -44,8 +43,8 @@ class AppScriptHost final : public ScriptHost {
   void churnStep(int i) override;
   void setAsync(bool on) override { t_.loop.scriptAsync = on; }
   std::string loadPresetByName(const std::string& name) override;
-  bool computing() override { return t_.state.compute.computing || t_.state.compute.lessonComputing; }
-  int shownTokens() override { return t_.state.shown.trace.tq; }
+  bool computing() override { return t_.pipeline.state.compute.computing || t_.pipeline.state.compute.lessonComputing; }
+  int shownTokens() override { return t_.pipeline.state.shown.trace.tq; }
   int textureCount() override;
   int glErrorCount() override { return t_.loop.glErrors; }
   void requestScreenshot(const std::string& path) override { t_.loop.screenshotPath = path; }
@@ -53,15 +52,15 @@ class AppScriptHost final : public ScriptHost {
   std::vector<std::string> probeNames() override { return t_.probes.names(); }
   std::vector<std::string> tabTitles() override;
   void selectTab(const std::string& title) override {
-    t_.view.selectTab = title;
+    t_.pipeline.view.selectTab = title;
     t_.trainLab.active = title == kTrainModeTitle;  // the exploration test visits the Train mode as a tab
   }
   bool itemHovered() override;
   void setEventDriven(bool on) override { t_.loop.eventDriven = on; }
   std::string sessionSummary() override;
-  void stopPlay() override { t_.view.playing = false; }
+  void stopPlay() override { t_.pipeline.view.playing = false; }
   std::string shownLabel(const std::string& name) override;
-  void dropPath(const std::string& path) override { dropOnWindow(t_.trainLab, t_.state, t_.view, t_.lessons, path); }
+  void dropPath(const std::string& path) override { dropOnWindow(t_.trainLab, t_.pipeline, path); }
 
  private:
   ScriptTargets t_;

@@ -10,7 +10,6 @@
 #include <string>
 
 #include "state/app_state.hpp"
-#include "state/open_file.hpp"
 #include "train/memory.hpp"
 #include "train/outputs.hpp"
 #include "train_lab/lab_internal.hpp"
@@ -282,11 +281,6 @@ void trainDropPath(TrainLab& lab, const std::string& path) {
   }
   lab.files.checkpointPath = path;
   trainLoadCheckpoint(lab);
-}
-
-void dropOnWindow(TrainLab& lab, AppState& state, ViewState& view, LessonView& lessons, const std::string& path) {
-  if (lab.active) return trainDropPath(lab, path);
-  if (!beginOpen(state, view, lessons, path)) state.actionError = "dropped file: " + view.openUi.message;
 }
 
 }  // namespace mhascope::app

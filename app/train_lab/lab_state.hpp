@@ -256,13 +256,10 @@ void finishTrainJob(TrainLab& lab);
 // The memory a run of these settings needs against the budget, on the UI thread and without reading
 // the text task's file: "" when it fits (or no budget is known), else the estimate and the budget.
 std::string checkRunMemory(const train::TrainSettings& s, std::uint64_t budgetBytes);
-// A file dropped on the window: a .safetensors checkpoint opens the Train mode and loads it;
-// anything else is named in the Train mode's message.
+// A file dropped on the window while the Train mode is shown (shell/window_drop.cpp routes the
+// drops): a .safetensors checkpoint opens the Train mode and loads it; anything else is named in
+// the Train mode's message.
 void trainDropPath(TrainLab& lab, const std::string& path);
-// Any file dropped on the window: the Train mode takes it (above) when it is on screen, else the
-// pipeline opens it like File › Open (state/open_file.hpp; a .npy or a checkpoint asks its role
-// or layer in the Open popup).
-void dropOnWindow(TrainLab& lab, AppState& state, ViewState& view, LessonView& lessons, const std::string& path);
 void trainExportSheet(TrainLab& lab);
 void trainExportCurves(TrainLab& lab);
 // The chosen step's parameters (ablation applied) → the pipeline's trace: layer `lab.openLayer`'s
