@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/block_rows.hpp"
+#include "kernels/dispatch.hpp"
 #include "attention/engine.hpp"
 #include "kernels/gemm.hpp"
 #include "attention/model.hpp"
@@ -145,6 +146,8 @@ Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
   const bool rounds = a.rounds > 1 || a.torch;
   std::printf("config: %s (threads: %d)\n", describe(*r, trace1).c_str(), a.threads);
   printGemmChoice();
+  // Which kernels ran the attention's products: the widest head kernels this CPU runs, or the general path.
+  std::printf("kernels: %s\n", kernels::kernelPathName(kernels::kernelPath()));
   printQueryBlockChoice();
   std::vector<Round> all;
   std::string torchWhy;

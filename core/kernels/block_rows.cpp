@@ -81,7 +81,7 @@ void decide(std::initializer_list<ScratchSpan> scratch) {
   }
   if (!headKernelsEnabled()) {  // blocks on sgemm: the size they were tuned at, not measured
     choice.rows = kMaxQueryBlock;
-    choice.how = "no AVX-512 kernels";
+    choice.how = "general path: no head kernels";
     decided = true;
     return;
   }

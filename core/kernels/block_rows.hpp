@@ -18,7 +18,7 @@ struct QueryBlockChoice {
   std::int64_t rows = kMaxQueryBlock;
   double seconds64 = 0, seconds128 = 0;  // the best round of each, when measured
   std::string how = "not measured yet";  // "measured", "MHASCOPE_QUERY_BLOCK=64", "set by the program",
-                                         // "no AVX-512 kernels"
+                                         // "general path: no head kernels"
 };
 
 // Rows per block now: the choice made so far, else 128. Never measures (one head alone, small forwards).

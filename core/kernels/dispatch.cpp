@@ -11,19 +11,31 @@ namespace kernels {
 namespace {
 
 // The fused scores kernel packs 64 keys x d_k on the stack: wider heads take the general scores.
-bool fusedScores(std::int64_t dk) { return kernelPath() == KernelPath::HeadKernels && dk <= kScoresBlockMaxDk; }
+bool fusedScores(std::int64_t dk) { return headKernels(kernelPath()) && dk <= kScoresBlockMaxDk; }
 
 }  // namespace
 
-KernelPath kernelPath() { return headKernelsEnabled() ? KernelPath::HeadKernels : KernelPath::General; }
+KernelPath kernelPath() {
+  switch (headKernelIsa()) {
+    case HeadKernelIsa::Avx512: return KernelPath::Avx512HeadKernels;
+    case HeadKernelIsa::Avx2Fma: return KernelPath::Avx2HeadKernels;
+    default: return KernelPath::General;
+  }
+}
+
+bool headKernels(KernelPath path) { return path != KernelPath::General; }
 
 const char* kernelPathName(KernelPath path) {
-  return path == KernelPath::HeadKernels ? "AVX-512 head kernels" : "general (GEMM + row kernels)";
+  switch (path) {
+    case KernelPath::Avx512HeadKernels: return "AVX-512 head kernels";
+    case KernelPath::Avx2HeadKernels: return "AVX2 + FMA head kernels";
+    default: return "general (GEMM + row kernels)";
+  }
 }
 
 void packWeights(Scratch::PackedWeights& p, const std::shared_ptr<const void>& of,
                  const float* const (&matrices)[4], std::int64_t d, int threads) {
-  if (!of || kernelPath() != KernelPath::HeadKernels) {
+  if (!of || !headKernels(kernelPath())) {
     p = {};
     return;
   }
@@ -62,7 +74,7 @@ void projectRows(const float* x, std::int64_t n, std::int64_t d, const float* w,
                  float* out) {
   // Each sum starts from the bias: the kernel loads it into its registers; for sgemm the bias rows
   // are written first and the product added (beta = 1), one pass fewer than adding it afterwards.
-  if (kernelPath() == KernelPath::HeadKernels) return productBlock(x, d, w, d, n, d, d, out, d, bias, packedW);
+  if (headKernels(kernelPath())) return productBlock(x, d, w, d, n, d, d, out, d, bias, packedW);
   for (std::int64_t r = 0; r < n; ++r) std::copy_n(bias, d, out + r * d);
   sgemm(false, false, n, d, d, x, d, w, d, 1.0f, out, d);
 }
@@ -93,7 +105,7 @@ void scaledMaskedScores(const float* q, const float* k, const float* packedKeys,
 
 void weightedSum(const float* w, std::int64_t ldw, const float* v, std::int64_t nq, std::int64_t Tk, std::int64_t dk,
                  float* out, std::int64_t ldo) {
-  if (kernelPath() == KernelPath::HeadKernels) return weightedSumBlock(w, ldw, v, nq, Tk, dk, out, ldo);
+  if (headKernels(kernelPath())) return weightedSumBlock(w, ldw, v, nq, Tk, dk, out, ldo);
   sgemm(false, false, nq, dk, Tk, w, ldw, v, dk, 0.0f, out, ldo);
 }
 

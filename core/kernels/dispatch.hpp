@@ -3,9 +3,10 @@
 // machine. The engine (attention/engine.cpp) calls these steps and never asks which kernel runs.
 //   general path, any CPU: the products on sgemm (gemm.hpp, Eigen's or OpenBLAS's), the scale and
 //     the mask row by row (row_kernels.hpp);
-//   head kernels (head_kernels.hpp, CPUs with AVX-512): register-tiled products written for the
-//     attention's shapes, the scale and the mask fused into the scores' pass, the learned matrices
-//     and the keys packed once per forward instead of once per block.
+//   head kernels (head_kernels.hpp, CPUs with AVX-512, or with AVX2 + FMA): register-tiled products
+//     written for the attention's shapes, the scale and the mask fused into the scores' pass, the
+//     learned matrices and the keys packed once per forward instead of once per block. Both
+//     variants are one source compiled twice, and give the same bits.
 // Given the path, every step's numbers are the same whatever the threads and the blocks; the two
 // paths sum in different orders and agree within float rounding (tests hold them together).
 #pragma once
@@ -19,9 +20,12 @@
 namespace mhascope {
 namespace kernels {
 
-enum class KernelPath { General, HeadKernels };
-KernelPath kernelPath();  // HeadKernels exactly when headKernelsEnabled()
-const char* kernelPathName(KernelPath path);  // "general (GEMM + row kernels)", "AVX-512 head kernels"
+// Which path runs: from headKernelIsa() (General exactly when !headKernelsEnabled()).
+enum class KernelPath { General, Avx2HeadKernels, Avx512HeadKernels };
+KernelPath kernelPath();
+bool headKernels(KernelPath path);  // either head-kernel variant
+// "general (GEMM + row kernels)", "AVX2 + FMA head kernels", "AVX-512 head kernels"
+const char* kernelPathName(KernelPath path);
 
 // The kernels' working copies, kept between forwards by their owner (an Engine), never by a trace:
 // nothing in here is a record of a forward.

@@ -4,11 +4,15 @@
 //                     (what scaleMaskRow does, in the same pass, while the scores are in registers)
 //   weightedSumBlock: head outputs = A_block V (productBlock, which also serves the projections:
 //                     a block of rows of X times W, each sum started from the bias)
-// OpenBLAS runs these shapes at ~130 GFLOP/s on a Zen 5 core against ~200 for square products; these
-// run at ~140 and ~200. Hand-vectorised with AVX-512 and used on a CPU that has it (AVX-512 F, BW and
-// VL, asked at run time; GCC compiles them for it whatever -march is); elsewhere the engine keeps its
-// general path (sgemm + the row kernels), and the plain-loop versions below (the same contract, any
-// CPU) are what tests check the vector code by.
+// General GEMMs run these shapes well below their speed on square ones (OpenBLAS ~130 GFLOP/s on a
+// Zen 5 core against ~200); these run at ~140 and ~200 there. Written once over a vector width and
+// compiled twice (head_kernels_tiles.hpp): for AVX-512 (F, BW and VL) and for AVX2 + FMA, each by a
+// GCC target pragma whatever -march is, and run on a CPU that reports the instructions at run time
+// (the widest it has). Elsewhere the engine keeps its general path (sgemm + the row kernels), and
+// the plain-loop versions below (the same contract, any CPU) are what tests check the vector code by.
+// Every variant sums each output in the same order with the same fused multiply-adds, so AVX-512
+// and AVX2 give the same scores, weights and products, bit for bit; the plain loops round
+// differently.
 #pragma once
 
 #include <cstdint>
@@ -17,10 +21,21 @@
 
 namespace mhascope {
 
-// True when this build has the AVX-512 kernels and this CPU runs them. The engine uses them when
-// headKernelsEnabled(): by default exactly when available; setHeadKernels(false) makes it take the
-// general path (sgemm + row kernels) instead, so tests can run both on one machine. Returns false
-// (and changes nothing) when asked to enable kernels this build or CPU does not have.
+// Which instructions the head kernels run on. The widest the build has and the CPU runs is chosen
+// at start-up; setHeadKernelIsa picks another that is available (tests run every variant the CPU
+// has; None: the engine takes the general path and the functions below run their plain loops).
+// Process-wide, like the GEMM backend's choice.
+enum class HeadKernelIsa { None, Avx2Fma, Avx512 };
+HeadKernelIsa headKernelIsa();                     // what runs now
+HeadKernelIsa bestHeadKernelIsa();                 // the widest available (None: none)
+bool headKernelIsaAvailable(HeadKernelIsa isa);    // built in and run by this CPU (None: always)
+bool setHeadKernelIsa(HeadKernelIsa isa);          // false (and nothing changed) when not available
+const char* headKernelIsaName(HeadKernelIsa isa);  // "AVX-512", "AVX2 + FMA", "none"
+
+// The same switch as a yes/no: headKernelsAvailable() when some variant runs here;
+// headKernelsEnabled() when one is chosen; setHeadKernels(true) chooses the widest, false none
+// (so tests can run both paths on one machine). Returns false (and changes nothing) when asked to
+// enable kernels this build or CPU does not have.
 bool headKernelsAvailable();
 bool headKernelsEnabled();
 bool setHeadKernels(bool enabled);
@@ -34,7 +49,7 @@ constexpr std::int64_t kScoresBlockMaxDk = 256;
 // rowMax[i] = the maximum of weights row i (-inf when every key is blocked). The product
 // scores * factor is the same float multiply the trace uses to read the scaled scores back.
 // weights null: only the scores (rowMax untouched), for hand-set scores that replace some first.
-// `packedKeys`: k as packKeyChunks made it (the AVX-512 kernel then reads its chunks instead of
+// `packedKeys`: k as packKeyChunks made it (the vector kernels then read its chunks instead of
 // transposing 64 keys itself for every block of rows; same numbers, same bits), or null.
 void scoresBlock(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
                  const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax,
@@ -48,7 +63,7 @@ void packKeyChunks(const float* k, std::int64_t Tk, std::int64_t dk, std::int64_
 // c[i*ldc + col] = start[col] + sum_j a[i*lda + j] * b[j*ldb + col] for the m rows of a (m x k) and
 // b (k x n), the sum taken in order j = 0 .. k-1 from start[col] (one row of n, the same for every
 // row of c: a projection's bias), or from 0 when start is null. `packed`: b as packStrips made it
-// (the AVX-512 kernel then reads it instead of packing each strip itself; same numbers, same bits),
+// (the vector kernels then read it instead of packing each strip itself; same numbers, same bits),
 // or null.
 void productBlock(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m, std::int64_t k,
                   std::int64_t n, float* c, std::int64_t ldc, const float* start, const float* packed = nullptr);
@@ -65,7 +80,7 @@ inline void weightedSumBlock(const float* w, std::int64_t ldw, const float* v, s
   productBlock(w, ldw, v, dk, nq, Tk, dk, out, ldo, nullptr);
 }
 
-// The same two contracts in plain loops: what a build without AVX-512 runs if asked to, and the
+// The same two contracts in plain loops: what runs when no vector variant is chosen, and the
 // second implementation the tests hold the vector code against.
 void scoresBlockPortable(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk,
                          float factor, const BlockedKeys* blocked, float* scores, float* weights,

@@ -101,6 +101,7 @@ expect_error "--d-model contradicts --query" "contradicts --query" "$BIN" info -
 expect_error "bench repeat" "--repeat must be at least 1" "$BIN" bench --preset cat --repeat 0
 out="$("$BIN" bench --preset cat --repeat 3)"; grep -q "^ratio-to-gemm: [0-9.]*$" <<<"$out" && ok "bench last line" || bad "bench: $out"
 grep -qE "^gemm: (Eigen|OpenBLAS)" <<<"$out" && ok "bench names its GEMM" || bad "bench gemm line: $out"
+grep -qE "^kernels: (general \(GEMM \+ row kernels\)|AVX2 \+ FMA head kernels|AVX-512 head kernels)$" <<<"$out" && ok "bench names its kernels" || bad "bench kernels line: $out"
 out="$("$BIN" bench --preset cat --repeat 2 --gemm eigen --threads 2)"
 grep -q "^gemm: Eigen .*(set by the program)" <<<"$out" && grep -q "2 threads are [0-9.]*x faster" <<<"$out" \
   && ok "bench --gemm eigen --threads 2" || bad "bench --gemm/--threads: $out"

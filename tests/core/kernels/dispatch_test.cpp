@@ -1,5 +1,6 @@
-// The kernel steps the engine calls (kernels/dispatch.hpp), on whichever path this machine runs:
-// each step against plain double loops, the fused scores against the same products scaled and
+// The kernel steps the engine calls (kernels/dispatch.hpp), on every path this machine runs (the
+// general path, the AVX2 + FMA and the AVX-512 head kernels; a path the CPU lacks skips with a
+// message): each step against plain double loops, the fused scores against the same products scaled and
 // masked afterwards (the engine's route for hand-set scores) bit for bit, and the row kernel's two
 // spellings of a row's blocked keys (bytes, or a run to the row's end) giving the same bits.
 #include <gtest/gtest.h>
@@ -7,10 +8,13 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <regex>
+#include <string>
 #include <vector>
 
 #include "kernels/dispatch.hpp"
 #include "kernels/head_kernels.hpp"
+#include "kernel_variants.hpp"
 
 namespace mhascope {
 namespace {
@@ -25,7 +29,10 @@ std::vector<float> filled(std::size_t n, int mod, float step, float offset) {
   return v;
 }
 
-TEST(KernelDispatch, ProjectRowsStartsEachSumFromTheBias) {
+using KernelDispatch = KernelVariantTest;
+INSTANTIATE_TEST_SUITE_P(Path, KernelDispatch, everyKernelVariant(), kernelVariantName);
+
+TEST_P(KernelDispatch, ProjectRowsStartsEachSumFromTheBias) {
   const std::int64_t n = 37, d = 80;
   const auto x = filled(n * d, 13, 0.05f, 0.3f), w = filled(d * d, 17, 0.02f, 0.15f), b = filled(d, 5, 0.1f, 0.2f);
   std::vector<float> out(static_cast<std::size_t>(n * d));
@@ -53,7 +60,7 @@ struct Rows {
   }
 };
 
-TEST(KernelDispatch, FusedScoresEqualTheProductsScaledAndMaskedAfterwards) {
+TEST_P(KernelDispatch, FusedScoresEqualTheProductsScaledAndMaskedAfterwards) {
   const Rows r;
   const auto q = filled(static_cast<std::size_t>(r.nq * r.dk), 11, 0.1f, 0.5f);
   const auto k = filled(static_cast<std::size_t>(r.Tk * r.dk), 19, 0.07f, 0.6f);
@@ -88,7 +95,7 @@ TEST(KernelDispatch, FusedScoresEqualTheProductsScaledAndMaskedAfterwards) {
   EXPECT_EQ(rowMax[3], -kInf);  // every key blocked
 }
 
-TEST(KernelDispatch, WeightedSumMatchesDoubleLoops) {
+TEST_P(KernelDispatch, WeightedSumMatchesDoubleLoops) {
   const std::int64_t nq = 9, Tk = 53, dk = 20, ldo = 50;
   const auto w = filled(static_cast<std::size_t>(nq * Tk), 23, 0.01f, 0.0f), v = filled(static_cast<std::size_t>(Tk * dk), 13, 0.1f, 0.6f);
   std::vector<float> out(static_cast<std::size_t>(nq * ldo), 7.0f);
@@ -120,9 +127,41 @@ TEST(RowKernels, ARunOfBlockedKeysGivesTheBitsOfTheSameKeysAsBytes) {
   }
 }
 
-TEST(KernelDispatch, ThePathHasAName) {
-  EXPECT_EQ(kernels::kernelPath() == kernels::KernelPath::HeadKernels, headKernelsEnabled());
-  EXPECT_STRNE(kernels::kernelPathName(kernels::kernelPath()), "");
+// The path's name says which kernels run, in one of three forms (what `mhascope bench` prints on
+// its `kernels:` line), and follows the switch.
+TEST_P(KernelDispatch, ThePathSaysWhichKernelsRun) {
+  const kernels::KernelPath path = kernels::kernelPath();
+  const std::string name = kernels::kernelPathName(path);
+  EXPECT_TRUE(std::regex_match(name, std::regex(R"(general \(GEMM \+ row kernels\)|AVX2 \+ FMA head kernels|AVX-512 head kernels)")))
+      << name;
+  EXPECT_EQ(kernels::headKernels(path), headKernelsEnabled());
+  switch (GetParam()) {
+    case HeadKernelIsa::Avx512:
+      EXPECT_EQ(path, kernels::KernelPath::Avx512HeadKernels);
+      EXPECT_EQ(name, "AVX-512 head kernels");
+      break;
+    case HeadKernelIsa::Avx2Fma:
+      EXPECT_EQ(path, kernels::KernelPath::Avx2HeadKernels);
+      EXPECT_EQ(name, "AVX2 + FMA head kernels");
+      break;
+    default:
+      EXPECT_EQ(path, kernels::KernelPath::General);
+      EXPECT_EQ(name, "general (GEMM + row kernels)");
+      break;
+  }
+}
+
+// Left alone, the dispatch takes the widest head kernels this CPU runs, else the general path.
+TEST(KernelDispatchDefault, TheWidestKernelsThisCpuRuns) {
+  const HeadKernelIsa before = headKernelIsa();
+  ASSERT_EQ(setHeadKernels(true), headKernelsAvailable());
+  const kernels::KernelPath expect = bestHeadKernelIsa() == HeadKernelIsa::Avx512    ? kernels::KernelPath::Avx512HeadKernels
+                                     : bestHeadKernelIsa() == HeadKernelIsa::Avx2Fma ? kernels::KernelPath::Avx2HeadKernels
+                                                                                     : kernels::KernelPath::General;
+  EXPECT_EQ(kernels::kernelPath(), expect) << kernels::kernelPathName(kernels::kernelPath());
+  ASSERT_TRUE(setHeadKernels(false));
+  EXPECT_EQ(kernels::kernelPath(), kernels::KernelPath::General);
+  setHeadKernelIsa(before);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
-// The attention's per-block products (kernels/head_kernels.hpp), the vector code and the plain
-// loops alike, against double-precision loops: odd row, key and d_k counts (vector tails, the
-// 64-key tiles, the 1024-row chunks of productBlock), scattered and fully blocked rows, overflowing scores; and
-// the forward with the kernels against the general path is in engine_speed_test.cpp.
+// The attention's per-block products (kernels/head_kernels.hpp), every vector variant this CPU runs
+// (AVX-512, AVX2 + FMA; a variant the CPU lacks skips with a message) and the plain loops alike,
+// against double-precision loops: odd row, key and d_k counts (vector tails, the 64-key tiles, the
+// 1024-row chunks of productBlock), scattered and fully blocked rows, overflowing scores; and the
+// forward with the kernels against the general path is in tests/core/attention/engine_paths_test.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "kernels/head_kernels.hpp"
+#include "kernel_variants.hpp"
 #include "attention/tensor.hpp"  // FloatBuffer: 64-byte aligned, as the packed keys must be
 
 namespace mhascope {
@@ -53,6 +55,9 @@ struct Impl {
 const Impl kImpls[] = {{"dispatched", scoresBlockOwnKeys, weightedSumBlock},
                        {"packed keys", scoresBlockPackedKeys, weightedSumBlock},
                        {"portable", scoresBlockPortable, weightedSumBlockPortable}};
+
+using HeadKernels = KernelVariantTest;
+INSTANTIATE_TEST_SUITE_P(Isa, HeadKernels, everyKernelVariant(), kernelVariantName);
 
 std::vector<float> randomValues(std::size_t n, std::mt19937& rng, float scale) {
   std::normal_distribution<float> d(0.0f, scale);
@@ -138,11 +143,11 @@ void checkScores(const Impl& impl, std::int64_t nq, std::int64_t Tk, std::int64_
   }
 }
 
-TEST(HeadKernels, ScoresScaleMaskAndRowMaxMatchDoubleLoops) {
+TEST_P(HeadKernels, ScoresScaleMaskAndRowMaxMatchDoubleLoops) {
   std::mt19937 rng(7);
   for (const Impl& impl : kImpls) {
     for (std::int64_t nq : {1, 4, 5, 6, 11, 13}) {  // 6-row tiles, then 5 or 1 rows left
-      for (std::int64_t Tk : {1, 15, 16, 17, 63, 64, 65, 130}) {  // whole 64-key chunks (transposed by blocks) and parts
+      for (std::int64_t Tk : {1, 15, 16, 17, 40, 63, 64, 65, 130}) {  // whole 64-key chunks (transposed by blocks) and parts
         for (std::int64_t dk : {1, 3, 16, 64, 80, 128}) checkScores(impl, nq, Tk, dk, 1.0f, true, rng);
       }
     }
@@ -155,7 +160,7 @@ TEST(HeadKernels, ScoresScaleMaskAndRowMaxMatchDoubleLoops) {
 // row is 64-byte aligned, 16-byte pieces where it is 16-byte aligned, ordinary stores otherwise.
 // Every start offset within a line gives the bits of the scores-only call (ordinary stores) and
 // leaves the floats before and after the table alone.
-TEST(HeadKernels, RecordedScoresAreTheSameAtEveryAlignment) {
+TEST_P(HeadKernels, RecordedScoresAreTheSameAtEveryAlignment) {
   std::mt19937 rng(11);
   const std::int64_t nq = 13, dk = 64;
   for (std::int64_t Tk : {128, 130, 192}) {
@@ -179,14 +184,14 @@ TEST(HeadKernels, RecordedScoresAreTheSameAtEveryAlignment) {
   }
 }
 
-TEST(HeadKernels, ScoresThatOverflowStayNonFinite) {
+TEST_P(HeadKernels, ScoresThatOverflowStayNonFinite) {
   std::mt19937 rng(11);
   for (const Impl& impl : kImpls) {
     for (std::int64_t Tk : {17, 64, 70}) checkScores(impl, 7, Tk, 64, 1e19f, true, rng);  // products past 3.4e38
   }
 }
 
-TEST(HeadKernels, AFullyBlockedRowHasMaximumMinusInfinity) {
+TEST_P(HeadKernels, AFullyBlockedRowHasMaximumMinusInfinity) {
   for (const Impl& impl : kImpls) {
     const std::int64_t nq = 3, Tk = 70, dk = 64;
     std::vector<float> q(nq * dk, 1.0f), k(Tk * dk, 0.5f), s(nq * Tk), w(nq * Tk), m(nq);
@@ -200,7 +205,7 @@ TEST(HeadKernels, AFullyBlockedRowHasMaximumMinusInfinity) {
   }
 }
 
-TEST(HeadKernels, WeightedSumMatchesDoubleLoops) {
+TEST_P(HeadKernels, WeightedSumMatchesDoubleLoops) {
   std::mt19937 rng(5);
   for (const Impl& impl : kImpls) {
     for (std::int64_t nq : {1, 5, 6, 7, 13}) {
@@ -235,7 +240,7 @@ TEST(HeadKernels, WeightedSumMatchesDoubleLoops) {
 // The product behind A V and the projections, with row strides wider than the rows (a column
 // block of a wider matrix, as the projections' W is) and each sum started from a row (the bias).
 // Row counts past whole 6-row tiles: 7 and 8 left go as 4 + 3 and 4 + 4.
-TEST(HeadKernels, ProductBlockMatchesDoubleLoopsWithStridesAndAStartRow) {
+TEST_P(HeadKernels, ProductBlockMatchesDoubleLoopsWithStridesAndAStartRow) {
   using ProductFn = void (*)(const float*, std::int64_t, const float*, std::int64_t, std::int64_t, std::int64_t,
                              std::int64_t, float*, std::int64_t, const float*);
   // "prepacked": b packed by packStrips first (the engine's kept copy of the weights), which the
@@ -257,7 +262,7 @@ TEST(HeadKernels, ProductBlockMatchesDoubleLoopsWithStridesAndAStartRow) {
     for (bool withStart : {false, true}) {
       for (std::int64_t m : {1, 6, 7, 8, 13, 14}) {
         for (std::int64_t k : {0, 1, 17, 513, 1100}) {
-          for (std::int64_t n : {1, 12, 64, 70, 130}) {
+          for (std::int64_t n : {1, 12, 24, 40, 64, 70, 130}) {  // 16-column register tiles of AVX2 in a strip, and parts
             const std::int64_t lda = k + 3, ldb = n + 5, ldc = n + 2;
             const auto a = randomValues(static_cast<std::size_t>(m * lda), rng, 1.0f);
             const auto b = randomValues(static_cast<std::size_t>(std::max<std::int64_t>(k, 1) * ldb), rng, 1.0f);
@@ -289,10 +294,10 @@ TEST(HeadKernels, ProductBlockMatchesDoubleLoopsWithStridesAndAStartRow) {
   }
 }
 
-// Given packed strips, the AVX-512 kernel reads them, not b: strips of another matrix give that
+// Given packed strips, the vector kernel reads them, not b: strips of another matrix give that
 // matrix's product, bit for bit, and packStrips leaves zeros past the last column of a strip.
-TEST(HeadKernels, ProductBlockReadsThePackedStripsWhenGiven) {
-  if (!headKernelsAvailable()) GTEST_SKIP() << "no AVX-512 on this CPU: the plain loops read b itself";
+TEST_P(HeadKernels, ProductBlockReadsThePackedStripsWhenGiven) {
+  if (!vector()) GTEST_SKIP() << "the plain loops read b itself";
   std::mt19937 rng(5);
   const std::int64_t m = 13, k = 1100, n = 150, ld = n + 9;  // k over one chunk, n over two strips and a part
   const auto a = randomValues(static_cast<std::size_t>(m * k), rng, 1.0f);
@@ -312,10 +317,10 @@ TEST(HeadKernels, ProductBlockReadsThePackedStripsWhenGiven) {
   EXPECT_EQ(std::memcmp(viaPacked.data(), direct.data(), direct.size() * sizeof(float)), 0);
 }
 
-// Given packed keys, the AVX-512 kernel reads them, not k: the keys of another matrix give that
+// Given packed keys, the vector kernel reads them, not k: the keys of another matrix give that
 // matrix's scores, bit for bit, and packKeyChunks leaves zeros past the last key of a chunk.
-TEST(HeadKernels, ScoresBlockReadsThePackedKeysWhenGiven) {
-  if (!headKernelsAvailable()) GTEST_SKIP() << "no AVX-512 on this CPU: the plain loops read k itself";
+TEST_P(HeadKernels, ScoresBlockReadsThePackedKeysWhenGiven) {
+  if (!vector()) GTEST_SKIP() << "the plain loops read k itself";
   std::mt19937 rng(9);
   for (std::int64_t dk : {64, 24}) {  // the kernel for d_k 64 and the one for any d_k
     const std::int64_t nq = 13, Tk = 150;  // two whole chunks of keys and a part
@@ -341,6 +346,65 @@ TEST(HeadKernels, ScoresBlockReadsThePackedKeysWhenGiven) {
     EXPECT_EQ(std::memcmp(viaPacked.data(), direct.data(), direct.size() * sizeof(float)), 0) << "dk " << dk;
     EXPECT_EQ(std::memcmp(w1.data(), w2.data(), w2.size() * sizeof(float)), 0) << "dk " << dk;
     EXPECT_EQ(std::memcmp(m1.data(), m2.data(), m2.size() * sizeof(float)), 0) << "dk " << dk;
+  }
+}
+
+// The switch: a variant this CPU lacks is refused and changes nothing; the plain loops are always
+// there; the default is the widest variant available.
+TEST(HeadKernelSwitch, OnlyVariantsThisCpuRunsCanBeChosen) {
+  const HeadKernelIsa before = headKernelIsa();
+  EXPECT_TRUE(headKernelIsaAvailable(HeadKernelIsa::None));
+  if (headKernelIsaAvailable(HeadKernelIsa::Avx512)) EXPECT_EQ(bestHeadKernelIsa(), HeadKernelIsa::Avx512);
+  else if (headKernelIsaAvailable(HeadKernelIsa::Avx2Fma)) EXPECT_EQ(bestHeadKernelIsa(), HeadKernelIsa::Avx2Fma);
+  else EXPECT_EQ(bestHeadKernelIsa(), HeadKernelIsa::None);
+  EXPECT_EQ(headKernelsAvailable(), bestHeadKernelIsa() != HeadKernelIsa::None);
+  for (HeadKernelIsa isa : {HeadKernelIsa::None, HeadKernelIsa::Avx2Fma, HeadKernelIsa::Avx512}) {
+    ASSERT_TRUE(setHeadKernelIsa(HeadKernelIsa::None));
+    EXPECT_EQ(setHeadKernelIsa(isa), headKernelIsaAvailable(isa)) << headKernelIsaName(isa);
+    EXPECT_EQ(headKernelIsa(), headKernelIsaAvailable(isa) ? isa : HeadKernelIsa::None) << headKernelIsaName(isa);
+    EXPECT_EQ(headKernelsEnabled(), headKernelIsa() != HeadKernelIsa::None);
+  }
+  EXPECT_EQ(setHeadKernels(true), headKernelsAvailable());
+  EXPECT_EQ(headKernelIsa(), bestHeadKernelIsa());
+  setHeadKernelIsa(before);
+}
+
+// AVX-512 and AVX2 sum every output in the same order with the same fused multiply-adds: the same
+// scores, weights and products, bit for bit, whichever runs (needs a CPU with both).
+TEST(HeadKernelSwitch, Avx512AndAvx2GiveTheSameBits) {
+  if (!headKernelIsaAvailable(HeadKernelIsa::Avx512) || !headKernelIsaAvailable(HeadKernelIsa::Avx2Fma)) {
+    GTEST_SKIP() << "needs a CPU that runs both the AVX-512 and the AVX2 + FMA head kernels";
+  }
+  const HeadKernelIsa before = headKernelIsa();
+  std::mt19937 rng(3);
+  const std::int64_t nq = 13, Tk = 150, dk = 64, n = 150, k = 1100;
+  const auto q = randomValues(static_cast<std::size_t>(nq * dk), rng, 1.0f);
+  const auto keys = randomValues(static_cast<std::size_t>(Tk * dk), rng, 1.0f);
+  const auto a = randomValues(static_cast<std::size_t>(nq * k), rng, 1.0f);
+  const auto b = randomValues(static_cast<std::size_t>(k * n), rng, 1.0f);
+  const auto start = randomValues(static_cast<std::size_t>(n), rng, 1.0f);
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(Tk));
+  for (std::size_t j = 0; j < bytes.size(); ++j) bytes[j] = rng() % 3 == 0;
+  std::vector<BlockedKeys> blocked(static_cast<std::size_t>(nq));
+  blocked[1] = BlockedKeys{bytes.data()};
+  blocked[2] = BlockedKeys{nullptr, 70};
+  std::vector<float> out[2][4];
+  const HeadKernelIsa isas[2] = {HeadKernelIsa::Avx512, HeadKernelIsa::Avx2Fma};
+  for (int v = 0; v < 2; ++v) {
+    ASSERT_TRUE(setHeadKernelIsa(isas[v]));
+    auto& [scores, weights, rowMax, product] = out[v];
+    scores.assign(static_cast<std::size_t>(nq * Tk), 0.0f);
+    weights = scores;
+    rowMax.assign(static_cast<std::size_t>(nq), 0.0f);
+    product.assign(static_cast<std::size_t>(nq * n), 0.0f);
+    scoresBlock(q.data(), keys.data(), nq, Tk, dk, 0.125f, blocked.data(), scores.data(), weights.data(), Tk,
+                rowMax.data());
+    productBlock(a.data(), k, b.data(), n, nq, k, n, product.data(), n, start.data());
+  }
+  setHeadKernelIsa(before);
+  for (int t = 0; t < 4; ++t) {
+    ASSERT_EQ(out[0][t].size(), out[1][t].size());
+    EXPECT_EQ(std::memcmp(out[0][t].data(), out[1][t].data(), out[0][t].size() * sizeof(float)), 0) << "table " << t;
   }
 }
 
