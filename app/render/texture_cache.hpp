@@ -26,7 +26,7 @@
 namespace mhascope::app {
 
 struct TextureKey {
-  std::uint64_t traceSerial = 0;  // AppState::traceSerial: changes whenever a new trace is shown
+  std::uint64_t traceSerial = 0;  // ShownResult::traceSerial: changes whenever a new trace is shown
   int stage = 0;
   int batch = 0;
   int head = -1;  // -1 for stages without a head axis

@@ -1,6 +1,6 @@
 // Opening a file in the window (the Open popup, a dropped file, the window's command line): what
 // kind it is (model_source/file_kind.hpp), then the change to AppState — files in use, preset, a
-// workspace — with what was in use kept in AppState::beforeOpen so that a file the compute
+// workspace — with what was in use kept in Document::beforeOpen so that a file the compute
 // cannot use puts it all back and shows why (nothing half-applied). The files themselves are
 // read by the compute scheduler, on the worker unless a test wants the picture now.
 #pragma once

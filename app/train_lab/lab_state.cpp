@@ -308,7 +308,7 @@ void updateTrainLab(TrainLab& lab) {
     lab.run.lastSnapshot = shown.snapshot;
     ++lab.run.serialCounter;
   }
-  shown.pictureSerial = (std::uint64_t{1} << 62) | lab.run.serialCounter;  // never an AppState::traceSerial
+  shown.pictureSerial = (std::uint64_t{1} << 62) | lab.run.serialCounter;  // never a ShownResult::traceSerial
   lab.run.shown = shown;
 }
 
@@ -372,7 +372,7 @@ void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view) {
     for (int t : one.tokens) labels[0].push_back(v.task->symbol(t));
     auto model = trainedLayerModel(params, one, lab.openLayer, labels);
     if (!model) return say(lab, model.error().message, true, TrainLab::Said::Pipeline);
-    // The pipeline recomputes from this layer (AppState::trainedLayer) whatever changes later, so
+    // The pipeline recomputes from this layer (Document::trainedLayer) whatever changes later, so
     // its weights and subtitle stay until the layer is closed under "Files in use".
     auto layer = std::make_shared<SourcedModel>();
     layer->model = std::move(*model);
