@@ -1,0 +1,102 @@
+// What a trained head computes, read from its weights alone (Elhage et al. 2021, "A Mathematical
+// Framework for Transformer Circuits"), plus attention rollout (Abnar & Zuidema 2020) from a
+// forward's weights. Unlike train/circuit.hpp, which names the induction circuit from the probe
+// scores of a run (what the heads DO on sequences), this reads the matrices (what they CAN do).
+//
+// Row vectors and PyTorch storage (y = x W^T): for head i of a layer, W_q^i = rows i*d_k …
+// (i+1)*d_k - 1 of W_q (d_k x d_model), likewise W_k^i and W_v^i (blocks of in_proj_weight), and
+// W_o^i = columns i*d_k … of W_o (d_model x d_k). LayerNorm and biases are left out, as in the paper.
+//   QK^i = W_q^iT W_k^i  (d_model x d_model): query x_t scores key x_j with x_t QK^i x_jT (unscaled)
+//   OV^i = W_v^iT W_o^iT (d_model x d_model): the head writes sum_j A_tj x_j OV^i
+// Composition of a later head b with an earlier head a (b's layer > a's):
+//   Q = ||OV^a QK^b||_F / (||OV^a||_F ||QK^b||_F)     b's queries read what a wrote
+//   K = ||QK^b OV^aT||_F / (||OV^a||_F ||QK^b||_F)    b's keys read what a wrote
+//   V = ||OV^a OV^b||_F / (||OV^a||_F ||OV^b||_F)     b's values read what a wrote
+// Token space, with the embedding E = emb.weight (V x d_model) and unembedding U = out.weightT
+// (d_model x V): E QK^i ET (V x V) and E OV^i U (V x V).
+// Copying score: sum of OV's token-space eigenvalues over the sum of their moduli, in [-1, 1];
+// 1 when every eigenvalue is positive real (the head raises the logit of the token it attends to).
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <vector>
+
+#include "attention/tensor.hpp"
+#include "train/params.hpp"
+#include "train/probes.hpp"
+
+namespace mhascope::train {
+
+struct HeadCircuit {
+  int layer = 0, head = 0;
+  RowMatrix qk;  // (d_model, d_model)  W_q^iT W_k^i
+  RowMatrix ov;  // (d_model, d_model)  W_v^iT W_o^iT
+  // (V, V) E QK ET and E OV U; empty when V > kMaxTokenSpaceVocab (the copying score needs neither).
+  RowMatrix qkTokens, ovTokens;
+  // The nonzero part of E OV U's spectrum: E OV U = (E W_vT)(W_oT U) has the same nonzero eigenvalues
+  // as the d_k x d_k matrix (W_oT U)(E W_vT) = W_o^iT U E W_v^iT, so that is what is solved (a V x V
+  // solve would add V - d_k zeros that change neither sum).
+  std::vector<std::complex<double>> eigenvalues;  // d_k of them
+  double copying = 0;  // sum Re(lambda) / sum |lambda|; 0 when every eigenvalue is 0
+};
+
+struct Composition {
+  int fromLayer = 0, fromHead = 0;  // the earlier head a (writes)
+  int toLayer = 0, toHead = 0;      // the later head b (reads)
+  double q = 0, k = 0, v = 0;
+};
+
+// Token-space matrices are V x V per head: above this V they are skipped (65536² floats is 16 GiB).
+inline constexpr int kMaxTokenSpaceVocab = 2048;
+// The baseline's sample count and seed: fixed, so every run and every machine prints the same value.
+inline constexpr int kBaselineSamples = 200;
+inline constexpr std::uint64_t kBaselineSeed = 20211222;
+
+struct Circuits {
+  int layers = 0, heads = 0, dModel = 0, dk = 0, vocab = 0;
+  std::vector<HeadCircuit> perHead;  // layers * heads, index layer * heads + head
+  // Every (earlier head, later head) pair in different layers: from-layer, from-head, to-layer,
+  // to-head ascending. Empty for a one-layer model.
+  std::vector<Composition> pairs;
+  // The mean composition score of random heads of the same shapes (compositionBaseline): a score
+  // near it means "no more than chance".
+  double baseline = 0;
+  bool tokenSpace = false;  // qkTokens / ovTokens filled
+  const HeadCircuit& at(int layer, int head) const { return perHead[static_cast<std::size_t>(layer * heads + head)]; }
+};
+
+// QK and OV of one head, computed in double and stored as float.
+RowMatrix headQK(const GptParams& p, int layer, int head);
+RowMatrix headOV(const GptParams& p, int layer, int head);
+
+// The three scores from the matrices (any heads of one d_model; b later than a).
+Composition compose(const RowMatrix& ovA, const RowMatrix& qkB, const RowMatrix& ovB);
+
+// The expected composition score of random heads of these shapes: W_q, W_k, W_v (d_k x d_model)
+// and W_o (d_model x d_k) with i.i.d. N(0, 1) entries (the scores do not depend on the scale),
+// estimated as the mean over `samples` random (a, b) pairs of their Q, K and V scores — the three
+// have one distribution, since each is ||X Y||_F / (||X||_F ||Y||_F) for two independent
+// rank-d_k products of Gaussian factors. Seeded SplitMix64: the same value everywhere.
+// About 1/sqrt(d_model) whatever d_k: for independent rotation-invariant X and Y,
+// E||X Y||² = ||X||² ||Y||² / d_model; low ranks sit a little below it (the ratio varies more, and
+// the mean of a square root is below the root of the mean: rank 1 gives about 0.8/sqrt(d_model)).
+double compositionBaseline(int dModel, int dk, int samples = kBaselineSamples, std::uint64_t seed = kBaselineSeed);
+
+// Everything above for every head and pair. Sizes come from p.cfg (validated by whoever made p).
+Circuits computeCircuits(const GptParams& p);
+
+// Attention rollout of one sequence's weights (a Snapshot: (L, h, T, T)):
+//   Â_l = rownorm(½ (mean over heads of A_l + I)),  rollout_l = Â_l Â_{l-1} … Â_0
+// rows: queries, columns: input tokens. The residual's I keeps what a token carries itself; a row
+// whose keys were all blocked (all-zero weights) becomes the identity row.
+// Returns rollout_l for every layer l (L matrices of T x T); the last one is the model's.
+std::vector<RowMatrix> attentionRollout(const Snapshot& s);
+// The per-head path through two consecutive layers: head b of layer l+1 reading through head a of
+// layer l, each with its residual, Â^x = rownorm(½ (A^x + I)): path = Â^b Â^a (T x T). Row t says
+// which input tokens query t of head b reaches through head a — for an induction head b and a
+// previous-token head a: the earlier copy of query t's own token.
+// Empty when layer + 1 is not a layer or a head index is out of range.
+RowMatrix pathRollout(const Snapshot& s, int layer, int headA, int headB);
+
+}  // namespace mhascope::train
