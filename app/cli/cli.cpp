@@ -3,6 +3,7 @@
 //   run     --dump DIR: every stage as DIR/<stage>.npy + DIR/trace.json
 //   export  one stage slice (or all heads) as PNG / SVG / PDF through the shared exporter
 //   bench   median forward time and GFLOP/s vs the engine's GEMM (bench_command.cpp)
+//   circuits  QK/OV circuits, composition and copying of a checkpoint (circuits_command.cpp)
 //
 // [SECTION] info
 // [SECTION] run
@@ -37,6 +38,7 @@
 #include "lessons/lessons.hpp"
 #include "attention/tokenizer.hpp"
 #include "bench_command.hpp"
+#include "circuits_command.hpp"
 #include "model_options.hpp"
 #include "workspace_options.hpp"
 #include "train_command.hpp"
@@ -474,7 +476,7 @@ void defaultPictureFromWorkspace(const Workspace& ws, CLI::App& exportCmd, Expor
 // ---------------------------------------------------------------------------------------------
 
 bool isCommand(std::string_view arg) {
-  return arg == "info" || arg == "run" || arg == "export" || arg == "bench" || arg == "train";
+  return arg == "info" || arg == "run" || arg == "export" || arg == "bench" || arg == "train" || arg == "circuits";
 }
 
 int run(int argc, char** argv) {
@@ -535,6 +537,8 @@ int run(int argc, char** argv) {
   bench->add_option("--train-steps", benchSteps, "--train: timed steps for the speed comparison")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   TrainArgs trainArgs;
   auto* trainCmd = addTrainCommand(app, trainArgs);
+  CircuitsArgs circuitsArgs;
+  auto* circuitsCmd = addCircuitsCommand(app, circuitsArgs);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -562,6 +566,7 @@ int run(int argc, char** argv) {
       }
     }
     if (trainCmd->parsed()) rc = cmdTrain(trainArgs);
+    if (circuitsCmd->parsed()) rc = cmdCircuits(circuitsArgs);
   } catch (const std::bad_alloc&) {
     rc = fail("out of memory: the system refused an allocation although the estimate fit the budget; lower "
               "--memory-budget or use smaller sizes");

@@ -1,0 +1,273 @@
+// `mhascope circuits`: load a checkpoint, compute its circuits (core/train/circuits.cpp), print the
+// composition table, the copying scores and the strongest reads in words, then write what was asked.
+// Outputs are checked before anything is computed: an existing --json file is replaced only with
+// --force; --export-dir must be new, empty, or an earlier circuits export (only the file names this
+// command writes), and each file in it is written atomically.
+#include "circuits_command.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "export/export.hpp"
+#include "io/file_io.hpp"
+#include "io/npy.hpp"
+#include "model_options.hpp"  // nonEmptyPath, decimalInteger
+#include "train/checkpoint.hpp"
+#include "train/circuits.hpp"
+#include "util/memory_budget.hpp"
+
+namespace mhascope::cli {
+namespace {
+
+using namespace mhascope::train;
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "mhascope: error: %s\n", message.c_str());
+  return 1;
+}
+
+std::string headName(int layer, int head) { return "layer " + std::to_string(layer) + " head " + std::to_string(head); }
+
+// What an earlier export holds: the per-head matrices (.npy and .png) and the score tables.
+bool isExportFileName(const std::string& name) {
+  static const std::regex kPattern(  // const, built once: no state changes after construction
+      R"(((qk|ov|qk_tokens|ov_tokens)_l[0-9]+_h[0-9]+\.(npy|png))|(composition|copying)\.npy|composition_[qkv]\.png)");
+  return std::regex_match(name, kPattern);
+}
+
+Status checkJsonOutput(const CircuitsArgs& a) {
+  namespace fs = std::filesystem;
+  if (sameFile(a.json, a.checkpoint)) {
+    return makeError("--json '" + a.json + "' is the checkpoint itself; name another file");
+  }
+  std::error_code ec;
+  if (fs::is_symlink(a.json, ec)) {
+    return makeError("--json '" + a.json + "' is a symbolic link; writing would replace the link by a file, so name "
+                     "the file itself");
+  }
+  if (fs::exists(a.json, ec) && !fs::is_directory(a.json, ec) && !a.force) {
+    return makeError("--json '" + a.json + "' already exists; add --force to replace it, or name a new file");
+  }
+  return checkWritablePath(a.json);
+}
+
+Status checkExportDir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) {
+    const fs::path parent = fs::absolute(dir, ec).parent_path();
+    if (!fs::is_directory(parent, ec)) {
+      return makeError("--export-dir '" + dir + "': its parent folder '" + parent.string() + "' does not exist");
+    }
+    return Ok{};
+  }
+  if (!fs::is_directory(dir, ec)) return makeError("--export-dir '" + dir + "' exists and is not a folder");
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!isExportFileName(name) || !e.is_regular_file() || e.is_symlink()) {
+      return makeError("--export-dir '" + dir + "' already holds '" + name +
+                       "', which is not part of a circuits export; choose a new or empty folder");
+    }
+  }
+  if (ec) return makeError("cannot read folder '" + dir + "': " + ec.message());
+  return Ok{};
+}
+
+// The strongest of a pair's three scores: which side of the later head reads the earlier one.
+struct Read {
+  const Composition* pair;
+  char kind;  // 'Q', 'K', 'V'
+  double score;
+};
+Read strongest(const Composition& c) {
+  Read r{&c, 'K', c.k};
+  if (c.q > r.score) r = {&c, 'Q', c.q};
+  if (c.v > r.score) r = {&c, 'V', c.v};
+  return r;
+}
+const char* throughWhat(char kind) { return kind == 'Q' ? "its queries" : kind == 'K' ? "its keys" : "its values"; }
+
+void printReport(const Checkpoint& ck, const Circuits& c) {
+  std::printf("mhascope circuits: %s (%s task, step %lld): %d layer%s x %d head%s, d_model %d, d_k %d, vocab %d\n",
+              ck.origin.c_str(), taskName(ck.task.kind), static_cast<long long>(ck.step), c.layers,
+              c.layers == 1 ? "" : "s", c.heads, c.heads == 1 ? "" : "s", c.dModel, c.dk, c.vocab);
+  std::printf("LayerNorm and biases left out, as in Elhage et al. 2021. Scores are ||product||_F / (||.||_F ||.||_F):\n"
+              "  Q = ||OV^a QK^b||  K = ||QK^b OV^a^T||  V = ||OV^a OV^b||  (a earlier, b later)\n"
+              "random baseline %.3f: the mean score of random Gaussian heads of these shapes (%d sampled pairs)\n",
+              c.baseline, kBaselineSamples);
+  if (c.pairs.empty()) {
+    std::printf("\nComposition: none; this model has %d layer, and composition needs a head of a later layer reading "
+                "one of an earlier layer (train with --layers 2 or more)\n",
+                c.layers);
+  } else {
+    std::printf("\nComposition (every pair of heads in different layers)\n");
+    std::printf("  %-16s %-16s %6s %6s %6s %9s\n", "from (a)", "to (b)", "Q", "K", "V", "baseline");
+    for (const Composition& p : c.pairs) {
+      std::printf("  %-16s %-16s %6.3f %6.3f %6.3f %9.3f\n", headName(p.fromLayer, p.fromHead).c_str(),
+                  headName(p.toLayer, p.toHead).c_str(), p.q, p.k, p.v, c.baseline);
+    }
+  }
+  std::printf("\nCopying score (OV's eigenvalues in token space: sum / sum of moduli; 1 = raises the attended token)\n");
+  for (const HeadCircuit& h : c.perHead) std::printf("  %-16s %7.3f\n", headName(h.layer, h.head).c_str(), h.copying);
+  if (c.pairs.empty()) return;
+  std::vector<Read> reads;
+  for (const Composition& p : c.pairs) reads.push_back(strongest(p));
+  std::stable_sort(reads.begin(), reads.end(), [](const Read& x, const Read& y) { return x.score > y.score; });
+  std::printf("\nStrongest reads\n");
+  for (std::size_t i = 0; i < reads.size() && i < 3; ++i) {
+    const Read& r = reads[i];
+    std::printf("  %s reads %s through %s: %c-composition %.2f, baseline %.2f\n",
+                headName(r.pair->toLayer, r.pair->toHead).c_str(), headName(r.pair->fromLayer, r.pair->fromHead).c_str(),
+                throughWhat(r.kind), r.kind, r.score, c.baseline);
+  }
+}
+
+nlohmann::json circuitsJson(const Circuits& c) {
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const Composition& p : c.pairs) {
+    pairs.push_back({{"from", {p.fromLayer, p.fromHead}}, {"to", {p.toLayer, p.toHead}}, {"q", p.q}, {"k", p.k}, {"v", p.v}});
+  }
+  nlohmann::json copying = nlohmann::json::array();
+  for (int l = 0; l < c.layers; ++l) {
+    nlohmann::json row = nlohmann::json::array();
+    for (int h = 0; h < c.heads; ++h) row.push_back(c.at(l, h).copying);
+    copying.push_back(row);
+  }
+  return {{"pairs", pairs}, {"copying", copying}, {"baseline", c.baseline}};
+}
+
+Tensor toTensor(const float* data, std::int64_t rows, std::int64_t cols) {
+  Tensor t({rows, cols}, {});
+  std::copy(data, data + rows * cols, t.ptr());
+  return t;
+}
+
+std::vector<std::string> tokenLabels(const Checkpoint& ck, int vocab) {
+  std::vector<std::string> out;
+  for (int v = 0; v < vocab; ++v) {
+    out.push_back(static_cast<std::size_t>(v) < ck.alphabet.size() ? ck.alphabet[static_cast<std::size_t>(v)] : std::to_string(v));
+  }
+  return out;
+}
+
+struct MatrixFile {
+  std::string stem;        // "qk_l0_h1"
+  const RowMatrix* m;
+  std::string title;       // the picture's first line
+  std::string rowAxis, colAxis;
+  bool tokens;             // token labels on both axes
+};
+
+Status writeMatrix(const std::filesystem::path& dir, const MatrixFile& f, const std::vector<std::string>& labels,
+                   const std::string& subtitle) {
+  if (auto s = saveNpy((dir / (f.stem + ".npy")).string(), toTensor(f.m->data(), f.m->rows(), f.m->cols())); !s) return s;
+  Slice2D sl;
+  sl.stage = StageId::Scores;  // signed numbers: the diverging map on a range symmetric about 0
+  sl.rows = static_cast<int>(f.m->rows());
+  sl.cols = static_cast<int>(f.m->cols());
+  sl.data = f.m->data();
+  sl.rowAxis = f.rowAxis;
+  sl.colAxis = f.colAxis;
+  if (f.tokens) sl.rowLabels = sl.colLabels = labels;
+  ExportOptions opt;
+  opt.title = f.title;
+  opt.subtitle = subtitle;
+  return exportHeatmap((dir / (f.stem + ".png")).string(), sl, opt);
+}
+
+Status writeExport(const std::string& dirName, const Checkpoint& ck, const Circuits& c) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir(dirName);
+  fs::create_directory(dir, ec);
+  if (ec) return makeError("cannot create folder '" + dirName + "': " + ec.message());
+  const std::vector<std::string> labels = tokenLabels(ck, c.vocab);
+  const std::string subtitle = ck.origin + ", step " + std::to_string(ck.step) + " (LayerNorm and biases left out)";
+  int files = 0;
+  for (const HeadCircuit& h : c.perHead) {
+    const std::string at = "_l" + std::to_string(h.layer) + "_h" + std::to_string(h.head);
+    const std::string who = headName(h.layer, h.head) + ": ";
+    std::vector<MatrixFile> list = {
+        {"qk" + at, &h.qk, who + "QK = W_q^T W_k (query x QK key^T = score)", "d_model (query)", "d_model (key)", false},
+        {"ov" + at, &h.ov, who + "OV = W_v^T W_o^T (what the head writes for a key)", "d_model (attended)", "d_model (written)", false}};
+    if (c.tokenSpace) {
+      list.push_back({"qk_tokens" + at, &h.qkTokens, who + "E QK E^T (which token looks at which)", "query token", "key token", true});
+      list.push_back({"ov_tokens" + at, &h.ovTokens, who + "E OV U (attending to a token raises these logits)",
+                      "attended token", "predicted token", true});
+    }
+    for (const MatrixFile& f : list) {
+      if (auto s = writeMatrix(dir, f, labels, subtitle); !s) return s;
+      files += 2;
+    }
+  }
+  RowMatrix comp(static_cast<Eigen::Index>(c.pairs.size()), 3);  // (pairs, 3): Q, K, V in the table's order
+  for (std::size_t i = 0; i < c.pairs.size(); ++i) comp.row(static_cast<Eigen::Index>(i)) << static_cast<float>(c.pairs[i].q),
+      static_cast<float>(c.pairs[i].k), static_cast<float>(c.pairs[i].v);
+  RowMatrix copying(c.layers, c.heads);
+  for (int l = 0; l < c.layers; ++l)
+    for (int h = 0; h < c.heads; ++h) copying(l, h) = static_cast<float>(c.at(l, h).copying);
+  if (!c.pairs.empty()) {
+    if (auto s = saveNpy((dir / "composition.npy").string(), toTensor(comp.data(), comp.rows(), 3)); !s) return s;
+    ++files;
+  }
+  if (auto s = saveNpy((dir / "copying.npy").string(), toTensor(copying.data(), c.layers, c.heads)); !s) return s;
+  ++files;
+  std::printf("wrote %d files to %s%s\n", files, dirName.c_str(),
+              c.tokenSpace ? "" : (" (no token-space matrices: vocab " + std::to_string(c.vocab) + " is above " +
+                                   std::to_string(kMaxTokenSpaceVocab) + ")").c_str());
+  return Ok{};
+}
+
+}  // namespace
+
+CLI::App* addCircuitsCommand(CLI::App& app, CircuitsArgs& a) {
+  auto* c = app.add_subcommand("circuits", "what a trained model's heads compute: QK/OV circuits, composition between "
+                                           "layers, copying scores");
+  c->footer("Outputs: an existing --json file is replaced only with --force; --export-dir must be a new or empty "
+            "folder or an earlier circuits export.");
+  c->add_option("--checkpoint", a.checkpoint, "a training checkpoint .safetensors (mhascope train --save)")
+      ->required()
+      ->check(nonEmptyPath());
+  c->add_option("--json", a.json, "write {\"pairs\": [...], \"copying\": [[...]], \"baseline\": b} to this file")
+      ->check(nonEmptyPath());
+  c->add_option("--export-dir", a.exportDir, "write every head's QK, OV, E QK E^T and E OV U as .npy and PNG heatmaps, "
+                                             "and composition.npy / copying.npy, into this folder")
+      ->check(nonEmptyPath());
+  c->add_flag("--force", a.force, "replace an existing --json file");
+  c->add_option("--memory-budget", a.memoryBudgetMib, "refuse a checkpoint whose reading would pass this many MiB "
+                                                      "(default: half of the available memory)")
+      ->transform(decimalInteger(1, 1ull << 30));
+  return c;
+}
+
+int cmdCircuits(const CircuitsArgs& a) {
+  if (!a.json.empty()) {
+    if (auto s = checkJsonOutput(a); !s) return fail(s.error().message);
+  }
+  if (!a.exportDir.empty()) {
+    if (auto s = checkExportDir(a.exportDir); !s) return fail(s.error().message);
+  }
+  const std::uint64_t budget = a.memoryBudgetMib ? *a.memoryBudgetMib << 20 : defaultMemoryBudget();
+  auto ck = loadCheckpoint(a.checkpoint, budget);
+  if (!ck) return fail(ck.error().message);
+  const Circuits c = computeCircuits(ck->params);
+  if (c.pairs.empty()) {
+    std::fprintf(stderr, "mhascope: warning: '%s' has %d layer: composition needs two or more, so only the copying "
+                         "scores are shown\n",
+                 a.checkpoint.c_str(), c.layers);
+  }
+  printReport(*ck, c);
+  if (!a.json.empty()) {
+    if (auto s = writeFileAtomic(a.json, circuitsJson(c).dump(2) + "\n"); !s) return fail(s.error().message);
+    std::printf("wrote %s\n", a.json.c_str());
+  }
+  if (!a.exportDir.empty()) {
+    if (auto s = writeExport(a.exportDir, *ck, c); !s) return fail(s.error().message);
+  }
+  return 0;
+}
+
+}  // namespace mhascope::cli

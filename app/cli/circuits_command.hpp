@@ -1,0 +1,24 @@
+// `mhascope circuits --checkpoint F [--json OUT] [--export-dir DIR] [--force]`: what a trained
+// model's heads compute, from its weights alone (core/train/circuits.hpp): the composition of every
+// pair of heads in different layers with the random baseline, each head's copying score, the
+// strongest reads in words; --json writes the scores, --export-dir the QK / OV matrices and their
+// token-space versions as .npy and PNG heatmaps.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mhascope::cli {
+
+struct CircuitsArgs {
+  std::string checkpoint, json, exportDir;
+  bool force = false;  // replace an existing --json file
+  std::optional<std::uint64_t> memoryBudgetMib;
+};
+
+CLI::App* addCircuitsCommand(CLI::App& app, CircuitsArgs& a);
+int cmdCircuits(const CircuitsArgs& a);
+
+}  // namespace mhascope::cli

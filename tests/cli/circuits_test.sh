@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# End-to-end checks of `mhascope circuits`: the table, copying scores and words; --json's schema and
+# numbers (against scripts/gen_circuit_fixtures.py's reference); --export-dir's files; a one-layer
+# model; and the bad inputs (missing / corrupt checkpoint, existing outputs, a folder of the user's).
+set -uo pipefail
+BIN="$1"; FIX="$2"
+source "$(dirname "$0")/common.sh"
+CK="$FIX/circuits/induction_small.safetensors"
+
+out="$("$BIN" circuits --checkpoint "$CK" 2>&1)"; rc=$?
+[ $rc -eq 0 ] && ok "circuits runs" || bad "circuits rc=$rc: $out"
+grep -qE "^  layer 0 head 1 +layer 1 head 0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$" <<<"$out" \
+  && ok "composition table: every pair with Q, K, V and the baseline" || bad "table: $out"
+[ "$(grep -cE "^  layer [01] head [01] +layer 1 head [01] " <<<"$out")" -eq 4 ] && ok "four pairs for 2 x 2 heads" || bad "pairs: $out"
+grep -qE "^  layer 1 head 1 +[-0-9.]+$" <<<"$out" && ok "copying score per head" || bad "copying: $out"
+grep -qE "^  layer 1 head [01] reads layer 0 head [01] through its (queries|keys|values): [QKV]-composition [0-9.]+, baseline [0-9.]+$" <<<"$out" \
+  && ok "strongest reads in words" || bad "words: $out"
+
+"$BIN" circuits --checkpoint "$CK" --json "$T/c.json" >/dev/null 2>&1 && ok "--json writes" || bad "--json failed"
+if /usr/bin/python3 - "$T/c.json" "$FIX/circuits/induction_small_circuits.safetensors" "$(dirname "$0")/../../scripts" <<'EOF'
+import json, sys
+sys.path.insert(0, sys.argv[3])
+import mhascope_model
+j = json.load(open(sys.argv[1]))
+ref, _ = mhascope_model.read_safetensors(sys.argv[2])
+assert sorted(j) == ["baseline", "copying", "pairs"], sorted(j)
+assert [sorted(p) for p in j["pairs"]] == [["from", "k", "q", "to", "v"]] * 4, j["pairs"]
+assert [p["from"] + p["to"] for p in j["pairs"]] == [[0, 0, 1, 0], [0, 0, 1, 1], [0, 1, 1, 0], [0, 1, 1, 1]]
+for p, r in zip(j["pairs"], ref["composition"].tolist()):
+    assert max(abs(p["q"] - r[0]), abs(p["k"] - r[1]), abs(p["v"] - r[2])) < 1e-5, (p, r)
+assert max(abs(a - b) for a, b in zip(sum(j["copying"], []), ref["copying"].flatten().tolist())) < 1e-5
+assert abs(j["baseline"] - float(ref["baseline"][0])) < 0.03
+EOF
+then ok "--json: the schema, and the numbers equal PyTorch's"; else bad "--json content: $(cat "$T/c.json")"; fi
+expect_error "an existing --json is kept without --force" "already exists; add --force" "$BIN" circuits --checkpoint "$CK" --json "$T/c.json"
+expect_ok "--force replaces --json" "$BIN" circuits --checkpoint "$CK" --json "$T/c.json" --force
+expect_error "--json is the checkpoint" "is the checkpoint itself" "$BIN" circuits --checkpoint "$CK" --json "$CK" --force
+expect_error "--json in a missing folder" "$T/nope/c.json" "$BIN" circuits --checkpoint "$CK" --json "$T/nope/c.json"
+
+out="$("$BIN" circuits --checkpoint "$CK" --export-dir "$T/ex" 2>&1)"
+n_npy=$(ls "$T/ex"/*.npy 2>/dev/null | wc -l); n_png=$(ls "$T/ex"/*.png 2>/dev/null | wc -l)
+[ "$n_npy" -eq 18 ] && [ "$n_png" -eq 16 ] && [ -s "$T/ex/ov_tokens_l1_h0.png" ] && [ -s "$T/ex/composition.npy" ] \
+  && ok "--export-dir: 4 matrices x 4 heads as .npy + PNG, composition and copying" || bad "export: $n_npy npy, $n_png png: $out"
+if /usr/bin/python3 - "$T/ex" "$FIX/circuits/induction_small_circuits.safetensors" "$(dirname "$0")/../../scripts" <<'EOF'
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[3])
+import mhascope_model
+ref, _ = mhascope_model.read_safetensors(sys.argv[2])
+for name, key in (("qk_l1_h0", "qk.1.0"), ("ov_l0_h1", "ov.0.1"), ("ov_tokens_l1_h1", "ov_tokens.1.1")):
+    a = np.load(f"{sys.argv[1]}/{name}.npy")
+    assert np.allclose(a, ref[key].numpy(), atol=1e-4, rtol=1e-5), name
+EOF
+then ok "--export-dir: the .npy matrices equal PyTorch's"; else bad "export .npy content"; fi
+expect_ok "an earlier export is replaced" "$BIN" circuits --checkpoint "$CK" --export-dir "$T/ex"
+echo mine > "$T/ex/notes.txt"
+expect_error "a folder holding a user's file is refused" "holds 'notes.txt', which is not part of a circuits export" \
+  "$BIN" circuits --checkpoint "$CK" --export-dir "$T/ex"
+[ "$(cat "$T/ex/notes.txt")" = mine ] && ok "the user's file is untouched" || bad "notes.txt changed"
+: > "$T/afile"
+expect_error "--export-dir is a file" "exists and is not a folder" "$BIN" circuits --checkpoint "$CK" --export-dir "$T/afile"
+
+# A one-layer model: no pairs, said on stderr; the copying scores are still printed.
+out="$("$BIN" circuits --checkpoint "$FIX/train/l1.safetensors" --json "$T/l1.json" 2>"$T/l1.err")"; rc=$?
+[ $rc -eq 0 ] && grep -q "composition needs two or more" "$T/l1.err" && grep -qE "^  layer 0 head 1 +[-0-9.]+$" <<<"$out" \
+  && grep -q '"pairs": \[\]' "$T/l1.json" && ok "one layer: said so, copying still printed, pairs empty" \
+  || bad "one layer rc=$rc: $out $(cat "$T/l1.err")"
+
+expect_error "missing checkpoint" "$T/none.safetensors" "$BIN" circuits --checkpoint "$T/none.safetensors"
+head -c 100 "$CK" > "$T/cut.safetensors"
+expect_error "corrupt checkpoint" "cut.safetensors" "$BIN" circuits --checkpoint "$T/cut.safetensors"
+[ ! -e "$T/never.json" ] && expect_error "nothing written when the checkpoint is bad" "cut.safetensors" \
+  "$BIN" circuits --checkpoint "$T/cut.safetensors" --json "$T/never.json"
+[ ! -e "$T/never.json" ] && ok "no --json file left behind" || bad "never.json was written"
+expect_error "--checkpoint is required" "--checkpoint" "$BIN" circuits
+
+[ $fails -eq 0 ] && echo "all circuits CLI checks passed" || echo "$fails circuits CLI check(s) failed"
+exit $((fails > 0))
