@@ -36,7 +36,7 @@ stages; the commands need no display. Heads, batch items and token positions are
 ${window}
 .fi
 ")
-foreach(cmd info run export bench train)
+foreach(cmd info run export bench train circuits)
   help_text(sub ${cmd})
   string(APPEND page ".SH COMMAND: ${cmd}\n.nf\n${sub}\n.fi\n")
 endforeach()

@@ -73,6 +73,10 @@ expect_error "corrupt checkpoint" "cut.safetensors" "$BIN" circuits --checkpoint
   "$BIN" circuits --checkpoint "$T/cut.safetensors" --json "$T/never.json"
 [ ! -e "$T/never.json" ] && ok "no --json file left behind" || bad "never.json was written"
 expect_error "--checkpoint is required" "--checkpoint" "$BIN" circuits
+expect_error "--checkpoint ''" "--checkpoint: the path is empty" "$BIN" circuits --checkpoint ''
+expect_error "--export-dir ''" "--export-dir: the path is empty" "$BIN" circuits --checkpoint "$CK" --export-dir ''
+expect_error "circuits --help > /dev/full" "cannot write to standard output" bash -c "exec \"$BIN\" circuits --help > /dev/full"
+"$BIN" circuits --help | grep -q -- "--export-dir" && ok "circuits --help" || bad "circuits --help"
 
 [ $fails -eq 0 ] && echo "all circuits CLI checks passed" || echo "$fails circuits CLI check(s) failed"
 exit $((fails > 0))
