@@ -1,4 +1,4 @@
-// Lesson 9 — one cell, taken apart: click a score cell; see q and k, their elementwise product,
+// The Cell tab — one cell, taken apart: click a score cell; see q and k, their elementwise product,
 // the sum, the scale factor, and the whole row's softmax with the max subtracted.
 #include <imgui.h>
 
@@ -7,8 +7,7 @@
 #include <vector>
 
 #include "widgets/drag_slider.hpp"
-#include "panels/lessons/lesson_common.hpp"
-#include "panels/panel.hpp"
+#include "lessons/lesson_tab.hpp"
 #include "widgets/colors.hpp"
 
 namespace mhascope::app {
@@ -16,38 +15,37 @@ namespace mhascope::app {
 // Over 80 lines (120) on purpose: one tab drawn top to bottom in reading order — the score map, the
 // q·k table, the scaling line and the row softmax table — every part using the trace, batch item,
 // sizes and result fetched at the top.
-void drawLessonCellPanel(UiContext& ctx) {
+void drawCellTab(UiContext& ctx, const LessonOutcome<CellBreakdown>& outcome, lessons::Cell::Choices& pick) {
   lessonHeader(ctx, "One cell, taken apart", cellLessonIntro());
   if (!traceReady(ctx)) return;
   const Trace& t = ctx.state.shown.trace;
-  LessonView& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
-  ls.c.cellHead = std::clamp(ls.c.cellHead, 0, t.heads - 1);
-  ls.c.cellQuery = std::clamp(ls.c.cellQuery, 0, t.tq - 1);
-  ls.c.cellKey = std::clamp(ls.c.cellKey, 0, t.tk - 1);
+  pick.head = std::clamp(pick.head, 0, t.heads - 1);
+  pick.query = std::clamp(pick.query, 0, t.tq - 1);
+  pick.key = std::clamp(pick.key, 0, t.tk - 1);
   ImGui::SetNextItemWidth(8 * em);
-  dragSliderInt("head i", &ls.c.cellHead, 0, t.heads - 1);  // 0-based, as everywhere
+  dragSliderInt("head i", &pick.head, 0, t.heads - 1);  // 0-based, as everywhere
   ImGui::SameLine();
   ImGui::TextDisabled("click a cell of the scaled scores");
 
   {
     ImGui::BeginGroup();
-    const Slice2D* s = ctx.state.shown.slice(StageId::ScaledScores, b, ls.c.cellHead);
+    const Slice2D* s = ctx.state.shown.slice(StageId::ScaledScores, b, pick.head);
     if (s) {
       MatrixPicture m = pictureOf(*s);
       m.kind = DataKind::Signed;
       m.stage = StageId::ScaledScores;
       m.batchIndex = b;
-      m.head = ls.c.cellHead;
+      m.head = pick.head;
       m.textureTag = 90;
       m.numbers = t.tk <= 10;
       const float side = std::clamp(ImGui::GetContentRegionAvail().x * 0.45f - colorbarWidth(), 10.0f * em, 22.0f * em);
       const HeatmapHover hov = drawMatrix(ctx, "scores", m, ImVec2(side + colorbarWidth() + 0.5f * em, side));
       ctx.probes.recordLastItem("cell_heatmap");
       if (hov.clicked) {
-        ls.c.cellQuery = hov.row;
-        ls.c.cellKey = hov.col;
+        pick.query = hov.row;
+        pick.key = hov.col;
       }
     }
     ImGui::EndGroup();
@@ -55,8 +53,7 @@ void drawLessonCellPanel(UiContext& ctx) {
     ImGui::BeginGroup();
     // The breakdown of the cell chosen above (after a click, of the previous cell for the
     // frame until the scheduler has recomputed it).
-    const auto& outcome = ctx.state.shown.lessons.quick.cell;
-    if (!lessonOk(outcome)) {
+      if (!lessonOk(outcome)) {
       ImGui::EndGroup();
       return;
     }
@@ -135,3 +132,10 @@ void drawLessonCellPanel(UiContext& ctx) {
 }
 
 }  // namespace mhascope::app
+
+// The lesson's tab (core/lessons/cell.hpp), for the window's UiContext.
+template <class Ui>
+void mhascope::lessons::Cell::drawTab(Ui& ui, const LessonOutcome<Result>& shown, Choices& choices) {
+  app::drawCellTab(ui, shown, choices);
+}
+template void mhascope::lessons::Cell::drawTab(app::UiContext&, const LessonOutcome<Result>&, Choices&);

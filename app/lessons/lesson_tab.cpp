@@ -1,5 +1,5 @@
-// Shared helpers of the lesson tabs (see lesson_common.hpp).
-#include "panels/lessons/lesson_common.hpp"
+// Shared helpers of the lesson tabs (see lesson_tab.hpp).
+#include "lessons/lesson_tab.hpp"
 
 #include <cstdarg>
 #include <cstdio>
@@ -10,7 +10,7 @@
 
 namespace mhascope::app {
 
-bool recomputedLessonReady(UiContext& ctx, RecomputingLesson lesson) {
+bool rerunLessonReady(UiContext& ctx, bool hasResult) {
   if (!traceReady(ctx)) return false;
   const double bytes = recordedTraceBytes(ctx.state.shown.trace);
   if (bytes > kRecomputeLimitBytes) {
@@ -19,7 +19,7 @@ bool recomputedLessonReady(UiContext& ctx, RecomputingLesson lesson) {
                            formatBytes(bytes).c_str(), formatBytes(kRecomputeLimitBytes).c_str()));
     return false;
   }
-  if (!ctx.state.shown.lessons.hasRecomputed(lesson, ctx.state.shown.traceSerial)) {
+  if (!hasResult) {
     ImGui::TextDisabled("computing this lesson…");
     return false;
   }

@@ -1,6 +1,8 @@
-// What the ten lesson tabs share: "is the result there" checks and a one-texture
-// heatmap for any matrix. Their choices are state/lesson_view.hpp; the numbers all come from
-// core/lessons/ through the compute scheduler (AppState::lessons); panels only lay them out.
+// What the lesson tabs share: the entry the panel list registers for each lesson (drawLessonTab),
+// "is the result there" checks and a one-texture heatmap for any matrix. A lesson's tab is
+// app/lessons/<name>_tab.cpp: it defines the lesson's drawTab (core/lessons/lesson.hpp) for the
+// window's UiContext. Its choices live in state/lesson_view.hpp; the numbers all come from
+// core/lessons/ through the compute scheduler (state.shown.lessons); tabs only lay them out.
 #pragma once
 
 #include <imgui.h>
@@ -10,16 +12,27 @@
 #include <string>
 #include <vector>
 
-#include "lessons/lesson_results.hpp"
+#include "lessons/lessons.hpp"
+#include "state/lesson_view.hpp"
 #include "state/ui_context.hpp"
 #include "widgets/heatmap_view.hpp"
 
 namespace mhascope::app {
 
-// For the lessons that rerun the pipeline (split, masks, pitfalls): the trace exists, is small
+// Lesson L's tab: its drawTab with its slot's outcome and its choices (the panel list's entry).
+template <class L>
+void drawLessonTab(UiContext& ctx) {
+  L::drawTab(ctx, ctx.state.shown.lessons.of<L>().outcome, ctx.lessons.c.of<L>());
+}
+
+// For the lessons that rerun the pipeline (LessonCost::Rerun): the trace exists, is small
 // enough, and the scheduler has this lesson's result for it — or false, with the reason (or
 // "computing") drawn in place.
-bool recomputedLessonReady(UiContext& ctx, RecomputingLesson lesson);
+bool rerunLessonReady(UiContext& ctx, bool hasResult);
+template <class L>
+bool rerunLessonReady(UiContext& ctx) {
+  return rerunLessonReady(ctx, ctx.state.shown.lessons.has<L>(ctx.state.shown.traceSerial));
+}
 
 // A lesson result, or false with its error drawn in place.
 template <class T>

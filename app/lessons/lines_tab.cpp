@@ -1,4 +1,4 @@
-// Lesson 8 — token lines: queries on the left, keys on the right, a line from each query to each
+// The Lines tab — token lines: queries on the left, keys on the right, a line from each query to each
 // key whose opacity is the weight, one colour per head. Click a head to switch it off; hover a
 // token to keep only its lines.
 #include <imgui.h>
@@ -6,8 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "panels/lessons/lesson_common.hpp"
-#include "panels/panel.hpp"
+#include "lessons/lesson_tab.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/labels.hpp"
 
@@ -16,32 +15,31 @@ namespace mhascope::app {
 // Over 80 lines (108) on purpose: one tab drawn top to bottom in reading order — the head switches,
 // the two token rows and the lines between them — every part using the trace, batch item, sizes and
 // result fetched at the top.
-void drawLessonLinesPanel(UiContext& ctx) {
+void drawLinesTab(UiContext& ctx, const LessonOutcome<NoResult>& /*the recorded weights are drawn*/, lessons::Lines::Choices& pick) {
   lessonHeader(ctx, "Token lines",
                "The same weights as the heatmaps, drawn as lines: each query (left) sends a line to each key (right), "
                "as opaque as its weight. Heads overlap in their own colours; hover a token to see only its lines.");
   if (!traceReady(ctx)) return;
   const Trace& t = ctx.state.shown.trace;
-  LessonView& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
-  if (static_cast<int>(ls.headHidden.size()) != t.heads) ls.headHidden.assign(static_cast<std::size_t>(t.heads), 0);
+  if (static_cast<int>(pick.hidden.size()) != t.heads) pick.hidden.assign(static_cast<std::size_t>(t.heads), 0);
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("heads:");
   for (int h = 0; h < t.heads && h < 64; ++h) {
     ImGui::SameLine();
     ImGui::PushID(h);
-    const bool off = ls.headHidden[static_cast<std::size_t>(h)] != 0;
+    const bool off = pick.hidden[static_cast<std::size_t>(h)] != 0;
     ImGui::PushStyleColor(ImGuiCol_Button, headColor(h, off ? 0.15f : 0.85f));
     ImGui::PushStyleColor(ImGuiCol_ButtonHovered, headColor(h, 1.0f));
     ImGui::PushStyleColor(ImGuiCol_Text, off ? ImGui::GetColorU32(ImGuiCol_TextDisabled) : textColorOn(headColor(h)));
-    if (ImGui::Button(std::to_string(h).c_str())) ls.headHidden[static_cast<std::size_t>(h)] = off ? 0 : 1;
+    if (ImGui::Button(std::to_string(h).c_str())) pick.hidden[static_cast<std::size_t>(h)] = off ? 0 : 1;
     ctx.probes.recordLastItem("lines_head_" + std::to_string(h));
     ImGui::PopStyleColor(3);
     ImGui::PopID();
   }
   ImGui::SameLine(0, em);
-  if (ImGui::SmallButton("all")) std::fill(ls.headHidden.begin(), ls.headHidden.end(), 0);
+  if (ImGui::SmallButton("all")) std::fill(pick.hidden.begin(), pick.hidden.end(), 0);
 
   // Layout: two columns of token labels, lines between them.
   const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -73,7 +71,7 @@ void drawLessonLinesPanel(UiContext& ctx) {
   {
     int bins[257] = {};
     for (int h = 0; h < t.heads; ++h) {
-      if (ls.headHidden[static_cast<std::size_t>(h)]) continue;
+      if (pick.hidden[static_cast<std::size_t>(h)]) continue;
       const float* wh = w.ptr() + (static_cast<std::size_t>(b) * static_cast<std::size_t>(t.heads) + static_cast<std::size_t>(h)) *
                                       static_cast<std::size_t>(t.tq) * static_cast<std::size_t>(t.tk);
       for (std::size_t i = 0, n = static_cast<std::size_t>(t.tq) * static_cast<std::size_t>(t.tk); i < n; ++i) {
@@ -90,7 +88,7 @@ void drawLessonLinesPanel(UiContext& ctx) {
     }
   }
   for (int h = 0; h < t.heads; ++h) {
-    if (ls.headHidden[static_cast<std::size_t>(h)]) continue;
+    if (pick.hidden[static_cast<std::size_t>(h)]) continue;
     const float* wh = w.ptr() + (static_cast<std::size_t>(b) * static_cast<std::size_t>(t.heads) + static_cast<std::size_t>(h)) *
                                      static_cast<std::size_t>(t.tq) * static_cast<std::size_t>(t.tk);
     for (int q = 0; q < t.tq; ++q) {
@@ -126,3 +124,10 @@ void drawLessonLinesPanel(UiContext& ctx) {
 }
 
 }  // namespace mhascope::app
+
+// The lesson's tab (core/lessons/lines.hpp), for the window's UiContext.
+template <class Ui>
+void mhascope::lessons::Lines::drawTab(Ui& ui, const LessonOutcome<Result>& shown, Choices& choices) {
+  app::drawLinesTab(ui, shown, choices);
+}
+template void mhascope::lessons::Lines::drawTab(app::UiContext&, const LessonOutcome<Result>&, Choices&);

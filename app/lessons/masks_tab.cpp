@@ -1,4 +1,4 @@
-// Lesson 5 — mask on / off: the same input with no mask and with a causal (or key padding) mask,
+// The Masks tab — mask on / off: the same input with no mask and with a causal (or key padding) mask,
 // their weights side by side, the difference map and how much the outputs moved.
 #include <imgui.h>
 
@@ -6,8 +6,7 @@
 #include <cmath>
 
 #include "widgets/drag_slider.hpp"
-#include "panels/lessons/lesson_common.hpp"
-#include "panels/panel.hpp"
+#include "lessons/lesson_tab.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/wrapped_text.hpp"
 
@@ -16,27 +15,25 @@ namespace mhascope::app {
 // Over 80 lines (86) on purpose: one tab drawn top to bottom in reading order — the mask choice, the
 // three maps (no mask, mask, difference) and their numbers — every part using the trace, batch item,
 // sizes and result fetched at the top.
-void drawLessonMasksPanel(UiContext& ctx) {
+void drawMasksTab(UiContext& ctx, const LessonOutcome<MaskComparison>& outcome, lessons::Masks::Choices& pick) {
   lessonHeader(ctx, "Mask on / off", maskLessonIntro());
-  if (!recomputedLessonReady(ctx, RecomputingLesson::Masks)) return;
+  if (!rerunLessonReady<lessons::Masks>(ctx)) return;
   const Trace& t = ctx.state.shown.trace;
-  LessonView& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
-  ImGui::RadioButton("causal", &ls.c.maskKind, 0);
+  ImGui::RadioButton("causal", &pick.kind, 0);
   ImGui::SameLine();
-  ImGui::RadioButton("key padding", &ls.c.maskKind, 1);
-  if (ls.c.maskKind == 1) {
+  ImGui::RadioButton("key padding", &pick.kind, 1);
+  if (pick.kind == 1) {
     ImGui::SameLine(0, em);
     ImGui::SetNextItemWidth(8 * em);
-    ls.c.padKeys = std::clamp(ls.c.padKeys, 0, t.tk);
-    dragSliderInt("padded keys (0 = T_k / 3)", &ls.c.padKeys, 0, t.tk);
+    pick.padKeys = std::clamp(pick.padKeys, 0, t.tk);
+    dragSliderInt("padded keys (0 = T_k / 3)", &pick.padKeys, 0, t.tk);
   }
   // The result of the choices above, or of the previous ones for the frame until the
   // scheduler has recomputed it.
-  const auto& outcome = ctx.state.shown.lessons.recomputed.masks;
   if (!lessonOk(outcome)) return;
   const MaskComparison* r = outcome.get();
-  const int variant = ctx.state.shown.lessons.recomputedKey[static_cast<int>(RecomputingLesson::Masks)].variant;
+  const int variant = ctx.state.shown.lessons.of<lessons::Masks>().variant;
   const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
   const int h = std::clamp(ctx.view.head, 0, t.heads - 1);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "head %d (pick it in the Heatmap tab)", h);
@@ -98,3 +95,10 @@ void drawLessonMasksPanel(UiContext& ctx) {
 }
 
 }  // namespace mhascope::app
+
+// The lesson's tab (core/lessons/masks.hpp), for the window's UiContext.
+template <class Ui>
+void mhascope::lessons::Masks::drawTab(Ui& ui, const LessonOutcome<Result>& shown, Choices& choices) {
+  app::drawMasksTab(ui, shown, choices);
+}
+template void mhascope::lessons::Masks::drawTab(app::UiContext&, const LessonOutcome<Result>&, Choices&);

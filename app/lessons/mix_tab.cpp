@@ -1,4 +1,4 @@
-// Lesson 3 — mix, then split: one feature j of q = x W_q + b_q is a sum over ALL d_model input
+// The Mix tab — mix, then split: one feature j of q = x W_q + b_q is a sum over ALL d_model input
 // features; only afterwards does the split hand column j to head floor(j / d_k).
 #include <imgui.h>
 
@@ -6,8 +6,7 @@
 #include <vector>
 
 #include "widgets/drag_slider.hpp"
-#include "panels/lessons/lesson_common.hpp"
-#include "panels/panel.hpp"
+#include "lessons/lesson_tab.hpp"
 #include "widgets/charts.hpp"
 #include "widgets/colors.hpp"
 
@@ -16,33 +15,31 @@ namespace mhascope::app {
 // Over 80 lines (87) on purpose: one tab drawn top to bottom in reading order — the token/dimension
 // pickers, the column strip, the bar chart and the terms table — every part using the trace, batch
 // item, sizes and result fetched at the top.
-void drawLessonMixPanel(UiContext& ctx) {
+void drawMixTab(UiContext& ctx, const LessonOutcome<MixThenSplit>& outcome, lessons::Mix::Choices& pick) {
   lessonHeader(ctx, "Mix, then split",
                "q[t, j] = sum over f of x[t, f] * W_q[f, j], plus b_q[j]: every projected feature already mixes all "
                "d_model input features. The split into heads comes after and only decides which head owns column j "
                "of Q (head floor(j / d_k), counting from 0). Heads do not see disjoint pieces of the input token.");
   if (!traceReady(ctx)) return;
   const Trace& t = ctx.state.shown.trace;
-  LessonView& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
-  ls.c.mixToken = std::clamp(ls.c.mixToken, 0, t.tq - 1);
-  ls.c.mixDim = std::clamp(ls.c.mixDim, 0, t.dModel - 1);
+  pick.token = std::clamp(pick.token, 0, t.tq - 1);
+  pick.dim = std::clamp(pick.dim, 0, t.dModel - 1);
   ImGui::SetNextItemWidth(12 * em);
-  const std::string tokenLabel = std::to_string(ls.c.mixToken) + " '" + t.queryTokens[static_cast<std::size_t>(b)][static_cast<std::size_t>(ls.c.mixToken)] + "'";
+  const std::string tokenLabel = std::to_string(pick.token) + " '" + t.queryTokens[static_cast<std::size_t>(b)][static_cast<std::size_t>(pick.token)] + "'";
   if (ImGui::BeginCombo("token t", tokenLabel.c_str())) {
     for (int i = 0; i < t.tq; ++i) {
       ImGui::PushID(i);
       const std::string l = std::to_string(i) + " '" + t.queryTokens[static_cast<std::size_t>(b)][static_cast<std::size_t>(i)] + "'";
-      if (ImGui::Selectable(l.c_str(), i == ls.c.mixToken)) ls.c.mixToken = i;
+      if (ImGui::Selectable(l.c_str(), i == pick.token)) pick.token = i;
       ImGui::PopID();
     }
     ImGui::EndCombo();
   }
   ImGui::SameLine(0, em);
   ImGui::SetNextItemWidth(12 * em);
-  dragSliderInt("output dimension j", &ls.c.mixDim, 0, t.dModel - 1);
-  const auto& outcome = ctx.state.shown.lessons.quick.mix;
+  dragSliderInt("output dimension j", &pick.dim, 0, t.dModel - 1);
   if (!lessonOk(outcome)) return;
   const MixThenSplit* r = outcome.get();
   // The d_model columns as a strip coloured by owning head, j marked.
@@ -105,3 +102,10 @@ void drawLessonMixPanel(UiContext& ctx) {
 }
 
 }  // namespace mhascope::app
+
+// The lesson's tab (core/lessons/mix.hpp), for the window's UiContext.
+template <class Ui>
+void mhascope::lessons::Mix::drawTab(Ui& ui, const LessonOutcome<Result>& shown, Choices& choices) {
+  app::drawMixTab(ui, shown, choices);
+}
+template void mhascope::lessons::Mix::drawTab(app::UiContext&, const LessonOutcome<Result>&, Choices&);

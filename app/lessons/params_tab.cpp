@@ -1,22 +1,20 @@
-// Lesson 2 — where the parameters go: per-head full projections vs d_k-sized ones vs the real
+// The Params tab — where the parameters go: per-head full projections vs d_k-sized ones vs the real
 // one-big-matrix layout, W_o and the biases, for the live d_model and h.
 #include <imgui.h>
 
-#include "panels/lessons/lesson_common.hpp"
-#include "panels/panel.hpp"
+#include "lessons/lesson_tab.hpp"
 #include "widgets/charts.hpp"
 #include "widgets/colors.hpp"
 
 namespace mhascope::app {
 
-void drawLessonParamsPanel(UiContext& ctx) {
+void drawParamsTab(UiContext& ctx, const LessonOutcome<ParameterTable>& outcome, lessons::Params::Choices& /*nothing to pick*/) {
   lessonHeader(ctx, "Where the parameters go",
                "If every head had its own full d_model-wide projections, Q/K/V would cost h times more. Each head "
                "projects to only d_k = d_model / h features instead, so h heads together need exactly one "
                "d_model x d_model matrix per Q, K and V: the number of heads does not change the parameter count.");
   if (!traceReady(ctx)) return;
   const Trace& t = ctx.state.shown.trace;
-  const auto& outcome = ctx.state.shown.lessons.quick.params;
   if (!lessonOk(outcome)) return;
   const ParameterTable* p = outcome.get();
   coloredSymbol("d_model", "d_model = %d", t.dModel);
@@ -77,3 +75,10 @@ void drawLessonParamsPanel(UiContext& ctx) {
 }
 
 }  // namespace mhascope::app
+
+// The lesson's tab (core/lessons/params.hpp), for the window's UiContext.
+template <class Ui>
+void mhascope::lessons::Params::drawTab(Ui& ui, const LessonOutcome<Result>& shown, Choices& choices) {
+  app::drawParamsTab(ui, shown, choices);
+}
+template void mhascope::lessons::Params::drawTab(app::UiContext&, const LessonOutcome<Result>&, Choices&);

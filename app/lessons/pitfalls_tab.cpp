@@ -1,12 +1,11 @@
-// Lesson 6 — pitfall lab: pick a classic mistake, see its weights next to the right ones, the
+// The Pitfalls tab — pitfall lab: pick a classic mistake, see its weights next to the right ones, the
 // difference map and the automatic checks (row sums, entropy, max |difference|, NaN / Inf).
 #include <imgui.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "panels/lessons/lesson_common.hpp"
-#include "panels/panel.hpp"
+#include "lessons/lesson_tab.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/wrapped_text.hpp"
 
@@ -15,23 +14,21 @@ namespace mhascope::app {
 // Over 80 lines (106) on purpose: one tab drawn top to bottom in reading order — the pitfall choice,
 // its explanation, the checks table and the maps — every part using the trace, batch item, sizes and
 // result fetched at the top.
-void drawLessonPitfallsPanel(UiContext& ctx) {
+void drawPitfallsTab(UiContext& ctx, const LessonOutcome<PitfallResult>& outcome, lessons::Pitfalls::Choices& pick) {
   lessonHeader(ctx, "Pitfall lab",
                "Each toggle runs a pipeline with one classic mistake next to the correct one. The checks say what "
                "broke: rows that no longer sum to 1, attention that got flatter (higher entropy) or sharper (lower), "
                "outputs that moved, or NaN/Inf.");
-  if (!recomputedLessonReady(ctx, RecomputingLesson::Pitfall)) return;
+  if (!rerunLessonReady<lessons::Pitfalls>(ctx)) return;
   const Trace& t = ctx.state.shown.trace;
-  LessonView& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   for (int i = 0; i < kPitfallCount; ++i) {
     if (i % 4) ImGui::SameLine();
-    ImGui::RadioButton(pitfallTitle(static_cast<Pitfall>(i)), &ls.c.pitfallIndex, i);
+    ImGui::RadioButton(pitfallTitle(static_cast<Pitfall>(i)), &pick.pitfall, i);
     ctx.probes.recordLastItem("pitfall_" + std::to_string(i));
   }
   // The result of the chosen pitfall, or of the previous one for the frame until the scheduler
   // has recomputed it: everything below follows the result's own pitfall.
-  const auto& outcome = ctx.state.shown.lessons.recomputed.pitfall;
   if (!lessonOk(outcome)) return;
   const PitfallResult* r = outcome.get();
   const Pitfall p = r->pitfall;
@@ -124,3 +121,10 @@ void drawLessonPitfallsPanel(UiContext& ctx) {
 }
 
 }  // namespace mhascope::app
+
+// The lesson's tab (core/lessons/pitfalls.hpp), for the window's UiContext.
+template <class Ui>
+void mhascope::lessons::Pitfalls::drawTab(Ui& ui, const LessonOutcome<Result>& shown, Choices& choices) {
+  app::drawPitfallsTab(ui, shown, choices);
+}
+template void mhascope::lessons::Pitfalls::drawTab(app::UiContext&, const LessonOutcome<Result>&, Choices&);

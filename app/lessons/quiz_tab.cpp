@@ -1,42 +1,41 @@
-// Lesson 10 — quiz: about a dozen questions whose numbers come from the live trace; each answer
+// The Quiz tab — quiz: about a dozen questions whose numbers come from the live trace; each answer
 // is explained right after the try.
 #include <imgui.h>
 
 #include <algorithm>
 
-#include "panels/lessons/lesson_common.hpp"
-#include "panels/panel.hpp"
+#include "lessons/lesson_tab.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/wrapped_text.hpp"
 
 namespace mhascope::app {
 
-void drawLessonQuizPanel(UiContext& ctx) {
+void drawQuizTab(UiContext& ctx, const LessonOutcome<std::vector<QuizQuestion>>& outcome, lessons::Quiz::Choices& pick) {
   lessonHeader(ctx, "Quiz",
                "The numbers in these questions come from the configuration on the left: change d_model, h or the "
                "sentence and the questions change with it.");
   if (!traceReady(ctx)) return;
-  LessonView& ls = ctx.lessons;
-  const std::vector<QuizQuestion>& quiz = ctx.state.shown.quiz;  // computed with the trace
-  if (ls.quizSerial != ctx.state.shown.traceSerial) {  // a new trace asks new questions: no answers yet
-    ls.quizSerial = ctx.state.shown.traceSerial;
-    ls.quizPicked.assign(quiz.size(), -1);
+  if (!outcome.get()) return;
+  const std::vector<QuizQuestion>& quiz = *outcome.get();  // computed with the trace
+  if (pick.serial != ctx.state.shown.traceSerial) {  // a new trace asks new questions: no answers yet
+    pick.serial = ctx.state.shown.traceSerial;
+    pick.picked.assign(quiz.size(), -1);
   }
   int right = 0, tried = 0;
   for (std::size_t i = 0; i < quiz.size(); ++i) {
-    if (ls.quizPicked[i] < 0) continue;
+    if (pick.picked[i] < 0) continue;
     ++tried;
-    right += ls.quizPicked[i] == quiz[i].correct ? 1 : 0;
+    right += pick.picked[i] == quiz[i].correct ? 1 : 0;
   }
   ImGui::Text("%d of %d right, %zu questions", right, tried, quiz.size());
   ImGui::SameLine();
-  if (ImGui::SmallButton("start over")) std::fill(ls.quizPicked.begin(), ls.quizPicked.end(), -1);
+  if (ImGui::SmallButton("start over")) std::fill(pick.picked.begin(), pick.picked.end(), -1);
   ImGui::BeginChild("questions");
   for (std::size_t i = 0; i < quiz.size(); ++i) {
     const QuizQuestion& q = quiz[i];
     ImGui::PushID(static_cast<int>(i));
     textWrapped(std::to_string(i + 1) + ". " + q.question);
-    int& picked = ls.quizPicked[i];
+    int& picked = pick.picked[i];
     for (std::size_t c = 0; c < q.choices.size(); ++c) {
       ImGui::PushID(static_cast<int>(c));
       const bool isPicked = picked == static_cast<int>(c);
@@ -65,3 +64,10 @@ void drawLessonQuizPanel(UiContext& ctx) {
 }
 
 }  // namespace mhascope::app
+
+// The lesson's tab (core/lessons/quiz.hpp), for the window's UiContext.
+template <class Ui>
+void mhascope::lessons::Quiz::drawTab(Ui& ui, const LessonOutcome<Result>& shown, Choices& choices) {
+  app::drawQuizTab(ui, shown, choices);
+}
+template void mhascope::lessons::Quiz::drawTab(app::UiContext&, const LessonOutcome<Result>&, Choices&);

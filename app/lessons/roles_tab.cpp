@@ -1,4 +1,4 @@
-// Lesson 4 — specialist heads: scores set by hand (the "specialists" preset) and an editor for any
+// The Roles tab — specialist heads: scores set by hand (the "specialists" preset) and an editor for any
 // head's score cell; everything downstream recomputes through the normal config → trace path.
 #include <imgui.h>
 
@@ -6,8 +6,7 @@
 #include <string>
 
 #include "widgets/drag_slider.hpp"
-#include "panels/lessons/lesson_common.hpp"
-#include "panels/panel.hpp"
+#include "lessons/lesson_tab.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/wrapped_text.hpp"
 #include "io/presets.hpp"
@@ -44,7 +43,7 @@ void markEdited(AppState& st) {
 // Over 80 lines (112) on purpose: one tab drawn top to bottom in reading order — the preset button,
 // every head's map and the score editor — every part using the trace, batch item, sizes and result
 // fetched at the top.
-void drawLessonSpecialistsPanel(UiContext& ctx) {
+void drawRolesTab(UiContext& ctx, const LessonOutcome<CellBreakdown>& outcome, lessons::Roles::Choices& pick) {
   lessonHeader(ctx, "Specialist heads",
                "Here the scores are typed in by hand: in the specialists preset, head 0 links 'it' and 'soft' to "
                "'mat', head 1 links 'sat' and 'cat' both ways, and every other token mostly looks at itself. Real "
@@ -69,7 +68,6 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
   }
   if (!traceReady(ctx)) return;
   const Trace& t = st.shown.trace;
-  LessonView& ls = ctx.lessons;
   const float em = ImGui::GetFontSize();
   const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
 
@@ -96,12 +94,12 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
       m.colorbar = h % 3 == perRow - 1;
       const HeatmapHover hov = drawMatrix(ctx, "w", m, ImVec2(side + (m.colorbar ? colorbarWidth() : 0.0f), side * 0.95f));
       if (hov.clicked) {
-        ls.c.editHead = h;
-        ls.c.editQuery = hov.row;
-        ls.c.editKey = hov.col;
+        pick.head = h;
+        pick.query = hov.row;
+        pick.key = hov.col;
         // The clicked cell's recorded raw score: scores[b, h, row, col].
         if (const Slice2D* raw = st.shown.slice(StageId::Scores, b, h)) {
-          ls.editScore = raw->data[static_cast<std::size_t>(hov.row) * static_cast<std::size_t>(raw->cols) +
+          pick.score = raw->data[static_cast<std::size_t>(hov.row) * static_cast<std::size_t>(raw->cols) +
                                    static_cast<std::size_t>(hov.col)];
         }
       }
@@ -113,33 +111,33 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
   // The editor.
   ImGui::Separator();
   ImGui::TextUnformatted("Score editor (click a cell above to pick it)");
-  ls.c.editHead = std::clamp(ls.c.editHead, 0, t.heads - 1);
-  ls.c.editQuery = std::clamp(ls.c.editQuery, 0, t.tq - 1);
-  ls.c.editKey = std::clamp(ls.c.editKey, 0, t.tk - 1);
+  pick.head = std::clamp(pick.head, 0, t.heads - 1);
+  pick.query = std::clamp(pick.query, 0, t.tq - 1);
+  pick.key = std::clamp(pick.key, 0, t.tk - 1);
   ImGui::SetNextItemWidth(6 * em);
-  dragSliderInt("head i", &ls.c.editHead, 0, t.heads - 1);  // 0-based, as everywhere
+  dragSliderInt("head i", &pick.head, 0, t.heads - 1);  // 0-based, as everywhere
   ImGui::SameLine(0, em);
   ImGui::SetNextItemWidth(9 * em);
-  tokenCombo("query", ls.c.editQuery, t.queryTokens[static_cast<std::size_t>(b)]);
+  tokenCombo("query", pick.query, t.queryTokens[static_cast<std::size_t>(b)]);
   ImGui::SameLine(0, em);
   ImGui::SetNextItemWidth(9 * em);
-  tokenCombo("key", ls.c.editKey, t.keyTokens[static_cast<std::size_t>(b)]);
+  tokenCombo("key", pick.key, t.keyTokens[static_cast<std::size_t>(b)]);
   ImGui::SetNextItemWidth(8 * em);
-  ImGui::InputFloat("raw score", &ls.editScore, 1.0f, 4.0f, "%.2f");
+  ImGui::InputFloat("raw score", &pick.score, 1.0f, 4.0f, "%.2f");
   ctx.probes.recordLastItem("score_input");
-  ls.editScore = std::clamp(ls.editScore, -1000.0f, 1000.0f);
+  pick.score = std::clamp(pick.score, -1000.0f, 1000.0f);
   ImGui::SameLine(0, em);
   if (ImGui::Button("Set cell")) {
-    setScoreCell(st.doc.config, ls.c.editHead, ls.c.editQuery, ls.c.editKey, ls.editScore);
+    setScoreCell(st.doc.config, pick.head, pick.query, pick.key, pick.score);
     markEdited(st);
   }
   ctx.probes.recordLastItem("set_cell");
   ImGui::SameLine();
   if (ImGui::Button("Clear cell")) {
-    clearScoreCell(st.doc.config, ls.c.editHead, ls.c.editQuery, ls.c.editKey);
+    clearScoreCell(st.doc.config, pick.head, pick.query, pick.key);
     markEdited(st);
   }
-  if (const CellBreakdown* cell = st.shown.lessons.quick.editCell.get()) {
+  if (const CellBreakdown* cell = outcome.get()) {
     ImGui::Text("now: score %.3f%s -> scaled %.3f -> weight %.3f", static_cast<double>(cell->recordedScore),
                 cell->handSet ? " (hand-set)" : " (q . k)", cell->scaled,
                 cell->rowRecorded[static_cast<std::size_t>(cell->key)]);
@@ -159,3 +157,10 @@ void drawLessonSpecialistsPanel(UiContext& ctx) {
 }
 
 }  // namespace mhascope::app
+
+// The lesson's tab (core/lessons/roles.hpp), for the window's UiContext.
+template <class Ui>
+void mhascope::lessons::Roles::drawTab(Ui& ui, const LessonOutcome<Result>& shown, Choices& choices) {
+  app::drawRolesTab(ui, shown, choices);
+}
+template void mhascope::lessons::Roles::drawTab(app::UiContext&, const LessonOutcome<Result>&, Choices&);

@@ -1,4 +1,4 @@
-// Lesson 1 — one big matrix = h small ones: W_Q[i] is the column block i*d_k .. (i+1)*d_k - 1 of W_q;
+// The Split tab — one big matrix = h small ones: W_Q[i] is the column block i*d_k .. (i+1)*d_k - 1 of W_q;
 // the per-head loop and the vectorized pass agree stage by stage, and skipping the transpose
 // builds heads from the wrong numbers.
 #include <imgui.h>
@@ -6,8 +6,7 @@
 #include <algorithm>
 
 #include "widgets/drag_slider.hpp"
-#include "panels/lessons/lesson_common.hpp"
-#include "panels/panel.hpp"
+#include "lessons/lesson_tab.hpp"
 #include "widgets/colors.hpp"
 
 namespace mhascope::app {
@@ -15,19 +14,17 @@ namespace mhascope::app {
 // Over 80 lines (108) on purpose: one tab drawn top to bottom in reading order — W_q with its head
 // blocks, then the loop-vs-vectorized table, then the skipped-transpose sources — every part using the
 // trace, batch item, sizes and result fetched at the top.
-void drawLessonSplitPanel(UiContext& ctx) {
+void drawSplitTab(UiContext& ctx, const LessonOutcome<LoopVsVectorized>& outcome, lessons::Split::Choices& pick) {
   lessonHeader(ctx, "One big matrix = h small ones",
                "Head i's projection W_Q[i] (d_model x d_k) is just the column block i*d_k .. (i+1)*d_k - 1 of W_q "
                "(heads i = 0 .. h-1). So one matmul X W_q, a view and a transpose compute every head at once, and "
                "give exactly what a loop over heads (slice, attend, collect, concatenate) gives.");
-  if (!recomputedLessonReady(ctx, RecomputingLesson::Split)) return;
+  if (!rerunLessonReady<lessons::Split>(ctx)) return;
   const Trace& t = ctx.state.shown.trace;
-  LessonView& ls = ctx.lessons;
-  const auto& outcome = ctx.state.shown.lessons.recomputed.split;
   if (!lessonOk(outcome)) return;
   const LoopVsVectorized* r = outcome.get();
   const float em = ImGui::GetFontSize();
-  ls.splitHead = std::clamp(ls.splitHead, 0, t.heads - 1);
+  pick.head = std::clamp(pick.head, 0, t.heads - 1);
 
   // Left: W_q with its head blocks; right: the comparison table (below it when the window is
   // too narrow for both, so the table is never cut).
@@ -39,12 +36,12 @@ void drawLessonSplitPanel(UiContext& ctx) {
   const float side = std::min(sideBySide ? avail - tableW - em : avail, 26.0f * em);
   ImGui::BeginGroup();
   ImGui::SetNextItemWidth(8 * em);
-  dragSliderInt("head i", &ls.splitHead, 0, t.heads - 1);  // 0-based, as everywhere
+  dragSliderInt("head i", &pick.head, 0, t.heads - 1);  // 0-based, as everywhere
   // The title names the whole matrix; head i's block is framed in its colour inside it.
   ImGui::Text("W_q (%d x %d), the learned matrix;", t.dModel, t.dModel);
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(ls.splitHead)),
-                     "framed: W_Q[%d] = W_q[:, %d:%d]  (%d x %d)", ls.splitHead, ls.splitHead * t.dk,
-                     (ls.splitHead + 1) * t.dk, t.dModel, t.dk);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(pick.head)),
+                     "framed: W_Q[%d] = W_q[:, %d:%d]  (%d x %d)", pick.head, pick.head * t.dk,
+                     (pick.head + 1) * t.dk, t.dModel, t.dk);
   MatrixPicture w;
   w.data = t.weight(WeightId::Wq).data;  // the numbers the shown pass used
   w.rows = w.cols = t.dModel;
@@ -58,10 +55,10 @@ void drawLessonSplitPanel(UiContext& ctx) {
   const HeatmapHover hov = drawMatrix(ctx, "wq", w, ImVec2(side, side * 0.9f));
   {
     const float cellW = (hov.plotMax.x - hov.plotMin.x) / static_cast<float>(t.dModel);
-    const float x0 = hov.plotMin.x + cellW * static_cast<float>(ls.splitHead * t.dk);
+    const float x0 = hov.plotMin.x + cellW * static_cast<float>(pick.head * t.dk);
     ImGui::GetWindowDrawList()->AddRect(ImVec2(x0 - 1, hov.plotMin.y - 1),
                                         ImVec2(x0 + cellW * static_cast<float>(t.dk) + 1, hov.plotMax.y + 1),
-                                        headColor(ls.splitHead), 0, 0, 3.0f);
+                                        headColor(pick.head), 0, 0, 3.0f);
   }
   ImGui::TextDisabled("W_q, input feature (rows) -> output feature j (columns);\nthe coloured strip: column j goes to head floor(j / d_k).");
   ImGui::EndGroup();
@@ -98,7 +95,7 @@ void drawLessonSplitPanel(UiContext& ctx) {
   } else {
     ImGui::Text("Where head %d's Q numbers came from (token, feature of q_proj) — %d of %d entries in the whole Q come "
                 "from another token than the row they sit in (red):",
-                ls.splitHead, r->skippedWrongToken, t.heads * t.tq * t.dk);
+                pick.head, r->skippedWrongToken, t.heads * t.tq * t.dk);
   }
   ImGui::PopTextWrapPos();
   const int shownRows = std::min(t.tq, 12), shownCols = std::min(t.dk, 8);
@@ -112,7 +109,7 @@ void drawLessonSplitPanel(UiContext& ctx) {
       ImGui::Text("%d '%s'", row, t.queryTokens[0][static_cast<std::size_t>(row)].c_str());
       for (int c = 0; c < shownCols; ++c) {
         ImGui::TableNextColumn();
-        const FeatureSource src = r->skippedSource(ls.splitHead, row, c);
+        const FeatureSource src = r->skippedSource(pick.head, row, c);
         const bool wrong = src.token != row;
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(wrong ? kErrorColor : kOkColor), "t%d f%d", src.token,
                            src.feature);
@@ -121,7 +118,14 @@ void drawLessonSplitPanel(UiContext& ctx) {
     ImGui::EndTable();
   }
   ImGui::TextDisabled("Correct: row t, col c of head %d is (t, f%d+c). Output max |difference| with the mistake: %.3g",
-                      ls.splitHead, ls.splitHead * t.dk, r->skippedOutputMaxAbsDiff);
+                      pick.head, pick.head * t.dk, r->skippedOutputMaxAbsDiff);
 }
 
 }  // namespace mhascope::app
+
+// The lesson's tab (core/lessons/split.hpp), for the window's UiContext.
+template <class Ui>
+void mhascope::lessons::Split::drawTab(Ui& ui, const LessonOutcome<Result>& shown, Choices& choices) {
+  app::drawSplitTab(ui, shown, choices);
+}
+template void mhascope::lessons::Split::drawTab(app::UiContext&, const LessonOutcome<Result>&, Choices&);

@@ -1,14 +1,17 @@
 // The panels of the window, listed in ONE place (panel_list.cpp). A panel is one file with one
-// draw entry point; adding a view is that file plus one line in the list.
+// draw entry point; adding a view is that file plus one line in the list. The lesson tabs come
+// from the lessons' own list (AllLessons, core/lessons/lessons.hpp), each drawn by its
+// app/lessons/<name>_tab.cpp.
 //
 // Where a panel goes:
 //   Left   — the controls column
 //   Top    — above the main area (the pipeline stepper)
-//   Main   — a tab of the main area (heatmap, all heads, and the teaching views to come)
+//   Main   — a tab of the main area (heatmap, all heads, learned weights, then the lessons)
 //   Right  — the explanation column, each panel under a collapsible header
 //   Status — the line at the bottom
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "state/ui_context.hpp"
@@ -21,9 +24,12 @@ struct PanelInfo {
   const char* title;  // tab / header text; also the name ViewState::selectTab uses
   PanelArea area;
   void (*draw)(UiContext&);
+  const char* id = "";  // a lesson's kId ("masks"); "" for the other panels
 };
 
 const std::vector<PanelInfo>& allPanels();
+// The panel of `area` whose title is `title`, or null (a saved or scripted tab name).
+const PanelInfo* findPanel(PanelArea area, std::string_view title);
 
 // Draw entry points, one per panel file.
 void drawControlsPanel(UiContext& ctx);     // panels/controls_panel.cpp
@@ -37,18 +43,6 @@ void drawStatusLine(UiContext& ctx);        // panels/status_line.cpp
 // Parts of the controls: the Open file… button and its popup, the "Files in use" list.
 void drawOpenFileButton(UiContext& ctx);    // panels/open_file_popup.cpp
 void drawFilesInUse(UiContext& ctx);        // panels/open_file_popup.cpp
-// The lessons, one tab each: panels/lesson_*.cpp.
-void drawLessonSplitPanel(UiContext& ctx);        // 1 one big matrix = h small ones
-void drawLessonParamsPanel(UiContext& ctx);       // 2 where the parameters go
-void drawLessonMixPanel(UiContext& ctx);          // 3 mix, then split
-void drawLessonSpecialistsPanel(UiContext& ctx);  // 4 specialist heads + score editor
-void drawLessonMasksPanel(UiContext& ctx);        // 5 mask on / off
-void drawLessonPitfallsPanel(UiContext& ctx);     // 6 pitfall lab
-void drawLessonCostPanel(UiContext& ctx);         // 7 cost counters
-void drawLessonLinesPanel(UiContext& ctx);        // 8 token lines
-void drawLessonCellPanel(UiContext& ctx);         // 9 one cell, taken apart
-void drawLessonQuizPanel(UiContext& ctx);         // 10 quiz
-
 // Tab titles the rest of the app refers to.
 inline constexpr const char* kHeatmapTab = "Heatmap";
 inline constexpr const char* kAllHeadsTab = "All heads";

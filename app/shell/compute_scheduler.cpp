@@ -1,10 +1,13 @@
 // The compute scheduler (see compute_scheduler.hpp).
 //   trace     — a dirty config → validate → compute now or on the worker; latest request wins
-//   quick     — lessons 2, 3, 4, 7, 9 from the trace and its weights, whenever either changes
-//   recompute — lessons 1, 5, 6 (split, masks, pitfalls) for the open tab, now or on lessonJob_
+//   quick     — every Quick lesson of AllLessons from the trace and its weights, whenever either
+//               or its choices change (and the WithTrace quiz, taken from the trace's outcome)
+//   rerun     — the Rerun lesson of the open tab (found by id), now or on lessonJob_
 #include "shell/compute_scheduler.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 #include <exception>
 #include <memory>
 #include <new>
@@ -36,14 +39,6 @@ SizeEstimate estimateSizes(const ModelConfig& c) {
   return e;
 }
 
-// The recomputing lesson whose tab is `title`, if any.
-std::optional<RecomputingLesson> recomputingLessonOfTab(const std::string& title) {
-  if (title == "Split") return RecomputingLesson::Split;
-  if (title == "Masks") return RecomputingLesson::Masks;
-  if (title == "Pitfalls") return RecomputingLesson::Pitfall;
-  return std::nullopt;
-}
-
 }  // namespace
 
 bool fitsUiThread(std::int64_t batch, std::int64_t tq, std::int64_t tk, int dModel, int heads, double passes) {
@@ -58,7 +53,7 @@ void ComputeScheduler::update(AppState& state, const ViewState& view, LessonView
   updateTrace(state, view, forceSync);
   if (state.shown.hasTrace() && state.shown.model) {
     updateQuickLessons(state, view, lessons);
-    updateRecomputedLessons(state, lessons, openTab, forceSync);
+    updateRerunLessons(state, lessons, openTab, forceSync);
   }
   state.compute.lessonComputing = lessonJob_.busy();
 }
@@ -173,57 +168,83 @@ void ComputeScheduler::updateTrace(AppState& state, const ViewState& view, bool 
 // ---------------------------------------------------------------------------------------------
 
 void ComputeScheduler::updateQuickLessons(AppState& state, const ViewState& view, LessonView& lessons) {
-  keepLessonChoicesInRange(lessons, state.shown.trace, view.batch);
-  LessonResults& r = state.shown.lessons;
-  if (r.quickSerial == state.shown.traceSerial && r.quickChoices == lessons.c) return;
-  r.quick = computeQuickLessons(state.shown.trace, state.shown.model->weights, lessons.c);
-  r.quickSerial = state.shown.traceSerial;
-  r.quickChoices = lessons.c;
+  ShownResult& shown = state.shown;
+  lessons.c.keepInRange(shown.trace, view.batch);
+  const LessonInput in{shown.trace, *shown.model, lessons.c.batch};
+  AllLessons::forEach([&](auto lesson) {
+    using L = decltype(lesson);
+    LessonSlot<L>& slot = shown.lessons.of<L>();
+    const typename L::Choices& choices = lessons.c.of<L>();
+    if constexpr (L::kCost == LessonCost::Quick) {
+      if (slot.serial == shown.traceSerial && slot.batch == in.batch && slot.choices == choices) return;
+      slot.outcome.assign(L::compute(in, choices));
+      slot.serial = shown.traceSerial;
+      slot.batch = in.batch;
+      slot.choices = choices;
+    } else if constexpr (L::kCost == LessonCost::WithTrace) {
+      // The compute worker made it with the trace (ComputeOutcome::quiz, the only such lesson).
+      static_assert(std::is_same_v<typename L::Result, decltype(shown.quiz)>);
+      if (slot.serial == shown.traceSerial) return;
+      slot.outcome.value = shown.quiz;
+      slot.outcome.error.clear();
+      slot.serial = shown.traceSerial;
+    }
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
-// recomputing lessons
+// rerun lessons
 // ---------------------------------------------------------------------------------------------
 
-void ComputeScheduler::store(AppState& state, RecomputeOutcome& o) {
-  if (o.serial != state.shown.traceSerial) return;  // the trace moved on meanwhile
-  const int i = static_cast<int>(o.lesson);
-  state.shown.lessons.recomputedKey[i] = o.key;
-  switch (o.lesson) {
-    case RecomputingLesson::Split: state.shown.lessons.recomputed.split = std::move(o.result.split); break;
-    case RecomputingLesson::Masks: state.shown.lessons.recomputed.masks = std::move(o.result.masks); break;
-    case RecomputingLesson::Pitfall: state.shown.lessons.recomputed.pitfall = std::move(o.result.pitfall); break;
-  }
+void ComputeScheduler::store(AppState& state, RerunOutcome& o) {
+  if (o.key.serial != state.shown.traceSerial) return;  // the trace moved on meanwhile
+  o.store(state.shown.lessons);
 }
 
-void ComputeScheduler::updateRecomputedLessons(AppState& state, const LessonView& lessons, const std::string& openTab,
-                                               bool forceSync) {
+void ComputeScheduler::updateRerunLessons(AppState& state, const LessonView& lessons, const std::string& openTab,
+                                          bool forceSync) {
   if (auto done = lessonJob_.take()) {
-    if (lessonRequested_[static_cast<int>(done->lesson)] == done->key) lessonRequested_[static_cast<int>(done->lesson)] = {};
+    if (lessonRequested_[done->lesson] == done->key) lessonRequested_[done->lesson] = {};
     store(state, *done);
   }
-  const auto lesson = recomputingLessonOfTab(openTab);
-  const Trace& t = state.shown.trace;
-  if (!lesson || recordedTraceBytes(t) > kRecomputeLimitBytes) return;  // the tab says why
-  const int i = static_cast<int>(*lesson);
-  const LessonResults::Key key{state.shown.traceSerial, recomputingVariant(*lesson, lessons.c)};
-  if (state.shown.lessons.recomputedKey[i] == key || lessonRequested_[i] == key) return;
-  RecomputeOutcome job{state.shown.traceSerial, *lesson, key, {}};
-  auto run = [model = state.shown.model, choices = lessons.c, job]() mutable {
-    try {
-      computeRecomputingLesson(*model, job.lesson, choices, job.result);
-    } catch (const std::bad_alloc&) {
-      job.result = {};
-      const std::string msg = "out of memory while computing this lesson; try fewer tokens, heads or batch items";
-      job.result.split.error = job.result.masks.error = job.result.pitfall.error = msg;
-    } catch (const std::exception& e) {
-      job.result = {};
-      job.result.split.error = job.result.masks.error = job.result.pitfall.error = std::string("lesson failed: ") + e.what();
+  // Only the lesson of the tab on screen, by its id (the tab's title only finds the panel).
+  const PanelInfo* tab = findPanel(PanelArea::Main, openTab);
+  if (!tab || recordedTraceBytes(state.shown.trace) > kRecomputeLimitBytes) return;  // the tab says why
+  AllLessons::forEach([&](auto lesson) {
+    using L = decltype(lesson);
+    if constexpr (L::kCost == LessonCost::Rerun) {
+      if (std::strcmp(tab->id, L::kId) == 0) rerun<L>(state, lessons.c.of<L>(), forceSync);
     }
-    return job;
+  });
+}
+
+template <class L>
+void ComputeScheduler::rerun(AppState& state, const typename L::Choices& choices, bool forceSync) {
+  constexpr std::size_t i = AllLessons::indexOf<L>();
+  const LessonKey key{state.shown.traceSerial, choices.variant()};
+  if (state.shown.lessons.of<L>().key() == key || lessonRequested_[i] == key) return;
+  // The job sees the model alone (shared), never the trace the window may replace meanwhile.
+  auto run = [model = state.shown.model, choices, key]() {
+    auto outcome = std::make_shared<LessonOutcome<typename L::Result>>();
+    try {
+      outcome->assign(L::compute(*model, choices));
+    } catch (const std::bad_alloc&) {
+      *outcome = {};
+      outcome->error = "out of memory while computing this lesson; try fewer tokens, heads or batch items";
+    } catch (const std::exception& e) {
+      *outcome = {};
+      outcome->error = std::string("lesson failed: ") + e.what();
+    }
+    return RerunOutcome{key, i, [outcome, key](LessonResults& results) {
+                          LessonSlot<L>& slot = results.of<L>();
+                          slot.outcome = std::move(*outcome);
+                          slot.serial = key.serial;
+                          slot.variant = key.variant;
+                        }};
   };
+  const Trace& t = state.shown.trace;
   if (forceSync || fitsUiThread(t.batch, t.tq, t.tk, t.dModel, t.heads, 3.0)) {
-    RecomputeOutcome done = run();
+    RerunOutcome done = run();
     store(state, done);
   } else {
     lessonRequested_[i] = key;

@@ -4,7 +4,9 @@
 // Panels then only read AppState; nothing is computed in a draw call.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "shell/compute_worker.hpp"
@@ -15,7 +17,7 @@ namespace mhascope::app {
 
 class ComputeScheduler {
  public:
-  // Once per frame, before ImGui's frame. `openTab` is the main tab on screen (the recomputing
+  // Once per frame, before ImGui's frame. `openTab` is the main tab on screen (the Rerun
   // lessons run only for their own tab); `forceSync`: tests, screenshots and the benchmark want
   // the picture of exactly this state, now.
   void update(AppState& state, const ViewState& view, LessonView& lessons, const std::string& openTab, bool forceSync);
@@ -23,25 +25,27 @@ class ComputeScheduler {
   void setResultReady(std::function<void()> wake) { worker_.setResultReady(std::move(wake)); }
 
  private:
-  struct RecomputeOutcome {
-    std::uint64_t serial = 0;
-    RecomputingLesson lesson = RecomputingLesson::Split;
-    LessonResults::Key key;
-    RecomputedLessons result;
+  // A Rerun lesson's result from lessonJob_: what it is for, and how it goes into its slot.
+  struct RerunOutcome {
+    LessonKey key;
+    std::size_t lesson = 0;  // index in AllLessons
+    std::function<void(LessonResults&)> store;
   };
 
   void applyOutcome(AppState& state, ComputeOutcome& outcome, Trace& computed);
   void updateTrace(AppState& state, const ViewState& view, bool forceSync);
   void updateQuickLessons(AppState& state, const ViewState& view, LessonView& lessons);
-  void updateRecomputedLessons(AppState& state, const LessonView& lessons, const std::string& openTab, bool forceSync);
-  static void store(AppState& state, RecomputeOutcome& outcome);
+  void updateRerunLessons(AppState& state, const LessonView& lessons, const std::string& openTab, bool forceSync);
+  template <class L>
+  void rerun(AppState& state, const typename L::Choices& choices, bool forceSync);
+  static void store(AppState& state, RerunOutcome& outcome);
 
   ComputeWorker worker_;
   Trace spare_;                  // synchronous computes fill this, then swap with state.shown.trace
   std::uint64_t requestCounter_ = 0;
   std::uint64_t shownRequest_ = 0;
-  LatestJob<RecomputeOutcome> lessonJob_;
-  LessonResults::Key lessonRequested_[3];  // submitted to lessonJob_ and not yet taken
+  LatestJob<RerunOutcome> lessonJob_;
+  std::array<LessonKey, AllLessons::kCount> lessonRequested_;  // per lesson: submitted to lessonJob_, not yet taken
 };
 
 // Whether work of this many multiply-adds (passes forward passes at these sizes) fits within a

@@ -8,10 +8,13 @@
 #include <cstdlib>
 #include <regex>
 #include <climits>
+#include <string>
+#include <vector>
 
 #include "cli/model_options.hpp"
 #include "attention/model.hpp"
 #include "io/presets.hpp"
+#include "lessons/lessons.hpp"
 
 namespace mhascope::app {
 
@@ -44,11 +47,16 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
   std::string size;
   cli::addModelOptions(cli, o.model);  // --preset, --text, --weights …: as for `mhascope export`
   cli.add_option("--stage", o.stage, "stage to open at (query, q_proj, q_heads, scores, weights, output, ...)");
-  cli.add_option("--view", o.view,
-                 "main tab to open: heatmap, grid, learned, or a lesson: split, params, mix, roles, masks, pitfalls, cost, "
-                 "lines, cell, quiz; or train (the Train mode)")
-      ->check(CLI::IsMember({"heatmap", "grid", "learned", "split", "params", "mix", "roles", "masks", "pitfalls", "cost",
-                             "lines", "cell", "quiz", "train"}));
+  // The lessons' ids come from their one list (AllLessons), so each lesson is a --view name.
+  std::vector<std::string> views = {"heatmap", "grid", "learned"};
+  std::string lessonIds;
+  AllLessons::forEach([&](auto lesson) {
+    views.emplace_back(decltype(lesson)::kId);
+    lessonIds += (lessonIds.empty() ? "" : ", ") + views.back();
+  });
+  views.emplace_back("train");
+  cli.add_option("--view", o.view, "main tab to open: heatmap, grid, learned, or a lesson: " + lessonIds + "; or train (the Train mode)")
+      ->check(CLI::IsMember(views));
   auto* headOpt = cli.add_option("--head", o.head, "head to show in the heatmap, counted from 0 (0 .. h-1)")
                       ->transform(cli::decimalInteger(0, INT_MAX));
   cli.add_option("--size", size, "window size WxH, e.g. 1600x1000");

@@ -1,53 +1,69 @@
-// The lesson tabs' view state (what the user picked in them) and the lesson results the
-// compute scheduler made for the shown trace. Panels read the results and edit the choices; the
-// scheduler (shell/compute_scheduler.cpp) recomputes a result when its choice or the trace
-// changes — never a draw call.
+// The lesson tabs' view state (every lesson's Choices, core/lessons/lessons.hpp) and the lesson
+// results the compute scheduler made for the shown trace, one slot per lesson of AllLessons.
+// Tabs read their slot and edit their choices; the scheduler (shell/compute_scheduler.cpp)
+// recomputes a slot when its choices or the trace change — never a draw call.
 #pragma once
 
 #include <cstdint>
-#include <vector>
+#include <tuple>
 
 #include "attention/trace.hpp"
-#include "lessons/lesson_results.hpp"
+#include "lessons/lessons.hpp"
 
 namespace mhascope::app {
 
 struct LessonView {
-  LessonChoices c;                         // the choices the results are computed for
-  int splitHead = 0;                       // 1: the framed head (drawing only)
-  float editScore = 16.0f;                 // 4: the score to set
-  int sweepTo[3] = {256, 1024, 64};        // 7: per swept variable; c.sweepTo is the current one
-  std::vector<std::uint8_t> headHidden;    // 8: 1 = head switched off
-  std::uint64_t quizSerial = ~0ull;        // 10: the trace the answers below belong to
-  std::vector<int> quizPicked;             //     -1 = not tried yet
+  LessonChoices c;  // what the tabs let the user pick; the results are computed for these
 };
 
-// Keeps every choice inside the trace's sizes (b, token, dimension, head, query, key, sweep end),
-// the same clamps the tabs apply when they draw.
-void keepLessonChoicesInRange(LessonView& view, const Trace& trace, int batch);
-
-// The lessons that rerun the pipeline (split, masks, pitfalls) run it two to four times: above
-// this many recorded bytes per trace they are not computed (the tab says why), which bounds the
-// time and memory they add to a configuration.
+// The Rerun lessons (split, masks, pitfalls) run the pipeline two to four times: above this many
+// recorded bytes per trace they are not computed (the tab says why), which bounds the time and
+// memory they add to a configuration.
 inline constexpr double kRecomputeLimitBytes = 64.0 * 1024 * 1024;
 double recordedTraceBytes(const Trace& trace);
 
-// Results of the shown trace, with what they were computed for.
+// Which result a Rerun lesson holds: the trace's serial and the choices' variant().
+struct LessonKey {
+  std::uint64_t serial = ~0ull;
+  int variant = -1;
+  bool operator==(const LessonKey&) const = default;
+};
+
+// One lesson's result with what it was computed for.
+template <class L>
+struct LessonSlot {
+  LessonOutcome<typename L::Result> outcome;
+  std::uint64_t serial = ~0ull;  // the trace serial (~0: nothing yet)
+  int variant = -1;              // Rerun: the choices' variant()
+  int batch = -1;                // Quick: b ...
+  typename L::Choices choices{};  //        ... and the choices
+  LessonKey key() const { return {serial, variant}; }
+};
+
+template <class List>
+struct LessonSlots;
+template <class... L>
+struct LessonSlots<LessonList<L...>> {
+  using type = std::tuple<LessonSlot<L>...>;
+};
+
+// Results of the shown trace, one slot per lesson.
 struct LessonResults {
-  std::uint64_t quickSerial = ~0ull;       // trace serial of `quick`
-  LessonChoices quickChoices;
-  QuickLessons quick;                      // 2, 3, 4, 7, 9
-  struct Key {
-    std::uint64_t serial = ~0ull;
-    int variant = -1;
-    bool operator==(const Key&) const = default;
-  };
-  Key recomputedKey[3];                    // per RecomputingLesson
-  RecomputedLessons recomputed;            // 1, 5, 6
-  // Whether `lesson` has a result for the trace with this serial (maybe for an older choice,
+  LessonSlots<AllLessons>::type slots;
+
+  template <class L>
+  LessonSlot<L>& of() {
+    return std::get<LessonSlot<L>>(slots);
+  }
+  template <class L>
+  const LessonSlot<L>& of() const {
+    return std::get<LessonSlot<L>>(slots);
+  }
+  // Whether lesson L has a result for the trace with this serial (maybe for an older choice,
   // while the new one is computed).
-  bool hasRecomputed(RecomputingLesson lesson, std::uint64_t traceSerial) const {
-    return recomputedKey[static_cast<int>(lesson)].serial == traceSerial;
+  template <class L>
+  bool has(std::uint64_t traceSerial) const {
+    return of<L>().serial == traceSerial;
   }
 };
 

@@ -68,12 +68,7 @@ Workspace workspaceFromWindow(const AppState& state, const ViewState& view, cons
   v.colorScale = view.colorScale;
   v.weight = view.weight;
   v.playStagesPerSecond = view.playStagesPerSecond;
-  WorkspaceLessons& l = ws.lessons;
-  l.choices = lessons.c;
-  l.splitHead = lessons.splitHead;
-  l.editScore = lessons.editScore;
-  for (int i = 0; i < 3; ++i) l.sweepTo[static_cast<std::size_t>(i)] = lessons.sweepTo[i];
-  l.headHidden = lessons.headHidden;
+  ws.lessons = lessons.c;
   return ws;
 }
 
@@ -100,12 +95,7 @@ void applyWorkspace(const Workspace& ws, const InputFiles& located, AppState& st
   view.colorScale = v.colorScale;
   view.weight = v.weight;
   view.playStagesPerSecond = v.playStagesPerSecond;
-  const WorkspaceLessons& l = ws.lessons;
-  lessons.c = l.choices;
-  lessons.splitHead = l.splitHead;
-  lessons.editScore = l.editScore;
-  for (int i = 0; i < 3; ++i) lessons.sweepTo[i] = l.sweepTo[static_cast<std::size_t>(i)];
-  lessons.headHidden = l.headHidden;
+  lessons.c = ws.lessons;
 }
 
 Status openWorkspace(AppState& state, ViewState& view, LessonView& lessons, const std::string& path,

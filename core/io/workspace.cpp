@@ -135,14 +135,10 @@ json viewJson(const WorkspaceView& v) {
           {"weight", weightName(v.weight)}, {"play_speed", v.playStagesPerSecond}};
 }
 
-json lessonsJson(const WorkspaceLessons& l) {
-  const LessonChoices& c = l.choices;
-  return {{"batch", c.batch}, {"mix_token", c.mixToken}, {"mix_dim", c.mixDim}, {"edit_head", c.editHead},
-          {"edit_query", c.editQuery}, {"edit_key", c.editKey}, {"mask_kind", c.maskKind}, {"pad_keys", c.padKeys},
-          {"pitfall", c.pitfallIndex}, {"sweep_variable", c.sweepVariable}, {"sweep_to", c.sweepTo},
-          {"cell_head", c.cellHead}, {"cell_query", c.cellQuery}, {"cell_key", c.cellKey},
-          {"split_head", l.splitHead}, {"edit_score", l.editScore}, {"sweep_ends", l.sweepTo},
-          {"heads_hidden", l.headHidden}};
+json lessonsJson(const LessonChoices& l) {
+  json j = json::object();
+  forEachLessonField(l, [&](const char* key, const auto& value) { j[key] = value; });
+  return j;
 }
 
 }  // namespace
@@ -326,38 +322,53 @@ Status readView(const ObjectReader& r, WorkspaceView& v) {
   return Ok{};
 }
 
-Status readLessons(const ObjectReader& r, WorkspaceLessons& l) {
-  MHASCOPE_TRY(r.keys({"batch", "mix_token", "mix_dim", "edit_head", "edit_query", "edit_key", "mask_kind", "pad_keys",
-                       "pitfall", "sweep_variable", "sweep_to", "cell_head", "cell_query", "cell_key", "split_head",
-                       "edit_score", "sweep_ends", "heads_hidden"}));
-  LessonChoices& c = l.choices;
-  for (auto [key, out] : std::initializer_list<std::pair<const char*, int*>>{
-           {"batch", &c.batch}, {"mix_token", &c.mixToken}, {"mix_dim", &c.mixDim}, {"edit_head", &c.editHead},
-           {"edit_query", &c.editQuery}, {"edit_key", &c.editKey}, {"mask_kind", &c.maskKind},
-           {"pad_keys", &c.padKeys}, {"pitfall", &c.pitfallIndex}, {"sweep_variable", &c.sweepVariable},
-           {"sweep_to", &c.sweepTo}, {"cell_head", &c.cellHead}, {"cell_query", &c.cellQuery},
-           {"cell_key", &c.cellKey}, {"split_head", &l.splitHead}}) {
-    MHASCOPE_TRY(r.index(key, *out));
-  }
-  MHASCOPE_TRY(r.number("edit_score", l.editScore, -1e6, 1e6));
-  const json& ends = r.j.at("sweep_ends");
-  if (!ends.is_array() || ends.size() != 3) return r.bad("sweep_ends", "an array of 3 integers");
-  for (std::size_t i = 0; i < 3; ++i) {
-    if (!ends[i].is_number_integer() || ends[i].get<std::int64_t>() < 1 || ends[i].get<std::int64_t>() > 1'000'000) {
-      return r.bad("sweep_ends", "an array of 3 integers 1 … 1000000");
+// One lesson choice by its C++ type: indices, a score, a fixed number of sweep ends, per-head flags.
+Status readLessonField(const ObjectReader& r, const char* key, int& out) { return r.index(key, out); }
+Status readLessonField(const ObjectReader& r, const char* key, float& out) { return r.number(key, out, -1e6, 1e6); }
+template <std::size_t N>
+Status readLessonField(const ObjectReader& r, const char* key, std::array<int, N>& out) {
+  const json& a = r.j.at(key);
+  const std::string n = std::to_string(N);
+  if (!a.is_array() || a.size() != N) return r.bad(key, "an array of " + n + " integers");
+  for (std::size_t i = 0; i < N; ++i) {
+    if (!a[i].is_number_integer() || a[i].get<std::int64_t>() < 1 || a[i].get<std::int64_t>() > 1'000'000) {
+      return r.bad(key, "an array of " + n + " integers 1 … 1000000");
     }
-    l.sweepTo[i] = ends[i].get<int>();
-  }
-  const json& hidden = r.j.at("heads_hidden");
-  if (!hidden.is_array() || hidden.size() > 65536) return r.bad("heads_hidden", "an array of at most 65536 0/1 values");
-  l.headHidden.clear();
-  for (const json& h : hidden) {
-    if (!h.is_number_integer() || (h.get<std::int64_t>() != 0 && h.get<std::int64_t>() != 1)) {
-      return r.bad("heads_hidden", "an array of 0/1 values");
-    }
-    l.headHidden.push_back(static_cast<std::uint8_t>(h.get<int>()));
+    out[i] = a[i].get<int>();
   }
   return Ok{};
+}
+Status readLessonField(const ObjectReader& r, const char* key, std::vector<std::uint8_t>& out) {
+  const json& a = r.j.at(key);
+  if (!a.is_array() || a.size() > 65536) return r.bad(key, "an array of at most 65536 0/1 values");
+  out.clear();
+  for (const json& h : a) {
+    if (!h.is_number_integer() || (h.get<std::int64_t>() != 0 && h.get<std::int64_t>() != 1)) {
+      return r.bad(key, "an array of 0/1 values");
+    }
+    out.push_back(static_cast<std::uint8_t>(h.get<int>()));
+  }
+  return Ok{};
+}
+
+// Every key every lesson saves is required (a workspace holds them all), none other allowed.
+Status readLessons(const ObjectReader& r, LessonChoices& l) {
+  if (!r.j.is_object()) return makeError(r.what + ": " + r.path + " must be an object, got " + jsonTypeName(r.j));
+  std::vector<const char*> keys;
+  forEachLessonField(l, [&](const char* key, const auto&) { keys.push_back(key); });
+  for (const char* k : keys) {
+    if (!r.j.contains(k)) return makeError(r.what + ": missing key " + r.path + "/" + k);
+  }
+  for (const auto& [key, value] : r.j.items()) {
+    if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; })) {
+      return makeError(r.what + ": unknown key " + r.path + "/" + key);
+    }
+  }
+  Status st = Ok{};
+  forEachLessonField(l, [&](const char* key, auto& value) {
+    if (st) st = readLessonField(r, key, value);
+  });
+  return st;
 }
 
 }  // namespace

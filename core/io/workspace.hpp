@@ -23,7 +23,7 @@
 #include "color/color_scale.hpp"
 #include "color/colormap.hpp"
 #include "io/input_files.hpp"
-#include "lessons/lesson_results.hpp"
+#include "lessons/lessons.hpp"
 #include "util/result.hpp"
 
 namespace mhascope {
@@ -56,21 +56,13 @@ struct WorkspaceView {
   float playStagesPerSecond = 1.0f;
 };
 
-struct WorkspaceLessons {  // what the lesson tabs keep (app/state/lesson_view.hpp)
-  LessonChoices choices;
-  int splitHead = 0;
-  float editScore = 16.0f;
-  std::array<int, 3> sweepTo = {256, 1024, 64};
-  std::vector<std::uint8_t> headHidden;  // 1 = head switched off in the Lines tab
-};
-
 struct Workspace {
   std::string presetName = "default";
   ModelConfig config;  // includes the hand-edited scores (score_override)
   InputFiles files;    // paths as given; fileRecords says where they were and what they held
   std::map<std::string, WorkspaceFile> fileRecords;  // key: the flag without "--" ("query", "weights" …)
   WorkspaceView view;
-  WorkspaceLessons lessons;
+  LessonChoices lessons;  // every lesson's saved choices, under "lessons" (each lesson names its keys)
   // The window's Train mode (mode, task, setup form) as the JSON object the app writes and checks
   // (app/state/session.cpp trainBlockJson / parseTrainBlock); "" = none. Core keeps it as text.
   std::string train;

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "lessons/common.hpp"
-#include "lessons/lessons.hpp"
+#include "lessons/cell.hpp"
 
 namespace mhascope {
 

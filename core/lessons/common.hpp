@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "lessons/lessons.hpp"
+#include "attention/engine.hpp"
+#include "lessons/cost.hpp"
 
 namespace mhascope::lesson_detail {
 

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "lessons/common.hpp"
-#include "lessons/lessons.hpp"
+#include "lessons/cost.hpp"
 
 namespace mhascope {
 

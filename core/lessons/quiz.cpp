@@ -4,7 +4,8 @@
 #include <limits>
 
 #include "lessons/common.hpp"
-#include "lessons/lessons.hpp"
+#include "lessons/quiz.hpp"
+#include "lessons/split.hpp"
 
 namespace mhascope {
 

@@ -7,7 +7,7 @@
 #include <Eigen/SVD>
 
 #include "lessons/common.hpp"
-#include "lessons/lessons.hpp"
+#include "lessons/roles.hpp"
 
 namespace mhascope {
 

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "lessons/common.hpp"
-#include "lessons/lessons.hpp"
+#include "lessons/split.hpp"
 
 namespace mhascope {
 

@@ -165,20 +165,20 @@ TEST(LessonScheduling, ChoicesChangeResultsThroughTheScheduler) {
   HeadlessUi ui(ImVec2(1600, 1000));
   ui.state.doc.config = preset("default");
   ui.update("Pitfalls");
-  ASSERT_TRUE(ui.state.shown.lessons.hasRecomputed(RecomputingLesson::Pitfall, ui.state.shown.traceSerial));
-  EXPECT_FALSE(ui.state.shown.lessons.hasRecomputed(RecomputingLesson::Masks, ui.state.shown.traceSerial));  // not on screen
-  ASSERT_TRUE(ui.state.shown.lessons.recomputed.pitfall.value);
-  EXPECT_EQ(ui.state.shown.lessons.recomputed.pitfall.value->pitfall, Pitfall::ScaleBySqrtDModel);
-  ui.lessons.c.pitfallIndex = static_cast<int>(Pitfall::SumHeads);
+  ASSERT_TRUE(ui.state.shown.lessons.has<lessons::Pitfalls>(ui.state.shown.traceSerial));
+  EXPECT_FALSE(ui.state.shown.lessons.has<lessons::Masks>(ui.state.shown.traceSerial));  // not on screen
+  ASSERT_TRUE(ui.state.shown.lessons.of<lessons::Pitfalls>().outcome.value);
+  EXPECT_EQ(ui.state.shown.lessons.of<lessons::Pitfalls>().outcome.value->pitfall, Pitfall::ScaleBySqrtDModel);
+  ui.lessons.c.of<lessons::Pitfalls>().pitfall = static_cast<int>(Pitfall::SumHeads);
   ui.update("Pitfalls");
-  EXPECT_EQ(ui.state.shown.lessons.recomputed.pitfall.value->pitfall, Pitfall::SumHeads);
+  EXPECT_EQ(ui.state.shown.lessons.of<lessons::Pitfalls>().outcome.value->pitfall, Pitfall::SumHeads);
 
-  ui.lessons.c.cellHead = 2;
-  ui.lessons.c.cellQuery = 99;  // out of range: kept inside the trace, as the tab's slider does
+  ui.lessons.c.of<lessons::Cell>().head = 2;
+  ui.lessons.c.of<lessons::Cell>().query = 99;  // out of range: kept inside the trace, as the tab's slider does
   ui.update("Cell");
-  ASSERT_TRUE(ui.state.shown.lessons.quick.cell.value);
-  EXPECT_EQ(ui.state.shown.lessons.quick.cell.value->head, 2);
-  EXPECT_EQ(ui.state.shown.lessons.quick.cell.value->query, ui.state.shown.trace.tq - 1);
+  ASSERT_TRUE(ui.state.shown.lessons.of<lessons::Cell>().outcome.value);
+  EXPECT_EQ(ui.state.shown.lessons.of<lessons::Cell>().outcome.value->head, 2);
+  EXPECT_EQ(ui.state.shown.lessons.of<lessons::Cell>().outcome.value->query, ui.state.shown.trace.tq - 1);
 
   // A new trace: every result is for it (the quick ones at once, the open tab's too).
   const std::uint64_t before = ui.state.shown.traceSerial;
@@ -186,8 +186,8 @@ TEST(LessonScheduling, ChoicesChangeResultsThroughTheScheduler) {
   ui.state.doc.configDirty = true;
   ui.update("Pitfalls");
   EXPECT_NE(ui.state.shown.traceSerial, before);
-  EXPECT_EQ(ui.state.shown.lessons.quickSerial, ui.state.shown.traceSerial);
-  EXPECT_TRUE(ui.state.shown.lessons.hasRecomputed(RecomputingLesson::Pitfall, ui.state.shown.traceSerial));
+  EXPECT_EQ(ui.state.shown.lessons.of<lessons::Cell>().serial, ui.state.shown.traceSerial);
+  EXPECT_TRUE(ui.state.shown.lessons.has<lessons::Pitfalls>(ui.state.shown.traceSerial));
   EXPECT_FALSE(ui.state.shown.quiz.empty());
   ASSERT_TRUE(ui.state.shown.model);
 }
@@ -202,7 +202,7 @@ TEST(LessonScheduling, BigTracesSkipTheRecomputingLessons) {
   ui.update("Split");
   ASSERT_TRUE(ui.state.shown.hasTrace()) << ui.state.doc.configError;
   ASSERT_GT(recordedTraceBytes(ui.state.shown.trace), kRecomputeLimitBytes);
-  EXPECT_FALSE(ui.state.shown.lessons.hasRecomputed(RecomputingLesson::Split, ui.state.shown.traceSerial));
+  EXPECT_FALSE(ui.state.shown.lessons.has<lessons::Split>(ui.state.shown.traceSerial));
   for (const PanelInfo& p : allPanels()) {
     if (std::string(p.title) == "Split") {
       EXPECT_GT(ui.drawPanel(p), 0);

@@ -1,14 +1,17 @@
 // What the lesson tests share: a model built from a config (failing the test if it cannot be),
-// a small configuration of a given size, and the trace of a model's forward.
+// a small configuration of a given size, the trace of a model's forward, and a quiz question
+// found by how it starts.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "attention/engine.hpp"
 #include "attention/model.hpp"
+#include "lessons/quiz.hpp"
 
 namespace mhascope::lesson_fixtures {
 
@@ -32,6 +35,13 @@ inline Trace traceOf(const Model& m) {
   auto s = forward(m.inputs, m.weights, m.options, t);
   EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
   return t;
+}
+
+// The quiz question that starts with `start`, or null.
+inline const QuizQuestion* findQuestion(const std::vector<QuizQuestion>& quiz, const std::string& start) {
+  for (const auto& q : quiz)
+    if (q.question.rfind(start, 0) == 0) return &q;
+  return nullptr;
 }
 
 }  // namespace mhascope::lesson_fixtures

@@ -19,6 +19,7 @@ namespace mhascope {
 namespace {
 
 using lesson_fixtures::buildOrDie;
+using lesson_fixtures::findQuestion;
 using lesson_fixtures::sized;
 using lesson_fixtures::traceOf;
 
@@ -27,12 +28,6 @@ Trace traceWith(const Model& m, const MhaWeights& w) {
   auto s = forward(m.inputs, w, m.options, t);
   EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
   return t;
-}
-
-const QuizQuestion* findQuestion(const std::vector<QuizQuestion>& quiz, const std::string& start) {
-  for (const auto& q : quiz)
-    if (q.question.rfind(start, 0) == 0) return &q;
-  return nullptr;
 }
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }

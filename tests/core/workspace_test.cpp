@@ -42,10 +42,10 @@ Workspace sample() {
   ws.view.sharedScale = false;
   ws.view.colorScale = ColorScale::Log;
   ws.view.weight = WeightId::Wo;
-  ws.lessons.choices.cellQuery = 2;
-  ws.lessons.choices.pitfallIndex = 3;
-  ws.lessons.editScore = -4.0f;
-  ws.lessons.headHidden = {0, 1, 0};
+  ws.lessons.of<lessons::Cell>().query = 2;
+  ws.lessons.of<lessons::Pitfalls>().pitfall = 3;
+  ws.lessons.of<lessons::Roles>().score = -4.0f;
+  ws.lessons.of<lessons::Lines>().hidden = {0, 1, 0};
   return ws;
 }
 
@@ -88,8 +88,8 @@ TEST(Workspace, RoundTripKeepsEveryBlock) {
   EXPECT_EQ(back->view.zoom.panX, 1.25f);
   EXPECT_EQ(back->view.colorScale, ColorScale::Log);
   EXPECT_EQ(back->view.weight, WeightId::Wo);
-  EXPECT_EQ(back->lessons.choices.pitfallIndex, 3);
-  EXPECT_EQ(back->lessons.headHidden, (std::vector<std::uint8_t>{0, 1, 0}));
+  EXPECT_EQ(back->lessons.of<lessons::Pitfalls>().pitfall, 3);
+  EXPECT_EQ(back->lessons.of<lessons::Lines>().hidden, (std::vector<std::uint8_t>{0, 1, 0}));
 }
 
 TEST(Workspace, StrictParsingNamesTheKeyAndTheFile) {

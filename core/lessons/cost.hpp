@@ -1,0 +1,117 @@
+// Lesson "Cost" — cost counters: parameters, FLOPs and score memory as T, d_model or h move; and
+// the scaling rule's words with their live numbers (shared with the stage texts and the roles lesson).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attention/trace.hpp"
+#include "lessons/lesson.hpp"
+
+namespace mhascope {
+
+enum class SweepVariable { Tokens, DModel, Heads };
+const char* sweepVariableName(SweepVariable v);  // "T", "d_model", "h"
+
+struct CostSizes {
+  std::int64_t batch = 1, tq = 1, tk = 1, dModel = 8, heads = 2;
+};
+CostSizes costSizesOf(const Trace& trace);
+
+struct CostPoint {
+  std::int64_t value = 0;  // the swept variable's value
+  CostSizes sizes;
+  std::int64_t params = 0;        // with biases: 4 d_model^2 + 4 d_model
+  double projectionFlops = 0;     // Q, K, V, W_o
+  double attentionFlops = 0;      // Q K^T and A V
+  double scoreBytes = 0;          // one (B, h, T_q, T_k) float tensor
+  double traceBytes = 0;          // every recorded stage
+  // B * h * T_q * T_k: how many scores scale, mask, exp and softmax each touch. Unlike the
+  // matmul FLOPs this grows with h.
+  std::int64_t scoreCount = 0;
+};
+// Points from `from` to `to` (inclusive, at most `maxPoints`, evenly spaced; for h only the
+// divisors of d_model; for d_model only multiples of h). T moves T_q and T_k together.
+Result<std::vector<CostPoint>> costSweep(const CostSizes& base, SweepVariable variable, std::int64_t from,
+                                         std::int64_t to, int maxPoints = 32);
+CostPoint costAt(const CostSizes& sizes);
+
+// Projections cost O(B*T*d_model^2) FLOPs, the attention matmuls (Q K^T, A V) O(B*T^2*d_model).
+// Both from countFlops(): with T_q = T_k = T the attention matmuls cost more once T > crossoverTokens
+// (= 2 * d_model).
+// With a transformer block's 4x MLP (d_model -> 4 d_model -> d_model: 16*B*T*d_model^2 FLOPs) also
+// linear in T, the attention matmuls outgrow projections + MLP only once T > 6 * d_model.
+struct CostCrossover {
+  double crossoverTokens = 0;           // this attention layer alone: 2 * d_model
+  double blockCrossoverTokens = 0;      // with the block's 4x MLP counted: 6 * d_model
+  double projectionsOverAttention = 0;  // at the given sizes (T_q, T_k as they are)
+};
+CostCrossover costCrossover(const CostSizes& sizes);
+// The Cost lesson's sentence about it, with the live numbers.
+std::string costCrossoverText(const CostSizes& sizes);
+// The Cost lesson's opening: what grows with what; T^2 FLOPs always, T^2 memory only when the
+// score table is stored.
+const char* costLessonIntro();
+
+// The active scaling rule in words with its number: "divided by sqrt(d_k) = 2",
+// "divided by sqrt(d_model) = 3.464", "not scaled (factor 1)".
+std::string scalingRuleText(ScaleKind kind, int dModel, int heads);
+// The live size of the scaling: "here d_k = 64, so unscaled logits are sqrt(64) = 8 times larger
+// than sqrt(d_k)-scaled ones", plus what the trace's own rule does.
+std::string unscaledLogitsText(ScaleKind kind, int dModel, int heads);
+// The roles lesson's note: what a gap of `gap` between two raw scores does to their
+// weights under the trace's scaling rule.
+std::string scoreGapText(const Trace& trace, double gap);
+
+// Points the cost lesson's sweep plots.
+inline constexpr int kCostSweepPoints = 64;
+
+// What the cost tab shows: the trace's sizes and their cost, and the sweep (which alone can fail).
+struct CostCounters {
+  CostSizes sizes;
+  CostPoint now;
+  LessonOutcome<std::vector<CostPoint>> sweep;
+};
+
+namespace lessons {
+
+struct Cost {
+  static constexpr const char* kId = "cost";
+  static constexpr const char* kTitle = "Cost";
+  static constexpr LessonCost kCost = LessonCost::Quick;
+  struct Choices {
+    int variable = 0;                         // the swept SweepVariable ...
+    int to = 256;                             // ... from 1 to this (= ends[variable])
+    std::array<int, 3> ends = {256, 1024, 64};  // the sweep's end per variable, kept while another is swept
+    template <class C, class F>
+    static void fields(C& c, F&& f) {
+      f("sweep_variable", c.variable);
+      f("sweep_to", c.to);
+      f("sweep_ends", c.ends);
+    }
+    void keepInRange(const Trace& t) {
+      variable = std::clamp(variable, 0, 2);
+      const int maxTo = static_cast<SweepVariable>(variable) == SweepVariable::Heads ? std::max(1, t.dModel) : 4096;
+      int& end = ends[static_cast<std::size_t>(variable)];
+      end = std::clamp(end, 2, std::max(2, maxTo));
+      to = end;
+    }
+    bool operator==(const Choices&) const = default;
+  };
+  using Result = CostCounters;
+  static mhascope::Result<Result> compute(const LessonInput& in, const Choices& c) {
+    CostCounters r;
+    r.sizes = costSizesOf(in.trace);
+    r.now = costAt(r.sizes);
+    r.sweep.assign(costSweep(r.sizes, static_cast<SweepVariable>(c.variable), 1, c.to, kCostSweepPoints));
+    return r;
+  }
+  template <class Ui>
+  static void drawTab(Ui& ui, const LessonOutcome<Result>& shown, Choices& choices);
+};
+
+}  // namespace lessons
+}  // namespace mhascope

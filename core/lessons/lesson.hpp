@@ -1,0 +1,90 @@
+// What every lesson is made of, and the type list the window, the scheduler and the workspace
+// iterate. A lesson is one struct in core/lessons/<name>.hpp (its .cpp beside it):
+//
+//   struct Masks {
+//     static constexpr const char* kId = "masks";     // the --view name; saved tab ids
+//     static constexpr const char* kTitle = "Masks";  // the tab's text
+//     static constexpr LessonCost kCost = LessonCost::Rerun;
+//     struct Choices { ...; template <class C, class F> static void fields(C& c, F&& f); void keepInRange(const Trace&); };
+//     using Result = MaskComparison;
+//     static mhascope::Result<Result> compute(const Model& model, const Choices& c);
+//     template <class Ui> static void drawTab(Ui& ui, const LessonOutcome<Result>& shown, Choices& c);
+//   };
+//
+// compute() takes a LessonInput (the trace, its model, b), except for a Rerun lesson: it runs on a
+// lesson thread while the window may replace the trace, so it takes the Model alone.
+// `fields` names each choice under its workspace key ("mask_kind") so the workspace file writes
+// and reads it without knowing the lesson. `drawTab` is defined by the window
+// (app/lessons/<name>_tab.cpp): a template only so that core names no window type.
+// Pure core: std only.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "attention/model.hpp"
+#include "attention/trace.hpp"
+#include "util/result.hpp"
+
+namespace mhascope {
+
+// How much a lesson's compute() costs, which decides when and where the app runs it.
+enum class LessonCost {
+  None,       // nothing to compute: the tab draws the recorded trace itself
+  Quick,      // from the trace and its weights, microseconds: after every new trace or choice
+  Rerun,      // reruns the whole pipeline 2-4 times: only while its tab is open, off the UI thread when big
+  WithTrace,  // made by the compute worker together with each trace (ComputeOutcome)
+};
+
+// What a Quick (or WithTrace) lesson's compute() reads: the shown trace, the model it was
+// computed from, and the batch item every view shows (b, already inside the trace).
+struct LessonInput {
+  const Trace& trace;
+  const Model& model;
+  int batch = 0;
+};
+
+// One lesson's value or the reason it has none.
+template <class T>
+struct LessonOutcome {
+  std::optional<T> value;
+  std::string error;  // why there is no value (empty when there is one)
+
+  void assign(Result<T> r) {
+    if (r) {
+      value = std::move(r).value();
+      error.clear();
+    } else {
+      value.reset();
+      error = r.error().message;
+    }
+  }
+  const T* get() const { return value ? &*value : nullptr; }
+};
+
+// The Result of a lesson that computes nothing (LessonCost::None).
+struct NoResult {};
+
+// A list of lesson types; forEach calls f(L{}) for each (the structs are empty tags).
+template <class... L>
+struct LessonList {
+  using Choices = std::tuple<typename L::Choices...>;
+  static constexpr std::size_t kCount = sizeof...(L);
+  // Position of T in the list (kCount when absent).
+  template <class T>
+  static constexpr std::size_t indexOf() {
+    std::size_t i = 0, found = kCount;
+    ((std::is_same_v<T, L> ? (found = i, ++i) : ++i), ...);
+    return found;
+  }
+  template <class F>
+  static void forEach(F&& f) {
+    (f(L{}), ...);
+  }
+};
+
+}  // namespace mhascope

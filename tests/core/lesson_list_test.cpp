@@ -1,0 +1,110 @@
+// The one list of lessons (AllLessons, core/lessons/lessons.hpp): each lesson has one name (id =
+// title in lower case, used nowhere twice), and the workspace's "lessons" object made from the
+// lessons' own fields keeps exactly the keys and values workspaces have always held, so a
+// workspace written before the lessons were one unit each opens with the same choices.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "io/workspace.hpp"
+#include "lessons/lessons.hpp"
+
+namespace mhascope {
+namespace {
+
+using nlohmann::json;
+
+TEST(LessonList, EachLessonHasOneNameUsedOnce) {
+  std::set<std::string> ids;
+  AllLessons::forEach([&](auto lesson) {
+    using L = decltype(lesson);
+    std::string lower = L::kTitle;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    EXPECT_EQ(lower, L::kId) << "the title is the id up to capitals";
+    EXPECT_TRUE(ids.insert(L::kId).second) << L::kId << " listed twice";
+  });
+  EXPECT_EQ(ids, (std::set<std::string>{"split", "params", "mix", "roles", "masks", "pitfalls", "cost", "lines", "cell",
+                                        "quiz"}));
+}
+
+// The "lessons" object of a workspace written before this list existed: every key and one value.
+const char* kSavedLessons = R"({
+  "batch": 1, "mix_token": 2, "mix_dim": 3, "edit_head": 1, "edit_query": 4, "edit_key": 5, "mask_kind": 1,
+  "pad_keys": 2, "pitfall": 4, "sweep_variable": 2, "sweep_to": 32, "cell_head": 1, "cell_query": 6,
+  "cell_key": 7, "split_head": 1, "edit_score": -2.5, "sweep_ends": [300, 900, 32], "heads_hidden": [0, 1]
+})";
+
+std::string workspaceWith(const json& lessons) {
+  json j = json::parse(workspaceToJson(Workspace{}));
+  j["lessons"] = lessons;
+  return j.dump();
+}
+
+TEST(LessonList, SavedChoicesOpenIntoTheirLessonsAndAreWrittenBackTheSame) {
+  const json saved = json::parse(kSavedLessons);
+  auto ws = parseWorkspaceJson(workspaceWith(saved), "old.json");
+  ASSERT_TRUE(ws) << ws.error().message;
+  const LessonChoices& c = ws->lessons;
+  EXPECT_EQ(c.batch, 1);
+  EXPECT_EQ(c.of<lessons::Split>().head, 1);
+  EXPECT_EQ(c.of<lessons::Mix>().token, 2);
+  EXPECT_EQ(c.of<lessons::Mix>().dim, 3);
+  EXPECT_EQ(c.of<lessons::Roles>().head, 1);
+  EXPECT_EQ(c.of<lessons::Roles>().query, 4);
+  EXPECT_EQ(c.of<lessons::Roles>().key, 5);
+  EXPECT_EQ(c.of<lessons::Roles>().score, -2.5f);
+  EXPECT_EQ(c.of<lessons::Masks>().kind, 1);
+  EXPECT_EQ(c.of<lessons::Masks>().padKeys, 2);
+  EXPECT_EQ(c.of<lessons::Pitfalls>().pitfall, 4);
+  EXPECT_EQ(c.of<lessons::Cost>().variable, 2);
+  EXPECT_EQ(c.of<lessons::Cost>().to, 32);
+  EXPECT_EQ(c.of<lessons::Cost>().ends, (std::array<int, 3>{300, 900, 32}));
+  EXPECT_EQ(c.of<lessons::Lines>().hidden, (std::vector<std::uint8_t>{0, 1}));
+  EXPECT_EQ(c.of<lessons::Cell>().head, 1);
+  EXPECT_EQ(c.of<lessons::Cell>().query, 6);
+  EXPECT_EQ(c.of<lessons::Cell>().key, 7);
+  EXPECT_EQ(json::parse(workspaceToJson(*ws))["lessons"], saved);  // the same keys, the same values
+}
+
+TEST(LessonList, EveryLessonKeyIsRequiredAndNoOtherAllowed) {
+  json missing = json::parse(kSavedLessons);
+  missing.erase("pad_keys");
+  auto a = parseWorkspaceJson(workspaceWith(missing), "w.json");
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().message, "w.json: missing key /lessons/pad_keys");
+  json extra = json::parse(kSavedLessons);
+  extra["masks"] = 1;
+  auto b = parseWorkspaceJson(workspaceWith(extra), "w.json");
+  ASSERT_FALSE(b);
+  EXPECT_EQ(b.error().message, "w.json: unknown key /lessons/masks");
+  json bad = json::parse(kSavedLessons);
+  bad["sweep_ends"] = json::array({1, 2});
+  auto c = parseWorkspaceJson(workspaceWith(bad), "w.json");
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().message.rfind("w.json: /lessons/sweep_ends must be an array of 3 integers, got ", 0), 0u)
+      << c.error().message;
+}
+
+TEST(LessonList, ChoicesAreKeptInsideTheTrace) {
+  Trace t;
+  t.batch = 2;
+  t.tq = t.tk = 4;
+  t.dModel = 8;
+  t.heads = 2;
+  LessonChoices c;
+  c.of<lessons::Cell>().query = 99;
+  c.of<lessons::Mix>().dim = 99;
+  c.of<lessons::Cost>().variable = 2;
+  c.keepInRange(t, 7);
+  EXPECT_EQ(c.batch, 1);
+  EXPECT_EQ(c.of<lessons::Cell>().query, 3);
+  EXPECT_EQ(c.of<lessons::Mix>().dim, 7);
+  EXPECT_EQ(c.of<lessons::Cost>().to, 8);  // h sweeps up to d_model
+}
+
+}  // namespace
+}  // namespace mhascope
