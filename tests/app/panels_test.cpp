@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "panels/layout.hpp"
@@ -208,6 +209,41 @@ TEST(LessonScheduling, BigTracesSkipTheRecomputingLessons) {
       EXPECT_GT(ui.drawPanel(p), 0);
     }
   }
+}
+
+
+// Each lesson of the one list is one Main tab (its id and title from the lesson), and the
+// scheduler reruns a Rerun lesson for its own tab only, found by id through the panel list.
+TEST(LessonScheduling, EachLessonIsOneTabAndRerunsForItsOwnTabOnly) {
+  HeadlessUi ui(ImVec2(1600, 1000));
+  ui.state.doc.config = preset("default");
+  AllLessons::forEach([&](auto lesson) {
+    using L = decltype(lesson);
+    int tabs = 0;
+    for (const PanelInfo& p : allPanels()) {
+      if (std::string(p.id) != L::kId) continue;
+      ++tabs;
+      EXPECT_EQ(p.area, PanelArea::Main);
+      EXPECT_EQ(std::string(p.title), L::kTitle);
+      EXPECT_EQ(findPanel(PanelArea::Main, p.title), &p);
+    }
+    EXPECT_EQ(tabs, 1) << L::kId;
+    if constexpr (L::kCost == LessonCost::Rerun) {
+      ui.update(L::kTitle);
+      const std::uint64_t serial = ui.state.shown.traceSerial;
+      EXPECT_TRUE(ui.state.shown.lessons.has<L>(serial)) << L::kId;
+      int others = 0;
+      AllLessons::forEach([&](auto other) {
+        using O = decltype(other);
+        if constexpr (O::kCost == LessonCost::Rerun && !std::is_same_v<O, L>) {
+          others += ui.state.shown.lessons.has<O>(serial) ? 1 : 0;
+        }
+      });
+      EXPECT_EQ(others, 0) << "only " << L::kId << "'s tab is open";
+      ui.state.doc.config.seed += 1;  // a new trace: no results yet for the next lesson
+      ui.state.doc.configDirty = true;
+    }
+  });
 }
 
 }  // namespace
