@@ -2,10 +2,15 @@
 // iterate. A lesson is one struct in core/lessons/<name>.hpp (its .cpp beside it):
 //
 //   struct Masks {
-//     static constexpr const char* kId = "masks";     // the --view name; saved tab ids
+//     static constexpr const char* kId = "masks";     // its one name: file, --view, lookups
 //     static constexpr const char* kTitle = "Masks";  // the tab's text
 //     static constexpr LessonCost kCost = LessonCost::Rerun;
-//     struct Choices { ...; template <class C, class F> static void fields(C& c, F&& f); void keepInRange(const Trace&); };
+//     struct Choices {  // what its tab lets the user pick
+//       int kind = 0, padKeys = 0;
+//       template <class C, class F> static void fields(C& c, F&& f);  // f("mask_kind", c.kind) ...
+//       void keepInRange(const Trace& t);  // inside the trace's sizes
+//       int variant() const;               // Rerun only: what the result depends on
+//     };
 //     using Result = MaskComparison;
 //     static mhascope::Result<Result> compute(const Model& model, const Choices& c);
 //     template <class Ui> static void drawTab(Ui& ui, const LessonOutcome<Result>& shown, Choices& c);
