@@ -45,7 +45,7 @@ void drawMainTabs(UiContext& ctx, bool wide) {
     ctx.probes.recordLastItem(probe);
     if (open) {
       ctx.probes.recordLabel("main_tab", p.title);
-      view.openTab = p.title;
+      view.tab = p.title;
       ImGui::BeginChild("content", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse);
       p.draw(ctx);
       ImGui::EndChild();

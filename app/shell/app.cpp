@@ -230,7 +230,7 @@ void App::updateCompute() {
   // Tests, screenshots and the benchmark want the picture of exactly this config, now.
   const bool forceSync = !options_.screenshotPath.empty() || options_.benchFrames > 0 || (script_ && !loop_.scriptAsync);
   // The tab about to be drawn: one a launch option, a script or a click asked for, else the last one.
-  const std::string& tab = pipeline_.view.selectTab.empty() ? pipeline_.view.openTab : pipeline_.view.selectTab;
+  const std::string& tab = pipeline_.view.selectTab.empty() ? pipeline_.view.tab : pipeline_.view.selectTab;
   try {
     scheduler_->update(pipeline_.state, pipeline_.view, pipeline_.lessons, tab, forceSync);
   } catch (const std::exception& e) {  // bad_alloc and friends: shown, the app keeps running

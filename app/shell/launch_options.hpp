@@ -27,7 +27,7 @@ struct LaunchOptions {
   std::uint64_t memoryBudgetMib = 0;  // 0: defaultMemoryBudget() (half of the available memory)
   int maxTextureSize = 0;      // 0: GL_MAX_TEXTURE_SIZE (tests lower it)
   bool hidden = false;         // no visible window (set for screenshots and benchmarks)
-  // The last session comes back at launch (app_state.hpp SavedSession); an option given on the
+  // The last session comes back at launch (shell/session_store.hpp); an option given on the
   // command line wins over its saved counterpart. --fresh: neither restore nor save it.
   bool presetGiven = false, stageGiven = false, viewGiven = false, headGiven = false;
   bool fresh = false;

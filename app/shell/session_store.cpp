@@ -66,7 +66,7 @@ void SessionStore::restore(PipelineSession& pipeline, const LaunchOptions& optio
   if (!options.workspacePath.empty()) return;  // --workspace: that one, not the last
   std::error_code ec;
   if (!std::filesystem::exists(path_, ec)) {
-    restoreLegacySession(state, view, options);
+    restoreLegacySession(pipeline, options);
     return;
   }
   auto ws = readWorkspaceFile(path_);
@@ -97,35 +97,22 @@ void SessionStore::restore(PipelineSession& pipeline, const LaunchOptions& optio
 
 // The session.json of earlier versions (configuration and view, no files or lessons), read once
 // when there is no last workspace yet; the next save writes the last workspace.
-bool SessionStore::restoreLegacySession(AppState& state, ViewState& view, const LaunchOptions& options) {
+bool SessionStore::restoreLegacySession(PipelineSession& pipeline, const LaunchOptions& options) {
+  auto& [state, view, lessons] = pipeline;
   const std::string dir = configDir();
   if (dir.empty()) return false;
   const std::string legacy = dir + "/session.json";
   std::error_code ec;
   if (!std::filesystem::exists(legacy, ec)) return false;
   auto text = readFile(legacy, 1 << 20);
-  Result<SavedSession> saved = text ? parseSessionJson(*text, legacy) : Result<SavedSession>(text.error());
+  Result<Workspace> saved = text ? parseSessionJson(*text, legacy) : Result<Workspace>(text.error());
   if (!saved) {
     const std::string msg = "the last session was not restored (" + saved.error().message + "); starting from the defaults";
     std::fprintf(stderr, "mhascope: %s\n", msg.c_str());
     state.actionError = msg;
     return false;
   }
-  SavedSession& s = saved.value();
-  if (!options.presetGiven) {
-    state.doc.config = std::move(s.config);
-    state.doc.presetName = s.presetName;
-    notePresetRead(state, s.presetName);
-    state.doc.configDirty = true;
-    view.batch = s.batch;  // clamped by the panels once the trace is there
-  }
-  if (!options.stageGiven) view.stage = s.stage;
-  if (!options.viewGiven && !s.tab.empty()) view.selectTab = s.tab;
-  if (!options.headGiven) view.head = s.head;
-  view.colormap = s.colormap;
-  view.sharedScale = s.sharedScale;
-  view.showNumbers = s.showNumbers;
-  view.playStagesPerSecond = s.playStagesPerSecond;
+  applyWorkspace(*saved, InputFiles{}, state, view, lessons, keepFrom(options));
   std::printf("mhascope: restored the last session from %s (from now on kept in %s)\n", legacy.c_str(), path_.c_str());
   return true;
 }

@@ -32,7 +32,7 @@ class SessionStore {
  private:
   bool locate();  // finds path_; false (with the reason in notice_, said once) when there is none
   std::string keepAside();
-  bool restoreLegacySession(AppState& state, ViewState& view, const LaunchOptions& options);
+  bool restoreLegacySession(PipelineSession& pipeline, const LaunchOptions& options);
   bool enabled_ = false;
   bool off_ = false;       // nothing is saved any more (said once in notice_)
   std::string notice_;

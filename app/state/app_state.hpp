@@ -22,6 +22,7 @@
 #include "attention/model.hpp"
 #include "attention/trace.hpp"
 #include "io/input_files.hpp"
+#include "io/workspace.hpp"
 #include "lessons/lessons.hpp"
 #include "model_source/file_kind.hpp"
 #include "model_source/model_source.hpp"
@@ -116,11 +117,9 @@ struct AppState {
   std::string actionError;          // an exception caught at a user action, shown until dismissed
 };
 
-// Zoom and pan of one heatmap view. zoom 1 = the whole matrix fits the view.
-struct HeatmapZoom {
-  float zoom = 1.0f;
-  float panX = 0.0f, panY = 0.0f;  // top-left of the view, in cells
-};
+// Zoom and pan of one heatmap view. zoom 1 = the whole matrix fits the view; pan: the top-left
+// of the view, in cells. The workspace's type, so the view is saved as it is.
+using HeatmapZoom = WorkspaceZoom;
 
 struct ExportUi {
   std::string folder;       // default: ~/Pictures if it exists, else ~ (chosen at start)
@@ -152,17 +151,11 @@ struct WorkspaceUi {
   bool messageIsError = false;
 };
 
-struct ViewState {
-  StageId stage = StageId::Weights;
-  int batch = 0;   // b, 0-based
-  int head = 0;    // 0-based, shown as typed: "head 0" is --head 0
-  std::optional<ColormapId> colormap;  // empty: picked by the stage's data kind
-  bool sharedScale = true;             // one colour range for all heads of the stage
-  bool showNumbers = true;             // numbers in cells when they are big enough
-  ColorScale colorScale = ColorScale::Linear;  // weights: linear, log or per row (color_scale.hpp)
-  HeatmapZoom zoom;
-  WeightId weight = WeightId::Wq;      // the learned matrix the Weights tab shows
-  HeatmapZoom weightZoom;
+// What the user is looking at. Its WorkspaceView part (core/io/workspace.hpp: stage, batch,
+// head, the open tab, both zooms, colours, the Learned tab's matrix, the play speed) is what a
+// workspace saves, so saving and opening are one assignment (state/workspace_state.cpp).
+struct ViewState : WorkspaceView {
+  // WorkspaceView::tab is the main-area tab drawn last frame (layout.cpp sets it).
   // The trace shape (T_q, T_k, d_model) both zooms were set on; {0, 0, 0} until a trace is shown.
   // A trace of another shape fits both views again (1455 % of a T = 1024 matrix is a blur of a
   // few cells at T = 32). A workspace's zooms belong to the first trace computed after it was
@@ -170,12 +163,10 @@ struct ViewState {
   std::array<int, 3> zoomShape{};
   std::optional<std::uint64_t> zoomAdoptAfterSerial;
 
-  bool playing = false;
-  float playStagesPerSecond = 1.0f;
+  bool playing = false;               // playStagesPerSecond: WorkspaceView's
   double playAccumulator = 0.0;        // seconds since the last automatic step
 
   std::string selectTab;               // a main-area tab to bring to front (consumed once)
-  std::string openTab;                 // the main-area tab drawn last frame
   ExportUi exportUi;
   OpenUi openUi;
   WorkspaceUi workspaceUi;
@@ -193,7 +184,7 @@ namespace mhascope::app {
 // or "" when there is none. The suffixes the window adds to the name (" (edited)", " (command
 // line)") are ignored.
 std::string presetFileOf(std::string nameOrPath);
-// Notes that the configuration was read from `nameOrPath`'s file (AppState::presetFiles).
+// Notes that the configuration was read from `nameOrPath`'s file (Document::presetFiles).
 void notePresetRead(AppState& state, const std::string& nameOrPath);
 
 // "Reset to defaults": the default preset and a fresh view (stage, head, batch, colours, tab).

@@ -87,7 +87,7 @@ Result<SavedTrain> savedTrainOf(const Workspace& ws, const std::string& what) {
   return trainFromJson(t, what);
 }
 
-Result<SavedSession> parseSessionJson(std::string_view text, const std::string& what) {
+Result<Workspace> parseSessionJson(std::string_view text, const std::string& what) {
   auto parsed = parseStrictJson(text, what);
   if (!parsed) return parsed.error();
   const json& j = *parsed;
@@ -108,7 +108,7 @@ Result<SavedSession> parseSessionJson(std::string_view text, const std::string& 
   if (!j.contains("preset") || !j["preset"].is_string()) return makeError(what + ": /preset must be a string");
   if (!j.contains("config") || !j["config"].is_object()) return makeError(what + ": /config must be an object");
   if (!j.contains("view") || !j["view"].is_object()) return makeError(what + ": /view must be an object");
-  SavedSession s;
+  Workspace s;  // a session is a workspace without files or lesson choices
   auto cfg = parsePresetJson(j["config"].dump(), what + " /config");
   if (!cfg) return cfg.error();
   s.config = std::move(cfg.value());
@@ -142,26 +142,26 @@ Result<SavedSession> parseSessionJson(std::string_view text, const std::string& 
   if (!stage) return stage.error();
   auto id = stageFromName(*stage);
   if (!id) return makeError(what + ": /view/stage: unknown stage \"" + *stage + "\"");
-  s.stage = *id;
+  s.view.stage = *id;
   auto tab = str("tab");
   if (!tab) return tab.error();
-  s.tab = *tab;
-  if (auto st = index("head", s.head); !st) return st.error();
-  if (auto st = index("batch", s.batch); !st) return st.error();
+  s.view.tab = *tab;
+  if (auto st = index("head", s.view.head); !st) return st.error();
+  if (auto st = index("batch", s.view.batch); !st) return st.error();
   auto cmap = str("colormap");
   if (!cmap) return cmap.error();
   if (*cmap != "auto") {
     auto c = colormapFromName(*cmap);
     if (!c) return makeError(what + ": /view/colormap: " + c.error().message);
-    s.colormap = *c;
+    s.view.colormap = *c;
   }
-  if (auto st = flag("shared_scale", s.sharedScale); !st) return st.error();
-  if (auto st = flag("numbers", s.showNumbers); !st) return st.error();
+  if (auto st = flag("shared_scale", s.view.sharedScale); !st) return st.error();
+  if (auto st = flag("numbers", s.view.showNumbers); !st) return st.error();
   if (!v["play_speed"].is_number() || !std::isfinite(v["play_speed"].get<double>()) || v["play_speed"].get<double>() < 0.25 ||
       v["play_speed"].get<double>() > 4.0) {
     return makeError(what + ": /view/play_speed must be a number 0.25 … 4, got " + v["play_speed"].dump());
   }
-  s.playStagesPerSecond = v["play_speed"].get<float>();
+  s.view.playStagesPerSecond = v["play_speed"].get<float>();
   return s;
 }
 

@@ -14,22 +14,13 @@
 namespace mhascope::app {
 
 // The session.json of earlier versions (configuration and what was on screen, next to imgui.ini):
-// read once when no last workspace exists yet (shell/session_store.cpp). Versioned JSON; the
-// config part has the preset format (core's parsePresetJson, strict).
+// read once when no last workspace exists yet (shell/session_store.cpp), as the workspace it
+// amounts to (its preset name, config and view; no files, the lessons' defaults). Versioned
+// JSON; the config part has the preset format (core's parsePresetJson, strict).
 inline constexpr int kSessionVersion = 1;
-struct SavedSession {
-  ModelConfig config;
-  std::string presetName;
-  StageId stage = StageId::Weights;
-  std::string tab;  // the open main tab's title
-  int head = 0, batch = 0;
-  std::optional<ColormapId> colormap;
-  bool sharedScale = true, showNumbers = true;
-  float playStagesPerSecond = 1.0f;
-};
 // All or nothing: a file with any error (not JSON, duplicate keys, wrong types, a future
 // version, a bad config) gives the reason and nothing is applied.
-Result<SavedSession> parseSessionJson(std::string_view text, const std::string& what);
+Result<Workspace> parseSessionJson(std::string_view text, const std::string& what);
 
 // The Train mode's part of the last workspace ("train"; core keeps it as text, Workspace::train):
 // which mode was shown, the task and the setup form's settings. The run itself is not kept.

@@ -9,13 +9,6 @@
 #include "model_source/model_source.hpp"
 
 namespace mhascope::app {
-namespace {
-
-WorkspaceZoom toSaved(const HeatmapZoom& z) { return {z.zoom, z.panX, z.panY}; }
-HeatmapZoom toView(const WorkspaceZoom& z) { return {z.zoom, z.panX, z.panY}; }
-
-}  // namespace
-
 Status checkWorkspaceModel(const Workspace& ws, const InputFiles& located, const AppState& state,
                            const std::string& path, WorkspaceKeep keep) {
   if (keep.config) return Ok{};  // the launch options' model is used, already checked
@@ -55,19 +48,7 @@ Workspace workspaceFromWindow(const AppState& state, const ViewState& view, cons
   ws.presetName = state.doc.presetName;
   ws.config = state.doc.config;
   ws.files = state.doc.files;
-  WorkspaceView& v = ws.view;
-  v.stage = view.stage;
-  v.batch = view.batch;
-  v.head = view.head;
-  v.tab = view.openTab;
-  v.zoom = toSaved(view.zoom);
-  v.weightZoom = toSaved(view.weightZoom);
-  v.colormap = view.colormap;
-  v.sharedScale = view.sharedScale;
-  v.showNumbers = view.showNumbers;
-  v.colorScale = view.colorScale;
-  v.weight = view.weight;
-  v.playStagesPerSecond = view.playStagesPerSecond;
+  ws.view = view;  // its WorkspaceView part, the open tab included
   ws.lessons = lessons.c;
   return ws;
 }
@@ -79,22 +60,18 @@ void applyWorkspace(const Workspace& ws, const InputFiles& located, AppState& st
     state.doc.presetName = ws.presetName;
     notePresetRead(state, ws.presetName);
     state.doc.files = located;
-    state.doc.configDirty = true;
-    view.batch = ws.view.batch;  // clamped by the panels once the trace is there
+    state.doc.configDirty = true;  // the batch item (below) is clamped by the panels once the trace is there
   }
-  const WorkspaceView& v = ws.view;
-  if (!keep.stage) view.stage = v.stage;
-  if (!keep.tab && !v.tab.empty()) view.selectTab = v.tab;
-  if (!keep.head) view.head = v.head;
-  view.zoom = toView(v.zoom);
-  view.weightZoom = toView(v.weightZoom);
+  const WorkspaceView before = view;
+  static_cast<WorkspaceView&>(view) = ws.view;
+  // What a launch option gave stays; the saved tab is asked for (the layout opens it), while
+  // `tab` stays the one drawn last.
+  if (keep.config) view.batch = before.batch;
+  if (keep.stage) view.stage = before.stage;
+  if (keep.head) view.head = before.head;
+  view.tab = before.tab;
+  if (!keep.tab && !ws.view.tab.empty()) view.selectTab = ws.view.tab;
   view.zoomAdoptAfterSerial = state.shown.traceSerial;  // these zooms are for the trace computed next
-  view.colormap = v.colormap;
-  view.sharedScale = v.sharedScale;
-  view.showNumbers = v.showNumbers;
-  view.colorScale = v.colorScale;
-  view.weight = v.weight;
-  view.playStagesPerSecond = v.playStagesPerSecond;
   lessons.c = ws.lessons;
 }
 

@@ -65,7 +65,7 @@ void AppScriptHost::churnStep(int i) {
 }
 
 std::string AppScriptHost::sessionSummary() {
-  return mhascope::app::sessionSummary(t_.pipeline.state, t_.pipeline.view, t_.pipeline.view.openTab);
+  return mhascope::app::sessionSummary(t_.pipeline.state, t_.pipeline.view, t_.pipeline.view.tab);
 }
 
 }  // namespace mhascope::app

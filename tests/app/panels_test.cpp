@@ -144,11 +144,11 @@ TEST_P(PanelsTest, WholeLayoutDrawsEveryMainTabWideAndNarrow) {
       SCOPED_TRACE(std::string(c.name) + " / " + p.title);
       ui.view.selectTab = p.title;
       for (int f = 0; f < 2; ++f) {
-        ui.update(ui.view.selectTab.empty() ? ui.view.openTab : ui.view.selectTab);
+        ui.update(ui.view.selectTab.empty() ? ui.view.tab : ui.view.selectTab);
         EXPECT_GT(ui.frame([&](UiContext& ctx) { wide = drawLayout(ctx); }), 0);
       }
       if (p.area == PanelArea::Main || !wide) {
-        EXPECT_EQ(ui.view.openTab, p.title);
+        EXPECT_EQ(ui.view.tab, p.title);
       }
     }
     EXPECT_EQ(wide, size.x >= 1600);

@@ -130,5 +130,56 @@ TEST(ZoomFit, ANewShapeFitsBothViewsTheSameShapeKeepsThem) {
   EXPECT_FLOAT_EQ(view.zoom.zoom, 3.0f);
 }
 
+// A workspace keeps the view's WorkspaceView part as it is: saved and opened again, every field
+// comes back, and what a launch option gave (stage, head, tab) stays.
+TEST(WorkspaceViewRoundTrip, EverySavedFieldComesBackAndLaunchOptionsWin) {
+  PipelineSession saved;
+  saved.state.doc.config = *loadPreset("default");
+  ViewState& v = saved.view;
+  v.stage = StageId::Output;
+  v.batch = 1;
+  v.head = 3;
+  v.tab = "All heads";
+  v.zoom = {4.0f, 2.5f, 1.5f};
+  v.weightZoom = {2.0f, 0.5f, 3.0f};
+  v.colormap = ColormapId::Magma;
+  v.sharedScale = false;
+  v.showNumbers = false;
+  v.colorScale = ColorScale::Log;
+  v.weight = WeightId::Wo;
+  v.playStagesPerSecond = 2.5f;
+  const Workspace ws = workspaceFromWindow(saved.state, saved.view, saved.lessons);
+
+  PipelineSession opened;
+  opened.view.tab = "Heatmap";  // drawn last frame
+  applyWorkspace(ws, {}, opened.state, opened.view, opened.lessons);
+  EXPECT_EQ(opened.view.stage, StageId::Output);
+  EXPECT_EQ(opened.view.batch, 1);
+  EXPECT_EQ(opened.view.head, 3);
+  EXPECT_EQ(opened.view.selectTab, "All heads") << "the saved tab is asked for";
+  EXPECT_EQ(opened.view.tab, "Heatmap") << "the tab drawn last stays until the layout draws";
+  EXPECT_FLOAT_EQ(opened.view.zoom.zoom, 4.0f);
+  EXPECT_FLOAT_EQ(opened.view.zoom.panX, 2.5f);
+  EXPECT_FLOAT_EQ(opened.view.zoom.panY, 1.5f);
+  EXPECT_FLOAT_EQ(opened.view.weightZoom.zoom, 2.0f);
+  EXPECT_FLOAT_EQ(opened.view.weightZoom.panY, 3.0f);
+  EXPECT_EQ(opened.view.colormap, ColormapId::Magma);
+  EXPECT_FALSE(opened.view.sharedScale);
+  EXPECT_FALSE(opened.view.showNumbers);
+  EXPECT_EQ(opened.view.colorScale, ColorScale::Log);
+  EXPECT_EQ(opened.view.weight, WeightId::Wo);
+  EXPECT_FLOAT_EQ(opened.view.playStagesPerSecond, 2.5f);
+  EXPECT_EQ(opened.state.doc.config.text, saved.state.doc.config.text);
+
+  PipelineSession launched;  // --stage, --head and --view given
+  launched.view.stage = StageId::Query;
+  launched.view.head = 1;
+  applyWorkspace(ws, {}, launched.state, launched.view, launched.lessons, {false, true, true, true});
+  EXPECT_EQ(launched.view.stage, StageId::Query);
+  EXPECT_EQ(launched.view.head, 1);
+  EXPECT_TRUE(launched.view.selectTab.empty());
+  EXPECT_FLOAT_EQ(launched.view.zoom.zoom, 4.0f) << "what no option gave comes from the workspace";
+}
+
 }  // namespace
 }  // namespace mhascope::app
