@@ -41,17 +41,21 @@ float* stripScratch();
 void scoresBlockAvx512(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
                     const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax,
                     const float* packedKeys);
-void productBlockAvx512(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m, std::int64_t k,
-                     std::int64_t n, float* c, std::int64_t ldc, const float* start, const float* packed);
-void packKeyChunksAvx512(const float* k, std::int64_t Tk, std::int64_t dk, std::int64_t c0, std::int64_t c1, float* packed);
+void productBlockAvx512(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m,
+                     std::int64_t k, std::int64_t n, float* c, std::int64_t ldc, const float* start,
+                     const float* packed);
+void packKeyChunksAvx512(const float* k, std::int64_t Tk, std::int64_t dk, std::int64_t c0, std::int64_t c1,
+                      float* packed);
 #endif
 #ifdef MHASCOPE_KERNELS_AVX2
 void scoresBlockAvx2(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
                     const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax,
                     const float* packedKeys);
-void productBlockAvx2(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m, std::int64_t k,
-                     std::int64_t n, float* c, std::int64_t ldc, const float* start, const float* packed);
-void packKeyChunksAvx2(const float* k, std::int64_t Tk, std::int64_t dk, std::int64_t c0, std::int64_t c1, float* packed);
+void productBlockAvx2(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m,
+                     std::int64_t k, std::int64_t n, float* c, std::int64_t ldc, const float* start,
+                     const float* packed);
+void packKeyChunksAvx2(const float* k, std::int64_t Tk, std::int64_t dk, std::int64_t c0, std::int64_t c1,
+                      float* packed);
 #endif
 
 }  // namespace simd

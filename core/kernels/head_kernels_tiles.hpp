@@ -38,8 +38,8 @@ typename V::Vec loadLanes(const float* p, typename V::Mask m, bool all) {
   return all ? V::loadu(p) : V::maskLoad(m, p);
 }
 
-// 16 scores into a table that is a record only: computed beside the weights, the forward never
-// reads them again. Streaming (non-temporal) stores send them to memory without first reading the
+// A vector of scores into a table that is a record only: computed beside the weights, the forward
+// never reads them again. Streaming (non-temporal) stores send them to memory without first reading the
 // lines into the cache and without pushing the weights the softmax and A V read next out of it.
 // A whole-vector stream needs the vector's alignment: a trace's tables start on a 64-byte line
 // (FloatBuffer), so every chunk of a row does when T_k is a multiple of 16. 16-byte pieces need 16
@@ -240,7 +240,9 @@ void packKeys(const float* k, std::int64_t dk, std::int64_t j0, std::int64_t n, 
   const std::int64_t width = DK > 0 ? DK : dk;
   if (n == kKeys && width % L == 0) {
     for (std::int64_t jb = 0; jb < kKeys; jb += L) {
-      for (std::int64_t cb = 0; cb < width; cb += L) V::transpose(k + (j0 + jb) * width + cb, width, kt + cb * kKeys + jb, kKeys);
+      for (std::int64_t cb = 0; cb < width; cb += L) {
+        V::transpose(k + (j0 + jb) * width + cb, width, kt + cb * kKeys + jb, kKeys);
+      }
     }
     return;
   }
@@ -282,7 +284,8 @@ void scoresBlockFor(const float* q, const float* k, std::int64_t nq, std::int64_
       scoresRows<V, kRows, DK>(q, width, kt, n, valid, j0, factor, blocked, scores, weights, ld, maxv, i);
     }
     switch (nq - i) {  // the last rows together: one row alone loads the keys for only NV products
-#define MHASCOPE_SCORES_ROWS(R) scoresRows<V, R, DK>(q, width, kt, n, valid, j0, factor, blocked, scores, weights, ld, maxv, i)
+#define MHASCOPE_SCORES_ROWS(R) \
+  scoresRows<V, R, DK>(q, width, kt, n, valid, j0, factor, blocked, scores, weights, ld, maxv, i)
       case 5: MHASCOPE_SCORES_ROWS(5); break;
       case 4: MHASCOPE_SCORES_ROWS(4); break;
       case 3: MHASCOPE_SCORES_ROWS(3); break;
@@ -300,12 +303,15 @@ template <class V>
 void scoresBlockOf(const float* q, const float* k, std::int64_t nq, std::int64_t Tk, std::int64_t dk, float factor,
                    const BlockedKeys* blocked, float* scores, float* weights, std::int64_t ld, float* rowMax,
                    const float* packedKeys) {
-  if (dk == 64) return scoresBlockFor<V, 64>(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax, packedKeys);
+  if (dk == 64) {
+    return scoresBlockFor<V, 64>(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax, packedKeys);
+  }
   scoresBlockFor<V, 0>(q, k, nq, Tk, dk, factor, blocked, scores, weights, ld, rowMax, packedKeys);
 }
 
 template <class V>
-void packKeyChunksOf(const float* k, std::int64_t Tk, std::int64_t dk, std::int64_t c0, std::int64_t c1, float* packed) {
+void packKeyChunksOf(const float* k, std::int64_t Tk, std::int64_t dk, std::int64_t c0, std::int64_t c1,
+                     float* packed) {
   for (std::int64_t c = c0; c < c1; ++c) {
     const std::int64_t j0 = c * kKeys, n = std::min(kKeys, Tk - j0);
     if (dk == 64) packKeys<V, 64>(k, dk, j0, n, packed + c * dk * kKeys);
