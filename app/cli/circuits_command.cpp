@@ -17,6 +17,7 @@
 #include "model_options.hpp"  // nonEmptyPath, decimalInteger
 #include "train/checkpoint.hpp"
 #include "train/circuits.hpp"
+#include "util/format.hpp"
 #include "util/memory_budget.hpp"
 
 namespace mhascope::cli {
@@ -29,12 +30,21 @@ int fail(const std::string& message) {
   return 1;
 }
 
+// "L0 H1": a picture's axis label. Built by appending (GCC 12 warns, wrongly, on chained + in this function).
+std::string headTag(int layer, int head) {
+  std::string s = "L";
+  s += std::to_string(layer);
+  s += " H";
+  s += std::to_string(head);
+  return s;
+}
+
 std::string headName(int layer, int head) { return "layer " + std::to_string(layer) + " head " + std::to_string(head); }
 
 // What an earlier export holds: the per-head matrices (.npy and .png) and the score tables.
 bool isExportFileName(const std::string& name) {
   static const std::regex kPattern(  // const, built once: no state changes after construction
-      R"(((qk|ov|qk_tokens|ov_tokens)_l[0-9]+_h[0-9]+\.(npy|png))|(composition|copying)\.npy|composition_[qkv]\.png)");
+      R"(((qk|ov|qk_tokens|ov_tokens)_l[0-9]+_h[0-9]+\.(npy|png))|(composition|copying)\.npy|composition_[qkv]_l[0-9]+_l[0-9]+\.png)");
   return std::regex_match(name, kPattern);
 }
 
@@ -178,6 +188,52 @@ Status writeMatrix(const std::filesystem::path& dir, const MatrixFile& f, const 
   return exportHeatmap((dir / (f.stem + ".png")).string(), sl, opt);
 }
 
+// Per kind and per (earlier layer, later layer): an h x h picture, rows the earlier layer's heads,
+// columns the later layer's; one range, 0 … the largest score of any kind, so Q, K and V compare.
+Status writeCompositionPictures(const std::filesystem::path& dir, const Circuits& c, const std::string& subtitle,
+                                int& files) {
+  float top = 0;
+  for (const Composition& p : c.pairs) top = std::max({top, static_cast<float>(p.q), static_cast<float>(p.k), static_cast<float>(p.v)});
+  for (int la = 0; la < c.layers; ++la) {
+    for (int lb = la + 1; lb < c.layers; ++lb) {
+      for (const char kind : {'q', 'k', 'v'}) {
+        RowMatrix m(c.heads, c.heads);  // (h of layer la, h of layer lb)
+        for (const Composition& p : c.pairs) {
+          if (p.fromLayer != la || p.toLayer != lb) continue;
+          m(p.fromHead, p.toHead) = static_cast<float>(kind == 'q' ? p.q : kind == 'k' ? p.k : p.v);
+        }
+        Slice2D sl;
+        sl.stage = StageId::Scores;
+        sl.rows = sl.cols = c.heads;
+        sl.data = m.data();
+        sl.rowAxis = "a (writes)";
+        sl.colAxis = "b (reads)";
+        for (int h = 0; h < c.heads; ++h) {
+          sl.rowLabels.push_back(headTag(la, h));
+          sl.colLabels.push_back(headTag(lb, h));
+        }
+        ExportOptions opt;
+        opt.colormap = ColormapId::Viridis;
+        opt.range = ColorRange{0.0f, top > 0 ? top : 1.0f};
+        opt.cellPixels = 64;  // a few heads: cells big enough for their numbers
+        opt.title = kind == 'q' ? "Q" : kind == 'k' ? "K" : "V";
+        opt.title += "-composition of layer ";
+        opt.title += std::to_string(lb);
+        opt.title += " with layer ";
+        opt.title += std::to_string(la);
+        opt.title += " (random baseline ";
+        opt.title += formatGeneral(c.baseline, 3);
+        opt.title += ")";
+        opt.subtitle = subtitle;
+        const std::string name = std::string("composition_") + kind + "_l" + std::to_string(la) + "_l" + std::to_string(lb) + ".png";
+        if (auto s = exportHeatmap((dir / name).string(), sl, opt); !s) return s;
+        ++files;
+      }
+    }
+  }
+  return Ok{};
+}
+
 Status writeExport(const std::string& dirName, const Checkpoint& ck, const Circuits& c) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -212,6 +268,7 @@ Status writeExport(const std::string& dirName, const Checkpoint& ck, const Circu
   if (!c.pairs.empty()) {
     if (auto s = saveNpy((dir / "composition.npy").string(), toTensor(comp.data(), comp.rows(), 3)); !s) return s;
     ++files;
+    if (auto s = writeCompositionPictures(dir, c, subtitle, files); !s) return s;
   }
   if (auto s = saveNpy((dir / "copying.npy").string(), toTensor(copying.data(), c.layers, c.heads)); !s) return s;
   ++files;

@@ -39,8 +39,8 @@ expect_error "--json in a missing folder" "$T/nope/c.json" "$BIN" circuits --che
 
 out="$("$BIN" circuits --checkpoint "$CK" --export-dir "$T/ex" 2>&1)"
 n_npy=$(ls "$T/ex"/*.npy 2>/dev/null | wc -l); n_png=$(ls "$T/ex"/*.png 2>/dev/null | wc -l)
-[ "$n_npy" -eq 18 ] && [ "$n_png" -eq 16 ] && [ -s "$T/ex/ov_tokens_l1_h0.png" ] && [ -s "$T/ex/composition.npy" ] \
-  && ok "--export-dir: 4 matrices x 4 heads as .npy + PNG, composition and copying" || bad "export: $n_npy npy, $n_png png: $out"
+[ "$n_npy" -eq 18 ] && [ "$n_png" -eq 19 ] && [ -s "$T/ex/composition_k_l0_l1.png" ] && [ -s "$T/ex/ov_tokens_l1_h0.png" ] && [ -s "$T/ex/composition.npy" ] \
+  && ok "--export-dir: 4 matrices x 4 heads as .npy + PNG, composition (.npy, Q/K/V pictures) and copying" || bad "export: $n_npy npy, $n_png png: $out"
 if /usr/bin/python3 - "$T/ex" "$FIX/circuits/induction_small_circuits.safetensors" "$(dirname "$0")/../../scripts" <<'EOF'
 import sys
 import numpy as np
