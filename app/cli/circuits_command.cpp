@@ -41,11 +41,12 @@ std::string headTag(int layer, int head) {
 
 std::string headName(int layer, int head) { return "layer " + std::to_string(layer) + " head " + std::to_string(head); }
 
-// What an earlier export holds: the per-head matrices (.npy and .png) and the score tables.
+// What an earlier export holds: the per-head matrices (.npy and .png), the score tables and the
+// composition pictures.
 bool isExportFileName(const std::string& name) {
-  static const std::regex kPattern(  // const, built once: no state changes after construction
+  const std::regex pattern(
       R"(((qk|ov|qk_tokens|ov_tokens)_l[0-9]+_h[0-9]+\.(npy|png))|(composition|copying)\.npy|composition_[qkv]_l[0-9]+_l[0-9]+\.png)");
-  return std::regex_match(name, kPattern);
+  return std::regex_match(name, pattern);
 }
 
 Status checkJsonOutput(const CircuitsArgs& a) {
