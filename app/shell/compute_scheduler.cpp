@@ -249,6 +249,7 @@ void ComputeScheduler::rerun(AppState& state, const typename L::Choices& choices
   } else {
     lessonRequested_[i] = key;
     lessonJob_.submit(std::move(run));
+    ++state.compute.lessonJobs;
   }
 }
 

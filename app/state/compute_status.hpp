@@ -40,6 +40,7 @@ struct ComputeStatus {
   // heatmap shows until the whole trace comes (then it is dropped).
   std::shared_ptr<const FirstHead> firstHead;
   bool lessonComputing = false;     // a recomputing lesson is queued or running on its thread
+  std::uint64_t lessonJobs = 0;     // lessons handed to that thread since the window opened
   ComputeProgress progress;         // the worker's phase and time, for the progress line
   double lastComputeMs = 0.0;
   int lastComputeThreads = 1;       // threads the last forward used (computeThreads())

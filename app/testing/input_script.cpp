@@ -234,6 +234,11 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       if (const std::string err = host.loadPresetByName(c.args[0]); !err.empty()) return fail(host, c, err);
     } else if (c.verb == "expect_computing") {
       if (!host.computing()) return fail(host, c, "no compute is running");
+    } else if (c.verb == "expect_lesson_jobs" && need(1)) {
+      if (host.lessonJobs() != static_cast<std::uint64_t>(toInt(c.args[0]))) {
+        return fail(host, c, std::to_string(host.lessonJobs()) + " lessons were handed to the background thread, expected " +
+                                 c.args[0]);
+      }
     } else if (c.verb == "expect_tokens" && need(1)) {
       if (host.shownTokens() != toInt(c.args[0])) {
         return fail(host, c, "the shown trace has T_q = " + std::to_string(host.shownTokens()) + ", expected " + c.args[0]);

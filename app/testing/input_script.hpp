@@ -20,6 +20,8 @@
 //   wait_until_idle MAX         render frames until no compute is running (fail after MAX); prints
 //                               the frames, seconds and the share of them spent drawing
 //   expect_computing            fail unless a compute is running while the UI keeps drawing
+//   expect_lesson_jobs N        fail unless N lessons have been handed to the lessons' background
+//                               thread so far (not computed in a frame)
 //   expect_tokens N             fail unless the shown trace has T_q = N
 //   stats                       print texture count and RSS; the baseline for expect_rss_growth
 //   expect_stage NAME           fail unless the current stage is NAME
@@ -97,6 +99,7 @@ class ScriptHost {
   virtual void setAsync(bool on) = 0;
   virtual std::string loadPresetByName(const std::string& name) = 0;  // error message or ""
   virtual bool computing() = 0;
+  virtual std::uint64_t lessonJobs() = 0;
   virtual int shownTokens() = 0;
   virtual int textureCount() = 0;
   virtual int glErrorCount() = 0;

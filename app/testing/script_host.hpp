@@ -43,6 +43,7 @@ class AppScriptHost final : public ScriptHost {
   void churnStep(int i) override;
   void setAsync(bool on) override { t_.loop.scriptAsync = on; }
   std::string loadPresetByName(const std::string& name) override;
+  std::uint64_t lessonJobs() override { return t_.pipeline.state.compute.lessonJobs; }
   bool computing() override { return t_.pipeline.state.compute.computing || t_.pipeline.state.compute.lessonComputing; }
   int shownTokens() override { return t_.pipeline.state.shown.trace.tq; }
   int textureCount() override;
