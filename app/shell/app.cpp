@@ -402,8 +402,8 @@ int App::run() {
 void App::handleKeys() {
   const ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput) return;  // typing in the sentence box must not step the pipeline
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) stepStage(view_, +1);
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) stepStage(view_, -1);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) stepStage(view_, +1, &state_.trace);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) stepStage(view_, -1, &state_.trace);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) goToStage(view_, StageId::Query);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) goToStage(view_, StageId::Output);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) {
@@ -419,7 +419,7 @@ void App::advancePlay(double dt) {
   const double period = 1.0 / std::max(0.05f, view_.playStagesPerSecond);
   if (view_.playAccumulator < period) return;
   view_.playAccumulator = 0;
-  if (!stepStage(view_, +1)) view_.playing = false;  // stop at the output
+  if (!stepStage(view_, +1, &state_.trace)) view_.playing = false;  // stop at the output
 }
 
 }  // namespace mhascope::app

@@ -18,7 +18,8 @@ void shapeStage(Tensor& t, Shape shape, std::vector<std::string> axes, int threa
 // Every stage of a forward shaped for these inputs, buffers reused when the sizes did not change.
 // Without full recording the tables nobody reads stay empty (shape {0}), so nothing can read a
 // stale one. The lazy stages (scaled, masked) get their shape and axes only.
-void shapeStages(Trace& t, const AttentionInputs& in, int heads, bool recordEveryStage, int threads);
+// The variants' stages are shaped only when the options use them (else shape {0}).
+void shapeStages(Trace& t, const AttentionInputs& in, const AttentionOptions& opt, bool recordEveryStage, int threads);
 
 // The rows [r0, r0 + n) of an input into its recorded stage, skipping the write when the stage
 // already holds these exact bits (a recompute with unchanged inputs: reading both is cheaper).
