@@ -134,8 +134,12 @@ int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
               n == h ? " (= h: multi-head attention)" : n == 1 ? " (multi-query: every query head reads one K/V head)"
                                                              : " (grouped-query: h/N query heads per K/V head)");
   if (n != h) {
+    // The table above is multi-head attention's; N K/V heads shrink W_k and W_v (and b_k, b_v).
     std::printf("  %-30s %s (W_k, W_v are d_model x N*d_k = %lld x %lld)\n", "parameters of W_k + W_v",
                 withThousands(2 * d * n * dk).c_str(), static_cast<long long>(d), static_cast<long long>(n * dk));
+    std::printf("  %-30s %s without bias, %s with bias (2*d_model^2 + 2*d_model*N*d_k (+ 2*d_model + 2*N*d_k))\n",
+                "total with N K/V heads", withThousands(2 * d * d + 2 * d * n * dk).c_str(),
+                withThousands(2 * d * d + 2 * d * n * dk + 2 * d + 2 * n * dk).c_str());
   }
   std::printf("  %-30s %s\n", "positions", positionsName(r->config).c_str());
   if (t->positions == AttnPositions::Rope) {

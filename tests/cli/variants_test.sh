@@ -16,6 +16,8 @@ close_npy() {
 # --- info --------------------------------------------------------------------------------------
 out="$("$BIN" info --d-model 16 --heads 4 --kv-heads 2 --positions rope --window 3 --sinks 1 --mask causal)"
 grep -q "kv heads N  *2 (grouped-query" <<<"$out" && ok "info: kv heads" || bad "info kv heads: $out"
+grep -q "total with N K/V heads  *768 without bias, 816 with bias" <<<"$out" && ok "info: GQA parameter total" \
+  || bad "info gqa params: $out"
 grep -q "KV cache  *64 B per token and layer" <<<"$out" && ok "info: KV-cache bytes per token" || bad "info kv cache: $out"
 grep -q "k_heads  *(1, 2, 9, 4)  *(B, N, T_k, d_k)" <<<"$out" && grep -q "k_view  *(1, 9, 2, 4)  *(B, T_k, N, d_k)" <<<"$out" \
   && ok "info: K/V heads are N" || bad "info k_heads: $out"
