@@ -43,6 +43,17 @@ struct BlockedRows {
 BlockedRows blockedRows(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, std::int64_t Tk,
                         std::vector<std::uint8_t>& flags);
 
+// RoPE's cos and sin of t * inv_freq_i for positions firstPosition .. firstPosition + T - 1, (T, d_k/2)
+// each, made once per forward and shared by every head (positions.cpp; rotatePositions makes its
+// own, with the same numbers).
+struct RopeTable {
+  std::int64_t half = 0;  // d_k / 2
+  std::vector<float> cos, sin;
+};
+RopeTable ropeTable(std::int64_t T, std::int64_t dk, std::int64_t firstPosition, float base);
+// rotatePositions with the table made already: rows r = 0 .. T-1 of x at the table's row r.
+void rotateRows(float* x /*(T, d_k)*/, std::int64_t T, std::int64_t dk, const RopeTable& table, RopeStyle style);
+
 // attentionHead's trace: every stage empty (shape {0}) but the (1, 1, T_q, T_k) table it computes —
 // the weights, or the scores with the lazy scaled and masked scores shaped over them.
 Trace oneHeadTrace(std::int64_t Tq, std::int64_t Tk, bool weightsOnly, int threads);

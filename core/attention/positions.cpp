@@ -4,27 +4,47 @@
 #include <cmath>
 
 #include "attention/engine.hpp"
+#include "attention/engine_record.hpp"
 
 namespace mhascope {
 
-void rotatePositions(float* x, std::int64_t T, std::int64_t dk, std::int64_t firstPosition, float base,
-                     RopeStyle style) {
-  const std::int64_t half = dk / 2;
+RopeTable ropeTable(std::int64_t T, std::int64_t dk, std::int64_t firstPosition, float base) {
+  RopeTable t;
+  t.half = dk / 2;
+  t.cos.resize(static_cast<std::size_t>(T * t.half));
+  t.sin.resize(t.cos.size());
+  for (std::int64_t i = 0; i < t.half; ++i) {
+    const double invFreq = std::pow(static_cast<double>(base), -2.0 * static_cast<double>(i) / static_cast<double>(dk));
+    for (std::int64_t r = 0; r < T; ++r) {
+      // The angle in double, then cos and sin rounded to float: the same float numbers whatever
+      // the position's size (a float angle loses digits at large t), and the same for every caller.
+      const double angle = static_cast<double>(firstPosition + r) * invFreq;
+      t.cos[static_cast<std::size_t>(r * t.half + i)] = static_cast<float>(std::cos(angle));
+      t.sin[static_cast<std::size_t>(r * t.half + i)] = static_cast<float>(std::sin(angle));
+    }
+  }
+  return t;
+}
+
+void rotateRows(float* x, std::int64_t T, std::int64_t dk, const RopeTable& table, RopeStyle style) {
+  const std::int64_t half = table.half;
   for (std::int64_t r = 0; r < T; ++r) {
     float* row = x + r * dk;
-    const double p = static_cast<double>(firstPosition + r);
+    const float* cs = table.cos.data() + r * half;
+    const float* sn = table.sin.data() + r * half;
     for (std::int64_t i = 0; i < half; ++i) {
-      // The angle in double, then cos and sin rounded to float: the same float numbers whatever
-      // the position's size (a float angle loses digits at large t).
-      const double invFreq = std::pow(static_cast<double>(base), -2.0 * static_cast<double>(i) / static_cast<double>(dk));
-      const float c = static_cast<float>(std::cos(p * invFreq)), s = static_cast<float>(std::sin(p * invFreq));
       float& a = style == RopeStyle::Half ? row[i] : row[2 * i];
       float& b = style == RopeStyle::Half ? row[i + half] : row[2 * i + 1];
       const float a0 = a, b0 = b;
-      a = a0 * c - b0 * s;
-      b = b0 * c + a0 * s;
+      a = a0 * cs[i] - b0 * sn[i];
+      b = b0 * cs[i] + a0 * sn[i];
     }
   }
+}
+
+void rotatePositions(float* x, std::int64_t T, std::int64_t dk, std::int64_t firstPosition, float base,
+                     RopeStyle style) {
+  rotateRows(x, T, dk, ropeTable(T, dk, firstPosition, base), style);
 }
 
 std::vector<float> alibiSlopes(int heads) {
