@@ -7,7 +7,8 @@ Run with Debian's interpreter, which has python3-torch 1.13 and python3-numpy:
 For every case it writes, in tests/fixtures/torch/<case>/:
   query.npy key.npy value.npy       the inputs (B, T, d_model) float32
   key_padding_mask.npy attn_mask.npy when the case uses them (uint8; 1 = ignore / blocked)
-  weights.safetensors               the nn.MultiheadAttention state_dict (PyTorch names)
+  weights.safetensors               the nn.MultiheadAttention state_dict (PyTorch names), or for the
+                                    variants the separate q_proj/k_proj/v_proj/o_proj names
   <stage>.npy                       every stage mhascope records, computed with torch ops
   meta.json                         sizes, options, and the rows PyTorch leaves NaN
 
@@ -124,6 +125,178 @@ def make_case(name, B, Tq, Tk, d, h, cross, bias, causal=False, pad=None, attn=N
     print(f"{name}: B={B} T_q={Tq} T_k={Tk} d_model={d} h={h} nan_rows={len(meta['torch_nan_rows'])}")
 
 
+# --- attention as today's models run it ------------------------------------------------------
+# PyTorch 1.13 has none of these as library calls (no enable_gqa, no RoPE or ALiBi helpers, no
+# scaled_dot_product_attention), so each is written here from its published formula, in the
+# convention named beside it, and tied back to torch.nn.MultiheadAttention wherever the module can
+# express the same computation.
+
+
+def rope_rotate_half(x, base):
+    """RoPE as Hugging Face Llama applies it (LlamaRotaryEmbedding + apply_rotary_pos_emb):
+    inv_freq = 1 / base**(arange(0, d_k, 2) / d_k) in float32, angles = outer(t, inv_freq) for
+    positions t = 0..T-1, cos/sin repeated over both halves, x * cos + rotate_half(x) * sin with
+    rotate_half(x) = cat(-x[..., d_k/2:], x[..., :d_k/2]): feature i pairs with i + d_k/2."""
+    T, dk = x.shape[-2], x.shape[-1]
+    inv_freq = 1.0 / (base ** (torch.arange(0, dk, 2).float() / dk))
+    freqs = torch.outer(torch.arange(T).float(), inv_freq)  # (T, d_k/2)
+    emb = torch.cat([freqs, freqs], dim=-1)
+    x1, x2 = x[..., :dk // 2], x[..., dk // 2:]
+    return x * emb.cos() + torch.cat([-x2, x1], dim=-1) * emb.sin()
+
+
+def rope_interleaved(x, base):
+    """RoPE as the original Llama code (Meta's precompute_freqs_cis + apply_rotary_emb): features
+    (2i, 2i + 1) are one complex number, multiplied by e^(i t inv_freq_i)."""
+    T, dk = x.shape[-2], x.shape[-1]
+    inv_freq = 1.0 / (base ** (torch.arange(0, dk, 2)[: dk // 2].float() / dk))
+    freqs = torch.outer(torch.arange(T).float(), inv_freq)
+    freqs_cis = torch.polar(torch.ones_like(freqs), freqs)  # (T, d_k/2) complex64
+    xc = torch.view_as_complex(x.float().reshape(*x.shape[:-1], dk // 2, 2).contiguous())
+    return torch.view_as_real(xc * freqs_cis).flatten(-2)
+
+
+def alibi_slopes(n):
+    """The ALiBi paper's slopes (Press et al., its reference get_slopes): for n a power of two the
+    geometric sequence starting at 2^(-8/n) with that ratio, i.e. m_i = 2^(-8i/n), i = 1..n;
+    otherwise those of the closest power of two below n, then every other slope of twice that."""
+    def power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        return [start * start ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return power_of_2(closest) + alibi_slopes(2 * closest)[0::2][: n - closest]
+
+
+def make_variant_case(name, B, T, d, h, N, bias, causal=False, pad=None, positions="none", rope_style="half",
+                      rope_base=10000.0, window=0, sinks=0, prefix="", seed=0):
+    """Self-attention with N K/V heads (query head i reads K/V head i // (h/N), written with
+    repeat_interleave as torch 1.13 has no enable_gqa), RoPE or ALiBi, a sliding window with sinks
+    and key padding. Weights are saved with the separate projection names Llama uses
+    (q_proj/k_proj/v_proj/o_proj, optionally under `prefix`), or in_proj names when prefix is None."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(B, T, d, generator=g)
+    dk = d // h
+    u = lambda *shape: torch.empty(*shape).uniform_(-0.5, 0.5, generator=g)
+    Wq, Wk, Wv, Wo = u(d, d), u(N * dk, d), u(N * dk, d), u(d, d)  # PyTorch's (out, in)
+    z = lambda n: torch.zeros(n)
+    bq, bk, bv, bo = (u(d), u(N * dk), u(N * dk), u(d)) if bias else (z(d), z(N * dk), z(N * dk), z(d))
+
+    # blocked (B, T, T): causal, the window (t - W < j <= t; |t - j| < W without causal) except the
+    # sinks j < S, and key padding (True = ignore, nn.MultiheadAttention's polarity).
+    t_ = torch.arange(T)[:, None]
+    j_ = torch.arange(T)[None, :]
+    rule = torch.zeros(T, T, dtype=torch.bool)
+    if causal:
+        rule |= j_ > t_
+    window_hides = torch.zeros(T, T, dtype=torch.bool)
+    if window:
+        far = (j_ <= t_ - window) if causal else ((t_ - j_).abs() >= window)
+        window_hides = far & (j_ >= sinks)
+        rule |= window_hides
+    kpm = torch.tensor(pad, dtype=torch.bool) if pad is not None else None
+    blocked = rule[None].expand(B, T, T).clone()
+    if kpm is not None:
+        blocked |= kpm[:, None, :]
+
+    qp, kp, vp = F.linear(x, Wq, bq), F.linear(x, Wk, bk), F.linear(x, Wv, bv)
+    qh = qp.view(B, T, h, dk).transpose(1, 2).contiguous()
+    kh = kp.view(B, T, N, dk).transpose(1, 2).contiguous()
+    vh = vp.view(B, T, N, dk).transpose(1, 2).contiguous()
+    stages = {"query": x, "key": x, "value": x, "q_proj": qp, "k_proj": kp, "v_proj": vp, "q_heads": qh,
+              "k_heads": kh, "v_heads": vh}
+    qr, kr = qh, kh
+    if positions == "rope":
+        rot = rope_rotate_half if rope_style == "half" else rope_interleaved
+        qr, kr = rot(qh, rope_base), rot(kh, rope_base)
+        # The two pairings are one rotation on permuted features: interleave, rotate, de-interleave.
+        perm = torch.stack([torch.arange(dk // 2), torch.arange(dk // 2) + dk // 2], dim=-1).flatten()
+        other = rope_interleaved if rope_style == "half" else rope_rotate_half
+        if rope_style == "half":
+            back = other(qh[..., perm], rope_base)[..., torch.argsort(perm)]
+        else:
+            back = other(qh[..., torch.argsort(perm)], rope_base)[..., perm]
+        assert torch.allclose(back, qr, atol=1e-5), name + ": the two RoPE pairings disagree"
+        stages["q_rotated"], stages["k_rotated"] = qr, kr
+    if N != h:
+        groups = torch.zeros(1, h, N)
+        groups[0, torch.arange(h), torch.arange(h) // (h // N)] = 1.0
+        stages["kv_groups"] = groups
+    kx = kr.repeat_interleave(h // N, dim=1)  # (B, h, T, d_k): query head i reads K/V head i // (h/N)
+    vx = vh.repeat_interleave(h // N, dim=1)
+    scores = qr @ kx.transpose(-2, -1)
+    scaled = scores * (1 / math.sqrt(dk))
+    stages["scores"], stages["scaled_scores"] = scores, scaled
+    biased = scaled
+    alibi = None
+    if positions == "alibi":
+        m = torch.tensor(alibi_slopes(h))[:, None, None]  # (h, 1, 1)
+        dist = (t_ - j_).float() if causal else (t_ - j_).abs().float()
+        alibi = (-m * dist)[None]  # (1, h, T, T): -m_i (t - j), -m_i |t - j| without causal
+        stages["position_bias"] = alibi
+        biased = scaled + alibi
+    if window:
+        stages["window_mask"] = window_hides[None].float()
+    masked = biased.masked_fill(blocked[:, None], float("-inf"))
+    weights = torch.nan_to_num(torch.softmax(masked, dim=-1), nan=0.0)  # a fully masked row: 0
+    head_out = weights @ vx
+    concat = head_out.transpose(1, 2).reshape(B, T, d)
+    out = F.linear(concat, Wo, bo)
+    stages.update({"masked_scores": masked, "weights": weights, "head_outputs": head_out, "concat": concat,
+                   "output": out})
+
+    # Without RoPE the module computes the same thing: K/V weights repeated per group (GQA is MHA
+    # with each K/V head's rows copied h/N times), ALiBi and the window as a float attn_mask
+    # (B*h, T, T) added to the scaled scores.
+    if positions != "rope":
+        mha = torch.nn.MultiheadAttention(d, h, bias=True, batch_first=True)
+        rep = lambda w: w.view(N, dk, -1).repeat_interleave(h // N, dim=0).reshape(h * dk, -1)
+        with torch.no_grad():
+            mha.in_proj_weight.copy_(torch.cat([Wq, rep(Wk), rep(Wv)]))
+            mha.in_proj_bias.copy_(torch.cat([bq, rep(bk[:, None])[:, 0], rep(bv[:, None])[:, 0]]))
+            mha.out_proj.weight.copy_(Wo)
+            mha.out_proj.bias.copy_(bo)
+        float_mask = torch.zeros(B, h, T, T)
+        if alibi is not None:
+            float_mask = float_mask + alibi
+        float_mask = float_mask.masked_fill(rule[None, None], float("-inf")).reshape(B * h, T, T)
+        with torch.no_grad():
+            mod_out, mod_w = mha(x, x, x, key_padding_mask=kpm, attn_mask=float_mask, need_weights=True,
+                                 average_attn_weights=False)
+        ok = ~torch.isnan(mod_w).any(dim=-1)
+        assert torch.allclose(mod_w[ok], weights[ok], atol=1e-6), name
+        out_ok = ok.all(dim=1)
+        assert torch.allclose(mod_out[out_ok], out[out_ok], atol=1e-5), name
+
+    d_out = os.path.join(OUT, name)
+    os.makedirs(d_out, exist_ok=True)
+    for sname, t in stages.items():
+        np.save(os.path.join(d_out, sname + ".npy"), np.ascontiguousarray(t.detach().numpy().astype("<f4")))
+    if kpm is not None:
+        np.save(os.path.join(d_out, "key_padding_mask.npy"), kpm.numpy().astype(np.uint8))
+    if prefix is None:
+        assert N == h, "in_proj names hold N = h only"
+        sd = {"in_proj_weight": torch.cat([Wq, Wk, Wv]), "out_proj.weight": Wo}
+        if bias:
+            sd.update({"in_proj_bias": torch.cat([bq, bk, bv]), "out_proj.bias": bo})
+    else:
+        sd = {}
+        for pname, w_, b_ in (("q_proj", Wq, bq), ("k_proj", Wk, bk), ("v_proj", Wv, bv), ("o_proj", Wo, bo)):
+            sd[prefix + pname + ".weight"] = w_
+            if bias:
+                sd[prefix + pname + ".bias"] = b_
+    save_safetensors(os.path.join(d_out, "weights.safetensors"), sd)
+    nan_rows = [[b, q_] for b in range(B) for q_ in range(T) if bool(blocked[b, q_].all())]
+    meta = {"B": B, "T_q": T, "T_k": T, "d_model": d, "heads": h, "bias": bias, "causal": causal, "cross": False,
+            "scale": "sqrt-dk", "key_padding_mask": kpm is not None, "attn_mask": False, "torch_nan_rows": nan_rows,
+            "kv_heads": N, "positions": positions, "rope_style": rope_style, "rope_base": rope_base,
+            "window": window, "sinks": sinks, "torch_version": torch.__version__}
+    with open(os.path.join(d_out, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    print(f"{name}: B={B} T={T} d_model={d} h={h} N={N} positions={positions} window={window} sinks={sinks}")
+
+
 def main():
     torch.manual_seed(0)
     make_case("self_small", 1, 4, 4, 8, 2, cross=False, bias=True, seed=1)
@@ -140,6 +313,17 @@ def main():
     make_case("fully_masked_row", 1, 4, 4, 8, 2, cross=False, bias=True, causal=True, pad=[[1, 0, 0, 0]], seed=8)
     make_case("scale_none", 1, 5, 5, 8, 2, cross=False, bias=True, scale="none", seed=9)
     make_case("scale_sqrt_dmodel", 2, 4, 4, 12, 3, cross=False, bias=False, scale="sqrt-dmodel", seed=10)
+    make_variant_case("gqa_rope_window_sinks_padding", 2, 9, 16, 4, 2, bias=True, causal=True,
+                      pad=[[0, 0, 0, 0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 0, 0, 1, 1]], positions="rope", window=3,
+                      sinks=1, prefix="self_attn.", seed=11)
+    make_variant_case("mqa_causal", 1, 6, 12, 3, 1, bias=False, causal=True, seed=12)
+    make_variant_case("gqa_rope_interleaved_base500", 1, 7, 16, 4, 2, bias=True, causal=True, positions="rope",
+                      rope_style="interleaved", rope_base=500.0, seed=13)
+    make_variant_case("alibi_causal_h6_padding", 2, 6, 12, 6, 6, bias=True, causal=True,
+                      pad=[[0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 0]], positions="alibi", seed=14)
+    make_variant_case("alibi_bidirectional_gqa_window", 1, 5, 8, 4, 2, bias=True, causal=False, positions="alibi",
+                      window=2, seed=15)
+    make_variant_case("rope_in_proj_no_mask", 1, 5, 8, 2, 2, bias=True, positions="rope", prefix=None, seed=16)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@
 #include "kernels/block_rows.hpp"
 #include "kernels/dispatch.hpp"
 #include "attention/engine.hpp"
+#include "kernels/dispatch.hpp"
 #include "kernels/gemm.hpp"
 #include "attention/model.hpp"
 #include "io/presets.hpp"
@@ -123,7 +124,7 @@ Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
   one.threads = 1;
   const auto B = m.inputs.query.dim(0), Tq = m.inputs.query.dim(1), Tk = m.inputs.key.dim(1),
              d = m.inputs.query.dim(2);
-  const FlopCount f = countFlops(B, Tq, Tk, d, m.options.heads);
+  const FlopCount f = countFlops(B, Tq, Tk, d, m.options.heads, kvHeadsOf(m.options));
   // The reference: one GEMM (M x K) * (K x N) on the engine's backend, M = B*T_q, K = d_model and N
   // chosen so that it does the same number of FLOPs as one forward (f: the four projections, Q K^T
   // and A V, 2 per multiply-add; the softmax and the copies are not counted as work).
@@ -146,11 +147,21 @@ Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
   const bool rounds = a.rounds > 1 || a.torch;
   std::printf("config: %s (threads: %d)\n", describe(*r, trace1).c_str(), a.threads);
   printGemmChoice();
-  // Which kernels ran the attention's products: the widest head kernels this CPU runs, or the general path.
+  // Which kernels ran the attention's products: the widest head kernels this CPU runs, or the general
+  // path. Every variant runs on that path: RoPE is a step on q and k before the scores, N K/V heads
+  // is which K/V head a query head reads, ALiBi a step after the scale, the window a mask rule; only
+  // the packed copies of W_k and W_v are skipped when N != h.
+  const bool variant = kvHeadsOf(m.options) != m.options.heads || m.options.positions != AttnPositions::None ||
+                       m.options.window > 0;
   std::printf("kernels: %s\n", kernels::kernelPathName(kernels::kernelPath()));
+  if (variant) {
+    std::printf("with this variant: RoPE a step on q and k, grouped K/V heads read by index, ALiBi after the scale, "
+                "the window a mask rule; W_k, W_v packed per block when N != h\n");
+  }
   printQueryBlockChoice();
   std::vector<Round> all;
   std::string torchWhy;
+  if (variant) torchWhy = "nn.MultiheadAttention has no grouped K/V heads, RoPE, ALiBi or window";
   for (int round = 0; round < a.rounds; ++round) {
     std::vector<double> t1, tg, tn;
     // Each kind of run `repeat` times in a row, as scripts/bench_forward_torch.py times PyTorch, so

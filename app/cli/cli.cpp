@@ -4,6 +4,7 @@
 //   export  one stage slice (or all heads) as PNG / SVG / PDF through the shared exporter
 //   bench   median forward time and GFLOP/s vs the engine's GEMM (bench_command.cpp)
 //   circuits  QK/OV circuits, composition and copying of a checkpoint (circuits_command.cpp)
+//   decode  KV-cache generation, step by step (decode_command.cpp)
 //
 // [SECTION] info
 // [SECTION] run
@@ -39,6 +40,7 @@
 #include "attention/tokenizer.hpp"
 #include "bench_command.hpp"
 #include "circuits_command.hpp"
+#include "decode_command.hpp"
 #include "model_options.hpp"
 #include "workspace_options.hpp"
 #include "train_command.hpp"
@@ -98,6 +100,7 @@ int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
   std::printf("\nShape trace (pipeline order)\n");
   std::printf("  %-14s %-22s %-24s %s\n", "stage", "shape", "axes", "formula");
   for (const auto& st : t->stages) {
+    if (!stageRecorded(*t, st.id)) continue;  // a variant not in use
     const auto& info = stageInfo(st.id);
     // The split is two steps, as the lessons show: view (B, T, d_model) as (B, T, h, d_k) —
     // free, no copy — then transpose(1, 2) to (B, h, T, d_k).
@@ -105,10 +108,12 @@ int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
       const Tensor& heads = st.tensor;  // (B, h, T, d_k)
       const Shape viewShape = {heads.dim(0), heads.dim(2), heads.dim(1), heads.dim(3)};
       const std::string tAxis = heads.axes.size() == 4 ? heads.axes[2] : "T";
+      const std::string hAxis = heads.axes.size() == 4 ? heads.axes[1] : "h";  // N for grouped K/V heads
       const char* x = st.id == StageId::QHeads ? "Q" : st.id == StageId::KHeads ? "K" : "V";
       const std::string name = std::string(1, static_cast<char>(std::tolower(x[0]))) + "_view";
       std::printf("  %-14s %-22s %-24s %s\n", name.c_str(), shapeToString(viewShape).c_str(),
-                  ("(B, " + tAxis + ", h, d_k)").c_str(), (std::string(x) + ".view(B, " + tAxis + ", h, d_k): no copy").c_str());
+                  ("(B, " + tAxis + ", " + hAxis + ", d_k)").c_str(),
+                  (std::string(x) + ".view(B, " + tAxis + ", " + hAxis + ", d_k): no copy").c_str());
     }
     std::printf("  %-14s %-22s %-24s %s\n", info.name, shapeToString(st.tensor.shape).c_str(),
                 axesToString(st.tensor.axes).c_str(), info.formula);
@@ -125,7 +130,38 @@ int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
   std::printf("  %-52s %s\n", "biases (4*d_model)", withThousands(pt.biases).c_str());
   std::printf("  %-52s %s\n", "total without bias (4*d_model^2)", withThousands(pt.totalWithoutBias).c_str());
   std::printf("  %-52s %s\n", "total with bias (4*d_model^2 + 4*d_model)", withThousands(pt.totalWithBias).c_str());
-  const FlopCount f = countFlops(t->batch, t->tq, t->tk, d, h);
+  const std::int64_t n = t->kvHeads > 0 ? t->kvHeads : h;
+  std::printf("\nAttention variant\n");
+  std::printf("  %-30s %lld%s\n", "kv heads N", static_cast<long long>(n),
+              n == h ? " (= h: multi-head attention)" : n == 1 ? " (multi-query: every query head reads one K/V head)"
+                                                             : " (grouped-query: h/N query heads per K/V head)");
+  if (n != h) {
+    // The table above is multi-head attention's; N K/V heads shrink W_k and W_v (and b_k, b_v).
+    std::printf("  %-30s %s (W_k, W_v are d_model x N*d_k = %lld x %lld)\n", "parameters of W_k + W_v",
+                withThousands(2 * d * n * dk).c_str(), static_cast<long long>(d), static_cast<long long>(n * dk));
+    std::printf("  %-30s %s without bias, %s with bias (2*d_model^2 + 2*d_model*N*d_k (+ 2*d_model + 2*N*d_k))\n",
+                "total with N K/V heads", withThousands(2 * d * d + 2 * d * n * dk).c_str(),
+                withThousands(2 * d * d + 2 * d * n * dk + 2 * d + 2 * n * dk).c_str());
+  }
+  std::printf("  %-30s %s\n", "positions", positionsName(r->config).c_str());
+  if (t->positions == AttnPositions::Rope) {
+    std::printf("  %-30s base %g, %s pairing\n", "RoPE", static_cast<double>(t->ropeBase),
+                t->ropeStyle == RopeStyle::Half ? "rotate-half (i, i + d_k/2)" : "interleaved (2i, 2i + 1)");
+  }
+  if (t->positions == AttnPositions::Alibi) {
+    std::string slopes;
+    for (float m : alibiSlopes(static_cast<int>(h))) slopes += (slopes.empty() ? "" : ", ") + formatGeneral(m, 6);
+    std::printf("  %-30s %s\n", "ALiBi slopes m_1..m_h", slopes.c_str());
+  }
+  if (t->window > 0) {
+    std::printf("  %-30s W = %d, sinks S = %d\n", "sliding window", t->window, t->sinks);
+  } else {
+    std::printf("  %-30s none\n", "sliding window");
+  }
+  std::printf("  %-30s %s per token and layer (2 * N * d_k floats of 4 bytes; %s in 16-bit)\n", "KV cache",
+              formatBytes(static_cast<double>(kvCacheBytesPerToken(n, dk))).c_str(),
+              formatBytes(static_cast<double>(kvCacheBytesPerToken(n, dk, 2))).c_str());
+  const FlopCount f = countFlops(t->batch, t->tq, t->tk, d, h, n);
   std::printf("\nFLOPs per forward (multiply-add = 2)\n");
   std::printf("  projections (Q, K, V, W_o)  %.4g\n  attention (QK^T, AV)        %.4g\n  total                       %.4g\n",
               f.projections, f.attention, f.total());
@@ -246,7 +282,7 @@ nlohmann::json traceDocument(const ModelOptions& mo, const ResolvedModel& r, con
                         {"config", nlohmann::json::parse(usedConfigJson(mo, r))},
                         {"describe", describe(r, tr)},
                         {"B", tr.batch}, {"T_q", tr.tq}, {"T_k", tr.tk}, {"d_model", tr.dModel},
-                        {"h", tr.heads}, {"d_k", tr.dk}, {"scale_factor", tr.scaleFactor},
+                        {"h", tr.heads}, {"d_k", tr.dk}, {"kv_heads", tr.kvHeads}, {"scale_factor", tr.scaleFactor},
                         {"query_tokens", clean(tr.queryTokens)}, {"key_tokens", clean(tr.keyTokens)},
                         {"fully_masked_rows", fullyMasked}, {"non_finite", nonFinite},
                         {"gemm", gemmName(gemmChoice().backend) + " (" + gemmChoice().how + ")"}, {"stages", stages}};
@@ -320,8 +356,11 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir, const std::option
     return fail(message);
   };
   nlohmann::json stages = nlohmann::json::array();
+  int written = 0;
   for (const auto& st : t->stages) {
     if (gStopSignal) return abandon("interrupted");
+    if (!stageRecorded(*t, st.id)) continue;  // a variant not in use has no table
+    ++written;
     const auto& info = stageInfo(st.id);
     const std::string file = std::string(info.name) + ".npy";
     // A lazy stage (scaled, masked) is made from the scores for its file and dropped after it.
@@ -354,7 +393,7 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir, const std::option
   }
   if (auto s = saveWeightsIfAsked(mo, *r); !s) return fail(s.error().message);
   if (auto s = saveWorkspaceIfAsked(mo, *r, ws, ws ? ws->view : WorkspaceView{}); !s) return fail(s.error().message);
-  std::printf("wrote %d stages + trace.json to %s (%s)\n", kStageCount, dumpDir.c_str(), describe(*r, *t).c_str());
+  std::printf("wrote %d stages + trace.json to %s (%s)\n", written, dumpDir.c_str(), describe(*r, *t).c_str());
   return 0;
 }
 
@@ -476,7 +515,8 @@ void defaultPictureFromWorkspace(const Workspace& ws, CLI::App& exportCmd, Expor
 // ---------------------------------------------------------------------------------------------
 
 bool isCommand(std::string_view arg) {
-  return arg == "info" || arg == "run" || arg == "export" || arg == "bench" || arg == "train" || arg == "circuits";
+  return arg == "info" || arg == "run" || arg == "export" || arg == "bench" || arg == "train" || arg == "circuits" ||
+         arg == "decode";
 }
 
 int run(int argc, char** argv) {
@@ -539,6 +579,8 @@ int run(int argc, char** argv) {
   auto* trainCmd = addTrainCommand(app, trainArgs);
   CircuitsArgs circuitsArgs;
   auto* circuitsCmd = addCircuitsCommand(app, circuitsArgs);
+  DecodeArgs decodeArgs;
+  auto* decodeCmd = addDecodeCommand(app, mo, decodeArgs);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -567,6 +609,10 @@ int run(int argc, char** argv) {
     }
     if (trainCmd->parsed()) rc = cmdTrain(trainArgs);
     if (circuitsCmd->parsed()) rc = cmdCircuits(circuitsArgs);
+    if (decodeCmd->parsed()) {
+      const Status s = cmdDecode(mo, decodeArgs);
+      rc = s ? 0 : fail(s.error().message);
+    }
   } catch (const std::bad_alloc&) {
     rc = fail("out of memory: the system refused an allocation although the estimate fit the budget; lower "
               "--memory-budget or use smaller sizes");

@@ -132,7 +132,19 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("--attn-mask", o.files.attnMask, ".npy (T_q, T_k); nonzero = blocked")->check(nonEmptyPath());
   cmd.add_option("--scale", o.scale, "sqrt-dk | sqrt-dmodel | none")
       ->check(CLI::IsMember({"sqrt-dk", "sqrt-dmodel", "none"}));
-  cmd.add_flag("--no-positions", o.noPositions, "do not add sinusoidal position codes");
+  cmd.add_flag("--no-positions", o.noPositions, "do not add sinusoidal position codes (= --positions none)");
+  cmd.add_option("--positions", o.positions,
+                 "sinusoidal (codes added to the inputs) | rope (q and k rotated) | alibi (bias on the scores) | none")
+      ->check(CLI::IsMember({"sinusoidal", "rope", "alibi", "none"}));
+  cmd.add_option("--rope-base", o.ropeBase, "RoPE: inv_freq_i = base^(-2i/d_k) (default 10000)");
+  cmd.add_option("--rope-style", o.ropeStyle, "RoPE pairing: half (Hugging Face Llama's rotate_half, default) | "
+                 "interleaved (original Llama: pairs 2i, 2i+1)")
+      ->check(CLI::IsMember({"half", "interleaved"}));
+  cmd.add_option("--kv-heads", o.kvHeads, "N K/V heads (grouped-query attention; N divides h; 1: multi-query; "
+                 "default h)")->transform(anyInt);
+  cmd.add_option("--window", o.window, "sliding window W: query t sees keys t-W < j <= t (|t-j| < W without a "
+                 "causal mask)")->transform(anyInt);
+  cmd.add_option("--sinks", o.sinks, "with --window: keys 0 .. S-1 stay visible (attention sinks)")->transform(anyInt);
   cmd.add_option("--query", o.files.query, "raw query input .npy (B, T_q, d_model) float32/float64")->check(nonEmptyPath());
   cmd.add_option("--key", o.files.key, "raw key input .npy (B, T_k, d_model)")->check(nonEmptyPath());
   cmd.add_option("--value", o.files.value, "raw value input .npy (B, T_k, d_model)")->check(nonEmptyPath());
@@ -231,7 +243,8 @@ Status checkOptionConflicts(const ModelOptions& o) {
       const char* flag;
     } textOnly[] = {{o.text.has_value(), "--text"},   {o.kvText.has_value(), "--kv-text"},
                     {o.tokens.has_value(), "--tokens"}, {o.batch.has_value(), "--batch"},
-                    {o.noPositions, "--no-positions"}, {o.padLast.has_value(), "--pad-last"}};
+                    {o.noPositions, "--no-positions"}, {o.padLast.has_value(), "--pad-last"},
+                    {o.positions && *o.positions == "sinusoidal", "--positions sinusoidal"}};
     for (const auto& t : textOnly) {
       if (t.given) {
         return makeError(std::string(t.flag) + " cannot be used with --query: the raw inputs' shapes (B, T, d_model) "
@@ -244,6 +257,18 @@ Status checkOptionConflicts(const ModelOptions& o) {
     }
   } else if (!o.files.key.empty() || !o.files.value.empty()) {
     return makeError("--key/--value need --query as well (raw inputs replace the text)");
+  }
+  if (o.noPositions && o.positions) {
+    return makeError("--no-positions and --positions " + *o.positions + " contradict each other: --no-positions is "
+                     "--positions none; give one of them");
+  }
+  if (o.window && *o.window < 1) {
+    return makeError("--window W must be at least 1, got " + std::to_string(*o.window) +
+                     " (leave --window out for no window)");
+  }
+  if (o.kvHeads && *o.kvHeads < 1) {
+    return makeError("--kv-heads N must be at least 1, got " + std::to_string(*o.kvHeads) + " (N = h is multi-head "
+                     "attention, N = 1 multi-query)");
   }
   if (!o.files.weights.empty() && (o.bias || o.noBias)) {
     return makeError(std::string(o.bias ? "--bias" : "--no-bias") + " cannot be used with --weights: the file "
@@ -272,6 +297,18 @@ Result<ModelConfig> configFromOptions(const ModelOptions& o) {
   if (o.bias) cfg.bias = true;
   if (o.noBias) cfg.bias = false;
   if (o.noPositions) cfg.positions = false;
+  if (o.positions) {
+    if (auto s = setPositions(cfg, *o.positions); !s) return s.error();
+  }
+  if (o.ropeBase) cfg.ropeBase = static_cast<float>(*o.ropeBase);
+  if (o.ropeStyle) cfg.ropeStyle = *ropeStyleFromName(*o.ropeStyle);
+  if ((o.ropeBase || o.ropeStyle) && cfg.attnPositions != AttnPositions::Rope) {
+    return makeError(std::string(o.ropeBase ? "--rope-base" : "--rope-style") + " applies to RoPE only, but the "
+                     "positions are " + positionsName(cfg) + ": add --positions rope");
+  }
+  if (o.kvHeads) cfg.kvHeads = *o.kvHeads;
+  if (o.window) cfg.window = *o.window;
+  if (o.sinks) cfg.sinks = *o.sinks;
   if (o.mask) cfg.mask = *maskFromName(*o.mask);
   if (o.scale) cfg.scale = *scaleFromName(*o.scale);
   // The machine's default (half of MemAvailable, util/memory_budget.hpp) unless given.

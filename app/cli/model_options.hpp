@@ -23,6 +23,10 @@ struct ModelOptions {
   std::optional<std::string> mask, scale;
   std::optional<std::uint64_t> memoryBudgetMib;
   bool noPositions = false;
+  // Attention as today's models run it: N K/V heads, positions inside attention, a sliding window.
+  std::optional<int> kvHeads, window, sinks;
+  std::optional<std::string> positions, ropeStyle;
+  std::optional<double> ropeBase;
   InputFiles files;             // --query … --checkpoint/--layer (app/cli/checkpoint_layer.cpp)
   std::string saveWeightsFile;
   bool presetGiven = false;     // --preset on the command line (it wins over --workspace's config)

@@ -64,6 +64,11 @@ Result<Model> rawModel(const ModelRequest& r, ModelConfig& cfg) {
   const auto Tk = cfg.crossAttention ? in.key.dim(1) : Tq;
   // Before the weights and the key/value copies are allocated.
   if (auto s = validateSizes(B, Tq, Tk, d, cfg.heads, budget, r.use); !s) return s.error();
+  AttentionOptions variants;
+  variants.heads = cfg.heads;
+  variants.causal = cfg.mask == MaskKind::Causal;
+  applyVariants(cfg, variants);
+  if (auto s = validateVariants(d, variants); !s) return s.error();
   if (!cfg.crossAttention) {
     in.key = in.query;
     in.value = in.query;
@@ -105,11 +110,40 @@ Status applyMaskFiles(const InputFiles& f, Model& m, std::uint64_t budget) {
   return Ok{};
 }
 
-// d_model of a PyTorch MHA state_dict: in_proj_weight is (3·d_model, d_model).
-std::optional<int> stateDictDModel(const StateDict& sd) {
-  const auto it = sd.find("in_proj_weight");
-  if (it == sd.end() || it->second.rank() != 2 || it->second.dim(1) < 1 || it->second.dim(1) > INT_MAX) return std::nullopt;
-  return static_cast<int>(it->second.dim(1));
+// d_model of a state_dict: in_proj_weight is (3·d_model, d_model), q_proj.weight (d_model, d_model).
+std::optional<int> dModelOfWeights(const StateDict& sd) {
+  const std::int64_t d = stateDictDModel(sd);
+  if (d < 1 || d > INT_MAX) return std::nullopt;
+  return static_cast<int>(d);
+}
+
+// The K/V heads the weights hold: N = (rows of k_proj) / d_k. The config's N (an option, a preset or
+// a workspace) must agree; in_proj names hold N = h only.
+Status kvHeadsFromWeights(const std::string& file, const StateDict& sd, const MhaWeights& w, ModelConfig& cfg,
+                          Model& m) {
+  const int h = cfg.heads;
+  const std::int64_t dk = cfg.dModel / h, width = w.kvWidth();
+  if (!hasSeparateProjections(sd)) {
+    if (cfg.kvHeads > 0 && cfg.kvHeads != h) {
+      return makeError("--weights '" + file + "' uses in_proj_weight, which holds W_q, W_k and W_v of equal size "
+                       "(N = h = " + std::to_string(h) + "), but --kv-heads is " + std::to_string(cfg.kvHeads) +
+                       "; grouped K/V heads need the separate q_proj/k_proj/v_proj/o_proj names");
+    }
+    return Ok{};
+  }
+  if (width % dk != 0) {
+    return makeError("--weights '" + file + "': k_proj.weight has " + std::to_string(width) + " rows, not a multiple "
+                     "of d_k = d_model / h = " + std::to_string(dk) + " (h = " + std::to_string(h) + ")");
+  }
+  const int n = static_cast<int>(width / dk);
+  if (cfg.kvHeads > 0 && cfg.kvHeads != n) {
+    return makeError("--weights '" + file + "' holds N = " + std::to_string(n) + " K/V heads (k_proj.weight " +
+                     std::to_string(width) + " rows = N*d_k, d_k = " + std::to_string(dk) + "), but --kv-heads is " +
+                     std::to_string(cfg.kvHeads));
+  }
+  cfg.kvHeads = n == h ? cfg.kvHeads : n;
+  m.options.kvHeads = n;
+  return validateVariants(cfg.dModel, m.options);
 }
 
 }  // namespace
@@ -130,7 +164,7 @@ Result<SourcedModel> modelFromSource(const ModelRequest& r) {
     if (!loaded) return loaded.error();
     sd = std::move(*loaded);
     if (!raw) {
-      if (auto d = stateDictDModel(*sd)) cfg.dModel = *d;
+      if (auto d = dModelOfWeights(*sd)) cfg.dModel = *d;
     }
   }
   auto m = raw ? rawModel(r, cfg) : buildModel(cfg, r.use);
@@ -146,6 +180,7 @@ Result<SourcedModel> modelFromSource(const ModelRequest& r) {
     }
     auto w = weightsFromStateDict(*sd, cfg.dModel);
     if (!w) return makeError("--weights '" + f.weights + "': " + w.error().message);
+    if (auto s = kvHeadsFromWeights(f.weights, *sd, *w, cfg, out.model); !s) return s.error();
     out.model.weights = std::move(*w);
     cfg.bias = out.model.weights.hasBias;
   }

@@ -60,8 +60,9 @@ void shapeTable(UiContext& ctx) {
     if (cut.empty() && ImGui::CalcTextSize(text.c_str()).x > ImGui::GetContentRegionAvail().x + 0.5f) cut = text;
   };
   for (int i = 0; i < kStageCount; ++i) {
-    ImGui::PushID(i);
     const StageId id = static_cast<StageId>(i);
+    if (!stageRecorded(t, id)) continue;  // a variant not in use
+    ImGui::PushID(i);
     const std::vector<std::string>& axes = t.axesOf(id);  // shapes only: a lazy stage stays lazy
     const bool current = id == ctx.view.stage;
     ImGui::TableNextRow();

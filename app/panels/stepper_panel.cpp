@@ -17,17 +17,19 @@ namespace mhascope::app {
 namespace {
 
 // Short names for the strip, in pipeline (StageId) order.
-constexpr const char* kShortNames[kStageCount] = {"X_q", "X_k", "X_v", "Q",     "K",     "V",   "Q_i",    "K_i",
-                                                  "V_i", "QKᵀ", "÷√d_k", "mask", "softmax", "A·V", "concat", "·W_o"};
+constexpr const char* kShortNames[kStageCount] = {
+    "X_q", "X_k", "X_v",  "Q",      "K",    "V",       "Q_i", "K_i",    "V_i",  "rot Q", "rot K",
+    "K/V", "QKᵀ", "÷√d_k", "+bias", "window", "mask", "softmax", "A·V", "concat", "·W_o"};
 
 struct StageGroup {
   const char* label;
   int first, last;  // [first, last)
 };
-constexpr StageGroup kGroups[] = {{"inputs", 0, 3},      {"project", 3, 6}, {"split heads", 6, 9},
-                                  {"scores", 9, 10},     {"scale", 10, 11}, {"mask", 11, 12},
-                                  {"softmax", 12, 13},   {"weighted sum", 13, 14}, {"merge heads", 14, 15},
-                                  {"output", 15, 16}};
+constexpr StageGroup kGroups[] = {{"inputs", 0, 3},       {"project", 3, 6},   {"split heads", 6, 9},
+                                  {"rotate", 9, 11},      {"group", 11, 12},   {"scores", 12, 13},
+                                  {"scale", 13, 14},      {"bias", 14, 15},    {"mask", 15, 17},
+                                  {"softmax", 17, 18},    {"weighted sum", 18, 19}, {"merge heads", 19, 20},
+                                  {"output", 20, 21}};
 
 float buttonWidth(const char* label) {
   return ImGui::CalcTextSize(label).x + 2.0f * ImGui::GetStyle().FramePadding.x;
@@ -46,13 +48,21 @@ void stageStrip(UiContext& ctx) {
   // Groups are laid out by hand: a label above its buttons, arrows between groups, a new row
   // when the next group would not fit.
   ImVec2 pos = origin;
+  // The variants' stages (RoPE, grouped K/V, ALiBi, the window) only when this trace recorded them.
+  auto shown = [&ctx](int i) { return stageRecorded(ctx.state.shown.trace, static_cast<StageId>(i)); };
+  bool firstGroup = true;
   for (std::size_t gi = 0; gi < std::size(kGroups); ++gi) {
     const StageGroup& g = kGroups[gi];
+    int firstShown = -1;
+    for (int i = g.first; i < g.last && firstShown < 0; ++i) firstShown = shown(i) ? i : -1;
+    if (firstShown < 0) continue;
     ImGui::PushID(g.first);
     float buttonsW = 0;
-    for (int i = g.first; i < g.last; ++i) buttonsW += buttonWidth(kShortNames[i]) + (i > g.first ? style.ItemSpacing.x : 0);
+    for (int i = g.first; i < g.last; ++i) {
+      if (shown(i)) buttonsW += buttonWidth(kShortNames[i]) + (i > firstShown ? style.ItemSpacing.x : 0);
+    }
     const float groupW = std::max(buttonsW, ImGui::CalcTextSize(g.label).x);
-    if (gi > 0) {
+    if (!firstGroup) {
       if (pos.x + arrowW + groupW > right) {
         pos = ImVec2(origin.x, pos.y + rowH);
       } else {
@@ -63,9 +73,11 @@ void stageStrip(UiContext& ctx) {
     const bool groupCurrent = current >= g.first && current < g.last;
     dl->AddText(pos, groupCurrent ? IM_COL32(255, 215, 115, 255) : ImGui::GetColorU32(ImGuiCol_TextDisabled), g.label);
     ImGui::SetCursorScreenPos(ImVec2(pos.x, pos.y + labelH));
+    firstGroup = false;
     for (int i = g.first; i < g.last; ++i) {
+      if (!shown(i)) continue;
       ImGui::PushID(i);
-      if (i > g.first) ImGui::SameLine();
+      if (i > firstShown) ImGui::SameLine();
       int pushed = 0;
       if (i == current) {
         ImGui::PushStyleColor(ImGuiCol_Button, IM_COL32(215, 140, 40, 255));
@@ -96,12 +108,12 @@ void transport(UiContext& ctx) {
   const float em = ImGui::GetFontSize();
   const int current = static_cast<int>(view.stage);
   ImGui::BeginDisabled(current == 0);
-  if (ImGui::Button("◀ Prev", ImVec2(5.5f * em, 0))) stepStage(view, -1);
+  if (ImGui::Button("◀ Prev", ImVec2(5.5f * em, 0))) stepStage(view, -1, &ctx.state.shown.trace);
   ImGui::EndDisabled();
   ctx.probes.recordLastItem("prev");
   ImGui::SameLine();
   ImGui::BeginDisabled(current == kStageCount - 1);
-  if (ImGui::Button("Next ▶", ImVec2(5.5f * em, 0))) stepStage(view, +1);
+  if (ImGui::Button("Next ▶", ImVec2(5.5f * em, 0))) stepStage(view, +1, &ctx.state.shown.trace);
   ImGui::EndDisabled();
   ctx.probes.recordLastItem("next");
   ImGui::SameLine();
@@ -117,7 +129,13 @@ void transport(UiContext& ctx) {
   ImGui::SetNextItemWidth(9.0f * em);
   dragSliderFloat("##speed", &view.playStagesPerSecond, 0.25f, 4.0f, "%.2g stages/s", ImGuiSliderFlags_Logarithmic);
   char where[96];
-  std::snprintf(where, sizeof where, "stage %d of %d   keys: ← → Space Home End", current + 1, kStageCount);
+  int shownCount = 0, shownBefore = 0;  // the stages this trace records
+  for (int i = 0; i < kStageCount; ++i) {
+    const bool recorded = stageRecorded(ctx.state.shown.trace, static_cast<StageId>(i));
+    shownCount += recorded;
+    shownBefore += recorded && i <= current;
+  }
+  std::snprintf(where, sizeof where, "stage %d of %d   keys: ← → Space Home End", shownBefore, shownCount);
   sameLineOrWrap(ImGui::CalcTextSize(where).x);
   ImGui::TextDisabled("%s", where);
 }

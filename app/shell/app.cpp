@@ -403,8 +403,8 @@ int App::run() {
 void App::handleKeys() {
   const ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput) return;  // typing in the sentence box must not step the pipeline
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) stepStage(pipeline_.view, +1);
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) stepStage(pipeline_.view, -1);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) stepStage(pipeline_.view, +1, &pipeline_.state.shown.trace);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) stepStage(pipeline_.view, -1, &pipeline_.state.shown.trace);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) goToStage(pipeline_.view, StageId::Query);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) goToStage(pipeline_.view, StageId::Output);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) {
@@ -420,7 +420,7 @@ void App::advancePlay(double dt) {
   const double period = 1.0 / std::max(0.05f, pipeline_.view.playStagesPerSecond);
   if (pipeline_.view.playAccumulator < period) return;
   pipeline_.view.playAccumulator = 0;
-  if (!stepStage(pipeline_.view, +1)) pipeline_.view.playing = false;  // stop at the output
+  if (!stepStage(pipeline_.view, +1, &pipeline_.state.shown.trace)) pipeline_.view.playing = false;  // stop at the output
 }
 
 }  // namespace mhascope::app

@@ -96,8 +96,13 @@ void fitZoomToNewShape(const AppState& state, ViewState& view) {
   view.zoomShape = shape;
 }
 
-bool stepStage(ViewState& view, int delta) {
-  const int next = static_cast<int>(view.stage) + delta;
+bool stepStage(ViewState& view, int delta, const Trace* trace) {
+  int next = static_cast<int>(view.stage) + delta;
+  auto skipped = [trace](int i) {
+    const auto id = static_cast<StageId>(i);
+    return stageIsVariant(id) && (!trace || !stageRecorded(*trace, id));
+  };
+  while (next >= 0 && next < kStageCount && skipped(next)) next += delta;
   if (next < 0 || next >= kStageCount) return false;
   goToStage(view, static_cast<StageId>(next));
   return true;

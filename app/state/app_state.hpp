@@ -197,6 +197,8 @@ void fitZoomToNewShape(const AppState& state, ViewState& view);
 
 // Stage navigation shared by the stepper's buttons, the keys and Play.
 void goToStage(ViewState& view, StageId stage);
-bool stepStage(ViewState& view, int delta);  // false at either end (nothing changes)
+// false at either end (nothing changes). Skips the variants' stages the trace did not record (all
+// of them when no trace is given).
+bool stepStage(ViewState& view, int delta, const Trace* trace = nullptr);
 
 }  // namespace mhascope::app

@@ -61,6 +61,7 @@ void AppScriptHost::churnStep(int i) {
   c.mask = i % 3 == 0 ? MaskKind::Causal : MaskKind::None;
   t_.pipeline.state.doc.configDirty = true;
   t_.pipeline.view.stage = static_cast<StageId>(i % kStageCount);
+  if (stageIsVariant(t_.pipeline.view.stage)) t_.pipeline.view.stage = StageId::Weights;  // not recorded for these configs
   if (i % 50 == 0) t_.pipeline.view.selectTab = (i / 50) % 2 == 0 ? kAllHeadsTab : kHeatmapTab;
 }
 

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <new>
 
 #include "attention/engine_record.hpp"
@@ -30,12 +31,13 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 
 // Q = X W_q + b_q (likewise K, V, and the output Y = O W_o + b_o) for the rows [r0, r0 + n) of the
-// B*T rows: every output feature mixes all d_model input features of its own token.
-void project(const Tensor& x /*(B, T, d_model)*/, const RowMatrix& w /*(d_model, d_model)*/,
-             const RowVector& b /*(1, d_model)*/, const float* packedW /*w as the kernel reads it, or null*/,
-             std::int64_t r0, std::int64_t n, Tensor& out /*(B, T, d_model)*/) {
-  const std::int64_t d = x.dim(2);
-  kernels::projectRows(x.ptr() + r0 * d, n, d, w.data(), b.data(), packedW, out.ptr() + r0 * d);
+// B*T rows: every output feature mixes all d_model input features of its own token. With N K/V
+// heads, K and V have N*d_k features instead of d_model.
+void project(const Tensor& x /*(B, T, d_model)*/, const RowMatrix& w /*(d_model, d_out)*/,
+             const RowVector& b /*(1, d_out)*/, const float* packedW /*w as the kernel reads it, or null*/,
+             std::int64_t r0, std::int64_t n, Tensor& out /*(B, T, d_out)*/) {
+  const std::int64_t d = x.dim(2), dOut = out.dim(2);
+  kernels::projectRowsTo(x.ptr() + r0 * d, n, d, dOut, w.data(), b.data(), packedW, out.ptr() + r0 * dOut);
 }
 
 // (B, T, d_model) → view (B, T, h, d_k) → transpose (B, h, T, d_k): head i's columns are the
@@ -49,6 +51,46 @@ void splitHeads(const Tensor& proj /*(B, T, d_model)*/, int heads, std::int64_t 
     for (std::int64_t i = 0; i < heads; ++i) {
       std::copy_n(proj.ptr() + r * d + i * dk, dk, out.ptr() + ((b * heads + i) * T + tok) * dk);
     }
+  }
+}
+
+// RoPE: every head's rows turned by their positions 0 .. T-1 (rotatePositions), into `rotated`;
+// the split heads stay as recorded. Only q and k are turned, so a score depends on t - j alone.
+void rotate(const Tensor& heads /*(B, h or N, T, d_k)*/, const AttentionOptions& opt, int threads,
+            Tensor& rotated /*same shape*/) {
+  const std::int64_t n = heads.dim(0) * heads.dim(1), T = heads.dim(2), dk = heads.dim(3);
+  const RopeTable table = ropeTable(T, dk, 0, opt.ropeBase);  // the angles once, for every head
+  parallelFor(threads, n, [&](std::int64_t i) {
+    if (&heads != &rotated) std::copy_n(heads.ptr() + i * T * dk, T * dk, rotated.ptr() + i * T * dk);
+    rotateRows(rotated.ptr() + i * T * dk, T, dk, table, opt.ropeStyle);
+  });
+}
+
+// Grouped-query attention: query head i reads K/V head i // (h/N). The (1, h, N) table of who reads
+// what, and the K/V head of query head i.
+int kvHeadOf(int head, int h, int n) { return head / (h / n); }
+void groupKvHeads(int h, int n, Tensor& groups /*(1, h, N)*/) {
+  std::fill(groups.data.begin(), groups.data.end(), 0.0f);
+  for (int i = 0; i < h; ++i) groups.data[static_cast<std::size_t>(i * n + kvHeadOf(i, h, n))] = 1.0f;
+}
+
+// ALiBi's bias B_i[t, j] = -m_i (t - j) (|t - j| without a causal mask), one table per head.
+void positionBias(const AttentionOptions& opt, std::int64_t Tq, std::int64_t Tk, int firstHead,
+                  Tensor& bias /*(1, heads, T_q, T_k)*/) {
+  const std::vector<float> slopes = alibiSlopes(opt.heads);
+  for (std::int64_t i = 0; i < bias.dim(1); ++i) {
+    const float m = slopes[static_cast<std::size_t>(firstHead + i)];
+    float* table = bias.ptr() + i * Tq * Tk;
+    for (std::int64_t t = 0; t < Tq; ++t) {
+      for (std::int64_t j = 0; j < Tk; ++j) table[t * Tk + j] = alibiBias(m, opt.causal, t, j);
+    }
+  }
+}
+
+// The sliding window's rule alone (windowHides), as a (1, T_q, T_k) table: 1 = hidden.
+void windowMask(const AttentionOptions& opt, std::int64_t Tq, std::int64_t Tk, Tensor& hidden /*(1, T_q, T_k)*/) {
+  for (std::int64_t t = 0; t < Tq; ++t) {
+    for (std::int64_t j = 0; j < Tk; ++j) hidden.data[static_cast<std::size_t>(t * Tk + j)] = windowHides(opt, t, j);
   }
 }
 
@@ -70,6 +112,7 @@ struct HeadContext {
   float factor = 1.0f;                      // the scale: 1/sqrt(d_k), 1/sqrt(d_model) or 1
   const BlockedRows* mask = nullptr;        // which keys each query row may not see
   const Tensor* scoresOverride = nullptr;   // hand-set scores (NaN = keep the computed one), or null
+  const float* bias = nullptr;              // (T_q, T_k) ALiBi's B_i added to the scaled scores, or null
 };
 
 // The mask M: each query row's blocked keys (the causal rule, the key padding, the attention mask:
@@ -97,6 +140,21 @@ void scaledMaskedScores(const HeadContext& c, std::int64_t q0, std::int64_t nq, 
   }
   kernels::scaledMaskedScores(q, c.k, c.packedKeys, nq, c.Tk, c.dk, c.factor, keys, c.scores ? c.scores + at : nullptr,
                               c.weights + at, c.Tk, rowMax);
+}
+
+// S''_i = S'_i + B_i on the keys the row may see (a blocked key stays -inf): ALiBi's bias, after the
+// scale and before the softmax, whichever kernel made the scaled scores. The row maxima follow.
+void addPositionBias(const HeadContext& c, std::int64_t q0, std::int64_t nq, const BlockedKeys* keys, float* rowMax) {
+  for (std::int64_t q = q0; q < q0 + nq; ++q) {
+    float* row = c.weights + q * c.Tk;
+    const float* b = c.bias + q * c.Tk;
+    float m = -std::numeric_limits<float>::infinity();
+    for (std::int64_t j = 0; j < c.Tk; ++j) {
+      if (!keys[q - q0].at(j)) row[j] += b[j];
+      m = std::max(m, row[j]);
+    }
+    rowMax[q - q0] = m;
+  }
 }
 
 // A_i = softmax(S''_i) over T_k, each row in place. The row's maximum is subtracted first only for
@@ -140,6 +198,7 @@ void attendRows(const HeadContext& c, std::int64_t q0, std::int64_t nq) {
   mask(c, q0, nq, keys);
   scaledMaskedScores(c, q0, nq, keys, rowMax);
   if (!c.weights) return;
+  if (c.bias) addPositionBias(c, q0, nq, keys, rowMax);
   softmax(c, q0, nq, keys, rowMax);
   if (c.v) weightedSum(c, q0, nq);
 }
@@ -199,14 +258,14 @@ Status Engine::run(const AttentionInputs& in, const MhaWeights& w, std::shared_p
                    const AttentionOptions& opt, Trace& trace) {
   if (auto s = validate(in, w, opt); !s) return s;
   const auto B = in.query.dim(0), Tq = in.query.dim(1), Tk = in.key.dim(1), d = in.query.dim(2);
-  const int h = opt.heads;
+  const int h = opt.heads, N = kvHeadsOf(opt);
   const std::int64_t dk = d / h;
   const std::uint64_t generation = trace.generation;
   try {
     Trace t = std::move(trace);  // reuse the old buffers: no reallocation when shapes are unchanged
     const bool all = opt.recordEveryStage;
-    const int threads = threadsWorthStarting(opt.threads, countFlops(B, Tq, Tk, d, h).total());
-    shapeStages(t, in, h, all, threads);
+    const int threads = threadsWorthStarting(opt.threads, countFlops(B, Tq, Tk, d, h, N).total());
+    shapeStages(t, in, opt, all, threads);
     auto T = [&t](StageId id) -> Tensor& { return t.tensor(id); };
 
     // Q, K, V projections; each block of rows also records its input rows and splits its
@@ -216,15 +275,32 @@ Status Engine::run(const AttentionInputs& in, const MhaWeights& w, std::shared_p
       return [&x, &dst = T(id)](std::int64_t r0, std::int64_t n) { copyInputRows(x, r0, n, dst); };
     };
     kernels::Scratch::PackedWeights& packed = scratch_.packedWeights;
-    kernels::packWeights(packed, keep, {w.wq.data(), w.wk.data(), w.wv.data(), w.wo.data()}, d, threads);
+    // The packed copies are of four (d_model, d_model) matrices: with N K/V heads none is kept and
+    // each block packs what it reads.
+    kernels::packWeights(packed, N == h ? keep : nullptr, {w.wq.data(), w.wk.data(), w.wv.data(), w.wo.data()}, d,
+                         threads);
     projectAll({{&in.query, &w.wq, &w.bq, &T(StageId::QProj), recordInput(in.query, StageId::Query, true),
                  splitInto(T(StageId::QProj), h, T(StageId::QHeads)), packed.matrix(0)},
                 {&in.key, &w.wk, &w.bk, &T(StageId::KProj), recordInput(in.key, StageId::Key, all),
-                 splitInto(T(StageId::KProj), h, T(StageId::KHeads)), packed.matrix(1)},
+                 splitInto(T(StageId::KProj), N, T(StageId::KHeads)), packed.matrix(1)},
                 {&in.value, &w.wv, &w.bv, &T(StageId::VProj), recordInput(in.value, StageId::Value, all),
-                 splitInto(T(StageId::VProj), h, T(StageId::VHeads)), packed.matrix(2)}},
+                 splitInto(T(StageId::VProj), N, T(StageId::VHeads)), packed.matrix(2)}},
                threads);
-    kernels::packKeys(T(StageId::KHeads).ptr(), B * h, Tk, dk, threads, scratch_.packedKeys);
+
+    // The variants, each a step of its own: RoPE turns q and k, the group map says which K/V head
+    // each query head reads, ALiBi's bias and the window's rule are tables the scores meet.
+    const bool rope = opt.positions == AttnPositions::Rope;
+    if (rope) {
+      rotate(T(StageId::QHeads), opt, threads, T(StageId::QRotated));
+      rotate(T(StageId::KHeads), opt, threads, T(StageId::KRotated));
+    }
+    const Tensor& queries = T(rope ? StageId::QRotated : StageId::QHeads);
+    const Tensor& keys = T(rope ? StageId::KRotated : StageId::KHeads);
+    if (N != h) groupKvHeads(h, N, T(StageId::KvGroups));
+    const bool alibi = opt.positions == AttnPositions::Alibi;
+    if (alibi) positionBias(opt, Tq, Tk, 0, T(StageId::PositionBias));
+    if (opt.window > 0) windowMask(opt, Tq, Tk, T(StageId::WindowMask));
+    kernels::packKeys(keys.ptr(), B * N, Tk, dk, threads, scratch_.packedKeys);
 
     // Attention per (batch item, head, block of query rows). Without full recording the scores go
     // straight into the weights' rows and A V straight into concat's columns: the same operations
@@ -242,10 +318,11 @@ Status Engine::run(const AttentionInputs& in, const MhaWeights& w, std::shared_p
       c.Tq = Tq;
       c.Tk = Tk;
       c.dk = dk;
-      c.q = T(StageId::QHeads).ptr() + bh * Tq * dk;
-      c.k = T(StageId::KHeads).ptr() + bh * Tk * dk;
-      c.packedKeys = kernels::packedKeysOf(scratch_.packedKeys, bh, Tk, dk);
-      c.v = T(StageId::VHeads).ptr() + bh * Tk * dk;
+      const std::int64_t kv = c.b * N + kvHeadOf(c.head, h, N);  // the K/V head this query head reads
+      c.q = queries.ptr() + bh * Tq * dk;
+      c.k = keys.ptr() + kv * Tk * dk;
+      c.packedKeys = kernels::packedKeysOf(scratch_.packedKeys, kv, Tk, dk);
+      c.v = T(StageId::VHeads).ptr() + kv * Tk * dk;
       c.scores = all ? st.ptr() + bh * Tq * Tk : nullptr;
       c.weights = wt.ptr() + bh * Tq * Tk;
       // head_outputs' (T_q, d_k) rows, or head i's columns of concat (row stride d_model)
@@ -254,6 +331,7 @@ Status Engine::run(const AttentionInputs& in, const MhaWeights& w, std::shared_p
       c.factor = factor;
       c.mask = &blocked;
       c.scoresOverride = opt.scoresOverride ? &*opt.scoresOverride : nullptr;
+      c.bias = alibi ? T(StageId::PositionBias).ptr() + c.head * Tq * Tk : nullptr;
       return c;
     });
 
@@ -277,7 +355,8 @@ Status Engine::run(const AttentionInputs& in, const MhaWeights& w, std::shared_p
     trace.generation = generation + 1;
     scratch_ = {};
     return makeError("out of memory while computing attention (needs about " +
-                     formatBytes(estimateMemory(B, Tq, Tk, d, h).total()) + "); lower --memory-budget or the sizes");
+                     formatBytes(estimateMemory(B, Tq, Tk, d, h, withVariants({}, opt)).total()) +
+                     "); lower --memory-budget or the sizes");
   }
   return Ok{};
 }
@@ -326,19 +405,24 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
     return makeError("head " + std::to_string(head) + " is out of range (valid 0.." + std::to_string(h - 1) + ")");
   }
   const std::int64_t dk = d / h;
+  const int N = kvHeadsOf(opt);
   try {
-    const FlopCount flops = countFlops(B, Tq, Tk, d, h);
+    const FlopCount flops = countFlops(B, Tq, Tk, d, h, N);
     const int threads =
         threadsWorthStarting(opt.threads, flops.projections / 2 + flops.attention / (2.0 * h * static_cast<double>(B)));
     // Q and K of every head, as forward() projects and splits them (the same row blocks).
     Tensor qProj, kProj, qHeads, kHeads;
     shapeStage(qProj, {B, Tq, d}, {"B", "T_q", "d_model"});
-    shapeStage(kProj, {B, Tk, d}, {"B", "T_k", "d_model"});
+    shapeStage(kProj, {B, Tk, N * dk}, {"B", "T_k", "d_model"});
     shapeStage(qHeads, {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
-    shapeStage(kHeads, {B, h, Tk, dk}, {"B", "h", "T_k", "d_k"});
+    shapeStage(kHeads, {B, N, Tk, dk}, {"B", "N", "T_k", "d_k"});
     projectAll({{&in.query, &w.wq, &w.bq, &qProj, {}, splitInto(qProj, h, qHeads)},
-                {&in.key, &w.wk, &w.bk, &kProj, {}, splitInto(kProj, h, kHeads)}},
+                {&in.key, &w.wk, &w.bk, &kProj, {}, splitInto(kProj, N, kHeads)}},
                threads);
+    if (opt.positions == AttnPositions::Rope) {  // turned in place: the split ones are not recorded here
+      rotate(qHeads, opt, threads, qHeads);
+      rotate(kHeads, opt, threads, kHeads);
+    }
     std::vector<std::uint8_t> flags;
     const BlockedRows blocked = blockedRows(opt, B, Tq, Tk, flags);
     const float factor = scaleFactorFor(opt.scale, d, h);
@@ -348,8 +432,14 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
     Trace t = oneHeadTrace(Tq, Tk, weightsOnly, threads);
     Tensor& table = t.stages[static_cast<std::size_t>(weightsOnly ? StageId::Weights : StageId::Scores)].tensor;
     const std::int64_t bh = static_cast<std::int64_t>(batch) * h + head;
+    const std::int64_t kv = static_cast<std::int64_t>(batch) * N + kvHeadOf(head, h, N);
     FloatBuffer keysPacked;  // this head's keys as the scores kernel reads them
-    kernels::packKeys(kHeads.ptr() + bh * Tk * dk, 1, Tk, dk, threads, keysPacked);
+    kernels::packKeys(kHeads.ptr() + kv * Tk * dk, 1, Tk, dk, threads, keysPacked);
+    Tensor& bias = t.stages[static_cast<std::size_t>(StageId::PositionBias)].tensor;
+    if (opt.positions == AttnPositions::Alibi) {  // this head's bias: the lazy masked scores add it too
+      shapeStage(bias, {1, 1, Tq, Tk}, {"B", "h", "T_q", "T_k"});
+      positionBias(opt, Tq, Tk, head, bias);
+    }
     HeadContext c;
     c.b = batch;
     c.head = head;
@@ -357,13 +447,14 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
     c.Tk = Tk;
     c.dk = dk;
     c.q = qHeads.ptr() + bh * Tq * dk;
-    c.k = kHeads.ptr() + bh * Tk * dk;
+    c.k = kHeads.ptr() + kv * Tk * dk;
     c.packedKeys = kernels::packedKeysOf(keysPacked, 0, Tk, dk);
     c.scores = weightsOnly ? nullptr : table.ptr();
     c.weights = weightsOnly ? table.ptr() : nullptr;
     c.factor = factor;
     c.mask = &blocked;
     c.scoresOverride = opt.scoresOverride ? &*opt.scoresOverride : nullptr;
+    c.bias = opt.positions == AttnPositions::Alibi ? bias.ptr() : nullptr;
     attendAll(1, Tq, queryBlockRows(), threads, [&c](std::int64_t) { return c; });
 
     recordDescription(t, in, w.hasBias, opt, factor);

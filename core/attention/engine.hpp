@@ -21,7 +21,9 @@ inline constexpr std::uint64_t kDefaultMemoryBudget = 512ull << 20;  // 512 MiB
 // Seeded initialisation, identical on every machine (own integer RNG, no std distributions):
 // W ~ U(-sqrt(3/d_model), +sqrt(3/d_model)) (Xavier-uniform for a square matrix); biases, when
 // enabled, ~ U(-0.1, 0.1) so their effect is visible (PyTorch starts them at zero).
-MhaWeights initWeights(int dModel, bool bias, std::uint64_t seed);
+// kvWidth: the columns of W_k and W_v, N·d_k (0: d_model, multi-head attention; the same numbers
+// as before grouped K/V heads existed).
+MhaWeights initWeights(int dModel, bool bias, std::uint64_t seed, int kvWidth = 0);
 
 struct AttentionInputs {
   Tensor query;  // (B, T_q, d_model)
@@ -34,8 +36,18 @@ struct AttentionInputs {
 
 struct AttentionOptions {
   int heads = 1;  // h
+  // N K/V heads (grouped-query attention; N = 1: multi-query), N divides h; 0: N = h. Query head i
+  // reads K/V head i // (h/N).
+  int kvHeads = 0;
   ScaleKind scale = ScaleKind::SqrtDk;
+  AttnPositions positions = AttnPositions::None;  // RoPE on q and k, or ALiBi's bias on the scores
+  float ropeBase = 10000.0f;                      // inv_freq_i = base^(-2i/d_k)
+  RopeStyle ropeStyle = RopeStyle::Half;
   bool causal = false;                   // key k blocked for query q when k > q
+  // Sliding window W (0: none): query t sees keys j with t - W < j <= t under the causal mask,
+  // |t - j| < W without it; keys j < sinks stay visible as well (the causal rule still applies).
+  int window = 0;
+  int sinks = 0;
   std::optional<Tensor> keyPaddingMask;  // (B, T_k), nonzero = ignore that key (PyTorch polarity)
   std::optional<Tensor> attnMask;        // (T_q, T_k), nonzero = blocked (PyTorch bool polarity)
   std::uint64_t memoryBudgetBytes = kDefaultMemoryBudget;
@@ -69,6 +81,8 @@ struct MemoryUse {
   bool scoreOverride = false;  // hand-set scores: one (B, h, T_q, T_k) table per model
   int exportSlices = 0;        // export: heatmaps in the picture (1, or h for --head all)
   bool firstHead = false;      // the window's first picture of a big job: one head alone (attentionHead)
+  // The variants' stages: rotated q and k (RoPE), the ALiBi bias (h, T_q, T_k), the window mask.
+  bool rotary = false, positionBias = false, windowMask = false;
   // The window: the shown trace and the one being computed (app/compute_worker.hpp frees a
   // replaced large trace; the lessons that compare two forwards refuse traces over 64 MiB);
   // the worker's model and the lessons' model.
@@ -102,6 +116,14 @@ std::vector<int> nearestValidHeads(int dModel, int heads, std::size_t count = 2)
 // memory estimate (estimateMemory with `use`) within budget. Every message names the values.
 Status validateSizes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel, std::int64_t heads,
                      std::uint64_t memoryBudgetBytes, const MemoryUse& use = {});
+
+// N as the options give it (kvHeads, or h when 0).
+inline int kvHeadsOf(const AttentionOptions& opt) { return opt.kvHeads > 0 ? opt.kvHeads : opt.heads; }
+// The variants' rules, one line each when broken: N divides h, RoPE needs an even d_k and a
+// positive base, W >= 1 when set, S >= 0, sinks only with a window. Sizes are validateSizes'.
+Status validateVariants(std::int64_t dModel, const AttentionOptions& opt);
+// The MemoryUse flags of these options' variants.
+MemoryUse withVariants(MemoryUse use, const AttentionOptions& opt);
 
 // Everything forward() needs, checked before anything is allocated.
 Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt);
@@ -160,7 +182,22 @@ float scaleFactorFor(ScaleKind kind, std::int64_t dModel, int heads);
 void buildBlocked(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, std::int64_t Tk,
                   std::vector<std::uint8_t>& blocked, std::vector<std::uint8_t>& rowAny,
                   std::vector<std::int64_t>* runFrom = nullptr);
+// The causal, window and sinks rules (the masks' files aside) are buildBlocked's here:
 std::vector<std::uint8_t> blockedCells(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, std::int64_t Tk);
+// The sliding window's rule alone for query position t and key position j: hidden when the window
+// is set, j is not a sink, and j <= t - W (or, without a causal mask, |t - j| >= W).
+bool windowHides(const AttentionOptions& opt, std::int64_t t, std::int64_t j);
+// ALiBi's slopes m_1 .. m_h of the paper: 2^(-8i/h) when h is a power of two; otherwise those of the
+// closest power of two n below h, then every other slope of 2n.
+std::vector<float> alibiSlopes(int heads);
+// Head i's bias for query position t and key position j: -m_i (t - j) under a causal mask,
+// -m_i |t - j| without one.
+float alibiBias(float slope, bool causal, std::int64_t t, std::int64_t j);
+// RoPE on rows of one head, in place: row r (d_k features) at position firstPosition + r turns each
+// pair (a, b) of features by the angle p·inv_freq_i, inv_freq_i = base^(-2i/d_k):
+// (a, b) -> (a cos - b sin, b cos + a sin); the pairs are (i, i + d_k/2) or (2i, 2i + 1) (style).
+void rotatePositions(float* x /*(T, d_k)*/, std::int64_t T, std::int64_t dk, std::int64_t firstPosition, float base,
+                     RopeStyle style);
 // Hand-set scores replace the computed ones (NaN = keep) in query rows q0 .. q0 + nq - 1 of
 // head `head` of batch item b; `scores` is that head's (T_q, T_k) table. The lesson where a
 // person, not training, decides what a head looks for.
@@ -173,7 +210,9 @@ struct FlopCount {
   double attention = 0;    // Q K^T and A V
   double total() const { return projections + attention; }
 };
-FlopCount countFlops(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel, std::int64_t heads);
+// kvHeads N (0: h) narrows the K and V projections to N·d_k outputs.
+FlopCount countFlops(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel, std::int64_t heads,
+                     std::int64_t kvHeads = 0);
 
 // Non-finite cells (NaN, +inf; and -inf outside blocked cells) a forward produced, per stage in
 // pipeline order. Finite inputs and weights can still overflow float (e.g. inputs of 1e20: the

@@ -55,6 +55,10 @@ MemoryEstimate estimateMemory(std::int64_t batch, std::int64_t tq, std::int64_t 
   if (use.weightsFile) e.files += 2 * e.weights;  // state_dict copy + its encoded bytes
   // The largest stage's file bytes, and a lazy stage's table made for its file (run --dump).
   if (use.stageFile) e.files += 4.0 * std::max(b * h * q * k, b * std::max(q, k) * d) + 4.0 * b * h * q * k;
+  // The variants' stages: rotated q and k, ALiBi's bias (h, T_q, T_k), the window mask (T_q, T_k).
+  if (use.rotary) e.trace += 4.0 * (b * q * d + b * k * d);
+  if (use.positionBias) e.trace += 4.0 * h * q * k;
+  if (use.windowMask) e.trace += 4.0 * q * k;
   if (use.firstHead) e.firstHead = 5.0 * q * k + labels / b + b * q * k + 4.0 * 4.0 * (b * q * d + b * k * d);
   if (use.exportSlices > 0) {
     // The largest slice is max(T_q, T_k) x max(T_q, T_k, d_model) cells. A picture is at most
@@ -153,6 +157,43 @@ Status validateSizes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::
   return Ok{};
 }
 
+Status validateVariants(std::int64_t dModel, const AttentionOptions& opt) {
+  const int h = opt.heads, n = kvHeadsOf(opt);
+  if (opt.kvHeads < 0) return makeError("kv heads (N) must be at least 1, got " + std::to_string(opt.kvHeads));
+  if (n > h || h % n != 0) {
+    std::vector<int> valid;
+    for (int i = 1; i <= h; ++i) {
+      if (h % i == 0) valid.push_back(i);
+    }
+    return makeError("kv heads (N = " + std::to_string(n) + ") must divide heads (h = " + std::to_string(h) +
+                     ") so every K/V head serves h/N query heads; valid N: " + joinInts(valid));
+  }
+  const std::int64_t dk = dModel / h;
+  if (opt.positions == AttnPositions::Rope) {
+    if (dk % 2 != 0) {
+      return makeError("RoPE turns pairs of features, so d_k must be even; d_k = d_model / h = " +
+                       std::to_string(dModel) + " / " + std::to_string(h) + " = " + std::to_string(dk));
+    }
+    if (!(opt.ropeBase > 0.0f) || !std::isfinite(opt.ropeBase)) {
+      return makeError("the RoPE base must be a positive finite number, got " + std::to_string(opt.ropeBase));
+    }
+  }
+  if (opt.window < 0) return makeError("the sliding window W must be at least 1, got " + std::to_string(opt.window));
+  if (opt.sinks < 0) return makeError("the number of sinks S must be 0 or more, got " + std::to_string(opt.sinks));
+  if (opt.sinks > 0 && opt.window == 0) {
+    return makeError("sinks (S = " + std::to_string(opt.sinks) + ") keep keys visible past a sliding window: give a "
+                     "window W as well");
+  }
+  return Ok{};
+}
+
+MemoryUse withVariants(MemoryUse use, const AttentionOptions& opt) {
+  use.rotary = use.rotary || opt.positions == AttnPositions::Rope;
+  use.positionBias = use.positionBias || opt.positions == AttnPositions::Alibi;
+  use.windowMask = use.windowMask || opt.window > 0;
+  return use;
+}
+
 Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt) {
   auto check3 = [](const Tensor& t, const char* name) -> Status {
     if (t.rank() != 3) {
@@ -169,9 +210,10 @@ Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionO
   if (auto s = check3(in.value, "value"); !s) return s;
   const auto B = in.query.dim(0), Tq = in.query.dim(1), d = in.query.dim(2);
   const auto Tk = in.key.dim(1);
-  MemoryUse use;
+  MemoryUse use = withVariants({}, opt);
   use.scoreOverride = opt.scoresOverride.has_value();
   if (auto s = validateSizes(B, Tq, Tk, d, opt.heads, opt.memoryBudgetBytes, use); !s) return s;
+  if (auto s = validateVariants(d, opt); !s) return s;
   if (in.key.dim(0) != B || in.value.dim(0) != B) {
     return makeError("batch sizes differ: query has B = " + std::to_string(B) + ", key " +
                      std::to_string(in.key.dim(0)) + ", value " + std::to_string(in.value.dim(0)));
@@ -188,11 +230,22 @@ Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionO
     return makeError("the weights are for d_model = " + std::to_string(w.dModel) + " but the input has d_model = " +
                      std::to_string(d));
   }
-  for (const RowMatrix* m : {&w.wq, &w.wk, &w.wv, &w.wo}) {
-    if (m->rows() != d || m->cols() != d) return makeError("a weight matrix is not (d_model, d_model)");
+  for (const RowMatrix* m : {&w.wq, &w.wo}) {
+    if (m->rows() != d || m->cols() != d) return makeError("W_q or W_o is not (d_model, d_model)");
   }
-  for (const RowVector* b : {&w.bq, &w.bk, &w.bv, &w.bo}) {
+  const std::int64_t kvWidth = static_cast<std::int64_t>(kvHeadsOf(opt)) * (d / opt.heads);
+  for (const RowMatrix* m : {&w.wk, &w.wv}) {
+    if (m->rows() != d || m->cols() != kvWidth) {
+      return makeError("W_k and W_v must be (d_model, N*d_k) = (" + std::to_string(d) + ", " + std::to_string(kvWidth) +
+                       ") for N = " + std::to_string(kvHeadsOf(opt)) + " kv heads, got (" + std::to_string(m->rows()) +
+                       ", " + std::to_string(m->cols()) + ")");
+    }
+  }
+  for (const RowVector* b : {&w.bq, &w.bo}) {
     if (b->size() != d) return makeError("a bias vector does not have d_model entries");
+  }
+  for (const RowVector* b : {&w.bk, &w.bv}) {
+    if (b->size() != kvWidth) return makeError("b_k or b_v does not have N*d_k entries");
   }
   if (opt.keyPaddingMask) {
     const Shape want{B, Tk};
@@ -232,12 +285,14 @@ Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionO
   return Ok{};
 }
 
-FlopCount countFlops(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel, std::int64_t heads) {
-  (void)heads;  // h * d_k = d_model: the attention cost does not depend on how d_model is split
+FlopCount countFlops(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel, std::int64_t heads,
+                     std::int64_t kvHeads) {
+  // h * d_k = d_model: the attention cost does not depend on how d_model is split
   const double b = static_cast<double>(batch), q = static_cast<double>(tq), k = static_cast<double>(tk),
                d = static_cast<double>(dModel);
+  const double kvWidth = kvHeads > 0 && heads > 0 ? static_cast<double>(kvHeads * (dModel / heads)) : d;  // N * d_k
   FlopCount f;
-  f.projections = 2.0 * b * (q * d * d /*Q*/ + 2.0 * k * d * d /*K,V*/ + q * d * d /*W_o*/);
+  f.projections = 2.0 * b * (q * d * d /*Q*/ + 2.0 * k * d * kvWidth /*K,V*/ + q * d * d /*W_o*/);
   f.attention = 2.0 * b * (q * k * d /*Q K^T over all heads*/ + q * k * d /*A V*/);
   return f;
 }
@@ -246,18 +301,19 @@ FlopCount countFlops(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::
 // [SECTION] initialisation
 // ---------------------------------------------------------------------------------------------
 
-MhaWeights initWeights(int dModel, bool bias, std::uint64_t seed) {
+MhaWeights initWeights(int dModel, bool bias, std::uint64_t seed, int kvWidth) {
   MhaWeights w;
   w.dModel = dModel;
   w.hasBias = bias;
+  const int kv = kvWidth > 0 ? kvWidth : dModel;  // N * d_k
   SplitMix64 rng(seed ^ 0x6D686173636F7065ull);  // "mhascope": weights and embeddings use different streams
   const float bound = std::sqrt(3.0f / static_cast<float>(dModel));
   for (RowMatrix* m : {&w.wq, &w.wk, &w.wv, &w.wo}) {
-    m->resize(dModel, dModel);
+    m->resize(dModel, m == &w.wk || m == &w.wv ? kv : dModel);
     for (Eigen::Index i = 0; i < m->size(); ++i) m->data()[i] = rng.uniform(-bound, bound);
   }
   for (RowVector* b : {&w.bq, &w.bk, &w.bv, &w.bo}) {
-    b->setZero(dModel);
+    b->setZero(b == &w.bk || b == &w.bv ? kv : dModel);
     if (bias) {
       for (Eigen::Index i = 0; i < b->size(); ++i) (*b)[i] = rng.uniform(-0.1f, 0.1f);
     }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "kernels/allocation.hpp"
 
@@ -14,8 +15,10 @@ void shapeStage(Tensor& t, Shape shape, std::vector<std::string> axes, int threa
   t.reshape(std::move(shape), std::move(axes));
 }
 
-void shapeStages(Trace& t, const AttentionInputs& in, int h, bool all, int threads) {
+void shapeStages(Trace& t, const AttentionInputs& in, const AttentionOptions& opt, bool all, int threads) {
+  const int h = opt.heads, N = kvHeadsOf(opt);
   const std::int64_t B = in.query.dim(0), Tq = in.query.dim(1), Tk = in.key.dim(1), d = in.query.dim(2), dk = d / h;
+  const char* kvAxis = N == h ? "h" : "N";  // the K/V heads' count: h, or N when grouped
   t.stages.resize(kStageCount);
   for (int i = 0; i < kStageCount; ++i) t.stages[static_cast<std::size_t>(i)].id = static_cast<StageId>(i);
   auto T = [&t](StageId id) -> Tensor& { return t.stages[static_cast<std::size_t>(id)].tensor; };
@@ -25,12 +28,29 @@ void shapeStages(Trace& t, const AttentionInputs& in, int h, bool all, int threa
     shapeStage(T(StageId::Value), in.value.shape, {"B", "T_k", "d_model"});
   }
   shapeStage(T(StageId::QProj), {B, Tq, d}, {"B", "T_q", "d_model"});
-  shapeStage(T(StageId::KProj), {B, Tk, d}, {"B", "T_k", "d_model"});
-  shapeStage(T(StageId::VProj), {B, Tk, d}, {"B", "T_k", "d_model"});
+  shapeStage(T(StageId::KProj), {B, Tk, N * dk}, {"B", "T_k", "d_model"});  // N*d_k features when grouped
+  shapeStage(T(StageId::VProj), {B, Tk, N * dk}, {"B", "T_k", "d_model"});
   // Split d_model into h heads of d_k.
   shapeStage(T(StageId::QHeads), {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
-  shapeStage(T(StageId::KHeads), {B, h, Tk, dk}, {"B", "h", "T_k", "d_k"});
-  shapeStage(T(StageId::VHeads), {B, h, Tk, dk}, {"B", "h", "T_k", "d_k"});
+  shapeStage(T(StageId::KHeads), {B, N, Tk, dk}, {"B", kvAxis, "T_k", "d_k"});
+  shapeStage(T(StageId::VHeads), {B, N, Tk, dk}, {"B", kvAxis, "T_k", "d_k"});
+  // The variants' stages: recorded when used, else empty.
+  const bool rope = opt.positions == AttnPositions::Rope, alibi = opt.positions == AttnPositions::Alibi;
+  if (rope) {
+    shapeStage(T(StageId::QRotated), {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
+    shapeStage(T(StageId::KRotated), {B, N, Tk, dk}, {"B", kvAxis, "T_k", "d_k"});
+  }
+  if (N != h) shapeStage(T(StageId::KvGroups), {1, h, N}, {"B", "h", "N"});
+  if (alibi) shapeStage(T(StageId::PositionBias), {1, h, Tq, Tk}, {"B", "h", "T_q", "T_k"}, threads);
+  if (opt.window > 0) shapeStage(T(StageId::WindowMask), {1, Tq, Tk}, {"B", "T_q", "T_k"});
+  const std::pair<StageId, bool> variants[] = {{StageId::QRotated, rope},
+                                               {StageId::KRotated, rope},
+                                               {StageId::KvGroups, N != h},
+                                               {StageId::PositionBias, alibi},
+                                               {StageId::WindowMask, opt.window > 0}};
+  for (const auto& [id, used] : variants) {
+    if (!used) shapeStage(T(id), {0}, {});
+  }
   for (StageId id : {StageId::ScaledScores, StageId::MaskedScores}) {
     FloatBuffer().swap(T(id).data);  // derived from the scores when read: no table of its own
     T(id).shape = all ? Shape{B, h, Tq, Tk} : Shape{0};
@@ -68,6 +88,12 @@ void recordDescription(Trace& t, const AttentionInputs& in, bool hasBias, const 
   t.attnMask = opt.attnMask.has_value();
   t.scale = opt.scale;
   t.scaleFactor = factor;
+  t.kvHeads = kvHeadsOf(opt);
+  t.positions = opt.positions;
+  t.ropeStyle = opt.ropeStyle;
+  t.ropeBase = opt.ropeBase;
+  t.window = opt.window;
+  t.sinks = opt.sinks;
   auto labelsOr = [](const std::vector<std::vector<std::string>>& given, std::int64_t nb, std::int64_t nt) {
     if (!given.empty()) return given;
     std::vector<std::vector<std::string>> out(static_cast<std::size_t>(nb));
@@ -126,6 +152,7 @@ Trace oneHeadTrace(std::int64_t Tq, std::int64_t Tk, bool weightsOnly, int threa
 void keepOneItem(Trace& t, const BlockedRows& blocked, int batch) {
   t.batch = 1;
   t.heads = 1;
+  t.kvHeads = 1;
   t.dModel = t.dk;
   t.queryTokens = {t.queryTokens.at(static_cast<std::size_t>(batch))};
   t.keyTokens = {t.keyTokens.at(static_cast<std::size_t>(batch))};

@@ -18,7 +18,8 @@ void shapeStage(Tensor& t, Shape shape, std::vector<std::string> axes, int threa
 // Every stage of a forward shaped for these inputs, buffers reused when the sizes did not change.
 // Without full recording the tables nobody reads stay empty (shape {0}), so nothing can read a
 // stale one. The lazy stages (scaled, masked) get their shape and axes only.
-void shapeStages(Trace& t, const AttentionInputs& in, int heads, bool recordEveryStage, int threads);
+// The variants' stages are shaped only when the options use them (else shape {0}).
+void shapeStages(Trace& t, const AttentionInputs& in, const AttentionOptions& opt, bool recordEveryStage, int threads);
 
 // The rows [r0, r0 + n) of an input into its recorded stage, skipping the write when the stage
 // already holds these exact bits (a recompute with unchanged inputs: reading both is cheaper).
@@ -41,6 +42,17 @@ struct BlockedRows {
 // Fills `flags` (kept by the caller: the trace's own when recorded) and returns the rows over it.
 BlockedRows blockedRows(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, std::int64_t Tk,
                         std::vector<std::uint8_t>& flags);
+
+// RoPE's cos and sin of t * inv_freq_i for positions firstPosition .. firstPosition + T - 1, (T, d_k/2)
+// each, made once per forward and shared by every head (positions.cpp; rotatePositions makes its
+// own, with the same numbers).
+struct RopeTable {
+  std::int64_t half = 0;  // d_k / 2
+  std::vector<float> cos, sin;
+};
+RopeTable ropeTable(std::int64_t T, std::int64_t dk, std::int64_t firstPosition, float base);
+// rotatePositions with the table made already: rows r = 0 .. T-1 of x at the table's row r.
+void rotateRows(float* x /*(T, d_k)*/, std::int64_t T, std::int64_t dk, const RopeTable& table, RopeStyle style);
 
 // attentionHead's trace: every stage empty (shape {0}) but the (1, 1, T_q, T_k) table it computes —
 // the weights, or the scores with the lazy scaled and masked scores shaped over them.

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 
@@ -34,6 +35,42 @@ Result<ScaleKind> scaleFromName(std::string_view name) {
   if (name == "sqrt-dmodel") return ScaleKind::SqrtDModel;
   if (name == "none") return ScaleKind::None;
   return makeError("unknown scale '" + std::string(name) + "': use sqrt-dk, sqrt-dmodel or none");
+}
+
+Result<RopeStyle> ropeStyleFromName(std::string_view name) {
+  if (name == "half") return RopeStyle::Half;
+  if (name == "interleaved") return RopeStyle::Interleaved;
+  return makeError("unknown RoPE style '" + std::string(name) + "': use half or interleaved");
+}
+
+std::string positionsName(const ModelConfig& cfg) {
+  const char* inside = cfg.attnPositions == AttnPositions::Rope    ? "rope"
+                       : cfg.attnPositions == AttnPositions::Alibi ? "alibi"
+                                                                   : "";
+  if (cfg.positions) return *inside ? std::string("sinusoidal+") + inside : "sinusoidal";
+  return *inside ? inside : "none";
+}
+
+Status setPositions(ModelConfig& cfg, std::string_view name) {
+  if (name == "sinusoidal" || name == "rope" || name == "alibi" || name == "none") {
+    cfg.positions = name == "sinusoidal";
+    cfg.attnPositions = name == "rope" ? AttnPositions::Rope : name == "alibi" ? AttnPositions::Alibi : AttnPositions::None;
+    return Ok{};
+  }
+  return makeError("unknown positions '" + std::string(name) + "': use sinusoidal, rope, alibi or none");
+}
+
+void applyVariants(const ModelConfig& cfg, AttentionOptions& opt) {
+  opt.kvHeads = cfg.kvHeads;
+  opt.positions = cfg.attnPositions;
+  opt.ropeBase = cfg.ropeBase;
+  opt.ropeStyle = cfg.ropeStyle;
+  opt.window = cfg.window;
+  opt.sinks = cfg.sinks;
+}
+
+std::int64_t kvCacheBytesPerToken(std::int64_t kvHeads, std::int64_t dk, int bytesPerNumber) {
+  return 2 * kvHeads * dk * bytesPerNumber;
 }
 
 ParamCount countParams(std::int64_t dModel) {
@@ -70,6 +107,14 @@ std::string configSummary(const Trace& t, const ModelConfig& cfg, bool seedUsed)
     s += "+padding";
   }
   if (t.attnMask) s += "+attn_mask";
+  if (t.window > 0) s += "+window" + std::to_string(t.window) + (t.sinks > 0 ? "+sinks" + std::to_string(t.sinks) : "");
+  if (t.kvHeads > 0 && t.kvHeads != t.heads) s += "  kv_heads=" + std::to_string(t.kvHeads);
+  if (t.positions == AttnPositions::Rope) {
+    char base[32] = "";
+    if (t.ropeBase != 10000.0f) std::snprintf(base, sizeof base, ", base %g", static_cast<double>(t.ropeBase));
+    s += std::string("  rope(") + ropeStyleName(t.ropeStyle) + base + ")";
+  }
+  if (t.positions == AttnPositions::Alibi) s += "  alibi";
   s += std::string("  scale=") + scaleName(t.scale) + (t.hasBias ? "  bias" : "  no-bias");
   if (seedUsed) s += "  seed=" + std::to_string(cfg.seed);
   return s;
@@ -233,9 +278,14 @@ Status validateConfig(const ModelConfig& cfg, const MemoryUse& use) {
     return makeError("cannot pad the last " + std::to_string(cfg.padLastKeys) + " keys: there are only T_k = " +
                      std::to_string(tk));
   }
-  MemoryUse u = use;
+  AttentionOptions variants;
+  variants.heads = cfg.heads;
+  variants.causal = cfg.mask == MaskKind::Causal;
+  applyVariants(cfg, variants);
+  MemoryUse u = withVariants(use, variants);
   u.scoreOverride = u.scoreOverride || !cfg.scoreOverride.empty();
-  return validateSizes(q->batch, q->maxLen, tk, cfg.dModel, cfg.heads, cfg.memoryBudgetBytes, u);
+  if (auto s = validateSizes(q->batch, q->maxLen, tk, cfg.dModel, cfg.heads, cfg.memoryBudgetBytes, u); !s) return s;
+  return validateVariants(cfg.dModel, variants);
 }
 
 Result<Model> buildModel(const ModelConfig& cfg, const MemoryUse& use) {
@@ -291,7 +341,10 @@ Model modelFromInputs(const ModelConfig& cfg, AttentionInputs inputs, const std:
   m.options.scale = cfg.scale;
   m.options.causal = cfg.mask == MaskKind::Causal;
   m.options.memoryBudgetBytes = cfg.memoryBudgetBytes;
-  m.weights = initWeights(cfg.dModel, cfg.bias, cfg.seed);
+  applyVariants(cfg, m.options);
+  const int kvHeads = kvHeadsOf(m.options);
+  m.weights = initWeights(cfg.dModel, cfg.bias, cfg.seed,
+                          cfg.heads > 0 && kvHeads != cfg.heads ? kvHeads * (cfg.dModel / cfg.heads) : 0);
   if (!cfg.scoreOverride.empty()) {
     m.options.scoresOverride = scoreOverrideTensor(cfg.scoreOverride, m.inputs.queryTokens, m.inputs.keyTokens,
                                                    cfg.heads, nullptr);

@@ -19,6 +19,7 @@ enum class MaskKind { None, Causal };
 const char* maskName(MaskKind m);  // "none" | "causal"
 Result<MaskKind> maskFromName(std::string_view name);
 Result<ScaleKind> scaleFromName(std::string_view name);
+Result<RopeStyle> ropeStyleFromName(std::string_view name);  // "half" | "interleaved"
 
 // Hand-set scores (the "specialist heads" lesson and its score-cell editor): cells of Q K^T that
 // are replaced before scaling (AttentionOptions::scoresOverride). Precedence: `other` for every
@@ -53,6 +54,12 @@ struct ModelConfig {
   std::uint64_t seed = 42;
   bool bias = true;
   bool positions = true;     // add sinusoidal position codes to the embeddings
+  AttnPositions attnPositions = AttnPositions::None;  // RoPE or ALiBi inside attention
+  float ropeBase = 10000.0f;
+  RopeStyle ropeStyle = RopeStyle::Half;
+  int kvHeads = 0;           // N K/V heads; 0 = h (multi-head attention)
+  int window = 0;            // sliding window W; 0 = none
+  int sinks = 0;             // attention sinks S (with a window)
   MaskKind mask = MaskKind::None;
   int padLastKeys = 0;       // key padding: ignore the last n keys of every batch item
   ScaleKind scale = ScaleKind::SqrtDk;
@@ -88,6 +95,16 @@ int countAppliedScoreCells(const ModelConfig& cfg, const Model& model);
 // attention mask. `seedUsed` false (raw inputs with loaded weights, a trained checkpoint) leaves
 // the seed out.
 std::string configSummary(const Trace& t, const ModelConfig& cfg, bool seedUsed = true);
+
+// --positions: sinusoidal (codes added to the inputs), rope, alibi or none, as the config's two
+// fields say it ("sinusoidal+rope" when a config has both).
+std::string positionsName(const ModelConfig& cfg);
+// Sets both fields from a --positions name; an unknown name is an error listing the four.
+Status setPositions(ModelConfig& cfg, std::string_view name);
+// The engine options of the config's variants (N, positions, window, sinks) into `opt`.
+void applyVariants(const ModelConfig& cfg, AttentionOptions& opt);
+// KV-cache bytes per token of one layer: 2 (K and V) · N · d_k · bytesPerNumber.
+std::int64_t kvCacheBytesPerToken(std::int64_t kvHeads, std::int64_t dk, int bytesPerNumber = 4);
 
 // Token embedding: a deterministic vector per distinct token string (hash of its bytes and the
 // seed), ~N(0, 1) per feature, so the same word gets the same vector wherever it appears.

@@ -24,12 +24,13 @@ void buildBlocked(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, 
   const auto cells = static_cast<std::size_t>(B * Tq * Tk);
   rowAny.assign(static_cast<std::size_t>(B * Tq), 0);
   if (runFrom) runFrom->assign(static_cast<std::size_t>(B * Tq), Tk);
-  if (!opt.causal && !opt.keyPaddingMask && !opt.attnMask) {
+  const bool window = opt.window > 0;
+  if (!opt.causal && !opt.keyPaddingMask && !opt.attnMask && !window) {
     blocked.assign(cells, 0);
     return;
   }
   blocked.resize(cells);  // every cell is written below
-  if (!opt.keyPaddingMask && !opt.attnMask) {
+  if (!opt.keyPaddingMask && !opt.attnMask && !window) {
     // The causal mask alone: each row is its visible keys 0..q, then the blocked rest, two runs
     // of bytes (a cell at a time, this took 20 ms a forward at T = 4096, on one thread).
     for (std::int64_t b = 0; b < B; ++b) {
@@ -50,7 +51,7 @@ void buildBlocked(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, 
       std::int64_t first = Tk;  // the first blocked key
       bool run = true;          // every key after it blocked too
       for (std::int64_t k = 0; k < Tk; ++k) {
-        bool blk = opt.causal && k > q;
+        bool blk = (opt.causal && k > q) || (window && windowHides(opt, q, k));
         if (opt.keyPaddingMask && opt.keyPaddingMask->data[static_cast<std::size_t>(b * Tk + k)] != 0.0f) blk = true;
         if (opt.attnMask && opt.attnMask->data[static_cast<std::size_t>(q * Tk + k)] != 0.0f) blk = true;
         blocked[static_cast<std::size_t>((b * Tq + q) * Tk + k)] = blk;
@@ -63,6 +64,11 @@ void buildBlocked(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, 
       if (runFrom) (*runFrom)[static_cast<std::size_t>(b * Tq + q)] = run ? first : -1;
     }
   }
+}
+
+bool windowHides(const AttentionOptions& opt, std::int64_t t, std::int64_t j) {
+  if (opt.window <= 0 || j < opt.sinks) return false;  // no window, or a sink: always visible
+  return opt.causal ? j <= t - opt.window : (t > j ? t - j : j - t) >= opt.window;
 }
 
 std::vector<std::uint8_t> blockedCells(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, std::int64_t Tk) {

@@ -5,6 +5,8 @@
 #include <array>
 #include <string>
 
+#include <cstdlib>
+
 #include "attention/trace.hpp"
 
 namespace mhascope {
@@ -102,6 +104,9 @@ std::string forcedCellReason(const Trace& trace, StageId stage, int b, int q, in
     std::string why;
     if (trace.causal && k > q) {
       why = "blocked by the causal mask: key t = " + ks + " > query t = " + qs;
+    } else if (trace.window > 0 && k >= trace.sinks && (trace.causal ? k <= q - trace.window : std::abs(q - k) >= trace.window)) {
+      why = "outside the sliding window of W = " + std::to_string(trace.window) + ": key " + ks + " is " +
+            std::to_string(std::abs(q - k)) + " away from query " + qs;
     } else if (trace.keyPadding && trace.attnMask) {
       why = "blocked by the key padding mask or the attention mask";
     } else if (trace.keyPadding) {

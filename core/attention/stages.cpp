@@ -15,10 +15,15 @@ constexpr const char* kPseudo[] = {
     "K = X_k @ W_k + b_k            # (B, T_k, d_model)",
     "V = X_v @ W_v + b_v            # (B, T_k, d_model)",
     "Q = Q.view(B, T_q, h, d_k).transpose(1, 2)  # (B, h, T_q, d_k)",
-    "K = K.view(B, T_k, h, d_k).transpose(1, 2)  # (B, h, T_k, d_k)",
-    "V = V.view(B, T_k, h, d_k).transpose(1, 2)  # (B, h, T_k, d_k)",
+    "K = K.view(B, T_k, N, d_k).transpose(1, 2)  # (B, N, T_k, d_k), N = h unless grouped",
+    "V = V.view(B, T_k, N, d_k).transpose(1, 2)  # (B, N, T_k, d_k)",
+    "Q = rope(Q, positions)         # RoPE: pairs turned by t * inv_freq",
+    "K = rope(K, positions)",
+    "K = K.repeat_interleave(h // N, dim=1); V = V.repeat_interleave(h // N, dim=1)",
     "S = Q @ K.transpose(-2, -1)    # (B, h, T_q, T_k)",
     "S = S / sqrt(d_k)",
+    "S = S + alibi_bias             # (1, h, T_q, T_k): -m_i * (t - j)",
+    "blocked = blocked | window     # j <= t - W, unless j < sinks",
     "S = S.masked_fill(blocked, -inf)",
     "A = softmax(S, dim=-1)         # rows sum to 1",
     "O = A @ V                      # (B, h, T_q, d_k)",
@@ -69,14 +74,36 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "Q = Q.view(B, T_q, h, d_k).transpose(1, 2)", DataKind::Signed},
     {StageId::KHeads, "k_heads", "Split heads (K)", "K_i = K[:, :, i*d_k:(i+1)*d_k]",
      "Keys are split the same way, so head i compares its own d_k query features only with its own "
-     "d_k key features: S = Q @ K.transpose(-2, -1) multiplies these split tensors.",
-     "K = K.view(B, T_k, h, d_k).transpose(1, 2)", DataKind::Signed},
+     "d_k key features: S = Q @ K.transpose(-2, -1) multiplies these split tensors. With grouped-query "
+     "attention there are only N key heads (N divides h), so K is (B, N, T_k, d_k).",
+     "K = K.view(B, T_k, N, d_k).transpose(1, 2)", DataKind::Signed},
     {StageId::VHeads, "v_heads", "Split heads (V)", "V_i = V[:, :, i*d_k:(i+1)*d_k]",
      "Values are split too: each head gathers a d_v-wide slice of content, and the slices are put "
      "back side by side at the end. Here d_v = d_k = d_model / h, as in the paper and in PyTorch; "
      "d_v may differ from d_k in general, since only Q and K must share a width for their dot "
      "product.",
-     "V = V.view(B, T_k, h, d_k).transpose(1, 2)", DataKind::Signed},
+     "V = V.view(B, T_k, N, d_k).transpose(1, 2)", DataKind::Signed},
+    {StageId::QRotated, "q_rotated", "Rotate (Q)", "Q_i = rope(Q_i, t)",
+     "RoPE writes positions into the queries and keys instead of the inputs: each pair of a head's "
+     "features is turned by the angle t * inv_freq_k, inv_freq_k = base^(-2k/d_k), at the token's "
+     "position t. A query at t and a key at j then meet at the angle (t - j) * inv_freq_k, so the "
+     "score depends on the offset t - j, not on where the pair sits in the text. The pairs are "
+     "(k, k + d_k/2) in Hugging Face Llama's rotate_half (the default here) or neighbours (2k, 2k + 1) "
+     "in the original Llama code (--rope-style interleaved); the two give the same scores once the "
+     "features are permuted, but weights made for one do not fit the other.",
+     "Q = rope(Q, positions)", DataKind::Signed},
+    {StageId::KRotated, "k_rotated", "Rotate (K)", "K_i = rope(K_i, j)",
+     "The keys are turned the same way at their own positions j. Only q and k are rotated, never the "
+     "values: the position decides who is listened to, not what is heard. These rotated keys are "
+     "what a KV cache keeps.",
+     "K = rope(K, positions)", DataKind::Signed},
+    {StageId::KvGroups, "kv_groups", "Group K/V heads", "K_i = K_g,  V_i = V_g,  g = i // (h/N)",
+     "Grouped-query attention: h query heads share N key/value heads, h/N query heads per group. "
+     "Query head i reads K/V head g = i // (h/N): the table has a 1 there. N = h is multi-head "
+     "attention, N = 1 multi-query. Fewer K/V heads shrink the KV cache by h/N (2 * N * d_k numbers "
+     "per token and layer) while every query head keeps its own queries. Nothing is copied here: "
+     "PyTorch code often repeats K and V h/N times (repeat_interleave), which gives the same numbers.",
+     "K = K.repeat_interleave(h // N, dim=1)", DataKind::Probability},
     {StageId::Scores, "scores", "Scores", "S_i = Q_i K_i^T",
      "Every query is compared with every key by a dot product, separately in each head: a "
      "T_q x T_k table per head. Large positive means 'this key matches what I am looking for'. "
@@ -89,6 +116,20 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "its gradients get small, which slows learning and, deep in saturation, can all but stall it "
      "(at d_k = 64, as in the paper preset, unscaled logits are 8x larger; at d_k = 4 only 2x).",
      "S = S / sqrt(d_k)", DataKind::Signed},
+    {StageId::PositionBias, "position_bias", "ALiBi bias", "S'_i = S'_i + B_i,  B_i[t, j] = -m_i (t - j)",
+     "ALiBi gives no position to the inputs at all: each head subtracts a penalty growing with the "
+     "distance, m_i * (t - j) under a causal mask (m_i * |t - j| without one), from its scaled scores. "
+     "The slopes are fixed, not learned: m_i = 2^(-8i/h) for heads i = 1 .. h when h is a power of two "
+     "(otherwise those of the closest power of two below, then every other slope of twice that), so "
+     "some heads look far and some only at their neighbours. The same bias for every batch item.",
+     "S = S + alibi_bias", DataKind::Signed},
+    {StageId::WindowMask, "window_mask", "Sliding window", "blocked = blocked | (j <= t - W and j >= S)",
+     "A sliding window of W keys: query t sees keys t - W < j <= t (|t - j| < W without a causal "
+     "mask), so memory and work grow as T * W instead of T^2. Attention sinks keep the first S keys "
+     "visible whatever the distance (the causal rule still applies): trained models park surplus "
+     "attention on the first tokens, and dropping them from the window is what breaks streaming "
+     "generation. The table is 1 where the window alone hides a key; the mask adds it to the others.",
+     "blocked = blocked | window", DataKind::Probability},
     {StageId::MaskedScores, "masked_scores", "Mask", "S''_i = S'_i + M,  M = -inf where blocked",
      "Blocked pairs (future tokens under a causal mask, padding keys, or a custom mask) get -inf, "
      "so the softmax gives them exactly zero weight. (The convention depends on the API: in "
@@ -129,6 +170,18 @@ const std::array<StageInfo, kStageCount> kStages = {{
 }  // namespace
 
 const StageInfo& stageInfo(StageId id) { return kStages[static_cast<std::size_t>(id)]; }
+
+bool stageIsVariant(StageId id) {
+  return id == StageId::QRotated || id == StageId::KRotated || id == StageId::KvGroups || id == StageId::PositionBias ||
+         id == StageId::WindowMask;
+}
+
+bool stageRecorded(const Trace& trace, StageId id) {
+  if (!stageIsVariant(id)) return true;
+  return trace.stages.size() == static_cast<std::size_t>(kStageCount) && trace.shapeOf(id).size() >= 3;
+}
+
+const char* ropeStyleName(RopeStyle s) { return s == RopeStyle::Interleaved ? "interleaved" : "half"; }
 const std::array<StageInfo, kStageCount>& allStages() { return kStages; }
 
 std::optional<StageId> stageFromName(std::string_view name) {
@@ -176,8 +229,11 @@ bool stageHasHeads(StageId id) {
     case StageId::QHeads:
     case StageId::KHeads:
     case StageId::VHeads:
+    case StageId::QRotated:
+    case StageId::KRotated:
     case StageId::Scores:
     case StageId::ScaledScores:
+    case StageId::PositionBias:
     case StageId::MaskedScores:
     case StageId::Weights:
     case StageId::HeadOutputs: return true;
@@ -203,28 +259,36 @@ Result<Slice2D> sliceStage(const Trace& trace, StageId stage, int batchIndex, in
     return makeError("batch index " + std::to_string(batchIndex) + " is out of range: " + name + " has B = " +
                      std::to_string(trace.batch) + " (valid 0.." + std::to_string(trace.batch - 1) + ")");
   }
+  if (t.rank() < 3) {
+    return makeError(std::string(name) + " is not recorded in this configuration (it belongs to a variant that is "
+                     "not in use: RoPE, grouped K/V heads, ALiBi or a sliding window)");
+  }
   Slice2D s;
   s.stage = stage;
   s.batchIndex = batchIndex;
   std::size_t offset = 0;
+  // A stage with B = 1 (the K/V group map, the ALiBi bias, the window mask) is the same for
+  // every batch item.
+  const std::size_t item = t.dim(0) == 1 ? 0 : static_cast<std::size_t>(batchIndex);
   if (stageHasHeads(stage)) {
-    if (head < 0 || head >= trace.heads) {
-      return makeError("head " + std::to_string(head) + " is out of range: " + name + " has h = " +
-                       std::to_string(trace.heads) + " heads (valid 0.." + std::to_string(trace.heads - 1) + ")");
+    const std::int64_t heads = t.dim(1);  // h, or N for the K/V heads
+    if (head < 0 || head >= heads) {
+      return makeError("head " + std::to_string(head) + " is out of range: " + name + " has " + t.axes[1] + " = " +
+                       std::to_string(heads) + " heads (valid 0.." + std::to_string(heads - 1) + ")");
     }
     s.head = head;
     s.rows = static_cast<int>(t.dim(2));
     s.cols = static_cast<int>(t.dim(3));
     s.rowAxis = t.axes[2];
     s.colAxis = t.axes[3];
-    offset = (static_cast<std::size_t>(batchIndex) * t.dim(1) + head) * s.rows * s.cols;
+    offset = (item * static_cast<std::size_t>(t.dim(1)) + static_cast<std::size_t>(head)) * s.rows * s.cols;
   } else {
     s.head = -1;
     s.rows = static_cast<int>(t.dim(1));
     s.cols = static_cast<int>(t.dim(2));
     s.rowAxis = t.axes[1];
     s.colAxis = t.axes[2];
-    offset = static_cast<std::size_t>(batchIndex) * s.rows * s.cols;
+    offset = item * s.rows * s.cols;
   }
   if (trace.isLazy(stage)) {
     // Only this (batch item, head) slice is made from the scores, into the slice's own buffer.

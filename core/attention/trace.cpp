@@ -40,6 +40,11 @@ void Trace::readCells(StageId id, std::int64_t first, std::int64_t count, float*
   if (id != StageId::MaskedScores) return;
   // The forward's mask: -inf where the key is blocked. blocked is (B, T_q, T_k), the table (B, h, T_q, T_k).
   const std::int64_t perHead = static_cast<std::int64_t>(tq) * tk, perItem = perHead * heads;
+  // ALiBi's bias is added to the scaled score before the mask, the forward's one float addition.
+  const Tensor& bias = stages[static_cast<std::size_t>(StageId::PositionBias)].tensor;
+  if (bias.numel() == perItem && static_cast<std::int64_t>(bias.data.size()) == perItem) {
+    for (std::int64_t i = 0; i < count; ++i) out[i] += bias.data[static_cast<std::size_t>((first + i) % perItem)];
+  }
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   for (std::int64_t i = 0; i < count;) {
     const std::int64_t cellIndex = first + i, b = cellIndex / perItem, inHead = cellIndex % perHead;

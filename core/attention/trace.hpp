@@ -27,17 +27,26 @@ enum class StageId : int {
   KProj,         // (B, T_k, d_model)
   VProj,         // (B, T_k, d_model)
   QHeads,        // (B, h, T_q, d_k)   reshape + transpose
-  KHeads,        // (B, h, T_k, d_k)
-  VHeads,        // (B, h, T_k, d_k)
+  KHeads,        // (B, N, T_k, d_k)   N K/V heads (N = h: multi-head attention)
+  VHeads,        // (B, N, T_k, d_k)
+  QRotated,      // (B, h, T_q, d_k)   RoPE: each pair of features turned by its position's angle
+  KRotated,      // (B, N, T_k, d_k)
+  KvGroups,      // (1, h, N)          1 where query head i reads K/V head i // (h/N)
   Scores,        // (B, h, T_q, T_k)   Q K^T
   ScaledScores,  // (B, h, T_q, T_k)   / sqrt(d_k)
-  MaskedScores,  // (B, h, T_q, T_k)   blocked cells = -inf
+  PositionBias,  // (1, h, T_q, T_k)   ALiBi: -m_i (t - j) added to the scaled scores
+  WindowMask,    // (1, T_q, T_k)      1 where the sliding window hides the key (sinks excepted)
+  MaskedScores,  // (B, h, T_q, T_k)   (+ bias), blocked cells = -inf
   Weights,       // (B, h, T_q, T_k)   softmax over T_k
   HeadOutputs,   // (B, h, T_q, d_k)   weights V
   Concat,        // (B, T_q, d_model)  heads side by side
   Output,        // (B, T_q, d_model)  concat W_o + b_o
 };
-inline constexpr int kStageCount = 16;
+inline constexpr int kStageCount = 21;
+// The stages of the variants (RoPE, grouped K/V heads, ALiBi, the sliding window) are recorded only
+// when the variant is used; otherwise they are empty (shape {0}) and the stepper, the dump and the
+// shape trace leave them out.
+bool stageIsVariant(StageId id);
 
 struct StageInfo {
   StageId id;
@@ -61,20 +70,30 @@ int pseudocodeLineOf(StageId id);
 enum class ScaleKind { SqrtDk, SqrtDModel, None };
 const char* scaleName(ScaleKind s);  // "sqrt-dk" | "sqrt-dmodel" | "none"
 
+// Positions that act inside attention (the sinusoidal codes are added to the inputs instead):
+// RoPE turns q and k, ALiBi adds a bias to the scaled scores.
+enum class AttnPositions { None, Rope, Alibi };
+// RoPE's pairing of the d_k features: (i, i + d_k/2) as Hugging Face Llama's rotate_half, or
+// (2i, 2i + 1) as the original Llama code's complex numbers.
+enum class RopeStyle { Half, Interleaved };
+const char* ropeStyleName(RopeStyle s);  // "half" | "interleaved"
+
 struct Stage {
   StageId id;
   Tensor tensor;
 };
 
 // Learned parameters in the textbook layout y = x W + b, so W_q[i, j] multiplies input feature i
-// into output feature j. PyTorch stores the transpose (out, in): see weights_io.hpp. A trace holds
+// into output feature j. With N K/V heads (grouped-query attention) W_k and W_v are
+// (d_model, N·d_k) and b_k, b_v (1, N·d_k); N = h gives the square matrices of multi-head attention. PyTorch stores the transpose (out, in): see weights_io.hpp. A trace holds
 // the ones its pass used, so the window and `export` show the very numbers the pass multiplied
 // by, never a recomputation.
 struct MhaWeights {
   int dModel = 0;
   bool hasBias = false;
-  RowMatrix wq, wk, wv, wo;  // (d_model, d_model) each
-  RowVector bq, bk, bv, bo;  // (1, d_model) each; zeros when !hasBias
+  RowMatrix wq, wk, wv, wo;  // (d_model, d_model); W_k, W_v (d_model, N·d_k)
+  RowVector bq, bk, bv, bo;  // (1, d_model); b_k, b_v (1, N·d_k); zeros when !hasBias
+  std::int64_t kvWidth() const { return wk.cols(); }  // N·d_k
 };
 
 enum class WeightId : int { Wq, Wk, Wv, Wo, Bq, Bk, Bv, Bo };
@@ -111,6 +130,12 @@ struct Trace {
   bool attnMask = false;    // an explicit (T_q, T_k) attention mask was applied
   ScaleKind scale = ScaleKind::SqrtDk;
   float scaleFactor = 1.0f;  // the number scores are multiplied by, e.g. 1/sqrt(d_k)
+  int kvHeads = 0;           // N K/V heads (N = h: multi-head attention)
+  AttnPositions positions = AttnPositions::None;
+  RopeStyle ropeStyle = RopeStyle::Half;
+  float ropeBase = 10000.0f;
+  int window = 0;            // sliding window W (0: none)
+  int sinks = 0;             // keys 0 .. S-1 stay visible past the window
 
   // kStageCount entries, pipeline order. A lazy stage (isLazy) holds its shape and axes only:
   // read its numbers through tensor(), readCells() or cell(), never through .data.
@@ -191,6 +216,9 @@ struct Slice2D {
 };
 
 bool stageHasHeads(StageId id);
+// False for a variant's stage that this trace did not record (stageIsVariant, shape {0}); true for
+// every other stage.
+bool stageRecorded(const Trace& trace, StageId id);
 // Errors name the bad index and the valid range.
 Result<Slice2D> sliceStage(const Trace& trace, StageId stage, int batchIndex, int head);
 // A learned matrix as a slice: W_* (d_model_in x d_model_out), b_* (1 x d_model_out).

@@ -128,7 +128,9 @@ Result<ModelConfig> parsePresetJson(std::string_view text, const std::string& wh
   static const std::set<std::string> kKnown = {
       "version", "name",      "description",   "text",  "kv_text", "cross_attention", "tokens",
       "d_model", "heads",     "batch",         "seed",  "bias",    "positions",       "mask",
-      "scale",   "pad_last_keys", "memory_budget_mib", "score_override"};
+      "scale",   "pad_last_keys", "memory_budget_mib", "score_override",
+      // attention as today's models run it: optional, absent = multi-head attention as before
+      "kv_heads", "attention_positions", "rope_base", "rope_style", "window", "sinks"};
   for (const auto& [key, value] : j.items()) {
     if (!kKnown.count(key)) return makeError(what + ": unknown key at /" + key);
   }
@@ -171,6 +173,8 @@ Result<ModelConfig> parsePresetJson(std::string_view text, const std::string& wh
                pad = cfg.padLastKeys, budgetMib = static_cast<std::int64_t>(cfg.memoryBudgetBytes >> 20);
   std::int64_t seed = static_cast<std::int64_t>(cfg.seed);
   std::string mask = maskName(cfg.mask), scale = scaleName(cfg.scale);
+  std::int64_t kvHeads = cfg.kvHeads, window = cfg.window, sinks = cfg.sinks;
+  std::string attnPositions = "none", ropeStyle = ropeStyleName(cfg.ropeStyle);
   const std::int64_t kBig = 1 << 20;
   for (Status s : {intAt("version", 1, 1000000, version), intAt("tokens", 0, kBig, tokens),
                    intAt("d_model", 1, kBig, dModel), intAt("heads", 1, kBig, heads), intAt("batch", 0, kBig, batch),
@@ -178,9 +182,31 @@ Result<ModelConfig> parsePresetJson(std::string_view text, const std::string& wh
                    intAt("seed", 0, INT64_MAX, seed), strAt("name", cfg.name), strAt("description", cfg.description),
                    strAt("text", cfg.text), strAt("kv_text", cfg.kvText), strAt("mask", mask), strAt("scale", scale),
                    boolAt("cross_attention", cfg.crossAttention), boolAt("bias", cfg.bias),
-                   boolAt("positions", cfg.positions)}) {
+                   boolAt("positions", cfg.positions), intAt("kv_heads", 0, kBig, kvHeads),
+                   intAt("window", 0, kBig, window), intAt("sinks", 0, kBig, sinks),
+                   strAt("attention_positions", attnPositions), strAt("rope_style", ropeStyle)}) {
     if (!s) return s.error();
   }
+  if (j.contains("rope_base")) {
+    const json& v = j.at("rope_base");
+    if (!v.is_number() || !(v.get<double>() > 0.0) || v.get<double>() > 1e30) {
+      return makeError(what + ": /rope_base must be a positive number, got " + v.dump());
+    }
+    cfg.ropeBase = static_cast<float>(v.get<double>());
+  }
+  if (attnPositions == "none" || attnPositions == "rope" || attnPositions == "alibi") {
+    cfg.attnPositions = attnPositions == "rope"    ? AttnPositions::Rope
+                        : attnPositions == "alibi" ? AttnPositions::Alibi
+                                                   : AttnPositions::None;
+  } else {
+    return makeError(what + ": /attention_positions: unknown '" + attnPositions + "': use none, rope or alibi");
+  }
+  auto rs = ropeStyleFromName(ropeStyle);
+  if (!rs) return makeError(what + ": /rope_style: " + rs.error().message);
+  cfg.ropeStyle = *rs;
+  cfg.kvHeads = static_cast<int>(kvHeads);
+  cfg.window = static_cast<int>(window);
+  cfg.sinks = static_cast<int>(sinks);
   if (j.contains("score_override")) {
     auto so = parseScoreOverride(j.at("score_override"), what);
     if (!so) return so.error();
@@ -227,6 +253,17 @@ std::string presetToJson(const ModelConfig& cfg) {
             {"scale", scaleName(cfg.scale)},
             {"memory_budget_mib", cfg.memoryBudgetBytes >> 20}};
   if (!cfg.scoreOverride.empty()) j["score_override"] = scoreOverrideToJson(cfg.scoreOverride);
+  // The variants only when used, so a multi-head config reads as it always did.
+  if (cfg.kvHeads > 0) j["kv_heads"] = cfg.kvHeads;
+  if (cfg.attnPositions != AttnPositions::None) {
+    j["attention_positions"] = cfg.attnPositions == AttnPositions::Rope ? "rope" : "alibi";
+  }
+  if (cfg.attnPositions == AttnPositions::Rope) {
+    j["rope_base"] = cfg.ropeBase;
+    j["rope_style"] = ropeStyleName(cfg.ropeStyle);
+  }
+  if (cfg.window > 0) j["window"] = cfg.window;
+  if (cfg.sinks > 0) j["sinks"] = cfg.sinks;
   return j.dump(2) + "\n";
 }
 

@@ -79,6 +79,14 @@ void projectRows(const float* x, std::int64_t n, std::int64_t d, const float* w,
   sgemm(false, false, n, d, d, x, d, w, d, 1.0f, out, d);
 }
 
+void projectRowsTo(const float* x, std::int64_t n, std::int64_t dIn, std::int64_t dOut, const float* w,
+                   const float* bias, const float* packedW, float* out) {
+  if (dIn == dOut) return projectRows(x, n, dIn, w, bias, packedW, out);
+  if (headKernels(kernelPath())) return productBlock(x, dIn, w, dOut, n, dIn, dOut, out, dOut, bias);
+  for (std::int64_t r = 0; r < n; ++r) std::copy_n(bias, dOut, out + r * dOut);
+  sgemm(false, false, n, dOut, dIn, x, dIn, w, dOut, 1.0f, out, dOut);
+}
+
 void scoreProducts(const float* q, const float* k, const float* packedKeys, std::int64_t nq, std::int64_t Tk,
                    std::int64_t dk, const BlockedKeys* keys, float* scores, std::int64_t ld) {
   if (fusedScores(dk)) return scoresBlock(q, k, nq, Tk, dk, 1.0f, keys, scores, nullptr, ld, nullptr, packedKeys);

@@ -58,6 +58,11 @@ const float* packedKeysOf(const FloatBuffer& packed, std::int64_t bh, std::int64
 void projectRows(const float* x, std::int64_t n, std::int64_t d, const float* w, const float* bias, const float* packedW,
                  float* out);
 
+// The same for a (d_in, d_out) W (the K and V projections of grouped-query attention have N·d_k
+// outputs): a square W takes projectRows; packed copies are only of square matrices.
+void projectRowsTo(const float* x, std::int64_t n, std::int64_t dIn, std::int64_t dOut, const float* w,
+                   const float* bias, const float* packedW, float* out);
+
 // S = Q K^T for nq query rows q (nq, d_k) against T_k keys k (T_k, d_k): scores (nq, T_k), row
 // stride ld. keys: each row's blocked keys (the kernels' contract wants them; nothing is masked).
 void scoreProducts(const float* q, const float* k, const float* packedKeys, std::int64_t nq, std::int64_t Tk,

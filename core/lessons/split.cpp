@@ -12,6 +12,10 @@ namespace mhascope {
 using namespace lesson_detail;  // NOLINT(google-build-using-namespace): the lessons' shared helpers
 
 Result<LoopVsVectorized> perHeadLoopVsVectorized(const Model& model) {
+  // The per-head loop below is multi-head attention's: h K/V heads, no rotation, no bias.
+  if (kvHeadsOf(model.options) != model.options.heads || model.options.positions != AttnPositions::None) {
+    return makeError("the per-head loop covers multi-head attention (N = h K/V heads, no RoPE or ALiBi)");
+  }
   Trace trace;
   if (auto s = forward(model.inputs, model.weights, model.options, trace); !s) return s.error();
   const auto& in = model.inputs;

@@ -45,8 +45,8 @@ TEST(StageText, EachStageLightsTheLineThatMakesItsOwnTensor) {
   EXPECT_NE(k, v);
   EXPECT_LT(k, sc);  // S = Q @ K.transpose(-2, -1) multiplies the split K ...
   EXPECT_LT(v, o);   // ... and O = A @ V the split V
-  EXPECT_NE(lines[static_cast<std::size_t>(k)].find("K.view(B, T_k, h, d_k).transpose(1, 2)"), std::string::npos);
-  EXPECT_NE(lines[static_cast<std::size_t>(v)].find("V.view(B, T_k, h, d_k).transpose(1, 2)"), std::string::npos);
+  EXPECT_NE(lines[static_cast<std::size_t>(k)].find("K.view(B, T_k, N, d_k).transpose(1, 2)"), std::string::npos);
+  EXPECT_NE(lines[static_cast<std::size_t>(v)].find("V.view(B, T_k, N, d_k).transpose(1, 2)"), std::string::npos);
 }
 
 TEST(StageText, HIsTheNumberOfHeadsAndIAHeadsIndex) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "check_tensor.hpp"
+#include "attention/decode.hpp"
 #include "attention/engine.hpp"
 #include "io/file_io.hpp"
 #include "io/npy.hpp"
@@ -48,6 +49,14 @@ TEST_P(TorchFixture, EveryStageMatchesPyTorch) {
                                          : ScaleKind::SqrtDModel;
   if (meta["key_padding_mask"]) opt.keyPaddingMask = mustLoad(dir / "key_padding_mask.npy");
   if (meta["attn_mask"]) opt.attnMask = mustLoad(dir / "attn_mask.npy");
+  // The variants (absent in the multi-head fixtures): N K/V heads, RoPE or ALiBi, the window.
+  opt.kvHeads = meta.value("kv_heads", 0);
+  const std::string positions = meta.value("positions", "none");
+  opt.positions = positions == "rope" ? AttnPositions::Rope : positions == "alibi" ? AttnPositions::Alibi : AttnPositions::None;
+  opt.ropeStyle = meta.value("rope_style", "half") == "interleaved" ? RopeStyle::Interleaved : RopeStyle::Half;
+  opt.ropeBase = meta.value("rope_base", 10000.0f);
+  opt.window = meta.value("window", 0);
+  opt.sinks = meta.value("sinks", 0);
   auto sd = loadSafetensors((dir / "weights.safetensors").string());
   ASSERT_TRUE(sd.ok()) << sd.error().message;
   auto w = weightsFromStateDict(*sd, meta["d_model"]);
@@ -59,6 +68,9 @@ TEST_P(TorchFixture, EveryStageMatchesPyTorch) {
   ASSERT_TRUE(s.ok()) << s.error().message;
   for (const auto& stage : trace.stages) {
     const char* name = stageInfo(stage.id).name;
+    // A variant's stage is recorded exactly when the fixture has it.
+    EXPECT_EQ(stageRecorded(trace, stage.id), fs::exists(dir / (std::string(name) + ".npy"))) << name;
+    if (!stageRecorded(trace, stage.id)) continue;
     // masked_scores holds -inf at blocked cells, the one stage where that is the right value.
     const Tensor ref = mustLoad(dir / (std::string(name) + ".npy"),
                                 stage.id == StageId::MaskedScores ? NpyValues::AllowMinusInfinity : NpyValues::FiniteOnly);
@@ -68,6 +80,17 @@ TEST_P(TorchFixture, EveryStageMatchesPyTorch) {
   }
   for (const auto& row : meta["torch_nan_rows"]) {
     EXPECT_TRUE(trace.isFullyMasked(row[0], row[1])) << "PyTorch gives NaN here; mhascope must flag the row";
+  }
+  // A causal self-attention fixture decoded through the KV cache (prefill 2, then one token at a
+  // time) gives PyTorch's output too, and caches its keys after RoPE.
+  if (opt.causal && !meta["cross"].get<bool>() && !meta["attn_mask"].get<bool>() && in.query.dim(1) > 2) {
+    auto d = decode(in, *w, opt, 2);
+    ASSERT_TRUE(d.ok()) << d.error().message;
+    const Tensor ref = mustLoad(dir / "output.npy");
+    EXPECT_TRUE(checkTensor("decoded output", d->output.ptr(), ref.ptr(), ref.data.size(), 2e-5, 2e-4));
+    const bool rope = opt.positions == AttnPositions::Rope;
+    const Tensor keys = mustLoad(dir / (rope ? "k_rotated.npy" : "k_heads.npy"));
+    EXPECT_TRUE(checkTensor("k_cache", d->kCache.ptr(), keys.ptr(), keys.data.size(), 2e-5, 2e-4));
   }
 }
 
@@ -103,6 +126,38 @@ TEST(WeightsIo, RoundTripKeepsOrientation) {
   auto again = weightsFromStateDict(*parsed, 3);
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->wq == w.wq && again->wo == w.wo);
+}
+
+TEST(WeightsIo, SeparateProjectionsRoundTripWithGroupedHeads) {
+  // d_model 8, h 4 (d_k 2), N 2: W_k and W_v are (8, 4); saved as q/k/v/o_proj (out, in).
+  MhaWeights w = initWeights(8, true, 3, 4);
+  const StateDict sd = stateDictFromWeights(w);
+  ASSERT_EQ(sd.count("in_proj_weight"), 0u);
+  EXPECT_EQ(sd.at("k_proj.weight").shape, (Shape{4, 8}));
+  EXPECT_EQ(sd.at("k_proj.weight").data[1 * 8 + 0], w.wk(0, 1));  // (out, in): transposed
+  EXPECT_EQ(sd.at("v_proj.bias").shape, (Shape{4}));
+  auto back = weightsFromStateDict(sd, 8);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(back->wq == w.wq && back->wk == w.wk && back->wv == w.wv && back->wo == w.wo);
+  EXPECT_TRUE(back->bk == w.bk && back->bv == w.bv && back->bo == w.bo);
+  // Under self_attn., as inside a Llama layer.
+  StateDict prefixed;
+  for (const auto& [name, t] : sd) prefixed["self_attn." + name] = t;
+  auto again = weightsFromStateDict(prefixed, 8);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_TRUE(again->wk == w.wk);
+}
+
+TEST(WeightsIo, SeparateProjectionMismatchesAreListed) {
+  StateDict sd = stateDictFromWeights(initWeights(8, true, 3, 4));
+  sd.erase("o_proj.weight");
+  sd.erase("q_proj.bias");
+  sd["v_proj.weight"] = Tensor({6, 8}, {});
+  auto w = weightsFromStateDict(sd, 8);
+  ASSERT_FALSE(w.ok());
+  const std::string& m = w.error().message;
+  EXPECT_NE(m.find("missing tensor 'o_proj.weight'"), std::string::npos) << m;
+  EXPECT_NE(m.find("must all have a .bias or none"), std::string::npos) << m;
 }
 
 TEST(WeightsIo, MismatchesAreListedTogether) {

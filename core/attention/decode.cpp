@@ -1,0 +1,162 @@
+// KV-cache decoding (decode.hpp): the prefill through the engine's forward, then one token at a
+// time in plain loops, one function per step of the lesson: project the new token, rotate, append
+// to the cache, attend with the one query row, merge and project out.
+#include "attention/decode.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <new>
+
+namespace mhascope {
+namespace {
+
+// Rows [t0, t0 + n) of a (B, T, d) tensor as a (B, n, d) one.
+Tensor sliceTokens(const Tensor& x, std::int64_t t0, std::int64_t n) {
+  const std::int64_t B = x.dim(0), T = x.dim(1), d = x.dim(2);
+  Tensor out({B, n, d}, x.axes);
+  for (std::int64_t b = 0; b < B; ++b) std::copy_n(x.ptr() + (b * T + t0) * d, n * d, out.ptr() + b * n * d);
+  return out;
+}
+
+// y = x W + b for one token's row (1, d_in) -> (1, d_out).
+void projectToken(const float* x, const RowMatrix& w, const RowVector& b, float* y) {
+  Eigen::Map<RowVector>(y, w.cols()).noalias() = Eigen::Map<const RowVector>(x, w.rows()) * w + b;
+}
+
+struct Sizes {
+  std::int64_t B, T, d, dk;
+  int h, N;
+};
+
+// The new token t's attention for batch item b, every query head: one row of scores against the
+// t + 1 cached keys, the scale, ALiBi's bias, the mask (causal is implied: only keys 0..t exist;
+// the window, sinks and key padding), the softmax and the weighted sum into concat (1, d_model).
+void attendToken(const Sizes& z, const AttentionOptions& opt, float factor, const std::vector<float>& slopes,
+                 std::int64_t b, std::int64_t t, const float* q /*(h, d_k)*/, const Tensor& kCache,
+                 const Tensor& vCache, float* concat /*(d_model)*/) {
+  std::vector<float> row(static_cast<std::size_t>(t + 1));
+  for (int i = 0; i < z.h; ++i) {
+    const std::int64_t g = i / (z.h / z.N);
+    const float* K = kCache.ptr() + (b * z.N + g) * z.T * z.dk;  // (T, d_k), rows 0..t filled
+    const float* V = vCache.ptr() + (b * z.N + g) * z.T * z.dk;
+    float m = -std::numeric_limits<float>::infinity();
+    for (std::int64_t j = 0; j <= t; ++j) {
+      const bool padded = opt.keyPaddingMask && opt.keyPaddingMask->data[static_cast<std::size_t>(b * z.T + j)] != 0.0f;
+      if (padded || windowHides(opt, t, j)) {
+        row[static_cast<std::size_t>(j)] = -std::numeric_limits<float>::infinity();
+        continue;
+      }
+      float s = 0.0f;
+      for (std::int64_t c = 0; c < z.dk; ++c) s += q[i * z.dk + c] * K[j * z.dk + c];
+      s *= factor;
+      if (opt.positions == AttnPositions::Alibi) s += alibiBias(slopes[static_cast<std::size_t>(i)], true, t, j);
+      row[static_cast<std::size_t>(j)] = s;
+      m = std::max(m, s);
+    }
+    float* out = concat + i * z.dk;
+    std::fill(out, out + z.dk, 0.0f);
+    if (m == -std::numeric_limits<float>::infinity()) continue;  // every key blocked: weights 0
+    float sum = 0.0f;
+    for (float& v : row) {
+      v = v == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp(v - m);
+      sum += v;
+    }
+    for (std::int64_t j = 0; j <= t; ++j) {
+      const float a = row[static_cast<std::size_t>(j)] / sum;
+      for (std::int64_t c = 0; c < z.dk; ++c) out[c] += a * V[j * z.dk + c];
+    }
+  }
+}
+
+}  // namespace
+
+Result<DecodeResult> decode(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& options,
+                            std::int64_t prefill) {
+  AttentionOptions opt = options;
+  opt.causal = true;  // generation sees only the past
+  if (auto s = validate(in, w, opt); !s) return s.error();
+  if (!in.selfAttention) return makeError("decode runs self-attention: cross-attention (a key/value text) has no cache");
+  if (opt.attnMask) return makeError("decode cannot use an attention mask file: its rows are made for the whole table");
+  if (opt.scoresOverride) return makeError("decode cannot use hand-set scores: they are made for the whole table");
+  const Sizes z{in.query.dim(0), in.query.dim(1), in.query.dim(2), in.query.dim(2) / opt.heads, opt.heads,
+                kvHeadsOf(opt)};
+  if (prefill < 1 || prefill > z.T) {
+    return makeError("the prefill P must be from 1 to T (= " + std::to_string(z.T) + "), got " + std::to_string(prefill));
+  }
+  try {
+    DecodeResult r;
+    r.output = Tensor({z.B, z.T, z.d}, {"B", "T", "d_model"});
+    r.kCache = Tensor({z.B, z.N, z.T, z.dk}, {"B", "N", "T", "d_k"});
+    r.vCache = Tensor({z.B, z.N, z.T, z.dk}, {"B", "N", "T", "d_k"});
+    // Sizes as doubles for the byte and FLOP counts.
+    const double fB = static_cast<double>(z.B), fN = z.N, fDk = static_cast<double>(z.dk), fD = static_cast<double>(z.d);
+    const double floatBytes = 4.0;
+    auto cacheBytes = [&](std::int64_t tokens) { return 2.0 * fB * fN * static_cast<double>(tokens) * fDk * floatBytes; };
+
+    // Prefill: the first P tokens through the forward at once; its rotated keys and its values
+    // are the cache's first P rows.
+    AttentionInputs first;
+    first.query = sliceTokens(in.query, 0, prefill);
+    first.key = first.query;
+    first.value = first.query;
+    AttentionOptions firstOpt = opt;
+    if (opt.keyPaddingMask) {
+      Tensor pad({z.B, prefill}, {"B", "T_k"});
+      for (std::int64_t b = 0; b < z.B; ++b) {
+        std::copy_n(opt.keyPaddingMask->ptr() + b * z.T, prefill, pad.ptr() + b * prefill);
+      }
+      firstOpt.keyPaddingMask = std::move(pad);
+    }
+    Trace t;
+    if (auto s = forward(first, w, firstOpt, t); !s) return s.error();
+    const Tensor& y = t.tensor(StageId::Output);  // (B, P, d_model)
+    const Tensor& k = t.tensor(opt.positions == AttnPositions::Rope ? StageId::KRotated : StageId::KHeads);
+    const Tensor& v = t.tensor(StageId::VHeads);  // (B, N, P, d_k)
+    for (std::int64_t b = 0; b < z.B; ++b) {
+      std::copy_n(y.ptr() + b * prefill * z.d, prefill * z.d, r.output.ptr() + b * z.T * z.d);
+      for (std::int64_t g = 0; g < z.N; ++g) {
+        const std::int64_t from = (b * z.N + g) * prefill * z.dk, to = (b * z.N + g) * z.T * z.dk;
+        std::copy_n(k.ptr() + from, prefill * z.dk, r.kCache.ptr() + to);
+        std::copy_n(v.ptr() + from, prefill * z.dk, r.vCache.ptr() + to);
+      }
+    }
+    const double full = countFlops(z.B, prefill, prefill, z.d, z.h, z.N).total();
+    r.steps.push_back({0, prefill, cacheBytes(prefill), full, full});
+
+    // Then one token at a time.
+    const float factor = scaleFactorFor(opt.scale, z.d, z.h);
+    const std::vector<float> slopes = alibiSlopes(z.h);
+    const std::int64_t kvWidth = z.N * z.dk;
+    std::vector<float> q(static_cast<std::size_t>(z.d)), kRow(static_cast<std::size_t>(kvWidth)),
+        vRow(static_cast<std::size_t>(kvWidth)), concat(static_cast<std::size_t>(z.d));
+    for (std::int64_t tok = prefill; tok < z.T; ++tok) {
+      for (std::int64_t b = 0; b < z.B; ++b) {
+        const float* x = in.query.ptr() + (b * z.T + tok) * z.d;
+        projectToken(x, w.wq, w.bq, q.data());  // (h, d_k) once split
+        projectToken(x, w.wk, w.bk, kRow.data());  // (N, d_k)
+        projectToken(x, w.wv, w.bv, vRow.data());
+        if (opt.positions == AttnPositions::Rope) {
+          for (int i = 0; i < z.h; ++i) rotatePositions(q.data() + i * z.dk, 1, z.dk, tok, opt.ropeBase, opt.ropeStyle);
+          for (int g = 0; g < z.N; ++g) rotatePositions(kRow.data() + g * z.dk, 1, z.dk, tok, opt.ropeBase, opt.ropeStyle);
+        }
+        for (std::int64_t g = 0; g < z.N; ++g) {  // append to the cache
+          std::copy_n(kRow.data() + g * z.dk, z.dk, r.kCache.ptr() + ((b * z.N + g) * z.T + tok) * z.dk);
+          std::copy_n(vRow.data() + g * z.dk, z.dk, r.vCache.ptr() + ((b * z.N + g) * z.T + tok) * z.dk);
+        }
+        attendToken(z, opt, factor, slopes, b, tok, q.data(), r.kCache, r.vCache, concat.data());
+        projectToken(concat.data(), w.wo, w.bo, r.output.ptr() + (b * z.T + tok) * z.d);
+      }
+      const double ctx = static_cast<double>(tok + 1);
+      // Q and W_o (d_model x d_model), K and V (d_model x N*d_k) for one token, then q . k and a v over
+      // the t + 1 cached positions in every query head.
+      const double stepFlops = 2.0 * fB * (2.0 * fD * fD + 2.0 * fD * fN * fDk) + 2.0 * fB * 2.0 * z.h * ctx * fDk;
+      r.steps.push_back({tok, 1, cacheBytes(tok + 1), stepFlops, countFlops(z.B, tok + 1, tok + 1, z.d, z.h, z.N).total()});
+    }
+    return r;
+  } catch (const std::bad_alloc&) {
+    return makeError("out of memory while decoding");
+  }
+}
+
+}  // namespace mhascope
