@@ -14,16 +14,6 @@ namespace mhascope::app {
 
 namespace {
 
-// Every panel of `area`, in list order.
-void drawArea(UiContext& ctx, PanelArea area) {
-  for (const PanelInfo& p : allPanels()) {
-    if (p.area != area) continue;
-    ImGui::PushID(p.title);
-    p.draw(ctx);
-    ImGui::PopID();
-  }
-}
-
 // The current child window's rectangle, for the exploration test's points ("column_left" ...).
 void recordColumn(UiProbes& probes, const char* name) {
   probes.recordRect(name, ImGui::GetWindowPos(),
@@ -71,13 +61,13 @@ void drawColumns(UiContext& ctx, bool wide, float tableH) {
   ImGui::TableNextColumn();
   ImGui::BeginChild("left", ImVec2(0.0f, cellH));
   recordColumn(ctx.probes, "column_left");
-  drawArea(ctx, PanelArea::Left);
+  drawPanelArea(ctx, PanelArea::Left);
   ImGui::EndChild();
 
   ImGui::TableNextColumn();
   const float top = ImGui::GetCursorPosY();
   const ImVec2 topLeft = ImGui::GetCursorScreenPos();
-  drawArea(ctx, PanelArea::Top);
+  drawPanelArea(ctx, PanelArea::Top);
   ctx.probes.recordRect("column_top", topLeft,
                         ImVec2(topLeft.x + ImGui::GetContentRegionAvail().x, ImGui::GetCursorScreenPos().y));
   const float mainH = std::max(cellH - (ImGui::GetCursorPosY() - top), 4.0f * em);
@@ -133,7 +123,7 @@ bool drawLayout(UiContext& ctx, const std::function<bool(UiContext&)>& modeSwitc
                                       ? "open" : "none");
   ImGui::Separator();
   const ImVec2 statusMin = ImGui::GetCursorScreenPos();
-  drawArea(ctx, PanelArea::Status);
+  drawPanelArea(ctx, PanelArea::Status);
   ctx.probes.recordRect("column_status", statusMin,
                         ImVec2(statusMin.x + ImGui::GetWindowContentRegionMax().x, ImGui::GetItemRectMax().y));
   ImGui::End();

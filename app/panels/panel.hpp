@@ -9,6 +9,8 @@
 //   Main   — a tab of the main area (heatmap, all heads, learned weights, then the lessons)
 //   Right  — the explanation column, each panel under a collapsible header
 //   Status — the line at the bottom
+//   TrainLeft, TrainRight — the Train mode's two columns (train_lab/), drawn instead of the above
+//                           when that mode is on
 #pragma once
 
 #include <string_view>
@@ -18,18 +20,21 @@
 
 namespace mhascope::app {
 
-enum class PanelArea { Left, Top, Main, Right, Status };
+enum class PanelArea { Left, Top, Main, Right, Status, TrainLeft, TrainRight };
 
 struct PanelInfo {
   const char* title;  // tab / header text; also the name ViewState::selectTab uses
   PanelArea area;
   void (*draw)(UiContext&);
   const char* id = "";  // a lesson's kId ("masks"); "" for the other panels
+  bool header = false;  // under a collapsing header titled `title`, open at first (Right panels always are)
 };
 
 const std::vector<PanelInfo>& allPanels();
 // The panel of `area` whose title is `title`, or null (a saved or scripted tab name).
 const PanelInfo* findPanel(PanelArea area, std::string_view title);
+// Every panel of `area` in list order, each under its ID (and its header when it has one).
+void drawPanelArea(UiContext& ctx, PanelArea area);
 
 // Draw entry points, one per panel file.
 void drawControlsPanel(UiContext& ctx);     // panels/controls_panel.cpp

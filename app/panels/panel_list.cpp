@@ -3,8 +3,18 @@
 #include "panels/panel.hpp"
 #include "lessons/lesson_tab.hpp"
 
+#include <imgui.h>
+
+#include "train_lab/lab_panels.hpp"
+
 namespace mhascope::app {
 namespace {
+
+// A Train-mode panel: drawn from the window's TrainLab (none: nothing to draw).
+template <void (*Draw)(TrainLab&, UiContext&)>
+void trainPanel(UiContext& ctx) {
+  if (ctx.train) Draw(*ctx.train, ctx);
+}
 
 std::vector<PanelInfo> makePanels() {
   std::vector<PanelInfo> panels = {
@@ -22,6 +32,14 @@ std::vector<PanelInfo> makePanels() {
                                   {"This stage", PanelArea::Right, drawStagePanel},
                                   {"Shapes", PanelArea::Right, drawShapeTracePanel},
                                   {"Status", PanelArea::Status, drawStatusLine},
+                                  {"Setup", PanelArea::TrainLeft, trainPanel<drawTrainSetup>, "", true},
+                                  {"Run", PanelArea::TrainLeft, trainPanel<drawTrainRun>},
+                                  {"Roles", PanelArea::TrainLeft, trainPanel<drawTrainRoles>},
+                                  {"Keep it · take it to the pipeline", PanelArea::TrainLeft,
+                                   trainPanel<drawTrainKeep>, "", true},
+                                  {"Curves", PanelArea::TrainRight, trainPanel<drawTrainCurves>},
+                                  {"Timeline", PanelArea::TrainRight, trainPanel<drawTrainScrubber>},
+                                  {"Attention", PanelArea::TrainRight, trainPanel<drawTrainGrid>},
                               });
   return panels;
 }
@@ -32,6 +50,15 @@ const std::vector<PanelInfo>& allPanels() {
   // Built once; a constant table, not state.
   static const std::vector<PanelInfo> kPanels = makePanels();
   return kPanels;
+}
+
+void drawPanelArea(UiContext& ctx, PanelArea area) {
+  for (const PanelInfo& p : allPanels()) {
+    if (p.area != area) continue;
+    ImGui::PushID(p.title);
+    if (!p.header || ImGui::CollapsingHeader(p.title, ImGuiTreeNodeFlags_DefaultOpen)) p.draw(ctx);
+    ImGui::PopID();
+  }
 }
 
 const PanelInfo* findPanel(PanelArea area, std::string_view title) {

@@ -9,7 +9,6 @@
 #include "shell/heap_reserve.hpp"
 #include "shell/window_drop.hpp"
 
-#include <cctype>
 #include <imgui.h>
 #include <imgui_internal.h>  // ErrorCheckEndFrameRecover: keep ImGui's stack whole after an exception
 
@@ -199,10 +198,8 @@ bool App::applyLaunchOptions() {
   }
   pipeline_.view.head = options_.head;  // 0-based, checked against h in parseLaunchOptions
   pipeline_.view.selectTab = options_.view == "grid" ? kAllHeadsTab : kHeatmapTab;
-  for (const PanelInfo& p : allPanels()) {  // a lesson tab by its title in lower case: "split" → "Split"
-    std::string lower = p.title;
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (p.area == PanelArea::Main && lower == options_.view) pipeline_.view.selectTab = p.title;
+  for (const PanelInfo& p : allPanels()) {  // a lesson tab by its id: "split" → "Split"
+    if (p.area == PanelArea::Main && *p.id && options_.view == p.id) pipeline_.view.selectTab = p.title;
   }
   trainLab_.active = options_.view == "train";
   return true;
@@ -318,6 +315,7 @@ void App::frame() {
     handleKeys();
     advancePlay(dt);
     UiContext ctx = uiContext(pipeline_, textures_, probes_, fonts_.mono(), fonts_.title());
+    ctx.train = &trainLab_;
     loop_.wide = drawLayout(ctx, [this](UiContext& c) { return drawModeSwitch(trainLab_, c); });
   } catch (const std::exception& e) {
     // An exception mid-frame leaves Begin/End unbalanced: let ImGui close what is open.

@@ -54,6 +54,8 @@ class UiProbes {
 };
 
 
+struct TrainLab;  // train_lab/lab_state.hpp
+
 struct UiContext {
   AppState& state;
   ViewState& view;
@@ -62,6 +64,7 @@ struct UiContext {
   LessonView& lessons;   // the lesson tabs' choices (their results are state.shown.lessons)
   ImFont* monoFont = nullptr;   // DejaVu Sans Mono for formulas and pseudocode (or the default)
   ImFont* titleFont = nullptr;  // a larger DejaVu Sans for stage titles (or the default)
+  TrainLab* train = nullptr;    // the Train mode, whose panels draw it (null: no Train mode here)
 };
 
 // The context one frame's panels draw with, over a window's pipeline session.

@@ -228,6 +228,7 @@ void drawTrainRun(TrainLab& lab, UiContext& ctx) {
 }
 
 void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
+  ImGui::Separator();  // between the run's controls and its table
   if (!lab.run.shown.evaluation) return;
   const Evaluation& e = *lab.run.shown.evaluation;
   const SessionView& v = *lab.run.view;

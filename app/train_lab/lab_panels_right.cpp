@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "panels/panel.hpp"
 #include "train_lab/lab_chart.hpp"
 #include "train_lab/lab_figures.hpp"
 #include "train_lab/lab_panels.hpp"
@@ -175,19 +176,17 @@ bool drawModeSwitch(TrainLab& lab, UiContext& ctx) {
     ImGui::TableSetupColumn("right", ImGuiTableColumnFlags_WidthStretch, 0.60f);
     ImGui::TableNextRow(ImGuiTableRowFlags_None, h);
     ImGui::TableNextColumn();
+    // The panels are the one panel list's Train areas (panels/panel_list.cpp), drawn from `lab`.
+    TrainLab* const before = ctx.train;
+    ctx.train = &lab;
     ImGui::BeginChild("train left", ImVec2(0, h - 2 * ImGui::GetStyle().CellPadding.y));
-    if (ImGui::CollapsingHeader("Setup", ImGuiTreeNodeFlags_DefaultOpen)) drawTrainSetup(lab, ctx);
-    drawTrainRun(lab, ctx);
-    ImGui::Separator();
-    drawTrainRoles(lab, ctx);
-    if (ImGui::CollapsingHeader("Keep it · take it to the pipeline", ImGuiTreeNodeFlags_DefaultOpen)) drawTrainKeep(lab, ctx);
+    drawPanelArea(ctx, PanelArea::TrainLeft);
     ImGui::EndChild();
     ImGui::TableNextColumn();
     ImGui::BeginChild("train right", ImVec2(0, h - 2 * ImGui::GetStyle().CellPadding.y));
-    drawTrainCurves(lab, ctx);
-    drawTrainScrubber(lab, ctx);
-    drawTrainGrid(lab, ctx);
+    drawPanelArea(ctx, PanelArea::TrainRight);
     ImGui::EndChild();
+    ctx.train = before;
     ImGui::EndTable();
   }
   return true;

@@ -135,11 +135,11 @@ class QuizBuilder {
   // padding included), else what a causal mask alone would allow here.
   std::string causalCountsText() const {
     auto seen = [&](std::int64_t q) {
-      std::int64_t n = 0;
-      for (std::int64_t k = 0; k < Tk; ++k) n += blockedAt(q, k) ? 0 : 1;
-      return n;
+      std::int64_t count = 0;
+      for (std::int64_t k = 0; k < Tk; ++k) count += blockedAt(q, k) ? 0 : 1;
+      return count;
     };
-    auto keys = [](std::int64_t n) { return std::to_string(n) + (n == 1 ? " key" : " keys"); };
+    auto keys = [](std::int64_t count) { return std::to_string(count) + (count == 1 ? " key" : " keys"); };
     const std::string last = std::to_string(Tq - 1);
     if (t.causal && !t.blocked.empty()) {
       return "In this trace's mask" + std::string(t.keyPadding || t.attnMask ? " (causal and the other masks)" : "") +

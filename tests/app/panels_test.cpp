@@ -17,6 +17,7 @@
 #include "state/lesson_view.hpp"
 #include "state/pipeline_session.hpp"
 #include "state/ui_context.hpp"
+#include "train_lab/lab_state.hpp"
 #include "io/presets.hpp"
 
 namespace mhascope::app {
@@ -48,6 +49,7 @@ class HeadlessUi {
   TextureCache textures;
   UiProbes probes;
   ComputeScheduler scheduler;
+  TrainLab train;  // the Train mode's panels draw it (idle: the mode as it opens)
 
   // What the app does before a frame: the scheduler computes what `tab` shows.
   void update(const std::string& tab) { scheduler.update(state, view, lessons, tab, /*forceSync=*/true); }
@@ -57,6 +59,7 @@ class HeadlessUi {
     ImGui::NewFrame();
     probes.clear();
     UiContext ctx = uiContext(pipeline, textures, probes);
+    ctx.train = &train;
     draw(ctx);
     ImGui::Render();
     textures.endFrame();
