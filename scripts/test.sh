@@ -18,11 +18,12 @@ echo "== AddressSanitizer + UndefinedBehaviorSanitizer: core tests"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMHASCOPE_SANITIZE=ON \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DMHASCOPE_BUILD_APP=OFF >/dev/null
 cmake --build build-asan
-# One test is left to the Release run: it trains the reference run for 700 steps (two minutes
-# under the sanitizers) through the same code as the short training tests.
+# Two tests are left to the Release run: they train full induction runs (the 700-step reference
+# run; two seeds for the circuits), two to five minutes each under the sanitizers, through the
+# same code as the short training tests.
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j2 -LE perf \
-        -E '^TrainReadCuts\.OnTheReferenceRun'
+        -E '^(TrainReadCuts\.OnTheReferenceRun|Circuits\.TrainedInductionRuns)'
 
 if [ -x scripts/fuzz.sh ]; then
   echo "== libFuzzer: parsers (${MHASCOPE_FUZZ_SECONDS:-15} s each)"
