@@ -1,12 +1,11 @@
 // Subcommands of the headless command line:
-//   info    shape trace table, parameter counts, FLOPs, score memory
+//   info    shape trace table, parameter counts, FLOPs, score memory (info_command.cpp)
 //   run     --dump DIR: every stage as DIR/<stage>.npy + DIR/trace.json
 //   export  one stage slice (or all heads) as PNG / SVG / PDF through the shared exporter
 //   bench   median forward time and GFLOP/s vs the engine's GEMM (bench_command.cpp)
 //   circuits  QK/OV circuits, composition and copying of a checkpoint (circuits_command.cpp)
 //   decode  KV-cache generation, step by step (decode_command.cpp)
 //
-// [SECTION] info
 // [SECTION] run
 // [SECTION] export
 // [SECTION] dispatch
@@ -39,6 +38,8 @@
 #include "lessons/lessons.hpp"
 #include "attention/tokenizer.hpp"
 #include "bench_command.hpp"
+#include "command_common.hpp"
+#include "info_command.hpp"
 #include "circuits_command.hpp"
 #include "decode_command.hpp"
 #include "model_options.hpp"
@@ -47,12 +48,13 @@
 #include "util/format.hpp"
 
 namespace mhascope::cli {
-namespace {
 
 int fail(const std::string& message) {
   std::fprintf(stderr, "mhascope: error: %s\n", message.c_str());
   return 1;
 }
+
+namespace {
 
 void warn(const std::string& message) { std::fprintf(stderr, "mhascope: warning: %s\n", message.c_str()); }
 
@@ -80,6 +82,8 @@ void warnAboutNumbers(const Trace& t) {
   }
 }
 
+}  // namespace
+
 Result<Trace> computeTrace(const ResolvedModel& r) {
   Trace t;
   if (auto s = forward(r.model.inputs, r.model.weights, r.model.options, t); !s) return s.error();
@@ -87,125 +91,7 @@ Result<Trace> computeTrace(const ResolvedModel& r) {
   return t;
 }
 
-// ---------------------------------------------------------------------------------------------
-// [SECTION] info
-// ---------------------------------------------------------------------------------------------
-
-int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
-  auto r = resolveModel(mo);
-  if (!r) return fail(r.error().message);
-  auto t = computeTrace(*r);
-  if (!t) return fail(t.error().message);
-  std::printf("mhascope info: %s\n", describe(*r, *t).c_str());
-  std::printf("\nShape trace (pipeline order)\n");
-  std::printf("  %-14s %-22s %-24s %s\n", "stage", "shape", "axes", "formula");
-  for (const auto& st : t->stages) {
-    if (!stageRecorded(*t, st.id)) continue;  // a variant not in use
-    const auto& info = stageInfo(st.id);
-    // The split is two steps, as the lessons show: view (B, T, d_model) as (B, T, h, d_k) —
-    // free, no copy — then transpose(1, 2) to (B, h, T, d_k).
-    if (st.id == StageId::QHeads || st.id == StageId::KHeads || st.id == StageId::VHeads) {
-      const Tensor& heads = st.tensor;  // (B, h, T, d_k)
-      const Shape viewShape = {heads.dim(0), heads.dim(2), heads.dim(1), heads.dim(3)};
-      const std::string tAxis = heads.axes.size() == 4 ? heads.axes[2] : "T";
-      const std::string hAxis = heads.axes.size() == 4 ? heads.axes[1] : "h";  // N for grouped K/V heads
-      const char* x = st.id == StageId::QHeads ? "Q" : st.id == StageId::KHeads ? "K" : "V";
-      const std::string name = std::string(1, static_cast<char>(std::tolower(x[0]))) + "_view";
-      std::printf("  %-14s %-22s %-24s %s\n", name.c_str(), shapeToString(viewShape).c_str(),
-                  ("(B, " + tAxis + ", " + hAxis + ", d_k)").c_str(),
-                  (std::string(x) + ".view(B, " + tAxis + ", " + hAxis + ", d_k): no copy").c_str());
-    }
-    std::printf("  %-14s %-22s %-24s %s\n", info.name, shapeToString(st.tensor.shape).c_str(),
-                axesToString(st.tensor.axes).c_str(), info.formula);
-  }
-  const std::int64_t d = t->dModel, h = t->heads, dk = t->dk;
-  const ParameterTable pt = parameterTable(d, h).value();  // the trace's sizes passed validateSizes
-  std::printf("\nParameters (d_model = %lld, h = %lld, d_k = %lld)\n", static_cast<long long>(d),
-              static_cast<long long>(h), static_cast<long long>(dk));
-  std::printf("  %-52s %s\n", "one head's W_Q[i] (d_model x d_k)", withThousands(pt.oneHeadProjection).c_str());
-  std::printf("  %-52s %s\n", "Q/K/V if every head had full d_model projections", withThousands(pt.qkvFullPerHead).c_str());
-  std::printf("  %-52s %s\n", "Q/K/V with d_k per head (3*h*d_model*d_k)", withThousands(pt.qkvReducedPerHead).c_str());
-  std::printf("  %-52s %s\n", "Q/K/V as one big matrix each (3*d_model^2)", withThousands(pt.qkvReal).c_str());
-  std::printf("  %-52s %s\n", "W_o (d_model^2)", withThousands(pt.wo).c_str());
-  std::printf("  %-52s %s\n", "biases (4*d_model)", withThousands(pt.biases).c_str());
-  std::printf("  %-52s %s\n", "total without bias (4*d_model^2)", withThousands(pt.totalWithoutBias).c_str());
-  std::printf("  %-52s %s\n", "total with bias (4*d_model^2 + 4*d_model)", withThousands(pt.totalWithBias).c_str());
-  const std::int64_t n = t->kvHeads > 0 ? t->kvHeads : h;
-  std::printf("\nAttention variant\n");
-  std::printf("  %-30s %lld%s\n", "kv heads N", static_cast<long long>(n),
-              n == h ? " (= h: multi-head attention)" : n == 1 ? " (multi-query: every query head reads one K/V head)"
-                                                             : " (grouped-query: h/N query heads per K/V head)");
-  if (n != h) {
-    // The table above is multi-head attention's; N K/V heads shrink W_k and W_v (and b_k, b_v).
-    std::printf("  %-30s %s (W_k, W_v are d_model x N*d_k = %lld x %lld)\n", "parameters of W_k + W_v",
-                withThousands(2 * d * n * dk).c_str(), static_cast<long long>(d), static_cast<long long>(n * dk));
-    std::printf("  %-30s %s without bias, %s with bias (2*d_model^2 + 2*d_model*N*d_k (+ 2*d_model + 2*N*d_k))\n",
-                "total with N K/V heads", withThousands(2 * d * d + 2 * d * n * dk).c_str(),
-                withThousands(2 * d * d + 2 * d * n * dk + 2 * d + 2 * n * dk).c_str());
-  }
-  std::printf("  %-30s %s\n", "positions", positionsName(r->config).c_str());
-  if (t->positions == AttnPositions::Rope) {
-    std::printf("  %-30s base %g, %s pairing\n", "RoPE", static_cast<double>(t->ropeBase),
-                t->ropeStyle == RopeStyle::Half ? "rotate-half (i, i + d_k/2)" : "interleaved (2i, 2i + 1)");
-  }
-  if (t->positions == AttnPositions::Alibi) {
-    std::string slopes;
-    for (float m : alibiSlopes(static_cast<int>(h))) slopes += (slopes.empty() ? "" : ", ") + formatGeneral(m, 6);
-    std::printf("  %-30s %s\n", "ALiBi slopes m_1..m_h", slopes.c_str());
-  }
-  if (t->window > 0) {
-    std::printf("  %-30s W = %d, sinks S = %d\n", "sliding window", t->window, t->sinks);
-  } else {
-    std::printf("  %-30s none\n", "sliding window");
-  }
-  std::printf("  %-30s %s per token and layer (2 * N * d_k floats of 4 bytes; %s in 16-bit)\n", "KV cache",
-              formatBytes(static_cast<double>(kvCacheBytesPerToken(n, dk))).c_str(),
-              formatBytes(static_cast<double>(kvCacheBytesPerToken(n, dk, 2))).c_str());
-  const FlopCount f = countFlops(t->batch, t->tq, t->tk, d, h, n);
-  std::printf("\nFLOPs per forward (multiply-add = 2)\n");
-  std::printf("  projections (Q, K, V, W_o)  %.4g\n  attention (QK^T, AV)        %.4g\n  total                       %.4g\n",
-              f.projections, f.attention, f.total());
-  const double scoreBytes = 4.0 * t->batch * static_cast<double>(h) * t->tq * t->tk;
-  std::printf("\nMemory\n  scores (B*h*T_q*T_k floats)  %s per copy; scores, scaled, masked, weights = 4 copies\n",
-              formatBytes(scoreBytes).c_str());
-  {
-    MemoryUse use;
-    use.weightsFile = !mo.files.weights.empty() || !mo.saveWeightsFile.empty();
-    const MemoryEstimate e = estimateMemory(t->batch, t->tq, t->tk, d, h, use);
-    std::printf("  whole recorded trace         %s (16 stages, mask flags, token labels)\n", formatBytes(e.trace).c_str());
-    std::printf("  all buffers (the estimate)   %s = %s (budget %s)\n", formatBytes(e.total()).c_str(),
-                e.describe().c_str(), formatBytes(static_cast<double>(r->model.options.memoryBudgetBytes)).c_str());
-  }
-  // How the costs grow (lesson 7): each variable doubled on its own, the others kept.
-  {
-    const CostSizes now = costSizesOf(*t);
-    const CostPoint base = costAt(now);
-    std::printf("\nGrowth when one variable doubles (x factor)\n");
-    std::printf("  %-22s %-8s %-12s %-12s %s\n", "", "params", "proj FLOPs", "attn FLOPs", "score memory");
-    for (SweepVariable v : {SweepVariable::Tokens, SweepVariable::DModel, SweepVariable::Heads}) {
-      CostSizes s = now;
-      if (v == SweepVariable::Tokens) s.tq = s.tk = 2 * now.tq;
-      if (v == SweepVariable::DModel) s.dModel = 2 * now.dModel;
-      if (v == SweepVariable::Heads) s.heads = 2 * now.heads;
-      const CostPoint p = costAt(s);
-      const std::string label = std::string(sweepVariableName(v)) + " -> " +
-                                std::to_string(v == SweepVariable::Tokens ? s.tq : v == SweepVariable::DModel ? s.dModel : s.heads);
-      std::printf("  %-22s x%-7.3g x%-11.3g x%-11.3g x%.3g\n", label.c_str(),
-                  static_cast<double>(p.params) / static_cast<double>(base.params),
-                  p.projectionFlops / base.projectionFlops, p.attentionFlops / base.attentionFlops,
-                  p.scoreBytes / base.scoreBytes);
-    }
-  }
-  int fully = 0;
-  for (auto v : t->fullyMasked) fully += v;
-  if (fully)
-    std::printf("\nNote: %d query row(s) have every key blocked; their weights and head outputs are 0, so their final "
-                "output rows are just b_o (%s).\n",
-                fully, fullyMaskedRowElsewhereText());
-  if (auto s = saveWeightsIfAsked(mo, *r); !s) return fail(s.error().message);
-  if (auto s = saveWorkspaceIfAsked(mo, *r, ws, ws ? ws->view : WorkspaceView{}); !s) return fail(s.error().message);
-  return 0;
-}
+namespace {
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] run

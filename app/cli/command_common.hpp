@@ -1,0 +1,17 @@
+// What the subcommands share: the error line and the traced forward with its warnings.
+#pragma once
+
+#include <string>
+
+#include "attention/trace.hpp"
+#include "model_options.hpp"
+#include "util/result.hpp"
+
+namespace mhascope::cli {
+
+// "mhascope: error: <message>" on stderr; returns the exit code 1.
+int fail(const std::string& message);
+// The forward of a resolved model, warning on stderr about overflowed stages and fully masked rows.
+Result<Trace> computeTrace(const ResolvedModel& r);
+
+}  // namespace mhascope::cli
