@@ -1,35 +1,14 @@
 #include "info_command.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <cctype>
-#include <chrono>
-#include <climits>
-#include <csignal>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <iostream>
-#include <new>
-#include <optional>
-#include <nlohmann/json.hpp>
-#include <fcntl.h>
-#include <unistd.h>
-#include "export/export.hpp"
-#include "kernels/gemm.hpp"
-#include "io/npy.hpp"
-#include "io/file_io.hpp"
-#include "lessons/lessons.hpp"
-#include "attention/tokenizer.hpp"
-#include "bench_command.hpp"
+#include <string>
+#include <vector>
+
 #include "command_common.hpp"
-#include "circuits_command.hpp"
-#include "decode_command.hpp"
 #include "model_options.hpp"
-#include "workspace_options.hpp"
-#include "train_command.hpp"
 #include "util/format.hpp"
+#include "workspace_options.hpp"
 
 namespace mhascope::cli {
 
