@@ -49,11 +49,7 @@ struct Cell {
       f("cell_query", c.query);
       f("cell_key", c.key);
     }
-    void keepInRange(const Trace& t) {
-      head = std::clamp(head, 0, std::max(0, t.heads - 1));
-      query = std::clamp(query, 0, std::max(0, t.tq - 1));
-      key = std::clamp(key, 0, std::max(0, t.tk - 1));
-    }
+    void keepInRange(const Trace& t) { keepCellInRange(t, head, query, key); }
     bool operator==(const Choices&) const = default;
   };
   using Result = CellBreakdown;

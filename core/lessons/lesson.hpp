@@ -24,6 +24,7 @@
 // Pure core: std only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,6 +45,13 @@ enum class LessonCost {
   Rerun,      // reruns the whole pipeline 2-4 times: only while its tab is open, off the UI thread when big
   WithTrace,  // made by the compute worker together with each trace (ComputeOutcome)
 };
+
+// A lesson's chosen cell (head, query, key) moved inside the trace's heads and tokens.
+inline void keepCellInRange(const Trace& t, int& head, int& query, int& key) {
+  head = std::clamp(head, 0, std::max(0, t.heads - 1));
+  query = std::clamp(query, 0, std::max(0, t.tq - 1));
+  key = std::clamp(key, 0, std::max(0, t.tk - 1));
+}
 
 // What a Quick (or WithTrace) lesson's compute() reads: the shown trace, the model it was
 // computed from, and the batch item every view shows (b, already inside the trace).

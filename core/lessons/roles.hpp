@@ -44,11 +44,7 @@ struct Roles {
       f("edit_key", c.key);
       f("edit_score", c.score);
     }
-    void keepInRange(const Trace& t) {
-      head = std::clamp(head, 0, std::max(0, t.heads - 1));
-      query = std::clamp(query, 0, std::max(0, t.tq - 1));
-      key = std::clamp(key, 0, std::max(0, t.tk - 1));
-    }
+    void keepInRange(const Trace& t) { keepCellInRange(t, head, query, key); }
     bool operator==(const Choices&) const = default;
   };
   using Result = CellBreakdown;  // the editor's cell as it is now

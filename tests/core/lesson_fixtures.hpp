@@ -44,4 +44,10 @@ inline const QuizQuestion* findQuestion(const std::vector<QuizQuestion>& quiz, c
   return nullptr;
 }
 
+// Weight A[b, h, q, k] of a trace.
+inline float weightAt(const Trace& t, int b, int h, int q, int k) {
+  return t.tensor(StageId::Weights)
+      .data[static_cast<std::size_t>(((b * t.heads + h) * t.tq + q) * t.tk + k)];
+}
+
 }  // namespace mhascope::lesson_fixtures

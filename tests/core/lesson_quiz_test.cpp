@@ -19,11 +19,7 @@ using lesson_fixtures::buildOrDie;
 using lesson_fixtures::findQuestion;
 using lesson_fixtures::sized;
 using lesson_fixtures::traceOf;
-
-float weightAt(const Trace& t, int b, int h, int q, int k) {
-  return t.tensor(StageId::Weights)
-      .data[static_cast<std::size_t>(((b * t.heads + h) * t.tq + q) * t.tk + k)];
-}
+using lesson_fixtures::weightAt;
 
 // ---------------------------------------------------------------------------------------------
 // 10. quiz

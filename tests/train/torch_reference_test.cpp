@@ -7,6 +7,7 @@
 
 #include "io/safetensors.hpp"
 #include "train/checkpoint.hpp"
+#include "expect_close.hpp"
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
 
@@ -17,19 +18,7 @@ namespace {
 
 const std::string kDir = std::string(MHASCOPE_FIXTURES_DIR) + "/train/";
 
-// max |a - b| / (atol + rtol |b|) <= 1 over all entries, reporting the worst.
-void expectClose(const float* a, const float* b, std::int64_t n, double atol, double rtol, const std::string& what) {
-  double worst = 0;
-  std::int64_t at = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const double r = std::abs(static_cast<double>(a[i]) - b[i]) / (atol + rtol * std::abs(static_cast<double>(b[i])));
-    if (!(r <= worst)) {
-      worst = r;
-      at = i;
-    }
-  }
-  EXPECT_LE(worst, 1.0) << what << "[" << at << "]: ours " << a[at] << " torch " << b[at];
-}
+using train_testing::expectClose;
 
 void checkCase(const std::string& name) {
   SCOPED_TRACE(name);
