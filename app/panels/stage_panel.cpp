@@ -2,6 +2,8 @@
 // in our words, and the whole forward pass as pseudocode with this stage's line lit.
 #include <imgui.h>
 
+#include <vector>
+
 #include <string>
 
 #include "lessons/lessons.hpp"
@@ -54,8 +56,17 @@ void drawStagePanel(UiContext& ctx) {
   const int lit = pseudocodeLineOf(ctx.view.stage);
   const auto& lines = pseudocodeListing();
   if (ctx.monoFont) ImGui::PushFont(ctx.monoFont);
+  // The lines of variant stages this configuration does not record (RoPE, grouped K/V, ALiBi,
+  // the window) are left out: the listing is the forward that ran.
+  std::vector<bool> hidden(lines.size(), false);
+  for (int s = 0; s < kStageCount; ++s) {
+    const auto id = static_cast<StageId>(s);
+    const int line = pseudocodeLineOf(id);
+    if (line >= 0 && stageIsVariant(id) && !stageRecorded(ctx.state.shown.trace, id)) hidden[static_cast<std::size_t>(line)] = true;
+  }
   ImDrawList* dl = ImGui::GetWindowDrawList();
   for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (hidden[i]) continue;
     ImGui::PushID(static_cast<int>(i));
     const bool on = static_cast<int>(i) == lit;
     const ImVec2 p = ImGui::GetCursorScreenPos();
