@@ -1,10 +1,12 @@
-// QK / OV circuits, composition scores with their random baseline, copying scores and attention
-// rollout (definitions in circuits.hpp). Products and norms in double: a score is a ratio of
+// QK / OV circuits, composition scores with their random baseline and copying scores
+// (definitions in circuits.hpp). Products and norms in double: a score is a ratio of
 // Frobenius norms, and the eigenvalue sums cancel.
 #include "train/circuits.hpp"
 
 #include <Eigen/Eigenvalues>
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "attention/random.hpp"
 
@@ -15,8 +17,10 @@ namespace {
 // Head i's d_k rows of one projection in in_proj_weight (3 d_model, d_model): block 0 = W_q,
 // 1 = W_k, 2 = W_v.
 RowMatrixD projectionRows(const GptParams& p, int layer, int head, int block) {
-  const int d = p.cfg.dModel, dk = d / p.cfg.heads;
-  return p.blocks[static_cast<std::size_t>(layer)].inW.middleRows(block * d + head * dk, dk).cast<double>();
+  const int d = p.cfg.dModel, dk = d / p.cfg.heads, n = p.cfg.kv();
+  // With N K/V heads, W_k and W_v have N·d_k rows and query head i reads K/V head i / (h/N).
+  const int first = block == 0 ? head * dk : d + (block - 1) * n * dk + (head / (p.cfg.heads / n)) * dk;
+  return p.blocks[static_cast<std::size_t>(layer)].inW.middleRows(first, dk).cast<double>();
 }
 // W_o^i: columns i*d_k … of out_proj.weight (d_model, d_model).
 RowMatrixD outputColumns(const GptParams& p, int layer, int head) {
@@ -69,26 +73,6 @@ double copyingScore(const std::vector<std::complex<double>>& eig) {
   return mod > 0 ? re / mod : 0.0;
 }
 
-RowMatrixD rowNormalised(RowMatrixD m) {
-  for (Eigen::Index r = 0; r < m.rows(); ++r) {
-    const double s = m.row(r).sum();
-    if (s > 0) m.row(r) /= s;
-  }
-  return m;
-}
-
-// A as stored in the snapshot: layer l, head h, (T, T).
-Eigen::Map<const RowMatrix> headWeights(const Snapshot& s, int layer, int head) {
-  const std::size_t per = static_cast<std::size_t>(s.seq) * static_cast<std::size_t>(s.seq);
-  const std::size_t at = (static_cast<std::size_t>(layer) * static_cast<std::size_t>(s.heads) + static_cast<std::size_t>(head)) * per;
-  return Eigen::Map<const RowMatrix>(s.weights.data() + at, s.seq, s.seq);
-}
-
-// rownorm(½ (A + I)): what one step of attention plus the residual passes on.
-RowMatrixD withResidual(const RowMatrixD& a) {
-  return rowNormalised(0.5 * (a + RowMatrixD::Identity(a.rows(), a.cols())));
-}
-
 }  // namespace
 
 RowMatrix headQK(const GptParams& p, int layer, int head) { return qkD(p, layer, head).cast<float>(); }
@@ -113,7 +97,24 @@ double compositionBaseline(int dModel, int dk, int samples, std::uint64_t seed) 
   return sum / (3.0 * samples);
 }
 
-Circuits computeCircuits(const GptParams& p) {
+Status checkCircuitsInput(const GptParams& p) {
+  const int d = p.cfg.dModel;
+  if (p.cfg.heads < 1 || d < 1 || d % p.cfg.heads != 0 || p.blocks.size() != static_cast<std::size_t>(p.cfg.layers)) {
+    return makeError("the circuits need d_model (" + std::to_string(d) + ") divisible by h (" +
+                     std::to_string(p.cfg.heads) + ") and one block per layer");
+  }
+  for (std::size_t l = 0; l < p.blocks.size(); ++l) {
+    const auto& b = p.blocks[l];
+    if (b.inW.rows() != 3 * d || b.inW.cols() != d || b.outW.rows() != d || b.outW.cols() != d) {
+      return makeError("the circuits read W_q, W_k and W_v of every head (3 d_model = " + std::to_string(3 * d) +
+                       " rows of in_proj_weight); layer " + std::to_string(l) + " has " + std::to_string(b.inW.rows()) +
+                       " (K/V heads shared by groups of query heads are not supported by the circuits yet)");
+    }
+  }
+  return Ok{};
+}
+
+Circuits computeCircuits(const GptParams& p, std::optional<double> baseline) {
   Circuits out;
   out.layers = p.cfg.layers;
   out.heads = p.cfg.heads;
@@ -165,34 +166,103 @@ Circuits computeCircuits(const GptParams& p) {
           c.toHead = hb;
           out.pairs.push_back(c);
         }
-  out.baseline = compositionBaseline(out.dModel, out.dk);
+  out.baseline = baseline ? *baseline : compositionBaseline(out.dModel, out.dk);
   return out;
 }
 
-std::vector<RowMatrix> attentionRollout(const Snapshot& s) {
-  std::vector<RowMatrix> out;
-  if (s.layers < 1 || s.heads < 1 || s.seq < 1) return out;
-  RowMatrixD rolled = RowMatrixD::Identity(s.seq, s.seq);
-  for (int l = 0; l < s.layers; ++l) {
-    RowMatrixD mean = RowMatrixD::Zero(s.seq, s.seq);  // (T, T) mean over heads
-    for (int h = 0; h < s.heads; ++h) mean += headWeights(s, l, h).cast<double>();
-    mean /= s.heads;
-    const RowMatrixD step = withResidual(mean);
-    RowMatrixD next;
-    next.noalias() = step * rolled;  // Â_l (Â_{l-1} … Â_0)
-    rolled = std::move(next);
-    out.push_back(rolled.cast<float>());
+double compositionScore(const Composition& c, char kind) { return kind == 'Q' ? c.q : kind == 'K' ? c.k : c.v; }
+
+Read strongestRead(const Composition& c) {
+  Read r{&c, 'K', c.k};
+  if (c.q > r.score) r = {&c, 'Q', c.q};
+  if (c.v > r.score) r = {&c, 'V', c.v};
+  return r;
+}
+
+std::vector<Read> readsByStrength(const Circuits& c) {
+  std::vector<Read> reads;
+  for (const Composition& p : c.pairs) reads.push_back(strongestRead(p));
+  std::stable_sort(reads.begin(), reads.end(), [](const Read& x, const Read& y) { return x.score > y.score; });
+  return reads;
+}
+
+const Composition* strongestPair(const Circuits& c, char kind) {
+  const Composition* best = nullptr;
+  for (const Composition& p : c.pairs) {
+    if (!best || compositionScore(p, kind) > compositionScore(*best, kind)) best = &p;
   }
-  return out;
+  return best;
 }
 
-RowMatrix pathRollout(const Snapshot& s, int layer, int headA, int headB) {
-  if (layer < 0 || layer + 1 >= s.layers || headA < 0 || headA >= s.heads || headB < 0 || headB >= s.heads) return {};
-  const RowMatrixD a = withResidual(headWeights(s, layer, headA).cast<double>());
-  const RowMatrixD b = withResidual(headWeights(s, layer + 1, headB).cast<double>());
-  RowMatrixD path;
-  path.noalias() = b * a;
-  return path.cast<float>();
+namespace {
+
+std::string fixed3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
+}
+
+const char* kindMeaning(char kind) {
+  switch (kind) {
+    case 'Q': return "Q-composition: the later head's queries read what the earlier head wrote (where it looks from).";
+    case 'K': return "K-composition: the later head's keys read what the earlier head wrote — how an induction head "
+                     "finds the token after an earlier copy of its own, through a previous-token head's output.";
+    default: return "V-composition: the later head's values read what the earlier head wrote (what it moves on is "
+                    "a mix of the earlier head's output).";
+  }
+}
+
+}  // namespace
+
+std::string headName(int layer, int head) { return "layer " + std::to_string(layer) + " head " + std::to_string(head); }
+
+std::string compositionText(const Circuits& c, char kind) {
+  const Composition* best = strongestPair(c, kind);
+  if (!best) {
+    return "No pairs: this model has " + std::to_string(c.layers) +
+           " layer, and composition needs a head of a later layer reading one of an earlier layer.";
+  }
+  const double score = compositionScore(*best, kind);
+  std::string s = std::string("Strongest ") + kind + "-composition: " + headName(best->fromLayer, best->fromHead) +
+                  " → " + headName(best->toLayer, best->toHead) + ", " + fixed3(score) + " against the random baseline " +
+                  fixed3(c.baseline);
+  if (c.baseline > 0) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, " (%.1f times)", score / c.baseline);
+    s += ratio;
+  }
+  s += ". ";
+  s += kindMeaning(kind);
+  s += score <= c.baseline ? " No pair is above the baseline: no head reads another this way more than chance."
+                           : " Scores near the baseline mean no more than chance.";
+  return s;
+}
+
+std::string copyingText(const Circuits& c) {
+  if (c.perHead.empty()) return "";
+  const auto [lo, hi] = std::minmax_element(c.perHead.begin(), c.perHead.end(),
+                                            [](const HeadCircuit& a, const HeadCircuit& b) { return a.copying < b.copying; });
+  return "Copying score (the eigenvalues of E OV U: their sum over the sum of their moduli): highest " +
+         headName(hi->layer, hi->head) + " " + fixed3(hi->copying) + ", lowest " + headName(lo->layer, lo->head) + " " +
+         fixed3(lo->copying) + ". 1 means every eigenvalue is positive real: attending to a token raises that same "
+         "token's logit, as an induction head's copy does; near 0 the head moves tokens without copying them; "
+         "below 0 it lowers them.";
+}
+
+std::string headCircuitText(const Circuits& c, int layer, int head) {
+  if (layer < 0 || layer >= c.layers || head < 0 || head >= c.heads) return "";
+  const HeadCircuit& h = c.at(layer, head);
+  std::string s = headName(layer, head) + ": copying score " + fixed3(h.copying) + ", ||QK||_F " +
+                  fixed3(static_cast<double>(h.qk.norm())) + ", ||OV||_F " + fixed3(static_cast<double>(h.ov.norm())) +
+                  ". QK: query x_t scores key x_j with x_t QK x_jT; OV: the head writes x_j OV for each key it attends to.";
+  if (c.tokenSpace) {
+    s += " E QK ET: which token looks at which (a previous-token head finds its key by position, which this leaves "
+         "out: little structure there is expected). E OV U: attending to a token (row) raises the logits of the "
+         "tokens in its bright cells; a copying head has a bright diagonal.";
+  } else {
+    s += " The token-space matrices are left out above a vocabulary of " + std::to_string(kMaxTokenSpaceVocab) + ".";
+  }
+  return s;
 }
 
 }  // namespace mhascope::train

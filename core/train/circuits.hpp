@@ -1,6 +1,6 @@
 // What a trained head computes, read from its weights alone (Elhage et al. 2021, "A Mathematical
-// Framework for Transformer Circuits"), plus attention rollout (Abnar & Zuidema 2020) from a
-// forward's weights. Unlike train/circuit.hpp, which names the induction circuit from the probe
+// Framework for Transformer Circuits"); attention rollout, which reads a forward's weights instead,
+// is train/rollout.hpp. Unlike train/circuit.hpp, which names the induction circuit from the probe
 // scores of a run (what the heads DO on sequences), this reads the matrices (what they CAN do).
 //
 // Row vectors and PyTorch storage (y = x W^T): for head i of a layer, W_q^i = rows i*d_k …
@@ -20,11 +20,13 @@
 
 #include <complex>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "attention/tensor.hpp"
 #include "train/params.hpp"
-#include "train/probes.hpp"
+#include "util/result.hpp"
 
 namespace mhascope::train {
 
@@ -83,20 +85,41 @@ Composition compose(const RowMatrix& ovA, const RowMatrix& qkB, const RowMatrix&
 // the mean of a square root is below the root of the mean: rank 1 gives about 0.8/sqrt(d_model)).
 double compositionBaseline(int dModel, int dk, int samples = kBaselineSamples, std::uint64_t seed = kBaselineSeed);
 
-// Everything above for every head and pair. Sizes come from p.cfg (validated by whoever made p).
-Circuits computeCircuits(const GptParams& p);
+// What the definitions need: W_q, W_k, W_v of every head (in_proj_weight of 3 d_model rows) and
+// W_o of d_model columns. A model whose K/V heads are shared by groups of query heads is refused
+// with one line for now (its OV and QK pair a query head with another head's keys and values).
+Status checkCircuitsInput(const GptParams& p);
 
-// Attention rollout of one sequence's weights (a Snapshot: (L, h, T, T)):
-//   Â_l = rownorm(½ (mean over heads of A_l + I)),  rollout_l = Â_l Â_{l-1} … Â_0
-// rows: queries, columns: input tokens. The residual's I keeps what a token carries itself; a row
-// whose keys were all blocked (all-zero weights) becomes the identity row.
-// Returns rollout_l for every layer l (L matrices of T x T); the last one is the model's.
-std::vector<RowMatrix> attentionRollout(const Snapshot& s);
-// The per-head path through two consecutive layers: head b of layer l+1 reading through head a of
-// layer l, each with its residual, Â^x = rownorm(½ (A^x + I)): path = Â^b Â^a (T x T). Row t says
-// which input tokens query t of head b reaches through head a — for an induction head b and a
-// previous-token head a: the earlier copy of query t's own token.
-// Empty when layer + 1 is not a layer or a head index is out of range.
-RowMatrix pathRollout(const Snapshot& s, int layer, int headA, int headB);
+// Everything above for every head and pair. Sizes come from p.cfg (validated by whoever made p;
+// checkCircuitsInput first). `baseline`: compositionBaseline(d_model, d_k) already computed (it
+// costs far more than a small model's circuits and depends on the sizes alone); nullopt computes it.
+Circuits computeCircuits(const GptParams& p, std::optional<double> baseline = std::nullopt);
+
+// Composition scores by kind: 'Q', 'K' or 'V'.
+double compositionScore(const Composition& c, char kind);
+
+// The strongest of one pair's three scores: which side of the later head reads the earlier one.
+struct Read {
+  const Composition* pair = nullptr;
+  char kind = 'K';  // 'Q', 'K', 'V'
+  double score = 0;
+};
+Read strongestRead(const Composition& c);
+// Every pair's strongest read, strongest first (ties keep the table's order).
+std::vector<Read> readsByStrength(const Circuits& c);
+// The pair with the highest score of one kind; nullptr when there are no pairs (ties: the first).
+const Composition* strongestPair(const Circuits& c, char kind);
+
+// The explanations in words beside each view, built from the numbers they explain (tests compare
+// the two). "layer 0 head 1"-style names; scores with three decimals.
+std::string headName(int layer, int head);
+// The composition view of one kind: its strongest pair, its score against the baseline, what the
+// kind means; a one-layer model says there are no pairs.
+std::string compositionText(const Circuits& c, char kind);
+// The copying scores: the highest and the lowest head, and what the score means.
+std::string copyingText(const Circuits& c);
+// One head's matrices: its copying score, ||QK||_F and ||OV||_F, and how to read the token-space
+// pictures.
+std::string headCircuitText(const Circuits& c, int layer, int head);
 
 }  // namespace mhascope::train

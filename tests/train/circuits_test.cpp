@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "attention/random.hpp"
 #include "io/safetensors.hpp"
 #include "train/checkpoint.hpp"
 #include "train/circuits.hpp"
+#include "train/rollout.hpp"
 #include "expect_close.hpp"
 #include "train/model.hpp"
 #include "train/probes.hpp"
@@ -176,32 +178,81 @@ TEST(Circuits, CopyingScoreOfAPositiveAndANegativeCopier) {
   EXPECT_EQ(computeCircuits(p).perHead[0].copying, 0.0);  // a dead head: 0, not NaN
 }
 
-TEST(Circuits, RolloutRowsSumToOneAndFullyMaskedRowsKeepTheirToken) {
-  Snapshot s;
-  s.layers = 2;
-  s.heads = 2;
-  s.seq = 3;
-  SplitMix64 rng(5);
-  s.weights.resize(2 * 2 * 3 * 3);
-  for (std::size_t m = 0; m < 4; ++m)
-    for (int r = 0; r < 3; ++r) {
-      float sum = 0;
-      for (int k = 0; k <= r; ++k) sum += (s.weights[m * 9 + static_cast<std::size_t>(r * 3 + k)] = 0.1f + rng.uniform01());
-      for (int k = 0; k <= r; ++k) s.weights[m * 9 + static_cast<std::size_t>(r * 3 + k)] /= sum;
+// The words beside each view name the numbers compute gives: the strongest pair of each kind and
+// its score, the baseline, the highest and lowest copying heads.
+TEST(Circuits, ExplanationsNameTheNumbers) {
+  auto ckpt = loadCheckpoint(kDir + "circuits/induction_small.safetensors");
+  ASSERT_TRUE(ckpt.ok()) << ckpt.error().message;
+  const Circuits c = computeCircuits(ckpt->params);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", c.baseline);
+  const std::string baseline = buf;
+  for (char kind : {'Q', 'K', 'V'}) {
+    SCOPED_TRACE(std::string(1, kind));
+    const Composition* best = nullptr;
+    for (const Composition& p : c.pairs) {
+      const double s = kind == 'Q' ? p.q : kind == 'K' ? p.k : p.v;
+      if (!best || s > (kind == 'Q' ? best->q : kind == 'K' ? best->k : best->v)) best = &p;
     }
-  // Layer 0's row 2 fully masked in both heads: all zeros.
-  for (std::size_t m : {0u, 1u})
-    for (int k = 0; k < 3; ++k) s.weights[m * 9 + static_cast<std::size_t>(6 + k)] = 0.0f;
-  const auto rolled = attentionRollout(s);
-  ASSERT_EQ(rolled.size(), 2u);
-  EXPECT_FLOAT_EQ(rolled[0](2, 2), 1.0f);
-  EXPECT_FLOAT_EQ(rolled[0](2, 0), 0.0f);
-  for (const RowMatrix& m : rolled)
-    for (int r = 0; r < 3; ++r) EXPECT_NEAR(m.row(r).sum(), 1.0f, 1e-6f);
-  EXPECT_NEAR(rolled[1](0, 0), 1.0f, 1e-6f);  // causal: token 0 only ever reaches itself
-  EXPECT_EQ(pathRollout(s, 1, 0, 0).size(), 0);  // no layer 2
-  EXPECT_EQ(pathRollout(s, 0, 2, 0).size(), 0);
-  EXPECT_EQ(pathRollout(s, 0, 0, 1).rows(), 3);
+    ASSERT_NE(best, nullptr);
+    EXPECT_EQ(strongestPair(c, kind), best);
+    std::snprintf(buf, sizeof buf, "%.3f", kind == 'Q' ? best->q : kind == 'K' ? best->k : best->v);
+    const std::string text = compositionText(c, kind);
+    const std::string pair = "layer " + std::to_string(best->fromLayer) + " head " + std::to_string(best->fromHead) +
+                             " → layer " + std::to_string(best->toLayer) + " head " + std::to_string(best->toHead);
+    EXPECT_NE(text.find(std::string("Strongest ") + kind + "-composition: " + pair + ", " + buf), std::string::npos) << text;
+    EXPECT_NE(text.find("baseline " + baseline), std::string::npos) << text;
+  }
+  // Every pair's strongest read, strongest first.
+  const auto reads = readsByStrength(c);
+  ASSERT_EQ(reads.size(), c.pairs.size());
+  for (std::size_t i = 1; i < reads.size(); ++i) EXPECT_GE(reads[i - 1].score, reads[i].score);
+  const auto hi = std::max_element(c.perHead.begin(), c.perHead.end(),
+                                   [](const HeadCircuit& a, const HeadCircuit& b) { return a.copying < b.copying; });
+  const auto lo = std::min_element(c.perHead.begin(), c.perHead.end(),
+                                   [](const HeadCircuit& a, const HeadCircuit& b) { return a.copying < b.copying; });
+  const std::string copying = copyingText(c);
+  std::snprintf(buf, sizeof buf, "%.3f", hi->copying);
+  EXPECT_NE(copying.find("highest layer " + std::to_string(hi->layer) + " head " + std::to_string(hi->head) + " " + buf),
+            std::string::npos) << copying;
+  std::snprintf(buf, sizeof buf, "%.3f", lo->copying);
+  EXPECT_NE(copying.find("lowest layer " + std::to_string(lo->layer) + " head " + std::to_string(lo->head) + " " + buf),
+            std::string::npos) << copying;
+  std::snprintf(buf, sizeof buf, "%.3f", c.at(1, 0).copying);
+  EXPECT_EQ(headCircuitText(c, 1, 0).rfind(std::string("layer 1 head 0: copying score ") + buf, 0), 0u);
+  EXPECT_EQ(headCircuitText(c, 2, 0), "");
+  // One layer: no pairs, said so.
+  auto one = loadCheckpoint(kDir + "train/l1.safetensors");
+  ASSERT_TRUE(one.ok());
+  const Circuits c1 = computeCircuits(one->params);
+  EXPECT_EQ(strongestPair(c1, 'K'), nullptr);
+  EXPECT_NE(compositionText(c1, 'K').find("No pairs"), std::string::npos);
+}
+
+// A baseline handed in (the window computes it once per size) is used as it is; the rest is the same.
+TEST(Circuits, GivenBaselineIsKept) {
+  auto ckpt = loadCheckpoint(kDir + "train/l2.safetensors");
+  ASSERT_TRUE(ckpt.ok());
+  const Circuits a = computeCircuits(ckpt->params);
+  const Circuits b = computeCircuits(ckpt->params, 0.5);
+  EXPECT_EQ(b.baseline, 0.5);
+  EXPECT_EQ(a.baseline, compositionBaseline(a.dModel, a.dk));
+  ASSERT_EQ(a.pairs.size(), b.pairs.size());
+  for (std::size_t i = 0; i < a.pairs.size(); ++i) EXPECT_EQ(a.pairs[i].k, b.pairs[i].k);
+}
+
+// Shapes the definitions cannot read (K/V heads shared by groups of query heads) are refused in one line.
+TEST(Circuits, RefusesProjectionsOfOtherShapes) {
+  auto ckpt = loadCheckpoint(kDir + "train/l2.safetensors");
+  ASSERT_TRUE(ckpt.ok());
+  EXPECT_TRUE(checkCircuitsInput(ckpt->params).ok());
+  GptParams p = ckpt->params;
+  const int d = p.cfg.dModel;
+  p.blocks[1].inW = RowMatrix::Zero(2 * d, d);  // W_q of d rows, W_k and W_v of d/2 each
+  const Status s = checkCircuitsInput(p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("layer 1 has " + std::to_string(2 * d)), std::string::npos) << s.error().message;
+  EXPECT_EQ(s.error().message.find('\n'), std::string::npos);
 }
 
 // The behaviour the definitions are for, on the induction task with `mhascope train`'s defaults
