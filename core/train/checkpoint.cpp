@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -208,6 +210,20 @@ Result<std::vector<Evaluation>> parseHistoryMetadata(std::string_view text, int 
 // Checkpoints
 // ---------------------------------------------------------------------------------------------
 
+std::map<std::string, std::string> variantMetadata(const GptConfig& g) {
+  // Only when used: a plain model's checkpoint stays as it always was.
+  std::map<std::string, std::string> m;
+  if (!g.separateProjections()) return m;
+  m["positions"] = trainPositionsName(g.positions);
+  m["kv_heads"] = std::to_string(g.kv());
+  if (g.positions == TrainPositions::Rope) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(g.ropeBase));  // 9 digits: the float exactly
+    m["rope_base"] = buf;
+  }
+  return m;
+}
+
 std::map<std::string, std::string> checkpointMetadata(const Checkpoint& c) {
   const GptConfig& g = c.params.cfg;
   std::map<std::string, std::string> m = {
@@ -219,17 +235,22 @@ std::map<std::string, std::string> checkpointMetadata(const Checkpoint& c) {
       {"seed", std::to_string(c.seed)},   {"period_min", std::to_string(c.task.periodMin)},
       {"period_max", std::to_string(c.task.periodMax)}};
   if (c.task.kind == TaskKind::Text) m["alphabet"] = nlohmann::json(c.alphabet).dump();
+  for (auto& [k, v] : variantMetadata(g)) m[k] = v;
   m["history"] = historyMetadata(c.history, g.layers, g.heads);
   return m;
 }
 
 std::string encodeCheckpoint(Checkpoint c) {
   TensorMap tensors;
-  for (const auto& np : c.params.list()) {
-    const RowMatrix& v = *np.value;
-    Tensor t(np.isVector ? Shape{v.size()} : Shape{v.rows(), v.cols()}, {});
-    std::copy(v.data(), v.data() + v.size(), t.data.begin());
-    tensors[np.name] = std::move(t);
+  for (const TensorView& tv : checkpointTensors(c.params)) {
+    const RowMatrix& v = *tv.value;
+    Tensor t(tv.isVector ? Shape{tv.count} : Shape{tv.count, v.cols()}, {});
+    if (tv.isVector) {
+      std::copy_n(v.data() + tv.first, tv.count, t.data.begin());
+    } else {
+      std::copy_n(v.data() + tv.first * v.cols(), tv.count * v.cols(), t.data.begin());  // row-major: rows are contiguous
+    }
+    tensors[tv.name] = std::move(t);
   }
   return encodeSafetensors(tensors, checkpointMetadata(c));
 }
@@ -322,6 +343,38 @@ Result<Checkpoint> decodeCheckpoint(std::string_view bytes, const std::string& w
     problems.push_back("metadata d_model (" + std::to_string(g.dModel) + ") is not divisible by heads (" +
                        std::to_string(g.heads) + ")");
   }
+  // The attention variant: absent in checkpoints of plain models (learned positions, N = h).
+  if (auto it = meta.find("positions"); it != meta.end()) {
+    auto pos = trainPositionsFromName(it->second);
+    if (!pos) problems.push_back("metadata 'positions' is '" + it->second + "', expected learned, rope or alibi");
+    else g.positions = *pos;
+  }
+  if (meta.count("kv_heads")) g.kvHeads = static_cast<int>(integer("kv_heads", 1, kMaxDModel));
+  if (auto it = meta.find("rope_base"); it != meta.end()) {
+    char* end = nullptr;
+    const double v = std::strtod(it->second.c_str(), &end);
+    if (g.positions != TrainPositions::Rope) {
+      problems.push_back("metadata 'rope_base' is set but positions are " + std::string(trainPositionsName(g.positions)));
+    } else if (it->second.empty() || end != it->second.c_str() + it->second.size() || !std::isfinite(v) || !(v > 0) ||
+               v > std::numeric_limits<float>::max()) {
+      problems.push_back("metadata 'rope_base' is '" + it->second + "', expected a finite number > 0");
+    } else {
+      g.ropeBase = static_cast<float>(v);
+    }
+  } else if (g.positions == TrainPositions::Rope) {
+    problems.push_back("metadata 'rope_base' is missing (positions are rope)");
+  }
+  if (g.kvHeads > 0 && g.heads > 0 && (g.kvHeads > g.heads || g.heads % g.kvHeads != 0)) {
+    problems.push_back("metadata kv_heads (" + std::to_string(g.kvHeads) + ") does not divide heads (" +
+                       std::to_string(g.heads) + ")");
+  }
+  if (problems.empty() && (meta.count("positions") || meta.count("kv_heads")) && !g.separateProjections()) {
+    problems.push_back("metadata 'positions' / 'kv_heads' describe a plain model (learned positions, N = h): such "
+                       "a checkpoint has neither key and uses the in_proj names");
+  }
+  if (problems.empty() && g.positions == TrainPositions::Rope && g.dk() % 2 != 0) {
+    problems.push_back("positions are rope but d_k = d_model / heads = " + std::to_string(g.dk()) + " is odd");
+  }
   c.task.vocab = g.vocab;
   c.task.seq = g.seqLen;
   if (problems.empty() && c.task.kind != TaskKind::Text) {
@@ -363,9 +416,10 @@ Result<Checkpoint> decodeCheckpoint(std::string_view bytes, const std::string& w
   }
   // Every tensor is in the file with its expected shape: the parameters are no larger than it.
   c.params = zeroParams(g);
-  for (const auto& np : c.params.list()) {
-    auto& t = parsed->tensors.at(np.name);
-    std::copy(t.data.begin(), t.data.end(), np.value->data());
+  for (const TensorView& tv : checkpointTensors(c.params)) {
+    auto& t = parsed->tensors.at(tv.name);
+    float* at = tv.value->data() + (tv.isVector ? tv.first : tv.first * tv.value->cols());
+    std::copy(t.data.begin(), t.data.end(), at);
     t.data = {};  // one copy at a time
   }
   return c;

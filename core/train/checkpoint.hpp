@@ -3,6 +3,9 @@
 // "__metadata__", the sizes and the task:
 //   format=mhascope-gpt version=1 vocab seq d_model heads layers mlp(0|1) task step seed
 //   period_min period_max (the induction task's; the other tasks store the defaults, unused)
+//   [positions learned|rope|alibi, kv_heads N, rope_base (rope only): written only for a model
+//    with RoPE, ALiBi or N != h, whose tensors use the q_proj/k_proj/v_proj/o_proj names;
+//    absent: learned positions, N = h, in_proj names]
 //   [alphabet: JSON array of the text task's characters]  history: the run's evaluations (below)
 #pragma once
 
@@ -32,6 +35,8 @@ struct Checkpoint {
 };
 
 std::map<std::string, std::string> checkpointMetadata(const Checkpoint& c);
+// The variant's keys (positions, kv_heads, rope_base) for these sizes; empty for a plain model.
+std::map<std::string, std::string> variantMetadata(const GptConfig& g);
 // Bytes of the .safetensors file.
 std::string encodeCheckpoint(Checkpoint c);
 // Atomic write (an existing file is kept if writing fails).

@@ -23,8 +23,11 @@ double forwardBytes(const TrainSettings& s, int vocab, double n, bool backward) 
     floats += rows * V + 7 * rows * d + (s.model.mlp ? 8 * rows * d : 0) + 2 * T * T;
   }
   const double attention = L * [&] {
+    MemoryUse use;  // RoPE records the turned q and k, ALiBi its bias table
+    use.rotary = s.model.positions == TrainPositions::Rope;
+    use.positionBias = s.model.positions == TrainPositions::Alibi;
     const MemoryEstimate e = estimateMemory(static_cast<std::int64_t>(n), s.task.seq, s.task.seq, s.model.dModel,
-                                            std::max(1, s.model.heads));
+                                            std::max(1, s.model.heads), use);
     return e.inputs + e.trace;
   }();
   return 4.0 * floats + attention;

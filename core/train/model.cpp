@@ -7,6 +7,15 @@
 
 namespace mhascope::train {
 
+void applyVariants(const GptConfig& cfg, AttentionOptions& opt) {
+  opt.kvHeads = cfg.kv();
+  opt.positions = cfg.positions == TrainPositions::Rope    ? AttnPositions::Rope
+                  : cfg.positions == TrainPositions::Alibi ? AttnPositions::Alibi
+                                                           : AttnPositions::None;
+  opt.ropeBase = cfg.ropeBase;
+  opt.ropeStyle = RopeStyle::Half;  // Hugging Face Llama's rotate_half, as scripts/mhascope_model.py
+}
+
 Status validateBatch(const GptParams& p, const Batch& b) {
   if (b.batch < 1 || b.seq < 1) return makeError("a batch needs B >= 1 and T >= 1");
   if (b.seq > p.cfg.seqLen) {
@@ -41,8 +50,10 @@ Result<LossResult> forward(const GptParams& p, const Batch& b, ForwardCache& c, 
   Workspace& ws = c.work;
   RowMatrix& x = ws.x;
   x.resize(rows, d);
+  const bool learned = p.cfg.learnedPositions();  // else positions act inside attention (RoPE, ALiBi)
   for (Eigen::Index r = 0; r < rows; ++r) {
-    x.row(r) = p.emb.row(b.tokens[static_cast<std::size_t>(r)]) + p.pos.row(r % T);
+    x.row(r) = p.emb.row(b.tokens[static_cast<std::size_t>(r)]);
+    if (learned) x.row(r) += p.pos.row(r % T);
   }
   c.layers.resize(p.blocks.size());
   AttentionOptions opt;
@@ -50,6 +61,7 @@ Result<LossResult> forward(const GptParams& p, const Batch& b, ForwardCache& c, 
   opt.causal = true;
   opt.recordEveryStage = false;
   opt.memoryBudgetBytes = c.memoryBudgetBytes;  // backward reads query, the heads, weights and concat only
+  applyVariants(p.cfg, opt);
   AttentionInputs& in = ws.attnIn;
   RowMatrix &a = ws.a, &y = ws.y;
   for (std::size_t l = 0; l < p.blocks.size(); ++l) {
@@ -130,9 +142,10 @@ void backward(const GptParams& p, const Batch& b, ForwardCache& c, GptParams& g)
     layerNormBackward(dA, bp.ln1w, lc.ln1, dLn, gb.ln1w, gb.ln1b);
     dx += dLn;
   }
+  const bool learned = p.cfg.learnedPositions();
   for (Eigen::Index r = 0; r < rows; ++r) {
     g.emb.row(b.tokens[static_cast<std::size_t>(r)]) += dx.row(r);
-    g.pos.row(r % T) += dx.row(r);
+    if (learned) g.pos.row(r % T) += dx.row(r);
   }
 }
 

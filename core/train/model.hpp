@@ -54,6 +54,9 @@ struct LossResult {
   int correct = 0;
 };
 
+// The engine options of the model's attention variant: N K/V heads, RoPE (rotate-half pairing,
+// positions 0 .. T-1) or ALiBi. Every forward of the model and its layers' pipeline view use it.
+void applyVariants(const GptConfig& cfg, AttentionOptions& opt);
 // Checks the batch fits the model (T <= T_max, tokens < V) before anything runs.
 Status validateBatch(const GptParams& p, const Batch& batch);
 // `readCuts` (evaluation only; backward() must not follow such a forward): one bit set per

@@ -72,6 +72,12 @@ std::map<std::string, std::string> identityKeys(const RunIdentity& r) {
     m["period_max"] = std::to_string(r.task.periodMax);
   }
   if (r.task.kind == TaskKind::Text) m["alphabet"] = nlohmann::json(r.alphabet).dump();
+  // A plain model's checkpoint has no variant keys: "(none)" is what an absent key reads as below.
+  const auto variant = variantMetadata(r.model);
+  for (const char* key : {"positions", "kv_heads", "rope_base"}) {
+    auto it = variant.find(key);
+    m[key] = it == variant.end() ? "(none)" : it->second;
+  }
   return m;
 }
 

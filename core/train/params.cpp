@@ -2,10 +2,27 @@
 #include "train/params.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 #include "attention/random.hpp"
 
 namespace mhascope::train {
+
+const char* trainPositionsName(TrainPositions p) {
+  switch (p) {
+    case TrainPositions::Rope: return "rope";
+    case TrainPositions::Alibi: return "alibi";
+    case TrainPositions::Learned: break;
+  }
+  return "learned";
+}
+
+Result<TrainPositions> trainPositionsFromName(std::string_view name) {
+  for (TrainPositions p : {TrainPositions::Learned, TrainPositions::Rope, TrainPositions::Alibi}) {
+    if (name == trainPositionsName(p)) return p;
+  }
+  return makeError("positions '" + std::string(name) + "' is not one of learned, rope, alibi");
+}
 
 Status validateConfig(const GptConfig& c) {
   std::vector<std::string> problems;
@@ -17,6 +34,21 @@ Status validateConfig(const GptConfig& c) {
   if (c.dModel >= 1 && c.heads >= 1 && c.dModel % c.heads != 0) {
     problems.push_back("d_model (" + std::to_string(c.dModel) + ") must be divisible by heads (" +
                        std::to_string(c.heads) + ")");
+  }
+  if (c.kvHeads < 0 || (c.kvHeads > 0 && c.heads >= 1 && (c.kvHeads > c.heads || c.heads % c.kvHeads != 0))) {
+    problems.push_back("kv-heads N (" + std::to_string(c.kvHeads) + ") must divide heads (h = " +
+                       std::to_string(c.heads) + "): query head i reads K/V head i / (h/N)");
+  }
+  if (c.positions == TrainPositions::Rope) {
+    if (c.dModel >= 1 && c.heads >= 1 && c.dModel % c.heads == 0 && (c.dModel / c.heads) % 2 != 0) {
+      problems.push_back("RoPE turns pairs of features: d_k = d_model / h = " + std::to_string(c.dModel / c.heads) +
+                         " must be even");
+    }
+    if (!(c.ropeBase > 0.0f) || !std::isfinite(c.ropeBase)) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "the RoPE base must be a finite number > 0, got %g", static_cast<double>(c.ropeBase));
+      problems.push_back(buf);
+    }
   }
   // Limits of a tiny model, each named with its value (a text of 68648 distinct characters says so).
   const struct {
@@ -37,7 +69,8 @@ Status validateConfig(const GptConfig& c) {
 }
 
 std::vector<NamedParam> GptParams::list() {
-  std::vector<NamedParam> out{{"emb.weight", &emb, false}, {"pos.weight", &pos, false}};
+  std::vector<NamedParam> out{{"emb.weight", &emb, false}};
+  if (cfg.learnedPositions()) out.push_back({"pos.weight", &pos, false});
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     const std::string p = "blocks." + std::to_string(i) + ".";
     BlockParams& b = blocks[i];
@@ -69,17 +102,62 @@ std::int64_t GptParams::count() const {
   return n;
 }
 
+namespace {
+// The separate projections' names and row ranges inside in_proj: q_proj rows [0, d), k_proj
+// [d, d + N d_k), v_proj [d + N d_k, d + 2 N d_k).
+struct ProjectionPart {
+  const char* name;
+  std::int64_t first, count;
+};
+std::vector<ProjectionPart> projectionParts(const GptConfig& cfg) {
+  const std::int64_t d = cfg.dModel, kvw = static_cast<std::int64_t>(cfg.kv()) * cfg.dk();
+  return {{"q_proj", 0, d}, {"k_proj", d, kvw}, {"v_proj", d + kvw, kvw}};
+}
+}  // namespace
+
+std::vector<TensorView> checkpointTensors(GptParams& p) {
+  std::vector<TensorView> out;
+  const bool separate = p.cfg.separateProjections();
+  const std::string in = ".attn.in_proj_", outProj = ".attn.out_proj.";
+  for (const NamedParam& np : p.list()) {
+    const Eigen::Index n = np.isVector ? np.value->cols() : np.value->rows();
+    const bool inProj = np.name.find(in) != std::string::npos;
+    const auto outAt = np.name.find(outProj);
+    if (!separate || (!inProj && outAt == std::string::npos)) {
+      out.push_back({np.name, np.value, np.isVector, 0, n});
+    } else if (inProj) {  // blocks.i.attn.in_proj_weight -> blocks.i.attn.{q,k,v}_proj.weight
+      const std::string prefix = np.name.substr(0, np.name.find(in)) + ".attn.";
+      for (const ProjectionPart& part : projectionParts(p.cfg)) {
+        out.push_back({prefix + part.name + (np.isVector ? ".bias" : ".weight"), np.value, np.isVector, part.first,
+                       part.count});
+      }
+    } else {  // blocks.i.attn.out_proj.* -> blocks.i.attn.o_proj.*
+      out.push_back({np.name.substr(0, outAt) + ".attn.o_proj." + np.name.substr(outAt + outProj.size()), np.value,
+                     np.isVector, 0, n});
+    }
+  }
+  return out;
+}
+
 std::vector<ParamShape> paramShapes(const GptConfig& cfg) {
-  const std::int64_t d = cfg.dModel, V = cfg.vocab, m = cfg.dMlp();
-  std::vector<ParamShape> out{{"emb.weight", {V, d}}, {"pos.weight", {cfg.seqLen, d}}};
+  const std::int64_t d = cfg.dModel, V = cfg.vocab, m = cfg.dMlp(), qkv = cfg.qkvRows();
+  std::vector<ParamShape> out{{"emb.weight", {V, d}}};
+  if (cfg.learnedPositions()) out.push_back({"pos.weight", {cfg.seqLen, d}});
   for (int i = 0; i < cfg.layers; ++i) {
     const std::string p = "blocks." + std::to_string(i) + ".";
     out.push_back({p + "ln1.weight", {d}});
     out.push_back({p + "ln1.bias", {d}});
-    out.push_back({p + "attn.in_proj_weight", {3 * d, d}});
-    out.push_back({p + "attn.in_proj_bias", {3 * d}});
-    out.push_back({p + "attn.out_proj.weight", {d, d}});
-    out.push_back({p + "attn.out_proj.bias", {d}});
+    if (cfg.separateProjections()) {
+      for (const ProjectionPart& part : projectionParts(cfg)) out.push_back({p + "attn." + part.name + ".weight", {part.count, d}});
+      for (const ProjectionPart& part : projectionParts(cfg)) out.push_back({p + "attn." + part.name + ".bias", {part.count}});
+      out.push_back({p + "attn.o_proj.weight", {d, d}});
+      out.push_back({p + "attn.o_proj.bias", {d}});
+    } else {
+      out.push_back({p + "attn.in_proj_weight", {qkv, d}});
+      out.push_back({p + "attn.in_proj_bias", {qkv}});
+      out.push_back({p + "attn.out_proj.weight", {d, d}});
+      out.push_back({p + "attn.out_proj.bias", {d}});
+    }
     if (cfg.mlp) {
       out.push_back({p + "ln2.weight", {d}});
       out.push_back({p + "ln2.bias", {d}});
@@ -98,8 +176,10 @@ std::vector<ParamShape> paramShapes(const GptConfig& cfg) {
 
 std::int64_t paramCount(const GptConfig& cfg) {
   const std::int64_t d = cfg.dModel, V = cfg.vocab, m = cfg.dMlp();
-  const std::int64_t block = 2 * d + 3 * d * d + 3 * d + d * d + d + (cfg.mlp ? 2 * d + m * d + m + d * m + d : 0);
-  return V * d + static_cast<std::int64_t>(cfg.seqLen) * d + cfg.layers * block + 2 * d + V * d + V;
+  const std::int64_t qkv = cfg.qkvRows();
+  const std::int64_t block = 2 * d + qkv * d + qkv + d * d + d + (cfg.mlp ? 2 * d + m * d + m + d * m + d : 0);
+  const std::int64_t pos = cfg.learnedPositions() ? static_cast<std::int64_t>(cfg.seqLen) * d : 0;
+  return V * d + pos + cfg.layers * block + 2 * d + V * d + V;
 }
 
 GptParams zeroParams(const GptConfig& cfg) {
@@ -107,13 +187,14 @@ GptParams zeroParams(const GptConfig& cfg) {
   p.cfg = cfg;
   const Eigen::Index d = cfg.dModel, V = cfg.vocab, m = cfg.dMlp();
   p.emb.setZero(V, d);
-  p.pos.setZero(cfg.seqLen, d);
+  p.pos.setZero(cfg.learnedPositions() ? cfg.seqLen : 0, d);
+  const Eigen::Index qkv = cfg.qkvRows();
   p.blocks.resize(static_cast<std::size_t>(cfg.layers));
   for (auto& b : p.blocks) {
     b.ln1w.setZero(1, d);
     b.ln1b.setZero(1, d);
-    b.inW.setZero(3 * d, d);
-    b.inB.setZero(1, 3 * d);
+    b.inW.setZero(qkv, d);
+    b.inB.setZero(1, qkv);
     b.outW.setZero(d, d);
     b.outB.setZero(1, d);
     if (cfg.mlp) {
@@ -146,10 +227,12 @@ GptParams initParams(const GptConfig& cfg, std::uint64_t seed) {
   SplitMix64 rng(seed ^ 0x747261696E677074ull);  // "traingpt": its own stream
   const float d = static_cast<float>(cfg.dModel), m = static_cast<float>(cfg.dMlp());
   fillNormal(p.emb, rng);
-  fillNormal(p.pos, rng);
+  fillNormal(p.pos, rng);  // nothing drawn without learned positions
+  // Xavier-uniform over the stacked (d + 2 N d_k, d) matrix, as PyTorch's in_proj (3d, d) when N = h.
+  const float qkv = static_cast<float>(cfg.qkvRows());
   for (auto& b : p.blocks) {
     b.ln1w.setOnes();
-    fillUniform(b.inW, rng, std::sqrt(6.0f / (d + 3.0f * d)));
+    fillUniform(b.inW, rng, std::sqrt(6.0f / (d + qkv)));
     fillUniform(b.outW, rng, 1.0f / std::sqrt(d));
     if (cfg.mlp) {
       b.ln2w.setOnes();

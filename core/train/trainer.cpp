@@ -106,14 +106,24 @@ Result<Trainer> Trainer::make(TrainSettings s, const std::optional<Checkpoint>& 
   if (init) {
     const GptConfig& a = init->params.cfg;
     const GptConfig& b = s.model;
+    const bool ropeBaseDiffers = a.positions == TrainPositions::Rope && a.ropeBase != b.ropeBase;
     if (a.vocab != b.vocab || a.seqLen != b.seqLen || a.dModel != b.dModel || a.heads != b.heads ||
-        a.layers != b.layers || a.mlp != b.mlp) {
+        a.layers != b.layers || a.mlp != b.mlp || a.positions != b.positions || a.kv() != b.kv() || ropeBaseDiffers) {
+      auto variant = [](const GptConfig& g) {
+        char v[96];
+        if (g.positions == TrainPositions::Rope) {
+          std::snprintf(v, sizeof v, ", positions rope (base %g), kv-heads %d", static_cast<double>(g.ropeBase), g.kv());
+        } else {
+          std::snprintf(v, sizeof v, ", positions %s, kv-heads %d", trainPositionsName(g.positions), g.kv());
+        }
+        return std::string(v);
+      };
       char buf[400];
       std::snprintf(buf, sizeof buf,
-                    " has vocab %d, T %d, d_model %d, heads %d, layers %d, mlp %s; the "
-                    "settings ask for vocab %d, T %d, d_model %d, heads %d, layers %d, mlp %s",
-                    a.vocab, a.seqLen, a.dModel, a.heads, a.layers, a.mlp ? "on" : "off", b.vocab, b.seqLen,
-                    b.dModel, b.heads, b.layers, b.mlp ? "on" : "off");
+                    " has vocab %d, T %d, d_model %d, heads %d, layers %d, mlp %s%s; the "
+                    "settings ask for vocab %d, T %d, d_model %d, heads %d, layers %d, mlp %s%s",
+                    a.vocab, a.seqLen, a.dModel, a.heads, a.layers, a.mlp ? "on" : "off", variant(a).c_str(), b.vocab,
+                    b.seqLen, b.dModel, b.heads, b.layers, b.mlp ? "on" : "off", variant(b).c_str());
       return makeError(from + buf);
     }
     p = init->params;
