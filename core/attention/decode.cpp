@@ -34,7 +34,7 @@ struct Sizes {
 // the window, sinks and key padding), the softmax and the weighted sum into concat (1, d_model).
 void attendToken(const Sizes& z, const AttentionOptions& opt, float factor, const std::vector<float>& slopes,
                  std::int64_t b, std::int64_t t, const float* q /*(h, d_k)*/, const Tensor& kCache,
-                 const Tensor& vCache, float* concat /*(d_model)*/) {
+                 const Tensor& vCache, float* concat /*(d_model)*/, float* weights /*(h, t + 1)*/) {
   std::vector<float> row(static_cast<std::size_t>(t + 1));
   for (int i = 0; i < z.h; ++i) {
     const std::int64_t g = i / (z.h / z.N);
@@ -55,7 +55,9 @@ void attendToken(const Sizes& z, const AttentionOptions& opt, float factor, cons
       m = std::max(m, s);
     }
     float* out = concat + i * z.dk;
+    float* a = weights + i * (t + 1);
     std::fill(out, out + z.dk, 0.0f);
+    std::fill(a, a + t + 1, 0.0f);
     if (m == -std::numeric_limits<float>::infinity()) continue;  // every key blocked: weights 0
     float sum = 0.0f;
     for (float& v : row) {
@@ -63,36 +65,42 @@ void attendToken(const Sizes& z, const AttentionOptions& opt, float factor, cons
       sum += v;
     }
     for (std::int64_t j = 0; j <= t; ++j) {
-      const float a = row[static_cast<std::size_t>(j)] / sum;
-      for (std::int64_t c = 0; c < z.dk; ++c) out[c] += a * V[j * z.dk + c];
+      a[j] = row[static_cast<std::size_t>(j)] / sum;
+      for (std::int64_t c = 0; c < z.dk; ++c) out[c] += a[j] * V[j * z.dk + c];
     }
   }
 }
 
+Sizes sizesOf(const AttentionInputs& in, const AttentionOptions& opt) {
+  return {in.query.dim(0), in.query.dim(1), in.query.dim(2), in.query.dim(2) / opt.heads, opt.heads, kvHeadsOf(opt)};
+}
+
+// K and V cached after `tokens` tokens: 2 * B * N * tokens * d_k floats.
+double cacheBytes(const Sizes& z, std::int64_t tokens) {
+  return 2.0 * static_cast<double>(z.B) * z.N * static_cast<double>(tokens) * static_cast<double>(z.dk) * 4.0;
+}
+
 }  // namespace
 
-Result<DecodeResult> decode(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& options,
-                            std::int64_t prefill) {
+Result<DecodeSession> startDecode(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& options,
+                                  std::int64_t prefill) {
   AttentionOptions opt = options;
   opt.causal = true;  // generation sees only the past
   if (auto s = validate(in, w, opt); !s) return s.error();
   if (!in.selfAttention) return makeError("decode runs self-attention: cross-attention (a key/value text) has no cache");
   if (opt.attnMask) return makeError("decode cannot use an attention mask file: its rows are made for the whole table");
   if (opt.scoresOverride) return makeError("decode cannot use hand-set scores: they are made for the whole table");
-  const Sizes z{in.query.dim(0), in.query.dim(1), in.query.dim(2), in.query.dim(2) / opt.heads, opt.heads,
-                kvHeadsOf(opt)};
+  const Sizes z = sizesOf(in, opt);
   if (prefill < 1 || prefill > z.T) {
     return makeError("the prefill P must be from 1 to T (= " + std::to_string(z.T) + "), got " + std::to_string(prefill));
   }
   try {
-    DecodeResult r;
+    DecodeSession session;
+    session.options = opt;
+    DecodeResult& r = session.result;
     r.output = Tensor({z.B, z.T, z.d}, {"B", "T", "d_model"});
     r.kCache = Tensor({z.B, z.N, z.T, z.dk}, {"B", "N", "T", "d_k"});
     r.vCache = Tensor({z.B, z.N, z.T, z.dk}, {"B", "N", "T", "d_k"});
-    // Sizes as doubles for the byte and FLOP counts.
-    const double fB = static_cast<double>(z.B), fN = z.N, fDk = static_cast<double>(z.dk), fD = static_cast<double>(z.d);
-    const double floatBytes = 4.0;
-    auto cacheBytes = [&](std::int64_t tokens) { return 2.0 * fB * fN * static_cast<double>(tokens) * fDk * floatBytes; };
 
     // Prefill: the first P tokens through the forward at once; its rotated keys and its values
     // are the cache's first P rows.
@@ -113,6 +121,8 @@ Result<DecodeResult> decode(const AttentionInputs& in, const MhaWeights& w, cons
     const Tensor& y = t.tensor(StageId::Output);  // (B, P, d_model)
     const Tensor& k = t.tensor(opt.positions == AttnPositions::Rope ? StageId::KRotated : StageId::KHeads);
     const Tensor& v = t.tensor(StageId::VHeads);  // (B, N, P, d_k)
+    const Tensor& a = t.tensor(StageId::Weights);  // (B, h, P, P)
+    session.lastWeights = Tensor({z.B, z.h, prefill}, {"B", "h", "T_k"});
     for (std::int64_t b = 0; b < z.B; ++b) {
       std::copy_n(y.ptr() + b * prefill * z.d, prefill * z.d, r.output.ptr() + b * z.T * z.d);
       for (std::int64_t g = 0; g < z.N; ++g) {
@@ -120,43 +130,76 @@ Result<DecodeResult> decode(const AttentionInputs& in, const MhaWeights& w, cons
         std::copy_n(k.ptr() + from, prefill * z.dk, r.kCache.ptr() + to);
         std::copy_n(v.ptr() + from, prefill * z.dk, r.vCache.ptr() + to);
       }
+      for (std::int64_t i = 0; i < z.h; ++i) {  // the prefill's last query row
+        std::copy_n(a.ptr() + ((b * z.h + i) * prefill + prefill - 1) * prefill, prefill,
+                    session.lastWeights.ptr() + (b * z.h + i) * prefill);
+      }
     }
     const double full = countFlops(z.B, prefill, prefill, z.d, z.h, z.N).total();
-    r.steps.push_back({0, prefill, cacheBytes(prefill), full, full});
+    r.steps.push_back({0, prefill, cacheBytes(z, prefill), full, full});
+    session.length = prefill;
+    return session;
+  } catch (const std::bad_alloc&) {
+    return makeError("out of memory while decoding");
+  }
+}
 
-    // Then one token at a time.
+Status decodeNext(DecodeSession& s, const AttentionInputs& in, const MhaWeights& w) {
+  const AttentionOptions& opt = s.options;
+  const Sizes z = sizesOf(in, opt);
+  DecodeResult& r = s.result;
+  if (r.output.shape != Shape{z.B, z.T, z.d} || r.kCache.dim(1) != z.N) {
+    return makeError("decode: these inputs are not the ones the prefill had");
+  }
+  const std::int64_t tok = s.length;
+  if (tok >= z.T) return makeError("every token is decoded already (T = " + std::to_string(z.T) + ")");
+  try {
     const float factor = scaleFactorFor(opt.scale, z.d, z.h);
     const std::vector<float> slopes = alibiSlopes(z.h);
     const std::int64_t kvWidth = z.N * z.dk;
     std::vector<float> q(static_cast<std::size_t>(z.d)), kRow(static_cast<std::size_t>(kvWidth)),
         vRow(static_cast<std::size_t>(kvWidth)), concat(static_cast<std::size_t>(z.d));
-    for (std::int64_t tok = prefill; tok < z.T; ++tok) {
-      for (std::int64_t b = 0; b < z.B; ++b) {
-        const float* x = in.query.ptr() + (b * z.T + tok) * z.d;
-        projectToken(x, w.wq, w.bq, q.data());  // (h, d_k) once split
-        projectToken(x, w.wk, w.bk, kRow.data());  // (N, d_k)
-        projectToken(x, w.wv, w.bv, vRow.data());
-        if (opt.positions == AttnPositions::Rope) {
-          for (int i = 0; i < z.h; ++i) rotatePositions(q.data() + i * z.dk, 1, z.dk, tok, opt.ropeBase, opt.ropeStyle);
-          for (int g = 0; g < z.N; ++g) rotatePositions(kRow.data() + g * z.dk, 1, z.dk, tok, opt.ropeBase, opt.ropeStyle);
-        }
-        for (std::int64_t g = 0; g < z.N; ++g) {  // append to the cache
-          std::copy_n(kRow.data() + g * z.dk, z.dk, r.kCache.ptr() + ((b * z.N + g) * z.T + tok) * z.dk);
-          std::copy_n(vRow.data() + g * z.dk, z.dk, r.vCache.ptr() + ((b * z.N + g) * z.T + tok) * z.dk);
-        }
-        attendToken(z, opt, factor, slopes, b, tok, q.data(), r.kCache, r.vCache, concat.data());
-        projectToken(concat.data(), w.wo, w.bo, r.output.ptr() + (b * z.T + tok) * z.d);
+    Tensor weights({z.B, z.h, tok + 1}, {"B", "h", "T_k"});
+    for (std::int64_t b = 0; b < z.B; ++b) {
+      const float* x = in.query.ptr() + (b * z.T + tok) * z.d;
+      projectToken(x, w.wq, w.bq, q.data());     // (h, d_k) once split
+      projectToken(x, w.wk, w.bk, kRow.data());  // (N, d_k)
+      projectToken(x, w.wv, w.bv, vRow.data());
+      if (opt.positions == AttnPositions::Rope) {
+        for (int i = 0; i < z.h; ++i) rotatePositions(q.data() + i * z.dk, 1, z.dk, tok, opt.ropeBase, opt.ropeStyle);
+        for (int g = 0; g < z.N; ++g) rotatePositions(kRow.data() + g * z.dk, 1, z.dk, tok, opt.ropeBase, opt.ropeStyle);
       }
-      const double ctx = static_cast<double>(tok + 1);
-      // Q and W_o (d_model x d_model), K and V (d_model x N*d_k) for one token, then q . k and a v over
-      // the t + 1 cached positions in every query head.
-      const double stepFlops = 2.0 * fB * (2.0 * fD * fD + 2.0 * fD * fN * fDk) + 2.0 * fB * 2.0 * z.h * ctx * fDk;
-      r.steps.push_back({tok, 1, cacheBytes(tok + 1), stepFlops, countFlops(z.B, tok + 1, tok + 1, z.d, z.h, z.N).total()});
+      for (std::int64_t g = 0; g < z.N; ++g) {  // append to the cache
+        std::copy_n(kRow.data() + g * z.dk, z.dk, r.kCache.ptr() + ((b * z.N + g) * z.T + tok) * z.dk);
+        std::copy_n(vRow.data() + g * z.dk, z.dk, r.vCache.ptr() + ((b * z.N + g) * z.T + tok) * z.dk);
+      }
+      attendToken(z, opt, factor, slopes, b, tok, q.data(), r.kCache, r.vCache, concat.data(),
+                  weights.ptr() + b * z.h * (tok + 1));
+      projectToken(concat.data(), w.wo, w.bo, r.output.ptr() + (b * z.T + tok) * z.d);
     }
-    return r;
+    // Sizes as doubles for the FLOP count.
+    const double fB = static_cast<double>(z.B), fN = z.N, fDk = static_cast<double>(z.dk), fD = static_cast<double>(z.d);
+    const double ctx = static_cast<double>(tok + 1);
+    // Q and W_o (d_model x d_model), K and V (d_model x N*d_k) for one token, then q . k and a v over
+    // the t + 1 cached positions in every query head.
+    const double stepFlops = 2.0 * fB * (2.0 * fD * fD + 2.0 * fD * fN * fDk) + 2.0 * fB * 2.0 * z.h * ctx * fDk;
+    r.steps.push_back({tok, 1, cacheBytes(z, tok + 1), stepFlops, countFlops(z.B, tok + 1, tok + 1, z.d, z.h, z.N).total()});
+    s.lastWeights = std::move(weights);
+    s.length = tok + 1;
+    return Ok{};
   } catch (const std::bad_alloc&) {
     return makeError("out of memory while decoding");
   }
+}
+
+Result<DecodeResult> decode(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& options,
+                            std::int64_t prefill) {
+  auto session = startDecode(in, w, options, prefill);
+  if (!session) return session.error();
+  while (session->length < in.query.dim(1)) {
+    if (auto s = decodeNext(*session, in, w); !s) return s.error();
+  }
+  return std::move(session->result);
 }
 
 }  // namespace mhascope

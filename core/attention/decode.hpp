@@ -26,6 +26,28 @@ struct DecodeResult {
   std::vector<DecodeStep> steps;  // steps[0]: the prefill (P tokens); then T - P single tokens
 };
 
+// A decode in progress, for a stepper that shows each token's step: startDecode runs the prefill
+// (result holds rows [0, P) and steps[0]); each decodeNext appends one token's row to the output and
+// the caches and one DecodeStep. The tensors are sized for all T tokens; rows at or past `length`
+// are not made yet.
+struct DecodeSession {
+  DecodeResult result;
+  std::int64_t length = 0;  // tokens decoded so far: P after the prefill, + 1 per decodeNext
+  // (B, h, length): the newest query row's weights against the cache (after the prefill, query
+  // P - 1's row of the prefill's table) — the one row a step computes.
+  Tensor lastWeights;
+  AttentionOptions options;  // the options in use (the causal mask set)
+};
+
+// The prefill of decode(): the same checks and refusals, then the first P tokens through the
+// forward at once.
+Result<DecodeSession> startDecode(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt,
+                                  std::int64_t prefill);
+// One token more: position s.length of `in` (the inputs and weights startDecode had) is projected,
+// rotated, appended to the cache, and its query row attends to the cached keys. An error once every
+// token is decoded.
+Status decodeNext(DecodeSession& s, const AttentionInputs& in, const MhaWeights& w);
+
 // Self-attention with a causal mask (opt.causal is taken as true whatever it says); the key padding
 // mask, N K/V heads, RoPE, ALiBi, the window and sinks as in forward(). 1 <= prefill <= T. Refused:
 // cross-attention, an attention mask file, hand-set scores (they are made for the whole table).

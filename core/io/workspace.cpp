@@ -351,22 +351,36 @@ Status readLessonField(const ObjectReader& r, const char* key, std::vector<std::
   return Ok{};
 }
 
-// Every key every lesson saves is required (a workspace holds them all), none other allowed.
+// A lesson's keys come all together or not at all: a workspace written before a lesson existed
+// holds none of its keys and opens with that lesson's defaults; one that holds some of them must
+// hold every one. No other key is allowed.
 Status readLessons(const ObjectReader& r, LessonChoices& l) {
   if (!r.j.is_object()) return makeError(r.what + ": " + r.path + " must be an object, got " + jsonTypeName(r.j));
   std::vector<const char*> keys;
   forEachLessonField(l, [&](const char* key, const auto&) { keys.push_back(key); });
-  for (const char* k : keys) {
-    if (!r.j.contains(k)) return makeError(r.what + ": missing key " + r.path + "/" + k);
-  }
   for (const auto& [key, value] : r.j.items()) {
     if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; })) {
       return makeError(r.what + ": unknown key " + r.path + "/" + key);
     }
   }
-  Status st = Ok{};
-  forEachLessonField(l, [&](const char* key, auto& value) {
-    if (st) st = readLessonField(r, key, value);
+  if (!r.j.contains("batch")) return makeError(r.what + ": missing key " + r.path + "/batch");
+  Status st = readLessonField(r, "batch", l.batch);
+  AllLessons::forEach([&](auto lesson) {
+    using L = decltype(lesson);
+    if (!st) return;
+    std::vector<const char*> own;
+    L::Choices::fields(l.template of<L>(), [&](const char* key, const auto&) { own.push_back(key); });
+    const auto held = std::count_if(own.begin(), own.end(), [&](const char* k) { return r.j.contains(k); });
+    if (held == 0) return;  // written before this lesson existed: its defaults
+    for (const char* k : own) {
+      if (!r.j.contains(k)) {
+        st = makeError(r.what + ": missing key " + r.path + "/" + k);
+        return;
+      }
+    }
+    L::Choices::fields(l.template of<L>(), [&](const char* key, auto& value) {
+      if (st) st = readLessonField(r, key, value);
+    });
   });
   return st;
 }

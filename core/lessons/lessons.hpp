@@ -10,21 +10,26 @@
 
 #include "lessons/cell.hpp"
 #include "lessons/cost.hpp"
+#include "lessons/gqa.hpp"
+#include "lessons/kv_cache.hpp"
 #include "lessons/lesson.hpp"
 #include "lessons/lines.hpp"
 #include "lessons/masks.hpp"
 #include "lessons/mix.hpp"
 #include "lessons/params.hpp"
 #include "lessons/pitfalls.hpp"
+#include "lessons/positions.hpp"
 #include "lessons/quiz.hpp"
 #include "lessons/roles.hpp"
 #include "lessons/split.hpp"
+#include "lessons/windows.hpp"
 
 namespace mhascope {
 
 // Every lesson, in the order of their tabs.
 using AllLessons = LessonList<lessons::Split, lessons::Params, lessons::Mix, lessons::Roles, lessons::Masks,
-                              lessons::Pitfalls, lessons::Cost, lessons::Lines, lessons::Cell, lessons::Quiz>;
+                              lessons::Pitfalls, lessons::Cost, lessons::Lines, lessons::Cell, lessons::Gqa,
+                              lessons::Positions, lessons::Windows, lessons::KvCache, lessons::Quiz>;
 
 // What the lesson tabs let the user choose (0-based indices), every lesson's Choices and the
 // batch item they all show. The app keeps them in range of the shown trace.

@@ -1,0 +1,200 @@
+// Windows — the sliding window with sinks: the kept keys, the weights, memory, the first token's share.
+#include <algorithm>
+#include <cmath>
+
+#include "lessons/common.hpp"
+#include "lessons/windows.hpp"
+
+namespace mhascope {
+
+using namespace lesson_detail;  // NOLINT(google-build-using-namespace): the lessons' shared helpers
+
+std::int64_t visibleScoreCells(std::int64_t T, int window, int sinks, bool causal) {
+  if (T <= 0) return 0;
+  if (window <= 0) return causal ? T * (T + 1) / 2 : T * T;
+  const std::int64_t W = window, S = std::min<std::int64_t>(std::max(sinks, 0), T);
+  std::int64_t cells = 0;
+  for (std::int64_t t = 0; t < T; ++t) {
+    // The window's keys [lo, hi], then the sinks outside it (the causal rule still applies to them).
+    const std::int64_t lo = std::max<std::int64_t>(0, t - W + 1), hi = causal ? t : std::min(T - 1, t + W - 1);
+    cells += hi - lo + 1;
+    cells += std::max<std::int64_t>(0, std::min(S, lo));                 // sinks before the window
+    if (!causal) cells += std::max<std::int64_t>(0, S - (hi + 1));       // sinks after it
+  }
+  return cells;
+}
+
+namespace {
+
+// Mean share of key 0 in head `head` of batch item 0 (all heads when head < 0).
+FirstKeyShare firstKeyShare(const Trace& t, int head) {
+  FirstKeyShare s;
+  const Tensor& a = t.tensor(StageId::Weights);
+  for (int i = 0; i < t.heads; ++i) {
+    if (head >= 0 && i != head) continue;
+    for (int q = 0; q < t.tq; ++q) {
+      if (t.isBlocked(0, q, 0)) continue;
+      int seen = 0;
+      for (int k = 0; k < t.tk; ++k) seen += t.isBlocked(0, q, k) ? 0 : 1;
+      if (seen < 2) continue;  // one key only: its weight is 1 whatever the scores say
+      s.weight += a.data[idx((static_cast<std::int64_t>(i) * t.tq + q) * t.tk)];
+      s.uniform += 1.0 / seen;
+      ++s.queries;
+    }
+  }
+  if (s.queries > 0) {
+    s.weight /= s.queries;
+    s.uniform /= s.queries;
+  }
+  return s;
+}
+
+std::int64_t visibleCells(const Trace& t) {  // batch item 0
+  std::int64_t n = 0;
+  for (int q = 0; q < t.tq; ++q)
+    for (int k = 0; k < t.tk; ++k) n += t.isBlocked(0, q, k) ? 0 : 1;
+  return n;
+}
+
+double meanAbsDiff(const Tensor& a, const Tensor& b) {
+  double sum = 0;
+  for (std::size_t i = 0; i < a.data.size(); ++i) sum += std::abs(static_cast<double>(a.data[i]) - b.data[i]);
+  return a.data.empty() ? 0.0 : sum / static_cast<double>(a.data.size());
+}
+
+// "key 4", "keys 2 .. 4"
+std::string keyRange(int lo, int hi) {
+  return lo == hi ? "key " + std::to_string(lo) : "keys " + std::to_string(lo) + " .. " + std::to_string(hi);
+}
+
+// 1234567 -> "1,234,567"
+std::string formatNumberGrouped(std::int64_t v) {
+  const std::string digits = std::to_string(v);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && digits[i - 1] != '-' && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+std::string percent(double part, double whole) { return num(whole > 0 ? 100.0 * part / whole : 0.0, 3) + " %"; }
+
+}  // namespace
+
+Result<WindowLesson> windowLesson(const Model& model, int window, int sinks, bool causal) {
+  if (window < 1) return makeError("the window W must be at least 1, got " + std::to_string(window));
+  if (sinks < 0) return makeError("the sinks S must be 0 or more, got " + std::to_string(sinks));
+  WindowLesson r;
+  r.window = window;
+  r.sinks = sinks;
+  r.causal = causal;
+  AttentionOptions full = model.options;
+  full.causal = causal;
+  full.window = 0;
+  full.sinks = 0;
+  AttentionOptions win = full, noSinks = full;
+  win.window = noSinks.window = window;
+  win.sinks = sinks;
+  if (auto s = forward(model.inputs, model.weights, full, r.full); !s) return s.error();
+  if (auto s = forward(model.inputs, model.weights, win, r.windowed); !s) return s.error();
+  const Trace& t = r.windowed;
+  r.meanAbsOutputDiff = meanAbsDiff(t.tensor(StageId::Output), r.full.tensor(StageId::Output));
+  r.meanAbsOutputDiffNoSinks = r.meanAbsOutputDiff;
+  if (sinks > 0) {
+    Trace bare;
+    if (auto s = forward(model.inputs, model.weights, noSinks, bare); !s) return s.error();
+    r.meanAbsOutputDiffNoSinks = meanAbsDiff(bare.tensor(StageId::Output), r.full.tensor(StageId::Output));
+  }
+  r.keep = Tensor({t.batch, t.tq, t.tk}, {"B", "T_q", "T_k"});
+  for (int b = 0; b < t.batch; ++b)
+    for (int q = 0; q < t.tq; ++q)
+      for (int k = 0; k < t.tk; ++k) {
+        float v = 0.0f;
+        if (!t.isBlocked(b, q, k)) v = windowHides(noSinks, q, k) ? 0.5f : 1.0f;  // visible only as a sink: 0.5
+        r.keep.data[idx((static_cast<std::int64_t>(b) * t.tq + q) * t.tk + k)] = v;
+      }
+  r.keptCells = visibleCells(t);
+  r.fullCells = visibleCells(r.full);
+  for (std::int64_t T : {static_cast<std::int64_t>(t.tk), std::int64_t{1024}, std::int64_t{8192}, std::int64_t{131072}}) {
+    if (!r.memory.empty() && T <= r.memory.back().tokens) continue;
+    r.memory.push_back({T, visibleScoreCells(T, 0, 0, causal), visibleScoreCells(T, window, sinks, causal),
+                        std::min<std::int64_t>(T, static_cast<std::int64_t>(window) + sinks)});
+  }
+  for (int i = 0; i < t.heads; ++i) r.firstKey.push_back(firstKeyShare(r.full, i));
+  r.firstKeyAll = firstKeyShare(r.full, -1);
+  return r;
+}
+
+std::string windowKeepText(const WindowLesson& r) {
+  const Trace& t = r.windowed;
+  if (t.tq < 1 || t.tk < 1 || t.blocked.empty() || r.memory.empty()) return "";
+  const int q = t.tq - 1;
+  int lo = -1, hi = -1, sinkCount = 0, sinkLast = -1, unwindowed = 0;
+  for (int k = 0; k < t.tk; ++k) {
+    if (!r.full.isBlocked(0, q, k)) ++unwindowed;
+    const float v = r.keep.data[idx(static_cast<std::int64_t>(q) * t.tk + k)];
+    if (v == 1.0f) {
+      if (lo < 0) lo = k;
+      hi = k;
+    } else if (v == 0.5f) {
+      ++sinkCount;
+      sinkLast = k;
+    }
+  }
+  std::string s = "Query " + std::to_string(q) + " keeps ";
+  if (lo >= 0) s += keyRange(lo, hi) + " (its window, W = " + std::to_string(r.window) + ")";
+  if (sinkCount > 0) s += std::string(lo >= 0 ? " and " : "") + keyRange(0, sinkLast) + (sinkCount == 1 ? " (a sink)" : " (sinks)");
+  if (lo < 0 && sinkCount == 0) s += "no key";
+  const int kept = (lo >= 0 ? hi - lo + 1 : 0) + sinkCount;
+  s += ": " + std::to_string(kept) + " of the " + std::to_string(unwindowed) + " keys it sees without the window. ";
+  s += "Per head, " + formatNumberGrouped(r.keptCells) + " of " + formatNumberGrouped(r.fullCells) +
+       " score cells remain here (" + percent(static_cast<double>(r.keptCells), static_cast<double>(r.fullCells)) + ")";
+  const WindowMemoryRow& last = r.memory.back();
+  if (last.tokens > t.tk) {
+    s += "; at T = " + formatNumberGrouped(last.tokens) + " " + formatNumberGrouped(last.windowCells) + " of " +
+         formatNumberGrouped(last.fullCells) + " (" +
+         percent(static_cast<double>(last.windowCells), static_cast<double>(last.fullCells)) +
+         "): they grow as T·(W + S), not T².";
+  } else {
+    s += ".";
+  }
+  return s;
+}
+
+std::string firstKeyText(const WindowLesson& r, int head) {
+  if (head < 0 || head >= static_cast<int>(r.firstKey.size())) return "";
+  const FirstKeyShare& h = r.firstKey[static_cast<std::size_t>(head)];
+  const FirstKeyShare& all = r.firstKeyAll;
+  if (h.queries == 0 || all.queries == 0) return "No query here sees the first key and another one: nothing to measure.";
+  std::string s = "Without the window, the first key takes on average " + num(h.weight, 3) + " of a query's weight in head " +
+                  std::to_string(head) + " (a uniform share would be " + num(h.uniform, 3) + ", " + num(h.ratio(), 3) +
+                  "x that), " + num(all.weight, 3) + " over every head (" + num(all.ratio(), 3) + "x a uniform share). ";
+  if (all.ratio() >= 2.0) {
+    s += "That is a sink: these heads park their spare weight on the first token, and a window that dropped it would move "
+         "that weight onto the remaining keys.";
+  } else {
+    s += "That is no sink: these weights spread roughly evenly, as random weights do, so dropping the first token "
+         "changes little here.";
+  }
+  return s;
+}
+
+const char* windowLessonIntro() {
+  return "A sliding window lets each query see only its last W keys: query t sees keys j with t - W < j <= t under the "
+         "causal mask, |t - j| < W without it. Sinks are the first S keys, kept visible to every query however far "
+         "back they are (the causal rule still applies). The scores kept per head then grow as T·(W + S) instead of "
+         "T², and a decoder's cache holds W + S keys instead of all T (Mistral 7B: W = 4096).";
+}
+
+const char* streamingLlmText() {
+  return "StreamingLLM keeps the first S tokens (4 in the paper) plus the last W in the cache and evicts the rest. "
+         "Why the first ones: trained language models give them a large share of the weight whatever they say (the "
+         "softmax must put its weight somewhere, and the first tokens, seen by every query, become the dump). Evict "
+         "them and that weight lands on the other keys: the outputs shift and perplexity blows up; keep them and a "
+         "window runs on for millions of tokens. Random weights show no sink, as the numbers below say; a trained "
+         "model does: train one in the Train mode, open a layer in the pipeline (Open in pipeline) and this tab "
+         "measures the first token's share on it.";
+}
+
+}  // namespace mhascope

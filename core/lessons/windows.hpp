@@ -1,0 +1,99 @@
+// Lesson "Windows" — the sliding window and the attention sinks: which keys a query keeps, what the
+// heads' weights become, the score cells (memory) kept as T grows, and how much weight the first
+// token takes on the current configuration (the sink a trained model shows, random weights do not).
+// Reruns the pipeline.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attention/trace.hpp"
+#include "lessons/lesson.hpp"
+
+namespace mhascope {
+
+// Score cells one head keeps for T queries over T keys (self-attention), with window W (0: none)
+// and S sinks, causal or not: what it computes and holds, O(T·(W + S)) instead of O(T²).
+std::int64_t visibleScoreCells(std::int64_t T, int window, int sinks, bool causal);
+
+struct WindowMemoryRow {
+  std::int64_t tokens = 0;        // T
+  std::int64_t fullCells = 0;     // per head without a window: T(T+1)/2 causal, T² otherwise
+  std::int64_t windowCells = 0;   // per head with the window and sinks
+  std::int64_t cachedKeys = 0;    // keys a streaming decoder keeps in its cache: min(T, W + S)
+};
+
+// How much of each query's weight key 0 takes (in one head, or averaged over every head), against
+// the share it would get if the query spread its weight evenly over the keys it sees. Over the
+// queries that see key 0 and at least one other key (query 0 alone, under a causal mask, has no
+// choice).
+struct FirstKeyShare {
+  double weight = 0;   // mean of A[t, 0]
+  double uniform = 0;  // mean of 1 / (keys query t sees)
+  int queries = 0;     // how many queries the means cover
+  double ratio() const { return uniform > 0 ? weight / uniform : 0.0; }
+};
+
+struct WindowLesson {
+  int window = 1, sinks = 0;
+  bool causal = true;
+  Trace full;      // the configuration with the chosen mask and no window
+  Trace windowed;  // the same with window W and S sinks
+  // (B, T_q, T_k): 1 = inside the window, 0.5 = outside it but kept as a sink, 0 = hidden (by the
+  // window or any other rule: causal, padding).
+  Tensor keep;
+  std::int64_t keptCells = 0, fullCells = 0;  // per head, batch item 0: visible cells with / without the window
+  std::vector<WindowMemoryRow> memory;        // this T, then longer sequences
+  std::vector<FirstKeyShare> firstKey;        // per head, batch item 0, without the window
+  FirstKeyShare firstKeyAll;                  // every head together
+  double meanAbsOutputDiff = 0;               // windowed vs full outputs, over (B, T_q, d_model)
+  double meanAbsOutputDiffNoSinks = 0;        // the same window with no sinks (= the first when S = 0)
+};
+Result<WindowLesson> windowLesson(const Model& model, int window, int sinks, bool causal);
+// What the window keeps, in words from the result: query T_q - 1's visible keys (window and sinks),
+// the cells kept at this T and at the longest T of the table.
+std::string windowKeepText(const WindowLesson& r);
+// How much weight the first token takes here against a uniform share, and whether that is a sink.
+std::string firstKeyText(const WindowLesson& r, int head);
+// The lesson's opening, and what StreamingLLM keeps and why.
+const char* windowLessonIntro();
+const char* streamingLlmText();
+
+namespace lessons {
+
+struct Windows {
+  static constexpr const char* kId = "windows";
+  static constexpr const char* kTitle = "Windows";
+  static constexpr LessonCost kCost = LessonCost::Rerun;
+  struct Choices {
+    int window = 3;  // W >= 1
+    int sinks = 1;   // S >= 0
+    int causal = 1;  // 1: under the causal mask, 0: none (|t - j| < W)
+    template <class C, class F>
+    static void fields(C& c, F&& f) {
+      f("window_size", c.window);
+      f("window_sinks", c.sinks);
+      f("window_causal", c.causal);
+    }
+    void keepInRange(const Trace& t) {
+      window = std::clamp(window, 1, std::max(1, t.tk));
+      sinks = std::clamp(sinks, 0, std::max(0, t.tk));
+      causal = causal ? 1 : 0;
+    }
+    // What the result depends on, below 2^25: W and S below 4096 (a rerun lesson's trace, at most
+    // 64 MiB, holds far fewer tokens).
+    int variant() const { return ((window & 0xfff) << 13) | ((sinks & 0xfff) << 1) | (causal ? 1 : 0); }
+    bool operator==(const Choices&) const = default;
+  };
+  using Result = WindowLesson;
+  static mhascope::Result<Result> compute(const Model& model, const Choices& c) {
+    return windowLesson(model, c.window, c.sinks, c.causal != 0);
+  }
+  template <class Ui>
+  static void drawTab(Ui& ui, const LessonOutcome<Result>& shown, Choices& choices);
+};
+
+}  // namespace lessons
+}  // namespace mhascope
