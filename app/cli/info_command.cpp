@@ -40,7 +40,8 @@ int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
                 axesToString(st.tensor.axes).c_str(), info.formula);
   }
   const std::int64_t d = t->dModel, h = t->heads, dk = t->dk;
-  const ParameterTable pt = parameterTable(d, h).value();  // the trace's sizes passed validateSizes
+  const std::int64_t n = t->kvHeads > 0 ? t->kvHeads : h;
+  const ParameterTable pt = parameterTable(d, h, n).value();  // the trace's sizes passed validateSizes
   std::printf("\nParameters (d_model = %lld, h = %lld, d_k = %lld)\n", static_cast<long long>(d),
               static_cast<long long>(h), static_cast<long long>(dk));
   std::printf("  %-52s %s\n", "one head's W_Q[i] (d_model x d_k)", withThousands(pt.oneHeadProjection).c_str());
@@ -51,7 +52,6 @@ int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
   std::printf("  %-52s %s\n", "biases (4*d_model)", withThousands(pt.biases).c_str());
   std::printf("  %-52s %s\n", "total without bias (4*d_model^2)", withThousands(pt.totalWithoutBias).c_str());
   std::printf("  %-52s %s\n", "total with bias (4*d_model^2 + 4*d_model)", withThousands(pt.totalWithBias).c_str());
-  const std::int64_t n = t->kvHeads > 0 ? t->kvHeads : h;
   std::printf("\nAttention variant\n");
   std::printf("  %-30s %lld%s\n", "kv heads N", static_cast<long long>(n),
               n == h ? " (= h: multi-head attention)" : n == 1 ? " (multi-query: every query head reads one K/V head)"
@@ -59,10 +59,10 @@ int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
   if (n != h) {
     // The table above is multi-head attention's; N K/V heads shrink W_k and W_v (and b_k, b_v).
     std::printf("  %-30s %s (W_k, W_v are d_model x N*d_k = %lld x %lld)\n", "parameters of W_k + W_v",
-                withThousands(2 * d * n * dk).c_str(), static_cast<long long>(d), static_cast<long long>(n * dk));
+                withThousands(2 * pt.kvProjection).c_str(), static_cast<long long>(d), static_cast<long long>(n * dk));
     std::printf("  %-30s %s without bias, %s with bias (2*d_model^2 + 2*d_model*N*d_k (+ 2*d_model + 2*N*d_k))\n",
-                "total with N K/V heads", withThousands(2 * d * d + 2 * d * n * dk).c_str(),
-                withThousands(2 * d * d + 2 * d * n * dk + 2 * d + 2 * n * dk).c_str());
+                "total with N K/V heads", withThousands(pt.totalWithoutBiasKv).c_str(),
+                withThousands(pt.totalWithBiasKv).c_str());
   }
   std::printf("  %-30s %s\n", "positions", positionsName(r->config).c_str());
   if (t->positions == AttnPositions::Rope) {

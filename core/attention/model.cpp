@@ -77,8 +77,13 @@ ParamCount countParams(std::int64_t dModel) {
   return {4 * dModel * dModel, 4 * dModel * dModel + 4 * dModel};
 }
 
-Result<ParameterTable> parameterTable(std::int64_t dModel, std::int64_t heads) {
+Result<ParameterTable> parameterTable(std::int64_t dModel, std::int64_t heads, std::int64_t kvHeads) {
   if (auto s = validateSizes(1, 1, 1, dModel, heads, std::numeric_limits<std::uint64_t>::max()); !s) return s.error();
+  AttentionOptions variant;  // the engine's rule and wording for N
+  variant.heads = static_cast<int>(heads);
+  variant.kvHeads = static_cast<int>(kvHeads);
+  if (auto s = validateVariants(dModel, variant); !s) return s.error();
+  const std::int64_t n = kvHeadsOf(variant);
   ParameterTable p;
   p.dModel = dModel;
   p.heads = heads;
@@ -92,6 +97,10 @@ Result<ParameterTable> parameterTable(std::int64_t dModel, std::int64_t heads) {
   const ParamCount c = countParams(dModel);
   p.totalWithoutBias = c.withoutBias;
   p.totalWithBias = c.withBias;
+  p.kvHeads = n;
+  p.kvProjection = dModel * n * p.dk;
+  p.totalWithoutBiasKv = 2 * dModel * dModel + 2 * p.kvProjection;
+  p.totalWithBiasKv = p.totalWithoutBiasKv + 2 * dModel + 2 * n * p.dk;
   return p;
 }
 

@@ -130,8 +130,15 @@ struct ParameterTable {
   std::int64_t biases = 0;             // 4 * d_model (b_q, b_k, b_v, b_o)
   std::int64_t totalWithoutBias = 0;   // 4 * d_model^2
   std::int64_t totalWithBias = 0;      // 4 * d_model^2 + 4 * d_model
+  // With N K/V heads (grouped-query attention) W_k and W_v are (N*d_k, d_model) and b_k, b_v have
+  // N*d_k entries; W_q and W_o keep d_model^2. N = h gives the totals above.
+  std::int64_t kvHeads = 0;                // N
+  std::int64_t kvProjection = 0;           // W_k or W_v: d_model * N * d_k
+  std::int64_t totalWithoutBiasKv = 0;     // 2 * d_model^2 + 2 * d_model * N * d_k
+  std::int64_t totalWithBiasKv = 0;        // + 2 * d_model + 2 * N * d_k
 };
-// Errors like validateSizes (d_model >= 1, 1 <= h <= d_model, d_model % h == 0).
-Result<ParameterTable> parameterTable(std::int64_t dModel, std::int64_t heads);
+// Errors like validateSizes (d_model >= 1, 1 <= h <= d_model, d_model % h == 0) and, for N, 1 <= N
+// dividing h. kvHeads 0 means N = h.
+Result<ParameterTable> parameterTable(std::int64_t dModel, std::int64_t heads, std::int64_t kvHeads = 0);
 
 }  // namespace mhascope

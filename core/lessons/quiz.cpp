@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "attention/engine.hpp"
 #include "lessons/common.hpp"
 #include "lessons/quiz.hpp"
 #include "lessons/split.hpp"
@@ -18,6 +19,8 @@ namespace {
 // weight is this far above the even share 1 / (allowed keys).
 constexpr float kQuizWeightGap = 0.02f;
 constexpr float kQuizEvenMargin = 0.05f;
+// The RoPE question measures the shift on at most this many queries and keys.
+constexpr std::int64_t kQuizRopeTokens = 64;
 
 // A choice's text and what it means: two choices that mean the same (the same set of columns, the
 // same shape up to size-1 axes, the same number) are the same answer, whatever their wording.
@@ -101,27 +104,28 @@ std::string ordinal(std::int64_t n) {
   return std::to_string(n) + suffix;
 }
 
-// The quiz's questions in five groups, each a member function reading the live sizes; add()
+// The quiz's questions in six groups, each a member function reading the live sizes; add()
 // numbers every question made (the number rotates where the correct answer sits) and keeps it
 // only when a wrong answer is left (with every size 1 some shapes all read (1, 1, 1)).
 class QuizBuilder {
  public:
   QuizBuilder(const Trace& trace, const MhaWeights& weights)
       : t(trace), w(weights), B(t.batch), Tq(t.tq), Tk(t.tk), d(t.dModel), h(t.heads), dk(t.dk),
-        D(std::to_string(d)), H(std::to_string(h)), DK(std::to_string(dk)) {}
+        N(t.kvHeads > 0 ? t.kvHeads : t.heads), D(std::to_string(d)), H(std::to_string(h)), DK(std::to_string(dk)) {}
   std::vector<QuizQuestion> build() {
     sizeQuestions();
     whyQuestions();
     maskQuestions();
     headQuestions();
     costQuestions();
+    todaysQuestions();
     return std::move(questions);
   }
 
  private:
   const Trace& t;
   const MhaWeights& w;
-  const std::int64_t B, Tq, Tk, d, h, dk;
+  const std::int64_t B, Tq, Tk, d, h, dk, N;  // N: K/V heads (h for multi-head attention)
   const std::string D, H, DK;
   std::vector<QuizQuestion> questions;
   int n = 0;
@@ -188,15 +192,29 @@ class QuizBuilder {
         "heads, shape (B, T_q, T_k) = (" + std::to_string(B) + ", " + std::to_string(Tq) + ", " + std::to_string(Tk) +
         "); pass average_attn_weights=False to get the per-head tensor.");
 
-    const ParameterTable pt = parameterTable(d, h).value();  // a computed trace has valid sizes
-    const std::int64_t params = w.hasBias ? pt.totalWithBias : pt.totalWithoutBias;
-    add(
-        std::string("How many learned numbers does this attention layer hold (biases ") + (w.hasBias ? "on" : "off") + ")?",
-        numberChoice(params),
-        numericDistractors(params, {pt.totalWithoutBias * h, pt.qkvReal, w.hasBias ? pt.totalWithoutBias : pt.totalWithBias}),
-        "W_q, W_k, W_v and W_o are (d_model, d_model) each: 4 * " + D + "^2 = " + std::to_string(pt.totalWithoutBias) +
-            (w.hasBias ? ", plus 4 bias vectors of d_model = " + std::to_string(pt.biases) : std::string()) +
-            ". The number of heads does not appear in it.");
+    const ParameterTable pt = parameterTable(d, h, N).value();  // a computed trace has valid sizes
+    if (N == h) {
+      const std::int64_t params = w.hasBias ? pt.totalWithBias : pt.totalWithoutBias;
+      add(
+          std::string("How many learned numbers does this attention layer hold (biases ") + (w.hasBias ? "on" : "off") + ")?",
+          numberChoice(params),
+          numericDistractors(params, {pt.totalWithoutBias * h, pt.qkvReal, w.hasBias ? pt.totalWithoutBias : pt.totalWithBias}),
+          "W_q, W_k, W_v and W_o are (d_model, d_model) each: 4 * " + D + "^2 = " + std::to_string(pt.totalWithoutBias) +
+              (w.hasBias ? ", plus 4 bias vectors of d_model = " + std::to_string(pt.biases) : std::string()) +
+              ". The number of heads does not appear in it.");
+    } else {
+      const std::int64_t params = w.hasBias ? pt.totalWithBiasKv : pt.totalWithoutBiasKv;
+      const std::int64_t mha = w.hasBias ? pt.totalWithBias : pt.totalWithoutBias;
+      add(
+          std::string("How many learned numbers does this attention layer hold (biases ") + (w.hasBias ? "on" : "off") +
+              ", h = " + H + " query heads, N = " + std::to_string(N) + " K/V heads)?",
+          numberChoice(params), numericDistractors(params, {mha, pt.totalWithoutBiasKv * h / N, pt.qkvReal}),
+          "W_q and W_o stay (d_model, d_model); W_k and W_v only have to make N * d_k = " + std::to_string(N * dk) +
+              " features, so each is (N*d_k, d_model): 2 * " + D + "^2 + 2 * " + D + " * " + std::to_string(N * dk) +
+              " = " + std::to_string(pt.totalWithoutBiasKv) +
+              (w.hasBias ? ", plus biases 2 * " + D + " + 2 * " + std::to_string(N * dk) : std::string()) +
+              ". Multi-head attention with the same sizes would hold " + std::to_string(mha) + ".");
+    }
 
     {
       // Another valid head count for the same d_model: double, else halve, else any other divisor.
@@ -395,6 +413,85 @@ class QuizBuilder {
           "transformer block the 4x MLP adds 16*B*T*d_model^2 FLOPs, so attention dominates the block only once "
           "T > 6*d_model = " + num(c.blockCrossoverTokens, 12) + ". Short sequences are dominated by the "
           "projections; the T^2 term wins only for long ones.");
+    }
+  }
+
+  // Attention as today's models run it: the KV cache's bytes, which K/V head a query head reads
+  // under grouped-query attention, and RoPE's relative positions, measured on this trace.
+  void todaysQuestions() {
+    {
+      // The KV cache of this one layer, in 16-bit numbers: K and V, N heads of d_k each.
+      const std::int64_t bytes = 2 * N * dk * 2;
+      add("While generating, a model keeps every past token's K and V (the KV cache). With N = " + std::to_string(N) +
+              " K/V head" + (N == 1 ? "" : "s") + " of d_k = " + DK +
+              " in 16-bit numbers, how many bytes does THIS one layer's cache grow by per token?",
+          numberChoice(bytes),
+          numericDistractors(bytes, {N * dk * 2, N < h ? 2 * h * dk * 2 : bytes * Tk, 2 * N * dk * 4}),
+          "2 (K and V) * N * d_k * 2 bytes = 2 * " + std::to_string(N) + " * " + DK + " * 2 = " +
+              std::to_string(bytes) + ". A whole model multiplies it by its layers: Llama-3-8B (32 layers, N = 8, "
+              "d_k = 128) needs 2 * 32 * 8 * 128 * 2 = 131072 bytes = 128 KiB per token. Only N counts, not h: that "
+              "is why grouped-query (N < h) and multi-query (N = 1) attention exist. Queries are not cached: each "
+              "new token's query is used once.");
+    }
+
+    if (h >= 2) {
+      // Grouped-query attention with this trace's N, or (multi-head here) with N = h / 2 or 1.
+      const std::int64_t n = N < h ? N : (h % 2 == 0 ? h / 2 : 1);
+      const std::int64_t group = h / n;
+      const std::int64_t i = h - 1 - (group > 1 ? group / 2 : 0);  // a query head inside a group, not its first
+      const std::int64_t g = i / group;
+      std::vector<Choice> others{Choice("K/V head " + std::to_string(i % n)), Choice("K/V head " + std::to_string(i)),
+                                 Choice("All " + std::to_string(n) + " K/V heads, averaged")};
+      if (g + 1 < n) others.emplace_back("K/V head " + std::to_string(g + 1));
+      if (g > 0) others.emplace_back("K/V head " + std::to_string(g - 1));
+      add(std::string(N < h ? "This layer uses" : "Suppose this layer used") + " grouped-query attention: h = " + H +
+              " query heads share N = " + std::to_string(n) + " K/V heads. Which K/V head does query head " +
+              std::to_string(i) + " read?",
+          Choice("K/V head " + std::to_string(g)), others,
+          "Query heads come in h / N = " + std::to_string(group) + " groups of consecutive heads: query head i reads "
+              "K/V head floor(i / (h/N)) = floor(" + std::to_string(i) + " / " + std::to_string(group) + ") = " +
+              std::to_string(g) + " (PyTorch: K.repeat_interleave(h // N, dim=1)). The query heads of a group "
+              "still attend differently, because each has its own rows of W_q.");
+    }
+
+    if (dk % 2 == 0 && Tq >= 2 && Tk >= 2 && stageRecorded(t, StageId::QHeads) && stageRecorded(t, StageId::KHeads)) {
+      // Measured here: head 0's first queries and K/V head 0's first keys (batch item 0; at most
+      // kQuizRopeTokens of each, so a long trace's quiz stays instant), turned by RoPE at positions
+      // 0, 1, ... and again at Δ, Δ+1, ...; the largest change of any score.
+      const std::int64_t delta = 7, nq = std::min<std::int64_t>(Tq, kQuizRopeTokens),
+                         nk = std::min<std::int64_t>(Tk, kQuizRopeTokens);
+      const float* q0 = t.tensor(StageId::QHeads).ptr();
+      const float* k0 = t.tensor(StageId::KHeads).ptr();
+      auto scores = [&](std::int64_t first) {
+        std::vector<float> q(q0, q0 + nq * dk), k(k0, k0 + nk * dk);
+        rotatePositions(q.data(), nq, dk, first, t.ropeBase, t.ropeStyle);
+        rotatePositions(k.data(), nk, dk, first, t.ropeBase, t.ropeStyle);
+        std::vector<double> s(static_cast<std::size_t>(nq * nk));
+        for (std::int64_t a = 0; a < nq; ++a)
+          for (std::int64_t b = 0; b < nk; ++b) {
+            double dot = 0;
+            for (std::int64_t f = 0; f < dk; ++f) dot += double(q[idx(a * dk + f)]) * double(k[idx(b * dk + f)]);
+            s[idx(a * nk + b)] = dot;
+          }
+        return s;
+      };
+      const std::vector<double> s0 = scores(0), s1 = scores(delta);
+      double diff = 0, top = 0;
+      for (std::size_t c = 0; c < s0.size(); ++c) {
+        diff = std::max(diff, std::abs(s0[c] - s1[c]));
+        top = std::max(top, std::abs(s0[c]));
+      }
+      add("RoPE turns q and k by angles set by their positions. Shift every position by " + std::to_string(delta) +
+              " (the same sentence, later in a document): what happens to head 0's scores q_t . k_j?",
+          "Nothing: they depend only on t - j, the distance between the two tokens",
+          {"Every score grows, because the angles grow with the position",
+           "They are multiplied by cos(" + std::to_string(delta) + " * theta)",
+           "Only the first " + std::to_string(delta) + " keys change"},
+          "Turning q by angle t*theta and k by j*theta leaves q . k depending on (t - j)*theta alone. Measured on "
+              "this trace (head 0, batch item 0, base " + num(t.ropeBase) + "): the largest |change| over " +
+              std::to_string(nq * nk) + " scores is " + num(diff, 2) + " against scores up to " + num(top, 3) +
+              " -- float rounding. Sinusoidal codes are added to the inputs instead, so their scores mix absolute "
+              "positions in and do change when everything shifts.");
     }
   }
 };

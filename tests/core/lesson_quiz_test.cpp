@@ -130,6 +130,44 @@ double rowSumValue(const std::string& c) {
   return std::stod(eq == std::string::npos ? c : c.substr(eq + 2));
 }
 
+// Today's attention: the KV cache's bytes and the K/V head a query head reads are this trace's
+// numbers, and RoPE's shift changes no score beyond float rounding (measured, in the explanation).
+TEST(LessonQuiz, TodaysAttentionQuestionsUseTheLiveSizes) {
+  ModelConfig cfg = sized(16, 4);  // d_k = 4
+  cfg.kvHeads = 2;
+  cfg.attnPositions = AttnPositions::Rope;
+  const Model m = buildOrDie(cfg);
+  const Trace t = traceOf(m);
+  const auto quiz = makeQuiz(t, m.weights);
+  const QuizQuestion* kv = findQuestion(quiz, "While generating, a model keeps");
+  ASSERT_NE(kv, nullptr);
+  EXPECT_EQ(answerOf(*kv), std::to_string(2 * 2 * 4 * 2));  // K and V, N = 2, d_k = 4, 2 bytes
+  EXPECT_NE(kv->explanation.find("131072 bytes = 128 KiB"), std::string::npos);
+  const QuizQuestion* group = findQuestion(quiz, "This layer uses grouped-query attention: h = 4 query heads share N = 2");
+  ASSERT_NE(group, nullptr);
+  const auto qh = numbersIn(group->question.substr(group->question.find("query head ")));
+  ASSERT_FALSE(qh.empty());
+  EXPECT_EQ(answerOf(*group), "K/V head " + std::to_string(qh[0] / 2));  // h / N = 2 query heads per K/V head
+  // Under GQA the parameter count has W_k, W_v of (N*d_k, d_model) = (8, 16).
+  EXPECT_EQ(answerOf(*findQuestion(quiz, "How many learned numbers")),
+            std::to_string(2 * 256 + 2 * 16 * 8 + 2 * 16 + 2 * 8));
+  const QuizQuestion* rope = findQuestion(quiz, "RoPE turns q and k");
+  ASSERT_NE(rope, nullptr);
+  EXPECT_EQ(answerOf(*rope).rfind("Nothing", 0), 0u);
+  const auto at = rope->explanation.find("largest |change| over ");
+  ASSERT_NE(at, std::string::npos);
+  const std::string rest = rope->explanation.substr(at);
+  const double change = std::stod(rest.substr(rest.find(" is ") + 4));
+  EXPECT_LT(change, 1e-4) << rest;
+
+  // Multi-head attention asks the grouping question as a supposition, with N = h / 2.
+  const Model mha = buildOrDie(sized(16, 4));
+  const auto plain = makeQuiz(traceOf(mha), mha.weights);
+  EXPECT_NE(findQuestion(plain, "Suppose this layer used grouped-query attention: h = 4 query heads share N = 2"),
+            nullptr);
+  EXPECT_EQ(answerOf(*findQuestion(plain, "While generating")), std::to_string(2 * 4 * 4 * 2));
+}
+
 // For every d_model and h tested (h = 1 and h = d_model included), sentence lengths 1, 2 and 7,
 // masks on and off: no distractor is also a right answer for that configuration.
 TEST(LessonQuiz, NoDistractorIsAlsoTrue) {

@@ -99,6 +99,36 @@ TEST(LessonParameterTable, FormulasAndEngineWeightsAgree) {
   EXPECT_EQ(w.bq.size() + w.bk.size() + w.bv.size() + w.bo.size(), q->biases);
 }
 
+TEST(LessonParameterTable, GroupedKvHeadsShrinkOnlyWkAndWv) {
+  // Llama-3-8B's attention: d_model 4096, 32 query heads, 8 K/V heads, d_k 128.
+  auto p = parameterTable(4096, 32, 8);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->kvHeads, 8);
+  EXPECT_EQ(p->kvProjection, 4096LL * 8 * 128);
+  EXPECT_EQ(p->totalWithoutBiasKv, 2LL * 4096 * 4096 + 2LL * 4096 * 1024);
+  EXPECT_EQ(p->totalWithBiasKv, p->totalWithoutBiasKv + 2 * 4096 + 2 * 1024);
+  // N = h (and N = 0, "as h") is multi-head attention: the same totals as without N.
+  for (std::int64_t n : {0, 32}) {
+    auto m = parameterTable(4096, 32, n);
+    ASSERT_TRUE(m.ok());
+    EXPECT_EQ(m->totalWithoutBiasKv, m->totalWithoutBias);
+    EXPECT_EQ(m->totalWithBiasKv, m->totalWithBias);
+  }
+  // The engine's grouped weights hold exactly that many numbers.
+  const MhaWeights w = initWeights(12, true, 1, /*kvWidth = N·d_k*/ 6);
+  auto q = parameterTable(12, 2, 1);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(w.wq.size() + w.wk.size() + w.wv.size() + w.wo.size(), q->totalWithoutBiasKv);
+  EXPECT_EQ(w.wq.size() + w.wk.size() + w.wv.size() + w.wo.size() + w.bq.size() + w.bk.size() + w.bv.size() +
+                w.bo.size(),
+            q->totalWithBiasKv);
+  // N must divide h: the engine's own message, naming N, h and the valid choices.
+  auto bad = parameterTable(12, 4, 3);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("kv heads (N = 3) must divide heads (h = 4)"), std::string::npos);
+  EXPECT_NE(bad.error().message.find("valid N: 1, 2 or 4"), std::string::npos);
+}
+
 TEST(LessonParameterTable, BadSizesAreClearErrors) {
   auto a = parameterTable(10, 4);
   ASSERT_FALSE(a.ok());
