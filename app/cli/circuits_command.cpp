@@ -17,6 +17,8 @@
 #include "model_options.hpp"  // nonEmptyPath, decimalInteger
 #include "train/checkpoint.hpp"
 #include "train/circuits.hpp"
+#include "train/layer_model.hpp"
+#include "train/rollout.hpp"
 #include "util/format.hpp"
 #include "util/memory_budget.hpp"
 
@@ -38,8 +40,6 @@ std::string headTag(int layer, int head) {
   s += std::to_string(head);
   return s;
 }
-
-std::string headName(int layer, int head) { return "layer " + std::to_string(layer) + " head " + std::to_string(head); }
 
 // What an earlier export holds: the per-head matrices (.npy and .png), the score tables and the
 // composition pictures.
@@ -87,19 +87,45 @@ Status checkExportDir(const std::string& dir) {
   return Ok{};
 }
 
-// The strongest of a pair's three scores: which side of the later head reads the earlier one.
-struct Read {
-  const Composition* pair;
-  char kind;  // 'Q', 'K', 'V'
-  double score;
-};
-Read strongest(const Composition& c) {
-  Read r{&c, 'K', c.k};
-  if (c.q > r.score) r = {&c, 'Q', c.q};
-  if (c.v > r.score) r = {&c, 'V', c.v};
-  return r;
-}
 const char* throughWhat(char kind) { return kind == 'Q' ? "its queries" : kind == 'K' ? "its keys" : "its values"; }
+
+// The attention rollout of the task's probe sequence (item 0): the last layer's T x T and the tokens;
+// or why there is none (a text task without --text, a forward over the budget).
+struct RolloutOut {
+  std::vector<std::string> tokens;
+  std::vector<RowMatrix> rolled;  // per layer
+  RowMatrix rawLast;              // the last layer's weights, mean over heads
+  std::string why;                // "" when rolled is filled
+};
+
+RolloutOut probeRollout(const Checkpoint& ck, const std::string& text, std::uint64_t budget) {
+  RolloutOut out;
+  auto probe = checkpointProbe(ck, 1, text);
+  if (!probe) {
+    out.why = probe.error().message;
+    return out;
+  }
+  auto snap = sequenceSnapshot(ck.params, probe->batch, budget);
+  if (!snap) {
+    out.why = snap.error().message;
+    return out;
+  }
+  out.tokens = probe->labels.front();
+  out.rolled = attentionRollout(*snap);
+  out.rawLast = meanHeadWeights(*snap, snap->layers - 1);
+  return out;
+}
+
+void printRollout(const RolloutOut& r) {
+  if (!r.why.empty()) {
+    std::printf("\nAttention rollout: not computed: %s\n", r.why.c_str());
+    return;
+  }
+  std::string seq;
+  for (const std::string& t : r.tokens) seq += (seq.empty() ? "" : " ") + t;
+  std::printf("\nAttention rollout on the task's probe sequence (T = %zu: %s)\n  %s\n", r.tokens.size(), seq.c_str(),
+              rolloutText(r.rolled, r.rawLast, r.tokens, static_cast<int>(r.tokens.size()) - 1).c_str());
+}
 
 void printReport(const Checkpoint& ck, const Circuits& c) {
   std::printf("mhascope circuits: %s (%s task, step %lld): %d layer%s x %d head%s, d_model %d, d_k %d, vocab %d\n",
@@ -124,9 +150,7 @@ void printReport(const Checkpoint& ck, const Circuits& c) {
   std::printf("\nCopying score (OV's eigenvalues in token space: sum / sum of moduli; 1 = raises the attended token)\n");
   for (const HeadCircuit& h : c.perHead) std::printf("  %-16s %7.3f\n", headName(h.layer, h.head).c_str(), h.copying);
   if (c.pairs.empty()) return;
-  std::vector<Read> reads;
-  for (const Composition& p : c.pairs) reads.push_back(strongest(p));
-  std::stable_sort(reads.begin(), reads.end(), [](const Read& x, const Read& y) { return x.score > y.score; });
+  const std::vector<Read> reads = readsByStrength(c);
   std::printf("\nStrongest reads\n");
   for (std::size_t i = 0; i < reads.size() && i < 3; ++i) {
     const Read& r = reads[i];
@@ -136,7 +160,7 @@ void printReport(const Checkpoint& ck, const Circuits& c) {
   }
 }
 
-nlohmann::json circuitsJson(const Circuits& c) {
+nlohmann::json circuitsJson(const Circuits& c, const RolloutOut& r) {
   nlohmann::json pairs = nlohmann::json::array();
   for (const Composition& p : c.pairs) {
     pairs.push_back({{"from", {p.fromLayer, p.fromHead}}, {"to", {p.toLayer, p.toHead}}, {"q", p.q}, {"k", p.k}, {"v", p.v}});
@@ -147,7 +171,14 @@ nlohmann::json circuitsJson(const Circuits& c) {
     for (int h = 0; h < c.heads; ++h) row.push_back(c.at(l, h).copying);
     copying.push_back(row);
   }
-  return {{"pairs", pairs}, {"copying", copying}, {"baseline", c.baseline}};
+  nlohmann::json rollout = nullptr;  // null: no probe sequence (a text task without --text)
+  if (r.why.empty() && !r.rolled.empty()) {
+    nlohmann::json rows = nlohmann::json::array();
+    const RowMatrix& m = r.rolled.back();
+    for (Eigen::Index i = 0; i < m.rows(); ++i) rows.push_back(std::vector<float>(m.row(i).begin(), m.row(i).end()));
+    rollout = {{"tokens", r.tokens}, {"matrix", rows}};
+  }
+  return {{"pairs", pairs}, {"copying", copying}, {"baseline", c.baseline}, {"rollout", rollout}};
 }
 
 Tensor toTensor(const float* data, std::int64_t rows, std::int64_t cols) {
@@ -295,6 +326,8 @@ CLI::App* addCircuitsCommand(CLI::App& app, CircuitsArgs& a) {
                                              "and composition.npy / copying.npy, into this folder")
       ->check(nonEmptyPath());
   c->add_flag("--force", a.force, "replace an existing --json file");
+  c->add_option("--text", a.text, "the rollout's input for a checkpoint of the text task (which does not store its "
+                                  "text); the other tasks use their probe sequence");
   c->add_option("--memory-budget", a.memoryBudgetMib, "refuse a checkpoint whose reading would pass this many MiB "
                                                       "(default: half of the available memory)")
       ->transform(decimalInteger(1, 1ull << 30));
@@ -311,15 +344,18 @@ int cmdCircuits(const CircuitsArgs& a) {
   const std::uint64_t budget = a.memoryBudgetMib ? *a.memoryBudgetMib << 20 : defaultMemoryBudget();
   auto ck = loadCheckpoint(a.checkpoint, budget);
   if (!ck) return fail(ck.error().message);
+  if (auto s = checkCircuitsInput(ck->params); !s) return fail("'" + a.checkpoint + "': " + s.error().message);
   const Circuits c = computeCircuits(ck->params);
+  const RolloutOut rollout = probeRollout(*ck, a.text, budget);
   if (c.pairs.empty()) {
     std::fprintf(stderr, "mhascope: warning: '%s' has %d layer: composition needs two or more, so only the copying "
                          "scores are shown\n",
                  a.checkpoint.c_str(), c.layers);
   }
   printReport(*ck, c);
+  printRollout(rollout);
   if (!a.json.empty()) {
-    if (auto s = writeFileAtomic(a.json, circuitsJson(c).dump(2) + "\n"); !s) return fail(s.error().message);
+    if (auto s = writeFileAtomic(a.json, circuitsJson(c, rollout).dump(2) + "\n"); !s) return fail(s.error().message);
     std::printf("wrote %s\n", a.json.c_str());
   }
   if (!a.exportDir.empty()) {

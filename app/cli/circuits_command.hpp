@@ -1,7 +1,8 @@
-// `mhascope circuits --checkpoint F [--json OUT] [--export-dir DIR] [--force]`: what a trained
+// `mhascope circuits --checkpoint F [--json OUT] [--export-dir DIR] [--force] [--text S]`: what a trained
 // model's heads compute, from its weights alone (core/train/circuits.hpp): the composition of every
 // pair of heads in different layers with the random baseline, each head's copying score, the
-// strongest reads in words; --json writes the scores, --export-dir the QK / OV matrices and their
+// strongest reads in words, and the attention rollout of the task's probe sequence (--text: the text
+// task's input, which its checkpoint does not store); --json writes the scores, --export-dir the QK / OV matrices and their
 // token-space versions as .npy and PNG heatmaps.
 #pragma once
 
@@ -14,6 +15,7 @@ namespace mhascope::cli {
 
 struct CircuitsArgs {
   std::string checkpoint, json, exportDir;
+  std::string text;  // the rollout's input for a text-task checkpoint
   bool force = false;  // replace an existing --json file
   std::optional<std::uint64_t> memoryBudgetMib;
 };

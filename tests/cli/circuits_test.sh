@@ -15,6 +15,8 @@ grep -qE "^  layer 0 head 1 +layer 1 head 0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$
 grep -qE "^  layer 1 head 1 +[-0-9.]+$" <<<"$out" && ok "copying score per head" || bad "copying: $out"
 grep -qE "^  layer 1 head [01] reads layer 0 head [01] through its (queries|keys|values): [QKV]-composition [0-9.]+, baseline [0-9.]+$" <<<"$out" \
   && ok "strongest reads in words" || bad "words: $out"
+grep -qE "^  Rollout \(Abnar & Zuidema 2020\): position 15 after all 2 layers draws most on token [0-9]+ 'a[0-9]+' 0\.[0-9]{3}" <<<"$out" \
+  && ok "rollout of the probe sequence in words" || bad "rollout words: $out"
 
 "$BIN" circuits --checkpoint "$CK" --json "$T/c.json" >/dev/null 2>&1 && ok "--json writes" || bad "--json failed"
 if /usr/bin/python3 - "$T/c.json" "$FIX/circuits/induction_small_circuits.safetensors" "$(dirname "$0")/../../scripts" <<'EOF'
@@ -23,7 +25,7 @@ sys.path.insert(0, sys.argv[3])
 import mhascope_model
 j = json.load(open(sys.argv[1]))
 ref, _ = mhascope_model.read_safetensors(sys.argv[2])
-assert sorted(j) == ["baseline", "copying", "pairs"], sorted(j)
+assert sorted(j) == ["baseline", "copying", "pairs", "rollout"], sorted(j)
 assert [sorted(p) for p in j["pairs"]] == [["from", "k", "q", "to", "v"]] * 4, j["pairs"]
 assert [p["from"] + p["to"] for p in j["pairs"]] == [[0, 0, 1, 0], [0, 0, 1, 1], [0, 1, 1, 0], [0, 1, 1, 1]]
 for p, r in zip(j["pairs"], ref["composition"].tolist()):
@@ -32,6 +34,25 @@ assert max(abs(a - b) for a, b in zip(sum(j["copying"], []), ref["copying"].flat
 assert abs(j["baseline"] - float(ref["baseline"][0])) < 0.03
 EOF
 then ok "--json: the schema, and the numbers equal PyTorch's"; else bad "--json content: $(cat "$T/c.json")"; fi
+# The rollout of the task's probe sequence equals the PyTorch script's rollout of the same tokens.
+if /usr/bin/python3 - "$T/c.json" "$CK" "$(dirname "$0")/../../scripts" <<'EOF'
+import json, sys
+import torch
+sys.path.insert(0, sys.argv[3])
+import mhascope_model
+from gen_circuit_fixtures import attention_weights, residual
+j = json.load(open(sys.argv[1]))["rollout"]
+model, meta = mhascope_model.load(sys.argv[2], torch.float64)
+tokens = torch.tensor([[int(t[1:]) for t in j["tokens"]]])  # the induction task's symbols: a<id>
+assert tokens.shape[1] == int(meta["seq"]), tokens.shape
+with torch.no_grad():
+    rolled = torch.eye(tokens.shape[1], dtype=torch.float64)
+    for w in attention_weights(model, tokens):
+        rolled = residual(w.mean(0)) @ rolled
+ours = torch.tensor(j["matrix"], dtype=torch.float64)
+assert (ours - rolled).abs().max() < 1e-5, (ours - rolled).abs().max()
+EOF
+then ok "--json rollout: the probe sequence's rollout equals PyTorch's"; else bad "--json rollout"; fi
 expect_error "an existing --json is kept without --force" "already exists; add --force" "$BIN" circuits --checkpoint "$CK" --json "$T/c.json"
 expect_ok "--force replaces --json" "$BIN" circuits --checkpoint "$CK" --json "$T/c.json" --force
 expect_error "--json is the checkpoint" "is the checkpoint itself" "$BIN" circuits --checkpoint "$CK" --json "$CK" --force
@@ -63,7 +84,8 @@ expect_error "--export-dir is a file" "exists and is not a folder" "$BIN" circui
 # A one-layer model: no pairs, said on stderr; the copying scores are still printed.
 out="$("$BIN" circuits --checkpoint "$FIX/train/l1.safetensors" --json "$T/l1.json" 2>"$T/l1.err")"; rc=$?
 [ $rc -eq 0 ] && grep -q "composition needs two or more" "$T/l1.err" && grep -qE "^  layer 0 head 1 +[-0-9.]+$" <<<"$out" \
-  && grep -q '"pairs": \[\]' "$T/l1.json" && ok "one layer: said so, copying still printed, pairs empty" \
+  && grep -q '"pairs": \[\]' "$T/l1.json" && grep -q "after all 1 layer draws" <<<"$out" \
+  && ok "one layer: said so, copying and rollout still printed, pairs empty" \
   || bad "one layer rc=$rc: $out $(cat "$T/l1.err")"
 
 expect_error "missing checkpoint" "$T/none.safetensors" "$BIN" circuits --checkpoint "$T/none.safetensors"
