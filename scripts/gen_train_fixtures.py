@@ -2,7 +2,8 @@
 """Generate the training fixtures in tests/fixtures/train/ (committed) with Debian's torch 1.13:
     /usr/bin/python3 scripts/gen_train_fixtures.py
 
-For every case (1 and 2 layers, with and without MLP, causal attention):
+For every case (1 and 2 layers, with and without MLP, causal attention; and the attention variants:
+RoPE, ALiBi, grouped K/V heads, whose checkpoints use the q_proj/k_proj/v_proj/o_proj names):
   <case>.safetensors      a checkpoint (PyTorch state_dict names + mhascope metadata) — PyTorch's
                           default init, then LayerNorm affine and attention biases perturbed so
                           their gradients are not trivial; float32
@@ -51,16 +52,20 @@ def save_safetensors(path, tensors, metadata):
             f.write(b)
 
 
-def make_case(name, layers, mlp, seed):
+def make_case(name, layers, mlp, seed, heads=HEADS, kv_heads=None, positions="learned", rope_base=10000.0):
     torch.manual_seed(seed)
-    model = mhascope_model.MhascopeGPT(VOCAB, SEQ, D_MODEL, HEADS, layers, mlp)
+    model = mhascope_model.MhascopeGPT(VOCAB, SEQ, D_MODEL, heads, layers, mlp, kv_heads, positions, rope_base)
     with torch.no_grad():
         for pname, p in model.named_parameters():
             if p.dim() == 1:  # LayerNorm affine, biases: away from 1 / 0
                 p.add_(0.3 * torch.randn_like(p))
     meta = {"format": "mhascope-gpt", "version": "1", "vocab": str(VOCAB), "seq": str(SEQ),
-            "d_model": str(D_MODEL), "heads": str(HEADS), "layers": str(layers), "mlp": "1" if mlp else "0",
+            "d_model": str(D_MODEL), "heads": str(heads), "layers": str(layers), "mlp": "1" if mlp else "0",
             "task": "induction", "step": "0", "seed": str(seed), "period_min": "2", "period_max": "4"}
+    if positions != "learned" or (kv_heads or heads) != heads:
+        meta.update({"positions": positions, "kv_heads": str(kv_heads or heads)})
+        if positions == "rope":
+            meta["rope_base"] = "%.9g" % rope_base
     ckpt = os.path.join(OUT, name + ".safetensors")
     save_safetensors(ckpt, dict(model.state_dict()), meta)
 
@@ -95,13 +100,18 @@ def make_case(name, layers, mlp, seed):
     print(name, "loss %.6f" % loss.item(), "params", sum(p.numel() for p in ref.parameters()))
 
 
-def main():
+CASES = {"l1": (1, False, 1), "l2": (2, False, 2), "l1_mlp": (1, True, 3), "l2_mlp": (2, True, 4),
+         # name: layers, mlp, seed, heads, N, positions, rope base
+         "rope": (2, False, 5, 2, 2, "rope", 100.0), "alibi_mqa": (1, True, 6, 4, 1, "alibi"),
+         "rope_gqa_mlp": (2, True, 7, 4, 2, "rope", 10000.0)}
+
+
+def main(names):
     os.makedirs(OUT, exist_ok=True)
     torch.set_num_threads(1)
-    for name, layers, mlp, seed in (("l1", 1, False, 1), ("l2", 2, False, 2), ("l1_mlp", 1, True, 3),
-                                    ("l2_mlp", 2, True, 4)):
-        make_case(name, layers, mlp, seed)
+    for name in names or CASES:  # one or more case names: only those
+        make_case(name, *CASES[name])
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

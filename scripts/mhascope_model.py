@@ -10,6 +10,12 @@ Pre-LayerNorm GPT-style: x = emb(tokens) + pos(t); per block x = x + MHA(LN1(x))
 mask (and, with mlp=1, x = x + mlp(LN2(x)), mlp = Linear(d, 4d), GELU (exact erf), Linear(4d, d));
 logits = out(LNf(x)). The state_dict names are exactly the checkpoint's tensor names.
 
+The attention variants (metadata positions=rope|alibi, kv_heads=N, rope_base) use the separate
+projections q_proj (h*d_k, d), k_proj and v_proj (N*d_k, d), o_proj (d, d), written here from the
+formulas (torch 1.13 has no RoPE, ALiBi or GQA helpers): RoPE as Hugging Face Llama's rotate_half on
+positions 0 .. T-1, ALiBi with the paper's slopes (-m_i (t - j) added to the scaled scores), and
+query head i reading K/V head i // (h/N) (repeat_interleave). RoPE and ALiBi models have no pos.
+
 The reader is as strict as mhascope's own (core/io/safetensors.cpp, core/train/checkpoint.cpp):
 a file it would refuse raises CheckpointError naming the file and the value, and nothing larger
 than what the file holds is allocated, whatever its header or metadata declare. Metadata keys it
@@ -33,11 +39,73 @@ class CheckpointError(Exception):
     """A file that is not a usable checkpoint; the message names the file and the value."""
 
 
+def alibi_slopes(heads):
+    """The ALiBi paper's slopes m_1 .. m_h: 2^(-8i/h) for h a power of two; otherwise those of the
+    closest power of two n below h, then every other slope of 2n."""
+    def power_of_two(n):
+        return [2.0 ** (-8.0 * i / n) for i in range(1, n + 1)]
+    closest = 1
+    while closest * 2 <= heads:
+        closest *= 2
+    m = power_of_two(closest)
+    if closest < heads:
+        m += alibi_slopes(2 * closest)[0::2][:heads - closest]
+    return m
+
+
+def rotate_half(x):
+    """Hugging Face Llama's rotate_half: (a, b) -> (-b, a) on the halves of the last axis."""
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class GroupedAttention(nn.Module):
+    """Causal self-attention with separate projections, N K/V heads and RoPE or ALiBi."""
+
+    def __init__(self, d_model, heads, kv_heads, positions, rope_base):
+        super().__init__()
+        self.h, self.n, self.dk = heads, kv_heads, d_model // heads
+        self.positions, self.rope_base = positions, rope_base
+        self.q_proj = nn.Linear(d_model, heads * self.dk)
+        self.k_proj = nn.Linear(d_model, kv_heads * self.dk)
+        self.v_proj = nn.Linear(d_model, kv_heads * self.dk)
+        self.o_proj = nn.Linear(heads * self.dk, d_model)
+
+    def forward(self, x, mask):
+        B, T, _ = x.shape
+        q = self.q_proj(x).view(B, T, self.h, self.dk).transpose(1, 2)   # (B, h, T, d_k)
+        k = self.k_proj(x).view(B, T, self.n, self.dk).transpose(1, 2)   # (B, N, T, d_k)
+        v = self.v_proj(x).view(B, T, self.n, self.dk).transpose(1, 2)
+        if self.positions == "rope":
+            inv_freq = self.rope_base ** (-torch.arange(0, self.dk, 2, dtype=torch.float64) / self.dk)
+            angles = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)
+            emb = torch.cat((angles, angles), dim=-1)                       # (T, d_k)
+            cos, sin = emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
+        k = k.repeat_interleave(self.h // self.n, dim=1)                    # query head i reads K/V head i // (h/N)
+        v = v.repeat_interleave(self.h // self.n, dim=1)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.dk)              # (B, h, T, T)
+        if self.positions == "alibi":
+            t = torch.arange(T)
+            distance = (t[:, None] - t[None, :]).to(x.dtype)                # t - j
+            slopes = torch.tensor(alibi_slopes(self.h), dtype=x.dtype)
+            scores = scores - slopes[:, None, None] * distance
+        scores = scores.masked_fill(mask, float("-inf"))
+        out = torch.softmax(scores, dim=-1) @ v                              # (B, h, T, d_k)
+        return self.o_proj(out.transpose(1, 2).reshape(B, T, self.h * self.dk))
+
+
 class Block(nn.Module):
-    def __init__(self, d_model, heads, mlp):
+    def __init__(self, d_model, heads, mlp, kv_heads=None, positions="learned", rope_base=10000.0):
         super().__init__()
         self.ln1 = nn.LayerNorm(d_model)
-        self.attn = nn.MultiheadAttention(d_model, heads, batch_first=True)
+        kv_heads = heads if kv_heads is None else kv_heads
+        self.separate = positions != "learned" or kv_heads != heads
+        if self.separate:
+            self.attn = GroupedAttention(d_model, heads, kv_heads, positions, rope_base)
+        else:
+            self.attn = nn.MultiheadAttention(d_model, heads, batch_first=True)
         self.has_mlp = mlp
         if mlp:
             self.ln2 = nn.LayerNorm(d_model)
@@ -45,40 +113,58 @@ class Block(nn.Module):
 
     def forward(self, x, mask):
         a = self.ln1(x)
-        x = x + self.attn(a, a, a, attn_mask=mask, need_weights=False)[0]
+        if self.separate:
+            x = x + self.attn(a, mask)
+        else:
+            x = x + self.attn(a, a, a, attn_mask=mask, need_weights=False)[0]
         if self.has_mlp:
             x = x + self.mlp(self.ln2(x))
         return x
 
 
 class MhascopeGPT(nn.Module):
-    def __init__(self, vocab, seq, d_model, heads, layers, mlp=False):
+    def __init__(self, vocab, seq, d_model, heads, layers, mlp=False, kv_heads=None, positions="learned",
+                 rope_base=10000.0):
         super().__init__()
         self.emb = nn.Embedding(vocab, d_model)
-        self.pos = nn.Embedding(seq, d_model)
-        self.blocks = nn.ModuleList([Block(d_model, heads, mlp) for _ in range(layers)])
+        self.learned_positions = positions == "learned"
+        if self.learned_positions:  # RoPE and ALiBi act inside attention: no table
+            self.pos = nn.Embedding(seq, d_model)
+        self.blocks = nn.ModuleList([Block(d_model, heads, mlp, kv_heads, positions, rope_base)
+                                     for _ in range(layers)])
         self.lnf = nn.LayerNorm(d_model)
         self.out = nn.Linear(d_model, vocab)
 
     def forward(self, tokens):
         T = tokens.shape[1]
-        x = self.emb(tokens) + self.pos(torch.arange(T))
+        x = self.emb(tokens)
+        if self.learned_positions:
+            x = x + self.pos(torch.arange(T))
         mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # True = blocked
         for block in self.blocks:
             x = block(x, mask)
         return self.out(self.lnf(x))
 
 
-def state_shapes(vocab, seq, d_model, layers, mlp):
+def state_shapes(vocab, seq, d_model, layers, mlp, heads=1, kv_heads=None, positions="learned"):
     """{state_dict name: shape} of MhascopeGPT with these sizes, computed without building it, so a
     checkpoint can be checked against its own metadata before anything that large is allocated."""
     d, m = d_model, 4 * d_model
-    shapes = {"emb.weight": (vocab, d), "pos.weight": (seq, d)}
+    kv_heads = heads if kv_heads is None else kv_heads
+    separate = positions != "learned" or kv_heads != heads
+    kvw = kv_heads * (d // heads)
+    shapes = {"emb.weight": (vocab, d)}
+    if positions == "learned":
+        shapes["pos.weight"] = (seq, d)
     for i in range(layers):
         p = f"blocks.{i}."
-        shapes.update({p + "ln1.weight": (d,), p + "ln1.bias": (d,), p + "attn.in_proj_weight": (3 * d, d),
-                       p + "attn.in_proj_bias": (3 * d,), p + "attn.out_proj.weight": (d, d),
-                       p + "attn.out_proj.bias": (d,)})
+        shapes.update({p + "ln1.weight": (d,), p + "ln1.bias": (d,)})
+        if separate:
+            for name, rows in (("q_proj", d), ("k_proj", kvw), ("v_proj", kvw), ("o_proj", d)):
+                shapes.update({p + f"attn.{name}.weight": (rows, d), p + f"attn.{name}.bias": (rows,)})
+        else:
+            shapes.update({p + "attn.in_proj_weight": (3 * d, d), p + "attn.in_proj_bias": (3 * d,),
+                           p + "attn.out_proj.weight": (d, d), p + "attn.out_proj.bias": (d,)})
         if mlp:
             shapes.update({p + "ln2.weight": (d,), p + "ln2.bias": (d,), p + "mlp.0.weight": (m, d),
                            p + "mlp.0.bias": (m,), p + "mlp.2.weight": (d, m), p + "mlp.2.bias": (d,)})
@@ -291,6 +377,9 @@ TASKS = ("induction", "reverse", "sort", "text")
 # What the C++ reader's from_chars takes: no '+', spaces or '_', leading zeros read as decimal
 # ("064" is 64); an unsigned value takes no '-' at all.
 _DECIMAL = re.compile(r"-?[0-9]+")
+POSITIONS = ("learned", "rope", "alibi")
+# A decimal number as strtod reads it (no hex, inf or nan: those are refused as not finite anyway).
+_FLOAT = re.compile(r"\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
 _UNSIGNED = re.compile(r"[0-9]+")
 
 
@@ -363,6 +452,38 @@ def _check_metadata(meta):
         text("alphabet")
     if cfg.get("d_model") and cfg.get("heads") and cfg["d_model"] % cfg["heads"]:
         problems.append(f"metadata d_model ({cfg['d_model']}) is not divisible by heads ({cfg['heads']})")
+    # The attention variant: absent in checkpoints of plain models (learned positions, N = h).
+    cfg["positions"] = "learned"
+    if "positions" in meta:
+        if meta["positions"] in POSITIONS:
+            cfg["positions"] = meta["positions"]
+        else:
+            problems.append(f"metadata 'positions' is '{meta['positions']}', expected learned, rope or alibi")
+    if "kv_heads" in meta:
+        integer("kv_heads", 1, 4096)
+    if "rope_base" in meta:
+        v = meta["rope_base"]
+        try:
+            base = float(v) if _FLOAT.fullmatch(v) else math.nan
+        except ValueError:
+            base = math.nan
+        if cfg["positions"] != "rope":
+            problems.append(f"metadata 'rope_base' is set but positions are {cfg['positions']}")
+        elif not (math.isfinite(base) and 0 < base <= FLOAT32_MAX):
+            problems.append(f"metadata 'rope_base' is '{v}', expected a finite number > 0")
+        else:
+            cfg["rope_base"] = float(np.float32(base))
+    elif cfg["positions"] == "rope":
+        problems.append("metadata 'rope_base' is missing (positions are rope)")
+    heads, kv = cfg.get("heads"), cfg.get("kv_heads")
+    if heads and kv and (kv > heads or heads % kv):
+        problems.append(f"metadata kv_heads ({kv}) does not divide heads ({heads})")
+    if (not problems and ("positions" in meta or "kv_heads" in meta) and cfg["positions"] == "learned"
+            and cfg.get("kv_heads", heads) == heads):
+        problems.append("metadata 'positions' / 'kv_heads' describe a plain model (learned positions, N = h): such "
+                        "a checkpoint has neither key and uses the in_proj names")
+    if not problems and cfg["positions"] == "rope" and (cfg["d_model"] // cfg["heads"]) % 2:
+        problems.append(f"positions are rope but d_k = d_model / heads = {cfg['d_model'] // cfg['heads']} is odd")
     if not problems and task != "text":
         # The stored task must be one the commands can rebuild: said here, with the file's name.
         problems += _task_problems(task, cfg)
@@ -377,7 +498,8 @@ def load(path, dtype=torch.float64):
     cfg, problems = _check_metadata(meta)
     sizes_ok = not problems
     if sizes_ok:
-        want = state_shapes(cfg["vocab"], cfg["seq"], cfg["d_model"], cfg["layers"], cfg["mlp"] == 1)
+        want = state_shapes(cfg["vocab"], cfg["seq"], cfg["d_model"], cfg["layers"], cfg["mlp"] == 1, cfg["heads"],
+                            cfg.get("kv_heads"), cfg["positions"])
         for name, shape in want.items():
             if name not in tensors:
                 problems.append(f"missing tensor '{name}' {list(shape)}")
@@ -393,8 +515,8 @@ def load(path, dtype=torch.float64):
         note = ("" if sizes_ok else
                 " (tensor names and shapes were not checked: the sizes in the metadata are needed first)")
         raise CheckpointError(f"{path} is not a usable mhascope checkpoint: " + "; ".join(problems) + note)
-    model = MhascopeGPT(cfg["vocab"], cfg["seq"], cfg["d_model"], cfg["heads"], cfg["layers"],
-                        cfg["mlp"] == 1).to(dtype)
+    model = MhascopeGPT(cfg["vocab"], cfg["seq"], cfg["d_model"], cfg["heads"], cfg["layers"], cfg["mlp"] == 1,
+                        cfg.get("kv_heads"), cfg["positions"], cfg.get("rope_base", 10000.0)).to(dtype)
     model.load_state_dict({k: v.to(dtype) for k, v in tensors.items()}, strict=True)
     return model, meta
 
@@ -545,6 +667,7 @@ def main(argv=None):
             raise CheckpointError("usage: mhascope_model.py CHECKPOINT.safetensors (checks it and prints its sizes)")
         model, meta = load(argv[0])
         keys = ("vocab", "seq", "d_model", "heads", "layers", "mlp", "task", "step", "seed")
+        keys += tuple(k for k in ("positions", "kv_heads", "rope_base") if k in meta)
         n = sum(p.numel() for p in model.parameters())
         evals = history(meta)  # load checked it already
         cfg, _ = _check_metadata(meta)  # the values as read: "064" is 64

@@ -1,6 +1,7 @@
 // Against PyTorch (fixtures by scripts/gen_train_fixtures.py, torch 1.13, float64 autograd):
 // the checkpoint loads under its state_dict names, our logits equal scripts/mhascope_model.py's,
-// every parameter gradient equals autograd's, and two AdamW steps equal torch.optim.AdamW's.
+// every parameter gradient equals autograd's, and two AdamW steps equal torch.optim.AdamW's; for
+// the plain model and for RoPE, ALiBi and grouped K/V heads.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -44,30 +45,37 @@ void checkCase(const std::string& name) {
 
   GptParams g = zeroParams(p.cfg);
   backward(p, b, cache, g);
+  // Gradients by the checkpoint's (PyTorch's) names: for the variants q_proj, k_proj, v_proj are
+  // row blocks of our stacked in_proj.
+  auto block = [](const TensorView& tv) {
+    return tv.value->data() + (tv.isVector ? tv.first : tv.first * tv.value->cols());
+  };
+  auto blockSize = [](const TensorView& tv) { return tv.isVector ? tv.count : tv.count * tv.value->cols(); };
   int tensors = 0;
-  for (const auto& np : g.list()) {
-    const Tensor& want = r.at("grad." + np.name);
-    ASSERT_EQ(np.value->size(), want.numel()) << np.name;
-    expectClose(np.value->data(), want.ptr(), want.numel(), 2e-6, 1e-4, "grad." + np.name);
+  for (const auto& tv : checkpointTensors(g)) {
+    const Tensor& want = r.at("grad." + tv.name);
+    ASSERT_EQ(blockSize(tv), want.numel()) << tv.name;
+    expectClose(block(tv), want.ptr(), want.numel(), 2e-6, 1e-4, "grad." + tv.name);
     ++tensors;
   }
-  EXPECT_EQ(tensors, p.cfg.mlp ? 6 + 12 * p.cfg.layers : 6 + 6 * p.cfg.layers);
+  const int learned = p.cfg.learnedPositions() ? 1 : 0, attention = p.cfg.separateProjections() ? 8 : 4;
+  EXPECT_EQ(tensors, 5 + learned + (2 + attention + (p.cfg.mlp ? 6 : 0)) * p.cfg.layers);
 
   // AdamW from the checkpoint with torch's gradients (as float32), then a second step.
   AdamW opt(p.cfg, {1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f});
-  for (auto& np : g.list()) {
-    const Tensor& want = r.at("grad." + np.name);
-    std::copy(want.data.begin(), want.data.end(), np.value->data());
+  for (auto& tv : checkpointTensors(g)) {
+    const Tensor& want = r.at("grad." + tv.name);
+    std::copy(want.data.begin(), want.data.end(), block(tv));
   }
   GptParams g2 = g;
   for (auto& np : g2.list()) *np.value = (*np.value * -0.5f).array() + 1e-3f;
   opt.step(p, g);
-  for (const auto& np : p.list()) {
-    expectClose(np.value->data(), r.at("adamw1." + np.name).ptr(), np.value->size(), 1e-6, 1e-6, "adamw1." + np.name);
+  for (const auto& tv : checkpointTensors(p)) {
+    expectClose(block(tv), r.at("adamw1." + tv.name).ptr(), blockSize(tv), 1e-6, 1e-6, "adamw1." + tv.name);
   }
   opt.step(p, g2);
-  for (const auto& np : p.list()) {
-    expectClose(np.value->data(), r.at("adamw2." + np.name).ptr(), np.value->size(), 1e-6, 1e-6, "adamw2." + np.name);
+  for (const auto& tv : checkpointTensors(p)) {
+    expectClose(block(tv), r.at("adamw2." + tv.name).ptr(), blockSize(tv), 1e-6, 1e-6, "adamw2." + tv.name);
   }
 }
 
@@ -77,3 +85,8 @@ TEST(TrainTorch, OneLayerAttentionOnly) { checkCase("l1"); }
 TEST(TrainTorch, TwoLayersAttentionOnly) { checkCase("l2"); }
 TEST(TrainTorch, OneLayerWithMlp) { checkCase("l1_mlp"); }
 TEST(TrainTorch, TwoLayersWithMlp) { checkCase("l2_mlp"); }
+// The attention variants against scripts/mhascope_model.py's own formulas (rotate_half RoPE,
+// the paper's ALiBi slopes, repeat_interleave for shared K/V heads) and autograd.
+TEST(TrainTorch, RopeTwoLayers) { checkCase("rope"); }
+TEST(TrainTorch, AlibiMultiQueryWithMlp) { checkCase("alibi_mqa"); }
+TEST(TrainTorch, RopeGroupedKvHeadsWithMlp) { checkCase("rope_gqa_mlp"); }
