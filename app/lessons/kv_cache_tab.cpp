@@ -98,8 +98,10 @@ void drawKvCacheTab(UiContext& ctx, const LessonOutcome<KvCacheLesson>& outcome,
   const std::vector<std::string>& tokens = r->full.keyTokens[static_cast<std::size_t>(b)];
   const std::vector<std::string> made(tokens.begin(), tokens.begin() + n);
   const std::size_t cacheAt = (static_cast<std::size_t>(b) * N + g) * static_cast<std::size_t>(r->tokens) * dk;
-  const float cacheW = std::clamp(ImGui::GetContentRegionAvail().x * 0.22f, 8.0f * em, 16.0f * em);
-  const float rowsH = std::clamp(static_cast<float>(n) * 1.4f * em, 4.0f * em, 22.0f * em);
+  // Cells sized to the tables (t rows of d_k), so the new-row weights fit beside the two caches.
+  const float cell = std::clamp(std::min(18.0f * em / static_cast<float>(n), 10.0f * em / static_cast<float>(dk)), 0.5f * em, 1.8f * em);
+  const ImVec2 cacheSize(static_cast<float>(dk) * cell + 4.5f * em + colorbarWidth(),
+                         std::max(static_cast<float>(n) * cell, 5.0f * em) + 3.0f * em);
   for (int i = 0; i < 2; ++i) {  // the K and V caches
     ImGui::PushID(i);
     if (i) ImGui::SameLine(0, em);
@@ -117,7 +119,7 @@ void drawKvCacheTab(UiContext& ctx, const LessonOutcome<KvCacheLesson>& outcome,
     m.head = h;
     m.textureTag = 268435456 + 4 * variant + i;
     m.numbers = dk <= 8 && n <= 12;
-    const HeatmapHover drawn = drawMatrix(ctx, "cache", m, ImVec2(cacheW + 4.5f * em + colorbarWidth(), rowsH + 3.0f * em));
+    const HeatmapHover drawn = drawMatrix(ctx, "cache", m, cacheSize);
     frameLastRow(drawn, n);
     ctx.probes.recordLastItem(i == 0 ? "kv_k_cache" : "kv_v_cache");
     ImGui::EndGroup();
@@ -137,8 +139,11 @@ void drawKvCacheTab(UiContext& ctx, const LessonOutcome<KvCacheLesson>& outcome,
   w.batchIndex = b;
   w.textureTag = 268435456 + 4 * variant + 2;
   w.numbers = n <= 10;
-  const float wW = std::max(8.0f * em, ImGui::GetContentRegionAvail().x - colorbarWidth() - 6.0f * em);
-  drawMatrix(ctx, "row", w, ImVec2(wW, std::clamp(static_cast<float>(r->full.heads) * 1.6f * em, 3.0f * em, 14.0f * em) + 3.0f * em));
+  const float labels = 5.5f * em + colorbarWidth();
+  const float wCell = std::clamp((ImGui::GetContentRegionAvail().x - labels) / static_cast<float>(n), 0.3f * em, 2.2f * em);
+  drawMatrix(ctx, "row", w,
+             ImVec2(static_cast<float>(n) * wCell + labels,
+                    std::clamp(static_cast<float>(r->full.heads) * wCell, 2.0f * em, 14.0f * em) + 3.0f * em));
   ImGui::EndGroup();
   const std::string text = kvCacheStepText(*r);
   textWrapped(text);

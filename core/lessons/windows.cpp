@@ -152,7 +152,7 @@ std::string windowKeepText(const WindowLesson& r) {
        " score cells remain here (" + percent(static_cast<double>(r.keptCells), static_cast<double>(r.fullCells)) + ")";
   const WindowMemoryRow& last = r.memory.back();
   if (last.tokens > t.tk) {
-    s += "; at T = " + formatNumberGrouped(last.tokens) + " " + formatNumberGrouped(last.windowCells) + " of " +
+    s += "; at T = " + formatNumberGrouped(last.tokens) + ": " + formatNumberGrouped(last.windowCells) + " of " +
          formatNumberGrouped(last.fullCells) + " (" +
          percent(static_cast<double>(last.windowCells), static_cast<double>(last.fullCells)) +
          "): they grow as T·(W + S), not T².";
@@ -171,11 +171,10 @@ std::string firstKeyText(const WindowLesson& r, int head) {
                   std::to_string(head) + " (a uniform share would be " + num(h.uniform, 3) + ", " + num(h.ratio(), 3) +
                   "x that), " + num(all.weight, 3) + " over every head (" + num(all.ratio(), 3) + "x a uniform share). ";
   if (all.ratio() >= 2.0) {
-    s += "That is a sink: these heads park their spare weight on the first token, and a window that dropped it would move "
-         "that weight onto the remaining keys.";
+    s += "That is a sink: these heads park weight on the first token, and a window that dropped it would move that "
+         "weight onto the keys left.";
   } else {
-    s += "That is no sink: these weights spread roughly evenly, as random weights do, so dropping the first token "
-         "changes little here.";
+    s += "That is no sink: the first key gets about a uniform share, as random weights give it.";
   }
   return s;
 }

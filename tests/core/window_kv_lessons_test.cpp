@@ -155,7 +155,7 @@ TEST(WindowsLesson, KeepTextSaysWhatTheMaskKeeps) {
         EXPECT_EQ(numberAfter(s, ": "), kept) << s;
         EXPECT_EQ(numberAfter(s, " of the "), seen) << s;
         EXPECT_EQ(numberAfter(s, "Per head, "), r->keptCells) << s;
-        EXPECT_EQ(numberAfter(s, "at T = 131,072 "), r->memory.back().windowCells) << s;
+        EXPECT_EQ(numberAfter(s, "at T = 131,072: "), r->memory.back().windowCells) << s;
         // Causal, query 7: the window is keys 8-W .. 7; sinks below it are named as such.
         if (causal && W == 3) {
           EXPECT_TRUE(has(s, "keeps keys 5 .. 7 (its window, W = 3)")) << s;

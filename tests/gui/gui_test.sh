@@ -24,7 +24,7 @@ case "$case_name" in
   lesson_views)
     # Every lesson tab opens from the command line and draws a picture (specialists for the
     # two views that are about that preset).
-    for view in split params mix roles masks pitfalls cost lines cell quiz; do
+    for view in split params mix roles masks pitfalls cost lines cell windows kv_cache quiz; do
       preset=default; case "$view" in roles|lines) preset=specialists ;; esac
       xvfb "$bin" --screenshot "$out/$view.png" --preset "$preset" --view "$view" || fail "--view $view exited $?"
       python3 "$here/check_png.py" "$out/$view.png" 1600x1000 || fail "blank screenshot of --view $view"
@@ -194,6 +194,16 @@ case "$case_name" in
     python3 "$here/count_color.py" "$out/tooltip.png" 255,217,115 1 \
       || fail "the screenshot does not show the hover that preceded it (the next command's input leaked in)"
     python3 "$here/count_color.py" "$out/no_tooltip.png" 255,217,115 0 0 || fail "a reason shown for a cell that is not forced"
+    ;;
+  window_kv_lessons)
+    # The Windows and KV cache lessons, every control used (W, S, causal / none; prefill, Next token,
+    # Reset), their probes checked against the live numbers, with MHA and with GQA + RoPE.
+    xvfb "$bin" --preset default --view windows --script "$(script_from window_kv_lessons.txt)" > "$out/log.txt" 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "window_kv_lessons script failed (exit $rc)"; }
+    for png in windows kv_cache kv_cache_gqa_rope; do
+      python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png screenshot"
+    done
     ;;
   lesson_texts)
     # Live sentences follow the configuration (the Scale stage's d_k figure, the masks lesson).
