@@ -187,6 +187,11 @@ CLI::App* addTrainCommand(CLI::App& app, TrainArgs& a) {
   c->add_option("--heads", a.settings.model.heads, "heads per block h")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   c->add_option("--d-model", a.settings.model.dModel, "d_model")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   c->add_flag("--mlp", a.settings.model.mlp, "add an MLP (d_mlp = 4 d_model, exact GELU) to every block");
+  c->add_option("--positions", a.positions, "learned (a table added to the embeddings) | rope (q and k rotated in "
+                "every layer) | alibi (a fixed bias on the scores)")->capture_default_str();
+  c->add_option("--rope-base", a.ropeBase, "rope only: inv_freq_i = base^(-2i/d_k)")->capture_default_str();
+  c->add_option("--kv-heads", a.settings.model.kvHeads, "N K/V heads (grouped-query attention; N divides h; default h)")
+      ->transform(decimalInteger(INT_MIN, INT_MAX));
   c->add_option("--vocab", a.settings.task.vocab, "vocabulary size V (not for text: the file decides)")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   c->add_option("--seq", a.settings.task.seq, "sequence length T")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   c->add_option("--batch", a.settings.batch, "sequences per step")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
@@ -226,6 +231,13 @@ Status checkIgnoredOptions(const TrainArgs& a, TaskKind kind) {
   if (kind == TaskKind::Text && given("--vocab")) {
     return makeError("--vocab is not used by the text task: the file's distinct characters are the vocabulary");
   }
+  if (given("--rope-base") && a.positions != "rope") {
+    return makeError("--rope-base is for --positions rope; the positions here are " + a.positions);
+  }
+  if (given("--kv-heads") && a.settings.model.kvHeads < 1) {
+    return makeError("--kv-heads must be at least 1 (N K/V heads, N divides h), got " +
+                     std::to_string(a.settings.model.kvHeads));
+  }
   if (kind != TaskKind::Induction) {
     for (const char* flag : {"--period-min", "--period-max"}) {
       if (given(flag)) {
@@ -241,6 +253,8 @@ Status checkIgnoredOptions(const TrainArgs& a, TaskKind kind) {
 int cmdTrain(const TrainArgs& a) {
   auto kind = taskFromName(a.task);
   if (!kind) return fail(kind.error().message);
+  auto positions = trainPositionsFromName(a.positions);
+  if (!positions) return fail("--positions '" + a.positions + "' is not one of learned, rope, alibi");
   if (auto st = checkIgnoredOptions(a, *kind); !st) return fail(st.error().message);
   if (*kind == TaskKind::Text && a.settings.task.textPath.empty()) return fail("the text task needs --text FILE (a UTF-8 text file)");
   if (a.evalEvery < 1) return fail("--eval-every must be at least 1, got " + std::to_string(a.evalEvery));
@@ -252,6 +266,12 @@ int cmdTrain(const TrainArgs& a) {
   if (!wd) return fail(wd.error().message);
   s.adam.lr = *lr;
   s.adam.weightDecay = *wd;
+  s.model.positions = *positions;
+  if (*positions == TrainPositions::Rope) {
+    auto base = parseRate(a.ropeBase, "--rope-base", false);
+    if (!base) return fail(base.error().message);
+    s.model.ropeBase = *base;
+  }
   s.memoryBudgetBytes = a.memoryBudgetMib ? *a.memoryBudgetMib << 20 : defaultMemoryBudget();
   std::optional<Checkpoint> init;
   if (!a.init.empty()) {
@@ -278,9 +298,17 @@ int cmdTrain(const TrainArgs& a) {
     }
   }
   const GptConfig& g = tr.params().cfg;
-  std::printf("mhascope train: %s, %d layer%s, h = %d heads, d_model %d%s, vocab %d, T %d, batch %d, %lld steps, "
+  std::string variant;  // the attention variant, when not the plain model's
+  if (g.positions == TrainPositions::Rope) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, ", RoPE (base %g)", static_cast<double>(g.ropeBase));
+    variant += buf;
+  }
+  if (g.positions == TrainPositions::Alibi) variant += ", ALiBi";
+  if (g.kv() != g.heads) variant += ", N = " + std::to_string(g.kv()) + " K/V heads";
+  std::printf("mhascope train: %s, %d layer%s, h = %d heads%s, d_model %d%s, vocab %d, T %d, batch %d, %lld steps, "
               "lr %g, weight decay %g, seed %llu; %lld parameters\n",
-              a.task.c_str(), g.layers, g.layers == 1 ? "" : "s", g.heads, g.dModel, g.mlp ? ", MLP" : "", g.vocab,
+              a.task.c_str(), g.layers, g.layers == 1 ? "" : "s", g.heads, variant.c_str(), g.dModel, g.mlp ? ", MLP" : "", g.vocab,
               g.seqLen, s.batch, static_cast<long long>(s.steps), static_cast<double>(s.adam.lr),
               static_cast<double>(s.adam.weightDecay), static_cast<unsigned long long>(s.seed),
               static_cast<long long>(tr.params().count()));

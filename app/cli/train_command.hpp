@@ -18,6 +18,9 @@ struct TrainArgs {
   std::string task = train::taskName(train::TaskConfig{}.kind);  // parsed into settings.task.kind
   // Read as text and checked here: a float must hold them (1e-50 would silently become 0).
   std::string lr = "0.001", weightDecay = "0.0001";
+  // --positions learned|rope|alibi (parsed into settings.model.positions) and --rope-base (rope only).
+  std::string positions = train::trainPositionsName(train::GptConfig{}.positions);
+  std::string ropeBase = "10000";
   int evalEvery = train::kDefaultEvalEvery;
   std::string save, log, init;
   bool force = false;  // replace an existing --save/--log that the rule would keep (train/outputs.hpp)

@@ -197,6 +197,12 @@ ModelConfig checkpointLayerConfig(const train::GptConfig& g, const train::Batch&
   c.heads = g.heads;
   c.bias = true;
   c.mask = MaskKind::Causal;
+  // The layer's attention variant, as training ran it (train::applyVariants sets the engine's options).
+  c.kvHeads = g.kv() == g.heads ? 0 : g.kv();
+  c.attnPositions = g.positions == train::TrainPositions::Rope    ? AttnPositions::Rope
+                    : g.positions == train::TrainPositions::Alibi ? AttnPositions::Alibi
+                                                                  : AttnPositions::None;
+  c.ropeBase = g.ropeBase;
   c.batch = batch.batch;
   c.tokens = batch.seq;
   c.text.clear();

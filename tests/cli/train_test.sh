@@ -114,6 +114,32 @@ expect_error "--layer without --checkpoint" "--layer needs --checkpoint" "$BIN" 
 expect_error "--checkpoint with model options" "drop --d-model, --heads" \
   "$BIN" info --checkpoint "$T/m.safetensors" --d-model 8 --heads 2
 
+# Attention variants: RoPE with N = 2 K/V heads, ALiBi. The checkpoint records the variant and its
+# layer runs the same variant in the pipeline.
+V4=(--task induction --layers 2 --heads 4 --d-model 16 --vocab 16 --seq 12 --period-min 3 --period-max 5 --batch 4)
+out="$("$BIN" train "${V4[@]}" --positions rope --kv-heads 2 --steps 10 --eval-every 5 --save "$T/rope.safetensors" 2>&1)"
+grep -q "h = 4 heads, RoPE (base 10000), N = 2 K/V heads" <<<"$out" && grep -q "Head roles at step 10" <<<"$out" \
+  && ok "train --positions rope --kv-heads 2" || bad "train rope: $out"
+out="$("$BIN" info --checkpoint "$T/rope.safetensors" --layer 1 2>&1)"
+grep -q "kv_heads=2  rope(half)" <<<"$out" && grep -q "k_rotated  *(1, 2, 12, 4)" <<<"$out" \
+  && ok "info --checkpoint: the layer runs with RoPE and 2 K/V heads" || bad "info rope checkpoint: $out"
+out="$("$BIN" train "${V4[@]}" --positions alibi --steps 4 --eval-every 2 --save "$T/alibi.safetensors" 2>&1)" \
+  && "$BIN" info --checkpoint "$T/alibi.safetensors" --layer 0 2>&1 | grep -q "position_bias  *(1, 4, 12, 12)" \
+  && ok "train --positions alibi; its layer runs with ALiBi" || bad "train alibi: $out"
+out="$("$BIN" train "${V4[@]}" --positions rope --kv-heads 2 --steps 2 --eval-every 2 --init "$T/rope.safetensors" 2>&1)"
+grep -q "^step 12/12" <<<"$out" && ok "--init continues a RoPE run" || bad "--init rope: $out"
+expect_error "--positions unknown" "--positions 'sinusoidal' is not one of learned, rope, alibi" \
+  "$BIN" train --positions sinusoidal
+expect_error "--rope-base without rope" "--rope-base is for --positions rope; the positions here are alibi" \
+  "$BIN" train --positions alibi --rope-base 500
+expect_error "--rope-base not a number" "--rope-base must be a number > 0" "$BIN" train --positions rope --rope-base -3
+expect_error "--kv-heads 0" "--kv-heads must be at least 1 (N K/V heads, N divides h), got 0" "$BIN" train --kv-heads 0
+expect_error "--kv-heads not dividing h" "kv-heads N (3) must divide heads (h = 4)" "$BIN" train "${V4[@]}" --kv-heads 3
+expect_error "RoPE with odd d_k" "RoPE turns pairs of features: d_k = d_model / h = 3 must be even" \
+  "$BIN" train --heads 4 --d-model 12 --positions rope
+expect_error "--init with another variant" "positions rope (base 10000), kv-heads 2; the settings ask for" \
+  "$BIN" train "${V4[@]}" --steps 1 --init "$T/rope.safetensors"
+
 # bench --train, cut down: 1 seed, 5 timed steps, the circuit check stops after its first evaluation.
 out="$("$BIN" bench --train --seeds 1 --budget 0 --train-steps 5 2>&1)"; rc=$?
 [ $rc -eq 0 ] && grep -q "mhascope: first-batch loss 4.347605" <<<"$out" && grep -q "seed 1: NOT formed at step 25" <<<"$out" \
