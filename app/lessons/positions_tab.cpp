@@ -1,0 +1,188 @@
+// The Positions tab — sinusoidal codes, RoPE and ALiBi on the same sentence (one head's weights under
+// each), the shift Δ that leaves RoPE's score table as it was and moves the sinusoidal one (their
+// difference maps), RoPE's frequency per feature pair and ALiBi's slopes and bias table.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include "lessons/lesson_tab.hpp"
+#include "widgets/colors.hpp"
+#include "widgets/drag_slider.hpp"
+#include "widgets/wrapped_text.hpp"
+
+namespace mhascope::app {
+
+namespace {
+
+struct MapSpec {
+  std::string title;
+  const Trace* trace = nullptr;  // blocked cells of its mask; null: none drawn
+  const float* data = nullptr;
+  DataKind kind = DataKind::Probability;
+  bool colorbar = false;
+  std::optional<ColorRange> range;  // default: by kind
+};
+
+// Maps in a row, each (T_q, T_k) of batch item b with the tokens as labels.
+void mapRow(UiContext& ctx, const Trace& t, int b, int head, const std::vector<MapSpec>& maps, int tag, float side) {
+  const float em = ImGui::GetFontSize(), labelsW = 4.5f * em;
+  for (std::size_t i = 0; i < maps.size(); ++i) {
+    ImGui::PushID(tag + static_cast<int>(i));
+    if (i) ImGui::SameLine(0, em);
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted(maps[i].title.c_str());
+    MatrixPicture m;
+    m.data = maps[i].data;
+    m.rows = t.tq;
+    m.cols = t.tk;
+    m.rowLabels = t.queryTokens[static_cast<std::size_t>(b)];
+    m.colLabels = t.keyTokens[static_cast<std::size_t>(b)];
+    m.kind = maps[i].kind;
+    m.trace = maps[i].trace;
+    m.batchIndex = b;
+    m.head = head;
+    m.textureTag = tag + static_cast<int>(i);
+    m.colorbar = maps[i].colorbar;
+    m.range = maps[i].range;
+    m.numbers = t.tk <= 8;
+    drawMatrix(ctx, "m", m, ImVec2(side + labelsW + (m.colorbar ? colorbarWidth() : 0.0f), side + 4.5f * em));
+    ImGui::EndGroup();
+    ImGui::PopID();
+  }
+}
+
+void frequencyTable(const PositionsLesson& r) {
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
+                                ImGuiTableFlags_ScrollY;
+  const float rows = static_cast<float>(std::min<std::size_t>(r.frequencies.size(), 8) + 1);
+  if (!ImGui::BeginTable("freq", 5, flags, ImVec2(0, rows * ImGui::GetFrameHeightWithSpacing()))) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  for (const char* c : {"pair i", "features", "inv_freq (rad / position)", "wavelength (tokens)", "angle at Δ"})
+    ImGui::TableSetupColumn(c);
+  ImGui::TableHeadersRow();
+  for (const RopeFrequency& f : r.frequencies) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::Text("%d", f.pair);
+    ImGui::TableNextColumn();
+    ImGui::Text("%d, %d", f.featureA, f.featureB);
+    ImGui::TableNextColumn();
+    ImGui::Text("%.4g", f.invFreq);
+    ImGui::TableNextColumn();
+    ImGui::Text("%.4g", f.wavelength);
+    ImGui::TableNextColumn();
+    ImGui::Text("%.4g rad", f.angleAtShift);
+  }
+  ImGui::EndTable();
+}
+
+void slopesTable(const PositionsLesson& r, int head) {
+  if (!ImGui::BeginTable("slopes", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
+  for (const char* c : {"head", "slope m", "bias at distance 1"}) ImGui::TableSetupColumn(c);
+  ImGui::TableHeadersRow();
+  for (std::size_t i = 0; i < r.slopes.size(); ++i) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(static_cast<int>(i))), "%zu%s", i,
+                       static_cast<int>(i) == head ? " (shown)" : "");
+    ImGui::TableNextColumn();
+    ImGui::Text("2^%.3g = %.4g", std::log2(r.slopes[i]), r.slopes[i]);
+    ImGui::TableNextColumn();
+    ImGui::Text("%.4g", -r.slopes[i]);
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace
+
+// Over 80 lines on purpose: one tab drawn top to bottom in reading order — the three schemes' weights,
+// the shift and its two difference maps, then RoPE's frequencies and ALiBi's slopes — every part using
+// the result fetched at the top.
+void drawPositionsTab(UiContext& ctx, const LessonOutcome<PositionsLesson>& outcome, lessons::Positions::Choices& pick) {
+  lessonHeader(ctx, "Positions: sinusoidal, RoPE, ALiBi", positionsLessonIntro());
+  // The shown inputs carry sinusoidal codes when its configuration added them to its text's
+  // embeddings; inputs read from files or a trained layer are taken as they are.
+  const Document& doc = ctx.state.doc;
+  pick.inputsHaveCodes = ctx.state.shown.traceConfig.positions && doc.files.query.empty() &&
+                         doc.files.checkpoint.empty() && doc.trainedLayer == nullptr;
+  if (!rerunLessonReady<lessons::Positions>(ctx)) return;
+  const Trace& t = ctx.state.shown.trace;
+  const float em = ImGui::GetFontSize();
+  pick.keepInRange(t);
+  ImGui::SetNextItemWidth(16 * em);
+  dragSliderInt("shift every position by Δ", &pick.shift, 0, lessons::Positions::Choices::kMaxShift, "%d",
+                ImGuiSliderFlags_Logarithmic);
+  ctx.probes.recordLastFrame("positions_shift");
+  if (!lessonOk(outcome)) return;
+  const PositionsLesson* r = outcome.get();
+  const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
+  const int head = std::clamp(ctx.view.head, 0, t.heads - 1);
+  const std::size_t table = static_cast<std::size_t>(t.tq) * static_cast<std::size_t>(t.tk);
+  const std::size_t off = (static_cast<std::size_t>(b) * static_cast<std::size_t>(t.heads) + static_cast<std::size_t>(head)) * table;
+  const bool rope = r->ropeError.empty();
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(head)), "head %d (pick it in the Heatmap tab), weights:", head);
+  if (r->codesRemoved) {
+    ImGui::SameLine(0, em);
+    ImGui::TextDisabled("(this configuration's codes taken off the inputs for RoPE and ALiBi)");
+  }
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float side = std::clamp((avail - colorbarWidth() - 3.0f * 5.5f * em) / 3.0f, 7.0f * em, 15.0f * em);
+  std::vector<MapSpec> weights = {
+      {"sinusoidal codes on the inputs", &r->sinusoidal, r->sinusoidal.tensor(StageId::Weights).ptr() + off}};
+  if (rope) weights.push_back({"RoPE (q, k turned)", &r->rope, r->rope.tensor(StageId::Weights).ptr() + off});
+  weights.push_back({"ALiBi (bias on the scores)", &r->alibi, r->alibi.tensor(StageId::Weights).ptr() + off,
+                     DataKind::Probability, true});
+  mapRow(ctx, t, b, head, weights, 200, side);
+  if (!rope) drawLessonError("RoPE: " + r->ropeError);
+
+  ImGui::Separator();
+  // Both difference maps on the sinusoidal map's colour scale: what RoPE's shift changes is then
+  // seen to be nothing, not read off a colour bar of its own that would blow rounding up to full colour.
+  const float shared = static_cast<float>(std::max(r->sinusoidalShiftMax, 1e-6));
+  std::vector<MapSpec> diffs;
+  if (rope) {
+    diffs.push_back({"RoPE scores, shifted - not (max " + formatNumber(r->ropeShiftMax, 2) + ")", nullptr,
+                     r->ropeShiftDiff.ptr() + off, DataKind::Signed, false, ColorRange{-shared, shared}});
+  }
+  diffs.push_back({"sinusoidal scores, shifted - not (max " + formatNumber(r->sinusoidalShiftMax, 3) + ")", nullptr,
+                   r->sinusoidalShiftDiff.ptr() + off, DataKind::Signed, true, ColorRange{-shared, shared}});
+  mapRow(ctx, t, b, head, diffs, 210 + 4 * pick.shift, side);
+  const std::string shiftNote = positionsShiftText(*r);
+  textWrapped(shiftNote);
+  ctx.probes.recordLabel("positions_shift_note", shiftNote);
+
+  ImGui::Separator();
+  ImGui::BeginGroup();
+  ImGui::TextUnformatted("RoPE's frequency per feature pair");
+  frequencyTable(*r);
+  ImGui::EndGroup();
+  ImGui::SameLine(0, 2 * em);
+  ImGui::BeginGroup();
+  ImGui::TextUnformatted("ALiBi's slopes");
+  slopesTable(*r, head);
+  ImGui::EndGroup();
+  ImGui::SameLine(0, 2 * em);
+  ImGui::BeginGroup();
+  const Tensor& bias = r->alibi.tensor(StageId::PositionBias);  // (1, h, T_q, T_k)
+  std::vector<MapSpec> biasMap = {{"ALiBi bias, head " + std::to_string(head), nullptr,
+                                   bias.ptr() + static_cast<std::size_t>(head) * table, DataKind::Signed, true}};
+  mapRow(ctx, t, b, head, biasMap, 230, std::min(side, 10.0f * em));
+  ImGui::EndGroup();
+  const std::string freq = ropeFrequencyText(*r), slopes = alibiSlopesText(*r);
+  textWrappedDisabled(freq);
+  textWrappedDisabled(slopes);
+  ctx.probes.recordLabel("positions_frequencies", freq);
+  ctx.probes.recordLabel("positions_slopes", slopes);
+}
+
+}  // namespace mhascope::app
+
+// The lesson's tab (core/lessons/positions.hpp), for the window's UiContext.
+template <class Ui>
+void mhascope::lessons::Positions::drawTab(Ui& ui, const LessonOutcome<Result>& shown, Choices& choices) {
+  app::drawPositionsTab(ui, shown, choices);
+}
+template void mhascope::lessons::Positions::drawTab(app::UiContext&, const LessonOutcome<Result>&, Choices&);

@@ -1,0 +1,87 @@
+// Lesson "Positions" — three ways to tell attention where a token is, on the same sentence: sinusoidal
+// codes added to the inputs, RoPE (q and k turned by an angle per position) and ALiBi (a bias that
+// grows with the distance). RoPE's relative property shown on the engine's numbers: every position
+// shifted by Δ leaves the score table as it was, while shifted sinusoidal codes change it. Reruns
+// the pipeline.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "attention/trace.hpp"
+#include "lessons/lesson.hpp"
+
+namespace mhascope {
+
+// One RoPE pair of features: inv_freq_i = base^(-2i/d_k) radians per position.
+struct RopeFrequency {
+  int pair = 0;                // i
+  int featureA = 0, featureB = 0;  // the two features turned together: (i, i + d_k/2) or (2i, 2i + 1)
+  double invFreq = 0;          // radians per position
+  double wavelength = 0;       // tokens per full turn: 2 pi / inv_freq
+  double angleAtShift = 0;     // Δ · inv_freq: how far the shift turns this pair
+};
+std::vector<RopeFrequency> ropeFrequencies(int dk, float base, RopeStyle style, int shift);
+
+struct PositionsLesson {
+  int shift = 0;               // Δ
+  bool codesRemoved = false;   // the inputs carried sinusoidal codes, taken off for the RoPE and ALiBi runs
+  float ropeBase = 10000.0f;
+  RopeStyle ropeStyle = RopeStyle::Half;
+  // The same sentence and weights three ways (the configuration's masks and K/V heads kept).
+  Trace sinusoidal;            // codes PE(p) added to the inputs
+  Trace rope;                  // empty (no stages) when RoPE cannot run: ropeError says why
+  std::string ropeError;
+  Trace alibi;
+  // Every position p -> p + Δ: the scores Q K^T after minus before, (B, h, T_q, T_k).
+  Tensor ropeShiftDiff;        // RoPE: q and k turned by (p + Δ) · inv_freq instead of p · inv_freq
+  Tensor sinusoidalShiftDiff;  // sinusoidal: codes PE(p + Δ) added instead of PE(p)
+  double ropeShiftMax = 0, sinusoidalShiftMax = 0;  // max |difference|
+  double ropeScoreMax = 0;     // max |score| under RoPE: what the difference is small against
+  std::vector<RopeFrequency> frequencies;
+  std::vector<float> slopes;   // ALiBi's m_i, one per head
+};
+
+// The model's inputs (sinusoidal codes taken off first when `inputsHaveCodes`) under each scheme.
+Result<PositionsLesson> positionsLesson(const Model& model, int shift, bool inputsHaveCodes);
+
+// The lesson's opening: the three schemes in a few sentences.
+const char* positionsLessonIntro();
+// What the shift did to each score table, with the live numbers.
+std::string positionsShiftText(const PositionsLesson& r);
+// The fastest and slowest RoPE pairs: radians per position and wavelength.
+std::string ropeFrequencyText(const PositionsLesson& r);
+// ALiBi's slopes for this h and what they do.
+std::string alibiSlopesText(const PositionsLesson& r);
+
+namespace lessons {
+
+struct Positions {
+  static constexpr const char* kId = "positions";
+  static constexpr const char* kTitle = "Positions";
+  static constexpr LessonCost kCost = LessonCost::Rerun;
+  struct Choices {
+    int shift = 5;  // Δ added to every position
+    // Whether the shown model's inputs carry sinusoidal codes: a fact of its configuration that the
+    // Model does not hold, so the tab copies it from the shown trace's configuration. Not saved.
+    bool inputsHaveCodes = false;
+    template <class C, class F>
+    static void fields(C& c, F&& f) {
+      f("positions_shift", c.shift);
+    }
+    void keepInRange(const Trace&) { shift = std::clamp(shift, 0, kMaxShift); }
+    int variant() const { return shift * 2 + (inputsHaveCodes ? 1 : 0); }
+    bool operator==(const Choices&) const = default;
+    static constexpr int kMaxShift = 4096;
+  };
+  using Result = PositionsLesson;
+  static mhascope::Result<Result> compute(const Model& model, const Choices& c) {
+    return positionsLesson(model, c.shift, c.inputsHaveCodes);
+  }
+  template <class Ui>
+  static void drawTab(Ui& ui, const LessonOutcome<Result>& shown, Choices& choices);
+};
+
+}  // namespace lessons
+}  // namespace mhascope

@@ -1,0 +1,149 @@
+// The Positions lesson (core/lessons/positions.hpp): RoPE's score table unchanged when every
+// position shifts by Δ while shifted sinusoidal codes change it, the rotation frequencies against
+// the engine's rotation, ALiBi's slopes and bias table against the engine, the configuration's own
+// codes taken off the inputs, and the lesson's sentences against its numbers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "lesson_fixtures.hpp"
+#include "lessons/common.hpp"
+#include "lessons/lessons.hpp"
+
+namespace mhascope {
+namespace {
+
+using lesson_detail::num;
+using lesson_fixtures::buildOrDie;
+using lesson_fixtures::sized;
+using lesson_fixtures::traceOf;
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+PositionsLesson lessonOrDie(const Model& m, int shift, bool codes) {
+  auto r = positionsLesson(m, shift, codes);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return std::move(r).value();
+}
+
+TEST(PositionsLesson, RopeScoresDoNotMoveWithTheShiftSinusoidalOnesDo) {
+  for (auto [d, h, kv, causal] : {std::tuple{8, 2, 0, false}, {16, 4, 2, true}, {24, 3, 0, false}, {32, 8, 1, true}}) {
+    ModelConfig cfg = sized(d, h);
+    cfg.kvHeads = kv;
+    cfg.mask = causal ? MaskKind::Causal : MaskKind::None;
+    cfg.batch = 2;
+    const Model m = buildOrDie(cfg);
+    for (int shift : {1, 5, 100, 1000}) {
+      const PositionsLesson r = lessonOrDie(m, shift, cfg.positions);
+      ASSERT_TRUE(r.ropeError.empty()) << r.ropeError;
+      EXPECT_LT(r.ropeShiftMax, 1e-5) << "d=" << d << " h=" << h << " shift=" << shift;
+      EXPECT_GT(r.ropeScoreMax, 0.1);
+      EXPECT_GT(r.sinusoidalShiftMax, 1e-2) << "d=" << d << " h=" << h << " shift=" << shift;
+      EXPECT_EQ(r.ropeShiftDiff.shape, r.rope.shapeOf(StageId::Scores));
+    }
+    // Δ = 0: the lesson's own rotation gives the engine's scores (to the products' rounding).
+    EXPECT_LT(lessonOrDie(m, 0, cfg.positions).ropeShiftMax, 1e-5);
+    EXPECT_EQ(lessonOrDie(m, 0, cfg.positions).sinusoidalShiftMax, 0.0);
+  }
+}
+
+TEST(PositionsLesson, FrequenciesAreTheEnginesRotation) {
+  for (RopeStyle style : {RopeStyle::Half, RopeStyle::Interleaved}) {
+    const int dk = 8;
+    const auto f = ropeFrequencies(dk, 10000.0f, style, 7);
+    ASSERT_EQ(f.size(), 4u);
+    for (const RopeFrequency& p : f) {
+      EXPECT_NEAR(p.invFreq, std::pow(10000.0, -2.0 * p.pair / dk), 1e-12);
+      EXPECT_NEAR(p.wavelength, 2 * 3.14159265358979 / p.invFreq, 1e-9);
+      EXPECT_NEAR(p.angleAtShift, 7 * p.invFreq, 1e-12);
+      // The engine turns feature A's unit vector at position 3 by 3 * inv_freq within its pair.
+      std::vector<float> x(dk, 0.0f);
+      x[static_cast<std::size_t>(p.featureA)] = 1.0f;
+      rotatePositions(x.data(), 1, dk, 3, 10000.0f, style);
+      const double angle = std::atan2(x[static_cast<std::size_t>(p.featureB)], x[static_cast<std::size_t>(p.featureA)]);
+      EXPECT_NEAR(std::remainder(angle - 3 * p.invFreq, 2 * 3.14159265358979), 0.0, 1e-6) << "pair " << p.pair;
+    }
+  }
+  EXPECT_EQ(ropeFrequencies(8, 10000.0f, RopeStyle::Half, 0)[1].featureB, 5);        // (i, i + d_k/2)
+  EXPECT_EQ(ropeFrequencies(8, 10000.0f, RopeStyle::Interleaved, 0)[1].featureB, 3);  // (2i, 2i + 1)
+}
+
+TEST(PositionsLesson, AlibiSlopesAndBiasAreTheEngines) {
+  const Model m = buildOrDie(sized(16, 8));
+  const PositionsLesson r = lessonOrDie(m, 3, true);
+  ASSERT_EQ(r.slopes.size(), 8u);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(r.slopes[static_cast<std::size_t>(i)], std::ldexp(1.0f, -(i + 1)));  // 2^-1 .. 2^-8
+  const Tensor& bias = r.alibi.tensor(StageId::PositionBias);  // (1, h, T_q, T_k), no causal mask: -m |t - j|
+  const int T = r.alibi.tq;
+  for (int i = 0; i < 8; ++i)
+    for (int t = 0; t < T; ++t)
+      for (int j = 0; j < T; ++j)
+        EXPECT_EQ(bias.data[static_cast<std::size_t>((i * T + t) * T + j)],
+                  -r.slopes[static_cast<std::size_t>(i)] * static_cast<float>(std::abs(t - j)));
+  const std::string s = alibiSlopesText(r);
+  EXPECT_TRUE(has(s, "m = 2^-1, 2^-2, 2^-3, 2^-4, 2^-5, 2^-6, 2^-7, 2^-8.")) << s;
+  EXPECT_TRUE(has(s, "h is a power of two")) << s;
+  EXPECT_TRUE(has(s, "Head 0 subtracts 0.5 per token")) << s;
+  EXPECT_TRUE(has(s, "head 7 only 0.00391")) << s;
+  const PositionsLesson six = lessonOrDie(buildOrDie(sized(12, 6)), 3, true);
+  EXPECT_TRUE(has(alibiSlopesText(six), "h is not a power of two")) << alibiSlopesText(six);
+}
+
+TEST(PositionsLesson, TheConfigurationsCodesAreTakenOffForRopeAndAlibi) {
+  ModelConfig with = sized(16, 4), without = with;
+  without.positions = false;
+  const Model m = buildOrDie(with), plain = buildOrDie(without);
+  const PositionsLesson r = lessonOrDie(m, 4, true);
+  EXPECT_TRUE(r.codesRemoved);
+  auto maxDiff = [](const Tensor& a, const Tensor& b) {
+    double d = 0;
+    for (std::size_t i = 0; i < a.data.size(); ++i) d = std::max(d, std::abs(static_cast<double>(a.data[i]) - b.data[i]));
+    return d;
+  };
+  EXPECT_LT(maxDiff(r.alibi.tensor(StageId::Query), plain.inputs.query), 1e-5);
+  EXPECT_LT(maxDiff(r.rope.tensor(StageId::Query), plain.inputs.query), 1e-5);
+  EXPECT_LT(maxDiff(r.sinusoidal.tensor(StageId::Query), m.inputs.query), 1e-5);
+  // Inputs without codes are taken as they are: the same three runs.
+  const PositionsLesson p = lessonOrDie(plain, 4, false);
+  EXPECT_LT(maxDiff(p.sinusoidal.tensor(StageId::Weights), r.sinusoidal.tensor(StageId::Weights)), 1e-5);
+  EXPECT_LT(maxDiff(p.rope.tensor(StageId::Weights), r.rope.tensor(StageId::Weights)), 1e-5);
+}
+
+TEST(PositionsLesson, OddDkRefusesRopeAloneAndSaysWhy) {
+  const PositionsLesson r = lessonOrDie(buildOrDie(sized(6, 2)), 2, true);  // d_k = 3
+  EXPECT_FALSE(r.ropeError.empty());
+  EXPECT_TRUE(has(r.ropeError, "d_k")) << r.ropeError;
+  EXPECT_TRUE(has(positionsShiftText(r), "RoPE cannot run here")) << positionsShiftText(r);
+  EXPECT_GT(r.sinusoidalShiftMax, 0.0);
+  EXPECT_EQ(r.alibi.heads, 2);
+}
+
+TEST(PositionsLesson, SentencesCarryTheLiveNumbers) {
+  const Model m = buildOrDie(sized(16, 2));
+  const PositionsLesson r = lessonOrDie(m, 5, true);
+  const std::string s = positionsShiftText(r);
+  EXPECT_TRUE(has(s, "Every position moved by Δ = 5")) << s;
+  EXPECT_TRUE(has(s, "changes by at most " + num(r.ropeShiftMax, 2) + " (scores reach " + num(r.ropeScoreMax, 3))) << s;
+  EXPECT_TRUE(has(s, "it is unchanged")) << s;
+  EXPECT_TRUE(has(s, "change it by up to " + num(r.sinusoidalShiftMax, 3))) << s;
+  EXPECT_TRUE(has(positionsShiftText(lessonOrDie(m, 0, true)), "nothing moves"));
+  const std::string f = ropeFrequencyText(r);  // d_k = 8: pair 0 turns 1 rad, pair 3 10000^(-6/8)
+  EXPECT_TRUE(has(f, "Pair 0 (features 0, 4) turns by 1 rad per position, a full turn every 6.28 tokens")) << f;
+  EXPECT_TRUE(has(f, "the last pair, 3 (features 3, 7), by " + num(std::pow(10000.0, -0.75), 3))) << f;
+  EXPECT_TRUE(has(f, "rotate-half")) << f;
+}
+
+TEST(PositionsLesson, ShiftChoiceStaysInRange) {
+  lessons::Positions::Choices c;
+  c.shift = -3;
+  c.keepInRange(Trace{});
+  EXPECT_EQ(c.shift, 0);
+  c.shift = 1 << 20;
+  c.keepInRange(Trace{});
+  EXPECT_EQ(c.shift, lessons::Positions::Choices::kMaxShift);
+  EXPECT_FALSE(positionsLesson(buildOrDie(sized(8, 2)), -1, false).ok());
+}
+
+}  // namespace
+}  // namespace mhascope
