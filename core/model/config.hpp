@@ -1,0 +1,59 @@
+// A Hugging Face model folder's config.json, read into the sizes and rules of one architecture:
+// GPT-2 (model_type gpt2) or the Llama family (llama, mistral, qwen2). Keys the forward does not
+// implement (another rope_scaling kind, MLP biases, a per-layer sliding window, ...) are refused
+// with one line naming the key and the file, never ignored.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/result.hpp"
+
+namespace mhascope::model {
+
+enum class Arch { Gpt2, Llama, Mistral, Qwen2 };
+const char* archName(Arch a);  // the config's model_type: "gpt2", "llama", "mistral", "qwen2"
+
+// Llama 3's rope_scaling (rope_type "llama3"): low frequencies (wavelength above
+// original_max_position_embeddings / low_freq_factor) are divided by `factor`, high ones (below
+// original / high_freq_factor) kept, the ones between blended smoothly.
+struct Llama3RopeScaling {
+  bool enabled = false;
+  double factor = 1.0, lowFreqFactor = 1.0, highFreqFactor = 4.0;
+  double originalMaxPositions = 8192.0;
+};
+
+struct ModelSpec {
+  Arch arch = Arch::Gpt2;
+  int dModel = 0;        // d_model (n_embd / hidden_size)
+  int heads = 0;         // h
+  int kvHeads = 0;       // N (GPT-2: h)
+  int layers = 0;        // L
+  int dFf = 0;           // the MLP's hidden width (GPT-2: n_inner or 4 d_model)
+  int vocab = 0;         // V
+  int maxPositions = 0;  // GPT-2: n_positions (the learned table's rows); Llama: max_position_embeddings
+  double normEps = 1e-5;
+  // Llama family only:
+  double ropeTheta = 10000.0;
+  Llama3RopeScaling ropeScaling;
+  int window = 0;             // Mistral's sliding_window W (0: none)
+  bool qkvBias = false;       // Qwen2 (and Llama's attention_bias): biases on q, k, v
+  bool outputBias = false;    // Llama's attention_bias: a bias on o_proj as well
+  bool tiedEmbeddings = true; // logits through the token embedding (GPT-2 always)
+  int dk() const { return heads > 0 ? dModel / heads : 0; }
+  bool rope() const { return arch != Arch::Gpt2; }
+};
+
+// Parses config.json's text; `what` (the file's path) names it in every message.
+Result<ModelSpec> parseModelConfig(std::string_view json, const std::string& what);
+
+// RoPE's inverse frequencies inv_freq_i, i < d_k/2: theta^(-2i/d_k), with Llama 3's scaling when
+// the config asks for it (as Hugging Face computes them, in double here).
+std::vector<double> ropeInverseFrequencies(const ModelSpec& spec);
+
+// Parameter count of the whole model (embeddings, every layer, final norm, and lm_head when untied).
+std::int64_t parameterCount(const ModelSpec& spec);
+
+}  // namespace mhascope::model

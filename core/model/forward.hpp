@@ -1,0 +1,57 @@
+// The forward pass of a model folder over token ids (B = 1), layer by layer, with every layer's
+// attention computed by mhascope's own engine (core/attention/engine.hpp) on that layer's weights:
+//
+//   x = embed(tokens) (+ GPT-2's learned positions)
+//   per layer:  a = norm1(x);  x += attention(a)      (causal; RoPE, N K/V heads, window: Llama family)
+//               m = norm2(x);  x += mlp(m)            (GPT-2: gelu_new; Llama: SwiGLU)
+//   logits = norm_f(x) · E^T
+//
+// Norms: GPT-2's LayerNorm (biased variance), Llama's RMSNorm x / sqrt(mean(x^2) + eps) · w,
+// both in float32 as Hugging Face computes them for float32 weights.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attention/engine.hpp"
+#include "attention/trace.hpp"
+#include "model/model_folder.hpp"
+#include "util/result.hpp"
+
+namespace mhascope::model {
+
+struct ForwardOptions {
+  int traceLayer = -1;          // this layer's attention is recorded with every stage (-1: none)
+  bool keepAttention = true;    // ForwardResult::attention for every layer
+  bool keepHidden = true;       // ForwardResult::hidden for every layer
+  std::vector<std::string> tokenLabels;  // (T) labels for the trace; empty: the ids
+  std::uint64_t memoryBudgetBytes = kDefaultMemoryBudget;
+  int threads = 1;
+};
+
+struct ForwardResult {
+  std::vector<Tensor> attention;  // L × (h, T, T) attention weights (rows sum to 1)
+  std::vector<Tensor> hidden;     // L × (T, d_model) residual stream after the layer (before the final norm)
+  Trace trace;                    // every stage of layer traceLayer's attention on its normed input
+  int traceLayer = -1;
+  Tensor logits;                  // (T, V)
+};
+
+// Bytes a forward with these options holds at once: the kept tables, one layer's weights in
+// float, the working matrices and one recorded trace.
+double estimateForwardBytes(const ModelSpec& spec, std::int64_t T, const ForwardOptions& opt);
+
+// Token ids must lie in [0, V); GPT-2 takes at most n_positions tokens (its learned table).
+// An estimate above opt.memoryBudgetBytes is refused with the estimate before anything is allocated.
+Result<ForwardResult> runForward(const ModelFolder& model, const std::vector<int>& tokens, const ForwardOptions& opt = {});
+
+// The pieces, exposed for tests and the logit lens.
+// LayerNorm over each row: (x - mean) / sqrt(var + eps) · w + b, var the biased variance.
+void layerNorm(const RowMatrix& x, const RowVector& w, const RowVector& b, double eps, RowMatrix& out);
+// RMSNorm over each row: x / sqrt(mean(x^2) + eps) · w.
+void rmsNorm(const RowMatrix& x, const RowVector& w, double eps, RowMatrix& out);
+// GPT-2's gelu_new: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+float geluTanh(float x);
+
+}  // namespace mhascope::model

@@ -1,0 +1,365 @@
+#!/usr/bin/python3
+"""Generate the model-folder fixtures in tests/fixtures/models/ (committed).
+
+Run with Debian's interpreter (python3-torch 1.13 + python3-numpy; no `transformers` needed):
+    /usr/bin/python3 scripts/gen_model_fixtures.py
+
+It builds small random checkpoints in the exact Hugging Face layouts and runs a PyTorch reference
+forward of each architecture, written here from the published formulas:
+
+  gpt2      learned positions, LayerNorm (biased variance, eps = layer_norm_epsilon), Conv1D layers
+            (weight (in, out): y = x W + b; c_attn (d, 3d) holds Q | K | V side by side), causal
+            softmax(Q K^T / sqrt(d_k)), gelu_new (GPT-2's tanh GELU:
+            0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))), final ln_f, logits = ln_f(x) wte^T.
+  llama     RMSNorm as Hugging Face computes it in float32: x * rsqrt(mean(x^2) + eps) * w;
+  mistral   nn.Linear layers (weight (out, in): y = x W^T); RoPE in Hugging Face's rotate_half form:
+  qwen2     inv_freq_i = theta^(-2i/d_k), angle = position * inv_freq_i, emb = cat(angle, angle),
+            q' = q cos(emb) + rotate_half(q) sin(emb), rotate_half(x) = cat(-x2, x1);
+            grouped K/V heads (query head i reads K/V head i // (h/N), repeat_interleave);
+            causal mask, Mistral's sliding window W (query i sees key j when i - W < j <= i);
+            SwiGLU MLP down(silu(gate(x)) * up(x)); Qwen2's biases on q/k/v (not o);
+            Llama 3's rope_scaling (rope_type "llama3": low frequencies divided by `factor`,
+            a smooth blend between the two wavelength bounds); logits through lm_head or the
+            tied embedding.
+
+Folders written (each a model folder: config.json + weights):
+  gpt2              F32, names without prefix, with the h.{i}.attn.bias mask buffers real GPT-2
+                    files carry (the loader ignores them)
+  gpt2_f16          the same weights stored F16, names with the "transformer." prefix
+  llama_gqa         F32, h = 4 query heads over N = 2 K/V heads, untied lm_head
+  llama_gqa_bf16    the same weights stored BF16
+  llama_sharded     the same weights in two shards + model.safetensors.index.json
+  qwen2             q/k/v biases, tied embeddings
+  mistral           sliding_window 4
+  llama3_scaled     rope_theta 500000 with Llama 3's rope_scaling
+
+and reference/<folder>/ with, for each token sequence k:
+  s{k}_tokens.npy  (T,) int64        the token ids
+  s{k}_normed.npy  (L, T, d_model)   each layer's attention input (after its first norm)
+  s{k}_attn.npy    (L, h, T, T)      each layer's attention weights
+  s{k}_hidden.npy  (L, T, d_model)   the residual stream after each layer (before the final norm)
+  s{k}_logits.npy  (T, vocab)
+The F16/BF16 references are computed on the weights as stored (rounded, then read back as
+float32, as Hugging Face does with torch_dtype=float32), so they need float32 tolerances only.
+"""
+import json
+import math
+import os
+import shutil
+import struct
+
+import numpy as np
+import torch
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "models")
+SEQUENCES = [12, 7, 1]  # token counts; T = 1 is a legal edge case
+
+# ---------------------------------------------------------------------------------------------
+# safetensors writer: 8-byte little-endian header length, JSON header, raw little-endian data.
+# ---------------------------------------------------------------------------------------------
+DTYPES = {"F32": (torch.float32, torch.int32), "F16": (torch.float16, torch.int16), "BF16": (torch.bfloat16, torch.int16)}
+
+
+def tensor_bytes(t, dtype):
+    store, raw = DTYPES[dtype]
+    little = "<i4" if raw == torch.int32 else "<i2"
+    return t.detach().to(store).contiguous().view(raw).numpy().astype(little).tobytes()
+
+
+def save_safetensors(path, tensors, dtype):
+    header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
+    for name in sorted(tensors):
+        b = tensor_bytes(tensors[name], dtype)
+        header[name] = {"dtype": dtype, "shape": list(tensors[name].shape), "data_offsets": [offset, offset + len(b)]}
+        blobs.append(b)
+        offset += len(b)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for b in blobs:
+            f.write(b)
+
+
+def stored(tensors, dtype):
+    """The numbers a reader gets back after the file's rounding, as float32."""
+    return {k: v.to(DTYPES[dtype][0]).to(torch.float32) for k, v in tensors.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Reference forwards
+# ---------------------------------------------------------------------------------------------
+def layer_norm(x, w, b, eps):
+    mu = x.mean(-1, keepdim=True)
+    var = ((x - mu) ** 2).mean(-1, keepdim=True)
+    return (x - mu) / torch.sqrt(var + eps) * w + b
+
+
+def rms_norm(x, w, eps):
+    x32 = x.to(torch.float32)
+    return w * (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps))
+
+
+def gelu_new(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+def attend(q, k, v, window=0):
+    """q (h, T, d_k), k v (N, T, d_k) -> weights (h, T, T), merged output (T, h d_k)."""
+    h, T, dk = q.shape
+    rep = h // k.shape[0]
+    k = k.repeat_interleave(rep, dim=0)
+    v = v.repeat_interleave(rep, dim=0)
+    scores = q @ k.transpose(1, 2) / math.sqrt(dk)
+    i = torch.arange(T)[:, None]
+    j = torch.arange(T)[None, :]
+    blocked = j > i
+    if window:
+        blocked = blocked | (j <= i - window)
+    scores = scores.masked_fill(blocked, float("-inf"))
+    w = torch.softmax(scores, dim=-1)
+    return w, (w @ v).transpose(0, 1).reshape(T, h * dk)
+
+
+def gpt2_forward(cfg, W, ids, prefix=""):
+    p = lambda n: W[prefix + n]
+    d, h, eps = cfg["n_embd"], cfg["n_head"], cfg["layer_norm_epsilon"]
+    T, dk = len(ids), d // h
+    x = p("wte.weight")[ids] + p("wpe.weight")[:T]
+    normed, attn, hidden = [], [], []
+    for l in range(cfg["n_layer"]):
+        a = layer_norm(x, p(f"h.{l}.ln_1.weight"), p(f"h.{l}.ln_1.bias"), eps)
+        qkv = a @ p(f"h.{l}.attn.c_attn.weight") + p(f"h.{l}.attn.c_attn.bias")
+        q, k, v = (t.reshape(T, h, dk).transpose(0, 1) for t in qkv.split(d, dim=1))
+        w, y = attend(q, k, v)
+        x = x + y @ p(f"h.{l}.attn.c_proj.weight") + p(f"h.{l}.attn.c_proj.bias")
+        m = layer_norm(x, p(f"h.{l}.ln_2.weight"), p(f"h.{l}.ln_2.bias"), eps)
+        f = gelu_new(m @ p(f"h.{l}.mlp.c_fc.weight") + p(f"h.{l}.mlp.c_fc.bias"))
+        x = x + f @ p(f"h.{l}.mlp.c_proj.weight") + p(f"h.{l}.mlp.c_proj.bias")
+        normed.append(a), attn.append(w), hidden.append(x)
+    logits = layer_norm(x, p("ln_f.weight"), p("ln_f.bias"), eps) @ p("wte.weight").T
+    return normed, attn, hidden, logits
+
+
+def inv_freq_of(cfg, dk):
+    inv = 1.0 / (cfg["rope_theta"] ** (torch.arange(0, dk, 2, dtype=torch.int64).float() / dk))
+    rs = cfg.get("rope_scaling")
+    if rs:  # Llama 3's rule
+        factor, lo, hi, old = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"], rs["original_max_position_embeddings"]
+        low_wavelen, high_wavelen = old / lo, old / hi
+        wavelen = 2 * math.pi / inv
+        scaled = torch.where(wavelen > low_wavelen, inv / factor, inv)
+        smooth = (old / wavelen - lo) / (hi - lo)
+        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = ~(wavelen < high_wavelen) * ~(wavelen > low_wavelen)
+        inv = torch.where(medium, smoothed, scaled)
+    return inv
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def llama_forward(cfg, W, ids):
+    d, h, N = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    eps, T, dk = cfg["rms_norm_eps"], len(ids), d // h
+    window = cfg.get("sliding_window") or 0
+    bias = cfg["model_type"] == "qwen2"
+    freqs = torch.arange(T).float()[:, None] * inv_freq_of(cfg, dk)[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos, sin = emb.cos(), emb.sin()
+    x = W["model.embed_tokens.weight"][ids]
+    normed, attn, hidden = [], [], []
+    for l in range(cfg["num_hidden_layers"]):
+        P = f"model.layers.{l}."
+
+        def lin(n, a):  # nn.Linear; Qwen2 has biases on q, k and v only
+            y = a @ W[P + n + ".weight"].T
+            return y + W[P + n + ".bias"] if bias else y
+        a = rms_norm(x, W[P + "input_layernorm.weight"], eps)
+        q = lin("self_attn.q_proj", a).reshape(T, h, dk).transpose(0, 1)
+        k = lin("self_attn.k_proj", a).reshape(T, N, dk).transpose(0, 1)
+        v = lin("self_attn.v_proj", a).reshape(T, N, dk).transpose(0, 1)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        w, y = attend(q, k, v, window)
+        x = x + y @ W[P + "self_attn.o_proj.weight"].T
+        m = rms_norm(x, W[P + "post_attention_layernorm.weight"], eps)
+        gate = m @ W[P + "mlp.gate_proj.weight"].T
+        up = m @ W[P + "mlp.up_proj.weight"].T
+        x = x + (torch.nn.functional.silu(gate) * up) @ W[P + "mlp.down_proj.weight"].T
+        normed.append(a), attn.append(w), hidden.append(x)
+    head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
+    logits = rms_norm(x, W["model.norm.weight"], eps) @ head.T
+    return normed, attn, hidden, logits
+
+
+# ---------------------------------------------------------------------------------------------
+# Random checkpoints
+# ---------------------------------------------------------------------------------------------
+def rnd(g, *shape, scale=0.2):
+    return torch.randn(*shape, generator=g) * scale
+
+
+def gpt2_weights(cfg, seed):
+    g = torch.Generator().manual_seed(seed)
+    d, V, P = cfg["n_embd"], cfg["vocab_size"], cfg["n_positions"]
+    W = {"wte.weight": rnd(g, V, d, scale=0.5), "wpe.weight": rnd(g, P, d, scale=0.3)}
+    for l in range(cfg["n_layer"]):
+        p = f"h.{l}."
+        W[p + "ln_1.weight"] = 1 + rnd(g, d, scale=0.1)
+        W[p + "ln_1.bias"] = rnd(g, d, scale=0.1)
+        W[p + "attn.c_attn.weight"] = rnd(g, d, 3 * d, scale=0.3)
+        W[p + "attn.c_attn.bias"] = rnd(g, 3 * d, scale=0.1)
+        W[p + "attn.c_proj.weight"] = rnd(g, d, d)
+        W[p + "attn.c_proj.bias"] = rnd(g, d, scale=0.1)
+        W[p + "ln_2.weight"] = 1 + rnd(g, d, scale=0.1)
+        W[p + "ln_2.bias"] = rnd(g, d, scale=0.1)
+        W[p + "mlp.c_fc.weight"] = rnd(g, d, 4 * d)
+        W[p + "mlp.c_fc.bias"] = rnd(g, 4 * d, scale=0.1)
+        W[p + "mlp.c_proj.weight"] = rnd(g, 4 * d, d)
+        W[p + "mlp.c_proj.bias"] = rnd(g, d, scale=0.1)
+    W["ln_f.weight"] = 1 + rnd(g, d, scale=0.1)
+    W["ln_f.bias"] = rnd(g, d, scale=0.1)
+    return W
+
+
+def llama_weights(cfg, seed):
+    g = torch.Generator().manual_seed(seed)
+    d, V, F = cfg["hidden_size"], cfg["vocab_size"], cfg["intermediate_size"]
+    h, N = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    kv = N * (d // h)
+    W = {"model.embed_tokens.weight": rnd(g, V, d, scale=1.0)}
+    for l in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{l}."
+        W[p + "input_layernorm.weight"] = 1 + rnd(g, d, scale=0.1)
+        W[p + "self_attn.q_proj.weight"] = rnd(g, d, d, scale=0.35)
+        W[p + "self_attn.k_proj.weight"] = rnd(g, kv, d, scale=0.35)
+        W[p + "self_attn.v_proj.weight"] = rnd(g, kv, d)
+        W[p + "self_attn.o_proj.weight"] = rnd(g, d, d)
+        if cfg["model_type"] == "qwen2":
+            W[p + "self_attn.q_proj.bias"] = rnd(g, d, scale=0.3)
+            W[p + "self_attn.k_proj.bias"] = rnd(g, kv, scale=0.3)
+            W[p + "self_attn.v_proj.bias"] = rnd(g, kv, scale=0.3)
+        W[p + "post_attention_layernorm.weight"] = 1 + rnd(g, d, scale=0.1)
+        W[p + "mlp.gate_proj.weight"] = rnd(g, F, d)
+        W[p + "mlp.up_proj.weight"] = rnd(g, F, d)
+        W[p + "mlp.down_proj.weight"] = rnd(g, d, F)
+    W["model.norm.weight"] = 1 + rnd(g, d, scale=0.1)
+    if not cfg.get("tie_word_embeddings"):
+        W["lm_head.weight"] = rnd(g, V, d, scale=0.3)
+    return W
+
+
+def llama_config(model_type, **kw):
+    cfg = {
+        "architectures": [{"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "qwen2": "Qwen2ForCausalLM"}[model_type]],
+        "model_type": model_type,
+        "hidden_size": 32,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "num_hidden_layers": 2,
+        "intermediate_size": 48,
+        "vocab_size": 100,
+        "max_position_embeddings": 64,
+        "rms_norm_eps": 1e-5,
+        "rope_theta": 10000.0,
+        "hidden_act": "silu",
+        "tie_word_embeddings": False,
+        "torch_dtype": "float32",
+        "bos_token_id": 1,
+        "eos_token_id": 2,
+    }
+    cfg.update(kw)
+    return cfg
+
+
+def write_folder(name, cfg, W, dtype, forward, prefix="", shards=None, extra=None):
+    folder = os.path.join(ROOT, name)
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(dict(cfg, torch_dtype={"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]), f, indent=2)
+    named = {prefix + k: v for k, v in W.items()}
+    named.update(extra or {})
+    if shards:
+        index, total = {"metadata": {}, "weight_map": {}}, 0
+        for s, keys in enumerate(shards):
+            fname = f"model-{s + 1:05d}-of-{len(shards):05d}.safetensors"
+            part = {k: named[k] for k in keys}
+            save_safetensors(os.path.join(folder, fname), part, dtype)
+            for k in keys:
+                index["weight_map"][k] = fname
+                total += part[k].numel() * (4 if dtype == "F32" else 2)
+        index["metadata"]["total_size"] = total
+        with open(os.path.join(folder, "model.safetensors.index.json"), "w") as f:
+            json.dump(index, f, indent=2)
+    else:
+        save_safetensors(os.path.join(folder, "model.safetensors"), named, dtype)
+    # The reference runs on what a reader gets back from the file.
+    Wr = stored(W, dtype)
+    ref = os.path.join(ROOT, "reference", name)
+    shutil.rmtree(ref, ignore_errors=True)
+    os.makedirs(ref)
+    g = torch.Generator().manual_seed(1234)
+    V = cfg.get("vocab_size")
+    for s, T in enumerate(SEQUENCES):
+        ids = torch.randint(0, V, (T,), generator=g)
+        with torch.no_grad():
+            normed, attn, hidden, logits = forward(cfg, Wr, ids)
+        np.save(os.path.join(ref, f"s{s}_tokens.npy"), ids.numpy().astype(np.int64))
+        np.save(os.path.join(ref, f"s{s}_normed.npy"), torch.stack(normed).numpy().astype(np.float32))
+        np.save(os.path.join(ref, f"s{s}_attn.npy"), torch.stack(attn).numpy().astype(np.float32))
+        np.save(os.path.join(ref, f"s{s}_hidden.npy"), torch.stack(hidden).numpy().astype(np.float32))
+        np.save(os.path.join(ref, f"s{s}_logits.npy"), logits.numpy().astype(np.float32))
+
+
+def main():
+    torch.set_grad_enabled(False)
+    gpt2 = {
+        "architectures": ["GPT2LMHeadModel"],
+        "model_type": "gpt2",
+        "n_embd": 32,
+        "n_head": 4,
+        "n_layer": 2,
+        "n_positions": 32,
+        "n_ctx": 32,
+        "vocab_size": 100,
+        "layer_norm_epsilon": 1e-5,
+        "activation_function": "gelu_new",
+        "bos_token_id": 99,
+        "eos_token_id": 99,
+    }
+    Wg = gpt2_weights(gpt2, seed=1)
+    # Real GPT-2 files carry the causal mask buffer of every layer; a reader must skip it.
+    P = gpt2["n_positions"]
+    mask = {f"h.{l}.attn.bias": torch.tril(torch.ones(P, P)).reshape(1, 1, P, P) for l in range(gpt2["n_layer"])}
+    write_folder("gpt2", gpt2, Wg, "F32", gpt2_forward, extra=mask)
+    # The F16 copy uses the "transformer." prefix some GPT-2 family files have.
+    write_folder("gpt2_f16", gpt2, Wg, "F16", gpt2_forward, prefix="transformer.")
+
+    llama = llama_config("llama")
+    Wl = llama_weights(llama, seed=2)
+    write_folder("llama_gqa", llama, Wl, "F32", llama_forward)
+    write_folder("llama_gqa_bf16", llama, Wl, "BF16", llama_forward)
+    first = [k for k in Wl if k.startswith("model.embed_tokens") or k.startswith("model.layers.0.")]
+    write_folder("llama_sharded", llama, Wl, "F32", llama_forward, shards=[first, [k for k in Wl if k not in first]])
+
+    qwen = llama_config("qwen2", tie_word_embeddings=True, rope_theta=1000000.0, rms_norm_eps=1e-6,
+                        use_sliding_window=False, sliding_window=32, max_window_layers=2)
+    write_folder("qwen2", qwen, llama_weights(qwen, seed=3), "F32", lambda c, W, i: llama_forward(dict(c, sliding_window=0), W, i))
+
+    mistral = llama_config("mistral", sliding_window=4, head_dim=8)
+    write_folder("mistral", mistral, llama_weights(mistral, seed=4), "F32", llama_forward)
+
+    scaled = llama_config("llama", hidden_size=64, num_attention_heads=4, num_key_value_heads=1, rope_theta=500000.0,
+                          tie_word_embeddings=True,
+                          rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                        "high_freq_factor": 4.0, "original_max_position_embeddings": 256})
+    write_folder("llama3_scaled", scaled, llama_weights(scaled, seed=5), "F32", llama_forward)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,206 @@
+// Every fixture model folder of tests/fixtures/models against the PyTorch reference forward of
+// scripts/gen_model_fixtures.py: each layer's attention weights (h, T, T), the residual stream
+// after each layer, the logits, and the recorded trace of one layer.
+//
+// Tolerance: |got - ref| <= atol + rtol |ref|, float32 on both sides. The F16 and BF16 folders'
+// references are computed on the very numbers the files store (rounded, then read as float32), so
+// they are held to the same float32 tolerance; their distance from the F32 model itself (the
+// rounding of the weights) is checked separately with a tolerance sized for that rounding.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "check_tensor.hpp"
+#include "io/npy.hpp"
+#include "model/forward.hpp"
+
+namespace mhascope::model {
+namespace {
+
+const std::string kModels = std::string(MHASCOPE_FIXTURES_DIR) + "/models/";
+
+Tensor loadRef(const std::string& folder, int seq, const std::string& what) {
+  auto t = loadNpy(kModels + "reference/" + folder + "/s" + std::to_string(seq) + "_" + what + ".npy");
+  if (!t) throw std::runtime_error(t.error().message);
+  return std::move(*t);
+}
+
+std::vector<int> tokensOf(const std::string& folder, int seq) {
+  const Tensor t = loadRef(folder, seq, "tokens");
+  std::vector<int> ids;
+  for (float v : t.data) ids.push_back(static_cast<int>(v));
+  return ids;
+}
+
+// Concatenates per-layer tensors into one buffer, in layer order (the reference's (L, ...) layout).
+std::vector<float> stacked(const std::vector<Tensor>& layers) {
+  std::vector<float> all;
+  for (const auto& t : layers) all.insert(all.end(), t.data.begin(), t.data.end());
+  return all;
+}
+
+constexpr double kAtol = 2e-5, kRtol = 2e-4;  // float32 on both sides, a few layers deep
+
+struct Case {
+  const char* folder;
+  Arch arch;
+  const char* dtype;
+};
+
+class ModelFolderMatchesTorch : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ModelFolderMatchesTorch, EveryLayerAndTheLogits) {
+  const Case c = GetParam();
+  auto model = ModelFolder::open(kModels + c.folder);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  EXPECT_EQ(model->spec().arch, c.arch);
+  EXPECT_EQ(model->dtype(), c.dtype);
+  const int L = model->spec().layers;
+  for (int seq = 0; seq < 3; ++seq) {
+    SCOPED_TRACE(std::string(c.folder) + " sequence " + std::to_string(seq));
+    const std::vector<int> ids = tokensOf(c.folder, seq);
+    ForwardOptions opt;
+    opt.traceLayer = L - 1;
+    auto r = runForward(*model, ids, opt);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    const Tensor attn = loadRef(c.folder, seq, "attn"), hidden = loadRef(c.folder, seq, "hidden"),
+                 normed = loadRef(c.folder, seq, "normed"), logits = loadRef(c.folder, seq, "logits");
+    ASSERT_EQ(r->attention.size(), static_cast<std::size_t>(L));
+    ASSERT_EQ(r->hidden.size(), static_cast<std::size_t>(L));
+    const std::vector<float> gotAttn = stacked(r->attention), gotHidden = stacked(r->hidden);
+    ASSERT_EQ(gotAttn.size(), attn.data.size());
+    ASSERT_EQ(gotHidden.size(), hidden.data.size());
+    ASSERT_EQ(r->logits.data.size(), logits.data.size());
+    EXPECT_TRUE(testing::checkTensor("attention", gotAttn.data(), attn.ptr(), gotAttn.size(), kAtol, kRtol));
+    EXPECT_TRUE(testing::checkTensor("hidden", gotHidden.data(), hidden.ptr(), gotHidden.size(), kAtol, kRtol));
+    EXPECT_TRUE(testing::checkTensor("logits", r->logits.ptr(), logits.ptr(), logits.data.size(), kAtol, kRtol));
+
+    // The recorded layer: its input is the layer's normed stream, its weights the kept ones.
+    const Trace& t = r->trace;
+    const std::size_t T = ids.size(), d = static_cast<std::size_t>(model->spec().dModel);
+    ASSERT_EQ(t.tensor(StageId::Query).data.size(), T * d);
+    EXPECT_TRUE(testing::checkTensor("trace query", t.tensor(StageId::Query).ptr(), normed.ptr() + (L - 1) * T * d,
+                                     T * d, kAtol, kRtol));
+    EXPECT_TRUE(testing::checkTensor("trace weights", t.tensor(StageId::Weights).ptr(),
+                                     r->attention.back().ptr(), r->attention.back().data.size(), 0, 0));
+    EXPECT_TRUE(t.causal);
+    EXPECT_EQ(t.kvHeads, model->spec().kvHeads);
+    EXPECT_GT(t.tensor(StageId::Scores).data.size(), 0u) << "every stage of the chosen layer is recorded";
+    if (model->spec().rope() && !model->spec().ropeScaling.enabled) {
+      EXPECT_EQ(t.positions, AttnPositions::Rope);
+      EXPECT_EQ(t.ropeStyle, RopeStyle::Half);
+    }
+    EXPECT_EQ(t.window, model->spec().window);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, ModelFolderMatchesTorch,
+                         ::testing::Values(Case{"gpt2", Arch::Gpt2, "F32"}, Case{"gpt2_f16", Arch::Gpt2, "F16"},
+                                           Case{"llama_gqa", Arch::Llama, "F32"},
+                                           Case{"llama_gqa_bf16", Arch::Llama, "BF16"},
+                                           Case{"llama_sharded", Arch::Llama, "F32"}, Case{"qwen2", Arch::Qwen2, "F32"},
+                                           Case{"mistral", Arch::Mistral, "F32"},
+                                           Case{"llama3_scaled", Arch::Llama, "F32"}),
+                         [](const auto& info) { return std::string(info.param.folder); });
+
+// The fixtures exercise what they claim to: GQA, Qwen's biases, Mistral's window, Llama 3's scaling.
+TEST(ModelConfig, FixturesUseTheVariants) {
+  auto llama = ModelFolder::open(kModels + "llama_gqa");
+  ASSERT_TRUE(llama.ok()) << llama.error().message;
+  EXPECT_EQ(llama->spec().heads, 4);
+  EXPECT_EQ(llama->spec().kvHeads, 2);
+  EXPECT_FALSE(llama->spec().tiedEmbeddings);
+  auto qwen = ModelFolder::open(kModels + "qwen2/config.json");  // the config.json names the folder too
+  ASSERT_TRUE(qwen.ok()) << qwen.error().message;
+  EXPECT_TRUE(qwen->spec().qkvBias);
+  EXPECT_FALSE(qwen->spec().outputBias);
+  EXPECT_TRUE(qwen->spec().tiedEmbeddings);
+  auto mistral = ModelFolder::open(kModels + "mistral");
+  ASSERT_TRUE(mistral.ok()) << mistral.error().message;
+  EXPECT_EQ(mistral->spec().window, 4);
+  auto scaled = ModelFolder::open(kModels + "llama3_scaled");
+  ASSERT_TRUE(scaled.ok()) << scaled.error().message;
+  ASSERT_TRUE(scaled->spec().ropeScaling.enabled);
+  // Frequency 0 is kept (short wavelength), 2 blended, 3.. divided by the factor.
+  ModelSpec plain = scaled->spec();
+  plain.ropeScaling.enabled = false;
+  const auto a = ropeInverseFrequencies(scaled->spec()), b = ropeInverseFrequencies(plain);
+  EXPECT_DOUBLE_EQ(a[0], b[0]);
+  EXPECT_NEAR(a[3] / b[3], 1.0 / 8.0, 1e-12);
+  EXPECT_GT(a[2] / b[2], 1.0 / 8.0);
+  EXPECT_LT(a[2] / b[2], 1.0);
+}
+
+// Mistral's window hides keys j <= t - W: their weights are exactly 0.
+TEST(ModelForward, MistralWindowHidesOldKeys) {
+  auto m = ModelFolder::open(kModels + "mistral");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const std::vector<int> ids = tokensOf("mistral", 0);
+  auto r = runForward(*m, ids);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const std::int64_t T = static_cast<std::int64_t>(ids.size());
+  const Tensor& w = r->attention[0];
+  for (std::int64_t t = 0; t < T; ++t) {
+    for (std::int64_t j = 0; j < T; ++j) {
+      if (j > t || j <= t - 4) {
+        EXPECT_EQ(w.data[static_cast<std::size_t>(t * T + j)], 0.0f) << "query " << t << " key " << j;
+      }
+    }
+  }
+}
+
+// The BF16 copy against the F32 model: the weights' rounding (8 significant bits, a relative
+// error up to 2^-9 per weight) moves the logits by about 1e-2 through two layers; 0.1 absolute
+// bounds it with margin while still catching a wrong conversion (logits are O(1..10)).
+TEST(ModelForward, Bf16StaysNearTheF32Model) {
+  auto bf = ModelFolder::open(kModels + "llama_gqa_bf16");
+  ASSERT_TRUE(bf.ok()) << bf.error().message;
+  const std::vector<int> ids = tokensOf("llama_gqa", 0);
+  auto r = runForward(*bf, ids);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Tensor f32 = loadRef("llama_gqa", 0, "logits");
+  EXPECT_TRUE(testing::checkTensor("bf16 logits vs f32", r->logits.ptr(), f32.ptr(), f32.data.size(), 0.1, 0.02));
+}
+
+// Without keeping attention or hidden states the logits are the same numbers.
+TEST(ModelForward, LogitsAloneAreTheSame) {
+  auto m = ModelFolder::open(kModels + "gpt2");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const std::vector<int> ids = tokensOf("gpt2", 0);
+  ForwardOptions lean;
+  lean.keepAttention = lean.keepHidden = false;
+  auto a = runForward(*m, ids), b = runForward(*m, ids, lean);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(b->attention.empty());
+  EXPECT_TRUE(b->hidden.empty());
+  EXPECT_TRUE(testing::checkTensor("logits", b->logits.ptr(), a->logits.ptr(), a->logits.data.size(), 0, 0));
+}
+
+TEST(ModelConfig, ParameterCountOfGpt2Small) {
+  // GPT-2 small's published count: 124,439,808 (tied unembedding).
+  ModelSpec s;
+  s.arch = Arch::Gpt2;
+  s.dModel = 768;
+  s.heads = s.kvHeads = 12;
+  s.layers = 12;
+  s.dFf = 3072;
+  s.vocab = 50257;
+  s.maxPositions = 1024;
+  EXPECT_EQ(parameterCount(s), 124439808);
+}
+
+TEST(ModelConfig, ParameterCountMatchesTheFixtureFiles) {
+  for (const char* folder : {"gpt2", "llama_gqa", "qwen2", "llama3_scaled"}) {
+    auto m = ModelFolder::open(kModels + folder);
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    std::int64_t stored = 0;
+    for (const auto& [name, t] : m->store().tensors()) {
+      if (name.find(".attn.bias") == std::string::npos) stored += t.numel;  // GPT-2's mask buffers are no parameters
+    }
+    EXPECT_EQ(parameterCount(m->spec()), stored) << folder;
+  }
+}
+
+}  // namespace
+}  // namespace mhascope::model
