@@ -253,6 +253,9 @@ std::string fixedByFiles(const InputFiles& f, const std::string& control) {
   if (!f.weights.empty()) {
     if (control == "d_model") return "set by the weights file '" + f.weights + "' (in_proj_weight is (3·d_model, d_model))";
     if (control == "bias") return "set by the weights file '" + f.weights + "' (in_proj_bias present or not)";
+    if (control == "kv_heads") {
+      return "set by the weights file '" + f.weights + "' (k_proj.weight is (N·d_k, d_model); in_proj_weight: N = h)";
+    }
   }
   return "";
 }

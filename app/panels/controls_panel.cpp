@@ -229,6 +229,116 @@ void configErrorBox(UiContext& ctx) {
   ImGui::TextDisabled("The picture still shows the last valid configuration.");
 }
 
+// "K/V heads N" under h: how many key/value heads the h query heads share (grouped-query
+// attention). Stored as 0 while N = h, so changing h keeps multi-head attention; applied, like
+// d_model and h, when the drag ends (a drag from 8 to 2 passes 7, 5 and 3, which do not divide h).
+SliderEdit kvHeadsControl(UiContext& ctx, bool fixedByFile) {
+  ModelConfig& cfg = ctx.state.doc.config;
+  const Trace& t = ctx.state.shown.trace;
+  const int h = std::max(cfg.heads, 1);
+  // A weights file (or a trained layer) decides N: the control shows the N the shown pass used.
+  int n = fixedByFile && t.kvHeads > 0 ? t.kvHeads : cfg.kvHeads > 0 ? cfg.kvHeads : h;
+  const SliderEdit edit = dragSliderInt("K/V heads N", &n, 1, std::max(h, n));
+  if (edit.changed) cfg.kvHeads = n == cfg.heads ? 0 : n;
+  ctx.probes.recordLastFrame("kv_heads");
+  helpMarker("Grouped-query attention: the h query heads share N key/value heads, h/N query heads each; query head i "
+             "reads K/V head i // (h/N). N = h is multi-head attention (MHA), N = 1 multi-query attention (MQA). "
+             "W_k and W_v shrink to d_model × N·d_k and the KV cache to 2·N·d_k numbers per token. N must divide h. "
+             "Drag to change (applied when you let go); Ctrl+click to type a number.");
+  const int shown = fixedByFile && t.kvHeads > 0 ? t.kvHeads : cfg.kvHeads > 0 ? cfg.kvHeads : cfg.heads;
+  std::string kind;
+  if (shown == cfg.heads) {
+    kind = "N = h: multi-head attention (MHA)";
+  } else if (shown == 1) {
+    kind = "N = 1: multi-query attention (MQA), every query head reads one K/V head";
+  } else if (shown > 0 && cfg.heads % shown == 0) {
+    kind = "grouped-query attention (GQA): " + std::to_string(cfg.heads / shown) + " query heads per K/V head";
+  } else {
+    kind = "N = " + std::to_string(shown) + " does not divide h = " + std::to_string(cfg.heads);
+  }
+  ctx.probes.recordLabel("kv_heads_kind", kind);
+  textWrappedDisabled(kind);
+  return edit;
+}
+
+// The four position choices of the command line's --positions; sinusoidal is the codes added to
+// the inputs (the old "position codes" box), rope and alibi act inside attention.
+constexpr const char* kPositionNames[] = {"sinusoidal", "rope", "alibi", "none"};
+constexpr const char* kPositionLabels[] = {"sinusoidal (codes added to the inputs)", "RoPE (q and k rotated)",
+                                           "ALiBi (distance bias on the scores)", "none"};
+
+bool positionControls(UiContext& ctx) {
+  AppState& st = ctx.state;
+  ModelConfig& cfg = st.doc.config;
+  bool changed = false;
+  FixedSection fixed(fixedReason(st, "attention_positions"));
+  // Raw inputs from a file have no text to add sinusoidal codes to; RoPE and ALiBi still apply.
+  const std::string noCodes = fixedReason(st, "positions");
+  const std::string current = positionsName(cfg);  // "sinusoidal+rope" from an old preset
+  if (ImGui::BeginCombo("positions", current.c_str())) {
+    for (int i = 0; i < 4; ++i) {
+      ImGui::PushID(i);
+      const bool disabled = i == 0 && !noCodes.empty();
+      if (ImGui::Selectable(kPositionLabels[i], current == kPositionNames[i],
+                            disabled ? ImGuiSelectableFlags_Disabled : 0)) {
+        (void)setPositions(cfg, kPositionNames[i]);  // a name from the list: always known
+        changed = true;
+      }
+      ctx.probes.recordLastItem(std::string("positions_") + kPositionNames[i]);
+      if (disabled && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", noCodes.c_str());
+      ImGui::PopID();
+    }
+    ImGui::EndCombo();
+  }
+  ctx.probes.recordLastItem("positions");
+  ctx.probes.recordLabel("positions", current);
+  helpMarker("Where the order of the tokens comes in. sinusoidal: a code of sines and cosines is added to each "
+             "token's vector before attention (the 2017 paper). RoPE: each head's q and k are turned pair by pair "
+             "by an angle that grows with the position, so a score depends on the offset t − j (Llama, Mistral, "
+             "Qwen). ALiBi: each head subtracts a fixed slope times the distance from its scores. none: attention "
+             "alone cannot tell the order.");
+  if (cfg.attnPositions == AttnPositions::Rope) {
+    float base = cfg.ropeBase;
+    if (ImGui::InputFloat("rope base", &base, 0.0f, 0.0f, "%g", ImGuiInputTextFlags_EnterReturnsTrue)) {
+      cfg.ropeBase = base;  // 0 or less: the engine's error, the picture stays
+      changed = true;
+    }
+    ctx.probes.recordLastItem("rope_base");
+    helpMarker("inv_freq_k = base^(−2k/d_k): pair k turns by t · inv_freq_k at position t. A larger base turns the "
+               "last pairs more slowly, for longer texts (Llama 2: 10000, Llama 3: 500000). Type and press Enter.");
+    int style = cfg.ropeStyle == RopeStyle::Interleaved ? 1 : 0;
+    if (ImGui::Combo("rope style", &style, "half (Hugging Face Llama)\0interleaved (original Llama)\0")) {
+      cfg.ropeStyle = style == 1 ? RopeStyle::Interleaved : RopeStyle::Half;
+      changed = true;
+    }
+    ctx.probes.recordLastItem("rope_style");
+    helpMarker("Which features are turned together. half: feature k with feature k + d_k/2 (rotate_half, as Hugging "
+               "Face Llama, Mistral and Qwen compute it). interleaved: neighbours 2k and 2k + 1, as complex numbers "
+               "(the original Llama code). Both give the same scores up to a permutation of the d_k features, but "
+               "weights written for one pairing do not fit the other.");
+  }
+  return changed;
+}
+
+// Sliding window W and sinks S (0 = none): query t sees keys t − W < j ≤ t, and keys j < S always.
+bool windowControls(UiContext& ctx) {
+  AppState& st = ctx.state;
+  ModelConfig& cfg = st.doc.config;
+  bool changed = false;
+  FixedSection fixed(fixedReason(st, "window"));
+  const int hi = std::max({16, st.shown.trace.tk, cfg.window, cfg.sinks});
+  changed |= dragSliderInt("window W", &cfg.window, 0, hi, cfg.window == 0 ? "none" : "%d").changed;
+  ctx.probes.recordLastFrame("window");
+  helpMarker("Sliding window: query t sees only the W keys t − W < j ≤ t under a causal mask (|t − j| < W without "
+             "one), so memory grows as T·W instead of T² (Mistral: W = 4096). 0 = no window. Drag to change; "
+             "Ctrl+click to type a number.");
+  changed |= dragSliderInt("sinks S", &cfg.sinks, 0, hi, "%d").changed;
+  ctx.probes.recordLastFrame("sinks");
+  helpMarker("Attention sinks: the first S keys stay visible to every query whatever the window (the causal rule "
+             "still applies), as StreamingLLM keeps them. Needs a window W.");
+  return changed;
+}
+
 }  // namespace
 
 // Over 80 lines (146) on purpose: one tab drawn top to bottom in reading order — open, preset, files in use, sentence,
@@ -292,9 +402,11 @@ void drawControlsPanel(UiContext& ctx) {
   ctx.probes.recordLastFrame("heads");
   helpMarker("Number of heads. Each head works on its own d_k = d_model / h features, so h must divide d_model. "
              "Drag to change (applied when you let go); Ctrl+click to type a number.");
+  sizeFixed.emplace(fixedReason(st, "kv_heads"));
+  const SliderEdit kvEdit = kvHeadsControl(ctx, !sizeFixed->reason.empty());
   sizeFixed.reset();
-  const bool sizing = dModelEdit.active || headsEdit.active;
-  if (dModelEdit.changed || headsEdit.changed) st.doc.sizeEditPending = true;
+  const bool sizing = dModelEdit.active || headsEdit.active || kvEdit.active;
+  if (dModelEdit.changed || headsEdit.changed || kvEdit.changed) st.doc.sizeEditPending = true;
   if (st.doc.sizeEditPending && !sizing) {
     st.doc.sizeEditPending = false;
     changed = true;
@@ -338,6 +450,8 @@ void drawControlsPanel(UiContext& ctx) {
   helpMarker("Scores are divided by √d_k so their size does not grow with d_k; the other two choices show what "
              "goes wrong without it.");
   attentionFixed.reset();
+  changed |= positionControls(ctx);
+  changed |= windowControls(ctx);
 
   sectionTitle("Weights");
   std::optional<FixedSection> weightsFixed(std::in_place, fixedReason(st, "seed"));
@@ -349,8 +463,6 @@ void drawControlsPanel(UiContext& ctx) {
   helpMarker("The random weights (and token vectors) come from this seed: same seed, same numbers.");
   weightsFixed.emplace(fixedReason(st, "bias"));
   changed |= ImGui::Checkbox("bias", &cfg.bias);
-  weightsFixed.emplace(fixedReason(st, "positions"));
-  changed |= ImGui::Checkbox("position codes", &cfg.positions);
   weightsFixed.reset();
 
   sectionTitle("View");

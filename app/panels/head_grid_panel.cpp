@@ -17,6 +17,24 @@
 #include "widgets/heatmap_view.hpp"
 
 namespace mhascope::app {
+namespace {
+
+// A small filled tag "K/V g" right of a query head's title: the K/V head it reads, in its group's colour.
+void kvTag(UiContext& ctx, int queryHead, int kvHead, ImU32 color) {
+  const float em = ImGui::GetFontSize();
+  ImGui::SameLine(0, 0.4f * em);
+  const std::string text = "K/V " + std::to_string(kvHead);
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+  const ImVec2 pad(0.25f * em, 0.0f);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(p, ImVec2(p.x + size.x + 2 * pad.x, p.y + size.y), color, 0.25f * em);
+  dl->AddText(ImVec2(p.x + pad.x, p.y), IM_COL32(15, 15, 15, 255), text.c_str());
+  ImGui::Dummy(ImVec2(size.x + 2 * pad.x, size.y));
+  ctx.probes.recordLabel("grid_kv_tag_" + std::to_string(queryHead), text);
+}
+
+}  // namespace
 
 // Over 80 lines (161) on purpose: one tab drawn top to bottom in reading order — the export line, the
 // grid of heads (or the one blocked matrix) and the hover preview — every part using the trace, batch
@@ -39,11 +57,24 @@ void drawHeadGridPanel(UiContext& ctx) {
     dragSliderInt("batch item", &view.batch, 0, t.batch - 1);  // 0-based, as `--batch-index`
     ImGui::SameLine(0, em);
   }
-  // Inputs and output: no head owns a column, so no blocks (one whole matrix, like the Heatmap).
-  const bool blocks = !perHead && headsOwnColumns(stage);
+  // Grouped-query attention: N K/V heads, query head i reads K/V head i / (h/N). The stages with a
+  // K/V head axis (split and rotated K, V) show their N heads; the query heads' maps carry a tag
+  // naming the K/V head they read, in the colour of its group (that of the group's first head).
+  const int kvN = t.kvHeads > 0 ? t.kvHeads : t.heads;
+  const int group = t.heads / std::max(1, kvN);
+  const bool grouped = kvN < t.heads;
+  const std::vector<std::string>& stageAxes = t.axesOf(stage);
+  const bool kvAxis = perHead && stageAxes.size() > 1 && stageAxes[1] == "N";
+  const int headCount = kvAxis ? kvN : t.heads;  // along this stage's head axis
+  // Inputs and output: no head owns a column, so no blocks (one whole matrix, like the Heatmap);
+  // neither do the group map and the window mask, which have no feature columns at all. K and V's
+  // N·d_k columns are cut into the N K/V heads.
+  const std::string colAxis = stageAxes.empty() ? std::string() : stageAxes.back();
+  const bool blocks = !perHead && headsOwnColumns(stage) && (colAxis == "d_model" || colAxis == "N·d_k");
+  const bool kvBlocks = blocks && colAxis == "N·d_k";
   std::vector<const Slice2D*> slices;
   if (perHead) {
-    for (int h = 0; h < t.heads; ++h) slices.push_back(st.shown.slice(stage, view.batch, h));
+    for (int h = 0; h < headCount; ++h) slices.push_back(st.shown.slice(stage, view.batch, h));
   } else {
     slices.push_back(st.shown.slice(stage, view.batch, -1));
   }
@@ -58,9 +89,24 @@ void drawHeadGridPanel(UiContext& ctx) {
   ImGui::AlignTextToFramePadding();
   // The hint wraps as a block right of the button instead of running past the column's edge.
   ImGui::PushTextWrapPos(0.0f);
-  if (perHead) {
+  if (kvAxis) {
+    ImGui::TextDisabled("N = %d K/V heads of %s (h = %d query heads, %d per K/V head: query head i reads K/V head "
+                        "i / %d). Hover: preview. Click: open in the Heatmap tab.", kvN, stageInfo(stage).title, t.heads,
+                        group, group);
+  } else if (perHead && grouped) {
+    ImGui::TextDisabled("%d heads of %s, one colour scale; the tag names the K/V head each query head reads (N = %d, "
+                        "%d query heads per K/V head). Hover: preview. Click: open in the Heatmap tab.", t.heads,
+                        stageInfo(stage).title, kvN, group);
+  } else if (perHead) {
     ImGui::TextDisabled("%d heads of %s, one colour scale. Hover: preview. Click: open in the Heatmap tab.", t.heads,
                         stageInfo(stage).title);
+  } else if (stage == StageId::KvGroups || stage == StageId::WindowMask) {
+    ImGui::TextDisabled("%s: %s.", stageInfo(stage).title,
+                        stage == StageId::KvGroups ? "row i (query head) has a 1 under the K/V head it reads"
+                                                   : "one table for every head and batch item; 1 = hidden by the window");
+  } else if (kvBlocks) {
+    ImGui::TextDisabled("N·d_k columns: block g is K/V head g's columns g·d_k … (g+1)·d_k − 1 (N = %d, d_k = %d), read "
+                        "by query heads g·%d … g·%d + %d.", kvN, t.dk, group, group, group - 1);
   } else if (!blocks) {
     ImGui::TextDisabled("%s: %s.", stageInfo(stage).title, noHeadOwnerNote(stage));
   } else if (stage == StageId::Concat) {
@@ -76,7 +122,9 @@ void drawHeadGridPanel(UiContext& ctx) {
   const Slice2D& first = *slices.front();
   const int rows = first.rows;
   const int cols = perHead || !blocks ? first.cols : t.dk;
-  const int n = blocks || perHead ? t.heads : 1;
+  const int n = kvBlocks ? kvN : blocks || perHead ? headCount : 1;
+  // A map's frame colour: its head's, or for a K/V head its group's.
+  auto mapColor = [&](int i, float alpha) { return headColor(kvAxis || kvBlocks ? i * group : i, alpha); };
   const int gridCols = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n))));
   const int gridRows = (n + gridCols - 1) / gridCols;
   ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -111,7 +159,7 @@ void drawHeadGridPanel(UiContext& ctx) {
     spec.interactive = false;
     spec.showNumbers = view.showNumbers;
     spec.tooltip = n == 1;  // a whole matrix: the cell tooltip; heads: the preview column
-    if (n > 1) spec.frameColor = headColor(h, focused ? 1.0f : 0.6f);
+    if (n > 1) spec.frameColor = mapColor(h, focused ? 1.0f : 0.6f);
     if (blocks) {
       spec.colBegin = h * t.dk;
       spec.colEnd = (h + 1) * t.dk;
@@ -132,13 +180,19 @@ void drawHeadGridPanel(UiContext& ctx) {
     const ImVec2 p(gridOrigin.x + static_cast<float>(gx) * (mapSize.x + gap),
                    gridOrigin.y + static_cast<float>(gy) * (mapSize.y + gap + titleH));
     ImGui::SetCursorScreenPos(p);
-    const bool focused = h == view.head;
-    if (n > 1) {
+    const bool focused = kvAxis ? h == view.head / group : h == view.head;
+    if (n > 1 && (kvAxis || kvBlocks)) {
+      char title[64];
+      std::snprintf(title, sizeof title, focused && kvAxis ? "K/V head %d  ◀" : "K/V head %d", h);
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(mapColor(h, 1.0f)), "%s", title);
+    } else if (n > 1) {
       // The focus mark is shortened when the full words would run into the next head's title.
       char title[64];
       std::snprintf(title, sizeof title, focused && perHead ? "head %d  ◀ in Heatmap" : "head %d", h);
-      if (ImGui::CalcTextSize(title).x > mapSize.x && focused && perHead) std::snprintf(title, sizeof title, "head %d ◀", h);
+      const float tagW = grouped && perHead ? ImGui::CalcTextSize(" K/V 00 ").x + 0.5f * em : 0.0f;
+      if (ImGui::CalcTextSize(title).x + tagW > mapSize.x && focused && perHead) std::snprintf(title, sizeof title, "head %d ◀", h);
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "%s", title);
+      if (grouped && perHead) kvTag(ctx, h, h / group, headColor(h / group * group));
     } else {
       ImGui::TextUnformatted(nameSelection(stage, view.batch, -1).title.c_str());
     }
@@ -151,7 +205,7 @@ void drawHeadGridPanel(UiContext& ctx) {
       previewHover = hover;
     }
     if (hover.clicked && perHead) {
-      view.head = h;
+      view.head = kvAxis ? h * group : h;
       view.selectTab = kHeatmapTab;
     }
     ctx.probes.recordLastItem("grid_head_" + std::to_string(h));
@@ -165,11 +219,11 @@ void drawHeadGridPanel(UiContext& ctx) {
 
   // The preview column: the hovered head large, with labels, and the hovered cell's value.
   if (previewColumn) {
-    const int h = previewHead >= 0 ? previewHead : std::clamp(view.head, 0, n - 1);
+    const int h = previewHead >= 0 ? previewHead : std::clamp(kvAxis ? view.head / group : view.head, 0, n - 1);
     const Slice2D& s = perHead ? *slices[static_cast<std::size_t>(h)] : first;
     ImGui::SetCursorScreenPos(ImVec2(gridOrigin.x + gridW + cbW + 0.5f * em, gridOrigin.y));
     ImGui::BeginGroup();
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "head %d", h);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(mapColor(h, 1.0f)), kvAxis || kvBlocks ? "K/V head %d" : "head %d", h);
     ImGui::SameLine();
     ImGui::TextDisabled(previewHead >= 0 ? (perHead ? "(hovered; click: Heatmap)" : "(its d_k columns)")
                                          : "(hover a head to see it here)");

@@ -17,9 +17,18 @@ namespace {
 
 // Why a stage without a head axis shows (or does not show) the head-colour strip.
 const char* noHeadAxisNote(StageId stage) {
+  if (stage == StageId::KvGroups) return "rows: the h query heads; columns: the N K/V heads; 1 = reads it";
+  if (stage == StageId::WindowMask) return "the same for every head and batch item: 1 = hidden by the window";
   if (stage == StageId::Concat) return "no head axis: the strip shows which head each column came from";
   if (headsOwnColumns(stage)) return "no head axis yet: the strip shows which head will get each column";
   return noHeadOwnerNote(stage);
+}
+
+// "query head 5 reads K/V head 1 (query heads 4 … 7 share it)".
+std::string kvReadNote(const Trace& t, int queryHead, int kvHead) {
+  const int group = t.heads / std::max(1, t.kvHeads);
+  return "query head " + std::to_string(queryHead) + " reads K/V head " + std::to_string(kvHead) + " (query heads " +
+         std::to_string(kvHead * group) + " … " + std::to_string(kvHead * group + group - 1) + " share it)";
 }
 
 // One coloured button per head, the same colours as the grid and the shape drawing.
@@ -232,7 +241,13 @@ void drawHeatmapPanel(UiContext& ctx) {
   sameLineOrWrap(10 * em, em);
   zoomButtons(ctx);
 
-  const Slice2D* s = st.shown.slice(stage, view.batch, view.head);
+  // K and V have N heads under grouped-query attention: the picked query head shows the K/V head
+  // it reads, and says so.
+  const int kvHead = kvHeadRead(t, stage, view.head);
+  const Slice2D* s = st.shown.slice(stage, view.batch, kvHead);
+  const std::string kvNote = kvHead == view.head ? std::string() : kvReadNote(t, view.head, kvHead);
+  ctx.probes.recordLabel("kv_head_note", kvNote);
+  if (!kvNote.empty()) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(view.head)), "%s", kvNote.c_str());
   if (!s) {
     ImGui::TextDisabled("nothing to show for this stage");
     return;

@@ -48,6 +48,14 @@ void drawStatusLine(UiContext& ctx);        // panels/status_line.cpp
 // Parts of the controls: the Open file… button and its popup, the "Files in use" list.
 void drawOpenFileButton(UiContext& ctx);    // panels/open_file_popup.cpp
 void drawFilesInUse(UiContext& ctx);        // panels/open_file_popup.cpp
+// The head of `stage` that query head `head` reads: K/V head head / (h/N) on the stages with N K/V
+// heads (split and rotated K and V under grouped-query attention), the head itself elsewhere.
+inline int kvHeadRead(const Trace& t, StageId stage, int head) {
+  const std::vector<std::string>& axes = t.axesOf(stage);
+  if (axes.size() < 2 || axes[1] != "N" || t.kvHeads <= 0 || t.kvHeads >= t.heads) return head;
+  return head / (t.heads / t.kvHeads);
+}
+
 // Tab titles the rest of the app refers to.
 inline constexpr const char* kHeatmapTab = "Heatmap";
 inline constexpr const char* kAllHeadsTab = "All heads";

@@ -171,8 +171,11 @@ void drawShapeTracePanel(UiContext& ctx) {
   const std::pair<const char*, std::string> sizes[] = {
       {"B", "B = " + std::to_string(t.batch)}, {"T", "T_q = " + std::to_string(t.tq) + "  T_k = " + std::to_string(t.tk)},
       {"d_model", "d_model = " + std::to_string(t.dModel)}, {"h", "h = " + std::to_string(t.heads)},
-      {"d_k", "d_k = " + std::to_string(t.dk)}};
+      {"d_k", "d_k = " + std::to_string(t.dk)},
+      // N K/V heads only when grouped (N = h is multi-head attention, said by h alone)
+      {"h", t.kvHeads > 0 && t.kvHeads != t.heads ? "N = " + std::to_string(t.kvHeads) : std::string()}};
   for (std::size_t i = 0; i < std::size(sizes); ++i) {
+    if (sizes[i].second.empty()) continue;
     if (i > 0) sameLineOrWrap(ImGui::CalcTextSize(sizes[i].second.c_str()).x);
     ImGui::TextColored(symbolColorVec(sizes[i].first), "%s", sizes[i].second.c_str());
   }

@@ -17,6 +17,30 @@ void item(const char* symbol, const std::string& text) {
   ImGui::TextColored(symbolColorVec(symbol), "%s", text.c_str());
 }
 
+// The parameters of the shown pass: W_q and W_o are d_model², W_k and W_v d_model·N·d_k (N K/V
+// heads; N = h gives the 4·d_model² of multi-head attention), and a bias per output feature.
+std::string parameterText(const Trace& t, bool bias) {
+  const std::int64_t d = t.dModel, kv = static_cast<std::int64_t>(t.kvHeads > 0 ? t.kvHeads : t.heads) * t.dk;
+  const std::int64_t weights = 2 * d * d + 2 * d * kv, biases = 2 * d + 2 * kv;
+  if (kv == d) {
+    return "parameters " + withThousands(bias ? weights + biases : weights) +
+           (bias ? " (4·d_model² + 4·d_model)" : " (4·d_model²)");
+  }
+  return "parameters " + withThousands(bias ? weights + biases : weights) +
+         (bias ? " (2·d_model² + 2·d_model·N·d_k + 2·d_model + 2·N·d_k)" : " (2·d_model² + 2·d_model·N·d_k)");
+}
+
+// The variants the shown pass used, one word each (scripts check it: expect_text trace_variants).
+std::string variantsText(const Trace& t, const ModelConfig& cfg) {
+  std::string s = "N=" + std::to_string(t.kvHeads > 0 ? t.kvHeads : t.heads) + " positions=" + positionsName(cfg);
+  if (t.positions == AttnPositions::Rope) {
+    char base[32];
+    std::snprintf(base, sizeof base, "%g", static_cast<double>(t.ropeBase));
+    s += std::string("(") + ropeStyleName(t.ropeStyle) + "," + base + ")";
+  }
+  return s + " window=" + std::to_string(t.window) + " sinks=" + std::to_string(t.sinks);
+}
+
 }  // namespace
 
 void drawStatusLine(UiContext& ctx) {
@@ -32,9 +56,11 @@ void drawStatusLine(UiContext& ctx) {
   item("h", "h = " + std::to_string(t.heads));
   item("d_k", "d_k = " + std::to_string(t.dk));
   item("B", "B = " + std::to_string(t.batch));
-  const ParamCount p = countParams(t.dModel);
-  item("", "parameters " + withThousands(st.shown.traceConfig.bias ? p.withBias : p.withoutBias) +
-               (st.shown.traceConfig.bias ? " (4·d_model² + 4·d_model)" : " (4·d_model²)"));
+  const int n = t.kvHeads > 0 ? t.kvHeads : t.heads;
+  if (n != t.heads) item("h", "N = " + std::to_string(n) + (n == 1 ? " (MQA)" : " (GQA)"));
+  item("", parameterText(t, st.shown.traceConfig.bias));
+  ctx.probes.recordLabel("status_parameters", parameterText(t, st.shown.traceConfig.bias));
+  ctx.probes.recordLabel("trace_variants", variantsText(t, st.shown.traceConfig));
   char ms[96];
   std::snprintf(ms, sizeof ms, "last compute %.2f ms (%s, %d thread%s)", st.compute.lastComputeMs,
                 st.compute.lastComputeOnWorker ? "worker thread" : "UI thread", st.compute.lastComputeThreads,

@@ -143,6 +143,13 @@ void transport(UiContext& ctx) {
 }  // namespace
 
 void drawStepperPanel(UiContext& ctx) {
+  // A variant's stage that the shown pass did not record (RoPE turned off while on "Rotate (Q)", a
+  // workspace's stage): on to the next stage it did record, once the new pass is on screen.
+  const AppState& st = ctx.state;
+  if (st.shown.hasTrace() && !st.compute.computing && !st.doc.configDirty &&
+      !stageRecorded(st.shown.trace, ctx.view.stage) && !stepStage(ctx.view, +1, &st.shown.trace)) {
+    stepStage(ctx.view, -1, &st.shown.trace);
+  }
   stageStrip(ctx);
   ImGui::Spacing();
   transport(ctx);

@@ -28,8 +28,10 @@ void shapeStages(Trace& t, const AttentionInputs& in, const AttentionOptions& op
     shapeStage(T(StageId::Value), in.value.shape, {"B", "T_k", "d_model"});
   }
   shapeStage(T(StageId::QProj), {B, Tq, d}, {"B", "T_q", "d_model"});
-  shapeStage(T(StageId::KProj), {B, Tk, N * dk}, {"B", "T_k", "d_model"});  // N*d_k features when grouped
-  shapeStage(T(StageId::VProj), {B, Tk, N * dk}, {"B", "T_k", "d_model"});
+  // N·d_k features when grouped (named so: they are not d_model wide then).
+  const char* kvFeatures = N == h ? "d_model" : "N·d_k";
+  shapeStage(T(StageId::KProj), {B, Tk, N * dk}, {"B", "T_k", kvFeatures});
+  shapeStage(T(StageId::VProj), {B, Tk, N * dk}, {"B", "T_k", kvFeatures});
   // Split d_model into h heads of d_k.
   shapeStage(T(StageId::QHeads), {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
   shapeStage(T(StageId::KHeads), {B, N, Tk, dk}, {"B", kvAxis, "T_k", "d_k"});

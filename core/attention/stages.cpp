@@ -15,15 +15,15 @@ constexpr const char* kPseudo[] = {
     "K = X_k @ W_k + b_k            # (B, T_k, d_model)",
     "V = X_v @ W_v + b_v            # (B, T_k, d_model)",
     "Q = Q.view(B, T_q, h, d_k).transpose(1, 2)  # (B, h, T_q, d_k)",
-    "K = K.view(B, T_k, N, d_k).transpose(1, 2)  # (B, N, T_k, d_k), N = h unless grouped",
+    "K = K.view(B, T_k, N, d_k).transpose(1, 2)  # (B, N, T_k, d_k)",
     "V = V.view(B, T_k, N, d_k).transpose(1, 2)  # (B, N, T_k, d_k)",
-    "Q = rope(Q, positions)         # RoPE: pairs turned by t * inv_freq",
-    "K = rope(K, positions)",
-    "K = K.repeat_interleave(h // N, dim=1); V = V.repeat_interleave(h // N, dim=1)",
+    "Q = rope(Q, positions)         # (B, h, T_q, d_k)",
+    "K = rope(K, positions)         # (B, N, T_k, d_k)",
+    "K = K.repeat_interleave(h // N, dim=1)  # V too",
     "S = Q @ K.transpose(-2, -1)    # (B, h, T_q, T_k)",
     "S = S / sqrt(d_k)",
-    "S = S + alibi_bias             # (1, h, T_q, T_k): -m_i * (t - j)",
-    "blocked = blocked | window     # j <= t - W, unless j < sinks",
+    "S = S + alibi_bias             # -m_i * (t - j)",
+    "blocked = blocked | window     # j <= t - W, not a sink",
     "S = S.masked_fill(blocked, -inf)",
     "A = softmax(S, dim=-1)         # rows sum to 1",
     "O = A @ V                      # (B, h, T_q, d_k)",
@@ -58,11 +58,13 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "Q = X_q @ W_q + b_q", DataKind::Signed},
     {StageId::KProj, "k_proj", "Key projection", "K = X_k W_k + b_k",
      "A second learned map makes keys: what each token offers to be found by. A query and a key "
-     "that point the same way will give a large score.",
+     "that point the same way will give a large score. With grouped-query attention W_k is "
+     "(d_model, N·d_k): only the N key heads' columns are made.",
      "K = X_k @ W_k + b_k", DataKind::Signed},
     {StageId::VProj, "v_proj", "Value projection", "V = X_v W_v + b_v",
      "A third learned map makes values: the content a token passes on when attended to. Keys "
-     "decide who is listened to, values decide what is heard.",
+     "decide who is listened to, values decide what is heard. With grouped-query attention W_v is "
+     "(d_model, N·d_k), like W_k.",
      "V = X_v @ W_v + b_v", DataKind::Signed},
     {StageId::QHeads, "q_heads", "Split heads (Q)", "Q_i = Q[:, :, i*d_k:(i+1)*d_k]",
      "The d_model columns of Q are cut into h blocks of d_k = d_model / h; head i (0-based) gets "
@@ -75,13 +77,14 @@ const std::array<StageInfo, kStageCount> kStages = {{
     {StageId::KHeads, "k_heads", "Split heads (K)", "K_i = K[:, :, i*d_k:(i+1)*d_k]",
      "Keys are split the same way, so head i compares its own d_k query features only with its own "
      "d_k key features: S = Q @ K.transpose(-2, -1) multiplies these split tensors. With grouped-query "
-     "attention there are only N key heads (N divides h), so K is (B, N, T_k, d_k).",
+     "attention there are only N key heads (N divides h), so K is (B, N, T_k, d_k), and query head i "
+     "uses key head i // (h/N).",
      "K = K.view(B, T_k, N, d_k).transpose(1, 2)", DataKind::Signed},
     {StageId::VHeads, "v_heads", "Split heads (V)", "V_i = V[:, :, i*d_k:(i+1)*d_k]",
      "Values are split too: each head gathers a d_v-wide slice of content, and the slices are put "
      "back side by side at the end. Here d_v = d_k = d_model / h, as in the paper and in PyTorch; "
      "d_v may differ from d_k in general, since only Q and K must share a width for their dot "
-     "product.",
+     "product. With grouped-query attention V, like K, has N heads.",
      "V = V.view(B, T_k, N, d_k).transpose(1, 2)", DataKind::Signed},
     {StageId::QRotated, "q_rotated", "Rotate (Q)", "Q_i = rope(Q_i, t)",
      "RoPE writes positions into the queries and keys instead of the inputs: each pair of a head's "
@@ -89,7 +92,7 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "position t. A query at t and a key at j then meet at the angle (t - j) * inv_freq_k, so the "
      "score depends on the offset t - j, not on where the pair sits in the text. The pairs are "
      "(k, k + d_k/2) in Hugging Face Llama's rotate_half (the default here) or neighbours (2k, 2k + 1) "
-     "in the original Llama code (--rope-style interleaved); the two give the same scores once the "
+     "in the original Llama code (rope style interleaved); the two give the same scores once the "
      "features are permuted, but weights made for one do not fit the other.",
      "Q = rope(Q, positions)", DataKind::Signed},
     {StageId::KRotated, "k_rotated", "Rotate (K)", "K_i = rope(K_i, j)",
@@ -119,14 +122,14 @@ const std::array<StageInfo, kStageCount> kStages = {{
     {StageId::PositionBias, "position_bias", "ALiBi bias", "S'_i = S'_i + B_i,  B_i[t, j] = -m_i (t - j)",
      "ALiBi gives no position to the inputs at all: each head subtracts a penalty growing with the "
      "distance, m_i * (t - j) under a causal mask (m_i * |t - j| without one), from its scaled scores. "
-     "The slopes are fixed, not learned: m_i = 2^(-8i/h) for heads i = 1 .. h when h is a power of two "
-     "(otherwise those of the closest power of two below, then every other slope of twice that), so "
+     "The slopes are fixed, not learned: head i (0-based) gets m_i = 2^(-8(i+1)/h) when h is a power of "
+     "two (otherwise the slopes of the closest power of two below, then every other slope of twice that), so "
      "some heads look far and some only at their neighbours. The same bias for every batch item.",
      "S = S + alibi_bias", DataKind::Signed},
-    {StageId::WindowMask, "window_mask", "Sliding window", "blocked = blocked | (j <= t - W and j >= S)",
+    {StageId::WindowMask, "window_mask", "Sliding window", "blocked = blocked | (j <= t - W and j is not a sink)",
      "A sliding window of W keys: query t sees keys t - W < j <= t (|t - j| < W without a causal "
      "mask), so memory and work grow as T * W instead of T^2. Attention sinks keep the first S keys "
-     "visible whatever the distance (the causal rule still applies): trained models park surplus "
+     "visible (keys 0 .. S-1) whatever the distance (the causal rule still applies): trained models park surplus "
      "attention on the first tokens, and dropping them from the window is what breaks streaming "
      "generation. The table is 1 where the window alone hides a key; the mask adds it to the others.",
      "blocked = blocked | window", DataKind::Probability},

@@ -2,6 +2,7 @@
 // what a skipped transpose does.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "lessons/common.hpp"
@@ -11,67 +12,144 @@ namespace mhascope {
 
 using namespace lesson_detail;  // NOLINT(google-build-using-namespace): the lessons' shared helpers
 
-Result<LoopVsVectorized> perHeadLoopVsVectorized(const Model& model) {
-  // The per-head loop below is multi-head attention's: h K/V heads, no rotation, no bias.
-  if (kvHeadsOf(model.options) != model.options.heads || model.options.positions != AttnPositions::None) {
-    return makeError("the per-head loop covers multi-head attention (N = h K/V heads, no RoPE or ALiBi)");
+namespace {
+
+// The loop's own words for the variants: RoPE turns each head's rows at positions 0 .. T-1,
+// query head i reads K/V head i / (h/N) (grouped-query attention), ALiBi adds head i's bias to
+// its scaled scores before the mask.
+struct LoopRun {
+  HeadPipeline p;      // p.qh (B, h, T_q, d_k), p.kh and p.vh (B, N, T_k, d_k) as split
+  Tensor qRot, kRot;   // RoPE only: the split Q and K turned, same shapes
+  const Tensor& stage(StageId id) const {
+    if (id == StageId::QRotated) return qRot;
+    if (id == StageId::KRotated) return kRot;
+    return p.stage(id);
   }
+};
+
+Tensor rotatedCopy(const Tensor& heads /*(B, heads, T, d_k)*/, const AttentionOptions& opt) {
+  Tensor out = heads;
+  const auto n = heads.dim(0) * heads.dim(1), T = heads.dim(2), dk = heads.dim(3);
+  for (std::int64_t i = 0; i < n; ++i) rotatePositions(out.ptr() + i * T * dk, T, dk, 0, opt.ropeBase, opt.ropeStyle);
+  return out;
+}
+
+// Scores → scale → (+ ALiBi) → mask → softmax → weighted values, one (b, query head) at a time;
+// query head hh reads K/V head hh / (h/N) of k and v (B, N, T_k, d_k).
+void attendGrouped(HeadPipeline& p, const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt,
+                   const std::vector<std::uint8_t>& blocked, float factor) {
+  const auto B = q.dim(0), h = q.dim(1), Tq = q.dim(2), dk = q.dim(3), N = k.dim(1), Tk = k.dim(2);
+  const std::vector<float> slopes = opt.positions == AttnPositions::Alibi ? alibiSlopes(static_cast<int>(h))
+                                                                          : std::vector<float>{};
+  for (Tensor* t : {&p.scores, &p.scaled, &p.masked, &p.weights}) *t = Tensor({B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"});
+  p.headOut = Tensor({B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
+  for (std::int64_t b = 0; b < B; ++b) {
+    for (std::int64_t hh = 0; hh < h; ++hh) {
+      const std::int64_t bh = b * h + hh, bg = b * N + hh / (h / N);  // the K/V head this query head reads
+      ConstMatrixMap qm(q.ptr() + bh * Tq * dk, Tq, dk);  // (T_q, d_k)
+      ConstMatrixMap km(k.ptr() + bg * Tk * dk, Tk, dk);  // (T_k, d_k)
+      ConstMatrixMap vm(v.ptr() + bg * Tk * dk, Tk, dk);  // (T_k, d_k)
+      MatrixMap sm(p.scores.ptr() + bh * Tq * Tk, Tq, Tk);  // (T_q, T_k)
+      sm.noalias() = qm * km.transpose();
+      if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, static_cast<int>(hh), sm.data(), Tq, Tk, 0, Tq);
+      for (std::int64_t qi = 0; qi < Tq; ++qi) {
+        const std::int64_t row = bh * Tq * Tk + qi * Tk;
+        for (std::int64_t ki = 0; ki < Tk; ++ki) {
+          const float x = p.scores.data[idx(row + ki)] * factor;
+          p.scaled.data[idx(row + ki)] = x;
+          const float biased = slopes.empty() ? x : x + alibiBias(slopes[idx(hh)], opt.causal, qi, ki);
+          p.masked.data[idx(row + ki)] = blocked[idx((b * Tq + qi) * Tk + ki)] ? kNegInf : biased;
+        }
+        stableSoftmax(p.masked.ptr() + row, p.weights.ptr() + row, Tk);
+      }
+      MatrixMap(p.headOut.ptr() + bh * Tq * dk, Tq, dk).noalias() =
+          ConstMatrixMap(p.weights.ptr() + bh * Tq * Tk, Tq, Tk) * vm;
+    }
+  }
+}
+
+// After the split: RoPE (when on), the grouped attention, the merge and W_o.
+void finishHeads(LoopRun& run, const Model& model, const std::vector<std::uint8_t>& blocked, float factor,
+                 bool rightMerge) {
+  const AttentionOptions& opt = model.options;
+  const bool rope = opt.positions == AttnPositions::Rope;
+  if (rope) {
+    run.qRot = rotatedCopy(run.p.qh, opt);
+    run.kRot = rotatedCopy(run.p.kh, opt);
+  }
+  attendGrouped(run.p, rope ? run.qRot : run.p.qh, rope ? run.kRot : run.p.kh, run.p.vh, opt, blocked, factor);
+  if (rightMerge) {
+    run.p.concat = concatHeads(run.p.headOut);
+  } else {
+    const auto& o = run.p.headOut;  // the matching wrong merge: reshape without transpose
+    run.p.concat = Tensor({o.dim(0), o.dim(2), o.dim(1) * o.dim(3)}, {"B", "T_q", "d_model"});
+    run.p.concat.data = o.data;
+  }
+  run.p.output = outputProjection(run.p.concat, model.weights);
+}
+
+}  // namespace
+
+Result<LoopVsVectorized> perHeadLoopVsVectorized(const Model& model) {
   Trace trace;
   if (auto s = forward(model.inputs, model.weights, model.options, trace); !s) return s.error();
   const auto& in = model.inputs;
   const auto& w = model.weights;
   const auto B = in.query.dim(0), Tq = in.query.dim(1), Tk = in.key.dim(1), d = in.query.dim(2);
-  const int h = model.options.heads;
+  const int h = model.options.heads, N = kvHeadsOf(model.options);
   const auto dk = d / h;
   const auto blocked = blockedCells(model.options, B, Tq, Tk);
   const float factor = scaleFactorFor(model.options.scale, d, h);
 
   // Per-head formulation: head hh has its own small projection W_Q[hh] = W_q[:, hh*d_k:(hh+1)*d_k]
-  // (d_model, d_k), applied to each batch item on its own.
-  HeadPipeline loop;
-  auto projectPerHead = [&](const Tensor& x /*(B,T,d_model)*/, const RowMatrix& W, const RowVector& bias,
-                            Tensor& out /*(B,h,T,d_k)*/) {
+  // (d_model, d_k), applied to each batch item on its own; K and V have N such heads.
+  LoopRun loop;
+  auto projectPerHead = [&](const Tensor& x /*(B,T,d_model)*/, const RowMatrix& W, const RowVector& bias, int heads,
+                            Tensor& out /*(B,heads,T,d_k)*/) {
     const auto T = x.dim(1);
-    out = Tensor({B, h, T, dk}, {"B", "h", T == Tq ? "T_q" : "T_k", "d_k"});
+    out = Tensor({B, heads, T, dk}, {"B", heads == h ? "h" : "N", T == Tq ? "T_q" : "T_k", "d_k"});
     for (std::int64_t b = 0; b < B; ++b) {
       ConstMatrixMap xb(x.ptr() + b * T * d, T, d);  // (T, d_model)
-      for (int hh = 0; hh < h; ++hh) {
-        MatrixMap o(out.ptr() + (b * h + hh) * T * dk, T, dk);  // (T, d_k)
+      for (int hh = 0; hh < heads; ++hh) {
+        MatrixMap o(out.ptr() + (b * heads + hh) * T * dk, T, dk);  // (T, d_k)
         o.noalias() = xb * W.middleCols(hh * dk, dk);
         o.rowwise() += bias.segment(hh * dk, dk);
       }
     }
   };
-  projectPerHead(in.query, w.wq, w.bq, loop.qh);
-  projectPerHead(in.key, w.wk, w.bk, loop.kh);
-  projectPerHead(in.value, w.wv, w.bv, loop.vh);
-  attendEachHead(loop, model.options, blocked, factor);
-  loop.concat = concatHeads(loop.headOut);
-  loop.output = outputProjection(loop.concat, w);
+  projectPerHead(in.query, w.wq, w.bq, h, loop.p.qh);
+  projectPerHead(in.key, w.wk, w.bk, N, loop.p.kh);
+  projectPerHead(in.value, w.wv, w.bv, N, loop.p.vh);
+  finishHeads(loop, model, blocked, factor, true);
 
-  // Transpose skipped: the (B, T, d_model) projection's memory read as (B, h, T, d_k). Head hh
-  // then holds T*d_k consecutive numbers — whole rows of a few tokens, not column block hh.
-  HeadPipeline skipped;
-  auto wrongSplit = [&](const Tensor& proj /*(B,T,d_model)*/, Tensor& out) {
-    const auto T = proj.dim(1);
-    out = Tensor({B, h, T, dk}, {"B", "h", T == Tq ? "T_q" : "T_k", "d_k"});
+  // Transpose skipped: the (B, T, d_model) projection's memory read as (B, h, T, d_k) (K and V:
+  // (B, T, N·d_k) read as (B, N, T, d_k)). Head hh then holds T*d_k consecutive numbers — whole
+  // rows of a few tokens, not column block hh.
+  LoopRun skipped;
+  auto wrongSplit = [&](const Tensor& proj /*(B,T,heads*d_k)*/, Tensor& out) {
+    const auto T = proj.dim(1), heads = proj.dim(2) / dk;
+    out = Tensor({B, heads, T, dk}, {"B", heads == h ? "h" : "N", T == Tq ? "T_q" : "T_k", "d_k"});
     out.data = proj.data;  // the same numbers in the same order: only the shape changed
   };
-  wrongSplit(trace.tensor(StageId::QProj), skipped.qh);
-  wrongSplit(trace.tensor(StageId::KProj), skipped.kh);
-  wrongSplit(trace.tensor(StageId::VProj), skipped.vh);
-  attendEachHead(skipped, model.options, blocked, factor);
-  skipped.concat = Tensor({B, Tq, d}, {"B", "T_q", "d_model"});
-  skipped.concat.data = skipped.headOut.data;  // the matching wrong merge: reshape without transpose
-  skipped.output = outputProjection(skipped.concat, w);
+  wrongSplit(trace.tensor(StageId::QProj), skipped.p.qh);
+  wrongSplit(trace.tensor(StageId::KProj), skipped.p.kh);
+  wrongSplit(trace.tensor(StageId::VProj), skipped.p.vh);
+  finishHeads(skipped, model, blocked, factor, false);
 
   LoopVsVectorized r;
   r.heads = h;
+  r.kvHeads = N;
+  r.positions = model.options.positions;
   r.tq = static_cast<int>(Tq);
   r.tk = static_cast<int>(Tk);
   r.dModel = static_cast<int>(d);
   r.dk = static_cast<int>(dk);
-  for (StageId id : kPerHeadStages) {
+  std::vector<StageId> compared(std::begin(kPerHeadStages), std::end(kPerHeadStages));
+  if (model.options.positions == AttnPositions::Rope) {  // after the split of V, in pipeline order
+    const auto at = std::find(compared.begin(), compared.end(), StageId::VHeads) + 1;
+    compared.insert(at, {StageId::QRotated, StageId::KRotated});
+  }
+  for (StageId id : compared) {
     const Tensor ref = trace.copyOf(id);  // the lazy stages have no stored table
     const double a = maxAbsDiff(loop.stage(id).ptr(), ref.ptr(), ref.data.size());
     const double b = maxAbsDiff(skipped.stage(id).ptr(), ref.ptr(), ref.data.size());

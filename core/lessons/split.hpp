@@ -23,8 +23,12 @@ struct FeatureSource {
 
 struct LoopVsVectorized {
   int heads = 0, tq = 0, tk = 0, dModel = 0, dk = 0;
+  int kvHeads = 0;  // N: K and V are split into N heads of d_k (N = h: multi-head attention)
+  AttnPositions positions = AttnPositions::None;  // RoPE: the rotated Q and K are compared too
   // Per-head loop (slice W_q[:, i*d_k:(i+1)*d_k], attend, collect, concatenate, W_o) against the
-  // engine's vectorized forward(): q_heads .. output. Every entry must be ~0 (float rounding).
+  // engine's vectorized forward(): q_heads .. output (with q_rotated, k_rotated under RoPE; query
+  // head i reading K/V head i / (h/N) when grouped; ALiBi's bias added in the loop). Every entry
+  // must be ~0 (float rounding).
   std::vector<StageDifference> loopVsVectorized;
   double loopMaxAbsDiff = 0;
   // The same pipeline with view(B, h, T, d_k) in place of view(B, T, h, d_k).transpose(1, 2) on

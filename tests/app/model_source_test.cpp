@@ -96,6 +96,10 @@ TEST_F(ModelSourceTest, ControlsFixedByFilesSayWhy) {
   EXPECT_NE(fixedByFiles(f, "d_model").find("weights file 'w.safetensors'"), std::string::npos);
   EXPECT_EQ(fixedByFiles(f, "text"), "");  // weights + a new text works
   EXPECT_EQ(fixedByFiles(f, "heads"), "");
+  // The file's K/V projections decide N; positions inside attention and the window stay free.
+  EXPECT_NE(fixedByFiles(f, "kv_heads").find("weights file 'w.safetensors'"), std::string::npos);
+  EXPECT_EQ(fixedByFiles(f, "attention_positions"), "");
+  EXPECT_EQ(fixedByFiles(f, "window"), "");
   f.query = "q.npy";
   EXPECT_NE(fixedByFiles(f, "text").find("query file 'q.npy'"), std::string::npos);
   f = {};

@@ -50,6 +50,43 @@ TEST(LessonLoopVsVectorized, PerHeadLoopMatchesEngineEveryStage) {
   }
 }
 
+// The loop handles the variants in its own words (query head i reads K/V head i / (h/N), RoPE on the
+// split heads, ALiBi's bias before the mask) and still agrees with the engine at every stage,
+// including the rotated ones.
+TEST(LessonLoopVsVectorized, PerHeadLoopMatchesEngineWithGqaRopeAlibiAndWindow) {
+  struct Case {
+    int kv;
+    AttnPositions pos;
+    RopeStyle style;
+    int window, sinks;
+    MaskKind mask;
+  };
+  for (const Case c : {Case{2, AttnPositions::Rope, RopeStyle::Half, 0, 0, MaskKind::Causal},
+                       Case{1, AttnPositions::Rope, RopeStyle::Interleaved, 3, 1, MaskKind::None},
+                       Case{4, AttnPositions::Alibi, RopeStyle::Half, 2, 0, MaskKind::Causal},
+                       Case{2, AttnPositions::None, RopeStyle::Half, 0, 0, MaskKind::None}}) {
+    ModelConfig cfg = sized(16, 4);
+    cfg.batch = 2;
+    cfg.kvHeads = c.kv;
+    cfg.attnPositions = c.pos;
+    cfg.ropeStyle = c.style;
+    cfg.window = c.window;
+    cfg.sinks = c.sinks;
+    cfg.mask = c.mask;
+    auto r = perHeadLoopVsVectorized(buildOrDie(cfg));
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->kvHeads, c.kv);
+    EXPECT_EQ(r->loopVsVectorized.size(), c.pos == AttnPositions::Rope ? 12u : 10u);
+    bool rotatedCompared = false;
+    for (const auto& s : r->loopVsVectorized) {
+      EXPECT_LT(s.maxAbsDiff, 1e-5) << "N " << c.kv << " stage " << stageInfo(s.stage).name;
+      rotatedCompared = rotatedCompared || s.stage == StageId::KRotated;
+    }
+    EXPECT_EQ(rotatedCompared, c.pos == AttnPositions::Rope);
+    EXPECT_GT(r->skippedOutputMaxAbsDiff, 1e-3);  // the skipped transpose still shows its damage
+  }
+}
+
 TEST(LessonLoopVsVectorized, SkippedTransposeBuildsHeadsFromWrongNumbers) {
   auto r = perHeadLoopVsVectorized(buildOrDie(sized(8, 2)));
   ASSERT_TRUE(r.ok()) << r.error().message;

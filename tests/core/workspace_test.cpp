@@ -92,6 +92,63 @@ TEST(Workspace, RoundTripKeepsEveryBlock) {
   EXPECT_EQ(back->lessons.of<lessons::Lines>().hidden, (std::vector<std::uint8_t>{0, 1, 0}));
 }
 
+// The attention variants the window's controls set (N K/V heads, positions, RoPE base and pairing,
+// window, sinks) come back from a saved workspace, with a variant's stage as the view; a workspace
+// written before them (no such keys) opens as multi-head attention with sinusoidal codes.
+TEST(Workspace, RoundTripKeepsTheAttentionVariants) {
+  Workspace ws = sample();
+  ws.config.dModel = 16;
+  ws.config.heads = 8;
+  ws.config.kvHeads = 2;
+  ws.config.positions = false;
+  ws.config.attnPositions = AttnPositions::Rope;
+  ws.config.ropeBase = 500000.0f;
+  ws.config.ropeStyle = RopeStyle::Interleaved;
+  ws.config.window = 3;
+  ws.config.sinks = 1;
+  ws.view.stage = StageId::KRotated;
+  const std::string json = workspaceToJson(ws);
+  auto back = parseWorkspaceJson(json, "w.json");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(workspaceToJson(*back), json);
+  EXPECT_EQ(back->config.kvHeads, 2);
+  EXPECT_FALSE(back->config.positions);
+  EXPECT_EQ(back->config.attnPositions, AttnPositions::Rope);
+  EXPECT_EQ(back->config.ropeBase, 500000.0f);
+  EXPECT_EQ(back->config.ropeStyle, RopeStyle::Interleaved);
+  EXPECT_EQ(back->config.window, 3);
+  EXPECT_EQ(back->config.sinks, 1);
+  EXPECT_EQ(back->view.stage, StageId::KRotated);
+  ws.config.attnPositions = AttnPositions::Alibi;  // ALiBi: no RoPE keys written, none needed back
+  auto alibi = parseWorkspaceJson(workspaceToJson(ws), "w.json");
+  ASSERT_TRUE(alibi) << alibi.error().message;
+  EXPECT_EQ(alibi->config.attnPositions, AttnPositions::Alibi);
+  EXPECT_EQ(workspaceToJson(ws).find("rope_base"), std::string::npos);
+
+  // Before the variants: none of their keys.
+  const std::string old = workspaceToJson(sample());
+  // The config block only (the lessons keep choices of their own under similar names); keys are
+  // written in sorted order, so "files" follows "config".
+  const std::string oldConfig = old.substr(old.find("\"config\""), old.find("\"files\"") - old.find("\"config\""));
+  for (const char* key : {"kv_heads", "attention_positions", "rope_base", "rope_style", "\"window\"", "sinks"}) {
+    EXPECT_EQ(oldConfig.find(key), std::string::npos) << key;
+  }
+  auto plain = parseWorkspaceJson(old, "old.json");
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_EQ(plain->config.kvHeads, 0);
+  EXPECT_TRUE(plain->config.positions);
+  EXPECT_EQ(plain->config.attnPositions, AttnPositions::None);
+  EXPECT_EQ(plain->config.window, 0);
+  EXPECT_EQ(plain->config.sinks, 0);
+  // A bad variant value names its key and the file.
+  std::string bad = json;
+  bad.replace(bad.find("\"rope_style\": \"interleaved\""), 27, "\"rope_style\": \"spiral\"");
+  auto refused = parseWorkspaceJson(bad, "w.json");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("rope_style"), std::string::npos) << refused.error().message;
+  EXPECT_NE(refused.error().message.find("w.json"), std::string::npos) << refused.error().message;
+}
+
 TEST(Workspace, StrictParsingNamesTheKeyAndTheFile) {
   const std::string good = workspaceToJson(sample());
   auto error = [](const std::string& text) {
