@@ -153,16 +153,6 @@ std::string headList(const std::vector<int>& heads) {
   return s;
 }
 
-// "131,072"
-std::string grouped(std::int64_t v) {
-  std::string s = std::to_string(v < 0 ? -v : v), out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (i && (s.size() - i) % 3 == 0) out += ',';
-    out += s[i];
-  }
-  return (v < 0 ? "-" : "") + out;
-}
-
 }  // namespace
 
 int groupMate(const GqaLesson& r, int head) {
