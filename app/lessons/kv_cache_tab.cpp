@@ -99,7 +99,7 @@ void drawKvCacheTab(UiContext& ctx, const LessonOutcome<KvCacheLesson>& outcome,
   const std::vector<std::string> made(tokens.begin(), tokens.begin() + n);
   const std::size_t cacheAt = (static_cast<std::size_t>(b) * N + g) * static_cast<std::size_t>(r->tokens) * dk;
   // Cells sized to the tables (t rows of d_k), so the new-row weights fit beside the two caches.
-  const float cell = std::clamp(std::min(18.0f * em / static_cast<float>(n), 10.0f * em / static_cast<float>(dk)), 0.5f * em, 1.8f * em);
+  const float cell = std::clamp(std::min(14.0f * em / static_cast<float>(n), 10.0f * em / static_cast<float>(dk)), 0.5f * em, 1.6f * em);
   const ImVec2 cacheSize(static_cast<float>(dk) * cell + 4.5f * em + colorbarWidth(),
                          std::max(static_cast<float>(n) * cell, 5.0f * em) + 3.0f * em);
   for (int i = 0; i < 2; ++i) {  // the K and V caches
@@ -125,9 +125,7 @@ void drawKvCacheTab(UiContext& ctx, const LessonOutcome<KvCacheLesson>& outcome,
     ImGui::EndGroup();
     ImGui::PopID();
   }
-  ImGui::SameLine(0, em);
-  ImGui::BeginGroup();
-  ImGui::Text("query %d's weights against the %d cached keys, every head", n - 1, n);
+  ImGui::Text("query %d's weights against the %d cached keys, every head (the one row this step computes)", n - 1, n);
   MatrixPicture w;
   w.data = r->session.lastWeights.ptr() + static_cast<std::size_t>(b) * r->full.heads * n;
   w.rows = r->full.heads;
@@ -140,11 +138,10 @@ void drawKvCacheTab(UiContext& ctx, const LessonOutcome<KvCacheLesson>& outcome,
   w.textureTag = 268435456 + 4 * variant + 2;
   w.numbers = n <= 10;
   const float labels = 5.5f * em + colorbarWidth();
-  const float wCell = std::clamp((ImGui::GetContentRegionAvail().x - labels) / static_cast<float>(n), 0.3f * em, 2.2f * em);
+  const float wCell = std::clamp((ImGui::GetContentRegionAvail().x - labels) / static_cast<float>(n), 0.3f * em, 1.6f * em);
   drawMatrix(ctx, "row", w,
              ImVec2(static_cast<float>(n) * wCell + labels,
                     std::clamp(static_cast<float>(r->full.heads) * wCell, 2.0f * em, 14.0f * em) + 3.0f * em));
-  ImGui::EndGroup();
   const std::string text = kvCacheStepText(*r);
   textWrapped(text);
   ctx.probes.recordLabel("kv_step_text", text);

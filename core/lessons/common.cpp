@@ -123,6 +123,16 @@ std::string num(double v, int precision) {
   return buf;
 }
 
+std::string grouped(std::int64_t v) {
+  const std::string digits = std::to_string(v);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && digits[i - 1] != '-' && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
 // "the projections cost 102.4x the attention matmuls", or the other way round.
 std::string costRatioPhrase(const CostCrossover& c) {
   return c.projectionsOverAttention >= 1

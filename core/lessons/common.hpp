@@ -72,6 +72,8 @@ Tensor concatHeads(const Tensor& headOut);
 Tensor outputFromWeights(const Trace& t, const Tensor& weights /*(B,h,T_q,T_k)*/, const MhaWeights& w);
 
 std::string num(double v, int precision = 4);
+// 1234567 -> "1,234,567"
+std::string grouped(std::int64_t v);
 
 // "the projections cost 102.4x the attention matmuls", or the other way round.
 std::string costRatioPhrase(const CostCrossover& c);

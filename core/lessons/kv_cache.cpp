@@ -59,7 +59,8 @@ std::string kvCacheStepText(const KvCacheLesson& r) {
         " rows), and its one query row attends to all " + std::to_string(n) + " cached keys; the earlier rows are not "
         "recomputed.";
   }
-  s += " This step: " + num(st.flops, 4) + " FLOPs, against " + num(st.recomputeFlops, 4) + " to recompute all " +
+  s += " This step: " + grouped(static_cast<std::int64_t>(st.flops)) + " FLOPs, against " +
+       grouped(static_cast<std::int64_t>(st.recomputeFlops)) + " to recompute all " +
        std::to_string(n) + " tokens";
   if (r.steps > 0 && st.flops > 0) s += " (" + num(st.recomputeFlops / st.flops, 3) + "x more)";
   s += ". Cache: " + formatBytes(st.cacheBytes) + " = 2 (K, V) x " + std::to_string(n) + " tokens x " +

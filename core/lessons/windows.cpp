@@ -67,17 +67,6 @@ std::string keyRange(int lo, int hi) {
   return lo == hi ? "key " + std::to_string(lo) : "keys " + std::to_string(lo) + " .. " + std::to_string(hi);
 }
 
-// 1234567 -> "1,234,567"
-std::string formatNumberGrouped(std::int64_t v) {
-  const std::string digits = std::to_string(v);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && digits[i - 1] != '-' && (digits.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
-}
-
 std::string percent(double part, double whole) { return num(whole > 0 ? 100.0 * part / whole : 0.0, 3) + " %"; }
 
 }  // namespace
@@ -148,12 +137,12 @@ std::string windowKeepText(const WindowLesson& r) {
   if (lo < 0 && sinkCount == 0) s += "no key";
   const int kept = (lo >= 0 ? hi - lo + 1 : 0) + sinkCount;
   s += ": " + std::to_string(kept) + " of the " + std::to_string(unwindowed) + " keys it sees without the window. ";
-  s += "Per head, " + formatNumberGrouped(r.keptCells) + " of " + formatNumberGrouped(r.fullCells) +
+  s += "Per head, " + grouped(r.keptCells) + " of " + grouped(r.fullCells) +
        " score cells remain here (" + percent(static_cast<double>(r.keptCells), static_cast<double>(r.fullCells)) + ")";
   const WindowMemoryRow& last = r.memory.back();
   if (last.tokens > t.tk) {
-    s += "; at T = " + formatNumberGrouped(last.tokens) + ": " + formatNumberGrouped(last.windowCells) + " of " +
-         formatNumberGrouped(last.fullCells) + " (" +
+    s += "; at T = " + grouped(last.tokens) + ": " + grouped(last.windowCells) + " of " +
+         grouped(last.fullCells) + " (" +
          percent(static_cast<double>(last.windowCells), static_cast<double>(last.fullCells)) +
          "): they grow as T·(W + S), not T².";
   } else {
