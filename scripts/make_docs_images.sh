@@ -16,7 +16,8 @@ for s in assets/docs/img/lesson_*.script; do
   name="$(basename "$s" .script)"
   preset=default
   case "$name" in lesson_roles|lesson_lines) preset=specialists ;; esac
-  "${XVFB[@]}" $BIN --fresh --preset "$preset" --script "$s"
+  # --view opens the lesson's tab (lesson_NAME: the lesson's id), wherever the tab strip has scrolled it.
+  "${XVFB[@]}" $BIN --fresh --preset "$preset" --view "${name#lesson_}" --script "$s"
 done
 # The Train mode at the phase change and its exported contact sheet (assets/docs/img/train_lab.script).
 "${XVFB[@]}" $BIN --fresh --view train --script assets/docs/img/train_lab.script
