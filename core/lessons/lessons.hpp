@@ -1,4 +1,4 @@
-// The lessons: the numbers behind the ten teaching tabs, computed from the live model and trace —
+// The lessons: the numbers behind the teaching tabs, computed from the live model and trace —
 // never hard-coded. One lesson = one struct in core/lessons/<name>.hpp (its computation in
 // <name>.cpp; the shape of a lesson is lesson.hpp) plus its tab, app/lessons/<name>_tab.cpp.
 // AllLessons below is the one list: the tab strip, the compute scheduler and the workspace file

@@ -1,0 +1,201 @@
+// A model folder that cannot be used gets one clear line naming the file and the value: missing
+// folder or files, a bad or unsupported config, missing/extra tensors, wrong shapes, a missing
+// shard or a tensor not where the index says, NaN in the weights, bad token ids.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "check_tensor.hpp"
+#include "io/safetensors.hpp"
+#include "model/forward.hpp"
+
+namespace mhascope::model {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kModels = std::string(MHASCOPE_FIXTURES_DIR) + "/models/";
+
+// A private copy of a fixture folder, removed afterwards.
+class FolderCopy {
+ public:
+  explicit FolderCopy(const std::string& fixture) {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("mhascope_model_" + std::string(info->name()));
+    fs::remove_all(dir_);
+    fs::copy(kModels + fixture, dir_, fs::copy_options::recursive);
+  }
+  ~FolderCopy() { fs::remove_all(dir_); }
+  std::string path(const std::string& file = "") const { return file.empty() ? dir_.string() : (dir_ / file).string(); }
+  nlohmann::json config() const {
+    std::ifstream in(path("config.json"));
+    return nlohmann::json::parse(in);
+  }
+  void writeConfig(const nlohmann::json& j) const { write("config.json", j.dump(2)); }
+  void write(const std::string& file, const std::string& text) const {
+    std::ofstream out(path(file), std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+  TensorMap weights(const std::string& file = "model.safetensors") const {
+    auto t = loadSafetensors(path(file));
+    if (!t) throw std::runtime_error(t.error().message);
+    return std::move(*t);
+  }
+  void writeWeights(const TensorMap& t, const std::string& file = "model.safetensors") const {
+    if (auto s = saveSafetensors(path(file), t); !s) throw std::runtime_error(s.error().message);
+  }
+
+ private:
+  fs::path dir_;
+};
+
+// One line, naming `what` and every word.
+template <class T>
+::testing::AssertionResult oneLine(const Result<T>& r, const std::string& what, std::initializer_list<std::string_view> words) {
+  auto named = testing::errorNaming(r, what, words);
+  if (!named) return named;
+  if (r.error().message.find('\n') != std::string::npos) {
+    return ::testing::AssertionFailure() << "more than one line: " << r.error().message;
+  }
+  return ::testing::AssertionSuccess() << r.error().message;
+}
+
+TEST(ModelFolderErrors, MissingFolderAndFiles) {
+  EXPECT_TRUE(oneLine(ModelFolder::open("/nonexistent/model"), "/nonexistent/model", {"no such folder"}));
+  FolderCopy noConfig("gpt2");
+  fs::remove(noConfig.path("config.json"));
+  EXPECT_TRUE(oneLine(ModelFolder::open(noConfig.path()), noConfig.path(), {"no config.json"}));
+  FolderCopy noWeights("gpt2");
+  fs::remove(noWeights.path("model.safetensors"));
+  EXPECT_TRUE(oneLine(ModelFolder::open(noWeights.path()), noWeights.path(), {"no model.safetensors"}));
+  // A file that is neither a folder nor a config.json.
+  EXPECT_TRUE(oneLine(ModelFolder::open(noWeights.path("config.json") + "x"), "config.jsonx", {"no such folder"}));
+}
+
+TEST(ModelFolderErrors, BadConfig) {
+  FolderCopy f("gpt2");
+  const auto original = f.config();
+  f.write("config.json", "{\"model_type\": \"gpt2\", ");
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"JSON"}));
+  auto j = original;
+  j["n_head"] = 5;
+  f.writeConfig(j);
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"32", "5", "divisible"}));
+  j = original;
+  j.erase("n_embd");
+  f.writeConfig(j);
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"n_embd"}));
+  j = original;
+  j["n_embd"] = -32;
+  f.writeConfig(j);
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"n_embd", "-32"}));
+}
+
+TEST(ModelFolderErrors, UnknownModelType) {
+  FolderCopy f("gpt2");
+  auto j = f.config();
+  j["model_type"] = "bert";
+  f.writeConfig(j);
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"model_type 'bert'", "gpt2, llama"}));
+}
+
+TEST(ModelFolderErrors, UnsupportedKeys) {
+  FolderCopy f("llama_gqa");
+  const auto original = f.config();
+  auto j = original;
+  j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+  f.writeConfig(j);
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"rope_scaling", "yarn", "not supported"}));
+  j = original;
+  j["hidden_act"] = "gelu";
+  f.writeConfig(j);
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"hidden_act 'gelu'", "not supported"}));
+  j = original;
+  j["head_dim"] = 16;
+  f.writeConfig(j);
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"head_dim 16", "not supported"}));
+  j = original;
+  j["num_key_value_heads"] = 3;
+  f.writeConfig(j);
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"num_key_value_heads (3)"}));
+  FolderCopy g("gpt2");
+  j = g.config();
+  j["activation_function"] = "relu";
+  g.writeConfig(j);
+  EXPECT_TRUE(oneLine(ModelFolder::open(g.path()), g.path("config.json"), {"activation_function 'relu'"}));
+  FolderCopy q("qwen2");
+  j = q.config();
+  j["use_sliding_window"] = true;
+  q.writeConfig(j);
+  EXPECT_TRUE(oneLine(ModelFolder::open(q.path()), q.path("config.json"), {"use_sliding_window"}));
+}
+
+TEST(ModelFolderErrors, MissingExtraAndMisshapenTensors) {
+  FolderCopy f("llama_gqa");
+  TensorMap w = f.weights();
+  w.erase("model.layers.1.mlp.up_proj.weight");
+  Tensor extra({2}, {});
+  w["model.extra.weight"] = extra;
+  f.writeWeights(w);
+  // Every mismatch in the one message.
+  auto r = ModelFolder::open(f.path());
+  EXPECT_TRUE(oneLine(r, f.path(),
+                      {"missing tensor 'model.layers.1.mlp.up_proj.weight'", "unknown tensor 'model.extra.weight'"}));
+  // A transposed k_proj: (in, out) instead of nn.Linear's (out, in).
+  auto fresh = loadSafetensors(kModels + "llama_gqa/model.safetensors");
+  ASSERT_TRUE(fresh.ok()) << fresh.error().message;
+  TensorMap w2 = std::move(*fresh);
+  Tensor& k = w2["model.layers.0.self_attn.k_proj.weight"];
+  k.shape = {32, 16};
+  f.writeWeights(w2);
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path(),
+                      {"'model.layers.0.self_attn.k_proj.weight' has shape [32, 16], the config needs [16, 32]"}));
+}
+
+TEST(ModelFolderErrors, ShardMissingOrMisplaced) {
+  FolderCopy f("llama_sharded");
+  fs::remove(f.path("model-00002-of-00002.safetensors"));
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), "model-00002-of-00002.safetensors",
+                      {"no such file", "model.safetensors.index.json"}));
+  FolderCopy g("llama_sharded");
+  std::ifstream in(g.path("model.safetensors.index.json"));
+  auto index = nlohmann::json::parse(in);
+  in.close();
+  index["weight_map"]["model.norm.weight"] = "model-00001-of-00002.safetensors";  // it lives in shard 2
+  g.write("model.safetensors.index.json", index.dump());
+  EXPECT_TRUE(oneLine(ModelFolder::open(g.path()), "model-00001-of-00002.safetensors",
+                      {"has no tensor 'model.norm.weight'", "index.json"}));
+  index["weight_map"]["model.norm.weight"] = "../outside.safetensors";
+  g.write("model.safetensors.index.json", index.dump());
+  EXPECT_TRUE(oneLine(ModelFolder::open(g.path()), "model.safetensors.index.json", {"not a file name in the folder"}));
+}
+
+TEST(ModelFolderErrors, NanInWeightsNamedAtTheForward) {
+  FolderCopy f("gpt2");
+  TensorMap w = f.weights();
+  w["h.1.mlp.c_fc.weight"].data[7] = std::numeric_limits<float>::quiet_NaN();
+  f.writeWeights(w);
+  auto m = ModelFolder::open(f.path());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_TRUE(oneLine(runForward(*m, {1, 2, 3}), "h.1.mlp.c_fc.weight", {"1 NaN", "flat index 7"}));
+}
+
+TEST(ModelFolderErrors, BadTokens) {
+  auto m = ModelFolder::open(kModels + "gpt2");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_TRUE(oneLine(runForward(*m, {}), "enter at least one token", {}));
+  EXPECT_TRUE(oneLine(runForward(*m, {1, 100}), "token id 100", {"position 1", "vocabulary of 100"}));
+  EXPECT_TRUE(oneLine(runForward(*m, std::vector<int>(33, 1)), "33 tokens", {"32 positions", "n_positions"}));
+  ForwardOptions opt;
+  opt.traceLayer = 2;
+  EXPECT_TRUE(oneLine(runForward(*m, {1}, opt), "layer 2", {"2 layers"}));
+  ForwardOptions tiny;
+  tiny.memoryBudgetBytes = 1000;
+  EXPECT_TRUE(oneLine(runForward(*m, {1, 2}, tiny), "memory budget", {"needs about"}));
+}
+
+}  // namespace
+}  // namespace mhascope::model
