@@ -40,6 +40,9 @@ TrainForm formOfCheckpoint(TrainForm f, const Checkpoint& c) {
   f.heads = g.heads;
   f.dModel = g.dModel;
   f.mlp = g.mlp;
+  f.positions = static_cast<int>(g.positions);
+  f.ropeBase = g.ropeBase;
+  f.kvHeads = g.kv() == g.heads ? 0 : g.kv();
   f.vocab = c.task.vocab;
   f.seq = c.task.seq;
   f.periodMin = c.task.periodMin;

@@ -97,6 +97,27 @@ void drawTrainSetup(TrainLab& lab, UiContext& ctx) {
          [&] { ImGui::InputInt("##heads", &f.heads, 0); });
     cell("d_model", "train_dmodel", dModelRange.c_str(), [&] { ImGui::InputInt("##dmodel", &f.dModel, 0); });
     cell("MLP", "train_mlp", "an MLP (d_mlp = 4 d_model) after each attention layer", [&] { ImGui::Checkbox("##mlp", &f.mlp); });
+    cell("positions", "train_positions",
+         "learned: a table added to the embeddings\nRoPE: q and k turned by their position in every layer (no table)\n"
+         "ALiBi: a fixed bias -m_i (t - j) on the scores (no table, no parameters)",
+         [&] {
+           // Three buttons rather than a combo: every choice in sight, each one click (and one probe).
+           const char* names[] = {"learned", "RoPE", "ALiBi"};
+           const char* probes[] = {"train_positions_learned", "train_positions_rope", "train_positions_alibi"};
+           for (int i = 0; i < 3; ++i) {
+             if (i) ImGui::SameLine();
+             ImGui::RadioButton(names[i], &f.positions, i);
+             ctx.probes.recordLastItem(probes[i]);
+           }
+         });
+    cell("K/V heads N", "train_kv_heads",
+         "N K/V heads shared by the h query heads: N divides h (1: multi-query attention);\n0: N = h, multi-head attention",
+         [&] { ImGui::InputInt("##kvheads", &f.kvHeads, 0); });
+    cell("RoPE base", "train_rope_base", "RoPE only: the angle of pair i at position t is t * base^(-2i/d_k)", [&] {
+      ImGui::BeginDisabled(f.positions != static_cast<int>(TrainPositions::Rope));
+      ImGui::InputFloat("##ropebase", &f.ropeBase, 0, 0, "%g");
+      ImGui::EndDisabled();
+    });
     cell("vocab V", "train_vocab", f.task == 3 ? "the text file's characters decide the vocabulary" : vocabRange.c_str(),
          [&] {
            ImGui::BeginDisabled(f.task == 3);  // the text file decides

@@ -43,6 +43,9 @@ TrainSettings settingsFromForm(const TrainForm& f) {
   s.model.heads = f.heads;
   s.model.dModel = f.dModel;
   s.model.mlp = f.mlp;
+  s.model.positions = static_cast<TrainPositions>(std::clamp(f.positions, 0, 2));
+  s.model.ropeBase = f.ropeBase;
+  s.model.kvHeads = f.kvHeads;
   s.batch = f.batch;
   s.steps = f.steps;
   s.adam.lr = f.lr;

@@ -16,6 +16,7 @@
 #include "train/circuit.hpp"
 #include "state/lesson_view.hpp"
 #include "train/session.hpp"
+#include "train_lab/circuits_view.hpp"
 
 namespace mhascope::app {
 
@@ -33,6 +34,11 @@ struct TrainForm {
   int layers = kDefaults.model.layers, heads = kDefaults.model.heads, dModel = kDefaults.model.dModel;
   int vocab = kDefaults.task.vocab, seq = kDefaults.task.seq, batch = kDefaults.batch;
   bool mlp = kDefaults.model.mlp;
+  // The attention variant: positions index into TrainPositions (learned, rope, alibi); N K/V heads
+  // (0: N = h, multi-head attention). Not kept in workspaces: a reopened window starts plain.
+  int positions = static_cast<int>(kDefaults.model.positions);
+  float ropeBase = kDefaults.model.ropeBase;
+  int kvHeads = kDefaults.model.kvHeads;
   int steps = static_cast<int>(kDefaults.steps);
   float lr = kDefaults.adam.lr, weightDecay = kDefaults.adam.weightDecay;
   std::uint64_t seed = kDefaults.seed;  // every seed `mhascope train` takes, 0 .. 2^64 - 1
@@ -198,6 +204,7 @@ struct TrainLab {
   TrainAblation ablation;
   TrainFiles files;
   TrainPacing pacing;
+  CircuitsViews circuits;              // the Circuits panels' choices and caches (Train mode and pipeline tab)
   bool logY = false;
   int openLayer = 0;                   // the layer "Open in pipeline" sends (< the run's layers)
   std::string message;

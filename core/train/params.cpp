@@ -63,6 +63,7 @@ Status validateConfig(const GptConfig& c) {
     }
   }
   if (problems.empty()) return Ok{};
+  if (problems.size() == 1) return makeError("the model settings cannot work: " + problems[0]);  // one line
   std::string msg = "the model settings cannot work:";
   for (const auto& p : problems) msg += "\n  - " + p;
   return makeError(msg);

@@ -9,6 +9,8 @@
 #                   run of T = 2048 (and its checkpoint) shows an error, never a crash
 #   train_text      a large text file named by the last workspace: no stall at launch or on a form
 #                   edit (only its size is looked at); Train reads it on the worker thread
+#   train_variants  RoPE and N K/V heads from the setup form: a bad N explained in one line; RoPE
+#                   with N = 1 trains to the induction circuit
 #   slider_range    a value typed past a slider's end is set to that end and said (not silently)
 #   train_finished  Train on a finished run says so; raised steps continue it; the layer slider
 #                   follows a 1-layer run; default file names follow the task; messages beside
@@ -64,6 +66,9 @@ case "$case_name" in
     "$bin" train --layers 1 --seq 2048 --batch 1 --steps 0 --memory-budget 16384 --save "$out/seq2048.safetensors" \
       > /dev/null || fail "cannot make the T = 2048 checkpoint"
     run_script memory "$(script_from train_memory.txt)" --fresh --memory-budget 64
+    ;;
+  train_variants)
+    run_script variants "$(script_from train_variants.txt)" --fresh
     ;;
   train_text)
     # A last workspace whose Train form names a 15 MiB text file (under the task's 16 MiB limit).
