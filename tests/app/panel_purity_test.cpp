@@ -26,7 +26,7 @@ TEST(PanelPurity, PanelsAndWidgetsNeverCallTheEngineOrALessonComputation) {
   const std::regex call(
       R"((^|[^\w:.>])(forward|forwardInto|buildModel|perHeadLoopVsVectorized|parameterTable|mixThenSplit|)"
       R"(maskComparison|runPitfall|checkWeights|costSweep|costAt|costSizesOf|cellBreakdown|makeQuiz|)"
-      R"(computeTrace)\s*\()");
+      R"(gqaLesson|positionsLesson|windowLesson|kvCacheLesson|startDecode|decodeNext|decode|computeTrace)\s*\()");
   // A lesson's compute(), however it is named (lessons::Masks::compute, L::compute).
   const std::regex lessonCompute(R"((^|[^\w.>])compute\s*\()");
   int files = 0;
