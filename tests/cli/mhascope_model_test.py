@@ -240,6 +240,36 @@ if r.returncode == 0:
           and "the last at step 20" in r.stdout,
           f"mhascope_model.py reads what mhascope train wrote: {(r.stdout + r.stderr).strip()[:300]}")
 
+# The attention variants: what `mhascope train --positions rope --kv-heads 1` writes uses the separate
+# projections and loads strictly with its variant; ALiBi's too. (tests/train/torch_reference_test.cpp
+# compares the logits and gradients of both implementations on fixtures of these variants.)
+for positions, extra, needle in (("rope", ["--kv-heads", "1", "--rope-base", "500"], "positions=rope kv_heads=1 rope_base=500.0"),
+                                 ("alibi", [], "positions=alibi kv_heads=2")):
+    vck = os.path.join(TMP, f"{positions}.safetensors")
+    r = subprocess.run([MHASCOPE, "train", "--task", "induction", "--layers", "1", "--heads", "2", "--d-model", "8",
+                        "--vocab", "11", "--seq", "8", "--period-min", "2", "--period-max", "4", "--steps", "3",
+                        "--eval-every", "3", "--positions", positions, *extra, "--save", vck],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, f"mhascope train --positions {positions} --save (stderr: {r.stderr.strip()[:300]})")
+    if r.returncode == 0:
+        r = subprocess.run([script, vck], capture_output=True, text=True)
+        check(r.returncode == 0 and needle in r.stdout, f"mhascope_model.py reads a {positions} checkpoint: "
+              f"{(r.stdout + r.stderr).strip()[:300]}")
+        model, meta = mhascope_model.load(vck)
+        names = set(model.state_dict())
+        check("blocks.0.attn.q_proj.weight" in names and "pos.weight" not in names
+              and tuple(model.state_dict()["blocks.0.attn.k_proj.weight"].shape) == ((4 if extra else 8), 8),
+              f"{positions}: separate projections, no position table")
+        tensors, meta = mhascope_model.read_safetensors(vck)
+        state = {k: v.numpy().astype(np.float32) for k, v in tensors.items()}
+        expect_refused(f"{positions}_bad_variant", encode(state, dict(meta, positions="spiral", kv_heads="3")),
+                       "metadata 'positions' is 'spiral', expected learned, rope or alibi")
+        if positions == "rope":
+            no_base = {k: v for k, v in meta.items() if k != "rope_base"}
+            expect_refused("rope_without_base", encode(state, no_base), "metadata 'rope_base' is missing")
+            expect_refused("rope_as_plain", encode(state, dict(meta, positions="learned", kv_heads="2")),
+                           "'rope_base' is set but positions are learned")
+
 print(f"{len(failures)} failure(s); files in {TMP}" if failures else "all passed")
 if not failures:
     subprocess.run(["rm", "-rf", TMP])
