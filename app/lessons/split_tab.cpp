@@ -4,6 +4,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <string>
 
 #include "widgets/drag_slider.hpp"
 #include "lessons/lesson_tab.hpp"
@@ -84,6 +85,17 @@ void drawSplitTab(UiContext& ctx, const LessonOutcome<LoopVsVectorized>& outcome
   }
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + tableW);
   ImGui::TextDisabled("~1e-7 is float rounding: the two formulations do the same arithmetic in a different order.");
+  // The variants in the loop's own words: what it does besides slicing W_q, W_k, W_v.
+  std::string variants;
+  if (r->kvHeads != r->heads) {
+    const int group = r->heads / std::max(1, r->kvHeads);
+    variants += "K and V are cut into N = " + std::to_string(r->kvHeads) + " heads (W_k, W_v are d_model × N·d_k); "
+                "query head i reads K/V head i / " + std::to_string(group) + ". ";
+  }
+  if (r->positions == AttnPositions::Rope) variants += "RoPE turns each head's rows after the split (Rotate rows). ";
+  if (r->positions == AttnPositions::Alibi) variants += "Each head adds its ALiBi bias to the scaled scores. ";
+  ctx.probes.recordLabel("split_variants", variants);
+  if (!variants.empty()) ImGui::TextWrapped("The loop here: %s", variants.c_str());
   ImGui::PopTextWrapPos();
   ImGui::EndGroup();
 

@@ -275,7 +275,9 @@ bool positionControls(UiContext& ctx) {
   // Raw inputs from a file have no text to add sinusoidal codes to; RoPE and ALiBi still apply.
   const std::string noCodes = fixedReason(st, "positions");
   const std::string current = positionsName(cfg);  // "sinusoidal+rope" from an old preset
-  if (ImGui::BeginCombo("positions", current.c_str())) {
+  const bool positionsOpen = ImGui::BeginCombo("positions", current.c_str());
+  if (!positionsOpen) ctx.probes.recordLastItem("positions");  // the box (once open, the popup is the last item)
+  if (positionsOpen) {
     for (int i = 0; i < 4; ++i) {
       ImGui::PushID(i);
       const bool disabled = i == 0 && !noCodes.empty();
@@ -290,7 +292,6 @@ bool positionControls(UiContext& ctx) {
     }
     ImGui::EndCombo();
   }
-  ctx.probes.recordLastItem("positions");
   ctx.probes.recordLabel("positions", current);
   helpMarker("Where the order of the tokens comes in. sinusoidal: a code of sines and cosines is added to each "
              "token's vector before attention (the 2017 paper). RoPE: each head's q and k are turned pair by pair "
@@ -306,12 +307,20 @@ bool positionControls(UiContext& ctx) {
     ctx.probes.recordLastItem("rope_base");
     helpMarker("inv_freq_k = base^(−2k/d_k): pair k turns by t · inv_freq_k at position t. A larger base turns the "
                "last pairs more slowly, for longer texts (Llama 2: 10000, Llama 3: 500000). Type and press Enter.");
-    int style = cfg.ropeStyle == RopeStyle::Interleaved ? 1 : 0;
-    if (ImGui::Combo("rope style", &style, "half (Hugging Face Llama)\0interleaved (original Llama)\0")) {
-      cfg.ropeStyle = style == 1 ? RopeStyle::Interleaved : RopeStyle::Half;
-      changed = true;
+    constexpr const char* kStyleLabels[] = {"half (Hugging Face Llama)", "interleaved (original Llama)"};
+    const int style = cfg.ropeStyle == RopeStyle::Interleaved ? 1 : 0;
+    const bool styleOpen = ImGui::BeginCombo("rope style", kStyleLabels[style]);
+    if (!styleOpen) ctx.probes.recordLastItem("rope_style");
+    if (styleOpen) {
+      for (int i = 0; i < 2; ++i) {
+        if (ImGui::Selectable(kStyleLabels[i], i == style)) {
+          cfg.ropeStyle = i == 1 ? RopeStyle::Interleaved : RopeStyle::Half;
+          changed = true;
+        }
+        ctx.probes.recordLastItem(i == 1 ? "rope_style_interleaved" : "rope_style_half");
+      }
+      ImGui::EndCombo();
     }
-    ctx.probes.recordLastItem("rope_style");
     helpMarker("Which features are turned together. half: feature k with feature k + d_k/2 (rotate_half, as Hugging "
                "Face Llama, Mistral and Qwen compute it). interleaved: neighbours 2k and 2k + 1, as complex numbers "
                "(the original Llama code). Both give the same scores up to a permutation of the d_k features, but "

@@ -113,7 +113,7 @@ void legend(UiContext& ctx, const Trace& t, const Slice2D& s) {
   // Every frame: at T = 4096 the mask flags are 16 M bytes, so look only when a mask exists
   // (a causal or padding mask blocks a cell in the first row already).
   const auto nonZero = [](std::uint8_t b) { return b != 0; };
-  const bool anyBlocked = (t.causal || t.keyPadding || t.attnMask) && std::any_of(t.blocked.begin(), t.blocked.end(), nonZero);
+  const bool anyBlocked = (t.causal || t.keyPadding || t.attnMask || t.window > 0) && std::any_of(t.blocked.begin(), t.blocked.end(), nonZero);
   const bool anyFull = std::any_of(t.fullyMasked.begin(), t.fullyMasked.end(), nonZero);
   if (tokenGrid && anyBlocked && (s.stage == StageId::MaskedScores || s.stage == StageId::Weights)) {
     // The swatch is drawn like the cells it names: blocked colour and the cross.
