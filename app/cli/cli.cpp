@@ -40,6 +40,7 @@
 #include "bench_command.hpp"
 #include "command_common.hpp"
 #include "info_command.hpp"
+#include "info_model.hpp"
 #include "circuits_command.hpp"
 #include "decode_command.hpp"
 #include "model_options.hpp"
@@ -416,6 +417,10 @@ int run(int argc, char** argv) {
   const char* saveWorkspaceHelp = "write a workspace .json of this command's model (configuration, files with their "
                                   "SHA-256, the picture) for the window or --workspace";
   info->add_option("--save-workspace", mo.saveWorkspace, saveWorkspaceHelp)->check(nonEmptyPath());
+  std::string modelDir;
+  info->add_option("--model", modelDir, "a Hugging Face model folder (config.json + model.safetensors or shards): "
+                                       "architecture, sizes, parameters, KV-cache bytes per token")
+      ->check(nonEmptyPath());
   auto* runCmd = app.add_subcommand("run", "run the model and dump every stage as .npy + trace.json");
   addModelOptions(*runCmd, mo);
   runCmd->add_option("--save-workspace", mo.saveWorkspace, saveWorkspaceHelp)->check(nonEmptyPath());
@@ -482,7 +487,7 @@ int run(int argc, char** argv) {
     auto ws = applyWorkspaceOptions(mo);
     if (!ws) return fail(ws.error().message);
     if (*ws && exportCmd->parsed()) defaultPictureFromWorkspace(**ws, *exportCmd, ea);
-    if (info->parsed()) rc = cmdInfo(mo, *ws);
+    if (info->parsed()) rc = modelDir.empty() ? cmdInfo(mo, *ws) : cmdInfoModel(modelDir, *info);
     if (runCmd->parsed()) rc = cmdRun(mo, dumpDir, *ws);
     if (exportCmd->parsed()) rc = cmdExport(mo, ea, *ws);
     if (bench->parsed()) {

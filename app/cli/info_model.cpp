@@ -1,0 +1,70 @@
+// `mhascope info --model DIR` (see info_model.hpp).
+#include "info_model.hpp"
+
+#include <cstdio>
+#include <set>
+#include <vector>
+
+#include "attention/engine.hpp"
+#include "attention/model.hpp"
+#include "command_common.hpp"
+#include "model/model_folder.hpp"
+#include "util/format.hpp"
+
+namespace mhascope::cli {
+
+int cmdInfoModel(const std::string& dir, const CLI::App& info) {
+  std::vector<std::string> clash;
+  for (const CLI::Option* o : info.get_options()) {
+    if (o->count() > 0 && o->get_name() != "--model" && o->get_name() != "--help") clash.push_back(o->get_name());
+  }
+  if (!clash.empty()) {
+    std::string list;
+    for (const auto& c : clash) list += (list.empty() ? "" : ", ") + c;
+    return fail("--model takes the sizes and weights from the folder's config.json and safetensors; drop " + list);
+  }
+  auto folder = model::ModelFolder::open(dir);
+  if (!folder) return fail(folder.error().message);
+  const model::ModelSpec& s = folder->spec();
+  const bool gpt2 = s.arch == model::Arch::Gpt2;
+  std::set<std::string> files;
+  for (const auto& [name, t] : folder->store().tensors()) files.insert(t.file);
+
+  std::printf("Model folder %s\n", folder->dir().c_str());
+  std::printf("  %-22s %s\n", "architecture", model::archName(s.arch));
+  std::printf("  %-22s %s in %zu file%s, %s mapped\n", "weights", folder->dtype().c_str(), files.size(),
+              files.size() == 1 ? "" : "s", formatBytes(static_cast<double>(folder->store().mappedBytes())).c_str());
+  std::printf("  %-22s %d\n", "layers L", s.layers);
+  std::printf("  %-22s %d\n", "d_model", s.dModel);
+  std::printf("  %-22s %d (d_k = %d)\n", "heads h", s.heads, s.dk());
+  if (s.kvHeads == s.heads) {
+    std::printf("  %-22s %d (multi-head attention)\n", "K/V heads N", s.kvHeads);
+  } else {
+    std::printf("  %-22s %d (grouped-query: %d query heads per K/V head)\n", "K/V heads N", s.kvHeads, s.heads / s.kvHeads);
+  }
+  std::printf("  %-22s %d (%s)\n", "MLP width", s.dFf, gpt2 ? "gelu_new" : "SwiGLU");
+  std::printf("  %-22s %d\n", "vocabulary V", s.vocab);
+  if (gpt2) {
+    std::printf("  %-22s learned, %d\n", "positions", s.maxPositions);
+  } else {
+    std::printf("  %-22s RoPE theta %s, rotate-half%s; max_position_embeddings %d\n", "positions",
+                formatGeneral(s.ropeTheta, 9).c_str(),
+                s.ropeScaling.enabled ? (", llama3 scaling x" + formatGeneral(s.ropeScaling.factor, 6)).c_str() : "",
+                s.maxPositions);
+  }
+  if (s.window > 0) std::printf("  %-22s W = %d\n", "sliding window", s.window);
+  else std::printf("  %-22s none\n", "sliding window");
+  std::printf("  %-22s %s, eps %s\n", "norm", gpt2 ? "LayerNorm" : "RMSNorm", formatGeneral(s.normEps, 6).c_str());
+  std::printf("  %-22s %s\n", "attention biases",
+              gpt2 ? "q, k, v, o" : s.outputBias ? "q, k, v, o" : s.qkvBias ? "q, k, v" : "none");
+  std::printf("  %-22s %s\n", "unembedding", s.tiedEmbeddings ? "tied to the token embedding" : "lm_head");
+  std::printf("\n  %-22s %s\n", "parameters", withThousands(model::parameterCount(s)).c_str());
+  const std::int64_t perLayer = kvCacheBytesPerToken(s.kvHeads, s.dk());
+  std::printf("  %-22s %s per token (2 * L * N * d_k = %lld floats of 4 bytes; %s in 16-bit)\n", "KV cache",
+              formatBytes(static_cast<double>(perLayer * s.layers)).c_str(),
+              static_cast<long long>(2LL * s.layers * s.kvHeads * s.dk()),
+              formatBytes(static_cast<double>(kvCacheBytesPerToken(s.kvHeads, s.dk(), 2) * s.layers)).c_str());
+  return 0;
+}
+
+}  // namespace mhascope::cli
