@@ -1,0 +1,162 @@
+// The hand-written pre-tokenizer regexes (see pre_tokenize.hpp). Each matcher returns the length
+// in code points of the match at position i; the caller cuts the piece and moves on, which is
+// what a global regex scan (findall / Split with "Isolated") does. Every code point is whitespace,
+// a letter, a number or "other", and each regex ends in \s+, so a match of at least one code
+// point always exists.
+#include "tokenize/pre_tokenize.hpp"
+
+#include "tokenize/text_utf8.hpp"
+#include "tokenize/unicode_classes.hpp"
+
+namespace mhascope::tokenize {
+namespace {
+
+using Cps = std::vector<char32_t>;
+
+// [^\s\p{L}\p{N}]
+bool isOther(char32_t c) { return !isWhitespace(c) && !isLetter(c) && !isNumber(c); }
+bool isLineBreak(char32_t c) { return c == '\r' || c == '\n'; }
+
+std::size_t runOf(const Cps& c, std::size_t i, bool (*pred)(char32_t)) {
+  std::size_t j = i;
+  while (j < c.size() && pred(c[j])) ++j;
+  return j - i;
+}
+
+// 's|'t|'re|'ve|'m|'ll|'d, case-sensitive or (?i:…). Under (?i) Oniguruma also folds U+017F
+// (long s) to s and U+212A (Kelvin sign) to k; only the former can occur in these suffixes.
+std::size_t contraction(const Cps& c, std::size_t i, bool ignoreCase) {
+  if (c[i] != '\'' || i + 1 >= c.size()) return 0;
+  auto lower = [&](std::size_t k) -> char32_t {
+    if (k >= c.size()) return 0;
+    const char32_t x = c[k];
+    if (!ignoreCase) return x;
+    if (x >= 'A' && x <= 'Z') return x - 'A' + 'a';
+    if (x == 0x17F) return 's';
+    return x;
+  };
+  const char32_t a = lower(i + 1);
+  if (a == 's' || a == 't' || a == 'm' || a == 'd') return 2;
+  const char32_t b = lower(i + 2);
+  if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return 3;
+  return 0;
+}
+
+// " ?X+" for a class X.
+std::size_t optionalSpaceThenRun(const Cps& c, std::size_t i, bool (*pred)(char32_t)) {
+  if (c[i] == ' ' && i + 1 < c.size() && pred(c[i + 1])) return 1 + runOf(c, i + 1, pred);
+  return runOf(c, i, pred);
+}
+
+// \s+(?!\S) then \s+: a whitespace run, minus its last code point when a non-space follows it and
+// the run is longer than one (the greedy \s+ backs off one step so the lookahead holds).
+std::size_t whitespaceRun(const Cps& c, std::size_t i) {
+  const std::size_t run = runOf(c, i, isWhitespace);
+  if (run == 0) return 0;
+  if (i + run == c.size() || run == 1) return run;
+  return run - 1;
+}
+
+std::size_t matchGpt2(const Cps& c, std::size_t i) {
+  if (std::size_t n = contraction(c, i, /*ignoreCase=*/false)) return n;
+  if (std::size_t n = optionalSpaceThenRun(c, i, isLetter)) return n;
+  if (std::size_t n = optionalSpaceThenRun(c, i, isNumber)) return n;
+  if (std::size_t n = optionalSpaceThenRun(c, i, isOther)) return n;
+  if (std::size_t n = whitespaceRun(c, i)) return n;
+  return 1;  // unreachable: every code point is in one of the classes above
+}
+
+// The Llama-3 / Qwen2 family; maxDigits is 3 (\p{N}{1,3}) or 1 (\p{N}).
+std::size_t matchLlama(const Cps& c, std::size_t i, std::size_t maxDigits) {
+  const std::size_t n = c.size();
+  if (std::size_t m = contraction(c, i, /*ignoreCase=*/true)) return m;
+  // [^\r\n\p{L}\p{N}]?\p{L}+
+  if (!isLineBreak(c[i]) && !isLetter(c[i]) && !isNumber(c[i]) && i + 1 < n && isLetter(c[i + 1])) {
+    return 1 + runOf(c, i + 1, isLetter);
+  }
+  if (isLetter(c[i])) return runOf(c, i, isLetter);
+  // \p{N}{1,3}
+  if (isNumber(c[i])) {
+    std::size_t m = 0;
+    while (m < maxDigits && i + m < n && isNumber(c[i + m])) ++m;
+    return m;
+  }
+  //  ?[^\s\p{L}\p{N}]+[\r\n]*
+  if (std::size_t m = optionalSpaceThenRun(c, i, isOther)) return m + runOf(c, i + m, isLineBreak);
+  if (isWhitespace(c[i])) {
+    // \s*[\r\n]+: the greedy \s* backs off to the last line break inside the whitespace run.
+    const std::size_t run = runOf(c, i, isWhitespace);
+    for (std::size_t k = run; k-- > 0;) {
+      if (isLineBreak(c[i + k])) return k + 1;
+    }
+    return whitespaceRun(c, i);  // \s+(?!\S)|\s+
+  }
+  return 1;  // unreachable
+}
+
+ByteSpans splitWith(std::string_view text, std::size_t (*match)(const Cps&, std::size_t)) {
+  const CodePoints cp = decodeAll(text);
+  ByteSpans spans;
+  std::size_t i = 0;
+  while (i < cp.cps.size()) {
+    std::size_t len = match(cp.cps, i);
+    if (len == 0) len = 1;  // never stall
+    spans.emplace_back(cp.offsets[i], cp.offsets[i + len]);
+    i += len;
+  }
+  return spans;
+}
+
+std::size_t matchLlama3(const Cps& c, std::size_t i) { return matchLlama(c, i, 3); }
+std::size_t matchQwen2(const Cps& c, std::size_t i) { return matchLlama(c, i, 1); }
+
+}  // namespace
+
+std::string_view splitRegexPattern(SplitRegex regex) {
+  switch (regex) {
+    case SplitRegex::Gpt2:
+      return R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+    case SplitRegex::Llama3:
+      return R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+    case SplitRegex::Qwen2:
+      return R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+  }
+  return {};
+}
+
+const char* splitRegexName(SplitRegex regex) {
+  switch (regex) {
+    case SplitRegex::Gpt2: return "GPT-2";
+    case SplitRegex::Llama3: return "Llama-3";
+    case SplitRegex::Qwen2: return "Qwen2";
+  }
+  return "?";
+}
+
+ByteSpans splitByRegex(SplitRegex regex, std::string_view text) {
+  switch (regex) {
+    case SplitRegex::Gpt2: return splitWith(text, matchGpt2);
+    case SplitRegex::Llama3: return splitWith(text, matchLlama3);
+    case SplitRegex::Qwen2: return splitWith(text, matchQwen2);
+  }
+  return {};
+}
+
+ByteSpans splitDigits(std::string_view text, bool individualDigits) {
+  const CodePoints cp = decodeAll(text);
+  ByteSpans spans;
+  const std::size_t n = cp.cps.size();
+  std::size_t i = 0;
+  while (i < n) {
+    std::size_t j = i + 1;
+    const bool digit = isNumber(cp.cps[i]);
+    if (!(digit && individualDigits)) {
+      while (j < n && isNumber(cp.cps[j]) == digit) ++j;
+    }
+    spans.emplace_back(cp.offsets[i], cp.offsets[j]);
+    i = j;
+  }
+  return spans;
+}
+
+}  // namespace mhascope::tokenize

@@ -1,0 +1,31 @@
+// The pre-tokenizers: how text is cut into pieces before BPE merges run inside each piece.
+// The regexes of the byte-level BPE family are hand-written as matchers on code points (std::regex
+// has no \p{L}); each one follows its regex's alternation order and backtracking exactly:
+//   Gpt2    's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//           (GPT-2, and the ByteLevel pre-tokenizer's use_regex)
+//   Llama3  (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+//           ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//   Qwen2   the Llama3 regex with \p{N} (one digit) in place of \p{N}{1,3}
+// and the Digits pre-tokenizer (individual_digits: every \p{N} alone; otherwise runs of \p{N}).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace mhascope::tokenize {
+
+enum class SplitRegex { Gpt2, Llama3, Qwen2 };
+
+// The regex source as it appears in a tokenizer.json Split pre-tokenizer (after JSON unescaping).
+std::string_view splitRegexPattern(SplitRegex regex);
+const char* splitRegexName(SplitRegex regex);
+
+// Byte ranges [begin, end) of the pieces of `text` (valid UTF-8), in order, covering all of it.
+using ByteSpans = std::vector<std::pair<std::size_t, std::size_t>>;
+ByteSpans splitByRegex(SplitRegex regex, std::string_view text);
+ByteSpans splitDigits(std::string_view text, bool individualDigits);
+
+}  // namespace mhascope::tokenize

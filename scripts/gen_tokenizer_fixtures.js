@@ -1,0 +1,205 @@
+#!/usr/bin/env node
+// Writes the tokenizer's reference fixtures, so the test suite needs neither node nor the network:
+//   tests/fixtures/tokenizer/gpt2/vocab.json + merges.txt  the real GPT-2 vocabulary (50257 tokens,
+//                                                          50000 merges), copied byte for byte
+//   tests/fixtures/tokenizer/gpt2_cases.json               a varied corpus with the reference ids
+//   tests/fixtures/tokenizer/llama_style/tokenizer.json    a tiny hand-made tokenizer.json laid out as
+//                                                          Llama 3's (Split regex + ByteLevel, added
+//                                                          tokens, ignore_merges, a BOS template); its
+//                                                          expected ids are worked out by hand in the test
+// The reference is two independent JavaScript ports of GPT-2's encoder (gpt-3-encoder, which
+// carries OpenAI's encoder.json + vocab.bpe, and gpt-tokenizer's r50k_base); every case must get
+// the same ids from both, or the script stops. Special tokens are split out before the
+// pre-tokenizer, as Hugging Face tokenizers and tiktoken do with an allowed special token: the
+// text between them is encoded on its own.
+//
+// Usage: node scripts/gen_tokenizer_fixtures.js [node_modules dir]
+// Without an argument the two packages (pinned versions) are installed with npm into a temporary
+// directory outside the repository, which is removed afterwards.
+'use strict';
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { execFileSync } = require('child_process');
+
+const root = path.resolve(__dirname, '..');
+const outDir = path.join(root, 'tests', 'fixtures', 'tokenizer');
+
+// GPT-2's byte-to-unicode map: printable bytes stand for themselves, the other 68 go to U+0100 on.
+function byteToUnicode() {
+  const printable = (b) => (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae);
+  const map = [];
+  let n = 0;
+  for (let b = 0; b < 256; b++) map.push(String.fromCodePoint(printable(b) ? b : 0x100 + n++));
+  return map;
+}
+
+// A Llama-3-shaped tokenizer.json small enough to reason about: ids 0-255 are the bytes, then a
+// few merged tokens, then added tokens from 300. "Ġworld" is in the vocabulary but no merge makes
+// it, so only ignore_merges can produce it.
+function writeLlamaStyle() {
+  const bytes = byteToUnicode();
+  const vocab = {};
+  bytes.forEach((ch, b) => { vocab[ch] = b; });
+  const merges = [['Ġ', 't'], ['h', 'e'], ['Ġt', 'he'], ['l', 'l'], ['he', 'll'], ['hell', 'o'],
+                  ['1', '2'], ['12', '3'], ['Ċ', 'Ċ'], ['Ġ', 'Ġ'], ["'", 's']];
+  let next = 256;
+  for (const [a, b] of merges) vocab[a + b] = next++;
+  vocab['Ġworld'] = next++;
+  const regex = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}|" +
+                " ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+  const added = (id, content) => ({ id, content, single_word: false, lstrip: false, rstrip: false,
+                                    normalized: false, special: true });
+  const tokenizer = {
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: [added(300, '<|begin_of_text|>'), added(301, '<|end_of_text|>'), added(302, '<|eot_id|>'),
+                   added(303, '<|end|>')],
+    normalizer: null,
+    pre_tokenizer: {
+      type: 'Sequence',
+      pretokenizers: [
+        { type: 'Split', pattern: { Regex: regex }, behavior: 'Isolated', invert: false },
+        { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false },
+      ],
+    },
+    post_processor: {
+      type: 'Sequence',
+      processors: [
+        { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
+        {
+          type: 'TemplateProcessing',
+          single: [{ SpecialToken: { id: '<|begin_of_text|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+          pair: [],
+          special_tokens: { '<|begin_of_text|>': { id: '<|begin_of_text|>', ids: [300], tokens: ['<|begin_of_text|>'] } },
+        },
+      ],
+    },
+    decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
+    model: {
+      type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
+      fuse_unk: false, byte_fallback: false, ignore_merges: true, vocab, merges,
+    },
+  };
+  fs.mkdirSync(path.join(outDir, 'llama_style'), { recursive: true });
+  fs.writeFileSync(path.join(outDir, 'llama_style', 'tokenizer.json'), JSON.stringify(tokenizer, null, 1) + '\n');
+}
+
+let modulesDir = process.argv[2];
+let tmpDir = null;
+if (!modulesDir) {
+  tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mhascope-tok-'));
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefix', tmpDir,
+                       'gpt-3-encoder@1.1.4', 'gpt-tokenizer@4.0.0'], { stdio: 'inherit' });
+  modulesDir = path.join(tmpDir, 'node_modules');
+}
+
+try {
+  const encoderDir = path.join(modulesDir, 'gpt-3-encoder');
+  const legacy = require(encoderDir);
+  const r50k = require(path.join(modulesDir, 'gpt-tokenizer', 'cjs', 'encoding', 'r50k_base'));
+
+  // (1) The vocabulary, checked before it is copied.
+  const vocabBytes = fs.readFileSync(path.join(encoderDir, 'encoder.json'));
+  const mergesBytes = fs.readFileSync(path.join(encoderDir, 'vocab.bpe'));
+  const vocab = JSON.parse(vocabBytes.toString('utf8'));
+  const nTokens = Object.keys(vocab).length;
+  const mergeLines = mergesBytes.toString('utf8').split('\n');
+  if (mergeLines[mergeLines.length - 1] === '') mergeLines.pop();
+  const nMerges = mergeLines.length - 1;  // the first line is "#version: 0.2"
+  if (nTokens !== 50257) throw new Error(`encoder.json has ${nTokens} tokens, expected 50257`);
+  if (nMerges !== 50000) throw new Error(`vocab.bpe has ${nMerges} merges, expected 50000`);
+  if (!mergeLines[0].startsWith('#version')) throw new Error('vocab.bpe does not start with #version');
+  if (vocab['<|endoftext|>'] !== 50256) throw new Error('<|endoftext|> is not id 50256');
+  fs.mkdirSync(path.join(outDir, 'gpt2'), { recursive: true });
+  fs.writeFileSync(path.join(outDir, 'gpt2', 'vocab.json'), vocabBytes);
+  fs.writeFileSync(path.join(outDir, 'gpt2', 'merges.txt'), mergesBytes);
+
+  // (2) The corpus. Each case names what it exercises.
+  const longWord = 'Pneumonoultramicroscopicsilicovolcanoconiosis';
+  const cases = [
+    ['empty', ''],
+    ['one_space', ' '],
+    ['hello', 'Hello world'],
+    ['leading_space', ' Hello world'],
+    ['contractions', "I'm sure it's what they've said: we'll see, you'd know, don't, can't, they're"],
+    ['contractions_upper', "DON'T YOU'RE I'M IT'S WE'LL THEY'VE HE'D"],
+    ['contraction_alone', "'s 't 're 've 'm 'll 'd"],
+    ['quotes', "'quoted' \"double\" `tick` 'tis"],
+    ['numbers', 'In 1984 there were 3.14159 pies, 1,000,000 people and 42nd street; 007 0x1F 1e10'],
+    ['long_number', '12345678901234567890123456789'],
+    ['two_spaces', 'a  b'],
+    ['whitespace_runs', 'a    b     c  \n  d'],
+    ['trailing_spaces', 'end of line   '],
+    ['leading_spaces', '    indented code'],
+    ['tabs', 'col1\tcol2\t\tcol3\t'],
+    ['newlines', 'line one\nline two\n\nline four\r\nwindows\n'],
+    ['only_newlines', '\n\n\n'],
+    ['mixed_whitespace', ' \t \n \u00a0x\u3000y'],
+    ['pipes', 'a | b || c |d| | '],
+    ['punctuation', 'Wait... what?! (yes) [no] {maybe} <tag/> #hash @at $5 %20 ^_^ ~ & * -- ;;'],
+    ['code', 'def f(x):\n    return x**2 + 1  # square\n'],
+    ['url', 'https://example.com/path?q=1&r=two#frag'],
+    ['accents', 'Café naïve résumé Ångström façade über Straße'],
+    ['accents_decomposed', 'Cafe\u0301 nai\u0308ve'],
+    ['greek_cyrillic', 'Ελληνικά κείμενο и русский текст'],
+    ['cjk', '日本語のテキストと中文文本和한국어'],
+    ['arabic_rtl', 'مرحبا بالعالم'],
+    ['hebrew_rtl', 'שלום עולם'],
+    ['rtl_mixed', 'abc مرحبا 123 שלום!'],
+    ['devanagari', 'नमस्ते दुनिया'],
+    ['thai', 'สวัสดีชาวโลก'],
+    ['emoji', 'I love 🍕 and 🚀! 😀😀'],
+    ['emoji_zwj', 'family 👨‍👩‍👧‍👦 and flag 🏳️‍🌈 and skin 👍🏽'],
+    ['flags', '🇫🇷🇯🇵'],
+    ['math_symbols', '∑ x² ≤ ∞ ½ ¼ ① Ⅻ'],
+    ['endoftext', '<|endoftext|>'],
+    ['endoftext_between', 'Hello<|endoftext|>World'],
+    ['endoftext_spaces', 'end. <|endoftext|> Next document'],
+    ['endoftext_twice', '<|endoftext|><|endoftext|>'],
+    ['endoftext_partial', '<|endoftext| <|endof'],
+    ['long_word', longWord],
+    ['long_word_repeated', (longWord + ' ').repeat(5)],
+    ['long_run_same_letter', 'a'.repeat(300)],
+    ['long_run_digits', '9'.repeat(120)],
+    ['long_run_punct', '!'.repeat(100) + '?'.repeat(33)],
+    ['long_spaces', ' '.repeat(64) + 'x'],
+    ['mixed_scripts_word', 'helloМирworld世界'],
+    ['control_chars', 'bell\u0007 esc\u001b[0m del\u007f'],
+    ['apostrophe_unicode', 'it’s don’t'],
+    ['sentence', 'The quick brown fox jumps over the lazy dog. It was 9:45 p.m. on Tuesday, Nov. 3rd.'],
+    ['paragraph', 'Attention is all you need.\n\nWe propose a new simple network architecture, the Transformer, ' +
+                  'based solely on attention mechanisms, dispensing with recurrence and convolutions entirely.'],
+  ];
+
+  const special = '<|endoftext|>';
+  const out = [];
+  for (const [name, text] of cases) {
+    const pieces = text.split(special);
+    const legacyIds = [];
+    const r50kIds = [];
+    pieces.forEach((piece, i) => {
+      if (i > 0) {
+        legacyIds.push(50256);
+        r50kIds.push(50256);
+      }
+      if (piece.length > 0) {
+        legacyIds.push(...legacy.encode(piece));
+        r50kIds.push(...r50k.encode(piece, { disallowedSpecial: new Set() }));
+      }
+    });
+    if (JSON.stringify(legacyIds) !== JSON.stringify(r50kIds)) {
+      throw new Error(`case ${name}: the two references disagree:\n  ${legacyIds}\n  ${r50kIds}`);
+    }
+    if (r50k.decode(r50kIds) !== text) throw new Error(`case ${name}: does not decode back to its text`);
+    out.push({ name, text, ids: legacyIds });
+  }
+  // One case per line: readable in a diff, and the ids stay next to their text.
+  fs.writeFileSync(path.join(outDir, 'gpt2_cases.json'),
+                   '[\n' + out.map((c) => JSON.stringify(c)).join(',\n') + '\n]\n');
+  console.log(`wrote ${nTokens} tokens, ${nMerges} merges and ${out.length} cases to ${outDir}`);
+  writeLlamaStyle();
+} finally {
+  if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
+}
