@@ -23,7 +23,7 @@ constexpr const char* kPseudo[] = {
     "S = Q @ K.transpose(-2, -1)    # (B, h, T_q, T_k)",
     "S = S / sqrt(d_k)",
     "S = S + alibi_bias             # -m_i * (t - j)",
-    "blocked = blocked | window     # j <= t - W, not a sink",
+    "blocked = blocked | window     # |t - j| >= W, not a sink",
     "S = S.masked_fill(blocked, -inf)",
     "A = softmax(S, dim=-1)         # rows sum to 1",
     "O = A @ V                      # (B, h, T_q, d_k)",
@@ -126,7 +126,7 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "two (otherwise the slopes of the closest power of two below, then every other slope of twice that), so "
      "some heads look far and some only at their neighbours. The same bias for every batch item.",
      "S = S + alibi_bias", DataKind::Signed},
-    {StageId::WindowMask, "window_mask", "Sliding window", "blocked = blocked | (j <= t - W and j is not a sink)",
+    {StageId::WindowMask, "window_mask", "Sliding window", "blocked = blocked | (|t - j| >= W and j is not a sink)",
      "A sliding window of W keys: query t sees keys t - W < j <= t (|t - j| < W without a causal "
      "mask), so memory and work grow as T * W instead of T^2. Attention sinks keep the first S keys "
      "visible (keys 0 .. S-1) whatever the distance (the causal rule still applies): trained models park surplus "
