@@ -15,6 +15,12 @@ namespace mhascope::app {
 
 namespace {
 
+// A slider's frame alone, `width` wide (set with SetNextItemWidth): the probe a script drags across.
+void recordSliderFrame(UiContext& ctx, const char* name, float width) {
+  const ImVec2 min = ImGui::GetItemRectMin();
+  ctx.probes.recordRect(name, min, ImVec2(min.x + width, ImGui::GetItemRectMax().y));
+}
+
 // Query heads on top, K/V heads below, a line from each query head to the K/V head it reads; the
 // colour is the group's (its K/V head's).
 void drawGroupDiagram(UiContext& ctx, const GqaLesson& r, float width) {
@@ -117,11 +123,11 @@ void drawGqaTab(UiContext& ctx, const LessonOutcome<GqaLesson>& outcome, lessons
                                                                                            : "N = %d K/V heads (GQA)";
   ImGui::SetNextItemWidth(14 * em);
   if (dragSliderInt("##kv", &pick.kvHeads, 1, std::max(1, t.heads), kind).changed) pick.keepInRange(t);
-  ctx.probes.recordLastFrame("gqa_kv_heads");
+  recordSliderFrame(ctx, "gqa_kv_heads", 14 * em);
   ImGui::SameLine(0, em);
   ImGui::SetNextItemWidth(10 * em);
   dragSliderInt("layers", &pick.layers, 1, 256);
-  ctx.probes.recordLastFrame("gqa_layers");
+  recordSliderFrame(ctx, "gqa_layers", 10 * em);
   ImGui::SameLine(0, em);
   ImGui::RadioButton("16-bit", &pick.bytes, 2);
   ctx.probes.recordLastItem("gqa_16bit");

@@ -17,6 +17,12 @@ namespace mhascope::app {
 
 namespace {
 
+// A slider's frame alone, `width` wide (set with SetNextItemWidth): the probe a script drags across.
+void recordSliderFrame(UiContext& ctx, const char* name, float width) {
+  const ImVec2 min = ImGui::GetItemRectMin();
+  ctx.probes.recordRect(name, min, ImVec2(min.x + width, ImGui::GetItemRectMax().y));
+}
+
 struct MapSpec {
   std::string title;
   const Trace* trace = nullptr;  // blocked cells of its mask; null: none drawn
@@ -56,9 +62,11 @@ void mapRow(UiContext& ctx, const Trace& t, int b, int head, const std::vector<M
 
 void frequencyTable(const PositionsLesson& r) {
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
-                                ImGuiTableFlags_ScrollY;
-  const float rows = static_cast<float>(std::min<std::size_t>(r.frequencies.size(), 8) + 1);
-  if (!ImGui::BeginTable("freq", 5, flags, ImVec2(0, rows * ImGui::GetFrameHeightWithSpacing()))) return;
+                                (r.frequencies.size() > 8 ? ImGuiTableFlags_ScrollY : 0);
+  // Up to 8 pairs in full; more scroll inside the table (d_k = 128 has 64).
+  const float rowH = ImGui::GetTextLineHeight() + 2.0f * ImGui::GetStyle().CellPadding.y;
+  const float height = r.frequencies.size() > 8 ? 9.5f * rowH : 0.0f;
+  if (!ImGui::BeginTable("freq", 5, flags, ImVec2(0, height))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   for (const char* c : {"pair i", "features", "inv_freq (rad / position)", "wavelength (tokens)", "angle at Δ"})
     ImGui::TableSetupColumn(c);
@@ -81,7 +89,7 @@ void frequencyTable(const PositionsLesson& r) {
 
 void slopesTable(const PositionsLesson& r, int head) {
   if (!ImGui::BeginTable("slopes", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
-  for (const char* c : {"head", "slope m", "bias at distance 1"}) ImGui::TableSetupColumn(c);
+  for (const char* c : {"head", "slope m", "per token"}) ImGui::TableSetupColumn(c);
   ImGui::TableHeadersRow();
   for (std::size_t i = 0; i < r.slopes.size(); ++i) {
     ImGui::TableNextRow();
@@ -115,7 +123,7 @@ void drawPositionsTab(UiContext& ctx, const LessonOutcome<PositionsLesson>& outc
   ImGui::SetNextItemWidth(16 * em);
   dragSliderInt("shift every position by Δ", &pick.shift, 0, lessons::Positions::Choices::kMaxShift, "%d",
                 ImGuiSliderFlags_Logarithmic);
-  ctx.probes.recordLastFrame("positions_shift");
+  recordSliderFrame(ctx, "positions_shift", 16 * em);
   if (!lessonOk(outcome)) return;
   const PositionsLesson* r = outcome.get();
   const int b = std::clamp(ctx.view.batch, 0, t.batch - 1);
@@ -164,16 +172,19 @@ void drawPositionsTab(UiContext& ctx, const LessonOutcome<PositionsLesson>& outc
   ImGui::TextUnformatted("ALiBi's slopes");
   slopesTable(*r, head);
   ImGui::EndGroup();
-  ImGui::SameLine(0, 2 * em);
-  ImGui::BeginGroup();
+  // The viewed head's bias table, with the two tables' sentences beside it.
   const Tensor& bias = r->alibi.tensor(StageId::PositionBias);  // (1, h, T_q, T_k)
   std::vector<MapSpec> biasMap = {{"ALiBi bias, head " + std::to_string(head), nullptr,
                                    bias.ptr() + static_cast<std::size_t>(head) * table, DataKind::Signed, true}};
+  ImGui::BeginGroup();
   mapRow(ctx, t, b, head, biasMap, 230, std::min(side, 10.0f * em));
   ImGui::EndGroup();
+  ImGui::SameLine(0, 2 * em);
+  ImGui::BeginGroup();
   const std::string freq = ropeFrequencyText(*r), slopes = alibiSlopesText(*r);
   textWrappedDisabled(freq);
   textWrappedDisabled(slopes);
+  ImGui::EndGroup();
   ctx.probes.recordLabel("positions_frequencies", freq);
   ctx.probes.recordLabel("positions_slopes", slopes);
 }

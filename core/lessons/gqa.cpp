@@ -169,7 +169,7 @@ double mateDifference(const GqaLesson& r, int head) {
 
 std::string gqaSharingText(const GqaLesson& r) {
   const int N = r.kvHeads, h = r.heads;
-  std::string s = "N = " + std::to_string(N) + " K/V heads for h = " + std::to_string(h) + " query heads";
+  std::string s = "N = " + std::to_string(N) + (N == 1 ? " K/V head" : " K/V heads") + " for h = " + std::to_string(h) + " query heads";
   if (N == h) {
     s += " (multi-head attention): every query head has its own K/V head.";
   } else {

@@ -142,7 +142,7 @@ TEST(GqaLesson, SharingTextStatesTheLiveNumbers) {
   EXPECT_EQ(r.kvBytesPerToken, 1024);
   EXPECT_TRUE(has(gqaSharingText(lessonOrDie(m, 4)), "(multi-head attention): every query head has its own K/V head."));
   const std::string mqa = gqaSharingText(lessonOrDie(m, 1));
-  EXPECT_TRUE(has(mqa, "(multi-query attention)")) << mqa;
+  EXPECT_TRUE(has(mqa, "N = 1 K/V head for h = 4 query heads (multi-query attention)")) << mqa;
   EXPECT_TRUE(has(mqa, "K/V head 0 is read by query heads 0, 1, 2, 3.")) << mqa;
 }
 

@@ -24,7 +24,7 @@ case "$case_name" in
   lesson_views)
     # Every lesson tab opens from the command line and draws a picture (specialists for the
     # two views that are about that preset).
-    for view in split params mix roles masks pitfalls cost lines cell windows kv_cache quiz; do
+    for view in split params mix roles masks pitfalls cost lines cell gqa positions windows kv_cache quiz; do
       preset=default; case "$view" in roles|lines) preset=specialists ;; esac
       xvfb "$bin" --screenshot "$out/$view.png" --preset "$preset" --view "$view" || fail "--view $view exited $?"
       python3 "$here/check_png.py" "$out/$view.png" 1600x1000 || fail "blank screenshot of --view $view"
@@ -211,6 +211,15 @@ case "$case_name" in
     rc=$?
     [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "lesson_texts script failed (exit $rc)"; }
     for png in scale masks learned; do
+      python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png screenshot"
+    done
+    ;;
+  gqa_positions_lessons)
+    # Every control of the GQA / MQA and Positions tabs moves their live sentences.
+    xvfb "$bin" --preset default --view gqa --script "$(script_from gqa_positions_lessons.txt)" > "$out/log.txt" 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "gqa/positions script failed (exit $rc)"; }
+    for png in gqa_n2 gqa_layers positions_shift0 positions_shift; do
       python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png screenshot"
     done
     ;;
