@@ -178,11 +178,12 @@ const char* windowLessonIntro() {
 const char* streamingLlmText() {
   return "StreamingLLM keeps the first S tokens (4 in the paper) plus the last W in the cache and evicts the rest. "
          "Why the first ones: trained language models give them a large share of the weight whatever they say (the "
-         "softmax must put its weight somewhere, and the first tokens, seen by every query, become the dump). Evict "
-         "them and that weight lands on the other keys: the outputs shift and perplexity blows up; keep them and a "
-         "window runs on for millions of tokens. Random weights show no sink, as the numbers below say; a trained "
-         "model does: train one in the Train mode, open a layer in the pipeline (Open in pipeline) and this tab "
-         "measures the first token's share on it.";
+         "softmax must put its weight somewhere, and the first tokens, seen by every query, become the dump; the "
+         "paper measured it in Llama-2, MPT, Falcon and Pythia). Evict them and that weight lands on the other keys: "
+         "the outputs shift and perplexity blows up; keep them and a window runs on for millions of tokens. Random "
+         "weights show no sink, as the numbers below say. Whether a model has one is measured here, not assumed: open "
+         "a trained layer in the pipeline (the Train mode's Open in pipeline, or --checkpoint with --layer) and the "
+         "numbers below are its own; the Train mode's tiny models need not have learnt one.";
 }
 
 }  // namespace mhascope

@@ -139,6 +139,35 @@ TEST(WindowsLesson, FirstKeyTextFollowsItsNumbers) {
   EXPECT_TRUE(has(s, "That is a sink")) << s;
 }
 
+// A head made to park its weight on the first key (hand-set scores, as a trained sink head would
+// score it): the measured share is far above a uniform one and the sentence calls it a sink.
+TEST(WindowsLesson, AHeadThatParksWeightOnTheFirstKeyIsASink) {
+  ModelConfig cfg = sized(8, 1, "a b c d e f g h");
+  for (int q = 0; q < 8; ++q) cfg.scoreOverride.cells.push_back({0, q, 0, "", "", 30.0f});
+  auto r = windowLesson(buildOrDie(cfg), 2, 1, true);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_GT(r->firstKeyAll.weight, 0.9);
+  EXPECT_GT(r->firstKeyAll.ratio(), 2.0);
+  EXPECT_TRUE(has(firstKeyText(*r, 0), "That is a sink")) << firstKeyText(*r, 0);
+  // Its window without the sink loses that weight: the outputs move more than with the sink kept.
+  EXPECT_GT(r->meanAbsOutputDiffNoSinks, r->meanAbsOutputDiff);
+}
+
+// The lesson's own W and S, whatever window the configuration has.
+TEST(WindowsLesson, TheLessonsWindowReplacesTheConfigurations) {
+  ModelConfig cfg = sized(8, 2, "a b c d e f g h");
+  cfg.mask = MaskKind::Causal;
+  cfg.window = 5;
+  cfg.sinks = 2;
+  auto r = windowLesson(buildOrDie(cfg), 2, 0, true);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->windowed.window, 2);
+  EXPECT_EQ(r->windowed.sinks, 0);
+  EXPECT_EQ(r->full.window, 0);
+  EXPECT_EQ(r->keptCells, visibleScoreCells(8, 2, 0, true));
+  EXPECT_EQ(r->fullCells, 36);
+}
+
 TEST(WindowsLesson, KeepTextSaysWhatTheMaskKeeps) {
   for (bool causal : {true, false}) {
     for (int W : {1, 2, 3, 9}) {
