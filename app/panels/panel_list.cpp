@@ -5,6 +5,8 @@
 
 #include <imgui.h>
 
+#include "panels/compare_panel.hpp"
+#include "train_lab/circuits_view.hpp"
 #include "train_lab/lab_panels.hpp"
 
 namespace mhascope::app {
@@ -23,6 +25,8 @@ std::vector<PanelInfo> makePanels() {
       {kHeatmapTab, PanelArea::Main, drawHeatmapPanel},
       {kAllHeadsTab, PanelArea::Main, drawHeadGridPanel},
       {"Learned", PanelArea::Main, drawWeightsPanel},
+      {kCompareTab, PanelArea::Main, drawComparePanel},
+      {"Circuits", PanelArea::Main, drawCircuitsTab},
   };
   AllLessons::forEach([&](auto lesson) {
     using L = decltype(lesson);
@@ -40,6 +44,7 @@ std::vector<PanelInfo> makePanels() {
                                   {"Curves", PanelArea::TrainRight, trainPanel<drawTrainCurves>},
                                   {"Timeline", PanelArea::TrainRight, trainPanel<drawTrainScrubber>},
                                   {"Attention", PanelArea::TrainRight, trainPanel<drawTrainGrid>},
+                                  {"Circuits", PanelArea::TrainRight, trainPanel<drawTrainCircuits>, "", true},
                               });
   return panels;
 }

@@ -1,0 +1,510 @@
+// The Circuits panel (state and jobs: circuits_view.hpp), drawn in the Train mode from the scrubbed
+// step and in the pipeline from an opened checkpoint:
+//   head      — QK, OV, E QK E^T or E OV U of the chosen layer and head (signed: the diverging map
+//               on a range symmetric about 0, as every signed heatmap), with its words and export
+//   composition — the Q/K/V score of every (earlier, later) head pair as one (L h) x (L h) heatmap
+//               (pairs that cannot compose are blocked), the pairs above the random baseline as an
+//               arrow diagram (width = score), the words naming the strongest pair
+//   copying   — each head's copying score as a bar
+//   rollout   — the last layer's raw weights (mean over heads) beside the rollout through all
+//               layers, on the probe sequence; the words follow the hovered row
+// Each text is built by core (compositionText, copyingText, headCircuitText, rolloutText) from the
+// numbers drawn, and tested against them there.
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+
+#include "export/export.hpp"
+#include "panels/panel.hpp"
+#include "util/format.hpp"
+#include "train/rollout.hpp"
+#include "train_lab/circuits_view.hpp"
+#include "train_lab/lab_state.hpp"
+#include "widgets/colors.hpp"
+#include "widgets/flow.hpp"
+#include "widgets/heatmap_view.hpp"
+#include "widgets/wrapped_text.hpp"
+
+namespace mhascope::app {
+
+using namespace mhascope::train;
+
+namespace {
+
+constexpr const char* kMatrixNames[] = {"QK", "OV", "E QK Eᵀ", "E OV U"};
+constexpr const char* kMatrixProbes[] = {"qk", "ov", "qk_tokens", "ov_tokens"};
+constexpr const char* kMatrixFiles[] = {"qk", "ov", "qk_tokens", "ov_tokens"};
+constexpr char kKinds[] = {'Q', 'K', 'V'};
+constexpr const char* kKindProbes[] = {"circuits_kind_q", "circuits_kind_k", "circuits_kind_v"};
+constexpr const char* kRowAxes[] = {"d_model (query)", "d_model (attended)", "query token", "attended token"};
+constexpr const char* kColAxes[] = {"d_model (key)", "d_model (written)", "key token", "predicted token"};
+
+void sectionTitle(const char* title) {
+  ImGui::Spacing();
+  ImGui::Separator();
+  ImGui::TextUnformatted(title);
+}
+
+std::string headTag(int layer, int head) { return "L" + std::to_string(layer) + " H" + std::to_string(head); }
+
+// The export popup of one circuits picture: the same exporter, folder and formats as every heatmap's
+// Export… button (cairo, core/export), with the picture's own title and file name.
+void drawCircuitsExport(UiContext& ctx, const char* probe, const Slice2D& slice, ColormapId colormap, ColorRange range,
+                        const std::string& title, const std::string& subtitle, const std::string& stem) {
+  constexpr const char* kExtensions[] = {".png", ".svg", ".pdf"};
+  constexpr const char* kFormats[] = {"PNG", "SVG", "PDF"};
+  ExportUi& ui = ctx.view.exportUi;
+  ImGui::PushID(probe);
+  if (ImGui::Button("Export…")) {
+    ui.fileName = stem + kExtensions[std::clamp(ui.format, 0, 2)];
+    ui.message.clear();
+    ImGui::OpenPopup("circuits export");
+  }
+  ctx.probes.recordLastItem(probe);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Save this picture (PNG, SVG or PDF)");
+  if (ImGui::BeginPopup("circuits export")) {
+    const float em = ImGui::GetFontSize();
+    ImGui::TextUnformatted(title.c_str());
+    ImGui::Separator();
+    ImGui::SetNextItemWidth(28 * em);
+    ImGui::InputText("folder", &ui.folder);
+    ImGui::SetNextItemWidth(28 * em);
+    ImGui::InputText("file name", &ui.fileName);
+    for (int f = 0; f < 3; ++f) {
+      ImGui::PushID(f);
+      if (f > 0) ImGui::SameLine();
+      if (ImGui::RadioButton(kFormats[f], ui.format == f)) {
+        ui.format = f;
+        ui.fileName = std::filesystem::path(ui.fileName).replace_extension(kExtensions[f]).string();
+      }
+      ImGui::PopID();
+    }
+    ImGui::TextDisabled("Same picture as: mhascope circuits --export-dir (colour scale, labels, title)");
+    if (ImGui::Button("Save", ImVec2(8 * em, 0))) {
+      const std::string path = (std::filesystem::path(ui.folder) / ui.fileName).string();
+      ExportOptions opt;
+      opt.colormap = colormap;
+      opt.range = range;
+      opt.title = title;
+      opt.subtitle = subtitle;
+      Status st = Ok{};
+      try {
+        st = exportHeatmap(path, slice, opt);
+      } catch (const std::exception& e) {  // bad_alloc, filesystem_error: shown, never fatal
+        st = makeError("cannot export " + path + ": " + e.what());
+      }
+      ui.messageIsError = !st.ok();
+      ui.message = st.ok() ? "Saved " + path : st.error().message;
+    }
+    ctx.probes.recordLastItem(std::string(probe) + "_save");
+    ImGui::SameLine();
+    if (ImGui::Button("Close")) ImGui::CloseCurrentPopup();
+    ctx.probes.recordLastItem(std::string(probe) + "_close");
+    drawResultMessage(ui.message, ui.messageIsError, 36 * em);
+    ImGui::EndPopup();
+  }
+  ImGui::PopID();
+}
+
+// Index labels for an axis without its own (d_model), or with too few: the heatmap labels every axis.
+void fillLabels(std::vector<std::string>& labels, int n) {
+  if (static_cast<int>(labels.size()) == n) return;
+  labels.clear();
+  for (int i = 0; i < n; ++i) labels.push_back(std::to_string(i));
+}
+
+HeatmapHover drawMap(UiContext& ctx, const char* id, Slice2D& slice, DataKind kind, ColormapId colormap,
+                     ColorRange range, TextureKey key, float side, bool tooltip = true) {
+  fillLabels(slice.rowLabels, slice.rows);
+  fillLabels(slice.colLabels, slice.cols);
+  HeatmapSpec spec;
+  spec.slice = &slice;
+  spec.textures = &ctx.textures;
+  spec.textureKey = key;
+  spec.kind = kind;
+  spec.colormap = colormap;
+  spec.range = range;
+  spec.interactive = false;
+  spec.showNumbers = true;
+  spec.axisLabels = true;
+  spec.tooltip = tooltip;
+  spec.colorbarTexture = ctx.textures.colorbar(colormap).imguiId();
+  return drawHeatmap(id, spec, nullptr, ImVec2(side + colorbarWidth(), side));
+}
+
+// The chosen head's matrix.
+void drawHeadSection(UiContext& ctx, CircuitsView& view, const CircuitsEntry& e, const CircuitsInput& in, float side) {
+  const Circuits& c = *e.circuits;
+  view.layer = std::clamp(view.layer, 0, c.layers - 1);
+  view.head = std::clamp(view.head, 0, c.heads - 1);
+  if (!c.tokenSpace && view.matrix >= 2) view.matrix = 1;
+  const float em = ImGui::GetFontSize();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("head");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(7 * em);
+  ImGui::BeginDisabled(c.layers < 2);
+  ImGui::SliderInt("##layer", &view.layer, 0, c.layers - 1, "layer %d", ImGuiSliderFlags_AlwaysClamp);
+  ImGui::EndDisabled();
+  ctx.probes.recordLastItem("circuits_layer");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(7 * em);
+  ImGui::BeginDisabled(c.heads < 2);
+  ImGui::SliderInt("##head", &view.head, 0, c.heads - 1, "head %d", ImGuiSliderFlags_AlwaysClamp);
+  ImGui::EndDisabled();
+  ctx.probes.recordLastItem("circuits_head");
+  for (int m = 0; m < 4; ++m) {
+    ImGui::PushID(m);
+    sameLineOrWrap(5 * em);
+    ImGui::BeginDisabled(m >= 2 && !c.tokenSpace);
+    if (ImGui::RadioButton(kMatrixNames[m], view.matrix == m)) view.matrix = m;
+    ImGui::EndDisabled();
+    ctx.probes.recordLastItem(std::string("circuits_m_") + kMatrixProbes[m]);
+    ImGui::PopID();
+  }
+  const HeadCircuit& h = c.at(view.layer, view.head);
+  const RowMatrix& m = view.matrix == 0 ? h.qk : view.matrix == 1 ? h.ov : view.matrix == 2 ? h.qkTokens : h.ovTokens;
+  Slice2D slice;
+  slice.stage = StageId::Scores;  // signed numbers: the diverging map on a range symmetric about 0
+  slice.head = view.head;
+  slice.rows = static_cast<int>(m.rows());
+  slice.cols = static_cast<int>(m.cols());
+  slice.data = m.data();
+  const bool tokens = view.matrix >= 2;
+  slice.rowAxis = kRowAxes[view.matrix];
+  slice.colAxis = kColAxes[view.matrix];
+  if (tokens) slice.rowLabels = slice.colLabels = in.vocabLabels;
+  const ColormapId colormap = ctx.view.colormap.value_or(defaultColormap(DataKind::Signed));
+  const ColorRange range = rangeFor(DataKind::Signed, m.data(), static_cast<std::size_t>(m.size()));
+  const std::string title = headName(view.layer, view.head) + ": " + kMatrixNames[view.matrix] +
+                            (view.matrix == 0   ? " = W_qᵀ W_k (query x QK keyᵀ = score)"
+                             : view.matrix == 1 ? " = W_vᵀ W_oᵀ (what the head writes for a key)"
+                             : view.matrix == 2 ? " (which token looks at which)"
+                                                : " (attending to a token raises these logits)");
+  ImGui::SameLine();
+  const std::string stem = std::string(kMatrixFiles[view.matrix]) + "_l" + std::to_string(view.layer) + "_h" +
+                           std::to_string(view.head);
+  drawCircuitsExport(ctx, "circuits_export_head", slice, colormap, range, title,
+                     in.source + " (LayerNorm and biases left out)", stem);
+  ImGui::TextUnformatted(title.c_str());
+  const TextureKey key{e.serial, view.keyBase + view.matrix, 0, view.layer * c.heads + view.head, colormap, range.lo, range.hi};
+  const HeatmapHover hh = drawMap(ctx, "head map", slice, DataKind::Signed, colormap, range, key, side);
+  ctx.probes.recordRect("circuits_head_map", hh.plotMin, hh.plotMax);
+  const std::string words = headCircuitText(c, view.layer, view.head);
+  textWrappedDisabled(words);
+  ctx.probes.recordLabel("circuits_head_text", words);
+}
+
+// Layer columns of head nodes, an arrow per pair above the baseline, width = score.
+void drawArrows(UiContext& ctx, const Circuits& c, char kind, float top, ImVec2 size) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton("arrows", size);
+  ctx.probes.recordLastItem("circuits_arrows");
+  const float em = ImGui::GetFontSize();
+  auto node = [&](int layer, int head) {
+    const float x = p0.x + em * 2.0f + (size.x - 4.0f * em) * (c.layers > 1 ? static_cast<float>(layer) / static_cast<float>(c.layers - 1) : 0.5f);
+    const float y = p0.y + size.y * (static_cast<float>(head) + 0.5f) / static_cast<float>(c.heads);
+    return ImVec2(x, y);
+  };
+  const float r = 0.55f * em;
+  int drawn = 0;
+  for (const Composition& p : c.pairs) {
+    const double s = compositionScore(p, kind);
+    if (s <= c.baseline) continue;
+    ++drawn;
+    const ImVec2 a = node(p.fromLayer, p.fromHead), b = node(p.toLayer, p.toHead);
+    const float width = 1.0f + 7.0f * static_cast<float>(s / std::max(1e-9, static_cast<double>(top))) * em / 13.0f;
+    const ImU32 col = headColor(p.fromLayer * c.heads + p.fromHead, 0.85f);
+    const float dx = b.x - a.x, dy = b.y - a.y, len = std::max(1.0f, std::sqrt(dx * dx + dy * dy));
+    const ImVec2 u(dx / len, dy / len);
+    const ImVec2 from(a.x + u.x * r, a.y + u.y * r), tip(b.x - u.x * r, b.y - u.y * r);
+    const float head = 0.6f * em + width;
+    const ImVec2 base(tip.x - u.x * head, tip.y - u.y * head);
+    dl->AddLine(from, base, col, width);
+    dl->AddTriangleFilled(tip, ImVec2(base.x - u.y * head * 0.5f, base.y + u.x * head * 0.5f),
+                          ImVec2(base.x + u.y * head * 0.5f, base.y - u.x * head * 0.5f), col);
+  }
+  for (int l = 0; l < c.layers; ++l) {
+    for (int i = 0; i < c.heads; ++i) {
+      const ImVec2 n = node(l, i);
+      dl->AddCircleFilled(n, r, headColor(l * c.heads + i));
+      const std::string tag = headTag(l, i);
+      const ImVec2 ts = ImGui::CalcTextSize(tag.c_str());
+      const float tx = l == 0 && c.layers > 1 ? n.x - r - ts.x - 0.2f * em : n.x + r + 0.2f * em;
+      dl->AddText(ImVec2(tx, n.y - 0.5f * ts.y), ImGui::GetColorU32(ImGuiCol_Text), tag.c_str());
+    }
+  }
+  ctx.probes.recordLabel("circuits_arrows_drawn", std::to_string(drawn) + " of " + std::to_string(c.pairs.size()));
+}
+
+void drawCompositionSection(UiContext& ctx, CircuitsView& view, const CircuitsEntry& e, const CircuitsInput& in, float side) {
+  const Circuits& c = *e.circuits;
+  const float em = ImGui::GetFontSize();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("composition");
+  for (int k = 0; k < 3; ++k) {
+    ImGui::PushID(k);
+    ImGui::SameLine();
+    if (ImGui::RadioButton(std::string(1, kKinds[k]).c_str(), view.kind == k)) view.kind = k;
+    ctx.probes.recordLastItem(kKindProbes[k]);
+    ImGui::PopID();
+  }
+  const char kind = kKinds[std::clamp(view.kind, 0, 2)];
+  if (c.pairs.empty()) {
+    const std::string words = compositionText(c, kind);
+    textWrappedDisabled(words);
+    ctx.probes.recordLabel("circuits_comp_text", words);
+    return;
+  }
+  // (L h, L h): rows the earlier head a, columns the later head b; pairs that cannot compose blocked.
+  const int n = c.layers * c.heads;
+  RowMatrix m = RowMatrix::Zero(n, n);
+  std::vector<std::uint8_t> blocked(static_cast<std::size_t>(n * n), 1);
+  float top = 0;
+  for (const Composition& p : c.pairs) {
+    const int a = p.fromLayer * c.heads + p.fromHead, b = p.toLayer * c.heads + p.toHead;
+    m(a, b) = static_cast<float>(compositionScore(p, kind));
+    blocked[static_cast<std::size_t>(a * n + b)] = 0;
+    top = std::max({top, static_cast<float>(p.q), static_cast<float>(p.k), static_cast<float>(p.v)});
+  }
+  Slice2D slice;
+  slice.stage = StageId::Weights;  // scores in [0, 1]: the sequential map
+  slice.rows = slice.cols = n;
+  slice.data = m.data();
+  slice.rowAxis = "a (writes)";
+  slice.colAxis = "b (reads)";
+  for (int l = 0; l < c.layers; ++l)
+    for (int i = 0; i < c.heads; ++i) slice.rowLabels.push_back(headTag(l, i));
+  slice.colLabels = slice.rowLabels;
+  slice.setBlockedCells(std::move(blocked));
+  // One scale for Q, K and V (0 … the largest score of any kind), so switching kinds compares them.
+  const ColorRange range{0.0f, top > 0 ? top : 1.0f};
+  const std::string title = std::string(1, kind) + "-composition of every pair (random baseline " +
+                            formatGeneral(c.baseline, 3) + ")";
+  ImGui::SameLine();
+  drawCircuitsExport(ctx, "circuits_export_comp", slice, ColormapId::Viridis, range, title,
+                     in.source + " (LayerNorm and biases left out)", std::string("composition_") + static_cast<char>(kind - 'A' + 'a'));
+  ImGui::BeginGroup();
+  ImGui::TextUnformatted(title.c_str());
+  const TextureKey key{e.serial, view.keyBase + 10 + view.kind, 0, -1, ColormapId::Viridis, range.lo, range.hi};
+  // No tooltip: it speaks of attention weights; the scores are written in the cells.
+  const HeatmapHover hc = drawMap(ctx, "comp map", slice, DataKind::Probability, ColormapId::Viridis, range, key, side, false);
+  ctx.probes.recordRect("circuits_comp_map", hc.plotMin, hc.plotMax);
+  ImGui::EndGroup();
+  ImGui::SameLine(0.0f, 2.0f * em);
+  ImGui::BeginGroup();
+  ImGui::Text("pairs above the baseline %.3f; width = score", c.baseline);
+  drawArrows(ctx, c, kind, top, ImVec2(std::max(12.0f * em, side), side));
+  ImGui::EndGroup();
+  const std::string words = compositionText(c, kind);
+  textWrappedDisabled(words);
+  ctx.probes.recordLabel("circuits_comp_text", words);
+}
+
+void drawCopyingSection(UiContext& ctx, const Circuits& c) {
+  const float em = ImGui::GetFontSize();
+  ImGui::TextUnformatted("copying score (E OV U's eigenvalues: sum / sum of moduli)");
+  for (const HeadCircuit& h : c.perHead) {
+    ImGui::PushID(h.layer * c.heads + h.head);
+    char value[32];
+    std::snprintf(value, sizeof value, "%.3f", h.copying);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h.layer * c.heads + h.head)), "%-4s", headTag(h.layer, h.head).c_str());
+    ImGui::SameLine(4.5f * em);
+    ImGui::PushStyleColor(ImGuiCol_PlotHistogram, ImGui::ColorConvertU32ToFloat4(headColor(h.layer * c.heads + h.head, 0.8f)));
+    ImGui::ProgressBar(static_cast<float>(std::max(0.0, h.copying)), ImVec2(14 * em, 0), value);
+    ImGui::PopStyleColor();
+    ctx.probes.recordLabel("circuits_copying_L" + std::to_string(h.layer) + "_h" + std::to_string(h.head), value);
+    ImGui::PopID();
+  }
+  const std::string words = copyingText(c);
+  textWrappedDisabled(words);
+  ctx.probes.recordLabel("circuits_copying_text", words);
+}
+
+void drawRolloutSection(UiContext& ctx, CircuitsView& view, const CircuitsInput& in, float side) {
+  const float em = ImGui::GetFontSize();
+  if (!in.snapshot) {
+    textWrappedDisabled("Rollout: " + (in.rolloutWhy.empty() ? std::string("no attention picture for this step") : in.rolloutWhy));
+    ctx.probes.recordLabel("circuits_rollout_text", "");
+    return;
+  }
+  const Snapshot& s = *in.snapshot;
+  const std::vector<RowMatrix> rolled = attentionRollout(s);  // L T³ flops: microseconds at the trainer's T
+  const RowMatrix raw = meanHeadWeights(s, s.layers - 1);
+  if (rolled.empty() || raw.size() == 0) return;
+  Slice2D rawSlice, rollSlice;
+  for (Slice2D* sl : {&rawSlice, &rollSlice}) {
+    sl->stage = StageId::Weights;
+    sl->rows = sl->cols = s.seq;
+    sl->rowAxis = "T_q";
+    sl->colAxis = "T_k";  // the rollout's columns are the input tokens: the keys of layer 0
+    sl->rowLabels = in.probeLabels;
+    sl->colLabels = in.probeLabels;
+  }
+  rawSlice.data = raw.data();
+  rollSlice.data = rolled.back().data();
+  const ColorRange range{0.0f, 1.0f};
+  // Two maps and their colour bars side by side, each with room for its row labels (~4 em).
+  const float half = std::min(side, 0.5f * ImGui::GetContentRegionAvail().x - colorbarWidth() - 5.0f * em);
+  int row = s.seq - 1;
+  ImGui::BeginGroup();
+  ImGui::Text("last layer's weights (mean over %d heads)", s.heads);
+  const TextureKey rawKey{in.snapshotSerial, view.keyBase + 20, 0, -1, ColormapId::Viridis, 0.0f, 1.0f};
+  const HeatmapHover hr = drawMap(ctx, "raw map", rawSlice, DataKind::Probability, ColormapId::Viridis, range, rawKey, half);
+  ctx.probes.recordRect("circuits_raw_map", hr.plotMin, hr.plotMax);
+  ImGui::EndGroup();
+  ImGui::SameLine(0.0f, em);
+  ImGui::BeginGroup();
+  const std::string rollTitle = "rollout through all " + std::to_string(s.layers) + " layer" + (s.layers == 1 ? "" : "s");
+  ImGui::TextUnformatted(rollTitle.c_str());
+  ImGui::SameLine();
+  drawCircuitsExport(ctx, "circuits_export_rollout", rollSlice, ColormapId::Viridis, range,
+                     "Attention rollout (Abnar & Zuidema 2020) through " + std::to_string(s.layers) + " layers",
+                     in.source, "rollout");
+  const TextureKey rollKey{in.snapshotSerial, view.keyBase + 21, 0, -1, ColormapId::Viridis, 0.0f, 1.0f};
+  const HeatmapHover hl = drawMap(ctx, "rollout map", rollSlice, DataKind::Probability, ColormapId::Viridis, range, rollKey, half);
+  ctx.probes.recordRect("circuits_rollout_map", hl.plotMin, hl.plotMax);
+  ImGui::EndGroup();
+  if (hl.hovered && hl.row >= 0) row = hl.row;
+  else if (hr.hovered && hr.row >= 0) row = hr.row;
+  const std::string words = rolloutText(rolled, raw, in.probeLabels, row);
+  textWrappedDisabled(words + (row == s.seq - 1 ? " (Hover a row for another position.)" : ""));
+  ctx.probes.recordLabel("circuits_rollout_text", words);
+}
+
+}  // namespace
+
+void drawCircuitsView(UiContext& ctx, CircuitsView& view, const CircuitsInput& in) {
+  const float em = ImGui::GetFontSize();
+  if (!in.params) {
+    textWrappedDisabled(in.missing);
+    ctx.probes.recordLabel("circuits_status", in.missing);
+    return;
+  }
+  const CircuitsEntry* e = view.entryFor(in.params);
+  std::string status;
+  if (e) {
+    view.shownSerial = e->serial;
+    view.shownSource = in.source;
+  } else {
+    // Still computing: keep the last picture on screen (no jump in the layout), and say so.
+    for (const CircuitsEntry& c : view.cache)
+      if (c.serial == view.shownSerial) e = &c;
+    status = "computing the circuits of " + in.source + " …" + (e ? " (showing " + view.shownSource + ")" : "");
+  }
+  ctx.probes.recordLabel("circuits_status", status.empty() ? "ready" : status);
+  ctx.probes.recordLabel("circuits_step", e ? view.shownSource : "");
+  if (!status.empty()) ImGui::TextDisabled("%s", status.c_str());
+  if (!e) return;
+  if (!e->circuits) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", e->error.c_str());
+    ImGui::PopTextWrapPos();
+    ctx.probes.recordLabel("circuits_status", e->error);
+    return;
+  }
+  if (status.empty()) {
+    textWrappedDisabled(view.shownSource + ": read from the weights alone (LayerNorm and biases left out, as in "
+                        "Elhage et al. 2021)");
+  }
+  const float side = std::clamp(0.42f * ImGui::GetContentRegionAvail().x - colorbarWidth(), 8.0f * em, 22.0f * em);
+  ImGui::PushID("circuits");
+  sectionTitle("Head: QK and OV circuits");
+  // The head's d_model x d_model (or V x V) matrix gets the width: its cells are many and small.
+  drawHeadSection(ctx, view, *e, in, std::clamp(0.6f * ImGui::GetContentRegionAvail().x - colorbarWidth(), 8.0f * em, 26.0f * em));
+  sectionTitle("Composition: which earlier head a later head reads");
+  drawCompositionSection(ctx, view, *e, in, side);
+  sectionTitle("Copying");
+  drawCopyingSection(ctx, *e->circuits);
+  sectionTitle("Attention rollout");
+  drawRolloutSection(ctx, view, in, side);
+  ImGui::PopID();
+}
+
+void drawTrainCircuits(TrainLab& lab, UiContext& ctx) {
+  CircuitsInput in;
+  in.trainMode = true;
+  const auto& v = lab.run.view;
+  if (!v || v->history.empty()) {
+    in.missing = "Press Train: the circuits of the step on the timeline appear here — QK and OV of each head, which "
+                 "earlier head a later head reads (composition), the copying scores and the attention rollout.";
+  } else {
+    in.params = paramsAt(*v, lab.run.shown.step);
+    if (!in.params) {
+      in.missing = "No parameters were kept for step " + std::to_string(lab.run.shown.step) +
+                   " (a loaded checkpoint keeps its earlier steps' curves and roles only): choose a later step.";
+    } else {
+      std::int64_t kept = 0;
+      for (const auto& p : v->params)
+        if (p.params == in.params) kept = p.step;
+      in.source = "step " + std::to_string(kept) + " of the run";
+    }
+    if (v->task) {
+      for (int t = 0; t < v->task->vocab(); ++t) in.vocabLabels.push_back(v->task->symbol(t));
+    }
+    in.snapshot = lab.run.shown.snapshot;
+    in.snapshotSerial = lab.run.shown.pictureSerial;
+    if (in.snapshot && v->probe) {
+      for (int t = 0; t < in.snapshot->seq; ++t) in.probeLabels.push_back(v->task->symbol(v->probe->tokens[static_cast<std::size_t>(t)]));
+    }
+  }
+  lab.circuits.train.keyBase = 3000;
+  drawCircuitsView(ctx, lab.circuits.train, in);
+}
+
+void drawCircuitsTab(UiContext& ctx) {
+  const std::string& path = ctx.state.doc.files.checkpoint;
+  if (path.empty() || !ctx.train) {
+    const std::string missing =
+        "Open a training checkpoint (--checkpoint F, File › Open, or a dropped .safetensors from mhascope train "
+        "--save) to read what its heads compute: QK and OV circuits, composition between layers, copying scores and "
+        "the attention rollout. The Train mode shows the same for its run, step by step.";
+    textWrappedDisabled(missing);
+    ctx.probes.recordLabel("circuits_status", missing);
+    return;
+  }
+  CircuitsView& view = ctx.train->circuits.pipeline;
+  view.keyBase = 3100;
+  CircuitsInput in;
+  if (view.checkpointJob.valid() && view.checkpointJob.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    view.checkpoint = view.checkpointJob.get();
+    ++view.checkpointSerial;
+  }
+  if ((!view.checkpoint || view.checkpoint->path != path) && !view.checkpointJob.valid()) {
+    if (view.checkpointJobPath != path || !view.checkpoint) {
+      view.checkpointJobPath = path;
+      view.checkpointJob = std::async(std::launch::async, readCheckpointCircuits, path, ctx.state.doc.config.text,
+                                      ctx.state.doc.memoryBudgetBytes);
+    }
+  }
+  if (!view.checkpoint || view.checkpoint->path != path) {
+    in.missing = "reading " + path + " …";
+    drawCircuitsView(ctx, view, in);
+    return;
+  }
+  const CheckpointCircuits& ck = *view.checkpoint;
+  if (!ck.error.empty()) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", ck.error.c_str());
+    ImGui::PopTextWrapPos();
+    ctx.probes.recordLabel("circuits_status", ck.error);
+    return;
+  }
+  in.params = ck.params;
+  in.source = std::filesystem::path(ck.path).filename().string() + ", step " + std::to_string(ck.step);
+  in.vocabLabels = ck.vocabLabels;
+  in.snapshot = ck.snapshot ? &*ck.snapshot : nullptr;
+  in.snapshotSerial = view.checkpointSerial;
+  in.probeLabels = ck.probeLabels;
+  in.rolloutWhy = ck.rolloutWhy;
+  drawCircuitsView(ctx, view, in);
+}
+
+}  // namespace mhascope::app

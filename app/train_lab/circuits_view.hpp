@@ -1,0 +1,115 @@
+// The Circuits panel's state and its work off the UI thread: what a trained model's heads compute,
+// read from its weights (core/train/circuits.hpp), and the attention rollout of its probe sequence
+// (core/train/rollout.hpp). Two sources share one view:
+//   the Train mode  — the parameters kept at the scrubbed step (paramsAt), so the composition and the
+//                     copying scores follow the timeline; the rollout reads that step's snapshot;
+//   the pipeline    — a checkpoint opened with --checkpoint F (Document::files.checkpoint), read
+//                     with its probe sequence on a worker thread.
+// Circuits cost ~1 ms at the trainer's default sizes but grow as L·h·(d_model³ + V²·d_model), and
+// the random baseline costs far more (200 sampled pairs): both are computed on a worker thread,
+// the baseline once per (d_model, d_k), the circuits once per kept step (a small cache), never on
+// the UI thread.
+// Probes (input scripts): circuits_layer, circuits_head (sliders), circuits_m_qk, circuits_m_ov,
+// circuits_m_qk_tokens, circuits_m_ov_tokens, circuits_kind_q/k/v, circuits_export_head,
+// circuits_export_comp, circuits_export_rollout, circuits_head_map, circuits_comp_map,
+// circuits_arrows, circuits_rollout_map, circuits_raw_map; labels circuits_status, circuits_step,
+// circuits_head_text, circuits_comp_text, circuits_copying_text, circuits_rollout_text,
+// circuits_copying_L{l}_h{i}, circuits_arrows_drawn.
+#pragma once
+
+#include <cstdint>
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "state/ui_context.hpp"
+#include "train/circuits.hpp"
+#include "train/params.hpp"
+#include "train/probes.hpp"
+
+namespace mhascope::app {
+
+struct TrainLab;
+
+// One step's (or one checkpoint's) circuits, as the worker made them.
+struct CircuitsEntry {
+  std::shared_ptr<const train::GptParams> params;  // the cache key (held, so its address stays unique)
+  std::shared_ptr<const train::Circuits> circuits;  // null when `error` says why
+  std::string error;
+  std::uint64_t serial = 0;                        // texture keys of its pictures
+};
+
+// A checkpoint opened in the pipeline: its parameters, vocabulary and probe sequence's attention.
+struct CheckpointCircuits {
+  std::string path;
+  std::string error;                               // "" when read
+  std::shared_ptr<const train::GptParams> params;
+  std::vector<std::string> vocabLabels;            // one per token id
+  std::vector<std::string> probeLabels;            // the probe sequence's tokens (empty: no rollout)
+  std::optional<train::Snapshot> snapshot;         // its attention, every layer and head
+  std::string rolloutWhy;                          // why there is no rollout ("" when there is)
+  std::int64_t step = 0;
+};
+
+// The choices and caches of one Circuits view (the Train mode's and the pipeline's are separate).
+struct CircuitsView {
+  int layer = 0, head = 0;  // the head whose matrices are shown
+  int matrix = 0;           // 0 QK, 1 OV, 2 E QK E^T, 3 E OV U
+  int kind = 1;             // the composition shown: 0 Q, 1 K, 2 V
+  static constexpr std::size_t kCacheSteps = 32;
+  std::vector<CircuitsEntry> cache;          // most recently used last
+  std::map<std::pair<int, int>, double> baselines;  // by (d_model, d_k)
+  std::shared_ptr<const train::GptParams> jobParams;
+  std::future<std::pair<CircuitsEntry, double>> job;  // the circuits and the baseline used
+  std::uint64_t serialCounter = 0;
+  int keyBase = 3000;  // texture keys' stage numbers: this view's pictures apart from every other
+  // The entry on screen: kept while the next step's circuits are computed (no jump in the layout).
+  std::uint64_t shownSerial = 0;
+  std::string shownSource;
+
+  // Pipeline: the checkpoint named by the document, read on a worker thread.
+  std::shared_ptr<const CheckpointCircuits> checkpoint;
+  std::string checkpointJobPath;
+  std::future<std::shared_ptr<const CheckpointCircuits>> checkpointJob;
+  std::uint64_t checkpointSerial = 0;  // ++ per checkpoint read: its rollout pictures' texture key
+
+  // The circuits of `params`: cached, or null while the worker computes them (started here; one job
+  // at a time — a scrub past many steps computes the one shown when the last job ends).
+  const CircuitsEntry* entryFor(const std::shared_ptr<const train::GptParams>& params);
+  // Collects a finished job (once a frame, before drawing).
+  void poll();
+  bool busy() const { return job.valid(); }
+};
+
+struct CircuitsViews {
+  CircuitsView train, pipeline;
+};
+
+// What the view draws, whichever mode it is in.
+struct CircuitsInput {
+  std::shared_ptr<const train::GptParams> params;  // null: nothing to read (why in `missing`)
+  std::string missing;
+  std::string source;                   // "step 450 of the run" / "checkpoint.safetensors, step 1500"
+  std::vector<std::string> vocabLabels; // token-space axes
+  const train::Snapshot* snapshot = nullptr;  // the rollout's attention; null: none (why in rolloutWhy)
+  std::uint64_t snapshotSerial = 0;           // changes whenever `snapshot` does (texture key)
+  std::vector<std::string> probeLabels;
+  std::string rolloutWhy;
+  bool trainMode = false;               // probe names and texts say "the run" / "the checkpoint"
+};
+
+void drawCircuitsView(UiContext& ctx, CircuitsView& view, const CircuitsInput& in);
+
+// The panels: the Train mode's (TrainRight) and the pipeline's tab.
+void drawTrainCircuits(TrainLab& lab, UiContext& ctx);
+void drawCircuitsTab(UiContext& ctx);
+
+// Reads a checkpoint for the pipeline's Circuits tab (the worker's job; tests call it directly).
+std::shared_ptr<const CheckpointCircuits> readCheckpointCircuits(const std::string& path, const std::string& text,
+                                                                 std::uint64_t budgetBytes);
+
+}  // namespace mhascope::app
