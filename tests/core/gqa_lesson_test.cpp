@@ -170,6 +170,24 @@ TEST(GqaLesson, HeadsSharingKeysStillDifferBecauseOfTheirOwnWq) {
   EXPECT_EQ(mateDifference(lessonOrDie(m, 4), 1), -1.0);
 }
 
+TEST(GqaLesson, DegenerateShapesAndCrossAttention) {
+  // h = 1 (N = 1 is also h), one token, cross-attention with T_q != T_k, batches, a causal mask.
+  ModelConfig one = sized(4, 1, "word");
+  const GqaLesson r1 = lessonOrDie(buildOrDie(one), 1);
+  EXPECT_EQ(r1.divisors, std::vector<int>{1});
+  EXPECT_EQ(groupMate(r1, 0), -1);
+  ModelConfig cross = sized(12, 6, "a b c d e|f g h i j");
+  cross.crossAttention = true;
+  cross.kvText = "k l m|n o";
+  cross.mask = MaskKind::Causal;
+  const Model m = buildOrDie(cross);
+  const GqaLesson r = lessonOrDie(m, 3);
+  EXPECT_EQ(r.grouped.batch, 2);
+  EXPECT_NE(r.grouped.tq, r.grouped.tk);
+  EXPECT_GT(mateDifference(r, 0), 0.0);
+  EXPECT_EQ(maxDiff(lessonOrDie(m, 6).grouped.tensor(StageId::Output), traceOf(m).tensor(StageId::Output)), 0.0);
+}
+
 TEST(GqaLesson, ChoicesSnapToADivisorOfH) {
   Trace t;
   t.heads = 6;

@@ -134,6 +134,21 @@ TEST(PositionsLesson, SentencesCarryTheLiveNumbers) {
   EXPECT_TRUE(has(f, "rotate-half")) << f;
 }
 
+TEST(PositionsLesson, DegenerateShapesAndCrossAttention) {
+  const PositionsLesson one = lessonOrDie(buildOrDie(sized(4, 1, "word")), 9, true);  // T = 1, h = 1
+  EXPECT_LT(one.ropeShiftMax, 1e-5);
+  EXPECT_EQ(one.slopes.size(), 1u);
+  ModelConfig cross = sized(16, 4, "a b c d e|f g h i j");
+  cross.crossAttention = true;
+  cross.kvText = "k l m|n o";
+  cross.kvHeads = 2;
+  const PositionsLesson r = lessonOrDie(buildOrDie(cross), 11, true);
+  ASSERT_TRUE(r.ropeError.empty()) << r.ropeError;
+  EXPECT_NE(r.rope.tq, r.rope.tk);
+  EXPECT_LT(r.ropeShiftMax, 1e-5);
+  EXPECT_GT(r.sinusoidalShiftMax, 1e-2);
+}
+
 TEST(PositionsLesson, ShiftChoiceStaysInRange) {
   lessons::Positions::Choices c;
   c.shift = -3;
