@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "check_tensor.hpp"
+#include "io/npy.hpp"
 #include "io/safetensors.hpp"
 #include "model/forward.hpp"
 
@@ -171,6 +172,32 @@ TEST(ModelFolderErrors, ShardMissingOrMisplaced) {
   index["weight_map"]["model.norm.weight"] = "../outside.safetensors";
   g.write("model.safetensors.index.json", index.dump());
   EXPECT_TRUE(oneLine(ModelFolder::open(g.path()), "model.safetensors.index.json", {"not a file name in the folder"}));
+}
+
+TEST(ModelFolderErrors, EmptyOrTruncatedWeightsFile) {
+  FolderCopy f("gpt2");
+  f.write("model.safetensors", "");
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("model.safetensors"), {}));
+  f.write("model.safetensors", std::string("\x10\0\0\0\0\0\0\0{\"a\":", 13));
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("model.safetensors"), {}));
+}
+
+// Real files carry tensors the forward does not use: GPT-2's mask buffers (the gpt2 fixture has
+// them), and in a tied model an lm_head.weight beside the prefixed transformer.* names.
+TEST(ModelFolderErrors, SkippedTensorsAreNotErrors) {
+  FolderCopy f("gpt2_f16");
+  TensorMap w = f.weights();
+  w["lm_head.weight"] = w["transformer.wte.weight"];
+  f.writeWeights(w);  // now F32, the same numbers
+  auto m = ModelFolder::open(f.path());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  auto ids = loadNpy(kModels + "reference/gpt2_f16/s0_tokens.npy");
+  auto ref = loadNpy(kModels + "reference/gpt2_f16/s0_logits.npy");
+  ASSERT_TRUE(ids.ok() && ref.ok());
+  std::vector<int> tokens(ids->data.begin(), ids->data.end());
+  auto r = runForward(*m, tokens);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(testing::checkTensor("logits", r->logits.ptr(), ref->ptr(), ref->data.size(), 2e-5, 2e-4));
 }
 
 TEST(ModelFolderErrors, NanInWeightsNamedAtTheForward) {
