@@ -5,6 +5,7 @@
 //   bench   median forward time and GFLOP/s vs the engine's GEMM (bench_command.cpp)
 //   circuits  QK/OV circuits, composition and copying of a checkpoint (circuits_command.cpp)
 //   decode  KV-cache generation, step by step (decode_command.cpp)
+//   compare one stage of two models side by side and B − A (compare_command.cpp)
 //
 // [SECTION] run
 // [SECTION] export
@@ -42,6 +43,7 @@
 #include "info_command.hpp"
 #include "info_model.hpp"
 #include "circuits_command.hpp"
+#include "compare_command.hpp"
 #include "decode_command.hpp"
 #include "model_options.hpp"
 #include "workspace_options.hpp"
@@ -403,7 +405,7 @@ void defaultPictureFromWorkspace(const Workspace& ws, CLI::App& exportCmd, Expor
 
 bool isCommand(std::string_view arg) {
   return arg == "info" || arg == "run" || arg == "export" || arg == "bench" || arg == "train" || arg == "circuits" ||
-         arg == "decode";
+         arg == "decode" || arg == "compare";
 }
 
 int run(int argc, char** argv) {
@@ -472,6 +474,8 @@ int run(int argc, char** argv) {
   auto* circuitsCmd = addCircuitsCommand(app, circuitsArgs);
   DecodeArgs decodeArgs;
   auto* decodeCmd = addDecodeCommand(app, mo, decodeArgs);
+  CompareArgs compareArgs;
+  auto* compareCmd = addCompareCommand(app, mo, compareArgs);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -500,6 +504,7 @@ int run(int argc, char** argv) {
     }
     if (trainCmd->parsed()) rc = cmdTrain(trainArgs);
     if (circuitsCmd->parsed()) rc = cmdCircuits(circuitsArgs);
+    if (compareCmd->parsed()) rc = cmdCompare(mo, compareArgs);
     if (decodeCmd->parsed()) {
       const Status s = cmdDecode(mo, decodeArgs);
       rc = s ? 0 : fail(s.error().message);

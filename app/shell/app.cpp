@@ -84,6 +84,8 @@ bool App::initialise() {
 
   scheduler_ = std::make_unique<ComputeScheduler>();
   scheduler_->setResultReady([] { Window::postEmptyEvent(); });
+  compareCompute_ = std::make_unique<CompareCompute>();
+  compareCompute_->setResultReady([] { Window::postEmptyEvent(); });
   pipeline_.state.doc.memoryBudgetBytes = options_.memoryBudgetMib > 0 ? options_.memoryBudgetMib << 20 : defaultMemoryBudget();
   pipeline_.state.doc.defaultBudgetBytes = defaultMemoryBudget();
   if (!options_.scriptPath.empty()) {
@@ -208,6 +210,7 @@ bool App::applyLaunchOptions() {
 void App::shutdown() {
   if (!window_) return;
   scheduler_.reset();  // joins the threads before anything they could touch goes away
+  compareCompute_.reset();
   ini_.save();
   if (ImGui::GetCurrentContext()) session_.save(pipeline_, &trainLab_);
   textures_ = TextureCache{};  // textures need the GL context: free them before it goes
@@ -230,6 +233,7 @@ void App::updateCompute() {
   const std::string& tab = pipeline_.view.selectTab.empty() ? pipeline_.view.tab : pipeline_.view.selectTab;
   try {
     scheduler_->update(pipeline_.state, pipeline_.view, pipeline_.lessons, tab, forceSync);
+    compareCompute_->update(pipeline_.state, pipeline_.view, forceSync);
   } catch (const std::exception& e) {  // bad_alloc and friends: shown, the app keeps running
     pipeline_.state.actionError = std::string("compute failed: ") + e.what();
   }

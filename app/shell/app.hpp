@@ -13,6 +13,7 @@
 
 #include "platform/window.hpp"
 #include "render/texture_cache.hpp"
+#include "shell/compare_compute.hpp"
 #include "shell/compute_scheduler.hpp"
 #include "shell/fonts.hpp"
 #include "shell/frame_bench.hpp"
@@ -61,6 +62,7 @@ class App {
   TextureCache textures_;
   UiProbes probes_;
   std::unique_ptr<ComputeScheduler> scheduler_;
+  std::unique_ptr<CompareCompute> compareCompute_;  // the Compare tab's side B
   std::optional<InputScript> script_;
   std::unique_ptr<AppScriptHost> scriptHost_;
   LoopControl loop_;

@@ -108,6 +108,8 @@ struct ShownResult {
   std::map<std::pair<int, int>, ColorRange> rangeCache_;
 };
 
+struct CompareState;  // state/compare_state.hpp
+
 // The app's state in three parts: the document the user edits, the result on screen, and what
 // the computing is doing (state/compute_status.hpp; written only by the compute scheduler).
 struct AppState {
@@ -115,6 +117,9 @@ struct AppState {
   ShownResult shown;
   ComputeStatus compute;
   std::string actionError;          // an exception caught at a user action, shown until dismissed
+  // The Compare tab's side B (an AppState of its own, computed beside this one); null until the
+  // tab is first drawn.
+  std::shared_ptr<CompareState> compare;
 };
 
 // Zoom and pan of one heatmap view. zoom 1 = the whole matrix fits the view; pan: the top-left

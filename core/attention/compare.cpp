@@ -130,6 +130,30 @@ Result<SliceDifference> sliceDifference(const Slice2D& a, const Slice2D& b) {
   return d;
 }
 
+Slice2D differenceSlice(const SliceDifference& d, const Slice2D& labels) {
+  Slice2D s;
+  s.stage = labels.stage;
+  s.weight = labels.weight;
+  s.batchIndex = labels.batchIndex;
+  s.head = labels.head;
+  s.rows = d.rows;
+  s.cols = d.cols;
+  s.data = d.values.data();
+  s.rowAxis = labels.rowAxis;
+  s.colAxis = labels.colAxis;
+  s.rowKind = labels.rowKind;
+  s.colKind = labels.colKind;
+  s.rowLabels = labels.rowLabels;
+  s.colLabels = labels.colLabels;
+  for (std::uint8_t b : d.blocked) {
+    if (b) {
+      s.setBlockedCells(d.blocked);
+      break;
+    }
+  }
+  return s;
+}
+
 Result<CellDifference> stageMaxDifference(const Trace& a, const Trace& b, StageId stage, int batch) {
   if (std::string why = differenceBlocker(a, b, stage); !why.empty()) return makeError(why);
   if (batch < 0 || batch >= a.batch || batch >= b.batch) {
@@ -153,6 +177,22 @@ Result<CellDifference> stageMaxDifference(const Trace& a, const Trace& b, StageI
     }
   }
   return best;
+}
+
+std::string hoverWords(const Slice2D& a, const Slice2D* b, int row, int col, bool subtract) {
+  if (row < 0 || col < 0 || row >= a.rows || col >= a.cols) return {};
+  auto value = [](const Slice2D& s, int r, int c) {
+    const float v = s.at(r, c);
+    return s.isBlockedCell(r, c) || v == -INFINITY ? std::string("blocked") : formatDifference(v);
+  };
+  std::string out = cellName(a, row, col) + ": A " + value(a, row, col);
+  const bool bHas = b && row < b->rows && col < b->cols;
+  if (bHas) out += ", B " + value(*b, row, col);
+  if (!bHas) return out + (b ? ", B has no such cell" : "");
+  if (!subtract || b->rows != a.rows || b->cols != a.cols) return out + " (no difference map)";
+  const float va = a.at(row, col), vb = b->at(row, col);
+  const bool off = a.isBlockedCell(row, col) || b->isBlockedCell(row, col) || !std::isfinite(va) || !std::isfinite(vb);
+  return out + (off ? ", B − A not compared (blocked or not finite)" : ", B − A " + formatDifference(vb - va));
 }
 
 std::string differenceWords(const CellDifference& d, const Slice2D& labels) {

@@ -53,6 +53,10 @@ float symmetricHalfRange(float maxAbs);
 // B − A cell by cell. The error, when the shapes differ, names both shapes.
 Result<SliceDifference> sliceDifference(const Slice2D& a, const Slice2D& b);
 
+// The difference as a slice every heatmap view and the exporter draw: A's axes and labels, the
+// numbers pointing into d.values (valid while `d` lives), the cells not compared flagged blocked.
+Slice2D differenceSlice(const SliceDifference& d, const Slice2D& labels);
+
 // The largest |B − A| of one stage over every head of batch item `batch` (the command line's
 // number, and the window's sentence under the maps). The error is differenceBlocker's reason, or
 // the batch item one side lacks.
@@ -62,6 +66,12 @@ Result<CellDifference> stageMaxDifference(const Trace& a, const Trace& b, StageI
 // slice at the cell's head (its axes and token labels name the row and the column). Identical
 // sides: "B equals A here: every cell of … is the same to the bit". No cell: says so.
 std::string differenceWords(const CellDifference& d, const Slice2D& labels);
+
+// The hovered cell on both sides: "query 2 'sat', key 1 'cat': A 0.123, B 0.456, B − A 0.333".
+// B's value is given only when B has that cell; no difference when `b` is null, of another shape,
+// or `subtract` is false (differenceBlocker found a reason: another h): "…: A 0.123, B 0.2 (no
+// difference map)". A blocked cell says "blocked".
+std::string hoverWords(const Slice2D& a, const Slice2D* b, int row, int col, bool subtract = true);
 
 // Numbers in the words: 3 significant digits, the same in the window, the CLI and the tests.
 std::string formatDifference(float v);

@@ -187,5 +187,25 @@ TEST(Compare, StageMaximumIsTheLargestOverHeadsAndItsWordsStateIt) {
             "batch item 1 is not on both sides: A has B = 1, B has B = 1");
 }
 
+TEST(Compare, HoverWordsStateBothValuesAndTheirDifference) {
+  ModelConfig cb = base();
+  cb.mask = MaskKind::Causal;
+  const Trace a = traceOf(base()), b = traceOf(cb);
+  const Slice2D sa = slice(a, StageId::Weights, 0), sb = slice(b, StageId::Weights, 0);
+  const std::string w = hoverWords(sa, &sb, 3, 1);
+  EXPECT_EQ(w, "query 3 '" + sa.rowLabels[3] + "', key 1 '" + sa.colLabels[1] + "': A " + formatDifference(sa.at(3, 1)) +
+                   ", B " + formatDifference(sb.at(3, 1)) + ", B − A " + formatDifference(sb.at(3, 1) - sa.at(3, 1)));
+  EXPECT_NE(hoverWords(sa, &sb, 1, 3).find(", B blocked, B − A not compared (blocked or not finite)"), std::string::npos);
+  ModelConfig longer = base();
+  longer.text = "the cat sat on the mat today";
+  const Trace t7 = traceOf(longer);
+  const Slice2D s7 = slice(t7, StageId::Weights, 0);
+  EXPECT_NE(hoverWords(sa, &s7, 0, 0).find(" (no difference map)"), std::string::npos);
+  EXPECT_EQ(hoverWords(sa, &sb, 3, 1, false), "query 3 '" + sa.rowLabels[3] + "', key 1 '" + sa.colLabels[1] + "': A " +
+                                                  formatDifference(sa.at(3, 1)) + ", B " + formatDifference(sb.at(3, 1)) +
+                                                  " (no difference map)");
+  EXPECT_EQ(hoverWords(sa, nullptr, 9, 0), "");
+}
+
 }  // namespace
 }  // namespace mhascope
