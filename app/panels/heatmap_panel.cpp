@@ -234,6 +234,10 @@ void drawHeatmapPanel(UiContext& ctx) {
   }
   if (stageHasHeads(stage)) {
     headPicker(ctx);
+  } else if (t.axesOf(stage).back() == "N·d_k") {  // K, V projections with N K/V heads
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("no head axis yet: N·d_k columns, K/V head g gets columns g·d_k … (g+1)·d_k − 1 (N = %d)",
+                        t.kvHeads);
   } else {
     ImGui::AlignTextToFramePadding();
     ImGui::TextDisabled("%s", noHeadAxisNote(stage));

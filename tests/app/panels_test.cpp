@@ -113,6 +113,15 @@ const std::vector<Case>& cases() {
       {"batch2_pad", [](ModelConfig& c) { c.text = "the cat sat | a dog ran far away"; c.padLastKeys = 1; }},
       {"cross", [](ModelConfig& c) { c.crossAttention = true; c.kvText = "one two three four five"; }},
       {"invalid", [](ModelConfig& c) { c.dModel = 10; c.heads = 4; }, false},
+      {"gqa_rope", [](ModelConfig& c) { c = preset("gqa_rope"); }},
+      {"mqa_alibi_window", [](ModelConfig& c) {
+         c.kvHeads = 1;
+         c.attnPositions = AttnPositions::Alibi;
+         c.mask = MaskKind::Causal;
+         c.window = 2;
+         c.sinks = 1;
+       }},
+      {"kv_heads_not_dividing", [](ModelConfig& c) { c.kvHeads = 3; }, false},
   };
   return kCases;
 }
@@ -162,6 +171,48 @@ INSTANTIATE_TEST_SUITE_P(Configurations, PanelsTest, ::testing::Range(0, static_
                          [](const ::testing::TestParamInfo<int>& param) {
                            return std::string(cases()[static_cast<std::size_t>(param.param)].name);
                          });
+
+// Grouped-query attention with RoPE, ALiBi and a window: every variant stage in the pipeline's
+// panels, with the last query head picked (its K/V views show the K/V head it reads: with h = 8
+// and N = 2, K/V head 1, and say so), the grid tagging each query head with its K/V head.
+TEST(PanelsVariants, EveryVariantStageDrawsAndKvViewsShowTheHeadRead) {
+  for (const AttnPositions pos : {AttnPositions::Rope, AttnPositions::Alibi}) {
+    HeadlessUi ui(ImVec2(1600, 1000));
+    ui.state.doc.config = preset("gqa_rope");
+    ui.state.doc.config.attnPositions = pos;
+    ui.state.doc.config.window = 3;
+    ui.state.doc.config.sinks = 1;
+    ui.state.doc.configDirty = true;
+    ui.update("");
+    ASSERT_TRUE(ui.state.shown.hasTrace()) << ui.state.doc.configError;
+    ui.view.head = 7;
+    for (int i = 0; i < kStageCount; ++i) {
+      const auto stage = static_cast<StageId>(i);
+      if (!stageRecorded(ui.state.shown.trace, stage)) continue;
+      ui.view.stage = stage;
+      for (const PanelInfo& p : allPanels()) {
+        if (p.area != PanelArea::Main && p.area != PanelArea::Right && p.area != PanelArea::Top) continue;
+        if (p.id[0] != '\0') continue;  // the lessons have tests of their own
+        SCOPED_TRACE(std::string(stageInfo(stage).name) + " / " + p.title);
+        EXPECT_GT(ui.drawPanel(p), 0);
+        if (std::string(p.title) == kHeatmapTab) {
+          const std::string note = ui.probes.labels().count("kv_head_note") ? ui.probes.labels().at("kv_head_note") : "";
+          const bool kv = stage == StageId::KHeads || stage == StageId::VHeads || stage == StageId::KRotated;
+          EXPECT_EQ(note, kv ? "query head 7 reads K/V head 1 (query heads 4 … 7 share it)" : "");
+        }
+        if (std::string(p.title) == kAllHeadsTab && stage == StageId::Weights) {
+          EXPECT_EQ(ui.probes.labels().at("grid_kv_tag_5"), "K/V 1");
+          EXPECT_EQ(ui.probes.labels().at("grid_kv_tag_0"), "K/V 0");
+        }
+      }
+    }
+    // W_k and W_v are d_model x N·d_k = 32 x 8: 2·32² + 2·32·8 (no bias in this preset).
+    for (const PanelInfo& p : allPanels()) {
+      if (p.area == PanelArea::Status) EXPECT_GT(ui.drawPanel(p), 0);
+    }
+    EXPECT_EQ(ui.probes.labels().at("status_parameters"), "parameters 2,560 (2·d_model² + 2·d_model·N·d_k)");
+  }
+}
 
 // The recomputing lessons are computed for the open tab's choices, by the scheduler: a new
 // choice gives a new result before the next frame, never inside a draw call.
