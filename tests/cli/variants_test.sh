@@ -104,5 +104,24 @@ expect_error "decode cross-attention" "decode runs self-attention" "$BIN" decode
 printf 'x' > "$T/afile"
 expect_error "decode --dump onto a file" "exists and is not a folder" "$BIN" decode --dump "$T/afile"
 
+# --- export: every variant stage as PNG, SVG and PDF (the window's Export… draws the same pictures)
+V=(--d-model 16 --heads 4 --kv-heads 2 --positions rope --mask causal --window 3 --sinks 1)
+for stage in q_rotated k_rotated kv_groups window_mask; do
+  for fmt in png svg pdf; do
+    expect_ok "export --stage $stage .$fmt" "$BIN" export "${V[@]}" --stage "$stage" --out "$T/$stage.$fmt"
+    [ -s "$T/$stage.$fmt" ] || bad "export $stage.$fmt is empty"
+  done
+done
+expect_ok "export --stage position_bias (ALiBi)" "$BIN" export --heads 4 --d-model 16 --positions alibi --stage position_bias \
+  --head 3 --out "$T/position_bias.svg"
+grep -q "<title>ALiBi bias (position_bias) · head 3 · batch 0</title>" "$T/position_bias.svg" \
+  && ok "export: the bias picture names the stage and head" || bad "position_bias title: $(grep -o '<title>[^<]*' "$T/position_bias.svg")"
+# K and V are N·d_k wide when grouped (d_model when N = h)
+out="$("$BIN" info "${V[@]}")"
+grep -q "k_proj  *(1, 9, 8)  *(B, T_k, N·d_k)" <<<"$out" && grep -q "v_proj  *(1, 9, 8)  *(B, T_k, N·d_k)" <<<"$out" \
+  && ok "info: grouped K/V projections are N·d_k wide" || bad "info k_proj axes: $out"
+grep -q "k_proj  *(1, 9, 16)  *(B, T_k, d_model)" <<<"$("$BIN" info --d-model 16 --heads 4)" \
+  && ok "info: multi-head K projection stays d_model" || bad "info MHA k_proj axes"
+
 echo "$fails failure(s)"
 [ $fails -eq 0 ]
