@@ -176,7 +176,11 @@ Status WeightStore::readRows(const StoredTensor& t, std::int64_t row0, std::int6
   } else {
     return fileError(t.file, "unsupported dtype " + t.dtype + " for tensor '" + t.name + "' (mhascope reads F32, F16, BF16, F64)");
   }
-  for (std::size_t i = 0; i < n; ++i) {
+  // A branch-free count first (it vectorizes; NaN fails the comparison too), the details only when
+  // something is wrong.
+  std::size_t notFinite = 0;
+  for (std::size_t i = 0; i < n; ++i) notFinite += !(std::fabs(out[i]) <= FLT_MAX);
+  for (std::size_t i = 0; notFinite > 0 && i < n; ++i) {
     if (std::isfinite(out[i])) continue;
     if (nan + inf == 0) firstBad = first + i;
     (std::isnan(out[i]) ? nan : inf) += 1;
