@@ -3,6 +3,11 @@
 //   tests/fixtures/tokenizer/gpt2/vocab.json + merges.txt  the real GPT-2 vocabulary (50257 tokens,
 //                                                          50000 merges), copied byte for byte
 //   tests/fixtures/tokenizer/gpt2_cases.json               a varied corpus with the reference ids
+//   tests/fixtures/tokenizer/split_cases.json              the pieces V8's regex engine cuts the corpus and
+//                                                          random strings into with the GPT-2, Llama-3
+//                                                          and Qwen2 pre-tokenizer regexes (JavaScript
+//                                                          has no (?i:…) group, so the contractions are
+//                                                          spelled out case by case)
 //   tests/fixtures/tokenizer/llama_style/tokenizer.json    a tiny hand-made tokenizer.json laid out as
 //                                                          Llama 3's (Split regex + ByteLevel, added
 //                                                          tokens, ignore_merges, a BOS template); its
@@ -84,6 +89,44 @@ function writeLlamaStyle() {
   };
   fs.mkdirSync(path.join(outDir, 'llama_style'), { recursive: true });
   fs.writeFileSync(path.join(outDir, 'llama_style', 'tokenizer.json'), JSON.stringify(tokenizer, null, 1) + '\n');
+}
+
+function writeSplitCases(corpus) {
+  const regexes = {
+    gpt2: /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu,
+    llama3: /'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu,
+    qwen2: /'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu,
+  };
+  // Random strings over the characters where the regexes differ: letters of several scripts,
+  // digits of several kinds (Nd, Nl, No), spaces of several kinds, line breaks, apostrophes and
+  // the contraction letters in both cases, punctuation, a combining mark, ZWJ and an emoji.
+  // (U+FEFF and U+0085 are left out: JavaScript's \s and Unicode's White_Space disagree on them.)
+  const alphabet = ['a', 'Z', 'é', '中', 'ж', '1', '٣', '½', 'Ⅻ', ' ', ' ', ' ', '\t', '\n', '\r', '\u00a0',
+                    '\u3000', "'", "'", 's', 'S', 't', 'r', 'E', 'v', 'm', 'L', 'l', 'd', '.', '!', '😀',
+                    '\u0301', '\u200d', '_', '-'];
+  let seed = 12345;
+  const random = () => {  // a fixed linear congruential generator: the fixture never changes by itself
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
+  const texts = corpus.slice();
+  for (let k = 0; k < 300; k++) {
+    let t = '';
+    const len = 1 + Math.floor(random() * 24);
+    for (let c = 0; c < len; c++) t += alphabet[Math.floor(random() * alphabet.length)];
+    texts.push(t);
+  }
+  const out = texts.map((text) => {
+    const entry = { text };
+    for (const [name, re] of Object.entries(regexes)) {
+      const pieces = text.match(re) || [];
+      if (pieces.join('') !== text) throw new Error(`${name} regex does not cover ${JSON.stringify(text)}`);
+      entry[name] = pieces;
+    }
+    return entry;
+  });
+  fs.writeFileSync(path.join(outDir, 'split_cases.json'),
+                   '[\n' + out.map((c) => JSON.stringify(c)).join(',\n') + '\n]\n');
 }
 
 let modulesDir = process.argv[2];
@@ -199,6 +242,7 @@ try {
   fs.writeFileSync(path.join(outDir, 'gpt2_cases.json'),
                    '[\n' + out.map((c) => JSON.stringify(c)).join(',\n') + '\n]\n');
   console.log(`wrote ${nTokens} tokens, ${nMerges} merges and ${out.length} cases to ${outDir}`);
+  writeSplitCases(cases.map(([, text]) => text));
   writeLlamaStyle();
 } finally {
   if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
