@@ -45,7 +45,7 @@ std::string headTag(int layer, int head) {
 // composition pictures.
 bool isExportFileName(const std::string& name) {
   const std::regex pattern(
-      R"(((qk|ov|qk_tokens|ov_tokens)_l[0-9]+_h[0-9]+\.(npy|png))|(composition|copying)\.npy|composition_[qkv]_l[0-9]+_l[0-9]+\.png)");
+      R"(((qk|ov|qk_tokens|ov_tokens)_l[0-9]+_h[0-9]+\.(npy|png))|(composition|copying)\.npy|rollout\.(npy|png)|composition_[qkv]_l[0-9]+_l[0-9]+\.png)");
   return std::regex_match(name, pattern);
 }
 
@@ -96,6 +96,7 @@ struct RolloutOut {
   std::vector<RowMatrix> rolled;  // per layer
   RowMatrix rawLast;              // the last layer's weights, mean over heads
   std::string why;                // "" when rolled is filled
+  std::string input;              // what was rolled out: "the task's probe sequence" / "--text"
 };
 
 RolloutOut probeRollout(const Checkpoint& ck, const std::string& text, std::uint64_t budget) {
@@ -111,6 +112,7 @@ RolloutOut probeRollout(const Checkpoint& ck, const std::string& text, std::uint
     return out;
   }
   out.tokens = probe->labels.front();
+  out.input = ck.task.kind == TaskKind::Text ? "--text" : "the task's probe sequence";
   out.rolled = attentionRollout(*snap);
   out.rawLast = meanHeadWeights(*snap, snap->layers - 1);
   return out;
@@ -123,7 +125,7 @@ void printRollout(const RolloutOut& r) {
   }
   std::string seq;
   for (const std::string& t : r.tokens) seq += (seq.empty() ? "" : " ") + t;
-  std::printf("\nAttention rollout on the task's probe sequence (T = %zu: %s)\n  %s\n", r.tokens.size(), seq.c_str(),
+  std::printf("\nAttention rollout on %s (T = %zu: %s)\n  %s\n", r.input.c_str(), r.tokens.size(), seq.c_str(),
               rolloutText(r.rolled, r.rawLast, r.tokens, static_cast<int>(r.tokens.size()) - 1).c_str());
 }
 
@@ -266,7 +268,30 @@ Status writeCompositionPictures(const std::filesystem::path& dir, const Circuits
   return Ok{};
 }
 
-Status writeExport(const std::string& dirName, const Checkpoint& ck, const Circuits& c) {
+// The last layer's rollout of the probe sequence: rollout.npy (T x T) and its picture, the tokens on
+// both axes, weights' viridis map on [0, 1] (each row sums to 1).
+Status writeRollout(const std::filesystem::path& dir, const RolloutOut& r, const std::string& subtitle, int& files) {
+  const RowMatrix& m = r.rolled.back();
+  if (auto s = saveNpy((dir / "rollout.npy").string(), toTensor(m.data(), m.rows(), m.cols())); !s) return s;
+  Slice2D sl;
+  sl.stage = StageId::Weights;
+  sl.rows = static_cast<int>(m.rows());
+  sl.cols = static_cast<int>(m.cols());
+  sl.data = m.data();
+  sl.rowAxis = "T_q";
+  sl.colAxis = "T_k";
+  sl.rowLabels = sl.colLabels = r.tokens;
+  ExportOptions opt;
+  opt.colormap = ColormapId::Viridis;
+  opt.range = ColorRange{0.0f, 1.0f};
+  opt.title = "Attention rollout (Abnar & Zuidema 2020) through " + std::to_string(r.rolled.size()) + " layers";
+  opt.subtitle = subtitle;
+  if (auto s = exportHeatmap((dir / "rollout.png").string(), sl, opt); !s) return s;
+  files += 2;
+  return Ok{};
+}
+
+Status writeExport(const std::string& dirName, const Checkpoint& ck, const Circuits& c, const RolloutOut& rollout) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path dir(dirName);
@@ -304,6 +329,9 @@ Status writeExport(const std::string& dirName, const Checkpoint& ck, const Circu
   }
   if (auto s = saveNpy((dir / "copying.npy").string(), toTensor(copying.data(), c.layers, c.heads)); !s) return s;
   ++files;
+  if (rollout.why.empty() && !rollout.rolled.empty()) {
+    if (auto s = writeRollout(dir, rollout, subtitle, files); !s) return s;
+  }
   std::printf("wrote %d files to %s%s\n", files, dirName.c_str(),
               c.tokenSpace ? "" : (" (no token-space matrices: vocab " + std::to_string(c.vocab) + " is above " +
                                    std::to_string(kMaxTokenSpaceVocab) + ")").c_str());
@@ -323,7 +351,8 @@ CLI::App* addCircuitsCommand(CLI::App& app, CircuitsArgs& a) {
   c->add_option("--json", a.json, "write {\"pairs\": [...], \"copying\": [[...]], \"baseline\": b} to this file")
       ->check(nonEmptyPath());
   c->add_option("--export-dir", a.exportDir, "write every head's QK, OV, E QK E^T and E OV U as .npy and PNG heatmaps, "
-                                             "and composition.npy / copying.npy, into this folder")
+                                             "composition.npy / copying.npy and the probe's rollout.npy / .png, into this "
+                                             "folder")
       ->check(nonEmptyPath());
   c->add_flag("--force", a.force, "replace an existing --json file");
   c->add_option("--text", a.text, "the rollout's input for a checkpoint of the text task (which does not store its "
@@ -359,7 +388,7 @@ int cmdCircuits(const CircuitsArgs& a) {
     std::printf("wrote %s\n", a.json.c_str());
   }
   if (!a.exportDir.empty()) {
-    if (auto s = writeExport(a.exportDir, *ck, c); !s) return fail(s.error().message);
+    if (auto s = writeExport(a.exportDir, *ck, c, rollout); !s) return fail(s.error().message);
   }
   return 0;
 }

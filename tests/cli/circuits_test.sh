@@ -60,8 +60,9 @@ expect_error "--json in a missing folder" "$T/nope/c.json" "$BIN" circuits --che
 
 out="$("$BIN" circuits --checkpoint "$CK" --export-dir "$T/ex" 2>&1)"
 n_npy=$(ls "$T/ex"/*.npy 2>/dev/null | wc -l); n_png=$(ls "$T/ex"/*.png 2>/dev/null | wc -l)
-[ "$n_npy" -eq 18 ] && [ "$n_png" -eq 19 ] && [ -s "$T/ex/composition_k_l0_l1.png" ] && [ -s "$T/ex/ov_tokens_l1_h0.png" ] && [ -s "$T/ex/composition.npy" ] \
-  && ok "--export-dir: 4 matrices x 4 heads as .npy + PNG, composition (.npy, Q/K/V pictures) and copying" || bad "export: $n_npy npy, $n_png png: $out"
+[ "$n_npy" -eq 19 ] && [ "$n_png" -eq 20 ] && [ -s "$T/ex/composition_k_l0_l1.png" ] && [ -s "$T/ex/ov_tokens_l1_h0.png" ] && [ -s "$T/ex/composition.npy" ] \
+  && [ -s "$T/ex/rollout.png" ] && [ -s "$T/ex/rollout.npy" ] \
+  && ok "--export-dir: 4 matrices x 4 heads as .npy + PNG, composition (.npy, Q/K/V pictures), copying and rollout" || bad "export: $n_npy npy, $n_png png: $out"
 if /usr/bin/python3 - "$T/ex" "$FIX/circuits/induction_small_circuits.safetensors" "$(dirname "$0")/../../scripts" <<'EOF'
 import sys
 import numpy as np
@@ -71,6 +72,8 @@ ref, _ = mhascope_model.read_safetensors(sys.argv[2])
 for name, key in (("qk_l1_h0", "qk.1.0"), ("ov_l0_h1", "ov.0.1"), ("ov_tokens_l1_h1", "ov_tokens.1.1")):
     a = np.load(f"{sys.argv[1]}/{name}.npy")
     assert np.allclose(a, ref[key].numpy(), atol=1e-4, rtol=1e-5), name
+r = np.load(f"{sys.argv[1]}/rollout.npy")
+assert r.shape == (16, 16) and np.allclose(r.sum(1), 1, atol=1e-5) and np.allclose(np.triu(r, 1), 0), r
 EOF
 then ok "--export-dir: the .npy matrices equal PyTorch's"; else bad "export .npy content"; fi
 expect_ok "an earlier export is replaced" "$BIN" circuits --checkpoint "$CK" --export-dir "$T/ex"
@@ -87,6 +90,16 @@ out="$("$BIN" circuits --checkpoint "$FIX/train/l1.safetensors" --json "$T/l1.js
   && grep -q '"pairs": \[\]' "$T/l1.json" && grep -q "after all 1 layer draws" <<<"$out" \
   && ok "one layer: said so, copying and rollout still printed, pairs empty" \
   || bad "one layer rc=$rc: $out $(cat "$T/l1.err")"
+
+# A text-task checkpoint stores no text: the rollout says why it is missing (null in --json) until --text gives one.
+printf 'the cat sat on the mat and the dog ran far away\n' > "$T/t.txt"
+"$BIN" train --task text --text "$T/t.txt" --steps 2 --seq 16 --save "$T/text.safetensors" >/dev/null 2>&1
+out="$("$BIN" circuits --checkpoint "$T/text.safetensors" --json "$T/text.json" 2>&1)"; rc=$?
+[ $rc -eq 0 ] && grep -q "^Attention rollout: not computed: .*give the input with --text" <<<"$out" && grep -q '"rollout": null' "$T/text.json" \
+  && ok "text task without --text: no rollout, said so, null in --json" || bad "text task rc=$rc: $out"
+out="$("$BIN" circuits --checkpoint "$T/text.safetensors" --text "the cat sat" 2>&1)"
+grep -q "^Attention rollout on --text (T = 11: " <<<"$out" && grep -q "position 10 after all 2 layers" <<<"$out" \
+  && ok "text task with --text: its rollout" || bad "text task --text: $out"
 
 expect_error "missing checkpoint" "$T/none.safetensors" "$BIN" circuits --checkpoint "$T/none.safetensors"
 head -c 100 "$CK" > "$T/cut.safetensors"
