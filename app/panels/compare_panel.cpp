@@ -118,7 +118,7 @@ void sidesLines(UiContext& ctx, CompareState& c) {
   const std::string a = configLine(ctx.state);
   ImGui::TextColored(ImVec4(0.6f, 0.8f, 1, 1), "A");
   ImGui::SameLine();
-  ImGui::TextUnformatted(a.c_str());
+  ImGui::TextWrapped("%s", a.c_str());
   ctx.probes.recordLabel("compare_a_config", a);
   const std::string b = c.b.shown.hasTrace() ? configLine(c.b) : std::string();
   ImGui::TextColored(ImVec4(1, 0.75f, 0.5f, 1), "B");
@@ -127,7 +127,7 @@ void sidesLines(UiContext& ctx, CompareState& c) {
     ImGui::TextDisabled("%s:", c.fileName.c_str());
     ImGui::SameLine();
   }
-  ImGui::TextUnformatted(b.empty() ? "(no picture yet)" : b.c_str());
+  ImGui::TextWrapped("%s", b.empty() ? "(no picture yet)" : b.c_str());
   ctx.probes.recordLabel("compare_b_config", b);
   std::string status = c.b.compute.computing ? "computing B on the worker…" : "";
   if (!c.b.doc.configError.empty()) status = "B cannot run: " + c.b.doc.configError;
@@ -277,25 +277,32 @@ void drawComparePanel(UiContext& ctx) {
   const float em = ImGui::GetFontSize();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = em;
-  const float mapW = std::max((avail.x - 2 * gap) / 3.0f, 6 * em);
+  const float columns = sh.difference ? 3.0f : 2.0f;
+  const float mapW = std::max((avail.x - (columns - 1.0f) * gap) / columns, 6 * em);
   const float titleH = ImGui::GetTextLineHeightWithSpacing();
   const float mapH = std::max(avail.y - titleH - 3.5f * ImGui::GetTextLineHeightWithSpacing(), 6 * em);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
 
   HeatmapHover maps[3];
   int drawn = 0;
+  float bottom = origin.y;
   auto column = [&](int i, const char* id, const std::string& title, const HeatmapSpec& spec, const char* probe) {
     ImGui::SetCursorScreenPos(ImVec2(origin.x + static_cast<float>(i) * (mapW + gap), origin.y));
     ImGui::BeginGroup();
     ImGui::TextUnformatted(title.c_str());
     maps[i] = drawHeatmap(id, spec, nullptr, ImVec2(mapW, mapH));
     ImGui::EndGroup();
+    bottom = std::max(bottom, ImGui::GetItemRectMax().y);
     ctx.probes.recordRect(probe, maps[i].plotMin, maps[i].plotMax);
     drawn = i + 1;
   };
-  column(0, "compare_a", "A · " + nameSlice(*sh.a).title, sideSpec(ctx, *sh.a, ta, range, ctx.state.shown.traceSerial),
+  // Each map's heading says its side and head; the stage is the Pipeline's, above the tabs.
+  auto heading = [](const char* side, const Slice2D& s) {
+    return s.head >= 0 ? std::string(side) + " · head " + std::to_string(s.head) : std::string(side);
+  };
+  column(0, "compare_a", heading("A", *sh.a), sideSpec(ctx, *sh.a, ta, range, ctx.state.shown.traceSerial),
          "compare_map_a");
-  column(1, "compare_b", "B · " + nameSlice(*sh.b).title,
+  column(1, "compare_b", heading("B", *sh.b),
          sideSpec(ctx, *sh.b, tb, range, kCompareBSerial | c.b.shown.traceSerial), "compare_map_b");
   if (sh.difference) {
     HeatmapSpec d;
@@ -314,10 +321,10 @@ void drawComparePanel(UiContext& ctx) {
     // The texture shows this pair of traces: both serials in the key.
     d.textureKey = TextureKey{kCompareDiffSerial | (ctx.state.shown.traceSerial << 24) | c.b.shown.traceSerial,
                               static_cast<int>(stage), batch, sh.a->head, d.colormap, d.range.lo, d.range.hi};
-    column(2, "compare_diff", "B − A (one scale centred on 0: ±" + formatDifference(sh.difference->hi) + ")", d,
+    column(2, "compare_diff", "B − A (centred on 0, ±" + formatDifference(sh.difference->hi) + ")", d,
            "compare_map_diff");
   }
-  ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + titleH + mapH + 0.3f * em));
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, bottom + 0.3f * em));
 
   // Linked hover: the cell under the mouse in any map, lit in every map and said in words.
   int row = -1, col = -1;
