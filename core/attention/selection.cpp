@@ -140,7 +140,8 @@ Result<Slice2D> sliceWeight(const Trace& trace, WeightId id) {
   s.cols = w.cols;
   s.data = w.data;
   s.rowAxis = matrix ? "d_model_in" : "1";
-  s.colAxis = "d_model_out";
+  // W_k, W_v (and b_k, b_v) of N K/V heads make N·d_k features, not d_model.
+  s.colAxis = trace.dModel > 0 && w.cols != trace.dModel ? "N·d_k_out" : "d_model_out";
   s.rowKind = axisKind(s.rowAxis);
   s.colKind = axisKind(s.colAxis);
   for (int r = 0; r < s.rows; ++r) s.rowLabels.push_back(s.rows == 1 ? std::string(weightSymbol(id)) : std::to_string(r));

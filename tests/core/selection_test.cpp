@@ -126,6 +126,30 @@ TEST(LearnedMatrices, TheTraceRecordsTheWeightsThePassUsed) {
   EXPECT_EQ(nameSlice(*bo).fileStem, "b_o");
 }
 
+// With N K/V heads W_k, W_v and b_k, b_v make N·d_k features, and their column axis says so; the
+// stages' K and V projections too (N = h keeps d_model).
+TEST(LearnedMatrices, GroupedKeyAndValueMatricesAreNdkWide) {
+  ModelConfig cfg;
+  cfg.text = "a b c";
+  cfg.dModel = 16;
+  cfg.heads = 4;
+  cfg.kvHeads = 2;
+  const Trace t = traceOf(cfg);
+  for (WeightId id : {WeightId::Wk, WeightId::Wv, WeightId::Bk, WeightId::Bv}) {
+    auto s = sliceWeight(t, id);
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s->cols, 8) << weightName(id);
+    EXPECT_EQ(s->colAxis, "N·d_k_out") << weightName(id);
+  }
+  EXPECT_EQ(sliceWeight(t, WeightId::Wq)->colAxis, "d_model_out");
+  EXPECT_EQ(t.axesOf(StageId::KProj).back(), "N·d_k");
+  EXPECT_EQ(t.axesOf(StageId::VProj).back(), "N·d_k");
+  cfg.kvHeads = 0;
+  const Trace mha = traceOf(cfg);
+  EXPECT_EQ(sliceWeight(mha, WeightId::Wk)->colAxis, "d_model_out");
+  EXPECT_EQ(mha.axesOf(StageId::KProj).back(), "d_model");
+}
+
 // The axis kind is decided once from the name; slices carry it for the code that decides by it.
 TEST(AxisKinds, NamesMapToKindsAndSlicesCarryThem) {
   EXPECT_EQ(axisKind("B"), AxisKind::Batch);
