@@ -90,6 +90,8 @@ TEST_P(ModelFolderMatchesTorch, EveryLayerAndTheLogits) {
     if (model->spec().rope() && !model->spec().ropeScaling.enabled) {
       EXPECT_EQ(t.positions, AttnPositions::Rope);
       EXPECT_EQ(t.ropeStyle, RopeStyle::Half);
+      EXPECT_EQ(t.tensor(StageId::QRotated).data.size(), static_cast<std::size_t>(model->spec().heads) * T * model->spec().dk())
+          << "the rotated queries are one of the recorded stages";
     }
     EXPECT_EQ(t.window, model->spec().window);
   }
