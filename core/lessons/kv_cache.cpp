@@ -70,6 +70,12 @@ std::string kvCacheStepText(const KvCacheLesson& r) {
     s += " " + std::to_string(h) + " query heads share " + std::to_string(N) + (N == 1 ? " K/V head" : " K/V heads") +
          ": the cache is " + num(static_cast<double>(h) / N, 3) + "x smaller than multi-head attention's.";
   }
+  if (const AttentionOptions& o = r.session.options; o.window > 0 && n > o.window + o.sinks) {
+    s += " With the sliding window W = " + std::to_string(o.window) + (o.sinks > 0 ? " and " + std::to_string(o.sinks) +
+         (o.sinks == 1 ? " sink" : " sinks") : std::string()) + ", this query reads only " +
+         std::to_string(o.window + o.sinks) + " of the " + std::to_string(n) +
+         " cached rows: a streaming cache would keep just those (W + S) and evict the rest.";
+  }
   if (r.session.options.positions == AttnPositions::Rope) {
     s += " With RoPE the cache holds the keys after their rotation: each is turned once, by its own position, when it "
          "is appended, and never again.";

@@ -324,6 +324,20 @@ TEST(KvCacheLesson, RopeTextSaysTheCacheHoldsRotatedKeys) {
   }
 }
 
+// With a sliding window the step says how few cached rows the query reads, counted from its weights.
+TEST(KvCacheLesson, WindowTextCountsTheRowsTheQueryReads) {
+  auto r = kvCacheLesson(buildOrDie(kvConfig(0, AttnPositions::None, 3, 1)), 2, 6);  // n = 8
+  ASSERT_TRUE(r.ok());
+  int read = 0;
+  for (int k = 0; k < 8; ++k) read += r->session.lastWeights.data[static_cast<std::size_t>(k)] > 0.0f ? 1 : 0;
+  EXPECT_EQ(read, 4);
+  const std::string s = kvCacheStepText(*r);
+  EXPECT_TRUE(has(s, "With the sliding window W = 3 and 1 sink, this query reads only 4 of the 8 cached rows")) << s;
+  auto none = kvCacheLesson(buildOrDie(kvConfig(0, AttnPositions::None)), 2, 6);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(has(kvCacheStepText(*none), "sliding window")) << kvCacheStepText(*none);
+}
+
 TEST(KvCacheLesson, RefusalsAndRanges) {
   const Model m = buildOrDie(kvConfig(0, AttnPositions::None));
   EXPECT_FALSE(kvCacheLesson(m, 0, 0).ok());
