@@ -52,7 +52,8 @@ void sourceForm(UiContext& ctx, CompareState& c) {
   }
   if (c.active()) {
     ModelConfig& cfg = c.b.doc.config;
-    const bool fixed = c.b.doc.fromFiles() && !c.b.doc.files.checkpoint.empty();  // a checkpoint decides all
+    // A checkpoint or a trained layer from the Train mode decides every one of these.
+    const bool fixed = !c.b.doc.files.checkpoint.empty() || c.b.doc.trainedLayer != nullptr;
     ImGui::BeginDisabled(fixed);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("B:");
@@ -92,7 +93,7 @@ void sourceForm(UiContext& ctx, CompareState& c) {
     recordField(ctx, "compare_kv_heads", 3 * em);
     ImGui::EndDisabled();
     if (fixed && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
-      ImGui::SetTooltip("B is a checkpoint: its weights decide these. \"B = copy of A\" goes back to a configuration.");
+      ImGui::SetTooltip("B is a trained layer: its weights decide these. Close B, then \"B = copy of A\" of a configuration.");
     }
   }
   ImGui::AlignTextToFramePadding();
