@@ -17,9 +17,9 @@ malloc_limit_mb=64
 
 CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DMHASCOPE_FUZZ=ON -DMHASCOPE_BUILD_APP=OFF -DMHASCOPE_BUILD_TESTS=OFF >/dev/null
-cmake --build "$build" --target fuzz_npy fuzz_safetensors
+cmake --build "$build" --target fuzz_npy fuzz_safetensors fuzz_tokenizer
 
-for parser in npy safetensors; do
+for parser in npy safetensors tokenizer; do
   # A fresh working corpus from the committed fixtures, so runs never write into the source tree.
   corpus="$build/corpus/$parser"
   artifacts="$build/artifacts/$parser"

@@ -8,6 +8,7 @@
 //                                                          and Qwen2 pre-tokenizer regexes (JavaScript
 //                                                          has no (?i:…) group, so the contractions are
 //                                                          spelled out case by case)
+//   tests/fixtures/tokenizer/seed_*.tokenizer              seeds for the fuzzer (scripts/fuzz.sh)
 //   tests/fixtures/tokenizer/llama_style/tokenizer.json    a tiny hand-made tokenizer.json laid out as
 //                                                          Llama 3's (Split regex + ByteLevel, added
 //                                                          tokens, ignore_merges, a BOS template); its
@@ -87,8 +88,22 @@ function writeLlamaStyle() {
       fuse_unk: false, byte_fallback: false, ignore_merges: true, vocab, merges,
     },
   };
+  const llamaText = JSON.stringify(tokenizer, null, 1) + '\n';
   fs.mkdirSync(path.join(outDir, 'llama_style'), { recursive: true });
-  fs.writeFileSync(path.join(outDir, 'llama_style', 'tokenizer.json'), JSON.stringify(tokenizer, null, 1) + '\n');
+  fs.writeFileSync(path.join(outDir, 'llama_style', 'tokenizer.json'), llamaText);
+
+  // Seeds for the fuzzer (fuzz/fuzz_tokenizer.cpp): the first byte says what follows.
+  const byteVocab = {};
+  bytes.forEach((ch, b) => { byteVocab[ch] = b; });
+  byteVocab['Ġt'] = 256;
+  byteVocab['<|endoftext|>'] = 257;
+  const seeds = {
+    json: Buffer.concat([Buffer.from([0]), Buffer.from(llamaText)]),
+    vocab_merges: Buffer.concat([Buffer.from([1]), Buffer.from(JSON.stringify(byteVocab)), Buffer.from([0]),
+                                 Buffer.from('#version: 0.2\nĠ t\n')]),
+    text: Buffer.concat([Buffer.from([2]), Buffer.from("It's 12345 café <|endoftext|>  \t\n\r\n 😀 👨‍👩‍👧 DON'T\n")]),
+  };
+  for (const [name, data] of Object.entries(seeds)) fs.writeFileSync(path.join(outDir, `seed_${name}.tokenizer`), data);
 }
 
 function writeSplitCases(corpus) {
