@@ -29,6 +29,41 @@ json trainToJson(const SavedTrain& t) {
           {"text_path", f.textPath}};
 }
 
+// The attention variant of the form, written only when not the plain model's (as presets do), so
+// workspaces of plain runs stay as they were and older builds keep reading them.
+constexpr const char* kTrainPositions[] = {"learned", "rope", "alibi"};  // TrainForm::positions
+void variantToJson(const TrainForm& f, json& t) {
+  const TrainForm plain;
+  if (f.positions != plain.positions) t["positions"] = kTrainPositions[std::clamp(f.positions, 0, 2)];
+  if (f.kvHeads != plain.kvHeads) t["kv_heads"] = f.kvHeads;
+  if (f.ropeBase != plain.ropeBase) t["rope_base"] = f.ropeBase;
+}
+Status variantFromJson(const json& t, const std::string& what, TrainForm& f) {
+  if (t.contains("positions")) {
+    const std::string p = t["positions"].is_string() ? t["positions"].get<std::string>() : "";
+    const auto* at = std::find(std::begin(kTrainPositions), std::end(kTrainPositions), p);
+    if (at == std::end(kTrainPositions)) {
+      return makeError(what + ": /train/positions must be learned, rope or alibi, got " + t["positions"].dump());
+    }
+    f.positions = static_cast<int>(at - std::begin(kTrainPositions));
+  }
+  if (t.contains("kv_heads")) {
+    const json& v = t["kv_heads"];
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > 1'000'000'000) {
+      return makeError(what + ": /train/kv_heads must be an integer >= 0 (0: N = h), got " + v.dump());
+    }
+    f.kvHeads = static_cast<int>(v.get<std::int64_t>());
+  }
+  if (t.contains("rope_base")) {
+    const json& v = t["rope_base"];
+    if (!v.is_number() || !std::isfinite(v.get<double>())) {
+      return makeError(what + ": /train/rope_base must be a number, got " + v.dump());
+    }
+    f.ropeBase = v.get<float>();
+  }
+  return Ok{};
+}
+
 // /train: every key present, of its type; the numbers' ranges are the form's to explain (as typed).
 Result<SavedTrain> trainFromJson(const json& t, const std::string& what) {
   if (!t.is_object()) return makeError(what + ": /train must be an object");
@@ -36,7 +71,9 @@ Result<SavedTrain> trainFromJson(const json& t, const std::string& what) {
                                               "batch", "steps", "lr", "weight_decay", "seed", "eval_every",
                                               "period_min", "period_max", "text_path"};
   for (const auto& [key, value] : t.items()) {
-    if (!kKeys.count(key)) return makeError(what + ": unknown key /train/" + key);
+    if (!kKeys.count(key) && key != "positions" && key != "kv_heads" && key != "rope_base") {
+      return makeError(what + ": unknown key /train/" + key);
+    }
   }
   for (const auto& key : kKeys) {
     if (!t.contains(key)) return makeError(what + ": missing key /train/" + key);
@@ -73,12 +110,17 @@ Result<SavedTrain> trainFromJson(const json& t, const std::string& what) {
   f.mlp = t["mlp"].get<bool>();
   if (!t["text_path"].is_string()) return makeError(what + ": /train/text_path must be a string, got " + t["text_path"].dump());
   f.textPath = t["text_path"].get<std::string>();
+  if (auto st = variantFromJson(t, what, f); !st) return st.error();
   return out;
 }
 
 }  // namespace
 
-std::string trainBlockJson(const SavedTrain& train) { return trainToJson(train).dump(); }
+std::string trainBlockJson(const SavedTrain& train) {
+  json t = trainToJson(train);
+  variantToJson(train.form, t);
+  return t.dump();
+}
 
 Result<SavedTrain> savedTrainOf(const Workspace& ws, const std::string& what) {
   if (ws.train.empty()) return SavedTrain{};  // written before the Train mode: its defaults

@@ -35,7 +35,7 @@ struct TrainForm {
   int vocab = kDefaults.task.vocab, seq = kDefaults.task.seq, batch = kDefaults.batch;
   bool mlp = kDefaults.model.mlp;
   // The attention variant: positions index into TrainPositions (learned, rope, alibi); N K/V heads
-  // (0: N = h, multi-head attention). Not kept in workspaces: a reopened window starts plain.
+  // (0: N = h, multi-head attention). Workspaces keep them only when not the plain model's.
   int positions = static_cast<int>(kDefaults.model.positions);
   float ropeBase = kDefaults.model.ropeBase;
   int kvHeads = kDefaults.model.kvHeads;

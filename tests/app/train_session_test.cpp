@@ -50,6 +50,28 @@ TEST(TrainSessionJson, TheSeedKeepsAll64Bits) {
             std::string::npos) << bad.error().message;
 }
 
+// The attention variant of the form comes back too; a plain form writes none of its keys (older
+// builds keep reading the file), and a bad value is refused with its key.
+TEST(TrainSessionJson, TheAttentionVariantRoundTripsAndAPlainFormWritesNone) {
+  SavedTrain t;
+  EXPECT_EQ(nlohmann::json::parse(trainBlockJson(t)).count("positions"), 0u);
+  t.form.positions = 1;  // rope
+  t.form.kvHeads = 1;
+  t.form.ropeBase = 500.0f;
+  auto back = parseSavedTrain(savedWith(t), "last-workspace.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->form.positions, 1);
+  EXPECT_EQ(back->form.kvHeads, 1);
+  EXPECT_EQ(back->form.ropeBase, 500.0f);
+  EXPECT_EQ(settingsFromForm(back->form).model.positions, train::TrainPositions::Rope);
+  nlohmann::json j = nlohmann::json::parse(savedWith(t));
+  j["train"]["positions"] = "spiral";
+  auto bad = parseSavedTrain(j.dump(), "last-workspace.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("/train/positions must be learned, rope or alibi, got \"spiral\""),
+            std::string::npos) << bad.error().message;
+}
+
 TEST(TrainSessionJson, ModeTaskAndSettingsRoundTrip) {
   SavedTrain t;
   t.active = true;
