@@ -95,10 +95,7 @@ void drawKvCacheTab(UiContext& ctx, const LessonOutcome<KvCacheLesson>& outcome,
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "query head %d reads K/V head %d of %d", h, g, N);
   ImGui::SameLine(0, em);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kNewRowColor), "framed: the row this step made");
-  if (!t.causal) {
-    ImGui::SameLine(0, em);
-    ImGui::TextDisabled("(decoding runs under the causal mask, whatever the mask control says)");
-  }
+  if (!t.causal) textWrappedDisabled("Decoding runs under the causal mask, whatever the mask control says.");
   const std::vector<std::string>& tokens = r->full.keyTokens[static_cast<std::size_t>(b)];
   const std::vector<std::string> made(tokens.begin(), tokens.begin() + n);
   const std::size_t cacheAt = (static_cast<std::size_t>(b) * N + g) * static_cast<std::size_t>(r->tokens) * dk;
