@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "tokenize/byte_level.hpp"
+#include "tokenize/nfc.hpp"
 #include "tokenize/text_utf8.hpp"
 
 namespace mhascope::tokenize {
@@ -132,7 +133,7 @@ void BpeTokenizer::encodePiece(std::string_view pieceBytes, std::vector<std::int
 void BpeTokenizer::encodeSegment(std::string_view segment, std::vector<std::int32_t>& ids,
                                  std::unordered_map<std::string, std::vector<std::int32_t>>& cache) const {
   if (segment.empty()) return;
-  std::vector<std::string> pieces{std::string(segment)};
+  std::vector<std::string> pieces{nfc_ ? toNfc(segment) : std::string(segment)};
   std::vector<std::string> nextPieces;
   auto cut = [&](const std::string& piece, const ByteSpans& spans) {
     for (const auto& [b, e] : spans) nextPieces.push_back(piece.substr(b, e - b));
@@ -269,6 +270,7 @@ std::string BpeTokenizer::describe() const {
     }
   }
   if (ignoreMerges_) s += "; whole-word vocabulary matches first";
+  if (nfc_) s += "; text put in NFC first";
   return s;
 }
 

@@ -79,6 +79,8 @@ class BpeTokenizer {
   const std::vector<AddedToken>& addedTokens() const { return added_; }
   const std::vector<PreTokenizerStep>& preTokenizer() const { return steps_; }
   bool ignoreMerges() const { return ignoreMerges_; }
+  // tokenizer.json's NFC normalizer (Qwen2): each stretch between added tokens is put in NFC first.
+  bool normalizesToNfc() const { return nfc_; }
   // The token tokenizer.json's post-processor template puts before the text (Llama-3's
   // <|begin_of_text|>), if any; the model decides whether to add it.
   std::optional<std::int32_t> bosToken() const { return bos_; }
@@ -113,6 +115,7 @@ class BpeTokenizer {
   std::array<std::int32_t, 256> byteIds_{};              // id of each single-byte token
   std::vector<PreTokenizerStep> steps_;
   bool ignoreMerges_ = false;
+  bool nfc_ = false;
   std::optional<std::int32_t> bos_;
 };
 

@@ -262,17 +262,27 @@ Result<std::vector<PreTokenizerStep>> readPreTokenizer(const json* pre, const st
   return steps;
 }
 
-Status checkNormalizer(const json* norm, const std::string& file) {
-  if (isNullOrAbsent(norm)) return Ok{};
+// No normalizer, NFC (Qwen2), or a Sequence of those: true when the text is to be put in NFC.
+Result<bool> readNormalizer(const json* norm, const std::string& file) {
+  if (isNullOrAbsent(norm)) return false;
   const std::string where = file + ": normalizer";
   if (norm->is_object()) {
     const json* type = member(*norm, "type");
     const std::string kind = (type != nullptr && type->is_string()) ? type->get<std::string>() : "";
+    if (kind == "NFC") return true;
     const json* inner = member(*norm, "normalizers");
-    if (kind == "Sequence" && inner != nullptr && inner->is_array() && inner->empty()) return Ok{};
+    if (kind == "Sequence" && inner != nullptr && inner->is_array()) {
+      bool nfc = false;
+      for (const json& n : *inner) {
+        auto one = readNormalizer(&n, file);
+        if (!one) return one.error();
+        nfc = nfc || *one;
+      }
+      return nfc;
+    }
     if (!kind.empty()) {
-      return makeError(where + " '" + replaceInvalidUtf8(kind) +
-                       "' is not supported (the tokenizer would change the text before splitting it)");
+      return makeError(where + " " + quote(replaceInvalidUtf8(kind)) +
+                       " is not supported (only NFC: another would change the text before splitting it)");
     }
   }
   return makeError(where + " " + shown(*norm) + " is not supported");
@@ -414,7 +424,9 @@ Result<BpeTokenizer> BpeTokenizer::fromTokenizerJson(std::string_view bytes, con
     }
   }
 
-  if (auto st = checkNormalizer(member(root, "normalizer"), file); !st) return st.error();
+  auto nfc = readNormalizer(member(root, "normalizer"), file);
+  if (!nfc) return nfc.error();
+  t.nfc_ = *nfc;
   auto steps = readPreTokenizer(member(root, "pre_tokenizer"), file);
   if (!steps) return steps.error();
   t.steps_ = std::move(*steps);

@@ -122,8 +122,8 @@ TEST(BadTokenizerFiles, UnsupportedPartsAreRefusedByName) {
   j["model"]["type"] = "WordPiece";
   EXPECT_MESSAGE(jsonError(j), "t.json: model type 'WordPiece' is not supported (byte-level BPE only)");
   j = llamaStyle();
-  j["normalizer"] = {{"type", "NFC"}};
-  EXPECT_MESSAGE(jsonError(j), "t.json: normalizer 'NFC' is not supported");
+  j["normalizer"] = {{"type", "NFKC"}};
+  EXPECT_MESSAGE(jsonError(j), "t.json: normalizer 'NFKC' is not supported (only NFC");
   j = llamaStyle();
   j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "_"}};
   EXPECT_MESSAGE(jsonError(j), "t.json: pre_tokenizer: pre-tokenizer 'Metaspace' is not supported");
