@@ -336,8 +336,14 @@ void drawRolloutSection(UiContext& ctx, CircuitsView& view, const CircuitsInput&
     return;
   }
   const Snapshot& s = *in.snapshot;
-  const std::vector<RowMatrix> rolled = attentionRollout(s);  // L T³ flops: microseconds at the trainer's T
-  const RowMatrix raw = meanHeadWeights(s, s.layers - 1);
+  if (view.rolloutSerial != in.snapshotSerial || view.rolloutOf != &s) {
+    view.rolled = attentionRollout(s);
+    view.rawLast = meanHeadWeights(s, s.layers - 1);
+    view.rolloutSerial = in.snapshotSerial;
+    view.rolloutOf = &s;
+  }
+  const std::vector<RowMatrix>& rolled = view.rolled;
+  const RowMatrix& raw = view.rawLast;
   if (rolled.empty() || raw.size() == 0) return;
   Slice2D rawSlice, rollSlice;
   for (Slice2D* sl : {&rawSlice, &rollSlice}) {

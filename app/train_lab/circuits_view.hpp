@@ -71,6 +71,13 @@ struct CircuitsView {
   std::uint64_t shownSerial = 0;
   std::string shownSource;
 
+  // The rollout of the snapshot shown, made once per snapshot (key: CircuitsInput::snapshotSerial;
+  // L T³ flops, microseconds at the trainer's T, but not every frame).
+  std::uint64_t rolloutSerial = 0;
+  const train::Snapshot* rolloutOf = nullptr;
+  std::vector<RowMatrix> rolled;  // (T, T) per layer
+  RowMatrix rawLast;              // (T, T) the last layer's weights, mean over heads
+
   // Pipeline: the checkpoint named by the document, read on a worker thread.
   std::shared_ptr<const CheckpointCircuits> checkpoint;
   std::string checkpointJobPath;
