@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <queue>
-#include <tuple>
 
 #include "tokenize/byte_level.hpp"
 #include "tokenize/nfc.hpp"

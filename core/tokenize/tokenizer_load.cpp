@@ -1,6 +1,12 @@
 // The two file formats of a byte-level BPE tokenizer, read from bytes (untrusted): Hugging Face's
 // tokenizer.json, and GPT-2's vocab.json + merges.txt. Every refusal is one line that names the
 // file, the place in it and the problem.
+//
+// [SECTION] strict JSON parsing (duplicate keys, depth) and small value readers
+// [SECTION] the vocabulary object (both formats)
+// [SECTION] vocab.json + merges.txt
+// [SECTION] tokenizer.json: pre-tokenizer, normalizer, decoder readers
+// [SECTION] tokenizer.json: model, merges, added tokens, post-processor (BOS)
 #include <nlohmann/json.hpp>
 
 #include <set>
@@ -17,6 +23,8 @@ using nlohmann::json;
 struct ParseFailure {
   std::string message;
 };
+
+// [SECTION] strict JSON parsing (duplicate keys, depth) and small value readers
 
 // nlohmann keeps the last of duplicate keys silently and nests without limit: a vocabulary with
 // a key twice would lose one id unseen, so both are refused while parsing. (mhascope_core has the
@@ -90,6 +98,8 @@ Result<std::int32_t> tokenIdValue(const json& j, const std::string& where) {
   return static_cast<std::int32_t>(v);
 }
 
+// [SECTION] the vocabulary object (both formats)
+
 // The shared part of both formats: the vocabulary object, spelling → id.
 Status readVocab(const json& vocab, const std::string& where,
                      std::unordered_map<std::string, std::int32_t>& spellingToId,
@@ -117,6 +127,8 @@ Status readVocab(const json& vocab, const std::string& where,
 }
 
 }  // namespace
+
+// [SECTION] vocab.json + merges.txt
 
 Result<BpeTokenizer> BpeTokenizer::fromVocabAndMerges(std::string_view vocabBytes, const std::string& vocabFile,
                                                       std::string_view mergesBytes, const std::string& mergesFile) {
@@ -173,6 +185,8 @@ Result<BpeTokenizer> BpeTokenizer::fromVocabAndMerges(std::string_view vocabByte
 }
 
 namespace {
+
+// [SECTION] tokenizer.json: pre-tokenizer, normalizer, decoder readers
 
 Result<std::vector<PreTokenizerStep>> readPreTokenizer(const json* pre, const std::string& file) {
   const std::string where = file + ": pre_tokenizer";
@@ -299,6 +313,8 @@ Status checkDecoder(const json* dec, const std::string& file) {
 }
 
 }  // namespace
+
+// [SECTION] tokenizer.json: model, merges, added tokens, post-processor (BOS)
 
 Result<BpeTokenizer> BpeTokenizer::fromTokenizerJson(std::string_view bytes, const std::string& file) {
   auto parsed = parseJson(bytes, file);
