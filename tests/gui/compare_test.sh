@@ -39,6 +39,7 @@ print("hovered cell", q, k, "A", va, "B", vb, "B − A", vd, "match the dumps")
 PYEOF
 # Two steps of one live run (compare_timeline.txt): A is the later step, B step 0.
 log=$(xvfb "$bin" --fresh --preset default --script "$(script_from compare_timeline.txt)") || fail "timeline script failed (exit $?): $log"
+echo "$log"
 grep -q "^compare_a_config: .*trained layer 0 (L = 2; induction, step [1-9][0-9]*, " <<<"$log" || fail "A is not a later step: $log"
 python3 "$here/check_png.py" "$out/compare_timeline.png" 1600x1000 || fail "blank compare_timeline.png"
 echo "ok: compare"
