@@ -192,7 +192,7 @@ void drawGqaTab(UiContext& ctx, const LessonOutcome<GqaLesson>& outcome, lessons
     m.trace = &tr;
     m.batchIndex = b;
     m.head = pics[i].head;
-    m.textureTag = 70 + static_cast<int>(i) + 3 * (r->kvHeads + 1000 * pics[i].head);
+    m.textureTag = 536870912 + 4 * r->kvHeads + static_cast<int>(i);  // this tab's own range; the head is in the key
     m.colorbar = i + 1 == pics.size();
     m.numbers = t.tk <= 8;
     drawMatrix(ctx, "w", m, ImVec2(side + labelsW + (m.colorbar ? colorbarWidth() : 0.0f), side + 4.5f * em));

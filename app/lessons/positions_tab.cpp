@@ -131,6 +131,8 @@ void drawPositionsTab(UiContext& ctx, const LessonOutcome<PositionsLesson>& outc
   const std::size_t table = static_cast<std::size_t>(t.tq) * static_cast<std::size_t>(t.tk);
   const std::size_t off = (static_cast<std::size_t>(b) * static_cast<std::size_t>(t.heads) + static_cast<std::size_t>(head)) * table;
   const bool rope = r->ropeError.empty();
+  // This tab's own range of texture tags, 8 per result (the maps change with Δ and the inputs' codes).
+  const int tagBase = 805306368 + 8 * (2 * r->shift + (r->codesRemoved ? 1 : 0));
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(head)), "head %d (pick it in the Heatmap tab), weights:", head);
   if (r->codesRemoved) {
     ImGui::SameLine(0, em);
@@ -139,11 +141,15 @@ void drawPositionsTab(UiContext& ctx, const LessonOutcome<PositionsLesson>& outc
   const float avail = ImGui::GetContentRegionAvail().x;
   const float side = std::clamp((avail - colorbarWidth() - 3.0f * 5.5f * em) / 3.0f, 7.0f * em, 15.0f * em);
   std::vector<MapSpec> weights = {
-      {"sinusoidal codes on the inputs", &r->sinusoidal, r->sinusoidal.tensor(StageId::Weights).ptr() + off}};
-  if (rope) weights.push_back({"RoPE (q, k turned)", &r->rope, r->rope.tensor(StageId::Weights).ptr() + off});
+      {"sinusoidal codes on the inputs", &r->sinusoidal, r->sinusoidal.tensor(StageId::Weights).ptr() + off,
+       DataKind::Probability, false, std::nullopt}};
+  if (rope) {
+    weights.push_back({"RoPE (q, k turned)", &r->rope, r->rope.tensor(StageId::Weights).ptr() + off,
+                       DataKind::Probability, false, std::nullopt});
+  }
   weights.push_back({"ALiBi (bias on the scores)", &r->alibi, r->alibi.tensor(StageId::Weights).ptr() + off,
-                     DataKind::Probability, true});
-  mapRow(ctx, t, b, head, weights, 200, side);
+                     DataKind::Probability, true, std::nullopt});
+  mapRow(ctx, t, b, head, weights, tagBase, side);
   if (!rope) drawLessonError("RoPE: " + r->ropeError);
 
   ImGui::Separator();
@@ -157,7 +163,7 @@ void drawPositionsTab(UiContext& ctx, const LessonOutcome<PositionsLesson>& outc
   }
   diffs.push_back({"sinusoidal scores, shifted - not (max " + formatNumber(r->sinusoidalShiftMax, 3) + ")", nullptr,
                    r->sinusoidalShiftDiff.ptr() + off, DataKind::Signed, true, ColorRange{-shared, shared}});
-  mapRow(ctx, t, b, head, diffs, 210 + 4 * pick.shift, side);
+  mapRow(ctx, t, b, head, diffs, tagBase + 3, side);
   const std::string shiftNote = positionsShiftText(*r);
   textWrapped(shiftNote);
   ctx.probes.recordLabel("positions_shift_note", shiftNote);
@@ -175,9 +181,10 @@ void drawPositionsTab(UiContext& ctx, const LessonOutcome<PositionsLesson>& outc
   // The viewed head's bias table, with the two tables' sentences beside it.
   const Tensor& bias = r->alibi.tensor(StageId::PositionBias);  // (1, h, T_q, T_k)
   std::vector<MapSpec> biasMap = {{"ALiBi bias, head " + std::to_string(head), nullptr,
-                                   bias.ptr() + static_cast<std::size_t>(head) * table, DataKind::Signed, true}};
+                                   bias.ptr() + static_cast<std::size_t>(head) * table, DataKind::Signed, true,
+                                   std::nullopt}};
   ImGui::BeginGroup();
-  mapRow(ctx, t, b, head, biasMap, 230, std::min(side, 10.0f * em));
+  mapRow(ctx, t, b, head, biasMap, tagBase + 5, std::min(side, 10.0f * em));
   ImGui::EndGroup();
   ImGui::SameLine(0, 2 * em);
   ImGui::BeginGroup();
