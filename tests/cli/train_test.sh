@@ -139,6 +139,8 @@ expect_error "RoPE with odd d_k" "RoPE turns pairs of features: d_k = d_model / 
   "$BIN" train --heads 4 --d-model 12 --positions rope
 expect_error "--init with another variant" "positions rope (base 10000), kv-heads 2; the settings ask for" \
   "$BIN" train "${V4[@]}" --steps 1 --init "$T/rope.safetensors"
+expect_error "--save onto another variant's checkpoint" "holds a checkpoint of another run (kv_heads 2 there, (none) here, positions rope there, (none) here" \
+  "$BIN" train "${V4[@]}" --steps 1 --save "$T/rope.safetensors"
 
 # bench --train, cut down: 1 seed, 5 timed steps, the circuit check stops after its first evaluation.
 out="$("$BIN" bench --train --seeds 1 --budget 0 --train-steps 5 2>&1)"; rc=$?
