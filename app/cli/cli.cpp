@@ -6,6 +6,7 @@
 //   circuits  QK/OV circuits, composition and copying of a checkpoint (circuits_command.cpp)
 //   decode  KV-cache generation, step by step (decode_command.cpp)
 //   compare one stage of two models side by side and B − A (compare_command.cpp)
+//   run --model DIR, predict  a Hugging Face model folder on a text (model_run_command.cpp)
 //
 // [SECTION] run
 // [SECTION] export
@@ -45,7 +46,9 @@
 #include "circuits_command.hpp"
 #include "compare_command.hpp"
 #include "decode_command.hpp"
+#include "dump_folder.hpp"
 #include "model_options.hpp"
+#include "model_run_command.hpp"
 #include "workspace_options.hpp"
 #include "train_command.hpp"
 #include "util/format.hpp"
@@ -100,51 +103,6 @@ namespace {
 // [SECTION] run
 // ---------------------------------------------------------------------------------------------
 
-// SIGINT/SIGTERM/SIGHUP while a dump is written: the handler only records the signal; the dump
-// loop sees it between files, removes its temporary folder and then dies of the same signal.
-volatile std::sig_atomic_t gStopSignal = 0;
-extern "C" void onStopSignal(int sig) { gStopSignal = sig; }
-
-class StopSignalGuard {
- public:
-  StopSignalGuard() {
-    struct sigaction sa {};
-    sa.sa_handler = onStopSignal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &oldInt_);
-    sigaction(SIGTERM, &sa, &oldTerm_);
-    sigaction(SIGHUP, &sa, &oldHup_);
-  }
-  ~StopSignalGuard() {
-    sigaction(SIGINT, &oldInt_, nullptr);
-    sigaction(SIGTERM, &oldTerm_, nullptr);
-    sigaction(SIGHUP, &oldHup_, nullptr);
-  }
-  StopSignalGuard(const StopSignalGuard&) = delete;
-  StopSignalGuard& operator=(const StopSignalGuard&) = delete;
-
- private:
-  struct sigaction oldInt_ {}, oldTerm_ {}, oldHup_ {};
-};
-
-// A folder `run --dump` may replace: missing, empty, or an earlier dump (trace.json and stage
-// .npy files only). Anything else might be the user's and is refused.
-Status checkReplaceableDump(const std::filesystem::path& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    const bool stageFile = e.path().extension() == ".npy" && stageFromName(e.path().stem().string()).has_value();
-    if (!(name == "trace.json" || stageFile) || !e.is_regular_file()) {
-      return makeError("--dump '" + dir.string() + "' already holds '" + name +
-                       "', which is not part of an mhascope dump; a dump replaces the whole folder, so choose a "
-                       "new or empty folder");
-    }
-  }
-  if (ec) return makeError("cannot read folder '" + dir.string() + "': " + ec.message());
-  return Ok{};
-}
-
 // trace.json: the configuration used, the sizes, the tokens, the fully masked rows, the
 // non-finite cells, the GEMM that computed the numbers (`gemm`: Eigen and OpenBLAS sum in other
 // orders, so their last bits differ; it says why two dumps of one command may, e.g. with
@@ -178,42 +136,10 @@ nlohmann::json traceDocument(const ModelOptions& mo, const ResolvedModel& r, con
   return doc;
 }
 
-// The folder a dump replaces: an absolute path without "." or ".." and without a trailing '/'
-// (its parent holds the temporary folder, its name is what gets replaced); never the root or the
-// current folder, never a file, never a folder holding anything but an earlier dump.
-Result<std::filesystem::path> dumpTarget(const std::string& dumpDir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path target = fs::weakly_canonical(fs::absolute(dumpDir, ec), ec);
-  if (ec) return makeError("--dump '" + dumpDir + "': " + ec.message());
-  if (!target.has_filename() && target.has_parent_path() && target != target.root_path()) target = target.parent_path();
-  if (!target.has_filename() || target == target.root_path()) {
-    return makeError("--dump '" + dumpDir + "': cannot replace the root folder; name a folder for the dump");
-  }
-  {
-    const fs::path cwd = fs::current_path(ec);
-    const fs::path rel = cwd.lexically_relative(target);
-    if (!ec && !rel.empty() && *rel.begin() != "..") {
-      return makeError("--dump '" + dumpDir + "' is the current folder or holds it; a dump replaces its folder as a "
-                       "whole, so name a subfolder (e.g. --dump out)");
-    }
-  }
-  if (fs::exists(target, ec) && !fs::is_directory(target, ec)) {
-    return makeError("--dump '" + dumpDir + "' exists and is not a folder");
-  }
-  if (fs::is_directory(target, ec)) {
-    if (auto s = checkReplaceableDump(target); !s) return s.error();
-  }
-  return target;
-}
-
 int cmdRun(const ModelOptions& mo, const std::string& dumpDir, const std::optional<Workspace>& ws) {
-  namespace fs = std::filesystem;
   if (dumpDir.empty()) return fail("run needs --dump DIR");
   auto targetOr = dumpTarget(dumpDir);
   if (!targetOr) return fail(targetOr.error().message);
-  const fs::path target = *targetOr;
-  std::error_code ec;
   OutputPlan plan;
   plan.stageFile = true;
   plan.folder = dumpDir;
@@ -221,68 +147,12 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir, const std::option
   if (!r) return fail(r.error().message);
   auto t = computeTrace(*r);
   if (!t) return fail(t.error().message);
-
-  // The dump is one unit: every file goes into a fresh folder next to the target, which is then
-  // renamed into place (atomically swapped with an earlier dump). A failure, a full disk or a
-  // signal leaves the earlier dump as it was and no temporary folder behind.
-  const fs::path parent = target.parent_path();
-  fs::create_directories(parent, ec);
-  if (ec) return fail("cannot create folder '" + parent.string() + "': " + ec.message());
-  StopSignalGuard guard;
-  const fs::path tmp = parent / temporaryNameFor(parent.string(), target.filename().string());
-  if (!fs::create_directory(tmp, ec) || ec) {
-    return fail("cannot create folder '" + tmp.string() + "': " + (ec ? ec.message() : "it exists"));
-  }
-  auto abandon = [&](const std::string& message) {
-    std::error_code e2;
-    fs::remove_all(tmp, e2);
-    if (gStopSignal) {  // die of the signal, as the user asked, after cleaning up
-      const int sig = gStopSignal;
-      std::fprintf(stderr, "mhascope: interrupted; the dump was not written\n");
-      std::signal(sig, SIG_DFL);
-      std::raise(sig);
-    }
-    return fail(message);
-  };
-  nlohmann::json stages = nlohmann::json::array();
-  int written = 0;
-  for (const auto& st : t->stages) {
-    if (gStopSignal) return abandon("interrupted");
-    if (!stageRecorded(*t, st.id)) continue;  // a variant not in use has no table
-    ++written;
-    const auto& info = stageInfo(st.id);
-    const std::string file = std::string(info.name) + ".npy";
-    // A lazy stage (scaled, masked) is made from the scores for its file and dropped after it.
-    if (auto s = t->isLazy(st.id) ? saveNpy((tmp / file).string(), t->copyOf(st.id)) : saveNpy((tmp / file).string(), st.tensor);
-        !s) {
-      return abandon("--dump '" + dumpDir + "': " + s.error().message + "; the folder was left as it was");
-    }
-    stages.push_back({{"stage", info.name},
-                      {"shape", st.tensor.shape},
-                      {"axes", st.tensor.axes},
-                      {"file", file},
-                      {"formula", info.formula}});
-  }
-  const nlohmann::json doc = traceDocument(mo, *r, *t, std::move(stages));
-  if (auto s = writeFileAtomic((tmp / "trace.json").string(), doc.dump(2) + "\n"); !s) {
-    return abandon("--dump '" + dumpDir + "': " + s.error().message + "; the folder was left as it was");
-  }
-  if (gStopSignal) return abandon("interrupted");
-  // Into place: a plain rename when nothing is there, else an atomic exchange with the old dump.
-  const fs::path& dest = target;
-  if (::rename(tmp.c_str(), dest.c_str()) != 0) {
-    if (errno != EEXIST && errno != ENOTEMPTY) {
-      return abandon("cannot move the dump into '" + dumpDir + "': " + std::strerror(errno));
-    }
-    if (auto s = checkReplaceableDump(dest); !s) return abandon(s.error().message);
-    if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dest.c_str(), RENAME_EXCHANGE) != 0) {
-      return abandon("cannot replace the dump in '" + dumpDir + "': " + std::strerror(errno));
-    }
-    fs::remove_all(tmp, ec);  // now the earlier dump
-  }
+  auto written = writeDump(*t, dumpDir, *targetOr,
+                           [&](nlohmann::json stages) { return traceDocument(mo, *r, *t, std::move(stages)); });
+  if (!written) return fail(written.error().message);
   if (auto s = saveWeightsIfAsked(mo, *r); !s) return fail(s.error().message);
   if (auto s = saveWorkspaceIfAsked(mo, *r, ws, ws ? ws->view : WorkspaceView{}); !s) return fail(s.error().message);
-  std::printf("wrote %d stages + trace.json to %s (%s)\n", written, dumpDir.c_str(), describe(*r, *t).c_str());
+  std::printf("wrote %d stages + trace.json to %s (%s)\n", *written, dumpDir.c_str(), describe(*r, *t).c_str());
   return 0;
 }
 
@@ -405,7 +275,7 @@ void defaultPictureFromWorkspace(const Workspace& ws, CLI::App& exportCmd, Expor
 
 bool isCommand(std::string_view arg) {
   return arg == "info" || arg == "run" || arg == "export" || arg == "bench" || arg == "train" || arg == "circuits" ||
-         arg == "decode" || arg == "compare";
+         arg == "decode" || arg == "compare" || arg == "predict";
 }
 
 int run(int argc, char** argv) {
@@ -428,6 +298,12 @@ int run(int argc, char** argv) {
   runCmd->add_option("--save-workspace", mo.saveWorkspace, saveWorkspaceHelp)->check(nonEmptyPath());
   std::string dumpDir;
   runCmd->add_option("--dump", dumpDir, "folder for <stage>.npy and trace.json")->required()->check(nonEmptyPath());
+  std::string runModelDir, runTextFile;
+  runCmd->add_option("--model", runModelDir, "a Hugging Face model folder: layer --layer's attention on --text through "
+                                            "its tokenizer (plus token_ids.npy)")
+      ->check(nonEmptyPath());
+  runCmd->add_option("--text-file", runTextFile, "with --model: read the text from this file, verbatim")
+      ->check(nonEmptyPath());
   auto* exportCmd = app.add_subcommand("export", "export a stage's heatmap as PNG, SVG or PDF");
   addModelOptions(*exportCmd, mo);
   exportCmd->add_option("--save-workspace", mo.saveWorkspace, saveWorkspaceHelp)->check(nonEmptyPath());
@@ -476,6 +352,8 @@ int run(int argc, char** argv) {
   auto* decodeCmd = addDecodeCommand(app, mo, decodeArgs);
   CompareArgs compareArgs;
   auto* compareCmd = addCompareCommand(app, mo, compareArgs);
+  PredictArgs predictArgs;
+  auto* predictCmd = addPredictCommand(app, predictArgs);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -488,26 +366,38 @@ int run(int argc, char** argv) {
                   "…); a trained layer opens in the other commands and the window with --checkpoint FILE --layer L, "
                   "and --save-workspace on info/run/export keeps that as a workspace");
     }
-    auto ws = applyWorkspaceOptions(mo);
-    if (!ws) return fail(ws.error().message);
-    if (*ws && exportCmd->parsed()) defaultPictureFromWorkspace(**ws, *exportCmd, ea);
-    if (info->parsed()) rc = modelDir.empty() ? cmdInfo(mo, *ws) : cmdInfoModel(modelDir, *info);
-    if (runCmd->parsed()) rc = cmdRun(mo, dumpDir, *ws);
-    if (exportCmd->parsed()) rc = cmdExport(mo, ea, *ws);
-    if (bench->parsed()) {
-      if (benchTrain) {
-        rc = cmdBenchTrain(*bench, benchSeeds, benchBudget, benchSteps);
-      } else {
-        const Status s = cmdBench(mo, ba);
+    // A model folder decides its sizes, weights and tokens: run --model and predict read no
+    // preset, workspace or model option (cmdRunModel names any that was given).
+    const bool folderCommand = predictCmd->parsed() || (runCmd->parsed() && (!runModelDir.empty() || !runTextFile.empty()));
+    if (predictCmd->parsed()) {
+      rc = cmdPredict(predictArgs);
+    } else if (folderCommand && !runModelDir.empty()) {
+      rc = cmdRunModel(runModelDir, mo.text, runTextFile, mo.files.layer, mo.memoryBudgetMib, dumpDir, *runCmd);
+    } else if (folderCommand) {
+      rc = fail("--text-file needs --model DIR (a model folder's tokenizer reads the text verbatim); without a "
+                "model give --text");
+    } else {
+      auto ws = applyWorkspaceOptions(mo);
+      if (!ws) return fail(ws.error().message);
+      if (*ws && exportCmd->parsed()) defaultPictureFromWorkspace(**ws, *exportCmd, ea);
+      if (info->parsed()) rc = modelDir.empty() ? cmdInfo(mo, *ws) : cmdInfoModel(modelDir, *info);
+      if (runCmd->parsed()) rc = cmdRun(mo, dumpDir, *ws);
+      if (exportCmd->parsed()) rc = cmdExport(mo, ea, *ws);
+      if (bench->parsed()) {
+        if (benchTrain) {
+          rc = cmdBenchTrain(*bench, benchSeeds, benchBudget, benchSteps);
+        } else {
+          const Status s = cmdBench(mo, ba);
+          rc = s ? 0 : fail(s.error().message);
+        }
+      }
+      if (trainCmd->parsed()) rc = cmdTrain(trainArgs);
+      if (circuitsCmd->parsed()) rc = cmdCircuits(circuitsArgs);
+      if (compareCmd->parsed()) rc = cmdCompare(mo, compareArgs);
+      if (decodeCmd->parsed()) {
+        const Status s = cmdDecode(mo, decodeArgs);
         rc = s ? 0 : fail(s.error().message);
       }
-    }
-    if (trainCmd->parsed()) rc = cmdTrain(trainArgs);
-    if (circuitsCmd->parsed()) rc = cmdCircuits(circuitsArgs);
-    if (compareCmd->parsed()) rc = cmdCompare(mo, compareArgs);
-    if (decodeCmd->parsed()) {
-      const Status s = cmdDecode(mo, decodeArgs);
-      rc = s ? 0 : fail(s.error().message);
     }
   } catch (const std::bad_alloc&) {
     rc = fail("out of memory: the system refused an allocation although the estimate fit the budget; lower "

@@ -99,6 +99,16 @@ double estimateForwardBytes(const ModelSpec& s, std::int64_t T, const ForwardOpt
   return bytes;
 }
 
+Status finalLogits(const ModelFolder& model, const RowMatrix& x, RowMatrix& logits) {
+  const ModelSpec& spec = model.spec();
+  RowVector nw, nb;
+  if (auto s = model.finalNorm(nw, nb); !s) return s.error();
+  RowMatrix normed;  // (T, d_model)
+  if (spec.arch == Arch::Gpt2) layerNorm(x, nw, nb, spec.normEps, normed);
+  else rmsNorm(x, nw, spec.normEps, normed);
+  return model.unembed(normed, logits);
+}
+
 Result<ForwardResult> runForward(const ModelFolder& model, const std::vector<int>& tokens, const ForwardOptions& opt) {
   const ModelSpec& spec = model.spec();
   const std::int64_t T = static_cast<std::int64_t>(tokens.size()), d = spec.dModel;
@@ -203,12 +213,8 @@ Result<ForwardResult> runForward(const ModelFolder& model, const std::vector<int
       }
     }
 
-    RowVector nw, nb;
-    if (auto s = model.finalNorm(nw, nb); !s) return s.error();
-    if (spec.arch == Arch::Gpt2) layerNorm(x, nw, nb, spec.normEps, a);
-    else rmsNorm(x, nw, spec.normEps, a);
     RowMatrix logits;
-    if (auto s = model.unembed(a, logits); !s) return s.error();
+    if (auto s = finalLogits(model, x, logits); !s) return s.error();
     out.logits = Tensor({T, spec.vocab}, {"T", "V"});
     std::copy(logits.data(), logits.data() + logits.size(), out.logits.data.begin());
     return out;

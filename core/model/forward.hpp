@@ -46,6 +46,11 @@ double estimateForwardBytes(const ModelSpec& spec, std::int64_t T, const Forward
 // An estimate above opt.memoryBudgetBytes is refused with the estimate before anything is allocated.
 Result<ForwardResult> runForward(const ModelFolder& model, const std::vector<int>& tokens, const ForwardOptions& opt = {});
 
+// logits (T, V) of a residual stream x (T, d_model): the final norm, then the unembedding — the
+// model's own last step. On an earlier layer's stream (ForwardResult::hidden) it is the logit
+// lens: what the model would predict if it stopped after that layer.
+Status finalLogits(const ModelFolder& model, const RowMatrix& x, RowMatrix& logits);
+
 // The pieces, exposed for tests and the logit lens.
 // LayerNorm over each row: (x - mean) / sqrt(var + eps) · w + b, var the biased variance.
 void layerNorm(const RowMatrix& x, const RowVector& w, const RowVector& b, double eps, RowMatrix& out);

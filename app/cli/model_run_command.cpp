@@ -1,0 +1,390 @@
+// `run --model DIR` and `predict --model DIR` (see model_run_command.hpp).
+//
+// [SECTION] the text through the folder's tokenizer
+// [SECTION] run --model
+// [SECTION] predict
+#include "model_run_command.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <vector>
+
+#include "command_common.hpp"
+#include "dump_folder.hpp"
+#include "io/file_io.hpp"
+#include "kernels/gemm.hpp"
+#include "model/forward.hpp"
+#include "model/model_folder.hpp"
+#include "model_options.hpp"
+#include "tokenize/text_utf8.hpp"
+#include "tokenize/tokenizer_files.hpp"
+#include "util/format.hpp"
+#include "util/memory_budget.hpp"
+
+namespace mhascope::cli {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] the text through the folder's tokenizer
+// ---------------------------------------------------------------------------------------------
+
+// Options given on `cmd` other than `allowed`: the folder decides them, so they are refused
+// together, as `info --model` does.
+Status refuseFolderOptions(const CLI::App& cmd, const std::set<std::string>& allowed) {
+  std::string list;
+  for (const CLI::Option* o : cmd.get_options()) {
+    if (o->count() > 0 && allowed.count(o->get_name()) == 0) list += (list.empty() ? "" : ", ") + o->get_name();
+  }
+  if (list.empty()) return Ok{};
+  return makeError("--model takes the sizes, positions and weights from the folder's config.json and safetensors, "
+                   "and the tokens from its tokenizer; drop " + list);
+}
+
+struct ModelText {
+  model::ModelFolder folder;
+  tokenize::BpeTokenizer tokenizer;
+  std::string text;
+  std::vector<int> ids;              // (T) what the model reads, BOS first when added
+  std::vector<std::string> labels;   // (T) the tokens as shown: spaces drawn as '␣'
+  bool bos = false;                  // the tokenizer's template put a BOS first
+};
+
+// The folder, its tokenizer and the text's ids. The text is given verbatim: no '|' batch split,
+// no trimming. One line for each way this can fail: no text, an empty one, no tokenizer, more
+// tokens than the model has positions.
+Result<ModelText> loadModelText(const std::string& dir, const std::optional<std::string>& text,
+                                const std::string& textFile) {
+  if (!text && textFile.empty()) return makeError("--model needs the text: --text \"...\" or --text-file FILE");
+  if (text && !textFile.empty()) return makeError("--text and --text-file both give the text; keep one");
+  auto folder = model::ModelFolder::open(dir);
+  if (!folder) return folder.error();
+  ModelText mt{std::move(*folder), {}, {}, {}, {}, false};
+  const std::string where = textFile.empty() ? "--text" : "--text-file '" + textFile + "'";
+  if (text) {
+    mt.text = *text;
+  } else {
+    auto bytes = readFile(textFile, tokenize::kMaxTextBytes);
+    if (!bytes) return makeError("--text-file: " + bytes.error().message);
+    mt.text = std::move(*bytes);
+  }
+  if (mt.text.empty()) return makeError(where + " is empty: enter at least one token");
+  auto tok = tokenize::loadTokenizer(mt.folder.dir());
+  if (!tok) {
+    return makeError(tok.error().message + "; the text needs the model's own tokenizer beside its config.json");
+  }
+  mt.tokenizer = std::move(*tok);
+  auto ids = mt.tokenizer.encode(mt.text);
+  if (!ids) return ids.error();
+  if (ids->empty()) return makeError(where + " gives no tokens: enter at least one token");
+  if (const auto bos = mt.tokenizer.bosToken()) {
+    mt.ids.push_back(*bos);
+    mt.bos = true;
+  }
+  mt.ids.insert(mt.ids.end(), ids->begin(), ids->end());
+  const model::ModelSpec& s = mt.folder.spec();
+  const std::int64_t T = static_cast<std::int64_t>(mt.ids.size());
+  if (T > s.maxPositions) {
+    return makeError(where + " is " + std::to_string(T) + " tokens" + (mt.bos ? " (with the BOS)" : "") +
+                     ", more than the model's " + std::to_string(s.maxPositions) + " positions (" +
+                     (s.arch == model::Arch::Gpt2 ? "n_positions" : "max_position_embeddings") + " in " +
+                     mt.folder.dir() + "/config.json); shorten the text");
+  }
+  for (std::size_t i = 0; i < mt.ids.size(); ++i) {
+    if (mt.ids[i] >= s.vocab) {
+      return makeError("the tokenizer gives token id " + std::to_string(mt.ids[i]) + " ('" +
+                       mt.tokenizer.displayToken(mt.ids[i]) + "', position " + std::to_string(i) +
+                       "), outside the model's vocabulary of " + std::to_string(s.vocab) + " (vocab_size in " +
+                       mt.folder.dir() + "/config.json): the tokenizer is not this model's");
+    }
+  }
+  for (int id : mt.ids) mt.labels.push_back(mt.tokenizer.displayToken(id));
+  return mt;
+}
+
+std::uint64_t budgetBytes(std::optional<std::uint64_t> mib) { return mib ? *mib << 20 : defaultMemoryBudget(); }
+
+std::string bosNote(const ModelText& mt) {
+  return mt.bos ? "BOS '" + mt.labels.front() + "' first, as the tokenizer's template asks"
+                : "no BOS: the tokenizer's template adds none";
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] run --model
+// ---------------------------------------------------------------------------------------------
+
+// (1, T) little-endian int64, NumPy format 1.0 with the header padded to 64 bytes as np.save does.
+std::string encodeTokenIdsNpy(const std::vector<int>& ids) {
+  std::string header = "{'descr': '<i8', 'fortran_order': False, 'shape': (1, " + std::to_string(ids.size()) + "), }";
+  const std::size_t unpadded = 10 + header.size() + 1;  // magic, version, length, header, '\n'
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>((header.size() >> 8) & 0xff);
+  out += header;
+  for (int id : ids) {
+    const auto v = static_cast<std::uint64_t>(static_cast<std::int64_t>(id));
+    for (int b = 0; b < 8; ++b) out += static_cast<char>((v >> (8 * b)) & 0xff);
+  }
+  return out;
+}
+
+nlohmann::json modelTraceDocument(const ModelText& mt, int layer, bool layerGiven, const Trace& tr,
+                                  const std::string& describeLine, nlohmann::json stages) {
+  const model::ModelSpec& s = mt.folder.spec();
+  nlohmann::json tokens = nlohmann::json::array();
+  for (const auto& l : mt.labels) tokens.push_back(tokenize::replaceInvalidUtf8(l));
+  nlohmann::json nonFinite = nlohmann::json::array();
+  for (const NonFiniteStage& n : nonFiniteStages(tr)) {
+    nonFinite.push_back({{"stage", stageInfo(n.stage).name}, {"nan", n.nan}, {"inf", n.inf}, {"first_index", n.first}});
+  }
+  nlohmann::json config = {{"model", mt.folder.dir()},
+                           {"architecture", model::archName(s.arch)},
+                           {"layer", layer},
+                           {"layer_given", layerGiven},
+                           {"layers", s.layers},
+                           {"text", tokenize::replaceInvalidUtf8(mt.text)},
+                           {"bos", mt.bos},
+                           {"mask", "causal"},
+                           {"positions", s.rope() ? "rope" : "learned (added to the embeddings)"},
+                           {"window", s.window}};
+  return {{"mhascope_trace_version", 1},
+          {"config", config},
+          {"describe", describeLine},
+          {"B", tr.batch}, {"T_q", tr.tq}, {"T_k", tr.tk}, {"d_model", tr.dModel},
+          {"h", tr.heads}, {"d_k", tr.dk}, {"kv_heads", tr.kvHeads}, {"scale_factor", tr.scaleFactor},
+          {"query_tokens", {tokens}}, {"key_tokens", {tokens}},
+          {"token_ids", mt.ids}, {"token_ids_file", kTokenIdsFile},
+          {"fully_masked_rows", nlohmann::json::array()}, {"non_finite", nonFinite},
+          {"gemm", gemmName(gemmChoice().backend) + " (" + gemmChoice().how + ")"}, {"stages", stages}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] predict
+// ---------------------------------------------------------------------------------------------
+
+struct Candidate {
+  int id = 0;
+  double probability = 0;  // softmax over the whole vocabulary
+};
+
+// The k most likely next tokens of one logits row (V), best first; the softmax is taken in double
+// after subtracting the row max (only for numerical stability).
+std::vector<Candidate> topK(const float* logits /*(V)*/, int V, int k) {
+  double mx = -INFINITY;
+  for (int v = 0; v < V; ++v) mx = std::max(mx, static_cast<double>(logits[v]));
+  double sum = 0;
+  for (int v = 0; v < V; ++v) sum += std::exp(static_cast<double>(logits[v]) - mx);
+  std::vector<int> order(static_cast<std::size_t>(V));
+  for (int v = 0; v < V; ++v) order[static_cast<std::size_t>(v)] = v;
+  const int n = std::min(k, V);
+  // Ties go to the smaller id, as argmax does.
+  std::partial_sort(order.begin(), order.begin() + n, order.end(),
+                    [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+  std::vector<Candidate> out;
+  for (int i = 0; i < n; ++i) {
+    const int v = order[static_cast<std::size_t>(i)];
+    out.push_back({v, std::exp(static_cast<double>(logits[v]) - mx) / sum});
+  }
+  return out;
+}
+
+// Columns of the table count characters, not bytes ('␣' is three bytes, one column).
+std::size_t columns(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// A token for a table cell: at most `width` columns (cut with '…'), padded to `width`.
+std::string cell(const std::string& token, std::size_t width) {
+  std::string out;
+  std::size_t cols = 0;
+  for (std::size_t i = 0; i < token.size();) {
+    std::size_t len = 1;
+    while (i + len < token.size() && (static_cast<unsigned char>(token[i + len]) & 0xC0) == 0x80) ++len;
+    if (cols + 1 == width && columns(token.substr(i)) > 1) {
+      out += "…";
+      ++cols;
+      break;
+    }
+    out.append(token, i, len);
+    ++cols;
+    i += len;
+  }
+  out.append(width > cols ? width - cols : 0, ' ');
+  return out;
+}
+
+nlohmann::json candidateJson(const ModelText& mt, const Candidate& c) {
+  return {{"id", c.id}, {"token", tokenize::replaceInvalidUtf8(mt.tokenizer.displayToken(c.id))}, {"probability", c.probability}};
+}
+
+Status checkJsonOutput(const PredictArgs& a, const ModelText& mt) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const std::string& input : {mt.folder.dir() + "/config.json", a.textFile}) {
+    if (!input.empty() && sameFile(a.json, input)) return makeError("--json '" + a.json + "' is an input file; name another file");
+  }
+  if (fs::is_symlink(a.json, ec)) {
+    return makeError("--json '" + a.json + "' is a symbolic link; writing would replace the link by a file, so name "
+                     "the file itself");
+  }
+  if (fs::exists(a.json, ec) && !fs::is_directory(a.json, ec) && !a.force) {
+    return makeError("--json '" + a.json + "' already exists; add --force to replace it, or name a new file");
+  }
+  return checkWritablePath(a.json);
+}
+
+}  // namespace
+
+int cmdRunModel(const std::string& modelDir, const std::optional<std::string>& text, const std::string& textFile,
+                std::optional<int> layer, std::optional<std::uint64_t> memoryBudgetMib, const std::string& dumpDir,
+                const CLI::App& run) {
+  if (auto s = refuseFolderOptions(run, {"--model", "--text", "--text-file", "--layer", "--dump", "--memory-budget",
+                                         "--help"});
+      !s) {
+    return fail(s.error().message);
+  }
+  auto targetOr = dumpTarget(dumpDir);
+  if (!targetOr) return fail(targetOr.error().message);
+  auto mt = loadModelText(modelDir, text, textFile);
+  if (!mt) return fail(mt.error().message);
+  const model::ModelSpec& s = mt->folder.spec();
+  const int L = layer.value_or(0);
+  if (L >= s.layers) {
+    return fail("--layer " + std::to_string(L) + " is outside the model's " + std::to_string(s.layers) +
+                " layers (0 .. " + std::to_string(s.layers - 1) + ", num_hidden_layers in " + mt->folder.dir() +
+                "/config.json)");
+  }
+  model::ForwardOptions opt;
+  opt.traceLayer = L;
+  opt.keepAttention = false;
+  opt.keepHidden = false;
+  opt.tokenLabels = mt->labels;
+  opt.memoryBudgetBytes = budgetBytes(memoryBudgetMib);
+  auto fr = model::runForward(mt->folder, mt->ids, opt);
+  if (!fr) return fail(fr.error().message);
+  const std::string describeLine = std::string(model::archName(s.arch)) + " model " + mt->folder.dir() + ", layer " +
+                                   std::to_string(L) + (layer ? " (" : " (no --layer given; ") + "layers 0 .. " +
+                                   std::to_string(s.layers - 1) + "), T = " +
+                                   std::to_string(mt->ids.size()) + " tokens (" + bosNote(*mt) + "), h = " +
+                                   std::to_string(s.heads) + ", N = " + std::to_string(s.kvHeads) + " K/V heads";
+  auto written = writeDump(fr->trace, dumpDir, *targetOr,
+                           [&](nlohmann::json stages) {
+                             return modelTraceDocument(*mt, L, layer.has_value(), fr->trace, describeLine,
+                                                       std::move(stages));
+                           },
+                           {{kTokenIdsFile, encodeTokenIdsNpy(mt->ids)}});
+  if (!written) return fail(written.error().message);
+  std::printf("wrote %d stages + trace.json + %s to %s (%s)\n", *written, kTokenIdsFile, dumpDir.c_str(),
+              describeLine.c_str());
+  return 0;
+}
+
+CLI::App* addPredictCommand(CLI::App& app, PredictArgs& a) {
+  auto* c = app.add_subcommand("predict", "a model folder's next-token predictions on your text, and the logit lens");
+  c->add_option("--model", a.modelDir, "a Hugging Face model folder (config.json, safetensors, tokenizer.json or "
+                                      "vocab.json + merges.txt)")
+      ->required()
+      ->check(nonEmptyPath());
+  auto* text = c->add_option("--text", a.text, "the text, verbatim (newlines, tabs and '|' are text)");
+  c->add_option("--text-file", a.textFile, "read the text from this file, verbatim")->check(nonEmptyPath())->excludes(text);
+  c->add_option("--top", a.top, "next tokens shown per position")->transform(decimalInteger(1, INT_MAX))->capture_default_str();
+  c->add_option("--json", a.json, "write the predictions and the logit lens to this file")->check(nonEmptyPath());
+  c->add_flag("--force", a.force, "replace an existing --json file");
+  c->add_option("--memory-budget", a.memoryBudgetMib, "memory budget for the forward, MiB (default: half of the "
+                "available memory, 512 MiB … 32 GiB)")
+      ->transform(decimalInteger(1, 1ull << 30));
+  return c;
+}
+
+int cmdPredict(const PredictArgs& a) {
+  auto mt = loadModelText(a.modelDir, a.text, a.textFile);
+  if (!mt) return fail(mt.error().message);
+  const model::ModelSpec& s = mt->folder.spec();
+  if (a.top > s.vocab) {
+    return fail("--top " + std::to_string(a.top) + " is more than the model's vocabulary of " + std::to_string(s.vocab));
+  }
+  if (!a.json.empty()) {
+    if (auto st = checkJsonOutput(a, *mt); !st) return fail(st.error().message);
+  }
+  model::ForwardOptions opt;
+  opt.keepAttention = false;
+  opt.keepHidden = true;  // the logit lens reads every layer's residual stream
+  opt.tokenLabels = mt->labels;
+  opt.memoryBudgetBytes = budgetBytes(a.memoryBudgetMib);
+  auto fr = model::runForward(mt->folder, mt->ids, opt);
+  if (!fr) return fail(fr.error().message);
+  const int T = static_cast<int>(mt->ids.size()), V = s.vocab;
+
+  // predictions[t]: what follows position t; lens[l][t]: the top-1 of layer l's stream.
+  std::vector<std::vector<Candidate>> predictions;
+  for (int t = 0; t < T; ++t) predictions.push_back(topK(fr->logits.ptr() + static_cast<std::int64_t>(t) * V, V, a.top));
+  std::vector<std::vector<Candidate>> lens;
+  for (int l = 0; l < s.layers; ++l) {
+    const Tensor& h = fr->hidden[static_cast<std::size_t>(l)];  // (T, d_model)
+    const RowMatrix x = ConstMatrixMap(h.ptr(), T, s.dModel);
+    RowMatrix logits;  // (T, V)
+    if (auto st = model::finalLogits(mt->folder, x, logits); !st) return fail(st.error().message);
+    std::vector<Candidate> row;
+    for (int t = 0; t < T; ++t) row.push_back(topK(logits.data() + static_cast<std::int64_t>(t) * V, V, 1).front());
+    lens.push_back(std::move(row));
+  }
+
+  std::printf("%s model %s: T = %d tokens (%s)\n\n", model::archName(s.arch), mt->folder.dir().c_str(), T,
+              bosNote(*mt).c_str());
+  std::printf("Next-token predictions (top %d; probability over all %d tokens; '␣' is a space)\n", a.top, V);
+  for (int t = 0; t < T; ++t) {
+    std::printf("  %4d %s %6d  →", t, cell(mt->labels[static_cast<std::size_t>(t)], 12).c_str(), mt->ids[static_cast<std::size_t>(t)]);
+    for (const Candidate& c : predictions[static_cast<std::size_t>(t)]) {
+      std::printf("  %s (%d) %.4f", mt->tokenizer.displayToken(c.id).c_str(), c.id, c.probability);
+    }
+    std::printf("\n");
+  }
+  std::printf("\nLogit lens: top-1 next token of each layer's residual stream through the final norm and unembedding\n"
+              "(the last layer's column is the model's own prediction)\n");
+  constexpr std::size_t kCell = 12;
+  std::printf("  %4s %s", "t", cell("token", kCell).c_str());
+  for (int l = 0; l < s.layers; ++l) std::printf(" %s", cell("layer " + std::to_string(l), kCell).c_str());
+  std::printf("\n");
+  for (int t = 0; t < T; ++t) {
+    std::printf("  %4d %s", t, cell(mt->labels[static_cast<std::size_t>(t)], kCell).c_str());
+    for (int l = 0; l < s.layers; ++l) {
+      std::printf(" %s", cell(mt->tokenizer.displayToken(lens[static_cast<std::size_t>(l)][static_cast<std::size_t>(t)].id), kCell).c_str());
+    }
+    std::printf("\n");
+  }
+
+  if (!a.json.empty()) {
+    nlohmann::json tokens = nlohmann::json::array(), preds = nlohmann::json::array(), lensJ = nlohmann::json::array();
+    for (int t = 0; t < T; ++t) {
+      tokens.push_back({{"id", mt->ids[static_cast<std::size_t>(t)]}, {"token", tokenize::replaceInvalidUtf8(mt->labels[static_cast<std::size_t>(t)])}});
+      nlohmann::json top = nlohmann::json::array();
+      for (const Candidate& c : predictions[static_cast<std::size_t>(t)]) top.push_back(candidateJson(*mt, c));
+      preds.push_back(top);
+    }
+    for (const auto& row : lens) {
+      nlohmann::json r = nlohmann::json::array();
+      for (const Candidate& c : row) r.push_back(candidateJson(*mt, c));
+      lensJ.push_back(r);
+    }
+    const nlohmann::json doc = {{"model", mt->folder.dir()}, {"architecture", model::archName(s.arch)},
+                                {"text", tokenize::replaceInvalidUtf8(mt->text)}, {"bos", mt->bos}, {"T", T}, {"V", V},
+                                {"layers", s.layers}, {"top", a.top}, {"tokens", tokens},
+                                {"predictions", preds}, {"logit_lens", lensJ}};
+    if (auto st = writeFileAtomic(a.json, doc.dump(2) + "\n"); !st) return fail(st.error().message);
+    std::printf("\nwrote %s\n", a.json.c_str());
+  }
+  return 0;
+}
+
+}  // namespace mhascope::cli

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# `run --model DIR` and `predict --model DIR` on the fixture model folders (tests/fixtures/models,
+# random tiny models made by scripts/gen_model_fixtures.py, with their PyTorch reference outputs).
+# The folders carry no tokenizer, so the test writes a byte-level tokenizer.json into a copy: ids
+# 0-94 are the printable ASCII bytes 32-126 (id = byte - 32), 95-97 tab, newline, carriage return,
+# 98 <|begin_of_text|> (only with "bos": the template puts it first), 99 <|endoftext|>, and every
+# other byte an id from 100 up (outside the models' V = 100); no merges, so one token per byte and
+# the reference token sequences are plain texts.
+set -uo pipefail
+BIN="$1"; FIX="$2"
+source "$(dirname "$0")/common.sh"
+M="$FIX/models"; R="$M/reference"
+PY=/usr/bin/python3
+
+mktok() {  # mktok DIR [bos]
+  "$PY" - "$@" <<'PYEOF'
+import json, sys
+def bytes_to_unicode():  # GPT-2's byte-to-unicode map
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b); cs.append(256 + n); n += 1
+    return dict(zip(bs, map(chr, cs)))
+b2u = bytes_to_unicode()
+order = list(range(32, 127)) + [9, 10, 13]
+vocab = {b2u[b]: i for i, b in enumerate(order)}
+nxt = 100
+for b in range(256):
+    if b not in order:
+        vocab[b2u[b]] = nxt; nxt += 1
+added = [{"id": 99, "content": "<|endoftext|>", "special": True}]
+post = None
+if len(sys.argv) > 2 and sys.argv[2] == "bos":
+    added.insert(0, {"id": 98, "content": "<|begin_of_text|>", "special": True})
+    post = {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}},
+            {"Sequence": {"id": "A", "type_id": 0}}], "pair": [], "special_tokens": {}}
+tok = {"version": "1.0", "added_tokens": added, "normalizer": None,
+       "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+       "post_processor": post,
+       "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+       "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                 "end_of_word_suffix": None, "fuse_unk": False, "vocab": vocab, "merges": []}}
+json.dump(tok, open(sys.argv[1] + "/tokenizer.json", "w"), ensure_ascii=False)
+PYEOF
+}
+# The text of reference sequence k of a folder (its ids as bytes).
+reftext() {
+  "$PY" -c "import numpy as np, sys; sys.stdout.write(''.join('\t\n\r'[i - 95] if i >= 95 else chr(32 + i) for i in np.load('$R/$1/s$2_tokens.npy').tolist()))" > "$3"
+}
+# check NAME PYTHON-EXPRESSION...: ok when the script exits 0
+check() {
+  local name="$1"; shift
+  local out; out="$("$PY" -c "import json, numpy as np, sys
+$*" 2>&1)" && ok "$name" || bad "$name: $out"
+}
+
+for m in gpt2 llama_gqa mistral qwen2; do cp -r "$M/$m" "$T/$m" && mktok "$T/$m"; done
+reftext gpt2 0 "$T/s0.txt"   # 12 tokens: kg&a0`@9k=KI
+reftext gpt2 1 "$T/s1.txt"   # 7 tokens with a newline: Vr_J\nPJ
+
+# --- run --model: layer L's stages, equal to the reference's attention weights for that layer --
+for m in gpt2 llama_gqa mistral qwen2; do
+  for L in 0 1; do
+    out="$("$BIN" run --model "$T/$m" --text-file "$T/s0.txt" --layer $L --dump "$T/d_${m}_$L" 2>&1)" \
+      || bad "$m layer $L: $out"
+    check "$m layer $L: weights.npy equals the reference attention weights" "
+w = np.load('$T/d_${m}_$L/weights.npy'); r = np.load('$R/$m/s0_attn.npy')[$L]
+assert w.shape == (1,) + r.shape, (w.shape, r.shape)
+d = abs(w[0] - r).max(); assert d < 2e-5, d"
+  done
+done
+check "token_ids.npy: (B, T) = (1, 12) int64, the reference ids" "
+t = np.load('$T/d_gpt2_1/token_ids.npy'); r = np.load('$R/gpt2/s0_tokens.npy')
+assert t.dtype == np.int64 and t.shape == (1, 12), (t.dtype, t.shape)
+assert (t[0] == r).all(), t"
+check "trace.json: the same keys as run --dump, the token ids, the layer" "
+d = json.load(open('$T/d_gpt2_1/trace.json'))
+assert d['B'] == 1 and d['T_q'] == 12 and d['h'] == 4 and d['config']['layer'] == 1, d['config']
+assert d['token_ids'] == np.load('$R/gpt2/s0_tokens.npy').tolist()
+assert {s['stage'] for s in d['stages']} >= {'scores', 'weights', 'output'}"
+# The newline is text (a token of its own), and the text reaches the tokenizer unchanged.
+"$BIN" run --model "$T/llama_gqa" --text-file "$T/s1.txt" --layer 1 --dump "$T/d_nl" >/dev/null 2>&1
+check "a newline is a token: llama layer 1 on the 7-token reference" "
+w = np.load('$T/d_nl/weights.npy'); r = np.load('$R/llama_gqa/s1_attn.npy')[1]
+t = np.load('$T/d_nl/token_ids.npy')
+assert t[0].tolist() == np.load('$R/llama_gqa/s1_tokens.npy').tolist(), t
+assert abs(w[0] - r).max() < 2e-5"
+# Without --layer: layer 0, said in the output.
+out="$("$BIN" run --model "$T/gpt2" --text-file "$T/s0.txt" --dump "$T/d_def" 2>&1)"
+grep -q "layer 0 (no --layer given" <<<"$out" && ok "no --layer: layer 0, said" || bad "no --layer: $out"
+check "no --layer: the reference's layer 0" "
+assert abs(np.load('$T/d_def/weights.npy')[0] - np.load('$R/gpt2/s0_attn.npy')[0]).max() < 2e-5"
+# '|' is text with a model, not a batch separator; tabs too.
+"$BIN" run --model "$T/gpt2" --text "a|b	c" --dump "$T/d_bar" >/dev/null 2>&1
+check "'|' and a tab are tokens: B = 1, T = 5" "
+t = np.load('$T/d_bar/token_ids.npy'); w = np.load('$T/d_bar/weights.npy')
+assert t.tolist() == [[65, 92, 66, 95, 67]] and w.shape == (1, 4, 5, 5), (t, w.shape)"
+# A model dump replaces an earlier one (token_ids.npy is part of a dump).
+expect_ok "a model dump replaces an earlier model dump" "$BIN" run --model "$T/gpt2" --text "ab" --dump "$T/d_bar"
+# A BOS when the tokenizer's template asks for one.
+cp -r "$M/llama_gqa" "$T/llama_bos" && mktok "$T/llama_bos" bos
+out="$("$BIN" run --model "$T/llama_bos" --text "ab" --dump "$T/d_bos" 2>&1)"
+grep -q "BOS '<|begin_of_text|>' first" <<<"$out" && ok "BOS: said in the output" || bad "bos: $out"
+check "BOS: token_ids start with the template's token" "
+assert np.load('$T/d_bos/token_ids.npy').tolist() == [[98, 65, 66]]"
+check "no BOS without a template (GPT-2's config names bos_token_id 99, its tokenizer adds none)" "
+assert np.load('$T/d_def/token_ids.npy')[0, 0] == 75"
+
+# --- predict: top-k next tokens and the logit lens ------------------------------------------------
+for m in gpt2 llama_gqa; do
+  out="$("$BIN" predict --model "$T/$m" --text-file "$T/s0.txt" --top 5 --json "$T/p_$m.json" 2>&1)" || bad "predict $m: $out"
+  check "$m predict: probabilities in (0, 1], each top-5 sums to at most 1, sorted" "
+d = json.load(open('$T/p_$m.json'))
+assert d['T'] == 12 and len(d['predictions']) == 12
+for top in d['predictions']:
+    p = [c['probability'] for c in top]
+    assert len(p) == 5 and all(0 < x <= 1 for x in p) and sum(p) <= 1 + 1e-9 and p == sorted(p, reverse=True), p"
+  check "$m predict: top-1 = argmax of the reference logits" "
+d = json.load(open('$T/p_$m.json')); r = np.load('$R/$m/s0_logits.npy')
+assert [t[0]['id'] for t in d['predictions']] == r.argmax(-1).tolist()"
+  check "$m logit lens: L rows of T cells; the last layer's top-1 is the model's own" "
+d = json.load(open('$T/p_$m.json'))
+assert len(d['logit_lens']) == d['layers'] == 2 and all(len(r) == 12 for r in d['logit_lens'])
+assert [c['id'] for c in d['logit_lens'][-1]] == [t[0]['id'] for t in d['predictions']]"
+done
+check "top-1 probability = softmax of the reference logits" "
+d = json.load(open('$T/p_gpt2.json')); r = np.load('$R/gpt2/s0_logits.npy').astype(np.float64)
+p = np.exp(r - r.max(-1, keepdims=True)); p /= p.sum(-1, keepdims=True)
+got = np.array([t[0]['probability'] for t in d['predictions']]); assert abs(got - p.max(-1)).max() < 1e-5"
+out="$("$BIN" predict --model "$T/gpt2" --text "a b" --top 2 2>&1)"
+grep -q "^ *1 ␣  *0  →" <<<"$out" && grep -q "Logit lens" <<<"$out" && grep -q "layer 1" <<<"$out" \
+  && ok "predict prints the space token as '␣' with its id, and the lens table" || bad "predict table: $out"
+
+# --- one clear line for each refusal ------------------------------------------------------------
+"$PY" -c "print('x' * 33, end='')" > "$T/long.txt"
+expect_error "more tokens than n_positions" "is 33 tokens, more than the model's 32 positions (n_positions" \
+  "$BIN" run --model "$T/gpt2" --text-file "$T/long.txt" --dump "$T/e1"
+"$PY" -c "print('x' * 64, end='')" > "$T/long64.txt"
+expect_error "BOS counts toward max_position_embeddings" "is 65 tokens (with the BOS), more than the model's 64 positions (max_position_embeddings" \
+  "$BIN" predict --model "$T/llama_bos" --text-file "$T/long64.txt"
+expect_error "empty --text" "--text is empty: enter at least one token" "$BIN" run --model "$T/gpt2" --text "" --dump "$T/e2"
+: > "$T/empty.txt"
+expect_error "empty --text-file" "is empty: enter at least one token" "$BIN" predict --model "$T/gpt2" --text-file "$T/empty.txt"
+expect_error "no text at all" "--model needs the text: --text" "$BIN" predict --model "$T/gpt2"
+expect_error "folder without a tokenizer" "holds no tokenizer: neither tokenizer.json nor vocab.json + merges.txt" \
+  "$BIN" run --model "$M/gpt2" --text "ab" --dump "$T/e3"
+expect_error "options the folder decides" "drop --heads, --positions" \
+  "$BIN" run --model "$T/gpt2" --text "ab" --heads 2 --positions rope --dump "$T/e4"
+expect_error "--layer outside the model" "--layer 2 is outside the model's 2 layers (0 .. 1" \
+  "$BIN" run --model "$T/gpt2" --text "ab" --layer 2 --dump "$T/e5"
+expect_error "--text-file without --model" "--text-file needs --model DIR" "$BIN" run --text-file "$T/s0.txt" --dump "$T/e6"
+expect_error "--text and --text-file" "--text and --text-file both give the text" \
+  "$BIN" run --model "$T/gpt2" --text "ab" --text-file "$T/s0.txt" --dump "$T/e7"
+expect_error "a token outside the model's vocabulary" "outside the model's vocabulary of 100" \
+  "$BIN" predict --model "$T/gpt2" --text "é"
+expect_error "--top above V" "--top 101 is more than the model's vocabulary of 100" "$BIN" predict --model "$T/gpt2" --text "ab" --top 101
+expect_error "--top 0" "--top" "$BIN" predict --model "$T/gpt2" --text "ab" --top 0
+echo keep > "$T/keep.json"
+expect_error "--json exists" "already exists; add --force" "$BIN" predict --model "$T/gpt2" --text "ab" --json "$T/keep.json"
+grep -qx keep "$T/keep.json" && ok "--json: the existing file is untouched" || bad "keep.json changed"
+expect_ok "--json --force replaces it" "$BIN" predict --model "$T/gpt2" --text "ab" --json "$T/keep.json" --force
+expect_error "--dump over a folder of the user's" "is not part of an mhascope dump" \
+  "$BIN" run --model "$T/gpt2" --text "ab" --dump "$T/gpt2"
+[ -f "$T/gpt2/config.json" ] && ok "the model folder is untouched" || bad "model folder changed"
+
+echo "$fails failure(s)"
+[ $fails -eq 0 ]
