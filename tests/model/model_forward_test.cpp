@@ -8,6 +8,8 @@
 // rounding of the weights) is checked separately with a tolerance sized for that rounding.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -95,6 +97,29 @@ TEST_P(ModelFolderMatchesTorch, EveryLayerAndTheLogits) {
     }
     EXPECT_EQ(t.window, model->spec().window);
   }
+}
+
+// The logit lens's step (finalLogits: final norm, then unembedding) on the reference's residual
+// stream after the last layer gives the reference's logits; on an earlier layer it gives logits of
+// the same shape that differ from the model's (the lens shows something the output does not).
+TEST_P(ModelFolderMatchesTorch, FinalLogitsOfTheLastStreamAreTheLogits) {
+  const Case c = GetParam();
+  auto model = ModelFolder::open(kModels + c.folder);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const int L = model->spec().layers, d = model->spec().dModel, V = model->spec().vocab;
+  const Tensor hidden = loadRef(c.folder, 0, "hidden"), logits = loadRef(c.folder, 0, "logits");  // (L, T, d), (T, V)
+  const int T = static_cast<int>(logits.shape[0]);
+  const RowMatrix last = ConstMatrixMap(hidden.ptr() + static_cast<std::size_t>(L - 1) * T * d, T, d);
+  RowMatrix got;
+  ASSERT_TRUE(finalLogits(*model, last, got).ok());
+  ASSERT_EQ(got.rows(), T);
+  ASSERT_EQ(got.cols(), V);
+  EXPECT_TRUE(testing::checkTensor("lens of the last layer", got.data(), logits.ptr(), logits.data.size(), kAtol, kRtol));
+  const RowMatrix first = ConstMatrixMap(hidden.ptr(), T, d);
+  ASSERT_TRUE(finalLogits(*model, first, got).ok());
+  float diff = 0;
+  for (std::size_t i = 0; i < logits.data.size(); ++i) diff = std::max(diff, std::abs(got.data()[i] - logits.data[i]));
+  EXPECT_GT(diff, 1e-3f) << "layer 0's lens is not the model's output";
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ModelFolderMatchesTorch,
