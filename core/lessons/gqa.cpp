@@ -169,7 +169,8 @@ double mateDifference(const GqaLesson& r, int head) {
 
 std::string gqaSharingText(const GqaLesson& r) {
   const int N = r.kvHeads, h = r.heads;
-  std::string s = "N = " + std::to_string(N) + (N == 1 ? " K/V head" : " K/V heads") + " for h = " + std::to_string(h) + " query heads";
+  std::string s = "N = " + std::to_string(N) + (N == 1 ? " K/V head" : " K/V heads") + " for h = " + std::to_string(h) +
+                  (h == 1 ? " query head" : " query heads");
   if (N == h) {
     s += " (multi-head attention): every query head has its own K/V head.";
   } else {
@@ -199,6 +200,9 @@ std::string gqaSharingText(const GqaLesson& r) {
 
 std::string gqaMatesText(const GqaLesson& r, int head) {
   const int mate = groupMate(r, head);
+  if (mate < 0 && r.heads == 1) {
+    return "With h = 1 there is one query head and one K/V head: sharing needs more query heads (h > 1).";
+  }
   if (mate < 0) {
     return "Query head " + std::to_string(head) + " is alone with its K/V head: pick N < h to see two query heads "
            "share one.";

@@ -176,6 +176,8 @@ TEST(GqaLesson, DegenerateShapesAndCrossAttention) {
   const GqaLesson r1 = lessonOrDie(buildOrDie(one), 1);
   EXPECT_EQ(r1.divisors, std::vector<int>{1});
   EXPECT_EQ(groupMate(r1, 0), -1);
+  EXPECT_TRUE(has(gqaSharingText(r1), "N = 1 K/V head for h = 1 query head (multi-head attention)")) << gqaSharingText(r1);
+  EXPECT_TRUE(has(gqaMatesText(r1, 0), "With h = 1 there is one query head")) << gqaMatesText(r1, 0);
   ModelConfig cross = sized(12, 6, "a b c d e|f g h i j");
   cross.crossAttention = true;
   cross.kvText = "k l m|n o";
