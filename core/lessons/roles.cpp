@@ -48,7 +48,8 @@ int scoreTableRank(const Trace& trace, int batchIndex, int head) {
       if (!std::isfinite(v)) return -1;  // an overflowed table has no meaningful rank
       m(r, c) = v;
     }
-  const Eigen::VectorXd sv = Eigen::JacobiSVD<Eigen::MatrixXd>(m).singularValues();
+  // BDCSVD, not JacobiSVD: the same singular values, but Jacobi's sweeps took minutes at T = 1024.
+  const Eigen::VectorXd sv = Eigen::BDCSVD<Eigen::MatrixXd>(m).singularValues();
   if (sv.size() == 0 || sv(0) == 0.0) return 0;
   int rank = 0;
   for (Eigen::Index i = 0; i < sv.size(); ++i) rank += sv(i) > 1e-4 * sv(0) ? 1 : 0;  // float scores: ~1e-7 noise
@@ -69,6 +70,12 @@ const char* trainedHeadRolesText() {
 }
 
 std::string scoreRankText(const Trace& trace, int batchIndex) {
+  if (trace.tq > kRankMaxTokens || trace.tk > kRankMaxTokens) {
+    return "Score-table ranks are worked out for tables up to " + std::to_string(kRankMaxTokens) + " x " +
+           std::to_string(kRankMaxTokens) + " (one SVD per head); this one is " + std::to_string(trace.tq) + " x " +
+           std::to_string(trace.tk) + ". Whatever its size, a real head's table has rank at most d_k = " +
+           std::to_string(trace.dk) + ".";
+  }
   std::string ranks;
   std::vector<int> over;
   const int shown = std::min(trace.heads, 6);  // the lesson draws at most six heads
