@@ -329,14 +329,19 @@ int cmdPredict(const PredictArgs& a) {
   // predictions[t]: what follows position t; lens[l][t]: the top-1 of layer l's stream.
   std::vector<std::vector<Candidate>> predictions;
   for (int t = 0; t < T; ++t) predictions.push_back(topK(fr->logits.ptr() + static_cast<std::int64_t>(t) * V, V, a.top));
+  // A block of positions at a time, so the lens holds (kLensRows, V) logits, not (T, V) per layer.
+  constexpr int kLensRows = 128;
   std::vector<std::vector<Candidate>> lens;
   for (int l = 0; l < s.layers; ++l) {
     const Tensor& h = fr->hidden[static_cast<std::size_t>(l)];  // (T, d_model)
-    const RowMatrix x = ConstMatrixMap(h.ptr(), T, s.dModel);
-    RowMatrix logits;  // (T, V)
-    if (auto st = model::finalLogits(mt->folder, x, logits); !st) return fail(st.error().message);
     std::vector<Candidate> row;
-    for (int t = 0; t < T; ++t) row.push_back(topK(logits.data() + static_cast<std::int64_t>(t) * V, V, 1).front());
+    for (int t0 = 0; t0 < T; t0 += kLensRows) {
+      const int rows = std::min(kLensRows, T - t0);
+      const RowMatrix x = ConstMatrixMap(h.ptr() + static_cast<std::int64_t>(t0) * s.dModel, rows, s.dModel);
+      RowMatrix logits;  // (rows, V)
+      if (auto st = model::finalLogits(mt->folder, x, logits); !st) return fail(st.error().message);
+      for (int t = 0; t < rows; ++t) row.push_back(topK(logits.data() + static_cast<std::int64_t>(t) * V, V, 1).front());
+    }
     lens.push_back(std::move(row));
   }
 

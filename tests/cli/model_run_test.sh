@@ -124,6 +124,14 @@ d = json.load(open('$T/p_$m.json'))
 assert len(d['logit_lens']) == d['layers'] == 2 and all(len(r) == 12 for r in d['logit_lens'])
 assert [c['id'] for c in d['logit_lens'][-1]] == [t[0]['id'] for t in d['predictions']]"
 done
+# The lens runs 128 positions at a time: 200 tokens (RoPE has no position table, so a copy of the
+# llama folder may declare 300 positions) cross a block boundary.
+cp -r "$T/llama_gqa" "$T/llama_long" && sed -i 's/"max_position_embeddings": 64/"max_position_embeddings": 300/' "$T/llama_long/config.json"
+"$PY" -c "import random; random.seed(1); print(''.join(random.choice('abcdefgh ') for _ in range(200)), end='')" > "$T/t200.txt"
+"$BIN" predict --model "$T/llama_long" --text-file "$T/t200.txt" --top 1 --json "$T/p_long.json" >/dev/null 2>&1
+check "logit lens over 200 tokens (two blocks): the last layer is the model's own top-1" "
+d = json.load(open('$T/p_long.json')); assert d['T'] == 200
+assert [c['id'] for c in d['logit_lens'][-1]] == [t[0]['id'] for t in d['predictions']]"
 check "top-1 probability = softmax of the reference logits" "
 d = json.load(open('$T/p_gpt2.json')); r = np.load('$R/gpt2/s0_logits.npy').astype(np.float64)
 p = np.exp(r - r.max(-1, keepdims=True)); p /= p.sum(-1, keepdims=True)
