@@ -19,6 +19,13 @@ Result<ResolvedModel> resolveCheckpointLayer(const ModelOptions& o) {
   if (o.scale) clash.push_back("--scale");
   if (o.padLast) clash.push_back("--pad-last");
   if (o.noPositions) clash.push_back("--no-positions");
+  // The trained layer runs the variant it was trained with (its checkpoint's positions and N).
+  if (o.kvHeads) clash.push_back("--kv-heads");
+  if (o.positions) clash.push_back("--positions");
+  if (o.ropeBase) clash.push_back("--rope-base");
+  if (o.ropeStyle) clash.push_back("--rope-style");
+  if (o.window) clash.push_back("--window");
+  if (o.sinks) clash.push_back("--sinks");
   for (const auto& [flag, file] : {std::pair{"--query", o.files.query}, {"--key", o.files.key}, {"--value", o.files.value},
                                    {"--weights", o.files.weights}, {"--key-padding-mask", o.files.keyPaddingMask},
                                    {"--attn-mask", o.files.attnMask}}) {

@@ -128,6 +128,8 @@ out="$("$BIN" train "${V4[@]}" --positions alibi --steps 4 --eval-every 2 --save
   && ok "train --positions alibi; its layer runs with ALiBi" || bad "train alibi: $out"
 out="$("$BIN" train "${V4[@]}" --positions rope --kv-heads 2 --steps 2 --eval-every 2 --init "$T/rope.safetensors" 2>&1)"
 grep -q "^step 12/12" <<<"$out" && ok "--init continues a RoPE run" || bad "--init rope: $out"
+expect_error "--checkpoint with variant options" "drop --kv-heads, --positions, --rope-base" \
+  "$BIN" info --checkpoint "$T/rope.safetensors" --layer 0 --kv-heads 1 --positions alibi --rope-base 500
 expect_error "--positions unknown" "--positions 'sinusoidal' is not one of learned, rope, alibi" \
   "$BIN" train --positions sinusoidal
 expect_error "--rope-base without rope" "--rope-base is for --positions rope; the positions here are alibi" \
