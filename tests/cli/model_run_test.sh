@@ -164,6 +164,10 @@ expect_error "a token outside the model's vocabulary" "outside the model's vocab
   "$BIN" predict --model "$T/gpt2" --text "é"
 expect_error "--top above V" "--top 101 is more than the model's vocabulary of 100" "$BIN" predict --model "$T/gpt2" --text "ab" --top 101
 expect_error "--top 0" "--top" "$BIN" predict --model "$T/gpt2" --text "ab" --top 0
+"$PY" -c "print('ab' * 125, end='')" > "$T/t250.txt"
+expect_error "--memory-budget reaches the model's forward" "more than the memory budget of 1.0 MiB" \
+  "$BIN" run --model "$T/llama_long" --text-file "$T/t250.txt" --memory-budget 1 --dump "$T/e8"
+[ ! -e "$T/e8" ] && ok "a refused dump writes nothing" || bad "e8 was written"
 echo keep > "$T/keep.json"
 expect_error "--json exists" "already exists; add --force" "$BIN" predict --model "$T/gpt2" --text "ab" --json "$T/keep.json"
 grep -qx keep "$T/keep.json" && ok "--json: the existing file is untouched" || bad "keep.json changed"
