@@ -237,9 +237,12 @@ struct TrainLab {
   void frameEnded(double now);  // releases the hold
   double tickSeconds() const { return pacing.tickSeconds(); }
   // The window must keep drawing: a run is going, or the session published what is not shown yet.
+  // Also while the Circuits panel's worker computes: its result is drawn within a tick, not at the
+  // next input.
   bool animating() const {
     const auto latest = run.session.view();
-    return active && latest && (latest->state == train::RunState::Running || latest->evaluating || latest != run.view);
+    return (active && latest && (latest->state == train::RunState::Running || latest->evaluating || latest != run.view)) ||
+           circuits.busy();
   }
 };
 
