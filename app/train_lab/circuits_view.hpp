@@ -94,6 +94,8 @@ struct CircuitsView {
 
 struct CircuitsViews {
   CircuitsView train, pipeline;
+  // A worker is computing circuits or reading a checkpoint: the window keeps drawing until it ends.
+  bool busy() const { return train.busy() || pipeline.busy() || pipeline.checkpointJob.valid(); }
 };
 
 // What the view draws, whichever mode it is in.
