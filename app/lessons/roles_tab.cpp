@@ -43,7 +43,7 @@ void markEdited(AppState& st) {
 // Over 80 lines (112) on purpose: one tab drawn top to bottom in reading order — the preset button,
 // every head's map and the score editor — every part using the trace, batch item, sizes and result
 // fetched at the top.
-void drawRolesTab(UiContext& ctx, const LessonOutcome<CellBreakdown>& outcome, lessons::Roles::Choices& pick) {
+void drawRolesTab(UiContext& ctx, const LessonOutcome<lessons::Roles::Result>& outcome, lessons::Roles::Choices& pick) {
   lessonHeader(ctx, "Specialist heads",
                "Here the scores are typed in by hand: in the specialists preset, head 0 links 'it' and 'soft' to "
                "'mat', head 1 links 'sat' and 'cat' both ways, and every other token mostly looks at itself. Real "
@@ -137,7 +137,8 @@ void drawRolesTab(UiContext& ctx, const LessonOutcome<CellBreakdown>& outcome, l
     clearScoreCell(st.doc.config, pick.head, pick.query, pick.key);
     markEdited(st);
   }
-  if (const CellBreakdown* cell = outcome.get()) {
+  const lessons::Roles::Result* result = outcome.get();
+  if (const CellBreakdown* cell = result ? &result->cell : nullptr) {
     ImGui::Text("now: score %.3f%s -> scaled %.3f -> weight %.3f", static_cast<double>(cell->recordedScore),
                 cell->handSet ? " (hand-set)" : " (q . k)", cell->scaled,
                 cell->rowRecorded[static_cast<std::size_t>(cell->key)]);
@@ -152,7 +153,7 @@ void drawRolesTab(UiContext& ctx, const LessonOutcome<CellBreakdown>& outcome, l
     }
   }
   textWrappedDisabled(scoreGapText(t, 8.0));
-  textWrappedDisabled(scoreRankText(t, b));
+  if (result) textWrappedDisabled(result->rankNote);
   textWrappedDisabled(trainedHeadRolesText());
 }
 

@@ -21,7 +21,9 @@ void clearScoreCell(ModelConfig& cfg, int head, int query, int key);
 // above 1e-4 of the largest. A q . k table has rank <= d_k; hand-set cells can exceed it.
 int scoreTableRank(const Trace& trace, int batchIndex, int head);
 // The roles lesson's note: each shown head's score-table rank against d_k, and why a real
-// head (a bilinear form of rank <= d_k) cannot draw a table of higher rank.
+// head (a bilinear form of rank <= d_k) cannot draw a table of higher rank. One SVD per head:
+// tables longer than kRankMaxTokens on a side are not taken apart (the note says so).
+constexpr int kRankMaxTokens = 256;
 std::string scoreRankText(const Trace& trace, int batchIndex);
 // Roles trained heads are found to take, for the roles lesson: previous-token, duplicate-token
 // and induction heads, the ways two layers compose (K-, Q-, V-composition), redundancy, and what a
@@ -47,9 +49,14 @@ struct Roles {
     void keepInRange(const Trace& t) { keepCellInRange(t, head, query, key); }
     bool operator==(const Choices&) const = default;
   };
-  using Result = CellBreakdown;  // the editor's cell as it is now
+  struct Result {
+    CellBreakdown cell;    // the editor's cell as it is now
+    std::string rankNote;  // scoreRankText: SVDs, so made once per trace and choice, never per frame
+  };
   static mhascope::Result<Result> compute(const LessonInput& in, const Choices& c) {
-    return cellBreakdown(in.trace, in.batch, c.head, c.query, c.key);
+    auto cell = cellBreakdown(in.trace, in.batch, c.head, c.query, c.key);
+    if (!cell) return cell.error();
+    return Result{std::move(cell).value(), scoreRankText(in.trace, in.batch)};
   }
   template <class Ui>
   static void drawTab(Ui& ui, const LessonOutcome<Result>& shown, Choices& choices);

@@ -419,6 +419,25 @@ TEST(LessonTexts, SpecialistTablesAreOfHigherRankThanARealHeadCanMake) {
   EXPECT_FALSE(has(scoreRankText(plain, 0), "no real head")) << scoreRankText(plain, 0);
 }
 
+// A long sequence's tables are not taken apart (one SVD per head would stall the window): the note
+// says so, with the sizes, and the Roles lesson makes it once per trace, in compute().
+TEST(LessonTexts, LongTablesAreNotTakenApartForTheirRank) {
+  ModelConfig cfg = sized(8, 2);
+  cfg.tokens = kRankMaxTokens + 1;
+  const Model m = buildOrDie(cfg);
+  const Trace t = traceOf(m);
+  const std::string text = scoreRankText(t, 0);
+  EXPECT_TRUE(has(text, "up to " + std::to_string(kRankMaxTokens) + " x " + std::to_string(kRankMaxTokens))) << text;
+  EXPECT_TRUE(has(text, "this one is 257 x 257")) << text;
+  auto roles = lessons::Roles::compute(LessonInput{t, m, 0}, lessons::Roles::Choices{});
+  ASSERT_TRUE(roles.ok());
+  EXPECT_EQ(roles->rankNote, text);
+  // At the limit the ranks are still there.
+  cfg.tokens = kRankMaxTokens;
+  const Trace edge = traceOf(buildOrDie(cfg));
+  EXPECT_TRUE(has(scoreRankText(edge, 0), "Raw score-table ranks here: head 0: ")) << scoreRankText(edge, 0);
+}
+
 // The roles lesson names the roles trained heads take and how layers compose.
 TEST(LessonTexts, TrainedHeadRolesNameDuplicateTokenCompositionRedundancyAndSinks) {
   const std::string text = trainedHeadRolesText();
