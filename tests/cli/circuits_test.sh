@@ -101,6 +101,12 @@ out="$("$BIN" circuits --checkpoint "$T/text.safetensors" --text "the cat sat" 2
 grep -q "^Attention rollout on --text (T = 11: " <<<"$out" && grep -q "position 10 after all 2 layers" <<<"$out" \
   && ok "text task with --text: its rollout" || bad "text task --text: $out"
 
+# K/V heads shared by groups of query heads: refused in one line, nothing written.
+"$BIN" train --kv-heads 1 --steps 0 --save "$T/gqa.safetensors" >/dev/null 2>&1
+expect_error "shared K/V heads are refused" "layer 0 has 128 (K/V heads shared by groups of query heads are not supported" \
+  "$BIN" circuits --checkpoint "$T/gqa.safetensors" --json "$T/gqa.json"
+[ ! -e "$T/gqa.json" ] && ok "no --json for a refused checkpoint" || bad "gqa.json was written"
+
 expect_error "missing checkpoint" "$T/none.safetensors" "$BIN" circuits --checkpoint "$T/none.safetensors"
 head -c 100 "$CK" > "$T/cut.safetensors"
 expect_error "corrupt checkpoint" "cut.safetensors" "$BIN" circuits --checkpoint "$T/cut.safetensors"
