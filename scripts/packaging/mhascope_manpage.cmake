@@ -25,7 +25,7 @@ mhascope \\- see inside multi-head attention, stage by stage
 [\\fIWINDOW OPTIONS\\fR]
 .br
 .B mhascope
-.BR info | run | export | bench | train
+.BR info | run | export | bench | train | decode | circuits | compare | predict
 [\\fIOPTIONS\\fR]
 .SH DESCRIPTION
 mhascope runs multi-head attention with the arithmetic of PyTorch's nn.MultiheadAttention and
@@ -36,7 +36,7 @@ stages; the commands need no display. Heads, batch items and token positions are
 ${window}
 .fi
 ")
-foreach(cmd info run export bench train circuits)
+foreach(cmd info run export bench train decode circuits compare predict)
   help_text(sub ${cmd})
   string(APPEND page ".SH COMMAND: ${cmd}\n.nf\n${sub}\n.fi\n")
 endforeach()
