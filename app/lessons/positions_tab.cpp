@@ -158,10 +158,10 @@ void drawPositionsTab(UiContext& ctx, const LessonOutcome<PositionsLesson>& outc
   const float shared = static_cast<float>(std::max(r->sinusoidalShiftMax, 1e-6));
   std::vector<MapSpec> diffs;
   if (rope) {
-    diffs.push_back({"RoPE scores, shifted - not (max " + formatNumber(r->ropeShiftMax, 2) + ")", nullptr,
+    diffs.push_back({"RoPE: shifted − unshifted, max " + formatNumber(r->ropeShiftMax, 2), nullptr,
                      r->ropeShiftDiff.ptr() + off, DataKind::Signed, false, ColorRange{-shared, shared}});
   }
-  diffs.push_back({"sinusoidal scores, shifted - not (max " + formatNumber(r->sinusoidalShiftMax, 3) + ")", nullptr,
+  diffs.push_back({"sinusoidal: shifted − unshifted, max " + formatNumber(r->sinusoidalShiftMax, 3), nullptr,
                    r->sinusoidalShiftDiff.ptr() + off, DataKind::Signed, true, ColorRange{-shared, shared}});
   mapRow(ctx, t, b, head, diffs, tagBase + 3, side);
   const std::string shiftNote = positionsShiftText(*r);
