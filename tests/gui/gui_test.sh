@@ -258,7 +258,7 @@ case "$case_name" in
     ls "$XDG_STATE_HOME/mhascope" | grep -q tmp && fail "temporary files left next to last-workspace.json"
     check "d_model=32"
     check "stage=output"
-    check "tab=Quiz"
+    check "tab=Roles"
     cp "$session" "$out/saved.json"
     # explicit options win over the saved ones, each on its own
     check "preset=cat" --preset cat
