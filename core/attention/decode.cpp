@@ -8,6 +8,8 @@
 #include <limits>
 #include <new>
 
+#include "attention/model.hpp"
+
 namespace mhascope {
 namespace {
 
@@ -77,7 +79,7 @@ Sizes sizesOf(const AttentionInputs& in, const AttentionOptions& opt) {
 
 // K and V cached after `tokens` tokens: 2 * B * N * tokens * d_k floats.
 double cacheBytes(const Sizes& z, std::int64_t tokens) {
-  return 2.0 * static_cast<double>(z.B) * z.N * static_cast<double>(tokens) * static_cast<double>(z.dk) * 4.0;
+  return static_cast<double>(z.B) * static_cast<double>(tokens) * static_cast<double>(kvCacheBytesPerToken(z.N, z.dk));
 }
 
 }  // namespace

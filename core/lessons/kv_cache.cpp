@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attention/model.hpp"
 #include "lessons/common.hpp"
 #include "lessons/kv_cache.hpp"
 
@@ -40,7 +41,7 @@ Result<KvCacheLesson> kvCacheLesson(const Model& model, int prefill, int steps) 
     r.maxAbsWeightDiff = std::max(r.maxAbsWeightDiff,
                                   maxAbsDiff(row.ptr() + bh * n, a.ptr() + (bh * T + n - 1) * T, static_cast<std::size_t>(n)));
   }
-  r.bytesPerToken = 2.0 * static_cast<double>(B) * kvHeadsOf(r.session.options) * static_cast<double>(r.full.dk) * 4.0;
+  r.bytesPerToken = static_cast<double>(B) * static_cast<double>(kvCacheBytesPerToken(kvHeadsOf(r.session.options), r.full.dk));
   return r;
 }
 
