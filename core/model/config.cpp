@@ -92,7 +92,18 @@ void readGpt2(Reader& r, ModelSpec& s) {
   s.vocab = r.positive("vocab_size");
   s.maxPositions = r.positive("n_positions", r.has("n_ctx") ? std::optional<int>(r.positive("n_ctx")) : std::nullopt);
   s.normEps = r.positiveNumber("layer_norm_epsilon", 1e-5);
-  s.dFf = r.has("n_inner") ? r.positive("n_inner") : 4 * s.dModel;
+  if (r.has("n_inner")) {
+    s.dFf = r.positive("n_inner");
+  } else if (!r.failed()) {
+    // 4 d_model, computed in 64 bits and held to the same bound as the sizes themselves.
+    const std::int64_t inner = 4 * static_cast<std::int64_t>(s.dModel);
+    if (inner > (1 << 30)) {
+      r.fail("'n_embd' " + std::to_string(s.dModel) + " makes the MLP width 4 * n_embd = " + std::to_string(inner) +
+             " (no n_inner), above 2^30");
+    } else {
+      s.dFf = static_cast<int>(inner);
+    }
+  }
   s.tiedEmbeddings = r.flag("tie_word_embeddings", true);
   // gelu_new and gelu_pytorch_tanh are the same tanh formula.
   const std::string act = r.text("activation_function", "gelu_new");

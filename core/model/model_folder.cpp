@@ -114,6 +114,14 @@ Result<ModelFolder> ModelFolder::open(const std::string& path) {
     m.prefix_ = "transformer.";
   }
 
+  // Every layer has at least nine tensors, so a layer count above the stored tensors cannot fit:
+  // refuse it here, before naming every layer's tensors would take memory in proportion to it.
+  if (static_cast<std::size_t>(m.spec_.layers) > m.store_.tensors().size()) {
+    return fileError(configPath, std::string("'") + (m.spec_.arch == Arch::Gpt2 ? "n_layer" : "num_hidden_layers") +
+                                     "' is " + std::to_string(m.spec_.layers) + " but the weights hold only " +
+                                     std::to_string(m.store_.tensors().size()) + " tensors (each layer has at least 9)");
+  }
+
   // Every mismatch in one message: missing, wrong shape, unreadable dtype, unknown extra.
   std::vector<std::string> problems;
   std::set<std::string> used, dtypes;
@@ -260,9 +268,14 @@ const StoredTensor& ModelFolder::unembedding() const {
 }
 
 Status ModelFolder::unembed(const RowMatrix& normed, RowMatrix& logits) const {
+  logits.resize(normed.rows(), spec_.vocab);
+  return unembedInto(normed, logits.data());
+}
+
+Status ModelFolder::unembedInto(const RowMatrix& normed, float* out) const {
   const StoredTensor& E = unembedding();  // (V, d_model)
   const std::int64_t V = spec_.vocab, block = 4096;
-  logits.resize(normed.rows(), V);
+  Eigen::Map<RowMatrix> logits(out, normed.rows(), V);  // (T, V)
   RowMatrix rows;
   for (std::int64_t r0 = 0; r0 < V; r0 += block) {
     const std::int64_t n = std::min(block, V - r0);

@@ -95,6 +95,29 @@ TEST(ModelFolderErrors, BadConfig) {
   EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"n_embd", "-32"}));
 }
 
+// A huge layer count is refused in one line before a name is made for every layer's tensors
+// (a billion layers would otherwise exhaust memory), and 4 * n_embd is computed without overflow.
+TEST(ModelFolderErrors, HugeLayerCountAndMlpWidth) {
+  FolderCopy f("gpt2");
+  auto j = f.config();
+  j["n_layer"] = 1000000000;
+  f.writeConfig(j);
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"'n_layer'", "1000000000", "tensors"}));
+  j = f.config();
+  j["n_layer"] = 2;
+  j["n_embd"] = 536870912;  // 4 * n_embd = 2^31 overflows an int
+  j["n_head"] = 1;
+  j.erase("n_inner");
+  f.writeConfig(j);
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"'n_embd'", "536870912", "2147483648"}));
+  FolderCopy llama("llama_gqa");
+  auto k = llama.config();
+  k["num_hidden_layers"] = 1000000000;
+  llama.writeConfig(k);
+  EXPECT_TRUE(
+      oneLine(ModelFolder::open(llama.path()), llama.path("config.json"), {"'num_hidden_layers'", "1000000000"}));
+}
+
 TEST(ModelFolderErrors, UnknownModelType) {
   FolderCopy f("gpt2");
   auto j = f.config();
