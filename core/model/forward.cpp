@@ -99,13 +99,21 @@ double estimateForwardBytes(const ModelSpec& s, std::int64_t T, const ForwardOpt
   return bytes;
 }
 
-Status finalLogits(const ModelFolder& model, const RowMatrix& x, RowMatrix& logits) {
+namespace {
+// normed (T, d_model): the model's final norm of the residual stream x.
+Status finalNorm(const ModelFolder& model, const RowMatrix& x, RowMatrix& normed) {
   const ModelSpec& spec = model.spec();
   RowVector nw, nb;
   if (auto s = model.finalNorm(nw, nb); !s) return s.error();
-  RowMatrix normed;  // (T, d_model)
   if (spec.arch == Arch::Gpt2) layerNorm(x, nw, nb, spec.normEps, normed);
   else rmsNorm(x, nw, spec.normEps, normed);
+  return Ok{};
+}
+}  // namespace
+
+Status finalLogits(const ModelFolder& model, const RowMatrix& x, RowMatrix& logits) {
+  RowMatrix normed;  // (T, d_model)
+  if (auto s = finalNorm(model, x, normed); !s) return s;
   return model.unembed(normed, logits);
 }
 
@@ -213,10 +221,11 @@ Result<ForwardResult> runForward(const ModelFolder& model, const std::vector<int
       }
     }
 
-    RowMatrix logits;
-    if (auto s = finalLogits(model, x, logits); !s) return s.error();
+    // Written straight into the result: one (T, V) table, as estimateForwardBytes counts it.
+    RowMatrix normed;  // (T, d_model)
+    if (auto s = finalNorm(model, x, normed); !s) return s.error();
     out.logits = Tensor({T, spec.vocab}, {"T", "V"});
-    std::copy(logits.data(), logits.data() + logits.size(), out.logits.data.begin());
+    if (auto s = model.unembedInto(normed, out.logits.data.data()); !s) return s.error();
     return out;
   } catch (const std::bad_alloc&) {
     return makeError("not enough memory for the forward of " + std::to_string(T) + " tokens (estimated " +

@@ -61,6 +61,9 @@ class ModelFolder {
   // logits (T, V) = normed (T, d_model) · E^T, E the unembedding (lm_head or the tied embedding),
   // converted a block of rows at a time.
   Status unembed(const RowMatrix& normed, RowMatrix& logits) const;
+  // The same into memory the caller owns: `logits` holds normed.rows() × V floats, row-major (the
+  // forward writes its result straight into it, so only one (T, V) table ever exists).
+  Status unembedInto(const RowMatrix& normed, float* logits) const;
 
  private:
   std::string name(const std::string& suffix) const { return prefix_ + suffix; }
