@@ -16,6 +16,7 @@
 #include <string>
 
 #include "export/compare_figure.hpp"
+#include "panels/panel.hpp"
 #include "state/compare_state.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/drag_slider.hpp"
@@ -248,12 +249,16 @@ void drawComparePanel(UiContext& ctx) {
   headControl(ctx, ta, tb);
   const StageId stage = ctx.view.stage;
   const int batch = std::clamp(ctx.view.batch, 0, std::min(ta.batch, tb.batch) - 1);
-  // Each side shows the head the view picked when it has it, else its last.
+  // Each side shows the query head the view picked when it has it, else its last; on the K/V stages
+  // of grouped-query attention the K/V head that query head reads, as the Heatmap tab does.
   auto headOn = [&](const Trace& t) {
     if (!stageHasHeads(stage) || !stageRecorded(t, stage)) return 0;
-    return std::clamp(ctx.view.head, 0, static_cast<int>(t.shapeOf(stage)[1]) - 1);
+    const int query = std::clamp(ctx.view.head, 0, std::max(t.heads, 1) - 1);
+    return std::clamp(kvHeadRead(t, stage, query), 0, static_cast<int>(t.shapeOf(stage)[1]) - 1);
   };
-  const CompareState::Shown& sh = c.shown(ctx.state, stage, batch, headOn(ta), headOn(tb));
+  const int headA = headOn(ta), headB = headOn(tb);
+  ctx.probes.recordLabel("compare_heads_shown", "A head " + std::to_string(headA) + ", B head " + std::to_string(headB));
+  const CompareState::Shown& sh = c.shown(ctx.state, stage, batch, headA, headB);
 
   // The sentence under test: the largest |B − A| of the stage over every head, or why none.
   const std::string words = sh.difference ? sh.stageWords : "no difference map: " + sh.blocker;

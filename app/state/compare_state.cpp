@@ -46,10 +46,14 @@ bool compareWithFile(CompareState& c, const AppState& a, const std::string& path
   }
   // A weights file changes the model it is opened in: B starts as A, as every file opens onto the
   // configuration on screen.
-  if (!c.active()) compareWithCopyOfA(c, a);
+  // A refused file leaves A and the previous B as they were: no B before, none after.
+  const bool hadB = c.active();
+  if (!hadB) compareWithCopyOfA(c, a);
   c.bView.openUi.message.clear();
   if (!beginOpen(c.b, c.bView, c.bLessons, path)) {
-    c.message = c.bView.openUi.message;
+    const std::string message = c.bView.openUi.message;
+    if (!hadB) closeCompare(c);
+    c.message = message;
     return false;
   }
   if (!c.bView.openUi.pendingPath.empty()) {  // a checkpoint: its layer from the form

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <limits>
 #include <utility>
 #include <set>
 
@@ -56,8 +57,10 @@ Status variantFromJson(const json& t, const std::string& what, TrainForm& f) {
   }
   if (t.contains("rope_base")) {
     const json& v = t["rope_base"];
-    if (!v.is_number() || !std::isfinite(v.get<double>())) {
-      return makeError(what + ": /train/rope_base must be a number, got " + v.dump());
+    // Checked as a double before narrowing: a value past the float range (1e300) would not convert.
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0.0 ||
+        v.get<double>() > static_cast<double>(std::numeric_limits<float>::max())) {
+      return makeError(what + ": /train/rope_base must be a positive number within the float range, got " + v.dump());
     }
     f.ropeBase = v.get<float>();
   }

@@ -5,15 +5,19 @@
 #include <gtest/gtest.h>
 #include <imgui.h>
 
+#include <cstdio>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "panels/compare_panel.hpp"
 #include "panels/layout.hpp"
 #include "panels/panel.hpp"
 #include "shell/compute_scheduler.hpp"
 #include "state/app_state.hpp"
+#include "state/compare_state.hpp"
 #include "state/lesson_view.hpp"
 #include "state/pipeline_session.hpp"
 #include "state/ui_context.hpp"
@@ -212,6 +216,53 @@ TEST(PanelsVariants, EveryVariantStageDrawsAndKvViewsShowTheHeadRead) {
     }
     EXPECT_EQ(ui.probes.labels().at("status_parameters"), "parameters 2,560 (2·d_model² + 2·d_model·N·d_k)");
   }
+}
+
+// The Compare tab shows, on the K/V stages of grouped-query attention, the K/V head the picked query
+// head reads, as the Heatmap tab does: h = 8, N = 2, query head 3 reads K/V head 3 / 4 = 0 (not the
+// query head clamped to N - 1 = 1).
+TEST(PanelsVariants, CompareShowsTheKvHeadTheQueryHeadReads) {
+  HeadlessUi ui(ImVec2(1600, 1000));
+  ui.state.doc.config = preset("gqa_rope");
+  ui.state.doc.configDirty = true;
+  ui.update("");
+  ASSERT_TRUE(ui.state.shown.hasTrace()) << ui.state.doc.configError;
+  ASSERT_EQ(ui.state.shown.trace.heads, 8);
+  ASSERT_EQ(ui.state.shown.trace.kvHeads, 2);
+  CompareState& c = compareOf(ui.state);
+  compareWithCopyOfA(c, ui.state);
+  c.b.shown.trace = ui.state.shown.trace;  // B computed as A (its worker is not part of this test)
+  c.b.shown.traceReplaced();
+  ui.view.head = 3;
+  const PanelInfo* compare = nullptr;
+  for (const PanelInfo& p : allPanels()) {
+    if (std::string(p.title) == kCompareTab) compare = &p;
+  }
+  ASSERT_NE(compare, nullptr);
+  for (const StageId stage : {StageId::KHeads, StageId::VHeads}) {
+    ui.view.stage = stage;
+    ui.view.head = 3;
+    EXPECT_GT(ui.drawPanel(*compare), 0);
+    EXPECT_EQ(ui.probes.labels().at("compare_heads_shown"), "A head 0, B head 0") << stageInfo(stage).name;
+  }
+}
+
+// "Open as B" with a file the open path refuses leaves A and no B (B is not left as a copy of A).
+TEST(CompareOpen, ARefusedFileLeavesNoSideB) {
+  HeadlessUi ui(ImVec2(1600, 1000));
+  ui.state.doc.config = preset("default");
+  ui.state.doc.configDirty = true;
+  ui.update("");
+  const std::string path = ::testing::TempDir() + "mhascope_compare_bad_workspace.json";
+  {
+    std::ofstream out(path);
+    out << R"({"mhascope_workspace": "not a version"})";
+  }
+  CompareState& c = compareOf(ui.state);
+  EXPECT_FALSE(compareWithFile(c, ui.state, path, 0));
+  EXPECT_FALSE(c.active());
+  EXPECT_FALSE(c.message.empty());
+  std::remove(path.c_str());
 }
 
 // The recomputing lessons are computed for the open tab's choices, by the scheduler: a new

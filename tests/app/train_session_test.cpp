@@ -72,6 +72,23 @@ TEST(TrainSessionJson, TheAttentionVariantRoundTripsAndAPlainFormWritesNone) {
             std::string::npos) << bad.error().message;
 }
 
+// A RoPE base past the float range, zero or negative is refused at its key, naming the file, before
+// it is narrowed to a float (1e300 would not convert).
+TEST(TrainSessionJson, ARopeBaseOutsideThePositiveFloatRangeIsRefusedWithItsKeyAndFile) {
+  SavedTrain t;
+  t.form.positions = 1;
+  t.form.ropeBase = 500.0f;
+  for (const double base : {1e300, 0.0, -5.0}) {
+    nlohmann::json j = nlohmann::json::parse(savedWith(t));
+    j["train"]["rope_base"] = base;
+    auto bad = parseSavedTrain(j.dump(), "workspace 'w.json'");
+    ASSERT_FALSE(bad.ok()) << base;
+    EXPECT_NE(bad.error().message.find("/train/rope_base must be a positive number within the float range"),
+              std::string::npos) << bad.error().message;
+    EXPECT_NE(bad.error().message.find("w.json"), std::string::npos) << bad.error().message;
+  }
+}
+
 TEST(TrainSessionJson, ModeTaskAndSettingsRoundTrip) {
   SavedTrain t;
   t.active = true;
