@@ -254,6 +254,9 @@ int cmdRunModel(const std::string& modelDir, const std::optional<std::string>& t
       !s) {
     return fail(s.error().message);
   }
+  // The parser requires --dump; this keeps the function's own contract (as cmdRun does) for any
+  // other caller, instead of a message about a `--dump ''` nobody typed.
+  if (dumpDir.empty()) return fail("run --model needs --dump DIR (the folder for the stages' .npy and trace.json)");
   auto targetOr = dumpTarget(dumpDir);
   if (!targetOr) return fail(targetOr.error().message);
   auto mt = loadModelText(modelDir, text, textFile);

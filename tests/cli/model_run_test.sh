@@ -157,6 +157,7 @@ expect_error "options the folder decides" "drop --heads, --positions" \
   "$BIN" run --model "$T/gpt2" --text "ab" --heads 2 --positions rope --dump "$T/e4"
 expect_error "--layer outside the model" "--layer 2 is outside the model's 2 layers (0 .. 1" \
   "$BIN" run --model "$T/gpt2" --text "ab" --layer 2 --dump "$T/e5"
+expect_error "run --model without --dump" "--dump is required" "$BIN" run --model "$T/gpt2" --text "ab"
 expect_error "--text-file without --model" "--text-file needs --model DIR" "$BIN" run --text-file "$T/s0.txt" --dump "$T/e6"
 expect_error "--text and --text-file" "--text and --text-file both give the text" \
   "$BIN" run --model "$T/gpt2" --text "ab" --text-file "$T/s0.txt" --dump "$T/e7"
