@@ -16,6 +16,10 @@ grep -q "^B: B=1  T_q=6  d_model=8  h=2 .*seed=2$" <<<"$out" && ok "B's configur
 words="$(grep -E "^max \|B − A\| = [0-9.e-]+ at head [01], query [0-5] '[a-z]+', key [0-5] '[a-z]+' \(A [0-9.e-]+, B [0-9.e-]+\)$" <<<"$out")"
 [ -n "$words" ] && ok "the largest |B − A| in words" || bad "words: $out"
 grep -q "^saved $T/seed.png" <<<"$out" && [ -s "$T/seed.png" ] && ok "picture written" || bad "no picture: $out"
+# --out follows export --out: an existing picture is replaced (the command line names its output).
+echo old >"$T/again.png"
+out="$("$BIN" compare "${A[@]}" --b-seed 2 --stage weights --out "$T/again.png" 2>&1)"; rc=$?
+[ $rc -eq 0 ] && [ "$(head -c 4 "$T/again.png" | tail -c 3)" = "PNG" ] && ok "compare --out replaces a picture, as export --out does" || bad "compare over an existing file rc=$rc: $out"
 # The words against the numbers: both sides dumped, the maximum over every head found by numpy.
 "$BIN" run "${A[@]}" --dump "$T/a" >/dev/null 2>&1 && "$BIN" run "${A[@]:0:6}" --seed 2 --dump "$T/b" >/dev/null 2>&1 \
   || bad "cannot dump the two sides"
