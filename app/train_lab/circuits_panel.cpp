@@ -479,18 +479,19 @@ void drawCircuitsTab(UiContext& ctx) {
   CircuitsView& view = ctx.train->circuits.pipeline;
   view.keyBase = 3100;
   CircuitsInput in;
+  // The result is kept per (path, text, file size + mtime): an edited text or a re-saved file is read again.
+  const std::string key = checkpointCircuitsKey(path, ctx.state.doc.config.text);
   if (view.checkpointJob.valid() && view.checkpointJob.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
     view.checkpoint = view.checkpointJob.get();
+    view.checkpointKey = view.checkpointJobKey;
     ++view.checkpointSerial;
   }
-  if ((!view.checkpoint || view.checkpoint->path != path) && !view.checkpointJob.valid()) {
-    if (view.checkpointJobPath != path || !view.checkpoint) {
-      view.checkpointJobPath = path;
-      view.checkpointJob = std::async(std::launch::async, readCheckpointCircuits, path, ctx.state.doc.config.text,
-                                      ctx.state.doc.memoryBudgetBytes);
-    }
+  if ((!view.checkpoint || view.checkpointKey != key) && !view.checkpointJob.valid()) {
+    view.checkpointJobKey = key;
+    view.checkpointJob = std::async(std::launch::async, readCheckpointCircuits, path, ctx.state.doc.config.text,
+                                    ctx.state.doc.memoryBudgetBytes);
   }
-  if (!view.checkpoint || view.checkpoint->path != path) {
+  if (!view.checkpoint || view.checkpointKey != key) {
     in.missing = "reading " + path + " …";
     drawCircuitsView(ctx, view, in);
     return;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <filesystem>
 
 #include "train/checkpoint.hpp"
 #include "train/layer_model.hpp"
@@ -69,6 +70,18 @@ const CircuitsEntry* CircuitsView::entryFor(const std::shared_ptr<const GptParam
     job = std::async(std::launch::async, computeEntry, params, baseline);
   }
   return nullptr;
+}
+
+std::string checkpointCircuitsKey(const std::string& path, const std::string& text) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  std::string stamp = "missing";
+  if (!ec) {
+    const auto mtime = std::filesystem::last_write_time(path, ec);
+    if (!ec) stamp = std::to_string(size) + ":" + std::to_string(mtime.time_since_epoch().count());
+  }
+  // NUL separators: no path or text can make two different triples meet.
+  return path + std::string(1, '\0') + text + std::string(1, '\0') + stamp;
 }
 
 std::shared_ptr<const CheckpointCircuits> readCheckpointCircuits(const std::string& path, const std::string& text,

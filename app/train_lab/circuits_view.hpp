@@ -80,7 +80,8 @@ struct CircuitsView {
 
   // Pipeline: the checkpoint named by the document, read on a worker thread.
   std::shared_ptr<const CheckpointCircuits> checkpoint;
-  std::string checkpointJobPath;
+  std::string checkpointKey;     // checkpointCircuitsKey of the result held in `checkpoint`
+  std::string checkpointJobKey;  // ... of the read running (or last started)
   std::future<std::shared_ptr<const CheckpointCircuits>> checkpointJob;
   std::uint64_t checkpointSerial = 0;  // ++ per checkpoint read: its rollout pictures' texture key
 
@@ -117,6 +118,10 @@ void drawCircuitsView(UiContext& ctx, CircuitsView& view, const CircuitsInput& i
 void drawTrainCircuits(TrainLab& lab, UiContext& ctx);
 void drawCircuitsTab(UiContext& ctx);
 
+// What a checkpoint's circuits depend on: its path, the text its rollout reads (text-task
+// checkpoints) and the file's size and modification time, so a re-saved file or an edited text is
+// read again rather than shown from the old result. A file that cannot be stat'ed keys as missing.
+std::string checkpointCircuitsKey(const std::string& path, const std::string& text);
 // Reads a checkpoint for the pipeline's Circuits tab (the worker's job; tests call it directly).
 std::shared_ptr<const CheckpointCircuits> readCheckpointCircuits(const std::string& path, const std::string& text,
                                                                  std::uint64_t budgetBytes);

@@ -13,6 +13,7 @@
 
 #include "cli/train_command.hpp"
 #include "state/session.hpp"
+#include "train_lab/circuits_view.hpp"
 #include "train_lab/lab_figures.hpp"
 #include "train_lab/lab_state.hpp"
 #include "train/memory.hpp"
@@ -567,6 +568,20 @@ TEST(TrainLabFigures, TheGridSaysWhichTokensItLabels) {
   EXPECT_EQ(tokenLabelNote(32, 128, 128, 13), "every 4th token labelled (hover a cell for its tokens)");
   EXPECT_EQ(tokenLabelNote(32, 150, 150, 13), "every 3rd token labelled (hover a cell for its tokens)");
   EXPECT_EQ(tokenLabelNote(32, 230, 150, 13), "every 2nd query and every 3rd key labelled (hover a cell for its tokens)");
+}
+
+// The pipeline's Circuits tab keeps a checkpoint's result per (path, text, file size + mtime): an
+// edited text or a re-saved file gives another key, so the checkpoint is read again.
+TEST(CircuitsCheckpointKey, ChangesWithTheTextAndARewriteOfTheFile) {
+  const std::string path = ::testing::TempDir() + "mhascope_circuits_key.safetensors";
+  { std::ofstream(path) << "first"; }
+  const std::string first = checkpointCircuitsKey(path, "abc");
+  EXPECT_EQ(checkpointCircuitsKey(path, "abc"), first);
+  EXPECT_NE(checkpointCircuitsKey(path, "abd"), first);
+  { std::ofstream(path) << "re-saved, longer"; }
+  EXPECT_NE(checkpointCircuitsKey(path, "abc"), first);
+  std::remove(path.c_str());
+  EXPECT_NE(checkpointCircuitsKey(path, "abc").find("missing"), std::string::npos);
 }
 
 }  // namespace
