@@ -59,7 +59,9 @@ void drawColumns(UiContext& ctx, bool wide, float tableH) {
   const float cellH = tableH - 2.0f * ImGui::GetStyle().CellPadding.y;
 
   ImGui::TableNextColumn();
-  ImGui::BeginChild("left", ImVec2(0.0f, cellH));
+  // Always the scrollbar: a message that makes the column overflow (an error under the controls)
+  // would otherwise narrow every control by its width, so the whole column would jump.
+  ImGui::BeginChild("left", ImVec2(0.0f, cellH), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
   recordColumn(ctx.probes, "column_left");
   drawPanelArea(ctx, PanelArea::Left);
   ImGui::EndChild();

@@ -225,7 +225,7 @@ case "$case_name" in
     ;;
   quiz_click)
     # The right answer of question 1 aborted the app (ImGui assert).
-    xvfb "$bin" --preset default --script "$(script_from quiz_click.txt)" > "$out/log.txt" 2>&1
+    xvfb "$bin" --preset default --view quiz --script "$(script_from quiz_click.txt)" > "$out/log.txt" 2>&1
     rc=$?
     [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "quiz script failed (exit $rc)"; }
     python3 "$here/check_png.py" "$out/quiz.png" || fail "blank quiz screenshot"
