@@ -1,6 +1,6 @@
 // The three Unicode classes the pre-tokenizer regexes need (std::regex has no \p{L}): letters
 // \p{L}, numbers \p{N} and whitespace \s (the White_Space property, as Oniguruma and Python's
-// `regex` read \s). The ranges are generated into unicode_tables.cpp by
+// `regex` read \s). The ranges are generated into unicode_class_tables.cpp by
 // scripts/gen_unicode_tables.py; ASCII, by far the most common case, is answered without a search.
 #pragma once
 
