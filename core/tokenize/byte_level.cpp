@@ -46,7 +46,7 @@ std::optional<unsigned char> unicodeToByte(char32_t cp) {
 std::string bytesToVocabText(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size() * 2);
-  for (char ch : bytes) appendCodePoint(out, byteToUnicode(static_cast<unsigned char>(ch)));
+  for (char ch : bytes) appendUtf8(out, byteToUnicode(static_cast<unsigned char>(ch)));
   return out;
 }
 
@@ -56,7 +56,7 @@ std::string vocabTextToBytes(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {
     char32_t cp = 0;
-    const std::size_t len = decodeCodePoint(text, i, cp);
+    const std::size_t len = decodeUtf8(text, i, cp);
     if (len == 0) {  // not UTF-8 (vocabularies are checked on load): keep the byte
       out += text[i];
       ++i;
@@ -78,7 +78,7 @@ std::string visibleToken(std::string_view bytes) {
   char buf[16];
   while (i < bytes.size()) {
     char32_t cp = 0;
-    const std::size_t len = decodeCodePoint(bytes, i, cp);
+    const std::size_t len = decodeUtf8(bytes, i, cp);
     if (len == 0) {
       std::snprintf(buf, sizeof buf, "<0x%02X>", static_cast<unsigned>(static_cast<unsigned char>(bytes[i])));
       out += buf;
@@ -98,7 +98,7 @@ std::string visibleToken(std::string_view bytes) {
       std::snprintf(buf, sizeof buf, "U+%04X", static_cast<unsigned>(cp));
       out += buf;
     } else {
-      appendCodePoint(out, cp);
+      appendUtf8(out, cp);
     }
   }
   return out;

@@ -102,7 +102,7 @@ std::string toNfc(std::string_view text) {
   }
   std::string result;
   result.reserve(text.size());
-  for (char32_t c : out) appendCodePoint(result, c);
+  for (char32_t c : out) appendUtf8(result, c);
   return result;
 }
 

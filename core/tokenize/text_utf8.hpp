@@ -1,6 +1,6 @@
-// UTF-8 at the tokenizer's boundary. This module links std and nlohmann-json only (not
-// mhascope_core), so it carries its own few lines of strict decoding (RFC 3629: no overlong
-// forms, no surrogates, nothing above U+10FFFF), the same rule as util/utf8.
+// UTF-8 at the tokenizer's boundary: lossy replacement, validity, code points with their byte
+// offsets. Strict decoding and encoding are util/utf8's (decodeUtf8, appendUtf8: RFC 3629, no
+// overlong forms, no surrogates, nothing above U+10FFFF), linked as the small library mhascope_utf8.
 #pragma once
 
 #include <cstddef>
@@ -8,11 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include "util/utf8.hpp"
+
 namespace mhascope::tokenize {
 
-// Decodes the code point at s[i]; returns its byte length (1 … 4), or 0 for ill-formed bytes.
-std::size_t decodeCodePoint(std::string_view s, std::size_t i, char32_t& cp);
-void appendCodePoint(std::string& out, char32_t cp);
 // Every ill-formed sequence becomes U+FFFD (one per maximal ill-formed prefix, as Rust's
 // String::from_utf8_lossy and Python's errors="replace" do), so tokens always hold valid UTF-8.
 std::string replaceInvalidUtf8(std::string_view bytes);
