@@ -109,6 +109,7 @@ struct ShownResult {
 };
 
 struct CompareState;  // state/compare_state.hpp
+struct ModelViewState;  // state/model_view_state.hpp
 
 // The app's state in three parts: the document the user edits, the result on screen, and what
 // the computing is doing (state/compute_status.hpp; written only by the compute scheduler).
@@ -120,6 +121,9 @@ struct AppState {
   // The Compare tab's side B (an AppState of its own, computed beside this one); null until the
   // tab is first drawn.
   std::shared_ptr<CompareState> compare;
+  // The Model tab: every layer and head of the model folder in use (its own worker); null until
+  // the tab is first drawn.
+  std::shared_ptr<ModelViewState> modelView;
 };
 
 // Zoom and pan of one heatmap view. zoom 1 = the whole matrix fits the view; pan: the top-left
