@@ -25,6 +25,7 @@ constexpr ImWchar kExtraRanges[] = {
     0x2070, 0x209F,  // superscripts and subscripts
     0x2190, 0x21FF,  // arrows
     0x2200, 0x22FF,  // mathematical operators (√ ∞ ·)
+    0x2423, 0x2423,  // ␣, the visible space a model's tokens are drawn with
     0x2500, 0x25FF,  // box drawing, blocks, geometric shapes (▶ ◀ ■)
     0x2700, 0x27BF,  // dingbats (❚)
     0xFFFD, 0xFFFD,  // the replacement character of invalid UTF-8
