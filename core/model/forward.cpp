@@ -192,6 +192,7 @@ Result<ForwardResult> runForward(const ModelFolder& model, const std::vector<int
         return makeError("layer " + std::to_string(l) + ": " + s.error().message);
       }
       x += ConstMatrixMap(trace.tensor(StageId::Output).ptr(), T, d);
+      if (opt.onAttention) opt.onAttention(l, trace.tensor(StageId::Weights));
       if (opt.keepAttention) {
         const Tensor& w = trace.tensor(StageId::Weights);  // (1, h, T, T)
         Tensor kept({spec.heads, T, T}, {"h", "T_q", "T_k"});
@@ -219,6 +220,7 @@ Result<ForwardResult> runForward(const ModelFolder& model, const std::vector<int
         std::copy(x.data(), x.data() + x.size(), hs.data.begin());
         out.hidden.push_back(std::move(hs));
       }
+      if (opt.progress && !opt.progress(l + 1)) return makeError(kForwardCancelled);
     }
 
     // Written straight into the result: one (T, V) table, as estimateForwardBytes counts it.

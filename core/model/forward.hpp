@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@
 
 namespace mhascope::model {
 
+// The message of the error a forward returns when its progress callback asked it to stop.
+inline constexpr const char* kForwardCancelled = "cancelled";
+
 struct ForwardOptions {
   int traceLayer = -1;          // this layer's attention is recorded with every stage (-1: none)
   bool keepAttention = true;    // ForwardResult::attention for every layer
@@ -28,6 +32,13 @@ struct ForwardOptions {
   std::vector<std::string> tokenLabels;  // (T) labels for the trace; empty: the ids
   std::uint64_t memoryBudgetBytes = kDefaultMemoryBudget;
   int threads = 1;
+  // Called after each layer with the layers done (1 .. L); returning false stops the forward, which then
+  // returns an error whose message is kForwardCancelled.
+  std::function<bool(int layersDone)> progress;
+  // Called once per layer, before the layer's MLP, with that layer's attention weights (1, h, T, T) as the engine
+  // recorded them; the tensor is valid during the call only. Lets a caller summarise every head without keeping
+  // L·h·T² floats (keepAttention may then be false).
+  std::function<void(int layer, const Tensor& weights)> onAttention;
 };
 
 struct ForwardResult {

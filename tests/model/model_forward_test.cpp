@@ -204,6 +204,76 @@ TEST(ModelForward, LogitsAloneAreTheSame) {
   EXPECT_TRUE(testing::checkTensor("logits", b->logits.ptr(), a->logits.ptr(), a->logits.data.size(), 0, 0));
 }
 
+// A progress callback sees the layers done, one call per layer; returning false after layer 1 stops
+// the forward there with kForwardCancelled (the later layers never run).
+TEST(ModelForward, ProgressCountsLayersAndCancels) {
+  auto m = ModelFolder::open(kModels + "llama_gqa");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const std::vector<int> ids = tokensOf("llama_gqa", 0);
+  const int L = m->spec().layers;
+  ASSERT_GE(L, 2) << "the fixture must have a layer after the one that cancels";
+  std::vector<int> seen;
+  ForwardOptions opt;
+  opt.progress = [&](int done) {
+    seen.push_back(done);
+    return true;
+  };
+  auto full = runForward(*m, ids, opt);
+  ASSERT_TRUE(full.ok()) << full.error().message;
+  std::vector<int> expected;
+  for (int l = 1; l <= L; ++l) expected.push_back(l);
+  EXPECT_EQ(seen, expected);
+
+  seen.clear();
+  int attentionCalls = 0;
+  opt.progress = [&](int done) {
+    seen.push_back(done);
+    return done < 1;
+  };
+  opt.onAttention = [&](int, const Tensor&) { ++attentionCalls; };
+  auto stopped = runForward(*m, ids, opt);
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_EQ(stopped.error().message, kForwardCancelled);
+  EXPECT_EQ(seen, std::vector<int>{1});
+  EXPECT_EQ(attentionCalls, 1) << "no layer after the cancel runs";
+}
+
+// onAttention sees every layer once, in order, with the very weights keepAttention keeps.
+TEST(ModelForward, OnAttentionSeesWhatKeepAttentionKeeps) {
+  for (const char* folder : {"gpt2", "llama_gqa", "mistral"}) {
+    SCOPED_TRACE(folder);
+    auto m = ModelFolder::open(kModels + folder);
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    const std::vector<int> ids = tokensOf(folder, 0);
+    const std::int64_t T = static_cast<std::int64_t>(ids.size());
+    std::vector<int> layers;
+    std::vector<Tensor> copies;
+    ForwardOptions opt;
+    opt.onAttention = [&](int layer, const Tensor& w) {
+      layers.push_back(layer);
+      copies.push_back(w);
+    };
+    auto r = runForward(*m, ids, opt);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(copies.size(), r->attention.size());
+    for (std::size_t l = 0; l < copies.size(); ++l) {
+      EXPECT_EQ(layers[l], static_cast<int>(l));
+      EXPECT_EQ(copies[l].shape, (std::vector<std::int64_t>{1, m->spec().heads, T, T}));
+      EXPECT_TRUE(testing::checkTensor("layer weights", copies[l].ptr(), r->attention[l].ptr(),
+                                       r->attention[l].data.size(), 0, 0));
+    }
+    // Without keeping attention the callback still sees every layer.
+    ForwardOptions lean;
+    lean.keepAttention = false;
+    int calls = 0;
+    lean.onAttention = [&](int, const Tensor&) { ++calls; };
+    auto r2 = runForward(*m, ids, lean);
+    ASSERT_TRUE(r2.ok()) << r2.error().message;
+    EXPECT_TRUE(r2->attention.empty());
+    EXPECT_EQ(calls, m->spec().layers);
+  }
+}
+
 TEST(ModelConfig, ParameterCountOfGpt2Small) {
   // GPT-2 small's published count: 124,439,808 (tied unembedding).
   ModelSpec s;
