@@ -5,22 +5,10 @@
 #include <cmath>
 #include <cstdio>
 
+#include "attention/head_scores.hpp"
 #include "attention/random.hpp"
 
 namespace mhascope::train {
-
-namespace {
-
-// True when query t's token has an earlier copy j whose next key j+1 is before the query
-// (x_j = x_t, j + 1 < t): the queries the induction and copying scores count.
-bool hasEarlierCopy(const int* tok, int t) {
-  for (int j = t - 2; j >= 0; --j) {
-    if (tok[j] == tok[t]) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 Batch repeatedTokensProbe(int vocab, int seq, int batch) {
   Batch b;
@@ -41,46 +29,39 @@ Batch repeatedTokensProbe(int vocab, int seq, int batch) {
   return b;
 }
 
+// The role scores are the shared definitions of attention/head_scores.hpp (the same a real
+// model's heads are measured by), summed over the batch's sequences; this file adds only what
+// needs the trained model's weights (copying).
+namespace {
+
+std::vector<TokenRepeats> repeatsOf(const Batch& b) {
+  std::vector<TokenRepeats> r;
+  for (int item = 0; item < b.batch; ++item) r.emplace_back(b.tokens.data() + item * b.seq, b.seq);
+  return r;
+}
+
+}  // namespace
+
 std::vector<HeadScores> headScores(const ForwardCache& cache, const Batch& b) {
   std::vector<HeadScores> out;
   const int T = b.seq;
+  const std::vector<TokenRepeats> repeats = repeatsOf(b);
   for (const LayerCache& lc : cache.layers) {
     const Tensor& w = lc.attn.tensor(StageId::Weights);  // (B, h, T, T)
     const int h = lc.attn.heads;
     for (int i = 0; i < h; ++i) {
-      HeadScores s;
-      double nPrev = 0, nRows = 0, nNew = 0, nSeen = 0;
+      HeadScoreSums sums;
       for (int item = 0; item < b.batch; ++item) {
-        const int* tok = b.tokens.data() + item * T;
-        const float* a = w.ptr() + (static_cast<std::int64_t>(item) * h + i) * T * T;
-        for (int t = 0; t < T; ++t) {
-          const float* row = a + static_cast<std::int64_t>(t) * T;
-          s.self += row[t];
-          double ent = 0;
-          for (int k = 0; k <= t; ++k) {
-            if (row[k] > 0) ent -= static_cast<double>(row[k]) * std::log(static_cast<double>(row[k]));
-          }
-          s.entropy += ent;
-          nRows += 1;
-          if (t >= 1) {
-            s.prevToken += row[t - 1];
-            s.firstToken += row[0];
-            nPrev += 1;
-            bool seen = false;
-            for (int j = t - 1; j >= 0 && !seen; --j) seen = tok[j] == tok[t];
-            (seen ? s.prevTokenSeen : s.prevTokenNew) += row[t - 1];
-            (seen ? nSeen : nNew) += 1;
-          }
-        }
+        sums.addRoles(w.ptr() + (static_cast<std::int64_t>(item) * h + i) * T * T, repeats[static_cast<std::size_t>(item)]);
       }
-      s.self /= nRows;
-      s.entropy /= nRows;
-      if (nPrev > 0) {
-        s.prevToken /= nPrev;
-        s.firstToken /= nPrev;
-      }
-      if (nNew > 0) s.prevTokenNew /= nNew;
-      if (nSeen > 0) s.prevTokenSeen /= nSeen;
+      const mhascope::HeadScores m = sums.scores();
+      HeadScores s;
+      s.prevToken = m.prevToken;
+      s.prevTokenNew = m.prevTokenNew;
+      s.prevTokenSeen = m.prevTokenSeen;
+      s.self = m.self;
+      s.firstToken = m.sink;
+      s.entropy = m.entropy;
       out.push_back(s);
     }
   }
@@ -90,6 +71,7 @@ std::vector<HeadScores> headScores(const ForwardCache& cache, const Batch& b) {
 void inductionScores(const GptParams& p, const ForwardCache& cache, const Batch& b, std::vector<HeadScores>& scores) {
   const int T = b.seq, d = p.cfg.dModel, V = p.cfg.vocab;
   RowMatrix direct(1, d), logits(1, V);
+  const std::vector<TokenRepeats> repeats = repeatsOf(b);
   for (std::size_t l = 0; l < cache.layers.size(); ++l) {
     const Trace& tr = cache.layers[l].attn;
     const Tensor& w = tr.tensor(StageId::Weights);  // (B, h, T, T)
@@ -98,24 +80,23 @@ void inductionScores(const GptParams& p, const ForwardCache& cache, const Batch&
     const RowMatrix& wo = p.blocks[l].outW;  // (d_model, d_model); y = concat W_o^T + b
     for (int i = 0; i < h; ++i) {
       HeadScores& s = scores[l * static_cast<std::size_t>(h) + static_cast<std::size_t>(i)];
-      double matched = 0, copied = 0, n = 0;
+      HeadScoreSums matching;
+      double copied = 0, n = 0;
       for (int item = 0; item < b.batch; ++item) {
         const int* tok = b.tokens.data() + item * T;
         const float* a = w.ptr() + (static_cast<std::int64_t>(item) * h + i) * T * T;
+        const TokenRepeats& r = repeats[static_cast<std::size_t>(item)];
+        matching.addPrefixMatching(a, r);
+        // Copying is scored over the same queries as prefix matching.
         for (int t = 2; t < T; ++t) {
-          if (!hasEarlierCopy(tok, t)) continue;
+          if (!r.hasEarlierCopy(t)) continue;
           const float* row = a + static_cast<std::int64_t>(t) * T;
-          double total = 0;
-          for (int j = 0; j + 1 < t; ++j) {
-            if (tok[j] == tok[t]) total += row[j + 1];
-          }
-          matched += total;
           n += 1;
           // Copying: this head's term of the attention output, O_i W_o^(i)^T (d_model), read by
           // the unembedding through the final LayerNorm's centring and weights. Its 1/sigma
           // scale is positive and the same for every logit, so the top logit does not need it.
-          const std::int64_t r = static_cast<std::int64_t>(item) * T + t;
-          const ConstMatrixMap oi(concat.ptr() + r * d + i * dk, 1, dk);
+          const std::int64_t q = static_cast<std::int64_t>(item) * T + t;  // row of (B·T, d_model)
+          const ConstMatrixMap oi(concat.ptr() + q * d + i * dk, 1, dk);
           direct.noalias() = oi * wo.middleCols(i * dk, dk).transpose();
           direct.array() -= direct.mean();
           direct.array() *= p.lnfW.array();
@@ -129,7 +110,7 @@ void inductionScores(const GptParams& p, const ForwardCache& cache, const Batch&
           copied += static_cast<int>(top) == tok[attended] ? 1.0 : 0.0;
         }
       }
-      s.induction = n > 0 ? matched / n : 0.0;
+      s.induction = matching.scores().induction;
       s.copying = n > 0 ? copied / n : 0.0;
     }
   }
