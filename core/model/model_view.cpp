@@ -1,0 +1,132 @@
+// Every head of a model on one sequence, summarised during one forward (see model_view.hpp).
+#include "model/model_view.hpp"
+
+#include <algorithm>
+#include <new>
+#include <unordered_set>
+
+#include "attention/random.hpp"
+#include "color/downsample.hpp"
+#include "util/format.hpp"
+#include "util/thread_pool.hpp"
+
+namespace mhascope::model {
+
+namespace {
+
+ForwardOptions forwardOptionsFor(const ModelViewOptions& opt) {
+  ForwardOptions fo;
+  fo.traceLayer = -1;
+  fo.keepAttention = false;  // each layer's weights are summarised in onAttention instead
+  fo.keepHidden = true;      // the logit lens reads every layer's residual stream
+  fo.memoryBudgetBytes = opt.memoryBudgetBytes;
+  fo.threads = opt.threads;
+  return fo;
+}
+
+int thumbnailSide(std::int64_t T, int thumbnail) {
+  const int k = cellsPerTexel(static_cast<int>(T), thumbnail);
+  return static_cast<int>((T + k - 1) / k);
+}
+
+}  // namespace
+
+double estimateModelViewBytes(const ModelSpec& s, std::int64_t T, const ModelViewOptions& opt) {
+  const double t = static_cast<double>(T), side = thumbnailSide(T, std::max(1, opt.thumbnail));
+  const double heads = static_cast<double>(s.layers) * s.heads;
+  double bytes = estimateForwardBytes(s, T, forwardOptionsFor(opt));
+  bytes += heads * (sizeof(HeadView) + side * side * 4.0);                   // scores + thumbnails
+  bytes += t * std::min(opt.top, s.vocab) * sizeof(Candidate);               // predictions
+  bytes += static_cast<double>(s.layers) * t * sizeof(LensCell);              // the lens
+  bytes += static_cast<double>(std::min<std::int64_t>(T, kLensRows)) * (static_cast<double>(s.vocab) + 2.0 * s.dModel) * 4.0;
+  bytes += static_cast<double>(s.vocab) * 4.0 + t * 16.0;                     // top-k order, token repeats
+  return bytes;
+}
+
+Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<int>& ids,
+                                   const std::vector<std::string>& labels, const ModelViewOptions& opt) {
+  const ModelSpec& s = model.spec();
+  if (ids.empty()) return makeError("the model view needs at least one token: enter at least one token");
+  if (!labels.empty() && labels.size() != ids.size()) {
+    return makeError("the model view got " + std::to_string(labels.size()) + " token labels for " +
+                     std::to_string(ids.size()) + " tokens");
+  }
+  if (opt.thumbnail < 1) return makeError("the thumbnail size (" + std::to_string(opt.thumbnail) + ") must be at least 1");
+  if (opt.top < 1 || opt.top > s.vocab) {
+    return makeError("predictions per position (" + std::to_string(opt.top) + ") must be in 1 .. " +
+                     std::to_string(s.vocab) + " (the model's vocabulary)");
+  }
+  const auto T = static_cast<std::int64_t>(ids.size());
+  const double estimate = estimateModelViewBytes(s, T, opt);
+  if (estimate > static_cast<double>(opt.memoryBudgetBytes)) {
+    return makeError("the model view of " + std::to_string(T) + " tokens needs an estimated " + formatBytes(estimate) +
+                     ", above the memory budget of " + formatBytes(static_cast<double>(opt.memoryBudgetBytes)) +
+                     "; shorten the text or raise the budget");
+  }
+  try {
+    ModelView view;
+    view.ids = ids;
+    view.labels = labels;
+    if (view.labels.empty()) {
+      for (int id : ids) view.labels.push_back(std::to_string(id));
+    }
+    view.layers = s.layers;
+    view.heads = s.heads;
+    view.kvHeads = s.kvHeads;
+    view.headViews.resize(static_cast<std::size_t>(s.layers) * static_cast<std::size_t>(s.heads));
+
+    const int total = 2 * s.layers;  // the forward's layers, then the lens's
+    const TokenRepeats repeats(ids.data(), static_cast<int>(T));
+    const int k = cellsPerTexel(static_cast<int>(T), opt.thumbnail);
+    ForwardOptions fo = forwardOptionsFor(opt);
+    fo.onAttention = [&](int layer, const Tensor& weights /*(1, h, T, T)*/) {
+      // Heads are independent: each writes only its own HeadView, so any thread count gives the same view.
+      parallelFor(opt.threads, s.heads, [&](std::int64_t i) {
+        const float* a = weights.ptr() + i * T * T;  // (T, T)
+        HeadView& hv = view.headViews[static_cast<std::size_t>(layer) * static_cast<std::size_t>(s.heads) +
+                                      static_cast<std::size_t>(i)];
+        hv.scores = headScores(a, repeats);
+        // Weights lie in [0, 1], so a linear [0, 1] scale leaves them as they are.
+        BlockPositions block;
+        downsampleToPositions(a, nullptr, static_cast<int>(T), static_cast<int>(T), k, k, ColorScale::Linear,
+                              ColorRange{0.0f, 1.0f}, DownsampleRule::Max, block);
+        hv.thumbRows = block.rows;
+        hv.thumbCols = block.cols;
+        hv.thumbnail = std::move(block.values);
+      });
+    };
+    if (opt.progress) fo.progress = [&](int done) { return opt.progress(done, total); };
+    auto forward = runForward(model, ids, fo);
+    if (!forward) return forward.error();
+
+    view.predictions = predictNext(forward->logits, opt.top);
+    std::function<bool(int)> lensProgress;
+    if (opt.progress) lensProgress = [&](int done) { return opt.progress(s.layers + done, total); };
+    auto lens = logitLens(model, *forward, lensProgress);
+    if (!lens) return lens.error();
+    view.lens = std::move(*lens);
+    return view;
+  } catch (const std::bad_alloc&) {
+    return makeError("not enough memory for the model view of " + std::to_string(T) + " tokens (estimated " +
+                     formatBytes(estimate) + ")");
+  }
+}
+
+std::vector<int> repeatedRandomTokens(int vocab, int n, std::uint64_t seed, const std::vector<int>& avoid) {
+  if (vocab <= 0 || n <= 0) return {};
+  const std::unordered_set<int> skip(avoid.begin(), avoid.end());
+  std::vector<int> allowed;  // the ids a draw may give, ascending
+  for (int v = 0; v < vocab; ++v) {
+    if (skip.count(v) == 0) allowed.push_back(v);
+  }
+  if (allowed.empty()) return {};
+  SplitMix64 rng(seed);
+  std::vector<int> out(2 * static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    out[static_cast<std::size_t>(i)] = allowed[static_cast<std::size_t>(rng.next() % allowed.size())];
+    out[static_cast<std::size_t>(i + n)] = out[static_cast<std::size_t>(i)];
+  }
+  return out;
+}
+
+}  // namespace mhascope::model

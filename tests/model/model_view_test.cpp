@@ -1,0 +1,181 @@
+// The model view (core/model/model_view.hpp) of fixture folders: every head's scores equal the
+// shared definitions applied to the attention a forward with keepAttention records, thumbnails keep
+// each block's largest weight, predictions and the lens match predictions.hpp, progress counts the
+// layers then the lens, cancel and the memory budget stop it, and the repeated-random probe is
+// pinned.
+#include "model/model_view.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace mhascope::model {
+namespace {
+
+const std::string kModels = std::string(MHASCOPE_FIXTURES_DIR) + "/models/";
+
+// Repeats so prefix matching has queries; T = 13 is not a multiple of the thumbnail's blocks.
+const std::vector<int> kIds = {5, 7, 9, 11, 5, 7, 9, 2, 5, 7, 40, 41, 9};
+
+TEST(ModelView, EqualsTheScoresOfTheRecordedAttention) {
+  for (const char* folder : {"gpt2", "llama_gqa", "mistral"}) {
+    SCOPED_TRACE(folder);
+    auto model = ModelFolder::open(kModels + folder);
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    ModelViewOptions opt;
+    opt.thumbnail = 4;  // T = 13 → blocks of 4 × 4, 4 × 4 entries (the last block 1 wide)
+    opt.top = 3;
+    auto view = computeModelView(*model, kIds, {}, opt);
+    ASSERT_TRUE(view.ok()) << view.error().message;
+    const ModelSpec& s = model->spec();
+    ASSERT_EQ(view->layers, s.layers);
+    ASSERT_EQ(view->heads, s.heads);
+    EXPECT_EQ(view->kvHeads, s.kvHeads);
+    ASSERT_EQ(view->headViews.size(), static_cast<std::size_t>(s.layers * s.heads));
+    EXPECT_EQ(view->labels.front(), "5");
+
+    auto fr = runForward(*model, kIds);  // keepAttention: L × (h, T, T)
+    ASSERT_TRUE(fr.ok()) << fr.error().message;
+    const int T = static_cast<int>(kIds.size());
+    const TokenRepeats repeats(kIds.data(), T);
+    for (int l = 0; l < s.layers; ++l) {
+      for (int i = 0; i < s.heads; ++i) {
+        SCOPED_TRACE("layer " + std::to_string(l) + " head " + std::to_string(i));
+        const float* a = fr->attention[static_cast<std::size_t>(l)].ptr() + static_cast<std::int64_t>(i) * T * T;
+        const HeadScores want = headScores(a, repeats);
+        const HeadView& hv = view->head(l, i);
+        EXPECT_DOUBLE_EQ(hv.scores.prevToken, want.prevToken);
+        EXPECT_DOUBLE_EQ(hv.scores.sink, want.sink);
+        EXPECT_DOUBLE_EQ(hv.scores.self, want.self);
+        EXPECT_DOUBLE_EQ(hv.scores.entropy, want.entropy);
+        EXPECT_DOUBLE_EQ(hv.scores.induction, want.induction);
+        EXPECT_EQ(hv.scores.inductionQueries, want.inductionQueries);
+        EXPECT_GT(hv.scores.inductionQueries, 0);
+        // Thumbnail: each entry is the largest weight of its 4 × 4 block.
+        ASSERT_EQ(hv.thumbRows, 4);
+        ASSERT_EQ(hv.thumbCols, 4);
+        for (int br = 0; br < 4; ++br) {
+          for (int bc = 0; bc < 4; ++bc) {
+            float mx = 0;
+            for (int r = br * 4; r < std::min(T, br * 4 + 4); ++r) {
+              for (int c = bc * 4; c < std::min(T, bc * 4 + 4); ++c) mx = std::max(mx, a[r * T + c]);
+            }
+            EXPECT_FLOAT_EQ(hv.thumbnail[static_cast<std::size_t>(br * 4 + bc)], mx) << "block " << br << ", " << bc;
+          }
+        }
+      }
+    }
+    const auto predictions = predictNext(fr->logits, 3);
+    ASSERT_EQ(view->predictions.size(), predictions.size());
+    for (std::size_t t = 0; t < predictions.size(); ++t) {
+      ASSERT_EQ(view->predictions[t].size(), 3u);
+      for (std::size_t k = 0; k < 3; ++k) {
+        EXPECT_EQ(view->predictions[t][k].id, predictions[t][k].id);
+        EXPECT_DOUBLE_EQ(view->predictions[t][k].probability, predictions[t][k].probability);
+      }
+    }
+    auto lens = logitLens(*model, *fr);
+    ASSERT_TRUE(lens.ok()) << lens.error().message;
+    ASSERT_EQ(view->lens.cells.size(), lens->cells.size());
+    for (std::size_t c = 0; c < lens->cells.size(); ++c) {
+      EXPECT_EQ(view->lens.cells[c].top.id, lens->cells[c].top.id);
+      EXPECT_DOUBLE_EQ(view->lens.cells[c].finalTopProbability, lens->cells[c].finalTopProbability);
+    }
+  }
+}
+
+TEST(ModelView, TheSameOnAnyNumberOfThreads) {
+  auto model = ModelFolder::open(kModels + "qwen2");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  ModelViewOptions one, two;
+  two.threads = 2;
+  auto a = computeModelView(*model, kIds, {}, one);
+  auto b = computeModelView(*model, kIds, {}, two);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->headViews.size(), b->headViews.size());
+  for (std::size_t i = 0; i < a->headViews.size(); ++i) {
+    EXPECT_EQ(a->headViews[i].scores.prevToken, b->headViews[i].scores.prevToken);
+    EXPECT_EQ(a->headViews[i].scores.induction, b->headViews[i].scores.induction);
+    EXPECT_EQ(a->headViews[i].scores.entropy, b->headViews[i].scores.entropy);
+    EXPECT_EQ(a->headViews[i].thumbnail, b->headViews[i].thumbnail);
+  }
+}
+
+TEST(ModelView, ATextWithoutRepeatsHasNoInductionQueries) {
+  auto model = ModelFolder::open(kModels + "gpt2");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  auto view = computeModelView(*model, {1, 2, 3, 4}, {"a", "b", "c", "d"}, {});
+  ASSERT_TRUE(view.ok()) << view.error().message;
+  EXPECT_EQ(view->labels[2], "c");
+  for (const HeadView& hv : view->headViews) {
+    EXPECT_EQ(hv.scores.inductionQueries, 0);
+    EXPECT_EQ(hv.thumbRows, 4);  // T below the thumbnail size: one entry per weight
+  }
+}
+
+TEST(ModelView, ProgressCountsTheLayersThenTheLensAndCancels) {
+  auto model = ModelFolder::open(kModels + "llama_gqa");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const int L = model->spec().layers;
+  ModelViewOptions opt;
+  std::vector<int> done;
+  opt.progress = [&](int d, int total) {
+    EXPECT_EQ(total, 2 * L);
+    done.push_back(d);
+    return true;
+  };
+  ASSERT_TRUE(computeModelView(*model, kIds, {}, opt).ok());
+  std::vector<int> want;
+  for (int d = 1; d <= 2 * L; ++d) want.push_back(d);
+  EXPECT_EQ(done, want);
+
+  for (int stopAt : {1, L + 1}) {  // during the forward, during the lens
+    SCOPED_TRACE("stop at " + std::to_string(stopAt));
+    opt.progress = [&](int d, int) { return d < stopAt; };
+    auto view = computeModelView(*model, kIds, {}, opt);
+    ASSERT_FALSE(view.ok());
+    EXPECT_EQ(view.error().message, kForwardCancelled);
+  }
+}
+
+TEST(ModelView, RefusesAboveTheBudgetAndBadOptions) {
+  auto model = ModelFolder::open(kModels + "gpt2");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  ModelViewOptions opt;
+  opt.memoryBudgetBytes = 1000;
+  auto view = computeModelView(*model, kIds, {}, opt);
+  ASSERT_FALSE(view.ok());
+  EXPECT_NE(view.error().message.find("above the memory budget of"), std::string::npos) << view.error().message;
+  EXPECT_NE(view.error().message.find("needs an estimated"), std::string::npos) << view.error().message;
+  EXPECT_FALSE(computeModelView(*model, {}, {}, {}).ok());
+  EXPECT_FALSE(computeModelView(*model, {1, 2}, {"a"}, {}).ok());
+  ModelViewOptions badTop;
+  badTop.top = 101;  // V = 100
+  EXPECT_FALSE(computeModelView(*model, {1, 2}, {}, badTop).ok());
+  auto outside = computeModelView(*model, {1, 100}, {}, {});  // id 100 outside V
+  EXPECT_FALSE(outside.ok());
+}
+
+TEST(ModelView, RepeatedRandomTokensArePinnedAndAvoidTheGivenIds) {
+  const std::vector<int> a = repeatedRandomTokens(50257, 6, 1);
+  ASSERT_EQ(a.size(), 12u);
+  EXPECT_EQ(a, repeatedRandomTokens(50257, 6, 1));  // deterministic
+  EXPECT_EQ(std::vector<int>(a.begin(), a.begin() + 6), std::vector<int>(a.begin() + 6, a.end()));  // twice
+  // SplitMix64(1) modulo 50257, computed independently in Python.
+  EXPECT_EQ(std::vector<int>(a.begin(), a.begin() + 6), (std::vector<int>{22649, 6923, 41016, 8860, 48396, 16722}));
+  EXPECT_NE(a, repeatedRandomTokens(50257, 6, 2));
+  // Only ids 3 and 5 of 0 .. 5 may be drawn.
+  const std::vector<int> b = repeatedRandomTokens(6, 40, 7, {0, 1, 2, 4});
+  ASSERT_EQ(b.size(), 80u);
+  for (int v : b) EXPECT_TRUE(v == 3 || v == 5) << v;
+  EXPECT_NE(std::count(b.begin(), b.end(), 3), 0);
+  EXPECT_NE(std::count(b.begin(), b.end(), 5), 0);
+  EXPECT_TRUE(repeatedRandomTokens(3, 4, 1, {0, 1, 2}).empty());
+  EXPECT_TRUE(repeatedRandomTokens(100, 0, 1).empty());
+  EXPECT_TRUE(repeatedRandomTokens(0, 4, 1).empty());
+}
+
+}  // namespace
+}  // namespace mhascope::model
