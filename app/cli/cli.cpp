@@ -6,7 +6,8 @@
 //   circuits  QK/OV circuits, composition and copying of a checkpoint (circuits_command.cpp)
 //   decode  KV-cache generation, step by step (decode_command.cpp)
 //   compare one stage of two models side by side and B − A (compare_command.cpp)
-//   run --model DIR, predict  a Hugging Face model folder on a text (model_run_command.cpp)
+//   --model DIR    a Hugging Face model folder's layer on a text: one more model source for info,
+//                  run, export, bench (app/model_source); predict (model_run_command.cpp)
 //
 // [SECTION] run
 // [SECTION] export
@@ -147,12 +148,20 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir, const std::option
   if (!r) return fail(r.error().message);
   auto t = computeTrace(*r);
   if (!t) return fail(t.error().message);
-  auto written = writeDump(*t, dumpDir, *targetOr,
-                           [&](nlohmann::json stages) { return traceDocument(mo, *r, *t, std::move(stages)); });
+  // A model folder's layer: its own trace.json config block (folder, layer, text) and token_ids.npy.
+  auto written = r->modelLayer ? writeModelDump(*r->modelLayer, *t, dumpDir, *targetOr)
+                               : writeDump(*t, dumpDir, *targetOr, [&](nlohmann::json stages) {
+                                   return traceDocument(mo, *r, *t, std::move(stages));
+                                 });
   if (!written) return fail(written.error().message);
   if (auto s = saveWeightsIfAsked(mo, *r); !s) return fail(s.error().message);
   if (auto s = saveWorkspaceIfAsked(mo, *r, ws, ws ? ws->view : WorkspaceView{}); !s) return fail(s.error().message);
-  std::printf("wrote %d stages + trace.json to %s (%s)\n", *written, dumpDir.c_str(), describe(*r, *t).c_str());
+  if (r->modelLayer) {
+    std::printf("wrote %d stages + trace.json + %s to %s (%s)\n", *written, kTokenIdsFile, dumpDir.c_str(),
+                modelDumpLine(*r->modelLayer).c_str());
+  } else {
+    std::printf("wrote %d stages + trace.json to %s (%s)\n", *written, dumpDir.c_str(), describe(*r, *t).c_str());
+  }
   return 0;
 }
 
@@ -289,21 +298,11 @@ int run(int argc, char** argv) {
   const char* saveWorkspaceHelp = "write a workspace .json of this command's model (configuration, files with their "
                                   "SHA-256, the picture) for the window or --workspace";
   info->add_option("--save-workspace", mo.saveWorkspace, saveWorkspaceHelp)->check(nonEmptyPath());
-  std::string modelDir;
-  info->add_option("--model", modelDir, "a Hugging Face model folder (config.json + model.safetensors or shards): "
-                                       "architecture, sizes, parameters, KV-cache bytes per token")
-      ->check(nonEmptyPath());
   auto* runCmd = app.add_subcommand("run", "run the model and dump every stage as .npy + trace.json");
   addModelOptions(*runCmd, mo);
   runCmd->add_option("--save-workspace", mo.saveWorkspace, saveWorkspaceHelp)->check(nonEmptyPath());
   std::string dumpDir;
   runCmd->add_option("--dump", dumpDir, "folder for <stage>.npy and trace.json")->required()->check(nonEmptyPath());
-  std::string runModelDir, runTextFile;
-  runCmd->add_option("--model", runModelDir, "a Hugging Face model folder: layer --layer's attention on --text through "
-                                            "its tokenizer (plus token_ids.npy)")
-      ->check(nonEmptyPath());
-  runCmd->add_option("--text-file", runTextFile, "with --model: read the text from this file, verbatim")
-      ->check(nonEmptyPath());
   auto* exportCmd = app.add_subcommand("export", "export a stage's heatmap as PNG, SVG or PDF");
   addModelOptions(*exportCmd, mo);
   exportCmd->add_option("--save-workspace", mo.saveWorkspace, saveWorkspaceHelp)->check(nonEmptyPath());
@@ -337,6 +336,7 @@ int run(int argc, char** argv) {
                     "64 | 128: pin the attention's query rows per block instead of the measured choice")
       ->transform(decimalInteger(INT_MIN, INT_MAX));
   bench->add_flag("--torch", ba.torch, "also time PyTorch's forward (scripts/bench_forward_torch.py) once per round");
+  bench->add_flag("--json", ba.json, "with --model: print the figures as one JSON object");
   bool benchTrain = false;
   int benchSeeds = 5, benchSteps = 300;
   double benchBudget = 10.0;
@@ -366,21 +366,17 @@ int run(int argc, char** argv) {
                   "…); a trained layer opens in the other commands and the window with --checkpoint FILE --layer L, "
                   "and --save-workspace on info/run/export keeps that as a workspace");
     }
-    // A model folder decides its sizes, weights and tokens: run --model and predict read no
-    // preset, workspace or model option (cmdRunModel names any that was given).
-    const bool folderCommand = predictCmd->parsed() || (runCmd->parsed() && (!runModelDir.empty() || !runTextFile.empty()));
     if (predictCmd->parsed()) {
       rc = cmdPredict(predictArgs);
-    } else if (folderCommand && !runModelDir.empty()) {
-      rc = cmdRunModel(runModelDir, mo.text, runTextFile, mo.files.layer, mo.memoryBudgetMib, dumpDir, *runCmd);
-    } else if (folderCommand) {
-      rc = fail("--text-file needs --model DIR (a model folder's tokenizer reads the text verbatim); without a "
-                "model give --text");
     } else {
       auto ws = applyWorkspaceOptions(mo);
       if (!ws) return fail(ws.error().message);
       if (*ws && exportCmd->parsed()) defaultPictureFromWorkspace(**ws, *exportCmd, ea);
-      if (info->parsed()) rc = modelDir.empty() ? cmdInfo(mo, *ws) : cmdInfoModel(modelDir, *info);
+      // info --model DIR alone: the folder's summary; with a text (or a workspace's), that plus
+      // the pipeline info of the layer.
+      const bool folderSummaryOnly = !mo.files.model.empty() && !mo.text && mo.textFile.empty() &&
+                                     !mo.files.layer && mo.workspace.empty();
+      if (info->parsed()) rc = folderSummaryOnly ? cmdInfoModel(mo.files.model, *info) : cmdInfo(mo, *ws);
       if (runCmd->parsed()) rc = cmdRun(mo, dumpDir, *ws);
       if (exportCmd->parsed()) rc = cmdExport(mo, ea, *ws);
       if (bench->parsed()) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "command_common.hpp"
+#include "info_model.hpp"
 #include "model_options.hpp"
 #include "util/format.hpp"
 #include "workspace_options.hpp"
@@ -17,6 +18,10 @@ int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
   if (!r) return fail(r.error().message);
   auto t = computeTrace(*r);
   if (!t) return fail(t.error().message);
+  if (r->modelLayer) {  // the whole model first, then the layer shown
+    if (auto s = printModelFolderSummary(r->modelLayer->dir); !s) return fail(s.error().message);
+    std::printf("\n");
+  }
   std::printf("mhascope info: %s\n", describe(*r, *t).c_str());
   std::printf("\nShape trace (pipeline order)\n");
   std::printf("  %-14s %-22s %-24s %s\n", "stage", "shape", "axes", "formula");

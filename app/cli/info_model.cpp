@@ -23,8 +23,13 @@ int cmdInfoModel(const std::string& dir, const CLI::App& info) {
     for (const auto& c : clash) list += (list.empty() ? "" : ", ") + c;
     return fail("--model takes the sizes and weights from the folder's config.json and safetensors; drop " + list);
   }
+  if (auto st = printModelFolderSummary(dir); !st) return fail(st.error().message);
+  return 0;
+}
+
+Status printModelFolderSummary(const std::string& dir) {
   auto folder = model::ModelFolder::open(dir);
-  if (!folder) return fail(folder.error().message);
+  if (!folder) return folder.error();
   const model::ModelSpec& s = folder->spec();
   const bool gpt2 = s.arch == model::Arch::Gpt2;
   std::set<std::string> files;
@@ -64,7 +69,7 @@ int cmdInfoModel(const std::string& dir, const CLI::App& info) {
               formatBytes(static_cast<double>(perLayer * s.layers)).c_str(),
               static_cast<long long>(2LL * s.layers * s.kvHeads * s.dk()),
               formatBytes(static_cast<double>(kvCacheBytesPerToken(s.kvHeads, s.dk(), 2) * s.layers)).c_str());
-  return 0;
+  return Ok{};
 }
 
 }  // namespace mhascope::cli

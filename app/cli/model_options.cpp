@@ -157,7 +157,11 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("--checkpoint", o.files.checkpoint, "a `mhascope train` checkpoint: show one trained layer")->check(nonEmptyPath());
   cmd.add_option("--workspace", o.workspace, "a workspace .json (saved by the window or --save-workspace): its "
                  "configuration and files; options given here win over it")->check(nonEmptyPath());
-  cmd.add_option("--layer", o.files.layer, "with --checkpoint: the layer, 0 .. L-1 (default 0)")
+  cmd.add_option("--model", o.files.model, "a Hugging Face model folder (or its config.json): layer --layer of it "
+                 "on --text / --text-file through its own tokenizer")->check(nonEmptyPath());
+  cmd.add_option("--text-file", o.textFile, "with --model: read the text from this file, verbatim")
+      ->check(nonEmptyPath());
+  cmd.add_option("--layer", o.files.layer, "with --checkpoint or --model: the layer, 0 .. L-1 (default 0)")
       ->transform(decimalInteger(0, INT_MAX));
 }
 
@@ -227,9 +231,46 @@ std::vector<std::pair<std::string, std::string>> inputFiles(const ModelOptions& 
   return v;
 }
 
+namespace {
+
+// A model folder decides its sizes, positions, masks and weights, and its tokenizer the tokens:
+// every option that would set one of them is named in one refusal.
+Status checkModelFolderOptions(const ModelOptions& o) {
+  const struct {
+    bool given;
+    const char* flag;
+  } decided[] = {{o.presetGiven, "--preset"},         {o.kvText.has_value(), "--kv-text"},
+                 {o.dModel.has_value(), "--d-model"},  {o.heads.has_value(), "--heads"},
+                 {o.tokens.has_value(), "--tokens"},   {o.batch.has_value(), "--batch"},
+                 {o.seed.has_value(), "--seed"},       {o.bias, "--bias"},
+                 {o.noBias, "--no-bias"},              {o.mask.has_value(), "--mask"},
+                 {o.padLast.has_value(), "--pad-last"}, {o.scale.has_value(), "--scale"},
+                 {o.noPositions, "--no-positions"},    {o.positions.has_value(), "--positions"},
+                 {o.ropeBase.has_value(), "--rope-base"}, {o.ropeStyle.has_value(), "--rope-style"},
+                 {o.kvHeads.has_value(), "--kv-heads"}, {o.window.has_value(), "--window"},
+                 {o.sinks.has_value(), "--sinks"}};
+  std::string list;
+  for (const auto& d : decided) {
+    if (d.given) list += (list.empty() ? "" : ", ") + std::string(d.flag);
+  }
+  if (list.empty()) return Ok{};
+  return makeError("--model takes the sizes, positions and weights from the folder's config.json and safetensors, "
+                   "and the tokens from its tokenizer; drop " + list);
+}
+
+}  // namespace
+
 // Step 1: options that contradict each other or would be ignored, before anything is read.
 Status checkOptionConflicts(const ModelOptions& o) {
-  if (o.files.layer) return makeError("--layer needs --checkpoint m.safetensors (a model trained by `mhascope train`)");
+  if (!o.files.model.empty()) return checkModelFolderOptions(o);
+  if (!o.textFile.empty()) {
+    return makeError("--text-file needs --model DIR (a model folder's tokenizer reads the text verbatim); without a "
+                     "model give --text");
+  }
+  if (o.files.layer) {
+    return makeError("--layer needs --checkpoint m.safetensors (a model trained by `mhascope train`) or --model DIR "
+                     "(a Hugging Face model folder)");
+  }
   if (o.text) {
     if (auto p = batchTextProblem(*o.text, "--text"); !p.empty()) return makeError(p);
   }
@@ -325,6 +366,34 @@ Result<ModelConfig> configFromOptions(const ModelOptions& o) {
   return cfg;
 }
 
+namespace {
+
+// A model folder's layer: the text from --text / --text-file, else from the workspace; the
+// folder decides the rest.
+Result<ResolvedModel> resolveModelFolderLayer(const ModelOptions& o, const OutputPlan& plan) {
+  if (auto s = checkModelFolderOptions(o); !s) return s.error();
+  if (auto s = checkModelFolderFiles(o.files); !s) return s.error();
+  ModelRequest req;
+  if (!o.text && o.textFile.empty() && o.workspaceConfig) {
+    req.config.text = o.workspaceConfig->text;
+    req.modelTextWhere = "the text of workspace '" + o.workspace + "' (/config/text)";
+  } else {
+    auto text = readModelText(o.text, o.textFile);
+    if (!text) return text.error();
+    req.config.text = std::move(*text);
+    req.modelTextWhere = modelTextWhere(o.textFile);
+  }
+  req.config.memoryBudgetBytes = o.memoryBudgetMib ? *o.memoryBudgetMib << 20 : defaultMemoryBudget();
+  req.files = o.files;
+  req.use.stageFile = plan.stageFile;
+  req.use.weightsFile = !o.saveWeightsFile.empty();
+  if (plan.picture) req.use.exportSlices = 1;
+  req.exportAllHeads = plan.picture && plan.allHeads;
+  return modelFromSource(req);
+}
+
+}  // namespace
+
 Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan) {
   if (!o.saveWeightsFile.empty() && !hasExtension(o.saveWeightsFile, ".safetensors")) {
     return makeError("--save-weights '" + o.saveWeightsFile +
@@ -333,6 +402,13 @@ Result<ResolvedModel> resolveModel(const ModelOptions& o, const OutputPlan& plan
   if (auto s = checkOutputsAgainstInputs(o, plan); !s) return s.error();
   if (!o.saveWorkspace.empty() && !hasExtension(o.saveWorkspace, ".json")) {
     return makeError("--save-workspace '" + o.saveWorkspace + "': a workspace is JSON, so its name must end in .json");
+  }
+  if (!o.files.model.empty()) {
+    auto r = resolveModelFolderLayer(o, plan);
+    if (!r && o.layerFromWorkspace && r.error().message.rfind("--layer ", 0) == 0) {
+      return makeError("workspace '" + o.workspace + "', /files/layer: " + r.error().message.substr(2));
+    }
+    return r;
   }
   if (!o.files.checkpoint.empty()) {
     auto r = resolveCheckpointLayer(o);

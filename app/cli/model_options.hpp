@@ -1,5 +1,6 @@
 // The MODEL options every subcommand shares (--preset, --text, --d-model, --heads, masks, raw
-// .npy inputs, .safetensors weights …) and how they become a core Model.
+// .npy inputs, .safetensors weights, a checkpoint's or a model folder's layer …) and how they
+// become a core Model.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -27,7 +28,8 @@ struct ModelOptions {
   std::optional<int> kvHeads, window, sinks;
   std::optional<std::string> positions, ropeStyle;
   std::optional<double> ropeBase;
-  InputFiles files;             // --query … --checkpoint/--layer (app/cli/checkpoint_layer.cpp)
+  InputFiles files;             // --query … --checkpoint/--layer (app/cli/checkpoint_layer.cpp), --model
+  std::string textFile;         // --text-file: with --model, the text read verbatim from a file
   std::string saveWeightsFile;
   bool presetGiven = false;     // --preset on the command line (it wins over --workspace's config)
   std::string workspace, saveWorkspace;       // --workspace FILE, --save-workspace FILE (workspace_options.cpp)

@@ -1,6 +1,5 @@
 // `run --model DIR` and `predict --model DIR` (see model_run_command.hpp).
 //
-// [SECTION] the text through the folder's tokenizer
 // [SECTION] run --model
 // [SECTION] predict
 #include "model_run_command.hpp"
@@ -20,10 +19,9 @@
 #include "kernels/gemm.hpp"
 #include "model/forward.hpp"
 #include "model/model_folder.hpp"
-#include "model/predictions.hpp"
 #include "model_options.hpp"
+#include "model_source/model_text.hpp"
 #include "tokenize/text_utf8.hpp"
-#include "tokenize/tokenizer_files.hpp"
 #include "util/format.hpp"
 #include "util/memory_budget.hpp"
 
@@ -31,89 +29,7 @@ namespace mhascope::cli {
 
 namespace {
 
-// ---------------------------------------------------------------------------------------------
-// [SECTION] the text through the folder's tokenizer
-// ---------------------------------------------------------------------------------------------
-
-// Options given on `cmd` other than `allowed`: the folder decides them, so they are refused
-// together, as `info --model` does.
-Status refuseFolderOptions(const CLI::App& cmd, const std::set<std::string>& allowed) {
-  std::string list;
-  for (const CLI::Option* o : cmd.get_options()) {
-    if (o->count() > 0 && allowed.count(o->get_name()) == 0) list += (list.empty() ? "" : ", ") + o->get_name();
-  }
-  if (list.empty()) return Ok{};
-  return makeError("--model takes the sizes, positions and weights from the folder's config.json and safetensors, "
-                   "and the tokens from its tokenizer; drop " + list);
-}
-
-struct ModelText {
-  model::ModelFolder folder;
-  tokenize::BpeTokenizer tokenizer;
-  std::string text;
-  std::vector<int> ids;              // (T) what the model reads, BOS first when added
-  std::vector<std::string> labels;   // (T) the tokens as shown: spaces drawn as '␣'
-  bool bos = false;                  // the tokenizer's template put a BOS first
-};
-
-// The folder, its tokenizer and the text's ids. The text is given verbatim: no '|' batch split,
-// no trimming. One line for each way this can fail: no text, an empty one, no tokenizer, more
-// tokens than the model has positions.
-Result<ModelText> loadModelText(const std::string& dir, const std::optional<std::string>& text,
-                                const std::string& textFile) {
-  if (!text && textFile.empty()) return makeError("--model needs the text: --text \"...\" or --text-file FILE");
-  if (text && !textFile.empty()) return makeError("--text and --text-file both give the text; keep one");
-  auto folder = model::ModelFolder::open(dir);
-  if (!folder) return folder.error();
-  ModelText mt{std::move(*folder), {}, {}, {}, {}, false};
-  const std::string where = textFile.empty() ? "--text" : "--text-file '" + textFile + "'";
-  if (text) {
-    mt.text = *text;
-  } else {
-    auto bytes = readFile(textFile, tokenize::kMaxTextBytes);
-    if (!bytes) return makeError("--text-file: " + bytes.error().message);
-    mt.text = std::move(*bytes);
-  }
-  if (mt.text.empty()) return makeError(where + " is empty: enter at least one token");
-  auto tok = tokenize::loadTokenizer(mt.folder.dir());
-  if (!tok) {
-    return makeError(tok.error().message + "; the text needs the model's own tokenizer beside its config.json");
-  }
-  mt.tokenizer = std::move(*tok);
-  auto ids = mt.tokenizer.encode(mt.text);
-  if (!ids) return ids.error();
-  if (ids->empty()) return makeError(where + " gives no tokens: enter at least one token");
-  if (const auto bos = mt.tokenizer.bosToken()) {
-    mt.ids.push_back(*bos);
-    mt.bos = true;
-  }
-  mt.ids.insert(mt.ids.end(), ids->begin(), ids->end());
-  const model::ModelSpec& s = mt.folder.spec();
-  const std::int64_t T = static_cast<std::int64_t>(mt.ids.size());
-  if (T > s.maxPositions) {
-    return makeError(where + " is " + std::to_string(T) + " tokens" + (mt.bos ? " (with the BOS)" : "") +
-                     ", more than the model's " + std::to_string(s.maxPositions) + " positions (" +
-                     (s.arch == model::Arch::Gpt2 ? "n_positions" : "max_position_embeddings") + " in " +
-                     mt.folder.dir() + "/config.json); shorten the text");
-  }
-  for (std::size_t i = 0; i < mt.ids.size(); ++i) {
-    if (mt.ids[i] >= s.vocab) {
-      return makeError("the tokenizer gives token id " + std::to_string(mt.ids[i]) + " ('" +
-                       mt.tokenizer.displayToken(mt.ids[i]) + "', position " + std::to_string(i) +
-                       "), outside the model's vocabulary of " + std::to_string(s.vocab) + " (vocab_size in " +
-                       mt.folder.dir() + "/config.json): the tokenizer is not this model's");
-    }
-  }
-  for (int id : mt.ids) mt.labels.push_back(mt.tokenizer.displayToken(id));
-  return mt;
-}
-
 std::uint64_t budgetBytes(std::optional<std::uint64_t> mib) { return mib ? *mib << 20 : defaultMemoryBudget(); }
-
-std::string bosNote(const ModelText& mt) {
-  return mt.bos ? "BOS '" + mt.labels.front() + "' first, as the tokenizer's template asks"
-                : "no BOS: the tokenizer's template adds none";
-}
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] run --model
@@ -138,32 +54,31 @@ std::string encodeTokenIdsNpy(const std::vector<int>& ids) {
   return out;
 }
 
-nlohmann::json modelTraceDocument(const ModelText& mt, int layer, bool layerGiven, const Trace& tr,
-                                  const std::string& describeLine, nlohmann::json stages) {
-  const model::ModelSpec& s = mt.folder.spec();
+nlohmann::json modelTraceDocument(const ModelLayerInfo& m, const Trace& tr, const std::string& describeLine,
+                                  nlohmann::json stages) {
   nlohmann::json tokens = nlohmann::json::array();
-  for (const auto& l : mt.labels) tokens.push_back(tokenize::replaceInvalidUtf8(l));
+  for (const auto& l : m.labels) tokens.push_back(tokenize::replaceInvalidUtf8(l));
   nlohmann::json nonFinite = nlohmann::json::array();
   for (const NonFiniteStage& n : nonFiniteStages(tr)) {
     nonFinite.push_back({{"stage", stageInfo(n.stage).name}, {"nan", n.nan}, {"inf", n.inf}, {"first_index", n.first}});
   }
-  nlohmann::json config = {{"model", mt.folder.dir()},
-                           {"architecture", model::archName(s.arch)},
-                           {"layer", layer},
-                           {"layer_given", layerGiven},
-                           {"layers", s.layers},
-                           {"text", tokenize::replaceInvalidUtf8(mt.text)},
-                           {"bos", mt.bos},
+  nlohmann::json config = {{"model", m.dir},
+                           {"architecture", m.architecture},
+                           {"layer", m.layer},
+                           {"layer_given", m.layerGiven},
+                           {"layers", m.layers},
+                           {"text", tokenize::replaceInvalidUtf8(m.text)},
+                           {"bos", m.bos},
                            {"mask", "causal"},
-                           {"positions", s.rope() ? "rope" : "learned (added to the embeddings)"},
-                           {"window", s.window}};
+                           {"positions", m.rope ? "rope" : "learned (added to the embeddings)"},
+                           {"window", m.window}};
   return {{"mhascope_trace_version", 1},
           {"config", config},
           {"describe", describeLine},
           {"B", tr.batch}, {"T_q", tr.tq}, {"T_k", tr.tk}, {"d_model", tr.dModel},
           {"h", tr.heads}, {"d_k", tr.dk}, {"kv_heads", tr.kvHeads}, {"scale_factor", tr.scaleFactor},
           {"query_tokens", {tokens}}, {"key_tokens", {tokens}},
-          {"token_ids", mt.ids}, {"token_ids_file", kTokenIdsFile},
+          {"token_ids", m.ids}, {"token_ids_file", kTokenIdsFile},
           {"fully_masked_rows", nlohmann::json::array()}, {"non_finite", nonFinite},
           {"gemm", gemmName(gemmChoice().backend) + " (" + gemmChoice().how + ")"}, {"stages", stages}};
 }
@@ -171,6 +86,32 @@ nlohmann::json modelTraceDocument(const ModelText& mt, int layer, bool layerGive
 // ---------------------------------------------------------------------------------------------
 // [SECTION] predict
 // ---------------------------------------------------------------------------------------------
+
+struct Candidate {
+  int id = 0;
+  double probability = 0;  // softmax over the whole vocabulary
+};
+
+// The k most likely next tokens of one logits row (V), best first; the softmax is taken in double
+// after subtracting the row max (only for numerical stability).
+std::vector<Candidate> topK(const float* logits /*(V)*/, int V, int k) {
+  double mx = -INFINITY;
+  for (int v = 0; v < V; ++v) mx = std::max(mx, static_cast<double>(logits[v]));
+  double sum = 0;
+  for (int v = 0; v < V; ++v) sum += std::exp(static_cast<double>(logits[v]) - mx);
+  std::vector<int> order(static_cast<std::size_t>(V));
+  for (int v = 0; v < V; ++v) order[static_cast<std::size_t>(v)] = v;
+  const int n = std::min(k, V);
+  // Ties go to the smaller id, as argmax does.
+  std::partial_sort(order.begin(), order.begin() + n, order.end(),
+                    [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+  std::vector<Candidate> out;
+  for (int i = 0; i < n; ++i) {
+    const int v = order[static_cast<std::size_t>(i)];
+    out.push_back({v, std::exp(static_cast<double>(logits[v]) - mx) / sum});
+  }
+  return out;
+}
 
 // Columns of the table count characters, not bytes ('␣' is three bytes, one column).
 std::size_t columns(const std::string& s) {
@@ -199,7 +140,7 @@ std::string cell(const std::string& token, std::size_t width) {
   return out;
 }
 
-nlohmann::json candidateJson(const ModelText& mt, const model::Candidate& c) {
+nlohmann::json candidateJson(const ModelText& mt, const Candidate& c) {
   return {{"id", c.id}, {"token", tokenize::replaceInvalidUtf8(mt.tokenizer.displayToken(c.id))}, {"probability", c.probability}};
 }
 
@@ -221,51 +162,19 @@ Status checkJsonOutput(const PredictArgs& a, const ModelText& mt) {
 
 }  // namespace
 
-int cmdRunModel(const std::string& modelDir, const std::optional<std::string>& text, const std::string& textFile,
-                std::optional<int> layer, std::optional<std::uint64_t> memoryBudgetMib, const std::string& dumpDir,
-                const CLI::App& run) {
-  if (auto s = refuseFolderOptions(run, {"--model", "--text", "--text-file", "--layer", "--dump", "--memory-budget",
-                                         "--help"});
-      !s) {
-    return fail(s.error().message);
-  }
-  // The parser requires --dump; this keeps the function's own contract (as cmdRun does) for any
-  // other caller, instead of a message about a `--dump ''` nobody typed.
-  if (dumpDir.empty()) return fail("run --model needs --dump DIR (the folder for the stages' .npy and trace.json)");
-  auto targetOr = dumpTarget(dumpDir);
-  if (!targetOr) return fail(targetOr.error().message);
-  auto mt = loadModelText(modelDir, text, textFile);
-  if (!mt) return fail(mt.error().message);
-  const model::ModelSpec& s = mt->folder.spec();
-  const int L = layer.value_or(0);
-  if (L >= s.layers) {
-    return fail("--layer " + std::to_string(L) + " is outside the model's " + std::to_string(s.layers) +
-                " layers (0 .. " + std::to_string(s.layers - 1) + ", num_hidden_layers in " + mt->folder.dir() +
-                "/config.json)");
-  }
-  model::ForwardOptions opt;
-  opt.traceLayer = L;
-  opt.keepAttention = false;
-  opt.keepHidden = false;
-  opt.tokenLabels = mt->labels;
-  opt.memoryBudgetBytes = budgetBytes(memoryBudgetMib);
-  auto fr = model::runForward(mt->folder, mt->ids, opt);
-  if (!fr) return fail(fr.error().message);
-  const std::string describeLine = std::string(model::archName(s.arch)) + " model " + mt->folder.dir() + ", layer " +
-                                   std::to_string(L) + (layer ? " (" : " (no --layer given; ") + "layers 0 .. " +
-                                   std::to_string(s.layers - 1) + "), T = " +
-                                   std::to_string(mt->ids.size()) + " tokens (" + bosNote(*mt) + "), h = " +
-                                   std::to_string(s.heads) + ", N = " + std::to_string(s.kvHeads) + " K/V heads";
-  auto written = writeDump(fr->trace, dumpDir, *targetOr,
-                           [&](nlohmann::json stages) {
-                             return modelTraceDocument(*mt, L, layer.has_value(), fr->trace, describeLine,
-                                                       std::move(stages));
-                           },
-                           {{kTokenIdsFile, encodeTokenIdsNpy(mt->ids)}});
-  if (!written) return fail(written.error().message);
-  std::printf("wrote %d stages + trace.json + %s to %s (%s)\n", *written, kTokenIdsFile, dumpDir.c_str(),
-              describeLine.c_str());
-  return 0;
+std::string modelDumpLine(const ModelLayerInfo& m) {
+  return m.architecture + " model " + m.dir + ", layer " + std::to_string(m.layer) +
+         (m.layerGiven ? " (" : " (no --layer given; ") + "layers 0 .. " + std::to_string(m.layers - 1) +
+         "), T = " + std::to_string(m.ids.size()) + " tokens (" + m.bosNote + "), h = " + std::to_string(m.heads) +
+         ", N = " + std::to_string(m.kvHeads) + " K/V heads";
+}
+
+Result<int> writeModelDump(const ModelLayerInfo& m, const Trace& t, const std::string& dumpDir,
+                           const std::filesystem::path& target) {
+  const std::string line = modelDumpLine(m);
+  return writeDump(t, dumpDir, target,
+                   [&](nlohmann::json stages) { return modelTraceDocument(m, t, line, std::move(stages)); },
+                   {{kTokenIdsFile, encodeTokenIdsNpy(m.ids)}});
 }
 
 CLI::App* addPredictCommand(CLI::App& app, PredictArgs& a) {
@@ -304,18 +213,31 @@ int cmdPredict(const PredictArgs& a) {
   if (!fr) return fail(fr.error().message);
   const int T = static_cast<int>(mt->ids.size()), V = s.vocab;
 
-  // predictions[t]: what follows position t; lens.at(l, t): the top-1 of layer l's stream.
-  const std::vector<std::vector<model::Candidate>> predictions = model::predictNext(fr->logits, a.top);
-  auto lensOr = model::logitLens(mt->folder, *fr);
-  if (!lensOr) return fail(lensOr.error().message);
-  const model::LogitLens& lens = *lensOr;
+  // predictions[t]: what follows position t; lens[l][t]: the top-1 of layer l's stream.
+  std::vector<std::vector<Candidate>> predictions;
+  for (int t = 0; t < T; ++t) predictions.push_back(topK(fr->logits.ptr() + static_cast<std::int64_t>(t) * V, V, a.top));
+  // A block of positions at a time, so the lens holds (kLensRows, V) logits, not (T, V) per layer.
+  constexpr int kLensRows = 128;
+  std::vector<std::vector<Candidate>> lens;
+  for (int l = 0; l < s.layers; ++l) {
+    const Tensor& h = fr->hidden[static_cast<std::size_t>(l)];  // (T, d_model)
+    std::vector<Candidate> row;
+    for (int t0 = 0; t0 < T; t0 += kLensRows) {
+      const int rows = std::min(kLensRows, T - t0);
+      const RowMatrix x = ConstMatrixMap(h.ptr() + static_cast<std::int64_t>(t0) * s.dModel, rows, s.dModel);
+      RowMatrix logits;  // (rows, V)
+      if (auto st = model::finalLogits(mt->folder, x, logits); !st) return fail(st.error().message);
+      for (int t = 0; t < rows; ++t) row.push_back(topK(logits.data() + static_cast<std::int64_t>(t) * V, V, 1).front());
+    }
+    lens.push_back(std::move(row));
+  }
 
   std::printf("%s model %s: T = %d tokens (%s)\n\n", model::archName(s.arch), mt->folder.dir().c_str(), T,
               bosNote(*mt).c_str());
   std::printf("Next-token predictions (top %d; probability over all %d tokens; '␣' is a space)\n", a.top, V);
   for (int t = 0; t < T; ++t) {
     std::printf("  %4d %s %6d  →", t, cell(mt->labels[static_cast<std::size_t>(t)], 12).c_str(), mt->ids[static_cast<std::size_t>(t)]);
-    for (const model::Candidate& c : predictions[static_cast<std::size_t>(t)]) {
+    for (const Candidate& c : predictions[static_cast<std::size_t>(t)]) {
       std::printf("  %s (%d) %.4f", mt->tokenizer.displayToken(c.id).c_str(), c.id, c.probability);
     }
     std::printf("\n");
@@ -329,7 +251,7 @@ int cmdPredict(const PredictArgs& a) {
   for (int t = 0; t < T; ++t) {
     std::printf("  %4d %s", t, cell(mt->labels[static_cast<std::size_t>(t)], kCell).c_str());
     for (int l = 0; l < s.layers; ++l) {
-      std::printf(" %s", cell(mt->tokenizer.displayToken(lens.at(l, t).top.id), kCell).c_str());
+      std::printf(" %s", cell(mt->tokenizer.displayToken(lens[static_cast<std::size_t>(l)][static_cast<std::size_t>(t)].id), kCell).c_str());
     }
     std::printf("\n");
   }
@@ -339,12 +261,12 @@ int cmdPredict(const PredictArgs& a) {
     for (int t = 0; t < T; ++t) {
       tokens.push_back({{"id", mt->ids[static_cast<std::size_t>(t)]}, {"token", tokenize::replaceInvalidUtf8(mt->labels[static_cast<std::size_t>(t)])}});
       nlohmann::json top = nlohmann::json::array();
-      for (const model::Candidate& c : predictions[static_cast<std::size_t>(t)]) top.push_back(candidateJson(*mt, c));
+      for (const Candidate& c : predictions[static_cast<std::size_t>(t)]) top.push_back(candidateJson(*mt, c));
       preds.push_back(top);
     }
-    for (int l = 0; l < lens.layers; ++l) {
+    for (const auto& row : lens) {
       nlohmann::json r = nlohmann::json::array();
-      for (int t = 0; t < T; ++t) r.push_back(candidateJson(*mt, lens.at(l, t).top));
+      for (const Candidate& c : row) r.push_back(candidateJson(*mt, c));
       lensJ.push_back(r);
     }
     const nlohmann::json doc = {{"model", mt->folder.dir()}, {"architecture", model::archName(s.arch)},

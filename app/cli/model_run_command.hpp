@@ -1,27 +1,36 @@
 // A Hugging Face model folder on the user's own text, headless:
 //   run --model DIR --text "…" --layer L --dump OUT   layer L's attention stages, as `run --dump`
 //                                                      writes them, plus token_ids.npy (1, T) int64
+//                                                      (the model is built by the one model source,
+//                                                      app/model_source; cli.cpp's cmdRun writes it)
 //   predict --model DIR --text "…" [--top k] [--json F]  per position the top-k next tokens, and the
 //                                                      logit lens (each layer's stream through the
 //                                                      final norm and unembedding, top-1 per cell)
 // The text goes to the folder's tokenizer verbatim (newlines, tabs and '|' are text, not batch
 // separators); a BOS is put first only when the tokenizer's post-processor template asks for one,
-// as Hugging Face's tokenizer does by default. Options the folder decides (sizes, heads, positions,
-// weights, masks, …) are refused in one line naming them.
+// as Hugging Face's tokenizer does by default (app/model_source/model_text.hpp). Options the folder
+// decides (sizes, heads, positions, weights, masks, …) are refused in one line naming them.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 
+#include "attention/trace.hpp"
+#include "model_source/model_source.hpp"
+
 namespace mhascope::cli {
 
-// `run` with --model: `run` is the parsed subcommand, so any option the folder decides that was
-// given is named in the refusal.
-int cmdRunModel(const std::string& modelDir, const std::optional<std::string>& text, const std::string& textFile,
-                std::optional<int> layer, std::optional<std::uint64_t> memoryBudgetMib, const std::string& dumpDir,
-                const CLI::App& run);
+// `run --model … --dump DIR`: the layer's stages as `run --dump` writes them, trace.json with the
+// model's own config block (folder, architecture, layer, text, BOS, positions, window) and
+// token_ids.npy (1, T) int64. Returns the number of stage files.
+Result<int> writeModelDump(const ModelLayerInfo& m, const Trace& t, const std::string& dumpDir,
+                           const std::filesystem::path& target);
+// "gpt2 model DIR, layer 1 (layers 0 .. 11), T = 57 tokens (no BOS: …), h = 12, N = 12 K/V heads":
+// the dump's describe line and what `run` prints.
+std::string modelDumpLine(const ModelLayerInfo& m);
 
 struct PredictArgs {
   std::string modelDir;

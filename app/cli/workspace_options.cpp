@@ -13,14 +13,16 @@ Result<std::optional<Workspace>> applyWorkspaceOptions(ModelOptions& o) {
   auto found = locateWorkspaceFiles(*ws, o.workspace, notes);
   if (!found) return found.error();
   for (const auto& n : notes) std::fprintf(stderr, "mhascope: note: %s\n", n.c_str());
-  // The command line wins file by file. Its --query or --checkpoint names the model's input
-  // itself, so then the workspace's inputs (query/key/value, checkpoint and layer) are dropped.
+  // The command line wins file by file. Its --query, --checkpoint or --model names the model's
+  // input itself, so then the workspace's inputs (query/key/value, checkpoint, model folder and
+  // layer) are dropped.
   InputFiles merged = *found;
-  if (!o.files.query.empty() || !o.files.checkpoint.empty()) {
+  if (!o.files.query.empty() || !o.files.checkpoint.empty() || !o.files.model.empty()) {
     merged.query = o.files.query;
     merged.key = o.files.key;
     merged.value = o.files.value;
     merged.checkpoint = o.files.checkpoint;
+    merged.model = o.files.model;
     merged.layer = o.files.layer;
   }
   for (auto member : {&InputFiles::weights, &InputFiles::attnMask, &InputFiles::keyPaddingMask}) {

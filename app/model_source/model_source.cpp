@@ -1,5 +1,5 @@
 // config + InputFiles → Model in steps: raw inputs (or the text), mask files, weights file; or a
-// checkpoint layer. See model_source.hpp.
+// checkpoint layer; or a model folder's layer (model_folder_source.cpp). See model_source.hpp.
 #include "model_source/model_source.hpp"
 
 #include <climits>
@@ -150,6 +150,7 @@ Status kvHeadsFromWeights(const std::string& file, const StateDict& sd, const Mh
 
 Result<SourcedModel> modelFromSource(const ModelRequest& r) {
   const InputFiles& f = r.files;
+  if (!f.model.empty()) return modelFolderLayerSource(r);
   if (!f.checkpoint.empty()) {
     return checkpointLayerSource(f.checkpoint, f.layer.value_or(0), r.checkpointItems, r.checkpointText,
                                  r.config.memoryBudgetBytes);
@@ -238,7 +239,33 @@ Result<SourcedModel> checkpointLayerSource(const std::string& path, int layer, i
   return r;
 }
 
+namespace {
+
+// What a model folder fixes, in the words of its config.json; the text and the layer stay free.
+std::string fixedByModel(const std::string& dir, const std::string& control) {
+  const std::string by = "set by the model folder '" + dir + "'";
+  if (control == "text" || control == "layer") return "";
+  if (control == "d_model") return by + " (its config.json: n_embd / hidden_size)";
+  if (control == "heads") return by + " (its config.json: n_head / num_attention_heads)";
+  if (control == "kv_heads") return by + " (its config.json: num_key_value_heads; GPT-2: N = h)";
+  if (control == "attention_positions" || control == "positions") {
+    return by + ": RoPE with its rope_theta (Llama family), or GPT-2's learned positions, already inside the "
+                "hidden states the layer reads";
+  }
+  if (control == "window") return by + " (its config.json: sliding_window, Mistral only)";
+  if (control == "mask" || control == "pad") return by + ": a language model attends causally, one text, no padding";
+  if (control == "seed") return "not used: the hidden states and the weights come from the model folder";
+  if (control == "bias") return by + " (GPT-2: every projection; Qwen2: q, k, v; Llama: none)";
+  if (control == "tokens" || control == "batch" || control == "cross") {
+    return by + ": the text goes through its tokenizer as one item (B = 1, T = its tokens)";
+  }
+  return by;
+}
+
+}  // namespace
+
 std::string fixedByFiles(const InputFiles& f, const std::string& control) {
+  if (!f.model.empty()) return fixedByModel(f.model, control);
   if (!f.checkpoint.empty()) {
     return "set by the trained layer (checkpoint '" + f.checkpoint + "'); close it under Files in use to edit";
   }

@@ -1,12 +1,14 @@
 // One model source for the command line and the window: a configuration (preset + settings)
 // plus the files named in InputFiles (raw .npy inputs, .npy masks, .safetensors weights, a
-// checkpoint layer) → the engine's Model. The CLI's resolveModel (app/cli/model_options.cpp)
+// checkpoint layer, a layer of a Hugging Face model folder) → the engine's Model. The CLI's resolveModel (app/cli/model_options.cpp)
 // and the window's compute worker (app/shell/compute_worker.cpp) both call modelFromSource, so
 // the same files give the same model and the same messages (each names its file and flag).
-// GUI-free: it links core and mhascope_train only.
+// GUI-free: it links core, mhascope_train, mhascope_model and mhascope_tokenize.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,12 +20,31 @@
 
 namespace mhascope {
 
+// What a model folder's layer was made from: the dump's token_ids.npy and trace.json, the
+// window's token chips and subtitle.
+struct ModelLayerInfo {
+  std::string dir;            // the folder (a config.json path given is read as its folder)
+  std::string architecture;   // config.json's model_type: "gpt2", "llama", "mistral", "qwen2"
+  int layer = 0, layers = 0;  // layer l of L (0-based)
+  bool layerGiven = false;    // false: no layer was named, layer 0 is shown
+  int heads = 0, kvHeads = 0;
+  bool rope = false;          // RoPE inside attention; false: GPT-2's learned positions
+  int window = 0;             // Mistral's sliding window W (0: none)
+  std::string text;           // as given, verbatim
+  std::vector<int> ids;       // (T) token ids, BOS first when the tokenizer adds one
+  std::vector<std::string> labels;  // (T) the tokens as shown ('␣' for a space)
+  bool bos = false;
+  std::string bosNote;        // "BOS '<s>' first, as the tokenizer's template asks" or "no BOS: …"
+  std::string tokenizerFiles; // "tokenizer.json" or "vocab.json + merges.txt"
+};
+
 // The model with the config it was built from (sizes and bias as the files decided them).
 struct SourcedModel {
   ModelConfig config;
   Model model;
   bool seedUsed = true;      // false: neither embeddings nor weights came from config.seed
   std::string describeNote;  // appended to the summary, e.g. "; trained layer 1 of 2 (…)"
+  std::shared_ptr<const ModelLayerInfo> modelLayer;  // set for a model folder's layer only
 };
 
 struct ModelRequest {
@@ -38,9 +59,30 @@ struct ModelRequest {
   // A checkpoint's probe input: how many items and (text task) which text.
   int checkpointItems = 1;
   std::string checkpointText;
+  // A model folder (files.model): its text is config.text, verbatim; `modelTextWhere` names it in
+  // messages ("--text", "--text-file 'a.txt'"). The layers before files.layer run first:
+  // `modelProgress` hears each one done (returning false stops, with the error "cancelled").
+  std::string modelTextWhere = "the text";
+  std::function<bool(int layersDone, int layers)> modelProgress;
+  bool exportAllHeads = false;  // the command line's export --head all: h heatmaps in one picture
 };
 
 Result<SourcedModel> modelFromSource(const ModelRequest& r);
+
+// Layer `layer` (0 .. L-1; none: 0) of a Hugging Face model folder (or its config.json) on
+// `text` through the folder's tokenizer: the layer's normed hidden states as Q = K = V input, its
+// attention weights, h, N, the causal mask, RoPE and the window as the folder's config.json says.
+// `use` and `memoryBudgetBytes` bound the forward up to the layer and the recorded trace.
+Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r);
+// A model folder gives the inputs, the weights and the masks itself: a checkpoint, a weights
+// file, raw inputs or a mask file beside it would be ignored or contradict it, so each is refused
+// in one line naming it.
+Status checkModelFolderFiles(const InputFiles& files);
+// The command line's text for a model: exactly one of --text and --text-file (read verbatim, at
+// most 4 MiB). model_text.cpp.
+Result<std::string> readModelText(const std::optional<std::string>& text, const std::string& textFile);
+// "--text" or "--text-file 'F'", for messages.
+std::string modelTextWhere(const std::string& textFile);
 
 // A trained checkpoint layer (`--checkpoint F --layer L`; the Train mode's "Open in pipeline"
 // builds the same from the parameters in memory).
@@ -54,6 +96,7 @@ ModelConfig checkpointLayerConfig(const train::GptConfig& g, const train::Batch&
 
 // Why a control of the configuration cannot be changed while these files are in use, or "" when
 // it can. `control`: "text", "d_model", "heads", "bias", "seed", "mask", "scale", "batch" …
+// A model folder fixes everything but the text and the layer.
 std::string fixedByFiles(const InputFiles& files, const std::string& control);
 
 }  // namespace mhascope

@@ -164,11 +164,14 @@ bool finishOpen(AppState& state, ViewState& view) {
 }
 
 void closeAllFiles(AppState& state) {
+  const bool hadModel = !state.doc.files.model.empty();
   state.doc.files = {};
   state.doc.trainedLayer.reset();
   state.doc.beforeOpen.reset();
-  // A trained layer's or a query file's text is not a sentence to go on with.
-  if (state.doc.config.text.rfind("(from ", 0) == 0 || state.doc.config.name == "checkpoint" || state.doc.config.name == "trained layer") {
+  // A trained layer's or a query file's text is not a sentence to go on with; a model's sizes
+  // (d_model 4096 …) are not a toy's to go on with either.
+  if (state.doc.config.text.rfind("(from ", 0) == 0 || state.doc.config.name == "checkpoint" ||
+      state.doc.config.name == "trained layer" || state.doc.config.name == "model" || hadModel) {
     if (auto p = loadPreset("default")) {
       const std::uint64_t budget = state.doc.config.memoryBudgetBytes;
       state.doc.config = std::move(*p);
@@ -181,7 +184,8 @@ void closeAllFiles(AppState& state) {
 
 void closeFile(AppState& state, const std::string& flag) {
   InputFiles& f = state.doc.files;
-  if (flag == "--checkpoint" || flag == "trained") return closeAllFiles(state);
+  // A checkpoint or a model folder decides every control: closing it goes back to text + seed.
+  if (flag == "--checkpoint" || flag == "--model" || flag == "trained") return closeAllFiles(state);
   if (flag == "--query") {
     f.query.clear();
     f.key.clear();

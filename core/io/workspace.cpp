@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sys/stat.h>
 
 #include "io/file_io.hpp"
 #include "io/sha256.hpp"
@@ -31,6 +32,71 @@ const std::vector<std::pair<const char*, std::string InputFiles::*>>& fileFields
       {"attn-mask", &InputFiles::attnMask}, {"key-padding-mask", &InputFiles::keyPaddingMask},
       {"checkpoint", &InputFiles::checkpoint}};
   return k;
+}
+
+// The files of a model folder that decide its numbers besides the weights: hashed.
+constexpr const char* kHashedModelFiles[] = {"config.json", "tokenizer.json", "vocab.json", "merges.txt",
+                                            "model.safetensors.index.json"};
+
+// A model given as its config.json is recorded as given; its files are its folder's.
+fs::path modelFolderOf(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec) ? fs::path(path) : fs::path(path).parent_path();
+}
+
+Result<std::int64_t> modificationTimeNs(const fs::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) return makeError("cannot read the modification time of '" + p.string() + "'");
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
+// config.json and the tokenizer's files by SHA-256; every *.safetensors by size + mtime.
+Result<std::vector<WorkspaceFolderFile>> recordModelFolder(const std::string& path) {
+  const fs::path dir = modelFolderOf(path);
+  std::vector<WorkspaceFolderFile> out;
+  std::error_code ec;
+  for (const char* name : kHashedModelFiles) {
+    const fs::path p = dir / name;
+    if (!fs::exists(p, ec)) continue;
+    auto size = regularFileSize(p.string());
+    if (!size) return size.error();
+    auto hash = sha256File(p.string());
+    if (!hash) return hash.error();
+    out.push_back({name, *size, *hash, 0});
+  }
+  std::vector<std::string> weights;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() == ".safetensors") weights.push_back(it->path().filename().string());
+  }
+  if (ec) return makeError("cannot list the model folder '" + dir.string() + "': " + ec.message());
+  std::sort(weights.begin(), weights.end());
+  for (const std::string& name : weights) {
+    auto size = regularFileSize((dir / name).string());
+    if (!size) return size.error();
+    auto mtime = modificationTimeNs(dir / name);
+    if (!mtime) return mtime.error();
+    out.push_back({name, *size, "", *mtime});
+  }
+  return out;
+}
+
+// Why the folder at `dir` differs from its record, or "" when it does not.
+std::string modelFolderChange(const fs::path& dir, const std::vector<WorkspaceFolderFile>& files) {
+  for (const WorkspaceFolderFile& f : files) {
+    const fs::path p = dir / f.name;
+    auto size = regularFileSize(p.string());
+    if (!size) return f.name + " is gone or unreadable";
+    if (*size != f.size) return f.name + ": size " + std::to_string(f.size) + " → " + std::to_string(*size) + " bytes";
+    if (!f.sha256.empty()) {
+      auto hash = sha256File(p.string());
+      if (!hash) return f.name + " is unreadable";
+      if (*hash != f.sha256) return f.name + ": SHA-256 " + f.sha256.substr(0, 12) + "… → " + hash->substr(0, 12) + "…";
+    } else {
+      auto mtime = modificationTimeNs(p);
+      if (!mtime || *mtime != f.mtimeNs) return f.name + ": modified since (the weights are compared by size and time)";
+    }
+  }
+  return "";
 }
 
 std::string folderOf(const std::string& workspacePath) {
@@ -64,6 +130,17 @@ Result<std::map<std::string, WorkspaceFile>> recordWorkspaceFiles(const InputFil
     f.size = *size;
     f.sha256 = *hash;
     out[name] = f;
+  }
+  if (!files.model.empty()) {
+    std::error_code ec;
+    WorkspaceFile f;
+    f.path = files.model;
+    f.absolutePath = fs::weakly_canonical(fs::absolute(files.model, ec), ec).string();
+    f.relativePath = fs::path(f.absolutePath).lexically_relative(dir).string();
+    auto folder = recordModelFolder(files.model);
+    if (!folder) return makeError("--model: " + folder.error().message);
+    f.folderFiles = std::move(*folder);
+    out["model"] = f;
   }
   return out;
 }
@@ -105,6 +182,27 @@ Result<InputFiles> locateWorkspaceFiles(const Workspace& ws, const std::string& 
     }
     found.*member = at;
   }
+  if (!ws.files.model.empty()) {
+    const WorkspaceFile& rec = ws.fileRecords.at("model");
+    std::error_code ec;
+    std::string at;
+    if (fs::exists(rec.absolutePath, ec)) {
+      at = rec.absolutePath;
+    } else if (!rec.relativePath.empty() && fs::exists(dir / rec.relativePath, ec)) {
+      at = (dir / rec.relativePath).lexically_normal().string();
+      notes.push_back("--model '" + rec.path + "' is no longer at '" + rec.absolutePath + "'; using '" + at +
+                      "' (the same place relative to the workspace '" + workspacePath + "')");
+    } else {
+      return makeError("--model '" + rec.path + "' of the workspace '" + workspacePath +
+                       "' was moved or deleted: it is neither at '" + rec.absolutePath + "' nor at '" +
+                       (dir / rec.relativePath).lexically_normal().string() + "'");
+    }
+    if (const std::string why = modelFolderChange(modelFolderOf(at), rec.folderFiles); !why.empty()) {
+      return makeError("--model '" + at + "' changed since the workspace '" + workspacePath + "' was saved (" + why +
+                       "); refusing to show a different picture under the saved view");
+    }
+    found.model = at;
+  }
   return found;
 }
 
@@ -122,6 +220,17 @@ json filesJson(const Workspace& ws) {
     const WorkspaceFile& f = ws.fileRecords.at(name);
     j[name] = {{"path", f.path}, {"absolute", f.absolutePath}, {"relative", f.relativePath},
                {"size", f.size}, {"sha256", f.sha256}};
+  }
+  if (!ws.files.model.empty()) {
+    const WorkspaceFile& f = ws.fileRecords.at("model");
+    json files = json::array();
+    for (const WorkspaceFolderFile& e : f.folderFiles) {
+      json je = {{"name", e.name}, {"size", e.size}};
+      if (!e.sha256.empty()) je["sha256"] = e.sha256;
+      else je["mtime_ns"] = e.mtimeNs;
+      files.push_back(je);
+    }
+    j["model"] = {{"path", f.path}, {"absolute", f.absolutePath}, {"relative", f.relativePath}, {"files", files}};
   }
   if (ws.files.layer) j["layer"] = *ws.files.layer;
   return j;
@@ -247,6 +356,63 @@ Status readZoom(const ObjectReader& r, WorkspaceZoom& z) {
   return Ok{};
 }
 
+bool isHexDigest(const std::string& h) {
+  return h.size() == 64 && h.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+// "model": the folder as given and where it was, and its files (hashed ones with sha256, weights
+// with mtime_ns). A name is a plain file name, so a record never reaches outside the folder.
+Status readModelRecord(const ObjectReader& r, Workspace& ws) {
+  MHASCOPE_TRY(r.keys({"path", "absolute", "relative", "files"}));
+  WorkspaceFile rec;
+  auto path = r.string("path"), abs = r.string("absolute"), rel = r.string("relative");
+  for (auto* s : {&path, &abs, &rel})
+    if (!*s) return s->error();
+  if (path->empty() || abs->empty()) return makeError(r.what + ": /files/model: the paths must not be empty");
+  const json& files = r.j.at("files");
+  if (!files.is_array() || files.size() > 100000) return r.bad("files", "an array of the folder's files");
+  bool config = false;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const std::string at = "/files/model/files/" + std::to_string(i);
+    const ObjectReader e{files[i], r.path + "/files/" + std::to_string(i), r.what};
+    MHASCOPE_TRY(e.keys({"name", "size"}, {"sha256", "mtime_ns"}));
+    WorkspaceFolderFile f;
+    auto name = e.string("name");
+    if (!name) return name.error();
+    if (name->empty() || *name == "." || *name == ".." || name->find('/') != std::string::npos ||
+        name->find('\0') != std::string::npos) {
+      return makeError(r.what + ": " + at + "/name must be a file name inside the folder, got \"" + *name + "\"");
+    }
+    f.name = *name;
+    auto size = e.integer("size", 0, std::numeric_limits<long long>::max());
+    if (!size) return size.error();
+    f.size = static_cast<std::uint64_t>(*size);
+    if (e.j.contains("sha256") == e.j.contains("mtime_ns")) {
+      return makeError(r.what + ": " + at + " needs exactly one of sha256 (config and tokenizer files) and mtime_ns "
+                       "(weights)");
+    }
+    if (e.j.contains("sha256")) {
+      auto hash = e.string("sha256");
+      if (!hash) return hash.error();
+      if (!isHexDigest(*hash)) return makeError(r.what + ": " + at + "/sha256 must be 64 lowercase hex digits");
+      f.sha256 = *hash;
+    } else {
+      auto mtime = e.integer("mtime_ns", std::numeric_limits<long long>::min(), std::numeric_limits<long long>::max());
+      if (!mtime) return mtime.error();
+      f.mtimeNs = *mtime;
+    }
+    config |= f.name == "config.json" && !f.sha256.empty();
+    rec.folderFiles.push_back(std::move(f));
+  }
+  if (!config) return makeError(r.what + ": /files/model/files must record config.json with its sha256");
+  rec.path = *path;
+  rec.absolutePath = *abs;
+  rec.relativePath = *rel;
+  ws.files.model = rec.path;
+  ws.fileRecords["model"] = std::move(rec);
+  return Ok{};
+}
+
 Status readFiles(const ObjectReader& r, Workspace& ws) {
   if (!r.j.is_object()) return makeError(r.what + ": /files must be an object, got " + jsonTypeName(r.j));
   for (const auto& [key, value] : r.j.items()) {
@@ -254,6 +420,10 @@ Status readFiles(const ObjectReader& r, Workspace& ws) {
       auto layer = r.integer("layer", 0, 1'000'000);
       if (!layer) return layer.error();
       ws.files.layer = static_cast<int>(*layer);
+      continue;
+    }
+    if (key == "model") {
+      MHASCOPE_TRY(readModelRecord(r.child("model"), ws));
       continue;
     }
     const auto& fields = fileFields();
@@ -268,7 +438,7 @@ Status readFiles(const ObjectReader& r, Workspace& ws) {
     auto size = f.integer("size", 0, std::numeric_limits<long long>::max());
     if (!size) return size.error();
     if (path->empty() || abs->empty()) return makeError(r.what + ": /files/" + key + ": the paths must not be empty");
-    if (hash->size() != 64 || hash->find_first_not_of("0123456789abcdef") != std::string::npos) {
+    if (!isHexDigest(*hash)) {
       return makeError(r.what + ": /files/" + key + "/sha256 must be 64 lowercase hex digits");
     }
     rec = {*path, *abs, *rel, static_cast<std::uint64_t>(*size), *hash};

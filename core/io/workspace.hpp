@@ -31,13 +31,25 @@ namespace mhascope {
 inline constexpr int kWorkspaceVersion = 1;
 inline constexpr std::uint64_t kMaxWorkspaceBytes = 16ull << 20;  // read no more than this
 
+// One file of a model folder as saved. A folder may hold many GB of weights, too much to hash
+// each time a workspace opens: the small files that decide the numbers besides the weights
+// (config.json, tokenizer.json or vocab.json + merges.txt, model.safetensors.index.json) are
+// compared by SHA-256, the weights (*.safetensors) by size and modification time.
+struct WorkspaceFolderFile {
+  std::string name;          // a file name inside the folder
+  std::uint64_t size = 0;
+  std::string sha256;        // 64 hex digits for a hashed file; "" for weights
+  std::int64_t mtimeNs = 0;  // weights: last modification, ns since 1970 (st_mtim)
+};
+
 // One input file as saved: where it was and what it held.
 struct WorkspaceFile {
   std::string path;          // as given (on the command line or in the window)
   std::string absolutePath;  // where it was when the workspace was saved
   std::string relativePath;  // from the workspace file's folder (a folder moved with its files)
-  std::uint64_t size = 0;
-  std::string sha256;        // 64 hex digits
+  std::uint64_t size = 0;    // a file (not a model folder)
+  std::string sha256;        // 64 hex digits (not a model folder)
+  std::vector<WorkspaceFolderFile> folderFiles;  // a model folder ("model"): its files, by name
 };
 
 struct WorkspaceZoom {  // one heatmap view: zoom 1 = the whole matrix fits; pan in cells
@@ -68,8 +80,9 @@ struct Workspace {
   std::string train;
 };
 
-// Records every file `files` names (absolute path, size, SHA-256 streamed in 1 MiB pieces);
-// relative paths are taken from `workspacePath`'s folder. Errors name the file.
+// Records every file `files` names (absolute path, size, SHA-256 streamed in 1 MiB pieces) and
+// the model folder's files (WorkspaceFolderFile); relative paths are taken from `workspacePath`'s
+// folder. Errors name the file.
 Result<std::map<std::string, WorkspaceFile>> recordWorkspaceFiles(const InputFiles& files,
                                                                   const std::string& workspacePath);
 
@@ -83,7 +96,9 @@ Result<Workspace> readWorkspaceFile(const std::string& path);
 // Where the recorded files are now: at their absolute path, else (moved together with the
 // workspace) relative to the workspace's folder — each such move adds a line to `notes`. A file
 // whose size or SHA-256 differ is refused ("changed since the workspace was saved"), a file in
-// neither place too ("moved or deleted"): the caller keeps what it shows.
+// neither place too ("moved or deleted"): the caller keeps what it shows. A model folder is
+// refused when one of its recorded files is gone, a hashed one differs, or a weights file has
+// another size or modification time.
 Result<InputFiles> locateWorkspaceFiles(const Workspace& ws, const std::string& workspacePath,
                                         std::vector<std::string>& notes);
 

@@ -40,7 +40,8 @@ cp -r "$M/gpt2" "$T/bert" && sed -i 's/"model_type": "gpt2"/"model_type": "bert"
 expect_error "unknown model_type" "model_type 'bert' is not supported" "$BIN" info --model "$T/bert"
 cp -r "$M/llama_sharded" "$T/shard" && rm "$T/shard/model-00002-of-00002.safetensors"
 expect_error "missing shard" "model-00002-of-00002.safetensors: no such file" "$BIN" info --model "$T/shard"
-expect_error "options the folder decides" "drop --text, --heads" "$BIN" info --model "$M/gpt2" --heads 2 --text "a b"
+expect_error "options the folder decides" "drop --heads" "$BIN" info --model "$M/gpt2" --heads 2 --text "a b"
+expect_error "options the folder decides (summary only)" "drop --heads" "$BIN" info --model "$M/gpt2" --heads 2
 expect_error "empty --model" "--model" "$BIN" info --model ""
 
 echo "$fails failure(s)"

@@ -1,0 +1,202 @@
+// A layer of a Hugging Face model folder as the engine's Model (see model_source.hpp):
+// the text through the folder's tokenizer (model_text.hpp), the layers before it through
+// core/model (model::layerAttention), and a ModelConfig that describes the layer truthfully, so
+// the controls, the subtitle and the workspace say what the folder decided.
+#include <utility>
+
+#if __has_include("model/layer_source.hpp")
+#include "model/layer_source.hpp"
+#else
+#include "model/forward.hpp"
+#define MHASCOPE_LAYER_SOURCE_FALLBACK 1
+#endif
+#include "model_source/model_source.hpp"
+#include "model_source/model_text.hpp"
+#include "util/format.hpp"
+
+namespace mhascope {
+namespace {
+
+// The pipeline's config of the layer: sizes, N, positions, mask and window as the architecture
+// has them; B = 1 and the tokens as the tokenizer split the text.
+ModelConfig modelLayerConfig(const model::ModelSpec& s, const MhaWeights& w, const ModelText& mt,
+                             std::uint64_t budget) {
+  ModelConfig c;
+  c.name = "model";
+  c.description = std::string(model::archName(s.arch)) + " model " + mt.folder.dir();
+  c.text = mt.text;
+  c.dModel = s.dModel;
+  c.heads = s.heads;
+  c.kvHeads = s.kvHeads == s.heads ? 0 : s.kvHeads;
+  c.batch = 1;
+  c.tokens = 0;
+  c.bias = w.hasBias;
+  // GPT-2's learned positions were added to the embeddings before layer 0: they are inside the
+  // hidden states, not a step of this attention.
+  c.positions = false;
+  c.attnPositions = s.rope() ? AttnPositions::Rope : AttnPositions::None;
+  c.ropeBase = static_cast<float>(s.ropeTheta);
+  c.ropeStyle = RopeStyle::Half;  // Hugging Face's rotate_half: pairs (i, i + d_k/2)
+  c.window = s.window;
+  c.sinks = 0;
+  c.mask = MaskKind::Causal;
+  c.padLastKeys = 0;
+  c.scale = ScaleKind::SqrtDk;
+  c.memoryBudgetBytes = budget;
+  return c;
+}
+
+#ifdef MHASCOPE_LAYER_SOURCE_FALLBACK
+// TEMPORARY until core/model/layer_source.hpp lands.
+struct LayerAttention {
+  AttentionInputs inputs;
+  std::shared_ptr<const MhaWeights> weights;
+  AttentionOptions options;
+  int layer = 0;
+};
+Result<LayerAttention> layerAttentionFallback(const model::ModelFolder& folder, const std::vector<int>& tokens,
+                                              int layer, model::ForwardOptions opt) {
+  const model::ModelSpec& spec = folder.spec();
+  const std::int64_t T = static_cast<std::int64_t>(tokens.size()), d = spec.dModel;
+  RowMatrix x;
+  if (layer == 0) {
+    if (auto s = folder.embed(tokens, x); !s) return s.error();
+  } else {
+    opt.keepHidden = true;
+    auto fr = model::runForward(folder, tokens, opt);
+    if (!fr) return fr.error();
+    x = ConstMatrixMap(fr->hidden[static_cast<std::size_t>(layer - 1)].ptr(), T, d);
+  }
+  auto lw = folder.layer(layer);
+  if (!lw) return lw.error();
+  RowMatrix a;
+  if (spec.arch == model::Arch::Gpt2) model::layerNorm(x, lw->norm1, lw->norm1Bias, spec.normEps, a);
+  else model::rmsNorm(x, lw->norm1, spec.normEps, a);
+  LayerAttention la;
+  la.layer = layer;
+  la.inputs.query.reshape({1, T, d}, {"B", "T_q", "d_model"});
+  std::copy(a.data(), a.data() + a.size(), la.inputs.query.data.begin());
+  la.inputs.key = la.inputs.query;
+  la.inputs.value = la.inputs.query;
+  la.inputs.selfAttention = true;
+  la.inputs.queryTokens = {opt.tokenLabels};
+  la.inputs.keyTokens = {opt.tokenLabels};
+  la.weights = lw->attention;
+  AttentionOptions& ao = la.options;
+  ao.heads = spec.heads;
+  ao.kvHeads = spec.kvHeads;
+  ao.causal = true;
+  ao.window = spec.window;
+  ao.memoryBudgetBytes = opt.memoryBudgetBytes;
+  ao.threads = opt.threads;
+  if (spec.rope()) {
+    ao.positions = AttnPositions::Rope;
+    ao.ropeBase = static_cast<float>(spec.ropeTheta);
+    ao.ropeStyle = RopeStyle::Half;
+  }
+  return la;
+}
+#endif
+
+}  // namespace
+
+Status checkModelFolderFiles(const InputFiles& f) {
+  if (!f.checkpoint.empty()) {
+    return makeError("--model '" + f.model + "' and --checkpoint '" + f.checkpoint +
+                     "' both give the layer to show; keep one");
+  }
+  if (!f.weights.empty()) {
+    return makeError("--weights '" + f.weights + "' cannot be used with --model: the model folder's safetensors "
+                     "hold the layer's weights");
+  }
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string*>{"--query", &f.query},
+                                   {"--key", &f.key}, {"--value", &f.value}}) {
+    if (!path->empty()) {
+      return makeError(std::string(flag) + " '" + *path + "' cannot be used with --model: the layer's inputs are the "
+                       "model's own hidden states on the text");
+    }
+  }
+  if (!f.keyPaddingMask.empty()) {
+    return makeError("--key-padding-mask '" + f.keyPaddingMask + "' cannot be used with --model: the text is one "
+                     "item (B = 1) with no padding");
+  }
+  if (!f.attnMask.empty()) {
+    return makeError("--attn-mask '" + f.attnMask + "' cannot be used with --model: the model's mask is causal (and "
+                     "its sliding window, if any), as its config.json says");
+  }
+  return Ok{};
+}
+
+Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
+  const InputFiles& f = r.files;
+  if (auto s = checkModelFolderFiles(f); !s) return s.error();
+  const std::uint64_t budget = r.config.memoryBudgetBytes;
+  auto mt = tokenizeForModel(f.model, r.config.text, r.modelTextWhere);
+  if (!mt) return mt.error();
+  const model::ModelSpec& s = mt->folder.spec();
+  const int layer = f.layer.value_or(0);
+  if (layer < 0 || layer >= s.layers) {
+    return makeError("--layer " + std::to_string(layer) + " is outside the model's " + std::to_string(s.layers) +
+                     " layers (0 .. " + std::to_string(s.layers - 1) + ", " + layersKey(s.arch) + " in " +
+                     mt->folder.dir() + "/config.json)");
+  }
+  const auto T = static_cast<std::int64_t>(mt->ids.size());
+  // The recorded trace and what the command writes, before the forward allocates anything.
+  MemoryUse use = r.use;
+  if (r.exportAllHeads) use.exportSlices = s.heads;
+  use.rotary = s.rope();
+  use.windowMask = s.window > 0;
+  if (auto st = validateSizes(1, T, T, s.dModel, s.heads, budget, use); !st) return st.error();
+
+  model::ForwardOptions opt;
+  opt.keepAttention = false;
+  opt.keepHidden = false;
+  opt.tokenLabels = mt->labels;
+  opt.memoryBudgetBytes = budget;
+  if (r.modelProgress) {
+    opt.progress = [&r, layers = s.layers](int done) { return r.modelProgress(done, layers); };
+  }
+#ifdef MHASCOPE_LAYER_SOURCE_FALLBACK
+  auto la = layerAttentionFallback(mt->folder, mt->ids, layer, opt);
+#else
+  auto la = model::layerAttention(mt->folder, mt->ids, layer, opt);
+#endif
+  if (!la) return la.error();
+
+  SourcedModel out;
+  out.model.inputs = std::move(la->inputs);
+  out.model.weights = *la->weights;
+  out.model.options = std::move(la->options);
+  out.model.options.recordEveryStage = true;  // every stage, for the pipeline and the dump
+  out.config = modelLayerConfig(s, out.model.weights, *mt, budget);
+  out.seedUsed = false;
+
+  auto info = std::make_shared<ModelLayerInfo>();
+  info->dir = mt->folder.dir();
+  info->architecture = model::archName(s.arch);
+  info->layer = layer;
+  info->layers = s.layers;
+  info->layerGiven = f.layer.has_value();
+  info->heads = s.heads;
+  info->kvHeads = s.kvHeads;
+  info->rope = s.rope();
+  info->window = s.window;
+  info->text = mt->text;
+  info->ids = mt->ids;
+  info->labels = mt->labels;
+  info->bos = mt->bos;
+  info->bosNote = bosNote(*mt);
+  info->tokenizerFiles = mt->tokenizerFiles;
+  // A layer is an index (0-based); L is the count: "layer 3 (L = 12)".
+  std::string positions = s.rope() ? std::string("RoPE theta ") + formatGeneral(s.ropeTheta, 9) +
+                                         (s.ropeScaling.enabled ? " with llama3 scaling" : "")
+                                   : "learned positions already inside the hidden states";
+  out.describeNote = "; " + info->architecture + " model " + info->dir + ", layer " + std::to_string(layer) +
+                     " (L = " + std::to_string(s.layers) + "), " + std::to_string(T) + " tokens (" +
+                     mt->tokenizerFiles + (mt->bos ? ", BOS first" : "") + "), " + positions +
+                     ", input: the layer's normed hidden states";
+  out.modelLayer = std::move(info);
+  return out;
+}
+
+}  // namespace mhascope

@@ -1,0 +1,84 @@
+// A text through a model folder's tokenizer (see model_text.hpp).
+#include "model_source/model_text.hpp"
+
+#include <filesystem>
+#include <utility>
+
+#include "io/file_io.hpp"
+#include "model_source/model_source.hpp"
+#include "tokenize/tokenizer_files.hpp"
+
+namespace mhascope {
+
+const char* layersKey(model::Arch a) { return a == model::Arch::Gpt2 ? "n_layer" : "num_hidden_layers"; }
+const char* positionsKey(model::Arch a) { return a == model::Arch::Gpt2 ? "n_positions" : "max_position_embeddings"; }
+
+std::string modelTextWhere(const std::string& textFile) {
+  return textFile.empty() ? "--text" : "--text-file '" + textFile + "'";
+}
+
+Result<std::string> readModelText(const std::optional<std::string>& text, const std::string& textFile) {
+  if (!text && textFile.empty()) return makeError("--model needs the text: --text \"...\" or --text-file FILE");
+  if (text && !textFile.empty()) return makeError("--text and --text-file both give the text; keep one");
+  if (text) return *text;
+  auto bytes = readFile(textFile, tokenize::kMaxTextBytes);
+  if (!bytes) return makeError("--text-file: " + bytes.error().message);
+  return std::move(*bytes);
+}
+
+Result<ModelText> tokenizeForModel(const std::string& modelPath, std::string text, const std::string& where) {
+  auto folder = model::ModelFolder::open(modelPath);
+  if (!folder) return folder.error();
+  ModelText mt{std::move(*folder), {}, {}, std::move(text), {}, {}, false};
+  if (mt.text.empty()) return makeError(where + " is empty: enter at least one token");
+  auto tok = tokenize::loadTokenizer(mt.folder.dir());
+  if (!tok) {
+    return makeError(tok.error().message + "; the text needs the model's own tokenizer beside its config.json");
+  }
+  mt.tokenizer = std::move(*tok);
+  std::error_code ec;
+  mt.tokenizerFiles = std::filesystem::exists(std::filesystem::path(mt.folder.dir()) / "tokenizer.json", ec)
+                          ? "tokenizer.json"
+                          : "vocab.json + merges.txt";
+  auto ids = mt.tokenizer.encode(mt.text);
+  if (!ids) return ids.error();
+  if (ids->empty()) return makeError(where + " gives no tokens: enter at least one token");
+  if (const auto bos = mt.tokenizer.bosToken()) {
+    mt.ids.push_back(*bos);
+    mt.bos = true;
+  }
+  mt.ids.insert(mt.ids.end(), ids->begin(), ids->end());
+  const model::ModelSpec& s = mt.folder.spec();
+  const std::int64_t T = static_cast<std::int64_t>(mt.ids.size());
+  // GPT-2's learned table has no row past n_positions; RoPE models are held to their declared
+  // context too, where they were trained.
+  if (T > s.maxPositions) {
+    return makeError(where + " is " + std::to_string(T) + " tokens" + (mt.bos ? " (with the BOS)" : "") +
+                     ", more than the model's " + std::to_string(s.maxPositions) + " positions (" +
+                     positionsKey(s.arch) + " in " + mt.folder.dir() + "/config.json); shorten the text");
+  }
+  for (std::size_t i = 0; i < mt.ids.size(); ++i) {
+    if (mt.ids[i] >= s.vocab) {
+      return makeError("the tokenizer gives token id " + std::to_string(mt.ids[i]) + " ('" +
+                       mt.tokenizer.displayToken(mt.ids[i]) + "', position " + std::to_string(i) +
+                       "), outside the model's vocabulary of " + std::to_string(s.vocab) + " (vocab_size in " +
+                       mt.folder.dir() + "/config.json): the tokenizer is not this model's");
+    }
+  }
+  for (int id : mt.ids) mt.labels.push_back(mt.tokenizer.displayToken(id));
+  return mt;
+}
+
+Result<ModelText> loadModelText(const std::string& modelPath, const std::optional<std::string>& text,
+                                const std::string& textFile) {
+  auto t = readModelText(text, textFile);
+  if (!t) return t.error();
+  return tokenizeForModel(modelPath, std::move(*t), modelTextWhere(textFile));
+}
+
+std::string bosNote(const ModelText& mt) {
+  return mt.bos ? "BOS '" + mt.labels.front() + "' first, as the tokenizer's template asks"
+                : "no BOS: the tokenizer's template adds none";
+}
+
+}  // namespace mhascope

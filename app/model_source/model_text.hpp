@@ -1,0 +1,49 @@
+// A text through a Hugging Face model folder's own tokenizer: the one way every command and the
+// window turn a model's text into token ids. The text is given verbatim (newlines, tabs and '|'
+// are text, not batch separators; nothing is trimmed); a BOS is put first only when the
+// tokenizer's post-processor template asks for one, as Hugging Face's tokenizer does by default.
+// GUI-free: it links mhascope_model and mhascope_tokenize.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/model_folder.hpp"
+#include "tokenize/bpe_tokenizer.hpp"
+#include "util/result.hpp"
+
+namespace mhascope {
+
+struct ModelText {
+  model::ModelFolder folder;
+  tokenize::BpeTokenizer tokenizer;
+  std::string tokenizerFiles;       // "tokenizer.json" or "vocab.json + merges.txt"
+  std::string text;                 // as given
+  std::vector<int> ids;             // (T) what the model reads, BOS first when added
+  std::vector<std::string> labels;  // (T) the tokens as shown: spaces drawn as '␣'
+  bool bos = false;                 // the tokenizer's template put a BOS first
+};
+
+// The folder (or its config.json), its tokenizer and the ids of `text`. `where` names the text in
+// messages ("--text", "--text-file 'a.txt'", "the text"). One line for each way this can fail:
+// an empty text, no tokenizer, no tokens, more tokens than the model has positions, an id outside
+// the vocabulary.
+Result<ModelText> tokenizeForModel(const std::string& modelPath, std::string text, const std::string& where);
+
+// readModelText and modelTextWhere (the command line's text) are declared in model_source.hpp,
+// which names no tokenizer type.
+
+// The folder, its tokenizer and the command line's text (readModelText + tokenizeForModel).
+Result<ModelText> loadModelText(const std::string& modelPath, const std::optional<std::string>& text,
+                                const std::string& textFile);
+
+// "BOS '<|begin_of_text|>' first, as the tokenizer's template asks" or "no BOS: …".
+std::string bosNote(const ModelText& mt);
+
+// The config.json key that holds a count, as this architecture names it ("n_layer" for GPT-2,
+// "num_hidden_layers" for the Llama family; likewise the positions' key).
+const char* layersKey(model::Arch a);
+const char* positionsKey(model::Arch a);
+
+}  // namespace mhascope
