@@ -19,6 +19,7 @@
 #include "kernels/gemm.hpp"
 #include "model/forward.hpp"
 #include "model/model_folder.hpp"
+#include "model/predictions.hpp"
 #include "model_options.hpp"
 #include "model_source/model_text.hpp"
 #include "tokenize/text_utf8.hpp"
@@ -87,32 +88,6 @@ nlohmann::json modelTraceDocument(const ModelLayerInfo& m, const Trace& tr, cons
 // [SECTION] predict
 // ---------------------------------------------------------------------------------------------
 
-struct Candidate {
-  int id = 0;
-  double probability = 0;  // softmax over the whole vocabulary
-};
-
-// The k most likely next tokens of one logits row (V), best first; the softmax is taken in double
-// after subtracting the row max (only for numerical stability).
-std::vector<Candidate> topK(const float* logits /*(V)*/, int V, int k) {
-  double mx = -INFINITY;
-  for (int v = 0; v < V; ++v) mx = std::max(mx, static_cast<double>(logits[v]));
-  double sum = 0;
-  for (int v = 0; v < V; ++v) sum += std::exp(static_cast<double>(logits[v]) - mx);
-  std::vector<int> order(static_cast<std::size_t>(V));
-  for (int v = 0; v < V; ++v) order[static_cast<std::size_t>(v)] = v;
-  const int n = std::min(k, V);
-  // Ties go to the smaller id, as argmax does.
-  std::partial_sort(order.begin(), order.begin() + n, order.end(),
-                    [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
-  std::vector<Candidate> out;
-  for (int i = 0; i < n; ++i) {
-    const int v = order[static_cast<std::size_t>(i)];
-    out.push_back({v, std::exp(static_cast<double>(logits[v]) - mx) / sum});
-  }
-  return out;
-}
-
 // Columns of the table count characters, not bytes ('␣' is three bytes, one column).
 std::size_t columns(const std::string& s) {
   std::size_t n = 0;
@@ -140,7 +115,7 @@ std::string cell(const std::string& token, std::size_t width) {
   return out;
 }
 
-nlohmann::json candidateJson(const ModelText& mt, const Candidate& c) {
+nlohmann::json candidateJson(const ModelText& mt, const model::Candidate& c) {
   return {{"id", c.id}, {"token", tokenize::replaceInvalidUtf8(mt.tokenizer.displayToken(c.id))}, {"probability", c.probability}};
 }
 
@@ -213,31 +188,18 @@ int cmdPredict(const PredictArgs& a) {
   if (!fr) return fail(fr.error().message);
   const int T = static_cast<int>(mt->ids.size()), V = s.vocab;
 
-  // predictions[t]: what follows position t; lens[l][t]: the top-1 of layer l's stream.
-  std::vector<std::vector<Candidate>> predictions;
-  for (int t = 0; t < T; ++t) predictions.push_back(topK(fr->logits.ptr() + static_cast<std::int64_t>(t) * V, V, a.top));
-  // A block of positions at a time, so the lens holds (kLensRows, V) logits, not (T, V) per layer.
-  constexpr int kLensRows = 128;
-  std::vector<std::vector<Candidate>> lens;
-  for (int l = 0; l < s.layers; ++l) {
-    const Tensor& h = fr->hidden[static_cast<std::size_t>(l)];  // (T, d_model)
-    std::vector<Candidate> row;
-    for (int t0 = 0; t0 < T; t0 += kLensRows) {
-      const int rows = std::min(kLensRows, T - t0);
-      const RowMatrix x = ConstMatrixMap(h.ptr() + static_cast<std::int64_t>(t0) * s.dModel, rows, s.dModel);
-      RowMatrix logits;  // (rows, V)
-      if (auto st = model::finalLogits(mt->folder, x, logits); !st) return fail(st.error().message);
-      for (int t = 0; t < rows; ++t) row.push_back(topK(logits.data() + static_cast<std::int64_t>(t) * V, V, 1).front());
-    }
-    lens.push_back(std::move(row));
-  }
+  // predictions[t]: what follows position t; lens.at(l, t): the top-1 of layer l's stream.
+  const std::vector<std::vector<model::Candidate>> predictions = model::predictNext(fr->logits, a.top);
+  auto lensOr = model::logitLens(mt->folder, *fr);
+  if (!lensOr) return fail(lensOr.error().message);
+  const model::LogitLens& lens = *lensOr;
 
   std::printf("%s model %s: T = %d tokens (%s)\n\n", model::archName(s.arch), mt->folder.dir().c_str(), T,
               bosNote(*mt).c_str());
   std::printf("Next-token predictions (top %d; probability over all %d tokens; '␣' is a space)\n", a.top, V);
   for (int t = 0; t < T; ++t) {
     std::printf("  %4d %s %6d  →", t, cell(mt->labels[static_cast<std::size_t>(t)], 12).c_str(), mt->ids[static_cast<std::size_t>(t)]);
-    for (const Candidate& c : predictions[static_cast<std::size_t>(t)]) {
+    for (const model::Candidate& c : predictions[static_cast<std::size_t>(t)]) {
       std::printf("  %s (%d) %.4f", mt->tokenizer.displayToken(c.id).c_str(), c.id, c.probability);
     }
     std::printf("\n");
@@ -251,7 +213,7 @@ int cmdPredict(const PredictArgs& a) {
   for (int t = 0; t < T; ++t) {
     std::printf("  %4d %s", t, cell(mt->labels[static_cast<std::size_t>(t)], kCell).c_str());
     for (int l = 0; l < s.layers; ++l) {
-      std::printf(" %s", cell(mt->tokenizer.displayToken(lens[static_cast<std::size_t>(l)][static_cast<std::size_t>(t)].id), kCell).c_str());
+      std::printf(" %s", cell(mt->tokenizer.displayToken(lens.at(l, t).top.id), kCell).c_str());
     }
     std::printf("\n");
   }
@@ -261,12 +223,12 @@ int cmdPredict(const PredictArgs& a) {
     for (int t = 0; t < T; ++t) {
       tokens.push_back({{"id", mt->ids[static_cast<std::size_t>(t)]}, {"token", tokenize::replaceInvalidUtf8(mt->labels[static_cast<std::size_t>(t)])}});
       nlohmann::json top = nlohmann::json::array();
-      for (const Candidate& c : predictions[static_cast<std::size_t>(t)]) top.push_back(candidateJson(*mt, c));
+      for (const model::Candidate& c : predictions[static_cast<std::size_t>(t)]) top.push_back(candidateJson(*mt, c));
       preds.push_back(top);
     }
-    for (const auto& row : lens) {
+    for (int l = 0; l < lens.layers; ++l) {
       nlohmann::json r = nlohmann::json::array();
-      for (const Candidate& c : row) r.push_back(candidateJson(*mt, c));
+      for (int t = 0; t < T; ++t) r.push_back(candidateJson(*mt, lens.at(l, t).top));
       lensJ.push_back(r);
     }
     const nlohmann::json doc = {{"model", mt->folder.dir()}, {"architecture", model::archName(s.arch)},
