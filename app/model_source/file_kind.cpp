@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "io/file_io.hpp"
+#include "model/config.hpp"
 
 namespace mhascope {
 namespace {
@@ -86,11 +87,42 @@ Result<FileInfo> inspectNpy(const std::string& path) {
   return info;
 }
 
+// A model folder's config.json, checked as the model will read it (an unknown model_type or an
+// unsupported key is refused here, in the popup, before anything else is read).
+Result<FileInfo> inspectModelConfig(const std::string& configPath, const std::string& bytes, const std::string& folder) {
+  auto spec = model::parseModelConfig(bytes, configPath);
+  if (!spec) return spec.error();
+  FileInfo info;
+  info.kind = FileKind::Model;
+  info.layers = spec->layers;
+  info.folder = folder;
+  info.summary = std::string(model::archName(spec->arch)) + " model: " + std::to_string(spec->layers) + " layers × " +
+                 std::to_string(spec->heads) + " heads, d_model = " + std::to_string(spec->dModel) +
+                 (spec->kvHeads != spec->heads ? ", N = " + std::to_string(spec->kvHeads) + " K/V heads" : std::string());
+  return info;
+}
+
+Result<FileInfo> inspectModelFolder(const std::string& path) {
+  const std::string config = (std::filesystem::path(path) / "config.json").string();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(config, ec)) {
+    return makeError("'" + path + "' is a folder without a config.json: the window opens a model folder (config.json, "
+                     ".safetensors weights, tokenizer.json) or a file");
+  }
+  auto bytes = readFile(config, kMaxJsonBytes);
+  if (!bytes) return bytes.error();
+  return inspectModelConfig(config, *bytes, path);
+}
+
 Result<FileInfo> inspectJson(const std::string& path) {
   auto bytes = readFile(path, kMaxJsonBytes);
   if (!bytes) return bytes.error();
   const auto j = nlohmann::json::parse(*bytes, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return makeError("'" + path + "' is not a JSON object (a preset or a workspace)");
+  if (!j.contains("mhascope_workspace") && j.contains("model_type")) {
+    std::string folder = std::filesystem::path(path).parent_path().string();
+    return inspectModelConfig(path, *bytes, folder.empty() ? "." : folder);
+  }
   FileInfo info;
   info.kind = j.contains("mhascope_workspace") ? FileKind::Workspace : FileKind::Preset;
   info.summary = info.kind == FileKind::Workspace ? "workspace" : "preset";
@@ -112,13 +144,14 @@ bool hasOpenableExtension(const std::string& path) {
 
 Result<FileInfo> inspectFile(const std::string& path) {
   if (path.empty()) return makeError("no file named: type a path or pick a file from the list");
+  if (std::error_code ec; std::filesystem::is_directory(path, ec)) return inspectModelFolder(path);
   if (auto size = regularFileSize(path); !size) return size.error();  // missing, folder, FIFO, device
   const std::string e = lowerExtension(path);
   if (e == ".safetensors") return inspectSafetensors(path);
   if (e == ".npy") return inspectNpy(path);
   if (e == ".json") return inspectJson(path);
   return makeError("'" + path + "': the window opens .safetensors (weights, checkpoints), .npy (inputs, masks) and "
-                   ".json (presets, workspaces) files");
+                   ".json (presets, workspaces) files, and model folders (with their config.json)");
 }
 
 }  // namespace mhascope

@@ -25,10 +25,14 @@ void drawMainTabs(UiContext& ctx, bool wide) {
   ViewState& view = ctx.view;
   const ImGuiTabBarFlags tabFlags = ImGuiTabBarFlags_FittingPolicyScroll | ImGuiTabBarFlags_TabListPopupButton;
   if (!ImGui::BeginTabBar("main tabs", tabFlags)) return;
+  // Taken before the tabs draw: a tab that asks for another during its draw (a click in All heads
+  // or Model opening the Heatmap, a tab already passed) gets it on the next frame.
+  const std::string select = std::move(view.selectTab);
+  view.selectTab.clear();
   for (const PanelInfo& p : allPanels()) {
     if (p.area != PanelArea::Main && (wide || p.area != PanelArea::Right)) continue;
     ImGui::PushID(p.title);
-    const ImGuiTabItemFlags flags = view.selectTab == p.title ? ImGuiTabItemFlags_SetSelected : 0;
+    const ImGuiTabItemFlags flags = select == p.title ? ImGuiTabItemFlags_SetSelected : 0;
     const bool open = ImGui::BeginTabItem(p.title, nullptr, flags);
     std::string probe = std::string("tab_") + p.title;  // "tab_All_heads": script words have no spaces
     std::replace(probe.begin(), probe.end(), ' ', '_');
@@ -44,7 +48,6 @@ void drawMainTabs(UiContext& ctx, bool wide) {
     ImGui::PopID();
   }
   ImGui::EndTabBar();
-  view.selectTab.clear();
 }
 
 // The columns' table: controls | pipeline + main tabs | (wide only) explanations.

@@ -26,7 +26,7 @@ struct PanelInfo {
   const char* title;  // tab / header text; also the name ViewState::selectTab uses
   PanelArea area;
   void (*draw)(UiContext&);
-  const char* id = "";  // a lesson's kId ("masks"); "" for the other panels
+  const char* id = "";  // a lesson's kId ("masks") or another tab's --view name ("model"); "" for the rest
   bool header = false;  // under a collapsing header titled `title`, open at first (Right panels always are)
 };
 
@@ -45,6 +45,7 @@ void drawWeightsPanel(UiContext& ctx);      // panels/weights_panel.cpp
 void drawStagePanel(UiContext& ctx);        // panels/stage_panel.cpp
 void drawShapeTracePanel(UiContext& ctx);   // panels/shape_trace_panel.cpp
 void drawStatusLine(UiContext& ctx);        // panels/status_line.cpp
+void drawModelPanel(UiContext& ctx);        // panels/model_panel.cpp
 // Parts of the controls: the Open file… button and its popup, the "Files in use" list.
 void drawOpenFileButton(UiContext& ctx);    // panels/open_file_popup.cpp
 void drawFilesInUse(UiContext& ctx);        // panels/open_file_popup.cpp
@@ -59,5 +60,6 @@ inline int kvHeadRead(const Trace& t, StageId stage, int head) {
 // Tab titles the rest of the app refers to.
 inline constexpr const char* kHeatmapTab = "Heatmap";
 inline constexpr const char* kAllHeadsTab = "All heads";
+inline constexpr const char* kModelTab = "Model";
 
 }  // namespace mhascope::app

@@ -24,6 +24,7 @@ std::vector<PanelInfo> makePanels() {
       {"Pipeline", PanelArea::Top, drawStepperPanel},
       {kHeatmapTab, PanelArea::Main, drawHeatmapPanel},
       {kAllHeadsTab, PanelArea::Main, drawHeadGridPanel},
+      {kModelTab, PanelArea::Main, drawModelPanel, "model"},
       {"Learned", PanelArea::Main, drawWeightsPanel},
       {kCompareTab, PanelArea::Main, drawComparePanel},
       {"Circuits", PanelArea::Main, drawCircuitsTab},

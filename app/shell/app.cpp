@@ -86,6 +86,8 @@ bool App::initialise() {
   scheduler_->setResultReady([] { Window::postEmptyEvent(); });
   compareCompute_ = std::make_unique<CompareCompute>();
   compareCompute_->setResultReady([] { Window::postEmptyEvent(); });
+  modelViewCompute_ = std::make_unique<ModelViewCompute>();
+  modelViewCompute_->setResultReady([] { Window::postEmptyEvent(); });
   pipeline_.state.doc.memoryBudgetBytes = options_.memoryBudgetMib > 0 ? options_.memoryBudgetMib << 20 : defaultMemoryBudget();
   pipeline_.state.doc.defaultBudgetBytes = defaultMemoryBudget();
   if (!options_.scriptPath.empty()) {
@@ -211,6 +213,7 @@ void App::shutdown() {
   if (!window_) return;
   scheduler_.reset();  // joins the threads before anything they could touch goes away
   compareCompute_.reset();
+  modelViewCompute_.reset();
   ini_.save();
   if (ImGui::GetCurrentContext()) session_.save(pipeline_, &trainLab_);
   textures_ = TextureCache{};  // textures need the GL context: free them before it goes
@@ -234,6 +237,7 @@ void App::updateCompute() {
   try {
     scheduler_->update(pipeline_.state, pipeline_.view, pipeline_.lessons, tab, forceSync);
     compareCompute_->update(pipeline_.state, pipeline_.view, forceSync);
+    modelViewCompute_->update(pipeline_.state, forceSync);
   } catch (const std::exception& e) {  // bad_alloc and friends: shown, the app keeps running
     pipeline_.state.actionError = std::string("compute failed: ") + e.what();
   }

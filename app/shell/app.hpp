@@ -18,6 +18,7 @@
 #include "shell/fonts.hpp"
 #include "shell/frame_bench.hpp"
 #include "shell/frame_pacing.hpp"
+#include "shell/model_view_compute.hpp"
 #include "shell/ini.hpp"
 #include "shell/launch_options.hpp"
 #include "shell/loop_control.hpp"
@@ -63,6 +64,7 @@ class App {
   UiProbes probes_;
   std::unique_ptr<ComputeScheduler> scheduler_;
   std::unique_ptr<CompareCompute> compareCompute_;  // the Compare tab's side B
+  std::unique_ptr<ModelViewCompute> modelViewCompute_;  // the Model tab's every layer and head
   std::optional<InputScript> script_;
   std::unique_ptr<AppScriptHost> scriptHost_;
   LoopControl loop_;

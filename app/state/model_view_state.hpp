@@ -11,8 +11,12 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "attention/head_scores.hpp"
+#include "state/predictions_view.hpp"
 
 namespace mhascope::model {
 struct ModelView;  // core/model/model_view.hpp
@@ -48,12 +52,13 @@ struct ModelViewInputs {
 
 // A running job's progress, shared with the worker (written there, read by the UI thread).
 struct ModelViewJob {
-  std::atomic<int> layersDone{0};
-  std::atomic<int> layers{0};         // L, once the folder is read (0: still opening)
+  std::atomic<int> done{0};           // steps done: the layers, then the logit lens
+  std::atomic<int> total{0};          // steps in all (0: the folder is still being opened)
+  std::atomic<int> layers{0};         // L, once the folder is read
   std::atomic<bool> cancel{false};    // set by Cancel: the worker stops at the next layer
   double progress() const {
-    const int total = layers.load();
-    return total > 0 ? static_cast<double>(layersDone.load()) / total : 0.0;
+    const int t = total.load();
+    return t > 0 ? static_cast<double>(done.load()) / t : 0.0;
   }
 };
 
@@ -61,14 +66,25 @@ struct ModelViewState {
   // The last good result and what it was computed from (null until the first one arrives).
   std::shared_ptr<const model::ModelView> result;
   ModelViewInputs resultInputs;
-  std::vector<int> resultIds;            // (T) the token ids the result was computed on
-  std::vector<std::string> resultLabels; // (T) those tokens as text (leading space drawn visibly)
   std::uint64_t resultSerial = 0;        // ++ whenever `result` is replaced (texture cache key)
+  // Every head's thumbnail in one picture, laid out as the grid (L rows of h thumbnails), each
+  // thumbnail row divided by its largest weight so a head's pattern shows whatever T is: one
+  // texture for the whole grid, cut per cell when drawn. Made on the worker with the result.
+  struct Atlas {
+    std::vector<float> values;  // (L · r, h · c) row-major, in [0, 1]
+    int thumbRows = 0, thumbCols = 0;
+    int rows() const { return static_cast<int>(values.empty() ? 0 : values.size() / static_cast<std::size_t>(cols)); }
+    int cols = 0;
+  };
+  std::shared_ptr<const Atlas> atlas;
 
   // The job under way (null when none): its inputs, progress and cancel flag.
   std::shared_ptr<ModelViewJob> job;
   ModelViewInputs jobInputs;
-  bool cancelled = false;                // the last job was cancelled (inputs unchanged: not rerun)
+  // The last job with these inputs failed or was cancelled: not started again by itself (the
+  // tab's "Run again" clears it), so a bad folder is not reopened every frame.
+  std::optional<ModelViewInputs> stoppedInputs;
+  bool cancelled = false;                // the last job was cancelled
 
   // Why the last job failed ("" = it did not); the previous result stays.
   std::string error;
@@ -76,17 +92,47 @@ struct ModelViewState {
   // What the user picked.
   ModelProbe probe = ModelProbe::Text;
   int probeLength = 64;
+  int probeLengthEdit = 0;               // the n slider while it is dragged (0: not yet shown)
   std::uint64_t probeSeed = 1;
   int layer = 0, head = 0;               // the selected head (clicked: opened in the pipeline)
   int hoverLayer = -1, hoverHead = -1;   // the head under the mouse last frame (-1: none)
   HeadRole colourBy = HeadRole::Induction;
+  PredictionsView predictions;          // the Predictions tab's picks (state/predictions_view.hpp)
 
   bool busy() const { return job != nullptr; }
+  std::string progressText() const;  // "layer 3 of 12", "logit lens", "opening the folder"; "" when idle
   double progress() const { return job ? job->progress() : 0.0; }
   // Cancel the running job (the worker stops at its next layer; the previous result stays).
   void requestCancel() {
     if (job) job->cancel = true;
   }
 };
+
+struct AppState;
+struct ViewState;
+
+// The Model tab's state of a window, made on first use.
+ModelViewState& modelViewOf(AppState& state);
+// What the tab should show now: the document's model folder and text, the chosen probe. An empty
+// folder: no model is open (nothing to compute).
+ModelViewInputs wantedModelView(const AppState& state, const ModelViewState& m);
+
+// Role scores of a head, as the grid colours them. Induction with no query to take it over is
+// NaN ("n/a", never 0).
+const char* headRoleName(HeadRole r);   // "previous-token"
+double roleValue(const HeadScores& s, HeadRole r);
+// Entropy is better low (a sharp head); every other role high.
+bool roleHighIsStrong(HeadRole r);
+
+// The heads of a result ranked by one role, strongest first (n/a values left out).
+struct RankedHead {
+  int layer = 0, head = 0;
+  double value = 0.0;
+};
+std::vector<RankedHead> headsByRole(const model::ModelView& v, HeadRole r, int n);
+
+// The clicked head in the pipeline: the model folder's layer as the pipeline's source on the
+// document's text, the view on that head's attention weights, the Heatmap tab in front.
+void openHeadInPipeline(AppState& state, ViewState& view, int layer, int head);
 
 }  // namespace mhascope::app

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "io/file_io.hpp"
-#include "panels/panel.hpp"  // kHeatmapTab
+#include "panels/panel.hpp"  // kHeatmapTab, kModelTab
 #include "state/workspace_state.hpp"
 #include "io/presets.hpp"
 
@@ -113,6 +113,21 @@ bool beginOpen(AppState& state, ViewState& view, LessonView& lessons, const std:
       state.doc.trainedLayer.reset();
       state.doc.files.weights = path;
       opened(state, view, path);
+      return true;
+    case FileKind::Model:
+      // Layer 0 of the model in the pipeline, every layer in the Model tab (which runs the whole
+      // model on its own worker); the text stays the document's, given to the tokenizer verbatim.
+      keepBeforeOpen(state, path);
+      state.doc.files = {};
+      state.doc.files.model = info->folder;
+      state.doc.files.layer = 0;
+      state.doc.trainedLayer.reset();
+      state.doc.presetName = fileName(info->folder) + " layer 0";
+      view.batch = 0;
+      view.head = 0;
+      view.stage = StageId::Weights;
+      opened(state, view, info->folder);
+      view.selectTab = kModelTab;
       return true;
     case FileKind::Checkpoint:
     case FileKind::Array:

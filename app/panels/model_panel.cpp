@@ -1,0 +1,417 @@
+// The Model tab: every layer and head of a model folder on one probe, as one grid — L rows of h
+// thumbnails of each head's attention — coloured by a role score (previous-token, induction, the
+// first-token sink, entropy), with the heads ranked by that role, the hovered head's scores and a
+// larger view. Clicking a head opens that layer and head in the pipeline. The tab only draws
+// state/model_view_state.hpp; the forward pass runs on its own worker (shell/model_view_compute).
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "model/model_view.hpp"
+#include "panels/panel.hpp"
+#include "state/model_view_state.hpp"
+#include "widgets/colors.hpp"
+#include "widgets/drag_slider.hpp"
+#include "widgets/flow.hpp"
+#include "widgets/heatmap_view.hpp"
+
+namespace mhascope::app {
+namespace {
+
+// Texture keys of the grid's picture carry this bit in place of a trace serial (those count up
+// from 0; first pictures use bit 63).
+constexpr std::uint64_t kModelAtlasSerial = 1ull << 62;
+constexpr int kRankedShown = 10;
+
+ImU32 roleColor(HeadRole r, float alpha = 1.0f) {
+  const int a = static_cast<int>(std::clamp(alpha, 0.0f, 1.0f) * 255.0f);
+  switch (r) {
+    case HeadRole::PreviousToken: return IM_COL32(255, 165, 60, a);
+    case HeadRole::Induction: return IM_COL32(240, 90, 220, a);
+    case HeadRole::Sink: return IM_COL32(80, 200, 255, a);
+    case HeadRole::Entropy: return IM_COL32(130, 230, 120, a);
+  }
+  return IM_COL32(255, 255, 255, a);
+}
+
+// How strongly a head plays the role, 0 … 1, for the frame's weight: the score itself, or for the
+// entropy the sharpness 1 − H / ln T (ln T: every key equally).
+float roleStrength(HeadRole r, double value, int T) {
+  if (std::isnan(value)) return 0.0f;
+  if (r == HeadRole::Entropy) {
+    const double even = std::log(std::max(T, 2));
+    return static_cast<float>(std::clamp(1.0 - value / even, 0.0, 1.0));
+  }
+  return static_cast<float>(std::clamp(value, 0.0, 1.0));
+}
+
+std::string roleValueText(HeadRole r, double value) {
+  if (std::isnan(value)) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, r == HeadRole::Entropy ? "%.2f" : "%.2f", value);
+  return buf;
+}
+
+std::string folderName(const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.filename() == "config.json") p = p.parent_path();
+  const std::string name = p.filename().string();
+  return name.empty() ? path : name;
+}
+
+std::string statusText(const AppState& st, const ModelViewState& m) {
+  if (m.busy()) return "computing: " + m.progressText();
+  if (!m.error.empty()) return "error: " + m.error;
+  if (m.cancelled) return "cancelled";
+  if (m.result && m.resultInputs == wantedModelView(st, m)) return "ready";
+  return "none";
+}
+
+void drawNoModel(UiContext& ctx) {
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted("No model folder is open.");
+  ImGui::TextDisabled(
+      "Open a Hugging Face model folder (config.json, model.safetensors or its shards, tokenizer.json or vocab.json + "
+      "merges.txt) with Open file… (pick the folder or its config.json), or start with `mhascope --model DIR`. This tab "
+      "then shows every layer and head of the model on your text, finds heads by role and opens any head in the "
+      "pipeline. GPT-2 and the Llama family (Llama, Mistral, Qwen 2) open.");
+  ImGui::PopTextWrapPos();
+  drawOpenFileButton(ctx);
+}
+
+// The probe, the colour, and what the worker is doing.
+void drawControls(UiContext& ctx, ModelViewState& m) {
+  const float em = ImGui::GetFontSize();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("Run on:");
+  ImGui::SameLine();
+  if (ImGui::RadioButton("your text", m.probe == ModelProbe::Text)) m.probe = ModelProbe::Text;
+  ctx.probes.recordLastItem("model_probe_text");
+  ImGui::SameLine();
+  if (ImGui::RadioButton("repeated random tokens", m.probe == ModelProbe::RepeatedRandom)) m.probe = ModelProbe::RepeatedRandom;
+  ctx.probes.recordLastItem("model_probe_random");
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("n random tokens, then the same n again (after the BOS if the model has one): in the second\n"
+                      "copy an induction head attends to the token that followed the same token last time, so\n"
+                      "induction heads show even when your text has no repeats.");
+  }
+  if (m.probe == ModelProbe::RepeatedRandom) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(8.0f * em);
+    if (m.probeLengthEdit == 0) m.probeLengthEdit = m.probeLength;
+    const SliderEdit e = dragSliderInt("n", &m.probeLengthEdit, kMinProbeLength, kMaxProbeLength);
+    ctx.probes.recordLastFrame("model_probe_n");
+    if (!e.active) m.probeLength = m.probeLengthEdit;  // applied when the drag ends, not every step
+    ImGui::SameLine();
+    if (ImGui::SmallButton("new tokens")) ++m.probeSeed;
+    ctx.probes.recordLastItem("model_probe_reseed");
+  }
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("Colour by:");
+  for (int r = 0; r < kHeadRoleCount; ++r) {
+    const auto role = static_cast<HeadRole>(r);
+    ImGui::SameLine();
+    ImGui::PushStyleColor(ImGuiCol_CheckMark, roleColor(role));
+    if (ImGui::RadioButton(headRoleName(role), m.colourBy == role)) m.colourBy = role;
+    ImGui::PopStyleColor();
+    ctx.probes.recordLastItem(std::string("model_role_") + std::to_string(r));
+  }
+
+  if (m.busy()) {
+    ImGui::ProgressBar(static_cast<float>(m.progress()), ImVec2(18.0f * em, 0.0f), m.progressText().c_str());
+    ctx.probes.recordLastItem("model_progress");
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) m.requestCancel();
+    ctx.probes.recordLastItem("model_cancel");
+    if (m.result) {
+      ImGui::SameLine();
+      ImGui::TextDisabled("the previous result stays until this one is ready");
+    }
+  } else if (!m.error.empty() || m.cancelled) {
+    ImGui::PushTextWrapPos(0.0f);
+    if (!m.error.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+      ImGui::TextUnformatted(("mhascope: error: " + m.error).c_str());
+      ImGui::PopStyleColor();
+    } else {
+      ImGui::TextDisabled("Cancelled.");
+    }
+    ImGui::PopTextWrapPos();
+    if (m.result) {
+      ImGui::SameLine();
+      ImGui::TextDisabled("The grid shows the previous result.");
+    }
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Run again")) {
+      m.stoppedInputs.reset();
+      m.cancelled = false;
+      m.error.clear();
+    }
+    ctx.probes.recordLastItem("model_rerun");
+  }
+}
+
+// The tokens as text (a leading space drawn as '␣') with their ids, wrapped, in a short scrolling box.
+void drawTokens(const model::ModelView& v) {
+  const float em = ImGui::GetFontSize();
+  if (!ImGui::CollapsingHeader(("Tokens (T = " + std::to_string(v.ids.size()) + ")").c_str())) return;
+  ImGui::BeginChild("##tokens", ImVec2(0.0f, 4.5f * em), true);
+  const float right = ImGui::GetContentRegionAvail().x;
+  float x = 0.0f;
+  for (std::size_t i = 0; i < v.ids.size(); ++i) {
+    const std::string label = i < v.labels.size() ? v.labels[i] : std::string();
+    const std::string id = std::to_string(v.ids[i]);
+    const float w = ImGui::CalcTextSize(label.c_str()).x + ImGui::CalcTextSize(id.c_str()).x * 0.8f + 1.2f * em;
+    if (i > 0 && x + w < right) ImGui::SameLine(0.0f, 0.4f * em);
+    else x = 0.0f;
+    x += w + 0.4f * em;
+    ImGui::TextUnformatted(label.c_str());
+    ImGui::SameLine(0.0f, 0.15f * em);
+    ImGui::TextDisabled("%s", id.c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("position %zu: token id %s", i, id.c_str());
+  }
+  ImGui::EndChild();
+}
+
+struct GridPick {
+  int layer = -1, head = -1;  // hovered (-1: none)
+  bool clicked = false;
+};
+
+// L rows × h columns of thumbnails, one texture cut per cell; a frame in the role's colour, as
+// strong as the head plays it, with the score written in the corner when the cell has room.
+GridPick drawGrid(UiContext& ctx, ModelViewState& m, ImVec2 size) {
+  const model::ModelView& v = *m.result;
+  const ModelViewState::Atlas& atlas = *m.atlas;
+  const float em = ImGui::GetFontSize();
+  GridPick pick;
+  ImGui::BeginChild("##model_grid", size, true, ImGuiWindowFlags_HorizontalScrollbar);
+  const int L = v.layers, H = v.heads, T = static_cast<int>(v.ids.size());
+  const float labelW = 2.6f * em, headerH = ImGui::GetTextLineHeightWithSpacing();
+  const float gap = std::max(2.0f, 0.2f * em);
+  // Cells fit the box when they can, within 2.5 … 12 em; more heads than fit scroll.
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float fit = std::min((avail.x - labelW) / static_cast<float>(H), (avail.y - headerH) / static_cast<float>(L)) - gap;
+  const float cell = std::clamp(fit, 2.5f * em, 12.0f * em);
+  const float pitch = cell + gap;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 grid0(origin.x + labelW, origin.y + headerH);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+
+  // The whole grid under one invisible button: which cell the mouse is over is arithmetic, so a
+  // 32 × 32 grid costs no per-cell widgets.
+  const ImVec2 total(labelW + static_cast<float>(H) * pitch, headerH + static_cast<float>(L) * pitch);
+  ImGui::InvisibleButton("##cells", total);
+  const bool hovered = ImGui::IsItemHovered();
+  const bool clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+  if (hovered) {
+    const ImVec2 mp = ImGui::GetIO().MousePos;
+    const int h = static_cast<int>(std::floor((mp.x - grid0.x) / pitch));
+    const int l = static_cast<int>(std::floor((mp.y - grid0.y) / pitch));
+    if (l >= 0 && l < L && h >= 0 && h < H) {
+      pick.layer = l;
+      pick.head = h;
+      pick.clicked = clicked;
+    }
+  }
+
+  const HeatmapTexture tex = ctx.textures.get(
+      TextureKey{kModelAtlasSerial | m.resultSerial, 0, 0, -1, ColormapId::Viridis, 0.0f, 1.0f}, atlas.values.data(),
+      atlas.rows(), atlas.cols);
+  const ImVec2 clipMin = ImGui::GetWindowPos(), clipMax(clipMin.x + ImGui::GetWindowWidth(), clipMin.y + ImGui::GetWindowHeight());
+  for (int h = 0; h < H; ++h) {
+    const float x = grid0.x + static_cast<float>(h) * pitch;
+    if (x + cell < clipMin.x || x > clipMax.x) continue;
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "h%d", h);
+    dl->AddText(ImVec2(x, origin.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), buf);
+  }
+  const int pixelRows = atlas.rows(), pixelCols = atlas.cols;
+  for (int l = 0; l < L; ++l) {
+    const float y = grid0.y + static_cast<float>(l) * pitch;
+    if (y + cell < clipMin.y || y > clipMax.y) continue;
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "L%d", l);
+    dl->AddText(ImVec2(origin.x, y + 0.5f * (cell - em)), ImGui::GetColorU32(ImGuiCol_TextDisabled), buf);
+    for (int h = 0; h < H; ++h) {
+      const ImVec2 p0(grid0.x + static_cast<float>(h) * pitch, y), p1(p0.x + cell, p0.y + cell);
+      if (p1.x < clipMin.x || p0.x > clipMax.x) continue;
+      // This head's block of the picture (the texture's u1, v1: its texels may not fill the storage).
+      const float u0 = tex.u1 * static_cast<float>(h * atlas.thumbCols) / static_cast<float>(pixelCols);
+      const float u1 = tex.u1 * static_cast<float>((h + 1) * atlas.thumbCols) / static_cast<float>(pixelCols);
+      const float v0 = tex.v1 * static_cast<float>(l * atlas.thumbRows) / static_cast<float>(pixelRows);
+      const float v1 = tex.v1 * static_cast<float>((l + 1) * atlas.thumbRows) / static_cast<float>(pixelRows);
+      dl->AddImage(tex.imguiId, p0, p1, ImVec2(u0, v0), ImVec2(u1, v1));
+      const double value = roleValue(v.head(l, h).scores, m.colourBy);
+      const float strength = roleStrength(m.colourBy, value, T);
+      const float thick = 1.0f + 3.0f * strength * std::max(1.0f, em / 13.0f);
+      dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), roleColor(m.colourBy, 0.25f + 0.75f * strength), 0.0f, 0, thick);
+      if (cell >= 3.0f * em) {  // the score in the corner, on a dark badge so it reads on any colour
+        const std::string text = roleValueText(m.colourBy, value);
+        const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+        dl->AddRectFilled(ImVec2(p1.x - ts.x - 4, p1.y - ts.y - 2), p1, IM_COL32(20, 20, 20, 210));
+        dl->AddText(ImVec2(p1.x - ts.x - 2, p1.y - ts.y - 1), roleColor(m.colourBy), text.c_str());
+      }
+      if (l == m.layer && h == m.head) dl->AddRect(ImVec2(p0.x - 3, p0.y - 3), ImVec2(p1.x + 3, p1.y + 3), IM_COL32(255, 255, 255, 255), 0.0f, 0, 2.0f);
+      if (l == pick.layer && h == pick.head) dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 160), 0.0f, 0, 1.0f);
+      ctx.probes.recordRect("model_cell_" + std::to_string(l) + "_" + std::to_string(h), p0, p1);
+    }
+  }
+  ImGui::EndChild();
+  return pick;
+}
+
+void drawScores(const model::ModelView& v, int l, int h) {
+  const HeadScores& s = v.head(l, h).scores;
+  ImGui::Text("previous-token  %.3f", s.prevToken);
+  if (s.inductionQueries > 0) {
+    ImGui::Text("induction       %.3f", s.induction);
+    ImGui::SameLine();
+    ImGui::TextDisabled("over %lld queries", static_cast<long long>(s.inductionQueries));
+  } else {
+    ImGui::Text("induction       n/a");
+    ImGui::SameLine();
+    ImGui::TextDisabled("no token repeats");
+  }
+  ImGui::Text("sink (first)    %.3f", s.sink);
+  ImGui::Text("self            %.3f", s.self);
+  ImGui::Text("entropy         %.2f nats", s.entropy);
+  ImGui::SameLine();
+  ImGui::TextDisabled("(even: %.2f)", std::log(std::max<double>(static_cast<double>(v.ids.size()), 1.0)));
+}
+
+std::string scoresLine(const model::ModelView& v, int l, int h) {
+  const HeadScores& s = v.head(l, h).scores;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "L%d h%d prev %.3f induction %s sink %.3f entropy %.2f", l, h, s.prevToken,
+                s.inductionQueries > 0 ? std::to_string(s.induction).substr(0, 5).c_str() : "n/a", s.sink, s.entropy);
+  return buf;
+}
+
+// The side column: the hovered (else selected) head larger with its scores, the heads ranked by
+// the role, and what the sink is.
+void drawSide(UiContext& ctx, ModelViewState& m, const GridPick& pick, float width) {
+  const model::ModelView& v = *m.result;
+  const ModelViewState::Atlas& atlas = *m.atlas;
+  const float em = ImGui::GetFontSize();
+  const bool hovering = pick.layer >= 0;
+  const int l = hovering ? pick.layer : m.layer, h = hovering ? pick.head : m.head;
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "layer %d, head %d", l, h);
+  ImGui::SameLine();
+  ImGui::TextDisabled(hovering ? "(hovered; click: pipeline)" : "(selected)");
+  ctx.probes.recordLabel("model_shown_head", scoresLine(v, l, h));
+  const HeatmapTexture tex = ctx.textures.get(
+      TextureKey{kModelAtlasSerial | m.resultSerial, 0, 0, -1, ColormapId::Viridis, 0.0f, 1.0f}, atlas.values.data(),
+      atlas.rows(), atlas.cols);
+  const float side = std::min(width - colorbarWidth() - 1.0f * em, 16.0f * em);
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  const float u0 = tex.u1 * static_cast<float>(h * atlas.thumbCols) / static_cast<float>(atlas.cols);
+  const float u1 = tex.u1 * static_cast<float>((h + 1) * atlas.thumbCols) / static_cast<float>(atlas.cols);
+  const float v0 = tex.v1 * static_cast<float>(l * atlas.thumbRows) / static_cast<float>(atlas.rows());
+  const float v1 = tex.v1 * static_cast<float>((l + 1) * atlas.thumbRows) / static_cast<float>(atlas.rows());
+  ImGui::GetWindowDrawList()->AddImage(tex.imguiId, p0, ImVec2(p0.x + side, p0.y + side), ImVec2(u0, v0), ImVec2(u1, v1));
+  drawColorbar(ImGui::GetWindowDrawList(), ctx.textures.colorbar(ColormapId::Viridis).imguiId(), ColorRange{0.0f, 1.0f},
+               ImVec2(p0.x + side + 0.4f * em, p0.y), side);
+  ImGui::Dummy(ImVec2(side, side));
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
+  ImGui::TextDisabled("query rows × key columns, T = %zu (shown in %d × %d blocks, each the largest weight in it); "
+                      "each row scaled to its own largest weight", v.ids.size(), atlas.thumbRows, atlas.thumbCols);
+  ImGui::PopTextWrapPos();
+  drawScores(v, l, h);
+  if (ImGui::Button("Open in the pipeline")) openHeadInPipeline(ctx.state, ctx.view, m.layer, m.head);
+  ctx.probes.recordLastItem("model_open_pipeline");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("layer %d, head %d: every stage of its attention", m.layer, m.head);
+
+  ImGui::Separator();
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(roleColor(m.colourBy)), "Heads by %s", headRoleName(m.colourBy));
+  ImGui::SameLine();
+  ImGui::TextDisabled(roleHighIsStrong(m.colourBy) ? "(highest first)" : "(lowest first: the sharpest)");
+  const std::vector<RankedHead> ranked = headsByRole(v, m.colourBy, kRankedShown);
+  if (ranked.empty()) ImGui::TextDisabled("n/a: the text repeats no token; try repeated random tokens");
+  std::string rankedText;
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    const RankedHead& r = ranked[i];
+    char label[64];
+    std::snprintf(label, sizeof label, "%2zu.  layer %d, head %d   %s", i + 1, r.layer, r.head,
+                  roleValueText(m.colourBy, r.value).c_str());
+    if (ImGui::Selectable(label, r.layer == m.layer && r.head == m.head)) {
+      m.layer = r.layer;
+      m.head = r.head;
+    }
+    ctx.probes.recordLastItem("model_rank_" + std::to_string(i));
+    rankedText += (i ? "; " : "") + std::string("L") + std::to_string(r.layer) + " h" + std::to_string(r.head);
+  }
+  ctx.probes.recordLabel("model_ranked", rankedText);
+
+  ImGui::Separator();
+  if (ImGui::CollapsingHeader("The attention sink")) {
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
+    ImGui::TextUnformatted(
+        "Most heads of a trained model put much of their weight on the first token, whatever it is. Softmax must give "
+        "each query's weight somewhere; the first key, which every query sees, becomes a no-op place to park it: the "
+        "attention sink. Colour by sink to see which heads do it. The Windows lesson's --sinks keeps the first S keys "
+        "visible inside a sliding window for this reason (StreamingLLM): drop them and such heads lose their parking "
+        "place, and the model's outputs degrade.");
+    ImGui::TextDisabled("A model with random weights (the test fixtures) has learnt no roles: its grid shows little "
+                        "structure.");
+    ImGui::PopTextWrapPos();
+  }
+}
+
+}  // namespace
+
+// Over 80 lines on purpose: one tab drawn top to bottom — what is open, the controls, the tokens,
+// then the grid and its side column side by side.
+void drawModelPanel(UiContext& ctx) {
+  AppState& st = ctx.state;
+  ModelViewState& m = modelViewOf(st);
+  ctx.probes.recordLabel("model_status", statusText(st, m));
+  if (st.doc.files.model.empty() && !m.result) {
+    drawNoModel(ctx);
+    return;
+  }
+  const float em = ImGui::GetFontSize();
+  const std::string folder = m.result ? m.resultInputs.folder : st.doc.files.model;
+  if (m.result) {
+    const model::ModelView& v = *m.result;
+    ImGui::Text("%s", folderName(folder).c_str());
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s · L = %d layers × h = %d heads (N = %d K/V heads) · T = %zu tokens%s", folder.c_str(),
+                        v.layers, v.heads, v.kvHeads, v.ids.size(),
+                        m.resultInputs.probe == ModelProbe::RepeatedRandom ? " of repeated random tokens" : " of your text");
+  } else {
+    ImGui::Text("%s", folder.c_str());
+  }
+  drawControls(ctx, m);
+  if (!m.result || !m.atlas) {
+    if (!m.busy() && m.error.empty()) ImGui::TextDisabled("Nothing computed yet.");
+    return;
+  }
+  drawTokens(*m.result);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("Hover a head: its scores and a larger view. Click: that layer and head in the pipeline. The "
+                      "frame's colour and width: how strongly the head plays the role.");
+  ImGui::PopTextWrapPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float sideW = std::clamp(0.3f * avail.x, 18.0f * em, 26.0f * em);
+  const GridPick pick = drawGrid(ctx, m, ImVec2(std::max(avail.x - sideW - em, 10.0f * em), avail.y));
+  m.hoverLayer = pick.layer;
+  m.hoverHead = pick.head;
+  ctx.probes.recordLabel("model_hovered", pick.layer >= 0 ? "L" + std::to_string(pick.layer) + " h" + std::to_string(pick.head) : "none");
+  if (pick.clicked) {
+    m.layer = pick.layer;
+    m.head = pick.head;
+    openHeadInPipeline(st, ctx.view, pick.layer, pick.head);
+  }
+  ImGui::SameLine(0.0f, em);
+  ImGui::BeginChild("##model_side", ImVec2(sideW, avail.y), false);
+  drawSide(ctx, m, pick, sideW - em);
+  ImGui::EndChild();
+  ctx.probes.recordLabel("model_selected", "L" + std::to_string(m.layer) + " h" + std::to_string(m.head));
+}
+
+}  // namespace mhascope::app

@@ -1,0 +1,183 @@
+// The Model tab's computing (model_view_compute.hpp).
+#include "shell/model_view_compute.hpp"
+
+#include <algorithm>
+#include <exception>
+
+#include "model/model_view.hpp"
+#include "model_source/model_text.hpp"
+#include "shell/compute_worker.hpp"  // computeThreads
+#include "tokenize/tokenizer_files.hpp"
+#include "util/memory_budget.hpp"
+
+namespace mhascope::app {
+namespace {
+
+// The probe's ids and labels: the text through the model's tokenizer (BOS as its template asks),
+// or BOS + n random ids repeated once (never a special token), labelled by the tokenizer when the
+// folder has one, else by id.
+struct Probe {
+  std::shared_ptr<model::ModelFolder> folder;
+  std::vector<int> ids;
+  std::vector<std::string> labels;
+};
+
+Result<Probe> makeProbe(const ModelViewInputs& in) {
+  Probe p;
+  if (in.probe == ModelProbe::Text) {
+    auto mt = tokenizeForModel(in.folder, in.text, "the text");
+    if (!mt) return mt.error();
+    p.folder = std::make_shared<model::ModelFolder>(std::move(mt->folder));
+    p.ids = std::move(mt->ids);
+    p.labels = std::move(mt->labels);
+    return p;
+  }
+  auto folder = model::ModelFolder::open(in.folder);
+  if (!folder) return folder.error();
+  p.folder = std::make_shared<model::ModelFolder>(std::move(*folder));
+  const model::ModelSpec& s = p.folder->spec();
+  auto tok = tokenize::loadTokenizer(p.folder->dir());  // optional here: ids need no tokenizer
+  std::vector<int> avoid;
+  std::optional<int> bos;
+  if (tok) {
+    for (const tokenize::AddedToken& a : tok->addedTokens()) avoid.push_back(a.id);
+    if (const auto b = tok->bosToken(); b && *b < s.vocab) bos = *b;
+  }
+  // BOS + 2n tokens must fit the model's positions (GPT-2's learned table).
+  const int room = (s.maxPositions - (bos ? 1 : 0)) / 2;
+  const int n = std::max(1, std::min(in.probeLength, room));
+  if (bos) p.ids.push_back(*bos);
+  const std::vector<int> rnd = model::repeatedRandomTokens(s.vocab, n, in.probeSeed, avoid);
+  p.ids.insert(p.ids.end(), rnd.begin(), rnd.end());
+  for (int id : p.ids) p.labels.push_back(tok ? tok->displayToken(id) : "#" + std::to_string(id));
+  return p;
+}
+
+}  // namespace
+
+ModelViewState::Atlas thumbnailAtlas(const model::ModelView& v) {
+  ModelViewState::Atlas a;
+  if (v.layers <= 0 || v.heads <= 0) return a;
+  const int r = v.head(0, 0).thumbRows, c = v.head(0, 0).thumbCols;
+  a.thumbRows = r;
+  a.thumbCols = c;
+  a.cols = v.heads * c;
+  a.values.assign(static_cast<std::size_t>(v.layers) * r * a.cols, 0.0f);
+  for (int l = 0; l < v.layers; ++l) {
+    for (int h = 0; h < v.heads; ++h) {
+      const model::HeadView& hv = v.head(l, h);
+      if (hv.thumbRows != r || hv.thumbCols != c) continue;  // every head has the same (T, T): never
+      for (int i = 0; i < r; ++i) {
+        const float* row = hv.thumbnail.data() + static_cast<std::size_t>(i) * c;
+        const float top = *std::max_element(row, row + c);
+        float* out = a.values.data() + (static_cast<std::size_t>(l) * r + i) * a.cols + static_cast<std::size_t>(h) * c;
+        for (int k = 0; k < c; ++k) out[k] = top > 0.0f ? row[k] / top : 0.0f;
+      }
+    }
+  }
+  return a;
+}
+
+ModelViewOutcome runModelViewJob(const ModelViewInputs& in, std::uint64_t memoryBudgetBytes, int threads,
+                                 const std::shared_ptr<ModelViewJob>& job, const std::function<void()>& wake) {
+  ModelViewOutcome out;
+  out.job = job;
+  out.inputs = in;
+  try {
+    auto probe = makeProbe(in);
+    if (!probe) {
+      out.error = probe.error().message;
+      return out;
+    }
+    job->layers = probe->folder->spec().layers;
+    if (job->cancel) {
+      out.cancelled = true;
+      return out;
+    }
+    model::ModelViewOptions opt;
+    opt.top = 5;
+    opt.memoryBudgetBytes = memoryBudgetBytes > 0 ? memoryBudgetBytes : defaultMemoryBudget();
+    opt.threads = threads;
+    opt.progress = [&job, &wake](int done, int total) {
+      job->total = total;
+      job->done = done;
+      if (wake) wake();
+      return !job->cancel.load();
+    };
+    auto view = model::computeModelView(*probe->folder, probe->ids, probe->labels, opt);
+    if (!view) {
+      if (job->cancel) out.cancelled = true;
+      else out.error = view.error().message;
+      return out;
+    }
+    auto shared = std::make_shared<const model::ModelView>(std::move(*view));
+    out.atlas = std::make_shared<const ModelViewState::Atlas>(thumbnailAtlas(*shared));
+    out.view = std::move(shared);
+  } catch (const std::exception& e) {  // bad_alloc and friends: shown, the window keeps running
+    out.error = std::string("the model view failed: ") + e.what();
+  }
+  return out;
+}
+
+void applyModelViewOutcome(ModelViewState& m, ModelViewOutcome out) {
+  if (out.job != m.job) return;  // a replaced job's: its successor is running
+  m.job.reset();
+  m.cancelled = out.cancelled;
+  if (out.view) {
+    m.result = std::move(out.view);
+    m.atlas = std::move(out.atlas);
+    m.resultInputs = out.inputs;
+    ++m.resultSerial;
+    m.error.clear();
+    m.stoppedInputs.reset();
+    const int L = m.result->layers, h = m.result->heads;
+    m.layer = std::clamp(m.layer, 0, std::max(0, L - 1));
+    m.head = std::clamp(m.head, 0, std::max(0, h - 1));
+    return;
+  }
+  m.error = out.cancelled ? std::string() : out.error;
+  m.stoppedInputs = out.inputs;
+}
+
+ModelViewCompute::~ModelViewCompute() {
+  if (running_) running_->cancel = true;  // the worker's destructor waits for it: stop at the next layer
+}
+
+void ModelViewCompute::update(AppState& state, bool forceSync) {
+  if (!state.modelView) return;
+  ModelViewState& m = *state.modelView;
+  if (auto out = worker_.take()) applyModelViewOutcome(m, std::move(*out));
+  const ModelViewInputs want = wantedModelView(state, m);
+  if (m.job) {
+    if (m.jobInputs == want) return;  // the running job is the wanted one
+    m.job->cancel = true;             // latest wins: the new job is queued behind it
+  }
+  if (want.folder.empty()) {
+    m.job.reset();
+    return;
+  }
+  const bool shown = m.result && m.resultInputs == want;
+  const bool stopped = m.stoppedInputs && *m.stoppedInputs == want;
+  if (shown || stopped) {
+    m.job.reset();
+    return;
+  }
+  auto job = std::make_shared<ModelViewJob>();
+  m.job = job;
+  m.jobInputs = want;
+  m.cancelled = false;
+  running_ = job;
+  const std::uint64_t budget = state.doc.memoryBudgetBytes;
+  const int threads = computeThreads();
+  if (forceSync) {
+    applyModelViewOutcome(m, runModelViewJob(want, budget, threads, job, nullptr));
+    return;
+  }
+  worker_.submit([want, budget, threads, job, wake = wake_] {
+    ModelViewOutcome out = runModelViewJob(want, budget, threads, job, wake);
+    if (wake) wake();
+    return out;
+  });
+}
+
+}  // namespace mhascope::app

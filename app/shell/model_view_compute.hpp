@@ -1,0 +1,66 @@
+// The Model tab's computing: one whole forward pass of the model folder in use over the probe (the
+// document's text through the model's tokenizer, or repeated random tokens), turned into the model
+// view (core/model/model_view.hpp: per-head role scores, thumbnails, predictions, the logit lens).
+// It runs on a thread of its own, never on the UI thread (a real model takes seconds to minutes);
+// the job reports "layer k of L" through ModelViewJob and stops at the next layer when cancelled.
+// Latest request wins: inputs changed while a job runs cancel it and start the new one. The
+// previous result stays on screen until the new one is ready, and when the new one fails.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shell/latest_job.hpp"
+#include "state/app_state.hpp"
+#include "state/model_view_state.hpp"
+
+namespace mhascope::app {
+
+// A finished job: the result, or why there is none.
+struct ModelViewOutcome {
+  std::shared_ptr<ModelViewJob> job;  // which job this was (a replaced job's outcome is dropped)
+  ModelViewInputs inputs;
+  std::shared_ptr<const model::ModelView> view;  // null: error or cancelled
+  std::shared_ptr<const ModelViewState::Atlas> atlas;  // the grid's picture of `view`
+  std::string error;
+  bool cancelled = false;
+};
+
+// The job itself, a plain function (tests call it on their own thread): opens the folder and its
+// tokenizer, makes the probe's ids, runs the model view. `wake` is called after every step (the
+// window redraws its progress bar).
+ModelViewOutcome runModelViewJob(const ModelViewInputs& in, std::uint64_t memoryBudgetBytes, int threads,
+                                 const std::shared_ptr<ModelViewJob>& job, const std::function<void()>& wake);
+
+// Every head's thumbnail in one (L · r, h · c) picture, each row scaled to its largest weight.
+ModelViewState::Atlas thumbnailAtlas(const model::ModelView& v);
+
+class ModelViewCompute {
+ public:
+  ModelViewCompute() = default;
+  ~ModelViewCompute();  // cancels the running job, then the worker joins
+  ModelViewCompute(const ModelViewCompute&) = delete;
+  ModelViewCompute& operator=(const ModelViewCompute&) = delete;
+  // Called on the worker's thread after every step and when a result is ready (wakes the loop).
+  void setResultReady(std::function<void()> wake) { wake_ = std::move(wake); }
+  // Once per frame: takes a finished job's outcome, then starts a job when the tab's wanted inputs
+  // differ from what is shown and running. Nothing runs until the tab is first drawn
+  // (AppState::modelView exists) and a model folder is in use. forceSync (tests, screenshots):
+  // the job runs here, so the frame after shows its result.
+  void update(AppState& state, bool forceSync);
+  bool busy() const { return worker_.busy(); }
+
+ private:
+  std::function<void()> wake_;
+  std::shared_ptr<ModelViewJob> running_;  // the last job handed to the worker
+  LatestJob<ModelViewOutcome> worker_;     // last: its thread starts after the members above exist
+};
+
+// The outcome applied to the tab's state (the UI thread): a result replaces the shown one; an
+// error or a cancel keeps it and is remembered so the same inputs are not run again by themselves.
+void applyModelViewOutcome(ModelViewState& m, ModelViewOutcome out);
+
+}  // namespace mhascope::app

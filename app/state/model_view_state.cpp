@@ -1,0 +1,102 @@
+// The Model tab's state (model_view_state.hpp).
+#include "state/model_view_state.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "model/model_view.hpp"
+#include "panels/panel.hpp"  // kHeatmapTab
+#include "state/app_state.hpp"
+
+namespace mhascope::app {
+
+std::string ModelViewState::progressText() const {
+  if (!job) return "";
+  const int total = job->total.load(), done = job->done.load(), layers = job->layers.load();
+  if (total == 0) return "opening the model folder";
+  // The forward's L layers, then the logit lens over the same L layers.
+  if (done < layers) return "layer " + std::to_string(done + 1) + " of " + std::to_string(layers);
+  return "logit lens, layer " + std::to_string(std::min(done - layers + 1, layers)) + " of " + std::to_string(layers);
+}
+
+ModelViewState& modelViewOf(AppState& state) {
+  if (!state.modelView) state.modelView = std::make_shared<ModelViewState>();
+  return *state.modelView;
+}
+
+ModelViewInputs wantedModelView(const AppState& state, const ModelViewState& m) {
+  ModelViewInputs in;
+  in.folder = state.doc.files.model;
+  in.text = state.doc.config.text;
+  in.probe = m.probe;
+  in.probeLength = std::clamp(m.probeLength, kMinProbeLength, kMaxProbeLength);
+  in.probeSeed = m.probeSeed;
+  return in;
+}
+
+const char* headRoleName(HeadRole r) {
+  switch (r) {
+    case HeadRole::PreviousToken: return "previous-token";
+    case HeadRole::Induction: return "induction";
+    case HeadRole::Sink: return "sink (first token)";
+    case HeadRole::Entropy: return "entropy";
+  }
+  return "?";
+}
+
+double roleValue(const HeadScores& s, HeadRole r) {
+  switch (r) {
+    case HeadRole::PreviousToken: return s.prevToken;
+    case HeadRole::Induction:
+      return s.inductionQueries > 0 ? s.induction : std::numeric_limits<double>::quiet_NaN();
+    case HeadRole::Sink: return s.sink;
+    case HeadRole::Entropy: return s.entropy;
+  }
+  return 0.0;
+}
+
+bool roleHighIsStrong(HeadRole r) { return r != HeadRole::Entropy; }
+
+std::vector<RankedHead> headsByRole(const model::ModelView& v, HeadRole r, int n) {
+  std::vector<RankedHead> all;
+  for (int l = 0; l < v.layers; ++l) {
+    for (int h = 0; h < v.heads; ++h) {
+      const double x = roleValue(v.head(l, h).scores, r);
+      if (!std::isnan(x)) all.push_back({l, h, x});
+    }
+  }
+  const bool high = roleHighIsStrong(r);
+  // Ties keep the grid's order (layer, then head), so the list does not shuffle between frames.
+  std::stable_sort(all.begin(), all.end(), [high](const RankedHead& a, const RankedHead& b) {
+    return high ? a.value > b.value : a.value < b.value;
+  });
+  if (static_cast<int>(all.size()) > n) all.resize(static_cast<std::size_t>(std::max(n, 0)));
+  return all;
+}
+
+void openHeadInPipeline(AppState& state, ViewState& view, int layer, int head) {
+  Document& d = state.doc;
+  if (d.files.model.empty()) return;
+  // An open the compute has not used yet: keep what was in use before, so a layer the pipeline
+  // cannot build puts it back with the reason (as the Open popup does).
+  if (!d.beforeOpen) {
+    d.beforeOpen = Document::BeforeOpen{d.config, d.files, d.trainedLayer, d.presetName,
+                                        "cannot open layer " + std::to_string(layer) + " of '" + d.files.model + "'"};
+  }
+  const std::string folder = d.files.model;
+  d.files = {};
+  d.files.model = folder;
+  d.files.layer = layer;
+  d.trainedLayer.reset();
+  d.presetName = std::filesystem::path(folder).filename().string() + " layer " + std::to_string(layer);
+  d.configDirty = true;
+  d.configError.clear();
+  view.batch = 0;
+  view.head = head;
+  view.stage = StageId::Weights;
+  view.selectTab = kHeatmapTab;
+}
+
+}  // namespace mhascope::app
