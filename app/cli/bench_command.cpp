@@ -1,5 +1,9 @@
 // `mhascope bench`: median forward time, GFLOP/s, the ratio to the engine's own GEMM, the N-thread
-// speed-up and (--torch) PyTorch's time on the same sizes, all in one run.
+// speed-up and (--torch) PyTorch's time on the same sizes, all in one run; with --model, the
+// whole forward of a model folder.
+//
+// [SECTION] one attention forward against the GEMM
+// [SECTION] a model folder's forward (--model)
 #include "bench_command.hpp"
 
 #include <algorithm>
@@ -7,17 +11,28 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
-#include "kernels/block_rows.hpp"
-#include "kernels/dispatch.hpp"
 #include "attention/engine.hpp"
-#include "kernels/dispatch.hpp"
-#include "kernels/gemm.hpp"
 #include "attention/model.hpp"
 #include "io/presets.hpp"
+#include "kernels/block_rows.hpp"
+#include "kernels/dispatch.hpp"
+#include "kernels/gemm.hpp"
+#include "model/forward.hpp"
+#include "model/model_folder.hpp"
+#include "model_source/model_text.hpp"
+#include "util/format.hpp"
+#include "util/memory_budget.hpp"
 
 namespace mhascope::cli {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] one attention forward against the GEMM
+// ---------------------------------------------------------------------------------------------
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -103,6 +118,7 @@ int captureCommand(const std::string& cmd, std::string& out) {
 }
 
 Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
+  if (!mo.files.model.empty()) return cmdBenchModel(mo, a);
   if (a.repeat < 1) return makeError("--repeat must be at least 1, got " + std::to_string(a.repeat));
   if (a.rounds < 1) return makeError("--rounds must be at least 1, got " + std::to_string(a.rounds));
   if (a.threads < 1 || a.threads > 64) return makeError("--threads must be 1 to 64, got " + std::to_string(a.threads));
@@ -219,6 +235,217 @@ Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
               static_cast<long long>(K), static_cast<long long>(K), static_cast<long long>(N), mg * 1e3,
               gemmFlops / mg / 1e9);
   std::printf("ratio-to-gemm: %.3f\n", over([&](const Round& x) { return (f.total() / x.one) / (gemmFlops / x.gemm); }));
+  return Ok{};
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] a model folder's forward (--model)
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// Options that set what the folder decides, or that only the attention benchmark reads: listed
+// together in one refusal.
+std::string optionsTheFolderDecides(const ModelOptions& mo, const BenchArgs& a) {
+  std::string list;
+  auto add = [&list](bool given, const char* name) {
+    if (given) list += (list.empty() ? "" : ", ") + std::string(name);
+  };
+  add(mo.presetGiven, "--preset");
+  add(mo.dModel.has_value(), "--d-model");
+  add(mo.heads.has_value(), "--heads");
+  add(mo.kvHeads.has_value(), "--kv-heads");
+  add(mo.batch.has_value(), "--batch");
+  add(mo.padLast.has_value(), "--pad-last");
+  add(mo.kvText.has_value(), "--kv-text");
+  add(mo.bias || mo.noBias, "--bias/--no-bias");
+  add(mo.mask.has_value(), "--mask");
+  add(mo.scale.has_value(), "--scale");
+  add(mo.noPositions || mo.positions.has_value(), "--positions");
+  add(mo.ropeStyle.has_value() || mo.ropeBase.has_value(), "--rope-*");
+  add(mo.window.has_value(), "--window");
+  add(mo.sinks.has_value(), "--sinks");
+  add(!mo.files.query.empty() || !mo.files.key.empty() || !mo.files.value.empty(), "--query/--key/--value");
+  add(!mo.files.weights.empty(), "--weights");
+  add(!mo.files.checkpoint.empty(), "--checkpoint");
+  add(mo.files.layer.has_value(), "--layer");
+  add(!mo.workspace.empty() || !mo.saveWorkspace.empty(), "--workspace/--save-workspace");
+  add(!mo.saveWeightsFile.empty(), "--save-weights");
+  add(a.rounds != 1, "--rounds");
+  add(a.torch, "--torch (scripts/bench_model.py times the PyTorch reference beside this command)");
+  return list;
+}
+
+// T token ids in [0, V), the same for a given seed on every machine (splitmix64, not <random>'s
+// distributions, whose results differ between standard libraries).
+std::vector<int> seededTokenIds(std::int64_t T, int V, std::uint64_t seed) {
+  std::vector<int> ids;
+  std::uint64_t x = seed;
+  for (std::int64_t t = 0; t < T; ++t) {
+    std::uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    ids.push_back(static_cast<int>(z % static_cast<std::uint64_t>(V)));
+  }
+  return ids;
+}
+
+// Where one forward's time went, from the forward's own per-layer callbacks: from the previous
+// layer's end to this layer's attention weights (the layer's weights converted from the file, the
+// norm, the attention; layer 0 also the embedding), from there to the layer's end (the norm and
+// the MLP), and after the last layer (the final norm and the logits).
+struct Parts {
+  double attention = 0, mlp = 0, logits = 0;  // seconds
+};
+
+struct ForwardTiming {
+  double seconds = 0;
+  Parts parts;
+};
+
+Result<ForwardTiming> timedForward(const model::ModelFolder& folder, const std::vector<int>& ids,
+                                   model::ForwardOptions opt) {
+  ForwardTiming t;
+  Clock::time_point last = Clock::now();
+  const Clock::time_point start = last;
+  opt.onAttention = [&](int, const Tensor&) {
+    const auto now = Clock::now();
+    t.parts.attention += std::chrono::duration<double>(now - last).count();
+    last = now;
+  };
+  opt.progress = [&](int) {
+    const auto now = Clock::now();
+    t.parts.mlp += std::chrono::duration<double>(now - last).count();
+    last = now;
+    return true;
+  };
+  auto r = model::runForward(folder, ids, opt);
+  if (!r) return r.error();
+  const auto end = Clock::now();
+  t.parts.logits = std::chrono::duration<double>(end - last).count();
+  t.seconds = std::chrono::duration<double>(end - start).count();
+  return t;
+}
+
+}  // namespace
+
+Status cmdBenchModel(const ModelOptions& mo, const BenchArgs& a) {
+  if (a.repeat < 1) return makeError("--repeat must be at least 1, got " + std::to_string(a.repeat));
+  if (a.threads < 1 || a.threads > 64) return makeError("--threads must be 1 to 64, got " + std::to_string(a.threads));
+  if (const std::string list = optionsTheFolderDecides(mo, a); !list.empty()) {
+    return makeError("bench --model takes the sizes, positions and weights from the folder's config.json and "
+                     "safetensors; drop " + list);
+  }
+  const bool text = mo.text.has_value() || !mo.textFile.empty();
+  if (text && mo.tokens) return makeError("--text/--text-file and --tokens both give the tokens; keep one");
+  if (!text && !mo.tokens) {
+    return makeError("bench --model needs the tokens: --tokens T (seeded token ids), --text \"...\" or --text-file FILE");
+  }
+  if (mo.tokens && *mo.tokens < 1) {
+    return makeError("--tokens must be at least 1 with --model, got " + std::to_string(*mo.tokens));
+  }
+  if (!a.gemm.empty() && a.gemm != "eigen" && a.gemm != "openblas") {
+    return makeError("--gemm must be eigen or openblas, got '" + a.gemm + "'");
+  }
+  if (a.gemm == "openblas" && !setGemmBackend(GemmBackend::OpenBlas)) {
+    return makeError("--gemm openblas: no OpenBLAS library found (Debian: libopenblas0-pthread)");
+  }
+  if (a.gemm == "eigen") setGemmBackend(GemmBackend::Eigen);
+  if (a.queryBlock != 0 && !setQueryBlockRows(a.queryBlock)) {
+    return makeError("--query-block must be 64 or 128, got " + std::to_string(a.queryBlock));
+  }
+
+  const Clock::time_point openStart = Clock::now();
+  auto opened = model::ModelFolder::open(mo.files.model);
+  if (!opened) return opened.error();
+  const double openSeconds = secondsSince(openStart);
+  std::optional<ModelText> mt;  // with a text: the folder again, its tokenizer and the text's ids
+  if (text) {
+    auto loaded = loadModelText(mo.files.model, mo.text, mo.textFile);
+    if (!loaded) return loaded.error();
+    mt = std::move(*loaded);
+  }
+  const model::ModelFolder* folder = mt ? &mt->folder : &*opened;
+  const model::ModelSpec& s = folder->spec();
+  const std::uint64_t seed = mo.seed.value_or(1);
+  const std::vector<int> ids = mt ? mt->ids : seededTokenIds(*mo.tokens, s.vocab, seed);
+  const std::int64_t T = static_cast<std::int64_t>(ids.size());
+  if (!mt && T > s.maxPositions) {  // a text's length is checked by the tokenizing step, naming the text
+    return makeError("--tokens " + std::to_string(T) + " is more than the model's " + std::to_string(s.maxPositions) +
+                     " positions (" + positionsKey(s.arch) + " in " + folder->dir() + "/config.json)");
+  }
+
+  model::ForwardOptions opt;
+  opt.keepAttention = true;  // every layer's attention recorded, as the window's model view holds it
+  opt.keepHidden = true;
+  opt.threads = a.threads;
+  opt.memoryBudgetBytes = mo.memoryBudgetMib ? *mo.memoryBudgetMib << 20 : defaultMemoryBudget();
+  const double estimate = model::estimateForwardBytes(s, T, opt);
+
+  // The first forward is timed apart: it faults the mapped file's pages and the fresh tables in.
+  auto first = timedForward(*folder, ids, opt);
+  if (!first) return first.error();
+  std::vector<ForwardTiming> runs;
+  for (int i = 0; i < a.repeat; ++i) {
+    auto t = timedForward(*folder, ids, opt);
+    if (!t) return t.error();
+    runs.push_back(*t);
+  }
+  auto med = [&runs](auto get) {
+    std::vector<double> v;
+    for (const ForwardTiming& r : runs) v.push_back(get(r));
+    return median(v);
+  };
+  double minSeconds = runs.front().seconds;
+  for (const ForwardTiming& r : runs) minSeconds = std::min(minSeconds, r.seconds);
+  const double medSeconds = med([](const ForwardTiming& r) { return r.seconds; });
+  const Parts parts{med([](const ForwardTiming& r) { return r.parts.attention; }),
+                    med([](const ForwardTiming& r) { return r.parts.mlp; }),
+                    med([](const ForwardTiming& r) { return r.parts.logits; })};
+  const std::string gemm = gemmName(gemmChoice().backend);
+  const char* kernels = kernels::kernelPathName(kernels::kernelPath());
+
+  if (a.json) {
+    nlohmann::json runsMs = nlohmann::json::array();
+    for (const ForwardTiming& r : runs) runsMs.push_back(r.seconds * 1e3);
+    const nlohmann::json j = {
+        {"model", folder->dir()},
+        {"architecture", model::archName(s.arch)},
+        {"dtype", folder->dtype()},
+        {"layers", s.layers}, {"d_model", s.dModel}, {"heads", s.heads}, {"kv_heads", s.kvHeads},
+        {"vocab", s.vocab}, {"parameters", model::parameterCount(s)},
+        {"tokens", T}, {"token_source", mt ? "text" : "seeded"}, {"seed", mt ? 0 : seed},
+        {"threads", a.threads}, {"repeat", a.repeat},
+        {"gemm", gemm}, {"kernels", kernels},
+        {"memory_estimate_bytes", estimate},
+        {"open_ms", openSeconds * 1e3},
+        {"first_forward_ms", first->seconds * 1e3},
+        {"forward_ms", {{"min", minSeconds * 1e3}, {"median", medSeconds * 1e3}, {"runs", runsMs}}},
+        {"parts_median_ms", {{"attention", parts.attention * 1e3}, {"mlp", parts.mlp * 1e3},
+                             {"logits", parts.logits * 1e3}}}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return Ok{};
+  }
+  std::printf("model: %s %s (%s): L %d, d_model %d, h %d, N %d, V %d, %s parameters\n", model::archName(s.arch),
+              folder->dir().c_str(), folder->dtype().c_str(), s.layers, s.dModel, s.heads, s.kvHeads, s.vocab,
+              withThousands(model::parameterCount(s)).c_str());
+  if (mt) {
+    std::printf("tokens: T = %lld from the text through the folder's tokenizer (%s)\n", static_cast<long long>(T),
+                bosNote(*mt).c_str());
+  } else {
+    std::printf("tokens: T = %lld seeded token ids (seed %llu)\n", static_cast<long long>(T),
+                static_cast<unsigned long long>(seed));
+  }
+  std::printf("threads: %d; gemm: %s; kernels: %s\n", a.threads, gemm.c_str(), kernels);
+  std::printf("memory estimate of the forward: %s (budget %s)\n", formatBytes(estimate).c_str(),
+              formatBytes(static_cast<double>(opt.memoryBudgetBytes)).c_str());
+  std::printf("open (config.json, safetensors headers, mapping): %.3f ms\n", openSeconds * 1e3);
+  std::printf("first forward (faults the mapped weights and fresh tables in): %.3f ms\n", first->seconds * 1e3);
+  std::printf("forward with every layer's attention recorded: min %.3f ms, median %.3f ms over %d runs\n",
+              minSeconds * 1e3, medSeconds * 1e3, a.repeat);
+  std::printf("  of which (medians): layers' weights + norm + attention %.3f ms, layers' norm + MLP %.3f ms, "
+              "final norm + logits %.3f ms\n", parts.attention * 1e3, parts.mlp * 1e3, parts.logits * 1e3);
   return Ok{};
 }
 

@@ -1,5 +1,6 @@
 // `mhascope bench`: one forward with full recording, timed against a GEMM of the same FLOPs on the
 // GEMM the engine uses (Eigen's, or OpenBLAS's with MHASCOPE_GEMM=openblas: attention/gemm.hpp).
+// `mhascope bench --model DIR`: the whole model's forward with every layer's attention recorded.
 #pragma once
 
 #include <string>
@@ -16,11 +17,19 @@ struct BenchArgs {
   int rounds = 1;    // rounds of `repeat` runs; the figures are medians over the rounds
   bool torch = false;  // also run scripts/bench_forward_torch.py once per round
   int queryBlock = 0;  // 0: the measured choice; 64 or 128: pin the attention's query block rows
+  bool json = false;   // --model: one JSON object on stdout instead of the text lines
 };
 
 // Runs a shell command, appending what it prints to `out`; returns pclose's status (-1: no pipe).
 int captureCommand(const std::string& cmd, std::string& out);
 
+// With mo.files.model set, times the model folder's forward (cmdBenchModel) instead.
 Status cmdBench(const ModelOptions& mo, const BenchArgs& a);
+
+// The whole forward of a Hugging Face model folder (model::runForward, every layer's attention and
+// hidden states kept, as the window and `predict` run it) on --text through the folder's tokenizer
+// or on --tokens T seeded ids: the open, one untimed first forward, then min and median of
+// --repeat forwards and the median split into the layers' attention, their MLPs and the logits.
+Status cmdBenchModel(const ModelOptions& mo, const BenchArgs& a);
 
 }  // namespace mhascope::cli
