@@ -168,8 +168,12 @@ Status decodeNext(DecodeSession& s, const AttentionInputs& in, const MhaWeights&
       projectToken(x, w.wk, w.bk, kRow.data());  // (N, d_k)
       projectToken(x, w.wv, w.bv, vRow.data());
       if (opt.positions == AttnPositions::Rope) {
-        for (int i = 0; i < z.h; ++i) rotatePositions(q.data() + i * z.dk, 1, z.dk, tok, opt.ropeBase, opt.ropeStyle);
-        for (int g = 0; g < z.N; ++g) rotatePositions(kRow.data() + g * z.dk, 1, z.dk, tok, opt.ropeBase, opt.ropeStyle);
+        for (int i = 0; i < z.h; ++i) {
+          rotatePositions(q.data() + i * z.dk, 1, z.dk, tok, opt.ropeBase, opt.ropeStyle, opt.ropeInvFreq);
+        }
+        for (int g = 0; g < z.N; ++g) {
+          rotatePositions(kRow.data() + g * z.dk, 1, z.dk, tok, opt.ropeBase, opt.ropeStyle, opt.ropeInvFreq);
+        }
       }
       for (std::int64_t g = 0; g < z.N; ++g) {  // append to the cache
         std::copy_n(kRow.data() + g * z.dk, z.dk, r.kCache.ptr() + ((b * z.N + g) * z.T + tok) * z.dk);

@@ -59,7 +59,7 @@ void splitHeads(const Tensor& proj /*(B, T, d_model)*/, int heads, std::int64_t 
 void rotate(const Tensor& heads /*(B, h or N, T, d_k)*/, const AttentionOptions& opt, int threads,
             Tensor& rotated /*same shape*/) {
   const std::int64_t n = heads.dim(0) * heads.dim(1), T = heads.dim(2), dk = heads.dim(3);
-  const RopeTable table = ropeTable(T, dk, 0, opt.ropeBase);  // the angles once, for every head
+  const RopeTable table = ropeTable(T, dk, 0, opt.ropeBase, opt.ropeInvFreq);  // the angles once, for every head
   parallelFor(threads, n, [&](std::int64_t i) {
     if (&heads != &rotated) std::copy_n(heads.ptr() + i * T * dk, T * dk, rotated.ptr() + i * T * dk);
     rotateRows(rotated.ptr() + i * T * dk, T, dk, table, opt.ropeStyle);

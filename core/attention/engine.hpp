@@ -43,6 +43,9 @@ struct AttentionOptions {
   AttnPositions positions = AttnPositions::None;  // RoPE on q and k, or ALiBi's bias on the scores
   float ropeBase = 10000.0f;                      // inv_freq_i = base^(-2i/d_k)
   RopeStyle ropeStyle = RopeStyle::Half;
+  // RoPE's frequencies given outright, inv_freq_0 .. inv_freq_{d_k/2 - 1}, when a model's config decides them
+  // (Llama 3's scaled RoPE stretches the slow ones); empty: base^(-2i/d_k). The rotation is the same either way.
+  std::vector<double> ropeInvFreq;
   bool causal = false;                   // key k blocked for query q when k > q
   // Sliding window W (0: none): query t sees keys j with t - W < j <= t under the causal mask,
   // |t - j| < W without it; keys j < sinks stay visible as well (the causal rule still applies).
@@ -194,10 +197,10 @@ std::vector<float> alibiSlopes(int heads);
 // -m_i |t - j| without one.
 float alibiBias(float slope, bool causal, std::int64_t t, std::int64_t j);
 // RoPE on rows of one head, in place: row r (d_k features) at position firstPosition + r turns each
-// pair (a, b) of features by the angle p·inv_freq_i, inv_freq_i = base^(-2i/d_k):
-// (a, b) -> (a cos - b sin, b cos + a sin); the pairs are (i, i + d_k/2) or (2i, 2i + 1) (style).
+// pair (a, b) of features by the angle p·inv_freq_i, inv_freq_i = base^(-2i/d_k) or invFreq[i] when given
+// (d_k/2 of them): (a, b) -> (a cos - b sin, b cos + a sin); the pairs are (i, i + d_k/2) or (2i, 2i + 1) (style).
 void rotatePositions(float* x /*(T, d_k)*/, std::int64_t T, std::int64_t dk, std::int64_t firstPosition, float base,
-                     RopeStyle style);
+                     RopeStyle style, const std::vector<double>& invFreq = {});
 // Hand-set scores replace the computed ones (NaN = keep) in query rows q0 .. q0 + nq - 1 of
 // head `head` of batch item b; `scores` is that head's (T_q, T_k) table. The lesson where a
 // person, not training, decides what a head looks for.

@@ -177,6 +177,20 @@ Status validateVariants(std::int64_t dModel, const AttentionOptions& opt) {
     if (!(opt.ropeBase > 0.0f) || !std::isfinite(opt.ropeBase)) {
       return makeError("the RoPE base must be a positive finite number, got " + std::to_string(opt.ropeBase));
     }
+    const auto given = static_cast<std::int64_t>(opt.ropeInvFreq.size());
+    if (given > 0 && given != dk / 2) {
+      return makeError("RoPE frequencies: " + std::to_string(given) + " given, but d_k/2 = " + std::to_string(dk / 2) +
+                       " pairs turn (d_k = d_model / h = " + std::to_string(dModel) + " / " + std::to_string(h) + ")");
+    }
+    for (std::size_t i = 0; i < opt.ropeInvFreq.size(); ++i) {
+      if (!std::isfinite(opt.ropeInvFreq[i])) {
+        return makeError("RoPE frequency " + std::to_string(i) + " must be a finite number, got " +
+                         std::to_string(opt.ropeInvFreq[i]));
+      }
+    }
+  } else if (!opt.ropeInvFreq.empty()) {
+    return makeError("RoPE frequencies (" + std::to_string(opt.ropeInvFreq.size()) +
+                     " given) apply to RoPE only, but the positions are not RoPE");
   }
   if (opt.window < 0) return makeError("the sliding window W must be at least 1, got " + std::to_string(opt.window));
   if (opt.sinks < 0) return makeError("the number of sinks S must be 0 or more, got " + std::to_string(opt.sinks));

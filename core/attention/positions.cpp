@@ -8,13 +8,17 @@
 
 namespace mhascope {
 
-RopeTable ropeTable(std::int64_t T, std::int64_t dk, std::int64_t firstPosition, float base) {
+RopeTable ropeTable(std::int64_t T, std::int64_t dk, std::int64_t firstPosition, float base,
+                    const std::vector<double>& given) {
   RopeTable t;
   t.half = dk / 2;
   t.cos.resize(static_cast<std::size_t>(T * t.half));
   t.sin.resize(t.cos.size());
   for (std::int64_t i = 0; i < t.half; ++i) {
-    const double invFreq = std::pow(static_cast<double>(base), -2.0 * static_cast<double>(i) / static_cast<double>(dk));
+    // The textbook frequency, or the one a model's config decided (validated: d_k/2 finite numbers).
+    const double invFreq = given.empty() ? std::pow(static_cast<double>(base),
+                                                    -2.0 * static_cast<double>(i) / static_cast<double>(dk))
+                                         : given[static_cast<std::size_t>(i)];
     for (std::int64_t r = 0; r < T; ++r) {
       // The angle in double, then cos and sin rounded to float: the same float numbers whatever
       // the position's size (a float angle loses digits at large t), and the same for every caller.
@@ -43,8 +47,8 @@ void rotateRows(float* x, std::int64_t T, std::int64_t dk, const RopeTable& tabl
 }
 
 void rotatePositions(float* x, std::int64_t T, std::int64_t dk, std::int64_t firstPosition, float base,
-                     RopeStyle style) {
-  rotateRows(x, T, dk, ropeTable(T, dk, firstPosition, base), style);
+                     RopeStyle style, const std::vector<double>& invFreq) {
+  rotateRows(x, T, dk, ropeTable(T, dk, firstPosition, base, invFreq), style);
 }
 
 std::vector<float> alibiSlopes(int heads) {

@@ -30,7 +30,9 @@ struct LoopRun {
 Tensor rotatedCopy(const Tensor& heads /*(B, heads, T, d_k)*/, const AttentionOptions& opt) {
   Tensor out = heads;
   const auto n = heads.dim(0) * heads.dim(1), T = heads.dim(2), dk = heads.dim(3);
-  for (std::int64_t i = 0; i < n; ++i) rotatePositions(out.ptr() + i * T * dk, T, dk, 0, opt.ropeBase, opt.ropeStyle);
+  for (std::int64_t i = 0; i < n; ++i) {
+    rotatePositions(out.ptr() + i * T * dk, T, dk, 0, opt.ropeBase, opt.ropeStyle, opt.ropeInvFreq);
+  }
   return out;
 }
 
