@@ -1,0 +1,51 @@
+// layerAttention (layer_source.hpp): the model's forward up to layer L, through the same steps as
+// runForward (forward_steps.hpp), then layer L's first norm as the engine's inputs.
+#include "model/layer_source.hpp"
+
+#include <new>
+#include <string>
+
+#include "model/forward_steps.hpp"
+
+namespace mhascope::model {
+
+Result<LayerAttention> layerAttention(const ModelFolder& model, const std::vector<int>& tokens, int layer,
+                                      const ForwardOptions& opt) {
+  const ModelSpec& spec = model.spec();
+  if (layer < 0 || layer >= spec.layers) {
+    return makeError("layer " + std::to_string(layer) + " is outside the model's " + std::to_string(spec.layers) +
+                     " layers (0 .. " + std::to_string(spec.layers - 1) + ", " +
+                     (spec.arch == Arch::Gpt2 ? "n_layer" : "num_hidden_layers") + " in " + model.dir() +
+                     "/config.json)");
+  }
+  // The layers before L keep nothing: the caller records layer L's attention itself (one trace, as
+  // runForward's traced layer), and no logits are made.
+  ForwardOptions run = opt;
+  run.keepAttention = false;
+  run.keepHidden = false;
+  run.traceLayer = -1;
+  ForwardOptions counted = run;
+  counted.traceLayer = layer;
+  const double estimate = detail::forwardBytes(spec, static_cast<std::int64_t>(tokens.size()), counted, false);
+  try {
+    detail::ForwardState st;
+    if (auto s = detail::startForward(model, tokens, run, estimate, st); !s) return s.error();
+    ForwardResult unused;
+    if (auto s = detail::runLayers(model, layer, run, st, unused); !s) return s.error();
+    auto lw = model.layer(layer);
+    if (!lw) return lw.error();
+    detail::attentionInput(spec, *lw, st);
+    LayerAttention la;
+    la.inputs = std::move(st.in);
+    la.weights = std::move(lw->attention);
+    la.options = std::move(st.options);
+    la.options.recordEveryStage = true;
+    la.layer = layer;
+    return la;
+  } catch (const std::bad_alloc&) {
+    return makeError("not enough memory for the forward of " + std::to_string(tokens.size()) +
+                     " tokens up to layer " + std::to_string(layer) + " (estimated " + formatBytes(estimate) + ")");
+  }
+}
+
+}  // namespace mhascope::model
