@@ -1,0 +1,181 @@
+// The Predictions tab drawn in-process (no window, no GL: stub_texture.cpp) from a hand-made model
+// view: the one line without a model, the lens and the list with one, the words under a lens
+// cell, a click on the lens picking a position, and a long text drawing only what is on screen.
+#include <gtest/gtest.h>
+#include <imgui.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "model/model_view.hpp"
+#include "panels/panel.hpp"
+#include "panels/predictions_panel.hpp"
+#include "state/model_view_state.hpp"
+#include "state/pipeline_session.hpp"
+#include "state/ui_context.hpp"
+
+namespace mhascope::app {
+namespace {
+
+// An ImGui context with a font atlas and no renderer (as panels_test.cpp's).
+class Ui {
+ public:
+  explicit Ui(ImVec2 size) {
+    context_ = ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = size;
+    io.DeltaTime = 1.0f / 60.0f;
+    io.Fonts->AddFontDefault();
+    unsigned char* pixels = nullptr;
+    int w = 0, h = 0;
+    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+    io.Fonts->SetTexID(reinterpret_cast<ImTextureID>(static_cast<std::uintptr_t>(1)));
+  }
+  ~Ui() { ImGui::DestroyContext(context_); }
+  Ui(const Ui&) = delete;
+  Ui& operator=(const Ui&) = delete;
+
+  PipelineSession pipeline;
+  TextureCache textures;
+  UiProbes probes;
+
+  // One frame of the tab alone in a full-size window; the vertices its window drew.
+  int frame() {
+    ImGui::NewFrame();
+    probes.clear();
+    UiContext ctx = uiContext(pipeline, textures, probes);
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
+    ImGui::Begin("tab under test", nullptr, ImGuiWindowFlags_NoDecoration);
+    drawPredictionsPanel(ctx);
+    ImGui::End();
+    ImGui::Render();
+    textures.endFrame();
+    return ImGui::GetDrawData()->TotalVtxCount;
+  }
+  std::string label(const std::string& name) const {
+    const auto it = probes.labels().find(name);
+    return it == probes.labels().end() ? "" : it->second;
+  }
+
+ private:
+  ImGuiContext* context_ = nullptr;
+};
+
+// T positions, L layers, top 5: position t's tokens and probabilities made from t so each cell
+// says which it is. Layer l's top-1 at t is token 100 + l, p = 0.1 (l + 1); the model's final top-1
+// is token 100 + L - 1, to which layer l gives 0.05 (l + 1).
+std::shared_ptr<const model::ModelView> madeView(int T, int L) {
+  auto v = std::make_shared<model::ModelView>();
+  v->layers = L;
+  v->heads = 1;
+  for (int t = 0; t < T; ++t) {
+    v->ids.push_back(t);
+    v->labels.push_back(t % 2 ? "␣cat" : "the");
+    std::vector<model::Candidate> top;
+    for (int i = 0; i < 5; ++i) top.push_back({200 + i, 10.0f - static_cast<float>(i), 0.5 / (i + 1)});
+    v->predictions.push_back(top);
+  }
+  v->lens.layers = L;
+  v->lens.positions = T;
+  v->lens.finalTop.assign(static_cast<std::size_t>(T), 100 + L - 1);
+  for (int l = 0; l < L; ++l) {
+    for (int t = 0; t < T; ++t) {
+      model::LensCell c;
+      c.top = {100 + l, 1.0f, 0.1 * (l + 1)};
+      c.finalTopProbability = 0.05 * (l + 1);
+      v->lens.cells.push_back(c);
+    }
+  }
+  return v;
+}
+
+ModelViewState& modelView(Ui& ui) {
+  if (!ui.pipeline.state.modelView) ui.pipeline.state.modelView = std::make_shared<ModelViewState>();
+  return *ui.pipeline.state.modelView;
+}
+
+TEST(PredictionsPanel, IsOneMainTabOfTheList) {
+  const PanelInfo* p = findPanel(PanelArea::Main, kPredictionsTab);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(std::string(p->id), "predictions");  // its --view name
+  EXPECT_EQ(p->draw, &drawPredictionsPanel);
+}
+
+TEST(PredictionsPanel, WithoutAModelSaysHowToOpenOne) {
+  Ui ui(ImVec2(1600, 1000));
+  EXPECT_GT(ui.frame(), 0);
+  EXPECT_EQ(ui.label("predictions_state"), "no model");
+  // Drawing the tab made the model view's state, so its worker computes once a folder is in use.
+  EXPECT_NE(ui.pipeline.state.modelView, nullptr);
+}
+
+TEST(PredictionsPanel, DrawsTheLensAndTheListAndTogglesTheColour) {
+  Ui ui(ImVec2(1600, 1000));
+  modelView(ui).result = madeView(6, 3);
+  for (int f = 0; f < 2; ++f) EXPECT_GT(ui.frame(), 0);
+  EXPECT_EQ(ui.label("predictions_state"), "shown");
+  EXPECT_EQ(ui.label("lens_colour"), "own");
+  EXPECT_NE(ui.probes.find("lens_cells"), nullptr);
+  EXPECT_NE(ui.probes.find("prediction_row_0"), nullptr);
+  modelView(ui).predictions.colourByFinal = true;
+  ui.frame();
+  EXPECT_EQ(ui.label("lens_colour"), "final");
+}
+
+TEST(PredictionsPanel, LensCellWordsNameBothTopOnesAndTheirProbabilities) {
+  const auto v = madeView(6, 3);
+  EXPECT_EQ(lensCellText(*v, 1, 3),
+            "layer 1 · position 3 '␣cat'\n"
+            "top-1 here: '#101' (id 101), p = 0.200\n"
+            "the model's final top-1: '#102' (id 102), p here = 0.100, at the last layer = 0.150");
+  EXPECT_EQ(lensCellText(*v, 2, 0).rfind("layer 2 (the model's output) · position 0 'the'\n", 0), 0u);
+  EXPECT_EQ(lensCellText(*v, 3, 0), "");   // no layer 3
+  EXPECT_EQ(lensCellText(*v, 0, 6), "");   // no position 6
+  EXPECT_EQ(lensCellText(*v, -1, 0), "");
+}
+
+// A click on a lens cell picks its position for the list (and brings its row into view).
+TEST(PredictionsPanel, ClickingALensCellPicksItsPosition) {
+  Ui ui(ImVec2(1600, 1000));
+  modelView(ui).result = madeView(6, 3);
+  ui.frame();
+  const ItemRect* cell = ui.probes.find("lens_cell_0_1");
+  ASSERT_NE(cell, nullptr);
+  ImGuiIO& io = ImGui::GetIO();
+  io.MousePos = ImVec2((cell->min.x + cell->max.x) / 2, (cell->min.y + cell->max.y) / 2);
+  ui.frame();  // hover
+  EXPECT_EQ(modelView(ui).predictions.lensHover, 1);
+  io.MouseDown[0] = true;
+  ui.frame();
+  io.MouseDown[0] = false;
+  ui.frame();
+  EXPECT_EQ(modelView(ui).predictions.selected, 1);
+  EXPECT_EQ(ui.label("predictions_selected"), "1");
+}
+
+// Thousands of tokens: only the cells and rows on screen are drawn, so the frame's size does not
+// grow with T. A picked position past the end of a new, shorter result is dropped.
+TEST(PredictionsPanel, LongTextsDrawOnlyWhatIsOnScreen) {
+  Ui ui(ImVec2(1600, 1000));
+  modelView(ui).result = madeView(200, 12);
+  ui.frame();
+  const int shortFrame = ui.frame();
+  modelView(ui).result = madeView(4000, 12);
+  ui.frame();
+  const int longFrame = ui.frame();
+  EXPECT_LT(longFrame, shortFrame * 11 / 10 + 2000) << "short " << shortFrame << ", long " << longFrame;
+  modelView(ui).predictions.lensCellEm = kLensCellMinEm;  // 0.5 em columns: many more in view, still bounded
+  ui.frame();
+  EXPECT_LT(ui.frame(), 400000);
+  modelView(ui).predictions.selected = 3999;
+  modelView(ui).result = madeView(6, 3);
+  ui.frame();
+  EXPECT_EQ(modelView(ui).predictions.selected, -1);
+}
+
+}  // namespace
+}  // namespace mhascope::app
