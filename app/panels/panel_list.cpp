@@ -6,6 +6,7 @@
 #include <imgui.h>
 
 #include "panels/compare_panel.hpp"
+#include "panels/predictions_panel.hpp"
 #include "train_lab/circuits_view.hpp"
 #include "train_lab/lab_panels.hpp"
 
@@ -28,6 +29,7 @@ std::vector<PanelInfo> makePanels() {
       {"Learned", PanelArea::Main, drawWeightsPanel},
       {kCompareTab, PanelArea::Main, drawComparePanel},
       {"Circuits", PanelArea::Main, drawCircuitsTab},
+      {kPredictionsTab, PanelArea::Main, drawPredictionsPanel, "predictions"},
   };
   AllLessons::forEach([&](auto lesson) {
     using L = decltype(lesson);
