@@ -249,8 +249,8 @@ std::string fixedByModel(const std::string& dir, const std::string& control) {
   if (control == "heads") return by + " (its config.json: n_head / num_attention_heads)";
   if (control == "kv_heads") return by + " (its config.json: num_key_value_heads; GPT-2: N = h)";
   if (control == "attention_positions" || control == "positions") {
-    return by + ": RoPE with its rope_theta (Llama family), or GPT-2's learned positions, already inside the "
-                "hidden states the layer reads";
+    return by + ": its architecture decides (Llama family: RoPE with config.json's rope_theta; GPT-2: learned "
+                "positions, already inside the hidden states the layer reads)";
   }
   if (control == "window") return by + " (its config.json: sliding_window, Mistral only)";
   if (control == "mask" || control == "pad") return by + ": a language model attends causally, one text, no padding";

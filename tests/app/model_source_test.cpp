@@ -2,6 +2,8 @@
 // the controls a file fixes, and the file kinds the window's Open tells apart from headers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -105,6 +107,128 @@ TEST_F(ModelSourceTest, ControlsFixedByFilesSayWhy) {
   f = {};
   f.checkpoint = "m.safetensors";
   EXPECT_NE(fixedByFiles(f, "heads").find("trained layer"), std::string::npos);
+}
+
+// A copy of a fixture model folder (tests/fixtures/models) with a byte-level tokenizer.json of one
+// token per byte, no merges: 'a'..'z' are ids 0-25, the space ('Ġ') 26, every other byte 27 and up.
+std::string modelFolderCopy(const fs::path& dir, const std::string& fixture) {
+  const fs::path to = dir / fixture;
+  fs::copy(fs::path(MHASCOPE_SOURCE_DIR) / "tests/fixtures/models" / fixture, to, fs::copy_options::recursive);
+  // GPT-2's byte-to-unicode map: printable bytes stand for themselves, the others for 256 + n.
+  std::vector<int> unicodeOf(256);
+  int next = 256;
+  for (int b = 0; b < 256; ++b) {
+    const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+    unicodeOf[static_cast<std::size_t>(b)] = printable ? b : next++;
+  }
+  std::vector<int> order;
+  for (int b = 'a'; b <= 'z'; ++b) order.push_back(b);
+  order.push_back(' ');
+  for (int b = 0; b < 256; ++b)
+    if (std::find(order.begin(), order.end(), b) == order.end()) order.push_back(b);
+  std::string vocab;
+  for (std::size_t id = 0; id < order.size(); ++id) {
+    char esc[16];
+    std::snprintf(esc, sizeof esc, "\\u%04x", unicodeOf[static_cast<std::size_t>(order[id])]);
+    vocab += std::string(id ? ", " : "") + "\"" + esc + "\": " + std::to_string(id);
+  }
+  std::ofstream(to / "tokenizer.json")
+      << R"({"version": "1.0", "added_tokens": [], "normalizer": null,
+  "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
+  "post_processor": null, "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
+  "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
+            "end_of_word_suffix": null, "fuse_unk": false, "vocab": {)" << vocab << R"(}, "merges": []}})";
+  return to.string();
+}
+
+TEST_F(ModelSourceTest, ModelFolderLayerIsDescribedTruthfully) {
+  ModelRequest r;
+  r.files.model = modelFolderCopy(dir_, "llama_gqa");
+  r.files.layer = 1;
+  r.config.text = "ab ca";  // 5 tokens: a b Ġ c a
+  r.use = MemoryUse::app();
+  auto m = modelFromSource(r);
+  ASSERT_TRUE(m) << m.error().message;
+  const ModelConfig& c = m->config;
+  EXPECT_EQ(c.name, "model");
+  EXPECT_EQ(c.text, "ab ca");
+  EXPECT_EQ(c.dModel, 32);
+  EXPECT_EQ(c.heads, 4);
+  EXPECT_EQ(c.kvHeads, 2);
+  EXPECT_EQ(c.attnPositions, AttnPositions::Rope);
+  EXPECT_FALSE(c.positions);
+  EXPECT_EQ(c.mask, MaskKind::Causal);
+  EXPECT_FALSE(c.bias);
+  EXPECT_FALSE(m->seedUsed);
+  EXPECT_NE(m->describeNote.find("llama model"), std::string::npos) << m->describeNote;
+  EXPECT_NE(m->describeNote.find("layer 1 (L = 2), 5 tokens (tokenizer.json)"), std::string::npos) << m->describeNote;
+  ASSERT_TRUE(m->modelLayer);
+  EXPECT_EQ(m->modelLayer->ids, (std::vector<int>{0, 1, 26, 2, 0}));
+  EXPECT_EQ(m->model.inputs.query.shape, (Shape{1, 5, 32}));
+  EXPECT_EQ(m->model.options.kvHeads, 2);
+  EXPECT_TRUE(m->model.options.causal);
+  Trace t;
+  ASSERT_TRUE(forward(m->model.inputs, m->model.weights, m->model.options, t));
+  EXPECT_EQ(t.kvHeads, 2);
+
+  // GPT-2: biases on every projection, its learned positions already inside the hidden states.
+  ModelRequest g;
+  g.files.model = modelFolderCopy(dir_, "gpt2");
+  g.config.text = "abc";
+  auto gm = modelFromSource(g);
+  ASSERT_TRUE(gm) << gm.error().message;
+  EXPECT_TRUE(gm->config.bias);
+  EXPECT_EQ(gm->config.attnPositions, AttnPositions::None);
+  EXPECT_EQ(gm->config.kvHeads, 0);
+  EXPECT_NE(gm->describeNote.find("layer 0 (L = 2)"), std::string::npos) << gm->describeNote;
+  EXPECT_NE(gm->describeNote.find("learned positions already inside the hidden states"), std::string::npos);
+}
+
+TEST_F(ModelSourceTest, ModelFolderRefusalsAndCancel) {
+  ModelRequest r;
+  r.files.model = modelFolderCopy(dir_, "llama_gqa");
+  r.config.text = "abc";
+  r.files.weights = "w.safetensors";
+  auto m = modelFromSource(r);
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message.find("--weights 'w.safetensors' cannot be used with --model"), std::string::npos);
+  r.files.weights.clear();
+  r.files.layer = 2;
+  m = modelFromSource(r);
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message.find("--layer 2 is outside the model's 2 layers (0 .. 1, num_hidden_layers in"),
+            std::string::npos) << m.error().message;
+  r.config.text.clear();
+  r.files.layer = 1;
+  m = modelFromSource(r);
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message.find("the text is empty"), std::string::npos) << m.error().message;
+  // The layers before the shown one report progress and can be stopped.
+  r.config.text = "abc";
+  int calls = 0;
+  r.modelProgress = [&](int done, int layers) {
+    EXPECT_EQ(layers, 2);
+    EXPECT_EQ(done, 1);
+    ++calls;
+    return false;
+  };
+  m = modelFromSource(r);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(calls, 1);
+  EXPECT_NE(m.error().message.find("cancelled"), std::string::npos) << m.error().message;
+}
+
+TEST_F(ModelSourceTest, ControlsAModelFolderFixes) {
+  InputFiles f;
+  f.model = "gpt2";
+  f.layer = 3;
+  EXPECT_EQ(fixedByFiles(f, "text"), "");  // the text and the layer stay the user's
+  EXPECT_EQ(fixedByFiles(f, "layer"), "");
+  for (const char* control : {"d_model", "heads", "kv_heads", "attention_positions", "positions", "window", "mask",
+                              "pad", "bias", "tokens", "batch", "cross", "scale"}) {
+    EXPECT_NE(fixedByFiles(f, control).find("set by the model folder 'gpt2'"), std::string::npos) << control;
+  }
+  EXPECT_NE(fixedByFiles(f, "seed").find("not used"), std::string::npos);
 }
 
 TEST_F(ModelSourceTest, FileKindsFromHeaders) {

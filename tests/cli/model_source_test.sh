@@ -115,6 +115,15 @@ w = json.load(open(sys.argv[1])); w['files']['model']['files'][0]['name'] = '../
 PYEOF
 expect_error "a record naming a file outside the folder" "must be a file name inside the folder" \
   "$BIN" info --workspace "$T/bad.json"
+"$PY" - "$T/ws.json" "$T/bad2.json" "$T/bad3.json" <<'PYEOF'
+import json, sys
+w = json.load(open(sys.argv[1])); files = w['files']['model']['files']
+weights = [e for e in files if 'mtime_ns' in e][0]; weights['sha256'] = '0' * 64; json.dump(w, open(sys.argv[2], 'w'))
+w = json.load(open(sys.argv[1])); w['files']['model']['files'] = [e for e in w['files']['model']['files'] if e['name'] != 'config.json']
+json.dump(w, open(sys.argv[3], 'w'))
+PYEOF
+expect_error "a record with both a hash and a time" "needs exactly one of sha256" "$BIN" info --workspace "$T/bad2.json"
+expect_error "a model record without config.json" "must record config.json with its sha256" "$BIN" info --workspace "$T/bad3.json"
 expect_error "a workspace's layer out of range names the key" "/files/layer: layer 5 is outside the model's 2 layers" \
   bash -c "sed 's/\"layer\": 1/\"layer\": 5/' '$T/ws.json' > '$T/ws5.json' && '$BIN' info --workspace '$T/ws5.json'"
 
