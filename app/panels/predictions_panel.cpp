@@ -46,8 +46,8 @@ std::string positionLabel(const model::ModelView& v, int t) {
   return t < static_cast<int>(v.labels.size()) ? v.labels[static_cast<std::size_t>(t)] : std::to_string(t);
 }
 std::string candidateLabel(const model::ModelView& v, int id) {
-  (void)v;
-  return "#" + std::to_string(id);
+  const auto it = v.tokenTexts.find(id);
+  return it != v.tokenTexts.end() ? it->second : "#" + std::to_string(id);
 }
 
 const model::LensCell& lensCell(const model::ModelView& v, int layer, int t) { return v.lens.at(layer, t); }

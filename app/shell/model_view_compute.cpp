@@ -20,6 +20,7 @@ struct Probe {
   std::shared_ptr<model::ModelFolder> folder;
   std::vector<int> ids;
   std::vector<std::string> labels;
+  std::shared_ptr<const tokenize::BpeTokenizer> tokenizer;  // null: the folder has none (random probe)
 };
 
 Result<Probe> makeProbe(const ModelViewInputs& in) {
@@ -30,6 +31,7 @@ Result<Probe> makeProbe(const ModelViewInputs& in) {
     p.folder = std::make_shared<model::ModelFolder>(std::move(mt->folder));
     p.ids = std::move(mt->ids);
     p.labels = std::move(mt->labels);
+    p.tokenizer = std::make_shared<const tokenize::BpeTokenizer>(std::move(mt->tokenizer));
     return p;
   }
   auto folder = model::ModelFolder::open(in.folder);
@@ -50,6 +52,7 @@ Result<Probe> makeProbe(const ModelViewInputs& in) {
   const std::vector<int> rnd = model::repeatedRandomTokens(s.vocab, n, in.probeSeed, avoid);
   p.ids.insert(p.ids.end(), rnd.begin(), rnd.end());
   for (int id : p.ids) p.labels.push_back(tok ? tok->displayToken(id) : "#" + std::to_string(id));
+  if (tok) p.tokenizer = std::make_shared<const tokenize::BpeTokenizer>(std::move(*tok));
   return p;
 }
 
@@ -110,6 +113,8 @@ ModelViewOutcome runModelViewJob(const ModelViewInputs& in, std::uint64_t memory
       else out.error = view.error().message;
       return out;
     }
+    // The predicted tokens as text, for the Predictions tab (the tokenizer stays here).
+    if (probe->tokenizer) model::nameTokens(*view, [&](int id) { return probe->tokenizer->displayToken(id); });
     auto shared = std::make_shared<const model::ModelView>(std::move(*view));
     out.atlas = std::make_shared<const ModelViewState::Atlas>(thumbnailAtlas(*shared));
     out.view = std::move(shared);

@@ -112,6 +112,17 @@ Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<i
   }
 }
 
+void nameTokens(ModelView& v, const std::function<std::string(int id)>& text) {
+  const auto name = [&](int id) {
+    if (v.tokenTexts.find(id) == v.tokenTexts.end()) v.tokenTexts.emplace(id, text(id));
+  };
+  for (const auto& row : v.predictions) {
+    for (const Candidate& c : row) name(c.id);
+  }
+  for (const LensCell& c : v.lens.cells) name(c.top.id);
+  for (int id : v.lens.finalTop) name(id);
+}
+
 std::vector<int> repeatedRandomTokens(int vocab, int n, std::uint64_t seed, const std::vector<int>& avoid) {
   if (vocab <= 0 || n <= 0) return {};
   const std::unordered_set<int> skip(avoid.begin(), avoid.end());

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,9 @@ struct ModelView {
   std::vector<HeadView> headViews;   // layers × heads, index layer * heads + head
   std::vector<std::vector<Candidate>> predictions;  // T × top: what follows each position
   LogitLens lens;                    // layers × T
+  // The text of every token id the predictions and the lens name, as `labels` spells the input
+  // (filled by nameTokens by whoever holds the tokenizer; an id missing here is shown as "#id").
+  std::map<int, std::string> tokenTexts;
   const HeadView& head(int layer, int head) const {
     return headViews[static_cast<std::size_t>(layer) * static_cast<std::size_t>(heads) + static_cast<std::size_t>(head)];
   }
@@ -62,6 +66,10 @@ double estimateModelViewBytes(const ModelSpec& spec, std::int64_t T, const Model
 // anything is allocated.
 Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<int>& ids,
                                    const std::vector<std::string>& labels, const ModelViewOptions& opt);
+
+// Fills v.tokenTexts with text(id) for every id in v.predictions, the lens's top-1s and its final
+// top-1s (at most T · (top + L + 1) ids, never the whole vocabulary).
+void nameTokens(ModelView& v, const std::function<std::string(int id)>& text);
 
 // The literature's induction probe: n token ids drawn uniformly from [0, vocab) minus `avoid`
 // (special and added tokens, which a text rarely holds), then the same n again — 2n ids in all.

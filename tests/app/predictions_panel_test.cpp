@@ -138,6 +138,19 @@ TEST(PredictionsPanel, LensCellWordsNameBothTopOnesAndTheirProbabilities) {
   EXPECT_EQ(lensCellText(*v, -1, 0), "");
 }
 
+// With the texts the window's job fills from the tokenizer (model::nameTokens), the words name
+// the tokens: every id the predictions and the lens hold, and no other.
+TEST(PredictionsPanel, NamedTokensAreShownByTheirText) {
+  auto v = std::make_shared<model::ModelView>(*madeView(6, 3));
+  model::nameTokens(*v, [](int id) { return "tok" + std::to_string(id); });
+  EXPECT_EQ(v->tokenTexts.size(), 8u);  // 200 … 204 predicted, 100 … 102 in the lens
+  EXPECT_EQ(v->tokenTexts.count(0), 0u);  // an input id nothing predicts
+  EXPECT_EQ(lensCellText(*v, 0, 1),
+            "layer 0 · position 1 '␣cat'\n"
+            "top-1 here: 'tok100' (id 100), p = 0.100\n"
+            "the model's final top-1: 'tok102' (id 102), p here = 0.050, at the last layer = 0.150");
+}
+
 // A click on a lens cell picks its position for the list (and brings its row into view).
 TEST(PredictionsPanel, ClickingALensCellPicksItsPosition) {
   Ui ui(ImVec2(1600, 1000));
