@@ -4,12 +4,7 @@
 // the controls, the subtitle and the workspace say what the folder decided.
 #include <utility>
 
-#if __has_include("model/layer_source.hpp")
 #include "model/layer_source.hpp"
-#else
-#include "model/forward.hpp"
-#define MHASCOPE_LAYER_SOURCE_FALLBACK 1
-#endif
 #include "model_source/model_source.hpp"
 #include "model_source/model_text.hpp"
 #include "util/format.hpp"
@@ -45,58 +40,6 @@ ModelConfig modelLayerConfig(const model::ModelSpec& s, const MhaWeights& w, con
   c.memoryBudgetBytes = budget;
   return c;
 }
-
-#ifdef MHASCOPE_LAYER_SOURCE_FALLBACK
-// TEMPORARY until core/model/layer_source.hpp lands.
-struct LayerAttention {
-  AttentionInputs inputs;
-  std::shared_ptr<const MhaWeights> weights;
-  AttentionOptions options;
-  int layer = 0;
-};
-Result<LayerAttention> layerAttentionFallback(const model::ModelFolder& folder, const std::vector<int>& tokens,
-                                              int layer, model::ForwardOptions opt) {
-  const model::ModelSpec& spec = folder.spec();
-  const std::int64_t T = static_cast<std::int64_t>(tokens.size()), d = spec.dModel;
-  RowMatrix x;
-  if (layer == 0) {
-    if (auto s = folder.embed(tokens, x); !s) return s.error();
-  } else {
-    opt.keepHidden = true;
-    auto fr = model::runForward(folder, tokens, opt);
-    if (!fr) return fr.error();
-    x = ConstMatrixMap(fr->hidden[static_cast<std::size_t>(layer - 1)].ptr(), T, d);
-  }
-  auto lw = folder.layer(layer);
-  if (!lw) return lw.error();
-  RowMatrix a;
-  if (spec.arch == model::Arch::Gpt2) model::layerNorm(x, lw->norm1, lw->norm1Bias, spec.normEps, a);
-  else model::rmsNorm(x, lw->norm1, spec.normEps, a);
-  LayerAttention la;
-  la.layer = layer;
-  la.inputs.query.reshape({1, T, d}, {"B", "T_q", "d_model"});
-  std::copy(a.data(), a.data() + a.size(), la.inputs.query.data.begin());
-  la.inputs.key = la.inputs.query;
-  la.inputs.value = la.inputs.query;
-  la.inputs.selfAttention = true;
-  la.inputs.queryTokens = {opt.tokenLabels};
-  la.inputs.keyTokens = {opt.tokenLabels};
-  la.weights = lw->attention;
-  AttentionOptions& ao = la.options;
-  ao.heads = spec.heads;
-  ao.kvHeads = spec.kvHeads;
-  ao.causal = true;
-  ao.window = spec.window;
-  ao.memoryBudgetBytes = opt.memoryBudgetBytes;
-  ao.threads = opt.threads;
-  if (spec.rope()) {
-    ao.positions = AttnPositions::Rope;
-    ao.ropeBase = static_cast<float>(spec.ropeTheta);
-    ao.ropeStyle = RopeStyle::Half;
-  }
-  return la;
-}
-#endif
 
 }  // namespace
 
@@ -156,11 +99,7 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
   if (r.modelProgress) {
     opt.progress = [&r, layers = s.layers](int done) { return r.modelProgress(done, layers); };
   }
-#ifdef MHASCOPE_LAYER_SOURCE_FALLBACK
-  auto la = layerAttentionFallback(mt->folder, mt->ids, layer, opt);
-#else
   auto la = model::layerAttention(mt->folder, mt->ids, layer, opt);
-#endif
   if (!la) return la.error();
 
   SourcedModel out;
