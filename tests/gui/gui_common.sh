@@ -5,14 +5,28 @@
 # types the path (xdotool types "_" as a space).
 here=$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)
 out=$(mktemp -d "${TMPDIR:-/tmp}/${out_prefix:-mhascope-gui}-${case_name}.XXXXXX")
-trap '[ -n "${KEEP_GUI_OUT:-}" ] || rm -rf "$out"' EXIT
+xvfb_pid=""
+trap '[ -z "$xvfb_pid" ] || kill "$xvfb_pid" 2>/dev/null; [ -n "${KEEP_GUI_OUT:-}" ] || rm -rf "$out"' EXIT
 export XDG_CONFIG_HOME="$out/config"
 export XDG_STATE_HOME="$out/state"
 # Under AddressSanitizer builds: Mesa's GL driver leaks a few bytes at exit from a library it has
 # already unloaded (the stack says "<unknown module>", so no suppression can name it). Leak
 # checking stays on in the core tests; here only memory errors are checked.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-xvfb() { xvfb-run -a -s "-screen 0 1600x1000x24" "$@"; }
+# One X server per case (Xvfb with a 24-bit screen: GLX needs it), started here and stopped at
+# exit; `xvfb CMD` runs CMD on it. A case opens its windows one after another, so each still has
+# the screen to itself; a server per window (xvfb-run) cost a third of a second each, about a
+# hundred times per suite. -displayfd picks a free display and says it once the server is ready.
+Xvfb -displayfd 3 -screen 0 1600x1000x24 -nolisten tcp 3> "$out/xvfb_display" > "$out/xvfb.log" 2>&1 &
+xvfb_pid=$!
+for _ in $(seq 200); do
+  [ -s "$out/xvfb_display" ] && break
+  kill -0 "$xvfb_pid" 2>/dev/null || break
+  sleep 0.05
+done
+[ -s "$out/xvfb_display" ] || { echo "FAIL: Xvfb did not start: $(cat "$out/xvfb.log")" >&2; exit 1; }
+xvfb_display=":$(head -n 1 "$out/xvfb_display")"
+xvfb() { DISPLAY="$xvfb_display" "$@"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 script_from() {  # template → the test's own copy with @OUT@ and @HERE@ filled in
   sed -e "s|@OUT@|$out|g" -e "s|@HERE@|$here|g" "$here/$1" > "$out/$1"
