@@ -89,6 +89,15 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
   if (r.exportAllHeads) use.exportSlices = s.heads;
   use.rotary = s.rope();
   use.windowMask = s.window > 0;
+  // The model fixes h and d_model: only a shorter text (or more budget) helps, and the message says so.
+  if (const MemoryEstimate e = estimateMemory(1, T, T, s.dModel, s.heads, use);
+      e.total() > static_cast<double>(budget)) {
+    return makeError("layer " + std::to_string(layer) + " on " + std::to_string(T) + " tokens needs about " +
+                     formatBytes(e.total()) + " (" + e.describe() + "), more than the memory budget of " +
+                     formatBytes(static_cast<double>(budget)) + "; shorten the text (the model fixes h = " +
+                     std::to_string(s.heads) + " and d_model = " + std::to_string(s.dModel) +
+                     ") or raise the budget (--memory-budget MiB)");
+  }
   if (auto st = validateSizes(1, T, T, s.dModel, s.heads, budget, use); !st) return st.error();
 
   model::ForwardOptions opt;

@@ -154,7 +154,7 @@ expect_error "a text over GPT-2's n_positions" "is 33 tokens, more than the mode
   "$BIN" export --model "$G" --text-file "$T/long.txt" --out "$T/e.png"
 cp -r "$T/llama_gqa" "$T/llama_long" && sed -i 's/"max_position_embeddings": 64/"max_position_embeddings": 4000/' "$T/llama_long/config.json"
 "$PY" -c "print('ab' * 1000, end='')" > "$T/t2000.txt"
-expect_error "the memory budget" "more than the memory budget of 1.0 MiB" \
+expect_error "the memory budget: only a shorter text helps, said" "more than the memory budget of 1.0 MiB; shorten the text (the model fixes h = 4 and d_model = 32)" \
   "$BIN" export --model "$T/llama_long" --text-file "$T/t2000.txt" --memory-budget 1 --out "$T/e.png"
 [ ! -e "$T/e.png" ] && ok "no refused export wrote a picture" || bad "e.png was written"
 expect_error "--text-file without --model" "--text-file needs --model DIR" "$BIN" export --text-file "$T/s0.txt" --out "$T/e.png"
