@@ -12,7 +12,18 @@
 namespace mhascope::model {
 namespace {
 
-float silu(float v) { return v / (1.0f + std::exp(-v)); }
+// The MLP's activations over a whole (T, F) table in place, vectorised (Eigen's packet tanh and exp
+// instead of one libm call per element, which took a tenth of a GPT-2-small forward): the formulas
+// of geluTanh and silu, within a few float ulps of them.
+void geluTanhInPlace(RowMatrix& h /*(T, F)*/) {
+  const float k = 0.7978845608028654f;  // sqrt(2 / pi)
+  h.array() = 0.5f * h.array() * (1.0f + (k * (h.array() + 0.044715f * h.array().cube())).tanh());
+}
+
+// SwiGLU's silu(gate) * up, in place in gate.
+void siluTimesInPlace(RowMatrix& gate /*(T, F)*/, const RowMatrix& up /*(T, F)*/) {
+  gate.array() = gate.array() / (1.0f + (-gate.array()).exp()) * up.array();
+}
 
 }  // namespace
 
@@ -160,14 +171,14 @@ void addMlp(const ModelSpec& spec, const LayerWeights& lw, ForwardState& st) {
     layerNorm(x, lw.norm2, lw.norm2Bias, spec.normEps, st.m);
     st.hmid.noalias() = st.m * lw.mlpIn;
     st.hmid.rowwise() += lw.mlpInBias;
-    st.hmid = st.hmid.unaryExpr([](float v) { return geluTanh(v); });
+    geluTanhInPlace(st.hmid);
     x.noalias() += st.hmid * lw.mlpOut;
     x.rowwise() += lw.mlpOutBias;
   } else {
     rmsNorm(x, lw.norm2, spec.normEps, st.m);
     st.hmid.noalias() = st.m * lw.mlpIn;  // gate
     st.up.noalias() = st.m * lw.mlpUp;
-    st.hmid = st.hmid.unaryExpr([](float v) { return silu(v); }).cwiseProduct(st.up);
+    siluTimesInPlace(st.hmid, st.up);
     x.noalias() += st.hmid * lw.mlpOut;
   }
 }
