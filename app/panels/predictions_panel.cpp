@@ -163,7 +163,8 @@ void drawLensCells(const model::ModelView& v, const PredictionsView& pv, const L
   const int last = lensLayers(v) - 1;
   if (last >= g.l0 && last < g.l1) {
     const float y = cellMin(g, last, 0).y;
-    dl->AddLine(ImVec2(g.clipMin.x, y), ImVec2(g.clipMax.x, y), IM_COL32(255, 255, 255, 200), 2.0f);
+    const float x1 = std::min(g.clipMax.x, cellMin(g, last, lensPositions(v)).x);
+    dl->AddLine(ImVec2(g.clipMin.x, y), ImVec2(x1, y), IM_COL32(255, 255, 255, 200), 2.0f);
   }
   // The picked position and the one under the mouse, as column frames.
   const auto frameColumn = [&](int t, ImU32 color, float thickness) {
@@ -283,11 +284,11 @@ void drawPredictionList(UiContext& ctx, const model::ModelView& v, PredictionsVi
   const ImGuiTableFlags flags = ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable("##predictions", 3 + k, flags, size)) return;
-  const float candW = 9.0f * em;
+  const float candW = 7.0f * em;
   ImGui::TableSetupScrollFreeze(3, 1);
-  ImGui::TableSetupColumn("t", ImGuiTableColumnFlags_WidthFixed, 3.0f * em);
-  ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthFixed, 8.0f * em);
-  ImGui::TableSetupColumn("id", ImGuiTableColumnFlags_WidthFixed, 4.0f * em);
+  ImGui::TableSetupColumn("t", ImGuiTableColumnFlags_WidthFixed, 2.5f * em);
+  ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthFixed, 6.0f * em);
+  ImGui::TableSetupColumn("id", ImGuiTableColumnFlags_WidthFixed, 3.5f * em);
   for (int i = 0; i < k; ++i) ImGui::TableSetupColumn(("next " + std::to_string(i + 1)).c_str(), ImGuiTableColumnFlags_WidthFixed, candW);
   ImGui::TableHeadersRow();
   ImGuiListClipper clipper;
@@ -309,7 +310,7 @@ void drawPredictionList(UiContext& ctx, const model::ModelView& v, PredictionsVi
       }
       if (t == 0) ctx.probes.recordLastItem("prediction_row_0");
       ImGui::TableSetColumnIndex(1);
-      ImGui::TextUnformatted(fitText(shownToken(positionLabel(v, t)), 8.0f * em).c_str());
+      ImGui::TextUnformatted(fitText(shownToken(positionLabel(v, t)), 6.0f * em).c_str());
       ImGui::TableSetColumnIndex(2);
       if (t < static_cast<int>(v.ids.size())) ImGui::TextDisabled("%d", v.ids[static_cast<std::size_t>(t)]);
       const auto& row = v.predictions[static_cast<std::size_t>(t)];
