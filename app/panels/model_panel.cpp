@@ -106,6 +106,7 @@ void drawControls(UiContext& ctx, ModelViewState& m) {
     const SliderEdit e = dragSliderInt("n", &m.probeLengthEdit, kMinProbeLength, kMaxProbeLength);
     ctx.probes.recordLastFrame("model_probe_n");
     if (!e.active) m.probeLength = m.probeLengthEdit;  // applied when the drag ends, not every step
+    ctx.probes.recordLabel("model_probe_n", std::to_string(m.probeLength));
     ImGui::SameLine();
     if (ImGui::SmallButton("new tokens")) ++m.probeSeed;
     ctx.probes.recordLastItem("model_probe_reseed");

@@ -142,6 +142,7 @@ void applyModelViewOutcome(ModelViewState& m, ModelViewOutcome out) {
   }
   m.error = out.cancelled ? std::string() : out.error;
   m.stoppedInputs = out.inputs;
+  m.stoppedError = m.error;
 }
 
 ModelViewCompute::~ModelViewCompute() {
@@ -163,8 +164,18 @@ void ModelViewCompute::update(AppState& state, bool forceSync) {
   }
   const bool shown = m.result && m.resultInputs == want;
   const bool stopped = m.stoppedInputs && *m.stoppedInputs == want;
-  if (shown || stopped) {
+  if (shown) {
+    // Back to what is on screen (an open put back, the probe switched back): an error or cancel
+    // of other inputs no longer describes it.
     m.job.reset();
+    m.error.clear();
+    m.cancelled = false;
+    return;
+  }
+  if (stopped) {  // back to inputs that failed or were cancelled: said again, not rerun
+    m.job.reset();
+    m.error = m.stoppedError;
+    m.cancelled = m.stoppedError.empty();
     return;
   }
   auto job = std::make_shared<ModelViewJob>();

@@ -84,6 +84,7 @@ struct ModelViewState {
   // The last job with these inputs failed or was cancelled: not started again by itself (the
   // tab's "Run again" clears it), so a bad folder is not reopened every frame.
   std::optional<ModelViewInputs> stoppedInputs;
+  std::string stoppedError;              // why it stopped ("" = cancelled), shown again on return to it
   bool cancelled = false;                // the last job was cancelled
 
   // Why the last job failed ("" = it did not); the previous result stays.

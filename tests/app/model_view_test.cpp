@@ -1,0 +1,282 @@
+// The Model tab without a window: a model folder recognised by Open (the folder or its
+// config.json), its every layer and head computed by the tab's job (a probe of repeated random
+// tokens needs no tokenizer; the fixtures have none), cancel and errors keeping the previous
+// result, heads ranked by role, a click opening that layer and head in the pipeline, and the tab
+// drawn in a headless ImGui frame with a result.
+#include <gtest/gtest.h>
+#include <imgui.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "model/model_view.hpp"
+#include "model_source/file_kind.hpp"
+#include "panels/panel.hpp"
+#include "shell/model_view_compute.hpp"
+#include "state/app_state.hpp"
+#include "state/model_view_state.hpp"
+#include "state/open_file.hpp"
+#include "state/pipeline_session.hpp"
+#include "state/ui_context.hpp"
+
+namespace mhascope::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fixture(const std::string& name) { return std::string(MHASCOPE_SOURCE_DIR) + "/tests/fixtures/models/" + name; }
+
+ModelViewInputs randomProbe(const std::string& folder, int n = 32, std::uint64_t seed = 1) {
+  ModelViewInputs in;
+  in.folder = folder;
+  in.probe = ModelProbe::RepeatedRandom;
+  in.probeLength = n;
+  in.probeSeed = seed;
+  return in;
+}
+
+TEST(ModelViewFileKind, AFolderWithConfigJsonOrThatFileIsAModel) {
+  auto dir = inspectFile(fixture("llama_gqa"));
+  ASSERT_TRUE(dir) << dir.error().message;
+  EXPECT_EQ(dir->kind, FileKind::Model);
+  EXPECT_EQ(dir->layers, 2);
+  EXPECT_EQ(dir->folder, fixture("llama_gqa"));
+  EXPECT_NE(dir->summary.find("llama model: 2 layers × 4 heads"), std::string::npos) << dir->summary;
+  EXPECT_NE(dir->summary.find("N = 2 K/V heads"), std::string::npos) << dir->summary;
+  auto cfg = inspectFile(fixture("gpt2") + "/config.json");
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->kind, FileKind::Model);
+  EXPECT_EQ(cfg->folder, fixture("gpt2"));
+  // A folder that is not a model: said, naming the folder and what is missing.
+  auto none = inspectFile(std::string(MHASCOPE_SOURCE_DIR) + "/tests/fixtures/models/reference");
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("without a config.json"), std::string::npos) << none.error().message;
+}
+
+TEST(ModelViewFileKind, AnUnknownModelTypeIsRefusedInThePopup) {
+  const fs::path dir = fs::temp_directory_path() / "mhascope_model_view_bad_type";
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json") << R"({"model_type": "bert", "hidden_size": 8})";
+  auto r = inspectFile(dir.string());
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("bert"), std::string::npos) << r.error().message;
+  fs::remove_all(dir);
+}
+
+TEST(ModelViewOpen, OpeningAModelFolderSetsItsLayerZeroAndTheModelTab) {
+  PipelineSession s;
+  ASSERT_TRUE(beginOpen(s.state, s.view, s.lessons, fixture("gpt2") + "/config.json")) << s.view.openUi.message;
+  EXPECT_EQ(s.state.doc.files.model, fixture("gpt2"));
+  ASSERT_TRUE(s.state.doc.files.layer.has_value());
+  EXPECT_EQ(*s.state.doc.files.layer, 0);
+  EXPECT_EQ(s.view.selectTab, kModelTab);
+  EXPECT_TRUE(s.state.doc.beforeOpen.has_value());  // a failure puts back what was in use
+}
+
+TEST(ModelViewJob, EveryLayerAndHeadOfARandomProbeWithoutATokenizer) {
+  auto job = std::make_shared<ModelViewJob>();
+  int wakes = 0;
+  const ModelViewOutcome out = runModelViewJob(randomProbe(fixture("llama_gqa")), 0, 1, job, [&] { ++wakes; });
+  ASSERT_TRUE(out.view) << out.error;
+  const model::ModelView& v = *out.view;
+  EXPECT_EQ(v.layers, 2);
+  EXPECT_EQ(v.heads, 4);
+  EXPECT_EQ(v.kvHeads, 2);
+  // llama_gqa has 64 positions and no tokenizer (so no BOS): n = 32, T = 2n, labelled by id.
+  ASSERT_EQ(v.ids.size(), 64u);
+  for (int t = 0; t < 32; ++t) EXPECT_EQ(v.ids[static_cast<std::size_t>(t)], v.ids[static_cast<std::size_t>(t + 32)]);
+  EXPECT_EQ(v.labels.front(), "#" + std::to_string(v.ids.front()));
+  // The second copy repeats every token: prefix matching is defined for every head.
+  EXPECT_GT(v.head(1, 3).scores.inductionQueries, 0);
+  EXPECT_GE(wakes, 2);
+  EXPECT_EQ(job->layers.load(), 2);
+  EXPECT_EQ(job->done.load(), job->total.load());
+  // The grid's picture: L · r rows of h · c, each row scaled to its largest weight.
+  ASSERT_TRUE(out.atlas);
+  const auto& a = *out.atlas;
+  EXPECT_EQ(a.rows(), 2 * a.thumbRows);
+  EXPECT_EQ(a.cols, 4 * a.thumbCols);
+  for (int r = 0; r < a.rows(); ++r) {
+    float top = 0.0f;
+    for (int c = 0; c < a.thumbCols; ++c) top = std::max(top, a.values[static_cast<std::size_t>(r) * a.cols + c]);
+    EXPECT_FLOAT_EQ(top, 1.0f) << "row " << r;
+  }
+}
+
+TEST(ModelViewJob, YourTextNeedsTheModelsTokenizer) {
+  ModelViewInputs in;
+  in.folder = fixture("gpt2");
+  in.text = "abcabc";
+  auto job = std::make_shared<ModelViewJob>();
+  const ModelViewOutcome out = runModelViewJob(in, 0, 1, job, nullptr);
+  EXPECT_FALSE(out.view);
+  EXPECT_NE(out.error.find("tokenizer"), std::string::npos) << out.error;
+}
+
+TEST(ModelViewJob, CancelledStopsWithoutAResultAndKeepsThePreviousOne) {
+  ModelViewState m;
+  auto first = std::make_shared<ModelViewJob>();
+  m.job = first;
+  applyModelViewOutcome(m, runModelViewJob(randomProbe(fixture("gpt2")), 0, 1, first, nullptr));
+  ASSERT_TRUE(m.result);
+  const auto previous = m.result;
+  const std::uint64_t serial = m.resultSerial;
+
+  auto second = std::make_shared<ModelViewJob>();
+  second->cancel = true;  // Cancel pressed before the first layer
+  m.job = second;
+  const ModelViewOutcome out = runModelViewJob(randomProbe(fixture("gpt2"), 32, 2), 0, 1, second, nullptr);
+  EXPECT_TRUE(out.cancelled);
+  EXPECT_FALSE(out.view);
+  applyModelViewOutcome(m, out);
+  EXPECT_EQ(m.result, previous);
+  EXPECT_EQ(m.resultSerial, serial);
+  EXPECT_TRUE(m.cancelled);
+  EXPECT_TRUE(m.error.empty());
+  EXPECT_FALSE(m.busy());
+  ASSERT_TRUE(m.stoppedInputs.has_value());  // not started again by itself
+}
+
+TEST(ModelViewJob, AReplacedJobsOutcomeIsDropped) {
+  ModelViewState m;
+  auto old = std::make_shared<ModelViewJob>();
+  auto current = std::make_shared<ModelViewJob>();
+  m.job = current;
+  applyModelViewOutcome(m, runModelViewJob(randomProbe(fixture("gpt2")), 0, 1, old, nullptr));
+  EXPECT_FALSE(m.result);
+  EXPECT_EQ(m.job, current);
+}
+
+TEST(ModelViewCompute, RunsWhenATabAndAModelAreOpenKeepsTheResultOnErrors) {
+  PipelineSession s;
+  ModelViewCompute compute;
+  s.state.doc.files.model = fixture("gpt2");
+  compute.update(s.state, true);
+  EXPECT_FALSE(s.state.modelView) << "nothing runs before the tab is drawn";
+  ModelViewState& m = modelViewOf(s.state);
+  m.probe = ModelProbe::RepeatedRandom;
+  compute.update(s.state, true);
+  ASSERT_TRUE(m.result) << m.error;
+  EXPECT_EQ(m.resultInputs, wantedModelView(s.state, m));
+  // gpt2 has 32 positions: n is cut to 16 so 2n fit.
+  EXPECT_EQ(m.result->ids.size(), 32u);
+  const auto good = m.result;
+  // The text probe on a folder without a tokenizer: the error is shown, the grid stays.
+  m.probe = ModelProbe::Text;
+  compute.update(s.state, true);
+  EXPECT_EQ(m.result, good);
+  EXPECT_NE(m.error.find("tokenizer"), std::string::npos) << m.error;
+  const std::string error = m.error;
+  compute.update(s.state, true);  // not retried every frame
+  EXPECT_FALSE(m.busy());
+  EXPECT_EQ(m.error, error);
+  // Back to the shown probe: ready, no stale error.
+  m.probe = ModelProbe::RepeatedRandom;
+  compute.update(s.state, true);
+  EXPECT_TRUE(m.error.empty());
+  // A cancelled probe is not rerun by itself; "Run again" (stoppedInputs cleared) runs it.
+  m.probeSeed = 5;
+  m.stoppedInputs = wantedModelView(s.state, m);
+  m.stoppedError.clear();
+  compute.update(s.state, true);
+  EXPECT_EQ(m.result, good);
+  EXPECT_TRUE(m.cancelled);
+  m.stoppedInputs.reset();
+  compute.update(s.state, true);
+  EXPECT_NE(m.result, good);
+  EXPECT_EQ(m.resultInputs.probeSeed, 5u);
+  EXPECT_FALSE(m.cancelled);
+}
+
+TEST(ModelViewRoles, HeadsRankedStrongestFirstInductionNaWhenNoRepeats) {
+  model::ModelView v;
+  v.layers = 2;
+  v.heads = 2;
+  v.ids = {1, 2, 3};
+  v.labels = {"a", "b", "c"};
+  for (int i = 0; i < 4; ++i) {
+    model::HeadView hv;
+    hv.scores.prevToken = 0.1 * i;
+    hv.scores.entropy = 1.0 - 0.2 * i;
+    hv.scores.sink = i == 2 ? 0.9 : 0.1;
+    hv.scores.inductionQueries = 0;
+    v.headViews.push_back(hv);
+  }
+  const auto prev = headsByRole(v, HeadRole::PreviousToken, 3);
+  ASSERT_EQ(prev.size(), 3u);
+  EXPECT_EQ(prev[0].layer, 1);
+  EXPECT_EQ(prev[0].head, 1);
+  EXPECT_EQ(prev[2].layer, 0);
+  EXPECT_EQ(prev[2].head, 1);
+  const auto sink = headsByRole(v, HeadRole::Sink, 1);
+  ASSERT_EQ(sink.size(), 1u);
+  EXPECT_EQ(sink[0].layer, 1);
+  EXPECT_EQ(sink[0].head, 0);
+  const auto sharp = headsByRole(v, HeadRole::Entropy, 1);  // lowest entropy first
+  EXPECT_EQ(sharp[0].layer, 1);
+  EXPECT_EQ(sharp[0].head, 1);
+  EXPECT_TRUE(headsByRole(v, HeadRole::Induction, 10).empty());
+  EXPECT_TRUE(std::isnan(roleValue(v.head(0, 0).scores, HeadRole::Induction)));
+}
+
+TEST(ModelViewPick, AClickedHeadOpensItsLayerInThePipeline) {
+  PipelineSession s;
+  s.state.doc.files.model = fixture("gpt2");
+  s.state.doc.files.layer = 0;
+  openHeadInPipeline(s.state, s.view, 1, 3);
+  EXPECT_EQ(s.state.doc.files.model, fixture("gpt2"));
+  ASSERT_TRUE(s.state.doc.files.layer.has_value());
+  EXPECT_EQ(*s.state.doc.files.layer, 1);
+  EXPECT_EQ(s.view.head, 3);
+  EXPECT_EQ(s.view.stage, StageId::Weights);
+  EXPECT_EQ(s.view.selectTab, kHeatmapTab);
+  EXPECT_TRUE(s.state.doc.configDirty);
+  ASSERT_TRUE(s.state.doc.beforeOpen.has_value());
+  EXPECT_EQ(*s.state.doc.beforeOpen->files.layer, 0);  // what a refused layer goes back to
+}
+
+// The tab drawn with a result in a headless ImGui frame (no window, no GL: the stub texture).
+TEST(ModelViewPanel, DrawsTheGridAndRecordsEveryCell) {
+  ImGuiContext* context = ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.DisplaySize = ImVec2(1400, 900);
+  io.DeltaTime = 1.0f / 60.0f;
+  io.Fonts->AddFontDefault();
+  unsigned char* pixels = nullptr;
+  int w = 0, h = 0;
+  io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+  io.Fonts->SetTexID(reinterpret_cast<ImTextureID>(static_cast<std::uintptr_t>(1)));
+  {
+    PipelineSession s;
+    TextureCache textures;
+    UiProbes probes;
+    ModelViewCompute compute;
+    s.state.doc.files.model = fixture("llama_gqa");
+    modelViewOf(s.state).probe = ModelProbe::RepeatedRandom;
+    compute.update(s.state, true);
+    for (int frame = 0; frame < 2; ++frame) {
+      ImGui::NewFrame();
+      probes.clear();
+      UiContext ctx = uiContext(s, textures, probes);
+      ImGui::SetNextWindowPos(ImVec2(0, 0));
+      ImGui::SetNextWindowSize(io.DisplaySize);
+      ImGui::Begin("model tab", nullptr, ImGuiWindowFlags_NoDecoration);
+      drawModelPanel(ctx);
+      ImGui::End();
+      ImGui::Render();
+      textures.endFrame();
+    }
+    EXPECT_EQ(probes.labels().at("model_status"), "ready");
+    for (int l = 0; l < 2; ++l)
+      for (int hh = 0; hh < 4; ++hh) EXPECT_TRUE(probes.find("model_cell_" + std::to_string(l) + "_" + std::to_string(hh)));
+    EXPECT_FALSE(probes.labels().at("model_ranked").empty());
+  }
+  ImGui::DestroyContext(context);
+}
+
+}  // namespace
+}  // namespace mhascope::app
