@@ -6,7 +6,7 @@
 # trusted a size from the file) makes the script exit non-zero; the reproducer is kept in
 # <build>/artifacts/<parser>/.
 #
-# Usage: scripts/fuzz.sh [seconds] [build-dir]      (build-dir default: build-fuzz)
+# Usage: scripts/fuzz.sh [seconds] [build-dir]      (build-dir default: build-fuzz; 0 s: build only)
 # Replay one input: <build>/fuzz/fuzz_npy <file>
 set -euo pipefail
 
@@ -18,6 +18,7 @@ malloc_limit_mb=64
 CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DMHASCOPE_FUZZ=ON -DMHASCOPE_BUILD_APP=OFF -DMHASCOPE_BUILD_TESTS=OFF >/dev/null
 cmake --build "$build" --target fuzz_npy fuzz_safetensors fuzz_tokenizer
+if [[ $seconds == 0 ]]; then exit 0; fi
 
 # The three fuzzers run at once (each is one process on one core): the test command's fuzzing
 # takes N seconds, not 3 x N; on a 2-core machine each gets about two thirds of a core.

@@ -1,11 +1,23 @@
 #!/usr/bin/env bash
 # Sets everything up, then runs every test: the Release build's CTest suite (core + CLI + GUI
 # smoke tests under Xvfb), the core tests again under AddressSanitizer + UBSan, and a short
-# libFuzzer run of each parser.
+# libFuzzer run of each parser. docs/testing.md says what each part costs on a 2-core machine.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 "$ROOT/scripts/setup.sh"
+
+# The sanitizer build: -O1 with line tables only (half the compile time of -O2 -g; reports still
+# name file and line), the core libraries as a unity build (CMakeLists.txt says why). It compiles
+# in the background at the lowest priority while the Release suite runs: the tests leave a core
+# idle at times (an X server starting, Python checks, the last long test alone) and the build
+# takes that time; when the tests want both cores, it gets almost none.
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMHASCOPE_SANITIZE=ON \
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DMHASCOPE_BUILD_APP=OFF \
+      -DMHASCOPE_UNITY_BUILD=ON >/dev/null
+setsid nice -n 19 cmake --build build-asan > build-asan/build.log 2>&1 &
+asan_build=$!
+trap 'kill -- -"$asan_build" 2>/dev/null || true' EXIT  # a failed Release suite stops the build too
 
 echo "== Release build: all tests but those labelled perf"
 # Tests labelled perf pin this machine's internals (page faults, the allocator, frame timings) and
@@ -13,11 +25,15 @@ echo "== Release build: all tests but those labelled perf"
 ctest --test-dir build --output-on-failure -j2 -LE perf
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer: core tests"
-# -O1 with line tables only: half the compile time of -O2 -g (the sanitizer build took 8 of CI's
-# 19 minutes), and reports still name file and line.
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMHASCOPE_SANITIZE=ON \
-      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DMHASCOPE_BUILD_APP=OFF >/dev/null
-cmake --build build-asan
+if ! wait "$asan_build"; then
+  tail -n 60 build-asan/build.log >&2
+  echo "the sanitizer build failed (whole log: build-asan/build.log)" >&2
+  exit 1
+fi
+# The fuzzers' build (clang) likewise, in the background while the sanitizer tests run.
+setsid nice -n 19 scripts/fuzz.sh 0 > build-asan/fuzz_build.log 2>&1 &
+fuzz_build=$!
+trap 'kill -- -"$fuzz_build" 2>/dev/null || true' EXIT
 # Two tests are left to the Release run: they train full induction runs (the 700-step reference
 # run; two seeds for the circuits), two to five minutes each under the sanitizers, through the
 # same code as the short training tests.
@@ -25,8 +41,14 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j2 -LE perf \
         -E '^(TrainReadCuts\.OnTheReferenceRun|Circuits\.TrainedInductionRuns)'
 
-if [ -x scripts/fuzz.sh ]; then
-  echo "== libFuzzer: parsers (${MHASCOPE_FUZZ_SECONDS:-15} s each)"
-  scripts/fuzz.sh "${MHASCOPE_FUZZ_SECONDS:-15}"
+# The three fuzzers run at once on two cores: 22 s each gives each about the 15 s of a core it had
+# when they ran one after another.
+echo "== libFuzzer: parsers (${MHASCOPE_FUZZ_SECONDS:-22} s each, all at once)"
+if ! wait "$fuzz_build"; then
+  tail -n 60 build-asan/fuzz_build.log >&2
+  echo "the fuzzers' build failed (whole log: build-asan/fuzz_build.log)" >&2
+  exit 1
 fi
+trap - EXIT
+scripts/fuzz.sh "${MHASCOPE_FUZZ_SECONDS:-22}"
 echo "== all tests passed"
