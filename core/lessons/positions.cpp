@@ -38,13 +38,13 @@ AttentionInputs withCodes(const AttentionInputs& in, int firstPosition) {
 
 // Q K^T of every (b, head) with q and k turned as at positions shift + p (the engine's rotation on
 // the engine's unrotated heads): (B, h, T_q, T_k).
-Tensor rotatedScores(const Trace& t, int shift) {
+Tensor rotatedScores(const Trace& t, int shift, const std::vector<double>& invFreq) {
   const Tensor& qh = t.tensor(StageId::QHeads);  // (B, h, T_q, d_k)
   const Tensor& kh = t.tensor(StageId::KHeads);  // (B, N, T_k, d_k)
   const std::int64_t B = t.batch, h = t.heads, N = kh.dim(1), Tq = t.tq, Tk = t.tk, dk = t.dk;
   Tensor q = qh, k = kh;
-  for (std::int64_t i = 0; i < B * h; ++i) rotatePositions(q.ptr() + i * Tq * dk, Tq, dk, shift, t.ropeBase, t.ropeStyle);
-  for (std::int64_t i = 0; i < B * N; ++i) rotatePositions(k.ptr() + i * Tk * dk, Tk, dk, shift, t.ropeBase, t.ropeStyle);
+  for (std::int64_t i = 0; i < B * h; ++i) rotatePositions(q.ptr() + i * Tq * dk, Tq, dk, shift, t.ropeBase, t.ropeStyle, invFreq);
+  for (std::int64_t i = 0; i < B * N; ++i) rotatePositions(k.ptr() + i * Tk * dk, Tk, dk, shift, t.ropeBase, t.ropeStyle, invFreq);
   Tensor s({B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"});
   for (std::int64_t b = 0; b < B; ++b) {
     for (std::int64_t i = 0; i < h; ++i) {
@@ -70,7 +70,8 @@ double difference(const Tensor& after, const Tensor& before, Tensor& out) {
 
 }  // namespace
 
-std::vector<RopeFrequency> ropeFrequencies(int dk, float base, RopeStyle style, int shift) {
+std::vector<RopeFrequency> ropeFrequencies(int dk, float base, RopeStyle style, int shift,
+                                           const std::vector<double>& invFreq) {
   std::vector<RopeFrequency> out;
   const int half = dk / 2;
   for (int i = 0; i < half; ++i) {
@@ -78,7 +79,8 @@ std::vector<RopeFrequency> ropeFrequencies(int dk, float base, RopeStyle style, 
     f.pair = i;
     f.featureA = style == RopeStyle::Half ? i : 2 * i;
     f.featureB = style == RopeStyle::Half ? i + half : 2 * i + 1;
-    f.invFreq = std::pow(static_cast<double>(base), -2.0 * i / dk);
+    f.invFreq = invFreq.size() == static_cast<std::size_t>(half) ? invFreq[static_cast<std::size_t>(i)]
+                                                                  : std::pow(static_cast<double>(base), -2.0 * i / dk);
     f.wavelength = 2.0 * kPi / f.invFreq;
     f.angleAtShift = shift * f.invFreq;
     out.push_back(f);
@@ -93,14 +95,17 @@ Result<PositionsLesson> positionsLesson(const Model& model, int shift, bool inpu
   r.codesRemoved = inputsHaveCodes;
   r.ropeBase = model.options.ropeBase;
   r.ropeStyle = model.options.ropeStyle;
+  r.ropeInvFreq = model.options.ropeInvFreq;  // a model's scaled frequencies: RoPE's run keeps them
   AttentionInputs plain = model.inputs;  // the tokens' own vectors, no position in them
   if (inputsHaveCodes)
     for (Tensor* x : {&plain.query, &plain.key, &plain.value}) addCodes(*x, 0, -1.0f);
   AttentionOptions none = model.options;
   none.positions = AttnPositions::None;
+  none.ropeInvFreq.clear();     // frequencies belong to RoPE only
   none.scoresOverride.reset();  // the comparison is of computed scores
   AttentionOptions rope = none, alibi = none;
   rope.positions = AttnPositions::Rope;
+  rope.ropeInvFreq = r.ropeInvFreq;
   alibi.positions = AttnPositions::Alibi;
 
   if (auto s = forward(withCodes(plain, 0), model.weights, none, r.sinusoidal); !s) return s.error();
@@ -116,10 +121,11 @@ Result<PositionsLesson> positionsLesson(const Model& model, int shift, bool inpu
     r.rope = Trace{};
   } else {
     const Tensor& scores = r.rope.tensor(StageId::Scores);
-    r.ropeShiftMax = difference(rotatedScores(r.rope, shift), scores, r.ropeShiftDiff);
+    r.ropeShiftMax = difference(rotatedScores(r.rope, shift, r.ropeInvFreq), scores, r.ropeShiftDiff);
     for (float v : scores.data) r.ropeScoreMax = std::max(r.ropeScoreMax, std::abs(static_cast<double>(v)));
   }
-  r.frequencies = ropeFrequencies(model.weights.dModel / model.options.heads, r.ropeBase, r.ropeStyle, shift);
+  r.frequencies =
+      ropeFrequencies(model.weights.dModel / model.options.heads, r.ropeBase, r.ropeStyle, shift, r.ropeInvFreq);
   r.slopes = alibiSlopes(model.options.heads);
   return r;
 }
@@ -158,7 +164,11 @@ std::string ropeFrequencyText(const PositionsLesson& r) {
   if (r.frequencies.empty()) return "d_k = 1 has no pair of features to turn.";
   const RopeFrequency& fast = r.frequencies.front();
   const RopeFrequency& slow = r.frequencies.back();
-  std::string s = "inv_freq_i = " + num(r.ropeBase, 6) + "^(-2i/d_k). Pair 0 (features " + std::to_string(fast.featureA) +
+  std::string s = r.ropeInvFreq.empty()
+                      ? "inv_freq_i = " + num(r.ropeBase, 6) + "^(-2i/d_k). "
+                      : "The model gives its own inv_freq_i (Llama 3's scaled RoPE: " + num(r.ropeBase, 6) +
+                            "^(-2i/d_k) with the slow pairs slowed further, for long contexts). ";
+  s += "Pair 0 (features " + std::to_string(fast.featureA) +
                   ", " + std::to_string(fast.featureB) + ") turns by " + num(fast.invFreq, 3) +
                   " rad per position, a full turn every " + num(fast.wavelength, 3) + " tokens";
   if (r.frequencies.size() > 1) {

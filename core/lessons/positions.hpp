@@ -14,7 +14,8 @@
 
 namespace mhascope {
 
-// One RoPE pair of features: inv_freq_i = base^(-2i/d_k) radians per position.
+// One RoPE pair of features: inv_freq_i = base^(-2i/d_k) radians per position, or the model's own
+// frequencies when it gives them (Llama 3's scaled RoPE: `invFreq`, d_k/2 of them).
 struct RopeFrequency {
   int pair = 0;                // i
   int featureA = 0, featureB = 0;  // the two features turned together: (i, i + d_k/2) or (2i, 2i + 1)
@@ -22,13 +23,15 @@ struct RopeFrequency {
   double wavelength = 0;       // tokens per full turn: 2 pi / inv_freq
   double angleAtShift = 0;     // Δ · inv_freq: how far the shift turns this pair
 };
-std::vector<RopeFrequency> ropeFrequencies(int dk, float base, RopeStyle style, int shift);
+std::vector<RopeFrequency> ropeFrequencies(int dk, float base, RopeStyle style, int shift,
+                                           const std::vector<double>& invFreq = {});
 
 struct PositionsLesson {
   int shift = 0;               // Δ
   bool codesRemoved = false;   // the inputs carried sinusoidal codes, taken off for the RoPE and ALiBi runs
   float ropeBase = 10000.0f;
   RopeStyle ropeStyle = RopeStyle::Half;
+  std::vector<double> ropeInvFreq;  // the model's own frequencies (empty: from the base)
   // The same sentence and weights three ways (the configuration's masks and K/V heads kept).
   Trace sinusoidal;            // codes PE(p) added to the inputs
   Trace rope;                  // empty (no stages) when RoPE cannot run: ropeError says why

@@ -69,6 +69,31 @@ TEST(PositionsLesson, FrequenciesAreTheEnginesRotation) {
   EXPECT_EQ(ropeFrequencies(8, 10000.0f, RopeStyle::Interleaved, 0)[1].featureB, 3);  // (2i, 2i + 1)
 }
 
+// A model that gives its own RoPE frequencies (Llama 3's scaled RoPE, a layer of a model folder):
+// the lesson's RoPE run and its shift use them, and sinusoidal / ALiBi run without them (they are
+// RoPE's alone, and the engine refuses them elsewhere).
+TEST(PositionsLesson, TheModelsOwnFrequenciesAreKeptForRopeOnly) {
+  ModelConfig cfg = sized(16, 2);  // d_k = 8: four pairs
+  cfg.attnPositions = AttnPositions::Rope;
+  cfg.positions = false;
+  cfg.mask = MaskKind::Causal;
+  Model m = buildOrDie(cfg);
+  m.options.ropeInvFreq = {1.0, 0.1, 0.004, 0.0001};
+  const PositionsLesson r = lessonOrDie(m, 9, false);
+  ASSERT_TRUE(r.ropeError.empty()) << r.ropeError;
+  ASSERT_EQ(r.frequencies.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(r.frequencies[i].invFreq, m.options.ropeInvFreq[i]);
+  EXPECT_LT(r.ropeShiftMax, 1e-5);  // the shift turned q and k with the same frequencies the engine used
+  // The lesson's RoPE run is the model's own forward.
+  Trace own;
+  ASSERT_TRUE(forward(m.inputs, m.weights, m.options, own).ok());
+  EXPECT_EQ(r.rope.tensor(StageId::Scores).data, own.tensor(StageId::Scores).data);
+  EXPECT_TRUE(has(ropeFrequencyText(r), "its own inv_freq"));
+  // With the base's frequencies instead, the scores differ: the given ones were used.
+  m.options.ropeInvFreq.clear();
+  EXPECT_NE(lessonOrDie(m, 9, false).rope.tensor(StageId::Scores).data, own.tensor(StageId::Scores).data);
+}
+
 TEST(PositionsLesson, AlibiSlopesAndBiasAreTheEngines) {
   const Model m = buildOrDie(sized(16, 8));
   const PositionsLesson r = lessonOrDie(m, 3, true);
