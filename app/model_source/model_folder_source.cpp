@@ -135,14 +135,14 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
   info->bos = mt->bos;
   info->bosNote = bosNote(*mt);
   info->tokenizerFiles = mt->tokenizerFiles;
-  // A layer is an index (0-based); L is the count: "layer 3 (L = 12)".
+  // A layer is an index (0-based); L is the count: "layer 3 (L = 12)". Short, most telling first: a
+  // picture's subtitle is cut at its width.
   std::string positions = s.rope() ? std::string("RoPE theta ") + formatGeneral(s.ropeTheta, 9) +
                                          (s.ropeScaling.enabled ? " with llama3 scaling" : "")
-                                   : "learned positions already inside the hidden states";
+                                   : "learned positions inside the hidden states";
   out.describeNote = "; " + info->architecture + " model " + info->dir + ", layer " + std::to_string(layer) +
                      " (L = " + std::to_string(s.layers) + "), " + std::to_string(T) + " tokens (" +
-                     mt->tokenizerFiles + (mt->bos ? ", BOS first" : "") + "), " + positions +
-                     ", input: the layer's normed hidden states";
+                     mt->tokenizerFiles + (mt->bos ? ", BOS first" : "") + "), " + positions;
   out.modelLayer = std::move(info);
   return out;
 }

@@ -181,7 +181,7 @@ TEST_F(ModelSourceTest, ModelFolderLayerIsDescribedTruthfully) {
   EXPECT_EQ(gm->config.attnPositions, AttnPositions::None);
   EXPECT_EQ(gm->config.kvHeads, 0);
   EXPECT_NE(gm->describeNote.find("layer 0 (L = 2)"), std::string::npos) << gm->describeNote;
-  EXPECT_NE(gm->describeNote.find("learned positions already inside the hidden states"), std::string::npos);
+  EXPECT_NE(gm->describeNote.find("learned positions inside the hidden states"), std::string::npos);
 }
 
 TEST_F(ModelSourceTest, ModelFolderRefusalsAndCancel) {

@@ -57,7 +57,7 @@ grep -q "^Model folder" <<<"$out" && grep -q "^mhascope info: B=1  T_q=3" <<<"$o
   && grep -q "^Shape trace" <<<"$out" && grep -q "kv heads N  *2" <<<"$out" \
   && ok "info --model --text --layer: summary, the layer's describe line, its pipeline" || bad "info: $out"
 out="$("$BIN" info --model "$T/gpt2" --text "ab" 2>&1)"
-grep -q "layer 0 (L = 2), 2 tokens (tokenizer.json), learned positions already inside the hidden states" <<<"$out" \
+grep -q "layer 0 (L = 2), 2 tokens (tokenizer.json), learned positions inside the hidden states" <<<"$out" \
   && grep -q "positions  *none" <<<"$out" && ok "info: GPT-2's learned positions are said to be inside the hidden states" \
   || bad "gpt2 info: $out"
 out="$("$BIN" info --model "$T/gpt2" 2>&1)"
