@@ -381,9 +381,12 @@ void drawModelPanel(UiContext& ctx) {
     const model::ModelView& v = *m.result;
     ImGui::Text("%s", folderName(folder).c_str());
     ImGui::SameLine();
-    ImGui::TextDisabled("%s · L = %d layers × h = %d heads (N = %d K/V heads) · T = %zu tokens%s", folder.c_str(),
-                        v.layers, v.heads, v.kvHeads, v.ids.size(),
-                        m.resultInputs.probe == ModelProbe::RepeatedRandom ? " of repeated random tokens" : " of your text");
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("L = %d layers × h = %d heads (N = %d K/V heads) · T = %zu tokens%s · %s", v.layers, v.heads,
+                        v.kvHeads, v.ids.size(),
+                        m.resultInputs.probe == ModelProbe::RepeatedRandom ? " of repeated random tokens" : " of your text",
+                        folder.c_str());
+    ImGui::PopTextWrapPos();
   } else {
     ImGui::Text("%s", folder.c_str());
   }
