@@ -118,7 +118,9 @@ int captureCommand(const std::string& cmd, std::string& out) {
 }
 
 Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
-  if (!mo.files.model.empty()) return cmdBenchModel(mo, a);
+  // A model folder without --layer: its whole forward; with --layer L, that layer's attention as
+  // any other model source (app/model_source), timed below.
+  if (!mo.files.model.empty() && !mo.files.layer) return cmdBenchModel(mo, a);
   if (a.repeat < 1) return makeError("--repeat must be at least 1, got " + std::to_string(a.repeat));
   if (a.rounds < 1) return makeError("--rounds must be at least 1, got " + std::to_string(a.rounds));
   if (a.threads < 1 || a.threads > 64) return makeError("--threads must be 1 to 64, got " + std::to_string(a.threads));
@@ -268,7 +270,6 @@ std::string optionsTheFolderDecides(const ModelOptions& mo, const BenchArgs& a) 
   add(!mo.files.query.empty() || !mo.files.key.empty() || !mo.files.value.empty(), "--query/--key/--value");
   add(!mo.files.weights.empty(), "--weights");
   add(!mo.files.checkpoint.empty(), "--checkpoint");
-  add(mo.files.layer.has_value(), "--layer");
   add(!mo.workspace.empty() || !mo.saveWorkspace.empty(), "--workspace/--save-workspace");
   add(!mo.saveWeightsFile.empty(), "--save-weights");
   add(a.rounds != 1, "--rounds");

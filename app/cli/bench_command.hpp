@@ -23,7 +23,8 @@ struct BenchArgs {
 // Runs a shell command, appending what it prints to `out`; returns pclose's status (-1: no pipe).
 int captureCommand(const std::string& cmd, std::string& out);
 
-// With mo.files.model set, times the model folder's forward (cmdBenchModel) instead.
+// With mo.files.model set and no --layer, times the model folder's whole forward (cmdBenchModel)
+// instead; with --layer L, that layer's attention like any other model.
 Status cmdBench(const ModelOptions& mo, const BenchArgs& a);
 
 // The whole forward of a Hugging Face model folder (model::runForward, every layer's attention and

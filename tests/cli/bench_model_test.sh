@@ -41,6 +41,11 @@ out="$("$BIN" bench --model "$T/llama" --text-file "$T/t.txt" --repeat 1 --json 
 "$PY" -c "import json,sys; j=json.loads(sys.argv[1]); assert j['tokens'] == 5 and j['token_source'] == 'text', j" "$out" \
   && ok "--text-file: 4 bytes + the BOS = 5 tokens" || bad "--text-file tokens: $out"
 
+# --- with --layer L: that layer's attention, timed as any other model source (no whole forward) ---
+out="$("$BIN" bench --model "$T/gpt2" --text "abc" --layer 1 --repeat 1 2>&1)" || bad "bench --model --layer: $out"
+grep -qF "ratio-to-gemm" <<<"$out" && ! grep -qF "every layer's attention recorded" <<<"$out" \
+  && ok "--layer 1: the layer's attention against the GEMM" || bad "--layer 1: $out"
+
 # --- the same seed gives the same ids: the forward's estimate and tokens agree across runs --------
 a="$("$BIN" bench --model "$M/gpt2" --tokens 7 --seed 5 --repeat 1 --json 2>&1)"
 "$PY" -c "import json,sys; j=json.loads(sys.argv[1]); assert j['seed'] == 5 and j['tokens'] == 7, j" "$a" \
