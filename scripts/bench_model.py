@@ -290,6 +290,17 @@ def peak_memory(cmd):
     return p.returncode, out + err, maxrss, anon, filed
 
 
+def forward_estimate(mhascope, folder, T):
+    """The forward's memory estimate (every layer's attention kept), from the refusal of a 1 MiB
+    budget: nothing is run."""
+    out = subprocess.run([mhascope, "bench", "--model", folder, "--tokens", str(T), "--memory-budget", "1"],
+                         capture_output=True, text=True)
+    at = out.stderr.find("needs about ")
+    if at >= 0:
+        return out.stderr[at + 12:].split(",")[0]
+    return "under 1 MiB" if out.returncode == 0 else "not printed: " + out.stderr.strip()
+
+
 def memory(a):
     cfg = LLAMA_SHAPES[a.memory]
     folder = a.folder
@@ -318,6 +329,7 @@ def memory(a):
         print(f"{label}: exit {rc}, {time.time() - t0:.1f} s; peak RSS {maxrss / 2**20:.2f} GiB "
               f"(/usr/bin/time -v); peak anonymous {anon / 2**20:.2f} GiB, peak file-backed {filed / 2**20:.2f} GiB "
               f"(/proc/PID/status)" + ("; " + " | ".join(est) if est else ""), flush=True)
+    print(f"estimate: {forward_estimate(a.mhascope, folder, a.text_bytes)}")
     if a.delete:
         import shutil
         shutil.rmtree(folder)
