@@ -6,16 +6,19 @@
 // [SECTION] index
 //   reading the result — the few accessors every part below goes through
 //   words              — the explanation, a lens cell's tooltip
-//   the logit lens     — the L x T heatmap, its header, labels, colour bar, hover and click
+//   the logit lens     — the L x T heatmap, its header, labels, colour bar, hover and click; its export
 //   the predictions    — the T rows of top-5 bars, clipped to the rows on screen
 //   drawPredictionsPanel
 #include "panels/predictions_panel.hpp"
 
 #include <imgui.h>
+#include <imgui_stdlib.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <exception>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -27,6 +30,7 @@
 #include "widgets/colors.hpp"
 #include "widgets/heatmap_view.hpp"
 #include "widgets/labels.hpp"
+#include "widgets/lens_export.hpp"
 #include "widgets/wrapped_text.hpp"
 
 namespace mhascope::app {
@@ -251,6 +255,59 @@ void drawLens(UiContext& ctx, const model::ModelView& v, PredictionsView& pv, Im
                std::max(childSize.y - 1.6f * em, 2.0f * em));
 }
 
+// The lens as a picture (PNG, SVG or PDF by the core's exporter), in the folder and format the
+// heatmaps' Export uses; an existing file is never replaced.
+void drawLensExport(UiContext& ctx, const model::ModelView& v, const ModelViewState& m, const PredictionsView& pv) {
+  ExportUi& ui = ctx.view.exportUi;
+  constexpr const char* kExtensions[] = {".png", ".svg", ".pdf"};
+  const int format = std::clamp(ui.format, 0, 2);
+  if (ImGui::Button("Export lens…")) {
+    ui.fileName = std::string(pv.colourByFinal ? "logit_lens_final" : "logit_lens") + kExtensions[format];
+    ui.message.clear();
+    ImGui::OpenPopup("lens export");
+  }
+  ctx.probes.recordLastItem("lens_export");
+  if (!ImGui::BeginPopup("lens export")) return;
+  const float em = ImGui::GetFontSize();
+  ImGui::TextUnformatted(lensTitle(pv.colourByFinal).c_str());
+  ImGui::Separator();
+  ImGui::SetNextItemWidth(28 * em);
+  ImGui::InputText("folder", &ui.folder);
+  ImGui::SetNextItemWidth(28 * em);
+  ImGui::InputText("file name", &ui.fileName);
+  ctx.probes.recordLastItem("lens_export_name");
+  constexpr const char* kLabels[] = {"PNG", "SVG", "PDF"};
+  for (int f = 0; f < 3; ++f) {
+    ImGui::PushID(f);
+    if (f > 0) ImGui::SameLine();
+    if (ImGui::RadioButton(kLabels[f], ui.format == f)) {
+      ui.format = f;
+      ui.fileName = std::filesystem::path(ui.fileName).replace_extension(kExtensions[f]).string();
+    }
+    ctx.probes.recordLastItem(std::string("lens_export_") + (kExtensions[f] + 1));
+    ImGui::PopID();
+  }
+  if (ImGui::Button("Save", ImVec2(8 * em, 0))) {
+    const std::string path = (std::filesystem::path(ui.folder) / ui.fileName).string();
+    Status st = Ok{};
+    try {
+      st = exportLens(path, v, pv.colourByFinal,
+                      m.resultInputs.folder + " · T = " + std::to_string(positions(v)) + " tokens · " +
+                          std::to_string(lensLayers(v)) + " layers");
+    } catch (const std::exception& e) {  // bad_alloc, filesystem_error: shown, never fatal
+      st = makeError("cannot export " + path + ": " + e.what());
+    }
+    ui.messageIsError = !st.ok();
+    ui.message = st.ok() ? "Saved " + path : st.error().message;
+  }
+  ctx.probes.recordLastItem("lens_export_save");
+  ctx.probes.recordLabel("lens_export_message", ui.message);
+  ImGui::SameLine();
+  if (ImGui::Button("Close")) ImGui::CloseCurrentPopup();
+  drawResultMessage(ui.message, ui.messageIsError, 36 * em);
+  ImGui::EndPopup();
+}
+
 // ---------------------------------------------------------------------------------------------
 // [SECTION] the predictions
 // ---------------------------------------------------------------------------------------------
@@ -371,18 +428,33 @@ void drawPredictionsPanel(UiContext& ctx) {
   ImGui::TextUnformatted("Logit lens");
   ImGui::SameLine(0, em);
   int byFinal = pv.colourByFinal ? 1 : 0;
-  ImGui::RadioButton("colour: p(this layer's top-1)", &byFinal, 0);
-  ctx.probes.recordLastItem("lens_colour_own");
+  ImGui::TextDisabled("colour:");
   ImGui::SameLine();
-  ImGui::RadioButton("colour: p(the model's final top-1)", &byFinal, 1);
+  ImGui::RadioButton("p(this layer's top-1)", &byFinal, 0);
+  ctx.probes.recordLastItem("lens_colour_own");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("How sure each layer is of its own best guess");
+  ImGui::SameLine();
+  ImGui::RadioButton("p(final top-1)", &byFinal, 1);
   ctx.probes.recordLastItem("lens_colour_final");
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("The probability each layer gives the token the whole model finally ranks first: how early the answer appears");
+  }
   pv.colourByFinal = byFinal == 1;
   ctx.probes.recordLabel("lens_colour", pv.colourByFinal ? "final" : "own");
   ImGui::SameLine(0, em);
-  ImGui::SetNextItemWidth(8.0f * em);
-  ImGui::SliderFloat("column width (em)", &pv.lensCellEm, kLensCellMinEm, kLensCellMaxEm, "%.1f");
-  ctx.probes.recordLastFrame("lens_column_width");
+  const float sliderW = 6.0f * em;
+  ImGui::SetNextItemWidth(sliderW);
+  ImGui::SliderFloat("width", &pv.lensCellEm, kLensCellMinEm, kLensCellMaxEm, "%.1f em");
+  // The slider's frame alone (a fraction across it is a fraction of the range).
+  ctx.probes.recordRect("lens_column_width", ImGui::GetItemRectMin(),
+                        ImVec2(ImGui::GetItemRectMin().x + sliderW, ImGui::GetItemRectMax().y));
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("A lens column's width: tokens are written from about 2.2 em");
   pv.lensCellEm = std::clamp(pv.lensCellEm, kLensCellMinEm, kLensCellMaxEm);
+  char widthText[16];
+  std::snprintf(widthText, sizeof widthText, "%.1f", static_cast<double>(pv.lensCellEm));
+  ctx.probes.recordLabel("lens_width", widthText);
+  ImGui::SameLine(0, em);
+  drawLensExport(ctx, v, m, pv);
 
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float rowH = ImGui::GetTextLineHeight() + 0.3f * em;

@@ -5,6 +5,9 @@
 #include <imgui.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -15,6 +18,7 @@
 #include "state/model_view_state.hpp"
 #include "state/pipeline_session.hpp"
 #include "state/ui_context.hpp"
+#include "widgets/lens_export.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -149,6 +153,35 @@ TEST(PredictionsPanel, NamedTokensAreShownByTheirText) {
             "layer 0 · position 1 '␣cat'\n"
             "top-1 here: 'tok100' (id 100), p = 0.100\n"
             "the model's final top-1: 'tok102' (id 102), p here = 0.050, at the last layer = 0.150");
+}
+
+// The lens as a picture: one (L, T) slice of the shown probabilities with the layers and tokens as
+// labels, written once; a second export to the same path is refused and leaves the file as it was.
+TEST(PredictionsPanel, TheLensExportsAsAPictureAndNeverReplacesAFile) {
+  const auto v = madeView(6, 3);
+  const Slice2D own = lensSlice(*v, false), fin = lensSlice(*v, true);
+  ASSERT_EQ(own.rows, 3);
+  ASSERT_EQ(own.cols, 6);
+  EXPECT_FLOAT_EQ(own.data[1 * 6 + 4], 0.2f);   // layer 1's own top-1: 0.1 (l + 1)
+  EXPECT_FLOAT_EQ(fin.data[1 * 6 + 4], 0.1f);   // what layer 1 gives the final top-1: 0.05 (l + 1)
+  EXPECT_EQ(own.rowLabels.back(), "layer 2 (out)");
+  EXPECT_EQ(own.colLabels[1], "␣cat");
+  const std::string dir = ::testing::TempDir() + "mhascope_lens_export";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (const char* ext : {".png", ".svg", ".pdf"}) {
+    const std::string path = dir + "/lens" + ext;
+    ASSERT_TRUE(exportLens(path, *v, false, "fixture · T = 6").ok()) << path;
+    const auto size = std::filesystem::file_size(path);
+    EXPECT_GT(size, 100u) << path;
+    const Status again = exportLens(path, *v, true, "");
+    ASSERT_FALSE(again.ok());
+    EXPECT_NE(again.error().message.find("the file exists"), std::string::npos) << again.error().message;
+    EXPECT_EQ(std::filesystem::file_size(path), size);
+  }
+  const Status missing = exportLens(dir + "/no/such/folder/lens.png", *v, false, "");
+  EXPECT_FALSE(missing.ok());
+  std::filesystem::remove_all(dir);
 }
 
 // A click on a lens cell picks its position for the list (and brings its row into view).

@@ -1,0 +1,56 @@
+#include "widgets/lens_export.hpp"
+
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "export/export.hpp"
+#include "model/model_view.hpp"
+
+namespace mhascope::app {
+
+Slice2D lensSlice(const model::ModelView& v, bool byFinal) {
+  const int L = v.lens.layers, T = v.lens.positions;
+  Slice2D s;
+  s.stage = StageId::Weights;  // a probability map: the exporter's sequential scale and rules
+  s.rows = L;
+  s.cols = T;
+  auto values = std::make_shared<std::vector<float>>(static_cast<std::size_t>(L) * static_cast<std::size_t>(T));
+  for (int l = 0; l < L; ++l) {
+    for (int t = 0; t < T; ++t) {
+      const model::LensCell& c = v.lens.at(l, t);
+      (*values)[static_cast<std::size_t>(l) * static_cast<std::size_t>(T) + static_cast<std::size_t>(t)] =
+          static_cast<float>(byFinal ? c.finalTopProbability : c.top.probability);
+    }
+  }
+  s.data = values->data();
+  s.owned = std::move(values);
+  s.rowAxis = "layer";
+  s.colAxis = "T";
+  for (int l = 0; l < L; ++l) s.rowLabels.push_back("layer " + std::to_string(l) + (l == L - 1 ? " (out)" : ""));
+  for (int t = 0; t < T; ++t) {
+    s.colLabels.push_back(t < static_cast<int>(v.labels.size()) ? v.labels[static_cast<std::size_t>(t)] : std::to_string(t));
+  }
+  return s;
+}
+
+std::string lensTitle(bool byFinal) {
+  return byFinal ? "Logit lens: p(the model's final top-1)" : "Logit lens: p(each layer's top-1)";
+}
+
+Status exportLens(const std::string& path, const model::ModelView& v, bool byFinal, const std::string& subtitle) {
+  if (v.lens.layers <= 0 || v.lens.positions <= 0) return makeError("cannot export " + path + ": the lens is empty");
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    return makeError("cannot export " + path + ": the file exists (choose another name; nothing was replaced)");
+  }
+  ExportOptions options;
+  options.colormap = ColormapId::Viridis;
+  options.range = ColorRange{0.0f, 1.0f};
+  options.title = lensTitle(byFinal);
+  options.subtitle = subtitle;
+  options.showValues = false;
+  return exportHeatmap(path, lensSlice(v, byFinal), options);
+}
+
+}  // namespace mhascope::app

@@ -1,0 +1,28 @@
+// The logit lens as a picture: the lens of a model view as one (L, T) slice of probabilities —
+// rows the layers, columns the positions' tokens — written as PNG, SVG or PDF by the same exporter
+// as every heatmap (core/export), viridis on [0, 1].
+#pragma once
+
+#include <string>
+
+#include "attention/trace.hpp"
+#include "util/result.hpp"
+
+namespace mhascope::model {
+struct ModelView;  // core/model/model_view.hpp
+}
+
+namespace mhascope::app {
+
+// (L, T): p(layer l's own top-1) at each position, or with byFinal p(the model's final top-1).
+// Row labels "layer l" (the last "layer L-1 (out)"), column labels the tokens.
+Slice2D lensSlice(const model::ModelView& v, bool byFinal);
+
+// "Logit lens: p(each layer's top-1)" or "Logit lens: p(the model's final top-1)".
+std::string lensTitle(bool byFinal);
+
+// Writes the lens picture to `path` (format from the extension) through a temporary file; an
+// existing file is never replaced (the error names it). `subtitle`: what was run (the folder, T).
+Status exportLens(const std::string& path, const model::ModelView& v, bool byFinal, const std::string& subtitle);
+
+}  // namespace mhascope::app
