@@ -370,12 +370,15 @@ Status cmdBenchModel(const ModelOptions& mo, const BenchArgs& a) {
   const model::ModelFolder* folder = mt ? &mt->folder : &*opened;
   const model::ModelSpec& s = folder->spec();
   const std::uint64_t seed = mo.seed.value_or(1);
+  // Checked before any id is made (--tokens 1000000000 must not build a 4 GB list first); a text's
+  // length is checked by the tokenizing step, naming the text.
+  if (!mt && *mo.tokens > s.maxPositions) {
+    return makeError("--tokens " + std::to_string(*mo.tokens) + " is more than the model's " +
+                     std::to_string(s.maxPositions) + " positions (" + positionsKey(s.arch) + " in " + folder->dir() +
+                     "/config.json)");
+  }
   const std::vector<int> ids = mt ? mt->ids : seededTokenIds(*mo.tokens, s.vocab, seed);
   const std::int64_t T = static_cast<std::int64_t>(ids.size());
-  if (!mt && T > s.maxPositions) {  // a text's length is checked by the tokenizing step, naming the text
-    return makeError("--tokens " + std::to_string(T) + " is more than the model's " + std::to_string(s.maxPositions) +
-                     " positions (" + positionsKey(s.arch) + " in " + folder->dir() + "/config.json)");
-  }
 
   model::ForwardOptions opt;
   opt.keepAttention = true;  // every layer's attention recorded, as the window's model view holds it

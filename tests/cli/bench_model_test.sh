@@ -58,6 +58,9 @@ expect_error "both --text and --tokens" "--text/--text-file and --tokens both gi
   "$BIN" bench --model "$T/gpt2" --text "ab" --tokens 3
 expect_error "--tokens past GPT-2's n_positions" "--tokens 33 is more than the model's 32 positions (n_positions in $M/gpt2/config.json)" \
   "$BIN" bench --model "$M/gpt2" --tokens 33
+# Refused before any id is made: under a 1 GiB address-space limit, a billion ids (4 GB) would fail otherwise.
+expect_error "--tokens 10^9 refused before the ids are made" "--tokens 1000000000 is more than the model's 32 positions" \
+  bash -c 'ulimit -v 1048576; exec "$@"' _ "$BIN" bench --model "$M/gpt2" --tokens 1000000000
 expect_error "--tokens 0" "--tokens must be at least 1 with --model, got 0" \
   "$BIN" bench --model "$M/gpt2" --tokens 0
 expect_error "options the folder decides" "bench --model takes the sizes, positions and weights from the folder's config.json and safetensors; drop --heads, --mask, --rounds" \
