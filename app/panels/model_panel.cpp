@@ -159,7 +159,11 @@ void drawControls(UiContext& ctx, ModelViewState& m) {
 // The tokens as text (a leading space drawn as '␣') with their ids, wrapped, in a short scrolling box.
 void drawTokens(const model::ModelView& v) {
   const float em = ImGui::GetFontSize();
-  if (!ImGui::CollapsingHeader(("Tokens (T = " + std::to_string(v.ids.size()) + ")").c_str())) return;
+  // Open at first: which tokens the model read (the BOS, how the text split) is the first question.
+  if (!ImGui::CollapsingHeader(("Tokens (T = " + std::to_string(v.ids.size()) + ")###tokens").c_str(),
+                               ImGuiTreeNodeFlags_DefaultOpen)) {
+    return;
+  }
   ImGui::BeginChild("##tokens", ImVec2(0.0f, 4.5f * em), true);
   const float right = ImGui::GetContentRegionAvail().x;
   float x = 0.0f;

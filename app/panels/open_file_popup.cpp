@@ -1,5 +1,6 @@
 // File › Open: the "Open file…" button at the top of the controls, its popup (a path field, the
-// folder's openable files, the recent files, then a .npy's role or a checkpoint's layer), and the
+// folder's openable files and model folders, the recent files, then a .npy's role or a
+// checkpoint's layer), and the
 // controls' "Files in use" list with a way to close each. Opening is state/open_file.cpp; the
 // files are read by the compute scheduler.
 #include <imgui.h>
@@ -32,6 +33,7 @@ std::string startFolder(const OpenUi& ui) {
 struct Entry {
   std::string name;
   bool folder = false;
+  bool model = false;  // a folder with a config.json: a Hugging Face model, opened on click
 };
 
 // The folder's sub-folders and openable files, folders first, by name. Unreadable: empty + why.
@@ -48,7 +50,7 @@ std::vector<Entry> listFolder(const std::string& folder, std::string& why) {
     std::error_code e2;
     const std::string name = e.path().filename().string();
     if (name.empty() || name[0] == '.') continue;
-    if (e.is_directory(e2)) out.push_back({name, true});
+    if (e.is_directory(e2)) out.push_back({name, true, fs::is_regular_file(e.path() / "config.json", e2)});
     else if (hasOpenableExtension(name)) out.push_back({name, false});
   }
   std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) {
@@ -67,19 +69,21 @@ void folderList(UiContext& ctx, OpenUi& ui) {
   const float em = ImGui::GetFontSize();
   ImGui::BeginChild("##files", ImVec2(36.0f * em, 12.0f * em), true);
   if (!why.empty()) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", why.c_str());
-  if (entries.empty() && why.empty()) ImGui::TextDisabled("no .safetensors, .npy or .json files here");
+  if (entries.empty() && why.empty()) ImGui::TextDisabled("no .safetensors, .npy or .json files or model folders here");
   ImGuiListClipper clipper;
   clipper.Begin(static_cast<int>(entries.size()));
   while (clipper.Step()) {
     for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
       const Entry& e = entries[static_cast<std::size_t>(i)];
       ImGui::PushID(i);
-      const std::string label = e.folder ? e.name + "/" : e.name;
+      const std::string label = e.model ? e.name + "/   a model (config.json)" : e.folder ? e.name + "/" : e.name;
       if (ImGui::Selectable(label.c_str())) {
         const std::string full = (fs::path(folder) / e.name).string();
-        if (e.folder) ui.folder = full;
-        else beginOpen(ctx.state, ctx.view, ctx.lessons, full);
+        if (e.folder && !e.model) ui.folder = full;
+        else if (beginOpen(ctx.state, ctx.view, ctx.lessons, full) && e.model) ImGui::CloseCurrentPopup();
       }
+      ctx.probes.recordLastItem("open_entry_" + e.name);
+      if (e.model && ImGui::IsItemHovered()) ImGui::SetTooltip("open this model folder (type its path to look inside)");
       ImGui::PopID();
     }
   }
@@ -156,7 +160,8 @@ void openPopup(UiContext& ctx) {
       if (beginOpen(ctx.state, ctx.view, ctx.lessons, ui.path) && ui.pendingPath.empty()) ImGui::CloseCurrentPopup();
     }
     ctx.probes.recordLastItem("open_path");
-    ImGui::TextDisabled(".safetensors (MHA weights or a checkpoint), .npy (inputs, masks), .json (presets, workspaces)");
+    ImGui::TextDisabled(".safetensors (MHA weights or a checkpoint), .npy (inputs, masks), .json (presets, workspaces), "
+                        "a model folder (with its config.json)");
     folderList(ctx, ui);
     recentList(ctx, ui);
   }
@@ -186,7 +191,8 @@ void drawOpenFileButton(UiContext& ctx) {
   ctx.probes.recordLastItem("open_file");
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("MHA weights or a training checkpoint (.safetensors), inputs or masks (.npy), a preset or a "
-                      "workspace (.json). Dropping a file on the window does the same.");
+                      "workspace (.json), a Hugging Face model folder (or its config.json). Dropping a file on the "
+                      "window does the same.");
   }
   if (ui.requestOpen) {
     ui.requestOpen = false;
@@ -216,7 +222,9 @@ void drawFilesInUse(UiContext& ctx) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("close this file");
     ImGui::SameLine();
     std::string line = flag == "trained" ? path : flag.substr(2) + ": " + path;
-    if (flag == "--checkpoint" && st.doc.files.layer) line += " (layer " + std::to_string(*st.doc.files.layer) + ")";
+    if ((flag == "--checkpoint" || flag == "--model") && st.doc.files.layer) {
+      line += " (layer " + std::to_string(*st.doc.files.layer) + ")";
+    }
     ImGui::TextWrapped("%s", line.c_str());
     ImGui::PopID();
   }

@@ -131,7 +131,7 @@ case "$case_name" in
     python3 "$here/check_png.py" "$out/memory_budget_refused.png" || fail "blank after the refused budget"
     ;;
   lesson_worker)
-    xvfb "$bin" --preset default --script "$(script_from lesson_worker.txt)" || fail "script failed (exit $?)"
+    xvfb "$bin" --preset default --view pitfalls --script "$(script_from lesson_worker.txt)" || fail "script failed (exit $?)"
     python3 "$here/check_png.py" "$out/after_lesson_worker.png" || fail "blank after the lesson's result"
     ;;
   downsample)

@@ -53,6 +53,7 @@ case "$1" in
     ;;
   model_open)
     copy gpt2 gpt
+    copy llama_gqa llama bos
     log=$(xvfb "$bin" --fresh --text "abcabc" --script "$(script_from model_open.txt)") || fail "script failed (exit $?): $log"
     echo "$log"
     python3 "$here/check_png.py" "$out/model_opened.png" 1600x1000 || fail "blank model_opened.png"
