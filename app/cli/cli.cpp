@@ -190,7 +190,9 @@ int cmdExportWeight(const ModelOptions& mo, const ExportArgs& a, const std::opti
     if (!c) return fail(c.error().message);
     opt.colormap = *c;
   }
-  auto r = resolveModel(mo);
+  OutputPlan plan;
+  plan.files = {a.out};  // checked against every input, as for a stage's picture
+  auto r = resolveModel(mo, plan);
   if (!r) return fail(r.error().message);
   auto t = computeTrace(*r);
   if (!t) return fail(t.error().message);

@@ -181,7 +181,7 @@ Status checkOutputsAgainstInputs(const ModelOptions& o, const OutputPlan& plan) 
   for (const auto& f : plan.files) outputs.push_back({"the output", f});
   if (!o.saveWeightsFile.empty()) outputs.push_back({"--save-weights", o.saveWeightsFile});
   if (!o.saveWorkspace.empty()) outputs.push_back({"--save-workspace", o.saveWorkspace});
-  const auto inputs = inputFiles(o);
+  const auto inputs = filesRead(o);
   for (const auto& [oflag, out] : outputs) {
     for (const auto& [iflag, in] : inputs) {
       if (sameFile(in, out)) {
@@ -228,6 +228,15 @@ Status checkOutputsAgainstInputs(const ModelOptions& o, const OutputPlan& plan) 
 std::vector<std::pair<std::string, std::string>> inputFiles(const ModelOptions& o) {
   auto v = o.files.named();
   if (o.preset.find('/') != std::string::npos || hasExtension(o.preset, ".json")) v.push_back({"--preset", o.preset});
+  return v;
+}
+
+std::vector<std::pair<std::string, std::string>> filesRead(const ModelOptions& o) {
+  auto v = inputFiles(o);
+  if (!o.files.model.empty()) {
+    for (auto& f : modelFolderFiles(o.files.model)) v.push_back(std::move(f));
+  }
+  if (!o.textFile.empty()) v.push_back({"--text-file", o.textFile});
   return v;
 }
 

@@ -87,5 +87,8 @@ std::string usedConfigJson(const ModelOptions& o, const ResolvedModel& r);
 
 // Input files named by the options (--query, --key, --value, masks, --weights, --preset FILE).
 std::vector<std::pair<std::string, std::string>> inputFiles(const ModelOptions& o);
+// Every file the command reads, which no output may replace (--force included): inputFiles, plus
+// each file of a --model folder (modelFolderFiles) and --text-file.
+std::vector<std::pair<std::string, std::string>> filesRead(const ModelOptions& o);
 
 }  // namespace mhascope::cli

@@ -122,8 +122,14 @@ nlohmann::json candidateJson(const ModelText& mt, const model::Candidate& c) {
 Status checkJsonOutput(const PredictArgs& a, const ModelText& mt) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  for (const std::string& input : {mt.folder.dir() + "/config.json", a.textFile}) {
-    if (!input.empty() && sameFile(a.json, input)) return makeError("--json '" + a.json + "' is an input file; name another file");
+  // Every file the folder is read from, and the text: --force replaces an earlier output, never an input.
+  auto inputs = modelFolderFiles(mt.folder.dir());
+  if (!a.textFile.empty()) inputs.push_back({"--text-file", a.textFile});
+  for (const auto& [flag, input] : inputs) {
+    if (sameFile(a.json, input)) {
+      return makeError("--json '" + a.json + "' is the same file as " + flag + " '" + input +
+                       "'; writing it would destroy that input: choose another name");
+    }
   }
   if (fs::is_symlink(a.json, ec)) {
     return makeError("--json '" + a.json + "' is a symbolic link; writing would replace the link by a file, so name "

@@ -2,8 +2,12 @@
 // the text through the folder's tokenizer (model_text.hpp), the layers before it through
 // core/model (model::layerAttention), and a ModelConfig that describes the layer truthfully, so
 // the controls, the subtitle and the workspace say what the folder decided.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <utility>
 
+#include "io/file_io.hpp"
 #include "model/layer_source.hpp"
 #include "model_source/model_source.hpp"
 #include "model_source/model_text.hpp"
@@ -42,6 +46,43 @@ ModelConfig modelLayerConfig(const model::ModelSpec& s, const MhaWeights& w, con
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> modelFolderFiles(const std::string& modelPath) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path dir = fs::is_directory(modelPath, ec) ? fs::path(modelPath) : fs::path(modelPath).parent_path();
+  if (dir.empty()) dir = ".";
+  std::vector<std::pair<std::string, std::string>> out;
+  std::set<std::string> names;
+  const auto add = [&](const std::string& name) {
+    if (names.insert(name).second) out.emplace_back("--model's " + name, (dir / name).string());
+  };
+  // Every name the folder is read by, present or not: a new model.safetensors beside an index, or
+  // a new tokenizer.json beside vocab.json, would change the model as surely as an overwrite.
+  for (const char* n : {"config.json", "tokenizer.json", "vocab.json", "merges.txt", "model.safetensors",
+                        "model.safetensors.index.json"}) {
+    add(n);
+  }
+  // The shards the index names. An index that cannot be read lists none here; opening the folder
+  // refuses it with the reason.
+  const std::string index = (dir / "model.safetensors.index.json").string();
+  if (fs::is_regular_file(index, ec)) {
+    if (auto text = readFile(index, 64ull << 20)) {
+      const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+      if (j.is_object() && j.contains("weight_map") && j.at("weight_map").is_object()) {
+        for (const auto& [tensor, file] : j.at("weight_map").items()) {
+          if (!file.is_string()) continue;
+          const std::string f = file.get<std::string>();
+          if (!f.empty() && f.find('/') == std::string::npos && f.find('\\') == std::string::npos && f != "." &&
+              f != "..") {
+            add(f);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
 
 Status checkModelFolderFiles(const InputFiles& f) {
   if (!f.checkpoint.empty()) {

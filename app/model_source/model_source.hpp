@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attention/engine.hpp"
@@ -78,6 +79,12 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r);
 // file, raw inputs or a mask file beside it would be ignored or contradict it, so each is refused
 // in one line naming it.
 Status checkModelFolderFiles(const InputFiles& files);
+// Every file a model folder (or its config.json) is read from, named for messages ("--model's
+// config.json", path): config.json, tokenizer.json, vocab.json, merges.txt, model.safetensors,
+// model.safetensors.index.json and each shard the index names, whether present or not. Every
+// output of every command and the window is checked against this list: writing one of them would
+// change or destroy the model, and --force never allows it.
+std::vector<std::pair<std::string, std::string>> modelFolderFiles(const std::string& modelPath);
 // The command line's text for a model: exactly one of --text and --text-file (read verbatim, at
 // most 4 MiB). model_text.cpp.
 Result<std::string> readModelText(const std::optional<std::string>& text, const std::string& textFile);

@@ -271,6 +271,20 @@ Status writeWorkspaceFile(const std::string& path, const Workspace& ws) {
                        "'; writing it would destroy that input: choose another name");
     }
   }
+  if (!ws.files.model.empty()) {
+    // A workspace ends in .json, so of a model folder's files only its JSON ones can be hit (the
+    // full list, shards included, is app/model_source's modelFolderFiles, which core cannot call).
+    std::error_code ec;
+    fs::path dir = fs::is_directory(ws.files.model, ec) ? fs::path(ws.files.model) : fs::path(ws.files.model).parent_path();
+    if (dir.empty()) dir = ".";
+    for (const char* name : {"config.json", "tokenizer.json", "vocab.json", "model.safetensors.index.json"}) {
+      const std::string in = (dir / name).string();
+      if (sameFile(in, path)) {
+        return makeError("workspace '" + path + "' is the same file as --model's " + name + " '" + in +
+                         "'; writing it would destroy that input: choose another name");
+      }
+    }
+  }
   std::string ext = fs::path(path).extension().string();
   for (auto& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   if (ext != ".json") return makeError("workspace '" + path + "': the file is JSON, so its name must end in .json");

@@ -160,5 +160,40 @@ expect_error "the memory budget: only a shorter text helps, said" "more than the
 expect_error "--text-file without --model" "--text-file needs --model DIR" "$BIN" export --text-file "$T/s0.txt" --out "$T/e.png"
 expect_error "--layer without a layered source" "--layer needs --checkpoint" "$BIN" export --layer 1 --out "$T/e.png"
 
+# --- no output replaces a file the model folder is read from (--force included) -----------------
+OW="$T/ow"; SH="$T/sh"
+cp -r "$M/gpt2" "$OW" && mktok "$OW" && cp -r "$M/llama_sharded" "$SH" && mktok "$SH"
+printf 'hi' > "$OW/t.png"; printf 'hi' > "$T/t.json"
+sums() { (cd "$1" && find . -type f | sort | xargs md5sum); }
+before_ow="$(sums "$OW")"; before_sh="$(sums "$SH")"; before_t="$(md5sum < "$T/t.json")"
+expect_error "--save-weights onto the folder's model.safetensors" "is the same file as --model's model.safetensors" \
+  "$BIN" export --model "$OW" --text hi --stage weights --out "$T/x.png" --save-weights "$OW/model.safetensors"
+expect_error "--save-weights onto a shard the index names" "--model's model-00002-of-00002.safetensors" \
+  "$BIN" export --model "$SH" --text hi --stage weights --out "$T/x.png" --save-weights "$SH/model-00002-of-00002.safetensors"
+expect_error "--save-weights onto model.safetensors beside an index (it would change the folder)" "--model's model.safetensors" \
+  "$BIN" export --model "$SH/config.json" --text hi --stage weights --out "$T/x.png" --save-weights "$SH/model.safetensors"
+expect_error "--save-workspace onto the folder's config.json" "is the same file as --model's config.json" \
+  "$BIN" export --model "$OW" --text hi --stage weights --out "$T/x.png" --save-workspace "$OW/config.json"
+expect_error "info --save-workspace onto the index" "--model's model.safetensors.index.json" \
+  "$BIN" info --model "$SH" --text hi --save-workspace "$SH/model.safetensors.index.json"
+expect_error "export --out onto --text-file" "is the same file as --text-file" \
+  "$BIN" export --model "$OW" --text-file "$OW/t.png" --stage weights --out "$OW/t.png"
+expect_error "export --weight --out onto --text-file" "is the same file as --text-file" \
+  "$BIN" export --model "$OW" --text-file "$OW/t.png" --weight w_q --out "$OW/t.png"
+expect_error "--save-workspace onto --text-file" "is the same file as --text-file" \
+  "$BIN" info --model "$OW" --text-file "$T/t.json" --save-workspace "$T/t.json"
+expect_error "predict --json --force onto tokenizer.json" "is the same file as --model's tokenizer.json" \
+  "$BIN" predict --model "$OW" --text hi --json "$OW/tokenizer.json" --force
+expect_error "predict --json --force onto model.safetensors" "--model's model.safetensors" \
+  "$BIN" predict --model "$OW" --text hi --json "$OW/model.safetensors" --force
+expect_error "predict --json --force onto the index" "--model's model.safetensors.index.json" \
+  "$BIN" predict --model "$SH" --text hi --json "$SH/model.safetensors.index.json" --force
+expect_error "predict --json --force onto --text-file" "is the same file as --text-file" \
+  "$BIN" predict --model "$OW" --text-file "$T/t.json" --json "$T/t.json" --force
+expect_error "run --dump into the model folder" "a dump replaces the whole folder" \
+  "$BIN" run --model "$OW" --text hi --dump "$OW"
+[ "$(sums "$OW")" = "$before_ow" ] && [ "$(sums "$SH")" = "$before_sh" ] && [ "$(md5sum < "$T/t.json")" = "$before_t" ] \
+  && ok "the model folders and the text files are byte for byte as before" || bad "a model folder or text file changed"
+
 echo "$fails failure(s)"
 [ $fails -eq 0 ]
