@@ -29,12 +29,13 @@ std::vector<PanelInfo> makePanels() {
       {"Learned", PanelArea::Main, drawWeightsPanel},
       {kCompareTab, PanelArea::Main, drawComparePanel},
       {"Circuits", PanelArea::Main, drawCircuitsTab},
-      {kPredictionsTab, PanelArea::Main, drawPredictionsPanel, "predictions"},
   };
   AllLessons::forEach([&](auto lesson) {
     using L = decltype(lesson);
     panels.push_back({L::kTitle, PanelArea::Main, drawLessonTab<L>, L::kId});
   });
+  // Last of the main tabs, so the lessons keep their places in the strip (--view predictions opens it).
+  panels.push_back({kPredictionsTab, PanelArea::Main, drawPredictionsPanel, "predictions"});
   panels.insert(panels.end(), {
                                   {"This stage", PanelArea::Right, drawStagePanel},
                                   {"Shapes", PanelArea::Right, drawShapeTracePanel},
