@@ -141,7 +141,13 @@ void computeProgress(UiContext& ctx) {
                       : p.phase == ComputePhase::FirstHead ? "the shown head first"
                       : p.phase == ComputePhase::Forward   ? "forward pass (recording all 16 stages)"
                                                            : "queued";
-  char text[160];
+  char layerText[96];
+  if (p.phase == ComputePhase::Preparing && p.layers > 0) {  // a model folder's layers before the shown one
+    std::snprintf(layerText, sizeof layerText, "the model's layers before this one: layer %d of %d", p.layersDone,
+                  p.layers);
+    phase = layerText;
+  }
+  char text[200];
   if (p.expectedSeconds > 0) {
     std::snprintf(text, sizeof text, "computing on the worker: %s · %.1f s of about %.1f s", phase, p.seconds,
                   p.expectedSeconds);

@@ -59,8 +59,19 @@ ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t request
   const auto t0 = std::chrono::steady_clock::now();
   try {
     setPhase(ComputePhase::Preparing);
+    ModelRequest source = request.source;
+    if (status && !request.trainedLayer) {
+      // A model folder's layers before the one shown are the long part: the progress line counts
+      // them, and a newer request stops them (the caller's own callback, if any, still hears each).
+      source.modelProgress = [status, own = request.source.modelProgress](int done, int layers) {
+        status->layersDone.store(done);
+        status->layers.store(layers);
+        if (status->superseded.load()) return false;
+        return own ? own(done, layers) : true;
+      };
+    }
     Result<SourcedModel> model = request.trainedLayer ? Result<SourcedModel>(*request.trainedLayer)
-                                                      : modelFromSource(request.source);
+                                                      : modelFromSource(source);
     if (model && status) {
       const Tensor& q = model->model.inputs.query;
       const Tensor& k = model->model.inputs.key;
@@ -144,6 +155,7 @@ void ComputeWorker::submit(const ComputeRequest& request, std::uint64_t requestI
   {
     std::lock_guard lock(mutex_);
     pending_ = std::make_pair(request, requestId);  // replaces any older queued request
+    if (running_) status_.superseded.store(true);    // the running job is outdated: it may stop early
   }
   wake_.notify_one();
 }
@@ -198,6 +210,8 @@ ComputeProgress ComputeWorker::progress() const {
   if (!running_) return p;
   p.phase = static_cast<ComputePhase>(status_.phase.load());
   p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - startedAt_).count();
+  p.layersDone = status_.layersDone.load();
+  p.layers = status_.layers.load();
   if (lastFlopsPerSecond_ > 0) p.expectedSeconds = status_.flops.load() / lastFlopsPerSecond_;
   return p;
 }
@@ -234,6 +248,9 @@ void ComputeWorker::run() {
     running_ = true;
     startedAt_ = std::chrono::steady_clock::now();
     status_.flops.store(0.0);
+    status_.layersDone.store(0);
+    status_.layers.store(0);
+    status_.superseded.store(false);
     lock.unlock();
     // computeTrace writes over working_'s buffers when the shape is the same, else frees them first.
     auto showFirst = [this](std::shared_ptr<const FirstHead> first) {

@@ -75,6 +75,10 @@ struct ComputeOutcome {
 struct JobStatus {
   std::atomic<int> phase{0};      // ComputePhase
   std::atomic<double> flops{0.0}; // of the forward under way, once the sizes are known
+  // A model folder's layers run before the one shown (layers = 0: not a model folder's job).
+  std::atomic<int> layersDone{0}, layers{0};
+  // Set when a newer request came: a model folder's forward stops at its next layer (latest wins).
+  std::atomic<bool> superseded{false};
 };
 
 // Threads a window's forward uses: the machine's cores (1 … 64). The engine's results are
@@ -83,7 +87,8 @@ int computeThreads();
 
 // The model (modelFromSource: reading its files here, on the worker for big jobs) + forward into
 // `trace` (reusing its buffers) + the quiz of the result, timing the forward; never throws.
-// `status` (may be null) follows the work. With request.firstHead set and tables over
+// `status` (may be null) follows the work, and its `superseded` stops a model folder's forward
+// between layers (the outcome's error is then "cancelled"). With request.firstHead set and tables over
 // kFirstHeadTableBytes, the viewed head is computed alone first and handed to `firstHead`.
 ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t requestId, Trace& trace,
                             JobStatus* status = nullptr,

@@ -32,6 +32,8 @@ struct ComputeProgress {
   ComputePhase phase = ComputePhase::Idle;
   double seconds = 0.0;          // since the job started
   double expectedSeconds = 0.0;  // from the last job's speed (FLOPs per second); 0 = unknown
+  // A model folder's layer: the layers before it run first (Preparing); layers = 0 otherwise.
+  int layersDone = 0, layers = 0;
 };
 
 struct ComputeStatus {

@@ -2,7 +2,12 @@
 // machine, and its trace is, number for number, what the CLI's one-thread forward records.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <string>
+#include <unistd.h>
 #include <thread>
 
 #include "attention/engine.hpp"
@@ -66,6 +71,54 @@ TEST(WindowCompute, TheTraceSharesTheModelsWeightsAndLetsGoWhenReplaced) {
   worker.releaseLater(window);  // small: stays as buffers, without the weights
   EXPECT_EQ(window.weights, nullptr);
   EXPECT_TRUE(model.expired());
+}
+
+// A model folder's layer: the layers before it run on the worker with their count in the job's
+// status (the progress line's "layer k of L"), and a newer request stops them (latest wins).
+TEST(WindowCompute, AModelFoldersLayersReportProgressAndStopForANewerRequest) {
+  // The fixture (it carries no tokenizer) copied with a byte-level one of three tokens.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("mhascope_compute_test_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy(fs::path(MHASCOPE_SOURCE_DIR) / "tests/fixtures/models/gpt2", dir / "gpt2", fs::copy_options::recursive);
+  // Byte-level BPE needs a token for every byte (GPT-2's byte-to-unicode map: printable bytes stand
+  // for themselves, the others for 256 + n); 'a', 'b', 'c' are ids 0-2, the rest follow.
+  std::string vocab = R"("a": 0, "b": 1, "c": 2)";
+  int id = 3, next = 256;
+  for (int b = 0; b < 256; ++b) {
+    const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+    const int code = printable ? b : next++;
+    if (b >= 'a' && b <= 'c') continue;
+    char esc[16];
+    std::snprintf(esc, sizeof esc, "\\u%04x", code);
+    vocab += ", \"" + std::string(esc) + "\": " + std::to_string(id++);
+  }
+  std::ofstream(dir / "gpt2/tokenizer.json") << R"({"version": "1.0", "added_tokens": [], "normalizer": null,
+  "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
+  "post_processor": null, "decoder": null,
+  "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
+            "end_of_word_suffix": null, "fuse_unk": false, "vocab": {)" << vocab << R"(}, "merges": []}})";
+  ComputeRequest request;
+  request.source.files.model = (dir / "gpt2").string();
+  request.source.files.layer = 1;
+  request.source.config.text = "abcab";
+  request.source.use = MemoryUse::app();
+  Trace trace;
+  JobStatus status;
+  ComputeOutcome out = computeTrace(request, 1, trace, &status);
+  ASSERT_TRUE(out.ok) << out.error;
+  EXPECT_EQ(status.layers.load(), 2);
+  EXPECT_EQ(status.layersDone.load(), 1);
+
+  JobStatus outdated;
+  outdated.superseded.store(true);  // as ComputeWorker::submit sets it while this job runs
+  Trace other;
+  out = computeTrace(request, 2, other, &outdated);
+  EXPECT_FALSE(out.ok);
+  EXPECT_NE(out.error.find("cancelled"), std::string::npos) << out.error;
+  EXPECT_EQ(outdated.layersDone.load(), 1);
+  fs::remove_all(dir);
 }
 
 }  // namespace
