@@ -2,6 +2,7 @@
 #include "workspace_options.hpp"
 
 #include <cstdio>
+#include <set>
 
 namespace mhascope::cli {
 
@@ -9,21 +10,33 @@ Result<std::optional<Workspace>> applyWorkspaceOptions(ModelOptions& o) {
   if (o.workspace.empty()) return std::optional<Workspace>{};
   auto ws = readWorkspaceFile(o.workspace);
   if (!ws) return ws.error();
+  // The files this command line gives itself are not looked for: a model folder that moved is
+  // pointed at with --model NEWDIR (the rule below, which drops or replaces a recorded file).
+  const bool inputGiven = !o.files.query.empty() || !o.files.checkpoint.empty() || !o.files.model.empty();
+  std::set<std::string> replaced;
+  if (inputGiven) replaced = {"query", "key", "value", "checkpoint", "model"};
+  if (!o.files.weights.empty()) replaced.insert("weights");
+  if (!o.files.attnMask.empty()) replaced.insert("attn-mask");
+  if (!o.files.keyPaddingMask.empty()) replaced.insert("key-padding-mask");
   std::vector<std::string> notes;
-  auto found = locateWorkspaceFiles(*ws, o.workspace, notes);
-  if (!found) return found.error();
+  auto found = locateWorkspaceFiles(*ws, o.workspace, notes, replaced);
+  if (!found) {
+    if (found.error().message.find("was moved or deleted") == std::string::npos) return found.error();
+    return makeError(found.error().message + "; give its new place on the command line (--model DIR, --query FILE …)");
+  }
   for (const auto& n : notes) std::fprintf(stderr, "mhascope: note: %s\n", n.c_str());
   // The command line wins file by file. Its --query, --checkpoint or --model names the model's
   // input itself, so then the workspace's inputs (query/key/value, checkpoint, model folder and
-  // layer) are dropped.
+  // layer) are dropped — but a --model for a workspace of a model keeps its layer unless --layer
+  // is given (the folder named anew, often because it moved).
   InputFiles merged = *found;
-  if (!o.files.query.empty() || !o.files.checkpoint.empty() || !o.files.model.empty()) {
+  if (inputGiven) {
     merged.query = o.files.query;
     merged.key = o.files.key;
     merged.value = o.files.value;
     merged.checkpoint = o.files.checkpoint;
     merged.model = o.files.model;
-    merged.layer = o.files.layer;
+    merged.layer = !o.files.model.empty() && !ws->files.model.empty() ? ws->files.layer : o.files.layer;
   }
   for (auto member : {&InputFiles::weights, &InputFiles::attnMask, &InputFiles::keyPaddingMask}) {
     if (!(o.files.*member).empty()) merged.*member = o.files.*member;

@@ -145,26 +145,39 @@ Result<std::map<std::string, WorkspaceFile>> recordWorkspaceFiles(const InputFil
   return out;
 }
 
+namespace {
+
+// Where a recorded file or folder is now: at its absolute path, else at the same place relative
+// to the workspace (a note says so), else an error naming each place looked at once.
+Result<std::string> locateRecorded(const WorkspaceFile& rec, const std::string& flag, const fs::path& dir,
+                                   const std::string& workspacePath, std::vector<std::string>& notes) {
+  std::error_code ec;
+  if (fs::exists(rec.absolutePath, ec)) return rec.absolutePath;
+  const std::string relative = rec.relativePath.empty() ? "" : (dir / rec.relativePath).lexically_normal().string();
+  if (!relative.empty() && fs::exists(relative, ec)) {
+    notes.push_back(flag + " '" + rec.path + "' is no longer at '" + rec.absolutePath + "'; using '" + relative +
+                    "' (the same place relative to the workspace '" + workspacePath + "')");
+    return relative;
+  }
+  const std::string where = relative.empty() || relative == rec.absolutePath
+                                ? "it is not at '" + rec.absolutePath + "'"
+                                : "it is neither at '" + rec.absolutePath + "' nor at '" + relative + "'";
+  return makeError(flag + " '" + rec.path + "' of the workspace '" + workspacePath + "' was moved or deleted: " +
+                   where);
+}
+
+}  // namespace
+
 Result<InputFiles> locateWorkspaceFiles(const Workspace& ws, const std::string& workspacePath,
-                                        std::vector<std::string>& notes) {
+                                        std::vector<std::string>& notes, const std::set<std::string>& replaced) {
   InputFiles found = ws.files;
   const fs::path dir = folderOf(workspacePath);
   for (const auto& [name, member] : fileFields()) {
-    if ((ws.files.*member).empty()) continue;
+    if ((ws.files.*member).empty() || replaced.count(name)) continue;
     const WorkspaceFile& rec = ws.fileRecords.at(name);
-    std::error_code ec;
-    std::string at;
-    if (fs::exists(rec.absolutePath, ec)) {
-      at = rec.absolutePath;
-    } else if (!rec.relativePath.empty() && fs::exists(dir / rec.relativePath, ec)) {
-      at = (dir / rec.relativePath).lexically_normal().string();
-      notes.push_back("--" + std::string(name) + " '" + rec.path + "' is no longer at '" + rec.absolutePath +
-                      "'; using '" + at + "' (the same place relative to the workspace '" + workspacePath + "')");
-    } else {
-      return makeError("--" + std::string(name) + " '" + rec.path + "' of the workspace '" + workspacePath +
-                       "' was moved or deleted: it is neither at '" + rec.absolutePath + "' nor at '" +
-                       (dir / rec.relativePath).lexically_normal().string() + "'");
-    }
+    auto located = locateRecorded(rec, "--" + std::string(name), dir, workspacePath, notes);
+    if (!located) return located.error();
+    const std::string& at = *located;
     auto size = regularFileSize(at);
     if (!size) return makeError("--" + std::string(name) + " of the workspace '" + workspacePath + "': " + size.error().message);
     std::string hash;
@@ -182,21 +195,11 @@ Result<InputFiles> locateWorkspaceFiles(const Workspace& ws, const std::string& 
     }
     found.*member = at;
   }
-  if (!ws.files.model.empty()) {
+  if (!ws.files.model.empty() && !replaced.count("model")) {
     const WorkspaceFile& rec = ws.fileRecords.at("model");
-    std::error_code ec;
-    std::string at;
-    if (fs::exists(rec.absolutePath, ec)) {
-      at = rec.absolutePath;
-    } else if (!rec.relativePath.empty() && fs::exists(dir / rec.relativePath, ec)) {
-      at = (dir / rec.relativePath).lexically_normal().string();
-      notes.push_back("--model '" + rec.path + "' is no longer at '" + rec.absolutePath + "'; using '" + at +
-                      "' (the same place relative to the workspace '" + workspacePath + "')");
-    } else {
-      return makeError("--model '" + rec.path + "' of the workspace '" + workspacePath +
-                       "' was moved or deleted: it is neither at '" + rec.absolutePath + "' nor at '" +
-                       (dir / rec.relativePath).lexically_normal().string() + "'");
-    }
+    auto located = locateRecorded(rec, "--model", dir, workspacePath, notes);
+    if (!located) return located.error();
+    const std::string& at = *located;
     if (const std::string why = modelFolderChange(modelFolderOf(at), rec.folderFiles); !why.empty()) {
       return makeError("--model '" + at + "' changed since the workspace '" + workspacePath + "' was saved (" + why +
                        "); refusing to show a different picture under the saved view");

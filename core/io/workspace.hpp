@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -98,9 +99,11 @@ Result<Workspace> readWorkspaceFile(const std::string& path);
 // whose size or SHA-256 differ is refused ("changed since the workspace was saved"), a file in
 // neither place too ("moved or deleted"): the caller keeps what it shows. A model folder is
 // refused when one of its recorded files is gone, a hashed one differs, or a weights file has
-// another size or modification time.
+// another size or modification time. `replaced`: the record names ("model", "query", "weights" …)
+// whose files the caller gives itself (a command line's --model DIR for a folder that moved): left
+// as recorded, neither looked for nor checked.
 Result<InputFiles> locateWorkspaceFiles(const Workspace& ws, const std::string& workspacePath,
-                                        std::vector<std::string>& notes);
+                                        std::vector<std::string>& notes, const std::set<std::string>& replaced = {});
 
 // Writes atomically; refuses a name not ending in .json and a path that is one of `ws`'s input
 // files (by identity).

@@ -160,6 +160,23 @@ expect_error "the memory budget: only a shorter text helps, said" "more than the
 expect_error "--text-file without --model" "--text-file needs --model DIR" "$BIN" export --text-file "$T/s0.txt" --out "$T/e.png"
 expect_error "--layer without a layered source" "--layer needs --checkpoint" "$BIN" export --layer 1 --out "$T/e.png"
 
+# --- a workspace whose folder moved elsewhere: --model names the new place -----------------------
+cp -r "$T/llama_gqa" "$T/lw" && mkdir -p "$T/wsdir"
+expect_ok "a workspace of folder lw" "$BIN" export --model "$T/lw" --text-file "$T/s0.txt" --layer 1 --stage weights \
+  --out "$T/lw.png" --save-workspace "$T/wsdir/lw.json"
+"$BIN" run --model "$T/lw" --text-file "$T/s0.txt" --layer 1 --dump "$T/d_lw" >/dev/null 2>&1
+mkdir -p "$T/elsewhere" && mv "$T/lw" "$T/elsewhere/lw2"
+err="$("$BIN" export --workspace "$T/wsdir/lw.json" --out "$T/e.png" 2>&1 >/dev/null)"
+grep -qF "was moved or deleted: it is not at '$T/lw'; give its new place" <<<"$err" && ! grep -q "neither" <<<"$err" \
+  && ok "a moved folder: the one place looked at is named once, and how to give the new one" || bad "moved: $err"
+expect_ok "export --workspace --model NEWDIR (the recorded folder is not looked for)" \
+  "$BIN" export --workspace "$T/wsdir/lw.json" --model "$T/elsewhere/lw2" --out "$T/lw_moved.png"
+"$BIN" run --workspace "$T/wsdir/lw.json" --model "$T/elsewhere/lw2" --dump "$T/d_lw2" >/dev/null 2>&1
+cmp -s "$T/d_lw/weights.npy" "$T/d_lw2/weights.npy" && cmp -s "$T/d_lw/token_ids.npy" "$T/d_lw2/token_ids.npy" \
+  && ok "the moved folder gives the same layer (the workspace's layer and text)" || bad "moved folder: the dumps differ"
+out="$("$BIN" info --workspace "$T/wsdir/lw.json" --model "$T/elsewhere/lw2" --layer 0 2>&1)"
+grep -q "layer 0 (L = 2)" <<<"$out" && ok "--layer still wins over the workspace's layer with --model" || bad "--layer: $out"
+
 # --- no output replaces a file the model folder is read from (--force included) -----------------
 OW="$T/ow"; SH="$T/sh"
 cp -r "$M/gpt2" "$OW" && mktok "$OW" && cp -r "$M/llama_sharded" "$SH" && mktok "$SH"

@@ -230,5 +230,17 @@ TEST(Workspace, InputFilesChangedMovedOrGone) {
   ASSERT_FALSE(gone);
   EXPECT_NE(gone.error().message.find("moved or deleted"), std::string::npos);
   EXPECT_NE(gone.error().message.find("--weights"), std::string::npos);
+  EXPECT_NE(gone.error().message.find("neither at"), std::string::npos);
+  // Read from where it was saved, relative and absolute agree: that one place is named once.
+  auto notThere = locateWorkspaceFiles(*loaded, wsPath, notes);
+  ASSERT_FALSE(notThere);
+  const std::string absent = (d / "a" / "q.npy").string();
+  const std::string msg = notThere.error().message;
+  EXPECT_NE(msg.find("it is not at '" + absent + "'"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("neither"), std::string::npos) << msg;
+  // A file the caller gives itself (a command line's --weights NEW) is neither looked for nor checked.
+  auto replaced = locateWorkspaceFiles(*again, moved, notes, {"weights"});
+  ASSERT_TRUE(replaced) << replaced.error().message;
+  EXPECT_EQ(replaced->query, (d / "b" / "q.npy").string());
   fs::remove_all(d);
 }
