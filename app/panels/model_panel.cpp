@@ -136,7 +136,7 @@ void drawControls(UiContext& ctx, ModelViewState& m) {
     ImGui::PushTextWrapPos(0.0f);
     if (!m.error.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
-      ImGui::TextUnformatted(("mhascope: error: " + m.error).c_str());
+      ImGui::TextUnformatted(m.error.c_str());  // the window's wording: no command-line prefix
       ImGui::PopStyleColor();
     } else {
       ImGui::TextDisabled("Cancelled.");
@@ -154,6 +154,25 @@ void drawControls(UiContext& ctx, ModelViewState& m) {
     }
     ctx.probes.recordLastItem("model_rerun");
   }
+}
+
+// A refused open (File → Open of a folder whose text, tokenizer or weights the pipeline cannot
+// use) puts the previous model back and says why under the left controls, which may be below the
+// screen's edge: said here too, where the model would have shown.
+void drawOpenRefusal(UiContext& ctx) {
+  AppState& st = ctx.state;
+  if (st.actionError.empty()) return;
+  std::string message = st.actionError;
+  constexpr const char* kPrefix = "mhascope: error: ";
+  if (message.rfind(kPrefix, 0) == 0) message.erase(0, std::string(kPrefix).size());
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+  ImGui::TextUnformatted(message.c_str());
+  ImGui::PopStyleColor();
+  ImGui::PopTextWrapPos();
+  ctx.probes.recordLabel("model_open_error", message);
+  if (ImGui::SmallButton("dismiss##model_open_error")) st.actionError.clear();
+  ctx.probes.recordLastItem("model_open_error_dismiss");
 }
 
 // The tokens as text (a leading space drawn as '␣') with their ids, wrapped, in a short scrolling box.
@@ -394,6 +413,7 @@ void drawModelPanel(UiContext& ctx) {
   } else {
     ImGui::Text("%s", folder.c_str());
   }
+  drawOpenRefusal(ctx);
   drawControls(ctx, m);
   if (!m.result || !m.atlas) {
     if (!m.busy() && m.error.empty()) ImGui::TextDisabled("Nothing computed yet.");

@@ -156,7 +156,10 @@ void ModelViewCompute::update(AppState& state, bool forceSync) {
   const ModelViewInputs want = wantedModelView(state, m);
   if (m.job) {
     if (m.jobInputs == want) return;  // the running job is the wanted one
-    m.job->cancel = true;             // latest wins: the new job is queued behind it
+    // An open the pipeline has not accepted yet (its compute may refuse the folder's text,
+    // tokenizer or weights and put the previous model back): the running job goes on until then.
+    if (state.doc.beforeOpen) return;
+    m.job->cancel = true;  // latest wins: the new job is queued behind it
   }
   if (want.folder.empty()) {
     m.job.reset();

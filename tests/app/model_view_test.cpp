@@ -56,6 +56,15 @@ TEST(ModelViewFileKind, AFolderWithConfigJsonOrThatFileIsAModel) {
   EXPECT_NE(none.error().message.find("without a config.json"), std::string::npos) << none.error().message;
 }
 
+TEST(ModelViewFileKind, AModelFoldersWeightsFileSaysToOpenTheFolder) {
+  const std::string weights = fixture("gpt2") + "/model.safetensors";
+  auto r = inspectFile(weights);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("open the model's folder '" + fixture("gpt2") + "' or its config.json"),
+            std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().message.find("neither MHA weights"), std::string::npos) << r.error().message;
+}
+
 TEST(ModelViewFileKind, AnUnknownModelTypeIsRefusedInThePopup) {
   const fs::path dir = fs::temp_directory_path() / "mhascope_model_view_bad_type";
   fs::create_directories(dir);
@@ -274,8 +283,44 @@ TEST(ModelViewPanel, DrawsTheGridAndRecordsEveryCell) {
     for (int l = 0; l < 2; ++l)
       for (int hh = 0; hh < 4; ++hh) EXPECT_TRUE(probes.find("model_cell_" + std::to_string(l) + "_" + std::to_string(hh)));
     EXPECT_FALSE(probes.labels().at("model_ranked").empty());
+    EXPECT_EQ(probes.labels().count("model_open_error"), 0u) << "no refused open: nothing said";
+    // A refused open (put back by the pipeline's compute) is said in the tab too, in the window's wording.
+    s.state.actionError = "mhascope: error: cannot open 'x': the text has 99 tokens";
+    ImGui::NewFrame();
+    probes.clear();
+    UiContext ctx = uiContext(s, textures, probes);
+    ImGui::Begin("model tab", nullptr, ImGuiWindowFlags_NoDecoration);
+    drawModelPanel(ctx);
+    ImGui::End();
+    ImGui::Render();
+    textures.endFrame();
+    EXPECT_EQ(probes.labels().at("model_open_error"), "cannot open 'x': the text has 99 tokens");
   }
   ImGui::DestroyContext(context);
+}
+
+// File → Open of another model: the running job of the model in use goes on until the pipeline
+// accepts the open (a refusal puts the model in use back, whose job would otherwise restart).
+TEST(ModelViewCompute, TheRunningJobIsCancelledOnlyOnceTheOpenIsAccepted) {
+  PipelineSession s;
+  ModelViewCompute compute;
+  s.state.doc.files.model = fixture("gpt2");
+  ModelViewState& m = modelViewOf(s.state);
+  m.probe = ModelProbe::RepeatedRandom;
+  auto running = std::make_shared<ModelViewJob>();  // as if the worker were on it
+  m.job = running;
+  m.jobInputs = wantedModelView(s.state, m);
+  Document& d = s.state.doc;
+  d.beforeOpen = Document::BeforeOpen{d.config, d.files, d.trainedLayer, d.presetName, "cannot open 'llama_gqa'"};
+  d.files.model = fixture("llama_gqa");
+  compute.update(s.state, true);
+  EXPECT_EQ(m.job, running);
+  EXPECT_FALSE(running->cancel.load()) << "cancelled before the open was accepted";
+  d.beforeOpen.reset();  // accepted
+  compute.update(s.state, true);
+  EXPECT_TRUE(running->cancel.load());
+  ASSERT_TRUE(m.result) << m.error;
+  EXPECT_EQ(m.resultInputs.folder, fixture("llama_gqa"));
 }
 
 }  // namespace
