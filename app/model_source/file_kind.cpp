@@ -51,6 +51,14 @@ Result<FileInfo> inspectSafetensors(const std::string& path) {
   }
   const auto w = j.find("in_proj_weight");
   if (w == j.end() || !w->is_object()) {
+    // A model folder's weights file: the folder is what opens (its config.json says how to read them).
+    std::error_code ec;
+    const auto config = std::filesystem::path(path).parent_path() / "config.json";
+    if (std::filesystem::is_regular_file(config.empty() ? "config.json" : config, ec)) {
+      const std::string dir = std::filesystem::path(path).parent_path().string();
+      return makeError("'" + path + "' is the weights of a model folder: open the model's folder" +
+                       (dir.empty() ? "" : " '" + dir + "'") + " or its config.json");
+    }
     return makeError("'" + path + "' holds neither MHA weights (in_proj_weight, out_proj.weight … as PyTorch's "
                      "nn.MultiheadAttention names them) nor an mhascope training checkpoint");
   }

@@ -33,7 +33,7 @@ class Reader {
     }
     const json& v = j_.at(key);
     if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > (1 << 30)) {
-      fail(std::string("'") + key + "' must be a positive integer, got " + v.dump());
+      fail(std::string("'") + key + "' must be an integer from 1 to 2^30 (1073741824), got " + v.dump());
       return 0;
     }
     return static_cast<int>(v.get<std::int64_t>());

@@ -93,6 +93,11 @@ TEST(ModelFolderErrors, BadConfig) {
   j["n_embd"] = -32;
   f.writeConfig(j);
   EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"n_embd", "-32"}));
+  // Past the limit: the limit is said, not "must be positive" of a positive number.
+  j = original;
+  j["n_embd"] = 2147483648LL;
+  f.writeConfig(j);
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"n_embd", "from 1 to 2^30", "2147483648"}));
 }
 
 // A huge layer count is refused in one line before a name is made for every layer's tensors
