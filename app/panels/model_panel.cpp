@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 
+#include "attention/head_scores.hpp"
 #include "model/model_view.hpp"
 #include "panels/panel.hpp"
 #include "state/model_view_state.hpp"
@@ -39,20 +40,21 @@ ImU32 roleColor(HeadRole r, float alpha = 1.0f) {
 }
 
 // How strongly a head plays the role, 0 … 1, for the frame's weight: the score itself, or for the
-// entropy the sharpness 1 − H / ln T (ln T: every key equally).
+// entropy the sharpness 1 − H / even, where even is a uniform causal head's score
+// (evenCausalEntropy: ln(T!) / T, as row t sees t + 1 keys).
 float roleStrength(HeadRole r, double value, int T) {
   if (std::isnan(value)) return 0.0f;
   if (r == HeadRole::Entropy) {
-    const double even = std::log(std::max(T, 2));
+    const double even = evenCausalEntropy(std::max(T, 2));
     return static_cast<float>(std::clamp(1.0 - value / even, 0.0, 1.0));
   }
   return static_cast<float>(std::clamp(value, 0.0, 1.0));
 }
 
-std::string roleValueText(HeadRole r, double value) {
+std::string roleValueText(double value) {
   if (std::isnan(value)) return "n/a";
   char buf[32];
-  std::snprintf(buf, sizeof buf, r == HeadRole::Entropy ? "%.2f" : "%.2f", value);
+  std::snprintf(buf, sizeof buf, "%.2f", value);
   return buf;
 }
 
@@ -275,7 +277,7 @@ GridPick drawGrid(UiContext& ctx, ModelViewState& m, ImVec2 size) {
       const float thick = 1.0f + 3.0f * strength * std::max(1.0f, em / 13.0f);
       dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), roleColor(m.colourBy, 0.25f + 0.75f * strength), 0.0f, 0, thick);
       if (cell >= 3.0f * em) {  // the score in the corner, on a dark badge so it reads on any colour
-        const std::string text = roleValueText(m.colourBy, value);
+        const std::string text = roleValueText(value);
         const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
         dl->AddRectFilled(ImVec2(p1.x - ts.x - 4, p1.y - ts.y - 2), p1, IM_COL32(20, 20, 20, 210));
         dl->AddText(ImVec2(p1.x - ts.x - 2, p1.y - ts.y - 1), roleColor(m.colourBy), text.c_str());
@@ -305,7 +307,7 @@ void drawScores(const model::ModelView& v, int l, int h) {
   ImGui::Text("self            %.3f", s.self);
   ImGui::Text("entropy         %.2f nats", s.entropy);
   ImGui::SameLine();
-  ImGui::TextDisabled("(even: %.2f)", std::log(std::max<double>(static_cast<double>(v.ids.size()), 1.0)));
+  ImGui::TextDisabled("(uniform causal head: %.2f)", evenCausalEntropy(static_cast<int>(v.ids.size())));
 }
 
 std::string scoresLine(const model::ModelView& v, int l, int h) {
@@ -361,7 +363,7 @@ void drawSide(UiContext& ctx, ModelViewState& m, const GridPick& pick, float wid
     const RankedHead& r = ranked[i];
     char label[64];
     std::snprintf(label, sizeof label, "%2zu.  layer %d, head %d   %s", i + 1, r.layer, r.head,
-                  roleValueText(m.colourBy, r.value).c_str());
+                  roleValueText(r.value).c_str());
     if (ImGui::Selectable(label, r.layer == m.layer && r.head == m.head)) {
       m.layer = r.layer;
       m.head = r.head;

@@ -80,6 +80,11 @@ HeadScores HeadScoreSums::scores() const {
   return s;
 }
 
+double evenCausalEntropy(int T) {
+  if (T <= 1) return 0.0;
+  return std::lgamma(static_cast<double>(T) + 1.0) / static_cast<double>(T);
+}
+
 HeadScores headScores(const float* a, const TokenRepeats& r) {
   HeadScoreSums sums;
   sums.addRoles(a, r);

@@ -78,4 +78,10 @@ class HeadScoreSums {
 // Every score of one head on one sequence.
 HeadScores headScores(const float* a /*(T, T)*/, const TokenRepeats& r);
 
+// The entropy score of a causal head spreading every row evenly over the keys it may see: row t
+// has t + 1 of them, H = ln(t + 1), so the mean over T rows is ln(T!) / T = lgamma(T + 1) / T
+// (about ln T − 1 for long sequences, not ln T). The reference "even" for a causal head's
+// entropy; 0 for T <= 1.
+double evenCausalEntropy(int T);
+
 }  // namespace mhascope

@@ -145,5 +145,22 @@ TEST(HeadScores, SumsOverSequencesAreMeansOverAllQueries) {
   EXPECT_DOUBLE_EQ(sums.scores().prevToken, 1.0 / 3);
 }
 
+// A uniform causal head (row t even over its t + 1 keys) scores ln(T!) / T, the reference the
+// Model tab measures a head's entropy against: below ln T, the reference of a full (non-causal) row.
+TEST(HeadScores, EvenCausalEntropyIsTheUniformCausalHeadsScore) {
+  for (int T : {1, 2, 5, 64}) {
+    std::vector<float> a(static_cast<std::size_t>(T) * T, 0.0f);
+    std::vector<int> x(static_cast<std::size_t>(T));
+    for (int t = 0; t < T; ++t) {
+      x[static_cast<std::size_t>(t)] = t;
+      for (int k = 0; k <= t; ++k) a[static_cast<std::size_t>(t * T + k)] = 1.0f / static_cast<float>(t + 1);
+    }
+    const double got = headScores(a.data(), TokenRepeats(x.data(), T)).entropy;
+    EXPECT_NEAR(evenCausalEntropy(T), got, 1e-5) << "T = " << T;
+  }
+  EXPECT_NEAR(evenCausalEntropy(2), std::log(2.0) / 2, 1e-12);  // rows: ln 1, ln 2
+  EXPECT_LT(evenCausalEntropy(64), std::log(64.0) - 0.9);
+}
+
 }  // namespace
 }  // namespace mhascope
