@@ -185,12 +185,17 @@ void closeAllFiles(AppState& state) {
   state.doc.beforeOpen.reset();
   // A trained layer's or a query file's text is not a sentence to go on with; a model's sizes
   // (d_model 4096 …) are not a toy's to go on with either.
+  // A model's text, though, is the user's (the model fixes everything but the text and the layer):
+  // it stays.
+  const bool modelText = hadModel || state.doc.config.name == "model";
   if (state.doc.config.text.rfind("(from ", 0) == 0 || state.doc.config.name == "checkpoint" ||
-      state.doc.config.name == "trained layer" || state.doc.config.name == "model" || hadModel) {
+      state.doc.config.name == "trained layer" || modelText) {
     if (auto p = loadPreset("default")) {
       const std::uint64_t budget = state.doc.config.memoryBudgetBytes;
+      std::string text = std::move(state.doc.config.text);
       state.doc.config = std::move(*p);
       state.doc.config.memoryBudgetBytes = budget;
+      if (modelText && !text.empty()) state.doc.config.text = std::move(text);
       state.doc.presetName = "default";
     }
   }

@@ -10,9 +10,12 @@
 
 #include "io/npy.hpp"
 #include "io/safetensors.hpp"
+#include "io/presets.hpp"
 #include "io/weights_io.hpp"
 #include "model_source/file_kind.hpp"
 #include "model_source/model_source.hpp"
+#include "state/app_state.hpp"
+#include "state/open_file.hpp"
 
 namespace mhascope {
 namespace {
@@ -259,4 +262,29 @@ TEST_F(ModelSourceTest, FileKindsFromHeaders) {
 }
 
 }  // namespace
+// Closing the model (x on "model: …" in Files in use) resets what the model fixed, not the text
+// the user typed for it.
+TEST(ModelSourceClose, ClosingTheModelKeepsTheUsersText) {
+  for (const char* flag : {"--model", ""}) {
+    app::AppState state;
+    state.doc.files.model = "/some/gpt2";
+    state.doc.files.layer = 3;
+    state.doc.config.name = "model";
+    state.doc.config.text = "The cat sat\non the mat";
+    state.doc.config.dModel = 768;
+    state.doc.config.heads = 12;
+    if (*flag) {
+      app::closeFile(state, flag);
+    } else {
+      app::closeAllFiles(state);
+    }
+    EXPECT_TRUE(state.doc.files.empty());
+    EXPECT_EQ(state.doc.config.text, "The cat sat\non the mat") << flag;
+    auto def = loadPreset("default");
+    ASSERT_TRUE(def);
+    EXPECT_EQ(state.doc.config.dModel, def->dModel) << flag;
+    EXPECT_EQ(state.doc.config.heads, def->heads) << flag;
+  }
+}
+
 }  // namespace mhascope
