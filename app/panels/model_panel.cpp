@@ -27,6 +27,7 @@ namespace {
 // from 0; first pictures use bit 63).
 constexpr std::uint64_t kModelAtlasSerial = 1ull << 62;
 constexpr int kRankedShown = 10;
+constexpr std::size_t kTokensShown = 300;  // tokens drawn in the Tokens box; the rest are counted
 
 ImU32 roleColor(HeadRole r, float alpha = 1.0f) {
   const int a = static_cast<int>(std::clamp(alpha, 0.0f, 1.0f) * 255.0f);
@@ -178,7 +179,7 @@ void drawOpenRefusal(UiContext& ctx) {
 }
 
 // The tokens as text (a leading space drawn as '␣') with their ids, wrapped, in a short scrolling box.
-void drawTokens(const model::ModelView& v) {
+void drawTokens(UiContext& ctx, const model::ModelView& v) {
   const float em = ImGui::GetFontSize();
   // Open at first: which tokens the model read (the BOS, how the text split) is the first question.
   if (!ImGui::CollapsingHeader(("Tokens (T = " + std::to_string(v.ids.size()) + ")###tokens").c_str(),
@@ -188,7 +189,10 @@ void drawTokens(const model::ModelView& v) {
   ImGui::BeginChild("##tokens", ImVec2(0.0f, 4.5f * em), true);
   const float right = ImGui::GetContentRegionAvail().x;
   float x = 0.0f;
-  for (std::size_t i = 0; i < v.ids.size(); ++i) {
+  // Wrapped text cannot be clipped by rows cheaply: the first kTokensShown are drawn each frame
+  // (a long text has thousands), the rest counted.
+  const std::size_t shown = std::min(v.ids.size(), kTokensShown);
+  for (std::size_t i = 0; i < shown; ++i) {
     const std::string label = i < v.labels.size() ? v.labels[i] : std::string();
     const std::string id = std::to_string(v.ids[i]);
     const float w = ImGui::CalcTextSize(label.c_str()).x + ImGui::CalcTextSize(id.c_str()).x * 0.8f + 1.2f * em;
@@ -200,6 +204,8 @@ void drawTokens(const model::ModelView& v) {
     ImGui::TextDisabled("%s", id.c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("position %zu: token id %s", i, id.c_str());
   }
+  if (shown < v.ids.size()) ImGui::TextDisabled("… and %zu more", v.ids.size() - shown);
+  ctx.probes.recordLabel("model_tokens_drawn", std::to_string(shown));
   ImGui::EndChild();
 }
 
@@ -421,7 +427,7 @@ void drawModelPanel(UiContext& ctx) {
     if (!m.busy() && m.error.empty()) ImGui::TextDisabled("Nothing computed yet.");
     return;
   }
-  drawTokens(*m.result);
+  drawTokens(ctx, *m.result);
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("Hover a head: its scores and a larger view. Click: that layer and head in the pipeline. The "
                       "frame's colour and width: how strongly the head plays the role.");

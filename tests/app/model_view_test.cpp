@@ -295,6 +295,24 @@ TEST(ModelViewPanel, DrawsTheGridAndRecordsEveryCell) {
     ImGui::Render();
     textures.endFrame();
     EXPECT_EQ(probes.labels().at("model_open_error"), "cannot open 'x': the text has 99 tokens");
+    EXPECT_EQ(probes.labels().at("model_tokens_drawn"), std::to_string(modelViewOf(s.state).result->ids.size()));
+    // A long text: the Tokens box draws its first 300 tokens each frame, the rest are counted.
+    auto longer = std::make_shared<model::ModelView>(*modelViewOf(s.state).result);
+    while (longer->ids.size() < 1000) {
+      longer->ids.push_back(longer->ids.back());
+      longer->labels.push_back(longer->labels.back());
+      longer->predictions.push_back(longer->predictions.back());
+    }
+    modelViewOf(s.state).result = longer;
+    ImGui::NewFrame();
+    probes.clear();
+    UiContext again = uiContext(s, textures, probes);
+    ImGui::Begin("model tab", nullptr, ImGuiWindowFlags_NoDecoration);
+    drawModelPanel(again);
+    ImGui::End();
+    ImGui::Render();
+    textures.endFrame();
+    EXPECT_EQ(probes.labels().at("model_tokens_drawn"), "300");
   }
   ImGui::DestroyContext(context);
 }
