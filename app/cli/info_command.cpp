@@ -14,7 +14,11 @@
 namespace mhascope::cli {
 
 int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
-  auto r = resolveModel(mo);
+  // info prints sizes, shapes and costs, never a stage's numbers: a model folder's layer is
+  // described without running the layers before it.
+  OutputPlan plan;
+  plan.describeOnly = true;
+  auto r = resolveModel(mo, plan);
   if (!r) return fail(r.error().message);
   auto t = computeTrace(*r);
   if (!t) return fail(t.error().message);

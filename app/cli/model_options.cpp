@@ -398,6 +398,7 @@ Result<ResolvedModel> resolveModelFolderLayer(const ModelOptions& o, const Outpu
   req.use.weightsFile = !o.saveWeightsFile.empty();
   if (plan.picture) req.use.exportSlices = 1;
   req.exportAllHeads = plan.picture && plan.allHeads;
+  req.describeOnly = plan.describeOnly;
   return modelFromSource(req);
 }
 

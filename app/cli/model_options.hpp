@@ -63,6 +63,7 @@ struct OutputPlan {
   bool picture = false;           // export: the picture's surface and encoded bytes
   std::vector<std::string> files;  // files the command writes (export --out, --save-workspace)
   std::string folder;             // run --dump DIR
+  bool describeOnly = false;      // info: sizes and shapes only (a model folder's earlier layers are not run)
 };
 
 // The config after preset + overrides, and the model built from it (with files applied): the

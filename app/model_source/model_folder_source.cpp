@@ -149,8 +149,16 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
   if (r.modelProgress) {
     opt.progress = [&r, layers = s.layers](int done) { return r.modelProgress(done, layers); };
   }
-  auto la = model::layerAttention(mt->folder, mt->ids, layer, opt);
+  // Describing the layer needs its weights, its options and T, not the hidden states the layers
+  // before it make: layer 0's input (the embeddings through its norm) stands in, and layer L's
+  // own attention weights replace layer 0's (the architecture's options are every layer's).
+  auto la = model::layerAttention(mt->folder, mt->ids, r.describeOnly ? 0 : layer, opt);
   if (!la) return la.error();
+  if (r.describeOnly && layer != 0) {
+    auto lw = mt->folder.layer(layer);
+    if (!lw) return lw.error();
+    la->weights = std::move(lw->attention);
+  }
 
   SourcedModel out;
   out.model.inputs = std::move(la->inputs);

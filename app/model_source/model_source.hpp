@@ -66,6 +66,11 @@ struct ModelRequest {
   std::string modelTextWhere = "the text";
   std::function<bool(int layersDone, int layers)> modelProgress;
   bool exportAllHeads = false;  // the command line's export --head all: h heatmaps in one picture
+  // A model folder's layer described only (`info`: sizes, shapes, parameters, costs): the layers
+  // before it are not run. The layer's weights and options are its own, but its inputs are the
+  // first layer's normed embeddings, so the numbers of its stages are NOT that layer's: never
+  // show, dump or export them.
+  bool describeOnly = false;
 };
 
 Result<SourcedModel> modelFromSource(const ModelRequest& r);

@@ -221,6 +221,36 @@ TEST_F(ModelSourceTest, ModelFolderRefusalsAndCancel) {
   EXPECT_NE(m.error().message.find("cancelled"), std::string::npos) << m.error().message;
 }
 
+// info describes a layer from the folder's spec and T: no layer before it runs (a progress call
+// would mean one did), yet the weights, options, config and shapes are that layer's.
+TEST_F(ModelSourceTest, DescribeOnlyRunsNoEarlierLayer) {
+  ModelRequest r;
+  r.files.model = modelFolderCopy(dir_, "llama_gqa");
+  r.files.layer = 1;
+  r.config.text = "ab ca";
+  auto full = modelFromSource(r);
+  ASSERT_TRUE(full) << full.error().message;
+  int calls = 0;
+  r.modelProgress = [&](int, int) {
+    ++calls;
+    return true;
+  };
+  r.describeOnly = true;
+  auto d = modelFromSource(r);
+  ASSERT_TRUE(d) << d.error().message;
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(d->model.weights.wq, full->model.weights.wq);  // layer 1's own weights
+  EXPECT_EQ(d->model.weights.wk, full->model.weights.wk);
+  EXPECT_EQ(d->model.inputs.query.shape, full->model.inputs.query.shape);
+  EXPECT_EQ(d->model.options.kvHeads, full->model.options.kvHeads);
+  EXPECT_EQ(d->model.options.causal, full->model.options.causal);
+  EXPECT_EQ(d->describeNote, full->describeNote);
+  EXPECT_EQ(d->config.dModel, full->config.dModel);
+  r.describeOnly = false;
+  ASSERT_TRUE(modelFromSource(r));
+  EXPECT_EQ(calls, 1);  // the full source runs layer 0 first
+}
+
 TEST_F(ModelSourceTest, ControlsAModelFolderFixes) {
   InputFiles f;
   f.model = "gpt2";
