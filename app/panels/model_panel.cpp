@@ -388,7 +388,7 @@ void drawSide(UiContext& ctx, ModelViewState& m, const GridPick& pick, float wid
         "attention sink. Colour by sink to see which heads do it. The Windows lesson's --sinks keeps the first S keys "
         "visible inside a sliding window for this reason (StreamingLLM): drop them and such heads lose their parking "
         "place, and the model's outputs degrade.");
-    ImGui::TextDisabled("A model with random weights (the test fixtures) has learnt no roles: its grid shows little "
+    ImGui::TextDisabled("A model with random weights has learnt no roles: its grid shows little "
                         "structure.");
     ImGui::PopTextWrapPos();
   }

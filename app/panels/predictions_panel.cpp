@@ -77,8 +77,12 @@ constexpr const char* kLensWords =
     "layer, a column a position; the colour is the probability of that layer's top-1 next token (or, with "
     "the toggle, of the token the model finally predicts), the token is written in the cell when it fits. "
     "Early layers often predict the input token itself or a frequent word; the answer tends to appear "
-    "part way up and sharpen towards the last layer. A model with random weights (the test fixtures) "
+    "part way up and sharpen towards the last layer. A model with random weights "
     "predicts nothing: its probabilities are spread thin and its top-1 tokens arbitrary.";
+
+// The columns' axis, written where the row labels meet the column labels: not "T", which a
+// token (shown in the cells and column labels) may also be.
+constexpr const char* kLensAxis = "position →";
 
 void drawWords() {
   if (ImGui::CollapsingHeader("What the logit lens shows", ImGuiTreeNodeFlags_DefaultOpen)) textWrapped(kLensWords);
@@ -206,7 +210,7 @@ void drawLensLabels(const model::ModelView& v, const PredictionsView& pv, const 
     dl->AddText(ImVec2(g.clipMin.x + 0.3f * em, y + 0.15f * em), text, label.c_str());
   }
   dl->AddRectFilled(g.clipMin, ImVec2(g.clipMin.x + g.labelW, top + g.headerH), bg);
-  dl->AddText(ImVec2(g.clipMin.x + 0.3f * em, top + 0.2f * em), symbolColor("T"), "T →");
+  dl->AddText(ImVec2(g.clipMin.x + 0.3f * em, top + 0.2f * em), text, kLensAxis);
 }
 
 // The lens in a child of `size` (scrolling both ways), its colour bar on the right.
@@ -219,6 +223,7 @@ void drawLens(UiContext& ctx, const model::ModelView& v, PredictionsView& pv, Im
   const LensGeometry g = lensGeometry(v, pv);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   drawLensCells(v, pv, g, dl);
+  ctx.probes.recordLabel("lens_axis", kLensAxis);
   // Hover and click: the cell under the mouse, if it is a cell (not a label).
   pv.lensHover = -1;
   const ImVec2 mouse = ImGui::GetIO().MousePos;

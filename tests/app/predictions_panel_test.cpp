@@ -123,6 +123,7 @@ TEST(PredictionsPanel, DrawsTheLensAndTheListAndTogglesTheColour) {
   for (int f = 0; f < 2; ++f) EXPECT_GT(ui.frame(), 0);
   EXPECT_EQ(ui.label("predictions_state"), "shown");
   EXPECT_EQ(ui.label("lens_colour"), "own");
+  EXPECT_EQ(ui.label("lens_axis"), "position →") << "not 'T', which a token may be";
   EXPECT_NE(ui.probes.find("lens_cells"), nullptr);
   EXPECT_NE(ui.probes.find("prediction_row_0"), nullptr);
   modelView(ui).predictions.colourByFinal = true;
