@@ -133,6 +133,21 @@ void tokenChips(const std::string& text, int limit) {
   if (shown < count) ImGui::TextDisabled("… and %zu more", count - shown);
 }
 
+// With a model folder the text's tokens are the model's tokenizer's: their count is the shown
+// layer's T once the pipeline has computed this text (until then, said so).
+void modelTokenCount(UiContext& ctx) {
+  const AppState& st = ctx.state;
+  const ShownResult& shown = st.shown;
+  std::string line;
+  if (shown.hasTrace() && !st.doc.configDirty && !st.compute.computing && shown.traceConfig.text == st.doc.config.text) {
+    line = std::to_string(shown.trace.tq) + " token" + (shown.trace.tq == 1 ? "" : "s") + " through the model's tokenizer";
+  } else {
+    line = "tokenized by the model when computed";
+  }
+  ImGui::TextDisabled("%s", line.c_str());
+  ctx.probes.recordLabel("text_tokens", line);
+}
+
 // A trained layer fixes every model control at once: said once, above them (trainedLayerNote),
 // not under each; its sections are greyed with this reason and no line of their own.
 constexpr const char* kFixedByTrainedLayer = "the trained layer";
@@ -376,10 +391,23 @@ void drawControlsPanel(UiContext& ctx) {
   ctx.probes.recordLabel("controls_fixed_note", st.doc.trainedLayer ? kTrainedLayerNote : "");
   sectionTitle("Input");
   std::optional<FixedSection> inputFixed(std::in_place, fixedReason(st, "text"));
-  ImGui::TextUnformatted("Sentence (separate batch items with | )");
+  // A model folder reads the text whole through its own tokenizer: '|' is text there, not a batch
+  // separator, and mhascope's word splitter would count other tokens than the model's.
+  const bool modelText = !st.doc.files.model.empty() && !st.doc.trainedLayer;
+  const char* textLabel = modelText ? "Text (to the model's tokenizer, verbatim)" : "Sentence (separate batch items with | )";
+  ImGui::TextUnformatted(textLabel);
+  ctx.probes.recordLabel("text_label", textLabel);
   changed |= ImGui::InputTextMultiline("##text", &cfg.text, ImVec2(-1.0f, 3.2f * em));
   ctx.probes.recordLastItem("text");
-  if (st.doc.files.query.empty()) tokenChips(cfg.text, cfg.tokens);  // a query file's tokens are t0, t1, …
+  if (modelText) {
+    modelTokenCount(ctx);
+    // The model fixes T (its tokenizer's count), B = 1 and self-attention: greyed with the reason.
+    inputFixed.reset();
+    inputFixed.emplace(fixedReason(st, "tokens"));
+    ctx.probes.recordLabel("tokens_fixed", inputFixed->reason);
+  } else if (st.doc.files.query.empty()) {
+    tokenChips(cfg.text, cfg.tokens);  // a query file's tokens are t0, t1, …
+  }
   changed |= dragSliderInt("tokens T", &cfg.tokens, 0, 1024, cfg.tokens == 0 ? "as typed" : "%d",
                            ImGuiSliderFlags_Logarithmic).changed;
   ctx.probes.recordLastFrame("tokens");
