@@ -313,7 +313,7 @@ void drawScores(const model::ModelView& v, int l, int h) {
   ImGui::Text("self            %.3f", s.self);
   ImGui::Text("entropy         %.2f nats", s.entropy);
   ImGui::SameLine();
-  ImGui::TextDisabled("(uniform causal head: %.2f)", evenCausalEntropy(static_cast<int>(v.ids.size())));
+  ImGui::TextDisabled("(uniform: %.2f)", evenCausalEntropy(static_cast<int>(v.ids.size())));
 }
 
 std::string scoresLine(const model::ModelView& v, int l, int h) {
