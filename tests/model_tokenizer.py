@@ -3,7 +3,8 @@
 tokenizer): ids 0-94 are the printable ASCII bytes 32-126 (id = byte - 32), 95-97 tab, newline,
 carriage return, 98 <|begin_of_text|> (only with "bos": the template puts it first), 99
 <|endoftext|>, every other byte an id from 100 up (outside the fixtures' V = 100); no merges, so
-one token per byte. The same tokenizer as tests/cli/model_run_test.sh writes.
+one token per byte. The one writer of it: the CLI tests call it through tests/cli/model_tokenizer.sh,
+the GUI tests and the docs' picture scripts directly.
 Usage: model_tokenizer.py FOLDER [bos]"""
 import json
 import sys

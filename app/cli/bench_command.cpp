@@ -117,13 +117,11 @@ int captureCommand(const std::string& cmd, std::string& out) {
   return pclose(pipe);
 }
 
-Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
-  // A model folder without --layer: its whole forward; with --layer L, that layer's attention as
-  // any other model source (app/model_source), timed below.
-  if (!mo.files.model.empty() && !mo.files.layer) return cmdBenchModel(mo, a);
-  if (a.repeat < 1) return makeError("--repeat must be at least 1, got " + std::to_string(a.repeat));
-  if (a.rounds < 1) return makeError("--rounds must be at least 1, got " + std::to_string(a.rounds));
-  if (a.threads < 1 || a.threads > 64) return makeError("--threads must be 1 to 64, got " + std::to_string(a.threads));
+namespace {
+
+// --gemm and --query-block: checked, then pinned for the rest of the process (a layer's bench and
+// a whole model's alike).
+Status pinKernelChoices(const BenchArgs& a) {
   if (!a.gemm.empty() && a.gemm != "eigen" && a.gemm != "openblas") {
     return makeError("--gemm must be eigen or openblas, got '" + a.gemm + "'");
   }
@@ -134,6 +132,19 @@ Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
   if (a.queryBlock != 0 && !setQueryBlockRows(a.queryBlock)) {
     return makeError("--query-block must be 64 or 128, got " + std::to_string(a.queryBlock));
   }
+  return Ok{};
+}
+
+}  // namespace
+
+Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
+  // A model folder without --layer: its whole forward; with --layer L, that layer's attention as
+  // any other model source (app/model_source), timed below.
+  if (!mo.files.model.empty() && !mo.files.layer) return cmdBenchModel(mo, a);
+  if (a.repeat < 1) return makeError("--repeat must be at least 1, got " + std::to_string(a.repeat));
+  if (a.rounds < 1) return makeError("--rounds must be at least 1, got " + std::to_string(a.rounds));
+  if (a.threads < 1 || a.threads > 64) return makeError("--threads must be 1 to 64, got " + std::to_string(a.threads));
+  if (auto pinned = pinKernelChoices(a); !pinned) return pinned;
   auto r = resolveModel(mo);
   if (!r) return r.error();
   const Model& m = r->model;
@@ -346,16 +357,7 @@ Status cmdBenchModel(const ModelOptions& mo, const BenchArgs& a) {
   if (mo.tokens && *mo.tokens < 1) {
     return makeError("--tokens must be at least 1 with --model, got " + std::to_string(*mo.tokens));
   }
-  if (!a.gemm.empty() && a.gemm != "eigen" && a.gemm != "openblas") {
-    return makeError("--gemm must be eigen or openblas, got '" + a.gemm + "'");
-  }
-  if (a.gemm == "openblas" && !setGemmBackend(GemmBackend::OpenBlas)) {
-    return makeError("--gemm openblas: no OpenBLAS library found (Debian: libopenblas0-pthread)");
-  }
-  if (a.gemm == "eigen") setGemmBackend(GemmBackend::Eigen);
-  if (a.queryBlock != 0 && !setQueryBlockRows(a.queryBlock)) {
-    return makeError("--query-block must be 64 or 128, got " + std::to_string(a.queryBlock));
-  }
+  if (auto pinned = pinKernelChoices(a); !pinned) return pinned;
 
   const Clock::time_point openStart = Clock::now();
   auto opened = model::ModelFolder::open(mo.files.model);

@@ -16,6 +16,7 @@
 #include "model_source/file_kind.hpp"
 #include "panels/panel.hpp"
 #include "shell/model_view_compute.hpp"
+#include "headless_imgui.hpp"
 #include "state/app_state.hpp"
 #include "state/model_view_state.hpp"
 #include "state/open_file.hpp"
@@ -249,16 +250,8 @@ TEST(ModelViewPick, AClickedHeadOpensItsLayerInThePipeline) {
 
 // The tab drawn with a result in a headless ImGui frame (no window, no GL: the stub texture).
 TEST(ModelViewPanel, DrawsTheGridAndRecordsEveryCell) {
-  ImGuiContext* context = ImGui::CreateContext();
+  HeadlessImGui imgui(ImVec2(1400, 900));
   ImGuiIO& io = ImGui::GetIO();
-  io.IniFilename = nullptr;
-  io.DisplaySize = ImVec2(1400, 900);
-  io.DeltaTime = 1.0f / 60.0f;
-  io.Fonts->AddFontDefault();
-  unsigned char* pixels = nullptr;
-  int w = 0, h = 0;
-  io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
-  io.Fonts->SetTexID(reinterpret_cast<ImTextureID>(static_cast<std::uintptr_t>(1)));
   {
     PipelineSession s;
     TextureCache textures;
@@ -314,7 +307,6 @@ TEST(ModelViewPanel, DrawsTheGridAndRecordsEveryCell) {
     textures.endFrame();
     EXPECT_EQ(probes.labels().at("model_tokens_drawn"), "300");
   }
-  ImGui::DestroyContext(context);
 }
 
 // File → Open of another model: the running job of the model in use goes on until the pipeline

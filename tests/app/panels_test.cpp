@@ -20,6 +20,7 @@
 #include "state/compare_state.hpp"
 #include "state/lesson_view.hpp"
 #include "state/pipeline_session.hpp"
+#include "headless_imgui.hpp"
 #include "state/ui_context.hpp"
 #include "train_lab/lab_state.hpp"
 #include "io/presets.hpp"
@@ -27,25 +28,15 @@
 namespace mhascope::app {
 namespace {
 
-// An ImGui context with a font atlas but no renderer: frames end in draw data nobody draws.
+// The window's state and a headless ImGui context (headless_imgui.hpp).
 class HeadlessUi {
  public:
-  explicit HeadlessUi(ImVec2 size) {
-    context_ = ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = size;
-    io.DeltaTime = 1.0f / 60.0f;
-    io.Fonts->AddFontDefault();
-    unsigned char* pixels = nullptr;
-    int w = 0, h = 0;
-    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
-    io.Fonts->SetTexID(reinterpret_cast<ImTextureID>(static_cast<std::uintptr_t>(1)));
-  }
-  ~HeadlessUi() { ImGui::DestroyContext(context_); }
-  HeadlessUi(const HeadlessUi&) = delete;
-  HeadlessUi& operator=(const HeadlessUi&) = delete;
+  explicit HeadlessUi(ImVec2 size) : imgui_(size) {}
 
+ private:
+  HeadlessImGui imgui_;  // first: the context outlives everything below
+
+ public:
   PipelineSession pipeline;  // what the window holds; the names below are the window's too
   AppState& state = pipeline.state;
   ViewState& view = pipeline.view;
@@ -87,8 +78,6 @@ class HeadlessUi {
     return vertices;
   }
 
- private:
-  ImGuiContext* context_ = nullptr;
 };
 
 struct Case {

@@ -17,31 +17,22 @@
 #include "panels/predictions_panel.hpp"
 #include "state/model_view_state.hpp"
 #include "state/pipeline_session.hpp"
+#include "headless_imgui.hpp"
 #include "state/ui_context.hpp"
 #include "widgets/lens_export.hpp"
 
 namespace mhascope::app {
 namespace {
 
-// An ImGui context with a font atlas and no renderer (as panels_test.cpp's).
+// The window's state and a headless ImGui context (headless_imgui.hpp).
 class Ui {
  public:
-  explicit Ui(ImVec2 size) {
-    context_ = ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = size;
-    io.DeltaTime = 1.0f / 60.0f;
-    io.Fonts->AddFontDefault();
-    unsigned char* pixels = nullptr;
-    int w = 0, h = 0;
-    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
-    io.Fonts->SetTexID(reinterpret_cast<ImTextureID>(static_cast<std::uintptr_t>(1)));
-  }
-  ~Ui() { ImGui::DestroyContext(context_); }
-  Ui(const Ui&) = delete;
-  Ui& operator=(const Ui&) = delete;
+  explicit Ui(ImVec2 size) : imgui_(size) {}
 
+ private:
+  HeadlessImGui imgui_;  // first: the context outlives everything below
+
+ public:
   PipelineSession pipeline;
   TextureCache textures;
   UiProbes probes;
@@ -65,8 +56,6 @@ class Ui {
     return it == probes.labels().end() ? "" : it->second;
   }
 
- private:
-  ImGuiContext* context_ = nullptr;
 };
 
 // T positions, L layers, top 5: position t's tokens and probabilities made from t so each cell

@@ -1,53 +1,15 @@
 #!/usr/bin/env bash
 # `run --model DIR` and `predict --model DIR` on the fixture model folders (tests/fixtures/models,
 # random tiny models made by scripts/gen_model_fixtures.py, with their PyTorch reference outputs).
-# The folders carry no tokenizer, so the test writes a byte-level tokenizer.json into a copy: ids
-# 0-94 are the printable ASCII bytes 32-126 (id = byte - 32), 95-97 tab, newline, carriage return,
-# 98 <|begin_of_text|> (only with "bos": the template puts it first), 99 <|endoftext|>, and every
-# other byte an id from 100 up (outside the models' V = 100); no merges, so one token per byte and
-# the reference token sequences are plain texts.
+# The folders carry no tokenizer, so the test writes a byte-level tokenizer.json into a copy
+# (model_tokenizer.sh: one token per byte, so the reference token sequences are plain texts).
 set -uo pipefail
 BIN="$1"; FIX="$2"
 source "$(dirname "$0")/common.sh"
 M="$FIX/models"; R="$M/reference"
 PY=/usr/bin/python3
 
-mktok() {  # mktok DIR [bos]
-  "$PY" - "$@" <<'PYEOF'
-import json, sys
-def bytes_to_unicode():  # GPT-2's byte-to-unicode map
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs, n = bs[:], 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b); cs.append(256 + n); n += 1
-    return dict(zip(bs, map(chr, cs)))
-b2u = bytes_to_unicode()
-order = list(range(32, 127)) + [9, 10, 13]
-vocab = {b2u[b]: i for i, b in enumerate(order)}
-nxt = 100
-for b in range(256):
-    if b not in order:
-        vocab[b2u[b]] = nxt; nxt += 1
-added = [{"id": 99, "content": "<|endoftext|>", "special": True}]
-post = None
-if len(sys.argv) > 2 and sys.argv[2] == "bos":
-    added.insert(0, {"id": 98, "content": "<|begin_of_text|>", "special": True})
-    post = {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}},
-            {"Sequence": {"id": "A", "type_id": 0}}], "pair": [], "special_tokens": {}}
-tok = {"version": "1.0", "added_tokens": added, "normalizer": None,
-       "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
-       "post_processor": post,
-       "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-       "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-                 "end_of_word_suffix": None, "fuse_unk": False, "vocab": vocab, "merges": []}}
-json.dump(tok, open(sys.argv[1] + "/tokenizer.json", "w"), ensure_ascii=False)
-PYEOF
-}
-# The text of reference sequence k of a folder (its ids as bytes).
-reftext() {
-  "$PY" -c "import numpy as np, sys; sys.stdout.write(''.join('\t\n\r'[i - 95] if i >= 95 else chr(32 + i) for i in np.load('$R/$1/s$2_tokens.npy').tolist()))" > "$3"
-}
+source "$(dirname "$0")/model_tokenizer.sh"  # mktok, reftext
 # check NAME PYTHON-EXPRESSION...: ok when the script exits 0
 check() {
   local name="$1"; shift
@@ -56,8 +18,8 @@ $*" 2>&1)" && ok "$name" || bad "$name: $out"
 }
 
 for m in gpt2 llama_gqa mistral qwen2; do cp -r "$M/$m" "$T/$m" && mktok "$T/$m"; done
-reftext gpt2 0 "$T/s0.txt"   # 12 tokens: kg&a0`@9k=KI
-reftext gpt2 1 "$T/s1.txt"   # 7 tokens with a newline: Vr_J\nPJ
+reftext "$R" gpt2 0 "$T/s0.txt"   # 12 tokens: kg&a0`@9k=KI
+reftext "$R" gpt2 1 "$T/s1.txt"   # 7 tokens with a newline: Vr_J\nPJ
 
 # --- run --model: layer L's stages, equal to the reference's attention weights for that layer --
 for m in gpt2 llama_gqa mistral qwen2; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Model tab under Xvfb on the fixture model folders (tests/fixtures/models: random tiny models,
-# copied here with a byte-level tokenizer.json, model_tokenizer.py): every layer and head as a grid,
+# copied here with a byte-level tokenizer.json, tests/model_tokenizer.py): every layer and head as a grid,
 # hover, colour by role, the probe switch, a click opening that layer and head in the pipeline,
 # File → Open of a model folder, errors keeping the previous grid, and cancelling a load.
 # Usage: model_view.sh CASE MHASCOPE_BINARY FIXTURES
@@ -14,7 +14,7 @@ PY=/usr/bin/python3
 # copy NAME FOLDER [bos]: the fixture NAME as $out/FOLDER with a tokenizer
 copy() {
   cp -r "$fix/models/$1" "$out/$2" || fail "cannot copy $1"
-  "$PY" "$here/model_tokenizer.py" "$out/$2" ${3:-} || fail "cannot write the tokenizer"
+  "$PY" "$here/../model_tokenizer.py" "$out/$2" ${3:-} || fail "cannot write the tokenizer"
 }
 
 case "$1" in
@@ -62,7 +62,7 @@ case "$1" in
     # A random model big enough (d_model 512, 8 layers, 1024 positions) that its 512-token probe
     # takes longer than a click.
     "$PY" "$here/make_model.py" "$out/big" 512 8 8 1024 || fail "cannot make the big model"
-    "$PY" "$here/model_tokenizer.py" "$out/big" || fail "cannot write the tokenizer"
+    "$PY" "$here/../model_tokenizer.py" "$out/big" || fail "cannot write the tokenizer"
     log=$(xvfb "$bin" --fresh --model "$out/big" --text "abc" --script "$(script_from model_cancel.txt)") \
       || fail "script failed (exit $?): $log"
     echo "$log"

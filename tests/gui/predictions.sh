@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Predictions tab under Xvfb on fixture model folders (tests/fixtures/models: random tiny
-# models, copied here with a byte-level tokenizer.json by model_tokenizer.py): the logit lens and
+# models, copied here with a byte-level tokenizer.json by tests/model_tokenizer.py): the logit lens and
 # the next-token list drawn, every control clicked (predictions.txt), the pictures not blank.
 # Usage: predictions.sh CASE MHASCOPE_BINARY FIXTURES
 set -u
@@ -12,7 +12,7 @@ source "$(dirname "$0")/gui_common.sh"
 # copy NAME FOLDER [bos]: the fixture NAME as $out/FOLDER with a tokenizer
 copy() {
   cp -r "$fix/models/$1" "$out/$2" || fail "cannot copy $1"
-  /usr/bin/python3 "$here/model_tokenizer.py" "$out/$2" ${3:-} || fail "cannot write the tokenizer"
+  /usr/bin/python3 "$here/../model_tokenizer.py" "$out/$2" ${3:-} || fail "cannot write the tokenizer"
 }
 
 case "$case_name" in
