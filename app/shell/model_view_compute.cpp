@@ -162,7 +162,14 @@ void ModelViewCompute::update(AppState& state, bool forceSync) {
     m.job->cancel = true;  // latest wins: the new job is queued behind it
   }
   if (want.folder.empty()) {
+    // No model in use (closed, or back to text + seed): nothing is shown about one, so the Model
+    // and Predictions tabs say how to open a model instead of a closed model's grid.
     m.job.reset();
+    if (m.result) ++m.resultSerial;
+    m.result.reset();
+    m.atlas.reset();
+    m.error.clear();
+    m.cancelled = false;
     return;
   }
   const bool shown = m.result && m.resultInputs == want;

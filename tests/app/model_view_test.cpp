@@ -201,6 +201,29 @@ TEST(ModelViewCompute, RunsWhenATabAndAModelAreOpenKeepsTheResultOnErrors) {
   EXPECT_FALSE(m.cancelled);
 }
 
+// Closing the model (x, back to text + seed) leaves nothing of it on the Model and Predictions
+// tabs: they say how to open one instead of showing a closed model's grid.
+TEST(ModelViewCompute, ClosingTheModelClearsWhatWasShown) {
+  PipelineSession s;
+  ModelViewCompute compute;
+  s.state.doc.files.model = fixture("gpt2");
+  ModelViewState& m = modelViewOf(s.state);
+  m.probe = ModelProbe::RepeatedRandom;
+  compute.update(s.state, true);
+  ASSERT_TRUE(m.result) << m.error;
+  const std::uint64_t serial = m.resultSerial;
+  closeAllFiles(s.state);
+  compute.update(s.state, true);
+  EXPECT_FALSE(m.result);
+  EXPECT_FALSE(m.atlas);
+  EXPECT_FALSE(m.busy());
+  EXPECT_NE(m.resultSerial, serial) << "the grid's texture is not reused";
+  // Opened again: computed again.
+  s.state.doc.files.model = fixture("gpt2");
+  compute.update(s.state, true);
+  EXPECT_TRUE(m.result) << m.error;
+}
+
 TEST(ModelViewRoles, HeadsRankedStrongestFirstInductionNaWhenNoRepeats) {
   model::ModelView v;
   v.layers = 2;
