@@ -170,7 +170,10 @@ Status ModelFolder::readVector(const std::string& suffix, RowVector& v) const {
   return store_.read(t, v.data());
 }
 
-Result<LayerWeights> ModelFolder::layer(int i) const {
+Result<LayerWeights> ModelFolder::layer(int i) const { return readLayer(i, true); }
+Result<LayerWeights> ModelFolder::attentionLayer(int i) const { return readLayer(i, false); }
+
+Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
   if (i < 0 || i >= spec_.layers) {
     return makeError("layer " + std::to_string(i) + " is outside the model's " + std::to_string(spec_.layers) + " layers");
   }
@@ -188,8 +191,10 @@ Result<LayerWeights> ModelFolder::layer(int i) const {
     const std::string p = "h." + std::to_string(i) + ".";
     read(p + "ln_1.weight", w.norm1);
     read(p + "ln_1.bias", w.norm1Bias);
-    read(p + "ln_2.weight", w.norm2);
-    read(p + "ln_2.bias", w.norm2Bias);
+    if (withMlp) {
+      read(p + "ln_2.weight", w.norm2);
+      read(p + "ln_2.bias", w.norm2Bias);
+    }
     // Conv1D: c_attn (d, 3d) is [W_q | W_k | W_v] in y = x W + b already.
     RowMatrix qkv;
     RowVector qkvBias;
@@ -197,10 +202,12 @@ Result<LayerWeights> ModelFolder::layer(int i) const {
     read(p + "attn.c_attn.bias", qkvBias);
     read(p + "attn.c_proj.weight", att->wo);
     read(p + "attn.c_proj.bias", att->bo);
-    read(p + "mlp.c_fc.weight", w.mlpIn);
-    read(p + "mlp.c_fc.bias", w.mlpInBias);
-    read(p + "mlp.c_proj.weight", w.mlpOut);
-    read(p + "mlp.c_proj.bias", w.mlpOutBias);
+    if (withMlp) {
+      read(p + "mlp.c_fc.weight", w.mlpIn);
+      read(p + "mlp.c_fc.bias", w.mlpInBias);
+      read(p + "mlp.c_proj.weight", w.mlpOut);
+      read(p + "mlp.c_proj.bias", w.mlpOutBias);
+    }
     if (!s) return s.error();
     att->wq = qkv.leftCols(d);
     att->wk = qkv.middleCols(d, d);
@@ -212,14 +219,16 @@ Result<LayerWeights> ModelFolder::layer(int i) const {
   } else {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     read(p + "input_layernorm.weight", w.norm1);
-    read(p + "post_attention_layernorm.weight", w.norm2);
     read(p + "self_attn.q_proj.weight", att->wq, true);
     read(p + "self_attn.k_proj.weight", att->wk, true);
     read(p + "self_attn.v_proj.weight", att->wv, true);
     read(p + "self_attn.o_proj.weight", att->wo, true);
-    read(p + "mlp.gate_proj.weight", w.mlpIn, true);
-    read(p + "mlp.up_proj.weight", w.mlpUp, true);
-    read(p + "mlp.down_proj.weight", w.mlpOut, true);
+    if (withMlp) {
+      read(p + "post_attention_layernorm.weight", w.norm2);
+      read(p + "mlp.gate_proj.weight", w.mlpIn, true);
+      read(p + "mlp.up_proj.weight", w.mlpUp, true);
+      read(p + "mlp.down_proj.weight", w.mlpOut, true);
+    }
     const Eigen::Index kv = att->wk.cols();
     att->bq = RowVector::Zero(d);
     att->bk = RowVector::Zero(kv);
@@ -260,6 +269,10 @@ Status ModelFolder::finalNorm(RowVector& weight, RowVector& bias) const {
   }
   bias.resize(0);
   return readVector("model.norm.weight", weight);
+}
+
+const StoredTensor& ModelFolder::embeddingTable() const {
+  return tensor(spec_.arch == Arch::Gpt2 ? "wte.weight" : "model.embed_tokens.weight");
 }
 
 const StoredTensor& ModelFolder::unembedding() const {

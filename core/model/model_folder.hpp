@@ -53,6 +53,12 @@ class ModelFolder {
 
   // Layer i's weights, converted now (the forward converts one layer at a time).
   Result<LayerWeights> layer(int i) const;
+  // Layer i's norm1 and attention weights only (norm2 and the MLP left empty): what reading a head's
+  // circuits needs, without converting the MLP (two thirds of a Llama layer).
+  Result<LayerWeights> attentionLayer(int i) const;
+  // The token embedding E (V, d_model) and the unembedding (lm_head, or E itself when tied), as stored.
+  const StoredTensor& embeddingTable() const;
+  const StoredTensor& unembeddingTable() const { return unembedding(); }
   // x (T, d_model) = token embeddings (+ GPT-2's learned positions 0 .. T-1); only the rows of
   // the given tokens are converted.
   Status embed(const std::vector<int>& tokens, RowMatrix& x) const;
@@ -70,6 +76,7 @@ class ModelFolder {
   const StoredTensor& tensor(const std::string& suffix) const;
   Status readMatrix(const std::string& suffix, RowMatrix& m, bool transpose) const;
   Status readVector(const std::string& suffix, RowVector& v) const;
+  Result<LayerWeights> readLayer(int i, bool withMlp) const;
   const StoredTensor& unembedding() const;
 
   ModelSpec spec_;

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "attention/random.hpp"
+#include "util/thread_pool.hpp"
 
 namespace mhascope::train {
 
@@ -63,7 +64,9 @@ RowMatrixD gaussian(int rows, int cols, SplitMix64& rng) {
   return m;
 }
 
-// sum Re(lambda) / sum |lambda| (the imaginary parts of a real matrix's spectrum cancel in pairs).
+}  // namespace
+
+// The imaginary parts of a real matrix's spectrum cancel in pairs, so the real parts' sum is the sum.
 double copyingScore(const std::vector<std::complex<double>>& eig) {
   double re = 0, mod = 0;
   for (const auto& l : eig) {
@@ -73,8 +76,6 @@ double copyingScore(const std::vector<std::complex<double>>& eig) {
   return mod > 0 ? re / mod : 0.0;
 }
 
-}  // namespace
-
 RowMatrix headQK(const GptParams& p, int layer, int head) { return qkD(p, layer, head).cast<float>(); }
 RowMatrix headOV(const GptParams& p, int layer, int head) { return ovD(p, layer, head).cast<float>(); }
 
@@ -82,18 +83,63 @@ Composition compose(const RowMatrix& ovA, const RowMatrix& qkB, const RowMatrix&
   return composeD(ovA.cast<double>(), qkB.cast<double>(), ovB.cast<double>());
 }
 
-double compositionBaseline(int dModel, int dk, int samples, std::uint64_t seed) {
+LowRank lowRank(RowMatrixD p, RowMatrixD q) {
+  LowRank x;
+  x.pGram.noalias() = p.transpose() * p;  // (k, k)
+  x.qGram.noalias() = q * q.transpose();  // (k, k)
+  x.norm2 = std::max(0.0, x.pGram.cwiseProduct(x.qGram).sum());  // tr(PᵀP Q Qᵀ), both symmetric
+  x.p = std::move(p);
+  x.q = std::move(q);
+  return x;
+}
+
+double factoredNorm2(const RowMatrixD& leftGram, const RowMatrixD& m, const RowMatrixD& rightGram) {
+  // tr(Mᵀ G_L M G_R) = sum of (G_L M) ∘ (M G_R), G_L and G_R symmetric: two k³ products.
+  RowMatrixD lm, mr;
+  lm.noalias() = leftGram * m;
+  mr.noalias() = m * rightGram;
+  return std::max(0.0, lm.cwiseProduct(mr).sum());
+}
+
+namespace {
+double ratioOf(double product2, double x2, double y2) {
+  const double den = std::sqrt(x2 * y2);
+  return den > 0 ? std::sqrt(product2) / den : 0.0;
+}
+}  // namespace
+
+Composition composeLowRank(const LowRank& ovA, const LowRank& qkB, const LowRank& ovB) {
+  Composition c;
+  RowMatrixD m;
+  m.noalias() = ovA.q * qkB.p;  // OV^a QK^b = P_a (Q_a P_b) Q_b
+  c.q = ratioOf(factoredNorm2(ovA.pGram, m, qkB.qGram), ovA.norm2, qkB.norm2);
+  m.noalias() = qkB.q * ovA.q.transpose();  // QK^b OV^aT = P_b (Q_b Q_aT) P_aT
+  c.k = ratioOf(factoredNorm2(qkB.pGram, m, ovA.pGram), ovA.norm2, qkB.norm2);
+  m.noalias() = ovA.q * ovB.p;  // OV^a OV^b = P_a (Q_a P_b) Q_b
+  c.v = ratioOf(factoredNorm2(ovA.pGram, m, ovB.qGram), ovA.norm2, ovB.norm2);
+  return c;
+}
+
+double compositionBaseline(int dModel, int dk, int samples, std::uint64_t seed, int threads) {
   if (dModel < 1 || dk < 1 || samples < 1) return 0.0;
-  SplitMix64 rng(seed);
+  // Each sample draws 6 d_k·d_model normals of two SplitMix64 steps each; SplitMix64's state moves by
+  // a constant per step, so sample s starts at seed + s·steps·γ — the stream one loop would draw.
+  const std::uint64_t steps = 12ull * static_cast<std::uint64_t>(dk) * static_cast<std::uint64_t>(dModel);
+  std::vector<double> perSample(static_cast<std::size_t>(samples));
+  parallelFor(threads, samples, [&](std::int64_t s) {
+    SplitMix64 rng(seed + static_cast<std::uint64_t>(s) * steps * 0x9E3779B97F4A7C15ull);
+    // Head a's OV, head b's QK and OV, each a product P Q of independent Gaussian factors, Q drawn
+    // before P (the order in which the earlier d_model x d_model version, built with GCC, drew them:
+    // the value stays what it was).
+    RowMatrixD q1 = gaussian(dModel, dk, rng).transpose(), p1 = gaussian(dk, dModel, rng).transpose();
+    RowMatrixD q2 = gaussian(dk, dModel, rng), p2 = gaussian(dk, dModel, rng).transpose();
+    RowMatrixD q3 = gaussian(dModel, dk, rng).transpose(), p3 = gaussian(dk, dModel, rng).transpose();
+    const Composition c = composeLowRank(lowRank(std::move(p1), std::move(q1)), lowRank(std::move(p2), std::move(q2)),
+                                         lowRank(std::move(p3), std::move(q3)));
+    perSample[static_cast<std::size_t>(s)] = c.q + c.k + c.v;
+  });
   double sum = 0;
-  for (int s = 0; s < samples; ++s) {
-    // Head a's OV, head b's QK and OV, each a product of independent Gaussian factors.
-    const RowMatrixD ovA = gaussian(dk, dModel, rng).transpose() * gaussian(dModel, dk, rng).transpose();
-    const RowMatrixD qkB = gaussian(dk, dModel, rng).transpose() * gaussian(dk, dModel, rng);
-    const RowMatrixD ovB = gaussian(dk, dModel, rng).transpose() * gaussian(dModel, dk, rng).transpose();
-    const Composition c = composeD(ovA, qkB, ovB);
-    sum += c.q + c.k + c.v;
-  }
+  for (double v : perSample) sum += v;
   return sum / (3.0 * samples);
 }
 
@@ -202,7 +248,9 @@ std::string fixed3(double v) {
   return buf;
 }
 
-const char* kindMeaning(char kind) {
+}  // namespace
+
+const char* compositionMeaning(char kind) {
   switch (kind) {
     case 'Q': return "Q-composition: the later head's queries read what the earlier head wrote (where it looks from).";
     case 'K': return "K-composition: the later head's keys read what the earlier head wrote — how an induction head "
@@ -211,8 +259,6 @@ const char* kindMeaning(char kind) {
                     "a mix of the earlier head's output).";
   }
 }
-
-}  // namespace
 
 std::string headName(int layer, int head) { return "layer " + std::to_string(layer) + " head " + std::to_string(head); }
 
@@ -232,7 +278,7 @@ std::string compositionText(const Circuits& c, char kind) {
     s += ratio;
   }
   s += ". ";
-  s += kindMeaning(kind);
+  s += compositionMeaning(kind);
   s += score <= c.baseline ? " No pair is above the baseline: no head reads another this way more than chance."
                            : " Scores near the baseline mean no more than chance.";
   return s;

@@ -75,6 +75,22 @@ RowMatrix headOV(const GptParams& p, int layer, int head);
 // The three scores from the matrices (any heads of one d_model; b later than a).
 Composition compose(const RowMatrix& ovA, const RowMatrix& qkB, const RowMatrix& ovB);
 
+// A head's QK or OV by its rank-k factors X = P Q (P: d_model x k, Q: k x d_model) and their Gram
+// matrices, which is all the Frobenius norm of a product of two such matrices needs:
+//   ||P1 Q1 P2 Q2||_F² = ||P1 M Q2||_F² = tr(Mᵀ (P1ᵀP1) M (Q2 Q2ᵀ)),  M = Q1 P2 (k x k),
+// so composition costs d_model·k² instead of d_model³ (a 4096-wide model: 128² against 4096²).
+struct LowRank {
+  RowMatrixD p, q;          // (d_model, k), (k, d_model)
+  RowMatrixD pGram, qGram;  // (k, k) PᵀP and Q Qᵀ
+  double norm2 = 0;         // ||P Q||_F² = tr(PᵀP Q Qᵀ)
+};
+LowRank lowRank(RowMatrixD p, RowMatrixD q);
+// ||L M R||_F² from L's Gram LᵀL (k1, k1), M (k1, k2) and R's Gram R Rᵀ (k2, k2): tr(Mᵀ (LᵀL) M (R Rᵀ)),
+// never below 0 (rounding).
+double factoredNorm2(const RowMatrixD& leftGram, const RowMatrixD& m, const RowMatrixD& rightGram);
+// compose() of the factored matrices: the same three scores up to rounding.
+Composition composeLowRank(const LowRank& ovA, const LowRank& qkB, const LowRank& ovB);
+
 // The expected composition score of random heads of these shapes: W_q, W_k, W_v (d_k x d_model)
 // and W_o (d_model x d_k) with i.i.d. N(0, 1) entries (the scores do not depend on the scale),
 // estimated as the mean over `samples` random (a, b) pairs of their Q, K and V scores — the three
@@ -83,7 +99,11 @@ Composition compose(const RowMatrix& ovA, const RowMatrix& qkB, const RowMatrix&
 // About 1/sqrt(d_model) whatever d_k: for independent rotation-invariant X and Y,
 // E||X Y||² = ||X||² ||Y||² / d_model; low ranks sit a little below it (the ratio varies more, and
 // the mean of a square root is below the root of the mean: rank 1 gives about 0.8/sqrt(d_model)).
-double compositionBaseline(int dModel, int dk, int samples = kBaselineSamples, std::uint64_t seed = kBaselineSeed);
+// Computed on the factors (composeLowRank), so a 4096-wide model's baseline takes seconds, not hours;
+// the samples are shared out over `threads` (each sample's draws start where a single stream would
+// be, and the samples are summed in order: the value does not depend on the thread count).
+double compositionBaseline(int dModel, int dk, int samples = kBaselineSamples, std::uint64_t seed = kBaselineSeed,
+                           int threads = 1);
 
 // What the definitions need: W_q, W_k, W_v of every head (in_proj_weight of 3 d_model rows) and
 // W_o of d_model columns. A model whose K/V heads are shared by groups of query heads is refused
@@ -97,6 +117,10 @@ Circuits computeCircuits(const GptParams& p, std::optional<double> baseline = st
 
 // Composition scores by kind: 'Q', 'K' or 'V'.
 double compositionScore(const Composition& c, char kind);
+// What a kind of composition means, one sentence ("K-composition: the later head's keys read ...").
+const char* compositionMeaning(char kind);
+// sum Re(lambda) / sum |lambda| of a head's copying eigenvalues; 0 when every eigenvalue is 0.
+double copyingScore(const std::vector<std::complex<double>>& eigenvalues);
 
 // The strongest of one pair's three scores: which side of the later head reads the earlier one.
 struct Read {

@@ -43,15 +43,19 @@ RowMatrixD withResidual(const RowMatrixD& a) {
 
 }  // namespace
 
+void rolloutStep(const RowMatrixD& meanA, RowMatrixD& rolled) {
+  const RowMatrixD step = withResidual(meanA);
+  RowMatrixD next;
+  next.noalias() = step * rolled;  // Â_l (Â_{l-1} … Â_0)
+  rolled = std::move(next);
+}
+
 std::vector<RowMatrix> attentionRollout(const Snapshot& s) {
   std::vector<RowMatrix> out;
   if (!wellFormed(s)) return out;
   RowMatrixD rolled = RowMatrixD::Identity(s.seq, s.seq);
   for (int l = 0; l < s.layers; ++l) {
-    const RowMatrixD step = withResidual(meanD(s, l));
-    RowMatrixD next;
-    next.noalias() = step * rolled;  // Â_l (Â_{l-1} … Â_0)
-    rolled = std::move(next);
+    rolloutStep(meanD(s, l), rolled);
     out.push_back(rolled.cast<float>());
   }
   return out;
@@ -105,10 +109,16 @@ std::string tokenName(int j, float share, const std::vector<std::string>& labels
 
 std::string rolloutText(const std::vector<RowMatrix>& rolled, const RowMatrix& rawLast,
                         const std::vector<std::string>& labels, int row) {
-  if (rolled.empty() || row < 0 || row >= rolled.back().rows()) return "";
-  const auto top = strongestSources(rolled.back(), row, 3);
+  if (rolled.empty()) return "";
+  return rolloutText(rolled.back(), static_cast<int>(rolled.size()), rawLast, labels, row);
+}
+
+std::string rolloutText(const RowMatrix& rolledLast, int layers, const RowMatrix& rawLast,
+                        const std::vector<std::string>& labels, int row) {
+  if (layers < 1 || row < 0 || row >= rolledLast.rows()) return "";
+  const auto top = strongestSources(rolledLast, row, 3);
   std::string s = "Rollout (Abnar & Zuidema 2020): position " + std::to_string(row) + " after all " +
-                  std::to_string(rolled.size()) + " layer" + (rolled.size() == 1 ? "" : "s") + " draws most on ";
+                  std::to_string(layers) + " layer" + (layers == 1 ? "" : "s") + " draws most on ";
   for (std::size_t i = 0; i < top.size(); ++i) {
     if (i > 0) s += i + 1 == top.size() ? " and " : ", ";
     s += tokenName(top[i].first, top[i].second, labels);

@@ -22,6 +22,11 @@ namespace mhascope::train {
 // were all blocked (all-zero weights) keeps only its own token. Empty for an empty snapshot.
 std::vector<RowMatrix> attentionRollout(const Snapshot& s);
 
+// One layer's step of the recursion, for weights that arrive a layer at a time (a model folder's
+// forward): rolled (T x T, the identity before layer 0) ← rownorm(½ (meanA + I)) · rolled, meanA the
+// layer's mean over heads (T x T). attentionRollout is this step over a snapshot's layers.
+void rolloutStep(const RowMatrixD& meanA, RowMatrixD& rolled);
+
 // The mean over heads of layer `layer`'s raw weights (T x T): what rollout starts from, shown beside
 // it. Empty when the layer is out of range.
 RowMatrix meanHeadWeights(const Snapshot& s, int layer);
@@ -44,6 +49,9 @@ std::vector<std::pair<int, float>> strongestSources(const RowMatrix& rollout, in
 // layer, the three input tokens it draws on most (index, label, share) against the raw last layer's
 // strongest key, and how the two differ. `labels`: one per token (may be empty: indices only).
 std::string rolloutText(const std::vector<RowMatrix>& rolled, const RowMatrix& rawLast,
+                        const std::vector<std::string>& labels, int row);
+// The same from the last rollout alone and the number of layers it went through.
+std::string rolloutText(const RowMatrix& rolledLast, int layers, const RowMatrix& rawLast,
                         const std::vector<std::string>& labels, int row);
 
 }  // namespace mhascope::train
