@@ -12,9 +12,9 @@ source "$(dirname "$0")/gui_common.sh"
 log=$(xvfb "$bin" --fresh --preset default --script "$(script_from compare.txt)") || fail "script failed (exit $?): $log"
 echo "$log"
 for shot in compare_start compare_seed compare_heads compare_rope compare_checkpoint; do
-  python3 "$here/check_png.py" "$out/$shot.png" 1600x1000 || fail "blank $shot.png"
+  /usr/bin/python3 "$here/check_png.py" "$out/$shot.png" 1600x1000 || fail "blank $shot.png"
 done
-python3 "$here/check_png.py" "$out/picture.png" || fail "blank exported comparison"
+/usr/bin/python3 "$here/check_png.py" "$out/picture.png" || fail "blank exported comparison"
 gui_words=$(grep -m1 "^compare_words: " <<<"$log" | sed 's/^compare_words: //')
 cli_words=$("$bin" compare --preset default --b-seed 7 --stage weights | grep "^max |B − A|")
 [ -n "$cli_words" ] && [ "over every head: $cli_words" = "over every head: $gui_words" ] \
@@ -41,5 +41,5 @@ PYEOF
 log=$(xvfb "$bin" --fresh --preset default --script "$(script_from compare_timeline.txt)") || fail "timeline script failed (exit $?): $log"
 echo "$log"
 grep -q "^compare_a_config: .*trained layer 0 (L = 2; induction, step [1-9][0-9]*, " <<<"$log" || fail "A is not a later step: $log"
-python3 "$here/check_png.py" "$out/compare_timeline.png" 1600x1000 || fail "blank compare_timeline.png"
+/usr/bin/python3 "$here/check_png.py" "$out/compare_timeline.png" 1600x1000 || fail "blank compare_timeline.png"
 echo "ok: compare"

@@ -10,16 +10,16 @@ case "$case_name" in
   screenshot)
     for stage in weights masked_scores q_heads concat; do
       xvfb "$bin" --screenshot "$out/$stage.png" --preset default --stage "$stage" || fail "screenshot at $stage exited $?"
-      python3 "$here/check_png.py" "$out/$stage.png" 1600x1000 || fail "blank screenshot at $stage"
+      /usr/bin/python3 "$here/check_png.py" "$out/$stage.png" 1600x1000 || fail "blank screenshot at $stage"
     done
     xvfb "$bin" --screenshot "$out/grid.png" --preset cat --view grid --size 1000x700 || fail "grid screenshot"
-    python3 "$here/check_png.py" "$out/grid.png" 1000x700 || fail "blank grid screenshot"
+    /usr/bin/python3 "$here/check_png.py" "$out/grid.png" 1000x700 || fail "blank grid screenshot"
     # A font atlas larger than the GPU's texture limit draws every glyph as a box: the scale is
     # lowered until it fits, and said (the limit is lowered here, as no CJK font is installed).
     err=$(xvfb "$bin" --screenshot "$out/scale.png" --ui-scale 4 --max-texture-size 1024 2>&1 >/dev/null) \
       || fail "--ui-scale 4 exited $?"
     grep -q "exceeds the GPU's texture limit of 1024; using UI scale" <<<"$err" || fail "no atlas message: $err"
-    python3 "$here/check_png.py" "$out/scale.png" 1600x1000 || fail "blank --ui-scale 4 screenshot"
+    /usr/bin/python3 "$here/check_png.py" "$out/scale.png" 1600x1000 || fail "blank --ui-scale 4 screenshot"
     ;;
   lesson_views)
     # Every lesson tab opens from the command line and draws a picture (specialists for the
@@ -27,7 +27,7 @@ case "$case_name" in
     for view in split params mix roles masks pitfalls cost lines cell gqa positions windows kv_cache quiz; do
       preset=default; case "$view" in roles|lines) preset=specialists ;; esac
       xvfb "$bin" --screenshot "$out/$view.png" --preset "$preset" --view "$view" || fail "--view $view exited $?"
-      python3 "$here/check_png.py" "$out/$view.png" 1600x1000 || fail "blank screenshot of --view $view"
+      /usr/bin/python3 "$here/check_png.py" "$out/$view.png" 1600x1000 || fail "blank screenshot of --view $view"
     done
     xvfb "$bin" --screenshot "$out/x.png" --view nope 2>/dev/null && fail "--view nope should be refused"
     ;;
@@ -39,17 +39,17 @@ case "$case_name" in
     ;;
   train_lab)
     xvfb "$bin" --preset default --script "$(script_from train_lab.txt)" || fail "script failed (exit $?)"
-    python3 "$here/check_png.py" "$out/induction_contact_sheet.png" || fail "blank contact sheet"
-    python3 "$here/check_png.py" "$out/induction_curves.png" || fail "blank curves"
-    python3 "$here/check_png.py" "$out/pipeline.png" 1600x1000 || fail "blank pipeline after Open in pipeline"
+    /usr/bin/python3 "$here/check_png.py" "$out/induction_contact_sheet.png" || fail "blank contact sheet"
+    /usr/bin/python3 "$here/check_png.py" "$out/induction_curves.png" || fail "blank curves"
+    /usr/bin/python3 "$here/check_png.py" "$out/pipeline.png" 1600x1000 || fail "blank pipeline after Open in pipeline"
     "$bin" export --checkpoint "$out/induction.safetensors" --layer 0 --stage weights --head 0 --out "$out/cli.png" \
       || fail "CLI export of the saved checkpoint"
     # below the subtitle (which describes the model in different words) every pixel is the same
-    python3 "$here/same_region.py" "$out/cli.png" "$out/weights_b0_h0.png" 0 85 990 800 \
+    /usr/bin/python3 "$here/same_region.py" "$out/cli.png" "$out/weights_b0_h0.png" 0 85 990 800 \
       || fail "Open in pipeline differs from --checkpoint --layer 0"
     # --view train opens the Train mode
     xvfb "$bin" --screenshot "$out/train.png" --view train || fail "--view train exited $?"
-    python3 "$here/check_png.py" "$out/train.png" 1600x1000 || fail "blank --view train"
+    /usr/bin/python3 "$here/check_png.py" "$out/train.png" 1600x1000 || fail "blank --view train"
     ;;
   openfiles)
     # Fixtures: MHA weights (d_model 12), a query input of 6 tokens (a stage dump), a 2-layer
@@ -62,7 +62,7 @@ case "$case_name" in
     cp "$out/w.safetensors" "$out/big.safetensors" && truncate -s 300M "$out/big.safetensors"
     xvfb "$bin" --fresh --preset default --memory-budget 64 --script "$(script_from openfiles.txt)" \
       || fail "script failed (exit $?)"
-    python3 "$here/check_png.py" "$out/weights_open.png" 1600x1000 || fail "blank after opening weights"
+    /usr/bin/python3 "$here/check_png.py" "$out/weights_open.png" 1600x1000 || fail "blank after opening weights"
     grep -q "$out/m.safetensors" "$XDG_CONFIG_HOME/mhascope/recent_files.txt" || fail "recent files not kept"
     ;;
   window_model_options)
@@ -74,8 +74,8 @@ case "$case_name" in
     "$bin" export "${opts[@]}" --stage weights --head 1 --out "$out/cli.png" || fail "CLI export"
     xvfb "$bin" --fresh "${opts[@]}" --stage weights --head 1 --script "$(script_from window_model_options.txt)" \
       || fail "script failed (exit $?)"
-    size=$(python3 -c "import sys; sys.path.insert(0, '$here'); from check_png import decode; w, h, _, _ = decode('$out/cli.png'); print(w, h)")
-    python3 "$here/same_region.py" "$out/cli.png" "$out/weights_b0_h1.png" 0 0 $size \
+    size=$(/usr/bin/python3 -c "import sys; sys.path.insert(0, '$here'); from check_png import decode; w, h, _, _ = decode('$out/cli.png'); print(w, h)")
+    /usr/bin/python3 "$here/same_region.py" "$out/cli.png" "$out/weights_b0_h1.png" 0 0 $size \
       || fail "the window's picture differs from export's with the same options"
     # a bad MODEL option fails before the window opens, with the command's message
     for bad in "--d-model 10 --heads 4" "--weights $out/missing.safetensors"; do
@@ -92,7 +92,7 @@ case "$case_name" in
     ;;
   tiny_framebuffer)
     xvfb "$bin" --preset cat --script "$(script_from tiny_framebuffer.txt)" || fail "script failed (exit $?)"
-    python3 "$here/check_png.py" "$out/after_resize.png" 1200x800 || fail "blank after resizing back"
+    /usr/bin/python3 "$here/check_png.py" "$out/after_resize.png" 1200x800 || fail "blank after resizing back"
     ;;
   corrupt_ini)
     mkdir -p "$XDG_CONFIG_HOME/mhascope"
@@ -100,12 +100,12 @@ case "$case_name" in
     printf '[Window][x]\nPos=\x01\x02\n' >> "$XDG_CONFIG_HOME/mhascope/imgui.ini"
     xvfb "$bin" --screenshot "$out/junk.png" 2> "$out/stderr.txt" || fail "corrupt imgui.ini stopped the app"
     grep -q "imgui.ini" "$out/stderr.txt" || fail "no note about the ignored imgui.ini"
-    python3 "$here/check_png.py" "$out/junk.png" || fail "blank with a corrupt imgui.ini"
+    /usr/bin/python3 "$here/check_png.py" "$out/junk.png" || fail "blank with a corrupt imgui.ini"
     # Plausible text with absurd numbers is handed to ImGui, which must cope too.
     printf '[Window][mhascope##host]\nPos=-99999,99999\nSize=0,0\n[Table][0xDEADBEEF,3]\nColumn 0  Weight=1e30\n' \
       > "$XDG_CONFIG_HOME/mhascope/imgui.ini"
     xvfb "$bin" --screenshot "$out/absurd.png" || fail "absurd imgui.ini stopped the app"
-    python3 "$here/check_png.py" "$out/absurd.png" || fail "blank with an absurd imgui.ini"
+    /usr/bin/python3 "$here/check_png.py" "$out/absurd.png" || fail "blank with an absurd imgui.ini"
     # An imgui.ini that cannot be written (a folder in its place): start, say so, exit 0.
     rm -f "$XDG_CONFIG_HOME/mhascope/imgui.ini" && mkdir "$XDG_CONFIG_HOME/mhascope/imgui.ini"
     xvfb "$bin" --screenshot "$out/unwritable.png" || fail "unwritable imgui.ini stopped the app"
@@ -122,23 +122,23 @@ case "$case_name" in
     ;;
   worker)
     xvfb "$bin" --preset default --script "$(script_from worker.txt)" || fail "script failed (exit $?)"
-    python3 "$here/check_png.py" "$out/after_worker.png" || fail "blank after the worker's result"
+    /usr/bin/python3 "$here/check_png.py" "$out/after_worker.png" || fail "blank after the worker's result"
     ;;
   memory_budget)
     # --memory-budget 1024 at start: the big preset (T = 1536, ~300 MiB) fits; the script lowers it.
     xvfb "$bin" --fresh --preset default --memory-budget 1024 --script "$(script_from memory_budget.txt)" \
       || fail "script failed (exit $?)"
-    python3 "$here/check_png.py" "$out/memory_budget_refused.png" || fail "blank after the refused budget"
+    /usr/bin/python3 "$here/check_png.py" "$out/memory_budget_refused.png" || fail "blank after the refused budget"
     ;;
   lesson_worker)
     xvfb "$bin" --preset default --view pitfalls --script "$(script_from lesson_worker.txt)" || fail "script failed (exit $?)"
-    python3 "$here/check_png.py" "$out/after_lesson_worker.png" || fail "blank after the lesson's result"
+    /usr/bin/python3 "$here/check_png.py" "$out/after_lesson_worker.png" || fail "blank after the lesson's result"
     ;;
   downsample)
     # Textures above the GPU limit are downsampled, not blank (limit lowered to 64 texels).
     xvfb "$bin" --screenshot "$out/long.png" --preset "$here/long_sequence.json" --max-texture-size 64 \
       --stage weights || fail "long sequence with a small texture limit"
-    python3 "$here/check_png.py" "$out/long.png" || fail "blank long-sequence screenshot"
+    /usr/bin/python3 "$here/check_png.py" "$out/long.png" || fail "blank long-sequence screenshot"
     ;;
   long_sequence|long_sequence_perf)
     # T = 4096, h = 8, d_model = 512 (a 1.1 GiB trace; the default budget is half of the available
@@ -154,7 +154,7 @@ case "$case_name" in
     grep -E "stopwatch|frame times|stats|rss|idle after|first picture" "$out/log.txt"
     grep -q "^frame times zoom_and_pan: " "$out/log.txt" || fail "no frame times printed"
     for png in computing t4096 cells; do
-      python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png.png"
+      /usr/bin/python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png.png"
     done
     if [ $perf -eq 1 ]; then
       # Every frame is timed once: a frame that ends one command and starts the next counted twice
@@ -182,8 +182,8 @@ case "$case_name" in
       || { tail -n 30 "$out/log.txt"; fail "colour-scale script failed"; }
     # The ~1/T weights: dark on the linear scale, lit on the log and per-row scales (measured: 43 →
     # 51.5 log, 50.7 per row; the random weights make per-row the closer one).
-    python3 "$here/brighter.py" "$out/linear.png" "$out/log.png" 5 || fail "the log scale does not light up the weights"
-    python3 "$here/brighter.py" "$out/linear.png" "$out/per_row.png" 5 || fail "the per-row scale does not light up the weights"
+    /usr/bin/python3 "$here/brighter.py" "$out/linear.png" "$out/log.png" 5 || fail "the log scale does not light up the weights"
+    /usr/bin/python3 "$here/brighter.py" "$out/linear.png" "$out/per_row.png" 5 || fail "the per-row scale does not light up the weights"
     ;;
   screenshot_timing)
     # A script's screenshot shows the frame as the script left it, not the next command's hover:
@@ -191,9 +191,9 @@ case "$case_name" in
     # (hovering a cell that is not forced) has none.
     xvfb "$bin" --preset "$here/causal.json" --script "$(script_from screenshot_timing.txt)" > "$out/log.txt" 2>&1 \
       || { tail -n 20 "$out/log.txt"; fail "script failed"; }
-    python3 "$here/count_color.py" "$out/tooltip.png" 255,217,115 1 \
+    /usr/bin/python3 "$here/count_color.py" "$out/tooltip.png" 255,217,115 1 \
       || fail "the screenshot does not show the hover that preceded it (the next command's input leaked in)"
-    python3 "$here/count_color.py" "$out/no_tooltip.png" 255,217,115 0 0 || fail "a reason shown for a cell that is not forced"
+    /usr/bin/python3 "$here/count_color.py" "$out/no_tooltip.png" 255,217,115 0 0 || fail "a reason shown for a cell that is not forced"
     ;;
   window_kv_lessons)
     # The Windows and KV cache lessons, every control used (W, S, causal / none; prefill, Next token,
@@ -202,7 +202,7 @@ case "$case_name" in
     rc=$?
     [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "window_kv_lessons script failed (exit $rc)"; }
     for png in windows kv_cache kv_cache_gqa_rope; do
-      python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png screenshot"
+      /usr/bin/python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png screenshot"
     done
     ;;
   lesson_texts)
@@ -211,7 +211,7 @@ case "$case_name" in
     rc=$?
     [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "lesson_texts script failed (exit $rc)"; }
     for png in scale masks learned; do
-      python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png screenshot"
+      /usr/bin/python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png screenshot"
     done
     ;;
   gqa_positions_lessons)
@@ -220,7 +220,7 @@ case "$case_name" in
     rc=$?
     [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "gqa/positions script failed (exit $rc)"; }
     for png in gqa_n2 gqa_layers positions_shift0 positions_shift; do
-      python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png screenshot"
+      /usr/bin/python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png screenshot"
     done
     ;;
   quiz_click)
@@ -228,7 +228,7 @@ case "$case_name" in
     xvfb "$bin" --preset default --view quiz --script "$(script_from quiz_click.txt)" > "$out/log.txt" 2>&1
     rc=$?
     [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "quiz script failed (exit $rc)"; }
-    python3 "$here/check_png.py" "$out/quiz.png" || fail "blank quiz screenshot"
+    /usr/bin/python3 "$here/check_png.py" "$out/quiz.png" || fail "blank quiz screenshot"
     ;;
   input_feel)
     xvfb "$bin" --preset default --script "$(script_from input_feel.txt)" || fail "script failed (exit $?)"
@@ -307,10 +307,10 @@ case "$case_name" in
     grep -q '"mhascope_workspace": 1' "$out/workspace.json" || fail "no workspace written"
     grep -q '"zoom": 1.953125' "$out/workspace.json" || fail "zoom not kept: $(grep -A3 '"zoom"' "$out/workspace.json")"
     xvfb "$bin" --workspace "$out/workspace.json" --memory-budget 4096 --screenshot "$out/reopened.png" || fail "--workspace exited $?"
-    python3 "$here/same_region.py" "$out/saved.png" "$out/reopened.png" 0 0 1600 960 \
+    /usr/bin/python3 "$here/same_region.py" "$out/saved.png" "$out/reopened.png" 0 0 1600 960 \
       || fail "the reopened workspace shows a different picture"
     xvfb "$bin" --workspace "$out/workspace.json" --memory-budget 4096 --head 0 --screenshot "$out/other.png" || fail "--head 0 exited $?"
-    python3 "$here/same_region.py" "$out/saved.png" "$out/other.png" 0 0 1600 960 > /dev/null \
+    /usr/bin/python3 "$here/same_region.py" "$out/saved.png" "$out/other.png" 0 0 1600 960 > /dev/null \
       && fail "another head gave the same picture (the comparison sees nothing)"
     # a changed or missing workspace: a message and exit 2, never another picture
     sed 's/"mhascope_workspace": 1/"mhascope_workspace": 3/' "$out/workspace.json" > "$out/newer.json"
@@ -341,7 +341,7 @@ EOF
     HOME="$out/home" xvfb "$bin" --preset default --size "$size" --script "$out/explore.txt" > "$out/log.txt" 2> "$out/err.txt"
     rc=$?
     echo "explore seed $seed: $events events at $size, exit $rc, $(( $(date +%s) - start )) s"
-    if [ "$rc" -ne 0 ] || ! python3 "$here/check_png.py" "$out/explore_end.png" > /dev/null 2>&1; then
+    if [ "$rc" -ne 0 ] || ! /usr/bin/python3 "$here/check_png.py" "$out/explore_end.png" > /dev/null 2>&1; then
       echo "---- seed $seed: the last events before the failure:" >&2
       grep "^random $seed #" "$out/log.txt" | tail -n 20 >&2
       echo "---- stderr:" >&2
@@ -358,13 +358,13 @@ EOF
     for stage in masked_scores weights; do
       xvfb "$bin" --screenshot "$out/$stage.png" --preset "$here/causal.json" --stage "$stage" || fail "screenshot at $stage"
     done
-    g1=$(python3 "$here/count_color.py" "$out/masked_scores.png" 64,64,64 20000) || fail "masked scores: $g1"
-    g2=$(python3 "$here/count_color.py" "$out/weights.png" 64,64,64 20000) || fail "weights: blocked cells not in the blocked colour: $g2"
-    x1=$(python3 "$here/count_color.py" "$out/masked_scores.png" 205,205,205 200) || fail "masked scores: no crosses: $x1"
-    x2=$(python3 "$here/count_color.py" "$out/weights.png" 205,205,205 200) || fail "weights: no crosses: $x2"
+    g1=$(/usr/bin/python3 "$here/count_color.py" "$out/masked_scores.png" 64,64,64 20000) || fail "masked scores: $g1"
+    g2=$(/usr/bin/python3 "$here/count_color.py" "$out/weights.png" 64,64,64 20000) || fail "weights: blocked cells not in the blocked colour: $g2"
+    x1=$(/usr/bin/python3 "$here/count_color.py" "$out/masked_scores.png" 205,205,205 200) || fail "masked scores: no crosses: $x1"
+    x2=$(/usr/bin/python3 "$here/count_color.py" "$out/weights.png" 205,205,205 200) || fail "weights: no crosses: $x2"
     [ "${g1##*: }" = "${g2##*: }" ] && [ "${x1##*: }" = "${x2##*: }" ] || fail "blocked cells differ: $g1 / $g2 / $x1 / $x2"
     xvfb "$bin" --screenshot "$out/none.png" --preset default --stage weights || fail "screenshot without a mask"
-    python3 "$here/count_color.py" "$out/none.png" 64,64,64 0 0 || fail "blocked grey without a mask"
+    /usr/bin/python3 "$here/count_color.py" "$out/none.png" 64,64,64 0 0 || fail "blocked grey without a mask"
     ;;
   *)
     fail "unknown case $case_name"

@@ -24,7 +24,7 @@ case "$1" in
       || fail "script failed (exit $?): $log"
     echo "$log"
     for shot in model_gpt2 model_hover model_pipeline; do
-      python3 "$here/check_png.py" "$out/$shot.png" 1600x1000 || fail "blank $shot.png"
+      /usr/bin/python3 "$here/check_png.py" "$out/$shot.png" 1600x1000 || fail "blank $shot.png"
     done
     # The pipeline shows the clicked layer and head: layer 1 in use, head 3 in the heatmap.
     grep -q "^files_in_use: model $out/gpt$" <<<"$log" || fail "the model folder is not in use: $log"
@@ -36,7 +36,7 @@ case "$1" in
     log=$(xvfb "$bin" --fresh --model "$out/llama" --text "one two one two" --script "$(script_from model_llama.txt)") \
       || fail "script failed (exit $?): $log"
     echo "$log"
-    python3 "$here/check_png.py" "$out/model_llama.png" 1600x1000 || fail "blank model_llama.png"
+    /usr/bin/python3 "$here/check_png.py" "$out/model_llama.png" 1600x1000 || fail "blank model_llama.png"
     ;;
   model_errors)
     # Refusals keep the model in use and its grid: a folder without config.json and a config of
@@ -49,14 +49,14 @@ case "$1" in
     log=$(xvfb "$bin" --fresh --model "$out/gpt" --text "abcabc" --script "$(script_from model_errors.txt)") \
       || fail "script failed (exit $?): $log"
     echo "$log"
-    python3 "$here/check_png.py" "$out/model_error.png" 1600x1000 || fail "blank model_error.png"
+    /usr/bin/python3 "$here/check_png.py" "$out/model_error.png" 1600x1000 || fail "blank model_error.png"
     ;;
   model_open)
     copy gpt2 gpt
     copy llama_gqa llama bos
     log=$(xvfb "$bin" --fresh --text "abcabc" --script "$(script_from model_open.txt)") || fail "script failed (exit $?): $log"
     echo "$log"
-    python3 "$here/check_png.py" "$out/model_opened.png" 1600x1000 || fail "blank model_opened.png"
+    /usr/bin/python3 "$here/check_png.py" "$out/model_opened.png" 1600x1000 || fail "blank model_opened.png"
     ;;
   model_cancel)
     # A random model big enough (d_model 512, 8 layers, 1024 positions) that its 512-token probe

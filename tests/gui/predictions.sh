@@ -22,7 +22,7 @@ case "$case_name" in
             --script "$(script_from predictions.txt)") || fail "script failed (exit $?): $log"
     echo "$log"
     for shot in predictions predictions_hover predictions_final predictions_compact; do
-      python3 "$here/check_png.py" "$out/$shot.png" 1600x1000 || fail "blank $shot.png"
+      /usr/bin/python3 "$here/check_png.py" "$out/$shot.png" 1600x1000 || fail "blank $shot.png"
     done
     ;;
   predictions_llama)
@@ -32,7 +32,7 @@ case "$case_name" in
             --text "one two three four five six seven eight nine ten eleven twelve" \
             --script "$(script_from predictions.txt)") || fail "script failed (exit $?): $log"
     echo "$log"
-    python3 "$here/check_png.py" "$out/predictions.png" 1600x1000 || fail "blank predictions.png"
+    /usr/bin/python3 "$here/check_png.py" "$out/predictions.png" 1600x1000 || fail "blank predictions.png"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

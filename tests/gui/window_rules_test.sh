@@ -27,7 +27,7 @@ case "$case_name" in
     done
     [ -e "$out/x.png" ] && fail "a picture was made with a refused --ui-scale"
     xvfb "$bin" --ui-scale 0.5 --screenshot "$out/small.png" > /dev/null || fail "--ui-scale 0.5 refused"
-    python3 "$here/check_png.py" "$out/small.png" 1600x1000 || fail "blank at --ui-scale 0.5"
+    /usr/bin/python3 "$here/check_png.py" "$out/small.png" 1600x1000 || fail "blank at --ui-scale 0.5"
     ;;
   save_over_preset)
     # Save as… proposes <export folder>/workspace.json; here that is the preset file in use.
@@ -104,7 +104,7 @@ case "$case_name" in
     [ "$(grep -c '^subtitle:' "$out/log.txt")" -eq 2 ] || fail "no subtitles printed"
     [ "$(grep '^subtitle:' "$out/log.txt" | sort -u | wc -l)" -eq 1 ] || fail "the subtitle changed: $(grep '^subtitle:' "$out/log.txt")"
     [ "$(grep '^zoom:' "$out/log.txt" | sort -u | wc -l)" -eq 1 ] || fail "the zoom changed: $(grep '^zoom:' "$out/log.txt")"
-    python3 "$here/same_region.py" "$out/before.png" "$out/after.png" 0 0 1600 700 \
+    /usr/bin/python3 "$here/same_region.py" "$out/before.png" "$out/after.png" 0 0 1600 700 \
       || fail "the picture changed after the refused workspace"
     # the good one opens
     xvfb "$bin" --workspace "$out/good.json" --screenshot "$out/good.png" > /dev/null 2>&1 || fail "the good workspace"
