@@ -1,5 +1,6 @@
 // The Circuits panel (state and jobs: circuits_view.hpp), drawn in the Train mode from the scrubbed
-// step and in the pipeline from an opened checkpoint:
+// step and in the pipeline from an opened checkpoint (a model folder's layer in the pipeline has its
+// own view around the pipeline's head, model_circuits_panel.cpp, with the same widgets):
 //   head      — QK, OV, E QK E^T or E OV U of the chosen layer and head (signed: the diverging map
 //               on a range symmetric about 0, as every signed heatmap), with its words and export
 //   composition — the Q/K/V score of every (earlier, later) head pair as one (L h) x (L h) heatmap
@@ -25,6 +26,7 @@
 #include "util/format.hpp"
 #include "train/rollout.hpp"
 #include "train_lab/circuits_view.hpp"
+#include "train_lab/circuits_widgets.hpp"
 #include "train_lab/lab_state.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/flow.hpp"
@@ -37,21 +39,22 @@ using namespace mhascope::train;
 
 namespace {
 
-constexpr const char* kMatrixNames[] = {"QK", "OV", "E QK Eᵀ", "E OV U"};
-constexpr const char* kMatrixProbes[] = {"qk", "ov", "qk_tokens", "ov_tokens"};
-constexpr const char* kMatrixFiles[] = {"qk", "ov", "qk_tokens", "ov_tokens"};
-constexpr char kKinds[] = {'Q', 'K', 'V'};
-constexpr const char* kKindProbes[] = {"circuits_kind_q", "circuits_kind_k", "circuits_kind_v"};
-constexpr const char* kRowAxes[] = {"d_model (query)", "d_model (attended)", "query token", "attended token"};
-constexpr const char* kColAxes[] = {"d_model (key)", "d_model (written)", "key token", "predicted token"};
+// Index labels for an axis without its own (d_model), or with too few: the heatmap labels every axis.
+void fillLabels(std::vector<std::string>& labels, int n) {
+  if (static_cast<int>(labels.size()) == n) return;
+  labels.clear();
+  for (int i = 0; i < n; ++i) labels.push_back(std::to_string(i));
+}
 
-void sectionTitle(const char* title) {
+}  // namespace
+
+void circuitsSectionTitle(const char* title) {
   ImGui::Spacing();
   ImGui::Separator();
   ImGui::TextUnformatted(title);
 }
 
-std::string headTag(int layer, int head) { return "L" + std::to_string(layer) + " H" + std::to_string(head); }
+std::string circuitsHeadTag(int layer, int head) { return "L" + std::to_string(layer) + " H" + std::to_string(head); }
 
 // The export popup of one circuits picture: the same exporter, folder and formats as every heatmap's
 // Export… button (cairo, core/export), with the picture's own title and file name.
@@ -112,15 +115,13 @@ void drawCircuitsExport(UiContext& ctx, const char* probe, const Slice2D& slice,
   ImGui::PopID();
 }
 
-// Index labels for an axis without its own (d_model), or with too few: the heatmap labels every axis.
-void fillLabels(std::vector<std::string>& labels, int n) {
-  if (static_cast<int>(labels.size()) == n) return;
-  labels.clear();
-  for (int i = 0; i < n; ++i) labels.push_back(std::to_string(i));
+HeatmapHover drawCircuitsMap(UiContext& ctx, const char* id, Slice2D& slice, DataKind kind, ColormapId colormap,
+                             ColorRange range, TextureKey key, float side, bool tooltip) {
+  return drawCircuitsMap(ctx, id, slice, kind, colormap, range, key, ImVec2(side + colorbarWidth(), side), tooltip);
 }
 
-HeatmapHover drawMap(UiContext& ctx, const char* id, Slice2D& slice, DataKind kind, ColormapId colormap,
-                     ColorRange range, TextureKey key, float side, bool tooltip = true) {
+HeatmapHover drawCircuitsMap(UiContext& ctx, const char* id, Slice2D& slice, DataKind kind, ColormapId colormap,
+                             ColorRange range, TextureKey key, ImVec2 size, bool tooltip) {
   fillLabels(slice.rowLabels, slice.rows);
   fillLabels(slice.colLabels, slice.cols);
   HeatmapSpec spec;
@@ -135,8 +136,18 @@ HeatmapHover drawMap(UiContext& ctx, const char* id, Slice2D& slice, DataKind ki
   spec.axisLabels = true;
   spec.tooltip = tooltip;
   spec.colorbarTexture = ctx.textures.colorbar(colormap).imguiId();
-  return drawHeatmap(id, spec, nullptr, ImVec2(side + colorbarWidth(), side));
+  return drawHeatmap(id, spec, nullptr, size);
 }
+
+namespace {
+
+constexpr const char* kMatrixNames[] = {"QK", "OV", "E QK Eᵀ", "E OV U"};
+constexpr const char* kMatrixProbes[] = {"qk", "ov", "qk_tokens", "ov_tokens"};
+constexpr const char* kMatrixFiles[] = {"qk", "ov", "qk_tokens", "ov_tokens"};
+constexpr char kKinds[] = {'Q', 'K', 'V'};
+constexpr const char* kKindProbes[] = {"circuits_kind_q", "circuits_kind_k", "circuits_kind_v"};
+constexpr const char* kRowAxes[] = {"d_model (query)", "d_model (attended)", "query token", "attended token"};
+constexpr const char* kColAxes[] = {"d_model (key)", "d_model (written)", "key token", "predicted token"};
 
 // The chosen head's matrix.
 void drawHeadSection(UiContext& ctx, CircuitsView& view, const CircuitsEntry& e, const CircuitsInput& in, float side) {
@@ -194,7 +205,7 @@ void drawHeadSection(UiContext& ctx, CircuitsView& view, const CircuitsEntry& e,
                      in.source + " (LayerNorm and biases left out)", stem);
   ImGui::TextUnformatted(title.c_str());
   const TextureKey key{e.serial, view.keyBase + view.matrix, 0, view.layer * c.heads + view.head, colormap, range.lo, range.hi};
-  const HeatmapHover hh = drawMap(ctx, "head map", slice, DataKind::Signed, colormap, range, key, side);
+  const HeatmapHover hh = drawCircuitsMap(ctx, "head map", slice, DataKind::Signed, colormap, range, key, side);
   ctx.probes.recordRect("circuits_head_map", hh.plotMin, hh.plotMax);
   const std::string words = headCircuitText(c, view.layer, view.head);
   textWrappedDisabled(words);
@@ -235,7 +246,7 @@ void drawArrows(UiContext& ctx, const Circuits& c, char kind, float top, ImVec2 
     for (int i = 0; i < c.heads; ++i) {
       const ImVec2 n = node(l, i);
       dl->AddCircleFilled(n, r, headColor(l * c.heads + i));
-      const std::string tag = headTag(l, i);
+      const std::string tag = circuitsHeadTag(l, i);
       const ImVec2 ts = ImGui::CalcTextSize(tag.c_str());
       const float tx = l == 0 && c.layers > 1 ? n.x - r - ts.x - 0.2f * em : n.x + r + 0.2f * em;
       dl->AddText(ImVec2(tx, n.y - 0.5f * ts.y), ImGui::GetColorU32(ImGuiCol_Text), tag.c_str());
@@ -281,7 +292,7 @@ void drawCompositionSection(UiContext& ctx, CircuitsView& view, const CircuitsEn
   slice.rowAxis = "a (writes)";
   slice.colAxis = "b (reads)";
   for (int l = 0; l < c.layers; ++l)
-    for (int i = 0; i < c.heads; ++i) slice.rowLabels.push_back(headTag(l, i));
+    for (int i = 0; i < c.heads; ++i) slice.rowLabels.push_back(circuitsHeadTag(l, i));
   slice.colLabels = slice.rowLabels;
   slice.setBlockedCells(std::move(blocked));
   // One scale for Q, K and V (0 … the largest score of any kind), so switching kinds compares them.
@@ -295,7 +306,7 @@ void drawCompositionSection(UiContext& ctx, CircuitsView& view, const CircuitsEn
   ImGui::TextUnformatted(title.c_str());
   const TextureKey key{e.serial, view.keyBase + 10 + view.kind, 0, -1, ColormapId::Viridis, range.lo, range.hi};
   // No tooltip: it speaks of attention weights; the scores are written in the cells.
-  const HeatmapHover hc = drawMap(ctx, "comp map", slice, DataKind::Probability, ColormapId::Viridis, range, key, side, false);
+  const HeatmapHover hc = drawCircuitsMap(ctx, "comp map", slice, DataKind::Probability, ColormapId::Viridis, range, key, side, false);
   ctx.probes.recordRect("circuits_comp_map", hc.plotMin, hc.plotMax);
   ImGui::EndGroup();
   ImGui::SameLine(0.0f, 2.0f * em);
@@ -315,7 +326,7 @@ void drawCopyingSection(UiContext& ctx, const Circuits& c) {
     ImGui::PushID(h.layer * c.heads + h.head);
     char value[32];
     std::snprintf(value, sizeof value, "%.3f", h.copying);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h.layer * c.heads + h.head)), "%-4s", headTag(h.layer, h.head).c_str());
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h.layer * c.heads + h.head)), "%-4s", circuitsHeadTag(h.layer, h.head).c_str());
     ImGui::SameLine(4.5f * em);
     ImGui::PushStyleColor(ImGuiCol_PlotHistogram, ImGui::ColorConvertU32ToFloat4(headColor(h.layer * c.heads + h.head, 0.8f)));
     ImGui::ProgressBar(static_cast<float>(std::max(0.0, h.copying)), ImVec2(14 * em, 0), value);
@@ -363,7 +374,7 @@ void drawRolloutSection(UiContext& ctx, CircuitsView& view, const CircuitsInput&
   ImGui::BeginGroup();
   ImGui::Text("last layer's weights (mean over %d heads)", s.heads);
   const TextureKey rawKey{in.snapshotSerial, view.keyBase + 20, 0, -1, ColormapId::Viridis, 0.0f, 1.0f};
-  const HeatmapHover hr = drawMap(ctx, "raw map", rawSlice, DataKind::Probability, ColormapId::Viridis, range, rawKey, half);
+  const HeatmapHover hr = drawCircuitsMap(ctx, "raw map", rawSlice, DataKind::Probability, ColormapId::Viridis, range, rawKey, half);
   ctx.probes.recordRect("circuits_raw_map", hr.plotMin, hr.plotMax);
   ImGui::EndGroup();
   ImGui::SameLine(0.0f, em);
@@ -375,7 +386,7 @@ void drawRolloutSection(UiContext& ctx, CircuitsView& view, const CircuitsInput&
                      "Attention rollout (Abnar & Zuidema 2020) through " + std::to_string(s.layers) + " layers",
                      in.source, "rollout");
   const TextureKey rollKey{in.snapshotSerial, view.keyBase + 21, 0, -1, ColormapId::Viridis, 0.0f, 1.0f};
-  const HeatmapHover hl = drawMap(ctx, "rollout map", rollSlice, DataKind::Probability, ColormapId::Viridis, range, rollKey, half);
+  const HeatmapHover hl = drawCircuitsMap(ctx, "rollout map", rollSlice, DataKind::Probability, ColormapId::Viridis, range, rollKey, half);
   ctx.probes.recordRect("circuits_rollout_map", hl.plotMin, hl.plotMax);
   ImGui::EndGroup();
   if (hl.hovered && hl.row >= 0) row = hl.row;
@@ -422,14 +433,14 @@ void drawCircuitsView(UiContext& ctx, CircuitsView& view, const CircuitsInput& i
   }
   const float side = std::clamp(0.42f * ImGui::GetContentRegionAvail().x - colorbarWidth(), 8.0f * em, 22.0f * em);
   ImGui::PushID("circuits");
-  sectionTitle("Head: QK and OV circuits");
+  circuitsSectionTitle("Head: QK and OV circuits");
   // The head's d_model x d_model (or V x V) matrix gets the width: its cells are many and small.
   drawHeadSection(ctx, view, *e, in, std::clamp(0.6f * ImGui::GetContentRegionAvail().x - colorbarWidth(), 8.0f * em, 26.0f * em));
-  sectionTitle("Composition: which earlier head a later head reads");
+  circuitsSectionTitle("Composition: which earlier head a later head reads");
   drawCompositionSection(ctx, view, *e, in, side);
-  sectionTitle("Copying");
+  circuitsSectionTitle("Copying");
   drawCopyingSection(ctx, *e->circuits);
-  sectionTitle("Attention rollout");
+  circuitsSectionTitle("Attention rollout");
   drawRolloutSection(ctx, view, in, side);
   ImGui::PopID();
 }
@@ -466,6 +477,16 @@ void drawTrainCircuits(TrainLab& lab, UiContext& ctx) {
 }
 
 void drawCircuitsTab(UiContext& ctx) {
+  if (ctx.train && !ctx.state.doc.files.model.empty()) {
+    drawModelCircuitsTab(ctx, ctx.train->circuits.model);
+    return;
+  }
+  if (ctx.train && ctx.train->circuits.model.state.job) {
+    // The pipeline left the model: its circuits are no longer wanted (the job's outcome is dropped,
+    // so a return to the model computes them again rather than saying "cancelled").
+    ctx.train->circuits.model.state.requestCancel();
+    ctx.train->circuits.model.state.job.reset();
+  }
   const std::string& path = ctx.state.doc.files.checkpoint;
   if (path.empty() || !ctx.train) {
     const std::string missing =

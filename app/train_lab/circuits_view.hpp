@@ -30,6 +30,7 @@
 #include "train/circuits.hpp"
 #include "train/params.hpp"
 #include "train/probes.hpp"
+#include "train_lab/model_circuits_compute.hpp"
 
 namespace mhascope::app {
 
@@ -95,8 +96,9 @@ struct CircuitsView {
 
 struct CircuitsViews {
   CircuitsView train, pipeline;
+  ModelCircuitsView model;  // the pipeline's tab when its source is a model folder's layer
   // A worker is computing circuits or reading a checkpoint: the window keeps drawing until it ends.
-  bool busy() const { return train.busy() || pipeline.busy() || pipeline.checkpointJob.valid(); }
+  bool busy() const { return train.busy() || pipeline.busy() || pipeline.checkpointJob.valid() || model.busy(); }
 };
 
 // What the view draws, whichever mode it is in.
@@ -114,9 +116,11 @@ struct CircuitsInput {
 
 void drawCircuitsView(UiContext& ctx, CircuitsView& view, const CircuitsInput& in);
 
-// The panels: the Train mode's (TrainRight) and the pipeline's tab.
+// The panels: the Train mode's (TrainRight) and the pipeline's tab; the tab on a model folder's layer
+// draws drawModelCircuitsTab (model_circuits_panel.cpp) instead.
 void drawTrainCircuits(TrainLab& lab, UiContext& ctx);
 void drawCircuitsTab(UiContext& ctx);
+void drawModelCircuitsTab(UiContext& ctx, ModelCircuitsView& view);
 
 // What a checkpoint's circuits depend on: its path, the text its rollout reads (text-task
 // checkpoints) and the file's size and modification time, so a re-saved file or an edited text is

@@ -1,0 +1,33 @@
+// What the Circuits views share (circuits_panel.cpp draws them): a section's title, a head's short
+// tag, one picture as a heatmap, and the export popup of a picture — so the trainer's view and a
+// model folder's (model_circuits_panel.cpp) look and export alike.
+#pragma once
+
+#include <string>
+
+#include "attention/trace.hpp"
+#include "color/color_scale.hpp"
+#include "color/colormap.hpp"
+#include "render/texture_cache.hpp"
+#include "state/ui_context.hpp"
+#include "widgets/heatmap_view.hpp"
+
+namespace mhascope::app {
+
+void circuitsSectionTitle(const char* title);
+std::string circuitsHeadTag(int layer, int head);  // "L1 H3"
+
+// A signed or [0, 1] picture with labels on both axes (index labels where the slice has none),
+// numbers in its cells when they are big enough, its colour bar; `side` is the plot's height.
+HeatmapHover drawCircuitsMap(UiContext& ctx, const char* id, Slice2D& slice, DataKind kind, ColormapId colormap,
+                             ColorRange range, TextureKey key, float side, bool tooltip = true);
+// The same in a `size` of the caller's (labels and colour bar included): a map of a few rows.
+HeatmapHover drawCircuitsMap(UiContext& ctx, const char* id, Slice2D& slice, DataKind kind, ColormapId colormap,
+                             ColorRange range, TextureKey key, ImVec2 size, bool tooltip);
+
+// "Export…" and its popup (PNG, SVG, PDF through core/export, the same picture as the command
+// line's); probes `probe`, `probe`_save and `probe`_close.
+void drawCircuitsExport(UiContext& ctx, const char* probe, const Slice2D& slice, ColormapId colormap, ColorRange range,
+                        const std::string& title, const std::string& subtitle, const std::string& stem);
+
+}  // namespace mhascope::app

@@ -1,0 +1,161 @@
+// The pipeline's Circuits tab on a model folder's layer: what the pipeline's head computes, read
+// from the folder's weights around that head (core/model/model_circuits.hpp) over the document's
+// text — its QK and OV, their token-space versions over the text's tokens, its composition with
+// every head of the other layers, every head's copying score and the text's attention rollout.
+// A real model takes seconds (GPT-2 small's copying scores read the whole vocabulary for 144
+// heads), so it runs on a thread of its own, never on the UI thread; the job reports "step k of n"
+// and stops at the next step when cancelled. Latest request wins: a changed folder, text, layer or
+// head cancels the running job and starts the new one. The previous picture stays on screen until
+// the new one is ready, and when the new one fails (the error is said, in red, above it).
+// This file is GUI-free (state, the job, the words the panel prints); the panel is
+// model_circuits_panel.cpp.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attention/tensor.hpp"
+#include "model/model_circuits.hpp"
+#include "shell/latest_job.hpp"
+
+namespace mhascope::app {
+
+struct AppState;
+struct ViewState;
+
+// What one picture is computed from. The text stands for its tokens: the folder's tokenizer turns
+// one into the other the same way every time (the text goes to it verbatim).
+struct ModelCircuitsKey {
+  std::string folder;  // the model folder in the pipeline ("" = the pipeline is on no model)
+  std::string text;    // the document's text
+  int layer = 0, head = 0;
+  bool operator==(const ModelCircuitsKey& o) const {
+    return folder == o.folder && text == o.text && layer == o.layer && head == o.head;
+  }
+  bool operator!=(const ModelCircuitsKey& o) const { return !(*this == o); }
+};
+
+// The pipeline's: its model folder and layer (InputFiles::model, ::layer), its head
+// (ViewState::head) and the document's text.
+ModelCircuitsKey modelCircuitsKey(const AppState& state, const ViewState& view);
+
+// A running job's progress, shared with the worker (written there, read by the UI thread).
+struct ModelCircuitsJob {
+  std::atomic<int> done{0};
+  std::atomic<int> total{0};  // 0: the folder and the text are still being read
+  std::atomic<bool> cancel{false};
+  double progress() const {
+    const int t = total.load();
+    return t > 0 ? static_cast<double>(done.load()) / t : 0.0;
+  }
+  std::string progressText() const;  // "step 3 of 40" or "reading the folder and the text"
+};
+
+// What the panel draws: the numbers and the labels of their axes.
+struct ModelCircuitsResult {
+  model::ModelCircuits circuits;
+  std::string folderName;               // "gpt2" (the folder's own name)
+  bool rope = false;                    // the model rotates q and k (Llama family): QK is the content part
+  std::vector<std::string> axisLabels;  // one per circuits.tokenIds, spelt as the Model tab spells tokens
+  std::vector<std::string> textLabels;  // (T) the text's tokens: the rollout's axes
+  // rolloutText's argument: L entries, the last circuits.rollout, the others empty; none when skipped.
+  std::vector<RowMatrix> rolled;
+};
+
+struct ModelCircuitsOutcome {
+  std::shared_ptr<ModelCircuitsJob> job;  // which job this was (a replaced job's outcome is dropped)
+  ModelCircuitsKey key;
+  std::shared_ptr<const ModelCircuitsResult> result;  // null: error or cancelled
+  std::string error;
+  bool cancelled = false;
+};
+
+// The job itself, a plain function (tests call it on their own thread): the folder and the text
+// through its tokenizer (model_source/model_text.hpp), then computeModelCircuits.
+ModelCircuitsOutcome runModelCircuitsJob(const ModelCircuitsKey& key, std::uint64_t memoryBudgetBytes, int threads,
+                                         const std::shared_ptr<ModelCircuitsJob>& job);
+
+// The tab's state: the last good picture and what it was made from, the running job, the last error.
+struct ModelCircuitsState {
+  std::shared_ptr<const ModelCircuitsResult> result;
+  ModelCircuitsKey resultKey;
+  std::uint64_t resultSerial = 0;  // ++ whenever `result` is replaced (texture keys)
+  std::shared_ptr<ModelCircuitsJob> job;  // null when none runs
+  ModelCircuitsKey jobKey;
+  // The last job with these inputs failed or was cancelled: not started again by itself ("Compute
+  // again" clears it), so a folder that cannot be read is not reread every frame.
+  std::optional<ModelCircuitsKey> stoppedKey;
+  std::string stoppedError;  // why ("" = cancelled), said again on a return to those inputs
+  std::string error;         // the last job's error ("" = none); the previous picture stays
+  bool cancelled = false;
+
+  bool busy() const { return job != nullptr; }
+  void requestCancel() {
+    if (job) job->cancel = true;
+  }
+  void computeAgain() {
+    stoppedKey.reset();
+    stoppedError.clear();
+    error.clear();
+    cancelled = false;
+  }
+};
+
+// A finished job's outcome applied on the UI thread: a result replaces the shown one; an error or a
+// cancel keeps it and remembers the inputs.
+void applyModelCircuitsOutcome(ModelCircuitsState& s, ModelCircuitsOutcome out);
+
+// What the tab says about its work: "ready", "computing: step 3 of 40", "error: …", "cancelled", "none".
+std::string modelCircuitsStatus(const ModelCircuitsState& s, const ModelCircuitsKey& want);
+
+// The words the panel prints, built from the numbers they describe.
+// "gpt2 · layer 1, head 3"
+std::string modelCircuitsSource(const ModelCircuitsResult& r);
+// The conventions in one line: gains folded, biases left out, and with RoPE the content part only.
+std::string modelCircuitsConventions(bool rope);
+// The chosen head's matrix `matrix` (0 QK, 1 OV, 2 E QK Eᵀ, 3 E OV U): its norm or copying score
+// and how to read the picture.
+std::string modelHeadText(const ModelCircuitsResult& r, int matrix);
+// A composition cell: "layer 0 head 2 → layer 1 head 3: K 0.123 (random baseline 0.036)".
+std::string modelCompositionCellText(const model::ModelCircuits& c, const train::Composition& p, char kind);
+// A copying cell: "layer 1 head 3: copying score 0.412".
+std::string modelCopyingCellText(const model::ModelCircuits& c, int layer, int head);
+
+// Picks a head for the pipeline from the Circuits tab (a composition cell, the layer or head
+// control), as a click in the Model tab does: the pipeline's layer (reopened when it differs) and
+// head, the Model tab's selection; the Circuits tab stays in front.
+void selectModelHead(AppState& state, ViewState& view, int layer, int head);
+
+class ModelCircuitsCompute {
+ public:
+  ModelCircuitsCompute() = default;
+  ~ModelCircuitsCompute();  // cancels the running job, then the worker joins
+  ModelCircuitsCompute(const ModelCircuitsCompute&) = delete;
+  ModelCircuitsCompute& operator=(const ModelCircuitsCompute&) = delete;
+  // Once per frame the tab is drawn: takes a finished outcome, then starts a job when `want`
+  // differs from what is shown and running (an empty folder cancels the running job).
+  void update(ModelCircuitsState& s, const ModelCircuitsKey& want, std::uint64_t memoryBudgetBytes);
+  bool busy() const { return worker_.busy(); }
+
+ private:
+  std::shared_ptr<ModelCircuitsJob> running_;  // the last job handed to the worker
+  LatestJob<ModelCircuitsOutcome> worker_;     // last: its thread starts after the members above exist
+};
+
+// The pipeline tab's model view: its state, its worker (made when the tab is first drawn on a
+// model) and what the user picked.
+struct ModelCircuitsView {
+  ModelCircuitsState state;
+  std::unique_ptr<ModelCircuitsCompute> compute;
+  int matrix = 0;  // 0 QK, 1 OV, 2 E QK Eᵀ, 3 E OV U
+  int kind = 1;    // the composition shown: 0 Q, 1 K, 2 V
+  int layerEdit = -1, headEdit = -1;  // the sliders while dragged (-1: show the pipeline's)
+  // The worker runs: the window keeps drawing (its progress, then its result).
+  bool busy() const { return compute && compute->busy(); }
+};
+
+}  // namespace mhascope::app

@@ -1,0 +1,433 @@
+// The pipeline's Circuits tab when its source is a model folder's layer: what the pipeline's head
+// computes, read from the folder's weights around that head (core/model/model_circuits.hpp; the
+// work and the words: model_circuits_compute.*), drawn with the trainer view's widgets, colours and
+// export popup (circuits_widgets.hpp):
+//   source      — the folder, layer L head H (the pipeline's: the view follows its head and layer),
+//                 the conventions in one line (gains folded, biases left out, RoPE's content part)
+//   head        — QK, OV (d_model x d_model), E QK Eᵀ, E OV U over the text's distinct tokens
+//                 (signed: the diverging map on a range symmetric about 0), its words and export
+//   composition — the heads the chosen head reads (earlier layers) and the heads that read it
+//                 (later layers), one L x h map each per kind Q/K/V on one scale, the random
+//                 baseline beside them; hover names the pair and its score, a click picks that head
+//                 for the pipeline as a click in the Model tab does
+//   copying     — every head's copying score as one L x h map (the chosen head framed)
+//   rollout     — the last layer's mean weights beside the rollout of the text, or why there is none
+// A worker computes it (never the UI thread); its progress and Cancel are at the top, an error is
+// said in red there and the previous picture stays below it.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "train/rollout.hpp"
+#include "train_lab/circuits_view.hpp"
+#include "train_lab/circuits_widgets.hpp"
+#include "util/format.hpp"
+#include "widgets/colors.hpp"
+#include "widgets/drag_slider.hpp"
+#include "widgets/flow.hpp"
+#include "widgets/heatmap_view.hpp"
+#include "widgets/wrapped_text.hpp"
+
+namespace mhascope::app {
+namespace {
+
+using model::ModelCircuits;
+using train::Composition;
+
+// Texture keys of this view's pictures carry this bit in place of a trace serial (traces count up
+// from 0; the Model tab's grid uses bit 62), and stage numbers of their own.
+constexpr std::uint64_t kModelCircuitsSerial = 1ull << 61;
+constexpr int kKeyBase = 3200;
+
+constexpr const char* kMatrixNames[] = {"QK", "OV", "E QK Eᵀ", "E OV U"};
+constexpr const char* kMatrixProbes[] = {"qk", "ov", "qk_tokens", "ov_tokens"};
+constexpr const char* kRowAxes[] = {"d_model (query)", "d_model (attended)", "query token", "attended token"};
+constexpr const char* kColAxes[] = {"d_model (key)", "d_model (written)", "key token", "predicted token"};
+constexpr char kKinds[] = {'Q', 'K', 'V'};
+constexpr const char* kKindProbes[] = {"circuits_kind_q", "circuits_kind_k", "circuits_kind_v"};
+
+// "L3", "h5": axis labels (snprintf: GCC 12 warns falsely on "L" + std::to_string in a loop).
+std::string tag(char prefix, int n) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%c%d", prefix, n);
+  return buf;
+}
+
+TextureKey keyOf(const ModelCircuitsState& s, int stage, ColormapId colormap, ColorRange range, int head = -1) {
+  return TextureKey{kModelCircuitsSerial | s.resultSerial, kKeyBase + stage, 0, head, colormap, range.lo, range.hi};
+}
+
+// Progress and Cancel while the worker runs; the error in red, or "Cancelled", with Compute again.
+void drawStatus(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsKey& want) {
+  const float em = ImGui::GetFontSize();
+  ModelCircuitsState& s = v.state;
+  if (s.busy()) {
+    const std::string what = "the circuits of layer " + std::to_string(want.layer) + ", head " + std::to_string(want.head) + " …";
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("computing %s", what.c_str());
+    ImGui::SameLine();
+    ImGui::ProgressBar(static_cast<float>(s.job->progress()), ImVec2(16.0f * em, 0.0f), s.job->progressText().c_str());
+    ctx.probes.recordLastItem("circuits_progress");
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) s.requestCancel();
+    ctx.probes.recordLastItem("circuits_cancel");
+    if (s.result) {
+      ImGui::SameLine();
+      ImGui::TextDisabled("the previous picture stays until this one is ready");
+    }
+    return;
+  }
+  if (s.error.empty() && !s.cancelled) return;
+  ImGui::PushTextWrapPos(0.0f);
+  if (!s.error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+    ImGui::TextUnformatted(s.error.c_str());
+    ImGui::PopStyleColor();
+  } else {
+    ImGui::TextDisabled("Cancelled.");
+  }
+  ImGui::PopTextWrapPos();
+  if (s.result) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("Below: the previous picture.");
+  }
+  ImGui::SameLine();
+  if (ImGui::SmallButton("Compute again")) s.computeAgain();
+  ctx.probes.recordLastItem("circuits_rerun");
+}
+
+// The layer and head sliders: the pipeline's, applied when the drag ends (a layer reopens the
+// pipeline on that layer, which is not something to do on every step of a drag).
+void drawHeadPicker(UiContext& ctx, ModelCircuitsView& v, const ModelCircuits& c, const ModelCircuitsKey& want) {
+  const float em = ImGui::GetFontSize();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("head");
+  ImGui::SameLine();
+  int layer = v.layerEdit >= 0 ? v.layerEdit : std::clamp(want.layer, 0, std::max(0, c.layers - 1));
+  ImGui::SetNextItemWidth(7 * em);
+  ImGui::BeginDisabled(c.layers < 2);
+  const SliderEdit le = dragSliderInt("##layer", &layer, 0, std::max(0, c.layers - 1), "layer %d", ImGuiSliderFlags_AlwaysClamp);
+  ImGui::EndDisabled();
+  ctx.probes.recordLastFrame("circuits_layer");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("The pipeline's layer: the pipeline opens the layer chosen here");
+  v.layerEdit = le.active ? layer : -1;
+  ImGui::SameLine();
+  int head = v.headEdit >= 0 ? v.headEdit : std::clamp(want.head, 0, std::max(0, c.heads - 1));
+  ImGui::SetNextItemWidth(7 * em);
+  ImGui::BeginDisabled(c.heads < 2);
+  const SliderEdit he = dragSliderInt("##head", &head, 0, std::max(0, c.heads - 1), "head %d", ImGuiSliderFlags_AlwaysClamp);
+  ImGui::EndDisabled();
+  ctx.probes.recordLastFrame("circuits_head");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("The pipeline's head (its head buttons choose the same)");
+  v.headEdit = he.active ? head : -1;
+  if ((le.deactivated || (le.changed && !le.active)) && layer != want.layer) selectModelHead(ctx.state, ctx.view, layer, want.head);
+  if ((he.deactivated || (he.changed && !he.active)) && head != want.head) selectModelHead(ctx.state, ctx.view, want.layer, head);
+  ctx.probes.recordLabel("circuits_layer", std::to_string(want.layer));
+  ctx.probes.recordLabel("circuits_head", std::to_string(want.head));
+}
+
+void drawHeadSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsResult& r, const ModelCircuitsKey& want, float side) {
+  const ModelCircuits& c = r.circuits;
+  const float em = ImGui::GetFontSize();
+  drawHeadPicker(ctx, v, c, want);
+  const bool tokenSpace = !c.tokenIds.empty();
+  if (!tokenSpace && v.matrix >= 2) v.matrix = 1;
+  for (int m = 0; m < 4; ++m) {
+    ImGui::PushID(m);
+    sameLineOrWrap(5 * em);
+    ImGui::BeginDisabled(m >= 2 && !tokenSpace);
+    if (ImGui::RadioButton(kMatrixNames[m], v.matrix == m)) v.matrix = m;
+    ImGui::EndDisabled();
+    ctx.probes.recordLastItem(std::string("circuits_m_") + kMatrixProbes[m]);
+    ImGui::PopID();
+  }
+  const RowMatrix& m = v.matrix == 0 ? c.qk : v.matrix == 1 ? c.ov : v.matrix == 2 ? c.qkTokens : c.ovTokens;
+  Slice2D slice;
+  slice.stage = StageId::Scores;  // signed numbers: the diverging map on a range symmetric about 0
+  slice.head = c.head;
+  slice.rows = static_cast<int>(m.rows());
+  slice.cols = static_cast<int>(m.cols());
+  slice.data = m.data();
+  slice.rowAxis = kRowAxes[v.matrix];
+  slice.colAxis = kColAxes[v.matrix];
+  if (v.matrix >= 2) slice.rowLabels = slice.colLabels = r.axisLabels;
+  const ColormapId colormap = ctx.view.colormap.value_or(defaultColormap(DataKind::Signed));
+  const ColorRange range = rangeFor(DataKind::Signed, m.data(), static_cast<std::size_t>(m.size()));
+  const std::string title = train::headName(c.layer, c.head) + ": " + kMatrixNames[v.matrix] +
+                            (v.matrix == 0   ? " = W_qᵀ W_k (query x QK keyᵀ = score)"
+                             : v.matrix == 1 ? " = W_vᵀ W_oᵀ (what the head writes for a key)"
+                             : v.matrix == 2 ? " (which token looks at which)"
+                                             : " (attending to a token raises these logits)");
+  ImGui::SameLine();
+  const std::string stem = r.folderName + "_" + kMatrixProbes[v.matrix] + "_l" + std::to_string(c.layer) + "_h" +
+                           std::to_string(c.head);
+  drawCircuitsExport(ctx, "circuits_export_head", slice, colormap, range, title,
+                     modelCircuitsSource(r) + " (norm gains folded, biases left out)", stem);
+  ImGui::TextUnformatted(title.c_str());
+  ctx.probes.recordLabel("circuits_head_title", title);
+  const HeatmapHover hh = drawCircuitsMap(ctx, "head map", slice, DataKind::Signed, colormap, range,
+                                          keyOf(v.state, v.matrix, colormap, range, c.head), side);
+  ctx.probes.recordRect("circuits_head_map", hh.plotMin, hh.plotMax);
+  const std::string words = modelHeadText(r, v.matrix);
+  textWrappedDisabled(words);
+  ctx.probes.recordLabel("circuits_head_text", words);
+}
+
+// Where a cell's centre is on a map of `rows` x `cols` drawn in [plotMin, plotMax].
+ImVec2 cellRect(const HeatmapHover& h, int rows, int cols, int r, int c, ImVec2& max) {
+  const float w = (h.plotMax.x - h.plotMin.x) / static_cast<float>(cols), ht = (h.plotMax.y - h.plotMin.y) / static_cast<float>(rows);
+  const ImVec2 min(h.plotMin.x + w * static_cast<float>(c), h.plotMin.y + ht * static_cast<float>(r));
+  max = ImVec2(min.x + w, min.y + ht);
+  return min;
+}
+
+// A map of heads (rows: layers first..first+rows-1, columns: heads) sized to its cells: a few
+// rows of a deep model's heads would be stretched tall in a square.
+ImVec2 headMapSize(int rows, int cols, float width) {
+  const float em = ImGui::GetFontSize();
+  const float cell = std::clamp((width - colorbarWidth() - 4.0f * em) / static_cast<float>(std::max(1, cols)), 0.6f * em, 2.8f * em);
+  return ImVec2(cell * static_cast<float>(cols) + colorbarWidth() + 4.0f * em,
+                std::max(cell * static_cast<float>(rows) + 2.5f * em, 6.0f * em));
+}
+
+struct HeadMapPick {
+  int layer = -1, head = -1;
+  bool clicked = false;
+};
+
+// One side of the composition: `pairs` laid out by (the other head's layer, head) as a map with
+// rows first..first+rows-1; hover names the pair, a click picks the other head.
+HeadMapPick drawCompositionMap(UiContext& ctx, const ModelCircuitsView& v, const ModelCircuits& c,
+                               const std::vector<Composition>& pairs, bool reads, char kind, ColorRange range,
+                               float width) {
+  const int first = reads ? 0 : c.layer + 1;
+  const int rows = reads ? c.layer : c.layers - c.layer - 1;
+  const char* probe = reads ? "circuits_reads_map" : "circuits_readers_map";
+  HeadMapPick pick;
+  if (rows <= 0 || pairs.empty()) {
+    textWrappedDisabled(reads ? "Layer 0: no earlier head writes to the stream before it, so it reads none."
+                              : "The last layer: no later head reads what it writes.");
+    return pick;
+  }
+  RowMatrix m = RowMatrix::Zero(rows, c.heads);
+  for (const Composition& p : pairs) {
+    const int l = (reads ? p.fromLayer : p.toLayer) - first, h = reads ? p.fromHead : p.toHead;
+    if (l >= 0 && l < rows && h >= 0 && h < c.heads) m(l, h) = static_cast<float>(train::compositionScore(p, kind));
+  }
+  Slice2D slice;
+  slice.stage = StageId::Weights;  // scores in [0, 1]: the sequential map
+  slice.rows = rows;
+  slice.cols = c.heads;
+  slice.data = m.data();
+  slice.rowAxis = "layer";
+  slice.colAxis = "head";
+  for (int l = 0; l < rows; ++l) slice.rowLabels.push_back(tag('L', first + l));
+  for (int h = 0; h < c.heads; ++h) slice.colLabels.push_back(tag('h', h));
+  const std::string me = train::headName(c.layer, c.head);
+  const std::string title = reads ? me + " reads (" + std::string(1, kind) + "): the heads of layers 0 … " + std::to_string(c.layer - 1)
+                                  : "read by (" + std::string(1, kind) + "): the heads of layers " + std::to_string(c.layer + 1) +
+                                        " … " + std::to_string(c.layers - 1);
+  ImGui::TextUnformatted(title.c_str());
+  ImGui::SameLine();
+  const std::string stem = std::string(reads ? "reads_" : "read_by_") + static_cast<char>(kind - 'A' + 'a') + "_l" +
+                           std::to_string(c.layer) + "_h" + std::to_string(c.head);
+  drawCircuitsExport(ctx, reads ? "circuits_export_reads" : "circuits_export_readers", slice, ColormapId::Viridis, range,
+                     std::string(1, kind) + "-composition: " + title + " (random baseline " + formatGeneral(c.baseline, 3) + ")",
+                     "(norm gains folded, biases left out)", stem);
+  const ImVec2 size = headMapSize(rows, c.heads, width);
+  const HeatmapHover hv = drawCircuitsMap(ctx, reads ? "reads map" : "readers map", slice, DataKind::Probability,
+                                          ColormapId::Viridis, range,
+                                          keyOf(v.state, 10 + (reads ? 0 : 3) + v.kind, ColormapId::Viridis, range), size, false);
+  ctx.probes.recordRect(probe, hv.plotMin, hv.plotMax);
+  if (hv.hovered && hv.row >= 0 && hv.row < rows && hv.col >= 0 && hv.col < c.heads) {
+    pick.layer = first + hv.row;
+    pick.head = hv.col;
+    pick.clicked = hv.clicked;
+    for (const Composition& p : pairs) {
+      const bool match = reads ? p.fromLayer == pick.layer && p.fromHead == pick.head : p.toLayer == pick.layer && p.toHead == pick.head;
+      if (!match) continue;
+      const std::string text = modelCompositionCellText(c, p, kind);
+      ImGui::SetTooltip("%s\nclick: layer %d, head %d in the pipeline", text.c_str(), pick.layer, pick.head);
+      ctx.probes.recordLabel("circuits_comp_hover", text);
+    }
+    ImVec2 max;
+    const ImVec2 min = cellRect(hv, rows, c.heads, hv.row, hv.col, max);
+    ImGui::GetWindowDrawList()->AddRect(min, max, IM_COL32(255, 255, 255, 200), 0.0f, 0, 1.5f);
+  }
+  return pick;
+}
+
+void drawCompositionSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuits& c) {
+  const float em = ImGui::GetFontSize();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("composition");
+  for (int k = 0; k < 3; ++k) {
+    ImGui::PushID(k);
+    ImGui::SameLine();
+    if (ImGui::RadioButton(std::string(1, kKinds[k]).c_str(), v.kind == k)) v.kind = k;
+    ctx.probes.recordLastItem(kKindProbes[k]);
+    ImGui::PopID();
+  }
+  const char kind = kKinds[std::clamp(v.kind, 0, 2)];
+  ImGui::SameLine();
+  ImGui::TextDisabled("random baseline %.3f: a score near it is no more than chance (Q: the later head's queries read "
+                      "the earlier head's output, K: its keys, V: its values)", c.baseline);
+  // One scale for both maps and every kind (0 … the largest score), so switching kinds compares them.
+  float top = static_cast<float>(c.baseline);
+  for (const auto* side : {&c.reads, &c.readBy})
+    for (const Composition& p : *side) top = std::max({top, static_cast<float>(p.q), static_cast<float>(p.k), static_cast<float>(p.v)});
+  const ColorRange range{0.0f, top > 0 ? top : 1.0f};
+  const float half = 0.5f * ImGui::GetContentRegionAvail().x - em;
+  ImGui::BeginGroup();
+  const HeadMapPick a = drawCompositionMap(ctx, v, c, c.reads, true, kind, range, half);
+  ImGui::EndGroup();
+  ImGui::SameLine(0.0f, 2.0f * em);
+  ImGui::BeginGroup();
+  const HeadMapPick b = drawCompositionMap(ctx, v, c, c.readBy, false, kind, range, half);
+  ImGui::EndGroup();
+  for (const HeadMapPick& p : {a, b}) {
+    if (!p.clicked) continue;
+    selectModelHead(ctx.state, ctx.view, p.layer, p.head);
+    ctx.probes.recordLabel("circuits_comp_clicked", tag('L', p.layer) + " " + tag('h', p.head));
+  }
+  const std::string words = model::modelCompositionText(c, kind);
+  textWrappedDisabled(words);
+  ctx.probes.recordLabel("circuits_comp_text", words);
+}
+
+void drawCopyingSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsResult& r) {
+  const ModelCircuits& c = r.circuits;
+  if (c.copying.size() != static_cast<std::size_t>(c.layers) * static_cast<std::size_t>(c.heads) || c.layers <= 0) return;
+  RowMatrix m(c.layers, c.heads);
+  for (int l = 0; l < c.layers; ++l)
+    for (int h = 0; h < c.heads; ++h) m(l, h) = static_cast<float>(c.copyingAt(l, h));
+  Slice2D slice;
+  slice.stage = StageId::Scores;  // in [-1, 1]: the diverging map, 0 in its middle
+  slice.rows = c.layers;
+  slice.cols = c.heads;
+  slice.data = m.data();
+  slice.rowAxis = "layer";
+  slice.colAxis = "head";
+  for (int l = 0; l < c.layers; ++l) slice.rowLabels.push_back(tag('L', l));
+  for (int h = 0; h < c.heads; ++h) slice.colLabels.push_back(tag('h', h));
+  const ColormapId colormap = ctx.view.colormap.value_or(defaultColormap(DataKind::Signed));
+  const ColorRange range{-1.0f, 1.0f};
+  const std::string title = "copying score of every head (E OV U's eigenvalues over the whole vocabulary: sum / sum of moduli)";
+  ImGui::TextUnformatted(title.c_str());
+  ImGui::SameLine();
+  drawCircuitsExport(ctx, "circuits_export_copying", slice, colormap, range, "Copying score of every head",
+                     r.folderName + " (E OV U's eigenvalues: sum / sum of moduli; norm gains folded)", r.folderName + "_copying");
+  const ImVec2 size = headMapSize(c.layers, c.heads, std::min(ImGui::GetContentRegionAvail().x, 48.0f * ImGui::GetFontSize()));
+  const HeatmapHover hv = drawCircuitsMap(ctx, "copying map", slice, DataKind::Signed, colormap, range,
+                                          keyOf(v.state, 20, colormap, range), size, false);
+  ctx.probes.recordRect("circuits_copying_map", hv.plotMin, hv.plotMax);
+  ImVec2 max;
+  const ImVec2 min = cellRect(hv, c.layers, c.heads, c.layer, c.head, max);
+  ImGui::GetWindowDrawList()->AddRect(min, max, IM_COL32(255, 255, 255, 255), 0.0f, 0, 2.0f);  // the chosen head
+  if (hv.hovered && hv.row >= 0 && hv.row < c.layers && hv.col >= 0 && hv.col < c.heads) {
+    const std::string text = modelCopyingCellText(c, hv.row, hv.col);
+    ImGui::SetTooltip("%s\nclick: layer %d, head %d in the pipeline", text.c_str(), hv.row, hv.col);
+    ctx.probes.recordLabel("circuits_copying_hover", text);
+    if (hv.clicked) selectModelHead(ctx.state, ctx.view, hv.row, hv.col);
+  }
+  ctx.probes.recordLabel("circuits_copying_chosen", modelCopyingCellText(c, c.layer, c.head));
+  const std::string words = model::modelCopyingText(c);
+  textWrappedDisabled(words);
+  ctx.probes.recordLabel("circuits_copying_text", words);
+}
+
+void drawRolloutSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsResult& r, float side) {
+  const ModelCircuits& c = r.circuits;
+  const float em = ImGui::GetFontSize();
+  if (r.rolled.empty() || c.lastLayerMean.size() == 0) {
+    const std::string why = "Rollout: " + (c.rolloutWhy.empty() ? std::string("not computed for this text") : c.rolloutWhy);
+    textWrappedDisabled(why);
+    ctx.probes.recordLabel("circuits_rollout_text", why);
+    return;
+  }
+  const RowMatrix& rolled = r.rolled.back();
+  const int T = static_cast<int>(rolled.rows());
+  Slice2D rawSlice, rollSlice;
+  for (Slice2D* sl : {&rawSlice, &rollSlice}) {
+    sl->stage = StageId::Weights;
+    sl->rows = sl->cols = T;
+    sl->rowAxis = "T_q";
+    sl->colAxis = "T_k";  // the rollout's columns are the input tokens: the keys of layer 0
+    sl->rowLabels = r.textLabels;
+    sl->colLabels = r.textLabels;
+  }
+  rawSlice.data = c.lastLayerMean.data();
+  rollSlice.data = rolled.data();
+  const ColorRange range{0.0f, 1.0f};
+  const float half = std::min(side, 0.5f * ImGui::GetContentRegionAvail().x - colorbarWidth() - 5.0f * em);
+  ImGui::BeginGroup();
+  ImGui::Text("last layer's weights (mean over %d heads)", c.heads);
+  const HeatmapHover hr = drawCircuitsMap(ctx, "raw map", rawSlice, DataKind::Probability, ColormapId::Viridis, range,
+                                          keyOf(v.state, 30, ColormapId::Viridis, range), half);
+  ctx.probes.recordRect("circuits_raw_map", hr.plotMin, hr.plotMax);
+  ImGui::EndGroup();
+  ImGui::SameLine(0.0f, em);
+  ImGui::BeginGroup();
+  const std::string rollTitle = "rollout through all " + std::to_string(c.layers) + " layer" + (c.layers == 1 ? "" : "s");
+  ImGui::TextUnformatted(rollTitle.c_str());
+  ImGui::SameLine();
+  drawCircuitsExport(ctx, "circuits_export_rollout", rollSlice, ColormapId::Viridis, range,
+                     "Attention rollout (Abnar & Zuidema 2020) through " + std::to_string(c.layers) + " layers",
+                     r.folderName + " on the text", r.folderName + "_rollout");
+  const HeatmapHover hl = drawCircuitsMap(ctx, "rollout map", rollSlice, DataKind::Probability, ColormapId::Viridis, range,
+                                          keyOf(v.state, 31, ColormapId::Viridis, range), half);
+  ctx.probes.recordRect("circuits_rollout_map", hl.plotMin, hl.plotMax);
+  ImGui::EndGroup();
+  int row = T - 1;
+  if (hl.hovered && hl.row >= 0) row = hl.row;
+  else if (hr.hovered && hr.row >= 0) row = hr.row;
+  const std::string words = train::rolloutText(r.rolled, c.lastLayerMean, r.textLabels, row);
+  textWrappedDisabled(words + (row == T - 1 ? " (Hover a row for another position.)" : ""));
+  ctx.probes.recordLabel("circuits_rollout_text", words);
+}
+
+}  // namespace
+
+void drawModelCircuitsTab(UiContext& ctx, ModelCircuitsView& v) {
+  const float em = ImGui::GetFontSize();
+  if (!v.compute) v.compute = std::make_unique<ModelCircuitsCompute>();
+  const ModelCircuitsKey want = modelCircuitsKey(ctx.state, ctx.view);
+  v.compute->update(v.state, want, ctx.state.doc.memoryBudgetBytes);
+  ModelCircuitsState& s = v.state;
+  ctx.probes.recordLabel("circuits_status", modelCircuitsStatus(s, want));
+  drawStatus(ctx, v, want);
+  if (!s.result) {
+    if (!s.busy() && s.error.empty()) textWrappedDisabled("Nothing computed yet.");
+    ctx.probes.recordLabel("circuits_step", "");
+    return;
+  }
+  const ModelCircuitsResult& r = *s.result;
+  const std::string source = modelCircuitsSource(r);
+  ImGui::TextUnformatted(source.c_str());
+  ImGui::SameLine();
+  ImGui::TextDisabled(s.resultKey == want ? "(the pipeline's layer and head: the view follows them)"
+                                          : "(the previous picture, until the pipeline's is ready)");
+  ctx.probes.recordLabel("circuits_step", source);
+  const std::string conventions = modelCircuitsConventions(r.rope);
+  textWrappedDisabled(conventions + " L = " + std::to_string(r.circuits.layers) + ", h = " +
+                      std::to_string(r.circuits.heads) + ", d_model = " + std::to_string(r.circuits.dModel) +
+                      ", V = " + withThousands(r.circuits.vocab) + ".");
+  ctx.probes.recordLabel("circuits_conventions", conventions);
+  const float side = std::clamp(0.42f * ImGui::GetContentRegionAvail().x - colorbarWidth(), 8.0f * em, 22.0f * em);
+  ImGui::PushID("model circuits");
+  circuitsSectionTitle("Head: QK and OV circuits");
+  drawHeadSection(ctx, v, r, want, std::clamp(0.6f * ImGui::GetContentRegionAvail().x - colorbarWidth(), 8.0f * em, 26.0f * em));
+  circuitsSectionTitle("Composition: the earlier heads this head reads, the later heads that read it");
+  drawCompositionSection(ctx, v, r.circuits);
+  circuitsSectionTitle("Copying");
+  drawCopyingSection(ctx, v, r);
+  circuitsSectionTitle("Attention rollout of the text");
+  drawRolloutSection(ctx, v, r, side);
+  ImGui::PopID();
+}
+
+}  // namespace mhascope::app
