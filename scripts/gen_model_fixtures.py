@@ -41,12 +41,31 @@ and reference/<folder>/ with, for each token sequence k:
   s{k}_logits.npy  (T, vocab)
 The F16/BF16 references are computed on the weights as stored (rounded, then read back as
 float32, as Hugging Face does with torch_dtype=float32), so they need float32 tolerances only.
+
+circuits/<folder>_l{L}_h{H}.* (gpt2 and llama_gqa, two heads each): the circuits of one head as
+core/model/model_circuits computes them, here from the plain formulas in float64 NumPy — every
+matrix formed explicitly (QK, OV d_model x d_model, E OV U V x V with a full eigen solve, every
+composition product d_model x d_model) — on CIRCUIT_TOKENS. The convention matched:
+  the textbook layout y = x W (GPT-2's Conv1D as stored, Llama's nn.Linear weights transposed);
+  head i's W_q^i = columns i d_k … of W_q, W_o^i = rows i d_k … of W_o; with N K/V heads query head i
+  reads K/V head i // (h/N); norm1's gain g folded into W_q, W_k, W_v (diag(g) W), the final norm's
+  gain g_f into U = diag(g_f) · unembeddingᵀ (d_model, V); biases and the norms' centring left out;
+  QK^i = W_q^i W_k^iᵀ, OV^i = W_v^i W_o^i (RoPE not applied: the content part of the score);
+  composition Q = ||OV^a QK^b|| / (||OV^a|| ||QK^b||), K = ||QK^b OV^aᵀ|| / (…), V = ||OV^a OV^b|| / (…);
+  copying = Σ Re λ / Σ |λ| over E OV U's eigenvalues (V of them, V - d_k of them zero up to rounding);
+  token space over the text's distinct ids (first occurrence first): E_s QK E_sᵀ, E_s OV U_s;
+  rollout = Π rownorm(½ (mean over heads of A_l + I)) of the reference forward's attention.
+  <name>.json: tokens, token_ids, layer, head, copying (L x h), reads / read_by ([from layer, from
+  head, to layer, to head, q, k, v]), eigenvalues (the d_k of largest modulus, [re, im]);
+  <name>_{qk,ov,qk_tokens,ov_tokens,rollout,last_mean}.npy float32.
+`--circuits-only` writes these files alone (the weights are rebuilt from the same seeds).
 """
 import json
 import math
 import os
 import shutil
 import struct
+import sys
 
 import numpy as np
 import torch
@@ -316,8 +335,99 @@ def write_folder(name, cfg, W, dtype, forward, prefix="", shards=None, extra=Non
         np.save(os.path.join(ref, f"s{s}_logits.npy"), logits.numpy().astype(np.float32))
 
 
+# ---------------------------------------------------------------------------------------------
+# Circuits of one head, from the plain formulas (float64, every matrix explicit)
+# ---------------------------------------------------------------------------------------------
+CIRCUIT_TOKENS = [5, 17, 42, 17, 63, 8, 42, 91, 5, 30, 17, 77]  # repeats: the token axes keep 8 distinct ids
+
+
+def attention_factors(cfg, W):
+    """Per layer: W_q, W_k, W_v, W_o in y = x W (float64), norm1's gain folded into the first three."""
+    f = lambda t: t.detach().to(torch.float64).numpy()
+    layers = []
+    if cfg["model_type"] == "gpt2":
+        d = cfg["n_embd"]
+        for l in range(cfg["n_layer"]):
+            g = f(W[f"h.{l}.ln_1.weight"])[:, None]
+            qkv = f(W[f"h.{l}.attn.c_attn.weight"])
+            layers.append((g * qkv[:, :d], g * qkv[:, d:2 * d], g * qkv[:, 2 * d:], f(W[f"h.{l}.attn.c_proj.weight"])))
+        E = f(W["wte.weight"])
+        U = f(W["ln_f.weight"])[:, None] * E.T
+    else:
+        for l in range(cfg["num_hidden_layers"]):
+            P = f"model.layers.{l}."
+            g = f(W[P + "input_layernorm.weight"])[:, None]
+            layers.append((g * f(W[P + "self_attn.q_proj.weight"]).T, g * f(W[P + "self_attn.k_proj.weight"]).T,
+                           g * f(W[P + "self_attn.v_proj.weight"]).T, f(W[P + "self_attn.o_proj.weight"]).T))
+        E = f(W["model.embed_tokens.weight"])
+        head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
+        U = f(W["model.norm.weight"])[:, None] * f(head).T
+    return layers, E, U
+
+
+def head_matrices(layers, l, i, h):
+    wq, wk, wv, wo = layers[l]
+    dk = wq.shape[1] // h
+    kv = i // (h // (wk.shape[1] // dk))  # query head i reads K/V head i // (h/N)
+    qk = wq[:, i * dk:(i + 1) * dk] @ wk[:, kv * dk:(kv + 1) * dk].T
+    ov = wv[:, kv * dk:(kv + 1) * dk] @ wo[i * dk:(i + 1) * dk, :]
+    return qk, ov
+
+
+def composition(ov_a, qk_b, ov_b):
+    n = np.linalg.norm
+    return (n(ov_a @ qk_b) / (n(ov_a) * n(qk_b)), n(qk_b @ ov_a.T) / (n(ov_a) * n(qk_b)), n(ov_a @ ov_b) / (n(ov_a) * n(ov_b)))
+
+
+def write_circuits(name, cfg, W, forward, cases):
+    """W: the weights as a reader gets them back from the file."""
+    out = os.path.join(ROOT, "circuits")
+    os.makedirs(out, exist_ok=True)
+    gpt2 = cfg["model_type"] == "gpt2"
+    L = cfg["n_layer"] if gpt2 else cfg["num_hidden_layers"]
+    h = cfg["n_head"] if gpt2 else cfg["num_attention_heads"]
+    layers, E, U = attention_factors(cfg, W)
+    dk = layers[0][0].shape[1] // h
+    mats = {(l, i): head_matrices(layers, l, i, h) for l in range(L) for i in range(h)}
+    copying = []
+    eig = {}
+    for l in range(L):
+        row = []
+        for i in range(h):
+            lam = np.linalg.eigvals(E @ mats[(l, i)][1] @ U)  # the whole (V, V) spectrum
+            eig[(l, i)] = lam
+            row.append(float(lam.real.sum() / np.abs(lam).sum()))
+        copying.append(row)
+    ids = torch.tensor(CIRCUIT_TOKENS)
+    with torch.no_grad():
+        _, attn, _, _ = forward(cfg, W, ids)
+    rolled = np.eye(len(CIRCUIT_TOKENS))
+    for a in attn:
+        mean = a.detach().to(torch.float64).numpy().mean(0)
+        step = 0.5 * (mean + np.eye(len(mean)))
+        rolled = (step / step.sum(1, keepdims=True)) @ rolled
+    distinct = list(dict.fromkeys(CIRCUIT_TOKENS))
+    for l, i in cases:
+        qk, ov = mats[(l, i)]
+        reads = [[la, ha, l, i, *composition(mats[(la, ha)][1], qk, ov)] for la in range(l) for ha in range(h)]
+        read_by = [[l, i, lb, hb, *composition(ov, *mats[(lb, hb)])] for lb in range(l + 1, L) for hb in range(h)]
+        lam = sorted(eig[(l, i)], key=lambda z: (-abs(z), z.imag))[:dk]
+        Es = E[distinct]
+        base = os.path.join(out, f"{name}_l{l}_h{i}")
+        with open(base + ".json", "w") as fjs:
+            json.dump({"tokens": CIRCUIT_TOKENS, "token_ids": distinct, "layer": l, "head": i, "copying": copying,
+                       "reads": reads, "read_by": read_by, "eigenvalues": [[z.real, z.imag] for z in lam]}, fjs)
+        for what, m in (("qk", qk), ("ov", ov), ("qk_tokens", Es @ qk @ Es.T), ("ov_tokens", Es @ ov @ U[:, distinct]),
+                        ("rollout", rolled), ("last_mean", attn[-1].detach().to(torch.float64).numpy().mean(0))):
+            np.save(f"{base}_{what}.npy", m.astype(np.float32))
+
+
 def main():
     torch.set_grad_enabled(False)
+    circuits_only = "--circuits-only" in sys.argv[1:]
+    if circuits_only:  # the folders' own writer is skipped; their weights come from the same seeds
+        global write_folder
+        write_folder = lambda *a, **k: None
     gpt2 = {
         "architectures": ["GPT2LMHeadModel"],
         "model_type": "gpt2",
@@ -339,10 +449,12 @@ def main():
     write_folder("gpt2", gpt2, Wg, "F32", gpt2_forward, extra=mask)
     # The F16 copy uses the "transformer." prefix some GPT-2 family files have.
     write_folder("gpt2_f16", gpt2, Wg, "F16", gpt2_forward, prefix="transformer.")
+    write_circuits("gpt2", gpt2, stored(Wg, "F32"), gpt2_forward, [(1, 2), (0, 1)])
 
     llama = llama_config("llama")
     Wl = llama_weights(llama, seed=2)
     write_folder("llama_gqa", llama, Wl, "F32", llama_forward)
+    write_circuits("llama_gqa", llama, stored(Wl, "F32"), llama_forward, [(1, 3), (0, 1)])
     write_folder("llama_gqa_bf16", llama, Wl, "BF16", llama_forward)
     first = [k for k in Wl if k.startswith("model.embed_tokens") or k.startswith("model.layers.0.")]
     write_folder("llama_sharded", llama, Wl, "F32", llama_forward, shards=[first, [k for k in Wl if k not in first]])

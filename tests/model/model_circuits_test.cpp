@@ -1,0 +1,393 @@
+// A model folder's circuits around one head (core/model/model_circuits.hpp) against the plain
+// formulas of scripts/gen_model_fixtures.py (float64 NumPy, every matrix explicit: QK and OV
+// d_model x d_model, E OV U V x V with its full eigen solve, each composition product), on the gpt2
+// and the GQA llama fixtures; the low-rank composition against train::compose on random matrices;
+// the baseline against its earlier d_model x d_model form; errors, cancel, the budget, the GQA head
+// mapping, the token axes, the rollout's limit and the texts.
+//
+// Tolerance: the weights are the file's float32 numbers on both sides; mhascope forms the products
+// in float32 (sums of d_model = 32 terms: relative error ~1e-6) where the reference uses float64,
+// so matrices and scores are held to |got - ref| <= 1e-5 + 1e-4 |ref|. The copying scores and
+// eigenvalues come from a d_k x d_k solve here and a V x V one there (whose V - d_k extra eigenvalues
+// are zero up to ~1e-13): 1e-4. The rollout multiplies the forward's float32 attention, which
+// matches the PyTorch forward to 2e-5 (model_forward_test): 1e-4.
+#include "model/model_circuits.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "attention/random.hpp"
+#include "check_tensor.hpp"
+#include "io/npy.hpp"
+#include "model/forward.hpp"
+
+namespace mhascope::model {
+namespace {
+
+const std::string kModels = std::string(MHASCOPE_FIXTURES_DIR) + "/models/";
+constexpr double kAtol = 1e-5, kRtol = 1e-4;
+
+nlohmann::json loadJson(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  return nlohmann::json::parse(in);
+}
+
+Tensor loadRef(const std::string& base, const std::string& what) {
+  auto t = loadNpy(base + "_" + what + ".npy");
+  if (!t) throw std::runtime_error(t.error().message);
+  return std::move(*t);
+}
+
+::testing::AssertionResult matches(const std::string& name, const RowMatrix& got, const Tensor& ref, double atol = kAtol,
+                                   double rtol = kRtol) {
+  if (ref.shape.size() != 2 || got.rows() != ref.shape[0] || got.cols() != ref.shape[1]) {
+    return ::testing::AssertionFailure() << name << ": shape (" << got.rows() << ", " << got.cols() << ") against the reference's";
+  }
+  return testing::checkTensor(name, got.data(), ref.data.data(), ref.data.size(), atol, rtol);
+}
+
+// Complex eigenvalues in one order: largest modulus first, conjugates by imaginary part.
+std::vector<std::complex<double>> sortedEigenvalues(std::vector<std::complex<double>> v) {
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+    if (std::abs(std::abs(a) - std::abs(b)) > 1e-6) return std::abs(a) > std::abs(b);
+    return a.imag() < b.imag();
+  });
+  return v;
+}
+
+void expectCompositions(const std::vector<train::Composition>& got, const nlohmann::json& ref, const char* what) {
+  ASSERT_EQ(got.size(), ref.size()) << what;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE(std::string(what) + " " + std::to_string(i));
+    const auto& r = ref[i];
+    EXPECT_EQ(got[i].fromLayer, r[0].get<int>());
+    EXPECT_EQ(got[i].fromHead, r[1].get<int>());
+    EXPECT_EQ(got[i].toLayer, r[2].get<int>());
+    EXPECT_EQ(got[i].toHead, r[3].get<int>());
+    EXPECT_NEAR(got[i].q, r[4].get<double>(), kAtol + kRtol * r[4].get<double>());
+    EXPECT_NEAR(got[i].k, r[5].get<double>(), kAtol + kRtol * r[5].get<double>());
+    EXPECT_NEAR(got[i].v, r[6].get<double>(), kAtol + kRtol * r[6].get<double>());
+  }
+}
+
+struct Case {
+  const char* folder;
+  int layer, head;
+};
+
+class ModelCircuitsMatchReference : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ModelCircuitsMatchReference, EveryField) {
+  const Case c = GetParam();
+  const std::string base = kModels + "circuits/" + c.folder + "_l" + std::to_string(c.layer) + "_h" + std::to_string(c.head);
+  const nlohmann::json ref = loadJson(base + ".json");
+  auto model = ModelFolder::open(kModels + c.folder);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const ModelSpec& s = model->spec();
+  ModelCircuitsOptions opt;
+  opt.layer = ref.at("layer").get<int>();
+  opt.head = ref.at("head").get<int>();
+  ASSERT_EQ(opt.layer, c.layer);
+  ASSERT_EQ(opt.head, c.head);
+  const auto tokens = ref.at("tokens").get<std::vector<int>>();
+  auto r = computeModelCircuits(*model, tokens, opt);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+
+  EXPECT_EQ(r->layers, s.layers);
+  EXPECT_EQ(r->heads, s.heads);
+  EXPECT_EQ(r->kvHeads, s.kvHeads);
+  EXPECT_EQ(r->dModel, s.dModel);
+  EXPECT_EQ(r->dk, s.dk());
+  EXPECT_EQ(r->vocab, s.vocab);
+  EXPECT_EQ(r->layer, c.layer);
+  EXPECT_EQ(r->head, c.head);
+
+  EXPECT_TRUE(matches("QK", r->qk, loadRef(base, "qk")));
+  EXPECT_TRUE(matches("OV", r->ov, loadRef(base, "ov")));
+  EXPECT_EQ(r->tokenIds, ref.at("token_ids").get<std::vector<int>>());
+  EXPECT_TRUE(matches("E_s QK E_s^T", r->qkTokens, loadRef(base, "qk_tokens")));
+  EXPECT_TRUE(matches("E_s OV U_s", r->ovTokens, loadRef(base, "ov_tokens")));
+
+  const auto& eigRef = ref.at("eigenvalues");
+  ASSERT_EQ(r->eigenvalues.size(), eigRef.size());
+  const auto eig = sortedEigenvalues(r->eigenvalues);
+  for (std::size_t i = 0; i < eig.size(); ++i) {
+    EXPECT_NEAR(eig[i].real(), eigRef[i][0].get<double>(), 1e-4 * (1 + std::abs(eig[i]))) << "eigenvalue " << i;
+    EXPECT_NEAR(eig[i].imag(), eigRef[i][1].get<double>(), 1e-4 * (1 + std::abs(eig[i]))) << "eigenvalue " << i;
+  }
+  const auto& copyRef = ref.at("copying");
+  ASSERT_EQ(r->copying.size(), static_cast<std::size_t>(s.layers * s.heads));
+  for (int l = 0; l < s.layers; ++l) {
+    for (int h = 0; h < s.heads; ++h) {
+      EXPECT_NEAR(r->copyingAt(l, h), copyRef[l][h].get<double>(), 1e-4) << "copying of layer " << l << " head " << h;
+    }
+  }
+  expectCompositions(r->reads, ref.at("reads"), "reads");
+  expectCompositions(r->readBy, ref.at("read_by"), "read_by");
+  EXPECT_EQ(r->baseline, train::compositionBaseline(s.dModel, s.dk()));
+
+  EXPECT_TRUE(r->rolloutWhy.empty()) << r->rolloutWhy;
+  EXPECT_TRUE(matches("rollout", r->rollout, loadRef(base, "rollout"), 1e-4, 1e-4));
+  EXPECT_TRUE(matches("last layer's mean", r->lastLayerMean, loadRef(base, "last_mean"), 1e-4, 1e-4));
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, ModelCircuitsMatchReference,
+                         ::testing::Values(Case{"gpt2", 1, 2}, Case{"gpt2", 0, 1}, Case{"llama_gqa", 1, 3},
+                                           Case{"llama_gqa", 0, 1}),
+                         [](const auto& info) {
+                           return std::string(info.param.folder) + "_l" + std::to_string(info.param.layer) + "_h" +
+                                  std::to_string(info.param.head);
+                         });
+
+const std::vector<int> kTokens = {5, 17, 42, 17, 63, 8, 42, 91, 5, 30, 17, 77};
+
+RowMatrix gaussian(int rows, int cols, SplitMix64& rng) {
+  RowMatrix m(rows, cols);
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = rng.normal();
+  return m;
+}
+
+// The low-rank identity gives compose()'s scores on the full matrices, for factors of several ranks
+// (GQA and ordinary heads alike are rank d_k) and for a dead head.
+TEST(ModelCircuits, LowRankCompositionEqualsComposeOfTheFullMatrices) {
+  SplitMix64 rng(7);
+  for (const auto& [d, k1, k2, k3] : std::vector<std::array<int, 4>>{{24, 5, 5, 5}, {16, 1, 3, 8}, {12, 12, 2, 6}}) {
+    SCOPED_TRACE("d " + std::to_string(d));
+    const RowMatrix p1 = gaussian(d, k1, rng), q1 = gaussian(k1, d, rng), p2 = gaussian(d, k2, rng),
+                    q2 = gaussian(k2, d, rng), p3 = gaussian(d, k3, rng), q3 = gaussian(k3, d, rng);
+    const RowMatrix ovA = p1 * q1, qkB = p2 * q2, ovB = p3 * q3;  // (d, d)
+    const train::Composition full = train::compose(ovA, qkB, ovB);
+    const train::Composition low = train::composeLowRank(train::lowRank(p1.cast<double>(), q1.cast<double>()),
+                                                         train::lowRank(p2.cast<double>(), q2.cast<double>()),
+                                                         train::lowRank(p3.cast<double>(), q3.cast<double>()));
+    EXPECT_NEAR(low.q, full.q, 1e-6);
+    EXPECT_NEAR(low.k, full.k, 1e-6);
+    EXPECT_NEAR(low.v, full.v, 1e-6);
+    EXPECT_GT(low.q, 0.0);
+    const train::Composition dead = train::composeLowRank(
+        train::lowRank(RowMatrixD::Zero(d, k1), q1.cast<double>()), train::lowRank(p2.cast<double>(), q2.cast<double>()),
+        train::lowRank(p3.cast<double>(), q3.cast<double>()));
+    EXPECT_EQ(dead.q, 0.0);
+    EXPECT_EQ(dead.k, 0.0);
+    EXPECT_EQ(dead.v, 0.0);
+  }
+}
+
+// The baseline on the factors is the value the d_model x d_model products gave (the same draws,
+// in the same order), and the same on any number of threads.
+TEST(ModelCircuits, BaselineOnTheFactorsIsTheFullMatrixValue) {
+  const int d = 20, dk = 4, samples = 12;
+  SplitMix64 rng(train::kBaselineSeed);
+  double sum = 0;
+  auto draw = [&](int rows, int cols) { return gaussian(rows, cols, rng).cast<double>().eval(); };
+  for (int s = 0; s < samples; ++s) {
+    // Q before P within each product, as the factored version draws them.
+    const RowMatrixD q1 = draw(d, dk).transpose(), p1 = draw(dk, d).transpose();
+    const RowMatrixD q2 = draw(dk, d), p2 = draw(dk, d).transpose();
+    const RowMatrixD q3 = draw(d, dk).transpose(), p3 = draw(dk, d).transpose();
+    const RowMatrixD ovA = p1 * q1, qkB = p2 * q2, ovB = p3 * q3;
+    const train::Composition c = train::compose(ovA.cast<float>(), qkB.cast<float>(), ovB.cast<float>());
+    sum += c.q + c.k + c.v;
+  }
+  const double full = sum / (3.0 * samples);
+  EXPECT_NEAR(train::compositionBaseline(d, dk, samples), full, 1e-6);
+  EXPECT_EQ(train::compositionBaseline(d, dk, samples, train::kBaselineSeed, 2),
+            train::compositionBaseline(d, dk, samples, train::kBaselineSeed, 1));
+}
+
+// Query head i reads K/V head i / (h/N): on the GQA fixture (h = 4, N = 2) heads 0 and 1 share
+// W_k and W_v's first block, heads 2 and 3 the second, and norm1's gain scales their rows.
+TEST(ModelCircuits, GqaQueryHeadsReadTheirGroupsKeysAndValues) {
+  auto model = ModelFolder::open(kModels + "llama_gqa");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const ModelSpec& s = model->spec();
+  ASSERT_EQ(s.heads, 4);
+  ASSERT_EQ(s.kvHeads, 2);
+  auto lw = model->layer(1);
+  ASSERT_TRUE(lw.ok()) << lw.error().message;
+  const int dk = s.dk();
+  const Eigen::ArrayXf g = lw->norm1.transpose().array();
+  for (int i = 0; i < s.heads; ++i) {
+    SCOPED_TRACE("head " + std::to_string(i));
+    ModelCircuitsOptions opt;
+    opt.layer = 1;
+    opt.head = i;
+    opt.rolloutMaxTokens = 0;
+    auto r = computeModelCircuits(*model, kTokens, opt);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    const int kv = i / 2;
+    const RowMatrix a = (lw->attention->wq.middleCols(i * dk, dk).array().colwise() * g).matrix();
+    const RowMatrix b = (lw->attention->wk.middleCols(kv * dk, dk).array().colwise() * g).matrix();
+    const RowMatrix c = (lw->attention->wv.middleCols(kv * dk, dk).array().colwise() * g).matrix();
+    const RowMatrix qk = a * b.transpose(), ov = c * lw->attention->wo.middleRows(i * dk, dk);
+    EXPECT_TRUE(r->qk.isApprox(qk, 1e-5f));
+    EXPECT_TRUE(r->ov.isApprox(ov, 1e-5f));
+    // Not the other group's keys.
+    const RowMatrix other = (lw->attention->wk.middleCols((1 - kv) * dk, dk).array().colwise() * g).matrix();
+    EXPECT_FALSE(r->qk.isApprox(a * other.transpose(), 1e-2f));
+  }
+}
+
+TEST(ModelCircuits, TokenAxesKeepTheFirstDistinctIds) {
+  auto model = ModelFolder::open(kModels + "gpt2");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  ModelCircuitsOptions opt;
+  opt.layer = 1;
+  opt.head = 2;
+  auto all = computeModelCircuits(*model, kTokens, opt);
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  EXPECT_EQ(all->tokenIds, (std::vector<int>{5, 17, 42, 63, 8, 91, 30, 77}));
+  opt.maxTokens = 3;
+  auto three = computeModelCircuits(*model, kTokens, opt);
+  ASSERT_TRUE(three.ok()) << three.error().message;
+  EXPECT_EQ(three->tokenIds, (std::vector<int>{5, 17, 42}));
+  EXPECT_TRUE(three->qkTokens.isApprox(all->qkTokens.topLeftCorner(3, 3)));
+  EXPECT_TRUE(three->ovTokens.isApprox(all->ovTokens.topLeftCorner(3, 3)));
+}
+
+TEST(ModelCircuits, RolloutIsLeftOutAboveItsLimitAndTheSameOnAnyThreads) {
+  auto model = ModelFolder::open(kModels + "llama_gqa");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  ModelCircuitsOptions opt;
+  opt.layer = 1;
+  opt.head = 0;
+  auto one = computeModelCircuits(*model, kTokens, opt);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  opt.threads = 2;
+  auto two = computeModelCircuits(*model, kTokens, opt);
+  ASSERT_TRUE(two.ok()) << two.error().message;
+  EXPECT_EQ(one->qk, two->qk);
+  EXPECT_EQ(one->copying, two->copying);
+  for (std::size_t i = 0; i < one->reads.size(); ++i) EXPECT_EQ(one->reads[i].k, two->reads[i].k);
+  EXPECT_EQ(one->rollout, two->rollout);
+
+  opt.rolloutMaxTokens = 11;  // T = 12
+  auto skipped = computeModelCircuits(*model, kTokens, opt);
+  ASSERT_TRUE(skipped.ok()) << skipped.error().message;
+  EXPECT_EQ(skipped->rollout.size(), 0);
+  EXPECT_EQ(skipped->lastLayerMean.size(), 0);
+  EXPECT_NE(skipped->rolloutWhy.find("11 tokens"), std::string::npos) << skipped->rolloutWhy;
+  EXPECT_NE(skipped->rolloutWhy.find("12"), std::string::npos) << skipped->rolloutWhy;
+  EXPECT_EQ(skipped->copying, one->copying);  // the rest is unchanged
+}
+
+TEST(ModelCircuits, RefusesBadLayersHeadsAndTokens) {
+  auto model = ModelFolder::open(kModels + "gpt2");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  ModelCircuitsOptions opt;
+  opt.layer = 2;
+  EXPECT_TRUE(testing::errorNaming(computeModelCircuits(*model, kTokens, opt), "layer 2", {"2 layers", "0 .. 1", "n_layer"}));
+  opt.layer = -1;
+  EXPECT_TRUE(testing::errorNaming(computeModelCircuits(*model, kTokens, opt), "layer -1", {"2 layers"}));
+  opt.layer = 0;
+  opt.head = 4;
+  EXPECT_TRUE(testing::errorNaming(computeModelCircuits(*model, kTokens, opt), "head 4", {"4 heads", "0 .. 3", "n_head"}));
+  opt.head = 0;
+  EXPECT_TRUE(testing::errorNaming(computeModelCircuits(*model, {}, opt), "at least one token", {}));
+  EXPECT_TRUE(testing::errorNaming(computeModelCircuits(*model, {3, 100}, opt), "token id 100", {"position 1", "vocabulary of 100"}));
+  EXPECT_TRUE(testing::errorNaming(computeModelCircuits(*model, {-1}, opt), "token id -1", {"position 0"}));
+  EXPECT_TRUE(testing::errorNaming(computeModelCircuits(*model, std::vector<int>(33, 1), opt), "33 tokens",
+                                   {"32 positions", "n_positions"}));
+  opt.maxTokens = 0;
+  EXPECT_TRUE(testing::errorNaming(computeModelCircuits(*model, kTokens, opt), "maxTokens is 0", {}));
+}
+
+TEST(ModelCircuits, RefusesAboveTheBudgetNamingBoth) {
+  auto model = ModelFolder::open(kModels + "llama_gqa");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  ModelCircuitsOptions opt;
+  const double estimate = estimateModelCircuitsBytes(model->spec(), static_cast<std::int64_t>(kTokens.size()), opt);
+  EXPECT_GT(estimate, 0.0);
+  opt.memoryBudgetBytes = static_cast<std::uint64_t>(estimate) - 1;
+  auto r = computeModelCircuits(*model, kTokens, opt);
+  EXPECT_TRUE(testing::errorNaming(r, formatBytes(estimate), {"memory budget of " + formatBytes(static_cast<double>(opt.memoryBudgetBytes)), "layer 0 head 0"}));
+  opt.memoryBudgetBytes = static_cast<std::uint64_t>(estimate) + 1;
+  EXPECT_TRUE(computeModelCircuits(*model, kTokens, opt).ok());
+  // The rollout's forward (T x T tables) counts only when it runs; the estimate grows with T.
+  ModelCircuitsOptions noRollout = opt, longRollout = opt;
+  noRollout.rolloutMaxTokens = 0;
+  longRollout.rolloutMaxTokens = 4096;
+  EXPECT_LT(estimateModelCircuitsBytes(model->spec(), 2000, noRollout),
+            estimateModelCircuitsBytes(model->spec(), 2000, longRollout));
+  EXPECT_LT(estimateModelCircuitsBytes(model->spec(), 1000, longRollout),
+            estimateModelCircuitsBytes(model->spec(), 2000, longRollout));
+}
+
+TEST(ModelCircuits, ProgressCountsEveryStepAndCancels) {
+  auto model = ModelFolder::open(kModels + "gpt2");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  ModelCircuitsOptions opt;
+  opt.layer = 1;
+  std::vector<std::pair<int, int>> calls;
+  opt.progress = [&](int done, int total) {
+    calls.emplace_back(done, total);
+    return true;
+  };
+  ASSERT_TRUE(computeModelCircuits(*model, kTokens, opt).ok());
+  // One vocabulary block (V = 100), two layers, the baseline, the rollout's two layers.
+  ASSERT_EQ(calls.size(), 6u);
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    EXPECT_EQ(calls[i].first, static_cast<int>(i) + 1);
+    EXPECT_EQ(calls[i].second, 6);
+  }
+  for (int stopAt : {1, 3, 5}) {  // U·E, a layer, the rollout's forward
+    SCOPED_TRACE("cancel at step " + std::to_string(stopAt));
+    opt.progress = [&](int done, int) { return done < stopAt; };
+    auto r = computeModelCircuits(*model, kTokens, opt);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().message, kForwardCancelled);
+  }
+}
+
+TEST(ModelCircuits, TextsNameTheNumbers) {
+  auto model = ModelFolder::open(kModels + "gpt2");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  ModelCircuitsOptions opt;
+  opt.layer = 1;
+  opt.head = 2;
+  auto r = computeModelCircuits(*model, kTokens, opt);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  char buf[64];
+  for (char kind : {'Q', 'K', 'V'}) {
+    SCOPED_TRACE(std::string(1, kind));
+    const auto best = std::max_element(r->reads.begin(), r->reads.end(), [&](const auto& a, const auto& b) {
+      return train::compositionScore(a, kind) < train::compositionScore(b, kind);
+    });
+    const std::string text = modelCompositionText(*r, kind);
+    std::snprintf(buf, sizeof buf, "reads %s most, %.3f against the random baseline %.3f",
+                  train::headName(best->fromLayer, best->fromHead).c_str(), train::compositionScore(*best, kind), r->baseline);
+    EXPECT_NE(text.find(buf), std::string::npos) << text;
+    EXPECT_NE(text.find("layer 1 head 2"), std::string::npos) << text;
+    EXPECT_NE(text.find("last layer"), std::string::npos) << text;
+    EXPECT_NE(text.find(train::compositionMeaning(kind)), std::string::npos) << text;
+  }
+  const auto [lo, hi] = std::minmax_element(r->copying.begin(), r->copying.end());
+  const int iHi = static_cast<int>(hi - r->copying.begin()), iLo = static_cast<int>(lo - r->copying.begin());
+  const std::string copying = modelCopyingText(*r);
+  std::snprintf(buf, sizeof buf, "highest %s %.3f", train::headName(iHi / 4, iHi % 4).c_str(), *hi);
+  EXPECT_NE(copying.find(buf), std::string::npos) << copying;
+  std::snprintf(buf, sizeof buf, "lowest %s %.3f", train::headName(iLo / 4, iLo % 4).c_str(), *lo);
+  EXPECT_NE(copying.find(buf), std::string::npos) << copying;
+  std::snprintf(buf, sizeof buf, "layer 1 head 2 %.3f", r->copyingAt(1, 2));
+  EXPECT_NE(copying.find(buf), std::string::npos) << copying;
+
+  opt.layer = 0;  // the first layer reads nothing; the later one reads it
+  auto first = computeModelCircuits(*model, kTokens, opt);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  const std::string text = modelCompositionText(*first, 'K');
+  EXPECT_NE(text.find("first layer"), std::string::npos) << text;
+  const auto best = std::max_element(first->readBy.begin(), first->readBy.end(),
+                                     [](const auto& a, const auto& b) { return a.k < b.k; });
+  std::snprintf(buf, sizeof buf, "%s reads it most, %.3f", train::headName(best->toLayer, best->toHead).c_str(), best->k);
+  EXPECT_NE(text.find(buf), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace mhascope::model
