@@ -4,12 +4,14 @@
 // --force; --export-dir must be new, empty, or an earlier circuits export (only the file names this
 // command writes), and each file in it is written atomically.
 #include "circuits_command.hpp"
+#include "circuits_files.hpp"
+#include "command_common.hpp"  // fail
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "export/export.hpp"
 #include "io/file_io.hpp"
@@ -26,66 +28,6 @@ namespace mhascope::cli {
 namespace {
 
 using namespace mhascope::train;
-
-int fail(const std::string& message) {
-  std::fprintf(stderr, "mhascope: error: %s\n", message.c_str());
-  return 1;
-}
-
-// "L0 H1": a picture's axis label. Built by appending (GCC 12 warns, wrongly, on chained + in this function).
-std::string headTag(int layer, int head) {
-  std::string s = "L";
-  s += std::to_string(layer);
-  s += " H";
-  s += std::to_string(head);
-  return s;
-}
-
-// What an earlier export holds: the per-head matrices (.npy and .png), the score tables and the
-// composition pictures.
-bool isExportFileName(const std::string& name) {
-  const std::regex pattern(
-      R"(((qk|ov|qk_tokens|ov_tokens)_l[0-9]+_h[0-9]+\.(npy|png))|(composition|copying)\.npy|rollout\.(npy|png)|composition_[qkv]_l[0-9]+_l[0-9]+\.png)");
-  return std::regex_match(name, pattern);
-}
-
-Status checkJsonOutput(const CircuitsArgs& a) {
-  namespace fs = std::filesystem;
-  if (sameFile(a.json, a.checkpoint)) {
-    return makeError("--json '" + a.json + "' is the checkpoint itself; name another file");
-  }
-  std::error_code ec;
-  if (fs::is_symlink(a.json, ec)) {
-    return makeError("--json '" + a.json + "' is a symbolic link; writing would replace the link by a file, so name "
-                     "the file itself");
-  }
-  if (fs::exists(a.json, ec) && !fs::is_directory(a.json, ec) && !a.force) {
-    return makeError("--json '" + a.json + "' already exists; add --force to replace it, or name a new file");
-  }
-  return checkWritablePath(a.json);
-}
-
-Status checkExportDir(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::exists(dir, ec)) {
-    const fs::path parent = fs::absolute(dir, ec).parent_path();
-    if (!fs::is_directory(parent, ec)) {
-      return makeError("--export-dir '" + dir + "': its parent folder '" + parent.string() + "' does not exist");
-    }
-    return Ok{};
-  }
-  if (!fs::is_directory(dir, ec)) return makeError("--export-dir '" + dir + "' exists and is not a folder");
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (!isExportFileName(name) || !e.is_regular_file() || e.is_symlink()) {
-      return makeError("--export-dir '" + dir + "' already holds '" + name +
-                       "', which is not part of a circuits export; choose a new or empty folder");
-    }
-  }
-  if (ec) return makeError("cannot read folder '" + dir + "': " + ec.message());
-  return Ok{};
-}
 
 const char* throughWhat(char kind) { return kind == 'Q' ? "its queries" : kind == 'K' ? "its keys" : "its values"; }
 
@@ -183,43 +125,12 @@ nlohmann::json circuitsJson(const Circuits& c, const RolloutOut& r) {
   return {{"pairs", pairs}, {"copying", copying}, {"baseline", c.baseline}, {"rollout", rollout}};
 }
 
-Tensor toTensor(const float* data, std::int64_t rows, std::int64_t cols) {
-  Tensor t({rows, cols}, {});
-  std::copy(data, data + rows * cols, t.ptr());
-  return t;
-}
-
 std::vector<std::string> tokenLabels(const Checkpoint& ck, int vocab) {
   std::vector<std::string> out;
   for (int v = 0; v < vocab; ++v) {
     out.push_back(static_cast<std::size_t>(v) < ck.alphabet.size() ? ck.alphabet[static_cast<std::size_t>(v)] : std::to_string(v));
   }
   return out;
-}
-
-struct MatrixFile {
-  std::string stem;        // "qk_l0_h1"
-  const RowMatrix* m;
-  std::string title;       // the picture's first line
-  std::string rowAxis, colAxis;
-  bool tokens;             // token labels on both axes
-};
-
-Status writeMatrix(const std::filesystem::path& dir, const MatrixFile& f, const std::vector<std::string>& labels,
-                   const std::string& subtitle) {
-  if (auto s = saveNpy((dir / (f.stem + ".npy")).string(), toTensor(f.m->data(), f.m->rows(), f.m->cols())); !s) return s;
-  Slice2D sl;
-  sl.stage = StageId::Scores;  // signed numbers: the diverging map on a range symmetric about 0
-  sl.rows = static_cast<int>(f.m->rows());
-  sl.cols = static_cast<int>(f.m->cols());
-  sl.data = f.m->data();
-  sl.rowAxis = f.rowAxis;
-  sl.colAxis = f.colAxis;
-  if (f.tokens) sl.rowLabels = sl.colLabels = labels;
-  ExportOptions opt;
-  opt.title = f.title;
-  opt.subtitle = subtitle;
-  return exportHeatmap((dir / (f.stem + ".png")).string(), sl, opt);
 }
 
 // Per kind and per (earlier layer, later layer): an h x h picture, rows the earlier layer's heads,
@@ -268,25 +179,8 @@ Status writeCompositionPictures(const std::filesystem::path& dir, const Circuits
   return Ok{};
 }
 
-// The last layer's rollout of the probe sequence: rollout.npy (T x T) and its picture, the tokens on
-// both axes, weights' viridis map on [0, 1] (each row sums to 1).
 Status writeRollout(const std::filesystem::path& dir, const RolloutOut& r, const std::string& subtitle, int& files) {
-  const RowMatrix& m = r.rolled.back();
-  if (auto s = saveNpy((dir / "rollout.npy").string(), toTensor(m.data(), m.rows(), m.cols())); !s) return s;
-  Slice2D sl;
-  sl.stage = StageId::Weights;
-  sl.rows = static_cast<int>(m.rows());
-  sl.cols = static_cast<int>(m.cols());
-  sl.data = m.data();
-  sl.rowAxis = "T_q";
-  sl.colAxis = "T_k";
-  sl.rowLabels = sl.colLabels = r.tokens;
-  ExportOptions opt;
-  opt.colormap = ColormapId::Viridis;
-  opt.range = ColorRange{0.0f, 1.0f};
-  opt.title = "Attention rollout (Abnar & Zuidema 2020) through " + std::to_string(r.rolled.size()) + " layers";
-  opt.subtitle = subtitle;
-  if (auto s = exportHeatmap((dir / "rollout.png").string(), sl, opt); !s) return s;
+  if (auto s = writeRolloutFiles(dir, r.rolled.back(), r.tokens, static_cast<int>(r.rolled.size()), subtitle); !s) return s;
   files += 2;
   return Ok{};
 }
@@ -345,9 +239,20 @@ CLI::App* addCircuitsCommand(CLI::App& app, CircuitsArgs& a) {
                                            "layers, copying scores");
   c->footer("Outputs: an existing --json file is replaced only with --force; --export-dir must be a new or empty "
             "folder or an earlier circuits export.");
-  c->add_option("--checkpoint", a.checkpoint, "a training checkpoint .safetensors (mhascope train --save)")
-      ->required()
-      ->check(nonEmptyPath());
+  auto* checkpoint = c->add_option("--checkpoint", a.checkpoint, "a training checkpoint .safetensors (mhascope train --save)")
+                         ->check(nonEmptyPath());
+  auto* model = c->add_option("--model", a.modelDir, "a Hugging Face model folder (or its config.json): the circuits "
+                                                   "around one head (--layer, --head) on --text / --text-file")
+                    ->check(nonEmptyPath())
+                    ->excludes(checkpoint);
+  c->add_option("--layer", a.layer, "with --model: the chosen head's layer")
+      ->transform(decimalInteger(0, INT_MAX))
+      ->needs(model)
+      ->capture_default_str();
+  c->add_option("--head", a.head, "with --model: the chosen head")
+      ->transform(decimalInteger(0, INT_MAX))
+      ->needs(model)
+      ->capture_default_str();
   c->add_option("--json", a.json, "write {\"pairs\": [...], \"copying\": [[...]], \"baseline\": b} to this file")
       ->check(nonEmptyPath());
   c->add_option("--export-dir", a.exportDir, "write every head's QK, OV, E QK E^T and E OV U as .npy and PNG heatmaps, "
@@ -355,8 +260,13 @@ CLI::App* addCircuitsCommand(CLI::App& app, CircuitsArgs& a) {
                                              "folder")
       ->check(nonEmptyPath());
   c->add_flag("--force", a.force, "replace an existing --json file");
-  c->add_option("--text", a.text, "the rollout's input for a checkpoint of the text task (which does not store its "
-                                  "text); the other tasks use their probe sequence");
+  auto* text = c->add_option("--text", a.text, "the rollout's input for a checkpoint of the text task (which does not "
+                                              "store its text; the other tasks use their probe sequence); with --model, "
+                                              "the model's text, verbatim");
+  c->add_option("--text-file", a.textFile, "with --model: read the text from this file, verbatim")
+      ->check(nonEmptyPath())
+      ->excludes(text)
+      ->needs(model);
   c->add_option("--memory-budget", a.memoryBudgetMib, "refuse a checkpoint whose reading would pass this many MiB "
                                                       "(default: half of the available memory)")
       ->transform(decimalInteger(1, 1ull << 30));
@@ -364,8 +274,10 @@ CLI::App* addCircuitsCommand(CLI::App& app, CircuitsArgs& a) {
 }
 
 int cmdCircuits(const CircuitsArgs& a) {
+  if (!a.modelDir.empty()) return cmdCircuitsModel(a);
+  if (a.checkpoint.empty()) return fail("circuits needs --checkpoint F (a training checkpoint) or --model DIR (a model folder)");
   if (!a.json.empty()) {
-    if (auto s = checkJsonOutput(a); !s) return fail(s.error().message);
+    if (auto s = checkJsonOutput(a.json, a.force, {{"--checkpoint", a.checkpoint}}); !s) return fail(s.error().message);
   }
   if (!a.exportDir.empty()) {
     if (auto s = checkExportDir(a.exportDir); !s) return fail(s.error().message);
@@ -375,7 +287,7 @@ int cmdCircuits(const CircuitsArgs& a) {
   if (!ck) return fail(ck.error().message);
   if (auto s = checkCircuitsInput(ck->params); !s) return fail("'" + a.checkpoint + "': " + s.error().message);
   const Circuits c = computeCircuits(ck->params);
-  const RolloutOut rollout = probeRollout(*ck, a.text, budget);
+  const RolloutOut rollout = probeRollout(*ck, a.text.value_or(""), budget);
   if (c.pairs.empty()) {
     std::fprintf(stderr, "mhascope: warning: '%s' has %d layer: composition needs two or more, so only the copying "
                          "scores are shown\n",

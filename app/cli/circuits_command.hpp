@@ -4,6 +4,8 @@
 // strongest reads in words, and the attention rollout of the task's probe sequence (--text: the text
 // task's input, which its checkpoint does not store); --json writes the scores, --export-dir the QK / OV matrices and their
 // token-space versions as .npy and PNG heatmaps.
+// `mhascope circuits --model DIR --text S|--text-file F --layer L --head H`: the same around one head
+// of a Hugging Face model folder (core/model/model_circuits.hpp; circuits_model.cpp).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -15,12 +17,16 @@ namespace mhascope::cli {
 
 struct CircuitsArgs {
   std::string checkpoint, json, exportDir;
-  std::string text;  // the rollout's input for a text-task checkpoint
+  std::optional<std::string> text;  // the rollout's input for a text-task checkpoint; a model's text
+  std::string modelDir, textFile;   // --model DIR, --text-file F (the model's text, verbatim)
+  int layer = 0, head = 0;          // --model: the chosen head
   bool force = false;  // replace an existing --json file
   std::optional<std::uint64_t> memoryBudgetMib;
 };
 
 CLI::App* addCircuitsCommand(CLI::App& app, CircuitsArgs& a);
 int cmdCircuits(const CircuitsArgs& a);
+// --model: circuits_model.cpp.
+int cmdCircuitsModel(const CircuitsArgs& a);
 
 }  // namespace mhascope::cli

@@ -37,6 +37,7 @@ struct ExportOptions {
   std::string subtitle;                // the configuration line, e.g. "B=1 T=8 d_model=64 h=4"
   std::optional<bool> showValues;      // empty: numbers in cells when the cells are big enough
   int cellPixels = 0;                  // 0: auto (≥ 14 px while the image stays ≤ ~8000 px)
+  std::string blockedLegend;           // the blocked cells' legend; empty: the mask's words
 };
 
 // Where one heatmap's cells are in the picture (pixels for PNG, points for SVG/PDF):

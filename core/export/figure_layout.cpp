@@ -131,7 +131,8 @@ void shapeFixedText(Figure& fig, const FigureInput& in) {
   fig.ticks = {formatGeneral(shown.hi, 3), formatGeneral(0.5 * (double{shown.lo} + double{shown.hi}), 3),
                formatGeneral(shown.lo, 3)};
   const Slice2D& first = *in.slices[0];
-  fig.blockedLegend = fonts.shape(first.stage == StageId::Weights && !first.weight
+  fig.blockedLegend = fonts.shape(!in.options.blockedLegend.empty() ? sanitizeUtf8(in.options.blockedLegend)
+                                  : first.stage == StageId::Weights && !first.weight
                                       ? "blocked by the mask: weight exactly 0"
                                       : "blocked by the mask (score \u2212\u221e)");
   fig.nanLegend = fonts.shape("NaN");

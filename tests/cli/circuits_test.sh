@@ -55,7 +55,7 @@ EOF
 then ok "--json rollout: the probe sequence's rollout equals PyTorch's"; else bad "--json rollout"; fi
 expect_error "an existing --json is kept without --force" "already exists; add --force" "$BIN" circuits --checkpoint "$CK" --json "$T/c.json"
 expect_ok "--force replaces --json" "$BIN" circuits --checkpoint "$CK" --json "$T/c.json" --force
-expect_error "--json is the checkpoint" "is the checkpoint itself" "$BIN" circuits --checkpoint "$CK" --json "$CK" --force
+expect_error "--json is the checkpoint" "is the same file as --checkpoint" "$BIN" circuits --checkpoint "$CK" --json "$CK" --force
 expect_error "--json in a missing folder" "$T/nope/c.json" "$BIN" circuits --checkpoint "$CK" --json "$T/nope/c.json"
 
 out="$("$BIN" circuits --checkpoint "$CK" --export-dir "$T/ex" 2>&1)"

@@ -1,0 +1,47 @@
+// What `mhascope circuits` writes, for a training checkpoint (circuits_command.cpp) and a model
+// folder (circuits_model.cpp) alike: the checks that keep its outputs off the user's files, and
+// the .npy + PNG pair of one matrix.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attention/tensor.hpp"
+#include "util/result.hpp"
+
+namespace mhascope::cli {
+
+// "L0 H1": a picture's axis label.
+std::string headTag(int layer, int head);
+
+// The file names a circuits export writes (the per-head matrices, the score tables, the
+// composition pictures, the rollout): an --export-dir holding anything else is refused.
+bool isExportFileName(const std::string& name);
+
+// --json: never one of `inputs` (flag, path) — --force replaces an earlier output, never an input —
+// nor a symbolic link; an existing file only with --force.
+Status checkJsonOutput(const std::string& json, bool force, const std::vector<std::pair<std::string, std::string>>& inputs);
+// --export-dir: new, empty, or an earlier circuits export (only isExportFileName files).
+Status checkExportDir(const std::string& dir);
+
+Tensor toTensor(const float* data, std::int64_t rows, std::int64_t cols);
+
+struct MatrixFile {
+  std::string stem;        // "qk_l0_h1"
+  const RowMatrix* m;
+  std::string title;       // the picture's first line
+  std::string rowAxis, colAxis;
+  bool tokens;             // token labels on both axes
+};
+
+// stem.npy and stem.png (signed: the diverging map on a range symmetric about 0).
+Status writeMatrix(const std::filesystem::path& dir, const MatrixFile& f, const std::vector<std::string>& labels,
+                   const std::string& subtitle);
+
+// rollout.npy (T x T) and its picture, the tokens on both axes, the weights' viridis map on [0, 1].
+Status writeRolloutFiles(const std::filesystem::path& dir, const RowMatrix& rollout, const std::vector<std::string>& tokens,
+                         int layers, const std::string& subtitle);
+
+}  // namespace mhascope::cli
