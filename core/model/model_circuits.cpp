@@ -345,7 +345,9 @@ Result<ModelCircuits> computeModelCircuits(const ModelFolder& model, const std::
       for (auto& c : readByOf[static_cast<std::size_t>(l)]) out.readBy.push_back(c);
     }
 
-    out.baseline = train::compositionBaseline(s.dModel, s.dk(), train::kBaselineSamples, train::kBaselineSeed, threads);
+    out.baseline = opt.baseline ? *opt.baseline
+                                : train::compositionBaseline(s.dModel, s.dk(), train::kBaselineSamples,
+                                                             train::kBaselineSeed, threads);
     if (!step()) return cancelled;
 
     // Rollout: one forward, each layer's mean over heads folded into the running product as it comes.

@@ -20,6 +20,7 @@
 #include <complex>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ struct ModelCircuitsOptions {
   int rolloutMaxTokens = 1024;  // rollout is skipped (rolloutWhy says so) above this T
   std::uint64_t memoryBudgetBytes = kDefaultMemoryBudget;
   int threads = 1;
+  // train::compositionBaseline(d_model, d_k) when the caller already has it (it depends on the two
+  // sizes alone and costs seconds: GPT-2 small's is 3 of the 5 s); nullopt computes it.
+  std::optional<double> baseline;
   // Called with steps done and their total; returning false cancels: the result is then the error
   // kForwardCancelled (forward.hpp).
   std::function<bool(int done, int total)> progress;

@@ -278,6 +278,16 @@ TEST(ModelCircuits, RolloutIsLeftOutAboveItsLimitAndTheSameOnAnyThreads) {
   EXPECT_EQ(skipped->copying, one->copying);  // the rest is unchanged
 }
 
+TEST(ModelCircuits, AGivenBaselineIsKept) {
+  auto model = ModelFolder::open(kModels + "gpt2");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  ModelCircuitsOptions opt;
+  opt.baseline = 0.5;
+  auto r = computeModelCircuits(*model, kTokens, opt);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->baseline, 0.5);
+}
+
 TEST(ModelCircuits, RefusesBadLayersHeadsAndTokens) {
   auto model = ModelFolder::open(kModels + "gpt2");
   ASSERT_TRUE(model.ok()) << model.error().message;
