@@ -154,6 +154,7 @@ struct ModelCircuitsView {
   int matrix = 0;  // 0 QK, 1 OV, 2 E QK Eᵀ, 3 E OV U
   int kind = 1;    // the composition shown: 0 Q, 1 K, 2 V
   int layerEdit = -1, headEdit = -1;  // the sliders while dragged (-1: show the pipeline's)
+  std::string picked;  // the head last picked by a click on a map ("L0 h1"), for scripted tests
   // The worker runs: the window keeps drawing (its progress, then its result).
   bool busy() const { return compute && compute->busy(); }
 };

@@ -201,16 +201,19 @@ struct HeadMapPick {
 
 // One side of the composition: `pairs` laid out by (the other head's layer, head) as a map with
 // rows first..first+rows-1; hover names the pair, a click picks the other head.
-HeadMapPick drawCompositionMap(UiContext& ctx, const ModelCircuitsView& v, const ModelCircuits& c,
+HeadMapPick drawCompositionMap(UiContext& ctx, const ModelCircuitsView& v, const ModelCircuitsResult& r,
                                const std::vector<Composition>& pairs, bool reads, char kind, ColorRange range,
                                float width) {
+  const ModelCircuits& c = r.circuits;
   const int first = reads ? 0 : c.layer + 1;
   const int rows = reads ? c.layer : c.layers - c.layer - 1;
   const char* probe = reads ? "circuits_reads_map" : "circuits_readers_map";
   HeadMapPick pick;
   if (rows <= 0 || pairs.empty()) {
-    textWrappedDisabled(reads ? "Layer 0: no earlier head writes to the stream before it, so it reads none."
-                              : "The last layer: no later head reads what it writes.");
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);  // its half of the row, not the whole row
+    ImGui::TextDisabled("%s", reads ? "Layer 0: no earlier head writes to the stream before it, so it reads none."
+                                    : "The last layer: no later head reads what it writes.");
+    ImGui::PopTextWrapPos();
     return pick;
   }
   RowMatrix m = RowMatrix::Zero(rows, c.heads);
@@ -228,16 +231,19 @@ HeadMapPick drawCompositionMap(UiContext& ctx, const ModelCircuitsView& v, const
   for (int l = 0; l < rows; ++l) slice.rowLabels.push_back(tag('L', first + l));
   for (int h = 0; h < c.heads; ++h) slice.colLabels.push_back(tag('h', h));
   const std::string me = train::headName(c.layer, c.head);
-  const std::string title = reads ? me + " reads (" + std::string(1, kind) + "): the heads of layers 0 … " + std::to_string(c.layer - 1)
-                                  : "read by (" + std::string(1, kind) + "): the heads of layers " + std::to_string(c.layer + 1) +
-                                        " … " + std::to_string(c.layers - 1);
+  const int last = first + rows - 1;
+  const std::string layers = rows == 1 ? "layer " + std::to_string(first)
+                                       : "layers " + std::to_string(first) + " … " + std::to_string(last);
+  // Short: the map has half the row, and the head is named in the line above the sections.
+  const std::string title = std::string(reads ? "reads (" : "read by (") + kind + "): " + layers;
   ImGui::TextUnformatted(title.c_str());
   ImGui::SameLine();
   const std::string stem = std::string(reads ? "reads_" : "read_by_") + static_cast<char>(kind - 'A' + 'a') + "_l" +
                            std::to_string(c.layer) + "_h" + std::to_string(c.head);
   drawCircuitsExport(ctx, reads ? "circuits_export_reads" : "circuits_export_readers", slice, ColormapId::Viridis, range,
-                     std::string(1, kind) + "-composition: " + title + " (random baseline " + formatGeneral(c.baseline, 3) + ")",
-                     "(norm gains folded, biases left out)", stem);
+                     std::string(1, kind) + "-composition: " + me + (reads ? " reads the heads of " : " is read by the heads of ") +
+                         layers + " (random baseline " + formatGeneral(c.baseline, 3) + ")",
+                     r.folderName + " (norm gains folded, biases left out)", stem);
   const ImVec2 size = headMapSize(rows, c.heads, width);
   const HeatmapHover hv = drawCircuitsMap(ctx, reads ? "reads map" : "readers map", slice, DataKind::Probability,
                                           ColormapId::Viridis, range,
@@ -261,7 +267,8 @@ HeadMapPick drawCompositionMap(UiContext& ctx, const ModelCircuitsView& v, const
   return pick;
 }
 
-void drawCompositionSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuits& c) {
+void drawCompositionSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsResult& r) {
+  const ModelCircuits& c = r.circuits;
   const float em = ImGui::GetFontSize();
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("composition");
@@ -273,27 +280,35 @@ void drawCompositionSection(UiContext& ctx, ModelCircuitsView& v, const ModelCir
     ImGui::PopID();
   }
   const char kind = kKinds[std::clamp(v.kind, 0, 2)];
-  ImGui::SameLine();
-  ImGui::TextDisabled("random baseline %.3f: a score near it is no more than chance (Q: the later head's queries read "
-                      "the earlier head's output, K: its keys, V: its values)", c.baseline);
-  // One scale for both maps and every kind (0 … the largest score), so switching kinds compares them.
-  float top = static_cast<float>(c.baseline);
+  // One scale for both maps and every kind, so switching kinds compares them; it starts at the random
+  // baseline: a model's scores all sit near it (a random one's within a few per cent), and on a scale
+  // from 0 every cell would be one colour. Darkest = chance or below.
+  const float base = static_cast<float>(c.baseline);
+  float top = 2.0f * base;
   for (const auto* side : {&c.reads, &c.readBy})
     for (const Composition& p : *side) top = std::max({top, static_cast<float>(p.q), static_cast<float>(p.k), static_cast<float>(p.v)});
-  const ColorRange range{0.0f, top > 0 ? top : 1.0f};
+  const ColorRange range{base, top > base ? top : base + 1.0f};
+  char baseline[320];
+  std::snprintf(baseline, sizeof baseline, "Random baseline %.3f: a score near it is no more than chance; the colour "
+                "runs from it (darkest: chance or below) to %.3f. Q: the later head's queries read the earlier head's "
+                "output, K: its keys, V: its values. Hover a cell for its score; click it for that head.",
+                c.baseline, static_cast<double>(range.hi));
+  textWrappedDisabled(baseline);
   const float half = 0.5f * ImGui::GetContentRegionAvail().x - em;
+  const float x0 = ImGui::GetCursorPosX();
   ImGui::BeginGroup();
-  const HeadMapPick a = drawCompositionMap(ctx, v, c, c.reads, true, kind, range, half);
+  const HeadMapPick a = drawCompositionMap(ctx, v, r, c.reads, true, kind, range, half);
   ImGui::EndGroup();
-  ImGui::SameLine(0.0f, 2.0f * em);
+  ImGui::SameLine(x0 + half + 2.0f * em);  // the right half starts at one place, whatever the left holds
   ImGui::BeginGroup();
-  const HeadMapPick b = drawCompositionMap(ctx, v, c, c.readBy, false, kind, range, half);
+  const HeadMapPick b = drawCompositionMap(ctx, v, r, c.readBy, false, kind, range, half);
   ImGui::EndGroup();
   for (const HeadMapPick& p : {a, b}) {
     if (!p.clicked) continue;
     selectModelHead(ctx.state, ctx.view, p.layer, p.head);
-    ctx.probes.recordLabel("circuits_comp_clicked", tag('L', p.layer) + " " + tag('h', p.head));
+    v.picked = tag('L', p.layer) + " " + tag('h', p.head);
   }
+  ctx.probes.recordLabel("circuits_comp_clicked", v.picked);
   const std::string words = model::modelCompositionText(c, kind);
   textWrappedDisabled(words);
   ctx.probes.recordLabel("circuits_comp_text", words);
@@ -332,7 +347,10 @@ void drawCopyingSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuit
     const std::string text = modelCopyingCellText(c, hv.row, hv.col);
     ImGui::SetTooltip("%s\nclick: layer %d, head %d in the pipeline", text.c_str(), hv.row, hv.col);
     ctx.probes.recordLabel("circuits_copying_hover", text);
-    if (hv.clicked) selectModelHead(ctx.state, ctx.view, hv.row, hv.col);
+    if (hv.clicked) {
+      selectModelHead(ctx.state, ctx.view, hv.row, hv.col);
+      v.picked = tag('L', hv.row) + " " + tag('h', hv.col);
+    }
   }
   ctx.probes.recordLabel("circuits_copying_chosen", modelCopyingCellText(c, c.layer, c.head));
   const std::string words = model::modelCopyingText(c);
@@ -413,21 +431,30 @@ void drawModelCircuitsTab(UiContext& ctx, ModelCircuitsView& v) {
                                           : "(the previous picture, until the pipeline's is ready)");
   ctx.probes.recordLabel("circuits_step", source);
   const std::string conventions = modelCircuitsConventions(r.rope);
-  textWrappedDisabled(conventions + " L = " + std::to_string(r.circuits.layers) + ", h = " +
-                      std::to_string(r.circuits.heads) + ", d_model = " + std::to_string(r.circuits.dModel) +
-                      ", V = " + withThousands(r.circuits.vocab) + ".");
+  const ModelCircuits& c = r.circuits;
+  std::string shared;  // grouped-query attention: which K/V head the chosen query head reads
+  if (c.kvHeads > 0 && c.kvHeads < c.heads) {
+    shared = " Head " + std::to_string(c.head) + " reads K/V head " + std::to_string(c.head / (c.heads / c.kvHeads)) +
+             " of N = " + std::to_string(c.kvHeads) + ".";
+  }
+  textWrappedDisabled(conventions + " L = " + std::to_string(c.layers) + ", h = " + std::to_string(c.heads) +
+                      ", d_model = " + std::to_string(c.dModel) + ", V = " + withThousands(c.vocab) + "." + shared);
   ctx.probes.recordLabel("circuits_conventions", conventions);
+  // The sections below scroll with the mouse wheel (the tab's own area leaves the wheel to zoomable
+  // heatmaps; these maps do not zoom), the status and source lines above stay in sight.
+  ImGui::BeginChild("model circuits", ImVec2(0.0f, 0.0f), false);
   const float side = std::clamp(0.42f * ImGui::GetContentRegionAvail().x - colorbarWidth(), 8.0f * em, 22.0f * em);
   ImGui::PushID("model circuits");
   circuitsSectionTitle("Head: QK and OV circuits");
   drawHeadSection(ctx, v, r, want, std::clamp(0.6f * ImGui::GetContentRegionAvail().x - colorbarWidth(), 8.0f * em, 26.0f * em));
   circuitsSectionTitle("Composition: the earlier heads this head reads, the later heads that read it");
-  drawCompositionSection(ctx, v, r.circuits);
+  drawCompositionSection(ctx, v, r);
   circuitsSectionTitle("Copying");
   drawCopyingSection(ctx, v, r);
   circuitsSectionTitle("Attention rollout of the text");
   drawRolloutSection(ctx, v, r, side);
   ImGui::PopID();
+  ImGui::EndChild();
 }
 
 }  // namespace mhascope::app

@@ -81,9 +81,13 @@ void fitCells(Layout& L, float availW, float availH) {
 void addVerticalText(ImDrawList* dl, ImVec2 bottomLeft, ImU32 color, const std::string& text) {
   const int first = dl->VtxBuffer.Size;
   // AddText drops glyphs outside the clip rectangle *before* the turn, so the glyphs are made
-  // unclipped; callers keep labels short (fitText) so they stay in their margin.
+  // unclipped; callers keep labels short (fitText) so they stay in their margin. Their draw
+  // command then gets the clip rectangle in force again: a map scrolled partly out of its window
+  // has its labels cut by the window's edge, not drawn over what is above it.
+  const ImVec2 clipMin = dl->GetClipRectMin(), clipMax = dl->GetClipRectMax();
   dl->PushClipRectFullScreen();
   dl->AddText(bottomLeft, color, text.c_str());
+  dl->CmdBuffer.back().ClipRect = ImVec4(clipMin.x, clipMin.y, clipMax.x, clipMax.y);
   dl->PopClipRect();
   for (int i = first; i < dl->VtxBuffer.Size; ++i) {
     ImDrawVert& v = dl->VtxBuffer[i];

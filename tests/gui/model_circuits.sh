@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The pipeline's Circuits tab on a model folder's layer under Xvfb (script model_circuits.txt): the
+# fixture GPT-2-layout folder (tests/fixtures/models/gpt2, copied with a byte-level tokenizer by
+# tests/model_tokenizer.py), a head clicked in the Model tab, every control of the tab clicked, the
+# pictures exported; llama: the Llama-layout fixture (GQA, RoPE, a BOS) says RoPE's convention and
+# labels its axes with the text's tokens, BOS included.
+# Usage: model_circuits.sh CASE MHASCOPE_BINARY FIXTURES
+set -u
+case_name=${1//_/-}
+bin=$2
+fix=$3
+source "$(dirname "$0")/gui_common.sh"
+PY=/usr/bin/python3
+
+copy() {  # copy NAME FOLDER [bos]: the fixture NAME as $out/FOLDER with a tokenizer
+  cp -r "$fix/models/$1" "$out/$2" || fail "cannot copy $1"
+  "$PY" "$here/../model_tokenizer.py" "$out/$2" ${3:-} || fail "cannot write the tokenizer"
+}
+
+case "$1" in
+  model_circuits)
+    copy gpt2 gpt
+    log=$(xvfb "$bin" --fresh --model "$out/gpt" --text "abcdefabcdef" --script "$(script_from model_circuits.txt)") \
+      || fail "script failed (exit $?): $log"
+    echo "$log"
+    for shot in circuits_model circuits_model_tokens circuits_model_hover circuits_model_layer0 circuits_model_followed circuits_model_scrolled; do
+      /usr/bin/python3 "$here/check_png.py" "$out/$shot.png" 1600x1000 || fail "blank $shot.png"
+    done
+    for f in gpt_ov_tokens_l1_h2 reads_v_l1_h2 gpt_copying gpt_rollout; do
+      /usr/bin/python3 "$here/check_png.py" "$out/$f.png" || fail "blank export $f.png"
+    done
+    # The words are about the chosen head and the text's tokens.
+    grep -q "^circuits_head_text: layer 1 head 2: E QK Eᵀ over the text's 6 distinct tokens" <<<"$log" \
+      || fail "the token-space words do not count the text's 6 distinct tokens: $log"
+    grep -q "^subtitle: .*layer 0" <<<"$log" || fail "the pipeline is not on layer 0 after the click: $log"
+    ;;
+  model_circuits_llama)
+    copy llama_gqa llama bos
+    printf '%s\n' 'wait 2' 'click tab_Circuits' 'wait 2' 'wait_until_shown 600 circuits_status ready' \
+      'expect_shown circuits_step llama · layer 0, head 0' 'expect_shown circuits_conventions RoPE: QK is the content part' \
+      'click circuits_m_qk_tokens' 'wait 2' 'print circuits_head_text' "screenshot $out/circuits_llama.png" 'quit' > "$out/llama.txt"
+    log=$(xvfb "$bin" --fresh --model "$out/llama" --text "one two one two" --script "$out/llama.txt") \
+      || fail "script failed (exit $?): $log"
+    echo "$log"
+    /usr/bin/python3 "$here/check_png.py" "$out/circuits_llama.png" 1600x1000 || fail "blank circuits_llama.png"
+    # The BOS the template puts first is one of the axes' tokens.
+    grep -q "^circuits_head_text: layer 0 head 0: E QK Eᵀ over the text's 7 distinct tokens" <<<"$log" \
+      || fail "the token-space axes are not the text's 7 distinct tokens (BOS, o, n, e, ␣, t, w): $log"
+    ;;
+  *) fail "unknown case $case_name" ;;
+esac
+echo "ok: $1"
