@@ -53,7 +53,7 @@ std::string ModelCircuitsJob::progressText() const {
 }
 
 ModelCircuitsOutcome runModelCircuitsJob(const ModelCircuitsKey& key, std::uint64_t memoryBudgetBytes, int threads,
-                                         const std::shared_ptr<ModelCircuitsJob>& job) {
+                                         const std::shared_ptr<ModelCircuitsJob>& job, BaselineCache baselines) {
   ModelCircuitsOutcome out;
   out.job = job;
   out.key = key;
@@ -72,6 +72,8 @@ ModelCircuitsOutcome runModelCircuitsJob(const ModelCircuitsKey& key, std::uint6
     opt.head = key.head;
     opt.memoryBudgetBytes = memoryBudgetBytes > 0 ? memoryBudgetBytes : defaultMemoryBudget();
     opt.threads = threads;
+    const model::ModelSpec& spec = mt->folder.spec();
+    if (auto it = baselines.find({spec.dModel, spec.dk()}); it != baselines.end()) opt.baseline = it->second;
     opt.progress = [&job](int done, int total) {
       job->total = total;
       job->done = done;
@@ -196,7 +198,13 @@ ModelCircuitsCompute::~ModelCircuitsCompute() {
 }
 
 void ModelCircuitsCompute::update(ModelCircuitsState& s, const ModelCircuitsKey& want, std::uint64_t memoryBudgetBytes) {
-  if (auto out = worker_.take()) applyModelCircuitsOutcome(s, std::move(*out));
+  if (auto out = worker_.take()) {
+    if (out->result) {
+      const model::ModelCircuits& c = out->result->circuits;
+      baselines_[{c.dModel, c.dk}] = c.baseline;
+    }
+    applyModelCircuitsOutcome(s, std::move(*out));
+  }
   if (s.job) {
     if (s.jobKey == want) return;  // the running job is the wanted one
     s.job->cancel = true;          // latest wins: the new job is queued behind it
@@ -220,7 +228,9 @@ void ModelCircuitsCompute::update(ModelCircuitsState& s, const ModelCircuitsKey&
   s.error.clear();  // about other inputs: the new job's own outcome says what happened to these
   running_ = job;
   const int threads = computeThreads();
-  worker_.submit([want, memoryBudgetBytes, threads, job] { return runModelCircuitsJob(want, memoryBudgetBytes, threads, job); });
+  worker_.submit([want, memoryBudgetBytes, threads, job, baselines = baselines_] {
+    return runModelCircuitsJob(want, memoryBudgetBytes, threads, job, baselines);
+  });
 }
 
 }  // namespace mhascope::app

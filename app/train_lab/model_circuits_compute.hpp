@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -74,10 +75,15 @@ struct ModelCircuitsOutcome {
   bool cancelled = false;
 };
 
+// The random composition baseline by (d_model, d_k): it depends on the two sizes alone and costs
+// seconds at a real model's (about 1.3 s of GPT-2 small's picture), so it is computed once.
+using BaselineCache = std::map<std::pair<int, int>, double>;
+
 // The job itself, a plain function (tests call it on their own thread): the folder and the text
-// through its tokenizer (model_source/model_text.hpp), then computeModelCircuits.
+// through its tokenizer (model_source/model_text.hpp), then computeModelCircuits, given the
+// baseline of the folder's sizes when `baselines` has it.
 ModelCircuitsOutcome runModelCircuitsJob(const ModelCircuitsKey& key, std::uint64_t memoryBudgetBytes, int threads,
-                                         const std::shared_ptr<ModelCircuitsJob>& job);
+                                         const std::shared_ptr<ModelCircuitsJob>& job, BaselineCache baselines = {});
 
 // The tab's state: the last good picture and what it was made from, the running job, the last error.
 struct ModelCircuitsState {
@@ -140,8 +146,10 @@ class ModelCircuitsCompute {
   // differs from what is shown and running (an empty folder cancels the running job).
   void update(ModelCircuitsState& s, const ModelCircuitsKey& want, std::uint64_t memoryBudgetBytes);
   bool busy() const { return worker_.busy(); }
+  const BaselineCache& baselines() const { return baselines_; }
 
  private:
+  BaselineCache baselines_;  // of every result taken (UI thread only; each job gets a copy)
   std::shared_ptr<ModelCircuitsJob> running_;  // the last job handed to the worker
   LatestJob<ModelCircuitsOutcome> worker_;     // last: its thread starts after the members above exist
 };

@@ -14,6 +14,16 @@
 //   rollout     — the last layer's mean weights beside the rollout of the text, or why there is none
 // A worker computes it (never the UI thread); its progress and Cancel are at the top, an error is
 // said in red there and the previous picture stays below it.
+// Probes (input scripts): circuits_progress, circuits_cancel, circuits_rerun, circuits_layer and
+// circuits_head (sliders; labels: the pipeline's), circuits_m_qk/_ov/_qk_tokens/_ov_tokens,
+// circuits_kind_q/k/v, circuits_export_head/_reads/_readers/_copying/_rollout (+ _save, _close),
+// circuits_head_map, circuits_reads_map, circuits_readers_map, circuits_copying_map,
+// circuits_raw_map, circuits_rollout_map; labels circuits_status, circuits_step,
+// circuits_conventions, circuits_head_title, circuits_head_text, circuits_comp_text,
+// circuits_comp_hover, circuits_comp_clicked, circuits_copying_text, circuits_copying_hover,
+// circuits_copying_chosen, circuits_rollout_text.
+// [SECTION] index (in file order): status line — head (sliders, matrix) — composition — copying —
+// rollout — drawModelCircuitsTab.
 #include <imgui.h>
 
 #include <algorithm>

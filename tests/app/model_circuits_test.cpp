@@ -269,6 +269,16 @@ TEST_F(ModelCircuitsTest, TheLatestRequestWinsOnTheWorker) {
   EXPECT_EQ(s.result->circuits.layer, 1);
   EXPECT_EQ(s.result->circuits.head, 3);
   EXPECT_EQ(modelCircuitsStatus(s, b), "ready");
+  // The baseline of the folder's sizes is kept for the next request (it costs seconds at a real
+  // model's sizes), and a job given it reports the same value.
+  const model::ModelCircuits& c = s.result->circuits;
+  ASSERT_EQ(compute.baselines().count({c.dModel, c.dk}), 1u);
+  EXPECT_EQ(compute.baselines().at({c.dModel, c.dk}), c.baseline);
+  BaselineCache given{{{c.dModel, c.dk}, 0.5}};
+  ModelCircuitsOutcome withGiven = runModelCircuitsJob(keyOf(folder, "abcabc", 1, 0), 0, 1,
+                                                       std::make_shared<ModelCircuitsJob>(), given);
+  ASSERT_TRUE(withGiven.result) << withGiven.error;
+  EXPECT_EQ(withGiven.result->circuits.baseline, 0.5);  // used as given, not computed again
   // A request that fails: the previous picture stays, the error is said, it is not rerun.
   const ModelCircuitsKey bad = keyOf(folder, "abcabc", 1, 9);
   compute.update(s, bad, 0);
