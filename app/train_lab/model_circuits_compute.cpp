@@ -1,7 +1,6 @@
 // The pipeline Circuits tab's work on a model folder (model_circuits_compute.hpp).
 #include "train_lab/model_circuits_compute.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -91,12 +90,6 @@ ModelCircuitsOutcome runModelCircuitsJob(const ModelCircuitsKey& key, std::uint6
     // Spelt as the Model tab spells tokens: the tokenizer's display form, a leading space as '␣'.
     for (int id : c->tokenIds) r->axisLabels.push_back(mt->tokenizer.displayToken(id));
     r->textLabels = mt->labels;
-    if (c->rollout.size() > 0) {
-      // rolloutText reads the last entry and counts the entries as layers: the layers before the
-      // last stay empty (only the model's rollout through all of them is computed).
-      r->rolled.resize(static_cast<std::size_t>(std::max(1, c->layers)));
-      r->rolled.back() = c->rollout;
-    }
     r->circuits = std::move(*c);
     out.result = std::move(r);
   } catch (const std::exception& e) {  // bad_alloc and friends: said, the window keeps running

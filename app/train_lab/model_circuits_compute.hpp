@@ -63,8 +63,6 @@ struct ModelCircuitsResult {
   bool rope = false;                    // the model rotates q and k (Llama family): QK is the content part
   std::vector<std::string> axisLabels;  // one per circuits.tokenIds, spelt as the Model tab spells tokens
   std::vector<std::string> textLabels;  // (T) the text's tokens: the rollout's axes
-  // rolloutText's argument: L entries, the last circuits.rollout, the others empty; none when skipped.
-  std::vector<RowMatrix> rolled;
 };
 
 struct ModelCircuitsOutcome {

@@ -371,13 +371,13 @@ void drawCopyingSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuit
 void drawRolloutSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsResult& r, float side) {
   const ModelCircuits& c = r.circuits;
   const float em = ImGui::GetFontSize();
-  if (r.rolled.empty() || c.lastLayerMean.size() == 0) {
+  if (c.rollout.size() == 0 || c.lastLayerMean.size() == 0) {
     const std::string why = "Rollout: " + (c.rolloutWhy.empty() ? std::string("not computed for this text") : c.rolloutWhy);
     textWrappedDisabled(why);
     ctx.probes.recordLabel("circuits_rollout_text", why);
     return;
   }
-  const RowMatrix& rolled = r.rolled.back();
+  const RowMatrix& rolled = c.rollout;
   const int T = static_cast<int>(rolled.rows());
   Slice2D rawSlice, rollSlice;
   for (Slice2D* sl : {&rawSlice, &rollSlice}) {
@@ -413,7 +413,7 @@ void drawRolloutSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuit
   int row = T - 1;
   if (hl.hovered && hl.row >= 0) row = hl.row;
   else if (hr.hovered && hr.row >= 0) row = hr.row;
-  const std::string words = train::rolloutText(r.rolled, c.lastLayerMean, r.textLabels, row);
+  const std::string words = train::rolloutText(c.rollout, c.layers, c.lastLayerMean, r.textLabels, row);
   textWrappedDisabled(words + (row == T - 1 ? " (Hover a row for another position.)" : ""));
   ctx.probes.recordLabel("circuits_rollout_text", words);
 }
