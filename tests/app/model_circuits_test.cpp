@@ -20,6 +20,7 @@
 #include "model/model_circuits.hpp"
 #include "state/app_state.hpp"
 #include "state/model_view_state.hpp"
+#include "state/open_file.hpp"
 #include "state/pipeline_session.hpp"
 #include "state/ui_context.hpp"
 #include "train_lab/circuits_view.hpp"
@@ -116,6 +117,16 @@ TEST(ModelCircuitsKey, IsThePipelinesFolderTextLayerAndHead) {
   // No layer given: layer 0, as the pipeline opens a folder.
   s.state.doc.files.layer.reset();
   EXPECT_EQ(modelCircuitsKey(s.state, s.view).layer, 0);
+}
+
+TEST(ModelCircuitsKey, FileOpenOfAModelFolderThenAHeadOfTheModelTab) {
+  PipelineSession s;
+  s.state.doc.config.text = "abc";
+  const std::string folder = std::string(MHASCOPE_SOURCE_DIR) + "/tests/fixtures/models/gpt2";
+  ASSERT_TRUE(beginOpen(s.state, s.view, s.lessons, folder + "/config.json")) << s.view.openUi.message;
+  EXPECT_EQ(modelCircuitsKey(s.state, s.view), keyOf(folder, "abc", 0, 0));
+  openHeadInPipeline(s.state, s.view, 1, 3);  // a click in the Model tab
+  EXPECT_EQ(modelCircuitsKey(s.state, s.view), keyOf(folder, "abc", 1, 3));
 }
 
 TEST(ModelCircuitsState, AReplacedJobIsDroppedAndAnErrorKeepsThePreviousPicture) {
