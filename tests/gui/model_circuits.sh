@@ -3,7 +3,8 @@
 # fixture GPT-2-layout folder (tests/fixtures/models/gpt2, copied with a byte-level tokenizer by
 # tests/model_tokenizer.py), a head clicked in the Model tab, every control of the tab clicked, the
 # pictures exported; llama: the Llama-layout fixture (GQA, RoPE, a BOS) says RoPE's convention and
-# labels its axes with the text's tokens, BOS included.
+# labels its axes with the text's tokens, BOS included; explore: seeded random input over every tab
+# with the model open.
 # Usage: model_circuits.sh CASE MHASCOPE_BINARY FIXTURES
 set -u
 case_name=${1//_/-}
@@ -46,6 +47,16 @@ case "$1" in
     # The BOS the template puts first is one of the axes' tokens.
     grep -q "^circuits_head_text: layer 0 head 0: E QK Eᵀ over the text's 7 distinct tokens" <<<"$log" \
       || fail "the token-space axes are not the text's 7 distinct tokens (BOS, o, n, e, ␣, t, w): $log"
+    ;;
+  model_circuits_explore)
+    # Seeded random clicks, drags, wheel, keys and typing over every tab with the model open, the
+    # Circuits tab's worker running: no assert, no crash, no GL error.
+    copy gpt2 gpt
+    printf '%s\n' 'wait 2' 'wait_until_shown 300 model_status ready' 'click tab_Circuits' 'wait 2' \
+      'wait_until_shown 600 circuits_status ready' 'random 7 300' 'wait 5' 'expect_no_gl_errors' 'quit' > "$out/explore.txt"
+    log=$(xvfb "$bin" --fresh --model "$out/gpt" --text "abcdefabcdef" --script "$out/explore.txt" 2>&1)
+    rc=$?
+    [ "$rc" -eq 0 ] || { echo "$log" | tail -25; fail "exploration failed (exit $rc)"; }
     ;;
   *) fail "unknown case $case_name" ;;
 esac
