@@ -341,9 +341,9 @@ void drawCopyingSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuit
   for (int h = 0; h < c.heads; ++h) slice.colLabels.push_back(tag('h', h));
   const ColormapId colormap = ctx.view.colormap.value_or(defaultColormap(DataKind::Signed));
   const ColorRange range{-1.0f, 1.0f};
-  const std::string title = "copying score of every head (E OV U's eigenvalues over the whole vocabulary: sum / sum of moduli)";
+  const std::string title = "copying score of every head, on [-1, 1]";
   ImGui::TextUnformatted(title.c_str());
-  ImGui::SameLine();
+  sameLineOrWrap(6.0f * ImGui::GetFontSize());
   drawCircuitsExport(ctx, "circuits_export_copying", slice, colormap, range, "Copying score of every head",
                      r.folderName + " (E OV U's eigenvalues: sum / sum of moduli; norm gains folded)", r.folderName + "_copying");
   const ImVec2 size = headMapSize(c.layers, c.heads, std::min(ImGui::GetContentRegionAvail().x, 48.0f * ImGui::GetFontSize()));
