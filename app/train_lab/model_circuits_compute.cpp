@@ -1,6 +1,7 @@
 // The pipeline Circuits tab's work on a model folder (model_circuits_compute.hpp).
 #include "train_lab/model_circuits_compute.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -90,6 +91,9 @@ ModelCircuitsOutcome runModelCircuitsJob(const ModelCircuitsKey& key, std::uint6
     // Spelt as the Model tab spells tokens: the tokenizer's display form, a leading space as '␣'.
     for (int id : c->tokenIds) r->axisLabels.push_back(mt->tokenizer.displayToken(id));
     r->textLabels = mt->labels;
+    std::vector<int> distinct = mt->ids;
+    std::sort(distinct.begin(), distinct.end());
+    r->distinctTokens = static_cast<int>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
     r->circuits = std::move(*c);
     out.result = std::move(r);
   } catch (const std::exception& e) {  // bad_alloc and friends: said, the window keeps running
@@ -138,10 +142,15 @@ std::string modelCircuitsConventions(bool rope) {
 std::string modelHeadText(const ModelCircuitsResult& r, int matrix) {
   const model::ModelCircuits& c = r.circuits;
   const std::string name = train::headName(c.layer, c.head);
-  const std::string copying = fixed3(c.copyingAt(c.layer, c.head));
-  const std::size_t n = c.tokenIds.size();
-  const std::string over = "over the text's " + std::to_string(n) + " distinct token" + (n == 1 ? "" : "s") +
-                           " (of V = " + withThousands(c.vocab) + "), first occurrence first";
+  const bool hasCopying = c.layer >= 0 && c.head >= 0 && c.layer < c.layers && c.head < c.heads &&
+                          c.copying.size() == static_cast<std::size_t>(c.layers) * static_cast<std::size_t>(c.heads);
+  const std::string copying = hasCopying ? fixed3(c.copyingAt(c.layer, c.head)) : std::string("n/a");
+  const int n = static_cast<int>(c.tokenIds.size());
+  // A long text has more distinct tokens than the axes hold: say which of them are shown.
+  const std::string which = r.distinctTokens > n ? "the first " + std::to_string(n) + " of the text's " +
+                                                       std::to_string(r.distinctTokens) + " distinct tokens"
+                                                 : "the text's " + std::to_string(n) + " distinct token" + (n == 1 ? "" : "s");
+  const std::string over = "over " + which + " (of V = " + withThousands(c.vocab) + "), first occurrence first";
   switch (matrix) {
     case 0:
       return name + ": ||QK||_F = " + formatGeneral(c.qk.norm(), 4) +

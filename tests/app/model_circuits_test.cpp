@@ -184,6 +184,15 @@ TEST(ModelCircuitsWords, SourceAndConventionsSayWhereTheNumbersComeFrom) {
   EXPECT_NE(modelCircuitsConventions(false).find("gains folded"), std::string::npos);
   EXPECT_EQ(modelCircuitsConventions(false).find("RoPE"), std::string::npos);
   EXPECT_NE(modelCircuitsConventions(true).find("RoPE: QK is the content part"), std::string::npos);
+  // The token-space words say how many of the text's distinct tokens the axes hold.
+  r.circuits.tokenIds = {4, 9, 2};
+  r.circuits.vocab = 50257;
+  r.distinctTokens = 3;
+  EXPECT_NE(modelHeadText(r, 2).find("over the text's 3 distinct tokens (of V = 50,257)"), std::string::npos)
+      << modelHeadText(r, 2);
+  r.distinctTokens = 80;  // a long text: the axes hold the first ones
+  EXPECT_NE(modelHeadText(r, 3).find("over the first 3 of the text's 80 distinct tokens"), std::string::npos)
+      << modelHeadText(r, 3);
 }
 
 TEST(ModelCircuitsSelect, TheSameLayerChangesTheHeadAnotherReopensThePipelineAndKeepsTheTab) {
@@ -224,6 +233,7 @@ TEST_F(ModelCircuitsTest, TheJobReadsTheFolderAndLabelsTheTokensAsTheModelTabDoe
   EXPECT_EQ(c.tokenIds, (std::vector<int>{0, 1, 26}));
   EXPECT_EQ(r.axisLabels, (std::vector<std::string>{"a", "b", "␣"}));
   EXPECT_EQ(r.textLabels, (std::vector<std::string>{"a", "b", "␣", "a", "b"}));
+  EXPECT_EQ(r.distinctTokens, 3);
   EXPECT_EQ(c.qkTokens.rows(), 3);
   EXPECT_GT(job->total.load(), 0);
   EXPECT_EQ(job->done.load(), job->total.load());
