@@ -4,7 +4,7 @@
 # tests/model_tokenizer.py), a head clicked in the Model tab, every control of the tab clicked, the
 # pictures exported; llama: the Llama-layout fixture (GQA, RoPE, a BOS) says RoPE's convention and
 # labels its axes with the text's tokens, BOS included; explore: seeded random input over every tab
-# with the model open.
+# with the model open; cancel: Cancel on a model big enough to take a while.
 # Usage: model_circuits.sh CASE MHASCOPE_BINARY FIXTURES
 set -u
 case_name=${1//_/-}
@@ -25,10 +25,10 @@ case "$1" in
       || fail "script failed (exit $?): $log"
     echo "$log"
     for shot in circuits_model circuits_model_tokens circuits_model_hover circuits_model_layer0 circuits_model_followed circuits_model_scrolled; do
-      /usr/bin/python3 "$here/check_png.py" "$out/$shot.png" 1600x1000 || fail "blank $shot.png"
+      "$PY" "$here/check_png.py" "$out/$shot.png" 1600x1000 || fail "blank $shot.png"
     done
     for f in gpt_ov_tokens_l1_h2 reads_v_l1_h2 gpt_copying gpt_rollout; do
-      /usr/bin/python3 "$here/check_png.py" "$out/$f.png" || fail "blank export $f.png"
+      "$PY" "$here/check_png.py" "$out/$f.png" || fail "blank export $f.png"
     done
     # The words are about the chosen head and the text's tokens.
     grep -q "^circuits_head_text: layer 1 head 2: E QK Eᵀ over the text's 6 distinct tokens" <<<"$log" \
@@ -43,10 +43,20 @@ case "$1" in
     log=$(xvfb "$bin" --fresh --model "$out/llama" --text "one two one two" --script "$out/llama.txt") \
       || fail "script failed (exit $?): $log"
     echo "$log"
-    /usr/bin/python3 "$here/check_png.py" "$out/circuits_llama.png" 1600x1000 || fail "blank circuits_llama.png"
+    "$PY" "$here/check_png.py" "$out/circuits_llama.png" 1600x1000 || fail "blank circuits_llama.png"
     # The BOS the template puts first is one of the axes' tokens.
     grep -q "^circuits_head_text: layer 0 head 0: E QK Eᵀ over the text's 7 distinct tokens" <<<"$log" \
       || fail "the token-space axes are not the text's 7 distinct tokens (BOS, o, n, e, ␣, t, w): $log"
+    ;;
+  model_circuits_cancel)
+    # A random model (d_model 512, 8 layers, 1024 positions) and a 900-byte text: long enough to cancel.
+    "$PY" "$here/make_model.py" "$out/big" 512 8 8 1024 || fail "cannot make the big model"
+    "$PY" "$here/../model_tokenizer.py" "$out/big" || fail "cannot write the tokenizer"
+    text=$(for i in $(seq 60); do printf 'the cat sat on. '; done)
+    log=$(xvfb "$bin" --fresh --model "$out/big" --text "$text" --script "$(script_from model_circuits_cancel.txt)") \
+      || fail "script failed (exit $?): $log"
+    echo "$log"
+    "$PY" "$here/check_png.py" "$out/circuits_cancelled.png" 1600x1000 || fail "blank circuits_cancelled.png"
     ;;
   model_circuits_explore)
     # Seeded random clicks, drags, wheel, keys and typing over every tab with the model open, the
