@@ -174,7 +174,8 @@ Result<ModelCircuits> computeModelCircuits(const ModelFolder& model, const std::
     const int group = s.heads / s.kvHeads;  // query head i reads K/V head i / group
     const bool rolls = T <= opt.rolloutMaxTokens;
     const int vocabBlocks = static_cast<int>((V + kVocabBlock - 1) / kVocabBlock);
-    const int total = vocabBlocks + s.layers + 1 + (rolls ? s.layers : 0);
+    const int baselineSteps = opt.baseline ? 0 : train::kBaselineChunks;
+    const int total = vocabBlocks + s.layers + baselineSteps + (rolls ? s.layers : 0);
     int done = 0;
     const auto step = [&]() { return !opt.progress || opt.progress(++done, total); };
     const Error cancelled = makeError(kForwardCancelled);
@@ -348,10 +349,14 @@ Result<ModelCircuits> computeModelCircuits(const ModelFolder& model, const std::
       for (auto& c : readByOf[static_cast<std::size_t>(l)]) out.readBy.push_back(c);
     }
 
-    out.baseline = opt.baseline ? *opt.baseline
-                                : train::compositionBaseline(s.dModel, s.dk(), train::kBaselineSamples,
-                                                             train::kBaselineSeed, threads);
-    if (!step()) return cancelled;
+    if (opt.baseline) {
+      out.baseline = *opt.baseline;
+    } else {  // seconds at d_model 4096: cancellable between its chunks of samples
+      auto baseline = train::compositionBaseline(s.dModel, s.dk(), train::kBaselineSamples, train::kBaselineSeed,
+                                                 threads, [&](int, int) { return step(); });
+      if (!baseline) return cancelled;
+      out.baseline = *baseline;
+    }
 
     // Rollout: one forward, each layer's mean over heads folded into the running product as it comes.
     if (!rolls) {

@@ -174,6 +174,11 @@ Composition composeLowRank(const LowRank& ovA, const LowRank& qkB, const LowRank
 }
 
 double compositionBaseline(int dModel, int dk, int samples, std::uint64_t seed, int threads) {
+  return *compositionBaseline(dModel, dk, samples, seed, threads, {});
+}
+
+std::optional<double> compositionBaseline(int dModel, int dk, int samples, std::uint64_t seed, int threads,
+                                          const std::function<bool(int done, int total)>& progress) {
   if (dModel < 1 || dk < 1 || samples < 1) return 0.0;
   // Each sample draws 6 d_k·d_model normals of two SplitMix64 steps each; SplitMix64's state moves by
   // a constant per step, so sample s starts at seed + s·steps·γ — the stream one loop would draw.
@@ -181,7 +186,7 @@ double compositionBaseline(int dModel, int dk, int samples, std::uint64_t seed, 
   std::vector<double> perSample(static_cast<std::size_t>(samples));
   const NormalDraws draws;
   const auto gaussian = [&](int rows, int cols, SplitMix64& rng) { return draws.matrix(rows, cols, rng); };
-  parallelFor(threads, samples, [&](std::int64_t s) {
+  const auto sample = [&](std::int64_t s) {
     SplitMix64 rng(seed + static_cast<std::uint64_t>(s) * steps * 0x9E3779B97F4A7C15ull);
     // Head a's OV, head b's QK and OV, each a product P Q of independent Gaussian factors, Q drawn
     // before P (the order in which the earlier d_model x d_model version, built with GCC, drew them:
@@ -192,7 +197,15 @@ double compositionBaseline(int dModel, int dk, int samples, std::uint64_t seed, 
     const Composition c = composeLowRank(lowRank(std::move(p1), std::move(q1)), lowRank(std::move(p2), std::move(q2)),
                                          lowRank(std::move(p3), std::move(q3)));
     perSample[static_cast<std::size_t>(s)] = c.q + c.k + c.v;
-  });
+  };
+  // In kBaselineChunks chunks, the callback between them on this thread (a sample never depends on
+  // the chunk it falls in).
+  for (int chunk = 0; chunk < kBaselineChunks; ++chunk) {
+    const std::int64_t s0 = static_cast<std::int64_t>(samples) * chunk / kBaselineChunks;
+    const std::int64_t s1 = static_cast<std::int64_t>(samples) * (chunk + 1) / kBaselineChunks;
+    parallelFor(threads, s1 - s0, [&](std::int64_t i) { sample(s0 + i); });
+    if (progress && !progress(chunk + 1, kBaselineChunks)) return std::nullopt;
+  }
   double sum = 0;
   for (double v : perSample) sum += v;
   return sum / (3.0 * samples);

@@ -20,6 +20,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -104,6 +105,11 @@ Composition composeLowRank(const LowRank& ovA, const LowRank& qkB, const LowRank
 // be, and the samples are summed in order: the value does not depend on the thread count).
 double compositionBaseline(int dModel, int dk, int samples = kBaselineSamples, std::uint64_t seed = kBaselineSeed,
                            int threads = 1);
+// The same, sampled in kBaselineChunks chunks with progress(chunks done, kBaselineChunks) called on the
+// calling thread after each; returning false stops it (nullopt). The value does not depend on it.
+inline constexpr int kBaselineChunks = 10;
+std::optional<double> compositionBaseline(int dModel, int dk, int samples, std::uint64_t seed, int threads,
+                                          const std::function<bool(int done, int total)>& progress);
 
 // What the definitions need: W_q, W_k, W_v of every head (in_proj_weight of 3 d_model rows) and
 // W_o of d_model columns. A model whose K/V heads are shared by groups of query heads is refused

@@ -200,6 +200,17 @@ TEST(ModelCircuits, BaselineOnTheFactorsIsTheFullMatrixValue) {
   EXPECT_NEAR(train::compositionBaseline(d, dk, samples), full, 1e-6);
   EXPECT_EQ(train::compositionBaseline(d, dk, samples, train::kBaselineSeed, 2),
             train::compositionBaseline(d, dk, samples, train::kBaselineSeed, 1));
+  // In chunks with a callback: the same value; false stops it.
+  int chunks = 0;
+  const auto counted = train::compositionBaseline(d, dk, samples, train::kBaselineSeed, 1, [&](int done, int total) {
+    EXPECT_EQ(done, ++chunks);
+    EXPECT_EQ(total, train::kBaselineChunks);
+    return true;
+  });
+  ASSERT_TRUE(counted.has_value());
+  EXPECT_EQ(*counted, train::compositionBaseline(d, dk, samples));
+  EXPECT_EQ(chunks, train::kBaselineChunks);
+  EXPECT_FALSE(train::compositionBaseline(d, dk, samples, train::kBaselineSeed, 1, [](int done, int) { return done < 3; }));
 }
 
 // Query head i reads K/V head i / (h/N): on the GQA fixture (h = 4, N = 2) heads 0 and 1 share
@@ -283,9 +294,17 @@ TEST(ModelCircuits, AGivenBaselineIsKept) {
   ASSERT_TRUE(model.ok()) << model.error().message;
   ModelCircuitsOptions opt;
   opt.baseline = 0.5;
+  int last = 0, calls = 0;
+  opt.progress = [&](int done, int total) {
+    last = total;
+    ++calls;
+    return true;
+  };
   auto r = computeModelCircuits(*model, kTokens, opt);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->baseline, 0.5);
+  EXPECT_EQ(last, 1 + 2 + 2);  // no baseline steps
+  EXPECT_EQ(calls, last);
 }
 
 TEST(ModelCircuits, RefusesBadLayersHeadsAndTokens) {
@@ -341,13 +360,14 @@ TEST(ModelCircuits, ProgressCountsEveryStepAndCancels) {
     return true;
   };
   ASSERT_TRUE(computeModelCircuits(*model, kTokens, opt).ok());
-  // One vocabulary block (V = 100), two layers, the baseline, the rollout's two layers.
-  ASSERT_EQ(calls.size(), 6u);
+  // One vocabulary block (V = 100), two layers, the baseline's chunks, the rollout's two layers.
+  const int total = 1 + 2 + train::kBaselineChunks + 2;
+  ASSERT_EQ(calls.size(), static_cast<std::size_t>(total));
   for (std::size_t i = 0; i < calls.size(); ++i) {
     EXPECT_EQ(calls[i].first, static_cast<int>(i) + 1);
-    EXPECT_EQ(calls[i].second, 6);
+    EXPECT_EQ(calls[i].second, total);
   }
-  for (int stopAt : {1, 3, 5}) {  // U·E, a layer, the rollout's forward
+  for (int stopAt : {1, 3, 5, total - 1}) {  // U·E, a layer, the baseline, the rollout's forward
     SCOPED_TRACE("cancel at step " + std::to_string(stopAt));
     opt.progress = [&](int done, int) { return done < stopAt; };
     auto r = computeModelCircuits(*model, kTokens, opt);
