@@ -276,7 +276,8 @@ Status readFiles(const ObjectReader& r, Workspace& ws) {
       continue;
     }
     const auto& fields = fileFields();
-    auto it = std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return key == f.first; });
+    const std::string& name = key;  // clang 14 cannot capture a structured binding in a lambda yet
+    auto it = std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return name == f.first; });
     if (it == fields.end()) return makeError(r.what + ": unknown key /files/" + key);
     const ObjectReader f = r.child(it->first);
     MHASCOPE_TRY(f.keys({"path", "absolute", "relative", "size", "sha256"}));
@@ -378,7 +379,8 @@ Status readLessons(const ObjectReader& r, LessonChoices& l) {
   std::vector<const char*> keys;
   forEachLessonField(l, [&](const char* key, const auto&) { keys.push_back(key); });
   for (const auto& [key, value] : r.j.items()) {
-    if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; })) {
+    const std::string& name = key;  // clang 14 cannot capture a structured binding in a lambda yet
+    if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return name == k; })) {
       return makeError(r.what + ": unknown key " + r.path + "/" + key);
     }
   }

@@ -63,7 +63,7 @@ case "$1" in
     # Circuits tab's worker running: no assert, no crash, no GL error.
     copy gpt2 gpt
     printf '%s\n' 'wait 2' 'wait_until_shown 300 model_status ready' 'click tab_Circuits' 'wait 2' \
-      'wait_until_shown 600 circuits_status ready' 'random 7 300' 'wait 5' 'expect_no_gl_errors' 'quit' > "$out/explore.txt"
+      'wait_until_shown 600 circuits_status ready' 'random 7 150' 'wait 5' 'expect_no_gl_errors' 'quit' > "$out/explore.txt"
     log=$(xvfb "$bin" --fresh --model "$out/gpt" --text "abcdefabcdef" --script "$out/explore.txt" 2>&1)
     rc=$?
     [ "$rc" -eq 0 ] || { echo "$log" | tail -25; fail "exploration failed (exit $rc)"; }
