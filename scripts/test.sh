@@ -7,12 +7,16 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 "$ROOT/scripts/setup.sh"
 
-# The sanitizer build: -O1 with line tables only (half the compile time of -O2 -g; reports still
-# name file and line), the core libraries as a unity build (CMakeLists.txt says why). It compiles
-# in the background at the lowest priority while the Release suite runs: the tests leave a core
-# idle at times (an X server starting, Python checks, the last long test alone) and the build
-# takes that time; when the tests want both cores, it gets almost none.
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMHASCOPE_SANITIZE=ON \
+# The sanitizer build: clang 14, which compiles this code with the sanitizers on in half to two
+# thirds of GCC 12's time (measured file by file: 14 s against 8 s, 28 against 18, 19 against 8);
+# -march=native, because clang compiles the SIMD head kernels only for what -march allows and these
+# binaries run only here, so every kernel this CPU runs is tested; -O1 with line tables only
+# (reports still name file and line); the core libraries as a unity build (CMakeLists.txt says
+# why). It compiles in the background at the lowest priority while the Release suite runs: the
+# tests leave a core idle at times (an X server starting, Python checks, the last long test alone)
+# and the build takes that time; when the tests want both cores, it gets almost none.
+cmake -S . -B build-asan -G Ninja -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMHASCOPE_SANITIZE=ON -DMHASCOPE_MARCH=native \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DMHASCOPE_BUILD_APP=OFF \
       -DMHASCOPE_UNITY_BUILD=ON >/dev/null
 setsid nice -n 19 cmake --build build-asan > build-asan/build.log 2>&1 &
