@@ -253,11 +253,13 @@ CLI::App* addCircuitsCommand(CLI::App& app, CircuitsArgs& a) {
       ->transform(decimalInteger(0, INT_MAX))
       ->needs(model)
       ->capture_default_str();
-  c->add_option("--json", a.json, "write {\"pairs\": [...], \"copying\": [[...]], \"baseline\": b} to this file")
+  c->add_option("--json", a.json, "write every score to this file (checkpoint: pairs, copying, baseline, rollout; "
+                                  "--model: the head's reads, read_by, copying of every head, token-space matrices, "
+                                  "rollout)")
       ->check(nonEmptyPath());
-  c->add_option("--export-dir", a.exportDir, "write every head's QK, OV, E QK E^T and E OV U as .npy and PNG heatmaps, "
-                                             "composition.npy / copying.npy and the probe's rollout.npy / .png, into this "
-                                             "folder")
+  c->add_option("--export-dir", a.exportDir, "write QK, OV, E QK E^T and E OV U as .npy and PNG heatmaps (checkpoint: "
+                                             "every head's, composition.npy, copying.npy; --model: the head's, its "
+                                             "composition maps and tables, copying.npy) and the rollout, into this folder")
       ->check(nonEmptyPath());
   c->add_flag("--force", a.force, "replace an existing --json file");
   auto* text = c->add_option("--text", a.text, "the rollout's input for a checkpoint of the text task (which does not "
@@ -267,8 +269,8 @@ CLI::App* addCircuitsCommand(CLI::App& app, CircuitsArgs& a) {
       ->check(nonEmptyPath())
       ->excludes(text)
       ->needs(model);
-  c->add_option("--memory-budget", a.memoryBudgetMib, "refuse a checkpoint whose reading would pass this many MiB "
-                                                      "(default: half of the available memory)")
+  c->add_option("--memory-budget", a.memoryBudgetMib, "refuse a checkpoint or model whose reading would pass this "
+                                                      "many MiB (default: half of the available memory)")
       ->transform(decimalInteger(1, 1ull << 30));
   return c;
 }

@@ -7,6 +7,7 @@
 // before anything is computed and never replace a file of the model folder or the text file.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -162,8 +163,8 @@ Status writeExport(const std::string& dirName, const ModelText& mt, const ModelC
   const std::string at = "_l" + std::to_string(c.layer) + "_h" + std::to_string(c.head);
   const std::string who = train::headName(c.layer, c.head) + ": ";
   const std::vector<MatrixFile> list = {
-      {"qk" + at, &c.qk, who + "QK = W_q^T W_k (query x QK key^T = score)", "d_model (query)", "d_model (key)", false},
-      {"ov" + at, &c.ov, who + "OV = W_v^T W_o^T (what the head writes for a key)", "d_model (attended)", "d_model (written)", false},
+      {"qk" + at, &c.qk, who + "QK = W_q W_k^T (query x QK key^T = score; W as y = x W stores it)", "d_model (query)", "d_model (key)", false},
+      {"ov" + at, &c.ov, who + "OV = W_v W_o (what the head writes for a key; W as y = x W stores it)", "d_model (attended)", "d_model (written)", false},
       {"qk_tokens" + at, &c.qkTokens, who + "E QK E^T over the text's tokens (which token looks at which)", "query token",
        "key token", true},
       {"ov_tokens" + at, &c.ovTokens, who + "E OV U over the text's tokens (attending to a token raises these logits)",
@@ -214,8 +215,39 @@ Status writeExport(const std::string& dirName, const ModelText& mt, const ModelC
   if (c.rollout.size() > 0) {
     if (auto s = writeRolloutFiles(dir, c.rollout, tokens, c.layers, subtitle); !s) return s;
     files += 2;
+  } else {
+    // An earlier export's rollout is of another text: it must not pass for this one's.
+    fs::remove(dir / "rollout.npy", ec);
+    fs::remove(dir / "rollout.png", ec);
   }
   std::printf("wrote %d files to %s\n", files, dirName.c_str());
+  return Ok{};
+}
+
+// What the file checks of circuits_files.cpp do not know about a model: --json is no file of the
+// model folder at all (a file the commands do not read, such as generation_config.json, is still
+// the user's), and neither --json nor the --text-file is a file this export writes.
+Status checkModelOutputs(const CircuitsArgs& a, const std::string& modelDir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto folderOf = [](const std::string& file) {
+    const fs::path parent = fs::path(file).parent_path();
+    return parent.empty() ? fs::path(".") : parent;
+  };
+  if (!a.json.empty() && fs::equivalent(folderOf(a.json), modelDir, ec)) {
+    return makeError("--json '" + a.json + "' is inside the model folder '" + modelDir +
+                     "'; writing there could replace one of its files: choose a file outside it");
+  }
+  if (a.exportDir.empty()) return Ok{};
+  const std::string name = fs::path(a.json).filename().string();
+  if (!a.json.empty() && isExportFileName(name) && fs::equivalent(folderOf(a.json), a.exportDir, ec)) {
+    return makeError("--json '" + a.json + "' is a file --export-dir '" + a.exportDir + "' writes; choose another name");
+  }
+  if (!a.textFile.empty() && isExportFileName(fs::path(a.textFile).filename().string()) &&
+      fs::equivalent(folderOf(a.textFile), a.exportDir, ec)) {
+    return makeError("--text-file '" + a.textFile + "' is a file --export-dir '" + a.exportDir +
+                     "' writes; writing there would destroy the text: move it or choose another folder");
+  }
   return Ok{};
 }
 
@@ -227,32 +259,44 @@ int cmdCircuitsModel(const CircuitsArgs& a) {
   // Every file the folder is read from, and the text: no output may replace one, --force or not.
   auto inputs = modelFolderFiles(mt->folder.dir());
   if (!a.textFile.empty()) inputs.push_back({"--text-file", a.textFile});
+  if (auto s = checkModelOutputs(a, mt->folder.dir()); !s) return fail(s.error().message);
   if (!a.json.empty()) {
     if (auto s = checkJsonOutput(a.json, a.force, inputs); !s) return fail(s.error().message);
   }
   if (!a.exportDir.empty()) {
     if (auto s = checkExportDir(a.exportDir); !s) return fail(s.error().message);
   }
+  // The folder is made now, so a name that cannot be made fails before minutes of computing; it
+  // is removed again if nothing gets written into it.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool madeExportDir = !a.exportDir.empty() && fs::create_directory(a.exportDir, ec);
+  if (ec) return fail("cannot create folder '" + a.exportDir + "': " + ec.message());
+  const auto failClean = [&](const std::string& message) {
+    if (madeExportDir) fs::remove(a.exportDir, ec);  // only while empty
+    return fail(message);
+  };
   model::ModelCircuitsOptions opt;
   opt.layer = a.layer;
   opt.head = a.head;
   opt.memoryBudgetBytes = a.memoryBudgetMib ? *a.memoryBudgetMib << 20 : defaultMemoryBudget();
   auto c = model::computeModelCircuits(mt->folder, mt->ids, opt);
-  if (!c) return fail(c.error().message);
+  if (!c) return failClean(c.error().message);
   // The token-space axes as the text spells them (the Model tab's labels, a token's first occurrence).
   std::map<int, std::string> spelled;
   for (std::size_t t = 0; t < mt->ids.size(); ++t) spelled.emplace(mt->ids[t], mt->labels[t]);
   std::vector<std::string> axisLabels;
   for (const int id : c->tokenIds) axisLabels.push_back(spelled.count(id) ? spelled[id] : "#" + std::to_string(id));
   printReport(*mt, *c, mt->labels);
+  // The pictures first: if one cannot be written, the command fails with no --json either.
+  if (!a.exportDir.empty()) {
+    if (auto s = writeExport(a.exportDir, *mt, *c, axisLabels, mt->labels); !s) return failClean(s.error().message);
+  }
   if (!a.json.empty()) {
     if (auto s = writeFileAtomic(a.json, circuitsJson(*mt, *c, axisLabels, mt->labels).dump(2) + "\n"); !s) {
       return fail(s.error().message);
     }
     std::printf("wrote %s\n", a.json.c_str());
-  }
-  if (!a.exportDir.empty()) {
-    if (auto s = writeExport(a.exportDir, *mt, *c, axisLabels, mt->labels); !s) return fail(s.error().message);
   }
   return 0;
 }

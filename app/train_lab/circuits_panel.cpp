@@ -29,6 +29,7 @@
 #include "train_lab/circuits_widgets.hpp"
 #include "train_lab/lab_state.hpp"
 #include "widgets/colors.hpp"
+#include "widgets/export_button.hpp"  // exportRefusal
 #include "widgets/flow.hpp"
 #include "widgets/heatmap_view.hpp"
 #include "widgets/wrapped_text.hpp"
@@ -88,7 +89,7 @@ void drawCircuitsExport(UiContext& ctx, const char* probe, const Slice2D& slice,
       }
       ImGui::PopID();
     }
-    ImGui::TextDisabled("Same picture as: mhascope circuits --export-dir (colour scale, labels, title)");
+    ImGui::TextDisabled("The picture as drawn here: its colour scale, labels and title");
     if (ImGui::Button("Save", ImVec2(8 * em, 0))) {
       const std::string path = (std::filesystem::path(ui.folder) / ui.fileName).string();
       ExportOptions opt;
@@ -96,9 +97,9 @@ void drawCircuitsExport(UiContext& ctx, const char* probe, const Slice2D& slice,
       opt.range = range;
       opt.title = title;
       opt.subtitle = subtitle;
-      Status st = Ok{};
+      Status st = exportRefusal(path);
       try {
-        st = exportHeatmap(path, slice, opt);
+        if (st) st = exportHeatmap(path, slice, opt);
       } catch (const std::exception& e) {  // bad_alloc, filesystem_error: shown, never fatal
         st = makeError("cannot export " + path + ": " + e.what());
       }

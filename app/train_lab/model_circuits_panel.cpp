@@ -101,13 +101,14 @@ void drawStatus(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsKey& wa
     ImGui::TextDisabled("Cancelled.");
   }
   ImGui::PopTextWrapPos();
+  // On a line of its own: after a message wrapped to the tab's width, SameLine would put the
+  // button past the edge, out of sight.
+  if (ImGui::SmallButton("Compute again")) s.computeAgain();
+  ctx.probes.recordLastItem("circuits_rerun");
   if (s.result) {
     ImGui::SameLine();
     ImGui::TextDisabled("Below: the previous picture.");
   }
-  ImGui::SameLine();
-  if (ImGui::SmallButton("Compute again")) s.computeAgain();
-  ctx.probes.recordLastItem("circuits_rerun");
 }
 
 // The layer and head sliders: the pipeline's, applied when the drag ends (a layer reopens the
@@ -168,8 +169,8 @@ void drawHeadSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsRe
   const ColormapId colormap = ctx.view.colormap.value_or(defaultColormap(DataKind::Signed));
   const ColorRange range = rangeFor(DataKind::Signed, m.data(), static_cast<std::size_t>(m.size()));
   const std::string title = train::headName(c.layer, c.head) + ": " + kMatrixNames[v.matrix] +
-                            (v.matrix == 0   ? " = W_qᵀ W_k (query x QK keyᵀ = score)"
-                             : v.matrix == 1 ? " = W_vᵀ W_oᵀ (what the head writes for a key)"
+                            (v.matrix == 0   ? " = W_q W_kᵀ (query x QK keyᵀ = score; W as y = x W stores it)"
+                             : v.matrix == 1 ? " = W_v W_o (what the head writes for a key; W as y = x W stores it)"
                              : v.matrix == 2 ? " (which token looks at which)"
                                              : " (attending to a token raises these logits)");
   ImGui::SameLine();

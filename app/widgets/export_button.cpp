@@ -28,24 +28,34 @@ void saveNow(UiContext& ctx, const ExportTarget& target) {
   options.colormap = target.colormap;
   options.range = target.range;
   options.subtitle = configLine(ctx.state);
-  Status st = Ok{};
-  try {
-    if (target.grid) {
-      std::vector<Slice2D> heads;
-      heads.reserve(target.slices.size());
-      for (const Slice2D* s : target.slices) heads.push_back(*s);
-      st = exportHeadGrid(path, heads, options);
-    } else {
-      st = exportHeatmap(path, *target.slices.front(), options);
+  Status st = exportRefusal(path);
+  if (st) {
+    try {
+      if (target.grid) {
+        std::vector<Slice2D> heads;
+        heads.reserve(target.slices.size());
+        for (const Slice2D* s : target.slices) heads.push_back(*s);
+        st = exportHeadGrid(path, heads, options);
+      } else {
+        st = exportHeatmap(path, *target.slices.front(), options);
+      }
+    } catch (const std::exception& e) {  // bad_alloc, filesystem_error: shown, never fatal
+      st = makeError("cannot export " + path + ": " + e.what());
     }
-  } catch (const std::exception& e) {  // bad_alloc, filesystem_error: shown, never fatal
-    st = makeError("cannot export " + path + ": " + e.what());
   }
   ui.messageIsError = !st.ok();
   ui.message = st.ok() ? "Saved " + path : st.error().message;
 }
 
 }  // namespace
+
+Status exportRefusal(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::symlink_status(path, ec))) {
+    return makeError("cannot export " + path + ": the file exists (choose another name; nothing was replaced)");
+  }
+  return Ok{};
+}
 
 void drawExportButton(UiContext& ctx, const char* probeName, const ExportTarget& target) {
   ImGui::PushID(probeName);

@@ -1,5 +1,7 @@
 #include "widgets/lens_export.hpp"
 
+#include "widgets/export_button.hpp"
+
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -40,10 +42,7 @@ std::string lensTitle(bool byFinal) {
 
 Status exportLens(const std::string& path, const model::ModelView& v, bool byFinal, const std::string& subtitle) {
   if (v.lens.layers <= 0 || v.lens.positions <= 0) return makeError("cannot export " + path + ": the lens is empty");
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec)) {
-    return makeError("cannot export " + path + ": the file exists (choose another name; nothing was replaced)");
-  }
+  if (auto refused = exportRefusal(path); !refused) return refused;
   ExportOptions options;
   options.colormap = ColormapId::Viridis;
   options.range = ColorRange{0.0f, 1.0f};

@@ -291,7 +291,7 @@ Status readFiles(const ObjectReader& r, Workspace& ws) {
     if (!isHexDigest(*hash)) {
       return makeError(r.what + ": /files/" + key + "/sha256 must be 64 lowercase hex digits");
     }
-    rec = {*path, *abs, *rel, static_cast<std::uint64_t>(*size), *hash};
+    rec = {*path, *abs, *rel, static_cast<std::uint64_t>(*size), *hash, {}};
     ws.files.*(it->second) = rec.path;
     ws.fileRecords[key] = rec;
   }

@@ -70,7 +70,7 @@ expect_error "--model with --checkpoint" "excludes" "$BIN" circuits --model "$T/
 expect_error "neither --model nor --checkpoint" "--checkpoint F (a training checkpoint) or --model DIR" "$BIN" circuits
 expect_error "no text" "--text" "$BIN" circuits --model "$T/gpt2"
 cp "$T/gpt2/config.json" "$T/config.keep"
-expect_error "--json onto the model's config.json, even with --force" "would destroy that input" \
+expect_error "--json onto the model's config.json, even with --force" "inside the model folder" \
   "$BIN" circuits --model "$T/gpt2" --text abc --json "$T/gpt2/config.json" --force
 expect_error "--json onto the --text-file" "same file as --text-file" \
   "$BIN" circuits --model "$T/gpt2" --text-file "$T/ref.txt" --json "$T/ref.txt" --force
@@ -79,5 +79,27 @@ expect_error "an existing --json without --force" "already exists" "$BIN" circui
 expect_error "--export-dir the model folder" "not part of a circuits export" \
   "$BIN" circuits --model "$T/gpt2" --text abc --export-dir "$T/gpt2"
 expect_error "a budget too small" "budget" "$BIN" circuits --model "$T/gpt2" --text abc --memory-budget 1
+echo '{}' > "$T/gpt2/generation_config.json"  # a file of the folder no command reads: still the user's
+expect_error "--json onto any file of the model folder" "inside the model folder" \
+  "$BIN" circuits --model "$T/gpt2" --text abc --json "$T/gpt2/generation_config.json" --force
+[ "$(cat "$T/gpt2/generation_config.json")" = "{}" ] && ok "generation_config.json untouched" || bad "generation_config.json changed"
+expect_error "--json named like a file --export-dir writes" "is a file --export-dir" \
+  "$BIN" circuits --model "$T/gpt2" --text abc --export-dir "$T/exp" --json "$T/exp/rollout.npy"
+cp "$T/ref.txt" "$T/exp/copying.npy"
+expect_error "--text-file named like a file --export-dir writes" "would destroy the text" \
+  "$BIN" circuits --model "$T/gpt2" --text-file "$T/exp/copying.npy" --export-dir "$T/exp"
+cmp -s "$T/ref.txt" "$T/exp/copying.npy" && ok "the text file untouched" || bad "the text file was replaced"
+rm -f "$T/exp/copying.npy"
+expect_error "an --export-dir that cannot be made fails before computing, with no --json" "cannot create folder" \
+  "$BIN" circuits --model "$T/gpt2" --text abc --json "$T/nojson.json" --export-dir /proc/mhascope-no-such
+[ ! -e "$T/nojson.json" ] && ok "no --json written when the command fails" || bad "--json written by a failed command"
+# A text above the rollout's 1024 tokens: no rollout, and an earlier export's rollout files go.
+cp -r "$T/llama_gqa" "$T/long" && sed -i 's/"max_position_embeddings": 64/"max_position_embeddings": 2048/' "$T/long/config.json"
+head -c 1100 /dev/zero | tr '\0' 'a' > "$T/long.txt"
+[ -e "$T/exp/rollout.npy" ] || bad "the earlier export has no rollout to replace"
+out="$("$BIN" circuits --model "$T/long" --text-file "$T/long.txt" --layer 1 --head 1 --export-dir "$T/exp" 2>&1)" \
+  && grep -q "Attention rollout: not computed" <<<"$out" && ok "no rollout above 1024 tokens, said so" || bad "long text: $out"
+[ ! -e "$T/exp/rollout.npy" ] && [ ! -e "$T/exp/rollout.png" ] && ok "an earlier export's rollout removed, not passed off as this text's" \
+  || bad "stale rollout files kept"
 
 [ "$fails" -eq 0 ] && echo "all circuits --model checks passed" || { echo "$fails failed"; exit 1; }
