@@ -15,6 +15,11 @@ cd "$ROOT"
 # why). It compiles in the background at the lowest priority while the Release suite runs: the
 # tests leave a core idle at times (an X server starting, Python checks, the last long test alone)
 # and the build takes that time; when the tests want both cores, it gets almost none.
+# A build-asan made by another compiler (GCC, before) starts afresh: on a compiler change CMake
+# deletes its cache and would configure without the options below.
+if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++-14$' build-asan/CMakeCache.txt; then
+  rm -rf build-asan
+fi
 cmake -S . -B build-asan -G Ninja -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMHASCOPE_SANITIZE=ON -DMHASCOPE_MARCH=native \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DMHASCOPE_BUILD_APP=OFF \
