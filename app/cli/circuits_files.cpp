@@ -4,7 +4,6 @@
 #include <regex>
 
 #include "export/export.hpp"
-#include "io/file_io.hpp"
 #include "io/npy.hpp"
 
 namespace mhascope::cli {
@@ -24,25 +23,6 @@ bool isExportFileName(const std::string& name) {
       R"(|composition_[qkv]_l[0-9]+_l[0-9]+\.png|composition_(reads|read_by)\.npy|composition_[qkv]_l[0-9]+_h[0-9]+\.png)"
       R"(|copying\.png)");
   return std::regex_match(name, pattern);
-}
-
-Status checkJsonOutput(const std::string& json, bool force, const std::vector<std::pair<std::string, std::string>>& inputs) {
-  namespace fs = std::filesystem;
-  for (const auto& [flag, input] : inputs) {
-    if (sameFile(json, input)) {
-      return makeError("--json '" + json + "' is the same file as " + flag + " '" + input +
-                       "'; writing it would destroy that input: choose another name");
-    }
-  }
-  std::error_code ec;
-  if (fs::is_symlink(json, ec)) {
-    return makeError("--json '" + json + "' is a symbolic link; writing would replace the link by a file, so name "
-                     "the file itself");
-  }
-  if (fs::exists(json, ec) && !fs::is_directory(json, ec) && !force) {
-    return makeError("--json '" + json + "' already exists; add --force to replace it, or name a new file");
-  }
-  return checkWritablePath(json);
 }
 
 Status checkExportDir(const std::string& dir) {

@@ -5,7 +5,6 @@
 
 #include <filesystem>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "attention/tensor.hpp"
@@ -20,9 +19,6 @@ std::string headTag(int layer, int head);
 // composition pictures, the rollout): an --export-dir holding anything else is refused.
 bool isExportFileName(const std::string& name);
 
-// --json: never one of `inputs` (flag, path) — --force replaces an earlier output, never an input —
-// nor a symbolic link; an existing file only with --force.
-Status checkJsonOutput(const std::string& json, bool force, const std::vector<std::pair<std::string, std::string>>& inputs);
 // --export-dir: new, empty, or an earlier circuits export (only isExportFileName files).
 Status checkExportDir(const std::string& dir);
 

@@ -61,6 +61,25 @@ int fail(const std::string& message) {
   return 1;
 }
 
+Status checkJsonOutput(const std::string& json, bool force, const std::vector<std::pair<std::string, std::string>>& inputs) {
+  namespace fs = std::filesystem;
+  for (const auto& [flag, input] : inputs) {
+    if (sameFile(json, input)) {
+      return makeError("--json '" + json + "' is the same file as " + flag + " '" + input +
+                       "'; writing it would destroy that input: choose another name");
+    }
+  }
+  std::error_code ec;
+  if (fs::is_symlink(json, ec)) {
+    return makeError("--json '" + json + "' is a symbolic link; writing would replace the link by a file, so name "
+                     "the file itself");
+  }
+  if (fs::exists(json, ec) && !fs::is_directory(json, ec) && !force) {
+    return makeError("--json '" + json + "' already exists; add --force to replace it, or name a new file");
+  }
+  return checkWritablePath(json);
+}
+
 namespace {
 
 void warn(const std::string& message) { std::fprintf(stderr, "mhascope: warning: %s\n", message.c_str()); }

@@ -119,28 +119,6 @@ nlohmann::json candidateJson(const ModelText& mt, const model::Candidate& c) {
   return {{"id", c.id}, {"token", tokenize::replaceInvalidUtf8(mt.tokenizer.displayToken(c.id))}, {"probability", c.probability}};
 }
 
-Status checkJsonOutput(const PredictArgs& a, const ModelText& mt) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  // Every file the folder is read from, and the text: --force replaces an earlier output, never an input.
-  auto inputs = modelFolderFiles(mt.folder.dir());
-  if (!a.textFile.empty()) inputs.push_back({"--text-file", a.textFile});
-  for (const auto& [flag, input] : inputs) {
-    if (sameFile(a.json, input)) {
-      return makeError("--json '" + a.json + "' is the same file as " + flag + " '" + input +
-                       "'; writing it would destroy that input: choose another name");
-    }
-  }
-  if (fs::is_symlink(a.json, ec)) {
-    return makeError("--json '" + a.json + "' is a symbolic link; writing would replace the link by a file, so name "
-                     "the file itself");
-  }
-  if (fs::exists(a.json, ec) && !fs::is_directory(a.json, ec) && !a.force) {
-    return makeError("--json '" + a.json + "' already exists; add --force to replace it, or name a new file");
-  }
-  return checkWritablePath(a.json);
-}
-
 }  // namespace
 
 std::string modelDumpLine(const ModelLayerInfo& m) {
@@ -183,7 +161,10 @@ int cmdPredict(const PredictArgs& a) {
     return fail("--top " + std::to_string(a.top) + " is more than the model's vocabulary of " + std::to_string(s.vocab));
   }
   if (!a.json.empty()) {
-    if (auto st = checkJsonOutput(a, *mt); !st) return fail(st.error().message);
+    // Every file the folder is read from, and the text: --force replaces an earlier output, never an input.
+    auto inputs = modelFolderFiles(mt->folder.dir());
+    if (!a.textFile.empty()) inputs.push_back({"--text-file", a.textFile});
+    if (auto st = checkJsonOutput(a.json, a.force, inputs); !st) return fail(st.error().message);
   }
   model::ForwardOptions opt;
   opt.keepAttention = false;

@@ -57,6 +57,34 @@ void circuitsSectionTitle(const char* title) {
 
 std::string circuitsHeadTag(int layer, int head) { return "L" + std::to_string(layer) + " H" + std::to_string(head); }
 
+void drawCircuitsMatrixPicker(UiContext& ctx, int& matrix, bool tokenSpace) {
+  const float em = ImGui::GetFontSize();
+  for (int m = 0; m < 4; ++m) {
+    ImGui::PushID(m);
+    sameLineOrWrap(5 * em);
+    ImGui::BeginDisabled(m >= 2 && !tokenSpace);
+    if (ImGui::RadioButton(kCircuitsMatrixNames[m], matrix == m)) matrix = m;
+    ImGui::EndDisabled();
+    ctx.probes.recordLastItem(std::string("circuits_m_") + kCircuitsMatrixStems[m]);
+    ImGui::PopID();
+  }
+}
+
+char drawCircuitsKindPicker(UiContext& ctx, int& kind) {
+  constexpr char kKinds[] = {'Q', 'K', 'V'};
+  constexpr const char* kProbes[] = {"circuits_kind_q", "circuits_kind_k", "circuits_kind_v"};
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("composition");
+  for (int k = 0; k < 3; ++k) {
+    ImGui::PushID(k);
+    ImGui::SameLine();
+    if (ImGui::RadioButton(std::string(1, kKinds[k]).c_str(), kind == k)) kind = k;
+    ctx.probes.recordLastItem(kProbes[k]);
+    ImGui::PopID();
+  }
+  return kKinds[std::clamp(kind, 0, 2)];
+}
+
 // The export popup of one circuits picture: the same exporter, folder and formats as every heatmap's
 // Export… button (cairo, core/export), with the picture's own title and file name.
 void drawCircuitsExport(UiContext& ctx, const char* probe, const Slice2D& slice, ColormapId colormap, ColorRange range,
@@ -142,13 +170,6 @@ HeatmapHover drawCircuitsMap(UiContext& ctx, const char* id, Slice2D& slice, Dat
 
 namespace {
 
-constexpr const char* kMatrixNames[] = {"QK", "OV", "E QK Eᵀ", "E OV U"};
-constexpr const char* kMatrixProbes[] = {"qk", "ov", "qk_tokens", "ov_tokens"};
-constexpr const char* kMatrixFiles[] = {"qk", "ov", "qk_tokens", "ov_tokens"};
-constexpr char kKinds[] = {'Q', 'K', 'V'};
-constexpr const char* kKindProbes[] = {"circuits_kind_q", "circuits_kind_k", "circuits_kind_v"};
-constexpr const char* kRowAxes[] = {"d_model (query)", "d_model (attended)", "query token", "attended token"};
-constexpr const char* kColAxes[] = {"d_model (key)", "d_model (written)", "key token", "predicted token"};
 
 // The chosen head's matrix.
 void drawHeadSection(UiContext& ctx, CircuitsView& view, const CircuitsEntry& e, const CircuitsInput& in, float side) {
@@ -171,15 +192,7 @@ void drawHeadSection(UiContext& ctx, CircuitsView& view, const CircuitsEntry& e,
   ImGui::SliderInt("##head", &view.head, 0, c.heads - 1, "head %d", ImGuiSliderFlags_AlwaysClamp);
   ImGui::EndDisabled();
   ctx.probes.recordLastItem("circuits_head");
-  for (int m = 0; m < 4; ++m) {
-    ImGui::PushID(m);
-    sameLineOrWrap(5 * em);
-    ImGui::BeginDisabled(m >= 2 && !c.tokenSpace);
-    if (ImGui::RadioButton(kMatrixNames[m], view.matrix == m)) view.matrix = m;
-    ImGui::EndDisabled();
-    ctx.probes.recordLastItem(std::string("circuits_m_") + kMatrixProbes[m]);
-    ImGui::PopID();
-  }
+  drawCircuitsMatrixPicker(ctx, view.matrix, c.tokenSpace);
   const HeadCircuit& h = c.at(view.layer, view.head);
   const RowMatrix& m = view.matrix == 0 ? h.qk : view.matrix == 1 ? h.ov : view.matrix == 2 ? h.qkTokens : h.ovTokens;
   Slice2D slice;
@@ -189,18 +202,18 @@ void drawHeadSection(UiContext& ctx, CircuitsView& view, const CircuitsEntry& e,
   slice.cols = static_cast<int>(m.cols());
   slice.data = m.data();
   const bool tokens = view.matrix >= 2;
-  slice.rowAxis = kRowAxes[view.matrix];
-  slice.colAxis = kColAxes[view.matrix];
+  slice.rowAxis = kCircuitsRowAxes[view.matrix];
+  slice.colAxis = kCircuitsColAxes[view.matrix];
   if (tokens) slice.rowLabels = slice.colLabels = in.vocabLabels;
   const ColormapId colormap = ctx.view.colormap.value_or(defaultColormap(DataKind::Signed));
   const ColorRange range = rangeFor(DataKind::Signed, m.data(), static_cast<std::size_t>(m.size()));
-  const std::string title = headName(view.layer, view.head) + ": " + kMatrixNames[view.matrix] +
+  const std::string title = headName(view.layer, view.head) + ": " + kCircuitsMatrixNames[view.matrix] +
                             (view.matrix == 0   ? " = W_qᵀ W_k (query x QK keyᵀ = score)"
                              : view.matrix == 1 ? " = W_vᵀ W_oᵀ (what the head writes for a key)"
                              : view.matrix == 2 ? " (which token looks at which)"
                                                 : " (attending to a token raises these logits)");
   ImGui::SameLine();
-  const std::string stem = std::string(kMatrixFiles[view.matrix]) + "_l" + std::to_string(view.layer) + "_h" +
+  const std::string stem = std::string(kCircuitsMatrixStems[view.matrix]) + "_l" + std::to_string(view.layer) + "_h" +
                            std::to_string(view.head);
   drawCircuitsExport(ctx, "circuits_export_head", slice, colormap, range, title,
                      in.source + " (LayerNorm and biases left out)", stem);
@@ -259,16 +272,7 @@ void drawArrows(UiContext& ctx, const Circuits& c, char kind, float top, ImVec2 
 void drawCompositionSection(UiContext& ctx, CircuitsView& view, const CircuitsEntry& e, const CircuitsInput& in, float side) {
   const Circuits& c = *e.circuits;
   const float em = ImGui::GetFontSize();
-  ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("composition");
-  for (int k = 0; k < 3; ++k) {
-    ImGui::PushID(k);
-    ImGui::SameLine();
-    if (ImGui::RadioButton(std::string(1, kKinds[k]).c_str(), view.kind == k)) view.kind = k;
-    ctx.probes.recordLastItem(kKindProbes[k]);
-    ImGui::PopID();
-  }
-  const char kind = kKinds[std::clamp(view.kind, 0, 2)];
+  const char kind = drawCircuitsKindPicker(ctx, view.kind);
   if (c.pairs.empty()) {
     const std::string words = compositionText(c, kind);
     textWrappedDisabled(words);

@@ -53,12 +53,6 @@ using train::Composition;
 constexpr std::uint64_t kModelCircuitsSerial = 1ull << 61;
 constexpr int kKeyBase = 3200;
 
-constexpr const char* kMatrixNames[] = {"QK", "OV", "E QK Eᵀ", "E OV U"};
-constexpr const char* kMatrixProbes[] = {"qk", "ov", "qk_tokens", "ov_tokens"};
-constexpr const char* kRowAxes[] = {"d_model (query)", "d_model (attended)", "query token", "attended token"};
-constexpr const char* kColAxes[] = {"d_model (key)", "d_model (written)", "key token", "predicted token"};
-constexpr char kKinds[] = {'Q', 'K', 'V'};
-constexpr const char* kKindProbes[] = {"circuits_kind_q", "circuits_kind_k", "circuits_kind_v"};
 
 // "L3", "h5": axis labels (snprintf: GCC 12 warns falsely on "L" + std::to_string in a loop).
 std::string tag(char prefix, int n) {
@@ -143,19 +137,10 @@ void drawHeadPicker(UiContext& ctx, ModelCircuitsView& v, const ModelCircuits& c
 
 void drawHeadSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsResult& r, const ModelCircuitsKey& want, float side) {
   const ModelCircuits& c = r.circuits;
-  const float em = ImGui::GetFontSize();
   drawHeadPicker(ctx, v, c, want);
   const bool tokenSpace = !c.tokenIds.empty();
   if (!tokenSpace && v.matrix >= 2) v.matrix = 1;
-  for (int m = 0; m < 4; ++m) {
-    ImGui::PushID(m);
-    sameLineOrWrap(5 * em);
-    ImGui::BeginDisabled(m >= 2 && !tokenSpace);
-    if (ImGui::RadioButton(kMatrixNames[m], v.matrix == m)) v.matrix = m;
-    ImGui::EndDisabled();
-    ctx.probes.recordLastItem(std::string("circuits_m_") + kMatrixProbes[m]);
-    ImGui::PopID();
-  }
+  drawCircuitsMatrixPicker(ctx, v.matrix, tokenSpace);
   const RowMatrix& m = v.matrix == 0 ? c.qk : v.matrix == 1 ? c.ov : v.matrix == 2 ? c.qkTokens : c.ovTokens;
   Slice2D slice;
   slice.stage = StageId::Scores;  // signed numbers: the diverging map on a range symmetric about 0
@@ -163,18 +148,18 @@ void drawHeadSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsRe
   slice.rows = static_cast<int>(m.rows());
   slice.cols = static_cast<int>(m.cols());
   slice.data = m.data();
-  slice.rowAxis = kRowAxes[v.matrix];
-  slice.colAxis = kColAxes[v.matrix];
+  slice.rowAxis = kCircuitsRowAxes[v.matrix];
+  slice.colAxis = kCircuitsColAxes[v.matrix];
   if (v.matrix >= 2) slice.rowLabels = slice.colLabels = r.axisLabels;
   const ColormapId colormap = ctx.view.colormap.value_or(defaultColormap(DataKind::Signed));
   const ColorRange range = rangeFor(DataKind::Signed, m.data(), static_cast<std::size_t>(m.size()));
-  const std::string title = train::headName(c.layer, c.head) + ": " + kMatrixNames[v.matrix] +
+  const std::string title = train::headName(c.layer, c.head) + ": " + kCircuitsMatrixNames[v.matrix] +
                             (v.matrix == 0   ? " = W_q W_kᵀ (query x QK keyᵀ = score; W as y = x W stores it)"
                              : v.matrix == 1 ? " = W_v W_o (what the head writes for a key; W as y = x W stores it)"
                              : v.matrix == 2 ? " (which token looks at which)"
                                              : " (attending to a token raises these logits)");
   ImGui::SameLine();
-  const std::string stem = r.folderName + "_" + kMatrixProbes[v.matrix] + "_l" + std::to_string(c.layer) + "_h" +
+  const std::string stem = r.folderName + "_" + kCircuitsMatrixStems[v.matrix] + "_l" + std::to_string(c.layer) + "_h" +
                            std::to_string(c.head);
   drawCircuitsExport(ctx, "circuits_export_head", slice, colormap, range, title,
                      modelCircuitsSource(r) + " (norm gains folded, biases left out)", stem);
@@ -281,16 +266,7 @@ HeadMapPick drawCompositionMap(UiContext& ctx, const ModelCircuitsView& v, const
 void drawCompositionSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsResult& r) {
   const ModelCircuits& c = r.circuits;
   const float em = ImGui::GetFontSize();
-  ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("composition");
-  for (int k = 0; k < 3; ++k) {
-    ImGui::PushID(k);
-    ImGui::SameLine();
-    if (ImGui::RadioButton(std::string(1, kKinds[k]).c_str(), v.kind == k)) v.kind = k;
-    ctx.probes.recordLastItem(kKindProbes[k]);
-    ImGui::PopID();
-  }
-  const char kind = kKinds[std::clamp(v.kind, 0, 2)];
+  const char kind = drawCircuitsKindPicker(ctx, v.kind);
   // One scale for both maps and every kind, so switching kinds compares them; it starts at the random
   // baseline: a model's scores all sit near it (a random one's within a few per cent), and on a scale
   // from 0 every cell would be one colour. Darkest = chance or below.

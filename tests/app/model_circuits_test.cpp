@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "headless_imgui.hpp"
+#include "model_folder_copy.hpp"  // modelFolderCopy: the fixtures' letters are ids 0-25, the space 26
 #include "model/model_circuits.hpp"
 #include "state/app_state.hpp"
 #include "state/model_view_state.hpp"
@@ -31,38 +32,6 @@ namespace mhascope::app {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A copy of a fixture model folder (tests/fixtures/models) with a byte-level tokenizer.json of one
-// token per byte, no merges: 'a'..'z' are ids 0-25, the space ('Ġ') 26, every other byte 27 and up
-// (the fixtures' V is 100, so the text keeps to letters and spaces).
-std::string modelFolderCopy(const fs::path& dir, const std::string& fixture) {
-  const fs::path to = dir / fixture;
-  fs::copy(fs::path(MHASCOPE_SOURCE_DIR) / "tests/fixtures/models" / fixture, to, fs::copy_options::recursive);
-  std::vector<int> unicodeOf(256);  // GPT-2's byte-to-unicode map
-  int next = 256;
-  for (int b = 0; b < 256; ++b) {
-    const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-    unicodeOf[static_cast<std::size_t>(b)] = printable ? b : next++;
-  }
-  std::vector<int> order;
-  for (int b = 'a'; b <= 'z'; ++b) order.push_back(b);
-  order.push_back(' ');
-  for (int b = 0; b < 256; ++b)
-    if (std::find(order.begin(), order.end(), b) == order.end()) order.push_back(b);
-  std::string vocab;
-  for (std::size_t id = 0; id < order.size(); ++id) {
-    char esc[16];
-    std::snprintf(esc, sizeof esc, "\\u%04x", unicodeOf[static_cast<std::size_t>(order[id])]);
-    vocab += std::string(id ? ", " : "") + "\"" + esc + "\": " + std::to_string(id);
-  }
-  std::ofstream(to / "tokenizer.json")
-      << R"({"version": "1.0", "added_tokens": [], "normalizer": null,
-  "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
-  "post_processor": null, "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
-  "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
-            "end_of_word_suffix": null, "fuse_unk": false, "vocab": {)" << vocab << R"(}, "merges": []}})";
-  return to.string();
-}
 
 class ModelCircuitsTest : public ::testing::Test {
  protected:

@@ -12,6 +12,7 @@
 #include "io/safetensors.hpp"
 #include "io/presets.hpp"
 #include "io/weights_io.hpp"
+#include "model_folder_copy.hpp"
 #include "model_source/file_kind.hpp"
 #include "model_source/model_source.hpp"
 #include "state/app_state.hpp"
@@ -112,37 +113,6 @@ TEST_F(ModelSourceTest, ControlsFixedByFilesSayWhy) {
   EXPECT_NE(fixedByFiles(f, "heads").find("trained layer"), std::string::npos);
 }
 
-// A copy of a fixture model folder (tests/fixtures/models) with a byte-level tokenizer.json of one
-// token per byte, no merges: 'a'..'z' are ids 0-25, the space ('Ġ') 26, every other byte 27 and up.
-std::string modelFolderCopy(const fs::path& dir, const std::string& fixture) {
-  const fs::path to = dir / fixture;
-  fs::copy(fs::path(MHASCOPE_SOURCE_DIR) / "tests/fixtures/models" / fixture, to, fs::copy_options::recursive);
-  // GPT-2's byte-to-unicode map: printable bytes stand for themselves, the others for 256 + n.
-  std::vector<int> unicodeOf(256);
-  int next = 256;
-  for (int b = 0; b < 256; ++b) {
-    const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-    unicodeOf[static_cast<std::size_t>(b)] = printable ? b : next++;
-  }
-  std::vector<int> order;
-  for (int b = 'a'; b <= 'z'; ++b) order.push_back(b);
-  order.push_back(' ');
-  for (int b = 0; b < 256; ++b)
-    if (std::find(order.begin(), order.end(), b) == order.end()) order.push_back(b);
-  std::string vocab;
-  for (std::size_t id = 0; id < order.size(); ++id) {
-    char esc[16];
-    std::snprintf(esc, sizeof esc, "\\u%04x", unicodeOf[static_cast<std::size_t>(order[id])]);
-    vocab += std::string(id ? ", " : "") + "\"" + esc + "\": " + std::to_string(id);
-  }
-  std::ofstream(to / "tokenizer.json")
-      << R"({"version": "1.0", "added_tokens": [], "normalizer": null,
-  "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
-  "post_processor": null, "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
-  "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
-            "end_of_word_suffix": null, "fuse_unk": false, "vocab": {)" << vocab << R"(}, "merges": []}})";
-  return to.string();
-}
 
 TEST_F(ModelSourceTest, ModelFolderLayerIsDescribedTruthfully) {
   ModelRequest r;
