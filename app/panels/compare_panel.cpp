@@ -7,6 +7,8 @@
 // view.
 #include "panels/compare_panel.hpp"
 
+#include "io/file_io.hpp"
+
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -196,10 +198,9 @@ void exportRow(UiContext& ctx, CompareState& c, const CompareState::Shown& sh) {
   ctx.probes.recordLastItem("compare_export_path");
   ImGui::SameLine();
   if (ImGui::Button("Export A | B | B − A")) {
-    std::error_code ec;
     if (c.exportPath.empty()) {
       c.exportMessage = "give a file name (.png, .svg or .pdf)";
-    } else if (std::filesystem::exists(c.exportPath, ec)) {
+    } else if (!refuseToReplace(c.exportPath).ok()) {
       c.exportMessage = "'" + c.exportPath + "' exists: not replaced; give another name";
     } else {
       ComparisonPicture pic;

@@ -67,11 +67,7 @@ std::string folderName(const std::string& path) {
 }
 
 std::string statusText(const AppState& st, const ModelViewState& m) {
-  if (m.busy()) return "computing: " + m.progressText();
-  if (!m.error.empty()) return "error: " + m.error;
-  if (m.cancelled) return "cancelled";
-  if (m.result && m.resultInputs == wantedModelView(st, m)) return "ready";
-  return "none";
+  return m.status(wantedModelView(st, m), m.progressText());
 }
 
 void drawNoModel(UiContext& ctx) {
@@ -151,9 +147,7 @@ void drawControls(UiContext& ctx, ModelViewState& m) {
     }
     ImGui::SameLine();
     if (ImGui::SmallButton("Run again")) {
-      m.stoppedInputs.reset();
-      m.cancelled = false;
-      m.error.clear();
+      m.computeAgain();
     }
     ctx.probes.recordLastItem("model_rerun");
   }
@@ -407,7 +401,7 @@ void drawModelPanel(UiContext& ctx) {
     return;
   }
   const float em = ImGui::GetFontSize();
-  const std::string folder = m.result ? m.resultInputs.folder : st.doc.files.model;
+  const std::string folder = m.result ? m.resultKey.folder : st.doc.files.model;
   if (m.result) {
     const model::ModelView& v = *m.result;
     ImGui::Text("%s", folderName(folder).c_str());
@@ -415,7 +409,7 @@ void drawModelPanel(UiContext& ctx) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("L = %d layers × h = %d heads (N = %d K/V heads) · T = %zu tokens%s · %s", v.layers, v.heads,
                         v.kvHeads, v.ids.size(),
-                        m.resultInputs.probe == ModelProbe::RepeatedRandom ? " of repeated random tokens" : " of your text",
+                        m.resultKey.probe == ModelProbe::RepeatedRandom ? " of repeated random tokens" : " of your text",
                         folder.c_str());
     ImGui::PopTextWrapPos();
   } else {

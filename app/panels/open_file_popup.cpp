@@ -2,12 +2,11 @@
 // folder's openable files and model folders, the recent files, then a .npy's role or a
 // checkpoint's layer), and the
 // controls' "Files in use" list with a way to close each. Opening is state/open_file.cpp; the
-// files are read by the compute scheduler.
+// files are read by the compute scheduler, the folder listed by the update step.
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -21,51 +20,16 @@ namespace {
 
 namespace fs = std::filesystem;
 constexpr const char* kPopupId = "Open a file";
-constexpr std::size_t kMaxListed = 400;  // a huge folder lists its first entries only
 
-std::string startFolder(const OpenUi& ui) {
-  std::error_code ec;
-  if (!ui.folder.empty() && fs::is_directory(ui.folder, ec)) return ui.folder;
-  if (const char* home = std::getenv("HOME"); home && *home) return home;
-  return fs::current_path(ec).string();
-}
-
-struct Entry {
-  std::string name;
-  bool folder = false;
-  bool model = false;  // a folder with a config.json: a Hugging Face model, opened on click
-};
-
-// The folder's sub-folders and openable files, folders first, by name. Unreadable: empty + why.
-std::vector<Entry> listFolder(const std::string& folder, std::string& why) {
-  std::vector<Entry> out;
-  std::error_code ec;
-  fs::directory_iterator it(folder, fs::directory_options::skip_permission_denied, ec);
-  if (ec) {
-    why = "cannot list '" + folder + "': " + ec.message();
-    return out;
-  }
-  for (const auto& e : it) {
-    if (out.size() >= kMaxListed) break;
-    std::error_code e2;
-    const std::string name = e.path().filename().string();
-    if (name.empty() || name[0] == '.') continue;
-    if (e.is_directory(e2)) out.push_back({name, true, fs::is_regular_file(e.path() / "config.json", e2)});
-    else if (hasOpenableExtension(name)) out.push_back({name, false});
-  }
-  std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) {
-    return a.folder != b.folder ? a.folder : a.name < b.name;
-  });
-  return out;
-}
-
+// The listing the update step made (refreshOpenFileListing); a click only edits ui.folder, listed
+// again before the next frame is drawn.
 void folderList(UiContext& ctx, OpenUi& ui) {
-  const std::string folder = startFolder(ui);
+  const std::string& folder = ui.listedFolder;
   ImGui::TextDisabled("In %s", folder.c_str());
   if (ImGui::SmallButton("up one folder")) ui.folder = fs::path(folder).parent_path().string();
   ctx.probes.recordLastItem("open_up");
-  std::string why;
-  const std::vector<Entry> entries = listFolder(folder, why);
+  const std::vector<OpenEntry>& entries = ui.entries;
+  const std::string& why = ui.listError;
   const float em = ImGui::GetFontSize();
   ImGui::BeginChild("##files", ImVec2(36.0f * em, 12.0f * em), true);
   if (!why.empty()) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", why.c_str());
@@ -74,7 +38,7 @@ void folderList(UiContext& ctx, OpenUi& ui) {
   clipper.Begin(static_cast<int>(entries.size()));
   while (clipper.Step()) {
     for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
-      const Entry& e = entries[static_cast<std::size_t>(i)];
+      const OpenEntry& e = entries[static_cast<std::size_t>(i)];
       ImGui::PushID(i);
       const std::string label = e.model ? e.name + "/   a model (config.json)" : e.folder ? e.name + "/" : e.name;
       if (ImGui::Selectable(label.c_str())) {
@@ -90,13 +54,16 @@ void folderList(UiContext& ctx, OpenUi& ui) {
   ImGui::EndChild();
 }
 
+bool missing(const OpenUi& ui, const std::string& path) {
+  return std::find(ui.recentMissing.begin(), ui.recentMissing.end(), path) != ui.recentMissing.end();
+}
+
 void recentList(UiContext& ctx, OpenUi& ui) {
   ImGui::TextUnformatted("Recent files");
   if (ui.recent.empty()) ImGui::TextDisabled("none yet");
   for (std::size_t i = 0; i < ui.recent.size(); ++i) {
     ImGui::PushID(static_cast<int>(i));
-    std::error_code ec;
-    const bool there = fs::is_regular_file(ui.recent[i], ec);
+    const bool there = !missing(ui, ui.recent[i]);  // as the last listing saw it
     ImGui::BeginDisabled(!there);  // a moved or deleted file stays listed, greyed, until pruned
     if (ImGui::Selectable(ui.recent[i].c_str())) beginOpen(ctx.state, ctx.view, ctx.lessons, ui.recent[i]);
     ctx.probes.recordLastItem("recent_" + std::to_string(i));
@@ -105,10 +72,10 @@ void recentList(UiContext& ctx, OpenUi& ui) {
     ImGui::PopID();
   }
   if (!ui.recent.empty() && ImGui::SmallButton("forget missing files")) {
-    ui.recent.erase(std::remove_if(ui.recent.begin(), ui.recent.end(), [](const std::string& p) {
-                      std::error_code ec;
-                      return !fs::is_regular_file(p, ec);
-                    }), ui.recent.end());
+    ui.recent.erase(std::remove_if(ui.recent.begin(), ui.recent.end(),
+                                   [&](const std::string& p) { return missing(ui, p); }),
+                    ui.recent.end());
+    ui.recentMissing.clear();
     if (!ui.recent.empty()) rememberRecent(ui, std::string(ui.recent.front()));
   }
 }
@@ -149,7 +116,8 @@ void pendingChoice(UiContext& ctx, OpenUi& ui) {
 
 void openPopup(UiContext& ctx) {
   OpenUi& ui = ctx.view.openUi;
-  if (!ImGui::BeginPopup(kPopupId)) return;
+  ui.popupShown = ImGui::BeginPopup(kPopupId);
+  if (!ui.popupShown) return;
   ctx.probes.recordLabel("open_popup", "open");
   if (!ui.pendingPath.empty()) {
     pendingChoice(ctx, ui);
@@ -182,6 +150,11 @@ void openPopup(UiContext& ctx) {
 
 void drawOpenFileButton(UiContext& ctx) {
   OpenUi& ui = ctx.view.openUi;
+  // Opened a frame after it is asked for, so the update step between has listed the folder.
+  if (ui.requestOpen) {
+    ui.requestOpen = false;
+    ImGui::OpenPopup(kPopupId);
+  }
   if (ImGui::Button("Open file…")) {
     ui.message.clear();
     ui.pendingPath.clear();
@@ -193,10 +166,6 @@ void drawOpenFileButton(UiContext& ctx) {
     ImGui::SetTooltip("MHA weights or a training checkpoint (.safetensors), inputs or masks (.npy), a preset or a "
                       "workspace (.json), a Hugging Face model folder (or its config.json). Dropping a file on the "
                       "window does the same.");
-  }
-  if (ui.requestOpen) {
-    ui.requestOpen = false;
-    ImGui::OpenPopup(kPopupId);
   }
   ctx.probes.recordLabel("open_popup", "none");
   openPopup(ctx);

@@ -297,7 +297,7 @@ void drawLensExport(UiContext& ctx, const model::ModelView& v, const ModelViewSt
     Status st = Ok{};
     try {
       st = exportLens(path, v, pv.colourByFinal,
-                      m.resultInputs.folder + " · T = " + std::to_string(positions(v)) + " tokens · " +
+                      m.resultKey.folder + " · T = " + std::to_string(positions(v)) + " tokens · " +
                           std::to_string(lensLayers(v)) + " layers");
     } catch (const std::exception& e) {  // bad_alloc, filesystem_error: shown, never fatal
       st = makeError("cannot export " + path + ": " + e.what());

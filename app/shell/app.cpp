@@ -28,7 +28,9 @@
 #include "state/open_file.hpp"
 #include "state/workspace_state.hpp"
 #include "testing/script_host.hpp"
+#include "train_lab/circuits_view.hpp"
 #include "train_lab/lab_panels.hpp"
+#include "train_lab/lab_state.hpp"
 #include "io/presets.hpp"
 
 namespace mhascope::app {
@@ -238,6 +240,12 @@ void App::updateCompute() {
     scheduler_->update(pipeline_.state, pipeline_.view, pipeline_.lessons, tab, forceSync);
     compareCompute_->update(pipeline_.state, pipeline_.view, forceSync);
     modelViewCompute_->update(pipeline_.state, forceSync);
+    if (OpenUi& o = pipeline_.view.openUi; o.popupShown || o.requestOpen) refreshOpenFileListing(o, Window::now());
+    // The Train mode's frame: the latest view of its run, the chosen step, the ablated probe; then
+    // every Circuits view's jobs (the Train mode's, or the pipeline tab's when it is the one open).
+    trainLab_.setup.memoryBudgetBytes = pipeline_.state.doc.memoryBudgetBytes;  // the window's one budget
+    if (trainLab_.active) updateTrainLab(trainLab_, forceSync);
+    updateCircuits(trainLab_, pipeline_.state, pipeline_.view, tab, Window::now());
   } catch (const std::exception& e) {  // bad_alloc and friends: shown, the app keeps running
     pipeline_.state.actionError = std::string("compute failed: ") + e.what();
   }

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "shell/compute_worker.hpp"
-#include "shell/latest_job.hpp"
+#include "shell/jobs.hpp"
 #include "state/app_state.hpp"
 
 namespace mhascope::app {

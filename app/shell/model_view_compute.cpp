@@ -84,8 +84,8 @@ ModelViewState::Atlas thumbnailAtlas(const model::ModelView& v) {
 ModelViewOutcome runModelViewJob(const ModelViewInputs& in, std::uint64_t memoryBudgetBytes, int threads,
                                  const std::shared_ptr<ModelViewJob>& job, const std::function<void()>& wake) {
   ModelViewOutcome out;
-  out.job = job;
-  out.inputs = in;
+  out.ticket = job;
+  out.key = in;
   try {
     auto probe = makeProbe(in);
     if (!probe) {
@@ -102,10 +102,9 @@ ModelViewOutcome runModelViewJob(const ModelViewInputs& in, std::uint64_t memory
     opt.memoryBudgetBytes = memoryBudgetBytes > 0 ? memoryBudgetBytes : defaultMemoryBudget();
     opt.threads = threads;
     opt.progress = [&job, &wake](int done, int total) {
-      job->total = total;
-      job->done = done;
+      const bool go = job->step(done, total);
       if (wake) wake();
-      return !job->cancel.load();
+      return go;
     };
     auto view = model::computeModelView(*probe->folder, probe->ids, probe->labels, opt);
     if (!view) {
@@ -115,95 +114,60 @@ ModelViewOutcome runModelViewJob(const ModelViewInputs& in, std::uint64_t memory
     }
     // The predicted tokens as text, for the Predictions tab (the tokenizer stays here).
     if (probe->tokenizer) model::nameTokens(*view, [&](int id) { return probe->tokenizer->displayToken(id); });
-    auto shared = std::make_shared<const model::ModelView>(std::move(*view));
-    out.atlas = std::make_shared<const ModelViewState::Atlas>(thumbnailAtlas(*shared));
-    out.view = std::move(shared);
+    out.result = std::make_shared<const model::ModelView>(std::move(*view));
   } catch (const std::exception& e) {  // bad_alloc and friends: shown, the window keeps running
     out.error = std::string("the model view failed: ") + e.what();
   }
   return out;
 }
 
-void applyModelViewOutcome(ModelViewState& m, ModelViewOutcome out) {
-  if (out.job != m.job) return;  // a replaced job's: its successor is running
-  m.job.reset();
-  m.cancelled = out.cancelled;
-  if (out.view) {
-    m.result = std::move(out.view);
-    m.atlas = std::move(out.atlas);
-    m.resultInputs = out.inputs;
-    ++m.resultSerial;
-    m.error.clear();
-    m.stoppedInputs.reset();
-    const int L = m.result->layers, h = m.result->heads;
-    m.layer = std::clamp(m.layer, 0, std::max(0, L - 1));
-    m.head = std::clamp(m.head, 0, std::max(0, h - 1));
+namespace {
+
+// A new result gets the grid's picture (a few hundred thousand floats at GPT-2 small's 144 heads)
+// and keeps the selected head inside its sizes.
+void afterResult(ModelViewState& m) {
+  if (!m.result) {
+    m.atlas.reset();
     return;
   }
-  m.error = out.cancelled ? std::string() : out.error;
-  m.stoppedInputs = out.inputs;
-  m.stoppedError = m.error;
+  if (m.atlas && m.atlasSerial == m.resultSerial) return;
+  m.atlas = std::make_shared<const ModelViewState::Atlas>(thumbnailAtlas(*m.result));
+  m.atlasSerial = m.resultSerial;
+  const int L = m.result->layers, h = m.result->heads;
+  m.layer = std::clamp(m.layer, 0, std::max(0, L - 1));
+  m.head = std::clamp(m.head, 0, std::max(0, h - 1));
 }
 
-ModelViewCompute::~ModelViewCompute() {
-  if (running_) running_->cancel = true;  // the worker's destructor waits for it: stop at the next layer
+}  // namespace
+
+void applyModelViewOutcome(ModelViewState& m, ModelViewOutcome out) {
+  m.apply(std::move(out));
+  afterResult(m);
 }
 
 void ModelViewCompute::update(AppState& state, bool forceSync) {
   if (!state.modelView) return;
   ModelViewState& m = *state.modelView;
-  if (auto out = worker_.take()) applyModelViewOutcome(m, std::move(*out));
+  job_.collect(m);
   const ModelViewInputs want = wantedModelView(state, m);
-  if (m.job) {
-    if (m.jobInputs == want) return;  // the running job is the wanted one
-    // An open the pipeline has not accepted yet (its compute may refuse the folder's text,
-    // tokenizer or weights and put the previous model back): the running job goes on until then.
-    if (state.doc.beforeOpen) return;
-    m.job->cancel = true;  // latest wins: the new job is queued behind it
-  }
-  if (want.folder.empty()) {
-    // No model in use (closed, or back to text + seed): nothing is shown about one, so the Model
-    // and Predictions tabs say how to open a model instead of a closed model's grid.
-    m.job.reset();
-    if (m.result) ++m.resultSerial;
-    m.result.reset();
-    m.atlas.reset();
-    m.error.clear();
-    m.cancelled = false;
-    return;
-  }
-  const bool shown = m.result && m.resultInputs == want;
-  const bool stopped = m.stoppedInputs && *m.stoppedInputs == want;
-  if (shown) {
-    // Back to what is on screen (an open put back, the probe switched back): an error or cancel
-    // of other inputs no longer describes it.
-    m.job.reset();
-    m.error.clear();
-    m.cancelled = false;
-    return;
-  }
-  if (stopped) {  // back to inputs that failed or were cancelled: said again, not rerun
-    m.job.reset();
-    m.error = m.stoppedError;
-    m.cancelled = m.stoppedError.empty();
-    return;
-  }
-  auto job = std::make_shared<ModelViewJob>();
-  m.job = job;
-  m.jobInputs = want;
-  m.cancelled = false;
-  running_ = job;
+  // No model in use (closed, or back to text + seed): nothing is shown about one, so the Model
+  // and Predictions tabs say how to open a model instead of a closed model's grid.
+  std::optional<ModelViewInputs> wanted;
+  if (!want.folder.empty()) wanted = want;
+  JobRule rule;
+  // An open the pipeline has not accepted yet (its compute may refuse the folder's text,
+  // tokenizer or weights and put the previous model back): the running job goes on until then.
+  rule.hold = static_cast<bool>(state.doc.beforeOpen);
+  rule.clearWhenIdle = true;
+  rule.sync = forceSync;
   const std::uint64_t budget = state.doc.memoryBudgetBytes;
   const int threads = computeThreads();
-  if (forceSync) {
-    applyModelViewOutcome(m, runModelViewJob(want, budget, threads, job, nullptr));
-    return;
-  }
-  worker_.submit([want, budget, threads, job, wake = wake_] {
-    ModelViewOutcome out = runModelViewJob(want, budget, threads, job, wake);
-    if (wake) wake();
-    return out;
-  });
+  job_.request(m, wanted, [&](const ModelViewInputs& in) {
+    return [in, budget, threads, wake = job_.wake()](const std::shared_ptr<ModelViewJob>& ticket) {
+      return runModelViewJob(in, budget, threads, ticket, wake);
+    };
+  }, rule);
+  afterResult(m);
 }
 
 }  // namespace mhascope::app

@@ -13,21 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "shell/latest_job.hpp"
+#include "shell/jobs.hpp"
 #include "state/app_state.hpp"
 #include "state/model_view_state.hpp"
 
 namespace mhascope::app {
 
-// A finished job: the result, or why there is none.
-struct ModelViewOutcome {
-  std::shared_ptr<ModelViewJob> job;  // which job this was (a replaced job's outcome is dropped)
-  ModelViewInputs inputs;
-  std::shared_ptr<const model::ModelView> view;  // null: error or cancelled
-  std::shared_ptr<const ModelViewState::Atlas> atlas;  // the grid's picture of `view`
-  std::string error;
-  bool cancelled = false;
-};
+// A finished job: the model view, or why there is none.
+using ModelViewOutcome = ModelViewState::Outcome;
 
 // The job itself, a plain function (tests call it on their own thread): opens the folder and its
 // tokenizer, makes the probe's ids, runs the model view. `wake` is called after every step (the
@@ -40,27 +33,23 @@ ModelViewState::Atlas thumbnailAtlas(const model::ModelView& v);
 
 class ModelViewCompute {
  public:
-  ModelViewCompute() = default;
-  ~ModelViewCompute();  // cancels the running job, then the worker joins
-  ModelViewCompute(const ModelViewCompute&) = delete;
-  ModelViewCompute& operator=(const ModelViewCompute&) = delete;
   // Called on the worker's thread after every step and when a result is ready (wakes the loop).
-  void setResultReady(std::function<void()> wake) { wake_ = std::move(wake); }
-  // Once per frame: takes a finished job's outcome, then starts a job when the tab's wanted inputs
-  // differ from what is shown and running. Nothing runs until the tab is first drawn
-  // (AppState::modelView exists) and a model folder is in use. forceSync (tests, screenshots):
-  // the job runs here, so the frame after shows its result.
+  void setResultReady(std::function<void()> wake) { job_.setWake(std::move(wake)); }
+  // Once per frame, in the update step: takes a finished job's outcome (and makes the grid's
+  // atlas of a new result), then starts a job when the tab's wanted inputs differ from what is
+  // shown and running. Nothing runs until the tab is first drawn (AppState::modelView exists) and
+  // a model folder is in use; while an open is not yet accepted by the pipeline, the running job
+  // goes on. forceSync (tests, screenshots): the job runs here, so the frame after shows its result.
   void update(AppState& state, bool forceSync);
-  bool busy() const { return worker_.busy(); }
+  bool busy() const { return job_.busy(); }
 
  private:
-  std::function<void()> wake_;
-  std::shared_ptr<ModelViewJob> running_;  // the last job handed to the worker
-  LatestJob<ModelViewOutcome> worker_;     // last: its thread starts after the members above exist
+  KeyedJob<ModelViewInputs, model::ModelView, ModelViewJob> job_;
 };
 
-// The outcome applied to the tab's state (the UI thread): a result replaces the shown one; an
-// error or a cancel keeps it and is remembered so the same inputs are not run again by themselves.
+// The outcome applied to the tab's state (the UI thread): a result replaces the shown one (and
+// gets its atlas); an error or a cancel keeps it and is remembered so the same inputs are not run
+// again by themselves.
 void applyModelViewOutcome(ModelViewState& m, ModelViewOutcome out);
 
 }  // namespace mhascope::app

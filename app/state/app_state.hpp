@@ -140,12 +140,27 @@ struct ExportUi {
 
 // The File › Open popup (state/open_file.hpp, panels/open_file_popup.cpp).
 inline constexpr std::size_t kMaxRecent = 12;
+// One row of the popup's folder list.
+struct OpenEntry {
+  std::string name;
+  bool folder = false;
+  bool model = false;  // a folder with a config.json: a Hugging Face model, opened on click
+};
 struct OpenUi {
   bool requestOpen = false;         // open the popup next frame (the button, a script)
+  bool popupShown = false;          // the popup was drawn last frame: its listing is kept fresh
   std::string path;                 // the path field
-  std::string folder;               // the listed folder: the last one used, else ~
+  std::string folder;               // the folder to list: the last one used, else ~
   std::vector<std::string> recent;  // most recent first, at most kMaxRecent
   std::string recentFile;           // where `recent` is kept (config dir); "" = not kept
+  // What the popup shows of the disk, made by refreshOpenFileListing in the update step (drawing
+  // never touches the file system).
+  std::string listedFor;                   // `folder` when it was listed
+  std::string listedFolder;                // the folder listed (`folder`, else ~, else the cwd)
+  std::vector<OpenEntry> entries;          // its sub-folders and openable files, folders first
+  std::string listError;                   // why it could not be listed ("" = listed)
+  std::vector<std::string> recentMissing;  // the recent files not there at the last look
+  double listedAt = -1.0;                  // when (the update step's clock); < 0 = never
   // A file that needs a choice first: a .npy's role, a checkpoint's layer.
   std::string pendingPath;
   FileInfo pendingInfo;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "attention/head_scores.hpp"
+#include "state/job_slot.hpp"
 #include "state/predictions_view.hpp"
 
 namespace mhascope::model {
@@ -50,26 +51,19 @@ struct ModelViewInputs {
   bool operator!=(const ModelViewInputs& o) const { return !(*this == o); }
 };
 
-// A running job's progress, shared with the worker (written there, read by the UI thread).
-struct ModelViewJob {
-  std::atomic<int> done{0};           // steps done: the layers, then the logit lens
-  std::atomic<int> total{0};          // steps in all (0: the folder is still being opened)
-  std::atomic<int> layers{0};         // L, once the folder is read
-  std::atomic<bool> cancel{false};    // set by Cancel: the worker stops at the next layer
-  double progress() const {
-    const int t = total.load();
-    return t > 0 ? static_cast<double>(done.load()) / t : 0.0;
-  }
+// A running job's progress (JobTicket: steps done of total — the layers, then the logit lens — and
+// the cancel flag the worker checks at every layer), and L once the folder is read.
+struct ModelViewJob : JobTicket {
+  std::atomic<int> layers{0};
 };
 
-struct ModelViewState {
-  // The last good result and what it was computed from (null until the first one arrives).
-  std::shared_ptr<const model::ModelView> result;
-  ModelViewInputs resultInputs;
-  std::uint64_t resultSerial = 0;        // ++ whenever `result` is replaced (texture cache key)
+// The result (JobSlot: the last good model view and its inputs, the job under way, the last error,
+// the inputs that failed or were cancelled — the tab's "Run again" clears them) and what the user
+// picked.
+struct ModelViewState : JobSlot<ModelViewInputs, model::ModelView, ModelViewJob> {
   // Every head's thumbnail in one picture, laid out as the grid (L rows of h thumbnails), each
   // thumbnail row divided by its largest weight so a head's pattern shows whatever T is: one
-  // texture for the whole grid, cut per cell when drawn. Made on the worker with the result.
+  // texture for the whole grid, cut per cell when drawn. Made with each new result.
   struct Atlas {
     std::vector<float> values;  // (L · r, h · c) row-major, in [0, 1]
     int thumbRows = 0, thumbCols = 0;
@@ -77,18 +71,7 @@ struct ModelViewState {
     int cols = 0;
   };
   std::shared_ptr<const Atlas> atlas;
-
-  // The job under way (null when none): its inputs, progress and cancel flag.
-  std::shared_ptr<ModelViewJob> job;
-  ModelViewInputs jobInputs;
-  // The last job with these inputs failed or was cancelled: not started again by itself (the
-  // tab's "Run again" clears it), so a bad folder is not reopened every frame.
-  std::optional<ModelViewInputs> stoppedInputs;
-  std::string stoppedError;              // why it stopped ("" = cancelled), shown again on return to it
-  bool cancelled = false;                // the last job was cancelled
-
-  // Why the last job failed ("" = it did not); the previous result stays.
-  std::string error;
+  std::uint64_t atlasSerial = 0;         // the resultSerial `atlas` was made for
 
   // What the user picked.
   ModelProbe probe = ModelProbe::Text;
@@ -100,13 +83,7 @@ struct ModelViewState {
   HeadRole colourBy = HeadRole::Induction;
   PredictionsView predictions;          // the Predictions tab's picks (state/predictions_view.hpp)
 
-  bool busy() const { return job != nullptr; }
   std::string progressText() const;  // "layer 3 of 12", "logit lens", "opening the folder"; "" when idle
-  double progress() const { return job ? job->progress() : 0.0; }
-  // Cancel the running job (the worker stops at its next layer; the previous result stays).
-  void requestCancel() {
-    if (job) job->cancel = true;
-  }
 };
 
 struct AppState;

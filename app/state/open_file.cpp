@@ -2,6 +2,7 @@
 #include "state/open_file.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
@@ -13,7 +14,41 @@
 namespace mhascope::app {
 namespace {
 
+namespace fs = std::filesystem;
+constexpr std::size_t kMaxListed = 400;  // a huge folder lists its first entries only
+
 std::string fileName(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+// The folder last used, else ~, else the working directory.
+std::string folderToList(const std::string& folder) {
+  std::error_code ec;
+  if (!folder.empty() && fs::is_directory(folder, ec)) return folder;
+  if (const char* home = std::getenv("HOME"); home && *home) return home;
+  return fs::current_path(ec).string();
+}
+
+// The folder's sub-folders and openable files, folders first, by name. Unreadable: empty + why.
+std::vector<OpenEntry> listFolder(const std::string& folder, std::string& why) {
+  std::vector<OpenEntry> out;
+  std::error_code ec;
+  fs::directory_iterator it(folder, fs::directory_options::skip_permission_denied, ec);
+  if (ec) {
+    why = "cannot list '" + folder + "': " + ec.message();
+    return out;
+  }
+  for (const auto& e : it) {
+    if (out.size() >= kMaxListed) break;
+    std::error_code e2;
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name[0] == '.') continue;
+    if (e.is_directory(e2)) out.push_back({name, true, fs::is_regular_file(e.path() / "config.json", e2)});
+    else if (hasOpenableExtension(name)) out.push_back({name, false});
+  }
+  std::sort(out.begin(), out.end(), [](const OpenEntry& a, const OpenEntry& b) {
+    return a.folder != b.folder ? a.folder : a.name < b.name;
+  });
+  return out;
+}
 
 // What is in use now, kept until the opened file has given a picture.
 void keepBeforeOpen(AppState& state, const std::string& path) {
@@ -248,6 +283,20 @@ void rememberRecent(OpenUi& ui, const std::string& path) {
   std::string text;
   for (const auto& r : ui.recent) text += r + "\n";
   (void)writeFileAtomic(ui.recentFile, text);  // losing the list is no reason to stop an open
+}
+
+void refreshOpenFileListing(OpenUi& ui, double now) {
+  if (ui.listedAt >= 0 && ui.folder == ui.listedFor && now - ui.listedAt < kOpenListingSeconds) return;
+  ui.listedFor = ui.folder;
+  ui.listedFolder = folderToList(ui.folder);
+  ui.listError.clear();
+  ui.entries = listFolder(ui.listedFolder, ui.listError);
+  ui.recentMissing.clear();
+  for (const auto& p : ui.recent) {
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec)) ui.recentMissing.push_back(p);
+  }
+  ui.listedAt = now;
 }
 
 }  // namespace mhascope::app

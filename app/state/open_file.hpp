@@ -42,4 +42,10 @@ void closeFile(AppState& state, const std::string& flag);
 void loadRecent(OpenUi& ui);
 void rememberRecent(OpenUi& ui, const std::string& path);
 
+// The popup's view of the disk (ui.entries, ui.listError, ui.recentMissing), for the update step
+// while the popup is shown or asked for: listed again when ui.folder changed, else at most every
+// kOpenListingSeconds, so a file that appears or goes is seen within that. `now`: seconds.
+inline constexpr double kOpenListingSeconds = 1.0;
+void refreshOpenFileListing(OpenUi& ui, double now);
+
 }  // namespace mhascope::app

@@ -15,7 +15,6 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -352,12 +351,7 @@ void drawRolloutSection(UiContext& ctx, CircuitsView& view, const CircuitsInput&
     return;
   }
   const Snapshot& s = *in.snapshot;
-  if (view.rolloutSerial != in.snapshotSerial || view.rolloutOf != &s) {
-    view.rolled = attentionRollout(s);
-    view.rawLast = meanHeadWeights(s, s.layers - 1);
-    view.rolloutSerial = in.snapshotSerial;
-    view.rolloutOf = &s;
-  }
+  if (view.rolloutOf != &s) return;  // made by the update step (CircuitsView::prepareRollout)
   const std::vector<RowMatrix>& rolled = view.rolled;
   const RowMatrix& raw = view.rawLast;
   if (rolled.empty() || raw.size() == 0) return;
@@ -403,14 +397,22 @@ void drawRolloutSection(UiContext& ctx, CircuitsView& view, const CircuitsInput&
 
 }  // namespace
 
-void drawCircuitsView(UiContext& ctx, CircuitsView& view, const CircuitsInput& in) {
+void drawCircuitsView(UiContext& ctx, CircuitsView& view) {
   const float em = ImGui::GetFontSize();
+  const CircuitsInput& in = view.input;
+  if (!in.error.empty()) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", in.error.c_str());
+    ImGui::PopTextWrapPos();
+    ctx.probes.recordLabel("circuits_status", in.error);
+    return;
+  }
   if (!in.params) {
     textWrappedDisabled(in.missing);
     ctx.probes.recordLabel("circuits_status", in.missing);
     return;
   }
-  const CircuitsEntry* e = view.entryFor(in.params);
+  const CircuitsEntry* e = view.cached(in.params);
   std::string status;
   if (e) {
     view.shownSerial = e->serial;
@@ -451,34 +453,8 @@ void drawCircuitsView(UiContext& ctx, CircuitsView& view, const CircuitsInput& i
 }
 
 void drawTrainCircuits(TrainLab& lab, UiContext& ctx) {
-  CircuitsInput in;
-  in.trainMode = true;
-  const auto& v = lab.run.view;
-  if (!v || v->history.empty()) {
-    in.missing = "Press Train: the circuits of the step on the timeline appear here — QK and OV of each head, which "
-                 "earlier head a later head reads (composition), the copying scores and the attention rollout.";
-  } else {
-    in.params = paramsAt(*v, lab.run.shown.step);
-    if (!in.params) {
-      in.missing = "No parameters were kept for step " + std::to_string(lab.run.shown.step) +
-                   " (a loaded checkpoint keeps its earlier steps' curves and roles only): choose a later step.";
-    } else {
-      std::int64_t kept = 0;
-      for (const auto& p : v->params)
-        if (p.params == in.params) kept = p.step;
-      in.source = "step " + std::to_string(kept) + " of the run";
-    }
-    if (v->task) {
-      for (int t = 0; t < v->task->vocab(); ++t) in.vocabLabels.push_back(v->task->symbol(t));
-    }
-    in.snapshot = lab.run.shown.snapshot;
-    in.snapshotSerial = lab.run.shown.pictureSerial;
-    if (in.snapshot && v->probe) {
-      for (int t = 0; t < in.snapshot->seq; ++t) in.probeLabels.push_back(v->task->symbol(v->probe->tokens[static_cast<std::size_t>(t)]));
-    }
-  }
   lab.circuits.train.keyBase = 3000;
-  drawCircuitsView(ctx, lab.circuits.train, in);
+  drawCircuitsView(ctx, lab.circuits.train);
 }
 
 void drawCircuitsTab(UiContext& ctx) {
@@ -486,58 +462,10 @@ void drawCircuitsTab(UiContext& ctx) {
     drawModelCircuitsTab(ctx, ctx.train->circuits.model);
     return;
   }
-  if (ctx.train && ctx.train->circuits.model.state.job) {
-    // The pipeline left the model: its circuits are no longer wanted (the job's outcome is dropped,
-    // so a return to the model computes them again rather than saying "cancelled").
-    ctx.train->circuits.model.state.requestCancel();
-    ctx.train->circuits.model.state.job.reset();
-  }
-  const std::string& path = ctx.state.doc.files.checkpoint;
-  if (path.empty() || !ctx.train) {
-    const std::string missing =
-        "Open a training checkpoint (--checkpoint F, File › Open, or a dropped .safetensors from mhascope train "
-        "--save) to read what its heads compute: QK and OV circuits, composition between layers, copying scores and "
-        "the attention rollout. The Train mode shows the same for its run, step by step.";
-    textWrappedDisabled(missing);
-    ctx.probes.recordLabel("circuits_status", missing);
-    return;
-  }
+  if (!ctx.train) return;
   CircuitsView& view = ctx.train->circuits.pipeline;
   view.keyBase = 3100;
-  CircuitsInput in;
-  // The result is kept per (path, text, file size + mtime): an edited text or a re-saved file is read again.
-  const std::string key = checkpointCircuitsKey(path, ctx.state.doc.config.text);
-  if (view.checkpointJob.valid() && view.checkpointJob.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-    view.checkpoint = view.checkpointJob.get();
-    view.checkpointKey = view.checkpointJobKey;
-    ++view.checkpointSerial;
-  }
-  if ((!view.checkpoint || view.checkpointKey != key) && !view.checkpointJob.valid()) {
-    view.checkpointJobKey = key;
-    view.checkpointJob = std::async(std::launch::async, readCheckpointCircuits, path, ctx.state.doc.config.text,
-                                    ctx.state.doc.memoryBudgetBytes);
-  }
-  if (!view.checkpoint || view.checkpointKey != key) {
-    in.missing = "reading " + path + " …";
-    drawCircuitsView(ctx, view, in);
-    return;
-  }
-  const CheckpointCircuits& ck = *view.checkpoint;
-  if (!ck.error.empty()) {
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", ck.error.c_str());
-    ImGui::PopTextWrapPos();
-    ctx.probes.recordLabel("circuits_status", ck.error);
-    return;
-  }
-  in.params = ck.params;
-  in.source = std::filesystem::path(ck.path).filename().string() + ", step " + std::to_string(ck.step);
-  in.vocabLabels = ck.vocabLabels;
-  in.snapshot = ck.snapshot ? &*ck.snapshot : nullptr;
-  in.snapshotSerial = view.checkpointSerial;
-  in.probeLabels = ck.probeLabels;
-  in.rolloutWhy = ck.rolloutWhy;
-  drawCircuitsView(ctx, view, in);
+  drawCircuitsView(ctx, view);
 }
 
 }  // namespace mhascope::app

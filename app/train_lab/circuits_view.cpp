@@ -7,11 +7,14 @@
 #include <chrono>
 #include <exception>
 #include <filesystem>
+#include <optional>
 
+#include "state/app_state.hpp"
 #include "train/checkpoint.hpp"
 #include "train/layer_model.hpp"
 #include "train/rollout.hpp"
 #include "train/tasks.hpp"
+#include "train_lab/lab_state.hpp"
 
 namespace mhascope::app {
 
@@ -41,18 +44,19 @@ std::pair<CircuitsEntry, double> computeEntry(std::shared_ptr<const GptParams> p
 }  // namespace
 
 void CircuitsView::poll() {
-  if (!job.valid() || job.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
-  auto [entry, baseline] = job.get();
+  if (!worker) return;
+  auto done = worker->take();
+  if (!done) return;
+  auto& [entry, baseline] = *done;
   if (entry.circuits) baselines[{entry.circuits->dModel, entry.circuits->dk}] = baseline;
+  if (entry.params == jobParams) jobParams.reset();
   entry.serial = ++serialCounter;
   cache.push_back(std::move(entry));
   if (cache.size() > kCacheSteps) cache.erase(cache.begin());
-  jobParams.reset();
 }
 
-const CircuitsEntry* CircuitsView::entryFor(const std::shared_ptr<const GptParams>& params) {
+const CircuitsEntry* CircuitsView::cached(const std::shared_ptr<const GptParams>& params) {
   if (!params) return nullptr;
-  poll();
   for (std::size_t i = 0; i < cache.size(); ++i) {
     if (cache[i].params == params) {
       // Most recently used last: the cache drops the steps looked at longest ago.
@@ -60,16 +64,37 @@ const CircuitsEntry* CircuitsView::entryFor(const std::shared_ptr<const GptParam
       return &cache.back();
     }
   }
-  if (!job.valid()) {
-    std::optional<double> baseline;
-    if (params->cfg.heads > 0) {
-      auto it = baselines.find({params->cfg.dModel, params->cfg.dModel / params->cfg.heads});
-      if (it != baselines.end()) baseline = it->second;
-    }
-    jobParams = params;
-    job = std::async(std::launch::async, computeEntry, params, baseline);
-  }
   return nullptr;
+}
+
+void CircuitsView::request(const std::shared_ptr<const GptParams>& params) {
+  poll();
+  if (!params || params == jobParams) return;
+  for (const CircuitsEntry& e : cache)
+    if (e.params == params) return;
+  std::optional<double> baseline;
+  if (params->cfg.heads > 0) {
+    auto it = baselines.find({params->cfg.dModel, params->cfg.dModel / params->cfg.heads});
+    if (it != baselines.end()) baseline = it->second;
+  }
+  if (!worker) worker = std::make_unique<LatestJob<std::pair<CircuitsEntry, double>>>();
+  jobParams = params;
+  worker->submit([params, baseline] { return computeEntry(params, baseline); });
+}
+
+void CircuitsView::prepareRollout() {
+  const Snapshot* s = input.snapshot;
+  if (!s || s->layers <= 0) {
+    rolled.clear();
+    rawLast = RowMatrix();
+    rolloutOf = nullptr;
+    return;
+  }
+  if (rolloutSerial == input.snapshotSerial && rolloutOf == s) return;
+  rolled = attentionRollout(*s);
+  rawLast = meanHeadWeights(*s, s->layers - 1);
+  rolloutSerial = input.snapshotSerial;
+  rolloutOf = s;
 }
 
 std::string checkpointCircuitsKey(const std::string& path, const std::string& text) {
@@ -117,6 +142,120 @@ std::shared_ptr<const CheckpointCircuits> readCheckpointCircuits(const std::stri
     out->error = "cannot read '" + path + "': " + e.what();
   }
   return out;
+}
+
+namespace {
+
+constexpr const char* kCircuitsTab = "Circuits";
+// A checkpoint open in the Circuits tab is looked at (size and modification time) this often, so
+// a re-saved file is read again without a stat() every frame.
+constexpr double kCheckpointStatSeconds = 0.5;
+
+// The Train mode's: the scrubbed step's parameters, the run's vocabulary, the shown snapshot.
+CircuitsInput trainCircuitsInput(const TrainLab& lab) {
+  CircuitsInput in;
+  in.trainMode = true;
+  const auto& v = lab.run.view;
+  if (!v || v->history.empty()) {
+    in.missing = "Press Train: the circuits of the step on the timeline appear here — QK and OV of each head, which "
+                 "earlier head a later head reads (composition), the copying scores and the attention rollout.";
+    return in;
+  }
+  in.params = paramsAt(*v, lab.run.shown.step);
+  if (!in.params) {
+    in.missing = "No parameters were kept for step " + std::to_string(lab.run.shown.step) +
+                 " (a loaded checkpoint keeps its earlier steps' curves and roles only): choose a later step.";
+  } else {
+    std::int64_t kept = 0;
+    for (const auto& p : v->params)
+      if (p.params == in.params) kept = p.step;
+    in.source = "step " + std::to_string(kept) + " of the run";
+  }
+  if (v->task) {
+    for (int t = 0; t < v->task->vocab(); ++t) in.vocabLabels.push_back(v->task->symbol(t));
+  }
+  in.snapshot = lab.run.shown.snapshot;
+  in.snapshotSerial = lab.run.shown.pictureSerial;
+  if (in.snapshot && v->probe) {
+    for (int t = 0; t < in.snapshot->seq; ++t) in.probeLabels.push_back(v->task->symbol(v->probe->tokens[static_cast<std::size_t>(t)]));
+  }
+  return in;
+}
+
+// The pipeline's, with a checkpoint open: read on the worker, the result kept per (path, text,
+// file size + modification time), so an edited text or a re-saved file is read again.
+CircuitsInput checkpointCircuitsInput(CircuitsView& view, const AppState& state, double now) {
+  CircuitsInput in;
+  const std::string& path = state.doc.files.checkpoint;
+  if (path.empty()) {
+    in.missing =
+        "Open a training checkpoint (--checkpoint F, File › Open, or a dropped .safetensors from mhascope train "
+        "--save) to read what its heads compute: QK and OV circuits, composition between layers, copying scores and "
+        "the attention rollout. The Train mode shows the same for its run, step by step.";
+    return in;
+  }
+  const std::string& text = state.doc.config.text;
+  const std::string pathText = path + std::string(1, '\0') + text;
+  if (pathText != view.checkpointPathText || view.checkpointStatAt < 0 || now - view.checkpointStatAt >= kCheckpointStatSeconds) {
+    view.checkpointPathText = pathText;
+    view.checkpointStamp = checkpointCircuitsKey(path, text);
+    view.checkpointStatAt = now;
+  }
+  if (!view.checkpointJob) view.checkpointJob = std::make_unique<KeyedJob<std::string, CheckpointCircuits>>();
+  view.checkpointJob->collect(view.checkpoint);
+  const std::uint64_t budget = state.doc.memoryBudgetBytes;
+  view.checkpointJob->request(view.checkpoint, view.checkpointStamp, [&](const std::string& key) {
+    return [key, path, text, budget](const std::shared_ptr<JobTicket>&) {
+      JobOutcome<std::string, CheckpointCircuits> out;
+      out.key = key;
+      out.result = readCheckpointCircuits(path, text, budget);
+      return out;
+    };
+  });
+  if (!view.checkpoint.result || view.checkpoint.resultKey != view.checkpointStamp) {
+    in.missing = "reading " + path + " …";
+    return in;
+  }
+  const CheckpointCircuits& ck = *view.checkpoint.result;
+  if (!ck.error.empty()) {
+    in.error = ck.error;
+    return in;
+  }
+  in.params = ck.params;
+  in.source = std::filesystem::path(ck.path).filename().string() + ", step " + std::to_string(ck.step);
+  in.vocabLabels = ck.vocabLabels;
+  in.snapshot = ck.snapshot ? &*ck.snapshot : nullptr;
+  in.snapshotSerial = view.checkpoint.resultSerial;
+  in.probeLabels = ck.probeLabels;
+  in.rolloutWhy = ck.rolloutWhy;
+  return in;
+}
+
+}  // namespace
+
+void updateCircuits(TrainLab& lab, AppState& state, const ViewState& view, const std::string& openTab, double now) {
+  CircuitsViews& c = lab.circuits;
+  if (lab.active) {
+    c.train.input = trainCircuitsInput(lab);
+    c.train.request(c.train.input.params);
+    c.train.prepareRollout();
+    return;
+  }
+  if (openTab != kCircuitsTab) return;
+  if (!state.doc.files.model.empty()) {
+    if (!c.model.compute) c.model.compute = std::make_unique<ModelCircuitsCompute>();
+    c.model.compute->update(c.model.state, modelCircuitsKey(state, view), state.doc.memoryBudgetBytes);
+    return;
+  }
+  if (c.model.state.job) {
+    // The pipeline left the model: its circuits are no longer wanted (the job's outcome is dropped,
+    // so a return to the model computes them again rather than saying "cancelled").
+    c.model.state.requestCancel();
+    c.model.state.job.reset();
+  }
+  c.pipeline.input = checkpointCircuitsInput(c.pipeline, state, now);
+  c.pipeline.request(c.pipeline.input.params);
+  c.pipeline.prepareRollout();
 }
 
 }  // namespace mhascope::app

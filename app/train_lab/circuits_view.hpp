@@ -18,7 +18,6 @@
 #pragma once
 
 #include <cstdint>
-#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -26,6 +25,8 @@
 #include <utility>
 #include <vector>
 
+#include "shell/jobs.hpp"
+#include "state/job_slot.hpp"
 #include "state/ui_context.hpp"
 #include "train/circuits.hpp"
 #include "train/params.hpp"
@@ -35,6 +36,8 @@
 namespace mhascope::app {
 
 struct TrainLab;
+struct AppState;
+struct ViewState;
 
 // One step's (or one checkpoint's) circuits, as the worker made them.
 struct CircuitsEntry {
@@ -56,55 +59,11 @@ struct CheckpointCircuits {
   std::int64_t step = 0;
 };
 
-// The choices and caches of one Circuits view (the Train mode's and the pipeline's are separate).
-struct CircuitsView {
-  int layer = 0, head = 0;  // the head whose matrices are shown
-  int matrix = 0;           // 0 QK, 1 OV, 2 E QK E^T, 3 E OV U
-  int kind = 1;             // the composition shown: 0 Q, 1 K, 2 V
-  static constexpr std::size_t kCacheSteps = 32;
-  std::vector<CircuitsEntry> cache;          // most recently used last
-  std::map<std::pair<int, int>, double> baselines;  // by (d_model, d_k)
-  std::shared_ptr<const train::GptParams> jobParams;
-  std::future<std::pair<CircuitsEntry, double>> job;  // the circuits and the baseline used
-  std::uint64_t serialCounter = 0;
-  int keyBase = 3000;  // texture keys' stage numbers: this view's pictures apart from every other
-  // The entry on screen: kept while the next step's circuits are computed (no jump in the layout).
-  std::uint64_t shownSerial = 0;
-  std::string shownSource;
-
-  // The rollout of the snapshot shown, made once per snapshot (key: CircuitsInput::snapshotSerial;
-  // L T³ flops, microseconds at the trainer's T, but not every frame).
-  std::uint64_t rolloutSerial = 0;
-  const train::Snapshot* rolloutOf = nullptr;
-  std::vector<RowMatrix> rolled;  // (T, T) per layer
-  RowMatrix rawLast;              // (T, T) the last layer's weights, mean over heads
-
-  // Pipeline: the checkpoint named by the document, read on a worker thread.
-  std::shared_ptr<const CheckpointCircuits> checkpoint;
-  std::string checkpointKey;     // checkpointCircuitsKey of the result held in `checkpoint`
-  std::string checkpointJobKey;  // ... of the read running (or last started)
-  std::future<std::shared_ptr<const CheckpointCircuits>> checkpointJob;
-  std::uint64_t checkpointSerial = 0;  // ++ per checkpoint read: its rollout pictures' texture key
-
-  // The circuits of `params`: cached, or null while the worker computes them (started here; one job
-  // at a time — a scrub past many steps computes the one shown when the last job ends).
-  const CircuitsEntry* entryFor(const std::shared_ptr<const train::GptParams>& params);
-  // Collects a finished job (once a frame, before drawing).
-  void poll();
-  bool busy() const { return job.valid(); }
-};
-
-struct CircuitsViews {
-  CircuitsView train, pipeline;
-  ModelCircuitsView model;  // the pipeline's tab when its source is a model folder's layer
-  // A worker is computing circuits or reading a checkpoint: the window keeps drawing until it ends.
-  bool busy() const { return train.busy() || pipeline.busy() || pipeline.checkpointJob.valid() || model.busy(); }
-};
-
-// What the view draws, whichever mode it is in.
+// What the view draws, whichever mode it is in (made by the update step, updateCircuits).
 struct CircuitsInput {
-  std::shared_ptr<const train::GptParams> params;  // null: nothing to read (why in `missing`)
+  std::shared_ptr<const train::GptParams> params;  // null: nothing to read (why in `missing` or `error`)
   std::string missing;
+  std::string error;                    // the checkpoint could not be read (drawn in red)
   std::string source;                   // "step 450 of the run" / "checkpoint.safetensors, step 1500"
   std::vector<std::string> vocabLabels; // token-space axes
   const train::Snapshot* snapshot = nullptr;  // the rollout's attention; null: none (why in rolloutWhy)
@@ -114,7 +73,64 @@ struct CircuitsInput {
   bool trainMode = false;               // probe names and texts say "the run" / "the checkpoint"
 };
 
-void drawCircuitsView(UiContext& ctx, CircuitsView& view, const CircuitsInput& in);
+// The choices and caches of one Circuits view (the Train mode's and the pipeline's are separate).
+struct CircuitsView {
+  int layer = 0, head = 0;  // the head whose matrices are shown
+  int matrix = 0;           // 0 QK, 1 OV, 2 E QK E^T, 3 E OV U
+  int kind = 1;             // the composition shown: 0 Q, 1 K, 2 V
+  static constexpr std::size_t kCacheSteps = 32;
+  std::vector<CircuitsEntry> cache;          // most recently used last
+  std::map<std::pair<int, int>, double> baselines;  // by (d_model, d_k)
+  std::shared_ptr<const train::GptParams> jobParams;  // the circuits the worker computes (null: none)
+  // The worker (made by the first request): the circuits and the baseline used.
+  std::unique_ptr<LatestJob<std::pair<CircuitsEntry, double>>> worker;
+  std::uint64_t serialCounter = 0;
+  int keyBase = 3000;  // texture keys' stage numbers: this view's pictures apart from every other
+  // The entry on screen: kept while the next step's circuits are computed (no jump in the layout).
+  std::uint64_t shownSerial = 0;
+  std::string shownSource;
+  CircuitsInput input;  // this frame's, from the update step
+
+  // The rollout of the snapshot shown, made once per snapshot by the update step (key:
+  // CircuitsInput::snapshotSerial; L T³ flops, microseconds at the trainer's T, but not every frame).
+  std::uint64_t rolloutSerial = 0;
+  const train::Snapshot* rolloutOf = nullptr;
+  std::vector<RowMatrix> rolled;  // (T, T) per layer
+  RowMatrix rawLast;              // (T, T) the last layer's weights, mean over heads
+
+  // Pipeline: the checkpoint named by the document, read on a worker (key: checkpointCircuitsKey).
+  JobSlot<std::string, CheckpointCircuits> checkpoint;
+  std::unique_ptr<KeyedJob<std::string, CheckpointCircuits>> checkpointJob;
+  std::string checkpointPathText;  // the (path, text) last stat'ed, and when
+  std::string checkpointStamp;     // its key then
+  double checkpointStatAt = -1.0;
+
+  // The circuits of `params` when cached (the draw's lookup: most recently used last), else null.
+  const CircuitsEntry* cached(const std::shared_ptr<const train::GptParams>& params);
+  // The update step's: collects a finished job, then starts the circuits of `params` on the worker
+  // unless they are cached or being computed (latest wins: a scrub past many steps computes the
+  // one shown next).
+  void request(const std::shared_ptr<const train::GptParams>& params);
+  void poll();
+  // The update step's: the rollout of input.snapshot, when it changed.
+  void prepareRollout();
+  bool busy() const { return (worker && worker->busy()) || (checkpointJob && checkpointJob->busy()); }
+};
+
+struct CircuitsViews {
+  CircuitsView train, pipeline;
+  ModelCircuitsView model;  // the pipeline's tab when its source is a model folder's layer
+  // A worker is computing circuits or reading a checkpoint: the window keeps drawing until it ends.
+  bool busy() const { return train.busy() || pipeline.busy() || model.busy(); }
+};
+
+// The update step of every Circuits view, before anything is drawn: the Train mode's (when it is
+// shown: the scrubbed step's circuits and rollout), the pipeline tab's (when `openTab` is it: the
+// checkpoint read, or the model folder's circuits around the pipeline's head). Starts the jobs
+// the panels then only read.
+void updateCircuits(TrainLab& lab, AppState& state, const ViewState& view, const std::string& openTab, double now);
+
+void drawCircuitsView(UiContext& ctx, CircuitsView& view);
 
 // The panels: the Train mode's (TrainRight) and the pipeline's tab; the tab on a model folder's layer
 // draws drawModelCircuitsTab (model_circuits_panel.cpp) instead.

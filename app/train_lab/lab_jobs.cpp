@@ -4,7 +4,6 @@
 #include <chrono>
 #include <exception>
 #include <functional>
-#include <future>
 #include <new>
 #include <optional>
 #include <string>
@@ -69,11 +68,13 @@ LabJobResult startRun(TrainingSession& session, TrainSettings s, int evalEvery, 
 }
 
 void launch(TrainLab& lab, LabJob job, std::function<LabJobResult()> work) {
-  try {
-    job.result = std::async(std::launch::async, std::move(work));
-  } catch (const std::exception& e) {  // no thread to be had
-    return say(lab, std::string("cannot start the worker thread: ") + e.what(), true, job.kind == LabJob::Kind::Load ? TrainLab::Said::Checkpoint : TrainLab::Said::Run);
-  }
+  lab.run.worker.submit([work = std::move(work)]() -> LabJobResult {
+    try {
+      return work();
+    } catch (const std::exception& e) {  // the job must not throw: said as the run's error
+      return failed(std::string("cannot start: ") + e.what());
+    }
+  });
   lab.run.job = std::move(job);
 }
 
@@ -121,15 +122,12 @@ void playRun(TrainLab& lab) {
 // The finished job's result, applied on the UI thread: the new run's form and history state, or
 // the error (the previous run is still the one on screen).
 void applyJob(TrainLab& lab) {
-  if (!lab.run.job || lab.run.job->result.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+  if (!lab.run.job) return;
+  std::optional<LabJobResult> done = lab.run.worker.take();
+  if (!done) return;
   LabJob job = std::move(*lab.run.job);
   lab.run.job.reset();
-  LabJobResult r;
-  try {
-    r = job.result.get();
-  } catch (const std::exception& e) {
-    r = failed(std::string("cannot start: ") + e.what());
-  }
+  LabJobResult r = std::move(*done);
   const bool load = job.kind == LabJob::Kind::Load;
   if (!r.error.empty()) {
     if (load) return say(lab, r.error, true, TrainLab::Said::Checkpoint);
@@ -167,7 +165,7 @@ void applyJob(TrainLab& lab) {
 }
 
 void finishTrainJob(TrainLab& lab) {
-  if (lab.run.job) lab.run.job->result.wait();
+  if (lab.run.job) lab.run.worker.waitUntilIdle();
   applyJob(lab);
 }
 

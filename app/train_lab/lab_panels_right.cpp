@@ -166,8 +166,6 @@ bool drawModeSwitch(TrainLab& lab, UiContext& ctx) {
   if (!lab.active) return false;
   ImGui::SameLine();
   ImGui::TextDisabled("— train a tiny transformer and watch its heads take roles");
-  lab.setup.memoryBudgetBytes = ctx.state.doc.memoryBudgetBytes;  // the window's one budget (the pipeline's control)
-  updateTrainLab(lab);
   const float h = ImGui::GetContentRegionAvail().y;
   const ImGuiTableFlags flags = ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
   if (ImGui::BeginTable("train layout", 2, flags, ImVec2(0, h))) {

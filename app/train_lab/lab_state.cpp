@@ -1,7 +1,6 @@
 // The Train mode's per-frame view update (the step shown, head ablation, snapshots) and its UI-thread actions; the worker-thread jobs are lab_jobs.cpp.
 #include "train_lab/lab_state.hpp"
 
-#include <imgui.h>
 
 #include <algorithm>
 #include <cctype>
@@ -235,9 +234,52 @@ void measure(TrainLab& lab) {
     lab.pacing.playedAt = -1;  // paused or failed: the mean would include the pause
   }
 }
+// Heads off and read cuts in one evaluation (a read cut is no parameter change: it acts inside
+// the forward). The lesson compares it with the same parameters unmasked — the kept parameters
+// may be an earlier step's than the history row shown. On the ablation worker; never throws.
+AblationOutcome evaluateAblation(const std::string& key, const GptParams& p, const HeadMask& mask, const Batch& probe,
+                                 std::int64_t step, ForwardCache& cache) {
+  AblationOutcome out;
+  out.key = key;
+  try {
+    auto r = evaluateAblated(p, mask, probe, step, cache);
+    auto full = r ? evaluateOnProbe(p, probe, step, cache) : r;
+    if (!r || !full) {
+      out.error = (r ? full : r).error().message;
+      return out;
+    }
+    std::vector<Evaluation> alone;  // each switched-off head alone, when two or more are off
+    int offCount = 0;
+    for (bool b : mask.off) offCount += b ? 1 : 0;
+    for (int l = 0; offCount >= 2 && l < mask.layers; ++l) {
+      for (int i = 0; i < mask.heads; ++i) {
+        if (!mask.isOff(l, i)) continue;
+        HeadMask one = HeadMask::none(p.cfg);
+        one.set(l, i, true);
+        auto a = evaluateAblated(p, one, probe, step, cache);
+        if (!a) break;
+        alone.push_back(std::move(a->evaluation));
+      }
+    }
+    if (alone.size() != static_cast<std::size_t>(offCount)) alone.clear();
+    out.text = ablationLesson(full->evaluation, r->evaluation, mask, p.cfg.vocab, alone);
+    out.ablated = std::move(*r);
+  } catch (const std::exception& e) {  // bad_alloc on a big run: said, the window keeps running
+    out.error = std::string("cannot evaluate with these heads off: ") + e.what();
+  }
+  return out;
+}
+
+void applyAblation(TrainLab& lab, AblationOutcome out) {
+  if (out.key != lab.ablation.ablationKey) return;  // the heads or the step changed meanwhile
+  if (!out.error.empty()) return say(lab, out.error, true, TrainLab::Said::Run);
+  lab.ablation.ablationText = std::move(out.text);
+  lab.ablation.ablated = std::move(out.ablated);
+}
+
 }  // namespace
 
-void updateTrainLab(TrainLab& lab) {
+void updateTrainLab(TrainLab& lab, bool sync) {
   applyJob(lab);
   lab.run.view = lab.run.session.view();
   if (!lab.run.view || lab.run.view->history.empty()) {
@@ -262,45 +304,29 @@ void updateTrainLab(TrainLab& lab) {
   shown.evaluation = &e;
   shown.snapshot = snapshotAt(v, e.step);
   if (lab.ablation.mask.any()) {
-    const std::string key = ablationMaskKey(lab.ablation.mask, e.step);
-    if (key != lab.ablation.ablationKey) {
-      lab.ablation.ablationKey = key;
-      lab.ablation.ablated.reset();
-      lab.ablation.ablationText.clear();
+    TrainAblation& ab = lab.ablation;
+    if (auto done = ab.worker.take(); done && done->key == ab.ablationKey) applyAblation(lab, std::move(*done));
+    const std::string key = ablationMaskKey(ab.mask, e.step);
+    if (key != ab.ablationKey) {
+      ab.ablationKey = key;
+      ab.ablated.reset();
+      ab.ablationText.clear();
       if (auto p = paramsAt(v, e.step)) {
-        lab.ablation.cache.memoryBudgetBytes = v.settings->memoryBudgetBytes;  // the run's budget, not a fixed one
-        // Heads off and read cuts in one evaluation (a read cut is no parameter change: it acts
-        // inside the forward). The lesson compares it with the same parameters unmasked — the
-        // kept parameters may be an earlier step's than the history row shown above.
-        auto r = evaluateAblated(*p, lab.ablation.mask, *v.probe, e.step, lab.ablation.cache);
-        auto full = r ? evaluateOnProbe(*p, *v.probe, e.step, lab.ablation.cache) : r;
-        if (r && full) {
-          std::vector<Evaluation> alone;  // each switched-off head alone, when two or more are off
-          int offCount = 0;
-          for (bool b : lab.ablation.mask.off) offCount += b ? 1 : 0;
-          for (int l = 0; offCount >= 2 && l < lab.ablation.mask.layers; ++l) {
-            for (int i = 0; i < lab.ablation.mask.heads; ++i) {
-              if (!lab.ablation.mask.isOff(l, i)) continue;
-              HeadMask one = HeadMask::none(p->cfg);
-              one.set(l, i, true);
-              auto a = evaluateAblated(*p, one, *v.probe, e.step, lab.ablation.cache);
-              if (!a) break;
-              alone.push_back(std::move(a->evaluation));
-            }
-          }
-          if (alone.size() != static_cast<std::size_t>(offCount)) alone.clear();
-          lab.ablation.ablationText = ablationLesson(full->evaluation, r->evaluation, lab.ablation.mask, p->cfg.vocab, alone);
-          lab.ablation.ablated = std::move(*r);
-        } else {
-          say(lab, (r ? full : r).error().message, true, TrainLab::Said::Run);
-        }
+        // The evaluations run on the Train mode's ablation worker (the cache is that thread's
+        // alone), or here when the frame must show their result (tests, screenshots).
+        ab.cache.memoryBudgetBytes = v.settings->memoryBudgetBytes;  // the run's budget, not a fixed one
+        auto work = [key, p, mask = ab.mask, view = lab.run.view, step = e.step, cache = &ab.cache] {
+          return evaluateAblation(key, *p, mask, *view->probe, step, *cache);
+        };
+        if (sync) applyAblation(lab, work());
+        else ab.worker.submit(std::move(work));
       } else {
         say(lab, notKeptAt(v, e.step), true, TrainLab::Said::Run);
       }
     }
-    if (lab.ablation.ablated) {
-      shown.evaluation = &lab.ablation.ablated->evaluation;
-      shown.snapshot = &lab.ablation.ablated->snapshot;
+    if (ab.ablated) {
+      shown.evaluation = &ab.ablated->evaluation;
+      shown.snapshot = &ab.ablated->snapshot;
     }
   } else {
     lab.ablation.ablationKey.clear();

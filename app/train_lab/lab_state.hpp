@@ -6,12 +6,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <future>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "shell/jobs.hpp"
 #include "train/ablation.hpp"
 #include "train/circuit.hpp"
 #include "state/lesson_view.hpp"
@@ -71,7 +71,6 @@ struct LabJob {
   std::string status;              // what the run line says meanwhile ("loading …")
   std::string doneMessage;         // said when it succeeds ("" = nothing)
   TrainForm form;                  // Start: the form the run is made from
-  std::future<LabJobResult> result;
 };
 
 // The pictures of one step: the evaluation and snapshot the panels show (ablated or not).
@@ -97,9 +96,10 @@ struct TrainSetup {
 struct TrainRun {
   train::TrainingSession session;
   std::shared_ptr<const train::SessionView> view;  // taken once per frame
-  // A Load checkpoint or Train / Reset on its worker thread (declared after `session`, so it is
+  // A Load checkpoint or Train / Reset on the worker (declared after `session`, so it is
   // destroyed, and waited for, first). The previous run stays on screen until it succeeds.
   std::optional<LabJob> job;
+  LatestJob<LabJobResult> worker;
   bool busy() const { return job.has_value(); }
   // The form the run was made from (Train with a different form starts a new run), the step it
   // started at, and whether what came before that step is known.
@@ -118,6 +118,14 @@ struct TrainRun {
   bool running() const { return view && view->state == train::RunState::Running; }
 };
 
+// An ablated evaluation from the ablation worker: the probe with the heads off, the lesson's words.
+struct AblationOutcome {
+  std::string key;                            // ablationMaskKey it was computed for
+  std::optional<train::ProbeResult> ablated;  // null: `error` says why
+  std::vector<std::string> text;
+  std::string error;
+};
+
 // Take it apart: heads switched off at the chosen step (their output zeroed before W_o), or only
 // cut from what later layers' keys / queries / values read (HeadMask::reads), and the probe
 // evaluated with them.
@@ -130,7 +138,8 @@ struct TrainAblation {
   // against ln V, redundancy of heads switched off together, which later heads' prefix matching
   // moved under a read cut. Empty while nothing is switched off or cut.
   std::vector<std::string> ablationText;
-  train::ForwardCache cache;                  // reused by every ablation evaluation
+  train::ForwardCache cache;                  // reused by every ablation evaluation (the worker's)
+  LatestJob<AblationOutcome> worker;          // last: joined before the cache it uses goes
 
   // Bounds-checked: a button may reset the run (new sizes) halfway through a frame's drawing.
   bool headOff(int layer, int head) const {
@@ -242,14 +251,15 @@ struct TrainLab {
   bool animating() const {
     const auto latest = run.session.view();
     return (active && latest && (latest->state == train::RunState::Running || latest->evaluating || latest != run.view)) ||
-           circuits.busy();
+           circuits.busy() || ablation.worker.busy();
   }
 };
 
-// Once per Train-mode frame, before any panel draws: takes the latest view, resolves the chosen
-// step, recomputes the ablated probe (and its lesson) when the chosen step, the switched-off heads
-// or the read cuts changed.
-void updateTrainLab(TrainLab& lab);
+// Once per Train-mode frame, in the app's update step before any panel draws: takes the latest
+// view, resolves the chosen step, and recomputes the ablated probe (and its lesson) when the chosen
+// step, the switched-off heads or the read cuts changed — on the ablation worker, or here when
+// `sync` (tests, screenshots: this frame's picture). Meanwhile the unablated step is shown.
+void updateTrainLab(TrainLab& lab, bool sync = true);
 
 // Actions (buttons). Each catches what it can throw and reports through lab.message / formError.
 // Train, Reset and Load hand their work to a worker thread (lab.job); updateTrainLab applies the

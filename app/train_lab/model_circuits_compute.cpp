@@ -46,16 +46,10 @@ ModelCircuitsKey modelCircuitsKey(const AppState& state, const ViewState& view) 
   return k;
 }
 
-std::string ModelCircuitsJob::progressText() const {
-  const int t = total.load();
-  if (t <= 0) return "reading the folder and the text";
-  return "step " + std::to_string(done.load()) + " of " + std::to_string(t);
-}
-
 ModelCircuitsOutcome runModelCircuitsJob(const ModelCircuitsKey& key, std::uint64_t memoryBudgetBytes, int threads,
                                          const std::shared_ptr<ModelCircuitsJob>& job, BaselineCache baselines) {
   ModelCircuitsOutcome out;
-  out.job = job;
+  out.ticket = job;
   out.key = key;
   try {
     auto mt = tokenizeForModel(key.folder, key.text, "the text");
@@ -74,11 +68,7 @@ ModelCircuitsOutcome runModelCircuitsJob(const ModelCircuitsKey& key, std::uint6
     opt.threads = threads;
     const model::ModelSpec& spec = mt->folder.spec();
     if (auto it = baselines.find({spec.dModel, spec.dk()}); it != baselines.end()) opt.baseline = it->second;
-    opt.progress = [&job](int done, int total) {
-      job->total = total;
-      job->done = done;
-      return !job->cancel.load();
-    };
+    opt.progress = [&job](int done, int total) { return job->step(done, total); };
     auto c = model::computeModelCircuits(mt->folder, mt->ids, opt);
     if (!c) {
       if (job->cancel || c.error().message == model::kForwardCancelled) out.cancelled = true;
@@ -102,30 +92,10 @@ ModelCircuitsOutcome runModelCircuitsJob(const ModelCircuitsKey& key, std::uint6
   return out;
 }
 
-void applyModelCircuitsOutcome(ModelCircuitsState& s, ModelCircuitsOutcome out) {
-  if (out.job != s.job) return;  // a replaced job's: its successor is running
-  s.job.reset();
-  s.cancelled = out.cancelled;
-  if (out.result) {
-    s.result = std::move(out.result);
-    s.resultKey = out.key;
-    ++s.resultSerial;
-    s.error.clear();
-    s.stoppedKey.reset();
-    s.stoppedError.clear();
-    return;
-  }
-  s.error = out.cancelled ? std::string() : out.error;
-  s.stoppedKey = out.key;
-  s.stoppedError = s.error;
-}
+void applyModelCircuitsOutcome(ModelCircuitsState& s, ModelCircuitsOutcome out) { s.apply(std::move(out)); }
 
 std::string modelCircuitsStatus(const ModelCircuitsState& s, const ModelCircuitsKey& want) {
-  if (s.busy()) return "computing: " + s.job->progressText();
-  if (!s.error.empty()) return "error: " + s.error;
-  if (s.cancelled) return "cancelled";
-  if (s.result && s.resultKey == want) return "ready";
-  return "none";
+  return s.status(want, s.job ? s.job->stepText(kModelCircuitsReading) : std::string());
 }
 
 std::string modelCircuitsSource(const ModelCircuitsResult& r) {
@@ -195,43 +165,19 @@ void selectModelHead(AppState& state, ViewState& view, int layer, int head) {
   view.selectTab = kCircuitsTab;  // the pipeline follows; the user stays where they clicked
 }
 
-ModelCircuitsCompute::~ModelCircuitsCompute() {
-  if (running_) running_->cancel = true;  // the worker's destructor waits for it: stop at the next step
-}
-
 void ModelCircuitsCompute::update(ModelCircuitsState& s, const ModelCircuitsKey& want, std::uint64_t memoryBudgetBytes) {
-  if (auto out = worker_.take()) {
-    if (out->result) {
-      const model::ModelCircuits& c = out->result->circuits;
-      baselines_[{c.dModel, c.dk}] = c.baseline;
-    }
-    applyModelCircuitsOutcome(s, std::move(*out));
-  }
-  if (s.job) {
-    if (s.jobKey == want) return;  // the running job is the wanted one
-    s.job->cancel = true;          // latest wins: the new job is queued behind it
-    s.job.reset();
-  }
-  if (want.folder.empty()) return;
-  if (s.result && s.resultKey == want) {  // back to what is on screen
-    s.error.clear();
-    s.cancelled = false;
-    return;
-  }
-  if (s.stoppedKey && *s.stoppedKey == want) {  // said again, not rerun
-    s.error = s.stoppedError;
-    s.cancelled = s.stoppedError.empty();
-    return;
-  }
-  auto job = std::make_shared<ModelCircuitsJob>();
-  s.job = job;
-  s.jobKey = want;
-  s.cancelled = false;
-  s.error.clear();  // about other inputs: the new job's own outcome says what happened to these
-  running_ = job;
+  job_.collect(s, [this](const ModelCircuitsOutcome& out) {
+    if (!out.result) return;
+    const model::ModelCircuits& c = out.result->circuits;
+    baselines_[{c.dModel, c.dk}] = c.baseline;
+  });
+  std::optional<ModelCircuitsKey> wanted;
+  if (!want.folder.empty()) wanted = want;
   const int threads = computeThreads();
-  worker_.submit([want, memoryBudgetBytes, threads, job, baselines = baselines_] {
-    return runModelCircuitsJob(want, memoryBudgetBytes, threads, job, baselines);
+  job_.request(s, wanted, [&](const ModelCircuitsKey& key) {
+    return [key, memoryBudgetBytes, threads, baselines = baselines_](const std::shared_ptr<JobTicket>& ticket) {
+      return runModelCircuitsJob(key, memoryBudgetBytes, threads, ticket, baselines);
+    };
   });
 }
 

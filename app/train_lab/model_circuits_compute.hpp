@@ -21,7 +21,7 @@
 
 #include "attention/tensor.hpp"
 #include "model/model_circuits.hpp"
-#include "shell/latest_job.hpp"
+#include "shell/jobs.hpp"
 
 namespace mhascope::app {
 
@@ -44,17 +44,10 @@ struct ModelCircuitsKey {
 // (ViewState::head) and the document's text.
 ModelCircuitsKey modelCircuitsKey(const AppState& state, const ViewState& view);
 
-// A running job's progress, shared with the worker (written there, read by the UI thread).
-struct ModelCircuitsJob {
-  std::atomic<int> done{0};
-  std::atomic<int> total{0};  // 0: the folder and the text are still being read
-  std::atomic<bool> cancel{false};
-  double progress() const {
-    const int t = total.load();
-    return t > 0 ? static_cast<double>(done.load()) / t : 0.0;
-  }
-  std::string progressText() const;  // "step 3 of 40" or "reading the folder and the text"
-};
+// A running job's progress and cancel flag: steps done of total, "reading the folder and the text"
+// before them.
+using ModelCircuitsJob = JobTicket;
+inline constexpr const char* kModelCircuitsReading = "reading the folder and the text";
 
 // What the panel draws: the numbers and the labels of their axes.
 struct ModelCircuitsResult {
@@ -66,13 +59,7 @@ struct ModelCircuitsResult {
   int distinctTokens = 0;               // of the text (the token-space axes hold at most maxTokens of them)
 };
 
-struct ModelCircuitsOutcome {
-  std::shared_ptr<ModelCircuitsJob> job;  // which job this was (a replaced job's outcome is dropped)
-  ModelCircuitsKey key;
-  std::shared_ptr<const ModelCircuitsResult> result;  // null: error or cancelled
-  std::string error;
-  bool cancelled = false;
-};
+using ModelCircuitsOutcome = JobOutcome<ModelCircuitsKey, ModelCircuitsResult>;
 
 // The random composition baseline by (d_model, d_k): it depends on the two sizes alone and costs
 // seconds at a real model's (about 1.3 s of GPT-2 small's picture), so it is computed once.
@@ -84,34 +71,11 @@ using BaselineCache = std::map<std::pair<int, int>, double>;
 ModelCircuitsOutcome runModelCircuitsJob(const ModelCircuitsKey& key, std::uint64_t memoryBudgetBytes, int threads,
                                          const std::shared_ptr<ModelCircuitsJob>& job, BaselineCache baselines = {});
 
-// The tab's state: the last good picture and what it was made from, the running job, the last error.
-struct ModelCircuitsState {
-  std::shared_ptr<const ModelCircuitsResult> result;
-  ModelCircuitsKey resultKey;
-  std::uint64_t resultSerial = 0;  // ++ whenever `result` is replaced (texture keys)
-  std::shared_ptr<ModelCircuitsJob> job;  // null when none runs
-  ModelCircuitsKey jobKey;
-  // The last job with these inputs failed or was cancelled: not started again by itself ("Compute
-  // again" clears it), so a folder that cannot be read is not reread every frame.
-  std::optional<ModelCircuitsKey> stoppedKey;
-  std::string stoppedError;  // why ("" = cancelled), said again on a return to those inputs
-  std::string error;         // the last job's error ("" = none); the previous picture stays
-  bool cancelled = false;
+// The tab's state: the last good picture and what it was made from, the running job, the last error
+// (JobSlot; "Compute again" is computeAgain()).
+using ModelCircuitsState = JobSlot<ModelCircuitsKey, ModelCircuitsResult>;
 
-  bool busy() const { return job != nullptr; }
-  void requestCancel() {
-    if (job) job->cancel = true;
-  }
-  void computeAgain() {
-    stoppedKey.reset();
-    stoppedError.clear();
-    error.clear();
-    cancelled = false;
-  }
-};
-
-// A finished job's outcome applied on the UI thread: a result replaces the shown one; an error or a
-// cancel keeps it and remembers the inputs.
+// A finished job's outcome applied on the UI thread (JobSlot::apply).
 void applyModelCircuitsOutcome(ModelCircuitsState& s, ModelCircuitsOutcome out);
 
 // What the tab says about its work: "ready", "computing: step 3 of 40", "error: …", "cancelled", "none".
@@ -137,27 +101,23 @@ void selectModelHead(AppState& state, ViewState& view, int layer, int head);
 
 class ModelCircuitsCompute {
  public:
-  ModelCircuitsCompute() = default;
-  ~ModelCircuitsCompute();  // cancels the running job, then the worker joins
-  ModelCircuitsCompute(const ModelCircuitsCompute&) = delete;
-  ModelCircuitsCompute& operator=(const ModelCircuitsCompute&) = delete;
-  // Once per frame the tab is drawn: takes a finished outcome, then starts a job when `want`
-  // differs from what is shown and running (an empty folder cancels the running job).
+  // Once per frame the tab is open, in the update step: takes a finished outcome (keeping its
+  // baseline), then starts a job when `want` differs from what is shown and running; an empty
+  // folder (the pipeline is on no model folder) cancels the running job, the picture stays.
   void update(ModelCircuitsState& s, const ModelCircuitsKey& want, std::uint64_t memoryBudgetBytes);
-  bool busy() const { return worker_.busy(); }
+  bool busy() const { return job_.busy(); }
   const BaselineCache& baselines() const { return baselines_; }
 
  private:
   BaselineCache baselines_;  // of every result taken (UI thread only; each job gets a copy)
-  std::shared_ptr<ModelCircuitsJob> running_;  // the last job handed to the worker
-  LatestJob<ModelCircuitsOutcome> worker_;     // last: its thread starts after the members above exist
+  KeyedJob<ModelCircuitsKey, ModelCircuitsResult> job_;
 };
 
 // The pipeline tab's model view: its state, its worker (made when the tab is first drawn on a
 // model) and what the user picked.
 struct ModelCircuitsView {
   ModelCircuitsState state;
-  std::unique_ptr<ModelCircuitsCompute> compute;
+  std::unique_ptr<ModelCircuitsCompute> compute;  // made by the update step when the tab is first open
   int matrix = 0;  // 0 QK, 1 OV, 2 E QK Eᵀ, 3 E OV U
   int kind = 1;    // the composition shown: 0 Q, 1 K, 2 V
   int layerEdit = -1, headEdit = -1;  // the sliders while dragged (-1: show the pipeline's)

@@ -74,7 +74,7 @@ void drawStatus(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsKey& wa
     ImGui::AlignTextToFramePadding();
     ImGui::TextDisabled("computing %s", what.c_str());
     ImGui::SameLine();
-    ImGui::ProgressBar(static_cast<float>(s.job->progress()), ImVec2(16.0f * em, 0.0f), s.job->progressText().c_str());
+    ImGui::ProgressBar(static_cast<float>(s.job->progress()), ImVec2(16.0f * em, 0.0f), s.job->stepText(kModelCircuitsReading).c_str());
     ctx.probes.recordLastItem("circuits_progress");
     ImGui::SameLine();
     if (ImGui::Button("Cancel")) s.requestCancel();
@@ -399,9 +399,7 @@ void drawRolloutSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuit
 
 void drawModelCircuitsTab(UiContext& ctx, ModelCircuitsView& v) {
   const float em = ImGui::GetFontSize();
-  if (!v.compute) v.compute = std::make_unique<ModelCircuitsCompute>();
-  const ModelCircuitsKey want = modelCircuitsKey(ctx.state, ctx.view);
-  v.compute->update(v.state, want, ctx.state.doc.memoryBudgetBytes);
+  const ModelCircuitsKey want = modelCircuitsKey(ctx.state, ctx.view);  // its job: the update step's (updateCircuits)
   ModelCircuitsState& s = v.state;
   ctx.probes.recordLabel("circuits_status", modelCircuitsStatus(s, want));
   drawStatus(ctx, v, want);

@@ -1,5 +1,7 @@
 #include "widgets/export_button.hpp"
 
+#include "io/file_io.hpp"
+
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -49,13 +51,7 @@ void saveNow(UiContext& ctx, const ExportTarget& target) {
 
 }  // namespace
 
-Status exportRefusal(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::exists(std::filesystem::symlink_status(path, ec))) {
-    return makeError("cannot export " + path + ": the file exists (choose another name; nothing was replaced)");
-  }
-  return Ok{};
-}
+Status exportRefusal(const std::string& path) { return refuseToReplace(path); }
 
 void drawExportButton(UiContext& ctx, const char* probeName, const ExportTarget& target) {
   ImGui::PushID(probeName);

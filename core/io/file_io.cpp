@@ -181,6 +181,14 @@ bool sameFile(const std::string& a, const std::string& b) {
   return !e1 && !e2 && pa == pb;
 }
 
+Status refuseToReplace(const std::string& path, const std::string& verb) {
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::symlink_status(path, ec))) {
+    return makeError("cannot " + verb + " " + path + ": the file exists (choose another name; nothing was replaced)");
+  }
+  return Ok{};
+}
+
 Status checkWritablePath(const std::string& path) {
   namespace fs = std::filesystem;
   if (path.empty()) return makeError("no output path given");

@@ -33,6 +33,11 @@ bool sameFile(const std::string& a, const std::string& b);
 // exists. Callers that write late (after minutes of work) run it first so a bad path fails at once.
 Status checkWritablePath(const std::string& path);
 
+// The window's exports never replace a file: an error naming `path` when something (a file, a
+// folder, a dangling symlink) is already there, "cannot <verb> <path>: the file exists (choose
+// another name; nothing was replaced)".
+Status refuseToReplace(const std::string& path, const std::string& verb = "export");
+
 // Writes bytes to path via temp file + fsync + rename. Errors name the path and the reason.
 Status writeFileAtomic(const std::string& path, std::string_view bytes);
 

@@ -58,7 +58,7 @@ ModelCircuitsKey keyOf(const std::string& folder, const std::string& text, int l
 ModelCircuitsOutcome outcome(const std::shared_ptr<ModelCircuitsJob>& job, const ModelCircuitsKey& key, bool ok,
                              const std::string& error = "") {
   ModelCircuitsOutcome o;
-  o.job = job;
+  o.ticket = job;
   o.key = key;
   if (ok) o.result = std::make_shared<const ModelCircuitsResult>();
   o.error = error;
@@ -321,6 +321,7 @@ class ModelCircuitsPanel : public ::testing::Test {
   TrainLab train;
 
   void frame() {
+    updateCircuits(train, pipeline.state, pipeline.view, "Circuits", 0.0);  // the app's update step
     ImGui::NewFrame();
     probes.clear();
     UiContext ctx = uiContext(pipeline, textures, probes);

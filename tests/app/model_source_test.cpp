@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 #include <unistd.h>
 
 #include "io/npy.hpp"
@@ -285,6 +287,54 @@ TEST(ModelSourceClose, ClosingTheModelKeepsTheUsersText) {
     EXPECT_EQ(state.doc.config.dModel, def->dModel) << flag;
     EXPECT_EQ(state.doc.config.heads, def->heads) << flag;
   }
+}
+
+// The Open popup's listing, made by the update step (refreshOpenFileListing): the folder's
+// sub-folders then its openable files, listed again at once when the folder changes and else at
+// most every kOpenListingSeconds; a recent file that went is marked missing on the next look.
+TEST(OpenFileListing, ListsFoldersFirstFollowsTheFolderAndSeesChangesAfterTheInterval) {
+  const fs::path dir = fs::temp_directory_path() / ("mhascope_open_listing_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "b_folder");
+  fs::create_directories(dir / "a_model");
+  auto touch = [](const fs::path& p) { std::ofstream(p) << "x"; };
+  touch(dir / "a_model" / "config.json");
+  touch(dir / "w.safetensors");
+  touch(dir / "q.npy");
+  touch(dir / "notes.txt");    // not openable
+  touch(dir / ".hidden.npy");  // hidden
+  touch(dir / "b_folder" / "k.npy");
+  auto names = [](const app::OpenUi& ui) {
+    std::vector<std::string> out;
+    for (const auto& e : ui.entries) out.push_back(e.name + (e.model ? "/model" : e.folder ? "/" : ""));
+    return out;
+  };
+
+  app::OpenUi ui;
+  ui.folder = dir.string();
+  ui.recent = {(dir / "w.safetensors").string(), (dir / "q.npy").string()};
+  app::refreshOpenFileListing(ui, 10.0);
+  EXPECT_EQ(ui.listedFolder, dir.string());
+  EXPECT_EQ(ui.listError, "");
+  EXPECT_EQ(names(ui), (std::vector<std::string>{"a_model/model", "b_folder/", "q.npy", "w.safetensors"}));
+  EXPECT_TRUE(ui.recentMissing.empty());
+
+  // A new file and a deleted recent one: unseen until the interval has passed.
+  touch(dir / "p.json");
+  fs::remove(dir / "q.npy");
+  app::refreshOpenFileListing(ui, 10.0 + 0.5 * app::kOpenListingSeconds);
+  EXPECT_EQ(names(ui), (std::vector<std::string>{"a_model/model", "b_folder/", "q.npy", "w.safetensors"}));
+  EXPECT_TRUE(ui.recentMissing.empty());
+  app::refreshOpenFileListing(ui, 10.0 + app::kOpenListingSeconds);
+  EXPECT_EQ(names(ui), (std::vector<std::string>{"a_model/model", "b_folder/", "p.json", "w.safetensors"}));
+  EXPECT_EQ(ui.recentMissing, std::vector<std::string>{(dir / "q.npy").string()});
+
+  // Another folder (a click in the list): listed at once.
+  ui.folder = (dir / "b_folder").string();
+  app::refreshOpenFileListing(ui, 10.0 + app::kOpenListingSeconds + 0.01);
+  EXPECT_EQ(ui.listedFolder, (dir / "b_folder").string());
+  EXPECT_EQ(names(ui), std::vector<std::string>{"k.npy"});
+  fs::remove_all(dir);
 }
 
 }  // namespace mhascope

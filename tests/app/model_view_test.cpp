@@ -90,8 +90,8 @@ TEST(ModelViewJob, EveryLayerAndHeadOfARandomProbeWithoutATokenizer) {
   auto job = std::make_shared<ModelViewJob>();
   int wakes = 0;
   const ModelViewOutcome out = runModelViewJob(randomProbe(fixture("llama_gqa")), 0, 1, job, [&] { ++wakes; });
-  ASSERT_TRUE(out.view) << out.error;
-  const model::ModelView& v = *out.view;
+  ASSERT_TRUE(out.result) << out.error;
+  const model::ModelView& v = *out.result;
   EXPECT_EQ(v.layers, 2);
   EXPECT_EQ(v.heads, 4);
   EXPECT_EQ(v.kvHeads, 2);
@@ -105,8 +105,7 @@ TEST(ModelViewJob, EveryLayerAndHeadOfARandomProbeWithoutATokenizer) {
   EXPECT_EQ(job->layers.load(), 2);
   EXPECT_EQ(job->done.load(), job->total.load());
   // The grid's picture: L · r rows of h · c, each row scaled to its largest weight.
-  ASSERT_TRUE(out.atlas);
-  const auto& a = *out.atlas;
+  const ModelViewState::Atlas a = thumbnailAtlas(*out.result);
   EXPECT_EQ(a.rows(), 2 * a.thumbRows);
   EXPECT_EQ(a.cols, 4 * a.thumbCols);
   for (int r = 0; r < a.rows(); ++r) {
@@ -122,7 +121,7 @@ TEST(ModelViewJob, YourTextNeedsTheModelsTokenizer) {
   in.text = "abcabc";
   auto job = std::make_shared<ModelViewJob>();
   const ModelViewOutcome out = runModelViewJob(in, 0, 1, job, nullptr);
-  EXPECT_FALSE(out.view);
+  EXPECT_FALSE(out.result);
   EXPECT_NE(out.error.find("tokenizer"), std::string::npos) << out.error;
 }
 
@@ -140,14 +139,14 @@ TEST(ModelViewJob, CancelledStopsWithoutAResultAndKeepsThePreviousOne) {
   m.job = second;
   const ModelViewOutcome out = runModelViewJob(randomProbe(fixture("gpt2"), 32, 2), 0, 1, second, nullptr);
   EXPECT_TRUE(out.cancelled);
-  EXPECT_FALSE(out.view);
+  EXPECT_FALSE(out.result);
   applyModelViewOutcome(m, out);
   EXPECT_EQ(m.result, previous);
   EXPECT_EQ(m.resultSerial, serial);
   EXPECT_TRUE(m.cancelled);
   EXPECT_TRUE(m.error.empty());
   EXPECT_FALSE(m.busy());
-  ASSERT_TRUE(m.stoppedInputs.has_value());  // not started again by itself
+  ASSERT_TRUE(m.stoppedKey.has_value());  // not started again by itself
 }
 
 TEST(ModelViewJob, AReplacedJobsOutcomeIsDropped) {
@@ -170,7 +169,7 @@ TEST(ModelViewCompute, RunsWhenATabAndAModelAreOpenKeepsTheResultOnErrors) {
   m.probe = ModelProbe::RepeatedRandom;
   compute.update(s.state, true);
   ASSERT_TRUE(m.result) << m.error;
-  EXPECT_EQ(m.resultInputs, wantedModelView(s.state, m));
+  EXPECT_EQ(m.resultKey, wantedModelView(s.state, m));
   // gpt2 has 32 positions: n is cut to 16 so 2n fit.
   EXPECT_EQ(m.result->ids.size(), 32u);
   const auto good = m.result;
@@ -189,15 +188,15 @@ TEST(ModelViewCompute, RunsWhenATabAndAModelAreOpenKeepsTheResultOnErrors) {
   EXPECT_TRUE(m.error.empty());
   // A cancelled probe is not rerun by itself; "Run again" (stoppedInputs cleared) runs it.
   m.probeSeed = 5;
-  m.stoppedInputs = wantedModelView(s.state, m);
+  m.stoppedKey = wantedModelView(s.state, m);
   m.stoppedError.clear();
   compute.update(s.state, true);
   EXPECT_EQ(m.result, good);
   EXPECT_TRUE(m.cancelled);
-  m.stoppedInputs.reset();
+  m.stoppedKey.reset();
   compute.update(s.state, true);
   EXPECT_NE(m.result, good);
-  EXPECT_EQ(m.resultInputs.probeSeed, 5u);
+  EXPECT_EQ(m.resultKey.probeSeed, 5u);
   EXPECT_FALSE(m.cancelled);
 }
 
@@ -342,7 +341,7 @@ TEST(ModelViewCompute, TheRunningJobIsCancelledOnlyOnceTheOpenIsAccepted) {
   m.probe = ModelProbe::RepeatedRandom;
   auto running = std::make_shared<ModelViewJob>();  // as if the worker were on it
   m.job = running;
-  m.jobInputs = wantedModelView(s.state, m);
+  m.jobKey = wantedModelView(s.state, m);
   Document& d = s.state.doc;
   d.beforeOpen = Document::BeforeOpen{d.config, d.files, d.trainedLayer, d.presetName, "cannot open 'llama_gqa'"};
   d.files.model = fixture("llama_gqa");
@@ -353,7 +352,7 @@ TEST(ModelViewCompute, TheRunningJobIsCancelledOnlyOnceTheOpenIsAccepted) {
   compute.update(s.state, true);
   EXPECT_TRUE(running->cancel.load());
   ASSERT_TRUE(m.result) << m.error;
-  EXPECT_EQ(m.resultInputs.folder, fixture("llama_gqa"));
+  EXPECT_EQ(m.resultKey.folder, fixture("llama_gqa"));
 }
 
 }  // namespace

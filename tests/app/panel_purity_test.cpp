@@ -1,7 +1,10 @@
-// Panels only draw: no source under app/panels/, app/lessons/ or app/widgets/ calls the engine
-// (forward, buildModel) or a lesson's computation (its compute() or the function behind it). They read AppState (the trace, its model and the
-// lesson results the compute scheduler made) and edit the view state. Like
-// tests/core/purity_test.cpp, a scan of the sources.
+// Panels only draw. Drawing code — every source under app/panels/, app/lessons/ and app/widgets/,
+// and every source of app/train_lab/ that includes <imgui.h> — never calls the engine (forward,
+// buildModel), a lesson's computation (its compute() or the function behind it) or an analysis
+// (circuits, rollout, ablation, the model view); never starts a thread or a job; and never touches
+// the file system. Panels read AppState (the trace, its model, the lesson results and every job's
+// slot, filled by the app's update step) and edit the view state. Like tests/core/purity_test.cpp,
+// a scan of the sources.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +12,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -22,45 +26,124 @@ std::string codeOnly(const std::string& text) {
   return std::regex_replace(std::regex_replace(text, comments, " "), literals, "\"\"");
 }
 
-TEST(PanelPurity, PanelsAndWidgetsNeverCallTheEngineOrALessonComputation) {
-  const std::regex call(
-      R"((^|[^\w:.>])(forward|forwardInto|buildModel|perHeadLoopVsVectorized|parameterTable|mixThenSplit|)"
-      R"(maskComparison|runPitfall|checkWeights|costSweep|costAt|costSizesOf|cellBreakdown|makeQuiz|)"
-      R"(gqaLesson|positionsLesson|windowLesson|kvCacheLesson|startDecode|decodeNext|decode|computeTrace)\s*\()");
-  // A lesson's compute(), however it is named (lessons::Masks::compute, L::compute).
-  const std::regex lessonCompute(R"((^|[^\w.>])compute\s*\()");
-  int files = 0;
-  for (const char* folder : {"app/panels", "app/lessons", "app/widgets"}) {
-    for (const auto& e : fs::recursive_directory_iterator(fs::path(MHASCOPE_SOURCE_DIR) / folder)) {
-      const auto ext = e.path().extension().string();
-      if (!e.is_regular_file() || (ext != ".cpp" && ext != ".hpp")) continue;
-      std::ifstream in(e.path());
-      std::stringstream ss;
-      ss << in.rdbuf();
-      const std::string code = codeOnly(ss.str());
-      std::smatch m;
-      EXPECT_FALSE(std::regex_search(code, m, call))
-          << e.path() << " calls " << m.str(2) << "(): panels only draw; compute it in the compute scheduler "
-          << "(app/shell/compute_scheduler.cpp) and read the result from AppState";
-      EXPECT_FALSE(std::regex_search(code, m, lessonCompute))
-          << e.path() << " calls a lesson's compute(): the compute scheduler runs it; a tab draws its slot";
-      ++files;
-    }
-  }
-  EXPECT_GT(files, 20);
+std::string readFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
-// The scan itself finds a call, and ignores the same words in comments and strings.
+// Every drawing source: the drawing folders whole, and app/train_lab's files that draw.
+std::vector<fs::path> drawingSources() {
+  std::vector<fs::path> out;
+  const fs::path root(MHASCOPE_SOURCE_DIR);
+  for (const char* folder : {"app/panels", "app/lessons", "app/widgets", "app/train_lab"}) {
+    for (const auto& e : fs::recursive_directory_iterator(root / folder)) {
+      const auto ext = e.path().extension().string();
+      if (!e.is_regular_file() || (ext != ".cpp" && ext != ".hpp")) continue;
+      if (std::string(folder) == "app/train_lab" && readFile(e.path()).find("#include <imgui.h>") == std::string::npos) continue;
+      out.push_back(e.path());
+    }
+  }
+  return out;
+}
+
+// A call to the engine, a lesson's or an analysis' computation, or what reads a checkpoint.
+const std::regex& computationCall() {
+  static const std::regex call(
+      R"((^|[^\w:.>])(forward|forwardInto|buildModel|perHeadLoopVsVectorized|parameterTable|mixThenSplit|)"
+      R"(maskComparison|runPitfall|checkWeights|costSweep|costAt|costSizesOf|cellBreakdown|makeQuiz|)"
+      R"(gqaLesson|positionsLesson|windowLesson|kvCacheLesson|startDecode|decodeNext|decode|computeTrace|)"
+      R"(computeCircuits|computeModelCircuits|computeModelView|compositionBaseline|attentionRollout|meanHeadWeights|)"
+      R"(evaluateAblated|evaluateOnProbe|ablationLesson|loadCheckpoint|readCheckpointCircuits|updateTrainLab|)"
+      R"(updateCircuits)\s*\()");
+  return call;
+}
+
+// Starting a thread or a job: std::async / std::thread, a job runner made or fed.
+const std::regex& threadStart() {
+  static const std::regex start(
+      R"((std::(async|thread|jthread)\b)|\bpthread_create\s*\(|)"
+      R"(make_(unique|shared)\s*<\s*(LatestJob|KeyedJob|ModelCircuitsCompute|ModelViewCompute)\b|(\.|->)(submit|request)\s*\()");
+  return start;
+}
+
+// A call that reads the file system (a folder's listing, a file's existence, size or time, a
+// stream on a file). Pure path arithmetic (fs::path, filename(), parent_path()) is not one.
+const std::regex& fileSystemCall() {
+  static const std::regex call(
+      R"(((fs|std::filesystem)::(exists|is_directory|is_regular_file|status|symlink_status|file_size|last_write_time|)"
+      R"(directory_iterator|recursive_directory_iterator|current_path|create_directories|remove|remove_all|rename|copy_file)\b)|)"
+      R"(\b[io]?fstream\b|\bfopen\s*\(|\bcheckpointCircuitsKey\s*\()");
+  return call;
+}
+
+TEST(PanelPurity, DrawingCodeNeverComputes) {
+  // A lesson's compute(), however it is named (lessons::Masks::compute, L::compute).
+  const std::regex lessonCompute(R"((^|[^\w.>])compute\s*\()");
+  const std::vector<fs::path> files = drawingSources();
+  for (const fs::path& f : files) {
+    const std::string code = codeOnly(readFile(f));
+    std::smatch m;
+    EXPECT_FALSE(std::regex_search(code, m, computationCall()))
+        << f << " calls " << m.str(2) << "(): panels only draw; compute it in the app's update step (the compute "
+        << "scheduler, a job of shell/jobs.hpp) and read the result from the state";
+    EXPECT_FALSE(std::regex_search(code, m, lessonCompute))
+        << f << " calls a lesson's compute(): the compute scheduler runs it; a tab draws its slot";
+  }
+  EXPECT_GT(files.size(), 25u);
+  std::size_t trainLab = 0;
+  for (const fs::path& f : files) trainLab += f.parent_path().filename() == "train_lab" ? 1 : 0;
+  EXPECT_GE(trainLab, 4u) << "the Train mode's and the Circuits tabs' panels are scanned too";
+}
+
+TEST(PanelPurity, DrawingCodeStartsNoThreadOrJob) {
+  for (const fs::path& f : drawingSources()) {
+    const std::string code = codeOnly(readFile(f));
+    std::smatch m;
+    EXPECT_FALSE(std::regex_search(code, m, threadStart()))
+        << f << " starts work off the UI thread (" << m.str(0) << "): jobs start in the app's update step "
+        << "(App::updateCompute), through shell/jobs.hpp";
+  }
+}
+
+TEST(PanelPurity, DrawingCodeNeverTouchesTheFileSystem) {
+  for (const fs::path& f : drawingSources()) {
+    const std::string code = codeOnly(readFile(f));
+    std::smatch m;
+    EXPECT_FALSE(std::regex_search(code, m, fileSystemCall()))
+        << f << " touches the file system (" << m.str(0) << ") while drawing: look in the update step and keep the "
+        << "answer in the state";
+  }
+}
+
+// The scans themselves find a call, and ignore the same words in comments and strings.
 TEST(PanelPurity, TheScanSeesCallsNotWords) {
-  const std::regex call(R"((^|[^\w:.>])(forward|cellBreakdown)\s*\()");
+  const std::regex& call = computationCall();
   const std::regex lessonCompute(R"((^|[^\w.>])compute\s*\()");
   EXPECT_TRUE(std::regex_search(codeOnly("auto c = cellBreakdown(t, 0, 0, 0, 0);"), call));
   EXPECT_TRUE(std::regex_search(codeOnly("if (!forward(a, b, c, t)) return;"), call));
+  EXPECT_TRUE(std::regex_search(codeOnly("view.rolled = attentionRollout(s);"), call));
   EXPECT_TRUE(std::regex_search(codeOnly("auto r = lessons::Masks::compute(model, c);"), lessonCompute));
   EXPECT_FALSE(std::regex_search(codeOnly("int n = recompute(x); // compute(y)"), lessonCompute));
   EXPECT_FALSE(std::regex_search(codeOnly("// runs forward( here\nint x = 1;"), call));
   EXPECT_FALSE(std::regex_search(codeOnly("Text(\"the forward (pass)\");"), call));
   EXPECT_FALSE(std::regex_search(codeOnly("std::forward<F>(f);"), call));
+
+  const std::regex& start = threadStart();
+  EXPECT_TRUE(std::regex_search(codeOnly("job = std::async(std::launch::async, f, p);"), start));
+  EXPECT_TRUE(std::regex_search(codeOnly("std::thread t([] {});"), start));
+  EXPECT_TRUE(std::regex_search(codeOnly("v.compute = std::make_unique<ModelCircuitsCompute>();"), start));
+  EXPECT_TRUE(std::regex_search(codeOnly("worker->submit([p] { return run(p); });"), start));
+  EXPECT_FALSE(std::regex_search(codeOnly("if (s.busy()) Text(\"std::async\"); // std::thread"), start));
+
+  const std::regex& files = fileSystemCall();
+  EXPECT_TRUE(std::regex_search(codeOnly("if (fs::is_directory(ui.folder, ec)) return;"), files));
+  EXPECT_TRUE(std::regex_search(codeOnly("const auto n = std::filesystem::file_size(path, ec);"), files));
+  EXPECT_TRUE(std::regex_search(codeOnly("std::ifstream in(path);"), files));
+  EXPECT_TRUE(std::regex_search(codeOnly("const std::string k = checkpointCircuitsKey(path, text);"), files));
+  EXPECT_FALSE(std::regex_search(codeOnly("const auto name = std::filesystem::path(p).filename().string();"), files));
+  EXPECT_FALSE(std::regex_search(codeOnly("Text(\"the file exists\"); // fs::exists(p)"), files));
 }
 
 }  // namespace
