@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets everything up, then runs every test: the Release build's CTest suite (core + CLI + GUI
-# smoke tests under Xvfb), the core tests again under AddressSanitizer + UBSan, and a short
-# libFuzzer run of each parser. docs/testing.md says what each part costs on a 2-core machine.
+# smoke tests under Xvfb), the core, training and in-process app tests again under
+# AddressSanitizer + UBSan, the threaded code's tests under ThreadSanitizer, and a short libFuzzer
+# run of each parser. docs/testing.md says what each part costs on a 2-core machine.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -22,9 +23,13 @@ if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++-
 fi
 cmake -S . -B build-asan -G Ninja -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMHASCOPE_SANITIZE=ON -DMHASCOPE_MARCH=native \
-      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DMHASCOPE_BUILD_APP=OFF \
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DMHASCOPE_BUILD_APP=ON \
       -DMHASCOPE_UNITY_BUILD=ON >/dev/null
-setsid nice -n 19 cmake --build build-asan > build-asan/build.log 2>&1 &
+# Only the GoogleTest binaries: the window's own code (state, panels, the job system, the
+# workers) runs there in-process; the window itself and its GUI scripts are the Release run's.
+ASAN_TARGETS=(mhascope_core_tests mhascope_fresh_process_tests mhascope_train_tests mhascope_model_tests
+              mhascope_tokenize_tests mhascope_thread_tests mhascope_app_tests)
+setsid nice -n 19 cmake --build build-asan --target "${ASAN_TARGETS[@]}" > build-asan/build.log 2>&1 &
 asan_build=$!
 trap 'kill -- -"$asan_build" 2>/dev/null || true' EXIT  # a failed Release suite stops the build too
 
@@ -33,7 +38,7 @@ echo "== Release build: all tests but those labelled perf"
 # are left out here: `ctest --test-dir build -L perf` runs them.
 ctest --test-dir build --output-on-failure -j2 -LE perf
 
-echo "== AddressSanitizer + UndefinedBehaviorSanitizer: core tests"
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer: core, training and in-process app tests"
 if ! wait "$asan_build"; then
   tail -n 60 build-asan/build.log >&2
   echo "the sanitizer build failed (whole log: build-asan/build.log)" >&2
@@ -49,7 +54,16 @@ trap 'kill -- -"$fuzz_build" 2>/dev/null || true' EXIT
 # short training tests.
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   GTEST_FILTER='-TrainReadCuts.OnTheReferenceRun*:Circuits.TrainedInductionRuns*' \
-  ctest --test-dir build-asan --output-on-failure -j2 -LE perf
+  ctest --test-dir build-asan --output-on-failure -j2 -L '^(core|train|app)$'
+
+# ThreadSanitizer (its own build: it excludes AddressSanitizer) on the threaded code alone — the
+# window's job system and the thread pool — a binary of three sources, seconds to build.
+echo "== ThreadSanitizer: the job system and the thread pool"
+cmake -S . -B build-tsan -G Ninja -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMHASCOPE_TSAN=ON -DMHASCOPE_BUILD_APP=OFF \
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" >/dev/null
+cmake --build build-tsan --target mhascope_thread_tests > build-tsan/build.log 2>&1 || { tail -n 60 build-tsan/build.log >&2; exit 1; }
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/tests/mhascope_thread_tests
 
 # The three fuzzers run at once on two cores: 22 s each gives each about the 15 s of a core it had
 # when they ran one after another.

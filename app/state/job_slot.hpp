@@ -95,8 +95,12 @@ struct JobSlot {
       resultKey = std::move(out.key);
       ++resultSerial;
       error.clear();
-      stoppedKey.reset();
-      stoppedError.clear();
+      // Other inputs that failed or were cancelled stay remembered: going back to them says so
+      // again instead of rerunning them because something else succeeded meanwhile.
+      if (stoppedKey && *stoppedKey == resultKey) {
+        stoppedKey.reset();
+        stoppedError.clear();
+      }
       return true;
     }
     error = out.cancelled ? std::string() : out.error;
