@@ -1,4 +1,5 @@
-// mhascope: a headless command (info | run | export | bench) or the window.
+// mhascope: a headless command — info, run, export, bench, train, circuits, decode, compare,
+// predict (their one table: cli/commands.cpp) — or the window.
 //   mhascope                       open the window
 //   mhascope --screenshot s.png    render the window once and save it (tests, the docs' pictures)
 //   mhascope --bench-frames 300    frame times of the all-heads grid at T=512, h=16

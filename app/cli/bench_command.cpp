@@ -7,6 +7,8 @@
 #include "bench_command.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <memory>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +17,10 @@
 #include <optional>
 #include <vector>
 
+#include "command_common.hpp"
+#include "commands.hpp"
+#include "options.hpp"
+#include "train_command.hpp"
 #include "attention/engine.hpp"
 #include "attention/model.hpp"
 #include "io/presets.hpp"
@@ -453,6 +459,48 @@ Status cmdBenchModel(const ModelOptions& mo, const BenchArgs& a) {
   std::printf("  of which (medians): layers' weights + norm + attention %.3f ms, layers' norm + MLP %.3f ms, "
               "final norm + logits %.3f ms\n", parts.attention * 1e3, parts.mlp * 1e3, parts.logits * 1e3);
   return Ok{};
+}
+
+
+namespace {
+
+// `bench --train`'s own options (train_command.cpp's cmdBenchTrain runs it).
+struct BenchTrainArgs {
+  bool train = false;
+  int seeds = 5, steps = 300;
+  double budget = 10.0;
+};
+
+}  // namespace
+
+CommandRun addBenchCommand(CLI::App& cmd, CommandContext&) {
+  CLI::App* bench = &cmd;
+  auto a = std::make_shared<BenchArgs>();
+  auto t = std::make_shared<BenchTrainArgs>();
+  bench->add_option("--repeat", a->repeat, "number of timed runs")
+      ->transform(decimalInteger(INT_MIN, INT_MAX))
+      ->capture_default_str();
+  bench->add_option("--threads", a->threads, "threads of the forward (heads and row blocks shared out)")
+      ->transform(decimalInteger(INT_MIN, INT_MAX))
+      ->capture_default_str();
+  bench->add_option("--gemm", a->gemm, "eigen | openblas: pin the GEMM (default: MHASCOPE_GEMM, else Eigen)");
+  bench->add_option("--rounds", a->rounds, "rounds of --repeat runs; figures are medians over the rounds")
+      ->transform(decimalInteger(INT_MIN, INT_MAX))
+      ->capture_default_str();
+  bench->add_option("--query-block", a->queryBlock,
+                    "64 | 128: pin the attention's query rows per block instead of the measured choice")
+      ->transform(decimalInteger(INT_MIN, INT_MAX));
+  bench->add_flag("--torch", a->torch, "also time PyTorch's forward (scripts/bench_forward_torch.py) once per round");
+  bench->add_flag("--json", a->json, "with --model: print the figures as one JSON object");
+  bench->add_flag("--train", t->train, "training speed vs PyTorch and induction-circuit formation (mhascope train)");
+  bench->add_option("--seeds", t->seeds, "--train: seeds 1..N for the circuit check")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
+  bench->add_option("--budget", t->budget, "--train: seconds per seed for the circuit")->capture_default_str();
+  bench->add_option("--train-steps", t->steps, "--train: timed steps for the speed comparison")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
+  return [a, t, bench](CommandContext& c) {
+    if (t->train) return cmdBenchTrain(*bench, t->seeds, t->budget, t->steps);
+    const Status s = cmdBench(c.model, *a);
+    return s ? 0 : fail(s.error().message);
+  };
 }
 
 }  // namespace mhascope::cli

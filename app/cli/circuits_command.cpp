@@ -3,6 +3,8 @@
 // Outputs are checked before anything is computed: an existing --json file is replaced only with
 // --force; --export-dir must be new, empty, or an earlier circuits export (only the file names this
 // command writes), and each file in it is written atomically.
+#include "options.hpp"
+#include "commands.hpp"
 #include "circuits_command.hpp"
 #include "circuits_files.hpp"
 #include "command_common.hpp"  // fail
@@ -234,9 +236,9 @@ Status writeExport(const std::string& dirName, const Checkpoint& ck, const Circu
 
 }  // namespace
 
-CLI::App* addCircuitsCommand(CLI::App& app, CircuitsArgs& a) {
-  auto* c = app.add_subcommand("circuits", "what a trained model's heads compute: QK/OV circuits, composition between "
-                                           "layers, copying scores");
+namespace {
+
+void addCircuitsOptions(CLI::App* c, CircuitsArgs& a) {
   c->footer("Outputs: an existing --json file is replaced only with --force; --export-dir must be a new or empty "
             "folder or an earlier circuits export.");
   auto* checkpoint = c->add_option("--checkpoint", a.checkpoint, "a training checkpoint .safetensors (mhascope train --save)")
@@ -272,7 +274,14 @@ CLI::App* addCircuitsCommand(CLI::App& app, CircuitsArgs& a) {
   c->add_option("--memory-budget", a.memoryBudgetMib, "refuse a checkpoint or model whose reading would pass this "
                                                       "many MiB (default: half of the available memory)")
       ->transform(decimalInteger(1, 1ull << 30));
-  return c;
+}
+
+}  // namespace
+
+CommandRun addCircuitsCommand(CLI::App& cmd, CommandContext&) {
+  auto a = std::make_shared<CircuitsArgs>();
+  addCircuitsOptions(&cmd, *a);
+  return [a](CommandContext&) { return cmdCircuits(*a); };
 }
 
 int cmdCircuits(const CircuitsArgs& a) {

@@ -8,10 +8,13 @@
 // of a Hugging Face model folder (core/model/model_circuits.hpp; circuits_model.cpp).
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
+
+namespace CLI {
+class App;
+}
 
 namespace mhascope::cli {
 
@@ -24,7 +27,6 @@ struct CircuitsArgs {
   std::optional<std::uint64_t> memoryBudgetMib;
 };
 
-CLI::App* addCircuitsCommand(CLI::App& app, CircuitsArgs& a);
 int cmdCircuits(const CircuitsArgs& a);
 // --model: circuits_model.cpp.
 int cmdCircuitsModel(const CircuitsArgs& a);

@@ -1,4 +1,6 @@
 // `mhascope compare` (compare_command.hpp).
+#include "options.hpp"
+#include "commands.hpp"
 #include "compare_command.hpp"
 
 #include <climits>
@@ -11,10 +13,9 @@
 
 namespace mhascope::cli {
 
-CLI::App* addCompareCommand(CLI::App& app, ModelOptions& mo, CompareArgs& a) {
-  auto* cmd = app.add_subcommand("compare", "one stage of two models side by side and their difference B − A "
-                                            "(side A: the MODEL options; side B: --b-*)");
-  addModelOptions(*cmd, mo);
+namespace {
+
+void addCompareOptions(CLI::App* cmd, CompareArgs& a) {
   cmd->add_option("--stage", a.stage, "stage name: " + stageNamesList())->capture_default_str();
   cmd->add_option("--head", a.head, "the head drawn in the picture, counted from 0 (default 0); the printed maximum "
                                     "is over every head")
@@ -36,7 +37,14 @@ CLI::App* addCompareCommand(CLI::App& app, ModelOptions& mo, CompareArgs& a) {
       ->excludes(cmd->get_option("--b-preset"));
   cmd->add_option("--b-layer", a.bLayer, "with --b-checkpoint: its layer (default: A's --layer, else 0)")
       ->transform(decimalInteger(0, INT_MAX));
-  return cmd;
+}
+
+}  // namespace
+
+CommandRun addCompareCommand(CLI::App& cmd, CommandContext&) {
+  auto a = std::make_shared<CompareArgs>();
+  addCompareOptions(&cmd, *a);
+  return [a](CommandContext& ctx) { return cmdCompare(ctx.model, *a); };
 }
 
 ModelOptions sideBOptions(const ModelOptions& a, const CompareArgs& args) {

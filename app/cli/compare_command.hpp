@@ -7,12 +7,15 @@
 // --out writes A | B | B − A (A | B then) as PNG, SVG or PDF.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
 
 #include "model_options.hpp"
+
+namespace CLI {
+class App;
+}
 
 namespace mhascope::cli {
 
@@ -27,7 +30,6 @@ struct CompareArgs {
   std::optional<std::string> bPositions, bMask, bPreset, bCheckpoint;
 };
 
-CLI::App* addCompareCommand(CLI::App& app, ModelOptions& mo, CompareArgs& a);
 int cmdCompare(const ModelOptions& mo, const CompareArgs& a);
 // Side B's options: A's with the --b-* changes applied, or a preset / checkpoint of its own.
 ModelOptions sideBOptions(const ModelOptions& a, const CompareArgs& args);

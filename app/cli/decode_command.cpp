@@ -1,4 +1,7 @@
 // `mhascope decode` (decode_command.hpp).
+#include "options.hpp"
+#include "commands.hpp"
+#include "command_common.hpp"
 #include "decode_command.hpp"
 
 #include <climits>
@@ -11,16 +14,25 @@
 
 namespace mhascope::cli {
 
-CLI::App* addDecodeCommand(CLI::App& app, ModelOptions& mo, DecodeArgs& a) {
-  auto* cmd = app.add_subcommand("decode", "generate through a KV cache: prefill P tokens, then one at a time "
-                                           "(bytes and FLOPs per step; equals run --mask causal)");
-  addModelOptions(*cmd, mo);
+namespace {
+
+void addDecodeOptions(CLI::App* cmd, DecodeArgs& a) {
   cmd->add_option("--prefill", a.prefill, "P: tokens run at once before decoding one at a time (1 .. T)")
       ->transform(decimalInteger(INT_MIN, INT_MAX))
       ->capture_default_str();
   cmd->add_option("--dump", a.dump, "folder for output.npy (B, T, d_model), k_cache.npy and v_cache.npy (B, N, T, d_k)")
       ->check(nonEmptyPath());
-  return cmd;
+}
+
+}  // namespace
+
+CommandRun addDecodeCommand(CLI::App& cmd, CommandContext&) {
+  auto a = std::make_shared<DecodeArgs>();
+  addDecodeOptions(&cmd, *a);
+  return [a](CommandContext& ctx) {
+    const Status s = cmdDecode(ctx.model, *a);
+    return s ? 0 : fail(s.error().message);
+  };
 }
 
 Status cmdDecode(const ModelOptions& mo, const DecodeArgs& a) {

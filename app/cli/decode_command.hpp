@@ -3,11 +3,14 @@
 // recomputing everything; --dump writes the assembled output and the caches as .npy.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <string>
 
 #include "model_options.hpp"
 #include "util/result.hpp"
+
+namespace CLI {
+class App;
+}
 
 namespace mhascope::cli {
 
@@ -16,7 +19,6 @@ struct DecodeArgs {
   std::string dump;   // folder for output.npy, k_cache.npy, v_cache.npy ("" = none)
 };
 
-CLI::App* addDecodeCommand(CLI::App& app, ModelOptions& mo, DecodeArgs& a);
 Status cmdDecode(const ModelOptions& mo, const DecodeArgs& a);
 
 }  // namespace mhascope::cli

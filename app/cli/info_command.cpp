@@ -1,10 +1,14 @@
 #include "info_command.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <memory>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "commands.hpp"
+#include "options.hpp"
 #include "command_common.hpp"
 #include "info_model.hpp"
 #include "model_options.hpp"
@@ -135,6 +139,20 @@ int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
   if (auto s = saveWeightsIfAsked(mo, *r); !s) return fail(s.error().message);
   if (auto s = saveWorkspaceIfAsked(mo, *r, ws, ws ? ws->view : WorkspaceView{}); !s) return fail(s.error().message);
   return 0;
+}
+
+
+CommandRun addInfoCommand(CLI::App& cmd, CommandContext& ctx) {
+  cmd.add_option("--save-workspace", ctx.model.saveWorkspace, kSaveWorkspaceHelp)->check(nonEmptyPath());
+  CLI::App* info = &cmd;
+  return [info](CommandContext& c) {
+    // info --model DIR alone: the folder's summary; with a text (or a workspace's), that plus the
+    // pipeline info of the layer.
+    const ModelOptions& mo = c.model;
+    const bool folderSummaryOnly = !mo.files.model.empty() && !mo.text && mo.textFile.empty() && !mo.files.layer &&
+                                   mo.workspace.empty();
+    return folderSummaryOnly ? cmdInfoModel(mo.files.model, *info) : cmdInfo(mo, c.workspace);
+  };
 }
 
 }  // namespace mhascope::cli

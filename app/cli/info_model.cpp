@@ -1,4 +1,5 @@
 // `mhascope info --model DIR` (see info_model.hpp).
+#include "options.hpp"
 #include "info_model.hpp"
 
 #include <cstdio>

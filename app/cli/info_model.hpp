@@ -3,10 +3,13 @@
 // With a text (`--text`, `--text-file`, `--layer`), `info` shows that and the layer's pipeline.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <string>
 
 #include "util/result.hpp"
+
+namespace CLI {
+class App;
+}
 
 namespace mhascope::cli {
 

@@ -1,9 +1,9 @@
 // The MODEL options every subcommand shares (--preset, --text, --d-model, --heads, masks, raw
 // .npy inputs, .safetensors weights, a checkpoint's or a model folder's layer …) and how they
-// become a core Model.
+// become a core Model. Their command-line flags (CLI11) are in cli/options.hpp, which only the
+// command-line files include.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -37,23 +37,10 @@ struct ModelOptions {
   bool layerFromWorkspace = false;             // files.layer is the workspace's, not a --layer given here
 };
 
-void addModelOptions(CLI::App& cmd, ModelOptions& o);
-
-// Integer options are decimal only (a leading zero is not octal: "032" is 32), range-checked
-// ("--head 4294967298" is an error, not head 2), and say what they accept. For CLI::Option::transform.
-CLI::Validator decimalInteger(long long lo, unsigned long long hi);
-// The same rule for an integer held in a string (e.g. "--head 3" besides "--head all").
+// Integers are decimal only (a leading zero is not octal: "032" is 32) and range-checked
+// ("--head 4294967298" is an error, not head 2); the rule of an integer held in a string (e.g.
+// "--head 3" besides "--head all").
 Result<long long> parseDecimal(const std::string& text, const std::string& flag, long long lo, unsigned long long hi);
-
-// A file or folder option given as '' (e.g. --checkpoint "" from an unset shell variable) is an
-// error, never the same as leaving the option out. For CLI::Option::check.
-CLI::Validator nonEmptyPath();
-
-// Every command-line parse error reads "mhascope: error: <CLI11's message>" plus where to find
-// the options, and exits 1 like every other error (CLI11's own codes, 104-114, would tell a
-// script nothing an exit 1 and the message do not). --help prints to stdout and exits 0, or 1
-// with "cannot write to standard output" when stdout fails.
-int exitForParseError(CLI::App& app, const CLI::ParseError& e, const std::string& helpCommand);
 
 // What a command writes, so resolveModel can check the budget for it and refuse outputs that
 // would overwrite an input.

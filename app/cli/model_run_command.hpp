@@ -3,19 +3,13 @@
 //                                                      writes them, plus token_ids.npy (1, T) int64
 //                                                      (the model is built by the one model source,
 //                                                      app/model_source; cli.cpp's cmdRun writes it)
-//   predict --model DIR --text "…" [--top k] [--json F]  per position the top-k next tokens, and the
-//                                                      logit lens (each layer's stream through the
-//                                                      final norm and unembedding, top-1 per cell)
 // The text goes to the folder's tokenizer verbatim (newlines, tabs and '|' are text, not batch
 // separators); a BOS is put first only when the tokenizer's post-processor template asks for one,
 // as Hugging Face's tokenizer does by default (app/model_source/model_text.hpp). Options the folder
 // decides (sizes, heads, positions, weights, masks, …) are refused in one line naming them.
 #pragma once
 
-#include <CLI/CLI.hpp>
-#include <cstdint>
 #include <filesystem>
-#include <optional>
 #include <string>
 
 #include "attention/trace.hpp"
@@ -32,17 +26,5 @@ Result<int> writeModelDump(const ModelLayerInfo& m, const Trace& t, const std::s
 // the dump's describe line and what `run` prints.
 std::string modelDumpLine(const ModelLayerInfo& m);
 
-struct PredictArgs {
-  std::string modelDir;
-  std::optional<std::string> text;
-  std::string textFile;
-  int top = 5;
-  std::string json;
-  bool force = false;
-  std::optional<std::uint64_t> memoryBudgetMib;
-};
-
-CLI::App* addPredictCommand(CLI::App& app, PredictArgs& a);
-int cmdPredict(const PredictArgs& a);
 
 }  // namespace mhascope::cli

@@ -3,13 +3,16 @@
 // turns NaN: the last good parameters), writes a CSV log and ends with a table of head roles.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
 
 #include "train/tasks.hpp"
 #include "train/trainer.hpp"
+
+namespace CLI {
+class App;
+}
 
 namespace mhascope::cli {
 
@@ -29,7 +32,8 @@ struct TrainArgs {
   const CLI::App* command = nullptr;  // which options were given (ignored ones are refused)
 };
 
-CLI::App* addTrainCommand(CLI::App& app, TrainArgs& a);
+// Its options on `c` (the table registers the subcommand: commands.cpp).
+void addTrainOptions(CLI::App* c, TrainArgs& a);
 int cmdTrain(const TrainArgs& a);
 
 // `mhascope bench --train`: on the reference setting (induction, 2 layers attention-only,

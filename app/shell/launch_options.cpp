@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "cli/model_options.hpp"
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "attention/model.hpp"
 #include "io/presets.hpp"
 #include "lessons/lessons.hpp"
@@ -41,8 +43,13 @@ CLI::Validator uiScaleCheck() {
 ParsedLaunch parseLaunchOptions(int argc, char** argv) {
   ParsedLaunch out;
   LaunchOptions& o = out.options;
-  CLI::App cli{"mhascope: see inside multi-head attention. With no command it opens the window.\n"
-               "Headless commands (no display needed): mhascope info | run | export | bench  (each has --help)."};
+  // The headless commands from their one table (cli/commands.cpp), each with its summary.
+  std::string commandsHelp = "Headless commands (no display needed; each has --help):";
+  for (const cli::Command& c : cli::commands()) {
+    commandsHelp += "\n  mhascope " + std::string(c.name) + std::string(c.name.size() < 9 ? 9 - c.name.size() : 1, ' ') +
+                    std::string(c.summary);
+  }
+  CLI::App cli{"mhascope: see inside multi-head attention. With no command it opens the window.\n" + commandsHelp};
   cli.name("mhascope");
   std::string size;
   cli::addModelOptions(cli, o.model);  // --preset, --text, --weights …: as for `mhascope export`

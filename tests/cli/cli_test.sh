@@ -348,6 +348,16 @@ for c in info run export bench train; do
 done
 expect_error "the window's --help > /dev/full" "cannot write to standard output" bash -c "exec \"$BIN\" --help > /dev/full"
 "$BIN" train --help > "$T/train_help.txt"; grep -q -- "--task" "$T/train_help.txt" && ok "train --help" || bad "train --help"
+# The window's --help names every subcommand of the one table, and each is a real subcommand with
+# a --help of its own (the dispatch runs the same table).
+"$BIN" --help > "$T/window_help.txt"
+names=$(sed -n 's/^  mhascope \([a-z]*\) .*/\1/p' "$T/window_help.txt")
+[ "$(echo $names)" = "info run export bench train circuits decode compare predict" ] \
+  && ok "--help names every subcommand" || bad "--help names: $(echo $names)"
+for c in $names; do
+  "$BIN" "$c" --help > "$T/help_$c.txt" 2>&1 && grep -q "^Usage: mhascope $c" "$T/help_$c.txt" \
+    && ok "$c --help" || bad "$c --help: $(head -c 300 "$T/help_$c.txt")"
+done
 # A trained layer's --text too short for its task: said in the user's words.
 printf 'the cat sat on the mat\n' > "$H/t.txt"
 "$BIN" train --task text --text "$H/t.txt" --layers 1 --heads 2 --d-model 8 --seq 8 --batch 2 --steps 1 --eval-every 1 \

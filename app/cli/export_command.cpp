@@ -1,0 +1,153 @@
+// `mhascope export --out F.png|.svg|.pdf [--stage S --head H | --weight W] [MODEL options]`: one
+// stage's slice (or every head's), or a learned matrix, through the exporter the window uses.
+#include <climits>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "command_common.hpp"
+#include "commands.hpp"
+#include "export/export.hpp"
+#include "options.hpp"
+#include "workspace_options.hpp"
+
+namespace mhascope::cli {
+
+namespace {
+
+struct ExportArgs {
+  std::string stage = "weights";
+  std::optional<std::string> head;  // unset: head 0 on stages with heads
+  int batchIndex = 0;
+  std::string out;
+  std::string colormap;
+  std::string weight;  // a learned matrix instead of a stage: w_q, w_k, w_v, w_o, b_q, …
+};
+
+// A learned matrix, as the trace recorded it (the numbers the pass used).
+int cmdExportWeight(const ModelOptions& mo, const ExportArgs& a, const std::optional<Workspace>& ws) {
+  const auto id = weightFromName(a.weight);
+  if (!id) return fail("unknown weight '" + a.weight + "'; weights: " + weightNamesList());
+  if (a.out.empty()) return fail("export needs --out FILE.png|.svg|.pdf");
+  if (auto f = formatFromPath(a.out); !f) return fail(f.error().message);
+  ExportOptions opt;
+  if (!a.colormap.empty()) {
+    auto c = colormapFromName(a.colormap);
+    if (!c) return fail(c.error().message);
+    opt.colormap = *c;
+  }
+  OutputPlan plan;
+  plan.files = {a.out};  // checked against every input, as for a stage's picture
+  auto r = resolveModel(mo, plan);
+  if (!r) return fail(r.error().message);
+  auto t = computeTrace(*r);
+  if (!t) return fail(t.error().message);
+  opt.subtitle = describe(*r, *t);
+  auto sl = sliceWeight(*t, *id);
+  if (!sl) return fail(sl.error().message);
+  if (Status s = exportHeatmap(a.out, *sl, opt); !s) return fail(s.error().message);
+  WorkspaceView view = ws ? ws->view : WorkspaceView{};
+  view.weight = *id;
+  if (auto s = saveWorkspaceIfAsked(mo, *r, ws, view); !s) return fail(s.error().message);
+  std::printf("saved %s\n", a.out.c_str());
+  return 0;
+}
+
+int cmdExport(const ModelOptions& mo, const ExportArgs& a, const std::optional<Workspace>& ws) {
+  if (!a.weight.empty()) return cmdExportWeight(mo, a, ws);
+  const auto stage = stageFromName(a.stage);
+  if (!stage) return fail("unknown stage '" + a.stage + "'; stages: " + stageNamesList());
+  if (a.out.empty()) return fail("export needs --out FILE.png|.svg|.pdf");
+  if (auto f = formatFromPath(a.out); !f) return fail(f.error().message);
+  if (a.head && !stageHasHeads(*stage)) {
+    return fail("--head " + *a.head + " does not apply to stage '" + a.stage +
+                "': it has no head axis (stages with heads: q_heads, k_heads, v_heads, scores, scaled_scores, "
+                "masked_scores, weights, head_outputs); leave --head out");
+  }
+  int head = 0;
+  const bool allHeads = a.head && *a.head == "all";
+  if (a.head && !allHeads) {
+    auto v = parseDecimal(*a.head, "--head", 0, INT_MAX);
+    if (!v) return fail(v.error().message + "; or give 'all'");
+    head = static_cast<int>(*v);
+  }
+  ExportOptions opt;
+  if (!a.colormap.empty()) {
+    auto c = colormapFromName(a.colormap);
+    if (!c) return fail(c.error().message);
+    opt.colormap = *c;
+  }
+  OutputPlan plan;
+  plan.picture = true;
+  plan.allHeads = allHeads;
+  plan.files = {a.out};
+  auto r = resolveModel(mo, plan);
+  if (!r) return fail(r.error().message);
+  auto t = computeTrace(*r);
+  if (!t) return fail(t.error().message);
+  opt.subtitle = describe(*r, *t);
+  Status s = Ok{};
+  if (allHeads) {
+    std::vector<Slice2D> slices;
+    for (int h = 0; h < t->heads; ++h) {
+      auto sl = sliceStage(*t, *stage, a.batchIndex, h);
+      if (!sl) return fail(sl.error().message);
+      slices.push_back(std::move(*sl));
+    }
+    s = exportHeadGrid(a.out, slices, opt);
+  } else {
+    auto sl = sliceStage(*t, *stage, a.batchIndex, stageHasHeads(*stage) ? head : -1);
+    if (!sl) return fail(sl.error().message);
+    s = exportHeatmap(a.out, *sl, opt);
+  }
+  if (!s) return fail(s.error().message);
+  if (auto w = saveWeightsIfAsked(mo, *r); !w) return fail(w.error().message);
+  WorkspaceView view = ws ? ws->view : WorkspaceView{};
+  view.stage = *stage;
+  view.head = head;
+  view.batch = a.batchIndex;
+  if (opt.colormap) view.colormap = opt.colormap;
+  if (auto w = saveWorkspaceIfAsked(mo, *r, ws, view); !w) return fail(w.error().message);
+  std::printf("saved %s\n", a.out.c_str());
+  return 0;
+}
+
+// export --workspace without --stage/--weight, --head, --batch-index, --colormap: the workspace's
+// own picture (its stage, head, batch item and colormap).
+void defaultPictureFromWorkspace(const Workspace& ws, CLI::App& exportCmd, ExportArgs& a) {
+  const bool pictureGiven = exportCmd.get_option("--stage")->count() > 0 || exportCmd.get_option("--weight")->count() > 0;
+  if (!pictureGiven) a.stage = stageInfo(ws.view.stage).name;
+  if (!pictureGiven && exportCmd.get_option("--head")->count() == 0 && stageHasHeads(ws.view.stage)) {
+    a.head = std::to_string(ws.view.head);
+  }
+  if (exportCmd.get_option("--batch-index")->count() == 0 && a.weight.empty()) a.batchIndex = ws.view.batch;
+  if (exportCmd.get_option("--colormap")->count() == 0 && ws.view.colormap) a.colormap = colormapName(*ws.view.colormap);
+}
+
+}  // namespace
+
+CommandRun addExportCommand(CLI::App& cmd, CommandContext& ctx) {
+  CLI::App* exportCmd = &cmd;
+  exportCmd->add_option("--save-workspace", ctx.model.saveWorkspace, kSaveWorkspaceHelp)->check(nonEmptyPath());
+  auto a = std::make_shared<ExportArgs>();
+  ExportArgs& ea = *a;
+  exportCmd->add_option("--stage", ea.stage, "stage name: " + stageNamesList())->capture_default_str();
+  exportCmd->add_option("--head", ea.head, "head index counted from 0 (default 0), or 'all' for the grid of every head; "
+                                           "only for stages with a head axis");
+  exportCmd->add_option("--batch-index", ea.batchIndex, "which batch item, counted from 0")
+      ->transform(decimalInteger(0, INT_MAX))
+      ->capture_default_str();
+  exportCmd->add_option("--out", ea.out, "output file: .png, .svg or .pdf")->required()->check(nonEmptyPath());
+  exportCmd->add_option("--colormap", ea.colormap, "viridis | magma | diverging | gray (default: by data kind)");
+  exportCmd->add_option("--weight", ea.weight, "a learned matrix instead of a stage: " + weightNamesList())
+      ->excludes(exportCmd->get_option("--stage"))
+      ->excludes(exportCmd->get_option("--head"))
+      ->excludes(exportCmd->get_option("--batch-index"));
+  return [a, exportCmd](CommandContext& c) {
+    if (c.workspace) defaultPictureFromWorkspace(*c.workspace, *exportCmd, *a);
+    return cmdExport(c.model, *a, c.workspace);
+  };
+}
+
+}  // namespace mhascope::cli

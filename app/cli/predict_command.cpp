@@ -1,0 +1,161 @@
+// `mhascope predict --model DIR --text …`: per position the top-k next tokens and the logit lens
+// (see predict_command.hpp).
+#include "predict_command.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <vector>
+
+#include "command_common.hpp"
+#include "commands.hpp"
+#include "io/file_io.hpp"
+#include "model/forward.hpp"
+#include "model/model_folder.hpp"
+#include "model/predictions.hpp"
+#include "model_source/model_text.hpp"
+#include "options.hpp"
+#include "tokenize/text_utf8.hpp"
+#include "util/format.hpp"
+#include "util/memory_budget.hpp"
+
+namespace mhascope::cli {
+
+namespace {
+
+std::uint64_t budgetBytes(std::optional<std::uint64_t> mib) { return mib ? *mib << 20 : defaultMemoryBudget(); }
+
+// Columns of the table count characters, not bytes ('␣' is three bytes, one column).
+std::size_t columns(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// A token for a table cell: at most `width` columns (cut with '…'), padded to `width`.
+std::string cell(const std::string& token, std::size_t width) {
+  std::string out;
+  std::size_t cols = 0;
+  for (std::size_t i = 0; i < token.size();) {
+    std::size_t len = 1;
+    while (i + len < token.size() && (static_cast<unsigned char>(token[i + len]) & 0xC0) == 0x80) ++len;
+    if (cols + 1 == width && columns(token.substr(i)) > 1) {
+      out += "…";
+      ++cols;
+      break;
+    }
+    out.append(token, i, len);
+    ++cols;
+    i += len;
+  }
+  out.append(width > cols ? width - cols : 0, ' ');
+  return out;
+}
+
+nlohmann::json candidateJson(const ModelText& mt, const model::Candidate& c) {
+  return {{"id", c.id}, {"token", tokenize::replaceInvalidUtf8(mt.tokenizer.displayToken(c.id))}, {"probability", c.probability}};
+}
+
+}  // namespace
+
+void addPredictOptions(CLI::App* c, PredictArgs& a) {
+  c->add_option("--model", a.modelDir, "a Hugging Face model folder (config.json, safetensors, tokenizer.json or "
+                                      "vocab.json + merges.txt)")
+      ->required()
+      ->check(nonEmptyPath());
+  auto* text = c->add_option("--text", a.text, "the text, verbatim (newlines, tabs and '|' are text)");
+  c->add_option("--text-file", a.textFile, "read the text from this file, verbatim")->check(nonEmptyPath())->excludes(text);
+  c->add_option("--top", a.top, "next tokens shown per position")->transform(decimalInteger(1, INT_MAX))->capture_default_str();
+  c->add_option("--json", a.json, "write the predictions and the logit lens to this file")->check(nonEmptyPath());
+  c->add_flag("--force", a.force, "replace an existing --json file");
+  c->add_option("--memory-budget", a.memoryBudgetMib, "memory budget for the forward, MiB (default: half of the "
+                "available memory, 512 MiB … 32 GiB)")
+      ->transform(decimalInteger(1, 1ull << 30));
+}
+
+int cmdPredict(const PredictArgs& a) {
+  auto mt = loadModelText(a.modelDir, a.text, a.textFile);
+  if (!mt) return fail(mt.error().message);
+  const model::ModelSpec& s = mt->folder.spec();
+  if (a.top > s.vocab) {
+    return fail("--top " + std::to_string(a.top) + " is more than the model's vocabulary of " + std::to_string(s.vocab));
+  }
+  if (!a.json.empty()) {
+    // Every file the folder is read from, and the text: --force replaces an earlier output, never an input.
+    auto inputs = modelFolderFiles(mt->folder.dir());
+    if (!a.textFile.empty()) inputs.push_back({"--text-file", a.textFile});
+    if (auto st = checkJsonOutput(a.json, a.force, inputs); !st) return fail(st.error().message);
+  }
+  model::ForwardOptions opt;
+  opt.keepAttention = false;
+  opt.keepHidden = true;  // the logit lens reads every layer's residual stream
+  opt.tokenLabels = mt->labels;
+  opt.memoryBudgetBytes = budgetBytes(a.memoryBudgetMib);
+  auto fr = model::runForward(mt->folder, mt->ids, opt);
+  if (!fr) return fail(fr.error().message);
+  const int T = static_cast<int>(mt->ids.size()), V = s.vocab;
+
+  // predictions[t]: what follows position t; lens.at(l, t): the top-1 of layer l's stream.
+  const std::vector<std::vector<model::Candidate>> predictions = model::predictNext(fr->logits, a.top);
+  auto lensOr = model::logitLens(mt->folder, *fr);
+  if (!lensOr) return fail(lensOr.error().message);
+  const model::LogitLens& lens = *lensOr;
+
+  std::printf("%s model %s: T = %d tokens (%s)\n\n", model::archName(s.arch), mt->folder.dir().c_str(), T,
+              bosNote(*mt).c_str());
+  std::printf("Next-token predictions (top %d; probability over all %d tokens; '␣' is a space)\n", a.top, V);
+  for (int t = 0; t < T; ++t) {
+    std::printf("  %4d %s %6d  →", t, cell(mt->labels[static_cast<std::size_t>(t)], 12).c_str(), mt->ids[static_cast<std::size_t>(t)]);
+    for (const model::Candidate& c : predictions[static_cast<std::size_t>(t)]) {
+      std::printf("  %s (%d) %.4f", mt->tokenizer.displayToken(c.id).c_str(), c.id, c.probability);
+    }
+    std::printf("\n");
+  }
+  std::printf("\nLogit lens: top-1 next token of each layer's residual stream through the final norm and unembedding\n"
+              "(the last layer's column is the model's own prediction)\n");
+  constexpr std::size_t kCell = 12;
+  std::printf("  %4s %s", "t", cell("token", kCell).c_str());
+  for (int l = 0; l < s.layers; ++l) std::printf(" %s", cell("layer " + std::to_string(l), kCell).c_str());
+  std::printf("\n");
+  for (int t = 0; t < T; ++t) {
+    std::printf("  %4d %s", t, cell(mt->labels[static_cast<std::size_t>(t)], kCell).c_str());
+    for (int l = 0; l < s.layers; ++l) {
+      std::printf(" %s", cell(mt->tokenizer.displayToken(lens.at(l, t).top.id), kCell).c_str());
+    }
+    std::printf("\n");
+  }
+
+  if (!a.json.empty()) {
+    nlohmann::json tokens = nlohmann::json::array(), preds = nlohmann::json::array(), lensJ = nlohmann::json::array();
+    for (int t = 0; t < T; ++t) {
+      tokens.push_back({{"id", mt->ids[static_cast<std::size_t>(t)]}, {"token", tokenize::replaceInvalidUtf8(mt->labels[static_cast<std::size_t>(t)])}});
+      nlohmann::json top = nlohmann::json::array();
+      for (const model::Candidate& c : predictions[static_cast<std::size_t>(t)]) top.push_back(candidateJson(*mt, c));
+      preds.push_back(top);
+    }
+    for (int l = 0; l < lens.layers; ++l) {
+      nlohmann::json r = nlohmann::json::array();
+      for (int t = 0; t < T; ++t) r.push_back(candidateJson(*mt, lens.at(l, t).top));
+      lensJ.push_back(r);
+    }
+    const nlohmann::json doc = {{"model", mt->folder.dir()}, {"architecture", model::archName(s.arch)},
+                                {"text", tokenize::replaceInvalidUtf8(mt->text)}, {"bos", mt->bos}, {"T", T}, {"V", V},
+                                {"layers", s.layers}, {"top", a.top}, {"tokens", tokens},
+                                {"predictions", preds}, {"logit_lens", lensJ}};
+    if (auto st = writeFileAtomic(a.json, doc.dump(2) + "\n"); !st) return fail(st.error().message);
+    std::printf("\nwrote %s\n", a.json.c_str());
+  }
+  return 0;
+}
+
+CommandRun addPredictCommand(CLI::App& cmd, CommandContext&) {
+  auto a = std::make_shared<PredictArgs>();
+  addPredictOptions(&cmd, *a);
+  return [a](CommandContext&) { return cmdPredict(*a); };
+}
+
+}  // namespace mhascope::cli
