@@ -157,12 +157,13 @@ void addTrainOptions(CLI::App* c, TrainArgs& a) {
   c->add_option("--vocab", a.settings.task.vocab, "vocabulary size V (not for text: the file decides)")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   c->add_option("--seq", a.settings.task.seq, "sequence length T")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   c->add_option("--batch", a.settings.batch, "sequences per step")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
-  c->add_option("--steps", a.settings.steps, "training steps")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
+  c->add_option("--steps", a.settings.steps, "the step the run ends at (a run from --init continues from its step up to it)")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   c->add_option("--lr", a.lr, "AdamW learning rate (> 0)")->capture_default_str();
   c->add_option("--weight-decay", a.weightDecay, "AdamW decoupled weight decay (>= 0, lr × wd < 1)")->capture_default_str();
   c->add_option("--clip", a.settings.clip, "clip the global gradient norm to this (0 = off)")->capture_default_str();
   c->add_option("--seed", a.settings.seed, "seed of the init and of every batch")->transform(decimalInteger(0, UINT64_MAX))->capture_default_str();
-  c->add_option("--eval-every", a.evalEvery, "evaluate on the probe batch every N steps")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
+  c->add_option("--eval-every", a.evalEvery, "evaluate on the probe batch at every multiple of N steps, counted from step "
+                "0, and at the last step")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   c->add_option("--period-min", a.settings.task.periodMin, "induction only: shortest period k")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   c->add_option("--period-max", a.settings.task.periodMax, "induction only: longest period k")->transform(decimalInteger(INT_MIN, INT_MAX))->capture_default_str();
   c->add_option("--text", a.settings.task.textPath, "text task only: a UTF-8 file (at most 16 MiB)")->check(nonEmptyPath());
@@ -271,6 +272,11 @@ int cmdTrain(const TrainArgs& a) {
       if (auto st = checkWritablePath(a.save); !st) return fail(st.error().message);
     }
   }
+  if (!a.init.empty() && tr.stepCount() >= s.steps) {  // after --init's own checks and the outputs'
+    return fail("--steps " + std::to_string(s.steps) + " is not past --init's step " + std::to_string(tr.stepCount()) +
+                ": --steps is the step the run ends at; give --steps above " + std::to_string(tr.stepCount()) +
+                " to train further");
+  }
   const GptConfig& g = tr.params().cfg;
   std::string variant;  // the attention variant, when not the plain model's
   if (g.positions == TrainPositions::Rope) {
@@ -313,8 +319,9 @@ int cmdTrain(const TrainArgs& a) {
     lastWrite = std::chrono::steady_clock::now();
     return true;
   };
+  // The one rule (train/trainer.hpp): --steps is the step the run ends at, --init's run included.
   const std::int64_t startStep = tr.stepCount();
-  const std::int64_t endStep = startStep + s.steps;
+  const std::int64_t endStep = s.steps;
   double lastTrainLoss = 0, trainSeconds = 0, evalSeconds = 0;
   std::int64_t stepsDone = 0;
   const auto runStart = std::chrono::steady_clock::now();
@@ -360,31 +367,35 @@ int cmdTrain(const TrainArgs& a) {
       code = 128 + sig;
       break;
     }
-    const auto t0 = std::chrono::steady_clock::now();
-    auto r = tr.step();
-    trainSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!r) {
+    // The one loop body (train/trainer.hpp's runStep): the step, then the evaluation the rule asks
+    // for, which here also logs, prints and saves.
+    RunHooks hooks;
+    hooks.stepped = [&](const LossResult& loss, double seconds) {
+      trainSeconds += seconds;
+      ++stepsDone;
+      lastTrainLoss = loss.loss;
+      const std::int64_t done = tr.stepCount();
+      if (terminal && (stepsDone % 10 == 0 || done == endStep)) {
+        const int width = 30;
+        const int filled = static_cast<int>(width * stepsDone / std::max<std::int64_t>(1, endStep - startStep));
+        std::printf("\r[%s%s] step %lld/%lld  loss %.4f  %.0f steps/s ", std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                    std::string(static_cast<std::size_t>(width - filled), '.').c_str(), static_cast<long long>(done),
+                    static_cast<long long>(endStep), lastTrainLoss, static_cast<double>(stepsDone) / trainSeconds);
+        std::fflush(stdout);
+      }
+    };
+    hooks.evaluate = [&]() -> Status { return evaluate() ? Status(Ok{}) : Status(makeError("evaluation failed")); };
+    const RunStep turn = runStep(tr, a.evalEvery, hooks);
+    if (!turn.step) {
       if (terminal) std::printf("\n");
-      std::fprintf(stderr, "mhascope: error: %s%s\n", r.error().message.c_str(),
+      std::fprintf(stderr, "mhascope: error: %s%s\n", turn.step.error().message.c_str(),
                    a.save.empty() ? "" : ("; saving them to " + a.save).c_str());
       code = 1;
       break;
     }
-    ++stepsDone;
-    lastTrainLoss = r->loss;
-    const std::int64_t done = tr.stepCount() - startStep;
-    if (terminal && (done % 10 == 0 || tr.stepCount() == endStep)) {
-      const int width = 30, filled = static_cast<int>(width * done / std::max<std::int64_t>(1, s.steps));
-      std::printf("\r[%s%s] step %lld/%lld  loss %.4f  %.0f steps/s ", std::string(static_cast<std::size_t>(filled), '#').c_str(),
-                  std::string(static_cast<std::size_t>(width - filled), '.').c_str(), static_cast<long long>(done),
-                  static_cast<long long>(s.steps), lastTrainLoss, static_cast<double>(stepsDone) / trainSeconds);
-      std::fflush(stdout);
-    }
-    if (done % a.evalEvery == 0 || tr.stepCount() == endStep) {
-      if (!evaluate()) {
-        code = 1;
-        break;
-      }
+    if (!turn.evaluation) {  // said by evaluate() itself
+      code = 1;
+      break;
     }
   }
   if (terminal) std::printf("\n");

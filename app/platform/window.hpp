@@ -34,7 +34,6 @@ class Window {
   Window(const Window&) = delete;
   Window& operator=(const Window&) = delete;
 
-  GLFWwindow* handle() const { return window_; }
   bool shouldClose() const;
   void requestClose();
   FramebufferSize framebufferSize() const;

@@ -83,7 +83,6 @@ class TextureCache {
   std::uint64_t uploads() const { return uploads_; }
   // GL storage allocations for heatmaps (a zoom or a pan of a long sequence must not add any).
   std::uint64_t allocations() const { return allocations_; }
-  int spares() const { return static_cast<int>(spares_.size()); }
   // 0 = ask the GPU (GL_MAX_TEXTURE_SIZE). Tests lower it to exercise the downsampling path.
   void setMaxTextureSize(int texels) { maxSize_ = texels; }
 

@@ -128,10 +128,14 @@ void drawTrainSetup(TrainLab& lab, UiContext& ctx) {
          [&] { ImGui::InputInt("##seq", &f.seq, 0); });
     cell("batch", "train_batch", "batch: 1 to 4096 sequences per step", [&] { ImGui::InputInt("##batch", &f.batch, 0); });
     cell("lr", "train_lr", "AdamW's learning rate, > 0", [&] { ImGui::InputFloat("##lr", &f.lr, 0, 0, "%.0e"); });
-    cell("steps", "train_steps", "steps: at least 1; the run stops there (raise it and press Train to go on)",
+    cell("steps", "train_steps",
+         "steps: the step the run ends at, counted from 0 (a loaded checkpoint's run goes on up to it; raise it and "
+         "press Train to go on), as `mhascope train --steps`",
          [&] { ImGui::InputInt("##steps", &f.steps, 0); });
     cell("seed", "train_seed", "seed: the same seed gives the same run", [&] { ImGui::InputScalar("##seed", ImGuiDataType_U64, &f.seed); });
-    cell("eval every", "train_eval_every", "evaluate on the probe sequence every N steps (N >= 1)",
+    cell("eval every", "train_eval_every",
+         "evaluate on the probe sequence at every multiple of N steps counted from step 0, and at the last step "
+         "(N >= 1), as `mhascope train --eval-every`",
          [&] { ImGui::InputInt("##eval", &f.evalEvery, 0); });
     ImGui::EndTable();
   }

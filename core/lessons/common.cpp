@@ -53,36 +53,6 @@ void stableSoftmax(const float* logits, float* out, std::int64_t n, std::int64_t
   for (std::int64_t i = 0; i < n; ++i) out[i * stride] /= sum;
 }
 
-// Scores → scale → mask → softmax → weighted values, one (b, head) at a time, from p.qh/kh/vh.
-void attendEachHead(HeadPipeline& p, const AttentionOptions& opt, const std::vector<std::uint8_t>& blocked,
-                    float factor) {
-  const auto B = p.qh.dim(0), h = p.qh.dim(1), Tq = p.qh.dim(2), dk = p.qh.dim(3), Tk = p.kh.dim(2);
-  for (Tensor* t : {&p.scores, &p.scaled, &p.masked, &p.weights}) *t = Tensor({B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"});
-  p.headOut = Tensor({B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
-  for (std::int64_t b = 0; b < B; ++b) {
-    for (std::int64_t hh = 0; hh < h; ++hh) {
-      const std::int64_t bh = b * h + hh;
-      ConstMatrixMap q(p.qh.ptr() + bh * Tq * dk, Tq, dk);  // (T_q, d_k)
-      ConstMatrixMap k(p.kh.ptr() + bh * Tk * dk, Tk, dk);  // (T_k, d_k)
-      ConstMatrixMap v(p.vh.ptr() + bh * Tk * dk, Tk, dk);  // (T_k, d_k)
-      MatrixMap s(p.scores.ptr() + bh * Tq * Tk, Tq, Tk);   // (T_q, T_k)
-      s.noalias() = q * k.transpose();
-      if (opt.scoresOverride) overrideScores(*opt.scoresOverride, b, static_cast<int>(hh), s.data(), Tq, Tk, 0, Tq);
-      for (std::int64_t qi = 0; qi < Tq; ++qi) {
-        const std::int64_t row = bh * Tq * Tk + qi * Tk;
-        for (std::int64_t ki = 0; ki < Tk; ++ki) {
-          const float x = p.scores.data[idx(row + ki)] * factor;
-          p.scaled.data[idx(row + ki)] = x;
-          p.masked.data[idx(row + ki)] = blocked[idx((b * Tq + qi) * Tk + ki)] ? kNegInf : x;
-        }
-        stableSoftmax(p.masked.ptr() + row, p.weights.ptr() + row, Tk);
-      }
-      MatrixMap(p.headOut.ptr() + bh * Tq * dk, Tq, dk).noalias() =
-          ConstMatrixMap(p.weights.ptr() + bh * Tq * Tk, Tq, Tk) * v;
-    }
-  }
-}
-
 // out = concat W_o + b_o: (B, T_q, d_model).
 Tensor outputProjection(const Tensor& concat, const MhaWeights& w) {
   Tensor out(concat.shape, {"B", "T_q", "d_model"});

@@ -58,10 +58,6 @@ double maxFiniteAbsDiff(const Tensor& a, const Tensor& b);
 // -inf) gets weights 0 rather than 0/0.
 void stableSoftmax(const float* logits, float* out, std::int64_t n, std::int64_t stride = 1);
 
-// Scores → scale → mask → softmax → weighted values, one (b, head) at a time, from p.qh/kh/vh.
-void attendEachHead(HeadPipeline& p, const AttentionOptions& opt, const std::vector<std::uint8_t>& blocked,
-                    float factor);
-
 // out = concat W_o + b_o: (B, T_q, d_model).
 Tensor outputProjection(const Tensor& concat, const MhaWeights& w);
 

@@ -178,17 +178,12 @@ void TrainingSession::loop() {
     }
     busy_ = true;
     lk.unlock();
-    const auto t0 = Clock::now();
-    auto r = trainer_->step();
-    const double stepSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    const std::int64_t done = trainer_->stepCount();
-    const bool last = done >= trainer_->settings().steps;
-    const bool evaluate = r && (done % evalEvery_ == 0 || last);
-    Status evalError = Ok{};
-    if (evaluate) {
-      if (auto e = trainer_->evaluate(); !e) evalError = e.error();
-    }
-    const bool evaluated = evaluate && evalError.ok();
+    RunStep turn = runStep(*trainer_, evalEvery_);  // the one loop body and rule (trainer.hpp)
+    const double stepSeconds = turn.stepSeconds;
+    const Result<LossResult>& r = turn.step;
+    const bool last = turn.last;
+    const Status& evalError = turn.evaluation;
+    const bool evaluated = turn.evaluated();
     lk.lock();
     busy_ = false;
     if (stepsWanted_ > 0) --stepsWanted_;

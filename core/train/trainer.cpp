@@ -1,6 +1,8 @@
 // The training loop and its evaluation.
 #include "train/trainer.hpp"
 
+#include <chrono>
+
 #include "train/ablation.hpp"
 #include "train/memory.hpp"
 
@@ -232,6 +234,29 @@ Checkpoint Trainer::checkpoint() const {
   c.seed = s_.seed;
   c.history = history_;
   return c;
+}
+
+bool evaluationDue(std::int64_t step, std::int64_t lastStep, int evalEvery) {
+  return step >= lastStep || (evalEvery > 0 && step % evalEvery == 0);
+}
+
+RunStep runStep(Trainer& t, int evalEvery, const RunHooks& hooks) {
+  RunStep r;
+  const auto t0 = std::chrono::steady_clock::now();
+  r.step = t.step();
+  r.stepSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::int64_t done = t.stepCount();
+  r.last = done >= t.settings().steps;
+  r.evaluationDue = evaluationDue(done, t.settings().steps, evalEvery);
+  if (!r.step) return r;
+  if (hooks.stepped) hooks.stepped(*r.step, r.stepSeconds);
+  if (!r.evaluationDue) return r;
+  if (hooks.evaluate) {
+    r.evaluation = hooks.evaluate();
+  } else if (auto e = t.evaluate(); !e) {
+    r.evaluation = e.error();
+  }
+  return r;
 }
 
 }  // namespace mhascope::train

@@ -23,6 +23,8 @@ struct TrainSettings {
   GptConfig model;        // vocab/seq are set from the task
   TaskConfig task;
   int batch = 16;
+  // The step the run ends at, counted from the run's start at step 0: a run continued from a
+  // checkpoint at step s trains the steps after s up to it (RunStep below has the rule).
   std::int64_t steps = 1500;
   AdamWOptions adam;
   double clip = 0;        // max global gradient norm; 0 = off
@@ -34,6 +36,32 @@ struct TrainSettings {
 };
 // How often `mhascope train` and the Train mode evaluate on the probe batch unless told otherwise.
 inline constexpr int kDefaultEvalEvery = 50;
+
+// The one rule of a run, `mhascope train`'s and the Train mode's alike: it ends at step
+// settings.steps; the probe is evaluated at the start, after every step that is a multiple of
+// `evalEvery` counted from step 0 (a continued run's evaluations fall where the run it continues
+// would have had them) and after the last step.
+bool evaluationDue(std::int64_t step, std::int64_t lastStep, int evalEvery);
+
+class Trainer;
+
+// One turn of the one training loop (the window's session and `mhascope train` both turn it): a
+// step, then the evaluation the rule asks for after it.
+struct RunStep {
+  Result<LossResult> step = makeError("no step");
+  double stepSeconds = 0.0;       // the step alone, without the evaluation
+  bool evaluationDue = false;     // the rule asked for one (it ran when the step succeeded)
+  Status evaluation = Ok{};       // its error, if it failed (the step is kept)
+  bool evaluated() const { return step && evaluationDue && evaluation.ok(); }
+  bool last = false;              // the run has reached settings.steps
+};
+// What a caller does around the turn: after a successful step (its loss and time), and the
+// evaluation itself when it is due (empty: Trainer::evaluate; `mhascope train` also logs and saves).
+struct RunHooks {
+  std::function<void(const LossResult&, double stepSeconds)> stepped;
+  std::function<Status()> evaluate;
+};
+RunStep runStep(Trainer& t, int evalEvery, const RunHooks& hooks = {});
 
 class Trainer {
  public:

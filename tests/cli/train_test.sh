@@ -27,8 +27,15 @@ if command -v script >/dev/null; then
   grep -q "\[##########\.*\] step 10/30" <<<"$out" && ! grep -q "^step 10/30" <<<"$out" \
     && grep -q "Head roles at step 30" <<<"$out" && ok "progress bar on a terminal" || bad "terminal progress: $out"
 fi
-out="$("$BIN" train "${SMALL[@]}" --steps 5 --eval-every 5 --init "$T/m.safetensors" 2>&1)"
-grep -q "^step 25/25" <<<"$out" && ok "--init continues from the checkpoint's step" || bad "--init: $out"
+# --steps is the step the run ends at, as in the Train mode: m.safetensors is at step 20.
+out="$("$BIN" train "${SMALL[@]}" --steps 25 --eval-every 5 --init "$T/m.safetensors" 2>&1)"
+grep -q "^step 25/25" <<<"$out" && ok "--init continues from the checkpoint's step up to --steps" || bad "--init: $out"
+expect_error "--steps not past --init's step" "--steps 5 is not past --init's step 20: --steps is the step the run ends at" \
+  "$BIN" train "${SMALL[@]}" --steps 5 --init "$T/m.safetensors"
+# Evaluations at the multiples of --eval-every counted from step 0, whatever step the run started at.
+out="$("$BIN" train "${SMALL[@]}" --steps 31 --eval-every 4 --init "$T/m.safetensors" 2>&1)"
+[ "$(grep -oE "^step [0-9]+" <<<"$out" | tr '\n' ' ')" = "step 20 step 24 step 28 step 31 " ] \
+  && ok "--init: evaluations at multiples of --eval-every from step 0, and at the last" || bad "--init evaluations: $out"
 
 # Same checkpoint from PyTorch's side: the fixtures' state_dict names load (strict) in our loader.
 out="$("$BIN" train --task induction --layers 1 --heads 2 --d-model 8 --vocab 11 --seq 8 --period-min 2 --period-max 4 \
@@ -41,13 +48,15 @@ pid=$!
 sleep 1.5; kill -INT $pid; wait $pid; rc=$?
 [ $rc -eq 130 ] && grep -q "interrupted at step" "$T/int.out" && [ -f "$T/int.safetensors" ] \
   && ok "Ctrl-C saves (exit 130)" || bad "Ctrl-C: rc=$rc $(cat "$T/int.out")"
-out="$("$BIN" train "${SMALL[@]}" --steps 1 --init "$T/int.safetensors" 2>&1)" && ok "the Ctrl-C checkpoint loads" \
+at=$(grep -oE "interrupted at step [0-9]+" "$T/int.out" | grep -oE "[0-9]+$")
+out="$("$BIN" train "${SMALL[@]}" --steps $((at + 1)) --init "$T/int.safetensors" 2>&1)" && ok "the Ctrl-C checkpoint loads" \
   || bad "Ctrl-C checkpoint: $out"
 
 # NaN: clear message, last good checkpoint kept and loadable.
 expect_error "NaN loss names the learning rate" "may be too high" \
   "$BIN" train "${SMALL[@]}" --steps 50 --lr 1e30 --weight-decay 0 --save "$T/nan.safetensors"
-out="$("$BIN" train "${SMALL[@]}" --steps 1 --lr 1e-3 --init "$T/nan.safetensors" 2>&1)"; rc=$?
+at=$("$BIN" train "${SMALL[@]}" --steps 1 --init "$T/nan.safetensors" 2>&1 | grep -oE "init's step [0-9]+" | grep -oE "[0-9]+$")
+out="$("$BIN" train "${SMALL[@]}" --steps $((${at:-0} + 1)) --lr 1e-3 --init "$T/nan.safetensors" 2>&1)"; rc=$?
 [ $rc -eq 0 ] && ! grep -qi nan <<<"$out" && ok "the last good checkpoint loads and has a finite loss" \
   || bad "NaN checkpoint: rc=$rc $out"
 
@@ -126,7 +135,7 @@ grep -q "kv_heads=2  rope(half)" <<<"$out" && grep -q "k_rotated  *(1, 2, 12, 4)
 out="$("$BIN" train "${V4[@]}" --positions alibi --steps 4 --eval-every 2 --save "$T/alibi.safetensors" 2>&1)" \
   && "$BIN" info --checkpoint "$T/alibi.safetensors" --layer 0 2>&1 | grep -q "position_bias  *(1, 4, 12, 12)" \
   && ok "train --positions alibi; its layer runs with ALiBi" || bad "train alibi: $out"
-out="$("$BIN" train "${V4[@]}" --positions rope --kv-heads 2 --steps 2 --eval-every 2 --init "$T/rope.safetensors" 2>&1)"
+out="$("$BIN" train "${V4[@]}" --positions rope --kv-heads 2 --steps 12 --eval-every 2 --init "$T/rope.safetensors" 2>&1)"
 grep -q "^step 12/12" <<<"$out" && ok "--init continues a RoPE run" || bad "--init rope: $out"
 expect_error "--checkpoint with variant options" "drop --kv-heads, --positions, --rope-base" \
   "$BIN" info --checkpoint "$T/rope.safetensors" --layer 0 --kv-heads 1 --positions alibi --rope-base 500
@@ -238,7 +247,8 @@ sleep 1.5; kill -TERM $pid; wait $pid; rc=$?
 [ $rc -eq 143 ] && grep -q "interrupted at step .* (SIGTERM); saving" "$T/term.out" \
   && [ -z "$(ls -A "$T/term" | grep '^\.')" ] && ok "SIGTERM saves, exit 143, no temporary file" \
   || bad "SIGTERM: rc=$rc $(cat "$T/term.out") $(ls -A "$T/term")"
-expect_ok "... its checkpoint loads" "$BIN" train "${SMALL[@]}" --steps 1 --init "$T/term/t.safetensors"
+at=$(grep -oE "interrupted at step [0-9]+" "$T/term.out" | grep -oE "[0-9]+$")
+expect_ok "... its checkpoint loads" "$BIN" train "${SMALL[@]}" --steps $((at + 1)) --init "$T/term/t.safetensors"
 cols="$(awk -F, '{print NF}' "$T/term/t.csv" | sort -u)"
 [ "$cols" = "37" ] && [ "$(tail -c 1 "$T/term/t.csv" | od -An -c | tr -d ' ')" = '\n' ] \
   && ok "the log is whole rows only" || bad "log: cols=$cols"

@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "train/session.hpp"
+#include <vector>
+
 #include "small_settings.hpp"
 
 using namespace mhascope;
@@ -91,6 +93,34 @@ TEST(TrainSession, PlayRunsToTheEndWithTheTrainersParameters) {
   s.play();  // finished: nothing more
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(s.view()->step, 40);
+}
+
+// The one rule of `mhascope train` and the window: a run continued from a checkpoint at step 20
+// ends at `steps` (31), and its evaluations fall on the multiples of eval-every counted from step
+// 0, plus the last step — the command line's test checks the same run's printed steps.
+TEST(TrainSession, AContinuedRunEndsAtStepsAndEvaluatesOnTheMultiplesFromZero) {
+  auto first = Trainer::make(small(20));
+  ASSERT_TRUE(first.ok());
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(first->step().ok());
+  ASSERT_TRUE(first->evaluate().ok());
+  TrainingSession s;
+  ASSERT_TRUE(s.reset(small(31), 4, first->checkpoint()).ok());
+  s.play();
+  auto v = waitFor(s, [](const SessionView& x) { return x.state == RunState::Finished; });
+  ASSERT_EQ(v->state, RunState::Finished) << runStateName(v->state);
+  EXPECT_EQ(v->step, 31);
+  std::vector<std::int64_t> steps;
+  for (const Evaluation& e : v->history)
+    if (e.step >= 20) steps.push_back(e.step);
+  EXPECT_EQ(steps, (std::vector<std::int64_t>{20, 24, 28, 31}));
+}
+
+TEST(TrainRule, EvaluationsAtTheMultiplesFromZeroAndAtTheLastStep) {
+  EXPECT_TRUE(evaluationDue(24, 31, 4));
+  EXPECT_FALSE(evaluationDue(25, 31, 4));
+  EXPECT_TRUE(evaluationDue(31, 31, 4)) << "the last step";
+  EXPECT_TRUE(evaluationDue(40, 31, 4)) << "past the end (a run loaded beyond it)";
+  EXPECT_FALSE(evaluationDue(7, 31, 0)) << "no multiples: only the last step";
 }
 
 // A long run's kept pictures and parameters stay within their limits: every other old one is dropped,
