@@ -6,6 +6,8 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+# Each stage's header says how long the command has run (docs/testing.md reads its costs from them).
+stage() { echo "== $1 (at ${SECONDS} s)"; }
 "$ROOT/scripts/setup.sh"
 
 # The sanitizer build: clang 14, which compiles this code with the sanitizers on in half to two
@@ -33,12 +35,12 @@ setsid nice -n 19 cmake --build build-asan --target "${ASAN_TARGETS[@]}" > build
 asan_build=$!
 trap 'kill -- -"$asan_build" 2>/dev/null || true' EXIT  # a failed Release suite stops the build too
 
-echo "== Release build: all tests but those labelled perf"
+stage "Release build: all tests but those labelled perf"
 # Tests labelled perf pin this machine's internals (page faults, the allocator, frame timings) and
 # are left out here: `ctest --test-dir build -L perf` runs them.
 ctest --test-dir build --output-on-failure -j2 -LE perf
 
-echo "== AddressSanitizer + UndefinedBehaviorSanitizer: core, training and in-process app tests"
+stage "AddressSanitizer + UndefinedBehaviorSanitizer: core, training and in-process app tests"
 if ! wait "$asan_build"; then
   tail -n 60 build-asan/build.log >&2
   echo "the sanitizer build failed (whole log: build-asan/build.log)" >&2
@@ -58,7 +60,7 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 
 # ThreadSanitizer (its own build: it excludes AddressSanitizer) on the threaded code alone — the
 # window's job system and the thread pool — a binary of three sources, seconds to build.
-echo "== ThreadSanitizer: the job system and the thread pool"
+stage "ThreadSanitizer: the job system and the thread pool"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMHASCOPE_TSAN=ON -DMHASCOPE_BUILD_APP=OFF \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" >/dev/null
@@ -67,7 +69,7 @@ TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/tests/mhascope
 
 # The three fuzzers run at once on two cores: 22 s each gives each about the 15 s of a core it had
 # when they ran one after another.
-echo "== libFuzzer: parsers (${MHASCOPE_FUZZ_SECONDS:-22} s each, all at once)"
+stage "libFuzzer: parsers (${MHASCOPE_FUZZ_SECONDS:-22} s each, all at once)"
 if ! wait "$fuzz_build"; then
   tail -n 60 build-asan/fuzz_build.log >&2
   echo "the fuzzers' build failed (whole log: build-asan/fuzz_build.log)" >&2
@@ -75,4 +77,4 @@ if ! wait "$fuzz_build"; then
 fi
 trap - EXIT
 scripts/fuzz.sh "${MHASCOPE_FUZZ_SECONDS:-22}"
-echo "== all tests passed"
+stage "all tests passed"

@@ -145,7 +145,7 @@ Status pinKernelChoices(const BenchArgs& a) {
 
 Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
   // A model folder without --layer: its whole forward; with --layer L, that layer's attention as
-  // any other model source (app/model_source), timed below.
+  // any other model source (core/model_source), timed below.
   if (!mo.files.model.empty() && !mo.files.layer) return cmdBenchModel(mo, a);
   if (a.repeat < 1) return makeError("--repeat must be at least 1, got " + std::to_string(a.repeat));
   if (a.rounds < 1) return makeError("--rounds must be at least 1, got " + std::to_string(a.rounds));

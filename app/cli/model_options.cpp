@@ -1,5 +1,5 @@
 // MODEL options → ModelConfig (conflicts, preset + overrides), then config + files → Model through
-// the model source the window shares (app/model_source/model_source.hpp); --save-weights.
+// the model source the window shares (core/model_source/model_source.hpp); --save-weights.
 #include "options.hpp"
 #include "model_options.hpp"
 

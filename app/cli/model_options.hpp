@@ -54,7 +54,7 @@ struct OutputPlan {
 };
 
 // The config after preset + overrides, and the model built from it (with files applied): the
-// model source's result (app/model_source/model_source.hpp), the window's too.
+// model source's result (core/model_source/model_source.hpp), the window's too.
 using ResolvedModel = SourcedModel;
 // One line for info, bench, trace.json and the pictures' subtitle: configSummary() (the window's
 // subtitle too) plus describeNote.

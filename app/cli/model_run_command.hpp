@@ -2,10 +2,10 @@
 //   run --model DIR --text "…" --layer L --dump OUT   layer L's attention stages, as `run --dump`
 //                                                      writes them, plus token_ids.npy (1, T) int64
 //                                                      (the model is built by the one model source,
-//                                                      app/model_source; cli.cpp's cmdRun writes it)
+//                                                      core/model_source; cli.cpp's cmdRun writes it)
 // The text goes to the folder's tokenizer verbatim (newlines, tabs and '|' are text, not batch
 // separators); a BOS is put first only when the tokenizer's post-processor template asks for one,
-// as Hugging Face's tokenizer does by default (app/model_source/model_text.hpp). Options the folder
+// as Hugging Face's tokenizer does by default (core/model_source/model_text.hpp). Options the folder
 // decides (sizes, heads, positions, weights, masks, …) are refused in one line naming them.
 #pragma once
 

@@ -108,7 +108,7 @@ Status writeWorkspaceFile(const std::string& path, const Workspace& ws) {
   }
   if (!ws.files.model.empty()) {
     // A workspace ends in .json, so of a model folder's files only its JSON ones can be hit (the
-    // full list, shards included, is app/model_source's modelFolderFiles, which core cannot call).
+    // full list, shards included, is core/model_source's modelFolderFiles, which core cannot call).
     std::error_code ec;
     fs::path dir = fs::is_directory(ws.files.model, ec) ? fs::path(ws.files.model) : fs::path(ws.files.model).parent_path();
     if (dir.empty()) dir = ".";

@@ -1,4 +1,4 @@
-// The model source the CLI and the window share (app/model_source/): config + files → model,
+// The model source the CLI and the window share (core/model_source/): config + files → model,
 // the controls a file fixes, and the file kinds the window's Open tells apart from headers.
 #include <gtest/gtest.h>
 

@@ -150,6 +150,25 @@ TEST(PanelPurity, TheScanSeesCallsNotWords) {
 
 namespace {
 
+// The command line stands on core alone: no source of app/cli/ (nor the window's command line,
+// shell/launch_options.cpp) includes ImGui, GLFW or GL, or a header of the window's own folders.
+TEST(PanelPurity, TheCommandLineIncludesNothingOfTheWindow) {
+  const std::regex window(R"(#\s*include\s*[<"](imgui|GLFW/|GL/|state/|panels/|widgets/|render/|platform/|lessons/lesson_tab|train_lab/|testing/))");
+  const fs::path root(MHASCOPE_SOURCE_DIR);
+  std::vector<fs::path> files = {root / "app/shell/launch_options.cpp", root / "app/shell/launch_options.hpp"};
+  for (const auto& e : fs::directory_iterator(root / "app/cli")) files.push_back(e.path());
+  EXPECT_GT(files.size(), 20u);
+  for (const fs::path& f : files) {
+    std::smatch m;
+    const std::string text = readFile(f);
+    EXPECT_FALSE(std::regex_search(text, m, window)) << f << " includes " << m.str(0) << ": the command line is core's";
+  }
+}
+
+}  // namespace
+
+namespace {
+
 // The state the panels read depends on nothing of the loop that drives it: no source under
 // app/state/ includes a header from app/shell/ (the types both need, such as the compute
 // status, live in app/state/).

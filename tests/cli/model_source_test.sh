@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --model DIR --layer L as one more model source of the commands (app/model_source): export
+# --model DIR --layer L as one more model source of the commands (core/model_source): export
 # pictures of a real layer, run's dump through the same path, info's pipeline of the layer beside
 # the folder summary, workspaces that remember the folder, the layer and the text (config and
 # tokenizer by SHA-256, weights by size + modification time), and one line for each refusal.

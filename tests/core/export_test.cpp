@@ -16,13 +16,6 @@
 
 #include "io/file_io.hpp"
 
-// LeakSanitizer hook (the test suite runs under ASan with detect_leaks=1). Fontconfig, which
-// cairo's text API loads, leaks a few hundred bytes once while parsing its XML configuration and
-// keeps process-wide pattern caches that are never freed; neither grows with the number of
-// pictures rendered (checked: 1 and 10 renders leak the same bytes). Suppress only allocations
-// made inside libfontconfig, so a cairo object we forget to destroy is still reported.
-extern "C" const char* __lsan_default_suppressions() { return "leak:libfontconfig.so\n"; }
-
 namespace mhascope {
 namespace {
 
