@@ -260,9 +260,9 @@ void App::frame() {
   const FramePacer::Wake wake =
       trainTick ? FramePacer::Wake::Tick : pacer_.schedule(pipeline_.view.playing || pipeline_.state.compute.computing || pipeline_.state.compute.lessonComputing);
   // A worker computing a long job: the progress line needs a few frames a second and the worker
-  // the CPU (drawing 60 frames a second with a software renderer, the window took one of two cores
-  // and the first picture at T = 4096 came 2.3× later). Scripts that run async are paced alike, so
-  // their stopwatch measures what a user gets; input still wakes the loop at once.
+  // the CPU (drawing 60 frames a second with a software renderer, the window would take one of two
+  // cores from it). Scripts that run async are paced alike, so their stopwatch measures what a
+  // user gets; input still wakes the loop at once.
   const bool computeTick = pipeline_.state.compute.computing && !pipeline_.view.playing && (!automatedRun || loop_.scriptAsync);
   if (computeTick && (automatedRun || wake == FramePacer::Wake::Tick)) {
     const double tick = yieldingTickSeconds(frameWork_.seconds), waitStart = Window::now();

@@ -181,19 +181,18 @@ struct TrainPacing {
   // While a run goes, a frame drawn at least kTrainFrameMinSeconds after the last held one holds
   // the training steps (TrainingSession::holdSteps) until its buffers are swapped, at most
   // kFrameHoldSeconds: with a software renderer (llvmpipe rasterises on one thread per core) the
-  // training thread took one of two cores from every frame and the frame work doubled
-  // (≈ 14 → 27-39 ms). At most 4 holds of at most 30 ms a second: the run loses at most 12 % of
-  // its wall time, typically ≈ 5 %, and none of its time inside the steps.
+  // training thread would take one of two cores from every frame. At most 4 holds of at most
+  // 30 ms a second, so the run loses at most 12 % of its wall time and none of its time inside
+  // the steps (docs/training.md, "Keeping up with training").
   static constexpr double kFrameHoldSeconds = 0.03;
   double heldAt = -1;                   // when the last frame held the steps
   bool holding = false;
   // While training, the wait between frames: 8 times the work of a frame, at least
   // kTrainFrameMinSeconds (at most 4 frames/s) and at most 1/2 s. Each tick draws only when the
   // session published something not shown yet (TrainLab::animating()); input wakes the loop at once.
-  // Measured (scripts/measure_train_window.sh, docs/training.md, "Keeping up with training"): with a software renderer
-  // a frame costs ≈ 30 ms of CPU between the app, llvmpipe's threads and the X server (most of it
-  // presenting the 1600x1000 picture), all taken from the training thread; ≈ 8 frames/s cost a
-  // quarter of the training speed, 4 frames/s about a tenth.
+  // With a software renderer every frame's CPU (the app, llvmpipe's threads and the X server) is
+  // taken from the training thread, so fewer frames train faster; scripts/measure_train_window.sh
+  // measures it (docs/training.md, "Keeping up with training").
   static constexpr double kTrainFrameMinSeconds = 0.25;
   double tickSeconds() const { return std::clamp(8.0 * workSeconds, kTrainFrameMinSeconds, 0.5); }
   std::size_t frameCursor = 0;
