@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "command_common.hpp"
 #include "commands.hpp"
@@ -25,18 +26,26 @@ struct ExportArgs {
   std::string weight;  // a learned matrix instead of a stage: w_q, w_k, w_v, w_o, b_q, …
 };
 
+// The picture's options from --colormap (none given: the data kind's own map).
+Result<ExportOptions> exportOptions(const ExportArgs& a) {
+  ExportOptions opt;
+  if (!a.colormap.empty()) {
+    auto c = colormapFromName(a.colormap);
+    if (!c) return c.error();
+    opt.colormap = *c;
+  }
+  return opt;
+}
+
 // A learned matrix, as the trace recorded it (the numbers the pass used).
 int cmdExportWeight(const ModelOptions& mo, const ExportArgs& a, const std::optional<Workspace>& ws) {
   const auto id = weightFromName(a.weight);
   if (!id) return fail("unknown weight '" + a.weight + "'; weights: " + weightNamesList());
   if (a.out.empty()) return fail("export needs --out FILE.png|.svg|.pdf");
   if (auto f = formatFromPath(a.out); !f) return fail(f.error().message);
-  ExportOptions opt;
-  if (!a.colormap.empty()) {
-    auto c = colormapFromName(a.colormap);
-    if (!c) return fail(c.error().message);
-    opt.colormap = *c;
-  }
+  auto options = exportOptions(a);
+  if (!options) return fail(options.error().message);
+  ExportOptions opt = std::move(*options);
   OutputPlan plan;
   plan.files = {a.out};  // checked against every input, as for a stage's picture
   auto r = resolveModel(mo, plan);
@@ -72,12 +81,9 @@ int cmdExport(const ModelOptions& mo, const ExportArgs& a, const std::optional<W
     if (!v) return fail(v.error().message + "; or give 'all'");
     head = static_cast<int>(*v);
   }
-  ExportOptions opt;
-  if (!a.colormap.empty()) {
-    auto c = colormapFromName(a.colormap);
-    if (!c) return fail(c.error().message);
-    opt.colormap = *c;
-  }
+  auto options = exportOptions(a);
+  if (!options) return fail(options.error().message);
+  ExportOptions opt = std::move(*options);
   OutputPlan plan;
   plan.picture = true;
   plan.allHeads = allHeads;

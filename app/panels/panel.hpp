@@ -61,5 +61,6 @@ inline int kvHeadRead(const Trace& t, StageId stage, int head) {
 inline constexpr const char* kHeatmapTab = "Heatmap";
 inline constexpr const char* kAllHeadsTab = "All heads";
 inline constexpr const char* kModelTab = "Model";
+inline constexpr const char* kCircuitsTab = "Circuits";  // the pipeline's tab and the Train mode's panel
 
 }  // namespace mhascope::app

@@ -28,7 +28,7 @@ std::vector<PanelInfo> makePanels() {
       {kModelTab, PanelArea::Main, drawModelPanel, "model"},
       {"Learned", PanelArea::Main, drawWeightsPanel},
       {kCompareTab, PanelArea::Main, drawComparePanel},
-      {"Circuits", PanelArea::Main, drawCircuitsTab},
+      {kCircuitsTab, PanelArea::Main, drawCircuitsTab},
   };
   AllLessons::forEach([&](auto lesson) {
     using L = decltype(lesson);
@@ -48,7 +48,7 @@ std::vector<PanelInfo> makePanels() {
                                   {"Curves", PanelArea::TrainRight, trainPanel<drawTrainCurves>},
                                   {"Timeline", PanelArea::TrainRight, trainPanel<drawTrainScrubber>},
                                   {"Attention", PanelArea::TrainRight, trainPanel<drawTrainGrid>},
-                                  {"Circuits", PanelArea::TrainRight, trainPanel<drawTrainCircuits>, "", true},
+                                  {kCircuitsTab, PanelArea::TrainRight, trainPanel<drawTrainCircuits>, "", true},
                               });
   return panels;
 }

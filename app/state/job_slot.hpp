@@ -3,7 +3,7 @@
 // progress and cancel flag, the last error, and the inputs whose job failed or was cancelled, so
 // they are said again rather than rerun by themselves. The previous result stays on screen while a
 // new one is computed and when the new one fails: the error is shown beside it. Panels read this;
-// only the update step (KeyedJob::update) changes what runs.
+// only the update step (KeyedJob::collect and KeyedJob::request) changes what runs.
 #pragma once
 
 #include <atomic>

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "panels/panel.hpp"  // kCircuitsTab
 #include "state/app_state.hpp"
 #include "train/checkpoint.hpp"
 #include "train/layer_model.hpp"
@@ -146,7 +147,6 @@ std::shared_ptr<const CheckpointCircuits> readCheckpointCircuits(const std::stri
 
 namespace {
 
-constexpr const char* kCircuitsTab = "Circuits";
 // A checkpoint open in the Circuits tab is looked at (size and modification time) this often, so
 // a re-saved file is read again without a stat() every frame.
 constexpr double kCheckpointStatSeconds = 0.5;

@@ -18,7 +18,6 @@
 namespace mhascope::app {
 namespace {
 
-constexpr const char* kCircuitsTab = "Circuits";
 
 std::string folderNameOf(const std::string& path) {
   std::filesystem::path p(path);
