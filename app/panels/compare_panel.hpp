@@ -6,6 +6,6 @@
 namespace mhascope::app {
 
 void drawComparePanel(UiContext& ctx);  // panels/compare_panel.cpp
-inline constexpr const char* kCompareTab = "Compare";
+inline constexpr const char* kCompareTab = "compare";  // the tab's id
 
 }  // namespace mhascope::app

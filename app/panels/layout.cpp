@@ -31,15 +31,13 @@ void drawMainTabs(UiContext& ctx, bool wide) {
   view.selectTab.clear();
   for (const PanelInfo& p : allPanels()) {
     if (p.area != PanelArea::Main && (wide || p.area != PanelArea::Right)) continue;
-    ImGui::PushID(p.title);
-    const ImGuiTabItemFlags flags = select == p.title ? ImGuiTabItemFlags_SetSelected : 0;
+    ImGui::PushID(p.id);
+    const ImGuiTabItemFlags flags = select == p.id ? ImGuiTabItemFlags_SetSelected : 0;
     const bool open = ImGui::BeginTabItem(p.title, nullptr, flags);
-    std::string probe = std::string("tab_") + p.title;  // "tab_All_heads": script words have no spaces
-    std::replace(probe.begin(), probe.end(), ' ', '_');
-    ctx.probes.recordLastItem(probe);
+    ctx.probes.recordLastItem(std::string("tab_") + p.id);  // "tab_grid"
     if (open) {
-      ctx.probes.recordLabel("main_tab", p.title);
-      view.tab = p.title;
+      ctx.probes.recordLabel("main_tab", p.id);
+      view.tab = p.id;
       ImGui::BeginChild("content", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse);
       p.draw(ctx);
       ImGui::EndChild();
@@ -87,7 +85,7 @@ void drawColumns(UiContext& ctx, bool wide, float tableH) {
     recordColumn(ctx.probes, "column_right");
     for (const PanelInfo& p : allPanels()) {
       if (p.area != PanelArea::Right) continue;
-      ImGui::PushID(p.title);
+      ImGui::PushID(p.id);
       if (ImGui::CollapsingHeader(p.title, ImGuiTreeNodeFlags_DefaultOpen)) p.draw(ctx);
       ImGui::PopID();
     }

@@ -13,6 +13,7 @@
 //                           when that mode is on
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -22,17 +23,22 @@ namespace mhascope::app {
 
 enum class PanelArea { Left, Top, Main, Right, Status, TrainLeft, TrainRight };
 
+// A panel is known by its id everywhere — the tab to select, the workspace's saved tab, the
+// scheduler's open tab, a script's probe ("tab_grid") — and its title is only drawn.
 struct PanelInfo {
-  const char* title;  // tab / header text; also the name ViewState::selectTab uses
+  const char* id;     // "grid", a lesson's kId ("masks"); a main tab's id is its --view name
+  const char* title;  // tab / header text ("All heads")
   PanelArea area;
   void (*draw)(UiContext&);
-  const char* id = "";  // a lesson's kId ("masks") or another tab's --view name ("model"); "" for the rest
   bool header = false;  // under a collapsing header titled `title`, open at first (Right panels always are)
 };
 
 const std::vector<PanelInfo>& allPanels();
-// The panel of `area` whose title is `title`, or null (a saved or scripted tab name).
-const PanelInfo* findPanel(PanelArea area, std::string_view title);
+// The panel of `area` whose id is `id`, or null.
+const PanelInfo* findPanel(PanelArea area, std::string_view id);
+// The id of the main tab a saved workspace or an earlier version's last session names: its id,
+// or (files written before tabs had ids) its title; "" when no main tab is called that.
+std::string mainTabIdOf(std::string_view saved);
 // Every panel of `area` in list order, each under its ID (and its header when it has one).
 void drawPanelArea(UiContext& ctx, PanelArea area);
 
@@ -57,10 +63,10 @@ inline int kvHeadRead(const Trace& t, StageId stage, int head) {
   return head / (t.heads / t.kvHeads);
 }
 
-// Tab titles the rest of the app refers to.
-inline constexpr const char* kHeatmapTab = "Heatmap";
-inline constexpr const char* kAllHeadsTab = "All heads";
-inline constexpr const char* kModelTab = "Model";
-inline constexpr const char* kCircuitsTab = "Circuits";  // the pipeline's tab and the Train mode's panel
+// Ids of the tabs the rest of the app refers to.
+inline constexpr const char* kHeatmapTab = "heatmap";
+inline constexpr const char* kAllHeadsTab = "grid";
+inline constexpr const char* kModelTab = "model";
+inline constexpr const char* kCircuitsTab = "circuits";  // the pipeline's Circuits tab
 
 }  // namespace mhascope::app

@@ -21,34 +21,34 @@ void trainPanel(UiContext& ctx) {
 
 std::vector<PanelInfo> makePanels() {
   std::vector<PanelInfo> panels = {
-      {"Controls", PanelArea::Left, drawControlsPanel},
-      {"Pipeline", PanelArea::Top, drawStepperPanel},
-      {kHeatmapTab, PanelArea::Main, drawHeatmapPanel},
-      {kAllHeadsTab, PanelArea::Main, drawHeadGridPanel},
-      {kModelTab, PanelArea::Main, drawModelPanel, "model"},
-      {"Learned", PanelArea::Main, drawWeightsPanel},
-      {kCompareTab, PanelArea::Main, drawComparePanel},
-      {kCircuitsTab, PanelArea::Main, drawCircuitsTab},
+      {"controls", "Controls", PanelArea::Left, drawControlsPanel},
+      {"pipeline", "Pipeline", PanelArea::Top, drawStepperPanel},
+      {kHeatmapTab, "Heatmap", PanelArea::Main, drawHeatmapPanel},
+      {kAllHeadsTab, "All heads", PanelArea::Main, drawHeadGridPanel},
+      {kModelTab, "Model", PanelArea::Main, drawModelPanel},
+      {"learned", "Learned", PanelArea::Main, drawWeightsPanel},
+      {kCompareTab, "Compare", PanelArea::Main, drawComparePanel},
+      {kCircuitsTab, "Circuits", PanelArea::Main, drawCircuitsTab},
   };
   AllLessons::forEach([&](auto lesson) {
     using L = decltype(lesson);
-    panels.push_back({L::kTitle, PanelArea::Main, drawLessonTab<L>, L::kId});
+    panels.push_back({L::kId, L::kTitle, PanelArea::Main, drawLessonTab<L>});
   });
-  // Last of the main tabs, so the lessons keep their places in the strip (--view predictions opens it).
-  panels.push_back({kPredictionsTab, PanelArea::Main, drawPredictionsPanel, "predictions"});
+  // Last of the main tabs, so the lessons keep their places in the strip.
+  panels.push_back({kPredictionsTab, "Predictions", PanelArea::Main, drawPredictionsPanel});
   panels.insert(panels.end(), {
-                                  {"This stage", PanelArea::Right, drawStagePanel},
-                                  {"Shapes", PanelArea::Right, drawShapeTracePanel},
-                                  {"Status", PanelArea::Status, drawStatusLine},
-                                  {"Setup", PanelArea::TrainLeft, trainPanel<drawTrainSetup>, "", true},
-                                  {"Run", PanelArea::TrainLeft, trainPanel<drawTrainRun>},
-                                  {"Roles", PanelArea::TrainLeft, trainPanel<drawTrainRoles>},
-                                  {"Keep it · take it to the pipeline", PanelArea::TrainLeft,
-                                   trainPanel<drawTrainKeep>, "", true},
-                                  {"Curves", PanelArea::TrainRight, trainPanel<drawTrainCurves>},
-                                  {"Timeline", PanelArea::TrainRight, trainPanel<drawTrainScrubber>},
-                                  {"Attention", PanelArea::TrainRight, trainPanel<drawTrainGrid>},
-                                  {kCircuitsTab, PanelArea::TrainRight, trainPanel<drawTrainCircuits>, "", true},
+                                  {"stage", "This stage", PanelArea::Right, drawStagePanel},
+                                  {"shapes", "Shapes", PanelArea::Right, drawShapeTracePanel},
+                                  {"status", "Status", PanelArea::Status, drawStatusLine},
+                                  {"train_setup", "Setup", PanelArea::TrainLeft, trainPanel<drawTrainSetup>, true},
+                                  {"train_run", "Run", PanelArea::TrainLeft, trainPanel<drawTrainRun>},
+                                  {"train_roles", "Roles", PanelArea::TrainLeft, trainPanel<drawTrainRoles>},
+                                  {"train_keep", "Keep it · take it to the pipeline", PanelArea::TrainLeft,
+                                   trainPanel<drawTrainKeep>, true},
+                                  {"train_curves", "Curves", PanelArea::TrainRight, trainPanel<drawTrainCurves>},
+                                  {"train_timeline", "Timeline", PanelArea::TrainRight, trainPanel<drawTrainScrubber>},
+                                  {"train_attention", "Attention", PanelArea::TrainRight, trainPanel<drawTrainGrid>},
+                                  {"train_circuits", "Circuits", PanelArea::TrainRight, trainPanel<drawTrainCircuits>, true},
                               });
   return panels;
 }
@@ -64,17 +64,25 @@ const std::vector<PanelInfo>& allPanels() {
 void drawPanelArea(UiContext& ctx, PanelArea area) {
   for (const PanelInfo& p : allPanels()) {
     if (p.area != area) continue;
-    ImGui::PushID(p.title);
+    ImGui::PushID(p.id);
     if (!p.header || ImGui::CollapsingHeader(p.title, ImGuiTreeNodeFlags_DefaultOpen)) p.draw(ctx);
     ImGui::PopID();
   }
 }
 
-const PanelInfo* findPanel(PanelArea area, std::string_view title) {
+const PanelInfo* findPanel(PanelArea area, std::string_view id) {
   for (const PanelInfo& p : allPanels()) {
-    if (p.area == area && title == p.title) return &p;
+    if (p.area == area && id == p.id) return &p;
   }
   return nullptr;
+}
+
+std::string mainTabIdOf(std::string_view saved) {
+  if (findPanel(PanelArea::Main, saved) || findPanel(PanelArea::Right, saved)) return std::string(saved);
+  for (const PanelInfo& p : allPanels()) {
+    if ((p.area == PanelArea::Main || p.area == PanelArea::Right) && saved == p.title) return p.id;
+  }
+  return "";
 }
 
 }  // namespace mhascope::app

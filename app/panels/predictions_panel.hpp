@@ -14,7 +14,7 @@ struct ModelView;  // core/model/model_view.hpp
 namespace mhascope::app {
 
 void drawPredictionsPanel(UiContext& ctx);  // panels/predictions_panel.cpp
-inline constexpr const char* kPredictionsTab = "Predictions";
+inline constexpr const char* kPredictionsTab = "predictions";  // the tab's id
 
 // The words under a lens cell: "layer 3 · position 5 'cat'", its top-1 with its probability, the
 // model's final top-1 with its probability at this layer (and at the last). Plain text, tested.

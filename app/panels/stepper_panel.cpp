@@ -6,7 +6,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <iterator>
+#include <cstring>
+#include <vector>
 
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
@@ -16,20 +17,21 @@
 namespace mhascope::app {
 namespace {
 
-// Short names for the strip, in pipeline (StageId) order.
-constexpr const char* kShortNames[kStageCount] = {
-    "X_q", "X_k", "X_v",  "Q",      "K",    "V",       "Q_i", "K_i",    "V_i",  "rot Q", "rot K",
-    "K/V", "QKᵀ", "÷√d_k", "+bias", "window", "mask", "softmax", "A·V", "concat", "·W_o"};
-
+// The strip's groups: runs of consecutive stages with the same step (StageInfo::group), in
+// pipeline (StageId) order.
 struct StageGroup {
   const char* label;
   int first, last;  // [first, last)
 };
-constexpr StageGroup kGroups[] = {{"inputs", 0, 3},       {"project", 3, 6},   {"split heads", 6, 9},
-                                  {"rotate", 9, 11},      {"group", 11, 12},   {"scores", 12, 13},
-                                  {"scale", 13, 14},      {"bias", 14, 15},    {"mask", 15, 17},
-                                  {"softmax", 17, 18},    {"weighted sum", 18, 19}, {"merge heads", 19, 20},
-                                  {"output", 20, 21}};
+std::vector<StageGroup> stageGroups() {
+  std::vector<StageGroup> groups;
+  for (int i = 0; i < kStageCount; ++i) {
+    const char* group = stageInfo(static_cast<StageId>(i)).group;
+    if (groups.empty() || std::strcmp(groups.back().label, group) != 0) groups.push_back({group, i, i});
+    groups.back().last = i + 1;
+  }
+  return groups;
+}
 
 float buttonWidth(const char* label) {
   return ImGui::CalcTextSize(label).x + 2.0f * ImGui::GetStyle().FramePadding.x;
@@ -51,15 +53,15 @@ void stageStrip(UiContext& ctx) {
   // The variants' stages (RoPE, grouped K/V, ALiBi, the window) only when this trace recorded them.
   auto shown = [&ctx](int i) { return stageRecorded(ctx.state.shown.trace, static_cast<StageId>(i)); };
   bool firstGroup = true;
-  for (std::size_t gi = 0; gi < std::size(kGroups); ++gi) {
-    const StageGroup& g = kGroups[gi];
+  static const std::vector<StageGroup> kGroups = stageGroups();  // a constant of the stage table
+  for (const StageGroup& g : kGroups) {
     int firstShown = -1;
     for (int i = g.first; i < g.last && firstShown < 0; ++i) firstShown = shown(i) ? i : -1;
     if (firstShown < 0) continue;
     ImGui::PushID(g.first);
     float buttonsW = 0;
     for (int i = g.first; i < g.last; ++i) {
-      if (shown(i)) buttonsW += buttonWidth(kShortNames[i]) + (i > firstShown ? style.ItemSpacing.x : 0);
+      if (shown(i)) buttonsW += buttonWidth(stageInfo(static_cast<StageId>(i)).shortName) + (i > firstShown ? style.ItemSpacing.x : 0);
     }
     const float groupW = std::max(buttonsW, ImGui::CalcTextSize(g.label).x);
     if (!firstGroup) {
@@ -87,7 +89,7 @@ void stageStrip(UiContext& ctx) {
         ImGui::PushStyleColor(ImGuiCol_Button, IM_COL32(55, 75, 100, 255));
         pushed = 1;
       }
-      if (ImGui::Button(kShortNames[i])) goToStage(view, static_cast<StageId>(i));
+      if (ImGui::Button(stageInfo(static_cast<StageId>(i)).shortName)) goToStage(view, static_cast<StageId>(i));
       ImGui::PopStyleColor(pushed);
       ctx.probes.recordLastItem(std::string("stage_") + stageInfo(static_cast<StageId>(i)).name);
       if (ImGui::IsItemHovered()) {

@@ -203,10 +203,8 @@ bool App::applyLaunchOptions() {
     pipeline_.view.stage = *s;
   }
   pipeline_.view.head = options_.head;  // 0-based, checked against h in parseLaunchOptions
-  pipeline_.view.selectTab = options_.view == "grid" ? kAllHeadsTab : kHeatmapTab;
-  for (const PanelInfo& p : allPanels()) {  // a lesson tab by its id: "split" → "Split"
-    if (p.area == PanelArea::Main && *p.id && options_.view == p.id) pipeline_.view.selectTab = p.title;
-  }
+  // A main tab's id is its --view name ("train" is the Train mode, over the pipeline's tabs).
+  pipeline_.view.selectTab = findPanel(PanelArea::Main, options_.view) ? options_.view : kHeatmapTab;
   trainLab_.active = options_.view == "train";
   return true;
 }

@@ -55,15 +55,16 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
   cli::addModelOptions(cli, o.model);  // --preset, --text, --weights …: as for `mhascope export`
   cli.add_option("--stage", o.stage, "stage to open at (query, q_proj, q_heads, scores, weights, output, ...)");
   // The lessons' ids come from their one list (AllLessons), so each lesson is a --view name.
-  std::vector<std::string> views = {"heatmap", "grid", "model", "predictions", "learned"};
+  std::vector<std::string> views(kMainTabIds.begin(), kMainTabIds.end());
   std::string lessonIds;
   AllLessons::forEach([&](auto lesson) {
     views.emplace_back(decltype(lesson)::kId);
     lessonIds += (lessonIds.empty() ? "" : ", ") + views.back();
   });
   views.emplace_back("train");
-  cli.add_option("--view", o.view, "main tab to open: heatmap, grid, model (every layer and head of --model DIR; "
-                                   "the default with --model), predictions (its next tokens and logit lens), learned, or a lesson: " + lessonIds + "; or train (the Train mode)")
+  cli.add_option("--view", o.view, "main tab to open: heatmap, grid (all heads), model (every layer and head of --model DIR; "
+                                   "the default with --model), learned, compare, circuits, predictions (its next tokens and logit "
+                                   "lens), or a lesson: " + lessonIds + "; or train (the Train mode)")
       ->check(CLI::IsMember(views));
   auto* headOpt = cli.add_option("--head", o.head, "head to show in the heatmap, counted from 0 (0 .. h-1)")
                       ->transform(cli::decimalInteger(0, INT_MAX));

@@ -1,6 +1,7 @@
 // Options of the window mode (no subcommand): screenshots, the frame benchmark, input scripts.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -9,6 +10,12 @@
 
 namespace mhascope::app {
 
+// The main tabs that are not lessons, by id, in the tab strip's order: each is a --view name, as is
+// each lesson's id and "train" (the Train mode). The panel list gives these ids to its tabs (a
+// test checks the two agree).
+inline constexpr std::array<const char*, 7> kMainTabIds = {"heatmap", "grid",     "model",      "learned",
+                                                           "compare", "circuits", "predictions"};
+
 struct LaunchOptions {
   // The MODEL options of info/run/export (cli/model_options.hpp): the same command line opens the
   // same model. preset and memoryBudgetMib below are copies of model.preset / --memory-budget.
@@ -16,7 +23,7 @@ struct LaunchOptions {
   bool modelGiven = false;     // any MODEL option besides --preset and --memory-budget
   std::string preset = "default";
   std::string stage;           // stage name to open at ("weights"); empty = weights
-  std::string view = "heatmap";  // "heatmap" | "grid" | a lesson tab's title in lower case ("split" …)
+  std::string view = "heatmap";  // a main tab's id (kMainTabIds, a lesson's id) or "train"
   int head = 0;                // counted from 0, like every index a person types
   int width = 1600, height = 1000;
   std::string screenshotPath;  // render, save this PNG, exit

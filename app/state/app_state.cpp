@@ -1,5 +1,6 @@
 #include "state/app_state.hpp"
 #include "io/presets.hpp"
+#include "panels/panel.hpp"  // kHeatmapTab
 
 #include <algorithm>
 #include <cmath>
@@ -148,7 +149,7 @@ bool resetToDefaults(AppState& state, ViewState& view) {
   view = ViewState{};
   view.exportUi = std::move(exportUi);
   view.openUi = std::move(openUi);
-  view.selectTab = "Heatmap";
+  view.selectTab = kHeatmapTab;
   return true;
 }
 

@@ -7,6 +7,7 @@
 
 #include "io/file_io.hpp"
 #include "model_source/model_source.hpp"
+#include "panels/panel.hpp"  // mainTabIdOf
 
 namespace mhascope::app {
 Status checkWorkspaceModel(const Workspace& ws, const InputFiles& located, const AppState& state,
@@ -70,7 +71,8 @@ void applyWorkspace(const Workspace& ws, const InputFiles& located, AppState& st
   if (keep.stage) view.stage = before.stage;
   if (keep.head) view.head = before.head;
   view.tab = before.tab;
-  if (!keep.tab && !ws.view.tab.empty()) view.selectTab = ws.view.tab;
+  // A file written before tabs had ids names its tab by title; an unknown name opens no tab.
+  if (!keep.tab && !ws.view.tab.empty()) view.selectTab = mainTabIdOf(ws.view.tab);
   view.zoomAdoptAfterSerial = state.shown.traceSerial;  // these zooms are for the trace computed next
   lessons.c = ws.lessons;
 }

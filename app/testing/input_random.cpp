@@ -172,14 +172,13 @@ void InputScript::randomNextEvent(ScriptHost& host, ImGuiIO& io) {
   // Every 30 events the main tab changes, visiting every tab in a shuffled order per round.
   if (randomDone_ % 30 == 1) {
     if (tabCycle_.empty()) {
-      tabCycle_ = host.tabTitles();
+      tabCycle_ = host.tabIds();
       for (std::size_t i = tabCycle_.size(); i > 1; --i) std::swap(tabCycle_[i - 1], tabCycle_[randomBelow(static_cast<unsigned>(i))]);
     }
     if (!tabCycle_.empty()) {
-      const std::string title = tabCycle_.back();
+      const std::string id = tabCycle_.back();
       tabCycle_.pop_back();
-      std::string probe = "tab_" + title;
-      std::replace(probe.begin(), probe.end(), ' ', '_');
+      const std::string probe = "tab_" + id;
       // Clicked when the whole tab is in view; a tab scrolled (partly) out of the tab bar, under
       // its scroll arrows, is opened as --view does.
       ImVec2 p, tabRight, barRight;
@@ -188,8 +187,8 @@ void InputScript::randomNextEvent(ScriptHost& host, ImGuiIO& io) {
           host.probePoint("column_main", 1.0f, 0.0f, barRight) && tabRight.x <= barRight.x - arrows) {
         randomEmit(Action::Click, p, probe, io);
       } else {
-        host.selectTab(title);  // scrolled out of the tab bar: opened as --view does
-        logEvent("open tab " + title);
+        host.selectTab(id);  // scrolled out of the tab bar: opened as --view does
+        logEvent("open tab " + id);
         FrameInput f;
         f.pos = mouse_;
         randomQueue_.push_back(f);

@@ -48,7 +48,7 @@
 //                               have on screen: frames it would not draw (asleep, no new input)
 //                               leave the "shown" picture as it was
 //   expect_shown NAME TEXT      fail unless widget NAME's label on the shown picture contains
-//                               TEXT ("play" → "Play"; "main_tab" → the open tab's title;
+//                               TEXT ("play" → "Play"; "main_tab" → the open tab's id;
 //                               "stage" → the stage's name; "popup" → open / none)
 //   press_ctrl / release_ctrl   hold or release Ctrl for the following clicks (Ctrl+click a slider)
 //   type TEXT                   type TEXT (UTF-8; "_" stands for a space) into the focused field
@@ -108,8 +108,8 @@ class ScriptHost {
   // Exploration (random): the named widgets on screen, the main area's tabs, a way to open one
   // whose tab is scrolled out of view, and whether ImGui saw an item under the mouse last frame.
   virtual std::vector<std::string> probeNames() = 0;
-  virtual std::vector<std::string> tabTitles() = 0;
-  virtual void selectTab(const std::string& title) = 0;
+  virtual std::vector<std::string> tabIds() = 0;
+  virtual void selectTab(const std::string& id) = 0;
   virtual bool itemHovered() = 0;
   // event_driven / expect_shown: see the command list above.
   virtual void setEventDriven(bool on) = 0;

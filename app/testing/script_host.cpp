@@ -20,12 +20,12 @@ bool AppScriptHost::probePoint(const std::string& name, float fx, float fy, ImVe
 
 std::string AppScriptHost::currentStageName() { return stageInfo(t_.pipeline.view.stage).name; }
 
-std::vector<std::string> AppScriptHost::tabTitles() {
+std::vector<std::string> AppScriptHost::tabIds() {
   std::vector<std::string> out;
   for (const PanelInfo& p : allPanels()) {
-    if (p.area == PanelArea::Main || (!t_.loop.wide && p.area == PanelArea::Right)) out.push_back(p.title);
+    if (p.area == PanelArea::Main || (!t_.loop.wide && p.area == PanelArea::Right)) out.push_back(p.id);
   }
-  out.push_back(kTrainModeTitle);
+  out.push_back(kTrainModeId);
   return out;
 }
 

@@ -51,10 +51,10 @@ class AppScriptHost final : public ScriptHost {
   void requestScreenshot(const std::string& path) override { t_.loop.screenshotPath = path; }
   void quit(int exitCode) override { t_.loop.quit(exitCode); }
   std::vector<std::string> probeNames() override { return t_.probes.names(); }
-  std::vector<std::string> tabTitles() override;
-  void selectTab(const std::string& title) override {
-    t_.pipeline.view.selectTab = title;
-    t_.trainLab.active = title == kTrainModeTitle;  // the exploration test visits the Train mode as a tab
+  std::vector<std::string> tabIds() override;
+  void selectTab(const std::string& id) override {
+    t_.pipeline.view.selectTab = id;
+    t_.trainLab.active = id == kTrainModeId;  // the exploration test visits the Train mode as a tab
   }
   bool itemHovered() override;
   void setEventDriven(bool on) override { t_.loop.eventDriven = on; }

@@ -161,7 +161,7 @@ bool drawModeSwitch(TrainLab& lab, UiContext& ctx) {
   ImGui::SameLine();
   if (ImGui::RadioButton("Train", lab.active)) lab.active = true;
   ctx.probes.recordLastItem("mode_train");
-  ctx.probes.recordLastItem("tab_Train");  // the exploration test's name for it
+  ctx.probes.recordLastItem(std::string("tab_") + kTrainModeId);  // the exploration test's name for it
   ctx.probes.recordLabel("mode", lab.active ? "train" : "pipeline");
   if (!lab.active) return false;
   ImGui::SameLine();

@@ -20,8 +20,8 @@
 
 namespace mhascope::app {
 
-// The mode switch's title; the exploration test visits it as one more tab ("tab_Train").
-inline constexpr const char* kTrainModeTitle = "Train";
+// The Train mode's id, as --view names it; the exploration test visits it as one more tab ("tab_train").
+inline constexpr const char* kTrainModeId = "train";
 
 struct AppState;
 struct ViewState;

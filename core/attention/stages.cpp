@@ -34,39 +34,39 @@ constexpr const char* kPseudo[] = {
 // Symbols: h is the NUMBER of heads, i a head's index (0 .. h-1); head i owns columns
 // i*d_k .. (i+1)*d_k - 1 of Q, K and V — and no columns of the inputs or of the output.
 const std::array<StageInfo, kStageCount> kStages = {{
-    {StageId::Query, "query", "Input (query side)", "X_q",
+    {StageId::Query, "query", "Input (query side)", "X_q", "inputs", "X_q",
      "The vectors the queries come from: one row of d_model numbers per token (here a per-word "
      "embedding plus, optionally, a sinusoidal position code). No head owns these columns: every "
      "head sees all of them through W_q, W_k and W_v. In self-attention the same rows also supply "
      "the keys and values.",
      "", DataKind::Signed},
-    {StageId::Key, "key", "Input (key side)", "X_k",
+    {StageId::Key, "key", "Input (key side)", "X_k", "inputs", "X_k",
      "The vectors the keys are made from. In self-attention this is the very same tensor as the "
      "query input; in cross-attention it is another sequence, so T_k may differ from T_q. No head "
      "owns these columns: every head reads all of them through W_k.",
      "", DataKind::Signed},
-    {StageId::Value, "value", "Input (value side)", "X_v",
+    {StageId::Value, "value", "Input (value side)", "X_v", "inputs", "X_v",
      "The vectors the values are made from: what each token will hand over once it is attended "
      "to. Usually the same tensor as the key input. No head owns these columns: every head reads "
      "all of them through W_v.",
      "", DataKind::Signed},
-    {StageId::QProj, "q_proj", "Query projection", "Q = X_q W_q + b_q",
+    {StageId::QProj, "q_proj", "Query projection", "Q", "project", "Q = X_q W_q + b_q",
      "A learned linear map turns each token into a query: what this token is looking for. Every "
      "output feature mixes all d_model input features; only afterwards are the columns shared out "
      "among the heads. (Here W_q is (d_model in, d_model out) and Q = X_q @ W_q; PyTorch stores "
      "the transpose, in_proj_weight with rows = outputs.)",
      "Q = X_q @ W_q + b_q", DataKind::Signed},
-    {StageId::KProj, "k_proj", "Key projection", "K = X_k W_k + b_k",
+    {StageId::KProj, "k_proj", "Key projection", "K", "project", "K = X_k W_k + b_k",
      "A second learned map makes keys: what each token offers to be found by. A query and a key "
      "that point the same way will give a large score. With grouped-query attention W_k is "
      "(d_model, N·d_k): only the N key heads' columns are made.",
      "K = X_k @ W_k + b_k", DataKind::Signed},
-    {StageId::VProj, "v_proj", "Value projection", "V = X_v W_v + b_v",
+    {StageId::VProj, "v_proj", "Value projection", "V", "project", "V = X_v W_v + b_v",
      "A third learned map makes values: the content a token passes on when attended to. Keys "
      "decide who is listened to, values decide what is heard. With grouped-query attention W_v is "
      "(d_model, N·d_k), like W_k.",
      "V = X_v @ W_v + b_v", DataKind::Signed},
-    {StageId::QHeads, "q_heads", "Split heads (Q)", "Q_i = Q[:, :, i*d_k:(i+1)*d_k]",
+    {StageId::QHeads, "q_heads", "Split heads (Q)", "Q_i", "split heads", "Q_i = Q[:, :, i*d_k:(i+1)*d_k]",
      "The d_model columns of Q are cut into h blocks of d_k = d_model / h; head i (0-based) gets "
      "columns i*d_k .. (i+1)*d_k - 1. Q is viewed as (B, T_q, h, d_k), then transposed to "
      "(B, h, T_q, d_k) so each head is a separate batch of small matrices. No number changes and nothing is copied: "
@@ -74,19 +74,19 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "would fill each head with whole rows of a few tokens, so a head's row t holds other tokens' "
      "numbers.",
      "Q = Q.view(B, T_q, h, d_k).transpose(1, 2)", DataKind::Signed},
-    {StageId::KHeads, "k_heads", "Split heads (K)", "K_i = K[:, :, i*d_k:(i+1)*d_k]",
+    {StageId::KHeads, "k_heads", "Split heads (K)", "K_i", "split heads", "K_i = K[:, :, i*d_k:(i+1)*d_k]",
      "Keys are split the same way, so head i compares its own d_k query features only with its own "
      "d_k key features: S = Q @ K.transpose(-2, -1) multiplies these split tensors. With grouped-query "
      "attention there are only N key heads (N divides h), so K is (B, N, T_k, d_k), and query head i "
      "uses key head i // (h/N).",
      "K = K.view(B, T_k, N, d_k).transpose(1, 2)", DataKind::Signed},
-    {StageId::VHeads, "v_heads", "Split heads (V)", "V_i = V[:, :, i*d_k:(i+1)*d_k]",
+    {StageId::VHeads, "v_heads", "Split heads (V)", "V_i", "split heads", "V_i = V[:, :, i*d_k:(i+1)*d_k]",
      "Values are split too: each head gathers a d_v-wide slice of content, and the slices are put "
      "back side by side at the end. Here d_v = d_k = d_model / h, as in the paper and in PyTorch; "
      "d_v may differ from d_k in general, since only Q and K must share a width for their dot "
      "product. With grouped-query attention V, like K, has N heads.",
      "V = V.view(B, T_k, N, d_k).transpose(1, 2)", DataKind::Signed},
-    {StageId::QRotated, "q_rotated", "Rotate (Q)", "Q_i = rope(Q_i, t)",
+    {StageId::QRotated, "q_rotated", "Rotate (Q)", "rot Q", "rotate", "Q_i = rope(Q_i, t)",
      "RoPE writes positions into the queries and keys instead of the inputs: each pair of a head's "
      "features is turned by the angle t * inv_freq_k, inv_freq_k = base^(-2k/d_k), at the token's "
      "position t. A query at t and a key at j then meet at the angle (t - j) * inv_freq_k, so the "
@@ -95,45 +95,45 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "in the original Llama code (rope style interleaved); the two give the same scores once the "
      "features are permuted, but weights made for one do not fit the other.",
      "Q = rope(Q, positions)", DataKind::Signed},
-    {StageId::KRotated, "k_rotated", "Rotate (K)", "K_i = rope(K_i, j)",
+    {StageId::KRotated, "k_rotated", "Rotate (K)", "rot K", "rotate", "K_i = rope(K_i, j)",
      "The keys are turned the same way at their own positions j. Only q and k are rotated, never the "
      "values: the position decides who is listened to, not what is heard. These rotated keys are "
      "what a KV cache keeps.",
      "K = rope(K, positions)", DataKind::Signed},
-    {StageId::KvGroups, "kv_groups", "Group K/V heads", "K_i = K_g,  V_i = V_g,  g = i // (h/N)",
+    {StageId::KvGroups, "kv_groups", "Group K/V heads", "K/V", "group", "K_i = K_g,  V_i = V_g,  g = i // (h/N)",
      "Grouped-query attention: h query heads share N key/value heads, h/N query heads per group. "
      "Query head i reads K/V head g = i // (h/N): the table has a 1 there. N = h is multi-head "
      "attention, N = 1 multi-query. Fewer K/V heads shrink the KV cache by h/N (2 * N * d_k numbers "
      "per token and layer) while every query head keeps its own queries. Nothing is copied here: "
      "PyTorch code often repeats K and V h/N times (repeat_interleave), which gives the same numbers.",
      "K = K.repeat_interleave(h // N, dim=1)", DataKind::Probability},
-    {StageId::Scores, "scores", "Scores", "S_i = Q_i K_i^T",
+    {StageId::Scores, "scores", "Scores", "QKᵀ", "scores", "S_i = Q_i K_i^T",
      "Every query is compared with every key by a dot product, separately in each head: a "
      "T_q x T_k table per head. Large positive means 'this key matches what I am looking for'. "
      "Each table is a product of (T_q, d_k) and (d_k, T_k), so its rank is at most d_k.",
      "S = Q @ K.transpose(-2, -1)", DataKind::Signed},
-    {StageId::ScaledScores, "scaled_scores", "Scale", "S'_i = S_i / sqrt(d_k)",
+    {StageId::ScaledScores, "scaled_scores", "Scale", "÷√d_k", "scale", "S'_i = S_i / sqrt(d_k)",
      "For q and k with independent zero-mean, unit-variance entries, q . k has mean 0 and variance "
      "d_k, so its standard deviation grows like sqrt(d_k). Dividing by sqrt(d_k) brings it back to "
      "about 1 whatever the head size. Unscaled, large d_k pushes the softmax towards one-hot and "
      "its gradients get small, which slows learning and, deep in saturation, can all but stall it "
      "(at d_k = 64, as in the paper preset, unscaled logits are 8x larger; at d_k = 4 only 2x).",
      "S = S / sqrt(d_k)", DataKind::Signed},
-    {StageId::PositionBias, "position_bias", "ALiBi bias", "S'_i = S'_i + B_i,  B_i[t, j] = -m_i (t - j)",
+    {StageId::PositionBias, "position_bias", "ALiBi bias", "+bias", "bias", "S'_i = S'_i + B_i,  B_i[t, j] = -m_i (t - j)",
      "ALiBi gives no position to the inputs at all: each head subtracts a penalty growing with the "
      "distance, m_i * (t - j) under a causal mask (m_i * |t - j| without one), from its scaled scores. "
      "The slopes are fixed, not learned: head i (0-based) gets m_i = 2^(-8(i+1)/h) when h is a power of "
      "two (otherwise the slopes of the closest power of two below, then every other slope of twice that), so "
      "some heads look far and some only at their neighbours. The same bias for every batch item.",
      "S = S + alibi_bias", DataKind::Signed},
-    {StageId::WindowMask, "window_mask", "Sliding window", "blocked = blocked | (|t - j| >= W and j is not a sink)",
+    {StageId::WindowMask, "window_mask", "Sliding window", "window", "mask", "blocked = blocked | (|t - j| >= W and j is not a sink)",
      "A sliding window of W keys: query t sees keys t - W < j <= t (|t - j| < W without a causal "
      "mask), so memory and work grow as T * W instead of T^2. Attention sinks keep the first S keys "
      "visible (keys 0 .. S-1) whatever the distance (the causal rule still applies): trained models park surplus "
      "attention on the first tokens, and dropping them from the window is what breaks streaming "
      "generation. The table is 1 where the window alone hides a key; the mask adds it to the others.",
      "blocked = blocked | window", DataKind::Probability},
-    {StageId::MaskedScores, "masked_scores", "Mask", "S''_i = S'_i + M,  M = -inf where blocked",
+    {StageId::MaskedScores, "masked_scores", "Mask", "mask", "mask", "S''_i = S'_i + M,  M = -inf where blocked",
      "Blocked pairs (future tokens under a causal mask, padding keys, or a custom mask) get -inf, "
      "so the softmax gives them exactly zero weight. (The convention depends on the API: in "
      "nn.MultiheadAttention a bool mask's True means blocked; in F.scaled_dot_product_attention "
@@ -144,22 +144,22 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "nn.MultiheadAttention gives NaN there). Padding blocks keys, not queries: a padded query "
      "row still gets an output, which is meaningless and ignored downstream.",
      "S = S.masked_fill(blocked, -inf)", DataKind::Signed},
-    {StageId::Weights, "weights", "Softmax", "A_i = softmax(S''_i) over T_k",
+    {StageId::Weights, "weights", "Softmax", "softmax", "softmax", "A_i = softmax(S''_i) over T_k",
      "Each row becomes a probability distribution over the keys: exponentiate, divide by the row "
      "sum. The row maximum is subtracted first only for numerical stability; it does not change "
      "the result.",
      "A = softmax(S, dim=-1)", DataKind::Probability},
-    {StageId::HeadOutputs, "head_outputs", "Weighted values", "O_i = A_i V_i",
+    {StageId::HeadOutputs, "head_outputs", "Weighted values", "A·V", "weighted sum", "O_i = A_i V_i",
      "Each query's output in a head is the weighted average of that head's value vectors. This is "
      "the only step that mixes information across tokens.",
      "O = A @ V", DataKind::Signed},
-    {StageId::Concat, "concat", "Merge heads", "O = [O_0 | O_1 | ... | O_(h-1)]",
+    {StageId::Concat, "concat", "Merge heads", "concat", "merge heads", "O = [O_0 | O_1 | ... | O_(h-1)]",
      "The heads' d_k-wide outputs are put back side by side into d_model columns, head i in columns "
      "i*d_k .. (i+1)*d_k - 1. After transpose(1, 2) the memory is no longer in (B, T_q, d_model) "
      "order, so this step copies: .contiguous().view(...) or .reshape(...), while the split was a "
      "free view. Concatenating, not summing, keeps what each head found separate.",
      "O = O.transpose(1, 2).reshape(B, T_q, d_model)", DataKind::Signed},
-    {StageId::Output, "output", "Output projection", "Y = O W_o + b_o",
+    {StageId::Output, "output", "Output projection", "·W_o", "output", "Y = O W_o + b_o",
      "A last learned map W_o writes the heads back into d_model features. Rows i*d_k .. "
      "(i+1)*d_k - 1 of W_o (W_o^(i)) read only head i, so O W_o + b_o = sum over i of "
      "O_i W_o^(i) + b_o: each head adds its own term, and heads never interact inside a layer "

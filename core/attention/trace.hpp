@@ -52,6 +52,10 @@ struct StageInfo {
   StageId id;
   const char* name;         // "scaled_scores"
   const char* title;        // "Scale"
+  const char* shortName;    // "÷√d_k": the pipeline stepper's button
+  // "scale": the step of the pipeline it belongs to, the stepper's label over its buttons; the
+  // stages of one step are consecutive in StageId order.
+  const char* group;
   const char* formula;      // "S' = S / sqrt(d_k)"
   const char* explanation;  // one paragraph, our own words
   const char* pseudocode;   // a few lines; the stage's own line starts with '>'

@@ -19,6 +19,7 @@
 #include "headless_imgui.hpp"
 #include "model_folder_copy.hpp"  // modelFolderCopy: the fixtures' letters are ids 0-25, the space 26
 #include "model/model_circuits.hpp"
+#include "panels/panel.hpp"  // kCircuitsTab
 #include "state/app_state.hpp"
 #include "state/model_view_state.hpp"
 #include "state/open_file.hpp"
@@ -179,7 +180,7 @@ TEST(ModelCircuitsSelect, TheSameLayerChangesTheHeadAnotherReopensThePipelineAnd
   EXPECT_EQ(s.state.doc.files.model, "/m/gpt2");
   EXPECT_EQ(s.view.head, 3);
   EXPECT_TRUE(s.state.doc.configDirty);
-  EXPECT_EQ(s.view.selectTab, "Circuits");
+  EXPECT_EQ(s.view.selectTab, kCircuitsTab);
   // The Model tab's selection follows when the tab exists.
   modelViewOf(s.state);
   selectModelHead(s.state, s.view, 0, 1);
@@ -321,7 +322,7 @@ class ModelCircuitsPanel : public ::testing::Test {
   TrainLab train;
 
   void frame() {
-    updateCircuits(train, pipeline.state, pipeline.view, "Circuits", 0.0);  // the app's update step
+    updateCircuits(train, pipeline.state, pipeline.view, kCircuitsTab, 0.0);  // the app's update step
     ImGui::NewFrame();
     probes.clear();
     UiContext ctx = uiContext(pipeline, textures, probes);
@@ -403,7 +404,7 @@ TEST_F(ModelCircuitsPanel, HoverNamesTheCompositionPairAndAClickPicksThatHead) {
   frame();
   EXPECT_EQ(pipeline.state.doc.files.layer, 2);
   EXPECT_EQ(pipeline.view.head, 1);
-  EXPECT_EQ(pipeline.view.selectTab, "Circuits");
+  EXPECT_EQ(pipeline.view.selectTab, kCircuitsTab);
 }
 
 TEST_F(ModelCircuitsPanel, AnErrorIsSaidAboveThePreviousPicture) {

@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <set>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -16,6 +19,7 @@
 #include "panels/layout.hpp"
 #include "panels/panel.hpp"
 #include "shell/compute_scheduler.hpp"
+#include "shell/launch_options.hpp"  // kMainTabIds
 #include "state/app_state.hpp"
 #include "state/compare_state.hpp"
 #include "state/lesson_view.hpp"
@@ -27,6 +31,12 @@
 
 namespace mhascope::app {
 namespace {
+
+bool isLessonTab(const PanelInfo& p) {
+  bool lesson = false;
+  AllLessons::forEach([&](auto l) { lesson = lesson || std::string(p.id) == decltype(l)::kId; });
+  return lesson;
+}
 
 // The window's state and a headless ImGui context (headless_imgui.hpp).
 class HeadlessUi {
@@ -63,13 +73,13 @@ class HeadlessUi {
 
   // One panel alone in a window; returns the vertices that window's draw list holds.
   int drawPanel(const PanelInfo& p) {
-    update(p.title);
+    update(p.id);
     int vertices = 0;
     frame([&](UiContext& ctx) {
       ImGui::SetNextWindowPos(ImVec2(0, 0));
       ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
       ImGui::Begin("panel under test", nullptr, ImGuiWindowFlags_NoDecoration);
-      ImGui::PushID(p.title);
+      ImGui::PushID(p.id);
       p.draw(ctx);
       ImGui::PopID();
       vertices = ImGui::GetWindowDrawList()->VtxBuffer.Size;
@@ -147,13 +157,13 @@ TEST_P(PanelsTest, WholeLayoutDrawsEveryMainTabWideAndNarrow) {
     for (const PanelInfo& p : allPanels()) {
       if (p.area != PanelArea::Main && p.area != PanelArea::Right) continue;
       SCOPED_TRACE(std::string(c.name) + " / " + p.title);
-      ui.view.selectTab = p.title;
+      ui.view.selectTab = p.id;
       for (int f = 0; f < 2; ++f) {
         ui.update(ui.view.selectTab.empty() ? ui.view.tab : ui.view.selectTab);
         EXPECT_GT(ui.frame([&](UiContext& ctx) { wide = drawLayout(ctx); }), 0);
       }
       if (p.area == PanelArea::Main || !wide) {
-        EXPECT_EQ(ui.view.tab, p.title);
+        EXPECT_EQ(ui.view.tab, p.id);
       }
     }
     EXPECT_EQ(wide, size.x >= 1600);
@@ -185,15 +195,15 @@ TEST(PanelsVariants, EveryVariantStageDrawsAndKvViewsShowTheHeadRead) {
       ui.view.stage = stage;
       for (const PanelInfo& p : allPanels()) {
         if (p.area != PanelArea::Main && p.area != PanelArea::Right && p.area != PanelArea::Top) continue;
-        if (p.id[0] != '\0') continue;  // the lessons have tests of their own
+        if (isLessonTab(p)) continue;  // the lessons have tests of their own
         SCOPED_TRACE(std::string(stageInfo(stage).name) + " / " + p.title);
         EXPECT_GT(ui.drawPanel(p), 0);
-        if (std::string(p.title) == kHeatmapTab) {
+        if (std::string(p.id) == kHeatmapTab) {
           const std::string note = ui.probes.labels().count("kv_head_note") ? ui.probes.labels().at("kv_head_note") : "";
           const bool kv = stage == StageId::KHeads || stage == StageId::VHeads || stage == StageId::KRotated;
           EXPECT_EQ(note, kv ? "query head 7 reads K/V head 1 (query heads 4 … 7 share it)" : "");
         }
-        if (std::string(p.title) == kAllHeadsTab && stage == StageId::Weights) {
+        if (std::string(p.id) == kAllHeadsTab && stage == StageId::Weights) {
           EXPECT_EQ(ui.probes.labels().at("grid_kv_tag_5"), "K/V 1");
           EXPECT_EQ(ui.probes.labels().at("grid_kv_tag_0"), "K/V 0");
         }
@@ -225,7 +235,7 @@ TEST(PanelsVariants, CompareShowsTheKvHeadTheQueryHeadReads) {
   ui.view.head = 3;
   const PanelInfo* compare = nullptr;
   for (const PanelInfo& p : allPanels()) {
-    if (std::string(p.title) == kCompareTab) compare = &p;
+    if (std::string(p.id) == kCompareTab) compare = &p;
   }
   ASSERT_NE(compare, nullptr);
   for (const StageId stage : {StageId::KHeads, StageId::VHeads}) {
@@ -259,18 +269,18 @@ TEST(CompareOpen, ARefusedFileLeavesNoSideB) {
 TEST(LessonScheduling, ChoicesChangeResultsThroughTheScheduler) {
   HeadlessUi ui(ImVec2(1600, 1000));
   ui.state.doc.config = preset("default");
-  ui.update("Pitfalls");
+  ui.update("pitfalls");
   ASSERT_TRUE(ui.state.shown.lessons.has<lessons::Pitfalls>(ui.state.shown.traceSerial));
   EXPECT_FALSE(ui.state.shown.lessons.has<lessons::Masks>(ui.state.shown.traceSerial));  // not on screen
   ASSERT_TRUE(ui.state.shown.lessons.of<lessons::Pitfalls>().outcome.value);
   EXPECT_EQ(ui.state.shown.lessons.of<lessons::Pitfalls>().outcome.value->pitfall, Pitfall::ScaleBySqrtDModel);
   ui.lessons.c.of<lessons::Pitfalls>().pitfall = static_cast<int>(Pitfall::SumHeads);
-  ui.update("Pitfalls");
+  ui.update("pitfalls");
   EXPECT_EQ(ui.state.shown.lessons.of<lessons::Pitfalls>().outcome.value->pitfall, Pitfall::SumHeads);
 
   ui.lessons.c.of<lessons::Cell>().head = 2;
   ui.lessons.c.of<lessons::Cell>().query = 99;  // out of range: kept inside the trace, as the tab's slider does
-  ui.update("Cell");
+  ui.update("cell");
   ASSERT_TRUE(ui.state.shown.lessons.of<lessons::Cell>().outcome.value);
   EXPECT_EQ(ui.state.shown.lessons.of<lessons::Cell>().outcome.value->head, 2);
   EXPECT_EQ(ui.state.shown.lessons.of<lessons::Cell>().outcome.value->query, ui.state.shown.trace.tq - 1);
@@ -279,7 +289,7 @@ TEST(LessonScheduling, ChoicesChangeResultsThroughTheScheduler) {
   const std::uint64_t before = ui.state.shown.traceSerial;
   ui.state.doc.config.seed += 1;
   ui.state.doc.configDirty = true;
-  ui.update("Pitfalls");
+  ui.update("pitfalls");
   EXPECT_NE(ui.state.shown.traceSerial, before);
   EXPECT_EQ(ui.state.shown.lessons.of<lessons::Cell>().serial, ui.state.shown.traceSerial);
   EXPECT_TRUE(ui.state.shown.lessons.has<lessons::Pitfalls>(ui.state.shown.traceSerial));
@@ -294,12 +304,12 @@ TEST(LessonScheduling, BigTracesSkipTheRecomputingLessons) {
   ui.state.doc.config.tokens = 800;  // two stored (h, T, T) tables: 82 MiB (scaled and masked are lazy)
   ui.state.doc.config.heads = 16;
   ui.state.doc.config.dModel = 64;
-  ui.update("Split");
+  ui.update("split");
   ASSERT_TRUE(ui.state.shown.hasTrace()) << ui.state.doc.configError;
   ASSERT_GT(recordedTraceBytes(ui.state.shown.trace), kRecomputeLimitBytes);
   EXPECT_FALSE(ui.state.shown.lessons.has<lessons::Split>(ui.state.shown.traceSerial));
   for (const PanelInfo& p : allPanels()) {
-    if (std::string(p.title) == "Split") {
+    if (std::string(p.id) == "split") {
       EXPECT_GT(ui.drawPanel(p), 0);
     }
   }
@@ -319,11 +329,12 @@ TEST(LessonScheduling, EachLessonIsOneTabAndRerunsForItsOwnTabOnly) {
       ++tabs;
       EXPECT_EQ(p.area, PanelArea::Main);
       EXPECT_EQ(std::string(p.title), L::kTitle);
-      EXPECT_EQ(findPanel(PanelArea::Main, p.title), &p);
+      EXPECT_EQ(findPanel(PanelArea::Main, p.id), &p);
+      EXPECT_EQ(mainTabIdOf(p.title), L::kId) << "a title saved by an earlier version finds the tab";
     }
     EXPECT_EQ(tabs, 1) << L::kId;
     if constexpr (L::kCost == LessonCost::Rerun) {
-      ui.update(L::kTitle);
+      ui.update(L::kId);
       const std::uint64_t serial = ui.state.shown.traceSerial;
       EXPECT_TRUE(ui.state.shown.lessons.has<L>(serial)) << L::kId;
       int others = 0;
@@ -338,6 +349,31 @@ TEST(LessonScheduling, EachLessonIsOneTabAndRerunsForItsOwnTabOnly) {
       ui.state.doc.configDirty = true;
     }
   });
+}
+
+// Every panel has an id, unique across the window (titles may repeat: the pipeline's Circuits tab
+// and the Train mode's Circuits panel), and every main tab's id is a --view name.
+TEST(PanelIds, EveryPanelHasAUniqueIdAndTheMainTabsOpenByIt) {
+  std::set<std::string> ids;
+  for (const PanelInfo& p : allPanels()) {
+    ASSERT_NE(p.id, nullptr);
+    ASSERT_NE(p.title, nullptr);
+    EXPECT_GT(std::strlen(p.id), 0u) << p.title;
+    EXPECT_EQ(std::string(p.id).find(' '), std::string::npos) << "ids are script words: " << p.id;
+    EXPECT_TRUE(ids.insert(p.id).second) << "two panels have the id " << p.id;
+    EXPECT_EQ(findPanel(p.area, p.id), &p);
+  }
+  // The main tabs in order: kMainTabIds (the --view names), the lessons' ids among them.
+  std::vector<std::string> tabs, expected(kMainTabIds.begin(), kMainTabIds.end());
+  for (const PanelInfo& p : allPanels()) {
+    if (p.area == PanelArea::Main && !isLessonTab(p)) tabs.emplace_back(p.id);
+  }
+  EXPECT_EQ(tabs, expected) << "a main tab --view cannot open, or a --view name with no tab";
+  EXPECT_EQ(mainTabIdOf("All heads"), kAllHeadsTab);
+  EXPECT_EQ(mainTabIdOf(kAllHeadsTab), kAllHeadsTab);
+  EXPECT_EQ(mainTabIdOf("This stage"), "stage") << "a narrow window's tab";
+  EXPECT_EQ(mainTabIdOf("Controls"), "") << "not a tab";
+  EXPECT_EQ(mainTabIdOf("nope"), "");
 }
 
 }  // namespace

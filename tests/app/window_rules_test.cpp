@@ -106,7 +106,7 @@ TEST(ZoomFit, ANewShapeFitsBothViewsTheSameShapeKeepsThem) {
   state.doc.config = *loadPreset("default");
   auto compute = [&] {
     state.doc.configDirty = true;
-    scheduler.update(state, view, lessons, "Heatmap", /*forceSync=*/true);
+    scheduler.update(state, view, lessons, "heatmap", /*forceSync=*/true);
     ASSERT_TRUE(state.shown.hasTrace());
     fitZoomToNewShape(state, view);
   };
@@ -139,7 +139,7 @@ TEST(WorkspaceViewRoundTrip, EverySavedFieldComesBackAndLaunchOptionsWin) {
   v.stage = StageId::Output;
   v.batch = 1;
   v.head = 3;
-  v.tab = "All heads";
+  v.tab = "grid";  // the All heads tab, by its id
   v.zoom = {4.0f, 2.5f, 1.5f};
   v.weightZoom = {2.0f, 0.5f, 3.0f};
   v.colormap = ColormapId::Magma;
@@ -151,13 +151,13 @@ TEST(WorkspaceViewRoundTrip, EverySavedFieldComesBackAndLaunchOptionsWin) {
   const Workspace ws = workspaceFromWindow(saved.state, saved.view, saved.lessons);
 
   PipelineSession opened;
-  opened.view.tab = "Heatmap";  // drawn last frame
+  opened.view.tab = "heatmap";  // drawn last frame
   applyWorkspace(ws, {}, opened.state, opened.view, opened.lessons);
   EXPECT_EQ(opened.view.stage, StageId::Output);
   EXPECT_EQ(opened.view.batch, 1);
   EXPECT_EQ(opened.view.head, 3);
-  EXPECT_EQ(opened.view.selectTab, "All heads") << "the saved tab is asked for";
-  EXPECT_EQ(opened.view.tab, "Heatmap") << "the tab drawn last stays until the layout draws";
+  EXPECT_EQ(opened.view.selectTab, "grid") << "the saved tab is asked for";
+  EXPECT_EQ(opened.view.tab, "heatmap") << "the tab drawn last stays until the layout draws";
   EXPECT_FLOAT_EQ(opened.view.zoom.zoom, 4.0f);
   EXPECT_FLOAT_EQ(opened.view.zoom.panX, 2.5f);
   EXPECT_FLOAT_EQ(opened.view.zoom.panY, 1.5f);
@@ -179,6 +179,20 @@ TEST(WorkspaceViewRoundTrip, EverySavedFieldComesBackAndLaunchOptionsWin) {
   EXPECT_EQ(launched.view.head, 1);
   EXPECT_TRUE(launched.view.selectTab.empty());
   EXPECT_FLOAT_EQ(launched.view.zoom.zoom, 4.0f) << "what no option gave comes from the workspace";
+
+  // Files written before tabs had ids name the tab by its title; a name no tab has opens none.
+  Workspace old = ws;
+  old.view.tab = "All heads";
+  PipelineSession fromOld;
+  applyWorkspace(old, {}, fromOld.state, fromOld.view, fromOld.lessons);
+  EXPECT_EQ(fromOld.view.selectTab, "grid");
+  old.view.tab = "KV cache";
+  applyWorkspace(old, {}, fromOld.state, fromOld.view, fromOld.lessons);
+  EXPECT_EQ(fromOld.view.selectTab, "kv_cache");
+  old.view.tab = "No such tab";
+  PipelineSession unknown;
+  applyWorkspace(old, {}, unknown.state, unknown.view, unknown.lessons);
+  EXPECT_TRUE(unknown.view.selectTab.empty());
 }
 
 }  // namespace

@@ -3,8 +3,11 @@
 // of heads, i = a head's index), and the claims about fully masked rows and head columns hold.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "attention/model.hpp"
 #include "attention/trace.hpp"
@@ -149,6 +152,25 @@ TEST(StageText, FullyMaskedRowGivesZeroHeadOutputAndBiasOnlyOutput) {
     EXPECT_EQ(t.tensor(StageId::Concat).data[static_cast<std::size_t>(2 * d + j)], 0.0f);
     EXPECT_FLOAT_EQ(t.tensor(StageId::Output).data[static_cast<std::size_t>(2 * d + j)], m->weights.bo[j]);
   }
+}
+
+// The stepper draws its strip from the table alone: every stage has a button name, and the stages of
+// one step are consecutive (a step's label never comes back after another step's).
+TEST(StageText, EveryStageHasAShortNameAndItsStepsAreRuns) {
+  std::vector<std::string> stepsSeen;
+  for (const StageInfo& s : allStages()) {
+    ASSERT_NE(s.shortName, nullptr);
+    ASSERT_NE(s.group, nullptr);
+    EXPECT_GT(std::strlen(s.shortName), 0u) << s.name;
+    EXPECT_GT(std::strlen(s.group), 0u) << s.name;
+    if (stepsSeen.empty() || stepsSeen.back() != s.group) {
+      EXPECT_EQ(std::find(stepsSeen.begin(), stepsSeen.end(), s.group), stepsSeen.end())
+          << "step \"" << s.group << "\" comes back at " << s.name;
+      stepsSeen.emplace_back(s.group);
+    }
+  }
+  EXPECT_EQ(stepsSeen.front(), "inputs");
+  EXPECT_EQ(stepsSeen.back(), "output");
 }
 
 }  // namespace

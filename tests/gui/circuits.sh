@@ -26,7 +26,7 @@ case "$case_name" in
   pipeline)
     run_script pipeline "$(script_from circuits_pipeline.txt)" --fresh \
       --checkpoint "$fixtures/circuits/induction_small.safetensors"
-    printf 'wait 3\nclick tab_Circuits\nwait 2\nexpect_shown circuits_status Open a training checkpoint\nquit\n' > "$out/none.txt"
+    printf 'wait 3\nclick tab_circuits\nwait 2\nexpect_shown circuits_status Open a training checkpoint\nquit\n' > "$out/none.txt"
     run_script none "$out/none.txt" --fresh --preset default
     ;;
   *) fail "unknown case $case_name" ;;

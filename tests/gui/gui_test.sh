@@ -258,12 +258,12 @@ case "$case_name" in
     ls "$XDG_STATE_HOME/mhascope" | grep -q tmp && fail "temporary files left next to last-workspace.json"
     check "d_model=32"
     check "stage=output"
-    check "tab=Roles"
+    check "tab=roles"
     cp "$session" "$out/saved.json"
     # explicit options win over the saved ones, each on its own
     check "preset=cat" --preset cat
     check "stage=scores" --stage scores
-    check "tab=Split" --view split
+    check "tab=split" --view split
     check "d_model=16" --fresh   # --fresh: the default preset, and the saved session untouched
     xvfb "$bin" --preset default --script "$(script_from session_change.txt)" || fail "changing the session again"
     check "d_model=32"

@@ -37,7 +37,7 @@ case "$1" in
     ;;
   model_circuits_llama)
     copy llama_gqa llama bos
-    printf '%s\n' 'wait 2' 'click tab_Circuits' 'wait 2' 'wait_until_shown 600 circuits_status ready' \
+    printf '%s\n' 'wait 2' 'click tab_circuits' 'wait 2' 'wait_until_shown 600 circuits_status ready' \
       'expect_shown circuits_step llama · layer 0, head 0' 'expect_shown circuits_conventions RoPE: QK is the content part' \
       'click circuits_m_qk_tokens' 'wait 2' 'print circuits_head_text' "screenshot $out/circuits_llama.png" 'quit' > "$out/llama.txt"
     log=$(xvfb "$bin" --fresh --model "$out/llama" --text "one two one two" --script "$out/llama.txt") \
@@ -62,7 +62,7 @@ case "$1" in
     # Seeded random clicks, drags, wheel, keys and typing over every tab with the model open, the
     # Circuits tab's worker running: no assert, no crash, no GL error.
     copy gpt2 gpt
-    printf '%s\n' 'wait 2' 'wait_until_shown 300 model_status ready' 'click tab_Circuits' 'wait 2' \
+    printf '%s\n' 'wait 2' 'wait_until_shown 300 model_status ready' 'click tab_circuits' 'wait 2' \
       'wait_until_shown 600 circuits_status ready' 'random 7 150' 'wait 5' 'expect_no_gl_errors' 'quit' > "$out/explore.txt"
     log=$(xvfb "$bin" --fresh --model "$out/gpt" --text "abcdefabcdef" --script "$out/explore.txt" 2>&1)
     rc=$?

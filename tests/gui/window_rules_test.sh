@@ -134,9 +134,9 @@ case "$case_name" in
     # preset path is cut with "…" before the box's arrow; the same in a narrow window.
     big=(--fresh --tokens 1024 --d-model 1024 --heads 16 --batch 2 --stage weights)
     s=$(script wide "wait 3" "expect_text shapes_cut none" "expect_text row_labels_cut 0" "screenshot $out/wide.png" \
-        "click tab_All_heads" "wait 3" "expect_text grid_hint_cut no" "screenshot $out/grid.png" quit)
+        "click tab_grid" "wait 3" "expect_text grid_hint_cut no" "screenshot $out/grid.png" quit)
     xvfb "$bin" "${big[@]}" --script "$s" > "$out/log.txt" 2>&1 || { tail -n 5 "$out/log.txt"; fail "T = 1024, wide"; }
-    s=$(script narrow "wait 3" "expect_text row_labels_cut 0" "click tab_All_heads" "wait 3" "expect_text grid_hint_cut no" \
+    s=$(script narrow "wait 3" "expect_text row_labels_cut 0" "click tab_grid" "wait 3" "expect_text grid_hint_cut no" \
         "expect_shown preset_box …" "screenshot $out/narrow.png" quit)
     xvfb "$bin" "${big[@]}" --size 1000x700 --script "$s" > "$out/log.txt" 2>&1 || { tail -n 5 "$out/log.txt"; fail "T = 1024, narrow"; }
     mkdir -p "$out/a_folder_with_a_long_name_for_the_preset"
