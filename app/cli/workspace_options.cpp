@@ -6,8 +6,8 @@
 
 namespace mhascope::cli {
 
-Result<std::optional<Workspace>> applyWorkspaceOptions(ModelOptions& o) {
-  if (o.workspace.empty()) return std::optional<Workspace>{};
+Result<std::optional<::mhascope::Workspace>> applyWorkspaceOptions(ModelOptions& o) {
+  if (o.workspace.empty()) return std::optional<::mhascope::Workspace>{};
   auto ws = readWorkspaceFile(o.workspace);
   if (!ws) return ws.error();
   // The files this command line gives itself are not looked for: a model folder that moved is
@@ -46,13 +46,13 @@ Result<std::optional<Workspace>> applyWorkspaceOptions(ModelOptions& o) {
   o.files = merged;
   o.workspaceConfig = ws->config;
   if (!o.presetGiven) o.preset = ws->presetName;
-  return std::optional<Workspace>(std::move(*ws));
+  return std::optional<::mhascope::Workspace>(std::move(*ws));
 }
 
-Status saveWorkspaceIfAsked(const ModelOptions& o, const ResolvedModel& r, const std::optional<Workspace>& opened,
-                            const WorkspaceView& view) {
+Status saveWorkspaceIfAsked(const ModelOptions& o, const ResolvedModel& r,
+                            const std::optional<::mhascope::Workspace>& opened, const WorkspaceView& view) {
   if (o.saveWorkspace.empty()) return Ok{};
-  Workspace ws;
+  ::mhascope::Workspace ws;
   if (opened) ws = *opened;
   ws.presetName = o.preset;
   ws.config = r.config;

@@ -14,11 +14,11 @@ namespace mhascope::cli {
 // out and sets o.workspaceConfig (used unless --preset was given). Notes about moved files go to
 // stderr. Returns the workspace (its view gives export's default picture), or none without
 // --workspace.
-Result<std::optional<Workspace>> applyWorkspaceOptions(ModelOptions& o);
+Result<std::optional<::mhascope::Workspace>> applyWorkspaceOptions(ModelOptions& o);
 
 // Writes --save-workspace (if given): the configuration and files this command used, with `view`
 // (and the lessons of the workspace it was opened from, if any). Call when the command succeeded.
-Status saveWorkspaceIfAsked(const ModelOptions& o, const ResolvedModel& r, const std::optional<Workspace>& opened,
-                            const WorkspaceView& view);
+Status saveWorkspaceIfAsked(const ModelOptions& o, const ResolvedModel& r,
+                            const std::optional<::mhascope::Workspace>& opened, const WorkspaceView& view);
 
 }  // namespace mhascope::cli

@@ -104,7 +104,7 @@ void tokenChips(const std::string& text, int limit) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "enter at least one token");
     return;
   }
-  auto tokens = tokenize(items.front());
+  auto tokens = splitWords(items.front());
   const std::size_t count = limit > 0 ? static_cast<std::size_t>(limit) : tokens.size();
   const std::size_t shown = std::min<std::size_t>(count, 24);
   // Only the chips shown are made: cut or extended to T, the first ones are the same (filler words

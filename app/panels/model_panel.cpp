@@ -292,7 +292,7 @@ GridPick drawGrid(UiContext& ctx, ModelViewState& m, ImVec2 size) {
 }
 
 void drawScores(const model::ModelView& v, int l, int h) {
-  const HeadScores& s = v.head(l, h).scores;
+  const ::mhascope::HeadScores& s = v.head(l, h).scores;
   ImGui::Text("previous-token  %.3f", s.prevToken);
   if (s.inductionQueries > 0) {
     ImGui::Text("induction       %.3f", s.induction);
@@ -311,7 +311,7 @@ void drawScores(const model::ModelView& v, int l, int h) {
 }
 
 std::string scoresLine(const model::ModelView& v, int l, int h) {
-  const HeadScores& s = v.head(l, h).scores;
+  const ::mhascope::HeadScores& s = v.head(l, h).scores;
   char buf[160];
   std::snprintf(buf, sizeof buf, "L%d h%d prev %.3f induction %s sink %.3f entropy %.2f", l, h, s.prevToken,
                 s.inductionQueries > 0 ? std::to_string(s.induction).substr(0, 5).c_str() : "n/a", s.sink, s.entropy);

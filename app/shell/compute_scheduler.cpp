@@ -29,7 +29,7 @@ SizeEstimate estimateSizes(const ModelConfig& c) {
   auto longest = [&](const std::string& text) {
     std::int64_t m = 0;
     const auto items = splitBatch(text);
-    for (const auto& item : items) m = std::max<std::int64_t>(m, static_cast<std::int64_t>(tokenize(item).size()));
+    for (const auto& item : items) m = std::max<std::int64_t>(m, static_cast<std::int64_t>(splitWords(item).size()));
     return std::pair<std::int64_t, std::int64_t>(static_cast<std::int64_t>(items.size()), std::max<std::int64_t>(m, 1));
   };
   const auto [items, longestQ] = longest(c.text);

@@ -46,7 +46,7 @@ const char* headRoleName(HeadRole r) {
   return "?";
 }
 
-double roleValue(const HeadScores& s, HeadRole r) {
+double roleValue(const ::mhascope::HeadScores& s, HeadRole r) {
   switch (r) {
     case HeadRole::PreviousToken: return s.prevToken;
     case HeadRole::Induction:

@@ -98,7 +98,7 @@ ModelViewInputs wantedModelView(const AppState& state, const ModelViewState& m);
 // Role scores of a head, as the grid colours them. Induction with no query to take it over is
 // NaN ("n/a", never 0).
 const char* headRoleName(HeadRole r);   // "previous-token"
-double roleValue(const HeadScores& s, HeadRole r);
+double roleValue(const ::mhascope::HeadScores& s, HeadRole r);
 // Entropy is better low (a sharp head); every other role high.
 bool roleHighIsStrong(HeadRole r);
 

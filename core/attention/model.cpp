@@ -179,7 +179,7 @@ Result<BatchShape> batchShape(const std::string& text, int batch, int tokens, co
   if (tokens > (1 << 20)) return makeError("token count (" + std::to_string(tokens) + ") is larger than the limit of 1048576");
   const auto used = std::min<std::size_t>(s.items.size(), static_cast<std::size_t>(s.batch));
   for (std::size_t i = 0; i < used; ++i) {
-    const auto words = tokenize(s.items[i]);
+    const auto words = splitWords(s.items[i]);
     for (const auto& w : words) {
       if (w == kPadToken) {
         return makeError(std::string("the ") + which + " text contains the word " + kPadToken +
@@ -198,7 +198,7 @@ Batch makeBatch(const BatchShape& s, int tokens) {
   out.maxLen = s.maxLen;
   out.tokens.reserve(static_cast<std::size_t>(s.batch));
   for (std::int64_t b = 0; b < s.batch; ++b) {
-    auto t = tokenize(s.items[static_cast<std::size_t>(b) % s.items.size()]);
+    auto t = splitWords(s.items[static_cast<std::size_t>(b) % s.items.size()]);
     if (tokens > 0) t = resizeTokens(std::move(t), tokens);
     out.tokens.push_back(std::move(t));
   }

@@ -38,7 +38,7 @@ std::string sanitizeUtf8(std::string_view text) {
   return out;
 }
 
-std::vector<std::string> tokenize(std::string_view text) {
+std::vector<std::string> splitWords(std::string_view text) {
   const std::string clean = sanitizeUtf8(text);
   std::vector<std::string> tokens;
   std::string cur;
@@ -58,7 +58,7 @@ std::vector<std::string> splitBatch(std::string_view text) {
   std::vector<std::string> items;
   std::string cur;
   auto flush = [&] {
-    if (!tokenize(cur).empty()) items.push_back(cur);
+    if (!splitWords(cur).empty()) items.push_back(cur);
     cur.clear();
   };
   for (char c : text) {
@@ -78,11 +78,11 @@ std::string batchTextProblem(std::string_view text, std::string_view flag) {
     return f + " contains a line break; on the command line batch items are separated by '|' only "
                "(write \"first sentence | second sentence\")";
   }
-  if (tokenize(text).empty()) return "";  // "enter at least one token" comes later, with the sizes
+  if (splitWords(text).empty()) return "";  // "enter at least one token" comes later, with the sizes
   std::size_t item = 0, start = 0;
   for (std::size_t i = 0; i <= text.size(); ++i) {
     if (i == text.size() || text[i] == '|') {
-      if (tokenize(text.substr(start, i - start)).empty()) {
+      if (splitWords(text.substr(start, i - start)).empty()) {
         return f + " has an empty batch item (item " + std::to_string(item) +
                ", counted from 0, between two '|' or at an end); remove the extra '|' or write a sentence there";
       }

@@ -13,7 +13,7 @@ namespace mhascope {
 std::string sanitizeUtf8(std::string_view text);
 
 // Splits on ASCII whitespace (space, tab, CR, LF, FF, VT); empty when the text has no token.
-std::vector<std::string> tokenize(std::string_view text);
+std::vector<std::string> splitWords(std::string_view text);
 
 // Splits a batch written as "first sentence | second sentence" (or one per line) into items;
 // blank items are dropped.

@@ -161,15 +161,16 @@ Status WeightStore::readRows(const StoredTensor& t, std::int64_t row0, std::int6
   const std::size_t first = static_cast<std::size_t>(row0 * rest), n = static_cast<std::size_t>(rows * rest);
   const unsigned char* src = t.data;
   std::size_t nan = 0, inf = 0, firstBad = 0;
+  namespace decode = ::mhascope::detail;  // the binary decoders (io/binary_decode.hpp), not model::detail
   if (t.dtype == "F32") {
     std::memcpy(out, src + 4 * first, 4 * n);  // little-endian host: the bytes already are floats
   } else if (t.dtype == "F16") {
-    for (std::size_t i = 0; i < n; ++i) out[i] = detail::halfToFloat(detail::loadUnsigned<std::uint16_t>(src + 2 * (first + i), false));
+    for (std::size_t i = 0; i < n; ++i) out[i] = decode::halfToFloat(decode::loadUnsigned<std::uint16_t>(src + 2 * (first + i), false));
   } else if (t.dtype == "BF16") {
-    for (std::size_t i = 0; i < n; ++i) out[i] = detail::bf16ToFloat(detail::loadUnsigned<std::uint16_t>(src + 2 * (first + i), false));
+    for (std::size_t i = 0; i < n; ++i) out[i] = decode::bf16ToFloat(decode::loadUnsigned<std::uint16_t>(src + 2 * (first + i), false));
   } else if (t.dtype == "F64") {
     for (std::size_t i = 0; i < n; ++i) {
-      const double v = std::bit_cast<double>(detail::loadUnsigned<std::uint64_t>(src + 8 * (first + i), false));
+      const double v = std::bit_cast<double>(decode::loadUnsigned<std::uint64_t>(src + 8 * (first + i), false));
       // Beyond the float range: infinity, refused below like a stored one.
       out[i] = std::isnan(v) ? NAN : std::abs(v) <= static_cast<double>(FLT_MAX) ? static_cast<float>(v) : v > 0 ? INFINITY : -INFINITY;
     }

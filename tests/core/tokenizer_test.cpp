@@ -7,18 +7,18 @@ namespace mhascope {
 namespace {
 
 TEST(Tokenizer, SplitsOnAnyAsciiWhitespace) {
-  EXPECT_EQ(tokenize("  The cat\tsat\n\non  "), (std::vector<std::string>{"The", "cat", "sat", "on"}));
-  EXPECT_TRUE(tokenize("").empty());
-  EXPECT_TRUE(tokenize(" \t\n ").empty());
+  EXPECT_EQ(splitWords("  The cat\tsat\n\non  "), (std::vector<std::string>{"The", "cat", "sat", "on"}));
+  EXPECT_TRUE(splitWords("").empty());
+  EXPECT_TRUE(splitWords(" \t\n ").empty());
 }
 
 TEST(Tokenizer, KeepsNonAsciiTokensWhole) {
-  EXPECT_EQ(tokenize("café naïve 日本語 😀"), (std::vector<std::string>{"café", "naïve", "日本語", "😀"}));
+  EXPECT_EQ(splitWords("café naïve 日本語 😀"), (std::vector<std::string>{"café", "naïve", "日本語", "😀"}));
 }
 
 TEST(Tokenizer, InvalidUtf8BecomesReplacementCharacter) {
   const std::string bad = std::string("ab\xff") + "c \xc3 \xe2\x82 \xed\xa0\x80 \xc0\xaf \xf4\x90\x80\x80";
-  const auto toks = tokenize(bad);
+  const auto toks = splitWords(bad);
   ASSERT_EQ(toks.size(), 6u);
   EXPECT_EQ(toks[0], "ab\xEF\xBF\xBD" "c");                 // stray byte
   EXPECT_EQ(toks[1], "\xEF\xBF\xBD");                       // truncated 2-byte sequence
