@@ -382,7 +382,7 @@ Status cmdBenchModel(const ModelOptions& mo, const BenchArgs& a) {
   // length is checked by the tokenizing step, naming the text.
   if (!mt && *mo.tokens > s.maxPositions) {
     return makeError("--tokens " + std::to_string(*mo.tokens) + " is more than the model's " +
-                     std::to_string(s.maxPositions) + " positions (" + positionsKey(s.arch) + " in " + folder->dir() +
+                     std::to_string(s.maxPositions) + " positions (" + positionsKey(s) + " in " + folder->dir() +
                      "/config.json)");
   }
   const std::vector<int> ids = mt ? mt->ids : seededTokenIds(*mo.tokens, s.vocab, seed);
@@ -423,7 +423,7 @@ Status cmdBenchModel(const ModelOptions& mo, const BenchArgs& a) {
     for (const ForwardTiming& r : runs) runsMs.push_back(r.seconds * 1e3);
     const nlohmann::json j = {
         {"model", folder->dir()},
-        {"architecture", model::archName(s.arch)},
+        {"architecture", s.family->modelType},
         {"dtype", folder->dtype()},
         {"layers", s.layers}, {"d_model", s.dModel}, {"heads", s.heads}, {"kv_heads", s.kvHeads},
         {"vocab", s.vocab}, {"parameters", model::parameterCount(s)},
@@ -439,7 +439,7 @@ Status cmdBenchModel(const ModelOptions& mo, const BenchArgs& a) {
     std::printf("%s\n", j.dump(2).c_str());
     return Ok{};
   }
-  std::printf("model: %s %s (%s): L %d, d_model %d, h %d, N %d, V %d, %s parameters\n", model::archName(s.arch),
+  std::printf("model: %s %s (%s): L %d, d_model %d, h %d, N %d, V %d, %s parameters\n", s.family->modelType,
               folder->dir().c_str(), folder->dtype().c_str(), s.layers, s.dModel, s.heads, s.kvHeads, s.vocab,
               withThousands(model::parameterCount(s)).c_str());
   if (mt) {

@@ -52,14 +52,14 @@ void printReport(const ModelText& mt, const ModelCircuits& c, const std::vector<
   const model::ModelSpec& s = mt.folder.spec();
   std::printf("mhascope circuits: %s model %s: %d layers x %d heads (%d K/V heads), d_model %d, d_k %d, vocab %d; "
               "T = %zu tokens\n",
-              model::archName(s.arch), mt.folder.dir().c_str(), c.layers, c.heads, c.kvHeads, c.dModel, c.dk, c.vocab,
+              s.family->modelType, mt.folder.dir().c_str(), c.layers, c.heads, c.kvHeads, c.dModel, c.dk, c.vocab,
               mt.ids.size());
   std::printf("The chosen head: %s. Norm gains folded into the weights that read the normed stream; centring and "
               "biases left out\n(Elhage et al. 2021)%s. Scores are ||product||_F / (||.||_F ||.||_F):\n"
               "  Q = ||OV^a QK^b||  K = ||QK^b OV^a^T||  V = ||OV^a OV^b||  (a earlier, b later)\n"
               "random baseline %.3f: the mean score of random Gaussian heads of these shapes (%d sampled pairs)\n",
               train::headName(c.layer, c.head).c_str(),
-              s.arch == model::Arch::Gpt2 ? "" : "; with RoPE, QK is the content part of the score only", c.baseline,
+              s.rope() ? "; with RoPE, QK is the content part of the score only" : "", c.baseline,
               train::kBaselineSamples);
   if (c.reads.empty() && c.readBy.empty()) {
     std::printf("\nComposition: none; this model has one layer\n");

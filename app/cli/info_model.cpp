@@ -32,12 +32,12 @@ Status printModelFolderSummary(const std::string& dir) {
   auto folder = model::ModelFolder::open(dir);
   if (!folder) return folder.error();
   const model::ModelSpec& s = folder->spec();
-  const bool gpt2 = s.arch == model::Arch::Gpt2;
+  const model::Family& family = *s.family;
   std::set<std::string> files;
   for (const auto& [name, t] : folder->store().tensors()) files.insert(t.file);
 
   std::printf("Model folder %s\n", folder->dir().c_str());
-  std::printf("  %-22s %s\n", "architecture", model::archName(s.arch));
+  std::printf("  %-22s %s\n", "architecture", family.modelType);
   std::printf("  %-22s %s in %zu file%s, %s mapped\n", "weights", folder->dtype().c_str(), files.size(),
               files.size() == 1 ? "" : "s", formatBytes(static_cast<double>(folder->store().mappedBytes())).c_str());
   std::printf("  %-22s %d\n", "layers L", s.layers);
@@ -48,21 +48,21 @@ Status printModelFolderSummary(const std::string& dir) {
   } else {
     std::printf("  %-22s %d (grouped-query: %d query heads per K/V head)\n", "K/V heads N", s.kvHeads, s.heads / s.kvHeads);
   }
-  std::printf("  %-22s %d (%s)\n", "MLP width", s.dFf, gpt2 ? "gelu_new" : "SwiGLU");
+  std::printf("  %-22s %d (%s)\n", "MLP width", s.dFf, model::mlpName(family.mlp));
   std::printf("  %-22s %d\n", "vocabulary V", s.vocab);
-  if (gpt2) {
+  if (!s.rope()) {
     std::printf("  %-22s learned, %d\n", "positions", s.maxPositions);
   } else {
-    std::printf("  %-22s RoPE theta %s, rotate-half%s; max_position_embeddings %d\n", "positions",
-                formatGeneral(s.ropeTheta, 9).c_str(),
+    std::printf("  %-22s RoPE theta %s, %s%s; %s %d\n", "positions", formatGeneral(s.ropeTheta, 9).c_str(),
+                family.ropeStyle == RopeStyle::Half ? "rotate-half" : "interleaved",
                 s.ropeScaling.enabled ? (", llama3 scaling x" + formatGeneral(s.ropeScaling.factor, 6)).c_str() : "",
-                s.maxPositions);
+                family.key(model::SpecField::MaxPositions), s.maxPositions);
   }
   if (s.window > 0) std::printf("  %-22s W = %d\n", "sliding window", s.window);
   else std::printf("  %-22s none\n", "sliding window");
-  std::printf("  %-22s %s, eps %s\n", "norm", gpt2 ? "LayerNorm" : "RMSNorm", formatGeneral(s.normEps, 6).c_str());
+  std::printf("  %-22s %s, eps %s\n", "norm", model::normName(family.norm), formatGeneral(s.normEps, 6).c_str());
   std::printf("  %-22s %s\n", "attention biases",
-              gpt2 ? "q, k, v, o" : s.outputBias ? "q, k, v, o" : s.qkvBias ? "q, k, v" : "none");
+              s.outputBias ? "q, k, v, o" : s.qkvBias ? "q, k, v" : "none");
   std::printf("  %-22s %s\n", "unembedding", s.tiedEmbeddings ? "tied to the token embedding" : "lm_head");
   std::printf("\n  %-22s %s\n", "parameters", withThousands(model::parameterCount(s)).c_str());
   const std::int64_t perLayer = kvCacheBytesPerToken(s.kvHeads, s.dk());

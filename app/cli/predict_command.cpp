@@ -105,7 +105,7 @@ int cmdPredict(const PredictArgs& a) {
   if (!lensOr) return fail(lensOr.error().message);
   const model::LogitLens& lens = *lensOr;
 
-  std::printf("%s model %s: T = %d tokens (%s)\n\n", model::archName(s.arch), mt->folder.dir().c_str(), T,
+  std::printf("%s model %s: T = %d tokens (%s)\n\n", s.family->modelType, mt->folder.dir().c_str(), T,
               bosNote(*mt).c_str());
   std::printf("Next-token predictions (top %d; probability over all %d tokens; '␣' is a space)\n", a.top, V);
   for (int t = 0; t < T; ++t) {
@@ -142,7 +142,7 @@ int cmdPredict(const PredictArgs& a) {
       for (int t = 0; t < T; ++t) r.push_back(candidateJson(*mt, lens.at(l, t).top));
       lensJ.push_back(r);
     }
-    const nlohmann::json doc = {{"model", mt->folder.dir()}, {"architecture", model::archName(s.arch)},
+    const nlohmann::json doc = {{"model", mt->folder.dir()}, {"architecture", s.family->modelType},
                                 {"text", tokenize::replaceInvalidUtf8(mt->text)}, {"bos", mt->bos}, {"T", T}, {"V", V},
                                 {"layers", s.layers}, {"top", a.top}, {"tokens", tokens},
                                 {"predictions", preds}, {"logit_lens", lensJ}};

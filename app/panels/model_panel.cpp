@@ -12,6 +12,7 @@
 #include <string>
 
 #include "attention/head_scores.hpp"
+#include "model/families/families.hpp"
 #include "model/model_view.hpp"
 #include "panels/panel.hpp"
 #include "state/model_view_state.hpp"
@@ -73,11 +74,14 @@ std::string statusText(const AppState& st, const ModelViewState& m) {
 void drawNoModel(UiContext& ctx) {
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextUnformatted("No model folder is open.");
+  const std::string families = model::familyNames() + " folders open (config.json's model_type " +
+                               model::familyTypes(" or ") + ").";
   ImGui::TextDisabled(
       "Open a Hugging Face model folder (config.json, model.safetensors or its shards, tokenizer.json or vocab.json + "
       "merges.txt) with Open file… (pick the folder or its config.json), or start with `mhascope --model DIR`. This tab "
       "then shows every layer and head of the model on your text, finds heads by role and opens any head in the "
-      "pipeline. GPT-2 and the Llama family (Llama, Mistral, Qwen 2) open.");
+      "pipeline. %s",
+      families.c_str());
   ImGui::PopTextWrapPos();
   drawOpenFileButton(ctx);
 }

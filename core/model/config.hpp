@@ -1,5 +1,5 @@
-// A Hugging Face model folder's config.json, read into the sizes and rules of one architecture:
-// GPT-2 (model_type gpt2) or the Llama family (llama, mistral, qwen2). Keys the forward does not
+// A Hugging Face model folder's config.json, read into the sizes and rules of one model family
+// (core/model/families/: gpt2, llama, mistral, qwen2, found by model_type). Keys the forward does not
 // implement (another rope_scaling kind, MLP biases, a per-layer sliding window, ...) are refused
 // with one line naming the key and the file, never ignored.
 #pragma once
@@ -13,7 +13,11 @@
 
 namespace mhascope::model {
 
-enum class Arch { Gpt2, Llama, Mistral, Qwen2 };
+struct Family;  // core/model/families/family.hpp: what the family's keys, names and forward are
+
+// The first four families as an enumeration, for code that has not moved to ModelSpec::family's traits
+// yet; new code reads the traits, and a family added later is Other here.
+enum class Arch { Gpt2, Llama, Mistral, Qwen2, Other };
 const char* archName(Arch a);  // the config's model_type: "gpt2", "llama", "mistral", "qwen2"
 
 // Llama 3's rope_scaling (rope_type "llama3"): low frequencies (wavelength above
@@ -26,7 +30,8 @@ struct Llama3RopeScaling {
 };
 
 struct ModelSpec {
-  Arch arch = Arch::Gpt2;
+  const Family* family = nullptr;  // set by parseModelConfig: its keys, tensor names and forward traits
+  Arch arch = Arch::Gpt2;          // family->arch
   int dModel = 0;        // d_model (n_embd / hidden_size)
   int heads = 0;         // h
   int kvHeads = 0;       // N (GPT-2: h)
@@ -35,15 +40,15 @@ struct ModelSpec {
   int vocab = 0;         // V
   int maxPositions = 0;  // GPT-2: n_positions (the learned table's rows); Llama: max_position_embeddings
   double normEps = 1e-5;
-  // Llama family only:
+  // RoPE families only:
   double ropeTheta = 10000.0;
   Llama3RopeScaling ropeScaling;
   int window = 0;             // Mistral's sliding_window W (0: none)
-  bool qkvBias = false;       // Qwen2 (and Llama's attention_bias): biases on q, k, v
-  bool outputBias = false;    // Llama's attention_bias: a bias on o_proj as well
-  bool tiedEmbeddings = true; // logits through the token embedding (GPT-2 always)
+  bool qkvBias = false;       // biases on q, k, v (GPT-2, Qwen2, Llama's attention_bias)
+  bool outputBias = false;    // a bias on the output projection as well (GPT-2, Llama's attention_bias)
+  bool tiedEmbeddings = true; // logits through the token embedding
   int dk() const { return heads > 0 ? dModel / heads : 0; }
-  bool rope() const { return arch != Arch::Gpt2; }
+  bool rope() const;          // the family rotates q and k (else its positions are learned)
 };
 
 // Parses config.json's text; `what` (the file's path) names it in every message.
@@ -53,7 +58,8 @@ Result<ModelSpec> parseModelConfig(std::string_view json, const std::string& wha
 // the config asks for it (as Hugging Face computes them, in double here).
 std::vector<double> ropeInverseFrequencies(const ModelSpec& spec);
 
-// Parameter count of the whole model (embeddings, every layer, final norm, and lm_head when untied).
+// Parameter count of the whole model: every tensor of the family's table the spec has (embeddings,
+// every layer, the final norm, and lm_head when untied).
 std::int64_t parameterCount(const ModelSpec& spec);
 
 }  // namespace mhascope::model

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <new>
 
+#include "model/families/family.hpp"
 #include "model/forward_steps.hpp"
 #include "util/format.hpp"
 
@@ -23,6 +24,14 @@ void geluTanhInPlace(RowMatrix& h /*(T, F)*/) {
 // SwiGLU's silu(gate) * up, in place in gate.
 void siluTimesInPlace(RowMatrix& gate /*(T, F)*/, const RowMatrix& up /*(T, F)*/) {
   gate.array() = gate.array() / (1.0f + (-gate.array()).exp()) * up.array();
+}
+
+// out = the family's norm of each row of x (w, and b for LayerNorm).
+void familyNorm(const ModelSpec& spec, const RowMatrix& x, const RowVector& w, const RowVector& b, RowMatrix& out) {
+  switch (spec.family->norm) {
+    case NormKind::LayerNorm: layerNorm(x, w, b, spec.normEps, out); return;
+    case NormKind::RmsNorm: rmsNorm(x, w, spec.normEps, out); return;
+  }
 }
 
 }  // namespace
@@ -87,7 +96,7 @@ AttentionOptions attentionOptionsFor(const ModelSpec& spec) {
   if (spec.rope()) {
     ao.positions = AttnPositions::Rope;
     ao.ropeBase = static_cast<float>(spec.ropeTheta);
-    ao.ropeStyle = RopeStyle::Half;  // Hugging Face's rotate_half: pairs (i, i + d_k/2)
+    ao.ropeStyle = spec.family->ropeStyle;  // every family today: Hugging Face's rotate_half, pairs (i, i + d_k/2)
     // Llama 3's stretched frequencies are not base^(-2i/d_k): the engine is given them outright, so the
     // layer still records its rotated q and k.
     if (spec.ropeScaling.enabled) ao.ropeInvFreq = ropeInverseFrequencies(spec);
@@ -101,8 +110,7 @@ Status finalNorm(const ModelFolder& model, const RowMatrix& x, RowMatrix& normed
   const ModelSpec& spec = model.spec();
   RowVector nw, nb;
   if (auto s = model.finalNorm(nw, nb); !s) return s.error();
-  if (spec.arch == Arch::Gpt2) layerNorm(x, nw, nb, spec.normEps, normed);
-  else rmsNorm(x, nw, spec.normEps, normed);
+  familyNorm(spec, x, nw, nb, normed);
   return Ok{};
 }
 }  // namespace
@@ -126,9 +134,10 @@ Status startForward(const ModelFolder& model, const std::vector<int>& tokens, co
                        " is outside the vocabulary of " + std::to_string(spec.vocab) + " (" + model.dir() + ")");
     }
   }
-  if (spec.arch == Arch::Gpt2 && T > spec.maxPositions) {
+  if (spec.family->positions == PositionKind::Learned && T > spec.maxPositions) {
     return makeError(std::to_string(T) + " tokens are more than the " + std::to_string(spec.maxPositions) +
-                     " positions GPT-2's learned table has (n_positions in " + model.dir() + "/config.json)");
+                     " positions " + spec.family->displayName + "'s learned table has (" +
+                     spec.family->key(SpecField::MaxPositions) + " in " + model.dir() + "/config.json)");
   }
   if (!opt.tokenLabels.empty() && static_cast<std::int64_t>(opt.tokenLabels.size()) != T) {
     return makeError(std::to_string(opt.tokenLabels.size()) + " token labels for " + std::to_string(T) + " tokens");
@@ -155,8 +164,7 @@ Status startForward(const ModelFolder& model, const std::vector<int>& tokens, co
 
 void attentionInput(const ModelSpec& spec, const LayerWeights& lw, ForwardState& st) {
   RowMatrix& a = st.a;
-  if (spec.arch == Arch::Gpt2) layerNorm(st.x, lw.norm1, lw.norm1Bias, spec.normEps, a);
-  else rmsNorm(st.x, lw.norm1, spec.normEps, a);
+  familyNorm(spec, st.x, lw.norm1, lw.norm1Bias, a);
   st.in.query.reshape({1, a.rows(), a.cols()}, {"B", "T_q", "d_model"});
   std::copy(a.data(), a.data() + a.size(), st.in.query.data.begin());
   st.in.key = st.in.query;
@@ -164,23 +172,22 @@ void attentionInput(const ModelSpec& spec, const LayerWeights& lw, ForwardState&
 }
 
 namespace {
-// x += mlp(norm2(x)): GPT-2's gelu_new MLP with biases, or Llama's SwiGLU down(silu(gate m) * up m).
+// x += mlp(norm2(x)): GPT-2's gelu_new MLP with biases, or Llama's SwiGLU down(silu(gate m) * up m);
+// a bias is added only where the layer has one.
 void addMlp(const ModelSpec& spec, const LayerWeights& lw, ForwardState& st) {
   RowMatrix& x = st.x;
-  if (spec.arch == Arch::Gpt2) {
-    layerNorm(x, lw.norm2, lw.norm2Bias, spec.normEps, st.m);
-    st.hmid.noalias() = st.m * lw.mlpIn;
-    st.hmid.rowwise() += lw.mlpInBias;
-    geluTanhInPlace(st.hmid);
-    x.noalias() += st.hmid * lw.mlpOut;
-    x.rowwise() += lw.mlpOutBias;
-  } else {
-    rmsNorm(x, lw.norm2, spec.normEps, st.m);
-    st.hmid.noalias() = st.m * lw.mlpIn;  // gate
-    st.up.noalias() = st.m * lw.mlpUp;
-    siluTimesInPlace(st.hmid, st.up);
-    x.noalias() += st.hmid * lw.mlpOut;
+  familyNorm(spec, x, lw.norm2, lw.norm2Bias, st.m);
+  st.hmid.noalias() = st.m * lw.mlpIn;  // SwiGLU: the gate
+  if (lw.mlpInBias.size() > 0) st.hmid.rowwise() += lw.mlpInBias;
+  switch (spec.family->mlp) {
+    case MlpKind::GeluTanh: geluTanhInPlace(st.hmid); break;
+    case MlpKind::SwiGlu:
+      st.up.noalias() = st.m * lw.mlpUp;
+      siluTimesInPlace(st.hmid, st.up);
+      break;
   }
+  x.noalias() += st.hmid * lw.mlpOut;
+  if (lw.mlpOutBias.size() > 0) x.rowwise() += lw.mlpOutBias;
 }
 }  // namespace
 

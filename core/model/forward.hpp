@@ -53,13 +53,14 @@ struct ForwardResult {
 // float, the working matrices and one recorded trace.
 double estimateForwardBytes(const ModelSpec& spec, std::int64_t T, const ForwardOptions& opt);
 
-// The attention options the architecture decides for every layer: h and N K/V heads, the causal mask,
-// RoPE for the Llama family (rope_theta, Hugging Face's rotate_half pairing, and Llama 3's scaled
+// The attention options the family decides for every layer: h and N K/V heads, the causal mask,
+// RoPE for a RoPE family (rope_theta, its pairing — Hugging Face's rotate_half — and Llama 3's scaled
 // frequencies as ropeInvFreq when rope_scaling asks for them) and Mistral's window. The memory budget and
 // threads are the caller's.
 AttentionOptions attentionOptionsFor(const ModelSpec& spec);
 
-// Token ids must lie in [0, V); GPT-2 takes at most n_positions tokens (its learned table).
+// Token ids must lie in [0, V); a family with learned positions (GPT-2) takes at most as many tokens as its
+// table has rows (n_positions).
 // An estimate above opt.memoryBudgetBytes is refused with the estimate before anything is allocated.
 Result<ForwardResult> runForward(const ModelFolder& model, const std::vector<int>& tokens, const ForwardOptions& opt = {});
 

@@ -22,7 +22,7 @@ struct ForwardState {
 // Bytes held at once (estimateForwardBytes); withLogits: the (T, V) logits are made as well.
 double forwardBytes(const ModelSpec& spec, std::int64_t T, const ForwardOptions& opt, bool withLogits);
 
-// The checks made before anything is allocated — token ids in [0, V), GPT-2's n_positions, the labels' count,
+// The checks made before anything is allocated — token ids in [0, V), a learned table's positions, the labels' count,
 // `estimate` within opt.memoryBudgetBytes — then x = embed(tokens) and the inputs' labels and options.
 Status startForward(const ModelFolder& model, const std::vector<int>& tokens, const ForwardOptions& opt,
                     double estimate, ForwardState& st);

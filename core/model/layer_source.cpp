@@ -5,6 +5,7 @@
 #include <new>
 #include <string>
 
+#include "model/families/family.hpp"
 #include "model/forward_steps.hpp"
 
 namespace mhascope::model {
@@ -15,7 +16,7 @@ Result<LayerAttention> layerAttention(const ModelFolder& model, const std::vecto
   if (layer < 0 || layer >= spec.layers) {
     return makeError("layer " + std::to_string(layer) + " is outside the model's " + std::to_string(spec.layers) +
                      " layers (0 .. " + std::to_string(spec.layers - 1) + ", " +
-                     (spec.arch == Arch::Gpt2 ? "n_layer" : "num_hidden_layers") + " in " + model.dir() +
+                     spec.family->key(SpecField::Layers) + " in " + model.dir() +
                      "/config.json)");
   }
   // The layers before L keep nothing: the caller records layer L's attention itself (one trace, as

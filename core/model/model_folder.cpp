@@ -27,61 +27,37 @@ bool endsWith(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+// Every tensor the spec needs, in the family table's order: a run of per-layer entries is repeated
+// for each layer before the table goes on.
 std::vector<Expected> expectedTensors(const ModelSpec& s, const std::string& prefix) {
-  const std::int64_t d = s.dModel, V = s.vocab, F = s.dFf, kv = static_cast<std::int64_t>(s.kvHeads) * s.dk();
+  const std::span<const TensorName> table = s.family->tensors;
   std::vector<Expected> e;
-  if (s.arch == Arch::Gpt2) {
-    e.push_back({prefix + "wte.weight", {V, d}});
-    e.push_back({prefix + "wpe.weight", {s.maxPositions, d}});
-    for (int i = 0; i < s.layers; ++i) {
-      const std::string p = prefix + "h." + std::to_string(i) + ".";
-      e.push_back({p + "ln_1.weight", {d}});
-      e.push_back({p + "ln_1.bias", {d}});
-      e.push_back({p + "attn.c_attn.weight", {d, 3 * d}});
-      e.push_back({p + "attn.c_attn.bias", {3 * d}});
-      e.push_back({p + "attn.c_proj.weight", {d, d}});
-      e.push_back({p + "attn.c_proj.bias", {d}});
-      e.push_back({p + "ln_2.weight", {d}});
-      e.push_back({p + "ln_2.bias", {d}});
-      e.push_back({p + "mlp.c_fc.weight", {d, F}});
-      e.push_back({p + "mlp.c_fc.bias", {F}});
-      e.push_back({p + "mlp.c_proj.weight", {F, d}});
-      e.push_back({p + "mlp.c_proj.bias", {d}});
+  for (std::size_t k = 0; k < table.size();) {
+    if (!perLayer(table[k].role)) {
+      if (needed(table[k], s)) e.push_back({tensorName(table[k], prefix), storedShape(table[k], s)});
+      ++k;
+      continue;
     }
-    e.push_back({prefix + "ln_f.weight", {d}});
-    e.push_back({prefix + "ln_f.bias", {d}});
-  } else {
-    e.push_back({"model.embed_tokens.weight", {V, d}});
+    std::size_t end = k;
+    while (end < table.size() && perLayer(table[end].role)) ++end;
     for (int i = 0; i < s.layers; ++i) {
-      const std::string p = "model.layers." + std::to_string(i) + ".";
-      e.push_back({p + "input_layernorm.weight", {d}});
-      e.push_back({p + "self_attn.q_proj.weight", {d, d}});
-      e.push_back({p + "self_attn.k_proj.weight", {kv, d}});
-      e.push_back({p + "self_attn.v_proj.weight", {kv, d}});
-      e.push_back({p + "self_attn.o_proj.weight", {d, d}});
-      if (s.qkvBias) {
-        e.push_back({p + "self_attn.q_proj.bias", {d}});
-        e.push_back({p + "self_attn.k_proj.bias", {kv}});
-        e.push_back({p + "self_attn.v_proj.bias", {kv}});
+      for (std::size_t j = k; j < end; ++j) {
+        if (needed(table[j], s)) e.push_back({tensorName(table[j], prefix, i), storedShape(table[j], s)});
       }
-      if (s.outputBias) e.push_back({p + "self_attn.o_proj.bias", {d}});
-      e.push_back({p + "post_attention_layernorm.weight", {d}});
-      e.push_back({p + "mlp.gate_proj.weight", {F, d}});
-      e.push_back({p + "mlp.up_proj.weight", {F, d}});
-      e.push_back({p + "mlp.down_proj.weight", {d, F}});
     }
-    e.push_back({"model.norm.weight", {d}});
+    k = end;
   }
-  if (!s.tiedEmbeddings) e.push_back({"lm_head.weight", {V, d}});
   return e;
 }
 
-// Stored tensors the forward does not use but real checkpoints carry: GPT-2's causal-mask
-// buffers, old Llama files' RoPE frequencies, an lm_head equal to the tied embedding.
-bool ignorable(const ModelSpec& s, const std::string& name) {
-  if (s.arch == Arch::Gpt2 && (endsWith(name, ".attn.bias") || endsWith(name, ".attn.masked_bias"))) return true;
-  if (s.arch != Arch::Gpt2 && endsWith(name, "rotary_emb.inv_freq")) return true;
-  return s.tiedEmbeddings && name == "lm_head.weight";
+// Stored tensors the forward does not use but real checkpoints carry: the family's (GPT-2's causal-mask
+// buffers, old Llama files' RoPE frequencies), and an lm_head equal to the tied embedding.
+bool ignorable(const ModelSpec& s, const std::string& prefix, const std::string& name) {
+  for (const char* suffix : s.family->skippedSuffixes) {
+    if (endsWith(name, suffix)) return true;
+  }
+  const TensorName* head = s.family->tensor(TensorRole::Unembedding);
+  return s.tiedEmbeddings && head && name == tensorName(*head, prefix);
 }
 
 }  // namespace
@@ -110,15 +86,23 @@ Result<ModelFolder> ModelFolder::open(const std::string& path) {
   auto store = WeightStore::openFolder(m.dir_);
   if (!store) return store.error();
   m.store_ = std::move(*store);
-  if (m.spec_.arch == Arch::Gpt2 && !m.store_.find("wte.weight") && m.store_.find("transformer.wte.weight")) {
-    m.prefix_ = "transformer.";
+  const Family& family = *m.spec_.family;
+  // Some files put the base model's prefix before the names: the first of the family's prefixes under
+  // which the token embedding is found, when it is not found without.
+  const TensorName& embedding = *family.tensor(TensorRole::TokenEmbedding);
+  if (!m.store_.find(tensorName(embedding, ""))) {
+    for (const char* prefix : family.basePrefixes) {
+      if (m.store_.find(tensorName(embedding, prefix))) {
+        m.prefix_ = prefix;
+        break;
+      }
+    }
   }
 
   // Every layer has at least nine tensors, so a layer count above the stored tensors cannot fit:
   // refuse it here, before naming every layer's tensors would take memory in proportion to it.
   if (static_cast<std::size_t>(m.spec_.layers) > m.store_.tensors().size()) {
-    return fileError(configPath, std::string("'") + (m.spec_.arch == Arch::Gpt2 ? "n_layer" : "num_hidden_layers") +
-                                     "' is " + std::to_string(m.spec_.layers) + " but the weights hold only " +
+    return fileError(configPath, std::string("'") + family.key(SpecField::Layers) + "' is " + std::to_string(m.spec_.layers) + " but the weights hold only " +
                                      std::to_string(m.store_.tensors().size()) + " tensors (each layer has at least 9)");
   }
 
@@ -139,109 +123,105 @@ Result<ModelFolder> ModelFolder::open(const std::string& path) {
     }
   }
   for (const auto& [name, t] : m.store_.tensors()) {
-    if (!used.count(name) && !ignorable(m.spec_, name)) problems.push_back("unknown tensor '" + name + "'");
+    if (!used.count(name) && !ignorable(m.spec_, m.prefix_, name)) problems.push_back("unknown tensor '" + name + "'");
   }
   if (!problems.empty()) {
     std::string list;
     const std::size_t shown = std::min<std::size_t>(problems.size(), 8);
     for (std::size_t i = 0; i < shown; ++i) list += (i ? "; " : "") + problems[i];
     if (problems.size() > shown) list += "; and " + std::to_string(problems.size() - shown) + " more";
-    return fileError(m.dir_, std::string("the weights do not fit ") + archName(m.spec_.arch) + "'s config.json: " + list);
+    return fileError(m.dir_, std::string("the weights do not fit ") + family.modelType + "'s config.json: " + list);
   }
   for (const auto& d : dtypes) m.dtype_ += (m.dtype_.empty() ? "" : "+") + d;
   return m;
 }
 
-const StoredTensor& ModelFolder::tensor(const std::string& suffix) const {
-  return *store_.find(name(suffix));  // open() checked that every expected tensor exists
+const StoredTensor& ModelFolder::tensor(const TensorName& t, int layer) const {
+  return *store_.find(tensorName(t, prefix_, layer));  // open() checked that every needed tensor exists
 }
 
-Status ModelFolder::readMatrix(const std::string& suffix, RowMatrix& m, bool transpose) const {
-  const StoredTensor& t = tensor(suffix);
-  m.resize(t.shape[0], t.shape[1]);
-  if (auto s = store_.read(t, m.data()); !s) return s;
-  if (transpose) m = m.transpose().eval();  // nn.Linear's (out, in) → (in, out)
-  return Ok{};
-}
-
-Status ModelFolder::readVector(const std::string& suffix, RowVector& v) const {
-  const StoredTensor& t = tensor(suffix);
-  v.resize(t.numel);
-  return store_.read(t, v.data());
+const StoredTensor& ModelFolder::tensor(TensorRole role, int layer) const {
+  return tensor(*spec_.family->tensor(role), layer);
 }
 
 Result<LayerWeights> ModelFolder::layer(int i) const { return readLayer(i, true); }
 Result<LayerWeights> ModelFolder::attentionLayer(int i) const { return readLayer(i, false); }
 
+namespace {
+bool mlpRole(TensorRole r) {
+  return r == TensorRole::Norm2 || r == TensorRole::Norm2Bias || r == TensorRole::MlpIn || r == TensorRole::MlpInBias ||
+         r == TensorRole::MlpUp || r == TensorRole::MlpOut || r == TensorRole::MlpOutBias;
+}
+bool attentionBiasRole(TensorRole r) {
+  return r == TensorRole::QkvFusedBias || r == TensorRole::QueryBias || r == TensorRole::KeyBias ||
+         r == TensorRole::ValueBias || r == TensorRole::OutputBias;
+}
+}  // namespace
+
+// Every per-layer tensor of the family's table the spec has, read into its place by its role, in the
+// table's order.
 Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
   if (i < 0 || i >= spec_.layers) {
     return makeError("layer " + std::to_string(i) + " is outside the model's " + std::to_string(spec_.layers) + " layers");
   }
   LayerWeights w;
   auto att = std::make_shared<MhaWeights>();
-  const Eigen::Index d = spec_.dModel;
+  const Eigen::Index d = spec_.dModel, kv = static_cast<Eigen::Index>(spec_.kvHeads) * spec_.dk();
   att->dModel = spec_.dModel;
-  Status s = Ok{};
-  auto read = [&](const std::string& suffix, auto& target, bool transpose = false) {
-    if (!s) return;
-    if constexpr (std::is_same_v<std::decay_t<decltype(target)>, RowMatrix>) s = readMatrix(suffix, target, transpose);
-    else s = readVector(suffix, target);
-  };
-  if (spec_.arch == Arch::Gpt2) {
-    const std::string p = "h." + std::to_string(i) + ".";
-    read(p + "ln_1.weight", w.norm1);
-    read(p + "ln_1.bias", w.norm1Bias);
-    if (withMlp) {
-      read(p + "ln_2.weight", w.norm2);
-      read(p + "ln_2.bias", w.norm2Bias);
+  // A projection without a bias adds zeros.
+  att->bq = RowVector::Zero(d);
+  att->bk = RowVector::Zero(kv);
+  att->bv = RowVector::Zero(kv);
+  att->bo = RowVector::Zero(d);
+  att->hasBias = false;
+  RowMatrix qkv;      // a fused [W_q | W_k | W_v] (d_model, h d_k + 2 N d_k)
+  RowVector qkvBias;  // (1, h d_k + 2 N d_k)
+  for (const TensorName& t : spec_.family->tensors) {
+    if (!perLayer(t.role) || !needed(t, spec_) || (!withMlp && mlpRole(t.role))) continue;
+    const StoredTensor& stored = tensor(t, i);
+    RowMatrix* matrix = nullptr;
+    RowVector* vector = nullptr;
+    switch (t.role) {
+      case TensorRole::Norm1: vector = &w.norm1; break;
+      case TensorRole::Norm1Bias: vector = &w.norm1Bias; break;
+      case TensorRole::QkvFused: matrix = &qkv; break;
+      case TensorRole::QkvFusedBias: vector = &qkvBias; break;
+      case TensorRole::Query: matrix = &att->wq; break;
+      case TensorRole::QueryBias: vector = &att->bq; break;
+      case TensorRole::Key: matrix = &att->wk; break;
+      case TensorRole::KeyBias: vector = &att->bk; break;
+      case TensorRole::Value: matrix = &att->wv; break;
+      case TensorRole::ValueBias: vector = &att->bv; break;
+      case TensorRole::Output: matrix = &att->wo; break;
+      case TensorRole::OutputBias: vector = &att->bo; break;
+      case TensorRole::Norm2: vector = &w.norm2; break;
+      case TensorRole::Norm2Bias: vector = &w.norm2Bias; break;
+      case TensorRole::MlpIn: matrix = &w.mlpIn; break;
+      case TensorRole::MlpInBias: vector = &w.mlpInBias; break;
+      case TensorRole::MlpUp: matrix = &w.mlpUp; break;
+      case TensorRole::MlpOut: matrix = &w.mlpOut; break;
+      case TensorRole::MlpOutBias: vector = &w.mlpOutBias; break;
+      default: continue;
     }
-    // Conv1D: c_attn (d, 3d) is [W_q | W_k | W_v] in y = x W + b already.
-    RowMatrix qkv;
-    RowVector qkvBias;
-    read(p + "attn.c_attn.weight", qkv);
-    read(p + "attn.c_attn.bias", qkvBias);
-    read(p + "attn.c_proj.weight", att->wo);
-    read(p + "attn.c_proj.bias", att->bo);
-    if (withMlp) {
-      read(p + "mlp.c_fc.weight", w.mlpIn);
-      read(p + "mlp.c_fc.bias", w.mlpInBias);
-      read(p + "mlp.c_proj.weight", w.mlpOut);
-      read(p + "mlp.c_proj.bias", w.mlpOutBias);
+    if (matrix) {
+      matrix->resize(stored.shape[0], stored.shape[1]);
+      if (auto s = store_.read(stored, matrix->data()); !s) return s.error();
+      if (t.stored == Stored::OutIn) *matrix = matrix->transpose().eval();  // nn.Linear's (out, in) → (in, out)
+    } else {
+      vector->resize(stored.numel);
+      if (auto s = store_.read(stored, vector->data()); !s) return s.error();
     }
-    if (!s) return s.error();
+    if (attentionBiasRole(t.role)) att->hasBias = true;
+  }
+  if (qkv.size() > 0) {  // [W_q | W_k | W_v], y = x W + b
     att->wq = qkv.leftCols(d);
-    att->wk = qkv.middleCols(d, d);
-    att->wv = qkv.rightCols(d);
+    att->wk = qkv.middleCols(d, kv);
+    att->wv = qkv.rightCols(kv);
+  }
+  if (qkvBias.size() > 0) {
     att->bq = qkvBias.leftCols(d);
-    att->bk = qkvBias.middleCols(d, d);
-    att->bv = qkvBias.rightCols(d);
-    att->hasBias = true;
-  } else {
-    const std::string p = "model.layers." + std::to_string(i) + ".";
-    read(p + "input_layernorm.weight", w.norm1);
-    read(p + "self_attn.q_proj.weight", att->wq, true);
-    read(p + "self_attn.k_proj.weight", att->wk, true);
-    read(p + "self_attn.v_proj.weight", att->wv, true);
-    read(p + "self_attn.o_proj.weight", att->wo, true);
-    if (withMlp) {
-      read(p + "post_attention_layernorm.weight", w.norm2);
-      read(p + "mlp.gate_proj.weight", w.mlpIn, true);
-      read(p + "mlp.up_proj.weight", w.mlpUp, true);
-      read(p + "mlp.down_proj.weight", w.mlpOut, true);
-    }
-    const Eigen::Index kv = att->wk.cols();
-    att->bq = RowVector::Zero(d);
-    att->bk = RowVector::Zero(kv);
-    att->bv = RowVector::Zero(kv);
-    att->bo = RowVector::Zero(d);
-    if (spec_.qkvBias) {
-      read(p + "self_attn.q_proj.bias", att->bq);
-      read(p + "self_attn.k_proj.bias", att->bk);
-      read(p + "self_attn.v_proj.bias", att->bv);
-    }
-    if (spec_.outputBias) read(p + "self_attn.o_proj.bias", att->bo);
-    if (!s) return s.error();
-    att->hasBias = spec_.qkvBias || spec_.outputBias;
+    att->bk = qkvBias.middleCols(d, kv);
+    att->bv = qkvBias.rightCols(kv);
   }
   w.attention = std::move(att);
   return w;
@@ -250,34 +230,36 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
 Status ModelFolder::embed(const std::vector<int>& tokens, RowMatrix& x) const {
   const std::int64_t T = static_cast<std::int64_t>(tokens.size());
   x.resize(T, spec_.dModel);
-  const StoredTensor& table = tensor(spec_.arch == Arch::Gpt2 ? "wte.weight" : "model.embed_tokens.weight");
+  const StoredTensor& table = tensor(TensorRole::TokenEmbedding);
   for (std::int64_t t = 0; t < T; ++t) {
     if (auto s = store_.readRows(table, tokens[static_cast<std::size_t>(t)], 1, x.row(t).data()); !s) return s;
   }
-  if (spec_.arch == Arch::Gpt2) {  // learned positions 0 .. T-1
+  if (spec_.family->positions == PositionKind::Learned) {  // learned positions 0 .. T-1
     RowMatrix pos(T, spec_.dModel);
-    if (auto s = store_.readRows(tensor("wpe.weight"), 0, T, pos.data()); !s) return s;
+    if (auto s = store_.readRows(tensor(TensorRole::PositionEmbedding), 0, T, pos.data()); !s) return s;
     x += pos;
   }
   return Ok{};
 }
 
 Status ModelFolder::finalNorm(RowVector& weight, RowVector& bias) const {
-  if (spec_.arch == Arch::Gpt2) {
-    if (auto s = readVector("ln_f.weight", weight); !s) return s;
-    return readVector("ln_f.bias", bias);
+  const StoredTensor& w = tensor(TensorRole::FinalNorm);
+  weight.resize(w.numel);
+  if (auto s = store_.read(w, weight.data()); !s) return s;
+  const TensorName* b = spec_.family->tensor(TensorRole::FinalNormBias);
+  if (!b || !needed(*b, spec_)) {
+    bias.resize(0);
+    return Ok{};
   }
-  bias.resize(0);
-  return readVector("model.norm.weight", weight);
+  const StoredTensor& stored = tensor(*b, -1);
+  bias.resize(stored.numel);
+  return store_.read(stored, bias.data());
 }
 
-const StoredTensor& ModelFolder::embeddingTable() const {
-  return tensor(spec_.arch == Arch::Gpt2 ? "wte.weight" : "model.embed_tokens.weight");
-}
+const StoredTensor& ModelFolder::embeddingTable() const { return tensor(TensorRole::TokenEmbedding); }
 
 const StoredTensor& ModelFolder::unembedding() const {
-  if (!spec_.tiedEmbeddings) return *store_.find("lm_head.weight");
-  return tensor(spec_.arch == Arch::Gpt2 ? "wte.weight" : "model.embed_tokens.weight");
+  return spec_.tiedEmbeddings ? tensor(TensorRole::TokenEmbedding) : tensor(TensorRole::Unembedding);
 }
 
 Status ModelFolder::unembed(const RowMatrix& normed, RowMatrix& logits) const {

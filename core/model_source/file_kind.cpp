@@ -10,6 +10,7 @@
 
 #include "io/file_io.hpp"
 #include "model/config.hpp"
+#include "model/families/family.hpp"
 
 namespace mhascope {
 namespace {
@@ -104,7 +105,7 @@ Result<FileInfo> inspectModelConfig(const std::string& configPath, const std::st
   info.kind = FileKind::Model;
   info.layers = spec->layers;
   info.folder = folder;
-  info.summary = std::string(model::archName(spec->arch)) + " model: " + std::to_string(spec->layers) + " layers × " +
+  info.summary = std::string(spec->family->modelType) + " model: " + std::to_string(spec->layers) + " layers × " +
                  std::to_string(spec->heads) + " heads, d_model = " + std::to_string(spec->dModel) +
                  (spec->kvHeads != spec->heads ? ", N = " + std::to_string(spec->kvHeads) + " K/V heads" : std::string());
   return info;

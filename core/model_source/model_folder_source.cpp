@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "io/file_io.hpp"
+#include "model/families/family.hpp"
 #include "model/layer_source.hpp"
 #include "model_source/model_source.hpp"
 #include "model_source/model_text.hpp"
@@ -22,7 +23,7 @@ ModelConfig modelLayerConfig(const model::ModelSpec& s, const MhaWeights& w, con
                              std::uint64_t budget) {
   ModelConfig c;
   c.name = "model";
-  c.description = std::string(model::archName(s.arch)) + " model " + mt.folder.dir();
+  c.description = std::string(s.family->modelType) + " model " + mt.folder.dir();
   c.text = mt.text;
   c.dModel = s.dModel;
   c.heads = s.heads;
@@ -30,12 +31,12 @@ ModelConfig modelLayerConfig(const model::ModelSpec& s, const MhaWeights& w, con
   c.batch = 1;
   c.tokens = 0;
   c.bias = w.hasBias;
-  // GPT-2's learned positions were added to the embeddings before layer 0: they are inside the
+  // Learned positions (GPT-2's) were added to the embeddings before layer 0: they are inside the
   // hidden states, not a step of this attention.
   c.positions = false;
   c.attnPositions = s.rope() ? AttnPositions::Rope : AttnPositions::None;
   c.ropeBase = static_cast<float>(s.ropeTheta);
-  c.ropeStyle = RopeStyle::Half;  // Hugging Face's rotate_half: pairs (i, i + d_k/2)
+  c.ropeStyle = s.family->ropeStyle;
   c.window = s.window;
   c.sinks = 0;
   c.mask = MaskKind::Causal;
@@ -121,7 +122,7 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
   const int layer = f.layer.value_or(0);
   if (layer < 0 || layer >= s.layers) {
     return makeError("--layer " + std::to_string(layer) + " is outside the model's " + std::to_string(s.layers) +
-                     " layers (0 .. " + std::to_string(s.layers - 1) + ", " + layersKey(s.arch) + " in " +
+                     " layers (0 .. " + std::to_string(s.layers - 1) + ", " + layersKey(s) + " in " +
                      mt->folder.dir() + "/config.json)");
   }
   const auto T = static_cast<std::int64_t>(mt->ids.size());
@@ -170,7 +171,7 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
 
   auto info = std::make_shared<ModelLayerInfo>();
   info->dir = mt->folder.dir();
-  info->architecture = model::archName(s.arch);
+  info->architecture = s.family->modelType;
   info->layer = layer;
   info->layers = s.layers;
   info->layerGiven = f.layer.has_value();

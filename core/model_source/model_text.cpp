@@ -5,13 +5,14 @@
 #include <utility>
 
 #include "io/file_io.hpp"
+#include "model/families/family.hpp"
 #include "model_source/model_source.hpp"
 #include "tokenize/tokenizer_files.hpp"
 
 namespace mhascope {
 
-const char* layersKey(model::Arch a) { return a == model::Arch::Gpt2 ? "n_layer" : "num_hidden_layers"; }
-const char* positionsKey(model::Arch a) { return a == model::Arch::Gpt2 ? "n_positions" : "max_position_embeddings"; }
+const char* layersKey(const model::ModelSpec& s) { return s.family->key(model::SpecField::Layers); }
+const char* positionsKey(const model::ModelSpec& s) { return s.family->key(model::SpecField::MaxPositions); }
 
 std::string modelTextWhere(const std::string& textFile) {
   return textFile.empty() ? "--text" : "--text-file '" + textFile + "'";
@@ -50,12 +51,12 @@ Result<ModelText> tokenizeForModel(const std::string& modelPath, std::string tex
   mt.ids.insert(mt.ids.end(), ids->begin(), ids->end());
   const model::ModelSpec& s = mt.folder.spec();
   const std::int64_t T = static_cast<std::int64_t>(mt.ids.size());
-  // GPT-2's learned table has no row past n_positions; RoPE models are held to their declared
+  // A learned table (GPT-2's) has no row past n_positions; RoPE models are held to their declared
   // context too, where they were trained.
   if (T > s.maxPositions) {
     return makeError(where + " is " + std::to_string(T) + " tokens" + (mt.bos ? " (with the BOS)" : "") +
                      ", more than the model's " + std::to_string(s.maxPositions) + " positions (" +
-                     positionsKey(s.arch) + " in " + mt.folder.dir() + "/config.json); shorten the text");
+                     positionsKey(s) + " in " + mt.folder.dir() + "/config.json); shorten the text");
   }
   for (std::size_t i = 0; i < mt.ids.size(); ++i) {
     if (mt.ids[i] >= s.vocab) {

@@ -41,9 +41,9 @@ Result<ModelText> loadModelText(const std::string& modelPath, const std::optiona
 // "BOS '<|begin_of_text|>' first, as the tokenizer's template asks" or "no BOS: …".
 std::string bosNote(const ModelText& mt);
 
-// The config.json key that holds a count, as this architecture names it ("n_layer" for GPT-2,
-// "num_hidden_layers" for the Llama family; likewise the positions' key).
-const char* layersKey(model::Arch a);
-const char* positionsKey(model::Arch a);
+// The config.json key that holds the layer count (or the positions), as the folder's family names it:
+// "n_layer" for GPT-2, "num_hidden_layers" for Llama (likewise "n_positions", "max_position_embeddings").
+const char* layersKey(const model::ModelSpec& s);
+const char* positionsKey(const model::ModelSpec& s);
 
 }  // namespace mhascope

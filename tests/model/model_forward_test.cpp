@@ -15,6 +15,7 @@
 
 #include "check_tensor.hpp"
 #include "io/npy.hpp"
+#include "model/families/families.hpp"
 #include "model/forward.hpp"
 
 namespace mhascope::model {
@@ -330,7 +331,10 @@ TEST(ModelForward, ScaledRopeLayerRecordsItsRotation) {
 TEST(ModelConfig, ParameterCountOfGpt2Small) {
   // GPT-2 small's published count: 124,439,808 (tied unembedding).
   ModelSpec s;
+  s.family = findFamily("gpt2");
+  ASSERT_NE(s.family, nullptr);
   s.arch = Arch::Gpt2;
+  s.qkvBias = s.outputBias = true;  // GPT-2 has a bias on every projection (its config reader says so)
   s.dModel = 768;
   s.heads = s.kvHeads = 12;
   s.layers = 12;

@@ -1,0 +1,128 @@
+// config.json's keys as a family reads them (see config_reader.hpp).
+#include "model/families/config_reader.hpp"
+
+#include <cmath>
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+#include "io/strict_json.hpp"
+#include "util/format.hpp"
+
+namespace mhascope::model {
+
+using nlohmann::json;
+
+bool ConfigReader::has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+
+int ConfigReader::positive(const char* key, std::optional<int> fallback) {
+  if (failed()) return 0;
+  if (!has(key)) {
+    if (fallback) return *fallback;
+    fail(std::string("missing key '") + key + "'");
+    return 0;
+  }
+  const json& v = j_.at(key);
+  if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > (1 << 30)) {
+    fail(std::string("'") + key + "' must be an integer from 1 to 2^30 (1073741824), got " + v.dump());
+    return 0;
+  }
+  return static_cast<int>(v.get<std::int64_t>());
+}
+
+double ConfigReader::positiveNumber(const char* key, double fallback) {
+  if (failed() || !has(key)) return fallback;
+  const json& v = j_.at(key);
+  if (!v.is_number() || !(v.get<double>() > 0.0) || !std::isfinite(v.get<double>())) {
+    fail(std::string("'") + key + "' must be a positive number, got " + v.dump());
+    return fallback;
+  }
+  return v.get<double>();
+}
+
+bool ConfigReader::flag(const char* key, bool fallback) {
+  if (failed() || !has(key)) return fallback;
+  const json& v = j_.at(key);
+  if (!v.is_boolean()) {
+    fail(std::string("'") + key + "' must be true or false, got " + v.dump());
+    return fallback;
+  }
+  return v.get<bool>();
+}
+
+std::string ConfigReader::text(const char* key, const std::string& fallback) {
+  if (failed() || !has(key)) return fallback;
+  const json& v = j_.at(key);
+  if (!v.is_string()) {
+    fail(std::string("'") + key + "' must be a string, got " + v.dump());
+    return fallback;
+  }
+  return v.get<std::string>();
+}
+
+void ConfigReader::fail(const std::string& detail) {
+  if (!error_) error_ = fileError(what_, detail);
+}
+
+void acceptOnly(ConfigReader& r, const char* key, std::initializer_list<const char*> accepted, const char* note) {
+  const std::string v = r.text(key, *accepted.begin());
+  for (const char* a : accepted) {
+    if (v == a) return;
+  }
+  r.refuse(std::string(key) + " '" + v + "' " + note);
+}
+
+void refuseFlag(ConfigReader& r, const char* key, bool refused, const char* note) {
+  if (r.flag(key, !refused) == refused) r.refuse(std::string(key) + (refused ? " true" : " false") + note);
+}
+
+void readAttentionBias(ConfigReader& r, ModelSpec& s) {
+  if (r.flag("attention_bias", false)) s.qkvBias = s.outputBias = true;
+}
+
+void readRopeScaling(ConfigReader& r, ModelSpec& s) {
+  if (!r.has("rope_scaling")) return;
+  const json& rs = r.object().at("rope_scaling");
+  if (!rs.is_object()) {
+    r.fail("'rope_scaling' must be an object or null, got " + rs.dump());
+    return;
+  }
+  // Newer configs say rope_type, older ones type.
+  const json* kind = rs.contains("rope_type") ? &rs.at("rope_type") : rs.contains("type") ? &rs.at("type") : nullptr;
+  const std::string name = kind && kind->is_string() ? kind->get<std::string>() : "";
+  if (name == "default") return;
+  if (name != "llama3") {
+    r.refuse("rope_scaling of type '" + (kind ? (kind->is_string() ? name : kind->dump()) : std::string("?")) +
+             "' (mhascope implements 'llama3')");
+    return;
+  }
+  s.ropeScaling.enabled = true;
+  auto number = [&](const char* key) -> double {
+    if (!rs.contains(key) || !rs.at(key).is_number() || !(rs.at(key).get<double>() > 0.0) ||
+        !std::isfinite(rs.at(key).get<double>())) {
+      r.fail(std::string("rope_scaling '") + key + "' must be a positive number, got " +
+             (rs.contains(key) ? rs.at(key).dump() : std::string("nothing")));
+      return 1.0;
+    }
+    return rs.at(key).get<double>();
+  };
+  s.ropeScaling.factor = number("factor");
+  s.ropeScaling.lowFreqFactor = number("low_freq_factor");
+  s.ropeScaling.highFreqFactor = number("high_freq_factor");
+  s.ropeScaling.originalMaxPositions = number("original_max_position_embeddings");
+  if (!r.failed() && !(s.ropeScaling.highFreqFactor > s.ropeScaling.lowFreqFactor)) {
+    r.fail("rope_scaling needs high_freq_factor > low_freq_factor, got " + formatDouble(s.ropeScaling.highFreqFactor) +
+           " and " + formatDouble(s.ropeScaling.lowFreqFactor));
+  }
+}
+
+void checkHeadDim(ConfigReader& r, const ModelSpec& s) {
+  if (r.failed() || !r.has("head_dim")) return;
+  const int headDim = r.positive("head_dim");
+  if (!r.failed() && (s.dModel % s.heads != 0 || headDim != s.dModel / s.heads)) {
+    r.refuse("head_dim " + std::to_string(headDim) + " other than hidden_size / num_attention_heads (" +
+             std::to_string(s.dModel) + " / " + std::to_string(s.heads) + ")");
+  }
+}
+
+}  // namespace mhascope::model

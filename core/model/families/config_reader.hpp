@@ -1,0 +1,58 @@
+// Reading config.json's keys for a family: the reader that keeps the first problem (every later read is
+// skipped, so a config gets one line naming the key, the value and the file), and the keys several
+// families read the same way (the activation, attention_bias, rope_scaling, head_dim).
+#pragma once
+
+#include <initializer_list>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "model/config.hpp"
+#include "util/result.hpp"
+
+namespace mhascope::model {
+
+class ConfigReader {
+ public:
+  ConfigReader(const nlohmann::json& j, const std::string& what) : j_(j), what_(what) {}
+
+  // Present and not null.
+  bool has(const char* key) const;
+  // An integer from 1 to 2^30; `fallback` when the key is absent (else the key is required).
+  int positive(const char* key, std::optional<int> fallback = std::nullopt);
+  // A finite positive number; `fallback` when absent.
+  double positiveNumber(const char* key, double fallback);
+  bool flag(const char* key, bool fallback);
+  std::string text(const char* key, const std::string& fallback);
+
+  // A key whose value this forward does not implement: "<detail> is not supported".
+  void refuse(const std::string& detail) { fail(detail + " is not supported"); }
+  void fail(const std::string& detail);
+  bool failed() const { return error_.has_value(); }
+  const std::optional<Error>& error() const { return error_; }
+  const nlohmann::json& object() const { return j_; }
+
+ private:
+  const nlohmann::json& j_;
+  const std::string& what_;
+  std::optional<Error> error_;
+};
+
+// --- keys several families share --------------------------------------------------------------
+
+// `key` (absent: its first accepted value) must be one of `accepted`; else "<key> '<v>' <note> is not supported".
+void acceptOnly(ConfigReader& r, const char* key, std::initializer_list<const char*> accepted, const char* note);
+// A flag whose `refused` value this forward does not implement (absent: the other value):
+// "<key> true<note> is not supported".
+void refuseFlag(ConfigReader& r, const char* key, bool refused, const char* note = "");
+// Llama's attention_bias: biases on q, k, v and o.
+void readAttentionBias(ConfigReader& r, ModelSpec& s);
+// rope_scaling: absent, null, "default" or Llama 3's "llama3" (factor, low/high_freq_factor,
+// original_max_position_embeddings); any other kind is refused.
+void readRopeScaling(ConfigReader& r, ModelSpec& s);
+// head_dim: the engine splits d_model into h heads of d_k = d_model / h, so another head_dim is refused.
+void checkHeadDim(ConfigReader& r, const ModelSpec& s);
+
+}  // namespace mhascope::model

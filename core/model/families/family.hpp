@@ -1,0 +1,162 @@
+// A Hugging Face model family as one unit of data: the config.json keys it reads (with their aliases
+// and defaults), its one table of tensor names, and what it changes in the forward (norm, MLP,
+// positions, the prefixes and skipped tensors of its files). Each family is one file beside this one
+// (gpt2.cpp, llama.cpp, ...) that defines one `Family`; families.cpp lists them. The shared code —
+// config.cpp, model_folder.cpp, forward.cpp, the commands and the window — reads these fields and
+// never names a family.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "attention/tensor.hpp"
+#include "attention/trace.hpp"
+#include "model/config.hpp"
+
+namespace mhascope::model {
+
+class ConfigReader;
+
+// ---------------------------------------------------------------------------------------------
+// config.json: the sizes every family has, under the family's own key names.
+// ---------------------------------------------------------------------------------------------
+
+// The ModelSpec field a key fills. DModel .. MaxPositions are integers from 1 to 2^30; NormEps and
+// RopeTheta positive numbers; TiedEmbeddings true or false.
+enum class SpecField { DModel, Heads, KvHeads, Layers, DFf, Vocab, MaxPositions, NormEps, RopeTheta, TiedEmbeddings };
+
+// What a key's absence means.
+struct KeyDefault {
+  enum class Kind {
+    Required,  // "missing key '...'"
+    Value,     // `value` (a number, or 1 / 0 for a flag)
+    SameAs,    // the value of field `of` (num_key_value_heads: h)
+    Times,     // `value` times field `of` (GPT-2's n_inner: 4 * n_embd), held to 2^30 like the sizes
+  };
+  Kind kind = Kind::Required;
+  double value = 0.0;
+  SpecField of = SpecField::DModel;
+};
+constexpr KeyDefault required() { return {}; }
+constexpr KeyDefault byDefault(double value) { return {KeyDefault::Kind::Value, value, SpecField::DModel}; }
+constexpr KeyDefault sameAs(SpecField of) { return {KeyDefault::Kind::SameAs, 0.0, of}; }
+constexpr KeyDefault times(int factor, SpecField of) { return {KeyDefault::Kind::Times, static_cast<double>(factor), of}; }
+
+struct ConfigKey {
+  SpecField field;
+  const char* key;                   // as config.json spells it
+  KeyDefault absent = required();    // what its absence means
+  const char* alias = nullptr;       // an older name for the same value, used when `key` is absent (n_ctx)
+};
+
+// ---------------------------------------------------------------------------------------------
+// Tensors: what each stored tensor is to the forward.
+// ---------------------------------------------------------------------------------------------
+
+enum class TensorRole {
+  // the whole model
+  TokenEmbedding,     // E (V, d_model), read a row per token
+  PositionEmbedding,  // learned positions (P, d_model), rows 0 .. T-1 added to the embeddings
+  FinalNorm, FinalNormBias,
+  Unembedding,        // lm_head (V, d_model) when not tied to E
+  // every layer
+  Norm1, Norm1Bias,
+  QkvFused, QkvFusedBias,  // [W_q | W_k | W_v] side by side (d_model, h d_k + 2 N d_k)
+  Query, QueryBias, Key, KeyBias, Value, ValueBias,
+  Output, OutputBias,
+  Norm2, Norm2Bias,
+  MlpIn, MlpInBias,   // GPT-2's c_fc; the SwiGLU gate
+  MlpUp,              // the SwiGLU up projection
+  MlpOut, MlpOutBias,
+};
+bool perLayer(TensorRole r);
+
+// A stored size, from the config.
+enum class Dim {
+  None,       // (a vector has one dimension)
+  Model,      // d_model
+  Kv,         // N d_k, one K or V projection's width
+  Qkv,        // h d_k + 2 N d_k, q | k | v side by side (3 d_model without grouped K/V heads)
+  Ff,         // F, the MLP's hidden width
+  Vocab,      // V
+  Positions,  // P, the learned position table's rows
+};
+
+// How a matrix is stored. The forward computes y = x W + b with W (in, out).
+enum class Stored {
+  InOut,   // (in, out) as used: GPT-2's Conv1D
+  OutIn,   // (out, in): nn.Linear, transposed as it is read
+};
+
+// When the tensor exists.
+enum class Need {
+  Always,
+  QkvBias,     // ModelSpec::qkvBias
+  OutputBias,  // ModelSpec::outputBias
+  Untied,      // !ModelSpec::tiedEmbeddings
+};
+
+struct TensorName {
+  TensorRole role;
+  const char* name;        // as Hugging Face writes it; "{i}" is the layer (without the optional base prefix)
+  Dim rows, cols = Dim::None;
+  Stored stored = Stored::OutIn;  // matrices of a layer only; embedding tables are read by rows as stored
+  Need need = Need::Always;
+};
+
+// ---------------------------------------------------------------------------------------------
+// What the family changes in the forward.
+// ---------------------------------------------------------------------------------------------
+
+enum class NormKind {
+  LayerNorm,  // (x - mean) / sqrt(var + eps) · w + b, var the biased variance (GPT-2)
+  RmsNorm,    // x / sqrt(mean(x²) + eps) · w, in float32 as Hugging Face computes it (Llama)
+};
+enum class MlpKind {
+  GeluTanh,  // down(gelu_new(x W_in + b_in)) + b_out (GPT-2)
+  SwiGlu,    // down(silu(gate x) · up x) (Llama)
+};
+enum class PositionKind {
+  Learned,  // a learned table added to the embeddings before layer 0; no position inside attention
+  Rope,     // q and k rotated inside attention, rope_theta and the family's pairing (ropeStyle)
+};
+
+const char* normName(NormKind k);  // "LayerNorm", "RMSNorm"
+const char* mlpName(MlpKind k);    // "gelu_new", "SwiGLU"
+
+struct Family {
+  const char* modelType;    // config.json's model_type: "gpt2"
+  const char* displayName;  // "GPT-2": how messages and the window name it
+  Arch arch;                // the older id some code still reads (config.hpp)
+
+  // config.json: the sizes, read in this order (the first problem is the one reported), then `readRest`
+  // for every other key the family reads: the refusals, the biases, the window, RoPE's scaling.
+  std::span<const ConfigKey> keys;
+  void (*readRest)(ConfigReader& r, ModelSpec& s);
+
+  // The weights: every tensor the forward reads, in the order the files list them (a run of per-layer
+  // entries is repeated for each layer); a model-opening error lists problems in this order.
+  std::span<const TensorName> tensors;
+  std::span<const char* const> basePrefixes;    // a prefix some files put before every name but lm_head
+  std::span<const char* const> skippedSuffixes; // stored tensors real files carry and the forward does not use
+
+  NormKind norm;
+  MlpKind mlp;
+  PositionKind positions;
+  RopeStyle ropeStyle = RopeStyle::Half;  // with Rope: Hugging Face's rotate_half pairs (i, i + d_k/2)
+
+  // The key of a field (nullptr when the family has none: GPT-2 has no num_key_value_heads).
+  const char* key(SpecField f) const;
+  // The table's entry for a role (nullptr when the family has none).
+  const TensorName* tensor(TensorRole r) const;
+};
+
+// Whether `spec` has the tensor (its Need), and its shape.
+bool needed(const TensorName& t, const ModelSpec& spec);
+Shape storedShape(const TensorName& t, const ModelSpec& spec);
+std::int64_t dimSize(Dim d, const ModelSpec& spec);
+// The stored name: "{i}" replaced by the layer, the base prefix put first (never before lm_head).
+std::string tensorName(const TensorName& t, const std::string& prefix, int layer = -1);
+
+}  // namespace mhascope::model

@@ -1,0 +1,57 @@
+// The Llama decoder (Hugging Face's LlamaConfig and LlamaForCausalLM): the config keys and the tensor names
+// Llama, Mistral and Qwen2 share word for word, so each of those families (llama.cpp, mistral.cpp,
+// qwen2.cpp) says only what it changes. A family whose names differ writes a table of its own.
+//
+// RMSNorm, the SwiGLU MLP, RoPE, nn.Linear layers stored (out, in) and transposed as they are read,
+// k and v (N d_k, d_model) for N K/V heads, biases on q, k, v (and o) only when the family or
+// attention_bias says so, lm_head unless tie_word_embeddings.
+#pragma once
+
+#include "model/families/config_reader.hpp"
+#include "model/families/family.hpp"
+
+namespace mhascope::model::families::llama_decoder {
+
+inline constexpr ConfigKey kKeys[] = {
+    {SpecField::DModel, "hidden_size"},
+    {SpecField::Heads, "num_attention_heads"},
+    {SpecField::KvHeads, "num_key_value_heads", sameAs(SpecField::Heads)},
+    {SpecField::Layers, "num_hidden_layers"},
+    {SpecField::DFf, "intermediate_size"},
+    {SpecField::Vocab, "vocab_size"},
+    {SpecField::MaxPositions, "max_position_embeddings", byDefault(2048)},
+    {SpecField::NormEps, "rms_norm_eps", byDefault(1e-6)},
+    {SpecField::RopeTheta, "rope_theta", byDefault(10000.0)},
+    {SpecField::TiedEmbeddings, "tie_word_embeddings", byDefault(false)},
+};
+
+inline constexpr TensorName kTensors[] = {
+    {TensorRole::TokenEmbedding, "model.embed_tokens.weight", Dim::Vocab, Dim::Model},
+    {TensorRole::Norm1, "model.layers.{i}.input_layernorm.weight", Dim::Model},
+    {TensorRole::Query, "model.layers.{i}.self_attn.q_proj.weight", Dim::Model, Dim::Model},
+    {TensorRole::Key, "model.layers.{i}.self_attn.k_proj.weight", Dim::Kv, Dim::Model},
+    {TensorRole::Value, "model.layers.{i}.self_attn.v_proj.weight", Dim::Kv, Dim::Model},
+    {TensorRole::Output, "model.layers.{i}.self_attn.o_proj.weight", Dim::Model, Dim::Model},
+    {TensorRole::QueryBias, "model.layers.{i}.self_attn.q_proj.bias", Dim::Model, Dim::None, Stored::OutIn, Need::QkvBias},
+    {TensorRole::KeyBias, "model.layers.{i}.self_attn.k_proj.bias", Dim::Kv, Dim::None, Stored::OutIn, Need::QkvBias},
+    {TensorRole::ValueBias, "model.layers.{i}.self_attn.v_proj.bias", Dim::Kv, Dim::None, Stored::OutIn, Need::QkvBias},
+    {TensorRole::OutputBias, "model.layers.{i}.self_attn.o_proj.bias", Dim::Model, Dim::None, Stored::OutIn,
+     Need::OutputBias},
+    {TensorRole::Norm2, "model.layers.{i}.post_attention_layernorm.weight", Dim::Model},
+    {TensorRole::MlpIn, "model.layers.{i}.mlp.gate_proj.weight", Dim::Ff, Dim::Model},
+    {TensorRole::MlpUp, "model.layers.{i}.mlp.up_proj.weight", Dim::Ff, Dim::Model},
+    {TensorRole::MlpOut, "model.layers.{i}.mlp.down_proj.weight", Dim::Model, Dim::Ff},
+    {TensorRole::FinalNorm, "model.norm.weight", Dim::Model},
+    {TensorRole::Unembedding, "lm_head.weight", Dim::Vocab, Dim::Model, Stored::OutIn, Need::Untied},
+};
+
+// Older files keep each layer's RoPE frequencies.
+inline constexpr const char* kSkipped[] = {"rotary_emb.inv_freq"};
+
+// hidden_act silu (the SwiGLU MLP) and no mlp_bias.
+inline void readMlp(ConfigReader& r) {
+  acceptOnly(r, "hidden_act", {"silu"}, "(mhascope: silu, the SwiGLU MLP)");
+  refuseFlag(r, "mlp_bias", true);
+}
+
+}  // namespace mhascope::model::families::llama_decoder

@@ -1,0 +1,226 @@
+// The family table itself (core/model/families/): every listed family has what the shared code reads —
+// the keys of the sizes, one tensor for every role its forward traits use and none it does not, names
+// that expand to distinct stored names — a fixture folder that opens and gives every weight the forward
+// multiplies by, keys whose aliases and defaults resolve as the table says, and an unknown model_type
+// refused with the known ones listed.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "model/families/families.hpp"
+#include "model/model_folder.hpp"
+
+namespace mhascope::model {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+const std::string kModels = std::string(MHASCOPE_FIXTURES_DIR) + "/models/";
+
+// model_type → the first fixture folder (by name) of that family.
+std::map<std::string, std::string> fixtureFolders() {
+  std::map<std::string, std::string> out;
+  std::set<fs::path> dirs;
+  for (const auto& e : fs::directory_iterator(kModels)) dirs.insert(e.path());
+  for (const fs::path& d : dirs) {
+    std::ifstream in(d / "config.json");
+    if (!in) continue;
+    const json j = json::parse(in);
+    out.emplace(j.at("model_type").get<std::string>(), d.string());
+  }
+  return out;
+}
+
+json fixtureConfig(const std::string& folder) {
+  std::ifstream in(fs::path(folder) / "config.json");
+  return json::parse(in);
+}
+
+double fieldOf(const ModelSpec& s, SpecField f) {
+  switch (f) {
+    case SpecField::DModel: return s.dModel;
+    case SpecField::Heads: return s.heads;
+    case SpecField::KvHeads: return s.kvHeads;
+    case SpecField::Layers: return s.layers;
+    case SpecField::DFf: return s.dFf;
+    case SpecField::Vocab: return s.vocab;
+    case SpecField::MaxPositions: return s.maxPositions;
+    case SpecField::NormEps: return s.normEps;
+    case SpecField::RopeTheta: return s.ropeTheta;
+    case SpecField::TiedEmbeddings: return s.tiedEmbeddings ? 1.0 : 0.0;
+  }
+  return -1;
+}
+
+TEST(ModelFamilies, ListedOnceAndFoundByModelType) {
+  ASSERT_FALSE(allFamilies().empty());
+  std::set<std::string> types;
+  for (const Family* f : allFamilies()) {
+    EXPECT_TRUE(types.insert(f->modelType).second) << "listed twice: " << f->modelType;
+    EXPECT_EQ(findFamily(f->modelType), f) << f->modelType;
+    EXPECT_NE(std::string(f->displayName), "") << f->modelType;
+    EXPECT_NE(f->readRest, nullptr) << f->modelType;
+  }
+  EXPECT_EQ(findFamily("bert"), nullptr);
+  EXPECT_EQ(findFamily(""), nullptr);
+}
+
+// The keys every message and the shared checks name.
+TEST(ModelFamilies, EverySizeHasAKey) {
+  for (const Family* f : allFamilies()) {
+    SCOPED_TRACE(f->modelType);
+    for (SpecField field : {SpecField::DModel, SpecField::Heads, SpecField::Layers, SpecField::DFf, SpecField::Vocab,
+                            SpecField::MaxPositions, SpecField::NormEps, SpecField::TiedEmbeddings}) {
+      EXPECT_NE(f->key(field), nullptr) << "no key for field " << static_cast<int>(field);
+    }
+    if (f->positions == PositionKind::Rope) EXPECT_NE(f->key(SpecField::RopeTheta), nullptr);
+    std::set<SpecField> fields;
+    std::set<std::string> names;
+    for (const ConfigKey& k : f->keys) {
+      EXPECT_TRUE(fields.insert(k.field).second) << "field read twice, under " << k.key;
+      EXPECT_TRUE(names.insert(k.key).second) << "key twice: " << k.key;
+      // A default that refers to a field refers to one read before it.
+      if (k.absent.kind == KeyDefault::Kind::SameAs || k.absent.kind == KeyDefault::Kind::Times) {
+        EXPECT_TRUE(fields.count(k.absent.of)) << k.key << "'s default reads a field not read yet";
+      }
+    }
+  }
+}
+
+// One tensor for every role the forward reads with the family's traits, and no role it would ignore.
+TEST(ModelFamilies, TensorTableCoversTheForward) {
+  for (const Family* f : allFamilies()) {
+    SCOPED_TRACE(f->modelType);
+    std::map<TensorRole, int> count;
+    for (const TensorName& t : f->tensors) {
+      ++count[t.role];
+      const bool layered = std::string(t.name).find("{i}") != std::string::npos;
+      EXPECT_EQ(layered, perLayer(t.role)) << t.name << ": a per-layer name has {i}, a model-wide one not";
+      EXPECT_EQ(t.need == Need::Untied, t.role == TensorRole::Unembedding) << t.name;
+    }
+    for (const auto& [role, n] : count) EXPECT_EQ(n, 1) << "role " << static_cast<int>(role) << " listed " << n << " times";
+    auto has = [&](TensorRole r) { return count.count(r) > 0; };
+    for (TensorRole r : {TensorRole::TokenEmbedding, TensorRole::FinalNorm, TensorRole::Unembedding, TensorRole::Norm1,
+                         TensorRole::Output, TensorRole::Norm2, TensorRole::MlpIn, TensorRole::MlpOut}) {
+      EXPECT_TRUE(has(r)) << "no tensor for role " << static_cast<int>(r);
+    }
+    // q, k, v: fused or apart, never both.
+    const bool apart = has(TensorRole::Query) && has(TensorRole::Key) && has(TensorRole::Value);
+    EXPECT_NE(has(TensorRole::QkvFused), apart) << "q, k, v must be one fused tensor or three";
+    if (has(TensorRole::QkvFusedBias)) EXPECT_TRUE(has(TensorRole::QkvFused));
+    EXPECT_EQ(has(TensorRole::PositionEmbedding), f->positions == PositionKind::Learned);
+    EXPECT_EQ(has(TensorRole::MlpUp), f->mlp == MlpKind::SwiGlu);
+    // RMSNorm has no bias; LayerNorm's bias is read for every norm.
+    for (TensorRole b : {TensorRole::Norm1Bias, TensorRole::Norm2Bias, TensorRole::FinalNormBias}) {
+      EXPECT_EQ(has(b), f->norm == NormKind::LayerNorm) << "norm bias role " << static_cast<int>(b);
+    }
+  }
+}
+
+// Every family has a fixture folder (tests/fixtures/models, made by scripts/gen_model_fixtures.py); it
+// opens, its table expands to distinct stored names, and every layer gives each weight the forward
+// multiplies by in the shape y = x W + b needs.
+TEST(ModelFamilies, EachHasAFixtureThatGivesEveryWeight) {
+  const auto fixtures = fixtureFolders();
+  for (const Family* f : allFamilies()) {
+    SCOPED_TRACE(f->modelType);
+    ASSERT_TRUE(fixtures.count(f->modelType)) << "no fixture folder under " << kModels << " for this family";
+    auto m = ModelFolder::open(fixtures.at(f->modelType));
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    const ModelSpec& s = m->spec();
+    EXPECT_EQ(s.family, f);
+    std::set<std::string> names;
+    for (const TensorName& t : f->tensors) {
+      for (int i = 0; i < (perLayer(t.role) ? s.layers : 1); ++i) {
+        EXPECT_TRUE(names.insert(tensorName(t, "", perLayer(t.role) ? i : -1)).second) << t.name << " layer " << i;
+      }
+    }
+    const Eigen::Index d = s.dModel, kv = static_cast<Eigen::Index>(s.kvHeads) * s.dk(), F = s.dFf;
+    for (int i = 0; i < s.layers; ++i) {
+      auto lw = m->layer(i);
+      ASSERT_TRUE(lw.ok()) << lw.error().message;
+      const MhaWeights& a = *lw->attention;
+      EXPECT_EQ(lw->norm1.size(), d);
+      EXPECT_EQ(lw->norm2.size(), d);
+      EXPECT_EQ(lw->norm1Bias.size(), f->norm == NormKind::LayerNorm ? d : 0);
+      EXPECT_TRUE(a.wq.rows() == d && a.wq.cols() == d && a.wo.rows() == d && a.wo.cols() == d);
+      EXPECT_TRUE(a.wk.rows() == d && a.wk.cols() == kv && a.wv.rows() == d && a.wv.cols() == kv);
+      EXPECT_TRUE(a.bq.size() == d && a.bk.size() == kv && a.bv.size() == kv && a.bo.size() == d);
+      EXPECT_EQ(a.hasBias, s.qkvBias || s.outputBias);
+      EXPECT_TRUE(lw->mlpIn.rows() == d && lw->mlpIn.cols() == F);
+      EXPECT_TRUE(lw->mlpOut.rows() == F && lw->mlpOut.cols() == d);
+      EXPECT_EQ(lw->mlpUp.size(), f->mlp == MlpKind::SwiGlu ? d * F : 0);
+    }
+  }
+}
+
+// For every key of every family: an alias stands in for the absent key (and the key wins over it), a
+// default fills an absent key as the table says, and a required key's absence is named.
+TEST(ModelFamilies, AliasesAndDefaultsResolve) {
+  const auto fixtures = fixtureFolders();
+  for (const Family* f : allFamilies()) {
+    ASSERT_TRUE(fixtures.count(f->modelType)) << f->modelType;
+    const json base = fixtureConfig(fixtures.at(f->modelType));
+    auto parse = [&](const json& j) { return parseModelConfig(j.dump(), "config.json"); };
+    auto fixture = parse(base);
+    ASSERT_TRUE(fixture.ok()) << fixture.error().message;
+    for (const ConfigKey& k : f->keys) {
+      SCOPED_TRACE(std::string(f->modelType) + " " + k.key);
+      json j = base;
+      j.erase(k.key);
+      if (k.alias) j.erase(k.alias);
+      auto absent = parse(j);
+      switch (k.absent.kind) {
+        case KeyDefault::Kind::Required:
+          ASSERT_FALSE(absent.ok());
+          EXPECT_NE(absent.error().message.find(std::string("missing key '") + k.key + "'"), std::string::npos)
+              << absent.error().message;
+          break;
+        case KeyDefault::Kind::Value:
+          ASSERT_TRUE(absent.ok()) << absent.error().message;
+          EXPECT_EQ(fieldOf(*absent, k.field), k.absent.value);
+          break;
+        case KeyDefault::Kind::SameAs:
+          ASSERT_TRUE(absent.ok()) << absent.error().message;
+          EXPECT_EQ(fieldOf(*absent, k.field), fieldOf(*absent, k.absent.of));
+          break;
+        case KeyDefault::Kind::Times:
+          ASSERT_TRUE(absent.ok()) << absent.error().message;
+          EXPECT_EQ(fieldOf(*absent, k.field), k.absent.value * fieldOf(*absent, k.absent.of));
+          break;
+      }
+      if (!k.alias) continue;
+      const int value = static_cast<int>(fieldOf(*fixture, k.field));
+      j[k.alias] = value;
+      auto aliased = parse(j);
+      ASSERT_TRUE(aliased.ok()) << aliased.error().message;
+      EXPECT_EQ(fieldOf(*aliased, k.field), value) << "the alias " << k.alias << " is not read";
+      j[k.key] = value;
+      j[k.alias] = value + 1;
+      auto both = parse(j);
+      ASSERT_TRUE(both.ok()) << both.error().message;
+      EXPECT_EQ(fieldOf(*both, k.field), value) << k.key << " must win over " << k.alias;
+    }
+  }
+}
+
+TEST(ModelFamilies, UnknownModelTypeIsRefusedWithTheKnownOnes) {
+  auto r = parseModelConfig(R"({"model_type": "bert", "hidden_size": 8})", "dir/config.json");
+  ASSERT_FALSE(r.ok());
+  const std::string& msg = r.error().message;
+  EXPECT_NE(msg.find("dir/config.json"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("model_type 'bert' is not supported"), std::string::npos) << msg;
+  for (const Family* f : allFamilies()) EXPECT_NE(msg.find(f->modelType), std::string::npos) << msg;
+  auto none = parseModelConfig(R"({"n_embd": 8})", "config.json");
+  ASSERT_FALSE(none.ok());
+  for (const Family* f : allFamilies()) EXPECT_NE(none.error().message.find(f->modelType), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mhascope::model
