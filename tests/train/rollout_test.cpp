@@ -9,11 +9,13 @@
 #include "io/safetensors.hpp"
 #include "train/checkpoint.hpp"
 #include "train/layer_model.hpp"
-#include "train/rollout.hpp"
+#include "analysis/rollout.hpp"
+#include "train/circuits_source.hpp"
 #include "expect_close.hpp"
 
 using namespace mhascope;
 using namespace mhascope::train;
+using namespace mhascope::analysis;
 
 namespace {
 
