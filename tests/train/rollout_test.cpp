@@ -1,4 +1,5 @@
-// Attention rollout (train/rollout.hpp): against PyTorch on the circuit fixtures
+// Attention rollout (analysis/rollout.hpp; the probe through train/circuits_source.hpp): against
+// PyTorch on the circuit fixtures
 // (scripts/gen_circuit_fixtures.py: nn.MultiheadAttention's per-head weights, float64), the
 // properties the definition promises, and the words beside the window's rollout view.
 #include <gtest/gtest.h>
