@@ -43,7 +43,7 @@ The F16/BF16 references are computed on the weights as stored (rounded, then rea
 float32, as Hugging Face does with torch_dtype=float32), so they need float32 tolerances only.
 
 circuits/<folder>_l{L}_h{H}.* (gpt2 and llama_gqa, two heads each): the circuits of one head as
-core/model/model_circuits computes them, here from the plain formulas in float64 NumPy — every
+core/model/circuits_source (over core/analysis) computes them, here from the plain formulas in float64 NumPy — every
 matrix formed explicitly (QK, OV d_model x d_model, E OV U V x V with a full eigen solve, every
 composition product d_model x d_model) — on CIRCUIT_TOKENS. The convention matched:
   the textbook layout y = x W (GPT-2's Conv1D as stored, Llama's nn.Linear weights transposed);

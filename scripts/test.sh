@@ -30,7 +30,7 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPIL
 # Only the GoogleTest binaries: the window's own code (state, panels, the job system, the
 # workers) runs there in-process; the window itself and its GUI scripts are the Release run's.
 ASAN_TARGETS=(mhascope_core_tests mhascope_fresh_process_tests mhascope_train_tests mhascope_model_tests
-              mhascope_tokenize_tests mhascope_thread_tests mhascope_app_tests)
+              mhascope_tokenize_tests mhascope_thread_tests mhascope_app_tests mhascope_analysis_tests)
 setsid nice -n 19 cmake --build build-asan --target "${ASAN_TARGETS[@]}" > build-asan/build.log 2>&1 &
 asan_build=$!
 trap 'kill -- -"$asan_build" 2>/dev/null || true' EXIT  # a failed Release suite stops the build too

@@ -1,8 +1,21 @@
-// `mhascope circuits`: load a checkpoint, compute its circuits (core/train/circuits.cpp), print the
-// composition table, the copying scores and the strongest reads in words, then write what was asked.
+// `mhascope circuits`: what the heads of a model compute, from its weights alone (core/analysis), for
+// either source of layers —
+//   --checkpoint F  a training checkpoint: the composition of every pair of heads in different layers
+//                   with the random baseline, each head's copying score, the strongest reads in words,
+//                   and the attention rollout of the task's probe sequence (--text: the text task's
+//                   input, which its checkpoint does not store); --json the scores, --export-dir every
+//                   head's QK / OV matrices and their token-space versions as .npy and PNG heatmaps;
+//   --model DIR     a Hugging Face model folder, around one head (--layer, --head) on --text /
+//                   --text-file: its composition with every head of the other layers (strongest first),
+//                   every head's copying score as a layers x heads table, the words of each view and
+//                   the text's rollout; --json every number, --export-dir the head's matrices, the
+//                   composition and copying tables and the rollout.
 // Outputs are checked before anything is computed: an existing --json file is replaced only with
 // --force; --export-dir must be new, empty, or an earlier circuits export (only the file names this
-// command writes), and each file in it is written atomically.
+// command writes), and each file in it is written atomically; no output replaces a file of the model
+// folder or the text file.
+//
+// [SECTION] index: shared printing · checkpoint · model folder · options and dispatch
 #include "options.hpp"
 #include "commands.hpp"
 #include "circuits_command.hpp"
@@ -13,85 +26,102 @@
 #include <climits>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 
+#include "analysis/circuit_texts.hpp"
+#include "analysis/circuits.hpp"
+#include "analysis/rollout.hpp"
 #include "export/export.hpp"
 #include "io/file_io.hpp"
 #include "io/npy.hpp"
+#include "model/circuits_source.hpp"
 #include "model_options.hpp"  // nonEmptyPath, decimalInteger
+#include "model_source/model_source.hpp"
+#include "model_source/model_text.hpp"
 #include "train/checkpoint.hpp"
-#include "train/circuits.hpp"
+#include "train/circuits_source.hpp"
 #include "train/layer_model.hpp"
-#include "train/rollout.hpp"
 #include "util/format.hpp"
 #include "util/memory_budget.hpp"
 
 namespace mhascope::cli {
 namespace {
 
-using namespace mhascope::train;
+using namespace mhascope::analysis;
+using train::Checkpoint;
+using train::checkCircuitsInput;
+using train::checkpointRollout;
+using train::loadCheckpoint;
+using train::ProbeRollout;
+using train::taskName;
 
-const char* throughWhat(char kind) { return kind == 'Q' ? "its queries" : kind == 'K' ? "its keys" : "its values"; }
+// [SECTION] shared printing
 
-// The attention rollout of the task's probe sequence (item 0): the last layer's T x T and the tokens;
-// or why there is none (a text task without --text, a forward over the budget).
-struct RolloutOut {
-  std::vector<std::string> tokens;
-  std::vector<RowMatrix> rolled;  // per layer
-  RowMatrix rawLast;              // the last layer's weights, mean over heads
-  std::string why;                // "" when rolled is filled
-  std::string input;              // what was rolled out: "the task's probe sequence" / "--text"
-};
+// What the scores are and the baseline they stand against (after each source's conventions).
+void printScoreDefinitions(double baseline) {
+  std::printf("Scores are ||product||_F / (||.||_F ||.||_F):\n"
+              "  Q = ||OV^a QK^b||  K = ||QK^b OV^a^T||  V = ||OV^a OV^b||  (a earlier, b later)\n"
+              "random baseline %.3f: the mean score of random Gaussian heads of these shapes (%d sampled pairs)\n",
+              baseline, kBaselineSamples);
+}
 
-RolloutOut probeRollout(const Checkpoint& ck, const std::string& text, std::uint64_t budget) {
-  RolloutOut out;
-  auto probe = checkpointProbe(ck, 1, text);
-  if (!probe) {
-    out.why = probe.error().message;
-    return out;
+void printPairHeader() { std::printf("  %-16s %-16s %6s %6s %6s %9s\n", "from (a)", "to (b)", "Q", "K", "V", "baseline"); }
+
+void printPairRow(const Composition& p, double baseline) {
+  std::printf("  %-16s %-16s %6.3f %6.3f %6.3f %9.3f\n", headName(p.fromLayer, p.fromHead).c_str(),
+              headName(p.toLayer, p.toHead).c_str(), p.q, p.k, p.v, baseline);
+}
+
+void printRolloutMissing(const std::string& why) { std::printf("\nAttention rollout: not computed: %s\n", why.c_str()); }
+
+// The strongest of a composition's three scores.
+double strongest(const Composition& p) { return std::max({p.q, p.k, p.v}); }
+
+nlohmann::json pairsJson(const std::vector<Composition>& pairs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Composition& p : pairs) {
+    out.push_back({{"from", {p.fromLayer, p.fromHead}}, {"to", {p.toLayer, p.toHead}}, {"q", p.q}, {"k", p.k}, {"v", p.v}});
   }
-  auto snap = sequenceSnapshot(ck.params, probe->batch, budget);
-  if (!snap) {
-    out.why = snap.error().message;
-    return out;
-  }
-  out.tokens = probe->labels.front();
-  out.input = ck.task.kind == TaskKind::Text ? "--text" : "the task's probe sequence";
-  out.rolled = attentionRollout(*snap);
-  out.rawLast = meanHeadWeights(*snap, snap->layers - 1);
   return out;
 }
 
-void printRollout(const RolloutOut& r) {
-  if (!r.why.empty()) {
-    std::printf("\nAttention rollout: not computed: %s\n", r.why.c_str());
+nlohmann::json matrixJson(const RowMatrix& m) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (Eigen::Index i = 0; i < m.rows(); ++i) rows.push_back(std::vector<float>(m.row(i).begin(), m.row(i).end()));
+  return rows;
+}
+
+// [SECTION] checkpoint
+
+const char* throughWhat(char kind) { return kind == 'Q' ? "its queries" : kind == 'K' ? "its keys" : "its values"; }
+
+void printCheckpointRollout(const ProbeRollout& r) {
+  if (r.rollout.empty()) {
+    printRolloutMissing(r.rollout.why);
     return;
   }
   std::string seq;
   for (const std::string& t : r.tokens) seq += (seq.empty() ? "" : " ") + t;
   std::printf("\nAttention rollout on %s (T = %zu: %s)\n  %s\n", r.input.c_str(), r.tokens.size(), seq.c_str(),
-              rolloutText(r.rolled, r.rawLast, r.tokens, static_cast<int>(r.tokens.size()) - 1).c_str());
+              rolloutText(r.rollout, r.tokens, static_cast<int>(r.tokens.size()) - 1).c_str());
 }
 
-void printReport(const Checkpoint& ck, const Circuits& c) {
+void printCheckpointReport(const Checkpoint& ck, const Circuits& c) {
   std::printf("mhascope circuits: %s (%s task, step %lld): %d layer%s x %d head%s, d_model %d, d_k %d, vocab %d\n",
               ck.origin.c_str(), taskName(ck.task.kind), static_cast<long long>(ck.step), c.layers,
               c.layers == 1 ? "" : "s", c.heads, c.heads == 1 ? "" : "s", c.dModel, c.dk, c.vocab);
-  std::printf("LayerNorm and biases left out, as in Elhage et al. 2021. Scores are ||product||_F / (||.||_F ||.||_F):\n"
-              "  Q = ||OV^a QK^b||  K = ||QK^b OV^a^T||  V = ||OV^a OV^b||  (a earlier, b later)\n"
-              "random baseline %.3f: the mean score of random Gaussian heads of these shapes (%d sampled pairs)\n",
-              c.baseline, kBaselineSamples);
+  std::printf("LayerNorm and biases left out, as in Elhage et al. 2021. ");
+  printScoreDefinitions(c.baseline);
   if (c.pairs.empty()) {
     std::printf("\nComposition: none; this model has %d layer, and composition needs a head of a later layer reading "
                 "one of an earlier layer (train with --layers 2 or more)\n",
                 c.layers);
   } else {
     std::printf("\nComposition (every pair of heads in different layers)\n");
-    std::printf("  %-16s %-16s %6s %6s %6s %9s\n", "from (a)", "to (b)", "Q", "K", "V", "baseline");
-    for (const Composition& p : c.pairs) {
-      std::printf("  %-16s %-16s %6.3f %6.3f %6.3f %9.3f\n", headName(p.fromLayer, p.fromHead).c_str(),
-                  headName(p.toLayer, p.toHead).c_str(), p.q, p.k, p.v, c.baseline);
-    }
+    printPairHeader();
+    for (const Composition& p : c.pairs) printPairRow(p, c.baseline);
   }
   std::printf("\nCopying score (OV's eigenvalues in token space: sum / sum of moduli; 1 = raises the attended token)\n");
   for (const HeadCircuit& h : c.perHead) std::printf("  %-16s %7.3f\n", headName(h.layer, h.head).c_str(), h.copying);
@@ -106,11 +136,8 @@ void printReport(const Checkpoint& ck, const Circuits& c) {
   }
 }
 
-nlohmann::json circuitsJson(const Circuits& c, const RolloutOut& r) {
-  nlohmann::json pairs = nlohmann::json::array();
-  for (const Composition& p : c.pairs) {
-    pairs.push_back({{"from", {p.fromLayer, p.fromHead}}, {"to", {p.toLayer, p.toHead}}, {"q", p.q}, {"k", p.k}, {"v", p.v}});
-  }
+nlohmann::json checkpointJson(const Circuits& c, const ProbeRollout& r) {
+  const nlohmann::json pairs = pairsJson(c.pairs);
   nlohmann::json copying = nlohmann::json::array();
   for (int l = 0; l < c.layers; ++l) {
     nlohmann::json row = nlohmann::json::array();
@@ -118,12 +145,7 @@ nlohmann::json circuitsJson(const Circuits& c, const RolloutOut& r) {
     copying.push_back(row);
   }
   nlohmann::json rollout = nullptr;  // null: no probe sequence (a text task without --text)
-  if (r.why.empty() && !r.rolled.empty()) {
-    nlohmann::json rows = nlohmann::json::array();
-    const RowMatrix& m = r.rolled.back();
-    for (Eigen::Index i = 0; i < m.rows(); ++i) rows.push_back(std::vector<float>(m.row(i).begin(), m.row(i).end()));
-    rollout = {{"tokens", r.tokens}, {"matrix", rows}};
-  }
+  if (!r.rollout.empty()) rollout = {{"tokens", r.tokens}, {"matrix", matrixJson(r.rollout.rolled)}};
   return {{"pairs", pairs}, {"copying", copying}, {"baseline", c.baseline}, {"rollout", rollout}};
 }
 
@@ -181,13 +203,8 @@ Status writeCompositionPictures(const std::filesystem::path& dir, const Circuits
   return Ok{};
 }
 
-Status writeRollout(const std::filesystem::path& dir, const RolloutOut& r, const std::string& subtitle, int& files) {
-  if (auto s = writeRolloutFiles(dir, r.rolled.back(), r.tokens, static_cast<int>(r.rolled.size()), subtitle); !s) return s;
-  files += 2;
-  return Ok{};
-}
-
-Status writeExport(const std::string& dirName, const Checkpoint& ck, const Circuits& c, const RolloutOut& rollout) {
+Status writeCheckpointExport(const std::string& dirName, const Checkpoint& ck, const Circuits& c,
+                             const ProbeRollout& rollout) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path dir(dirName);
@@ -225,8 +242,10 @@ Status writeExport(const std::string& dirName, const Checkpoint& ck, const Circu
   }
   if (auto s = saveNpy((dir / "copying.npy").string(), toTensor(copying.data(), c.layers, c.heads)); !s) return s;
   ++files;
-  if (rollout.why.empty() && !rollout.rolled.empty()) {
-    if (auto s = writeRollout(dir, rollout, subtitle, files); !s) return s;
+  if (!rollout.rollout.empty()) {
+    const analysis::Rollout& r = rollout.rollout;
+    if (auto s = writeRolloutFiles(dir, r.rolled, rollout.tokens, r.layers, subtitle); !s) return s;
+    files += 2;
   }
   std::printf("wrote %d files to %s%s\n", files, dirName.c_str(),
               c.tokenSpace ? "" : (" (no token-space matrices: vocab " + std::to_string(c.vocab) + " is above " +
@@ -234,9 +253,285 @@ Status writeExport(const std::string& dirName, const Checkpoint& ck, const Circu
   return Ok{};
 }
 
-}  // namespace
+int runCheckpoint(const CircuitsArgs& a) {
+  if (a.checkpoint.empty()) return fail("circuits needs --checkpoint F (a training checkpoint) or --model DIR (a model folder)");
+  if (!a.json.empty()) {
+    if (auto s = checkJsonOutput(a.json, a.force, {{"--checkpoint", a.checkpoint}}); !s) return fail(s.error().message);
+  }
+  if (!a.exportDir.empty()) {
+    if (auto s = checkExportDir(a.exportDir); !s) return fail(s.error().message);
+  }
+  const std::uint64_t budget = a.memoryBudgetMib ? *a.memoryBudgetMib << 20 : defaultMemoryBudget();
+  auto ck = loadCheckpoint(a.checkpoint, budget);
+  if (!ck) return fail(ck.error().message);
+  if (auto s = checkCircuitsInput(ck->params); !s) return fail("'" + a.checkpoint + "': " + s.error().message);
+  const Circuits c = train::computeCircuits(ck->params);
+  const ProbeRollout rollout = checkpointRollout(*ck, a.text.value_or(""), budget);
+  if (c.pairs.empty()) {
+    std::fprintf(stderr, "mhascope: warning: '%s' has %d layer: composition needs two or more, so only the copying "
+                         "scores are shown\n",
+                 a.checkpoint.c_str(), c.layers);
+  }
+  printCheckpointReport(*ck, c);
+  printCheckpointRollout(rollout);
+  if (!a.json.empty()) {
+    if (auto s = writeFileAtomic(a.json, checkpointJson(c, rollout).dump(2) + "\n"); !s) return fail(s.error().message);
+    std::printf("wrote %s\n", a.json.c_str());
+  }
+  if (!a.exportDir.empty()) {
+    if (auto s = writeCheckpointExport(a.exportDir, *ck, c, rollout); !s) return fail(s.error().message);
+  }
+  return 0;
+}
 
-namespace {
+// [SECTION] model folder
+
+void printPairs(const char* title, const std::vector<Composition>& pairs, double baseline, std::size_t shown) {
+  std::vector<const Composition*> order;
+  for (const Composition& p : pairs) order.push_back(&p);
+  std::stable_sort(order.begin(), order.end(), [](const Composition* x, const Composition* y) { return strongest(*x) > strongest(*y); });
+  std::printf("\n%s: %zu pair%s, strongest first%s\n", title, pairs.size(), pairs.size() == 1 ? "" : "s",
+              order.size() > shown ? (" (the first " + std::to_string(shown) + "; --json has all)").c_str() : "");
+  printPairHeader();
+  for (std::size_t i = 0; i < order.size() && i < shown; ++i) printPairRow(*order[i], baseline);
+}
+
+void printModelReport(const ModelText& mt, const OneHeadCircuits& c, const std::vector<std::string>& tokens) {
+  const model::ModelSpec& s = mt.folder.spec();
+  std::printf("mhascope circuits: %s model %s: %d layers x %d heads (%d K/V heads), d_model %d, d_k %d, vocab %d; "
+              "T = %zu tokens\n",
+              s.family->modelType, mt.folder.dir().c_str(), c.layers, c.heads, c.kvHeads, c.dModel, c.dk, c.vocab,
+              mt.ids.size());
+  std::printf("The chosen head: %s. Norm gains folded into the weights that read the normed stream; centring and "
+              "biases left out\n(Elhage et al. 2021)%s. ",
+              headName(c.layer, c.head).c_str(),
+              s.rope() ? "; with RoPE, QK is the content part of the score only" : "");
+  printScoreDefinitions(c.baseline);
+  if (c.reads.empty() && c.readBy.empty()) {
+    std::printf("\nComposition: none; this model has one layer\n");
+  } else {
+    if (c.layer > 0) printPairs(("What " + headName(c.layer, c.head) + " reads (every head of layers 0 .. " +
+                                 std::to_string(c.layer - 1) + ")").c_str(),
+                                c.reads, c.baseline, 10);
+    if (c.layer + 1 < c.layers) printPairs(("Who reads " + headName(c.layer, c.head) + " (every head of layers " +
+                                            std::to_string(c.layer + 1) + " .. " + std::to_string(c.layers - 1) + ")").c_str(),
+                                           c.readBy, c.baseline, 10);
+    for (const char kind : {'Q', 'K', 'V'}) std::printf("  %s\n", oneHeadCompositionText(c, kind).c_str());
+  }
+  std::printf("\nCopying score of every head (OV's eigenvalues in token space over the whole vocabulary: sum / sum of "
+              "moduli; 1 = raises the attended token)\n      ");
+  for (int h = 0; h < c.heads; ++h) std::printf(" %6s", ("H" + std::to_string(h)).c_str());
+  std::printf("\n");
+  for (int l = 0; l < c.layers; ++l) {
+    std::printf("  %-4s", ("L" + std::to_string(l)).c_str());
+    for (int h = 0; h < c.heads; ++h) std::printf(" %6.3f", c.copyingAt(l, h));
+    std::printf("\n");
+  }
+  std::printf("  %s\n", oneHeadCopyingText(c).c_str());
+  if (c.rollout.empty()) {
+    printRolloutMissing(c.rollout.why);
+  } else {
+    std::printf("\nAttention rollout of the text through %d layers\n  %s\n", c.layers,
+                rolloutText(c.rollout.rolled, c.layers, c.rollout.rawLast, tokens, static_cast<int>(c.rollout.rolled.rows()) - 1).c_str());
+  }
+}
+
+nlohmann::json modelJson(const ModelText& mt, const OneHeadCircuits& c, const std::vector<std::string>& axisLabels,
+                            const std::vector<std::string>& tokens) {
+  nlohmann::json copying = nlohmann::json::array();
+  for (int l = 0; l < c.layers; ++l) {
+    nlohmann::json row = nlohmann::json::array();
+    for (int h = 0; h < c.heads; ++h) row.push_back(c.copyingAt(l, h));
+    copying.push_back(row);
+  }
+  nlohmann::json eig = nlohmann::json::array();
+  for (const auto& z : c.eigenvalues) eig.push_back({z.real(), z.imag()});
+  nlohmann::json rollout = nullptr;
+  if (!c.rollout.empty()) rollout = {{"tokens", tokens}, {"matrix", matrixJson(c.rollout.rolled)}};
+  return {{"model", mt.folder.dir()},
+          {"layer", c.layer},
+          {"head", c.head},
+          {"baseline", c.baseline},
+          {"reads", pairsJson(c.reads)},
+          {"read_by", pairsJson(c.readBy)},
+          {"copying", copying},
+          {"eigenvalues", eig},
+          {"token_ids", c.tokenIds},
+          {"token_labels", axisLabels},
+          {"qk_tokens", matrixJson(c.qkTokens)},
+          {"ov_tokens", matrixJson(c.ovTokens)},
+          {"rollout", rollout},
+          {"rollout_why", c.rollout.why}};
+}
+
+// Q, K or V of the chosen head against every head as one layers x heads table: the reads in the
+// earlier layers, the readers in the later ones, the head's own layer 0 (drawn blocked).
+RowMatrix compositionMap(const OneHeadCircuits& c, char kind) {
+  RowMatrix m = RowMatrix::Zero(c.layers, c.heads);
+  for (const Composition& p : c.reads) m(p.fromLayer, p.fromHead) = static_cast<float>(compositionScore(p, kind));
+  for (const Composition& p : c.readBy) m(p.toLayer, p.toHead) = static_cast<float>(compositionScore(p, kind));
+  return m;
+}
+
+Status writePairs(const std::filesystem::path& file, const std::vector<Composition>& pairs) {
+  RowMatrix m(static_cast<Eigen::Index>(pairs.size()), 7);  // from layer, from head, to layer, to head, Q, K, V
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const Composition& p = pairs[i];
+    m.row(static_cast<Eigen::Index>(i)) << static_cast<float>(p.fromLayer), static_cast<float>(p.fromHead),
+        static_cast<float>(p.toLayer), static_cast<float>(p.toHead), static_cast<float>(p.q), static_cast<float>(p.k),
+        static_cast<float>(p.v);
+  }
+  return saveNpy(file.string(), toTensor(m.data(), m.rows(), 7));
+}
+
+Status writeModelExport(const std::string& dirName, const ModelText& mt, const OneHeadCircuits& c,
+                   const std::vector<std::string>& axisLabels, const std::vector<std::string>& tokens) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir(dirName);
+  fs::create_directory(dir, ec);
+  if (ec) return makeError("cannot create folder '" + dirName + "': " + ec.message());
+  const std::string subtitle = fs::path(mt.folder.dir()).filename().string() + " (norm gains folded, biases left out)";
+  const std::string at = "_l" + std::to_string(c.layer) + "_h" + std::to_string(c.head);
+  const std::string who = headName(c.layer, c.head) + ": ";
+  const std::vector<MatrixFile> list = {
+      {"qk" + at, &c.qk, who + "QK = W_q W_k^T (query x QK key^T = score; W as y = x W stores it)", "d_model (query)", "d_model (key)", false},
+      {"ov" + at, &c.ov, who + "OV = W_v W_o (what the head writes for a key; W as y = x W stores it)", "d_model (attended)", "d_model (written)", false},
+      {"qk_tokens" + at, &c.qkTokens, who + "E QK E^T over the text's tokens (which token looks at which)", "query token",
+       "key token", true},
+      {"ov_tokens" + at, &c.ovTokens, who + "E OV U over the text's tokens (attending to a token raises these logits)",
+       "attended token", "predicted token", true}};
+  int files = 0;
+  for (const MatrixFile& f : list) {
+    if (auto s = writeMatrix(dir, f, axisLabels, subtitle); !s) return s;
+    files += 2;
+  }
+  if (auto s = writePairs(dir / "composition_reads.npy", c.reads); !s) return s;
+  if (auto s = writePairs(dir / "composition_read_by.npy", c.readBy); !s) return s;
+  files += 2;
+  float top = 0;
+  for (const auto* pairs : {&c.reads, &c.readBy})
+    for (const Composition& p : *pairs) top = std::max(top, static_cast<float>(strongest(p)));
+  for (const char kind : {'Q', 'K', 'V'}) {
+    const RowMatrix m = compositionMap(c, kind);
+    Slice2D sl;
+    sl.stage = StageId::Scores;
+    sl.rows = c.layers;
+    sl.cols = c.heads;
+    sl.data = m.data();
+    sl.rowAxis = "layer";
+    sl.colAxis = "head";
+    for (int l = 0; l < c.layers; ++l) sl.rowLabels.push_back("L" + std::to_string(l));
+    for (int h = 0; h < c.heads; ++h) sl.colLabels.push_back("H" + std::to_string(h));
+    // The chosen head's own layer cannot compose with it: drawn as blocked cells.
+    auto own = std::make_shared<std::vector<std::uint8_t>>(static_cast<std::size_t>(c.layers * c.heads), 0);
+    std::fill_n(own->begin() + static_cast<std::ptrdiff_t>(c.layer) * c.heads, c.heads, std::uint8_t{1});
+    sl.ownBlocked = own;
+    sl.blockedCells = own->data();
+    ExportOptions opt;
+    opt.colormap = ColormapId::Viridis;
+    opt.range = ColorRange{0.0f, top > 0 ? top : 1.0f};
+    opt.blockedLegend = "the chosen head's own layer: heads of one layer do not compose";
+    opt.title = std::string(1, kind) + "-composition with " + headName(c.layer, c.head) +
+                ": earlier layers it reads, later layers that read it (random baseline " + formatGeneral(c.baseline, 3) + ")";
+    opt.subtitle = subtitle;
+    const std::string name = std::string("composition_") + static_cast<char>(kind - 'A' + 'a') + at + ".png";
+    if (auto s = exportHeatmap((dir / name).string(), sl, opt); !s) return s;
+    ++files;
+  }
+  RowMatrix copying(c.layers, c.heads);
+  for (int l = 0; l < c.layers; ++l)
+    for (int h = 0; h < c.heads; ++h) copying(l, h) = static_cast<float>(c.copyingAt(l, h));
+  if (auto s = saveNpy((dir / "copying.npy").string(), toTensor(copying.data(), c.layers, c.heads)); !s) return s;
+  ++files;
+  if (!c.rollout.empty()) {
+    if (auto s = writeRolloutFiles(dir, c.rollout.rolled, tokens, c.layers, subtitle); !s) return s;
+    files += 2;
+  } else {
+    // An earlier export's rollout is of another text: it must not pass for this one's.
+    fs::remove(dir / "rollout.npy", ec);
+    fs::remove(dir / "rollout.png", ec);
+  }
+  std::printf("wrote %d files to %s\n", files, dirName.c_str());
+  return Ok{};
+}
+
+// What the file checks of circuits_files.cpp do not know about a model: --json is no file of the
+// model folder at all (a file the commands do not read, such as generation_config.json, is still
+// the user's), and neither --json nor the --text-file is a file this export writes.
+Status checkModelOutputs(const CircuitsArgs& a, const std::string& modelDir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto folderOf = [](const std::string& file) {
+    const fs::path parent = fs::path(file).parent_path();
+    return parent.empty() ? fs::path(".") : parent;
+  };
+  if (!a.json.empty() && fs::equivalent(folderOf(a.json), modelDir, ec)) {
+    return makeError("--json '" + a.json + "' is inside the model folder '" + modelDir +
+                     "'; writing there could replace one of its files: choose a file outside it");
+  }
+  if (a.exportDir.empty()) return Ok{};
+  const std::string name = fs::path(a.json).filename().string();
+  if (!a.json.empty() && isExportFileName(name) && fs::equivalent(folderOf(a.json), a.exportDir, ec)) {
+    return makeError("--json '" + a.json + "' is a file --export-dir '" + a.exportDir + "' writes; choose another name");
+  }
+  if (!a.textFile.empty() && isExportFileName(fs::path(a.textFile).filename().string()) &&
+      fs::equivalent(folderOf(a.textFile), a.exportDir, ec)) {
+    return makeError("--text-file '" + a.textFile + "' is a file --export-dir '" + a.exportDir +
+                     "' writes; writing there would destroy the text: move it or choose another folder");
+  }
+  return Ok{};
+}
+
+int runModel(const CircuitsArgs& a) {
+  auto mt = loadModelText(a.modelDir, a.text, a.textFile);
+  if (!mt) return fail(mt.error().message);
+  // Every file the folder is read from, and the text: no output may replace one, --force or not.
+  auto inputs = modelFolderFiles(mt->folder.dir());
+  if (!a.textFile.empty()) inputs.push_back({"--text-file", a.textFile});
+  if (auto s = checkModelOutputs(a, mt->folder.dir()); !s) return fail(s.error().message);
+  if (!a.json.empty()) {
+    if (auto s = checkJsonOutput(a.json, a.force, inputs); !s) return fail(s.error().message);
+  }
+  if (!a.exportDir.empty()) {
+    if (auto s = checkExportDir(a.exportDir); !s) return fail(s.error().message);
+  }
+  // The folder is made now, so a name that cannot be made fails before minutes of computing; it
+  // is removed again if nothing gets written into it.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool madeExportDir = !a.exportDir.empty() && fs::create_directory(a.exportDir, ec);
+  if (ec) return fail("cannot create folder '" + a.exportDir + "': " + ec.message());
+  const auto failClean = [&](const std::string& message) {
+    if (madeExportDir) fs::remove(a.exportDir, ec);  // only while empty
+    return fail(message);
+  };
+  model::ModelCircuitsOptions opt;
+  opt.layer = a.layer;
+  opt.head = a.head;
+  opt.memoryBudgetBytes = a.memoryBudgetMib ? *a.memoryBudgetMib << 20 : defaultMemoryBudget();
+  auto c = model::computeModelCircuits(mt->folder, mt->ids, opt);
+  if (!c) return failClean(c.error().message);
+  // The token-space axes as the text spells them (the Model tab's labels, a token's first occurrence).
+  std::map<int, std::string> spelled;
+  for (std::size_t t = 0; t < mt->ids.size(); ++t) spelled.emplace(mt->ids[t], mt->labels[t]);
+  std::vector<std::string> axisLabels;
+  for (const int id : c->tokenIds) axisLabels.push_back(spelled.count(id) ? spelled[id] : "#" + std::to_string(id));
+  printModelReport(*mt, *c, mt->labels);
+  // The pictures first: if one cannot be written, the command fails with no --json either.
+  if (!a.exportDir.empty()) {
+    if (auto s = writeModelExport(a.exportDir, *mt, *c, axisLabels, mt->labels); !s) return failClean(s.error().message);
+  }
+  if (!a.json.empty()) {
+    if (auto s = writeFileAtomic(a.json, modelJson(*mt, *c, axisLabels, mt->labels).dump(2) + "\n"); !s) {
+      return fail(s.error().message);
+    }
+    std::printf("wrote %s\n", a.json.c_str());
+  }
+  return 0;
+}
+
+// [SECTION] options and dispatch
 
 void addCircuitsOptions(CLI::App* c, CircuitsArgs& a) {
   c->footer("Outputs: an existing --json file is replaced only with --force; --export-dir must be a new or empty "
@@ -284,36 +579,6 @@ CommandRun addCircuitsCommand(CLI::App& cmd, CommandContext&) {
   return [a](CommandContext&) { return cmdCircuits(*a); };
 }
 
-int cmdCircuits(const CircuitsArgs& a) {
-  if (!a.modelDir.empty()) return cmdCircuitsModel(a);
-  if (a.checkpoint.empty()) return fail("circuits needs --checkpoint F (a training checkpoint) or --model DIR (a model folder)");
-  if (!a.json.empty()) {
-    if (auto s = checkJsonOutput(a.json, a.force, {{"--checkpoint", a.checkpoint}}); !s) return fail(s.error().message);
-  }
-  if (!a.exportDir.empty()) {
-    if (auto s = checkExportDir(a.exportDir); !s) return fail(s.error().message);
-  }
-  const std::uint64_t budget = a.memoryBudgetMib ? *a.memoryBudgetMib << 20 : defaultMemoryBudget();
-  auto ck = loadCheckpoint(a.checkpoint, budget);
-  if (!ck) return fail(ck.error().message);
-  if (auto s = checkCircuitsInput(ck->params); !s) return fail("'" + a.checkpoint + "': " + s.error().message);
-  const Circuits c = computeCircuits(ck->params);
-  const RolloutOut rollout = probeRollout(*ck, a.text.value_or(""), budget);
-  if (c.pairs.empty()) {
-    std::fprintf(stderr, "mhascope: warning: '%s' has %d layer: composition needs two or more, so only the copying "
-                         "scores are shown\n",
-                 a.checkpoint.c_str(), c.layers);
-  }
-  printReport(*ck, c);
-  printRollout(rollout);
-  if (!a.json.empty()) {
-    if (auto s = writeFileAtomic(a.json, circuitsJson(c, rollout).dump(2) + "\n"); !s) return fail(s.error().message);
-    std::printf("wrote %s\n", a.json.c_str());
-  }
-  if (!a.exportDir.empty()) {
-    if (auto s = writeExport(a.exportDir, *ck, c, rollout); !s) return fail(s.error().message);
-  }
-  return 0;
-}
+int cmdCircuits(const CircuitsArgs& a) { return a.modelDir.empty() ? runCheckpoint(a) : runModel(a); }
 
 }  // namespace mhascope::cli

@@ -1,11 +1,10 @@
 // `mhascope circuits --checkpoint F [--json OUT] [--export-dir DIR] [--force] [--text S]`: what a trained
-// model's heads compute, from its weights alone (core/train/circuits.hpp): the composition of every
-// pair of heads in different layers with the random baseline, each head's copying score, the
-// strongest reads in words, and the attention rollout of the task's probe sequence (--text: the text
-// task's input, which its checkpoint does not store); --json writes the scores, --export-dir the QK / OV matrices and their
-// token-space versions as .npy and PNG heatmaps.
+// model's heads compute, from its weights alone (core/analysis over core/train/circuits_source.hpp):
+// every pair of heads, the copying scores, the strongest reads in words and the rollout of the task's
+// probe sequence.
 // `mhascope circuits --model DIR --text S|--text-file F --layer L --head H`: the same around one head
-// of a Hugging Face model folder (core/model/model_circuits.hpp; circuits_model.cpp).
+// of a Hugging Face model folder (core/analysis over core/model/circuits_source.hpp).
+// One file, circuits_command.cpp, for both sources.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +27,5 @@ struct CircuitsArgs {
 };
 
 int cmdCircuits(const CircuitsArgs& a);
-// --model: circuits_model.cpp.
-int cmdCircuitsModel(const CircuitsArgs& a);
 
 }  // namespace mhascope::cli

@@ -1,5 +1,5 @@
-// What `mhascope circuits` writes, for a training checkpoint (circuits_command.cpp) and a model
-// folder (circuits_model.cpp) alike: the checks that keep its outputs off the user's files, and
+// What `mhascope circuits` writes (circuits_command.cpp), for a training checkpoint and a model
+// folder alike: the checks that keep its outputs off the user's files, and
 // the .npy + PNG pair of one matrix.
 #pragma once
 

@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <string>
 
-#include "attention/head_scores.hpp"
+#include "analysis/head_scores.hpp"
 #include "model/families/families.hpp"
 #include "model/model_view.hpp"
 #include "panels/panel.hpp"

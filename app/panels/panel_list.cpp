@@ -7,7 +7,7 @@
 
 #include "panels/compare_panel.hpp"
 #include "panels/predictions_panel.hpp"
-#include "train_lab/circuits_view.hpp"
+#include "circuits/circuits_view.hpp"
 #include "train_lab/lab_panels.hpp"
 
 namespace mhascope::app {

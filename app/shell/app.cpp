@@ -28,7 +28,7 @@
 #include "state/open_file.hpp"
 #include "state/workspace_state.hpp"
 #include "testing/script_host.hpp"
-#include "train_lab/circuits_view.hpp"
+#include "circuits/circuits_view.hpp"
 #include "train_lab/lab_panels.hpp"
 #include "train_lab/lab_state.hpp"
 #include "io/presets.hpp"
@@ -242,8 +242,12 @@ void App::updateCompute() {
     // The Train mode's frame: the latest view of its run, the chosen step, the ablated probe; then
     // every Circuits view's jobs (the Train mode's, or the pipeline tab's when it is the one open).
     trainLab_.setup.memoryBudgetBytes = pipeline_.state.doc.memoryBudgetBytes;  // the window's one budget
-    if (trainLab_.active) updateTrainLab(trainLab_, forceSync);
-    updateCircuits(trainLab_, pipeline_.state, pipeline_.view, tab, Window::now());
+    if (trainLab_.active) {
+      updateTrainLab(trainLab_, forceSync);
+      updateTrainCircuits(trainLab_);
+    } else {
+      updateCircuitsTab(circuitsTab_, pipeline_.state, pipeline_.view, tab, Window::now());
+    }
   } catch (const std::exception& e) {  // bad_alloc and friends: shown, the app keeps running
     pipeline_.state.actionError = std::string("compute failed: ") + e.what();
   }
@@ -254,7 +258,9 @@ void App::frame() {
   // Training in the Train mode: one frame per tick, at most 4 per second and the tick long enough
   // that drawing takes at most a ninth of the time (TrainLab::tickSeconds; input still wakes the
   // loop at once), so a software renderer leaves the CPU to the training thread.
-  const bool trainTick = trainLab_.animating() && !pipeline_.view.playing && !pipeline_.state.compute.computing;
+  // The Circuits tab's workers likewise: their result is drawn within a tick, not at the next input.
+  const bool trainTick = (trainLab_.animating() || circuitsTab_.busy()) && !pipeline_.view.playing &&
+                         !pipeline_.state.compute.computing;
   const FramePacer::Wake wake =
       trainTick ? FramePacer::Wake::Tick : pacer_.schedule(pipeline_.view.playing || pipeline_.state.compute.computing || pipeline_.state.compute.lessonComputing);
   // A worker computing a long job: the progress line needs a few frames a second and the worker
@@ -330,6 +336,7 @@ void App::frame() {
     advancePlay(dt);
     UiContext ctx = uiContext(pipeline_, textures_, probes_, fonts_.mono(), fonts_.title());
     ctx.train = &trainLab_;
+    ctx.circuits = &circuitsTab_;
     loop_.wide = drawLayout(ctx, [this](UiContext& c) { return drawModeSwitch(trainLab_, c); });
   } catch (const std::exception& e) {
     // An exception mid-frame leaves Begin/End unbalanced: let ImGui close what is open.

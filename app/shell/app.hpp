@@ -75,6 +75,7 @@ class App {
   KeyTaps keyTaps_;
   FrameBench bench_;
   TrainLab trainLab_;             // the Train mode (app/train_lab/)
+  CircuitsTab circuitsTab_;       // the pipeline's Circuits tab (app/circuits/)
   double lastFrameTime_ = 0.0;
   double frameStart_ = 0.0;        // after the wait: a frame's drawing time starts here
   FrameWork frameWork_;            // smoothed drawing time (the computing tick)

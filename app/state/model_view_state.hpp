@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "attention/head_scores.hpp"
+#include "analysis/head_scores.hpp"
 #include "state/job_slot.hpp"
 #include "state/predictions_view.hpp"
 
@@ -32,7 +32,7 @@ enum class ModelProbe { Text, RepeatedRandom };
 inline constexpr int kMinProbeLength = 32;   // tokens in one half of the repeated sequence
 inline constexpr int kMaxProbeLength = 256;
 
-// The per-head score the grid is coloured by (core/attention/head_scores.hpp).
+// The per-head score the grid is coloured by (core/analysis/head_scores.hpp).
 enum class HeadRole { PreviousToken, Induction, Sink, Entropy };
 inline constexpr int kHeadRoleCount = 4;
 

@@ -54,7 +54,8 @@ class UiProbes {
 };
 
 
-struct TrainLab;  // train_lab/lab_state.hpp
+struct TrainLab;     // train_lab/lab_state.hpp
+struct CircuitsTab;  // circuits/circuits_view.hpp
 
 struct UiContext {
   AppState& state;
@@ -65,6 +66,7 @@ struct UiContext {
   ImFont* monoFont = nullptr;   // DejaVu Sans Mono for formulas and pseudocode (or the default)
   ImFont* titleFont = nullptr;  // a larger DejaVu Sans for stage titles (or the default)
   TrainLab* train = nullptr;    // the Train mode, whose panels draw it (null: no Train mode here)
+  CircuitsTab* circuits = nullptr;  // the pipeline's Circuits tab (null: none here)
 };
 
 // The context one frame's panels draw with, over a window's pipeline session.

@@ -16,7 +16,7 @@
 #include "train/circuit.hpp"
 #include "state/lesson_view.hpp"
 #include "train/session.hpp"
-#include "train_lab/circuits_view.hpp"
+#include "circuits/circuits_view.hpp"
 
 namespace mhascope::app {
 
@@ -212,7 +212,7 @@ struct TrainLab {
   TrainAblation ablation;
   TrainFiles files;
   TrainPacing pacing;
-  CircuitsViews circuits;              // the Circuits panels' choices and caches (Train mode and pipeline tab)
+  CircuitsView circuits;               // the Train mode's Circuits panel: choices, caches, its worker
   bool logY = false;
   int openLayer = 0;                   // the layer "Open in pipeline" sends (< the run's layers)
   std::string message;

@@ -4,10 +4,10 @@
 #include <limits>
 #include <string>
 
-#include <Eigen/SVD>
 
 #include "lessons/common.hpp"
 #include "lessons/roles.hpp"
+#include "util/decompositions.hpp"
 
 namespace mhascope {
 
@@ -48,8 +48,7 @@ int scoreTableRank(const Trace& trace, int batchIndex, int head) {
       if (!std::isfinite(v)) return -1;  // an overflowed table has no meaningful rank
       m(r, c) = v;
     }
-  // BDCSVD, not JacobiSVD: the same singular values, but Jacobi's sweeps took minutes at T = 1024.
-  const Eigen::VectorXd sv = Eigen::BDCSVD<Eigen::MatrixXd>(m).singularValues();
+  const Eigen::VectorXd sv = singularValues(m);
   if (sv.size() == 0 || sv(0) == 0.0) return 0;
   int rank = 0;
   for (Eigen::Index i = 0; i < sv.size(); ++i) rank += sv(i) > 1e-4 * sv(0) ? 1 : 0;  // float scores: ~1e-7 noise

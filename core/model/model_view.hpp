@@ -1,5 +1,5 @@
 // Every layer and head of a model folder on one token sequence, summarised in one call — what
-// the window's Model tab shows: each head's role scores (attention/head_scores.hpp: previous-token,
+// the window's Model tab shows: each head's role scores (analysis/head_scores.hpp: previous-token,
 // prefix matching, the first-token "sink", entropy) and a thumbnail of its attention, the model's
 // top next tokens per position and the logit lens (predictions.hpp).
 //
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "attention/engine.hpp"
-#include "attention/head_scores.hpp"
+#include "analysis/head_scores.hpp"
 #include "model/forward.hpp"
 #include "model/model_folder.hpp"
 #include "model/predictions.hpp"

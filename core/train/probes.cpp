@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "attention/head_scores.hpp"
+#include "analysis/head_scores.hpp"
 #include "attention/random.hpp"
 
 namespace mhascope::train {
@@ -29,7 +29,7 @@ Batch repeatedTokensProbe(int vocab, int seq, int batch) {
   return b;
 }
 
-// The role scores are the shared definitions of attention/head_scores.hpp (the same a real
+// The role scores are the shared definitions of analysis/head_scores.hpp (the same a real
 // model's heads are measured by), summed over the batch's sequences; this file adds only what
 // needs the trained model's weights (copying).
 namespace {

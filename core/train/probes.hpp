@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/rollout.hpp"  // AttentionStack
 #include "train/model.hpp"
 
 namespace mhascope::train {
@@ -52,10 +53,8 @@ struct Evaluation {
 };
 
 // The probe sequence's (batch item 0) attention of every head at one step: (L, h, T, T).
-struct Snapshot {
+struct Snapshot : analysis::AttentionStack {
   std::int64_t step = 0;
-  int layers = 0, heads = 0, seq = 0;
-  std::vector<float> weights;
 };
 
 // B sequences of T tokens: n = T/2 tokens drawn uniformly from the whole vocabulary (seeded, the

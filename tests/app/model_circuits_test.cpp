@@ -18,16 +18,17 @@
 
 #include "headless_imgui.hpp"
 #include "model_folder_copy.hpp"  // modelFolderCopy: the fixtures' letters are ids 0-25, the space 26
-#include "model/model_circuits.hpp"
+#include "analysis/circuit_texts.hpp"
+#include "model/circuits_source.hpp"
 #include "panels/panel.hpp"  // kCircuitsTab
 #include "state/app_state.hpp"
 #include "state/model_view_state.hpp"
 #include "state/open_file.hpp"
 #include "state/pipeline_session.hpp"
 #include "state/ui_context.hpp"
-#include "train_lab/circuits_view.hpp"
+#include "circuits/circuits_view.hpp"
 #include "train_lab/lab_state.hpp"
-#include "train_lab/model_circuits_compute.hpp"
+#include "circuits/model_circuits_compute.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -151,18 +152,18 @@ TEST(ModelCircuitsWords, SourceAndConventionsSayWhereTheNumbersComeFrom) {
   r.circuits.layer = 1;
   r.circuits.head = 3;
   EXPECT_EQ(modelCircuitsSource(r), "gpt2 · layer 1, head 3");
-  EXPECT_NE(modelCircuitsConventions(false).find("gains folded"), std::string::npos);
-  EXPECT_EQ(modelCircuitsConventions(false).find("RoPE"), std::string::npos);
-  EXPECT_NE(modelCircuitsConventions(true).find("RoPE: QK is the content part"), std::string::npos);
+  EXPECT_NE(analysis::oneHeadConventions(false).find("gains folded"), std::string::npos);
+  EXPECT_EQ(analysis::oneHeadConventions(false).find("RoPE"), std::string::npos);
+  EXPECT_NE(analysis::oneHeadConventions(true).find("RoPE: QK is the content part"), std::string::npos);
   // The token-space words say how many of the text's distinct tokens the axes hold.
   r.circuits.tokenIds = {4, 9, 2};
   r.circuits.vocab = 50257;
   r.distinctTokens = 3;
-  EXPECT_NE(modelHeadText(r, 2).find("over the text's 3 distinct tokens (of V = 50,257)"), std::string::npos)
-      << modelHeadText(r, 2);
+  EXPECT_NE(analysis::oneHeadMatrixText(r.circuits, r.distinctTokens, 2).find("over the text's 3 distinct tokens (of V = 50,257)"), std::string::npos)
+      << analysis::oneHeadMatrixText(r.circuits, r.distinctTokens, 2);
   r.distinctTokens = 80;  // a long text: the axes hold the first ones
-  EXPECT_NE(modelHeadText(r, 3).find("over the first 3 of the text's 80 distinct tokens"), std::string::npos)
-      << modelHeadText(r, 3);
+  EXPECT_NE(analysis::oneHeadMatrixText(r.circuits, r.distinctTokens, 3).find("over the first 3 of the text's 80 distinct tokens"), std::string::npos)
+      << analysis::oneHeadMatrixText(r.circuits, r.distinctTokens, 3);
 }
 
 TEST(ModelCircuitsSelect, TheSameLayerChangesTheHeadAnotherReopensThePipelineAndKeepsTheTab) {
@@ -194,7 +195,7 @@ TEST_F(ModelCircuitsTest, TheJobReadsTheFolderAndLabelsTheTokensAsTheModelTabDoe
   ModelCircuitsOutcome out = runModelCircuitsJob(keyOf(folder, "ab ab", 1, 2), 0, 1, job);
   ASSERT_TRUE(out.result) << out.error;
   const ModelCircuitsResult& r = *out.result;
-  const model::ModelCircuits& c = r.circuits;
+  const analysis::OneHeadCircuits& c = r.circuits;
   EXPECT_EQ(c.layer, 1);
   EXPECT_EQ(c.head, 2);
   EXPECT_EQ(r.folderName, "llama_gqa");
@@ -207,7 +208,7 @@ TEST_F(ModelCircuitsTest, TheJobReadsTheFolderAndLabelsTheTokensAsTheModelTabDoe
   EXPECT_EQ(c.qkTokens.rows(), 3);
   EXPECT_GT(job->total.load(), 0);
   EXPECT_EQ(job->done.load(), job->total.load());
-  EXPECT_EQ(c.rollout.rows(), 5);
+  EXPECT_EQ(c.rollout.rolled.rows(), 5);
   EXPECT_EQ(modelCircuitsSource(r), "llama_gqa · layer 1, head 2");
   // A GPT-2 folder: no RoPE in the conventions.
   const std::string gpt = modelFolderCopy(dir_, "gpt2");
@@ -259,7 +260,7 @@ TEST_F(ModelCircuitsTest, TheLatestRequestWinsOnTheWorker) {
   EXPECT_EQ(modelCircuitsStatus(s, b), "ready");
   // The baseline of the folder's sizes is kept for the next request (it costs seconds at a real
   // model's sizes), and a job given it reports the same value.
-  const model::ModelCircuits& c = s.result->circuits;
+  const analysis::OneHeadCircuits& c = s.result->circuits;
   ASSERT_EQ(compute.baselines().count({c.dModel, c.dk}), 1u);
   EXPECT_EQ(compute.baselines().at({c.dModel, c.dk}), c.baseline);
   BaselineCache given{{{c.dModel, c.dk}, 0.5}};
@@ -286,7 +287,7 @@ TEST_F(ModelCircuitsTest, TheLatestRequestWinsOnTheWorker) {
 // Made-up numbers of the right shapes: 3 layers x 2 heads, the chosen head layer 1 head 0.
 std::shared_ptr<const ModelCircuitsResult> madeUpResult() {
   auto r = std::make_shared<ModelCircuitsResult>();
-  model::ModelCircuits& c = r->circuits;
+  analysis::OneHeadCircuits& c = r->circuits;
   c.layers = 3;
   c.heads = 2;
   c.kvHeads = 2;
@@ -304,8 +305,10 @@ std::shared_ptr<const ModelCircuitsResult> madeUpResult() {
   c.baseline = 0.3;
   c.reads = {{0, 0, 1, 0, 0.2, 0.7, 0.1}, {0, 1, 1, 0, 0.5, 0.1, 0.3}};
   c.readBy = {{1, 0, 2, 0, 0.4, 0.2, 0.6}, {1, 0, 2, 1, 0.1, 0.3, 0.2}};
-  c.rollout = RowMatrix::Constant(3, 3, 1.0f / 3);
-  c.lastLayerMean = RowMatrix::Constant(3, 3, 1.0f / 3);
+  c.rollout.rolled = RowMatrix::Constant(3, 3, 1.0f / 3);
+  c.rollout.rawLast = RowMatrix::Constant(3, 3, 1.0f / 3);
+  c.rollout.layers = 3;
+  c.rollout.heads = 2;
   r->folderName = "gpt";
   r->axisLabels = {"a", "b"};
   r->textLabels = {"a", "b", "a"};
@@ -319,14 +322,14 @@ class ModelCircuitsPanel : public ::testing::Test {
   PipelineSession pipeline;
   TextureCache textures;
   UiProbes probes;
-  TrainLab train;
+  CircuitsTab tab;
 
   void frame() {
-    updateCircuits(train, pipeline.state, pipeline.view, kCircuitsTab, 0.0);  // the app's update step
+    updateCircuitsTab(tab, pipeline.state, pipeline.view, kCircuitsTab, 0.0);  // the app's update step
     ImGui::NewFrame();
     probes.clear();
     UiContext ctx = uiContext(pipeline, textures, probes);
-    ctx.train = &train;
+    ctx.circuits = &tab;
     ImGui::SetNextWindowPos(ImVec2(0, 0));
     ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
     ImGui::Begin("tab", nullptr, ImGuiWindowFlags_NoDecoration);
@@ -345,7 +348,7 @@ class ModelCircuitsPanel : public ::testing::Test {
     pipeline.state.doc.files.layer = 1;
     pipeline.state.doc.config.text = "aba";
     pipeline.view.head = 0;
-    ModelCircuitsState& s = train.circuits.model.state;
+    ModelCircuitsState& s = tab.model.state;
     s.result = madeUpResult();
     s.resultKey = modelCircuitsKey(pipeline.state, pipeline.view);
     s.resultSerial = 1;
@@ -360,14 +363,14 @@ TEST_F(ModelCircuitsPanel, WithoutAModelTheCheckpointViewIsUnchanged) {
 TEST_F(ModelCircuitsPanel, DrawsEveryViewWithTheWordsOfItsNumbers) {
   shown();
   frame();
-  const model::ModelCircuits& c = train.circuits.model.state.result->circuits;
+  const analysis::OneHeadCircuits& c = tab.model.state.result->circuits;
   EXPECT_EQ(label("circuits_status"), "ready");
   EXPECT_EQ(label("circuits_step"), "gpt · layer 1, head 0");
   EXPECT_NE(label("circuits_conventions").find("gains folded"), std::string::npos);
   EXPECT_EQ(label("circuits_layer"), "1");
   EXPECT_EQ(label("circuits_head"), "0");
-  EXPECT_EQ(label("circuits_comp_text"), model::modelCompositionText(c, 'K'));
-  EXPECT_EQ(label("circuits_copying_text"), model::modelCopyingText(c));
+  EXPECT_EQ(label("circuits_comp_text"), analysis::oneHeadCompositionText(c, 'K'));
+  EXPECT_EQ(label("circuits_copying_text"), analysis::oneHeadCopyingText(c));
   EXPECT_EQ(label("circuits_copying_chosen"), "layer 1 head 0: copying score 0.100");
   EXPECT_NE(label("circuits_rollout_text").find("after all 3 layers"), std::string::npos) << label("circuits_rollout_text");
   for (const char* probe : {"circuits_head_map", "circuits_reads_map", "circuits_readers_map", "circuits_copying_map",
@@ -378,12 +381,12 @@ TEST_F(ModelCircuitsPanel, DrawsEveryViewWithTheWordsOfItsNumbers) {
   }
   EXPECT_EQ(probes.find("circuits_cancel"), nullptr);  // nothing runs
   // Another matrix and kind: the title and the words follow.
-  train.circuits.model.matrix = 3;
-  train.circuits.model.kind = 2;
+  tab.model.matrix = 3;
+  tab.model.kind = 2;
   frame();
   EXPECT_NE(label("circuits_head_title").find("E OV U"), std::string::npos) << label("circuits_head_title");
-  EXPECT_EQ(label("circuits_head_text"), modelHeadText(*train.circuits.model.state.result, 3));
-  EXPECT_EQ(label("circuits_comp_text"), model::modelCompositionText(c, 'V'));
+  EXPECT_EQ(label("circuits_head_text"), analysis::oneHeadMatrixText(tab.model.state.result->circuits, tab.model.state.result->distinctTokens, 3));
+  EXPECT_EQ(label("circuits_comp_text"), analysis::oneHeadCompositionText(c, 'V'));
 }
 
 TEST_F(ModelCircuitsPanel, HoverNamesTheCompositionPairAndAClickPicksThatHead) {
@@ -409,7 +412,7 @@ TEST_F(ModelCircuitsPanel, HoverNamesTheCompositionPairAndAClickPicksThatHead) {
 
 TEST_F(ModelCircuitsPanel, AnErrorIsSaidAboveThePreviousPicture) {
   shown();
-  ModelCircuitsState& s = train.circuits.model.state;
+  ModelCircuitsState& s = tab.model.state;
   s.error = "cannot read '/m/gpt/model.safetensors': no such file";
   s.stoppedKey = keyOf("/m/gpt", "aba", 1, 1);
   s.stoppedError = s.error;

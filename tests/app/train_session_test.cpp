@@ -13,7 +13,7 @@
 
 #include "cli/train_command.hpp"
 #include "state/session.hpp"
-#include "train_lab/circuits_view.hpp"
+#include "circuits/circuits_view.hpp"
 #include "train_lab/lab_figures.hpp"
 #include "train_lab/lab_state.hpp"
 #include "train/memory.hpp"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `circuits --model DIR --text S --layer L --head H` (app/cli/circuits_model.cpp) on copies of the
+# `circuits --model DIR --text S --layer L --head H` (app/cli/circuits_command.cpp) on copies of the
 # fixture model folders with a byte-level tokenizer (model_tokenizer.sh): the numbers of --json
 # against the PyTorch reference that scripts/gen_model_fixtures.py wrote for the same tokens
 # (tests/fixtures/models/circuits), --export-dir's files against --json, GQA, and one line for each

@@ -1,7 +1,7 @@
-// A model folder's circuits around one head (core/model/model_circuits.hpp) against the plain
+// A model folder's circuits around one head (core/model/circuits_source.hpp) against the plain
 // formulas of scripts/gen_model_fixtures.py (float64 NumPy, every matrix explicit: QK and OV
 // d_model x d_model, E OV U V x V with its full eigen solve, each composition product), on the gpt2
-// and the GQA llama fixtures; the low-rank composition against train::compose on random matrices;
+// and the GQA llama fixtures;
 // the baseline against its earlier d_model x d_model form; errors, cancel, the budget, the GQA head
 // mapping, the token axes, the rollout's limit and the texts.
 //
@@ -11,7 +11,7 @@
 // eigenvalues come from a d_k x d_k solve here and a V x V one there (whose V - d_k extra eigenvalues
 // are zero up to ~1e-13): 1e-4. The rollout multiplies the forward's float32 attention, which
 // matches the PyTorch forward to 2e-5 (model_forward_test): 1e-4.
-#include "model/model_circuits.hpp"
+#include "model/circuits_source.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/circuit_texts.hpp"
 #include "attention/random.hpp"
 #include "check_tensor.hpp"
 #include "io/npy.hpp"
@@ -62,7 +63,7 @@ std::vector<std::complex<double>> sortedEigenvalues(std::vector<std::complex<dou
   return v;
 }
 
-void expectCompositions(const std::vector<train::Composition>& got, const nlohmann::json& ref, const char* what) {
+void expectCompositions(const std::vector<analysis::Composition>& got, const nlohmann::json& ref, const char* what) {
   ASSERT_EQ(got.size(), ref.size()) << what;
   for (std::size_t i = 0; i < got.size(); ++i) {
     SCOPED_TRACE(std::string(what) + " " + std::to_string(i));
@@ -131,11 +132,11 @@ TEST_P(ModelCircuitsMatchReference, EveryField) {
   }
   expectCompositions(r->reads, ref.at("reads"), "reads");
   expectCompositions(r->readBy, ref.at("read_by"), "read_by");
-  EXPECT_EQ(r->baseline, train::compositionBaseline(s.dModel, s.dk()));
+  EXPECT_EQ(r->baseline, analysis::compositionBaseline(s.dModel, s.dk()));
 
-  EXPECT_TRUE(r->rolloutWhy.empty()) << r->rolloutWhy;
-  EXPECT_TRUE(matches("rollout", r->rollout, loadRef(base, "rollout"), 1e-4, 1e-4));
-  EXPECT_TRUE(matches("last layer's mean", r->lastLayerMean, loadRef(base, "last_mean"), 1e-4, 1e-4));
+  EXPECT_TRUE(r->rollout.why.empty()) << r->rollout.why;
+  EXPECT_TRUE(matches("rollout", r->rollout.rolled, loadRef(base, "rollout"), 1e-4, 1e-4));
+  EXPECT_TRUE(matches("last layer's mean", r->rollout.rawLast, loadRef(base, "last_mean"), 1e-4, 1e-4));
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ModelCircuitsMatchReference,
@@ -147,71 +148,6 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ModelCircuitsMatchReference,
                          });
 
 const std::vector<int> kTokens = {5, 17, 42, 17, 63, 8, 42, 91, 5, 30, 17, 77};
-
-RowMatrix gaussian(int rows, int cols, SplitMix64& rng) {
-  RowMatrix m(rows, cols);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = rng.normal();
-  return m;
-}
-
-// The low-rank identity gives compose()'s scores on the full matrices, for factors of several ranks
-// (GQA and ordinary heads alike are rank d_k) and for a dead head.
-TEST(ModelCircuits, LowRankCompositionEqualsComposeOfTheFullMatrices) {
-  SplitMix64 rng(7);
-  for (const auto& [d, k1, k2, k3] : std::vector<std::array<int, 4>>{{24, 5, 5, 5}, {16, 1, 3, 8}, {12, 12, 2, 6}}) {
-    SCOPED_TRACE("d " + std::to_string(d));
-    const RowMatrix p1 = gaussian(d, k1, rng), q1 = gaussian(k1, d, rng), p2 = gaussian(d, k2, rng),
-                    q2 = gaussian(k2, d, rng), p3 = gaussian(d, k3, rng), q3 = gaussian(k3, d, rng);
-    const RowMatrix ovA = p1 * q1, qkB = p2 * q2, ovB = p3 * q3;  // (d, d)
-    const train::Composition full = train::compose(ovA, qkB, ovB);
-    const train::Composition low = train::composeLowRank(train::lowRank(p1.cast<double>(), q1.cast<double>()),
-                                                         train::lowRank(p2.cast<double>(), q2.cast<double>()),
-                                                         train::lowRank(p3.cast<double>(), q3.cast<double>()));
-    EXPECT_NEAR(low.q, full.q, 1e-6);
-    EXPECT_NEAR(low.k, full.k, 1e-6);
-    EXPECT_NEAR(low.v, full.v, 1e-6);
-    EXPECT_GT(low.q, 0.0);
-    const train::Composition dead = train::composeLowRank(
-        train::lowRank(RowMatrixD::Zero(d, k1), q1.cast<double>()), train::lowRank(p2.cast<double>(), q2.cast<double>()),
-        train::lowRank(p3.cast<double>(), q3.cast<double>()));
-    EXPECT_EQ(dead.q, 0.0);
-    EXPECT_EQ(dead.k, 0.0);
-    EXPECT_EQ(dead.v, 0.0);
-  }
-}
-
-// The baseline on the factors is the value the d_model x d_model products gave (the same draws,
-// in the same order), and the same on any number of threads.
-TEST(ModelCircuits, BaselineOnTheFactorsIsTheFullMatrixValue) {
-  const int d = 20, dk = 4, samples = 12;
-  SplitMix64 rng(train::kBaselineSeed);
-  double sum = 0;
-  auto draw = [&](int rows, int cols) { return gaussian(rows, cols, rng).cast<double>().eval(); };
-  for (int s = 0; s < samples; ++s) {
-    // Q before P within each product, as the factored version draws them.
-    const RowMatrixD q1 = draw(d, dk).transpose(), p1 = draw(dk, d).transpose();
-    const RowMatrixD q2 = draw(dk, d), p2 = draw(dk, d).transpose();
-    const RowMatrixD q3 = draw(d, dk).transpose(), p3 = draw(dk, d).transpose();
-    const RowMatrixD ovA = p1 * q1, qkB = p2 * q2, ovB = p3 * q3;
-    const train::Composition c = train::compose(ovA.cast<float>(), qkB.cast<float>(), ovB.cast<float>());
-    sum += c.q + c.k + c.v;
-  }
-  const double full = sum / (3.0 * samples);
-  EXPECT_NEAR(train::compositionBaseline(d, dk, samples), full, 1e-6);
-  EXPECT_EQ(train::compositionBaseline(d, dk, samples, train::kBaselineSeed, 2),
-            train::compositionBaseline(d, dk, samples, train::kBaselineSeed, 1));
-  // In chunks with a callback: the same value; false stops it.
-  int chunks = 0;
-  const auto counted = train::compositionBaseline(d, dk, samples, train::kBaselineSeed, 1, [&](int done, int total) {
-    EXPECT_EQ(done, ++chunks);
-    EXPECT_EQ(total, train::kBaselineChunks);
-    return true;
-  });
-  ASSERT_TRUE(counted.has_value());
-  EXPECT_EQ(*counted, train::compositionBaseline(d, dk, samples));
-  EXPECT_EQ(chunks, train::kBaselineChunks);
-  EXPECT_FALSE(train::compositionBaseline(d, dk, samples, train::kBaselineSeed, 1, [](int done, int) { return done < 3; }));
-}
 
 // Query head i reads K/V head i / (h/N): on the GQA fixture (h = 4, N = 2) heads 0 and 1 share
 // W_k and W_v's first block, heads 2 and 3 the second, and norm1's gain scales their rows.
@@ -277,15 +213,15 @@ TEST(ModelCircuits, RolloutIsLeftOutAboveItsLimitAndTheSameOnAnyThreads) {
   EXPECT_EQ(one->qk, two->qk);
   EXPECT_EQ(one->copying, two->copying);
   for (std::size_t i = 0; i < one->reads.size(); ++i) EXPECT_EQ(one->reads[i].k, two->reads[i].k);
-  EXPECT_EQ(one->rollout, two->rollout);
+  EXPECT_EQ(one->rollout.rolled, two->rollout.rolled);
 
   opt.rolloutMaxTokens = 11;  // T = 12
   auto skipped = computeModelCircuits(*model, kTokens, opt);
   ASSERT_TRUE(skipped.ok()) << skipped.error().message;
-  EXPECT_EQ(skipped->rollout.size(), 0);
-  EXPECT_EQ(skipped->lastLayerMean.size(), 0);
-  EXPECT_NE(skipped->rolloutWhy.find("11 tokens"), std::string::npos) << skipped->rolloutWhy;
-  EXPECT_NE(skipped->rolloutWhy.find("12"), std::string::npos) << skipped->rolloutWhy;
+  EXPECT_EQ(skipped->rollout.rolled.size(), 0);
+  EXPECT_EQ(skipped->rollout.rawLast.size(), 0);
+  EXPECT_NE(skipped->rollout.why.find("11 tokens"), std::string::npos) << skipped->rollout.why;
+  EXPECT_NE(skipped->rollout.why.find("12"), std::string::npos) << skipped->rollout.why;
   EXPECT_EQ(skipped->copying, one->copying);  // the rest is unchanged
 }
 
@@ -361,7 +297,7 @@ TEST(ModelCircuits, ProgressCountsEveryStepAndCancels) {
   };
   ASSERT_TRUE(computeModelCircuits(*model, kTokens, opt).ok());
   // One vocabulary block (V = 100), two layers, the baseline's chunks, the rollout's two layers.
-  const int total = 1 + 2 + train::kBaselineChunks + 2;
+  const int total = 1 + 2 + analysis::kBaselineChunks + 2;
   ASSERT_EQ(calls.size(), static_cast<std::size_t>(total));
   for (std::size_t i = 0; i < calls.size(); ++i) {
     EXPECT_EQ(calls[i].first, static_cast<int>(i) + 1);
@@ -388,22 +324,22 @@ TEST(ModelCircuits, TextsNameTheNumbers) {
   for (char kind : {'Q', 'K', 'V'}) {
     SCOPED_TRACE(std::string(1, kind));
     const auto best = std::max_element(r->reads.begin(), r->reads.end(), [&](const auto& a, const auto& b) {
-      return train::compositionScore(a, kind) < train::compositionScore(b, kind);
+      return analysis::compositionScore(a, kind) < analysis::compositionScore(b, kind);
     });
-    const std::string text = modelCompositionText(*r, kind);
+    const std::string text = analysis::oneHeadCompositionText(*r, kind);
     std::snprintf(buf, sizeof buf, "reads %s most, %.3f against the random baseline %.3f",
-                  train::headName(best->fromLayer, best->fromHead).c_str(), train::compositionScore(*best, kind), r->baseline);
+                  analysis::headName(best->fromLayer, best->fromHead).c_str(), analysis::compositionScore(*best, kind), r->baseline);
     EXPECT_NE(text.find(buf), std::string::npos) << text;
     EXPECT_NE(text.find("layer 1 head 2"), std::string::npos) << text;
     EXPECT_NE(text.find("last layer"), std::string::npos) << text;
-    EXPECT_NE(text.find(train::compositionMeaning(kind)), std::string::npos) << text;
+    EXPECT_NE(text.find(analysis::compositionMeaning(kind)), std::string::npos) << text;
   }
   const auto [lo, hi] = std::minmax_element(r->copying.begin(), r->copying.end());
   const int iHi = static_cast<int>(hi - r->copying.begin()), iLo = static_cast<int>(lo - r->copying.begin());
-  const std::string copying = modelCopyingText(*r);
-  std::snprintf(buf, sizeof buf, "highest %s %.3f", train::headName(iHi / 4, iHi % 4).c_str(), *hi);
+  const std::string copying = analysis::oneHeadCopyingText(*r);
+  std::snprintf(buf, sizeof buf, "highest %s %.3f", analysis::headName(iHi / 4, iHi % 4).c_str(), *hi);
   EXPECT_NE(copying.find(buf), std::string::npos) << copying;
-  std::snprintf(buf, sizeof buf, "lowest %s %.3f", train::headName(iLo / 4, iLo % 4).c_str(), *lo);
+  std::snprintf(buf, sizeof buf, "lowest %s %.3f", analysis::headName(iLo / 4, iLo % 4).c_str(), *lo);
   EXPECT_NE(copying.find(buf), std::string::npos) << copying;
   std::snprintf(buf, sizeof buf, "layer 1 head 2 %.3f", r->copyingAt(1, 2));
   EXPECT_NE(copying.find(buf), std::string::npos) << copying;
@@ -411,11 +347,11 @@ TEST(ModelCircuits, TextsNameTheNumbers) {
   opt.layer = 0;  // the first layer reads nothing; the later one reads it
   auto first = computeModelCircuits(*model, kTokens, opt);
   ASSERT_TRUE(first.ok()) << first.error().message;
-  const std::string text = modelCompositionText(*first, 'K');
+  const std::string text = analysis::oneHeadCompositionText(*first, 'K');
   EXPECT_NE(text.find("first layer"), std::string::npos) << text;
   const auto best = std::max_element(first->readBy.begin(), first->readBy.end(),
                                      [](const auto& a, const auto& b) { return a.k < b.k; });
-  std::snprintf(buf, sizeof buf, "%s reads it most, %.3f", train::headName(best->toLayer, best->toHead).c_str(), best->k);
+  std::snprintf(buf, sizeof buf, "%s reads it most, %.3f", analysis::headName(best->toLayer, best->toHead).c_str(), best->k);
   EXPECT_NE(text.find(buf), std::string::npos) << text;
 }
 

@@ -10,8 +10,10 @@
 #include "attention/random.hpp"
 #include "io/safetensors.hpp"
 #include "train/checkpoint.hpp"
-#include "train/circuits.hpp"
-#include "train/rollout.hpp"
+#include "analysis/circuit_texts.hpp"
+#include "analysis/circuits.hpp"
+#include "analysis/rollout.hpp"
+#include "train/circuits_source.hpp"
 #include "expect_close.hpp"
 #include "train/model.hpp"
 #include "train/probes.hpp"
@@ -19,6 +21,7 @@
 
 using namespace mhascope;
 using namespace mhascope::train;
+using namespace mhascope::analysis;
 
 namespace {
 
@@ -108,7 +111,9 @@ TEST(Circuits, HeadBlocksAreRowsOfInProjAndColumnsOfOutProj) {
   const RowMatrix& w = p.blocks[0].inW;  // (3d, d)
   const RowMatrix wq1 = w.middleRows(2, 2), wk1 = w.middleRows(4 + 2, 2), wv1 = w.middleRows(8 + 2, 2);
   const RowMatrix wo1 = p.blocks[0].outW.middleCols(2, 2);
-  const RowMatrix qk = headQK(p, 0, 1), ov = headOV(p, 0, 1);
+  // The checkpoint's source (ParamsLayers) hands these over as y = x W: the same matrices.
+  const Circuits c = computeCircuits(p, 0.1);
+  const RowMatrix qk = c.at(0, 1).qk, ov = c.at(0, 1).ov;
   EXPECT_TRUE(qk.isApprox(RowMatrix(wq1.transpose() * wk1), 1e-5f));
   EXPECT_TRUE(ov.isApprox(RowMatrix(wv1.transpose() * wo1.transpose()), 1e-5f));
   // The score of query x on key y is x QK yT, as the engine computes it (before 1/sqrt(d_k)).

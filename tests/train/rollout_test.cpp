@@ -1,4 +1,5 @@
-// Attention rollout (train/rollout.hpp): against PyTorch on the circuit fixtures
+// Attention rollout (analysis/rollout.hpp; the probe through train/circuits_source.hpp): against
+// PyTorch on the circuit fixtures
 // (scripts/gen_circuit_fixtures.py: nn.MultiheadAttention's per-head weights, float64), the
 // properties the definition promises, and the words beside the window's rollout view.
 #include <gtest/gtest.h>
@@ -9,11 +10,13 @@
 #include "io/safetensors.hpp"
 #include "train/checkpoint.hpp"
 #include "train/layer_model.hpp"
-#include "train/rollout.hpp"
+#include "analysis/rollout.hpp"
+#include "train/circuits_source.hpp"
 #include "expect_close.hpp"
 
 using namespace mhascope;
 using namespace mhascope::train;
+using namespace mhascope::analysis;
 
 namespace {
 

@@ -1,10 +1,14 @@
 // What the Circuits views share (circuits_panel.cpp draws them): a section's title, a head's short
-// tag, one picture as a heatmap, and the export popup of a picture — so the trainer's view and a
-// model folder's (model_circuits_panel.cpp) look and export alike.
+// tag, one picture as a heatmap, the export popup of a picture and the rollout section — so the view
+// of every pair (a checkpoint, the Train mode) and the view around one head (a model folder,
+// model_circuits_panel.cpp) look and export alike.
 #pragma once
 
 #include <string>
 
+#include <vector>
+
+#include "analysis/rollout.hpp"
 #include "attention/trace.hpp"
 #include "color/color_scale.hpp"
 #include "color/colormap.hpp"
@@ -42,5 +46,17 @@ char drawCircuitsKindPicker(UiContext& ctx, int& kind);
 // line's); probes `probe`, `probe`_save and `probe`_close.
 void drawCircuitsExport(UiContext& ctx, const char* probe, const Slice2D& slice, ColormapId colormap, ColorRange range,
                         const std::string& title, const std::string& subtitle, const std::string& stem);
+
+// The rollout section of either view: the last layer's raw weights beside the rollout (core's
+// analysis::Rollout), its export, the words for the last position or the hovered row; `missing` is
+// said (after "Rollout: ") when there is none.
+struct RolloutPicture {
+  const analysis::Rollout* rollout = nullptr;
+  std::vector<std::string> labels;  // the sequence's tokens (T)
+  std::string missing;
+  std::string exportSubtitle, exportStem;
+  TextureKey rawKey, rollKey;
+};
+void drawRolloutSection(UiContext& ctx, const RolloutPicture& p, float side);
 
 }  // namespace mhascope::app

@@ -1,6 +1,7 @@
 // The pipeline's Circuits tab when its source is a model folder's layer: what the pipeline's head
-// computes, read from the folder's weights around that head (core/model/model_circuits.hpp; the
-// work and the words: model_circuits_compute.*), drawn with the trainer view's widgets, colours and
+// computes, read from the folder's weights around that head (core/analysis over
+// core/model/circuits_source.hpp; the words: core/analysis/circuit_texts.hpp; the work:
+// model_circuits_compute.*), drawn with the trainer view's widgets, colours and
 // export popup (circuits_widgets.hpp):
 //   source      — the folder, layer L head H (the pipeline's: the view follows its head and layer),
 //                 the conventions in one line (gains folded, biases left out, RoPE's content part)
@@ -32,9 +33,9 @@
 #include <string>
 #include <vector>
 
-#include "train/rollout.hpp"
-#include "train_lab/circuits_view.hpp"
-#include "train_lab/circuits_widgets.hpp"
+#include "analysis/circuit_texts.hpp"
+#include "circuits/circuits_view.hpp"
+#include "circuits/circuits_widgets.hpp"
 #include "util/format.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/drag_slider.hpp"
@@ -45,8 +46,8 @@
 namespace mhascope::app {
 namespace {
 
-using model::ModelCircuits;
-using train::Composition;
+using analysis::Composition;
+using ModelCircuits = analysis::OneHeadCircuits;
 
 // Texture keys of this view's pictures carry this bit in place of a trace serial (traces count up
 // from 0; the Model tab's grid uses bit 62), and stage numbers of their own.
@@ -153,7 +154,7 @@ void drawHeadSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsRe
   if (v.matrix >= 2) slice.rowLabels = slice.colLabels = r.axisLabels;
   const ColormapId colormap = ctx.view.colormap.value_or(defaultColormap(DataKind::Signed));
   const ColorRange range = rangeFor(DataKind::Signed, m.data(), static_cast<std::size_t>(m.size()));
-  const std::string title = train::headName(c.layer, c.head) + ": " + kCircuitsMatrixNames[v.matrix] +
+  const std::string title = analysis::headName(c.layer, c.head) + ": " + kCircuitsMatrixNames[v.matrix] +
                             (v.matrix == 0   ? " = W_q W_kᵀ (query x QK keyᵀ = score; W as y = x W stores it)"
                              : v.matrix == 1 ? " = W_v W_o (what the head writes for a key; W as y = x W stores it)"
                              : v.matrix == 2 ? " (which token looks at which)"
@@ -168,7 +169,7 @@ void drawHeadSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsRe
   const HeatmapHover hh = drawCircuitsMap(ctx, "head map", slice, DataKind::Signed, colormap, range,
                                           keyOf(v.state, v.matrix, colormap, range, c.head), side);
   ctx.probes.recordRect("circuits_head_map", hh.plotMin, hh.plotMax);
-  const std::string words = modelHeadText(r, v.matrix);
+  const std::string words = analysis::oneHeadMatrixText(c, r.distinctTokens, v.matrix);
   textWrappedDisabled(words);
   ctx.probes.recordLabel("circuits_head_text", words);
 }
@@ -215,7 +216,7 @@ HeadMapPick drawCompositionMap(UiContext& ctx, const ModelCircuitsView& v, const
   RowMatrix m = RowMatrix::Zero(rows, c.heads);
   for (const Composition& p : pairs) {
     const int l = (reads ? p.fromLayer : p.toLayer) - first, h = reads ? p.fromHead : p.toHead;
-    if (l >= 0 && l < rows && h >= 0 && h < c.heads) m(l, h) = static_cast<float>(train::compositionScore(p, kind));
+    if (l >= 0 && l < rows && h >= 0 && h < c.heads) m(l, h) = static_cast<float>(analysis::compositionScore(p, kind));
   }
   Slice2D slice;
   slice.stage = StageId::Weights;  // scores in [0, 1]: the sequential map
@@ -226,7 +227,7 @@ HeadMapPick drawCompositionMap(UiContext& ctx, const ModelCircuitsView& v, const
   slice.colAxis = "head";
   for (int l = 0; l < rows; ++l) slice.rowLabels.push_back(tag('L', first + l));
   for (int h = 0; h < c.heads; ++h) slice.colLabels.push_back(tag('h', h));
-  const std::string me = train::headName(c.layer, c.head);
+  const std::string me = analysis::headName(c.layer, c.head);
   const int last = first + rows - 1;
   const std::string layers = rows == 1 ? "layer " + std::to_string(first)
                                        : "layers " + std::to_string(first) + " … " + std::to_string(last);
@@ -252,7 +253,7 @@ HeadMapPick drawCompositionMap(UiContext& ctx, const ModelCircuitsView& v, const
     for (const Composition& p : pairs) {
       const bool match = reads ? p.fromLayer == pick.layer && p.fromHead == pick.head : p.toLayer == pick.layer && p.toHead == pick.head;
       if (!match) continue;
-      const std::string text = modelCompositionCellText(c, p, kind);
+      const std::string text = analysis::compositionCellText(c, p, kind);
       ImGui::SetTooltip("%s\nclick: layer %d, head %d in the pipeline", text.c_str(), pick.layer, pick.head);
       ctx.probes.recordLabel("circuits_comp_hover", text);
     }
@@ -296,7 +297,7 @@ void drawCompositionSection(UiContext& ctx, ModelCircuitsView& v, const ModelCir
     v.picked = tag('L', p.layer) + " " + tag('h', p.head);
   }
   ctx.probes.recordLabel("circuits_comp_clicked", v.picked);
-  const std::string words = model::modelCompositionText(c, kind);
+  const std::string words = analysis::oneHeadCompositionText(c, kind);
   textWrappedDisabled(words);
   ctx.probes.recordLabel("circuits_comp_text", words);
 }
@@ -331,7 +332,7 @@ void drawCopyingSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuit
   const ImVec2 min = cellRect(hv, c.layers, c.heads, c.layer, c.head, max);
   ImGui::GetWindowDrawList()->AddRect(min, max, IM_COL32(255, 255, 255, 255), 0.0f, 0, 2.0f);  // the chosen head
   if (hv.hovered && hv.row >= 0 && hv.row < c.layers && hv.col >= 0 && hv.col < c.heads) {
-    const std::string text = modelCopyingCellText(c, hv.row, hv.col);
+    const std::string text = analysis::copyingCellText(c, hv.row, hv.col);
     ImGui::SetTooltip("%s\nclick: layer %d, head %d in the pipeline", text.c_str(), hv.row, hv.col);
     ctx.probes.recordLabel("circuits_copying_hover", text);
     if (hv.clicked) {
@@ -339,60 +340,10 @@ void drawCopyingSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuit
       v.picked = tag('L', hv.row) + " " + tag('h', hv.col);
     }
   }
-  ctx.probes.recordLabel("circuits_copying_chosen", modelCopyingCellText(c, c.layer, c.head));
-  const std::string words = model::modelCopyingText(c);
+  ctx.probes.recordLabel("circuits_copying_chosen", analysis::copyingCellText(c, c.layer, c.head));
+  const std::string words = analysis::oneHeadCopyingText(c);
   textWrappedDisabled(words);
   ctx.probes.recordLabel("circuits_copying_text", words);
-}
-
-void drawRolloutSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsResult& r, float side) {
-  const ModelCircuits& c = r.circuits;
-  const float em = ImGui::GetFontSize();
-  if (c.rollout.size() == 0 || c.lastLayerMean.size() == 0) {
-    const std::string why = "Rollout: " + (c.rolloutWhy.empty() ? std::string("not computed for this text") : c.rolloutWhy);
-    textWrappedDisabled(why);
-    ctx.probes.recordLabel("circuits_rollout_text", why);
-    return;
-  }
-  const RowMatrix& rolled = c.rollout;
-  const int T = static_cast<int>(rolled.rows());
-  Slice2D rawSlice, rollSlice;
-  for (Slice2D* sl : {&rawSlice, &rollSlice}) {
-    sl->stage = StageId::Weights;
-    sl->rows = sl->cols = T;
-    sl->rowAxis = "T_q";
-    sl->colAxis = "T_k";  // the rollout's columns are the input tokens: the keys of layer 0
-    sl->rowLabels = r.textLabels;
-    sl->colLabels = r.textLabels;
-  }
-  rawSlice.data = c.lastLayerMean.data();
-  rollSlice.data = rolled.data();
-  const ColorRange range{0.0f, 1.0f};
-  const float half = std::min(side, 0.5f * ImGui::GetContentRegionAvail().x - colorbarWidth() - 5.0f * em);
-  ImGui::BeginGroup();
-  ImGui::Text("last layer's weights (mean over %d heads)", c.heads);
-  const HeatmapHover hr = drawCircuitsMap(ctx, "raw map", rawSlice, DataKind::Probability, ColormapId::Viridis, range,
-                                          keyOf(v.state, 30, ColormapId::Viridis, range), half);
-  ctx.probes.recordRect("circuits_raw_map", hr.plotMin, hr.plotMax);
-  ImGui::EndGroup();
-  ImGui::SameLine(0.0f, em);
-  ImGui::BeginGroup();
-  const std::string rollTitle = "rollout through all " + std::to_string(c.layers) + " layer" + (c.layers == 1 ? "" : "s");
-  ImGui::TextUnformatted(rollTitle.c_str());
-  ImGui::SameLine();
-  drawCircuitsExport(ctx, "circuits_export_rollout", rollSlice, ColormapId::Viridis, range,
-                     "Attention rollout (Abnar & Zuidema 2020) through " + std::to_string(c.layers) + " layers",
-                     r.folderName + " on the text", r.folderName + "_rollout");
-  const HeatmapHover hl = drawCircuitsMap(ctx, "rollout map", rollSlice, DataKind::Probability, ColormapId::Viridis, range,
-                                          keyOf(v.state, 31, ColormapId::Viridis, range), half);
-  ctx.probes.recordRect("circuits_rollout_map", hl.plotMin, hl.plotMax);
-  ImGui::EndGroup();
-  int row = T - 1;
-  if (hl.hovered && hl.row >= 0) row = hl.row;
-  else if (hr.hovered && hr.row >= 0) row = hr.row;
-  const std::string words = train::rolloutText(c.rollout, c.layers, c.lastLayerMean, r.textLabels, row);
-  textWrappedDisabled(words + (row == T - 1 ? " (Hover a row for another position.)" : ""));
-  ctx.probes.recordLabel("circuits_rollout_text", words);
 }
 
 }  // namespace
@@ -415,7 +366,7 @@ void drawModelCircuitsTab(UiContext& ctx, ModelCircuitsView& v) {
   ImGui::TextDisabled(s.resultKey == want ? "(the pipeline's layer and head: the view follows them)"
                                           : "(the previous picture, until the pipeline's is ready)");
   ctx.probes.recordLabel("circuits_step", source);
-  const std::string conventions = modelCircuitsConventions(r.rope);
+  const std::string conventions = analysis::oneHeadConventions(r.rope);
   const ModelCircuits& c = r.circuits;
   std::string shared;  // grouped-query attention: which K/V head the chosen query head reads
   if (c.kvHeads > 0 && c.kvHeads < c.heads) {
@@ -437,7 +388,15 @@ void drawModelCircuitsTab(UiContext& ctx, ModelCircuitsView& v) {
   circuitsSectionTitle("Copying");
   drawCopyingSection(ctx, v, r);
   circuitsSectionTitle("Attention rollout of the text");
-  drawRolloutSection(ctx, v, r, side);
+  RolloutPicture rollout;
+  rollout.rollout = &c.rollout;
+  rollout.labels = r.textLabels;
+  rollout.missing = c.rollout.why.empty() ? std::string("not computed for this text") : c.rollout.why;
+  rollout.exportSubtitle = r.folderName + " on the text";
+  rollout.exportStem = r.folderName + "_rollout";
+  rollout.rawKey = keyOf(v.state, 30, ColormapId::Viridis, ColorRange{0.0f, 1.0f});
+  rollout.rollKey = keyOf(v.state, 31, ColormapId::Viridis, ColorRange{0.0f, 1.0f});
+  drawRolloutSection(ctx, rollout, side);
   ImGui::PopID();
   ImGui::EndChild();
 }

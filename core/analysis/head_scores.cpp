@@ -1,5 +1,5 @@
 // A head's role scores from its attention weights (definitions in head_scores.hpp).
-#include "attention/head_scores.hpp"
+#include "analysis/head_scores.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,11 +1,11 @@
 // Attention rollout and the two-layer per-head path (definitions in rollout.hpp), in double: the
 // products of L row-stochastic matrices stay row-stochastic only up to rounding.
-#include "train/rollout.hpp"
+#include "analysis/rollout.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
-namespace mhascope::train {
+namespace mhascope::analysis {
 
 namespace {
 
@@ -18,19 +18,19 @@ RowMatrixD rowNormalised(RowMatrixD m) {
 }
 
 // A as stored in the snapshot: layer l, head h, (T, T).
-Eigen::Map<const RowMatrix> headWeights(const Snapshot& s, int layer, int head) {
+Eigen::Map<const RowMatrix> headWeights(const AttentionStack& s, int layer, int head) {
   const std::size_t per = static_cast<std::size_t>(s.seq) * static_cast<std::size_t>(s.seq);
   const std::size_t at = (static_cast<std::size_t>(layer) * static_cast<std::size_t>(s.heads) + static_cast<std::size_t>(head)) * per;
   return Eigen::Map<const RowMatrix>(s.weights.data() + at, s.seq, s.seq);
 }
 
-bool wellFormed(const Snapshot& s) {
+bool wellFormed(const AttentionStack& s) {
   return s.layers >= 1 && s.heads >= 1 && s.seq >= 1 &&
          s.weights.size() == static_cast<std::size_t>(s.layers) * static_cast<std::size_t>(s.heads) *
                                  static_cast<std::size_t>(s.seq) * static_cast<std::size_t>(s.seq);
 }
 
-RowMatrixD meanD(const Snapshot& s, int layer) {
+RowMatrixD meanD(const AttentionStack& s, int layer) {
   RowMatrixD mean = RowMatrixD::Zero(s.seq, s.seq);  // (T, T) mean over heads
   for (int h = 0; h < s.heads; ++h) mean += headWeights(s, layer, h).cast<double>();
   return mean / s.heads;
@@ -50,7 +50,7 @@ void rolloutStep(const RowMatrixD& meanA, RowMatrixD& rolled) {
   rolled = std::move(next);
 }
 
-std::vector<RowMatrix> attentionRollout(const Snapshot& s) {
+std::vector<RowMatrix> attentionRollout(const AttentionStack& s) {
   std::vector<RowMatrix> out;
   if (!wellFormed(s)) return out;
   RowMatrixD rolled = RowMatrixD::Identity(s.seq, s.seq);
@@ -61,12 +61,23 @@ std::vector<RowMatrix> attentionRollout(const Snapshot& s) {
   return out;
 }
 
-RowMatrix meanHeadWeights(const Snapshot& s, int layer) {
+Rollout rolloutOf(const AttentionStack& s) {
+  Rollout r;
+  std::vector<RowMatrix> rolled = attentionRollout(s);
+  if (rolled.empty()) return r;
+  r.layers = static_cast<int>(rolled.size());
+  r.heads = s.heads;
+  r.rolled = std::move(rolled.back());
+  r.rawLast = meanHeadWeights(s, s.layers - 1);
+  return r;
+}
+
+RowMatrix meanHeadWeights(const AttentionStack& s, int layer) {
   if (!wellFormed(s) || layer < 0 || layer >= s.layers) return {};
   return meanD(s, layer).cast<float>();
 }
 
-RowMatrix pathRollout(const Snapshot& s, int layer, int headA, int headB) {
+RowMatrix pathRollout(const AttentionStack& s, int layer, int headA, int headB) {
   if (!wellFormed(s) || layer < 0 || layer + 1 >= s.layers || headA < 0 || headA >= s.heads || headB < 0 ||
       headB >= s.heads) {
     return {};
@@ -76,14 +87,6 @@ RowMatrix pathRollout(const Snapshot& s, int layer, int headA, int headB) {
   RowMatrixD path;
   path.noalias() = b * a;
   return path.cast<float>();
-}
-
-Result<Snapshot> sequenceSnapshot(const GptParams& p, const Batch& batch, std::uint64_t budgetBytes) {
-  ForwardCache cache;
-  cache.memoryBudgetBytes = budgetBytes;
-  auto r = forward(p, batch, cache);
-  if (!r) return r.error();
-  return takeSnapshot(cache, 0);
 }
 
 std::vector<std::pair<int, float>> strongestSources(const RowMatrix& rollout, int row, int count) {
@@ -106,6 +109,11 @@ std::string tokenName(int j, float share, const std::vector<std::string>& labels
 }
 
 }  // namespace
+
+std::string rolloutText(const Rollout& r, const std::vector<std::string>& labels, int row) {
+  if (r.empty()) return "";
+  return rolloutText(r.rolled, r.layers, r.rawLast, labels, row);
+}
 
 std::string rolloutText(const std::vector<RowMatrix>& rolled, const RowMatrix& rawLast,
                         const std::vector<std::string>& labels, int row) {
@@ -133,4 +141,4 @@ std::string rolloutText(const RowMatrix& rolledLast, int layers, const RowMatrix
   return s;
 }
 
-}  // namespace mhascope::train
+}  // namespace mhascope::analysis

@@ -1,7 +1,7 @@
 // The Circuits view's work off the UI thread (circuits_view.hpp): one job at a time computes a
 // step's circuits (and the random baseline of its sizes, once); a finished job is collected at the
 // start of the next frame that draws the view.
-#include "train_lab/circuits_view.hpp"
+#include "circuits/circuits_view.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -12,8 +12,8 @@
 #include "panels/panel.hpp"  // kCircuitsTab
 #include "state/app_state.hpp"
 #include "train/checkpoint.hpp"
+#include "train/circuits_source.hpp"
 #include "train/layer_model.hpp"
-#include "train/rollout.hpp"
 #include "train/tasks.hpp"
 #include "train_lab/lab_state.hpp"
 
@@ -33,8 +33,8 @@ std::pair<CircuitsEntry, double> computeEntry(std::shared_ptr<const GptParams> p
       e.error = s.error().message;
     } else {
       const int dk = p->cfg.dModel / p->cfg.heads;
-      used = baseline ? *baseline : compositionBaseline(p->cfg.dModel, dk);
-      e.circuits = std::make_shared<const Circuits>(computeCircuits(*p, used));
+      used = baseline ? *baseline : analysis::compositionBaseline(p->cfg.dModel, dk);
+      e.circuits = std::make_shared<const analysis::Circuits>(computeCircuits(*p, used));
     }
   } catch (const std::exception& ex) {  // bad_alloc on a huge model: said, never fatal
     e.error = std::string("cannot compute the circuits: ") + ex.what();
@@ -83,19 +83,20 @@ void CircuitsView::request(const std::shared_ptr<const GptParams>& params) {
   worker->submit([params, baseline] { return computeEntry(params, baseline); });
 }
 
-void CircuitsView::prepareRollout() {
-  const Snapshot* s = input.snapshot;
+void CircuitsView::prepareRollout(const Snapshot* s, std::uint64_t serial) {
   if (!s || s->layers <= 0) {
-    rolled.clear();
-    rawLast = RowMatrix();
+    trainRollout = analysis::Rollout{};
     rolloutOf = nullptr;
+    input.rollout = nullptr;
     return;
   }
-  if (rolloutSerial == input.snapshotSerial && rolloutOf == s) return;
-  rolled = attentionRollout(*s);
-  rawLast = meanHeadWeights(*s, s->layers - 1);
-  rolloutSerial = input.snapshotSerial;
-  rolloutOf = s;
+  if (snapshotSerial != serial || rolloutOf != s) {
+    trainRollout = analysis::rolloutOf(*s);
+    snapshotSerial = serial;
+    rolloutOf = s;
+  }
+  input.rollout = &trainRollout;
+  input.rolloutSerial = serial;
 }
 
 std::string checkpointCircuitsKey(const std::string& path, const std::string& text) {
@@ -129,15 +130,9 @@ std::shared_ptr<const CheckpointCircuits> readCheckpointCircuits(const std::stri
         out->vocabLabels.push_back(task ? task->symbol(v) : std::to_string(v));
       }
     }
-    auto probe = checkpointProbe(*ck, 1, text);
-    if (!probe) {
-      out->rolloutWhy = probe.error().message;
-    } else if (auto snap = sequenceSnapshot(ck->params, probe->batch, budgetBytes ? budgetBytes : kDefaultMemoryBudget); !snap) {
-      out->rolloutWhy = snap.error().message;
-    } else {
-      out->snapshot = std::move(*snap);
-      out->probeLabels = probe->labels.front();
-    }
+    ProbeRollout r = checkpointRollout(*ck, text, budgetBytes ? budgetBytes : kDefaultMemoryBudget);
+    out->rollout = std::move(r.rollout);
+    out->probeLabels = std::move(r.tokens);
     out->params = std::make_shared<const GptParams>(std::move(ck->params));
   } catch (const std::exception& e) {
     out->error = "cannot read '" + path + "': " + e.what();
@@ -174,10 +169,9 @@ CircuitsInput trainCircuitsInput(const TrainLab& lab) {
   if (v->task) {
     for (int t = 0; t < v->task->vocab(); ++t) in.vocabLabels.push_back(v->task->symbol(t));
   }
-  in.snapshot = lab.run.shown.snapshot;
-  in.snapshotSerial = lab.run.shown.pictureSerial;
-  if (in.snapshot && v->probe) {
-    for (int t = 0; t < in.snapshot->seq; ++t) in.probeLabels.push_back(v->task->symbol(v->probe->tokens[static_cast<std::size_t>(t)]));
+  const Snapshot* snapshot = lab.run.shown.snapshot;
+  if (snapshot && v->probe) {
+    for (int t = 0; t < snapshot->seq; ++t) in.probeLabels.push_back(v->task->symbol(v->probe->tokens[static_cast<std::size_t>(t)]));
   }
   return in;
 }
@@ -224,23 +218,23 @@ CircuitsInput checkpointCircuitsInput(CircuitsView& view, const AppState& state,
   in.params = ck.params;
   in.source = std::filesystem::path(ck.path).filename().string() + ", step " + std::to_string(ck.step);
   in.vocabLabels = ck.vocabLabels;
-  in.snapshot = ck.snapshot ? &*ck.snapshot : nullptr;
-  in.snapshotSerial = view.checkpoint.resultSerial;
+  in.rollout = ck.rollout.empty() ? nullptr : &ck.rollout;
+  in.rolloutSerial = view.checkpoint.resultSerial;
   in.probeLabels = ck.probeLabels;
-  in.rolloutWhy = ck.rolloutWhy;
+  in.rolloutWhy = ck.rollout.why;
   return in;
 }
 
 }  // namespace
 
-void updateCircuits(TrainLab& lab, AppState& state, const ViewState& view, const std::string& openTab, double now) {
-  CircuitsViews& c = lab.circuits;
-  if (lab.active) {
-    c.train.input = trainCircuitsInput(lab);
-    c.train.request(c.train.input.params);
-    c.train.prepareRollout();
-    return;
-  }
+void updateTrainCircuits(TrainLab& lab) {
+  CircuitsView& c = lab.circuits;
+  c.input = trainCircuitsInput(lab);
+  c.request(c.input.params);
+  c.prepareRollout(lab.run.shown.snapshot, lab.run.shown.pictureSerial);
+}
+
+void updateCircuitsTab(CircuitsTab& c, AppState& state, const ViewState& view, const std::string& openTab, double now) {
   if (openTab != kCircuitsTab) return;
   if (!state.doc.files.model.empty()) {
     if (!c.model.compute) c.model.compute = std::make_unique<ModelCircuitsCompute>();
@@ -253,9 +247,8 @@ void updateCircuits(TrainLab& lab, AppState& state, const ViewState& view, const
     c.model.state.requestCancel();
     c.model.state.job.reset();
   }
-  c.pipeline.input = checkpointCircuitsInput(c.pipeline, state, now);
-  c.pipeline.request(c.pipeline.input.params);
-  c.pipeline.prepareRollout();
+  c.checkpoint.input = checkpointCircuitsInput(c.checkpoint, state, now);
+  c.checkpoint.request(c.checkpoint.input.params);
 }
 
 }  // namespace mhascope::app

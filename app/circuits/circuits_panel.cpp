@@ -9,8 +9,9 @@
 //   copying   — each head's copying score as a bar
 //   rollout   — the last layer's raw weights (mean over heads) beside the rollout through all
 //               layers, on the probe sequence; the words follow the hovered row
-// Each text is built by core (compositionText, copyingText, headCircuitText, rolloutText) from the
-// numbers drawn, and tested against them there.
+// Each text is built by core (core/analysis: compositionText, copyingText, headCircuitText,
+// rolloutText) from the numbers drawn, and tested against them there; the rollout section is one
+// function for every source (drawRolloutSection over analysis::Rollout).
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -23,9 +24,10 @@
 #include "export/export.hpp"
 #include "panels/panel.hpp"
 #include "util/format.hpp"
-#include "train/rollout.hpp"
-#include "train_lab/circuits_view.hpp"
-#include "train_lab/circuits_widgets.hpp"
+#include "analysis/circuit_texts.hpp"
+#include "analysis/rollout.hpp"
+#include "circuits/circuits_view.hpp"
+#include "circuits/circuits_widgets.hpp"
 #include "train_lab/lab_state.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/export_button.hpp"  // exportRefusal
@@ -35,7 +37,7 @@
 
 namespace mhascope::app {
 
-using namespace mhascope::train;
+using namespace mhascope::analysis;
 
 namespace {
 
@@ -165,6 +167,56 @@ HeatmapHover drawCircuitsMap(UiContext& ctx, const char* id, Slice2D& slice, Dat
   spec.tooltip = tooltip;
   spec.colorbarTexture = ctx.textures.colorbar(colormap).imguiId();
   return drawHeatmap(id, spec, nullptr, size);
+}
+
+// The rollout beside the last layer's raw weights, the same for every source (the numbers: core's
+// analysis::Rollout, made off the draw calls).
+void drawRolloutSection(UiContext& ctx, const RolloutPicture& p, float side) {
+  const float em = ImGui::GetFontSize();
+  if (!p.rollout || p.rollout->empty() || p.rollout->rawLast.size() == 0) {
+    const std::string why = "Rollout: " + p.missing;
+    textWrappedDisabled(why);
+    ctx.probes.recordLabel("circuits_rollout_text", why);
+    return;
+  }
+  const analysis::Rollout& r = *p.rollout;
+  const int T = static_cast<int>(r.rolled.rows());
+  Slice2D rawSlice, rollSlice;
+  for (Slice2D* sl : {&rawSlice, &rollSlice}) {
+    sl->stage = StageId::Weights;
+    sl->rows = sl->cols = T;
+    sl->rowAxis = "T_q";
+    sl->colAxis = "T_k";  // the rollout's columns are the input tokens: the keys of layer 0
+    sl->rowLabels = p.labels;
+    sl->colLabels = p.labels;
+  }
+  rawSlice.data = r.rawLast.data();
+  rollSlice.data = r.rolled.data();
+  const ColorRange range{0.0f, 1.0f};
+  // Two maps and their colour bars side by side, each with room for its row labels (~4 em).
+  const float half = std::min(side, 0.5f * ImGui::GetContentRegionAvail().x - colorbarWidth() - 5.0f * em);
+  ImGui::BeginGroup();
+  ImGui::Text("last layer's weights (mean over %d heads)", r.heads);
+  const HeatmapHover hr = drawCircuitsMap(ctx, "raw map", rawSlice, DataKind::Probability, ColormapId::Viridis, range, p.rawKey, half);
+  ctx.probes.recordRect("circuits_raw_map", hr.plotMin, hr.plotMax);
+  ImGui::EndGroup();
+  ImGui::SameLine(0.0f, em);
+  ImGui::BeginGroup();
+  const std::string rollTitle = "rollout through all " + std::to_string(r.layers) + " layer" + (r.layers == 1 ? "" : "s");
+  ImGui::TextUnformatted(rollTitle.c_str());
+  ImGui::SameLine();
+  drawCircuitsExport(ctx, "circuits_export_rollout", rollSlice, ColormapId::Viridis, range,
+                     "Attention rollout (Abnar & Zuidema 2020) through " + std::to_string(r.layers) + " layers",
+                     p.exportSubtitle, p.exportStem);
+  const HeatmapHover hl = drawCircuitsMap(ctx, "rollout map", rollSlice, DataKind::Probability, ColormapId::Viridis, range, p.rollKey, half);
+  ctx.probes.recordRect("circuits_rollout_map", hl.plotMin, hl.plotMax);
+  ImGui::EndGroup();
+  int row = T - 1;
+  if (hl.hovered && hl.row >= 0) row = hl.row;
+  else if (hr.hovered && hr.row >= 0) row = hr.row;
+  const std::string words = analysis::rolloutText(r, p.labels, row);
+  textWrappedDisabled(words + (row == T - 1 ? " (Hover a row for another position.)" : ""));
+  ctx.probes.recordLabel("circuits_rollout_text", words);
 }
 
 namespace {
@@ -343,58 +395,6 @@ void drawCopyingSection(UiContext& ctx, const Circuits& c) {
   ctx.probes.recordLabel("circuits_copying_text", words);
 }
 
-void drawRolloutSection(UiContext& ctx, CircuitsView& view, const CircuitsInput& in, float side) {
-  const float em = ImGui::GetFontSize();
-  if (!in.snapshot) {
-    textWrappedDisabled("Rollout: " + (in.rolloutWhy.empty() ? std::string("no attention picture for this step") : in.rolloutWhy));
-    ctx.probes.recordLabel("circuits_rollout_text", "");
-    return;
-  }
-  const Snapshot& s = *in.snapshot;
-  if (view.rolloutOf != &s) return;  // made by the update step (CircuitsView::prepareRollout)
-  const std::vector<RowMatrix>& rolled = view.rolled;
-  const RowMatrix& raw = view.rawLast;
-  if (rolled.empty() || raw.size() == 0) return;
-  Slice2D rawSlice, rollSlice;
-  for (Slice2D* sl : {&rawSlice, &rollSlice}) {
-    sl->stage = StageId::Weights;
-    sl->rows = sl->cols = s.seq;
-    sl->rowAxis = "T_q";
-    sl->colAxis = "T_k";  // the rollout's columns are the input tokens: the keys of layer 0
-    sl->rowLabels = in.probeLabels;
-    sl->colLabels = in.probeLabels;
-  }
-  rawSlice.data = raw.data();
-  rollSlice.data = rolled.back().data();
-  const ColorRange range{0.0f, 1.0f};
-  // Two maps and their colour bars side by side, each with room for its row labels (~4 em).
-  const float half = std::min(side, 0.5f * ImGui::GetContentRegionAvail().x - colorbarWidth() - 5.0f * em);
-  int row = s.seq - 1;
-  ImGui::BeginGroup();
-  ImGui::Text("last layer's weights (mean over %d heads)", s.heads);
-  const TextureKey rawKey{in.snapshotSerial, view.keyBase + 20, 0, -1, ColormapId::Viridis, 0.0f, 1.0f};
-  const HeatmapHover hr = drawCircuitsMap(ctx, "raw map", rawSlice, DataKind::Probability, ColormapId::Viridis, range, rawKey, half);
-  ctx.probes.recordRect("circuits_raw_map", hr.plotMin, hr.plotMax);
-  ImGui::EndGroup();
-  ImGui::SameLine(0.0f, em);
-  ImGui::BeginGroup();
-  const std::string rollTitle = "rollout through all " + std::to_string(s.layers) + " layer" + (s.layers == 1 ? "" : "s");
-  ImGui::TextUnformatted(rollTitle.c_str());
-  ImGui::SameLine();
-  drawCircuitsExport(ctx, "circuits_export_rollout", rollSlice, ColormapId::Viridis, range,
-                     "Attention rollout (Abnar & Zuidema 2020) through " + std::to_string(s.layers) + " layers",
-                     in.source, "rollout");
-  const TextureKey rollKey{in.snapshotSerial, view.keyBase + 21, 0, -1, ColormapId::Viridis, 0.0f, 1.0f};
-  const HeatmapHover hl = drawCircuitsMap(ctx, "rollout map", rollSlice, DataKind::Probability, ColormapId::Viridis, range, rollKey, half);
-  ctx.probes.recordRect("circuits_rollout_map", hl.plotMin, hl.plotMax);
-  ImGui::EndGroup();
-  if (hl.hovered && hl.row >= 0) row = hl.row;
-  else if (hr.hovered && hr.row >= 0) row = hr.row;
-  const std::string words = rolloutText(rolled, raw, in.probeLabels, row);
-  textWrappedDisabled(words + (row == s.seq - 1 ? " (Hover a row for another position.)" : ""));
-  ctx.probes.recordLabel("circuits_rollout_text", words);
-}
-
 }  // namespace
 
 void drawCircuitsView(UiContext& ctx, CircuitsView& view) {
@@ -448,22 +448,32 @@ void drawCircuitsView(UiContext& ctx, CircuitsView& view) {
   circuitsSectionTitle("Copying");
   drawCopyingSection(ctx, *e->circuits);
   circuitsSectionTitle("Attention rollout");
-  drawRolloutSection(ctx, view, in, side);
+  RolloutPicture rollout;
+  rollout.rollout = in.rollout;
+  rollout.labels = in.probeLabels;
+  rollout.missing = in.rolloutWhy.empty() ? std::string("no attention picture for this step") : in.rolloutWhy;
+  rollout.exportSubtitle = in.source;
+  rollout.exportStem = "rollout";
+  rollout.rawKey = TextureKey{in.rolloutSerial, view.keyBase + 20, 0, -1, ColormapId::Viridis, 0.0f, 1.0f};
+  rollout.rollKey = TextureKey{in.rolloutSerial, view.keyBase + 21, 0, -1, ColormapId::Viridis, 0.0f, 1.0f};
+  drawRolloutSection(ctx, rollout, side);
   ImGui::PopID();
 }
 
 void drawTrainCircuits(TrainLab& lab, UiContext& ctx) {
-  lab.circuits.train.keyBase = 3000;
-  drawCircuitsView(ctx, lab.circuits.train);
+  lab.circuits.keyBase = 3000;
+  drawCircuitsView(ctx, lab.circuits);
 }
 
+// The pipeline's tab: one panel, its source deciding the view — a model folder's layer around the
+// pipeline's head, or a checkpoint's every pair of heads.
 void drawCircuitsTab(UiContext& ctx) {
-  if (ctx.train && !ctx.state.doc.files.model.empty()) {
-    drawModelCircuitsTab(ctx, ctx.train->circuits.model);
+  if (!ctx.circuits) return;
+  if (!ctx.state.doc.files.model.empty()) {
+    drawModelCircuitsTab(ctx, ctx.circuits->model);
     return;
   }
-  if (!ctx.train) return;
-  CircuitsView& view = ctx.train->circuits.pipeline;
+  CircuitsView& view = ctx.circuits->checkpoint;
   view.keyBase = 3100;
   drawCircuitsView(ctx, view);
 }

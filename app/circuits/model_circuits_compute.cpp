@@ -1,5 +1,5 @@
 // The pipeline Circuits tab's work on a model folder (model_circuits_compute.hpp).
-#include "train_lab/model_circuits_compute.hpp"
+#include "circuits/model_circuits_compute.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -25,12 +25,6 @@ std::string folderNameOf(const std::string& path) {
   if (p.filename().empty()) p = p.parent_path();  // "dir/"
   const std::string name = p.filename().string();
   return name.empty() ? path : name;
-}
-
-std::string fixed3(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", v);
-  return buf;
 }
 
 }  // namespace
@@ -101,55 +95,6 @@ std::string modelCircuitsSource(const ModelCircuitsResult& r) {
   return r.folderName + " · layer " + std::to_string(r.circuits.layer) + ", head " + std::to_string(r.circuits.head);
 }
 
-std::string modelCircuitsConventions(bool rope) {
-  std::string s = "Read from the weights alone: the norms' gains folded into W_q, W_k, W_v and U, their centring "
-                  "and the biases left out";
-  if (rope) s += "; RoPE: QK is the content part of the score only (the rotation by position is left out)";
-  return s + ".";
-}
-
-std::string modelHeadText(const ModelCircuitsResult& r, int matrix) {
-  const model::ModelCircuits& c = r.circuits;
-  const std::string name = train::headName(c.layer, c.head);
-  const bool hasCopying = c.layer >= 0 && c.head >= 0 && c.layer < c.layers && c.head < c.heads &&
-                          c.copying.size() == static_cast<std::size_t>(c.layers) * static_cast<std::size_t>(c.heads);
-  const std::string copying = hasCopying ? fixed3(c.copyingAt(c.layer, c.head)) : std::string("n/a");
-  const int n = static_cast<int>(c.tokenIds.size());
-  // A long text has more distinct tokens than the axes hold: say which of them are shown.
-  const std::string which = r.distinctTokens > n ? "the first " + std::to_string(n) + " of the text's " +
-                                                       std::to_string(r.distinctTokens) + " distinct tokens"
-                                                 : "the text's " + std::to_string(n) + " distinct token" + (n == 1 ? "" : "s");
-  const std::string over = "over " + which + " (of V = " + withThousands(c.vocab) + "), first occurrence first";
-  switch (matrix) {
-    case 0:
-      return name + ": ||QK||_F = " + formatGeneral(c.qk.norm(), 4) +
-             ". A query x_t scores key x_j with x_t QK x_jᵀ (before the 1/sqrt(d_k) scale); red: that direction "
-             "of the query looks for that direction of the key.";
-    case 1:
-      return name + ": ||OV||_F = " + formatGeneral(c.ov.norm(), 4) +
-             ". What the head writes to the residual stream for an attended x_j is x_j OV; copying score " + copying +
-             " (E OV U's eigenvalues over the whole vocabulary: sum / sum of moduli).";
-    case 2:
-      return name + ": E QK Eᵀ " + over +
-             ". Row: the query's token, column: the key's token; red: that query token looks at that key token more "
-             "(content only: no position).";
-    default:
-      return name + ": E OV U " + over + ". Row: the attended token, column: the predicted token; red: attending to "
-             "the row's token raises that token's logit. A red diagonal is copying; this head's copying score is " +
-             copying + ".";
-  }
-}
-
-std::string modelCompositionCellText(const model::ModelCircuits& c, const train::Composition& p, char kind) {
-  return train::headName(p.fromLayer, p.fromHead) + " → " + train::headName(p.toLayer, p.toHead) + ": " +
-         std::string(1, kind) + " " + fixed3(train::compositionScore(p, kind)) + " (random baseline " +
-         fixed3(c.baseline) + ")";
-}
-
-std::string modelCopyingCellText(const model::ModelCircuits& c, int layer, int head) {
-  return train::headName(layer, head) + ": copying score " + fixed3(c.copyingAt(layer, head));
-}
-
 void selectModelHead(AppState& state, ViewState& view, int layer, int head) {
   if (state.doc.files.model.empty()) return;
   if (state.modelView) {  // the Model tab's selection follows, as its own click sets it
@@ -167,7 +112,7 @@ void selectModelHead(AppState& state, ViewState& view, int layer, int head) {
 void ModelCircuitsCompute::update(ModelCircuitsState& s, const ModelCircuitsKey& want, std::uint64_t memoryBudgetBytes) {
   job_.collect(s, [this](const ModelCircuitsOutcome& out) {
     if (!out.result) return;
-    const model::ModelCircuits& c = out.result->circuits;
+    const analysis::OneHeadCircuits& c = out.result->circuits;
     baselines_[{c.dModel, c.dk}] = c.baseline;
   });
   std::optional<ModelCircuitsKey> wanted;

@@ -1,7 +1,7 @@
-// A head's role scores (attention/head_scores.hpp): hand-computed values on a tiny attention, the
+// A head's role scores (analysis/head_scores.hpp): hand-computed values on a tiny attention, the
 // prefix-matching query count (0 = n/a), and equality with a plain loop over the definitions on
 // random causal attention (the loop the Train mode's probes used before the scores were shared).
-#include "attention/head_scores.hpp"
+#include "analysis/head_scores.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,7 @@
 // The Circuits panel's state and its work off the UI thread: what a trained model's heads compute,
-// read from its weights (core/train/circuits.hpp), and the attention rollout of its probe sequence
-// (core/train/rollout.hpp). Two sources share one view:
+// read from its weights (core/analysis/circuits.hpp over core/train/circuits_source.hpp), and the
+// attention rollout of its probe sequence (core/analysis/rollout.hpp, computed there, never here or
+// in a panel). Two sources share one view of every pair of heads:
 //   the Train mode  — the parameters kept at the scrubbed step (paramsAt), so the composition and the
 //                     copying scores follow the timeline; the rollout reads that step's snapshot;
 //   the pipeline    — a checkpoint opened with --checkpoint F (Document::files.checkpoint), read
@@ -28,10 +29,11 @@
 #include "shell/jobs.hpp"
 #include "state/job_slot.hpp"
 #include "state/ui_context.hpp"
-#include "train/circuits.hpp"
+#include "analysis/circuits.hpp"
+#include "analysis/rollout.hpp"
 #include "train/params.hpp"
 #include "train/probes.hpp"
-#include "train_lab/model_circuits_compute.hpp"
+#include "circuits/model_circuits_compute.hpp"
 
 namespace mhascope::app {
 
@@ -42,20 +44,19 @@ struct ViewState;
 // One step's (or one checkpoint's) circuits, as the worker made them.
 struct CircuitsEntry {
   std::shared_ptr<const train::GptParams> params;  // the cache key (held, so its address stays unique)
-  std::shared_ptr<const train::Circuits> circuits;  // null when `error` says why
+  std::shared_ptr<const analysis::Circuits> circuits;  // null when `error` says why
   std::string error;
   std::uint64_t serial = 0;                        // texture keys of its pictures
 };
 
-// A checkpoint opened in the pipeline: its parameters, vocabulary and probe sequence's attention.
+// A checkpoint opened in the pipeline: its parameters, vocabulary and its probe sequence's rollout.
 struct CheckpointCircuits {
   std::string path;
   std::string error;                               // "" when read
   std::shared_ptr<const train::GptParams> params;
   std::vector<std::string> vocabLabels;            // one per token id
   std::vector<std::string> probeLabels;            // the probe sequence's tokens (empty: no rollout)
-  std::optional<train::Snapshot> snapshot;         // its attention, every layer and head
-  std::string rolloutWhy;                          // why there is no rollout ("" when there is)
+  analysis::Rollout rollout;                       // of the probe sequence (rollout.why: why there is none)
   std::int64_t step = 0;
 };
 
@@ -66,8 +67,8 @@ struct CircuitsInput {
   std::string error;                    // the checkpoint could not be read (drawn in red)
   std::string source;                   // "step 450 of the run" / "checkpoint.safetensors, step 1500"
   std::vector<std::string> vocabLabels; // token-space axes
-  const train::Snapshot* snapshot = nullptr;  // the rollout's attention; null: none (why in rolloutWhy)
-  std::uint64_t snapshotSerial = 0;           // changes whenever `snapshot` does (texture key)
+  const analysis::Rollout* rollout = nullptr;  // null: none (why in rolloutWhy)
+  std::uint64_t rolloutSerial = 0;             // changes whenever `rollout` does (texture key)
   std::vector<std::string> probeLabels;
   std::string rolloutWhy;
   bool trainMode = false;               // probe names and texts say "the run" / "the checkpoint"
@@ -91,12 +92,11 @@ struct CircuitsView {
   std::string shownSource;
   CircuitsInput input;  // this frame's, from the update step
 
-  // The rollout of the snapshot shown, made once per snapshot by the update step (key:
-  // CircuitsInput::snapshotSerial; L T³ flops, microseconds at the trainer's T, but not every frame).
-  std::uint64_t rolloutSerial = 0;
+  // The Train mode's: the rollout of the snapshot shown, made by core (analysis::rolloutOf) once per
+  // snapshot in the update step (L T³ flops, microseconds at the trainer's T, but not every frame).
+  std::uint64_t snapshotSerial = 0;
   const train::Snapshot* rolloutOf = nullptr;
-  std::vector<RowMatrix> rolled;  // (T, T) per layer
-  RowMatrix rawLast;              // (T, T) the last layer's weights, mean over heads
+  analysis::Rollout trainRollout;
 
   // Pipeline: the checkpoint named by the document, read on a worker (key: checkpointCircuitsKey).
   JobSlot<std::string, CheckpointCircuits> checkpoint;
@@ -112,28 +112,33 @@ struct CircuitsView {
   // one shown next).
   void request(const std::shared_ptr<const train::GptParams>& params);
   void poll();
-  // The update step's: the rollout of input.snapshot, when it changed.
-  void prepareRollout();
+  // The update step's (Train mode): the rollout of `snapshot` (serial: its picture serial), made
+  // when it changed, into input.rollout.
+  void prepareRollout(const train::Snapshot* snapshot, std::uint64_t serial);
   bool busy() const { return (worker && worker->busy()) || (checkpointJob && checkpointJob->busy()); }
 };
 
-struct CircuitsViews {
-  CircuitsView train, pipeline;
-  ModelCircuitsView model;  // the pipeline's tab when its source is a model folder's layer
+// The pipeline's Circuits tab: its own state, apart from the Train mode's (TrainLab::circuits) — the
+// view of a checkpoint's every pair of heads, or of a model folder's layer around the pipeline's head.
+// The window holds one (App), the in-process tests theirs; panels reach it as UiContext::circuits.
+struct CircuitsTab {
+  CircuitsView checkpoint;
+  ModelCircuitsView model;  // when the pipeline's source is a model folder's layer
   // A worker is computing circuits or reading a checkpoint: the window keeps drawing until it ends.
-  bool busy() const { return train.busy() || pipeline.busy() || model.busy(); }
+  bool busy() const { return checkpoint.busy() || model.busy(); }
 };
 
-// The update step of every Circuits view, before anything is drawn: the Train mode's (when it is
-// shown: the scrubbed step's circuits and rollout), the pipeline tab's (when `openTab` is it: the
-// checkpoint read, or the model folder's circuits around the pipeline's head). Starts the jobs
-// the panels then only read.
-void updateCircuits(TrainLab& lab, AppState& state, const ViewState& view, const std::string& openTab, double now);
+// The update steps, before anything is drawn; they start the jobs the panels then only read.
+// The Train mode's (when it is shown): the scrubbed step's circuits and rollout.
+void updateTrainCircuits(TrainLab& lab);
+// The pipeline tab's (when `openTab` is it): the checkpoint read, or the model folder's circuits
+// around the pipeline's head.
+void updateCircuitsTab(CircuitsTab& tab, AppState& state, const ViewState& view, const std::string& openTab, double now);
 
 void drawCircuitsView(UiContext& ctx, CircuitsView& view);
 
-// The panels: the Train mode's (TrainRight) and the pipeline's tab; the tab on a model folder's layer
-// draws drawModelCircuitsTab (model_circuits_panel.cpp) instead.
+// The panels: the Train mode's (TrainRight) and the pipeline's tab (UiContext::circuits); the tab on
+// a model folder's layer draws drawModelCircuitsTab (model_circuits_panel.cpp) instead.
 void drawTrainCircuits(TrainLab& lab, UiContext& ctx);
 void drawCircuitsTab(UiContext& ctx);
 void drawModelCircuitsTab(UiContext& ctx, ModelCircuitsView& view);

@@ -1,5 +1,5 @@
 // The pipeline's Circuits tab on a model folder's layer: what the pipeline's head computes, read
-// from the folder's weights around that head (core/model/model_circuits.hpp) over the document's
+// from the folder's weights around that head (core/analysis over core/model/circuits_source.hpp) over the document's
 // text — its QK and OV, their token-space versions over the text's tokens, its composition with
 // every head of the other layers, every head's copying score and the text's attention rollout.
 // A real model takes seconds (GPT-2 small's copying scores read the whole vocabulary for 144
@@ -20,7 +20,8 @@
 #include <vector>
 
 #include "attention/tensor.hpp"
-#include "model/model_circuits.hpp"
+#include "analysis/circuits.hpp"
+#include "model/circuits_source.hpp"
 #include "shell/jobs.hpp"
 
 namespace mhascope::app {
@@ -51,7 +52,7 @@ inline constexpr const char* kModelCircuitsReading = "reading the folder and the
 
 // What the panel draws: the numbers and the labels of their axes.
 struct ModelCircuitsResult {
-  model::ModelCircuits circuits;
+  analysis::OneHeadCircuits circuits;
   std::string folderName;               // "gpt2" (the folder's own name)
   bool rope = false;                    // the model rotates q and k (Llama family): QK is the content part
   std::vector<std::string> axisLabels;  // one per circuits.tokenIds, spelt as the Model tab spells tokens
@@ -84,15 +85,8 @@ std::string modelCircuitsStatus(const ModelCircuitsState& s, const ModelCircuits
 // The words the panel prints, built from the numbers they describe.
 // "gpt2 · layer 1, head 3"
 std::string modelCircuitsSource(const ModelCircuitsResult& r);
-// The conventions in one line: gains folded, biases left out, and with RoPE the content part only.
-std::string modelCircuitsConventions(bool rope);
-// The chosen head's matrix `matrix` (0 QK, 1 OV, 2 E QK Eᵀ, 3 E OV U): its norm or copying score
-// and how to read the picture.
-std::string modelHeadText(const ModelCircuitsResult& r, int matrix);
-// A composition cell: "layer 0 head 2 → layer 1 head 3: K 0.123 (random baseline 0.036)".
-std::string modelCompositionCellText(const model::ModelCircuits& c, const train::Composition& p, char kind);
-// A copying cell: "layer 1 head 3: copying score 0.412".
-std::string modelCopyingCellText(const model::ModelCircuits& c, int layer, int head);
+// The other words (the conventions, a matrix's explanation, a cell's score) are core's:
+// core/analysis/circuit_texts.hpp.
 
 // Picks a head for the pipeline from the Circuits tab (a composition cell, the layer or head
 // control), as a click in the Model tab does: the pipeline's layer (reopened when it differs) and

@@ -1,0 +1,179 @@
+// The words beside each circuits view (circuit_texts.hpp), built from the numbers they explain.
+#include "analysis/circuit_texts.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "util/format.hpp"
+
+namespace mhascope::analysis {
+
+namespace {
+
+std::string fixed3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
+}
+
+}  // namespace
+
+const char* compositionMeaning(char kind) {
+  switch (kind) {
+    case 'Q': return "Q-composition: the later head's queries read what the earlier head wrote (where it looks from).";
+    case 'K': return "K-composition: the later head's keys read what the earlier head wrote — how an induction head "
+                     "finds the token after an earlier copy of its own, through a previous-token head's output.";
+    default: return "V-composition: the later head's values read what the earlier head wrote (what it moves on is "
+                    "a mix of the earlier head's output).";
+  }
+}
+
+std::string headName(int layer, int head) { return "layer " + std::to_string(layer) + " head " + std::to_string(head); }
+
+std::string compositionText(const Circuits& c, char kind) {
+  const Composition* best = strongestPair(c, kind);
+  if (!best) {
+    return "No pairs: this model has " + std::to_string(c.layers) +
+           " layer, and composition needs a head of a later layer reading one of an earlier layer.";
+  }
+  const double score = compositionScore(*best, kind);
+  std::string s = std::string("Strongest ") + kind + "-composition: " + headName(best->fromLayer, best->fromHead) +
+                  " → " + headName(best->toLayer, best->toHead) + ", " + fixed3(score) + " against the random baseline " +
+                  fixed3(c.baseline);
+  if (c.baseline > 0) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, " (%.1f times)", score / c.baseline);
+    s += ratio;
+  }
+  s += ". ";
+  s += compositionMeaning(kind);
+  s += score <= c.baseline ? " No pair is above the baseline: no head reads another this way more than chance."
+                           : " Scores near the baseline mean no more than chance.";
+  return s;
+}
+
+std::string copyingText(const Circuits& c) {
+  if (c.perHead.empty()) return "";
+  const auto [lo, hi] = std::minmax_element(c.perHead.begin(), c.perHead.end(),
+                                            [](const HeadCircuit& a, const HeadCircuit& b) { return a.copying < b.copying; });
+  return "Copying score (the eigenvalues of E OV U: their sum over the sum of their moduli): highest " +
+         headName(hi->layer, hi->head) + " " + fixed3(hi->copying) + ", lowest " + headName(lo->layer, lo->head) + " " +
+         fixed3(lo->copying) + ". 1 means every eigenvalue is positive real: attending to a token raises that same "
+         "token's logit, as an induction head's copy does; near 0 the head moves tokens without copying them; "
+         "below 0 it lowers them.";
+}
+
+std::string headCircuitText(const Circuits& c, int layer, int head) {
+  if (layer < 0 || layer >= c.layers || head < 0 || head >= c.heads) return "";
+  const HeadCircuit& h = c.at(layer, head);
+  std::string s = headName(layer, head) + ": copying score " + fixed3(h.copying) + ", ||QK||_F " +
+                  fixed3(static_cast<double>(h.qk.norm())) + ", ||OV||_F " + fixed3(static_cast<double>(h.ov.norm())) +
+                  ". QK: query x_t scores key x_j with x_t QK x_jT; OV: the head writes x_j OV for each key it attends to.";
+  if (c.tokenSpace) {
+    s += " E QK ET: which token looks at which (a previous-token head finds its key by position, which this leaves "
+         "out: little structure there is expected). E OV U: attending to a token (row) raises the logits of the "
+         "tokens in its bright cells; a copying head has a bright diagonal.";
+  } else {
+    s += " The token-space matrices are left out above a vocabulary of " + std::to_string(kMaxTokenSpaceVocab) + ".";
+  }
+  return s;
+}
+
+// [SECTION] one head
+
+namespace {
+
+std::string againstBaseline(double score, double baseline) {
+  std::string s = fixed3(score) + " against the random baseline " + fixed3(baseline);
+  if (baseline > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " (%.1f times)", score / baseline);
+    s += buf;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string oneHeadCompositionText(const OneHeadCircuits& c, char kind) {
+  const std::string me = headName(c.layer, c.head);
+  std::string s = std::string(1, kind) + "-composition of " + me + ": ";
+  if (const auto* r = strongestPair(c.reads, kind)) {
+    s += "it reads " + headName(r->fromLayer, r->fromHead) + " most, " +
+         againstBaseline(compositionScore(*r, kind), c.baseline) + "; ";
+  } else {
+    s += "it is in the first layer, with no earlier head to read; ";
+  }
+  if (const auto* r = strongestPair(c.readBy, kind)) {
+    s += headName(r->toLayer, r->toHead) + " reads it most, " +
+         againstBaseline(compositionScore(*r, kind), c.baseline) + ". ";
+  } else {
+    s += "it is in the last layer, so no later head reads it. ";
+  }
+  s += compositionMeaning(kind);
+  s += " Scores near the baseline mean no more than chance.";
+  return s;
+}
+
+std::string oneHeadCopyingText(const OneHeadCircuits& c) {
+  if (c.copying.empty()) return "";
+  const auto [lo, hi] = std::minmax_element(c.copying.begin(), c.copying.end());
+  const int iHi = static_cast<int>(hi - c.copying.begin()), iLo = static_cast<int>(lo - c.copying.begin());
+  return "Copying score over the whole vocabulary of " + std::to_string(c.vocab) +
+         " (the eigenvalues of E OV U: their sum over the sum of their moduli): highest " +
+         headName(iHi / c.heads, iHi % c.heads) + " " + fixed3(*hi) + ", lowest " +
+         headName(iLo / c.heads, iLo % c.heads) + " " + fixed3(*lo) + "; " + headName(c.layer, c.head) +
+         " " + fixed3(c.copyingAt(c.layer, c.head)) +
+         ". 1 means every eigenvalue is positive real: attending to a token raises that same token's logit, as an "
+         "induction head's copy does; near 0 the head moves tokens without copying them; below 0 it lowers them.";
+}
+
+std::string oneHeadConventions(bool rope) {
+  std::string s = "Read from the weights alone: the norms' gains folded into W_q, W_k, W_v and U, their centring "
+                  "and the biases left out";
+  if (rope) s += "; RoPE: QK is the content part of the score only (the rotation by position is left out)";
+  return s + ".";
+}
+
+std::string oneHeadMatrixText(const OneHeadCircuits& c, int distinctTokens, int matrix) {
+  const std::string name = headName(c.layer, c.head);
+  const bool hasCopying = c.layer >= 0 && c.head >= 0 && c.layer < c.layers && c.head < c.heads &&
+                          c.copying.size() == static_cast<std::size_t>(c.layers) * static_cast<std::size_t>(c.heads);
+  const std::string copying = hasCopying ? fixed3(c.copyingAt(c.layer, c.head)) : std::string("n/a");
+  const int n = static_cast<int>(c.tokenIds.size());
+  // A long text has more distinct tokens than the axes hold: say which of them are shown.
+  const std::string which = distinctTokens > n ? "the first " + std::to_string(n) + " of the text's " +
+                                                       std::to_string(distinctTokens) + " distinct tokens"
+                                                 : "the text's " + std::to_string(n) + " distinct token" + (n == 1 ? "" : "s");
+  const std::string over = "over " + which + " (of V = " + withThousands(c.vocab) + "), first occurrence first";
+  switch (matrix) {
+    case 0:
+      return name + ": ||QK||_F = " + formatGeneral(c.qk.norm(), 4) +
+             ". A query x_t scores key x_j with x_t QK x_jᵀ (before the 1/sqrt(d_k) scale); red: that direction "
+             "of the query looks for that direction of the key.";
+    case 1:
+      return name + ": ||OV||_F = " + formatGeneral(c.ov.norm(), 4) +
+             ". What the head writes to the residual stream for an attended x_j is x_j OV; copying score " + copying +
+             " (E OV U's eigenvalues over the whole vocabulary: sum / sum of moduli).";
+    case 2:
+      return name + ": E QK Eᵀ " + over +
+             ". Row: the query's token, column: the key's token; red: that query token looks at that key token more "
+             "(content only: no position).";
+    default:
+      return name + ": E OV U " + over + ". Row: the attended token, column: the predicted token; red: attending to "
+             "the row's token raises that token's logit. A red diagonal is copying; this head's copying score is " +
+             copying + ".";
+  }
+}
+
+std::string compositionCellText(const OneHeadCircuits& c, const Composition& p, char kind) {
+  return headName(p.fromLayer, p.fromHead) + " → " + headName(p.toLayer, p.toHead) + ": " +
+         std::string(1, kind) + " " + fixed3(compositionScore(p, kind)) + " (random baseline " +
+         fixed3(c.baseline) + ")";
+}
+
+std::string copyingCellText(const OneHeadCircuits& c, int layer, int head) {
+  return headName(layer, head) + ": copying score " + fixed3(c.copyingAt(layer, head));
+}
+
+}  // namespace mhascope::analysis

@@ -1,0 +1,41 @@
+// The explanations in words beside each circuits view, for the window and the command line alike,
+// built from the numbers they explain (tests compare the two). "layer 0 head 1"-style names;
+// scores with three decimals.
+#pragma once
+
+#include <string>
+
+#include "analysis/circuits.hpp"
+
+namespace mhascope::analysis {
+
+std::string headName(int layer, int head);
+// What a kind of composition means, one sentence ("K-composition: the later head's keys read ...").
+const char* compositionMeaning(char kind);
+
+// Every head and pair (Circuits):
+// the composition view of one kind: its strongest pair, its score against the baseline, what the
+// kind means; a one-layer model says there are no pairs.
+std::string compositionText(const Circuits& c, char kind);
+// The copying scores: the highest and the lowest head, and what the score means.
+std::string copyingText(const Circuits& c);
+// One head's matrices: its copying score, ||QK||_F and ||OV||_F, and how to read the token-space
+// pictures.
+std::string headCircuitText(const Circuits& c, int layer, int head);
+
+// Around one head (OneHeadCircuits):
+// the strongest read and reader of one kind against the baseline.
+std::string oneHeadCompositionText(const OneHeadCircuits& c, char kind);
+// The highest and the lowest head over the whole vocabulary, and the chosen head's.
+std::string oneHeadCopyingText(const OneHeadCircuits& c);
+// The conventions in one line: gains folded, biases left out, and with RoPE the content part only.
+std::string oneHeadConventions(bool rope);
+// The chosen head's matrix `matrix` (0 QK, 1 OV, 2 E QK Eᵀ, 3 E OV U): its norm or copying score and
+// how to read the picture; `distinctTokens`: of the whole text (the axes hold at most maxTokens).
+std::string oneHeadMatrixText(const OneHeadCircuits& c, int distinctTokens, int matrix);
+// A composition cell: "layer 0 head 2 → layer 1 head 3: K 0.123 (random baseline 0.036)".
+std::string compositionCellText(const OneHeadCircuits& c, const Composition& p, char kind);
+// A copying cell: "layer 1 head 3: copying score 0.412".
+std::string copyingCellText(const OneHeadCircuits& c, int layer, int head);
+
+}  // namespace mhascope::analysis

@@ -1,0 +1,195 @@
+// A model folder as the circuits' source of layers, and the circuits around one head with the text's
+// rollout (circuits_source.hpp). The weights' part is analysis::computeOneHeadCircuits; this file
+// reads the folder (every layer's attention weights once, folded with norm1's gain), checks the
+// request against the model and the memory budget, and runs the forward the rollout reads.
+//
+// [SECTION] index: the source · estimate · computeModelCircuits
+#include "model/circuits_source.hpp"
+
+#include <algorithm>
+#include <new>
+
+#include "analysis/circuit_texts.hpp"  // headName
+#include "analysis/rollout.hpp"
+#include "model/forward.hpp"
+
+namespace mhascope::model {
+
+namespace {
+
+std::string layersName(const ModelSpec& s) { return s.arch == Arch::Gpt2 ? "n_layer" : "num_hidden_layers"; }
+std::string headsName(const ModelSpec& s) { return s.arch == Arch::Gpt2 ? "n_head" : "num_attention_heads"; }
+
+}  // namespace
+
+// [SECTION] the source
+
+analysis::SourceShape FolderLayers::shape() const {
+  const ModelSpec& s = model_.spec();
+  analysis::SourceShape out;
+  out.layers = s.layers;
+  out.heads = s.heads;
+  out.kvHeads = s.kvHeads;
+  out.dModel = s.dModel;
+  out.vocab = s.vocab;
+  return out;
+}
+
+// normed = x̂ · g, so x̂ (g W) for the projections that read it — row r of W_q, W_k, W_v scaled by g_r
+// (the textbook layout y = x W).
+Result<analysis::CircuitLayer> FolderLayers::layer(int l) const {
+  auto lw = model_.attentionLayer(l);
+  if (!lw) return lw.error();
+  analysis::CircuitLayer f;
+  MhaWeights& a = *lw->attention;
+  const Eigen::ArrayXf g = lw->norm1.transpose().array();  // (d, 1)
+  a.wq.array().colwise() *= g;
+  a.wk.array().colwise() *= g;
+  a.wv.array().colwise() *= g;
+  f.wq = std::move(a.wq);
+  f.wk = std::move(a.wk);
+  f.wv = std::move(a.wv);
+  f.wo = std::move(a.wo);
+  return f;
+}
+
+Status FolderLayers::embeddingRows(std::int64_t first, std::int64_t n, float* out) const {
+  return model_.store().readRows(model_.embeddingTable(), first, n, out);
+}
+
+Status FolderLayers::unembeddingRows(std::int64_t first, std::int64_t n, float* out) const {
+  return model_.store().readRows(model_.unembeddingTable(), first, n, out);
+}
+
+bool FolderLayers::tied() const { return &model_.embeddingTable() == &model_.unembeddingTable(); }
+
+Result<RowVector> FolderLayers::finalGain() const {
+  RowVector gf, gfBias;
+  if (auto st = model_.finalNorm(gf, gfBias); !st) return st.error();
+  return gf;
+}
+
+// [SECTION] estimate
+
+double estimateModelCircuitsBytes(const ModelSpec& s, std::int64_t T, const ModelCircuitsOptions& opt) {
+  const double f = 4.0, d = s.dModel, dk = s.dk(), kv = static_cast<double>(s.kvHeads) * s.dk(), t = static_cast<double>(T);
+  const double n = std::min<double>(std::max(0, opt.maxTokens), t);
+  const double heads = static_cast<double>(s.layers) * s.heads;
+  // What the result keeps: QK and OV, the token-space pair, the scores, the rollout pair.
+  double kept = 2.0 * d * d * f + 2.0 * n * n * f + heads * (sizeof(double) + sizeof(analysis::Composition)) +
+                dk * 16.0 + 2.0 * t * t * f;
+  // The weights pass: U·E, a block of E and U rows, one folded layer (+ the transposed copy a
+  // Llama read makes), the chosen head's factors, U·E·W_v, the products with the chosen head and
+  // the Gram matrices; the token space's rows.
+  double pass = d * d * f + 2.0 * analysis::kVocabBlock * d * f + (2.0 * d * d + 2.0 * d * kv) * f + d * d * f +
+                7.0 * d * dk * f + d * kv * f + std::max(3.0 * d * dk, dk * (d + 2.0 * kv)) * f +
+                (heads / std::max(1, s.layers) * 3.0 + 8.0) * dk * dk * 8.0 + 4.0 * n * d * f +
+                6.0 * dk * d * 8.0;  // the baseline's six factors of one sample (per thread: 2 counted)
+  double rollout = 0;
+  if (T <= opt.rolloutMaxTokens) {
+    ForwardOptions fo;
+    fo.keepAttention = false;
+    fo.keepHidden = false;
+    rollout = estimateForwardBytes(s, T, fo) + 3.0 * t * t * 8.0;  // + rolled, its next, the layer mean
+    // A Llama-family layer's nn.Linear weights are transposed as they are read: one more copy of the
+    // largest (measured on Llama-3-8B's shape: without it the estimate was 10 % under the peak).
+    if (s.arch != Arch::Gpt2) rollout += std::max(d * s.dFf, d * d) * f;
+  }
+  return kept + std::max(pass, rollout);
+}
+
+// [SECTION] computeModelCircuits
+
+Result<analysis::OneHeadCircuits> computeModelCircuits(const ModelFolder& model, const std::vector<int>& tokens,
+                                                       const ModelCircuitsOptions& opt) {
+  const ModelSpec& s = model.spec();
+  const std::int64_t T = static_cast<std::int64_t>(tokens.size());
+  if (T == 0) return makeError("the circuits need at least one token: enter at least one token");
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || tokens[i] >= s.vocab) {
+      return makeError("token id " + std::to_string(tokens[i]) + " at position " + std::to_string(i) +
+                       " is outside the vocabulary of " + std::to_string(s.vocab) + " (" + model.dir() + ")");
+    }
+  }
+  if (s.arch == Arch::Gpt2 && T > s.maxPositions) {
+    return makeError(std::to_string(T) + " tokens are more than the " + std::to_string(s.maxPositions) +
+                     " positions GPT-2's learned table has (n_positions in " + model.dir() + "/config.json)");
+  }
+  if (opt.layer < 0 || opt.layer >= s.layers) {
+    return makeError("layer " + std::to_string(opt.layer) + " is outside the model's " + std::to_string(s.layers) +
+                     " layers (0 .. " + std::to_string(s.layers - 1) + ", " + layersName(s) + " in " + model.dir() +
+                     "/config.json)");
+  }
+  if (opt.head < 0 || opt.head >= s.heads) {
+    return makeError("head " + std::to_string(opt.head) + " is outside the model's " + std::to_string(s.heads) +
+                     " heads per layer (0 .. " + std::to_string(s.heads - 1) + ", " + headsName(s) + " in " +
+                     model.dir() + "/config.json)");
+  }
+  if (opt.maxTokens < 1) {
+    return makeError("the token-space axes need at least 1 token (maxTokens is " + std::to_string(opt.maxTokens) + ")");
+  }
+  const double estimate = estimateModelCircuitsBytes(s, T, opt);
+  if (estimate > static_cast<double>(opt.memoryBudgetBytes)) {
+    return makeError("the circuits of " + analysis::headName(opt.layer, opt.head) + " on " + std::to_string(T) +
+                     " tokens need an estimated " + formatBytes(estimate) + ", above the memory budget of " +
+                     formatBytes(static_cast<double>(opt.memoryBudgetBytes)) +
+                     " (raise it with --memory-budget MiB, or shorten the text)");
+  }
+
+  try {
+    const int threads = std::max(1, opt.threads);
+    const bool rolls = T <= opt.rolloutMaxTokens;
+    const FolderLayers source(model);
+    analysis::OneHeadOptions hopt;
+    hopt.layer = opt.layer;
+    hopt.head = opt.head;
+    hopt.maxTokens = opt.maxTokens;
+    hopt.threads = threads;
+    hopt.baseline = opt.baseline;
+    hopt.progress = opt.progress;
+    hopt.laterSteps = rolls ? s.layers : 0;
+    auto circuits = analysis::computeOneHeadCircuits(source, tokens, hopt);
+    if (!circuits) {
+      if (circuits.error().message == analysis::kCircuitsCancelled) return makeError(kForwardCancelled);
+      return circuits.error();
+    }
+    analysis::OneHeadCircuits& out = *circuits;
+    const int total = analysis::oneHeadSteps(source.shape(), hopt) + hopt.laterSteps;
+
+    // Rollout: one forward, each layer's mean over heads folded into the running product as it comes.
+    if (!rolls) {
+      out.rollout.why = "The rollout is left out above " + std::to_string(opt.rolloutMaxTokens) + " tokens (the text has " +
+                       std::to_string(T) + "): it runs the whole model and holds T x T matrices.";
+    } else {
+      ForwardOptions fo;
+      fo.traceLayer = -1;
+      fo.keepAttention = false;
+      fo.keepHidden = false;
+      fo.memoryBudgetBytes = opt.memoryBudgetBytes;
+      fo.threads = threads;
+      RowMatrixD rolled = RowMatrixD::Identity(T, T);
+      fo.onAttention = [&](int layer, const Tensor& weights /*(1, h, T, T)*/) {
+        RowMatrixD mean = RowMatrixD::Zero(T, T);  // (T, T) mean over heads
+        for (int h = 0; h < s.heads; ++h) {
+          mean += Eigen::Map<const RowMatrix>(weights.ptr() + static_cast<std::int64_t>(h) * T * T, T, T).cast<double>();
+        }
+        mean /= s.heads;
+        analysis::rolloutStep(mean, rolled);
+        if (layer == s.layers - 1) out.rollout.rawLast = mean.cast<float>();
+      };
+      const int before = analysis::oneHeadSteps(source.shape(), hopt);
+      if (opt.progress) fo.progress = [&](int layersDone) { return opt.progress(before + layersDone, total); };
+      auto forward = runForward(model, tokens, fo);
+      if (!forward) return forward.error();
+      out.rollout.rolled = rolled.cast<float>();
+      out.rollout.layers = s.layers;
+      out.rollout.heads = s.heads;
+    }
+    return std::move(out);
+  } catch (const std::bad_alloc&) {
+    return makeError("not enough memory for the circuits of " + analysis::headName(opt.layer, opt.head) + " (estimated " +
+                     formatBytes(estimate) + ")");
+  }
+}
+
+}  // namespace mhascope::model
