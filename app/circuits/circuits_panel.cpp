@@ -30,7 +30,7 @@
 #include "circuits/circuits_widgets.hpp"
 #include "train_lab/lab_state.hpp"
 #include "widgets/colors.hpp"
-#include "widgets/export_button.hpp"  // exportRefusal
+#include "widgets/export_button.hpp"
 #include "widgets/flow.hpp"
 #include "widgets/heatmap_view.hpp"
 #include "widgets/wrapped_text.hpp"
@@ -86,63 +86,25 @@ char drawCircuitsKindPicker(UiContext& ctx, int& kind) {
   return kKinds[std::clamp(kind, 0, 2)];
 }
 
-// The export popup of one circuits picture: the same exporter, folder and formats as every heatmap's
-// Export… button (cairo, core/export), with the picture's own title and file name.
+// The export of one circuits picture: the window's one Export… form, with the picture's own title
+// and file name.
 void drawCircuitsExport(UiContext& ctx, const char* probe, const Slice2D& slice, ColormapId colormap, ColorRange range,
                         const std::string& title, const std::string& subtitle, const std::string& stem) {
-  constexpr const char* kExtensions[] = {".png", ".svg", ".pdf"};
-  constexpr const char* kFormats[] = {"PNG", "SVG", "PDF"};
-  ExportUi& ui = ctx.view.exportUi;
-  ImGui::PushID(probe);
-  if (ImGui::Button("Export…")) {
-    ui.fileName = stem + kExtensions[std::clamp(ui.format, 0, 2)];
-    ui.message.clear();
-    ImGui::OpenPopup("circuits export");
-  }
-  ctx.probes.recordLastItem(probe);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Save this picture (PNG, SVG or PDF)");
-  if (ImGui::BeginPopup("circuits export")) {
-    const float em = ImGui::GetFontSize();
-    ImGui::TextUnformatted(title.c_str());
-    ImGui::Separator();
-    ImGui::SetNextItemWidth(28 * em);
-    ImGui::InputText("folder", &ui.folder);
-    ImGui::SetNextItemWidth(28 * em);
-    ImGui::InputText("file name", &ui.fileName);
-    for (int f = 0; f < 3; ++f) {
-      ImGui::PushID(f);
-      if (f > 0) ImGui::SameLine();
-      if (ImGui::RadioButton(kFormats[f], ui.format == f)) {
-        ui.format = f;
-        ui.fileName = std::filesystem::path(ui.fileName).replace_extension(kExtensions[f]).string();
-      }
-      ImGui::PopID();
-    }
-    ImGui::TextDisabled("The picture as drawn here: its colour scale, labels and title");
-    if (ImGui::Button("Save", ImVec2(8 * em, 0))) {
-      const std::string path = (std::filesystem::path(ui.folder) / ui.fileName).string();
-      ExportOptions opt;
-      opt.colormap = colormap;
-      opt.range = range;
-      opt.title = title;
-      opt.subtitle = subtitle;
-      Status st = exportRefusal(path);
-      try {
-        if (st) st = exportHeatmap(path, slice, opt);
-      } catch (const std::exception& e) {  // bad_alloc, filesystem_error: shown, never fatal
-        st = makeError("cannot export " + path + ": " + e.what());
-      }
-      ui.messageIsError = !st.ok();
-      ui.message = st.ok() ? "Saved " + path : st.error().message;
-    }
-    ctx.probes.recordLastItem(std::string(probe) + "_save");
-    ImGui::SameLine();
-    if (ImGui::Button("Close")) ImGui::CloseCurrentPopup();
-    ctx.probes.recordLastItem(std::string(probe) + "_close");
-    drawResultMessage(ui.message, ui.messageIsError, 36 * em);
-    ImGui::EndPopup();
-  }
-  ImGui::PopID();
+  ExportForm form;
+  form.probe = probe;
+  form.title = title;
+  form.stem = stem;
+  form.tooltip = "Save this picture (PNG, SVG or PDF)";
+  form.note = "The picture as drawn here: its colour scale, labels and title";
+  drawExportForm(ctx, form, [&] {
+    ExportPicture p;
+    p.slices.push_back(slice);
+    p.options.colormap = colormap;
+    p.options.range = range;
+    p.options.title = title;
+    p.options.subtitle = subtitle;
+    return p;
+  });
 }
 
 HeatmapHover drawCircuitsMap(UiContext& ctx, const char* id, Slice2D& slice, DataKind kind, ColormapId colormap,

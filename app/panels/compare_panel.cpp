@@ -200,8 +200,6 @@ void exportRow(UiContext& ctx, CompareState& c, const CompareState::Shown& sh) {
   if (ImGui::Button("Export A | B | B − A")) {
     if (c.exportPath.empty()) {
       c.exportMessage = "give a file name (.png, .svg or .pdf)";
-    } else if (!refuseToReplace(c.exportPath).ok()) {
-      c.exportMessage = "'" + c.exportPath + "' exists: not replaced; give another name";
     } else {
       ComparisonPicture pic;
       pic.a = sh.a;
@@ -219,8 +217,7 @@ void exportRow(UiContext& ctx, CompareState& c, const CompareState::Shown& sh) {
       } else {
         pic.noDifferenceReason = sh.blocker;
       }
-      const Status st = exportComparison(c.exportPath, pic);
-      c.exportMessage = st ? "Saved " + c.exportPath : st.error().message;
+      fileComparison(ctx.requests, c.exportMessage, c.exportPath, pic);
     }
   }
   ctx.probes.recordLastItem("compare_export");
@@ -231,7 +228,8 @@ void exportRow(UiContext& ctx, CompareState& c, const CompareState::Shown& sh) {
 }  // namespace
 
 void drawComparePanel(UiContext& ctx) {
-  CompareState& c = compareOf(ctx.state);
+  if (!ctx.state.compare) return;  // made by the update step on the tab's first frame
+  CompareState& c = *ctx.state.compare;
   sourceForm(ctx, c);
   if (!c.active()) {
     ImGui::Spacing();

@@ -398,7 +398,8 @@ void drawSide(UiContext& ctx, ModelViewState& m, const GridPick& pick, float wid
 // then the grid and its side column side by side.
 void drawModelPanel(UiContext& ctx) {
   AppState& st = ctx.state;
-  ModelViewState& m = modelViewOf(st);
+  if (!st.modelView) return;  // made by the update step on the tab's first frame
+  ModelViewState& m = *st.modelView;
   ctx.probes.recordLabel("model_status", statusText(st, m));
   if (st.doc.files.model.empty() && !m.result) {
     drawNoModel(ctx);

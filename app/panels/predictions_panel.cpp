@@ -30,6 +30,7 @@
 #include "widgets/colors.hpp"
 #include "widgets/heatmap_view.hpp"
 #include "widgets/labels.hpp"
+#include "widgets/export_button.hpp"
 #include "widgets/lens_export.hpp"
 #include "widgets/wrapped_text.hpp"
 
@@ -260,57 +261,18 @@ void drawLens(UiContext& ctx, const model::ModelView& v, PredictionsView& pv, Im
                std::max(childSize.y - 1.6f * em, 2.0f * em));
 }
 
-// The lens as a picture (PNG, SVG or PDF by the core's exporter), in the folder and format the
-// heatmaps' Export uses; an existing file is never replaced.
+// The lens as a picture (PNG, SVG or PDF by the core's exporter) through the window's one Export…
+// form; an existing file is never replaced.
 void drawLensExport(UiContext& ctx, const model::ModelView& v, const ModelViewState& m, const PredictionsView& pv) {
-  ExportUi& ui = ctx.view.exportUi;
-  constexpr const char* kExtensions[] = {".png", ".svg", ".pdf"};
-  const int format = std::clamp(ui.format, 0, 2);
-  if (ImGui::Button("Export lens…")) {
-    ui.fileName = std::string(pv.colourByFinal ? "logit_lens_final" : "logit_lens") + kExtensions[format];
-    ui.message.clear();
-    ImGui::OpenPopup("lens export");
-  }
-  ctx.probes.recordLastItem("lens_export");
-  if (!ImGui::BeginPopup("lens export")) return;
-  const float em = ImGui::GetFontSize();
-  ImGui::TextUnformatted(lensTitle(pv.colourByFinal).c_str());
-  ImGui::Separator();
-  ImGui::SetNextItemWidth(28 * em);
-  ImGui::InputText("folder", &ui.folder);
-  ImGui::SetNextItemWidth(28 * em);
-  ImGui::InputText("file name", &ui.fileName);
-  ctx.probes.recordLastItem("lens_export_name");
-  constexpr const char* kLabels[] = {"PNG", "SVG", "PDF"};
-  for (int f = 0; f < 3; ++f) {
-    ImGui::PushID(f);
-    if (f > 0) ImGui::SameLine();
-    if (ImGui::RadioButton(kLabels[f], ui.format == f)) {
-      ui.format = f;
-      ui.fileName = std::filesystem::path(ui.fileName).replace_extension(kExtensions[f]).string();
-    }
-    ctx.probes.recordLastItem(std::string("lens_export_") + (kExtensions[f] + 1));
-    ImGui::PopID();
-  }
-  if (ImGui::Button("Save", ImVec2(8 * em, 0))) {
-    const std::string path = (std::filesystem::path(ui.folder) / ui.fileName).string();
-    Status st = Ok{};
-    try {
-      st = exportLens(path, v, pv.colourByFinal,
-                      m.resultKey.folder + " · T = " + std::to_string(positions(v)) + " tokens · " +
-                          std::to_string(lensLayers(v)) + " layers");
-    } catch (const std::exception& e) {  // bad_alloc, filesystem_error: shown, never fatal
-      st = makeError("cannot export " + path + ": " + e.what());
-    }
-    ui.messageIsError = !st.ok();
-    ui.message = st.ok() ? "Saved " + path : st.error().message;
-  }
-  ctx.probes.recordLastItem("lens_export_save");
-  ctx.probes.recordLabel("lens_export_message", ui.message);
-  ImGui::SameLine();
-  if (ImGui::Button("Close")) ImGui::CloseCurrentPopup();
-  drawResultMessage(ui.message, ui.messageIsError, 36 * em);
-  ImGui::EndPopup();
+  ExportForm form;
+  form.probe = "lens_export";
+  form.button = "Export lens\xe2\x80\xa6";
+  form.title = lensTitle(pv.colourByFinal);
+  form.stem = pv.colourByFinal ? "logit_lens_final" : "logit_lens";
+  drawExportForm(ctx, form, [&] {
+    return lensPicture(v, pv.colourByFinal, m.resultKey.folder + " · T = " + std::to_string(positions(v)) + " tokens · " +
+                                                std::to_string(lensLayers(v)) + " layers");
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -406,8 +368,14 @@ void drawNoResult(const ModelViewState* m) {
 // ---------------------------------------------------------------------------------------------
 
 void drawPredictionsPanel(UiContext& ctx) {
-  // Made on first use: from then on the model view's worker computes for this tab too.
-  ModelViewState& m = modelViewOf(ctx.state);
+  // Made by the update step on the tab's first frame: from then on the model view's worker
+  // computes for this tab too.
+  if (!ctx.state.modelView) {
+    drawNoResult(nullptr);
+    ctx.probes.recordLabel("predictions_state", "no model");
+    return;
+  }
+  ModelViewState& m = *ctx.state.modelView;
   const std::shared_ptr<const model::ModelView> result = m.result;  // held for the frame
   if (!result || positions(*result) == 0) {
     drawNoResult(&m);

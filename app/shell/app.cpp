@@ -21,10 +21,14 @@
 
 #include "panels/layout.hpp"
 #include "util/memory_budget.hpp"
+#include "panels/compare_panel.hpp"
 #include "panels/panel.hpp"
+#include "panels/predictions_panel.hpp"
 #include "render/gl_frame.hpp"
 #include "render/screenshot.hpp"
 #include "render/texture.hpp"
+#include "state/compare_state.hpp"
+#include "state/model_view_state.hpp"
 #include "state/open_file.hpp"
 #include "state/workspace_state.hpp"
 #include "testing/script_host.hpp"
@@ -235,7 +239,12 @@ void App::updateCompute() {
   // The tab about to be drawn: one a launch option, a script or a click asked for, else the last one.
   const std::string& tab = pipeline_.view.selectTab.empty() ? pipeline_.view.tab : pipeline_.view.selectTab;
   try {
+    pipeline_.requests.performAll();  // what the last frame's clicks asked for: writes, runs, loads
     scheduler_->update(pipeline_.state, pipeline_.view, pipeline_.lessons, tab, forceSync);
+    // The Compare, Model and Predictions tabs' own states (each with its jobs) are made here on the
+    // first frame their tab is shown, never by the panel.
+    if (tab == kModelTab || tab == kPredictionsTab) modelViewOf(pipeline_.state);
+    if (tab == kCompareTab) compareOf(pipeline_.state);
     compareCompute_->update(pipeline_.state, pipeline_.view, forceSync);
     modelViewCompute_->update(pipeline_.state, forceSync);
     if (OpenUi& o = pipeline_.view.openUi; o.popupShown || o.requestOpen) refreshOpenFileListing(o, Window::now());

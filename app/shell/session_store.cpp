@@ -58,7 +58,9 @@ std::string SessionStore::keepAside() {
 }
 
 void SessionStore::restore(PipelineSession& pipeline, const LaunchOptions& options, TrainLab* train) {
-  auto& [state, view, lessons] = pipeline;
+  AppState& state = pipeline.state;
+  ViewState& view = pipeline.view;
+  LessonView& lessons = pipeline.lessons;
   if (!locate()) {
     if (std::string n = takeNotice(); !n.empty()) state.actionError = std::move(n);
     return;
@@ -98,7 +100,9 @@ void SessionStore::restore(PipelineSession& pipeline, const LaunchOptions& optio
 // The session.json of earlier versions (configuration and view, no files or lessons), read once
 // when there is no last workspace yet; the next save writes the last workspace.
 bool SessionStore::restoreLegacySession(PipelineSession& pipeline, const LaunchOptions& options) {
-  auto& [state, view, lessons] = pipeline;
+  AppState& state = pipeline.state;
+  ViewState& view = pipeline.view;
+  LessonView& lessons = pipeline.lessons;
   const std::string dir = configDir();
   if (dir.empty()) return false;
   const std::string legacy = dir + "/session.json";
@@ -118,7 +122,9 @@ bool SessionStore::restoreLegacySession(PipelineSession& pipeline, const LaunchO
 }
 
 void SessionStore::save(const PipelineSession& pipeline, const TrainLab* train) {
-  const auto& [state, view, lessons] = pipeline;
+  const AppState& state = pipeline.state;
+  const ViewState& view = pipeline.view;
+  const LessonView& lessons = pipeline.lessons;
   if (!locate()) return;
   Workspace ws = workspaceFromWindow(state, view, lessons);
   std::string filesKey;

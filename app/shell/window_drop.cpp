@@ -7,7 +7,9 @@ namespace mhascope::app {
 
 void dropOnWindow(TrainLab& lab, PipelineSession& pipeline, const std::string& path) {
   if (lab.active) return trainDropPath(lab, path);
-  auto& [state, view, lessons] = pipeline;
+  AppState& state = pipeline.state;
+  ViewState& view = pipeline.view;
+  LessonView& lessons = pipeline.lessons;
   if (!beginOpen(state, view, lessons, path)) state.actionError = "dropped file: " + view.openUi.message;
 }
 

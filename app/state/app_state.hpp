@@ -119,10 +119,10 @@ struct AppState {
   ComputeStatus compute;
   std::string actionError;          // an exception caught at a user action, shown until dismissed
   // The Compare tab's side B (an AppState of its own, computed beside this one); null until the
-  // tab is first drawn.
+  // tab is first shown (the update step makes it: compareOf).
   std::shared_ptr<CompareState> compare;
   // The Model tab: every layer and head of the model folder in use (its own worker); null until
-  // the tab is first drawn.
+  // the Model or Predictions tab is first shown (the update step makes it: modelViewOf).
   std::shared_ptr<ModelViewState> modelView;
 };
 

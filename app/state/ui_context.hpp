@@ -10,6 +10,7 @@
 
 #include "state/app_state.hpp"
 #include "state/pipeline_session.hpp"
+#include "state/requests.hpp"
 #include "render/texture_cache.hpp"
 
 namespace mhascope::app {
@@ -63,6 +64,7 @@ struct UiContext {
   TextureCache& textures;
   UiProbes& probes;
   LessonView& lessons;   // the lesson tabs' choices (their results are state.shown.lessons)
+  Requests& requests;    // what a click asks beyond a view edit, performed by the update step
   ImFont* monoFont = nullptr;   // DejaVu Sans Mono for formulas and pseudocode (or the default)
   ImFont* titleFont = nullptr;  // a larger DejaVu Sans for stage titles (or the default)
   TrainLab* train = nullptr;    // the Train mode, whose panels draw it (null: no Train mode here)
@@ -72,7 +74,7 @@ struct UiContext {
 // The context one frame's panels draw with, over a window's pipeline session.
 inline UiContext uiContext(PipelineSession& s, TextureCache& textures, UiProbes& probes, ImFont* monoFont = nullptr,
                            ImFont* titleFont = nullptr) {
-  return UiContext{s.state, s.view, textures, probes, s.lessons, monoFont, titleFont};
+  return UiContext{s.state, s.view, textures, probes, s.lessons, s.requests, monoFont, titleFont};
 }
 
 // "B=1  T_q=9  T_k=9  d_model=16  h=4  d_k=4  mask=causal  scale=sqrt-dk  seed=42"

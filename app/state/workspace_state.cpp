@@ -119,4 +119,16 @@ Status saveWorkspace(const AppState& state, ViewState& view, const LessonView& l
   return Ok{};
 }
 
+void saveWorkspaceAndSay(const AppState& state, ViewState& view, const LessonView& lessons, const std::string& path) {
+  Status st = Ok{};
+  try {
+    st = saveWorkspace(state, view, lessons, path);
+  } catch (const std::exception& e) {  // bad_alloc, filesystem_error: shown, never fatal
+    st = makeError("cannot save the workspace " + path + ": " + e.what());
+  }
+  WorkspaceUi& ui = view.workspaceUi;
+  ui.messageIsError = !st.ok();
+  ui.message = st.ok() ? "Saved " + path : st.error().message;
+}
+
 }  // namespace mhascope::app

@@ -40,5 +40,8 @@ Status openWorkspace(AppState& state, ViewState& view, LessonView& lessons, cons
 // Saves what the window shows to `path` (atomically; never over an input file) and remembers
 // the path for "Save workspace".
 Status saveWorkspace(const AppState& state, ViewState& view, const LessonView& lessons, const std::string& path);
+// The same, catching what it throws, with "Saved <path>" or the error in view.workspaceUi.message
+// (Save workspace files it; the update step performs it).
+void saveWorkspaceAndSay(const AppState& state, ViewState& view, const LessonView& lessons, const std::string& path);
 
 }  // namespace mhascope::app

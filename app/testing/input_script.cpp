@@ -105,6 +105,7 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
     }
     if ((c.verb == "click" || c.verb == "hover") && need(1)) {
       if (!host.probePoint(c.args[0], 0.5f, 0.5f, mouse_)) return fail(host, c, "no widget named " + c.args[0] + " on screen");
+      aim(c, 0.5f, 0.5f);
       mouseActive_ = true;
       phase_ = c.verb == "click" ? Phase::Click : Phase::Wait;
       pendingFrames_ = c.verb == "click" ? 3 : 2;  // move, press, release
@@ -130,6 +131,7 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       if (!host.probePoint(c.args[0], toFloat(c.args[1]), toFloat(c.args[2]), mouse_)) {
         return fail(host, c, "no widget named " + c.args[0] + " on screen");
       }
+      aim(c, toFloat(c.args[1]), toFloat(c.args[2]));
       mouseActive_ = true;
       phase_ = Phase::Click;
       pendingFrames_ = 3;
@@ -153,6 +155,7 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       if (!host.probePoint(c.args[0], toFloat(c.args[1]), toFloat(c.args[2]), mouse_)) {
         return fail(host, c, "no widget named " + c.args[0] + " on screen");
       }
+      aim(c, toFloat(c.args[1]), toFloat(c.args[2]));
       mouseActive_ = true;
       phase_ = Phase::Press;
       pendingFrames_ = 2;  // move, press (held until `release`)
@@ -366,8 +369,24 @@ bool InputScript::advance(ScriptHost& host, ImGuiIO& io, std::chrono::steady_clo
   // Finish this frame's part of the command in progress.
   if (pendingFrames_ > 0) {
     switch (phase_) {
-      case Phase::Click: mouseDown_ = step_ == 1; break;  // frame 0 move, 1 press, 2 release
-      case Phase::Press: mouseDown_ = step_ == 1; break;  // frame 0 move, 1 press (held)
+      case Phase::Click:  // frame 0 move, 1 press, 2 release
+      case Phase::Press: {  // frame 0 move, 1 press (held)
+        ImVec2 at;
+        if (step_ == 1 && host.probePoint(aimCommand_.args[0], aimFx_, aimFy_, at) &&
+            (std::fabs(at.x - mouse_.x) > 0.5f || std::fabs(at.y - mouse_.y) > 0.5f)) {
+          if (++reaims_ > kMaxReaims) {
+            fail(host, aimCommand_, aimCommand_.args[0] + " kept moving for " + std::to_string(kMaxReaims) + " frames: not pressed");
+            return false;
+          }
+          mouse_ = at;  // the widget moved since it was aimed at: aim again, press next frame
+          mouseDown_ = false;
+          --step_;
+          ++pendingFrames_;
+          break;
+        }
+        mouseDown_ = step_ == 1;
+        break;
+      }
       case Phase::Key:
         if (keyIndex_ >= 0) {
           io.KeysDown[keyIndex_] = step_ == 0;

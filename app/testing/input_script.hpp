@@ -6,7 +6,9 @@
 //   wait N                      render N frames
 //   key Right|Left|Space|Home|End   press and release a key
 //   click NAME                  click the centre of the named widget (ui_context.hpp UiProbes)
-//   click_at NAME FX FY         click at a fraction of the widget (sliders: FX picks the value)
+//   click_at NAME FX FY         click at a fraction of the widget (sliders: FX picks the value);
+//                               a click presses where the widget is on the press frame (one that
+//                               moved since it was aimed at is aimed at again)
 //   hover NAME                  move the mouse over the widget
 //   hover_at NAME FX FY         move the mouse to a fraction of the widget (a heatmap cell)
 //   wheel N                     turn the mouse wheel by N notches (zoom a heatmap)
@@ -17,7 +19,8 @@
 //   async                       big configs go to the worker thread, as for a user (scripts
 //                               otherwise compute everything at once, for exact expectations)
 //   preset NAME                 load a preset (name or .json path), as the preset picker does
-//   wait_until_idle MAX         render frames until no compute is running (fail after MAX); prints
+//   wait_until_idle MAX         render frames until nothing computes — the pipeline, its lessons, the
+//                               Train mode's jobs (fail after MAX); prints
 //                               the frames, seconds and the share of them spent drawing
 //   expect_computing            fail unless a compute is running while the UI keeps drawing
 //   expect_lesson_jobs N        fail unless N lessons have been handed to the lessons' background
@@ -161,6 +164,12 @@ class InputScript {
 
 
   bool fail(ScriptHost& host, const ScriptCommand& c, const std::string& why);
+  void aim(const ScriptCommand& c, float fx, float fy) {
+    aimCommand_ = c;
+    aimFx_ = fx;
+    aimFy_ = fy;
+    reaims_ = 0;
+  }
   bool start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io);  // false: command needs frames
 
   std::vector<ScriptCommand> commands_;
@@ -177,6 +186,13 @@ class InputScript {
   bool mouseActive_ = false;  // once the script moved the mouse, it owns io.MousePos
   long rssBaselineKb_ = -1;
   ScriptCommand untilIdleCommand_;  // for its line number in a failure
+  // click / click_at / press_at: the widget and the point in it the mouse aims at, aimed again on
+  // the press frame (a layout that moved since — a job's result came, a panel grew — moves the
+  // mouse there and the press waits a frame), at most kMaxReaims times.
+  static constexpr int kMaxReaims = 120;
+  ScriptCommand aimCommand_;
+  float aimFx_ = 0.5f, aimFy_ = 0.5f;
+  int reaims_ = 0;
   bool ctrlHeld_ = false;           // press_ctrl
   std::string typeText_;            // type: delivered on the command's frame
   bool inputChanged_ = false;       // this frame brought new input (event_driven)

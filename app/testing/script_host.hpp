@@ -44,7 +44,12 @@ class AppScriptHost final : public ScriptHost {
   void setAsync(bool on) override { t_.loop.scriptAsync = on; }
   std::string loadPresetByName(const std::string& name) override;
   std::uint64_t lessonJobs() override { return t_.pipeline.state.compute.lessonJobs; }
-  bool computing() override { return t_.pipeline.state.compute.computing || t_.pipeline.state.compute.lessonComputing; }
+  // The pipeline's compute and lessons, and the Train mode's jobs (a load, an ablation, its circuits).
+  bool computing() override {
+    const TrainLab& lab = t_.trainLab;
+    return t_.pipeline.state.compute.computing || t_.pipeline.state.compute.lessonComputing || lab.run.busy() ||
+           lab.ablation.worker.busy() || lab.circuits.busy();
+  }
   int shownTokens() override { return t_.pipeline.state.shown.trace.tq; }
   int textureCount() override;
   int glErrorCount() override { return t_.loop.glErrors; }

@@ -165,7 +165,7 @@ void drawTrainRun(TrainLab& lab, UiContext& ctx) {
   const bool running = lab.run.running();
   const bool canRun = lab.setup.formError.empty() && !lab.run.busy();
   ImGui::BeginDisabled(!canRun || running);
-  if (ImGui::Button("\xe2\x96\xb6 Train")) trainPlay(lab);
+  if (ImGui::Button("\xe2\x96\xb6 Train")) ctx.requests.file([&lab] { trainPlay(lab); });
   ctx.probes.recordLastItem("train_play");
   ImGui::EndDisabled();
   ImGui::SameLine();
@@ -175,12 +175,12 @@ void drawTrainRun(TrainLab& lab, UiContext& ctx) {
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::BeginDisabled(running || !canRun);
-  if (ImGui::Button("Step")) trainStep(lab);
+  if (ImGui::Button("Step")) ctx.requests.file([&lab] { trainStep(lab); });
   ctx.probes.recordLastItem("train_step");
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::BeginDisabled(!canRun);
-  if (ImGui::Button("Reset")) trainReset(lab);
+  if (ImGui::Button("Reset")) ctx.requests.file([&lab] { trainReset(lab); });
   ctx.probes.recordLastItem("train_reset");
   ImGui::EndDisabled();
   ImGui::PushTextWrapPos(0.0f);
@@ -390,7 +390,9 @@ void drawTrainKeep(TrainLab& lab, UiContext& ctx) {
   const int layers = lab.run.view ? lab.run.view->settings->model.layers : 1;
   lab.openLayer = std::clamp(lab.openLayer, 0, std::max(0, layers - 1));
   ImGui::BeginDisabled(!have || lab.run.busy());
-  if (ImGui::Button("Open in pipeline")) trainOpenInPipeline(lab, ctx.state, ctx.view);
+  if (ImGui::Button("Open in pipeline")) {
+    ctx.requests.file([&lab, &state = ctx.state, &view = ctx.view] { trainOpenInPipeline(lab, state, view); });
+  }
   ctx.probes.recordLastItem("train_open_pipeline");
   ImGui::EndDisabled();
   ImGui::SameLine();
@@ -410,12 +412,12 @@ void drawTrainKeep(TrainLab& lab, UiContext& ctx) {
   ctx.probes.recordLastItem("train_checkpoint_path");
   ctx.probes.recordLabel("train_checkpoint_path", lab.files.checkpointPath);
   ImGui::BeginDisabled(!have || lab.run.busy());
-  if (ImGui::Button("Save checkpoint")) trainSaveCheckpoint(lab);
+  if (ImGui::Button("Save checkpoint")) ctx.requests.file([&lab] { trainSaveCheckpoint(lab); });
   ctx.probes.recordLastItem("train_save");
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::BeginDisabled(lab.run.busy());
-  if (ImGui::Button("Load checkpoint")) trainLoadCheckpoint(lab);
+  if (ImGui::Button("Load checkpoint")) ctx.requests.file([&lab] { trainLoadCheckpoint(lab); });
   ctx.probes.recordLastItem("train_load");
   ImGui::EndDisabled();
   if (lab.run.job && lab.run.job->kind == LabJob::Kind::Load) {
@@ -432,10 +434,10 @@ void drawTrainKeep(TrainLab& lab, UiContext& ctx) {
   ImGui::InputText("##curvespath", &lab.files.curvesPath);
   ctx.probes.recordLabel("train_curves_path", lab.files.curvesPath);
   ImGui::BeginDisabled(!have);
-  if (ImGui::Button("Export contact sheet")) trainExportSheet(lab);
+  if (ImGui::Button("Export contact sheet")) ctx.requests.file([&lab] { trainExportSheet(lab); });
   ctx.probes.recordLastItem("train_export_sheet");
   ImGui::SameLine();
-  if (ImGui::Button("Export curves")) trainExportCurves(lab);
+  if (ImGui::Button("Export curves")) ctx.requests.file([&lab] { trainExportCurves(lab); });
   ctx.probes.recordLastItem("train_export_curves");
   ImGui::EndDisabled();
   if (lab.messageAt == TrainLab::Said::Export) showMessage(lab.message, lab.messageIsError);

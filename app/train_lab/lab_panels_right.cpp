@@ -46,7 +46,8 @@ void drawTrainCurves(TrainLab& lab, UiContext& ctx) {
     ImGui::TextDisabled("Curves from step %lld, where the checkpoint was loaded: it did not save the run's history.",
                         static_cast<long long>(lab.run.runStartStep));
   }
-  const CurvesFigure fig = buildCurves(lab);
+  if (!lab.run.curves) return;
+  const CurvesFigure& fig = *lab.run.curves;
   const double xHi = static_cast<double>(std::max<std::int64_t>(lab.run.view->lastStep, 1));
   const float em = ImGui::GetFontSize();
   const float w = ImGui::GetContentRegionAvail().x;

@@ -284,6 +284,7 @@ void updateTrainLab(TrainLab& lab, bool sync) {
   lab.run.view = lab.run.session.view();
   if (!lab.run.view || lab.run.view->history.empty()) {
     lab.run.shown = {};
+    lab.run.curves.reset();
     return;
   }
   measure(lab);
@@ -339,6 +340,12 @@ void updateTrainLab(TrainLab& lab, bool sync) {
   }
   shown.pictureSerial = (std::uint64_t{1} << 62) | lab.run.serialCounter;  // never a ShownResult::traceSerial
   lab.run.shown = shown;
+  const TrainRun::CurvesKey curvesKey{v.settings.get(), v.history.size(), v.history.back().step,
+                                      shown.evaluation ? shown.step : -1, lab.logY};
+  if (!lab.run.curves || !(curvesKey == lab.run.curvesKey)) {
+    lab.run.curves = std::make_shared<const CurvesFigure>(buildCurves(lab));
+    lab.run.curvesKey = curvesKey;
+  }
 }
 
 std::string checkRunMemory(const TrainSettings& settings, std::uint64_t budgetBytes) {

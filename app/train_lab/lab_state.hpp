@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "export/training_figures.hpp"
 #include "shell/jobs.hpp"
 #include "train/ablation.hpp"
 #include "train/circuit.hpp"
@@ -114,6 +115,18 @@ struct TrainRun {
   ShownStep shown;
   std::uint64_t serialCounter = 0;
   const void* lastSnapshot = nullptr;
+
+  // The curves of the history (built by updateTrainLab, drawn every frame): rebuilt only when
+  // what they show changed — another run, a new evaluation, the marked step, log-y.
+  struct CurvesKey {
+    const void* settings = nullptr;
+    std::size_t evaluations = 0;
+    std::int64_t lastStep = -1, markStep = -1;
+    bool logY = false;
+    bool operator==(const CurvesKey&) const = default;
+  };
+  std::shared_ptr<const CurvesFigure> curves;
+  CurvesKey curvesKey;
 
   bool running() const { return view && view->state == train::RunState::Running; }
 };

@@ -1,14 +1,11 @@
 #include "widgets/export_button.hpp"
 
-#include "io/file_io.hpp"
-
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
-#include <exception>
+#include <algorithm>
 #include <filesystem>
 
-#include "export/export.hpp"
 #include "widgets/colors.hpp"
 
 namespace mhascope::app {
@@ -17,66 +14,31 @@ namespace {
 constexpr const char* kExtensions[] = {".png", ".svg", ".pdf"};
 constexpr const char* kFormatLabels[] = {"PNG", "SVG", "PDF"};
 
-// The same name the window's label and the picture's title use (core's nameSlice).
-std::string defaultFileName(const ExportTarget& t, int format) {
-  const int gridHeads = t.grid ? static_cast<int>(t.slices.size()) : 0;
-  return nameSlice(*t.slices.front(), gridHeads).fileStem + kExtensions[format];
-}
-
-void saveNow(UiContext& ctx, const ExportTarget& target) {
-  ExportUi& ui = ctx.view.exportUi;
-  const std::string path = (std::filesystem::path(ui.folder) / ui.fileName).string();
-  ExportOptions options;
-  options.colormap = target.colormap;
-  options.range = target.range;
-  options.subtitle = configLine(ctx.state);
-  Status st = exportRefusal(path);
-  if (st) {
-    try {
-      if (target.grid) {
-        std::vector<Slice2D> heads;
-        heads.reserve(target.slices.size());
-        for (const Slice2D* s : target.slices) heads.push_back(*s);
-        st = exportHeadGrid(path, heads, options);
-      } else {
-        st = exportHeatmap(path, *target.slices.front(), options);
-      }
-    } catch (const std::exception& e) {  // bad_alloc, filesystem_error: shown, never fatal
-      st = makeError("cannot export " + path + ": " + e.what());
-    }
-  }
-  ui.messageIsError = !st.ok();
-  ui.message = st.ok() ? "Saved " + path : st.error().message;
-}
-
 }  // namespace
 
-Status exportRefusal(const std::string& path) { return refuseToReplace(path); }
-
-void drawExportButton(UiContext& ctx, const char* probeName, const ExportTarget& target) {
-  ImGui::PushID(probeName);
+void drawExportForm(UiContext& ctx, const ExportForm& form, const std::function<ExportPicture()>& picture) {
+  const std::string probe = form.probe;
   ExportUi& ui = ctx.view.exportUi;
-  const bool usable = !target.slices.empty() && target.slices.front() != nullptr;
-  ImGui::BeginDisabled(!usable);
-  if (ImGui::Button("Export…")) {
-    ui.fileName = defaultFileName(target, ui.format);
+  ImGui::PushID(form.probe);
+  if (ImGui::Button(form.button)) {
+    ui.fileName = form.stem + kExtensions[std::clamp(ui.format, 0, 2)];
     ui.message.clear();
     ImGui::OpenPopup("export");
   }
-  ImGui::EndDisabled();
-  ctx.probes.recordLastItem(probeName);
-  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
-    ImGui::SetTooltip(target.grid ? "Save every head of this stage as one picture (PNG, SVG or PDF)"
-                                  : "Save this heatmap as a picture (PNG, SVG or PDF)");
+  ctx.probes.recordLastItem(probe);
+  if (!form.tooltip.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+    ImGui::SetTooltip("%s", form.tooltip.c_str());
   }
-  if (usable && ImGui::BeginPopup("export")) {
+  ctx.probes.recordLabel(probe + "_message", ui.message);
+  if (ImGui::BeginPopup("export")) {
     const float em = ImGui::GetFontSize();
-    ImGui::TextUnformatted(target.grid ? "Export all heads" : "Export this heatmap");
+    ImGui::TextUnformatted(form.title.c_str());
     ImGui::Separator();
     ImGui::SetNextItemWidth(28 * em);
     ImGui::InputText("folder", &ui.folder);
     ImGui::SetNextItemWidth(28 * em);
     ImGui::InputText("file name", &ui.fileName);
+    ctx.probes.recordLastItem(probe + "_name");
     for (int f = 0; f < 3; ++f) {
       ImGui::PushID(f);
       if (f > 0) ImGui::SameLine();
@@ -84,18 +46,46 @@ void drawExportButton(UiContext& ctx, const char* probeName, const ExportTarget&
         ui.format = f;
         ui.fileName = std::filesystem::path(ui.fileName).replace_extension(kExtensions[f]).string();
       }
-      ctx.probes.recordLastItem(std::string(probeName) + "_" + (kExtensions[f] + 1));
+      ctx.probes.recordLastItem(probe + "_" + (kExtensions[f] + 1));
       ImGui::PopID();
     }
-    ImGui::TextDisabled("Same picture as: mhascope export (colour scale, labels, title)");
-    if (ImGui::Button("Save", ImVec2(8 * em, 0))) saveNow(ctx, target);
-    ctx.probes.recordLastItem(std::string(probeName) + "_save");
+    if (!form.note.empty()) ImGui::TextDisabled("%s", form.note.c_str());
+    if (ImGui::Button("Save", ImVec2(8 * em, 0))) {
+      fileExport(ctx.requests, ui, (std::filesystem::path(ui.folder) / ui.fileName).string(), picture());
+    }
+    ctx.probes.recordLastItem(probe + "_save");
     ImGui::SameLine();
     if (ImGui::Button("Close")) ImGui::CloseCurrentPopup();
+    ctx.probes.recordLastItem(probe + "_close");
     drawResultMessage(ui.message, ui.messageIsError, 36 * em);
     ImGui::EndPopup();
   }
   ImGui::PopID();
+}
+
+void drawExportButton(UiContext& ctx, const char* probeName, const ExportTarget& target) {
+  const bool usable = !target.slices.empty() && target.slices.front() != nullptr;
+  ExportForm form;
+  form.probe = probeName;
+  form.title = target.grid ? "Export all heads" : "Export this heatmap";
+  form.tooltip = target.grid ? "Save every head of this stage as one picture (PNG, SVG or PDF)"
+                             : "Save this heatmap as a picture (PNG, SVG or PDF)";
+  form.note = "Same picture as: mhascope export (colour scale, labels, title)";
+  if (usable) {
+    // The same name the window's label and the picture's title use (core's nameSlice).
+    form.stem = nameSlice(*target.slices.front(), target.grid ? static_cast<int>(target.slices.size()) : 0).fileStem;
+  }
+  ImGui::BeginDisabled(!usable);
+  drawExportForm(ctx, form, [&] {
+    ExportPicture p;
+    p.grid = target.grid;
+    for (const Slice2D* s : target.slices) p.slices.push_back(*s);
+    p.options.colormap = target.colormap;
+    p.options.range = target.range;
+    p.options.subtitle = configLine(ctx.state);
+    return p;
+  });
+  ImGui::EndDisabled();
 }
 
 }  // namespace mhascope::app

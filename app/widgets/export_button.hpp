@@ -1,9 +1,11 @@
-// The Export button that sits on every heatmap and on the head grid: a popup with a folder,
-// a file name and PNG / SVG / PDF, writing through the same exporter as `mhascope export`
-// (core/export.hpp), then a confirmation naming the path or the error. No Export… of the window
-// replaces a file: an existing name is refused (exportRefusal), and the user picks another.
+// The window's one Export… form: a button, then a popup with a folder, a file name, PNG / SVG /
+// PDF, Save and Close, and the outcome ("Saved <path>" or the error). Every picture the window
+// exports goes through it — each heatmap, the head grid, the weights, the logit lens, the circuits
+// maps — and through the same exporter as `mhascope export` (core/export). Save files the write
+// (state/requests.hpp): the app's update step writes it, and no Export… replaces a file.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,7 @@
 
 namespace mhascope::app {
 
+// A heatmap (one slice) or the head grid (every head), as the panels hand them over.
 struct ExportTarget {
   std::vector<const Slice2D*> slices;  // one (a heatmap) or every head (the grid)
   bool grid = false;
@@ -18,9 +21,18 @@ struct ExportTarget {
   ColorRange range;
 };
 
-// The error every Export… of the window gives for a path that exists (a file, a folder, a link):
-// nothing is written. Ok when the path is free.
-Status exportRefusal(const std::string& path);
+struct ExportForm {
+  const char* probe = "export";  // names the button for scripted tests; its parts add _name, _png, _save, …
+  const char* button = "Export\xe2\x80\xa6";
+  std::string title;             // the popup's first line
+  std::string stem;              // the proposed file name, without extension
+  std::string tooltip;           // on the button ("" none)
+  std::string note;              // under the formats ("" none)
+};
+
+// Draws the form; `picture` is called on the frame Save is clicked, for what to write (copied
+// then: the write runs after this frame).
+void drawExportForm(UiContext& ctx, const ExportForm& form, const std::function<ExportPicture()>& picture);
 
 // `probeName` names the button for scripted tests ("export_heatmap", "export_grid").
 void drawExportButton(UiContext& ctx, const char* probeName, const ExportTarget& target);

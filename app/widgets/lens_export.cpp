@@ -1,8 +1,5 @@
 #include "widgets/lens_export.hpp"
 
-#include "widgets/export_button.hpp"
-
-#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -40,16 +37,19 @@ std::string lensTitle(bool byFinal) {
   return byFinal ? "Logit lens: p(the model's final top-1)" : "Logit lens: p(each layer's top-1)";
 }
 
-Status exportLens(const std::string& path, const model::ModelView& v, bool byFinal, const std::string& subtitle) {
-  if (v.lens.layers <= 0 || v.lens.positions <= 0) return makeError("cannot export " + path + ": the lens is empty");
-  if (auto refused = exportRefusal(path); !refused) return refused;
-  ExportOptions options;
-  options.colormap = ColormapId::Viridis;
-  options.range = ColorRange{0.0f, 1.0f};
-  options.title = lensTitle(byFinal);
-  options.subtitle = subtitle;
-  options.showValues = false;
-  return exportHeatmap(path, lensSlice(v, byFinal), options);
+ExportPicture lensPicture(const model::ModelView& v, bool byFinal, const std::string& subtitle) {
+  ExportPicture p;
+  if (v.lens.layers <= 0 || v.lens.positions <= 0) {
+    p.emptyReason = "the lens is empty";
+    return p;
+  }
+  p.options.colormap = ColormapId::Viridis;
+  p.options.range = ColorRange{0.0f, 1.0f};
+  p.options.title = lensTitle(byFinal);
+  p.options.subtitle = subtitle;
+  p.options.showValues = false;
+  p.slices.push_back(lensSlice(v, byFinal));
+  return p;
 }
 
 }  // namespace mhascope::app

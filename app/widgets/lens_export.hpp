@@ -1,12 +1,13 @@
 // The logit lens as a picture: the lens of a model view as one (L, T) slice of probabilities —
 // rows the layers, columns the positions' tokens — written as PNG, SVG or PDF by the same exporter
-// as every heatmap (core/export), viridis on [0, 1].
+// as every heatmap (core/export), viridis on [0, 1]. Drawing-free: the panel files it, the update
+// step writes it.
 #pragma once
 
 #include <string>
 
 #include "attention/trace.hpp"
-#include "util/result.hpp"
+#include "state/requests.hpp"
 
 namespace mhascope::model {
 struct ModelView;  // core/model/model_view.hpp
@@ -21,8 +22,8 @@ Slice2D lensSlice(const model::ModelView& v, bool byFinal);
 // "Logit lens: p(each layer's top-1)" or "Logit lens: p(the model's final top-1)".
 std::string lensTitle(bool byFinal);
 
-// Writes the lens picture to `path` (format from the extension) through a temporary file; an
-// existing file is never replaced (the error names it). `subtitle`: what was run (the folder, T).
-Status exportLens(const std::string& path, const model::ModelView& v, bool byFinal, const std::string& subtitle);
+// The lens picture as the Export… form files it (state/requests.hpp: written new, through a
+// temporary file); an empty lens gives the reason instead. `subtitle`: what was run (the folder, T).
+ExportPicture lensPicture(const model::ModelView& v, bool byFinal, const std::string& subtitle);
 
 }  // namespace mhascope::app

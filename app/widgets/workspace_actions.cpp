@@ -4,7 +4,6 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
-#include <exception>
 #include <filesystem>
 
 #include "state/workspace_state.hpp"
@@ -13,16 +12,11 @@
 namespace mhascope::app {
 namespace {
 
+// Files the save (state/requests.hpp): the update step writes the workspace, then says so.
 void saveTo(UiContext& ctx, const std::string& path) {
-  WorkspaceUi& ui = ctx.view.workspaceUi;
-  Status st = Ok{};
-  try {
-    st = saveWorkspace(ctx.state, ctx.view, ctx.lessons, path);
-  } catch (const std::exception& e) {  // bad_alloc, filesystem_error: shown, never fatal
-    st = makeError("cannot save the workspace " + path + ": " + e.what());
-  }
-  ui.messageIsError = !st.ok();
-  ui.message = st.ok() ? "Saved " + path : st.error().message;
+  ctx.requests.file([&state = ctx.state, &view = ctx.view, &lessons = ctx.lessons, path] {
+    saveWorkspaceAndSay(state, view, lessons, path);
+  });
 }
 
 }  // namespace

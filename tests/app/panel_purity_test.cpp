@@ -58,7 +58,7 @@ const std::regex& computationCall() {
       R"(computeCircuits|computeModelCircuits|computeOneHeadCircuits|computeModelView|compositionBaseline|)"
       R"(attentionRollout|rolloutOf|rolloutStep|checkpointRollout|sequenceSnapshot|meanHeadWeights|pathRollout|)"
       R"(evaluateAblated|evaluateOnProbe|ablationLesson|loadCheckpoint|readCheckpointCircuits|updateTrainLab|)"
-      R"(updateCircuits)\s*\()");
+      R"(updateCircuits|buildCurves|modelViewOf|compareOf)\s*\()");
   return call;
 }
 
@@ -78,6 +78,28 @@ const std::regex& fileSystemCall() {
       R"(directory_iterator|recursive_directory_iterator|current_path|create_directories|remove|remove_all|rename|copy_file)\b)|)"
       R"(\b[io]?fstream\b|\bfopen\s*\(|\bcheckpointCircuitsKey\s*\()");
   return call;
+}
+
+// Writing a file or acting on the Train mode's run: an exporter, a save, or one of the Train mode's
+// actions (train_lab/lab_state.hpp).
+const std::regex& writeOrAction() {
+  static const std::regex call(
+      R"((^|[^\w:.>])(export(Heatmap|HeadGrid|Comparison|ContactSheet|Curves)|saveWorkspace|saveWorkspaceAndSay|)"
+      R"(saveCheckpoint|writeFileAtomic|writeNewFile|refuseToReplace|)"
+      R"(train(Play|Step|Reset|SaveCheckpoint|LoadCheckpoint|ExportSheet|ExportCurves|OpenInPipeline|DropPath))\s*\()");
+  return call;
+}
+
+// The code without what it files for the update step: every `requests.file(...)` call, its
+// request's body included, is cut out (parentheses matched).
+std::string withoutFiledRequests(std::string code) {
+  const std::string opener = "requests.file(";
+  for (std::size_t at = code.find(opener); at != std::string::npos; at = code.find(opener, at)) {
+    std::size_t i = at + opener.size();
+    for (int depth = 1; i < code.size() && depth > 0; ++i) depth += code[i] == '(' ? 1 : code[i] == ')' ? -1 : 0;
+    code.replace(at, i - at, " ");
+  }
+  return code;
 }
 
 TEST(PanelPurity, DrawingCodeNeverComputes) {
@@ -110,6 +132,18 @@ TEST(PanelPurity, DrawingCodeStartsNoThreadOrJob) {
     EXPECT_FALSE(std::regex_search(code, m, threadStart()))
         << f << " starts work off the UI thread (" << m.str(0) << "): jobs start in the app's update step "
         << "(App::updateCompute), through shell/jobs.hpp";
+  }
+}
+
+// A click that writes a file or acts on a run files a request (state/requests.hpp) that the
+// update step performs; drawing code never makes the call itself.
+TEST(PanelPurity, DrawingCodeWritesNothingAndFilesItsActions) {
+  for (const fs::path& f : drawingSources()) {
+    const std::string code = withoutFiledRequests(codeOnly(readFile(f)));
+    std::smatch m;
+    EXPECT_FALSE(std::regex_search(code, m, writeOrAction()))
+        << f << " calls " << m.str(2) << "() while drawing: file it (ctx.requests.file, fileExport) for the "
+        << "update step to perform";
   }
 }
 
@@ -150,6 +184,17 @@ TEST(PanelPurity, TheScanSeesCallsNotWords) {
   EXPECT_TRUE(std::regex_search(codeOnly("const std::string k = checkpointCircuitsKey(path, text);"), files));
   EXPECT_FALSE(std::regex_search(codeOnly("const auto name = std::filesystem::path(p).filename().string();"), files));
   EXPECT_FALSE(std::regex_search(codeOnly("Text(\"the file exists\"); // fs::exists(p)"), files));
+
+  const std::regex& write = writeOrAction();
+  EXPECT_TRUE(std::regex_search(codeOnly("if (Button(\"Save\")) st = exportHeatmap(path, s, o);"), write));
+  EXPECT_TRUE(std::regex_search(codeOnly("if (Button(\"Train\")) trainPlay(lab);"), write));
+  EXPECT_FALSE(std::regex_search(withoutFiledRequests(codeOnly(
+                   "if (Button(\"Train\")) ctx.requests.file([&lab] { trainPlay(lab); });\nint x = f(1);")),
+               write));
+  EXPECT_TRUE(std::regex_search(withoutFiledRequests(codeOnly(
+                  "ctx.requests.file([&s] { g(s, (1 + 2)); });\ntrainReset(lab);")),
+              write));
+  EXPECT_FALSE(std::regex_search(codeOnly("fileExport(ctx.requests, ui, path, picture());"), write));
 }
 
 }  // namespace

@@ -102,8 +102,11 @@ TEST(PredictionsPanel, WithoutAModelSaysHowToOpenOne) {
   Ui ui(ImVec2(1600, 1000));
   EXPECT_GT(ui.frame(), 0);
   EXPECT_EQ(ui.label("predictions_state"), "no model");
-  // Drawing the tab made the model view's state, so its worker computes once a folder is in use.
-  EXPECT_NE(ui.pipeline.state.modelView, nullptr);
+  // Drawing makes no state: the update step makes the model view's on the tab's first frame.
+  EXPECT_EQ(ui.pipeline.state.modelView, nullptr);
+  modelViewOf(ui.pipeline.state);
+  EXPECT_GT(ui.frame(), 0);
+  EXPECT_EQ(ui.label("predictions_state"), "no model");
 }
 
 TEST(PredictionsPanel, DrawsTheLensAndTheListAndTogglesTheColour) {
@@ -159,18 +162,38 @@ TEST(PredictionsPanel, TheLensExportsAsAPictureAndNeverReplacesAFile) {
   const std::string dir = ::testing::TempDir() + "mhascope_lens_export";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  // Through the Export… form's path: the picture filed as a request, written by the update step.
+  ExportUi ui;
+  Requests requests;
+  const auto exportTo = [&](const std::string& path, bool byFinal) {
+    const bool existed = std::filesystem::exists(path);
+    fileExport(requests, ui, path, lensPicture(*v, byFinal, "fixture · T = 6"));
+    EXPECT_EQ(std::filesystem::exists(path), existed) << "written when filed, not when performed: " << path;
+    requests.performAll();
+    EXPECT_TRUE(requests.empty());
+  };
   for (const char* ext : {".png", ".svg", ".pdf"}) {
     const std::string path = dir + "/lens" + ext;
-    ASSERT_TRUE(exportLens(path, *v, false, "fixture · T = 6").ok()) << path;
+    exportTo(path, false);
+    ASSERT_FALSE(ui.messageIsError) << ui.message;
+    EXPECT_EQ(ui.message, "Saved " + path);
     const auto size = std::filesystem::file_size(path);
     EXPECT_GT(size, 100u) << path;
-    const Status again = exportLens(path, *v, true, "");
-    ASSERT_FALSE(again.ok());
-    EXPECT_NE(again.error().message.find("the file exists"), std::string::npos) << again.error().message;
+    exportTo(path, true);
+    ASSERT_TRUE(ui.messageIsError);
+    EXPECT_NE(ui.message.find("the file exists"), std::string::npos) << ui.message;
     EXPECT_EQ(std::filesystem::file_size(path), size);
   }
-  const Status missing = exportLens(dir + "/no/such/folder/lens.png", *v, false, "");
-  EXPECT_FALSE(missing.ok());
+  exportTo(dir + "/no/such/folder/lens.png", false);
+  EXPECT_TRUE(ui.messageIsError);
+  EXPECT_NE(ui.message.find("no/such/folder/lens.png"), std::string::npos) << ui.message;
+  // An empty lens is said, and nothing is written.
+  model::ModelView empty;
+  fileExport(requests, ui, dir + "/empty.png", lensPicture(empty, false, ""));
+  requests.performAll();
+  EXPECT_TRUE(ui.messageIsError);
+  EXPECT_NE(ui.message.find("the lens is empty"), std::string::npos) << ui.message;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/empty.png"));
   std::filesystem::remove_all(dir);
 }
 
