@@ -97,20 +97,16 @@ void presetPicker(UiContext& ctx) {
   }
 }
 
-// The tokens as chips, so typing shows at once how the text is cut into tokens.
-void tokenChips(const std::string& text, int limit) {
-  const auto items = splitBatch(sanitizeUtf8(text));
-  if (items.empty()) {
+// The tokens as chips, so typing shows at once how the text is cut into tokens (made by the
+// update step: Document::chips).
+void tokenChips(const TokenChips& chips) {
+  if (chips.items == 0) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "enter at least one token");
     return;
   }
-  auto tokens = splitWords(items.front());
-  const std::size_t count = limit > 0 ? static_cast<std::size_t>(limit) : tokens.size();
-  const std::size_t shown = std::min<std::size_t>(count, 24);
-  // Only the chips shown are made: cut or extended to T, the first ones are the same (filler words
-  // follow the sentence), and making all T every frame was 4096 strings a frame at T = 4096.
-  if (limit > 0) tokens = resizeTokens(std::move(tokens), static_cast<int>(shown));
-  ImGui::TextDisabled("%zu sentence%s; the first one has %zu token%s:", items.size(), items.size() == 1 ? "" : "s",
+  const std::vector<std::string>& tokens = chips.shown;
+  const std::size_t count = chips.count, shown = tokens.size();
+  ImGui::TextDisabled("%zu sentence%s; the first one has %zu token%s:", chips.items, chips.items == 1 ? "" : "s",
                       count, count == 1 ? "" : "s");
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -406,7 +402,7 @@ void drawControlsPanel(UiContext& ctx) {
     inputFixed.emplace(fixedReason(st, "tokens"));
     ctx.probes.recordLabel("tokens_fixed", inputFixed->reason);
   } else if (st.doc.files.query.empty()) {
-    tokenChips(cfg.text, cfg.tokens);  // a query file's tokens are t0, t1, …
+    tokenChips(st.doc.chips);  // a query file's tokens are t0, t1, …
   }
   changed |= dragSliderInt("tokens T", &cfg.tokens, 0, 1024, cfg.tokens == 0 ? "as typed" : "%d",
                            ImGuiSliderFlags_Logarithmic).changed;

@@ -50,6 +50,7 @@ bool fitsUiThread(std::int64_t batch, std::int64_t tq, std::int64_t tk, int dMod
 
 void ComputeScheduler::update(AppState& state, const ViewState& view, LessonView& lessons, const std::string& openTab,
                               bool forceSync) {
+  refreshTokenChips(state.doc.chips, state.doc.config.text, state.doc.config.tokens);
   updateTrace(state, view, forceSync);
   if (state.shown.hasTrace() && state.shown.model) {
     updateQuickLessons(state, view, lessons);

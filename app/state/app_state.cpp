@@ -1,4 +1,5 @@
 #include "state/app_state.hpp"
+#include "attention/tokenizer.hpp"
 #include "io/presets.hpp"
 #include "panels/panel.hpp"  // kHeatmapTab
 
@@ -9,6 +10,23 @@
 #include <vector>
 
 namespace mhascope::app {
+
+void refreshTokenChips(TokenChips& chips, const std::string& text, int limit) {
+  if (chips.limit == limit && chips.text == text) return;
+  chips = TokenChips{};
+  chips.text = text;
+  chips.limit = limit;
+  const auto items = splitBatch(sanitizeUtf8(text));
+  if (items.empty()) return;
+  chips.items = items.size();
+  auto tokens = splitWords(items.front());
+  chips.count = limit > 0 ? static_cast<std::size_t>(limit) : tokens.size();
+  const std::size_t shown = std::min(chips.count, kShownChips);
+  // Only the chips shown are made: cut or extended to T, the first ones are the same (filler words
+  // follow the sentence), so T = 4096 makes 24 strings, not 4096.
+  chips.shown = limit > 0 ? resizeTokens(std::move(tokens), static_cast<int>(shown))
+                          : std::vector<std::string>(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(shown));
+}
 
 const Slice2D* ShownResult::slice(StageId stage, int batch, int head) {
   if (!hasTrace()) return nullptr;

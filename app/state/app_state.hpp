@@ -33,6 +33,20 @@ namespace mhascope::app {
 
 // The document: what the user edits and a workspace saves (the controls, the files in use, an
 // Open that may still be undone). Only the compute scheduler turns it into a ShownResult.
+// The token chips under the Input box: how the text is cut into batch items and the first item
+// into tokens (cut or extended to T), made by the update step once per edit (refreshTokenChips), so
+// the panel draws them without tokenizing every frame.
+inline constexpr std::size_t kShownChips = 24;
+struct TokenChips {
+  std::string text;                // what they were made from (the text as typed and T)
+  int limit = -1;
+  std::size_t items = 0;           // batch items ("|"-separated sentences; 0: no token at all)
+  std::size_t count = 0;           // the first item's tokens (T when T > 0)
+  std::vector<std::string> shown;  // the first at most kShownChips of them
+};
+// Remakes `chips` when the text or T changed since they were made.
+void refreshTokenChips(TokenChips& chips, const std::string& text, int limit);
+
 struct Document {
   ModelConfig config;               // what the controls show and edit
   InputFiles files;                 // files the model is read from besides config (none: text + seed)
@@ -50,6 +64,7 @@ struct Document {
   };
   std::optional<BeforeOpen> beforeOpen;
   bool configDirty = true;          // edited since the last compute request
+  TokenChips chips;                 // of config.text (the compute scheduler refreshes them)
   std::string presetName = "default";
   // Every preset file this window read a configuration from (presetFileOf): inputs, so a
   // workspace is never saved over one of them (the command line refuses the same).

@@ -58,7 +58,7 @@ const std::regex& computationCall() {
       R"(computeCircuits|computeModelCircuits|computeOneHeadCircuits|computeModelView|compositionBaseline|)"
       R"(attentionRollout|rolloutOf|rolloutStep|checkpointRollout|sequenceSnapshot|meanHeadWeights|pathRollout|)"
       R"(evaluateAblated|evaluateOnProbe|ablationLesson|loadCheckpoint|readCheckpointCircuits|updateTrainLab|)"
-      R"(updateCircuits|buildCurves|modelViewOf|compareOf)\s*\()");
+      R"(updateCircuits|buildCurves|modelViewOf|compareOf|splitWords|splitBatch|resizeTokens)\s*\()");
   return call;
 }
 

@@ -63,6 +63,29 @@ TEST(WrapAtSpaces, NeverCutsANumberAndKeepsEveryLineInside) {
   EXPECT_EQ(wrapAtSpaces("a\nb c", 1000), "a\nb c");  // line breaks of the text stay
 }
 
+// The token chips are made once per edit of the text or T, from the first sentence, cut or
+// extended to T, at most kShownChips of them.
+TEST(TokenChips, MadeFromTheFirstSentenceOncePerEdit) {
+  TokenChips c;
+  refreshTokenChips(c, "the cat sat | a dog", 0);
+  EXPECT_EQ(c.items, 2u);
+  EXPECT_EQ(c.count, 3u);
+  EXPECT_EQ(c.shown, (std::vector<std::string>{"the", "cat", "sat"}));
+  c.shown.push_back("marker");  // the same text and T: nothing is remade
+  refreshTokenChips(c, "the cat sat | a dog", 0);
+  EXPECT_EQ(c.shown.size(), 4u);
+  refreshTokenChips(c, "the cat sat | a dog", 2);  // T = 2 cuts
+  EXPECT_EQ(c.count, 2u);
+  EXPECT_EQ(c.shown, (std::vector<std::string>{"the", "cat"}));
+  refreshTokenChips(c, "the cat sat", 100);  // T = 100 extends; only the first chips are made
+  EXPECT_EQ(c.count, 100u);
+  ASSERT_EQ(c.shown.size(), kShownChips);
+  EXPECT_EQ(c.shown[1], "cat");
+  refreshTokenChips(c, "  |  ", 0);
+  EXPECT_EQ(c.items, 0u);
+  EXPECT_TRUE(c.shown.empty());
+}
+
 TEST(PresetFile, NamesThePresetsFileOrNothing) {
   const std::string bundled = presetFileOf("cat");
   ASSERT_FALSE(bundled.empty());
