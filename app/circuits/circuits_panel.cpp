@@ -21,6 +21,7 @@
 #include <exception>
 #include <filesystem>
 
+#include "render/texture_keys.hpp"
 #include "export/export.hpp"
 #include "panels/panel.hpp"
 #include "util/format.hpp"
@@ -159,7 +160,7 @@ void drawRolloutSection(UiContext& ctx, const RolloutPicture& p, float side) {
   const float half = std::min(side, 0.5f * ImGui::GetContentRegionAvail().x - colorbarWidth() - 5.0f * em);
   ImGui::BeginGroup();
   ImGui::Text("last layer's weights (mean over %d heads)", r.heads);
-  const HeatmapHover hr = drawCircuitsMap(ctx, "raw map", rawSlice, DataKind::Probability, ColormapId::Viridis, range, p.rawKey, half);
+  const HeatmapHover hr = drawCircuitsMap(ctx, "raw map", rawSlice, DataKind::Probability, probabilityColormap(ctx.view), range, p.rawKey, half);
   ctx.probes.recordRect("circuits_raw_map", hr.plotMin, hr.plotMax);
   ImGui::EndGroup();
   ImGui::SameLine(0.0f, em);
@@ -167,10 +168,10 @@ void drawRolloutSection(UiContext& ctx, const RolloutPicture& p, float side) {
   const std::string rollTitle = "rollout through all " + std::to_string(r.layers) + " layer" + (r.layers == 1 ? "" : "s");
   ImGui::TextUnformatted(rollTitle.c_str());
   ImGui::SameLine();
-  drawCircuitsExport(ctx, "circuits_export_rollout", rollSlice, ColormapId::Viridis, range,
+  drawCircuitsExport(ctx, "circuits_export_rollout", rollSlice, probabilityColormap(ctx.view), range,
                      "Attention rollout (Abnar & Zuidema 2020) through " + std::to_string(r.layers) + " layers",
                      p.exportSubtitle, p.exportStem);
-  const HeatmapHover hl = drawCircuitsMap(ctx, "rollout map", rollSlice, DataKind::Probability, ColormapId::Viridis, range, p.rollKey, half);
+  const HeatmapHover hl = drawCircuitsMap(ctx, "rollout map", rollSlice, DataKind::Probability, probabilityColormap(ctx.view), range, p.rollKey, half);
   ctx.probes.recordRect("circuits_rollout_map", hl.plotMin, hl.plotMax);
   ImGui::EndGroup();
   int row = T - 1;
@@ -231,7 +232,7 @@ void drawHeadSection(UiContext& ctx, CircuitsView& view, const CircuitsEntry& e,
   drawCircuitsExport(ctx, "circuits_export_head", slice, colormap, range, title,
                      in.source + " (LayerNorm and biases left out)", stem);
   ImGui::TextUnformatted(title.c_str());
-  const TextureKey key{e.serial, view.keyBase + view.matrix, 0, view.layer * c.heads + view.head, colormap, range.lo, range.hi};
+  const TextureKey key{kCheckpointCircuitsSpace | e.serial, view.keyBase + kCircuitsMatrix + view.matrix, 0, view.layer * c.heads + view.head, colormap, range.lo, range.hi};
   const HeatmapHover hh = drawCircuitsMap(ctx, "head map", slice, DataKind::Signed, colormap, range, key, side);
   ctx.probes.recordRect("circuits_head_map", hh.plotMin, hh.plotMax);
   const std::string words = headCircuitText(c, view.layer, view.head);
@@ -318,13 +319,15 @@ void drawCompositionSection(UiContext& ctx, CircuitsView& view, const CircuitsEn
   const std::string title = std::string(1, kind) + "-composition of every pair (random baseline " +
                             formatGeneral(c.baseline, 3) + ")";
   ImGui::SameLine();
-  drawCircuitsExport(ctx, "circuits_export_comp", slice, ColormapId::Viridis, range, title,
+  const ColormapId probability = probabilityColormap(ctx.view);
+  drawCircuitsExport(ctx, "circuits_export_comp", slice, probability, range, title,
                      in.source + " (LayerNorm and biases left out)", std::string("composition_") + static_cast<char>(kind - 'A' + 'a'));
   ImGui::BeginGroup();
   ImGui::TextUnformatted(title.c_str());
-  const TextureKey key{e.serial, view.keyBase + 10 + view.kind, 0, -1, ColormapId::Viridis, range.lo, range.hi};
+  const TextureKey key{kCheckpointCircuitsSpace | e.serial, view.keyBase + kCircuitsReads + view.kind, 0, -1, probability, range.lo,
+                       range.hi};
   // No tooltip: it speaks of attention weights; the scores are written in the cells.
-  const HeatmapHover hc = drawCircuitsMap(ctx, "comp map", slice, DataKind::Probability, ColormapId::Viridis, range, key, side, false);
+  const HeatmapHover hc = drawCircuitsMap(ctx, "comp map", slice, DataKind::Probability, probability, range, key, side, false);
   ctx.probes.recordRect("circuits_comp_map", hc.plotMin, hc.plotMax);
   ImGui::EndGroup();
   ImGui::SameLine(0.0f, 2.0f * em);
@@ -416,14 +419,14 @@ void drawCircuitsView(UiContext& ctx, CircuitsView& view) {
   rollout.missing = in.rolloutWhy.empty() ? std::string("no attention picture for this step") : in.rolloutWhy;
   rollout.exportSubtitle = in.source;
   rollout.exportStem = "rollout";
-  rollout.rawKey = TextureKey{in.rolloutSerial, view.keyBase + 20, 0, -1, ColormapId::Viridis, 0.0f, 1.0f};
-  rollout.rollKey = TextureKey{in.rolloutSerial, view.keyBase + 21, 0, -1, ColormapId::Viridis, 0.0f, 1.0f};
+  rollout.rawKey = TextureKey{in.rolloutSerial, view.keyBase + kCircuitsRawWeights, 0, -1, probabilityColormap(ctx.view), 0.0f, 1.0f};
+  rollout.rollKey = TextureKey{in.rolloutSerial, view.keyBase + kCircuitsRollout, 0, -1, probabilityColormap(ctx.view), 0.0f, 1.0f};
   drawRolloutSection(ctx, rollout, side);
   ImGui::PopID();
 }
 
 void drawTrainCircuits(TrainLab& lab, UiContext& ctx) {
-  lab.circuits.keyBase = 3000;
+  lab.circuits.keyBase = kTrainCircuitsSlot;
   drawCircuitsView(ctx, lab.circuits);
 }
 
@@ -436,7 +439,7 @@ void drawCircuitsTab(UiContext& ctx) {
     return;
   }
   CircuitsView& view = ctx.circuits->checkpoint;
-  view.keyBase = 3100;
+  view.keyBase = kTabCircuitsSlot;
   drawCircuitsView(ctx, view);
 }
 

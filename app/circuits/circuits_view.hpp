@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "render/texture_keys.hpp"
 #include "shell/jobs.hpp"
 #include "state/job_slot.hpp"
 #include "state/ui_context.hpp"
@@ -86,7 +87,7 @@ struct CircuitsView {
   // The worker (made by the first request): the circuits and the baseline used.
   std::unique_ptr<LatestJob<std::pair<CircuitsEntry, double>>> worker;
   std::uint64_t serialCounter = 0;
-  int keyBase = 3000;  // texture keys' stage numbers: this view's pictures apart from every other
+  int keyBase = kTrainCircuitsSlot;  // its slots (render/texture_keys.hpp): this view's pictures apart from every other
   // The entry on screen: kept while the next step's circuits are computed (no jump in the layout).
   std::uint64_t shownSerial = 0;
   std::string shownSource;

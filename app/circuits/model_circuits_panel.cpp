@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "render/texture_keys.hpp"
 #include "analysis/circuit_texts.hpp"
 #include "circuits/circuits_view.hpp"
 #include "circuits/circuits_widgets.hpp"
@@ -49,10 +50,6 @@ namespace {
 using analysis::Composition;
 using ModelCircuits = analysis::OneHeadCircuits;
 
-// Texture keys of this view's pictures carry this bit in place of a trace serial (traces count up
-// from 0; the Model tab's grid uses bit 62), and stage numbers of their own.
-constexpr std::uint64_t kModelCircuitsSerial = 1ull << 61;
-constexpr int kKeyBase = 3200;
 
 
 // "L3", "h5": axis labels (snprintf: GCC 12 warns falsely on "L" + std::to_string in a loop).
@@ -62,8 +59,8 @@ std::string tag(char prefix, int n) {
   return buf;
 }
 
-TextureKey keyOf(const ModelCircuitsState& s, int stage, ColormapId colormap, ColorRange range, int head = -1) {
-  return TextureKey{kModelCircuitsSerial | s.resultSerial, kKeyBase + stage, 0, head, colormap, range.lo, range.hi};
+TextureKey keyOf(const ModelCircuitsState& s, int picture, ColormapId colormap, ColorRange range, int head = -1) {
+  return TextureKey{kModelCircuitsSpace | s.resultSerial, kModelCircuitsSlot + picture, 0, head, colormap, range.lo, range.hi};
 }
 
 // Progress and Cancel while the worker runs; the error in red, or "Cancelled", with Compute again.
@@ -167,7 +164,7 @@ void drawHeadSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsRe
   ImGui::TextUnformatted(title.c_str());
   ctx.probes.recordLabel("circuits_head_title", title);
   const HeatmapHover hh = drawCircuitsMap(ctx, "head map", slice, DataKind::Signed, colormap, range,
-                                          keyOf(v.state, v.matrix, colormap, range, c.head), side);
+                                          keyOf(v.state, kCircuitsMatrix + v.matrix, colormap, range, c.head), side);
   ctx.probes.recordRect("circuits_head_map", hh.plotMin, hh.plotMax);
   const std::string words = analysis::oneHeadMatrixText(c, r.distinctTokens, v.matrix);
   textWrappedDisabled(words);
@@ -237,14 +234,16 @@ HeadMapPick drawCompositionMap(UiContext& ctx, const ModelCircuitsView& v, const
   ImGui::SameLine();
   const std::string stem = std::string(reads ? "reads_" : "read_by_") + static_cast<char>(kind - 'A' + 'a') + "_l" +
                            std::to_string(c.layer) + "_h" + std::to_string(c.head);
-  drawCircuitsExport(ctx, reads ? "circuits_export_reads" : "circuits_export_readers", slice, ColormapId::Viridis, range,
+  const ColormapId probability = probabilityColormap(ctx.view);
+  drawCircuitsExport(ctx, reads ? "circuits_export_reads" : "circuits_export_readers", slice, probability, range,
                      std::string(1, kind) + "-composition: " + me + (reads ? " reads the heads of " : " is read by the heads of ") +
                          layers + " (random baseline " + formatGeneral(c.baseline, 3) + ")",
                      r.folderName + " (norm gains folded, biases left out)", stem);
   const ImVec2 size = headMapSize(rows, c.heads, width);
   const HeatmapHover hv = drawCircuitsMap(ctx, reads ? "reads map" : "readers map", slice, DataKind::Probability,
-                                          ColormapId::Viridis, range,
-                                          keyOf(v.state, 10 + (reads ? 0 : 3) + v.kind, ColormapId::Viridis, range), size, false);
+                                          probability, range,
+                                          keyOf(v.state, (reads ? kCircuitsReads : kCircuitsReaders) + v.kind, probability, range),
+                                          size, false);
   ctx.probes.recordRect(probe, hv.plotMin, hv.plotMax);
   if (hv.hovered && hv.row >= 0 && hv.row < rows && hv.col >= 0 && hv.col < c.heads) {
     pick.layer = first + hv.row;
@@ -326,7 +325,7 @@ void drawCopyingSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuit
                      r.folderName + " (E OV U's eigenvalues: sum / sum of moduli; norm gains folded)", r.folderName + "_copying");
   const ImVec2 size = headMapSize(c.layers, c.heads, std::min(ImGui::GetContentRegionAvail().x, 48.0f * ImGui::GetFontSize()));
   const HeatmapHover hv = drawCircuitsMap(ctx, "copying map", slice, DataKind::Signed, colormap, range,
-                                          keyOf(v.state, 20, colormap, range), size, false);
+                                          keyOf(v.state, kCircuitsCopying, colormap, range), size, false);
   ctx.probes.recordRect("circuits_copying_map", hv.plotMin, hv.plotMax);
   ImVec2 max;
   const ImVec2 min = cellRect(hv, c.layers, c.heads, c.layer, c.head, max);
@@ -394,8 +393,8 @@ void drawModelCircuitsTab(UiContext& ctx, ModelCircuitsView& v) {
   rollout.missing = c.rollout.why.empty() ? std::string("not computed for this text") : c.rollout.why;
   rollout.exportSubtitle = r.folderName + " on the text";
   rollout.exportStem = r.folderName + "_rollout";
-  rollout.rawKey = keyOf(v.state, 30, ColormapId::Viridis, ColorRange{0.0f, 1.0f});
-  rollout.rollKey = keyOf(v.state, 31, ColormapId::Viridis, ColorRange{0.0f, 1.0f});
+  rollout.rawKey = keyOf(v.state, kCircuitsRawWeights, probabilityColormap(ctx.view), ColorRange{0.0f, 1.0f});
+  rollout.rollKey = keyOf(v.state, kCircuitsRollout, probabilityColormap(ctx.view), ColorRange{0.0f, 1.0f});
   drawRolloutSection(ctx, rollout, side);
   ImGui::PopID();
   ImGui::EndChild();

@@ -182,7 +182,7 @@ Status writeCompositionPictures(const std::filesystem::path& dir, const Circuits
           sl.colLabels.push_back(headTag(lb, h));
         }
         ExportOptions opt;
-        opt.colormap = ColormapId::Viridis;
+        opt.colormap = defaultColormap(DataKind::Probability);
         opt.range = ColorRange{0.0f, top > 0 ? top : 1.0f};
         opt.cellPixels = 64;  // a few heads: cells big enough for their numbers
         opt.title = kind == 'q' ? "Q" : kind == 'k' ? "K" : "V";
@@ -429,7 +429,7 @@ Status writeModelExport(const std::string& dirName, const ModelText& mt, const O
     sl.ownBlocked = own;
     sl.blockedCells = own->data();
     ExportOptions opt;
-    opt.colormap = ColormapId::Viridis;
+    opt.colormap = defaultColormap(DataKind::Probability);
     opt.range = ColorRange{0.0f, top > 0 ? top : 1.0f};
     opt.blockedLegend = "the chosen head's own layer: heads of one layer do not compose";
     opt.title = std::string(1, kind) + "-composition with " + headName(c.layer, c.head) +

@@ -82,7 +82,7 @@ Status writeRolloutFiles(const std::filesystem::path& dir, const RowMatrix& m, c
   sl.colAxis = "T_k";
   sl.rowLabels = sl.colLabels = tokens;
   ExportOptions opt;
-  opt.colormap = ColormapId::Viridis;
+  opt.colormap = defaultColormap(DataKind::Probability);
   opt.range = ColorRange{0.0f, 1.0f};
   opt.title = "Attention rollout (Abnar & Zuidema 2020) through " + std::to_string(layers) + " layers";
   opt.subtitle = subtitle;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "render/texture_keys.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/wrapped_text.hpp"
 
@@ -88,8 +89,8 @@ HeatmapHover drawMatrix(UiContext& ctx, const char* id, const MatrixPicture& m, 
   spec.dk = m.dk;
   if (m.colorbar) spec.colorbarTexture = ctx.textures.colorbar(spec.colormap).imguiId();
   if (m.head >= 0) spec.frameColor = headColor(m.head);
-  // Lesson pictures use stage codes past the pipeline's, so they never share a texture with it.
-  const TextureKey key{ctx.state.shown.traceSerial, 1000 + m.textureTag, m.batchIndex, m.head, spec.colormap, spec.range.lo,
+  // Lesson pictures have slots of their own, so they never share a texture with a stage.
+  const TextureKey key{ctx.state.shown.traceSerial, kLessonSlot + m.textureTag, m.batchIndex, m.head, spec.colormap, spec.range.lo,
                        spec.range.hi};
   spec.textures = &ctx.textures;
   spec.textureKey = key;

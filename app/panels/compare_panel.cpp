@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <string>
 
+#include "render/texture_keys.hpp"
 #include "export/compare_figure.hpp"
 #include "panels/panel.hpp"
 #include "state/compare_state.hpp"
@@ -28,10 +29,6 @@
 namespace mhascope::app {
 namespace {
 
-// Texture keys of B's maps and of the difference: serials no A trace has (A counts up from 0,
-// first pictures carry the top bit).
-constexpr std::uint64_t kCompareBSerial = 1ull << 62;
-constexpr std::uint64_t kCompareDiffSerial = 1ull << 61;
 
 constexpr const char* kPositions[] = {"sinusoidal", "rope", "alibi", "none"};
 
@@ -308,11 +305,11 @@ void drawComparePanel(UiContext& ctx) {
   column(0, "compare_a", heading("A", *sh.a), sideSpec(ctx, *sh.a, ta, range, ctx.state.shown.traceSerial),
          "compare_map_a");
   column(1, "compare_b", heading("B", *sh.b),
-         sideSpec(ctx, *sh.b, tb, range, kCompareBSerial | c.b.shown.traceSerial), "compare_map_b");
+         sideSpec(ctx, *sh.b, tb, range, kCompareBSpace | c.b.shown.traceSerial), "compare_map_b");
   if (sh.difference) {
     HeatmapSpec d;
     d.slice = &sh.differenceSlice;
-    d.colormap = ColormapId::Diverging;
+    d.colormap = defaultColormap(DataKind::Signed);  // a difference: centred on 0
     d.range = ColorRange{sh.difference->lo, sh.difference->hi};
     d.kind = DataKind::Signed;
     d.scale = ColorScale::Linear;
@@ -324,7 +321,7 @@ void drawComparePanel(UiContext& ctx) {
     d.tooltip = false;
     d.textures = &ctx.textures;
     // The texture shows this pair of traces: both serials in the key.
-    d.textureKey = TextureKey{kCompareDiffSerial | (ctx.state.shown.traceSerial << 24) | c.b.shown.traceSerial,
+    d.textureKey = TextureKey{kCompareDifferenceSpace | (ctx.state.shown.traceSerial << 24) | c.b.shown.traceSerial,
                               static_cast<int>(stage), batch, sh.a->head, d.colormap, d.range.lo, d.range.hi};
     column(2, "compare_diff", "B − A (centred on 0, ±" + formatDifference(sh.difference->hi) + ")", d,
            "compare_map_diff");

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "render/texture_keys.hpp"
 #include "widgets/drag_slider.hpp"
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
@@ -206,8 +207,8 @@ void drawFirstHead(UiContext& ctx, const FirstHead& f) {
   spec.showNumbers = view.showNumbers;
   spec.colorbarTexture = ctx.textures.colorbar(spec.colormap).imguiId();
   spec.frameColor = headColor(f.head);
-  // Its own texture keys: a serial no trace has (traceSerial counts up from 0).
-  spec.textureKey = TextureKey{kFirstHeadSerial | f.requestId, static_cast<int>(f.stage), 0, 0, spec.colormap,
+  // Its own texture keys: a serial no trace has.
+  spec.textureKey = TextureKey{kFirstHeadSpace | f.requestId, static_cast<int>(f.stage), 0, 0, spec.colormap,
                                spec.range.lo, spec.range.hi};
   spec.textures = &ctx.textures;
   const ImVec2 avail = ImGui::GetContentRegionAvail();

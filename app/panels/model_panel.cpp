@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 
+#include "render/texture_keys.hpp"
 #include "analysis/head_scores.hpp"
 #include "model/families/families.hpp"
 #include "model/model_view.hpp"
@@ -24,9 +25,6 @@
 namespace mhascope::app {
 namespace {
 
-// Texture keys of the grid's picture carry this bit in place of a trace serial (those count up
-// from 0; first pictures use bit 63).
-constexpr std::uint64_t kModelAtlasSerial = 1ull << 62;
 constexpr int kRankedShown = 10;
 constexpr std::size_t kTokensShown = 300;  // tokens drawn in the Tokens box; the rest are counted
 
@@ -250,7 +248,7 @@ GridPick drawGrid(UiContext& ctx, ModelViewState& m, ImVec2 size) {
   }
 
   const HeatmapTexture tex = ctx.textures.get(
-      TextureKey{kModelAtlasSerial | m.resultSerial, 0, 0, -1, ColormapId::Viridis, 0.0f, 1.0f}, atlas.values.data(),
+      TextureKey{kModelAtlasSpace | m.resultSerial, kModelAtlasSlot, 0, -1, probabilityColormap(ctx.view), 0.0f, 1.0f}, atlas.values.data(),
       atlas.rows(), atlas.cols);
   const ImVec2 clipMin = ImGui::GetWindowPos(), clipMax(clipMin.x + ImGui::GetWindowWidth(), clipMin.y + ImGui::GetWindowHeight());
   for (int h = 0; h < H; ++h) {
@@ -335,7 +333,7 @@ void drawSide(UiContext& ctx, ModelViewState& m, const GridPick& pick, float wid
   ImGui::TextDisabled(hovering ? "(hovered; click: pipeline)" : "(selected)");
   ctx.probes.recordLabel("model_shown_head", scoresLine(v, l, h));
   const HeatmapTexture tex = ctx.textures.get(
-      TextureKey{kModelAtlasSerial | m.resultSerial, 0, 0, -1, ColormapId::Viridis, 0.0f, 1.0f}, atlas.values.data(),
+      TextureKey{kModelAtlasSpace | m.resultSerial, kModelAtlasSlot, 0, -1, probabilityColormap(ctx.view), 0.0f, 1.0f}, atlas.values.data(),
       atlas.rows(), atlas.cols);
   const float side = std::min(width - colorbarWidth() - 1.0f * em, 16.0f * em);
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
@@ -344,7 +342,7 @@ void drawSide(UiContext& ctx, ModelViewState& m, const GridPick& pick, float wid
   const float v0 = tex.v1 * static_cast<float>(l * atlas.thumbRows) / static_cast<float>(atlas.rows());
   const float v1 = tex.v1 * static_cast<float>((l + 1) * atlas.thumbRows) / static_cast<float>(atlas.rows());
   ImGui::GetWindowDrawList()->AddImage(tex.imguiId, p0, ImVec2(p0.x + side, p0.y + side), ImVec2(u0, v0), ImVec2(u1, v1));
-  drawColorbar(ImGui::GetWindowDrawList(), ctx.textures.colorbar(ColormapId::Viridis).imguiId(), ColorRange{0.0f, 1.0f},
+  drawColorbar(ImGui::GetWindowDrawList(), ctx.textures.colorbar(probabilityColormap(ctx.view)).imguiId(), ColorRange{0.0f, 1.0f},
                ImVec2(p0.x + side + 0.4f * em, p0.y), side);
   ImGui::Dummy(ImVec2(side, side));
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);

@@ -151,7 +151,8 @@ ImVec2 cellMin(const LensGeometry& g, int layer, int t) {
   return ImVec2(g.origin.x + g.cellW * static_cast<float>(t), g.origin.y + g.cellH * static_cast<float>(layer));
 }
 
-void drawLensCells(const model::ModelView& v, const PredictionsView& pv, const LensGeometry& g, ImDrawList* dl) {
+void drawLensCells(const model::ModelView& v, const PredictionsView& pv, const LensGeometry& g, ColormapId colormap,
+                   ImDrawList* dl) {
   const float em = ImGui::GetFontSize();
   const bool words = g.cellW >= 2.2f * em;
   for (int l = g.l0; l < g.l1; ++l) {
@@ -159,7 +160,7 @@ void drawLensCells(const model::ModelView& v, const PredictionsView& pv, const L
       const model::LensCell& c = lensCell(v, l, t);
       const ImVec2 a = cellMin(g, l, t);
       const ImVec2 b(a.x + g.cellW, a.y + g.cellH);
-      const RGBA8 rgba = mapValue(ColormapId::Viridis, ColorRange{0.0f, 1.0f}, static_cast<float>(lensValue(c, pv.colourByFinal)));
+      const RGBA8 rgba = mapValue(colormap, ColorRange{0.0f, 1.0f}, static_cast<float>(lensValue(c, pv.colourByFinal)));
       const ImU32 fill = IM_COL32(rgba.r, rgba.g, rgba.b, 255);
       dl->AddRectFilled(a, b, fill);
       if (words) {
@@ -223,7 +224,7 @@ void drawLens(UiContext& ctx, const model::ModelView& v, PredictionsView& pv, Im
   ImGui::BeginChild("##lens", childSize, true, ImGuiWindowFlags_HorizontalScrollbar);
   const LensGeometry g = lensGeometry(v, pv);
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  drawLensCells(v, pv, g, dl);
+  drawLensCells(v, pv, g, probabilityColormap(ctx.view), dl);
   ctx.probes.recordLabel("lens_axis", kLensAxis);
   // Hover and click: the cell under the mouse, if it is a cell (not a label).
   pv.lensHover = -1;
@@ -256,7 +257,7 @@ void drawLens(UiContext& ctx, const model::ModelView& v, PredictionsView& pv, Im
   // The colour bar: probabilities on [0, 1], viridis, as every probability in the window.
   ImGui::GetWindowDrawList()->AddText(ImVec2(childTopLeft.x + childSize.x + 0.5f * em, childTopLeft.y),
                                       ImGui::GetColorU32(ImGuiCol_Text), "p");
-  drawColorbar(ImGui::GetWindowDrawList(), ctx.textures.colorbar(ColormapId::Viridis).imguiId(), ColorRange{0.0f, 1.0f},
+  drawColorbar(ImGui::GetWindowDrawList(), ctx.textures.colorbar(probabilityColormap(ctx.view)).imguiId(), ColorRange{0.0f, 1.0f},
                ImVec2(childTopLeft.x + childSize.x + 0.5f * em - 0.8f * em, childTopLeft.y + 1.3f * em),
                std::max(childSize.y - 1.6f * em, 2.0f * em));
 }
@@ -270,7 +271,7 @@ void drawLensExport(UiContext& ctx, const model::ModelView& v, const ModelViewSt
   form.title = lensTitle(pv.colourByFinal);
   form.stem = pv.colourByFinal ? "logit_lens_final" : "logit_lens";
   drawExportForm(ctx, form, [&] {
-    return lensPicture(v, pv.colourByFinal, m.resultKey.folder + " · T = " + std::to_string(positions(v)) + " tokens · " +
+    return lensPicture(v, pv.colourByFinal, probabilityColormap(ctx.view), m.resultKey.folder + " · T = " + std::to_string(positions(v)) + " tokens · " +
                                                 std::to_string(lensLayers(v)) + " layers");
   });
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "render/texture_keys.hpp"
 #include "lessons/lessons.hpp"
 #include "panels/panel.hpp"
 #include "widgets/colors.hpp"
@@ -53,7 +54,7 @@ void drawWeightsPanel(UiContext& ctx) {
   spec.dk = t.dk;
   spec.showNumbers = view.showNumbers;
   spec.colorbarTexture = ctx.textures.colorbar(spec.colormap).imguiId();
-  const TextureKey key{st.shown.traceSerial, 2000 + static_cast<int>(view.weight), 0, -1, spec.colormap, spec.range.lo,
+  const TextureKey key{st.shown.traceSerial, kWeightSlot + static_cast<int>(view.weight), 0, -1, spec.colormap, spec.range.lo,
                        spec.range.hi};
   spec.textures = &ctx.textures;
   spec.textureKey = key;

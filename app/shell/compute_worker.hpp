@@ -25,7 +25,7 @@
 #include "attention/trace.hpp"
 #include "lessons/lessons.hpp"
 #include "model_source/model_source.hpp"
-#include "state/compute_status.hpp"  // FirstHead, ComputeProgress, kFirstHeadSerial
+#include "state/compute_status.hpp"  // FirstHead, ComputeProgress
 
 namespace mhascope::app {
 

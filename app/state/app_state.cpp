@@ -82,6 +82,8 @@ ColormapId effectiveColormap(const ViewState& view, StageId stage) {
   return view.colormap.value_or(defaultColormap(stageInfo(stage).kind));
 }
 
+ColormapId probabilityColormap(const ViewState& view) { return view.colormap.value_or(defaultColormap(DataKind::Probability)); }
+
 ColorRange viewRange(AppState& state, const ViewState& view, StageId stage, int batch, int head) {
   if (view.sharedScale || !stageHasHeads(stage)) return state.shown.stageRange(stage, batch);
   const Slice2D* s = state.shown.slice(stage, batch, head);

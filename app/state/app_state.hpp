@@ -212,6 +212,10 @@ struct ViewState : WorkspaceView {
 };
 
 ColormapId effectiveColormap(const ViewState& view, StageId stage);
+// The colour map of every probability picture that is not a stage of the trace (the Model tab's
+// grid, the logit lens, the circuits' maps, the Train mode's attention): the user's choice, or the
+// default for probabilities.
+ColormapId probabilityColormap(const ViewState& view);
 // The range the large view and the grid use for this stage.
 ColorRange viewRange(AppState& state, const ViewState& view, StageId stage, int batch, int head);
 

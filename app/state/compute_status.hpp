@@ -12,9 +12,6 @@
 
 namespace mhascope::app {
 
-// Texture keys of first pictures carry this bit in place of a trace serial (those count up from 0).
-inline constexpr std::uint64_t kFirstHeadSerial = 1ull << 63;
-
 // A big job's first picture: the viewed head of the new configuration alone, as a trace of that
 // one head (B = 1, h = 1; attentionHead), equal bit for bit to the head the whole trace will hold.
 struct FirstHead {

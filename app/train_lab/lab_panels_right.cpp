@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "render/texture_keys.hpp"
 #include "panels/panel.hpp"
 #include "train_lab/lab_chart.hpp"
 #include "train_lab/lab_figures.hpp"
@@ -131,13 +132,13 @@ void drawTrainGrid(TrainLab& lab, UiContext& ctx) {
                          lab.ablation.headOff(l, i) ? " (off)" : "");
       slice.head = i;
       slice.data = s.weights.data() + static_cast<std::size_t>(l * s.heads + i) * static_cast<std::size_t>(T * T);
-      TextureKey key{lab.run.shown.pictureSerial, 1000 + l, 0, i, ColormapId::Viridis, 0.0f, 1.0f};
+      TextureKey key{lab.run.shown.pictureSerial, kTrainGridSlot + l, 0, i, probabilityColormap(ctx.view), 0.0f, 1.0f};
       HeatmapSpec spec;
       spec.slice = &slice;
       spec.textures = &ctx.textures;
       spec.textureKey = key;
       spec.kind = DataKind::Probability;
-      spec.colormap = ColormapId::Viridis;
+      spec.colormap = key.colormap;
       spec.range = {0.0f, 1.0f};
       spec.interactive = false;
       spec.showNumbers = false;

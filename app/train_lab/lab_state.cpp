@@ -13,6 +13,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "render/texture_keys.hpp"
 #include "state/app_state.hpp"
 #include "state/open_file.hpp"
 #include "attention/engine.hpp"
@@ -338,7 +339,7 @@ void updateTrainLab(TrainLab& lab, bool sync) {
     lab.run.lastSnapshot = shown.snapshot;
     ++lab.run.serialCounter;
   }
-  shown.pictureSerial = (std::uint64_t{1} << 62) | lab.run.serialCounter;  // never a ShownResult::traceSerial
+  shown.pictureSerial = kTrainPictureSpace | lab.run.serialCounter;  // never a ShownResult::traceSerial
   lab.run.shown = shown;
   const TrainRun::CurvesKey curvesKey{v.settings.get(), v.history.size(), v.history.back().step,
                                       shown.evaluation ? shown.step : -1, lab.logY};

@@ -37,13 +37,13 @@ std::string lensTitle(bool byFinal) {
   return byFinal ? "Logit lens: p(the model's final top-1)" : "Logit lens: p(each layer's top-1)";
 }
 
-ExportPicture lensPicture(const model::ModelView& v, bool byFinal, const std::string& subtitle) {
+ExportPicture lensPicture(const model::ModelView& v, bool byFinal, ColormapId colormap, const std::string& subtitle) {
   ExportPicture p;
   if (v.lens.layers <= 0 || v.lens.positions <= 0) {
     p.emptyReason = "the lens is empty";
     return p;
   }
-  p.options.colormap = ColormapId::Viridis;
+  p.options.colormap = colormap;
   p.options.range = ColorRange{0.0f, 1.0f};
   p.options.title = lensTitle(byFinal);
   p.options.subtitle = subtitle;

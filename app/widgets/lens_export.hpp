@@ -1,6 +1,6 @@
 // The logit lens as a picture: the lens of a model view as one (L, T) slice of probabilities —
 // rows the layers, columns the positions' tokens — written as PNG, SVG or PDF by the same exporter
-// as every heatmap (core/export), viridis on [0, 1]. Drawing-free: the panel files it, the update
+// as every heatmap (core/export), on [0, 1] in the colour map of the window's probabilities. Drawing-free: the panel files it, the update
 // step writes it.
 #pragma once
 
@@ -24,6 +24,6 @@ std::string lensTitle(bool byFinal);
 
 // The lens picture as the Export… form files it (state/requests.hpp: written new, through a
 // temporary file); an empty lens gives the reason instead. `subtitle`: what was run (the folder, T).
-ExportPicture lensPicture(const model::ModelView& v, bool byFinal, const std::string& subtitle);
+ExportPicture lensPicture(const model::ModelView& v, bool byFinal, ColormapId colormap, const std::string& subtitle);
 
 }  // namespace mhascope::app

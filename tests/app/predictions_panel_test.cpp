@@ -167,7 +167,7 @@ TEST(PredictionsPanel, TheLensExportsAsAPictureAndNeverReplacesAFile) {
   Requests requests;
   const auto exportTo = [&](const std::string& path, bool byFinal) {
     const bool existed = std::filesystem::exists(path);
-    fileExport(requests, ui, path, lensPicture(*v, byFinal, "fixture · T = 6"));
+    fileExport(requests, ui, path, lensPicture(*v, byFinal, ColormapId::Viridis, "fixture · T = 6"));
     EXPECT_EQ(std::filesystem::exists(path), existed) << "written when filed, not when performed: " << path;
     requests.performAll();
     EXPECT_TRUE(requests.empty());
@@ -189,7 +189,7 @@ TEST(PredictionsPanel, TheLensExportsAsAPictureAndNeverReplacesAFile) {
   EXPECT_NE(ui.message.find("no/such/folder/lens.png"), std::string::npos) << ui.message;
   // An empty lens is said, and nothing is written.
   model::ModelView empty;
-  fileExport(requests, ui, dir + "/empty.png", lensPicture(empty, false, ""));
+  fileExport(requests, ui, dir + "/empty.png", lensPicture(empty, false, ColormapId::Viridis, ""));
   requests.performAll();
   EXPECT_TRUE(ui.messageIsError);
   EXPECT_NE(ui.message.find("the lens is empty"), std::string::npos) << ui.message;

@@ -9,9 +9,38 @@
 
 #include "render/texture.hpp"
 #include "render/texture_cache.hpp"
+#include "render/texture_keys.hpp"
+#include "attention/trace.hpp"
 
 namespace mhascope::app {
 namespace {
+
+// The key table gives every kind of picture its own space: the serial namespaces are distinct bits
+// above every counter (2^56), and the slots' ranges do not overlap the stages or one another.
+TEST(TextureKeys, EveryKindOfPictureHasItsOwnSpace) {
+  const std::vector<std::uint64_t> spaces{kFirstHeadSpace, kCompareBSpace, kCompareDifferenceSpace, kModelAtlasSpace,
+                                          kModelCircuitsSpace, kTrainPictureSpace, kCheckpointCircuitsSpace};
+  std::uint64_t seen = 0;
+  for (std::uint64_t s : spaces) {
+    EXPECT_EQ(s & (s - 1), 0u) << s << " is one bit";
+    EXPECT_GE(s, 1ull << 56) << "above every counter";
+    EXPECT_EQ(seen & s, 0u) << "two kinds of picture share the namespace " << s;
+    seen |= s;
+  }
+  EXPECT_EQ(kTraceSpace, 0u);
+  EXPECT_LT(kStageCount, kWeightSlot);
+  EXPECT_LT(kWeightSlot + kWeightCount, kTrainGridSlot);
+  EXPECT_LT(kTrainGridSlot + 64, kModelAtlasSlot) << "room for 64 layers";
+  EXPECT_LT(kModelAtlasSlot, kTrainCircuitsSlot);
+  for (int base : {kTrainCircuitsSlot, kTabCircuitsSlot, kModelCircuitsSlot}) {
+    EXPECT_LT(base + kCircuitsRollout, base + 100) << "a circuits view's pictures stay within its 100 slots";
+  }
+  EXPECT_EQ(kTabCircuitsSlot - kTrainCircuitsSlot, 100);
+  EXPECT_EQ(kModelCircuitsSlot - kTabCircuitsSlot, 100);
+  EXPECT_LT(kCircuitsMatrix + 4, kCircuitsReads);
+  EXPECT_LT(kCircuitsReaders + 3, kCircuitsCopying + 1);
+  EXPECT_LT(kModelCircuitsSlot + 100, kLessonSlot) << "the lessons' tags start above every other slot";
+}
 
 TEST(TextureCache, ZoomAndPanReuseStorageAfterAQuietFrame) {
   const int n = 1200;
