@@ -12,6 +12,7 @@
 
 #include "attention/engine.hpp"
 #include "attention/tokenizer.hpp"
+#include "util/utf8.hpp"
 #include "model_source/model_source.hpp"
 #include "panels/panel.hpp"
 #include "widgets/workspace_actions.hpp"
@@ -99,7 +100,7 @@ void presetPicker(UiContext& ctx) {
 
 // The tokens as chips, so typing shows at once how the text is cut into tokens.
 void tokenChips(const std::string& text, int limit) {
-  const auto items = splitBatch(sanitizeUtf8(text));
+  const auto items = splitBatch(replaceInvalidUtf8(text));
   if (items.empty()) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "enter at least one token");
     return;
