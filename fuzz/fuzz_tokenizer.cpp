@@ -11,7 +11,7 @@
 
 #include "tokenize/bpe_tokenizer.hpp"
 #include "tokenize/byte_level.hpp"
-#include "tokenize/text_utf8.hpp"
+#include "util/utf8.hpp"
 
 namespace {
 
@@ -38,7 +38,7 @@ void checkRoundTrip(const BpeTokenizer& t, std::string_view text) {
     return;
   }
   auto back = t.decode(*ids);
-  if (!back || *back != mhascope::tokenize::replaceInvalidUtf8(text)) __builtin_trap();
+  if (!back || *back != mhascope::replaceInvalidUtf8(text)) __builtin_trap();
   for (std::int32_t id : *ids) (void)t.displayToken(id);
 }
 

@@ -13,7 +13,7 @@
 #include "bench_command.hpp"  // captureCommand
 #include "command_common.hpp"
 #include "train_command.hpp"
-#include "train_signals.hpp"
+#include "interrupt_guard.hpp"
 #include "io/presets.hpp"  // assetsDir()
 #include "io/file_io.hpp"
 #include "train/circuit.hpp"
@@ -75,11 +75,12 @@ int cmdBenchTrain(const CLI::App& bench, int seeds, double budgetSeconds, int sp
     std::snprintf(num, sizeof num, "%g", budgetSeconds);
     return fail(std::string("bench --train: --budget must be a finite number of seconds >= 0, got ") + num);
   }
-  TrainSignalGuard signals;  // Ctrl-C / SIGTERM: stop between steps, remove the temporary file
-  auto stopped = [] { return TrainSignalGuard::stopSignal() != 0; };
+  // Ctrl-C / SIGTERM: stop between steps, remove the temporary file; SIGXFSZ ignored, as in train.
+  InterruptGuard signals({SIGINT, SIGTERM}, {SIGXFSZ});
+  auto stopped = [] { return InterruptGuard::received() != 0; };
   auto stopCode = [] {
     std::fprintf(stderr, "mhascope: interrupted\n");
-    return 128 + TrainSignalGuard::stopSignal();
+    return 128 + InterruptGuard::received();
   };
   std::printf("mhascope bench --train: induction, 2 layers attention-only, d_model 64, h = 2, vocab 64, T 32, "
               "batch 16, AdamW lr 1e-3 wd 1e-4, period 6-16, one thread\n\n");

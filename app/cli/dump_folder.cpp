@@ -9,39 +9,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "interrupt_guard.hpp"
 #include "io/file_io.hpp"
 #include "io/npy.hpp"
 
 namespace mhascope::cli {
 
 namespace {
-
-// SIGINT/SIGTERM/SIGHUP while a dump is written: the handler only records the signal; the dump
-// loop sees it between files, removes its temporary folder and then dies of the same signal.
-volatile std::sig_atomic_t gStopSignal = 0;
-extern "C" void onStopSignal(int sig) { gStopSignal = sig; }
-
-class StopSignalGuard {
- public:
-  StopSignalGuard() {
-    struct sigaction sa {};
-    sa.sa_handler = onStopSignal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &oldInt_);
-    sigaction(SIGTERM, &sa, &oldTerm_);
-    sigaction(SIGHUP, &sa, &oldHup_);
-  }
-  ~StopSignalGuard() {
-    sigaction(SIGINT, &oldInt_, nullptr);
-    sigaction(SIGTERM, &oldTerm_, nullptr);
-    sigaction(SIGHUP, &oldHup_, nullptr);
-  }
-  StopSignalGuard(const StopSignalGuard&) = delete;
-  StopSignalGuard& operator=(const StopSignalGuard&) = delete;
-
- private:
-  struct sigaction oldInt_ {}, oldTerm_ {}, oldHup_ {};
-};
 
 // A folder `run --dump` may replace: missing, empty, or an earlier dump (trace.json, stage .npy
 // files and token_ids.npy only). Anything else might be the user's and is refused.
@@ -104,7 +78,9 @@ Result<int> writeDump(const Trace& t, const std::string& dumpDir, const std::fil
   const fs::path parent = target.parent_path();
   fs::create_directories(parent, ec);
   if (ec) return makeError("cannot create folder '" + parent.string() + "': " + ec.message());
-  StopSignalGuard guard;
+  // SIGINT/SIGTERM/SIGHUP while the dump is written: the loop sees the signal between files,
+  // removes its temporary folder and then dies of the same signal.
+  InterruptGuard guard({SIGINT, SIGTERM, SIGHUP});
   const fs::path tmp = parent / temporaryNameFor(parent.string(), target.filename().string());
   if (!fs::create_directory(tmp, ec) || ec) {
     return makeError("cannot create folder '" + tmp.string() + "': " + (ec ? ec.message() : "it exists"));
@@ -112,8 +88,7 @@ Result<int> writeDump(const Trace& t, const std::string& dumpDir, const std::fil
   auto abandon = [&](const std::string& message) -> Error {
     std::error_code e2;
     fs::remove_all(tmp, e2);
-    if (gStopSignal) {  // die of the signal, as the user asked, after cleaning up
-      const int sig = gStopSignal;
+    if (const int sig = InterruptGuard::received()) {  // die of the signal, as the user asked, after cleaning up
       std::fprintf(stderr, "mhascope: interrupted; the dump was not written\n");
       std::signal(sig, SIG_DFL);
       std::raise(sig);
@@ -123,7 +98,7 @@ Result<int> writeDump(const Trace& t, const std::string& dumpDir, const std::fil
   nlohmann::json stages = nlohmann::json::array();
   int written = 0;
   for (const auto& st : t.stages) {
-    if (gStopSignal) return abandon("interrupted");
+    if (InterruptGuard::received()) return abandon("interrupted");
     if (!stageRecorded(t, st.id)) continue;  // a variant not in use has no table
     ++written;
     const auto& info = stageInfo(st.id);
@@ -148,7 +123,7 @@ Result<int> writeDump(const Trace& t, const std::string& dumpDir, const std::fil
   if (auto s = writeFileAtomic((tmp / "trace.json").string(), doc.dump(2) + "\n"); !s) {
     return abandon("--dump '" + dumpDir + "': " + s.error().message + "; the folder was left as it was");
   }
-  if (gStopSignal) return abandon("interrupted");
+  if (InterruptGuard::received()) return abandon("interrupted");
   // Into place: a plain rename when nothing is there, else an atomic exchange with the old dump.
   const fs::path& dest = target;
   if (::rename(tmp.c_str(), dest.c_str()) != 0) {

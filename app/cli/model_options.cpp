@@ -17,6 +17,7 @@
 #include "checkpoint_layer.hpp"
 #include "io/safetensors.hpp"
 #include "attention/tokenizer.hpp"
+#include "util/utf8.hpp"
 #include "io/weights_io.hpp"
 #include "model_source/model_source.hpp"
 #include "util/memory_budget.hpp"
@@ -470,7 +471,7 @@ std::string usedConfigJson(const ModelOptions& o, const ResolvedModel& r) {
   if (raw && !o.files.weights.empty()) j.erase("seed");
   if (!raw && !o.files.weights.empty()) j["seed_used_for"] = "embeddings only (the weights come from --weights)";
   nlohmann::json files = nlohmann::json::object();
-  for (const auto& [flag, path] : inputFiles(o)) files[flag.substr(2)] = sanitizeUtf8(path);
+  for (const auto& [flag, path] : inputFiles(o)) files[flag.substr(2)] = replaceInvalidUtf8(path);
   if (!files.empty()) j["input_files"] = files;
   return j.dump(2);
 }

@@ -19,7 +19,7 @@
 #include "model/predictions.hpp"
 #include "model_options.hpp"
 #include "model_source/model_text.hpp"
-#include "tokenize/text_utf8.hpp"
+#include "util/utf8.hpp"
 #include "util/format.hpp"
 #include "util/memory_budget.hpp"
 
@@ -49,7 +49,7 @@ std::string encodeTokenIdsNpy(const std::vector<int>& ids) {
 nlohmann::json modelTraceDocument(const ModelLayerInfo& m, const Trace& tr, const std::string& describeLine,
                                   nlohmann::json stages) {
   nlohmann::json tokens = nlohmann::json::array();
-  for (const auto& l : m.labels) tokens.push_back(tokenize::replaceInvalidUtf8(l));
+  for (const auto& l : m.labels) tokens.push_back(replaceInvalidUtf8(l));
   nlohmann::json nonFinite = nlohmann::json::array();
   for (const NonFiniteStage& n : nonFiniteStages(tr)) {
     nonFinite.push_back({{"stage", stageInfo(n.stage).name}, {"nan", n.nan}, {"inf", n.inf}, {"first_index", n.first}});
@@ -59,7 +59,7 @@ nlohmann::json modelTraceDocument(const ModelLayerInfo& m, const Trace& tr, cons
                            {"layer", m.layer},
                            {"layer_given", m.layerGiven},
                            {"layers", m.layers},
-                           {"text", tokenize::replaceInvalidUtf8(m.text)},
+                           {"text", replaceInvalidUtf8(m.text)},
                            {"bos", m.bos},
                            {"mask", "causal"},
                            {"positions", m.rope ? "rope" : "learned (added to the embeddings)"},

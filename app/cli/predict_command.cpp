@@ -19,7 +19,8 @@
 #include "model/predictions.hpp"
 #include "model_source/model_text.hpp"
 #include "options.hpp"
-#include "tokenize/text_utf8.hpp"
+#include "attention/tokenizer.hpp"  // utf8Length
+#include "util/utf8.hpp"
 #include "util/format.hpp"
 #include "util/memory_budget.hpp"
 
@@ -29,21 +30,14 @@ namespace {
 
 std::uint64_t budgetBytes(std::optional<std::uint64_t> mib) { return mib ? *mib << 20 : defaultMemoryBudget(); }
 
-// Columns of the table count characters, not bytes ('␣' is three bytes, one column).
-std::size_t columns(const std::string& s) {
-  std::size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
-// A token for a table cell: at most `width` columns (cut with '…'), padded to `width`.
+// A token for a table cell, columns counting characters, not bytes ('␣' is three bytes, one
+// column): at most `width` columns (cut with '…'), padded to `width`.
 std::string cell(const std::string& token, std::size_t width) {
   std::string out;
   std::size_t cols = 0;
   for (std::size_t i = 0; i < token.size();) {
-    std::size_t len = 1;
-    while (i + len < token.size() && (static_cast<unsigned char>(token[i + len]) & 0xC0) == 0x80) ++len;
-    if (cols + 1 == width && columns(token.substr(i)) > 1) {
+    const std::size_t len = decodeUtf8Step(token, i).len;
+    if (cols + 1 == width && utf8Length(std::string_view(token).substr(i)) > 1) {
       out += "…";
       ++cols;
       break;
@@ -57,7 +51,7 @@ std::string cell(const std::string& token, std::size_t width) {
 }
 
 nlohmann::json candidateJson(const ModelText& mt, const model::Candidate& c) {
-  return {{"id", c.id}, {"token", tokenize::replaceInvalidUtf8(mt.tokenizer.displayToken(c.id))}, {"probability", c.probability}};
+  return {{"id", c.id}, {"token", replaceInvalidUtf8(mt.tokenizer.displayToken(c.id))}, {"probability", c.probability}};
 }
 
 }  // namespace
@@ -132,7 +126,7 @@ int cmdPredict(const PredictArgs& a) {
   if (!a.json.empty()) {
     nlohmann::json tokens = nlohmann::json::array(), preds = nlohmann::json::array(), lensJ = nlohmann::json::array();
     for (int t = 0; t < T; ++t) {
-      tokens.push_back({{"id", mt->ids[static_cast<std::size_t>(t)]}, {"token", tokenize::replaceInvalidUtf8(mt->labels[static_cast<std::size_t>(t)])}});
+      tokens.push_back({{"id", mt->ids[static_cast<std::size_t>(t)]}, {"token", replaceInvalidUtf8(mt->labels[static_cast<std::size_t>(t)])}});
       nlohmann::json top = nlohmann::json::array();
       for (const model::Candidate& c : predictions[static_cast<std::size_t>(t)]) top.push_back(candidateJson(*mt, c));
       preds.push_back(top);
@@ -143,7 +137,7 @@ int cmdPredict(const PredictArgs& a) {
       lensJ.push_back(r);
     }
     const nlohmann::json doc = {{"model", mt->folder.dir()}, {"architecture", s.family->modelType},
-                                {"text", tokenize::replaceInvalidUtf8(mt->text)}, {"bos", mt->bos}, {"T", T}, {"V", V},
+                                {"text", replaceInvalidUtf8(mt->text)}, {"bos", mt->bos}, {"T", T}, {"V", V},
                                 {"layers", s.layers}, {"top", a.top}, {"tokens", tokens},
                                 {"predictions", preds}, {"logit_lens", lensJ}};
     if (auto st = writeFileAtomic(a.json, doc.dump(2) + "\n"); !st) return fail(st.error().message);

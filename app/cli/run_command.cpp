@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "attention/tokenizer.hpp"
+#include "util/utf8.hpp"
 #include "command_common.hpp"
 #include "commands.hpp"
 #include "dump_folder.hpp"
@@ -30,7 +30,7 @@ nlohmann::json traceDocument(const ModelOptions& mo, const ResolvedModel& r, con
     nlohmann::json j = nlohmann::json::array();
     for (const auto& row : rows) {
       nlohmann::json jr = nlohmann::json::array();
-      for (const auto& tok : row) jr.push_back(sanitizeUtf8(tok));
+      for (const auto& tok : row) jr.push_back(replaceInvalidUtf8(tok));
       j.push_back(jr);
     }
     return j;

@@ -2,7 +2,7 @@
 #include "options.hpp"
 #include "commands.hpp"
 #include "command_common.hpp"
-#include "train_signals.hpp"
+#include "interrupt_guard.hpp"
 #include "train_command.hpp"
 
 #include "bench_command.hpp"
@@ -295,7 +295,11 @@ int cmdTrain(const TrainArgs& a) {
   std::fflush(stdout);
 
   const bool terminal = isatty(STDOUT_FILENO) != 0;
-  TrainSignalGuard signals;  // until after the final save
+  // SIGINT/SIGTERM stop the loop between steps, which saves and exits 128 + the signal; the guard
+  // lives through the final save, so a second Ctrl-C cannot cut the save short and leave a
+  // temporary file. SIGXFSZ (a file-size limit, `ulimit -f`) is ignored meanwhile, so a write past
+  // the limit fails with EFBIG and its temporary file is removed instead of the process being killed.
+  InterruptGuard signals({SIGINT, SIGTERM}, {SIGXFSZ});
   CsvLog log;
   if (!a.log.empty()) {
     if (auto st = log.open(a.log, csvHeader(g.layers, g.heads)); !st) return fail(st.error().message);
@@ -361,7 +365,7 @@ int cmdTrain(const TrainArgs& a) {
   if (!evaluate()) return 1;
   int code = 0;
   while (tr.stepCount() < endStep) {
-    if (const int sig = TrainSignalGuard::stopSignal()) {
+    if (const int sig = InterruptGuard::received()) {
       std::printf("\ninterrupted at step %lld (%s)%s\n", static_cast<long long>(tr.stepCount()),
                   sig == SIGTERM ? "SIGTERM" : "Ctrl-C", a.save.empty() ? "" : ("; saving " + a.save).c_str());
       code = 128 + sig;

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string_view>
 
-#include "attention/tokenizer.hpp"
+#include "util/utf8.hpp"
 #include "io/file_io.hpp"
 
 namespace mhascope::app {
@@ -18,7 +18,7 @@ namespace {
 // with its default layout rather than feeding ImGui garbage.
 bool plausibleIni(const std::string& text) {
   if (text.size() > (1u << 20)) return false;
-  if (sanitizeUtf8(text) != text) return false;
+  if (!isValidUtf8(text)) return false;
   std::size_t pos = 0;
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);

@@ -1,5 +1,6 @@
 #include "state/app_state.hpp"
 #include "attention/tokenizer.hpp"
+#include "util/utf8.hpp"
 #include "io/presets.hpp"
 #include "panels/panel.hpp"  // kHeatmapTab
 
@@ -16,7 +17,7 @@ void refreshTokenChips(TokenChips& chips, const std::string& text, int limit) {
   chips = TokenChips{};
   chips.text = text;
   chips.limit = limit;
-  const auto items = splitBatch(sanitizeUtf8(text));
+  const auto items = splitBatch(replaceInvalidUtf8(text));
   if (items.empty()) return;
   chips.items = items.size();
   auto tokens = splitWords(items.front());

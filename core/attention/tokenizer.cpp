@@ -1,4 +1,4 @@
-// UTF-8 validation, whitespace tokenisation and display labels for tokens.
+// Whitespace tokenisation and display labels for tokens.
 #include "attention/tokenizer.hpp"
 
 #include "util/utf8.hpp"
@@ -20,26 +20,8 @@ constexpr std::array<std::string_view, 16> kFiller = {"and", "then", "the", "dog
 
 }  // namespace
 
-std::string sanitizeUtf8(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  std::size_t i = 0;
-  while (i < text.size()) {
-    char32_t cp = 0;
-    const std::size_t len = decodeUtf8(text, i, cp);
-    if (len == 0) {
-      out += kReplacement;
-      ++i;  // skip one byte and resynchronise
-    } else {
-      out.append(text.substr(i, len));
-      i += len;
-    }
-  }
-  return out;
-}
-
 std::vector<std::string> splitWords(std::string_view text) {
-  const std::string clean = sanitizeUtf8(text);
+  const std::string clean = replaceInvalidUtf8(text);
   std::vector<std::string> tokens;
   std::string cur;
   for (char c : clean) {
@@ -106,26 +88,22 @@ std::string displayToken(std::string_view token) {
   std::string out;
   std::size_t i = 0;
   while (i < token.size()) {
-    char32_t cp = 0;
-    std::size_t len = decodeUtf8(token, i, cp);
-    if (len == 0) {
+    const Utf8Step step = decodeUtf8Step(token, i);
+    if (!step.valid) {
       out += kReplacement;
-      ++i;
-      continue;
-    }
-    if (cp > 0xFFFF || cp < 0x20 || cp == 0x7F) {
-      out += codePointName(cp);
+    } else if (step.cp > 0xFFFF || step.cp < 0x20 || step.cp == 0x7F) {
+      out += codePointName(step.cp);
     } else {
-      out.append(token.substr(i, len));
+      out.append(token.substr(i, step.len));
     }
-    i += len;
+    i += step.len;
   }
   return out;
 }
 
 std::size_t utf8Length(std::string_view s) {
   std::size_t n = 0;
-  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  for (std::size_t i = 0; i < s.size(); i += decodeUtf8Step(s, i).len) ++n;
   return n;
 }
 

@@ -1,16 +1,14 @@
-// Text → tokens. Whitespace tokenisation that is UTF-8 safe: invalid bytes become U+FFFD at
-// this boundary, so nothing downstream (labels, fonts, exporters) ever sees broken UTF-8.
+// Text → tokens. Whitespace tokenisation that is UTF-8 safe: ill-formed bytes become U+FFFD at
+// this boundary (util/utf8's replaceInvalidUtf8, the rule the BPE tokenizer follows too), so
+// nothing downstream (labels, fonts, exporters) ever sees broken UTF-8.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace mhascope {
-
-// Replaces every invalid UTF-8 sequence (stray continuation bytes, truncated sequences, overlong
-// encodings, surrogates, code points above U+10FFFF) with U+FFFD.
-std::string sanitizeUtf8(std::string_view text);
 
 // Splits on ASCII whitespace (space, tab, CR, LF, FF, VT); empty when the text has no token.
 std::vector<std::string> splitWords(std::string_view text);
@@ -29,10 +27,11 @@ std::string batchTextProblem(std::string_view text, std::string_view flag);
 std::vector<std::string> resizeTokens(std::vector<std::string> tokens, int n);
 
 // A label that any font can draw: code points above U+FFFF (emoji, rare CJK), which Dear ImGui
-// 1.86 cannot render, become "U+1F600"; control characters become "U+0007".
+// 1.86 cannot render, become "U+1F600"; control characters become "U+0007"; ill-formed bytes
+// become U+FFFD as replaceInvalidUtf8 replaces them.
 std::string displayToken(std::string_view token);
 
-// Number of code points (for layout); assumes valid UTF-8.
+// Number of code points (for layout), counting an ill-formed part as the U+FFFD it would become.
 std::size_t utf8Length(std::string_view s);
 
 }  // namespace mhascope

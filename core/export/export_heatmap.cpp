@@ -19,7 +19,7 @@
 #include <cctype>
 #include <new>
 
-#include "attention/tokenizer.hpp"  // sanitizeUtf8
+#include "util/utf8.hpp"  // replaceInvalidUtf8
 #include "export/figure.hpp"
 #include "export/surface.hpp"
 #include "io/file_io.hpp"
@@ -50,8 +50,8 @@ Result<ImageFormat> formatFromPath(const std::string& path) {
   if (ext == "png") return ImageFormat::Png;
   if (ext == "svg") return ImageFormat::Svg;
   if (ext == "pdf") return ImageFormat::Pdf;
-  const std::string shown = hasExt ? "'." + sanitizeUtf8(path.substr(dot + 1)) + "'" : std::string("(none)");
-  return makeError("cannot export '" + sanitizeUtf8(path) + "': unknown picture extension " + shown +
+  const std::string shown = hasExt ? "'." + replaceInvalidUtf8(path.substr(dot + 1)) + "'" : std::string("(none)");
+  return makeError("cannot export '" + replaceInvalidUtf8(path) + "': unknown picture extension " + shown +
                    " (use .png, .svg or .pdf)");
 }
 

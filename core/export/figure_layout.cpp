@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "attention/tokenizer.hpp"  // sanitizeUtf8
+#include "util/utf8.hpp"  // replaceInvalidUtf8
 #include "export/figure.hpp"
 #include "util/format.hpp"
 
@@ -31,7 +31,7 @@ Status checkSlice(const Slice2D& s, std::size_t index, std::size_t count) {
 
 Runs labelRuns(Fonts& fonts, const std::vector<std::string>& labels, int i) {
   if (labels.empty()) return fonts.shape(std::to_string(i));
-  return fonts.shape(truncateLabel(sanitizeUtf8(labels[static_cast<std::size_t>(i)]), kMaxLabelCodePoints));
+  return fonts.shape(truncateLabel(replaceInvalidUtf8(labels[static_cast<std::size_t>(i)]), kMaxLabelCodePoints));
 }
 
 // The same words as the window's label and the file name (nameSelection).
@@ -123,15 +123,15 @@ void shapeFixedText(Figure& fig, const FigureInput& in) {
       t.flagged = s.flaggedRows;
       for (auto f : t.flagged) fig.hasFlagged = fig.hasFlagged || f != 0;
     }
-    t.rowAxis = fonts.shape(sanitizeUtf8(s.rowAxis.empty() ? "rows" : s.rowAxis));
-    t.colAxis = fonts.shape(sanitizeUtf8(s.colAxis.empty() ? "columns" : s.colAxis));
+    t.rowAxis = fonts.shape(replaceInvalidUtf8(s.rowAxis.empty() ? "rows" : s.rowAxis));
+    t.colAxis = fonts.shape(replaceInvalidUtf8(s.colAxis.empty() ? "columns" : s.colAxis));
     fig.text.push_back(std::move(t));
   }
   const ColorRange shown = fig.layout.range;
   fig.ticks = {formatGeneral(shown.hi, 3), formatGeneral(0.5 * (double{shown.lo} + double{shown.hi}), 3),
                formatGeneral(shown.lo, 3)};
   const Slice2D& first = *in.slices[0];
-  fig.blockedLegend = fonts.shape(!in.options.blockedLegend.empty() ? sanitizeUtf8(in.options.blockedLegend)
+  fig.blockedLegend = fonts.shape(!in.options.blockedLegend.empty() ? replaceInvalidUtf8(in.options.blockedLegend)
                                   : first.stage == StageId::Weights && !first.weight
                                       ? "blocked by the mask: weight exactly 0"
                                       : "blocked by the mask (score \u2212\u221e)");
@@ -193,9 +193,9 @@ void measureCaption(Figure& fig, const FigureInput& in, FigureSizes& z) {
     }
   };
   const bool autoTitle = in.options.title.empty();
-  fig.documentTitle = autoTitle ? defaultTitle(in.slices, in.grid) : sanitizeUtf8(in.options.title);
+  fig.documentTitle = autoTitle ? defaultTitle(in.slices, in.grid) : replaceInvalidUtf8(in.options.title);
   addLines(fig.documentTitle, kTitleFont, true, kInk);
-  if (!in.options.subtitle.empty()) addLines(sanitizeUtf8(in.options.subtitle), kCaptionFont, false, kSoftInk);
+  if (!in.options.subtitle.empty()) addLines(replaceInvalidUtf8(in.options.subtitle), kCaptionFont, false, kSoftInk);
   if (autoTitle) {
     const Slice2D& first = *in.slices[0];
     addLines(first.weight ? weightMeaning(*first.weight) : stageInfo(first.stage).formula, kCaptionFont, false, kSoftInk);

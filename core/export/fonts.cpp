@@ -2,12 +2,10 @@
 
 namespace mhascope::export_detail {
 
-// Input is valid UTF-8 (sanitizeUtf8 ran first); a bad byte would read as U+FFFD.
 char32_t decodeAt(std::string_view s, std::size_t& i) {
-  char32_t cp = 0;
-  const std::size_t len = decodeUtf8(s, i, cp);
-  i += len ? len : 1;
-  return len ? cp : U'\uFFFD';
+  const Utf8Step step = decodeUtf8Step(s, i);
+  i += step.len;
+  return step.cp;
 }
 
 // Invisible joiners and variation selectors: dropped when no font has them, rather than

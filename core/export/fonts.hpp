@@ -28,8 +28,8 @@ struct TextRun {
 };
 using Runs = std::vector<TextRun>;
 
-// The code point at s[i], i moved past it. Input is valid UTF-8 (sanitizeUtf8 ran first); a bad
-// byte would read as U+FFFD.
+// The code point at s[i], i moved past it. Input is valid UTF-8 (replaceInvalidUtf8 ran first); an
+// ill-formed part would read as the U+FFFD replaceInvalidUtf8 makes of it.
 char32_t decodeAt(std::string_view s, std::size_t& i);
 // Invisible joiners and variation selectors: dropped when no font has them, rather than
 // spelled out as "U+FE0F" in the middle of a label.

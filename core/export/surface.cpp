@@ -6,7 +6,7 @@
 
 #include <string_view>
 
-#include "attention/tokenizer.hpp"  // sanitizeUtf8
+#include "util/utf8.hpp"  // replaceInvalidUtf8
 
 namespace mhascope::export_detail {
 namespace {
@@ -67,6 +67,6 @@ Status closeSurface(cairo_surface_t* surface, ImageFormat format, Sink& sink, co
   return Ok{};
 }
 
-std::string sanitizedPath(const std::string& path) { return sanitizeUtf8(path); }
+std::string sanitizedPath(const std::string& path) { return replaceInvalidUtf8(path); }
 
 }  // namespace mhascope::export_detail

@@ -18,7 +18,7 @@
 #include <functional>
 #include <memory>
 
-#include "attention/tokenizer.hpp"  // sanitizeUtf8
+#include "util/utf8.hpp"  // replaceInvalidUtf8
 #include "color/colormap.hpp"
 #include "export/axis_ticks.hpp"
 #include "export/surface.hpp"
@@ -155,7 +155,7 @@ void drawSheetMap(cairo_t* cr, const ContactSheet& s, const std::vector<float>& 
 
 void drawSheet(cairo_t* cr, const ContactSheet& s, const SheetGeometry& g) {
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-  text(cr, sanitizeUtf8(s.title), 16, 16 + 16, 16, 0, true);
+  text(cr, replaceInvalidUtf8(s.title), 16, 16 + 16, 16, 0, true);
   std::string probe = "probe sequence (queries down, keys across):";
   for (const auto& t : s.tokens) {
     if (probe.size() > 150) {
@@ -163,7 +163,7 @@ void drawSheet(cairo_t* cr, const ContactSheet& s, const SheetGeometry& g) {
       break;
     }
     probe += ' ';
-    probe += sanitizeUtf8(t);
+    probe += replaceInvalidUtf8(t);
   }
   cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
   text(cr, probe, 16, 16 + 22 + 14, 11);
@@ -176,13 +176,13 @@ void drawSheet(cairo_t* cr, const ContactSheet& s, const SheetGeometry& g) {
   for (std::size_t r = 0; r < s.rowTitles.size(); ++r) {
     const double y = g.top + static_cast<double>(r) * (g.map + g.gap);
     cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-    text(cr, sanitizeUtf8(s.rowTitles[r]), 16, y + g.map / 2 + 4, 12);
+    text(cr, replaceInvalidUtf8(s.rowTitles[r]), 16, y + g.map / 2 + 4, 12);
     for (std::size_t c = 0; c < cols; ++c) {
       drawSheetMap(cr, s, s.maps[r * cols + c], g.left + static_cast<double>(c) * (g.map + g.gap), y, g.cell);
     }
     if (g.labelFont > 0) {  // query labels left of the first map
       cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
-      for (int t = 0; t < s.seq; ++t) text(cr, sanitizeUtf8(s.tokens[static_cast<std::size_t>(t)]), g.left - 4, y + (t + 0.8) * g.cell, g.labelFont, 1);
+      for (int t = 0; t < s.seq; ++t) text(cr, replaceInvalidUtf8(s.tokens[static_cast<std::size_t>(t)]), g.left - 4, y + (t + 0.8) * g.cell, g.labelFont, 1);
     }
   }
   if (g.labelFont > 0) {  // key labels under the last row, rotated
@@ -193,7 +193,7 @@ void drawSheet(cairo_t* cr, const ContactSheet& s, const SheetGeometry& g) {
         cairo_save(cr);
         cairo_translate(cr, g.left + static_cast<double>(c) * (g.map + g.gap) + (t + 0.75) * g.cell, y);
         cairo_rotate(cr, M_PI / 2);
-        text(cr, sanitizeUtf8(s.tokens[static_cast<std::size_t>(t)]), 0, 0, g.labelFont);
+        text(cr, replaceInvalidUtf8(s.tokens[static_cast<std::size_t>(t)]), 0, 0, g.labelFont);
         cairo_restore(cr);
       }
     }
@@ -226,7 +226,7 @@ void drawPanel(cairo_t* cr, const CurvesFigure& fig, const CurvePanel& p, AxisRa
   auto px = [&](double x) { return x0 + axisFraction(xr, false, x) * kPlotW; };
   auto py = [&](double y) { return yBot - std::clamp(axisFraction(yr, p.logY, y), -0.02, 1.02) * (yBot - yTop); };
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-  text(cr, sanitizeUtf8(p.title) + (p.logY ? " (log scale)" : ""), x0, y0 + 14, 12, 0, true);
+  text(cr, replaceInvalidUtf8(p.title) + (p.logY ? " (log scale)" : ""), x0, y0 + 14, 12, 0, true);
   cairo_set_line_width(cr, 1);
   cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
   for (double t : axisTicks(yr, p.logY)) {
@@ -280,7 +280,7 @@ void drawPanel(cairo_t* cr, const CurvesFigure& fig, const CurvePanel& p, AxisRa
     cairo_line_to(cr, x0 + kPlotW + 34, ly - 4);
     cairo_stroke(cr);
     cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
-    text(cr, sanitizeUtf8(s.name), x0 + kPlotW + 40, ly, 10);
+    text(cr, replaceInvalidUtf8(s.name), x0 + kPlotW + 40, ly, 10);
     ly += 15;
   }
 }
@@ -288,7 +288,7 @@ void drawPanel(cairo_t* cr, const CurvesFigure& fig, const CurvePanel& p, AxisRa
 void drawCurves(cairo_t* cr, const CurvesFigure& fig, AxisRange xr) {
   const double x0 = 16 + kAxisW;
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-  text(cr, sanitizeUtf8(fig.title), 16, 28, 16, 0, true);
+  text(cr, replaceInvalidUtf8(fig.title), 16, 28, 16, 0, true);
   double y = 40;
   for (const auto& p : fig.panels) {
     drawPanel(cr, fig, p, xr, x0, y);

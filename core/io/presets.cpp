@@ -10,7 +10,7 @@
 
 #include "io/presets.hpp"
 #include "attention/model.hpp"
-#include "attention/tokenizer.hpp"
+#include "util/utf8.hpp"
 #include "io/file_io.hpp"
 #include "io/strict_json.hpp"
 
@@ -80,7 +80,7 @@ Result<ScoreOverride> parseScoreOverride(const json& j, const std::string& what)
           int& index = side[0] == 'q' ? cell.query : cell.key;
           std::string& token = side[0] == 'q' ? cell.queryToken : cell.keyToken;
           if (v.is_string() && !v.get<std::string>().empty()) {
-            token = sanitizeUtf8(v.get<std::string>());
+            token = replaceInvalidUtf8(v.get<std::string>());
           } else if (smallIndex(v)) {
             index = v.get<int>();
           } else {
@@ -107,8 +107,8 @@ json scoreOverrideToJson(const ScoreOverride& so) {
   json cells = json::array();
   for (const ScoreCell& c : so.cells) {
     json cj = {{"head", c.head}, {"score", c.score}};
-    cj["query"] = c.queryToken.empty() ? json(c.query) : json(sanitizeUtf8(c.queryToken));
-    cj["key"] = c.keyToken.empty() ? json(c.key) : json(sanitizeUtf8(c.keyToken));
+    cj["query"] = c.queryToken.empty() ? json(c.query) : json(replaceInvalidUtf8(c.queryToken));
+    cj["key"] = c.keyToken.empty() ? json(c.key) : json(replaceInvalidUtf8(c.keyToken));
     cells.push_back(std::move(cj));
   }
   j["cells"] = std::move(cells);
@@ -229,18 +229,18 @@ Result<ModelConfig> parsePresetJson(std::string_view text, const std::string& wh
   cfg.padLastKeys = static_cast<int>(pad);
   cfg.seed = static_cast<std::uint64_t>(seed);
   cfg.memoryBudgetBytes = static_cast<std::uint64_t>(budgetMib) << 20;
-  cfg.text = sanitizeUtf8(cfg.text);
-  cfg.kvText = sanitizeUtf8(cfg.kvText);
+  cfg.text = replaceInvalidUtf8(cfg.text);
+  cfg.kvText = replaceInvalidUtf8(cfg.kvText);
   return cfg;
 }
 
 std::string presetToJson(const ModelConfig& cfg) {
   json j = {{"version", kPresetVersion},
-            {"name", sanitizeUtf8(cfg.name)},
-            {"description", sanitizeUtf8(cfg.description)},
-            {"text", sanitizeUtf8(cfg.text)},
+            {"name", replaceInvalidUtf8(cfg.name)},
+            {"description", replaceInvalidUtf8(cfg.description)},
+            {"text", replaceInvalidUtf8(cfg.text)},
             {"cross_attention", cfg.crossAttention},
-            {"kv_text", sanitizeUtf8(cfg.kvText)},
+            {"kv_text", replaceInvalidUtf8(cfg.kvText)},
             {"tokens", cfg.tokens},
             {"d_model", cfg.dModel},
             {"heads", cfg.heads},

@@ -1,6 +1,7 @@
-// UTF-8 at the tokenizer's boundary: lossy replacement, validity, code points with their byte
-// offsets. Strict decoding and encoding are util/utf8's (decodeUtf8, appendUtf8: RFC 3629, no
-// overlong forms, no surrogates, nothing above U+10FFFF), linked as the small library mhascope_utf8.
+// UTF-8 at the tokenizer's boundary: code points with their byte offsets, quoting for messages.
+// Decoding, validity and the replacement of ill-formed bytes are util/utf8's (decodeUtf8Step,
+// isValidUtf8, replaceInvalidUtf8: one rule for all of mhascope), linked as the small library
+// mhascope_utf8.
 #pragma once
 
 #include <cstddef>
@@ -12,10 +13,6 @@
 
 namespace mhascope::tokenize {
 
-// Every ill-formed sequence becomes U+FFFD (one per maximal ill-formed prefix, as Rust's
-// String::from_utf8_lossy and Python's errors="replace" do), so tokens always hold valid UTF-8.
-std::string replaceInvalidUtf8(std::string_view bytes);
-bool isValidUtf8(std::string_view bytes);
 // 'text' for messages, built by appending (GCC 12 warns falsely on "'" + temporary + "'").
 std::string quote(std::string_view text);
 
@@ -25,7 +22,8 @@ struct CodePoints {
   std::vector<char32_t> cps;          // (n,)
   std::vector<std::size_t> offsets;   // (n + 1,) byte offset of cps[k]; offsets[n] = byte length
 };
-// `text` must be valid UTF-8.
+// `text` should be valid UTF-8; an ill-formed part would read as one U+FFFD per maximal subpart,
+// as replaceInvalidUtf8 has it.
 CodePoints decodeAll(std::string_view text);
 
 }  // namespace mhascope::tokenize

@@ -38,8 +38,7 @@ namespace {
 template <class F>
 void forEachCodePoint(std::string_view s, F&& f) {
   for (std::size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    const std::size_t n = std::min(s.size() - i, std::size_t{c < 0x80 ? 1u : c < 0xE0 ? 2u : c < 0xF0 ? 3u : 4u});
+    const std::size_t n = decodeUtf8Step(s, i).len;
     f(s.substr(i, n));
     i += n;
   }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "attention/tokenizer.hpp"
+#include "util/utf8.hpp"
 
 namespace mhascope {
 namespace {
@@ -22,12 +23,12 @@ TEST(Tokenizer, InvalidUtf8BecomesReplacementCharacter) {
   ASSERT_EQ(toks.size(), 6u);
   EXPECT_EQ(toks[0], "ab\xEF\xBF\xBD" "c");                 // stray byte
   EXPECT_EQ(toks[1], "\xEF\xBF\xBD");                       // truncated 2-byte sequence
-  EXPECT_EQ(toks[2], "\xEF\xBF\xBD\xEF\xBF\xBD");           // truncated 3-byte sequence
+  EXPECT_EQ(toks[2], "\xEF\xBF\xBD");                       // truncated 3-byte sequence: one subpart
   EXPECT_EQ(toks[3], "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate U+D800
   EXPECT_EQ(toks[4], "\xEF\xBF\xBD\xEF\xBF\xBD");           // overlong '/'
-  EXPECT_EQ(sanitizeUtf8(toks[5]), toks[5]);                // above U+10FFFF replaced, then stable
+  EXPECT_EQ(replaceInvalidUtf8(toks[5]), toks[5]);          // above U+10FFFF replaced, then stable
   EXPECT_EQ(toks[5].find('\xf4'), std::string::npos);
-  EXPECT_EQ(sanitizeUtf8("plain ascii"), "plain ascii");
+  EXPECT_EQ(replaceInvalidUtf8("plain ascii"), "plain ascii");
 }
 
 TEST(Tokenizer, DisplayTokenFallsBackForGlyphsImGuiCannotDraw) {
