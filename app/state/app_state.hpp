@@ -31,8 +31,6 @@
 
 namespace mhascope::app {
 
-// The document: what the user edits and a workspace saves (the controls, the files in use, an
-// Open that may still be undone). Only the compute scheduler turns it into a ShownResult.
 // The token chips under the Input box: how the text is cut into batch items and the first item
 // into tokens (cut or extended to T), made by the update step once per edit (refreshTokenChips), so
 // the panel draws them without tokenizing every frame.
@@ -47,6 +45,8 @@ struct TokenChips {
 // Remakes `chips` when the text or T changed since they were made.
 void refreshTokenChips(TokenChips& chips, const std::string& text, int limit);
 
+// The document: what the user edits and a workspace saves (the controls, the files in use, an
+// Open that may still be undone). Only the compute scheduler turns it into a ShownResult.
 struct Document {
   ModelConfig config;               // what the controls show and edit
   InputFiles files;                 // files the model is read from besides config (none: text + seed)

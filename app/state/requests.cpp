@@ -20,6 +20,10 @@ void writeNewFile(const std::string& path, const std::function<Status()>& write,
       st = makeError("cannot " + verb + " " + path + ": " + e.what());
     }
   }
+  saySaved(st, path, message, isError);
+}
+
+void saySaved(const Status& st, const std::string& path, std::string& message, bool& isError) {
   isError = !st.ok();
   message = st.ok() ? "Saved " + path : st.error().message;
 }

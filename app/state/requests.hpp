@@ -35,6 +35,9 @@ class Requests {
   std::vector<std::function<void()>> queue_;
 };
 
+// What a write the user asked for says: "Saved <path>", or the error.
+void saySaved(const Status& st, const std::string& path, std::string& message, bool& isError);
+
 // A file the user asked for, written new: a path that exists (a file, a folder, a link) is refused
 // and nothing is replaced; what `write` throws (bad_alloc, filesystem_error) is caught. Says
 // "Saved <path>" or the error in `message`/`isError`. `verb` names the refusal ("export", "save").

@@ -8,6 +8,7 @@
 #include "io/file_io.hpp"
 #include "model_source/model_source.hpp"
 #include "panels/panel.hpp"  // mainTabIdOf
+#include "state/requests.hpp"  // saySaved
 
 namespace mhascope::app {
 Status checkWorkspaceModel(const Workspace& ws, const InputFiles& located, const AppState& state,
@@ -126,9 +127,7 @@ void saveWorkspaceAndSay(const AppState& state, ViewState& view, const LessonVie
   } catch (const std::exception& e) {  // bad_alloc, filesystem_error: shown, never fatal
     st = makeError("cannot save the workspace " + path + ": " + e.what());
   }
-  WorkspaceUi& ui = view.workspaceUi;
-  ui.messageIsError = !st.ok();
-  ui.message = st.ok() ? "Saved " + path : st.error().message;
+  saySaved(st, path, view.workspaceUi.message, view.workspaceUi.messageIsError);
 }
 
 }  // namespace mhascope::app

@@ -343,7 +343,7 @@ void updateTrainLab(TrainLab& lab, bool sync) {
   lab.run.shown = shown;
   const TrainRun::CurvesKey curvesKey{v.settings.get(), v.history.size(), v.history.back().step,
                                       shown.evaluation ? shown.step : -1, lab.logY};
-  if (!lab.run.curves || !(curvesKey == lab.run.curvesKey)) {
+  if (!lab.run.curves || curvesKey != lab.run.curvesKey) {
     lab.run.curves = std::make_shared<const CurvesFigure>(buildCurves(lab));
     lab.run.curvesKey = curvesKey;
   }
@@ -377,8 +377,8 @@ void trainExportSheet(TrainLab& lab) {
 }
 
 void trainExportCurves(TrainLab& lab) {
-  if (!lab.run.view || lab.run.view->history.empty()) return say(lab, "nothing to export yet: press Train first", true, TrainLab::Said::Export);
-  if (auto st = exportCurves(lab.files.curvesPath, buildCurves(lab)); !st) return say(lab, st.error().message, true, TrainLab::Said::Export);
+  if (!lab.run.curves) return say(lab, "nothing to export yet: press Train first", true, TrainLab::Said::Export);
+  if (auto st = exportCurves(lab.files.curvesPath, *lab.run.curves); !st) return say(lab, st.error().message, true, TrainLab::Said::Export);
   say(lab, "Saved " + lab.files.curvesPath, false, TrainLab::Said::Export);
 }
 
