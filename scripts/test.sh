@@ -14,7 +14,7 @@ stage() { echo "== $1 (at ${SECONDS} s)"; }
 # thirds of GCC 12's time (measured file by file: 14 s against 8 s, 28 against 18, 19 against 8);
 # -march=native, because clang compiles the SIMD head kernels only for what -march allows and these
 # binaries run only here, so every kernel this CPU runs is tested; -O1 with line tables only
-# (reports still name file and line); the core libraries as a unity build (CMakeLists.txt says
+# (reports still name file and line); a unity build, like every build (CMakeLists.txt says
 # why). It compiles in the background at the lowest priority while the Release suite runs: the
 # tests leave a core idle at times (an X server starting, Python checks, the last long test alone)
 # and the build takes that time; when the tests want both cores, it gets almost none.

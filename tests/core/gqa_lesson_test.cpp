@@ -17,10 +17,9 @@ namespace mhascope {
 namespace {
 
 using lesson_fixtures::buildOrDie;
+using lesson_fixtures::has;
 using lesson_fixtures::sized;
 using lesson_fixtures::traceOf;
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 GqaLesson lessonOrDie(const Model& m, int n, int layers = 32, int bytes = 2) {
   auto r = gqaLesson(m, n, layers, bytes);

@@ -1,6 +1,6 @@
 // What the lesson tests share: a model built from a config (failing the test if it cannot be),
 // a small configuration of a given size, the trace of a model's forward, and a quiz question
-// found by how it starts.
+// found by how it starts; has(text, part).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,6 +14,8 @@
 #include "lessons/quiz.hpp"
 
 namespace mhascope::lesson_fixtures {
+
+inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 inline Model buildOrDie(const ModelConfig& cfg) {
   auto m = buildModel(cfg);

@@ -20,6 +20,7 @@ namespace {
 
 using lesson_fixtures::buildOrDie;
 using lesson_fixtures::findQuestion;
+using lesson_fixtures::has;
 using lesson_fixtures::sized;
 using lesson_fixtures::traceOf;
 
@@ -29,8 +30,6 @@ Trace traceWith(const Model& m, const MhaWeights& w) {
   EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
   return t;
 }
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The integer after `prefix` in text (-1 if absent).
 long long numberAfter(const std::string& text, const std::string& prefix) {

@@ -16,10 +16,9 @@ namespace {
 
 using lesson_detail::num;
 using lesson_fixtures::buildOrDie;
+using lesson_fixtures::has;
 using lesson_fixtures::sized;
 using lesson_fixtures::traceOf;
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 PositionsLesson lessonOrDie(const Model& m, int shift, bool codes) {
   auto r = positionsLesson(m, shift, codes);

@@ -16,10 +16,9 @@ namespace mhascope {
 namespace {
 
 using lesson_fixtures::buildOrDie;
+using lesson_fixtures::has;
 using lesson_fixtures::sized;
 using lesson_fixtures::weightAt;
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The integer after `prefix` (commas skipped), -1 if absent.
 long long numberAfter(const std::string& text, const std::string& prefix) {

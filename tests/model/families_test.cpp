@@ -15,13 +15,13 @@
 
 #include "model/families/families.hpp"
 #include "model/model_folder.hpp"
+#include "model_fixtures.hpp"
 
 namespace mhascope::model {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-const std::string kModels = std::string(MHASCOPE_FIXTURES_DIR) + "/models/";
 
 // model_type → the first fixture folder (by name) of that family.
 std::map<std::string, std::string> fixtureFolders() {

@@ -8,11 +8,10 @@
 
 #include "io/npy.hpp"
 #include "model/layer_source.hpp"
+#include "model_fixtures.hpp"
 
 namespace mhascope::model {
 namespace {
-
-const std::string kModels = std::string(MHASCOPE_FIXTURES_DIR) + "/models/";
 
 std::vector<int> tokensOf(const std::string& folder) {
   auto t = loadNpy(kModels + "reference/" + folder + "/s0_tokens.npy");

@@ -27,12 +27,12 @@
 #include "check_tensor.hpp"
 #include "io/npy.hpp"
 #include "model/forward.hpp"
+#include "model_fixtures.hpp"
 
 namespace mhascope::model {
 namespace {
 
-const std::string kModels = std::string(MHASCOPE_FIXTURES_DIR) + "/models/";
-constexpr double kAtol = 1e-5, kRtol = 1e-4;
+constexpr double kCircuitAtol = 1e-5, kCircuitRtol = 1e-4;
 
 nlohmann::json loadJson(const std::string& path) {
   std::ifstream in(path);
@@ -46,8 +46,8 @@ Tensor loadRef(const std::string& base, const std::string& what) {
   return std::move(*t);
 }
 
-::testing::AssertionResult matches(const std::string& name, const RowMatrix& got, const Tensor& ref, double atol = kAtol,
-                                   double rtol = kRtol) {
+::testing::AssertionResult matches(const std::string& name, const RowMatrix& got, const Tensor& ref, double atol = kCircuitAtol,
+                                   double rtol = kCircuitRtol) {
   if (ref.shape.size() != 2 || got.rows() != ref.shape[0] || got.cols() != ref.shape[1]) {
     return ::testing::AssertionFailure() << name << ": shape (" << got.rows() << ", " << got.cols() << ") against the reference's";
   }
@@ -72,21 +72,21 @@ void expectCompositions(const std::vector<analysis::Composition>& got, const nlo
     EXPECT_EQ(got[i].fromHead, r[1].get<int>());
     EXPECT_EQ(got[i].toLayer, r[2].get<int>());
     EXPECT_EQ(got[i].toHead, r[3].get<int>());
-    EXPECT_NEAR(got[i].q, r[4].get<double>(), kAtol + kRtol * r[4].get<double>());
-    EXPECT_NEAR(got[i].k, r[5].get<double>(), kAtol + kRtol * r[5].get<double>());
-    EXPECT_NEAR(got[i].v, r[6].get<double>(), kAtol + kRtol * r[6].get<double>());
+    EXPECT_NEAR(got[i].q, r[4].get<double>(), kCircuitAtol + kCircuitRtol * r[4].get<double>());
+    EXPECT_NEAR(got[i].k, r[5].get<double>(), kCircuitAtol + kCircuitRtol * r[5].get<double>());
+    EXPECT_NEAR(got[i].v, r[6].get<double>(), kCircuitAtol + kCircuitRtol * r[6].get<double>());
   }
 }
 
-struct Case {
+struct CircuitCase {
   const char* folder;
   int layer, head;
 };
 
-class ModelCircuitsMatchReference : public ::testing::TestWithParam<Case> {};
+class ModelCircuitsMatchReference : public ::testing::TestWithParam<CircuitCase> {};
 
 TEST_P(ModelCircuitsMatchReference, EveryField) {
-  const Case c = GetParam();
+  const CircuitCase c = GetParam();
   const std::string base = kModels + "circuits/" + c.folder + "_l" + std::to_string(c.layer) + "_h" + std::to_string(c.head);
   const nlohmann::json ref = loadJson(base + ".json");
   auto model = ModelFolder::open(kModels + c.folder);
@@ -140,8 +140,8 @@ TEST_P(ModelCircuitsMatchReference, EveryField) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ModelCircuitsMatchReference,
-                         ::testing::Values(Case{"gpt2", 1, 2}, Case{"gpt2", 0, 1}, Case{"llama_gqa", 1, 3},
-                                           Case{"llama_gqa", 0, 1}),
+                         ::testing::Values(CircuitCase{"gpt2", 1, 2}, CircuitCase{"gpt2", 0, 1}, CircuitCase{"llama_gqa", 1, 3},
+                                           CircuitCase{"llama_gqa", 0, 1}),
                          [](const auto& info) {
                            return std::string(info.param.folder) + "_l" + std::to_string(info.param.layer) + "_h" +
                                   std::to_string(info.param.head);

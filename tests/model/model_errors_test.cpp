@@ -13,12 +13,12 @@
 #include "io/npy.hpp"
 #include "io/safetensors.hpp"
 #include "model/forward.hpp"
+#include "model_fixtures.hpp"
 
 namespace mhascope::model {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kModels = std::string(MHASCOPE_FIXTURES_DIR) + "/models/";
 
 // A private copy of a fixture folder, removed afterwards.
 class FolderCopy {

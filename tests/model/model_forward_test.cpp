@@ -17,11 +17,10 @@
 #include "io/npy.hpp"
 #include "model/families/families.hpp"
 #include "model/forward.hpp"
+#include "model_fixtures.hpp"
 
 namespace mhascope::model {
 namespace {
-
-const std::string kModels = std::string(MHASCOPE_FIXTURES_DIR) + "/models/";
 
 Tensor loadRef(const std::string& folder, int seq, const std::string& what) {
   auto t = loadNpy(kModels + "reference/" + folder + "/s" + std::to_string(seq) + "_" + what + ".npy");

@@ -10,11 +10,10 @@
 #include <algorithm>
 #include <string>
 #include <vector>
+#include "model_fixtures.hpp"
 
 namespace mhascope::model {
 namespace {
-
-const std::string kModels = std::string(MHASCOPE_FIXTURES_DIR) + "/models/";
 
 // Repeats so prefix matching has queries; T = 13 is not a multiple of the thumbnail's blocks.
 const std::vector<int> kIds = {5, 7, 9, 11, 5, 7, 9, 2, 5, 7, 40, 41, 9};

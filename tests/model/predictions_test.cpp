@@ -7,11 +7,10 @@
 #include <cmath>
 #include <string>
 #include <vector>
+#include "model_fixtures.hpp"
 
 namespace mhascope::model {
 namespace {
-
-const std::string kModels = std::string(MHASCOPE_FIXTURES_DIR) + "/models/";
 
 TEST(Predictions, TopKIsOrderedWithTiesToTheSmallerId) {
   const std::vector<float> logits = {1.0f, 3.0f, 3.0f, 0.0f};

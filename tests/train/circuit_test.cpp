@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 #include <regex>
+#include "test_support.hpp"
 
 namespace mhascope::train {
 namespace {
@@ -38,11 +39,7 @@ Evaluation eval(std::int64_t step, double loss, int layers, double prev01, doubl
   return e;
 }
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& p : v) s += p + "\n";
-  return s;
-}
+using fixtures::joined;
 
 TEST(Circuit, FormsOnlyWithLowLossPrefixMatchingCopyingAndAPreviousTokenHeadBelow) {
   EXPECT_FALSE(inductionCircuit(eval(0, 4.0, 2, 0.1, 0.05)).formed);

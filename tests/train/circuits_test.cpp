@@ -15,6 +15,7 @@
 #include "analysis/rollout.hpp"
 #include "train/circuits_source.hpp"
 #include "expect_close.hpp"
+#include "test_support.hpp"
 #include "train/model.hpp"
 #include "train/probes.hpp"
 #include "train/trainer.hpp"
@@ -25,7 +26,7 @@ using namespace mhascope::analysis;
 
 namespace {
 
-const std::string kDir = std::string(MHASCOPE_FIXTURES_DIR) + "/";
+using fixtures::kFixtureDir;
 
 using train_testing::expectClose;
 
@@ -38,9 +39,9 @@ std::string key(const char* name, int a, int b) { return std::string(name) + "."
 
 void checkCase(const std::string& ckptPath, const std::string& refName) {
   SCOPED_TRACE(refName);
-  auto ckpt = loadCheckpoint(kDir + ckptPath);
+  auto ckpt = loadCheckpoint(kFixtureDir + ckptPath);
   ASSERT_TRUE(ckpt.ok()) << ckpt.error().message;
-  auto ref = loadSafetensors(kDir + "circuits/" + refName + "_circuits.safetensors");
+  auto ref = loadSafetensors(kFixtureDir + "circuits/" + refName + "_circuits.safetensors");
   ASSERT_TRUE(ref.ok()) << ref.error().message;
   const TensorMap& r = *ref;
   const GptParams& p = ckpt->params;
@@ -186,7 +187,7 @@ TEST(Circuits, CopyingScoreOfAPositiveAndANegativeCopier) {
 // The words beside each view name the numbers compute gives: the strongest pair of each kind and
 // its score, the baseline, the highest and lowest copying heads.
 TEST(Circuits, ExplanationsNameTheNumbers) {
-  auto ckpt = loadCheckpoint(kDir + "circuits/induction_small.safetensors");
+  auto ckpt = loadCheckpoint(kFixtureDir + "circuits/induction_small.safetensors");
   ASSERT_TRUE(ckpt.ok()) << ckpt.error().message;
   const Circuits c = computeCircuits(ckpt->params);
   char buf[32];
@@ -227,7 +228,7 @@ TEST(Circuits, ExplanationsNameTheNumbers) {
   EXPECT_EQ(headCircuitText(c, 1, 0).rfind(std::string("layer 1 head 0: copying score ") + buf, 0), 0u);
   EXPECT_EQ(headCircuitText(c, 2, 0), "");
   // One layer: no pairs, said so.
-  auto one = loadCheckpoint(kDir + "train/l1.safetensors");
+  auto one = loadCheckpoint(kFixtureDir + "train/l1.safetensors");
   ASSERT_TRUE(one.ok());
   const Circuits c1 = computeCircuits(one->params);
   EXPECT_EQ(strongestPair(c1, 'K'), nullptr);
@@ -236,7 +237,7 @@ TEST(Circuits, ExplanationsNameTheNumbers) {
 
 // A baseline handed in (the window computes it once per size) is used as it is; the rest is the same.
 TEST(Circuits, GivenBaselineIsKept) {
-  auto ckpt = loadCheckpoint(kDir + "train/l2.safetensors");
+  auto ckpt = loadCheckpoint(kFixtureDir + "train/l2.safetensors");
   ASSERT_TRUE(ckpt.ok());
   const Circuits a = computeCircuits(ckpt->params);
   const Circuits b = computeCircuits(ckpt->params, 0.5);
@@ -248,7 +249,7 @@ TEST(Circuits, GivenBaselineIsKept) {
 
 // Shapes the definitions cannot read (K/V heads shared by groups of query heads) are refused in one line.
 TEST(Circuits, RefusesProjectionsOfOtherShapes) {
-  auto ckpt = loadCheckpoint(kDir + "train/l2.safetensors");
+  auto ckpt = loadCheckpoint(kFixtureDir + "train/l2.safetensors");
   ASSERT_TRUE(ckpt.ok());
   EXPECT_TRUE(checkCircuitsInput(ckpt->params).ok());
   GptParams p = ckpt->params;

@@ -11,6 +11,7 @@
 #include "train/circuit.hpp"
 #include "train/trainer.hpp"
 #include "small_settings.hpp"
+#include "test_support.hpp"
 
 using namespace mhascope;
 using namespace mhascope::train;
@@ -50,11 +51,7 @@ ForwardCache cacheWith(int T, const std::vector<float>& weights, const std::vect
   return c;
 }
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& p : v) s += p + "\n";
-  return s;
-}
+using fixtures::joined;
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include "analysis/rollout.hpp"
 #include "train/circuits_source.hpp"
 #include "expect_close.hpp"
+#include "test_support.hpp"
 
 using namespace mhascope;
 using namespace mhascope::train;
@@ -20,7 +21,7 @@ using namespace mhascope::analysis;
 
 namespace {
 
-const std::string kDir = std::string(MHASCOPE_FIXTURES_DIR) + "/";
+using fixtures::kFixtureDir;
 
 Batch tokensOf(const Tensor& t) {
   Batch b;
@@ -57,9 +58,9 @@ TEST(Rollout, MatchesTorchThroughSequenceSnapshot) {
     SCOPED_TRACE(name);
     const std::string ck = std::string(name) == "induction_small" ? "circuits/induction_small.safetensors"
                                                                    : std::string("train/") + name + ".safetensors";
-    auto ckpt = loadCheckpoint(kDir + ck);
+    auto ckpt = loadCheckpoint(kFixtureDir + ck);
     ASSERT_TRUE(ckpt.ok()) << ckpt.error().message;
-    auto ref = loadSafetensors(kDir + "circuits/" + name + "_circuits.safetensors");
+    auto ref = loadSafetensors(kFixtureDir + "circuits/" + name + "_circuits.safetensors");
     ASSERT_TRUE(ref.ok()) << ref.error().message;
     auto snap = sequenceSnapshot(ckpt->params, tokensOf(ref->at("tokens")), 64ull << 20);
     ASSERT_TRUE(snap.ok()) << snap.error().message;

@@ -9,6 +9,7 @@
 #include "io/safetensors.hpp"
 #include "train/checkpoint.hpp"
 #include "expect_close.hpp"
+#include "test_support.hpp"
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
 
@@ -17,15 +18,15 @@ using namespace mhascope::train;
 
 namespace {
 
-const std::string kDir = std::string(MHASCOPE_FIXTURES_DIR) + "/train/";
+const std::string kTorchRuns = fixtures::kFixtureDir + "train/";
 
 using train_testing::expectClose;
 
 void checkCase(const std::string& name) {
   SCOPED_TRACE(name);
-  auto ckpt = loadCheckpoint(kDir + name + ".safetensors");
+  auto ckpt = loadCheckpoint(kTorchRuns + name + ".safetensors");
   ASSERT_TRUE(ckpt.ok()) << ckpt.error().message;
-  auto ref = loadSafetensors(kDir + name + "_ref.safetensors");
+  auto ref = loadSafetensors(kTorchRuns + name + "_ref.safetensors");
   ASSERT_TRUE(ref.ok()) << ref.error().message;
   const TensorMap& r = *ref;
   GptParams& p = ckpt->params;

@@ -20,7 +20,7 @@ constexpr ConfigKey kKeys[] = {
     {SpecField::TiedEmbeddings, "tie_word_embeddings", byDefault(true)},
 };
 
-void readRest(ConfigReader& r, ModelSpec& s) {
+void readGpt2Rest(ConfigReader& r, ModelSpec& s) {
   s.qkvBias = s.outputBias = true;
   // gelu_new and gelu_pytorch_tanh are the same tanh formula.
   acceptOnly(r, "activation_function", {"gelu_new", "gelu_pytorch_tanh"}, "(mhascope: gelu_new)");
@@ -61,7 +61,7 @@ const Family gpt2 = {
     .displayName = "GPT-2",
     .arch = Arch::Gpt2,
     .keys = kKeys,
-    .readRest = readRest,
+    .readRest = readGpt2Rest,
     .tensors = kTensors,
     .basePrefixes = kBasePrefixes,
     .skippedSuffixes = kSkipped,

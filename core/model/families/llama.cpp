@@ -5,7 +5,7 @@
 namespace mhascope::model::families {
 namespace {
 
-void readRest(ConfigReader& r, ModelSpec& s) {
+void readLlamaRest(ConfigReader& r, ModelSpec& s) {
   llama_decoder::readMlp(r);
   readAttentionBias(r, s);
   readRopeScaling(r, s);
@@ -20,7 +20,7 @@ const Family llama = {
     .displayName = "Llama",
     .arch = Arch::Llama,
     .keys = llama_decoder::kKeys,
-    .readRest = readRest,
+    .readRest = readLlamaRest,
     .tensors = llama_decoder::kTensors,
     .basePrefixes = {},
     .skippedSuffixes = llama_decoder::kSkipped,

@@ -5,7 +5,7 @@
 namespace mhascope::model::families {
 namespace {
 
-void readRest(ConfigReader& r, ModelSpec& s) {
+void readMistralRest(ConfigReader& r, ModelSpec& s) {
   llama_decoder::readMlp(r);
   readAttentionBias(r, s);
   if (r.has("sliding_window")) s.window = r.positive("sliding_window");
@@ -21,7 +21,7 @@ const Family mistral = {
     .displayName = "Mistral",
     .arch = Arch::Mistral,
     .keys = llama_decoder::kKeys,
-    .readRest = readRest,
+    .readRest = readMistralRest,
     .tensors = llama_decoder::kTensors,
     .basePrefixes = {},
     .skippedSuffixes = llama_decoder::kSkipped,

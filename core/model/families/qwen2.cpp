@@ -7,7 +7,7 @@
 namespace mhascope::model::families {
 namespace {
 
-void readRest(ConfigReader& r, ModelSpec& s) {
+void readQwen2Rest(ConfigReader& r, ModelSpec& s) {
   llama_decoder::readMlp(r);
   s.qkvBias = true;
   refuseFlag(r, "use_sliding_window", true, " (a window on some layers only)");
@@ -23,7 +23,7 @@ const Family qwen2 = {
     .displayName = "Qwen2",
     .arch = Arch::Qwen2,
     .keys = llama_decoder::kKeys,
-    .readRest = readRest,
+    .readRest = readQwen2Rest,
     .tensors = llama_decoder::kTensors,
     .basePrefixes = {},
     .skippedSuffixes = llama_decoder::kSkipped,

@@ -13,11 +13,12 @@
 #include "attention/engine.hpp"
 #include "kernels/head_kernels.hpp"
 #include "attention/model.hpp"
+#include "../kernels/kernel_variants.hpp"
 
 namespace mhascope {
 namespace {
 
-struct Case {
+struct HeadCase {
   const char* name;
   MaskKind mask = MaskKind::None;
   ScaleKind scale = ScaleKind::SqrtDk;
@@ -27,7 +28,7 @@ struct Case {
   bool override = false;  // hand-set scores in a few cells
 };
 
-Model caseModel(const Case& c, int tokens, int dModel, int heads) {
+Model caseModel(const HeadCase& c, int tokens, int dModel, int heads) {
   ModelConfig cfg;
   cfg.tokens = tokens;
   cfg.dModel = dModel;
@@ -65,12 +66,6 @@ Model caseModel(const Case& c, int tokens, int dModel, int heads) {
   return model;
 }
 
-// Restores the process-wide kernel choice after a test changes it.
-struct KeepHeadKernels {
-  bool before = headKernelsEnabled();
-  ~KeepHeadKernels() { setHeadKernels(before); }
-};
-
 void expectSameSlice(const Slice2D& whole, const Slice2D& alone, const std::string& what) {
   ASSERT_EQ(alone.rows, whole.rows) << what;
   ASSERT_EQ(alone.cols, whole.cols) << what;
@@ -87,7 +82,7 @@ void expectSameSlice(const Slice2D& whole, const Slice2D& alone, const std::stri
 
 TEST(AttentionHead, EqualsTheForwardsSliceBitForBit) {
   KeepHeadKernels keep;
-  const std::vector<Case> cases = {
+  const std::vector<HeadCase> cases = {
       {"none"},
       {"causal", MaskKind::Causal},
       {"padding_fully_masked", MaskKind::Causal, ScaleKind::SqrtDk, true},
@@ -98,7 +93,7 @@ TEST(AttentionHead, EqualsTheForwardsSliceBitForBit) {
   for (bool kernels : {true, false}) {
     if (kernels && !headKernelsAvailable()) continue;
     ASSERT_TRUE(setHeadKernels(kernels));
-    for (const Case& c : cases) {
+    for (const HeadCase& c : cases) {
       for (int threads : {1, 2}) {
         // 300 tokens: three query blocks, the last one short; d_k 16.
         Model m = caseModel(c, 300, 64, 4);

@@ -22,6 +22,7 @@
 #include "kernels/head_kernels.hpp"
 #include "attention/model.hpp"
 #include "../check_tensor.hpp"
+#include "../kernels/kernel_variants.hpp"
 
 namespace mhascope {
 namespace {
@@ -137,12 +138,6 @@ TEST(Gemm, TheForwardAgreesOnBothBackends) {
     EXPECT_TRUE(checkTensor(std::string(stageInfo(static_cast<StageId>(i)).name), a.ptr(), b.ptr(), a.data.size(), 1e-5, 1e-4));
   }
 }
-
-// Restores the process-wide choice after a test changes it.
-struct KeepHeadKernels {
-  bool before = headKernelsEnabled();
-  ~KeepHeadKernels() { setHeadKernels(before); }
-};
 
 // The AVX-512 head kernels (kernels/head_kernels.hpp) against the general path the engine takes
 // without them (sgemm + row kernels), the one a CPU without AVX-512 runs.

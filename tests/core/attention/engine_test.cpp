@@ -125,20 +125,20 @@ Tensor randomTensor(Shape shape, std::mt19937_64& rng, float scale = 1.0f) {
   return t;
 }
 
-struct Case {
+struct EngineCase {
   int B, Tq, Tk, d, h;
   bool cross, causal, padding, attnMask, bias;
   ScaleKind scale;
 };
 
-std::string describe(const Case& c) {
+std::string describe(const EngineCase& c) {
   return "B=" + std::to_string(c.B) + " T_q=" + std::to_string(c.Tq) + " T_k=" + std::to_string(c.Tk) +
          " d_model=" + std::to_string(c.d) + " h=" + std::to_string(c.h) + (c.cross ? " cross" : " self") +
          (c.causal ? " causal" : "") + (c.padding ? " padding" : "") + (c.attnMask ? " attn_mask" : "") +
          (c.bias ? " bias" : "") + " scale=" + scaleName(c.scale);
 }
 
-void runAndCompare(const Case& c, std::mt19937_64& rng) {
+void runAndCompare(const EngineCase& c, std::mt19937_64& rng) {
   SCOPED_TRACE(describe(c));
   AttentionInputs in;
   in.query = randomTensor({c.B, c.Tq, c.d}, rng);
@@ -201,7 +201,7 @@ TEST(Engine, MatchesLoopReferenceOnRandomConfigs) {
               static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed);
   // The degenerate but legal shapes (T = 1, h = 1, d_k = 1, h = d_model, T = d_model, odd T) first, then random ones.
-  std::vector<Case> cases = {
+  std::vector<EngineCase> cases = {
       {1, 1, 1, 4, 2, false, false, false, false, true, ScaleKind::SqrtDk},   // T = 1
       {1, 5, 5, 6, 1, false, true, false, false, false, ScaleKind::SqrtDk},   // h = 1
       {2, 3, 3, 4, 4, false, false, false, false, true, ScaleKind::SqrtDk},   // d_k = 1, h = d_model
@@ -216,7 +216,7 @@ TEST(Engine, MatchesLoopReferenceOnRandomConfigs) {
   std::uniform_int_distribution<int> small(1, 9), heads(1, 6), dkDist(1, 8), bDist(1, 3);
   std::bernoulli_distribution coin(0.5);
   while (cases.size() < 100) {
-    Case c{};
+    EngineCase c{};
     c.B = bDist(rng);
     c.Tq = small(rng);
     c.cross = coin(rng);
@@ -231,7 +231,7 @@ TEST(Engine, MatchesLoopReferenceOnRandomConfigs) {
     c.scale = s == 0 ? ScaleKind::SqrtDk : s == 1 ? ScaleKind::SqrtDModel : ScaleKind::None;
     cases.push_back(c);
   }
-  for (const Case& c : cases) runAndCompare(c, rng);
+  for (const EngineCase& c : cases) runAndCompare(c, rng);
 }
 
 Model smallModel(const std::string& text, int d, int h, MaskKind mask = MaskKind::None) {

@@ -20,7 +20,7 @@ namespace {
 
 bool sameBits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
-struct Case {
+struct LazyCase {
   const char* name;
   MaskKind mask = MaskKind::None;
   ScaleKind scale = ScaleKind::SqrtDk;
@@ -28,7 +28,7 @@ struct Case {
   bool attnMask = false;  // an explicit (T_q, T_k) mask
 };
 
-Model caseModel(const Case& c, int tokens = 37, int dModel = 32, int heads = 4, int batch = 2) {
+Model caseModel(const LazyCase& c, int tokens = 37, int dModel = 32, int heads = 4, int batch = 2) {
   ModelConfig cfg;
   cfg.tokens = tokens;
   cfg.dModel = dModel;
@@ -54,8 +54,8 @@ Model caseModel(const Case& c, int tokens = 37, int dModel = 32, int heads = 4, 
   return model;
 }
 
-const std::vector<Case>& cases() {
-  static const std::vector<Case> all = {
+const std::vector<LazyCase>& cases() {
+  static const std::vector<LazyCase> all = {
       {"none"},
       {"causal", MaskKind::Causal},
       {"padding_fully_masked", MaskKind::Causal, ScaleKind::SqrtDk, true},
@@ -74,7 +74,7 @@ float expected(const Trace& t, StageId id, std::int64_t i) {
 }
 
 TEST(LazyStages, AreNotStoredAndReadExactlyAsTheScoresScaledAndMasked) {
-  for (const Case& c : cases()) {
+  for (const LazyCase& c : cases()) {
     SCOPED_TRACE(c.name);
     const Model m = caseModel(c);
     Trace t;
@@ -114,7 +114,7 @@ TEST(LazyStages, AreNotStoredAndReadExactlyAsTheScoresScaledAndMasked) {
 // The forward's weights are the softmax kernel applied to the masked row made as above: the
 // lazy numbers are the very ones the softmax used.
 TEST(LazyStages, WeightsAreTheSoftmaxOfTheLazyMaskedRowBitForBit) {
-  for (const Case& c : cases()) {
+  for (const LazyCase& c : cases()) {
     SCOPED_TRACE(c.name);
     const Model m = caseModel(c, 150, 32, 4, 2);  // two query blocks, odd T
     Trace t;

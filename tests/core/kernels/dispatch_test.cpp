@@ -19,8 +19,6 @@
 namespace mhascope {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
 bool sameBits(const float* a, const float* b, std::size_t n) { return std::memcmp(a, b, n * sizeof(float)) == 0; }
 
 std::vector<float> filled(std::size_t n, int mod, float step, float offset) {

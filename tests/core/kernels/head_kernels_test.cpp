@@ -22,8 +22,6 @@
 namespace mhascope {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
 using ScoresFn = void (*)(const float*, const float*, std::int64_t, std::int64_t, std::int64_t, float,
                           const BlockedKeys*, float*, float*, std::int64_t, float*);
 using SumFn = void (*)(const float*, std::int64_t, const float*, std::int64_t, std::int64_t, std::int64_t, float*,

@@ -1,17 +1,27 @@
 // Runs a test once per head-kernel variant: the test's parameter is the variant (None: the plain
 // loops, and the general path for the dispatch), chosen for the test and the previous choice
 // restored after it. A variant this CPU lacks skips with a message, so the tests pass on any
-// x86-64 CPU and test every variant the CPU runs.
+// x86-64 CPU and test every variant the CPU runs. Also what every kernel test shares: kInf and a
+// guard that restores the kernel choice.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <ostream>
 #include <string>
 
 #include "kernels/head_kernels.hpp"
 
 namespace mhascope {
+
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Restores the process-wide kernel choice after a test changes it.
+struct KeepHeadKernels {
+  bool before = headKernelsEnabled();
+  ~KeepHeadKernels() { setHeadKernels(before); }
+};
 
 inline void PrintTo(HeadKernelIsa isa, std::ostream* os) { *os << headKernelIsaName(isa); }
 

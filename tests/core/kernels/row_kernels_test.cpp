@@ -11,11 +11,10 @@
 #include <vector>
 
 #include "kernels/row_kernels.hpp"
+#include "kernel_variants.hpp"
 
 namespace mhascope {
 namespace {
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
 struct Reference {
   std::vector<double> scaled, masked, weights;
