@@ -18,7 +18,7 @@ using namespace mhascope::train;
 
 namespace {
 
-const std::string kTorchRuns = fixtures::kFixtureDir + "train/";
+const std::string kTorchRuns = std::string(MHASCOPE_FIXTURES_DIR) + "/train/";
 
 using train_testing::expectClose;
 
