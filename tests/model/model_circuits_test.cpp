@@ -46,8 +46,8 @@ Tensor loadRef(const std::string& base, const std::string& what) {
   return std::move(*t);
 }
 
-::testing::AssertionResult matches(const std::string& name, const RowMatrix& got, const Tensor& ref, double atol = kCircuitAtol,
-                                   double rtol = kCircuitRtol) {
+::testing::AssertionResult matches(const std::string& name, const RowMatrix& got, const Tensor& ref,
+                                   double atol = kCircuitAtol, double rtol = kCircuitRtol) {
   if (ref.shape.size() != 2 || got.rows() != ref.shape[0] || got.cols() != ref.shape[1]) {
     return ::testing::AssertionFailure() << name << ": shape (" << got.rows() << ", " << got.cols() << ") against the reference's";
   }
@@ -140,8 +140,8 @@ TEST_P(ModelCircuitsMatchReference, EveryField) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ModelCircuitsMatchReference,
-                         ::testing::Values(CircuitCase{"gpt2", 1, 2}, CircuitCase{"gpt2", 0, 1}, CircuitCase{"llama_gqa", 1, 3},
-                                           CircuitCase{"llama_gqa", 0, 1}),
+                         ::testing::Values(CircuitCase{"gpt2", 1, 2}, CircuitCase{"gpt2", 0, 1},
+                                           CircuitCase{"llama_gqa", 1, 3}, CircuitCase{"llama_gqa", 0, 1}),
                          [](const auto& info) {
                            return std::string(info.param.folder) + "_l" + std::to_string(info.param.layer) + "_h" +
                                   std::to_string(info.param.head);

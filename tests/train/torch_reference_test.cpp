@@ -18,15 +18,16 @@ using namespace mhascope::train;
 
 namespace {
 
-const std::string kTorchRuns = std::string(MHASCOPE_FIXTURES_DIR) + "/train/";
-
 using train_testing::expectClose;
 
 void checkCase(const std::string& name) {
   SCOPED_TRACE(name);
-  auto ckpt = loadCheckpoint(kTorchRuns + name + ".safetensors");
+  // Read here, not at namespace scope: kFixtureDir is another file's static, initialised in an
+  // order this file cannot rely on.
+  const std::string runs = fixtures::kFixtureDir + "train/";
+  auto ckpt = loadCheckpoint(runs + name + ".safetensors");
   ASSERT_TRUE(ckpt.ok()) << ckpt.error().message;
-  auto ref = loadSafetensors(kTorchRuns + name + "_ref.safetensors");
+  auto ref = loadSafetensors(runs + name + "_ref.safetensors");
   ASSERT_TRUE(ref.ok()) << ref.error().message;
   const TensorMap& r = *ref;
   GptParams& p = ckpt->params;
