@@ -148,11 +148,15 @@ TEST(KeyedJob, RulesHoldClearWhenIdleAndSync) {
 
 TEST(LatestJob, WaitsUntilIdleAndKeepsOnlyTheLastResult) {
   LatestJob<int> worker;
-  std::atomic<bool> go{false};
+  std::atomic<bool> started{false}, go{false};
   worker.submit([&] {
+    started = true;
     while (!go) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return 1;
   });
+  // The next submit would replace the first job if the worker had not taken it yet (then job 3
+  // could finish before busy() is asked): wait until it runs.
+  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   worker.submit([] { return 2; });  // replaces nothing running, waits behind it
   worker.submit([] { return 3; });  // replaces the queued one
   EXPECT_TRUE(worker.busy());
