@@ -2,6 +2,8 @@
 # Sets up everything mhascope needs on Debian 12 and builds it in build/ (Release).
 # Idempotent: installs only missing packages (apt-get update once), re-measures nothing it
 # already measured, and re-runs the build incrementally.
+#   scripts/setup.sh              every target (the app, the command line, the test binaries)
+#   scripts/setup.sh TARGET...    those targets only (scripts/test.sh builds the app and one test binary)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -71,4 +73,4 @@ MARCH="$(cat build/march.txt)"; [ "$MARCH" = default ] && MARCH=""
 echo "setup: building with -march=${MARCH:-<default>}"
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DMHASCOPE_MARCH="$MARCH" >/dev/null
-cmake --build build
+if [ $# -gt 0 ]; then cmake --build build --target "$@"; else cmake --build build; fi
