@@ -9,9 +9,10 @@ cd "$ROOT"
 # Each stage's header says how long the command has run (docs/testing.md reads its costs from them).
 stage() { echo "== $1 (at ${SECONDS} s)"; }
 # The Release build of the app (the window and the command line, what the GUI and CLI scripts
-# run) and of the training tests (the two that train full induction runs need an optimised
-# build, below); the other test binaries are built only with the sanitizers.
-"$ROOT/scripts/setup.sh" mhascope mhascope_train_tests
+# run; its man page and changelog, which the package test installs) and of the training tests
+# (the two that train full induction runs need an optimised build, below); the other test
+# binaries are built only with the sanitizers.
+"$ROOT/scripts/setup.sh" mhascope mhascope_manpage mhascope_changelog mhascope_train_tests
 
 # The sanitizer build: clang 14, which compiles this code with the sanitizers on in half to two
 # thirds of GCC 12's time (measured file by file: 14 s against 8 s, 28 against 18, 19 against 8);
