@@ -3,7 +3,7 @@
 # Idempotent: installs only missing packages (apt-get update once), re-measures nothing it
 # already measured, and re-runs the build incrementally.
 #   scripts/setup.sh              every target (the app, the command line, the test binaries)
-#   scripts/setup.sh TARGET...    those targets only (scripts/test.sh builds the app and one test binary)
+#   scripts/setup.sh TARGET...    those targets only (scripts/test.sh names what its Release run needs)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
