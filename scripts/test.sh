@@ -20,9 +20,10 @@ stage() { echo "== $1 (at ${SECONDS} s)"; }
 # binaries run only here, so every kernel this CPU runs is tested; -O2 with line tables only
 # (reports still name file and line; under the sanitizers -O2 compiles in the time of -O1, and at
 # -O1 Eigen's products stay calls of its unoptimised internals); a unity build, like every build
-# (CMakeLists.txt says why). It compiles in the background at the lowest priority while the Release suite runs: the
-# tests leave a core idle at times (an X server starting, Python checks, the last long test alone)
-# and the build takes that time; when the tests want both cores, it gets almost none.
+# (CMakeLists.txt says why). It compiles in the background at the lowest priority while the
+# Release suite runs: the tests leave a core idle at times (an X server starting, Python checks,
+# the last long test alone) and the build takes that time; when the tests want both cores, it
+# gets almost none.
 # A build-asan made by another compiler (GCC, before) starts afresh: on a compiler change CMake
 # deletes its cache and would configure without the options below.
 if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++-14$' build-asan/CMakeCache.txt; then
@@ -40,7 +41,7 @@ setsid nice -n 19 cmake --build build-asan --target "${ASAN_TARGETS[@]}" > build
 asan_build=$!
 trap 'kill -- -"$asan_build" 2>/dev/null || true' EXIT  # a failed Release suite stops the build too
 
-stage "Release build: all tests but those labelled perf"
+stage "Release build: the GUI and CLI scripts, the training tests, the package and docs checks"
 # Tests labelled perf pin this machine's internals (page faults, the allocator, frame timings) and
 # are left out here: `ctest --test-dir build -L perf` runs them. So are the GoogleTest binaries
 # labelled core and app, not built here (CTest lists each as <binary>_NOT_BUILT; one built earlier
