@@ -15,7 +15,12 @@ void rebuildImGuiFontTexture() {
   ImGui_ImplOpenGL3_CreateFontsTexture();
 }
 
-void beginGlFrame(int framebufferWidth, int framebufferHeight) {
+void beginGlFrame(int framebufferWidth, int framebufferHeight, bool discard) {
+  if (discard) {
+    glEnable(GL_RASTERIZER_DISCARD);
+  } else {
+    glDisable(GL_RASTERIZER_DISCARD);
+  }
   glViewport(0, 0, framebufferWidth, framebufferHeight);
   glClearColor(0.09f, 0.10f, 0.12f, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);

@@ -1,7 +1,12 @@
 // Input scripts: drive the real window from a text file, for GUI tests. Mouse and keys go in
 // through Dear ImGui 1.86's io (io.MousePos, io.MouseDown, io.KeysDown), right after the GLFW
 // backend's NewFrame — the same path real input takes — and widgets are found by name through
-// UiProbes, not by pixel positions. One command per line; '#' starts a comment.
+// UiProbes, not by pixel positions. One command per line; '#' starts a comment. Only the frames
+// whose pixels are read (a screenshot) or timed (after stopwatch_start, between frame_times_begin
+// and frame_times_end) are rasterised; the others make every GL call with the rasteriser discarding
+// (measuringTime(), App::render), so a script spends its time on the window's logic, not on the
+// software renderer. A script waits for what a job makes (wait_until_shown, wait_until_idle),
+// never for a number of frames: frames that draw nothing pass in a millisecond or two.
 //
 //   wait N                      render N frames
 //   key Right|Left|Space|Home|End   press and release a key
@@ -136,6 +141,9 @@ class InputScript {
  public:
   static Result<InputScript> load(const std::string& path);
   bool finished() const { return next_ >= commands_.size() && pendingFrames_ == 0; }
+  // After stopwatch_start or between frame_times_begin and frame_times_end: the frames are drawn
+  // in full, as for a user, so the times are a user's.
+  bool measuringTime() const { return timingFrames_ || stopwatch_.time_since_epoch().count() != 0; }
   // Once per frame, after the platform backend's NewFrame and before ImGui::NewFrame: runs
   // commands until one needs frames to pass, and applies the mouse / keys of this frame.
   // Returns whether this frame brought new input (a mouse move, button, wheel, key or
