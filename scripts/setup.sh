@@ -4,6 +4,8 @@
 # already measured, and re-runs the build incrementally.
 #   scripts/setup.sh              every target (the app, the command line, the test binaries)
 #   scripts/setup.sh TARGET...    those targets only (scripts/test.sh names what its Release run needs)
+#   scripts/setup.sh --packages   the Debian packages and ImGui's backend sources, no build
+#                                 (scripts/test.sh, before its two builds)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -41,6 +43,8 @@ if [ ! -f "$BACKENDS/imgui_impl_glfw.cpp" ] && [ ! -f "$LOCAL$BACKENDS/imgui_imp
   dpkg-deb -x "$tmp"/libimgui-dev_*.deb "$LOCAL"
   rm -rf "$tmp"
 fi
+
+if [ "${1:-}" = --packages ]; then exit 0; fi
 
 # Pick the -march that makes Eigen's GEMM fastest here (x86-64-v3 beat -march=native's
 # AVX-512 on the EPYC machines we measured). The result is cached in build/march.txt.

@@ -8,11 +8,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 # Each stage's header says how long the command has run (docs/testing.md reads its costs from them).
 stage() { echo "== $1 (at ${SECONDS} s)"; }
-# The Release build of the app (the window and the command line, what the GUI and CLI scripts
-# run; its man page and changelog, which the package test installs) and of the training tests
-# (the two that train full induction runs need an optimised build, below); the other test
-# binaries are built only with the sanitizers.
-"$ROOT/scripts/setup.sh" mhascope mhascope_manpage mhascope_changelog mhascope_train_tests
+# The packages first (clang for the sanitizer build, GCC for the Release one); then both builds.
+"$ROOT/scripts/setup.sh" --packages
 
 # The sanitizer build: clang 14, which compiles this code with the sanitizers on in half to two
 # thirds of GCC 12's time (measured file by file: 14 s against 8 s, 28 against 18, 19 against 8);
@@ -23,7 +20,7 @@ stage() { echo "== $1 (at ${SECONDS} s)"; }
 # (CMakeLists.txt says why). It compiles in the background at the lowest priority while the
 # Release suite runs: the tests leave a core idle at times (an X server starting, Python checks,
 # the last long test alone) and the build takes that time; when the tests want both cores, it
-# gets almost none.
+# gets almost none. It starts before the Release build, for the same reason.
 # A build-asan made by another compiler (GCC, before) starts afresh: on a compiler change CMake
 # deletes its cache and would configure without the options below.
 if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++-14$' build-asan/CMakeCache.txt; then
@@ -39,7 +36,17 @@ ASAN_TARGETS=(mhascope_core_tests mhascope_fresh_process_tests mhascope_train_te
               mhascope_tokenize_tests mhascope_thread_tests mhascope_app_tests mhascope_analysis_tests)
 setsid nice -n 19 cmake --build build-asan --target "${ASAN_TARGETS[@]}" > build-asan/build.log 2>&1 &
 asan_build=$!
+# setsid gives the build a scheduling group of its own (Linux's autogroups), inside which nice
+# alone changes nothing against the Release run's processes: the group itself gets nice 19.
+echo 19 > "/proc/$asan_build/autogroup" 2>/dev/null || true
 trap 'kill -- -"$asan_build" 2>/dev/null || true' EXIT  # a failed Release suite stops the build too
+
+# The Release build of the app (the window and the command line, what the GUI and CLI scripts
+# run; its man page and changelog, which the package test installs) and of the training tests
+# (the two that train full induction runs need an optimised build, below); the other test
+# binaries are built only with the sanitizers. The sanitizer build above takes what this one
+# leaves of the cores (its configure steps, the march probe, its links).
+"$ROOT/scripts/setup.sh" mhascope mhascope_manpage mhascope_changelog mhascope_train_tests
 
 stage "Release build: the GUI and CLI scripts, the training tests, the package and docs checks"
 # Tests labelled perf pin this machine's internals (page faults, the allocator, frame timings) and
@@ -57,6 +64,7 @@ fi
 # The fuzzers' build (clang) likewise, in the background while the sanitizer tests run.
 setsid nice -n 19 scripts/fuzz.sh 0 > build-asan/fuzz_build.log 2>&1 &
 fuzz_build=$!
+echo 19 > "/proc/$fuzz_build/autogroup" 2>/dev/null || true
 trap 'kill -- -"$fuzz_build" 2>/dev/null || true' EXIT
 # Each test binary runs as a few shards here (tests/CMakeLists.txt says why). Two tests are left
 # to the Release run: they train full induction runs (the 700-step reference run; two seeds for
