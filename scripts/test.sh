@@ -34,11 +34,13 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPIL
 # workers) runs there in-process; the window itself and its GUI scripts are the Release run's.
 ASAN_TARGETS=(mhascope_core_tests mhascope_fresh_process_tests mhascope_train_tests mhascope_model_tests
               mhascope_tokenize_tests mhascope_thread_tests mhascope_app_tests mhascope_analysis_tests)
-setsid nice -n 19 cmake --build build-asan --target "${ASAN_TARGETS[@]}" > build-asan/build.log 2>&1 &
+# setsid gives a background job a session of its own (so it can be stopped whole), which Linux
+# also schedules as a group of its own (autogroups): nice alone changes nothing against the other
+# groups, so the new group itself gets nice 19, from inside it (set from here, it could land on
+# this script's group before setsid has run).
+lowest=(setsid bash -c 'echo 19 > /proc/self/autogroup 2>/dev/null || true; exec nice -n 19 "$@"' lowest)
+"${lowest[@]}" cmake --build build-asan --target "${ASAN_TARGETS[@]}" > build-asan/build.log 2>&1 &
 asan_build=$!
-# setsid gives the build a scheduling group of its own (Linux's autogroups), inside which nice
-# alone changes nothing against the Release run's processes: the group itself gets nice 19.
-echo 19 > "/proc/$asan_build/autogroup" 2>/dev/null || true
 trap 'kill -- -"$asan_build" 2>/dev/null || true' EXIT  # a failed Release suite stops the build too
 
 # The Release build of the app (the window and the command line, what the GUI and CLI scripts
@@ -62,9 +64,8 @@ if ! wait "$asan_build"; then
   exit 1
 fi
 # The fuzzers' build (clang) likewise, in the background while the sanitizer tests run.
-setsid nice -n 19 scripts/fuzz.sh 0 > build-asan/fuzz_build.log 2>&1 &
+"${lowest[@]}" scripts/fuzz.sh 0 > build-asan/fuzz_build.log 2>&1 &
 fuzz_build=$!
-echo 19 > "/proc/$fuzz_build/autogroup" 2>/dev/null || true
 trap 'kill -- -"$fuzz_build" 2>/dev/null || true' EXIT
 # Each test binary runs as a few shards here (tests/CMakeLists.txt says why). Two tests are left
 # to the Release run: they train full induction runs (the 700-step reference run; two seeds for
