@@ -63,10 +63,18 @@ if ! wait "$asan_build"; then
   echo "the sanitizer build failed (whole log: build-asan/build.log)" >&2
   exit 1
 fi
-# The fuzzers' build (clang) likewise, in the background while the sanitizer tests run.
+# The fuzzers' build and the ThreadSanitizer build (both clang) likewise, in the background while
+# the sanitizer tests run. ThreadSanitizer cannot share a build with AddressSanitizer: its own
+# build, of the threaded code's tests alone — the window's job system, the thread pool, the
+# engine's threaded forward and the training session (core and the trainer, at -O1).
 "${lowest[@]}" scripts/fuzz.sh 0 > build-asan/fuzz_build.log 2>&1 &
 fuzz_build=$!
-trap 'kill -- -"$fuzz_build" 2>/dev/null || true' EXIT
+cmake -S . -B build-tsan -G Ninja -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMHASCOPE_TSAN=ON -DMHASCOPE_BUILD_APP=OFF \
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" >/dev/null
+"${lowest[@]}" cmake --build build-tsan --target mhascope_thread_tests > build-tsan/build.log 2>&1 &
+tsan_build=$!
+trap 'kill -- -"$fuzz_build" -"$tsan_build" 2>/dev/null || true' EXIT
 # Each test binary runs as a few shards here (tests/CMakeLists.txt says why). Two tests are left
 # to the Release run: they train full induction runs (the 700-step reference run; two seeds for
 # the circuits), minutes each under the sanitizers (the test code's unoptimised copies of Eigen's
@@ -75,13 +83,12 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   GTEST_FILTER='-TrainReadCuts.OnTheReferenceRun*:Circuits.TrainedInductionRuns*' \
   ctest --test-dir build-asan --output-on-failure -j2 -L '^(core|train|app)$'
 
-# ThreadSanitizer (its own build: it excludes AddressSanitizer) on the threaded code alone — the
-# window's job system and the thread pool — a binary of three sources, seconds to build.
-stage "ThreadSanitizer: the job system and the thread pool"
-cmake -S . -B build-tsan -G Ninja -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMHASCOPE_TSAN=ON -DMHASCOPE_BUILD_APP=OFF \
-      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" >/dev/null
-cmake --build build-tsan --target mhascope_thread_tests > build-tsan/build.log 2>&1 || { tail -n 60 build-tsan/build.log >&2; exit 1; }
+stage "ThreadSanitizer: the job system, the thread pool, the threaded forward, the training session"
+if ! wait "$tsan_build"; then
+  tail -n 60 build-tsan/build.log >&2
+  echo "the ThreadSanitizer build failed (whole log: build-tsan/build.log)" >&2
+  exit 1
+fi
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/tests/mhascope_thread_tests
 
 # The three fuzzers run at once on two cores: 22 s each gives each about the 15 s of a core it had

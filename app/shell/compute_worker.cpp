@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <new>
+#include <thread>
 #include <utility>
 
 #include "attention/engine.hpp"
@@ -135,29 +136,57 @@ std::uint64_t traceBytes(const Trace& trace) {
   return trace.residentBytes();
 }
 
-ComputeWorker::ComputeWorker() : thread_([this] { run(); }) {}
+ComputeWorker::ComputeWorker() = default;
 
 ComputeWorker::~ComputeWorker() {
-  {
-    std::lock_guard lock(mutex_);
-    stop_ = true;
-  }
-  wake_.notify_all();
-  thread_.join();
+  if (latest_) latest_->superseded.store(true);
 }
 
 void ComputeWorker::setResultReady(std::function<void()> wake) {
-  std::lock_guard lock(mutex_);
-  resultReady_ = std::move(wake);
+  {
+    std::lock_guard lock(mutex_);
+    resultReady_ = wake;
+  }
+  job_.setOnResult(std::move(wake));
 }
 
 void ComputeWorker::submit(const ComputeRequest& request, std::uint64_t requestId) {
+  // The job before is outdated: a model folder's forward stops at its next layer (latest wins),
+  // and a queued one is replaced.
+  if (latest_) latest_->superseded.store(true);
+  auto status = std::make_shared<JobStatus>();
+  latest_ = status;
+  job_.submit([this, request, requestId, status] { return run(request, requestId, status); });
+}
+
+ComputeWorker::Result ComputeWorker::run(const ComputeRequest& request, std::uint64_t requestId,
+                                         const std::shared_ptr<JobStatus>& status) {
+  Result r;
   {
     std::lock_guard lock(mutex_);
-    pending_ = std::make_pair(request, requestId);  // replaces any older queued request
-    if (running_) status_.superseded.store(true);    // the running job is outdated: it may stop early
+    r.trace = std::move(spare_);
+    spare_ = Trace{};
+    running_ = status;
+    startedAt_ = std::chrono::steady_clock::now();
   }
-  wake_.notify_one();
+  auto showFirst = [this](std::shared_ptr<const FirstHead> first) {
+    std::function<void()> wake;
+    {
+      std::lock_guard lock(mutex_);
+      firstHead_ = std::move(first);
+      wake = resultReady_;
+    }
+    if (wake) wake();
+  };
+  // computeTrace writes over the buffers when the shape is the same, else frees them first.
+  r.outcome = computeTrace(request, requestId, r.trace, status.get(), showFirst);
+  std::lock_guard lock(mutex_);
+  running_.reset();
+  if (r.outcome.ok && r.trace.tq > 0) {
+    const FlopCount f = countFlops(r.trace.batch, r.trace.tq, r.trace.tk, r.trace.dModel, r.trace.heads);
+    lastFlopsPerSecond_ = f.total() / std::max(r.outcome.milliseconds * 1e-3, 1e-6);
+  }
+  return r;
 }
 
 std::shared_ptr<const FirstHead> ComputeWorker::takeFirstHead() {
@@ -166,16 +195,23 @@ std::shared_ptr<const FirstHead> ComputeWorker::takeFirstHead() {
 }
 
 std::optional<ComputeOutcome> ComputeWorker::take(Trace& trace) {
-  std::optional<ComputeOutcome> out;
+  std::optional<Result> r = job_.take();
+  if (!r) return std::nullopt;
+  if (r->outcome.ok) std::swap(trace, r->trace);  // what `trace` held becomes the next job's buffers
+  Trace dying;
   {
     std::lock_guard lock(mutex_);
-    if (!outcome_) return std::nullopt;
-    out = std::move(outcome_);
-    outcome_.reset();
-    if (out->ok) std::swap(trace, working_);  // what `trace` held becomes the next job's buffers
+    dying = std::move(r->trace);
+    if (traceBytes(dying) >= traceBytes(spare_)) std::swap(dying, spare_);  // the larger is kept
   }
-  wake_.notify_one();  // a queued request may start now
-  return out;
+  freeOnWorker(std::move(dying));
+  return std::move(r->outcome);
+}
+
+void ComputeWorker::freeOnWorker(Trace trace) {
+  if (traceBytes(trace) <= kKeepTraceBytes) return;  // small: freed here
+  auto dying = std::make_shared<Trace>(std::move(trace));
+  job_.post([dying]() mutable { dying.reset(); });  // unmapping gigabytes: not on the UI thread
 }
 
 void ComputeWorker::releaseLater(Trace& trace) {
@@ -183,91 +219,53 @@ void ComputeWorker::releaseLater(Trace& trace) {
   // (and so keep alive) the replaced model with its inputs (T = 4096: 24 MiB of them).
   trace.weights.reset();
   if (traceBytes(trace) <= kKeepTraceBytes) return;
+  Trace dying;
+  std::optional<std::chrono::steady_clock::time_point> kept;
   {
     std::lock_guard lock(mutex_);
-    if (!running_ && !outcome_ && traceBytes(working_) <= kKeepTraceBytes) {
-      // Kept as the next job's buffers for a while (see kSpareKeepSeconds); what working_ held
-      // (small) is dropped here.
-      toFree_.push_back(std::move(working_));
-      working_ = std::move(trace);
+    if (!job_.running() && !job_.resultWaiting() && traceBytes(spare_) <= kKeepTraceBytes) {
+      // Kept as the next job's buffers for a while (see kSpareKeepSeconds); what spare_ held
+      // (small) is dropped.
+      dying = std::move(spare_);
+      spare_ = std::move(trace);
       spareSince_ = std::chrono::steady_clock::now();
+      kept = spareSince_;
     } else {
-      toFree_.push_back(std::move(trace));
+      dying = std::move(trace);
     }
     trace = Trace{};
   }
-  wake_.notify_one();
+  freeOnWorker(std::move(dying));
+  if (kept) {
+    // Freed when no job came for kSpareKeepSeconds (a job meanwhile took it, or a newer one is kept).
+    const auto at = *kept + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                std::chrono::duration<double>(kSpareKeepSeconds));
+    job_.post([this, since = *kept] {
+      Trace old;
+      {
+        std::lock_guard lock(mutex_);
+        if (spareSince_ != since || traceBytes(spare_) <= kKeepTraceBytes) return;
+        old = std::move(spare_);
+        spare_ = Trace{};
+      }
+    }, at);
+  }
 }
 
 bool ComputeWorker::busy() const {
-  std::lock_guard lock(mutex_);
-  return running_ || pending_.has_value();
+  return job_.busy();
 }
 
 ComputeProgress ComputeWorker::progress() const {
   std::lock_guard lock(mutex_);
   ComputeProgress p;
   if (!running_) return p;
-  p.phase = static_cast<ComputePhase>(status_.phase.load());
+  p.phase = static_cast<ComputePhase>(running_->phase.load());
   p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - startedAt_).count();
-  p.layersDone = status_.layersDone.load();
-  p.layers = status_.layers.load();
-  if (lastFlopsPerSecond_ > 0) p.expectedSeconds = status_.flops.load() / lastFlopsPerSecond_;
+  p.layersDone = running_->layersDone.load();
+  p.layers = running_->layers.load();
+  if (lastFlopsPerSecond_ > 0) p.expectedSeconds = running_->flops.load() / lastFlopsPerSecond_;
   return p;
-}
-
-void ComputeWorker::run() {
-  std::unique_lock lock(mutex_);
-  for (;;) {
-    // A result not yet taken holds working_: the next job waits for it (one frame).
-    auto ready = [this] { return stop_ || (pending_.has_value() && !outcome_) || !toFree_.empty(); };
-    if (!outcome_ && traceBytes(working_) > kKeepTraceBytes) {
-      // A big spare trace: freed when no job came for kSpareKeepSeconds.
-      const auto deadline = spareSince_ + std::chrono::duration<double>(kSpareKeepSeconds);
-      if (!wake_.wait_until(lock, deadline, ready)) {
-        if (std::chrono::steady_clock::now() >= spareSince_ + std::chrono::duration<double>(kSpareKeepSeconds)) {
-          toFree_.push_back(std::move(working_));
-          working_ = Trace{};
-        }
-        continue;
-      }
-    } else {
-      wake_.wait(lock, ready);
-    }
-    if (stop_) return;
-    if (!toFree_.empty()) {
-      std::vector<Trace> dying = std::move(toFree_);
-      toFree_.clear();
-      lock.unlock();
-      dying.clear();  // unmapping gigabytes happens here, not on the UI thread
-      lock.lock();
-      continue;
-    }
-    auto [request, id] = std::move(*pending_);
-    pending_.reset();
-    running_ = true;
-    startedAt_ = std::chrono::steady_clock::now();
-    status_.flops.store(0.0);
-    status_.layersDone.store(0);
-    status_.layers.store(0);
-    status_.superseded.store(false);
-    lock.unlock();
-    // computeTrace writes over working_'s buffers when the shape is the same, else frees them first.
-    auto showFirst = [this](std::shared_ptr<const FirstHead> first) {
-      std::lock_guard firstLock(mutex_);
-      firstHead_ = std::move(first);
-      if (resultReady_) resultReady_();
-    };
-    ComputeOutcome out = computeTrace(request, id, working_, &status_, showFirst);  // the long part, unlocked
-    lock.lock();
-    running_ = false;
-    if (out.ok && working_.tq > 0) {
-      const FlopCount f = countFlops(working_.batch, working_.tq, working_.tk, working_.dModel, working_.heads);
-      lastFlopsPerSecond_ = f.total() / std::max(out.milliseconds * 1e-3, 1e-6);
-    }
-    outcome_ = std::move(out);
-    if (resultReady_) resultReady_();
-  }
 }
 
 }  // namespace mhascope::app

@@ -11,20 +11,19 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "attention/model.hpp"
 #include "attention/trace.hpp"
 #include "lessons/lessons.hpp"
 #include "model_source/model_source.hpp"
+#include "shell/jobs.hpp"
 #include "state/compute_status.hpp"  // FirstHead, ComputeProgress
 
 namespace mhascope::app {
@@ -97,10 +96,12 @@ ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t request
 // Bytes the recorded tensors of a trace hold (its stages, weights and mask flags).
 std::uint64_t traceBytes(const Trace& trace);
 
+// The trace's job: a LatestJob (shell/jobs.hpp) whose results hold their trace, one result at a
+// time, with the buffers handed back and forth for reuse and big ones freed on the job's thread.
 class ComputeWorker {
  public:
   ComputeWorker();
-  ~ComputeWorker();  // finishes the running job (it cannot be interrupted) and joins
+  ~ComputeWorker();  // a model folder's forward stops at its next layer; then the job's thread joins
   ComputeWorker(const ComputeWorker&) = delete;
   ComputeWorker& operator=(const ComputeWorker&) = delete;
 
@@ -121,23 +122,24 @@ class ComputeWorker {
   ComputeProgress progress() const;
 
  private:
-  void run();
+  struct Result {
+    ComputeOutcome outcome;
+    Trace trace;  // the job's buffers, holding the result when the outcome is ok
+  };
+  Result run(const ComputeRequest& request, std::uint64_t requestId, const std::shared_ptr<JobStatus>& status);
+  void freeOnWorker(Trace trace);
 
+  std::shared_ptr<JobStatus> latest_;  // the last submitted job's (UI thread only)
+  // Shared by the UI thread and the job's thread:
   mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  std::optional<std::pair<ComputeRequest, std::uint64_t>> pending_;  // newest request only
-  bool running_ = false;
-  bool stop_ = false;
-  Trace working_;                           // the job's buffers; the result until take()
-  std::optional<ComputeOutcome> outcome_;   // set: a result waits for take()
-  std::shared_ptr<const FirstHead> firstHead_;  // set: a first picture waits for takeFirstHead()
-  std::vector<Trace> toFree_;               // replaced large traces, freed on this thread
-  std::function<void()> resultReady_;
-  JobStatus status_;
+  Trace spare_;                                       // the next job's buffers
+  std::chrono::steady_clock::time_point spareSince_;  // when a big spare was kept
+  std::shared_ptr<const FirstHead> firstHead_;        // set: a first picture waits for takeFirstHead()
+  std::shared_ptr<const JobStatus> running_;          // the job under way (null: none)
   std::chrono::steady_clock::time_point startedAt_;
-  std::chrono::steady_clock::time_point spareSince_;  // when working_ became a big spare
   double lastFlopsPerSecond_ = 0.0;
-  std::thread thread_;  // last: started after every member above exists
+  std::function<void()> resultReady_;
+  LatestJob<Result> job_{LatestJobOptions{true}};  // last: its thread joins before the above go
 };
 
 }  // namespace mhascope::app

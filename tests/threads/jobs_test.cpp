@@ -167,5 +167,70 @@ TEST(LatestJob, WaitsUntilIdleAndKeepsOnlyTheLastResult) {
   EXPECT_EQ(worker.take(), std::nullopt);
 }
 
+// One result at a time (the trace's job: a result holds its buffers): the next job starts only
+// once the last result was taken; the result callback runs when take() can already return it.
+TEST(LatestJob, OneResultAtATimeHoldsTheNextJobUntilTheResultIsTaken) {
+  LatestJob<int> worker(LatestJobOptions{true});
+  std::atomic<int> calls{0};
+  std::atomic<bool> waitingAtCallback{false};
+  worker.setOnResult([&] {
+    waitingAtCallback = worker.resultWaiting();
+    ++calls;
+  });
+  worker.submit([] { return 1; });
+  while (!worker.resultWaiting()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::atomic<bool> secondRan{false};
+  worker.submit([&] {
+    secondRan = true;
+    return 2;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(secondRan) << "started while the first result waited";
+  EXPECT_TRUE(worker.busy());
+  EXPECT_EQ(worker.take(), std::optional<int>(1));
+  worker.waitUntilIdle();
+  EXPECT_TRUE(secondRan);
+  EXPECT_EQ(worker.take(), std::optional<int>(2));
+  while (calls < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(waitingAtCallback) << "the callback came before the result could be taken";
+}
+
+// Chores run on the job's thread, before the next job, never replaced by a submit; one due later
+// waits until its time.
+TEST(LatestJob, ChoresRunOnItsThreadInOrderAndADueOneWaitsUntilItsTime) {
+  LatestJob<int> worker;
+  std::thread::id jobThread, choreThread;
+  std::atomic<int> chores{0};
+  std::atomic<bool> late{false};
+  std::chrono::steady_clock::time_point lateAt;
+  worker.submit([&] {
+    jobThread = std::this_thread::get_id();
+    return 1;
+  });
+  worker.waitUntilIdle();
+  ASSERT_EQ(worker.take(), std::optional<int>(1));
+  const auto start = std::chrono::steady_clock::now();
+  worker.post([&] {
+    lateAt = std::chrono::steady_clock::now();
+    late = true;
+  }, start + std::chrono::milliseconds(150));
+  worker.post([&] {
+    choreThread = std::this_thread::get_id();
+    ++chores;
+  });
+  worker.post([&] { ++chores; });
+  worker.submit([] { return 2; });
+  worker.waitUntilIdle();
+  while (chores < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(choreThread, jobThread);
+  EXPECT_NE(choreThread, std::this_thread::get_id());
+  EXPECT_EQ(worker.take(), std::optional<int>(2));
+  while (!late && std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(late);
+  EXPECT_GE(lateAt - start, std::chrono::milliseconds(150)) << "a chore ran before its time";
+}
+
 }  // namespace
 }  // namespace mhascope::app
