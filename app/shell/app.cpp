@@ -94,6 +94,12 @@ bool App::initialise() {
   compareCompute_->setResultReady([] { Window::postEmptyEvent(); });
   modelViewCompute_ = std::make_unique<ModelViewCompute>();
   modelViewCompute_->setResultReady([] { Window::postEmptyEvent(); });
+  // One cache of a model folder's residual streams for every job that runs its layers: at most
+  // 256 MiB, or an eighth of the machine's memory budget when that is less.
+  auto residuals = std::make_shared<model::ResidualCache>(std::min<std::uint64_t>(std::uint64_t{256} << 20, defaultMemoryBudget() / 8));
+  scheduler_->setResiduals(residuals);
+  compareCompute_->setResiduals(residuals);
+  modelViewCompute_->setResiduals(residuals);
   pipeline_.state.doc.memoryBudgetBytes = options_.memoryBudgetMib > 0 ? options_.memoryBudgetMib << 20 : defaultMemoryBudget();
   pipeline_.state.doc.defaultBudgetBytes = defaultMemoryBudget();
   if (!options_.scriptPath.empty()) {

@@ -82,7 +82,8 @@ ModelViewState::Atlas thumbnailAtlas(const model::ModelView& v) {
 }
 
 ModelViewOutcome runModelViewJob(const ModelViewInputs& in, std::uint64_t memoryBudgetBytes, int threads,
-                                 const std::shared_ptr<ModelViewJob>& job, const std::function<void()>& wake) {
+                                 const std::shared_ptr<ModelViewJob>& job, const std::function<void()>& wake,
+                                 const std::shared_ptr<model::ResidualCache>& residuals) {
   ModelViewOutcome out;
   out.ticket = job;
   out.key = in;
@@ -101,6 +102,7 @@ ModelViewOutcome runModelViewJob(const ModelViewInputs& in, std::uint64_t memory
     opt.top = 5;
     opt.memoryBudgetBytes = memoryBudgetBytes > 0 ? memoryBudgetBytes : defaultMemoryBudget();
     opt.threads = threads;
+    opt.residuals = residuals;
     opt.progress = [&job, &wake](int done, int total) {
       const bool go = job->step(done, total);
       if (wake) wake();
@@ -163,8 +165,8 @@ void ModelViewCompute::update(AppState& state, bool forceSync) {
   const std::uint64_t budget = state.doc.memoryBudgetBytes;
   const int threads = computeThreads();
   job_.request(m, wanted, [&](const ModelViewInputs& in) {
-    return [in, budget, threads, wake = job_.wake()](const std::shared_ptr<ModelViewJob>& ticket) {
-      return runModelViewJob(in, budget, threads, ticket, wake);
+    return [in, budget, threads, wake = job_.wake(), residuals = residuals_](const std::shared_ptr<ModelViewJob>& ticket) {
+      return runModelViewJob(in, budget, threads, ticket, wake, residuals);
     };
   }, rule);
   afterResult(m);

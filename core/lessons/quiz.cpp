@@ -436,16 +436,16 @@ class QuizBuilder {
 
     if (h >= 2) {
       // Grouped-query attention with this trace's N, or (multi-head here) with N = h / 2 or 1.
-      const std::int64_t n = N < h ? N : (h % 2 == 0 ? h / 2 : 1);
-      const std::int64_t group = h / n;
+      const std::int64_t kvHeads = N < h ? N : (h % 2 == 0 ? h / 2 : 1);
+      const std::int64_t group = h / kvHeads;
       const std::int64_t i = h - 1 - (group > 1 ? group / 2 : 0);  // a query head inside a group, not its first
       const std::int64_t g = i / group;
-      std::vector<Choice> others{Choice("K/V head " + std::to_string(i % n)), Choice("K/V head " + std::to_string(i)),
-                                 Choice("All " + std::to_string(n) + " K/V heads, averaged")};
-      if (g + 1 < n) others.emplace_back("K/V head " + std::to_string(g + 1));
+      std::vector<Choice> others{Choice("K/V head " + std::to_string(i % kvHeads)), Choice("K/V head " + std::to_string(i)),
+                                 Choice("All " + std::to_string(kvHeads) + " K/V heads, averaged")};
+      if (g + 1 < kvHeads) others.emplace_back("K/V head " + std::to_string(g + 1));
       if (g > 0) others.emplace_back("K/V head " + std::to_string(g - 1));
       add(std::string(N < h ? "This layer uses" : "Suppose this layer used") + " grouped-query attention: h = " + H +
-              " query heads share N = " + std::to_string(n) + " K/V heads. Which K/V head does query head " +
+              " query heads share N = " + std::to_string(kvHeads) + " K/V heads. Which K/V head does query head " +
               std::to_string(i) + " read?",
           Choice("K/V head " + std::to_string(g)), others,
           "Query heads come in h / N = " + std::to_string(group) + " groups of consecutive heads: query head i reads "

@@ -3,8 +3,10 @@
 // copy of the model never exists whole.
 #include "model/forward.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <new>
+#include <optional>
 
 #include "model/families/family.hpp"
 #include "model/forward_steps.hpp"
@@ -149,6 +151,7 @@ Status startForward(const ModelFolder& model, const std::vector<int>& tokens, co
   }
 
   if (auto s = model.embed(tokens, st.x); !s) return s;
+  if (opt.residuals) st.tokens = tokens;
   std::vector<std::string> labels = opt.tokenLabels;
   if (labels.empty()) {
     for (int id : tokens) labels.push_back(std::to_string(id));
@@ -194,7 +197,19 @@ void addMlp(const ModelSpec& spec, const LayerWeights& lw, ForwardState& st) {
 Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, ForwardState& st, ForwardResult& out) {
   const ModelSpec& spec = model.spec();
   const std::int64_t T = st.x.rows(), d = spec.dModel;
-  for (int l = 0; l < stop; ++l) {
+  ResidualCache* kept = opt.residuals.get();
+  int first = 0;
+  // Nothing of the layers before the traced one (or before `stop`) is wanted: start from the
+  // deepest kept stream.
+  if (kept && !opt.keepAttention && !opt.keepHidden && !opt.onAttention) {
+    const int upTo = opt.traceLayer >= 0 ? std::min(stop, opt.traceLayer) : stop;
+    if (auto from = kept->deepest(model.identity(), st.tokens, upTo)) {
+      first = from->first;
+      st.x = std::move(from->second);
+      if (opt.progress && !opt.progress(first)) return makeError(kForwardCancelled);
+    }
+  }
+  for (int l = first; l < stop; ++l) {
     auto lw = model.layer(l);
     if (!lw) return lw.error();
     // Attention on the normed stream, through the engine.
@@ -204,16 +219,25 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
     if (auto s = forward(st.in, std::shared_ptr<const MhaWeights>(lw->attention), st.options, trace); !s) {
       return makeError("layer " + std::to_string(l) + ": " + s.error().message);
     }
-    st.x += ConstMatrixMap(trace.tensor(StageId::Output).ptr(), T, d);
+    std::optional<RowMatrix> next;
+    if (kept) next = kept->at(model.identity(), st.tokens, l + 1);
+    if (next) {
+      st.x = std::move(*next);  // the residual update and the MLP, as an earlier forward computed them
+    } else {
+      st.x += ConstMatrixMap(trace.tensor(StageId::Output).ptr(), T, d);
+    }
     if (opt.onAttention) opt.onAttention(l, trace.tensor(StageId::Weights));
     if (opt.keepAttention) {
       const Tensor& w = trace.tensor(StageId::Weights);  // (1, h, T, T)
-      Tensor kept({spec.heads, T, T}, {"h", "T_q", "T_k"});
-      std::copy(w.data.begin(), w.data.end(), kept.data.begin());
-      out.attention.push_back(std::move(kept));
+      Tensor keptWeights({spec.heads, T, T}, {"h", "T_q", "T_k"});
+      std::copy(w.data.begin(), w.data.end(), keptWeights.data.begin());
+      out.attention.push_back(std::move(keptWeights));
     }
 
-    addMlp(spec, *lw, st);  // the MLP on the normed stream
+    if (!next) {
+      addMlp(spec, *lw, st);  // the MLP on the normed stream
+      if (kept) kept->put(model.identity(), st.tokens, l + 1, st.x);
+    }
     if (opt.keepHidden) {
       Tensor hs({T, d}, {"T", "d_model"});
       std::copy(st.x.data(), st.x.data() + st.x.size(), hs.data.begin());

@@ -12,12 +12,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "attention/engine.hpp"
 #include "attention/trace.hpp"
 #include "model/model_folder.hpp"
+#include "model/residual_cache.hpp"
 #include "util/result.hpp"
 
 namespace mhascope::model {
@@ -39,6 +41,10 @@ struct ForwardOptions {
   // recorded them; the tensor is valid during the call only. Lets a caller summarise every head without keeping
   // L·h·T² floats (keepAttention may then be false).
   std::function<void(int layer, const Tensor& weights)> onAttention;
+  // Set: the residual streams of earlier forwards of these weights over these tokens are used and
+  // this forward's are kept (residual_cache.hpp): the layers whose attention nothing here needs
+  // are skipped, and a layer whose next stream is kept runs its attention only.
+  std::shared_ptr<ResidualCache> residuals;
 };
 
 struct ForwardResult {

@@ -11,6 +11,7 @@ namespace mhascope::model::detail {
 
 // The forward's state between layers.
 struct ForwardState {
+  std::vector<int> tokens;   // the ids (kept when the forward uses a ResidualCache)
   RowMatrix x;               // (T, d_model) the residual stream
   AttentionInputs in;        // token labels; query = key = value = the layer's normed stream (1, T, d_model)
   AttentionOptions options;  // attentionOptionsFor(spec) with the forward's budget and threads
@@ -32,7 +33,8 @@ void attentionInput(const ModelSpec& spec, const LayerWeights& lw, ForwardState&
 
 // Layers 0 .. stop-1, each: x += attention(norm1(x)) through the engine, x += mlp(norm2(x)). What opt keeps
 // goes to out (layer opt.traceLayer recorded into out.trace); opt.onAttention sees each layer's weights and
-// opt.progress the layers done (false: the error kForwardCancelled).
+// opt.progress the layers done (false: the error kForwardCancelled). With opt.residuals, the kept streams
+// stand in for the layers that made them (ForwardOptions::residuals) and every new one is kept.
 Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, ForwardState& st, ForwardResult& out);
 
 }  // namespace mhascope::model::detail

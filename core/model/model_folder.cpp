@@ -86,6 +86,7 @@ Result<ModelFolder> ModelFolder::open(const std::string& path) {
   auto store = WeightStore::openFolder(m.dir_);
   if (!store) return store.error();
   m.store_ = std::move(*store);
+  m.identity_ = m.dir_ + "\n" + *text + "\n" + m.store_.identity();
   const Family& family = *m.spec_.family;
   // Some files put the base model's prefix before the names: the first of the family's prefixes under
   // which the token embedding is found, when it is not found without.

@@ -42,6 +42,9 @@ class ModelFolder {
   const ModelSpec& spec() const { return spec_; }
   const std::string& dir() const { return dir_; }
   const WeightStore& store() const { return store_; }
+  // The folder as opened: its path, config.json's text and the weight files' identities. Two
+  // opens of an unchanged folder have the same identity; a changed config or weight file does not.
+  const std::string& identity() const { return identity_; }
   // The dtype of the model's first layer weights as stored ("F32", "BF16", ...).
   const std::string& dtype() const { return dtype_; }
 
@@ -77,6 +80,7 @@ class ModelFolder {
   std::string prefix_;  // the family's base prefix when the files use it ("transformer." in some GPT-2 files), else ""
   std::string dtype_;
   WeightStore store_;
+  std::string identity_;
 };
 
 }  // namespace mhascope::model

@@ -21,6 +21,7 @@ ForwardOptions forwardOptionsFor(const ModelViewOptions& opt) {
   fo.keepHidden = true;      // the logit lens reads every layer's residual stream
   fo.memoryBudgetBytes = opt.memoryBudgetBytes;
   fo.threads = opt.threads;
+  fo.residuals = opt.residuals;
   return fo;
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct ModelViewOptions {
   // Called with the steps done and their total (the L layers of the forward, then the L layers of
   // the logit lens); returning false cancels: the result is then the error kForwardCancelled.
   std::function<bool(int done, int total)> progress;
+  // Set: the forward skips the MLPs of layers whose next residual stream an earlier forward of
+  // this folder and sequence kept, and keeps its own (ForwardOptions::residuals).
+  std::shared_ptr<ResidualCache> residuals;
 };
 
 struct HeadView {

@@ -26,7 +26,7 @@
 
 namespace mhascope::model {
 
-MappedFile::MappedFile(MappedFile&& o) noexcept : data_(o.data_), size_(o.size_) {
+MappedFile::MappedFile(MappedFile&& o) noexcept : data_(o.data_), size_(o.size_), identity_(std::move(o.identity_)) {
   o.data_ = nullptr;
   o.size_ = 0;
 }
@@ -36,6 +36,7 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
     if (data_) munmap(data_, size_);
     data_ = o.data_;
     size_ = o.size_;
+    identity_ = std::move(o.identity_);
     o.data_ = nullptr;
     o.size_ = 0;
   }
@@ -53,6 +54,12 @@ Result<MappedFile> MappedFile::open(const std::string& path) {
   if (*size == 0) return m;  // mmap refuses length 0; an empty view fails the header check instead
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return fileError(path, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) == 0) {
+    m.identity_ = path + ":" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+                  std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+                  std::to_string(st.st_mtim.tv_nsec);
+  }
   void* p = mmap(nullptr, static_cast<std::size_t>(*size), PROT_READ, MAP_PRIVATE, fd, 0);
   const int mapErrno = errno;
   ::close(fd);  // the map keeps the file
@@ -143,6 +150,12 @@ Result<WeightStore> WeightStore::openFolder(const std::string& dir) {
 const StoredTensor* WeightStore::find(const std::string& name) const {
   const auto it = tensors_.find(name);
   return it == tensors_.end() ? nullptr : &it->second;
+}
+
+std::string WeightStore::identity() const {
+  std::string out;
+  for (const auto& m : maps_) out += m->identity() + "\n";
+  return out;
 }
 
 std::uint64_t WeightStore::mappedBytes() const {

@@ -28,10 +28,14 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
   ~MappedFile();
   std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
+  // The file as it was when mapped: path, device, inode, size and modification time. Equal
+  // identities: the same file, unchanged (as far as the file system tells).
+  const std::string& identity() const { return identity_; }
 
  private:
   void* data_ = nullptr;
   std::size_t size_ = 0;
+  std::string identity_;
 };
 
 // One tensor as the file stores it.
@@ -56,6 +60,8 @@ class WeightStore {
   const std::map<std::string, StoredTensor>& tensors() const { return tensors_; }
   // The files' bytes (what the maps cover).
   std::uint64_t mappedBytes() const;
+  // Every mapped file's identity (MappedFile::identity), in the order they were opened.
+  std::string identity() const;
   // Rows [row0, row0 + rows) of a tensor seen as (dim 0, rest), converted into `out`
   // (rows × rest floats). NaN/±Inf is an error naming the tensor, its file and the counts.
   Status readRows(const StoredTensor& t, std::int64_t row0, std::int64_t rows, float* out) const;

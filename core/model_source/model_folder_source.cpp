@@ -147,6 +147,7 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
   opt.keepHidden = false;
   opt.tokenLabels = mt->labels;
   opt.memoryBudgetBytes = budget;
+  if (!r.describeOnly) opt.residuals = r.residuals;
   if (r.modelProgress) {
     opt.progress = [&r, layers = s.layers](int done) { return r.modelProgress(done, layers); };
   }

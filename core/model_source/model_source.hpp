@@ -17,6 +17,7 @@
 #include "attention/engine.hpp"
 #include "attention/model.hpp"
 #include "io/input_files.hpp"
+#include "model/residual_cache.hpp"
 #include "train/model.hpp"
 
 namespace mhascope {
@@ -65,6 +66,9 @@ struct ModelRequest {
   // `modelProgress` hears each one done (returning false stops, with the error "cancelled").
   std::string modelTextWhere = "the text";
   std::function<bool(int layersDone, int layers)> modelProgress;
+  // Set (the window): the layers before files.layer start from the streams earlier forwards of
+  // this folder and text kept there, and keep theirs (model/residual_cache.hpp).
+  std::shared_ptr<model::ResidualCache> residuals;
   bool exportAllHeads = false;  // the command line's export --head all: h heatmaps in one picture
   // A model folder's layer described only (`info`: sizes, shapes, parameters, costs): the layers
   // before it are not run. The layer's weights and options are its own, but its inputs are the
