@@ -125,6 +125,7 @@ struct CircuitsView {
 struct CircuitsTab {
   CircuitsView checkpoint;
   ModelCircuitsView model;  // when the pipeline's source is a model folder's layer
+  ModelCaches modelCaches;  // the window's (App sets them): a folder's tokenizer and residual streams
   // A worker is computing circuits or reading a checkpoint: the window keeps drawing until it ends.
   bool busy() const { return checkpoint.busy() || model.busy(); }
 };

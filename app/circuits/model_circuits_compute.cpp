@@ -40,12 +40,13 @@ ModelCircuitsKey modelCircuitsKey(const AppState& state, const ViewState& view) 
 }
 
 ModelCircuitsOutcome runModelCircuitsJob(const ModelCircuitsKey& key, std::uint64_t memoryBudgetBytes, int threads,
-                                         const std::shared_ptr<ModelCircuitsJob>& job, BaselineCache baselines) {
+                                         const std::shared_ptr<ModelCircuitsJob>& job, BaselineCache baselines,
+                                         const ModelCaches& caches) {
   ModelCircuitsOutcome out;
   out.ticket = job;
   out.key = key;
   try {
-    auto mt = tokenizeForModel(key.folder, key.text, "the text");
+    auto mt = tokenizeForModel(key.folder, key.text, "the text", caches.tokenizers.get());
     if (!mt) {
       out.error = mt.error().message;
       return out;
@@ -59,6 +60,7 @@ ModelCircuitsOutcome runModelCircuitsJob(const ModelCircuitsKey& key, std::uint6
     opt.head = key.head;
     opt.memoryBudgetBytes = memoryBudgetBytes > 0 ? memoryBudgetBytes : defaultMemoryBudget();
     opt.threads = threads;
+    opt.residuals = caches.residuals;
     const model::ModelSpec& spec = mt->folder.spec();
     if (auto it = baselines.find({spec.dModel, spec.dk()}); it != baselines.end()) opt.baseline = it->second;
     opt.progress = [&job](int done, int total) { return job->step(done, total); };
@@ -72,7 +74,7 @@ ModelCircuitsOutcome runModelCircuitsJob(const ModelCircuitsKey& key, std::uint6
     r->folderName = folderNameOf(key.folder);
     r->rope = mt->folder.spec().rope();
     // Spelt as the Model tab spells tokens: the tokenizer's display form, a leading space as '␣'.
-    for (int id : c->tokenIds) r->axisLabels.push_back(mt->tokenizer.displayToken(id));
+    for (int id : c->tokenIds) r->axisLabels.push_back(mt->tokenizer->displayToken(id));
     r->textLabels = mt->labels;
     std::vector<int> distinct = mt->ids;
     std::sort(distinct.begin(), distinct.end());
@@ -109,7 +111,8 @@ void selectModelHead(AppState& state, ViewState& view, int layer, int head) {
   view.selectTab = kCircuitsTab;  // the pipeline follows; the user stays where they clicked
 }
 
-void ModelCircuitsCompute::update(ModelCircuitsState& s, const ModelCircuitsKey& want, std::uint64_t memoryBudgetBytes) {
+void ModelCircuitsCompute::update(ModelCircuitsState& s, const ModelCircuitsKey& want, std::uint64_t memoryBudgetBytes,
+                                  const ModelCaches& caches) {
   job_.collect(s, [this](const ModelCircuitsOutcome& out) {
     if (!out.result) return;
     const analysis::OneHeadCircuits& c = out.result->circuits;
@@ -119,8 +122,8 @@ void ModelCircuitsCompute::update(ModelCircuitsState& s, const ModelCircuitsKey&
   if (!want.folder.empty()) wanted = want;
   const int threads = computeThreads();
   job_.request(s, wanted, [&](const ModelCircuitsKey& key) {
-    return [key, memoryBudgetBytes, threads, baselines = baselines_](const std::shared_ptr<JobTicket>& ticket) {
-      return runModelCircuitsJob(key, memoryBudgetBytes, threads, ticket, baselines);
+    return [key, memoryBudgetBytes, threads, baselines = baselines_, caches](const std::shared_ptr<JobTicket>& ticket) {
+      return runModelCircuitsJob(key, memoryBudgetBytes, threads, ticket, baselines, caches);
     };
   });
 }

@@ -22,6 +22,7 @@
 #include "attention/tensor.hpp"
 #include "analysis/circuits.hpp"
 #include "model/circuits_source.hpp"
+#include "model_source/model_source.hpp"  // ModelCaches
 #include "shell/jobs.hpp"
 
 namespace mhascope::app {
@@ -70,7 +71,8 @@ using BaselineCache = std::map<std::pair<int, int>, double>;
 // through its tokenizer (model_source/model_text.hpp), then computeModelCircuits, given the
 // baseline of the folder's sizes when `baselines` has it.
 ModelCircuitsOutcome runModelCircuitsJob(const ModelCircuitsKey& key, std::uint64_t memoryBudgetBytes, int threads,
-                                         const std::shared_ptr<ModelCircuitsJob>& job, BaselineCache baselines = {});
+                                         const std::shared_ptr<ModelCircuitsJob>& job, BaselineCache baselines = {},
+                                         const ModelCaches& caches = {});
 
 // The tab's state: the last good picture and what it was made from, the running job, the last error
 // (JobSlot; "Compute again" is computeAgain()).
@@ -98,7 +100,9 @@ class ModelCircuitsCompute {
   // Once per frame the tab is open, in the update step: takes a finished outcome (keeping its
   // baseline), then starts a job when `want` differs from what is shown and running; an empty
   // folder (the pipeline is on no model folder) cancels the running job, the picture stays.
-  void update(ModelCircuitsState& s, const ModelCircuitsKey& want, std::uint64_t memoryBudgetBytes);
+  // `caches`: the window's tokenizers and residual streams (either may be null).
+  void update(ModelCircuitsState& s, const ModelCircuitsKey& want, std::uint64_t memoryBudgetBytes,
+              const ModelCaches& caches = {});
   bool busy() const { return job_.busy(); }
   const BaselineCache& baselines() const { return baselines_; }
 

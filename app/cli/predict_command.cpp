@@ -51,7 +51,7 @@ std::string cell(const std::string& token, std::size_t width) {
 }
 
 nlohmann::json candidateJson(const ModelText& mt, const model::Candidate& c) {
-  return {{"id", c.id}, {"token", replaceInvalidUtf8(mt.tokenizer.displayToken(c.id))}, {"probability", c.probability}};
+  return {{"id", c.id}, {"token", replaceInvalidUtf8(mt.tokenizer->displayToken(c.id))}, {"probability", c.probability}};
 }
 
 }  // namespace
@@ -105,7 +105,7 @@ int cmdPredict(const PredictArgs& a) {
   for (int t = 0; t < T; ++t) {
     std::printf("  %4d %s %6d  →", t, cell(mt->labels[static_cast<std::size_t>(t)], 12).c_str(), mt->ids[static_cast<std::size_t>(t)]);
     for (const model::Candidate& c : predictions[static_cast<std::size_t>(t)]) {
-      std::printf("  %s (%d) %.4f", mt->tokenizer.displayToken(c.id).c_str(), c.id, c.probability);
+      std::printf("  %s (%d) %.4f", mt->tokenizer->displayToken(c.id).c_str(), c.id, c.probability);
     }
     std::printf("\n");
   }
@@ -118,7 +118,7 @@ int cmdPredict(const PredictArgs& a) {
   for (int t = 0; t < T; ++t) {
     std::printf("  %4d %s", t, cell(mt->labels[static_cast<std::size_t>(t)], kCell).c_str());
     for (int l = 0; l < s.layers; ++l) {
-      std::printf(" %s", cell(mt->tokenizer.displayToken(lens.at(l, t).top.id), kCell).c_str());
+      std::printf(" %s", cell(mt->tokenizer->displayToken(lens.at(l, t).top.id), kCell).c_str());
     }
     std::printf("\n");
   }

@@ -36,6 +36,7 @@
 #include "train_lab/lab_panels.hpp"
 #include "train_lab/lab_state.hpp"
 #include "io/presets.hpp"
+#include "model_source/model_text.hpp"  // TokenizerCache
 
 namespace mhascope::app {
 namespace {
@@ -94,12 +95,16 @@ bool App::initialise() {
   compareCompute_->setResultReady([] { Window::postEmptyEvent(); });
   modelViewCompute_ = std::make_unique<ModelViewCompute>();
   modelViewCompute_->setResultReady([] { Window::postEmptyEvent(); });
-  // One cache of a model folder's residual streams for every job that runs its layers: at most
-  // 256 MiB, or an eighth of the machine's memory budget when that is less.
-  auto residuals = std::make_shared<model::ResidualCache>(std::min<std::uint64_t>(std::uint64_t{256} << 20, defaultMemoryBudget() / 8));
-  scheduler_->setResiduals(residuals);
-  compareCompute_->setResiduals(residuals);
-  modelViewCompute_->setResiduals(residuals);
+  // One set of model-folder caches for every job that reads a folder: its tokenizer, loaded once,
+  // and its residual streams, at most 256 MiB of them (or an eighth of the machine's memory budget
+  // when that is less).
+  ModelCaches caches;
+  caches.tokenizers = std::make_shared<TokenizerCache>();
+  caches.residuals = std::make_shared<model::ResidualCache>(std::min<std::uint64_t>(std::uint64_t{256} << 20, defaultMemoryBudget() / 8));
+  scheduler_->setCaches(caches);
+  compareCompute_->setCaches(caches);
+  modelViewCompute_->setCaches(caches);
+  circuitsTab_.modelCaches = caches;
   pipeline_.state.doc.memoryBudgetBytes = options_.memoryBudgetMib > 0 ? options_.memoryBudgetMib << 20 : defaultMemoryBudget();
   pipeline_.state.doc.defaultBudgetBytes = defaultMemoryBudget();
   if (!options_.scriptPath.empty()) {

@@ -14,7 +14,7 @@ class CompareCompute {
  public:
   // Called on the worker's thread when B's trace is ready (wakes the loop).
   void setResultReady(std::function<void()> wake) { scheduler_.setResultReady(std::move(wake)); }
-  void setResiduals(std::shared_ptr<model::ResidualCache> residuals) { scheduler_.setResiduals(std::move(residuals)); }
+  void setCaches(ModelCaches caches) { scheduler_.setCaches(std::move(caches)); }
   // Once per frame after A's update: B's slice cache starts its frame, then B's scheduler runs.
   // Big jobs show their first picture at A's stage, batch item and head.
   void update(AppState& a, const ViewState& view, bool forceSync);

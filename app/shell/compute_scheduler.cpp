@@ -129,7 +129,7 @@ void ComputeScheduler::updateTrace(AppState& state, const ViewState& view, bool 
     request.source.use = MemoryUse::app();
     request.source.use.weightsFile = !state.doc.files.weights.empty();
     request.source.weightsDecideDModel = true;
-    request.source.residuals = residuals_;
+    request.source.caches = caches_;
     request.trainedLayer = state.doc.trainedLayer;
     // Files are checked while they are read (modelFromSource); a text model before it is built.
     Status valid = Ok{};

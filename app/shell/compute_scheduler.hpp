@@ -23,9 +23,10 @@ class ComputeScheduler {
   void update(AppState& state, const ViewState& view, LessonView& lessons, const std::string& openTab, bool forceSync);
   // Called on the worker's thread when a computed trace is ready (ComputeWorker::setResultReady).
   void setResultReady(std::function<void()> wake) { worker_.setResultReady(std::move(wake)); }
-  // The residual streams a model folder's layers leave for the next request of the same folder and
-  // text (a change of layer then runs only the layers between); shared with the Model tab's jobs.
-  void setResiduals(std::shared_ptr<model::ResidualCache> residuals) { residuals_ = std::move(residuals); }
+  // The model folders' tokenizers and the residual streams their layers leave for the next
+  // request of the same folder and text (a change of layer then runs only the layers between);
+  // shared with the Model and Circuits tabs' jobs.
+  void setCaches(ModelCaches caches) { caches_ = std::move(caches); }
 
  private:
   // A Rerun lesson's result from lessonJob_: what it is for, and how it goes into its slot.
@@ -43,7 +44,7 @@ class ComputeScheduler {
   void rerun(AppState& state, const typename L::Choices& choices, bool forceSync);
   static void store(AppState& state, RerunOutcome& outcome);
 
-  std::shared_ptr<model::ResidualCache> residuals_;
+  ModelCaches caches_;
   ComputeWorker worker_;
   Trace spare_;                  // synchronous computes fill this, then swap with state.shown.trace
   std::uint64_t requestCounter_ = 0;

@@ -23,22 +23,28 @@ struct Probe {
   std::shared_ptr<const tokenize::BpeTokenizer> tokenizer;  // null: the folder has none (random probe)
 };
 
-Result<Probe> makeProbe(const ModelViewInputs& in) {
+Result<Probe> makeProbe(const ModelViewInputs& in, const ModelCaches& caches) {
   Probe p;
   if (in.probe == ModelProbe::Text) {
-    auto mt = tokenizeForModel(in.folder, in.text, "the text");
+    auto mt = tokenizeForModel(in.folder, in.text, "the text", caches.tokenizers.get());
     if (!mt) return mt.error();
     p.folder = std::make_shared<model::ModelFolder>(std::move(mt->folder));
     p.ids = std::move(mt->ids);
     p.labels = std::move(mt->labels);
-    p.tokenizer = std::make_shared<const tokenize::BpeTokenizer>(std::move(mt->tokenizer));
+    p.tokenizer = std::move(mt->tokenizer);
     return p;
   }
   auto folder = model::ModelFolder::open(in.folder);
   if (!folder) return folder.error();
   p.folder = std::make_shared<model::ModelFolder>(std::move(*folder));
   const model::ModelSpec& s = p.folder->spec();
-  auto tok = tokenize::loadTokenizer(p.folder->dir());  // optional here: ids need no tokenizer
+  // Optional here: ids need no tokenizer.
+  std::shared_ptr<const tokenize::BpeTokenizer> tok;
+  if (caches.tokenizers) {
+    if (auto t = caches.tokenizers->load(p.folder->dir())) tok = std::move(*t);
+  } else if (auto t = tokenize::loadTokenizer(p.folder->dir())) {
+    tok = std::make_shared<const tokenize::BpeTokenizer>(std::move(*t));
+  }
   std::vector<int> avoid;
   std::optional<int> bos;
   if (tok) {
@@ -52,7 +58,7 @@ Result<Probe> makeProbe(const ModelViewInputs& in) {
   const std::vector<int> rnd = model::repeatedRandomTokens(s.vocab, n, in.probeSeed, avoid);
   p.ids.insert(p.ids.end(), rnd.begin(), rnd.end());
   for (int id : p.ids) p.labels.push_back(tok ? tok->displayToken(id) : "#" + std::to_string(id));
-  if (tok) p.tokenizer = std::make_shared<const tokenize::BpeTokenizer>(std::move(*tok));
+  p.tokenizer = std::move(tok);
   return p;
 }
 
@@ -83,12 +89,12 @@ ModelViewState::Atlas thumbnailAtlas(const model::ModelView& v) {
 
 ModelViewOutcome runModelViewJob(const ModelViewInputs& in, std::uint64_t memoryBudgetBytes, int threads,
                                  const std::shared_ptr<ModelViewJob>& job, const std::function<void()>& wake,
-                                 const std::shared_ptr<model::ResidualCache>& residuals) {
+                                 const ModelCaches& caches) {
   ModelViewOutcome out;
   out.ticket = job;
   out.key = in;
   try {
-    auto probe = makeProbe(in);
+    auto probe = makeProbe(in, caches);
     if (!probe) {
       out.error = probe.error().message;
       return out;
@@ -102,7 +108,7 @@ ModelViewOutcome runModelViewJob(const ModelViewInputs& in, std::uint64_t memory
     opt.top = 5;
     opt.memoryBudgetBytes = memoryBudgetBytes > 0 ? memoryBudgetBytes : defaultMemoryBudget();
     opt.threads = threads;
-    opt.residuals = residuals;
+    opt.residuals = caches.residuals;
     opt.progress = [&job, &wake](int done, int total) {
       const bool go = job->step(done, total);
       if (wake) wake();
@@ -165,8 +171,8 @@ void ModelViewCompute::update(AppState& state, bool forceSync) {
   const std::uint64_t budget = state.doc.memoryBudgetBytes;
   const int threads = computeThreads();
   job_.request(m, wanted, [&](const ModelViewInputs& in) {
-    return [in, budget, threads, wake = job_.wake(), residuals = residuals_](const std::shared_ptr<ModelViewJob>& ticket) {
-      return runModelViewJob(in, budget, threads, ticket, wake, residuals);
+    return [in, budget, threads, wake = job_.wake(), caches = caches_](const std::shared_ptr<ModelViewJob>& ticket) {
+      return runModelViewJob(in, budget, threads, ticket, wake, caches);
     };
   }, rule);
   afterResult(m);

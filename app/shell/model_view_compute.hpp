@@ -25,11 +25,11 @@ using ModelViewOutcome = ModelViewState::Outcome;
 // The job itself, a plain function (tests call it on their own thread): opens the folder and its
 // tokenizer, makes the probe's ids, runs the model view. `wake` is called after every step (the
 // window redraws its progress bar).
-// `residuals` (may be null): the streams the pipeline's forwards of this folder and text kept, and
-// where this forward keeps its own (model/residual_cache.hpp).
+// `caches` (either may be null): the folder's tokenizer and the residual streams the pipeline's
+// forwards of this folder and text left, where this job keeps its own (ModelCaches).
 ModelViewOutcome runModelViewJob(const ModelViewInputs& in, std::uint64_t memoryBudgetBytes, int threads,
                                  const std::shared_ptr<ModelViewJob>& job, const std::function<void()>& wake,
-                                 const std::shared_ptr<model::ResidualCache>& residuals = nullptr);
+                                 const ModelCaches& caches = {});
 
 // Every head's thumbnail in one (L · r, h · c) picture, each row scaled to its largest weight.
 ModelViewState::Atlas thumbnailAtlas(const model::ModelView& v);
@@ -38,8 +38,8 @@ class ModelViewCompute {
  public:
   // Called on the worker's thread after every step and when a result is ready (wakes the loop).
   void setResultReady(std::function<void()> wake) { job_.setWake(std::move(wake)); }
-  // The residual streams shared with the pipeline's jobs (the window's one cache).
-  void setResiduals(std::shared_ptr<model::ResidualCache> residuals) { residuals_ = std::move(residuals); }
+  // The tokenizers and residual streams shared with the pipeline's jobs (the window's one set).
+  void setCaches(ModelCaches caches) { caches_ = std::move(caches); }
   // Once per frame, in the update step: takes a finished job's outcome (and makes the grid's
   // atlas of a new result), then starts a job when the tab's wanted inputs differ from what is
   // shown and running. Nothing runs until the tab is first drawn (AppState::modelView exists) and
@@ -49,7 +49,7 @@ class ModelViewCompute {
   bool busy() const { return job_.busy(); }
 
  private:
-  std::shared_ptr<model::ResidualCache> residuals_;
+  ModelCaches caches_;
   KeyedJob<ModelViewInputs, model::ModelView, ModelViewJob> job_;  // last: joined before the above go
 };
 

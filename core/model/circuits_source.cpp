@@ -167,6 +167,7 @@ Result<analysis::OneHeadCircuits> computeModelCircuits(const ModelFolder& model,
       fo.keepHidden = false;
       fo.memoryBudgetBytes = opt.memoryBudgetBytes;
       fo.threads = threads;
+      fo.residuals = opt.residuals;
       RowMatrixD rolled = RowMatrixD::Identity(T, T);
       fo.onAttention = [&](int layer, const Tensor& weights /*(1, h, T, T)*/) {
         RowMatrixD mean = RowMatrixD::Zero(T, T);  // (T, T) mean over heads

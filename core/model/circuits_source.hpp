@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "analysis/layer_source.hpp"
 #include "attention/engine.hpp"
 #include "model/model_folder.hpp"
+#include "model/residual_cache.hpp"
 #include "util/result.hpp"
 
 namespace mhascope::model {
@@ -57,6 +59,9 @@ struct ModelCircuitsOptions {
   // Called with steps done and their total; returning false cancels: the result is then the error
   // kForwardCancelled (forward.hpp).
   std::function<bool(int done, int total)> progress;
+  // Set: the rollout's forward skips the MLPs of layers whose next residual stream an earlier
+  // forward of this folder and sequence kept, and keeps its own (ForwardOptions::residuals).
+  std::shared_ptr<ResidualCache> residuals;
 };
 
 // Bytes computeModelCircuits holds at once for T tokens (checked against the budget first).

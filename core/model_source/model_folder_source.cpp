@@ -116,7 +116,7 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
   const InputFiles& f = r.files;
   if (auto s = checkModelFolderFiles(f); !s) return s.error();
   const std::uint64_t budget = r.config.memoryBudgetBytes;
-  auto mt = tokenizeForModel(f.model, r.config.text, r.modelTextWhere);
+  auto mt = tokenizeForModel(f.model, r.config.text, r.modelTextWhere, r.caches.tokenizers.get());
   if (!mt) return mt.error();
   const model::ModelSpec& s = mt->folder.spec();
   const int layer = f.layer.value_or(0);
@@ -147,7 +147,7 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
   opt.keepHidden = false;
   opt.tokenLabels = mt->labels;
   opt.memoryBudgetBytes = budget;
-  if (!r.describeOnly) opt.residuals = r.residuals;
+  if (!r.describeOnly) opt.residuals = r.caches.residuals;
   if (r.modelProgress) {
     opt.progress = [&r, layers = s.layers](int done) { return r.modelProgress(done, layers); };
   }

@@ -49,6 +49,16 @@ struct SourcedModel {
   std::shared_ptr<const ModelLayerInfo> modelLayer;  // set for a model folder's layer only
 };
 
+class TokenizerCache;  // model_source/model_text.hpp
+
+// What the window's jobs share about the model folders they run (either may be null: the command
+// line has neither): their tokenizers, loaded once, and their residual streams, kept for the next
+// forward of the same folder and text (model/residual_cache.hpp).
+struct ModelCaches {
+  std::shared_ptr<TokenizerCache> tokenizers;
+  std::shared_ptr<model::ResidualCache> residuals;
+};
+
 struct ModelRequest {
   ModelConfig config;  // preset + settings; memoryBudgetBytes is the budget every file is read under
   InputFiles files;
@@ -66,9 +76,10 @@ struct ModelRequest {
   // `modelProgress` hears each one done (returning false stops, with the error "cancelled").
   std::string modelTextWhere = "the text";
   std::function<bool(int layersDone, int layers)> modelProgress;
-  // Set (the window): the layers before files.layer start from the streams earlier forwards of
-  // this folder and text kept there, and keep theirs (model/residual_cache.hpp).
-  std::shared_ptr<model::ResidualCache> residuals;
+  // Set (the window): the folder's tokenizer comes from caches.tokenizers, and the layers before
+  // files.layer start from the streams earlier forwards of this folder and text kept in
+  // caches.residuals, and keep theirs.
+  ModelCaches caches;
   bool exportAllHeads = false;  // the command line's export --head all: h heatmaps in one picture
   // A model folder's layer described only (`info`: sizes, shapes, parameters, costs): the layers
   // before it are not run. The layer's weights and options are its own, but its inputs are the

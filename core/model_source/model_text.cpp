@@ -1,6 +1,8 @@
 // A text through a model folder's tokenizer (see model_text.hpp).
 #include "model_source/model_text.hpp"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <utility>
 
@@ -27,12 +29,63 @@ Result<std::string> readModelText(const std::optional<std::string>& text, const 
   return std::move(*bytes);
 }
 
-Result<ModelText> tokenizeForModel(const std::string& modelPath, std::string text, const std::string& where) {
+namespace {
+
+// The tokenizer files of `dir` as the file system sees them now ("-" for one that is absent).
+std::string tokenizerFilesIdentity(const std::string& dir) {
+  std::string out;
+  for (const char* name : {"tokenizer.json", "vocab.json", "merges.txt"}) {
+    struct stat st {};
+    const std::string p = (std::filesystem::path(dir) / name).string();
+    if (::stat(p.c_str(), &st) != 0) {
+      out += "-\n";
+      continue;
+    }
+    out += std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+           std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const tokenize::BpeTokenizer>> TokenizerCache::load(const std::string& dir) {
+  const std::string identity = tokenizerFilesIdentity(dir);
+  std::lock_guard lock(mutex_);
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (it->dir == dir && it->identity == identity) {
+      entries_.splice(entries_.begin(), entries_, it);
+      return entries_.front().tokenizer;
+    }
+  }
+  auto tok = tokenize::loadTokenizer(dir);
+  ++loads_;
+  if (!tok) return tok.error();  // not kept: the folder may get its files
+  auto shared = std::make_shared<const tokenize::BpeTokenizer>(std::move(*tok));
+  entries_.push_front(Entry{dir, identity, shared});
+  if (entries_.size() > kTokenizers) entries_.pop_back();
+  return shared;
+}
+
+std::size_t TokenizerCache::loads() const {
+  std::lock_guard lock(mutex_);
+  return loads_;
+}
+
+Result<ModelText> tokenizeForModel(const std::string& modelPath, std::string text, const std::string& where,
+                                   TokenizerCache* tokenizers) {
   auto folder = model::ModelFolder::open(modelPath);
   if (!folder) return folder.error();
   ModelText mt{std::move(*folder), {}, {}, std::move(text), {}, {}, false};
   if (mt.text.empty()) return makeError(where + " is empty: enter at least one token");
-  auto tok = tokenize::loadTokenizer(mt.folder.dir());
+  Result<std::shared_ptr<const tokenize::BpeTokenizer>> tok = makeError("");
+  if (tokenizers) {
+    tok = tokenizers->load(mt.folder.dir());
+  } else if (auto own = tokenize::loadTokenizer(mt.folder.dir())) {
+    tok = std::make_shared<const tokenize::BpeTokenizer>(std::move(*own));
+  } else {
+    tok = own.error();
+  }
   if (!tok) {
     return makeError(tok.error().message + "; the text needs the model's own tokenizer beside its config.json");
   }
@@ -41,10 +94,10 @@ Result<ModelText> tokenizeForModel(const std::string& modelPath, std::string tex
   mt.tokenizerFiles = std::filesystem::exists(std::filesystem::path(mt.folder.dir()) / "tokenizer.json", ec)
                           ? "tokenizer.json"
                           : "vocab.json + merges.txt";
-  auto ids = mt.tokenizer.encode(mt.text);
+  auto ids = mt.tokenizer->encode(mt.text);
   if (!ids) return ids.error();
   if (ids->empty()) return makeError(where + " gives no tokens: enter at least one token");
-  if (const auto bos = mt.tokenizer.bosToken()) {
+  if (const auto bos = mt.tokenizer->bosToken()) {
     mt.ids.push_back(*bos);
     mt.bos = true;
   }
@@ -61,12 +114,12 @@ Result<ModelText> tokenizeForModel(const std::string& modelPath, std::string tex
   for (std::size_t i = 0; i < mt.ids.size(); ++i) {
     if (mt.ids[i] >= s.vocab) {
       return makeError("the tokenizer gives token id " + std::to_string(mt.ids[i]) + " ('" +
-                       mt.tokenizer.displayToken(mt.ids[i]) + "', position " + std::to_string(i) +
+                       mt.tokenizer->displayToken(mt.ids[i]) + "', position " + std::to_string(i) +
                        "), outside the model's vocabulary of " + std::to_string(s.vocab) + " (vocab_size in " +
                        mt.folder.dir() + "/config.json): the tokenizer is not this model's");
     }
   }
-  for (int id : mt.ids) mt.labels.push_back(mt.tokenizer.displayToken(id));
+  for (int id : mt.ids) mt.labels.push_back(mt.tokenizer->displayToken(id));
   return mt;
 }
 

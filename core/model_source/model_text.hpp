@@ -5,6 +5,10 @@
 // GUI-free: it links mhascope_model and mhascope_tokenize.
 #pragma once
 
+#include <cstddef>
+#include <list>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,7 +21,7 @@ namespace mhascope {
 
 struct ModelText {
   model::ModelFolder folder;
-  tokenize::BpeTokenizer tokenizer;
+  std::shared_ptr<const tokenize::BpeTokenizer> tokenizer;  // never null in a returned ModelText
   std::string tokenizerFiles;       // "tokenizer.json" or "vocab.json + merges.txt"
   std::string text;                 // as given
   std::vector<int> ids;             // (T) what the model reads, BOS first when added
@@ -25,11 +29,35 @@ struct ModelText {
   bool bos = false;                 // the tokenizer's template put a BOS first
 };
 
+// Model folders' tokenizers, kept for the next text of the same folder: the window's jobs (the
+// pipeline's, the Model tab's, the Circuits tab's) load a folder's tokenizer once between them,
+// not once per job and edit. A tokenizer is recognised by its folder and its files' identity
+// (tokenizer.json, vocab.json, merges.txt: device, inode, size, modification time), so a changed
+// file is read anew. Thread-safe (a second job asking for the same folder waits for the first
+// one's load); the newest kTokenizers are kept.
+class TokenizerCache {
+ public:
+  static constexpr std::size_t kTokenizers = 4;
+  // tokenize::loadTokenizer(dir), or the one loaded before from the same unchanged files.
+  Result<std::shared_ptr<const tokenize::BpeTokenizer>> load(const std::string& dir);
+  std::size_t loads() const;  // tokenizers read from files so far
+
+ private:
+  struct Entry {
+    std::string dir, identity;
+    std::shared_ptr<const tokenize::BpeTokenizer> tokenizer;
+  };
+  mutable std::mutex mutex_;
+  std::list<Entry> entries_;  // newest first
+  std::size_t loads_ = 0;
+};
+
 // The folder (or its config.json), its tokenizer and the ids of `text`. `where` names the text in
 // messages ("--text", "--text-file 'a.txt'", "the text"). One line for each way this can fail:
 // an empty text, no tokenizer, no tokens, more tokens than the model has positions, an id outside
-// the vocabulary.
-Result<ModelText> tokenizeForModel(const std::string& modelPath, std::string text, const std::string& where);
+// the vocabulary. `tokenizers` (may be null): where the tokenizer is taken from and kept.
+Result<ModelText> tokenizeForModel(const std::string& modelPath, std::string text, const std::string& where,
+                                   TokenizerCache* tokenizers = nullptr);
 
 // readModelText and modelTextWhere (the command line's text) are declared in model_source.hpp,
 // which names no tokenizer type.

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 #include <unistd.h>
@@ -17,6 +19,7 @@
 #include "model_folder_copy.hpp"
 #include "model_source/file_kind.hpp"
 #include "model_source/model_source.hpp"
+#include "model_source/model_text.hpp"
 #include "state/app_state.hpp"
 #include "state/open_file.hpp"
 
@@ -221,6 +224,52 @@ TEST_F(ModelSourceTest, DescribeOnlyRunsNoEarlierLayer) {
   r.describeOnly = false;
   ASSERT_TRUE(modelFromSource(r));
   EXPECT_EQ(calls, 1);  // the full source runs layer 0 first
+}
+
+// The window's caches: every layer of the same folder and text gives the numbers it gives
+// without them, the tokenizer is read once for all of them, and a changed tokenizer file is read
+// anew (a stale tokenizer would tokenize the text differently from the files on disk).
+TEST_F(ModelSourceTest, TheWindowsCachesGiveTheSameLayersAndReadTheTokenizerOnce) {
+  ModelRequest r;
+  r.files.model = modelFolderCopy(dir_, "llama_gqa");
+  r.config.text = "ab ca abc";
+  r.use = MemoryUse::app();
+  ModelRequest cached = r;
+  cached.caches.tokenizers = std::make_shared<TokenizerCache>();
+  cached.caches.residuals = std::make_shared<model::ResidualCache>();
+  for (int layer : {1, 0, 1}) {
+    r.files.layer = cached.files.layer = layer;
+    auto plain = modelFromSource(r);
+    auto fromCaches = modelFromSource(cached);
+    ASSERT_TRUE(plain && fromCaches) << (plain ? fromCaches.error().message : plain.error().message);
+    EXPECT_EQ(plain->model.inputs.query.data, fromCaches->model.inputs.query.data) << "layer " << layer;
+    EXPECT_EQ(plain->config.tokens, fromCaches->config.tokens);
+  }
+  EXPECT_EQ(cached.caches.tokenizers->loads(), 1u);
+  EXPECT_EQ(cached.caches.residuals->streams(), 1u) << "the stream before layer 1";
+  // A tokenizer file rewritten with another vocabulary: read again, and its ids are the new ones.
+  const fs::path tok = fs::path(r.files.model) / "tokenizer.json";
+  std::string json;
+  {
+    std::ifstream in(tok);
+    json.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  // 'a' and 'b' (written as \u0061 and \u0062) swap ids.
+  const std::string a0 = "\"\\u0061\": 0", b1 = "\"\\u0062\": 1";
+  ASSERT_NE(json.find(a0), std::string::npos);
+  ASSERT_NE(json.find(b1), std::string::npos);
+  json.replace(json.find(a0), a0.size(), "\"\\u0061\": 1");
+  json.replace(json.find(b1), b1.size(), "\"\\u0062\": 0");
+  const auto written = fs::last_write_time(tok);
+  std::ofstream(tok, std::ios::trunc) << json;
+  // The file system's clock ticks in milliseconds: the rewrite is dated after the first write, as
+  // any later edit is.
+  fs::last_write_time(tok, written + std::chrono::seconds(1));
+  auto a = modelFromSource(cached);
+  auto b = modelFromSource(r);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(cached.caches.tokenizers->loads(), 2u);
+  EXPECT_EQ(a->model.inputs.query.data, b->model.inputs.query.data);
 }
 
 TEST_F(ModelSourceTest, ControlsAModelFolderFixes) {
