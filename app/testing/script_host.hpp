@@ -44,11 +44,13 @@ class AppScriptHost final : public ScriptHost {
   void setAsync(bool on) override { t_.loop.scriptAsync = on; }
   std::string loadPresetByName(const std::string& name) override;
   std::uint64_t lessonJobs() override { return t_.pipeline.state.compute.lessonJobs; }
-  // The pipeline's compute and lessons, and the Train mode's jobs (a load, an ablation, its circuits).
+  // The pipeline's compute and lessons, and the Train mode's jobs (a load, an ablation, its circuits)
+  // and the session's evaluation of a new or loaded run's starting parameters (its first history
+  // entry, which the Train mode's buttons wait for).
   bool computing() override {
     const TrainLab& lab = t_.trainLab;
     return t_.pipeline.state.compute.computing || t_.pipeline.state.compute.lessonComputing || lab.run.busy() ||
-           lab.ablation.worker.busy() || lab.circuits.busy();
+           (lab.run.view && lab.run.view->evaluating) || lab.ablation.worker.busy() || lab.circuits.busy();
   }
   int shownTokens() override { return t_.pipeline.state.shown.trace.tq; }
   int textureCount() override;
