@@ -10,22 +10,12 @@
 
 #include "attention/engine.hpp"
 #include "attention/model.hpp"
+#include "../core/attention/test_model.hpp"
 
 namespace mhascope {
 namespace {
 
-Model testModel(int tokens, int dModel, int heads, int batch, MaskKind mask) {
-  ModelConfig c;
-  c.tokens = tokens;
-  c.dModel = dModel;
-  c.heads = heads;
-  c.batch = batch;
-  c.mask = mask;
-  c.text = "the cat sat on the mat | a dog ran far away";
-  auto m = buildModel(c);
-  EXPECT_TRUE(m.ok());
-  return *m;
-}
+using mhascope::testing::testModel;
 
 TEST(ThreadedForward, GivesTheOneThreadBitsExactly) {
   for (MaskKind mask : {MaskKind::None, MaskKind::Causal}) {

@@ -21,6 +21,7 @@
 #include "kernels/gemm.hpp"
 #include "kernels/head_kernels.hpp"
 #include "attention/model.hpp"
+#include "test_model.hpp"
 #include "../check_tensor.hpp"
 #include "../kernels/kernel_variants.hpp"
 
@@ -109,18 +110,7 @@ TEST(Gemm, TheChoiceIsNamedNeverTimedAndUsable) {
   }
 }
 
-Model testModel(int tokens, int dModel, int heads, int batch, MaskKind mask) {
-  ModelConfig c;
-  c.tokens = tokens;
-  c.dModel = dModel;
-  c.heads = heads;
-  c.batch = batch;
-  c.mask = mask;
-  c.text = "the cat sat on the mat | a dog ran far away";
-  auto m = buildModel(c);
-  EXPECT_TRUE(m.ok());
-  return *m;
-}
+using mhascope::testing::testModel;
 
 TEST(Gemm, TheForwardAgreesOnBothBackends) {
   if (!openBlasAvailable()) GTEST_SKIP() << "no OpenBLAS on this machine: only Eigen runs";
