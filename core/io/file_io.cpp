@@ -168,6 +168,13 @@ Result<std::string> readFile(const std::string& path, std::uint64_t maxBytes) {
 
 Result<std::string> readFilePrefix(const std::string& path, std::uint64_t n) { return readUpTo(path, n, false); }
 
+std::string fileIdentity(const std::string& path, int fd) {
+  struct stat st {};
+  if ((fd >= 0 ? ::fstat(fd, &st) : ::stat(path.c_str(), &st)) != 0) return "-";
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+}
+
 bool sameFile(const std::string& a, const std::string& b) {
   namespace fs = std::filesystem;
   if (a.empty() || b.empty()) return false;

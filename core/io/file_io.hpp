@@ -29,6 +29,11 @@ Result<std::string> readFilePrefix(const std::string& path, std::uint64_t n);
 // symlinks count), or, when `b` does not exist yet, the same normalised absolute path.
 bool sameFile(const std::string& a, const std::string& b);
 
+// A file as the file system sees it now: "device:inode:size:mtime" ("-" when it cannot be
+// stat()ed; `fd` ≥ 0: that open file instead of `path`). Two equal identities: the same file,
+// unchanged as far as the file system tells (an edit moves the modification time).
+std::string fileIdentity(const std::string& path, int fd = -1);
+
 // What writeFileAtomic checks before it writes: `path` is not a folder nor a device, and its folder
 // exists. Callers that write late (after minutes of work) run it first so a bad path fails at once.
 Status checkWritablePath(const std::string& path);

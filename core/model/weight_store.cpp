@@ -54,12 +54,7 @@ Result<MappedFile> MappedFile::open(const std::string& path) {
   if (*size == 0) return m;  // mmap refuses length 0; an empty view fails the header check instead
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return fileError(path, std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) == 0) {
-    m.identity_ = path + ":" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
-                  std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
-                  std::to_string(st.st_mtim.tv_nsec);
-  }
+  m.identity_ = path + ":" + fileIdentity(path, fd);
   void* p = mmap(nullptr, static_cast<std::size_t>(*size), PROT_READ, MAP_PRIVATE, fd, 0);
   const int mapErrno = errno;
   ::close(fd);  // the map keeps the file

@@ -1,8 +1,6 @@
 // A text through a model folder's tokenizer (see model_text.hpp).
 #include "model_source/model_text.hpp"
 
-#include <sys/stat.h>
-
 #include <filesystem>
 #include <utility>
 
@@ -35,14 +33,7 @@ namespace {
 std::string tokenizerFilesIdentity(const std::string& dir) {
   std::string out;
   for (const char* name : {"tokenizer.json", "vocab.json", "merges.txt"}) {
-    struct stat st {};
-    const std::string p = (std::filesystem::path(dir) / name).string();
-    if (::stat(p.c_str(), &st) != 0) {
-      out += "-\n";
-      continue;
-    }
-    out += std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
-           std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "\n";
+    out += fileIdentity((std::filesystem::path(dir) / name).string()) + "\n";
   }
   return out;
 }
