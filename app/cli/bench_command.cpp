@@ -320,6 +320,7 @@ struct Parts {
 struct ForwardTiming {
   double seconds = 0;
   Parts parts;
+  std::string nonFinite;  // ForwardResult::nonFinite
 };
 
 Result<ForwardTiming> timedForward(const model::ModelFolder& folder, const std::vector<int>& ids,
@@ -343,6 +344,7 @@ Result<ForwardTiming> timedForward(const model::ModelFolder& folder, const std::
   const auto end = Clock::now();
   t.parts.logits = std::chrono::duration<double>(end - last).count();
   t.seconds = std::chrono::duration<double>(end - start).count();
+  t.nonFinite = r->nonFinite;
   return t;
 }
 
@@ -371,7 +373,7 @@ Status cmdBenchModel(const ModelOptions& mo, const BenchArgs& a) {
   const double openSeconds = secondsSince(openStart);
   std::optional<ModelText> mt;  // with a text: the folder again, its tokenizer and the text's ids
   if (text) {
-    auto loaded = loadModelText(mo.files.model, mo.text, mo.textFile);
+    auto loaded = loadModelText(mo.files.model, mo.text, mo.textFile, mo.memoryBudgetMib ? *mo.memoryBudgetMib << 20 : 0);
     if (!loaded) return loaded.error();
     mt = std::move(*loaded);
   }
@@ -395,9 +397,13 @@ Status cmdBenchModel(const ModelOptions& mo, const BenchArgs& a) {
   opt.memoryBudgetBytes = mo.memoryBudgetMib ? *mo.memoryBudgetMib << 20 : defaultMemoryBudget();
   const double estimate = model::estimateForwardBytes(s, T, opt);
 
-  // The first forward is timed apart: it faults the mapped file's pages and the fresh tables in.
+  // The first forward is timed apart: it reads the file's pages into the page cache and faults
+  // the fresh tables in.
   auto first = timedForward(*folder, ids, opt);
   if (!first) return first.error();
+  if (!first->nonFinite.empty()) {
+    std::fprintf(stderr, "mhascope: warning: %s; the timings are of numbers that are not finite\n", first->nonFinite.c_str());
+  }
   std::vector<ForwardTiming> runs;
   for (int i = 0; i < a.repeat; ++i) {
     auto t = timedForward(*folder, ids, opt);

@@ -38,8 +38,9 @@ Status printModelFolderSummary(const std::string& dir) {
 
   std::printf("Model folder %s\n", folder->dir().c_str());
   std::printf("  %-22s %s\n", "architecture", family.modelType);
-  std::printf("  %-22s %s in %zu file%s, %s mapped\n", "weights", folder->dtype().c_str(), files.size(),
-              files.size() == 1 ? "" : "s", formatBytes(static_cast<double>(folder->store().mappedBytes())).c_str());
+  std::printf("  %-22s %s in %zu file%s, %s\n", "weights", folder->dtype().c_str(), files.size(),
+              files.size() == 1 ? "" : "s", formatBytes(static_cast<double>(folder->store().fileBytes())).c_str());
+  if (!folder->store().note().empty()) std::printf("  %-22s %s\n", "weights read from", folder->store().note().c_str());
   std::printf("  %-22s %d\n", "layers L", s.layers);
   std::printf("  %-22s %d\n", "d_model", s.dModel);
   std::printf("  %-22s %d (d_k = %d)\n", "heads h", s.heads, s.dk());

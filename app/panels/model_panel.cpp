@@ -425,6 +425,15 @@ void drawModelPanel(UiContext& ctx) {
     return;
   }
   drawTokens(ctx, *m.result);
+  if (!m.result->textNote.empty()) {
+    drawResultMessage(m.result->textNote, true);
+    ctx.probes.recordLabel("model_text_note", m.result->textNote);
+  }
+  if (const std::string line = model::nonFiniteWarning(*m.result); !line.empty()) {
+    // Said, never drawn as if the heads were quiet: dark thumbnails here are not zeros.
+    drawResultMessage(line, true);
+    ctx.probes.recordLabel("model_non_finite", line);
+  }
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("Hover a head: its scores and a larger view. Click: that layer and head in the pipeline. The "
                       "frame's colour and width: how strongly the head plays the role.");

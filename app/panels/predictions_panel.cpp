@@ -396,6 +396,10 @@ void drawPredictionsPanel(UiContext& ctx) {
     ImGui::TextDisabled("(computing a new result: %s)", m.progressText().c_str());
   }
   if (!m.error.empty()) drawResultMessage("mhascope: error: " + m.error + " (the last good result is shown)", true);
+  if (const std::string line = model::nonFiniteWarning(v); !line.empty()) {
+    drawResultMessage(line, true);
+    ctx.probes.recordLabel("predictions_non_finite", line);
+  }
   drawWords();
 
   // The lens controls: what the colour shows, the column width.

@@ -4,6 +4,7 @@
 #include "model/forward.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <new>
 #include <optional>
@@ -175,6 +176,17 @@ void attentionInput(const ModelSpec& spec, const LayerWeights& lw, ForwardState&
 }
 
 namespace {
+// Where float32 first overflowed, once: every later number inherits it.
+void noteNonFinite(const float* v, std::size_t n, const std::string& where, std::string& note) {
+  if (!note.empty()) return;
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i) bad += !(std::fabs(v[i]) <= FLT_MAX);  // NaN fails the comparison too
+  if (bad > 0) {
+    note = where + ": " + withThousands(static_cast<std::int64_t>(bad)) + " of " +
+           withThousands(static_cast<std::int64_t>(n)) + " values are NaN or ±Inf (float32 overflowed)";
+  }
+}
+
 // x += mlp(norm2(x)): GPT-2's gelu_new MLP with biases, or Llama's SwiGLU down(silu(gate m) * up m);
 // a bias is added only where the layer has one.
 void addMlp(const ModelSpec& spec, const LayerWeights& lw, ForwardState& st) {
@@ -225,6 +237,7 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
       st.x = std::move(*next);  // the residual update and the MLP, as an earlier forward computed them
     } else {
       st.x += ConstMatrixMap(trace.tensor(StageId::Output).ptr(), T, d);
+      noteNonFinite(st.x.data(), static_cast<std::size_t>(st.x.size()), "layer " + std::to_string(l) + "'s attention output", out.nonFinite);
     }
     if (opt.onAttention) opt.onAttention(l, trace.tensor(StageId::Weights));
     if (opt.keepAttention) {
@@ -236,6 +249,7 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
 
     if (!next) {
       addMlp(spec, *lw, st);  // the MLP on the normed stream
+      noteNonFinite(st.x.data(), static_cast<std::size_t>(st.x.size()), "layer " + std::to_string(l) + "'s MLP output", out.nonFinite);
       if (kept) kept->put(model.identity(), st.tokens, l + 1, st.x);
     }
     if (opt.keepHidden) {
@@ -270,6 +284,7 @@ Result<ForwardResult> runForward(const ModelFolder& model, const std::vector<int
     if (auto s = finalNorm(model, st.x, normed); !s) return s.error();
     out.logits = Tensor({T, spec.vocab}, {"T", "V"});
     if (auto s = model.unembedInto(normed, out.logits.data.data()); !s) return s.error();
+    detail::noteNonFinite(out.logits.data.data(), out.logits.data.size(), "the logits", out.nonFinite);
     return out;
   } catch (const std::bad_alloc&) {
     return makeError("not enough memory for the forward of " + std::to_string(T) + " tokens (estimated " +

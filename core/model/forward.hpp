@@ -53,6 +53,10 @@ struct ForwardResult {
   Trace trace;                    // every stage of layer traceLayer's attention on its normed input
   int traceLayer = -1;
   Tensor logits;                  // (T, V)
+  // Empty when every number of the forward was finite; else where float32 first overflowed (finite
+  // weights can still overflow), e.g. "layer 2's attention output: 12 of 4 096 values are NaN or
+  // ±Inf": every command and view that shows the result says it.
+  std::string nonFinite;
 };
 
 // Bytes a forward with these options holds at once: the kept tables, one layer's weights in

@@ -100,6 +100,7 @@ Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<i
     auto forward = runForward(model, ids, fo);
     if (!forward) return forward.error();
 
+    view.nonFinite = forward->nonFinite;
     view.predictions = predictNext(forward->logits, opt.top);
     std::function<bool(int)> lensProgress;
     if (opt.progress) lensProgress = [&](int done) { return opt.progress(s.layers + done, total); };
@@ -111,6 +112,13 @@ Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<i
     return makeError("not enough memory for the model view of " + std::to_string(T) + " tokens (estimated " +
                      formatBytes(estimate) + ")");
   }
+}
+
+std::string nonFiniteWarning(const ModelView& v) {
+  if (v.nonFinite.empty()) return "";
+  return "Not numbers: " + v.nonFinite +
+         ". The weights are finite but too large for float32, so the maps, scores and predictions shown are "
+         "meaningless.";
 }
 
 void nameTokens(ModelView& v, const std::function<std::string(int id)>& text) {

@@ -56,6 +56,8 @@ struct ModelView {
   // The text of every token id the predictions and the lens name, as `labels` spells the input
   // (filled by nameTokens by whoever holds the tokenizer; an id missing here is shown as "#id").
   std::map<int, std::string> tokenTexts;
+  std::string nonFinite;  // ForwardResult::nonFinite: where float32 overflowed (empty: nowhere)
+  std::string textNote;   // what was done to a text that is not valid UTF-8 (empty: nothing)
   const HeadView& head(int layer, int head) const {
     return headViews[static_cast<std::size_t>(layer) * static_cast<std::size_t>(heads) + static_cast<std::size_t>(head)];
   }
@@ -70,6 +72,9 @@ double estimateModelViewBytes(const ModelSpec& spec, std::int64_t T, const Model
 // anything is allocated.
 Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<int>& ids,
                                    const std::vector<std::string>& labels, const ModelViewOptions& opt);
+
+// The sentence every view of `v` shows when float32 overflowed (empty when it did not).
+std::string nonFiniteWarning(const ModelView& v);
 
 // Fills v.tokenTexts with text(id) for every id in v.predictions, the lens's top-1s and its final
 // top-1s (at most T · (top + L + 1) ids, never the whole vocabulary).

@@ -1,9 +1,8 @@
-// Memory-mapped .safetensors files of a model folder (see weight_store.hpp): the map, the shard
+// The .safetensors files of a model folder (see weight_store.hpp): the open files, the shard
 // index, and the conversion of rows to float32 with the NaN/Inf guard.
 #include "model/weight_store.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,58 +25,103 @@
 
 namespace mhascope::model {
 
-MappedFile::MappedFile(MappedFile&& o) noexcept : data_(o.data_), size_(o.size_), identity_(std::move(o.identity_)) {
-  o.data_ = nullptr;
-  o.size_ = 0;
+WeightFile::WeightFile(WeightFile&& o) noexcept
+    : fd_(o.fd_), size_(o.size_), mtimeNs_(o.mtimeNs_), path_(std::move(o.path_)), identity_(std::move(o.identity_)) {
+  o.fd_ = -1;
 }
 
-MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
+WeightFile& WeightFile::operator=(WeightFile&& o) noexcept {
   if (this != &o) {
-    if (data_) munmap(data_, size_);
-    data_ = o.data_;
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = o.fd_;
     size_ = o.size_;
+    mtimeNs_ = o.mtimeNs_;
+    path_ = std::move(o.path_);
     identity_ = std::move(o.identity_);
-    o.data_ = nullptr;
-    o.size_ = 0;
+    o.fd_ = -1;
   }
   return *this;
 }
 
-MappedFile::~MappedFile() {
-  if (data_) munmap(data_, size_);
+WeightFile::~WeightFile() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
-Result<MappedFile> MappedFile::open(const std::string& path) {
-  auto size = regularFileSize(path);  // FIFOs, devices and folders are refused before opening
-  if (!size) return size.error();
-  MappedFile m;
-  if (*size == 0) return m;  // mmap refuses length 0; an empty view fails the header check instead
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fileError(path, std::strerror(errno));
-  m.identity_ = path + ":" + fileIdentity(path, fd);
-  void* p = mmap(nullptr, static_cast<std::size_t>(*size), PROT_READ, MAP_PRIVATE, fd, 0);
-  const int mapErrno = errno;
-  ::close(fd);  // the map keeps the file
-  if (p == MAP_FAILED) return fileError(path, std::string("cannot memory-map it: ") + std::strerror(mapErrno));
-  m.data_ = p;
-  m.size_ = static_cast<std::size_t>(*size);
-  return m;
+namespace {
+
+std::int64_t mtimeNsOf(const struct stat& st) {
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
+}  // namespace
+
+Result<WeightFile> WeightFile::open(const std::string& path) {
+  if (auto size = regularFileSize(path); !size) return size.error();  // FIFOs, devices and folders are refused before opening
+  WeightFile f;
+  f.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (f.fd_ < 0) return fileError(path, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(f.fd_, &st) != 0) return fileError(path, std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return fileError(path, "is no longer a regular file");
+  f.size_ = static_cast<std::uint64_t>(st.st_size);
+  f.mtimeNs_ = mtimeNsOf(st);
+  f.path_ = path;
+  f.identity_ = path + ":" + fileIdentity(path, f.fd_);
+  return f;
+}
+
+Status WeightFile::readAt(std::uint64_t offset, std::size_t n, void* out) const {
+  // What the folder checked when it opened is only true of the file as it was then.
+  auto changed = [&](const std::string& now) {
+    return fileError(path_, "changed while the model was open (" + now + "; it had " + std::to_string(size_) +
+                                " bytes when opened): open the folder again");
+  };
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) return fileError(path_, std::strerror(errno));
+  if (static_cast<std::uint64_t>(st.st_size) != size_) return changed("it now has " + std::to_string(st.st_size) + " bytes");
+  if (mtimeNsOf(st) != mtimeNs_) return changed("it was written to");
+  auto* dst = static_cast<char*>(out);
+  std::size_t done = 0;
+  while (done < n) {
+    const ssize_t got = ::pread(fd_, dst + done, n - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return fileError(path_, std::string("read failed: ") + std::strerror(errno));
+    if (got == 0) {  // shortened between the check above and this read
+      return changed("it ends at byte " + std::to_string(offset + done) + ", before the " + std::to_string(offset + n) +
+                     " a tensor needs");
+    }
+    done += static_cast<std::size_t>(got);
+  }
+  return Ok{};
 }
 
 Status WeightStore::addFile(const std::string& path, const std::vector<std::string>* only, const std::string& indexPath) {
-  auto mapped = MappedFile::open(path);
-  if (!mapped) {
-    if (!indexPath.empty() && !std::filesystem::exists(path)) {
+  auto opened = WeightFile::open(path);
+  if (!opened) {
+    std::error_code ec;
+    if (!indexPath.empty() && !std::filesystem::exists(std::filesystem::symlink_status(path, ec))) {
       return fileError(path, "no such file (a shard that " + indexPath + " names)");
     }
-    return mapped.error();
+    return opened.error();
   }
-  auto file = std::make_shared<MappedFile>(std::move(*mapped));
-  const std::string_view bytes = file->bytes();
+  auto file = std::make_shared<WeightFile>(std::move(*opened));
+  // The length and the header only; checkHeader's own rules bound the length by the file's size
+  // and by its limit before more than the length is read.
+  namespace st = safetensors_detail;
+  std::string prefix(std::min<std::uint64_t>(file->size(), st::kLengthBytes), '\0');
+  if (auto r = file->readAt(0, prefix.size(), prefix.data()); !r) return r.error();
+  if (prefix.size() == st::kLengthBytes) {
+    const auto headerLen = ::mhascope::detail::loadUnsigned<std::uint64_t>(reinterpret_cast<const unsigned char*>(prefix.data()), false);
+    if (headerLen <= st::kMaxHeaderBytes && headerLen <= file->size() - st::kLengthBytes) {
+      prefix.resize(st::kLengthBytes + static_cast<std::size_t>(headerLen));
+      if (auto r = file->readAt(st::kLengthBytes, static_cast<std::size_t>(headerLen), prefix.data() + st::kLengthBytes); !r) {
+        return r.error();
+      }
+    }
+  }
   // The same header and layout rules as the .safetensors reader (offsets, sizes, dtypes, JSON).
-  auto header = safetensors_detail::checkHeader(bytes, bytes.size(), path);
+  auto header = st::checkHeader(prefix, file->size(), path);
   if (!header) return header.error();
-  const auto* base = reinterpret_cast<const unsigned char*>(bytes.data()) + header->dataStart;
   std::set<std::string> inFile;
   for (const auto& e : header->entries) {
     inFile.insert(e.name);
@@ -88,7 +132,8 @@ Status WeightStore::addFile(const std::string& path, const std::vector<std::stri
     t.dtype = std::string(e.info->name);
     t.shape.assign(e.shape.begin(), e.shape.end());
     t.numel = e.numel;
-    t.data = base + e.begin;
+    t.source = file.get();
+    t.offset = header->dataStart + e.begin;
     tensors_[e.name] = std::move(t);
   }
   if (only) {
@@ -98,7 +143,7 @@ Status WeightStore::addFile(const std::string& path, const std::vector<std::stri
       }
     }
   }
-  maps_.push_back(std::move(file));
+  files_.push_back(std::move(file));
   return Ok{};
 }
 
@@ -108,13 +153,19 @@ Result<WeightStore> WeightStore::openFolder(const std::string& dir) {
   const std::string indexPath = (fs::path(dir) / "model.safetensors.index.json").string();
   const std::string single = (fs::path(dir) / "model.safetensors").string();
   std::error_code ec;
-  if (!fs::exists(indexPath, ec)) {
+  // Hugging Face's loader reads model.safetensors when it exists and the index only otherwise:
+  // the same order here, and a folder with both says which one was read.
+  if (fs::exists(single, ec) || !fs::exists(indexPath, ec)) {
     if (!fs::exists(single, ec)) {
       std::string hint;
       if (fs::exists(fs::path(dir) / "pytorch_model.bin", ec)) hint = " (pytorch_model.bin is not read: mhascope reads safetensors only)";
       return fileError(dir, "no model.safetensors or model.safetensors.index.json in the folder" + hint);
     }
     if (auto st = s.addFile(single, nullptr, ""); !st) return st.error();
+    if (fs::exists(indexPath, ec)) {
+      s.note_ = "model.safetensors (the folder's model.safetensors.index.json is not read: as in Hugging Face's "
+                "loader, the single file comes first)";
+    }
     return s;
   }
   auto text = readFile(indexPath, 64ull << 20);
@@ -133,6 +184,10 @@ Result<WeightStore> WeightStore::openFolder(const std::string& dir) {
     if (f.empty() || f.find('/') != std::string::npos || f.find('\\') != std::string::npos || f == "." || f == "..") {
       return fileError(indexPath, "weight_map['" + name + "'] names '" + f + "', not a file name in the folder");
     }
+    if (f.size() > 255) {  // NAME_MAX: no such file can exist, and the name would swamp the message
+      return fileError(indexPath, "weight_map['" + name + "'] names a file of " + std::to_string(f.size()) +
+                                      " bytes; a file name has at most 255");
+    }
     byShard[f].push_back(name);
   }
   if (byShard.empty()) return fileError(indexPath, "the weight_map names no tensors");
@@ -149,13 +204,13 @@ const StoredTensor* WeightStore::find(const std::string& name) const {
 
 std::string WeightStore::identity() const {
   std::string out;
-  for (const auto& m : maps_) out += m->identity() + "\n";
+  for (const auto& f : files_) out += f->identity() + "\n";
   return out;
 }
 
-std::uint64_t WeightStore::mappedBytes() const {
+std::uint64_t WeightStore::fileBytes() const {
   std::uint64_t n = 0;
-  for (const auto& m : maps_) n += m->bytes().size();
+  for (const auto& f : files_) n += f->size();
   return n;
 }
 
@@ -167,23 +222,41 @@ Status WeightStore::readRows(const StoredTensor& t, std::int64_t row0, std::int6
                                  t.name + "' are outside its " + std::to_string(dim0) + " rows");
   }
   const std::size_t first = static_cast<std::size_t>(row0 * rest), n = static_cast<std::size_t>(rows * rest);
-  const unsigned char* src = t.data;
   std::size_t nan = 0, inf = 0, firstBad = 0;
   namespace decode = ::mhascope::detail;  // the binary decoders (io/binary_decode.hpp), not model::detail
-  if (t.dtype == "F32") {
-    std::memcpy(out, src + 4 * first, 4 * n);  // little-endian host: the bytes already are floats
-  } else if (t.dtype == "F16") {
-    for (std::size_t i = 0; i < n; ++i) out[i] = decode::halfToFloat(decode::loadUnsigned<std::uint16_t>(src + 2 * (first + i), false));
-  } else if (t.dtype == "BF16") {
-    for (std::size_t i = 0; i < n; ++i) out[i] = decode::bf16ToFloat(decode::loadUnsigned<std::uint16_t>(src + 2 * (first + i), false));
-  } else if (t.dtype == "F64") {
-    for (std::size_t i = 0; i < n; ++i) {
-      const double v = std::bit_cast<double>(decode::loadUnsigned<std::uint64_t>(src + 8 * (first + i), false));
-      // Beyond the float range: infinity, refused below like a stored one.
-      out[i] = std::isnan(v) ? NAN : std::abs(v) <= static_cast<double>(FLT_MAX) ? static_cast<float>(v) : v > 0 ? INFINITY : -INFINITY;
-    }
-  } else {
+  if (!t.source) return fileError(t.file, "tensor '" + t.name + "' belongs to no open file");
+  std::size_t width = 0;  // bytes per stored number
+  if (t.dtype == "F32") width = 4;
+  if (t.dtype == "F16" || t.dtype == "BF16") width = 2;
+  if (t.dtype == "F64") width = 8;
+  if (width == 0) {
     return fileError(t.file, "unsupported dtype " + t.dtype + " for tensor '" + t.name + "' (mhascope reads F32, F16, BF16, F64)");
+  }
+  const std::uint64_t at = t.offset + width * first;
+  if (width == 4) {
+    // Little-endian host: the bytes already are floats.
+    if (auto r = t.source->readAt(at, 4 * n, out); !r) return r.error();
+  } else {
+    // Read a block, convert it, read the next: a bounded buffer whatever the tensor's size.
+    constexpr std::size_t kBlock = 1 << 16;  // numbers per read
+    std::vector<unsigned char> raw(width * std::min(n, kBlock));
+    for (std::size_t i0 = 0; i0 < n; i0 += kBlock) {
+      const std::size_t m = std::min(kBlock, n - i0);
+      if (auto r = t.source->readAt(at + width * i0, width * m, raw.data()); !r) return r.error();
+      const unsigned char* src = raw.data();
+      float* dst = out + i0;
+      if (t.dtype == "F16") {
+        for (std::size_t i = 0; i < m; ++i) dst[i] = decode::halfToFloat(decode::loadUnsigned<std::uint16_t>(src + 2 * i, false));
+      } else if (t.dtype == "BF16") {
+        for (std::size_t i = 0; i < m; ++i) dst[i] = decode::bf16ToFloat(decode::loadUnsigned<std::uint16_t>(src + 2 * i, false));
+      } else {
+        for (std::size_t i = 0; i < m; ++i) {
+          const double v = std::bit_cast<double>(decode::loadUnsigned<std::uint64_t>(src + 8 * i, false));
+          // Beyond the float range: infinity, refused below like a stored one.
+          dst[i] = std::isnan(v) ? NAN : std::abs(v) <= static_cast<double>(FLT_MAX) ? static_cast<float>(v) : v > 0 ? INFINITY : -INFINITY;
+        }
+      }
+    }
   }
   // A branch-free count first (it vectorizes; NaN fails the comparison too), the details only when
   // something is wrong.

@@ -116,7 +116,7 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
   const InputFiles& f = r.files;
   if (auto s = checkModelFolderFiles(f); !s) return s.error();
   const std::uint64_t budget = r.config.memoryBudgetBytes;
-  auto mt = tokenizeForModel(f.model, r.config.text, r.modelTextWhere, r.caches.tokenizers.get());
+  auto mt = tokenizeForModel(f.model, r.config.text, r.modelTextWhere, r.caches.tokenizers.get(), budget);
   if (!mt) return mt.error();
   const model::ModelSpec& s = mt->folder.spec();
   const int layer = f.layer.value_or(0);
@@ -186,6 +186,7 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
   info->bos = mt->bos;
   info->bosNote = bosNote(*mt);
   info->tokenizerFiles = mt->tokenizerFiles;
+  info->textNote = mt->textNote;
   // A layer is an index (0-based); L is the count: "layer 3 (L = 12)". Short, most telling first: a
   // picture's subtitle is cut at its width.
   std::string positions = s.rope() ? std::string("RoPE theta ") + formatGeneral(s.ropeTheta, 9) +
@@ -193,7 +194,9 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
                                    : "learned positions inside the hidden states";
   out.describeNote = "; " + info->architecture + " model " + info->dir + ", layer " + std::to_string(layer) +
                      " (L = " + std::to_string(s.layers) + "), " + std::to_string(T) + " tokens (" +
-                     mt->tokenizerFiles + (mt->bos ? ", BOS first" : "") + "), " + positions;
+                     mt->tokenizerFiles + (mt->bos ? ", BOS first" : "") + "), " + positions +
+                     (mt->folder.store().note().empty() ? "" : "; weights from model.safetensors (the index beside it is not read)") +
+                     (mt->textNote.empty() ? "" : "; " + mt->textNote);
   out.modelLayer = std::move(info);
   return out;
 }

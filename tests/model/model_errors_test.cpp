@@ -3,9 +3,13 @@
 // shard or a tensor not where the index says, NaN in the weights, bad token ids.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -210,6 +214,85 @@ TEST(ModelFolderErrors, EmptyOrTruncatedWeightsFile) {
   EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("model.safetensors"), {}));
 }
 
+// A weights file shortened or rewritten in place while the folder is open: the next read is an
+// error naming the file, never a signal. The reads run in a child process (a memory-mapped read of
+// a page past the new end would raise SIGBUS there, which the death test reports as a failure), and
+// the file is cut at fixed points, so the outcome never depends on timing.
+void shortenThenRead(const std::string& fixture, const std::string& file, double keep) {
+  FolderCopy f(fixture);
+  auto m = ModelFolder::open(f.path());
+  if (!m) {
+    std::fprintf(stderr, "open failed: %s\n", m.error().message.c_str());
+    std::exit(3);
+  }
+  const auto size = fs::file_size(f.path(file));
+  fs::resize_file(f.path(file), static_cast<std::uintmax_t>(static_cast<double>(size) * keep));
+  auto r = runForward(*m, {1, 2, 3});
+  if (r) std::exit(4);  // the cut must be noticed
+  std::fprintf(stderr, "%s\n", r.error().message.c_str());
+  std::exit(r.error().message.find(f.path(file)) != std::string::npos &&
+                    r.error().message.find("changed while the model was open") != std::string::npos
+                ? 0
+                : 5);
+}
+
+TEST(ModelFolderErrorsDeathTest, WeightsShortenedWhileOpenAreAnErrorNotASignal) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(shortenThenRead("gpt2", "model.safetensors", 0.5), ::testing::ExitedWithCode(0), "changed while the model was open");
+  EXPECT_EXIT(shortenThenRead("gpt2_f16", "model.safetensors", 0.1), ::testing::ExitedWithCode(0), "now has");
+  EXPECT_EXIT(shortenThenRead("llama_sharded", "model-00002-of-00002.safetensors", 0.0), ::testing::ExitedWithCode(0),
+              "model-00002-of-00002.safetensors");
+}
+
+TEST(ModelFolderErrors, WeightsRewrittenInPlaceOrReplacedByRename) {
+  FolderCopy f("gpt2");
+  auto m = ModelFolder::open(f.path());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(runForward(*m, {1, 2, 3}).ok());
+  // Replaced by rename (as every tool that saves safely does): the open file is still the old one.
+  const TensorMap w = f.weights();
+  f.writeWeights(w, "replacement.safetensors");
+  fs::rename(f.path("replacement.safetensors"), f.path("model.safetensors"));
+  auto again = runForward(*m, {1, 2, 3});
+  EXPECT_TRUE(again.ok()) << again.error().message;
+  // Rewritten in place, same size: the bytes are no longer what the folder checked.
+  auto m2 = ModelFolder::open(f.path());
+  ASSERT_TRUE(m2.ok()) << m2.error().message;
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a modification time that differs
+  {
+    std::fstream io(f.path("model.safetensors"), std::ios::in | std::ios::out | std::ios::binary);
+    io.seekp(-4, std::ios::end);
+    io.write("\0\0\0\0", 4);
+  }
+  EXPECT_TRUE(oneLine(runForward(*m2, {1, 2, 3}), f.path("model.safetensors"), {"changed while the model was open", "written to"}));
+}
+
+// A folder with both model.safetensors and an index reads the single file, as Hugging Face's loader
+// does, and says so.
+TEST(ModelFolderErrors, SingleFileBeforeTheIndex) {
+  FolderCopy f("llama_sharded");
+  TensorMap all = f.weights("model-00001-of-00002.safetensors");
+  for (auto& [name, t] : f.weights("model-00002-of-00002.safetensors")) all[name] = t;
+  ASSERT_TRUE(all.count("model.norm.weight"));
+  for (float& v : all["model.norm.weight"].data) v *= 2.0f;  // tells the two apart
+  f.writeWeights(all, "model.safetensors");
+  auto m = ModelFolder::open(f.path());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_NE(m->store().note().find("index.json is not read"), std::string::npos) << m->store().note();
+  const StoredTensor* t = m->store().find("model.norm.weight");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->file, f.path("model.safetensors"));
+  std::vector<float> got(static_cast<std::size_t>(t->numel));
+  ASSERT_TRUE(m->store().read(*t, got.data()).ok());
+  const auto& want = all["model.norm.weight"].data;
+  EXPECT_EQ(got, std::vector<float>(want.begin(), want.end()));
+  fs::remove(f.path("model.safetensors"));
+  auto sharded = ModelFolder::open(f.path());
+  ASSERT_TRUE(sharded.ok()) << sharded.error().message;
+  EXPECT_TRUE(sharded->store().note().empty());
+  EXPECT_EQ(sharded->store().find("model.norm.weight")->file, f.path("model-00002-of-00002.safetensors"));
+}
+
 // Real files carry tensors the forward does not use: GPT-2's mask buffers (the gpt2 fixture has
 // them), and in a tied model an lm_head.weight beside the prefixed transformer.* names.
 TEST(ModelFolderErrors, SkippedTensorsAreNotErrors) {
@@ -236,6 +319,29 @@ TEST(ModelFolderErrors, NanInWeightsNamedAtTheForward) {
   auto m = ModelFolder::open(f.path());
   ASSERT_TRUE(m.ok()) << m.error().message;
   EXPECT_TRUE(oneLine(runForward(*m, {1, 2, 3}), "h.1.mlp.c_fc.weight", {"1 NaN", "flat index 7"}));
+}
+
+// Finite weights that overflow float32 (×1e30): the forward says where, and a clean one says nothing.
+TEST(ModelFolderErrors, OverflowIsSaidNotHidden) {
+  FolderCopy f("gpt2");
+  auto clean = ModelFolder::open(f.path());
+  ASSERT_TRUE(clean.ok()) << clean.error().message;
+  auto ok = runForward(*clean, {1, 2, 3});
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_TRUE(ok->nonFinite.empty()) << ok->nonFinite;
+  TensorMap w = f.weights();
+  for (auto& [name, t] : w) {
+    if (name.find("h.0.") != std::string::npos) {
+      for (float& v : t.data) v *= 1e30f;
+    }
+  }
+  f.writeWeights(w);
+  auto m = ModelFolder::open(f.path());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  auto r = runForward(*m, {1, 2, 3});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(r->nonFinite.find("layer 0's attention output"), std::string::npos) << r->nonFinite;
+  EXPECT_NE(r->nonFinite.find("NaN or ±Inf"), std::string::npos) << r->nonFinite;
 }
 
 TEST(ModelFolderErrors, BadTokens) {
