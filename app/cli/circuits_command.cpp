@@ -26,8 +26,10 @@
 #include <climits>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "analysis/circuit_texts.hpp"
@@ -38,6 +40,7 @@
 #include "io/npy.hpp"
 #include "model/circuits_source.hpp"
 #include "model_options.hpp"  // nonEmptyPath, decimalInteger
+#include "output_folder.hpp"
 #include "model_source/model_source.hpp"
 #include "model_source/model_text.hpp"
 #include "train/checkpoint.hpp"
@@ -203,13 +206,42 @@ Status writeCompositionPictures(const std::filesystem::path& dir, const Circuits
   return Ok{};
 }
 
-Status writeCheckpointExport(const std::string& dirName, const Checkpoint& ck, const Circuits& c,
-                             const ProbeRollout& rollout) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path dir(dirName);
-  fs::create_directory(dir, ec);
-  if (ec) return makeError("cannot create folder '" + dirName + "': " + ec.message());
+// What --export-dir writes, as one output folder: the per-head matrices, the score tables, the
+// composition pictures and the rollout (isExportFileName).
+const OutputFolderKind kCircuitsExport{"--export-dir", "a circuits export", isExportFileName};
+
+// The outputs last, as one unit: the export into its temporary folder, then --json, then the
+// export into place — a failure anywhere leaves the earlier export and the earlier --json file.
+Status writeOutputs(const CircuitsArgs& a, const std::filesystem::path& exportTarget, const nlohmann::json& json,
+                    const std::string& exportNote,
+                    const std::function<Result<int>(const std::filesystem::path&)>& writeExport) {
+  std::optional<OutputFolderWrite> out;
+  int files = 0;
+  if (!a.exportDir.empty()) {
+    auto begun = OutputFolderWrite::begin(kCircuitsExport, a.exportDir, exportTarget);
+    if (!begun) return begun.error();
+    out.emplace(std::move(*begun));
+    auto n = writeExport(out->folder());
+    if (!n) return out->abandon(n.error().message);
+    files = *n;
+    if (OutputFolderWrite::interrupted()) return out->abandon("interrupted");
+  }
+  if (!out) return a.json.empty() ? Status(Ok{}) : writeOutputFile(a.json, json.dump(2) + "\n");
+  // The export's writer holds the signals already: the --json file is written under it.
+  if (!a.json.empty()) {
+    if (auto s = writeFileAtomic(a.json, json.dump(2) + "\n"); !s) {
+      return out->abandon(s.error().message + " (so the export was not written either)");
+    }
+  }
+  if (auto s = out->commit(); !s) return s.error();
+  if (!a.json.empty()) std::printf("wrote %s\n", a.json.c_str());
+  std::printf("wrote %d files to %s%s\n", files, a.exportDir.c_str(), exportNote.c_str());
+  return Ok{};
+}
+
+// Every file of the export into `dir` (an output folder's temporary folder); the number written.
+Result<int> writeCheckpointExport(const std::filesystem::path& dir, const Checkpoint& ck, const Circuits& c,
+                                  const ProbeRollout& rollout) {
   const std::vector<std::string> labels = tokenLabels(ck, c.vocab);
   const std::string subtitle = ck.origin + ", step " + std::to_string(ck.step) + " (LayerNorm and biases left out)";
   int files = 0;
@@ -225,7 +257,7 @@ Status writeCheckpointExport(const std::string& dirName, const Checkpoint& ck, c
                       "attended token", "predicted token", true});
     }
     for (const MatrixFile& f : list) {
-      if (auto s = writeMatrix(dir, f, labels, subtitle); !s) return s;
+      if (auto s = writeMatrix(dir, f, labels, subtitle); !s) return s.error();
       files += 2;
     }
   }
@@ -236,21 +268,18 @@ Status writeCheckpointExport(const std::string& dirName, const Checkpoint& ck, c
   for (int l = 0; l < c.layers; ++l)
     for (int h = 0; h < c.heads; ++h) copying(l, h) = static_cast<float>(c.at(l, h).copying);
   if (!c.pairs.empty()) {
-    if (auto s = saveNpy((dir / "composition.npy").string(), toTensor(comp.data(), comp.rows(), 3)); !s) return s;
+    if (auto s = saveNpy((dir / "composition.npy").string(), toTensor(comp.data(), comp.rows(), 3)); !s) return s.error();
     ++files;
-    if (auto s = writeCompositionPictures(dir, c, subtitle, files); !s) return s;
+    if (auto s = writeCompositionPictures(dir, c, subtitle, files); !s) return s.error();
   }
-  if (auto s = saveNpy((dir / "copying.npy").string(), toTensor(copying.data(), c.layers, c.heads)); !s) return s;
+  if (auto s = saveNpy((dir / "copying.npy").string(), toTensor(copying.data(), c.layers, c.heads)); !s) return s.error();
   ++files;
   if (!rollout.rollout.empty()) {
     const analysis::Rollout& r = rollout.rollout;
-    if (auto s = writeRolloutFiles(dir, r.rolled, rollout.tokens, r.layers, subtitle); !s) return s;
+    if (auto s = writeRolloutFiles(dir, r.rolled, rollout.tokens, r.layers, subtitle); !s) return s.error();
     files += 2;
   }
-  std::printf("wrote %d files to %s%s\n", files, dirName.c_str(),
-              c.tokenSpace ? "" : (" (no token-space matrices: vocab " + std::to_string(c.vocab) + " is above " +
-                                   std::to_string(kMaxTokenSpaceVocab) + ")").c_str());
-  return Ok{};
+  return files;
 }
 
 int runCheckpoint(const CircuitsArgs& a) {
@@ -258,8 +287,11 @@ int runCheckpoint(const CircuitsArgs& a) {
   if (!a.json.empty()) {
     if (auto s = checkJsonOutput(a.json, a.force, {{"--checkpoint", a.checkpoint}}); !s) return fail(s.error().message);
   }
+  std::filesystem::path exportTarget;
   if (!a.exportDir.empty()) {
-    if (auto s = checkExportDir(a.exportDir); !s) return fail(s.error().message);
+    auto t = outputFolderTarget(kCircuitsExport, a.exportDir);
+    if (!t) return fail(t.error().message);
+    exportTarget = *t;
   }
   const std::uint64_t budget = a.memoryBudgetMib ? *a.memoryBudgetMib << 20 : defaultMemoryBudget();
   auto ck = loadCheckpoint(a.checkpoint, budget);
@@ -274,14 +306,11 @@ int runCheckpoint(const CircuitsArgs& a) {
   }
   printCheckpointReport(*ck, c);
   printCheckpointRollout(rollout);
-  if (!a.json.empty()) {
-    if (auto s = writeFileAtomic(a.json, checkpointJson(c, rollout).dump(2) + "\n"); !s) return fail(s.error().message);
-    std::printf("wrote %s\n", a.json.c_str());
-  }
-  if (!a.exportDir.empty()) {
-    if (auto s = writeCheckpointExport(a.exportDir, *ck, c, rollout); !s) return fail(s.error().message);
-  }
-  return 0;
+  const std::string note = c.tokenSpace ? "" : " (no token-space matrices: vocab " + std::to_string(c.vocab) + " is above " +
+                                                   std::to_string(kMaxTokenSpaceVocab) + ")";
+  const Status written = writeOutputs(a, exportTarget, checkpointJson(c, rollout), note,
+                                      [&](const std::filesystem::path& dir) { return writeCheckpointExport(dir, *ck, c, rollout); });
+  return written ? 0 : fail(written.error().message);
 }
 
 // [SECTION] model folder
@@ -384,13 +413,10 @@ Status writePairs(const std::filesystem::path& file, const std::vector<Compositi
   return saveNpy(file.string(), toTensor(m.data(), m.rows(), 7));
 }
 
-Status writeModelExport(const std::string& dirName, const ModelText& mt, const OneHeadCircuits& c,
-                   const std::vector<std::string>& axisLabels, const std::vector<std::string>& tokens) {
+// Every file of the export into `dir` (an output folder's temporary folder); the number written.
+Result<int> writeModelExport(const std::filesystem::path& dir, const ModelText& mt, const OneHeadCircuits& c,
+                             const std::vector<std::string>& axisLabels, const std::vector<std::string>& tokens) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path dir(dirName);
-  fs::create_directory(dir, ec);
-  if (ec) return makeError("cannot create folder '" + dirName + "': " + ec.message());
   const std::string subtitle = fs::path(mt.folder.dir()).filename().string() + " (norm gains folded, biases left out)";
   const std::string at = "_l" + std::to_string(c.layer) + "_h" + std::to_string(c.head);
   const std::string who = headName(c.layer, c.head) + ": ";
@@ -403,11 +429,11 @@ Status writeModelExport(const std::string& dirName, const ModelText& mt, const O
        "attended token", "predicted token", true}};
   int files = 0;
   for (const MatrixFile& f : list) {
-    if (auto s = writeMatrix(dir, f, axisLabels, subtitle); !s) return s;
+    if (auto s = writeMatrix(dir, f, axisLabels, subtitle); !s) return s.error();
     files += 2;
   }
-  if (auto s = writePairs(dir / "composition_reads.npy", c.reads); !s) return s;
-  if (auto s = writePairs(dir / "composition_read_by.npy", c.readBy); !s) return s;
+  if (auto s = writePairs(dir / "composition_reads.npy", c.reads); !s) return s.error();
+  if (auto s = writePairs(dir / "composition_read_by.npy", c.readBy); !s) return s.error();
   files += 2;
   float top = 0;
   for (const auto* pairs : {&c.reads, &c.readBy})
@@ -436,24 +462,19 @@ Status writeModelExport(const std::string& dirName, const ModelText& mt, const O
                 ": earlier layers it reads, later layers that read it (random baseline " + formatGeneral(c.baseline, 3) + ")";
     opt.subtitle = subtitle;
     const std::string name = std::string("composition_") + static_cast<char>(kind - 'A' + 'a') + at + ".png";
-    if (auto s = exportHeatmap((dir / name).string(), sl, opt); !s) return s;
+    if (auto s = exportHeatmap((dir / name).string(), sl, opt); !s) return s.error();
     ++files;
   }
   RowMatrix copying(c.layers, c.heads);
   for (int l = 0; l < c.layers; ++l)
     for (int h = 0; h < c.heads; ++h) copying(l, h) = static_cast<float>(c.copyingAt(l, h));
-  if (auto s = saveNpy((dir / "copying.npy").string(), toTensor(copying.data(), c.layers, c.heads)); !s) return s;
+  if (auto s = saveNpy((dir / "copying.npy").string(), toTensor(copying.data(), c.layers, c.heads)); !s) return s.error();
   ++files;
   if (!c.rollout.empty()) {
-    if (auto s = writeRolloutFiles(dir, c.rollout.rolled, tokens, c.layers, subtitle); !s) return s;
+    if (auto s = writeRolloutFiles(dir, c.rollout.rolled, tokens, c.layers, subtitle); !s) return s.error();
     files += 2;
-  } else {
-    // An earlier export's rollout is of another text: it must not pass for this one's.
-    fs::remove(dir / "rollout.npy", ec);
-    fs::remove(dir / "rollout.png", ec);
   }
-  std::printf("wrote %d files to %s\n", files, dirName.c_str());
-  return Ok{};
+  return files;
 }
 
 // What the file checks of circuits_files.cpp do not know about a model: --json is no file of the
@@ -466,10 +487,8 @@ Status checkModelOutputs(const CircuitsArgs& a, const std::string& modelDir) {
     const fs::path parent = fs::path(file).parent_path();
     return parent.empty() ? fs::path(".") : parent;
   };
-  if (!a.json.empty() && fs::equivalent(folderOf(a.json), modelDir, ec)) {
-    return makeError("--json '" + a.json + "' is inside the model folder '" + modelDir +
-                     "'; writing there could replace one of its files: choose a file outside it");
-  }
+  if (auto s = refuseInsideModelFolder("--json", a.json, modelDir); !s) return s;
+  if (auto s = refuseInsideModelFolder("--export-dir", a.exportDir, modelDir); !s) return s;
   if (a.exportDir.empty()) return Ok{};
   const std::string name = fs::path(a.json).filename().string();
   if (!a.json.empty() && isExportFileName(name) && fs::equivalent(folderOf(a.json), a.exportDir, ec)) {
@@ -484,8 +503,9 @@ Status checkModelOutputs(const CircuitsArgs& a, const std::string& modelDir) {
 }
 
 int runModel(const CircuitsArgs& a) {
-  auto mt = loadModelText(a.modelDir, a.text, a.textFile);
+  auto mt = loadModelText(a.modelDir, a.text, a.textFile, a.memoryBudgetMib ? *a.memoryBudgetMib << 20 : 0);
   if (!mt) return fail(mt.error().message);
+  if (!mt->textNote.empty()) warn(mt->textNote);
   // Every file the folder is read from, and the text: no output may replace one, --force or not.
   auto inputs = modelFolderFiles(mt->folder.dir());
   if (!a.textFile.empty()) inputs.push_back({"--text-file", a.textFile});
@@ -493,42 +513,31 @@ int runModel(const CircuitsArgs& a) {
   if (!a.json.empty()) {
     if (auto s = checkJsonOutput(a.json, a.force, inputs); !s) return fail(s.error().message);
   }
+  // Checked now (and its temporary folder tried), so a name that cannot be made fails before
+  // minutes of computing.
+  std::filesystem::path exportTarget;
   if (!a.exportDir.empty()) {
-    if (auto s = checkExportDir(a.exportDir); !s) return fail(s.error().message);
+    auto t = outputFolderTarget(kCircuitsExport, a.exportDir);
+    if (!t) return fail(t.error().message);
+    exportTarget = *t;
   }
-  // The folder is made now, so a name that cannot be made fails before minutes of computing; it
-  // is removed again if nothing gets written into it.
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const bool madeExportDir = !a.exportDir.empty() && fs::create_directory(a.exportDir, ec);
-  if (ec) return fail("cannot create folder '" + a.exportDir + "': " + ec.message());
-  const auto failClean = [&](const std::string& message) {
-    if (madeExportDir) fs::remove(a.exportDir, ec);  // only while empty
-    return fail(message);
-  };
   model::ModelCircuitsOptions opt;
   opt.layer = a.layer;
   opt.head = a.head;
   opt.memoryBudgetBytes = a.memoryBudgetMib ? *a.memoryBudgetMib << 20 : defaultMemoryBudget();
   auto c = model::computeModelCircuits(mt->folder, mt->ids, opt);
-  if (!c) return failClean(c.error().message);
+  if (!c) return fail(c.error().message);
   // The token-space axes as the text spells them (the Model tab's labels, a token's first occurrence).
   std::map<int, std::string> spelled;
   for (std::size_t t = 0; t < mt->ids.size(); ++t) spelled.emplace(mt->ids[t], mt->labels[t]);
   std::vector<std::string> axisLabels;
   for (const int id : c->tokenIds) axisLabels.push_back(spelled.count(id) ? spelled[id] : "#" + std::to_string(id));
   printModelReport(*mt, *c, mt->labels);
-  // The pictures first: if one cannot be written, the command fails with no --json either.
-  if (!a.exportDir.empty()) {
-    if (auto s = writeModelExport(a.exportDir, *mt, *c, axisLabels, mt->labels); !s) return failClean(s.error().message);
-  }
-  if (!a.json.empty()) {
-    if (auto s = writeFileAtomic(a.json, modelJson(*mt, *c, axisLabels, mt->labels).dump(2) + "\n"); !s) {
-      return fail(s.error().message);
-    }
-    std::printf("wrote %s\n", a.json.c_str());
-  }
-  return 0;
+  const Status written = writeOutputs(a, exportTarget, modelJson(*mt, *c, axisLabels, mt->labels), "",
+                                      [&](const std::filesystem::path& dir) {
+                                        return writeModelExport(dir, *mt, *c, axisLabels, mt->labels);
+                                      });
+  return written ? 0 : fail(written.error().message);
 }
 
 // [SECTION] options and dispatch

@@ -25,28 +25,6 @@ bool isExportFileName(const std::string& name) {
   return std::regex_match(name, pattern);
 }
 
-Status checkExportDir(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::exists(dir, ec)) {
-    const fs::path parent = fs::absolute(dir, ec).parent_path();
-    if (!fs::is_directory(parent, ec)) {
-      return makeError("--export-dir '" + dir + "': its parent folder '" + parent.string() + "' does not exist");
-    }
-    return Ok{};
-  }
-  if (!fs::is_directory(dir, ec)) return makeError("--export-dir '" + dir + "' exists and is not a folder");
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (!isExportFileName(name) || !e.is_regular_file() || e.is_symlink()) {
-      return makeError("--export-dir '" + dir + "' already holds '" + name +
-                       "', which is not part of a circuits export; choose a new or empty folder");
-    }
-  }
-  if (ec) return makeError("cannot read folder '" + dir + "': " + ec.message());
-  return Ok{};
-}
-
 Tensor toTensor(const float* data, std::int64_t rows, std::int64_t cols) {
   Tensor t({rows, cols}, {});
   std::copy(data, data + rows * cols, t.ptr());

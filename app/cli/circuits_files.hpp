@@ -19,9 +19,6 @@ std::string headTag(int layer, int head);
 // composition pictures, the rollout): an --export-dir holding anything else is refused.
 bool isExportFileName(const std::string& name);
 
-// --export-dir: new, empty, or an earlier circuits export (only isExportFileName files).
-Status checkExportDir(const std::string& dir);
-
 Tensor toTensor(const float* data, std::int64_t rows, std::int64_t cols);
 
 struct MatrixFile {

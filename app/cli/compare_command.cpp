@@ -25,7 +25,7 @@ void addCompareOptions(CLI::App* cmd, CompareArgs& a) {
       ->capture_default_str();
   cmd->add_option("--out", a.out, "the picture A | B | B − A: .png, .svg or .pdf")->check(nonEmptyPath());
   cmd->add_option("--colormap", a.colormap, "A's and B's colormap (default: by data kind); B − A is always diverging");
-  cmd->add_option("--b-seed", a.bSeed, "side B: A with this seed");
+  cmd->add_option("--b-seed", a.bSeed, "side B: A with this seed (0 to 2^64-1)")->transform(decimalInteger(0, ULLONG_MAX));
   cmd->add_option("--b-heads", a.bHeads, "side B: A with this many heads h")->transform(decimalInteger(INT_MIN, INT_MAX));
   cmd->add_option("--b-kv-heads", a.bKvHeads, "side B: A with N K/V heads")->transform(decimalInteger(INT_MIN, INT_MAX));
   cmd->add_option("--b-positions", a.bPositions, "side B: A with these positions: sinusoidal | rope | alibi | none");
@@ -76,6 +76,7 @@ namespace {
 // The head a side draws, or an error naming the side and its heads.
 Result<int> headOf(const Trace& t, StageId stage, int head, const char* side) {
   if (!stageHasHeads(stage)) return -1;
+  if (!stageRecorded(t, stage)) return head;  // nothing to draw: the comparison says why
   const long long heads = t.shapeOf(stage)[1];
   if (head >= heads) {
     return makeError("--head " + std::to_string(head) + " is out of range for side " + side + ": its '" +
@@ -120,6 +121,12 @@ int cmdCompare(const ModelOptions& mo, const CompareArgs& a) {
   auto tb = computeTrace(*rb);
   if (!tb) return fail("side B: " + tb.error().message);
 
+  // A head that one side does not have is refused before anything is printed, with --out or without.
+  auto ha = headOf(*ta, *stage, a.head.value_or(0), "A");
+  if (!ha) return fail(ha.error().message);
+  auto hb = headOf(*tb, *stage, a.head.value_or(0), "B");
+  if (!hb) return fail(hb.error().message);
+
   const std::string lineA = describe(*ra, *ta), lineB = describe(*rb, *tb);
   std::printf("A: %s\nB: %s\n", lineA.c_str(), lineB.c_str());
   const int batch = a.batchIndex;
@@ -137,11 +144,6 @@ int cmdCompare(const ModelOptions& mo, const CompareArgs& a) {
     std::printf("%s\n", words.c_str());
   }
   if (a.out.empty()) return 0;
-
-  auto ha = headOf(*ta, *stage, a.head.value_or(0), "A");
-  if (!ha) return fail(ha.error().message);
-  auto hb = headOf(*tb, *stage, a.head.value_or(0), "B");
-  if (!hb) return fail(hb.error().message);
   if (!stageRecorded(*ta, *stage) || !stageRecorded(*tb, *stage)) {
     return fail("cannot draw '" + a.stage + "': " + blocker);
   }

@@ -10,11 +10,17 @@
 
 #include "attention/decode.hpp"
 #include "io/npy.hpp"
+#include "output_folder.hpp"
 #include "util/format.hpp"
 
 namespace mhascope::cli {
 
 namespace {
+
+bool isDecodeFile(const std::string& name) { return name == "output.npy" || name == "k_cache.npy" || name == "v_cache.npy"; }
+
+// What `decode --dump` writes, as one output folder.
+const OutputFolderKind kDecodeDump{"--dump", "a decode dump (output.npy, k_cache.npy, v_cache.npy)", isDecodeFile};
 
 void addDecodeOptions(CLI::App* cmd, DecodeArgs& a) {
   cmd->add_option("--prefill", a.prefill, "P: tokens run at once before decoding one at a time (1 .. T)")
@@ -40,18 +46,17 @@ Status cmdDecode(const ModelOptions& mo, const DecodeArgs& a) {
     return makeError("decode generates with a causal mask: --mask " + *mo.mask + " cannot be used (leave --mask out "
                      "or give --mask causal)");
   }
-  OutputPlan plan;
-  for (const char* f : {"output.npy", "k_cache.npy", "v_cache.npy"}) {
-    if (!a.dump.empty()) plan.files.push_back((std::filesystem::path(a.dump) / f).string());
+  // The dump folder is checked before any work: new, empty, or an earlier decode dump.
+  std::filesystem::path target;
+  if (!a.dump.empty()) {
+    auto t = outputFolderTarget(kDecodeDump, a.dump);
+    if (!t) return t.error();
+    target = *t;
   }
+  OutputPlan plan;
+  plan.folder = a.dump;
   auto r = resolveModel(mo, plan);
   if (!r) return r.error();
-  if (!a.dump.empty()) {
-    std::error_code ec;
-    if (std::filesystem::exists(a.dump, ec) && !std::filesystem::is_directory(a.dump, ec)) {
-      return makeError("--dump '" + a.dump + "' exists and is not a folder");
-    }
-  }
   auto d = decode(r->model.inputs, r->model.weights, r->model.options, a.prefill);
   if (!d) return d.error();
   const Model& m = r->model;
@@ -75,15 +80,15 @@ Status cmdDecode(const ModelOptions& mo, const DecodeArgs& a) {
   std::printf("total FLOPs: %s with the cache, %s recomputing every step (x%.3g)\n", formatGeneral(cached, 4).c_str(),
               formatGeneral(recomputed, 4).c_str(), recomputed / cached);
   if (!a.dump.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(a.dump, ec);
-    if (ec) return makeError("cannot create folder '" + a.dump + "': " + ec.message());
+    auto out = OutputFolderWrite::begin(kDecodeDump, a.dump, target);
+    if (!out) return out.error();
     const std::pair<const char*, const Tensor*> files[] = {
         {"output.npy", &d->output}, {"k_cache.npy", &d->kCache}, {"v_cache.npy", &d->vCache}};
     for (const auto& [name, tensor] : files) {
-      const std::string path = (std::filesystem::path(a.dump) / name).string();
-      if (auto s = saveNpy(path, *tensor); !s) return makeError("--dump '" + a.dump + "': " + s.error().message);
+      if (OutputFolderWrite::interrupted()) return out->abandon("interrupted");
+      if (auto s = saveNpy(out->file(name).string(), *tensor); !s) return out->abandon(s.error().message);
     }
+    if (auto s = out->commit(); !s) return s.error();
     std::printf("wrote output.npy, k_cache.npy, v_cache.npy to %s\n", a.dump.c_str());
   }
   return saveWeightsIfAsked(mo, *r);

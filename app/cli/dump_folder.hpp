@@ -1,7 +1,7 @@
 // `run --dump DIR`: the folder a dump may replace and the dump written as one unit — every
 // recorded stage as <stage>.npy, trace.json, and any extra files (token_ids.npy with --model) —
-// into a fresh folder beside DIR, then renamed into place; a failure or a signal leaves the
-// earlier dump as it was and no temporary folder behind.
+// as an output folder (output_folder.hpp): a failure or a signal leaves the earlier dump as it was
+// and no temporary folder behind.
 #pragma once
 
 #include <filesystem>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "attention/trace.hpp"
+#include "output_folder.hpp"
 #include "util/result.hpp"
 
 namespace mhascope::cli {
@@ -19,8 +20,10 @@ namespace mhascope::cli {
 // `run --model` (an earlier model dump is replaceable like any other).
 inline constexpr const char* kTokenIdsFile = "token_ids.npy";
 
-// The folder a dump replaces, absolute; refused: the root, the current folder or one holding it,
-// a file, a folder holding anything but an earlier dump.
+// What a dump folder holds: trace.json, <stage>.npy files, token_ids.npy.
+extern const OutputFolderKind kDumpFolder;
+
+// The folder a dump replaces (outputFolderTarget for kDumpFolder).
 Result<std::filesystem::path> dumpTarget(const std::string& dumpDir);
 
 struct DumpExtraFile {

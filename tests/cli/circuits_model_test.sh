@@ -76,7 +76,7 @@ expect_error "--json onto the --text-file" "same file as --text-file" \
   "$BIN" circuits --model "$T/gpt2" --text-file "$T/ref.txt" --json "$T/ref.txt" --force
 cmp -s "$T/config.keep" "$T/gpt2/config.json" && ok "config.json untouched" || bad "config.json changed"
 expect_error "an existing --json without --force" "already exists" "$BIN" circuits --model "$T/gpt2" --text abc --json "$T/g.json"
-expect_error "--export-dir the model folder" "not part of a circuits export" \
+expect_error "--export-dir the model folder" "is inside the model folder" \
   "$BIN" circuits --model "$T/gpt2" --text abc --export-dir "$T/gpt2"
 expect_error "a budget too small" "budget" "$BIN" circuits --model "$T/gpt2" --text abc --memory-budget 1
 echo '{}' > "$T/gpt2/generation_config.json"  # a file of the folder no command reads: still the user's

@@ -81,6 +81,18 @@ echo mine > "$T/ex/notes.txt"
 expect_error "a folder holding a user's file is refused" "holds 'notes.txt', which is not part of a circuits export" \
   "$BIN" circuits --checkpoint "$CK" --export-dir "$T/ex"
 [ "$(cat "$T/ex/notes.txt")" = mine ] && ok "the user's file is untouched" || bad "notes.txt changed"
+rm "$T/ex/notes.txt"
+# The export is one unit: a file size limit part way (the PNGs are the largest files), or a --json
+# that cannot be written after it, leaves the earlier export exactly as it was and no temporary folder.
+( cd "$T/ex" && md5sum * ) > "$T/ex.md5"
+expect_error "a file size limit part way keeps the earlier export" "File too large" \
+  bash -c "ulimit -f 8; exec \"$BIN\" circuits --checkpoint \"$CK\" --export-dir \"$T/ex\""
+( cd "$T/ex" && md5sum -c --quiet "$T/ex.md5" ) && [ "$(ls "$T/ex" | wc -l)" -eq "$(wc -l < "$T/ex.md5")" ] \
+  && [ -z "$(ls -A "$T" | grep '\.tmp')" ] && ok "the earlier export is intact, no temporary folder" || bad "export after EFBIG: $(ls -A "$T")"
+expect_error "a --json that cannot be written fails the export too" "the export was not written either" \
+  "$BIN" circuits --checkpoint "$CK" --export-dir "$T/ex" --json /proc/mhascope-no-json.json
+( cd "$T/ex" && md5sum -c --quiet "$T/ex.md5" ) && [ -z "$(ls -A "$T" | grep '\.tmp')" ] \
+  && ok "a failed --json leaves the earlier export" || bad "export after a failed --json"
 : > "$T/afile"
 expect_error "--export-dir is a file" "exists and is not a folder" "$BIN" circuits --checkpoint "$CK" --export-dir "$T/afile"
 

@@ -78,6 +78,13 @@ expect_error "--b-layer alone" "--b-layer 1 needs --b-checkpoint" "$BIN" compare
 expect_error "unknown stage" "unknown stage 'nope'" "$BIN" compare "${A[@]}" --b-seed 2 --stage nope
 expect_error "head out of range on B" "--head 3 is out of range for side B: its 'weights' has 2 heads" \
   "$BIN" compare "${A[@]:0:4}" --heads 4 --b-heads 2 --head 3 --out "$T/x.png"
+out="$("$BIN" compare "${A[@]:0:4}" --heads 4 --b-heads 2 --head 3 2>&1)"; rc=$?
+[ $rc -ne 0 ] && grep -q "out of range for side B" <<<"$out" && ! grep -q "^A: " <<<"$out" \
+  && ok "--head out of range without --out: refused before the comparison is printed" || bad "--head 3 without --out: rc=$rc $out"
+for seed in -1 18446744073709551616 0x10 1e3; do
+  expect_error "--b-seed $seed" "--b-seed" "$BIN" compare "${A[@]}" --b-seed "$seed"
+done
+expect_ok "--b-seed 2^64-1" "$BIN" compare "${A[@]}" --b-seed 18446744073709551615
 expect_error "bad picture extension" ".txt" "$BIN" compare "${A[@]}" --b-seed 2 --out "$T/x.txt"
 expect_error "missing B checkpoint" "side B: " "$BIN" compare "${A[@]}" --b-checkpoint "$T/none.safetensors"
 expect_error "B invalid" "side B: " "$BIN" compare "${A[@]}" --b-heads 3

@@ -103,6 +103,19 @@ expect_error "decode --mask none" "decode generates with a causal mask: --mask n
 expect_error "decode cross-attention" "decode runs self-attention" "$BIN" decode --kv-text "a b c"
 printf 'x' > "$T/afile"
 expect_error "decode --dump onto a file" "exists and is not a folder" "$BIN" decode --dump "$T/afile"
+# decode --dump is one unit, and never writes into a folder of the user's (a model folder, say).
+"$BIN" decode --d-model 8 --heads 2 --seed 1 --dump "$T/dd" >/dev/null && cp "$T/dd/output.npy" "$T/dd1.npy"
+expect_ok "decode --dump replaces an earlier decode dump" "$BIN" decode --d-model 8 --heads 2 --seed 2 --dump "$T/dd"
+! cmp -s "$T/dd/output.npy" "$T/dd1.npy" && [ "$(ls "$T/dd" | wc -l)" -eq 3 ] && ok "the new dump is in place" || bad "decode re-dump"
+mkdir -p "$T/mine" && echo keep > "$T/mine/output.npy" && echo notes > "$T/mine/notes.txt"
+expect_error "decode --dump over a user's folder" "holds 'notes.txt', which is not part of a decode dump" \
+  "$BIN" decode --d-model 8 --heads 2 --dump "$T/mine"
+grep -qx keep "$T/mine/output.npy" && ok "the user's output.npy is untouched" || bad "mine/output.npy replaced"
+cp -r "$T/dd" "$T/dd_before"
+expect_error "decode --dump over the file size limit" "File too large" \
+  bash -c "ulimit -f 1; exec \"$BIN\" decode --d-model 64 --heads 2 --tokens 40 --dump \"$T/dd\""
+diff -r "$T/dd" "$T/dd_before" >/dev/null && [ -z "$(ls -A "$T" | grep '\.tmp')" ] \
+  && ok "a failed decode dump leaves the earlier one, no temporary folder" || bad "decode dump after EFBIG"
 
 # --- export: every variant stage as PNG, SVG and PDF (the window's Export… draws the same pictures)
 V=(--d-model 16 --heads 4 --kv-heads 2 --positions rope --mask causal --window 3 --sinks 1)
