@@ -46,7 +46,7 @@ ModelCircuitsOutcome runModelCircuitsJob(const ModelCircuitsKey& key, std::uint6
   out.ticket = job;
   out.key = key;
   try {
-    auto mt = tokenizeForModel(key.folder, key.text, "the text", caches.tokenizers.get());
+    auto mt = tokenizeForModel(key.folder, key.text, "the text", caches.tokenizers.get(), memoryBudgetBytes);
     if (!mt) {
       out.error = mt.error().message;
       return out;

@@ -2,8 +2,11 @@
 // run of the parsed subcommand (each in its own <name>_command.cpp), and what they share: the
 // error line, the --json output check and the traced forward with its warnings (command_common.hpp).
 #include "cli.hpp"
+#include "interrupt_guard.hpp"
+#include "util/format.hpp"
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -20,7 +23,7 @@
 namespace mhascope::cli {
 
 int fail(const std::string& message) {
-  std::fprintf(stderr, "mhascope: error: %s\n", message.c_str());
+  std::fprintf(stderr, "mhascope: error: %s\n", printableMessage(message).c_str());
   return 1;
 }
 
@@ -43,9 +46,38 @@ Status checkJsonOutput(const std::string& json, bool force, const std::vector<st
   return checkWritablePath(json);
 }
 
+void warn(const std::string& message) { std::fprintf(stderr, "mhascope: warning: %s\n", printableMessage(message).c_str()); }
+
+Status writeOutputFile(const std::string& path, const std::string& bytes, const char* lead) {
+  InterruptGuard guard({SIGINT, SIGTERM, SIGHUP});
+  const Status written = writeFileAtomic(path, bytes);
+  if (written) std::printf("%swrote %s\n", lead, path.c_str());
+  if (const int sig = InterruptGuard::received()) {
+    std::fflush(stdout);
+    std::fprintf(stderr, written ? "mhascope: interrupted after %s was written whole\n"
+                                 : "mhascope: interrupted; %s was not written\n",
+                 path.c_str());
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
+  return written;
+}
+
+Status refuseInsideModelFolder(const std::string& flag, const std::string& path, const std::string& modelDir) {
+  namespace fs = std::filesystem;
+  if (path.empty() || modelDir.empty()) return Ok{};
+  std::error_code e1, e2;
+  fs::path dir = fs::weakly_canonical(fs::absolute(modelDir, e1), e1);
+  if (!e1 && fs::is_regular_file(dir, e1)) dir = dir.parent_path();  // --model may name the config.json
+  const fs::path out = fs::weakly_canonical(fs::absolute(path, e2), e2);
+  const fs::path rel = out.lexically_relative(dir);
+  if (e1 || e2 || rel.empty() || *rel.begin() == "..") return Ok{};
+  return makeError(flag + " '" + path + "' is inside the model folder '" + modelDir +
+                   "'; mhascope writes nothing there: choose a place outside it");
+}
+
 namespace {
 
-void warn(const std::string& message) { std::fprintf(stderr, "mhascope: warning: %s\n", message.c_str()); }
 
 // Overflow and fully masked rows are reported, never silent: finite inputs can still overflow
 // float32 (inputs ×1e20 make every score inf and every weight NaN).
@@ -74,6 +106,7 @@ void warnAboutNumbers(const Trace& t) {
 }  // namespace
 
 Result<Trace> computeTrace(const ResolvedModel& r) {
+  if (r.modelLayer && !r.modelLayer->textNote.empty()) warn(r.modelLayer->textNote);
   Trace t;
   if (auto s = forward(r.model.inputs, r.model.weights, r.model.options, t); !s) return s.error();
   warnAboutNumbers(t);

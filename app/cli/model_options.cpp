@@ -2,6 +2,7 @@
 // the model source the window shares (core/model_source/model_source.hpp); --save-weights.
 #include "options.hpp"
 #include "model_options.hpp"
+#include "command_common.hpp"  // refuseInsideModelFolder
 
 #include <algorithm>
 #include <cerrno>
@@ -199,6 +200,12 @@ Status checkOutputsAgainstInputs(const ModelOptions& o, const OutputPlan& plan) 
                          "': choose two different names");
       }
     }
+  }
+  if (!o.files.model.empty()) {
+    for (const auto& [oflag, out] : outputs) {
+      if (auto s = refuseInsideModelFolder(oflag, out, o.files.model); !s) return s;
+    }
+    if (auto s = refuseInsideModelFolder("--dump", plan.folder, o.files.model); !s) return s;
   }
   if (!plan.folder.empty()) {
     std::error_code ec;

@@ -72,8 +72,9 @@ void addPredictOptions(CLI::App* c, PredictArgs& a) {
 }
 
 int cmdPredict(const PredictArgs& a) {
-  auto mt = loadModelText(a.modelDir, a.text, a.textFile);
+  auto mt = loadModelText(a.modelDir, a.text, a.textFile, a.memoryBudgetMib ? *a.memoryBudgetMib << 20 : 0);
   if (!mt) return fail(mt.error().message);
+  if (!mt->textNote.empty()) warn(mt->textNote);
   const model::ModelSpec& s = mt->folder.spec();
   if (a.top > s.vocab) {
     return fail("--top " + std::to_string(a.top) + " is more than the model's vocabulary of " + std::to_string(s.vocab));
@@ -83,6 +84,7 @@ int cmdPredict(const PredictArgs& a) {
     auto inputs = modelFolderFiles(mt->folder.dir());
     if (!a.textFile.empty()) inputs.push_back({"--text-file", a.textFile});
     if (auto st = checkJsonOutput(a.json, a.force, inputs); !st) return fail(st.error().message);
+    if (auto st = refuseInsideModelFolder("--json", a.json, mt->folder.dir()); !st) return fail(st.error().message);
   }
   model::ForwardOptions opt;
   opt.keepAttention = false;
@@ -92,6 +94,10 @@ int cmdPredict(const PredictArgs& a) {
   auto fr = model::runForward(mt->folder, mt->ids, opt);
   if (!fr) return fail(fr.error().message);
   const int T = static_cast<int>(mt->ids.size()), V = s.vocab;
+  if (!fr->nonFinite.empty()) {
+    std::fprintf(stderr, "mhascope: warning: %s; the probabilities and the lens below are not numbers (the weights are "
+                         "finite, but too large for float32)\n", fr->nonFinite.c_str());
+  }
 
   // predictions[t]: what follows position t; lens.at(l, t): the top-1 of layer l's stream.
   const std::vector<std::vector<model::Candidate>> predictions = model::predictNext(fr->logits, a.top);
@@ -139,9 +145,9 @@ int cmdPredict(const PredictArgs& a) {
     const nlohmann::json doc = {{"model", mt->folder.dir()}, {"architecture", s.family->modelType},
                                 {"text", replaceInvalidUtf8(mt->text)}, {"bos", mt->bos}, {"T", T}, {"V", V},
                                 {"layers", s.layers}, {"top", a.top}, {"tokens", tokens},
-                                {"predictions", preds}, {"logit_lens", lensJ}};
-    if (auto st = writeFileAtomic(a.json, doc.dump(2) + "\n"); !st) return fail(st.error().message);
-    std::printf("\nwrote %s\n", a.json.c_str());
+                                {"predictions", preds}, {"logit_lens", lensJ},
+                                {"non_finite", fr->nonFinite.empty() ? nlohmann::json(nullptr) : nlohmann::json(fr->nonFinite)}};
+    if (auto st = writeOutputFile(a.json, doc.dump(2) + "\n", "\n"); !st) return fail(st.error().message);
   }
   return 0;
 }

@@ -6,6 +6,7 @@
 // Fonts, imgui.ini, the session file, frame pacing, benchmark statistics, the compute scheduler and
 // the script adapter are their own files in shell/ and testing/.
 #include "shell/app.hpp"
+#include "util/format.hpp"
 #include "shell/heap_reserve.hpp"
 #include "shell/window_drop.hpp"
 
@@ -39,6 +40,14 @@
 #include "model_source/model_text.hpp"  // TokenizerCache
 
 namespace mhascope::app {
+
+namespace {
+// A window that cannot start on the options given says why as the commands do
+// ("mhascope: error: …", names from files escaped) and exits 2.
+void startupError(const std::string& message) {
+  std::fprintf(stderr, "mhascope: error: %s\n", printableMessage(message).c_str());
+}
+}  // namespace
 namespace {
 
 // Idle: nothing changes without input (the worker and Play poll faster), so wake rarely.
@@ -110,7 +119,7 @@ bool App::initialise() {
   if (!options_.scriptPath.empty()) {
     auto script = InputScript::load(options_.scriptPath);
     if (!script) {
-      std::fprintf(stderr, "mhascope: %s\n", script.error().message.c_str());
+      startupError(script.error().message);
       loop_.exitCode = 2;
       return false;
     }
@@ -125,7 +134,7 @@ bool App::initialise() {
     if (auto st = openWorkspace(pipeline_.state, pipeline_.view, pipeline_.lessons, options_.workspacePath,
                                 {options_.presetGiven, options_.stageGiven, options_.viewGiven, options_.headGiven});
         !st) {
-      std::fprintf(stderr, "mhascope: %s\n", st.error().message.c_str());
+      startupError(st.error().message);
       loop_.exitCode = 2;
       return false;
     }
@@ -165,7 +174,7 @@ bool App::initialiseImGui() {
 bool App::applyModelOptions() {
   auto r = cli::resolveModel(options_.model);
   if (!r) {
-    std::fprintf(stderr, "mhascope: %s\n", r.error().message.c_str());
+    startupError(r.error().message);
     return false;
   }
   if (options_.headGiven && options_.head >= r->config.heads) {
@@ -190,7 +199,7 @@ bool App::applyLaunchOptions() {
   } else {
     auto preset = loadPreset(options_.preset);
     if (!preset) {
-      std::fprintf(stderr, "mhascope: %s\n", preset.error().message.c_str());
+      startupError(preset.error().message);
       loop_.exitCode = 2;
       return false;
     }
@@ -397,7 +406,7 @@ void App::render(const FramebufferSize& fb, bool bench, double tUi) {
   if (!loop_.screenshotPath.empty()) {
     const RgbaImage img = readFramebuffer(fb.width, fb.height);
     if (auto st = savePng(loop_.screenshotPath, img); !st) {
-      std::fprintf(stderr, "mhascope: %s\n", st.error().message.c_str());
+      startupError(st.error().message);
       loop_.exitCode = 1;
     } else {
       std::printf("saved %s (%dx%d)\n", loop_.screenshotPath.c_str(), img.width, img.height);

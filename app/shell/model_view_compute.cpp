@@ -21,17 +21,19 @@ struct Probe {
   std::vector<int> ids;
   std::vector<std::string> labels;
   std::shared_ptr<const tokenize::BpeTokenizer> tokenizer;  // null: the folder has none (random probe)
+  std::string textNote;                                     // ModelText::textNote
 };
 
-Result<Probe> makeProbe(const ModelViewInputs& in, const ModelCaches& caches) {
+Result<Probe> makeProbe(const ModelViewInputs& in, const ModelCaches& caches, std::uint64_t memoryBudgetBytes) {
   Probe p;
   if (in.probe == ModelProbe::Text) {
-    auto mt = tokenizeForModel(in.folder, in.text, "the text", caches.tokenizers.get());
+    auto mt = tokenizeForModel(in.folder, in.text, "the text", caches.tokenizers.get(), memoryBudgetBytes);
     if (!mt) return mt.error();
     p.folder = std::make_shared<model::ModelFolder>(std::move(mt->folder));
     p.ids = std::move(mt->ids);
     p.labels = std::move(mt->labels);
     p.tokenizer = std::move(mt->tokenizer);
+    p.textNote = std::move(mt->textNote);
     return p;
   }
   auto folder = model::ModelFolder::open(in.folder);
@@ -39,10 +41,11 @@ Result<Probe> makeProbe(const ModelViewInputs& in, const ModelCaches& caches) {
   p.folder = std::make_shared<model::ModelFolder>(std::move(*folder));
   const model::ModelSpec& s = p.folder->spec();
   // Optional here: ids need no tokenizer.
+  const tokenize::TokenizerLimits limits{s.vocab, memoryBudgetBytes > 0 ? memoryBudgetBytes : defaultMemoryBudget()};
   std::shared_ptr<const tokenize::BpeTokenizer> tok;
   if (caches.tokenizers) {
-    if (auto t = caches.tokenizers->load(p.folder->dir())) tok = std::move(*t);
-  } else if (auto t = tokenize::loadTokenizer(p.folder->dir())) {
+    if (auto t = caches.tokenizers->load(p.folder->dir(), limits)) tok = std::move(*t);
+  } else if (auto t = tokenize::loadTokenizer(p.folder->dir(), limits)) {
     tok = std::make_shared<const tokenize::BpeTokenizer>(std::move(*t));
   }
   std::vector<int> avoid;
@@ -94,7 +97,7 @@ ModelViewOutcome runModelViewJob(const ModelViewInputs& in, std::uint64_t memory
   out.ticket = job;
   out.key = in;
   try {
-    auto probe = makeProbe(in, caches);
+    auto probe = makeProbe(in, caches, memoryBudgetBytes);
     if (!probe) {
       out.error = probe.error().message;
       return out;
@@ -122,6 +125,7 @@ ModelViewOutcome runModelViewJob(const ModelViewInputs& in, std::uint64_t memory
     }
     // The predicted tokens as text, for the Predictions tab (the tokenizer stays here).
     if (probe->tokenizer) model::nameTokens(*view, [&](int id) { return probe->tokenizer->displayToken(id); });
+    view->textNote = probe->textNote;
     out.result = std::make_shared<const model::ModelView>(std::move(*view));
   } catch (const std::exception& e) {  // bad_alloc and friends: shown, the window keeps running
     out.error = std::string("the model view failed: ") + e.what();

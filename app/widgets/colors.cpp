@@ -1,5 +1,7 @@
 #include "widgets/colors.hpp"
 
+#include "util/format.hpp"
+
 #include <cmath>
 
 namespace mhascope::app {
@@ -33,7 +35,7 @@ void drawResultMessage(const std::string& message, bool isError, float wrapWidth
   if (message.empty()) return;
   ImGui::PushStyleColor(ImGuiCol_Text, isError ? kErrorColor : kOkColor);
   ImGui::PushTextWrapPos(wrapWidth > 0.0f ? ImGui::GetCursorPosX() + wrapWidth : 0.0f);
-  ImGui::TextUnformatted(message.c_str());
+  ImGui::TextUnformatted(printableMessage(message).c_str());
   ImGui::PopTextWrapPos();
   ImGui::PopStyleColor();
 }

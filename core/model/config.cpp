@@ -95,8 +95,9 @@ Result<ModelSpec> parseModelConfig(std::string_view text, const std::string& wha
   if (!parsed) return parsed.error();
   const json& j = *parsed;
   if (!j.is_object()) return fileError(what, "the config must be a JSON object, got " + jsonTypeName(j));
-  if (!j.contains("model_type") || !j.at("model_type").is_string()) {
-    return fileError(what, "missing key 'model_type' (a string: " + familyTypes(" or ") + ")");
+  if (!j.contains("model_type")) return fileError(what, "missing key 'model_type' (a string: " + familyTypes(" or ") + ")");
+  if (!j.at("model_type").is_string()) {
+    return fileError(what, "'model_type' must be a string (" + familyTypes(" or ") + "), got " + j.at("model_type").dump());
   }
   const std::string type = j.at("model_type").get<std::string>();
   const Family* family = findFamily(type);

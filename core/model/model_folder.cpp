@@ -77,7 +77,15 @@ Result<ModelFolder> ModelFolder::open(const std::string& path) {
     return fileError(path, "not a model folder (a folder with config.json and model.safetensors, or its config.json)");
   }
   const std::string configPath = (fs::path(m.dir_) / "config.json").string();
-  if (!fs::exists(configPath, ec)) return fileError(m.dir_, "no config.json in the folder");
+  if (!fs::exists(configPath, ec)) {
+    // A link that leads nowhere is not a missing file: say what it is.
+    if (fs::is_symlink(fs::symlink_status(configPath, ec))) {
+      const fs::path to = fs::read_symlink(configPath, ec);
+      return fileError(configPath, "is a symbolic link to '" + to.string() + "', which " +
+                                       (ec ? "cannot be read" : "does not lead to a file (missing, or a loop of links)"));
+    }
+    return fileError(m.dir_, "no config.json in the folder");
+  }
   auto text = readFile(configPath, 16ull << 20);
   if (!text) return text.error();
   auto spec = parseModelConfig(*text, configPath);

@@ -38,6 +38,7 @@ struct ModelLayerInfo {
   bool bos = false;
   std::string bosNote;        // "BOS '<s>' first, as the tokenizer's template asks" or "no BOS: …"
   std::string tokenizerFiles; // "tokenizer.json" or "vocab.json + merges.txt"
+  std::string textNote;       // ModelText::textNote
 };
 
 // The model with the config it was built from (sizes and bias as the files decided them).

@@ -1,5 +1,7 @@
 // A text through a model folder's tokenizer (see model_text.hpp).
 #include "model_source/model_text.hpp"
+#include "util/memory_budget.hpp"
+#include "util/utf8.hpp"
 
 #include <filesystem>
 #include <utility>
@@ -40,7 +42,8 @@ std::string tokenizerFilesIdentity(const std::string& dir) {
 
 }  // namespace
 
-Result<std::shared_ptr<const tokenize::BpeTokenizer>> TokenizerCache::load(const std::string& dir) {
+Result<std::shared_ptr<const tokenize::BpeTokenizer>> TokenizerCache::load(const std::string& dir,
+                                                                          const tokenize::TokenizerLimits& limits) {
   const std::string identity = tokenizerFilesIdentity(dir);
   std::lock_guard lock(mutex_);
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
@@ -49,7 +52,7 @@ Result<std::shared_ptr<const tokenize::BpeTokenizer>> TokenizerCache::load(const
       return entries_.front().tokenizer;
     }
   }
-  auto tok = tokenize::loadTokenizer(dir);
+  auto tok = tokenize::loadTokenizer(dir, limits);
   ++loads_;
   if (!tok) return tok.error();  // not kept: the folder may get its files
   auto shared = std::make_shared<const tokenize::BpeTokenizer>(std::move(*tok));
@@ -63,16 +66,26 @@ std::size_t TokenizerCache::loads() const {
   return loads_;
 }
 
+std::string invalidUtf8Note(std::string_view text, const std::string& where) {
+  const std::size_t bad = firstInvalidUtf8(text);
+  if (bad == std::string_view::npos) return "";
+  return where + " is not valid UTF-8: its ill-formed bytes are read as U+FFFD, the replacement character (the "
+                 "first at byte " + std::to_string(bad) + ")";
+}
+
 Result<ModelText> tokenizeForModel(const std::string& modelPath, std::string text, const std::string& where,
-                                   TokenizerCache* tokenizers) {
+                                   TokenizerCache* tokenizers, std::uint64_t memoryBudgetBytes) {
   auto folder = model::ModelFolder::open(modelPath);
   if (!folder) return folder.error();
-  ModelText mt{std::move(*folder), {}, {}, std::move(text), {}, {}, false};
+  ModelText mt{std::move(*folder), {}, {}, std::move(text), {}, {}, false, {}};
+  mt.textNote = invalidUtf8Note(mt.text, where);
   if (mt.text.empty()) return makeError(where + " is empty: enter at least one token");
   Result<std::shared_ptr<const tokenize::BpeTokenizer>> tok = makeError("");
+  const tokenize::TokenizerLimits limits{mt.folder.spec().vocab,
+                                         memoryBudgetBytes > 0 ? memoryBudgetBytes : defaultMemoryBudget()};
   if (tokenizers) {
-    tok = tokenizers->load(mt.folder.dir());
-  } else if (auto own = tokenize::loadTokenizer(mt.folder.dir())) {
+    tok = tokenizers->load(mt.folder.dir(), limits);
+  } else if (auto own = tokenize::loadTokenizer(mt.folder.dir(), limits)) {
     tok = std::make_shared<const tokenize::BpeTokenizer>(std::move(*own));
   } else {
     tok = own.error();
@@ -107,7 +120,8 @@ Result<ModelText> tokenizeForModel(const std::string& modelPath, std::string tex
       return makeError("the tokenizer gives token id " + std::to_string(mt.ids[i]) + " ('" +
                        mt.tokenizer->displayToken(mt.ids[i]) + "', position " + std::to_string(i) +
                        "), outside the model's vocabulary of " + std::to_string(s.vocab) + " (vocab_size in " +
-                       mt.folder.dir() + "/config.json): the tokenizer is not this model's");
+                       mt.folder.dir() + "/config.json): the tokenizer is not this model's" +
+                       (mt.textNote.empty() ? "" : " (" + mt.textNote + ")"));
     }
   }
   for (int id : mt.ids) mt.labels.push_back(mt.tokenizer->displayToken(id));
@@ -115,10 +129,10 @@ Result<ModelText> tokenizeForModel(const std::string& modelPath, std::string tex
 }
 
 Result<ModelText> loadModelText(const std::string& modelPath, const std::optional<std::string>& text,
-                                const std::string& textFile) {
+                                const std::string& textFile, std::uint64_t memoryBudgetBytes) {
   auto t = readModelText(text, textFile);
   if (!t) return t.error();
-  return tokenizeForModel(modelPath, std::move(*t), modelTextWhere(textFile));
+  return tokenizeForModel(modelPath, std::move(*t), modelTextWhere(textFile), nullptr, memoryBudgetBytes);
 }
 
 std::string bosNote(const ModelText& mt) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 
 #include "model/model_folder.hpp"
 #include "tokenize/bpe_tokenizer.hpp"
+#include "tokenize/tokenizer_files.hpp"
 #include "util/result.hpp"
 
 namespace mhascope {
@@ -27,6 +29,9 @@ struct ModelText {
   std::vector<int> ids;             // (T) what the model reads, BOS first when added
   std::vector<std::string> labels;  // (T) the tokens as shown: spaces drawn as '␣'
   bool bos = false;                 // the tokenizer's template put a BOS first
+  // Empty, or what was done to a text that is not valid UTF-8: "the text is not valid UTF-8: its
+  // ill-formed bytes were read as U+FFFD (the first at byte 3)"; every command and view says it.
+  std::string textNote;
 };
 
 // Model folders' tokenizers, kept for the next text of the same folder: the window's jobs (the
@@ -38,8 +43,8 @@ struct ModelText {
 class TokenizerCache {
  public:
   static constexpr std::size_t kTokenizers = 4;
-  // tokenize::loadTokenizer(dir), or the one loaded before from the same unchanged files.
-  Result<std::shared_ptr<const tokenize::BpeTokenizer>> load(const std::string& dir);
+  // tokenize::loadTokenizer(dir, limits), or the one loaded before from the same unchanged files.
+  Result<std::shared_ptr<const tokenize::BpeTokenizer>> load(const std::string& dir, const tokenize::TokenizerLimits& limits = {});
   std::size_t loads() const;  // tokenizers read from files so far
 
  private:
@@ -52,19 +57,24 @@ class TokenizerCache {
   std::size_t loads_ = 0;
 };
 
+// textNote for `text` read as `where` (empty when the text is valid UTF-8).
+std::string invalidUtf8Note(std::string_view text, const std::string& where);
+
 // The folder (or its config.json), its tokenizer and the ids of `text`. `where` names the text in
 // messages ("--text", "--text-file 'a.txt'", "the text"). One line for each way this can fail:
 // an empty text, no tokenizer, no tokens, more tokens than the model has positions, an id outside
 // the vocabulary. `tokenizers` (may be null): where the tokenizer is taken from and kept.
+// The tokenizer is held to the model's vocab_size and to `memoryBudgetBytes` (0: the default
+// budget) before it is built (tokenize::TokenizerLimits).
 Result<ModelText> tokenizeForModel(const std::string& modelPath, std::string text, const std::string& where,
-                                   TokenizerCache* tokenizers = nullptr);
+                                   TokenizerCache* tokenizers = nullptr, std::uint64_t memoryBudgetBytes = 0);
 
 // readModelText and modelTextWhere (the command line's text) are declared in model_source.hpp,
 // which names no tokenizer type.
 
 // The folder, its tokenizer and the command line's text (readModelText + tokenizeForModel).
 Result<ModelText> loadModelText(const std::string& modelPath, const std::optional<std::string>& text,
-                                const std::string& textFile);
+                                const std::string& textFile, std::uint64_t memoryBudgetBytes = 0);
 
 // "BOS '<|begin_of_text|>' first, as the tokenizer's template asks" or "no BOS: …".
 std::string bosNote(const ModelText& mt);

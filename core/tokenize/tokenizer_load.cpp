@@ -485,6 +485,19 @@ Result<BpeTokenizer> BpeTokenizer::fromTokenizerJson(std::string_view bytes, con
         }
         const auto id = t.tokenId(name->get<std::string>());
         if (!id) return makeError(file + ": post_processor's " + shown(*name) + " is not a token of this tokenizer");
+        // The template inserts its special_tokens entry's ids: they must be that one token's id.
+        const json* specials = member(*p, "special_tokens");
+        const json* entry = specials != nullptr && specials->is_object() ? member(*specials, name->get<std::string>().c_str()) : nullptr;
+        if (entry != nullptr) {
+          const json* ids = entry->is_object() ? member(*entry, "ids") : nullptr;
+          const bool same = ids != nullptr && ids->is_array() && ids->size() == 1 && (*ids)[0].is_number_integer() &&
+                            (*ids)[0].get<std::int64_t>() == *id;
+          if (!same) {
+            return makeError(file + ": post_processor.special_tokens[" + shown(*name) + "].ids is " +
+                             (ids != nullptr ? shown(*ids) : std::string("missing")) + ", but " + shown(*name) +
+                             " is token " + std::to_string(*id) + " of this tokenizer: the two must agree");
+          }
+        }
         t.bos_ = *id;
       }
     }

@@ -64,4 +64,20 @@ std::string formatCellValue(float value) {
   return s;
 }
 
+std::string printableMessage(std::string_view message) {
+  std::string out;
+  out.reserve(message.size());
+  for (const char ch : message) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\n') || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 }  // namespace mhascope

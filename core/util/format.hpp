@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/result.hpp"
@@ -27,6 +28,10 @@ std::optional<std::int64_t> checkedElementCount(const std::vector<std::int64_t>&
 // characters; 1e4 and more in two significant digits; "NaN", "+inf", and "" for -inf (a
 // blocked cell says it with colour); never "-0.00".
 std::string formatCellValue(float value);
+// A message as it may reach a terminal or the window: every control byte but the newline (NUL, ESC,
+// CR, TAB …, and DEL) written as \xNN, so a name read from a file can neither cut the line nor
+// drive the terminal.
+std::string printableMessage(std::string_view message);
 // "%g"-like with `significant` digits through std::to_chars; "NaN", "+inf", "-inf"; no "-0".
 std::string formatGeneral(double v, int significant);
 

@@ -272,6 +272,22 @@ TEST_F(ModelSourceTest, TheWindowsCachesGiveTheSameLayersAndReadTheTokenizerOnce
   EXPECT_EQ(a->model.inputs.query.data, b->model.inputs.query.data);
 }
 
+// A text that is not valid UTF-8 is read with U+FFFD and said with the first offset, in the note
+// every view shows, and in the refusal when the replacement's bytes are outside the vocabulary.
+TEST_F(ModelSourceTest, InvalidUtf8TextIsSaid) {
+  EXPECT_EQ(invalidUtf8Note("abc", "--text"), "");
+  EXPECT_EQ(invalidUtf8Note("ab\xff" "cd", "--text"),
+            "--text is not valid UTF-8: its ill-formed bytes are read as U+FFFD, the replacement character (the first "
+            "at byte 2)");
+  const std::string folder = modelFolderCopy(dir_, "llama_gqa");
+  auto mt = tokenizeForModel(folder, "ab\xff" "c", "the text");
+  ASSERT_FALSE(mt.ok());
+  EXPECT_NE(mt.error().message.find("the text is not valid UTF-8"), std::string::npos) << mt.error().message;
+  auto clean = tokenizeForModel(folder, "ab ca", "the text");
+  ASSERT_TRUE(clean.ok()) << clean.error().message;
+  EXPECT_EQ(clean->textNote, "");
+}
+
 TEST_F(ModelSourceTest, ControlsAModelFolderFixes) {
   InputFiles f;
   f.model = "gpt2";

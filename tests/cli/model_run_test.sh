@@ -86,6 +86,34 @@ d = json.load(open('$T/p_$m.json'))
 assert len(d['logit_lens']) == d['layers'] == 2 and all(len(r) == 12 for r in d['logit_lens'])
 assert [c['id'] for c in d['logit_lens'][-1]] == [t[0]['id'] for t in d['predictions']]"
 done
+# Finite weights too large for float32: predict and bench say so (stderr, and --json's non_finite).
+cp -r "$T/gpt2" "$T/gpt2_huge"
+"$PY" -c "
+import json, struct, sys; sys.path.insert(0, '$(dirname "$0")/../../scripts')
+import numpy as np, mhascope_model
+t, _ = mhascope_model.read_safetensors('$T/gpt2_huge/model.safetensors')
+arrays = {k: (v.numpy() * (1e30 if k.startswith('h.0.') else 1)).astype(np.float32) for k, v in t.items()}
+header, blob = {}, b''
+for k, a in arrays.items():
+    header[k] = {'dtype': 'F32', 'shape': list(a.shape), 'data_offsets': [len(blob), len(blob) + a.nbytes]}
+    blob += a.tobytes()
+h = json.dumps(header).encode(); h += b' ' * (-len(h) % 8)
+open('$T/gpt2_huge/model.safetensors', 'wb').write(struct.pack('<Q', len(h)) + h + blob)"
+out="$("$BIN" predict --model "$T/gpt2_huge" --text-file "$T/s0.txt" --json "$T/p_huge.json" 2>&1)"; rc=$?
+[ $rc -eq 0 ] && grep -q "warning: layer 0's attention output: .* NaN or ±Inf" <<<"$out" \
+  && grep -q '"non_finite": "layer 0' "$T/p_huge.json" && ok "predict says where float32 overflowed" || bad "predict overflow: rc=$rc $out"
+grep -q '"non_finite": null' "$T/p_gpt2.json" && ok "a clean predict has non_finite null" || bad "p_gpt2.json non_finite"
+out="$("$BIN" bench --model "$T/gpt2_huge" --tokens 4 --repeat 1 2>&1)"
+grep -q "warning: layer 0's attention output" <<<"$out" && ok "bench says so too" || bad "bench overflow: $out"
+# A text that is not valid UTF-8: read with U+FFFD, and said with the first offset (the fixtures'
+# byte tokenizer gives U+FFFD's bytes ids past V = 100, so here it is said with that refusal; the
+# warning of a text that tokenizes is tests/model's ModelText test).
+printf 'ab\xffcd' > "$T/bad_utf8.txt"
+for cmd in "predict" "run --dump $T/d_utf8"; do
+  expect_error "$cmd: the text is not valid UTF-8, said with the first offset" \
+    "is not valid UTF-8: its ill-formed bytes are read as U+FFFD, the replacement character (the first at byte 2)" \
+    "$BIN" $cmd --model "$T/gpt2" --text-file "$T/bad_utf8.txt"
+done
 # The lens runs 128 positions at a time: 200 tokens (RoPE has no position table, so a copy of the
 # llama folder may declare 300 positions) cross a block boundary.
 cp -r "$T/llama_gqa" "$T/llama_long" && sed -i 's/"max_position_embeddings": 64/"max_position_embeddings": 300/' "$T/llama_long/config.json"
@@ -138,6 +166,9 @@ expect_ok "--json --force replaces it" "$BIN" predict --model "$T/gpt2" --text "
 expect_error "--dump over a folder of the user's" "is not part of an mhascope dump" \
   "$BIN" run --model "$T/gpt2" --text "ab" --dump "$T/gpt2"
 [ -f "$T/gpt2/config.json" ] && ok "the model folder is untouched" || bad "model folder changed"
+expect_error "decode --dump into the model folder" "is not part of a decode dump" \
+  "$BIN" decode --d-model 8 --heads 2 --dump "$T/gpt2"
+[ ! -e "$T/gpt2/output.npy" ] && ok "decode wrote nothing into the model folder" || bad "decode wrote into the model folder"
 
 echo "$fails failure(s)"
 [ $fails -eq 0 ]

@@ -207,8 +207,30 @@ expect_error "predict --json --force onto the index" "--model's model.safetensor
   "$BIN" predict --model "$SH" --text hi --json "$SH/model.safetensors.index.json" --force
 expect_error "predict --json --force onto --text-file" "is the same file as --text-file" \
   "$BIN" predict --model "$OW" --text-file "$T/t.json" --json "$T/t.json" --force
-expect_error "run --dump into the model folder" "a dump replaces the whole folder" \
+expect_error "run --dump into the model folder" "the output replaces the whole folder" \
   "$BIN" run --model "$OW" --text hi --dump "$OW"
+# One rule for every command: nothing is written inside the model folder, not even a new file.
+expect_error "predict --json: a new file inside the model folder" "is inside the model folder" \
+  "$BIN" predict --model "$OW" --text hi --json "$OW/new.json"
+expect_error "export --out: a new file inside the model folder" "is inside the model folder" \
+  "$BIN" export --model "$OW" --text hi --stage weights --out "$OW/new.png"
+expect_error "circuits --json: a new file inside the model folder" "is inside the model folder" \
+  "$BIN" circuits --model "$OW" --text hi --json "$OW/new.json"
+# The tokenizer is held to the model before it is built: a vocabulary far larger than vocab_size is
+# refused after a counting pass; one that fits is held to --memory-budget before it is read.
+TK="$T/bigtok"; cp -r "$M/gpt2" "$TK" && mktok "$TK"
+"$PY" -c "
+import json; p = '$TK/tokenizer.json'; j = json.load(open(p))
+for i in range(1 << 16): j['model']['vocab']['zz%d' % i] = 1000 + i
+json.dump(j, open(p, 'w'))"
+start=$(date +%s%N)
+expect_error "a tokenizer of 65 792 tokens for a model of 100" "more than twice the model's vocabulary of 100" \
+  "$BIN" info --model "$TK" --text hi
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+mktok "$TK" && head -c 2000000 /dev/zero | tr '\0' ' ' >> "$TK/tokenizer.json"  # 2 MB of JSON whitespace
+expect_error "a tokenizer beyond --memory-budget is refused before it is read" "reading the tokenizer" \
+  "$BIN" info --model "$TK" --text hi --memory-budget 1
+echo "  (the oversized tokenizer was refused in $ms ms)"
 [ "$(sums "$OW")" = "$before_ow" ] && [ "$(sums "$SH")" = "$before_sh" ] && [ "$(md5sum < "$T/t.json")" = "$before_t" ] \
   && ok "the model folders and the text files are byte for byte as before" || bad "a model folder or text file changed"
 

@@ -54,6 +54,14 @@ TEST(Format, ThousandsDoublesAndMessages) {
   EXPECT_EQ(fileError("q.npy", "bad").message, "q.npy: bad");
 }
 
+TEST(Format, PrintableMessageEscapesControlBytes) {
+  using namespace std::string_literals;
+  EXPECT_EQ(printableMessage("model_type 'gpt2\0x' is unknown"s), "model_type 'gpt2\\x00x' is unknown");
+  EXPECT_EQ(printableMessage("tensor '\x1b[31mred'"), "tensor '\\x1b[31mred'");
+  EXPECT_EQ(printableMessage("a\tb\rc\x7f"), "a\\x09b\\x0dc\\x7f");
+  EXPECT_EQ(printableMessage("two\nlines · ünïcode"), "two\nlines · ünïcode");  // newlines and UTF-8 stay
+}
+
 TEST(Format, CheckedElementCount) {
   EXPECT_EQ(checkedElementCount({}), 1);
   EXPECT_EQ(checkedElementCount({2, 3, 4}), 24);

@@ -91,6 +91,7 @@ case "$case_name" in
     cli=$("$bin" export --workspace "$out/bad.json" --out "$out/x.png" 2>&1) && fail "the CLI accepted layer 5"
     err=$(xvfb "$bin" --workspace "$out/bad.json" --screenshot "$out/x.png" 2>&1); rc=$?
     [ $rc -eq 2 ] || fail "--workspace with layer 5: exit $rc: $err"
+    grep -q "^mhascope: error: " <<<"$err" || fail "a refused launch says 'mhascope: error:': $err"
     grep -qF "layer 5 is out of range: this checkpoint has 2 layers (0 .. 1)" <<<"$err" || fail "message: $err (CLI: $cli)"
     [ -e "$out/x.png" ] && fail "a picture was made from the refused workspace"
     # in the window: cat at stage scores, head 1, zoomed; the dropped workspace changes none of it

@@ -115,6 +115,11 @@ TEST(BadTokenizerFiles, MalformedTokenizerJson) {
   j = llamaStyle();
   j["post_processor"]["processors"][1]["single"][0]["SpecialToken"]["id"] = "<|nope|>";
   EXPECT_MESSAGE(jsonError(j), "post_processor's '<|nope|>' is not a token of this tokenizer");
+  // The template's special_tokens entry inserts its own ids: they must be the added token's.
+  j = llamaStyle();
+  j["post_processor"]["processors"][1]["special_tokens"]["<|begin_of_text|>"]["ids"] = {7};
+  EXPECT_MESSAGE(jsonError(j), "post_processor.special_tokens['<|begin_of_text|>'].ids is [7], but '<|begin_of_text|>' is "
+                               "token 300 of this tokenizer: the two must agree");
 }
 
 TEST(BadTokenizerFiles, UnsupportedPartsAreRefusedByName) {

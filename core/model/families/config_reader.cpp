@@ -1,6 +1,7 @@
 // config.json's keys as a family reads them (see config_reader.hpp).
 #include "model/families/config_reader.hpp"
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 
@@ -35,6 +36,10 @@ double ConfigReader::positiveNumber(const char* key, double fallback) {
   const json& v = j_.at(key);
   if (!v.is_number() || !(v.get<double>() > 0.0) || !std::isfinite(v.get<double>())) {
     fail(std::string("'") + key + "' must be a positive number, got " + v.dump());
+    return fallback;
+  }
+  if (v.get<double>() > static_cast<double>(FLT_MAX)) {  // the forward computes in float32
+    fail(std::string("'") + key + "' must be a positive number float32 can hold (at most 3.4e38), got " + v.dump());
     return fallback;
   }
   return v.get<double>();
