@@ -239,7 +239,8 @@ std::string positionsTheoryText(const PositionsLesson& r) {
   const std::string D = std::to_string(r.shift);
   std::string s = "Why sinusoidal codes lead to RoPE: PE(p + " + D + ") = R_" + D + " PE(p), R_" + D +
                   " turning each (sin, cos) pair of features by the angle " + D +
-                  " * freq_i, one matrix whatever p, so a head can find \"the token k back\" with a linear map (the "
+                  " * freq_i (freq_i = 10000^(-2i/d_model)), one matrix whatever p, so a head can find \"the token " + D +
+                  " back\" with a linear map (the "
                   "2017 paper's hypothesis for choosing them). Checked at d_model = " + std::to_string(r.dModel) +
                   ": max |R_" + D + " PE(p) - PE(p + " + D + ")| over p = 0 .. " + std::to_string(r.positions - 1) +
                   " is " + num(r.sinusoidalRotationMax, 2) +
@@ -253,7 +254,8 @@ std::string positionsTheoryText(const PositionsLesson& r) {
       s += (i == 0 ? "" : i + 1 == n ? " and " : ", ") + num(ropeAlignedScore(r.frequencies, kRopeDecayDistances[i]), 3) +
            " at m = " + grouped(kRopeDecayDistances[i]);
     }
-    s += ". It falls and oscillates; a tendency for aligned vectors, not a rule: other q and k can score high far apart.";
+    s += ". With few pairs it mostly oscillates; with many (d_k 64 or 128) the mean falls with the distance. A "
+         "tendency for aligned vectors, not a rule: other q and k can score high far apart.";
   }
   s += " Stretching RoPE past its training length: position interpolation divides every position by the stretch "
        "factor (Chen et al. 2023); NTK-aware scaling raises the base instead, slowing the slow pairs and hardly the "

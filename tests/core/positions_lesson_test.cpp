@@ -236,6 +236,15 @@ TEST(PositionsLesson, TheoryTextStatesTheNumbersItsFormulasGive) {
   const auto f = ropeFrequencies(64, 10000.0f, RopeStyle::Half, 0);
   EXPECT_DOUBLE_EQ(ropeAlignedScore(f, 0), 1.0);
   EXPECT_LT(std::abs(ropeAlignedScore(f, 1000)), ropeAlignedScore(f, 1));
+  // "with many (d_k 64 or 128) the mean falls with the distance": at every stated distance.
+  for (int dk : {64, 128}) {
+    const auto many = ropeFrequencies(dk, 10000.0f, RopeStyle::Half, 0);
+    double previous = ropeAlignedScore(many, 0);
+    for (int dist : kRopeDecayDistances) {
+      EXPECT_LT(ropeAlignedScore(many, dist), previous) << "d_k " << dk << " m " << dist;
+      previous = ropeAlignedScore(many, dist);
+    }
+  }
 }
 
 // The intro's first sentence on the engine: no position code and no mask, a shuffled text gives the
