@@ -94,7 +94,7 @@ std::string headCircuitText(const Circuits& c, int layer, int head) {
                   fixed3(static_cast<double>(h.qk.norm())) + ", ||OV||_F " + fixed3(static_cast<double>(h.ov.norm())) +
                   ". QK: query x_t scores key x_j with x_t QK x_jT; OV: the head writes x_j OV for each key it attends to.";
   if (c.tokenSpace) {
-    s += " E QK ET: which token looks at which (a previous-token head finds its key by position, which this leaves "
+    s += " E QK Eᵀ: which token looks at which (a previous-token head finds its key by position, which this leaves "
          "out: little structure there is expected). E OV U: attending to a token (row) raises the logits of the "
          "tokens in its bright cells; a copying head has a bright diagonal: here " + percent1(h.diagonalTop) +
          " of the tokens raise their own logit most.";

@@ -103,8 +103,8 @@ std::string kvCacheScaleText(const KvCacheLesson& r) {
          " per sequence.";
   }
   s += " Decoding is memory-bandwidth bound: each step reads every weight and the whole cache to make one token per "
-       "sequence (one sequence in 16-bit: a multiply-add, 2 FLOPs, per 2-byte weight read), while the prefill reuses each weight it reads for all P tokens and is compute "
-       "bound. The cache saves recomputation, not attention: a step's one query row still meets all t cached keys, "
+       "sequence (one sequence in 16-bit: a multiply-add, 2 FLOPs, per 2-byte weight read), while the prefill reuses each weight it reads for all P tokens, so a long prompt "
+       "is compute bound. The cache saves recomputation, not attention: a step's one query row still meets all t cached keys, "
        "so its work grows with t. Serving systems keep the cache in fixed-size pages that sequences share without "
        "fragmenting memory (PagedAttention, Kwon et al. 2023, in vLLM) and often store it in 8 or 4 bits "
        "(quantised KV caches).";
