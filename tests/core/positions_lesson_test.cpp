@@ -274,12 +274,14 @@ TEST(PositionsLesson, NoPositionsNoMaskIsPermutationEquivariant) {
 
 TEST(PositionsLesson, IntroSaysWhereOrderComesFrom) {
   const std::string intro = positionsLessonIntro();
-  EXPECT_FALSE(has(intro, "ignores order")) << intro;
-  EXPECT_TRUE(has(intro, "Without a mask attention is permutation-equivariant")) << intro;
-  EXPECT_TRUE(has(intro, "Under a causal mask a model with no position code can still infer position")) << intro;
-  EXPECT_TRUE(has(intro, "Haviv et al. 2022")) << intro;
-  EXPECT_TRUE(has(intro, "Learned absolute positions (GPT-2")) << intro;
-  EXPECT_FALSE(has(intro, "depends on their distance t - j alone")) << intro;
+  for (const char* said : {"Without a mask attention is permutation-equivariant",
+                           "Under a causal mask a model with no position code can still infer position",
+                           "Haviv et al. 2022", "Learned absolute positions (GPT-2"}) {
+    EXPECT_TRUE(has(intro, said)) << said << ": " << intro;
+  }
+  for (const char* wrong : {"ignores order", "depends on their distance t - j alone"}) {
+    EXPECT_FALSE(has(intro, wrong)) << wrong << ": " << intro;
+  }
 }
 
 TEST(PositionsLesson, ShiftChoiceStaysInRange) {

@@ -73,9 +73,9 @@ TEST(WindowsLesson, ReachTextStatesTheReceptiveField) {
 // stores keys before RoPE and positions them inside the cache.
 TEST(WindowsLesson, StreamingLlmTextSaysWhatItDoesAndDoesNot) {
   const std::string s = streamingLlmText();
-  EXPECT_TRUE(has(s, "perplexity stays stable")) << s;
-  EXPECT_TRUE(has(s, "does not remember what it evicted")) << s;
-  EXPECT_TRUE(has(s, "stores keys before RoPE")) << s;
+  for (const char* said : {"perplexity stays stable", "does not remember what it evicted", "stores keys before RoPE"}) {
+    EXPECT_TRUE(has(s, said)) << said << ": " << s;
+  }
   EXPECT_FALSE(has(s, "a window runs on for millions of tokens")) << s;
 }
 
