@@ -126,8 +126,15 @@ void printCheckpointReport(const Checkpoint& ck, const Circuits& c) {
     printPairHeader();
     for (const Composition& p : c.pairs) printPairRow(p, c.baseline);
   }
-  std::printf("\nCopying score (OV's eigenvalues in token space: sum / sum of moduli; 1 = raises the attended token)\n");
-  for (const HeadCircuit& h : c.perHead) std::printf("  %-16s %7.3f\n", headName(h.layer, h.head).c_str(), h.copying);
+  std::printf("\nCopying score (OV's eigenvalues in token space: sum / sum of moduli; 1 is consistent with copying, "
+              "not proof) and diagonal (share of tokens whose own logit E OV U raises most)\n");
+  for (const HeadCircuit& h : c.perHead) {
+    if (c.tokenSpace) {
+      std::printf("  %-16s %7.3f %7.1f %%\n", headName(h.layer, h.head).c_str(), h.copying, 100.0 * h.diagonalTop);
+    } else {
+      std::printf("  %-16s %7.3f       -\n", headName(h.layer, h.head).c_str(), h.copying);
+    }
+  }
   if (c.pairs.empty()) return;
   const std::vector<Read> reads = readsByStrength(c);
   std::printf("\nStrongest reads\n");
@@ -348,7 +355,7 @@ void printModelReport(const ModelText& mt, const OneHeadCircuits& c, const std::
     for (const char kind : {'Q', 'K', 'V'}) std::printf("  %s\n", oneHeadCompositionText(c, kind).c_str());
   }
   std::printf("\nCopying score of every head (OV's eigenvalues in token space over the whole vocabulary: sum / sum of "
-              "moduli; 1 = raises the attended token)\n      ");
+              "moduli; 1 is consistent with copying, not proof: the chosen head's diagonal is below)\n      ");
   for (int h = 0; h < c.heads; ++h) std::printf(" %6s", ("H" + std::to_string(h)).c_str());
   std::printf("\n");
   for (int l = 0; l < c.layers; ++l) {

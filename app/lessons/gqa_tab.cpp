@@ -156,8 +156,9 @@ void drawGqaTab(UiContext& ctx, const LessonOutcome<GqaLesson>& outcome, lessons
   const int head = std::clamp(ctx.view.head, 0, t.heads - 1);
   const int mate = groupMate(*r, head);
   ImGui::Separator();
-  textWrapped(formatText("The engine on this sentence, W_k and W_v of each group averaged over its heads (as the GQA "
-                         "paper turns a multi-head model into a grouped one); head %d picked in the Heatmap tab. Max "
+  textWrapped(formatText("The engine on this sentence, W_k and W_v of each group averaged over its heads (the first "
+                         "step of the GQA paper, which then uptrains the grouped model for about 5 %% of its "
+                         "pre-training compute; none here); head %d picked in the Heatmap tab. Max "
                          "change from N = h: %.3g in any weight, %.3g in the outputs.",
                          head, r->maxWeightChange, r->maxOutputChange));
   struct Pic {

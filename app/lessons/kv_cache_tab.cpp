@@ -152,6 +152,10 @@ void drawKvCacheTab(UiContext& ctx, const LessonOutcome<KvCacheLesson>& outcome,
   ctx.probes.recordLabel("kv_match", r->maxAbsOutputDiff < 1e-5 && r->maxAbsWeightDiff < 1e-5 ? "decode equals the full forward"
                                                                                                 : "decode differs");
   drawStepTable(*r);
+  ImGui::Spacing();
+  const std::string scale = kvCacheScaleText(*r);
+  textWrappedDisabled(scale);
+  ctx.probes.recordLabel("kv_scale_text", scale);
 }
 
 }  // namespace mhascope::app

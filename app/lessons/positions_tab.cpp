@@ -194,6 +194,10 @@ void drawPositionsTab(UiContext& ctx, const LessonOutcome<PositionsLesson>& outc
   ImGui::EndGroup();
   ctx.probes.recordLabel("positions_frequencies", freq);
   ctx.probes.recordLabel("positions_slopes", slopes);
+  ImGui::Separator();
+  const std::string theory = positionsTheoryText(*r);
+  textWrappedDisabled(theory);
+  ctx.probes.recordLabel("positions_theory", theory);
 }
 
 }  // namespace mhascope::app

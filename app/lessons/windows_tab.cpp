@@ -117,6 +117,9 @@ void drawWindowsTab(UiContext& ctx, const LessonOutcome<WindowLesson>& outcome, 
   textWrapped(keep);
   ctx.probes.recordLabel("windows_keep", keep);
   drawWindowMemory(*r);
+  const std::string reach = windowReachText(*r);
+  textWrapped(reach);
+  ctx.probes.recordLabel("windows_reach", reach);
   ImGui::Spacing();
   textWrappedDisabled(streamingLlmText());
   const std::string first = firstKeyText(*r, h);

@@ -306,9 +306,10 @@ bool positionControls(UiContext& ctx) {
   ctx.probes.recordLabel("positions", current);
   helpMarker("Where the order of the tokens comes in. sinusoidal: a code of sines and cosines is added to each "
              "token's vector before attention (the 2017 paper). RoPE: each head's q and k are turned pair by pair "
-             "by an angle that grows with the position, so a score depends on the offset t − j (Llama, Mistral, "
-             "Qwen). ALiBi: each head subtracts a fixed slope times the distance from its scores. none: attention "
-             "alone cannot tell the order.");
+             "by an angle that grows with the position, so position enters a score only through the offset t − j "
+             "(Llama, Mistral, Qwen). ALiBi: each head subtracts a fixed slope times the distance from its scores. "
+             "none: no position code; without a mask attention then cannot tell the order (shuffled tokens give "
+             "the same outputs, shuffled), while under a causal mask a model can still infer position.");
   if (cfg.attnPositions == AttnPositions::Rope) {
     float base = cfg.ropeBase;
     if (ImGui::InputFloat("rope base", &base, 0.0f, 0.0f, "%g", ImGuiInputTextFlags_EnterReturnsTrue)) {
@@ -350,12 +351,14 @@ bool windowControls(UiContext& ctx) {
   changed |= dragSliderInt("window W", &cfg.window, 0, hi, cfg.window == 0 ? "none" : "%d").changed;
   ctx.probes.recordLastFrame("window");
   helpMarker("Sliding window: query t sees only the W keys t − W < j ≤ t under a causal mask (|t − j| < W without "
-             "one), so memory grows as T·W instead of T² (Mistral: W = 4096). 0 = no window. Drag to change; "
+             "one). A kernel that skips blocked blocks then does T·W work instead of T² (this engine computes all T² "
+             "scores, then masks); a decoder's rolling-buffer cache holds W keys per layer (Mistral 7B: W = 4096). "
+             "0 = no window. Drag to change; "
              "Ctrl+click to type a number.");
   changed |= dragSliderInt("sinks S", &cfg.sinks, 0, hi, "%d").changed;
   ctx.probes.recordLastFrame("sinks");
   helpMarker("Attention sinks: the first S keys stay visible to every query whatever the window (the causal rule "
-             "still applies), as StreamingLLM keeps them. Needs a window W.");
+             "still applies), as StreamingLLM (Xiao et al. 2023) keeps them. Needs a window W.");
   return changed;
 }
 

@@ -72,13 +72,16 @@ std::string probabilityText(double p) {
 // ---------------------------------------------------------------------------------------------
 
 constexpr const char* kLensWords =
-    "The logit lens reads each layer's residual stream (what the layers so far have added to the token's "
-    "embedding) through the model's final norm and unembedding, the model's own last step: what the model "
+    "The logit lens (nostalgebraist 2020) reads each layer's residual stream (the token's embedding plus "
+    "what the layers so far have added to it) through the model's final norm and unembedding, the model's own last step: what the model "
     "would predict if it stopped after that layer. The last row is the model's own prediction. A row is a "
     "layer, a column a position; the colour is the probability of that layer's top-1 next token (or, with "
     "the toggle, of the token the model finally predicts), the token is written in the cell when it fits. "
     "Early layers often predict the input token itself or a frequent word; the answer tends to appear "
-    "part way up and sharpen towards the last layer. A model with random weights "
+    "part way up and sharpen towards the last layer. The lens assumes every layer writes in the final "
+    "layer's basis. For some models it reads poorly, above all in the early layers (the untied Llama family "
+    "is a known case); the tuned lens (Belrose et al. 2023) learns one affine map per layer instead and reads "
+    "them better. A model with random weights "
     "predicts nothing: its probabilities are spread thin and its top-1 tokens arbitrary.";
 
 // The columns' axis, written where the row labels meet the column labels: not "T", which a

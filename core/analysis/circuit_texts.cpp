@@ -16,6 +16,23 @@ std::string fixed3(double v) {
   return buf;
 }
 
+std::string percent1(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * share);
+  return buf;
+}
+
+// What a copying score near 1 says and does not, and where to look instead.
+constexpr const char* kCopyingCaveat =
+    " Near 1 (every eigenvalue positive real) is consistent with copying, not proof of it: a head that always "
+    "raises one fixed token, whatever it attends to, scores 1 too. The diagonal of E OV U asks the copying "
+    "question itself: for how many tokens does attending to the token raise its own logit above every other?";
+
+// Token-space matrices multiply by the raw embedding on both sides.
+constexpr const char* kDirectPath =
+    " E QK Eᵀ and E OV U are the direct path from the raw embedding: for a head after layer 0 they leave out "
+    "what earlier layers (and MLPs) wrote into its input.";
+
 }  // namespace
 
 const char* compositionMeaning(char kind) {
@@ -56,11 +73,18 @@ std::string copyingText(const Circuits& c) {
   if (c.perHead.empty()) return "";
   const auto [lo, hi] = std::minmax_element(c.perHead.begin(), c.perHead.end(),
                                             [](const HeadCircuit& a, const HeadCircuit& b) { return a.copying < b.copying; });
-  return "Copying score (the eigenvalues of E OV U: their sum over the sum of their moduli): highest " +
-         headName(hi->layer, hi->head) + " " + fixed3(hi->copying) + ", lowest " + headName(lo->layer, lo->head) + " " +
-         fixed3(lo->copying) + ". 1 means every eigenvalue is positive real: attending to a token raises that same "
-         "token's logit, as an induction head's copy does; near 0 the head moves tokens without copying them; "
-         "below 0 it lowers them.";
+  std::string s = "Copying score (the eigenvalues of E OV U: their sum over the sum of their moduli): highest " +
+                  headName(hi->layer, hi->head) + " " + fixed3(hi->copying) + ", lowest " +
+                  headName(lo->layer, lo->head) + " " + fixed3(lo->copying) + "." + kCopyingCaveat;
+  if (c.tokenSpace) {
+    s += " For " + headName(hi->layer, hi->head) + ": " + percent1(hi->diagonalTop) + " of the " +
+         std::to_string(c.vocab) + " tokens; for " + headName(lo->layer, lo->head) + ": " +
+         percent1(lo->diagonalTop) + ".";
+  } else {
+    s += " That check needs the token-space matrices, left out above a vocabulary of " +
+         std::to_string(kMaxTokenSpaceVocab) + ".";
+  }
+  return s + " Near 0 the head moves tokens without copying them; below 0 it tends to lower them.";
 }
 
 std::string headCircuitText(const Circuits& c, int layer, int head) {
@@ -70,9 +94,11 @@ std::string headCircuitText(const Circuits& c, int layer, int head) {
                   fixed3(static_cast<double>(h.qk.norm())) + ", ||OV||_F " + fixed3(static_cast<double>(h.ov.norm())) +
                   ". QK: query x_t scores key x_j with x_t QK x_jT; OV: the head writes x_j OV for each key it attends to.";
   if (c.tokenSpace) {
-    s += " E QK ET: which token looks at which (a previous-token head finds its key by position, which this leaves "
+    s += " E QK Eᵀ: which token looks at which (a previous-token head finds its key by position, which this leaves "
          "out: little structure there is expected). E OV U: attending to a token (row) raises the logits of the "
-         "tokens in its bright cells; a copying head has a bright diagonal.";
+         "tokens in its bright cells; a copying head has a bright diagonal: here " + percent1(h.diagonalTop) +
+         " of the tokens raise their own logit most.";
+    s += kDirectPath;
   } else {
     s += " The token-space matrices are left out above a vocabulary of " + std::to_string(kMaxTokenSpaceVocab) + ".";
   }
@@ -123,9 +149,8 @@ std::string oneHeadCopyingText(const OneHeadCircuits& c) {
          " (the eigenvalues of E OV U: their sum over the sum of their moduli): highest " +
          headName(iHi / c.heads, iHi % c.heads) + " " + fixed3(*hi) + ", lowest " +
          headName(iLo / c.heads, iLo % c.heads) + " " + fixed3(*lo) + "; " + headName(c.layer, c.head) +
-         " " + fixed3(c.copyingAt(c.layer, c.head)) +
-         ". 1 means every eigenvalue is positive real: attending to a token raises that same token's logit, as an "
-         "induction head's copy does; near 0 the head moves tokens without copying them; below 0 it lowers them.";
+         " " + fixed3(c.copyingAt(c.layer, c.head)) + "." + kCopyingCaveat + " For " + headName(c.layer, c.head) +
+         ", over the " + std::to_string(c.tokenIds.size()) + " tokens of its E OV U map: " + percent1(c.diagonalTop) + ". Near 0 the head moves tokens without copying them; below 0 it tends to lower them.";
 }
 
 std::string oneHeadConventions(bool rope) {
@@ -158,11 +183,11 @@ std::string oneHeadMatrixText(const OneHeadCircuits& c, int distinctTokens, int 
     case 2:
       return name + ": E QK Eᵀ " + over +
              ". Row: the query's token, column: the key's token; red: that query token looks at that key token more "
-             "(content only: no position).";
+             "(content only: no position)." + kDirectPath;
     default:
       return name + ": E OV U " + over + ". Row: the attended token, column: the predicted token; red: attending to "
-             "the row's token raises that token's logit. A red diagonal is copying; this head's copying score is " +
-             copying + ".";
+             "the row's token raises that token's logit. A red diagonal is copying: " + percent1(c.diagonalTop) +
+             " of these tokens raise their own logit most (copying score " + copying + ")." + kDirectPath;
   }
 }
 

@@ -113,6 +113,18 @@ double copyingScore(const std::vector<std::complex<double>>& eig) {
   return mod > 0 ? re / mod : 0.0;
 }
 
+double diagonalTopShare(const RowMatrix& m) {
+  const Eigen::Index n = std::min(m.rows(), m.cols());
+  if (n == 0) return 0.0;
+  Eigen::Index top = 0;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    bool above = true;
+    for (Eigen::Index j = 0; j < m.cols() && above; ++j) above = j == i || m(i, j) < m(i, i);
+    top += above ? 1 : 0;
+  }
+  return static_cast<double>(top) / static_cast<double>(n);
+}
+
 Composition compose(const RowMatrix& ovA, const RowMatrix& qkB, const RowMatrix& ovB) {
   return composeD(ovA.cast<double>(), qkB.cast<double>(), ovB.cast<double>());
 }
@@ -248,6 +260,7 @@ Result<Circuits> computeCircuits(const LayerSource& source, std::optional<double
         hc.qkTokens = t.cast<float>();
         t.noalias() = emb * ov * unemb;  // (V, V)
         hc.ovTokens = t.cast<float>();
+        hc.diagonalTop = diagonalTopShare(hc.ovTokens);
       }
       // (d_k, d_k) W_o U E W_v: the nonzero spectrum of E OV U. Written over transposed views of
       // (d, d_k) and (d_k, d) copies: Eigen's small products vectorise by storage order, and this one
@@ -417,6 +430,7 @@ Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const 
     const RowMatrix dUs = ch.d * us.transpose();                       // (d_k, n)
     out.qkTokens.noalias() = esA * esB.transpose();  // (n, n) E_s QK E_sᵀ
     out.ovTokens.noalias() = esC * dUs;              // (n, n) E_s OV U_s
+    out.diagonalTop = diagonalTopShare(out.ovTokens);
   }
 
   // [SECTION] per-layer work: copying of every head, composition with the chosen head.

@@ -15,8 +15,11 @@
 //   V = ||OV^a OV^b||_F / (||OV^a||_F ||OV^b||_F)     b's values read what a wrote
 // Token space, with the embedding E (V x d_model) and unembedding U (d_model x V):
 // E QK^i Eᵀ (V x V) and E OV^i U (V x V).
-// Copying score: sum of OV's token-space eigenvalues over the sum of their moduli, in [-1, 1];
-// 1 when every eigenvalue is positive real (the head raises the logit of the token it attends to).
+// Copying score: sum of OV's token-space eigenvalues over the sum of their moduli, in [-1, 1]; 1 when
+// every eigenvalue is positive real. That is consistent with copying, not proof of it: a head that always
+// raises one fixed token c has E OV U = 1·e_cᵀ, one eigenvalue 1, score 1, and copies nothing. The
+// diagonal check beside it (diagonalTopShare) asks the copying question itself: does attending to token t
+// raise t's own logit above every other token's?
 //
 // Two computations over one source:
 //   computeCircuits      every head and every pair of heads, in double (a trained toy model: a
@@ -51,6 +54,7 @@ struct HeadCircuit {
   // solve would add V - d_k zeros that change neither sum).
   std::vector<std::complex<double>> eigenvalues;  // d_k of them
   double copying = 0;  // sum Re(lambda) / sum |lambda|; 0 when every eigenvalue is 0
+  double diagonalTop = -1;  // diagonalTopShare(ovTokens); -1 when the token-space matrices are skipped
 };
 
 struct Composition {
@@ -88,6 +92,7 @@ struct OneHeadCircuits {
   std::vector<int> tokenIds;  // the token-space axes (distinct ids of the text, first occurrence first)
   RowMatrix qkTokens;  // (n, n) E_s QK E_sᵀ: rows query token, columns key token
   RowMatrix ovTokens;  // (n, n) E_s OV U_s: rows attended token, columns predicted token
+  double diagonalTop = 0;  // diagonalTopShare(ovTokens): over the text's n distinct tokens
   std::vector<std::complex<double>> eigenvalues;  // the chosen head's d_k copying eigenvalues
 
   std::vector<double> copying;  // layers * heads, index layer * heads + head (whole vocabulary)
@@ -145,6 +150,11 @@ std::optional<double> compositionBaseline(int dModel, int dk, int samples, std::
 
 // sum Re(lambda) / sum |lambda| of a head's copying eigenvalues; 0 when every eigenvalue is 0.
 double copyingScore(const std::vector<std::complex<double>>& eigenvalues);
+// The share of the rows of a square token-space OV matrix (E OV U: rows attended token, columns predicted
+// token) whose diagonal cell is strictly above every other cell of the row: the share of tokens whose
+// own logit attending to them raises most. 1 for a copier (E OV U = I); 1/V for a head that raises one
+// fixed token whatever it attends to; 0 for an empty matrix or a dead head.
+double diagonalTopShare(const RowMatrix& ovTokens);
 
 // Every head and pair of `source` in double (the whole embedding is read; token-space matrices only
 // up to kMaxTokenSpaceVocab). `baseline`: compositionBaseline(d_model, d_k) already computed (it

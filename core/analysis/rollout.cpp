@@ -137,7 +137,9 @@ std::string rolloutText(const RowMatrix& rolledLast, int layers, const RowMatrix
     s += " The last layer's raw weights (mean over heads) put most on " + tokenName(raw[0].first, raw[0].second, labels) + ".";
   }
   s += " Each layer is ½ (mean over heads of A + I), rows summing to 1, so a token's own share stays in: rollout "
-       "traces attention through the residual stream across layers, which one layer's weights cannot show.";
+       "traces attention through the residual stream across layers, which one layer's weights cannot show. A "
+       "heuristic, not a faithful account: it ignores the value vectors' sizes and the MLPs, and the ½ on the "
+       "identity is a choice.";
   return s;
 }
 

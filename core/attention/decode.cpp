@@ -89,7 +89,9 @@ Result<DecodeSession> startDecode(const AttentionInputs& in, const MhaWeights& w
   AttentionOptions opt = options;
   opt.causal = true;  // generation sees only the past
   if (auto s = validate(in, w, opt); !s) return s.error();
-  if (!in.selfAttention) return makeError("decode runs self-attention: cross-attention (a key/value text) has no cache");
+  if (!in.selfAttention) return makeError("decode runs self-attention only: with a key/value text (cross-attention) the keys and values "
+                     "come from the other text, which an encoder-decoder model projects once and caches whole; that "
+                     "cache does not grow as tokens are made");
   if (opt.attnMask) return makeError("decode cannot use an attention mask file: its rows are made for the whole table");
   if (opt.scoresOverride) return makeError("decode cannot use hand-set scores: they are made for the whole table");
   const Sizes z = sizesOf(in, opt);

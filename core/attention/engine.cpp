@@ -55,7 +55,7 @@ void splitHeads(const Tensor& proj /*(B, T, d_model)*/, int heads, std::int64_t 
 }
 
 // RoPE: every head's rows turned by their positions 0 .. T-1 (rotatePositions), into `rotated`;
-// the split heads stay as recorded. Only q and k are turned, so a score depends on t - j alone.
+// the split heads stay as recorded. Only q and k are turned, so position enters a score only through t - j.
 void rotate(const Tensor& heads /*(B, h or N, T, d_k)*/, const AttentionOptions& opt, int threads,
             Tensor& rotated /*same shape*/) {
   const std::int64_t n = heads.dim(0) * heads.dim(1), T = heads.dim(2), dk = heads.dim(3);

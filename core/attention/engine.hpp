@@ -44,7 +44,7 @@ struct AttentionOptions {
   float ropeBase = 10000.0f;                      // inv_freq_i = base^(-2i/d_k)
   RopeStyle ropeStyle = RopeStyle::Half;
   // RoPE's frequencies given outright, inv_freq_0 .. inv_freq_{d_k/2 - 1}, when a model's config decides them
-  // (Llama 3's scaled RoPE stretches the slow ones); empty: base^(-2i/d_k). The rotation is the same either way.
+  // (Llama 3.1's scaled RoPE stretches the slow ones); empty: base^(-2i/d_k). The rotation is the same either way.
   std::vector<double> ropeInvFreq;
   bool causal = false;                   // key k blocked for query q when k > q
   // Sliding window W (0: none): query t sees keys j with t - W < j <= t under the causal mask,

@@ -73,6 +73,11 @@ std::int64_t kvCacheBytesPerToken(std::int64_t kvHeads, std::int64_t dk, int byt
   return 2 * kvHeads * dk * bytesPerNumber;
 }
 
+std::int64_t kvCacheBytesPerSequence(std::int64_t layers, std::int64_t tokens, std::int64_t kvHeads, std::int64_t dk,
+                                     int bytesPerNumber) {
+  return layers * tokens * kvCacheBytesPerToken(kvHeads, dk, bytesPerNumber);
+}
+
 ParamCount countParams(std::int64_t dModel) {
   return {4 * dModel * dModel, 4 * dModel * dModel + 4 * dModel};
 }

@@ -105,6 +105,10 @@ Status setPositions(ModelConfig& cfg, std::string_view name);
 void applyVariants(const ModelConfig& cfg, AttentionOptions& opt);
 // KV-cache bytes per token of one layer: 2 (K and V) · N · d_k · bytesPerNumber.
 std::int64_t kvCacheBytesPerToken(std::int64_t kvHeads, std::int64_t dk, int bytesPerNumber = 4);
+// KV-cache bytes of one sequence of `tokens` tokens through `layers` layers: the cache exists in every
+// layer, so layers · tokens · kvCacheBytesPerToken(N, d_k, bytesPerNumber).
+std::int64_t kvCacheBytesPerSequence(std::int64_t layers, std::int64_t tokens, std::int64_t kvHeads, std::int64_t dk,
+                                     int bytesPerNumber = 4);
 
 // Token embedding: a deterministic vector per distinct token string (hash of its bytes and the
 // seed), ~N(0, 1) per feature, so the same word gets the same vector wherever it appears.
@@ -130,7 +134,7 @@ struct ParameterTable {
   std::int64_t biases = 0;             // 4 * d_model (b_q, b_k, b_v, b_o)
   std::int64_t totalWithoutBias = 0;   // 4 * d_model^2
   std::int64_t totalWithBias = 0;      // 4 * d_model^2 + 4 * d_model
-  // With N K/V heads (grouped-query attention) W_k and W_v are (N*d_k, d_model) and b_k, b_v have
+  // With N K/V heads (grouped-query attention) W_k and W_v are (d_model, N*d_k) and b_k, b_v have
   // N*d_k entries; W_q and W_o keep d_model^2. N = h gives the totals above.
   std::int64_t kvHeads = 0;                // N
   std::int64_t kvProjection = 0;           // W_k or W_v: d_model * N * d_k

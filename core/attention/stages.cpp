@@ -89,8 +89,8 @@ const std::array<StageInfo, kStageCount> kStages = {{
     {StageId::QRotated, "q_rotated", "Rotate (Q)", "rot Q", "rotate", "Q_i = rope(Q_i, t)",
      "RoPE writes positions into the queries and keys instead of the inputs: each pair of a head's "
      "features is turned by the angle t * inv_freq_k, inv_freq_k = base^(-2k/d_k), at the token's "
-     "position t. A query at t and a key at j then meet at the angle (t - j) * inv_freq_k, so the "
-     "score depends on the offset t - j, not on where the pair sits in the text. The pairs are "
+     "position t. A query at t and a key at j then meet at the angle (t - j) * inv_freq_k, so "
+     "position enters the score only through the offset t - j, not where the pair sits in the text. The pairs are "
      "(k, k + d_k/2) in Hugging Face Llama's rotate_half (the default here) or neighbours (2k, 2k + 1) "
      "in the original Llama code (rope style interleaved); the two give the same scores once the "
      "features are permuted, but weights made for one do not fit the other.",
@@ -128,7 +128,8 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "S = S + alibi_bias", DataKind::Signed},
     {StageId::WindowMask, "window_mask", "Sliding window", "window", "mask", "blocked = blocked | (|t - j| >= W and j is not a sink)",
      "A sliding window of W keys: query t sees keys t - W < j <= t (|t - j| < W without a causal "
-     "mask), so memory and work grow as T * W instead of T^2. Attention sinks keep the first S keys "
+     "mask). A kernel that skips blocked blocks then does T * W work instead of T^2; this engine "
+     "computes all T^2 scores and masks them, to show them. Attention sinks keep the first S keys "
      "visible (keys 0 .. S-1) whatever the distance (the causal rule still applies): trained models park surplus "
      "attention on the first tokens, and dropping them from the window is what breaks streaming "
      "generation. The table is 1 where the window alone hides a key; the mask adds it to the others.",

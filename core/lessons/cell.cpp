@@ -75,9 +75,11 @@ Result<CellBreakdown> cellBreakdown(const Trace& t, int b, int head, int query, 
 
 const char* cellLessonIntro() {
   return "A score is a plain dot product: multiply query q and key k feature by feature and add up. If q and k "
-         "have roughly independent, zero-mean, unit-variance entries (true at initialisation, not guaranteed "
-         "after training), q . k has variance d_k, and dividing by sqrt(d_k) keeps its typical spread near 1 "
-         "whatever d_k. The softmax then compares the score with the rest of its row: the weight of a cell "
+         "have roughly independent, zero-mean, unit-variance entries, q . k has variance d_k, and dividing by "
+         "sqrt(d_k) keeps its typical spread near 1 whatever d_k. Whether they do depends on the inputs and the "
+         "initialisation (nn.MultiheadAttention's Xavier-uniform in_proj on unit-variance inputs gives entries of "
+         "variance 1/2, so Var(q . k) is about d_k/4 and the scaled score's about 1/4, still the same for every "
+         "d_k), and training is not bound by it. The softmax then compares the score with the rest of its row: the weight of a cell "
          "depends on every other score in the row.";
 }
 

@@ -28,6 +28,12 @@ std::vector<PublishedAttention> publishedAttentionConfigs() {
   };
 }
 
+std::optional<PublishedAttention> publishedAttention(std::string_view name) {
+  for (const PublishedAttention& m : publishedAttentionConfigs())
+    if (name == m.name) return m;
+  return std::nullopt;
+}
+
 GqaParams gqaParams(std::int64_t dModel, std::int64_t heads, std::int64_t kvHeads) {
   const std::int64_t dk = dModel / std::max<std::int64_t>(1, heads);
   GqaParams p;
@@ -141,8 +147,13 @@ const char* gqaLessonIntro() {
          "reads K/V head i // (h/N). N = h is multi-head attention, N = 1 multi-query attention. W_k and W_v "
          "shrink from d_model x d_model to d_model x N*d_k, but the real saving is at generation: every "
          "generated token keeps its keys and values of every layer in the KV cache, 2 * layers * N * d_k "
-         "numbers per token, so the cache (and the memory read per generated token) shrinks by h/N. Llama 3, "
-         "Mistral, Qwen 2.5 and SmolLM use GQA.";
+         "numbers per token, so the cache (and the memory read per generated token) shrinks by h/N. The gain is "
+         "bandwidth: decoding reads the whole cache at every step, so a smaller cache means faster steps and "
+         "more sequences at once, not fewer FLOPs in attention. Multi-query attention (Shazeer 2019) shares one "
+         "K/V head and loses some quality; GQA (Ainslie et al. 2023) sits between and comes close to multi-head "
+         "quality, and it turns a multi-head checkpoint into a grouped one by mean-pooling each group's K/V heads "
+         "and uptraining for about 5 % of the pre-training compute. Llama 3, Mistral, Qwen 2.5 and SmolLM use "
+         "GQA.";
 }
 
 namespace {

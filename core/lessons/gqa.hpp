@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attention/trace.hpp"
@@ -25,6 +27,8 @@ struct PublishedAttention {
 };
 // GPT-2 small, Llama-2-7B, Llama-2-70B, Llama-3-8B, Mistral-7B, Qwen2.5-7B, Falcon-7B, SmolLM-135M.
 std::vector<PublishedAttention> publishedAttentionConfigs();
+// The entry of publishedAttentionConfigs() called `name` (the lessons' worked examples); nullopt if none is.
+std::optional<PublishedAttention> publishedAttention(std::string_view name);
 
 // One attention layer's weight matrices (biases left out: not every model has them) with N K/V heads:
 // W_q d_model·(h·d_k), W_k and W_v d_model·(N·d_k) each, W_o (h·d_k)·d_model.
@@ -56,7 +60,7 @@ struct GqaLesson {
   std::int64_t kvBytesPerToken = 0, mhaKvBytesPerToken = 0;  // 2 · layers · N · d_k · bytes
   std::vector<PublishedRow> published;
   // The engine on the current configuration with the K/V projections of N heads made by averaging
-  // the K/V heads of each group (how the GQA paper turns a multi-head checkpoint into a grouped one),
+  // the K/V heads of each group (the GQA paper's first step, before it uptrains the grouped model),
   // against the configuration's own weights with every query head given its own K/V head.
   Trace mha;                   // N = h (the configuration's numbers)
   Trace grouped;               // N K/V heads

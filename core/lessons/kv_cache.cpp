@@ -4,6 +4,7 @@
 
 #include "attention/model.hpp"
 #include "lessons/common.hpp"
+#include "lessons/gqa.hpp"
 #include "lessons/kv_cache.hpp"
 
 namespace mhascope {
@@ -75,14 +76,38 @@ std::string kvCacheStepText(const KvCacheLesson& r) {
     s += " With the sliding window W = " + std::to_string(o.window) + (o.sinks > 0 ? " and " + std::to_string(o.sinks) +
          (o.sinks == 1 ? " sink" : " sinks") : std::string()) + ", this query reads only " +
          std::to_string(o.window + o.sinks) + " of the " + std::to_string(n) +
-         " cached rows: a streaming cache would keep just those (W + S) and evict the rest.";
+         " cached rows: a rolling cache would keep just those (W + S) and evict the rest.";
   }
   if (r.session.options.positions == AttnPositions::Rope) {
     s += " With RoPE the cache holds the keys after their rotation: each is turned once, by its own position, when it "
-         "is appended, and never again.";
+         "is appended, and never again. (StreamingLLM, which evicts keys, stores them before the rotation instead and "
+         "turns them by their place in the cache.)";
   }
   s += " Max |decode - full causal forward| over the " + std::to_string(n) + " output rows so far: " +
        num(r.maxAbsOutputDiff, 2) + (r.maxAbsOutputDiff < 1e-4 ? " (float rounding)." : ".");
+  return s;
+}
+
+std::string kvCacheScaleText(const KvCacheLesson& r) {
+  const std::int64_t N = kvHeadsOf(r.session.options), dk = r.full.dk, T = r.tokens;
+  std::string s = "The cache exists in every layer. One sequence of this text's " + grouped(T) + " tokens fills " +
+                  formatBytes(static_cast<double>(kvCacheBytesPerSequence(1, T, N, dk, 4))) + " in this one layer (" +
+                  grouped(T) + " tokens x 2 (K, V) x " + std::to_string(N) + (N == 1 ? " K/V head" : " K/V heads") +
+                  " x d_k " + std::to_string(dk) + " x 4 bytes); a model of L such layers holds L times that.";
+  if (const auto m = publishedAttention("Llama-3-8B")) {
+    const std::int64_t mdk = m->dModel / m->heads;
+    s += " " + std::string(m->name) + " at 8K context, in 16-bit: " + std::to_string(m->layers) + " layers x " +
+         std::to_string(m->kvHeads) + " K/V heads x d_k " + std::to_string(mdk) + " x 2 (K, V) x 2 bytes x " +
+         grouped(kKvExampleContext) + " tokens = " +
+         formatBytes(static_cast<double>(kvCacheBytesPerSequence(m->layers, kKvExampleContext, m->kvHeads, mdk, 2))) +
+         " per sequence.";
+  }
+  s += " Decoding is memory-bandwidth bound: each step reads every weight and the whole cache to make one token per "
+       "sequence (one sequence in 16-bit: a multiply-add, 2 FLOPs, per 2-byte weight read), while the prefill reuses each weight it reads for all P tokens, so a long prompt "
+       "is compute bound. The cache saves recomputation, not attention: a step's one query row still meets all t cached keys, "
+       "so its work grows with t. Serving systems keep the cache in fixed-size pages that sequences share without "
+       "fragmenting memory (PagedAttention, Kwon et al. 2023, in vLLM) and often store it in 8 or 4 bits "
+       "(quantised KV caches).";
   return s;
 }
 

@@ -31,6 +31,11 @@ Result<KvCacheLesson> kvCacheLesson(const Model& model, int prefill, int steps);
 // What the step just did, in words from the result: which token, the cache's rows, the one query
 // row, FLOPs against recomputing, the cache's bytes and the check against the full forward.
 std::string kvCacheStepText(const KvCacheLesson& r);
+// The context of the worked example in kvCacheScaleText (8K tokens).
+inline constexpr std::int64_t kKvExampleContext = 8192;
+// The cache at scale: this text's bytes per sequence in one layer, a published model's per sequence
+// at kKvExampleContext (kvCacheBytesPerSequence), and why decoding is bandwidth bound.
+std::string kvCacheScaleText(const KvCacheLesson& r);
 // The lesson's opening.
 const char* kvCacheLessonIntro();
 

@@ -2,6 +2,7 @@
 // measured on the engine's score tables.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "attention/model.hpp"
 #include "lessons/common.hpp"
@@ -88,6 +89,34 @@ std::vector<RopeFrequency> ropeFrequencies(int dk, float base, RopeStyle style, 
   return out;
 }
 
+double sinusoidalShiftAsRotation(int dModel, int positions, int k) {
+  if (dModel < 2 || positions < 1) return 0;
+  const std::size_t d = static_cast<std::size_t>(dModel);
+  std::vector<float> turn(d, 0.0f), pe(d), shifted(d);
+  addPositionCode(k, turn.data(), dModel);  // (sin(k f_i), cos(k f_i)) per pair: R_k's entries
+  double worst = 0;
+  for (int p = 0; p < positions; ++p) {
+    std::fill(pe.begin(), pe.end(), 0.0f);
+    std::fill(shifted.begin(), shifted.end(), 0.0f);
+    addPositionCode(p, pe.data(), dModel);
+    addPositionCode(p + k, shifted.data(), dModel);
+    for (std::size_t i = 0; i + 1 < d; i += 2) {
+      const double sa = pe[i], ca = pe[i + 1], sb = turn[i], cb = turn[i + 1];
+      // sin(a + b) = sin a cos b + cos a sin b;  cos(a + b) = cos a cos b - sin a sin b
+      worst = std::max(worst, std::abs(sa * cb + ca * sb - shifted[i]));
+      worst = std::max(worst, std::abs(ca * cb - sa * sb - shifted[i + 1]));
+    }
+  }
+  return worst;
+}
+
+double ropeAlignedScore(const std::vector<RopeFrequency>& f, double distance) {
+  if (f.empty()) return 0;
+  double sum = 0;
+  for (const RopeFrequency& x : f) sum += std::cos(distance * x.invFreq);
+  return sum / static_cast<double>(f.size());
+}
+
 Result<PositionsLesson> positionsLesson(const Model& model, int shift, bool inputsHaveCodes) {
   if (shift < 0) return makeError("the shift Δ (" + std::to_string(shift) + ") must be 0 or more");
   PositionsLesson r;
@@ -127,17 +156,24 @@ Result<PositionsLesson> positionsLesson(const Model& model, int shift, bool inpu
   r.frequencies =
       ropeFrequencies(model.weights.dModel / model.options.heads, r.ropeBase, r.ropeStyle, shift, r.ropeInvFreq);
   r.slopes = alibiSlopes(model.options.heads);
+  r.dModel = model.weights.dModel;
+  r.positions = static_cast<int>(model.inputs.query.dim(1));
+  r.sinusoidalRotationMax = sinusoidalShiftAsRotation(r.dModel, r.positions, shift);
   return r;
 }
 
 const char* positionsLessonIntro() {
-  return "Attention itself ignores order: shuffle the tokens and each one gets the same output. Three ways to "
-         "tell it where a token is. Sinusoidal codes (the 2017 paper) add a vector PE(p) to each input before "
-         "the projections, so the position is mixed into q, k and v. RoPE (Llama, Mistral, Qwen) turns each "
-         "pair of features of q and k by the angle p * inv_freq_i, inv_freq_i = base^(-2i/d_k): the score of "
-         "query t and key j then depends on their distance t - j alone, and v carries no position. ALiBi (BLOOM, "
-         "MPT) adds -m * (t - j) to head i's scaled scores, a penalty growing with the distance, steeper in the "
-         "heads with the larger slope m.";
+  return "Without a mask attention is permutation-equivariant: shuffle the tokens and each output moves with its "
+         "token, unchanged. Under a causal mask a model with no position code can still infer position, since "
+         "token t sees exactly t + 1 tokens (causal models without positions train well: Haviv et al. 2022, "
+         "Kazemnejad et al. 2023). Four ways to give it positions outright. Learned absolute positions (GPT-2, "
+         "and the Train mode's default) add a trained vector per position to each input. Sinusoidal codes (the "
+         "2017 paper) add a fixed vector PE(p) instead, so the position is mixed into q, k and v. RoPE (Su et al. "
+         "2021; Llama, Mistral, Qwen) turns each pair of features of q and k by the angle p * inv_freq_i, "
+         "inv_freq_i = base^(-2i/d_k): the score of query t and key j then depends on their contents and, for "
+         "position, only on the offset t - j; v carries no position. ALiBi (Press et al. 2022; BLOOM, MPT) adds "
+         "-m * (t - j) to head i's scaled scores, a penalty growing with the distance, steeper in the heads with "
+         "the larger slope m.";
 }
 
 std::string positionsShiftText(const PositionsLesson& r) {
@@ -166,7 +202,7 @@ std::string ropeFrequencyText(const PositionsLesson& r) {
   const RopeFrequency& slow = r.frequencies.back();
   std::string s = r.ropeInvFreq.empty()
                       ? "inv_freq_i = " + num(r.ropeBase, 6) + "^(-2i/d_k). "
-                      : "The model gives its own inv_freq_i (Llama 3's scaled RoPE: " + num(r.ropeBase, 6) +
+                      : "The model gives its own inv_freq_i (Llama 3.1's scaled RoPE, rope_type llama3: " + num(r.ropeBase, 6) +
                             "^(-2i/d_k) with the slow pairs slowed further, for long contexts). ";
   s += "Pair 0 (features " + std::to_string(fast.featureA) +
                   ", " + std::to_string(fast.featureB) + ") turns by " + num(fast.invFreq, 3) +
@@ -196,6 +232,38 @@ std::string alibiSlopesText(const PositionsLesson& r) {
   s += "Head 0 subtracts " + num(r.slopes.front(), 3) + " per token of distance and looks mostly nearby";
   if (h > 1) s += "; head " + std::to_string(h - 1) + " only " + num(r.slopes.back(), 3) + ", so it sees far";
   s += ". No learned weights: the bias is a fixed table.";
+  return s;
+}
+
+std::string positionsTheoryText(const PositionsLesson& r) {
+  const std::string D = std::to_string(r.shift);
+  std::string s = "Why sinusoidal codes lead to RoPE: PE(p + " + D + ") = R_" + D + " PE(p), R_" + D +
+                  " turning each (sin, cos) pair of features by the angle " + D +
+                  " * freq_i (freq_i = 10000^(-2i/d_model)), one matrix whatever p, so a head can find \"the token " + D +
+                  " back\" with a linear map (the "
+                  "2017 paper's hypothesis for choosing them). Checked at d_model = " + std::to_string(r.dModel) +
+                  ": max |R_" + D + " PE(p) - PE(p + " + D + ")| over p = 0 .. " + std::to_string(r.positions - 1) +
+                  " is " + num(r.sinusoidalRotationMax, 2) +
+                  ". Added to the inputs, though, the codes pass through W_q and W_k with the words; RoPE applies such "
+                  "rotations to q and k themselves, so only the offset survives in q . k.";
+  if (!r.frequencies.empty()) {
+    s += " RoPE's long-range decay (Su et al. 2021): for q = k = (1, ..., 1) the score at distance m, over its "
+         "value at m = 0, is the mean over the pairs of cos(m * inv_freq_i); with this d_k and inv_freq it is ";
+    const std::size_t n = std::size(kRopeDecayDistances);
+    for (std::size_t i = 0; i < n; ++i) {
+      s += (i == 0 ? "" : i + 1 == n ? " and " : ", ") + num(ropeAlignedScore(r.frequencies, kRopeDecayDistances[i]), 3) +
+           " at m = " + grouped(kRopeDecayDistances[i]);
+    }
+    s += ". With few pairs it mostly oscillates; with many (d_k 64 or 128) the mean falls with the distance. A "
+         "tendency for aligned vectors, not a rule: other q and k can score high far apart.";
+  }
+  s += " Stretching RoPE past its training length: position interpolation divides every position by the stretch "
+       "factor (Chen et al. 2023); NTK-aware scaling raises the base instead, slowing the slow pairs and hardly the "
+       "fast ones (bloc97 2023); YaRN interpolates only the slow pairs and tempers the softmax (Peng et al. 2023); "
+       "Llama 3.1's rope_type llama3 divides the frequencies of pairs whose wavelength exceeds 8,192 tokens by 8, "
+       "keeps those below 2,048 tokens and blends in between (its config's factor 8, low/high_freq_factor 1 and 4). ALiBi was made to train short and test long (Press et al. 2022): "
+       "the bias is defined at every distance, so a model trained on short texts runs on longer ones with no new "
+       "parameters.";
   return s;
 }
 

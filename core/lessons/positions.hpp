@@ -15,7 +15,7 @@
 namespace mhascope {
 
 // One RoPE pair of features: inv_freq_i = base^(-2i/d_k) radians per position, or the model's own
-// frequencies when it gives them (Llama 3's scaled RoPE: `invFreq`, d_k/2 of them).
+// frequencies when it gives them (Llama 3.1's scaled RoPE: `invFreq`, d_k/2 of them).
 struct RopeFrequency {
   int pair = 0;                // i
   int featureA = 0, featureB = 0;  // the two features turned together: (i, i + d_k/2) or (2i, 2i + 1)
@@ -25,6 +25,17 @@ struct RopeFrequency {
 };
 std::vector<RopeFrequency> ropeFrequencies(int dk, float base, RopeStyle style, int shift,
                                            const std::vector<double>& invFreq = {});
+
+// Sinusoidal codes are linear in one another: PE(p + k) = R_k PE(p), R_k turning each (sin, cos) pair of
+// features by the angle k · freq_i, one matrix for every p. R_k is built from PE(k) alone (its pair
+// (sin(k freq_i), cos(k freq_i))); returns max |R_k PE(p) - PE(p + k)| over p = 0 .. positions - 1 and every
+// complete pair (an odd d_model's last feature has no partner), float rounding when it holds.
+double sinusoidalShiftAsRotation(int dModel, int positions, int k);
+// RoPE's long-range decay: the score of q = k = (1, ..., 1) at distance m over its value at m = 0, which is
+// the mean over the pairs of cos(m · inv_freq_i). 0 for no pairs.
+double ropeAlignedScore(const std::vector<RopeFrequency>& f, double distance);
+// The distances positionsTheoryText reports ropeAlignedScore at.
+inline constexpr int kRopeDecayDistances[] = {1, 10, 100, 1000, 10000};
 
 struct PositionsLesson {
   int shift = 0;               // Δ
@@ -44,6 +55,8 @@ struct PositionsLesson {
   double ropeScoreMax = 0;     // max |score| under RoPE: what the difference is small against
   std::vector<RopeFrequency> frequencies;
   std::vector<float> slopes;   // ALiBi's m_i, one per head
+  int dModel = 0, positions = 0;      // d_model and T: what the rotation check below covers
+  double sinusoidalRotationMax = 0;   // sinusoidalShiftAsRotation(d_model, T, Δ)
 };
 
 // The model's inputs (sinusoidal codes taken off first when `inputsHaveCodes`) under each scheme.
@@ -57,6 +70,9 @@ std::string positionsShiftText(const PositionsLesson& r);
 std::string ropeFrequencyText(const PositionsLesson& r);
 // ALiBi's slopes for this h and what they do.
 std::string alibiSlopesText(const PositionsLesson& r);
+// Why sinusoidal codes relate to RoPE (PE(p + Δ) = R_Δ PE(p), checked here), RoPE's long-range decay at
+// this d_k and base, how RoPE contexts are extended, and what ALiBi was made for.
+std::string positionsTheoryText(const PositionsLesson& r);
 
 namespace lessons {
 

@@ -210,7 +210,7 @@ class QuizBuilder {
               ", h = " + H + " query heads, N = " + std::to_string(N) + " K/V heads)?",
           numberChoice(params), numericDistractors(params, {mha, pt.totalWithoutBiasKv * h / N, pt.qkvReal}),
           "W_q and W_o stay (d_model, d_model); W_k and W_v only have to make N * d_k = " + std::to_string(N * dk) +
-              " features, so each is (N*d_k, d_model): 2 * " + D + "^2 + 2 * " + D + " * " + std::to_string(N * dk) +
+              " features, so each is (d_model, N*d_k): 2 * " + D + "^2 + 2 * " + D + " * " + std::to_string(N * dk) +
               " = " + std::to_string(pt.totalWithoutBiasKv) +
               (w.hasBias ? ", plus biases 2 * " + D + " + 2 * " + std::to_string(N * dk) : std::string()) +
               ". Multi-head attention with the same sizes would hold " + std::to_string(mha) + ".");
@@ -451,7 +451,7 @@ class QuizBuilder {
           "Query heads come in h / N = " + std::to_string(group) + " groups of consecutive heads: query head i reads "
               "K/V head floor(i / (h/N)) = floor(" + std::to_string(i) + " / " + std::to_string(group) + ") = " +
               std::to_string(g) + " (PyTorch: K.repeat_interleave(h // N, dim=1)). The query heads of a group "
-              "still attend differently, because each has its own rows of W_q.");
+              "still attend differently, because each has its own columns of W_q (i*d_k .. (i+1)*d_k - 1).");
     }
 
     if (dk % 2 == 0 && Tq >= 2 && Tk >= 2 && stageRecorded(t, StageId::QHeads) && stageRecorded(t, StageId::KHeads)) {
@@ -483,11 +483,12 @@ class QuizBuilder {
       }
       add("RoPE turns q and k by angles set by their positions. Shift every position by " + std::to_string(delta) +
               " (the same sentence, later in a document): what happens to head 0's scores q_t . k_j?",
-          "Nothing: they depend only on t - j, the distance between the two tokens",
+          "Nothing: position enters them only through t - j, the offset between the two tokens",
           {"Every score grows, because the angles grow with the position",
            "They are multiplied by cos(" + std::to_string(delta) + " * theta)",
            "Only the first " + std::to_string(delta) + " keys change"},
-          "Turning q by angle t*theta and k by j*theta leaves q . k depending on (t - j)*theta alone. Measured on "
+          "Turning q by angle t*theta and k by j*theta leaves q . k depending on the two vectors and, for position, "
+              "on (t - j)*theta alone. Measured on "
               "this trace (head 0, batch item 0, base " + num(t.ropeBase) + "): the largest |change| over " +
               std::to_string(nq * nk) + " scores is " + num(diff, 2) + " against scores up to " + num(top, 3) +
               " -- float rounding. Sinusoidal codes are added to the inputs instead, so their scores mix absolute "

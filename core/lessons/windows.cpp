@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "lessons/common.hpp"
+#include "lessons/gqa.hpp"
 #include "lessons/windows.hpp"
 
 namespace mhascope {
@@ -168,11 +169,30 @@ std::string firstKeyText(const WindowLesson& r, int head) {
   return s;
 }
 
+std::int64_t windowReach(std::int64_t layers, std::int64_t window) { return layers * (window - 1); }
+
+std::string windowReachText(const WindowLesson& r) {
+  const std::int64_t W = r.window;
+  std::string s = "Stacked layers see further than one: under the causal mask query t reads keys back to t - " + std::to_string(W - 1) +
+                  " here, and what those keys hold was read by the layer below from " + std::to_string(W - 1) +
+                  " positions further back, so L layers reach L x (W - 1) positions back (" +
+                  std::to_string(windowReach(2, W)) + " with 2 layers of W = " + std::to_string(W) + ").";
+  if (const auto m = publishedAttention("Mistral-7B")) {
+    s += " " + std::string(m->name) + " (Jiang et al. 2023): " + std::to_string(m->layers) + " layers x (" +
+         grouped(kMistralWindow) + " - 1) = " + grouped(windowReach(m->layers, kMistralWindow)) +
+         " positions (the paper rounds it to 32 x 4,096, about 131K tokens). A reach, not a memory: what arrives from that "
+         "far has passed through every layer's window. A decoder's cache for the window is a rolling buffer of W "
+         "keys per layer: token t's K and V overwrite slot t mod W, so the cache stops growing at W.";
+  }
+  return s;
+}
+
 const char* windowLessonIntro() {
   return "A sliding window lets each query see only its last W keys: query t sees keys j with t - W < j <= t under the "
          "causal mask, |t - j| < W without it. Sinks are the first S keys, kept visible to every query however far "
-         "back they are (the causal rule still applies). The scores kept per head then grow as T·(W + S) instead of "
-         "T², and a decoder's cache holds W + S keys instead of all T (Mistral 7B: W = 4096).";
+         "back they are (the causal rule still applies). The scores a head can use then grow as T·(W + S) instead of "
+         "T² (a kernel that skips blocked blocks saves the rest of the work; this engine computes every score and "
+         "masks), and a decoder's cache can hold W + S keys per layer instead of all T (Mistral 7B: W = 4096).";
 }
 
 const char* streamingLlmText() {
@@ -180,7 +200,9 @@ const char* streamingLlmText() {
          "Why the first ones: trained language models give them a large share of the weight whatever they say (the "
          "softmax must put its weight somewhere, and the first tokens, seen by every query, become the dump; the "
          "paper measured it in Llama-2, MPT, Falcon and Pythia). Evict them and that weight lands on the other keys: "
-         "the outputs shift and perplexity blows up; keep them and a window runs on for millions of tokens. Random "
+         "the outputs shift and perplexity blows up; keep them and perplexity stays stable over millions of tokens "
+         "(Xiao et al. 2023). It does not remember what it evicted: only the kept W + S keys reach the output. It "
+         "stores keys before RoPE and gives each its place in the cache, not in the text, as its position. Random "
          "weights show no sink, as the numbers below say. Whether a model has one is measured here, not assumed: open "
          "a trained layer in the pipeline (the Train mode's Open in pipeline, or --checkpoint with --layer) and the "
          "numbers below are its own; the Train mode's tiny models need not have learnt one.";

@@ -15,7 +15,8 @@
 namespace mhascope {
 
 // Score cells one head keeps for T queries over T keys (self-attention), with window W (0: none)
-// and S sinks, causal or not: what it computes and holds, O(T·(W + S)) instead of O(T²).
+// and S sinks, causal or not: what a kernel that skips blocked cells computes and holds, O(T·(W + S))
+// instead of O(T²) (this engine computes every cell and masks).
 std::int64_t visibleScoreCells(std::int64_t T, int window, int sinks, bool causal);
 
 struct WindowMemoryRow {
@@ -57,6 +58,12 @@ Result<WindowLesson> windowLesson(const Model& model, int window, int sinks, boo
 std::string windowKeepText(const WindowLesson& r);
 // How much weight the first token takes here against a uniform share, and whether that is a sink.
 std::string firstKeyText(const WindowLesson& r, int head);
+// How far back L stacked windowed layers reach: each layer reads W - 1 positions back, so L · (W - 1).
+std::int64_t windowReach(std::int64_t layers, std::int64_t window);
+// Mistral-7B's sliding_window (mistralai/Mistral-7B-v0.1 config.json), the example of windowReachText.
+inline constexpr std::int64_t kMistralWindow = 4096;
+// The receptive field of stacked windows (this W, and Mistral-7B's) and the rolling-buffer cache.
+std::string windowReachText(const WindowLesson& r);
 // The lesson's opening, and what StreamingLLM keeps and why.
 const char* windowLessonIntro();
 const char* streamingLlmText();

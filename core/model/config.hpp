@@ -20,7 +20,7 @@ struct Family;  // core/model/families/family.hpp: what the family's keys, names
 enum class Arch { Gpt2, Llama, Mistral, Qwen2, Other };
 const char* archName(Arch a);  // the config's model_type: "gpt2", "llama", "mistral", "qwen2"
 
-// Llama 3's rope_scaling (rope_type "llama3"): low frequencies (wavelength above
+// Llama 3.1's rope_scaling (rope_type "llama3"): low frequencies (wavelength above
 // original_max_position_embeddings / low_freq_factor) are divided by `factor`, high ones (below
 // original / high_freq_factor) kept, the ones between blended smoothly.
 struct Llama3RopeScaling {
@@ -54,7 +54,7 @@ struct ModelSpec {
 // Parses config.json's text; `what` (the file's path) names it in every message.
 Result<ModelSpec> parseModelConfig(std::string_view json, const std::string& what);
 
-// RoPE's inverse frequencies inv_freq_i, i < d_k/2: theta^(-2i/d_k), with Llama 3's scaling when
+// RoPE's inverse frequencies inv_freq_i, i < d_k/2: theta^(-2i/d_k), with Llama 3.1's scaling when
 // the config asks for it (as Hugging Face computes them, in double here).
 std::vector<double> ropeInverseFrequencies(const ModelSpec& spec);
 

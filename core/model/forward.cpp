@@ -100,7 +100,7 @@ AttentionOptions attentionOptionsFor(const ModelSpec& spec) {
     ao.positions = AttnPositions::Rope;
     ao.ropeBase = static_cast<float>(spec.ropeTheta);
     ao.ropeStyle = spec.family->ropeStyle;  // every family today: Hugging Face's rotate_half, pairs (i, i + d_k/2)
-    // Llama 3's stretched frequencies are not base^(-2i/d_k): the engine is given them outright, so the
+    // Llama 3.1's stretched frequencies are not base^(-2i/d_k): the engine is given them outright, so the
     // layer still records its rotated q and k.
     if (spec.ropeScaling.enabled) ao.ropeInvFreq = ropeInverseFrequencies(spec);
   }

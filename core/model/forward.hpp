@@ -64,7 +64,7 @@ struct ForwardResult {
 double estimateForwardBytes(const ModelSpec& spec, std::int64_t T, const ForwardOptions& opt);
 
 // The attention options the family decides for every layer: h and N K/V heads, the causal mask,
-// RoPE for a RoPE family (rope_theta, its pairing — Hugging Face's rotate_half — and Llama 3's scaled
+// RoPE for a RoPE family (rope_theta, its pairing — Hugging Face's rotate_half — and Llama 3.1's scaled
 // frequencies as ropeInvFreq when rope_scaling asks for them) and Mistral's window. The memory budget and
 // threads are the caller's.
 AttentionOptions attentionOptionsFor(const ModelSpec& spec);

@@ -204,9 +204,11 @@ std::vector<std::string> circuitLesson(const std::vector<Evaluation>& history, s
            std::to_string(f.fallTo) + " (" + fixed2(f.lossFrom) + " → " + fixed2(f.lossTo) +
            ") — the phase change. The thresholds are fixed lines the scores cross partway up, so the step all of them are met comes later.";
     }
-    r += " The fall is abrupt because neither head lowers the loss alone: the previous-token head's output helps "
-         "only once a later head's keys read it, and the induction head has nothing to match until it is written — "
-         "so both grow slowly together until they work as a pair, and then the loss drops at once.";
+    r += " A likely reason the fall is abrupt (a hypothesis, not measured by this run): neither head lowers the "
+         "loss alone — the previous-token head's output helps only once a later head's keys read it, and the "
+         "induction head has nothing to match until it is written — so both grow slowly together until they work "
+         "as a pair. Switching either head off (the roles table's off column) shows what each does now, not how "
+         "they grew.";
   } else {
     r = "The circuit has not formed yet (probe loss " + fixed2(e.loss) + ", needs < 0.5 with previous-token, prefix "
         "matching and copying at or above " + fixed2(kRoleThreshold) + ").";

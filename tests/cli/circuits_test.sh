@@ -12,7 +12,7 @@ out="$("$BIN" circuits --checkpoint "$CK" 2>&1)"; rc=$?
 grep -qE "^  layer 0 head 1 +layer 1 head 0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$" <<<"$out" \
   && ok "composition table: every pair with Q, K, V and the baseline" || bad "table: $out"
 [ "$(grep -cE "^  layer [01] head [01] +layer 1 head [01] " <<<"$out")" -eq 4 ] && ok "four pairs for 2 x 2 heads" || bad "pairs: $out"
-grep -qE "^  layer 1 head 1 +[-0-9.]+$" <<<"$out" && ok "copying score per head" || bad "copying: $out"
+grep -qE "^  layer 1 head 1 +[-0-9.]+ +[0-9.]+ %$" <<<"$out" && ok "copying score and diagonal per head" || bad "copying: $out"
 grep -qE "^  layer 1 head [01] reads layer 0 head [01] through its (queries|keys|values): [QKV]-composition [0-9.]+, baseline [0-9.]+$" <<<"$out" \
   && ok "strongest reads in words" || bad "words: $out"
 grep -qE "^  Rollout \(Abnar & Zuidema 2020\): position 15 after all 2 layers draws most on token [0-9]+ 'a[0-9]+' 0\.[0-9]{3}" <<<"$out" \
@@ -98,7 +98,7 @@ expect_error "--export-dir is a file" "exists and is not a folder" "$BIN" circui
 
 # A one-layer model: no pairs, said on stderr; the copying scores are still printed.
 out="$("$BIN" circuits --checkpoint "$FIX/train/l1.safetensors" --json "$T/l1.json" 2>"$T/l1.err")"; rc=$?
-[ $rc -eq 0 ] && grep -q "composition needs two or more" "$T/l1.err" && grep -qE "^  layer 0 head 1 +[-0-9.]+$" <<<"$out" \
+[ $rc -eq 0 ] && grep -q "composition needs two or more" "$T/l1.err" && grep -qE "^  layer 0 head 1 +[-0-9.]+ +[0-9.]+ %$" <<<"$out" \
   && grep -q '"pairs": \[\]' "$T/l1.json" && grep -q "after all 1 layer draws" <<<"$out" \
   && ok "one layer: said so, copying and rollout still printed, pairs empty" \
   || bad "one layer rc=$rc: $out $(cat "$T/l1.err")"

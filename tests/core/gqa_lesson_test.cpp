@@ -145,6 +145,20 @@ TEST(GqaLesson, SharingTextStatesTheLiveNumbers) {
   EXPECT_TRUE(has(mqa, "K/V head 0 is read by query heads 0, 1, 2, 3.")) << mqa;
 }
 
+// Where GQA comes from and what it buys: MQA (Shazeer 2019), the GQA paper's mean-pool then uptrain,
+// and that the gain is bandwidth, not attention FLOPs.
+TEST(GqaLesson, IntroNamesTheOriginTheTradeOffAndTheGain) {
+  const std::string s = gqaLessonIntro();
+  for (const char* part : {"Shazeer 2019", "Ainslie et al. 2023", "mean-pooling", "uptraining for about 5 %",
+                           "The gain is bandwidth", "not fewer FLOPs"}) {
+    EXPECT_TRUE(has(s, part)) << part << ": " << s;
+  }
+  const auto llama = publishedAttention("Llama-3-8B");
+  ASSERT_TRUE(llama.has_value());
+  EXPECT_EQ(llama->kvHeads, 8);
+  EXPECT_FALSE(publishedAttention("no such model").has_value());
+}
+
 TEST(GqaLesson, HeadsSharingKeysStillDifferBecauseOfTheirOwnWq) {
   const Model m = buildOrDie(sized(16, 4));
   const GqaLesson r = lessonOrDie(m, 2);

@@ -148,7 +148,7 @@ TEST(LessonQuiz, TodaysAttentionQuestionsUseTheLiveSizes) {
   const auto qh = numbersIn(group->question.substr(group->question.find("query head ")));
   ASSERT_FALSE(qh.empty());
   EXPECT_EQ(answerOf(*group), "K/V head " + std::to_string(qh[0] / 2));  // h / N = 2 query heads per K/V head
-  // Under GQA the parameter count has W_k, W_v of (N*d_k, d_model) = (8, 16).
+  // Under GQA the parameter count has W_k, W_v of (d_model, N*d_k) = (16, 8).
   EXPECT_EQ(answerOf(*findQuestion(quiz, "How many learned numbers")),
             std::to_string(2 * 256 + 2 * 16 * 8 + 2 * 16 + 2 * 8));
   const QuizQuestion* rope = findQuestion(quiz, "RoPE turns q and k");

@@ -453,7 +453,8 @@ TEST(LessonTexts, CellIntroStatesTheAssumptionAndItHolds) {
   const std::string intro = cellLessonIntro();
   EXPECT_FALSE(has(intro, "Scaling keeps its size independent of d_k")) << intro;
   EXPECT_TRUE(has(intro, "roughly independent, zero-mean, unit-variance entries")) << intro;
-  EXPECT_TRUE(has(intro, "not guaranteed after training")) << intro;
+  EXPECT_TRUE(has(intro, "depends on the inputs and the initialisation")) << intro;
+  EXPECT_TRUE(has(intro, "Var(q . k) is about d_k/4")) << intro;
   // With independent unit-variance entries the scaled spread is ~1 for every d_k; with aligned q
   // and k (as training can make them) it grows like sqrt(d_k) even after scaling.
   std::mt19937 rng(3);
@@ -473,6 +474,39 @@ TEST(LessonTexts, CellIntroStatesTheAssumptionAndItHolds) {
     }
     EXPECT_NEAR(std::sqrt(sumIndep / n), 1.0, 0.08) << "d_k " << dk;
     if (dk >= 16) EXPECT_GT(sumAligned / n, 0.8 * std::sqrt(static_cast<double>(dk))) << "d_k " << dk;
+  }
+}
+
+// The intro's example: nn.MultiheadAttention's in_proj (3 d_model, d_model) drawn Xavier-uniform,
+// U(-a, a) with a = sqrt(6 / (d_model + 3 d_model)), on unit-variance inputs: q and k entries of
+// variance 1/2, Var(q . k) about d_k / 4 for a query and a key of two independent tokens.
+TEST(LessonTexts, CellIntroXavierExampleHolds) {
+  std::mt19937 rng(5);
+  std::normal_distribution<double> n01(0.0, 1.0);
+  for (int d : {16, 64}) {
+    const int dk = d / 4;  // h = 4
+    const double a = std::sqrt(6.0 / (d + 3.0 * d));
+    std::uniform_real_distribution<double> u(-a, a);
+    double sumQ2 = 0, sumDot2 = 0;
+    const int n = 3000;
+    for (int s = 0; s < n; ++s) {
+      std::vector<double> x(static_cast<std::size_t>(d)), y(static_cast<std::size_t>(d));
+      for (auto& v : x) v = n01(rng);
+      for (auto& v : y) v = n01(rng);
+      double dot = 0;
+      for (int i = 0; i < dk; ++i) {  // head 0's rows of in_proj's query and key parts, fresh each sample
+        double q = 0, k = 0;
+        for (int j = 0; j < d; ++j) {
+          q += u(rng) * x[static_cast<std::size_t>(j)];
+          k += u(rng) * y[static_cast<std::size_t>(j)];
+        }
+        dot += q * k;
+        sumQ2 += q * q / dk;
+      }
+      sumDot2 += dot * dot;
+    }
+    EXPECT_NEAR(sumQ2 / n, 0.5, 0.03) << "d_model " << d;
+    EXPECT_NEAR(sumDot2 / n / dk, 0.25, 0.025) << "d_model " << d;
   }
 }
 

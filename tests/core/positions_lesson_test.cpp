@@ -4,9 +4,13 @@
 // codes taken off the inputs, and the lesson's sentences against its numbers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
+#include <vector>
 
+#include "attention/model.hpp"
 #include "lesson_fixtures.hpp"
 #include "lessons/common.hpp"
 #include "lessons/lessons.hpp"
@@ -68,7 +72,7 @@ TEST(PositionsLesson, FrequenciesAreTheEnginesRotation) {
   EXPECT_EQ(ropeFrequencies(8, 10000.0f, RopeStyle::Interleaved, 0)[1].featureB, 3);  // (2i, 2i + 1)
 }
 
-// A model that gives its own RoPE frequencies (Llama 3's scaled RoPE, a layer of a model folder):
+// A model that gives its own RoPE frequencies (Llama 3.1's scaled RoPE, a layer of a model folder):
 // the lesson's RoPE run and its shift use them, and sinusoidal / ALiBi run without them (they are
 // RoPE's alone, and the engine refuses them elsewhere).
 TEST(PositionsLesson, TheModelsOwnFrequenciesAreKeptForRopeOnly) {
@@ -171,6 +175,113 @@ TEST(PositionsLesson, DegenerateShapesAndCrossAttention) {
   EXPECT_NE(r.rope.tq, r.rope.tk);
   EXPECT_LT(r.ropeShiftMax, 1e-5);
   EXPECT_GT(r.sinusoidalShiftMax, 1e-2);
+}
+
+// PE(p + k) = R_k PE(p): checked independently of the lesson's helper, with R_k built from the 2017
+// paper's frequencies 10000^(-2i/d_model) and applied to addPositionCode's PE(p); a wrong rotation
+// (the angle's sign flipped) fails by whole units, so the check can fail.
+TEST(PositionsLesson, SinusoidalShiftIsARotationThatDependsOnlyOnK) {
+  for (int d : {2, 8, 9, 32, 64}) {
+    for (int k : {1, 5, 100, 1000}) {
+      double worst = 0, wrongSign = 0;
+      for (int p = 0; p < 40; ++p) {
+        std::vector<float> pe(static_cast<std::size_t>(d), 0.0f), shifted(static_cast<std::size_t>(d), 0.0f);
+        addPositionCode(p, pe.data(), d);
+        addPositionCode(p + k, shifted.data(), d);
+        for (int i = 0; i + 1 < d; i += 2) {
+          const double b = k * std::pow(10000.0, -static_cast<double>(i) / d);  // R_k's angle for this pair
+          const double s = pe[static_cast<std::size_t>(i)], c = pe[static_cast<std::size_t>(i + 1)];
+          const double gotS = shifted[static_cast<std::size_t>(i)], gotC = shifted[static_cast<std::size_t>(i + 1)];
+          worst = std::max({worst, std::abs(s * std::cos(b) + c * std::sin(b) - gotS),
+                            std::abs(c * std::cos(b) - s * std::sin(b) - gotC)});
+          wrongSign = std::max(wrongSign, std::abs(s * std::cos(b) - c * std::sin(b) - gotS));
+        }
+      }
+      EXPECT_LT(worst, 1e-5) << "d_model " << d << " k " << k;
+      if (d >= 8) EXPECT_GT(wrongSign, 0.1) << "d_model " << d << " k " << k;
+      EXPECT_LT(sinusoidalShiftAsRotation(d, 40, k), 1e-5) << "d_model " << d << " k " << k;
+      EXPECT_LE(std::abs(sinusoidalShiftAsRotation(d, 40, k) - worst), 1e-6);
+    }
+  }
+  EXPECT_EQ(sinusoidalShiftAsRotation(1, 10, 3), 0.0);  // no complete pair
+}
+
+// The theory text's live numbers: the rotation check at this d_model, T and Δ, and RoPE's decay
+// mean_i cos(m · base^(-2i/d_k)) at each stated distance, recomputed here from the base.
+TEST(PositionsLesson, TheoryTextStatesTheNumbersItsFormulasGive) {
+  for (auto [d, h, shift] : {std::tuple{16, 2, 5}, {32, 4, 100}, {64, 4, 7}}) {
+    const Model m = buildOrDie(sized(d, h));
+    const PositionsLesson r = lessonOrDie(m, shift, true);
+    const std::string text = positionsTheoryText(r);
+    const int T = static_cast<int>(m.inputs.query.dim(1));
+    const std::string D = std::to_string(shift);
+    EXPECT_TRUE(has(text, "PE(p + " + D + ") = R_" + D + " PE(p)")) << text;
+    EXPECT_TRUE(has(text, "Checked at d_model = " + std::to_string(d) + ": max |R_" + D + " PE(p) - PE(p + " + D +
+                              ")| over p = 0 .. " + std::to_string(T - 1) + " is " +
+                              num(sinusoidalShiftAsRotation(d, T, shift), 2)))
+        << text;
+    EXPECT_LT(r.sinusoidalRotationMax, 1e-5);
+    const int dk = d / h;
+    for (int dist : kRopeDecayDistances) {
+      double mean = 0;
+      for (int i = 0; i < dk / 2; ++i) mean += std::cos(dist * std::pow(10000.0, -2.0 * i / dk));
+      mean /= dk / 2;
+      EXPECT_TRUE(has(text, num(mean, 3) + " at m = " + lesson_detail::grouped(dist))) << dist << ": " << text;
+    }
+    EXPECT_TRUE(has(text, "Su et al. 2021")) << text;
+    EXPECT_TRUE(has(text, "Llama 3.1's rope_type llama3")) << text;
+    EXPECT_TRUE(has(text, "Press et al. 2022")) << text;
+  }
+  // Aligned q and k score less far apart at the default base: the decay the text names.
+  const auto f = ropeFrequencies(64, 10000.0f, RopeStyle::Half, 0);
+  EXPECT_DOUBLE_EQ(ropeAlignedScore(f, 0), 1.0);
+  EXPECT_LT(std::abs(ropeAlignedScore(f, 1000)), ropeAlignedScore(f, 1));
+  // "with many (d_k 64 or 128) the mean falls with the distance": at every stated distance.
+  for (int dk : {64, 128}) {
+    const auto many = ropeFrequencies(dk, 10000.0f, RopeStyle::Half, 0);
+    double previous = ropeAlignedScore(many, 0);
+    for (int dist : kRopeDecayDistances) {
+      EXPECT_LT(ropeAlignedScore(many, dist), previous) << "d_k " << dk << " m " << dist;
+      previous = ropeAlignedScore(many, dist);
+    }
+  }
+}
+
+// The intro's first sentence on the engine: no position code and no mask, a shuffled text gives the
+// same output rows, shuffled; under the causal mask it does not (token t sees t + 1 tokens).
+TEST(PositionsLesson, NoPositionsNoMaskIsPermutationEquivariant) {
+  for (bool causal : {false, true}) {
+    ModelConfig a = sized(16, 4, "the cat sat on mats");
+    a.positions = false;
+    a.mask = causal ? MaskKind::Causal : MaskKind::None;
+    ModelConfig b = a;
+    b.text = "on the mats cat sat";  // position i of b holds token perm[i] of a
+    const int perm[] = {3, 0, 4, 1, 2};
+    const Tensor oa = traceOf(buildOrDie(a)).tensor(StageId::Output), ob = traceOf(buildOrDie(b)).tensor(StageId::Output);
+    const std::int64_t d = oa.dim(2);
+    double worst = 0;
+    for (int i = 0; i < 5; ++i)
+      for (std::int64_t f = 0; f < d; ++f)
+        worst = std::max(worst, std::abs(static_cast<double>(ob.data[static_cast<std::size_t>(i * d + f)]) -
+                                         oa.data[static_cast<std::size_t>(perm[i] * d + f)]));
+    if (causal) {
+      EXPECT_GT(worst, 1e-2);
+    } else {
+      EXPECT_LT(worst, 1e-5);
+    }
+  }
+}
+
+TEST(PositionsLesson, IntroSaysWhereOrderComesFrom) {
+  const std::string intro = positionsLessonIntro();
+  for (const char* said : {"Without a mask attention is permutation-equivariant",
+                           "Under a causal mask a model with no position code can still infer position",
+                           "Haviv et al. 2022", "Learned absolute positions (GPT-2"}) {
+    EXPECT_TRUE(has(intro, said)) << said << ": " << intro;
+  }
+  for (const char* wrong : {"ignores order", "depends on their distance t - j alone"}) {
+    EXPECT_FALSE(has(intro, wrong)) << wrong << ": " << intro;
+  }
 }
 
 TEST(PositionsLesson, ShiftChoiceStaysInRange) {

@@ -53,6 +53,32 @@ TEST(WindowsLesson, VisibleCellsAreTheEnginesUnblockedCells) {
   }
 }
 
+// Stacked windows reach L · (W - 1) positions back: 2 layers of this W, and Mistral-7B's 32 layers of
+// W = 4096 (32 · 4095 = 131,040), recomputed here.
+TEST(WindowsLesson, ReachTextStatesTheReceptiveField) {
+  const Model m = buildOrDie(sized(12, 3, "a b c d e f g h i"));
+  for (int W : {1, 3, 5}) {
+    auto r = windowLesson(m, W, 1, true);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    const std::string s = windowReachText(*r);
+    EXPECT_TRUE(has(s, "(" + std::to_string(2 * (W - 1)) + " with 2 layers of W = " + std::to_string(W) + ")")) << s;
+    EXPECT_EQ(windowReach(2, W), 2 * (W - 1));
+    EXPECT_EQ(32 * (4096 - 1), 131040);
+    EXPECT_TRUE(has(s, "Mistral-7B (Jiang et al. 2023): 32 layers x (4,096 - 1) = 131,040 positions")) << s;
+    EXPECT_TRUE(has(s, "rolling buffer of W keys per layer")) << s;
+  }
+}
+
+// StreamingLLM: what it keeps, that it keeps perplexity stable rather than remembering, and that it
+// stores keys before RoPE and positions them inside the cache.
+TEST(WindowsLesson, StreamingLlmTextSaysWhatItDoesAndDoesNot) {
+  const std::string s = streamingLlmText();
+  for (const char* said : {"perplexity stays stable", "does not remember what it evicted", "stores keys before RoPE"}) {
+    EXPECT_TRUE(has(s, said)) << said << ": " << s;
+  }
+  EXPECT_FALSE(has(s, "a window runs on for millions of tokens")) << s;
+}
+
 TEST(WindowsLesson, KeptKeysFollowTheWindowAndTheSinks) {
   const Model m = buildOrDie(sized(12, 3, "a b c d e f g h i"));  // T = 9
   for (bool causal : {true, false}) {
@@ -337,6 +363,36 @@ TEST(KvCacheLesson, WindowTextCountsTheRowsTheQueryReads) {
   EXPECT_FALSE(has(kvCacheStepText(*none), "sliding window")) << kvCacheStepText(*none);
 }
 
+// The cache at scale: this text's bytes per sequence in one layer is T · 2 · N · d_k · 4, and the worked
+// example is Llama-3-8B's 32 layers · 8 K/V heads · d_k 128 · 2 (K, V) · 2 bytes · 8192 tokens = 1 GiB,
+// both recomputed here from the formula the text states.
+TEST(KvCacheLesson, ScaleTextStatesTheCacheOfASequence) {
+  for (int kvHeads : {0, 2, 1}) {
+    const Model m = buildOrDie(kvConfig(kvHeads, AttnPositions::None));
+    const int N = kvHeads == 0 ? 4 : kvHeads, dk = 6;
+    auto r = kvCacheLesson(m, 3, 1);
+    ASSERT_TRUE(r.ok());
+    const int T = r->tokens;
+    const std::string s = kvCacheScaleText(*r);
+    EXPECT_TRUE(has(s, "this text's " + std::to_string(T) + " tokens fills " + formatBytes(2.0 * T * N * dk * 4) +
+                           " in this one layer (" + std::to_string(T) + " tokens x 2 (K, V) x " + std::to_string(N) +
+                           (N == 1 ? " K/V head" : " K/V heads") + " x d_k 6 x 4 bytes)"))
+        << s;
+    EXPECT_EQ(kvCacheBytesPerSequence(1, T, N, dk, 4), 2LL * T * N * dk * 4);
+    const long long llama = 32LL * 8 * 128 * 2 * 2 * 8192;
+    EXPECT_EQ(llama, 1LL << 30);
+    EXPECT_EQ(kvCacheBytesPerSequence(32, 8192, 8, 128, 2), llama);
+    EXPECT_TRUE(has(s, "Llama-3-8B at 8K context, in 16-bit: 32 layers x 8 K/V heads x d_k 128 x 2 (K, V) x 2 bytes x "
+                       "8,192 tokens = " + formatBytes(static_cast<double>(llama)) + " per sequence"))
+        << s;
+    EXPECT_TRUE(has(s, "1.0 GiB per sequence")) << s;
+    for (const char* part : {"memory-bandwidth bound", "compute bound", "its work grows with t", "every layer",
+                             "PagedAttention, Kwon et al. 2023", "quantised KV caches"}) {
+      EXPECT_TRUE(has(s, part)) << part << ": " << s;
+    }
+  }
+}
+
 TEST(KvCacheLesson, RefusalsAndRanges) {
   const Model m = buildOrDie(kvConfig(0, AttnPositions::None));
   EXPECT_FALSE(kvCacheLesson(m, 0, 0).ok());
@@ -349,7 +405,9 @@ TEST(KvCacheLesson, RefusalsAndRanges) {
   cross.kvText = "a b c";
   auto c = kvCacheLesson(buildOrDie(cross), 1, 0);
   ASSERT_FALSE(c.ok());
-  EXPECT_TRUE(has(c.error().message, "decode runs self-attention")) << c.error().message;
+  EXPECT_TRUE(has(c.error().message, "decode runs self-attention only")) << c.error().message;
+  // Cross-attention has a cache too in an encoder-decoder model: made once, it does not grow.
+  EXPECT_TRUE(has(c.error().message, "projects once and caches whole; that cache does not grow")) << c.error().message;
   Trace t;
   t.tq = t.tk = 6;
   lessons::KvCache::Choices k;

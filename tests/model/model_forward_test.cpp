@@ -95,7 +95,7 @@ TEST_P(ModelFolderMatchesTorch, EveryLayerAndTheLogits) {
     EXPECT_TRUE(t.causal);
     EXPECT_EQ(t.kvHeads, model->spec().kvHeads);
     EXPECT_GT(t.tensor(StageId::Scores).data.size(), 0u) << "every stage of the chosen layer is recorded";
-    if (model->spec().rope()) {  // Llama 3's scaled RoPE too: its frequencies are the engine's
+    if (model->spec().rope()) {  // Llama 3.1's scaled RoPE too: its frequencies are the engine's
       EXPECT_EQ(t.positions, AttnPositions::Rope);
       EXPECT_EQ(t.ropeStyle, RopeStyle::Half);
       EXPECT_EQ(t.tensor(StageId::QRotated).data.size(), static_cast<std::size_t>(model->spec().heads) * T * model->spec().dk())
@@ -137,7 +137,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ModelFolderMatchesTorch,
                                            Case{"llama3_scaled", Arch::Llama, "F32"}),
                          [](const auto& info) { return std::string(info.param.folder); });
 
-// The fixtures exercise what they claim to: GQA, Qwen's biases, Mistral's window, Llama 3's scaling.
+// The fixtures exercise what they claim to: GQA, Qwen's biases, Mistral's window, Llama 3.1's scaling.
 TEST(ModelConfig, FixturesUseTheVariants) {
   auto llama = ModelFolder::open(kModels + "llama_gqa");
   ASSERT_TRUE(llama.ok()) << llama.error().message;
@@ -280,7 +280,7 @@ TEST(ModelForward, OnAttentionSeesWhatKeepAttentionKeeps) {
   }
 }
 
-// Llama 3's scaled RoPE runs through the engine's rotation with the config's frequencies: the traced
+// Llama 3.1's scaled RoPE runs through the engine's rotation with the config's frequencies: the traced
 // layer records q_rotated and k_rotated, turned by the scaled inv_freq (not base^(-2i/d_k)), and the
 // memory estimate holds no hand-set score table.
 TEST(ModelForward, ScaledRopeLayerRecordsItsRotation) {

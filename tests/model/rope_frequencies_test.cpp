@@ -1,4 +1,4 @@
-// RoPE with frequencies given outright (AttentionOptions::ropeInvFreq, how Llama 3's scaled RoPE
+// RoPE with frequencies given outright (AttentionOptions::ropeInvFreq, how Llama 3.1's scaled RoPE
 // reaches the engine): the forward, the one-head path and the KV-cache decoder all turn q and k by
 // them; base^(-2i/d_k) given outright is the default bit for bit; a wrong count, a non-finite value
 // or frequencies without RoPE are refused in one line naming the values.

@@ -171,6 +171,27 @@ TEST(Circuits, CopyingScoreOfAPositiveAndANegativeCopier) {
     const Circuits c = computeCircuits(p);
     EXPECT_NEAR(c.perHead[0].copying, sign, 1e-9);
     EXPECT_TRUE(c.perHead[0].ovTokens.isApprox(static_cast<float>(sign) * RowMatrix::Identity(6, 6)));
+    // The diagonal check: every token raises its own logit most (sign 1), none does (sign -1).
+    EXPECT_DOUBLE_EQ(c.perHead[0].diagonalTop, sign > 0 ? 1.0 : 0.0);
+  }
+  {
+    // A head that raises token 2 whatever it attends to: E OV U = 1 e_2ᵀ (OV = W_vᵀ W_oᵀ with W_v = I, so
+    // out_proj's row 2 is all ones). One eigenvalue, 1: copying score 1, yet it copies nothing; only
+    // token 2's own row has its diagonal on top, so the diagonal check gives 1/V.
+    GptParams fixed = p;
+    fixed.blocks[0].inW.middleRows(12, 6) = RowMatrix::Identity(6, 6);
+    fixed.blocks[0].outW.setZero();
+    fixed.blocks[0].outW.row(2).setOnes();
+    const Circuits c = computeCircuits(fixed);
+    RowMatrix expected = RowMatrix::Zero(6, 6);
+    expected.col(2).setOnes();
+    EXPECT_TRUE(c.perHead[0].ovTokens.isApprox(expected)) << c.perHead[0].ovTokens;
+    EXPECT_NEAR(c.perHead[0].copying, 1.0, 1e-9);
+    EXPECT_DOUBLE_EQ(c.perHead[0].diagonalTop, 1.0 / 6.0);
+    // The words say what the score cannot tell and give the diagonal's share.
+    const std::string words = copyingText(c);
+    EXPECT_NE(words.find("consistent with copying, not proof of it"), std::string::npos) << words;
+    EXPECT_NE(words.find("16.7 % of the 6 tokens"), std::string::npos) << words;
   }
   // A pure rotation (eigenvalues ±i) moves tokens without copying: score 0.
   RowMatrix rot = RowMatrix::Zero(6, 6);

@@ -49,7 +49,7 @@ void acceptOnly(ConfigReader& r, const char* key, std::initializer_list<const ch
 void refuseFlag(ConfigReader& r, const char* key, bool refused, const char* note = "");
 // Llama's attention_bias: biases on q, k, v and o.
 void readAttentionBias(ConfigReader& r, ModelSpec& s);
-// rope_scaling: absent, null, "default" or Llama 3's "llama3" (factor, low/high_freq_factor,
+// rope_scaling: absent, null, "default" or Llama 3.1's "llama3" (factor, low/high_freq_factor,
 // original_max_position_embeddings); any other kind is refused.
 void readRopeScaling(ConfigReader& r, ModelSpec& s);
 // head_dim: the engine splits d_model into h heads of d_k = d_model / h, so another head_dim is refused.

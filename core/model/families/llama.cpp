@@ -1,5 +1,5 @@
 // Llama (model_type "llama": Llama 2 and 3.x, TinyLlama, SmolLM2): the Llama decoder (llama_decoder.hpp)
-// with attention_bias (biases on q, k, v and o) and Llama 3's rope_scaling.
+// with attention_bias (biases on q, k, v and o) and Llama 3.1's rope_scaling.
 #include "model/families/llama_decoder.hpp"
 
 namespace mhascope::model::families {
