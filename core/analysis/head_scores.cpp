@@ -5,6 +5,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "attention/uniform_share.hpp"
+
 namespace mhascope {
 
 TokenRepeats::TokenRepeats(const int* tokens, int T) : T_(std::max(0, T)) {
@@ -78,6 +80,44 @@ HeadScores HeadScoreSums::scores() const {
   if (seenRows_ > 0) s.prevTokenSeen /= seenRows_;
   if (s.inductionQueries > 0) s.induction /= static_cast<double>(s.inductionQueries);
   return s;
+}
+
+HeadScores uniformHeadScores(const TokenRepeats& r) {
+  // The sums of HeadScoreSums with every row's weight uniformShare(t + 1) on each of its keys, in
+  // closed form per row (no (T, T) pattern is formed).
+  const int T = r.size();
+  HeadScores s;
+  double prevRows = 0, newRows = 0, seenRows = 0;
+  for (int t = 0; t < T; ++t) {
+    const double w = uniformShare(t + 1);
+    s.self += w;
+    if (t >= 1) {
+      s.prevToken += w;
+      s.sink += w;
+      prevRows += 1;
+      (r.seen(t) ? s.prevTokenSeen : s.prevTokenNew) += w;
+      (r.seen(t) ? seenRows : newRows) += 1;
+    }
+    if (t >= 2 && r.hasEarlierCopy(t)) {
+      s.induction += static_cast<double>(r.copiesEnd(t) - r.copiesBegin(t)) * w;
+      s.inductionQueries += 1;
+    }
+  }
+  if (T > 0) s.self /= T;
+  if (prevRows > 0) {
+    s.prevToken /= prevRows;
+    s.sink /= prevRows;
+  }
+  if (newRows > 0) s.prevTokenNew /= newRows;
+  if (seenRows > 0) s.prevTokenSeen /= seenRows;
+  if (s.inductionQueries > 0) s.induction /= static_cast<double>(s.inductionQueries);
+  s.entropy = evenCausalEntropy(T);
+  return s;
+}
+
+double aboveChance(double score, double chance) {
+  if (!(chance < 1.0)) return 0.0;
+  return std::clamp((score - chance) / (1.0 - chance), 0.0, 1.0);
 }
 
 double evenCausalEntropy(int T) {
