@@ -82,37 +82,35 @@ HeadScores HeadScoreSums::scores() const {
   return s;
 }
 
-HeadScores uniformHeadScores(const TokenRepeats& r) {
-  // The sums of HeadScoreSums with every row's weight uniformShare(t + 1) on each of its keys, in
-  // closed form per row (no (T, T) pattern is formed).
+void HeadScoreSums::addUniform(const TokenRepeats& r) {
+  // addRoles and addPrefixMatching of a pattern whose row t is uniformShare(t + 1) on each of its
+  // keys, in closed form per row (no (T, T) pattern is formed): every share is that weight, the
+  // row's entropy ln(t + 1), prefix matching the weight times the counted copies.
   const int T = r.size();
-  HeadScores s;
-  double prevRows = 0, newRows = 0, seenRows = 0;
   for (int t = 0; t < T; ++t) {
     const double w = uniformShare(t + 1);
-    s.self += w;
+    sum_.self += w;
+    sum_.entropy += std::log(static_cast<double>(t + 1));
+    rows_ += 1;
     if (t >= 1) {
-      s.prevToken += w;
-      s.sink += w;
-      prevRows += 1;
-      (r.seen(t) ? s.prevTokenSeen : s.prevTokenNew) += w;
-      (r.seen(t) ? seenRows : newRows) += 1;
+      sum_.prevToken += w;
+      sum_.sink += w;
+      prevRows_ += 1;
+      const bool seen = r.seen(t);
+      (seen ? sum_.prevTokenSeen : sum_.prevTokenNew) += w;
+      (seen ? seenRows_ : newRows_) += 1;
     }
     if (t >= 2 && r.hasEarlierCopy(t)) {
-      s.induction += static_cast<double>(r.copiesEnd(t) - r.copiesBegin(t)) * w;
-      s.inductionQueries += 1;
+      sum_.induction += static_cast<double>(r.copiesEnd(t) - r.copiesBegin(t)) * w;
+      sum_.inductionQueries += 1;
     }
   }
-  if (T > 0) s.self /= T;
-  if (prevRows > 0) {
-    s.prevToken /= prevRows;
-    s.sink /= prevRows;
-  }
-  if (newRows > 0) s.prevTokenNew /= newRows;
-  if (seenRows > 0) s.prevTokenSeen /= seenRows;
-  if (s.inductionQueries > 0) s.induction /= static_cast<double>(s.inductionQueries);
-  s.entropy = evenCausalEntropy(T);
-  return s;
+}
+
+HeadScores uniformHeadScores(const TokenRepeats& r) {
+  HeadScoreSums sums;
+  sums.addUniform(r);
+  return sums.scores();
 }
 
 double aboveChance(double score, double chance) {

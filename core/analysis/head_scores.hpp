@@ -68,6 +68,8 @@ class HeadScoreSums {
   void addRoles(const float* a /*(T, T)*/, const TokenRepeats& r);
   // Prefix matching of one sequence's a (T, T).
   void addPrefixMatching(const float* a /*(T, T)*/, const TokenRepeats& r);
+  // Both for a head spreading every row evenly over its causal keys (uniformHeadScores).
+  void addUniform(const TokenRepeats& r);
   HeadScores scores() const;
 
  private:
