@@ -17,16 +17,18 @@ Then the measurement: `mhascope train --task induction --positions alibi --layer
 --steps N --eval-every 25 --log ...` one run at a time (the reference setting otherwise: d_model 64,
 h = 2, vocab 64, T 32, batch 16), and a Markdown table per run: the largest previous-token score at
 first occurrences of any layer-0 head over every evaluation (and its step), the probe loss at the
-last step, and the best prefix matching and copying there (any layer). Standard library only.
+last step, and the best prefix matching and copying there (any layer). Standard library only;
+the runs go through induction_seeds.run.
 """
 import argparse
-import csv
 import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import induction_seeds  # noqa: E402  (one way to run `mhascope train` and read its log)
 
 
 def bound(m, kmin, kmax):
@@ -55,27 +57,19 @@ def main():
     out = a.out or tempfile.mkdtemp(prefix="alibi_previous_token_")
     os.makedirs(out, exist_ok=True)
     print(f"\n| layers | seed | max previous-token, layer 0, first occurrences (step) | probe loss at step {a.steps} "
-          "| prefix matching | copying | seconds |")
-    print("|---|---|---|---|---|---|---|")
+          "| prefix matching | copying |")
+    print("|---|---|---|---|---|---|")
     for layers in a.layers:
         for seed in range(1, a.seeds + 1):
-            log = os.path.join(out, f"alibi_L{layers}_{seed}.csv")
-            cmd = [a.binary, "train", "--task", "induction", "--positions", "alibi", "--layers", str(layers),
-                   "--heads", str(a.heads), "--seed", str(seed), "--steps", str(a.steps), "--eval-every", "25",
-                   "--log", log, "--force"]
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode != 0:
-                sys.exit(f"alibi_previous_token: error: {' '.join(cmd)} failed: {r.stderr.strip()}")
-            m = re.search(r"([0-9.]+) s in all", r.stdout)
-            with open(log, newline="") as f:
-                rows = [{k: float(v) if v else None for k, v in row.items()} for row in csv.DictReader(f)]
+            _, rows = induction_seeds.run(a.binary, "alibi", seed, a.steps, out,
+                                          ("--layers", str(layers), "--heads", str(a.heads)))
             prev = [k for k in rows[0] if re.fullmatch(r"layer0_head\d+_prev_token_new", k)]
             best_row = max(rows, key=lambda row: max(row[k] for k in prev))
             top = max(best_row[k] for k in prev)
             last = rows[-1]
             ind = max((k for k in last if re.fullmatch(r"layer\d+_head\d+_induction", k)), key=lambda k: last[k])
             print(f"| {layers} | {seed} | {top:.3f} ({int(best_row['step'])}) | {last['probe_loss']:.3f} | {last[ind]:.2f} "
-                  f"| {last[ind.replace('induction', 'copying')]:.2f} | {m.group(1) if m else '?'} |")
+                  f"| {last[ind.replace('induction', 'copying')]:.2f} |")
             sys.stdout.flush()
 
 
