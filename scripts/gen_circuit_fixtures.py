@@ -10,6 +10,7 @@ computed in float64 from the float32 parameters, straight from the definitions (
 PyTorch storage y = x W^T, LayerNorm and biases left out):
   qk.L.H, ov.L.H              W_q^T W_k, W_v^T W_o^T of head H of layer L   (d_model, d_model)
   qk_tokens.L.H, ov_tokens.L.H E QK E^T, E OV U                               (V, V)
+  qk_positions.L.H             P QK P^T, P the learned position table pos.weight  (T, T)
   copying                      (L, h) sum(eig) / sum|eig| of E OV U, from torch.linalg.eigvals on
                                the whole V x V matrix (mhascope solves an equivalent d_k x d_k one)
   composition                  (pairs, 3) Q, K, V for every earlier/later head pair, in the order
@@ -90,6 +91,7 @@ def make_case(name, path):
     sd = {k: v.detach() for k, v in model.state_dict().items()}
     V, d, h, L = (int(meta[k]) for k in ("vocab", "d_model", "heads", "layers"))
     E, U = sd["emb.weight"], sd["out.weight"].T  # (V, d), (d, V)
+    P = sd["pos.weight"]  # (T, d): these checkpoints learn their positions
     out, qk, ov = {}, {}, {}
     copying = torch.zeros(L, h, dtype=torch.float64)
     for layer in range(L):
@@ -99,6 +101,7 @@ def make_case(name, path):
             out[f"qk.{layer}.{head}"], out[f"ov.{layer}.{head}"] = qk[layer, head], ov[layer, head]
             out[f"qk_tokens.{layer}.{head}"] = E @ qk[layer, head] @ E.T
             out[f"ov_tokens.{layer}.{head}"] = E @ ov[layer, head] @ U
+            out[f"qk_positions.{layer}.{head}"] = P @ qk[layer, head] @ P.T
             eig = torch.linalg.eigvals(out[f"ov_tokens.{layer}.{head}"])
             copying[layer, head] = eig.real.sum() / eig.abs().sum()
     out["copying"] = copying

@@ -54,10 +54,11 @@ composition product d_model x d_model) — on CIRCUIT_TOKENS. The convention mat
   composition Q = ||OV^a QK^b|| / (||OV^a|| ||QK^b||), K = ||QK^b OV^aᵀ|| / (…), V = ||OV^a OV^b|| / (…);
   copying = Σ Re λ / Σ |λ| over E OV U's eigenvalues (V of them, V - d_k of them zero up to rounding);
   token space over the text's distinct ids (first occurrence first): E_s QK E_sᵀ, E_s OV U_s;
+  position space (GPT-2: learned positions) over the text's positions 0 … T−1: P_s QK P_sᵀ;
   rollout = Π rownorm(½ (mean over heads of A_l + I)) of the reference forward's attention.
   <name>.json: tokens, token_ids, layer, head, copying (L x h), reads / read_by ([from layer, from
   head, to layer, to head, q, k, v]), eigenvalues (the d_k of largest modulus, [re, im]);
-  <name>_{qk,ov,qk_tokens,ov_tokens,rollout,last_mean}.npy float32.
+  <name>_{qk,ov,qk_tokens,ov_tokens,rollout,last_mean}.npy float32 (+ qk_positions for GPT-2).
 `--circuits-only` writes these files alone (the weights are rebuilt from the same seeds).
 """
 import json
@@ -413,12 +414,15 @@ def write_circuits(name, cfg, W, forward, cases):
         read_by = [[l, i, lb, hb, *composition(ov, *mats[(lb, hb)])] for lb in range(l + 1, L) for hb in range(h)]
         lam = sorted(eig[(l, i)], key=lambda z: (-abs(z), z.imag))[:dk]
         Es = E[distinct]
+        mats_out = [("qk", qk), ("ov", ov), ("qk_tokens", Es @ qk @ Es.T), ("ov_tokens", Es @ ov @ U[:, distinct])]
+        if gpt2:  # learned positions: P QK P^T over the text's positions, P = wpe's first rows (no norm centring)
+            P = W["wpe.weight"].detach().to(torch.float64).numpy()[:len(CIRCUIT_TOKENS)]
+            mats_out.append(("qk_positions", P @ qk @ P.T))
         base = os.path.join(out, f"{name}_l{l}_h{i}")
         with open(base + ".json", "w") as fjs:
             json.dump({"tokens": CIRCUIT_TOKENS, "token_ids": distinct, "layer": l, "head": i, "copying": copying,
                        "reads": reads, "read_by": read_by, "eigenvalues": [[z.real, z.imag] for z in lam]}, fjs)
-        for what, m in (("qk", qk), ("ov", ov), ("qk_tokens", Es @ qk @ Es.T), ("ov_tokens", Es @ ov @ U[:, distinct]),
-                        ("rollout", rolled), ("last_mean", attn[-1].detach().to(torch.float64).numpy().mean(0))):
+        for what, m in mats_out + [("rollout", rolled), ("last_mean", attn[-1].detach().to(torch.float64).numpy().mean(0))]:
             np.save(f"{base}_{what}.npy", m.astype(np.float32))
 
 

@@ -22,10 +22,11 @@ import sys
 import tempfile
 
 
-def run(binary, positions, seed, steps, out):
-    log = os.path.join(out, f"{positions}_{seed}.csv")
+def run(binary, positions, seed, steps, out, extra=()):
+    """One run; `extra`: more `mhascope train` options (their values also name the log)."""
+    log = os.path.join(out, "_".join([positions, *extra, str(seed)]).replace("-", "") + ".csv")
     cmd = [binary, "train", "--task", "induction", "--positions", positions, "--seed", str(seed), "--steps",
-           str(steps), "--eval-every", "25", "--log", log, "--force"]
+           str(steps), "--eval-every", "25", "--log", log, "--force", *extra]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"induction_seeds: error: {' '.join(cmd)} failed: {r.stderr.strip()}")

@@ -59,14 +59,22 @@ void circuitsSectionTitle(const char* title) {
 
 std::string circuitsHeadTag(int layer, int head) { return "L" + std::to_string(layer) + " H" + std::to_string(head); }
 
-void drawCircuitsMatrixPicker(UiContext& ctx, int& matrix, bool tokenSpace) {
+void drawCircuitsMatrixPicker(UiContext& ctx, int& matrix, bool tokenSpace, bool positionSpace) {
   const float em = ImGui::GetFontSize();
-  for (int m = 0; m < 4; ++m) {
+  const auto available = [&](int m) {
+    return m == kCircuitsPositionMatrix ? positionSpace : m >= 2 ? tokenSpace : true;
+  };
+  if (!available(matrix)) matrix = 1;
+  for (int m = 0; m <= kCircuitsPositionMatrix; ++m) {
     ImGui::PushID(m);
     sameLineOrWrap(5 * em);
-    ImGui::BeginDisabled(m >= 2 && !tokenSpace);
+    ImGui::BeginDisabled(!available(m));
     if (ImGui::RadioButton(kCircuitsMatrixNames[m], matrix == m)) matrix = m;
     ImGui::EndDisabled();
+    if (m == kCircuitsPositionMatrix && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+      ImGui::SetTooltip(positionSpace ? "The score from the positions alone: a previous-token head has a bright sub-diagonal"
+                                      : "Only for a model with a learned position table (GPT-2, the Train mode's learned positions)");
+    }
     ctx.probes.recordLastItem(std::string("circuits_m_") + kCircuitsMatrixStems[m]);
     ImGui::PopID();
   }
@@ -190,7 +198,6 @@ void drawHeadSection(UiContext& ctx, CircuitsView& view, const CircuitsEntry& e,
   const Circuits& c = *e.circuits;
   view.layer = std::clamp(view.layer, 0, c.layers - 1);
   view.head = std::clamp(view.head, 0, c.heads - 1);
-  if (!c.tokenSpace && view.matrix >= 2) view.matrix = 1;
   const float em = ImGui::GetFontSize();
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("head");
@@ -206,16 +213,20 @@ void drawHeadSection(UiContext& ctx, CircuitsView& view, const CircuitsEntry& e,
   ImGui::SliderInt("##head", &view.head, 0, c.heads - 1, "head %d", ImGuiSliderFlags_AlwaysClamp);
   ImGui::EndDisabled();
   ctx.probes.recordLastItem("circuits_head");
-  drawCircuitsMatrixPicker(ctx, view.matrix, c.tokenSpace);
+  drawCircuitsMatrixPicker(ctx, view.matrix, c.tokenSpace, c.positions > 0);
   const HeadCircuit& h = c.at(view.layer, view.head);
-  const RowMatrix& m = view.matrix == 0 ? h.qk : view.matrix == 1 ? h.ov : view.matrix == 2 ? h.qkTokens : h.ovTokens;
+  const RowMatrix& m = view.matrix == 0   ? h.qk
+                       : view.matrix == 1 ? h.ov
+                       : view.matrix == 2 ? h.qkTokens
+                       : view.matrix == 3 ? h.ovTokens
+                                          : h.qkPositions;
   Slice2D slice;
   slice.stage = StageId::Scores;  // signed numbers: the diverging map on a range symmetric about 0
   slice.head = view.head;
   slice.rows = static_cast<int>(m.rows());
   slice.cols = static_cast<int>(m.cols());
   slice.data = m.data();
-  const bool tokens = view.matrix >= 2;
+  const bool tokens = view.matrix == 2 || view.matrix == 3;
   slice.rowAxis = kCircuitsRowAxes[view.matrix];
   slice.colAxis = kCircuitsColAxes[view.matrix];
   if (tokens) slice.rowLabels = slice.colLabels = in.vocabLabels;
@@ -225,7 +236,8 @@ void drawHeadSection(UiContext& ctx, CircuitsView& view, const CircuitsEntry& e,
                             (view.matrix == 0   ? " = W_qᵀ W_k (query x QK keyᵀ = score)"
                              : view.matrix == 1 ? " = W_vᵀ W_oᵀ (what the head writes for a key)"
                              : view.matrix == 2 ? " (which token looks at which)"
-                                                : " (attending to a token raises these logits)");
+                             : view.matrix == 3 ? " (attending to a token raises these logits)"
+                                                : " (which position looks at which, from the positions alone)");
   ImGui::SameLine();
   const std::string stem = std::string(kCircuitsMatrixStems[view.matrix]) + "_l" + std::to_string(view.layer) + "_h" +
                            std::to_string(view.head);

@@ -78,7 +78,7 @@ struct CircuitsInput {
 // The choices and caches of one Circuits view (the Train mode's and the pipeline's are separate).
 struct CircuitsView {
   int layer = 0, head = 0;  // the head whose matrices are shown
-  int matrix = 0;           // 0 QK, 1 OV, 2 E QK E^T, 3 E OV U
+  int matrix = 0;           // 0 QK, 1 OV, 2 E QK E^T, 3 E OV U, 4 P QK P^T
   int kind = 1;             // the composition shown: 0 Q, 1 K, 2 V
   static constexpr std::size_t kCacheSteps = 32;
   std::vector<CircuitsEntry> cache;          // most recently used last

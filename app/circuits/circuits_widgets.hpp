@@ -29,15 +29,19 @@ HeatmapHover drawCircuitsMap(UiContext& ctx, const char* id, Slice2D& slice, Dat
 HeatmapHover drawCircuitsMap(UiContext& ctx, const char* id, Slice2D& slice, DataKind kind, ColormapId colormap,
                              ColorRange range, TextureKey key, ImVec2 size, bool tooltip);
 
-// A head's four pictures: names, probe / file-name stems and axes, in the order the pickers show them.
-inline constexpr const char* kCircuitsMatrixNames[] = {"QK", "OV", "E QK Eᵀ", "E OV U"};
-inline constexpr const char* kCircuitsMatrixStems[] = {"qk", "ov", "qk_tokens", "ov_tokens"};
-inline constexpr const char* kCircuitsRowAxes[] = {"d_model (query)", "d_model (attended)", "query token", "attended token"};
-inline constexpr const char* kCircuitsColAxes[] = {"d_model (key)", "d_model (written)", "key token", "predicted token"};
+// A head's five pictures: names, probe / file-name stems and axes, in the order the pickers show them.
+inline constexpr int kCircuitsPositionMatrix = 4;  // P QK Pᵀ, for a model with learned positions
+inline constexpr const char* kCircuitsMatrixNames[] = {"QK", "OV", "E QK Eᵀ", "E OV U", "P QK Pᵀ"};
+inline constexpr const char* kCircuitsMatrixStems[] = {"qk", "ov", "qk_tokens", "ov_tokens", "qk_positions"};
+inline constexpr const char* kCircuitsRowAxes[] = {"d_model (query)", "d_model (attended)", "query token", "attended token",
+                                                   "query position"};
+inline constexpr const char* kCircuitsColAxes[] = {"d_model (key)", "d_model (written)", "key token", "predicted token",
+                                                   "key position"};
 
-// The four radio buttons choosing `matrix` (the token-space two greyed without `tokenSpace`);
-// probes circuits_m_qk … circuits_m_ov_tokens.
-void drawCircuitsMatrixPicker(UiContext& ctx, int& matrix, bool tokenSpace);
+// The five radio buttons choosing `matrix` (the token-space two greyed without `tokenSpace`, the
+// position map without `positionSpace`: no learned position table); probes circuits_m_qk …
+// circuits_m_qk_positions. A choice that is greyed falls back to OV (or QK) first.
+void drawCircuitsMatrixPicker(UiContext& ctx, int& matrix, bool tokenSpace, bool positionSpace);
 // "composition Q K V": the radio buttons choosing `kind` (0, 1, 2); probes circuits_kind_q/k/v.
 // Returns the chosen kind as 'Q', 'K' or 'V'.
 char drawCircuitsKindPicker(UiContext& ctx, int& kind);

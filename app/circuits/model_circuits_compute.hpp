@@ -116,7 +116,7 @@ class ModelCircuitsCompute {
 struct ModelCircuitsView {
   ModelCircuitsState state;
   std::unique_ptr<ModelCircuitsCompute> compute;  // made by the update step when the tab is first open
-  int matrix = 0;  // 0 QK, 1 OV, 2 E QK Eᵀ, 3 E OV U
+  int matrix = 0;  // 0 QK, 1 OV, 2 E QK Eᵀ, 3 E OV U, 4 P QK Pᵀ
   int kind = 1;    // the composition shown: 0 Q, 1 K, 2 V
   int layerEdit = -1, headEdit = -1;  // the sliders while dragged (-1: show the pipeline's)
   std::string picked;  // the head last picked by a click on a map ("L0 h1"), for scripted tests

@@ -137,9 +137,12 @@ void drawHeadSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsRe
   const ModelCircuits& c = r.circuits;
   drawHeadPicker(ctx, v, c, want);
   const bool tokenSpace = !c.tokenIds.empty();
-  if (!tokenSpace && v.matrix >= 2) v.matrix = 1;
-  drawCircuitsMatrixPicker(ctx, v.matrix, tokenSpace);
-  const RowMatrix& m = v.matrix == 0 ? c.qk : v.matrix == 1 ? c.ov : v.matrix == 2 ? c.qkTokens : c.ovTokens;
+  drawCircuitsMatrixPicker(ctx, v.matrix, tokenSpace, c.qkPositions.size() > 0);
+  const RowMatrix& m = v.matrix == 0   ? c.qk
+                       : v.matrix == 1 ? c.ov
+                       : v.matrix == 2 ? c.qkTokens
+                       : v.matrix == 3 ? c.ovTokens
+                                       : c.qkPositions;
   Slice2D slice;
   slice.stage = StageId::Scores;  // signed numbers: the diverging map on a range symmetric about 0
   slice.head = c.head;
@@ -148,14 +151,15 @@ void drawHeadSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsRe
   slice.data = m.data();
   slice.rowAxis = kCircuitsRowAxes[v.matrix];
   slice.colAxis = kCircuitsColAxes[v.matrix];
-  if (v.matrix >= 2) slice.rowLabels = slice.colLabels = r.axisLabels;
+  if (v.matrix == 2 || v.matrix == 3) slice.rowLabels = slice.colLabels = r.axisLabels;
   const ColormapId colormap = ctx.view.colormap.value_or(defaultColormap(DataKind::Signed));
   const ColorRange range = rangeFor(DataKind::Signed, m.data(), static_cast<std::size_t>(m.size()));
   const std::string title = analysis::headName(c.layer, c.head) + ": " + kCircuitsMatrixNames[v.matrix] +
                             (v.matrix == 0   ? " = W_q W_kᵀ (query x QK keyᵀ = score; W as y = x W stores it)"
                              : v.matrix == 1 ? " = W_v W_o (what the head writes for a key; W as y = x W stores it)"
                              : v.matrix == 2 ? " (which token looks at which)"
-                                             : " (attending to a token raises these logits)");
+                             : v.matrix == 3 ? " (attending to a token raises these logits)"
+                                             : " (which position looks at which, from the positions alone)");
   ImGui::SameLine();
   const std::string stem = r.folderName + "_" + kCircuitsMatrixStems[v.matrix] + "_l" + std::to_string(c.layer) + "_h" +
                            std::to_string(c.head);

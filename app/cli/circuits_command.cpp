@@ -263,6 +263,10 @@ Result<int> writeCheckpointExport(const std::filesystem::path& dir, const Checkp
       list.push_back({"ov_tokens" + at, &h.ovTokens, who + "E OV U (attending to a token raises these logits)",
                       "attended token", "predicted token", true});
     }
+    if (c.positions > 0) {
+      list.push_back({"qk_positions" + at, &h.qkPositions, who + "P QK P^T (which position looks at which, positions alone)",
+                      "query position", "key position", false});
+    }
     for (const MatrixFile& f : list) {
       if (auto s = writeMatrix(dir, f, labels, subtitle); !s) return s.error();
       files += 2;
@@ -396,6 +400,7 @@ nlohmann::json modelJson(const ModelText& mt, const OneHeadCircuits& c, const st
           {"token_labels", axisLabels},
           {"qk_tokens", matrixJson(c.qkTokens)},
           {"ov_tokens", matrixJson(c.ovTokens)},
+          {"qk_positions", matrixJson(c.qkPositions)},
           {"rollout", rollout},
           {"rollout_why", c.rollout.why}};
 }
@@ -427,13 +432,18 @@ Result<int> writeModelExport(const std::filesystem::path& dir, const ModelText& 
   const std::string subtitle = fs::path(mt.folder.dir()).filename().string() + " (norm gains folded, biases left out)";
   const std::string at = "_l" + std::to_string(c.layer) + "_h" + std::to_string(c.head);
   const std::string who = headName(c.layer, c.head) + ": ";
-  const std::vector<MatrixFile> list = {
+  std::vector<MatrixFile> list = {
       {"qk" + at, &c.qk, who + "QK = W_q W_k^T (query x QK key^T = score; W as y = x W stores it)", "d_model (query)", "d_model (key)", false},
       {"ov" + at, &c.ov, who + "OV = W_v W_o (what the head writes for a key; W as y = x W stores it)", "d_model (attended)", "d_model (written)", false},
       {"qk_tokens" + at, &c.qkTokens, who + "E QK E^T over the text's tokens (which token looks at which)", "query token",
        "key token", true},
       {"ov_tokens" + at, &c.ovTokens, who + "E OV U over the text's tokens (attending to a token raises these logits)",
        "attended token", "predicted token", true}};
+  if (c.qkPositions.size() > 0) {
+    list.push_back({"qk_positions" + at, &c.qkPositions,
+                    who + "P QK P^T over the text's positions (which position looks at which, positions alone)",
+                    "query position", "key position", false});
+  }
   int files = 0;
   for (const MatrixFile& f : list) {
     if (auto s = writeMatrix(dir, f, axisLabels, subtitle); !s) return s.error();

@@ -19,7 +19,7 @@ std::string headTag(int layer, int head) {
 
 bool isExportFileName(const std::string& name) {
   const std::regex pattern(
-      R"(((qk|ov|qk_tokens|ov_tokens)_l[0-9]+_h[0-9]+\.(npy|png))|(composition|copying)\.npy|rollout\.(npy|png))"
+      R"(((qk|ov|qk_tokens|ov_tokens|qk_positions)_l[0-9]+_h[0-9]+\.(npy|png))|(composition|copying)\.npy|rollout\.(npy|png))"
       R"(|composition_[qkv]_l[0-9]+_l[0-9]+\.png|composition_(reads|read_by)\.npy|composition_[qkv]_l[0-9]+_h[0-9]+\.png)"
       R"(|copying\.png)");
   return std::regex_match(name, pattern);

@@ -415,6 +415,7 @@ int cmdTrain(const TrainArgs& a) {
   for (const std::string& paragraph : circuitLesson(tr.history(), tr.history().size() - 1, s.task.kind)) {
     std::printf("%s\n", paragraph.c_str());
   }
+  if (const std::string note = alibiPreviousTokenNote(s.model, s.task); !note.empty()) std::printf("%s\n", note.c_str());
   // Training and the probe evaluations apart: at large T the evaluations can take most of the time.
   const double allSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - runStart).count();
   std::printf("\n%lld step%s in %.2f s of training (%.1f steps/s) + %.2f s of evaluations on the probe batch; "

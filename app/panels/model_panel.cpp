@@ -39,16 +39,21 @@ ImU32 roleColor(HeadRole r, float alpha = 1.0f) {
   return IM_COL32(255, 255, 255, a);
 }
 
-// How strongly a head plays the role, 0 … 1, for the frame's weight: the score itself, or for the
-// entropy the sharpness 1 − H / even, where even is a uniform causal head's score
-// (evenCausalEntropy: ln(T!) / T, as row t sees t + 1 keys).
-float roleStrength(HeadRole r, double value, int T) {
-  if (std::isnan(value)) return 0.0f;
+// How strongly a head plays the role, 0 … 1, for the frame's weight, measured from chance (a
+// uniform causal head's score on the same tokens, `chance`): (score − chance) / (1 − chance), or
+// for the entropy the sharpness 1 − H / even (even: that head's entropy, ln(T!) / T).
+float roleStrength(HeadRole r, double value, double chance) {
+  if (std::isnan(value) || std::isnan(chance)) return 0.0f;
   if (r == HeadRole::Entropy) {
-    const double even = evenCausalEntropy(std::max(T, 2));
-    return static_cast<float>(std::clamp(1.0 - value / even, 0.0, 1.0));
+    return chance > 0 ? static_cast<float>(std::clamp(1.0 - value / chance, 0.0, 1.0)) : 0.0f;
   }
-  return static_cast<float>(std::clamp(value, 0.0, 1.0));
+  return static_cast<float>(aboveChance(value, chance));
+}
+
+std::string formatEntropy(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", x);
+  return buf;
 }
 
 std::string roleValueText(double value) {
@@ -218,7 +223,8 @@ GridPick drawGrid(UiContext& ctx, ModelViewState& m, ImVec2 size) {
   const float em = ImGui::GetFontSize();
   GridPick pick;
   ImGui::BeginChild("##model_grid", size, true, ImGuiWindowFlags_HorizontalScrollbar);
-  const int L = v.layers, H = v.heads, T = static_cast<int>(v.ids.size());
+  const int L = v.layers, H = v.heads;
+  const double chance = roleValue(v.uniform, m.colourBy);
   const float labelW = 2.6f * em, headerH = ImGui::GetTextLineHeightWithSpacing();
   const float gap = std::max(2.0f, 0.2f * em);
   // Cells fit the box when they can, within 2.5 … 12 em; more heads than fit scroll.
@@ -275,7 +281,7 @@ GridPick drawGrid(UiContext& ctx, ModelViewState& m, ImVec2 size) {
       const float v1 = tex.v1 * static_cast<float>((l + 1) * atlas.thumbRows) / static_cast<float>(pixelRows);
       dl->AddImage(tex.imguiId, p0, p1, ImVec2(u0, v0), ImVec2(u1, v1));
       const double value = roleValue(v.head(l, h).scores, m.colourBy);
-      const float strength = roleStrength(m.colourBy, value, T);
+      const float strength = roleStrength(m.colourBy, value, chance);
       const float thick = 1.0f + 3.0f * strength * std::max(1.0f, em / 13.0f);
       dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), roleColor(m.colourBy, 0.25f + 0.75f * strength), 0.0f, 0, thick);
       if (cell >= 3.0f * em) {  // the score in the corner, on a dark badge so it reads on any colour
@@ -293,23 +299,57 @@ GridPick drawGrid(UiContext& ctx, ModelViewState& m, ImVec2 size) {
   return pick;
 }
 
-void drawScores(const model::ModelView& v, int l, int h) {
+// Each score beside a uniform causal head's on the same tokens (v.uniform, the chance level) and
+// the ratio to it, as a table so the columns line up in a narrow side column.
+void drawScores(UiContext& ctx, const model::ModelView& v, int l, int h) {
   const ::mhascope::HeadScores& s = v.head(l, h).scores;
-  ImGui::Text("previous-token  %.3f", s.prevToken);
+  const ::mhascope::HeadScores& u = v.uniform;
+  if (!ImGui::BeginTable("##model_scores", 4, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoPadOuterX)) return;
+  ImGui::TableSetupColumn("score");
+  ImGui::TableSetupColumn("head");
+  ImGui::TableSetupColumn("uniform");
+  ImGui::TableSetupColumn("×");
+  ImGui::TableHeadersRow();
+  const auto row = [&](const char* label, const std::string& value, const std::string& chance, const std::string& ratio,
+                       const char* probe) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(label);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(value.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("%s", chance.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("%s", ratio.c_str());
+    ctx.probes.recordLabel(probe, value + " uniform " + chance + " " + ratio);
+  };
+  const auto ratioOf = [](double value, double chance) {
+    if (!(chance > 0)) return std::string("n/a");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f×", value / chance);
+    return std::string(buf);
+  };
+  const auto three = [](double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", x);
+    return std::string(buf);
+  };
+  row("previous-token", three(s.prevToken), three(u.prevToken), ratioOf(s.prevToken, u.prevToken), "model_chance_prev");
   if (s.inductionQueries > 0) {
-    ImGui::Text("induction       %.3f", s.induction);
-    ImGui::SameLine();
-    ImGui::TextDisabled("over %lld queries", static_cast<long long>(s.inductionQueries));
+    row("induction", three(s.induction), three(u.induction), ratioOf(s.induction, u.induction), "model_chance_induction");
   } else {
-    ImGui::Text("induction       n/a");
-    ImGui::SameLine();
-    ImGui::TextDisabled("no token repeats");
+    row("induction", "n/a", "n/a", "no repeats", "model_chance_induction");
   }
-  ImGui::Text("sink (first)    %.3f", s.sink);
-  ImGui::Text("self            %.3f", s.self);
-  ImGui::Text("entropy         %.2f nats", s.entropy);
-  ImGui::SameLine();
-  ImGui::TextDisabled("(uniform: %.2f)", evenCausalEntropy(static_cast<int>(v.ids.size())));
+  row("sink (first)", three(s.sink), three(u.sink), ratioOf(s.sink, u.sink), "model_chance_sink");
+  row("self", three(s.self), three(u.self), ratioOf(s.self, u.self), "model_chance_self");
+  // Entropy is better low: its ratio would read backwards, so only the uniform value is given.
+  row("entropy (nats)", formatEntropy(s.entropy), formatEntropy(u.entropy), "", "model_chance_entropy");
+  ImGui::EndTable();
+  if (s.inductionQueries > 0) ImGui::TextDisabled("induction over %lld queries", static_cast<long long>(s.inductionQueries));
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("uniform: the score of a head that spreads every row evenly over the t + 1 keys it sees, on these "
+                      "tokens (chance level); ×: this head's score over it.");
+  ImGui::PopTextWrapPos();
 }
 
 std::string scoresLine(const model::ModelView& v, int l, int h) {
@@ -347,9 +387,10 @@ void drawSide(UiContext& ctx, ModelViewState& m, const GridPick& pick, float wid
   ImGui::Dummy(ImVec2(side, side));
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
   ImGui::TextDisabled("query rows × key columns, T = %zu (shown in %d × %d blocks, each the largest weight in it); "
-                      "each row scaled to its own largest weight", v.ids.size(), atlas.thumbRows, atlas.thumbCols);
+                      "colour: the weight itself on the bar's 0 … 1, the same scale for every row and head, so a row "
+                      "spread over many keys is dark and a sharp one bright", v.ids.size(), atlas.thumbRows, atlas.thumbCols);
   ImGui::PopTextWrapPos();
-  drawScores(v, l, h);
+  drawScores(ctx, v, l, h);
   if (ImGui::Button("Open in the pipeline")) openHeadInPipeline(ctx.state, ctx.view, m.layer, m.head);
   ctx.probes.recordLastItem("model_open_pipeline");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("layer %d, head %d: every stage of its attention", m.layer, m.head);
@@ -358,6 +399,7 @@ void drawSide(UiContext& ctx, ModelViewState& m, const GridPick& pick, float wid
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(roleColor(m.colourBy)), "Heads by %s", headRoleName(m.colourBy));
   ImGui::SameLine();
   ImGui::TextDisabled(roleHighIsStrong(m.colourBy) ? "(highest first)" : "(lowest first: the sharpest)");
+  ImGui::TextDisabled("a uniform head scores %.3f here", roleValue(v.uniform, m.colourBy));
   const std::vector<RankedHead> ranked = headsByRole(v, m.colourBy, kRankedShown);
   if (ranked.empty()) ImGui::TextDisabled("n/a: the text repeats no token; try repeated random tokens");
   std::string rankedText;
@@ -436,7 +478,7 @@ void drawModelPanel(UiContext& ctx) {
   }
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("Hover a head: its scores and a larger view. Click: that layer and head in the pipeline. The "
-                      "frame's colour and width: how strongly the head plays the role.");
+                      "frame's colour and width: how far the head's score is above a uniform head's (chance), as a share of the way to 1.");
   ImGui::PopTextWrapPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float sideW = std::clamp(0.3f * avail.x, 18.0f * em, 26.0f * em);

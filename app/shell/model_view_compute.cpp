@@ -79,11 +79,12 @@ ModelViewState::Atlas thumbnailAtlas(const model::ModelView& v) {
     for (int h = 0; h < v.heads; ++h) {
       const model::HeadView& hv = v.head(l, h);
       if (hv.thumbRows != r || hv.thumbCols != c) continue;  // every head has the same (T, T): never
+      // The weights as they are, on the colour bar's one 0 … 1 scale: a row scaled to its own
+      // largest weight would make a row spread evenly over 64 keys as bright as a one-key row.
       for (int i = 0; i < r; ++i) {
         const float* row = hv.thumbnail.data() + static_cast<std::size_t>(i) * c;
-        const float top = *std::max_element(row, row + c);
         float* out = a.values.data() + (static_cast<std::size_t>(l) * r + i) * a.cols + static_cast<std::size_t>(h) * c;
-        for (int k = 0; k < c; ++k) out[k] = top > 0.0f ? row[k] / top : 0.0f;
+        std::copy(row, row + c, out);
       }
     }
   }

@@ -31,7 +31,7 @@ ModelViewOutcome runModelViewJob(const ModelViewInputs& in, std::uint64_t memory
                                  const std::shared_ptr<ModelViewJob>& job, const std::function<void()>& wake,
                                  const ModelCaches& caches = {});
 
-// Every head's thumbnail in one (L · r, h · c) picture, each row scaled to its largest weight.
+// Every head's thumbnail in one (L · r, h · c) picture, the weights on one 0 … 1 scale for every row and head.
 ModelViewState::Atlas thumbnailAtlas(const model::ModelView& v);
 
 class ModelViewCompute {

@@ -61,9 +61,9 @@ struct ModelViewJob : JobTicket {
 // the inputs that failed or were cancelled — the tab's "Run again" clears them) and what the user
 // picked.
 struct ModelViewState : JobSlot<ModelViewInputs, model::ModelView, ModelViewJob> {
-  // Every head's thumbnail in one picture, laid out as the grid (L rows of h thumbnails), each
-  // thumbnail row divided by its largest weight so a head's pattern shows whatever T is: one
-  // texture for the whole grid, cut per cell when drawn. Made with each new result.
+  // Every head's thumbnail in one picture, laid out as the grid (L rows of h thumbnails), the
+  // weights themselves on one 0 … 1 scale, so rows and heads compare: one texture for the whole
+  // grid, cut per cell when drawn. Made with each new result.
   struct Atlas {
     std::vector<float> values;  // (L · r, h · c) row-major, in [0, 1]
     int thumbRows = 0, thumbCols = 0;

@@ -370,6 +370,9 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
     if (lab.run.historyMissing) p = withoutUnsavedHistory(p, lab.run.runStartStep);
     ImGui::TextWrapped("%s", p.c_str());
   }
+  const std::string note = alibiPreviousTokenNote(v.settings->model, v.settings->task);
+  if (!note.empty()) ImGui::TextWrapped("%s", note.c_str());
+  ctx.probes.recordLabel("train_alibi_note", note.empty() ? "none" : note);
 }
 
 void drawTrainKeep(TrainLab& lab, UiContext& ctx) {

@@ -87,6 +87,17 @@ std::string copyingText(const Circuits& c) {
   return s + " Near 0 the head moves tokens without copying them; below 0 it tends to lower them.";
 }
 
+namespace {
+
+// "key t − 1 is the highest visible key of 15 of the 31 query rows t ≥ 1 (the rows where …)"
+std::string positionMapWords(const RowMatrix& m) {
+  const int p = static_cast<int>(std::min(m.rows(), m.cols()));
+  return "key t − 1 is the highest visible key of " + std::to_string(previousPositionRows(m)) + " of the " +
+         std::to_string(std::max(0, p - 1)) + " query rows t ≥ 1 (the rows where the positions alone point the head at the previous token)";
+}
+
+}  // namespace
+
 std::string headCircuitText(const Circuits& c, int layer, int head) {
   if (layer < 0 || layer >= c.layers || head < 0 || head >= c.heads) return "";
   const HeadCircuit& h = c.at(layer, head);
@@ -101,6 +112,9 @@ std::string headCircuitText(const Circuits& c, int layer, int head) {
     s += kDirectPath;
   } else {
     s += " The token-space matrices are left out above a vocabulary of " + std::to_string(kMaxTokenSpaceVocab) + ".";
+  }
+  if (c.positions > 1 && h.qkPositions.rows() == c.positions) {
+    s += " P QK PT: the score from the learned positions alone; " + positionMapWords(h.qkPositions) + ".";
   }
   return s;
 }
@@ -184,6 +198,13 @@ std::string oneHeadMatrixText(const OneHeadCircuits& c, int distinctTokens, int 
       return name + ": E QK Eᵀ " + over +
              ". Row: the query's token, column: the key's token; red: that query token looks at that key token more "
              "(content only: no position)." + kDirectPath;
+    case 4: {
+      const int p = static_cast<int>(c.qkPositions.rows());
+      return name + ": P QK Pᵀ over the text's positions 0 … " + std::to_string(std::max(0, p - 1)) +
+             " (P: the learned position table). Row: the query's position, column: the key's; red: that position looks "
+             "at that position more, from the positions alone (the token part is E QK Eᵀ; the cross terms are left out). "
+             "Above the diagonal: keys a causal query never sees. " + (p > 1 ? "Here " + positionMapWords(c.qkPositions) + "." : "");
+    }
     default:
       return name + ": E OV U " + over + ". Row: the attended token, column: the predicted token; red: attending to "
              "the row's token raises that token's logit. A red diagonal is copying: " + percent1(c.diagonalTop) +

@@ -30,7 +30,8 @@ std::string oneHeadCompositionText(const OneHeadCircuits& c, char kind);
 std::string oneHeadCopyingText(const OneHeadCircuits& c);
 // The conventions in one line: gains folded, biases left out, and with RoPE the content part only.
 std::string oneHeadConventions(bool rope);
-// The chosen head's matrix `matrix` (0 QK, 1 OV, 2 E QK Eᵀ, 3 E OV U): its norm or copying score and
+// The chosen head's matrix `matrix` (0 QK, 1 OV, 2 E QK Eᵀ, 3 E OV U, 4 P QK Pᵀ): its norm, copying score or
+// position words and
 // how to read the picture; `distinctTokens`: of the whole text (the axes hold at most maxTokens).
 std::string oneHeadMatrixText(const OneHeadCircuits& c, int distinctTokens, int matrix);
 // A composition cell: "layer 0 head 2 → layer 1 head 3: K 0.123 (random baseline 0.036)".

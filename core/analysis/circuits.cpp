@@ -236,6 +236,13 @@ Result<Circuits> computeCircuits(const LayerSource& source, std::optional<double
   u.array().rowwise() *= gain->array();  // U = diag(g_f) · uᵀ
   const RowMatrixD emb = e.cast<double>();                 // E (V, d)
   const RowMatrixD unemb = u.transpose().cast<double>();  // U (d, V): logits = x U
+  out.positions = static_cast<int>(std::min<std::int64_t>(source.learnedPositions(), kMaxTokenSpaceVocab));
+  RowMatrixD pos;  // P (positions, d)
+  if (out.positions > 0) {
+    RowMatrix p(out.positions, d);
+    if (auto st = source.positionRows(0, out.positions, p.data()); !st) return st.error();
+    pos = p.cast<double>();
+  }
   std::vector<RowMatrixD> qks, ovs;
   for (int l = 0; l < out.layers; ++l) {
     auto layer = source.layer(l);
@@ -261,6 +268,11 @@ Result<Circuits> computeCircuits(const LayerSource& source, std::optional<double
         t.noalias() = emb * ov * unemb;  // (V, V)
         hc.ovTokens = t.cast<float>();
         hc.diagonalTop = diagonalTopShare(hc.ovTokens);
+      }
+      if (out.positions > 0) {
+        RowMatrixD t;
+        t.noalias() = pos * qk * pos.transpose();  // (P, P)
+        hc.qkPositions = t.cast<float>();
       }
       // (d_k, d_k) W_o U E W_v: the nonzero spectrum of E OV U. Written over transposed views of
       // (d, d_k) and (d_k, d) copies: Eigen's small products vectorise by storage order, and this one
@@ -433,6 +445,18 @@ Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const 
     out.diagonalTop = diagonalTopShare(out.ovTokens);
   }
 
+  // Position space over the text's positions 0 … p − 1, with the same factors.
+  {
+    const std::int64_t p = std::min<std::int64_t>({source.learnedPositions(), static_cast<std::int64_t>(tokens.size()),
+                                                    static_cast<std::int64_t>(opt.maxTokens)});
+    if (p > 0) {
+      RowMatrix ps(p, d);  // P_s (p, d)
+      if (auto st = source.positionRows(0, p, ps.data()); !st) return st.error();
+      const RowMatrix psA = ps * ch.a, psB = ps * ch.b;  // (p, d_k)
+      out.qkPositions.noalias() = psA * psB.transpose();  // (p, p) P_s QK P_sᵀ
+    }
+  }
+
   // [SECTION] per-layer work: copying of every head, composition with the chosen head.
   out.copying.assign(static_cast<std::size_t>(s.layers) * static_cast<std::size_t>(s.heads), 0.0);
   std::vector<std::vector<Composition>> readsOf(static_cast<std::size_t>(s.layers)),
@@ -533,6 +557,18 @@ Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const 
 }
 
 // [SECTION] selectors
+
+int previousPositionRows(const RowMatrix& m) {
+  const Eigen::Index p = std::min(m.rows(), m.cols());
+  int rows = 0;
+  for (Eigen::Index t = 1; t < p; ++t) {
+    Eigen::Index best = 0;
+    for (Eigen::Index j = 1; j <= t; ++j)
+      if (m(t, j) > m(t, best)) best = j;
+    rows += best == t - 1 ? 1 : 0;
+  }
+  return rows;
+}
 
 double compositionScore(const Composition& c, char kind) { return kind == 'Q' ? c.q : kind == 'K' ? c.k : c.v; }
 

@@ -15,6 +15,12 @@
 //   V = ||OV^a OV^b||_F / (||OV^a||_F ||OV^b||_F)     b's values read what a wrote
 // Token space, with the embedding E (V x d_model) and unembedding U (d_model x V):
 // E QK^i Eᵀ (V x V) and E OV^i U (V x V).
+// Position space, for a model with a learned position table P (positions x d_model) added to E:
+// P QK^i Pᵀ, rows the query's position, columns the key's — the part of the score that position
+// alone gives (x_t = e_t + p_t, so x_t QK x_jᵀ = e QK eᵀ + e QK pᵀ + p QK eᵀ + p QK pᵀ; this is the
+// last term), the norm handled as for E QK Eᵀ (gain folded into W_q and W_k, centring and the
+// per-token scale left out). A previous-token head finds its key here: a bright sub-diagonal
+// (query t, key t − 1). Cells above the diagonal are never used under a causal mask.
 // Copying score: sum of OV's token-space eigenvalues over the sum of their moduli, in [-1, 1]; 1 when
 // every eigenvalue is positive real. That is consistent with copying, not proof of it: a head that always
 // raises one fixed token c has E OV U = 1·e_cᵀ, one eigenvalue 1, score 1, and copies nothing. The
@@ -49,6 +55,8 @@ struct HeadCircuit {
   RowMatrix ov;  // (d_model, d_model)  W_v^i W_o^i
   // (V, V) E QK Eᵀ and E OV U; empty when V > kMaxTokenSpaceVocab (the copying score needs neither).
   RowMatrix qkTokens, ovTokens;
+  // (P, P) P QK Pᵀ over positions 0 … P − 1 (P = Circuits::positions); empty without learned positions.
+  RowMatrix qkPositions;
   // The nonzero part of E OV U's spectrum: E OV U = (E W_v)(W_o U) has the same nonzero eigenvalues
   // as the d_k x d_k matrix (W_o U)(E W_v) = W_o^i U E W_v^i, so that is what is solved (a V x V
   // solve would add V - d_k zeros that change neither sum).
@@ -80,6 +88,8 @@ struct Circuits {
   // near it means "no more than chance".
   double baseline = 0;
   bool tokenSpace = false;  // qkTokens / ovTokens filled
+  // Positions qkPositions covers: the learned table's rows, at most kMaxTokenSpaceVocab; 0 without one.
+  int positions = 0;
   const HeadCircuit& at(int layer, int head) const { return perHead[static_cast<std::size_t>(layer * heads + head)]; }
 };
 
@@ -93,6 +103,9 @@ struct OneHeadCircuits {
   RowMatrix qkTokens;  // (n, n) E_s QK E_sᵀ: rows query token, columns key token
   RowMatrix ovTokens;  // (n, n) E_s OV U_s: rows attended token, columns predicted token
   double diagonalTop = 0;  // diagonalTopShare(ovTokens): over the text's n distinct tokens
+  // (p, p) P_s QK P_sᵀ over positions 0 … p − 1, p = min(text length, maxTokens, the table's rows):
+  // rows query position, columns key position; empty without learned positions.
+  RowMatrix qkPositions;
   std::vector<std::complex<double>> eigenvalues;  // the chosen head's d_k copying eigenvalues
 
   std::vector<double> copying;  // layers * heads, index layer * heads + head (whole vocabulary)
@@ -185,6 +198,10 @@ inline constexpr std::int64_t kVocabBlock = 4096;
 // rollout is left empty.
 Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const std::vector<int>& tokens,
                                          const OneHeadOptions& opt);
+
+// Of a position map P QK Pᵀ (p, p): how many query rows t = 1 … p − 1 score key t − 1 highest among
+// the keys 0 … t a causal query sees — p − 1 for a head that finds the previous token by position.
+int previousPositionRows(const RowMatrix& positionMap);
 
 // Composition scores by kind: 'Q', 'K' or 'V'.
 double compositionScore(const Composition& c, char kind);

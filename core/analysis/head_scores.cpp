@@ -5,6 +5,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "attention/uniform_share.hpp"
+
 namespace mhascope {
 
 TokenRepeats::TokenRepeats(const int* tokens, int T) : T_(std::max(0, T)) {
@@ -78,6 +80,42 @@ HeadScores HeadScoreSums::scores() const {
   if (seenRows_ > 0) s.prevTokenSeen /= seenRows_;
   if (s.inductionQueries > 0) s.induction /= static_cast<double>(s.inductionQueries);
   return s;
+}
+
+void HeadScoreSums::addUniform(const TokenRepeats& r) {
+  // addRoles and addPrefixMatching of a pattern whose row t is uniformShare(t + 1) on each of its
+  // keys, in closed form per row (no (T, T) pattern is formed): every share is that weight, the
+  // row's entropy ln(t + 1), prefix matching the weight times the counted copies.
+  const int T = r.size();
+  for (int t = 0; t < T; ++t) {
+    const double w = uniformShare(t + 1);
+    sum_.self += w;
+    sum_.entropy += std::log(static_cast<double>(t + 1));
+    rows_ += 1;
+    if (t >= 1) {
+      sum_.prevToken += w;
+      sum_.sink += w;
+      prevRows_ += 1;
+      const bool seen = r.seen(t);
+      (seen ? sum_.prevTokenSeen : sum_.prevTokenNew) += w;
+      (seen ? seenRows_ : newRows_) += 1;
+    }
+    if (t >= 2 && r.hasEarlierCopy(t)) {
+      sum_.induction += static_cast<double>(r.copiesEnd(t) - r.copiesBegin(t)) * w;
+      sum_.inductionQueries += 1;
+    }
+  }
+}
+
+HeadScores uniformHeadScores(const TokenRepeats& r) {
+  HeadScoreSums sums;
+  sums.addUniform(r);
+  return sums.scores();
+}
+
+double aboveChance(double score, double chance) {
+  if (!(chance < 1.0)) return 0.0;
+  return std::clamp((score - chance) / (1.0 - chance), 0.0, 1.0);
 }
 
 double evenCausalEntropy(int T) {

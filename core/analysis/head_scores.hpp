@@ -68,6 +68,8 @@ class HeadScoreSums {
   void addRoles(const float* a /*(T, T)*/, const TokenRepeats& r);
   // Prefix matching of one sequence's a (T, T).
   void addPrefixMatching(const float* a /*(T, T)*/, const TokenRepeats& r);
+  // Both for a head spreading every row evenly over its causal keys (uniformHeadScores).
+  void addUniform(const TokenRepeats& r);
   HeadScores scores() const;
 
  private:
@@ -77,6 +79,23 @@ class HeadScoreSums {
 
 // Every score of one head on one sequence.
 HeadScores headScores(const float* a /*(T, T)*/, const TokenRepeats& r);
+
+// Chance level: the scores of a causal head that spreads every row evenly over the keys it may see
+// (row t sees t + 1 keys, each uniformShare(t + 1) = 1 / (t + 1), the rule the Windows lesson reads
+// the first key's share against), on the same tokens, so each score averages over the same queries
+// as a real head's. A score is read against it: a head scoring 0.21 on previous-token at T = 10 does
+// no better than ignoring its scores.
+//   previous-token, sink  mean over t = 1 … T−1 of 1/(t + 1) = (H_T − 1) / (T − 1), H_T the harmonic
+//                         number: 0.214 at T = 10, 0.099 at T = 32; prevTokenNew and prevTokenSeen
+//                         the same mean over their own queries
+//   self                  mean over t = 0 … T−1 of 1/(t + 1) = H_T / T
+//   induction             mean of (x_t's counted earlier copies) / (t + 1) over the queries that have one
+//   entropy               evenCausalEntropy(T)
+HeadScores uniformHeadScores(const TokenRepeats& r);
+
+// How far above chance a score is, in [0, 1]: (score − chance) / (1 − chance), 0 at or below chance,
+// 1 for a score of 1 (chance of 1 or more: 0, nothing can beat it).
+double aboveChance(double score, double chance);
 
 // The entropy score of a causal head spreading every row evenly over the keys it may see: row t
 // has t + 1 of them, H = ln(t + 1), so the mean over T rows is ln(T!) / T = lgamma(T + 1) / T

@@ -48,6 +48,15 @@ class LayerSource {
   virtual bool tied() const { return false; }
   // The final norm's gain g_f (1, d_model), folded into U = diag(g_f) · Uᵀᵀ; ones when there is none.
   virtual Result<RowVector> finalGain() const = 0;
+  // Rows of the learned position table P (positions, d_model) the model adds to the token
+  // embeddings (GPT-2's wpe, a checkpoint's pos.weight); 0 when positions come otherwise (RoPE,
+  // ALiBi) or not at all.
+  virtual std::int64_t learnedPositions() const { return 0; }
+  // Rows [first, first + n) of P into `out` (n x d_model, row-major).
+  virtual Status positionRows(std::int64_t first, std::int64_t n, float* out) const {
+    (void)first, (void)n, (void)out;
+    return makeError("this model has no learned position table");
+  }
 };
 
 }  // namespace mhascope::analysis

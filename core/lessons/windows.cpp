@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attention/uniform_share.hpp"
 #include "lessons/common.hpp"
 #include "lessons/gqa.hpp"
 #include "lessons/windows.hpp"
@@ -39,7 +40,7 @@ FirstKeyShare firstKeyShare(const Trace& t, int head) {
       for (int k = 0; k < t.tk; ++k) seen += t.isBlocked(0, q, k) ? 0 : 1;
       if (seen < 2) continue;  // one key only: its weight is 1 whatever the scores say
       s.weight += a.data[idx((static_cast<std::int64_t>(i) * t.tq + q) * t.tk)];
-      s.uniform += 1.0 / seen;
+      s.uniform += uniformShare(seen);
       ++s.queries;
     }
   }

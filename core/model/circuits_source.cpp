@@ -63,6 +63,15 @@ Status FolderLayers::unembeddingRows(std::int64_t first, std::int64_t n, float* 
 
 bool FolderLayers::tied() const { return &model_.embeddingTable() == &model_.unembeddingTable(); }
 
+std::int64_t FolderLayers::learnedPositions() const {
+  return model_.spec().family->positions == PositionKind::Learned ? model_.spec().maxPositions : 0;
+}
+
+Status FolderLayers::positionRows(std::int64_t first, std::int64_t n, float* out) const {
+  if (learnedPositions() == 0) return makeError("this model has no learned position table (" + model_.dir() + ")");
+  return model_.store().readRows(model_.positionTable(), first, n, out);
+}
+
 Result<RowVector> FolderLayers::finalGain() const {
   RowVector gf, gfBias;
   if (auto st = model_.finalNorm(gf, gfBias); !st) return st.error();
@@ -76,7 +85,7 @@ double estimateModelCircuitsBytes(const ModelSpec& s, std::int64_t T, const Mode
   const double n = std::min<double>(std::max(0, opt.maxTokens), t);
   const double heads = static_cast<double>(s.layers) * s.heads;
   // What the result keeps: QK and OV, the token-space pair, the scores, the rollout pair.
-  double kept = 2.0 * d * d * f + 2.0 * n * n * f + heads * (sizeof(double) + sizeof(analysis::Composition)) +
+  double kept = 2.0 * d * d * f + 3.0 * n * n * f + heads * (sizeof(double) + sizeof(analysis::Composition)) +
                 dk * 16.0 + 2.0 * t * t * f;
   // The weights pass: U·E, a block of E and U rows, one folded layer (+ the transposed copy a
   // Llama read makes), the chosen head's factors, U·E·W_v, the products with the chosen head and

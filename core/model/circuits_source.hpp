@@ -5,6 +5,8 @@
 //   - the chosen head's QK and OV (d_model x d_model) and their token-space versions over the text's
 //     own tokens (distinct ids, first occurrence first, at most `maxTokens`): E_s QK E_sᵀ and
 //     E_s OV U_s (E_s, U_s: those tokens' rows of the embedding and columns of the unembedding);
+//   - for a family with learned positions (GPT-2), P_s QK P_sᵀ over the text's positions 0 … p − 1
+//     (P_s: those rows of the position table);
 //   - its composition with every head of every other layer: which earlier heads it reads (it is b)
 //     and which later heads read it (it is a), Q, K and V scores, beside the random baseline;
 //   - every head's copying score over the whole vocabulary (one L x h grid);
@@ -42,6 +44,9 @@ class FolderLayers final : public analysis::LayerSource {
   Status unembeddingRows(std::int64_t first, std::int64_t n, float* out) const override;
   bool tied() const override;
   Result<RowVector> finalGain() const override;
+  // A family with learned positions (GPT-2's wpe): its table's rows (n_positions); else 0.
+  std::int64_t learnedPositions() const override;
+  Status positionRows(std::int64_t first, std::int64_t n, float* out) const override;
 
  private:
   const ModelFolder& model_;

@@ -267,6 +267,8 @@ Status ModelFolder::finalNorm(RowVector& weight, RowVector& bias) const {
 
 const StoredTensor& ModelFolder::embeddingTable() const { return tensor(TensorRole::TokenEmbedding); }
 
+const StoredTensor& ModelFolder::positionTable() const { return tensor(TensorRole::PositionEmbedding); }
+
 const StoredTensor& ModelFolder::unembedding() const {
   return spec_.tiedEmbeddings ? tensor(TensorRole::TokenEmbedding) : tensor(TensorRole::Unembedding);
 }

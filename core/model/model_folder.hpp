@@ -56,6 +56,8 @@ class ModelFolder {
   // The token embedding E (V, d_model) and the unembedding (lm_head, or E itself when tied), as stored.
   const StoredTensor& embeddingTable() const;
   const StoredTensor& unembeddingTable() const { return unembedding(); }
+  // The learned position table (n_positions, d_model): only for a family whose positions are Learned.
+  const StoredTensor& positionTable() const;
   // x (T, d_model) = token embeddings (+ the learned positions 0 .. T-1 of a family that has them);
   // only the rows of the given tokens are converted.
   Status embed(const std::vector<int>& tokens, RowMatrix& x) const;

@@ -78,6 +78,7 @@ Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<i
 
     const int total = 2 * s.layers;  // the forward's layers, then the lens's
     const TokenRepeats repeats(ids.data(), static_cast<int>(T));
+    view.uniform = uniformHeadScores(repeats);
     const int k = cellsPerTexel(static_cast<int>(T), opt.thumbnail);
     ForwardOptions fo = forwardOptionsFor(opt);
     fo.onAttention = [&](int layer, const Tensor& weights /*(1, h, T, T)*/) {

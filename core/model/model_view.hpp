@@ -51,6 +51,9 @@ struct ModelView {
   std::vector<std::string> labels;   // (T) the tokens as shown
   int layers = 0, heads = 0, kvHeads = 0;
   std::vector<HeadView> headViews;   // layers × heads, index layer * heads + head
+  // Chance level of every role score on these tokens: a head spreading each row evenly over its
+  // keys (analysis uniformHeadScores), the same for every head.
+  HeadScores uniform;
   std::vector<std::vector<Candidate>> predictions;  // T × top: what follows each position
   LogitLens lens;                    // layers × T
   // The text of every token id the predictions and the lens name, as `labels` spells the input

@@ -1,8 +1,11 @@
 // The induction circuit check, the roles lesson of one run and the ablation lesson.
 #include "train/circuit.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+
+#include "attention/engine.hpp"  // alibiSlopes
 
 namespace mhascope::train {
 namespace {
@@ -91,6 +94,39 @@ LossFall lossFall(const std::vector<Evaluation>& history, std::size_t upTo) {
     }
   }
   return f;
+}
+
+double alibiPreviousTokenBound(double slope, int periodMin, int periodMax) {
+  double sum = 0;
+  std::int64_t queries = 0;
+  for (int k = std::max(periodMin, 1); k <= periodMax; ++k) {
+    for (int t = 1; t < k; ++t) {
+      sum += -std::expm1(-slope) / -std::expm1(-slope * t);  // (1 − e^−m) / (1 − e^−m·t)
+      ++queries;
+    }
+  }
+  return queries > 0 ? sum / static_cast<double>(queries) : 0.0;
+}
+
+std::string alibiPreviousTokenNote(const GptConfig& model, const TaskConfig& task) {
+  if (model.positions != TrainPositions::Alibi || task.kind != TaskKind::Induction || model.layers < 2) return "";
+  const std::vector<float> slopes = alibiSlopes(model.heads);
+  if (slopes.empty()) return "";
+  const double m = *std::max_element(slopes.begin(), slopes.end());
+  const double bound = alibiPreviousTokenBound(m, task.periodMin, task.periodMax);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g", m);
+  std::string s = "Under ALiBi a layer-0 head has no position table: only the bias -m (t - j) tells its keys apart, and at "
+                  "a token's first occurrence every earlier key holds a different random token, so its content cannot "
+                  "point at key t - 1. The most such a head can put there is (1 - e^-m) / (1 - e^-m t) for query t: "
+                  "on average " + fixed2(bound) + " over the first occurrences with this model's steepest slope m = " +
+                  buf + " (h = " + std::to_string(model.heads) + ", periods " + std::to_string(task.periodMin) + "-" +
+                  std::to_string(task.periodMax) + ")";
+  s += bound < kRoleThreshold
+           ? ", below the " + fixed2(kRoleThreshold) + " a previous-token head needs: no head can take that role, so the "
+                 "circuit can never count as formed here, though a blurred induction mechanism can still lower the loss."
+           : ", enough for the " + fixed2(kRoleThreshold) + " a previous-token head needs.";
+  return s;
 }
 
 std::vector<std::string> circuitLesson(const std::vector<Evaluation>& history, std::size_t upTo, TaskKind task) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "train/ablation.hpp"
+#include "train/params.hpp"
 #include "train/probes.hpp"
 #include "train/tasks.hpp"
 
@@ -47,6 +48,17 @@ struct LossFall {
   double start = 0, lossFrom = 0, lossTo = 0;
 };
 LossFall lossFall(const std::vector<Evaluation>& history, std::size_t upTo);
+
+// The most a layer-0 head under ALiBi can put on the previous token at a token's first occurrence,
+// in expectation over the induction task's periods k (uniform on [periodMin, periodMax]): with no
+// position table only the bias −m (t − j) orders the keys; at a first occurrence every earlier key
+// holds a distinct random token, so content cannot prefer key t − 1 to an earlier one, and a head
+// that pushes its own key away and weighs the others alike gives key t − 1 the weight
+// (1 − e^−m) / (1 − e^−m·t). The mean of that over the queries t = 1 … k − 1 of every period.
+double alibiPreviousTokenBound(double slope, int periodMin, int periodMax);
+// For an ALiBi model on the induction task (two layers or more): whether its layer-0 heads can
+// reach the previous-token threshold at all, with the steepest slope and that bound; "" otherwise.
+std::string alibiPreviousTokenNote(const GptConfig& model, const TaskConfig& task);
 
 // Paragraphs of the roles lesson for this run at history[upTo]: the previous-token head, the
 // induction head (or that they are forming), when each passed its thresholds, where the loss

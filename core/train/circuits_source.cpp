@@ -45,6 +45,14 @@ Status ParamsLayers::unembeddingRows(std::int64_t first, std::int64_t n, float* 
 
 Result<RowVector> ParamsLayers::finalGain() const { return RowVector(RowVector::Ones(p_.cfg.dModel)); }
 
+std::int64_t ParamsLayers::learnedPositions() const { return p_.pos.rows(); }
+
+Status ParamsLayers::positionRows(std::int64_t first, std::int64_t n, float* out) const {
+  if (first < 0 || n < 0 || first + n > p_.pos.rows()) return makeError("position rows out of range");
+  std::copy_n(p_.pos.data() + first * p_.pos.cols(), n * p_.pos.cols(), out);
+  return Ok{};
+}
+
 Status checkCircuitsInput(const GptParams& p) {
   const int d = p.cfg.dModel;
   if (p.cfg.heads < 1 || d < 1 || d % p.cfg.heads != 0 || p.blocks.size() != static_cast<std::size_t>(p.cfg.layers)) {

@@ -28,6 +28,8 @@ class ParamsLayers final : public analysis::LayerSource {
   Status embeddingRows(std::int64_t first, std::int64_t n, float* out) const override;
   Status unembeddingRows(std::int64_t first, std::int64_t n, float* out) const override;
   Result<RowVector> finalGain() const override;
+  std::int64_t learnedPositions() const override;  // pos.weight's rows (0 with RoPE or ALiBi)
+  Status positionRows(std::int64_t first, std::int64_t n, float* out) const override;
 
  private:
   const GptParams& p_;

@@ -162,5 +162,46 @@ TEST(HeadScores, EvenCausalEntropyIsTheUniformCausalHeadsScore) {
   EXPECT_LT(evenCausalEntropy(64), std::log(64.0) - 0.9);
 }
 
+// The chance level (uniformHeadScores, closed form per row) against headScores of an explicit
+// uniform causal pattern on the same tokens, and previous-token against the harmonic formula
+// (H_T − 1) / (T − 1) summed here independently; on tokens with repeats so every split and
+// prefix matching have queries.
+TEST(HeadScores, UniformHeadScoresAreAUniformPatternsScores) {
+  for (int T : {2, 3, 10, 32, 77}) {
+    std::vector<int> x(static_cast<std::size_t>(T));
+    for (int t = 0; t < T; ++t) x[static_cast<std::size_t>(t)] = (t * 7) % 5;  // repeats from t = 5 on
+    std::vector<float> a(static_cast<std::size_t>(T) * T, 0.0f);
+    for (int t = 0; t < T; ++t)
+      for (int k = 0; k <= t; ++k) a[static_cast<std::size_t>(t * T + k)] = 1.0f / static_cast<float>(t + 1);
+    const TokenRepeats r(x.data(), T);
+    const HeadScores want = headScores(a.data(), r), got = uniformHeadScores(r);
+    EXPECT_NEAR(got.prevToken, want.prevToken, 1e-6) << "T = " << T;
+    EXPECT_NEAR(got.prevTokenNew, want.prevTokenNew, 1e-6) << "T = " << T;
+    EXPECT_NEAR(got.prevTokenSeen, want.prevTokenSeen, 1e-6) << "T = " << T;
+    EXPECT_NEAR(got.sink, want.sink, 1e-6) << "T = " << T;
+    EXPECT_NEAR(got.self, want.self, 1e-6) << "T = " << T;
+    EXPECT_NEAR(got.entropy, want.entropy, 1e-5) << "T = " << T;
+    EXPECT_EQ(got.inductionQueries, want.inductionQueries) << "T = " << T;
+    EXPECT_NEAR(got.induction, want.induction, 1e-6) << "T = " << T;
+    double harmonic = 0;  // H_T
+    for (int n = 1; n <= T; ++n) harmonic += 1.0 / n;
+    EXPECT_NEAR(got.prevToken, (harmonic - 1) / (T - 1), 1e-12) << "T = " << T;
+    EXPECT_NEAR(got.sink, (harmonic - 1) / (T - 1), 1e-12) << "T = " << T;
+    EXPECT_NEAR(got.self, harmonic / T, 1e-12) << "T = " << T;
+  }
+  // The figures the header states.
+  std::vector<int> ten(10), thirtyTwo(32);
+  EXPECT_NEAR(uniformHeadScores(TokenRepeats(ten.data(), 10)).prevToken, 0.214, 5e-4);
+  EXPECT_NEAR(uniformHeadScores(TokenRepeats(thirtyTwo.data(), 32)).prevToken, 0.099, 5e-4);
+}
+
+TEST(HeadScores, AboveChanceIsZeroAtChanceAndOneAtOne) {
+  EXPECT_DOUBLE_EQ(aboveChance(0.1, 0.1), 0.0);
+  EXPECT_DOUBLE_EQ(aboveChance(0.05, 0.1), 0.0);
+  EXPECT_DOUBLE_EQ(aboveChance(1.0, 0.1), 1.0);
+  EXPECT_DOUBLE_EQ(aboveChance(0.55, 0.1), 0.5);
+  EXPECT_DOUBLE_EQ(aboveChance(1.0, 1.0), 0.0);
+}
+
 }  // namespace
 }  // namespace mhascope

@@ -60,16 +60,17 @@ expect_error "--json in a missing folder" "$T/nope/c.json" "$BIN" circuits --che
 
 out="$("$BIN" circuits --checkpoint "$CK" --export-dir "$T/ex" 2>&1)"
 n_npy=$(ls "$T/ex"/*.npy 2>/dev/null | wc -l); n_png=$(ls "$T/ex"/*.png 2>/dev/null | wc -l)
-[ "$n_npy" -eq 19 ] && [ "$n_png" -eq 20 ] && [ -s "$T/ex/composition_k_l0_l1.png" ] && [ -s "$T/ex/ov_tokens_l1_h0.png" ] && [ -s "$T/ex/composition.npy" ] \
+[ "$n_npy" -eq 23 ] && [ "$n_png" -eq 24 ] && [ -s "$T/ex/qk_positions_l0_h1.png" ] && [ -s "$T/ex/composition_k_l0_l1.png" ] && [ -s "$T/ex/ov_tokens_l1_h0.png" ] && [ -s "$T/ex/composition.npy" ] \
   && [ -s "$T/ex/rollout.png" ] && [ -s "$T/ex/rollout.npy" ] \
-  && ok "--export-dir: 4 matrices x 4 heads as .npy + PNG, composition (.npy, Q/K/V pictures), copying and rollout" || bad "export: $n_npy npy, $n_png png: $out"
+  && ok "--export-dir: 5 matrices (learned positions: P QK P^T too) x 4 heads as .npy + PNG, composition (.npy, Q/K/V pictures), copying and rollout" || bad "export: $n_npy npy, $n_png png: $out"
 if /usr/bin/python3 - "$T/ex" "$FIX/circuits/induction_small_circuits.safetensors" "$(dirname "$0")/../../scripts" <<'EOF'
 import sys
 import numpy as np
 sys.path.insert(0, sys.argv[3])
 import mhascope_model
 ref, _ = mhascope_model.read_safetensors(sys.argv[2])
-for name, key in (("qk_l1_h0", "qk.1.0"), ("ov_l0_h1", "ov.0.1"), ("ov_tokens_l1_h1", "ov_tokens.1.1")):
+for name, key in (("qk_l1_h0", "qk.1.0"), ("ov_l0_h1", "ov.0.1"), ("ov_tokens_l1_h1", "ov_tokens.1.1"),
+                  ("qk_positions_l0_h1", "qk_positions.0.1")):
     a = np.load(f"{sys.argv[1]}/{name}.npy")
     assert np.allclose(a, ref[key].numpy(), atol=1e-4, rtol=1e-5), name
 r = np.load(f"{sys.argv[1]}/rollout.npy")

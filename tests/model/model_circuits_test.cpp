@@ -115,6 +115,12 @@ TEST_P(ModelCircuitsMatchReference, EveryField) {
   EXPECT_EQ(r->tokenIds, ref.at("token_ids").get<std::vector<int>>());
   EXPECT_TRUE(matches("E_s QK E_s^T", r->qkTokens, loadRef(base, "qk_tokens")));
   EXPECT_TRUE(matches("E_s OV U_s", r->ovTokens, loadRef(base, "ov_tokens")));
+  if (std::string(c.folder) == "gpt2") {  // learned positions: P_s QK P_sᵀ over the text's positions
+    EXPECT_EQ(r->qkPositions.rows(), static_cast<Eigen::Index>(tokens.size()));
+    EXPECT_TRUE(matches("P_s QK P_s^T", r->qkPositions, loadRef(base, "qk_positions")));
+  } else {  // RoPE: no position table
+    EXPECT_EQ(r->qkPositions.size(), 0);
+  }
 
   const auto& eigRef = ref.at("eigenvalues");
   ASSERT_EQ(r->eigenvalues.size(), eigRef.size());

@@ -238,5 +238,37 @@ TEST(Circuit, AblationLessonSaysConfidentlyWrongAboveLnVAndRedundancy) {
   EXPECT_EQ(joined(ablationLesson(full, keys, cut, 64, {})).find("K-composition"), std::string::npos);
 }
 
+// The bound against the value computed independently (scripts/alibi_previous_token.py, Python's
+// math.exp: 0.31131773626 for m = 1/16 over periods 6 … 16; 0.50197060616 for m = 1/2), and a
+// first-principles check of one period: k = 3 has queries t = 1 (weight 1) and t = 2 (1 / (1 + e^−m)).
+TEST(AlibiBound, MatchesTheFormulaAndAnIndependentSum) {
+  EXPECT_NEAR(alibiPreviousTokenBound(1.0 / 16, 6, 16), 0.31131773626, 1e-9);
+  EXPECT_NEAR(alibiPreviousTokenBound(0.5, 6, 16), 0.50197060616, 1e-9);
+  const double m = 0.25;
+  EXPECT_NEAR(alibiPreviousTokenBound(m, 3, 3), (1.0 + 1.0 / (1.0 + std::exp(-m))) / 2, 1e-12);
+  EXPECT_EQ(alibiPreviousTokenBound(m, 1, 1), 0.0);  // no first-occurrence query after position 0
+}
+
+TEST(AlibiBound, TheNoteIsForAlibiInductionRunsOfTwoLayersOrMore) {
+  GptConfig model;
+  TaskConfig task;
+  EXPECT_EQ(alibiPreviousTokenNote(model, task), "");  // learned positions
+  model.positions = TrainPositions::Alibi;
+  model.heads = 2;
+  model.layers = 2;
+  const std::string note = alibiPreviousTokenNote(model, task);
+  EXPECT_NE(note.find("on average 0.31 over the first occurrences with this model's steepest slope m = 0.0625 (h = 2, "
+                      "periods 6-16), below the 0.50"),
+            std::string::npos)
+      << note;
+  model.heads = 8;  // steepest slope 1/2: the bound is 0.502
+  EXPECT_NE(alibiPreviousTokenNote(model, task).find("enough for the 0.50"), std::string::npos);
+  model.layers = 1;
+  EXPECT_EQ(alibiPreviousTokenNote(model, task), "");
+  model.layers = 2;
+  task.kind = TaskKind::Reverse;
+  EXPECT_EQ(alibiPreviousTokenNote(model, task), "");
+}
+
 }  // namespace
 }  // namespace mhascope::train

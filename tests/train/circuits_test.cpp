@@ -48,7 +48,9 @@ void checkCase(const std::string& ckptPath, const std::string& refName) {
   const Circuits c = computeCircuits(p);
   ASSERT_EQ(c.perHead.size(), static_cast<std::size_t>(p.cfg.layers * p.cfg.heads));
   ASSERT_TRUE(c.tokenSpace);
+  EXPECT_EQ(c.positions, p.cfg.seqLen);  // learned positions: the whole pos.weight table
   for (const HeadCircuit& h : c.perHead) {
+    expectMatrix(h.qkPositions, r.at(key("qk_positions", h.layer, h.head)), 1e-4, key("qk_positions", h.layer, h.head));
     expectMatrix(h.qk, r.at(key("qk", h.layer, h.head)), 1e-5, key("qk", h.layer, h.head));
     expectMatrix(h.ov, r.at(key("ov", h.layer, h.head)), 1e-5, key("ov", h.layer, h.head));
     expectMatrix(h.qkTokens, r.at(key("qk_tokens", h.layer, h.head)), 1e-4, key("qk_tokens", h.layer, h.head));
@@ -101,6 +103,31 @@ TEST(Circuits, MatchTorchTrainedInductionModel) { checkCase("circuits/induction_
 
 // A silent transpose or a wrong head block would still give d x d matrices: pin the definitions on
 // hand-made weights where each block is recognisable.
+// A model with RoPE or ALiBi has no position table: no position map, and nothing read past an empty table.
+TEST(Circuits, NoPositionMapWithoutLearnedPositions) {
+  for (TrainPositions pos : {TrainPositions::Rope, TrainPositions::Alibi}) {
+    TrainSettings st;
+    st.model.positions = pos;
+    st.steps = 1;
+    auto t = Trainer::make(st);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    const Circuits c = computeCircuits(t->params());
+    EXPECT_EQ(c.positions, 0) << trainPositionsName(pos);
+    for (const HeadCircuit& h : c.perHead) EXPECT_EQ(h.qkPositions.size(), 0) << trainPositionsName(pos);
+  }
+}
+
+// previousPositionRows against maps whose rows' largest visible cell is known.
+TEST(Circuits, PreviousPositionRowsCountsTheSubDiagonalWinners) {
+  RowMatrix m = RowMatrix::Zero(5, 5);
+  for (int t = 1; t < 5; ++t) m(t, t - 1) = 1.0f;
+  EXPECT_EQ(previousPositionRows(m), 4);
+  m(3, 3) = 2.0f;  // row 3 prefers itself; the cell above the diagonal (row 1, key 4) never counts
+  m(1, 4) = 9.0f;
+  EXPECT_EQ(previousPositionRows(m), 3);
+  EXPECT_EQ(previousPositionRows(RowMatrix::Zero(5, 5)), 1);  // ties go to the first key: only row 1's key 0
+}
+
 TEST(Circuits, HeadBlocksAreRowsOfInProjAndColumnsOfOutProj) {
   GptConfig cfg;
   cfg.vocab = 5;
@@ -248,6 +275,13 @@ TEST(Circuits, ExplanationsNameTheNumbers) {
   std::snprintf(buf, sizeof buf, "%.3f", c.at(1, 0).copying);
   EXPECT_EQ(headCircuitText(c, 1, 0).rfind(std::string("layer 1 head 0: copying score ") + buf, 0), 0u);
   EXPECT_EQ(headCircuitText(c, 2, 0), "");
+  // The position map's words name its count of previous-position rows.
+  for (const HeadCircuit& h : c.perHead) {
+    const std::string words = headCircuitText(c, h.layer, h.head);
+    const std::string want = "key t − 1 is the highest visible key of " + std::to_string(previousPositionRows(h.qkPositions)) +
+                             " of the " + std::to_string(c.positions - 1) + " query rows";
+    EXPECT_NE(words.find(want), std::string::npos) << words;
+  }
   // One layer: no pairs, said so.
   auto one = loadCheckpoint(kFixtureDir + "train/l1.safetensors");
   ASSERT_TRUE(one.ok());
@@ -308,6 +342,13 @@ TEST(Circuits, TrainedInductionRunsComposeThroughKeys) {
     const HeadScores& to = e.at(best->toLayer, best->toHead);
     EXPECT_GE(from.prevTokenNew, kRoleThreshold) << "layer " << best->fromLayer << " head " << best->fromHead;
     EXPECT_TRUE(isInductionHead(to)) << "layer " << best->toLayer << " head " << best->toHead;
+    // The previous-token head finds its key by position: in P QK Pᵀ key t − 1 scores highest in the
+    // rows where first occurrences fall (t < the longest period; later positions always repeat a
+    // token, and those rows are not trained to it).
+    const RowMatrix& pos = c.at(best->fromLayer, best->fromHead).qkPositions;
+    ASSERT_EQ(pos.rows(), st.task.seq);
+    const int k = st.task.periodMax;
+    EXPECT_GE(previousPositionRows(pos.topLeftCorner(k, k)), k - 2) << "layer " << best->fromLayer << " head " << best->fromHead;
     EXPECT_GT(best->k, best->q);
     EXPECT_GT(best->k, best->v);
     EXPECT_GT(best->k, c.baseline);
