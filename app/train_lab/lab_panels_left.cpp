@@ -394,10 +394,9 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
                       "/ is a repeat · prefix (prefix matching, on repeated random tokens): total weight on the keys "
                       "that follow an earlier copy of the query's token · copy: share of those queries whose head "
                       "output ranks the attended token first in the logits — an induction head needs prefix and copy "
-                      ">= %.2f · self: on key t · first: on key 0 · entropy: nats per row · off: switch the head off "
-                      "(its output zeroed) · cut K Q V: take the head's output out of what later layers' keys / "
-                      "queries / values read, nothing else. Ticking either takes the run apart (an ablation): "
-                      "the table then shows the run with those heads off or cut",
+                      ">= %.2f · self: on key t · first: on key 0 · entropy: nats per row · off: the head's output "
+                      "zeroed · cut K Q V: the head's output taken out of what later layers' keys / queries / "
+                      "values read, nothing else · either box is an ablation: the table then shows that run",
                       kCopyingThreshold);
   ImGui::PopTextWrapPos();
   ImGui::Spacing();
