@@ -94,8 +94,9 @@ TEST(LessonList, LessonsAreFoundByIdAndSteppedInListOrder) {
 // docs/lessons.md shows the list as the window does: a row per lesson, in list order, with its
 // title, id and what it teaches word for word (the group named on its first row).
 TEST(LessonList, TheDocsShowTheListWordForWord) {
-  std::ifstream in(std::string(MHASCOPE_SOURCE_DIR) + "/docs/lessons.md");
-  ASSERT_TRUE(in) << "docs/lessons.md";
+  const std::string path = std::string(MHASCOPE_SOURCE_DIR) + "/docs/" + "lessons.md";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "cannot read " << path;
   const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::size_t from = 0;
   for (std::size_t i = 0; i < kLessonEntries.size(); ++i) {
@@ -104,7 +105,7 @@ TEST(LessonList, TheDocsShowTheListWordForWord) {
     const std::string row = std::string("| ") + (firstOfGroup ? lessonGroupTitle(e.group) : "") + " | **" + e.title +
                             "** (`" + e.id + "`) | " + e.learn + " |\n";
     const std::size_t at = doc.find(row, from);
-    EXPECT_NE(at, std::string::npos) << "docs/lessons.md has no row, after the previous one:\n" << row;
+    EXPECT_NE(at, std::string::npos) << "the lessons page has no row, after the previous one:\n" << row;
     if (at != std::string::npos) from = at + row.size();
   }
 }
