@@ -16,7 +16,7 @@ for s in assets/docs/img/lesson_*.script; do
   name="$(basename "$s" .script)"
   preset=default
   case "$name" in lesson_roles|lesson_lines) preset=specialists ;; esac
-  # --view opens the lesson's tab (lesson_NAME: the lesson's id), wherever the tab strip has scrolled it.
+  # --view opens the Lessons tab at the lesson (lesson_NAME: the lesson's id).
   "${XVFB[@]}" $BIN --fresh --preset "$preset" --view "${name#lesson_}" --script "$s"
 done
 # The Train mode at the phase change and its exported contact sheet (assets/docs/img/train_lab.script).

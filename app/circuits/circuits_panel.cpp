@@ -438,6 +438,13 @@ void drawCircuitsView(UiContext& ctx, CircuitsView& view) {
 }
 
 void drawTrainCircuits(TrainLab& lab, UiContext& ctx) {
+  if (lab.scrollToCircuitsFrames > 0) {  // asked for by the pipeline's Circuits tab: this panel, its header at the top
+    const float target = ImGui::GetCursorPosY() - ImGui::GetFrameHeightWithSpacing();
+    ImGui::SetScrollY(target);
+    // Asked again on the next frames until the column is long enough to scroll there: its pictures
+    // come once computed.
+    lab.scrollToCircuitsFrames = target <= ImGui::GetScrollMaxY() ? 0 : lab.scrollToCircuitsFrames - 1;
+  }
   lab.circuits.keyBase = kTrainCircuitsSlot;
   drawCircuitsView(ctx, lab.circuits);
 }
@@ -452,6 +459,20 @@ void drawCircuitsTab(UiContext& ctx) {
   }
   CircuitsView& view = ctx.circuits->checkpoint;
   view.keyBase = kTabCircuitsSlot;
+  // No checkpoint open, but the Train mode holds a run: its circuits are one click away, in the Train
+  // mode's Circuits panel (which reads any of its steps); the click only changes the view.
+  TrainLab* lab = ctx.train;
+  if (ctx.state.doc.files.checkpoint.empty() && lab && lab->run.view && !lab->run.view->params.empty()) {
+    char label[160];
+    std::snprintf(label, sizeof label, "Show the circuits of the run just trained (Train mode, step %lld)",
+                  static_cast<long long>(lab->run.shown.step));
+    if (ImGui::Button(label)) {
+      lab->active = true;
+      lab->scrollToCircuitsFrames = TrainLab::kScrollToCircuitsFrames;
+    }
+    ctx.probes.recordLastItem("circuits_show_train_run");
+    ctx.probes.recordLabel("circuits_show_train_run", label);
+  }
   drawCircuitsView(ctx, view);
 }
 

@@ -183,9 +183,10 @@ CircuitsInput checkpointCircuitsInput(CircuitsView& view, const AppState& state,
   const std::string& path = state.doc.files.checkpoint;
   if (path.empty()) {
     in.missing =
-        "Open a training checkpoint (--checkpoint F, File › Open, or a dropped .safetensors from mhascope train "
-        "--save) to read what its heads compute: QK and OV circuits, composition between layers, copying scores and "
-        "the attention rollout. The Train mode shows the same for its run, step by step.";
+        "Open a training checkpoint (Open file… at the top of the controls, --checkpoint F on the command line, or "
+        "a .safetensors from mhascope train --save or the Train mode's Save checkpoint dropped on the window) to read "
+        "what its heads compute: QK and OV circuits, composition between layers, copying scores and the attention "
+        "rollout. The Train mode shows the same for its run, step by step.";
     return in;
   }
   const std::string& text = state.doc.config.text;

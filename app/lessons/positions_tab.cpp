@@ -7,10 +7,12 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lessons/lesson_tab.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/drag_slider.hpp"
+#include "widgets/flow.hpp"
 #include "widgets/wrapped_text.hpp"
 
 namespace mhascope::app {
@@ -60,46 +62,72 @@ void mapRow(UiContext& ctx, const Trace& t, int b, int head, const std::vector<M
   }
 }
 
-void frequencyTable(const PositionsLesson& r) {
-  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
-                                (r.frequencies.size() > 8 ? ImGuiTableFlags_ScrollY : 0);
-  // Up to 8 pairs in full; more scroll inside the table (d_k = 128 has 64).
-  const float rowH = ImGui::GetTextLineHeight() + 2.0f * ImGui::GetStyle().CellPadding.y;
-  const float height = r.frequencies.size() > 8 ? 9.5f * rowH : 0.0f;
-  if (!ImGui::BeginTable("freq", 5, flags, ImVec2(0, height))) return;
-  ImGui::TableSetupScrollFreeze(0, 1);
-  for (const char* c : {"pair i", "features", "inv_freq (rad / position)", "wavelength (tokens)", "angle at Δ"})
-    ImGui::TableSetupColumn(c);
-  ImGui::TableHeadersRow();
+// A table's rows as text, so its columns can be as wide as their widest cell: the two tables stand
+// side by side, and a table as wide as the page (ImGui's default) pushed the second one off it.
+using TextRows = std::vector<std::vector<std::string>>;
+
+TextRows frequencyRows(const PositionsLesson& r) {
+  TextRows rows;
   for (const RopeFrequency& f : r.frequencies) {
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::Text("%d", f.pair);
-    ImGui::TableNextColumn();
-    ImGui::Text("%d, %d", f.featureA, f.featureB);
-    ImGui::TableNextColumn();
-    ImGui::Text("%.4g", f.invFreq);
-    ImGui::TableNextColumn();
-    ImGui::Text("%.4g", f.wavelength);
-    ImGui::TableNextColumn();
-    ImGui::Text("%.4g rad", f.angleAtShift);
+    rows.push_back({formatText("%d", f.pair), formatText("%d, %d", f.featureA, f.featureB), formatText("%.4g", f.invFreq),
+                    formatText("%.4g", f.wavelength), formatText("%.4g rad", f.angleAtShift)});
   }
-  ImGui::EndTable();
+  return rows;
 }
 
-void slopesTable(const PositionsLesson& r, int head) {
-  if (!ImGui::BeginTable("slopes", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
-  for (const char* c : {"head", "slope m", "per token"}) ImGui::TableSetupColumn(c);
-  ImGui::TableHeadersRow();
+TextRows slopeRows(const PositionsLesson& r, int head) {
+  TextRows rows;
   for (std::size_t i = 0; i < r.slopes.size(); ++i) {
+    rows.push_back({formatText("%zu%s", i, static_cast<int>(i) == head ? " (shown)" : ""),
+                    formatText("2^%.3g = %.4g", std::log2(r.slopes[i]), r.slopes[i]), formatText("%.4g", -r.slopes[i])});
+  }
+  return rows;
+}
+
+// Each column's width (its header or its widest cell) and the whole table's, with `scrollbar`.
+struct TableWidths {
+  std::vector<float> columns;
+  float total = 0.0f;
+};
+TableWidths widthsOf(const std::vector<const char*>& headers, const TextRows& rows, bool scrollbar) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  TableWidths w;
+  for (std::size_t c = 0; c < headers.size(); ++c) {
+    float widest = ImGui::CalcTextSize(headers[c]).x;
+    for (const auto& row : rows) widest = std::max(widest, ImGui::CalcTextSize(row[c].c_str()).x);
+    w.columns.push_back(widest);
+    w.total += widest + 2.0f * style.CellPadding.x + 1.0f;  // + its border
+  }
+  w.total += 1.0f + (scrollbar ? style.ScrollbarSize : 0.0f);
+  return w;
+}
+
+const std::vector<const char*> kFrequencyHeaders = {"pair i", "features", "inv_freq (rad / position)",
+                                                    "wavelength (tokens)", "angle at Δ"};
+const std::vector<const char*> kSlopeHeaders = {"head", "slope m", "per token"};
+
+void textTable(const char* id, const std::vector<const char*>& headers, const TextRows& rows, const TableWidths& w,
+               int maxRows, bool headColours) {
+  const bool scroll = static_cast<int>(rows.size()) > maxRows;
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
+                                (scroll ? ImGuiTableFlags_ScrollY : 0);
+  // Up to maxRows rows in full; more scroll inside the table (d_k = 128 has 64 pairs).
+  const float rowH = ImGui::GetTextLineHeight() + 2.0f * ImGui::GetStyle().CellPadding.y;
+  const float height = scroll ? (static_cast<float>(maxRows) + 1.5f) * rowH : 0.0f;
+  if (!ImGui::BeginTable(id, static_cast<int>(headers.size()), flags, ImVec2(w.total, height))) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  for (std::size_t c = 0; c < headers.size(); ++c) ImGui::TableSetupColumn(headers[c], ImGuiTableColumnFlags_WidthFixed, w.columns[c]);
+  ImGui::TableHeadersRow();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
     ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(static_cast<int>(i))), "%zu%s", i,
-                       static_cast<int>(i) == head ? " (shown)" : "");
-    ImGui::TableNextColumn();
-    ImGui::Text("2^%.3g = %.4g", std::log2(r.slopes[i]), r.slopes[i]);
-    ImGui::TableNextColumn();
-    ImGui::Text("%.4g", -r.slopes[i]);
+    for (std::size_t c = 0; c < rows[i].size(); ++c) {
+      ImGui::TableNextColumn();
+      if (c == 0 && headColours) {  // a head's number in its colour
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(static_cast<int>(i))), "%s", rows[i][c].c_str());
+      } else {
+        ImGui::TextUnformatted(rows[i][c].c_str());
+      }
+    }
   }
   ImGui::EndTable();
 }
@@ -134,9 +162,10 @@ void drawPositionsTab(UiContext& ctx, const LessonOutcome<PositionsLesson>& outc
   // This tab's own range of texture tags, 8 per result (the maps change with Δ and the inputs' codes).
   const int tagBase = 805306368 + 8 * (2 * r->shift + (r->codesRemoved ? 1 : 0));
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(head)), "head %d (pick it in the Heatmap tab), weights:", head);
-  if (r->codesRemoved) {
-    ImGui::SameLine(0, em);
-    ImGui::TextDisabled("(this configuration's codes taken off the inputs for RoPE and ALiBi)");
+  if (r->codesRemoved) {  // beside it when it fits, else on a line of its own: never cut at the edge
+    const char* note = "(this configuration's codes taken off the inputs for RoPE and ALiBi)";
+    sameLineOrWrap(ImGui::CalcTextSize(note).x, em);
+    textWrappedDisabled(note);
   }
   const float avail = ImGui::GetContentRegionAvail().x;
   const float side = std::clamp((avail - colorbarWidth() - 3.0f * 5.5f * em) / 3.0f, 7.0f * em, 15.0f * em);
@@ -169,15 +198,26 @@ void drawPositionsTab(UiContext& ctx, const LessonOutcome<PositionsLesson>& outc
   ctx.probes.recordLabel("positions_shift_note", shiftNote);
 
   ImGui::Separator();
+  const TextRows freqRows = frequencyRows(*r), slopeTable = slopeRows(*r, head);
+  constexpr int kMaxFrequencyRows = 8;
+  const TableWidths freqW = widthsOf(kFrequencyHeaders, freqRows, static_cast<int>(freqRows.size()) > kMaxFrequencyRows);
+  const TableWidths slopesW = widthsOf(kSlopeHeaders, slopeTable, false);
   ImGui::BeginGroup();
   ImGui::TextUnformatted("RoPE's frequency per feature pair");
-  frequencyTable(*r);
+  textTable("freq", kFrequencyHeaders, freqRows, freqW, kMaxFrequencyRows, false);
   ImGui::EndGroup();
-  ImGui::SameLine(0, 2 * em);
+  const float pageRight = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  bool cut = ImGui::GetItemRectMax().x > pageRight + 0.5f;
+  // Side by side when both fit, else one under the other.
+  if (ImGui::GetItemRectMax().x + 2 * em + slopesW.total <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) {
+    ImGui::SameLine(0, 2 * em);
+  }
   ImGui::BeginGroup();
   ImGui::TextUnformatted("ALiBi's slopes");
-  slopesTable(*r, head);
+  textTable("slopes", kSlopeHeaders, slopeTable, slopesW, static_cast<int>(slopeTable.size()), true);
   ImGui::EndGroup();
+  cut = cut || ImGui::GetItemRectMax().x > pageRight + 0.5f;
+  ctx.probes.recordLabel("positions_tables_cut", cut ? "yes" : "no");  // either table past the page's edge
   // The viewed head's bias table, with the two tables' sentences beside it.
   const Tensor& bias = r->alibi.tensor(StageId::PositionBias);  // (1, h, T_q, T_k)
   std::vector<MapSpec> biasMap = {{"ALiBi bias, head " + std::to_string(head), nullptr,

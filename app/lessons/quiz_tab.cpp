@@ -43,7 +43,16 @@ void drawQuizTab(UiContext& ctx, const LessonOutcome<std::vector<QuizQuestion>>&
       // Decided once: the click below changes `picked`, and the Pop must match the Push.
       const bool coloured = picked >= 0 && (isPicked || isRight);
       if (coloured) ImGui::PushStyleColor(ImGuiCol_Text, isRight ? kOkColor : kErrorColor);
-      if (ImGui::RadioButton(q.choices[c].c_str(), isPicked)) picked = static_cast<int>(c);
+      // The button and its words, wrapped at spaces beside it (a radio button's own label never
+      // wraps: a long choice ran off the page); a click on either picks the choice.
+      ImGui::BeginGroup();
+      bool clicked = ImGui::RadioButton("##choice", isPicked);
+      ImGui::SameLine(0.0f, ImGui::GetStyle().ItemInnerSpacing.x);
+      ImGui::AlignTextToFramePadding();
+      textWrapped(q.choices[c]);
+      clicked |= ImGui::IsItemClicked();
+      ImGui::EndGroup();
+      if (clicked) picked = static_cast<int>(c);
       if (coloured) ImGui::PopStyleColor();
       ctx.probes.recordLastItem("quiz_" + std::to_string(i + 1) + "_" + std::to_string(c + 1));
       if (isRight) ctx.probes.recordLastItem("quiz_" + std::to_string(i + 1) + "_correct");

@@ -106,8 +106,8 @@ void tokenChips(const TokenChips& chips) {
   }
   const std::vector<std::string>& tokens = chips.shown;
   const std::size_t count = chips.count, shown = tokens.size();
-  ImGui::TextDisabled("%zu sentence%s; the first one has %zu token%s:", chips.items, chips.items == 1 ? "" : "s",
-                      count, count == 1 ? "" : "s");
+  textWrappedDisabled(formatText("%zu sentence%s; the first one has %zu token%s:", chips.items, chips.items == 1 ? "" : "s",
+                                 count, count == 1 ? "" : "s"));
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   for (std::size_t i = 0; i < shown; ++i) {
@@ -394,7 +394,7 @@ void drawControlsPanel(UiContext& ctx) {
   // separator, and mhascope's word splitter would count other tokens than the model's.
   const bool modelText = !st.doc.files.model.empty() && !st.doc.trainedLayer;
   const char* textLabel = modelText ? "Text (to the model's tokenizer, verbatim)" : "Sentence (separate batch items with | )";
-  ImGui::TextUnformatted(textLabel);
+  textWrapped(textLabel);  // wrapped in a narrow column, not cut
   ctx.probes.recordLabel("text_label", textLabel);
   changed |= ImGui::InputTextMultiline("##text", &cfg.text, ImVec2(-1.0f, 3.2f * em));
   ctx.probes.recordLastItem("text");

@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
+
+#include "lessons/lessons.hpp"
 
 #include "panels/panel.hpp"
 
@@ -29,19 +32,26 @@ void drawMainTabs(UiContext& ctx, bool wide) {
   // or Model opening the Heatmap, a tab already passed) gets it on the next frame.
   const std::string select = std::move(view.selectTab);
   view.selectTab.clear();
+  // A lesson's id (from --view, a workspace, a script) opens the Lessons tab at that lesson.
+  const bool selectLesson = lessonIndexOf(select).has_value();
+  if (selectLesson) view.lesson = select;
   for (const PanelInfo& p : allPanels()) {
     if (p.area != PanelArea::Main && (wide || p.area != PanelArea::Right)) continue;
+    if (lessonIndexOf(p.id)) continue;  // drawn inside the Lessons tab
     ImGui::PushID(p.id);
-    const ImGuiTabItemFlags flags = select == p.id ? ImGuiTabItemFlags_SetSelected : 0;
+    const bool lessonsTab = std::string_view(p.id) == kLessonsTab;
+    const ImGuiTabItemFlags flags = select == p.id || (selectLesson && lessonsTab) ? ImGuiTabItemFlags_SetSelected : 0;
     const bool open = ImGui::BeginTabItem(p.title, nullptr, flags);
     ctx.probes.recordLastItem(std::string("tab_") + p.id);  // "tab_grid"
     if (open) {
-      ctx.probes.recordLabel("main_tab", p.id);
       view.tab = p.id;
       ImGui::BeginChild("content", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse);
       p.draw(ctx);
       ImGui::EndChild();
       ImGui::EndTabItem();
+      // The open tab is the lesson on screen (chosen during the draw), known by its own id.
+      if (lessonsTab) view.tab = view.lesson;
+      ctx.probes.recordLabel("main_tab", view.tab);
     }
     ImGui::PopID();
   }

@@ -6,7 +6,8 @@
 // Where a panel goes:
 //   Left   — the controls column
 //   Top    — above the main area (the pipeline stepper)
-//   Main   — a tab of the main area (heatmap, all heads, learned weights, then the lessons)
+//   Main   — a tab of the main area (heatmap, all heads, lessons, model, learned weights …); each
+//            lesson is a Main panel too, drawn inside the Lessons tab (lessons_panel.cpp), not as a tab
 //   Right  — the explanation column, each panel under a collapsible header
 //   Status — the line at the bottom
 //   TrainLeft, TrainRight — the Train mode's two columns (train_lab/), drawn instead of the above
@@ -52,6 +53,7 @@ void drawStagePanel(UiContext& ctx);        // panels/stage_panel.cpp
 void drawShapeTracePanel(UiContext& ctx);   // panels/shape_trace_panel.cpp
 void drawStatusLine(UiContext& ctx);        // panels/status_line.cpp
 void drawModelPanel(UiContext& ctx);        // panels/model_panel.cpp
+void drawLessonsPanel(UiContext& ctx);      // panels/lessons_panel.cpp: the lesson list and the chosen lesson
 // Parts of the controls: the Open file… button and its popup, the "Files in use" list.
 void drawOpenFileButton(UiContext& ctx);    // panels/open_file_popup.cpp
 void drawFilesInUse(UiContext& ctx);        // panels/open_file_popup.cpp
@@ -67,6 +69,7 @@ inline int kvHeadRead(const Trace& t, StageId stage, int head) {
 inline constexpr const char* kHeatmapTab = "heatmap";
 inline constexpr const char* kAllHeadsTab = "grid";
 inline constexpr const char* kModelTab = "model";
+inline constexpr const char* kLessonsTab = "lessons";  // opens at ViewState::lesson
 inline constexpr const char* kCircuitsTab = "circuits";  // the pipeline's Circuits tab
 
 }  // namespace mhascope::app

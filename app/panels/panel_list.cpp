@@ -1,5 +1,5 @@
-// The one list of panels, in the order they appear in their area; the lesson tabs are the
-// lessons' own list (AllLessons), in its order.
+// The one list of panels, in the order they appear in their area. The lessons are the lessons'
+// own list (AllLessons), each a Main panel that the Lessons tab draws (lessons_panel.cpp).
 #include "panels/panel.hpp"
 #include "lessons/lesson_tab.hpp"
 
@@ -25,6 +25,7 @@ std::vector<PanelInfo> makePanels() {
       {"pipeline", "Pipeline", PanelArea::Top, drawStepperPanel},
       {kHeatmapTab, "Heatmap", PanelArea::Main, drawHeatmapPanel},
       {kAllHeadsTab, "All heads", PanelArea::Main, drawHeadGridPanel},
+      {kLessonsTab, "Lessons", PanelArea::Main, drawLessonsPanel},
       {kModelTab, "Model", PanelArea::Main, drawModelPanel},
       {"learned", "Learned", PanelArea::Main, drawWeightsPanel},
       {kCompareTab, "Compare", PanelArea::Main, drawComparePanel},
@@ -34,7 +35,6 @@ std::vector<PanelInfo> makePanels() {
     using L = decltype(lesson);
     panels.push_back({L::kId, L::kTitle, PanelArea::Main, drawLessonTab<L>});
   });
-  // Last of the main tabs, so the lessons keep their places in the strip.
   panels.push_back({kPredictionsTab, "Predictions", PanelArea::Main, drawPredictionsPanel});
   panels.insert(panels.end(), {
                                   {"stage", "This stage", PanelArea::Right, drawStagePanel},

@@ -47,8 +47,8 @@ void stageStrip(UiContext& ctx) {
   const float rowH = labelH + ImGui::GetFrameHeightWithSpacing();
   const int current = static_cast<int>(view.stage);
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  // Groups are laid out by hand: a label above its buttons, arrows between groups, a new row
-  // when the next group would not fit.
+  // Groups are laid out by hand: a label above its buttons, an arrow before each group but the
+  // first, a new row when the next group and its arrow would not fit.
   ImVec2 pos = origin;
   // The variants' stages (RoPE, grouped K/V, ALiBi, the window) only when this trace recorded them.
   auto shown = [&ctx](int i) { return stageRecorded(ctx.state.shown.trace, static_cast<StageId>(i)); };
@@ -65,12 +65,11 @@ void stageStrip(UiContext& ctx) {
     }
     const float groupW = std::max(buttonsW, ImGui::CalcTextSize(g.label).x);
     if (!firstGroup) {
-      if (pos.x + arrowW + groupW > right) {
-        pos = ImVec2(origin.x, pos.y + rowH);
-      } else {
-        dl->AddText(ImVec2(pos.x, pos.y + labelH + style.FramePadding.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), " → ");
-        pos.x += arrowW;
-      }
+      // The arrow goes with the group it leads to: a group that starts a new row starts it with its
+      // arrow, so the flow reads on from the row above and no arrow is left at a row's end.
+      if (pos.x + arrowW + groupW > right) pos = ImVec2(origin.x, pos.y + rowH);
+      dl->AddText(ImVec2(pos.x, pos.y + labelH + style.FramePadding.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), " → ");
+      pos.x += arrowW;
     }
     const bool groupCurrent = current >= g.first && current < g.last;
     dl->AddText(pos, groupCurrent ? IM_COL32(255, 215, 115, 255) : ImGui::GetColorU32(ImGuiCol_TextDisabled), g.label);

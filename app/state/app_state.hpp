@@ -194,7 +194,9 @@ struct WorkspaceUi {
 // head, the open tab, both zooms, colours, the Learned tab's matrix, the play speed) is what a
 // workspace saves, so saving and opening are one assignment (state/workspace_state.cpp).
 struct ViewState : WorkspaceView {
-  // WorkspaceView::tab is the main-area tab drawn last frame (layout.cpp sets it).
+  // WorkspaceView::tab is the main-area tab drawn last frame (layout.cpp sets it): the lesson's id
+  // when the Lessons tab is open.
+  std::string lesson = kLessonEntries.front().id;  // the lesson the Lessons tab shows (its id)
   // The trace shape (T_q, T_k, d_model) both zooms were set on; {0, 0, 0} until a trace is shown.
   // A trace of another shape fits both views again (1455 % of a T = 1024 matrix is a blur of a
   // few cells at T = 32). A workspace's zooms belong to the first trace computed after it was

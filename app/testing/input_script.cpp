@@ -231,6 +231,19 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       }
     } else if (c.verb == "drop" && need(1)) {
       host.dropPath(c.args[0]);
+    } else if (c.verb == "remember_place" && need(1)) {
+      ImVec2 at;
+      if (!host.probePoint(c.args[0], 0.0f, 0.0f, at)) return fail(host, c, "no widget named " + c.args[0] + " on screen");
+      places_[c.args[0]] = at;
+    } else if (c.verb == "expect_same_place" && need(1)) {
+      ImVec2 at;
+      auto was = places_.find(c.args[0]);
+      if (was == places_.end()) return fail(host, c, "remember_place " + c.args[0] + " first");
+      if (!host.probePoint(c.args[0], 0.0f, 0.0f, at)) return fail(host, c, "no widget named " + c.args[0] + " on screen");
+      if (std::abs(at.x - was->second.x) > 0.5f || std::abs(at.y - was->second.y) > 0.5f) {
+        return fail(host, c, c.args[0] + " moved from (" + std::to_string(was->second.x) + ", " + std::to_string(was->second.y) +
+                                 ") to (" + std::to_string(at.x) + ", " + std::to_string(at.y) + ")");
+      }
     } else if (c.verb == "print" && need(1)) {
       std::printf("%s: %s\n", c.args[0].c_str(), host.shownLabel(c.args[0]).c_str());
     } else if (c.verb == "preset" && need(1)) {

@@ -72,6 +72,8 @@
 //                               after MAX frames): e.g. until training reaches a state
 //   drop PATH                   a file dropped on the window (a checkpoint: the Train mode loads it)
 //   print NAME                  print widget NAME's label (measurements in scripts/)
+//   remember_place NAME / expect_same_place NAME   fail unless widget NAME's top-left corner is
+//                               where it was at remember_place (a note must not push it away)
 //   quit                        exit with code 0 (a failed expectation exits with 3)
 #pragma once
 
@@ -79,6 +81,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -193,6 +196,7 @@ class InputScript {
   float wheel_ = 0.0f;
   bool mouseActive_ = false;  // once the script moved the mouse, it owns io.MousePos
   long rssBaselineKb_ = -1;
+  std::map<std::string, ImVec2> places_;  // remember_place
   ScriptCommand untilIdleCommand_;  // for its line number in a failure
   // click / click_at / press_at: the widget and the point in it the mouse aims at, aimed again on
   // the press frame (a layout that moved since — a job's result came, a panel grew — moves the

@@ -7,10 +7,12 @@
 #include <cstdio>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "train_lab/lab_figures.hpp"
 #include "train_lab/lab_panels.hpp"
 #include "widgets/colors.hpp"
+#include "widgets/wrapped_text.hpp"
 
 namespace mhascope::app {
 
@@ -104,8 +106,11 @@ void drawTrainSetup(TrainLab& lab, UiContext& ctx) {
            // Three buttons rather than a combo: every choice in sight, each one click (and one probe).
            const char* names[] = {"learned", "RoPE", "ALiBi"};
            const char* probes[] = {"train_positions_learned", "train_positions_rope", "train_positions_alibi"};
+           // Each beside the previous one when it fits in the cell, else under it: a name is never cut.
+           const float cellRight = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
            for (int i = 0; i < 3; ++i) {
-             if (i) ImGui::SameLine();
+             const float w = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(names[i]).x;
+             if (i && ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= cellRight) ImGui::SameLine();
              ImGui::RadioButton(names[i], &f.positions, i);
              ctx.probes.recordLastItem(probes[i]);
            }
@@ -274,14 +279,41 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
   }
   ImGui::TextUnformatted(loss);
   ctx.probes.recordLabel("train_probe_loss", loss);
-  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
-  const char* columns[] = {"head", "role", "prev", "new", "seen", "prefix", "copy", "self", "first", "entropy",
+  // Each head: a row of its numbers and toggles, then its role in words on a row of its own, written
+  // from the first cell across the others and wrapped at spaces to the
+  // table's visible width: a role ("previous-token at first occurrences 0.91") is longer than all the
+  // scores together, and in a column of its own it was cut inside its words. The table scrolls
+  // sideways when the column is narrower than its numbers; its height is that of its rows (each row's
+  // height is set), so it never scrolls up and down and the wheel over it scrolls the column.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const ImGuiTableFlags flags = ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit |
+                                ImGuiTableFlags_ScrollX;
+  const char* columns[] = {"head", "prev", "new", "seen", "prefix", "copy", "self", "first", "entropy",
                            "off", "cut K Q V", "sheet"};
-  if (ImGui::BeginTable("roles", 13, flags)) {
-    // The role takes what the numbers leave and wraps ("previous-token at first occurrences 0.91"
-    // is longer than all the scores together): every control stays on screen in the left column.
+  const float roleWidth = std::max(1.0f, ImGui::GetContentRegionAvail().x - 2.0f * style.CellPadding.x - style.IndentSpacing);
+  std::vector<std::string> roles, wrappedRoles;
+  const float numbersH = ImGui::GetFrameHeight() + 2.0f * style.CellPadding.y;
+  float tableH = ImGui::GetTextLineHeight() + 2.0f * style.CellPadding.y + style.ScrollbarSize + 4.0f;
+  for (int l = 0; l < e.layers; ++l) {
+    for (int i = 0; i < e.heads; ++i) {
+      roles.push_back(lab.ablation.headOff(l, i) ? std::string("switched off") : roleOf(e.at(l, i)));
+      wrappedRoles.push_back(wrapAtSpaces(roles.back(), roleWidth));
+      const auto lines = static_cast<float>(std::count(wrappedRoles.back().begin(), wrappedRoles.back().end(), '\n') + 1);
+      tableH += numbersH + lines * ImGui::GetTextLineHeight() + 2.0f * style.CellPadding.y + 2.0f;
+    }
+  }
+  const ImVec2 tableMin = ImGui::GetCursorScreenPos();
+  const ImVec2 tableMax(tableMin.x + ImGui::GetContentRegionAvail().x, tableMin.y + tableH);
+  if (ImGui::BeginTable("roles", 12, flags, ImVec2(0.0f, tableH))) {
+    // The head column as wide as its names: the role rows' words, written across, must not widen it.
+    const float headW = std::max(ImGui::CalcTextSize("head").x,
+                                 ImGui::CalcTextSize(formatText("L%d h%d", e.layers - 1, e.heads - 1).c_str()).x);
     for (const char* h : columns) {
-      ImGui::TableSetupColumn(h, std::string(h) == "role" ? ImGuiTableColumnFlags_WidthStretch : ImGuiTableColumnFlags_WidthFixed);
+      if (std::string(h) == "head") {
+        ImGui::TableSetupColumn(h, ImGuiTableColumnFlags_WidthFixed, headW);
+      } else {
+        ImGui::TableSetupColumn(h);
+      }
     }
     ImGui::TableHeadersRow();
     for (int l = 0; l < e.layers; ++l) {
@@ -289,18 +321,22 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
         ImGui::PushID(l * 1000 + i);
         const HeadScores& s = e.at(l, i);
         const std::string at = "_L" + std::to_string(l) + "_h" + std::to_string(i);
-        ImGui::TableNextRow();
+        const std::size_t k = static_cast<std::size_t>(l * e.heads + i);
+        // A head's two rows on one background, the next head's on the other.
+        const ImU32 background = ImGui::GetColorU32(k % 2 ? ImGuiCol_TableRowBgAlt : ImGuiCol_TableRowBg);
+        ImGui::TableNextRow(ImGuiTableRowFlags_None, numbersH);
+        ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, background);
         ImGui::TableNextColumn();
+        ImGui::AlignTextToFramePadding();
         ImGui::PushStyleColor(ImGuiCol_Text, headColor(l * e.heads + i));
         ImGui::Text("L%d h%d", l, i);
         ImGui::PopStyleColor();
-        ImGui::TableNextColumn();
-        const std::string role = lab.ablation.headOff(l, i) ? std::string("switched off") : roleOf(s);
-        ImGui::TextWrapped("%s", role.c_str());
+        const std::string& role = roles[k];
         ctx.probes.recordLabel("train_role" + at, role);
         for (double x : {s.prevToken, s.prevTokenNew, s.prevTokenSeen, s.induction, s.copying, s.self, s.firstToken,
                          s.entropy}) {
           ImGui::TableNextColumn();
+          ImGui::AlignTextToFramePadding();
           ImGui::Text("%.2f", x);
         }
         char scores[96];
@@ -333,12 +369,21 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
         }
         ImGui::EndDisabled();
         ImGui::TableNextColumn();
-        const std::size_t k = static_cast<std::size_t>(l * e.heads + i);
         if (k < lab.files.sheetHeads.size()) {
           bool on = lab.files.sheetHeads[k];
           if (ImGui::Checkbox("##sheet", &on)) lab.files.sheetHeads[k] = on;
           if (ImGui::IsItemHovered()) ImGui::SetTooltip("include this head in the exported contact sheet");
         }
+        ImGui::TableNextRow();
+        ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, background);
+        ImGui::TableNextColumn();
+        // Drawn across the row's cells, clipped by the table's visible rectangle, not the cell's.
+        const ImVec2 textAt(ImGui::GetCursorScreenPos().x + style.IndentSpacing, ImGui::GetCursorScreenPos().y);
+        ImDrawList* dl = ImGui::GetWindowDrawList();
+        dl->PushClipRect(tableMin, tableMax, false);
+        dl->AddText(textAt, ImGui::GetColorU32(ImGuiCol_Text), wrappedRoles[k].c_str());
+        dl->PopClipRect();
+        ImGui::Dummy(ImVec2(1.0f, ImGui::CalcTextSize(wrappedRoles[k].c_str()).y));
         ImGui::PopID();
       }
     }
@@ -349,8 +394,9 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
                       "/ is a repeat · prefix (prefix matching, on repeated random tokens): total weight on the keys "
                       "that follow an earlier copy of the query's token · copy: share of those queries whose head "
                       "output ranks the attended token first in the logits — an induction head needs prefix and copy "
-                      ">= %.2f · self: on key t · first: on key 0 · entropy: nats per row · cut K Q V: take the "
-                      "head's output out of what later layers' keys / queries / values read, nothing else",
+                      ">= %.2f · self: on key t · first: on key 0 · entropy: nats per row · off: the head's output "
+                      "zeroed · cut K Q V: the head's output taken out of what later layers' keys / queries / "
+                      "values read, nothing else · either box is an ablation: the table then shows that run",
                       kCopyingThreshold);
   ImGui::PopTextWrapPos();
   ImGui::Spacing();

@@ -228,6 +228,9 @@ struct TrainLab {
   CircuitsView circuits;               // the Train mode's Circuits panel: choices, caches, its worker
   bool logY = false;
   int openLayer = 0;                   // the layer "Open in pipeline" sends (< the run's layers)
+  // Frames left for the Circuits panel to scroll into view (its pictures make the column long enough).
+  static constexpr int kScrollToCircuitsFrames = 120;
+  int scrollToCircuitsFrames = 0;
   std::string message;
   bool messageIsError = false;
   // Where the message is drawn: beside the control whose click made it, not below the fold.

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "widgets/colors.hpp"
+
 namespace mhascope::app {
 namespace {
 
@@ -15,19 +17,20 @@ std::string rangeWords(const char* label, const std::string& lo, const std::stri
   return (name.empty() ? std::string() : name + ": ") + lo + " to " + hi;
 }
 
+// Set to `lo` or `hi` by a typed value past that end: said inside the slider's own frame (its value
+// then reads "1024 (set to the max)", in the warning colour) and by its tooltip, so saying it never
+// moves the controls under the pointer.
 template <class Draw, class AtLimit>
-SliderEdit dragOnly(const char* label, ImGuiSliderFlags flags, const std::string& range, Draw&& draw, AtLimit&& atLimit) {
+SliderEdit dragOnly(const char* label, ImGuiSliderFlags flags, const char* format, const std::string& range, Draw&& draw,
+                    AtLimit&& atLimit) {
   const ImGuiID id = ImGui::GetID(label);
   const ImGuiContext& g = *ImGui::GetCurrentContext();
-  // A typed value outside the range is set to the nearest end: said above the slider (kept in the
-  // window's ImGui storage) until the slider is used again, never silently.
+  // A typed value outside the range is set to the nearest end: said until the slider is used again
+  // (kept in the window's ImGui storage: 1 the min, 2 the max), never silently.
   ImGuiStorage* store = ImGui::GetStateStorage();
   const ImGuiID noteKey = ImHashStr("typed past the range", 0, id);
-  if (store->GetInt(noteKey, 0) != 0) {
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("%s (a typed value past an end is set to that end)", range.c_str());
-    ImGui::PopTextWrapPos();
-  }
+  const int note = store->GetInt(noteKey, 0);
+  const std::string shownFormat = std::string(format) + (note == 1 ? " (set to the min)" : note == 2 ? " (set to the max)" : "");
   const bool typing = ImGui::TempInputIsActive(id);
   // A read-only slider never reaches the code that lets go of it when the button is released:
   // let go here (then IsItemDeactivated reports the end of the edit as usual).
@@ -42,30 +45,39 @@ SliderEdit dragOnly(const char* label, ImGuiSliderFlags flags, const std::string
   // (the exploration test typed batch B = 999999 and the configuration check ran out of memory).
   flags |= ImGuiSliderFlags_AlwaysClamp;
   SliderEdit r;
-  r.changed = draw(flags);
+  if (note != 0 && !typing) ImGui::PushStyleColor(ImGuiCol_Text, kWarningColor);
+  r.changed = draw(flags, typing ? format : shownFormat.c_str());
+  if (note != 0 && !typing) ImGui::PopStyleColor();
   r.active = ImGui::IsItemActive();
   r.deactivated = ImGui::IsItemDeactivated();
-  if (ImGui::IsItemHovered() && !r.active) ImGui::SetTooltip("Drag to change; Ctrl+click to type a value (%s)", range.c_str());
+  if (ImGui::IsItemHovered() && !r.active) {
+    if (note != 0) {
+      ImGui::SetTooltip("The value typed was past the %s, so it was set to the %s (%s).\nDrag to change; Ctrl+click to type a value.",
+                        note == 1 ? "min" : "max", note == 1 ? "min" : "max", range.c_str());
+    } else {
+      ImGui::SetTooltip("Drag to change; Ctrl+click to type a value (%s)", range.c_str());
+    }
+  }
   if (r.active && !typing) store->SetInt(noteKey, 0);  // used again: the note has been read
-  if (typing && r.deactivated) store->SetInt(noteKey, atLimit() ? 1 : 0);
+  if (typing && r.deactivated) store->SetInt(noteKey, atLimit());
   return r;
 }
 
 }  // namespace
 
 SliderEdit dragSliderInt(const char* label, int* v, int lo, int hi, const char* format, ImGuiSliderFlags flags) {
-  return dragOnly(label, flags, rangeWords(label, std::to_string(lo), std::to_string(hi)),
-                  [&](ImGuiSliderFlags f) { return ImGui::SliderInt(label, v, lo, hi, format, f); },
-                  [&] { return *v == lo || *v == hi; });
+  return dragOnly(label, flags, format, rangeWords(label, std::to_string(lo), std::to_string(hi)),
+                  [&](ImGuiSliderFlags f, const char* fmt) { return ImGui::SliderInt(label, v, lo, hi, fmt, f); },
+                  [&] { return *v == lo ? 1 : *v == hi ? 2 : 0; });
 }
 
 SliderEdit dragSliderFloat(const char* label, float* v, float lo, float hi, const char* format, ImGuiSliderFlags flags) {
   char a[32], b[32];
   std::snprintf(a, sizeof a, "%g", static_cast<double>(lo));
   std::snprintf(b, sizeof b, "%g", static_cast<double>(hi));
-  return dragOnly(label, flags, rangeWords(label, a, b),
-                  [&](ImGuiSliderFlags f) { return ImGui::SliderFloat(label, v, lo, hi, format, f); },
-                  [&] { return *v == lo || *v == hi; });
+  return dragOnly(label, flags, format, rangeWords(label, a, b),
+                  [&](ImGuiSliderFlags f, const char* fmt) { return ImGui::SliderFloat(label, v, lo, hi, fmt, f); },
+                  [&] { return *v == lo ? 1 : *v == hi ? 2 : 0; });
 }
 
 }  // namespace mhascope::app

@@ -403,6 +403,7 @@ void drawColumnLabels(ImDrawList* dl, const HeatmapSpec& spec, const View& v, co
   const int colStride = std::max(1, static_cast<int>(std::ceil(em / v.L.cellW)));
   const float labelBottom = v.L.plotMin.y - v.L.stripH - 0.3f * em;
   dl->PushClipRect(ImVec2(v.L.plotMin.x, v.origin.y), ImVec2(v.L.plotMax.x, labelBottom + 1), true);
+  float lastRight = -1e30f;  // of the label drawn before, so a label moved inside never covers it
   for (int c = v.c0; c < v.c1; ++c) {
     const int dataCol = v.colBegin + c;
     if (dataCol % colStride != 0 && c != hover.col) continue;
@@ -410,7 +411,12 @@ void drawColumnLabels(ImDrawList* dl, const HeatmapSpec& spec, const View& v, co
     if (centre < v.L.plotMin.x || centre > v.L.plotMax.x) continue;  // half-hidden column: no label
     const std::string label = fitText(readableToken(s.colLabels[static_cast<std::size_t>(dataCol)], ImGui::GetFont()),
                                       v.L.colLabelH - 0.6f * em);
-    const float x = v.cellMin(0, c).x + (v.L.cellW - em) * 0.5f;
+    // Centred on its column, but inside the plot's width (as the row labels): columns thinner than
+    // a line of text would centre the first label half left of the plot, where the clip cut it.
+    const float centred = v.cellMin(0, c).x + (v.L.cellW - em) * 0.5f;
+    const float x = std::max(std::min(centred, v.L.plotMax.x - em), v.L.plotMin.x);
+    if (x < lastRight && c != hover.col) continue;
+    lastRight = x + em;
     ImU32 col = c == hover.col ? kLitLabel : textCol;
     if (v.modelCols && c != hover.col) col = headColor(dataCol / spec.dk);
     addVerticalText(dl, ImVec2(x, labelBottom), col, label);

@@ -8,6 +8,7 @@
 
 #include "state/workspace_state.hpp"
 #include "widgets/colors.hpp"
+#include "widgets/flow.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -38,7 +39,7 @@ void drawWorkspaceActions(UiContext& ctx) {
     ImGui::SetTooltip("Keep this picture: configuration, files (with their SHA-256), stage, head, zoom, colours and "
                       "the lessons' choices, as a .json that `mhascope --workspace FILE` opens again");
   }
-  ImGui::SameLine();
+  sameLineOrWrap(ImGui::CalcTextSize("Save as…").x + 2.0f * ImGui::GetStyle().FramePadding.x);  // never cut
   if (ImGui::Button("Save as…")) openPopup = true;
   ctx.probes.recordLastItem("workspace_save_as");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Save the workspace under another name");

@@ -40,6 +40,9 @@ namespace lessons {
 struct Cell {
   static constexpr const char* kId = "cell";
   static constexpr const char* kTitle = "Cell";
+  static constexpr LessonGroup kGroup = LessonGroup::Basics;  // its group in the lesson list
+  static constexpr const char* kLearn =  // the list's "what you will learn"
+      "How one attention weight is made: q · k, scaled by √d_k, masked, then its row's softmax";
   static constexpr LessonCost kCost = LessonCost::Quick;
   struct Choices {
     int head = 0, query = 0, key = 0;  // the cell taken apart

@@ -81,6 +81,9 @@ namespace lessons {
 struct Cost {
   static constexpr const char* kId = "cost";
   static constexpr const char* kTitle = "Cost";
+  static constexpr LessonGroup kGroup = LessonGroup::Basics;  // its group in the lesson list
+  static constexpr const char* kLearn =  // the list's "what you will learn"
+      "How FLOPs and score memory grow with T, d_model and h, and when the attention matmuls dominate";
   static constexpr LessonCost kCost = LessonCost::Quick;
   struct Choices {
     int variable = 0;                         // the swept SweepVariable ...

@@ -95,6 +95,9 @@ namespace lessons {
 struct Gqa {
   static constexpr const char* kId = "gqa";
   static constexpr const char* kTitle = "GQA / MQA";
+  static constexpr LessonGroup kGroup = LessonGroup::Today;  // its group in the lesson list
+  static constexpr const char* kLearn =  // the list's "what you will learn"
+      "How h query heads share N K/V heads (GQA, MQA), and what that saves";
   static constexpr LessonCost kCost = LessonCost::Rerun;
   struct Choices {
     int kvHeads = 1;   // N: snapped to a divisor of h

@@ -44,6 +44,9 @@ namespace lessons {
 struct KvCache {
   static constexpr const char* kId = "kv_cache";
   static constexpr const char* kTitle = "KV cache";
+  static constexpr LessonGroup kGroup = LessonGroup::Today;  // its group in the lesson list
+  static constexpr const char* kLearn =  // the list's "what you will learn"
+      "How decoding reuses past keys and values: one new query row per step";
   static constexpr LessonCost kCost = LessonCost::Rerun;
   struct Choices {
     int prefill = 3;  // P, 1 .. T

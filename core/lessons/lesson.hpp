@@ -3,7 +3,9 @@
 //
 //   struct Masks {
 //     static constexpr const char* kId = "masks";     // its one name: file, --view, lookups
-//     static constexpr const char* kTitle = "Masks";  // the tab's text
+//     static constexpr const char* kTitle = "Masks";  // the list's (and the tab's) text
+//     static constexpr LessonGroup kGroup = LessonGroup::Basics;  // its group in the lesson list
+//     static constexpr const char* kLearn = "What causal and padding masks block, ...";  // one line
 //     static constexpr LessonCost kCost = LessonCost::Rerun;
 //     struct Choices {  // what its tab lets the user pick
 //       int kind = 0, padKeys = 0;
@@ -25,6 +27,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,6 +47,29 @@ enum class LessonCost {
   Quick,      // from the trace and its weights, microseconds: after every new trace or choice
   Rerun,      // reruns the whole pipeline 2-4 times: only while its tab is open, off the UI thread when big
   WithTrace,  // made by the compute worker together with each trace (ComputeOutcome)
+};
+
+// The lesson list's groups, in the order a newcomer takes them (lessonGroupTitle names them).
+enum class LessonGroup {
+  Basics,         // how multi-head attention works, step by step
+  Today,          // what today's models change: positions, the KV cache, shared K/V heads, windows
+  CheckYourself,  // the quiz
+};
+inline constexpr const char* lessonGroupTitle(LessonGroup g) {
+  switch (g) {
+    case LessonGroup::Basics: return "Basics";
+    case LessonGroup::Today: return "Today's attention";
+    case LessonGroup::CheckYourself: return "Check yourself";
+  }
+  return "";
+}
+
+// What the lesson list shows of one lesson: its id, title, group and one line of what it teaches.
+struct LessonEntry {
+  const char* id;
+  const char* title;
+  LessonGroup group;
+  const char* learn;
 };
 
 // A lesson's chosen cell (head, query, key) moved inside the trace's heads and tokens.
@@ -98,6 +124,8 @@ struct LessonList {
   static void forEach(F&& f) {
     (f(L{}), ...);
   }
+  // Every lesson's entry, in list order.
+  static constexpr std::array<LessonEntry, kCount> entries() { return {LessonEntry{L::kId, L::kTitle, L::kGroup, L::kLearn}...}; }
 };
 
 }  // namespace mhascope

@@ -1,11 +1,14 @@
 // The lessons: the numbers behind the teaching tabs, computed from the live model and trace —
 // never hard-coded. One lesson = one struct in core/lessons/<name>.hpp (its computation in
 // <name>.cpp; the shape of a lesson is lesson.hpp) plus its tab, app/lessons/<name>_tab.cpp.
-// AllLessons below is the one list: the tab strip, the compute scheduler and the workspace file
-// iterate it, by id. Pure core: Eigen + std.
+// AllLessons below is the one list: the window's lesson list, the compute scheduler and the
+// workspace file iterate it, by id. Pure core: Eigen + std.
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <string_view>
 #include <tuple>
 
 #include "lessons/cell.hpp"
@@ -26,10 +29,42 @@
 
 namespace mhascope {
 
-// Every lesson, in the order of their tabs.
-using AllLessons = LessonList<lessons::Split, lessons::Params, lessons::Mix, lessons::Roles, lessons::Masks,
-                              lessons::Pitfalls, lessons::Cost, lessons::Lines, lessons::Cell, lessons::Gqa,
-                              lessons::Positions, lessons::Windows, lessons::KvCache, lessons::Quiz>;
+// Every lesson, in the order a newcomer takes them: the window's lesson list shows them in this
+// order under their groups' titles, so the lessons of one group stand together, groups in order.
+// Basics first (who looks at whom, one weight, the heads, masks, what heads do, the costs, the
+// bugs), then what today's models change (positions; the KV cache before GQA and windows, which
+// shrink it), then the quiz.
+using AllLessons = LessonList<lessons::Lines, lessons::Cell, lessons::Split, lessons::Mix, lessons::Masks,
+                              lessons::Roles, lessons::Params, lessons::Cost, lessons::Pitfalls,
+                              lessons::Positions, lessons::KvCache, lessons::Gqa, lessons::Windows, lessons::Quiz>;
+
+// The lesson list's rows: AllLessons' entries (id, title, group, what you will learn), in its order.
+inline constexpr std::array<LessonEntry, AllLessons::kCount> kLessonEntries = AllLessons::entries();
+
+constexpr bool lessonsStandByGroup() {
+  for (std::size_t i = 1; i < kLessonEntries.size(); ++i) {
+    if (kLessonEntries[i].group < kLessonEntries[i - 1].group) return false;
+  }
+  return true;
+}
+static_assert(lessonsStandByGroup(), "AllLessons lists each group's lessons together, the groups in LessonGroup's order");
+
+// The position of the lesson with this id in the list, or nothing (not a lesson's id).
+constexpr std::optional<std::size_t> lessonIndexOf(std::string_view id) {
+  for (std::size_t i = 0; i < kLessonEntries.size(); ++i) {
+    if (id == kLessonEntries[i].id) return i;
+  }
+  return std::nullopt;
+}
+
+// The id of the lesson `step` places after (negative: before) the lesson `id` in the list, stopping
+// at the first and the last; the first lesson's for an id that is no lesson's.
+constexpr const char* lessonAfter(std::string_view id, int step) {
+  const auto at = lessonIndexOf(id);
+  if (!at) return kLessonEntries.front().id;
+  const long to = std::clamp(static_cast<long>(*at) + step, 0L, static_cast<long>(kLessonEntries.size()) - 1);
+  return kLessonEntries[static_cast<std::size_t>(to)].id;
+}
 
 // What the lesson tabs let the user choose (0-based indices), every lesson's Choices and the
 // batch item they all show. The app keeps them in range of the shown trace.

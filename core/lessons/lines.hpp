@@ -12,6 +12,9 @@ namespace mhascope::lessons {
 struct Lines {
   static constexpr const char* kId = "lines";
   static constexpr const char* kTitle = "Lines";
+  static constexpr LessonGroup kGroup = LessonGroup::Basics;  // its group in the lesson list
+  static constexpr const char* kLearn =  // the list's "what you will learn"
+      "Who each token looks at: every query joined to its keys by lines as strong as their weights";
   static constexpr LessonCost kCost = LessonCost::None;
   struct Choices {
     std::vector<std::uint8_t> hidden;  // per head: 1 = switched off (the tab sizes it to h)

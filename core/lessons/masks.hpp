@@ -40,6 +40,9 @@ namespace lessons {
 struct Masks {
   static constexpr const char* kId = "masks";
   static constexpr const char* kTitle = "Masks";
+  static constexpr LessonGroup kGroup = LessonGroup::Basics;  // its group in the lesson list
+  static constexpr const char* kLearn =  // the list's "what you will learn"
+      "What causal and padding masks block, and each library's convention for them";
   static constexpr LessonCost kCost = LessonCost::Rerun;
   struct Choices {
     int kind = 0;     // 0 causal, 1 key padding (a MaskLesson)

@@ -37,6 +37,9 @@ namespace lessons {
 struct Mix {
   static constexpr const char* kId = "mix";
   static constexpr const char* kTitle = "Mix";
+  static constexpr LessonGroup kGroup = LessonGroup::Basics;  // its group in the lesson list
+  static constexpr const char* kLearn =  // the list's "what you will learn"
+      "Every input feature feeds every head; the split only decides which head gets a column";
   static constexpr LessonCost kCost = LessonCost::Quick;
   struct Choices {
     int token = 0, dim = 0;  // t, output dimension j

@@ -10,6 +10,9 @@ namespace mhascope::lessons {
 struct Params {
   static constexpr const char* kId = "params";
   static constexpr const char* kTitle = "Params";
+  static constexpr LessonGroup kGroup = LessonGroup::Basics;  // its group in the lesson list
+  static constexpr const char* kLearn =  // the list's "what you will learn"
+      "Where the parameters go: W_q, W_k, W_v, W_o and their biases, for your configuration";
   static constexpr LessonCost kCost = LessonCost::Quick;
   struct Choices {  // nothing to pick
     template <class C, class F>

@@ -55,6 +55,9 @@ namespace lessons {
 struct Pitfalls {
   static constexpr const char* kId = "pitfalls";
   static constexpr const char* kTitle = "Pitfalls";
+  static constexpr LessonGroup kGroup = LessonGroup::Basics;  // its group in the lesson list
+  static constexpr const char* kLearn =  // the list's "what you will learn"
+      "Common implementation bugs, each beside the right pipeline and the check that catches it";
   static constexpr LessonCost kCost = LessonCost::Rerun;
   struct Choices {
     int pitfall = 0;  // a Pitfall

@@ -79,6 +79,9 @@ namespace lessons {
 struct Positions {
   static constexpr const char* kId = "positions";
   static constexpr const char* kTitle = "Positions";
+  static constexpr LessonGroup kGroup = LessonGroup::Today;  // its group in the lesson list
+  static constexpr const char* kLearn =  // the list's "what you will learn"
+      "How attention is told where a token is: position codes, RoPE's rotation, ALiBi's bias";
   static constexpr LessonCost kCost = LessonCost::Rerun;
   struct Choices {
     int shift = 5;  // Δ added to every position

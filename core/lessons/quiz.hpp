@@ -30,6 +30,9 @@ namespace lessons {
 struct Quiz {
   static constexpr const char* kId = "quiz";
   static constexpr const char* kTitle = "Quiz";
+  static constexpr LessonGroup kGroup = LessonGroup::CheckYourself;  // its group in the lesson list
+  static constexpr const char* kLearn =  // the list's "what you will learn"
+      "Questions on your model's live numbers, each answer explained after you try";
   static constexpr LessonCost kCost = LessonCost::WithTrace;
   struct Choices {  // the answers so far; not saved (a new trace asks new questions)
     std::uint64_t serial = ~0ull;  // the trace the answers belong to

@@ -35,6 +35,9 @@ namespace lessons {
 struct Roles {
   static constexpr const char* kId = "roles";
   static constexpr const char* kTitle = "Roles";
+  static constexpr LessonGroup kGroup = LessonGroup::Basics;  // its group in the lesson list
+  static constexpr const char* kLearn =  // the list's "what you will learn"
+      "The roles heads take (previous-token, induction, sink), set by hand in the score table";
   static constexpr LessonCost kCost = LessonCost::Quick;
   struct Choices {
     int head = 0, query = 0, key = 0;  // the score editor's cell

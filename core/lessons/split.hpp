@@ -63,6 +63,9 @@ namespace lessons {
 struct Split {
   static constexpr const char* kId = "split";
   static constexpr const char* kTitle = "Split";
+  static constexpr LessonGroup kGroup = LessonGroup::Basics;  // its group in the lesson list
+  static constexpr const char* kLearn =  // the list's "what you will learn"
+      "Why one big projection is h small ones, and what a skipped transpose breaks";
   static constexpr LessonCost kCost = LessonCost::Rerun;
   struct Choices {
     int head = 0;  // the framed head i (drawing only: the result covers every head)

@@ -73,6 +73,9 @@ namespace lessons {
 struct Windows {
   static constexpr const char* kId = "windows";
   static constexpr const char* kTitle = "Windows";
+  static constexpr LessonGroup kGroup = LessonGroup::Today;  // its group in the lesson list
+  static constexpr const char* kLearn =  // the list's "what you will learn"
+      "Sliding windows and attention sinks: which keys each query keeps";
   static constexpr LessonCost kCost = LessonCost::Rerun;
   struct Choices {
     int window = 3;  // W >= 1

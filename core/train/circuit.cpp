@@ -203,7 +203,7 @@ std::vector<std::string> circuitLesson(const std::vector<Evaluation>& history, s
         "that key's token the top prediction.";
     if (prevOk) {
       q += " Finding those keys needs to know each key's previous token — what " + prevName +
-           " writes into the residual stream; cutting that head from this layer's keys alone (the Ablate table) tests it: "
+           " writes into the residual stream; cutting that head from this layer's keys alone (its cut K box in the Roles table) tests it: "
            "if the keys read it, prefix matching collapses, while a cut from the queries alone leaves it.";
     } else {
       q += " It matches although no previous-token head passes the threshold: the information comes from a head "
@@ -323,7 +323,7 @@ std::vector<std::string> ablationLesson(const Evaluation& full, const Evaluation
     }
   }
   if (!moved.empty()) {
-    std::string m = "In the ablated run the heads that stay on change: " + moved + ".";
+    std::string m = "With those heads off or cut, the heads that stay on change: " + moved + ".";
     bool keysOnlyDrop = false;
     for (int l = 0; l < mask.layers; ++l) {
       for (int i = 0; i < mask.heads; ++i) {

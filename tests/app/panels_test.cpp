@@ -24,6 +24,7 @@
 #include "state/compare_state.hpp"
 #include "state/lesson_view.hpp"
 #include "state/pipeline_session.hpp"
+#include "state/workspace_state.hpp"
 #include "headless_imgui.hpp"
 #include "state/ui_context.hpp"
 #include "train_lab/lab_state.hpp"
@@ -163,7 +164,8 @@ TEST_P(PanelsTest, WholeLayoutDrawsEveryMainTabWideAndNarrow) {
         EXPECT_GT(ui.frame([&](UiContext& ctx) { wide = drawLayout(ctx); }), 0);
       }
       if (p.area == PanelArea::Main || !wide) {
-        EXPECT_EQ(ui.view.tab, p.id);
+        // The Lessons tab names the lesson it shows as the open tab.
+        EXPECT_EQ(ui.view.tab, std::string(p.id) == kLessonsTab ? ui.view.lesson : std::string(p.id));
       }
     }
     EXPECT_EQ(wide, size.x >= 1600);
@@ -349,6 +351,55 @@ TEST(LessonScheduling, EachLessonIsOneTabAndRerunsForItsOwnTabOnly) {
       ui.state.doc.configDirty = true;
     }
   });
+}
+
+// The lessons are not tabs of the strip: the Lessons tab lists them and shows the chosen one. A
+// lesson's id (--view, a script, a saved workspace or an earlier version's last session, by id or by
+// title) opens the Lessons tab at that lesson, and the open tab is then that lesson's id, so the
+// scheduler, the workspace and the session know it as before; the Lessons tab alone opens at the
+// lesson chosen last.
+TEST(LessonsTab, ALessonsIdOpensTheLessonsTabAtThatLesson) {
+  HeadlessUi ui(ImVec2(1600, 1000));
+  ui.state.doc.config = preset("default");
+  ui.state.doc.configDirty = true;
+  auto frames = [&] {
+    for (int f = 0; f < 2; ++f) {
+      ui.update(ui.view.selectTab.empty() ? ui.view.tab : ui.view.selectTab);
+      ui.frame([&](UiContext& ctx) { drawLayout(ctx); });
+    }
+  };
+  ui.view.selectTab = "masks";
+  frames();
+  EXPECT_EQ(ui.view.tab, "masks");
+  EXPECT_EQ(ui.view.lesson, "masks");
+  EXPECT_EQ(ui.probes.labels().at("main_tab"), "masks");
+  EXPECT_NE(ui.probes.find("tab_lessons"), nullptr) << "the Lessons tab is in the strip";
+  EXPECT_EQ(ui.probes.find("tab_masks"), nullptr) << "a lesson is no tab of the strip";
+  for (const LessonEntry& e : kLessonEntries) {
+    EXPECT_NE(ui.probes.find(std::string("lesson_") + e.id), nullptr) << e.id << " is in the list";
+  }
+  EXPECT_EQ(ui.probes.labels().at("lesson_learn"), lessons::Masks::kLearn);
+  EXPECT_TRUE(ui.state.shown.lessons.has<lessons::Masks>(ui.state.shown.traceSerial)) << "rerun for the lesson shown";
+
+  ui.view.selectTab = kHeatmapTab;
+  frames();
+  EXPECT_EQ(ui.view.tab, kHeatmapTab);
+  ui.view.selectTab = kLessonsTab;
+  frames();
+  EXPECT_EQ(ui.view.tab, "masks") << "the Lessons tab opens at the lesson chosen last";
+
+  // Saved workspaces: a lesson named by its id, or by its title (files written before tabs had ids).
+  for (const auto& [saved, id] : std::vector<std::pair<std::string, std::string>>{
+           {"windows", "windows"}, {"GQA / MQA", "gqa"}, {"KV cache", "kv_cache"}, {"quiz", "quiz"}}) {
+    Workspace ws;
+    ws.config = ui.state.doc.config;
+    ws.view.tab = saved;
+    applyWorkspace(ws, InputFiles{}, ui.state, ui.view, ui.lessons, WorkspaceKeep{});
+    frames();
+    EXPECT_EQ(ui.view.tab, id) << saved;
+    EXPECT_EQ(ui.view.lesson, id) << saved;
+    EXPECT_EQ(ui.probes.labels().at("main_tab"), id) << saved;
+  }
 }
 
 // Every panel has an id, unique across the window (titles may repeat: the pipeline's Circuits tab

@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "io/workspace.hpp"
 #include "lessons/lessons.hpp"
@@ -31,6 +34,80 @@ TEST(LessonList, EachLessonHasOneNameUsedOnce) {
   });
   EXPECT_EQ(ids, (std::set<std::string>{"split", "params", "mix", "roles", "masks", "pitfalls", "cost", "lines", "cell",
                                         "gqa", "positions", "windows", "kv_cache", "quiz"}));
+}
+
+// The window's lesson list: the groups in order, each lesson once, in the order a newcomer takes
+// them, each with one line of what it teaches.
+TEST(LessonList, GroupsStandTogetherInTheirOrder) {
+  std::vector<std::string> basics, today, check;
+  for (const LessonEntry& e : kLessonEntries) {
+    (e.group == LessonGroup::Basics ? basics : e.group == LessonGroup::Today ? today : check).emplace_back(e.id);
+  }
+  EXPECT_EQ(basics, (std::vector<std::string>{"lines", "cell", "split", "mix", "masks", "roles", "params", "cost",
+                                              "pitfalls"}));
+  EXPECT_EQ(today, (std::vector<std::string>{"positions", "kv_cache", "gqa", "windows"}));
+  EXPECT_EQ(check, (std::vector<std::string>{"quiz"}));
+  ASSERT_EQ(kLessonEntries.size(), basics.size() + today.size() + check.size());
+  for (std::size_t i = 1; i < kLessonEntries.size(); ++i) {
+    EXPECT_LE(kLessonEntries[i - 1].group, kLessonEntries[i].group) << kLessonEntries[i].id << " stands outside its group";
+  }
+  EXPECT_STREQ(lessonGroupTitle(LessonGroup::Basics), "Basics");
+  EXPECT_STREQ(lessonGroupTitle(LessonGroup::Today), "Today's attention");
+  EXPECT_STREQ(lessonGroupTitle(LessonGroup::CheckYourself), "Check yourself");
+}
+
+TEST(LessonList, EachEntryIsItsLessonsAndSaysWhatItTeachesInOneLine) {
+  AllLessons::forEach([&](auto lesson) {
+    using L = decltype(lesson);
+    const LessonEntry& e = kLessonEntries[AllLessons::indexOf<L>()];
+    EXPECT_STREQ(e.id, L::kId);
+    EXPECT_STREQ(e.title, L::kTitle);
+    EXPECT_EQ(e.group, L::kGroup);
+    const std::string learn = e.learn;
+    EXPECT_FALSE(learn.empty()) << L::kId;
+    EXPECT_EQ(learn.find('\n'), std::string::npos) << L::kId << ": one line";
+    EXPECT_LE(learn.size(), 100u) << L::kId << ": one line, not a paragraph";
+    EXPECT_NE(learn.back(), '.') << L::kId << ": a line of the list, not a sentence of a paragraph";
+  });
+}
+
+TEST(LessonList, LessonsAreFoundByIdAndSteppedInListOrder) {
+  EXPECT_EQ(lessonIndexOf("lines"), 0u);
+  EXPECT_EQ(lessonIndexOf("masks"), 4u);
+  EXPECT_EQ(lessonIndexOf("quiz"), kLessonEntries.size() - 1);
+  EXPECT_FALSE(lessonIndexOf("Masks")) << "ids, not titles";
+  EXPECT_FALSE(lessonIndexOf("heatmap"));
+  EXPECT_FALSE(lessonIndexOf(""));
+  EXPECT_STREQ(lessonAfter("masks", +1), "roles");
+  EXPECT_STREQ(lessonAfter("masks", -1), "mix");
+  EXPECT_STREQ(lessonAfter("pitfalls", +1), "positions") << "from one group into the next";
+  EXPECT_STREQ(lessonAfter("lines", -1), "lines") << "the first stays the first";
+  EXPECT_STREQ(lessonAfter("quiz", +1), "quiz") << "the last stays the last";
+  EXPECT_STREQ(lessonAfter("windows", +5), "quiz");
+  EXPECT_STREQ(lessonAfter("nope", +1), "lines") << "an unknown id goes to the first lesson";
+  // Stepping forward from the first visits every lesson once, in list order.
+  std::vector<std::string> walked{kLessonEntries.front().id};
+  for (std::size_t i = 1; i < kLessonEntries.size(); ++i) walked.emplace_back(lessonAfter(walked.back(), +1));
+  for (std::size_t i = 0; i < kLessonEntries.size(); ++i) EXPECT_EQ(walked[i], kLessonEntries[i].id);
+}
+
+// docs/lessons.md shows the list as the window does: a row per lesson, in list order, with its
+// title, id and what it teaches word for word (the group named on its first row).
+TEST(LessonList, TheDocsShowTheListWordForWord) {
+  const std::string path = std::string(MHASCOPE_SOURCE_DIR) + "/docs/" + "lessons.md";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "cannot read " << path;
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t from = 0;
+  for (std::size_t i = 0; i < kLessonEntries.size(); ++i) {
+    const LessonEntry& e = kLessonEntries[i];
+    const bool firstOfGroup = i == 0 || kLessonEntries[i - 1].group != e.group;
+    const std::string row = std::string("| ") + (firstOfGroup ? lessonGroupTitle(e.group) : "") + " | **" + e.title +
+                            "** (`" + e.id + "`) | " + e.learn + " |\n";
+    const std::size_t at = doc.find(row, from);
+    EXPECT_NE(at, std::string::npos) << "the lessons page has no row, after the previous one:\n" << row;
+    if (at != std::string::npos) from = at + row.size();
+  }
 }
 
 // The "lessons" object of a workspace written before this list existed: every key and one value.

@@ -3,6 +3,7 @@
 # Usage: circuits.sh CASE MHASCOPE_BINARY
 #   train     the Train mode: a live run's scrubbed step — every control, the exports, the words
 #   pipeline  the pipeline's Circuits tab with --checkpoint; without one it says how to open one
+#   train_run the pipeline's Circuits tab offers the run the Train mode just trained
 set -u
 case_name=$1
 bin=$2
@@ -28,6 +29,9 @@ case "$case_name" in
       --checkpoint "$fixtures/circuits/induction_small.safetensors"
     printf 'wait 3\nclick tab_circuits\nwait 2\nexpect_shown circuits_status Open a training checkpoint\nquit\n' > "$out/none.txt"
     run_script none "$out/none.txt" --fresh --preset default
+    ;;
+  train_run)
+    run_script train_run "$(script_from circuits_train_run.txt)" --fresh
     ;;
   *) fail "unknown case $case_name" ;;
 esac

@@ -214,6 +214,19 @@ case "$case_name" in
       /usr/bin/python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png screenshot"
     done
     ;;
+  lesson_list)
+    # The Lessons tab by mouse and keys, and the wheel on long lessons, wide and narrow.
+    for size in 1600x1000 1100x800; do
+      mkdir -p "$out/$size"
+      sed "s|@OUT@|$out/$size|g" "$here/lesson_list.txt" > "$out/lesson_list_$size.txt"
+      xvfb "$bin" --fresh --preset default --size "$size" --script "$out/lesson_list_$size.txt" > "$out/log_$size.txt" 2>&1
+      rc=$?
+      [ "$rc" -eq 0 ] || { tail -n 20 "$out/log_$size.txt"; fail "lesson_list script failed at $size (exit $rc)"; }
+      for png in lessons_quiz lessons_gqa_scrolled lessons_positions_scrolled; do
+        /usr/bin/python3 "$here/check_png.py" "$out/$size/$png.png" "$size" || fail "blank $png screenshot at $size"
+      done
+    done
+    ;;
   gqa_positions_lessons)
     # Every control of the GQA / MQA and Positions tabs moves their live sentences.
     xvfb "$bin" --preset default --view gqa --script "$(script_from gqa_positions_lessons.txt)" > "$out/log.txt" 2>&1
