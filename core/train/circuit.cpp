@@ -186,7 +186,7 @@ std::vector<std::string> circuitLesson(const std::vector<Evaluation>& history, s
          "and the keys after a token's first copy are such positions.";
     if (ps.prevTokenSeen < kRoleThreshold) p += " Where the token repeats it looks elsewhere: it is not a previous-token head everywhere.";
   } else {
-    p += "no head below layer " + std::to_string(c.inductionLayer) + " is a previous-token head yet (best: " + prevName +
+    p += "no head below layer " + std::to_string(c.inductionLayer) + " is a previous-token head (best: " + prevName +
          ", " + split + "; the role needs " + fixed2(kRoleThreshold) + " at first occurrences).";
   }
   out.push_back(p);
