@@ -1,5 +1,5 @@
 // Lesson "Params" — where the parameters go: the table of attention/model.hpp's parameterTable()
-// (the CLI's `info` prints the same table), for the shown d_model and h.
+// (the CLI's `info` prints the same table), for the shown d_model, h, N K/V heads and biases.
 #pragma once
 
 #include "attention/model.hpp"
@@ -18,8 +18,11 @@ struct Params {
     bool operator==(const Choices&) const = default;
   };
   using Result = ParameterTable;
+  // The lesson's opening: why h heads of d_k features cost what one full-width head costs, and
+  // what N K/V heads change.
+  static const char* intro();
   static mhascope::Result<Result> compute(const LessonInput& in, const Choices&) {
-    return parameterTable(in.trace.dModel, in.trace.heads);
+    return parameterTable(layerSizesOf(in.trace));
   }
   template <class Ui>
   static void drawTab(Ui& ui, const LessonOutcome<Result>& shown, Choices& choices);
