@@ -62,17 +62,22 @@ int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
   withBiases.bias = true;
   std::printf("\nParameters (d_model = %lld, h = %lld, N = %lld, d_k = %lld)\n", static_cast<long long>(d),
               static_cast<long long>(h), static_cast<long long>(n), static_cast<long long>(dk));
-  auto row = [](const std::string& what, std::int64_t v) { std::printf("  %-52s %s\n", what.c_str(), withThousands(v).c_str()); };
+  // A count, and after it the formula when there is one.
+  auto row = [](const std::string& what, std::int64_t v, const std::string& formula = {}) {
+    if (formula.empty()) std::printf("  %-52s %s\n", what.c_str(), withThousands(v).c_str());
+    else std::printf("  %-52s %-10s %s\n", what.c_str(), withThousands(v).c_str(), formula.c_str());
+  };
   row("one head's block of W_q (d_model x d_k)", pt.oneHeadProjection);
   row("Q/K/V if every head had full d_model projections", pt.qkvFullPerHead);
-  row(mha ? "Q/K/V with d_k per head (3*h*d_model*d_k)" : "Q/K/V with d_k per head ((h + 2*N)*d_model*d_k)", pt.qkvReducedPerHead);
+  row(mha ? "Q/K/V with d_k per head (3*h*d_model*d_k)" : "Q/K/V with d_k per head ((h + 2*N)*d_model*d_k)",
+      pt.qkvReducedPerHead);
   row("W_q (d_model x h*d_k)", c.wq);
   row("W_k (d_model x N*d_k)", c.wk);
   row("W_v (d_model x N*d_k)", c.wv);
   row("W_o (h*d_k x d_model)", c.wo);
   row(mha ? "biases (4*d_model)" : "biases (2*d_model + 2*N*d_k)", c.biases());
-  std::printf("  %-52s %-10s %s\n", "total without bias", withThousands(c.weights()).c_str(), parameterFormula(weightsOnly).c_str());
-  std::printf("  %-52s %-10s %s\n", "total with bias", withThousands(c.withBias()).c_str(), parameterFormula(withBiases).c_str());
+  row("total without bias", c.weights(), parameterFormula(weightsOnly));
+  row("total with bias", c.withBias(), parameterFormula(withBiases));
   row(std::string("this layer holds (biases ") + (c.bias ? "on)" : "off)"), c.params());
   std::printf("\nAttention variant\n");
   std::printf("  %-30s %lld%s\n", "kv heads N", static_cast<long long>(n),

@@ -38,9 +38,8 @@ void drawCostTab(UiContext& ctx, const LessonOutcome<CostCounters>& outcome, les
     row("whole recorded trace", formatBytes(c.traceBytes));
     ImGui::EndTable();
   }
-  const std::string heads = costHeadsText(now);
-  textWrapped(heads);
-  ctx.probes.recordLabel("cost_heads", heads);
+  textWrapped(q->heads);
+  ctx.probes.recordLabel("cost_heads", q->heads);
   textWrapped(costCrossoverText(now));
   ImGui::TextUnformatted("sweep:");
   const char* names[] = {"T", "d_model", "h"};

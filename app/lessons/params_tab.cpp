@@ -9,12 +9,12 @@
 
 namespace mhascope::app {
 
-void drawParamsTab(UiContext& ctx, const LessonOutcome<ParameterTable>& outcome, lessons::Params::Choices& /*nothing to pick*/) {
+void drawParamsTab(UiContext& ctx, const LessonOutcome<ParamsLesson>& outcome, lessons::Params::Choices& /*nothing to pick*/) {
   lessonHeader(ctx, "Where the parameters go", lessons::Params::intro());
   if (!traceReady(ctx)) return;
   const Trace& t = ctx.state.shown.trace;
   if (!lessonOk(outcome)) return;
-  const ParameterTable* p = outcome.get();
+  const ParameterTable* p = &outcome.get()->table;
   const LayerCounts& c = p->counts;
   coloredSymbol("d_model", "d_model = %d", t.dModel);
   ImGui::SameLine();
@@ -71,9 +71,8 @@ void drawParamsTab(UiContext& ctx, const LessonOutcome<ParameterTable>& outcome,
                       mha ? "3*h*d_model*d_k = 3*d_model^2" : "(h + 2*N)*d_model*d_k = W_q + W_k + W_v",
                       headSplitReasonText());
   ImGui::PopTextWrapPos();
-  const std::string heads = costHeadsText(costSizesOf(t));
-  textWrapped(heads);
-  ctx.probes.recordLabel("params_heads", heads);
+  textWrapped(outcome.get()->heads);
+  ctx.probes.recordLabel("params_heads", outcome.get()->heads);
   ctx.probes.recordLabel("params_total", formatCount(c.params()));
   // Bars: full-width heads vs the real layout, relative to the real Q/K/V.
   const float em = ImGui::GetFontSize();

@@ -48,7 +48,8 @@ std::int64_t LayerCounts::kvCacheBytesPerToken(int bytesPerNumber) const { retur
 
 std::string parameterFormula(const LayerCounts& c) {
   if (c.heads * c.dk != c.dModel) {  // the general form: h·d_k output features of W_q
-    return c.bias ? "2·d_model·h·d_k + 2·d_model·N·d_k + h·d_k + 2·N·d_k + d_model" : "2·d_model·h·d_k + 2·d_model·N·d_k";
+    return c.bias ? "2·d_model·h·d_k + 2·d_model·N·d_k + h·d_k + 2·N·d_k + d_model"
+                  : "2·d_model·h·d_k + 2·d_model·N·d_k";
   }
   if (c.kvHeads == c.heads) return c.bias ? "4·d_model² + 4·d_model" : "4·d_model²";
   return c.bias ? "2·d_model² + 2·d_model·N·d_k + 2·d_model + 2·N·d_k" : "2·d_model² + 2·d_model·N·d_k";

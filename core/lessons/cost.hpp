@@ -89,6 +89,7 @@ inline constexpr int kCostSweepPoints = 64;
 struct CostCounters {
   CostSizes sizes;
   CostPoint now;
+  std::string heads;  // costHeadsText(sizes)
   LessonOutcome<std::vector<CostPoint>> sweep;
 };
 
@@ -122,6 +123,7 @@ struct Cost {
     CostCounters r;
     r.sizes = costSizesOf(in.trace);
     r.now = costAt(r.sizes);
+    r.heads = costHeadsText(r.sizes);
     r.sweep.assign(costSweep(r.sizes, static_cast<SweepVariable>(c.variable), 1, c.to, kCostSweepPoints));
     return r;
   }

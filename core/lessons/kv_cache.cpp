@@ -41,7 +41,8 @@ Result<KvCacheLesson> kvCacheLesson(const Model& model, int prefill, int steps) 
     r.maxAbsWeightDiff = std::max(r.maxAbsWeightDiff,
                                   maxAbsDiff(row.ptr() + bh * n, a.ptr() + (bh * T + n - 1) * T, static_cast<std::size_t>(n)));
   }
-  r.bytesPerToken = static_cast<double>(B) * static_cast<double>(layerCounts({r.full.dModel, r.full.heads, kvHeadsOf(r.session.options), r.full.dk}).kvCacheBytesPerToken());
+  const LayerCounts layer = layerCounts({r.full.dModel, r.full.heads, kvHeadsOf(r.session.options), r.full.dk});
+  r.bytesPerToken = static_cast<double>(B) * static_cast<double>(layer.kvCacheBytesPerToken());
   return r;
 }
 

@@ -66,7 +66,9 @@ struct ConfigStart {
   bool operator==(const ConfigStart&) const = default;
 };
 inline ConfigStart configStartOf(const Trace& t) { return {t.kvHeads > 0 ? t.kvHeads : t.heads, t.window, t.sinks}; }
-inline ConfigStart configStartOf(const ModelConfig& c) { return {c.kvHeads > 0 ? c.kvHeads : c.heads, c.window, c.sinks}; }
+inline ConfigStart configStartOf(const ModelConfig& c) {
+  return {c.kvHeads > 0 ? c.kvHeads : c.heads, c.window, c.sinks};
+}
 template <class C>
 concept StartsFromConfig = requires(C c, const ConfigStart& now, const std::optional<ConfigStart>& before) {
   c.startFrom(now, before);

@@ -107,12 +107,12 @@ TEST(LessonNumbers, EveryLessonTheQuizAndTheStatusLineCountTheSameParameters) {
     // Params: per matrix and in total.
     auto p = lessons::Params::compute(in, {});
     ASSERT_TRUE(p.ok()) << p.error().message;
-    EXPECT_EQ(p->counts.params(), want);
-    EXPECT_EQ(p->counts.wq, static_cast<std::int64_t>(m.weights.wq.size()));
-    EXPECT_EQ(p->counts.wk, static_cast<std::int64_t>(m.weights.wk.size()));
-    EXPECT_EQ(p->counts.wv, static_cast<std::int64_t>(m.weights.wv.size()));
-    EXPECT_EQ(p->counts.wo, static_cast<std::int64_t>(m.weights.wo.size()));
-    EXPECT_EQ(p->qkvReal, d * h * dk + 2 * d * n * dk);
+    EXPECT_EQ(p->table.counts.params(), want);
+    EXPECT_EQ(p->table.counts.wq, static_cast<std::int64_t>(m.weights.wq.size()));
+    EXPECT_EQ(p->table.counts.wk, static_cast<std::int64_t>(m.weights.wk.size()));
+    EXPECT_EQ(p->table.counts.wv, static_cast<std::int64_t>(m.weights.wv.size()));
+    EXPECT_EQ(p->table.counts.wo, static_cast<std::int64_t>(m.weights.wo.size()));
+    EXPECT_EQ(p->table.qkvReal, d * h * dk + 2 * d * n * dk);
 
     // Cost: parameters, FLOPs (a matrix of e entries costs 2·e per token it maps), scores.
     auto c = lessons::Cost::compute(in, {});
@@ -198,12 +198,16 @@ TEST(LessonNumbers, GroupedHeadsKeptShrinkWkAndWvAsHGrows) {
   const Trace t = traceOf(m);
   auto p = lessons::Params::compute({t, m, 0}, {});
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p->counts.params(), expectedParams(32, 8, 2, true));
+  EXPECT_EQ(p->table.counts.params(), expectedParams(32, 8, 2, true));
   EXPECT_EQ(expectedParams(32, 8, 2, true), 2640);
   EXPECT_EQ(expectedParams(32, 16, 2, true), 2376);
-  const std::string heads = costHeadsText(costSizesOf(t));
+  const std::string heads = p->heads;  // the tab's sentence, computed with the table
   EXPECT_TRUE(has(heads, "h = 8 -> 16 takes this layer from 2,640 to 2,376 parameters")) << heads;
-  EXPECT_FALSE(has(lessons::Params::intro(), "the number of heads does not change the parameter count.")) << lessons::Params::intro();
+  auto c = lessons::Cost::compute({t, m, 0}, {});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->heads, heads);  // the Cost tab says the same
+  const std::string intro = lessons::Params::intro();
+  EXPECT_FALSE(has(intro, "the number of heads does not change the parameter count.")) << intro;
   const auto quiz = makeQuiz(t, m.weights);
   const QuizQuestion* moved = findQuestion(quiz, "Keep d_model = 32 and N = 2 K/V heads and change h from 8 to 16");
   ASSERT_NE(moved, nullptr);
@@ -211,7 +215,8 @@ TEST(LessonNumbers, GroupedHeadsKeptShrinkWkAndWvAsHGrows) {
   // Multi-head attention: h changes nothing.
   const Model mha = buildOrDie(sized(32, 8));
   const Trace u = traceOf(mha);
-  EXPECT_TRUE(has(costHeadsText(costSizesOf(u)), "h changes neither the 4,224 parameters")) << costHeadsText(costSizesOf(u));
+  const std::string same = costHeadsText(costSizesOf(u));
+  EXPECT_TRUE(has(same, "h changes neither the 4,224 parameters")) << same;
 }
 
 // --- lessons start from the configuration the user has -----------------------------------------
