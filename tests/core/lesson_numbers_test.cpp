@@ -24,7 +24,6 @@ namespace mhascope {
 namespace {
 
 using lesson_fixtures::buildOrDie;
-using lesson_fixtures::findQuestion;
 using lesson_fixtures::has;
 using lesson_fixtures::sized;
 using lesson_fixtures::traceOf;
@@ -153,7 +152,7 @@ TEST(LessonNumbers, EveryLessonTheQuizAndTheStatusLineCountTheSameParameters) {
 
     // The quiz: the right count, and no wrong choice equal to it.
     const auto quiz = makeQuiz(t, m.weights);
-    const QuizQuestion* count = findQuestion(quiz, "How many learned numbers does this attention layer hold");
+    const QuizQuestion* count = lesson_fixtures::findQuestion(quiz, "How many learned numbers does this attention layer hold");
     ASSERT_NE(count, nullptr);
     for (std::size_t i = 0; i < count->choices.size(); ++i) {
       const auto v = numbersWithThousands(count->choices[i]);
@@ -162,7 +161,7 @@ TEST(LessonNumbers, EveryLessonTheQuizAndTheStatusLineCountTheSameParameters) {
       else EXPECT_NE(v[0], want) << count->choices[i];
     }
     // Another h with N kept: the right answer is the count at that h, and no wrong one is.
-    const QuizQuestion* moved = findQuestion(quiz, "Keep d_model = " + std::to_string(d));
+    const QuizQuestion* moved = lesson_fixtures::findQuestion(quiz, "Keep d_model = " + std::to_string(d));
     if (moved) {
       const auto nums = numbersWithThousands(moved->question);  // d_model, [N], h, h2, d_k, d_k2, the count
       const std::int64_t h2 = nums[n < h ? 3 : 2];
@@ -182,7 +181,7 @@ TEST(LessonNumbers, EveryLessonTheQuizAndTheStatusLineCountTheSameParameters) {
       }
     }
     // The KV-cache question: 2 · N · d_k · 2 bytes.
-    const QuizQuestion* kv = findQuestion(quiz, "While generating, a model keeps every past token's K and V");
+    const QuizQuestion* kv = lesson_fixtures::findQuestion(quiz, "While generating, a model keeps every past token's K and V");
     ASSERT_NE(kv, nullptr);
     EXPECT_EQ(numbersWithThousands(kv->choices[static_cast<std::size_t>(kv->correct)]).at(0), 2 * n * dk * 2);
     ++configurations;
@@ -209,7 +208,7 @@ TEST(LessonNumbers, GroupedHeadsKeptShrinkWkAndWvAsHGrows) {
   const std::string intro = lessons::Params::intro();
   EXPECT_FALSE(has(intro, "the number of heads does not change the parameter count.")) << intro;
   const auto quiz = makeQuiz(t, m.weights);
-  const QuizQuestion* moved = findQuestion(quiz, "Keep d_model = 32 and N = 2 K/V heads and change h from 8 to 16");
+  const QuizQuestion* moved = lesson_fixtures::findQuestion(quiz, "Keep d_model = 32 and N = 2 K/V heads and change h from 8 to 16");
   ASSERT_NE(moved, nullptr);
   EXPECT_EQ(moved->choices[static_cast<std::size_t>(moved->correct)], "It becomes 2,376");
   // Multi-head attention: h changes nothing.
