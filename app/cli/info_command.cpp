@@ -53,30 +53,36 @@ int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
                 axesToString(st.tensor.axes).c_str(), info.formula);
   }
   const std::int64_t d = t->dModel, h = t->heads, dk = t->dk;
-  const std::int64_t n = t->kvHeads > 0 ? t->kvHeads : h;
-  const ParameterTable pt = parameterTable(d, h, n).value();  // the trace's sizes passed validateSizes
-  std::printf("\nParameters (d_model = %lld, h = %lld, d_k = %lld)\n", static_cast<long long>(d),
-              static_cast<long long>(h), static_cast<long long>(dk));
-  std::printf("  %-52s %s\n", "one head's W_Q[i] (d_model x d_k)", withThousands(pt.oneHeadProjection).c_str());
-  std::printf("  %-52s %s\n", "Q/K/V if every head had full d_model projections", withThousands(pt.qkvFullPerHead).c_str());
-  std::printf("  %-52s %s\n", "Q/K/V with d_k per head (3*h*d_model*d_k)", withThousands(pt.qkvReducedPerHead).c_str());
-  std::printf("  %-52s %s\n", "Q/K/V as one big matrix each (3*d_model^2)", withThousands(pt.qkvReal).c_str());
-  std::printf("  %-52s %s\n", "W_o (d_model^2)", withThousands(pt.wo).c_str());
-  std::printf("  %-52s %s\n", "biases (4*d_model)", withThousands(pt.biases).c_str());
-  std::printf("  %-52s %s\n", "total without bias (4*d_model^2)", withThousands(pt.totalWithoutBias).c_str());
-  std::printf("  %-52s %s\n", "total with bias (4*d_model^2 + 4*d_model)", withThousands(pt.totalWithBias).c_str());
+  const ParameterTable pt = parameterTable(layerSizesOf(*t)).value();  // the trace's sizes passed validateSizes
+  const LayerCounts& c = pt.counts;  // every count below: attention/layer_counts.hpp
+  const std::int64_t n = c.kvHeads;
+  const bool mha = n == h;
+  LayerCounts weightsOnly = c, withBiases = c;
+  weightsOnly.bias = false;
+  withBiases.bias = true;
+  std::printf("\nParameters (d_model = %lld, h = %lld, N = %lld, d_k = %lld)\n", static_cast<long long>(d),
+              static_cast<long long>(h), static_cast<long long>(n), static_cast<long long>(dk));
+  // A count, and after it the formula when there is one.
+  auto row = [](const std::string& what, std::int64_t v, const std::string& formula = {}) {
+    if (formula.empty()) std::printf("  %-52s %s\n", what.c_str(), withThousands(v).c_str());
+    else std::printf("  %-52s %-10s %s\n", what.c_str(), withThousands(v).c_str(), formula.c_str());
+  };
+  row("one head's block of W_q (d_model x d_k)", pt.oneHeadProjection);
+  row("Q/K/V if every head had full d_model projections", pt.qkvFullPerHead);
+  row(mha ? "Q/K/V with d_k per head (3*h*d_model*d_k)" : "Q/K/V with d_k per head ((h + 2*N)*d_model*d_k)",
+      pt.qkvReducedPerHead);
+  row("W_q (d_model x h*d_k)", c.wq);
+  row("W_k (d_model x N*d_k)", c.wk);
+  row("W_v (d_model x N*d_k)", c.wv);
+  row("W_o (h*d_k x d_model)", c.wo);
+  row(mha ? "biases (4*d_model)" : "biases (2*d_model + 2*N*d_k)", c.biases());
+  row("total without bias", c.weights(), parameterFormula(weightsOnly));
+  row("total with bias", c.withBias(), parameterFormula(withBiases));
+  row(std::string("this layer holds (biases ") + (c.bias ? "on)" : "off)"), c.params());
   std::printf("\nAttention variant\n");
   std::printf("  %-30s %lld%s\n", "kv heads N", static_cast<long long>(n),
-              n == h ? " (= h: multi-head attention)" : n == 1 ? " (multi-query: every query head reads one K/V head)"
-                                                             : " (grouped-query: h/N query heads per K/V head)");
-  if (n != h) {
-    // The table above is multi-head attention's; N K/V heads shrink W_k and W_v (and b_k, b_v).
-    std::printf("  %-30s %s (W_k, W_v are d_model x N*d_k = %lld x %lld)\n", "parameters of W_k + W_v",
-                withThousands(2 * pt.kvProjection).c_str(), static_cast<long long>(d), static_cast<long long>(n * dk));
-    std::printf("  %-30s %s without bias, %s with bias (2*d_model^2 + 2*d_model*N*d_k (+ 2*d_model + 2*N*d_k))\n",
-                "total with N K/V heads", withThousands(pt.totalWithoutBiasKv).c_str(),
-                withThousands(pt.totalWithBiasKv).c_str());
-  }
+              mha ? " (= h: multi-head attention)" : n == 1 ? " (multi-query: every query head reads one K/V head)"
+                                                          : " (grouped-query: h/N query heads per K/V head)");
   std::printf("  %-30s %s\n", "positions", positionsName(r->config).c_str());
   if (t->positions == AttnPositions::Rope) {
     std::printf("  %-30s base %g, %s pairing\n", "RoPE", static_cast<double>(t->ropeBase),
@@ -93,13 +99,13 @@ int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
     std::printf("  %-30s none\n", "sliding window");
   }
   std::printf("  %-30s %s per token and layer (2 * N * d_k floats of 4 bytes; %s in 16-bit)\n", "KV cache",
-              formatBytes(static_cast<double>(kvCacheBytesPerToken(n, dk))).c_str(),
-              formatBytes(static_cast<double>(kvCacheBytesPerToken(n, dk, 2))).c_str());
-  const FlopCount f = countFlops(t->batch, t->tq, t->tk, d, h, n);
+              formatBytes(static_cast<double>(c.kvCacheBytesPerToken())).c_str(),
+              formatBytes(static_cast<double>(c.kvCacheBytesPerToken(2))).c_str());
+  const FlopCount f = c.flops(t->batch, t->tq, t->tk);
   std::printf("\nFLOPs per forward (multiply-add = 2)\n");
   std::printf("  projections (Q, K, V, W_o)  %.4g\n  attention (QK^T, AV)        %.4g\n  total                       %.4g\n",
               f.projections, f.attention, f.total());
-  const double scoreBytes = 4.0 * t->batch * static_cast<double>(h) * t->tq * t->tk;
+  const double scoreBytes = c.scoreBytes(t->batch, t->tq, t->tk);
   std::printf("\nMemory\n  scores (B*h*T_q*T_k floats)  %s per copy; scores, scaled, masked, weights = 4 copies\n",
               formatBytes(scoreBytes).c_str());
   {

@@ -66,11 +66,12 @@ Status printModelFolderSummary(const std::string& dir) {
               s.outputBias ? "q, k, v, o" : s.qkvBias ? "q, k, v" : "none");
   std::printf("  %-22s %s\n", "unembedding", s.tiedEmbeddings ? "tied to the token embedding" : "lm_head");
   std::printf("\n  %-22s %s\n", "parameters", withThousands(model::parameterCount(s)).c_str());
-  const std::int64_t perLayer = kvCacheBytesPerToken(s.kvHeads, s.dk());
+  const LayerCounts layer = layerCounts({s.dModel, s.heads, s.kvHeads, s.dk()});  // one attention layer
+  const std::int64_t perLayer = layer.kvCacheBytesPerToken();
   std::printf("  %-22s %s per token (2 * L * N * d_k = %lld floats of 4 bytes; %s in 16-bit)\n", "KV cache",
               formatBytes(static_cast<double>(perLayer * s.layers)).c_str(),
               static_cast<long long>(2LL * s.layers * s.kvHeads * s.dk()),
-              formatBytes(static_cast<double>(kvCacheBytesPerToken(s.kvHeads, s.dk(), 2) * s.layers)).c_str());
+              formatBytes(static_cast<double>(layer.kvCacheBytesPerToken(2) * s.layers)).c_str());
   return Ok{};
 }
 

@@ -30,7 +30,7 @@ void drawCostTab(UiContext& ctx, const LessonOutcome<CostCounters>& outcome, les
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(v.c_str());
     };
-    row("parameters (with biases)", formatCount(c.params));
+    row(now.bias ? "parameters (with biases)" : "parameters (no biases)", formatCount(c.params));
     row("FLOPs, projections (Q, K, V, W_o)", formatNumber(c.projectionFlops, 4));
     row("FLOPs, attention matmuls (Q K^T, A V)", formatNumber(c.attentionFlops, 4));
     row("scores B * h * T_q * T_k (each scaled, masked, exp'd, normalised)", formatCount(c.scoreCount));
@@ -38,6 +38,8 @@ void drawCostTab(UiContext& ctx, const LessonOutcome<CostCounters>& outcome, les
     row("whole recorded trace", formatBytes(c.traceBytes));
     ImGui::EndTable();
   }
+  textWrapped(q->heads);
+  ctx.probes.recordLabel("cost_heads", q->heads);
   textWrapped(costCrossoverText(now));
   ImGui::TextUnformatted("sweep:");
   const char* names[] = {"T", "d_model", "h"};

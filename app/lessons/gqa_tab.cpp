@@ -77,7 +77,7 @@ void sizesTable(const GqaLesson& r) {
   row("W_k", d + " x " + kv + " (N*d_k)", formatCount(r.params.wk), formatCount(r.mhaParams.wk));
   row("W_v", d + " x " + kv + " (N*d_k)", formatCount(r.params.wv), formatCount(r.mhaParams.wv));
   row("W_o", q + " x " + d, formatCount(r.params.wo), formatCount(r.mhaParams.wo));
-  row("all four", "", formatCount(r.params.total()), formatCount(r.mhaParams.total()));
+  row("all four", "", formatCount(r.params.weights()), formatCount(r.mhaParams.weights()));
   row("KV cache / token", "2*L*N*d_k*bytes", formatBytes(static_cast<double>(r.kvBytesPerToken)),
       formatBytes(static_cast<double>(r.mhaKvBytesPerToken)));
   ImGui::EndTable();
@@ -106,7 +106,7 @@ void publishedTable(const GqaLesson& r) {
       ImGui::Text("%d", v);
     }
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(formatCount(p.params.total()).c_str());
+    ImGui::TextUnformatted(formatCount(p.params.weights()).c_str());
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(formatBytes(static_cast<double>(p.kvBytesPerToken)).c_str());
     ImGui::TableNextColumn();
@@ -166,14 +166,17 @@ void drawGqaTab(UiContext& ctx, const LessonOutcome<GqaLesson>& outcome, lessons
   textWrapped(formatText("The engine on this sentence, W_k and W_v of each group averaged over its heads (the first "
                          "step of the GQA paper, which then uptrains the grouped model for about 5 %% of its "
                          "pre-training compute; none here); head %d picked in the Heatmap tab. Max "
-                         "change from N = h: %.3g in any weight, %.3g in the outputs.",
-                         head, r->maxWeightChange, r->maxOutputChange));
+                         "change from %s: %.3g in any weight, %.3g in the outputs.",
+                         head, gqaReferenceName(*r).c_str(), r->maxWeightChange, r->maxOutputChange));
+  const std::string reference = gqaReferenceText(*r);
+  if (!reference.empty()) textWrappedDisabled(reference);
+  ctx.probes.recordLabel("gqa_reference", reference);
   struct Pic {
     std::string title;
     const Trace* trace;
     int head;
   };
-  std::vector<Pic> pics = {{"head " + std::to_string(head) + ", N = h: its own K/V", &r->mha, head},
+  std::vector<Pic> pics = {{gqaReferenceTitle(*r, head), &r->mha, head},
                            {"head " + std::to_string(head) + ", N = " + std::to_string(r->kvHeads) + ": K/V head " +
                                 std::to_string(r->kvHeadOf[static_cast<std::size_t>(head)]),
                             &r->grouped, head}};

@@ -95,6 +95,7 @@ HeatmapHover drawMatrix(UiContext& ctx, const char* id, const MatrixPicture& m, 
   spec.textures = &ctx.textures;
   spec.textureKey = key;
   spec.kind = m.kind;
+  spec.cellMeaning = m.cellMeaning;
   return drawHeatmap(id, spec, nullptr, size);
 }
 

@@ -57,6 +57,7 @@ struct MatrixPicture {
   int heads = 0, dk = 0;            // colour the d_model column blocks by head
   bool numbers = true;
   bool colorbar = true;
+  std::string cellMeaning;          // HeatmapSpec::cellMeaning: what a cell of a derived table is
 };
 HeatmapHover drawMatrix(UiContext& ctx, const char* id, const MatrixPicture& m, ImVec2 size);
 // A picture of a trace slice: its data, sizes and labels (the caller sets kind, stage, tag …).

@@ -5,24 +5,29 @@
 #include "lessons/lesson_tab.hpp"
 #include "widgets/charts.hpp"
 #include "widgets/colors.hpp"
+#include "widgets/wrapped_text.hpp"
 
 namespace mhascope::app {
 
-void drawParamsTab(UiContext& ctx, const LessonOutcome<ParameterTable>& outcome, lessons::Params::Choices& /*nothing to pick*/) {
-  lessonHeader(ctx, "Where the parameters go",
-               "If every head had its own full d_model-wide projections, Q/K/V would cost h times more. Each head "
-               "projects to only d_k = d_model / h features instead, so h heads together need exactly one "
-               "d_model x d_model matrix per Q, K and V: the number of heads does not change the parameter count.");
+void drawParamsTab(UiContext& ctx, const LessonOutcome<ParamsLesson>& outcome, lessons::Params::Choices& /*nothing to pick*/) {
+  lessonHeader(ctx, "Where the parameters go", lessons::Params::intro());
   if (!traceReady(ctx)) return;
   const Trace& t = ctx.state.shown.trace;
   if (!lessonOk(outcome)) return;
-  const ParameterTable* p = outcome.get();
+  const ParameterTable* p = &outcome.get()->table;
+  const LayerCounts& c = p->counts;
   coloredSymbol("d_model", "d_model = %d", t.dModel);
   ImGui::SameLine();
   coloredSymbol("h", "  h = %d", t.heads);
   ImGui::SameLine();
+  coloredSymbol("h", "  N = %lld", static_cast<long long>(c.kvHeads));
+  ImGui::SameLine();
   coloredSymbol("d_k", "  d_k = %d", t.dk);
-  const bool bias = ctx.state.shown.traceConfig.bias;
+  const bool bias = c.bias, mha = c.kvHeads == c.heads;
+  LayerCounts weightsOnly = c, withBiases = c;
+  weightsOnly.bias = false;
+  withBiases.bias = true;
+  const std::string noBiasFormula = parameterFormula(weightsOnly), biasFormula = parameterFormula(withBiases);
   struct Row {
     const char* what;
     const char* formula;
@@ -30,14 +35,16 @@ void drawParamsTab(UiContext& ctx, const LessonOutcome<ParameterTable>& outcome,
     bool real;
   };
   const Row rows[] = {
-      {"one head's W_Q[i]", "d_model * d_k", p->oneHeadProjection, false},
-      {"Q/K/V, every head full width", "3 * h * d_model^2", p->qkvFullPerHead, false},
-      {"Q/K/V, d_k per head", "3 * h * d_model * d_k", p->qkvReducedPerHead, false},
-      {"Q/K/V, one big matrix each", "3 * d_model^2", p->qkvReal, true},
-      {"W_o", "d_model^2", p->wo, true},
-      {"biases b_q, b_k, b_v, b_o", "4 * d_model", p->biases, bias},
-      {"total without biases", "4 * d_model^2", p->totalWithoutBias, !bias},
-      {"total with biases", "4 * d_model^2 + 4 * d_model", p->totalWithBias, bias},
+      {"one head's block of W_q", "d_model * d_k", p->oneHeadProjection, false},
+      {"Q/K/V, every head full width", mha ? "3 * h * d_model^2" : "(h + 2*N) * d_model^2", p->qkvFullPerHead, false},
+      {"Q/K/V, d_k per head", mha ? "3 * h * d_model * d_k" : "(h + 2*N) * d_model * d_k", p->qkvReducedPerHead, false},
+      {"W_q", "d_model * h*d_k = d_model^2", c.wq, true},
+      {"W_k", mha ? "d_model * N*d_k = d_model^2" : "d_model * N*d_k", c.wk, true},
+      {"W_v", mha ? "d_model * N*d_k = d_model^2" : "d_model * N*d_k", c.wv, true},
+      {"W_o", "h*d_k * d_model = d_model^2", c.wo, true},
+      {"biases b_q, b_k, b_v, b_o", mha ? "4 * d_model" : "2 * d_model + 2 * N*d_k", c.biases(), bias},
+      {"total without biases", noBiasFormula.c_str(), c.weights(), !bias},
+      {"total with biases", biasFormula.c_str(), c.withBias(), bias},
   };
   if (ImGui::BeginTable("params", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
     ImGui::TableSetupColumn("what");
@@ -59,16 +66,20 @@ void drawParamsTab(UiContext& ctx, const LessonOutcome<ParameterTable>& outcome,
     ImGui::EndTable();
   }
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextDisabled("Green rows are what this layer really holds (biases %s). 3*h*d_model*d_k = 3*d_model^2 because "
-                      "h*d_k = d_model. %s",
-                      bias ? "on" : "off", headSplitReasonText());
+  ImGui::TextDisabled("Green rows are what this layer really holds (biases %s). %s because h*d_k = d_model. %s",
+                      bias ? "on" : "off",
+                      mha ? "3*h*d_model*d_k = 3*d_model^2" : "(h + 2*N)*d_model*d_k = W_q + W_k + W_v",
+                      headSplitReasonText());
   ImGui::PopTextWrapPos();
+  textWrapped(outcome.get()->heads);
+  ctx.probes.recordLabel("params_heads", outcome.get()->heads);
+  ctx.probes.recordLabel("params_total", formatCount(c.params()));
   // Bars: full-width heads vs the real layout, relative to the real Q/K/V.
   const float em = ImGui::GetFontSize();
   const ImU32 real = kOkColor, what = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   drawBarChart("bars", "Parameters: Q/K/V if every head were full width, against what the layer holds",
-               {static_cast<double>(p->qkvFullPerHead), static_cast<double>(p->qkvReal), static_cast<double>(p->wo),
-                static_cast<double>(bias ? p->biases : 0)},
+               {static_cast<double>(p->qkvFullPerHead), static_cast<double>(p->qkvReal), static_cast<double>(c.wo),
+                static_cast<double>(bias ? c.biases() : 0)},
                {"full-width heads", "real Q/K/V", "W_o", bias ? "biases" : "biases (off)"}, {what, real, real, real},
                ImVec2(std::min(ImGui::GetContentRegionAvail().x, 44.0f * em), 9.0f * em),
                [](double v) { return formatCount(static_cast<std::int64_t>(v)); });

@@ -32,10 +32,14 @@ struct MapSpec {
   DataKind kind = DataKind::Probability;
   bool colorbar = false;
   std::optional<ColorRange> range;  // default: by kind
+  StageId stage = StageId::Weights;  // what the hover says a cell is ...
+  std::string cellMeaning;           // ... unless this says it (a derived table)
 };
 
-// Maps in a row, each (T_q, T_k) of batch item b with the tokens as labels.
-void mapRow(UiContext& ctx, const Trace& t, int b, int head, const std::vector<MapSpec>& maps, int tag, float side) {
+// Maps in a row, each (T_q, T_k) of batch item b with the tokens as labels; with a probe name, map i
+// is the probe "<probe>_<i>" (scripts hover it).
+void mapRow(UiContext& ctx, const Trace& t, int b, int head, const std::vector<MapSpec>& maps, int tag, float side,
+            const std::string& probe = {}) {
   const float em = ImGui::GetFontSize(), labelsW = 4.5f * em;
   for (std::size_t i = 0; i < maps.size(); ++i) {
     ImGui::PushID(tag + static_cast<int>(i));
@@ -55,8 +59,11 @@ void mapRow(UiContext& ctx, const Trace& t, int b, int head, const std::vector<M
     m.textureTag = tag + static_cast<int>(i);
     m.colorbar = maps[i].colorbar;
     m.range = maps[i].range;
+    m.stage = maps[i].stage;
+    m.cellMeaning = maps[i].cellMeaning;
     m.numbers = t.tk <= 8;
     drawMatrix(ctx, "m", m, ImVec2(side + labelsW + (m.colorbar ? colorbarWidth() : 0.0f), side + 4.5f * em));
+    if (!probe.empty()) ctx.probes.recordLastItem(probe + "_" + std::to_string(i));
     ImGui::EndGroup();
     ImGui::PopID();
   }
@@ -171,13 +178,13 @@ void drawPositionsTab(UiContext& ctx, const LessonOutcome<PositionsLesson>& outc
   const float side = std::clamp((avail - colorbarWidth() - 3.0f * 5.5f * em) / 3.0f, 7.0f * em, 15.0f * em);
   std::vector<MapSpec> weights = {
       {"sinusoidal codes on the inputs", &r->sinusoidal, r->sinusoidal.tensor(StageId::Weights).ptr() + off,
-       DataKind::Probability, false, std::nullopt}};
+       DataKind::Probability, false, std::nullopt, StageId::Weights, {}}};
   if (rope) {
     weights.push_back({"RoPE (q, k turned)", &r->rope, r->rope.tensor(StageId::Weights).ptr() + off,
-                       DataKind::Probability, false, std::nullopt});
+                       DataKind::Probability, false, std::nullopt, StageId::Weights, {}});
   }
   weights.push_back({"ALiBi (bias on the scores)", &r->alibi, r->alibi.tensor(StageId::Weights).ptr() + off,
-                     DataKind::Probability, true, std::nullopt});
+                     DataKind::Probability, true, std::nullopt, StageId::Weights, {}});
   mapRow(ctx, t, b, head, weights, tagBase, side);
   if (!rope) drawLessonError("RoPE: " + r->ropeError);
 
@@ -185,14 +192,17 @@ void drawPositionsTab(UiContext& ctx, const LessonOutcome<PositionsLesson>& outc
   // Both difference maps on the sinusoidal map's colour scale: what RoPE's shift changes is then
   // seen to be nothing, not read off a colour bar of its own that would blow rounding up to full colour.
   const float shared = static_cast<float>(std::max(r->sinusoidalShiftMax, 1e-6));
+  // Their hover says what a cell is (a change of a raw score, not a weight) and when the mask blocks it.
   std::vector<MapSpec> diffs;
   if (rope) {
-    diffs.push_back({"RoPE: shifted − unshifted, max " + formatNumber(r->ropeShiftMax, 2), nullptr,
-                     r->ropeShiftDiff.ptr() + off, DataKind::Signed, false, ColorRange{-shared, shared}});
+    diffs.push_back({"RoPE: shifted − unshifted, max " + formatNumber(r->ropeShiftMax, 2), &r->rope,
+                     r->ropeShiftDiff.ptr() + off, DataKind::Signed, false, ColorRange{-shared, shared}, StageId::Scores,
+                     positionsDifferenceMeaning(*r, true)});
   }
-  diffs.push_back({"sinusoidal: shifted − unshifted, max " + formatNumber(r->sinusoidalShiftMax, 3), nullptr,
-                   r->sinusoidalShiftDiff.ptr() + off, DataKind::Signed, true, ColorRange{-shared, shared}});
-  mapRow(ctx, t, b, head, diffs, tagBase + 3, side);
+  diffs.push_back({"sinusoidal: shifted − unshifted, max " + formatNumber(r->sinusoidalShiftMax, 3), &r->sinusoidal,
+                   r->sinusoidalShiftDiff.ptr() + off, DataKind::Signed, true, ColorRange{-shared, shared},
+                   StageId::Scores, positionsDifferenceMeaning(*r, false)});
+  mapRow(ctx, t, b, head, diffs, tagBase + 3, side, "positions_diff");
   const std::string shiftNote = positionsShiftText(*r);
   textWrapped(shiftNote);
   ctx.probes.recordLabel("positions_shift_note", shiftNote);
@@ -222,7 +232,7 @@ void drawPositionsTab(UiContext& ctx, const LessonOutcome<PositionsLesson>& outc
   const Tensor& bias = r->alibi.tensor(StageId::PositionBias);  // (1, h, T_q, T_k)
   std::vector<MapSpec> biasMap = {{"ALiBi bias, head " + std::to_string(head), nullptr,
                                    bias.ptr() + static_cast<std::size_t>(head) * table, DataKind::Signed, true,
-                                   std::nullopt}};
+                                   std::nullopt, StageId::PositionBias, {}}};
   ImGui::BeginGroup();
   mapRow(ctx, t, b, head, biasMap, tagBase + 5, std::min(side, 10.0f * em));
   ImGui::EndGroup();

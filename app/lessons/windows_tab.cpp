@@ -65,6 +65,9 @@ void drawWindowsTab(UiContext& ctx, const LessonOutcome<WindowLesson>& outcome, 
   ImGui::SameLine();
   ImGui::RadioButton("no causal mask", &pick.causal, 0);
   ctx.probes.recordLastItem("windows_bidirectional");
+  const std::string start = windowStartText(t);
+  textWrappedDisabled(start);
+  ctx.probes.recordLabel("windows_start", start);
   // The result of the choices above, or of the previous ones for the frame until the scheduler has
   // recomputed it.
   if (!lessonOk(outcome)) return;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "attention/layer_counts.hpp"
 #include "panels/panel.hpp"
 #include "util/format.hpp"
 #include "widgets/colors.hpp"
@@ -15,19 +16,6 @@ namespace {
 void item(const char* symbol, const std::string& text) {
   ImGui::SameLine(0, ImGui::GetFontSize());
   ImGui::TextColored(symbolColorVec(symbol), "%s", text.c_str());
-}
-
-// The parameters of the shown pass: W_q and W_o are d_model², W_k and W_v d_model·N·d_k (N K/V
-// heads; N = h gives the 4·d_model² of multi-head attention), and a bias per output feature.
-std::string parameterText(const Trace& t, bool bias) {
-  const std::int64_t d = t.dModel, kv = static_cast<std::int64_t>(t.kvHeads > 0 ? t.kvHeads : t.heads) * t.dk;
-  const std::int64_t weights = 2 * d * d + 2 * d * kv, biases = 2 * d + 2 * kv;
-  if (kv == d) {
-    return "parameters " + withThousands(bias ? weights + biases : weights) +
-           (bias ? " (4·d_model² + 4·d_model)" : " (4·d_model²)");
-  }
-  return "parameters " + withThousands(bias ? weights + biases : weights) +
-         (bias ? " (2·d_model² + 2·d_model·N·d_k + 2·d_model + 2·N·d_k)" : " (2·d_model² + 2·d_model·N·d_k)");
 }
 
 // The variants the shown pass used, one word each (scripts check it: expect_text trace_variants).
@@ -58,8 +46,10 @@ void drawStatusLine(UiContext& ctx) {
   item("B", "B = " + std::to_string(t.batch));
   const int n = t.kvHeads > 0 ? t.kvHeads : t.heads;
   if (n != t.heads) item("h", "N = " + std::to_string(n) + (n == 1 ? " (MQA)" : " (GQA)"));
-  item("", parameterText(t, st.shown.traceConfig.bias));
-  ctx.probes.recordLabel("status_parameters", parameterText(t, st.shown.traceConfig.bias));
+  // The parameters of the shown pass, with its N K/V heads and biases (attention/layer_counts.hpp).
+  const std::string params = parameterText(layerCounts(layerSizesOf(t)));
+  item("", params);
+  ctx.probes.recordLabel("status_parameters", params);
   ctx.probes.recordLabel("trace_variants", variantsText(t, st.shown.traceConfig));
   char ms[96];
   std::snprintf(ms, sizeof ms, "last compute %.2f ms (%s, %d thread%s)", st.compute.lastComputeMs,

@@ -76,7 +76,8 @@ ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t request
     if (model && status) {
       const Tensor& q = model->model.inputs.query;
       const Tensor& k = model->model.inputs.key;
-      status->flops.store(countFlops(q.shape[0], q.shape[1], k.shape[1], q.shape[2], model->model.options.heads).total());
+      status->flops.store(countFlops(q.shape[0], q.shape[1], k.shape[1], q.shape[2], model->model.options.heads,
+                                     kvHeadsOf(model->model.options)).total());
     }
     setPhase(ComputePhase::Forward);
     if (model) model->model.options.threads = out.threads = computeThreads();
@@ -183,7 +184,7 @@ ComputeWorker::Result ComputeWorker::run(const ComputeRequest& request, std::uin
   std::lock_guard lock(mutex_);
   running_.reset();
   if (r.outcome.ok && r.trace.tq > 0) {
-    const FlopCount f = countFlops(r.trace.batch, r.trace.tq, r.trace.tk, r.trace.dModel, r.trace.heads);
+    const FlopCount f = layerCounts(layerSizesOf(r.trace)).flops(r.trace.batch, r.trace.tq, r.trace.tk);
     lastFlopsPerSecond_ = f.total() / std::max(r.outcome.milliseconds * 1e-3, 1e-6);
   }
   return r;

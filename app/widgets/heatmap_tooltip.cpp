@@ -83,6 +83,15 @@ void hoverBlockExtreme(const HeatmapSpec& spec, int colBegin, int cols, HeatmapH
   }
 }
 
+// "{q}" and "{k}" in a cell's meaning replaced by the query's and the key's token.
+std::string withTokens(std::string text, const std::string& q, const std::string& k) {
+  for (const auto& [mark, token] : {std::pair<const char*, const std::string*>{"{q}", &q}, {"{k}", &k}}) {
+    for (std::size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at + token->size()))
+      text.replace(at, 3, *token);
+  }
+  return text;
+}
+
 void cellTooltip(const HeatmapSpec& spec, const HeatmapHover& hover) {
   const Slice2D& s = *spec.slice;
   const int r = hover.row, c = hover.col;
@@ -109,7 +118,11 @@ void cellTooltip(const HeatmapSpec& spec, const HeatmapHover& hover) {
     const std::string q = "«" + readableToken(s.rowLabels[static_cast<std::size_t>(r)], ImGui::GetFont()) + "»";
     const std::string k = "«" + readableToken(s.colLabels[static_cast<std::size_t>(dataCol)], ImGui::GetFont()) + "»";
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    if (s.stage == StageId::Weights) {
+    if (!spec.cellMeaning.empty()) {
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+      ImGui::TextUnformatted(withTokens(spec.cellMeaning, q, k).c_str());
+      ImGui::PopTextWrapPos();
+    } else if (s.stage == StageId::Weights) {
       ImGui::Text("%s puts %.1f%% of its attention on %s (each row sums to 100%%)", q.c_str(), 100.0 * v, k.c_str());
     } else if (s.stage == StageId::Scores) {
       ImGui::Text("dot product of %s's query and %s's key in this head", q.c_str(), k.c_str());
@@ -118,8 +131,15 @@ void cellTooltip(const HeatmapSpec& spec, const HeatmapHover& hover) {
     }
     ImGui::PopStyleColor();
   }
+  // A derived table's blocked cell: its number never reaches a weight.
+  if (!spec.cellMeaning.empty() && spec.trace && tokens && spec.trace->isBlocked(s.batchIndex, r, dataCol)) {
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+    ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.45f, 1.0f), "the mask blocks this key for this query: this number "
+                       "never reaches a weight (its weight is 0 either way)");
+    ImGui::PopTextWrapPos();
+  }
   // A value the mask forces: say why (blocked key, a query with one visible key).
-  if (spec.trace && tokens && !s.weight) {
+  if (spec.trace && tokens && !s.weight && spec.cellMeaning.empty()) {
     const std::string why = forcedCellReason(*spec.trace, s.stage, s.batchIndex, r, dataCol);
     if (!why.empty()) {
       ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.45f, 1.0f), "%s", why.c_str());

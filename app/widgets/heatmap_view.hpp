@@ -39,6 +39,10 @@ struct HeatmapSpec {
   bool interactive = true;       // zoom and pan
   bool showNumbers = true;
   bool tooltip = true;
+  // Set: what one cell's number is (a lesson's derived table, e.g. a difference of two score
+  // tables), said instead of the stage's words; "{q}" and "{k}" stand for the query's and the
+  // key's token. A cell the trace's mask blocks is said to be blocked.
+  std::string cellMeaning;
 };
 
 struct HeatmapHover {

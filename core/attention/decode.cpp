@@ -79,7 +79,8 @@ Sizes sizesOf(const AttentionInputs& in, const AttentionOptions& opt) {
 
 // K and V cached after `tokens` tokens: 2 * B * N * tokens * d_k floats.
 double cacheBytes(const Sizes& z, std::int64_t tokens) {
-  return static_cast<double>(z.B) * static_cast<double>(tokens) * static_cast<double>(kvCacheBytesPerToken(z.N, z.dk));
+  const std::int64_t perToken = layerCounts({z.d, z.h, z.N, z.dk}).kvCacheBytesPerToken();
+  return static_cast<double>(z.B) * static_cast<double>(tokens) * static_cast<double>(perToken);
 }
 
 }  // namespace

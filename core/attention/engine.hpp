@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "util/result.hpp"
+#include "attention/layer_counts.hpp"
 #include "attention/tensor.hpp"
 #include "attention/trace.hpp"
 #include "kernels/dispatch.hpp"  // kernels::Scratch, an Engine's working memory
@@ -207,12 +208,7 @@ void rotatePositions(float* x /*(T, d_k)*/, std::int64_t T, std::int64_t dk, std
 void overrideScores(const Tensor& o /*(h,T_q,T_k) or (B,h,T_q,T_k)*/, std::int64_t b, int head, float* scores,
                     std::int64_t Tq, std::int64_t Tk, std::int64_t q0, std::int64_t nq);
 
-// FLOPs of one forward (multiply-add = 2): projections and attention separately.
-struct FlopCount {
-  double projections = 0;  // Q, K, V and output projections
-  double attention = 0;    // Q K^T and A V
-  double total() const { return projections + attention; }
-};
+// FLOPs of one forward: layerCounts(d_model, h, N).flops(B, T_q, T_k) (attention/layer_counts.hpp).
 // kvHeads N (0: h) narrows the K and V projections to N·d_k outputs.
 FlopCount countFlops(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel, std::int64_t heads,
                      std::int64_t kvHeads = 0);

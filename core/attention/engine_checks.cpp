@@ -301,14 +301,8 @@ Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionO
 
 FlopCount countFlops(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel, std::int64_t heads,
                      std::int64_t kvHeads) {
-  // h * d_k = d_model: the attention cost does not depend on how d_model is split
-  const double b = static_cast<double>(batch), q = static_cast<double>(tq), k = static_cast<double>(tk),
-               d = static_cast<double>(dModel);
-  const double kvWidth = kvHeads > 0 && heads > 0 ? static_cast<double>(kvHeads * (dModel / heads)) : d;  // N * d_k
-  FlopCount f;
-  f.projections = 2.0 * b * (q * d * d /*Q*/ + 2.0 * k * d * kvWidth /*K,V*/ + q * d * d /*W_o*/);
-  f.attention = 2.0 * b * (q * k * d /*Q K^T over all heads*/ + q * k * d /*A V*/);
-  return f;
+  if (heads < 1) return {};
+  return layerCounts({dModel, heads, kvHeads, 0, false}).flops(batch, tq, tk);
 }
 
 // ---------------------------------------------------------------------------------------------

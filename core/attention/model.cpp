@@ -69,43 +69,23 @@ void applyVariants(const ModelConfig& cfg, AttentionOptions& opt) {
   opt.sinks = cfg.sinks;
 }
 
-std::int64_t kvCacheBytesPerToken(std::int64_t kvHeads, std::int64_t dk, int bytesPerNumber) {
-  return 2 * kvHeads * dk * bytesPerNumber;
-}
-
-std::int64_t kvCacheBytesPerSequence(std::int64_t layers, std::int64_t tokens, std::int64_t kvHeads, std::int64_t dk,
-                                     int bytesPerNumber) {
-  return layers * tokens * kvCacheBytesPerToken(kvHeads, dk, bytesPerNumber);
-}
-
-ParamCount countParams(std::int64_t dModel) {
-  return {4 * dModel * dModel, 4 * dModel * dModel + 4 * dModel};
-}
-
-Result<ParameterTable> parameterTable(std::int64_t dModel, std::int64_t heads, std::int64_t kvHeads) {
+Result<ParameterTable> parameterTable(const LayerSizes& sizes) {
+  const std::int64_t dModel = sizes.dModel, heads = sizes.heads;
   if (auto s = validateSizes(1, 1, 1, dModel, heads, std::numeric_limits<std::uint64_t>::max()); !s) return s.error();
   AttentionOptions variant;  // the engine's rule and wording for N
   variant.heads = static_cast<int>(heads);
-  variant.kvHeads = static_cast<int>(kvHeads);
+  variant.kvHeads = static_cast<int>(sizes.kvHeads);
   if (auto s = validateVariants(dModel, variant); !s) return s.error();
-  const std::int64_t n = kvHeadsOf(variant);
+  if (sizes.dk != 0 && sizes.dk * heads != dModel) {
+    return makeError("d_k (" + std::to_string(sizes.dk) + ") must be d_model / h = " + std::to_string(dModel / heads));
+  }
   ParameterTable p;
-  p.dModel = dModel;
-  p.heads = heads;
-  p.dk = dModel / heads;
-  p.oneHeadProjection = dModel * p.dk;
-  p.qkvFullPerHead = 3 * heads * dModel * dModel;
-  p.qkvReducedPerHead = 3 * heads * dModel * p.dk;
-  p.qkvReal = 3 * dModel * dModel;
-  p.wo = dModel * dModel;
-  p.biases = 4 * dModel;
-  const ParamCount c = countParams(dModel);
-  p.totalWithoutBias = c.withoutBias;
-  p.totalWithBias = c.withBias;
-  p.kvHeads = n;
-  p.kvProjection = dModel * n * p.dk;
-  p.totalWithoutBiasKv = 2 * dModel * dModel + 2 * p.kvProjection;
-  p.totalWithBiasKv = p.totalWithoutBiasKv + 2 * dModel + 2 * n * p.dk;
+  p.counts = layerCounts(sizes);
+  const std::int64_t heads2N = p.counts.heads + 2 * p.counts.kvHeads;  // Q heads and K, V heads
+  p.oneHeadProjection = dModel * p.counts.dk;
+  p.qkvFullPerHead = heads2N * dModel * dModel;
+  p.qkvReducedPerHead = heads2N * dModel * p.counts.dk;
+  p.qkvReal = p.counts.wq + p.counts.wk + p.counts.wv;
   return p;
 }
 

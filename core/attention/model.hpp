@@ -103,12 +103,6 @@ std::string positionsName(const ModelConfig& cfg);
 Status setPositions(ModelConfig& cfg, std::string_view name);
 // The engine options of the config's variants (N, positions, window, sinks) into `opt`.
 void applyVariants(const ModelConfig& cfg, AttentionOptions& opt);
-// KV-cache bytes per token of one layer: 2 (K and V) · N · d_k · bytesPerNumber.
-std::int64_t kvCacheBytesPerToken(std::int64_t kvHeads, std::int64_t dk, int bytesPerNumber = 4);
-// KV-cache bytes of one sequence of `tokens` tokens through `layers` layers: the cache exists in every
-// layer, so layers · tokens · kvCacheBytesPerToken(N, d_k, bytesPerNumber).
-std::int64_t kvCacheBytesPerSequence(std::int64_t layers, std::int64_t tokens, std::int64_t kvHeads, std::int64_t dk,
-                                     int bytesPerNumber = 4);
 
 // Token embedding: a deterministic vector per distinct token string (hash of its bytes and the
 // seed), ~N(0, 1) per feature, so the same word gets the same vector wherever it appears.
@@ -116,33 +110,19 @@ void embedToken(std::string_view token, std::uint64_t seed, float* out, int dMod
 // Sinusoidal position code of "Attention Is All You Need": sin on even features, cos on odd.
 void addPositionCode(int position, float* row, int dModel);
 
-// Parameter counts for the current sizes.
-struct ParamCount {
-  std::int64_t withoutBias = 0;  // 4 * d_model^2
-  std::int64_t withBias = 0;     // + 4 * d_model
-};
-ParamCount countParams(std::int64_t dModel);
-
-// Where the parameters go (the Params lesson, `mhascope info`, the quiz): one table.
+// Where the parameters go (the Params lesson, `mhascope info`): what the layer holds (layerCounts,
+// attention/layer_counts.hpp) and, beside it, what it would hold if every head had full-width
+// projections. With N K/V heads, h query heads read W_q's h blocks of d_k columns and N K/V heads
+// W_k's and W_v's N blocks.
 struct ParameterTable {
-  std::int64_t dModel = 0, heads = 0, dk = 0;
-  std::int64_t oneHeadProjection = 0;  // W_Q[i]: d_model * d_k
-  std::int64_t qkvFullPerHead = 0;     // 3 * h * d_model^2: every head with full d_model outputs
-  std::int64_t qkvReducedPerHead = 0;  // 3 * h * d_model * d_k: each head projects to d_k
-  std::int64_t qkvReal = 0;            // 3 * d_model^2: one big matrix each for Q, K, V
-  std::int64_t wo = 0;                 // d_model^2
-  std::int64_t biases = 0;             // 4 * d_model (b_q, b_k, b_v, b_o)
-  std::int64_t totalWithoutBias = 0;   // 4 * d_model^2
-  std::int64_t totalWithBias = 0;      // 4 * d_model^2 + 4 * d_model
-  // With N K/V heads (grouped-query attention) W_k and W_v are (d_model, N*d_k) and b_k, b_v have
-  // N*d_k entries; W_q and W_o keep d_model^2. N = h gives the totals above.
-  std::int64_t kvHeads = 0;                // N
-  std::int64_t kvProjection = 0;           // W_k or W_v: d_model * N * d_k
-  std::int64_t totalWithoutBiasKv = 0;     // 2 * d_model^2 + 2 * d_model * N * d_k
-  std::int64_t totalWithBiasKv = 0;        // + 2 * d_model + 2 * N * d_k
+  LayerCounts counts;
+  std::int64_t oneHeadProjection = 0;  // one head's block of W_q: d_model * d_k
+  std::int64_t qkvFullPerHead = 0;     // (h + 2N) * d_model^2: every Q and K/V head d_model wide
+  std::int64_t qkvReducedPerHead = 0;  // (h + 2N) * d_model * d_k: each head d_k wide
+  std::int64_t qkvReal = 0;            // W_q + W_k + W_v as the layer holds them (= the line above)
 };
 // Errors like validateSizes (d_model >= 1, 1 <= h <= d_model, d_model % h == 0) and, for N, 1 <= N
-// dividing h. kvHeads 0 means N = h.
-Result<ParameterTable> parameterTable(std::int64_t dModel, std::int64_t heads, std::int64_t kvHeads = 0);
+// dividing h (kvHeads 0 means N = h); d_k is d_model / h (0 means that too).
+Result<ParameterTable> parameterTable(const LayerSizes& sizes);
 
 }  // namespace mhascope

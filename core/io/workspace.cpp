@@ -446,6 +446,7 @@ Result<Workspace> parseWorkspaceJson(std::string_view text, const std::string& w
   }
   if (j.contains("lessons")) {
     MHASCOPE_TRY(readLessons(top.child("lessons"), ws.lessons));
+    ws.lessons.startedFrom = configStartOf(ws.config);  // its choices were made for its configuration
   }
   if (j.contains("train")) {  // the app checks its keys (parseTrainBlock)
     if (!j["train"].is_object()) return top.bad("train", "an object");

@@ -20,30 +20,33 @@ const char* sweepVariableName(SweepVariable v) {
 }
 
 CostSizes costSizesOf(const Trace& trace) {
+  // N = h is multi-head attention, which a sweep over h keeps multi-head: kvHeads 0.
+  const int n = trace.kvHeads > 0 && trace.kvHeads != trace.heads ? trace.kvHeads : 0;
   return {std::max(1, trace.batch), std::max(1, trace.tq), std::max(1, trace.tk), std::max(1, trace.dModel),
-          std::max(1, trace.heads)};
+          std::max(1, trace.heads), n, trace.hasBias};
 }
 
 CostPoint costAt(const CostSizes& s) {
   CostPoint p;
   p.sizes = s;
-  p.params = countParams(s.dModel).withBias;
-  const FlopCount f = countFlops(s.batch, s.tq, s.tk, s.dModel, s.heads);
+  const LayerCounts layer = layerCounts(s.layer());
+  p.params = layer.params();
+  const FlopCount f = layer.flops(s.batch, s.tq, s.tk);
   p.projectionFlops = f.projections;
   p.attentionFlops = f.attention;
-  p.scoreBytes = 4.0 * static_cast<double>(s.batch) * static_cast<double>(s.heads) * static_cast<double>(s.tq) *
-                 static_cast<double>(s.tk);
+  p.scoreBytes = layer.scoreBytes(s.batch, s.tq, s.tk);
   // The same figure as `mhascope info`'s "whole recorded trace": stages, mask flags, token labels.
   p.traceBytes = estimateMemory(s.batch, s.tq, s.tk, s.dModel, s.heads).trace;
-  p.scoreCount = s.batch * s.heads * s.tq * s.tk;
+  p.scoreCount = layer.scoreCount(s.batch, s.tq, s.tk);
   return p;
 }
 
 CostCrossover costCrossover(const CostSizes& s) {
   // With T_q = T_k = T, projections = a * T and attention = c * T^2 (countFlops at T = 1 gives a
   // and c): they are equal at T = a / c.
-  const FlopCount one = countFlops(s.batch, 1, 1, s.dModel, s.heads);
-  const FlopCount now = countFlops(s.batch, s.tq, s.tk, s.dModel, s.heads);
+  const LayerCounts layer = layerCounts(s.layer());
+  const FlopCount one = layer.flops(s.batch, 1, 1);
+  const FlopCount now = layer.flops(s.batch, s.tq, s.tk);
   CostCrossover c;
   c.crossoverTokens = one.projections / one.attention;
   // A block's MLP, d_model -> 4 d_model -> d_model: two matmuls of 2 * B * T * d_model * 4 d_model FLOPs.
@@ -54,14 +57,22 @@ CostCrossover costCrossover(const CostSizes& s) {
 }
 
 
+namespace {
+bool groupedKv(const CostSizes& s) { return s.kvHeads > 0 && s.kvHeads != s.heads; }
+}  // namespace
+
+std::string crossoverFormula(const CostSizes& s) { return groupedKv(s) ? "d_model + N*d_k" : "2*d_model"; }
+std::string blockCrossoverFormula(const CostSizes& s) { return groupedKv(s) ? "5*d_model + N*d_k" : "6*d_model"; }
+
 std::string costCrossoverText(const CostSizes& s) {
   const CostCrossover c = costCrossover(s);
   const std::string ratio = costRatioPhrase(c);
   return "Projections cost O(B*T*d_model^2), the attention matmuls O(B*T^2*d_model): with T_q = T_k = T the "
-         "attention matmuls cost more than this layer's four projections only once T > 2*d_model = " +
-         num(c.crossoverTokens, 12) + ". That is the attention layer alone: in a transformer block the MLP "
+         "attention matmuls cost more than this layer's four projections only once T > " + crossoverFormula(s) +
+         " = " + num(c.crossoverTokens, 12) + ". That is the attention layer alone: in a transformer block the MLP "
          "(d_model -> 4*d_model -> d_model) adds 16*B*T*d_model^2 FLOPs, also linear in T, so attention "
-         "dominates the block only once T > 6*d_model = " + num(c.blockCrossoverTokens, 12) + ". Here (T_q = " +
+         "dominates the block only once T > " + blockCrossoverFormula(s) + " = " + num(c.blockCrossoverTokens, 12) +
+         ". Here (T_q = " +
          std::to_string(s.tq) + ", T_k = " + std::to_string(s.tk) + ", d_model = " + std::to_string(s.dModel) +
          ") " + ratio + ".";
 }
@@ -102,12 +113,51 @@ std::string unscaledLogitsText(ScaleKind kind, int dModel, int heads) {
 }
 
 const char* costLessonIntro() {
-  return "Parameters grow with d_model^2 and ignore T and h. Projection FLOPs grow with T * d_model^2; attention "
+  return "Parameters grow with d_model^2 and ignore T. Projection FLOPs grow with T * d_model^2; attention "
          "matmul FLOPs with T^2 * d_model, always. The score tables hold h * T^2 numbers, and memory grows with "
          "T^2 only where they are stored, as here, where every table is recorded: fused kernels such as "
-         "FlashAttention compute the softmax block by block and need only O(T) extra memory. More heads cost no "
-         "parameters and no matmul FLOPs, but scale, mask, exp and softmax touch all B * h * T_q * T_k scores, so "
-         "they and the stored score memory grow with h. Each head's score table has rank at most d_k.";
+         "FlashAttention compute the softmax block by block and need only O(T) extra memory. With one K/V head per "
+         "query head (N = h) more heads cost no parameters and no matmul FLOPs; with fewer K/V heads kept, more "
+         "query heads make W_k and W_v narrower. Either way scale, mask, exp and softmax touch all "
+         "B * h * T_q * T_k scores, so they and the stored score memory grow with h. Each head's score table has "
+         "rank at most d_k.";
+}
+
+std::int64_t otherHeadCount(const CostSizes& s) {
+  const std::int64_t d = s.dModel, h = s.heads, n = groupedKv(s) ? s.kvHeads : 1;
+  auto valid = [&](std::int64_t v) { return v >= 1 && v != h && v <= d && d % v == 0 && v % n == 0; };
+  if (valid(2 * h)) return 2 * h;
+  if (h % 2 == 0 && valid(h / 2)) return h / 2;
+  for (std::int64_t v = d; v >= 1; --v)
+    if (valid(v)) return v;
+  return 0;
+}
+
+std::string costHeadsText(const CostSizes& s) {
+  const LayerCounts now = layerCounts(s.layer());
+  const std::int64_t h2 = otherHeadCount(s);
+  CostSizes other = s;
+  other.heads = h2;
+  const std::string H = std::to_string(s.heads), H2 = std::to_string(h2), D = std::to_string(s.dModel);
+  if (!groupedKv(s)) {
+    std::string t = "Here N = h = " + H + ": each of W_q, W_k, W_v and W_o is one d_model x d_model matrix that the "
+                    "heads cut into blocks of d_k columns, so h changes neither the " + grouped(now.params()) +
+                    " parameters nor the projection FLOPs";
+    if (h2 > 0) t += " (h = " + H2 + " with N = h gives " + grouped(layerCounts(other.layer()).params()) + " too)";
+    return t + ".";
+  }
+  const std::string N = std::to_string(s.kvHeads);
+  std::string t = "Here N = " + N + " K/V heads for h = " + H + " query heads: W_q and W_o stay d_model x d_model, but "
+                  "W_k and W_v are d_model x N*d_k = d_model x N*d_model/h = " + D + " x " +
+                  std::to_string(s.kvHeads * now.dk) + ", so with N kept, more query heads make them smaller and fewer "
+                  "make them larger; the projection FLOPs follow.";
+  if (h2 > 0) {
+    const LayerCounts then = layerCounts(other.layer());
+    t += " With N = " + N + " kept, h = " + H + " -> " + H2 + " takes this layer from " + grouped(now.params()) +
+         " to " + grouped(then.params()) + " parameters (W_k and W_v " + grouped(now.wk) + " -> " + grouped(then.wk) +
+         " each).";
+  }
+  return t;
 }
 
 Result<std::vector<CostPoint>> costSweep(const CostSizes& base, SweepVariable variable, std::int64_t from,
@@ -137,10 +187,11 @@ Result<std::vector<CostPoint>> costSweep(const CostSizes& base, SweepVariable va
       evenly((from + h - 1) / h * h, to / h * h, h);
       break;
     }
-    case SweepVariable::Heads: {  // divisors of d_model only
+    case SweepVariable::Heads: {  // divisors of d_model only; with N K/V heads kept, multiples of N
+      const std::int64_t kv = groupedKv(base) ? base.kvHeads : 1;
       std::vector<std::int64_t> divisors;
       for (std::int64_t v = from; v <= std::min(to, base.dModel); ++v)
-        if (base.dModel % v == 0) divisors.push_back(v);
+        if (base.dModel % v == 0 && v % kv == 0) divisors.push_back(v);
       const auto n = static_cast<std::int64_t>(divisors.size());
       for (int i = 0; i < std::min<std::int64_t>(n, maxPoints); ++i) {
         const std::int64_t j = n <= maxPoints ? i : (n - 1) * i / (maxPoints - 1);
@@ -152,7 +203,8 @@ Result<std::vector<CostPoint>> costSweep(const CostSizes& base, SweepVariable va
   if (candidates.empty()) {
     return makeError(std::string("no valid ") + sweepVariableName(variable) + " in " + std::to_string(from) + ".." +
                      std::to_string(to) + " for d_model = " + std::to_string(base.dModel) + ", h = " +
-                     std::to_string(base.heads) + " (d_model must stay divisible by h)");
+                     std::to_string(base.heads) + (groupedKv(base) ? ", N = " + std::to_string(base.kvHeads) +
+                     " (d_model must stay divisible by h, and h by the N K/V heads kept)" : " (d_model must stay divisible by h)"));
   }
   std::vector<CostPoint> points;
   for (std::int64_t v : candidates) {

@@ -34,23 +34,14 @@ std::optional<PublishedAttention> publishedAttention(std::string_view name) {
   return std::nullopt;
 }
 
-GqaParams gqaParams(std::int64_t dModel, std::int64_t heads, std::int64_t kvHeads) {
-  const std::int64_t dk = dModel / std::max<std::int64_t>(1, heads);
-  GqaParams p;
-  p.wq = dModel * heads * dk;
-  p.wk = p.wv = dModel * kvHeads * dk;
-  p.wo = heads * dk * dModel;
-  return p;
-}
-
 PublishedRow publishedRow(const PublishedAttention& m) {
   PublishedRow r;
   r.model = m;
   r.dk = m.dModel / m.heads;
   r.groupSize = m.heads / m.kvHeads;
-  r.params = gqaParams(m.dModel, m.heads, m.kvHeads);
-  r.kvBytesPerToken = m.layers * kvCacheBytesPerToken(m.kvHeads, r.dk, 2);
-  r.mhaKvBytesPerToken = m.layers * kvCacheBytesPerToken(m.heads, r.dk, 2);
+  r.params = layerCounts({m.dModel, m.heads, m.kvHeads, r.dk, false});
+  r.kvBytesPerToken = m.layers * r.params.kvCacheBytesPerToken(2);
+  r.mhaKvBytesPerToken = m.layers * layerCounts({m.dModel, m.heads, m.heads, r.dk, false}).kvCacheBytesPerToken(2);
   return r;
 }
 
@@ -98,10 +89,10 @@ Result<GqaLesson> gqaLesson(const Model& model, int kvHeads, int layers, int byt
   r.divisors = lessons::Gqa::Choices::validKvHeads(h);
   r.layers = layers;
   r.bytesPerValue = bytesPerValue;
-  r.params = gqaParams(d, h, kvHeads);
-  r.mhaParams = gqaParams(d, h, h);
-  r.kvBytesPerToken = layers * kvCacheBytesPerToken(kvHeads, r.dk, bytesPerValue);
-  r.mhaKvBytesPerToken = layers * kvCacheBytesPerToken(h, r.dk, bytesPerValue);
+  r.params = layerCounts({d, h, kvHeads, r.dk, model.weights.hasBias});
+  r.mhaParams = layerCounts({d, h, h, r.dk, model.weights.hasBias});
+  r.kvBytesPerToken = layers * r.params.kvCacheBytesPerToken(bytesPerValue);
+  r.mhaKvBytesPerToken = layers * r.mhaParams.kvCacheBytesPerToken(bytesPerValue);
   for (const PublishedAttention& m : publishedAttentionConfigs()) r.published.push_back(publishedRow(m));
 
   AttentionOptions mhaOpt = model.options, groupedOpt = model.options;
@@ -197,8 +188,8 @@ std::string gqaSharingText(const GqaLesson& r) {
   }
   s += " W_k and W_v are d_model x N*d_k = " + std::to_string(r.dModel) + " x " + std::to_string(N * r.dk) + " = " +
        grouped(r.params.wk) + " weights each (" + grouped(r.mhaParams.wk) + " with N = h); W_q and W_o stay " +
-       grouped(r.params.wq) + ". In all " + grouped(r.params.total()) + " weights" +
-       (N < h ? " instead of " + grouped(r.mhaParams.total()) : std::string()) + ". KV cache per token: 2 * " + std::to_string(r.layers) + " layers * " +
+       grouped(r.params.wq) + ". In all " + grouped(r.params.weights()) + " weights" +
+       (N < h ? " instead of " + grouped(r.mhaParams.weights()) : std::string()) + ". KV cache per token: 2 * " + std::to_string(r.layers) + " layers * " +
        std::to_string(N) + " * " + std::to_string(r.dk) + " * " + std::to_string(r.bytesPerValue) + " bytes = " +
        grouped(r.kvBytesPerToken) + " bytes (" + formatBytes(static_cast<double>(r.kvBytesPerToken)) + ")";
   if (N < h) {
@@ -228,6 +219,32 @@ std::string gqaMatesText(const GqaLesson& r, int head) {
            "weights here and in trained models alike; only the keys and values are shared.";
   }
   return pair + ", and here their weights are the same: their queries q = x W_q happen to give the same scores.";
+}
+
+std::string gqaReferenceName(const GqaLesson& r) {
+  if (r.modelKvHeads == r.heads) return "N = h";
+  return "this configuration (N = " + std::to_string(r.modelKvHeads) + ")";
+}
+
+std::string gqaReferenceTitle(const GqaLesson& r, int head) {
+  const std::string name = "head " + std::to_string(head) + ", " + gqaReferenceName(r);
+  if (r.modelKvHeads == r.heads) return name + ": its own K/V head";
+  return name + ": K/V head " + std::to_string(head / std::max(1, r.heads / std::max(1, r.modelKvHeads)));
+}
+
+std::string gqaReferenceText(const GqaLesson& r) {
+  const int m = r.modelKvHeads, N = r.kvHeads;
+  if (m == r.heads) return {};
+  std::string s = "This configuration already has N = " + std::to_string(m) + " K/V heads: the first map is its own "
+                  "(its K/V heads read as the configuration reads them), not multi-head attention. ";
+  if (N % m == 0) {
+    s += "N = " + std::to_string(N) + (N == m ? " is that N" : " is a multiple of it") +
+         ", so each new group holds copies of one K/V head and their mean is that head: nothing changes.";
+  } else {
+    s += "N = " + std::to_string(N) + " puts query heads that read different K/V heads into one group, whose K/V "
+         "head is then their mean.";
+  }
+  return s;
 }
 
 }  // namespace mhascope

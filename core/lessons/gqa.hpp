@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attention/layer_counts.hpp"
 #include "attention/trace.hpp"
 #include "lessons/lesson.hpp"
 
@@ -30,20 +31,12 @@ std::vector<PublishedAttention> publishedAttentionConfigs();
 // The entry of publishedAttentionConfigs() called `name` (the lessons' worked examples); nullopt if none is.
 std::optional<PublishedAttention> publishedAttention(std::string_view name);
 
-// One attention layer's weight matrices (biases left out: not every model has them) with N K/V heads:
-// W_q d_model·(h·d_k), W_k and W_v d_model·(N·d_k) each, W_o (h·d_k)·d_model.
-struct GqaParams {
-  std::int64_t wq = 0, wk = 0, wv = 0, wo = 0;
-  std::int64_t total() const { return wq + wk + wv + wo; }
-};
-GqaParams gqaParams(std::int64_t dModel, std::int64_t heads, std::int64_t kvHeads);
-
 // A published model's attention computed from its sizes.
 struct PublishedRow {
   PublishedAttention model;
   int dk = 0;                          // d_model / h
   int groupSize = 0;                   // h / N query heads per K/V head
-  GqaParams params;                    // one layer
+  LayerCounts params;                  // one layer (its weights(): biases left out, not every model has them)
   std::int64_t kvBytesPerToken = 0;    // 2 · layers · N · d_k · 2 bytes (16-bit)
   std::int64_t mhaKvBytesPerToken = 0; // the same with N = h
 };
@@ -56,13 +49,14 @@ struct GqaLesson {
   std::vector<int> divisors;   // every valid N: the divisors of h, largest first
   std::vector<int> kvHeadOf;   // (h) which K/V head query head i reads, from the engine's kv_groups stage
   int layers = 1, bytesPerValue = 2;
-  GqaParams params, mhaParams;  // with N, and with N = h
+  LayerCounts params, mhaParams;  // with N, and with N = h (their weights(): W_q, W_k, W_v, W_o)
   std::int64_t kvBytesPerToken = 0, mhaKvBytesPerToken = 0;  // 2 · layers · N · d_k · bytes
   std::vector<PublishedRow> published;
   // The engine on the current configuration with the K/V projections of N heads made by averaging
   // the K/V heads of each group (the GQA paper's first step, before it uptrains the grouped model),
   // against the configuration's own weights with every query head given its own K/V head.
-  Trace mha;                   // N = h (the configuration's numbers)
+  Trace mha;                   // one K/V head per query head: the configuration's own numbers (its K/V
+                               // heads copied when it is grouped)
   Trace grouped;               // N K/V heads
   double maxWeightChange = 0;  // max |weights(N) - weights(N = h)| over every cell
   double maxOutputChange = 0;  // over (B, T_q, d_model)
@@ -89,6 +83,16 @@ const char* gqaLessonIntro();
 std::string gqaSharingText(const GqaLesson& r);
 // Two query heads of one group: same keys and values, different weights (their own W_q), with the number.
 std::string gqaMatesText(const GqaLesson& r, int head);
+// What the chosen N is compared with (GqaLesson::mha, the left map): "N = h" when the configuration
+// is multi-head, else "this configuration (N = 2)" — its own K/V heads, one copy per query head.
+std::string gqaReferenceName(const GqaLesson& r);
+// The left map's title for query head `head`: "head 0, N = h: its own K/V head" or
+// "head 0, this configuration (N = 2): K/V head 0".
+std::string gqaReferenceTitle(const GqaLesson& r, int head);
+// For a grouped configuration, what the comparison shows (empty for a multi-head one): an N that
+// is a multiple of the configuration's only copies its K/V heads, so nothing changes; a smaller
+// one averages them.
+std::string gqaReferenceText(const GqaLesson& r);
 
 namespace lessons {
 
@@ -100,7 +104,7 @@ struct Gqa {
       "How h query heads share N K/V heads (GQA, MQA), and what that saves";
   static constexpr LessonCost kCost = LessonCost::Rerun;
   struct Choices {
-    int kvHeads = 1;   // N: snapped to a divisor of h
+    int kvHeads = 1;   // N: snapped to a divisor of h; starts at the controls' N
     int layers = 32;   // layers counted in the KV cache
     int bytes = 2;     // bytes per cached number: 2 (16-bit) or 4 (32-bit)
     template <class C, class F>
@@ -108,6 +112,9 @@ struct Gqa {
       f("gqa_kv_heads", c.kvHeads);
       f("gqa_layers", c.layers);
       f("gqa_bytes", c.bytes);
+    }
+    void startFrom(const ConfigStart& now, const std::optional<ConfigStart>& before) {
+      if (!before || before->kvHeads != now.kvHeads) kvHeads = now.kvHeads;
     }
     void keepInRange(const Trace& t) {
       kvHeads = nearestKvHeads(std::max(1, t.heads), kvHeads);

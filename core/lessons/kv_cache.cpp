@@ -42,7 +42,8 @@ Result<KvCacheLesson> kvCacheLesson(const Model& model, int prefill, int steps) 
     r.maxAbsWeightDiff = std::max(r.maxAbsWeightDiff,
                                   maxAbsDiff(row.ptr() + bh * n, a.ptr() + (bh * T + n - 1) * T, static_cast<std::size_t>(n)));
   }
-  r.bytesPerToken = static_cast<double>(B) * static_cast<double>(kvCacheBytesPerToken(kvHeadsOf(r.session.options), r.full.dk));
+  const LayerCounts layer = layerCounts({r.full.dModel, r.full.heads, kvHeadsOf(r.session.options), r.full.dk});
+  r.bytesPerToken = static_cast<double>(B) * static_cast<double>(layer.kvCacheBytesPerToken());
   return r;
 }
 
@@ -91,7 +92,7 @@ std::string kvCacheStepText(const KvCacheLesson& r) {
 std::string kvCacheScaleText(const KvCacheLesson& r) {
   const std::int64_t N = kvHeadsOf(r.session.options), dk = r.full.dk, T = r.tokens;
   std::string s = "The cache exists in every layer. One sequence of this text's " + grouped(T) + " tokens fills " +
-                  formatBytes(static_cast<double>(kvCacheBytesPerSequence(1, T, N, dk, 4))) + " in this one layer (" +
+                  formatBytes(static_cast<double>(layerCounts({r.full.dModel, r.full.heads, N, dk, false}).kvCacheBytesPerSequence(1, T, 4))) + " in this one layer (" +
                   grouped(T) + " tokens x 2 (K, V) x " + std::to_string(N) + (N == 1 ? " K/V head" : " K/V heads") +
                   " x d_k " + std::to_string(dk) + " x 4 bytes); a model of L such layers holds L times that.";
   if (const auto m = publishedAttention("Llama-3-8B")) {
@@ -99,7 +100,7 @@ std::string kvCacheScaleText(const KvCacheLesson& r) {
     s += " " + std::string(m->name) + " at 8K context, in 16-bit: " + std::to_string(m->layers) + " layers x " +
          std::to_string(m->kvHeads) + " K/V heads x d_k " + std::to_string(mdk) + " x 2 (K, V) x 2 bytes x " +
          grouped(kKvExampleContext) + " tokens = " +
-         formatBytes(static_cast<double>(kvCacheBytesPerSequence(m->layers, kKvExampleContext, m->kvHeads, mdk, 2))) +
+         formatBytes(static_cast<double>(layerCounts({m->dModel, m->heads, m->kvHeads, mdk, false}).kvCacheBytesPerSequence(m->layers, kKvExampleContext, 2))) +
          " per sequence.";
   }
   s += " Decoding is memory-bandwidth bound: each step reads every weight and the whole cache to make one token per "

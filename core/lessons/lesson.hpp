@@ -79,6 +79,32 @@ inline void keepCellInRange(const Trace& t, int& head, int& query, int& key) {
   key = std::clamp(key, 0, std::max(0, t.tk - 1));
 }
 
+// A lesson starts from the configuration the user has: the controls' values that a lesson's own
+// choices mirror (the GQA lesson's N, the Windows lesson's W and S). A Choices that mirrors any has
+//   void startFrom(const ConfigStart& now, const std::optional<ConfigStart>& before);
+// LessonChoices calls it when the first trace comes and whenever one of these values changes in
+// the controls (`before`: what they were, none at the start); the lesson's own control then moves
+// freely until the controls change again.
+struct ConfigStart {
+  int kvHeads = 0;  // N (h for multi-head attention)
+  int window = 0;   // W, 0: none
+  int sinks = 0;    // S
+  bool operator==(const ConfigStart&) const = default;
+};
+inline ConfigStart configStartOf(const Trace& t) { return {t.kvHeads > 0 ? t.kvHeads : t.heads, t.window, t.sinks}; }
+inline ConfigStart configStartOf(const ModelConfig& c) {
+  return {c.kvHeads > 0 ? c.kvHeads : c.heads, c.window, c.sinks};
+}
+template <class C>
+concept StartsFromConfig = requires(C c, const ConfigStart& now, const std::optional<ConfigStart>& before) {
+  c.startFrom(now, before);
+};
+// A lesson's choices start from `now` if they mirror the controls (nothing otherwise).
+template <class C>
+void startChoicesFrom(C& c, const ConfigStart& now, const std::optional<ConfigStart>& before) {
+  if constexpr (StartsFromConfig<C>) c.startFrom(now, before);
+}
+
 // What a Quick (or WithTrace) lesson's compute() reads: the shown trace, the model it was
 // computed from, and the batch item every view shows (b, already inside the trace).
 struct LessonInput {

@@ -71,6 +71,9 @@ constexpr const char* lessonAfter(std::string_view id, int step) {
 struct LessonChoices {
   int batch = 0;  // b, the batch item every view shows (the view's own, kept inside the trace)
   AllLessons::Choices each;
+  // The configuration the choices started from (lesson.hpp's ConfigStart); none: not yet, the first
+  // trace sets them. A workspace's saved choices started from its own configuration.
+  std::optional<ConfigStart> startedFrom;
 
   template <class L>
   typename L::Choices& of() {
@@ -81,12 +84,19 @@ struct LessonChoices {
     return std::get<typename L::Choices>(each);
   }
   // Every choice inside the trace's sizes (b, token, dimension, head, query, key, sweep end),
-  // the same clamps the tabs apply when they draw.
+  // the same clamps the tabs apply when they draw; first the choices that mirror the controls
+  // start from the trace's configuration when it changed.
   void keepInRange(const Trace& t, int viewBatch) {
     batch = std::clamp(viewBatch, 0, std::max(0, t.batch - 1));
+    const ConfigStart now = configStartOf(t);
+    if (startedFrom != now) {
+      std::apply([&](auto&... c) { (startChoicesFrom(c, now, startedFrom), ...); }, each);
+      startedFrom = now;
+    }
     std::apply([&](auto&... c) { (c.keepInRange(t), ...); }, each);
   }
-  bool operator==(const LessonChoices&) const = default;
+  // The choices alone: where they started from is not a choice.
+  bool operator==(const LessonChoices& o) const { return batch == o.batch && each == o.each; }
 };
 
 // Calls f(key, value&) for every saved choice of every lesson: "batch" first, then each lesson's

@@ -1,11 +1,22 @@
 // Lesson "Params" — where the parameters go: the table of attention/model.hpp's parameterTable()
-// (the CLI's `info` prints the same table), for the shown d_model and h.
+// (the CLI's `info` prints the same table), for the shown d_model, h, N K/V heads and biases.
 #pragma once
 
+#include <string>
+
 #include "attention/model.hpp"
+#include "lessons/cost.hpp"
 #include "lessons/lesson.hpp"
 
-namespace mhascope::lessons {
+namespace mhascope {
+
+// What the Params tab shows: the table, and what h does to it here (costHeadsText).
+struct ParamsLesson {
+  ParameterTable table;
+  std::string heads;
+};
+
+namespace lessons {
 
 struct Params {
   static constexpr const char* kId = "params";
@@ -20,12 +31,18 @@ struct Params {
     void keepInRange(const Trace&) {}
     bool operator==(const Choices&) const = default;
   };
-  using Result = ParameterTable;
+  using Result = ParamsLesson;
+  // The lesson's opening: why h heads of d_k features cost what one full-width head costs, and
+  // what N K/V heads change.
+  static const char* intro();
   static mhascope::Result<Result> compute(const LessonInput& in, const Choices&) {
-    return parameterTable(in.trace.dModel, in.trace.heads);
+    auto table = parameterTable(layerSizesOf(in.trace));
+    if (!table) return table.error();
+    return ParamsLesson{std::move(table).value(), costHeadsText(costSizesOf(in.trace))};
   }
   template <class Ui>
   static void drawTab(Ui& ui, const LessonOutcome<Result>& shown, Choices& choices);
 };
 
-}  // namespace mhascope::lessons
+}  // namespace lessons
+}  // namespace mhascope

@@ -267,4 +267,10 @@ std::string positionsTheoryText(const PositionsLesson& r) {
   return s;
 }
 
+std::string positionsDifferenceMeaning(const PositionsLesson& r, bool rope) {
+  return std::string("how much the raw score q · k of {q} against {k} (before scaling and the softmax) changes when ") +
+         (rope ? "RoPE turns q and k by positions p + Δ" : "the codes PE(p + Δ) are added") + " instead of p, Δ = " +
+         std::to_string(r.shift) + ": a score difference in the scores' own units, not a share of attention";
+}
+
 }  // namespace mhascope

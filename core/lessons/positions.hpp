@@ -66,6 +66,9 @@ Result<PositionsLesson> positionsLesson(const Model& model, int shift, bool inpu
 const char* positionsLessonIntro();
 // What the shift did to each score table, with the live numbers.
 std::string positionsShiftText(const PositionsLesson& r);
+// What one cell of a "shifted − unshifted" map is, for its hover ("{q}" and "{k}": the tokens):
+// the change of a raw score q·k (before scaling and the softmax), not a share of attention.
+std::string positionsDifferenceMeaning(const PositionsLesson& r, bool rope);
 // The fastest and slowest RoPE pairs: radians per position and wavelength.
 std::string ropeFrequencyText(const PositionsLesson& r);
 // ALiBi's slopes for this h and what they do.

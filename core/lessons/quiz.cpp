@@ -192,49 +192,65 @@ class QuizBuilder {
         "heads, shape (B, T_q, T_k) = (" + std::to_string(B) + ", " + std::to_string(Tq) + ", " + std::to_string(Tk) +
         "); pass average_attn_weights=False to get the per-head tensor.");
 
-    const ParameterTable pt = parameterTable(d, h, N).value();  // a computed trace has valid sizes
-    if (N == h) {
-      const std::int64_t params = w.hasBias ? pt.totalWithBias : pt.totalWithoutBias;
-      add(
-          std::string("How many learned numbers does this attention layer hold (biases ") + (w.hasBias ? "on" : "off") + ")?",
-          numberChoice(params),
-          numericDistractors(params, {pt.totalWithoutBias * h, pt.qkvReal, w.hasBias ? pt.totalWithoutBias : pt.totalWithBias}),
-          "W_q, W_k, W_v and W_o are (d_model, d_model) each: 4 * " + D + "^2 = " + std::to_string(pt.totalWithoutBias) +
-              (w.hasBias ? ", plus 4 bias vectors of d_model = " + std::to_string(pt.biases) : std::string()) +
-              ". The number of heads does not appear in it.");
-    } else {
-      const std::int64_t params = w.hasBias ? pt.totalWithBiasKv : pt.totalWithoutBiasKv;
-      const std::int64_t mha = w.hasBias ? pt.totalWithBias : pt.totalWithoutBias;
-      add(
-          std::string("How many learned numbers does this attention layer hold (biases ") + (w.hasBias ? "on" : "off") +
-              ", h = " + H + " query heads, N = " + std::to_string(N) + " K/V heads)?",
-          numberChoice(params), numericDistractors(params, {mha, pt.totalWithoutBiasKv * h / N, pt.qkvReal}),
-          "W_q and W_o stay (d_model, d_model); W_k and W_v only have to make N * d_k = " + std::to_string(N * dk) +
-              " features, so each is (d_model, N*d_k): 2 * " + D + "^2 + 2 * " + D + " * " + std::to_string(N * dk) +
-              " = " + std::to_string(pt.totalWithoutBiasKv) +
-              (w.hasBias ? ", plus biases 2 * " + D + " + 2 * " + std::to_string(N * dk) : std::string()) +
-              ". Multi-head attention with the same sizes would hold " + std::to_string(mha) + ".");
+    // The right count and every wrong one from the one function (attention/layer_counts.hpp), so no
+    // wrong choice can be this configuration's count.
+    const LayerCounts lc = layerCounts(layerSizesOf(t));
+    const std::int64_t params = lc.params();
+    {
+      const std::int64_t mha = layerCounts({d, h, h, dk, lc.bias}).params();
+      std::vector<std::int64_t> wrong{lc.bias ? lc.weights() : lc.withBias(), mha, params * h,
+                                      lc.wq + lc.wk + lc.wv + (lc.bias ? lc.bq + lc.bk + lc.bv : 0)};
+      const std::string bias = lc.bias ? "on" : "off";
+      if (N == h) {
+        add("How many learned numbers does this attention layer hold (biases " + bias + ")?", numberChoice(params),
+            numericDistractors(params, wrong),
+            "W_q, W_k, W_v and W_o are (d_model, d_model) each: 4 * " + D + "^2 = " + std::to_string(lc.weights()) +
+                (lc.bias ? ", plus 4 bias vectors of d_model = " + std::to_string(lc.biases()) : std::string()) +
+                ". With one K/V head per query head (N = h) the number of heads does not appear in it.");
+      } else {
+        add("How many learned numbers does this attention layer hold (biases " + bias + ", h = " + H +
+                " query heads, N = " + std::to_string(N) + " K/V heads)?",
+            numberChoice(params), numericDistractors(params, wrong),
+            "W_q and W_o stay (d_model, d_model); W_k and W_v only have to make N * d_k = " + std::to_string(N * dk) +
+                " features, so each is (d_model, N*d_k): 2 * " + D + "^2 + 2 * " + D + " * " + std::to_string(N * dk) +
+                " = " + std::to_string(lc.weights()) +
+                (lc.bias ? ", plus biases 2 * " + D + " + 2 * " + std::to_string(N * dk) + " = " +
+                               std::to_string(lc.biases()) : std::string()) +
+                ". Multi-head attention with the same sizes would hold " + std::to_string(mha) + ".");
+      }
     }
 
     {
-      // Another valid head count for the same d_model: double, else halve, else any other divisor.
-      std::int64_t h2 = 0;
-      if (d % (2 * h) == 0) h2 = 2 * h;
-      else if (h % 2 == 0) h2 = h / 2;
-      else
-        for (std::int64_t v = d; v >= 1 && !h2; --v)
-          if (d % v == 0 && v != h) h2 = v;
+      // Another valid head count for the same d_model (N kept: a multiple of N), and the count there.
+      const CostSizes sizes = costSizesOf(t);
+      const std::int64_t h2 = otherHeadCount(sizes);
       if (h2) {
-        add(
-            "Keep d_model = " + D + " and change h from " + H + " to " + std::to_string(h2) + " heads (d_k from " + DK +
-                " to " + std::to_string(d / h2) + "). What happens to the parameter count?",
-            "It stays the same",
-            {h2 > h ? "It grows in proportion to h" : "It shrinks in proportion to h",
-             h2 > h ? "It shrinks in proportion to d_k" : "It grows in proportion to d_k",
-             "It changes by 4 * d_model^2 per head added or removed"},
-            "W_q is still one (d_model, d_model) matrix; the heads only cut its columns into blocks of d_k. The "
-            "matmul FLOPs stay the same too. What grows with h is the number of scores: B * h * T_q * T_k, each of "
-            "which is scaled, masked, exponentiated and normalised, and kept in memory.");
+        CostSizes other = sizes;
+        other.heads = h2;
+        const std::int64_t then = layerCounts(other.layer()).params();
+        const bool kept = sizes.kvHeads > 0;  // N < h, kept as it is
+        auto becomes = [&](std::int64_t v) {
+          return Choice(v == params ? "It stays at " + grouped(params) : "It becomes " + grouped(v),
+                        std::string("n").append(std::to_string(v)));
+        };
+        std::vector<Choice> wrong{becomes(params), becomes(params * h2 / h), becomes(params * h / h2)};
+        if (params + 4 * d * d * (h2 - h) > 0) wrong.push_back(becomes(params + 4 * d * d * (h2 - h)));
+        const std::string NK = std::to_string(N);
+        add("Keep d_model = " + D + (kept ? " and N = " + NK + " K/V heads" : std::string(" (and N = h)")) +
+                " and change h from " + H + " to " + std::to_string(h2) + " heads (d_k from " + DK + " to " +
+                std::to_string(d / h2) + "). What happens to this layer's " + grouped(params) + " parameters?",
+            becomes(then), wrong,
+            kept ? "W_q and W_o stay (d_model, d_model): the query heads only cut their columns into blocks of d_k. "
+                   "But W_k and W_v are (d_model, N*d_k) with d_k = d_model / h: with N = " + NK + " kept, d_k goes "
+                   "from " + DK + " to " + std::to_string(d / h2) + ", so each goes from " + grouped(lc.wk) + " to " +
+                   grouped(layerCounts(other.layer()).wk) + " (" + parameterFormula(lc) + " = " + grouped(then) +
+                   " at h = " + std::to_string(h2) + "). The K/V projection FLOPs move the same way. What grows "
+                   "with h is the number of scores: B * h * T_q * T_k, each of which is scaled, masked, "
+                   "exponentiated and normalised, and kept in memory."
+                 : "W_q is still one (d_model, d_model) matrix; the heads only cut its columns into blocks of d_k, "
+                   "and with N = h so are W_k and W_v. The matmul FLOPs stay the same too. What grows with h is the "
+                   "number of scores: B * h * T_q * T_k, each of which is scaled, masked, exponentiated and "
+                   "normalised, and kept in memory.");
       }
     }
   }
@@ -406,12 +422,12 @@ class QuizBuilder {
       add(
           "With d_model = " + D + " and self-attention (T_q = T_k = T), from which T on do the attention matmuls "
               "(Q K^T and A V) cost more FLOPs than the layer's four projections?",
-          numberChoice(cross, "T > "), numericDistractors(cross, {d, dk, 4 * d, d * d}, "T > "),
+          numberChoice(cross, "T > "), numericDistractors(cross, {2 * d, d, dk, 4 * d, d * d}, "T > "),
           "The projections cost O(B*T*d_model^2), the attention matmuls O(B*T^2*d_model); they are equal at "
-          "T = 2*d_model = " + std::to_string(cross) + ". With T_q = " + std::to_string(Tq) + " and T_k = " +
+          "T = " + crossoverFormula(sizes) + " = " + std::to_string(cross) + ". With T_q = " + std::to_string(Tq) + " and T_k = " +
           std::to_string(Tk) + " here, " + costRatioPhrase(c) + ". That counts the attention layer alone: in a "
           "transformer block the 4x MLP adds 16*B*T*d_model^2 FLOPs, so attention dominates the block only once "
-          "T > 6*d_model = " + num(c.blockCrossoverTokens, 12) + ". Short sequences are dominated by the "
+          "T > " + blockCrossoverFormula(sizes) + " = " + num(c.blockCrossoverTokens, 12) + ". Short sequences are dominated by the "
           "projections; the T^2 term wins only for long ones.");
     }
   }
@@ -421,7 +437,7 @@ class QuizBuilder {
   void todaysQuestions() {
     {
       // The KV cache of this one layer, in 16-bit numbers: K and V, N heads of d_k each.
-      const std::int64_t bytes = 2 * N * dk * 2;
+      const std::int64_t bytes = layerCounts(layerSizesOf(t)).kvCacheBytesPerToken(2);
       add("While generating, a model keeps every past token's K and V (the KV cache). With N = " + std::to_string(N) +
               " K/V head" + (N == 1 ? "" : "s") + " of d_k = " + DK +
               " in 16-bit numbers, how many bytes does THIS one layer's cache grow by per token?",

@@ -209,4 +209,14 @@ const char* streamingLlmText() {
          "numbers below are its own; the Train mode's tiny models need not have learnt one.";
 }
 
+std::string windowStartText(const Trace& t) {
+  using C = lessons::Windows::Choices;
+  if (t.window > 0) {
+    return "Started from the controls: W = " + std::to_string(t.window) + ", S = " + std::to_string(t.sinks) +
+           ", compared with no window.";
+  }
+  return "The controls set no window: the lesson starts at W = " + std::to_string(C::kStartWindow) + ", S = " +
+         std::to_string(C::kStartSinks) + " and compares that with no window.";
+}
+
 }  // namespace mhascope

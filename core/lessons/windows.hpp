@@ -67,6 +67,9 @@ std::string windowReachText(const WindowLesson& r);
 // The lesson's opening, and what StreamingLLM keeps and why.
 const char* windowLessonIntro();
 const char* streamingLlmText();
+// Where the lesson's W and S started: from the controls' window, or, when they set none, at the
+// lesson's own start (Choices::kStartWindow, kStartSinks), said as such.
+std::string windowStartText(const Trace& trace);
 
 namespace lessons {
 
@@ -78,14 +81,21 @@ struct Windows {
       "Sliding windows and attention sinks: which keys each query keeps";
   static constexpr LessonCost kCost = LessonCost::Rerun;
   struct Choices {
-    int window = 3;  // W >= 1
-    int sinks = 1;   // S >= 0
+    // Where the lesson starts when the controls set no window (it compares a window with none).
+    static constexpr int kStartWindow = 3, kStartSinks = 1;
+    int window = kStartWindow;  // W >= 1; starts at the controls' W (and S) when they set one
+    int sinks = kStartSinks;    // S >= 0
     int causal = 1;  // 1: under the causal mask, 0: none (|t - j| < W)
     template <class C, class F>
     static void fields(C& c, F&& f) {
       f("window_size", c.window);
       f("window_sinks", c.sinks);
       f("window_causal", c.causal);
+    }
+    void startFrom(const ConfigStart& now, const std::optional<ConfigStart>& before) {
+      if (before && before->window == now.window && before->sinks == now.sinks) return;
+      window = now.window > 0 ? now.window : kStartWindow;
+      sinks = now.window > 0 ? now.sinks : kStartSinks;
     }
     void keepInRange(const Trace& t) {
       window = std::clamp(window, 1, std::max(1, t.tk));

@@ -8,7 +8,7 @@ source "$(dirname "$0")/common.sh"
 # --- info ------------------------------------------------------------------------------------
 out="$("$BIN" info --preset paper)"
 grep -q "weights  *(2, 8, 10, 10)  *(B, h, T_q, T_k)" <<<"$out" && ok "info shape trace" || bad "info shape trace: $out"
-grep -q "total with bias (4\*d_model^2 + 4\*d_model) *1,050,624" <<<"$out" && ok "info parameter count" || bad "info params"
+grep -q "total with bias  *1,050,624  *4·d_model² + 4·d_model$" <<<"$out" && ok "info parameter count" || bad "info params"
 # The split is view then transpose: (B, T, h, d_k) between the projection and the heads.
 grep -A1 "q_view  *(2, 10, 8, 64)  *(B, T_q, h, d_k)" <<<"$out" | grep -q "q_heads  *(2, 8, 10, 64)" \
   && grep -q "v_view  *(2, 10, 8, 64)" <<<"$out" && ok "info shows the view step" || bad "info view step: $out"

@@ -16,8 +16,9 @@ close_npy() {
 # --- info --------------------------------------------------------------------------------------
 out="$("$BIN" info --d-model 16 --heads 4 --kv-heads 2 --positions rope --window 3 --sinks 1 --mask causal)"
 grep -q "kv heads N  *2 (grouped-query" <<<"$out" && ok "info: kv heads" || bad "info kv heads: $out"
-grep -q "total with N K/V heads  *768 without bias, 816 with bias" <<<"$out" && ok "info: GQA parameter total" \
-  || bad "info gqa params: $out"
+grep -q "total without bias  *768  *2·d_model² + 2·d_model·N·d_k$" <<<"$out" \
+  && grep -q "total with bias  *816  *2·d_model² + 2·d_model·N·d_k + 2·d_model + 2·N·d_k$" <<<"$out" \
+  && ok "info: GQA parameter total" || bad "info gqa params: $out"
 grep -q "KV cache  *64 B per token and layer" <<<"$out" && ok "info: KV-cache bytes per token" || bad "info kv cache: $out"
 grep -q "k_heads  *(1, 2, 9, 4)  *(B, N, T_k, d_k)" <<<"$out" && grep -q "k_view  *(1, 9, 2, 4)  *(B, T_k, N, d_k)" <<<"$out" \
   && ok "info: K/V heads are N" || bad "info k_heads: $out"
@@ -25,6 +26,29 @@ grep -q "q_rotated  *(1, 4, 9, 4)" <<<"$out" && grep -q "kv_groups  *(1, 4, 2)" 
   && grep -q "window_mask  *(1, 9, 9)" <<<"$out" && ok "info: the variants' stages" || bad "info stages: $out"
 grep -q "RoPE  *base 10000, rotate-half" <<<"$out" && ok "info: RoPE convention" || bad "info rope: $out"
 grep -q "sliding window  *W = 3, sinks S = 1" <<<"$out" && ok "info: window" || bad "info window: $out"
+# Every count `info` prints against the first-principles count of the weight matrices' entries (the
+# lessons, the quiz and the status line are checked against the same count in
+# tests/core/lesson_numbers_test.cpp): W_q d_model·h·d_k, W_k and W_v d_model·N·d_k, W_o h·d_k·d_model,
+# one bias per output feature; projection FLOPs 2·(T·(W_q + W_o) + T·(W_k + W_v)), attention 4·h·T²·d_k.
+thousands() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"; }  # 2640 -> 2,640
+for cfg in "32 8 2 1" "32 8 8 0" "32 16 2 1" "48 12 3 0" "12 3 1 1"; do
+  read -r d h n b <<<"$cfg"
+  dk=$((d / h)); T=5
+  w=$((d * h * dk + 2 * d * n * dk + h * dk * d)); biases=$((h * dk + 2 * n * dk + d))
+  holds=$w; [ "$b" = 1 ] && holds=$((w + biases))
+  flag=--no-bias; [ "$b" = 1 ] && flag=""
+  o="$("$BIN" info --text "a b c d e" --d-model "$d" --heads "$h" --kv-heads "$n" $flag)"
+  on=off; [ "$b" = 1 ] && on=on
+  proj=$(awk -v T=$T -v q=$((d * h * dk + h * dk * d)) -v k=$((2 * d * n * dk)) 'BEGIN {printf "%.4g", 2 * (T * q + T * k)}')
+  attn=$(awk -v T=$T -v h=$h -v dk=$dk 'BEGIN {printf "%.4g", 4 * h * T * T * dk}')
+  grep -q "W_k (d_model x N\*d_k)  *$(thousands $((d * n * dk)))\$" <<<"$o" \
+    && grep -q "total without bias  *$(thousands $w) " <<<"$o" \
+    && grep -q "total with bias  *$(thousands $((w + biases))) " <<<"$o" \
+    && grep -q "this layer holds (biases $on)  *$(thousands $holds)\$" <<<"$o" \
+    && grep -q "projections (Q, K, V, W_o)  *$proj\$" <<<"$o" && grep -q "attention (QK^T, AV)  *$attn\$" <<<"$o" \
+    && grep -q "KV cache  *$((2 * n * dk * 4)) B per token and layer" <<<"$o" \
+    && ok "info: counts of d_model $d, h $h, N $n, bias $b" || bad "info counts d $d h $h n $n b $b: $o"
+done
 out="$("$BIN" info --positions alibi --heads 2 --d-model 8)"
 grep -q "ALiBi slopes m_1..m_h  *0.0625, 0.00390625" <<<"$out" && grep -q "position_bias  *(1, 2, 9, 9)" <<<"$out" \
   && ok "info: ALiBi slopes and bias" || bad "info alibi: $out"

@@ -52,7 +52,7 @@ TEST(GqaLesson, PublishedModelsKvBytesAndWeightsFromTheirSizes) {
   EXPECT_EQ(llama3->mhaKvBytesPerToken, 524288);
   EXPECT_EQ(llama3->params.wq, 4096LL * 4096);
   EXPECT_EQ(llama3->params.wk, 4096LL * 1024);
-  EXPECT_EQ(llama3->params.total(), 2 * 4096LL * 4096 + 2 * 4096LL * 1024);
+  EXPECT_EQ(llama3->params.weights(), 2 * 4096LL * 4096 + 2 * 4096LL * 1024);
   EXPECT_EQ(published(r, "GPT-2 small")->kvBytesPerToken, 2 * 12 * 12 * 64 * 2);  // 36 KiB, multi-head
   EXPECT_EQ(published(r, "Llama-2-7B")->kvBytesPerToken, 524288);                 // 512 KiB, multi-head
   EXPECT_EQ(published(r, "Mistral-7B")->kvBytesPerToken, 131072);

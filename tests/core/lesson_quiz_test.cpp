@@ -54,7 +54,7 @@ TEST(LessonQuiz, AnswersMatchTheLiveTrace) {
   EXPECT_EQ(answer("What shape goes into the output projection"), "(B, T_q, d_model) = (2, 7, 12)");
   EXPECT_EQ(answer("What shape does the softmax output A have"), "(B, h, T_q, T_k) = (2, 3, 7, 7)");
   EXPECT_EQ(answer("How many learned numbers"), std::to_string(4 * 144 + 4 * 12));
-  EXPECT_EQ(answer("Keep d_model = 12 and change h from 3 to 6"), "It stays the same");
+  EXPECT_EQ(answer("Keep d_model = 12 (and N = h) and change h from 3 to 6"), "It stays at 624");
   EXPECT_EQ(answer("Q = X W_q has d_model = 12 columns"), "Columns 4 to 7");  // head index 1
   EXPECT_EQ(answer("How many numbers does ONE head's score table"), "49");
   EXPECT_EQ(answer("With d_model = 12 and self-attention"), "T > 24");

@@ -115,64 +115,66 @@ TEST(LessonLoopVsVectorized, SkippedTransposeIsHarmlessWithOneHead) {
 // ---------------------------------------------------------------------------------------------
 
 TEST(LessonParameterTable, FormulasAndEngineWeightsAgree) {
-  auto p = parameterTable(512, 8);
+  auto p = parameterTable({512, 8});
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p->dk, 64);
+  EXPECT_EQ(p->counts.dk, 64);
   EXPECT_EQ(p->oneHeadProjection, 512 * 64);
   EXPECT_EQ(p->qkvFullPerHead, 3LL * 8 * 512 * 512);
   EXPECT_EQ(p->qkvReducedPerHead, 3LL * 8 * 512 * 64);
   EXPECT_EQ(p->qkvReal, 3LL * 512 * 512);
   EXPECT_EQ(p->qkvReducedPerHead, p->qkvReal);  // h small matrices = one big one
-  EXPECT_EQ(p->wo, 512 * 512);
-  EXPECT_EQ(p->biases, 4 * 512);
-  EXPECT_EQ(p->totalWithoutBias, 4LL * 512 * 512);
-  EXPECT_EQ(p->totalWithBias, 4LL * 512 * 512 + 4 * 512);
+  EXPECT_EQ(p->counts.wo, 512 * 512);
+  EXPECT_EQ(p->counts.biases(), 4 * 512);
+  EXPECT_EQ(p->counts.weights(), 4LL * 512 * 512);
+  EXPECT_EQ(p->counts.withBias(), 4LL * 512 * 512 + 4 * 512);
   // The engine's weights hold exactly that many numbers.
   const MhaWeights w = initWeights(12, true, 1);
-  auto q = parameterTable(12, 3);
+  auto q = parameterTable({12, 3});
   ASSERT_TRUE(q.ok());
-  EXPECT_EQ(w.wq.size() + w.wk.size() + w.wv.size() + w.wo.size(), q->totalWithoutBias);
+  EXPECT_EQ(w.wq.size() + w.wk.size() + w.wv.size() + w.wo.size(), q->counts.weights());
   EXPECT_EQ(w.wq.size() + w.wk.size() + w.wv.size(), q->qkvReal);
-  EXPECT_EQ(w.bq.size() + w.bk.size() + w.bv.size() + w.bo.size(), q->biases);
+  EXPECT_EQ(w.bq.size() + w.bk.size() + w.bv.size() + w.bo.size(), q->counts.biases());
 }
 
 TEST(LessonParameterTable, GroupedKvHeadsShrinkOnlyWkAndWv) {
   // Llama-3-8B's attention: d_model 4096, 32 query heads, 8 K/V heads, d_k 128.
-  auto p = parameterTable(4096, 32, 8);
+  auto p = parameterTable({4096, 32, 8});
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p->kvHeads, 8);
-  EXPECT_EQ(p->kvProjection, 4096LL * 8 * 128);
-  EXPECT_EQ(p->totalWithoutBiasKv, 2LL * 4096 * 4096 + 2LL * 4096 * 1024);
-  EXPECT_EQ(p->totalWithBiasKv, p->totalWithoutBiasKv + 2 * 4096 + 2 * 1024);
-  // N = h (and N = 0, "as h") is multi-head attention: the same totals as without N.
+  EXPECT_EQ(p->counts.kvHeads, 8);
+  EXPECT_EQ(p->counts.wk, 4096LL * 8 * 128);
+  EXPECT_EQ(p->counts.wq, 4096LL * 4096);
+  EXPECT_EQ(p->counts.weights(), 2LL * 4096 * 4096 + 2LL * 4096 * 1024);
+  EXPECT_EQ(p->counts.withBias(), p->counts.weights() + 2 * 4096 + 2 * 1024);
+  EXPECT_EQ(p->qkvReducedPerHead, p->qkvReal);  // (h + 2N) heads of d_k = what W_q, W_k, W_v hold
+  // N = h (and N = 0, "as h") is multi-head attention: 4 d_model^2.
   for (std::int64_t n : {0, 32}) {
-    auto m = parameterTable(4096, 32, n);
+    auto m = parameterTable({4096, 32, n});
     ASSERT_TRUE(m.ok());
-    EXPECT_EQ(m->totalWithoutBiasKv, m->totalWithoutBias);
-    EXPECT_EQ(m->totalWithBiasKv, m->totalWithBias);
+    EXPECT_EQ(m->counts.weights(), 4LL * 4096 * 4096);
+    EXPECT_EQ(m->counts.withBias(), 4LL * 4096 * 4096 + 4 * 4096);
   }
   // The engine's grouped weights hold exactly that many numbers.
   const MhaWeights w = initWeights(12, true, 1, /*kvWidth = N·d_k*/ 6);
-  auto q = parameterTable(12, 2, 1);
+  auto q = parameterTable({12, 2, 1});
   ASSERT_TRUE(q.ok());
-  EXPECT_EQ(w.wq.size() + w.wk.size() + w.wv.size() + w.wo.size(), q->totalWithoutBiasKv);
+  EXPECT_EQ(w.wq.size() + w.wk.size() + w.wv.size() + w.wo.size(), q->counts.weights());
   EXPECT_EQ(w.wq.size() + w.wk.size() + w.wv.size() + w.wo.size() + w.bq.size() + w.bk.size() + w.bv.size() +
                 w.bo.size(),
-            q->totalWithBiasKv);
+            q->counts.withBias());
   // N must divide h: the engine's own message, naming N, h and the valid choices.
-  auto bad = parameterTable(12, 4, 3);
+  auto bad = parameterTable({12, 4, 3});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("kv heads (N = 3) must divide heads (h = 4)"), std::string::npos);
   EXPECT_NE(bad.error().message.find("valid N: 1, 2 or 4"), std::string::npos);
 }
 
 TEST(LessonParameterTable, BadSizesAreClearErrors) {
-  auto a = parameterTable(10, 4);
+  auto a = parameterTable({10, 4});
   ASSERT_FALSE(a.ok());
   EXPECT_NE(a.error().message.find("d_model (10) must be divisible by heads (4)"), std::string::npos);
-  EXPECT_FALSE(parameterTable(0, 1).ok());
-  EXPECT_FALSE(parameterTable(8, 0).ok());
-  EXPECT_FALSE(parameterTable(8, 16).ok());
+  EXPECT_FALSE(parameterTable({0, 1}).ok());
+  EXPECT_FALSE(parameterTable({8, 0}).ok());
+  EXPECT_FALSE(parameterTable({8, 16}).ok());
 }
 
 // ---------------------------------------------------------------------------------------------

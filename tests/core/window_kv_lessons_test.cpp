@@ -378,10 +378,10 @@ TEST(KvCacheLesson, ScaleTextStatesTheCacheOfASequence) {
                            " in this one layer (" + std::to_string(T) + " tokens x 2 (K, V) x " + std::to_string(N) +
                            (N == 1 ? " K/V head" : " K/V heads") + " x d_k 6 x 4 bytes)"))
         << s;
-    EXPECT_EQ(kvCacheBytesPerSequence(1, T, N, dk, 4), 2LL * T * N * dk * 4);
+    EXPECT_EQ(layerCounts({N * dk, N, N, dk, false}).kvCacheBytesPerSequence(1, T, 4), 2LL * T * N * dk * 4);
     const long long llama = 32LL * 8 * 128 * 2 * 2 * 8192;
     EXPECT_EQ(llama, 1LL << 30);
-    EXPECT_EQ(kvCacheBytesPerSequence(32, 8192, 8, 128, 2), llama);
+    EXPECT_EQ(layerCounts({4096, 32, 8, 128, false}).kvCacheBytesPerSequence(32, 8192, 2), llama);
     EXPECT_TRUE(has(s, "Llama-3-8B at 8K context, in 16-bit: 32 layers x 8 K/V heads x d_k 128 x 2 (K, V) x 2 bytes x "
                        "8,192 tokens = " + formatBytes(static_cast<double>(llama)) + " per sequence"))
         << s;

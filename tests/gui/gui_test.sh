@@ -227,6 +227,22 @@ case "$case_name" in
       done
     done
     ;;
+  lesson_numbers)
+    # One count in the status line, Params and Cost; GQA and Windows open at the controls' N, W, S.
+    args=(--preset default --d-model 32 --heads 8 --kv-heads 2 --mask causal --window 4 --sinks 2)
+    xvfb "$bin" "${args[@]}" --view params --script "$(script_from lesson_numbers.txt)" > "$out/log.txt" 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "lesson numbers script failed (exit $rc)"; }
+    xvfb "$bin" "${args[@]}" --view gqa --script "$(script_from lesson_start_gqa.txt)" > "$out/log_gqa.txt" 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] || { tail -n 20 "$out/log_gqa.txt"; fail "GQA start script failed (exit $rc)"; }
+    xvfb "$bin" "${args[@]}" --view windows --script "$(script_from lesson_start_windows.txt)" > "$out/log_win.txt" 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] || { tail -n 20 "$out/log_win.txt"; fail "Windows start script failed (exit $rc)"; }
+    for png in params cost gqa windows; do
+      /usr/bin/python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png screenshot"
+    done
+    ;;
   gqa_positions_lessons)
     # Every control of the GQA / MQA and Positions tabs moves their live sentences.
     xvfb "$bin" --preset default --view gqa --script "$(script_from gqa_positions_lessons.txt)" > "$out/log.txt" 2>&1

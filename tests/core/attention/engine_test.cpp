@@ -616,8 +616,8 @@ TEST(Engine, FlopAndMemoryEstimates) {
   const FlopCount f = countFlops(1, 128, 128, 512, 8);
   EXPECT_DOUBLE_EQ(f.projections, 2.0 * 4 * 128 * 512 * 512);
   EXPECT_DOUBLE_EQ(f.attention, 2.0 * 2 * 128 * 128 * 512);
-  EXPECT_EQ(countParams(512).withoutBias, 4 * 512 * 512);
-  EXPECT_EQ(countParams(512).withBias, 4 * 512 * 512 + 4 * 512);
+  EXPECT_EQ(layerCounts({512, 8, 0, 0, false}).params(), 4 * 512 * 512);
+  EXPECT_EQ(layerCounts({512, 8, 0, 0, true}).params(), 4 * 512 * 512 + 4 * 512);
   EXPECT_EQ(nearestValidHeads(10, 4), (std::vector<int>{2, 5}));
   EXPECT_EQ(nearestValidHeads(12, 5), (std::vector<int>{4, 6}));
 }
