@@ -148,15 +148,21 @@ void printCheckpointReport(const Checkpoint& ck, const Circuits& c) {
 
 nlohmann::json checkpointJson(const Circuits& c, const ProbeRollout& r) {
   const nlohmann::json pairs = pairsJson(c.pairs);
-  nlohmann::json copying = nlohmann::json::array();
+  nlohmann::json copying = nlohmann::json::array(), diagonal = nlohmann::json::array();
   for (int l = 0; l < c.layers; ++l) {
-    nlohmann::json row = nlohmann::json::array();
-    for (int h = 0; h < c.heads; ++h) row.push_back(c.at(l, h).copying);
+    nlohmann::json row = nlohmann::json::array(), drow = nlohmann::json::array();
+    for (int h = 0; h < c.heads; ++h) {
+      row.push_back(c.at(l, h).copying);
+      // The diagonal check beside the copying score; null where the token-space matrices are skipped.
+      const double d = c.at(l, h).diagonalTop;
+      drow.push_back(d < 0 ? nlohmann::json(nullptr) : nlohmann::json(d));
+    }
     copying.push_back(row);
+    diagonal.push_back(drow);
   }
   nlohmann::json rollout = nullptr;  // null: no probe sequence (a text task without --text)
   if (!r.rollout.empty()) rollout = {{"tokens", r.tokens}, {"matrix", matrixJson(r.rollout.rolled)}};
-  return {{"pairs", pairs}, {"copying", copying}, {"baseline", c.baseline}, {"rollout", rollout}};
+  return {{"pairs", pairs}, {"copying", copying}, {"diagonal", diagonal}, {"baseline", c.baseline}, {"rollout", rollout}};
 }
 
 std::vector<std::string> tokenLabels(const Checkpoint& ck, int vocab) {
@@ -395,6 +401,7 @@ nlohmann::json modelJson(const ModelText& mt, const OneHeadCircuits& c, const st
           {"reads", pairsJson(c.reads)},
           {"read_by", pairsJson(c.readBy)},
           {"copying", copying},
+          {"diagonal", c.diagonalTop},  // the chosen head's diagonal check over the text's tokens
           {"eigenvalues", eig},
           {"token_ids", c.tokenIds},
           {"token_labels", axisLabels},

@@ -25,7 +25,14 @@ sys.path.insert(0, sys.argv[3])
 import mhascope_model
 j = json.load(open(sys.argv[1]))
 ref, _ = mhascope_model.read_safetensors(sys.argv[2])
-assert sorted(j) == ["baseline", "copying", "pairs", "rollout"], sorted(j)
+assert sorted(j) == ["baseline", "copying", "diagonal", "pairs", "rollout"], sorted(j)
+# The diagonal check from PyTorch's E OV U: the share of rows whose own cell is above every other.
+for l in range(2):
+    for h in range(2):
+        m = ref[f"ov_tokens.{l}.{h}"]
+        others = m.clone(); others.fill_diagonal_(float("-inf"))
+        want = (m.diagonal() > others.max(1).values).double().mean().item()
+        assert abs(j["diagonal"][l][h] - want) < 1e-9, (l, h, j["diagonal"][l][h], want)
 assert [sorted(p) for p in j["pairs"]] == [["from", "k", "q", "to", "v"]] * 4, j["pairs"]
 assert [p["from"] + p["to"] for p in j["pairs"]] == [[0, 0, 1, 0], [0, 0, 1, 1], [0, 1, 1, 0], [0, 1, 1, 1]]
 for p, r in zip(j["pairs"], ref["composition"].tolist()):
