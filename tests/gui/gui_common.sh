@@ -26,6 +26,14 @@ for _ in $(seq 200); do
 done
 [ -s "$out/xvfb_display" ] || { echo "FAIL: Xvfb did not start: $(cat "$out/xvfb.log")" >&2; exit 1; }
 xvfb_display=":$(head -n 1 "$out/xvfb_display")"
+# The server must take connections before a case starts (a client that came too early was seen to
+# get "Failed to open display"): ask it until it answers, and say so if it never does.
+for _ in $(seq 100); do
+  xdpyinfo -display "$xvfb_display" > /dev/null 2>&1 && break
+  kill -0 "$xvfb_pid" 2>/dev/null || { echo "FAIL: Xvfb on $xvfb_display exited: $(cat "$out/xvfb.log")" >&2; exit 1; }
+  sleep 0.05
+done
+xdpyinfo -display "$xvfb_display" > /dev/null 2>&1 || { echo "FAIL: Xvfb on $xvfb_display takes no connection: $(cat "$out/xvfb.log")" >&2; exit 1; }
 xvfb() { DISPLAY="$xvfb_display" "$@"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 script_from() {  # template → the test's own copy with @OUT@ and @HERE@ filled in
