@@ -187,11 +187,11 @@ std::string oneHeadMatrixText(const OneHeadCircuits& c, int distinctTokens, int 
   const std::string over = "over " + which + " (of V = " + withThousands(c.vocab) + "), first occurrence first";
   switch (matrix) {
     case 0:
-      return name + ": ||QK||_F = " + formatGeneral(c.qk.norm(), 4) +
+      return name + ": ||QK||_F = " + fixed3(static_cast<double>(c.qk.norm())) +
              ". A query x_t scores key x_j with x_t QK x_jᵀ (before the 1/sqrt(d_k) scale); red: that direction "
              "of the query looks for that direction of the key.";
     case 1:
-      return name + ": ||OV||_F = " + formatGeneral(c.ov.norm(), 4) +
+      return name + ": ||OV||_F = " + fixed3(static_cast<double>(c.ov.norm())) +
              ". What the head writes to the residual stream for an attended x_j is x_j OV; copying score " + copying +
              " (E OV U's eigenvalues over the whole vocabulary: sum / sum of moduli).";
     case 2:

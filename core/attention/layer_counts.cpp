@@ -56,7 +56,8 @@ std::string parameterFormula(const LayerCounts& c) {
 }
 
 std::string parameterText(const LayerCounts& c) {
-  return "parameters " + withThousands(c.params()) + " (" + parameterFormula(c) + ")";
+  // One attention layer's: a model folder or checkpoint holds more (its MLPs, embeddings and other layers).
+  return "one attention layer's parameters " + withThousands(c.params()) + " (" + parameterFormula(c) + ")";
 }
 
 }  // namespace mhascope

@@ -66,7 +66,7 @@ LayerCounts layerCounts(const LayerSizes& s);
 // The formula of params() in the symbols, e.g. "4·d_model² + 4·d_model", or with N K/V heads
 // "2·d_model² + 2·d_model·N·d_k + 2·d_model + 2·N·d_k".
 std::string parameterFormula(const LayerCounts& c);
-// The status line's words: "parameters 2,640 (2·d_model² + 2·d_model·N·d_k + 2·d_model + 2·N·d_k)".
+// The status line's words: "one attention layer's parameters 2,640 (2·d_model² + 2·d_model·N·d_k + …)".
 std::string parameterText(const LayerCounts& c);
 
 }  // namespace mhascope

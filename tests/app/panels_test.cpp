@@ -215,7 +215,7 @@ TEST(PanelsVariants, EveryVariantStageDrawsAndKvViewsShowTheHeadRead) {
     for (const PanelInfo& p : allPanels()) {
       if (p.area == PanelArea::Status) EXPECT_GT(ui.drawPanel(p), 0);
     }
-    EXPECT_EQ(ui.probes.labels().at("status_parameters"), "parameters 2,560 (2·d_model² + 2·d_model·N·d_k)");
+    EXPECT_EQ(ui.probes.labels().at("status_parameters"), "one attention layer's parameters 2,560 (2·d_model² + 2·d_model·N·d_k)");
   }
 }
 

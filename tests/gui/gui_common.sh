@@ -6,7 +6,7 @@
 here=$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)
 out=$(mktemp -d "${TMPDIR:-/tmp}/${out_prefix:-mhascope-gui}-${case_name}.XXXXXX")
 xvfb_pid=""
-trap '[ -z "$xvfb_pid" ] || kill "$xvfb_pid" 2>/dev/null; [ -n "${KEEP_GUI_OUT:-}" ] || rm -rf "$out"' EXIT
+trap '[ -z "$xvfb_pid" ] || { kill "$xvfb_pid" 2>/dev/null; wait "$xvfb_pid" 2>/dev/null; }; [ -n "${KEEP_GUI_OUT:-}" ] || rm -rf "$out"' EXIT
 export XDG_CONFIG_HOME="$out/config"
 export XDG_STATE_HOME="$out/state"
 # Under AddressSanitizer builds: Mesa's GL driver leaks a few bytes at exit from a library it has
@@ -16,24 +16,29 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 # One X server per case (Xvfb with a 24-bit screen: GLX needs it), started here and stopped at
 # exit; `xvfb CMD` runs CMD on it. A case opens its windows one after another, so each still has
 # the screen to itself; a server per window (xvfb-run) cost a third of a second each, about a
-# hundred times per suite. -displayfd picks a free display and says it once the server is ready.
-Xvfb -displayfd 3 -screen 0 1600x1000x24 -nolisten tcp 3> "$out/xvfb_display" > "$out/xvfb.log" 2>&1 &
-xvfb_pid=$!
-for _ in $(seq 200); do
-  [ -s "$out/xvfb_display" ] && break
-  kill -0 "$xvfb_pid" 2>/dev/null || break
-  sleep 0.05
+# hundred times per suite. The display is drawn at random from :100 … :999, not the lowest free
+# one: a number another case's server has just given up may still answer on its abstract socket
+# while that server dies, so a client of the new one would reach the old one and then nothing
+# (seen as "Failed to open display :0" when cases ran side by side). The server is ready when it
+# answers.
+xvfb_display=""
+for _ in $(seq 20); do
+  d=$(( RANDOM % 900 + 100 ))
+  [ -e "/tmp/.X$d-lock" ] && continue
+  Xvfb ":$d" -screen 0 1600x1000x24 -nolisten tcp > "$out/xvfb.log" 2>&1 &
+  xvfb_pid=$!
+  for _ in $(seq 100); do
+    xdpyinfo -display ":$d" > /dev/null 2>&1 && break
+    kill -0 "$xvfb_pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  if kill -0 "$xvfb_pid" 2>/dev/null && xdpyinfo -display ":$d" > /dev/null 2>&1; then
+    xvfb_display=":$d"
+    break
+  fi
+  kill "$xvfb_pid" 2>/dev/null; wait "$xvfb_pid" 2>/dev/null; xvfb_pid=""
 done
-[ -s "$out/xvfb_display" ] || { echo "FAIL: Xvfb did not start: $(cat "$out/xvfb.log")" >&2; exit 1; }
-xvfb_display=":$(head -n 1 "$out/xvfb_display")"
-# The server must take connections before a case starts (a client that came too early was seen to
-# get "Failed to open display"): ask it until it answers, and say so if it never does.
-for _ in $(seq 100); do
-  xdpyinfo -display "$xvfb_display" > /dev/null 2>&1 && break
-  kill -0 "$xvfb_pid" 2>/dev/null || { echo "FAIL: Xvfb on $xvfb_display exited: $(cat "$out/xvfb.log")" >&2; exit 1; }
-  sleep 0.05
-done
-xdpyinfo -display "$xvfb_display" > /dev/null 2>&1 || { echo "FAIL: Xvfb on $xvfb_display takes no connection: $(cat "$out/xvfb.log")" >&2; exit 1; }
+[ -n "$xvfb_display" ] || { echo "FAIL: no Xvfb started in 20 tries: $(cat "$out/xvfb.log")" >&2; exit 1; }
 xvfb() { DISPLAY="$xvfb_display" "$@"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 script_from() {  # template → the test's own copy with @OUT@ and @HERE@ filled in
