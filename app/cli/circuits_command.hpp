@@ -4,7 +4,8 @@
 // probe sequence.
 // `mhascope circuits --model DIR --text S|--text-file F --layer L --head H`: the same around one head
 // of a Hugging Face model folder (core/analysis over core/model/circuits_source.hpp).
-// One file, circuits_command.cpp, for both sources.
+// The checkpoint source and the options: circuits_command.cpp; the model folder: circuits_model.cpp;
+// what both share: circuits_files.hpp.
 #pragma once
 
 #include <cstdint>

@@ -1,12 +1,18 @@
 #include "circuits_files.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 #include <regex>
 
+#include "command_common.hpp"  // writeOutputFile
 #include "export/export.hpp"
+#include "io/file_io.hpp"
 #include "io/npy.hpp"
 
 namespace mhascope::cli {
+
+using namespace mhascope::analysis;  // NOLINT(google-build-using-namespace): the circuits' types
 
 // Built by appending (GCC 12 warns, wrongly, on chained + in this function).
 std::string headTag(int layer, int head) {
@@ -65,6 +71,67 @@ Status writeRolloutFiles(const std::filesystem::path& dir, const RowMatrix& m, c
   opt.title = "Attention rollout (Abnar & Zuidema 2020) through " + std::to_string(layers) + " layers";
   opt.subtitle = subtitle;
   return exportHeatmap((dir / "rollout.png").string(), sl, opt);
+}
+
+void printScoreDefinitions(double baseline) {
+  std::printf("Scores are ||product||_F / (||.||_F ||.||_F):\n"
+              "  Q = ||OV^a QK^b||  K = ||QK^b OV^a^T||  V = ||OV^a OV^b||  (a earlier, b later)\n"
+              "random baseline %.3f: the mean score of random Gaussian heads of these shapes (%d sampled pairs)\n",
+              baseline, kBaselineSamples);
+}
+
+void printPairHeader() { std::printf("  %-16s %-16s %6s %6s %6s %9s\n", "from (a)", "to (b)", "Q", "K", "V", "baseline"); }
+
+void printPairRow(const Composition& p, double baseline) {
+  std::printf("  %-16s %-16s %6.3f %6.3f %6.3f %9.3f\n", headName(p.fromLayer, p.fromHead).c_str(),
+              headName(p.toLayer, p.toHead).c_str(), p.q, p.k, p.v, baseline);
+}
+
+void printRolloutMissing(const std::string& why) { std::printf("\nAttention rollout: not computed: %s\n", why.c_str()); }
+
+double strongest(const Composition& p) { return std::max({p.q, p.k, p.v}); }
+
+nlohmann::json pairsJson(const std::vector<Composition>& pairs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Composition& p : pairs) {
+    out.push_back({{"from", {p.fromLayer, p.fromHead}}, {"to", {p.toLayer, p.toHead}}, {"q", p.q}, {"k", p.k}, {"v", p.v}});
+  }
+  return out;
+}
+
+nlohmann::json matrixJson(const RowMatrix& m) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (Eigen::Index i = 0; i < m.rows(); ++i) rows.push_back(std::vector<float>(m.row(i).begin(), m.row(i).end()));
+  return rows;
+}
+
+const OutputFolderKind kCircuitsExport{"--export-dir", "a circuits export", isExportFileName};
+
+Status writeOutputs(const CircuitsArgs& a, const std::filesystem::path& exportTarget, const nlohmann::json& json,
+                    const std::string& exportNote,
+                    const std::function<Result<int>(const std::filesystem::path&)>& writeExport) {
+  std::optional<OutputFolderWrite> out;
+  int files = 0;
+  if (!a.exportDir.empty()) {
+    auto begun = OutputFolderWrite::begin(kCircuitsExport, a.exportDir, exportTarget);
+    if (!begun) return begun.error();
+    out.emplace(std::move(*begun));
+    auto n = writeExport(out->folder());
+    if (!n) return out->abandon(n.error().message);
+    files = *n;
+    if (OutputFolderWrite::interrupted()) return out->abandon("interrupted");
+  }
+  if (!out) return a.json.empty() ? Status(Ok{}) : writeOutputFile(a.json, json.dump(2) + "\n");
+  // The export's writer holds the signals already: the --json file is written under it.
+  if (!a.json.empty()) {
+    if (auto s = writeFileAtomic(a.json, json.dump(2) + "\n"); !s) {
+      return out->abandon(s.error().message + " (so the export was not written either)");
+    }
+  }
+  if (auto s = out->commit(); !s) return s.error();
+  if (!a.json.empty()) std::printf("wrote %s\n", a.json.c_str());
+  std::printf("wrote %d files to %s%s\n", files, a.exportDir.c_str(), exportNote.c_str());
+  return Ok{};
 }
 
 }  // namespace mhascope::cli

@@ -1,16 +1,47 @@
-// What `mhascope circuits` writes (circuits_command.cpp), for a training checkpoint and a model
-// folder alike: the checks that keep its outputs off the user's files, and
-// the .npy + PNG pair of one matrix.
+// What `mhascope circuits`' two sources share — a training checkpoint (circuits_command.cpp) and a
+// model folder (circuits_model.cpp): the printed score rows, the JSON pieces, the export's folder
+// kind and the one way both write their outputs, the .npy + PNG pair of one matrix.
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "analysis/circuits.hpp"
 #include "attention/tensor.hpp"
+#include "circuits_command.hpp"
+#include "output_folder.hpp"
 #include "util/result.hpp"
 
 namespace mhascope::cli {
+
+// The two sources (cmdCircuits picks one).
+int runCircuitsCheckpoint(const CircuitsArgs& a);
+int runCircuitsModel(const CircuitsArgs& a);
+
+// What the scores are and the baseline they stand against (after each source's conventions).
+void printScoreDefinitions(double baseline);
+void printPairHeader();
+void printPairRow(const analysis::Composition& p, double baseline);
+void printRolloutMissing(const std::string& why);
+// The strongest of a composition's three scores.
+double strongest(const analysis::Composition& p);
+nlohmann::json pairsJson(const std::vector<analysis::Composition>& pairs);
+nlohmann::json matrixJson(const RowMatrix& m);
+
+// What --export-dir writes, as one output folder: the per-head matrices, the score tables, the
+// composition pictures and the rollout (isExportFileName).
+extern const OutputFolderKind kCircuitsExport;
+
+// The outputs last, as one unit: the export (writeExport into its temporary folder, the number of
+// files written), then --json, then the export into place — a failure anywhere leaves the earlier
+// export and the earlier --json file.
+Status writeOutputs(const CircuitsArgs& a, const std::filesystem::path& exportTarget, const nlohmann::json& json,
+                    const std::string& exportNote,
+                    const std::function<Result<int>(const std::filesystem::path&)>& writeExport);
 
 // "L0 H1": a picture's axis label.
 std::string headTag(int layer, int head);
