@@ -4,13 +4,13 @@
 #include "model/forward.hpp"
 
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <new>
 #include <optional>
 
 #include "model/families/family.hpp"
 #include "model/forward_steps.hpp"
+#include "util/finite.hpp"
 #include "util/format.hpp"
 
 namespace mhascope::model {
@@ -179,8 +179,7 @@ namespace {
 // Where float32 first overflowed, once: every later number inherits it.
 void noteNonFinite(const float* v, std::size_t n, const std::string& where, std::string& note) {
   if (!note.empty()) return;
-  std::size_t bad = 0;
-  for (std::size_t i = 0; i < n; ++i) bad += !(std::fabs(v[i]) <= FLT_MAX);  // NaN fails the comparison too
+  const std::size_t bad = countNonFinite(v, n);
   if (bad > 0) {
     note = where + ": " + withThousands(static_cast<std::int64_t>(bad)) + " of " +
            withThousands(static_cast<std::int64_t>(n)) + " values are NaN or ±Inf (float32 overflowed)";

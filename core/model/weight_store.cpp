@@ -21,6 +21,7 @@
 #include "io/file_io.hpp"
 #include "io/safetensors_internal.hpp"
 #include "io/strict_json.hpp"
+#include "util/finite.hpp"
 #include "util/format.hpp"
 
 namespace mhascope::model {
@@ -258,10 +259,8 @@ Status WeightStore::readRows(const StoredTensor& t, std::int64_t row0, std::int6
       }
     }
   }
-  // A branch-free count first (it vectorizes; NaN fails the comparison too), the details only when
-  // something is wrong.
-  std::size_t notFinite = 0;
-  for (std::size_t i = 0; i < n; ++i) notFinite += !(std::fabs(out[i]) <= FLT_MAX);
+  // The count first, the details only when something is wrong.
+  const std::size_t notFinite = countNonFinite(out, n);
   for (std::size_t i = 0; notFinite > 0 && i < n; ++i) {
     if (std::isfinite(out[i])) continue;
     if (nan + inf == 0) firstBad = first + i;
