@@ -66,12 +66,9 @@ Status writeOutputFile(const std::string& path, const std::string& bytes, const 
 Status refuseInsideModelFolder(const std::string& flag, const std::string& path, const std::string& modelDir) {
   namespace fs = std::filesystem;
   if (path.empty() || modelDir.empty()) return Ok{};
-  std::error_code e1, e2;
-  fs::path dir = fs::weakly_canonical(fs::absolute(modelDir, e1), e1);
-  if (!e1 && fs::is_regular_file(dir, e1)) dir = dir.parent_path();  // --model may name the config.json
-  const fs::path out = fs::weakly_canonical(fs::absolute(path, e2), e2);
-  const fs::path rel = out.lexically_relative(dir);
-  if (e1 || e2 || rel.empty() || *rel.begin() == "..") return Ok{};
+  std::error_code ec;
+  const std::string dir = fs::is_regular_file(modelDir, ec) ? fs::path(modelDir).parent_path().string() : modelDir;
+  if (!isInsideFolder(path, dir.empty() ? "." : dir)) return Ok{};  // --model may name the config.json
   return makeError(flag + " '" + path + "' is inside the model folder '" + modelDir +
                    "'; mhascope writes nothing there: choose a place outside it");
 }

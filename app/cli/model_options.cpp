@@ -208,25 +208,15 @@ Status checkOutputsAgainstInputs(const ModelOptions& o, const OutputPlan& plan) 
     if (auto s = refuseInsideModelFolder("--dump", plan.folder, o.files.model); !s) return s;
   }
   if (!plan.folder.empty()) {
-    std::error_code ec;
-    const fs::path dir = fs::weakly_canonical(fs::absolute(plan.folder, ec), ec);
     for (const auto& [iflag, in] : inputs) {
-      std::error_code e2;
-      const fs::path p = fs::weakly_canonical(fs::absolute(in, e2), e2);
-      const auto rel = p.lexically_relative(dir);
-      if (!ec && !e2 && !rel.empty() && *rel.begin() != "..") {
+      if (isInsideFolder(in, plan.folder)) {
         return makeError(iflag + " '" + in + "' is inside --dump '" + plan.folder +
                          "', which the dump replaces as a whole; dump into another folder");
       }
     }
-    if (!o.saveWeightsFile.empty()) {
-      std::error_code e2;
-      const fs::path p = fs::weakly_canonical(fs::absolute(o.saveWeightsFile, e2), e2);
-      const auto rel = p.lexically_relative(dir);
-      if (!ec && !e2 && !rel.empty() && *rel.begin() != "..") {
-        return makeError("--save-weights '" + o.saveWeightsFile + "' is inside --dump '" + plan.folder +
-                         "', which the dump replaces as a whole; save the weights elsewhere");
-      }
+    if (!o.saveWeightsFile.empty() && isInsideFolder(o.saveWeightsFile, plan.folder)) {
+      return makeError("--save-weights '" + o.saveWeightsFile + "' is inside --dump '" + plan.folder +
+                       "', which the dump replaces as a whole; save the weights elsewhere");
     }
   }
   return Ok{};

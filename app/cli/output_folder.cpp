@@ -52,8 +52,7 @@ Result<fs::path> outputFolderTarget(const OutputFolderKind& kind, const std::str
   }
   {
     const fs::path cwd = fs::current_path(ec);
-    const fs::path rel = cwd.lexically_relative(target);
-    if (!ec && !rel.empty() && *rel.begin() != "..") {
+    if (!ec && isInsideFolder(cwd.string(), target.string())) {
       return makeError(named(kind, dir) + " is the current folder or holds it; the output replaces its folder as a "
                        "whole, so name a subfolder (e.g. " + kind.option + " out)");
     }

@@ -175,6 +175,16 @@ std::string fileIdentity(const std::string& path, int fd) {
          std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
 }
 
+bool isInsideFolder(const std::string& path, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code e1, e2;
+  const fs::path d = fs::weakly_canonical(fs::absolute(dir, e1), e1);
+  const fs::path p = fs::weakly_canonical(fs::absolute(path, e2), e2);
+  if (e1 || e2) return false;
+  const fs::path rel = p.lexically_relative(d);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
 bool sameFile(const std::string& a, const std::string& b) {
   namespace fs = std::filesystem;
   if (a.empty() || b.empty()) return false;

@@ -28,6 +28,9 @@ Result<std::string> readFilePrefix(const std::string& path, std::uint64_t n);
 // True when both paths name the same existing file (same device and inode: hard links, "./x",
 // symlinks count), or, when `b` does not exist yet, the same normalised absolute path.
 bool sameFile(const std::string& a, const std::string& b);
+// True when `path` is the folder `dir` or lies inside it, both made absolute and normalised
+// (symlinks of the parts that exist followed); false when either cannot be resolved.
+bool isInsideFolder(const std::string& path, const std::string& dir);
 
 // A file as the file system sees it now: "device:inode:size:mtime" ("-" when it cannot be
 // stat()ed; `fd` ≥ 0: that open file instead of `path`). Two equal identities: the same file,

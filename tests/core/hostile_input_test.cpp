@@ -220,5 +220,18 @@ TEST(HostileInput, SameFileByIdentity) {
   EXPECT_FALSE(sameFile(a, (dir.path / "b.npy").string()));
 }
 
+TEST(HostileInput, InsideAFolderByPathAndLink) {
+  TempDir dir;
+  fs::create_directories(dir.path / "m" / "sub");
+  fs::create_directory_symlink(dir.path / "m", dir.path / "alias");
+  const std::string m = (dir.path / "m").string();
+  EXPECT_TRUE(isInsideFolder(m, m));
+  EXPECT_TRUE(isInsideFolder((dir.path / "m" / "new.json").string(), m));  // a file not made yet
+  EXPECT_TRUE(isInsideFolder((dir.path / "m" / "sub" / ".." / "x").string(), m));
+  EXPECT_TRUE(isInsideFolder((dir.path / "alias" / "x").string(), m));  // through a link
+  EXPECT_FALSE(isInsideFolder((dir.path / "m2" / "x").string(), m));     // a sibling sharing the prefix
+  EXPECT_FALSE(isInsideFolder((dir.path / "m" / ".." / "x").string(), m));
+}
+
 }  // namespace
 }  // namespace mhascope
