@@ -5,6 +5,7 @@
 #include <optional>
 #include <regex>
 
+#include "analysis/circuit_texts.hpp"  // headName
 #include "command_common.hpp"  // writeOutputFile
 #include "export/export.hpp"
 #include "io/file_io.hpp"

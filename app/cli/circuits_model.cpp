@@ -23,7 +23,6 @@
 
 #include "analysis/circuit_texts.hpp"
 #include "analysis/circuits.hpp"
-#include "analysis/rollout.hpp"
 #include "export/export.hpp"
 #include "io/file_io.hpp"
 #include "io/npy.hpp"
@@ -32,24 +31,13 @@
 #include "output_folder.hpp"
 #include "model_source/model_source.hpp"
 #include "model_source/model_text.hpp"
-#include "train/checkpoint.hpp"
-#include "train/circuits_source.hpp"
-#include "train/layer_model.hpp"
 #include "util/format.hpp"
 #include "util/memory_budget.hpp"
 
 namespace mhascope::cli {
 namespace {
 
-using namespace mhascope::analysis;
-using train::Checkpoint;
-using train::checkCircuitsInput;
-using train::checkpointRollout;
-using train::loadCheckpoint;
-using train::ProbeRollout;
-using train::taskName;
-
-// [SECTION] model folder
+using namespace mhascope::analysis;  // NOLINT(google-build-using-namespace): the circuits' types
 
 void printPairs(const char* title, const std::vector<Composition>& pairs, double baseline, std::size_t shown) {
   std::vector<const Composition*> order;
