@@ -328,7 +328,7 @@ Result<ForwardTiming> timedForward(const model::ModelFolder& folder, const std::
   ForwardTiming t;
   Clock::time_point last = Clock::now();
   const Clock::time_point start = last;
-  opt.onAttention = [&](int, const Tensor&) {
+  opt.onAttention = [&](const model::LayerHeads&) {
     const auto now = Clock::now();
     t.parts.attention += std::chrono::duration<double>(now - last).count();
     last = now;

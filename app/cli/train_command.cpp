@@ -131,7 +131,7 @@ void printRoles(const Evaluation& e) {
     for (int i = 0; i < e.heads; ++i) {
       const HeadScores& s = e.at(l, i);
       const std::string name = "layer " + std::to_string(l) + " head " + std::to_string(i);
-      std::printf("  %-16s %-38s %8.2f %5.2f %5.2f %9.2f %7.2f %6.2f %6.2f %8.2f\n", name.c_str(), roleOf(s).c_str(),
+      std::printf("  %-16s %-38s %8.2f %5.2f %5.2f %9.2f %7.2f %6.2f %6.2f %8.2f\n", name.c_str(), roleOf(s, l).c_str(),
                   s.prevToken, s.prevTokenNew, s.prevTokenSeen, s.induction, s.copying, s.self, s.firstToken, s.entropy);
     }
   }

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "render/texture_keys.hpp"
+#include "analysis/head_roles.hpp"
 #include "analysis/head_scores.hpp"
 #include "model/families/families.hpp"
 #include "model/model_view.hpp"
@@ -284,11 +285,13 @@ GridPick drawGrid(UiContext& ctx, ModelViewState& m, ImVec2 size) {
       const float strength = roleStrength(m.colourBy, value, chance);
       const float thick = 1.0f + 3.0f * strength * std::max(1.0f, em / 13.0f);
       dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), roleColor(m.colourBy, 0.25f + 0.75f * strength), 0.0f, 0, thick);
-      if (cell >= 3.0f * em) {  // the score in the corner, on a dark badge so it reads on any colour
+      if (cell >= 3.0f * em) {
+        // The score on a dark badge so it reads on any colour, in the top-right corner: above the
+        // diagonal, which the causal mask leaves empty, so it covers no weight.
         const std::string text = roleValueText(value);
         const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
-        dl->AddRectFilled(ImVec2(p1.x - ts.x - 4, p1.y - ts.y - 2), p1, IM_COL32(20, 20, 20, 210));
-        dl->AddText(ImVec2(p1.x - ts.x - 2, p1.y - ts.y - 1), roleColor(m.colourBy), text.c_str());
+        dl->AddRectFilled(ImVec2(p1.x - ts.x - 4, p0.y), ImVec2(p1.x, p0.y + ts.y + 2), IM_COL32(20, 20, 20, 210));
+        dl->AddText(ImVec2(p1.x - ts.x - 2, p0.y + 1), roleColor(m.colourBy), text.c_str());
       }
       if (l == m.layer && h == m.head) dl->AddRect(ImVec2(p0.x - 3, p0.y - 3), ImVec2(p1.x + 3, p1.y + 3), IM_COL32(255, 255, 255, 255), 0.0f, 0, 2.0f);
       if (l == pick.layer && h == pick.head) dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 160), 0.0f, 0, 1.0f);
@@ -340,13 +343,31 @@ void drawScores(UiContext& ctx, const model::ModelView& v, int l, int h) {
   } else {
     row("induction", "n/a", "n/a", "no repeats", "model_chance_induction");
   }
+  if (s.copying) {
+    // A head's output ranks one token of V first: chance is about 1/V, not a uniform head's score.
+    row("copying", three(*s.copying), "~1/V", "", "model_chance_copying");
+  } else {
+    row("copying", "not checked", "~1/V", "", "model_chance_copying");
+  }
   row("sink (first)", three(s.sink), three(u.sink), ratioOf(s.sink, u.sink), "model_chance_sink");
   row("self", three(s.self), three(u.self), ratioOf(s.self, u.self), "model_chance_self");
   // Entropy is better low: its ratio would read backwards, so only the uniform value is given.
   row("entropy (nats)", formatEntropy(s.entropy), formatEntropy(u.entropy), "", "model_chance_entropy");
   ImGui::EndTable();
-  if (s.inductionQueries > 0) ImGui::TextDisabled("induction over %lld queries", static_cast<long long>(s.inductionQueries));
+  if (s.inductionQueries > 0) {
+    ImGui::TextDisabled("induction and copying over %lld queries", static_cast<long long>(s.inductionQueries));
+  }
   ImGui::PushTextWrapPos(0.0f);
+  const std::string role = "role: " + roleOf(roleScoresOf(s, l));
+  ImGui::TextUnformatted(role.c_str());
+  ctx.probes.recordLabel("model_head_role", role);
+  if (!s.copying) {
+    char why[96];
+    if (s.inductionQueries == 0) std::snprintf(why, sizeof why, "copying not checked: no token repeats");
+    else if (l < 1) std::snprintf(why, sizeof why, "copying not checked: layer 0 (it cannot be an induction head)");
+    else std::snprintf(why, sizeof why, "copying not checked: prefix matching below %.2f", kRoleThreshold);
+    ImGui::TextDisabled("%s", why);
+  }
   ImGui::TextDisabled("uniform: the score of a head that spreads every row evenly over the t + 1 keys it sees, on these "
                       "tokens (chance level); ×: this head's score over it.");
   ImGui::PopTextWrapPos();
@@ -358,6 +379,61 @@ std::string scoresLine(const model::ModelView& v, int l, int h) {
   std::snprintf(buf, sizeof buf, "L%d h%d prev %.3f induction %s sink %.3f entropy %.2f", l, h, s.prevToken,
                 s.inductionQueries > 0 ? std::to_string(s.induction).substr(0, 5).c_str() : "n/a", s.sink, s.entropy);
   return buf;
+}
+
+// The heads ranked by the colour's role: for a role with a rule, the heads that pass it first, each
+// with the numbers the rule reads, then the others with why they do not pass; every line wrapped to
+// the column, so nothing is cut at any window width.
+void drawRanked(UiContext& ctx, ModelViewState& m, float width) {
+  const model::ModelView& v = *m.result;
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(roleColor(m.colourBy)), "Heads by %s", headRoleName(m.colourBy));
+  const std::string order = roleHighIsStrong(m.colourBy) ? "highest first" : "lowest first: the sharpest";
+  const std::string rule = roleRuleText(m.colourBy);
+  char chance[96];
+  std::snprintf(chance, sizeof chance, "a uniform head (chance) scores %s here", roleValueText(roleValue(v.uniform, m.colourBy)).c_str());
+  const std::string heading = (roleHasRule(m.colourBy) ? rule + "; passing heads first, each group " + order : order) +
+                              " · " + chance;
+  ImGui::TextDisabled("%s", heading.c_str());
+  ctx.probes.recordLabel("model_ranked_heading", heading);
+  const std::vector<RankedHead> ranked = headsByRole(v, m.colourBy, kRankedShown);
+  if (ranked.empty()) ImGui::TextDisabled("n/a: the text repeats no token; try repeated random tokens");
+  const bool nonePasses = roleHasRule(m.colourBy) && !ranked.empty() && !ranked.front().passes;
+  if (nonePasses) {
+    const std::string none = noHeadPassesText(m.colourBy) + ".";
+    ImGui::TextUnformatted(none.c_str());
+    ctx.probes.recordLabel("model_ranked_none", none);
+  }
+  ImGui::PopTextWrapPos();
+  if (m.colourBy == HeadRole::Induction && !v.copyingEveryHead) {
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
+    ImGui::TextDisabled("Copying reads the whole vocabulary per query: measured only for heads in layer 1 or later whose "
+                        "prefix matching passes.");
+    ImGui::PopTextWrapPos();
+  }
+  std::string rankedText;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    const RankedHead& r = ranked[i];
+    ImGui::PushID(static_cast<int>(i));
+    char head[48];
+    std::snprintf(head, sizeof head, "%2zu.  layer %d, head %d: ", i + 1, r.layer, r.head);
+    const std::string line = head + r.verdict;
+    // One selectable as tall as the wrapped line, the line drawn over it.
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    const ImVec2 size = ImGui::CalcTextSize(line.c_str(), nullptr, false, width);
+    if (ImGui::Selectable("##rank", r.layer == m.layer && r.head == m.head, 0, ImVec2(width, size.y))) {
+      m.layer = r.layer;
+      m.head = r.head;
+    }
+    ctx.probes.recordLastItem("model_rank_" + std::to_string(i));
+    const ImU32 colour = r.passes ? roleColor(m.colourBy) : ImGui::GetColorU32(roleHasRule(m.colourBy) ? ImGuiCol_TextDisabled : ImGuiCol_Text);
+    dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), at, colour, line.c_str(), nullptr, width);
+    ctx.probes.recordLabel("model_rank_text_" + std::to_string(i), line);
+    ImGui::PopID();
+    rankedText += (i ? "; " : "") + std::string("L") + std::to_string(r.layer) + " h" + std::to_string(r.head);
+  }
+  ctx.probes.recordLabel("model_ranked", rankedText);
 }
 
 // The side column: the hovered (else selected) head larger with its scores, the heads ranked by
@@ -396,26 +472,7 @@ void drawSide(UiContext& ctx, ModelViewState& m, const GridPick& pick, float wid
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("layer %d, head %d: every stage of its attention", m.layer, m.head);
 
   ImGui::Separator();
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(roleColor(m.colourBy)), "Heads by %s", headRoleName(m.colourBy));
-  ImGui::SameLine();
-  ImGui::TextDisabled(roleHighIsStrong(m.colourBy) ? "(highest first)" : "(lowest first: the sharpest)");
-  ImGui::TextDisabled("a uniform head scores %.3f here", roleValue(v.uniform, m.colourBy));
-  const std::vector<RankedHead> ranked = headsByRole(v, m.colourBy, kRankedShown);
-  if (ranked.empty()) ImGui::TextDisabled("n/a: the text repeats no token; try repeated random tokens");
-  std::string rankedText;
-  for (std::size_t i = 0; i < ranked.size(); ++i) {
-    const RankedHead& r = ranked[i];
-    char label[64];
-    std::snprintf(label, sizeof label, "%2zu.  layer %d, head %d   %s", i + 1, r.layer, r.head,
-                  roleValueText(r.value).c_str());
-    if (ImGui::Selectable(label, r.layer == m.layer && r.head == m.head)) {
-      m.layer = r.layer;
-      m.head = r.head;
-    }
-    ctx.probes.recordLastItem("model_rank_" + std::to_string(i));
-    rankedText += (i ? "; " : "") + std::string("L") + std::to_string(r.layer) + " h" + std::to_string(r.head);
-  }
-  ctx.probes.recordLabel("model_ranked", rankedText);
+  drawRanked(ctx, m, width);
 
   ImGui::Separator();
   if (ImGui::CollapsingHeader("The attention sink")) {

@@ -3,8 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <optional>
+
+#include "analysis/head_roles.hpp"
 
 #include "model/model_view.hpp"
 #include "panels/panel.hpp"  // kHeatmapTab
@@ -59,17 +63,63 @@ double roleValue(const ::mhascope::HeadScores& s, HeadRole r) {
 
 bool roleHighIsStrong(HeadRole r) { return r != HeadRole::Entropy; }
 
+namespace {
+
+// The rule a role is judged by; none for the entropy.
+std::optional<RuleRole> ruleOf(HeadRole r) {
+  switch (r) {
+    case HeadRole::PreviousToken: return RuleRole::PreviousToken;
+    case HeadRole::Induction: return RuleRole::Induction;
+    case HeadRole::Sink: return RuleRole::FirstToken;
+    case HeadRole::Entropy: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool roleHasRule(HeadRole r) { return ruleOf(r).has_value(); }
+
+std::string noHeadPassesText(HeadRole r) {
+  if (r == HeadRole::Induction) return "No head passes the induction rule (" + inductionRuleText() + ")";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", kRoleThreshold);
+  return std::string("No head passes the ") + headRoleName(r) + " rule (a score ≥ " + buf + ")";
+}
+
+std::string roleRuleText(HeadRole r) {
+  if (!roleHasRule(r)) return "no rule: ranked only";
+  if (r == HeadRole::Induction) return "the rule: " + inductionRuleText();
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "the rule: a score ≥ %.2f (half the head's attention or more)", kRoleThreshold);
+  return buf;
+}
+
 std::vector<RankedHead> headsByRole(const model::ModelView& v, HeadRole r, int n) {
   std::vector<RankedHead> all;
+  const std::optional<RuleRole> rule = ruleOf(r);
   for (int l = 0; l < v.layers; ++l) {
     for (int h = 0; h < v.heads; ++h) {
       const double x = roleValue(v.head(l, h).scores, r);
-      if (!std::isnan(x)) all.push_back({l, h, x});
+      if (std::isnan(x)) continue;
+      RankedHead rh{l, h, x, false, ""};
+      if (rule) {
+        const RoleVerdict verdict = roleVerdict(roleScoresOf(v.head(l, h).scores, l), *rule);
+        rh.passes = verdict.passes;
+        rh.verdict = verdict.text;
+      } else {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, "%s %.2f", headRoleName(r), x);
+        rh.verdict = buf;
+      }
+      all.push_back(std::move(rh));
     }
   }
   const bool high = roleHighIsStrong(r);
-  // Ties keep the grid's order (layer, then head), so the list does not shuffle between frames.
+  // Passing heads first; ties keep the grid's order (layer, then head), so the list does not
+  // shuffle between frames.
   std::stable_sort(all.begin(), all.end(), [high](const RankedHead& a, const RankedHead& b) {
+    if (a.passes != b.passes) return a.passes;
     return high ? a.value > b.value : a.value < b.value;
   });
   if (static_cast<int>(all.size()) > n) all.resize(static_cast<std::size_t>(std::max(n, 0)));

@@ -102,12 +102,25 @@ double roleValue(const ::mhascope::HeadScores& s, HeadRole r);
 // Entropy is better low (a sharp head); every other role high.
 bool roleHighIsStrong(HeadRole r);
 
-// The heads of a result ranked by one role, strongest first (n/a values left out).
+// The heads of a result ranked by one role: for a role with a rule (analysis/head_roles.hpp, the
+// Train mode's: previous-token, induction, sink as the first-token role) the heads that pass it
+// first, then the others, each group strongest first; the entropy, which has no rule, lowest
+// first. n/a values are left out.
 struct RankedHead {
   int layer = 0, head = 0;
-  double value = 0.0;
+  double value = 0.0;   // roleValue
+  bool passes = false;  // the role's rule (false for the entropy)
+  std::string verdict;  // the rule's words (roleVerdict: "induction 0.88 copying 0.93", "prefix matching
+                        // 0.19, not copying (0.10)"); the entropy's value for the entropy
 };
 std::vector<RankedHead> headsByRole(const model::ModelView& v, HeadRole r, int n);
+// Whether the role has a rule, and the sentence the list states when no head passes it ("No head
+// passes the induction rule (prefix matching ≥ 0.50 and copying ≥ 0.50, in layer 1 or later)").
+bool roleHasRule(HeadRole r);
+std::string noHeadPassesText(HeadRole r);
+// The rule in words, for the list's heading ("the rule: prefix matching ≥ 0.50 and copying ≥ 0.50,
+// in layer 1 or later"; "the rule: a score ≥ 0.50"; the entropy: "no rule: ranked only").
+std::string roleRuleText(HeadRole r);
 
 // The clicked head in the pipeline: the model folder's layer as the pipeline's source on the
 // document's text, the view on that head's attention weights, the Heatmap tab in front.

@@ -296,7 +296,7 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
   float tableH = ImGui::GetTextLineHeight() + 2.0f * style.CellPadding.y + style.ScrollbarSize + 4.0f;
   for (int l = 0; l < e.layers; ++l) {
     for (int i = 0; i < e.heads; ++i) {
-      roles.push_back(lab.ablation.headOff(l, i) ? std::string("switched off") : roleOf(e.at(l, i)));
+      roles.push_back(lab.ablation.headOff(l, i) ? std::string("switched off") : roleOf(e.at(l, i), l));
       wrappedRoles.push_back(wrapAtSpaces(roles.back(), roleWidth));
       const auto lines = static_cast<float>(std::count(wrappedRoles.back().begin(), wrappedRoles.back().end(), '\n') + 1);
       tableH += numbersH + lines * ImGui::GetTextLineHeight() + 2.0f * style.CellPadding.y + 2.0f;

@@ -123,6 +123,19 @@ double evenCausalEntropy(int T) {
   return std::lgamma(static_cast<double>(T) + 1.0) / static_cast<double>(T);
 }
 
+RoleScores roleScoresOf(const HeadScores& s, int layer) {
+  RoleScores r;
+  r.layer = layer;
+  r.prevToken = s.prevToken;
+  r.prevTokenNew = s.prevTokenNew;
+  r.self = s.self;
+  r.firstToken = s.sink;
+  r.entropy = s.entropy;
+  if (s.inductionQueries > 0) r.prefixMatching = s.induction;
+  r.copying = s.copying;
+  return r;
+}
+
 HeadScores headScores(const float* a, const TokenRepeats& r) {
   HeadScoreSums sums;
   sums.addRoles(a, r);

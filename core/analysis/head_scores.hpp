@@ -16,11 +16,15 @@
 //                   such copy — where an induction head looks to predict "what came next last time";
 //                   the mean over those queries only (inductionQueries of them; the others are left
 //                   out, not counted as 0, and with none the score is undefined, not 0)
-// Every score but the entropy is in [0, 1].
+// Every score but the entropy is in [0, 1]. What the scores make a head (its role, the induction
+// rule) is head_roles.hpp.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
+
+#include "analysis/head_roles.hpp"
 
 namespace mhascope {
 
@@ -31,6 +35,10 @@ struct HeadScores {
   double entropy = 0;
   double induction = 0;              // prefix matching, over inductionQueries queries
   std::int64_t inductionQueries = 0;  // 0: no query has an earlier copy of its token — induction is n/a
+  // Copying (head_roles.hpp) over the same queries as prefix matching. It needs the model's
+  // weights, not only the attention, so the scores below leave it unset; the model view measures
+  // it where the induction rule needs it (unset there: not measured).
+  std::optional<double> copying;
 };
 
 // What the scores need to know about the tokens, found once per sequence rather than once per head.
@@ -76,6 +84,10 @@ class HeadScoreSums {
   HeadScores sum_;
   double rows_ = 0, prevRows_ = 0, newRows_ = 0, seenRows_ = 0;
 };
+
+// What the role rule reads of these scores in layer `layer` (analysis/head_roles.hpp): the sink is
+// the first-token score; prefix matching is none when no query counts for it.
+RoleScores roleScoresOf(const HeadScores& s, int layer);
 
 // Every score of one head on one sequence.
 HeadScores headScores(const float* a /*(T, T)*/, const TokenRepeats& r);

@@ -178,7 +178,9 @@ Result<analysis::OneHeadCircuits> computeModelCircuits(const ModelFolder& model,
       fo.threads = threads;
       fo.residuals = opt.residuals;
       RowMatrixD rolled = RowMatrixD::Identity(T, T);
-      fo.onAttention = [&](int layer, const Tensor& weights /*(1, h, T, T)*/) {
+      fo.onAttention = [&](const LayerHeads& la) {
+        const int layer = la.layer;
+        const Tensor& weights = *la.weights;  // (1, h, T, T)
         RowMatrixD mean = RowMatrixD::Zero(T, T);  // (T, T) mean over heads
         for (int h = 0; h < s.heads; ++h) {
           mean += Eigen::Map<const RowMatrix>(weights.ptr() + static_cast<std::int64_t>(h) * T * T, T, T).cast<double>();

@@ -238,7 +238,7 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
       st.x += ConstMatrixMap(trace.tensor(StageId::Output).ptr(), T, d);
       noteNonFinite(st.x.data(), static_cast<std::size_t>(st.x.size()), "layer " + std::to_string(l) + "'s attention output", out.nonFinite);
     }
-    if (opt.onAttention) opt.onAttention(l, trace.tensor(StageId::Weights));
+    if (opt.onAttention) opt.onAttention({l, &trace.tensor(StageId::Weights), &trace.tensor(StageId::Concat), lw->attention.get()});
     if (opt.keepAttention) {
       const Tensor& w = trace.tensor(StageId::Weights);  // (1, h, T, T)
       Tensor keptWeights({spec.heads, T, T}, {"h", "T_q", "T_k"});

@@ -27,6 +27,17 @@ namespace mhascope::model {
 // The message of the error a forward returns when its progress callback asked it to stop.
 inline constexpr const char* kForwardCancelled = "cancelled";
 
+// One layer's heads as the engine computed them, for ForwardOptions::onAttention.
+struct LayerHeads {
+  int layer = 0;
+  const Tensor* weights = nullptr;  // (1, h, T, T) attention weights, rows sum to 1
+  // (1, T, d_model) the heads' A V before the output projection (values with their bias), head i in
+  // columns i·d_k … (i+1)·d_k − 1; head i's term of the attention output is that slice · W_o's rows
+  // i·d_k … (i+1)·d_k − 1.
+  const Tensor* headOutputs = nullptr;
+  const MhaWeights* attention = nullptr;  // the layer's W_q … W_o and biases, y = x W + b
+};
+
 struct ForwardOptions {
   int traceLayer = -1;          // this layer's attention is recorded with every stage (-1: none)
   bool keepAttention = true;    // ForwardResult::attention for every layer
@@ -37,10 +48,10 @@ struct ForwardOptions {
   // Called after each layer with the layers done (1 .. L); returning false stops the forward, which then
   // returns an error whose message is kForwardCancelled.
   std::function<bool(int layersDone)> progress;
-  // Called once per layer, before the layer's MLP, with that layer's attention weights (1, h, T, T) as the engine
-  // recorded them; the tensor is valid during the call only. Lets a caller summarise every head without keeping
-  // L·h·T² floats (keepAttention may then be false).
-  std::function<void(int layer, const Tensor& weights)> onAttention;
+  // Called once per layer, before the layer's MLP, with what that layer's attention computed (LayerHeads, valid
+  // during the call only). Lets a caller summarise every head without keeping L·h·T² floats (keepAttention may
+  // then be false).
+  std::function<void(const LayerHeads& layer)> onAttention;
   // Set: the residual streams of earlier forwards of these weights over these tokens are used and
   // this forward's are kept (residual_cache.hpp): the layers whose attention nothing here needs
   // are skipped, and a layer whose next stream is kept runs its attention only.

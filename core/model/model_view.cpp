@@ -5,6 +5,7 @@
 #include <new>
 #include <unordered_set>
 
+#include "analysis/head_roles.hpp"
 #include "attention/random.hpp"
 #include "color/downsample.hpp"
 #include "util/format.hpp"
@@ -28,6 +29,67 @@ ForwardOptions forwardOptionsFor(const ModelViewOptions& opt) {
 int thumbnailSide(std::int64_t T, int thumbnail) {
   const int k = cellsPerTexel(static_cast<int>(T), thumbnail);
   return static_cast<int>((T + k - 1) / k);
+}
+
+// Floating-point operations of copying for every head over `queries` queries: per query, the head's
+// output through W_o^i (d_k · d_model) and the unembedding (d_model · V), two per multiply-add.
+double copyingCostFlops(const ModelSpec& s, std::int64_t queries) {
+  return 2.0 * s.layers * s.heads * static_cast<double>(queries) * s.dModel * (static_cast<double>(s.vocab) + s.dk());
+}
+
+// Copying reads a head's output through the final norm's centring (LayerNorm) and gain.
+struct CopyingReadout {
+  bool centre = false;
+  RowVector gain;  // (1, d_model)
+};
+
+// The queries copying is measured over: those with an earlier copy of their token, as prefix matching's.
+std::vector<int> copyingQueries(const TokenRepeats& r) {
+  std::vector<int> q;
+  for (int t = 2; t < r.size(); ++t) {
+    if (r.hasEarlierCopy(t)) q.push_back(t);
+  }
+  return q;
+}
+
+// Copying of head i (analysis/head_roles.hpp), kLensRows queries at a time: their (rows, V) logits
+// are a block the size of the logit lens's, which estimateModelViewBytes counts and which never
+// exists at the same time as this one. `more()` false: stop (cancelled) and return nothing.
+Result<std::optional<double>> headCopying(const ModelFolder& model, const CopyingReadout& ro, const LayerHeads& la,
+                                          int i, const std::vector<int>& ids, const std::vector<int>& queries,
+                                          const std::function<bool()>& more) {
+  if (queries.empty()) return std::optional<double>{};
+  const std::int64_t T = static_cast<std::int64_t>(ids.size()), d = model.spec().dModel, dk = d / model.spec().heads;
+  const float* a = la.weights->ptr() + i * T * T;  // (T, T)
+  const float* o = la.headOutputs->ptr();          // (T, d_model), head i in columns i·d_k …
+  const Eigen::Ref<const RowMatrix> wo = la.attention->wo.middleRows(i * dk, dk);  // W_o^i (d_k, d_model)
+  RowMatrix oi, direct, logits;  // (rows, d_k), (rows, d_model), (rows, V)
+  std::int64_t copied = 0;
+  const auto n = static_cast<std::int64_t>(queries.size());
+  for (std::int64_t q0 = 0; q0 < n; q0 += kLensRows) {
+    if (!more()) return std::optional<double>{};
+    const std::int64_t rows = std::min<std::int64_t>(kLensRows, n - q0);
+    oi.resize(rows, dk);
+    for (std::int64_t j = 0; j < rows; ++j) {
+      oi.row(j) = ConstMatrixMap(o + queries[static_cast<std::size_t>(q0 + j)] * d + i * dk, 1, dk);
+    }
+    direct.noalias() = oi * wo;  // the head's own term of the attention output, no output bias
+    if (ro.centre) direct.colwise() -= direct.rowwise().mean();
+    direct.array().rowwise() *= ro.gain.array();
+    if (auto s = model.unembed(direct, logits); !s) return s.error();
+    for (std::int64_t j = 0; j < rows; ++j) {
+      const int t = queries[static_cast<std::size_t>(q0 + j)];
+      const float* row = a + static_cast<std::int64_t>(t) * T;
+      int attended = 0;  // the first maximum
+      for (int k = 1; k <= t; ++k) {
+        if (row[k] > row[attended]) attended = k;
+      }
+      Eigen::Index top = 0;
+      logits.row(j).maxCoeff(&top);
+      copied += static_cast<int>(top) == ids[static_cast<std::size_t>(attended)] ? 1 : 0;
+    }
+  }
+  return std::optional<double>{static_cast<double>(copied) / static_cast<double>(n)};
 }
 
 }  // namespace
@@ -80,8 +142,20 @@ Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<i
     const TokenRepeats repeats(ids.data(), static_cast<int>(T));
     view.uniform = uniformHeadScores(repeats);
     const int k = cellsPerTexel(static_cast<int>(T), opt.thumbnail);
+    CopyingReadout readout;
+    {
+      RowVector bias;  // copying leaves the final norm's bias out
+      if (auto st = model.finalNorm(readout.gain, bias); !st) return st.error();
+      readout.centre = s.family->norm == NormKind::LayerNorm;
+    }
+    const std::vector<int> queries = copyingQueries(repeats);
+    view.copyingEveryHead = copyingCostFlops(s, static_cast<std::int64_t>(queries.size())) <= opt.copyingEveryHeadFlops;
+    bool cancelled = false;
+    Status copyingStatus = Ok{};
     ForwardOptions fo = forwardOptionsFor(opt);
-    fo.onAttention = [&](int layer, const Tensor& weights /*(1, h, T, T)*/) {
+    fo.onAttention = [&](const LayerHeads& la) {
+      const int layer = la.layer;
+      const Tensor& weights = *la.weights;  // (1, h, T, T)
       // Heads are independent: each writes only its own HeadView, so any thread count gives the same view.
       parallelFor(opt.threads, s.heads, [&](std::int64_t i) {
         const float* a = weights.ptr() + i * T * T;  // (T, T)
@@ -96,9 +170,30 @@ Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<i
         hv.thumbCols = block.cols;
         hv.thumbnail = std::move(block.values);
       });
+      // Copying reads the whole vocabulary per query: one head at a time (one block of logits), and
+      // only where the induction rule needs it unless every head is cheap. The cancel is checked
+      // between blocks, with the layers done so far.
+      const auto more = [&] {
+        if (!cancelled && opt.progress && !opt.progress(layer, total)) cancelled = true;
+        return !cancelled;
+      };
+      for (int i = 0; i < s.heads && !cancelled && copyingStatus; ++i) {
+        HeadScores& hs = view.headViews[static_cast<std::size_t>(layer) * static_cast<std::size_t>(s.heads) +
+                                        static_cast<std::size_t>(i)].scores;
+        const std::optional<double> matching = hs.inductionQueries > 0 ? std::optional<double>(hs.induction) : std::nullopt;
+        if (!view.copyingEveryHead && !inductionNeedsCopying(layer, matching)) continue;
+        auto c = headCopying(model, readout, la, i, ids, queries, more);
+        if (!c) {
+          copyingStatus = c.error();
+        } else if (!cancelled) {
+          hs.copying = *c;
+        }
+      }
     };
-    if (opt.progress) fo.progress = [&](int done) { return opt.progress(done, total); };
+    if (opt.progress) fo.progress = [&](int done) { return !cancelled && opt.progress(done, total); };
     auto forward = runForward(model, ids, fo);
+    if (!copyingStatus) return copyingStatus.error();
+    if (cancelled) return makeError(kForwardCancelled);
     if (!forward) return forward.error();
 
     view.nonFinite = forward->nonFinite;

@@ -1,11 +1,13 @@
 // Every layer and head of a model folder on one token sequence, summarised in one call — what
 // the window's Model tab shows: each head's role scores (analysis/head_scores.hpp: previous-token,
-// prefix matching, the first-token "sink", entropy) and a thumbnail of its attention, the model's
-// top next tokens per position and the logit lens (predictions.hpp).
+// prefix matching, the first-token "sink", entropy; and copying, analysis/head_roles.hpp, which
+// reads the head's output through the final norm and the unembedding) and a thumbnail of its
+// attention, the model's top next tokens per position and the logit lens (predictions.hpp).
 //
-// One forward pass with keepAttention off: each layer's weights (1, h, T, T) are summarised while
-// the layer runs (ForwardOptions::onAttention), so L·h·T² floats are never held at once; only
-// every layer's residual stream (L × (T, d_model), for the lens) and the logits (T, V) are kept.
+// One forward pass with keepAttention off: each layer's weights (1, h, T, T) and its heads'
+// outputs are summarised while the layer runs (ForwardOptions::onAttention), so L·h·T² floats are
+// never held at once; only every layer's residual stream (L × (T, d_model), for the lens) and the
+// logits (T, V) are kept.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,10 @@
 
 namespace mhascope::model {
 
+// Copying for every head up to this cost: a few tens of milliseconds at the GEMM speeds these
+// machines reach (docs/performance.md).
+inline constexpr double kCopyingEveryHeadFlops = 2e9;
+
 struct ModelViewOptions {
   // Each head's attention downsampled to at most thumbnail × thumbnail by the heatmaps' rule for
   // probabilities (color/downsample.hpp): each entry is its block's largest weight, so a single
@@ -35,6 +41,10 @@ struct ModelViewOptions {
   // Called with the steps done and their total (the L layers of the forward, then the L layers of
   // the logit lens); returning false cancels: the result is then the error kForwardCancelled.
   std::function<bool(int done, int total)> progress;
+  // Copying (analysis/head_roles.hpp) is measured for every head when that costs at most this many
+  // floating-point operations (per query, the head's output through W_o^i and the whole
+  // unembedding); above it, only where the induction rule needs it (inductionNeedsCopying).
+  double copyingEveryHeadFlops = kCopyingEveryHeadFlops;
   // Set: the forward skips the MLPs of layers whose next residual stream an earlier forward of
   // this folder and sequence kept, and keeps its own (ForwardOptions::residuals).
   std::shared_ptr<ResidualCache> residuals;
@@ -54,6 +64,10 @@ struct ModelView {
   // Chance level of every role score on these tokens: a head spreading each row evenly over its
   // keys (analysis uniformHeadScores), the same for every head.
   HeadScores uniform;
+  // Each head's scores.copying is measured where the induction rule needs it (a head in layer 1
+  // or later whose prefix matching passes, analysis/head_roles.hpp inductionNeedsCopying) — or for
+  // every head when that is cheap (true here: a small model or few repeats).
+  bool copyingEveryHead = false;
   std::vector<std::vector<Candidate>> predictions;  // T × top: what follows each position
   LogitLens lens;                    // layers × T
   // The text of every token id the predictions and the lens name, as `labels` spells the input

@@ -154,7 +154,7 @@ std::vector<std::string> circuitLesson(const std::vector<Evaluation>& history, s
     if (c.inductionLayer >= 0) {
       out.push_back("On repeated random tokens (the same check for every task), the best prefix matching is " +
                     headName(c.inductionLayer, c.inductionHead) + "'s " + fixed2(c.induction) + " with copying " +
-                    fixed2(c.copying) + (isInductionHead(e.at(c.inductionLayer, c.inductionHead))
+                    fixed2(c.copying) + (isInductionHead(e.at(c.inductionLayer, c.inductionHead), c.inductionLayer)
                                              ? ": an induction head."
                                              : ": no induction head (both must reach " + fixed2(kRoleThreshold) + ")."));
     }
@@ -219,7 +219,7 @@ std::vector<std::string> circuitLesson(const std::vector<Evaluation>& history, s
   std::string list;
   for (int l = 1; l < e.layers; ++l) {
     for (int i = 0; i < e.heads; ++i) {
-      if ((l != c.inductionLayer || i != c.inductionHead) && isInductionHead(e.at(l, i))) {
+      if ((l != c.inductionLayer || i != c.inductionHead) && isInductionHead(e.at(l, i), l)) {
         ++others;
         list += (list.empty() ? "" : ", ") + headName(l, i) + " (" + fixed2(e.at(l, i).induction) + ", " +
                 fixed2(e.at(l, i).copying) + ")";
@@ -318,7 +318,7 @@ std::vector<std::string> ablationLesson(const Evaluation& full, const Evaluation
           std::abs(a.prevToken - b.prevToken) >= 0.2) {
         moved += (moved.empty() ? "" : "; ") + headName(l, i) + ": prefix matching " + fixed2(a.induction) + " → " +
                  fixed2(b.induction) + ", copying " + fixed2(a.copying) + " → " + fixed2(b.copying) + " (now " +
-                 roleOf(b) + ")";
+                 roleOf(b, l) + ")";
       }
     }
   }

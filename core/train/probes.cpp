@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "analysis/head_scores.hpp"
 #include "attention/random.hpp"
@@ -131,34 +130,22 @@ Snapshot takeSnapshot(const ForwardCache& cache, std::int64_t step) {
   return s;
 }
 
-bool isInductionHead(const HeadScores& s) {
-  return s.induction >= kRoleThreshold && s.copying >= kCopyingThreshold;
+RoleScores roleScoresOf(const HeadScores& s, int layer) {
+  RoleScores r;
+  r.layer = layer;
+  r.prevToken = s.prevToken;
+  r.prevTokenNew = s.prevTokenNew;
+  r.self = s.self;
+  r.firstToken = s.firstToken;
+  r.entropy = s.entropy;
+  // The repeated probe gives every head both: its second half repeats every token.
+  r.prefixMatching = s.induction;
+  r.copying = s.copying;
+  return r;
 }
 
-std::string roleOf(const HeadScores& s) {
-  const bool copies = s.copying >= kCopyingThreshold;
-  const struct {
-    const char* name;
-    double v;
-  } roles[] = {{"previous-token", std::max(s.prevToken, s.prevTokenNew)}, {"induction", s.induction}, {"self", s.self},
-               {"first-token", s.firstToken}};
-  const auto* best = &roles[0];
-  for (const auto& r : roles) {
-    if (r.v > best->v) best = &r;
-  }
-  char buf[96];
-  if (best->v < kRoleThreshold) {
-    std::snprintf(buf, sizeof buf, "diffuse (entropy %.2f)", s.entropy);
-  } else if (best == &roles[1] && copies) {
-    std::snprintf(buf, sizeof buf, "induction %.2f copying %.2f", s.induction, s.copying);
-  } else if (best == &roles[1]) {
-    std::snprintf(buf, sizeof buf, "prefix matching %.2f, not copying (%.2f)", s.induction, s.copying);
-  } else if (best == &roles[0] && s.prevToken < kRoleThreshold) {
-    std::snprintf(buf, sizeof buf, "previous-token at first occurrences %.2f", s.prevTokenNew);
-  } else {
-    std::snprintf(buf, sizeof buf, "%s %.2f", best->name, best->v);
-  }
-  return buf;
-}
+bool isInductionHead(const HeadScores& s, int layer) { return mhascope::isInductionHead(roleScoresOf(s, layer)); }
+
+std::string roleOf(const HeadScores& s, int layer) { return mhascope::roleOf(roleScoresOf(s, layer)); }
 
 }  // namespace mhascope::train

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/head_roles.hpp"
 #include "analysis/rollout.hpp"  // AttentionStack
 #include "train/model.hpp"
 
@@ -69,20 +70,14 @@ std::vector<HeadScores> headScores(const ForwardCache& cache, const Batch& batch
 void inductionScores(const GptParams& p, const ForwardCache& cache, const Batch& batch, std::vector<HeadScores>& scores);
 Snapshot takeSnapshot(const ForwardCache& cache, std::int64_t step);
 
-// A head has a role when one pattern takes at least half of its attention — as much weight on
-// the pattern's keys as on all other keys together. A head attending evenly over its causal keys
-// scores 1/(t+1) on previous-token and (copies of its token)/(t+1) on induction: about 1/n on the
-// repeated probe's second half (n = T/2), far below. The same threshold applies to every role.
-inline constexpr double kRoleThreshold = 0.5;
-// An induction head also copies: its output ranks the attended token first for at least half of
-// the queries (chance: 1/V).
-inline constexpr double kCopyingThreshold = 0.5;
-// Previous-token, induction (prefix matching AND copying), self, first-token: the role whose
-// score is highest among those passing, with the score ("previous-token 0.97",
-// "previous-token at first occurrences 0.96" when only prevTokenNew passes, "induction 0.88
-// copying 0.93"); "prefix matching 0.88, not copying (0.10)" for a head that matches but does not
-// copy; "diffuse (entropy 1.20)" when none passes.
-std::string roleOf(const HeadScores& s);
-bool isInductionHead(const HeadScores& s);
+// The role rule and its words are the one rule of analysis/head_roles.hpp (kRoleThreshold,
+// kCopyingThreshold, the induction rule), which a model folder's view uses too; these read a
+// Train-mode head's scores into it. `layer`: the head's layer (a layer-0 head is never an
+// induction head).
+RoleScores roleScoresOf(const HeadScores& s, int layer);
+// "previous-token 0.97", "previous-token at first occurrences 0.96", "induction 0.88 copying 0.93",
+// "prefix matching 0.88, not copying (0.10)", "diffuse (entropy 1.20)" (head_roles.hpp roleOf).
+std::string roleOf(const HeadScores& s, int layer);
+bool isInductionHead(const HeadScores& s, int layer);
 
 }  // namespace mhascope::train

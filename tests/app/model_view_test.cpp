@@ -261,15 +261,54 @@ TEST(ModelViewRoles, HeadsRankedStrongestFirstInductionNaWhenNoRepeats) {
   EXPECT_EQ(prev[0].head, 1);
   EXPECT_EQ(prev[2].layer, 0);
   EXPECT_EQ(prev[2].head, 1);
+  EXPECT_FALSE(prev[0].passes);
+  EXPECT_EQ(prev[0].verdict, "previous-token 0.30, below 0.50");
   const auto sink = headsByRole(v, HeadRole::Sink, 1);
   ASSERT_EQ(sink.size(), 1u);
   EXPECT_EQ(sink[0].layer, 1);
   EXPECT_EQ(sink[0].head, 0);
+  EXPECT_TRUE(sink[0].passes);
+  EXPECT_EQ(sink[0].verdict, "first-token 0.90");
   const auto sharp = headsByRole(v, HeadRole::Entropy, 1);  // lowest entropy first
   EXPECT_EQ(sharp[0].layer, 1);
   EXPECT_EQ(sharp[0].head, 1);
   EXPECT_TRUE(headsByRole(v, HeadRole::Induction, 10).empty());
   EXPECT_TRUE(std::isnan(roleValue(v.head(0, 0).scores, HeadRole::Induction)));
+}
+
+// The induction list: heads passing the Train mode's rule first (with their prefix matching and
+// copying), then the rest by prefix matching with why each fails — a layer-0 head never passes,
+// however high its prefix matching; with none passing, the list says so.
+TEST(ModelViewRoles, InductionHeadsPassingTheRuleFirstThenWhyTheOthersFail) {
+  model::ModelView v;
+  v.layers = 2;
+  v.heads = 2;
+  const double matching[] = {0.9, 0.2, 0.6, 0.7};
+  const std::optional<double> copying[] = {0.95, std::nullopt, 0.8, 0.1};
+  for (int i = 0; i < 4; ++i) {
+    model::HeadView hv;
+    hv.scores.induction = matching[i];
+    hv.scores.inductionQueries = 12;
+    hv.scores.copying = copying[i];
+    v.headViews.push_back(hv);
+  }
+  const auto ranked = headsByRole(v, HeadRole::Induction, 10);
+  ASSERT_EQ(ranked.size(), 4u);
+  EXPECT_TRUE(ranked[0].passes);
+  EXPECT_EQ(ranked[0].layer * 2 + ranked[0].head, 2);
+  EXPECT_EQ(ranked[0].verdict, "induction 0.60 copying 0.80");
+  EXPECT_EQ(ranked[1].layer * 2 + ranked[1].head, 0);
+  EXPECT_FALSE(ranked[1].passes) << "layer 0: however high its prefix matching";
+  EXPECT_EQ(ranked[1].verdict,
+            "prefix matching 0.90, copying 0.95; layer 0: no earlier head to compose with — it cannot be an induction head");
+  EXPECT_EQ(ranked[2].verdict, "prefix matching 0.70, not copying (0.10)");
+  EXPECT_EQ(ranked[3].verdict, "prefix matching 0.20; layer 0: no earlier head to compose with — it cannot be an induction head");
+  v.headViews[2].scores.copying = 0.3;
+  const auto none = headsByRole(v, HeadRole::Induction, 10);
+  EXPECT_FALSE(none[0].passes);
+  EXPECT_EQ(noHeadPassesText(HeadRole::Induction),
+            "No head passes the induction rule (prefix matching ≥ 0.50 and copying ≥ 0.50, in layer 1 or later)");
+  EXPECT_FALSE(roleHasRule(HeadRole::Entropy));
 }
 
 TEST(ModelViewPick, AClickedHeadOpensItsLayerInThePipeline) {

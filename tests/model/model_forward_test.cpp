@@ -236,7 +236,7 @@ TEST(ModelForward, ProgressCountsLayersAndCancels) {
     seen.push_back(done);
     return done < 1;
   };
-  opt.onAttention = [&](int, const Tensor&) { ++attentionCalls; };
+  opt.onAttention = [&](const LayerHeads&) { ++attentionCalls; };
   auto stopped = runForward(*m, ids, opt);
   ASSERT_FALSE(stopped.ok());
   EXPECT_EQ(stopped.error().message, kForwardCancelled);
@@ -255,9 +255,9 @@ TEST(ModelForward, OnAttentionSeesWhatKeepAttentionKeeps) {
     std::vector<int> layers;
     std::vector<Tensor> copies;
     ForwardOptions opt;
-    opt.onAttention = [&](int layer, const Tensor& w) {
-      layers.push_back(layer);
-      copies.push_back(w);
+    opt.onAttention = [&](const LayerHeads& la) {
+      layers.push_back(la.layer);
+      copies.push_back(*la.weights);
     };
     auto r = runForward(*m, ids, opt);
     ASSERT_TRUE(r.ok()) << r.error().message;
@@ -272,7 +272,7 @@ TEST(ModelForward, OnAttentionSeesWhatKeepAttentionKeeps) {
     ForwardOptions lean;
     lean.keepAttention = false;
     int calls = 0;
-    lean.onAttention = [&](int, const Tensor&) { ++calls; };
+    lean.onAttention = [&](const LayerHeads&) { ++calls; };
     auto r2 = runForward(*m, ids, lean);
     ASSERT_TRUE(r2.ok()) << r2.error().message;
     EXPECT_TRUE(r2->attention.empty());

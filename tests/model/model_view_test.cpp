@@ -1,5 +1,6 @@
 // The model view (core/model/model_view.hpp) of fixture folders: every head's scores equal the
-// shared definitions applied to the attention a forward with keepAttention records, thumbnails keep
+// shared definitions applied to the attention a forward with keepAttention records, copying equals
+// its definition computed directly (and is measured only where the rule needs it above the cost), thumbnails keep
 // each block's largest weight, predictions and the lens match predictions.hpp, progress counts the
 // layers then the lens, cancel and the memory budget stop it, and the repeated-random probe is
 // pinned.
@@ -8,8 +9,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "analysis/head_roles.hpp"
 #include "model_fixtures.hpp"
 
 namespace mhascope::model {
@@ -85,6 +89,110 @@ TEST(ModelView, EqualsTheScoresOfTheRecordedAttention) {
   }
 }
 
+// Copying by its definition, with nothing of the model view's: query t counts when an earlier j
+// with j + 1 < t holds its token; k* the first maximum of its weights row; the head's term
+// head_outputs[t] · W_o^i of the traced layer, centred (LayerNorm) and scaled by the final norm's
+// gain, times the whole unembedding read at once; copied when the top logit (the first maximum) is
+// x_{k*}. The head terms plus b_o are checked to be the layer's recorded output first, so W_o^i
+// is the head's own slice.
+double directCopying(const ModelFolder& m, const std::vector<int>& ids, int layer, int head) {
+  const ModelSpec& s = m.spec();
+  const int T = static_cast<int>(ids.size()), d = s.dModel, dk = s.dk(), V = s.vocab;
+  ForwardOptions fo;
+  fo.traceLayer = layer;
+  auto fr = runForward(m, ids, fo);
+  EXPECT_TRUE(fr.ok()) << fr.error().message;
+  const Tensor& ho = fr->trace.tensor(StageId::HeadOutputs);  // (1, h, T, d_k)
+  const Tensor& w = fr->trace.tensor(StageId::Weights);       // (1, h, T, T)
+  const Tensor& out = fr->trace.tensor(StageId::Output);      // (1, T, d_model)
+  auto lw = m.layer(layer);
+  EXPECT_TRUE(lw.ok());
+  const RowMatrix& wo = lw->attention->wo;  // (d_model, d_model)
+  RowMatrix sum = RowMatrix::Zero(T, d);
+  for (int i = 0; i < s.heads; ++i) {
+    sum.noalias() += ConstMatrixMap(ho.ptr() + static_cast<std::int64_t>(i) * T * dk, T, dk) * wo.middleRows(i * dk, dk);
+  }
+  sum.rowwise() += lw->attention->bo;
+  const ConstMatrixMap recorded(out.ptr(), T, d);
+  EXPECT_LT((sum - recorded).cwiseAbs().maxCoeff(), 1e-4f * std::max(1.0f, recorded.cwiseAbs().maxCoeff()));
+  RowVector gain, bias;
+  EXPECT_TRUE(m.finalNorm(gain, bias).ok());
+  RowMatrix E(V, d);
+  EXPECT_TRUE(m.store().readRows(m.unembeddingTable(), 0, V, E.data()).ok());
+  int counted = 0, copied = 0;
+  for (int t = 0; t < T; ++t) {
+    bool repeat = false;
+    for (int j = 0; j + 1 < t; ++j) repeat = repeat || ids[j] == ids[t];
+    if (!repeat) continue;
+    ++counted;
+    const float* row = w.ptr() + (static_cast<std::int64_t>(head) * T + t) * T;
+    int attended = 0;
+    for (int k = 1; k <= t; ++k) {
+      if (row[k] > row[attended]) attended = k;
+    }
+    RowMatrix direct = ConstMatrixMap(ho.ptr() + (static_cast<std::int64_t>(head) * T + t) * dk, 1, dk) * wo.middleRows(head * dk, dk);
+    if (s.family->norm == NormKind::LayerNorm) direct.array() -= direct.mean();
+    direct.array() *= gain.array();
+    const RowMatrix logits = direct * E.transpose();  // (1, V)
+    int top = 0;
+    for (int v = 1; v < V; ++v) {
+      if (logits(0, v) > logits(0, top)) top = v;
+    }
+    copied += top == ids[static_cast<std::size_t>(attended)] ? 1 : 0;
+  }
+  EXPECT_GT(counted, 0);
+  return static_cast<double>(copied) / counted;
+}
+
+TEST(ModelView, CopyingIsItsDefinitionComputedDirectly) {
+  for (const char* folder : {"gpt2", "llama_gqa"}) {  // LayerNorm (centre, gain); RMSNorm (gain), 2 K/V heads
+    SCOPED_TRACE(folder);
+    auto model = ModelFolder::open(kModels + folder);
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    // Random weights copy about 1 query in V: several probes, so some head copies somewhere.
+    std::vector<double> seen;
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+      const std::vector<int> ids = seed == 1 ? kIds : repeatedRandomTokens(model->spec().vocab, 12, seed);
+      auto view = computeModelView(*model, ids, {}, {});
+      ASSERT_TRUE(view.ok()) << view.error().message;
+      EXPECT_TRUE(view->copyingEveryHead) << "a fixture's copying is cheap: measured for every head";
+      for (int l = 0; l < view->layers; ++l) {
+        for (int i = 0; i < view->heads; ++i) {
+          SCOPED_TRACE("seed " + std::to_string(seed) + " layer " + std::to_string(l) + " head " + std::to_string(i));
+          const HeadScores& hs = view->head(l, i).scores;
+          ASSERT_TRUE(hs.copying.has_value());
+          EXPECT_DOUBLE_EQ(*hs.copying, directCopying(*model, ids, l, i));
+          seen.push_back(*hs.copying);
+        }
+      }
+    }
+    std::sort(seen.begin(), seen.end());
+    EXPECT_LT(seen.front(), seen.back()) << "every head the same copying: the test could not tell heads apart";
+  }
+}
+
+// Above the cost bound copying is measured only where the induction rule needs it: never in layer 0,
+// never where prefix matching is below the threshold; what is measured is the same number.
+TEST(ModelView, CopyingOnlyWhereTheRuleNeedsItAboveTheCost) {
+  auto model = ModelFolder::open(kModels + "gpt2");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  ModelViewOptions gated;
+  gated.copyingEveryHeadFlops = 0;
+  auto all = computeModelView(*model, kIds, {}, {});
+  auto some = computeModelView(*model, kIds, {}, gated);
+  ASSERT_TRUE(all.ok() && some.ok());
+  EXPECT_FALSE(some->copyingEveryHead);
+  for (int l = 0; l < some->layers; ++l) {
+    for (int i = 0; i < some->heads; ++i) {
+      const HeadScores& hs = some->head(l, i).scores;
+      const bool needed = inductionNeedsCopying(l, hs.inductionQueries > 0 ? std::optional<double>(hs.induction) : std::nullopt);
+      EXPECT_EQ(hs.copying.has_value(), needed) << "layer " << l << " head " << i;
+      if (needed) EXPECT_EQ(hs.copying, all->head(l, i).scores.copying);
+    }
+  }
+  EXPECT_FALSE(some->head(0, 0).scores.copying.has_value());
+}
+
 TEST(ModelView, TheSameOnAnyNumberOfThreads) {
   auto model = ModelFolder::open(kModels + "qwen2");
   ASSERT_TRUE(model.ok()) << model.error().message;
@@ -98,6 +206,7 @@ TEST(ModelView, TheSameOnAnyNumberOfThreads) {
     EXPECT_EQ(a->headViews[i].scores.prevToken, b->headViews[i].scores.prevToken);
     EXPECT_EQ(a->headViews[i].scores.induction, b->headViews[i].scores.induction);
     EXPECT_EQ(a->headViews[i].scores.entropy, b->headViews[i].scores.entropy);
+    EXPECT_EQ(a->headViews[i].scores.copying, b->headViews[i].scores.copying);
     EXPECT_EQ(a->headViews[i].thumbnail, b->headViews[i].thumbnail);
   }
 }
@@ -120,17 +229,20 @@ TEST(ModelView, ProgressCountsTheLayersThenTheLensAndCancels) {
   const int L = model->spec().layers;
   ModelViewOptions opt;
   std::vector<int> done;
+  // Copying asks again within a layer (with the layers done so far, 0 in layer 0): each step is
+  // counted once in a row.
   opt.progress = [&](int d, int total) {
     EXPECT_EQ(total, 2 * L);
-    done.push_back(d);
+    if (done.empty() || done.back() != d) done.push_back(d);
     return true;
   };
   ASSERT_TRUE(computeModelView(*model, kIds, {}, opt).ok());
+  if (!done.empty() && done.front() == 0) done.erase(done.begin());
   std::vector<int> want;
   for (int d = 1; d <= 2 * L; ++d) want.push_back(d);
   EXPECT_EQ(done, want);
 
-  for (int stopAt : {1, L + 1}) {  // during the forward, during the lens
+  for (int stopAt : {0, 1, L + 1}) {  // during layer 0's copying, during the forward, during the lens
     SCOPED_TRACE("stop at " + std::to_string(stopAt));
     opt.progress = [&](int d, int) { return d < stopAt; };
     auto view = computeModelView(*model, kIds, {}, opt);

@@ -157,10 +157,10 @@ TEST(Circuit, EverySentenceHoldsForTheScoresOverManyRandomHistories) {
         EXPECT_GE(s.prevTokenNew, kRoleThreshold) << text;
         EXPECT_LT(l, c.inductionLayer) << text;
       } else if (what == "an induction head") {
-        EXPECT_TRUE(isInductionHead(s)) << text;
+        EXPECT_TRUE(isInductionHead(s, l)) << text;
         EXPECT_GE(l, 1) << text;
       } else {
-        EXPECT_FALSE(isInductionHead(s)) << text;
+        EXPECT_FALSE(isInductionHead(s, l)) << text;
       }
       ++checked;
     }

@@ -341,7 +341,7 @@ TEST(Circuits, TrainedInductionRunsComposeThroughKeys) {
     const HeadScores& from = e.at(best->fromLayer, best->fromHead);
     const HeadScores& to = e.at(best->toLayer, best->toHead);
     EXPECT_GE(from.prevTokenNew, kRoleThreshold) << "layer " << best->fromLayer << " head " << best->fromHead;
-    EXPECT_TRUE(isInductionHead(to)) << "layer " << best->toLayer << " head " << best->toHead;
+    EXPECT_TRUE(isInductionHead(to, best->toLayer)) << "layer " << best->toLayer << " head " << best->toHead;
     // The previous-token head finds its key by position: in P QK Pᵀ key t − 1 scores highest in the
     // rows where first occurrences fall (t < the longest period; later positions always repeat a
     // token, and those rows are not trained to it).
@@ -353,7 +353,7 @@ TEST(Circuits, TrainedInductionRunsComposeThroughKeys) {
     EXPECT_GT(best->k, best->v);
     EXPECT_GT(best->k, c.baseline);
     for (int h = 0; h < c.heads; ++h) {
-      if (isInductionHead(e.at(1, h))) {
+      if (isInductionHead(e.at(1, h), 1)) {
         EXPECT_GT(c.at(1, h).copying, c.at(best->fromLayer, best->fromHead).copying) << "layer 1 head " << h;
       }
     }

@@ -100,11 +100,11 @@ TEST(TrainProbes, CopyingIsTheShareOfQueriesWhoseOutputRanksTheAttendedTokenFirs
   HeadScores h;
   h.induction = 0.9;
   h.copying = 0.4;
-  EXPECT_FALSE(isInductionHead(h));
-  EXPECT_NE(roleOf(h).find("prefix matching 0.90, not copying"), std::string::npos) << roleOf(h);
+  EXPECT_FALSE(isInductionHead(h, 1));
+  EXPECT_NE(roleOf(h, 1).find("prefix matching 0.90, not copying"), std::string::npos) << roleOf(h, 1);
   h.copying = 0.6;
-  EXPECT_TRUE(isInductionHead(h));
-  EXPECT_EQ(roleOf(h), "induction 0.90 copying 0.60");
+  EXPECT_TRUE(isInductionHead(h, 1));
+  EXPECT_EQ(roleOf(h, 1), "induction 0.90 copying 0.60");
 }
 
 TEST(TrainProbes, TheRepeatedProbeRepeatsRandomTokensTheSameWayEveryTime) {
@@ -190,7 +190,7 @@ TEST(TrainReadCuts, OnTheReferenceRunTheKeysNeedThePreviousTokenHeadAndTheQuerie
   };
   const Evaluation keys = cutFrom(kReadKey), queries = cutFrom(kReadQuery);
   for (int i = 0; i < p.cfg.heads; ++i) {
-    if (!isInductionHead(e->at(1, i))) continue;
+    if (!isInductionHead(e->at(1, i), 1)) continue;
     EXPECT_LT(keys.at(1, i).induction, 0.25) << "head " << i;
     EXPECT_GE(queries.at(1, i).induction, kRoleThreshold) << "head " << i;
   }

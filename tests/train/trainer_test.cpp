@@ -108,10 +108,10 @@ TEST(TrainProbes, ScoresOfKnownPatterns) {
   EXPECT_DOUBLE_EQ(s[0].entropy, 0.0);
   EXPECT_NEAR(s[1].firstToken, 2.0 / 5.0, 1e-12);  // queries 1, 2 look at key 0
   EXPECT_DOUBLE_EQ(s[1].prevTokenNew, 0.5);  // query 1 looks at key 0 = its previous token, query 2 does not
-  EXPECT_EQ(roleOf(s[0]).rfind("previous-token 1.00", 0), 0u);
+  EXPECT_EQ(roleOf(s[0], 0).rfind("previous-token 1.00", 0), 0u);
   HeadScores firstOnly;  // the reference run's layer 0 head 1: the previous token in the first period only
   firstOnly.prevToken = 0.48;
   firstOnly.prevTokenNew = 0.97;
   firstOnly.prevTokenSeen = 0.25;
-  EXPECT_EQ(roleOf(firstOnly), "previous-token at first occurrences 0.97");
+  EXPECT_EQ(roleOf(firstOnly, 0), "previous-token at first occurrences 0.97");
 }

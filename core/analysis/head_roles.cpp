@@ -1,0 +1,96 @@
+// A head's role by the one rule (head_roles.hpp).
+#include "analysis/head_roles.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace mhascope {
+namespace {
+
+std::string fixed2(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", x);
+  return buf;
+}
+
+bool copies(const RoleScores& s) { return s.copying && *s.copying >= kCopyingThreshold; }
+
+std::string inductionText(const RoleScores& s) {
+  if (!s.prefixMatching) return "prefix matching n/a: no token repeats";
+  const double pm = *s.prefixMatching;
+  const bool matches = pm >= kRoleThreshold;
+  const std::string prefix = "prefix matching " + fixed2(pm);
+  if (s.layer < 1) {
+    return prefix + (s.copying ? ", copying " + fixed2(*s.copying) : std::string()) +
+           "; layer 0: no earlier head to compose with — it cannot be an induction head";
+  }
+  if (!s.copying) {
+    return matches ? prefix + ", copying not checked"
+                   : prefix + "; copying not checked: prefix matching below " + fixed2(kRoleThreshold);
+  }
+  if (matches && copies(s)) return "induction " + fixed2(pm) + " copying " + fixed2(*s.copying);
+  if (!copies(s)) return prefix + ", not copying (" + fixed2(*s.copying) + ")";
+  return prefix + ", copying " + fixed2(*s.copying);  // copies, but attends elsewhere
+}
+
+std::string thresholdText(const char* name, double v) {
+  return std::string(name) + " " + fixed2(v) + (v >= kRoleThreshold ? "" : ", below " + fixed2(kRoleThreshold));
+}
+
+}  // namespace
+
+bool isInductionHead(const RoleScores& s) {
+  return s.layer >= 1 && s.prefixMatching && *s.prefixMatching >= kRoleThreshold && copies(s);
+}
+
+bool inductionNeedsCopying(int layer, std::optional<double> prefixMatching) {
+  return layer >= 1 && prefixMatching && *prefixMatching >= kRoleThreshold;
+}
+
+RoleVerdict roleVerdict(const RoleScores& s, RuleRole r) {
+  RoleVerdict v;
+  switch (r) {
+    case RuleRole::PreviousToken:
+      v.score = std::max(s.prevToken, s.prevTokenNew);
+      v.passes = v.score >= kRoleThreshold;
+      v.text = v.passes && s.prevToken < kRoleThreshold ? "previous-token at first occurrences " + fixed2(s.prevTokenNew)
+                                                         : thresholdText("previous-token", v.score);
+      break;
+    case RuleRole::Induction:
+      v.measured = s.prefixMatching.has_value();
+      v.score = s.prefixMatching.value_or(0.0);
+      v.passes = isInductionHead(s);
+      v.text = inductionText(s);
+      break;
+    case RuleRole::Self:
+      v.score = s.self;
+      v.passes = v.score >= kRoleThreshold;
+      v.text = thresholdText("self", s.self);
+      break;
+    case RuleRole::FirstToken:
+      v.score = s.firstToken;
+      v.passes = v.score >= kRoleThreshold;
+      v.text = thresholdText("first-token", s.firstToken);
+      break;
+  }
+  return v;
+}
+
+std::string roleOf(const RoleScores& s) {
+  const RuleRole order[] = {RuleRole::PreviousToken, RuleRole::Induction, RuleRole::Self, RuleRole::FirstToken};
+  RoleVerdict best;
+  best.score = -1.0;
+  for (RuleRole r : order) {
+    RoleVerdict v = roleVerdict(s, r);
+    if (v.measured && v.score > best.score) best = std::move(v);
+  }
+  if (best.score < kRoleThreshold) return "diffuse (entropy " + fixed2(s.entropy) + ")";
+  return best.text;
+}
+
+std::string inductionRuleText() {
+  return "prefix matching ≥ " + fixed2(kRoleThreshold) + " and copying ≥ " + fixed2(kCopyingThreshold) +
+         ", in layer 1 or later";
+}
+
+}  // namespace mhascope
