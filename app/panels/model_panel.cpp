@@ -22,6 +22,7 @@
 #include "widgets/drag_slider.hpp"
 #include "widgets/flow.hpp"
 #include "widgets/heatmap_view.hpp"
+#include "widgets/wrapped_text.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -359,14 +360,14 @@ void drawScores(UiContext& ctx, const model::ModelView& v, int l, int h) {
   }
   ImGui::PushTextWrapPos(0.0f);
   const std::string role = "role: " + roleOf(roleScoresOf(s, l));
-  ImGui::TextUnformatted(role.c_str());
+  textWrapped(role);
   ctx.probes.recordLabel("model_head_role", role);
   if (!s.copying) {
     char why[96];
     if (s.inductionQueries == 0) std::snprintf(why, sizeof why, "copying not checked: no token repeats");
     else if (l < 1) std::snprintf(why, sizeof why, "copying not checked: layer 0 (it cannot be an induction head)");
     else std::snprintf(why, sizeof why, "copying not checked: prefix matching below %.2f", kRoleThreshold);
-    ImGui::TextDisabled("%s", why);
+    textWrappedDisabled(why);
   }
   ImGui::TextDisabled("uniform: the score of a head that spreads every row evenly over the t + 1 keys it sees, on these "
                       "tokens (chance level); ×: this head's score over it.");
@@ -386,7 +387,6 @@ std::string scoresLine(const model::ModelView& v, int l, int h) {
 // the column, so nothing is cut at any window width.
 void drawRanked(UiContext& ctx, ModelViewState& m, float width) {
   const model::ModelView& v = *m.result;
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(roleColor(m.colourBy)), "Heads by %s", headRoleName(m.colourBy));
   const std::string order = roleHighIsStrong(m.colourBy) ? "highest first" : "lowest first: the sharpest";
   const std::string rule = roleRuleText(m.colourBy);
@@ -394,42 +394,40 @@ void drawRanked(UiContext& ctx, ModelViewState& m, float width) {
   std::snprintf(chance, sizeof chance, "a uniform head (chance) scores %s here", roleValueText(roleValue(v.uniform, m.colourBy)).c_str());
   const std::string heading = (roleHasRule(m.colourBy) ? rule + "; passing heads first, each group " + order : order) +
                               " · " + chance;
-  ImGui::TextDisabled("%s", heading.c_str());
+  ImGui::TextDisabled("%s", wrapAtSpaces(heading, width).c_str());
   ctx.probes.recordLabel("model_ranked_heading", heading);
   const std::vector<RankedHead> ranked = headsByRole(v, m.colourBy, kRankedShown);
-  if (ranked.empty()) ImGui::TextDisabled("n/a: the text repeats no token; try repeated random tokens");
+  if (ranked.empty()) ImGui::TextDisabled("%s", wrapAtSpaces("n/a: the text repeats no token; try repeated random tokens", width).c_str());
   const bool nonePasses = roleHasRule(m.colourBy) && !ranked.empty() && !ranked.front().passes;
   if (nonePasses) {
     const std::string none = noHeadPassesText(m.colourBy) + ".";
-    ImGui::TextUnformatted(none.c_str());
+    ImGui::TextUnformatted(wrapAtSpaces(none, width).c_str());
     ctx.probes.recordLabel("model_ranked_none", none);
   }
-  ImGui::PopTextWrapPos();
   if (m.colourBy == HeadRole::Induction && !v.copyingEveryHead) {
-    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
-    ImGui::TextDisabled("Copying reads the whole vocabulary per query: measured only for heads in layer 1 or later whose "
-                        "prefix matching passes.");
-    ImGui::PopTextWrapPos();
+    ImGui::TextDisabled("%s", wrapAtSpaces("Copying reads the whole vocabulary per query: measured only for heads in layer 1 "
+                                           "or later whose prefix matching passes.", width).c_str());
   }
   std::string rankedText;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     const RankedHead& r = ranked[i];
     ImGui::PushID(static_cast<int>(i));
-    char head[48];
-    std::snprintf(head, sizeof head, "%2zu.  layer %d, head %d: ", i + 1, r.layer, r.head);
-    const std::string line = head + r.verdict;
-    // One selectable as tall as the wrapped line, the line drawn over it.
+    char rank[16], head[48];
+    std::snprintf(rank, sizeof rank, "%2zu.  ", i + 1);
+    std::snprintf(head, sizeof head, "layer %d, head %d: ", r.layer, r.head);
+    // One selectable as tall as the wrapped line (at spaces only: never inside a number), the line drawn over it.
+    const std::string line = wrapAtSpaces(rank + (head + r.verdict), width);
     const ImVec2 at = ImGui::GetCursorScreenPos();
-    const ImVec2 size = ImGui::CalcTextSize(line.c_str(), nullptr, false, width);
+    const ImVec2 size = ImGui::CalcTextSize(line.c_str());
     if (ImGui::Selectable("##rank", r.layer == m.layer && r.head == m.head, 0, ImVec2(width, size.y))) {
       m.layer = r.layer;
       m.head = r.head;
     }
     ctx.probes.recordLastItem("model_rank_" + std::to_string(i));
     const ImU32 colour = r.passes ? roleColor(m.colourBy) : ImGui::GetColorU32(roleHasRule(m.colourBy) ? ImGuiCol_TextDisabled : ImGuiCol_Text);
-    dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), at, colour, line.c_str(), nullptr, width);
-    ctx.probes.recordLabel("model_rank_text_" + std::to_string(i), line);
+    dl->AddText(at, colour, line.c_str());
+    ctx.probes.recordLabel("model_rank_text_" + std::to_string(i), head + r.verdict);
     ImGui::PopID();
     rankedText += (i ? "; " : "") + std::string("L") + std::to_string(r.layer) + " h" + std::to_string(r.head);
   }
@@ -444,6 +442,8 @@ void drawSide(UiContext& ctx, ModelViewState& m, const GridPick& pick, float wid
   const float em = ImGui::GetFontSize();
   const bool hovering = pick.layer >= 0;
   const int l = hovering ? pick.layer : m.layer, h = hovering ? pick.head : m.head;
+  const ImVec2 column = ImGui::GetWindowPos();  // the side column's child window, for scripts that scroll it
+  ctx.probes.recordRect("model_side", column, ImVec2(column.x + ImGui::GetWindowWidth(), column.y + ImGui::GetWindowHeight()));
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "layer %d, head %d", l, h);
   ImGui::SameLine();
   ImGui::TextDisabled(hovering ? "(hovered; click: pipeline)" : "(selected)");

@@ -2,7 +2,8 @@
 # The Model tab under Xvfb on the fixture model folders (tests/fixtures/models: random tiny models,
 # copied here with a byte-level tokenizer.json, tests/model_tokenizer.py): every layer and head as a grid,
 # hover, colour by role, the probe switch, a click opening that layer and head in the pipeline,
-# File → Open of a model folder, errors keeping the previous grid, and cancelling a load.
+# File → Open of a model folder, errors keeping the previous grid, and cancelling a load; on the
+# trained fixture, the induction list by the Train mode's rule.
 # Usage: model_view.sh CASE MHASCOPE_BINARY FIXTURES
 set -u
 case_name=${1//_/-}  # the folder's name is typed into the Open popup, where "_" types a space
@@ -66,6 +67,48 @@ case "$1" in
     log=$(xvfb "$bin" --fresh --model "$out/big" --text "abc" --script "$(script_from model_cancel.txt)") \
       || fail "script failed (exit $?): $log"
     echo "$log"
+    ;;
+  model_roles)
+    # The trained fixture has its byte tokenizer. The expected words are the one rule applied to the
+    # reference's own numbers (prefix matching and copying of every head on its text), ranked as the
+    # list ranks: heads passing first, then by prefix matching, ties in grid order.
+    cp -r "$fix/models/trained" "$out/trained" || fail "cannot copy the trained fixture"
+    text=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["sequences"]["text"]["text"])' \
+      "$fix/models/reference/trained/reference.json") || fail "cannot read the reference text"
+    "$PY" - "$fix/models/reference/trained/reference.json" "$here/model_roles.txt" "$out" > "$out/model_roles.txt" <<'PY' \
+      || fail "cannot write the script"
+import json, sys
+ref, template, out = sys.argv[1:4]
+heads = json.load(open(ref))["sequences"]["text"]["heads"]
+f2 = lambda x: f"{x:.2f}"
+rows = []
+for l, row in enumerate(heads):
+    for h, s in enumerate(row):
+        pm, cp = s["induction"], s["copying"]
+        passes = l >= 1 and pm >= 0.5 and cp >= 0.5
+        if l < 1:
+            words = f"prefix matching {f2(pm)}, copying {f2(cp)}; layer 0: no earlier head to compose with — it cannot be an induction head"
+        elif passes:
+            words = f"induction {f2(pm)} copying {f2(cp)}"
+        elif cp < 0.5:
+            words = f"prefix matching {f2(pm)}, not copying ({f2(cp)})"
+        else:
+            words = f"prefix matching {f2(pm)}, copying {f2(cp)}"
+        rows.append((not passes, -pm, l, h, f"layer {l}, head {h}: {words}"))
+rows.sort()
+lines = [f"expect_text model_rank_text_{k} {r[4]}" for k, r in enumerate(rows)]
+if all(r[0] for r in rows):
+    lines.append("expect_text model_ranked_none No head passes the induction rule (prefix matching ≥ 0.50 and copying ≥ 0.50, in layer 1 or later).")
+print(open(template).read().replace("@ROLES@", "\n".join(lines)).replace("@OUT@", out))
+PY
+    log=$(xvfb "$bin" --fresh --model "$out/trained" --text "$text" --script "$out/model_roles.txt") \
+      || fail "script failed (exit $?): $log"
+    echo "$log"
+    for shot in model_roles model_roles_list model_roles_entropy; do
+      /usr/bin/python3 "$here/check_png.py" "$out/$shot.png" 1600x1000 || fail "blank $shot.png"
+    done
+    /usr/bin/python3 "$here/check_png.py" "$out/model_roles_1100.png" 1100x900 || fail "blank model_roles_1100.png"
+    grep -q "^model_chance_copying: [0-9.]* uniform" <<<"$log" || fail "no copying row for the hovered head: $log"
     ;;
   *) fail "unknown case $case_name" ;;
 esac
