@@ -124,16 +124,10 @@ double evenCausalEntropy(int T) {
 }
 
 RoleScores roleScoresOf(const HeadScores& s, int layer) {
-  RoleScores r;
-  r.layer = layer;
-  r.prevToken = s.prevToken;
-  r.prevTokenNew = s.prevTokenNew;
-  r.self = s.self;
-  r.firstToken = s.sink;
-  r.entropy = s.entropy;
-  if (s.inductionQueries > 0) r.prefixMatching = s.induction;
-  r.copying = s.copying;
-  return r;
+  return {.layer = layer, .prevToken = s.prevToken, .prevTokenNew = s.prevTokenNew, .self = s.self, .firstToken = s.sink,
+          .entropy = s.entropy,
+          .prefixMatching = s.inductionQueries > 0 ? std::optional<double>(s.induction) : std::nullopt,
+          .copying = s.copying};
 }
 
 HeadScores headScores(const float* a, const TokenRepeats& r) {

@@ -131,17 +131,9 @@ Snapshot takeSnapshot(const ForwardCache& cache, std::int64_t step) {
 }
 
 RoleScores roleScoresOf(const HeadScores& s, int layer) {
-  RoleScores r;
-  r.layer = layer;
-  r.prevToken = s.prevToken;
-  r.prevTokenNew = s.prevTokenNew;
-  r.self = s.self;
-  r.firstToken = s.firstToken;
-  r.entropy = s.entropy;
-  // The repeated probe gives every head both: its second half repeats every token.
-  r.prefixMatching = s.induction;
-  r.copying = s.copying;
-  return r;
+  // The repeated probe gives every head both prefix matching and copying: its second half repeats every token.
+  return {.layer = layer, .prevToken = s.prevToken, .prevTokenNew = s.prevTokenNew, .self = s.self,
+          .firstToken = s.firstToken, .entropy = s.entropy, .prefixMatching = s.induction, .copying = s.copying};
 }
 
 bool isInductionHead(const HeadScores& s, int layer) { return mhascope::isInductionHead(roleScoresOf(s, layer)); }
