@@ -51,7 +51,9 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
     commandsHelp += "\n  mhascope " + std::string(c.name) + std::string(c.name.size() < 9 ? 9 - c.name.size() : 1, ' ') +
                     std::string(c.summary);
   }
-  CLI::App cli{"mhascope: see inside multi-head attention. With no command it opens the window.\n" + commandsHelp};
+  CLI::App cli{"mhascope: see inside multi-head attention. With no command it opens the window; with --model DIR "
+               "and no --text, on the default sentence through the model's tokenizer (or, when the folder has none, "
+               "with the Model tab on repeated random tokens).\n" + commandsHelp};
   cli.name("mhascope");
   std::string size;
   cli::addModelOptions(cli, o.model);  // --preset, --text, --weights …: as for `mhascope export`
