@@ -182,8 +182,13 @@ bool App::applyModelOptions() {
     options_.model.text = start->text;
   }
   if (start && start->randomProbe) {
-    // No tokenizer, so nothing resolves a text: the folder is checked as the Open menu does, the
-    // pipeline says that its text needs a tokenizer, and the Model tab runs on random tokens.
+    // No tokenizer, so nothing resolves a text: the options and the folder are checked as
+    // resolveModel and the Open menu check them, the pipeline says that its text needs a
+    // tokenizer, and the Model tab runs on random tokens.
+    if (auto st = cli::checkOptionConflicts(options_.model); !st) {
+      startupError(st.error().message);
+      return false;
+    }
     auto folder = model::ModelFolder::open(options_.model.files.model);
     if (!folder) {
       startupError(folder.error().message);

@@ -57,6 +57,9 @@ case "$1" in
     echo "$log"
     grep -q "^model_probe_n: [0-9]" <<<"$log" || fail "the Model tab is not on random tokens: $log"
     "$PY" "$here/check_png.py" "$out/model_no_tokenizer.png" 1600x1000 || fail "blank model_no_tokenizer.png"
+    # Options the folder decides are refused as with a text, before the window opens.
+    err=$(xvfb "$bin" --fresh --model "$out/notok" --heads 3 2>&1) && fail "--heads with --model accepted"
+    grep -qF -- "drop --heads" <<<"$err" || fail "--heads with --model: $err"
     # A folder that is not a model still fails before the window opens.
     mkdir -p "$out/empty"
     err=$(xvfb "$bin" --fresh --model "$out/empty" 2>&1) && fail "an empty folder opened"
