@@ -10,15 +10,9 @@ fix=$3
 source "$(dirname "$0")/gui_common.sh"
 PY=/usr/bin/python3
 
-# copy NAME FOLDER [bos]: the fixture NAME as $out/FOLDER with a tokenizer
-copy() {
-  cp -r "$fix/models/$1" "$out/$2" || fail "cannot copy $1"
-  "$PY" "$here/../model_tokenizer.py" "$out/$2" ${3:-} || fail "cannot write the tokenizer"
-}
-
 case "$1" in
   layer_titles)
-    copy gpt2 gpt
+    copy_model gpt2 gpt
     log=$(xvfb "$bin" --fresh --model "$out/gpt" --layer 1 --text "abcabc" --view heatmap --stage weights \
             --script "$(script_from layer_titles.txt)") || fail "script failed (exit $?): $log"
     echo "$log"
@@ -40,7 +34,7 @@ case "$1" in
     done
     ;;
   model_no_text)
-    copy llama_gqa llama
+    copy_model llama_gqa llama
     log=$(xvfb "$bin" --fresh --model "$out/llama" --script "$(script_from model_no_text.txt)") \
       || fail "script failed (exit $?): $log"
     echo "$log"
