@@ -115,16 +115,18 @@ int cmdPredict(const PredictArgs& a) {
     }
     std::printf("\n");
   }
-  std::printf("\nLogit lens: top-1 next token of each layer's residual stream through the final norm and unembedding\n"
-              "(the last layer's column is the model's own prediction)\n");
-  constexpr std::size_t kCell = 12;
+  std::printf("\nLogit lens: top-1 next token of each layer's residual stream through the final norm and unembedding,\n"
+              "with the probability that layer gives it (the last layer's column is the model's own prediction)\n");
+  // A lens cell: the token cut to kLensToken columns, then its probability ("p       0.993").
+  constexpr std::size_t kCell = 12, kLensToken = 8, kLensCell = kLensToken + 6;
   std::printf("  %4s %s", "t", cell("token", kCell).c_str());
-  for (int l = 0; l < s.layers; ++l) std::printf(" %s", cell("layer " + std::to_string(l), kCell).c_str());
+  for (int l = 0; l < s.layers; ++l) std::printf(" %s", cell("layer " + std::to_string(l), kLensCell).c_str());
   std::printf("\n");
   for (int t = 0; t < T; ++t) {
     std::printf("  %4d %s", t, cell(mt->labels[static_cast<std::size_t>(t)], kCell).c_str());
     for (int l = 0; l < s.layers; ++l) {
-      std::printf(" %s", cell(mt->tokenizer->displayToken(lens.at(l, t).top.id), kCell).c_str());
+      const model::Candidate& top = lens.at(l, t).top;
+      std::printf(" %s %.3f", cell(mt->tokenizer->displayToken(top.id), kLensToken).c_str(), top.probability);
     }
     std::printf("\n");
   }
@@ -139,7 +141,13 @@ int cmdPredict(const PredictArgs& a) {
     }
     for (int l = 0; l < lens.layers; ++l) {
       nlohmann::json r = nlohmann::json::array();
-      for (int t = 0; t < T; ++t) r.push_back(candidateJson(*mt, lens.at(l, t).top));
+      for (int t = 0; t < T; ++t) {
+        // The layer's top-1 with the probability the layer gives it, and the one it gives the
+        // model's final top-1 (how early the final answer emerges).
+        nlohmann::json c = candidateJson(*mt, lens.at(l, t).top);
+        c["final_top_probability"] = lens.at(l, t).finalTopProbability;
+        r.push_back(std::move(c));
+      }
       lensJ.push_back(r);
     }
     const nlohmann::json doc = {{"model", mt->folder.dir()}, {"architecture", s.family->modelType},

@@ -35,7 +35,7 @@ bool tokenCombo(const char* label, int& index, const std::vector<std::string>& t
 
 void markEdited(AppState& st) {
   st.doc.configDirty = true;
-  if (st.doc.presetName.find(" (edited)") == std::string::npos) st.doc.presetName += " (edited)";
+  markEditedIfChanged(st.doc);
 }
 
 }  // namespace

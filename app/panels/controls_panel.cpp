@@ -56,6 +56,7 @@ void presetPicker(UiContext& ctx) {
   const ImGuiStyle& style = ImGui::GetStyle();
   shown = fitText(shown, ImGui::CalcItemWidth() - ImGui::GetFrameHeight() - 2.0f * style.FramePadding.x);
   ctx.probes.recordLabel("preset_box", shown);
+  ctx.probes.recordLabel("preset_name", st.doc.presetName);  // whole, as the tooltip shows it
   if (ImGui::BeginCombo("preset", shown.c_str())) {
     for (const std::string& name : presetNames()) {
       ImGui::PushID(name.c_str());
@@ -398,6 +399,13 @@ void drawControlsPanel(UiContext& ctx) {
   ctx.probes.recordLabel("text_label", textLabel);
   changed |= ImGui::InputTextMultiline("##text", &cfg.text, ImVec2(-1.0f, 3.2f * em));
   ctx.probes.recordLastItem("text");
+  const bool startNote = !st.doc.startTextNote.empty() && cfg.text == st.doc.startText;
+  if (startNote) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s", st.doc.startTextNote.c_str());
+    ImGui::PopTextWrapPos();
+  }
+  ctx.probes.recordLabel("start_text_note", startNote ? st.doc.startTextNote : "");
   if (modelText) {
     modelTokenCount(ctx);
     // The model fixes T (its tokenizer's count), B = 1 and self-attention: greyed with the reason.
@@ -529,7 +537,7 @@ void drawControlsPanel(UiContext& ctx) {
 
   if (changed) {
     st.doc.configDirty = true;
-    if (st.doc.presetName.find(" (edited)") == std::string::npos) st.doc.presetName += " (edited)";
+    markEditedIfChanged(st.doc);
   }
 
   if (!st.actionError.empty()) {

@@ -89,26 +89,32 @@ void drawHeadGridPanel(UiContext& ctx) {
   ImGui::AlignTextToFramePadding();
   // The hint wraps as a block right of the button instead of running past the column's edge.
   ImGui::PushTextWrapPos(0.0f);
+  // "2 heads of Softmax · layer 3": the stage and, for a model's layer, which layer (nameSource).
+  std::string of = stageInfo(stage).title;
+  if (const SelectionName source = nameSource(t.layer); !source.title.empty()) of += " \u00b7 " + source.title;
   if (kvAxis) {
+    ctx.probes.recordLabel("grid_hint", std::to_string(kvN) + " K/V heads of " + of);
     ImGui::TextDisabled("N = %d K/V heads of %s (h = %d query heads, %d per K/V head: query head i reads K/V head "
-                        "i / %d). Hover: preview. Click: open in the Heatmap tab.", kvN, stageInfo(stage).title, t.heads,
+                        "i / %d). Hover: preview. Click: open in the Heatmap tab.", kvN, of.c_str(), t.heads,
                         group, group);
   } else if (perHead && grouped) {
+    ctx.probes.recordLabel("grid_hint", std::to_string(t.heads) + " heads of " + of);
     ImGui::TextDisabled("%d heads of %s, one colour scale; the tag names the K/V head each query head reads (N = %d, "
                         "%d query heads per K/V head). Hover: preview. Click: open in the Heatmap tab.", t.heads,
-                        stageInfo(stage).title, kvN, group);
+                        of.c_str(), kvN, group);
   } else if (perHead) {
+    ctx.probes.recordLabel("grid_hint", std::to_string(t.heads) + " heads of " + of);
     ImGui::TextDisabled("%d heads of %s, one colour scale. Hover: preview. Click: open in the Heatmap tab.", t.heads,
-                        stageInfo(stage).title);
+                        of.c_str());
   } else if (stage == StageId::KvGroups || stage == StageId::WindowMask) {
-    ImGui::TextDisabled("%s: %s.", stageInfo(stage).title,
+    ImGui::TextDisabled("%s: %s.", of.c_str(),
                         stage == StageId::KvGroups ? "row i (query head) has a 1 under the K/V head it reads"
                                                    : "one table for every head and batch item; 1 = hidden by the window");
   } else if (kvBlocks) {
     ImGui::TextDisabled("N·d_k columns: block g is K/V head g's columns g·d_k … (g+1)·d_k − 1 (N = %d, d_k = %d), read "
                         "by query heads g·%d … g·%d + %d.", kvN, t.dk, group, group, group - 1);
   } else if (!blocks) {
-    ImGui::TextDisabled("%s: %s.", stageInfo(stage).title, noHeadOwnerNote(stage));
+    ImGui::TextDisabled("%s: %s.", of.c_str(), noHeadOwnerNote(stage));
   } else if (stage == StageId::Concat) {
     ImGui::TextDisabled("Merge heads: block i holds head i's output, columns i·d_k … (i+1)·d_k − 1 (d_k = %d).", t.dk);
   } else {
@@ -194,7 +200,7 @@ void drawHeadGridPanel(UiContext& ctx) {
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(headColor(h)), "%s", title);
       if (grouped && perHead) kvTag(ctx, h, h / group, headColor(h / group * group));
     } else {
-      ImGui::TextUnformatted(nameSelection(stage, view.batch, -1).title.c_str());
+      ImGui::TextUnformatted(nameSelection(stage, view.batch, -1, 0, t.layer).title.c_str());
     }
     ImGui::SetCursorScreenPos(ImVec2(p.x, p.y + titleH));  // under its own title, not at the line start
     const Slice2D& s = perHead ? *slices[static_cast<std::size_t>(h)] : first;

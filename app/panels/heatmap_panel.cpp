@@ -188,7 +188,7 @@ void drawFirstHead(UiContext& ctx, const FirstHead& f) {
   }
   sameLineOrWrap(10 * em, em);
   zoomButtons(ctx);
-  const std::string title = nameSelection(f.stage, f.batch, f.head).title;
+  const std::string title = nameSelection(f.stage, f.batch, f.head, 0, f.trace.layer).title;
   const std::string what = title + "   " + s.rowAxis + " × " + s.colAxis + " = " + std::to_string(s.rows) + " × " +
                            std::to_string(s.cols);
   ImGui::TextUnformatted(what.c_str());

@@ -23,11 +23,41 @@ void recordColumn(UiProbes& probes, const char* name) {
                     ImVec2(ImGui::GetWindowPos().x + ImGui::GetWindowSize().x, ImGui::GetWindowPos().y + ImGui::GetWindowSize().y));
 }
 
-// The main area's tab bar: the Main panels, and when narrow the Right ones too.
+// The main tab strip's tabs: the Main panels, and when narrow the Right ones too (the lessons are
+// drawn inside the Lessons tab).
+bool inTabStrip(const PanelInfo& p, bool wide) {
+  if (p.area != PanelArea::Main && (wide || p.area != PanelArea::Right)) return false;
+  return !lessonIndexOf(p.id);
+}
+
+// The tabs' side padding that fits every tab in `width`: the style's when they fit as they are,
+// less when they would not (down to a fifth of an em). Past that ImGui's ResizeDown policy
+// shrinks the widest tabs, a cut label ending in "…" with the whole title in its tooltip. So
+// every tab stays on screen: a tab scrolled past the strip's end was found by nobody.
+float tabPaddingToFit(bool wide, float width) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  float labels = 0.0f;
+  int n = 0;
+  for (const PanelInfo& p : allPanels()) {
+    if (!inTabStrip(p, wide)) continue;
+    labels += ImGui::CalcTextSize(p.title).x;
+    ++n;
+  }
+  if (n == 0) return style.FramePadding.x;
+  const float spare = width - labels - static_cast<float>(n - 1) * style.ItemInnerSpacing.x;
+  return std::clamp(spare / (2.0f * static_cast<float>(n)), 0.2f * ImGui::GetFontSize(), style.FramePadding.x);
+}
+
+// The main area's tab bar: every tab visible at any width (tabPaddingToFit).
 void drawMainTabs(UiContext& ctx, bool wide) {
   ViewState& view = ctx.view;
-  const ImGuiTabBarFlags tabFlags = ImGuiTabBarFlags_FittingPolicyScroll | ImGuiTabBarFlags_TabListPopupButton;
-  if (!ImGui::BeginTabBar("main tabs", tabFlags)) return;
+  // The padding sizes the tabs wherever ImGui lays them out (the bar, each tab) and draws their
+  // labels; the tabs' content keeps the style's own.
+  const ImVec2 padding(tabPaddingToFit(wide, ImGui::GetContentRegionAvail().x), ImGui::GetStyle().FramePadding.y);
+  ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, padding);
+  const bool bar = ImGui::BeginTabBar("main tabs", ImGuiTabBarFlags_FittingPolicyResizeDown);
+  ImGui::PopStyleVar();
+  if (!bar) return;
   // Taken before the tabs draw: a tab that asks for another during its draw (a click in All heads
   // or Model opening the Heatmap, a tab already passed) gets it on the next frame.
   const std::string select = std::move(view.selectTab);
@@ -36,12 +66,13 @@ void drawMainTabs(UiContext& ctx, bool wide) {
   const bool selectLesson = lessonIndexOf(select).has_value();
   if (selectLesson) view.lesson = select;
   for (const PanelInfo& p : allPanels()) {
-    if (p.area != PanelArea::Main && (wide || p.area != PanelArea::Right)) continue;
-    if (lessonIndexOf(p.id)) continue;  // drawn inside the Lessons tab
+    if (!inTabStrip(p, wide)) continue;
     ImGui::PushID(p.id);
     const bool lessonsTab = std::string_view(p.id) == kLessonsTab;
     const ImGuiTabItemFlags flags = select == p.id || (selectLesson && lessonsTab) ? ImGuiTabItemFlags_SetSelected : 0;
+    ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, padding);
     const bool open = ImGui::BeginTabItem(p.title, nullptr, flags);
+    ImGui::PopStyleVar();
     ctx.probes.recordLastItem(std::string("tab_") + p.id);  // "tab_grid"
     if (open) {
       view.tab = p.id;
@@ -55,7 +86,9 @@ void drawMainTabs(UiContext& ctx, bool wide) {
     }
     ImGui::PopID();
   }
+  ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, padding);
   ImGui::EndTabBar();
+  ImGui::PopStyleVar();
 }
 
 // The columns' table: controls | pipeline + main tabs | (wide only) explanations.

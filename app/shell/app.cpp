@@ -37,6 +37,7 @@
 #include "train_lab/lab_panels.hpp"
 #include "train_lab/lab_state.hpp"
 #include "io/presets.hpp"
+#include "model/model_folder.hpp"
 #include "model_source/model_text.hpp"  // TokenizerCache
 
 namespace mhascope::app {
@@ -172,6 +173,37 @@ bool App::initialiseImGui() {
 // `mhascope export` resolves them, so a bad option fails here with the command's message; the
 // scheduler then builds the same model from the same config and files.
 bool App::applyModelOptions() {
+  Document& doc = pipeline_.state.doc;
+  // `mhascope --model DIR` alone opens on a text of the window's choosing (said under the text box).
+  const std::optional<ModelStartText> start = modelStartText(options_.model);
+  if (start) {
+    doc.startText = start->text;
+    doc.startTextNote = start->note;
+    options_.model.text = start->text;
+  }
+  if (start && start->randomProbe) {
+    // No tokenizer, so nothing resolves a text: the options and the folder are checked as
+    // resolveModel and the Open menu check them, the pipeline says that its text needs a
+    // tokenizer, and the Model tab runs on random tokens.
+    if (auto st = cli::checkOptionConflicts(options_.model); !st) {
+      startupError(st.error().message);
+      return false;
+    }
+    auto folder = model::ModelFolder::open(options_.model.files.model);
+    if (!folder) {
+      startupError(folder.error().message);
+      return false;
+    }
+    auto preset = loadPreset("default");
+    if (preset) doc.config = std::move(*preset);
+    doc.config.text = start->text;
+    doc.files = options_.model.files;
+    doc.files.model = folder->dir();
+    if (!doc.files.layer) doc.files.layer = 0;
+    doc.presetName = std::filesystem::path(folder->dir()).filename().string() + " layer " + std::to_string(*doc.files.layer);
+    modelViewOf(pipeline_.state).probe = ModelProbe::RepeatedRandom;
+    return true;
+  }
   auto r = cli::resolveModel(options_.model);
   if (!r) {
     startupError(r.error().message);
@@ -185,7 +217,10 @@ bool App::applyModelOptions() {
   pipeline_.state.doc.config = std::move(r->config);
   pipeline_.state.doc.files = options_.model.files;
   if (!pipeline_.state.doc.files.checkpoint.empty() && !pipeline_.state.doc.files.layer) pipeline_.state.doc.files.layer = 0;
-  pipeline_.state.doc.presetName = options_.preset + " (command line)";
+  // A model folder's layer is named as the Open menu and the Model tab name it.
+  pipeline_.state.doc.presetName = r->modelLayer ? std::filesystem::path(r->modelLayer->dir).filename().string() +
+                                                       " layer " + std::to_string(r->modelLayer->layer)
+                                                 : options_.preset + " (command line)";
   notePresetRead(pipeline_.state, options_.preset);
   return true;
 }

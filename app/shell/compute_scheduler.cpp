@@ -98,6 +98,7 @@ void ComputeScheduler::applyOutcome(AppState& state, ComputeOutcome& outcome, Tr
     const std::uint64_t budget = state.doc.config.memoryBudgetBytes;
     state.doc.config = outcome.config;
     state.doc.config.memoryBudgetBytes = budget;
+    keepNamedConfig(state.doc, true);  // what the name names is what the files decided
   } else if (!state.doc.files.query.empty() || !state.doc.files.weights.empty()) {
     state.doc.config.dModel = outcome.config.dModel;
     if (!state.doc.files.weights.empty()) state.doc.config.bias = outcome.config.bias;
@@ -105,6 +106,7 @@ void ComputeScheduler::applyOutcome(AppState& state, ComputeOutcome& outcome, Tr
 }
 
 void ComputeScheduler::updateTrace(AppState& state, const ViewState& view, bool forceSync) {
+  keepNamedConfig(state.doc);  // a name given since the last frame: the config it names, before any edit
   if (auto outcome = worker_.take(spare_)) {
     // take() swapped the worker's trace into spare_; move it on into the state.
     const bool ok = outcome->ok;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <regex>
 #include <climits>
 #include <string>
@@ -17,6 +18,7 @@
 #include "attention/model.hpp"
 #include "io/presets.hpp"
 #include "lessons/lessons.hpp"
+#include "tokenize/tokenizer_files.hpp"
 
 namespace mhascope::app {
 
@@ -49,7 +51,9 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
     commandsHelp += "\n  mhascope " + std::string(c.name) + std::string(c.name.size() < 9 ? 9 - c.name.size() : 1, ' ') +
                     std::string(c.summary);
   }
-  CLI::App cli{"mhascope: see inside multi-head attention. With no command it opens the window.\n" + commandsHelp};
+  CLI::App cli{"mhascope: see inside multi-head attention. With no command it opens the window; with --model DIR "
+               "and no --text, on the default sentence through the model's tokenizer (or, when the folder has none, "
+               "with the Model tab on repeated random tokens).\n" + commandsHelp};
   cli.name("mhascope");
   std::string size;
   cli::addModelOptions(cli, o.model);  // --preset, --text, --weights …: as for `mhascope export`
@@ -159,6 +163,27 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
     o.viewGiven = true;
   }
   o.headGiven = cli.count("--head") > 0;
+  return out;
+}
+
+std::optional<ModelStartText> modelStartText(const cli::ModelOptions& m) {
+  if (m.files.model.empty() || m.text || !m.textFile.empty() || !m.workspace.empty()) return std::nullopt;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  // --model takes the folder or its config.json.
+  const std::string dir = fs::is_directory(m.files.model, ec) ? m.files.model : fs::path(m.files.model).parent_path().string();
+  ModelStartText out;
+  auto preset = loadPreset("default");
+  out.text = preset ? preset->text : ModelConfig{}.text;
+  if (tokenize::hasTokenizerFiles(dir)) {
+    out.note = "No --text was given: this is the default sentence, through the model's tokenizer. Type your own "
+               "here, or start with --text \"…\" or --text-file FILE.";
+  } else {
+    out.randomProbe = true;
+    out.note = "No --text was given and '" + dir + "' has no tokenizer (tokenizer.json, or vocab.json + merges.txt), "
+               "so the Model tab runs on repeated random tokens. A text needs the model's own tokenizer beside its "
+               "config.json.";
+  }
   return out;
 }
 

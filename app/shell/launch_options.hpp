@@ -48,4 +48,16 @@ struct ParsedLaunch {
 
 ParsedLaunch parseLaunchOptions(int argc, char** argv);
 
+// `mhascope --model DIR` with no --text, --text-file or --workspace: what the window opens on
+// (the commands, which print what the text gives, still ask for one): the default preset's
+// sentence through the model's tokenizer, or, when the folder has no tokenizer, repeated random
+// tokens in the Model tab. `note` says which under the text box, and how to change it. nullopt
+// when a text is given or no model folder is.
+struct ModelStartText {
+  std::string text;          // the pipeline's text either way
+  bool randomProbe = false;  // the folder has no tokenizer: the Model tab runs on random tokens
+  std::string note;
+};
+std::optional<ModelStartText> modelStartText(const cli::ModelOptions& m);
+
 }  // namespace mhascope::app

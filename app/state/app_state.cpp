@@ -8,6 +8,8 @@
 #include <cmath>
 #include <filesystem>
 #include <iterator>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace mhascope::app {
@@ -150,6 +152,34 @@ std::string presetFileOf(std::string nameOrPath) {
 
 void notePresetRead(AppState& state, const std::string& nameOrPath) {
   if (std::string file = presetFileOf(nameOrPath); !file.empty()) state.doc.presetFiles.insert(std::move(file));
+}
+
+namespace {
+
+constexpr std::string_view kEdited = " (edited)";
+
+// presetName without its " (edited)", and whether it had one.
+std::pair<std::string, bool> withoutEditedMark(const std::string& name) {
+  const auto at = name.find(kEdited);
+  if (at == std::string::npos) return {name, false};
+  return {name.substr(0, at) + name.substr(at + kEdited.size()), true};
+}
+
+}  // namespace
+
+void keepNamedConfig(Document& doc, bool configDecided) {
+  auto [bare, edited] = withoutEditedMark(doc.presetName);
+  if (bare == doc.namedAs && !(configDecided && !edited)) return;
+  doc.namedAs = std::move(bare);
+  doc.namedConfig = edited ? std::string() : presetToJson(doc.config);
+}
+
+void markEditedIfChanged(Document& doc) {
+  keepNamedConfig(doc);  // a name given this frame, before its first edit
+  auto [bare, edited] = withoutEditedMark(doc.presetName);
+  // A name that came edited (namedConfig empty) keeps its mark: what it named is not known.
+  const bool differs = doc.namedConfig.empty() || presetToJson(doc.config) != doc.namedConfig;
+  doc.presetName = differs ? bare + std::string(kEdited) : bare;
 }
 
 bool resetToDefaults(AppState& state, ViewState& view) {

@@ -66,9 +66,18 @@ struct Document {
   bool configDirty = true;          // edited since the last compute request
   TokenChips chips;                 // of config.text (the compute scheduler refreshes them)
   std::string presetName = "default";
+  // What presetName names, as it was given: the preset box says " (edited)" while `config` differs
+  // from it (markEditedIfChanged), so an edit put back clears the mark. Taken by keepNamedConfig
+  // when the name changes; namedConfig is empty when the name came already edited (a workspace).
+  std::string namedAs;      // presetName without " (edited)" when namedConfig was taken
+  std::string namedConfig;  // presetToJson of the config then
   // Every preset file this window read a configuration from (presetFileOf): inputs, so a
   // workspace is never saved over one of them (the command line refuses the same).
   std::set<std::string> presetFiles;
+  // `mhascope --model DIR` without a text: the text the window chose and the words under the text
+  // box saying so and how to change it (shell/launch_options ModelStartText), shown while the text
+  // is still that one.
+  std::string startText, startTextNote;
   std::string configError;          // why `config` cannot run (validateConfig); empty when fine
   std::vector<int> suggestedHeads;  // valid h nearest to the requested one, when h ∤ d_model
   bool sizeEditPending = false;     // d_model / h dragged or typed: applied when the edit ends
@@ -231,6 +240,12 @@ namespace mhascope::app {
 std::string presetFileOf(std::string nameOrPath);
 // Notes that the configuration was read from `nameOrPath`'s file (Document::presetFiles).
 void notePresetRead(AppState& state, const std::string& nameOrPath);
+// The preset box's " (edited)" follows the config, not the history of edits: keepNamedConfig (the
+// compute update, every frame, and when a computed layer's files decide the config) takes the config
+// a new name names; markEditedIfChanged (after an edit) adds the mark when the config differs from
+// it and takes it away when it is the same again.
+void keepNamedConfig(Document& doc, bool configDecided = false);
+void markEditedIfChanged(Document& doc);
 
 // "Reset to defaults": the default preset and a fresh view (stage, head, batch, colours, tab).
 // False (with state.actionError set) when the default preset cannot be read.

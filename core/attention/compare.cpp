@@ -136,6 +136,7 @@ Slice2D differenceSlice(const SliceDifference& d, const Slice2D& labels) {
   s.weight = labels.weight;
   s.batchIndex = labels.batchIndex;
   s.head = labels.head;
+  s.layer = labels.layer;
   s.rows = d.rows;
   s.cols = d.cols;
   s.data = d.values.data();

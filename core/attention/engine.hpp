@@ -66,6 +66,10 @@ struct AttentionOptions {
   // batch item, or (B, h, T_q, T_k). A finite entry replaces that cell of Q K^T before scaling;
   // NaN keeps the computed score. Everything downstream is recomputed from it.
   std::optional<Tensor> scoresOverride;
+  // Which layer of a model this attention is (0-based; a model folder's or a checkpoint's), or -1
+  // for a layer of its own (random weights, a preset, files of one layer). The engine only records
+  // it in the trace, so every picture's title and file name can say which layer it shows.
+  int layer = -1;
 };
 
 // Bytes the recorded trace takes for these sizes (all 16 stages, the lazy scaled and masked scores

@@ -96,6 +96,7 @@ void recordDescription(Trace& t, const AttentionInputs& in, bool hasBias, const 
   t.ropeBase = opt.ropeBase;
   t.window = opt.window;
   t.sinks = opt.sinks;
+  t.layer = opt.layer;
   auto labelsOr = [](const std::vector<std::vector<std::string>>& given, std::int64_t nb, std::int64_t nt) {
     if (!given.empty()) return given;
     std::vector<std::vector<std::string>> out(static_cast<std::size_t>(nb));

@@ -54,11 +54,22 @@ std::string weightNamesList() {
   return out;
 }
 
-SelectionName nameSelection(StageId stage, int batchIndex, int head, int gridHeads) {
+SelectionName nameSource(int layer) {
+  if (layer < 0) return {};
+  return {"layer " + std::to_string(layer), "layer" + std::to_string(layer)};
+}
+
+SelectionName nameSelection(StageId stage, int batchIndex, int head, int gridHeads, int layer) {
   const StageInfo& info = stageInfo(stage);
+  const SelectionName source = nameSource(layer);
   SelectionName n;
   n.title = std::string(info.title) + " (" + info.name + ")";
-  n.fileStem = std::string(info.name) + "_b" + std::to_string(batchIndex);
+  n.fileStem = info.name;
+  if (!source.title.empty()) {
+    n.title += kDot + source.title;
+    n.fileStem += "_" + source.fileStem;
+  }
+  n.fileStem += "_b" + std::to_string(batchIndex);
   if (gridHeads > 0 && stageHasHeads(stage)) {
     n.title += kDot + std::string("all ") + std::to_string(gridHeads) + " heads";
     n.fileStem += "_all_heads";
@@ -70,15 +81,20 @@ SelectionName nameSelection(StageId stage, int batchIndex, int head, int gridHea
   return n;
 }
 
-SelectionName nameWeight(WeightId id) {
+SelectionName nameWeight(WeightId id, int layer) {
   const WeightText& w = textOf(id);
   const bool matrix = static_cast<int>(id) < static_cast<int>(WeightId::Bq);
-  return {std::string(w.symbol) + (matrix ? " (learned matrix)" : " (learned bias)"), w.name};
+  SelectionName n{std::string(w.symbol) + (matrix ? " (learned matrix)" : " (learned bias)"), w.name};
+  if (const SelectionName source = nameSource(layer); !source.title.empty()) {
+    n.title += kDot + source.title;
+    n.fileStem += "_" + source.fileStem;
+  }
+  return n;
 }
 
 SelectionName nameSlice(const Slice2D& s, int gridHeads) {
-  if (s.weight) return nameWeight(*s.weight);
-  return nameSelection(s.stage, s.batchIndex, s.head, gridHeads);
+  if (s.weight) return nameWeight(*s.weight, s.layer);
+  return nameSelection(s.stage, s.batchIndex, s.head, gridHeads, s.layer);
 }
 
 bool headsOwnColumns(StageId stage) {
@@ -136,6 +152,7 @@ Result<Slice2D> sliceWeight(const Trace& trace, WeightId id) {
   Slice2D s;
   s.stage = StageId::Output;  // unused: `weight` says what this is
   s.weight = id;
+  s.layer = trace.layer;
   s.rows = w.rows;
   s.cols = w.cols;
   s.data = w.data;

@@ -270,6 +270,7 @@ Result<Slice2D> sliceStage(const Trace& trace, StageId stage, int batchIndex, in
   Slice2D s;
   s.stage = stage;
   s.batchIndex = batchIndex;
+  s.layer = trace.layer;
   std::size_t offset = 0;
   // A stage with B = 1 (the K/V group map, the ALiBi bias, the window mask) is the same for
   // every batch item.

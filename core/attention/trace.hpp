@@ -140,6 +140,7 @@ struct Trace {
   float ropeBase = 10000.0f;
   int window = 0;            // sliding window W (0: none)
   int sinks = 0;             // keys 0 .. S-1 stay visible past the window
+  int layer = -1;            // the model's layer these numbers are (AttentionOptions::layer); -1: none
 
   // kStageCount entries, pipeline order. A lazy stage (isLazy) holds its shape and axes only:
   // read its numbers through tensor(), readCells() or cell(), never through .data.
@@ -192,6 +193,7 @@ struct Slice2D {
   std::optional<WeightId> weight;  // set: a learned matrix (stage, batch and head do not apply)
   int batchIndex = 0;
   int head = -1;  // -1 for stages without a head axis
+  int layer = -1;  // the trace's layer of a model (Trace::layer), named in titles; -1: none
   int rows = 0, cols = 0;
   // Points into the trace (valid while the trace is unchanged) or, for a lazy stage, into `owned`,
   // the slice's own copy of its numbers (shared by copies of the slice, so they stay valid).
@@ -238,10 +240,15 @@ struct SelectionName {
   std::string title;     // "Softmax (weights) · head 1 · batch 0"; grids: "… · all 4 heads · batch 0"
   std::string fileStem;  // "weights_b0_h1"; grids: "weights_b0_all_heads"; learned: "w_q"
 };
-// gridHeads > 0: every head of a per-head stage in one grid.
-SelectionName nameSelection(StageId stage, int batchIndex, int head, int gridHeads = 0);
-SelectionName nameWeight(WeightId id);
-SelectionName nameSlice(const Slice2D& s, int gridHeads = 0);  // either of the above
+// Where the numbers come from, in the words every title and file name uses for it: a layer of a
+// model (Trace::layer >= 0) is "layer 3" / "layer3"; a layer of its own (random weights, a preset,
+// files of one layer: layer -1) has no words, so its titles name the stage, head and batch alone.
+SelectionName nameSource(int layer);
+// gridHeads > 0: every head of a per-head stage in one grid. layer: Trace::layer, said after the
+// stage ("Softmax (weights) · layer 3 · head 1 · batch 0", weights_layer3_b0_h1).
+SelectionName nameSelection(StageId stage, int batchIndex, int head, int gridHeads = 0, int layer = -1);
+SelectionName nameWeight(WeightId id, int layer = -1);  // "W_q (learned matrix) · layer 3", w_q_layer3
+SelectionName nameSlice(const Slice2D& s, int gridHeads = 0);  // either of the above, with s.layer
 
 // Whether the columns of this stage belong to heads: the Q/K/V projections (head i will get
 // columns i·d_k … (i+1)·d_k − 1), the split heads, the per-head stages and the merged heads.

@@ -167,6 +167,7 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
   out.model.weights = *la->weights;
   out.model.options = std::move(la->options);
   out.model.options.recordEveryStage = true;  // every stage, for the pipeline and the dump
+  out.model.options.layer = layer;
   out.config = modelLayerConfig(s, out.model.weights, *mt, budget);
   out.seedUsed = false;
 

@@ -128,6 +128,12 @@ Status checkVocabSize(const std::string& file, const std::string& where, std::in
 // 24 leaves about a tenth more.
 std::uint64_t estimateTokenizerBytes(std::uint64_t fileBytes) { return 24 * fileBytes; }
 
+bool hasTokenizerFiles(const std::string& dir) {
+  std::error_code ec;
+  const fs::path d(dir);
+  return fs::exists(d / "tokenizer.json", ec) || (fs::exists(d / "vocab.json", ec) && fs::exists(d / "merges.txt", ec));
+}
+
 Result<BpeTokenizer> loadTokenizer(const std::string& path, const TokenizerLimits& limits) {
   std::error_code ec;
   const bool isDir = fs::is_directory(path, ec);
@@ -144,7 +150,7 @@ Result<BpeTokenizer> loadTokenizer(const std::string& path, const TokenizerLimit
   }
   const std::string vocab = (fs::path(dir) / "vocab.json").string();
   const std::string merges = (fs::path(dir) / "merges.txt").string();
-  if (!fs::exists(vocab, ec) || !fs::exists(merges, ec)) {
+  if (!hasTokenizerFiles(dir)) {
     return makeError("'" + path + "' holds no tokenizer: neither tokenizer.json nor vocab.json + merges.txt");
   }
   if (auto st = checkBudget({vocab, merges}, limits); !st) return st.error();

@@ -27,6 +27,9 @@ struct TokenizerLimits {
 // tokenizer_files.cpp).
 std::uint64_t estimateTokenizerBytes(std::uint64_t fileBytes);
 
+// Whether the folder holds the files loadTokenizer reads (tokenizer.json, or vocab.json +
+// merges.txt), without reading them.
+bool hasTokenizerFiles(const std::string& dir);
 // `path` is the model folder or a tokenizer.json file.
 Result<BpeTokenizer> loadTokenizer(const std::string& path, const TokenizerLimits& limits = {});
 // The whole file as bytes, refused above `maxBytes` with both sizes in the message.

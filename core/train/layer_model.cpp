@@ -46,6 +46,7 @@ Result<Model> trainedLayerModel(const GptParams& p, const Batch& batch, int laye
   m.weights = mhaWeightsFromPacked(bp.inW, bp.inB, bp.outW, bp.outB);
   m.options.heads = p.cfg.heads;
   m.options.causal = true;
+  m.options.layer = layer;
   applyVariants(p.cfg, m.options);  // the layer's RoPE / ALiBi / K/V heads, as training ran it
   return m;
 }

@@ -126,6 +126,22 @@ check "top-1 probability = softmax of the reference logits" "
 d = json.load(open('$T/p_gpt2.json')); r = np.load('$R/gpt2/s0_logits.npy').astype(np.float64)
 p = np.exp(r - r.max(-1, keepdims=True)); p /= p.sum(-1, keepdims=True)
 got = np.array([t[0]['probability'] for t in d['predictions']]); assert abs(got - p.max(-1)).max() < 1e-5"
+check "logit lens: each cell's probability, at least the one it gives the final top-1; the last layer's is the model's" "
+d = json.load(open('$T/p_gpt2.json'))
+for row in d['logit_lens']:
+    assert all(0 < c['probability'] <= 1 and c['final_top_probability'] <= c['probability'] + 1e-12 for c in row), row
+for c, t in zip(d['logit_lens'][-1], d['predictions']):
+    assert abs(c['probability'] - t[0]['probability']) < 1e-5 and abs(c['final_top_probability'] - c['probability']) < 1e-12, (c, t[0])"
+"$BIN" predict --model "$T/gpt2" --text-file "$T/s0.txt" --top 1 > "$T/p_table.txt" 2>&1
+check "predict's lens table: each layer's top-1 with its probability, as in --json" "
+d = json.load(open('$T/p_gpt2.json'))
+lines = open('$T/p_table.txt', encoding='utf-8').read().split('Logit lens')[1].splitlines()
+rows = [l for l in lines if l.strip()[:1].isdigit()]
+assert len(rows) == 12, rows
+for t, line in enumerate(rows):
+    probs = [float(w) for w in line.split()[2:] if w.count('.') == 1 and w.replace('.', '').isdigit()]
+    want = [d['logit_lens'][l][t]['probability'] for l in range(2)]
+    assert len(probs) >= 2 and all(abs(p - w) <= 5e-4 + 1e-9 for p, w in zip(probs[-2:], want)), (line, want)"
 out="$("$BIN" predict --model "$T/gpt2" --text "a b" --top 2 2>&1)"
 grep -q "^ *1 ␣  *0  →" <<<"$out" && grep -q "Logit lens" <<<"$out" && grep -q "layer 1" <<<"$out" \
   && ok "predict prints the space token as '␣' with its id, and the lens table" || bad "predict table: $out"

@@ -53,6 +53,41 @@ TEST(SelectionName, SliceNamesMatchTheirSelection) {
   EXPECT_EQ(nameSlice(*s).title, nameSelection(StageId::Weights, 1, 1).title);
 }
 
+// A layer of a model (AttentionOptions::layer, recorded in the trace and its slices) is named after
+// the stage in the title and the file name; a layer of its own (-1) keeps the words above.
+TEST(SelectionName, ALayerOfAModelIsNamed) {
+  EXPECT_EQ(nameSource(-1).title, "");
+  EXPECT_EQ(nameSource(3).title, "layer 3");
+  EXPECT_EQ(nameSource(3).fileStem, "layer3");
+  const SelectionName n = nameSelection(StageId::Weights, 0, 1, 0, 3);
+  EXPECT_EQ(n.title, "Softmax (weights) \u00b7 layer 3 \u00b7 head 1 \u00b7 batch 0");
+  EXPECT_EQ(n.fileStem, "weights_layer3_b0_h1");
+  EXPECT_EQ(nameSelection(StageId::Scores, 0, -1, 4, 0).fileStem, "scores_layer0_b0_all_heads");
+  EXPECT_EQ(nameWeight(WeightId::Wq, 2).title, "W_q (learned matrix) \u00b7 layer 2");
+  EXPECT_EQ(nameWeight(WeightId::Wq, 2).fileStem, "w_q_layer2");
+  EXPECT_EQ(nameWeight(WeightId::Bo).fileStem, "b_o");
+
+  ModelConfig cfg;
+  cfg.text = "a b c";
+  cfg.dModel = 8;
+  cfg.heads = 2;
+  auto m = buildModel(cfg);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  Trace plain;
+  ASSERT_TRUE(forward(m->inputs, m->weights, m->options, plain).ok());
+  EXPECT_EQ(plain.layer, -1);
+  m->options.layer = 5;
+  Trace t;
+  ASSERT_TRUE(forward(m->inputs, m->weights, m->options, t).ok());
+  EXPECT_EQ(t.layer, 5);
+  auto s = sliceStage(t, StageId::Weights, 0, 1);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(nameSlice(*s).title, "Softmax (weights) \u00b7 layer 5 \u00b7 head 1 \u00b7 batch 0");
+  auto w = sliceWeight(t, WeightId::Wo);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(nameSlice(*w).fileStem, "w_o_layer5");
+}
+
 TEST(HeadOwnership, OnlyProjectionsSplitHeadsAndConcatBelongToHeads) {
   // No head owns the input columns; in the output W_o has added one term per head into every feature.
   EXPECT_FALSE(headsOwnColumns(StageId::Query));

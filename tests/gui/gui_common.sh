@@ -45,3 +45,9 @@ script_from() {  # template → the test's own copy with @OUT@ and @HERE@ filled
   sed -e "s|@OUT@|$out|g" -e "s|@HERE@|$here|g" "$here/$1" > "$out/$1"
   echo "$out/$1"
 }
+# copy_model NAME FOLDER [bos]: the fixture model NAME ($fix/models, tests/fixtures) as $out/FOLDER with a
+# byte-level tokenizer (tests/model_tokenizer.py)
+copy_model() {
+  cp -r "$fix/models/$1" "$out/$2" || fail "cannot copy $1"
+  /usr/bin/python3 "$here/../model_tokenizer.py" "$out/$2" ${3:-} || fail "cannot write the tokenizer"
+}

@@ -45,7 +45,7 @@ case "$case_name" in
     "$bin" export --checkpoint "$out/induction.safetensors" --layer 0 --stage weights --head 0 --out "$out/cli.png" \
       || fail "CLI export of the saved checkpoint"
     # below the subtitle (which describes the model in different words) every pixel is the same
-    /usr/bin/python3 "$here/same_region.py" "$out/cli.png" "$out/weights_b0_h0.png" 0 85 990 800 \
+    /usr/bin/python3 "$here/same_region.py" "$out/cli.png" "$out/weights_layer0_b0_h0.png" 0 85 990 800 \
       || fail "Open in pipeline differs from --checkpoint --layer 0"
     # --view train opens the Train mode
     xvfb "$bin" --screenshot "$out/train.png" --view train || fail "--view train exited $?"
