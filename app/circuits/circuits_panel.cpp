@@ -144,6 +144,25 @@ HeatmapHover drawCircuitsMap(UiContext& ctx, const char* id, Slice2D& slice, Dat
   return drawHeatmap(id, spec, nullptr, size);
 }
 
+float tokenMapSide(const Slice2D& slice, float side) {
+  const float em = ImGui::GetFontSize();
+  const int n = std::max(slice.rows, slice.cols);
+  float widest = 0;
+  for (const auto* labels : {&slice.rowLabels, &slice.colLabels})
+    for (const std::string& l : *labels) widest = std::max(widest, ImGui::CalcTextSize(l.c_str()).x);
+  // The widget's margins (drawHeatmap's layout): the column labels' height is the widest label within
+  // [1.5 em, 7 em] + 0.6 em; the row labels' width the widest within [1.5 em, 9 em], or the corner's axis
+  // names if wider, + 0.6 em.
+  const float colLabels = std::clamp(widest, 1.5f * em, 7.0f * em) + 0.6f * em;
+  const float corner = std::max(ImGui::CalcTextSize((slice.rowAxis + " ↓").c_str()).x,
+                                ImGui::CalcTextSize((slice.colAxis + " →").c_str()).x);
+  const float rowLabels = std::max(std::clamp(widest, 1.5f * em, 9.0f * em), corner) + 0.6f * em;
+  // drawCircuitsMap's size is (side + colour bar, side): the cells get side minus the labels each way.
+  const float wanted = static_cast<float>(n) * 1.05f * em + std::max(rowLabels, colLabels);
+  const float room = ImGui::GetContentRegionAvail().x - colorbarWidth();
+  return std::max(side, std::min(wanted, room));
+}
+
 // The bar's place is the heatmap widget's (drawHeatmap): 0.8 em right of the plot, 1.1 em wide, from the
 // plot's top, at least 8 em tall.
 void markColorbar(const HeatmapHover& h, ColorRange range, float value) {
@@ -229,7 +248,9 @@ void drawRolloutSection(UiContext& ctx, const RolloutPicture& p, float side) {
   rollSlice.data = r.rolled.data();
   const ColorRange range{0.0f, 1.0f};
   // Two maps and their colour bars side by side, each with room for its row labels (~4 em).
-  const float half = std::min(side, 0.5f * ImGui::GetContentRegionAvail().x - colorbarWidth() - 5.0f * em);
+  // Two maps side by side: each grows (up to half the row) until every token has its label.
+  const float halfRoom = 0.5f * ImGui::GetContentRegionAvail().x - colorbarWidth() - 5.0f * em;
+  const float half = std::min(tokenMapSide(rawSlice, side), halfRoom);
   ImGui::BeginGroup();
   ImGui::Text("last layer's weights (mean over %d heads)", r.heads);
   const HeatmapHover hr = drawCircuitsMap(ctx, "raw map", rawSlice, DataKind::Probability, probabilityColormap(ctx.view), range, p.rawKey, half);
@@ -309,7 +330,8 @@ void drawHeadSection(UiContext& ctx, CircuitsView& view, const CircuitsEntry& e,
                      in.source + " (LayerNorm and biases left out)", stem);
   ImGui::TextUnformatted(title.c_str());
   const TextureKey key{kCheckpointCircuitsSpace | e.serial, view.keyBase + kCircuitsMatrix + view.matrix, 0, view.layer * c.heads + view.head, colormap, range.lo, range.hi};
-  const HeatmapHover hh = drawCircuitsMap(ctx, "head map", slice, DataKind::Signed, colormap, range, key, side);
+  const float mapSide = view.matrix >= 2 ? tokenMapSide(slice, side) : side;
+  const HeatmapHover hh = drawCircuitsMap(ctx, "head map", slice, DataKind::Signed, colormap, range, key, mapSide);
   ctx.probes.recordRect("circuits_head_map", hh.plotMin, hh.plotMax);
   const std::string words = headCircuitText(c, view.layer, view.head);
   textWrappedDisabled(words);
@@ -480,13 +502,14 @@ void drawVirtualSection(UiContext& ctx, CircuitsView& view, const CircuitsEntry&
   const std::string title = headName(p->fromLayer, p->fromHead) + " → " + headName(p->toLayer, p->toHead) +
                             ": E OV^a OV^b U (attending to a token raises these logits, through both heads)";
   ImGui::TextUnformatted(title.c_str());
-  ImGui::SameLine();
+  sameLineOrWrap(6.0f * ImGui::GetFontSize());
   drawCircuitsExport(ctx, "circuits_export_pair", slice, colormap, range, title, in.source + " (LayerNorm and biases left out)",
                      "virtual_ov_tokens_l" + std::to_string(p->fromLayer) + "_h" + std::to_string(p->fromHead) + "_l" +
                          std::to_string(p->toLayer) + "_h" + std::to_string(p->toHead));
   const TextureKey key{kCheckpointCircuitsSpace | e.serial, view.keyBase + kCircuitsVirtual, 0, static_cast<int>(i), colormap,
                        range.lo, range.hi};
-  const HeatmapHover hv = drawCircuitsMap(ctx, "pair map", slice, DataKind::Signed, colormap, range, key, side);
+  const HeatmapHover hv = drawCircuitsMap(ctx, "pair map", slice, DataKind::Signed, colormap, range, key,
+                                          tokenMapSide(slice, side));
   ctx.probes.recordRect("circuits_pair_map", hv.plotMin, hv.plotMax);
 }
 

@@ -30,6 +30,12 @@ HeatmapHover drawCircuitsMap(UiContext& ctx, const char* id, Slice2D& slice, Dat
 HeatmapHover drawCircuitsMap(UiContext& ctx, const char* id, Slice2D& slice, DataKind kind, ColormapId colormap,
                              ColorRange range, TextureKey key, ImVec2 size, bool tooltip);
 
+// The `side` (drawCircuitsMap's) a square map of tokens or positions needs for a label on every row
+// and column (cells at least one line of text tall, beside its labels and the corner's axis names),
+// at least `side`, at most the window's width left of the colour bar: a map of the text's 21 tokens
+// drawn where 11 labels fit drops every other one.
+float tokenMapSide(const Slice2D& slice, float side);
+
 // A white mark across the colour bar drawCircuitsMap drew beside `drawn`, at `value` of `range`
 // (the random baseline on a composition map); nothing when the value is outside the range.
 void markColorbar(const HeatmapHover& drawn, ColorRange range, float value);

@@ -173,8 +173,9 @@ void drawHeadSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsRe
                      modelCircuitsSource(r) + " (norm gains folded, biases left out)", stem);
   ImGui::TextUnformatted(title.c_str());
   ctx.probes.recordLabel("circuits_head_title", title);
+  const float mapSide = v.matrix >= 2 ? tokenMapSide(slice, side) : side;
   const HeatmapHover hh = drawCircuitsMap(ctx, "head map", slice, DataKind::Signed, colormap, range,
-                                          keyOf(v.state, kCircuitsMatrix + v.matrix, colormap, range, c.head), side);
+                                          keyOf(v.state, kCircuitsMatrix + v.matrix, colormap, range, c.head), mapSide);
   ctx.probes.recordRect("circuits_head_map", hh.plotMin, hh.plotMax);
   const std::string words = analysis::oneHeadMatrixText(c, r.distinctTokens, v.matrix);
   textWrappedDisabled(words);
@@ -355,13 +356,14 @@ void drawVirtualSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuit
   const std::string title = analysis::headName(vh.fromLayer, vh.fromHead) + " → " + analysis::headName(vh.toLayer, vh.toHead) +
                             ": E OV^a OV^b U (attending to a token raises these logits, through both heads)";
   ImGui::TextUnformatted(title.c_str());
-  ImGui::SameLine();
+  sameLineOrWrap(6.0f * ImGui::GetFontSize());
   drawCircuitsExport(ctx, "circuits_export_pair", slice, colormap, range, title,
                      modelCircuitsSource(r) + " (norm gains folded, biases left out)",
                      r.folderName + "_virtual_ov_tokens_l" + std::to_string(vh.fromLayer) + "_h" + std::to_string(vh.fromHead) +
                          "_l" + std::to_string(vh.toLayer) + "_h" + std::to_string(vh.toHead));
   const HeatmapHover hv = drawCircuitsMap(ctx, "pair map", slice, DataKind::Signed, colormap, range,
-                                          keyOf(v.state, kCircuitsVirtual, colormap, range), side);
+                                          keyOf(v.state, kCircuitsVirtual, colormap, range),
+                                          tokenMapSide(slice, side));
   ctx.probes.recordRect("circuits_pair_map", hv.plotMin, hv.plotMax);
 }
 
@@ -413,7 +415,7 @@ void drawCopyingSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuit
 
 void drawModelCircuitsTab(UiContext& ctx, ModelCircuitsView& v) {
   const float em = ImGui::GetFontSize();
-  const ModelCircuitsKey want = modelCircuitsKey(ctx.state, ctx.view);  // its job: the update step's (updateCircuits)
+  const ModelCircuitsKey want = modelCircuitsKey(ctx.state, ctx.view, v.pair);  // its job: the update step's (updateCircuits)
   ModelCircuitsState& s = v.state;
   ctx.probes.recordLabel("circuits_status", modelCircuitsStatus(s, want));
   drawStatus(ctx, v, want);

@@ -289,9 +289,13 @@ int runCircuitsModel(const CircuitsArgs& a) {
   model::ModelCircuitsOptions opt;
   opt.layer = a.layer;
   opt.head = a.head;
-  if (!a.pair.empty()) {  // its form here, its range by computeModelCircuits against the folder's sizes
+  if (!a.pair.empty()) {  // its form, then its range against the folder's sizes
     auto p = parsePair(a.pair);
     if (!p) return fail(p.error().message);
+    const model::ModelSpec& spec = mt->folder.spec();
+    if (const std::string why = checkPair(*p, spec.layers, spec.heads); !why.empty()) {
+      return fail("--pair '" + a.pair + "': " + why + " (" + mt->folder.dir() + "/config.json)");
+    }
     opt.pair = *p;
   }
   opt.memoryBudgetBytes = a.memoryBudgetMib ? *a.memoryBudgetMib << 20 : defaultMemoryBudget();

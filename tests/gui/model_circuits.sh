@@ -69,7 +69,7 @@ case "$1" in
     log=$(xvfb "$bin" --fresh --model "$out/gpt" --text "abcdefabcdef" --script "$out/pair.txt") \
       || fail "script failed (exit $?): $log"
     echo "$log"
-    for shot in circuits_pair_before circuits_pair; do
+    for shot in circuits_pair_before circuits_pair_scrolled circuits_pair; do
       "$PY" "$here/check_png.py" "$out/$shot.png" 1600x1000 || fail "blank $shot.png"
     done
     grep -q "^circuits_pair_text: layer 0 head 1 → layer 1 head 2 through the values: copying" <<<"$log" \
