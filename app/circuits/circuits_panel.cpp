@@ -409,12 +409,14 @@ void drawCompositionSection(UiContext& ctx, CircuitsView& view, const CircuitsEn
     for (int i = 0; i < c.heads; ++i) labels.push_back(circuitsHeadTag(l, i));
   // One scale for Q, K and V and every pair (0 … the largest score of any kind): a colour is one score.
   const ColorRange range{0.0f, top > 0 ? top : 1.0f};
-  const std::string scale = compositionScaleText(c.baseline, range.hi) + " Click a cell for that pair's virtual head.";
+  const std::string scale = compositionScaleText(c.baseline, range.hi) +
+                            " Rows: the head a that writes; columns: the head b that reads. Click a cell for that pair's virtual head.";
   textWrappedDisabled(scale);
   ctx.probes.recordLabel("circuits_comp_scale", scale);
   const ColormapId probability = probabilityColormap(ctx.view);
-  const float third = std::max(6.0f * em, (ImGui::GetContentRegionAvail().x - 2.0f * em) / 3.0f - colorbarWidth() - 2.0f * em);
-  const float small = std::min(side, third);
+  // Three columns: each map as large as a label on every head needs (tokenMapSide), within its third.
+  const float column = std::max(8.0f * em, (ImGui::GetContentRegionAvail().x - 2.0f * em) / 3.0f);
+  const float most = column - colorbarWidth() - 0.5f * em;
   const float x0 = ImGui::GetCursorPosX();
   for (int k = 0; k < 3; ++k) {
     const char kk = "QKV"[k];
@@ -422,11 +424,12 @@ void drawCompositionSection(UiContext& ctx, CircuitsView& view, const CircuitsEn
     slice.stage = StageId::Weights;  // scores in [0, 1]: the sequential map
     slice.rows = slice.cols = n;
     slice.data = m[k].data();
-    slice.rowAxis = "a (writes)";
-    slice.colAxis = "b (reads)";
+    slice.rowAxis = "a";  // short: three maps share the row (the scale line says which is which)
+    slice.colAxis = "b";
     slice.rowLabels = slice.colLabels = labels;
     slice.setBlockedCells(blocked);
-    if (k > 0) ImGui::SameLine(x0 + static_cast<float>(k) * (small + colorbarWidth() + 4.0f * em + em));
+    const float small = std::min(tokenMapSide(slice, std::min(side, most)), most);
+    if (k > 0) ImGui::SameLine(x0 + static_cast<float>(k) * (column + em));
     ImGui::PushID(k);
     ImGui::BeginGroup();
     const std::string title = std::string(1, kk) + "-composition (" + (kk == 'Q' ? "queries" : kk == 'K' ? "keys" : "values") + ")";
@@ -636,7 +639,11 @@ void drawCircuitsTab(UiContext& ctx) {
     ctx.probes.recordLastItem("circuits_show_train_run");
     ctx.probes.recordLabel("circuits_show_train_run", label);
   }
+  // Its own scrolling area, as the model folder's view has: the tab's area leaves the mouse wheel to
+  // zoomable heatmaps, and the sections run far below the window.
+  ImGui::BeginChild("checkpoint circuits", ImVec2(0.0f, 0.0f), false);
   drawCircuitsView(ctx, view);
+  ImGui::EndChild();
 }
 
 }  // namespace mhascope::app
