@@ -194,6 +194,47 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ModelCircuitsMatchReference,
 
 const std::vector<int> kTokens = {5, 17, 42, 17, 63, 8, 42, 91, 5, 30, 17, 77};
 
+// The trained fixture (2 layers x 2 heads, attention only, trained on repeated runs of letters): every
+// (layer-0, layer-1) pair's virtual head copies as the reference computes it (V x V, float64), through
+// both computations, and the pair the reference's ablation names as its circuit (previous-token head →
+// induction head) copies through the values, whatever each head alone scores.
+TEST(ModelCircuits, TrainedFixturesCircuitPairCopiesThroughItsVirtualHead) {
+  const nlohmann::json ref = loadJson(kModels + "reference/trained/reference.json");
+  auto model = ModelFolder::open(kModels + "trained");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const auto& virt = ref.at("circuits").at("virtual");
+  ASSERT_EQ(virt.size(), 4u);
+  auto all = analysis::computeCircuits(FolderLayers(*model), 0.25);
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  const auto a = ref.at("ablation").at("previous_token_head").get<std::vector<int>>();
+  const auto b = ref.at("ablation").at("induction_head").get<std::vector<int>>();
+  ModelCircuitsOptions opt;
+  opt.layer = b[0];
+  opt.head = b[1];
+  opt.rolloutMaxTokens = 0;
+  opt.baseline = 0.25;
+  opt.pair = analysis::HeadPair{a[0], a[1], b[0], b[1]};
+  auto one = computeModelCircuits(*model, ref.at("sequences").at("text").at("tokens").get<std::vector<int>>(), opt);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  for (const auto& v : virt) {
+    const analysis::HeadPair p{v[0].get<int>(), v[1].get<int>(), v[2].get<int>(), v[3].get<int>()};
+    SCOPED_TRACE(analysis::headName(p.fromLayer, p.fromHead) + " → " + analysis::headName(p.toLayer, p.toHead));
+    const analysis::Composition* c = all->pair(p);
+    ASSERT_NE(c, nullptr);
+    EXPECT_NEAR(c->virtualCopying, v[4].get<double>(), 1e-5);
+    for (const analysis::Composition& r : one->reads)
+      if (analysis::HeadPair{r.fromLayer, r.fromHead, r.toLayer, r.toHead} == p) EXPECT_NEAR(r.virtualCopying, v[4].get<double>(), 1e-4);
+  }
+  ASSERT_TRUE(one->picked.has_value());
+  const analysis::Composition* circuit = all->pair(*opt.pair);
+  ASSERT_NE(circuit, nullptr);
+  EXPECT_NEAR(one->picked->copying, circuit->virtualCopying, 1e-4);
+  EXPECT_GE(one->picked->copying, 0.5) << "the circuit pair's virtual head does not copy";
+  const std::string line = analysis::pickedVirtualText(*one);
+  EXPECT_NE(line.find(analysis::headName(a[0], a[1]) + " → " + analysis::headName(b[0], b[1]) + " through the values: copying +"),
+            std::string::npos) << line;
+}
+
 // Query head i reads K/V head i / (h/N): on the GQA fixture (h = 4, N = 2) heads 0 and 1 share
 // W_k and W_v's first block, heads 2 and 3 the second, and norm1's gain scales their rows.
 TEST(ModelCircuits, GqaQueryHeadsReadTheirGroupsKeysAndValues) {
