@@ -221,6 +221,8 @@ void drawPairPicker(UiContext& ctx, int layers, int heads, std::optional<analysi
   ImGui::SameLine();
   changed |= drawHeadCombo(ctx, "circuits_pair_to", p.fromLayer + 1, layers - 1, heads, p.toLayer, p.toHead);
   if (changed) pair = p;
+  ctx.probes.recordLabel("circuits_pair_from", headItem(p.fromLayer, p.fromHead));
+  ctx.probes.recordLabel("circuits_pair_to", headItem(p.toLayer, p.toHead));
 }
 
 // The rollout beside the last layer's raw weights, the same for every source (the numbers: core's

@@ -43,7 +43,8 @@ void markColorbar(const HeatmapHover& drawn, ColorRange range, float value);
 // "pick a pair: earlier head [L0 h1] → later head [L1 h0]": two combos over the heads of a model of
 // `layers` x `heads` (the later one's list starts a layer after the earlier head); `pair` is set when the
 // user chooses an item and reset when it does not fit the model. Probes circuits_pair_from,
-// circuits_pair_to and their items circuits_pair_from_L{l}h{i}, circuits_pair_to_L{l}h{i}.
+// circuits_pair_to (also labels: the heads shown) and their items circuits_pair_from_L{l}h{i},
+// circuits_pair_to_L{l}h{i}.
 void drawPairPicker(UiContext& ctx, int layers, int heads, std::optional<analysis::HeadPair>& pair);
 
 // A head's five pictures: names, probe / file-name stems and axes, in the order the pickers show them.

@@ -130,11 +130,6 @@ nlohmann::json checkpointJson(const Circuits& c, const ProbeRollout& r, const Co
   }
   nlohmann::json rollout = nullptr;  // null: no probe sequence (a text task without --text)
   if (!r.rollout.empty()) rollout = {{"tokens", r.tokens}, {"matrix", matrixJson(r.rollout.rolled)}};
-  nlohmann::json virtualHeads = nlohmann::json::array();  // the pairs V-composition ranks first
-  for (const Composition* p : topValuePairs(c.pairs, kTopVirtualPairs)) {
-    virtualHeads.push_back({{"from", {p->fromLayer, p->fromHead}}, {"to", {p->toLayer, p->toHead}}, {"v", p->v},
-                            {"virtual_copying", p->virtualCopying}});
-  }
   nlohmann::json pair = nullptr;  // --pair's
   if (picked) {
     const std::size_t i = static_cast<std::size_t>(picked - c.pairs.data());
@@ -143,7 +138,7 @@ nlohmann::json checkpointJson(const Circuits& c, const ProbeRollout& r, const Co
             {"virtual_diagonal", i < c.virtualDiagonalTop.size() ? nlohmann::json(c.virtualDiagonalTop[i]) : nlohmann::json(nullptr)}};
   }
   return {{"pairs", pairs},       {"copying", copying}, {"diagonal", diagonal},          {"baseline", c.baseline},
-          {"rollout", rollout},   {"virtual_heads", virtualHeads}, {"pair", pair}};
+          {"rollout", rollout},   {"virtual_heads", virtualHeadsJson(c.pairs)}, {"pair", pair}};
 }
 
 std::vector<std::string> tokenLabels(const Checkpoint& ck, int vocab) {

@@ -105,6 +105,15 @@ nlohmann::json pairsJson(const std::vector<Composition>& pairs) {
   return out;
 }
 
+nlohmann::json virtualHeadsJson(const std::vector<Composition>& pairs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Composition* p : topValuePairs(pairs, kTopVirtualPairs)) {
+    out.push_back({{"from", {p->fromLayer, p->fromHead}}, {"to", {p->toLayer, p->toHead}}, {"v", p->v},
+                   {"virtual_copying", p->virtualCopying}});
+  }
+  return out;
+}
+
 void printVirtualHeads(const std::string& text) {
   std::printf("\n");
   std::size_t start = 0;

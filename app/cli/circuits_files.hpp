@@ -30,6 +30,8 @@ void printRolloutMissing(const std::string& why);
 // The strongest of a composition's three scores.
 double strongest(const analysis::Composition& p);
 nlohmann::json pairsJson(const std::vector<analysis::Composition>& pairs);
+// The pairs V-composition ranks first (topValuePairs, kTopVirtualPairs): from, to, v, virtual_copying.
+nlohmann::json virtualHeadsJson(const std::vector<analysis::Composition>& pairs);
 // A virtualHeadsText paragraph: its first line, then each pair's line and the meaning indented.
 void printVirtualHeads(const std::string& text);
 // --pair "0.0,1.1" (layer 0 head 0 → layer 1 head 1); the error quotes the value and the form it needs.

@@ -103,13 +103,6 @@ nlohmann::json modelJson(const ModelText& mt, const OneHeadCircuits& c, const st
   for (const auto& z : c.eigenvalues) eig.push_back({z.real(), z.imag()});
   nlohmann::json rollout = nullptr;
   if (!c.rollout.empty()) rollout = {{"tokens", tokens}, {"matrix", matrixJson(c.rollout.rolled)}};
-  std::vector<Composition> through = c.reads;
-  through.insert(through.end(), c.readBy.begin(), c.readBy.end());
-  nlohmann::json virtualHeads = nlohmann::json::array();  // the pairs V-composition ranks first
-  for (const Composition* p : topValuePairs(through, kTopVirtualPairs)) {
-    virtualHeads.push_back({{"from", {p->fromLayer, p->fromHead}}, {"to", {p->toLayer, p->toHead}}, {"v", p->v},
-                            {"virtual_copying", p->virtualCopying}});
-  }
   nlohmann::json pair = nullptr;  // --pair's
   if (c.picked) {
     const VirtualHead& v = *c.picked;
@@ -134,7 +127,7 @@ nlohmann::json modelJson(const ModelText& mt, const OneHeadCircuits& c, const st
           {"qk_positions", matrixJson(c.qkPositions)},
           {"rollout", rollout},
           {"rollout_why", c.rollout.why},
-          {"virtual_heads", virtualHeads},
+          {"virtual_heads", virtualHeadsJson(pairsThrough(c))},
           {"pair", pair}};
 }
 
@@ -191,9 +184,7 @@ Result<int> writeModelExport(const std::filesystem::path& dir, const ModelText& 
     if (auto s = writeMatrix(dir, f, axisLabels, subtitle); !s) return s.error();
     files += 2;
   }
-  std::vector<Composition> through = c.reads;
-  through.insert(through.end(), c.readBy.begin(), c.readBy.end());
-  if (auto s = writeVirtualHeads(dir / "virtual_heads.npy", through); !s) return s.error();
+  if (auto s = writeVirtualHeads(dir / "virtual_heads.npy", pairsThrough(c)); !s) return s.error();
   ++files;
   if (auto s = writePairs(dir / "composition_reads.npy", c.reads); !s) return s.error();
   if (auto s = writePairs(dir / "composition_read_by.npy", c.readBy); !s) return s.error();

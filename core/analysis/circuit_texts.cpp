@@ -178,8 +178,7 @@ std::string virtualPairText(const Circuits& c, const Composition& p) {
 }
 
 std::string oneHeadVirtualHeadsText(const OneHeadCircuits& c) {
-  std::vector<Composition> through = c.reads;
-  through.insert(through.end(), c.readBy.begin(), c.readBy.end());
+  const std::vector<Composition> through = pairsThrough(c);
   if (through.empty()) return "No virtual heads: a one-layer model has no pair of heads in different layers.";
   const auto alone = [&](int l, int h) { return c.copyingAt(l, h); };
   return "Virtual heads through " + headName(c.layer, c.head) + ", the pairs V-composition ranks first:\n" +

@@ -675,6 +675,12 @@ std::string checkPair(const HeadPair& p, int layers, int heads) {
   return "";
 }
 
+std::vector<Composition> pairsThrough(const OneHeadCircuits& c) {
+  std::vector<Composition> out = c.reads;
+  out.insert(out.end(), c.readBy.begin(), c.readBy.end());
+  return out;
+}
+
 std::vector<const Composition*> topValuePairs(const std::vector<Composition>& pairs, int n) {
   std::vector<const Composition*> out;
   for (const Composition& c : pairs) out.push_back(&c);

@@ -246,6 +246,8 @@ std::string checkPair(const HeadPair& p, int layers, int heads);
 // The pairs of `pairs` by their virtual head, the `n` with the highest V-composition first (ties keep the
 // order): the chains of heads the V scores point at.
 std::vector<const Composition*> topValuePairs(const std::vector<Composition>& pairs, int n);
+// Every pair through the chosen head of a OneHeadCircuits: its reads, then its readers.
+std::vector<Composition> pairsThrough(const OneHeadCircuits& c);
 // How many of them the views and the command line list.
 inline constexpr int kTopVirtualPairs = 3;
 
