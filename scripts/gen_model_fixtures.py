@@ -58,7 +58,12 @@ composition product d_model x d_model) — on CIRCUIT_TOKENS. The convention mat
   rollout = Π rownorm(½ (mean over heads of A_l + I)) of the reference forward's attention.
   <name>.json: tokens, token_ids, layer, head, copying (L x h), reads / read_by ([from layer, from
   head, to layer, to head, q, k, v]), eigenvalues (the d_k of largest modulus, [re, im]);
-  <name>_{qk,ov,qk_tokens,ov_tokens,rollout,last_mean}.npy float32 (+ qk_positions for GPT-2).
+  reads_virtual / read_by_virtual: each pair's virtual head OV^a OV^b, its copying score over the whole
+  V x V spectrum of E OV^a OV^b U; virtual_pair [from layer, from head, to layer, to head] (the first read,
+  else the first reader) with its virtual_copying and virtual_diagonal (the share of the text's tokens
+  whose own cell of E_s OV^a OV^b U_s is strictly above the rest of its row);
+  <name>_{qk,ov,qk_tokens,ov_tokens,rollout,last_mean}.npy float32 (+ qk_positions for GPT-2),
+  <name>_virtual_ov_tokens.npy float32 (E_s OV^a OV^b U_s of virtual_pair).
 `--circuits-only` writes these files alone (the weights are rebuilt from the same seeds).
 """
 import json
@@ -422,6 +427,16 @@ def write_circuits(name, cfg, W, forward, cases):
         qk, ov = mats[(l, i)]
         reads = [[la, ha, l, i, *composition(mats[(la, ha)][1], qk, ov)] for la in range(l) for ha in range(h)]
         read_by = [[l, i, lb, hb, *composition(ov, *mats[(lb, hb)])] for lb in range(l + 1, L) for hb in range(h)]
+        # Virtual heads: the copying score of E OV^a OV^b U over its whole (V, V) spectrum, for every pair
+        # through the head; the first pair (the first read, else the first reader) in full over the text's tokens.
+        def virtual(la, ha, lb, hb):
+            lam_v = np.linalg.eigvals(E @ mats[(la, ha)][1] @ mats[(lb, hb)][1] @ U)
+            return float(lam_v.real.sum() / np.abs(lam_v).sum())
+        reads_virtual = [virtual(*r[:4]) for r in reads]
+        read_by_virtual = [virtual(*r[:4]) for r in read_by]
+        pair = (reads + read_by)[0][:4]
+        virtual_tokens = E[distinct] @ mats[tuple(pair[:2])][1] @ mats[tuple(pair[2:])][1] @ U[:, distinct]
+        own = [virtual_tokens[r, r] > np.delete(virtual_tokens[r], r).max() for r in range(len(distinct))]
         lam = sorted(eig[(l, i)], key=lambda z: (-abs(z), z.imag))[:dk]
         Es = E[distinct]
         mats_out = [("qk", qk), ("ov", ov), ("qk_tokens", Es @ qk @ Es.T), ("ov_tokens", Es @ ov @ U[:, distinct])]
@@ -431,7 +446,10 @@ def write_circuits(name, cfg, W, forward, cases):
         base = os.path.join(out, f"{name}_l{l}_h{i}")
         with open(base + ".json", "w") as fjs:
             json.dump({"tokens": CIRCUIT_TOKENS, "token_ids": distinct, "layer": l, "head": i, "copying": copying,
-                       "reads": reads, "read_by": read_by, "eigenvalues": [[z.real, z.imag] for z in lam]}, fjs)
+                       "reads": reads, "read_by": read_by, "eigenvalues": [[z.real, z.imag] for z in lam],
+                       "reads_virtual": reads_virtual, "read_by_virtual": read_by_virtual, "virtual_pair": pair,
+                       "virtual_copying": virtual(*pair), "virtual_diagonal": float(np.mean(own))}, fjs)
+        np.save(f"{base}_virtual_ov_tokens.npy", virtual_tokens.astype(np.float32))
         for what, m in mats_out + [("rollout", rolled), ("last_mean", attn[-1].detach().to(torch.float64).numpy().mean(0))]:
             np.save(f"{base}_{what}.npy", m.astype(np.float32))
 

@@ -3,10 +3,14 @@
 // own view around the pipeline's head, model_circuits_panel.cpp, with the same widgets):
 //   head      — QK, OV, E QK E^T or E OV U of the chosen layer and head (signed: the diverging map
 //               on a range symmetric about 0, as every signed heatmap), with its words and export
-//   composition — the Q/K/V score of every (earlier, later) head pair as one (L h) x (L h) heatmap
-//               (pairs that cannot compose are blocked), the pairs above the random baseline as an
-//               arrow diagram (width = score), the words naming the strongest pair
+//   composition — the Q, K and V score of every (earlier, later) head pair as three (L h) x (L h)
+//               heatmaps side by side on one scale (0 … the largest score, the random baseline marked on
+//               each colour bar; pairs that cannot compose are blocked), the pairs above the random
+//               baseline as an arrow diagram (width = score), the words naming the strongest pair
 //   copying   — each head's copying score as a bar
+//   chains    — the virtual heads (OV^a OV^b) of the pairs V-composition ranks first, their copying
+//               beside each head's own, and the pair picked (a table cell, or two combos) with its
+//               E OV^a OV^b U when the worker kept it (analysis::Circuits::virtualOvTokens)
 //   rollout   — the last layer's raw weights (mean over heads) beside the rollout through all
 //               layers, on the probe sequence; the words follow the hovered row
 // Each text is built by core (core/analysis: compositionText, copyingText, headCircuitText,
@@ -140,6 +144,87 @@ HeatmapHover drawCircuitsMap(UiContext& ctx, const char* id, Slice2D& slice, Dat
   return drawHeatmap(id, spec, nullptr, size);
 }
 
+float tokenMapSide(const Slice2D& slice, float side) {
+  const float em = ImGui::GetFontSize();
+  const int n = std::max(slice.rows, slice.cols);
+  float widest = 0;
+  for (const auto* labels : {&slice.rowLabels, &slice.colLabels})
+    for (const std::string& l : *labels) widest = std::max(widest, ImGui::CalcTextSize(l.c_str()).x);
+  // The widget's margins (drawHeatmap's layout): the column labels' height is the widest label within
+  // [1.5 em, 7 em] + 0.6 em; the row labels' width the widest within [1.5 em, 9 em], or the corner's axis
+  // names if wider, + 0.6 em.
+  const float colLabels = std::clamp(widest, 1.5f * em, 7.0f * em) + 0.6f * em;
+  const float corner = std::max(ImGui::CalcTextSize((slice.rowAxis + " ↓").c_str()).x,
+                                ImGui::CalcTextSize((slice.colAxis + " →").c_str()).x);
+  const float rowLabels = std::max(std::clamp(widest, 1.5f * em, 9.0f * em), corner) + 0.6f * em;
+  // drawCircuitsMap's size is (side + colour bar, side): the cells get side minus the labels each way.
+  const float wanted = static_cast<float>(n) * 1.05f * em + std::max(rowLabels, colLabels);
+  const float room = ImGui::GetContentRegionAvail().x - colorbarWidth();
+  return std::max(side, std::min(wanted, room));
+}
+
+// The bar's place is the heatmap widget's (drawHeatmap): 0.8 em right of the plot, 1.1 em wide, from the
+// plot's top, at least 8 em tall.
+void markColorbar(const HeatmapHover& h, ColorRange range, float value) {
+  if (!(range.hi > range.lo) || value < range.lo || value > range.hi || h.plotMax.x <= h.plotMin.x) return;
+  const float em = ImGui::GetFontSize();
+  const float height = std::max(h.plotMax.y - h.plotMin.y, 8.0f * em);
+  const float x0 = h.plotMax.x + 0.8f * em, x1 = x0 + 1.1f * em;
+  const float y = h.plotMin.y + height * (1.0f - (value - range.lo) / (range.hi - range.lo));
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddLine(ImVec2(x0 - 0.3f * em, y), ImVec2(x1, y), IM_COL32(255, 255, 255, 255), 2.0f);
+  dl->AddTriangleFilled(ImVec2(x0 - 0.6f * em, y - 0.3f * em), ImVec2(x0 - 0.6f * em, y + 0.3f * em), ImVec2(x0 - 0.1f * em, y),
+                        IM_COL32(255, 255, 255, 255));
+}
+
+namespace {
+
+// "L1 h3": a head in the pair picker.
+std::string headItem(int layer, int head) { return "L" + std::to_string(layer) + " h" + std::to_string(head); }
+
+// One combo over the heads of layers [firstLayer, lastLayer]; true when one was chosen.
+bool drawHeadCombo(UiContext& ctx, const std::string& probe, int firstLayer, int lastLayer, int heads, int& layer, int& head) {
+  const float em = ImGui::GetFontSize();
+  bool chosen = false;
+  ImGui::SetNextItemWidth(6.0f * em);
+  const bool open = ImGui::BeginCombo(("##" + probe).c_str(), headItem(layer, head).c_str());
+  if (!open) ctx.probes.recordLastItem(probe);  // the box (once open, the popup is the last item)
+  if (!open) return false;
+  for (int l = firstLayer; l <= lastLayer; ++l)
+    for (int h = 0; h < heads; ++h) {
+      ImGui::PushID(l * heads + h);
+      if (ImGui::Selectable(headItem(l, h).c_str(), l == layer && h == head)) {
+        layer = l;
+        head = h;
+        chosen = true;
+      }
+      ctx.probes.recordLastItem(probe + "_L" + std::to_string(l) + "h" + std::to_string(h));
+      ImGui::PopID();
+    }
+  ImGui::EndCombo();
+  return chosen;
+}
+
+}  // namespace
+
+void drawPairPicker(UiContext& ctx, int layers, int heads, std::optional<analysis::HeadPair>& pair) {
+  if (pair && !analysis::checkPair(*pair, layers, heads).empty()) pair.reset();  // another model's
+  if (layers < 2) return;
+  analysis::HeadPair p = pair.value_or(analysis::HeadPair{0, 0, 1, 0});
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("pick a pair: earlier head");
+  ImGui::SameLine();
+  bool changed = drawHeadCombo(ctx, "circuits_pair_from", 0, layers - 2, heads, p.fromLayer, p.fromHead);
+  if (p.toLayer <= p.fromLayer) p.toLayer = p.fromLayer + 1;  // an earlier head picked past the later one
+  ImGui::SameLine();
+  ImGui::TextUnformatted("→ later head");
+  ImGui::SameLine();
+  changed |= drawHeadCombo(ctx, "circuits_pair_to", p.fromLayer + 1, layers - 1, heads, p.toLayer, p.toHead);
+  if (changed) pair = p;
+  ctx.probes.recordLabel("circuits_pair_from", headItem(p.fromLayer, p.fromHead));
+  ctx.probes.recordLabel("circuits_pair_to", headItem(p.toLayer, p.toHead));
+}
+
 // The rollout beside the last layer's raw weights, the same for every source (the numbers: core's
 // analysis::Rollout, made off the draw calls).
 void drawRolloutSection(UiContext& ctx, const RolloutPicture& p, float side) {
@@ -165,7 +250,9 @@ void drawRolloutSection(UiContext& ctx, const RolloutPicture& p, float side) {
   rollSlice.data = r.rolled.data();
   const ColorRange range{0.0f, 1.0f};
   // Two maps and their colour bars side by side, each with room for its row labels (~4 em).
-  const float half = std::min(side, 0.5f * ImGui::GetContentRegionAvail().x - colorbarWidth() - 5.0f * em);
+  // Two maps side by side: each grows (up to half the row) until every token has its label.
+  const float halfRoom = 0.5f * ImGui::GetContentRegionAvail().x - colorbarWidth() - 5.0f * em;
+  const float half = std::min(tokenMapSide(rawSlice, side), halfRoom);
   ImGui::BeginGroup();
   ImGui::Text("last layer's weights (mean over %d heads)", r.heads);
   const HeatmapHover hr = drawCircuitsMap(ctx, "raw map", rawSlice, DataKind::Probability, probabilityColormap(ctx.view), range, p.rawKey, half);
@@ -245,7 +332,8 @@ void drawHeadSection(UiContext& ctx, CircuitsView& view, const CircuitsEntry& e,
                      in.source + " (LayerNorm and biases left out)", stem);
   ImGui::TextUnformatted(title.c_str());
   const TextureKey key{kCheckpointCircuitsSpace | e.serial, view.keyBase + kCircuitsMatrix + view.matrix, 0, view.layer * c.heads + view.head, colormap, range.lo, range.hi};
-  const HeatmapHover hh = drawCircuitsMap(ctx, "head map", slice, DataKind::Signed, colormap, range, key, side);
+  const float mapSide = view.matrix >= 2 ? tokenMapSide(slice, side) : side;
+  const HeatmapHover hh = drawCircuitsMap(ctx, "head map", slice, DataKind::Signed, colormap, range, key, mapSide);
   ctx.probes.recordRect("circuits_head_map", hh.plotMin, hh.plotMax);
   const std::string words = headCircuitText(c, view.layer, view.head);
   textWrappedDisabled(words);
@@ -305,51 +393,129 @@ void drawCompositionSection(UiContext& ctx, CircuitsView& view, const CircuitsEn
     ctx.probes.recordLabel("circuits_comp_text", words);
     return;
   }
-  // (L h, L h): rows the earlier head a, columns the later head b; pairs that cannot compose blocked.
+  ImGui::SameLine();
+  ImGui::TextDisabled("(the arrows, the words and the export; the three tables are side by side)");
+  // (L h, L h) per kind: rows the earlier head a, columns the later head b; pairs that cannot compose blocked.
   const int n = c.layers * c.heads;
-  RowMatrix m = RowMatrix::Zero(n, n);
+  RowMatrix m[3] = {RowMatrix::Zero(n, n), RowMatrix::Zero(n, n), RowMatrix::Zero(n, n)};
   std::vector<std::uint8_t> blocked(static_cast<std::size_t>(n * n), 1);
   float top = 0;
   for (const Composition& p : c.pairs) {
     const int a = p.fromLayer * c.heads + p.fromHead, b = p.toLayer * c.heads + p.toHead;
-    m(a, b) = static_cast<float>(compositionScore(p, kind));
+    for (int k = 0; k < 3; ++k) m[k](a, b) = static_cast<float>(compositionScore(p, "QKV"[k]));
     blocked[static_cast<std::size_t>(a * n + b)] = 0;
     top = std::max({top, static_cast<float>(p.q), static_cast<float>(p.k), static_cast<float>(p.v)});
   }
-  Slice2D slice;
-  slice.stage = StageId::Weights;  // scores in [0, 1]: the sequential map
-  slice.rows = slice.cols = n;
-  slice.data = m.data();
-  slice.rowAxis = "a (writes)";
-  slice.colAxis = "b (reads)";
+  std::vector<std::string> labels;
   for (int l = 0; l < c.layers; ++l)
-    for (int i = 0; i < c.heads; ++i) slice.rowLabels.push_back(circuitsHeadTag(l, i));
-  slice.colLabels = slice.rowLabels;
-  slice.setBlockedCells(std::move(blocked));
-  // One scale for Q, K and V (0 … the largest score of any kind), so switching kinds compares them.
+    for (int i = 0; i < c.heads; ++i) labels.push_back(circuitsHeadTag(l, i));
+  // One scale for Q, K and V and every pair (0 … the largest score of any kind): a colour is one score.
   const ColorRange range{0.0f, top > 0 ? top : 1.0f};
-  const std::string title = std::string(1, kind) + "-composition of every pair (random baseline " +
-                            formatGeneral(c.baseline, 3) + ")";
-  ImGui::SameLine();
+  const std::string scale = compositionScaleText(c.baseline, range.hi) +
+                            " Rows: the head a that writes; columns: the head b that reads. Click a cell for that pair's virtual head.";
+  textWrappedDisabled(scale);
+  ctx.probes.recordLabel("circuits_comp_scale", scale);
   const ColormapId probability = probabilityColormap(ctx.view);
-  drawCircuitsExport(ctx, "circuits_export_comp", slice, probability, range, title,
-                     in.source + " (LayerNorm and biases left out)", std::string("composition_") + static_cast<char>(kind - 'A' + 'a'));
-  ImGui::BeginGroup();
-  ImGui::TextUnformatted(title.c_str());
-  const TextureKey key{kCheckpointCircuitsSpace | e.serial, view.keyBase + kCircuitsReads + view.kind, 0, -1, probability, range.lo,
-                       range.hi};
-  // No tooltip: it speaks of attention weights; the scores are written in the cells.
-  const HeatmapHover hc = drawCircuitsMap(ctx, "comp map", slice, DataKind::Probability, probability, range, key, side, false);
-  ctx.probes.recordRect("circuits_comp_map", hc.plotMin, hc.plotMax);
-  ImGui::EndGroup();
-  ImGui::SameLine(0.0f, 2.0f * em);
-  ImGui::BeginGroup();
-  ImGui::Text("pairs above the baseline %.3f; width = score", c.baseline);
-  drawArrows(ctx, c, kind, top, ImVec2(std::max(12.0f * em, side), side));
-  ImGui::EndGroup();
+  // Three columns: each map as large as a label on every head needs (tokenMapSide), within its third.
+  const float column = std::max(8.0f * em, (ImGui::GetContentRegionAvail().x - 2.0f * em) / 3.0f);
+  const float most = column - colorbarWidth() - 0.5f * em;
+  const float x0 = ImGui::GetCursorPosX();
+  for (int k = 0; k < 3; ++k) {
+    const char kk = "QKV"[k];
+    Slice2D slice;
+    slice.stage = StageId::Weights;  // scores in [0, 1]: the sequential map
+    slice.rows = slice.cols = n;
+    slice.data = m[k].data();
+    slice.rowAxis = "a";  // short: three maps share the row (the scale line says which is which)
+    slice.colAxis = "b";
+    slice.rowLabels = slice.colLabels = labels;
+    slice.setBlockedCells(blocked);
+    const float small = std::min(tokenMapSide(slice, std::min(side, most)), most);
+    if (k > 0) ImGui::SameLine(x0 + static_cast<float>(k) * (column + em));
+    ImGui::PushID(k);
+    ImGui::BeginGroup();
+    const std::string title = std::string(1, kk) + "-composition (" + (kk == 'Q' ? "queries" : kk == 'K' ? "keys" : "values") + ")";
+    if (k == view.kind) {
+      ImGui::TextUnformatted(title.c_str());
+      ImGui::SameLine();
+      drawCircuitsExport(ctx, "circuits_export_comp", slice, probability, range,
+                         title + " of every pair (random baseline " + formatGeneral(c.baseline, 3) + ")",
+                         in.source + " (LayerNorm and biases left out)", std::string("composition_") + static_cast<char>(kk - 'A' + 'a'));
+    } else {
+      ImGui::TextDisabled("%s", title.c_str());
+    }
+    const TextureKey key{kCheckpointCircuitsSpace | e.serial, view.keyBase + kCircuitsReads + k, 0, -1, probability, range.lo,
+                         range.hi};
+    // No tooltip: it speaks of attention weights; the scores are written in the cells.
+    const HeatmapHover hc = drawCircuitsMap(ctx, "comp map", slice, DataKind::Probability, probability, range, key, small, false);
+    markColorbar(hc, range, static_cast<float>(c.baseline));
+    ctx.probes.recordRect(std::string("circuits_comp_map_") + static_cast<char>(kk - 'A' + 'a'), hc.plotMin, hc.plotMax);
+    if (k == view.kind) ctx.probes.recordRect("circuits_comp_map", hc.plotMin, hc.plotMax);
+    if (hc.hovered && hc.row >= 0 && hc.col >= 0 && hc.row < n && hc.col < n) {
+      const HeadPair p{hc.row / c.heads, hc.row % c.heads, hc.col / c.heads, hc.col % c.heads};
+      if (const Composition* q = c.pair(p)) {
+        ImGui::SetTooltip("%s → %s: %c %.3f (random baseline %.3f)\nvirtual head: copying %+.3f\nclick: show this pair's virtual head",
+                          headName(p.fromLayer, p.fromHead).c_str(), headName(p.toLayer, p.toHead).c_str(), kk,
+                          compositionScore(*q, kk), c.baseline, q->virtualCopying);
+        if (hc.clicked) view.pair = p;
+      }
+    }
+    ImGui::EndGroup();
+    ImGui::PopID();
+  }
+  ImGui::Text("pairs above the baseline %.3f by %c-composition; width = score", c.baseline, kind);
+  drawArrows(ctx, c, kind, top, ImVec2(std::max(12.0f * em, side), 0.6f * side));
   const std::string words = compositionText(c, kind);
   textWrappedDisabled(words);
   ctx.probes.recordLabel("circuits_comp_text", words);
+}
+
+// Chains of heads: the virtual heads of the pairs V-composition ranks first, and the pair picked (a cell
+// of the tables or the two combos), with its E OV^a OV^b U when the worker kept it.
+void drawVirtualSection(UiContext& ctx, CircuitsView& view, const CircuitsEntry& e, const CircuitsInput& in, float side) {
+  const Circuits& c = *e.circuits;
+  const std::string words = virtualHeadsText(c);
+  textWrappedDisabled(words);
+  ctx.probes.recordLabel("circuits_virtual_text", words);
+  drawPairPicker(ctx, c.layers, c.heads, view.pair);
+  const Composition* p = view.pair ? c.pair(*view.pair) : nullptr;
+  if (!p) {
+    ImGui::TextDisabled("Pick the two heads of a pair (or click a cell of a table above) to see its virtual head.");
+    ctx.probes.recordLabel("circuits_pair_text", "");
+    return;
+  }
+  const std::string text = virtualPairText(c, *p);
+  textWrappedDisabled(text);
+  ctx.probes.recordLabel("circuits_pair_text", text);
+  const std::size_t i = static_cast<std::size_t>(p - c.pairs.data());
+  if (i >= c.virtualOvTokens.size()) {
+    if (c.tokenSpace) ImGui::TextDisabled("Its token-space OV is kept only for a vocabulary this small: every pair's V x V together at most %lld cells.",
+                                          static_cast<long long>(kMaxVirtualTokenCells));
+    return;
+  }
+  const RowMatrix& t = c.virtualOvTokens[i];
+  Slice2D slice;
+  slice.stage = StageId::Scores;  // signed: the diverging map on a range symmetric about 0
+  slice.rows = static_cast<int>(t.rows());
+  slice.cols = static_cast<int>(t.cols());
+  slice.data = t.data();
+  slice.rowAxis = "attended token";
+  slice.colAxis = "predicted token";
+  slice.rowLabels = slice.colLabels = in.vocabLabels;
+  const ColormapId colormap = ctx.view.colormap.value_or(defaultColormap(DataKind::Signed));
+  const ColorRange range = rangeFor(DataKind::Signed, t.data(), static_cast<std::size_t>(t.size()));
+  const std::string title = headName(p->fromLayer, p->fromHead) + " → " + headName(p->toLayer, p->toHead) +
+                            ": E OV^a OV^b U (attending to a token raises these logits, through both heads)";
+  ImGui::TextUnformatted(title.c_str());
+  sameLineOrWrap(6.0f * ImGui::GetFontSize());
+  drawCircuitsExport(ctx, "circuits_export_pair", slice, colormap, range, title, in.source + " (LayerNorm and biases left out)",
+                     "virtual_ov_tokens_l" + std::to_string(p->fromLayer) + "_h" + std::to_string(p->fromHead) + "_l" +
+                         std::to_string(p->toLayer) + "_h" + std::to_string(p->toHead));
+  const TextureKey key{kCheckpointCircuitsSpace | e.serial, view.keyBase + kCircuitsVirtual, 0, static_cast<int>(i), colormap,
+                       range.lo, range.hi};
+  const HeatmapHover hv = drawCircuitsMap(ctx, "pair map", slice, DataKind::Signed, colormap, range, key,
+                                          tokenMapSide(slice, side));
+  ctx.probes.recordRect("circuits_pair_map", hv.plotMin, hv.plotMax);
 }
 
 void drawCopyingSection(UiContext& ctx, const Circuits& c) {
@@ -424,6 +590,8 @@ void drawCircuitsView(UiContext& ctx, CircuitsView& view) {
   drawCompositionSection(ctx, view, *e, in, side);
   circuitsSectionTitle("Copying");
   drawCopyingSection(ctx, *e->circuits);
+  circuitsSectionTitle("Chains of heads: virtual heads through the values");
+  drawVirtualSection(ctx, view, *e, in, side);
   circuitsSectionTitle("Attention rollout");
   RolloutPicture rollout;
   rollout.rollout = in.rollout;
@@ -473,7 +641,11 @@ void drawCircuitsTab(UiContext& ctx) {
     ctx.probes.recordLastItem("circuits_show_train_run");
     ctx.probes.recordLabel("circuits_show_train_run", label);
   }
+  // Its own scrolling area, as the model folder's view has: the tab's area leaves the mouse wheel to
+  // zoomable heatmaps, and the sections run far below the window.
+  ImGui::BeginChild("checkpoint circuits", ImVec2(0.0f, 0.0f), false);
   drawCircuitsView(ctx, view);
+  ImGui::EndChild();
 }
 
 }  // namespace mhascope::app

@@ -239,7 +239,8 @@ void updateCircuitsTab(CircuitsTab& c, AppState& state, const ViewState& view, c
   if (openTab != kCircuitsTab) return;
   if (!state.doc.files.model.empty()) {
     if (!c.model.compute) c.model.compute = std::make_unique<ModelCircuitsCompute>();
-    c.model.compute->update(c.model.state, modelCircuitsKey(state, view), state.doc.memoryBudgetBytes, c.modelCaches);
+    c.model.compute->update(c.model.state, modelCircuitsKey(state, view, c.model.pair), state.doc.memoryBudgetBytes,
+                            c.modelCaches);
     return;
   }
   if (c.model.state.job) {

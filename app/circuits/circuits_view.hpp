@@ -13,9 +13,10 @@
 // Probes (input scripts): circuits_layer, circuits_head (sliders), circuits_m_qk, circuits_m_ov,
 // circuits_m_qk_tokens, circuits_m_ov_tokens, circuits_kind_q/k/v, circuits_export_head,
 // circuits_export_comp, circuits_export_rollout, circuits_head_map, circuits_comp_map,
-// circuits_arrows, circuits_rollout_map, circuits_raw_map; labels circuits_status, circuits_step,
+// circuits_arrows, circuits_rollout_map, circuits_raw_map, circuits_comp_map_q/_k/_v, circuits_pair_from,
+// circuits_pair_to (+ their items), circuits_pair_map, circuits_export_pair; labels circuits_status, circuits_step,
 // circuits_head_text, circuits_comp_text, circuits_copying_text, circuits_rollout_text,
-// circuits_copying_L{l}_h{i}, circuits_arrows_drawn.
+// circuits_copying_L{l}_h{i}, circuits_arrows_drawn, circuits_comp_scale, circuits_virtual_text, circuits_pair_text.
 #pragma once
 
 #include <cstdint>
@@ -79,7 +80,8 @@ struct CircuitsInput {
 struct CircuitsView {
   int layer = 0, head = 0;  // the head whose matrices are shown
   int matrix = 0;           // 0 QK, 1 OV, 2 E QK E^T, 3 E OV U, 4 P QK P^T
-  int kind = 1;             // the composition shown: 0 Q, 1 K, 2 V
+  int kind = 1;             // the composition whose arrows, words and export are shown: 0 Q, 1 K, 2 V
+  std::optional<analysis::HeadPair> pair;  // the pair whose virtual head is shown (a table cell or the combos)
   static constexpr std::size_t kCacheSteps = 32;
   std::vector<CircuitsEntry> cache;          // most recently used last
   std::map<std::pair<int, int>, double> baselines;  // by (d_model, d_k)

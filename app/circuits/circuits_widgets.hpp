@@ -4,10 +4,11 @@
 // model_circuits_panel.cpp) look and export alike.
 #pragma once
 
+#include <optional>
 #include <string>
-
 #include <vector>
 
+#include "analysis/circuits.hpp"
 #include "analysis/rollout.hpp"
 #include "attention/trace.hpp"
 #include "color/color_scale.hpp"
@@ -28,6 +29,23 @@ HeatmapHover drawCircuitsMap(UiContext& ctx, const char* id, Slice2D& slice, Dat
 // The same in a `size` of the caller's (labels and colour bar included): a map of a few rows.
 HeatmapHover drawCircuitsMap(UiContext& ctx, const char* id, Slice2D& slice, DataKind kind, ColormapId colormap,
                              ColorRange range, TextureKey key, ImVec2 size, bool tooltip);
+
+// The `side` (drawCircuitsMap's) a square map of tokens or positions needs for a label on every row
+// and column (cells at least one line of text tall, beside its labels and the corner's axis names),
+// at least `side`, at most the window's width left of the colour bar: a map of the text's 21 tokens
+// drawn where 11 labels fit drops every other one.
+float tokenMapSide(const Slice2D& slice, float side);
+
+// A white mark across the colour bar drawCircuitsMap drew beside `drawn`, at `value` of `range`
+// (the random baseline on a composition map); nothing when the value is outside the range.
+void markColorbar(const HeatmapHover& drawn, ColorRange range, float value);
+
+// "pick a pair: earlier head [L0 h1] → later head [L1 h0]": two combos over the heads of a model of
+// `layers` x `heads` (the later one's list starts a layer after the earlier head); `pair` is set when the
+// user chooses an item and reset when it does not fit the model. Probes circuits_pair_from,
+// circuits_pair_to (also labels: the heads shown) and their items circuits_pair_from_L{l}h{i},
+// circuits_pair_to_L{l}h{i}.
+void drawPairPicker(UiContext& ctx, int layers, int heads, std::optional<analysis::HeadPair>& pair);
 
 // A head's five pictures: names, probe / file-name stems and axes, in the order the pickers show them.
 inline constexpr int kCircuitsPositionMatrix = 4;  // P QK Pᵀ, for a model with learned positions

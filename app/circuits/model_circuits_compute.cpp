@@ -29,13 +29,14 @@ std::string folderNameOf(const std::string& path) {
 
 }  // namespace
 
-ModelCircuitsKey modelCircuitsKey(const AppState& state, const ViewState& view) {
+ModelCircuitsKey modelCircuitsKey(const AppState& state, const ViewState& view, std::optional<analysis::HeadPair> pair) {
   ModelCircuitsKey k;
   k.folder = state.doc.files.model;
   if (k.folder.empty()) return k;
   k.text = state.doc.config.text;
   k.layer = state.doc.files.layer.value_or(0);
   k.head = view.head;
+  k.pair = pair;
   return k;
 }
 
@@ -58,6 +59,7 @@ ModelCircuitsOutcome runModelCircuitsJob(const ModelCircuitsKey& key, std::uint6
     model::ModelCircuitsOptions opt;
     opt.layer = key.layer;
     opt.head = key.head;
+    opt.pair = key.pair;
     opt.memoryBudgetBytes = memoryBudgetBytes > 0 ? memoryBudgetBytes : defaultMemoryBudget();
     opt.threads = threads;
     opt.residuals = caches.residuals;

@@ -36,15 +36,17 @@ struct ModelCircuitsKey {
   std::string folder;  // the model folder in the pipeline ("" = the pipeline is on no model)
   std::string text;    // the document's text
   int layer = 0, head = 0;
+  std::optional<analysis::HeadPair> pair;  // the pair whose virtual head is computed in full (none: nullopt)
   bool operator==(const ModelCircuitsKey& o) const {
-    return folder == o.folder && text == o.text && layer == o.layer && head == o.head;
+    return folder == o.folder && text == o.text && layer == o.layer && head == o.head && pair == o.pair;
   }
   bool operator!=(const ModelCircuitsKey& o) const { return !(*this == o); }
 };
 
 // The pipeline's: its model folder and layer (InputFiles::model, ::layer), its head
-// (ViewState::head) and the document's text.
-ModelCircuitsKey modelCircuitsKey(const AppState& state, const ViewState& view);
+// (ViewState::head) and the document's text; `pair`: the one the tab's pair picker holds.
+ModelCircuitsKey modelCircuitsKey(const AppState& state, const ViewState& view,
+                                  std::optional<analysis::HeadPair> pair = std::nullopt);
 
 // A running job's progress and cancel flag: steps done of total, "reading the folder and the text"
 // before them.
@@ -117,8 +119,10 @@ struct ModelCircuitsView {
   ModelCircuitsState state;
   std::unique_ptr<ModelCircuitsCompute> compute;  // made by the update step when the tab is first open
   int matrix = 0;  // 0 QK, 1 OV, 2 E QK Eᵀ, 3 E OV U, 4 P QK Pᵀ
-  int kind = 1;    // the composition shown: 0 Q, 1 K, 2 V
+  int kind = 1;    // the composition whose words, export and hover are shown: 0 Q, 1 K, 2 V
   int layerEdit = -1, headEdit = -1;  // the sliders while dragged (-1: show the pipeline's)
+  // The pair picker's (its two combos): the virtual head computed in full; nullopt until one is picked.
+  std::optional<analysis::HeadPair> pair;
   std::string picked;  // the head last picked by a click on a map ("L0 h1"), for scripted tests
   // The worker runs: the window keeps drawing (its progress, then its result).
   bool busy() const { return compute && compute->busy(); }

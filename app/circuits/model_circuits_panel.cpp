@@ -8,10 +8,14 @@
 //   head        — QK, OV (d_model x d_model), E QK Eᵀ, E OV U over the text's distinct tokens
 //                 (signed: the diverging map on a range symmetric about 0), its words and export
 //   composition — the heads the chosen head reads (earlier layers) and the heads that read it
-//                 (later layers), one L x h map each per kind Q/K/V on one scale, the random
-//                 baseline beside them; hover names the pair and its score, a click picks that head
-//                 for the pipeline as a click in the Model tab does
+//                 (later layers), one L x h map each, Q, K and V side by side on one scale (0 … the
+//                 largest score shown, the random baseline marked on every colour bar); hover names
+//                 the pair, its score and its virtual head's copying, a click picks that head for the
+//                 pipeline as a click in the Model tab does
 //   copying     — every head's copying score as one L x h map (the chosen head framed)
+//   chains      — the virtual heads (OV^a OV^b) of the pairs through the chosen head that V-composition
+//                 ranks first, their copying beside each head's own; two combos pick any pair, whose
+//                 spectrum and token-space OV the worker computes (the pair is part of its key)
 //   rollout     — the last layer's mean weights beside the rollout of the text, or why there is none
 // A worker computes it (never the UI thread); its progress and Cancel are at the top, an error is
 // said in red there and the previous picture stays below it.
@@ -19,7 +23,9 @@
 // circuits_head (sliders; labels: the pipeline's), circuits_m_qk/_ov/_qk_tokens/_ov_tokens,
 // circuits_kind_q/k/v, circuits_export_head/_reads/_readers/_copying/_rollout (+ _save, _close),
 // circuits_head_map, circuits_reads_map, circuits_readers_map, circuits_copying_map,
-// circuits_raw_map, circuits_rollout_map; labels circuits_status, circuits_step,
+// circuits_raw_map, circuits_rollout_map, circuits_reads_map_q/_k/_v, circuits_readers_map_q/_k/_v,
+// circuits_pair_from, circuits_pair_to (+ _L{l}h{i}: their items), circuits_pair_map, circuits_export_pair;
+// labels circuits_comp_scale, circuits_virtual_text, circuits_pair_text, circuits_status, circuits_step,
 // circuits_conventions, circuits_head_title, circuits_head_text, circuits_comp_text,
 // circuits_comp_hover, circuits_comp_clicked, circuits_copying_text, circuits_copying_hover,
 // circuits_copying_chosen, circuits_rollout_text.
@@ -167,8 +173,9 @@ void drawHeadSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsRe
                      modelCircuitsSource(r) + " (norm gains folded, biases left out)", stem);
   ImGui::TextUnformatted(title.c_str());
   ctx.probes.recordLabel("circuits_head_title", title);
+  const float mapSide = v.matrix >= 2 ? tokenMapSide(slice, side) : side;
   const HeatmapHover hh = drawCircuitsMap(ctx, "head map", slice, DataKind::Signed, colormap, range,
-                                          keyOf(v.state, kCircuitsMatrix + v.matrix, colormap, range, c.head), side);
+                                          keyOf(v.state, kCircuitsMatrix + v.matrix, colormap, range, c.head), mapSide);
   ctx.probes.recordRect("circuits_head_map", hh.plotMin, hh.plotMax);
   const std::string words = analysis::oneHeadMatrixText(c, r.distinctTokens, v.matrix);
   textWrappedDisabled(words);
@@ -205,7 +212,9 @@ HeadMapPick drawCompositionMap(UiContext& ctx, const ModelCircuitsView& v, const
   const ModelCircuits& c = r.circuits;
   const int first = reads ? 0 : c.layer + 1;
   const int rows = reads ? c.layer : c.layers - c.layer - 1;
-  const char* probe = reads ? "circuits_reads_map" : "circuits_readers_map";
+  const int kindIndex = kind == 'Q' ? 0 : kind == 'K' ? 1 : 2;
+  const bool chosen = kindIndex == v.kind;  // the kind whose words, export and hover probe are the tab's
+  const std::string probe = std::string(reads ? "circuits_reads_map" : "circuits_readers_map");
   HeadMapPick pick;
   if (rows <= 0 || pairs.empty()) {
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);  // its half of the row, not the whole row
@@ -232,23 +241,27 @@ HeadMapPick drawCompositionMap(UiContext& ctx, const ModelCircuitsView& v, const
   const int last = first + rows - 1;
   const std::string layers = rows == 1 ? "layer " + std::to_string(first)
                                        : "layers " + std::to_string(first) + " … " + std::to_string(last);
-  // Short: the map has half the row, and the head is named in the line above the sections.
-  const std::string title = std::string(reads ? "reads (" : "read by (") + kind + "): " + layers;
+  // Short: the map has a third of the row, and the head is named in the line above the sections.
+  const std::string title = std::string(reads ? "reads: " : "read by: ") + layers;
   ImGui::TextUnformatted(title.c_str());
-  ImGui::SameLine();
-  const std::string stem = std::string(reads ? "reads_" : "read_by_") + static_cast<char>(kind - 'A' + 'a') + "_l" +
-                           std::to_string(c.layer) + "_h" + std::to_string(c.head);
   const ColormapId probability = probabilityColormap(ctx.view);
-  drawCircuitsExport(ctx, reads ? "circuits_export_reads" : "circuits_export_readers", slice, probability, range,
-                     std::string(1, kind) + "-composition: " + me + (reads ? " reads the heads of " : " is read by the heads of ") +
-                         layers + " (random baseline " + formatGeneral(c.baseline, 3) + ")",
-                     r.folderName + " (norm gains folded, biases left out)", stem);
+  if (chosen) {
+    ImGui::SameLine();
+    const std::string stem = std::string(reads ? "reads_" : "read_by_") + static_cast<char>(kind - 'A' + 'a') + "_l" +
+                             std::to_string(c.layer) + "_h" + std::to_string(c.head);
+    drawCircuitsExport(ctx, reads ? "circuits_export_reads" : "circuits_export_readers", slice, probability, range,
+                       std::string(1, kind) + "-composition: " + me + (reads ? " reads the heads of " : " is read by the heads of ") +
+                           layers + " (random baseline " + formatGeneral(c.baseline, 3) + ")",
+                       r.folderName + " (norm gains folded, biases left out)", stem);
+  }
   const ImVec2 size = headMapSize(rows, c.heads, width);
   const HeatmapHover hv = drawCircuitsMap(ctx, reads ? "reads map" : "readers map", slice, DataKind::Probability,
                                           probability, range,
-                                          keyOf(v.state, (reads ? kCircuitsReads : kCircuitsReaders) + v.kind, probability, range),
+                                          keyOf(v.state, (reads ? kCircuitsReads : kCircuitsReaders) + kindIndex, probability, range),
                                           size, false);
-  ctx.probes.recordRect(probe, hv.plotMin, hv.plotMax);
+  markColorbar(hv, range, static_cast<float>(c.baseline));
+  ctx.probes.recordRect(probe + "_" + static_cast<char>(kind - 'A' + 'a'), hv.plotMin, hv.plotMax);
+  if (chosen) ctx.probes.recordRect(probe, hv.plotMin, hv.plotMax);
   if (hv.hovered && hv.row >= 0 && hv.row < rows && hv.col >= 0 && hv.col < c.heads) {
     pick.layer = first + hv.row;
     pick.head = hv.col;
@@ -257,7 +270,8 @@ HeadMapPick drawCompositionMap(UiContext& ctx, const ModelCircuitsView& v, const
       const bool match = reads ? p.fromLayer == pick.layer && p.fromHead == pick.head : p.toLayer == pick.layer && p.toHead == pick.head;
       if (!match) continue;
       const std::string text = analysis::compositionCellText(c, p, kind);
-      ImGui::SetTooltip("%s\nclick: layer %d, head %d in the pipeline", text.c_str(), pick.layer, pick.head);
+      ImGui::SetTooltip("%s\nvirtual head: copying %+.3f\nclick: layer %d, head %d in the pipeline", text.c_str(),
+                        p.virtualCopying, pick.layer, pick.head);
       ctx.probes.recordLabel("circuits_comp_hover", text);
     }
     ImVec2 max;
@@ -271,30 +285,34 @@ void drawCompositionSection(UiContext& ctx, ModelCircuitsView& v, const ModelCir
   const ModelCircuits& c = r.circuits;
   const float em = ImGui::GetFontSize();
   const char kind = drawCircuitsKindPicker(ctx, v.kind);
-  // One scale for both maps and every kind, so switching kinds compares them; it starts at the random
-  // baseline: a model's scores all sit near it (a random one's within a few per cent), and on a scale
-  // from 0 every cell would be one colour. Darkest = chance or below.
-  const float base = static_cast<float>(c.baseline);
-  float top = 2.0f * base;
+  ImGui::SameLine();
+  ImGui::TextDisabled("(the words below and the export; the three are drawn side by side)");
+  // One scale for all six maps — Q, K and V, the heads read and the heads that read — so a colour means
+  // one score wherever it is: 0 … the largest score shown, the random baseline marked on each bar.
+  float top = 0;
   for (const auto* side : {&c.reads, &c.readBy})
     for (const Composition& p : *side) top = std::max({top, static_cast<float>(p.q), static_cast<float>(p.k), static_cast<float>(p.v)});
-  const ColorRange range{base, top > base ? top : base + 1.0f};
-  char baseline[320];
-  std::snprintf(baseline, sizeof baseline, "Random baseline %.3f: a score near it is no more than chance; the colour "
-                "runs from it (darkest: chance or below) to %.3f. Q: the later head's queries read the earlier head's "
-                "output, K: its keys, V: its values. Hover a cell for its score; click it for that head.",
-                c.baseline, static_cast<double>(range.hi));
-  textWrappedDisabled(baseline);
-  const float half = 0.5f * ImGui::GetContentRegionAvail().x - em;
+  const ColorRange range{0.0f, top > 0 ? top : 1.0f};
+  const std::string scale = analysis::compositionScaleText(c.baseline, range.hi);
+  textWrappedDisabled(scale);
+  ctx.probes.recordLabel("circuits_comp_scale", scale);
+  const float third = (ImGui::GetContentRegionAvail().x - 2.0f * em) / 3.0f;
   const float x0 = ImGui::GetCursorPosX();
-  ImGui::BeginGroup();
-  const HeadMapPick a = drawCompositionMap(ctx, v, r, c.reads, true, kind, range, half);
-  ImGui::EndGroup();
-  ImGui::SameLine(x0 + half + 2.0f * em);  // the right half starts at one place, whatever the left holds
-  ImGui::BeginGroup();
-  const HeadMapPick b = drawCompositionMap(ctx, v, r, c.readBy, false, kind, range, half);
-  ImGui::EndGroup();
-  for (const HeadMapPick& p : {a, b}) {
+  std::vector<HeadMapPick> picks;
+  for (int k = 0; k < 3; ++k) {
+    const char kk = "QKV"[k];
+    if (k > 0) ImGui::SameLine(x0 + static_cast<float>(k) * (third + em));  // each column starts at one place
+    ImGui::PushID(k);
+    ImGui::BeginGroup();
+    const std::string head = std::string(1, kk) + ": the later head's " + (kk == 'Q' ? "queries" : kk == 'K' ? "keys" : "values");
+    if (k == v.kind) ImGui::TextUnformatted(head.c_str());
+    else ImGui::TextDisabled("%s", head.c_str());
+    picks.push_back(drawCompositionMap(ctx, v, r, c.reads, true, kk, range, third));
+    picks.push_back(drawCompositionMap(ctx, v, r, c.readBy, false, kk, range, third));
+    ImGui::EndGroup();
+    ImGui::PopID();
+  }
+  for (const HeadMapPick& p : picks) {
     if (!p.clicked) continue;
     selectModelHead(ctx.state, ctx.view, p.layer, p.head);
     v.picked = tag('L', p.layer) + " " + tag('h', p.head);
@@ -303,6 +321,50 @@ void drawCompositionSection(UiContext& ctx, ModelCircuitsView& v, const ModelCir
   const std::string words = analysis::oneHeadCompositionText(c, kind);
   textWrappedDisabled(words);
   ctx.probes.recordLabel("circuits_comp_text", words);
+}
+
+// Chains of heads: the virtual heads of the pairs V-composition ranks first through the chosen head, and
+// any pair the user picks (its two combos: the job computes its spectrum and token-space OV).
+void drawVirtualSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsResult& r, float side) {
+  const ModelCircuits& c = r.circuits;
+  const std::string words = analysis::oneHeadVirtualHeadsText(c);
+  textWrappedDisabled(words);
+  ctx.probes.recordLabel("circuits_virtual_text", words);
+  if (c.layers < 2) return;
+  drawPairPicker(ctx, c.layers, c.heads, v.pair);  // a new pair: the update step starts the job with it
+  if (!c.picked) {
+    const char* why = v.pair ? "computing that pair …" : "Pick the two heads of a pair to see its virtual head.";
+    ImGui::TextDisabled("%s", why);
+    ctx.probes.recordLabel("circuits_pair_text", why);
+    return;
+  }
+  const std::string text = analysis::pickedVirtualText(c);
+  textWrappedDisabled(text);
+  ctx.probes.recordLabel("circuits_pair_text", text);
+  const analysis::VirtualHead& vh = *c.picked;
+  if (vh.ovTokens.size() == 0) return;
+  Slice2D slice;
+  slice.stage = StageId::Scores;  // signed: the diverging map on a range symmetric about 0
+  slice.rows = static_cast<int>(vh.ovTokens.rows());
+  slice.cols = static_cast<int>(vh.ovTokens.cols());
+  slice.data = vh.ovTokens.data();
+  slice.rowAxis = "attended token";
+  slice.colAxis = "predicted token";
+  slice.rowLabels = slice.colLabels = r.axisLabels;
+  const ColormapId colormap = ctx.view.colormap.value_or(defaultColormap(DataKind::Signed));
+  const ColorRange range = rangeFor(DataKind::Signed, vh.ovTokens.data(), static_cast<std::size_t>(vh.ovTokens.size()));
+  const std::string title = analysis::headName(vh.fromLayer, vh.fromHead) + " → " + analysis::headName(vh.toLayer, vh.toHead) +
+                            ": E OV^a OV^b U (attending to a token raises these logits, through both heads)";
+  ImGui::TextUnformatted(title.c_str());
+  sameLineOrWrap(6.0f * ImGui::GetFontSize());
+  drawCircuitsExport(ctx, "circuits_export_pair", slice, colormap, range, title,
+                     modelCircuitsSource(r) + " (norm gains folded, biases left out)",
+                     r.folderName + "_virtual_ov_tokens_l" + std::to_string(vh.fromLayer) + "_h" + std::to_string(vh.fromHead) +
+                         "_l" + std::to_string(vh.toLayer) + "_h" + std::to_string(vh.toHead));
+  const HeatmapHover hv = drawCircuitsMap(ctx, "pair map", slice, DataKind::Signed, colormap, range,
+                                          keyOf(v.state, kCircuitsVirtual, colormap, range),
+                                          tokenMapSide(slice, side));
+  ctx.probes.recordRect("circuits_pair_map", hv.plotMin, hv.plotMax);
 }
 
 void drawCopyingSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuitsResult& r) {
@@ -353,7 +415,7 @@ void drawCopyingSection(UiContext& ctx, ModelCircuitsView& v, const ModelCircuit
 
 void drawModelCircuitsTab(UiContext& ctx, ModelCircuitsView& v) {
   const float em = ImGui::GetFontSize();
-  const ModelCircuitsKey want = modelCircuitsKey(ctx.state, ctx.view);  // its job: the update step's (updateCircuits)
+  const ModelCircuitsKey want = modelCircuitsKey(ctx.state, ctx.view, v.pair);  // its job: the update step's (updateCircuits)
   ModelCircuitsState& s = v.state;
   ctx.probes.recordLabel("circuits_status", modelCircuitsStatus(s, want));
   drawStatus(ctx, v, want);
@@ -390,6 +452,8 @@ void drawModelCircuitsTab(UiContext& ctx, ModelCircuitsView& v) {
   drawCompositionSection(ctx, v, r);
   circuitsSectionTitle("Copying");
   drawCopyingSection(ctx, v, r);
+  circuitsSectionTitle("Chains of heads: virtual heads through the values");
+  drawVirtualSection(ctx, v, r, side);
   circuitsSectionTitle("Attention rollout of the text");
   RolloutPicture rollout;
   rollout.rollout = &c.rollout;

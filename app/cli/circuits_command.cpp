@@ -77,7 +77,7 @@ void printCheckpointRollout(const ProbeRollout& r) {
               rolloutText(r.rollout, r.tokens, static_cast<int>(r.tokens.size()) - 1).c_str());
 }
 
-void printCheckpointReport(const Checkpoint& ck, const Circuits& c) {
+void printCheckpointReport(const Checkpoint& ck, const Circuits& c, const Composition* picked) {
   std::printf("mhascope circuits: %s (%s task, step %lld): %d layer%s x %d head%s, d_model %d, d_k %d, vocab %d\n",
               ck.origin.c_str(), taskName(ck.task.kind), static_cast<long long>(ck.step), c.layers,
               c.layers == 1 ? "" : "s", c.heads, c.heads == 1 ? "" : "s", c.dModel, c.dk, c.vocab);
@@ -102,6 +102,8 @@ void printCheckpointReport(const Checkpoint& ck, const Circuits& c) {
     }
   }
   if (c.pairs.empty()) return;
+  printVirtualHeads(virtualHeadsText(c));
+  if (picked) std::printf("The pair asked for: %s\n", virtualPairText(c, *picked).c_str());
   const std::vector<Read> reads = readsByStrength(c);
   std::printf("\nStrongest reads\n");
   for (std::size_t i = 0; i < reads.size() && i < 3; ++i) {
@@ -112,7 +114,7 @@ void printCheckpointReport(const Checkpoint& ck, const Circuits& c) {
   }
 }
 
-nlohmann::json checkpointJson(const Circuits& c, const ProbeRollout& r) {
+nlohmann::json checkpointJson(const Circuits& c, const ProbeRollout& r, const Composition* picked) {
   const nlohmann::json pairs = pairsJson(c.pairs);
   nlohmann::json copying = nlohmann::json::array(), diagonal = nlohmann::json::array();
   for (int l = 0; l < c.layers; ++l) {
@@ -128,7 +130,15 @@ nlohmann::json checkpointJson(const Circuits& c, const ProbeRollout& r) {
   }
   nlohmann::json rollout = nullptr;  // null: no probe sequence (a text task without --text)
   if (!r.rollout.empty()) rollout = {{"tokens", r.tokens}, {"matrix", matrixJson(r.rollout.rolled)}};
-  return {{"pairs", pairs}, {"copying", copying}, {"diagonal", diagonal}, {"baseline", c.baseline}, {"rollout", rollout}};
+  nlohmann::json pair = nullptr;  // --pair's
+  if (picked) {
+    const std::size_t i = static_cast<std::size_t>(picked - c.pairs.data());
+    pair = {{"from", {picked->fromLayer, picked->fromHead}}, {"to", {picked->toLayer, picked->toHead}},
+            {"virtual_copying", picked->virtualCopying},
+            {"virtual_diagonal", i < c.virtualDiagonalTop.size() ? nlohmann::json(c.virtualDiagonalTop[i]) : nlohmann::json(nullptr)}};
+  }
+  return {{"pairs", pairs},       {"copying", copying}, {"diagonal", diagonal},          {"baseline", c.baseline},
+          {"rollout", rollout},   {"virtual_heads", virtualHeadsJson(c.pairs)}, {"pair", pair}};
 }
 
 std::vector<std::string> tokenLabels(const Checkpoint& ck, int vocab) {
@@ -221,6 +231,8 @@ Result<int> writeCheckpointExport(const std::filesystem::path& dir, const Checkp
     if (auto s = saveNpy((dir / "composition.npy").string(), toTensor(comp.data(), comp.rows(), 3)); !s) return s.error();
     ++files;
     if (auto s = writeCompositionPictures(dir, c, subtitle, files); !s) return s.error();
+    if (auto s = writeVirtualHeads(dir / "virtual_heads.npy", c.pairs); !s) return s.error();
+    ++files;
   }
   if (auto s = saveNpy((dir / "copying.npy").string(), toTensor(copying.data(), c.layers, c.heads)); !s) return s.error();
   ++files;
@@ -236,6 +248,12 @@ Result<int> writeCheckpointExport(const std::filesystem::path& dir, const Checkp
 
 int runCircuitsCheckpoint(const CircuitsArgs& a) {
   if (a.checkpoint.empty()) return fail("circuits needs --checkpoint F (a training checkpoint) or --model DIR (a model folder)");
+  std::optional<HeadPair> pair;
+  if (!a.pair.empty()) {  // its form now; its range once the model's sizes are known
+    auto p = parsePair(a.pair);
+    if (!p) return fail(p.error().message);
+    pair = *p;
+  }
   if (!a.json.empty()) {
     if (auto s = checkJsonOutput(a.json, a.force, {{"--checkpoint", a.checkpoint}}); !s) return fail(s.error().message);
   }
@@ -250,17 +268,24 @@ int runCircuitsCheckpoint(const CircuitsArgs& a) {
   if (!ck) return fail(ck.error().message);
   if (auto s = checkCircuitsInput(ck->params); !s) return fail("'" + a.checkpoint + "': " + s.error().message);
   const Circuits c = train::computeCircuits(ck->params);
+  const Composition* picked = nullptr;
+  if (pair) {
+    if (const std::string why = checkPair(*pair, c.layers, c.heads); !why.empty()) {
+      return fail("--pair '" + a.pair + "': " + why + " in '" + a.checkpoint + "'");
+    }
+    picked = c.pair(*pair);
+  }
   const ProbeRollout rollout = checkpointRollout(*ck, a.text.value_or(""), budget);
   if (c.pairs.empty()) {
     std::fprintf(stderr, "mhascope: warning: '%s' has %d layer: composition needs two or more, so only the copying "
                          "scores are shown\n",
                  a.checkpoint.c_str(), c.layers);
   }
-  printCheckpointReport(*ck, c);
+  printCheckpointReport(*ck, c, picked);
   printCheckpointRollout(rollout);
   const std::string note = c.tokenSpace ? "" : " (no token-space matrices: vocab " + std::to_string(c.vocab) + " is above " +
                                                    std::to_string(kMaxTokenSpaceVocab) + ")";
-  const Status written = writeOutputs(a, exportTarget, checkpointJson(c, rollout), note,
+  const Status written = writeOutputs(a, exportTarget, checkpointJson(c, rollout, picked), note,
                                       [&](const std::filesystem::path& dir) { return writeCheckpointExport(dir, *ck, c, rollout); });
   return written ? 0 : fail(written.error().message);
 }
@@ -286,6 +311,9 @@ void addCircuitsOptions(CLI::App* c, CircuitsArgs& a) {
       ->transform(decimalInteger(0, INT_MAX))
       ->needs(model)
       ->capture_default_str();
+  c->add_option("--pair", a.pair, "a pair of heads whose virtual head (the path through both OVs) to show, as "
+                                  "LAYER.HEAD,LAYER.HEAD: 0.0,1.1 is layer 0 head 0 → layer 1 head 1 (with --model: its "
+                                  "token-space OV over the text's tokens too)");
   c->add_option("--json", a.json, "write every score to this file (checkpoint: pairs, copying, baseline, rollout; "
                                   "--model: the head's reads, read_by, copying of every head, token-space matrices, "
                                   "rollout)")

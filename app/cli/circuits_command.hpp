@@ -23,6 +23,7 @@ struct CircuitsArgs {
   std::optional<std::string> text;  // the rollout's input for a text-task checkpoint; a model's text
   std::string modelDir, textFile;   // --model DIR, --text-file F (the model's text, verbatim)
   int layer = 0, head = 0;          // --model: the chosen head
+  std::string pair;                 // --pair "0.0,1.1": a pair whose virtual head to show ("" = none)
   bool force = false;  // replace an existing --json file
   std::optional<std::uint64_t> memoryBudgetMib;
 };

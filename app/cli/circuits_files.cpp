@@ -28,7 +28,7 @@ bool isExportFileName(const std::string& name) {
   const std::regex pattern(
       R"(((qk|ov|qk_tokens|ov_tokens|qk_positions)_l[0-9]+_h[0-9]+\.(npy|png))|(composition|copying)\.npy|rollout\.(npy|png))"
       R"(|composition_[qkv]_l[0-9]+_l[0-9]+\.png|composition_(reads|read_by)\.npy|composition_[qkv]_l[0-9]+_h[0-9]+\.png)"
-      R"(|copying\.png)");
+      R"(|copying\.png|virtual_heads\.npy|virtual_ov_tokens_l[0-9]+_h[0-9]+_l[0-9]+_h[0-9]+\.(npy|png))");
   return std::regex_match(name, pattern);
 }
 
@@ -95,9 +95,59 @@ double strongest(const Composition& p) { return std::max({p.q, p.k, p.v}); }
 nlohmann::json pairsJson(const std::vector<Composition>& pairs) {
   nlohmann::json out = nlohmann::json::array();
   for (const Composition& p : pairs) {
-    out.push_back({{"from", {p.fromLayer, p.fromHead}}, {"to", {p.toLayer, p.toHead}}, {"q", p.q}, {"k", p.k}, {"v", p.v}});
+    out.push_back({{"from", {p.fromLayer, p.fromHead}},
+                   {"to", {p.toLayer, p.toHead}},
+                   {"q", p.q},
+                   {"k", p.k},
+                   {"v", p.v},
+                   {"virtual_copying", p.virtualCopying}});
   }
   return out;
+}
+
+nlohmann::json virtualHeadsJson(const std::vector<Composition>& pairs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Composition* p : topValuePairs(pairs, kTopVirtualPairs)) {
+    out.push_back({{"from", {p->fromLayer, p->fromHead}}, {"to", {p->toLayer, p->toHead}}, {"v", p->v},
+                   {"virtual_copying", p->virtualCopying}});
+  }
+  return out;
+}
+
+void printVirtualHeads(const std::string& text) {
+  std::printf("\n");
+  std::size_t start = 0;
+  while (start < text.size()) {  // one line per pair, the meaning last, each indented
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    std::printf("%s%s\n", start == 0 ? "" : "  ", text.substr(start, end - start).c_str());
+    start = end + 1;
+  }
+}
+
+Result<HeadPair> parsePair(const std::string& text) {
+  const std::regex pattern(R"(\s*(-?[0-9]+)\.(-?[0-9]+)\s*,\s*(-?[0-9]+)\.(-?[0-9]+)\s*)");
+  std::smatch m;
+  if (!std::regex_match(text, m, pattern) || m[1].length() > 6 || m[2].length() > 6 || m[3].length() > 6 || m[4].length() > 6) {
+    return makeError("--pair '" + text + "' is not two heads LAYER.HEAD,LAYER.HEAD (e.g. --pair 0.0,1.1: layer 0 head 0 "
+                     "→ layer 1 head 1)");
+  }
+  return HeadPair{std::stoi(m[1]), std::stoi(m[2]), std::stoi(m[3]), std::stoi(m[4])};
+}
+
+Status writeVirtualHeads(const std::filesystem::path& file, const std::vector<Composition>& pairs) {
+  RowMatrix m(static_cast<Eigen::Index>(pairs.size()), 6);  // from layer, from head, to layer, to head, V, copying
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const Composition& p = pairs[i];
+    m.row(static_cast<Eigen::Index>(i)) << static_cast<float>(p.fromLayer), static_cast<float>(p.fromHead),
+        static_cast<float>(p.toLayer), static_cast<float>(p.toHead), static_cast<float>(p.v),
+        static_cast<float>(p.virtualCopying);
+  }
+  return saveNpy(file.string(), toTensor(m.data(), m.rows(), 6));
+}
+
+std::string virtualStem(const HeadPair& p) {
+  return "virtual_ov_tokens_l" + std::to_string(p.fromLayer) + "_h" + std::to_string(p.fromHead) + "_l" +
+         std::to_string(p.toLayer) + "_h" + std::to_string(p.toHead);
 }
 
 nlohmann::json matrixJson(const RowMatrix& m) {

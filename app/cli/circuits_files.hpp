@@ -30,6 +30,17 @@ void printRolloutMissing(const std::string& why);
 // The strongest of a composition's three scores.
 double strongest(const analysis::Composition& p);
 nlohmann::json pairsJson(const std::vector<analysis::Composition>& pairs);
+// The pairs V-composition ranks first (topValuePairs, kTopVirtualPairs): from, to, v, virtual_copying.
+nlohmann::json virtualHeadsJson(const std::vector<analysis::Composition>& pairs);
+// A virtualHeadsText paragraph: its first line, then each pair's line and the meaning indented.
+void printVirtualHeads(const std::string& text);
+// --pair "0.0,1.1" (layer 0 head 0 → layer 1 head 1); the error quotes the value and the form it needs.
+// The range is checked against the model by analysis::checkPair.
+Result<analysis::HeadPair> parsePair(const std::string& text);
+// virtual_heads.npy: one row per pair (from layer, from head, to layer, to head, V, virtual copying).
+Status writeVirtualHeads(const std::filesystem::path& file, const std::vector<analysis::Composition>& pairs);
+// "virtual_ov_tokens_l0_h0_l1_h1": a picked pair's token-space OV files.
+std::string virtualStem(const analysis::HeadPair& p);
 nlohmann::json matrixJson(const RowMatrix& m);
 
 // What --export-dir writes, as one output folder: the per-head matrices, the score tables, the

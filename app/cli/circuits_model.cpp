@@ -81,6 +81,8 @@ void printModelReport(const ModelText& mt, const OneHeadCircuits& c, const std::
     std::printf("\n");
   }
   std::printf("  %s\n", oneHeadCopyingText(c).c_str());
+  if (!c.reads.empty() || !c.readBy.empty()) printVirtualHeads(oneHeadVirtualHeadsText(c));
+  if (c.picked) std::printf("The pair asked for: %s\n", pickedVirtualText(c).c_str());
   if (c.rollout.empty()) {
     printRolloutMissing(c.rollout.why);
   } else {
@@ -101,6 +103,14 @@ nlohmann::json modelJson(const ModelText& mt, const OneHeadCircuits& c, const st
   for (const auto& z : c.eigenvalues) eig.push_back({z.real(), z.imag()});
   nlohmann::json rollout = nullptr;
   if (!c.rollout.empty()) rollout = {{"tokens", tokens}, {"matrix", matrixJson(c.rollout.rolled)}};
+  nlohmann::json pair = nullptr;  // --pair's
+  if (c.picked) {
+    const VirtualHead& v = *c.picked;
+    nlohmann::json veig = nlohmann::json::array();
+    for (const auto& z : v.eigenvalues) veig.push_back({z.real(), z.imag()});
+    pair = {{"from", {v.fromLayer, v.fromHead}}, {"to", {v.toLayer, v.toHead}}, {"virtual_copying", v.copying},
+            {"eigenvalues", veig}, {"ov_tokens", matrixJson(v.ovTokens)}, {"diagonal", v.diagonalTop}};
+  }
   return {{"model", mt.folder.dir()},
           {"layer", c.layer},
           {"head", c.head},
@@ -116,7 +126,9 @@ nlohmann::json modelJson(const ModelText& mt, const OneHeadCircuits& c, const st
           {"ov_tokens", matrixJson(c.ovTokens)},
           {"qk_positions", matrixJson(c.qkPositions)},
           {"rollout", rollout},
-          {"rollout_why", c.rollout.why}};
+          {"rollout_why", c.rollout.why},
+          {"virtual_heads", virtualHeadsJson(pairsThrough(c))},
+          {"pair", pair}};
 }
 
 // Q, K or V of the chosen head against every head as one layers x heads table: the reads in the
@@ -163,6 +175,17 @@ Result<int> writeModelExport(const std::filesystem::path& dir, const ModelText& 
     if (auto s = writeMatrix(dir, f, axisLabels, subtitle); !s) return s.error();
     files += 2;
   }
+  if (c.picked) {
+    const VirtualHead& v = *c.picked;
+    const MatrixFile f{virtualStem({v.fromLayer, v.fromHead, v.toLayer, v.toHead}), &v.ovTokens,
+                       headName(v.fromLayer, v.fromHead) + " → " + headName(v.toLayer, v.toHead) +
+                           ": the virtual head's E OV^a OV^b U over the text's tokens",
+                       "attended token", "predicted token", true};
+    if (auto s = writeMatrix(dir, f, axisLabels, subtitle); !s) return s.error();
+    files += 2;
+  }
+  if (auto s = writeVirtualHeads(dir / "virtual_heads.npy", pairsThrough(c)); !s) return s.error();
+  ++files;
   if (auto s = writePairs(dir / "composition_reads.npy", c.reads); !s) return s.error();
   if (auto s = writePairs(dir / "composition_read_by.npy", c.readBy); !s) return s.error();
   files += 2;
@@ -257,6 +280,15 @@ int runCircuitsModel(const CircuitsArgs& a) {
   model::ModelCircuitsOptions opt;
   opt.layer = a.layer;
   opt.head = a.head;
+  if (!a.pair.empty()) {  // its form, then its range against the folder's sizes
+    auto p = parsePair(a.pair);
+    if (!p) return fail(p.error().message);
+    const model::ModelSpec& spec = mt->folder.spec();
+    if (const std::string why = checkPair(*p, spec.layers, spec.heads); !why.empty()) {
+      return fail("--pair '" + a.pair + "': " + why + " (" + mt->folder.dir() + "/config.json)");
+    }
+    opt.pair = *p;
+  }
   opt.memoryBudgetBytes = a.memoryBudgetMib ? *a.memoryBudgetMib << 20 : defaultMemoryBudget();
   auto c = model::computeModelCircuits(mt->folder, mt->ids, opt);
   if (!c) return fail(c.error().message);

@@ -38,5 +38,6 @@ inline constexpr int kCircuitsReaders = 13;    // + the composition kind
 inline constexpr int kCircuitsCopying = 20;    // every head's copying score
 inline constexpr int kCircuitsRawWeights = 30; // the last layer's raw attention beside the rollout
 inline constexpr int kCircuitsRollout = 31;
+inline constexpr int kCircuitsVirtual = 40;   // a picked pair's virtual head (token-space OV)
 
 }  // namespace mhascope::app

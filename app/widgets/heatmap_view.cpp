@@ -364,13 +364,18 @@ void drawHeadStrip(ImDrawList* dl, const HeatmapSpec& spec, const View& v) {
   dl->PopClipRect();
 }
 
-// Row labels: every k-th when the cells are smaller than a line of text; the hovered one lit.
+// The share of a line of text its glyphs fill (the rest is the blank above and below them).
+constexpr float kLabelInk = 0.75f;
+
+// Row labels: every k-th when the cells are smaller than a label's glyphs; the hovered one lit.
 // Returns how many labels were drawn partly outside the plot's height (cut by the clip).
 int drawRowLabels(ImDrawList* dl, const HeatmapSpec& spec, const View& v, const HeatmapHover& hover) {
   const Slice2D& s = *spec.slice;
   const float em = ImGui::GetFontSize();
   const ImU32 textCol = ImGui::GetColorU32(ImGuiCol_Text);
-  const int rowStride = std::max(1, static_cast<int>(std::ceil(em / v.L.cellH)));
+  // A label's box is a line tall, its glyphs about three quarters of it: neighbours may share the
+  // quarter of blank line between them, so rows a little thinner than a line keep every label.
+  const int rowStride = std::max(1, static_cast<int>(std::ceil(kLabelInk * em / v.L.cellH)));
   dl->PushClipRect(ImVec2(v.origin.x, v.L.plotMin.y), ImVec2(v.L.plotMin.x, v.L.plotMax.y), true);
   int cut = 0;
   float lastBottom = -1e30f;  // of the label drawn before, so a label moved inside never covers it
@@ -383,7 +388,7 @@ int drawRowLabels(ImDrawList* dl, const HeatmapSpec& spec, const View& v, const 
     // centre the first label half above the plot, where the clip cut it under "T_q ↓".
     const float centred = v.cellMin(r, 0).y + (v.L.cellH - ts.y) * 0.5f;
     const float y = std::max(std::min(centred, v.L.plotMax.y - ts.y), v.L.plotMin.y);
-    if (y < lastBottom && r != hover.row) continue;
+    if (y < lastBottom - (1.0f - kLabelInk) * em && r != hover.row) continue;
     lastBottom = y + ts.y;
     if (y < v.L.plotMin.y - 0.5f || y + ts.y > v.L.plotMax.y + 0.5f) ++cut;
     dl->AddText(ImVec2(v.L.plotMin.x - 0.4f * em - ts.x, y), r == hover.row ? kLitLabel : textCol, label.c_str());
@@ -400,7 +405,7 @@ void drawColumnLabels(ImDrawList* dl, const HeatmapSpec& spec, const View& v, co
   const Slice2D& s = *spec.slice;
   const float em = ImGui::GetFontSize();
   const ImU32 textCol = ImGui::GetColorU32(ImGuiCol_Text);
-  const int colStride = std::max(1, static_cast<int>(std::ceil(em / v.L.cellW)));
+  const int colStride = std::max(1, static_cast<int>(std::ceil(kLabelInk * em / v.L.cellW)));  // as the rows'
   const float labelBottom = v.L.plotMin.y - v.L.stripH - 0.3f * em;
   dl->PushClipRect(ImVec2(v.L.plotMin.x, v.origin.y), ImVec2(v.L.plotMax.x, labelBottom + 1), true);
   float lastRight = -1e30f;  // of the label drawn before, so a label moved inside never covers it
@@ -415,7 +420,7 @@ void drawColumnLabels(ImDrawList* dl, const HeatmapSpec& spec, const View& v, co
     // a line of text would centre the first label half left of the plot, where the clip cut it.
     const float centred = v.cellMin(0, c).x + (v.L.cellW - em) * 0.5f;
     const float x = std::max(std::min(centred, v.L.plotMax.x - em), v.L.plotMin.x);
-    if (x < lastRight && c != hover.col) continue;
+    if (x < lastRight - (1.0f - kLabelInk) * em && c != hover.col) continue;
     lastRight = x + em;
     ImU32 col = c == hover.col ? kLitLabel : textCol;
     if (v.modelCols && c != hover.col) col = headColor(dataCol / spec.dk);

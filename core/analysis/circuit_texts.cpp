@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <vector>
 
 #include "util/format.hpp"
 
@@ -117,6 +119,83 @@ std::string headCircuitText(const Circuits& c, int layer, int head) {
     s += " P QK PT: the score from the learned positions alone; " + positionMapWords(h.qkPositions) + ".";
   }
   return s;
+}
+
+std::string compositionScaleText(double baseline, double top) {
+  return "One colour scale for every composition map here, Q, K and V and every head alike: 0 … " + fixed3(top) +
+         " (the largest score shown). The random baseline " + fixed3(baseline) +
+         " (the mean score of random heads of these shapes) is the white mark on each colour bar: a score near it is "
+         "no more than chance.";
+}
+
+// [SECTION] virtual heads
+
+namespace {
+
+std::string signed3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.3f", v);
+  return buf;
+}
+
+std::string linesOf(const std::vector<const Composition*>& top, const std::function<double(int, int)>& alone) {
+  std::string s;
+  for (const Composition* p : top) {
+    s += virtualHeadLine(*p, alone(p->fromLayer, p->fromHead), alone(p->toLayer, p->toHead)) + ".\n";
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string virtualHeadLine(const Composition& p, double aloneA, double aloneB) {
+  return headName(p.fromLayer, p.fromHead) + " → " + headName(p.toLayer, p.toHead) + " through the values: V " +
+         fixed3(p.v) + ", copying " + signed3(p.virtualCopying) + " (each alone: " + signed3(aloneA) + ", " +
+         signed3(aloneB) + ")";
+}
+
+const char* virtualHeadMeaning() {
+  return "A virtual head is the path through both OVs, OV^a OV^b: what the later head moves on when its values "
+         "read what the earlier one wrote. Its copying score is the eigenvalue ratio of E OV^a OV^b U, like a "
+         "head's own: two heads that each lower the tokens they attend to can copy together (a minus times a minus).";
+}
+
+std::string virtualHeadsText(const Circuits& c) {
+  if (c.pairs.empty()) return "No virtual heads: a one-layer model has no pair of heads in different layers.";
+  const auto alone = [&](int l, int h) { return c.at(l, h).copying; };
+  return "Virtual heads of the pairs V-composition ranks first:\n" + linesOf(topValuePairs(c.pairs, kTopVirtualPairs), alone) +
+         virtualHeadMeaning();
+}
+
+std::string virtualPairText(const Circuits& c, const Composition& p) {
+  std::string s = virtualHeadLine(p, c.at(p.fromLayer, p.fromHead).copying, c.at(p.toLayer, p.toHead).copying) + ".";
+  const std::size_t i = static_cast<std::size_t>(&p - c.pairs.data());
+  if (i < c.virtualDiagonalTop.size()) {
+    s += " Its E OV^a OV^b U: " + percent1(c.virtualDiagonalTop[i]) + " of the " + std::to_string(c.vocab) +
+         " tokens raise their own logit most.";
+  }
+  return s;
+}
+
+std::string oneHeadVirtualHeadsText(const OneHeadCircuits& c) {
+  const std::vector<Composition> through = pairsThrough(c);
+  if (through.empty()) return "No virtual heads: a one-layer model has no pair of heads in different layers.";
+  const auto alone = [&](int l, int h) { return c.copyingAt(l, h); };
+  return "Virtual heads through " + headName(c.layer, c.head) + ", the pairs V-composition ranks first:\n" +
+         linesOf(topValuePairs(through, kTopVirtualPairs), alone) + virtualHeadMeaning();
+}
+
+std::string pickedVirtualText(const OneHeadCircuits& c) {
+  if (!c.picked) return "";
+  const VirtualHead& v = *c.picked;
+  std::string s = headName(v.fromLayer, v.fromHead) + " → " + headName(v.toLayer, v.toHead) + " through the values: copying " +
+                  signed3(v.copying) + " (each alone: " + signed3(c.copyingAt(v.fromLayer, v.fromHead)) + ", " +
+                  signed3(c.copyingAt(v.toLayer, v.toHead)) + ")";
+  if (v.diagonalTop >= 0) {
+    s += "; its E OV^a OV^b U over the text's " + std::to_string(v.ovTokens.rows()) + " tokens: " + percent1(v.diagonalTop) +
+         " raise their own logit most";
+  }
+  return s + ".";
 }
 
 // [SECTION] one head

@@ -23,7 +23,26 @@ std::string copyingText(const Circuits& c);
 // pictures.
 std::string headCircuitText(const Circuits& c, int layer, int head);
 
+// Under the composition maps: their one colour scale, 0 … top, and where the baseline sits on it.
+std::string compositionScaleText(double baseline, double top);
+
+// Virtual heads (either computation):
+// "layer 0 head 0 → layer 1 head 1 through the values: V 0.412, copying +1.000 (each alone: -0.900, -0.990)";
+// aloneA, aloneB: the two heads' own copying scores.
+std::string virtualHeadLine(const Composition& p, double aloneA, double aloneB);
+// What a virtual head is and what its score says, one paragraph (after the lines).
+const char* virtualHeadMeaning();
+// The pairs V-composition ranks first (topValuePairs, kTopVirtualPairs), one line each, then the meaning;
+// a one-layer model says there are no pairs.
+std::string virtualHeadsText(const Circuits& c);
+// One pair of the checkpoint's table: its line and, with the token-space matrices, its diagonal check.
+std::string virtualPairText(const Circuits& c, const Composition& p);
+
 // Around one head (OneHeadCircuits):
+// the pairs through the chosen head (reads and readBy) that V-composition ranks first, as virtualHeadsText.
+std::string oneHeadVirtualHeadsText(const OneHeadCircuits& c);
+// The picked pair (c.picked): its line and its E_s OV^a OV^b U_s diagonal over the text's tokens; "" without one.
+std::string pickedVirtualText(const OneHeadCircuits& c);
 // the strongest read and reader of one kind against the baseline.
 std::string oneHeadCompositionText(const OneHeadCircuits& c, char kind);
 // The highest and the lowest head over the whole vocabulary, and the chosen head's.

@@ -99,6 +99,14 @@ Composition composeD(const RowMatrixD& ovA, const RowMatrixD& qkB, const RowMatr
   return c;
 }
 
+// The virtual head's d_k nonzero eigenvalues: those of (D_b U E C_a)(D_a C_b), the cyclic turn of
+// E C_a D_a C_b D_b U.
+std::vector<std::complex<double>> virtualSpectrum(const RowMatrixD& dbUECa /*(d_k, d_k)*/, const RowMatrixD& daCb /*(d_k, d_k)*/) {
+  RowMatrixD small;
+  small.noalias() = dbUECa * daCb;
+  return eigenvalues(small);
+}
+
 }  // namespace
 
 // [SECTION] scores and factors
@@ -244,6 +252,7 @@ Result<Circuits> computeCircuits(const LayerSource& source, std::optional<double
     pos = p.cast<double>();
   }
   std::vector<RowMatrixD> qks, ovs;
+  std::vector<RowMatrixD> cs, os;  // per head: C = W_v^i (d, d_k), D = W_o^i (d_k, d), for the virtual heads
   for (int l = 0; l < out.layers; ++l) {
     auto layer = source.layer(l);
     if (!layer) return layer.error();
@@ -285,8 +294,18 @@ Result<Circuits> computeCircuits(const LayerSource& source, std::optional<double
       out.perHead.push_back(std::move(hc));
       qks.push_back(std::move(qk));
       ovs.push_back(std::move(ov));
+      cs.push_back(c);
+      os.push_back(o);
     }
   }
+  // Virtual heads: (D_b U E C_a)(D_a C_b), with U E (d, d) once and U E C_a per head.
+  RowMatrixD ue;
+  ue.noalias() = unemb * emb;  // (d, d)
+  std::vector<RowMatrixD> ueC(cs.size());
+  for (std::size_t i = 0; i < cs.size(); ++i) ueC[i].noalias() = ue * cs[i];  // (d, d_k)
+  std::int64_t pairCount = 0;
+  for (int la = 0; la < out.layers; ++la) pairCount += static_cast<std::int64_t>(out.heads) * out.heads * (out.layers - 1 - la);
+  const bool keepVirtual = out.tokenSpace && pairCount * V * V <= kMaxVirtualTokenCells;
   for (int la = 0; la < out.layers; ++la)
     for (int ha = 0; ha < out.heads; ++ha)
       for (int lb = la + 1; lb < out.layers; ++lb)
@@ -297,6 +316,18 @@ Result<Circuits> computeCircuits(const LayerSource& source, std::optional<double
           c.fromHead = ha;
           c.toLayer = lb;
           c.toHead = hb;
+          RowMatrixD dbUECa, daCb;
+          dbUECa.noalias() = os[b] * ueC[a];  // (d_k, d_k)
+          daCb.noalias() = os[a] * cs[b];     // (d_k, d_k)
+          c.virtualCopying = copyingScore(virtualSpectrum(dbUECa, daCb));
+          if (out.tokenSpace) {  // E OV^a OV^b U (V, V) = (E C_a)(D_a C_b)(D_b U), made and dropped
+            RowMatrixD left, t;
+            left.noalias() = emb * cs[a] * daCb;  // (V, d_k)
+            t.noalias() = left * (os[b] * unemb);  // (V, V)
+            RowMatrix tf = t.cast<float>();
+            out.virtualDiagonalTop.push_back(diagonalTopShare(tf));
+            if (keepVirtual) out.virtualOvTokens.push_back(std::move(tf));
+          }
           out.pairs.push_back(c);
         }
   out.baseline = baseline ? *baseline : compositionBaseline(out.dModel, out.dk);
@@ -340,7 +371,17 @@ struct ChosenHead {
   RowMatrix abc;                 // (d, 3 d_k) [A | B | C]
   RowMatrixD gA, gB, gC, hD;     // AᵀA, BᵀB, CᵀC, D Dᵀ (d_k, d_k)
   double qk2 = 0, ov2 = 0;       // ||QK||_F², ||OV||_F²
+  RowMatrix dUE, ueC;            // (d_k, d) D U E, (d, d_k) U E C: the virtual heads through it
 };
+
+// The OV factors of one head: C = W_v^i (d, d_k), D = W_o^i (d_k, d).
+struct OvFactors {
+  RowMatrix c, d;
+};
+
+double virtualCopyingOf(const RowMatrix& dbUECa /*(d_k, d_k)*/, const RowMatrix& daCb /*(d_k, d_k)*/) {
+  return copyingScore(virtualSpectrum(dbUECa.cast<double>(), daCb.cast<double>()));
+}
 
 std::vector<std::complex<double>> eigenvaluesOf(const RowMatrix& small /*(d_k, d_k)*/) {
   return eigenvalues(small.cast<double>());
@@ -421,9 +462,12 @@ Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const 
     ch.ov2 = traceOfProduct(ch.gC, ch.hD);
     out.qk.noalias() = ch.a * ch.b.transpose();  // (d, d) W_q^i W_k^iᵀ in y = x W
     out.ov.noalias() = ch.c * ch.d;              // (d, d) W_v^i W_o^i
+    ch.dUE.noalias() = ch.d * ue;                // (d_k, d) D U E: the chosen head as b of a virtual head
+    ch.ueC.noalias() = ue * ch.c;                // (d, d_k) U E C: the chosen head as a
   }
 
   // Token space over the text's distinct tokens (first occurrence first).
+  RowMatrix es, us;  // E_s rows, unembedding rows with the gain (n, d): kept for the picked pair
   {
     std::unordered_set<int> seen;
     for (int id : tokens) {
@@ -431,7 +475,8 @@ Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const 
       if (seen.insert(id).second) out.tokenIds.push_back(id);
     }
     const std::int64_t n = static_cast<std::int64_t>(out.tokenIds.size());
-    RowMatrix es(n, d), us(n, d);  // E_s rows, unembedding rows (n, d)
+    es.resize(n, d);
+    us.resize(n, d);
     for (std::int64_t i = 0; i < n; ++i) {
       const int id = out.tokenIds[static_cast<std::size_t>(i)];
       if (auto st = source.embeddingRows(id, 1, es.row(i).data()); !st) return st.error();
@@ -458,6 +503,7 @@ Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const 
   }
 
   // [SECTION] per-layer work: copying of every head, composition with the chosen head.
+  OvFactors pickedA, pickedB;  // the picked pair's heads, kept as their layers come
   out.copying.assign(static_cast<std::size_t>(s.layers) * static_cast<std::size_t>(s.heads), 0.0);
   std::vector<std::vector<Composition>> readsOf(static_cast<std::size_t>(s.layers)),
       readByOf(static_cast<std::size_t>(s.layers));
@@ -476,6 +522,15 @@ Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const 
     }
     if (l == opt.layer) out.eigenvalues = eig[static_cast<std::size_t>(opt.head)];
 
+    if (opt.pair && l == opt.pair->fromLayer) {
+      pickedA.c = w.wv.middleCols((opt.pair->fromHead / group) * dk, dk);
+      pickedA.d = w.wo.middleRows(opt.pair->fromHead * dk, dk);
+    }
+    if (opt.pair && l == opt.pair->toLayer) {
+      pickedB.c = w.wv.middleCols((opt.pair->toHead / group) * dk, dk);
+      pickedB.d = w.wo.middleRows(opt.pair->toHead * dk, dk);
+    }
+
     std::vector<RowMatrixD> gC(static_cast<std::size_t>(N)), hD(static_cast<std::size_t>(s.heads));
     for (std::int64_t j = 0; j < N; ++j) gC[static_cast<std::size_t>(j)] = gramOfColumns(w.wv.middleCols(j * dk, dk));
     for (std::int64_t i = 0; i < s.heads; ++i) hD[static_cast<std::size_t>(i)] = gramOfRows(w.wo.middleRows(i * dk, dk));
@@ -485,6 +540,8 @@ Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const 
       // D_a A, D_a B, D_a C at once (rows a d_k …).
       RowMatrix stack(d, 3 * dk);
       product(false, d, 3 * dk, d, w.wo.data(), d, ch.abc.data(), 3 * dk, 0.0f, stack.data(), 3 * dk, threads);
+      RowMatrix dUEv(dk, kvw);  // (D_b U E) W_v: D_b U E C_a of every head a of layer l
+      product(false, dk, kvw, d, ch.dUE.data(), d, w.wv.data(), kvw, 0.0f, dUEv.data(), kvw, threads);
       for (int a = 0; a < s.heads; ++a) {
         const RowMatrixD m = stack.middleRows(a * dk, dk).cast<double>();  // (d_k, 3 d_k)
         const RowMatrixD& gCa = gC[static_cast<std::size_t>(a / group)];
@@ -498,6 +555,8 @@ Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const 
         c.q = ratioOf(factoredNorm2(gCa, m.leftCols(dk), ch.gB), ovA2, ch.qk2);
         c.k = ratioOf(factoredNorm2(ch.gA, m.middleCols(dk, dk).transpose(), gCa), ovA2, ch.qk2);
         c.v = ratioOf(factoredNorm2(gCa, m.rightCols(dk), ch.hD), ovA2, ch.ov2);
+        c.virtualCopying = virtualCopyingOf(dUEv.middleCols((a / group) * dk, dk),
+                                            stack.middleRows(a * dk, dk).rightCols(dk));
         list.push_back(c);
       }
     } else if (l > opt.layer) {
@@ -507,6 +566,8 @@ Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const 
       product(false, dk, d, d, ch.d.data(), d, w.wq.data(), d, 0.0f, stack.data(), width, threads);
       product(false, dk, kvw, d, ch.d.data(), d, w.wk.data(), kvw, 0.0f, stack.data() + d, width, threads);
       product(false, dk, kvw, d, ch.d.data(), d, w.wv.data(), kvw, 0.0f, stack.data() + d + kvw, width, threads);
+      RowMatrix woUEC(static_cast<std::int64_t>(s.heads) * dk, dk);  // W_o U E C: D_b U E C_a of every head b
+      product(false, s.heads * dk, dk, d, w.wo.data(), d, ch.ueC.data(), dk, 0.0f, woUEC.data(), dk, threads);
       std::vector<RowMatrixD> gB(static_cast<std::size_t>(N));
       for (std::int64_t j = 0; j < N; ++j) gB[static_cast<std::size_t>(j)] = gramOfColumns(w.wk.middleCols(j * dk, dk));
       for (int b = 0; b < s.heads; ++b) {
@@ -525,6 +586,7 @@ Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const 
         c.q = ratioOf(factoredNorm2(ch.gC, mQ, gBb), ch.ov2, qkB2);
         c.k = ratioOf(factoredNorm2(gAb, mK.transpose(), ch.gC), ch.ov2, qkB2);
         c.v = ratioOf(factoredNorm2(ch.gC, mV, hD[static_cast<std::size_t>(b)]), ch.ov2, ovB2);
+        c.virtualCopying = virtualCopyingOf(woUEC.middleRows(b * dk, dk), stack.middleCols(d + kvw + kv * dk, dk));
         list.push_back(c);
       }
     }
@@ -543,6 +605,22 @@ Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const 
   for (int l = 0; l < s.layers; ++l) {
     for (auto& c : readsOf[static_cast<std::size_t>(l)]) out.reads.push_back(c);
     for (auto& c : readByOf[static_cast<std::size_t>(l)]) out.readBy.push_back(c);
+  }
+
+  if (opt.pair) {  // (D_b U E C_a)(D_a C_b) and the token space (E_s C_a)(D_a C_b)(D_b U_s)
+    VirtualHead v;
+    v.fromLayer = opt.pair->fromLayer;
+    v.fromHead = opt.pair->fromHead;
+    v.toLayer = opt.pair->toLayer;
+    v.toHead = opt.pair->toHead;
+    const RowMatrix daCb = pickedA.d * pickedB.c;                  // (d_k, d_k)
+    const RowMatrix dbUECa = (pickedB.d * ue) * pickedA.c;          // (d_k, d_k)
+    v.eigenvalues = virtualSpectrum(dbUECa.cast<double>(), daCb.cast<double>());
+    v.copying = copyingScore(v.eigenvalues);
+    const RowMatrix left = (es * pickedA.c) * daCb;                 // (n, d_k)
+    v.ovTokens.noalias() = left * (pickedB.d * us.transpose());     // (n, n)
+    v.diagonalTop = v.ovTokens.size() > 0 ? diagonalTopShare(v.ovTokens) : -1.0;
+    out.picked = std::move(v);
   }
 
   if (opt.baseline) {
@@ -568,6 +646,47 @@ int previousPositionRows(const RowMatrix& m) {
     rows += best == t - 1 ? 1 : 0;
   }
   return rows;
+}
+
+const Composition* Circuits::pair(const HeadPair& p) const {
+  for (const Composition& c : pairs) {
+    if (c.fromLayer == p.fromLayer && c.fromHead == p.fromHead && c.toLayer == p.toLayer && c.toHead == p.toHead) return &c;
+  }
+  return nullptr;
+}
+
+std::string checkPair(const HeadPair& p, int layers, int heads) {
+  const auto layerOut = [&](int l) {
+    return "layer " + std::to_string(l) + " is outside the model's " + std::to_string(layers) + " layers (0 .. " +
+           std::to_string(layers - 1) + ")";
+  };
+  const auto headOut = [&](int h) {
+    return "head " + std::to_string(h) + " is outside the model's " + std::to_string(heads) + " heads per layer (0 .. " +
+           std::to_string(heads - 1) + ")";
+  };
+  if (p.fromLayer < 0 || p.fromLayer >= layers) return layerOut(p.fromLayer);
+  if (p.toLayer < 0 || p.toLayer >= layers) return layerOut(p.toLayer);
+  if (p.fromHead < 0 || p.fromHead >= heads) return headOut(p.fromHead);
+  if (p.toHead < 0 || p.toHead >= heads) return headOut(p.toHead);
+  if (p.fromLayer >= p.toLayer) {
+    return "the pair's first head (layer " + std::to_string(p.fromLayer) + ") must be in an earlier layer than its second (layer " +
+           std::to_string(p.toLayer) + "): a head reads only what earlier layers wrote";
+  }
+  return "";
+}
+
+std::vector<Composition> pairsThrough(const OneHeadCircuits& c) {
+  std::vector<Composition> out = c.reads;
+  out.insert(out.end(), c.readBy.begin(), c.readBy.end());
+  return out;
+}
+
+std::vector<const Composition*> topValuePairs(const std::vector<Composition>& pairs, int n) {
+  std::vector<const Composition*> out;
+  for (const Composition& c : pairs) out.push_back(&c);
+  std::stable_sort(out.begin(), out.end(), [](const Composition* x, const Composition* y) { return x->v > y->v; });
+  if (static_cast<int>(out.size()) > n) out.resize(static_cast<std::size_t>(std::max(0, n)));
+  return out;
 }
 
 double compositionScore(const Composition& c, char kind) { return kind == 'Q' ? c.q : kind == 'K' ? c.k : c.v; }

@@ -26,6 +26,11 @@
 // raises one fixed token c has E OV U = 1·e_cᵀ, one eigenvalue 1, score 1, and copies nothing. The
 // diagonal check beside it (diagonalTopShare) asks the copying question itself: does attending to token t
 // raise t's own logit above every other token's?
+// Virtual head of a pair (a earlier, b later): the path through both OVs, OV^a OV^b (d_model x d_model) —
+// what b moves on when its values read what a wrote. Its copying score is the same ratio over the nonzero
+// eigenvalues of E OV^a OV^b U = (E C_a)(D_a C_b)(D_b U) (OV = C D: W_v^i, W_o^i), which are those of the
+// d_k x d_k matrix (D_b U E C_a)(D_a C_b): no V x V matrix is formed. Two heads that each lower the tokens
+// they attend to (scores near −1) can copy together (near +1): a minus times a minus.
 //
 // Two computations over one source:
 //   computeCircuits      every head and every pair of heads, in double (a trained toy model: a
@@ -69,10 +74,28 @@ struct Composition {
   int fromLayer = 0, fromHead = 0;  // the earlier head a (writes)
   int toLayer = 0, toHead = 0;      // the later head b (reads)
   double q = 0, k = 0, v = 0;
+  double virtualCopying = 0;  // the copying score of the virtual head OV^a OV^b (copyingScore of its spectrum)
+};
+
+// One pair's virtual head in full: its spectrum and, over some tokens, its token-space OV.
+struct VirtualHead {
+  int fromLayer = 0, fromHead = 0, toLayer = 0, toHead = 0;
+  std::vector<std::complex<double>> eigenvalues;  // d_k of them: (D_b U E C_a)(D_a C_b)
+  double copying = 0;                             // copyingScore(eigenvalues)
+  RowMatrix ovTokens;        // (n, n) E_s OV^a OV^b U_s: rows attended token, columns predicted token
+  double diagonalTop = -1;   // diagonalTopShare(ovTokens); -1 when ovTokens is empty
+};
+
+// A pair named by its two heads (a earlier, b later).
+struct HeadPair {
+  int fromLayer = 0, fromHead = 0, toLayer = 0, toHead = 0;
+  bool operator==(const HeadPair&) const = default;
 };
 
 // Token-space matrices are V x V per head: above this V they are skipped (65536² floats is 16 GiB).
 inline constexpr int kMaxTokenSpaceVocab = 2048;
+// The cells of every pair's virtual E OV^a OV^b U together above which computeCircuits keeps none (64 MiB).
+inline constexpr std::int64_t kMaxVirtualTokenCells = std::int64_t{1} << 24;
 // The baseline's sample count and seed: fixed, so every run and every machine prints the same value.
 inline constexpr int kBaselineSamples = 200;
 inline constexpr std::uint64_t kBaselineSeed = 20211222;
@@ -82,8 +105,14 @@ struct Circuits {
   int layers = 0, heads = 0, dModel = 0, dk = 0, vocab = 0;
   std::vector<HeadCircuit> perHead;  // layers * heads, index layer * heads + head
   // Every (earlier head, later head) pair in different layers: from-layer, from-head, to-layer,
-  // to-head ascending. Empty for a one-layer model.
+  // to-head ascending, each with its virtual head's copying. Empty for a one-layer model.
   std::vector<Composition> pairs;
+  // Per pair (same order), when tokenSpace: diagonalTopShare of the virtual head's E OV^a OV^b U over the
+  // whole vocabulary (the V x V matrix is made and dropped pair by pair); empty otherwise.
+  std::vector<double> virtualDiagonalTop;
+  // Per pair (same order), E OV^a OV^b U (V, V) itself, kept when tokenSpace and every pair's fits in
+  // kMaxVirtualTokenCells cells together (a toy model's vocabulary); empty otherwise.
+  std::vector<RowMatrix> virtualOvTokens;
   // The mean composition score of random heads of the same shapes (compositionBaseline): a score
   // near it means "no more than chance".
   double baseline = 0;
@@ -91,6 +120,8 @@ struct Circuits {
   // Positions qkPositions covers: the learned table's rows, at most kMaxTokenSpaceVocab; 0 without one.
   int positions = 0;
   const HeadCircuit& at(int layer, int head) const { return perHead[static_cast<std::size_t>(layer * heads + head)]; }
+  // The pair (a, b) in `pairs`, or nullptr when it is not one (same layer, b before a, out of range).
+  const Composition* pair(const HeadPair& p) const;
 };
 
 // One head and what touches it (computeOneHeadCircuits).
@@ -110,9 +141,13 @@ struct OneHeadCircuits {
 
   std::vector<double> copying;  // layers * heads, index layer * heads + head (whole vocabulary)
 
-  // The chosen head against every head of another layer (a writes, b reads):
+  // The chosen head against every head of another layer (a writes, b reads), each with its virtual
+  // head's copying over the whole vocabulary:
   std::vector<Composition> reads;   // b = the chosen head, a in layers 0 .. layer-1, ascending
   std::vector<Composition> readBy;  // a = the chosen head, b in layers layer+1 .. L-1, ascending
+  // The pair OneHeadOptions::pair named (any two heads, not only the chosen one's), its token-space OV
+  // over tokenIds; nullopt when none was named.
+  std::optional<VirtualHead> picked;
   double baseline = 0;  // compositionBaseline(d_model, d_k)
 
   // Attention rollout of the text through every layer and the last layer's mean over heads beside it;
@@ -184,6 +219,8 @@ struct OneHeadOptions {
   // the result is then the error kCircuitsCancelled.
   std::function<bool(int done, int total)> progress;
   int laterSteps = 0;  // the caller's own steps after these (a forward's layers), counted in the total
+  // A pair whose virtual head to compute in full (OneHeadCircuits::picked): checked by checkPair first.
+  std::optional<HeadPair> pair;
 };
 inline constexpr const char* kCircuitsCancelled = "cancelled";
 // The steps computeOneHeadCircuits reports: the vocabulary's blocks, the layers, the baseline's chunks.
@@ -202,6 +239,17 @@ Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const 
 // Of a position map P QK Pᵀ (p, p): how many query rows t = 1 … p − 1 score key t − 1 highest among
 // the keys 0 … t a causal query sees — p − 1 for a head that finds the previous token by position.
 int previousPositionRows(const RowMatrix& positionMap);
+
+// A pair of a model of `layers` x `heads`: "" when a is in an earlier layer than b and both are in range,
+// else what is wrong, naming the value and the limit ("layer 2 is outside the model's 2 layers (0 .. 1)").
+std::string checkPair(const HeadPair& p, int layers, int heads);
+// The pairs of `pairs` by their virtual head, the `n` with the highest V-composition first (ties keep the
+// order): the chains of heads the V scores point at.
+std::vector<const Composition*> topValuePairs(const std::vector<Composition>& pairs, int n);
+// Every pair through the chosen head of a OneHeadCircuits: its reads, then its readers.
+std::vector<Composition> pairsThrough(const OneHeadCircuits& c);
+// How many of them the views and the command line list.
+inline constexpr int kTopVirtualPairs = 3;
 
 // Composition scores by kind: 'Q', 'K' or 'V'.
 double compositionScore(const Composition& c, char kind);

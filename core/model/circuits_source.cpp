@@ -134,6 +134,13 @@ Result<analysis::OneHeadCircuits> computeModelCircuits(const ModelFolder& model,
                      " heads per layer (0 .. " + std::to_string(s.heads - 1) + ", " + headsName(s) + " in " +
                      model.dir() + "/config.json)");
   }
+  if (opt.pair) {
+    if (const std::string why = analysis::checkPair(*opt.pair, s.layers, s.heads); !why.empty()) {
+      return makeError("the pair " + analysis::headName(opt.pair->fromLayer, opt.pair->fromHead) + " → " +
+                       analysis::headName(opt.pair->toLayer, opt.pair->toHead) + ": " + why + " (" + layersName(s) + ", " +
+                       headsName(s) + " in " + model.dir() + "/config.json)");
+    }
+  }
   if (opt.maxTokens < 1) {
     return makeError("the token-space axes need at least 1 token (maxTokens is " + std::to_string(opt.maxTokens) + ")");
   }
@@ -153,6 +160,7 @@ Result<analysis::OneHeadCircuits> computeModelCircuits(const ModelFolder& model,
     hopt.layer = opt.layer;
     hopt.head = opt.head;
     hopt.maxTokens = opt.maxTokens;
+    hopt.pair = opt.pair;
     hopt.threads = threads;
     hopt.baseline = opt.baseline;
     hopt.progress = opt.progress;

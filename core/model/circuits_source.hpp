@@ -55,6 +55,8 @@ class FolderLayers final : public analysis::LayerSource {
 struct ModelCircuitsOptions {
   int layer = 0, head = 0;  // the chosen head
   int maxTokens = 64;       // token-space axes: at most this many of the text's distinct tokens
+  // A pair of any two heads whose virtual head to compute in full (OneHeadCircuits::picked).
+  std::optional<analysis::HeadPair> pair;
   int rolloutMaxTokens = 1024;  // rollout is skipped (rollout.why says so) above this T
   std::uint64_t memoryBudgetBytes = kDefaultMemoryBudget;
   int threads = 1;
@@ -73,7 +75,8 @@ struct ModelCircuitsOptions {
 double estimateModelCircuitsBytes(const ModelSpec& spec, std::int64_t T, const ModelCircuitsOptions& opt);
 
 // `tokens`: the text's ids (in [0, V), at most the model's positions). A layer or head out of range
-// is refused naming the value and the model's count; so is an estimate above the memory budget.
+// is refused naming the value and the model's count, and so is a pair (analysis::checkPair); so is an
+// estimate above the memory budget.
 // Time is bounded by low-rank products (analysis::computeOneHeadCircuits), then one forward for the
 // rollout.
 Result<analysis::OneHeadCircuits> computeModelCircuits(const ModelFolder& model, const std::vector<int>& tokens,

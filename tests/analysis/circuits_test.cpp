@@ -19,6 +19,7 @@
 #include "model/model_folder.hpp"
 #include "train/circuits_source.hpp"
 #include "train/params.hpp"
+#include "util/decompositions.hpp"
 
 using namespace mhascope;
 
@@ -254,6 +255,90 @@ TEST(CircuitsSources, AFoldersNormGainsAreFoldedIn) {
   EXPECT_LT(maxDiff(mf->at(1, 0).ov, RowMatrix(2.0f * base->at(1, 0).ov)), 1e-5);
   EXPECT_LT(maxDiff(ck->at(1, 0).qk, base->at(1, 0).qk), 1e-9);
   EXPECT_LT(maxDiff(mf->at(0, 1).qk, base->at(0, 1).qk), 1e-6);  // layer 0 untouched
+}
+
+// The virtual head of every pair, against the plain V x V computation in the test: the eigenvalues of
+// E OV^a OV^b U (every one of them, the V - d_k near-zero ones included) give the score the d_k x d_k
+// solve gives; so does its diagonal check. Both computations (all pairs, around one head) and both
+// sources agree, and a picked pair's token-space OV is E OV^a OV^b U at the text's tokens.
+TEST(Circuits, VirtualHeadCopyingIsTheFullVocabularySpectrum) {
+  train::GptParams p = sharedWeights();
+  p.outW = p.emb * 0.5f + RowMatrix::Constant(p.emb.rows(), p.emb.cols(), 0.01f);  // untied: E and U differ
+  const train::ParamsLayers source(p);
+  const analysis::SourceShape s = source.shape();
+  const int V = s.vocab, d = s.dModel, dk = s.dk();
+  RowMatrix e(V, d), u(V, d);
+  ASSERT_TRUE(source.embeddingRows(0, V, e.data()).ok());
+  ASSERT_TRUE(source.unembeddingRows(0, V, u.data()).ok());
+  auto gain = source.finalGain();
+  ASSERT_TRUE(gain.ok());
+  u.array().rowwise() *= gain->array();
+  const RowMatrixD E = e.cast<double>(), U = u.transpose().cast<double>();  // (V, d), (d, V)
+  std::vector<RowMatrixD> ov;  // per head, W_v^i W_o^i (d, d)
+  for (int l = 0; l < s.layers; ++l) {
+    auto w = source.layer(l);
+    ASSERT_TRUE(w.ok());
+    for (int h = 0; h < s.heads; ++h)
+      ov.push_back((w->wv.middleCols(h * dk, dk) * w->wo.middleRows(h * dk, dk)).cast<double>());
+  }
+  auto all = analysis::computeCircuits(source, 0.25);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->pairs.size(), 12u);
+  ASSERT_EQ(all->virtualDiagonalTop.size(), all->pairs.size());
+  int copiers = 0, lowerers = 0;
+  for (std::size_t i = 0; i < all->pairs.size(); ++i) {
+    const analysis::Composition& c = all->pairs[i];
+    SCOPED_TRACE(analysis::headName(c.fromLayer, c.fromHead) + " → " + analysis::headName(c.toLayer, c.toHead));
+    const RowMatrixD full = E * ov[static_cast<std::size_t>(c.fromLayer * s.heads + c.fromHead)] *
+                            ov[static_cast<std::size_t>(c.toLayer * s.heads + c.toHead)] * U;  // (V, V)
+    const double direct = analysis::copyingScore(eigenvalues(full));
+    EXPECT_NEAR(c.virtualCopying, direct, 1e-6);
+    EXPECT_NEAR(all->virtualDiagonalTop[i], analysis::diagonalTopShare(full.cast<float>()), 1e-12);
+    ASSERT_EQ(all->virtualOvTokens.size(), all->pairs.size());
+    EXPECT_LT((all->virtualOvTokens[i].cast<double>() - full).cwiseAbs().maxCoeff(), 1e-5 * (1 + full.cwiseAbs().maxCoeff()));
+    copiers += c.virtualCopying > 0 ? 1 : 0;
+    lowerers += c.virtualCopying < 0 ? 1 : 0;
+  }
+  EXPECT_GT(copiers + lowerers, 0);
+
+  // Around layer 1 head 1, with the pair layer 0 head 1 → layer 2 head 0 picked (neither is the chosen head).
+  analysis::OneHeadOptions opt;
+  opt.layer = 1;
+  opt.head = 1;
+  opt.baseline = 0.25;
+  opt.pair = analysis::HeadPair{0, 1, 2, 0};
+  const std::vector<int> tokens = {3, 7, 3, 9, 7, 3};
+  auto one = analysis::computeOneHeadCircuits(source, tokens, opt);
+  ASSERT_TRUE(one.ok());
+  for (const auto* list : {&one->reads, &one->readBy})
+    for (const analysis::Composition& c : *list) {
+      SCOPED_TRACE(analysis::headName(c.fromLayer, c.fromHead) + " → " + analysis::headName(c.toLayer, c.toHead));
+      const analysis::Composition* match = all->pair({c.fromLayer, c.fromHead, c.toLayer, c.toHead});
+      ASSERT_NE(match, nullptr);
+      EXPECT_NEAR(c.virtualCopying, match->virtualCopying, 1e-4);
+    }
+  ASSERT_TRUE(one->picked.has_value());
+  const analysis::VirtualHead& v = *one->picked;
+  EXPECT_EQ(v.fromLayer, 0);
+  EXPECT_EQ(v.toHead, 0);
+  EXPECT_EQ(v.eigenvalues.size(), static_cast<std::size_t>(dk));
+  EXPECT_NEAR(v.copying, all->pair({0, 1, 2, 0})->virtualCopying, 1e-4);
+  const RowMatrixD full = E * ov[1] * ov[4] * U;
+  ASSERT_EQ(v.ovTokens.rows(), 3);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      EXPECT_NEAR(v.ovTokens(i, j), full(one->tokenIds[static_cast<std::size_t>(i)], one->tokenIds[static_cast<std::size_t>(j)]),
+                  1e-4 * (1 + std::abs(full(0, 0))));
+  EXPECT_EQ(v.diagonalTop, analysis::diagonalTopShare(v.ovTokens));
+}
+
+// A pair is checked with words naming the bad value and the limit.
+TEST(Circuits, CheckPairNamesTheBadValue) {
+  EXPECT_EQ(analysis::checkPair({0, 1, 1, 1}, 2, 2), "");
+  EXPECT_EQ(analysis::checkPair({0, 0, 2, 0}, 2, 2), "layer 2 is outside the model's 2 layers (0 .. 1)");
+  EXPECT_EQ(analysis::checkPair({0, 5, 1, 0}, 2, 2), "head 5 is outside the model's 2 heads per layer (0 .. 1)");
+  EXPECT_NE(analysis::checkPair({1, 0, 1, 1}, 2, 2).find("earlier layer"), std::string::npos);
+  EXPECT_NE(analysis::checkPair({-1, 0, 1, 1}, 2, 2).find("layer -1"), std::string::npos);
 }
 
 }  // namespace

@@ -39,6 +39,37 @@ assert np.allclose(g['ov_tokens'], np.load('$C/gpt2_l0_h1_ov_tokens.npy'), rtol=
 assert np.allclose(g['rollout']['matrix'], np.load('$C/gpt2_l0_h1_rollout.npy'), atol=1e-5), 'rollout'
 "
 
+# --- virtual heads: every pair's copying against the reference's V x V spectrum; --pair ----------
+check "gpt2: the virtual heads of every pair and the top ones equal the reference" "
+g = json.load(open('$T/g.json')); r = json.load(open('$C/gpt2_l0_h1.json'))
+assert np.allclose([p['virtual_copying'] for p in g['read_by']], r['read_by_virtual'], atol=1e-4), 'virtual'
+top = sorted(g['read_by'], key=lambda p: -p['v'])[:3]
+assert [p['to'] for p in g['virtual_heads']] == [p['to'] for p in top], g['virtual_heads']
+assert g['pair'] is None
+"
+grep -qE "^Virtual heads through layer 0 head 1, the pairs V-composition ranks first:" <<<"$out" && ok "the report lists the virtual heads" \
+  || bad "virtual heads report: $out"
+out="$("$BIN" circuits --model "$T/gpt2" --text-file "$T/ref.txt" --layer 1 --head 2 --pair 0.0,1.2 --json "$T/p.json" --export-dir "$T/pexp" 2>&1)" \
+  && grep -qE "^The pair asked for: layer 0 head 0 → layer 1 head 2 through the values: copying [-+][0-9.]+ \(each alone: .*\); its E OV\^a OV\^b U over the text's 8 tokens: [0-9.]+ % raise their own logit most\.$" <<<"$out" \
+  && ok "--pair 0.0,1.2: its virtual head in words" || bad "--pair: $out"
+check "--pair: the virtual head's copying, token-space OV and diagonal equal the reference; its files are written" "
+g = json.load(open('$T/p.json')); r = json.load(open('$C/gpt2_l1_h2.json')); p = g['pair']
+assert r['virtual_pair'] == [0, 0, 1, 2] and p['from'] == [0, 0] and p['to'] == [1, 2], p['from']
+assert abs(p['virtual_copying'] - r['virtual_copying']) < 1e-4, (p['virtual_copying'], r['virtual_copying'])
+assert np.allclose(p['ov_tokens'], np.load('$C/gpt2_l1_h2_virtual_ov_tokens.npy'), rtol=1e-4, atol=1e-4), 'ov_tokens'
+assert abs(p['diagonal'] - r['virtual_diagonal']) < 1e-9, (p['diagonal'], r['virtual_diagonal'])
+assert np.allclose([q['virtual_copying'] for q in g['reads']], r['reads_virtual'], atol=1e-4), 'reads'
+assert np.allclose(np.load('$T/pexp/virtual_ov_tokens_l0_h0_l1_h2.npy'), p['ov_tokens'])
+v = np.load('$T/pexp/virtual_heads.npy'); assert v.shape == (4, 6) and np.allclose(v[:, 5], r['reads_virtual'], atol=1e-4)
+"
+[ -s "$T/pexp/virtual_ov_tokens_l0_h0_l1_h2.png" ] && ok "--pair: its picture" || bad "no virtual_ov_tokens picture"
+expect_error "--pair past the last layer names the layer and the count" "layer 2 is outside the model's 2 layers (0 .. 1)" \
+  "$BIN" circuits --model "$T/gpt2" --text abc --pair 0.0,2.0
+expect_error "--pair past the heads names the head" "head 4 is outside the model's 4 heads per layer (0 .. 3)" \
+  "$BIN" circuits --model "$T/gpt2" --text abc --pair 0.4,1.0
+expect_error "--pair with a later head first" "must be in an earlier layer" "$BIN" circuits --model "$T/gpt2" --text abc --pair 1.0,0.0
+expect_error "--pair in a wrong form" "--pair '0.0;1.1' is not two heads" "$BIN" circuits --model "$T/gpt2" --text abc --pair "0.0;1.1"
+
 # --- GQA, --export-dir, the files against --json ------------------------------------------------
 expect_ok "llama GQA: circuits --layer 1 --head 3 --json --export-dir" \
   "$BIN" circuits --model "$T/llama_gqa" --text "the cat sat. the cat sat." --layer 1 --head 3 --json "$T/l.json" --export-dir "$T/exp"

@@ -25,7 +25,7 @@ sys.path.insert(0, sys.argv[3])
 import mhascope_model
 j = json.load(open(sys.argv[1]))
 ref, _ = mhascope_model.read_safetensors(sys.argv[2])
-assert sorted(j) == ["baseline", "copying", "diagonal", "pairs", "rollout"], sorted(j)
+assert sorted(j) == ["baseline", "copying", "diagonal", "pair", "pairs", "rollout", "virtual_heads"], sorted(j)
 # The diagonal check from PyTorch's E OV U: the share of rows whose own cell is above every other.
 for l in range(2):
     for h in range(2):
@@ -33,7 +33,9 @@ for l in range(2):
         others = m.clone(); others.fill_diagonal_(float("-inf"))
         want = (m.diagonal() > others.max(1).values).double().mean().item()
         assert abs(j["diagonal"][l][h] - want) < 1e-9, (l, h, j["diagonal"][l][h], want)
-assert [sorted(p) for p in j["pairs"]] == [["from", "k", "q", "to", "v"]] * 4, j["pairs"]
+assert [sorted(p) for p in j["pairs"]] == [["from", "k", "q", "to", "v", "virtual_copying"]] * 4, j["pairs"]
+assert j["pair"] is None and len(j["virtual_heads"]) == 3
+assert [p["v"] for p in j["virtual_heads"]] == sorted((p["v"] for p in j["pairs"]), reverse=True)[:3]
 assert [p["from"] + p["to"] for p in j["pairs"]] == [[0, 0, 1, 0], [0, 0, 1, 1], [0, 1, 1, 0], [0, 1, 1, 1]]
 for p, r in zip(j["pairs"], ref["composition"].tolist()):
     assert max(abs(p["q"] - r[0]), abs(p["k"] - r[1]), abs(p["v"] - r[2])) < 1e-5, (p, r)
@@ -65,11 +67,48 @@ expect_ok "--force replaces --json" "$BIN" circuits --checkpoint "$CK" --json "$
 expect_error "--json is the checkpoint" "is the same file as --checkpoint" "$BIN" circuits --checkpoint "$CK" --json "$CK" --force
 expect_error "--json in a missing folder" "$T/nope/c.json" "$BIN" circuits --checkpoint "$CK" --json "$T/nope/c.json"
 
+# Virtual heads: each pair's copying score equals the eigenvalue ratio of the whole V x V E OV^a OV^b U in
+# PyTorch, from the checkpoint's own weights and the reference's OV matrices.
+if /usr/bin/python3 - "$T/c.json" "$FIX/circuits/induction_small_circuits.safetensors" "$CK" "$(dirname "$0")/../../scripts" <<'EOF'
+import json, sys
+import torch
+sys.path.insert(0, sys.argv[4])
+import mhascope_model
+j = json.load(open(sys.argv[1]))
+ref, _ = mhascope_model.read_safetensors(sys.argv[2])
+sd, _ = mhascope_model.read_safetensors(sys.argv[3])
+E, U = sd["emb.weight"].double(), sd["out.weight"].double().T
+for p in j["pairs"]:
+    (la, ha), (lb, hb) = p["from"], p["to"]
+    lam = torch.linalg.eigvals(E @ ref[f"ov.{la}.{ha}"].double() @ ref[f"ov.{lb}.{hb}"].double() @ U)
+    want = (lam.real.sum() / lam.abs().sum()).item()
+    assert abs(p["virtual_copying"] - want) < 1e-5, (p, want)
+EOF
+then ok "--json: every pair's virtual-head copying equals PyTorch's V x V spectrum"; else bad "virtual heads"; fi
+out="$("$BIN" circuits --checkpoint "$CK" --pair 0.1,1.0 --json "$T/pair.json" 2>&1)"
+grep -q "^Virtual heads of the pairs V-composition ranks first:" <<<"$out" \
+  && grep -qE "^  layer 0 head [01] → layer 1 head [01] through the values: V [0-9.]+, copying [-+][0-9.]+ \(each alone: [-+][0-9.]+, [-+][0-9.]+\)\.$" <<<"$out" \
+  && ok "the report lists the virtual heads of the top V pairs" || bad "virtual heads report: $out"
+grep -qE "^The pair asked for: layer 0 head 1 → layer 1 head 0 through the values: .* of the 16 tokens raise their own logit most\.$" <<<"$out" \
+  && ok "--pair 0.1,1.0: its virtual head and diagonal" || bad "--pair report: $out"
+/usr/bin/python3 -c "
+import json; j = json.load(open('$T/pair.json')); p = j['pair']
+assert p['from'] == [0, 1] and p['to'] == [1, 0], p
+q = [x for x in j['pairs'] if x['from'] == [0, 1] and x['to'] == [1, 0]][0]
+assert p['virtual_copying'] == q['virtual_copying'] and 0 <= p['virtual_diagonal'] <= 1, (p, q)
+" && ok "--pair in --json" || bad "--pair json: $(cat "$T/pair.json")"
+expect_error "--pair in the same layer" "must be in an earlier layer than its second" "$BIN" circuits --checkpoint "$CK" --pair 1.0,1.1
+expect_error "--pair with a head out of range" "--pair '0.5,1.0': head 5 is outside the model's 2 heads per layer (0 .. 1)" \
+  "$BIN" circuits --checkpoint "$CK" --pair 0.5,1.0
+expect_error "--pair with a layer out of range" "layer 3 is outside the model's 2 layers (0 .. 1)" "$BIN" circuits --checkpoint "$CK" --pair 0.0,3.0
+expect_error "--pair that is not two heads" "--pair '0,1' is not two heads LAYER.HEAD,LAYER.HEAD" "$BIN" circuits --checkpoint "$CK" --pair 0,1
+expect_error "--pair that is not numbers" "--pair 'a.b,c.d' is not two heads" "$BIN" circuits --checkpoint "$CK" --pair a.b,c.d
+
 out="$("$BIN" circuits --checkpoint "$CK" --export-dir "$T/ex" 2>&1)"
 n_npy=$(ls "$T/ex"/*.npy 2>/dev/null | wc -l); n_png=$(ls "$T/ex"/*.png 2>/dev/null | wc -l)
-[ "$n_npy" -eq 23 ] && [ "$n_png" -eq 24 ] && [ -s "$T/ex/qk_positions_l0_h1.png" ] && [ -s "$T/ex/composition_k_l0_l1.png" ] && [ -s "$T/ex/ov_tokens_l1_h0.png" ] && [ -s "$T/ex/composition.npy" ] \
+[ "$n_npy" -eq 24 ] && [ "$n_png" -eq 24 ] && [ -s "$T/ex/virtual_heads.npy" ] && [ -s "$T/ex/qk_positions_l0_h1.png" ] && [ -s "$T/ex/composition_k_l0_l1.png" ] && [ -s "$T/ex/ov_tokens_l1_h0.png" ] && [ -s "$T/ex/composition.npy" ] \
   && [ -s "$T/ex/rollout.png" ] && [ -s "$T/ex/rollout.npy" ] \
-  && ok "--export-dir: 5 matrices (learned positions: P QK P^T too) x 4 heads as .npy + PNG, composition (.npy, Q/K/V pictures), copying and rollout" || bad "export: $n_npy npy, $n_png png: $out"
+  && ok "--export-dir: 5 matrices (learned positions: P QK P^T too) x 4 heads as .npy + PNG, composition (.npy, Q/K/V pictures), virtual heads, copying and rollout" || bad "export: $n_npy npy, $n_png png: $out"
 if /usr/bin/python3 - "$T/ex" "$FIX/circuits/induction_small_circuits.safetensors" "$(dirname "$0")/../../scripts" <<'EOF'
 import sys
 import numpy as np

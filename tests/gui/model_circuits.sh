@@ -58,6 +58,23 @@ case "$1" in
     echo "$log"
     "$PY" "$here/check_png.py" "$out/circuits_cancelled.png" 1600x1000 || fail "blank circuits_cancelled.png"
     ;;
+  model_circuits_pair)
+    # The pair picked with the combos: the label is the core's words for the CLI's --pair of the same
+    # folder, text and pair (the same numbers, through the window's worker).
+    copy gpt2 gpt
+    want=$("$bin" circuits --model "$out/gpt" --text "abcdefabcdef" --layer 0 --head 0 --pair 0.1,1.2 \
+      | sed -n 's/^The pair asked for: //p')
+    [ -n "$want" ] || fail "the command printed no pair"
+    sed "s|@PAIR@|$want|" "$(script_from model_circuits_pair.txt)" > "$out/pair.txt"
+    log=$(xvfb "$bin" --fresh --model "$out/gpt" --text "abcdefabcdef" --script "$out/pair.txt") \
+      || fail "script failed (exit $?): $log"
+    echo "$log"
+    for shot in circuits_pair_before circuits_pair_scrolled circuits_pair; do
+      "$PY" "$here/check_png.py" "$out/$shot.png" 1600x1000 || fail "blank $shot.png"
+    done
+    grep -q "^circuits_pair_text: layer 0 head 1 → layer 1 head 2 through the values: copying" <<<"$log" \
+      || fail "the picked pair's words: $log"
+    ;;
   model_circuits_explore)
     # Seeded random clicks, drags, wheel, keys and typing over every tab with the model open, the
     # Circuits tab's worker running: no assert, no crash, no GL error.

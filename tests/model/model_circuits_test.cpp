@@ -145,6 +145,45 @@ TEST_P(ModelCircuitsMatchReference, EveryField) {
   EXPECT_TRUE(matches("last layer's mean", r->rollout.rawLast, loadRef(base, "last_mean"), 1e-4, 1e-4));
 }
 
+// The virtual heads (OV^a OV^b) of every pair through the head, and one pair named in full, against the
+// reference's whole V x V spectrum of E OV^a OV^b U and its token-space matrix.
+TEST_P(ModelCircuitsMatchReference, VirtualHeads) {
+  const CircuitCase c = GetParam();
+  const std::string base = kModels + "circuits/" + c.folder + "_l" + std::to_string(c.layer) + "_h" + std::to_string(c.head);
+  const nlohmann::json ref = loadJson(base + ".json");
+  auto model = ModelFolder::open(kModels + c.folder);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  ModelCircuitsOptions opt;
+  opt.layer = c.layer;
+  opt.head = c.head;
+  opt.rolloutMaxTokens = 0;
+  opt.baseline = 0.25;
+  const auto pair = ref.at("virtual_pair").get<std::vector<int>>();
+  ASSERT_EQ(pair.size(), 4u);
+  opt.pair = analysis::HeadPair{pair[0], pair[1], pair[2], pair[3]};
+  auto r = computeModelCircuits(*model, ref.at("tokens").get<std::vector<int>>(), opt);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto readsRef = ref.at("reads_virtual").get<std::vector<double>>();
+  const auto readByRef = ref.at("read_by_virtual").get<std::vector<double>>();
+  ASSERT_EQ(r->reads.size(), readsRef.size());
+  ASSERT_EQ(r->readBy.size(), readByRef.size());
+  for (std::size_t i = 0; i < readsRef.size(); ++i) EXPECT_NEAR(r->reads[i].virtualCopying, readsRef[i], 1e-4) << "reads " << i;
+  for (std::size_t i = 0; i < readByRef.size(); ++i) EXPECT_NEAR(r->readBy[i].virtualCopying, readByRef[i], 1e-4) << "read_by " << i;
+  ASSERT_TRUE(r->picked.has_value());
+  const analysis::VirtualHead& v = *r->picked;
+  EXPECT_EQ(v.fromLayer, pair[0]);
+  EXPECT_EQ(v.toHead, pair[3]);
+  EXPECT_EQ(v.eigenvalues.size(), static_cast<std::size_t>(model->spec().dk()));
+  EXPECT_NEAR(v.copying, ref.at("virtual_copying").get<double>(), 1e-4);
+  EXPECT_TRUE(matches("E_s OV^a OV^b U_s", v.ovTokens, loadRef(base, "virtual_ov_tokens")));
+  EXPECT_DOUBLE_EQ(v.diagonalTop, ref.at("virtual_diagonal").get<double>());
+  // The pair's own entry among the reads or readers gives the same score as the named pair.
+  for (const auto* list : {&r->reads, &r->readBy})
+    for (const analysis::Composition& p : *list)
+      if (p.fromLayer == v.fromLayer && p.fromHead == v.fromHead && p.toLayer == v.toLayer && p.toHead == v.toHead)
+        EXPECT_NEAR(p.virtualCopying, v.copying, 1e-5);
+}
+
 INSTANTIATE_TEST_SUITE_P(Fixtures, ModelCircuitsMatchReference,
                          ::testing::Values(CircuitCase{"gpt2", 1, 2}, CircuitCase{"gpt2", 0, 1},
                                            CircuitCase{"llama_gqa", 1, 3}, CircuitCase{"llama_gqa", 0, 1}),
@@ -154,6 +193,47 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ModelCircuitsMatchReference,
                          });
 
 const std::vector<int> kTokens = {5, 17, 42, 17, 63, 8, 42, 91, 5, 30, 17, 77};
+
+// The trained fixture (2 layers x 2 heads, attention only, trained on repeated runs of letters): every
+// (layer-0, layer-1) pair's virtual head copies as the reference computes it (V x V, float64), through
+// both computations, and the pair the reference's ablation names as its circuit (previous-token head →
+// induction head) copies through the values, whatever each head alone scores.
+TEST(ModelCircuits, TrainedFixturesCircuitPairCopiesThroughItsVirtualHead) {
+  const nlohmann::json ref = loadJson(kModels + "reference/trained/reference.json");
+  auto model = ModelFolder::open(kModels + "trained");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const auto& virt = ref.at("circuits").at("virtual");
+  ASSERT_EQ(virt.size(), 4u);
+  auto all = analysis::computeCircuits(FolderLayers(*model), 0.25);
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  const auto a = ref.at("ablation").at("previous_token_head").get<std::vector<int>>();
+  const auto b = ref.at("ablation").at("induction_head").get<std::vector<int>>();
+  ModelCircuitsOptions opt;
+  opt.layer = b[0];
+  opt.head = b[1];
+  opt.rolloutMaxTokens = 0;
+  opt.baseline = 0.25;
+  opt.pair = analysis::HeadPair{a[0], a[1], b[0], b[1]};
+  auto one = computeModelCircuits(*model, ref.at("sequences").at("text").at("tokens").get<std::vector<int>>(), opt);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  for (const auto& v : virt) {
+    const analysis::HeadPair p{v[0].get<int>(), v[1].get<int>(), v[2].get<int>(), v[3].get<int>()};
+    SCOPED_TRACE(analysis::headName(p.fromLayer, p.fromHead) + " → " + analysis::headName(p.toLayer, p.toHead));
+    const analysis::Composition* c = all->pair(p);
+    ASSERT_NE(c, nullptr);
+    EXPECT_NEAR(c->virtualCopying, v[4].get<double>(), 1e-5);
+    for (const analysis::Composition& r : one->reads)
+      if (analysis::HeadPair{r.fromLayer, r.fromHead, r.toLayer, r.toHead} == p) EXPECT_NEAR(r.virtualCopying, v[4].get<double>(), 1e-4);
+  }
+  ASSERT_TRUE(one->picked.has_value());
+  const analysis::Composition* circuit = all->pair(*opt.pair);
+  ASSERT_NE(circuit, nullptr);
+  EXPECT_NEAR(one->picked->copying, circuit->virtualCopying, 1e-4);
+  EXPECT_GE(one->picked->copying, 0.5) << "the circuit pair's virtual head does not copy";
+  const std::string line = analysis::pickedVirtualText(*one);
+  EXPECT_NE(line.find(analysis::headName(a[0], a[1]) + " → " + analysis::headName(b[0], b[1]) + " through the values: copying +"),
+            std::string::npos) << line;
+}
 
 // Query head i reads K/V head i / (h/N): on the GQA fixture (h = 4, N = 2) heads 0 and 1 share
 // W_k and W_v's first block, heads 2 and 3 the second, and norm1's gain scales their rows.
@@ -266,6 +346,13 @@ TEST(ModelCircuits, RefusesBadLayersHeadsAndTokens) {
   EXPECT_TRUE(testing::errorNaming(computeModelCircuits(*model, {-1}, opt), "token id -1", {"position 0"}));
   EXPECT_TRUE(testing::errorNaming(computeModelCircuits(*model, std::vector<int>(33, 1), opt), "33 tokens",
                                    {"32 positions", "n_positions"}));
+  opt.pair = analysis::HeadPair{0, 0, 2, 1};
+  EXPECT_TRUE(testing::errorNaming(computeModelCircuits(*model, kTokens, opt), "layer 2 is outside", {"2 layers", "n_layer"}));
+  opt.pair = analysis::HeadPair{0, 7, 1, 1};
+  EXPECT_TRUE(testing::errorNaming(computeModelCircuits(*model, kTokens, opt), "head 7 is outside", {"4 heads", "n_head"}));
+  opt.pair = analysis::HeadPair{1, 0, 1, 1};
+  EXPECT_TRUE(testing::errorNaming(computeModelCircuits(*model, kTokens, opt), "earlier layer", {"layer 1 head 0"}));
+  opt.pair.reset();
   opt.maxTokens = 0;
   EXPECT_TRUE(testing::errorNaming(computeModelCircuits(*model, kTokens, opt), "maxTokens is 0", {}));
 }
