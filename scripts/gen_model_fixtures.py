@@ -380,6 +380,17 @@ def composition(ov_a, qk_b, ov_b):
     return (n(ov_a @ qk_b) / (n(ov_a) * n(qk_b)), n(qk_b @ ov_a.T) / (n(ov_a) * n(qk_b)), n(ov_a @ ov_b) / (n(ov_a) * n(ov_b)))
 
 
+def copying_spectrum(E, M, U):
+    """(copying score, eigenvalues) of a d_model x d_model OV-like M: the whole (V, V) spectrum of
+    E M U and sum Re lambda / sum |lambda| over it (its V - rank(M) zero eigenvalues add nothing)."""
+    lam = np.linalg.eigvals(E @ M @ U)
+    return float(lam.real.sum() / np.abs(lam).sum()), lam
+
+
+def copying_score(E, M, U):
+    return copying_spectrum(E, M, U)[0]
+
+
 def write_circuits(name, cfg, W, forward, cases):
     """W: the weights as a reader gets them back from the file."""
     out = os.path.join(ROOT, "circuits")
@@ -395,9 +406,8 @@ def write_circuits(name, cfg, W, forward, cases):
     for l in range(L):
         row = []
         for i in range(h):
-            lam = np.linalg.eigvals(E @ mats[(l, i)][1] @ U)  # the whole (V, V) spectrum
-            eig[(l, i)] = lam
-            row.append(float(lam.real.sum() / np.abs(lam).sum()))
+            score, eig[(l, i)] = copying_spectrum(E, mats[(l, i)][1], U)
+            row.append(score)
         copying.append(row)
     ids = torch.tensor(CIRCUIT_TOKENS)
     with torch.no_grad():

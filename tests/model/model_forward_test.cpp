@@ -1,5 +1,5 @@
 // Every fixture model folder of tests/fixtures/models against the PyTorch reference forward of
-// scripts/gen_model_fixtures.py: each layer's attention weights (h, T, T), the residual stream
+// scripts/gen_model_fixtures.py (the trained folder's through scripts/gen_trained_fixture.py): each layer's attention weights (h, T, T), the residual stream
 // after each layer, the logits, and the recorded trace of one layer.
 //
 // Tolerance: |got - ref| <= atol + rtol |ref|, float32 on both sides. The F16 and BF16 folders'
@@ -134,7 +134,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ModelFolderMatchesTorch,
                                            Case{"llama_gqa_bf16", Arch::Llama, "BF16"},
                                            Case{"llama_sharded", Arch::Llama, "F32"}, Case{"qwen2", Arch::Qwen2, "F32"},
                                            Case{"mistral", Arch::Mistral, "F32"},
-                                           Case{"llama3_scaled", Arch::Llama, "F32"}),
+                                           Case{"llama3_scaled", Arch::Llama, "F32"}, Case{"trained", Arch::Gpt2, "F32"}),
                          [](const auto& info) { return std::string(info.param.folder); });
 
 // The fixtures exercise what they claim to: GQA, Qwen's biases, Mistral's window, Llama 3.1's scaling.
