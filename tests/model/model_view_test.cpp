@@ -9,8 +9,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+#include "io/npy.hpp"
 #include "model_fixtures.hpp"
 
 namespace mhascope::model {
@@ -298,6 +301,49 @@ TEST(ModelView, OffsetProfilesEqualTheRecordedAttentions) {
     }
     EXPECT_LT(maxDiff, 1e-6) << "largest difference from the direct computation";
   }
+}
+
+// The trained fixture (tests/fixtures/models/trained) against its reference: each head's offset
+// profile on the reference's text and on its repeated probe equals reference/trained's
+// s{k}_offsets.npy (the engine's weights match PyTorch's to 2e-5, so a mean of them to 1e-5), and
+// the probe over the text's alphabet draws only that alphabet (the reference drew with
+// replacement through torch, so its ids are not ours: only the alphabet is compared).
+TEST(ModelView, TheTrainedFixturesOffsetProfilesAndAlphabetAreTheReferences) {
+  std::ifstream in(kModels + "reference/trained/reference.json");
+  ASSERT_TRUE(in) << "no reference.json";
+  const nlohmann::json ref = nlohmann::json::parse(in);
+  auto model = ModelFolder::open(kModels + "trained");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  for (const char* name : {"text", "probe"}) {
+    SCOPED_TRACE(name);
+    const nlohmann::json& seq = ref.at("sequences").at(name);
+    const std::vector<int> ids = seq.at("tokens").get<std::vector<int>>();
+    auto view = computeModelView(*model, ids, {}, {});
+    ASSERT_TRUE(view.ok()) << view.error().message;
+    auto want = loadNpy(kModels + "reference/trained/" + seq.at("file").get<std::string>() + "_offsets.npy");
+    ASSERT_TRUE(want.ok()) << want.error().message;
+    const int T = static_cast<int>(ids.size());
+    ASSERT_EQ(want->numel(), static_cast<std::int64_t>(view->layers) * view->heads * T);
+    double maxDiff = 0.0;
+    for (int l = 0; l < view->layers; ++l) {
+      for (int i = 0; i < view->heads; ++i) {
+        const std::vector<float>& got = view->head(l, i).offsets;
+        ASSERT_EQ(got.size(), static_cast<std::size_t>(T));
+        for (int d = 0; d < T; ++d) {
+          const float w = want->ptr()[(static_cast<std::int64_t>(l) * view->heads + i) * T + d];
+          maxDiff = std::max(maxDiff, static_cast<double>(std::abs(w - got[static_cast<std::size_t>(d)])));
+        }
+      }
+    }
+    EXPECT_LT(maxDiff, 1e-5) << "largest difference from the reference's profile";
+  }
+  const nlohmann::json& probe = ref.at("sequences").at("probe");
+  const std::vector<int> alphabet = distinctTokens(ref.at("sequences").at("text").at("tokens").get<std::vector<int>>());
+  EXPECT_EQ(alphabet, probe.at("alphabet").get<std::vector<int>>());
+  const int n = probe.at("n").get<int>();
+  const std::vector<int> ids = repeatedRandomTokens(alphabet, n, 2, probe.at("seed").get<std::uint64_t>());
+  ASSERT_EQ(ids.size(), static_cast<std::size_t>(2 * n));
+  for (int id : ids) EXPECT_TRUE(std::binary_search(alphabet.begin(), alphabet.end(), id)) << id;
 }
 
 }  // namespace
