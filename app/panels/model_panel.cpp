@@ -107,6 +107,21 @@ constexpr ProbeSourceChoice kProbeSources[] = {
      "letters one token); at least two different tokens"},
 };
 
+// A labelled slider of the probe, `value` applied when the drag ends (each step would start a
+// forward); `edit` is what the slider shows meanwhile (0: not yet shown).
+void probeSlider(UiContext& ctx, const char* label, const std::string& probe, int& value, int& edit, int lo, int hi,
+                 float width, const char* tip) {
+  ImGui::TextUnformatted(label);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(width);
+  if (edit == 0) edit = value;
+  const SliderEdit e = dragSliderInt(("##" + probe).c_str(), &edit, lo, hi);
+  ctx.probes.recordLastItem(probe);  // the frame itself: the label is drawn beside it
+  if (!e.active) value = edit;
+  ctx.probes.recordLabel(probe, std::to_string(value));
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
+}
+
 // The repeated random probe's choices: where the run is drawn from, its period and copies.
 void drawRandomProbeControls(UiContext& ctx, ModelViewState& m) {
   const float em = ImGui::GetFontSize();
@@ -125,7 +140,11 @@ void drawRandomProbeControls(UiContext& ctx, ModelViewState& m) {
   }
   ImGui::SetNextItemWidth(12.0f * em);
   ImGui::InputText("##model_probe_tokens", &m.probeTokensEdit);
-  if (m.probeTokensEdit.size() > kMaxProbeTokensBytes) m.probeTokensEdit.resize(kMaxProbeTokensBytes);
+  if (m.probeTokensEdit.size() > kMaxProbeTokensBytes) {  // cut at a character's start, never inside one
+    std::size_t end = kMaxProbeTokensBytes;
+    while (end > 0 && (static_cast<unsigned char>(m.probeTokensEdit[end]) & 0xC0) == 0x80) --end;
+    m.probeTokensEdit.resize(end);
+  }
   ctx.probes.recordLastItem("model_probe_tokens");
   // Applied when the field is left (or Enter): each keystroke would start a forward.
   if (ImGui::IsItemDeactivatedAfterEdit()) {
@@ -135,25 +154,11 @@ void drawRandomProbeControls(UiContext& ctx, ModelViewState& m) {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("the tokens of this string are the set the run is drawn from (Enter applies)");
 
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("period p");
+  probeSlider(ctx, "period p", "model_probe_period", m.probePeriod, m.probePeriodEdit, kMinProbePeriod, kMaxProbePeriod,
+              7.0f * em, "tokens in one random run (Ctrl+click types a value)");
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(7.0f * em);
-  if (m.probePeriodEdit == 0) m.probePeriodEdit = m.probePeriod;
-  const SliderEdit pe = dragSliderInt("##model_probe_period", &m.probePeriodEdit, kMinProbePeriod, kMaxProbePeriod);
-  ctx.probes.recordLastItem("model_probe_period");  // the frame itself: the label is hidden
-  if (!pe.active) m.probePeriod = m.probePeriodEdit;  // applied when the drag ends, not every step
-  ctx.probes.recordLabel("model_probe_period", std::to_string(m.probePeriod));
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("tokens in one random run (Ctrl+click types a value)");
-  ImGui::SameLine();
-  ImGui::TextUnformatted("copies");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(5.0f * em);
-  if (m.probeCopiesEdit == 0) m.probeCopiesEdit = m.probeCopies;
-  const SliderEdit ce = dragSliderInt("##model_probe_copies", &m.probeCopiesEdit, kMinProbeCopies, kMaxProbeCopies);
-  ctx.probes.recordLastItem("model_probe_copies");
-  if (!ce.active) m.probeCopies = m.probeCopiesEdit;
-  ctx.probes.recordLabel("model_probe_copies", std::to_string(m.probeCopies));
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("how many times the run appears in all: 2 is the run, then the same run again");
+  probeSlider(ctx, "copies", "model_probe_copies", m.probeCopies, m.probeCopiesEdit, kMinProbeCopies, kMaxProbeCopies,
+              5.0f * em, "how many times the run appears in all: 2 is the run, then the same run again");
   ImGui::SameLine();
   ImGui::TextDisabled("= %d tokens", m.probePeriod * m.probeCopies);
   ImGui::SameLine();
