@@ -45,8 +45,8 @@ struct ModelViewOptions {
   std::shared_ptr<ResidualCache> residuals;
 };
 
-// Offsets an offset profile keeps: L·h·kMaxProfileOffsets floats at most, whatever T (a head
-// looking further back than this shows as a low profile; its thumbnail still shows it).
+// Offsets an offset profile keeps: L·h·kMaxProfileOffsets floats at most, whatever T; offsets
+// past it are not kept (the thumbnail still shows a head that looks further back).
 inline constexpr int kMaxProfileOffsets = 256;
 
 struct HeadView {
@@ -60,7 +60,7 @@ struct HeadView {
 // Where the repeated random probe draws its tokens from.
 enum class ProbeSource { Vocabulary, TextTokens, GivenTokens };
 inline constexpr int kProbeSourceCount = 3;
-// "vocabulary", "text", "tokens": the word the workspace file and the command line use.
+// "vocabulary", "text", "tokens": the words of the workspace file's "model_view" block.
 const char* probeSourceName(ProbeSource s);
 std::optional<ProbeSource> probeSourceFromName(const std::string& name);
 
