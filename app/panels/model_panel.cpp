@@ -4,6 +4,7 @@
 // larger view. Clicking a head opens that layer and head in the pipeline. The tab only draws
 // state/model_view_state.hpp; the forward pass runs on its own worker (shell/model_view_compute).
 #include <imgui.h>
+#include <imgui_stdlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -91,6 +92,89 @@ void drawNoModel(UiContext& ctx) {
   drawOpenFileButton(ctx);
 }
 
+// The radio buttons of "Draw from:", in model::ProbeSource's order.
+struct ProbeSourceChoice {
+  model::ProbeSource source;
+  const char* label;
+  const char* probe;
+  const char* tip;
+};
+constexpr ProbeSourceChoice kProbeSources[] = {
+    {model::ProbeSource::Vocabulary, "the whole vocabulary", "model_probe_vocabulary",
+     "every token id of the model but its special tokens: a model trained on a small alphabet never saw most of them"},
+    {model::ProbeSource::TextTokens, "your text's tokens", "model_probe_alphabet",
+     "the distinct tokens of your text (its alphabet), as the model's tokenizer splits it"},
+    {model::ProbeSource::GivenTokens, "these tokens:", "model_probe_given",
+     "the distinct tokens of the string typed here, as the model's tokenizer splits it (a merge makes several "
+     "letters one token); at least two different tokens"},
+};
+
+// A labelled slider of the probe, `value` applied when the drag ends (each step would start a
+// forward); `edit` is what the slider shows meanwhile (0: not yet shown).
+void probeSlider(UiContext& ctx, const char* label, const std::string& probe, int& value, int& edit, int lo, int hi,
+                 float width, const char* tip) {
+  ImGui::TextUnformatted(label);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(width);
+  if (edit == 0) edit = value;
+  const SliderEdit e = dragSliderInt(("##" + probe).c_str(), &edit, lo, hi);
+  ctx.probes.recordLastItem(probe);  // the frame itself: the label is drawn beside it
+  if (!e.active) value = edit;
+  ctx.probes.recordLabel(probe, std::to_string(value));
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
+}
+
+// The repeated random probe's choices: where the run is drawn from, its period and copies.
+void drawRandomProbeControls(UiContext& ctx, ModelViewState& m) {
+  const float em = ImGui::GetFontSize();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("Draw from:");
+  for (const ProbeSourceChoice& c : kProbeSources) {
+    ImGui::SameLine();
+    if (ImGui::RadioButton(c.label, m.probeSource == c.source)) m.probeSource = c.source;
+    ctx.probes.recordLastItem(c.probe);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", c.tip);
+  }
+  sameLineOrWrap(12.0f * em);
+  if (!m.probeTokensShown) {
+    m.probeTokensEdit = m.probeTokens;
+    m.probeTokensShown = true;
+  }
+  ImGui::SetNextItemWidth(12.0f * em);
+  ImGui::InputText("##model_probe_tokens", &m.probeTokensEdit);
+  if (m.probeTokensEdit.size() > kMaxProbeTokensBytes) {  // cut at a character's start, never inside one
+    std::size_t end = kMaxProbeTokensBytes;
+    while (end > 0 && (static_cast<unsigned char>(m.probeTokensEdit[end]) & 0xC0) == 0x80) --end;
+    m.probeTokensEdit.resize(end);
+  }
+  ctx.probes.recordLastItem("model_probe_tokens");
+  // Applied when the field is left (or Enter): each keystroke would start a forward.
+  if (ImGui::IsItemDeactivatedAfterEdit()) {
+    m.probeTokens = m.probeTokensEdit;
+    m.probeSource = model::ProbeSource::GivenTokens;
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("the tokens of this string are the set the run is drawn from (Enter applies)");
+
+  ImGui::AlignTextToFramePadding();
+  probeSlider(ctx, "period p", "model_probe_period", m.probePeriod, m.probePeriodEdit, kMinProbePeriod, kMaxProbePeriod,
+              7.0f * em, "tokens in one random run (Ctrl+click types a value)");
+  ImGui::SameLine();
+  probeSlider(ctx, "copies", "model_probe_copies", m.probeCopies, m.probeCopiesEdit, kMinProbeCopies, kMaxProbeCopies,
+              5.0f * em, "how many times the run appears in all: 2 is the run, then the same run again");
+  ImGui::SameLine();
+  ImGui::TextDisabled("= %d tokens", m.probePeriod * m.probeCopies);
+  ImGui::SameLine();
+  if (ImGui::SmallButton("new tokens")) ++m.probeSeed;
+  ctx.probes.recordLastItem("model_probe_reseed");
+  ImGui::SameLine();
+  ImGui::TextDisabled("seed %llu", static_cast<unsigned long long>(m.probeSeed));
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("(+ the BOS if the model has one.) A run holds no token twice while the set lasts (drawn without "
+                      "replacement); a period longer than the set draws it in shuffled rounds, so its tokens repeat "
+                      "within the run.");
+  ImGui::PopTextWrapPos();
+}
+
 // The probe, the colour, and what the worker is doing.
 void drawControls(UiContext& ctx, ModelViewState& m) {
   const float em = ImGui::GetFontSize();
@@ -103,22 +187,11 @@ void drawControls(UiContext& ctx, ModelViewState& m) {
   if (ImGui::RadioButton("repeated random tokens", m.probe == ModelProbe::RepeatedRandom)) m.probe = ModelProbe::RepeatedRandom;
   ctx.probes.recordLastItem("model_probe_random");
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip("n random tokens, then the same n again (after the BOS if the model has one): in the second\n"
-                      "copy an induction head attends to the token that followed the same token last time, so\n"
-                      "induction heads show even when your text has no repeats.");
+    ImGui::SetTooltip("a run of p random tokens, then the same run again (after the BOS if the model has one): in\n"
+                      "a later copy an induction head attends to the token that followed the same token last time,\n"
+                      "so induction heads show even when your text has no repeats.");
   }
-  if (m.probe == ModelProbe::RepeatedRandom) {
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(8.0f * em);
-    if (m.probeLengthEdit == 0) m.probeLengthEdit = m.probeLength;
-    const SliderEdit e = dragSliderInt("n", &m.probeLengthEdit, kMinProbeLength, kMaxProbeLength);
-    ctx.probes.recordLastFrame("model_probe_n");
-    if (!e.active) m.probeLength = m.probeLengthEdit;  // applied when the drag ends, not every step
-    ctx.probes.recordLabel("model_probe_n", std::to_string(m.probeLength));
-    ImGui::SameLine();
-    if (ImGui::SmallButton("new tokens")) ++m.probeSeed;
-    ctx.probes.recordLastItem("model_probe_reseed");
-  }
+  if (m.probe == ModelProbe::RepeatedRandom) drawRandomProbeControls(ctx, m);
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("Colour by:");
   for (int r = 0; r < kHeadRoleCount; ++r) {
@@ -212,6 +285,78 @@ void drawTokens(UiContext& ctx, const model::ModelView& v) {
   ImGui::EndChild();
 }
 
+// Offsets the profile draws: enough to see a head that looks a few tokens back, few enough that
+// each bar stays wide in the side column.
+constexpr int kProfileOffsetsShown = 25;
+
+// A head's offset profile (model::offsetProfile: its mean weight d = t − k positions back) as bars
+// for d = 0 … min(T − 1, 24) on the weights' 0 … 1 scale, the strongest in the role colour and named
+// below. `compact`: the grid's tooltip (a sparkline and the sentence, no axis).
+void drawOffsetProfile(UiContext& ctx, const model::HeadView& hv, int T, float width, bool compact) {
+  const float em = ImGui::GetFontSize();
+  const int shown = std::min(static_cast<int>(hv.offsets.size()), kProfileOffsetsShown);
+  if (shown <= 0) return;
+  const int best = model::strongestOffset(hv.offsets, T);
+  if (!compact) ImGui::TextUnformatted("Mean weight by offset d = t − k");
+  const float h = (compact ? 2.0f : 4.0f) * em;
+  const float barW = std::max(2.0f, std::floor(width / static_cast<float>(shown)));
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(p0, ImVec2(p0.x + barW * static_cast<float>(shown), p0.y + h), IM_COL32(30, 30, 30, 255));
+  for (int d = 0; d < shown; ++d) {
+    const float w = std::clamp(hv.offsets[static_cast<std::size_t>(d)], 0.0f, 1.0f);
+    const float x = p0.x + barW * static_cast<float>(d);
+    const ImU32 col = d == best ? IM_COL32(255, 210, 90, 255) : IM_COL32(150, 170, 200, 255);
+    dl->AddRectFilled(ImVec2(x + 1.0f, p0.y + h * (1.0f - w)), ImVec2(x + barW - 1.0f, p0.y + h), col);
+  }
+  ImGui::Dummy(ImVec2(barW * static_cast<float>(shown), h));
+  if (!compact) {
+    ctx.probes.recordLastItem("model_offsets_bars");
+    if (ImGui::IsItemHovered()) {
+      const int d = static_cast<int>((ImGui::GetIO().MousePos.x - p0.x) / barW);
+      if (d >= 0 && d < shown) {
+        const std::string what = d == 0 ? "the token itself" : d == 1 ? "the previous token" : std::to_string(d) + " tokens back";
+        ImGui::SetTooltip("offset %d (%s): %.3f mean weight over the %zu queries t >= %d", d, what.c_str(),
+                          static_cast<double>(hv.offsets[static_cast<std::size_t>(d)]), hv.offsets.size() - static_cast<std::size_t>(d), d);
+      }
+    }
+    // The axis: d at both ends.
+    const float x0 = ImGui::GetCursorPosX();
+    ImGui::TextDisabled("d = 0");
+    const std::string last = "d = " + std::to_string(shown - 1);
+    const float right = x0 + barW * static_cast<float>(shown) - ImGui::CalcTextSize(last.c_str()).x;
+    if (right > ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x + em) ImGui::SameLine(right);
+    else ImGui::SameLine();
+    ImGui::TextDisabled("%s", last.c_str());
+  }
+  const std::string sentence = model::offsetSentence(hv.offsets, T);
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
+  ImGui::TextUnformatted(sentence.c_str());
+  if (compact) {  // the strongest few in numbers: the sparkline's bars are small
+    std::string top = "strongest offsets:";
+    for (int d : model::strongestOffsets(hv.offsets, T, 3)) {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, " %d (%.2f)", d, static_cast<double>(hv.offsets[static_cast<std::size_t>(d)]));
+      top += buf;
+    }
+    ImGui::TextDisabled("%s", top.c_str());
+  }
+  if (!compact) {
+    ImGui::TextDisabled("bar height: the mean over the queries t ≥ d of the weight on key t − d, 0 … 1; the strongest in "
+                        "yellow (of the offsets d ≤ T / 2, each averaged over half the queries or more)");
+  }
+  ImGui::PopTextWrapPos();
+  ctx.probes.recordLabel(compact ? "model_tooltip_offsets" : "model_offsets", sentence);
+}
+
+// The grid's hover: which head, and its offset profile as a sparkline with the sentence.
+void drawHeadTooltip(UiContext& ctx, const model::ModelView& v, int l, int h) {
+  ImGui::BeginTooltip();
+  ImGui::Text("layer %d, head %d", l, h);
+  drawOffsetProfile(ctx, v.head(l, h), static_cast<int>(v.ids.size()), 14.0f * ImGui::GetFontSize(), true);
+  ImGui::EndTooltip();
+}
+
 struct GridPick {
   int layer = -1, head = -1;  // hovered (-1: none)
   bool clicked = false;
@@ -299,6 +444,7 @@ GridPick drawGrid(UiContext& ctx, ModelViewState& m, ImVec2 size) {
       ctx.probes.recordRect("model_cell_" + std::to_string(l) + "_" + std::to_string(h), p0, p1);
     }
   }
+  if (pick.layer >= 0) drawHeadTooltip(ctx, v, pick.layer, pick.head);
   ImGui::EndChild();
   return pick;
 }
@@ -467,6 +613,7 @@ void drawSide(UiContext& ctx, ModelViewState& m, const GridPick& pick, float wid
                       "spread over many keys is dark and a sharp one bright", v.ids.size(), atlas.thumbRows, atlas.thumbCols);
   ImGui::PopTextWrapPos();
   drawScores(ctx, v, l, h);
+  drawOffsetProfile(ctx, v.head(l, h), static_cast<int>(v.ids.size()), width, false);
   if (ImGui::Button("Open in the pipeline")) openHeadInPipeline(ctx.state, ctx.view, m.layer, m.head);
   ctx.probes.recordLastItem("model_open_pipeline");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("layer %d, head %d: every stage of its attention", m.layer, m.head);
@@ -514,6 +661,13 @@ void drawModelPanel(UiContext& ctx) {
                         m.resultKey.probe == ModelProbe::RepeatedRandom ? " of repeated random tokens" : " of your text",
                         folder.c_str());
     ImGui::PopTextWrapPos();
+    if (v.probe) {  // which probe was run: source, period, copies, seed
+      const std::string line = model::describeProbe(*v.probe);
+      ImGui::PushTextWrapPos(0.0f);
+      ImGui::TextDisabled("Probe: %s", line.c_str());
+      ImGui::PopTextWrapPos();
+      ctx.probes.recordLabel("model_probe_header", line);
+    }
   } else {
     ImGui::Text("%s", folder.c_str());
   }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 
 #include "model/model_view.hpp"
 #include "model_source/model_text.hpp"
@@ -14,15 +15,45 @@ namespace mhascope::app {
 namespace {
 
 // The probe's ids and labels: the text through the model's tokenizer (BOS as its template asks),
-// or BOS + n random ids repeated once (never a special token), labelled by the tokenizer when the
-// folder has one, else by id.
+// or BOS + a run of random ids repeated (never a special token), labelled by the tokenizer when
+// the folder has one, else by id.
 struct Probe {
   std::shared_ptr<model::ModelFolder> folder;
   std::vector<int> ids;
   std::vector<std::string> labels;
-  std::shared_ptr<const tokenize::BpeTokenizer> tokenizer;  // null: the folder has none (random probe)
+  std::shared_ptr<const tokenize::BpeTokenizer> tokenizer;  // null: the folder has none (vocabulary probe)
   std::string textNote;                                     // ModelText::textNote
+  std::optional<model::RepeatedProbe> repeated;             // how the random probe was made
 };
+
+// The distinct tokens of the text or of the typed set that a run is drawn from (special tokens and
+// ids outside the model's vocabulary left out), or why there are not two to draw from.
+Result<std::vector<int>> tokenPool(const ModelViewInputs& in, const tokenize::BpeTokenizer* tok, const model::ModelSpec& s,
+                                   const std::vector<int>& avoid, std::string& textNote) {
+  const bool fromText = in.source == model::ProbeSource::TextTokens;
+  const std::string& text = fromText ? in.text : in.probeTokens;
+  const std::string what = fromText ? "the text" : "the token set";
+  if (!tok) return makeError("drawing from " + what + "'s tokens needs the model's tokenizer beside its config.json");
+  if (text.empty()) {
+    return makeError(what + " is empty: the probe draws its tokens from it; " +
+                     (fromText ? "enter a text" : "type the tokens to draw from"));
+  }
+  textNote = invalidUtf8Note(text, what);
+  auto ids = tok->encode(text);
+  if (!ids) return ids.error();
+  std::vector<int> inVocab;
+  for (int id : *ids) {
+    if (id < s.vocab) inVocab.push_back(id);
+  }
+  std::vector<int> pool = model::distinctTokens(inVocab, avoid);
+  if (pool.size() < 2) {
+    std::string has = pool.empty() ? "no token the probe may use" : "one token ('" + tok->displayToken(pool[0]) + "', id " + std::to_string(pool[0]) + ")";
+    return makeError(what + " has " + has + ": a run of " + (pool.empty() ? "no" : "one") +
+                     " token repeated cannot tell heads apart; " +
+                     (fromText ? "draw from a text with two different tokens or more" : "type two different tokens or more"));
+  }
+  return pool;
+}
 
 Result<Probe> makeProbe(const ModelViewInputs& in, const ModelCaches& caches, std::uint64_t memoryBudgetBytes) {
   Probe p;
@@ -40,28 +71,60 @@ Result<Probe> makeProbe(const ModelViewInputs& in, const ModelCaches& caches, st
   if (!folder) return folder.error();
   p.folder = std::make_shared<model::ModelFolder>(std::move(*folder));
   const model::ModelSpec& s = p.folder->spec();
-  // Optional here: ids need no tokenizer.
+  // Optional for the vocabulary: ids need no tokenizer.
   const tokenize::TokenizerLimits limits{s.vocab, memoryBudgetBytes > 0 ? memoryBudgetBytes : defaultMemoryBudget()};
   std::shared_ptr<const tokenize::BpeTokenizer> tok;
+  std::string tokError;
   if (caches.tokenizers) {
     if (auto t = caches.tokenizers->load(p.folder->dir(), limits)) tok = std::move(*t);
+    else tokError = t.error().message;
   } else if (auto t = tokenize::loadTokenizer(p.folder->dir(), limits)) {
     tok = std::make_shared<const tokenize::BpeTokenizer>(std::move(*t));
+  } else {
+    tokError = t.error().message;
   }
   std::vector<int> avoid;
   std::optional<int> bos;
   if (tok) {
     for (const tokenize::AddedToken& a : tok->addedTokens()) avoid.push_back(a.id);
-    if (const auto b = tok->bosToken(); b && *b < s.vocab) bos = *b;
+    if (const auto b = tok->bosToken(); b && *b < s.vocab) {
+      bos = *b;
+      avoid.push_back(*b);
+    }
   }
-  // BOS + 2n tokens must fit the model's positions (GPT-2's learned table).
-  const int room = (s.maxPositions - (bos ? 1 : 0)) / 2;
-  const int n = std::max(1, std::min(in.probeLength, room));
+  model::RepeatedProbe rp;
+  rp.source = in.source;
+  rp.seed = in.probeSeed;
+  rp.bos = bos.has_value();
+  std::vector<int> pool;
+  if (in.source == model::ProbeSource::Vocabulary) {
+    pool = model::vocabularyPool(s.vocab, avoid);
+    if (pool.empty()) return makeError("the model's vocabulary has no token the probe may use (all " + std::to_string(s.vocab) + " are special)");
+  } else {
+    auto tp = tokenPool(in, tok.get(), s, avoid, p.textNote);
+    if (!tp) return makeError(tp.error().message + (tok ? "" : " (" + tokError + ")"));
+    pool = std::move(*tp);
+  }
+  rp.pool = static_cast<int>(pool.size());
+  // BOS + p · copies tokens must fit the model's positions (GPT-2's learned table): fewer copies
+  // first (at least 2), then a shorter period.
+  const int room = s.maxPositions - (bos ? 1 : 0);
+  rp.period = in.probePeriod;
+  rp.copies = in.probeCopies;
+  if (static_cast<std::int64_t>(rp.period) * rp.copies > room) {
+    rp.copies = std::max(2, room / std::max(1, rp.period));
+    if (static_cast<std::int64_t>(rp.period) * rp.copies > room) rp.period = std::max(1, room / 2);
+    rp.copies = std::max(1, std::min(rp.copies, room / rp.period));
+    rp.cut = "period " + std::to_string(in.probePeriod) + " × " + std::to_string(in.probeCopies) + " copies cut to " +
+             std::to_string(rp.period) + " × " + std::to_string(rp.copies) + " to fit the model's " +
+             std::to_string(s.maxPositions) + " positions" + (bos ? " with the BOS" : "");
+  }
   if (bos) p.ids.push_back(*bos);
-  const std::vector<int> rnd = model::repeatedRandomTokens(s.vocab, n, in.probeSeed, avoid);
+  const std::vector<int> rnd = model::repeatedRandomTokens(pool, rp.period, rp.copies, rp.seed);
   p.ids.insert(p.ids.end(), rnd.begin(), rnd.end());
   for (int id : p.ids) p.labels.push_back(tok ? tok->displayToken(id) : "#" + std::to_string(id));
   p.tokenizer = std::move(tok);
+  p.repeated = rp;
   return p;
 }
 
@@ -127,6 +190,7 @@ ModelViewOutcome runModelViewJob(const ModelViewInputs& in, std::uint64_t memory
     // The predicted tokens as text, for the Predictions tab (the tokenizer stays here).
     if (probe->tokenizer) model::nameTokens(*view, [&](int id) { return probe->tokenizer->displayToken(id); });
     view->textNote = probe->textNote;
+    view->probe = probe->repeated;
     out.result = std::make_shared<const model::ModelView>(std::move(*view));
   } catch (const std::exception& e) {  // bad_alloc and friends: shown, the window keeps running
     out.error = std::string("the model view failed: ") + e.what();

@@ -148,6 +148,9 @@ struct AppState {
   // The Model tab: every layer and head of the model folder in use (its own worker); null until
   // the Model or Predictions tab is first shown (the update step makes it: modelViewOf).
   std::shared_ptr<ModelViewState> modelView;
+  // A workspace's Model tab probe ("model_view", checked) while modelView is not made yet: applied
+  // when it is, and saved as it is until then.
+  std::string modelViewBlock;
 };
 
 // Zoom and pan of one heatmap view. zoom 1 = the whole matrix fits the view; pan: the top-left

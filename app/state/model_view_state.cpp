@@ -7,6 +7,10 @@
 #include <filesystem>
 #include <limits>
 #include <optional>
+#include <set>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
 
 #include "analysis/head_roles.hpp"
 
@@ -26,7 +30,14 @@ std::string ModelViewState::progressText() const {
 }
 
 ModelViewState& modelViewOf(AppState& state) {
-  if (!state.modelView) state.modelView = std::make_shared<ModelViewState>();
+  if (!state.modelView) {
+    state.modelView = std::make_shared<ModelViewState>();
+    // A workspace's choices, checked when it was opened.
+    if (!state.modelViewBlock.empty()) {
+      if (auto saved = parseModelViewBlock(state.modelViewBlock, "the workspace")) applyModelViewProbe(*saved, *state.modelView);
+      state.modelViewBlock.clear();
+    }
+  }
   return *state.modelView;
 }
 
@@ -35,9 +46,77 @@ ModelViewInputs wantedModelView(const AppState& state, const ModelViewState& m) 
   in.folder = state.doc.files.model;
   in.text = state.doc.config.text;
   in.probe = m.probe;
-  in.probeLength = std::clamp(m.probeLength, kMinProbeLength, kMaxProbeLength);
+  in.source = m.probeSource;
+  in.probePeriod = std::clamp(m.probePeriod, kMinProbePeriod, kMaxProbePeriod);
+  in.probeCopies = std::clamp(m.probeCopies, kMinProbeCopies, kMaxProbeCopies);
   in.probeSeed = m.probeSeed;
+  in.probeTokens = m.probeTokens;
   return in;
+}
+
+std::string modelViewBlockJson(const ModelViewState& m) {
+  const nlohmann::json j = {{"probe", m.probe == ModelProbe::Text ? "text" : "random"},
+                            {"source", model::probeSourceName(m.probeSource)},
+                            {"period", m.probePeriod},
+                            {"copies", m.probeCopies},
+                            {"seed", m.probeSeed},
+                            {"tokens", m.probeTokens}};
+  return j.dump();
+}
+
+Result<ModelViewInputs> parseModelViewBlock(const std::string& block, const std::string& what) {
+  using json = nlohmann::json;
+  ModelViewInputs in;
+  if (block.empty()) return in;
+  const json j = json::parse(block, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return makeError(what + ": /model_view must be a JSON object");
+  static const std::set<std::string> kKeys = {"probe", "source", "period", "copies", "seed", "tokens"};
+  for (const auto& [key, value] : j.items()) {
+    if (!kKeys.count(key)) return makeError(what + ": unknown key /model_view/" + key);
+  }
+  for (const auto& key : kKeys) {
+    if (!j.contains(key)) return makeError(what + ": missing key /model_view/" + key);
+  }
+  const std::string probe = j["probe"].is_string() ? j["probe"].get<std::string>() : "";
+  if (probe != "text" && probe != "random") {
+    return makeError(what + ": /model_view/probe must be \"text\" or \"random\", got " + j["probe"].dump());
+  }
+  in.probe = probe == "text" ? ModelProbe::Text : ModelProbe::RepeatedRandom;
+  const auto source = j["source"].is_string() ? model::probeSourceFromName(j["source"].get<std::string>()) : std::nullopt;
+  if (!source) {
+    return makeError(what + ": /model_view/source must be \"vocabulary\", \"text\" or \"tokens\", got " + j["source"].dump());
+  }
+  in.source = *source;
+  for (auto [key, out, lo, hi] : {std::tuple{"period", &in.probePeriod, kMinProbePeriod, kMaxProbePeriod},
+                                  {"copies", &in.probeCopies, kMinProbeCopies, kMaxProbeCopies}}) {
+    const json& v = j[key];
+    if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi) {
+      return makeError(what + ": /model_view/" + key + " must be an integer " + std::to_string(lo) + " … " +
+                       std::to_string(hi) + ", got " + v.dump());
+    }
+    *out = static_cast<int>(v.get<std::int64_t>());
+  }
+  if (!j["seed"].is_number_unsigned() && !(j["seed"].is_number_integer() && j["seed"].get<std::int64_t>() >= 0)) {
+    return makeError(what + ": /model_view/seed must be an integer from 0 to 18446744073709551615, got " + j["seed"].dump());
+  }
+  in.probeSeed = j["seed"].get<std::uint64_t>();
+  if (!j["tokens"].is_string() || j["tokens"].get<std::string>().size() > kMaxProbeTokensBytes) {
+    return makeError(what + ": /model_view/tokens must be a string of at most " + std::to_string(kMaxProbeTokensBytes) +
+                     " bytes, got " + (j["tokens"].is_string() ? std::to_string(j["tokens"].get<std::string>().size()) + " bytes" : j["tokens"].dump()));
+  }
+  in.probeTokens = j["tokens"].get<std::string>();
+  return in;
+}
+
+void applyModelViewProbe(const ModelViewInputs& in, ModelViewState& m) {
+  m.probe = in.probe;
+  m.probeSource = in.source;
+  m.probePeriod = in.probePeriod;
+  m.probeCopies = in.probeCopies;
+  m.probeSeed = in.probeSeed;
+  m.probeTokens = in.probeTokens;
+  m.probePeriodEdit = m.probeCopiesEdit = 0;  // the sliders show the new values
+  m.probeTokensShown = false;
 }
 
 const char* headRoleName(HeadRole r) {

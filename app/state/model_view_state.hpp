@@ -16,21 +16,23 @@
 #include <vector>
 
 #include "analysis/head_scores.hpp"
+#include "model/model_view.hpp"  // ProbeSource
 #include "state/job_slot.hpp"
 #include "state/predictions_view.hpp"
-
-namespace mhascope::model {
-struct ModelView;  // core/model/model_view.hpp
-}
 
 namespace mhascope::app {
 
 // What the model is run on: the document's text through the model's tokenizer, or the
-// literature's induction probe — a random token sequence repeated once — so induction heads show
-// even when the text has no repeats.
+// literature's induction probe — a run of random tokens repeated — so induction heads show even
+// when the text has no repeats. The run is drawn from the whole vocabulary, from the text's own
+// tokens (a model trained on letters never saw most of a vocabulary) or from the tokens of a
+// string the user types (model::ProbeSource).
 enum class ModelProbe { Text, RepeatedRandom };
-inline constexpr int kMinProbeLength = 32;   // tokens in one half of the repeated sequence
-inline constexpr int kMaxProbeLength = 256;
+inline constexpr int kMinProbePeriod = 2;    // p: tokens in one run
+inline constexpr int kMaxProbePeriod = 256;
+inline constexpr int kMinProbeCopies = 2;    // the run appears this many times in all
+inline constexpr int kMaxProbeCopies = 16;
+inline constexpr std::size_t kMaxProbeTokensBytes = 4096;  // the typed token set
 
 // The per-head score the grid is coloured by (core/analysis/head_scores.hpp).
 enum class HeadRole { PreviousToken, Induction, Sink, Entropy };
@@ -42,11 +44,18 @@ struct ModelViewInputs {
   std::string folder;                 // the model folder (InputFiles::model)
   std::string text;                   // the document's text, verbatim (ModelProbe::Text)
   ModelProbe probe = ModelProbe::Text;
-  int probeLength = 64;               // ModelProbe::RepeatedRandom: n, the sequence is 2n long
-  std::uint64_t probeSeed = 1;        // ModelProbe::RepeatedRandom
+  // ModelProbe::RepeatedRandom: where the run is drawn from, its period p, how many copies (the
+  // probe is BOS + p · copies long), the seed, and the string whose tokens are the set (GivenTokens).
+  model::ProbeSource source = model::ProbeSource::Vocabulary;
+  int probePeriod = 64;
+  int probeCopies = 2;
+  std::uint64_t probeSeed = 1;
+  std::string probeTokens;
   bool operator==(const ModelViewInputs& o) const {
     return folder == o.folder && text == o.text && probe == o.probe &&
-           (probe == ModelProbe::Text || (probeLength == o.probeLength && probeSeed == o.probeSeed));
+           (probe == ModelProbe::Text ||
+            (source == o.source && probePeriod == o.probePeriod && probeCopies == o.probeCopies &&
+             probeSeed == o.probeSeed && (source != model::ProbeSource::GivenTokens || probeTokens == o.probeTokens)));
   }
   bool operator!=(const ModelViewInputs& o) const { return !(*this == o); }
 };
@@ -75,9 +84,15 @@ struct ModelViewState : JobSlot<ModelViewInputs, model::ModelView, ModelViewJob>
 
   // What the user picked.
   ModelProbe probe = ModelProbe::Text;
-  int probeLength = 64;
-  int probeLengthEdit = 0;               // the n slider while it is dragged (0: not yet shown)
+  model::ProbeSource probeSource = model::ProbeSource::Vocabulary;
+  int probePeriod = 64;
+  int probePeriodEdit = 0;               // the period slider while it is dragged (0: not yet shown)
+  int probeCopies = 2;
+  int probeCopiesEdit = 0;               // the copies slider while it is dragged (0: not yet shown)
   std::uint64_t probeSeed = 1;
+  std::string probeTokens = "abcdefghijklmnopqrstuvwxyz";  // GivenTokens: applied when the field is left
+  std::string probeTokensEdit;           // the field as typed
+  bool probeTokensShown = false;         // probeTokensEdit holds probeTokens (set when first drawn)
   int layer = 0, head = 0;               // the selected head (clicked: opened in the pipeline)
   int hoverLayer = -1, hoverHead = -1;   // the head under the mouse last frame (-1: none)
   HeadRole colourBy = HeadRole::Induction;
@@ -88,6 +103,15 @@ struct ModelViewState : JobSlot<ModelViewInputs, model::ModelView, ModelViewJob>
 
 struct AppState;
 struct ViewState;
+
+// The probe choices in a workspace file's "model_view" block: {"probe": "text" | "random",
+// "source": "vocabulary" | "text" | "tokens", "period", "copies", "seed", "tokens"}.
+std::string modelViewBlockJson(const ModelViewState& m);
+// The block read back strictly: every key, of its type and range, or an error naming the key and
+// the value, prefixed by `what` (the file). Only the probe fields of the inputs are set.
+Result<ModelViewInputs> parseModelViewBlock(const std::string& block, const std::string& what);
+// The parsed choices put in use (the tab's next job runs on them).
+void applyModelViewProbe(const ModelViewInputs& in, ModelViewState& m);
 
 // The Model tab's state of a window, made on first use.
 ModelViewState& modelViewOf(AppState& state);

@@ -8,15 +8,17 @@
 #include "io/file_io.hpp"
 #include "model_source/model_source.hpp"
 #include "panels/panel.hpp"  // mainTabIdOf
+#include "state/model_view_state.hpp"
 #include "state/requests.hpp"  // saySaved
 
 namespace mhascope::app {
 Status checkWorkspaceModel(const Workspace& ws, const InputFiles& located, const AppState& state,
                            const std::string& path, WorkspaceKeep keep) {
-  if (keep.config) return Ok{};  // the launch options' model is used, already checked
   auto refused = [&](const std::string& why) {
     return makeError("workspace '" + path + "' was not opened: " + why);
   };
+  if (auto probe = parseModelViewBlock(ws.modelView, "its Model tab"); !probe) return refused(probe.error().message);
+  if (keep.config) return Ok{};  // the launch options' model is used, already checked
   ModelConfig c = ws.config;
   if (state.doc.memoryBudgetBytes > 0) c.memoryBudgetBytes = state.doc.memoryBudgetBytes;  // as the scheduler does
   int heads = c.heads;
@@ -52,6 +54,8 @@ Workspace workspaceFromWindow(const AppState& state, const ViewState& view, cons
   ws.files = state.doc.files;
   ws.view = view;  // its WorkspaceView part, the open tab included
   ws.lessons = lessons.c;
+  // The Model tab's probe once the tab was opened (else what a workspace gave it, if anything).
+  ws.modelView = state.modelView ? modelViewBlockJson(*state.modelView) : state.modelViewBlock;
   return ws;
 }
 
@@ -76,6 +80,13 @@ void applyWorkspace(const Workspace& ws, const InputFiles& located, AppState& st
   if (!keep.tab && !ws.view.tab.empty()) view.selectTab = mainTabIdOf(ws.view.tab);
   view.zoomAdoptAfterSerial = state.shown.traceSerial;  // these zooms are for the trace computed next
   lessons.c = ws.lessons;
+  if (!ws.modelView.empty()) {  // checked by checkWorkspaceModel
+    if (!state.modelView) {
+      state.modelViewBlock = ws.modelView;
+    } else if (auto probe = parseModelViewBlock(ws.modelView, "")) {
+      applyModelViewProbe(*probe, *state.modelView);
+    }
+  }
 }
 
 Status openWorkspace(AppState& state, ViewState& view, LessonView& lessons, const std::string& path,

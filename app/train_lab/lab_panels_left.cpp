@@ -319,7 +319,7 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
     for (int l = 0; l < e.layers; ++l) {
       for (int i = 0; i < e.heads; ++i) {
         ImGui::PushID(l * 1000 + i);
-        const HeadScores& s = e.at(l, i);
+        const train::HeadScores& s = e.at(l, i);
         const std::string at = "_L" + std::to_string(l) + "_h" + std::to_string(i);
         const std::size_t k = static_cast<std::size_t>(l * e.heads + i);
         // A head's two rows on one background, the next head's on the other.

@@ -95,7 +95,9 @@ std::string workspaceToJson(const Workspace& ws) {
   j["files"] = filesJson(ws);
   j["view"] = viewJson(ws.view);
   j["lessons"] = lessonsJson(ws.lessons);
-  if (!ws.train.empty()) j["train"] = json::parse(ws.train);
+  for (const auto& [key, block] : {std::pair{"train", &ws.train}, {"model_view", &ws.modelView}}) {
+    if (!block->empty()) j[key] = json::parse(*block);
+  }
   return j.dump(2) + "\n";
 }
 
@@ -431,7 +433,7 @@ Result<Workspace> parseWorkspaceJson(std::string_view text, const std::string& w
   const ObjectReader top{j, "", what};
   // "view" and "lessons" may be left out (a workspace written for the commands, e.g. by
   // scripts/capture_attention.py): then the defaults; when present they are read strictly.
-  MHASCOPE_TRY(top.keys({"mhascope_workspace", "preset", "config", "files"}, {"view", "lessons", "train"}));
+  MHASCOPE_TRY(top.keys({"mhascope_workspace", "preset", "config", "files"}, {"view", "lessons", "train", "model_view"}));
   Workspace ws;
   auto preset = top.string("preset");
   if (!preset) return preset.error();
@@ -448,9 +450,11 @@ Result<Workspace> parseWorkspaceJson(std::string_view text, const std::string& w
     MHASCOPE_TRY(readLessons(top.child("lessons"), ws.lessons));
     ws.lessons.startedFrom = configStartOf(ws.config);  // its choices were made for its configuration
   }
-  if (j.contains("train")) {  // the app checks its keys (parseTrainBlock)
-    if (!j["train"].is_object()) return top.bad("train", "an object");
-    ws.train = j["train"].dump();
+  // The window's blocks: the app checks their keys (session.cpp trainFromJson, model_view_state.cpp).
+  for (const auto& [key, block] : {std::pair{"train", &ws.train}, {"model_view", &ws.modelView}}) {
+    if (!j.contains(key)) continue;
+    if (!j[key].is_object()) return top.bad(key, "an object");
+    *block = j[key].dump();
   }
   return ws;
 }

@@ -79,6 +79,10 @@ struct Workspace {
   // The window's Train mode (mode, task, setup form) as the JSON object the app writes and checks
   // (app/state/session.cpp trainBlockJson / parseTrainBlock); "" = none. Core keeps it as text.
   std::string train;
+  // The window's Model tab probe (what it runs on: the text or repeated random tokens, where they
+  // are drawn from, period, copies, seed) as the JSON object the app writes and checks
+  // (app/state/model_view_state.cpp); "" = none.
+  std::string modelView;
 };
 
 // Records every file `files` names (absolute path, size, SHA-256 streamed in 1 MiB pieces) and

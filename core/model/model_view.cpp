@@ -2,6 +2,7 @@
 #include "model/model_view.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <new>
 #include <unordered_set>
 
@@ -99,6 +100,7 @@ double estimateModelViewBytes(const ModelSpec& s, std::int64_t T, const ModelVie
   const double heads = static_cast<double>(s.layers) * s.heads;
   double bytes = estimateForwardBytes(s, T, forwardOptionsFor(opt));
   bytes += heads * (sizeof(HeadView) + side * side * 4.0);                   // scores + thumbnails
+  bytes += heads * static_cast<double>(std::min<std::int64_t>(T, kMaxProfileOffsets)) * 4.0;  // offset profiles
   bytes += t * std::min(opt.top, s.vocab) * sizeof(Candidate);               // predictions
   bytes += static_cast<double>(s.layers) * t * sizeof(LensCell);              // the lens
   bytes += static_cast<double>(std::min<std::int64_t>(T, kLensRows)) * (static_cast<double>(s.vocab) + 2.0 * s.dModel) * 4.0;
@@ -169,6 +171,7 @@ Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<i
         hv.thumbRows = block.rows;
         hv.thumbCols = block.cols;
         hv.thumbnail = std::move(block.values);
+        hv.offsets = offsetProfile(a, static_cast<int>(T), static_cast<int>(std::min<std::int64_t>(T, kMaxProfileOffsets)));
       });
       // Copying reads the whole vocabulary per query: one head at a time (one block of logits), and
       // only where the induction rule needs it unless every head is cheap. The cancel is checked
@@ -228,21 +231,125 @@ void nameTokens(ModelView& v, const std::function<std::string(int id)>& text) {
   for (int id : v.lens.finalTop) name(id);
 }
 
-std::vector<int> repeatedRandomTokens(int vocab, int n, std::uint64_t seed, const std::vector<int>& avoid) {
-  if (vocab <= 0 || n <= 0) return {};
+std::vector<float> offsetProfile(const float* a, int T, int offsets) {
+  offsets = std::clamp(offsets, 0, std::max(T, 0));
+  std::vector<float> profile(static_cast<std::size_t>(offsets), 0.0f);
+  for (int d = 0; d < offsets; ++d) {
+    double sum = 0.0;  // in double: T − d terms, each at most 1
+    for (int t = d; t < T; ++t) sum += a[static_cast<std::int64_t>(t) * T + (t - d)];
+    profile[static_cast<std::size_t>(d)] = static_cast<float>(sum / static_cast<double>(T - d));
+  }
+  return profile;
+}
+
+std::vector<int> strongestOffsets(const std::vector<float>& profile, int T, int n) {
+  const int counted = std::min(static_cast<int>(profile.size()), std::max(T, 0) / 2 + 1);
+  std::vector<int> order;
+  for (int d = 0; d < counted; ++d) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+    return profile[static_cast<std::size_t>(x)] > profile[static_cast<std::size_t>(y)];
+  });
+  if (static_cast<int>(order.size()) > n) order.resize(static_cast<std::size_t>(std::max(n, 0)));
+  return order;
+}
+
+int strongestOffset(const std::vector<float>& profile, int T) {
+  const std::vector<int> top = strongestOffsets(profile, T, 1);
+  return top.empty() ? -1 : top[0];
+}
+
+std::string offsetSentence(const std::vector<float>& profile, int T) {
+  const int d = strongestOffset(profile, T);
+  if (d < 0) return "no offsets";
+  const double w = profile[static_cast<std::size_t>(d)];
+  char buf[160];
+  // Half the weight, the bar a role score must pass (a head's role needs half its attention).
+  if (!(w >= 0.5)) {
+    std::snprintf(buf, sizeof buf, "no offset holds half its weight: the strongest is offset %d, %.2f mean weight", d, w);
+  } else if (d == 0) {
+    std::snprintf(buf, sizeof buf, "attends to itself: %.2f mean weight at offset 0", w);
+  } else {
+    std::snprintf(buf, sizeof buf, "looks back %d position%s: %.2f mean weight at offset %d", d, d == 1 ? "" : "s", w, d);
+  }
+  return buf;
+}
+
+const char* probeSourceName(ProbeSource s) {
+  switch (s) {
+    case ProbeSource::Vocabulary: return "vocabulary";
+    case ProbeSource::TextTokens: return "text";
+    case ProbeSource::GivenTokens: return "tokens";
+  }
+  return "?";
+}
+
+std::optional<ProbeSource> probeSourceFromName(const std::string& name) {
+  for (int i = 0; i < kProbeSourceCount; ++i) {
+    if (name == probeSourceName(static_cast<ProbeSource>(i))) return static_cast<ProbeSource>(i);
+  }
+  return std::nullopt;
+}
+
+std::vector<int> vocabularyPool(int vocab, const std::vector<int>& avoid) {
   const std::unordered_set<int> skip(avoid.begin(), avoid.end());
-  std::vector<int> allowed;  // the ids a draw may give, ascending
+  std::vector<int> pool;
   for (int v = 0; v < vocab; ++v) {
-    if (skip.count(v) == 0) allowed.push_back(v);
+    if (skip.count(v) == 0) pool.push_back(v);
   }
-  if (allowed.empty()) return {};
-  SplitMix64 rng(seed);
-  std::vector<int> out(2 * static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    out[static_cast<std::size_t>(i)] = allowed[static_cast<std::size_t>(rng.next() % allowed.size())];
-    out[static_cast<std::size_t>(i + n)] = out[static_cast<std::size_t>(i)];
+  return pool;
+}
+
+std::vector<int> distinctTokens(const std::vector<int>& ids, const std::vector<int>& avoid) {
+  const std::unordered_set<int> skip(avoid.begin(), avoid.end());
+  std::vector<int> out;
+  for (int id : ids) {
+    if (skip.count(id) == 0) out.push_back(id);
   }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+std::vector<int> repeatedRandomTokens(const std::vector<int>& pool, int period, int copies, std::uint64_t seed) {
+  if (period <= 0 || copies <= 0 || pool.empty()) return {};
+  SplitMix64 rng(seed);
+  std::vector<int> bag = pool;
+  const std::size_t n = bag.size();
+  std::vector<int> run(static_cast<std::size_t>(period));
+  std::size_t left = 0;  // bag[left ..) not yet drawn in this round
+  for (std::size_t i = 0; i < run.size(); ++i) {
+    if (left == n) left = 0;  // the pool is spent: a new round over all of it
+    const std::size_t j = left + static_cast<std::size_t>(rng.next() % (n - left));
+    std::swap(bag[left], bag[j]);
+    run[i] = bag[left++];
+  }
+  std::vector<int> out;
+  out.reserve(run.size() * static_cast<std::size_t>(copies));
+  for (int c = 0; c < copies; ++c) out.insert(out.end(), run.begin(), run.end());
+  return out;
+}
+
+std::string describeProbe(const RepeatedProbe& p) {
+  const std::string pool = withThousands(p.pool);
+  std::string from;
+  switch (p.source) {
+    case ProbeSource::Vocabulary: from = "the vocabulary's " + pool; break;
+    case ProbeSource::TextTokens: from = "the text's " + pool; break;
+    case ProbeSource::GivenTokens: from = "the " + pool + " you gave"; break;
+  }
+  const std::string run = std::to_string(p.period);
+  std::string s = "T = " + std::to_string(p.length()) + " tokens: " + (p.bos ? "the BOS, then " : "") + run +
+                  " random token" + (p.period == 1 ? "" : "s") + " of " + from;
+  if (p.copies == 2) s += ", then the same " + run + " again";
+  else if (p.copies == 3) s += ", then the same " + run + " twice more";
+  else if (p.copies > 3) s += ", then the same " + run + " again, " + std::to_string(p.copies) + " copies in all";
+  if (p.period > p.pool) {
+    s += "; a run longer than the " + pool + " repeats them (drawn in shuffled rounds)";
+  } else {
+    s += " (no token twice in a run: drawn without replacement)";
+  }
+  if (!p.cut.empty()) s += "; " + p.cut;
+  return s + " · seed " + std::to_string(p.seed);
 }
 
 }  // namespace mhascope::model

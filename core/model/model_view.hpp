@@ -8,12 +8,17 @@
 // outputs are summarised while the layer runs (ForwardOptions::onAttention), so L·h·T² floats are
 // never held at once; only every layer's residual stream (L × (T, d_model), for the lens) and the
 // logits (T, V) are kept.
+// Each head's offset profile (its mean weight t − k positions back) is taken in the same pass.
+//
+// The induction probe is made here too: a run of random tokens drawn from the vocabulary, a text's
+// own tokens or a given set, repeated (repeatedRandomTokens, RepeatedProbe).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,10 +57,36 @@ struct ModelViewOptions {
   std::shared_ptr<ResidualCache> residuals;
 };
 
+// Offsets an offset profile keeps: L·h·kMaxProfileOffsets floats at most, whatever T; offsets
+// past it are not kept (the thumbnail still shows a head that looks further back).
+inline constexpr int kMaxProfileOffsets = 256;
+
 struct HeadView {
   HeadScores scores;
   int thumbRows = 0, thumbCols = 0;
   std::vector<float> thumbnail;  // (thumbRows, thumbCols) row-major, weights in [0, 1] (0 above the diagonal)
+  // (min(T, kMaxProfileOffsets)) offsetProfile: [d] the mean weight d positions back (0: itself).
+  std::vector<float> offsets;
+};
+
+// Where the repeated random probe draws its tokens from.
+enum class ProbeSource { Vocabulary, TextTokens, GivenTokens };
+inline constexpr int kProbeSourceCount = 3;
+// "vocabulary", "text", "tokens": the words of the workspace file's "model_view" block.
+const char* probeSourceName(ProbeSource s);
+std::optional<ProbeSource> probeSourceFromName(const std::string& name);
+
+// The repeated random probe as it was run: a run of `period` random tokens from `pool` distinct
+// ids, `copies` times in all, after the BOS when the model has one.
+struct RepeatedProbe {
+  ProbeSource source = ProbeSource::Vocabulary;
+  int pool = 0;            // distinct ids the run was drawn from
+  int period = 0;          // p: the run's length
+  int copies = 0;          // how many times the run appears (2: the run, then the same run again)
+  std::uint64_t seed = 0;
+  bool bos = false;        // a BOS first
+  std::string cut;         // "" or why period or copies are fewer than asked (the model's positions)
+  int length() const { return (bos ? 1 : 0) + period * copies; }
 };
 
 struct ModelView {
@@ -77,6 +108,7 @@ struct ModelView {
   std::map<int, std::string> tokenTexts;
   std::string nonFinite;  // ForwardResult::nonFinite: where float32 overflowed (empty: nowhere)
   std::string textNote;   // what was done to a text that is not valid UTF-8 (empty: nothing)
+  std::optional<RepeatedProbe> probe;  // set when the ids are the repeated random probe (not a text)
   const HeadView& head(int layer, int head) const {
     return headViews[static_cast<std::size_t>(layer) * static_cast<std::size_t>(heads) + static_cast<std::size_t>(head)];
   }
@@ -99,10 +131,38 @@ std::string nonFiniteWarning(const ModelView& v);
 // top-1s (at most T · (top + L + 1) ids, never the whole vocabulary).
 void nameTokens(ModelView& v, const std::function<std::string(int id)>& text);
 
-// The literature's induction probe: n token ids drawn uniformly from [0, vocab) minus `avoid`
-// (special and added tokens, which a text rarely holds), then the same n again — 2n ids in all.
-// Seeded SplitMix64: the same ids on every machine. On a text a head rarely sees a repeat; here
-// every query of the second half has one. Empty when n <= 0 or no id is left to draw from.
-std::vector<int> repeatedRandomTokens(int vocab, int n, std::uint64_t seed, const std::vector<int>& avoid = {});
+// Offset profile of one head's causal weights a (T, T): [d] = mean over the queries t >= d of
+// a[t][t − d], for d = 0 … offsets − 1 (offsets at most T). d = 0 is the token itself, 1 the
+// previous token: a previous-token head peaks at 1, whatever the text.
+std::vector<float> offsetProfile(const float* a, int T, int offsets);
+// The offsets of a profile on T tokens, strongest first (the first of equals first), at most `n`.
+// Only the offsets averaged over at least half the queries count (d <= T / 2): offset T − 1 is one
+// weight, the last query's on the first key (the sink), not a habit of looking back.
+std::vector<int> strongestOffsets(const std::vector<float>& profile, int T, int n);
+// strongestOffsets(profile, T, 1)[0]; -1 for an empty profile.
+int strongestOffset(const std::vector<float>& profile, int T);
+// The profile in words: "looks back 1 position: 0.91 mean weight at offset 1" ("attends to itself"
+// at 0); when no offset holds half the weight (a head spread over keys, or one that finds its keys
+// by content), "no offset holds half its weight: the strongest is offset 3, 0.12 mean weight".
+std::string offsetSentence(const std::vector<float>& profile, int T);
+
+// The ids a probe may draw from the vocabulary: [0, vocab) minus `avoid` (special and added
+// tokens, which a text rarely holds), ascending.
+std::vector<int> vocabularyPool(int vocab, const std::vector<int>& avoid = {});
+// The distinct ids of `ids` minus `avoid`, ascending: a text's alphabet (its BOS left out).
+std::vector<int> distinctTokens(const std::vector<int>& ids, const std::vector<int>& avoid = {});
+
+// The literature's induction probe: a run of `period` ids drawn from `pool` (distinct ids), then
+// the same run again until it appears `copies` times — period · copies ids. Drawn without
+// replacement, so a run holds no token twice while the pool lasts; a period longer than the pool
+// draws it in successive shuffled rounds (each id ⌊p/n⌋ or ⌈p/n⌉ times in the run). Seeded
+// SplitMix64 (a partial Fisher–Yates shuffle of the pool as given): the same ids on every machine.
+// On a text a head rarely sees a repeat; here every query after the first run has one.
+// Empty when period < 1, copies < 1 or the pool is empty.
+std::vector<int> repeatedRandomTokens(const std::vector<int>& pool, int period, int copies, std::uint64_t seed);
+
+// What the probe is, as the Model tab's header says it: "T = 64 tokens: 32 random tokens of the
+// text's 11, then the same 32 again; a run longer than the 11 repeats them (shuffled rounds) · seed 1".
+std::string describeProbe(const RepeatedProbe& p);
 
 }  // namespace mhascope::model

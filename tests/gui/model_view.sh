@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The Model tab under Xvfb on the fixture model folders (tests/fixtures/models: random tiny models,
 # copied here with a byte-level tokenizer.json, tests/model_tokenizer.py): every layer and head as a grid,
-# hover, colour by role, the probe switch, a click opening that layer and head in the pipeline,
-# File → Open of a model folder, errors keeping the previous grid, and cancelling a load; on the
-# trained fixture, the induction list by the Train mode's rule.
+# hover, colour by role, the probe switch and its choices (where the run is drawn from, period,
+# copies), a click opening that layer and head in the pipeline, File → Open of a model folder,
+# errors keeping the previous grid, and cancelling a load; on the trained fixture, the induction
+# list by the Train mode's rule.
 # Usage: model_view.sh CASE MHASCOPE_BINARY FIXTURES
 set -u
 case_name=${1//_/-}  # the folder's name is typed into the Open popup, where "_" types a space
@@ -58,6 +59,15 @@ case "$1" in
     log=$(xvfb "$bin" --fresh --text "abcabc" --script "$(script_from model_open.txt)") || fail "script failed (exit $?): $log"
     echo "$log"
     /usr/bin/python3 "$here/check_png.py" "$out/model_opened.png" 1600x1000 || fail "blank model_opened.png"
+    ;;
+  model_probe)
+    copy llama_gqa llama
+    log=$(xvfb "$bin" --fresh --model "$out/llama" --text "qwertyuiopaqwertyuiopa" --script "$(script_from model_probe.txt)") \
+      || fail "script failed (exit $?): $log"
+    echo "$log"
+    for shot in model_probe_alphabet model_probe_hover model_probe_one_token; do
+      /usr/bin/python3 "$here/check_png.py" "$out/$shot.png" 1600x1000 || fail "blank $shot.png"
+    done
     ;;
   model_cancel)
     # A random model big enough (d_model 512, 8 layers, 1024 positions) that its 512-token probe

@@ -9,11 +9,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/head_roles.hpp"
+#include "io/npy.hpp"
 #include "model_fixtures.hpp"
 
 namespace mhascope::model {
@@ -270,22 +275,188 @@ TEST(ModelView, RefusesAboveTheBudgetAndBadOptions) {
 }
 
 TEST(ModelView, RepeatedRandomTokensArePinnedAndAvoidTheGivenIds) {
-  const std::vector<int> a = repeatedRandomTokens(50257, 6, 1);
+  const std::vector<int> vocab = vocabularyPool(50257);
+  ASSERT_EQ(vocab.size(), 50257u);
+  const std::vector<int> a = repeatedRandomTokens(vocab, 6, 2, 1);
   ASSERT_EQ(a.size(), 12u);
-  EXPECT_EQ(a, repeatedRandomTokens(50257, 6, 1));  // deterministic
+  EXPECT_EQ(a, repeatedRandomTokens(vocab, 6, 2, 1));  // deterministic
   EXPECT_EQ(std::vector<int>(a.begin(), a.begin() + 6), std::vector<int>(a.begin() + 6, a.end()));  // twice
-  // SplitMix64(1) modulo 50257, computed independently in Python.
-  EXPECT_EQ(std::vector<int>(a.begin(), a.begin() + 6), (std::vector<int>{22649, 6923, 41016, 8860, 48396, 16722}));
-  EXPECT_NE(a, repeatedRandomTokens(50257, 6, 2));
+  // SplitMix64(1), a partial Fisher–Yates shuffle of 0 .. 50256, computed independently in Python.
+  EXPECT_EQ(std::vector<int>(a.begin(), a.begin() + 6), (std::vector<int>{22649, 33272, 27072, 9608, 39958, 11497}));
+  EXPECT_NE(a, repeatedRandomTokens(vocab, 6, 2, 2));
   // Only ids 3 and 5 of 0 .. 5 may be drawn.
-  const std::vector<int> b = repeatedRandomTokens(6, 40, 7, {0, 1, 2, 4});
+  EXPECT_EQ(vocabularyPool(6, {0, 1, 2, 4}), (std::vector<int>{3, 5}));
+  const std::vector<int> b = repeatedRandomTokens(vocabularyPool(6, {0, 1, 2, 4}), 40, 2, 7);
   ASSERT_EQ(b.size(), 80u);
   for (int v : b) EXPECT_TRUE(v == 3 || v == 5) << v;
-  EXPECT_NE(std::count(b.begin(), b.end(), 3), 0);
-  EXPECT_NE(std::count(b.begin(), b.end(), 5), 0);
-  EXPECT_TRUE(repeatedRandomTokens(3, 4, 1, {0, 1, 2}).empty());
-  EXPECT_TRUE(repeatedRandomTokens(100, 0, 1).empty());
-  EXPECT_TRUE(repeatedRandomTokens(0, 4, 1).empty());
+  EXPECT_EQ(std::count(b.begin(), b.end(), 3), 40);  // shuffled rounds: each of the two 20 times a run
+  EXPECT_TRUE(repeatedRandomTokens({}, 4, 2, 1).empty());
+  EXPECT_TRUE(repeatedRandomTokens(vocab, 0, 2, 1).empty());
+  EXPECT_TRUE(repeatedRandomTokens(vocab, 4, 0, 1).empty());
+  EXPECT_TRUE(vocabularyPool(0).empty());
+}
+
+// A text's alphabet: its distinct ids (ascending, the BOS left out); a run of period p repeated
+// `copies` times, p distinct tokens while the alphabet lasts, shuffled rounds past it.
+TEST(ModelView, TheAlphabetProbeDrawsOnlyTheTextsTokensAtTheAskedPeriodAndLength) {
+  const std::vector<int> text = {256, 104, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100};  // BOS + "hello world"
+  const std::vector<int> alphabet = distinctTokens(text, {256});
+  EXPECT_EQ(alphabet, (std::vector<int>{32, 100, 101, 104, 108, 111, 114, 119}));
+  for (int period : {1, 5, 8, 13, 32}) {
+    for (int copies : {1, 2, 3}) {
+      SCOPED_TRACE("period " + std::to_string(period) + " copies " + std::to_string(copies));
+      const std::vector<int> ids = repeatedRandomTokens(alphabet, period, copies, 3);
+      ASSERT_EQ(ids.size(), static_cast<std::size_t>(period * copies));
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        EXPECT_TRUE(std::binary_search(alphabet.begin(), alphabet.end(), ids[i])) << ids[i];
+        if (i >= static_cast<std::size_t>(period)) {
+          EXPECT_EQ(ids[i], ids[i - static_cast<std::size_t>(period)]) << i;
+        }
+      }
+      // Within a run: no token twice in a round of the alphabet (8 tokens): round r is run[8r, 8r + 8).
+      for (int r = 0; r * 8 < period; ++r) {
+        std::vector<int> round(ids.begin() + r * 8, ids.begin() + std::min(period, r * 8 + 8));
+        std::sort(round.begin(), round.end());
+        EXPECT_EQ(std::adjacent_find(round.begin(), round.end()), round.end()) << "round " << r;
+      }
+      EXPECT_EQ(ids, repeatedRandomTokens(alphabet, period, copies, 3)) << "seeded: the same ids every run";
+    }
+  }
+  // A run as long as the alphabet holds each of its tokens once.
+  std::vector<int> run = repeatedRandomTokens(alphabet, 8, 1, 9);
+  std::sort(run.begin(), run.end());
+  EXPECT_EQ(run, alphabet);
+  // [3, 5, 9] drawn 7 long, seed 7: two shuffled rounds, then the start of a third (Python, as above).
+  EXPECT_EQ(repeatedRandomTokens({3, 5, 9}, 7, 1, 7), (std::vector<int>{3, 5, 9, 3, 5, 9, 5}));
+}
+
+TEST(ModelView, TheProbeIsDescribedWithItsSourcePeriodCopiesAndSeed) {
+  RepeatedProbe p;
+  p.source = ProbeSource::TextTokens;
+  p.pool = 11;
+  p.period = 32;
+  p.copies = 2;
+  p.seed = 1;
+  EXPECT_EQ(describeProbe(p), "T = 64 tokens: 32 random tokens of the text's 11, then the same 32 again; a run longer "
+                              "than the 11 repeats them (drawn in shuffled rounds) · seed 1");
+  p.source = ProbeSource::Vocabulary;
+  p.pool = 50256;
+  p.bos = true;
+  p.copies = 3;
+  p.seed = 4;
+  EXPECT_EQ(describeProbe(p), "T = 97 tokens: the BOS, then 32 random tokens of the vocabulary's 50,256, then the same "
+                              "32 twice more (no token twice in a run: drawn without replacement) · seed 4");
+  p.source = ProbeSource::GivenTokens;
+  p.pool = 5;
+  p.period = 4;
+  p.copies = 5;
+  p.bos = false;
+  p.cut = "cut";
+  EXPECT_EQ(describeProbe(p), "T = 20 tokens: 4 random tokens of the 5 you gave, then the same 4 again, 5 copies in all (no token "
+                              "twice in a run: drawn without replacement); cut · seed 4");
+  for (int i = 0; i < kProbeSourceCount; ++i) {
+    const auto s = static_cast<ProbeSource>(i);
+    EXPECT_EQ(probeSourceFromName(probeSourceName(s)), s);
+  }
+  EXPECT_FALSE(probeSourceFromName("alphabet"));
+}
+
+// The offset profile against a direct computation on hand-made causal weights (T = 4).
+TEST(ModelView, OffsetProfileIsTheMeanWeightByOffset) {
+  // Rows: queries t, columns: keys k <= t; each row sums to 1.
+  const std::vector<float> a = {1.0f, 0, 0, 0,
+                                0.2f, 0.8f, 0, 0,
+                                0.1f, 0.6f, 0.3f, 0,
+                                0.1f, 0.1f, 0.7f, 0.1f};
+  const std::vector<float> p = offsetProfile(a.data(), 4, 4);
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_FLOAT_EQ(p[0], (1.0f + 0.8f + 0.3f + 0.1f) / 4);  // self, over t = 0 .. 3
+  EXPECT_FLOAT_EQ(p[1], (0.2f + 0.6f + 0.7f) / 3);         // previous token, over t = 1 .. 3
+  EXPECT_FLOAT_EQ(p[2], (0.1f + 0.1f) / 2);
+  EXPECT_FLOAT_EQ(p[3], 0.1f);
+  EXPECT_EQ(strongestOffset(p, 4), 0);
+  EXPECT_EQ(offsetSentence(p, 4), "attends to itself: 0.55 mean weight at offset 0");
+  EXPECT_EQ(strongestOffsets(p, 4, 5), (std::vector<int>{0, 1, 2}));  // d <= T / 2 only
+  EXPECT_EQ(offsetProfile(a.data(), 4, 2).size(), 2u);  // capped
+  EXPECT_TRUE(offsetProfile(a.data(), 4, 0).empty());
+  EXPECT_EQ(strongestOffset({}, 0), -1);
+  EXPECT_EQ(offsetSentence({0.1f, 0.91f, 0.0f}, 3), "looks back 1 position: 0.91 mean weight at offset 1");
+  // Offset 4 of T = 5 is one weight (the last query's on the first key): not counted.
+  EXPECT_EQ(offsetSentence({0.1f, 0.2f, 0.7f, 0.1f, 0.9f}, 5), "looks back 2 positions: 0.70 mean weight at offset 2");
+  EXPECT_EQ(offsetSentence({0.1f, 0.12f, 0.1f}, 3),
+            "no offset holds half its weight: the strongest is offset 1, 0.12 mean weight");
+}
+
+// Each head's profile in the model view equals the definition applied to the attention a forward
+// with keepAttention records.
+TEST(ModelView, OffsetProfilesEqualTheRecordedAttentions) {
+  for (const char* folder : {"gpt2", "llama_gqa"}) {
+    SCOPED_TRACE(folder);
+    auto model = ModelFolder::open(kModels + folder);
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    auto view = computeModelView(*model, kIds, {}, {});
+    ASSERT_TRUE(view.ok()) << view.error().message;
+    auto fr = runForward(*model, kIds);
+    ASSERT_TRUE(fr.ok()) << fr.error().message;
+    const int T = static_cast<int>(kIds.size());
+    double maxDiff = 0.0;
+    for (int l = 0; l < view->layers; ++l) {
+      for (int i = 0; i < view->heads; ++i) {
+        const float* a = fr->attention[static_cast<std::size_t>(l)].ptr() + static_cast<std::int64_t>(i) * T * T;
+        const std::vector<float>& got = view->head(l, i).offsets;
+        ASSERT_EQ(got.size(), static_cast<std::size_t>(T));
+        for (int d = 0; d < T; ++d) {
+          double sum = 0.0;
+          for (int t = d; t < T; ++t) sum += a[t * T + t - d];
+          maxDiff = std::max(maxDiff, std::abs(sum / (T - d) - got[static_cast<std::size_t>(d)]));
+        }
+      }
+    }
+    EXPECT_LT(maxDiff, 1e-6) << "largest difference from the direct computation";
+  }
+}
+
+// The trained fixture (tests/fixtures/models/trained) against its reference: each head's offset
+// profile on the reference's text and on its repeated probe equals reference/trained's
+// s{k}_offsets.npy (the engine's weights match PyTorch's to 2e-5, so a mean of them to 1e-5), and
+// the probe over the text's alphabet draws only that alphabet (the reference drew with
+// replacement through torch, so its ids are not ours: only the alphabet is compared).
+TEST(ModelView, TheTrainedFixturesOffsetProfilesAndAlphabetAreTheReferences) {
+  std::ifstream in(kModels + "reference/trained/reference.json");
+  ASSERT_TRUE(in) << "no reference.json";
+  const nlohmann::json ref = nlohmann::json::parse(in);
+  auto model = ModelFolder::open(kModels + "trained");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  for (const char* name : {"text", "probe"}) {
+    SCOPED_TRACE(name);
+    const nlohmann::json& seq = ref.at("sequences").at(name);
+    const std::vector<int> ids = seq.at("tokens").get<std::vector<int>>();
+    auto view = computeModelView(*model, ids, {}, {});
+    ASSERT_TRUE(view.ok()) << view.error().message;
+    auto want = loadNpy(kModels + "reference/trained/" + seq.at("file").get<std::string>() + "_offsets.npy");
+    ASSERT_TRUE(want.ok()) << want.error().message;
+    const int T = static_cast<int>(ids.size());
+    ASSERT_EQ(want->numel(), static_cast<std::int64_t>(view->layers) * view->heads * T);
+    double maxDiff = 0.0;
+    for (int l = 0; l < view->layers; ++l) {
+      for (int i = 0; i < view->heads; ++i) {
+        const std::vector<float>& got = view->head(l, i).offsets;
+        ASSERT_EQ(got.size(), static_cast<std::size_t>(T));
+        for (int d = 0; d < T; ++d) {
+          const float w = want->ptr()[(static_cast<std::int64_t>(l) * view->heads + i) * T + d];
+          maxDiff = std::max(maxDiff, static_cast<double>(std::abs(w - got[static_cast<std::size_t>(d)])));
+        }
+      }
+    }
+    EXPECT_LT(maxDiff, 1e-5) << "largest difference from the reference's profile";
+  }
+  const nlohmann::json& probe = ref.at("sequences").at("probe");
+  const std::vector<int> alphabet = distinctTokens(ref.at("sequences").at("text").at("tokens").get<std::vector<int>>());
+  EXPECT_EQ(alphabet, probe.at("alphabet").get<std::vector<int>>());
+  const int n = probe.at("n").get<int>();
+  const std::vector<int> ids = repeatedRandomTokens(alphabet, n, 2, probe.at("seed").get<std::uint64_t>());
+  ASSERT_EQ(ids.size(), static_cast<std::size_t>(2 * n));
+  for (int id : ids) EXPECT_TRUE(std::binary_search(alphabet.begin(), alphabet.end(), id)) << id;
 }
 
 }  // namespace
