@@ -371,6 +371,11 @@ def main():
     os.makedirs(ref)
 
     text_ids = encode(TEXT)
+    # The forward that trained and ablates (attention only) is the folder's model: the reference's
+    # MLPs, all zero, add nothing.
+    full = gmf.gpt2_forward(CONFIG, W, torch.tensor(text_ids))[3]
+    assert torch.allclose(batched_forward(W, torch.tensor([text_ids]))[0], full, atol=1e-5, rtol=0), \
+        "the attention-only forward is not the folder's model"
     alphabet = sorted(set(text_ids))
     g = torch.Generator().manual_seed(PROBE_SEED)
     drawn = [alphabet[int(j)] for j in torch.randint(0, len(alphabet), (PROBE_N,), generator=g)]
