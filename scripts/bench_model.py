@@ -241,14 +241,7 @@ def write_llama_bf16(folder, cfg, shard_bytes=5 << 30):
 def write_byte_tokenizer(folder):
     """A byte-level BPE tokenizer.json with one token per byte (ids 0-255, no merges): the text's
     length in bytes is its length in tokens."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs, n = bs[:], 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    b2u = dict(zip(bs, map(chr, cs)))
+    b2u = dict(zip(*ref.gpt2_byte_chars()))
     vocab = {b2u[b]: b for b in range(256)}
     tok = {"version": "1.0", "added_tokens": [], "normalizer": None,
            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},

@@ -107,6 +107,19 @@ def save_safetensors(path, tensors, dtype):
             f.write(b)
 
 
+def gpt2_byte_chars():
+    """GPT-2's bytes_to_unicode in its id order: (the 256 bytes, each byte's character). GPT-2's
+    vocabulary gives byte bs[i] the id i; a byte-level tokenizer's vocab keys are the characters."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return bs, [chr(c) for c in cs]
+
+
 def stored(tensors, dtype):
     """The numbers a reader gets back after the file's rounding, as float32."""
     return {k: v.to(DTYPES[dtype][0]).to(torch.float32) for k, v in tensors.items()}
@@ -163,8 +176,13 @@ def gpt2_forward(cfg, W, ids, prefix=""):
         f = gelu_new(m @ p(f"h.{l}.mlp.c_fc.weight") + p(f"h.{l}.mlp.c_fc.bias"))
         x = x + f @ p(f"h.{l}.mlp.c_proj.weight") + p(f"h.{l}.mlp.c_proj.bias")
         normed.append(a), attn.append(w), hidden.append(x)
-    logits = layer_norm(x, p("ln_f.weight"), p("ln_f.bias"), eps) @ p("wte.weight").T
+    logits = layer_norm(x, p("ln_f.weight"), p("ln_f.bias"), eps) @ gpt2_unembedding(cfg, W, prefix).T
     return normed, attn, hidden, logits
+
+
+def gpt2_unembedding(cfg, W, prefix=""):
+    """(V, d_model): wte (tied, GPT-2's default) or lm_head.weight (stored without the prefix)."""
+    return W[prefix + "wte.weight"] if cfg.get("tie_word_embeddings", True) else W["lm_head.weight"]
 
 
 def inv_freq_of(cfg, dk):
@@ -358,7 +376,7 @@ def attention_factors(cfg, W):
             qkv = f(W[f"h.{l}.attn.c_attn.weight"])
             layers.append((g * qkv[:, :d], g * qkv[:, d:2 * d], g * qkv[:, 2 * d:], f(W[f"h.{l}.attn.c_proj.weight"])))
         E = f(W["wte.weight"])
-        U = f(W["ln_f.weight"])[:, None] * E.T
+        U = f(W["ln_f.weight"])[:, None] * f(gpt2_unembedding(cfg, W)).T
     else:
         for l in range(cfg["num_hidden_layers"]):
             P = f"model.layers.{l}."

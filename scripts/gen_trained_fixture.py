@@ -8,21 +8,21 @@ Seeded and single-threaded, so a second run writes the same bytes. It writes not
 random fixtures are scripts/gen_model_fixtures.py's, whose safetensors writer, GPT-2 reference
 forward and circuits formulas this script imports.
 
-The model: GPT-2 layout (model_type "gpt2", F32, names without prefix, the unembedding tied to
-wte), TRAINED sizes (2 layers x 2 heads, d_model 32, n_positions 64), attention only: the MLP's
-c_fc / c_proj weights and biases are in the file, as every GPT-2 folder has them, but all zero, so
+The model: GPT-2 layout (model_type "gpt2", F32, names without prefix), 2 layers x 2 heads,
+d_model 64, n_positions 64, its own unembedding (tie_word_embeddings false, lm_head.weight (V,
+d_model), no bias), attention only: the MLP's c_fc / c_proj weights and biases are in the file, as
+every GPT-2 folder has them, but all zero (ln_2 at weight 1, bias 0), so
 each block's MLP adds exactly 0 (gelu_new(0) = 0). Its tokenizer is GPT-2's byte level with NO
 merges: vocab.json holds the 256 byte tokens (GPT-2's byte-to-unicode characters, ids 0-255 in
 GPT-2's order, so 'a' is 64 ... 'z' 89) and <|endoftext|> = 256; merges.txt only its version line;
 so every byte of a text is one token.
 
-The task it is trained on (TRAIN below): a sequence of SEQ letters that starts with 0-8 random
-letters (drawn with replacement) and goes on with a run of 5-12 distinct random letters repeated to
-the end; the loss is the next-token cross-entropy at every position (Adam). Without the random
-start a purely periodic sequence with distinct letters is also solved by "predict the letter seen
-longest ago", which needs no previous-token head; the start breaks that shortcut. The positions a
-model can predict are those from the run's second period on (the run's length is known only after
-it has been seen once).
+The task it is trained on (TRAIN below: AdamW, batches of `batch` sequences, `steps` steps): each
+sequence a run of 5-12 distinct random lowercase letters repeated to fill seq + 1 letters (the
+run's length drawn per sequence, so no fixed offset predicts the repeats); the loss is the
+next-token cross-entropy at all seq positions. The positions a model can predict are those from
+the run's second period on (the run is known only once it has been seen). The result is a layer-0
+previous-token head and induction heads in layer 1 (the numbers are in reference.json).
 
 reference/trained/ holds, for sequences k = 0 (TEXT, a text with repeats), 1 (the probe: PROBE_N
 tokens drawn with replacement from the text's distinct token ids, then the same PROBE_N again) and
@@ -49,12 +49,12 @@ and reference.json:
                (core/train/probes.cpp inductionScores): over the queries t with an earlier copy
                (x_j = x_t, j + 1 < t), k* = the first argmax of a[t][:t+1], the head's own output
                o_t = (sum_k a[t][k] v_k) W_o^i (values with their bias, no output bias), centred
-               (minus the mean of its entries), times ln_f's gain, times wte^T; copied when the
+               (minus the mean of its entries), times ln_f's gain, times lm_head^T; copied when the
                top logit (first maximum) is x_{k*}; copying = copied / counted
     induction_heads  [[layer, head], ...] passing the rule: layer >= 1, induction >= 0.5 and
                copying >= 0.5
   circuits: from the weights, in gen_model_fixtures.py's circuits convention (gains folded into
-    W_q, W_k, W_v and U = diag(ln_f gain) wte^T, biases and centring left out):
+    W_q, W_k, W_v and U = diag(ln_f gain) lm_head^T, E = wte, biases and centring left out):
     copying     [layer][head] sum Re lambda / sum |lambda| over E OV U's eigenvalues
     composition [[from layer, from head, to layer, to head, q, k, v], ...] for every earlier head
     virtual     [[a layer, a head, b layer, b head, copying], ...] for every (layer-0 head a,
@@ -65,8 +65,10 @@ and reference.json:
     nothing removed (base), each head removed alone (single: [[layer, head, loss, accuracy]]) and
     every pair (pairs: [[l1, h1, l2, h2, loss, accuracy]]); a head removed is its output zeroed
     before c_proj (c_proj's bias stays). previous_token_head: the layer-0 head whose removal costs
-    the most loss; induction_head: the layer-1 head likewise; roles_agree: the previous-token head
-    has the highest prevToken of layer 0 on the text and the induction head passes the rule there.
+    the most loss; induction_head: the layer-1 head likewise; roles_agree: on the text, the
+    previous-token head has layer 0's highest prevTokenNew (the previous-token weight at a token's
+    first occurrence, where an induction circuit's previous-token head works), at least 0.5, and
+    the induction head passes the rule.
 """
 import json
 import math
@@ -88,20 +90,22 @@ NAME = "trained"
 CONFIG = {
     "architectures": ["GPT2LMHeadModel"],
     "model_type": "gpt2",
-    "n_embd": 32,
+    "n_embd": 64,
     "n_head": 2,
     "n_layer": 2,
     "n_positions": 64,
     "n_ctx": 64,
     "vocab_size": 257,
+    "tie_word_embeddings": False,
     "layer_norm_epsilon": 1e-5,
     "activation_function": "gelu_new",
     "bos_token_id": 256,
     "eos_token_id": 256,
 }
-# start: the random letters before the run, 0 to start - 1 of them; positions: wpe's initial rows,
-# "sinusoid" (sin | cos of p / base^(2i/d), amplitude 0.1) or "random" (normal, 0.1)
-TRAIN = {"seed": 0, "steps": 600, "batch": 32, "seq": 39, "lr": 1e-2, "start": 9, "positions": "sinusoid", "base": 100}
+# AdamW; wte and wpe start normal with std embed_init (PyTorch's nn.Embedding default), lm_head with
+# std head_init
+TRAIN = {"seed": 6, "steps": 2500, "batch": 16, "seq": 32, "lr": 1e-3, "weight_decay": 1e-4, "embed_init": 1.0,
+         "head_init": 0.1}
 FIRST_LETTER = 64  # 'a' in GPT-2's byte order ('!' is 0)
 TEXT = "qwertyuiopqwertyuio"
 PROBE_N, PROBE_SEED = 16, 7
@@ -112,26 +116,14 @@ ROLE_THRESHOLD, COPYING_THRESHOLD = 0.5, 0.5  # core/train/probes.hpp
 # ---------------------------------------------------------------------------------------------
 # Tokenizer: GPT-2's byte level, no merges
 # ---------------------------------------------------------------------------------------------
-def byte_order():
-    """GPT-2's bytes_to_unicode: the bytes in id order and each byte's character."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs, n = bs[:], 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return bs, [chr(c) for c in cs]
-
-
 def encode(text):
-    bs, _ = byte_order()
+    bs, _ = gmf.gpt2_byte_chars()
     id_of = {b: i for i, b in enumerate(bs)}
     return [id_of[b] for b in text.encode("utf-8")]
 
 
 def write_tokenizer(folder):
-    _, chars = byte_order()
+    _, chars = gmf.gpt2_byte_chars()
     vocab = {c: i for i, c in enumerate(chars)}
     vocab["<|endoftext|>"] = 256
     with open(os.path.join(folder, "vocab.json"), "w", encoding="utf-8") as f:
@@ -144,31 +136,25 @@ def write_tokenizer(folder):
 # The task and training
 # ---------------------------------------------------------------------------------------------
 def task_batch(g, B, T):
-    """(tokens (B, T), first predictable target position (B,)): 0 to TRAIN["start"] - 1 random
-    letters, then a run of 5-12 distinct letters repeated; targets at positions >= start + run
-    length are predictable."""
+    """(tokens (B, T), first predictable target position (B,)): a run of 5-12 distinct letters
+    repeated to fill T; targets from the run's second period on are predictable."""
     run = torch.randint(5, 13, (B,), generator=g)
     letters = torch.rand(B, 26, generator=g).argsort(-1) + FIRST_LETTER
-    start = torch.randint(0, TRAIN["start"], (B,), generator=g)
-    noise = torch.randint(0, 26, (B, T), generator=g) + FIRST_LETTER
-    t = torch.arange(T)[None, :]
-    periodic = letters.gather(1, (t - start[:, None]).clamp(min=0) % run[:, None])
-    return torch.where(t < start[:, None], noise, periodic), start + run
+    return letters.gather(1, torch.arange(T)[None, :] % run[:, None]), run
 
 
 def init_weights(g):
     d, V, P, L = CONFIG["n_embd"], CONFIG["vocab_size"], CONFIG["n_positions"], CONFIG["n_layer"]
     r = lambda *shape, scale: torch.randn(*shape, generator=g) * scale
-    W = {"wte.weight": r(V, d, scale=0.1), "wpe.weight": r(P, d, scale=0.1)}
-    if TRAIN["positions"] == "sinusoid":  # a shift by one position is then a fixed rotation
-        angle = torch.arange(P, dtype=torch.float32)[:, None] * TRAIN["base"] ** (-torch.arange(0, d, 2).float() / d)
-        W["wpe.weight"] = torch.stack((angle.sin(), angle.cos()), dim=-1).reshape(P, d) * 0.1
+    W = {"wte.weight": r(V, d, scale=TRAIN["embed_init"]), "wpe.weight": r(P, d, scale=TRAIN["embed_init"])}
     for l in range(L):
         p = f"h.{l}."
         W[p + "ln_1.weight"], W[p + "ln_1.bias"] = torch.ones(d), torch.zeros(d)
         W[p + "attn.c_attn.weight"], W[p + "attn.c_attn.bias"] = r(d, 3 * d, scale=d ** -0.5), torch.zeros(3 * d)
         W[p + "attn.c_proj.weight"], W[p + "attn.c_proj.bias"] = r(d, d, scale=d ** -0.5), torch.zeros(d)
     W["ln_f.weight"], W["ln_f.bias"] = torch.ones(d), torch.zeros(d)
+    if not CONFIG.get("tie_word_embeddings", True):
+        W["lm_head.weight"] = r(V, d, scale=TRAIN["head_init"])
     return W
 
 
@@ -204,7 +190,7 @@ def batched_forward(W, ids, removed=()):
         keep = torch.tensor([0.0 if (l, i) in removed else 1.0 for i in range(h)])
         y = (y * keep[None, :, None, None]).transpose(1, 2).reshape(B, T, d)
         x = x + y @ W[p + "attn.c_proj.weight"] + W[p + "attn.c_proj.bias"]
-    return gmf.layer_norm(x, W["ln_f.weight"], W["ln_f.bias"], eps) @ W["wte.weight"].T
+    return gmf.layer_norm(x, W["ln_f.weight"], W["ln_f.bias"], eps) @ gmf.gpt2_unembedding(CONFIG, W).T
 
 
 def train():
@@ -213,7 +199,7 @@ def train():
     W = init_weights(g)
     for t in W.values():
         t.requires_grad_(True)
-    opt = torch.optim.Adam(list(W.values()), lr=TRAIN["lr"])
+    opt = torch.optim.AdamW(list(W.values()), lr=TRAIN["lr"], weight_decay=TRAIN["weight_decay"])
     V = CONFIG["vocab_size"]
     began = time.time()
     loss = None
@@ -279,7 +265,7 @@ def copying(W, normed, a, ids, l, i):
     bv = f(W[p + "attn.c_attn.bias"])[2 * d + i * dk:2 * d + (i + 1) * dk]
     wo = f(W[p + "attn.c_proj.weight"])[i * dk:(i + 1) * dk, :]
     values = normed.astype(np.float64) @ wv + bv  # (T, d_k)
-    gain, unembed = f(W["ln_f.weight"]), f(W["wte.weight"]).T
+    gain, unembed = f(W["ln_f.weight"]), f(gmf.gpt2_unembedding(CONFIG, W)).T
     copied = counted = 0
     for t in range(len(ids)):
         if not earlier_copies(ids, t):
@@ -385,6 +371,11 @@ def main():
     os.makedirs(ref)
 
     text_ids = encode(TEXT)
+    # The forward that trained and ablates (attention only) is the folder's model: the reference's
+    # MLPs, all zero, add nothing.
+    full = gmf.gpt2_forward(CONFIG, W, torch.tensor(text_ids))[3]
+    assert torch.allclose(batched_forward(W, torch.tensor([text_ids]))[0], full, atol=1e-5, rtol=0), \
+        "the attention-only forward is not the folder's model"
     alphabet = sorted(set(text_ids))
     g = torch.Generator().manual_seed(PROBE_SEED)
     drawn = [alphabet[int(j)] for j in torch.randint(0, len(alphabet), (PROBE_N,), generator=g)]
@@ -394,8 +385,9 @@ def main():
     ab = ablation(W)
     prev, ind = ab["previous_token_head"], ab["induction_head"]
     scores = text["heads"]
-    ab["roles_agree"] = (max(range(CONFIG["n_head"]), key=lambda i: scores[0][i]["prevToken"]) == prev[1]
-                         and is_induction(1, scores[1][ind[1]]))
+    prev_new = [hs["prevTokenNew"] for hs in scores[0]]
+    ab["roles_agree"] = (max(range(CONFIG["n_head"]), key=lambda i: prev_new[i]) == prev[1]
+                         and prev_new[prev[1]] >= ROLE_THRESHOLD and is_induction(1, scores[1][ind[1]]))
     out = {"config": CONFIG, "training": dict(TRAIN, loss=loss),
            "sequences": {"text": text, "probe": probe}, "circuits": circuits(W), "ablation": ab}
     with open(os.path.join(ref, "reference.json"), "w") as f:

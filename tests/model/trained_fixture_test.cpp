@@ -42,9 +42,10 @@ TEST(TrainedFixture, OpensWithItsZeroMlps) {
   EXPECT_EQ(s.arch, Arch::Gpt2);
   EXPECT_EQ(s.layers, 2);
   EXPECT_EQ(s.heads, 2);
-  EXPECT_EQ(s.dModel, 32);
+  EXPECT_EQ(s.dModel, 64);
   EXPECT_EQ(s.vocab, 257);
-  EXPECT_EQ(s.dFf, 4 * 32) << "the MLP tensors are there, at GPT-2's width";
+  EXPECT_EQ(s.dFf, 4 * 64) << "the MLP tensors are there, at GPT-2's width";
+  EXPECT_FALSE(s.tiedEmbeddings) << "its own lm_head";
   EXPECT_EQ(m->dtype(), "F32");
 }
 
@@ -110,6 +111,37 @@ TEST_P(TrainedSequence, TopPredictionsAndRoleScores) {
 
 INSTANTIATE_TEST_SUITE_P(Reference, TrainedSequence, ::testing::Values("text", "probe"),
                          [](const auto& info) { return std::string(info.param); });
+
+// The fixture holds the circuit it is there for: the heads the ablation found are a previous-token
+// head in layer 0 (at least 0.5 on the previous token at first occurrences) and, in layer 1, a head
+// that passes the induction rule on the text; removing either costs more loss than removing any
+// other head.
+TEST(TrainedFixture, AblationFindsTheCircuitTheScoresName) {
+  const nlohmann::json ref = reference();
+  const auto& ab = ref.at("ablation");
+  EXPECT_TRUE(ab.at("roles_agree").get<bool>());
+  const auto prev = ab.at("previous_token_head").get<std::vector<int>>();
+  const auto ind = ab.at("induction_head").get<std::vector<int>>();
+  const auto& text = ref.at("sequences").at("text");
+  EXPECT_GE(text.at("heads")[0][static_cast<std::size_t>(prev[1])].at("prevTokenNew").get<double>(), 0.5);
+  const auto passing = text.at("induction_heads").get<std::vector<std::vector<int>>>();
+  EXPECT_NE(std::find(passing.begin(), passing.end(), ind), passing.end());
+  const double base = ab.at("base").at("loss").get<double>();
+  double prevCost = 0, indCost = 0, otherCost = -1e300;
+  for (const auto& row : ab.at("single")) {
+    const std::vector<int> head{row[0].get<int>(), row[1].get<int>()};
+    const double cost = row[2].get<double>() - base;
+    if (head == prev) {
+      prevCost = cost;
+    } else if (head == ind) {
+      indCost = cost;
+    } else {
+      otherCost = std::max(otherCost, cost);
+    }
+  }
+  EXPECT_GT(prevCost, otherCost);
+  EXPECT_GT(indCost, otherCost);
+}
 
 // The circuits of the induction head: every head's copying score and its reads from layer 0,
 // against the reference's float64 formulas.
