@@ -263,7 +263,7 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
   const Evaluation& e = *lab.run.shown.evaluation;
   const SessionView& v = *lab.run.view;
   ImGui::Text("Roles at step %lld", static_cast<long long>(lab.run.shown.step));
-  // One threshold for every role, and where it comes from (probes.hpp kRoleThreshold).
+  // One threshold for every role, and where it comes from (analysis/head_roles.hpp kRoleThreshold).
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("A role needs a score >= %.2f: at least half of the head's attention goes to that pattern, as much "
                       "as to all other keys together (an even spread over a query's t+1 keys scores about 1/(t+1)).",
@@ -394,7 +394,7 @@ void drawTrainRoles(TrainLab& lab, UiContext& ctx) {
                       "/ is a repeat · prefix (prefix matching, on repeated random tokens): total weight on the keys "
                       "that follow an earlier copy of the query's token · copy: share of those queries whose head "
                       "output ranks the attended token first in the logits — an induction head needs prefix and copy "
-                      ">= %.2f · self: on key t · first: on key 0 · entropy: nats per row · off: the head's output "
+                      ">= %.2f, in layer 1 or later · self: on key t · first: on key 0 · entropy: nats per row · off: the head's output "
                       "zeroed · cut K Q V: the head's output taken out of what later layers' keys / queries / "
                       "values read, nothing else · either box is an ablation: the table then shows that run",
                       kCopyingThreshold);

@@ -49,7 +49,7 @@ case "$1" in
     log=$(xvfb "$bin" --fresh --model "$out/notok" --script "$(script_from model_no_tokenizer.txt)") \
       || fail "script failed (exit $?): $log"
     echo "$log"
-    grep -q "^model_probe_n: [0-9]" <<<"$log" || fail "the Model tab is not on random tokens: $log"
+    grep -q "^model_probe_period: [0-9]" <<<"$log" || fail "the Model tab is not on random tokens: $log"
     "$PY" "$here/check_png.py" "$out/model_no_tokenizer.png" 1600x1000 || fail "blank model_no_tokenizer.png"
     # Options the folder decides are refused as with a text, before the window opens.
     err=$(xvfb "$bin" --fresh --model "$out/notok" --heads 3 2>&1) && fail "--heads with --model accepted"

@@ -157,7 +157,7 @@ TEST(ModelView, CopyingIsItsDefinitionComputedDirectly) {
     // Random weights copy about 1 query in V: several probes, so some head copies somewhere.
     std::vector<double> seen;
     for (std::uint64_t seed = 1; seed <= 4; ++seed) {
-      const std::vector<int> ids = seed == 1 ? kIds : repeatedRandomTokens(model->spec().vocab, 12, seed);
+      const std::vector<int> ids = seed == 1 ? kIds : repeatedRandomTokens(vocabularyPool(model->spec().vocab), 12, 2, seed);
       auto view = computeModelView(*model, ids, {}, {});
       ASSERT_TRUE(view.ok()) << view.error().message;
       EXPECT_TRUE(view->copyingEveryHead) << "a fixture's copying is cheap: measured for every head";
