@@ -53,8 +53,16 @@ RoleVerdict roleVerdict(const RoleScores& s, RuleRole r) {
     case RuleRole::PreviousToken:
       v.score = std::max(s.prevToken, s.prevTokenNew);
       v.passes = v.score >= kRoleThreshold;
-      v.text = v.passes && s.prevToken < kRoleThreshold ? "previous-token at first occurrences " + fixed2(s.prevTokenNew)
-                                                         : thresholdText("previous-token", v.score);
+      // The plain score is the one the grid shows: the first-occurrence split is named beside it when
+      // it is what passes or is higher, never written as the plain score.
+      if (v.passes && s.prevToken < kRoleThreshold) {
+        v.text = "previous-token at first occurrences " + fixed2(s.prevTokenNew);
+      } else if (s.prevTokenNew > s.prevToken) {
+        v.text = "previous-token " + fixed2(s.prevToken) + " (at first occurrences " + fixed2(s.prevTokenNew) + ")" +
+                 (v.passes ? "" : ", below " + fixed2(kRoleThreshold));
+      } else {
+        v.text = thresholdText("previous-token", s.prevToken);
+      }
       break;
     case RuleRole::Induction:
       v.measured = s.prefixMatching.has_value();

@@ -52,8 +52,10 @@ struct RoleVerdict {
   std::string text;  // the verdict in words, with the numbers it rests on
 };
 // One role's verdict and its words:
-//   previous-token  "previous-token 0.97", "previous-token at first occurrences 0.96" (only prevTokenNew
-//                   passes), "previous-token 0.12, below 0.50"
+//   previous-token  "previous-token 0.97", "previous-token 0.56 (at first occurrences 0.89)" (both
+//                   pass, the split higher), "previous-token at first occurrences 0.96" (only
+//                   prevTokenNew passes), "previous-token 0.12, below 0.50", "previous-token 0.12 (at first
+//                   occurrences 0.30), below 0.50"
 //   induction       "induction 0.88 copying 0.93"; "prefix matching 0.88, not copying (0.10)";
 //                   "prefix matching 0.19, not copying (0.10)"; "prefix matching 0.19, copying 0.93";
 //                   "prefix matching 0.19; copying not checked: prefix matching below 0.50";

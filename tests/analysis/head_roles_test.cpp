@@ -66,10 +66,15 @@ TEST(HeadRoles, TheWordsNameTheNumbersAndWhyAHeadFails) {
   EXPECT_TRUE(roleVerdict(prev, RuleRole::PreviousToken).passes);
   EXPECT_EQ(roleVerdict(prev, RuleRole::PreviousToken).text, "previous-token 0.97");
   EXPECT_EQ(roleOf(prev), "previous-token 0.97");
+  // Both pass with the split higher: the plain score (the one the grid shows) first, the split named.
+  prev.prevToken = 0.56;
+  prev.prevTokenNew = 0.89;
+  EXPECT_EQ(roleVerdict(prev, RuleRole::PreviousToken).text, "previous-token 0.56 (at first occurrences 0.89)");
+  EXPECT_EQ(roleVerdict(prev, RuleRole::PreviousToken).score, 0.89) << "ranked by the larger";
   prev.prevToken = 0.12;
   prev.prevTokenNew = 0.3;
   EXPECT_FALSE(roleVerdict(prev, RuleRole::PreviousToken).passes);
-  EXPECT_EQ(roleVerdict(prev, RuleRole::PreviousToken).text, "previous-token 0.30, below 0.50");
+  EXPECT_EQ(roleVerdict(prev, RuleRole::PreviousToken).text, "previous-token 0.12 (at first occurrences 0.30), below 0.50");
   EXPECT_EQ(roleVerdict(prev, RuleRole::FirstToken).text, "first-token 0.20, below 0.50");
   EXPECT_EQ(roleOf(prev), "diffuse (entropy 1.50)");
   // A layer-0 head whose strongest pattern is prefix matching is named by it, with why it is not
