@@ -339,7 +339,10 @@ void drawOffsetProfile(UiContext& ctx, const model::HeadView& hv, int T, float w
       std::snprintf(buf, sizeof buf, " %d (%.2f)", d, static_cast<double>(hv.offsets[static_cast<std::size_t>(d)]));
       top += buf;
     }
+    // Unwrapped: a wrap may break after a decimal point ("(0." / "09)"); the line is short.
+    ImGui::PushTextWrapPos(-1.0f);
     ImGui::TextDisabled("%s", top.c_str());
+    ImGui::PopTextWrapPos();
   }
   if (!compact) {
     ImGui::TextDisabled("bar height: the mean over the queries t ≥ d of the weight on key t − d, 0 … 1; the strongest in "
