@@ -12,12 +12,6 @@ namespace mhascope::analysis {
 
 namespace {
 
-std::string fixed3(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", v);
-  return buf;
-}
-
 std::string percent1(double share) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * share);
@@ -57,8 +51,8 @@ std::string compositionText(const Circuits& c, char kind) {
   }
   const double score = compositionScore(*best, kind);
   std::string s = std::string("Strongest ") + kind + "-composition: " + headName(best->fromLayer, best->fromHead) +
-                  " → " + headName(best->toLayer, best->toHead) + ", " + fixed3(score) + " against the random baseline " +
-                  fixed3(c.baseline);
+                  " → " + headName(best->toLayer, best->toHead) + ", " + formatFixed(score, 3) + " against the random baseline " +
+                  formatFixed(c.baseline, 3);
   if (c.baseline > 0) {
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, " (%.1f times)", score / c.baseline);
@@ -76,8 +70,8 @@ std::string copyingText(const Circuits& c) {
   const auto [lo, hi] = std::minmax_element(c.perHead.begin(), c.perHead.end(),
                                             [](const HeadCircuit& a, const HeadCircuit& b) { return a.copying < b.copying; });
   std::string s = "Copying score (the eigenvalues of E OV U: their sum over the sum of their moduli): highest " +
-                  headName(hi->layer, hi->head) + " " + fixed3(hi->copying) + ", lowest " +
-                  headName(lo->layer, lo->head) + " " + fixed3(lo->copying) + "." + kCopyingCaveat;
+                  headName(hi->layer, hi->head) + " " + formatFixed(hi->copying, 3) + ", lowest " +
+                  headName(lo->layer, lo->head) + " " + formatFixed(lo->copying, 3) + "." + kCopyingCaveat;
   if (c.tokenSpace) {
     s += " For " + headName(hi->layer, hi->head) + ": " + percent1(hi->diagonalTop) + " of the " +
          std::to_string(c.vocab) + " tokens; for " + headName(lo->layer, lo->head) + ": " +
@@ -103,8 +97,8 @@ std::string positionMapWords(const RowMatrix& m) {
 std::string headCircuitText(const Circuits& c, int layer, int head) {
   if (layer < 0 || layer >= c.layers || head < 0 || head >= c.heads) return "";
   const HeadCircuit& h = c.at(layer, head);
-  std::string s = headName(layer, head) + ": copying score " + fixed3(h.copying) + ", ||QK||_F " +
-                  fixed3(static_cast<double>(h.qk.norm())) + ", ||OV||_F " + fixed3(static_cast<double>(h.ov.norm())) +
+  std::string s = headName(layer, head) + ": copying score " + formatFixed(h.copying, 3) + ", ||QK||_F " +
+                  formatFixed(static_cast<double>(h.qk.norm()), 3) + ", ||OV||_F " + formatFixed(static_cast<double>(h.ov.norm()), 3) +
                   ". QK: query x_t scores key x_j with x_t QK x_jT; OV: the head writes x_j OV for each key it attends to.";
   if (c.tokenSpace) {
     s += " E QK Eᵀ: which token looks at which (a previous-token head finds its key by position, which this leaves "
@@ -122,8 +116,8 @@ std::string headCircuitText(const Circuits& c, int layer, int head) {
 }
 
 std::string compositionScaleText(double baseline, double top) {
-  return "One colour scale for every composition map here, Q, K and V and every head alike: 0 … " + fixed3(top) +
-         " (the largest score shown). The random baseline " + fixed3(baseline) +
+  return "One colour scale for every composition map here, Q, K and V and every head alike: 0 … " + formatFixed(top, 3) +
+         " (the largest score shown). The random baseline " + formatFixed(baseline, 3) +
          " (the mean score of random heads of these shapes) is the white mark on each colour bar: a score near it is "
          "no more than chance.";
 }
@@ -131,12 +125,6 @@ std::string compositionScaleText(double baseline, double top) {
 // [SECTION] virtual heads
 
 namespace {
-
-std::string signed3(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.3f", v);
-  return buf;
-}
 
 std::string linesOf(const std::vector<const Composition*>& top, const std::function<double(int, int)>& alone) {
   std::string s;
@@ -150,8 +138,8 @@ std::string linesOf(const std::vector<const Composition*>& top, const std::funct
 
 std::string virtualHeadLine(const Composition& p, double aloneA, double aloneB) {
   return headName(p.fromLayer, p.fromHead) + " → " + headName(p.toLayer, p.toHead) + " through the values: V " +
-         fixed3(p.v) + ", copying " + signed3(p.virtualCopying) + " (each alone: " + signed3(aloneA) + ", " +
-         signed3(aloneB) + ")";
+         formatFixed(p.v, 3) + ", copying " + formatFixed(p.virtualCopying, 3, true) + " (each alone: " + formatFixed(aloneA, 3, true) + ", " +
+         formatFixed(aloneB, 3, true) + ")";
 }
 
 const char* virtualHeadMeaning() {
@@ -189,8 +177,8 @@ std::string pickedVirtualText(const OneHeadCircuits& c) {
   if (!c.picked) return "";
   const VirtualHead& v = *c.picked;
   std::string s = headName(v.fromLayer, v.fromHead) + " → " + headName(v.toLayer, v.toHead) + " through the values: copying " +
-                  signed3(v.copying) + " (each alone: " + signed3(c.copyingAt(v.fromLayer, v.fromHead)) + ", " +
-                  signed3(c.copyingAt(v.toLayer, v.toHead)) + ")";
+                  formatFixed(v.copying, 3, true) + " (each alone: " + formatFixed(c.copyingAt(v.fromLayer, v.fromHead), 3, true) + ", " +
+                  formatFixed(c.copyingAt(v.toLayer, v.toHead), 3, true) + ")";
   if (v.diagonalTop >= 0) {
     s += "; its E OV^a OV^b U over the text's " + std::to_string(v.ovTokens.rows()) + " tokens: " + percent1(v.diagonalTop) +
          " raise their own logit most";
@@ -203,7 +191,7 @@ std::string pickedVirtualText(const OneHeadCircuits& c) {
 namespace {
 
 std::string againstBaseline(double score, double baseline) {
-  std::string s = fixed3(score) + " against the random baseline " + fixed3(baseline);
+  std::string s = formatFixed(score, 3) + " against the random baseline " + formatFixed(baseline, 3);
   if (baseline > 0) {
     char buf[32];
     std::snprintf(buf, sizeof buf, " (%.1f times)", score / baseline);
@@ -240,9 +228,9 @@ std::string oneHeadCopyingText(const OneHeadCircuits& c) {
   const int iHi = static_cast<int>(hi - c.copying.begin()), iLo = static_cast<int>(lo - c.copying.begin());
   return "Copying score over the whole vocabulary of " + std::to_string(c.vocab) +
          " (the eigenvalues of E OV U: their sum over the sum of their moduli): highest " +
-         headName(iHi / c.heads, iHi % c.heads) + " " + fixed3(*hi) + ", lowest " +
-         headName(iLo / c.heads, iLo % c.heads) + " " + fixed3(*lo) + "; " + headName(c.layer, c.head) +
-         " " + fixed3(c.copyingAt(c.layer, c.head)) + "." + kCopyingCaveat + " For " + headName(c.layer, c.head) +
+         headName(iHi / c.heads, iHi % c.heads) + " " + formatFixed(*hi, 3) + ", lowest " +
+         headName(iLo / c.heads, iLo % c.heads) + " " + formatFixed(*lo, 3) + "; " + headName(c.layer, c.head) +
+         " " + formatFixed(c.copyingAt(c.layer, c.head), 3) + "." + kCopyingCaveat + " For " + headName(c.layer, c.head) +
          ", over the " + std::to_string(c.tokenIds.size()) + " tokens of its E OV U map: " + percent1(c.diagonalTop) + ". Near 0 the head moves tokens without copying them; below 0 it tends to lower them.";
 }
 
@@ -257,7 +245,7 @@ std::string oneHeadMatrixText(const OneHeadCircuits& c, int distinctTokens, int 
   const std::string name = headName(c.layer, c.head);
   const bool hasCopying = c.layer >= 0 && c.head >= 0 && c.layer < c.layers && c.head < c.heads &&
                           c.copying.size() == static_cast<std::size_t>(c.layers) * static_cast<std::size_t>(c.heads);
-  const std::string copying = hasCopying ? fixed3(c.copyingAt(c.layer, c.head)) : std::string("n/a");
+  const std::string copying = hasCopying ? formatFixed(c.copyingAt(c.layer, c.head), 3) : std::string("n/a");
   const int n = static_cast<int>(c.tokenIds.size());
   // A long text has more distinct tokens than the axes hold: say which of them are shown.
   const std::string which = distinctTokens > n ? "the first " + std::to_string(n) + " of the text's " +
@@ -266,11 +254,11 @@ std::string oneHeadMatrixText(const OneHeadCircuits& c, int distinctTokens, int 
   const std::string over = "over " + which + " (of V = " + withThousands(c.vocab) + "), first occurrence first";
   switch (matrix) {
     case 0:
-      return name + ": ||QK||_F = " + fixed3(static_cast<double>(c.qk.norm())) +
+      return name + ": ||QK||_F = " + formatFixed(static_cast<double>(c.qk.norm()), 3) +
              ". A query x_t scores key x_j with x_t QK x_jᵀ (before the 1/sqrt(d_k) scale); red: that direction "
              "of the query looks for that direction of the key.";
     case 1:
-      return name + ": ||OV||_F = " + fixed3(static_cast<double>(c.ov.norm())) +
+      return name + ": ||OV||_F = " + formatFixed(static_cast<double>(c.ov.norm()), 3) +
              ". What the head writes to the residual stream for an attended x_j is x_j OV; copying score " + copying +
              " (E OV U's eigenvalues over the whole vocabulary: sum / sum of moduli).";
     case 2:
@@ -293,12 +281,12 @@ std::string oneHeadMatrixText(const OneHeadCircuits& c, int distinctTokens, int 
 
 std::string compositionCellText(const OneHeadCircuits& c, const Composition& p, char kind) {
   return headName(p.fromLayer, p.fromHead) + " → " + headName(p.toLayer, p.toHead) + ": " +
-         std::string(1, kind) + " " + fixed3(compositionScore(p, kind)) + " (random baseline " +
-         fixed3(c.baseline) + ")";
+         std::string(1, kind) + " " + formatFixed(compositionScore(p, kind), 3) + " (random baseline " +
+         formatFixed(c.baseline, 3) + ")";
 }
 
 std::string copyingCellText(const OneHeadCircuits& c, int layer, int head) {
-  return headName(layer, head) + ": copying score " + fixed3(c.copyingAt(layer, head));
+  return headName(layer, head) + ": copying score " + formatFixed(c.copyingAt(layer, head), 3);
 }
 
 }  // namespace mhascope::analysis

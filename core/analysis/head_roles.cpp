@@ -2,16 +2,11 @@
 #include "analysis/head_roles.hpp"
 
 #include <algorithm>
-#include <cstdio>
+
+#include "util/format.hpp"
 
 namespace mhascope {
 namespace {
-
-std::string fixed2(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", x);
-  return buf;
-}
 
 bool copies(const RoleScores& s) { return s.copying && *s.copying >= kCopyingThreshold; }
 
@@ -19,22 +14,22 @@ std::string inductionText(const RoleScores& s) {
   if (!s.prefixMatching) return "prefix matching n/a: no token repeats";
   const double pm = *s.prefixMatching;
   const bool matches = pm >= kRoleThreshold;
-  const std::string prefix = "prefix matching " + fixed2(pm);
+  const std::string prefix = "prefix matching " + formatFixed(pm, 2);
   if (s.layer < 1) {
-    return prefix + (s.copying ? ", copying " + fixed2(*s.copying) : std::string()) +
+    return prefix + (s.copying ? ", copying " + formatFixed(*s.copying, 2) : std::string()) +
            "; layer 0: no earlier head to compose with — it cannot be an induction head";
   }
   if (!s.copying) {
     return matches ? prefix + ", copying not checked"
-                   : prefix + "; copying not checked: prefix matching below " + fixed2(kRoleThreshold);
+                   : prefix + "; copying not checked: prefix matching below " + formatFixed(kRoleThreshold, 2);
   }
-  if (matches && copies(s)) return "induction " + fixed2(pm) + " copying " + fixed2(*s.copying);
-  if (!copies(s)) return prefix + ", not copying (" + fixed2(*s.copying) + ")";
-  return prefix + ", copying " + fixed2(*s.copying);  // copies, but attends elsewhere
+  if (matches && copies(s)) return "induction " + formatFixed(pm, 2) + " copying " + formatFixed(*s.copying, 2);
+  if (!copies(s)) return prefix + ", not copying (" + formatFixed(*s.copying, 2) + ")";
+  return prefix + ", copying " + formatFixed(*s.copying, 2);  // copies, but attends elsewhere
 }
 
 std::string thresholdText(const char* name, double v) {
-  return std::string(name) + " " + fixed2(v) + (v >= kRoleThreshold ? "" : ", below " + fixed2(kRoleThreshold));
+  return std::string(name) + " " + formatFixed(v, 2) + (v >= kRoleThreshold ? "" : ", below " + formatFixed(kRoleThreshold, 2));
 }
 
 }  // namespace
@@ -56,10 +51,10 @@ RoleVerdict roleVerdict(const RoleScores& s, RuleRole r) {
       // The plain score is the one the grid shows: the first-occurrence split is named beside it when
       // it is what passes or is higher, never written as the plain score.
       if (v.passes && s.prevToken < kRoleThreshold) {
-        v.text = "previous-token at first occurrences " + fixed2(s.prevTokenNew);
+        v.text = "previous-token at first occurrences " + formatFixed(s.prevTokenNew, 2);
       } else if (s.prevTokenNew > s.prevToken) {
-        v.text = "previous-token " + fixed2(s.prevToken) + " (at first occurrences " + fixed2(s.prevTokenNew) + ")" +
-                 (v.passes ? "" : ", below " + fixed2(kRoleThreshold));
+        v.text = "previous-token " + formatFixed(s.prevToken, 2) + " (at first occurrences " + formatFixed(s.prevTokenNew, 2) + ")" +
+                 (v.passes ? "" : ", below " + formatFixed(kRoleThreshold, 2));
       } else {
         v.text = thresholdText("previous-token", s.prevToken);
       }
@@ -92,12 +87,12 @@ std::string roleOf(const RoleScores& s) {
     RoleVerdict v = roleVerdict(s, r);
     if (v.measured && v.score > best.score) best = std::move(v);
   }
-  if (best.score < kRoleThreshold) return "diffuse (entropy " + fixed2(s.entropy) + ")";
+  if (best.score < kRoleThreshold) return "diffuse (entropy " + formatFixed(s.entropy, 2) + ")";
   return best.text;
 }
 
 std::string inductionRuleText() {
-  return "prefix matching ≥ " + fixed2(kRoleThreshold) + " and copying ≥ " + fixed2(kCopyingThreshold) +
+  return "prefix matching ≥ " + formatFixed(kRoleThreshold, 2) + " and copying ≥ " + formatFixed(kCopyingThreshold, 2) +
          ", in layer 1 or later";
 }
 

@@ -6,23 +6,12 @@
 #include <cstdio>
 
 #include "attention/engine.hpp"  // alibiSlopes
+#include "util/format.hpp"
 
 namespace mhascope::train {
 namespace {
 
 std::string headName(int layer, int head) { return "layer " + std::to_string(layer) + " head " + std::to_string(head); }
-
-std::string fixed2(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
-  return buf;
-}
-
-std::string fixed3(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", v);
-  return buf;
-}
 
 std::string stepText(std::int64_t step) { return "step " + std::to_string(step); }
 
@@ -119,13 +108,13 @@ std::string alibiPreviousTokenNote(const GptConfig& model, const TaskConfig& tas
   std::string s = "Under ALiBi a layer-0 head has no position table: only the bias -m (t - j) tells its keys apart, and at "
                   "a token's first occurrence every earlier key holds a different random token, so its content cannot "
                   "point at key t - 1. The most such a head can put there is (1 - e^-m) / (1 - e^-m t) for query t: "
-                  "on average " + fixed2(bound) + " over the first occurrences with this model's steepest slope m = " +
+                  "on average " + formatFixed(bound, 2) + " over the first occurrences with this model's steepest slope m = " +
                   buf + " (h = " + std::to_string(model.heads) + ", periods " + std::to_string(task.periodMin) + "-" +
                   std::to_string(task.periodMax) + ")";
   s += bound < kRoleThreshold
-           ? ", below the " + fixed2(kRoleThreshold) + " a previous-token head needs: no head can take that role, so the "
+           ? ", below the " + formatFixed(kRoleThreshold, 2) + " a previous-token head needs: no head can take that role, so the "
                  "circuit can never count as formed here, though a blurred induction mechanism can still lower the loss."
-           : ", enough for the " + fixed2(kRoleThreshold) + " a previous-token head needs.";
+           : ", enough for the " + formatFixed(kRoleThreshold, 2) + " a previous-token head needs.";
   return s;
 }
 
@@ -139,24 +128,24 @@ std::vector<std::string> circuitLesson(const std::vector<Evaluation>& history, s
   if (task == TaskKind::Reverse) {
     out.push_back(at + "(reverse): after SEP each position must copy the token mirrored around SEP, so look for an "
                   "anti-diagonal in the rows after SEP and the columns before it (the lower-left block of the "
-                  "weights). Probe loss " + fixed2(e.loss) + ".");
+                  "weights). Probe loss " + formatFixed(e.loss, 2) + ".");
   } else if (task == TaskKind::Sort) {
     out.push_back(at + "(sort): after SEP each output is the smallest input not yet written — which can equal the "
                   "current one when the input repeats a token — so heads attend to the first half by token value, "
-                  "not by position. Probe loss " + fixed2(e.loss) + ".");
+                  "not by position. Probe loss " + formatFixed(e.loss, 2) + ".");
   } else if (task == TaskKind::Text) {
     out.push_back(at + "(text): next-character prediction mixes previous-token heads (spelling) with heads that look "
-                  "further back; roles below. Probe loss " + fixed2(e.loss) + ".");
+                  "further back; roles below. Probe loss " + formatFixed(e.loss, 2) + ".");
   }
   const CircuitCheck c = inductionCircuit(e);
   if (task != TaskKind::Induction) {
     // Induction is measured on the same repeated random tokens for every task.
     if (c.inductionLayer >= 0) {
       out.push_back("On repeated random tokens (the same check for every task), the best prefix matching is " +
-                    headName(c.inductionLayer, c.inductionHead) + "'s " + fixed2(c.induction) + " with copying " +
-                    fixed2(c.copying) + (isInductionHead(e.at(c.inductionLayer, c.inductionHead), c.inductionLayer)
+                    headName(c.inductionLayer, c.inductionHead) + "'s " + formatFixed(c.induction, 2) + " with copying " +
+                    formatFixed(c.copying, 2) + (isInductionHead(e.at(c.inductionLayer, c.inductionHead), c.inductionLayer)
                                              ? ": an induction head."
-                                             : ": no induction head (both must reach " + fixed2(kRoleThreshold) + ")."));
+                                             : ": no induction head (both must reach " + formatFixed(kRoleThreshold, 2) + ")."));
     }
     return out;
   }
@@ -165,8 +154,8 @@ std::vector<std::string> circuitLesson(const std::vector<Evaluation>& history, s
                   "before and read the token AFTER it. A single attention layer sees only the tokens themselves (and "
                   "their positions), not what preceded each key, so no head can point at \"the key after the earlier "
                   "copy\" — the loss stays high and no head becomes an induction head.");
-    out.push_back(at + "the best previous-token head is " + headName(0, c.prevHead) + " (" + fixed2(c.prev) +
-                  " at first occurrences); probe loss " + fixed2(e.loss) + ". Add a second layer to see the circuit form.");
+    out.push_back(at + "the best previous-token head is " + headName(0, c.prevHead) + " (" + formatFixed(c.prev, 2) +
+                  " at first occurrences); probe loss " + formatFixed(e.loss, 2) + ". Add a second layer to see the circuit form.");
     return out;
   }
   const HeadScores& ps = e.at(c.prevLayer, c.prevHead);
@@ -177,8 +166,8 @@ std::vector<std::string> circuitLesson(const std::vector<Evaluation>& history, s
   const std::int64_t copySince =
       firstStepAbove(history, upTo, c.inductionLayer, c.inductionHead, &HeadScores::copying, kCopyingThreshold);
   const std::string prevName = headName(c.prevLayer, c.prevHead), indName = headName(c.inductionLayer, c.inductionHead);
-  const std::string split = fixed2(ps.prevTokenNew) + " on the previous token where the query's token is new, " +
-                            fixed2(ps.prevTokenSeen) + " where it repeats, " + fixed2(ps.prevToken) + " over all";
+  const std::string split = formatFixed(ps.prevTokenNew, 2) + " on the previous token where the query's token is new, " +
+                            formatFixed(ps.prevTokenSeen, 2) + " where it repeats, " + formatFixed(ps.prevToken, 2) + " over all";
   std::string p = at;
   if (prevOk) {
     p += prevName + " is a previous-token head at first occurrences since " + stepText(prevSince) + " (" + split +
@@ -187,17 +176,17 @@ std::vector<std::string> circuitLesson(const std::vector<Evaluation>& history, s
     if (ps.prevTokenSeen < kRoleThreshold) p += " Where the token repeats it looks elsewhere: it is not a previous-token head everywhere.";
   } else {
     p += "no head below layer " + std::to_string(c.inductionLayer) + " is a previous-token head (best: " + prevName +
-         ", " + split + "; the role needs " + fixed2(kRoleThreshold) + " at first occurrences).";
+         ", " + split + "; the role needs " + formatFixed(kRoleThreshold, 2) + " at first occurrences).";
   }
   out.push_back(p);
-  const std::string scores = "prefix matching " + fixed2(c.induction) + ", copying " + fixed2(c.copying);
+  const std::string scores = "prefix matching " + formatFixed(c.induction, 2) + ", copying " + formatFixed(c.copying, 2);
   std::string q;
   if (matchOk && copyOk) {
     // Told in the order they happened.
     const std::string passed = copySince < matchSince
-                                   ? "copying passed " + fixed2(kCopyingThreshold) + " at " + stepText(copySince) +
+                                   ? "copying passed " + formatFixed(kCopyingThreshold, 2) + " at " + stepText(copySince) +
                                          ", prefix matching at " + stepText(matchSince)
-                                   : "prefix matching passed " + fixed2(kRoleThreshold) + " at " + stepText(matchSince) +
+                                   : "prefix matching passed " + formatFixed(kRoleThreshold, 2) + " at " + stepText(matchSince) +
                                          ", copying at " + stepText(copySince);
     q = indName + " is an induction head (" + scores + "; " + passed + "): its query attends to the keys that follow earlier copies of the query's token, and what it writes makes "
         "that key's token the top prediction.";
@@ -210,7 +199,7 @@ std::vector<std::string> circuitLesson(const std::vector<Evaluation>& history, s
            "below it that does part of that job (" + prevName + " is the closest).";
     }
   } else if (matchOk || copyOk || c.induction >= 0.5 * kRoleThreshold) {
-    q = indName + " is forming as an induction head (" + scores + "; both must reach " + fixed2(kRoleThreshold) +
+    q = indName + " is forming as an induction head (" + scores + "; both must reach " + formatFixed(kRoleThreshold, 2) +
         (matchOk ? "; copying is still below" : copyOk ? "; prefix matching is still below" : "") + ").";
   } else {
     q = "No head in layers 1 and up is an induction head yet (best: " + indName + ", " + scores + ").";
@@ -221,8 +210,8 @@ std::vector<std::string> circuitLesson(const std::vector<Evaluation>& history, s
     for (int i = 0; i < e.heads; ++i) {
       if ((l != c.inductionLayer || i != c.inductionHead) && isInductionHead(e.at(l, i), l)) {
         ++others;
-        list += (list.empty() ? "" : ", ") + headName(l, i) + " (" + fixed2(e.at(l, i).induction) + ", " +
-                fixed2(e.at(l, i).copying) + ")";
+        list += (list.empty() ? "" : ", ") + headName(l, i) + " (" + formatFixed(e.at(l, i).induction, 2) + ", " +
+                formatFixed(e.at(l, i).copying, 2) + ")";
       }
     }
   }
@@ -235,9 +224,9 @@ std::vector<std::string> circuitLesson(const std::vector<Evaluation>& history, s
     r = "The circuit counts as formed at " + stepText(formed) + " (probe loss < 0.5, previous-token, prefix matching "
         "and copying all at or above their thresholds).";
     if (f.left >= 0 && f.left <= formed) {
-      r += " The loss had left its plateau before that: it was below 90 % of its first value (" + fixed2(f.start) +
+      r += " The loss had left its plateau before that: it was below 90 % of its first value (" + formatFixed(f.start, 2) +
            ") from " + stepText(f.left) + ", and fell fastest between steps " + std::to_string(f.fallFrom) + " and " +
-           std::to_string(f.fallTo) + " (" + fixed2(f.lossFrom) + " → " + fixed2(f.lossTo) +
+           std::to_string(f.fallTo) + " (" + formatFixed(f.lossFrom, 2) + " → " + formatFixed(f.lossTo, 2) +
            ") — the phase change. The thresholds are fixed lines the scores cross partway up, so the step all of them are met comes later.";
     }
     r += " A likely reason the fall is abrupt (a hypothesis, not measured by this run): neither head lowers the "
@@ -246,10 +235,10 @@ std::vector<std::string> circuitLesson(const std::vector<Evaluation>& history, s
          "as a pair. Switching either head off (the roles table's off column) shows what each does now, not how "
          "they grew.";
   } else {
-    r = "The circuit has not formed yet (probe loss " + fixed2(e.loss) + ", needs < 0.5 with previous-token, prefix "
-        "matching and copying at or above " + fixed2(kRoleThreshold) + ").";
+    r = "The circuit has not formed yet (probe loss " + formatFixed(e.loss, 2) + ", needs < 0.5 with previous-token, prefix "
+        "matching and copying at or above " + formatFixed(kRoleThreshold, 2) + ").";
     if (f.left >= 0) {
-      r += " The loss has left its plateau (below 90 % of " + fixed2(f.start) + " from " + stepText(f.left) +
+      r += " The loss has left its plateau (below 90 % of " + formatFixed(f.start, 2) + " from " + stepText(f.left) +
            "; fastest fall between steps " + std::to_string(f.fallFrom) + " and " + std::to_string(f.fallTo) + ").";
     }
   }
@@ -284,19 +273,19 @@ std::vector<std::string> ablationLesson(const Evaluation& full, const Evaluation
   std::string names;
   for (std::size_t k = 0; k < off.size(); ++k) names += (k ? (k + 1 == off.size() ? " and " : ", ") : "") + headName(off[k].first, off[k].second);
   std::string p = "With " + (off.empty() ? std::string() : names + " off") + (off.empty() || cuts.empty() ? "" : ", and ") +
-                  cuts + ", the probe loss goes from " + fixed3(full.loss) + " to " + fixed3(ablated.loss) + ". ";
+                  cuts + ", the probe loss goes from " + formatFixed(full.loss, 3) + " to " + formatFixed(ablated.loss, 3) + ". ";
   if (ablated.loss > lnV) {
-    p += "That is above ln V = " + fixed2(lnV) + ", the loss of a uniform guess over the " + std::to_string(vocab) +
+    p += "That is above ln V = " + formatFixed(lnV, 2) + ", the loss of a uniform guess over the " + std::to_string(vocab) +
          " tokens: the model is now confidently wrong — it still predicts, and puts its weight on wrong tokens.";
   } else {
-    p += "ln V = " + fixed2(lnV) + " would be a uniform guess over the " + std::to_string(vocab) + " tokens.";
+    p += "ln V = " + formatFixed(lnV, 2) + " would be a uniform guess over the " + std::to_string(vocab) + " tokens.";
   }
   out.push_back(p);
   if (off.size() >= 2 && alone.size() == off.size()) {
     std::string each;
     double worst = 0;
     for (std::size_t k = 0; k < off.size(); ++k) {
-      each += (k ? ", " : "") + headName(off[k].first, off[k].second) + " alone " + fixed3(alone[k].loss);
+      each += (k ? ", " : "") + headName(off[k].first, off[k].second) + " alone " + formatFixed(alone[k].loss, 3);
       worst = std::max(worst, alone[k].loss);
     }
     std::string q = "Each alone: " + each + ". ";
@@ -316,8 +305,8 @@ std::vector<std::string> ablationLesson(const Evaluation& full, const Evaluation
       const HeadScores &a = full.at(l, i), &b = ablated.at(l, i);
       if (std::abs(a.induction - b.induction) >= 0.2 || std::abs(a.copying - b.copying) >= 0.2 ||
           std::abs(a.prevToken - b.prevToken) >= 0.2) {
-        moved += (moved.empty() ? "" : "; ") + headName(l, i) + ": prefix matching " + fixed2(a.induction) + " → " +
-                 fixed2(b.induction) + ", copying " + fixed2(a.copying) + " → " + fixed2(b.copying) + " (now " +
+        moved += (moved.empty() ? "" : "; ") + headName(l, i) + ": prefix matching " + formatFixed(a.induction, 2) + " → " +
+                 formatFixed(b.induction, 2) + ", copying " + formatFixed(a.copying, 2) + " → " + formatFixed(b.copying, 2) + " (now " +
                  roleOf(b, l) + ")";
       }
     }

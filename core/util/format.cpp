@@ -80,4 +80,10 @@ std::string printableMessage(std::string_view message) {
   return out;
 }
 
+std::string formatFixed(double v, int decimals, bool showSign) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, showSign ? "%+.*f" : "%.*f", decimals, v);
+  return buf;
+}
+
 }  // namespace mhascope

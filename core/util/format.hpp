@@ -34,5 +34,8 @@ std::string formatCellValue(float value);
 std::string printableMessage(std::string_view message);
 // "%g"-like with `significant` digits through std::to_chars; "NaN", "+inf", "-inf"; no "-0".
 std::string formatGeneral(double v, int significant);
+// `decimals` digits after the point ("%.*f", "%+.*f" with showSign): the one form every sentence
+// about a score uses ("0.93", "+0.217").
+std::string formatFixed(double v, int decimals, bool showSign = false);
 
 }  // namespace mhascope

@@ -85,6 +85,10 @@ TEST(Format, CellValueReadsTheSameOnScreenAndInPictures) {
   EXPECT_EQ(formatCellValue(-std::numeric_limits<float>::infinity()), "") << "blocked: said with colour";
   EXPECT_EQ(formatGeneral(-0.0, 3), "0");
   EXPECT_EQ(formatGeneral(0.5, 3), "0.5");
+  EXPECT_EQ(formatFixed(0.9349, 2), "0.93");
+  EXPECT_EQ(formatFixed(0.2171, 3, true), "+0.217");
+  EXPECT_EQ(formatFixed(-0.469, 3, true), "-0.469");
+  EXPECT_EQ(formatFixed(19.0, 3), "19.000");
 }
 
 // The .npy and .safetensors writers' one float32 encoder: little-endian whatever the host.
