@@ -13,14 +13,10 @@ fix=$3
 source "$(dirname "$0")/gui_common.sh"
 PY=/usr/bin/python3
 
-copy() {  # copy NAME FOLDER [bos]: the fixture NAME as $out/FOLDER with a tokenizer
-  cp -r "$fix/models/$1" "$out/$2" || fail "cannot copy $1"
-  "$PY" "$here/../model_tokenizer.py" "$out/$2" ${3:-} || fail "cannot write the tokenizer"
-}
 
 case "$1" in
   model_circuits)
-    copy gpt2 gpt
+    copy_model gpt2 gpt
     log=$(xvfb "$bin" --fresh --model "$out/gpt" --text "abcdefabcdef" --script "$(script_from model_circuits.txt)") \
       || fail "script failed (exit $?): $log"
     echo "$log"
@@ -36,7 +32,7 @@ case "$1" in
     grep -q "^subtitle: .*layer 0" <<<"$log" || fail "the pipeline is not on layer 0 after the click: $log"
     ;;
   model_circuits_llama)
-    copy llama_gqa llama bos
+    copy_model llama_gqa llama bos
     printf '%s\n' 'wait 2' 'click tab_circuits' 'wait 2' 'wait_until_shown 600 circuits_status ready' \
       'expect_shown circuits_step llama · layer 0, head 0' 'expect_shown circuits_conventions RoPE: QK is the content part' \
       'click circuits_m_qk_tokens' 'wait 2' 'print circuits_head_text' "screenshot $out/circuits_llama.png" 'quit' > "$out/llama.txt"
@@ -61,7 +57,7 @@ case "$1" in
   model_circuits_pair)
     # The pair picked with the combos: the label is the core's words for the CLI's --pair of the same
     # folder, text and pair (the same numbers, through the window's worker).
-    copy gpt2 gpt
+    copy_model gpt2 gpt
     want=$("$bin" circuits --model "$out/gpt" --text "abcdefabcdef" --layer 0 --head 0 --pair 0.1,1.2 \
       | sed -n 's/^The pair asked for: //p')
     [ -n "$want" ] || fail "the command printed no pair"
@@ -78,7 +74,7 @@ case "$1" in
   model_circuits_explore)
     # Seeded random clicks, drags, wheel, keys and typing over every tab with the model open, the
     # Circuits tab's worker running: no assert, no crash, no GL error.
-    copy gpt2 gpt
+    copy_model gpt2 gpt
     printf '%s\n' 'wait 2' 'wait_until_shown 300 model_status ready' 'click tab_circuits' 'wait 2' \
       'wait_until_shown 600 circuits_status ready' 'random 7 150' 'wait 5' 'expect_no_gl_errors' 'quit' > "$out/explore.txt"
     log=$(xvfb "$bin" --fresh --model "$out/gpt" --text "abcdefabcdef" --script "$out/explore.txt" 2>&1)

@@ -13,15 +13,10 @@ fix=$3
 source "$(dirname "$0")/gui_common.sh"
 PY=/usr/bin/python3
 
-# copy NAME FOLDER [bos]: the fixture NAME as $out/FOLDER with a tokenizer
-copy() {
-  cp -r "$fix/models/$1" "$out/$2" || fail "cannot copy $1"
-  "$PY" "$here/../model_tokenizer.py" "$out/$2" ${3:-} || fail "cannot write the tokenizer"
-}
 
 case "$1" in
   model_view)
-    copy gpt2 gpt
+    copy_model gpt2 gpt
     log=$(xvfb "$bin" --fresh --model "$out/gpt" --text "abcdefabcdefabcdef" --script "$(script_from model_view.txt)") \
       || fail "script failed (exit $?): $log"
     echo "$log"
@@ -34,7 +29,7 @@ case "$1" in
     grep -q "^subtitle: .*layer 1" <<<"$log" || fail "the pipeline is not on layer 1: $log"
     ;;
   model_llama)
-    copy llama_gqa llama bos
+    copy_model llama_gqa llama bos
     log=$(xvfb "$bin" --fresh --model "$out/llama" --text "one two one two" --script "$(script_from model_llama.txt)") \
       || fail "script failed (exit $?): $log"
     echo "$log"
@@ -44,7 +39,7 @@ case "$1" in
     # Refusals keep the model in use and its grid: a folder without config.json and a config of
     # an unknown model_type (said in the Open popup), a folder without a tokenizer (the pipeline
     # cannot tokenize the text: put back, said).
-    copy gpt2 gpt
+    copy_model gpt2 gpt
     cp -r "$fix/models/gpt2" "$out/notok" || fail "cannot copy"
     mkdir -p "$out/empty" "$out/bert"
     echo '{"model_type": "bert", "hidden_size": 8}' > "$out/bert/config.json"
@@ -54,14 +49,14 @@ case "$1" in
     /usr/bin/python3 "$here/check_png.py" "$out/model_error.png" 1600x1000 || fail "blank model_error.png"
     ;;
   model_open)
-    copy gpt2 gpt
-    copy llama_gqa llama bos
+    copy_model gpt2 gpt
+    copy_model llama_gqa llama bos
     log=$(xvfb "$bin" --fresh --text "abcabc" --script "$(script_from model_open.txt)") || fail "script failed (exit $?): $log"
     echo "$log"
     /usr/bin/python3 "$here/check_png.py" "$out/model_opened.png" 1600x1000 || fail "blank model_opened.png"
     ;;
   model_probe)
-    copy llama_gqa llama
+    copy_model llama_gqa llama
     log=$(xvfb "$bin" --fresh --model "$out/llama" --text "qwertyuiopaqwertyuiopa" --script "$(script_from model_probe.txt)") \
       || fail "script failed (exit $?): $log"
     echo "$log"

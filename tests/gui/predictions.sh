@@ -9,15 +9,10 @@ bin=$2
 fix=$3
 source "$(dirname "$0")/gui_common.sh"
 
-# copy NAME FOLDER [bos]: the fixture NAME as $out/FOLDER with a tokenizer
-copy() {
-  cp -r "$fix/models/$1" "$out/$2" || fail "cannot copy $1"
-  /usr/bin/python3 "$here/../model_tokenizer.py" "$out/$2" ${3:-} || fail "cannot write the tokenizer"
-}
 
 case "$case_name" in
   predictions)
-    copy gpt2 gpt
+    copy_model gpt2 gpt
     log=$(xvfb "$bin" --fresh --model "$out/gpt" --text "The cat sat. The cat sat." --view predictions \
             --script "$(script_from predictions.txt)") || fail "script failed (exit $?): $log"
     echo "$log"
@@ -27,7 +22,7 @@ case "$case_name" in
     ;;
   predictions_llama)
     # A Llama-layout folder with a BOS, 63 tokens of text: the lens scrolls sideways.
-    copy llama_gqa llama bos
+    copy_model llama_gqa llama bos
     log=$(xvfb "$bin" --fresh --model "$out/llama" --view predictions \
             --text "one two three four five six seven eight nine ten eleven twelve" \
             --script "$(script_from predictions.txt)") || fail "script failed (exit $?): $log"
