@@ -23,6 +23,10 @@ std::span<const Command> commands() {
        true, addCompareCommand},
       {"predict", "a model folder's next-token predictions on your text, and the logit lens", false,
        addPredictCommand},
+      {"practice",
+       "implement attention yourself: list, show and start an exercise, check your file stage by stage (which stage "
+       "differs first, and the known mistake it equals)",
+       false, addPracticeCommand},
   };
   return kCommands;
 }

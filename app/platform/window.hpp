@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "util/result.hpp"
+#include "util/user_dirs.hpp"  // configDir, stateDir
 
 struct GLFWwindow;
 
@@ -71,11 +72,6 @@ class Window {
   std::vector<int> pressedKeys_;
 };
 
-// $XDG_CONFIG_HOME/mhascope (or ~/.config/mhascope), created if missing; empty when neither
-// variable is set or the folder cannot be made (then the layout is simply not saved).
-std::string configDir();
-// $XDG_STATE_HOME/mhascope (or ~/.local/state/mhascope), created if missing: the last workspace.
-// `why` (if given) gets the reason when the folder cannot be created: "cannot create the folder '…': …".
-std::string stateDir(std::string* why = nullptr);
+// configDir() and stateDir(), the folders kept between launches: util/user_dirs.hpp.
 
 }  // namespace mhascope::app

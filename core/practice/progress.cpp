@@ -20,6 +20,8 @@ Error bad(const std::string& path, const std::string& what) {
 
 }  // namespace
 
+std::string progressPath(const std::string& configDir) { return configDir + "/practice.json"; }
+
 Result<Progress> loadProgress(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Progress{};

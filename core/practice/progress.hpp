@@ -17,6 +17,9 @@ struct Progress {
   bool operator==(const Progress&) const = default;
 };
 
+// <config dir>/practice.json: the window's and the command line's one file.
+std::string progressPath(const std::string& configDir);
+
 // A missing file is an empty Progress; a malformed one an error naming the file and the problem.
 Result<Progress> loadProgress(const std::string& path);
 Status saveProgress(const std::string& path, const Progress& progress);
