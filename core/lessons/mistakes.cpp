@@ -154,8 +154,6 @@ Tensor outputFromWeightsTorch(const Parts& p, const Tensor& weights) {
   return outputFromHeadOutputs(p, headOutputsFrom(weights, p.v));
 }
 
-Tensor outputFromMasked(const Parts& p, const Tensor& masked) { return outputFromWeightsTorch(p, softmaxRowsTorch(masked)); }
-
 BlockedFn traceBlocked(const Trace& t) {
   return [&t](int b, int q, int k) { return t.isBlocked(b, q, k); };
 }
@@ -229,20 +227,19 @@ std::optional<MistakeOutcome> computeMistake(const Trace& t, Mistake m) {
   const bool rope = t.positions == AttnPositions::Rope;
   const int N = t.kvHeads > 0 ? t.kvHeads : t.heads;
   MistakeOutcome r;
-  const auto fromScaled = [&](Tensor scaled) {
-    r.stage = scaled;
-    r.output = outputFromMasked(p, maskScores(t, std::move(scaled), traceBlocked(t)));
+  const auto fromWeights = [&](Tensor weights) {
+    if (r.stage.data.empty()) r.stage = weights;
+    r.output = outputFromWeightsTorch(p, weights);
+    r.weights = std::move(weights);
     return r;
   };
   const auto fromMasked = [&](Tensor masked) {
-    r.stage = masked;
-    r.output = outputFromMasked(p, masked);
-    return r;
+    if (r.stage.data.empty()) r.stage = masked;
+    return fromWeights(softmaxRowsTorch(masked));
   };
-  const auto fromWeights = [&](Tensor weights) {
-    r.stage = weights;
-    r.output = outputFromWeightsTorch(p, weights);
-    return r;
+  const auto fromScaled = [&](Tensor scaled) {
+    r.stage = scaled;
+    return fromMasked(maskScores(t, std::move(scaled), traceBlocked(t)));
   };
   const Tensor scaled = scaledBy(scores, t.scaleFactor);
   switch (m) {
@@ -283,7 +280,6 @@ std::optional<MistakeOutcome> computeMistake(const Trace& t, Mistake m) {
       return fromWeights(maskScores(t, std::move(w), traceBlocked(t), 0.0f));
     }
     case Mistake::SoftmaxOverQueries: {
-      if (t.tq == 1) return std::nullopt;
       const Tensor masked = maskScores(t, scaled, traceBlocked(t));
       Tensor w(masked.shape, masked.axes);
       const auto Tq = t.tq, Tk = t.tk;

@@ -54,6 +54,9 @@ std::optional<Mistake> mistakeFromKey(std::string_view key);
 struct MistakeOutcome {
   Tensor stage;   // the mistaken stage, in that stage's shape (SumHeads: (B, T_q, d_k))
   Tensor output;  // (B, T_q, d_model) the pipeline continued correctly from it
+  // (B, h, T_q, T_k) the weights it leads to, for the mistakes of the scores, the mask and the
+  // softmax; empty for the others.
+  Tensor weights;
 };
 // What mistake `m` computes on the inputs and weights of the correct trace `t` (every stage
 // recorded, the weights held). nullopt when it does not apply there: no blocked cell to mishandle,

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "lessons/common.hpp"
+#include "lessons/mistakes.hpp"
 #include "lessons/pitfalls.hpp"
 
 namespace mhascope {
@@ -99,81 +100,36 @@ WeightChecks checkWeights(const Tensor& weights, const std::vector<std::uint8_t>
   return c;
 }
 
-// The mistaken pipelines, after the correct pass `t`: each fills r.weights and/or r.output.
 namespace {
 
-void sumHeads(PitfallResult& r, const Trace& t, const MhaWeights& w) {
+// The mistake library's name for each pitfall.
+Mistake mistakeOf(Pitfall p) {
+  switch (p) {
+    case Pitfall::ScaleBySqrtDModel: return Mistake::ScaleBySqrtDModel;
+    case Pitfall::NoScaling: return Mistake::NoScaling;
+    case Pitfall::SumHeads: return Mistake::SumHeads;
+    case Pitfall::SkipOutputProjection: return Mistake::NoOutputProjection;
+    case Pitfall::MaskAfterSoftmax: return Mistake::MaskAfterSoftmax;
+    case Pitfall::SoftmaxOverQueries: return Mistake::SoftmaxOverQueries;
+    case Pitfall::NoMaxSubtraction: return Mistake::NoMaxSubtraction;
+  }
+  return Mistake::NoScaling;
+}
+
+// Σ_i O_i W_o[i·d_k:(i+1)·d_k, :] + b_o: the sum over heads that IS right, against the recorded output.
+double blockSumError(const Trace& t, const MhaWeights& w) {
   const auto B = t.batch, h = t.heads, Tq = t.tq, dk = t.dk, d = t.dModel;
-  // The mistake: O_sum = sum_h O_h (B, T_q, d_k). To reach d_model it can only go through the
-  // sum of W_o's h row blocks (what putting the same sum into every head slot amounts to).
   const Tensor& headOut = t.tensor(StageId::HeadOutputs);
-  RowMatrix sumOut = RowMatrix::Zero(static_cast<Eigen::Index>(B) * Tq, dk);  // (B*T_q, d_k)
-  RowMatrix woSum = RowMatrix::Zero(dk, d);                                   // (d_k, d_model)
-  RowMatrix blockSum = RowMatrix::Zero(static_cast<Eigen::Index>(B) * Tq, d); // (B*T_q, d_model)
-  for (int hh = 0; hh < h; ++hh) woSum += w.wo.middleRows(hh * dk, dk);
+  RowMatrix blockSum = RowMatrix::Zero(static_cast<Eigen::Index>(B) * Tq, d);  // (B*T_q, d_model)
   for (int b = 0; b < B; ++b) {
     for (int hh = 0; hh < h; ++hh) {
       ConstMatrixMap oh(headOut.ptr() + (static_cast<std::int64_t>(b) * h + hh) * Tq * dk, Tq, dk);
-      sumOut.middleRows(static_cast<Eigen::Index>(b) * Tq, Tq) += oh;
-      // The right way to "sum heads": each head through its own rows of W_o.
-      blockSum.middleRows(static_cast<Eigen::Index>(b) * Tq, Tq).noalias() +=
-          oh * w.wo.middleRows(hh * dk, dk);
+      blockSum.middleRows(static_cast<Eigen::Index>(b) * Tq, Tq).noalias() += oh * w.wo.middleRows(hh * dk, dk);
     }
   }
   blockSum.rowwise() += w.bo;
-  r.output = Tensor({B, Tq, d}, {"B", "T_q", "d_model"});
-  MatrixMap o(r.output.ptr(), static_cast<Eigen::Index>(B) * Tq, d);
-  o.noalias() = sumOut * woSum;
-  o.rowwise() += w.bo;
   const Tensor& rec = t.tensor(StageId::Output);
-  r.blockSumMaxAbsDiff = maxAbsDiff(blockSum.data(), rec.ptr(), rec.data.size());
-}
-
-void maskAfterSoftmax(PitfallResult& r, const Trace& t, const MhaWeights& w) {
-  const auto B = t.batch, h = t.heads, Tq = t.tq, Tk = t.tk;
-  // Softmax over every key (the mask ignored), then zero the blocked ones: no renormalising.
-  std::vector<float> scaled(idx(Tk));  // one row of the (lazy) scaled scores
-  for (std::int64_t bh = 0; bh < static_cast<std::int64_t>(B) * h; ++bh) {
-    const std::int64_t b = bh / h;
-    for (std::int64_t q = 0; q < Tq; ++q) {
-      const std::int64_t row = (bh * Tq + q) * Tk;
-      t.readCells(StageId::ScaledScores, row, Tk, scaled.data());
-      stableSoftmax(scaled.data(), r.weights.ptr() + row, Tk);
-      for (std::int64_t k = 0; k < Tk; ++k)
-        if (t.isBlocked(static_cast<int>(b), static_cast<int>(q), static_cast<int>(k))) r.weights.data[idx(row + k)] = 0.0f;
-    }
-  }
-  r.output = outputFromWeights(t, r.weights, w);
-}
-
-void softmaxOverQueries(PitfallResult& r, const Trace& t, const MhaWeights& w) {
-  const auto B = t.batch, h = t.heads, Tq = t.tq, Tk = t.tk;
-  std::vector<float> masked(idx(Tq * Tk));  // one head's (lazy) masked scores
-  for (std::int64_t bh = 0; bh < static_cast<std::int64_t>(B) * h; ++bh) {
-    t.readCells(StageId::MaskedScores, bh * Tq * Tk, Tq * Tk, masked.data());
-    for (std::int64_t k = 0; k < Tk; ++k) {
-      // Column k: every query's logit for this key, stride T_k.
-      stableSoftmax(masked.data() + k, r.weights.ptr() + bh * Tq * Tk + k, Tq, Tk);
-    }
-  }
-  r.output = outputFromWeights(t, r.weights, w);
-}
-
-void noMaxSubtraction(PitfallResult& r, const Trace& t, const MhaWeights& w) {
-  const auto Tk = t.tk;
-  // What a naive float implementation does: exp(x) / sum exp(x), no max subtracted.
-  std::vector<float> masked(idx(Tk));  // one row of the (lazy) masked scores
-  for (std::size_t row = 0; row < r.weights.data.size(); row += idx(Tk)) {
-    t.readCells(StageId::MaskedScores, static_cast<std::int64_t>(row), Tk, masked.data());
-    float sum = 0.0f;
-    for (std::size_t k = 0; k < idx(Tk); ++k) {
-      const float e = std::exp(masked[k]);  // exp(-inf) = 0 for blocked keys
-      r.weights.data[row + k] = e;
-      sum += e;
-    }
-    for (std::size_t k = 0; k < idx(Tk); ++k) r.weights.data[row + k] /= sum;
-  }
-  r.output = outputFromWeights(t, r.weights, w);
+  return maxAbsDiff(blockSum.data(), rec.ptr(), rec.data.size());
 }
 
 }  // namespace
@@ -207,23 +163,14 @@ Result<PitfallResult> runPitfall(const Model& model, Pitfall pitfall) {
   const Tensor& correctWeights = t.tensor(StageId::Weights);
   r.weights = correctWeights;
 
-  switch (pitfall) {
-    case Pitfall::ScaleBySqrtDModel:
-    case Pitfall::NoScaling: {
-      AttentionOptions wrong = opt;
-      wrong.scale = pitfall == Pitfall::NoScaling ? ScaleKind::None : ScaleKind::SqrtDModel;
-      Trace wt;
-      if (auto s = forward(model.inputs, model.weights, wrong, wt); !s) return s.error();
-      r.weights = wt.tensor(StageId::Weights);
-      r.output = wt.tensor(StageId::Output);
-      break;
-    }
-    case Pitfall::SumHeads: sumHeads(r, t, model.weights); break;
-    case Pitfall::SkipOutputProjection: r.output = t.tensor(StageId::Concat); break;
-    case Pitfall::MaskAfterSoftmax: maskAfterSoftmax(r, t, model.weights); break;
-    case Pitfall::SoftmaxOverQueries: softmaxOverQueries(r, t, model.weights); break;
-    case Pitfall::NoMaxSubtraction: noMaxSubtraction(r, t, model.weights); break;
+  // The mistake library computes the pitfall; where it changes nothing on this model (one head:
+  // √d_model = √d_k, nothing to sum) the pitfall's pipeline is the right one.
+  r.output = t.tensor(StageId::Output);
+  if (std::optional<MistakeOutcome> o = computeMistake(t, mistakeOf(pitfall))) {
+    if (!o->weights.data.empty()) r.weights = std::move(o->weights);
+    r.output = std::move(o->output);
   }
+  if (pitfall == Pitfall::SumHeads) r.blockSumMaxAbsDiff = blockSumError(t, model.weights);
 
   r.weightDiff = Tensor(correctWeights.shape, correctWeights.axes);
   for (std::size_t i = 0; i < correctWeights.data.size(); ++i) r.weightDiff.data[i] = r.weights.data[i] - correctWeights.data[i];

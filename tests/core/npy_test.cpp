@@ -21,7 +21,9 @@
 
 #include "io/file_io.hpp"
 
-namespace mhascope {
+// Its own namespace: the unity build batches the tests of a target, and .npy's and .safetensors'
+// tests name their helpers alike.
+namespace mhascope::npy_test {
 namespace {
 
 // The hand-made byte strings below are built from host values.
@@ -458,4 +460,4 @@ TEST(NpyValues, MinusInfinityOnlyWhenTheCallerAllowsIt) {
 }
 
 }  // namespace
-}  // namespace mhascope
+}  // namespace mhascope::npy_test

@@ -21,7 +21,9 @@
 
 #include "io/file_io.hpp"
 
-namespace mhascope {
+// Its own namespace: the unity build batches the tests of a target, and .npy's and .safetensors'
+// tests name their helpers alike.
+namespace mhascope::safetensors_test {
 namespace {
 
 static_assert(std::endian::native == std::endian::little,
@@ -419,4 +421,4 @@ TEST(SafetensorsTest, SaveRefusesWhatCannotBeEncoded) {
 }
 
 }  // namespace
-}  // namespace mhascope
+}  // namespace mhascope::safetensors_test
