@@ -8,7 +8,7 @@ learner's code is imported here, never by the app itself. Only the standard libr
 request.json (written by the app):
   {"version": 1, "file": "/abs/learner.py", "framework": "torch" | "numpy", "entry": "MultiHeadAttention",
    "initArgs": ["d_model", "num_heads"], "callArgs": ["query", "key", "value"], "maskArg": "mask",
-   "stepMethod": "", "limits": {"outputBytes": N, "maxCaptures": N, "captureBytes": N},
+   "stepMethod": "", "limits": {"outputBytes": N, "maxCaptures": N, "captureBytes": N, "memoryBytes": N},
    "cases": [{"id": "self", "arrays": {"query": "in0_query.npy", "W_q": "in0_W_q.npy", "mask": …},
               "mustRaise": false, "decode": false, "dModel": 16, "heads": 4, "kvHeads": 0}]}
   Arrays are float32 in the engine's convention: inputs (B, T, d_model), weights W (d_in, d_out) with
@@ -91,6 +91,7 @@ class Learner:
 
 
 LEARNER = None
+MEMORY_BYTES = 0
 
 
 def error(kind, message, type_="", file="", line=0, tb=""):
@@ -110,14 +111,15 @@ def exception_error(exc, kind="exception", what=""):
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if LEARNER.owns(f.filename)]
     tb = "\n".join(f'  File "{f.filename}", line {f.lineno}, in {f.name}\n    {(f.line or "").strip()}'
                    for f in frames)
-    if is_memory_error(exc):
-        kind = "memory"
     message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     if what:
         message = f"{what}: {message}"
+    if is_memory_error(exc):
+        kind = "memory"
+        message = f"the memory limit ({MEMORY_BYTES >> 20} MiB) ran out: {message}"
     last = frames[-1] if frames else None
     if last is not None:
-        message += f" (line {last.lineno}, in {last.name})"
+        message = f"{os.path.basename(LEARNER.path)}, line {last.lineno}, in {last.name}: {message}"
     return error(kind, message, type(exc).__name__, LEARNER.path if last else "", last.lineno if last else 0, tb)
 
 
@@ -190,6 +192,7 @@ class Recorder:
         self.items = []
         self.bytes = 0
         self.truncated = False
+        self.returned = ("", 0)  # the learner's last return (function, line): the entry point's own, once it is done
         self.busy = False  # our own torch calls while snapshotting are not the learner's
 
     def add(self, source, name, function, line, value):
@@ -262,6 +265,8 @@ class _FrameState:
         if rec.busy or rec.truncated:
             return self.trace
         self.scan(frame.f_locals, self.previous_line)
+        if event == "return":
+            rec.returned = (self.function, frame.f_lineno)
         if event == "return" and self.previous_line:
             if self._is_array(arg) and not any(v is arg for v, _ in self.seen.values()):
                 rec.add("local", "return", self.function, frame.f_lineno, arg)
@@ -458,12 +463,16 @@ def describe(value):
     return type(value).__name__
 
 
-def check_return(value, expected_shape, array_types, what="the call"):
+def check_return(value, expected_shape, array_types, what="the call", returned=("", 0)):
+    function, line = returned
+    where = f"{os.path.basename(LEARNER.path)}, line {line}, in {function}: " if line else ""
     if not isinstance(value, array_types):
-        return error("return", f"{what} returned a {describe(value)}; expected one tensor of shape {expected_shape}")
-    if tuple(value.shape) != expected_shape:
-        return error("return", f"{what} returned shape {tuple(value.shape)}; expected {expected_shape} (B, T_q, d_model)")
-    return None
+        message = f"{where}{what} returned a {describe(value)}; expected one tensor of shape {expected_shape}"
+    elif tuple(value.shape) != expected_shape:
+        message = f"{where}{what} returned shape {tuple(value.shape)}; expected {expected_shape} (B, T_q, d_model)"
+    else:
+        return None
+    return error("return", message, "", LEARNER.path if line else "", line)
 
 
 def run_case(index, case, request, learner_module, torch):
@@ -558,14 +567,14 @@ def run_case(index, case, request, learner_module, torch):
 
     if case["mustRaise"]:
         if raised is None:
-            result["error"] = error("no_raise", f"d_model = {d_model} is not divisible by num_heads = {heads}, "
+            result["error"] = error("no_raise", f"{os.path.basename(LEARNER.path)}: d_model = {d_model} is not divisible by num_heads = {heads}, "
                                     "yet neither the constructor nor the call raised an exception")
         else:
             info = exception_error(raised)
             result["raised"] = {"type": info["type"], "message": info["message"], "line": info["line"]}
         return result, recorder
 
-    problem = check_return(output, expected, array_types)
+    problem = check_return(output, expected, array_types, returned=recorder.returned)
     if problem:
         result["error"] = problem
         return result, recorder
@@ -626,7 +635,8 @@ def import_learner(path, entry, framework):
     except SyntaxError as exc:
         offset = f", column {exc.offset}" if exc.offset else ""
         text = (exc.text or "").rstrip("\n")
-        message = f"{type(exc).__name__}: {exc.msg} (line {exc.lineno}{offset})" + (f"\n    {text.strip()}" if text else "")
+        message = (f"{os.path.basename(exc.filename or path)}, line {exc.lineno}{offset}: {type(exc).__name__}: {exc.msg}" +
+                   (f"\n    {text.strip()}" if text else ""))
         return None, error("syntax", message, type(exc).__name__, exc.filename or path, exc.lineno or 0)
     except OSError as exc:
         return None, error("import", f"cannot read the file: {exc}", type(exc).__name__, path)
@@ -636,7 +646,8 @@ def import_learner(path, entry, framework):
     try:
         exec(code, module.__dict__)  # noqa: S102 (the file the user chose to run)
     except SyntaxError as exc:  # an import of another file of theirs
-        return None, error("syntax", f"{type(exc).__name__}: {exc.msg} (line {exc.lineno})", type(exc).__name__,
+        return None, error("syntax", f"{os.path.basename(exc.filename or path)}, line {exc.lineno}: "
+                           f"{type(exc).__name__}: {exc.msg}", type(exc).__name__,
                            exc.filename or path, exc.lineno or 0)
     except (Exception, SystemExit, KeyboardInterrupt) as exc:
         return None, exception_error(exc, "import", "while importing the file")
@@ -646,15 +657,16 @@ def import_learner(path, entry, framework):
         defined = sorted(n for n, v in vars(module).items()
                          if not n.startswith("__") and callable(v) and getattr(v, "__module__", "") == "learner_solution")
         what = "is not callable" if found is not None else "is not defined"
-        return None, error("import", f"the {kind_word} '{entry}' {what} in the file; it defines: " +
+        return None, error("import", f"{os.path.basename(path)}: the {kind_word} '{entry}' {what}; the file defines: " +
                            (", ".join(defined) or "no classes or functions"), "", path)
     return module, None
 
 
 def main():
-    global LEARNER
+    global LEARNER, MEMORY_BYTES
     request = json.load(open(sys.argv[1], encoding="utf-8"))
     LEARNER = Learner(request["file"])
+    MEMORY_BYTES = int(request["limits"].get("memoryBytes", 0))
     framework = request["framework"]
     printed = BoundedText(int(request["limits"]["outputBytes"]))
     manifest = {"version": 1, "complete": False, "seconds": 0.0, "error": None, "printed": "", "printedDropped": 0,

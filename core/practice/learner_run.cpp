@@ -117,7 +117,8 @@ Status writeRequest(const LearnerRequest& request, const TemporaryFolder& dir) {
       {"limits",
        {{"outputBytes", request.limits.outputBytes},
         {"maxCaptures", request.limits.maxCaptures},
-        {"captureBytes", request.limits.captureBytes}}},
+        {"captureBytes", request.limits.captureBytes},
+        {"memoryBytes", request.limits.memoryBytes}}},
       {"cases", cases},
   };
   std::string text;
@@ -402,6 +403,7 @@ std::optional<LearnerError> processError(const ChildOutcome& child, const Tempor
                                          const std::string& stderrText) {
   LearnerError e;
   e.file = request.file;
+  const std::string name = fs::path(request.file).filename().string();
   const std::string caseId = caseInProgress(dir);
   auto [line, function] = lastLearnerFrame(dir, request.file);
   e.line = line;
@@ -410,12 +412,12 @@ std::optional<LearnerError> processError(const ChildOutcome& child, const Tempor
   std::snprintf(seconds, sizeof seconds, "%g", request.limits.wallSeconds);
   if (child.cancelled) {
     e.kind = LearnerError::Kind::Crash;
-    e.message = "the run was cancelled" + at;
+    e.message = name + ": the run was cancelled" + at;
     return e;
   }
   if (child.timedOut || child.signal == SIGXCPU) {
     e.kind = LearnerError::Kind::Timeout;
-    e.message = request.file + ": the time limit (" + std::string(seconds) + " s) ran out" + at +
+    e.message = name + ": the time limit (" + std::string(seconds) + " s) ran out" + at +
                 " — an endless loop, or far more work than these small cases need";
     return e;
   }
@@ -424,19 +426,19 @@ std::optional<LearnerError> processError(const ChildOutcome& child, const Tempor
                              stderrText.find("MemoryError") != std::string::npos;
     if (outOfMemory) {
       e.kind = LearnerError::Kind::Memory;
-      e.message = request.file + ": the memory limit (" + std::to_string(request.limits.memoryBytes >> 20) +
+      e.message = name + ": the memory limit (" + std::to_string(request.limits.memoryBytes >> 20) +
                   " MiB) ran out" + at;
       return e;
     }
     e.kind = LearnerError::Kind::Crash;
-    e.message = request.file + ": the Python process was killed by " + signalName(child.signal) + at;
+    e.message = name + ": the Python process was killed by " + signalName(child.signal) + at;
     if (child.signal == SIGKILL) e.message += " (the system's out-of-memory killer, or another process)";
     if (child.signal == SIGXFSZ) e.message += " (a file written past " + std::to_string(kFileSizeLimit >> 20) + " MiB)";
     return e;
   }
   if (manifestComplete && child.exitCode == 0) return std::nullopt;
   e.kind = LearnerError::Kind::Crash;
-  e.message = request.file + ": the Python process stopped with exit status " + std::to_string(child.exitCode) + at;
+  e.message = name + ": the Python process stopped with exit status " + std::to_string(child.exitCode) + at;
   const std::string tail = stderrText.size() > 2000 ? stderrText.substr(stderrText.size() - 2000) : stderrText;
   if (!tail.empty()) e.message += "\n" + tail;
   return e;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -150,6 +151,15 @@ LearnerRun runFile(const std::string& file, std::vector<CaseInputs> cases, RunLi
   return run ? std::move(*run) : LearnerRun{};
 }
 
+// What a bad program got, on the test's output, to read the messages as the learner will.
+void show(const char* what, const std::optional<LearnerError>& e) {
+  if (e) std::printf("%s -> [%s] %s (line %d)\n", what, errorKindName(e->kind), e->message.c_str(), e->line);
+}
+void show(const char* what, const LearnerRun& run) {
+  show(what, run.error);
+  for (const CaseRun& c : run.cases) show(what, c.error);
+}
+
 std::vector<CaseInputs> oneCase() { return {makeCase("self", 1, 6, 6, 16, 4)}; }
 
 TEST(PracticeLearnerRun, CorrectModuleGivesOutputCapturesAndTransposedLoads) {
@@ -167,6 +177,7 @@ TEST(PracticeLearnerRun, CorrectModuleGivesOutputCapturesAndTransposedLoads) {
   cases[7].mustRaise = true;
   const auto started = std::chrono::steady_clock::now();
   const LearnerRun run = runFile(kBad + "mha_ok.py", cases);
+  show("mha_ok.py", run);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ASSERT_FALSE(run.error) << run.error->message;
   ASSERT_EQ(run.cases.size(), cases.size());
@@ -232,8 +243,124 @@ TEST(PracticeLearnerRun, CorrectModuleGivesOutputCapturesAndTransposedLoads) {
   EXPECT_TRUE(headsSeen);
 }
 
+TEST(PracticeLearnerRun, WeightsLoadIntoFusedPerHeadRawAndTorchsOwnLayouts) {
+  struct Layout {
+    const char* file;
+    std::vector<WeightLoad> someLoads;  // among the run's loads
+    std::size_t loadCount;
+  };
+  const std::vector<Layout> layouts = {
+      {"fused_qkv.py", {{"qkv.weight", "W_q|W_k|W_v", true}, {"qkv.bias", "zero", false}, {"out_proj.weight", "W_o", true}}, 3},
+      {"per_head.py", {{"heads.0.query.weight", "W_q", true}, {"heads.3.value.weight", "W_v", true}, {"proj.weight", "W_o", true}}, 13},
+      {"raw_parameters.py", {{"wq", "W_q", false}, {"wo", "W_o", false}}, 4},
+      {"torch_mha.py", {{"attn.in_proj_weight", "W_q|W_k|W_v", true}, {"attn.out_proj.weight", "W_o", true}}, 2},
+  };
+  const std::vector<CaseInputs> cases = {makeCase("self", 1, 6, 6, 16, 4), makeCase("batch", 2, 5, 5, 16, 4, MaskKind::None, 1.0f, 2)};
+  for (const Layout& layout : layouts) {
+    const LearnerRun run = runFile(kBad + layout.file, cases);
+    show(layout.file, run);
+    ASSERT_FALSE(run.error) << layout.file;
+    ASSERT_EQ(run.cases.size(), cases.size()) << layout.file;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      ASSERT_FALSE(run.cases[i].error) << layout.file;
+      ASSERT_TRUE(run.cases[i].output) << layout.file;
+      EXPECT_LT(relativeDiff(*run.cases[i].output, reference(cases[i]).output), 1e-4) << layout.file;
+    }
+    const auto& loads = run.cases[0].loads;
+    EXPECT_EQ(loads.size(), layout.loadCount) << layout.file;
+    for (const WeightLoad& want : layout.someLoads) {
+      const bool found = std::any_of(loads.begin(), loads.end(), [&](const WeightLoad& l) {
+        return l.parameter == want.parameter && l.weight == want.weight && l.transposed == want.transposed;
+      });
+      EXPECT_TRUE(found) << layout.file << ": " << want.parameter << " <- " << want.weight;
+    }
+  }
+}
+
+TEST(PracticeLearnerRun, AParameterNoWeightFitsIsALoadErrorListingBoth) {
+  const LearnerRun run = runFile(kBad + "unmatched_parameter.py", oneCase());
+  show("unmatched_parameter.py", run);
+  ASSERT_EQ(run.cases.size(), 1u);
+  ASSERT_TRUE(run.cases[0].error);
+  const LearnerError& e = *run.cases[0].error;
+  EXPECT_EQ(e.kind, LearnerError::Kind::Load);
+  for (const char* part : {"gate (16,)", "W_q.weight (16, 16)", "W_o (16, 16)"}) {
+    EXPECT_NE(e.message.find(part), std::string::npos) << part << " in " << e.message;
+  }
+}
+
+TEST(PracticeLearnerRun, NonFiniteOutputIsKeptAsItIs) {
+  const LearnerRun run = runFile(kBad + "nan_output.py", oneCase());
+  ASSERT_EQ(run.cases.size(), 1u);
+  ASSERT_FALSE(run.cases[0].error) << run.cases[0].error->message;
+  ASSERT_TRUE(run.cases[0].output);
+  EXPECT_TRUE(std::isnan(run.cases[0].output->data[0]));
+}
+
+TEST(PracticeLearnerRun, NumpyFunctionIsTracedThroughItsLocals) {
+  Exercise ex;
+  ex.id = "mha_numpy";
+  ex.framework = Framework::Numpy;
+  ex.entry = "multi_head_attention";
+  ex.callArgs = {"x", "W_q", "W_k", "W_v", "W_o", "num_heads"};
+  CaseInputs c = makeCase("self", 1, 6, 6, 16, 4);
+  c.arrays["x"] = c.arrays["query"];
+  const Expected e = reference(c);
+  LearnerRequest request;
+  request.file = kBad + "numpy_mha.py";
+  request.exercise = &ex;
+  request.cases = {c};
+  auto run = runLearner(request);
+  ASSERT_TRUE(run) << run.error().message;
+  show("numpy_mha.py", *run);
+  ASSERT_FALSE(run->error);
+  ASSERT_EQ(run->cases.size(), 1u);
+  const CaseRun& r = run->cases[0];
+  ASSERT_FALSE(r.error);
+  ASSERT_TRUE(r.output);
+  EXPECT_LT(relativeDiff(*r.output, e.output), 1e-4);
+  EXPECT_TRUE(findEqual(r, Capture::Source::Local, "Q", e.q));
+  Tensor head2({1, 6, 6}, {});
+  std::copy_n(e.weights.ptr() + 2 * 36, 36, head2.ptr());
+  const Capture* weights = findEqual(r, Capture::Source::Local, "weights", head2);
+  ASSERT_TRUE(weights);
+  EXPECT_EQ(weights->line, 20);
+  EXPECT_EQ(weights->function, "multi_head_attention");
+  int merged = 0, calls = 0;
+  for (const Capture& k : r.captures) {
+    merged += k.name == "merged";
+    calls += k.source == Capture::Source::Call;
+  }
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(merged, 1 + 4);  // made, then written in place once per head
+}
+
+TEST(PracticeLearnerRun, DecodeStepsAreConcatenated) {
+  Exercise ex = mhaExercise();
+  ex.callArgs = {"x"};
+  ex.maskArg.clear();
+  ex.stepMethod = "step";
+  CaseInputs c = makeCase("decode", 2, 5, 5, 16, 4, MaskKind::Causal);
+  c.arrays["x"] = c.arrays["query"];
+  c.decode = true;
+  const Expected e = reference(c);
+  c.arrays.erase("mask");
+  LearnerRequest request;
+  request.file = kBad + "decode_step.py";
+  request.exercise = &ex;
+  request.cases = {c};
+  auto run = runLearner(request);
+  ASSERT_TRUE(run) << run.error().message;
+  show("decode_step.py", *run);
+  ASSERT_EQ(run->cases.size(), 1u);
+  ASSERT_FALSE(run->cases[0].error);
+  ASSERT_TRUE(run->cases[0].output);
+  EXPECT_LT(relativeDiff(*run->cases[0].output, e.output), 1e-4);
+}
+
 TEST(PracticeLearnerRun, SyntaxErrorNamesTheLine) {
   const LearnerRun run = runFile(kBad + "syntax_error.py", oneCase());
+  show("syntax_error.py", run);
   ASSERT_TRUE(run.error);
   EXPECT_EQ(run.error->kind, LearnerError::Kind::Syntax);
   EXPECT_EQ(run.error->line, 5);
@@ -243,6 +370,7 @@ TEST(PracticeLearnerRun, SyntaxErrorNamesTheLine) {
 
 TEST(PracticeLearnerRun, ExceptionInTheCallNamesTheLearnersLine) {
   const LearnerRun run = runFile(kBad + "raises_in_forward.py", oneCase());
+  show("raises_in_forward.py", run);
   ASSERT_FALSE(run.error) << run.error->message;
   ASSERT_EQ(run.cases.size(), 1u);
   ASSERT_TRUE(run.cases[0].error);
@@ -256,10 +384,12 @@ TEST(PracticeLearnerRun, ExceptionInTheCallNamesTheLearnersLine) {
 
 TEST(PracticeLearnerRun, ImportErrorsNameTheLineOrWhatIsMissing) {
   const LearnerRun atImport = runFile(kBad + "raises_at_import.py", oneCase());
+  show("raises_at_import.py", atImport);
   ASSERT_TRUE(atImport.error);
   EXPECT_EQ(atImport.error->kind, LearnerError::Kind::Import);
   EXPECT_EQ(atImport.error->line, 4);
   const LearnerRun missing = runFile(kBad + "missing_class.py", oneCase());
+  show("missing_class.py", missing);
   ASSERT_TRUE(missing.error);
   EXPECT_EQ(missing.error->kind, LearnerError::Kind::Import);
   EXPECT_NE(missing.error->message.find("'MultiHeadAttention' is not defined"), std::string::npos)
@@ -272,6 +402,7 @@ TEST(PracticeLearnerRun, EndlessLoopTimesOutWithItsCaseAndLine) {
   limits.wallSeconds = 3;
   const auto started = std::chrono::steady_clock::now();
   const LearnerRun run = runFile(kBad + "endless_loop.py", oneCase(), limits);
+  show("endless_loop.py", run);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ASSERT_TRUE(run.error);
   EXPECT_EQ(run.error->kind, LearnerError::Kind::Timeout) << run.error->message;
@@ -297,6 +428,7 @@ TEST(PracticeLearnerRun, CancelStopsTheChild) {
   setter.join();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ASSERT_TRUE(run) << run.error().message;
+  show("cancel", run->error);
   ASSERT_TRUE(run->error);
   EXPECT_NE(run->error->message.find("cancelled"), std::string::npos) << run->error->message;
   EXPECT_LT(wall, 2.0);
@@ -307,6 +439,7 @@ TEST(PracticeLearnerRun, HugeAllocationsAreMemoryErrors) {
   limits.memoryBytes = 1ull << 30;
   for (const char* file : {"huge_allocation.py", "growing_list.py"}) {
     const LearnerRun run = runFile(kBad + file, oneCase(), limits);
+    show(file, run);
     const LearnerError* e = run.error ? &*run.error : (!run.cases.empty() && run.cases[0].error ? &*run.cases[0].error : nullptr);
     ASSERT_TRUE(e) << file;
     EXPECT_EQ(e->kind, LearnerError::Kind::Memory) << file << ": " << e->message;
@@ -316,6 +449,7 @@ TEST(PracticeLearnerRun, HugeAllocationsAreMemoryErrors) {
 
 TEST(PracticeLearnerRun, SegfaultIsACrashNamingTheSignalAndLine) {
   const LearnerRun run = runFile(kBad + "segfault.py", oneCase());
+  show("segfault.py", run);
   ASSERT_TRUE(run.error);
   EXPECT_EQ(run.error->kind, LearnerError::Kind::Crash);
   EXPECT_NE(run.error->message.find("SIGSEGV"), std::string::npos) << run.error->message;
@@ -326,6 +460,7 @@ TEST(PracticeLearnerRun, PrintsAreBounded) {
   RunLimits limits;
   limits.outputBytes = 10000;
   const LearnerRun run = runFile(kBad + "prints_a_lot.py", oneCase(), limits);
+  show("prints_a_lot.py", run);
   ASSERT_FALSE(run.error) << run.error->message;
   EXPECT_TRUE(run.printedTruncated);
   EXPECT_LE(run.printed.size(), limits.outputBytes);
@@ -337,11 +472,13 @@ TEST(PracticeLearnerRun, PrintsAreBounded) {
 
 TEST(PracticeLearnerRun, WrongReturnsAreNamed) {
   const LearnerRun str = runFile(kBad + "returns_string.py", oneCase());
+  show("returns_string.py", str);
   ASSERT_EQ(str.cases.size(), 1u);
   ASSERT_TRUE(str.cases[0].error);
   EXPECT_EQ(str.cases[0].error->kind, LearnerError::Kind::Return);
   EXPECT_NE(str.cases[0].error->message.find("str"), std::string::npos) << str.cases[0].error->message;
   const LearnerRun shape = runFile(kBad + "wrong_shape.py", oneCase());
+  show("wrong_shape.py", shape);
   ASSERT_EQ(shape.cases.size(), 1u);
   ASSERT_TRUE(shape.cases[0].error);
   EXPECT_EQ(shape.cases[0].error->kind, LearnerError::Kind::Return);
@@ -352,6 +489,7 @@ TEST(PracticeLearnerRun, ReadingInputIsAnEofErrorNotAHang) {
   RunLimits limits;
   limits.wallSeconds = 10;
   const LearnerRun run = runFile(kBad + "reads_input.py", oneCase(), limits);
+  show("reads_input.py", run);
   ASSERT_FALSE(run.error) << run.error->message;
   ASSERT_EQ(run.cases.size(), 1u);
   ASSERT_TRUE(run.cases[0].error);
@@ -361,6 +499,7 @@ TEST(PracticeLearnerRun, ReadingInputIsAnEofErrorNotAHang) {
 
 TEST(PracticeLearnerRun, FilesAreWrittenInTheTemporaryFolderWhichIsRemoved) {
   const LearnerRun run = runFile(kBad + "writes_files.py", oneCase());
+  show("writes_files.py", run);
   ASSERT_FALSE(run.error) << run.error->message;
   const auto at = run.printed.find("cwd=");
   ASSERT_NE(at, std::string::npos) << run.printed;
@@ -374,6 +513,7 @@ TEST(PracticeLearnerRun, MustRaiseCaseThatDoesNotRaiseIsNoRaise) {
   std::vector<CaseInputs> cases = {makeCase("indivisible", 1, 6, 6, 10, 4)};
   cases[0].mustRaise = true;
   const LearnerRun run = runFile(kBad + "never_raises.py", cases);
+  show("never_raises.py", run);
   ASSERT_EQ(run.cases.size(), 1u);
   ASSERT_TRUE(run.cases[0].error);
   EXPECT_EQ(run.cases[0].error->kind, LearnerError::Kind::NoRaise);
