@@ -157,7 +157,9 @@ struct ChildPlan {
 
 ChildPlan makePlan(const LearnerRequest& request, const std::string& harness, const TemporaryFolder& dir) {
   ChildPlan plan;
-  plan.argvText = {request.python, "-I", harness, "request.json"};
+  // -I: no user site, no PYTHON* variables, not the script's folder on the path; -B: no .pyc
+  // written beside the learner's files (-I ignores PYTHONDONTWRITEBYTECODE, kept for what it starts).
+  plan.argvText = {request.python, "-I", "-B", harness, "request.json"};
   plan.envText = {"PATH=/usr/bin:/bin",
                   "HOME=" + dir.path(),
                   "TMPDIR=" + dir.path(),

@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <thread>
 
@@ -358,6 +360,46 @@ TEST(PracticeLearnerRun, DecodeStepsAreConcatenated) {
   EXPECT_LT(relativeDiff(*run->cases[0].output, e.output), 1e-4);
 }
 
+TEST(PracticeLearnerRun, CapturesStopAtTheLimitAndSaySo) {
+  RunLimits limits;
+  limits.maxCaptures = 5;
+  const LearnerRun run = runFile(kBad + "mha_ok.py", oneCase(), limits);
+  ASSERT_EQ(run.cases.size(), 1u);
+  EXPECT_EQ(run.cases[0].captures.size(), 5u);
+  EXPECT_TRUE(run.cases[0].capturesTruncated);
+  EXPECT_TRUE(run.cases[0].output);
+}
+
+TEST(PracticeLearnerRun, RunsFromTwoThreadsAtOnce) {
+  LearnerRun a, b;
+  std::thread other([&] { b = runFile(kBad + "mha_ok.py", oneCase()); });
+  a = runFile(kBad + "raises_in_forward.py", oneCase());
+  other.join();
+  ASSERT_EQ(a.cases.size(), 1u);
+  ASSERT_EQ(b.cases.size(), 1u);
+  EXPECT_TRUE(a.cases[0].error);
+  EXPECT_FALSE(b.cases[0].error);
+  EXPECT_TRUE(b.cases[0].output);
+}
+
+TEST(PracticeLearnerRun, ProcessesTheLearnerStartsDieWithTheRun) {
+  const LearnerRun run = runFile(kBad + "spawns_process.py", oneCase());
+  ASSERT_FALSE(run.error) << run.error->message;
+  const auto at = run.printed.find("child=");
+  ASSERT_NE(at, std::string::npos) << run.printed;
+  const std::string pid = run.printed.substr(at + 6, run.printed.find('\n', at) - at - 6);
+  // Gone, or a zombie waiting for a parent that reaps it: either way no longer running.
+  bool running = true;
+  for (int i = 0; i < 100 && running; ++i) {
+    std::ifstream stat("/proc/" + pid + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');
+    running = close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+    if (running) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_FALSE(running) << "process " << pid << " still runs";
+}
+
 TEST(PracticeLearnerRun, SyntaxErrorNamesTheLine) {
   const LearnerRun run = runFile(kBad + "syntax_error.py", oneCase());
   show("syntax_error.py", run);
@@ -507,6 +549,7 @@ TEST(PracticeLearnerRun, FilesAreWrittenInTheTemporaryFolderWhichIsRemoved) {
   EXPECT_NE(cwd.find("mhascope-practice-"), std::string::npos) << cwd;
   EXPECT_FALSE(fs::exists(cwd)) << cwd;
   EXPECT_FALSE(fs::exists(kBad + "scratch.txt"));
+  EXPECT_FALSE(fs::exists(kBad + "__pycache__"));  // nothing written beside the learner's files
 }
 
 TEST(PracticeLearnerRun, MustRaiseCaseThatDoesNotRaiseIsNoRaise) {
