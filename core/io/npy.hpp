@@ -15,8 +15,10 @@ namespace mhascope {
 
 // Which non-finite values a caller accepts. Inputs, weights and masks take FiniteOnly (NaN or
 // inf there is a loading error, never silently zeroed); a dumped masked_scores stage legitimately
-// holds -inf (blocked cells), read back with AllowMinusInfinity. NaN and +inf are refused either way.
-enum class NpyValues { FiniteOnly, AllowMinusInfinity };
+// holds -inf (blocked cells), read back with AllowMinusInfinity. NaN and +inf are refused by both.
+// Any keeps every value as it is: for tensors that are shown as they were made (a learner's code's
+// tensors, where a NaN is the finding, not a broken file).
+enum class NpyValues { FiniteOnly, AllowMinusInfinity, Any };
 
 // Parses a whole .npy file held in `bytes`. `what` names the tensor or file in every message,
 // e.g. "--query q.npy". Read dtypes: <f4 >f4 <f8 >f8 <f2 >f2 (floats; f8 values outside the
