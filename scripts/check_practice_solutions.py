@@ -39,33 +39,40 @@ def case(cid, B=1, T=6, Tk=None, d=16, h=4, N=0, mask=None, causal=False, rope=F
                 seed=seed)
 
 
-# The cases of each exercise (core/practice/exercises.cpp holds the same sizes and seeds).
-SELF_CASES = [
-    case("self", seed=11), case("batch", B=3, seed=12), case("causal", mask="causal", seed=13),
-    case("padding", B=2, mask="padding", seed=14), case("one_head", h=1, seed=16),
-    case("head_per_feature", d=8, h=8, seed=17), case("indivisible", d=10, h=4, raises=True, seed=18),
-    case("large_scores", scale=30.0, seed=19),
-]
+def self_cases(seed0, with_cross):
+    cases = [
+        case("self", seed=seed0 + 1), case("batch", B=3, seed=seed0 + 2),
+        case("causal", mask="causal", seed=seed0 + 3), case("padding", B=2, mask="padding", seed=seed0 + 4),
+    ]
+    if with_cross:
+        cases.append(case("cross", T=4, Tk=7, seed=seed0 + 5))
+    return cases + [
+        case("one_head", h=1, seed=seed0 + 6), case("head_per_feature", d=8, h=8, seed=seed0 + 7),
+        case("indivisible", d=10, h=4, raises=True, seed=seed0 + 8), case("large_scores", scale=30.0, seed=seed0 + 9),
+    ]
+
+
+# The cases of each exercise, with core/practice/exercises.cpp's sizes and seeds.
 CASES = {
-    "mha": SELF_CASES[:4] + [case("cross", T=4, Tk=7, seed=15)] + SELF_CASES[4:],
-    "mha_single_head": SELF_CASES,
-    "mha_numpy": SELF_CASES,
+    "mha": self_cases(100, True),
+    "mha_single_head": self_cases(200, False),
+    "mha_numpy": self_cases(300, False),
     "causal": [
-        case("self", causal=True, seed=21), case("batch", B=3, causal=True, seed=22),
-        case("one_head", h=1, causal=True, seed=23), case("head_per_feature", d=8, h=8, causal=True, seed=24),
-        case("one_token", T=1, causal=True, seed=25), case("large_scores", causal=True, scale=30.0, seed=26),
-        case("indivisible", d=10, h=4, causal=True, raises=True, seed=27),
+        case("self", causal=True, seed=401), case("batch", B=3, causal=True, seed=402),
+        case("one_head", h=1, causal=True, seed=403), case("head_per_feature", d=8, h=8, causal=True, seed=404),
+        case("one_token", T=1, causal=True, seed=405), case("large_scores", causal=True, scale=30.0, seed=406),
+        case("indivisible", d=10, h=4, causal=True, raises=True, seed=407),
     ],
     "gqa_kv_cache": [
-        case("gqa", h=4, N=2, causal=True, seed=31), case("mqa", h=4, N=1, causal=True, seed=32),
-        case("mha", h=4, N=4, causal=True, seed=33), case("decode", h=4, N=2, causal=True, decode=True, seed=34),
-        case("indivisible", h=4, N=3, causal=True, raises=True, seed=35),
+        case("gqa", h=4, N=2, causal=True, seed=501), case("mqa", h=4, N=1, causal=True, seed=502),
+        case("mha", h=4, N=4, causal=True, seed=503), case("decode", h=4, N=2, causal=True, decode=True, seed=504),
+        case("indivisible", h=4, N=3, causal=True, raises=True, seed=505),
     ],
     "rope": [
-        case("self", causal=True, rope=True, seed=41), case("batch", B=3, causal=True, rope=True, seed=42),
-        case("one_head", h=1, causal=True, rope=True, seed=43),
-        case("large_scores", causal=True, rope=True, scale=30.0, seed=44),
-        case("indivisible", d=10, h=4, causal=True, rope=True, raises=True, seed=45),
+        case("self", causal=True, rope=True, seed=601), case("batch", B=3, causal=True, rope=True, seed=602),
+        case("one_head", h=1, causal=True, rope=True, seed=603),
+        case("large_scores", causal=True, rope=True, scale=30.0, seed=604),
+        case("indivisible", d=10, h=4, causal=True, rope=True, raises=True, seed=605),
     ],
 }
 ENTRY = {"mha": "MultiHeadAttention", "mha_single_head": "MultiHeadSelfAttention", "mha_numpy": "multi_head_attention",
@@ -286,21 +293,23 @@ def first_stage_difference(ex, path, solution, c):
     inp = make_inputs(c)
     ref = traced_locals(solution, lambda: call(ex, load_module(solution, "ref_" + ex), c, inp))
     got = traced_locals(path, lambda: call(ex, load_module(path, "under_test"), c, inp))
-    got_by_name = {}
+    # The n-th value a name took in the file under test against its n-th value in the solution, in
+    # the order the solution made them: the first that differs is where the file goes wrong.
+    got_by_name, counts = {}, {}
     for name, value in got:
-        got_by_name.setdefault(name, value)
-    done = set()
-    order = sorted({n for n, _ in ref}, key=lambda n: STAGE_NAMES.index(n.split(".")[1]))
-    for name in order:
-        if name in done:
-            continue
-        done.add(name)
-        value = next(v for n, v in ref if n == name)
-        other = got_by_name.get(name)
-        if other is None or other.shape != value.shape:
-            return name + (" missing" if other is None else f" shape {tuple(other.shape)} vs {tuple(value.shape)}")
+        got_by_name.setdefault(name, []).append(value)
+    for name, value in ref:
+        n = counts.get(name, 0)
+        counts[name] = n + 1
+        others = got_by_name.get(name, [])
+        where = name + (f" (call {n + 1})" if n else "")
+        if n >= len(others):
+            return where + " missing"
+        other = others[n]
+        if other.shape != value.shape:
+            return where + f" shape {tuple(other.shape)} vs {tuple(value.shape)}"
         if not torch.allclose(other.float(), value.float(), atol=1e-4, rtol=1e-4, equal_nan=True):
-            return name
+            return where
     return "none"
 
 

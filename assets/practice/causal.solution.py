@@ -29,9 +29,12 @@ class CausalSelfAttention(nn.Module):
 
     def forward(self, x):
         B, T, _ = x.shape
-        q_heads = self.split_heads(self.W_q(x))            # (B, h, T, d_k)
-        k_heads = self.split_heads(self.W_k(x))            # (B, h, T, d_k)
-        v_heads = self.split_heads(self.W_v(x))            # (B, h, T, d_k)
+        q = self.W_q(x)                                    # (B, T, d_model)
+        k = self.W_k(x)                                    # (B, T, d_model)
+        v = self.W_v(x)                                    # (B, T, d_model)
+        q_heads = self.split_heads(q)                      # (B, h, T, d_k)
+        k_heads = self.split_heads(k)                      # (B, h, T, d_k)
+        v_heads = self.split_heads(v)                      # (B, h, T, d_k)
         scores = q_heads @ k_heads.transpose(-2, -1)       # (B, h, T, T)
         scaled_scores = scores / math.sqrt(self.d_k)       # (B, h, T, T)
         # Above the diagonal = a key later than its query: blocked. The diagonal (a token itself) stays visible.

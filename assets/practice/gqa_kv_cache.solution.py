@@ -51,18 +51,24 @@ class GroupedQueryAttention(nn.Module):
 
     def forward(self, x):
         B, T, _ = x.shape
-        q_heads = self.split_heads(self.W_q(x), self.num_heads)     # (B, h, T, d_k)
-        k_heads = self.split_heads(self.W_k(x), self.num_kv_heads)  # (B, N, T, d_k)
-        v_heads = self.split_heads(self.W_v(x), self.num_kv_heads)  # (B, N, T, d_k)
+        q = self.W_q(x)                                    # (B, T, d_model)
+        k = self.W_k(x)                                    # (B, T, N * d_k)
+        v = self.W_v(x)                                    # (B, T, N * d_k)
+        q_heads = self.split_heads(q, self.num_heads)      # (B, h, T, d_k)
+        k_heads = self.split_heads(k, self.num_kv_heads)   # (B, N, T, d_k)
+        v_heads = self.split_heads(v, self.num_kv_heads)   # (B, N, T, d_k)
         mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # (T, T), True = a later key
         return self.attend(q_heads, k_heads, v_heads, mask)          # (B, T, d_model)
 
     def step(self, x_t, cache=None):
         """One decoding step: x_t (B, 1, d_model) is the next token; cache holds the earlier tokens'
         keys and values, (k, v) each (B, N, t, d_k), or None at the first token."""
-        q_heads = self.split_heads(self.W_q(x_t), self.num_heads)     # (B, h, 1, d_k)
-        k_new = self.split_heads(self.W_k(x_t), self.num_kv_heads)    # (B, N, 1, d_k)
-        v_new = self.split_heads(self.W_v(x_t), self.num_kv_heads)    # (B, N, 1, d_k)
+        q = self.W_q(x_t)                                  # (B, 1, d_model)
+        k = self.W_k(x_t)                                  # (B, 1, N * d_k)
+        v = self.W_v(x_t)                                  # (B, 1, N * d_k)
+        q_heads = self.split_heads(q, self.num_heads)      # (B, h, 1, d_k)
+        k_new = self.split_heads(k, self.num_kv_heads)     # (B, N, 1, d_k): this token's keys
+        v_new = self.split_heads(v, self.num_kv_heads)     # (B, N, 1, d_k)
         if cache is not None:
             k_past, v_past = cache
             k_new = torch.cat([k_past, k_new], dim=2)      # (B, N, t + 1, d_k)

@@ -46,9 +46,12 @@ class RotaryAttention(nn.Module):
 
     def forward(self, x):
         B, T, _ = x.shape
-        q_heads = self.split_heads(self.W_q(x))            # (B, h, T, d_k)
-        k_heads = self.split_heads(self.W_k(x))            # (B, h, T, d_k)
-        v_heads = self.split_heads(self.W_v(x))            # (B, h, T, d_k)
+        q = self.W_q(x)                                    # (B, T, d_model)
+        k = self.W_k(x)                                    # (B, T, d_model)
+        v = self.W_v(x)                                    # (B, T, d_model)
+        q_heads = self.split_heads(q)                      # (B, h, T, d_k)
+        k_heads = self.split_heads(k)                      # (B, h, T, d_k)
+        v_heads = self.split_heads(v)                      # (B, h, T, d_k)
         angles = rope_angles(T, self.d_k)                  # (T, d_k/2)
         # Turning both q and k makes q_t . k_j depend on t - j only: the scores see relative positions.
         q_rotated = rotate(q_heads, angles)                # (B, h, T, d_k)
