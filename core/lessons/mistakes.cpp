@@ -20,7 +20,7 @@ const std::vector<MistakeInfo>& allMistakes() {
       {Mistake::ScaleByDk, "scale_by_d_k", "Scaled by d_k, not \xe2\x88\x9a" "d_k", StageId::ScaledScores, true},
       {Mistake::SplitWithoutTranspose, "split_without_transpose", "Split without the transpose", StageId::QHeads, true},
       {Mistake::ViewOnTransposed, "view_on_transposed", ".view on a transposed tensor", StageId::Concat, false},
-      {Mistake::MaskIgnored, "mask_ignored", "The mask is never applied", StageId::Weights, true},
+      {Mistake::MaskIgnored, "mask_ignored", "The mask is never applied", StageId::MaskedScores, true},
       {Mistake::MaskInverted, "mask_inverted", "Mask polarity inverted (True = keep)", StageId::MaskedScores, true},
       {Mistake::MaskedWithZero, "masked_with_zero", "Blocked scores set to 0, not \xe2\x88\x92inf", StageId::MaskedScores, true},
       {Mistake::CausalHidesDiagonal, "causal_hides_diagonal", "The causal mask hides the diagonal", StageId::MaskedScores, true},
@@ -34,9 +34,9 @@ const std::vector<MistakeInfo>& allMistakes() {
       {Mistake::ProjectionTransposed, "projection_transposed", "Projection with W\xe1\xb5\x80", StageId::QProj, true},
       {Mistake::KvHeadsTiled, "kv_heads_tiled", "K/V heads repeated as a tile", StageId::KHeads, true},
       {Mistake::RopeInterleaved, "rope_interleaved", "RoPE on interleaved pairs", StageId::QRotated, true},
-      {Mistake::RopeOnQueriesOnly, "rope_on_queries_only", "RoPE on q only", StageId::Scores, true},
+      {Mistake::RopeOnQueriesOnly, "rope_on_queries_only", "RoPE on q only", StageId::KRotated, true},
       {Mistake::CacheNotKept, "cache_not_kept", "The KV cache is not kept", StageId::Output, true},
-      {Mistake::NoDivisibilityCheck, "no_divisibility_check", "d_model not divisible by h accepted", StageId::QHeads, false},
+      {Mistake::NoDivisibilityCheck, "no_divisibility_check", "d_model not divisible by h accepted", StageId::QProj, false},
   };
   return kAll;
 }
@@ -261,7 +261,7 @@ std::optional<MistakeOutcome> computeMistake(const Trace& t, Mistake m) {
     }
     case Mistake::MaskIgnored:
       if (!hasMask) return std::nullopt;
-      return fromWeights(softmaxRowsTorch(scaled));
+      return fromMasked(scaled);
     case Mistake::MaskInverted:
       if (!hasMask) return std::nullopt;
       return fromMasked(maskScores(t, scaled, [&t](int b, int q, int k) { return !t.isBlocked(b, q, k); }));
@@ -269,11 +269,19 @@ std::optional<MistakeOutcome> computeMistake(const Trace& t, Mistake m) {
       if (!hasMask) return std::nullopt;
       return fromMasked(maskScores(t, scaled, traceBlocked(t), 0.0f));
     case Mistake::CausalHidesDiagonal:
+    case Mistake::CausalWrongDirection: {
       if (!t.causal) return std::nullopt;
-      return fromMasked(maskScores(t, scaled, [&t](int b, int q, int k) { return k >= q || paddedKey(t, b, k); }));
-    case Mistake::CausalWrongDirection:
-      if (!t.causal) return std::nullopt;
-      return fromMasked(maskScores(t, scaled, [&t](int b, int q, int k) { return k < q || paddedKey(t, b, k); }));
+      const bool diagonal = m == Mistake::CausalHidesDiagonal;
+      const auto wrong = [diagonal](int q, int k) { return diagonal ? k >= q : k < q; };
+      Tensor blocked({t.tq, t.tk}, {"T_q", "T_k"}), kept({t.tq, t.tk}, {"T_q", "T_k"});
+      for (int q = 0; q < t.tq; ++q)
+        for (int k = 0; k < t.tk; ++k) {
+          blocked.data[static_cast<std::size_t>(q * t.tk + k)] = wrong(q, k) ? 1.0f : 0.0f;
+          kept.data[static_cast<std::size_t>(q * t.tk + k)] = wrong(q, k) ? 0.0f : 1.0f;
+        }
+      r.earlier = {std::move(blocked), std::move(kept)};
+      return fromMasked(maskScores(t, scaled, [&t, wrong](int b, int q, int k) { return wrong(q, k) || paddedKey(t, b, k); }));
+    }
     case Mistake::MaskAfterSoftmax: {
       if (!hasMask) return std::nullopt;
       Tensor w = softmaxRowsTorch(scaled);
@@ -297,10 +305,12 @@ std::optional<MistakeOutcome> computeMistake(const Trace& t, Mistake m) {
       // What a naive float implementation does: exp(s) / sum exp(s). exp(s) overflows to inf past
       // s ≈ 88.7, and inf / inf is NaN.
       Tensor w = maskScores(t, scaled, traceBlocked(t));
+      for (float& x : w.data) x = std::exp(x);
+      r.earlier = {w};
       bool overflows = false;
       for (std::size_t row = 0; row < w.data.size(); row += static_cast<std::size_t>(t.tk)) {
         float sum = 0;
-        for (int k = 0; k < t.tk; ++k) sum += (w.data[row + static_cast<std::size_t>(k)] = std::exp(w.data[row + static_cast<std::size_t>(k)]));
+        for (int k = 0; k < t.tk; ++k) sum += w.data[row + static_cast<std::size_t>(k)];
         for (int k = 0; k < t.tk; ++k) w.data[row + static_cast<std::size_t>(k)] /= sum;
         overflows = overflows || !std::isfinite(sum);
       }
@@ -365,14 +375,20 @@ std::optional<MistakeOutcome> computeMistake(const Trace& t, Mistake m) {
       const Tensor k = expandKvHeads(rotated(t, t.tensor(StageId::KHeads), RopeStyle::Interleaved), t.heads, false);
       const Tensor masked = maskScores(t, scaledBy(scoresFromHeads(q, k), t.scaleFactor), traceBlocked(t));
       r.output = outputFromHeadOutputs(p, headOutputsFrom(softmaxRowsTorch(masked), p.v));
+      // The even features of q, taken first: (B, h, T_q, d_k/2).
+      const Tensor& qh = t.tensor(StageId::QHeads);
+      Tensor even({qh.dim(0), qh.dim(1), qh.dim(2), qh.dim(3) / 2}, qh.axes);
+      for (std::int64_t row = 0; row < qh.dim(0) * qh.dim(1) * qh.dim(2); ++row)
+        for (std::int64_t i = 0; i < qh.dim(3) / 2; ++i) even.data[static_cast<std::size_t>(row * (qh.dim(3) / 2) + i)] = qh.data[static_cast<std::size_t>(row * qh.dim(3) + 2 * i)];
+      r.earlier = {std::move(even)};
       r.stage = std::move(q);
       return r;
     }
     case Mistake::RopeOnQueriesOnly: {
       if (!rope) return std::nullopt;
-      const Tensor k = expandKvHeads(t.tensor(StageId::KHeads), t.heads, false);
-      r.stage = scoresFromHeads(p.q, k);
-      const Tensor masked = maskScores(t, scaledBy(r.stage, t.scaleFactor), traceBlocked(t));
+      r.stage = t.tensor(StageId::KHeads);
+      const Tensor k = expandKvHeads(r.stage, t.heads, false);
+      const Tensor masked = maskScores(t, scaledBy(scoresFromHeads(p.q, k), t.scaleFactor), traceBlocked(t));
       r.output = outputFromHeadOutputs(p, headOutputsFrom(softmaxRowsTorch(masked), p.v));
       return r;
     }

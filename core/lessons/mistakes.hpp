@@ -21,7 +21,7 @@ enum class Mistake {
   ScaleByDk,              // scores / d_k
   SplitWithoutTranspose,  // view(B, h, T, d_k) straight from (B, T, d_model)
   ViewOnTransposed,       // .view on a transposed tensor: an exception, not a tensor
-  MaskIgnored,            // the mask argument never applied
+  MaskIgnored,            // the mask argument never applied: the masked scores are the scaled ones
   MaskInverted,           // True taken as "keep"
   MaskedWithZero,         // blocked scores set to 0 instead of −inf
   CausalHidesDiagonal,    // the causal mask also blocks each token's own key
@@ -35,7 +35,7 @@ enum class Mistake {
   ProjectionTransposed,   // x Wᵀ instead of x W
   KvHeadsTiled,           // grouped K/V heads repeated as a tile: head i reads K/V head i mod N
   RopeInterleaved,        // RoPE on pairs (2i, 2i + 1) instead of (i, i + d_k/2)
-  RopeOnQueriesOnly,      // q rotated, k not
+  RopeOnQueriesOnly,      // q rotated, k not: the "rotated" keys are the keys
   CacheNotKept,           // each decoding step attends to its own token only
   NoDivisibilityCheck,    // d_model not divisible by h accepted: a test case, not a tensor
 };
@@ -57,6 +57,10 @@ struct MistakeOutcome {
   // (B, h, T_q, T_k) the weights it leads to, for the mistakes of the scores, the mask and the
   // softmax; empty for the others.
   Tensor weights;
+  // Tensors the mistaken code makes on the mistaken line itself, before the stage: a causal mask
+  // built wrong (T_q, T_k) in either polarity (1 = blocked, 1 = kept), the exponentials of a softmax
+  // without its maximum, RoPE's features taken in interleaved pairs.
+  std::vector<Tensor> earlier;
 };
 // What mistake `m` computes on the inputs and weights of the correct trace `t` (every stage
 // recorded, the weights held). nullopt when it does not apply there: no blocked cell to mishandle,

@@ -201,13 +201,15 @@ std::string layoutWords(const Tensor& capture, const std::vector<int>& perm, con
   return s + ")";
 }
 
-Fit fitTo(const Tensor& capture, const Tensor& e, double relTol) {
+// strict: the capture's own shape is e's, or a permutation of e's axes (no reshape: a mistake's
+// tensor is the one the mistaken code made, not the same numbers in another shape).
+Fit fitTo(const Tensor& capture, const Tensor& e, double relTol, bool strict = false) {
   Fit f;
   if (capture.numel() != e.numel() || capture.numel() == 0) return f;
   const double tol = relTol * (1.0 + scaleOf(e));
   std::vector<int> perm(static_cast<std::size_t>(capture.rank()));
   std::iota(perm.begin(), perm.end(), 0);
-  if (equalPermuted(capture, perm, e, tol)) {
+  if ((!strict || capture.shape == e.shape) && equalPermuted(capture, perm, e, tol)) {
     f.found = true;
     f.perm = perm;
     f.layout = layoutWords(capture, perm, e);
@@ -331,12 +333,14 @@ void fillTensors(StageCheck& sc, const Capture& c, const Fit& f, const Tensor& e
 
 struct StageMatch {
   std::vector<StageCheck> stages;
-  std::vector<bool> used;  // per capture: matched to a stage
+  std::vector<bool> used;   // per capture: matched to a stage
+  std::vector<bool> exact;  // per capture: matched to a stage in its shape or a permutation of it (a right tensor)
 };
 
 StageMatch matchStages(const Trace& t, const CaseRun& run, double tol) {
   StageMatch m;
   m.used.assign(run.captures.size(), false);
+  m.exact.assign(run.captures.size(), false);
   for (StageId id : stagesOf(t)) {
     StageCheck sc;
     sc.stage = id;
@@ -349,6 +353,7 @@ StageMatch matchStages(const Trace& t, const CaseRun& run, double tol) {
       Fit f = fitToStage(c.value, e, id, t.heads, tol);
       if (!f.found) continue;
       m.used[i] = true;
+      if (f.head < 0 && c.value.rank() == e.rank()) m.exact[i] = true;  // its own shape or a permutation
       const bool better = best < 0 || (c.source == Capture::Source::Local &&
                                        run.captures[static_cast<std::size_t>(best)].source != Capture::Source::Local) ||
                           (bestFit.head >= 0 && f.head < 0);
@@ -494,34 +499,76 @@ std::string mistakeText(Mistake m, const Trace& t, const std::string& who, const
 
 struct Found {
   Mistake mistake;
-  int capture = -1;
+  int capture = -1;  // the learner's tensor that equals the mistake's stage (-1: the returned tensor)
   bool outputAgrees = false;
-  Fit fit;
   Tensor stageTensor;
+  int line = 0;      // the line where the mistaken computation starts
 };
 
-// Every computed mistake whose stage tensor one of the learner's unmatched tensors equals; the one
-// whose output also equals the learner's output first, then the earliest in the pipeline.
+bool sameShape(const Tensor& a, const Tensor& b) { return a.shape == b.shape; }
+
+// A local variable that only renames a tensor of its function: no torch call of that function on
+// its line, and its value an earlier local's.
+bool isAlias(const CaseRun& run, std::size_t i) {
+  const Capture& c = run.captures[i];
+  if (c.source != Capture::Source::Local) return false;
+  for (const Capture& o : run.captures)
+    if (o.source == Capture::Source::Call && o.line == c.line && o.function == c.function) return false;
+  for (std::size_t j = 0; j < i; ++j) {
+    const Capture& o = run.captures[j];
+    if (o.source == Capture::Source::Local && o.function == c.function && o.name != c.name && sameShape(o.value, c.value) &&
+        fitTo(c.value, o.value, 1e-7, true).found) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Which of the learner's tensors equal to the mistake's stage is the mistaken one (`right`: the
+// captures equal to a right stage). One no right stage equals: the first. Else the mistake left a
+// step out (no scaling, no mask, no W_o) and the learner passed a right tensor on: the first local
+// that renames it, else the last of its shape.
+int pickCapture(const CaseRun& run, const std::vector<bool>& right, const Tensor& stage, double tol) {
+  int firstNew = -1, firstAlias = -1, lastSameShape = -1, firstAny = -1;
+  for (std::size_t i = 0; i < run.captures.size(); ++i) {
+    const Capture& c = run.captures[i];
+    if (!fitTo(c.value, stage, tol, true).found) continue;
+    const int n = static_cast<int>(i);
+    if (firstAny < 0) firstAny = n;
+    if (!right[i] && firstNew < 0) firstNew = n;
+    if (right[i] && firstAlias < 0 && sameShape(c.value, stage) && isAlias(run, i)) firstAlias = n;
+    if (sameShape(c.value, stage)) lastSameShape = n;
+  }
+  if (firstNew >= 0) return firstNew;
+  if (firstAlias >= 0) return firstAlias;
+  return lastSameShape >= 0 ? lastSameShape : firstAny;
+}
+
+// The mistaken line: where the mistaken code made one of the tensors it makes before the stage
+// (a wrong causal mask, a softmax's exponentials), else where it made the stage's.
+int mistakeLine(const CaseRun& run, int pick, const MistakeOutcome& o) {
+  for (const Tensor& e : o.earlier)
+    for (const Capture& c : run.captures)
+      if (fitTo(c.value, e, 1e-4).found) return c.line;
+  return pick < 0 ? 0 : run.captures[static_cast<std::size_t>(pick)].line;
+}
+
+// Every computed mistake one of the learner's tensors equals. A tensor equal to a right stage too
+// counts only when the learner's output is the one the mistake gives; then the mistakes whose
+// output agrees come first, and the earliest in the pipeline.
 std::optional<Found> findMistake(const Trace& t, const CaseRun& run, const std::vector<bool>& used, double tol) {
   std::vector<Found> found;
   for (const MistakeInfo& info : allMistakes()) {
     if (!info.computed) continue;
     std::optional<MistakeOutcome> o = computeMistake(t, info.id);
     if (!o) continue;
-    for (std::size_t i = 0; i < run.captures.size(); ++i) {
-      if (used[i]) continue;
-      Fit f = fitTo(run.captures[i].value, o->stage, tol);
-      if (!f.found) continue;
-      Found x{info.id, static_cast<int>(i), false, f, o->stage};
-      if (run.output) x.outputAgrees = fitTo(*run.output, o->output, tol).found;
-      found.push_back(std::move(x));
-      break;
-    }
-    if (run.output && found.empty()) {
-      // A mistake at the output (no projection, cache not kept) may show in the returned tensor alone.
-      if (info.stage == StageId::Output && fitTo(*run.output, o->output, tol).found) {
-        found.push_back(Found{info.id, -1, true, fitTo(*run.output, o->output, tol), o->stage});
-      }
+    const bool agrees = run.output && fitTo(*run.output, o->output, tol).found;
+    const int pick = pickCapture(run, used, o->stage, tol);
+    if (pick >= 0 && (agrees || !used[static_cast<std::size_t>(pick)])) {
+      found.push_back(Found{info.id, pick, agrees, o->stage, mistakeLine(run, pick, *o)});
+    } else if (pick < 0 && agrees && info.stage == StageId::Output) {
+      // A mistake at the output (no projection) may show in the returned tensor alone.
+      found.push_back(Found{info.id, -1, true, o->stage, 0});
     }
   }
   if (found.empty()) return std::nullopt;
@@ -575,7 +622,7 @@ void diagnose(CheckReport& report, const Trace& t, const CaseRun& run, StageMatc
   std::size_t differs = lastMatch == stages.size() ? 0 : lastMatch + 1;
   if (differs >= stages.size()) differs = stages.size() - 1;
 
-  if (std::optional<Found> f = findMistake(t, run, m.used, tol)) {
+  if (std::optional<Found> f = findMistake(t, run, m.exact, tol)) {
     const MistakeInfo& info = mistakeInfo(f->mistake);
     std::size_t at = indexOf(stages, info.stage);
     if (at == stages.size()) at = differs;
@@ -598,8 +645,9 @@ void diagnose(CheckReport& report, const Trace& t, const CaseRun& run, StageMatc
     d.mistake = info.key;
     d.title = info.title;
     d.stage = info.stage;
-    d.line = c ? c->line : 0;
-    const std::string who = c ? captureWords(*c) : std::string("the returned tensor");
+    d.line = f->line;
+    std::string who = c ? captureWords(*c) : std::string("the returned tensor");
+    if (c && f->line > 0 && f->line != c->line) who += ", from line " + std::to_string(f->line);
     d.text = mistakeText(f->mistake, t, who, c ? c->value : f->stageTensor);
     if (!f->outputAgrees && run.output) {
       d.text += " (Your output also differs from what this mistake alone gives: look for a second one after line " +
@@ -667,6 +715,10 @@ void diagnose(CheckReport& report, const Trace& t, const CaseRun& run, StageMatc
 
 // [SECTION] checkFile
 
+// A case that must raise did not: it ran, or got as far as the weights, which fit no module built
+// with a remainder dropped.
+bool didNotRaise(const LearnerError& e) { return e.kind == LearnerError::Kind::NoRaise || e.kind == LearnerError::Kind::Load; }
+
 CaseResult judgeCase(const BuiltCase& bc, const CaseRun* run, double tol) {
   CaseResult r;
   r.id = bc.spec->id;
@@ -678,9 +730,9 @@ CaseResult judgeCase(const BuiltCase& bc, const CaseRun* run, double tol) {
   r.seconds = run->seconds;
   if (bc.spec->mustRaise) {
     r.passed = !run->error;
-    if (run->error) r.why = run->error->kind == LearnerError::Kind::NoRaise ? "did not raise: d_model " + std::to_string(bc.spec->dModel) +
-                                                                                  " is not divisible by h " + std::to_string(bc.spec->heads)
-                                                                            : errorWords(*run->error);
+    if (run->error) r.why = didNotRaise(*run->error) ? "did not raise: d_model " + std::to_string(bc.spec->dModel) +
+                                                           " is not divisible by h " + std::to_string(bc.spec->heads)
+                                                     : errorWords(*run->error);
     return r;
   }
   if (run->error) {
@@ -791,11 +843,11 @@ Result<CheckReport> checkFile(const Exercise& exercise, const std::string& file,
       for (const CaseRun& r : run.cases)
         if (r.caseId == built[i].spec->id) cr = &r;
       if (!cr) continue;
-      if (built[i].spec->mustRaise && cr->error && cr->error->kind == LearnerError::Kind::NoRaise) {
+      if (built[i].spec->mustRaise && cr->error && didNotRaise(*cr->error)) {
         Diagnosis d;
         d.mistake = mistakeInfo(Mistake::NoDivisibilityCheck).key;
         d.title = mistakeInfo(Mistake::NoDivisibilityCheck).title;
-        d.stage = StageId::QHeads;
+        d.stage = mistakeInfo(Mistake::NoDivisibilityCheck).stage;
         d.text = "case " + built[i].spec->id + ": d_model = " + std::to_string(built[i].spec->dModel) +
                  " is not divisible by h = " + std::to_string(built[i].spec->heads) + " and your code ran: d_k = " +
                  std::to_string(built[i].spec->dModel / std::max(1, built[i].spec->heads)) +

@@ -24,7 +24,9 @@ struct PracticeCase {
                       // "indivisible", "large_scores", "decode", "mqa", …
   std::string title;  // "self-attention (B = 1, T = 6, d_model = 16, h = 4)"
   int batch = 1, tq = 6, tk = 6;  // B, T_q, T_k (T_k = T_q unless cross)
-  int dModel = 16, heads = 4;
+  // d_model 24, h 4: d_k = 6, so √d_model (4.9), d_k and √d_k (2.4) differ and no two scale
+  // mistakes give the same numbers.
+  int dModel = 24, heads = 4;
   int kvHeads = 0;                 // N K/V heads (grouped-query attention); 0: N = h
   bool cross = false;              // key = value, a sequence of its own (T_k may differ from T_q)
   CaseMask mask = CaseMask::None;  // what is passed as the mask argument
