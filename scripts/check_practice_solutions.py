@@ -7,6 +7,8 @@ of mhascope's engine and of the app's harness.
                                                   its first line, "# mhascope exercise: <id>")
     --stages                                      also name the first stage (variable) where a file's
                                                   values leave those of its exercise's solution
+    --list-cases                                  print the cases' sizes, one line each (the exercises'
+                                                  test compares them with core/practice/exercises.cpp's)
 
 The reference for every case is torch.nn.functional.multi_head_attention_forward with separate
 projection weights set from W_q, W_k, W_v, W_o and no biases (grouped-query attention: the K/V
@@ -28,6 +30,8 @@ import sys
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+sys.dont_write_bytecode = True  # importing the files checked leaves no __pycache__ beside them
 
 TOLERANCE = 1e-4  # max |a - b| / (1 + max |b|)
 
@@ -320,7 +324,16 @@ def main():
     parser.add_argument("root")
     parser.add_argument("files", nargs="*")
     parser.add_argument("--stages", action="store_true")
+    parser.add_argument("--list-cases", action="store_true")
     args = parser.parse_args()
+    if args.list_cases:
+        for ex, cases in CASES.items():
+            for c in cases:
+                print(f"{ex}/{c['id']} B={c['B']} Tq={c['Tq']} Tk={c['Tk']} d={c['d']} h={c['h']} N={c['N']} "
+                      f"mask={c['mask'] or 'none'} cross={int(c['cross'])} causal={int(c['causal'])} "
+                      f"rope={int(c['rope'])} scale={c['scale']:g} raises={int(c['raises'])} "
+                      f"decode={int(c['decode'])} seed={c['seed']}")
+        return 0
     torch.set_num_threads(1)
     files = args.files or [os.path.join(args.root, "assets", "practice", ex + ".solution.py") for ex in CASES]
     failures, checked = 0, 0

@@ -133,7 +133,7 @@ Exercise mhaExercise() {
       "the features i·d_k … (i+1)·d_k − 1; the transpose then makes each head a (T, d_k) matrix. view(B, h, T, d_k) "
       "alone would give a head consecutive tokens' features.",
       "Masking with −inf versus a large negative number: −inf gives a blocked key weight exactly 0; −1e9 works "
-      "in float32 but not in half precision (overflow), and neither handles a row where every key is blocked "
+      "in float32 but does not fit in half precision (largest magnitude 65504), and neither handles a row where every key is blocked "
       "(−inf gives NaN, a large negative gives a uniform row): such rows need their own rule.",
       "Multi-head versus one big head: the same parameters and the same O(T²·d_model) cost, but h separate "
       "softmaxes let the heads attend to different positions at once (one to the previous token, another to "
@@ -318,7 +318,7 @@ Exercise causalExercise() {
       "triu(diagonal=1), not diagonal=0: a token must see itself. With diagonal=0 the first row is fully blocked "
       "and its softmax is 0/0 = NaN.",
       "Masking with −inf versus adding a large negative number: −inf gives blocked keys exactly 0 weight; a finite "
-      "−1e9 overflows in half precision. A causal row is never fully blocked, so −inf is safe here.",
+      "−1e9 does not fit in half precision. A causal row is never fully blocked, so −inf is safe here.",
       "The mask is a function of positions only, so it can be built once for the longest T and sliced, or "
       "replaced by a fused kernel's is_causal flag.",
       "At inference a decoder generates one token at a time: the newest query sees every cached key, so the "

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -103,6 +104,37 @@ TEST(PracticeExercises, CasesValidExactlyWhenTheyNeedNotRaise) {
       if (c.decode) EXPECT_TRUE(c.causal) << "a decode equals the causal forward";
     }
   }
+}
+
+std::string caseLine(const Exercise& e, const PracticeCase& c) {
+  const char* mask = c.mask == CaseMask::Causal ? "causal" : c.mask == CaseMask::KeyPadding ? "padding" : "none";
+  char scale[32];
+  std::snprintf(scale, sizeof scale, "%g", static_cast<double>(c.inputScale));
+  std::ostringstream s;
+  s << e.id << "/" << c.id << " B=" << c.batch << " Tq=" << c.tq << " Tk=" << c.tk << " d=" << c.dModel
+    << " h=" << c.heads << " N=" << (c.kvHeads > 0 ? c.kvHeads : c.heads) << " mask=" << mask
+    << " cross=" << c.cross << " causal=" << c.causal << " rope=" << c.rope << " scale=" << scale
+    << " raises=" << c.mustRaise << " decode=" << c.decode << " seed=" << c.seed << "\n";
+  return s.str();
+}
+
+// The independent check of the solutions (scripts/check_practice_solutions.py) keeps its own table of
+// the cases, as it runs without mhascope: it must be this one.
+TEST(PracticeExercises, SolutionsCheckRunsTheseCases) {
+  const auto root = std::filesystem::path(MHASCOPE_FIXTURES_DIR).parent_path().parent_path();
+  const std::string command = "/usr/bin/python3 '" + (root / "scripts" / "check_practice_solutions.py").string() +
+                              "' '" + root.string() + "' --list-cases";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr) << command;
+  std::string listed;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) listed.append(buffer, n);
+  ASSERT_EQ(::pclose(pipe), 0) << command;
+  std::string expected;
+  for (const Exercise& e : allExercises()) {
+    for (const PracticeCase& c : e.cases) expected += caseLine(e, c);
+  }
+  EXPECT_EQ(listed, expected);
 }
 
 // Each wrong solution: "# mhascope exercise: <id>", "# mistake: <file name>", "# stage: <stage>" on its
