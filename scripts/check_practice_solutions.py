@@ -36,7 +36,7 @@ sys.dont_write_bytecode = True  # importing the files checked leaves no __pycach
 TOLERANCE = 1e-4  # max |a - b| / (1 + max |b|)
 
 
-def case(cid, B=1, T=6, Tk=None, d=16, h=4, N=0, mask=None, causal=False, rope=False, scale=1.0, raises=False,
+def case(cid, B=1, T=6, Tk=None, d=24, h=4, N=0, mask=None, causal=False, rope=False, scale=1.0, raises=False,
          decode=False, seed=1):
     return dict(id=cid, B=B, Tq=T, Tk=Tk if Tk is not None else T, d=d, h=h, N=N or h, mask=mask,
                 cross=Tk is not None, causal=causal, rope=rope, scale=scale, raises=raises, decode=decode,

@@ -53,7 +53,7 @@ w("softmax_over_queries", "mha", "weights", "the softmax runs over the query axi
 w("mask_inverted", "mha", "masked_scores", "the mask is read as True = keep: the allowed keys are the ones filled with -inf.",
   ('            masked_scores = scaled_scores.masked_fill(mask, float("-inf"))  # (B, h, T_q, T_k)\n',
    '            masked_scores = scaled_scores.masked_fill(~mask, float("-inf"))  # (B, h, T_q, T_k)' + M + "\n"))
-w("mask_ignored", "mha", "weights", "the mask argument is accepted but never used: the softmax runs on the scaled scores as they are.",
+w("mask_ignored", "mha", "masked_scores", "the mask argument is accepted but never used: the softmax runs on the scaled scores as they are.",
   ("""        if mask is not None:
             # -inf, not a large negative number: a blocked key then gets weight exactly 0.
             masked_scores = scaled_scores.masked_fill(mask, float("-inf"))  # (B, h, T_q, T_k)
@@ -99,14 +99,14 @@ w("cache_not_kept", "gqa_kv_cache", "output", "the decoding step never adds its 
    "        out_t = self.attend(q_heads, k_new, v_new, None)   # (B, 1, d_model)" + M + "\n"))
 w("rope_interleaved", "rope", "q_rotated", "RoPE pairs features (2i, 2i + 1), the interleaved convention, instead of (i, i + d_k/2), the rotate-half one asked for.",
   ("    a, b = x[..., :half], x[..., half:]                    # (B, h, T, d_k/2) each: the two members of each pair\n",
-   "    a, b = x[..., 0::2], x[..., 1::2]                      # (B, h, T, d_k/2) each: features 2i and 2i + 1\n"),
+   "    a, b = x[..., 0::2], x[..., 1::2]                      # (B, h, T, d_k/2) each: features 2i and 2i + 1" + M + "\n"),
   ("    return torch.cat([a * cos - b * sin, b * cos + a * sin], dim=-1)  # (B, h, T, d_k): each pair turned\n",
-   "    return torch.stack([a * cos - b * sin, b * cos + a * sin], dim=-1).flatten(-2)  # (B, h, T, d_k)" + M + "\n"))
-w("rope_on_queries_only", "rope", "scores", "RoPE turns the queries but not the keys: the scores no longer depend on relative positions only.",
+   "    return torch.stack([a * cos - b * sin, b * cos + a * sin], dim=-1).flatten(-2)  # (B, h, T, d_k): pairs back in place\n"))
+w("rope_on_queries_only", "rope", "k_rotated", "RoPE turns the queries but not the keys: the scores no longer depend on relative positions only.",
   ("        k_rotated = rotate(k_heads, angles)                # (B, h, T, d_k); v is not rotated\n", ""),
   ("        scores = q_rotated @ k_rotated.transpose(-2, -1)   # (B, h, T, T)\n",
    "        scores = q_rotated @ k_heads.transpose(-2, -1)     # (B, h, T, T)" + M + "\n"))
-w("no_divisibility_check", "mha", "q_heads", "nothing checks that num_heads divides d_model. This file splits the heads with x.split(d_k, dim=-1), the same as view + transpose whenever h divides d_model; with d_model 10 and h 4, d_k = 10 // 4 = 2 and the split silently makes 5 heads of 2 features, so the call runs instead of raising.",
+w("no_divisibility_check", "mha", "q_proj", "nothing checks that num_heads divides d_model. This file splits the heads with x.split(d_k, dim=-1), the same as view + transpose whenever h divides d_model; with d_model 10 and h 4, d_k = 10 // 4 = 2 and the split silently makes 5 heads of 2 features, so the call runs instead of raising.",
   ("""        # Each head takes an equal slice of the features: refuse sizes that leave a remainder.
         if d_model % num_heads != 0:
             raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")

@@ -104,8 +104,10 @@ BuiltCase buildCase(const PracticeCase& c) {
     opt.keyPaddingMask = engineMask;
     in.arrays["mask"] = m;
   }
-  const int kvWidth = (c.kvHeads > 0 ? c.kvHeads : c.heads) * (c.heads > 0 ? c.dModel / c.heads : 0);
-  const MhaWeights w = initWeights(c.dModel, false, c.seed * 31 + 7, kvWidth > 0 ? kvWidth : c.dModel);
+  // W_k, W_v: N·d_k columns for grouped K/V heads, else d_model (whatever h is: a case where h does not
+  // divide d_model offers weights a module without the check could still take, and must raise).
+  const int kvWidth = c.kvHeads > 0 && c.heads > 0 ? c.kvHeads * (c.dModel / c.heads) : c.dModel;
+  const MhaWeights w = initWeights(c.dModel, false, c.seed * 31 + 7, kvWidth);
   in.arrays["W_q"] = weightTensor(w.wq);
   in.arrays["W_k"] = weightTensor(w.wk);
   in.arrays["W_v"] = weightTensor(w.wv);
@@ -545,12 +547,20 @@ int pickCapture(const CaseRun& run, const std::vector<bool>& right, const Tensor
 }
 
 // The mistaken line: where the mistaken code made one of the tensors it makes before the stage
-// (a wrong causal mask, a softmax's exponentials), else where it made the stage's.
-int mistakeLine(const CaseRun& run, int pick, const MistakeOutcome& o) {
+// (a wrong causal mask, a softmax's exponentials, RoPE's pairs); for a step left out (the tensor a
+// right one passed on under no new name), the line that consumed it: where the weights the mistake
+// leads to were made; else where the stage's tensor was made.
+int mistakeLine(const CaseRun& run, const std::vector<bool>& right, int pick, const MistakeOutcome& o, double tol) {
   for (const Tensor& e : o.earlier)
     for (const Capture& c : run.captures)
-      if (fitTo(c.value, e, 1e-4).found) return c.line;
-  return pick < 0 ? 0 : run.captures[static_cast<std::size_t>(pick)].line;
+      if (fitTo(c.value, e, tol).found) return c.line;
+  if (pick < 0) return 0;
+  const auto p = static_cast<std::size_t>(pick);
+  if (right[p] && !isAlias(run, p) && !o.weights.data.empty()) {
+    for (std::size_t i = 0; i < run.captures.size(); ++i)
+      if (!right[i] && fitTo(run.captures[i].value, o.weights, tol, true).found) return run.captures[i].line;
+  }
+  return run.captures[p].line;
 }
 
 // Every computed mistake one of the learner's tensors equals. A tensor equal to a right stage too
@@ -565,7 +575,7 @@ std::optional<Found> findMistake(const Trace& t, const CaseRun& run, const std::
     const bool agrees = run.output && fitTo(*run.output, o->output, tol).found;
     const int pick = pickCapture(run, used, o->stage, tol);
     if (pick >= 0 && (agrees || !used[static_cast<std::size_t>(pick)])) {
-      found.push_back(Found{info.id, pick, agrees, o->stage, mistakeLine(run, pick, *o)});
+      found.push_back(Found{info.id, pick, agrees, o->stage, mistakeLine(run, used, pick, *o, tol)});
     } else if (pick < 0 && agrees && info.stage == StageId::Output) {
       // A mistake at the output (no projection) may show in the returned tensor alone.
       found.push_back(Found{info.id, -1, true, o->stage, 0});

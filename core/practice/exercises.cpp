@@ -24,7 +24,7 @@ std::string sizesOf(const PracticeCase& c) {
   return s;
 }
 
-// Every case starts as the shown self-attention (B 1, T 6, d_model 16, h 4) and changes what it tests.
+// Every case starts as the shown self-attention (B 1, T 6, d_model 24, h 4) and changes what it tests.
 struct CaseSpec {
   const char* id;
   const char* what;
@@ -66,7 +66,7 @@ std::vector<PracticeCase> maskedSelfCases(std::uint64_t seed0, bool withCross) {
   if (withCross) {
     cases.push_back(makeCase({"cross", "cross-attention, T_q ≠ T_k", seed0 + 5}, crossed(tokens(4, 7))));
   }
-  cases.push_back(makeCase({"one_head", "one head, d_k = d_model", seed0 + 6}, sized(16, 1)));
+  cases.push_back(makeCase({"one_head", "one head, d_k = d_model", seed0 + 6}, sized(24, 1)));
   cases.push_back(makeCase({"head_per_feature", "one feature per head, h = d_model", seed0 + 7}, sized(8, 8)));
   cases.push_back(makeCase({"indivisible", "h does not divide d_model: must raise", seed0 + 8}, raising(sized(10, 4))));
   cases.push_back(makeCase({"large_scores", "large scores (inputs × 30): the softmax's stability", seed0 + 9},
@@ -328,7 +328,7 @@ Exercise causalExercise() {
   e.cases = {
       makeCase({"self", "causal self-attention", 401}, base),
       makeCase({"batch", "a batch of three", 402}, batch(3, base)),
-      makeCase({"one_head", "one head, d_k = d_model", 403}, sized(16, 1, base)),
+      makeCase({"one_head", "one head, d_k = d_model", 403}, sized(24, 1, base)),
       makeCase({"head_per_feature", "one feature per head, h = d_model", 404}, sized(8, 8, base)),
       makeCase({"one_token", "a single token: it must see itself", 405}, tokens(1, 1, base)),
       makeCase({"large_scores", "large scores (inputs × 30): the softmax's stability", 406},
@@ -470,7 +470,7 @@ Exercise ropeExercise() {
   e.cases = {
       makeCase({"self", "causal self-attention with RoPE", 601}, base),
       makeCase({"batch", "a batch of three", 602}, batch(3, base)),
-      makeCase({"one_head", "one head, d_k = d_model", 603}, sized(16, 1, base)),
+      makeCase({"one_head", "one head, d_k = d_model", 603}, sized(24, 1, base)),
       makeCase({"large_scores", "large scores (inputs × 30): the softmax's stability", 604},
                scaledInputs(kLargeInputScale, base)),
       makeCase({"indivisible", "h does not divide d_model: must raise", 605}, raising(sized(10, 4, base))),
