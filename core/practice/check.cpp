@@ -593,7 +593,8 @@ std::optional<Found> findMistake(const Trace& t, const CaseRun& run, const std::
 }
 
 std::string errorWords(const LearnerError& e) {
-  std::string s = e.type.empty() ? std::string(errorKindName(e.kind)) : e.type;
+  if (e.type.empty()) return e.message.empty() ? std::string(errorKindName(e.kind)) : e.message;  // it says where
+  std::string s = e.type;
   if (e.line > 0) s += " at line " + std::to_string(e.line);
   if (!e.message.empty()) s += ": " + e.message;
   return s;
