@@ -346,7 +346,7 @@ ROLE_WORDS = {
 
 
 def parameter_role(name):
-    """("fused" | "q" | "k" | "v" | "o", head index or None, is_bias) from a parameter's name."""
+    """("fused" | "kv" | "q" | "k" | "v" | "o", head index or None, is_bias) from a parameter's name."""
     segments = name.lower().split(".")
     is_bias = segments[-1] == "bias" or segments[-1].endswith("_bias")
     head = None
@@ -361,6 +361,8 @@ def parameter_role(name):
         joined = "".join(words)
         if "qkv" in joined or "inproj" in joined or "cattn" in joined or joined in ("in", "qkvproj"):
             return "fused", head, is_bias
+        if "kv" in words or joined.startswith("kv") or joined in ("wkv", "tokv"):
+            return "kv", head, is_bias
         for role in ("q", "k", "v"):
             if any(w in ROLE_WORDS[role] for w in words) or joined in ROLE_WORDS[role]:
                 return role, head, is_bias
@@ -383,7 +385,7 @@ def load_weights(torch, module, weights, case):
     kv_heads = case["kvHeads"] or heads
     taken = {name: 0 for name in weights}
     needed = {name: 1 for name in weights}
-    loads, problems = [], []
+    loads, problems, hints = [], [], []
     params = list(module.named_parameters())
 
     for name, p in params:
@@ -397,6 +399,8 @@ def load_weights(torch, module, weights, case):
         candidates = []  # (weight name(s), matrix (d_in, d_out))
         if role == "fused" and all(w in weights for w in ("W_q", "W_k", "W_v")):
             candidates.append(("W_q|W_k|W_v", np.concatenate([weights["W_q"], weights["W_k"], weights["W_v"]], axis=1)))
+        elif role == "kv" and all(w in weights for w in ("W_k", "W_v")):
+            candidates.append(("W_k|W_v", np.concatenate([weights["W_k"], weights["W_v"]], axis=1)))
         elif role in ("q", "k", "v", "o"):
             wname = "W_" + role
             if wname in weights:
@@ -428,6 +432,11 @@ def load_weights(torch, module, weights, case):
             break
         if not loaded:
             problems.append(name)
+            for wname, w in candidates:
+                if stored_transposed and tuple(p.shape) == w.shape and w.shape[0] != w.shape[1]:
+                    hints.append(f"{name} {tuple(p.shape)} would take {wname} {w.shape} untransposed: "
+                                 "nn.Linear(in_features, out_features) stores (out_features, in_features), "
+                                 "check the order of its arguments")
 
     missing = [w for w in weights if taken[w] < needed[w]]
     extra = [w for w in weights if taken[w] > needed[w]]
@@ -440,11 +449,13 @@ def load_weights(torch, module, weights, case):
         lines.append("no parameter took " + ", ".join(missing))
     if extra:
         lines.append("more than one parameter took " + ", ".join(extra))
+    lines.extend(hints)
     lines.append("the module's parameters: " + (", ".join(f"{n} {tuple(p.shape)}" for n, p in params) or "none"))
     lines.append("the weights offered (y = x W, W is (d_in, d_out)): " +
                  ", ".join(f"{n} {tuple(w.shape)}" for n, w in weights.items()) +
                  "; an nn.Linear(d_in, d_out, bias=False) stores W transposed, (d_out, d_in), and takes it so")
-    return loads, error("load", "the weights do not fit the module's parameters: " + "; ".join(lines))
+    return loads, error("load", f"{os.path.basename(LEARNER.path)}: the weights do not fit the module's parameters: " +
+                        "; ".join(lines))
 
 
 # [SECTION] One case: inputs, construction, weights, the call, the return, the captures

@@ -191,6 +191,9 @@ ChildPlan makePlan(const LearnerRequest& request, const std::string& harness, co
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   for (const int sig : {SIGPIPE, SIGXFSZ, SIGINT, SIGTERM, SIGHUP, SIGUSR1}) ::signal(sig, SIG_DFL);
   bool ok = ::dup2(devNull, 0) >= 0 && ::dup2(out, 1) >= 0 && ::dup2(err, 2) >= 0 && ::chdir(plan.cwd.c_str()) == 0;
+  // Whatever else the parent had open (without close-on-exec) is not the child's to keep; a kernel
+  // before 5.11 does not know the flag, and then only those descriptors stay.
+  ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
   ok = ok && ::setrlimit(RLIMIT_DATA, &plan.data) == 0 && ::setrlimit(RLIMIT_CPU, &plan.cpu) == 0 &&
        ::setrlimit(RLIMIT_FSIZE, &plan.fsize) == 0 && ::setrlimit(RLIMIT_CORE, &plan.core) == 0;
   if (ok) ::execve(plan.argv[0], plan.argv.data(), plan.envp.data());
@@ -261,7 +264,13 @@ Result<ChildOutcome> runChild(const ChildPlan& plan, const TemporaryFolder& dir,
     // WNOWAIT: the exited child stays a zombie, so its process-group id cannot be reused before the
     // group is killed below (whatever it started in the background goes with it).
     siginfo_t info{};
-    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) break;
+    const int waited = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+    if (waited == 0 && info.si_pid == pid) break;
+    if (waited != 0 && errno != EINTR) {  // reaped by someone else's waitpid(-1): nothing left to wait for
+      const int e = errno;
+      ::kill(-pid, SIGKILL);
+      return makeError("lost the Python process " + std::to_string(pid) + ": " + errnoText(e));
+    }
     const auto now = Clock::now();
     if (cancel && cancel->load() && !outcome.cancelled) {
       outcome.cancelled = true;
