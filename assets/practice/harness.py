@@ -57,8 +57,9 @@ import traceback
 
 _START = time.monotonic()
 _FAULTS = open("faults.txt", "w")  # noqa: SIM115 (kept open: faulthandler writes into it from a signal)
-faulthandler.enable(file=_FAULTS, all_threads=False)
-faulthandler.register(signal.SIGUSR1, file=_FAULTS, all_threads=False, chain=False)
+# Every thread: a signal may land on one of torch's own threads, and the learner's line is the main one's.
+faulthandler.enable(file=_FAULTS, all_threads=True)
+faulthandler.register(signal.SIGUSR1, file=_FAULTS, all_threads=True, chain=False)
 
 import numpy as np  # noqa: E402
 

@@ -364,22 +364,17 @@ std::string cutUtf8(std::string s, std::size_t limit) {
   return s;
 }
 
-// Where the Python stack was when faulthandler last wrote it (a crash, or the time limit's SIGUSR1):
-// the innermost frame in the learner's file.
-std::pair<int, std::string> lastLearnerFrame(const TemporaryFolder& dir, const std::string& learnerFile) {
+// Where the Python stack was when faulthandler wrote it (a crash, or the time limit's SIGUSR1; one
+// dump per run, as either ends it): the innermost frame in the learner's file, of any thread.
+std::pair<int, std::string> learnerFrameInDump(const TemporaryFolder& dir, const std::string& learnerFile) {
   auto bytes = readFile(dir.file("faults.txt"), 1 << 20);
   if (!bytes || bytes->empty()) return {0, {}};
   const std::string& t = *bytes;
-  std::size_t from = 0;
-  for (const char* marker : {"Stack (most recent call first)", "Current thread", "Thread 0x"}) {
-    const auto at = t.rfind(marker);
-    if (at != std::string::npos) from = std::max(from, at);
-  }
   std::error_code ec;
   const std::string canonical = fs::weakly_canonical(learnerFile, ec).string();
   for (const std::string& path : {learnerFile, canonical}) {
     const std::string needle = "File \"" + path + "\", line ";
-    const auto at = t.find(needle, from);
+    const auto at = t.find(needle);
     if (at == std::string::npos) continue;
     const std::size_t lineStart = at + needle.size();
     const int line = std::atoi(t.c_str() + lineStart);
@@ -416,7 +411,7 @@ std::optional<LearnerError> processError(const ChildOutcome& child, const Tempor
   e.file = request.file;
   const std::string name = fs::path(request.file).filename().string();
   const std::string caseId = caseInProgress(dir);
-  auto [line, function] = lastLearnerFrame(dir, request.file);
+  auto [line, function] = learnerFrameInDump(dir, request.file);
   e.line = line;
   const std::string at = where(caseId, line, function);
   char seconds[32];
