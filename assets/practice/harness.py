@@ -34,6 +34,14 @@ manifest.json (written after every case, atomically; "complete" true once the ru
            "memory" | "crash", "type": "RuntimeError", "message": "…", "file": "…", "line": n,
            "traceback": "…" (the learner's frames, innermost last)}
 
+How the app's weights reach the learner's module (torch): each parameter is matched by its name
+(q / query / wq / q_proj …, k …, v …, o / out / proj / out_proj …; fused: qkv / in_proj / c_attn
+take [W_q | W_k | W_v], kv takes [W_k | W_v]) and its shape. An nn.Linear's weight (and
+nn.MultiheadAttention's in_proj_weight) takes Wᵀ, as nn.Linear stores it; a raw parameter of shape
+(d_in, d_out), used as x @ W, takes W; a name with a head index (heads.2.query.weight) takes that
+head's columns; a bias is set to zero (recorded as "zero"). A parameter no weight fits, or a weight
+no parameter took, is a load error listing every parameter and every weight offered.
+
 How tensors are found, with no annotation in the learner's code:
   local  sys.settrace on the frames of the learner's file: at each line and return event, every
          tensor- or array-valued local that is new or changed since the frame's previous event is
@@ -43,6 +51,12 @@ How tensors are found, with no annotation in the learner's code:
          called from a line of the learner's file ("matmul", "Tensor.view", "linear").
   Inputs, weights and parameters themselves, tensors over 4 M elements and anything past the case's
   maxCaptures / captureBytes are not recorded (the case says "truncated").
+
+[SECTION] Small helpers: clean text, the learner's frames, errors
+[SECTION] Captures: the learner's locals (settrace) and torch calls (TorchFunctionMode)
+[SECTION] Loading the app's weights into the learner's module by name and shape
+[SECTION] One case: inputs, construction, weights, the call, the return, the captures
+[SECTION] The run: import the learner's file, then each case
 """
 
 import faulthandler
@@ -487,7 +501,7 @@ def check_return(value, expected_shape, array_types, what="the call", returned=(
     return error("return", message, "", LEARNER.path if line else "", line)
 
 
-def run_case(index, case, request, learner_module, torch):
+def run_case(case, request, learner_module, torch):
     framework = request["framework"]
     arrays = load_arrays(case)
     result = {"id": case["id"], "status": "ok", "error": None, "output": None, "raised": None, "captures": [],
@@ -545,7 +559,7 @@ def run_case(index, case, request, learner_module, torch):
                 result["error"] = load_error
                 return result, recorder
             if case["decode"]:
-                output = decode(torch, module, request, values, first_input, expected)
+                output = decode(torch, module, request, first_input, expected)
                 if isinstance(output, dict):
                     result["error"] = output
                     return result, recorder
@@ -598,7 +612,7 @@ class _Raised(Exception):
     """A must-raise case's constructor raised: nothing more to run."""
 
 
-def decode(torch, module, request, values, x, expected):
+def decode(torch, module, request, x, expected):
     """Calls the step method one token at a time, the cache starting as None; the steps' rows, in order."""
     step = getattr(module, request["stepMethod"], None)
     if step is None:
@@ -707,7 +721,7 @@ def main():
         for index, case in enumerate(request["cases"]):
             write_json("progress.json", {"phase": "case", "index": index, "case": case["id"]})
             started = time.monotonic()
-            result, recorder = run_case(index, case, request, module, torch)
+            result, recorder = run_case(case, request, module, torch)
             sys.stdout = sys.stderr = printed  # the learner's code may have replaced them
             output = result.pop("output")
             save_case(index, result, recorder, output, torch)
