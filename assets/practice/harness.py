@@ -34,6 +34,14 @@ manifest.json (written after every case, atomically; "complete" true once the ru
            "memory" | "crash", "type": "RuntimeError", "message": "…", "file": "…", "line": n,
            "traceback": "…" (the learner's frames, innermost last)}
 
+How the app's weights reach the learner's module (torch): each parameter is matched by its name
+(q / query / wq / q_proj …, k …, v …, o / out / proj / out_proj …; fused: qkv / in_proj / c_attn
+take [W_q | W_k | W_v], kv takes [W_k | W_v]) and its shape. An nn.Linear's weight (and
+nn.MultiheadAttention's in_proj_weight) takes Wᵀ, as nn.Linear stores it; a raw parameter of shape
+(d_in, d_out), used as x @ W, takes W; a name with a head index (heads.2.query.weight) takes that
+head's columns; a bias is set to zero (recorded as "zero"). A parameter no weight fits, or a weight
+no parameter took, is a load error listing every parameter and every weight offered.
+
 How tensors are found, with no annotation in the learner's code:
   local  sys.settrace on the frames of the learner's file: at each line and return event, every
          tensor- or array-valued local that is new or changed since the frame's previous event is
@@ -43,6 +51,12 @@ How tensors are found, with no annotation in the learner's code:
          called from a line of the learner's file ("matmul", "Tensor.view", "linear").
   Inputs, weights and parameters themselves, tensors over 4 M elements and anything past the case's
   maxCaptures / captureBytes are not recorded (the case says "truncated").
+
+[SECTION] Small helpers: clean text, the learner's frames, errors
+[SECTION] Captures: the learner's locals (settrace) and torch calls (TorchFunctionMode)
+[SECTION] Loading the app's weights into the learner's module by name and shape
+[SECTION] One case: inputs, construction, weights, the call, the return, the captures
+[SECTION] The run: import the learner's file, then each case
 """
 
 import faulthandler
@@ -57,8 +71,9 @@ import traceback
 
 _START = time.monotonic()
 _FAULTS = open("faults.txt", "w")  # noqa: SIM115 (kept open: faulthandler writes into it from a signal)
-faulthandler.enable(file=_FAULTS, all_threads=False)
-faulthandler.register(signal.SIGUSR1, file=_FAULTS, all_threads=False, chain=False)
+# Every thread: a signal may land on one of torch's own threads, and the learner's line is the main one's.
+faulthandler.enable(file=_FAULTS, all_threads=True)
+faulthandler.register(signal.SIGUSR1, file=_FAULTS, all_threads=True, chain=False)
 
 import numpy as np  # noqa: E402
 
@@ -346,7 +361,7 @@ ROLE_WORDS = {
 
 
 def parameter_role(name):
-    """("fused" | "q" | "k" | "v" | "o", head index or None, is_bias) from a parameter's name."""
+    """("fused" | "kv" | "q" | "k" | "v" | "o", head index or None, is_bias) from a parameter's name."""
     segments = name.lower().split(".")
     is_bias = segments[-1] == "bias" or segments[-1].endswith("_bias")
     head = None
@@ -361,6 +376,8 @@ def parameter_role(name):
         joined = "".join(words)
         if "qkv" in joined or "inproj" in joined or "cattn" in joined or joined in ("in", "qkvproj"):
             return "fused", head, is_bias
+        if "kv" in words or joined.startswith("kv") or joined in ("wkv", "tokv"):
+            return "kv", head, is_bias
         for role in ("q", "k", "v"):
             if any(w in ROLE_WORDS[role] for w in words) or joined in ROLE_WORDS[role]:
                 return role, head, is_bias
@@ -383,7 +400,7 @@ def load_weights(torch, module, weights, case):
     kv_heads = case["kvHeads"] or heads
     taken = {name: 0 for name in weights}
     needed = {name: 1 for name in weights}
-    loads, problems = [], []
+    loads, problems, hints = [], [], []
     params = list(module.named_parameters())
 
     for name, p in params:
@@ -397,6 +414,8 @@ def load_weights(torch, module, weights, case):
         candidates = []  # (weight name(s), matrix (d_in, d_out))
         if role == "fused" and all(w in weights for w in ("W_q", "W_k", "W_v")):
             candidates.append(("W_q|W_k|W_v", np.concatenate([weights["W_q"], weights["W_k"], weights["W_v"]], axis=1)))
+        elif role == "kv" and all(w in weights for w in ("W_k", "W_v")):
+            candidates.append(("W_k|W_v", np.concatenate([weights["W_k"], weights["W_v"]], axis=1)))
         elif role in ("q", "k", "v", "o"):
             wname = "W_" + role
             if wname in weights:
@@ -428,6 +447,11 @@ def load_weights(torch, module, weights, case):
             break
         if not loaded:
             problems.append(name)
+            for wname, w in candidates:
+                if stored_transposed and tuple(p.shape) == w.shape and w.shape[0] != w.shape[1]:
+                    hints.append(f"{name} {tuple(p.shape)} would take {wname} {w.shape} untransposed: "
+                                 "nn.Linear(in_features, out_features) stores (out_features, in_features), "
+                                 "check the order of its arguments")
 
     missing = [w for w in weights if taken[w] < needed[w]]
     extra = [w for w in weights if taken[w] > needed[w]]
@@ -440,11 +464,13 @@ def load_weights(torch, module, weights, case):
         lines.append("no parameter took " + ", ".join(missing))
     if extra:
         lines.append("more than one parameter took " + ", ".join(extra))
+    lines.extend(hints)
     lines.append("the module's parameters: " + (", ".join(f"{n} {tuple(p.shape)}" for n, p in params) or "none"))
     lines.append("the weights offered (y = x W, W is (d_in, d_out)): " +
                  ", ".join(f"{n} {tuple(w.shape)}" for n, w in weights.items()) +
                  "; an nn.Linear(d_in, d_out, bias=False) stores W transposed, (d_out, d_in), and takes it so")
-    return loads, error("load", "the weights do not fit the module's parameters: " + "; ".join(lines))
+    return loads, error("load", f"{os.path.basename(LEARNER.path)}: the weights do not fit the module's parameters: " +
+                        "; ".join(lines))
 
 
 # [SECTION] One case: inputs, construction, weights, the call, the return, the captures
@@ -475,7 +501,7 @@ def check_return(value, expected_shape, array_types, what="the call", returned=(
     return error("return", message, "", LEARNER.path if line else "", line)
 
 
-def run_case(index, case, request, learner_module, torch):
+def run_case(case, request, learner_module, torch):
     framework = request["framework"]
     arrays = load_arrays(case)
     result = {"id": case["id"], "status": "ok", "error": None, "output": None, "raised": None, "captures": [],
@@ -533,7 +559,7 @@ def run_case(index, case, request, learner_module, torch):
                 result["error"] = load_error
                 return result, recorder
             if case["decode"]:
-                output = decode(torch, module, request, values, first_input, expected)
+                output = decode(torch, module, request, first_input, expected)
                 if isinstance(output, dict):
                     result["error"] = output
                     return result, recorder
@@ -586,7 +612,7 @@ class _Raised(Exception):
     """A must-raise case's constructor raised: nothing more to run."""
 
 
-def decode(torch, module, request, values, x, expected):
+def decode(torch, module, request, x, expected):
     """Calls the step method one token at a time, the cache starting as None; the steps' rows, in order."""
     step = getattr(module, request["stepMethod"], None)
     if step is None:
@@ -695,7 +721,7 @@ def main():
         for index, case in enumerate(request["cases"]):
             write_json("progress.json", {"phase": "case", "index": index, "case": case["id"]})
             started = time.monotonic()
-            result, recorder = run_case(index, case, request, module, torch)
+            result, recorder = run_case(case, request, module, torch)
             sys.stdout = sys.stderr = printed  # the learner's code may have replaced them
             output = result.pop("output")
             save_case(index, result, recorder, output, torch)

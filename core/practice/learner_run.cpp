@@ -191,6 +191,9 @@ ChildPlan makePlan(const LearnerRequest& request, const std::string& harness, co
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   for (const int sig : {SIGPIPE, SIGXFSZ, SIGINT, SIGTERM, SIGHUP, SIGUSR1}) ::signal(sig, SIG_DFL);
   bool ok = ::dup2(devNull, 0) >= 0 && ::dup2(out, 1) >= 0 && ::dup2(err, 2) >= 0 && ::chdir(plan.cwd.c_str()) == 0;
+  // Whatever else the parent had open (without close-on-exec) is not the child's to keep; a kernel
+  // before 5.11 does not know the flag, and then only those descriptors stay.
+  ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
   ok = ok && ::setrlimit(RLIMIT_DATA, &plan.data) == 0 && ::setrlimit(RLIMIT_CPU, &plan.cpu) == 0 &&
        ::setrlimit(RLIMIT_FSIZE, &plan.fsize) == 0 && ::setrlimit(RLIMIT_CORE, &plan.core) == 0;
   if (ok) ::execve(plan.argv[0], plan.argv.data(), plan.envp.data());
@@ -261,7 +264,13 @@ Result<ChildOutcome> runChild(const ChildPlan& plan, const TemporaryFolder& dir,
     // WNOWAIT: the exited child stays a zombie, so its process-group id cannot be reused before the
     // group is killed below (whatever it started in the background goes with it).
     siginfo_t info{};
-    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) break;
+    const int waited = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+    if (waited == 0 && info.si_pid == pid) break;
+    if (waited != 0 && errno != EINTR) {  // reaped by someone else's waitpid(-1): nothing left to wait for
+      const int e = errno;
+      ::kill(-pid, SIGKILL);
+      return makeError("lost the Python process " + std::to_string(pid) + ": " + errnoText(e));
+    }
     const auto now = Clock::now();
     if (cancel && cancel->load() && !outcome.cancelled) {
       outcome.cancelled = true;
@@ -355,22 +364,17 @@ std::string cutUtf8(std::string s, std::size_t limit) {
   return s;
 }
 
-// Where the Python stack was when faulthandler last wrote it (a crash, or the time limit's SIGUSR1):
-// the innermost frame in the learner's file.
-std::pair<int, std::string> lastLearnerFrame(const TemporaryFolder& dir, const std::string& learnerFile) {
+// Where the Python stack was when faulthandler wrote it (a crash, or the time limit's SIGUSR1; one
+// dump per run, as either ends it): the innermost frame in the learner's file, of any thread.
+std::pair<int, std::string> learnerFrameInDump(const TemporaryFolder& dir, const std::string& learnerFile) {
   auto bytes = readFile(dir.file("faults.txt"), 1 << 20);
   if (!bytes || bytes->empty()) return {0, {}};
   const std::string& t = *bytes;
-  std::size_t from = 0;
-  for (const char* marker : {"Stack (most recent call first)", "Current thread", "Thread 0x"}) {
-    const auto at = t.rfind(marker);
-    if (at != std::string::npos) from = std::max(from, at);
-  }
   std::error_code ec;
   const std::string canonical = fs::weakly_canonical(learnerFile, ec).string();
   for (const std::string& path : {learnerFile, canonical}) {
     const std::string needle = "File \"" + path + "\", line ";
-    const auto at = t.find(needle, from);
+    const auto at = t.find(needle);
     if (at == std::string::npos) continue;
     const std::size_t lineStart = at + needle.size();
     const int line = std::atoi(t.c_str() + lineStart);
@@ -407,7 +411,7 @@ std::optional<LearnerError> processError(const ChildOutcome& child, const Tempor
   e.file = request.file;
   const std::string name = fs::path(request.file).filename().string();
   const std::string caseId = caseInProgress(dir);
-  auto [line, function] = lastLearnerFrame(dir, request.file);
+  auto [line, function] = learnerFrameInDump(dir, request.file);
   e.line = line;
   const std::string at = where(caseId, line, function);
   char seconds[32];

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -141,8 +142,8 @@ const Capture* findEqual(const CaseRun& run, Capture::Source source, const std::
   return nullptr;
 }
 
-LearnerRun runFile(const std::string& file, std::vector<CaseInputs> cases, RunLimits limits = {}) {
-  const Exercise ex = mhaExercise();
+LearnerRun runFile(const std::string& file, std::vector<CaseInputs> cases, RunLimits limits = {},
+                   const Exercise& ex = mhaExercise()) {
   LearnerRequest request;
   request.file = file;
   request.exercise = &ex;
@@ -256,6 +257,7 @@ TEST(PracticeLearnerRun, WeightsLoadIntoFusedPerHeadRawAndTorchsOwnLayouts) {
       {"per_head.py", {{"heads.0.query.weight", "W_q", true}, {"heads.3.value.weight", "W_v", true}, {"proj.weight", "W_o", true}}, 13},
       {"raw_parameters.py", {{"wq", "W_q", false}, {"wo", "W_o", false}}, 4},
       {"torch_mha.py", {{"attn.in_proj_weight", "W_q|W_k|W_v", true}, {"attn.out_proj.weight", "W_o", true}}, 2},
+      {"fused_kv.py", {{"q_proj.weight", "W_q", true}, {"kv_proj.weight", "W_k|W_v", true}, {"o_proj.weight", "W_o", true}}, 3},
   };
   const std::vector<CaseInputs> cases = {makeCase("self", 1, 6, 6, 16, 4), makeCase("batch", 2, 5, 5, 16, 4, MaskKind::None, 1.0f, 2)};
   for (const Layout& layout : layouts) {
@@ -308,16 +310,10 @@ TEST(PracticeLearnerRun, NumpyFunctionIsTracedThroughItsLocals) {
   CaseInputs c = makeCase("self", 1, 6, 6, 16, 4);
   c.arrays["x"] = c.arrays["query"];
   const Expected e = reference(c);
-  LearnerRequest request;
-  request.file = kBad + "numpy_mha.py";
-  request.exercise = &ex;
-  request.cases = {c};
-  auto run = runLearner(request);
-  ASSERT_TRUE(run) << run.error().message;
-  show("numpy_mha.py", *run);
-  ASSERT_FALSE(run->error);
-  ASSERT_EQ(run->cases.size(), 1u);
-  const CaseRun& r = run->cases[0];
+  const LearnerRun run = runFile(kBad + "numpy_mha.py", {c}, {}, ex);
+  ASSERT_FALSE(run.error);
+  ASSERT_EQ(run.cases.size(), 1u);
+  const CaseRun& r = run.cases[0];
   ASSERT_FALSE(r.error);
   ASSERT_TRUE(r.output);
   EXPECT_LT(relativeDiff(*r.output, e.output), 1e-4);
@@ -347,17 +343,11 @@ TEST(PracticeLearnerRun, DecodeStepsAreConcatenated) {
   c.decode = true;
   const Expected e = reference(c);
   c.arrays.erase("mask");
-  LearnerRequest request;
-  request.file = kBad + "decode_step.py";
-  request.exercise = &ex;
-  request.cases = {c};
-  auto run = runLearner(request);
-  ASSERT_TRUE(run) << run.error().message;
-  show("decode_step.py", *run);
-  ASSERT_EQ(run->cases.size(), 1u);
-  ASSERT_FALSE(run->cases[0].error);
-  ASSERT_TRUE(run->cases[0].output);
-  EXPECT_LT(relativeDiff(*run->cases[0].output, e.output), 1e-4);
+  const LearnerRun run = runFile(kBad + "decode_step.py", {c}, {}, ex);
+  ASSERT_EQ(run.cases.size(), 1u);
+  ASSERT_FALSE(run.cases[0].error);
+  ASSERT_TRUE(run.cases[0].output);
+  EXPECT_LT(relativeDiff(*run.cases[0].output, e.output), 1e-4);
 }
 
 TEST(PracticeLearnerRun, CapturesStopAtTheLimitAndSaySo) {
@@ -577,6 +567,18 @@ TEST(PracticeLearnerRun, OurOwnErrorsNameThePath) {
   auto noHarness = runLearner(request);
   ASSERT_FALSE(noHarness);
   EXPECT_NE(noHarness.error().message.find("/nonexistent/harness.py"), std::string::npos);
+  request.harness.clear();
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string saved = tmpdir ? tmpdir : "";
+  ::setenv("TMPDIR", "/nonexistent-tmp", 1);
+  auto noFolder = runLearner(request);
+  if (tmpdir) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  ASSERT_FALSE(noFolder);
+  EXPECT_NE(noFolder.error().message.find("/nonexistent-tmp"), std::string::npos) << noFolder.error().message;
   EXPECT_EQ(std::string(errorKindName(LearnerError::Kind::NoRaise)), "no_raise");
 }
 
