@@ -28,6 +28,7 @@ inline constexpr int kModelAtlasSlot = 2600;  // the one picture of every head's
 inline constexpr int kTrainCircuitsSlot = 3000;  // the Train mode's Circuits panel
 inline constexpr int kTabCircuitsSlot = 3100;    // the pipeline's Circuits tab on a checkpoint
 inline constexpr int kModelCircuitsSlot = 3200;  // the Circuits tab on a model folder's layer
+inline constexpr int kPracticeSlot = 3300;        // the Practice mode: + 0 yours, 1 expected, 2 difference
 // The lesson pictures, last: + the lesson matrix's textureTag (each lesson's tags its own, < 2^30).
 inline constexpr int kLessonSlot = 1 << 30;
 

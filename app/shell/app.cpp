@@ -105,6 +105,9 @@ bool App::initialise() {
   compareCompute_->setResultReady([] { Window::postEmptyEvent(); });
   modelViewCompute_ = std::make_unique<ModelViewCompute>();
   modelViewCompute_->setResultReady([] { Window::postEmptyEvent(); });
+  practiceCompute_ = std::make_unique<PracticeCompute>([] { Window::postEmptyEvent(); });
+  // The learner's progress is theirs: --fresh neither reads nor writes it.
+  if (const std::string dir = configDir(); !dir.empty() && !options_.fresh) practice_.progressPath = practice::progressPath(dir);
   // One set of model-folder caches for every job that reads a folder: its tokenizer, loaded once,
   // and its residual streams, at most 256 MiB of them (or an eighth of the machine's memory budget
   // when that is less).
@@ -125,7 +128,7 @@ bool App::initialise() {
       return false;
     }
     script_ = std::move(script.value());
-    scriptHost_ = std::make_unique<AppScriptHost>(ScriptTargets{pipeline_, probes_, *window_, loop_, trainLab_});
+    scriptHost_ = std::make_unique<AppScriptHost>(ScriptTargets{pipeline_, probes_, *window_, loop_, trainLab_, practice_});
   }
   if (!applyLaunchOptions()) return false;
   // Screenshots and the benchmark are pictures of exactly their options; --fresh opts out.
@@ -265,6 +268,7 @@ bool App::applyLaunchOptions() {
   // A main tab's id is its --view name ("train" is the Train mode, over the pipeline's tabs).
   pipeline_.view.selectTab = findPanel(PanelArea::Main, options_.view) ? options_.view : kHeatmapTab;
   trainLab_.active = options_.view == "train";
+  practice_.active = options_.view == "practice";
   return true;
 }
 
@@ -273,6 +277,7 @@ void App::shutdown() {
   scheduler_.reset();  // joins the threads before anything they could touch goes away
   compareCompute_.reset();
   modelViewCompute_.reset();
+  practiceCompute_.reset();
   ini_.save();
   if (ImGui::GetCurrentContext()) session_.save(pipeline_, &trainLab_);
   textures_ = TextureCache{};  // textures need the GL context: free them before it goes
@@ -306,6 +311,7 @@ void App::updateCompute() {
     // The Train mode's frame: the latest view of its run, the chosen step, the ablated probe; then
     // every Circuits view's jobs (the Train mode's, or the pipeline tab's when it is the one open).
     trainLab_.setup.memoryBudgetBytes = pipeline_.state.doc.memoryBudgetBytes;  // the window's one budget
+    practiceCompute_->update(practice_, Window::now(), !options_.screenshotPath.empty());
     if (trainLab_.active) {
       updateTrainLab(trainLab_, forceSync);
       updateTrainCircuits(trainLab_);
@@ -343,12 +349,13 @@ void App::frame() {
   } else if (wake == FramePacer::Wake::Tick) {
     window_->waitEvents(1.0 / 60.0);
   } else {
-    window_->waitEvents(ImGui::GetIO().WantTextInput ? 0.5 : kIdleTimeoutSeconds);
+    // The Practice mode looks at the learner's file a few times a second: a save is checked unasked.
+    window_->waitEvents(ImGui::GetIO().WantTextInput ? 0.5 : practice_.active ? 0.3 : kIdleTimeoutSeconds);
   }
   keyTaps_.apply(*window_);
   frameStart_ = Window::now();
   trainLab_.frameBegan(frameStart_);
-  for (const std::string& path : window_->takeDroppedPaths()) dropOnWindow(trainLab_, pipeline_, path);
+  for (const std::string& path : window_->takeDroppedPaths()) dropOnWindow(trainLab_, practice_, pipeline_, path);
   const double now = Window::now();
   const double dt = lastFrameTime_ > 0 ? now - lastFrameTime_ : 0.0;
   lastFrameTime_ = now;
@@ -401,7 +408,7 @@ void App::frame() {
     UiContext ctx = uiContext(pipeline_, textures_, probes_, fonts_.mono(), fonts_.title());
     ctx.train = &trainLab_;
     ctx.circuits = &circuitsTab_;
-    loop_.wide = drawLayout(ctx, [this](UiContext& c) { return drawModeSwitch(trainLab_, c); });
+    loop_.wide = drawLayout(ctx, [this](UiContext& c) { return drawModeSwitch(trainLab_, practice_, c); });
   } catch (const std::exception& e) {
     // An exception mid-frame leaves Begin/End unbalanced: let ImGui close what is open.
     ImGui::ErrorCheckEndFrameRecover(nullptr);

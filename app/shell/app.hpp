@@ -19,6 +19,7 @@
 #include "shell/frame_bench.hpp"
 #include "shell/frame_pacing.hpp"
 #include "shell/model_view_compute.hpp"
+#include "practice/practice_compute.hpp"
 #include "shell/ini.hpp"
 #include "shell/launch_options.hpp"
 #include "shell/loop_control.hpp"
@@ -65,6 +66,7 @@ class App {
   std::unique_ptr<ComputeScheduler> scheduler_;
   std::unique_ptr<CompareCompute> compareCompute_;  // the Compare tab's side B
   std::unique_ptr<ModelViewCompute> modelViewCompute_;  // the Model tab's every layer and head
+  std::unique_ptr<PracticeCompute> practiceCompute_;    // the Practice mode's file watch and check
   std::optional<InputScript> script_;
   std::unique_ptr<AppScriptHost> scriptHost_;
   LoopControl loop_;
@@ -76,6 +78,7 @@ class App {
   FrameBench bench_;
   TrainLab trainLab_;             // the Train mode (app/train_lab/)
   CircuitsTab circuitsTab_;       // the pipeline's Circuits tab (app/circuits/)
+  PracticeState practice_;        // the Practice mode (app/practice/)
   double lastFrameTime_ = 0.0;
   double frameStart_ = 0.0;        // after the wait: a frame's drawing time starts here
   FrameWork frameWork_;            // smoothed drawing time (the computing tick)

@@ -66,9 +66,10 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
     lessonIds += (lessonIds.empty() ? "" : ", ") + views.back();
   });
   views.emplace_back("train");
+  views.emplace_back("practice");
   cli.add_option("--view", o.view, "main tab to open: heatmap, grid (all heads), lessons (the list of lessons), model (every layer and head of --model DIR; "
                                    "the default with --model), learned, compare, circuits, predictions (its next tokens and logit "
-                                   "lens), or a lesson (the Lessons tab at it): " + lessonIds + "; or train (the Train mode)")
+                                   "lens), or a lesson (the Lessons tab at it): " + lessonIds + "; or train (the Train mode), practice (the Practice mode)")
       ->check(CLI::IsMember(views));
   auto* headOpt = cli.add_option("--head", o.head, "head to show in the heatmap, counted from 0 (0 .. h-1)")
                       ->transform(cli::decimalInteger(0, INT_MAX));

@@ -231,6 +231,11 @@ bool InputScript::start(ScriptHost& host, const ScriptCommand& c, ImGuiIO& io) {
       }
     } else if (c.verb == "drop" && need(1)) {
       host.dropPath(c.args[0]);
+    } else if (c.verb == "copy_file" && need(2)) {
+      // A learner's save, as their editor makes it: the file replaced by another's text.
+      std::error_code ec;
+      std::filesystem::copy_file(c.args[0], c.args[1], std::filesystem::copy_options::overwrite_existing, ec);
+      if (ec) return fail(host, c, "cannot copy " + c.args[0] + " to " + c.args[1] + ": " + ec.message());
     } else if (c.verb == "remember_place" && need(1)) {
       ImVec2 at;
       if (!host.probePoint(c.args[0], 0.0f, 0.0f, at)) return fail(host, c, "no widget named " + c.args[0] + " on screen");

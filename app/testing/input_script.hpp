@@ -71,6 +71,7 @@
 //   wait_until_shown MAX NAME TEXT…  render frames until widget NAME's label contains TEXT (fail
 //                               after MAX frames): e.g. until training reaches a state
 //   drop PATH                   a file dropped on the window (a checkpoint: the Train mode loads it)
+//   copy_file SRC DST           replace DST by a copy of SRC (a save in the learner's editor)
 //   print NAME                  print widget NAME's label (measurements in scripts/)
 //   remember_place NAME / expect_same_place NAME   fail unless widget NAME's top-left corner is
 //                               where it was at remember_place (a note must not push it away)

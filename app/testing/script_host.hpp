@@ -22,6 +22,7 @@ struct ScriptTargets {
   Window& window;
   LoopControl& loop;
   TrainLab& trainLab;
+  PracticeState& practice;
 };
 
 class AppScriptHost final : public ScriptHost {
@@ -50,6 +51,7 @@ class AppScriptHost final : public ScriptHost {
   bool computing() override {
     const TrainLab& lab = t_.trainLab;
     return t_.pipeline.state.compute.computing || t_.pipeline.state.compute.lessonComputing || lab.run.busy() ||
+           t_.practice.check.busy() ||
            (lab.run.view && lab.run.view->evaluating) || lab.ablation.worker.busy() || lab.circuits.busy();
   }
   int shownTokens() override { return t_.pipeline.state.shown.trace.tq; }
@@ -68,7 +70,7 @@ class AppScriptHost final : public ScriptHost {
   std::string sessionSummary() override;
   void stopPlay() override { t_.pipeline.view.playing = false; }
   std::string shownLabel(const std::string& name) override;
-  void dropPath(const std::string& path) override { dropOnWindow(t_.trainLab, t_.pipeline, path); }
+  void dropPath(const std::string& path) override { dropOnWindow(t_.trainLab, t_.practice, t_.pipeline, path); }
 
  private:
   ScriptTargets t_;

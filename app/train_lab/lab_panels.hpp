@@ -9,6 +9,7 @@
 // train_circuit ("formed at step N" / "not formed"), train_probe_loss, train_message.
 #pragma once
 
+#include "state/practice_state.hpp"
 #include "train_lab/lab_state.hpp"
 #include "state/ui_context.hpp"
 
@@ -16,7 +17,7 @@ namespace mhascope::app {
 
 // The switch "Pipeline | Train" at the top of the window. In Train mode it also draws the whole
 // Train mode and returns true (the caller then skips the pipeline layout).
-bool drawModeSwitch(TrainLab& lab, UiContext& ctx);
+bool drawModeSwitch(TrainLab& lab, PracticeState& practice, UiContext& ctx);
 
 void drawTrainSetup(TrainLab& lab, UiContext& ctx);
 void drawTrainRun(TrainLab& lab, UiContext& ctx);

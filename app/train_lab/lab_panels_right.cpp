@@ -7,6 +7,7 @@
 
 #include "render/texture_keys.hpp"
 #include "panels/panel.hpp"
+#include "practice/practice_panel.hpp"
 #include "train_lab/lab_chart.hpp"
 #include "train_lab/lab_figures.hpp"
 #include "train_lab/lab_panels.hpp"
@@ -157,14 +158,29 @@ void drawTrainGrid(TrainLab& lab, UiContext& ctx) {
   ctx.probes.recordLabel("train_grid_labels", labelled);
 }
 
-bool drawModeSwitch(TrainLab& lab, UiContext& ctx) {
-  if (ImGui::RadioButton("Pipeline", !lab.active)) lab.active = false;
+bool drawModeSwitch(TrainLab& lab, PracticeState& practice, UiContext& ctx) {
+  if (ImGui::RadioButton("Pipeline", !lab.active && !practice.active)) lab.active = practice.active = false;
   ctx.probes.recordLastItem("mode_pipeline");
   ImGui::SameLine();
-  if (ImGui::RadioButton("Train", lab.active)) lab.active = true;
+  if (ImGui::RadioButton("Train", lab.active)) {
+    lab.active = true;
+    practice.active = false;
+  }
   ctx.probes.recordLastItem("mode_train");
   ctx.probes.recordLastItem(std::string("tab_") + kTrainModeId);  // the exploration test's name for it
-  ctx.probes.recordLabel("mode", lab.active ? "train" : "pipeline");
+  ImGui::SameLine();
+  if (ImGui::RadioButton("Practice", practice.active)) {
+    practice.active = true;
+    lab.active = false;
+  }
+  ctx.probes.recordLastItem("mode_practice");
+  ctx.probes.recordLabel("mode", lab.active ? "train" : practice.active ? "practice" : "pipeline");
+  if (practice.active) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("— implement attention in your own editor: each save is checked stage by stage");
+    drawPractice(practice, ctx);
+    return true;
+  }
   if (!lab.active) return false;
   ImGui::SameLine();
   ImGui::TextDisabled("— train a tiny transformer and watch its heads take roles");
