@@ -1,7 +1,9 @@
 // The Practice mode's update step and actions (practice_compute.hpp).
 #include "practice/practice_compute.hpp"
 
+#include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <system_error>
 
@@ -47,6 +49,15 @@ void PracticeCompute::update(PracticeState& p, double now, bool sync) {
     if (auto f = p.progress.files.find(p.exercise); f != p.progress.files.end() && p.file.empty()) p.file = f->second;
   }
   job_.collect(p.check);
+  if (p.check.resultSerial != p.checkedSerial) {  // a report came in: the watch line says when
+    p.checkedSerial = p.check.resultSerial;
+    const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm local{};
+    localtime_r(&t, &local);
+    char hms[16];
+    std::strftime(hms, sizeof hms, "%H:%M:%S", &local);
+    p.checkedAt = hms;
+  }
   if (p.starterEdit.empty()) {  // where "Create starter" proposes to write
     const char* home = std::getenv("HOME");
     p.starterEdit = std::string(home && *home ? home : ".") + "/mhascope-practice/" + p.exercise + ".py";

@@ -54,17 +54,9 @@ void drawExerciseList(PracticeState& p, UiContext& ctx) {
   }
 }
 
-void drawExercise(PracticeState& p, const practice::Exercise& e, UiContext& ctx) {
-  ImGui::Separator();
-  ImGui::TextUnformatted(e.title.c_str());
-  ctx.probes.recordLabel("practice_title", e.title);
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(e.statement.c_str());
-  ImGui::PopTextWrapPos();
-  if (ctx.monoFont) ImGui::PushFont(ctx.monoFont);
-  ImGui::TextUnformatted(e.signature.c_str());
-  if (ctx.monoFont) ImGui::PopFont();
-
+// The file controls come right under the list, before the long statement: in a small window they
+// stay on screen without scrolling.
+void drawFileControls(PracticeState& p, const practice::Exercise& e, UiContext& ctx) {
   ImGui::Separator();
   ImGui::TextUnformatted("Your file (write it in your own editor; every save is checked)");
   pathField("##starter", p.starterEdit);
@@ -93,8 +85,8 @@ void drawExercise(PracticeState& p, const practice::Exercise& e, UiContext& ctx)
   } else if (p.check.busy()) {
     state = "checking " + p.file + " \xe2\x80\xa6";
   } else if (p.check.result && p.check.resultKey.file == p.file) {
-    char t[64];
-    std::snprintf(t, sizeof t, " \xe2\x80\x94 checked in %.1f s", p.check.result->seconds);
+    char t[96];
+    std::snprintf(t, sizeof t, " \xe2\x80\x94 checked %s, %.1f s", p.checkedAt.c_str(), p.check.result->seconds);
     state = "watching " + p.file + t;
   } else {
     state = "watching " + p.file;
@@ -121,6 +113,18 @@ void drawExercise(PracticeState& p, const practice::Exercise& e, UiContext& ctx)
   }
   ctx.probes.recordLastItem("practice_complete");
   ctx.probes.recordLabel("practice_complete", done ? "complete" : "not complete");
+}
+
+void drawExercise(PracticeState& p, const practice::Exercise& e, UiContext& ctx) {
+  ImGui::Separator();
+  ImGui::TextUnformatted(e.title.c_str());
+  ctx.probes.recordLabel("practice_title", e.title);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(e.statement.c_str());
+  ImGui::PopTextWrapPos();
+  if (ctx.monoFont) ImGui::PushFont(ctx.monoFont);
+  ImGui::TextUnformatted(e.signature.c_str());
+  if (ctx.monoFont) ImGui::PopFont();
 
   ImGui::Separator();
   const auto revealed = p.progress.hintsShown.find(e.id);
@@ -222,6 +226,7 @@ void drawStageTensors(PracticeState& p, const practice::CheckReport& r, const pr
     if (heads > 1) ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
     ImGui::SliderInt("batch item", &p.batch, 0, batches - 1);
+    ctx.probes.recordLastItem("practice_batch");
   }
   const DataKind kind = info.kind;
   const ColormapId cmap = defaultColormap(kind);
@@ -280,10 +285,12 @@ void drawReport(PracticeState& p, UiContext& ctx) {
   ctx.probes.recordLabel("practice_summary", r.summary + (r.allPassed ? " (all pass)" : ""));
   if (r.error) {
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextColored(kBad, "%s: %s", practice::errorKindName(r.error->kind), r.error->message.c_str());
+    std::string where;
+    if (!r.error->file.empty()) where = " (" + r.error->file + (r.error->line > 0 ? ":" + std::to_string(r.error->line) : "") + ")";
+    ImGui::TextColored(kBad, "%s: %s%s", practice::errorKindName(r.error->kind), r.error->message.c_str(), where.c_str());
     if (!r.error->traceback.empty()) ImGui::TextDisabled("%s", r.error->traceback.c_str());
     ImGui::PopTextWrapPos();
-    ctx.probes.recordLabel("practice_error", std::string(practice::errorKindName(r.error->kind)) + ": " + r.error->message);
+    ctx.probes.recordLabel("practice_error", std::string(practice::errorKindName(r.error->kind)) + ": " + r.error->message + where);
   }
   // The stages, as the pipeline's stepper orders them: click one to see your tensor there.
   if (!r.stages.empty()) {
@@ -371,6 +378,7 @@ void drawPractice(PracticeState& p, UiContext& ctx) {
     ImGui::TableNextColumn();
     ImGui::BeginChild("practice left", ImVec2(0, h - 2 * ImGui::GetStyle().CellPadding.y));
     drawExerciseList(p, ctx);
+    drawFileControls(p, *e, ctx);
     drawExercise(p, *e, ctx);
     ImGui::EndChild();
     ImGui::TableNextColumn();

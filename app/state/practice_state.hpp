@@ -31,6 +31,8 @@ struct PracticeState {
   double nextPoll = 0;             // when the update step stats it again
   int again = 0;
   JobSlot<PracticeKey, practice::CheckReport> check;
+  std::uint64_t checkedSerial = 0;  // the report whose finishing time is in checkedAt
+  std::string checkedAt;            // the local time the shown report came in ("12:03:01")
   practice::Progress progress;
   std::string progressPath;        // empty: not kept (--fresh, or no config folder)
   bool progressLoaded = false;

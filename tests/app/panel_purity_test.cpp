@@ -61,15 +61,17 @@ std::string readFile(const fs::path& p) {
   return ss.str();
 }
 
-// Every drawing source: the drawing folders whole, and app/train_lab's files that draw.
+// Every drawing source: the drawing folders whole, and the files that draw in the mixed folders
+// (app/train_lab, app/circuits, app/practice: their state and jobs sit beside their panels).
 std::vector<fs::path> drawingSources() {
   std::vector<fs::path> out;
   const fs::path root(MHASCOPE_SOURCE_DIR);
-  for (const char* folder : {"app/panels", "app/lessons", "app/widgets", "app/train_lab", "app/circuits"}) {
+  for (const char* folder : {"app/panels", "app/lessons", "app/widgets", "app/train_lab", "app/circuits", "app/practice"}) {
     for (const auto& e : fs::recursive_directory_iterator(root / folder)) {
       const auto ext = e.path().extension().string();
       if (!e.is_regular_file() || (ext != ".cpp" && ext != ".hpp")) continue;
-      const bool mixed = std::string(folder) == "app/train_lab" || std::string(folder) == "app/circuits";
+      const std::string name(folder);
+      const bool mixed = name == "app/train_lab" || name == "app/circuits" || name == "app/practice";
       if (mixed && readFile(e.path()).find("#include <imgui.h>") == std::string::npos) continue;
       out.push_back(e.path());
     }
@@ -191,11 +193,13 @@ TEST(PanelPurity, DrawingCodeNeverComputes) {
         << f << " calls a lesson's compute(): the compute scheduler runs it; a tab draws its slot";
   }
   EXPECT_GT(files.size(), 25u);
-  std::size_t trainLab = 0, circuits = 0;
+  std::size_t trainLab = 0, circuits = 0, practiceView = 0;
   for (const auto& [f, code] : files) {
     trainLab += f.parent_path().filename() == "train_lab" ? 1 : 0;
     circuits += f.parent_path().filename() == "circuits" ? 1 : 0;
+    practiceView += f.parent_path().filename() == "practice" ? 1 : 0;
   }
+  EXPECT_GE(practiceView, 1u) << "the Practice mode's view is scanned too";
   EXPECT_GE(trainLab, 2u) << "the Train mode's panels are scanned too";
   EXPECT_GE(circuits, 2u) << "the Circuits panel's drawing is scanned too";
 }
