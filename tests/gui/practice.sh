@@ -9,6 +9,7 @@ bin=$1
 fixtures=$2
 source "$(dirname "$0")/gui_common.sh"
 cp "$fixtures/practice/wrong/scale_by_sqrt_d_model.py" "$out/mine.py"
+cp "$fixtures/practice/wrong/causal_hides_diagonal.py" "$out/causal_wrong.py"
 script=$(script_from practice.txt)
 sed -i "s|@SOLUTION@|$MHASCOPE_ASSETS/practice/mha.solution.py|; s|click practice_start|click practice_starter_path\npress_ctrl\nkey A\nrelease_ctrl\ntype $out/causal.py\nkey Enter\nclick practice_start|" "$script"
 # Not --fresh: the progress file is the test's own ($XDG_CONFIG_HOME is in $out).
@@ -24,7 +25,7 @@ p = json.load(open(sys.argv[1]))
 assert p["completed"] == ["mha"], p
 assert p["hints"].get("mha") == 1, p
 assert p["files"]["mha"] == sys.argv[2] + "/mine.py", p
-assert p["files"]["causal"] == sys.argv[2] + "/causal.py", p
+assert p["files"]["causal"] == sys.argv[2] + "/causal_wrong.py", p  # the dropped file
 PYEOF
 head -1 "$out/causal.py" | grep -q '^# mhascope exercise: causal$' || fail "the starter was not written"
 # A second launch: the exercise's mark and its file come back.
