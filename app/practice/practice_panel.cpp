@@ -286,7 +286,10 @@ void drawReport(PracticeState& p, UiContext& ctx) {
   if (r.error) {
     ImGui::PushTextWrapPos(0.0f);
     std::string where;
-    if (!r.error->file.empty()) where = " (" + r.error->file + (r.error->line > 0 ? ":" + std::to_string(r.error->line) : "") + ")";
+    // file:line, unless the message already says the line (the harness's messages often do).
+    const bool said = r.error->line > 0 && r.error->message.find("line " + std::to_string(r.error->line)) != std::string::npos;
+    if (!r.error->file.empty() && !said)
+      where = " (" + r.error->file + (r.error->line > 0 ? ":" + std::to_string(r.error->line) : "") + ")";
     ImGui::TextColored(kBad, "%s: %s%s", practice::errorKindName(r.error->kind), r.error->message.c_str(), where.c_str());
     if (!r.error->traceback.empty()) ImGui::TextDisabled("%s", r.error->traceback.c_str());
     ImGui::PopTextWrapPos();
