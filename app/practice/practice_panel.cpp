@@ -144,7 +144,10 @@ void drawExercise(PracticeState& p, const practice::Exercise& e, UiContext& ctx)
   if (ImGui::CollapsingHeader("Complexity and interview points")) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(e.complexity.c_str());
-    for (const std::string& point : e.interviewPoints) ImGui::BulletText("%s", point.c_str());
+    for (const std::string& point : e.interviewPoints) {  // BulletText would not wrap: a point is a sentence or two
+      ImGui::Bullet();
+      ImGui::TextUnformatted(point.c_str());
+    }
     ImGui::PopTextWrapPos();
   }
   ctx.probes.recordLastItem("practice_interview");
