@@ -141,17 +141,22 @@ void drawExercise(PracticeState& p, const practice::Exercise& e, UiContext& ctx)
     ctx.probes.recordLastItem("practice_hint");
   }
   ctx.probes.recordLabel("practice_hints", std::to_string(shown) + " of " + std::to_string(e.hints.size()));
-  if (ImGui::CollapsingHeader("Complexity and interview points")) {
+  const bool pointsOpen = ImGui::CollapsingHeader("Complexity and interview points");
+  ctx.probes.recordLastItem("practice_interview");  // the header, not the last point under it
+  if (pointsOpen) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(e.complexity.c_str());
+    ctx.probes.recordLabel("practice_interview_points", e.interviewPoints.empty() ? "" : e.interviewPoints.front());
     for (const std::string& point : e.interviewPoints) {  // BulletText would not wrap: a point is a sentence or two
       ImGui::Bullet();
       ImGui::TextUnformatted(point.c_str());
     }
     ImGui::PopTextWrapPos();
   }
-  ctx.probes.recordLastItem("practice_interview");
-  if (ImGui::Checkbox("Show the reference solution", &p.showSolution)) p.solutionFor.clear();
+  if (ImGui::Checkbox("Show the reference solution", &p.showSolution)) {
+    p.solutionFor.clear();
+    p.scrollToSolution = p.showSolution;
+  }
   ctx.probes.recordLastItem("practice_solution");
   if (p.showSolution && p.solutionFor == e.id) {
     if (ImGui::SmallButton("Copy")) ImGui::SetClipboardText(p.solutionText.c_str());
@@ -159,6 +164,10 @@ void drawExercise(PracticeState& p, const practice::Exercise& e, UiContext& ctx)
     ImGui::InputTextMultiline("##solution", p.solutionText.data(), p.solutionText.size() + 1,
                               ImVec2(-1, ImGui::GetFontSize() * 20), ImGuiInputTextFlags_ReadOnly);
     if (ctx.monoFont) ImGui::PopFont();
+    if (p.scrollToSolution) {  // below the statement and the hints: bring it on screen once
+      ImGui::SetScrollHereY(1.0f);
+      p.scrollToSolution = false;
+    }
     ctx.probes.recordLabel("practice_solution_text", p.solutionText.substr(0, 200));
   }
 }

@@ -41,6 +41,7 @@ struct PracticeState {
   int shownStage = -1;             // index into the report's stages; -1: the first that differs
   int head = 0, batch = 0;
   bool showSolution = false;
+  bool scrollToSolution = false;  // just revealed: the left column scrolls it into view once drawn
   std::string solutionText, solutionFor;  // the reference solution read for solutionFor
 };
 
