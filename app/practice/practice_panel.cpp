@@ -55,17 +55,10 @@ void drawExerciseList(PracticeState& p, UiContext& ctx) {
 }
 
 void drawExercise(PracticeState& p, const practice::Exercise& e, UiContext& ctx) {
+  // The file and its state first, so they stay in view on a small window; the statement below.
   ImGui::Separator();
   ImGui::TextUnformatted(e.title.c_str());
   ctx.probes.recordLabel("practice_title", e.title);
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(e.statement.c_str());
-  ImGui::PopTextWrapPos();
-  if (ctx.monoFont) ImGui::PushFont(ctx.monoFont);
-  ImGui::TextUnformatted(e.signature.c_str());
-  if (ctx.monoFont) ImGui::PopFont();
-
-  ImGui::Separator();
   ImGui::TextUnformatted("Your file (write it in your own editor; every save is checked)");
   pathField("##starter", p.starterEdit);
   ctx.probes.recordLastItem("practice_starter_path");
@@ -121,6 +114,14 @@ void drawExercise(PracticeState& p, const practice::Exercise& e, UiContext& ctx)
   }
   ctx.probes.recordLastItem("practice_complete");
   ctx.probes.recordLabel("practice_complete", done ? "complete" : "not complete");
+
+  ImGui::Separator();
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(e.statement.c_str());
+  ImGui::PopTextWrapPos();
+  if (ctx.monoFont) ImGui::PushFont(ctx.monoFont);
+  ImGui::TextUnformatted(e.signature.c_str());
+  if (ctx.monoFont) ImGui::PopFont();
 
   ImGui::Separator();
   const auto revealed = p.progress.hintsShown.find(e.id);
@@ -294,12 +295,15 @@ void drawReport(PracticeState& p, UiContext& ctx) {
     if (p.shownStage < 0 || p.shownStage >= static_cast<int>(r.stages.size())) p.shownStage = differs >= 0 ? differs : -1;
     for (std::size_t i = 0; i < r.stages.size(); ++i) {
       const practice::StageCheck& st = r.stages[i];
-      if (i > 0) ImGui::SameLine();
+      const std::string label = std::string(statusMark(st.status)) + " " + stageInfo(st.stage).shortName;
+      if (i > 0) {  // on one line while they fit, then the next
+        ImGui::SameLine();
+        if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(label.c_str()).x) ImGui::NewLine();
+      }
       ImGui::PushID(static_cast<int>(i));
       const bool bad = st.status == practice::StageCheck::Status::Differs;
       const bool good = st.status == practice::StageCheck::Status::Match;
       ImGui::PushStyleColor(ImGuiCol_Text, bad ? kBad : good ? kGood : kDim);
-      const std::string label = std::string(statusMark(st.status)) + " " + stageInfo(st.stage).shortName;
       if (ImGui::Selectable(label.c_str(), p.shownStage == static_cast<int>(i), 0, ImGui::CalcTextSize(label.c_str()))) {
         p.shownStage = static_cast<int>(i);
       }
