@@ -54,10 +54,11 @@ void drawExerciseList(PracticeState& p, UiContext& ctx) {
   }
 }
 
-// The file controls come right under the list, before the long statement: in a small window they
-// stay on screen without scrolling.
-void drawFileControls(PracticeState& p, const practice::Exercise& e, UiContext& ctx) {
+void drawExercise(PracticeState& p, const practice::Exercise& e, UiContext& ctx) {
+  // The file and its state first, so they stay in view on a small window; the statement below.
   ImGui::Separator();
+  ImGui::TextUnformatted(e.title.c_str());
+  ctx.probes.recordLabel("practice_title", e.title);
   ImGui::TextUnformatted("Your file (write it in your own editor; every save is checked)");
   pathField("##starter", p.starterEdit);
   ctx.probes.recordLastItem("practice_starter_path");
@@ -113,12 +114,8 @@ void drawFileControls(PracticeState& p, const practice::Exercise& e, UiContext& 
   }
   ctx.probes.recordLastItem("practice_complete");
   ctx.probes.recordLabel("practice_complete", done ? "complete" : "not complete");
-}
 
-void drawExercise(PracticeState& p, const practice::Exercise& e, UiContext& ctx) {
   ImGui::Separator();
-  ImGui::TextUnformatted(e.title.c_str());
-  ctx.probes.recordLabel("practice_title", e.title);
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextUnformatted(e.statement.c_str());
   ImGui::PopTextWrapPos();
@@ -297,8 +294,8 @@ void drawReport(PracticeState& p, UiContext& ctx) {
   ctx.probes.recordLabel("practice_summary", r.summary + (r.allPassed ? " (all pass)" : ""));
   if (r.error) {
     ImGui::PushTextWrapPos(0.0f);
-    std::string where;
     // file:line, unless the message already says the line (the harness's messages often do).
+    std::string where;
     const bool said = r.error->line > 0 && r.error->message.find("line " + std::to_string(r.error->line)) != std::string::npos;
     if (!r.error->file.empty() && !said)
       where = " (" + r.error->file + (r.error->line > 0 ? ":" + std::to_string(r.error->line) : "") + ")";
@@ -316,12 +313,15 @@ void drawReport(PracticeState& p, UiContext& ctx) {
     if (p.shownStage < 0 || p.shownStage >= static_cast<int>(r.stages.size())) p.shownStage = differs >= 0 ? differs : -1;
     for (std::size_t i = 0; i < r.stages.size(); ++i) {
       const practice::StageCheck& st = r.stages[i];
-      if (i > 0) ImGui::SameLine();
+      const std::string label = std::string(statusMark(st.status)) + " " + stageInfo(st.stage).shortName;
+      if (i > 0) {  // on one line while they fit, then the next
+        ImGui::SameLine();
+        if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(label.c_str()).x) ImGui::NewLine();
+      }
       ImGui::PushID(static_cast<int>(i));
       const bool bad = st.status == practice::StageCheck::Status::Differs;
       const bool good = st.status == practice::StageCheck::Status::Match;
       ImGui::PushStyleColor(ImGuiCol_Text, bad ? kBad : good ? kGood : kDim);
-      const std::string label = std::string(statusMark(st.status)) + " " + stageInfo(st.stage).shortName;
       if (ImGui::Selectable(label.c_str(), p.shownStage == static_cast<int>(i), 0, ImGui::CalcTextSize(label.c_str()))) {
         p.shownStage = static_cast<int>(i);
       }
@@ -393,7 +393,6 @@ void drawPractice(PracticeState& p, UiContext& ctx) {
     ImGui::TableNextColumn();
     ImGui::BeginChild("practice left", ImVec2(0, h - 2 * ImGui::GetStyle().CellPadding.y));
     drawExerciseList(p, ctx);
-    drawFileControls(p, *e, ctx);
     drawExercise(p, *e, ctx);
     ImGui::EndChild();
     ImGui::TableNextColumn();

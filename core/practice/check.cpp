@@ -354,6 +354,7 @@ StageMatch matchStages(const Trace& t, const CaseRun& run, double tol) {
       const Capture& c = run.captures[i];
       Fit f = fitToStage(c.value, e, id, t.heads, tol);
       if (!f.found) continue;
+      (c.source == Capture::Source::Local ? sc.byLocal : sc.byCall) = true;
       m.used[i] = true;
       if (f.head < 0 && c.value.rank() == e.rank()) m.exact[i] = true;  // its own shape or a permutation
       const bool better = best < 0 || (c.source == Capture::Source::Local &&

@@ -43,6 +43,8 @@ struct StageCheck {
   Tensor learner, difference;
   double maxAbsDiff = 0;
   std::string shapeNote;  // "shape (1, 6, 4) where (1, 6, 16) is expected", empty when the shape fits
+  // Which of the harness's two sources held a tensor equal to it (docs/practice.md measures them).
+  bool byLocal = false, byCall = false;
 };
 
 // A known mistake, found because the learner's tensor equals what that mistake computes.

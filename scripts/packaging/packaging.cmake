@@ -20,7 +20,7 @@ set(MHASCOPE_MAINTAINER "mhascope maintainers <mhascope@users.noreply.github.com
 if(MHASCOPE_BUILD_APP)
   set(MHASCOPE_SHARE "${CMAKE_INSTALL_DATADIR}/mhascope")
   install(TARGETS mhascope RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-  install(DIRECTORY assets/presets DESTINATION ${MHASCOPE_SHARE}/assets)
+  install(DIRECTORY assets/presets assets/practice DESTINATION ${MHASCOPE_SHARE}/assets)
   install(PROGRAMS scripts/capture_attention.py scripts/bench_train_torch.py
           DESTINATION ${MHASCOPE_SHARE}/scripts)
   install(FILES scripts/mhascope_model.py DESTINATION ${MHASCOPE_SHARE}/scripts)

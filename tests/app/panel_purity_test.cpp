@@ -1,5 +1,5 @@
 // Panels only draw. Drawing code — every source under app/panels/, app/lessons/ and app/widgets/,
-// and every source of app/train_lab/ and app/circuits/ that includes <imgui.h> — never calls the
+// and every source of app/train_lab/, app/circuits/ and app/practice/ that includes <imgui.h> — never calls the
 // engine (forward, buildModel), a lesson's computation (its compute() or the function behind it) or
 // an analysis (circuits, rollout, ablation, the model view); never starts a thread or a job; and
 // never touches the file system. Panels read AppState (the trace, its model, the lesson results and every job's
@@ -61,8 +61,7 @@ std::string readFile(const fs::path& p) {
   return ss.str();
 }
 
-// Every drawing source: the drawing folders whole, and the files that draw in the mixed folders
-// (app/train_lab, app/circuits, app/practice: their state and jobs sit beside their panels).
+// Every drawing source: the drawing folders whole, and app/train_lab's files that draw.
 std::vector<fs::path> drawingSources() {
   std::vector<fs::path> out;
   const fs::path root(MHASCOPE_SOURCE_DIR);
@@ -70,8 +69,8 @@ std::vector<fs::path> drawingSources() {
     for (const auto& e : fs::recursive_directory_iterator(root / folder)) {
       const auto ext = e.path().extension().string();
       if (!e.is_regular_file() || (ext != ".cpp" && ext != ".hpp")) continue;
-      const std::string name(folder);
-      const bool mixed = name == "app/train_lab" || name == "app/circuits" || name == "app/practice";
+      const bool mixed = std::string(folder) == "app/train_lab" || std::string(folder) == "app/circuits" ||
+                         std::string(folder) == "app/practice";
       if (mixed && readFile(e.path()).find("#include <imgui.h>") == std::string::npos) continue;
       out.push_back(e.path());
     }
@@ -193,13 +192,13 @@ TEST(PanelPurity, DrawingCodeNeverComputes) {
         << f << " calls a lesson's compute(): the compute scheduler runs it; a tab draws its slot";
   }
   EXPECT_GT(files.size(), 25u);
-  std::size_t trainLab = 0, circuits = 0, practiceView = 0;
+  std::size_t trainLab = 0, circuits = 0, practice = 0;
   for (const auto& [f, code] : files) {
     trainLab += f.parent_path().filename() == "train_lab" ? 1 : 0;
     circuits += f.parent_path().filename() == "circuits" ? 1 : 0;
-    practiceView += f.parent_path().filename() == "practice" ? 1 : 0;
+    practice += f.parent_path().filename() == "practice" ? 1 : 0;
   }
-  EXPECT_GE(practiceView, 1u) << "the Practice mode's view is scanned too";
+  EXPECT_GE(practice, 1u) << "the Practice mode's drawing is scanned too";
   EXPECT_GE(trainLab, 2u) << "the Train mode's panels are scanned too";
   EXPECT_GE(circuits, 2u) << "the Circuits panel's drawing is scanned too";
 }

@@ -29,7 +29,8 @@ dpkg-deb -x "$deb" "$ROOT"
 for f in usr/bin/mhascope usr/share/applications/mhascope.desktop usr/share/icons/hicolor/scalable/apps/mhascope.svg \
          usr/share/icons/hicolor/16x16/apps/mhascope.png usr/share/icons/hicolor/256x256/apps/mhascope.png \
          usr/share/man/man1/mhascope.1.gz usr/share/doc/mhascope/copyright usr/share/doc/mhascope/changelog.Debian.gz \
-         usr/share/mhascope/assets/presets/default.json usr/share/mhascope/scripts/capture_attention.py; do
+         usr/share/mhascope/assets/presets/default.json usr/share/mhascope/scripts/capture_attention.py \
+         usr/share/mhascope/assets/practice/harness.py usr/share/mhascope/assets/practice/mha.starter.py; do
   [ -s "$ROOT/$f" ] || fail "package lacks $f"
 done
 [ -x "$ROOT/usr/share/mhascope/scripts/capture_attention.py" ] || fail "capture_attention.py is not executable"
