@@ -393,16 +393,16 @@ std::string mistakeText(Mistake m, const Trace& t, const std::string& who, const
   const double dk = t.dk, d = t.dModel, h = t.heads;
   switch (m) {
     case Mistake::ScaleBySqrtDModel:
-      return subject(who) + " equal Q K\xe1\xb5\x80 / \xe2\x88\x9a" "d_model = / " + fixed(std::sqrt(d), 2) +
+      return subject(who) + " holds Q K\xe1\xb5\x80 / \xe2\x88\x9a" "d_model (\xc3\xb7 " + fixed(std::sqrt(d), 2) + ")" +
              "; each head's dot products have d_k = " + std::to_string(t.dk) + " terms: divide by \xe2\x88\x9a" "d_k = " +
              fixed(std::sqrt(dk), 2) + ". Dividing by \xe2\x88\x9a" "d_model makes every head's weights flatter (by \xe2\x88\x9a" "h = " +
              fixed(std::sqrt(h), 2) + " in the logits).";
     case Mistake::NoScaling:
-      return subject(who) + " are Q K\xe1\xb5\x80 with no division: a dot product of d_k = " + std::to_string(t.dk) +
+      return subject(who) + " holds Q K\xe1\xb5\x80 with no division: a dot product of d_k = " + std::to_string(t.dk) +
              " terms spreads like \xe2\x88\x9a" "d_k, so divide by \xe2\x88\x9a" "d_k = " + fixed(std::sqrt(dk), 2) +
              "; unscaled, the softmax is sharper than it should be and its gradients vanish.";
     case Mistake::ScaleByDk:
-      return subject(who) + " equal Q K\xe1\xb5\x80 / d_k = / " + std::to_string(t.dk) + ": divide by \xe2\x88\x9a" "d_k = " +
+      return subject(who) + " holds Q K\xe1\xb5\x80 / d_k (\xc3\xb7 " + std::to_string(t.dk) + "): divide by \xe2\x88\x9a" "d_k = " +
              fixed(std::sqrt(dk), 2) + " \xe2\x80\x94 a dot product's spread grows like the square root of its length, not like its length.";
     case Mistake::SplitWithoutTranspose: {
       // view(B, h, T, d_k) hands head i the numbers [i·T·d_k, (i+1)·T·d_k) of each item's (T, d_model) rows.
@@ -419,15 +419,15 @@ std::string mistakeText(Mistake m, const Trace& t, const std::string& who, const
              ": transpose only changes the strides, and .view needs the numbers in memory order; call .contiguous() "
              "before .view, or use .reshape.";
     case Mistake::MaskIgnored:
-      return subject(who) + " are the softmax of the scores with no mask: the " + std::to_string(countBlocked(t)) +
+      return subject(who) + " holds the softmax of the scores with no mask: the " + std::to_string(countBlocked(t)) +
              " blocked cells of this case still get weight. Fill the blocked scores with \xe2\x88\x92inf "
              "(masked_fill(mask, float('-inf'))) before the softmax.";
     case Mistake::MaskInverted:
-      return subject(who) + " block the cells the mask keeps and keep the " + std::to_string(countBlocked(t)) +
+      return subject(who) + " blocks the cells the mask keeps and keeps the " + std::to_string(countBlocked(t)) +
              " it blocks: in PyTorch's convention True means blocked, so fill where the mask is True (masked_fill(mask, "
              "float('-inf'))), not where it is False.";
     case Mistake::MaskedWithZero:
-      return subject(who) + " set the " + std::to_string(countBlocked(t)) +
+      return subject(who) + " sets the " + std::to_string(countBlocked(t)) +
              " blocked scores to 0, not \xe2\x88\x92inf: exp(0) = 1, so the blocked keys still get weight. Fill with "
              "float('-inf') (or a very large negative number).";
     case Mistake::CausalHidesDiagonal:
@@ -479,7 +479,7 @@ std::string mistakeText(Mistake m, const Trace& t, const std::string& who, const
       return "no output projection: your output (" + who + ") equals the merged heads. Multiply by W_o (self.W_o(x)): it is "
              "the layer that mixes what the heads found.";
     case Mistake::ProjectionTransposed:
-      return subject(who) + " equals X W_q\xe1\xb5\x80: here the weights are (d_in, d_out) and y = X W. (nn.Linear stores "
+      return subject(who) + " holds X W_q\xe1\xb5\x80: here the weights are (d_in, d_out) and y = X W. (nn.Linear stores "
              "its weight as (out, in) and computes x W\xe1\xb5\x80; do not mix the two conventions.)";
     case Mistake::KvHeadsTiled: {
       const int N = t.kvHeads > 0 ? t.kvHeads : t.heads;
@@ -491,7 +491,7 @@ std::string mistakeText(Mistake m, const Trace& t, const std::string& who, const
       return "your RoPE (" + who + ") turns the pairs (2i, 2i + 1); this exercise's convention (rotate-half, as Hugging Face "
              "Llama) pairs feature i with feature i + d_k/2 = i + " + std::to_string(t.dk / 2) + ".";
     case Mistake::RopeOnQueriesOnly:
-      return subject(who) + " use rotated queries but keys that were not rotated: rotate k as well, so that a query at t and "
+      return subject(who) + " uses rotated queries but keys that were not rotated: rotate k as well, so that a query at t and "
              "a key at j meet at the angle (t \xe2\x88\x92 j)\xc2\xb7\xce\xb8 whatever t is.";
     case Mistake::CacheNotKept:
       return "each decoding step attended only to its own token (" + who + "): step t must append k_t and v_t to the cache "
