@@ -46,12 +46,13 @@ trap 'kill -- -"$asan_build" 2>/dev/null || true' EXIT  # a failed Release suite
 
 # The Release build of the app (the window and the command line, what the GUI and CLI scripts
 # run; its man page and changelog, which the package test installs) and of the training tests
-# (the two that train full induction runs need an optimised build, below); the other test
-# binaries are built only with the sanitizers. The sanitizer build above takes what this one
+# (the two that train full induction runs need an optimised build, below) and of the practice
+# tests (every solution and mistake through Python; the sanitizers run a part of them); the other
+# test binaries are built only with the sanitizers. The sanitizer build above takes what this one
 # leaves of the cores (its configure steps, the march probe, its links).
-"$ROOT/scripts/setup.sh" mhascope mhascope_manpage mhascope_changelog mhascope_train_tests
+"$ROOT/scripts/setup.sh" mhascope mhascope_manpage mhascope_changelog mhascope_train_tests mhascope_practice_tests
 
-stage "Release build: the GUI and CLI scripts, the training tests, the package and docs checks"
+stage "Release build: the GUI and CLI scripts, the training and practice tests, the package and docs checks"
 # Tests labelled perf pin this machine's internals (page faults, the allocator, frame timings) and
 # are left out here: `ctest --test-dir build -L perf` runs them. So are the GoogleTest binaries
 # labelled core and app, not built here (CTest lists each as <binary>_NOT_BUILT; one built earlier
