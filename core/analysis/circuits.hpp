@@ -176,6 +176,12 @@ LowRank lowRank(RowMatrixD p, RowMatrixD q);
 double factoredNorm2(const RowMatrixD& leftGram, const RowMatrixD& m, const RowMatrixD& rightGram);
 // compose() of the factored matrices: the same three scores up to rounding.
 Composition composeLowRank(const LowRank& ovA, const LowRank& qkB, const LowRank& ovB);
+// A composition score from squared Frobenius norms: ||product||_F / (||x||_F ||y||_F), 0 when
+// x or y is zero.
+double compositionRatio(double product2, double x2, double y2);
+// A virtual head's d_k nonzero eigenvalues from its two small factors: those of (D_b U E C_a)(D_a C_b),
+// the cyclic turn of E C_a D_a C_b D_b U (both d_k x d_k).
+std::vector<std::complex<double>> virtualSpectrum(const RowMatrixD& dbUECa, const RowMatrixD& daCb);
 
 // The expected composition score of random heads of these shapes: W_q, W_k, W_v (d_k x d_model)
 // and W_o (d_model x d_k) with i.i.d. N(0, 1) entries (the scores do not depend on the scale),
