@@ -301,11 +301,11 @@ void drawComparePanel(UiContext& ctx) {
   // Each map's heading says its side, its layer of a model (nameSource) and head; the stage is the
   // Pipeline's, above the tabs.
   auto heading = [&ctx](const char* side, const Slice2D& s) {
-    std::string words = side;
-    if (const SelectionName source = nameSource(s.layer); !source.title.empty()) words += " · " + source.title;
-    if (s.head >= 0) words += " · head " + std::to_string(s.head);
-    ctx.probes.recordLabel(std::string("compare_heading_") + (side[0] == 'A' ? "a" : "b"), words);
-    return words;
+    std::string title = side;
+    if (const SelectionName source = nameSource(s.layer); !source.title.empty()) title += " · " + source.title;
+    if (s.head >= 0) title += " · head " + std::to_string(s.head);
+    ctx.probes.recordLabel(std::string("compare_heading_") + (side[0] == 'A' ? "a" : "b"), title);
+    return title;
   };
   column(0, "compare_a", heading("A", *sh.a), sideSpec(ctx, *sh.a, ta, range, ctx.state.shown.traceSerial),
          "compare_map_a");
