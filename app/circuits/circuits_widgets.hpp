@@ -1,4 +1,4 @@
-// What the Circuits views share (circuits_panel.cpp draws them): a section's title, a head's short
+// What the Circuits views share (defined in circuits_widgets.cpp): a section's title, a head's short
 // tag, one picture as a heatmap, the export popup of a picture and the rollout section — so the view
 // of every pair (a checkpoint, the Train mode) and the view around one head (a model folder,
 // model_circuits_panel.cpp) look and export alike.
