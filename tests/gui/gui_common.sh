@@ -20,7 +20,9 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 # one: a number another case's server has just given up may still answer on its abstract socket
 # while that server dies, so a client of the new one would reach the old one and then nothing
 # (seen as "Failed to open display :0" when cases ran side by side). The server is ready when it
-# answers.
+# answers and the display's lock file names its pid: two cases that draw the same number at once
+# both start a server, the second exits on the first one's lock, and until it has exited its case
+# would otherwise take the other case's server for its own and lose it when that case ends.
 xvfb_display=""
 for _ in $(seq 20); do
   d=$(( RANDOM % 900 + 100 ))
@@ -32,7 +34,8 @@ for _ in $(seq 20); do
     kill -0 "$xvfb_pid" 2>/dev/null || break
     sleep 0.05
   done
-  if kill -0 "$xvfb_pid" 2>/dev/null && xdpyinfo -display ":$d" > /dev/null 2>&1; then
+  if kill -0 "$xvfb_pid" 2>/dev/null && xdpyinfo -display ":$d" > /dev/null 2>&1 &&
+     [ "$(tr -d ' \n' < "/tmp/.X$d-lock" 2>/dev/null)" = "$xvfb_pid" ]; then
     xvfb_display=":$d"
     break
   fi
