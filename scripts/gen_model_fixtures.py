@@ -32,6 +32,7 @@ Folders written (each a model folder: config.json + weights):
   qwen2             q/k/v biases, tied embeddings
   mistral           sliding_window 4
   llama3_scaled     rope_theta 500000 with Llama 3's rope_scaling
+  llama_wide        head_dim 16 on d_model 32 with 4 heads: h d_k = 64 differs from d_model
 
 and reference/<folder>/ with, for each token sequence k:
   s{k}_tokens.npy  (T,) int64        the token ids
@@ -207,7 +208,7 @@ def rotate_half(x):
 
 def llama_forward(cfg, W, ids):
     d, h, N = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    eps, T, dk = cfg["rms_norm_eps"], len(ids), d // h
+    eps, T, dk = cfg["rms_norm_eps"], len(ids), cfg.get("head_dim") or d // h
     window = cfg.get("sliding_window") or 0
     bias = cfg["model_type"] == "qwen2"
     freqs = torch.arange(T).float()[:, None] * inv_freq_of(cfg, dk)[None, :]
@@ -273,17 +274,18 @@ def llama_weights(cfg, seed):
     g = torch.Generator().manual_seed(seed)
     d, V, F = cfg["hidden_size"], cfg["vocab_size"], cfg["intermediate_size"]
     h, N = cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    kv = N * (d // h)
+    dk = cfg.get("head_dim") or d // h
+    kv, hq = N * dk, h * dk
     W = {"model.embed_tokens.weight": rnd(g, V, d, scale=1.0)}
     for l in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{l}."
         W[p + "input_layernorm.weight"] = 1 + rnd(g, d, scale=0.1)
-        W[p + "self_attn.q_proj.weight"] = rnd(g, d, d, scale=0.35)
+        W[p + "self_attn.q_proj.weight"] = rnd(g, hq, d, scale=0.35)
         W[p + "self_attn.k_proj.weight"] = rnd(g, kv, d, scale=0.35)
         W[p + "self_attn.v_proj.weight"] = rnd(g, kv, d)
-        W[p + "self_attn.o_proj.weight"] = rnd(g, d, d)
+        W[p + "self_attn.o_proj.weight"] = rnd(g, d, hq)
         if cfg["model_type"] == "qwen2":
-            W[p + "self_attn.q_proj.bias"] = rnd(g, d, scale=0.3)
+            W[p + "self_attn.q_proj.bias"] = rnd(g, hq, scale=0.3)
             W[p + "self_attn.k_proj.bias"] = rnd(g, kv, scale=0.3)
             W[p + "self_attn.v_proj.bias"] = rnd(g, kv, scale=0.3)
         W[p + "post_attention_layernorm.weight"] = 1 + rnd(g, d, scale=0.1)
@@ -521,6 +523,11 @@ def main():
                           rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                                         "high_freq_factor": 4.0, "original_max_position_embeddings": 256})
     write_folder("llama3_scaled", scaled, llama_weights(scaled, seed=5), "F32", llama_forward)
+
+    # Heads wider than d_model / h, as Qwen3 and Gemma have them: 4 heads of 16 on d_model 32
+    # (q_proj 64 x 32, o_proj 32 x 64).
+    wide = llama_config("llama", head_dim=16)
+    write_folder("llama_wide", wide, llama_weights(wide, seed=6), "F32", llama_forward)
 
 
 if __name__ == "__main__":
