@@ -42,7 +42,8 @@ Mistral and wide-head configs), each step as the named transformers file compute
                MLP, plus q_norm and k_norm of size [head_dim] with (1 + w) on each head after the split, before
                RoPE; layer_types, else sliding_window_pattern n (layer i local unless (i + 1) % n = 0: five
                local, one global for n = 6); local layers rotate with base rope_local_base_freq, global ones
-               with rope_theta; both softcaps null by default (then not applied).
+               with rope_theta; final_logit_softcapping as Gemma 2's when set (null by default);
+               attn_logit_softcapping must be null: that file keeps it but never hands it to the attention.
   olmo2        modeling_olmo2.py: no norm before attention or the MLP; q_norm [h d_k] and k_norm [N d_k] over
                the whole projection, before the split (the statistics mix heads); post-norm blocks
                x + post_attention_layernorm(attn(x)), x + post_feedforward_layernorm(mlp(x)); untied.
@@ -361,7 +362,9 @@ def family_forward(cfg, W, ids):
     # Gemma's RMSNorm keeps a zero-centred gain: x / rms(x) * (1 + w), computed in float32.
     norm = lambda x, name: rms_norm(x, 1.0 + W[name] if gemma else W[name], eps)
     scale = cfg["query_pre_attn_scalar"] ** -0.5 if gemma else dk ** -0.5  # Gemma: not d_k's
-    softcap = cfg.get("attn_logit_softcapping") if gemma else None
+    # modeling_gemma3.py keeps attn_logit_softcapping but never hands it to the attention: refused, not guessed.
+    assert t != "gemma3_text" or cfg.get("attn_logit_softcapping") is None
+    softcap = cfg.get("attn_logit_softcapping") if t == "gemma2" else None
     act = (lambda z: torch.nn.functional.gelu(z, approximate="tanh")) if gemma else torch.nn.functional.silu
     x = W["model.embed_tokens.weight"][ids]
     if gemma:  # sqrt(d_model) as a tensor of the embedding's dtype, as Gemma multiplies it
@@ -644,7 +647,7 @@ def naive_forward(cfg, W, ids):
                         x1, x2 = M[pos, :, i].copy(), M[pos, :, i + dk // 2].copy()
                         M[pos, :, i], M[pos, :, i + dk // 2] = x1 * c - x2 * s, x2 * c + x1 * s
         scale = cfg["query_pre_attn_scalar"] ** -0.5 if gemma else dk ** -0.5
-        cap = cfg.get("attn_logit_softcapping") if gemma else None
+        cap = cfg.get("attn_logit_softcapping") if t == "gemma2" else None
         A, O = np.zeros((h, T, T)), np.zeros((T, h, dk))
         for head in range(h):
             g = head // (h // N)
