@@ -393,7 +393,8 @@ def family_forward(cfg, W, ids):
         if gemma or t == "olmo2":
             o = norm(o, P + "post_attention_layernorm.weight")
         x = x + o
-        m = x if t == "olmo2" else norm(x, P + ("pre_feedforward_layernorm.weight" if gemma else "post_attention_layernorm.weight"))
+        # The MLP's input: Gemma's pre_feedforward_layernorm, Llama's post_attention_layernorm, none in OLMo 2.
+        m = x if t == "olmo2" else norm(x, P + ("pre_feedforward" if gemma else "post_attention") + "_layernorm.weight")
         if t == "phi3":  # gate_up_proj rows [gate: F | up: F]
             gate, up = (m @ W[P + "mlp.gate_up_proj.weight"].T).chunk(2, dim=-1)
         else:
@@ -481,8 +482,8 @@ def family_weights(cfg, seed):
     W = {"model.embed_tokens.weight": rnd(g, V, d, scale=1.0)}
     for l in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{l}."
-        norms = {"olmo2": ["post_attention_layernorm", "post_feedforward_layernorm"]}.get(
-            t, ["input_layernorm", "post_attention_layernorm"] + (["pre_feedforward_layernorm", "post_feedforward_layernorm"] if gemma else []))
+        norms = ["post_attention_layernorm", "post_feedforward_layernorm"] if t == "olmo2" else \
+            ["input_layernorm", "post_attention_layernorm"] + (["pre_feedforward_layernorm", "post_feedforward_layernorm"] * gemma)
         for n in norms:
             W[p + n + ".weight"] = gain(d)
         q, k, v = rnd(g, h * dk, d, scale=0.35), rnd(g, N * dk, d, scale=0.35), rnd(g, N * dk, d)
@@ -582,8 +583,8 @@ def family_configs():
                  head_dim=16, hidden_act="silu", num_hidden_layers=3, rms_norm_eps=1e-6, rope_scaling=None,
                  rope_theta=1000000.0, tie_word_embeddings=True, use_sliding_window=True, sliding_window=4,
                  max_window_layers=2, layer_types=["full_attention", "full_attention", "sliding_attention"])
-    # Gemma 2 27B's relation query_pre_attn_scalar = d_model / h (≠ head_dim); caps that bend the larger of these scores
-    # (|s| up to ~2.3 c) and logits (up to ~2 c) without flattening the rest.
+    # Gemma 2 27B's relation query_pre_attn_scalar = d_model / h (≠ head_dim); caps that bend the larger of
+    # these scores (|s| up to ~2.3 c) and logits (up to ~2 c) without flattening the rest.
     gemma2 = dict(base, architectures=["Gemma2ForCausalLM"], model_type="gemma2", attn_logit_softcapping=10.0,
                   bos_token_id=2, cache_implementation="hybrid", eos_token_id=1, final_logit_softcapping=20.0,
                   head_dim=16, hidden_act="gelu_pytorch_tanh", hidden_activation="gelu_pytorch_tanh",
@@ -660,7 +661,7 @@ def naive_forward(cfg, W, ids):
                 O[i, head] = sum(A[head, i, j] * V[j, g] for j in js)
         o = O.reshape(T, h * dk) @ f(P + "self_attn.o_proj.weight").T
         x = x + (rms(o, P + "post_attention_layernorm.weight") if gemma or t == "olmo2" else o)
-        m = x if t == "olmo2" else rms(x, P + ("pre_feedforward_layernorm.weight" if gemma else "post_attention_layernorm.weight"))
+        m = x if t == "olmo2" else rms(x, P + ("pre_feedforward" if gemma else "post_attention") + "_layernorm.weight")
         if t == "phi3":
             wgu = f(P + "mlp.gate_up_proj.weight")
             wg, wu = wgu[:len(wgu) // 2], wgu[len(wgu) // 2:]
