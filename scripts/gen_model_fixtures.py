@@ -48,9 +48,9 @@ Mistral and wide-head configs), each step as the named transformers file compute
                the whole projection, before the split (the statistics mix heads); post-norm blocks
                x + post_attention_layernorm(attn(x)), x + post_feedforward_layernorm(mlp(x)); untied.
   phi3         modeling_phi3.py: qkv_proj (h d_k + 2 N d_k, d_model) with rows [q | k | v]; gate_up_proj
-               (2 F, d_model) with rows [gate | up], down(up silu(gate)); otherwise the Llama decoder. Its
-               sliding_window is 2047 as Phi-3-mini-4k's, longer than every sequence here: current code masks
-               with it and older eager code did not, so a shorter one would tie the reference to a version.
+               (2 F, d_model) with rows [gate | up], down(up silu(gate)); otherwise the Llama decoder, with
+               the window sliding_window on every layer when set. The fixture's is 2047, as Phi-3-mini-4k's:
+               longer than every sequence here, as not every transformers version masks eager attention with it.
   smollm3      modeling_smollm3.py: the Llama decoder, but layer i rotates q and k only where
                no_rope_layers[i] = 1 (configuration_smollm3.py's default: every no_rope_layer_interval-th
                layer has no positions); tied by default.
