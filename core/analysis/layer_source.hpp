@@ -23,7 +23,8 @@ struct SourceShape {
   int kvHeads = 0;  // N (= h without grouped K/V heads)
   int dModel = 0;   // d_model
   int vocab = 0;    // V
-  int dk() const { return heads > 0 ? dModel / heads : 0; }
+  int headDim = 0;  // d_k when the model sets it (Qwen3, Gemma); 0: d_model / h
+  int dk() const { return headDim > 0 ? headDim : (heads > 0 ? dModel / heads : 0); }
   int group() const { return kvHeads > 0 ? heads / kvHeads : 1; }  // query head i reads K/V head i / group
 };
 

@@ -33,10 +33,10 @@ struct Sizes {
 
 // The new token t's attention for batch item b, every query head: one row of scores against the
 // t + 1 cached keys, the scale, ALiBi's bias, the mask (causal is implied: only keys 0..t exist;
-// the window, sinks and key padding), the softmax and the weighted sum into concat (1, d_model).
+// the window, sinks and key padding), the softmax and the weighted sum into concat (1, h·d_k).
 void attendToken(const Sizes& z, const AttentionOptions& opt, float factor, const std::vector<float>& slopes,
                  std::int64_t b, std::int64_t t, const float* q /*(h, d_k)*/, const Tensor& kCache,
-                 const Tensor& vCache, float* concat /*(d_model)*/, float* weights /*(h, t + 1)*/) {
+                 const Tensor& vCache, float* concat /*(h·d_k)*/, float* weights /*(h, t + 1)*/) {
   std::vector<float> row(static_cast<std::size_t>(t + 1));
   for (int i = 0; i < z.h; ++i) {
     const std::int64_t g = i / (z.h / z.N);
@@ -74,7 +74,7 @@ void attendToken(const Sizes& z, const AttentionOptions& opt, float factor, cons
 }
 
 Sizes sizesOf(const AttentionInputs& in, const AttentionOptions& opt) {
-  return {in.query.dim(0), in.query.dim(1), in.query.dim(2), in.query.dim(2) / opt.heads, opt.heads, kvHeadsOf(opt)};
+  return {in.query.dim(0), in.query.dim(1), in.query.dim(2), headDimOf(opt, in.query.dim(2)), opt.heads, kvHeadsOf(opt)};
 }
 
 // K and V cached after `tokens` tokens: 2 * B * N * tokens * d_k floats.
@@ -140,7 +140,7 @@ Result<DecodeSession> startDecode(const AttentionInputs& in, const MhaWeights& w
                     session.lastWeights.ptr() + (b * z.h + i) * prefill);
       }
     }
-    const double full = countFlops(z.B, prefill, prefill, z.d, z.h, z.N).total();
+    const double full = countFlops(z.B, prefill, prefill, z.d, z.h, z.N, z.dk).total();
     r.steps.push_back({0, prefill, cacheBytes(z, prefill), full, full});
     session.length = prefill;
     return session;
@@ -159,11 +159,11 @@ Status decodeNext(DecodeSession& s, const AttentionInputs& in, const MhaWeights&
   const std::int64_t tok = s.length;
   if (tok >= z.T) return makeError("every token is decoded already (T = " + std::to_string(z.T) + ")");
   try {
-    const float factor = scaleFactorFor(opt.scale, z.d, z.h);
+    const float factor = scaleFactorFor(opt.scale, z.d, z.dk);
     const std::vector<float> slopes = alibiSlopes(z.h);
-    const std::int64_t kvWidth = z.N * z.dk;
-    std::vector<float> q(static_cast<std::size_t>(z.d)), kRow(static_cast<std::size_t>(kvWidth)),
-        vRow(static_cast<std::size_t>(kvWidth)), concat(static_cast<std::size_t>(z.d));
+    const std::int64_t kvWidth = z.N * z.dk, qWidth = z.h * z.dk;
+    std::vector<float> q(static_cast<std::size_t>(qWidth)), kRow(static_cast<std::size_t>(kvWidth)),
+        vRow(static_cast<std::size_t>(kvWidth)), concat(static_cast<std::size_t>(qWidth));
     Tensor weights({z.B, z.h, tok + 1}, {"B", "h", "T_k"});
     for (std::int64_t b = 0; b < z.B; ++b) {
       const float* x = in.query.ptr() + (b * z.T + tok) * z.d;
@@ -188,11 +188,12 @@ Status decodeNext(DecodeSession& s, const AttentionInputs& in, const MhaWeights&
     }
     // Sizes as doubles for the FLOP count.
     const double fB = static_cast<double>(z.B), fN = z.N, fDk = static_cast<double>(z.dk), fD = static_cast<double>(z.d);
-    const double ctx = static_cast<double>(tok + 1);
-    // Q and W_o (d_model x d_model), K and V (d_model x N*d_k) for one token, then q . k and a v over
+    const double ctx = static_cast<double>(tok + 1), fHq = static_cast<double>(qWidth);
+    // W_q and W_o (d_model x h*d_k), K and V (d_model x N*d_k) for one token, then q . k and a v over
     // the t + 1 cached positions in every query head.
-    const double stepFlops = 2.0 * fB * (2.0 * fD * fD + 2.0 * fD * fN * fDk) + 2.0 * fB * 2.0 * z.h * ctx * fDk;
-    r.steps.push_back({tok, 1, cacheBytes(z, tok + 1), stepFlops, countFlops(z.B, tok + 1, tok + 1, z.d, z.h, z.N).total()});
+    const double stepFlops = 2.0 * fB * (2.0 * fD * fHq + 2.0 * fD * fN * fDk) + 2.0 * fB * 2.0 * z.h * ctx * fDk;
+    r.steps.push_back({tok, 1, cacheBytes(z, tok + 1), stepFlops,
+                       countFlops(z.B, tok + 1, tok + 1, z.d, z.h, z.N, z.dk).total()});
     s.lastWeights = std::move(weights);
     s.length = tok + 1;
     return Ok{};

@@ -259,12 +259,12 @@ Status Engine::run(const AttentionInputs& in, const MhaWeights& w, std::shared_p
   if (auto s = validate(in, w, opt); !s) return s;
   const auto B = in.query.dim(0), Tq = in.query.dim(1), Tk = in.key.dim(1), d = in.query.dim(2);
   const int h = opt.heads, N = kvHeadsOf(opt);
-  const std::int64_t dk = d / h;
+  const std::int64_t dk = headDimOf(opt, d), hq = h * dk;  // hq: concat's width, d_model unless d_k is set
   const std::uint64_t generation = trace.generation;
   try {
     Trace t = std::move(trace);  // reuse the old buffers: no reallocation when shapes are unchanged
     const bool all = opt.recordEveryStage;
-    const int threads = threadsWorthStarting(opt.threads, countFlops(B, Tq, Tk, d, h, N).total());
+    const int threads = threadsWorthStarting(opt.threads, countFlops(B, Tq, Tk, d, h, N, dk).total());
     shapeStages(t, in, opt, all, threads);
     auto T = [&t](StageId id) -> Tensor& { return t.tensor(id); };
 
@@ -275,9 +275,9 @@ Status Engine::run(const AttentionInputs& in, const MhaWeights& w, std::shared_p
       return [&x, &dst = T(id)](std::int64_t r0, std::int64_t n) { copyInputRows(x, r0, n, dst); };
     };
     kernels::Scratch::PackedWeights& packed = scratch_.packedWeights;
-    // The packed copies are of four (d_model, d_model) matrices: with N K/V heads none is kept and
-    // each block packs what it reads.
-    kernels::packWeights(packed, N == h ? keep : nullptr, {w.wq.data(), w.wk.data(), w.wv.data(), w.wo.data()}, d,
+    // The packed copies are of four (d_model, d_model) matrices: with N K/V heads, or heads not
+    // d_model / h wide, none is kept and each block packs what it reads.
+    kernels::packWeights(packed, N == h && hq == d ? keep : nullptr, {w.wq.data(), w.wk.data(), w.wv.data(), w.wo.data()}, d,
                          threads);
     projectAll({{&in.query, &w.wq, &w.bq, &T(StageId::QProj), recordInput(in.query, StageId::Query, true),
                  splitInto(T(StageId::QProj), h, T(StageId::QHeads)), packed.matrix(0)},
@@ -308,7 +308,7 @@ Status Engine::run(const AttentionInputs& in, const MhaWeights& w, std::shared_p
     // scratch: written over below.
     const BlockedRows blocked = blockedRows(opt, B, Tq, Tk, t.blocked);
     t.fullyMasked = blocked.fullyMaskedRows();
-    const float factor = scaleFactorFor(opt.scale, d, h);
+    const float factor = scaleFactorFor(opt.scale, d, dk);
     Tensor &wt = T(StageId::Weights), &st = T(StageId::Scores);
     const std::int64_t rows = queryBlockRows({{wt.ptr(), wt.numel()}, {st.ptr(), all ? st.numel() : 0}});
     attendAll(B * h, Tq, rows, threads, [&](std::int64_t bh) {
@@ -325,9 +325,9 @@ Status Engine::run(const AttentionInputs& in, const MhaWeights& w, std::shared_p
       c.v = T(StageId::VHeads).ptr() + kv * Tk * dk;
       c.scores = all ? st.ptr() + bh * Tq * Tk : nullptr;
       c.weights = wt.ptr() + bh * Tq * Tk;
-      // head_outputs' (T_q, d_k) rows, or head i's columns of concat (row stride d_model)
-      c.out = all ? T(StageId::HeadOutputs).ptr() + bh * Tq * dk : T(StageId::Concat).ptr() + c.b * Tq * d + c.head * dk;
-      c.outStride = all ? dk : d;
+      // head_outputs' (T_q, d_k) rows, or head i's columns of concat (row stride h·d_k)
+      c.out = all ? T(StageId::HeadOutputs).ptr() + bh * Tq * dk : T(StageId::Concat).ptr() + c.b * Tq * hq + c.head * dk;
+      c.outStride = all ? dk : hq;
       c.factor = factor;
       c.mask = &blocked;
       c.scoresOverride = opt.scoresOverride ? &*opt.scoresOverride : nullptr;
@@ -404,15 +404,15 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
   if (head < 0 || head >= h) {
     return makeError("head " + std::to_string(head) + " is out of range (valid 0.." + std::to_string(h - 1) + ")");
   }
-  const std::int64_t dk = d / h;
+  const std::int64_t dk = headDimOf(opt, d);
   const int N = kvHeadsOf(opt);
   try {
-    const FlopCount flops = countFlops(B, Tq, Tk, d, h, N);
+    const FlopCount flops = countFlops(B, Tq, Tk, d, h, N, dk);
     const int threads =
         threadsWorthStarting(opt.threads, flops.projections / 2 + flops.attention / (2.0 * h * static_cast<double>(B)));
     // Q and K of every head, as forward() projects and splits them (the same row blocks).
     Tensor qProj, kProj, qHeads, kHeads;
-    shapeStage(qProj, {B, Tq, d}, {"B", "T_q", "d_model"});
+    shapeStage(qProj, {B, Tq, h * dk}, {"B", "T_q", "d_model"});
     shapeStage(kProj, {B, Tk, N * dk}, {"B", "T_k", "d_model"});
     shapeStage(qHeads, {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
     shapeStage(kHeads, {B, N, Tk, dk}, {"B", "N", "T_k", "d_k"});
@@ -425,7 +425,7 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
     }
     std::vector<std::uint8_t> flags;
     const BlockedRows blocked = blockedRows(opt, B, Tq, Tk, flags);
-    const float factor = scaleFactorFor(opt.scale, d, h);
+    const float factor = scaleFactorFor(opt.scale, d, dk);
 
     // A trace of this one head: every stage empty but the table `stage` reads.
     const bool weightsOnly = stage == StageId::Weights;

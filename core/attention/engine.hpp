@@ -22,9 +22,9 @@ inline constexpr std::uint64_t kDefaultMemoryBudget = 512ull << 20;  // 512 MiB
 // Seeded initialisation, identical on every machine (own integer RNG, no std distributions):
 // W ~ U(-sqrt(3/d_model), +sqrt(3/d_model)) (Xavier-uniform for a square matrix); biases, when
 // enabled, ~ U(-0.1, 0.1) so their effect is visible (PyTorch starts them at zero).
-// kvWidth: the columns of W_k and W_v, N·d_k (0: d_model, multi-head attention; the same numbers
-// as before grouped K/V heads existed).
-MhaWeights initWeights(int dModel, bool bias, std::uint64_t seed, int kvWidth = 0);
+// qWidth: the columns of W_q and rows of W_o, h·d_k (0: d_model); kvWidth: the columns of W_k and
+// W_v, N·d_k (0: as W_q's, multi-head attention). With both 0 every matrix is (d_model, d_model).
+MhaWeights initWeights(int dModel, bool bias, std::uint64_t seed, int kvWidth = 0, int qWidth = 0);
 
 struct AttentionInputs {
   Tensor query;  // (B, T_q, d_model)
@@ -40,6 +40,9 @@ struct AttentionOptions {
   // N K/V heads (grouped-query attention; N = 1: multi-query), N divides h; 0: N = h. Query head i
   // reads K/V head i // (h/N).
   int kvHeads = 0;
+  // d_k, every head's width (0: d_model / h). A model may make its heads wider or narrower than
+  // d_model / h (Qwen3, Gemma): W_q is then (d_model, h·d_k), W_o (h·d_k, d_model).
+  int headDim = 0;
   ScaleKind scale = ScaleKind::SqrtDk;
   AttnPositions positions = AttnPositions::None;  // RoPE on q and k, or ALiBi's bias on the scores
   float ropeBase = 10000.0f;                      // inv_freq_i = base^(-2i/d_k)
@@ -75,7 +78,7 @@ struct AttentionOptions {
 // Bytes the recorded trace takes for these sizes (all 16 stages, the lazy scaled and masked scores
 // taking none, + mask bookkeeping).
 double estimateTraceBytes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel,
-                          std::int64_t heads);
+                          std::int64_t heads, std::int64_t headDim = 0);
 // "1.5 GiB"
 std::string formatBytes(double bytes);
 
@@ -91,6 +94,8 @@ struct MemoryUse {
   bool firstHead = false;      // the window's first picture of a big job: one head alone (attentionHead)
   // The variants' stages: rotated q and k (RoPE), the ALiBi bias (h, T_q, T_k), the window mask.
   bool rotary = false, positionBias = false, windowMask = false;
+  // d_k when the options set it (heads wider or narrower than d_model / h); 0: d_model / h.
+  std::int64_t headDim = 0;
   // The window: the shown trace and the one being computed (app/compute_worker.hpp frees a
   // replaced large trace; the lessons that compare two forwards refuse traces over 64 MiB);
   // the worker's model and the lessons' model.
@@ -127,6 +132,10 @@ Status validateSizes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::
 
 // N as the options give it (kvHeads, or h when 0).
 inline int kvHeadsOf(const AttentionOptions& opt) { return opt.kvHeads > 0 ? opt.kvHeads : opt.heads; }
+// d_k as the options give it (headDim, or d_model / h when 0).
+inline std::int64_t headDimOf(const AttentionOptions& opt, std::int64_t dModel) {
+  return opt.headDim > 0 ? opt.headDim : (opt.heads > 0 ? dModel / opt.heads : 0);
+}
 // The variants' rules, one line each when broken: N divides h, RoPE needs an even d_k and a
 // positive base, W >= 1 when set, S >= 0, sinks only with a window. Sizes are validateSizes'.
 Status validateVariants(std::int64_t dModel, const AttentionOptions& opt);
@@ -181,7 +190,7 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
 // The rules forward() applies to the scores, shared with the lessons' per-head loop
 // (core/attention/score_rules.cpp) so that there is one copy of each.
 // S' = S * factor: 1/sqrt(d_k) (the default), 1/sqrt(d_model) or 1.
-float scaleFactorFor(ScaleKind kind, std::int64_t dModel, int heads);
+float scaleFactorFor(ScaleKind kind, std::int64_t dModel, std::int64_t dk);
 // blocked[(b * T_q + q) * T_k + k] = 1 where key k is hidden from query q: the causal rule
 // (k > q), the key padding mask and the attention mask, both in PyTorch's bool polarity
 // (nonzero = blocked). rowAny[b * T_q + q]: 0 none blocked, 1 some, 2 every key blocked.
@@ -212,10 +221,10 @@ void rotatePositions(float* x /*(T, d_k)*/, std::int64_t T, std::int64_t dk, std
 void overrideScores(const Tensor& o /*(h,T_q,T_k) or (B,h,T_q,T_k)*/, std::int64_t b, int head, float* scores,
                     std::int64_t Tq, std::int64_t Tk, std::int64_t q0, std::int64_t nq);
 
-// FLOPs of one forward: layerCounts(d_model, h, N).flops(B, T_q, T_k) (attention/layer_counts.hpp).
-// kvHeads N (0: h) narrows the K and V projections to N·d_k outputs.
+// FLOPs of one forward: layerCounts(d_model, h, N, d_k).flops(B, T_q, T_k) (attention/layer_counts.hpp).
+// kvHeads N (0: h) narrows the K and V projections to N·d_k outputs; dk 0 is d_model / h.
 FlopCount countFlops(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel, std::int64_t heads,
-                     std::int64_t kvHeads = 0);
+                     std::int64_t kvHeads = 0, std::int64_t dk = 0);
 
 // Non-finite cells (NaN, +inf; and -inf outside blocked cells) a forward produced, per stage in
 // pipeline order. Finite inputs and weights can still overflow float (e.g. inputs of 1e20: the

@@ -16,12 +16,20 @@ namespace mhascope {
 // [SECTION] validation and estimates
 // ---------------------------------------------------------------------------------------------
 
+namespace {
+// h·d_k, the width of the query heads side by side (d_model unless the heads are set wider or
+// narrower); K and V are counted as wide (N·d_k is at most that).
+double headsWidth(std::int64_t dModel, std::int64_t heads, std::int64_t headDim) {
+  return headDim > 0 ? static_cast<double>(heads) * static_cast<double>(headDim) : static_cast<double>(dModel);
+}
+}  // namespace
+
 double estimateTraceBytes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel,
-                          std::int64_t heads) {
+                          std::int64_t heads, std::int64_t headDim) {
   const double b = static_cast<double>(batch), q = static_cast<double>(tq), k = static_cast<double>(tk),
-               d = static_cast<double>(dModel), h = static_cast<double>(heads);
-  const double qSide = b * q * d;   // query, q_proj, q_heads, head_outputs, concat, output
-  const double kvSide = b * k * d;  // key, value, k_proj, v_proj, k_heads, v_heads
+               d = static_cast<double>(dModel), h = static_cast<double>(heads), hq = headsWidth(dModel, heads, headDim);
+  const double qSide = b * q * (2 * d + 4 * hq);   // query, output; q_proj, q_heads, head_outputs, concat
+  const double kvSide = b * k * (2 * d + 4 * hq);  // key, value; k_proj, v_proj, k_heads, v_heads
   // scores and weights; scaled_scores and masked_scores are derived from the scores when read
   // (Trace::isLazy) and hold no table
   const double scoreLike = b * h * q * k;
@@ -29,18 +37,19 @@ double estimateTraceBytes(std::int64_t batch, std::int64_t tq, std::int64_t tk, 
   // model (the window's, counted with the model), and then the trace's engine holds them packed for
   // the head kernels instead (kernels::Scratch: whole 64-column strips, so d_model rounded up to 64
   // columns). The larger of the two. Each trace is counted with its engine's working copies.
-  const double stripColumns = std::ceil(d / 64.0) * 64.0;
-  const double recordedWeights = 4 * stripColumns * d + 4 * d;
+  const auto strip = [](double c) { return std::ceil(c / 64.0) * 64.0; };
+  const double recordedWeights = 3 * strip(hq) * d + strip(d) * hq + 3 * hq + d;
   // The keys transposed for the scores kernel (kernels::Scratch): k_heads with T_k rounded up to 64.
-  const double packedKeys = b * std::ceil(k / 64.0) * 64.0 * d;
-  const double floats = 6 * qSide + 6 * kvSide + 2 * scoreLike + recordedWeights + packedKeys;
+  const double packedKeys = b * std::ceil(k / 64.0) * 64.0 * hq;
+  const double floats = qSide + kvSide + 2 * scoreLike + recordedWeights + packedKeys;
   return floats * 4.0 + b * q * k /* blocked flags */;
 }
 
 MemoryEstimate estimateMemory(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel,
                               std::int64_t heads, const MemoryUse& use) {
   const double b = static_cast<double>(batch), q = static_cast<double>(tq), k = static_cast<double>(tk),
-               d = static_cast<double>(dModel), h = static_cast<double>(heads);
+               d = static_cast<double>(dModel), h = static_cast<double>(heads),
+               hq = headsWidth(dModel, heads, use.headDim);
   // A token label is a std::string (32 bytes, longer words on the heap): 40 bytes each.
   const double labels = 40.0 * b * (q + k);
   MemoryEstimate e;
@@ -50,16 +59,16 @@ MemoryEstimate estimateMemory(std::int64_t batch, std::int64_t tq, std::int64_t 
   // the key padding mask (B, T_k) and attention mask (T_q, T_k) are floats.
   e.inputs = 4.0 * (b * q * d + 2 * b * k * d + b * k + q * k) + labels;
   if (use.scoreOverride) e.inputs += 4.0 * b * h * q * k;
-  e.weights = 4.0 * (4 * d * d + 4 * d);
-  e.trace = estimateTraceBytes(batch, tq, tk, dModel, heads) + labels + b * q /* fully masked flags */;
+  e.weights = 4.0 * (4 * d * hq + 3 * hq + d);  // W_q, W_k, W_v (d_model, h·d_k), W_o (h·d_k, d_model), biases
+  e.trace = estimateTraceBytes(batch, tq, tk, dModel, heads, use.headDim) + labels + b * q /* fully masked flags */;
   if (use.weightsFile) e.files += 2 * e.weights;  // state_dict copy + its encoded bytes
   // The largest stage's file bytes, and a lazy stage's table made for its file (run --dump).
-  if (use.stageFile) e.files += 4.0 * std::max(b * h * q * k, b * std::max(q, k) * d) + 4.0 * b * h * q * k;
+  if (use.stageFile) e.files += 4.0 * std::max(b * h * q * k, b * std::max(q, k) * std::max(d, hq)) + 4.0 * b * h * q * k;
   // The variants' stages: rotated q and k, ALiBi's bias (h, T_q, T_k), the window mask (T_q, T_k).
-  if (use.rotary) e.trace += 4.0 * (b * q * d + b * k * d);
+  if (use.rotary) e.trace += 4.0 * (b * q * hq + b * k * hq);
   if (use.positionBias) e.trace += 4.0 * h * q * k;
   if (use.windowMask) e.trace += 4.0 * q * k;
-  if (use.firstHead) e.firstHead = 5.0 * q * k + labels / b + b * q * k + 4.0 * 4.0 * (b * q * d + b * k * d);
+  if (use.firstHead) e.firstHead = 5.0 * q * k + labels / b + b * q * k + 4.0 * 4.0 * (b * q * hq + b * k * hq);
   if (use.exportSlices > 0) {
     // The largest slice is max(T_q, T_k) x max(T_q, T_k, d_model) cells. A picture is at most
     // 8000 px a side (cells up to 56 px): its RGB surface, plus about 64 bytes a cell of paths and
@@ -136,11 +145,15 @@ Status validateSizes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::
                        std::to_string(kMaxDim));
     }
   }
-  if (heads > dModel) {
+  if (use.headDim < 0 || use.headDim > kMaxDim) {
+    return makeError("d_k must be at least 1 and at most " + std::to_string(kMaxDim) + ", got " +
+                     std::to_string(use.headDim));
+  }
+  if (use.headDim == 0 && heads > dModel) {
     return makeError("heads (" + std::to_string(heads) + ") cannot exceed d_model (" + std::to_string(dModel) +
                      "): each head needs d_k = d_model / h >= 1");
   }
-  if (dModel % heads != 0) {
+  if (use.headDim == 0 && dModel % heads != 0) {
     const auto near = nearestValidHeads(static_cast<int>(dModel), static_cast<int>(heads));
     return makeError("d_model (" + std::to_string(dModel) + ") must be divisible by heads (" + std::to_string(heads) +
                      ") so every head gets d_k = d_model / h columns; nearest valid heads: " + joinInts(near));
@@ -149,8 +162,9 @@ Status validateSizes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::
   if (need.total() > static_cast<double>(memoryBudgetBytes)) {
     return makeError("this configuration needs about " + formatBytes(need.total()) + " (" + need.describe() +
                      "; B*h*T_q*T_k = " + std::to_string(batch) + "*" + std::to_string(heads) + "*" +
-                     std::to_string(tq) + "*" + std::to_string(tk) + " scores, 2 tables per trace; 4*d_model^2 = 4*" +
-                     std::to_string(dModel) + "^2 weights), more than the memory budget of " +
+                     std::to_string(tq) + "*" + std::to_string(tk) + " scores, 2 tables per trace; 4*d_model*h*d_k = 4*" +
+                     std::to_string(dModel) + "*" + std::to_string(heads * (use.headDim > 0 ? use.headDim : dModel / heads)) +
+                     " weights), more than the memory budget of " +
                      formatBytes(static_cast<double>(memoryBudgetBytes)) +
                      "; use fewer tokens, heads or a smaller d_model, or raise the budget (--memory-budget MiB)");
   }
@@ -168,19 +182,21 @@ Status validateVariants(std::int64_t dModel, const AttentionOptions& opt) {
     return makeError("kv heads (N = " + std::to_string(n) + ") must divide heads (h = " + std::to_string(h) +
                      ") so every K/V head serves h/N query heads; valid N: " + joinInts(valid));
   }
-  const std::int64_t dk = dModel / h;
+  if (opt.headDim < 0) return makeError("d_k must be at least 1, got " + std::to_string(opt.headDim));
+  const std::int64_t dk = headDimOf(opt, dModel);
+  // How d_k came about, for the messages below.
+  const std::string dkIs = opt.headDim > 0 ? "d_k = " + std::to_string(dk)
+                                           : "d_k = d_model / h = " + std::to_string(dModel) + " / " + std::to_string(h) +
+                                                 " = " + std::to_string(dk);
   if (opt.positions == AttnPositions::Rope) {
-    if (dk % 2 != 0) {
-      return makeError("RoPE turns pairs of features, so d_k must be even; d_k = d_model / h = " +
-                       std::to_string(dModel) + " / " + std::to_string(h) + " = " + std::to_string(dk));
-    }
+    if (dk % 2 != 0) return makeError("RoPE turns pairs of features, so d_k must be even; " + dkIs);
     if (!(opt.ropeBase > 0.0f) || !std::isfinite(opt.ropeBase)) {
       return makeError("the RoPE base must be a positive finite number, got " + std::to_string(opt.ropeBase));
     }
     const auto given = static_cast<std::int64_t>(opt.ropeInvFreq.size());
     if (given > 0 && given != dk / 2) {
       return makeError("RoPE frequencies: " + std::to_string(given) + " given, but d_k/2 = " + std::to_string(dk / 2) +
-                       " pairs turn (d_k = d_model / h = " + std::to_string(dModel) + " / " + std::to_string(h) + ")");
+                       " pairs turn (" + dkIs + ")");
     }
     for (std::size_t i = 0; i < opt.ropeInvFreq.size(); ++i) {
       if (!std::isfinite(opt.ropeInvFreq[i])) {
@@ -205,6 +221,7 @@ MemoryUse withVariants(MemoryUse use, const AttentionOptions& opt) {
   use.rotary = use.rotary || opt.positions == AttnPositions::Rope;
   use.positionBias = use.positionBias || opt.positions == AttnPositions::Alibi;
   use.windowMask = use.windowMask || opt.window > 0;
+  if (opt.headDim > 0) use.headDim = opt.headDim;
   return use;
 }
 
@@ -224,7 +241,7 @@ Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionO
   if (auto s = check3(in.value, "value"); !s) return s;
   const auto B = in.query.dim(0), Tq = in.query.dim(1), d = in.query.dim(2);
   const auto Tk = in.key.dim(1);
-  MemoryUse use = withVariants({}, opt);
+  MemoryUse use = withVariants({}, opt);  // (with d_k, which validateSizes reads)
   use.scoreOverride = opt.scoresOverride.has_value();
   if (auto s = validateSizes(B, Tq, Tk, d, opt.heads, opt.memoryBudgetBytes, use); !s) return s;
   if (auto s = validateVariants(d, opt); !s) return s;
@@ -244,10 +261,17 @@ Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionO
     return makeError("the weights are for d_model = " + std::to_string(w.dModel) + " but the input has d_model = " +
                      std::to_string(d));
   }
-  for (const RowMatrix* m : {&w.wq, &w.wo}) {
-    if (m->rows() != d || m->cols() != d) return makeError("W_q or W_o is not (d_model, d_model)");
+  const std::int64_t dk = headDimOf(opt, d), qWidth = opt.heads * dk;
+  if (w.wq.rows() != d || w.wq.cols() != qWidth) {
+    return makeError("W_q must be (d_model, h*d_k) = (" + std::to_string(d) + ", " + std::to_string(qWidth) + ") for h = " +
+                     std::to_string(opt.heads) + " heads of d_k = " + std::to_string(dk) + ", got (" +
+                     std::to_string(w.wq.rows()) + ", " + std::to_string(w.wq.cols()) + ")");
   }
-  const std::int64_t kvWidth = static_cast<std::int64_t>(kvHeadsOf(opt)) * (d / opt.heads);
+  if (w.wo.rows() != qWidth || w.wo.cols() != d) {
+    return makeError("W_o must be (h*d_k, d_model) = (" + std::to_string(qWidth) + ", " + std::to_string(d) +
+                     "), got (" + std::to_string(w.wo.rows()) + ", " + std::to_string(w.wo.cols()) + ")");
+  }
+  const std::int64_t kvWidth = static_cast<std::int64_t>(kvHeadsOf(opt)) * dk;
   for (const RowMatrix* m : {&w.wk, &w.wv}) {
     if (m->rows() != d || m->cols() != kvWidth) {
       return makeError("W_k and W_v must be (d_model, N*d_k) = (" + std::to_string(d) + ", " + std::to_string(kvWidth) +
@@ -255,9 +279,8 @@ Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionO
                        ", " + std::to_string(m->cols()) + ")");
     }
   }
-  for (const RowVector* b : {&w.bq, &w.bo}) {
-    if (b->size() != d) return makeError("a bias vector does not have d_model entries");
-  }
+  if (w.bq.size() != qWidth) return makeError("b_q does not have h*d_k entries");
+  if (w.bo.size() != d) return makeError("b_o does not have d_model entries");
   for (const RowVector* b : {&w.bk, &w.bv}) {
     if (b->size() != kvWidth) return makeError("b_k or b_v does not have N*d_k entries");
   }
@@ -300,28 +323,33 @@ Status validate(const AttentionInputs& in, const MhaWeights& w, const AttentionO
 }
 
 FlopCount countFlops(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::int64_t dModel, std::int64_t heads,
-                     std::int64_t kvHeads) {
+                     std::int64_t kvHeads, std::int64_t dk) {
   if (heads < 1) return {};
-  return layerCounts({dModel, heads, kvHeads, 0, false}).flops(batch, tq, tk);
+  return layerCounts({dModel, heads, kvHeads, dk, false}).flops(batch, tq, tk);
 }
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] initialisation
 // ---------------------------------------------------------------------------------------------
 
-MhaWeights initWeights(int dModel, bool bias, std::uint64_t seed, int kvWidth) {
+MhaWeights initWeights(int dModel, bool bias, std::uint64_t seed, int kvWidth, int qWidth) {
   MhaWeights w;
   w.dModel = dModel;
   w.hasBias = bias;
-  const int kv = kvWidth > 0 ? kvWidth : dModel;  // N * d_k
+  const int q = qWidth > 0 ? qWidth : dModel;  // h * d_k
+  const int kv = kvWidth > 0 ? kvWidth : q;    // N * d_k
   SplitMix64 rng(seed ^ 0x6D686173636F7065ull);  // "mhascope": weights and embeddings use different streams
   const float bound = std::sqrt(3.0f / static_cast<float>(dModel));
   for (RowMatrix* m : {&w.wq, &w.wk, &w.wv, &w.wo}) {
-    m->resize(dModel, m == &w.wk || m == &w.wv ? kv : dModel);
+    if (m == &w.wo) {
+      m->resize(q, dModel);
+    } else {
+      m->resize(dModel, m == &w.wq ? q : kv);
+    }
     for (Eigen::Index i = 0; i < m->size(); ++i) m->data()[i] = rng.uniform(-bound, bound);
   }
   for (RowVector* b : {&w.bq, &w.bk, &w.bv, &w.bo}) {
-    b->setZero(b == &w.bk || b == &w.bv ? kv : dModel);
+    b->setZero(b == &w.bk || b == &w.bv ? kv : b == &w.bq ? q : dModel);
     if (bias) {
       for (Eigen::Index i = 0; i < b->size(); ++i) (*b)[i] = rng.uniform(-0.1f, 0.1f);
     }

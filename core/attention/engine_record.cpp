@@ -17,7 +17,8 @@ void shapeStage(Tensor& t, Shape shape, std::vector<std::string> axes, int threa
 
 void shapeStages(Trace& t, const AttentionInputs& in, const AttentionOptions& opt, bool all, int threads) {
   const int h = opt.heads, N = kvHeadsOf(opt);
-  const std::int64_t B = in.query.dim(0), Tq = in.query.dim(1), Tk = in.key.dim(1), d = in.query.dim(2), dk = d / h;
+  const std::int64_t B = in.query.dim(0), Tq = in.query.dim(1), Tk = in.key.dim(1), d = in.query.dim(2),
+                     dk = headDimOf(opt, d);
   const char* kvAxis = N == h ? "h" : "N";  // the K/V heads' count: h, or N when grouped
   t.stages.resize(kStageCount);
   for (int i = 0; i < kStageCount; ++i) t.stages[static_cast<std::size_t>(i)].id = static_cast<StageId>(i);
@@ -27,12 +28,14 @@ void shapeStages(Trace& t, const AttentionInputs& in, const AttentionOptions& op
     shapeStage(T(StageId::Key), in.key.shape, {"B", "T_k", "d_model"});
     shapeStage(T(StageId::Value), in.value.shape, {"B", "T_k", "d_model"});
   }
-  shapeStage(T(StageId::QProj), {B, Tq, d}, {"B", "T_q", "d_model"});
-  // N·d_k features when grouped (named so: they are not d_model wide then).
-  const char* kvFeatures = N == h ? "d_model" : "N·d_k";
+  // h·d_k features when the heads are not d_model / h wide, N·d_k when grouped (named so: they are
+  // not d_model wide then).
+  const char* qFeatures = h * dk == d ? "d_model" : "h·d_k";
+  shapeStage(T(StageId::QProj), {B, Tq, h * dk}, {"B", "T_q", qFeatures});
+  const char* kvFeatures = N == h ? qFeatures : "N·d_k";
   shapeStage(T(StageId::KProj), {B, Tk, N * dk}, {"B", "T_k", kvFeatures});
   shapeStage(T(StageId::VProj), {B, Tk, N * dk}, {"B", "T_k", kvFeatures});
-  // Split d_model into h heads of d_k.
+  // Split the h·d_k features into h heads of d_k.
   shapeStage(T(StageId::QHeads), {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
   shapeStage(T(StageId::KHeads), {B, N, Tk, dk}, {"B", kvAxis, "T_k", "d_k"});
   shapeStage(T(StageId::VHeads), {B, N, Tk, dk}, {"B", kvAxis, "T_k", "d_k"});
@@ -61,7 +64,7 @@ void shapeStages(Trace& t, const AttentionInputs& in, const AttentionOptions& op
   if (all) shapeStage(T(StageId::Scores), {B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"}, threads);
   shapeStage(T(StageId::Weights), {B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"}, threads);
   if (all) shapeStage(T(StageId::HeadOutputs), {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
-  shapeStage(T(StageId::Concat), {B, Tq, d}, {"B", "T_q", "d_model"});
+  shapeStage(T(StageId::Concat), {B, Tq, h * dk}, {"B", "T_q", qFeatures});
   if (!all) {  // not recorded: empty, so nothing can read a stale table as this forward's
     for (StageId id : {StageId::Key, StageId::Value, StageId::Scores, StageId::HeadOutputs}) shapeStage(T(id), {0}, {});
   }
@@ -83,7 +86,7 @@ void recordDescription(Trace& t, const AttentionInputs& in, bool hasBias, const 
   t.tk = static_cast<int>(Tk);
   t.dModel = static_cast<int>(d);
   t.heads = opt.heads;
-  t.dk = static_cast<int>(d / opt.heads);
+  t.dk = static_cast<int>(headDimOf(opt, d));
   t.selfAttention = in.selfAttention;
   t.causal = opt.causal;
   t.keyPadding = opt.keyPaddingMask.has_value();

@@ -62,6 +62,7 @@ Status setPositions(ModelConfig& cfg, std::string_view name) {
 
 void applyVariants(const ModelConfig& cfg, AttentionOptions& opt) {
   opt.kvHeads = cfg.kvHeads;
+  opt.headDim = cfg.headDim;
   opt.positions = cfg.attnPositions;
   opt.ropeBase = cfg.ropeBase;
   opt.ropeStyle = cfg.ropeStyle;
@@ -71,14 +72,15 @@ void applyVariants(const ModelConfig& cfg, AttentionOptions& opt) {
 
 Result<ParameterTable> parameterTable(const LayerSizes& sizes) {
   const std::int64_t dModel = sizes.dModel, heads = sizes.heads;
-  if (auto s = validateSizes(1, 1, 1, dModel, heads, std::numeric_limits<std::uint64_t>::max()); !s) return s.error();
-  AttentionOptions variant;  // the engine's rule and wording for N
+  AttentionOptions variant;  // the engine's rules and wording for N and d_k
   variant.heads = static_cast<int>(heads);
   variant.kvHeads = static_cast<int>(sizes.kvHeads);
-  if (auto s = validateVariants(dModel, variant); !s) return s.error();
-  if (sizes.dk != 0 && sizes.dk * heads != dModel) {
-    return makeError("d_k (" + std::to_string(sizes.dk) + ") must be d_model / h = " + std::to_string(dModel / heads));
+  variant.headDim = static_cast<int>(sizes.dk);
+  if (auto s = validateSizes(1, 1, 1, dModel, heads, std::numeric_limits<std::uint64_t>::max(), withVariants({}, variant));
+      !s) {
+    return s.error();
   }
+  if (auto s = validateVariants(dModel, variant); !s) return s.error();
   ParameterTable p;
   p.counts = layerCounts(sizes);
   const std::int64_t heads2N = p.counts.heads + 2 * p.counts.kvHeads;  // Q heads and K, V heads
@@ -337,8 +339,9 @@ Model modelFromInputs(const ModelConfig& cfg, AttentionInputs inputs, const std:
   m.options.memoryBudgetBytes = cfg.memoryBudgetBytes;
   applyVariants(cfg, m.options);
   const int kvHeads = kvHeadsOf(m.options);
-  m.weights = initWeights(cfg.dModel, cfg.bias, cfg.seed,
-                          cfg.heads > 0 && kvHeads != cfg.heads ? kvHeads * (cfg.dModel / cfg.heads) : 0);
+  const auto dk = static_cast<int>(headDimOf(m.options, cfg.dModel));
+  m.weights = initWeights(cfg.dModel, cfg.bias, cfg.seed, kvHeads != cfg.heads || cfg.headDim > 0 ? kvHeads * dk : 0,
+                          cfg.headDim > 0 ? cfg.heads * dk : 0);
   if (!cfg.scoreOverride.empty()) {
     m.options.scoresOverride = scoreOverrideTensor(cfg.scoreOverride, m.inputs.queryTokens, m.inputs.keyTokens,
                                                    cfg.heads, nullptr);

@@ -58,6 +58,7 @@ struct ModelConfig {
   float ropeBase = 10000.0f;
   RopeStyle ropeStyle = RopeStyle::Half;
   int kvHeads = 0;           // N K/V heads; 0 = h (multi-head attention)
+  int headDim = 0;           // d_k, each head's width; 0 = d_model / h (the usual choice, not a rule)
   int window = 0;            // sliding window W; 0 = none
   int sinks = 0;             // attention sinks S (with a window)
   MaskKind mask = MaskKind::None;
@@ -121,8 +122,8 @@ struct ParameterTable {
   std::int64_t qkvReducedPerHead = 0;  // (h + 2N) * d_model * d_k: each head d_k wide
   std::int64_t qkvReal = 0;            // W_q + W_k + W_v as the layer holds them (= the line above)
 };
-// Errors like validateSizes (d_model >= 1, 1 <= h <= d_model, d_model % h == 0) and, for N, 1 <= N
-// dividing h (kvHeads 0 means N = h); d_k is d_model / h (0 means that too).
+// Errors like validateSizes (d_model >= 1, h >= 1 and, when d_k is 0 (d_model / h), h dividing
+// d_model) and, for N, 1 <= N dividing h (kvHeads 0 means N = h).
 Result<ParameterTable> parameterTable(const LayerSizes& sizes);
 
 }  // namespace mhascope

@@ -9,9 +9,9 @@
 
 namespace mhascope {
 
-float scaleFactorFor(ScaleKind kind, std::int64_t dModel, int heads) {
+float scaleFactorFor(ScaleKind kind, std::int64_t dModel, std::int64_t dk) {
   switch (kind) {
-    case ScaleKind::SqrtDk: return 1.0f / std::sqrt(static_cast<float>(dModel / heads));
+    case ScaleKind::SqrtDk: return 1.0f / std::sqrt(static_cast<float>(dk));
     case ScaleKind::SqrtDModel: return 1.0f / std::sqrt(static_cast<float>(dModel));
     case ScaleKind::None: return 1.0f;
   }

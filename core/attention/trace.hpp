@@ -95,8 +95,9 @@ struct Stage {
 struct MhaWeights {
   int dModel = 0;
   bool hasBias = false;
-  RowMatrix wq, wk, wv, wo;  // (d_model, d_model); W_k, W_v (d_model, N·d_k)
-  RowVector bq, bk, bv, bo;  // (1, d_model); b_k, b_v (1, N·d_k); zeros when !hasBias
+  RowMatrix wq, wk, wv, wo;  // W_q (d_model, h·d_k), W_k, W_v (d_model, N·d_k), W_o (h·d_k, d_model)
+  RowVector bq, bk, bv, bo;  // (1, h·d_k), (1, N·d_k), (1, N·d_k), (1, d_model); zeros when !hasBias
+  std::int64_t qWidth() const { return wq.cols(); }   // h·d_k (d_model unless the heads are set wider or narrower)
   std::int64_t kvWidth() const { return wk.cols(); }  // N·d_k
 };
 
@@ -127,7 +128,7 @@ struct Trace {
   int tk = 0;       // T_k
   int dModel = 0;   // d_model
   int heads = 0;    // h
-  int dk = 0;       // d_k = d_model / h
+  int dk = 0;       // d_k (usually d_model / h; a model may set it)
   bool selfAttention = true;
   bool causal = false;
   bool keyPadding = false;  // a key padding mask was applied (some keys blocked for every query)

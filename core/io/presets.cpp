@@ -130,7 +130,7 @@ Result<ModelConfig> parsePresetJson(std::string_view text, const std::string& wh
       "d_model", "heads",     "batch",         "seed",  "bias",    "positions",       "mask",
       "scale",   "pad_last_keys", "memory_budget_mib", "score_override",
       // attention as today's models run it: optional, absent = multi-head attention as before
-      "kv_heads", "attention_positions", "rope_base", "rope_style", "window", "sinks"};
+      "kv_heads", "head_dim", "attention_positions", "rope_base", "rope_style", "window", "sinks"};
   for (const auto& [key, value] : j.items()) {
     if (!kKnown.count(key)) return makeError(what + ": unknown key at /" + key);
   }
@@ -173,7 +173,7 @@ Result<ModelConfig> parsePresetJson(std::string_view text, const std::string& wh
                pad = cfg.padLastKeys, budgetMib = static_cast<std::int64_t>(cfg.memoryBudgetBytes >> 20);
   std::int64_t seed = static_cast<std::int64_t>(cfg.seed);
   std::string mask = maskName(cfg.mask), scale = scaleName(cfg.scale);
-  std::int64_t kvHeads = cfg.kvHeads, window = cfg.window, sinks = cfg.sinks;
+  std::int64_t kvHeads = cfg.kvHeads, headDim = cfg.headDim, window = cfg.window, sinks = cfg.sinks;
   std::string attnPositions = "none", ropeStyle = ropeStyleName(cfg.ropeStyle);
   const std::int64_t kBig = 1 << 20;
   for (Status s : {intAt("version", 1, 1000000, version), intAt("tokens", 0, kBig, tokens),
@@ -183,6 +183,7 @@ Result<ModelConfig> parsePresetJson(std::string_view text, const std::string& wh
                    strAt("text", cfg.text), strAt("kv_text", cfg.kvText), strAt("mask", mask), strAt("scale", scale),
                    boolAt("cross_attention", cfg.crossAttention), boolAt("bias", cfg.bias),
                    boolAt("positions", cfg.positions), intAt("kv_heads", 0, kBig, kvHeads),
+                   intAt("head_dim", 0, kBig, headDim),
                    intAt("window", 0, kBig, window), intAt("sinks", 0, kBig, sinks),
                    strAt("attention_positions", attnPositions), strAt("rope_style", ropeStyle)}) {
     if (!s) return s.error();
@@ -205,6 +206,7 @@ Result<ModelConfig> parsePresetJson(std::string_view text, const std::string& wh
   if (!rs) return makeError(what + ": /rope_style: " + rs.error().message);
   cfg.ropeStyle = *rs;
   cfg.kvHeads = static_cast<int>(kvHeads);
+  cfg.headDim = static_cast<int>(headDim);
   cfg.window = static_cast<int>(window);
   cfg.sinks = static_cast<int>(sinks);
   if (j.contains("score_override")) {
@@ -255,6 +257,7 @@ std::string presetToJson(const ModelConfig& cfg) {
   if (!cfg.scoreOverride.empty()) j["score_override"] = scoreOverrideToJson(cfg.scoreOverride);
   // The variants only when used, so a multi-head config reads as it always did.
   if (cfg.kvHeads > 0) j["kv_heads"] = cfg.kvHeads;
+  if (cfg.headDim > 0) j["head_dim"] = cfg.headDim;
   if (cfg.attnPositions != AttnPositions::None) {
     j["attention_positions"] = cfg.attnPositions == AttnPositions::Rope ? "rope" : "alibi";
   }

@@ -45,10 +45,11 @@ Result<MhaWeights> separateProjections(const StateDict& sd, int dModel) {
   }
   const int biases = (b[0] != nullptr) + (b[1] != nullptr) + (b[2] != nullptr) + (b[3] != nullptr);
   if (biases != 0 && biases != 4) problems.push_back("q_proj, k_proj, v_proj and o_proj must all have a .bias or none");
-  std::int64_t kvWidth = 0;  // N * d_k
+  std::int64_t kvWidth = 0, qWidth = 0;  // N * d_k, h * d_k
   if (problems.empty()) {
+    qWidth = w[0]->dim(0);
     kvWidth = w[1]->dim(0);
-    const Shape want[4] = {{d, d}, {kvWidth, d}, {kvWidth, d}, {d, d}};
+    const Shape want[4] = {{qWidth, d}, {kvWidth, d}, {kvWidth, d}, {d, qWidth}};
     const char* meaning[4] = {"(h*d_k, d_model)", "(N*d_k, d_model)", "(N*d_k, d_model)", "(d_model, h*d_k)"};
     for (int i = 0; i < 4; ++i) {
       if (w[i]->shape != want[i]) {
@@ -56,7 +57,7 @@ Result<MhaWeights> separateProjections(const StateDict& sd, int dModel) {
                            ", expected " + meaning[i] + " = " + shapeToString(want[i]) + " for d_model = " +
                            std::to_string(d));
       }
-      const std::int64_t out = i == 1 || i == 2 ? kvWidth : d;
+      const std::int64_t out = i == 0 ? qWidth : i == 1 || i == 2 ? kvWidth : d;
       if (b[i] && b[i]->shape != Shape{out}) {
         problems.push_back(std::string(kProjections[i]) + ".bias has shape " + shapeToString(b[i]->shape) +
                            ", expected " + shapeToString({out}));
@@ -166,7 +167,7 @@ Result<MhaWeights> weightsFromStateDict(const StateDict& sd, int dModel) {
 StateDict stateDictFromWeights(const MhaWeights& w) {
   const std::int64_t d = w.dModel;
   StateDict sd;
-  if (w.kvWidth() != d) {  // N != h: in_proj_weight stacks three equal blocks, so the separate names
+  if (w.kvWidth() != d || w.qWidth() != d) {  // in_proj_weight stacks three (d_model, d_model) blocks: else the separate names
     const RowMatrix* m[4] = {&w.wq, &w.wk, &w.wv, &w.wo};
     const RowVector* b[4] = {&w.bq, &w.bk, &w.bv, &w.bo};
     for (int i = 0; i < 4; ++i) {

@@ -16,7 +16,8 @@ using StateDict = std::map<std::string, Tensor>;
 // Or the separate projections Llama, Mistral and Qwen use (each optionally under "self_attn."):
 //   q_proj.weight (h·d_k, d_model), k_proj.weight and v_proj.weight (N·d_k, d_model),
 //   o_proj.weight (d_model, h·d_k), each with an optional .bias (all four or none). The rows of
-//   k_proj give N·d_k: with d_k = d_model / h they decide the number of K/V heads N.
+//   q_proj give h·d_k (d_model unless the heads are wider or narrower), so d_k with h; the rows of
+//   k_proj give N·d_k, so the number of K/V heads N.
 //
 // One error listing every mismatch (missing/extra tensors, wrong shapes) at once.
 Result<MhaWeights> weightsFromStateDict(const StateDict& sd, int dModel);
@@ -24,7 +25,7 @@ Result<MhaWeights> weightsFromStateDict(const StateDict& sd, int dModel);
 bool hasSeparateProjections(const StateDict& sd);
 // d_model as the file's shapes say it (in_proj_weight's or q_proj.weight's columns), or 0.
 std::int64_t stateDictDModel(const StateDict& sd);
-// in_proj names when W_k is square (N = h), the separate q/k/v/o_proj names otherwise.
+// in_proj names when W_q and W_k are square (N = h, d_k = d_model / h), the separate q/k/v/o_proj names otherwise.
 StateDict stateDictFromWeights(const MhaWeights& w);
 
 }  // namespace mhascope

@@ -54,16 +54,16 @@ void stableSoftmax(const float* logits, float* out, std::int64_t n, std::int64_t
 }
 
 // out = concat W_o + b_o: (B, T_q, d_model).
-Tensor outputProjection(const Tensor& concat, const MhaWeights& w) {
-  Tensor out(concat.shape, {"B", "T_q", "d_model"});
-  const auto rows = concat.dim(0) * concat.dim(1), d = concat.dim(2);
-  MatrixMap o(out.ptr(), rows, d);
-  o.noalias() = ConstMatrixMap(concat.ptr(), rows, d) * w.wo;
+Tensor outputProjection(const Tensor& concat /*(B, T_q, h·d_k)*/, const MhaWeights& w) {
+  Tensor out({concat.dim(0), concat.dim(1), w.wo.cols()}, {"B", "T_q", "d_model"});
+  const auto rows = concat.dim(0) * concat.dim(1), hq = concat.dim(2);
+  MatrixMap o(out.ptr(), rows, w.wo.cols());
+  o.noalias() = ConstMatrixMap(concat.ptr(), rows, hq) * w.wo;
   o.rowwise() += w.bo;
   return out;
 }
 
-// (B, h, T_q, d_k) → (B, T_q, d_model), head i in columns i*d_k .. (i+1)*d_k - 1 (the right merge).
+// (B, h, T_q, d_k) → (B, T_q, h·d_k), head i in columns i*d_k .. (i+1)*d_k - 1 (the right merge).
 Tensor concatHeads(const Tensor& headOut) {
   const auto B = headOut.dim(0), h = headOut.dim(1), T = headOut.dim(2), dk = headOut.dim(3);
   Tensor c({B, T, h * dk}, {"B", "T_q", "d_model"});

@@ -99,9 +99,9 @@ Result<LoopVsVectorized> perHeadLoopVsVectorized(const Model& model) {
   const auto& w = model.weights;
   const auto B = in.query.dim(0), Tq = in.query.dim(1), Tk = in.key.dim(1), d = in.query.dim(2);
   const int h = model.options.heads, N = kvHeadsOf(model.options);
-  const auto dk = d / h;
+  const auto dk = headDimOf(model.options, d);
   const auto blocked = blockedCells(model.options, B, Tq, Tk);
-  const float factor = scaleFactorFor(model.options.scale, d, h);
+  const float factor = scaleFactorFor(model.options.scale, d, dk);
 
   // Per-head formulation: head hh has its own small projection W_Q[hh] = W_q[:, hh*d_k:(hh+1)*d_k]
   // (d_model, d_k), applied to each batch item on its own; K and V have N such heads.
@@ -164,8 +164,8 @@ Result<LoopVsVectorized> perHeadLoopVsVectorized(const Model& model) {
   for (int hh = 0; hh < h; ++hh)
     for (std::int64_t t = 0; t < Tq; ++t)
       for (std::int64_t c = 0; c < dk; ++c) {
-        const std::int64_t flat = (hh * Tq + t) * dk + c;  // offset in batch item 0's (T, d_model) block
-        FeatureSource src{static_cast<int>(flat / d), static_cast<int>(flat % d)};
+        const std::int64_t flat = (hh * Tq + t) * dk + c;  // offset in batch item 0's (T, h·d_k) block
+        FeatureSource src{static_cast<int>(flat / (h * dk)), static_cast<int>(flat % (h * dk))};
         r.skippedSources[idx(flat)] = src;
         if (src.token != t) ++r.skippedWrongToken;
       }

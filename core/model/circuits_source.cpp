@@ -32,6 +32,7 @@ analysis::SourceShape FolderLayers::shape() const {
   out.kvHeads = s.kvHeads;
   out.dModel = s.dModel;
   out.vocab = s.vocab;
+  out.headDim = s.headDim;
   return out;
 }
 
@@ -81,7 +82,8 @@ Result<RowVector> FolderLayers::finalGain() const {
 // [SECTION] estimate
 
 double estimateModelCircuitsBytes(const ModelSpec& s, std::int64_t T, const ModelCircuitsOptions& opt) {
-  const double f = 4.0, d = s.dModel, dk = s.dk(), kv = static_cast<double>(s.kvHeads) * s.dk(), t = static_cast<double>(T);
+  const double f = 4.0, d = s.dModel, dk = s.dk(), kv = static_cast<double>(s.kvHeads) * s.dk(),
+               hq = static_cast<double>(s.heads) * s.dk(), t = static_cast<double>(T);
   const double n = std::min<double>(std::max(0, opt.maxTokens), t);
   const double heads = static_cast<double>(s.layers) * s.heads;
   // What the result keeps: QK and OV, the token-space pair, the scores, the rollout pair.
@@ -90,7 +92,7 @@ double estimateModelCircuitsBytes(const ModelSpec& s, std::int64_t T, const Mode
   // The weights pass: U·E, a block of E and U rows, one folded layer (+ the transposed copy a
   // Llama read makes), the chosen head's factors, U·E·W_v, the products with the chosen head and
   // the Gram matrices; the token space's rows.
-  double pass = d * d * f + 2.0 * analysis::kVocabBlock * d * f + (2.0 * d * d + 2.0 * d * kv) * f + d * d * f +
+  double pass = d * d * f + 2.0 * analysis::kVocabBlock * d * f + (2.0 * d * hq + 2.0 * d * kv) * f + d * d * f +
                 7.0 * d * dk * f + d * kv * f + std::max(3.0 * d * dk, dk * (d + 2.0 * kv)) * f +
                 (heads / std::max(1, s.layers) * 3.0 + 8.0) * dk * dk * 8.0 + 4.0 * n * d * f +
                 6.0 * dk * d * 8.0;  // the baseline's six factors of one sample (per thread: 2 counted)

@@ -31,6 +31,7 @@ int& intField(ModelSpec& s, SpecField f) {
     case SpecField::DModel: return s.dModel;
     case SpecField::Heads: return s.heads;
     case SpecField::KvHeads: return s.kvHeads;
+    case SpecField::HeadDim: return s.headDim;
     case SpecField::Layers: return s.layers;
     case SpecField::DFf: return s.dFf;
     case SpecField::Vocab: return s.vocab;
@@ -114,9 +115,9 @@ Result<ModelSpec> parseModelConfig(std::string_view text, const std::string& wha
   family->readRest(r, s);
   if (r.failed()) return *r.error();
 
-  if (s.dModel % s.heads != 0) {
+  if (s.headDim == 0 && s.dModel % s.heads != 0) {
     return fileError(what, "d_model (" + std::to_string(s.dModel) + ") must be divisible by the heads (" +
-                               std::to_string(s.heads) + ")");
+                               std::to_string(s.heads) + ") when the config has no head_dim");
   }
   if (s.heads % s.kvHeads != 0) {  // only a family with a K/V heads' key can get here
     const char* kvKey = family->key(SpecField::KvHeads);

@@ -35,6 +35,7 @@ struct ModelSpec {
   int dModel = 0;        // d_model (n_embd / hidden_size)
   int heads = 0;         // h
   int kvHeads = 0;       // N (GPT-2: h)
+  int headDim = 0;       // head_dim when the config sets it (Qwen3, Gemma: heads wider than d_model / h); 0: d_model / h
   int layers = 0;        // L
   int dFf = 0;           // the MLP's hidden width (GPT-2: n_inner or 4 d_model)
   int vocab = 0;         // V
@@ -47,7 +48,7 @@ struct ModelSpec {
   bool qkvBias = false;       // biases on q, k, v (GPT-2, Qwen2, Llama's attention_bias)
   bool outputBias = false;    // a bias on the output projection as well (GPT-2, Llama's attention_bias)
   bool tiedEmbeddings = true; // logits through the token embedding
-  int dk() const { return heads > 0 ? dModel / heads : 0; }
+  int dk() const { return headDim > 0 ? headDim : (heads > 0 ? dModel / heads : 0); }  // d_k
   bool rope() const;          // the family rotates q and k (else its positions are learned)
 };
 

@@ -81,7 +81,7 @@ double forwardBytes(const ModelSpec& s, std::int64_t T, const ForwardOptions& op
            std::max(1, s.layers) * f;                          // one layer's weights in float
   bytes += t * (4 * d + 2 * F) * f + 4096.0 * d * f;           // x, norms, the MLP, an unembedding block
   const int traces = opt.traceLayer >= 0 ? 2 : 1;
-  bytes += traces * estimateTraceBytes(1, T, T, s.dModel, s.heads);
+  bytes += traces * estimateTraceBytes(1, T, T, s.dModel, s.heads, s.headDim);
   return bytes;
 }
 }  // namespace detail
@@ -94,6 +94,7 @@ AttentionOptions attentionOptionsFor(const ModelSpec& spec) {
   AttentionOptions ao;
   ao.heads = spec.heads;
   ao.kvHeads = spec.kvHeads;
+  ao.headDim = spec.headDim;
   ao.causal = true;
   ao.window = spec.window;
   if (spec.rope()) {

@@ -175,10 +175,11 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
   }
   LayerWeights w;
   auto att = std::make_shared<MhaWeights>();
-  const Eigen::Index d = spec_.dModel, kv = static_cast<Eigen::Index>(spec_.kvHeads) * spec_.dk();
+  const Eigen::Index d = spec_.dModel, kv = static_cast<Eigen::Index>(spec_.kvHeads) * spec_.dk(),
+                     hq = static_cast<Eigen::Index>(spec_.heads) * spec_.dk();
   att->dModel = spec_.dModel;
   // A projection without a bias adds zeros.
-  att->bq = RowVector::Zero(d);
+  att->bq = RowVector::Zero(hq);
   att->bk = RowVector::Zero(kv);
   att->bv = RowVector::Zero(kv);
   att->bo = RowVector::Zero(d);
@@ -223,13 +224,13 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
     if (attentionBiasRole(t.role)) att->hasBias = true;
   }
   if (qkv.size() > 0) {  // [W_q | W_k | W_v], y = x W + b
-    att->wq = qkv.leftCols(d);
-    att->wk = qkv.middleCols(d, kv);
+    att->wq = qkv.leftCols(hq);
+    att->wk = qkv.middleCols(hq, kv);
     att->wv = qkv.rightCols(kv);
   }
   if (qkvBias.size() > 0) {
-    att->bq = qkvBias.leftCols(d);
-    att->bk = qkvBias.middleCols(d, kv);
+    att->bq = qkvBias.leftCols(hq);
+    att->bk = qkvBias.middleCols(hq, kv);
     att->bv = qkvBias.rightCols(kv);
   }
   w.attention = std::move(att);

@@ -60,9 +60,9 @@ Result<std::optional<double>> headCopying(const ModelFolder& model, const Copyin
                                           int i, const std::vector<int>& ids, const std::vector<int>& queries,
                                           const std::function<bool()>& more) {
   if (queries.empty()) return std::optional<double>{};
-  const std::int64_t T = static_cast<std::int64_t>(ids.size()), d = model.spec().dModel, dk = d / model.spec().heads;
+  const std::int64_t T = static_cast<std::int64_t>(ids.size()), dk = model.spec().dk(), hq = model.spec().heads * dk;
   const float* a = la.weights->ptr() + i * T * T;  // (T, T)
-  const float* o = la.headOutputs->ptr();          // (T, d_model), head i in columns i·d_k …
+  const float* o = la.headOutputs->ptr();          // (T, h·d_k), head i in columns i·d_k …
   const Eigen::Ref<const RowMatrix> wo = la.attention->wo.middleRows(i * dk, dk);  // W_o^i (d_k, d_model)
   RowMatrix oi, direct, logits;  // (rows, d_k), (rows, d_model), (rows, V)
   std::int64_t copied = 0;
@@ -72,7 +72,7 @@ Result<std::optional<double>> headCopying(const ModelFolder& model, const Copyin
     const std::int64_t rows = std::min<std::int64_t>(kLensRows, n - q0);
     oi.resize(rows, dk);
     for (std::int64_t j = 0; j < rows; ++j) {
-      oi.row(j) = ConstMatrixMap(o + queries[static_cast<std::size_t>(q0 + j)] * d + i * dk, 1, dk);
+      oi.row(j) = ConstMatrixMap(o + queries[static_cast<std::size_t>(q0 + j)] * hq + i * dk, 1, dk);
     }
     direct.noalias() = oi * wo;  // the head's own term of the attention output, no output bias
     if (ro.centre) direct.colwise() -= direct.rowwise().mean();

@@ -28,6 +28,7 @@ ModelConfig modelLayerConfig(const model::ModelSpec& s, const MhaWeights& w, con
   c.dModel = s.dModel;
   c.heads = s.heads;
   c.kvHeads = s.kvHeads == s.heads ? 0 : s.kvHeads;
+  c.headDim = s.headDim;
   c.batch = 1;
   c.tokens = 0;
   c.bias = w.hasBias;
@@ -131,6 +132,7 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
   if (r.exportAllHeads) use.exportSlices = s.heads;
   use.rotary = s.rope();
   use.windowMask = s.window > 0;
+  use.headDim = s.headDim;
   // The model fixes h and d_model: only a shorter text (or more budget) helps, and the message says so.
   if (const MemoryEstimate e = estimateMemory(1, T, T, s.dModel, s.heads, use);
       e.total() > static_cast<double>(budget)) {

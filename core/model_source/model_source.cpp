@@ -117,12 +117,26 @@ std::optional<int> dModelOfWeights(const StateDict& sd) {
   return static_cast<int>(d);
 }
 
-// The K/V heads the weights hold: N = (rows of k_proj) / d_k. The config's N (an option, a preset or
-// a workspace) must agree; in_proj names hold N = h only.
+// The head width and K/V heads the weights hold: d_k = (rows of q_proj) / h, N = (rows of k_proj) /
+// d_k. The config's d_k and N (options, a preset or a workspace) must agree; in_proj names hold
+// d_k = d_model / h and N = h only.
 Status kvHeadsFromWeights(const std::string& file, const StateDict& sd, const MhaWeights& w, ModelConfig& cfg,
                           Model& m) {
   const int h = cfg.heads;
-  const std::int64_t dk = cfg.dModel / h, width = w.kvWidth();
+  const std::int64_t qWidth = w.qWidth(), width = w.kvWidth();
+  if (qWidth % h != 0) {
+    return makeError("--weights '" + file + "': q_proj.weight has " + std::to_string(qWidth) + " rows, not a multiple "
+                     "of h = " + std::to_string(h) + " (its rows are h*d_k)");
+  }
+  const std::int64_t dk = qWidth / h;
+  const int headDim = qWidth == cfg.dModel ? 0 : static_cast<int>(dk);
+  if (cfg.headDim > 0 && cfg.headDim != dk) {
+    return makeError("--weights '" + file + "' holds heads of d_k = " + std::to_string(dk) + " (q_proj.weight " +
+                     std::to_string(qWidth) + " rows = h*d_k, h = " + std::to_string(h) + "), but --head-dim is " +
+                     std::to_string(cfg.headDim));
+  }
+  if (headDim > 0) cfg.headDim = headDim;
+  m.options.headDim = cfg.headDim;
   if (!hasSeparateProjections(sd)) {
     if (cfg.kvHeads > 0 && cfg.kvHeads != h) {
       return makeError("--weights '" + file + "' uses in_proj_weight, which holds W_q, W_k and W_v of equal size "
@@ -133,7 +147,7 @@ Status kvHeadsFromWeights(const std::string& file, const StateDict& sd, const Mh
   }
   if (width % dk != 0) {
     return makeError("--weights '" + file + "': k_proj.weight has " + std::to_string(width) + " rows, not a multiple "
-                     "of d_k = d_model / h = " + std::to_string(dk) + " (h = " + std::to_string(h) + ")");
+                     "of d_k = " + std::to_string(dk) + " (h = " + std::to_string(h) + ")");
   }
   const int n = static_cast<int>(width / dk);
   if (cfg.kvHeads > 0 && cfg.kvHeads != n) {

@@ -34,6 +34,18 @@ int tokenIndex(const Trace& t, const std::string& token) {
 // 1. loop vs vectorized
 // ---------------------------------------------------------------------------------------------
 
+// Heads of a width of their own (h·d_k ≠ d_model): the per-head loop slices W_q's h·d_k columns the same way.
+TEST(LessonLoopVsVectorized, PerHeadLoopMatchesEngineWithHeadsNotDModelOverH) {
+  for (auto [d, h, dk] : {std::tuple{8, 2, 8}, {12, 3, 2}, {8, 4, 6}}) {
+    ModelConfig cfg = sized(d, h);
+    cfg.headDim = dk;
+    auto r = perHeadLoopVsVectorized(buildOrDie(cfg));
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->dk, dk);
+    EXPECT_LT(r->loopMaxAbsDiff, 1e-5) << "d_model " << d << " h " << h << " d_k " << dk;
+  }
+}
+
 TEST(LessonLoopVsVectorized, PerHeadLoopMatchesEngineEveryStage) {
   for (auto [d, h] : {std::pair{8, 2}, {12, 3}, {16, 4}, {8, 8}, {6, 1}}) {
     ModelConfig cfg = sized(d, h);

@@ -47,6 +47,7 @@ double fieldOf(const ModelSpec& s, SpecField f) {
     case SpecField::DModel: return s.dModel;
     case SpecField::Heads: return s.heads;
     case SpecField::KvHeads: return s.kvHeads;
+    case SpecField::HeadDim: return s.headDim;
     case SpecField::Layers: return s.layers;
     case SpecField::DFf: return s.dFf;
     case SpecField::Vocab: return s.vocab;
@@ -141,7 +142,8 @@ TEST(ModelFamilies, EachHasAFixtureThatGivesEveryWeight) {
         EXPECT_TRUE(names.insert(tensorName(t, "", perLayer(t.role) ? i : -1)).second) << t.name << " layer " << i;
       }
     }
-    const Eigen::Index d = s.dModel, kv = static_cast<Eigen::Index>(s.kvHeads) * s.dk(), F = s.dFf;
+    const Eigen::Index d = s.dModel, kv = static_cast<Eigen::Index>(s.kvHeads) * s.dk(), F = s.dFf,
+                       hq = static_cast<Eigen::Index>(s.heads) * s.dk();
     for (int i = 0; i < s.layers; ++i) {
       auto lw = m->layer(i);
       ASSERT_TRUE(lw.ok()) << lw.error().message;
@@ -149,9 +151,9 @@ TEST(ModelFamilies, EachHasAFixtureThatGivesEveryWeight) {
       EXPECT_EQ(lw->norm1.size(), d);
       EXPECT_EQ(lw->norm2.size(), d);
       EXPECT_EQ(lw->norm1Bias.size(), f->norm == NormKind::LayerNorm ? d : 0);
-      EXPECT_TRUE(a.wq.rows() == d && a.wq.cols() == d && a.wo.rows() == d && a.wo.cols() == d);
+      EXPECT_TRUE(a.wq.rows() == d && a.wq.cols() == hq && a.wo.rows() == hq && a.wo.cols() == d);
       EXPECT_TRUE(a.wk.rows() == d && a.wk.cols() == kv && a.wv.rows() == d && a.wv.cols() == kv);
-      EXPECT_TRUE(a.bq.size() == d && a.bk.size() == kv && a.bv.size() == kv && a.bo.size() == d);
+      EXPECT_TRUE(a.bq.size() == hq && a.bk.size() == kv && a.bv.size() == kv && a.bo.size() == d);
       EXPECT_EQ(a.hasBias, s.qkvBias || s.outputBias);
       EXPECT_TRUE(lw->mlpIn.rows() == d && lw->mlpIn.cols() == F);
       EXPECT_TRUE(lw->mlpOut.rows() == F && lw->mlpOut.cols() == d);

@@ -147,9 +147,17 @@ TEST(ModelFolderErrors, UnsupportedKeys) {
   f.writeConfig(j);
   EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"hidden_act 'gelu'", "not supported"}));
   j = original;
+  // head_dim other than d_model / h is read, and then the weights must have its shapes.
   j["head_dim"] = 16;
   f.writeConfig(j);
-  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"head_dim 16", "not supported"}));
+  auto wide = ModelFolder::open(f.path());
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.error().message.find("q_proj"), std::string::npos) << wide.error().message;
+  EXPECT_NE(wide.error().message.find("64"), std::string::npos) << wide.error().message;
+  j = original;
+  j["head_dim"] = 0;
+  f.writeConfig(j);
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"'head_dim' must be an integer from 1"}));
   j = original;
   j["num_key_value_heads"] = 3;
   f.writeConfig(j);

@@ -134,11 +134,24 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ModelFolderMatchesTorch,
                                            Case{"llama_gqa_bf16", Arch::Llama, "BF16"},
                                            Case{"llama_sharded", Arch::Llama, "F32"}, Case{"qwen2", Arch::Qwen2, "F32"},
                                            Case{"mistral", Arch::Mistral, "F32"},
-                                           Case{"llama3_scaled", Arch::Llama, "F32"}, Case{"trained", Arch::Gpt2, "F32"}),
+                                           Case{"llama3_scaled", Arch::Llama, "F32"}, Case{"llama_wide", Arch::Llama, "F32"},
+                                           Case{"trained", Arch::Gpt2, "F32"}),
                          [](const auto& info) { return std::string(info.param.folder); });
 
-// The fixtures exercise what they claim to: GQA, Qwen's biases, Mistral's window, Llama 3.1's scaling.
+// The fixtures exercise what they claim to: GQA, Qwen's biases, Mistral's window, Llama 3.1's scaling,
+// heads wider than d_model / h.
 TEST(ModelConfig, FixturesUseTheVariants) {
+  auto wide = ModelFolder::open(kModels + "llama_wide");
+  ASSERT_TRUE(wide.ok()) << wide.error().message;
+  EXPECT_EQ(wide->spec().dModel, 32);
+  EXPECT_EQ(wide->spec().heads, 4);
+  EXPECT_EQ(wide->spec().dk(), 16);  // h·d_k = 64: q_proj (64, 32), o_proj (32, 64)
+  auto wideLayer = wide->layer(0);
+  ASSERT_TRUE(wideLayer.ok()) << wideLayer.error().message;
+  EXPECT_EQ(wideLayer->attention->wq.rows(), 32);
+  EXPECT_EQ(wideLayer->attention->wq.cols(), 64);
+  EXPECT_EQ(wideLayer->attention->wo.rows(), 64);
+  EXPECT_EQ(wideLayer->attention->wk.cols(), 32);  // N·d_k = 2·16
   auto llama = ModelFolder::open(kModels + "llama_gqa");
   ASSERT_TRUE(llama.ok()) << llama.error().message;
   EXPECT_EQ(llama->spec().heads, 4);

@@ -124,7 +124,7 @@ TEST(RopeFrequencies, BadOnesAreRefusedNamingTheValues) {
   s.opt.ropeInvFreq = {0.5, 0.1};
   auto r = forward(s.in, s.w, s.opt, t);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("RoPE frequencies: 2 given, but d_k/2 = 3 pairs turn (d_k = d_model / h = 24 / 4)"),
+  EXPECT_NE(r.error().message.find("RoPE frequencies: 2 given, but d_k/2 = 3 pairs turn (d_k = d_model / h = 24 / 4 = 6)"),
             std::string::npos)
       << r.error().message;
   s.opt.ropeInvFreq = {0.5, std::numeric_limits<double>::quiet_NaN(), 0.1};

@@ -121,13 +121,5 @@ void readRopeScaling(ConfigReader& r, ModelSpec& s) {
   }
 }
 
-void checkHeadDim(ConfigReader& r, const ModelSpec& s) {
-  if (r.failed() || !r.has("head_dim")) return;
-  const int headDim = r.positive("head_dim");
-  if (!r.failed() && (s.dModel % s.heads != 0 || headDim != s.dModel / s.heads)) {
-    r.refuse("head_dim " + std::to_string(headDim) + " other than hidden_size / num_attention_heads (" +
-             std::to_string(s.dModel) + " / " + std::to_string(s.heads) + ")");
-  }
-}
 
 }  // namespace mhascope::model

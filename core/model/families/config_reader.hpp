@@ -1,6 +1,6 @@
 // Reading config.json's keys for a family: the reader that keeps the first problem (every later read is
 // skipped, so a config gets one line naming the key, the value and the file), and the keys several
-// families read the same way (the activation, attention_bias, rope_scaling, head_dim).
+// families read the same way (the activation, attention_bias, rope_scaling).
 #pragma once
 
 #include <initializer_list>
@@ -52,7 +52,5 @@ void readAttentionBias(ConfigReader& r, ModelSpec& s);
 // rope_scaling: absent, null, "default" or Llama 3.1's "llama3" (factor, low/high_freq_factor,
 // original_max_position_embeddings); any other kind is refused.
 void readRopeScaling(ConfigReader& r, ModelSpec& s);
-// head_dim: the engine splits d_model into h heads of d_k = d_model / h, so another head_dim is refused.
-void checkHeadDim(ConfigReader& r, const ModelSpec& s);
 
 }  // namespace mhascope::model

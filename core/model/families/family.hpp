@@ -24,7 +24,7 @@ class ConfigReader;
 
 // The ModelSpec field a key fills. DModel .. MaxPositions are integers from 1 to 2^30; NormEps and
 // RopeTheta positive numbers; TiedEmbeddings true or false.
-enum class SpecField { DModel, Heads, KvHeads, Layers, DFf, Vocab, MaxPositions, NormEps, RopeTheta, TiedEmbeddings };
+enum class SpecField { DModel, Heads, KvHeads, HeadDim, Layers, DFf, Vocab, MaxPositions, NormEps, RopeTheta, TiedEmbeddings };
 
 // What a key's absence means.
 struct KeyDefault {
@@ -76,6 +76,7 @@ bool perLayer(TensorRole r);
 enum class Dim {
   None,       // (a vector has one dimension)
   Model,      // d_model
+  Heads,      // h d_k, the query heads side by side (d_model unless the config sets head_dim)
   Kv,         // N d_k, one K or V projection's width
   Qkv,        // h d_k + 2 N d_k, q | k | v side by side (3 d_model without grouped K/V heads)
   Ff,         // F, the MLP's hidden width

@@ -9,7 +9,6 @@ void readLlamaRest(ConfigReader& r, ModelSpec& s) {
   llama_decoder::readMlp(r);
   readAttentionBias(r, s);
   readRopeScaling(r, s);
-  checkHeadDim(r, s);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ inline constexpr ConfigKey kKeys[] = {
     {SpecField::DModel, "hidden_size"},
     {SpecField::Heads, "num_attention_heads"},
     {SpecField::KvHeads, "num_key_value_heads", sameAs(SpecField::Heads)},
+    {SpecField::HeadDim, "head_dim", byDefault(0)},  // absent or null: d_model / h
     {SpecField::Layers, "num_hidden_layers"},
     {SpecField::DFf, "intermediate_size"},
     {SpecField::Vocab, "vocab_size"},
@@ -28,11 +29,11 @@ inline constexpr ConfigKey kKeys[] = {
 inline constexpr TensorName kTensors[] = {
     {TensorRole::TokenEmbedding, "model.embed_tokens.weight", Dim::Vocab, Dim::Model},
     {TensorRole::Norm1, "model.layers.{i}.input_layernorm.weight", Dim::Model},
-    {TensorRole::Query, "model.layers.{i}.self_attn.q_proj.weight", Dim::Model, Dim::Model},
+    {TensorRole::Query, "model.layers.{i}.self_attn.q_proj.weight", Dim::Heads, Dim::Model},
     {TensorRole::Key, "model.layers.{i}.self_attn.k_proj.weight", Dim::Kv, Dim::Model},
     {TensorRole::Value, "model.layers.{i}.self_attn.v_proj.weight", Dim::Kv, Dim::Model},
-    {TensorRole::Output, "model.layers.{i}.self_attn.o_proj.weight", Dim::Model, Dim::Model},
-    {TensorRole::QueryBias, "model.layers.{i}.self_attn.q_proj.bias", Dim::Model, Dim::None, Stored::OutIn, Need::QkvBias},
+    {TensorRole::Output, "model.layers.{i}.self_attn.o_proj.weight", Dim::Model, Dim::Heads},
+    {TensorRole::QueryBias, "model.layers.{i}.self_attn.q_proj.bias", Dim::Heads, Dim::None, Stored::OutIn, Need::QkvBias},
     {TensorRole::KeyBias, "model.layers.{i}.self_attn.k_proj.bias", Dim::Kv, Dim::None, Stored::OutIn, Need::QkvBias},
     {TensorRole::ValueBias, "model.layers.{i}.self_attn.v_proj.bias", Dim::Kv, Dim::None, Stored::OutIn, Need::QkvBias},
     {TensorRole::OutputBias, "model.layers.{i}.self_attn.o_proj.bias", Dim::Model, Dim::None, Stored::OutIn,

@@ -10,7 +10,6 @@ void readMistralRest(ConfigReader& r, ModelSpec& s) {
   readAttentionBias(r, s);
   if (r.has("sliding_window")) s.window = r.positive("sliding_window");
   readRopeScaling(r, s);
-  checkHeadDim(r, s);
 }
 
 }  // namespace

@@ -12,7 +12,6 @@ void readQwen2Rest(ConfigReader& r, ModelSpec& s) {
   s.qkvBias = true;
   refuseFlag(r, "use_sliding_window", true, " (a window on some layers only)");
   readRopeScaling(r, s);
-  checkHeadDim(r, s);
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ struct RefTrace {
 // Reference: every index written out, double precision, no Eigen.
 RefTrace reference(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt) {
   const int B = static_cast<int>(in.query.dim(0)), Tq = static_cast<int>(in.query.dim(1)),
-            Tk = static_cast<int>(in.key.dim(1)), d = static_cast<int>(in.query.dim(2)), h = opt.heads, dk = d / h;
+            Tk = static_cast<int>(in.key.dim(1)), d = static_cast<int>(in.query.dim(2)), h = opt.heads,
+            dk = opt.headDim > 0 ? opt.headDim : d / h, hq = h * dk;
   RefTrace r;
   auto& S = r.stage;
   auto at = [](const Tensor& t, std::size_t i) { return static_cast<double>(t.data[i]); };
@@ -39,12 +40,13 @@ RefTrace reference(const AttentionInputs& in, const MhaWeights& w, const Attenti
   for (std::size_t i = 0; i < in.key.data.size(); ++i) S[1].push_back(at(in.key, i));
   for (std::size_t i = 0; i < in.value.data.size(); ++i) S[2].push_back(at(in.value, i));
   auto proj = [&](const std::vector<double>& x, int T, const RowMatrix& W, const RowVector& bias) {
-    std::vector<double> y(static_cast<std::size_t>(B * T * d));
+    const int in = static_cast<int>(W.rows()), out = static_cast<int>(W.cols());
+    std::vector<double> y(static_cast<std::size_t>(B * T * out));
     for (int bt = 0; bt < B * T; ++bt)
-      for (int j = 0; j < d; ++j) {
+      for (int j = 0; j < out; ++j) {
         double s = bias[j];
-        for (int i = 0; i < d; ++i) s += x[static_cast<std::size_t>(bt * d + i)] * static_cast<double>(W(i, j));
-        y[static_cast<std::size_t>(bt * d + j)] = s;
+        for (int i = 0; i < in; ++i) s += x[static_cast<std::size_t>(bt * in + i)] * static_cast<double>(W(i, j));
+        y[static_cast<std::size_t>(bt * out + j)] = s;
       }
     return y;
   };
@@ -58,7 +60,7 @@ RefTrace reference(const AttentionInputs& in, const MhaWeights& w, const Attenti
         for (int t = 0; t < T; ++t)
           for (int j = 0; j < dk; ++j)
             o[static_cast<std::size_t>(((b * h + hh) * T + t) * dk + j)] =
-                p[static_cast<std::size_t>((b * T + t) * d + hh * dk + j)];
+                p[static_cast<std::size_t>((b * T + t) * hq + hh * dk + j)];
     return o;
   };
   S[6] = split(S[3], Tq);
@@ -107,12 +109,12 @@ RefTrace reference(const AttentionInputs& in, const MhaWeights& w, const Attenti
           S[13][static_cast<std::size_t>(((b * h + hh) * Tq + q) * dk + j)] = o;
         }
       }
-  S[14].assign(static_cast<std::size_t>(B * Tq * d), 0.0);
+  S[14].assign(static_cast<std::size_t>(B * Tq * hq), 0.0);
   for (int b = 0; b < B; ++b)
     for (int hh = 0; hh < h; ++hh)
       for (int q = 0; q < Tq; ++q)
         for (int j = 0; j < dk; ++j)
-          S[14][static_cast<std::size_t>((b * Tq + q) * d + hh * dk + j)] =
+          S[14][static_cast<std::size_t>((b * Tq + q) * hq + hh * dk + j)] =
               S[13][static_cast<std::size_t>(((b * h + hh) * Tq + q) * dk + j)];
   S[15] = proj(S[14], Tq, w.wo, w.bo);
   return r;
@@ -129,13 +131,14 @@ struct EngineCase {
   int B, Tq, Tk, d, h;
   bool cross, causal, padding, attnMask, bias;
   ScaleKind scale;
+  int dk = 0;  // set: heads of this width (h·d_k ≠ d_model); 0: d_model / h
 };
 
 std::string describe(const EngineCase& c) {
   return "B=" + std::to_string(c.B) + " T_q=" + std::to_string(c.Tq) + " T_k=" + std::to_string(c.Tk) +
          " d_model=" + std::to_string(c.d) + " h=" + std::to_string(c.h) + (c.cross ? " cross" : " self") +
          (c.causal ? " causal" : "") + (c.padding ? " padding" : "") + (c.attnMask ? " attn_mask" : "") +
-         (c.bias ? " bias" : "") + " scale=" + scaleName(c.scale);
+         (c.bias ? " bias" : "") + " scale=" + scaleName(c.scale) + (c.dk > 0 ? " d_k=" + std::to_string(c.dk) : "");
 }
 
 void runAndCompare(const EngineCase& c, std::mt19937_64& rng) {
@@ -150,9 +153,10 @@ void runAndCompare(const EngineCase& c, std::mt19937_64& rng) {
     in.key = in.query;
     in.value = in.query;
   }
-  MhaWeights w = initWeights(c.d, c.bias, rng());
+  MhaWeights w = c.dk > 0 ? initWeights(c.d, c.bias, rng(), c.h * c.dk, c.h * c.dk) : initWeights(c.d, c.bias, rng());
   AttentionOptions opt;
   opt.heads = c.h;
+  opt.headDim = c.dk;
   opt.scale = c.scale;
   opt.causal = c.causal;
   const int Tk = c.cross ? c.Tk : c.Tq;
@@ -212,6 +216,11 @@ TEST(Engine, MatchesLoopReferenceOnRandomConfigs) {
       // Longer than the engine's query block (128 rows): several blocks, a partial last one.
       {2, 300, 290, 16, 4, true, true, true, true, true, ScaleKind::SqrtDk},
       {1, 257, 257, 8, 2, false, true, false, false, true, ScaleKind::SqrtDk},
+      // Heads wider and narrower than d_model / h (h·d_k ≠ d_model), and more heads than d_model.
+      {1, 6, 6, 8, 2, false, true, false, false, true, ScaleKind::SqrtDk, 8},
+      {2, 5, 7, 12, 3, true, false, true, false, true, ScaleKind::SqrtDk, 2},
+      {1, 4, 4, 4, 6, false, true, false, false, false, ScaleKind::SqrtDk, 3},
+      {1, 200, 200, 16, 2, false, true, false, false, true, ScaleKind::SqrtDk, 24},
   };
   std::uniform_int_distribution<int> small(1, 9), heads(1, 6), dkDist(1, 8), bDist(1, 3);
   std::bernoulli_distribution coin(0.5);
@@ -229,6 +238,7 @@ TEST(Engine, MatchesLoopReferenceOnRandomConfigs) {
     c.bias = coin(rng);
     const int s = std::uniform_int_distribution<int>(0, 2)(rng);
     c.scale = s == 0 ? ScaleKind::SqrtDk : s == 1 ? ScaleKind::SqrtDModel : ScaleKind::None;
+    if (coin(rng) && coin(rng)) c.dk = dkDist(rng);  // a width of its own, often not d_model / h
     cases.push_back(c);
   }
   for (const EngineCase& c : cases) runAndCompare(c, rng);

@@ -25,6 +25,7 @@ struct Variant {
   RopeStyle style = RopeStyle::Half;
   int window = 0, sinks = 0;
   bool padding = false;  // a batch of two with uneven lengths (<pad> keys) and the last key padded
+  int headDim = 0;       // d_k set (h·d_k ≠ d_model, as Qwen3 and Gemma have it); 0: d_model / h
 };
 
 const Variant kVariants[] = {
@@ -40,6 +41,9 @@ const Variant kVariants[] = {
     {"padding_batch", 4, 0, AttnPositions::None, RopeStyle::Half, 0, 0, true},
     {"gqa_rope_window_sinks_padding", 4, 2, AttnPositions::Rope, RopeStyle::Half, 3, 1, true},
     {"mqa_alibi_window_padding", 4, 1, AttnPositions::Alibi, RopeStyle::Half, 2, 1, true},
+    {"wide_heads", 4, 0, AttnPositions::None, RopeStyle::Half, 0, 0, false, 12},
+    {"wide_gqa_rope_window_padding", 4, 2, AttnPositions::Rope, RopeStyle::Half, 3, 0, true, 10},
+    {"narrow_mqa_rope", 4, 1, AttnPositions::Rope, RopeStyle::Interleaved, 0, 0, false, 2},
 };
 
 ModelConfig variantConfig(const Variant& v, MaskKind mask = MaskKind::Causal) {
@@ -48,6 +52,7 @@ ModelConfig variantConfig(const Variant& v, MaskKind mask = MaskKind::Causal) {
   cfg.dModel = 24;  // d_k = 6 for h = 4 (even, for RoPE), 8 for h = 3
   cfg.heads = v.heads;
   cfg.kvHeads = v.kvHeads;
+  cfg.headDim = v.headDim;
   cfg.attnPositions = v.positions;
   cfg.positions = v.positions == AttnPositions::None;  // sinusoidal codes unless positions act inside
   cfg.ropeStyle = v.style;
