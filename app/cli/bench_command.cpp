@@ -159,7 +159,7 @@ Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
   one.threads = 1;
   const auto B = m.inputs.query.dim(0), Tq = m.inputs.query.dim(1), Tk = m.inputs.key.dim(1),
              d = m.inputs.query.dim(2);
-  const FlopCount f = countFlops(B, Tq, Tk, d, m.options.heads, kvHeadsOf(m.options));
+  const FlopCount f = countFlops(B, Tq, Tk, d, m.options.heads, kvHeadsOf(m.options), headDimOf(m.options, d));
   // The reference: one GEMM (M x K) * (K x N) on the engine's backend, M = B*T_q, K = d_model and N
   // chosen so that it does the same number of FLOPs as one forward (f: the four projections, Q K^T
   // and A V, 2 per multiply-add; the softmax and the copies are not counted as work).
@@ -187,16 +187,16 @@ Status cmdBench(const ModelOptions& mo, const BenchArgs& a) {
   // is which K/V head a query head reads, ALiBi a step after the scale, the window a mask rule; only
   // the packed copies of W_k and W_v are skipped when N != h.
   const bool variant = kvHeadsOf(m.options) != m.options.heads || m.options.positions != AttnPositions::None ||
-                       m.options.window > 0;
+                       m.options.window > 0 || m.options.heads * headDimOf(m.options, d) != d;
   std::printf("kernels: %s\n", kernels::kernelPathName(kernels::kernelPath()));
   if (variant) {
     std::printf("with this variant: RoPE a step on q and k, grouped K/V heads read by index, ALiBi after the scale, "
-                "the window a mask rule; W_k, W_v packed per block when N != h\n");
+                "the window a mask rule; the weights packed per block when N != h or h*d_k != d_model\n");
   }
   printQueryBlockChoice();
   std::vector<Round> all;
   std::string torchWhy;
-  if (variant) torchWhy = "nn.MultiheadAttention has no grouped K/V heads, RoPE, ALiBi or window";
+  if (variant) torchWhy = "nn.MultiheadAttention has no grouped K/V heads, RoPE, ALiBi, window or heads other than d_model / h wide";
   for (int round = 0; round < a.rounds; ++round) {
     std::vector<double> t1, tg, tn;
     // Each kind of run `repeat` times in a row, as scripts/bench_forward_torch.py times PyTorch, so
@@ -274,6 +274,7 @@ std::string optionsTheFolderDecides(const ModelOptions& mo, const BenchArgs& a) 
   add(mo.dModel.has_value(), "--d-model");
   add(mo.heads.has_value(), "--heads");
   add(mo.kvHeads.has_value(), "--kv-heads");
+  add(mo.headDim.has_value(), "--head-dim");
   add(mo.batch.has_value(), "--batch");
   add(mo.padLast.has_value(), "--pad-last");
   add(mo.kvText.has_value(), "--kv-text");

@@ -21,6 +21,7 @@ Result<ResolvedModel> resolveCheckpointLayer(const ModelOptions& o) {
   if (o.noPositions) clash.push_back("--no-positions");
   // The trained layer runs the variant it was trained with (its checkpoint's positions and N).
   if (o.kvHeads) clash.push_back("--kv-heads");
+  if (o.headDim) clash.push_back("--head-dim");
   if (o.positions) clash.push_back("--positions");
   if (o.ropeBase) clash.push_back("--rope-base");
   if (o.ropeStyle) clash.push_back("--rope-style");

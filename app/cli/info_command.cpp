@@ -13,9 +13,21 @@
 #include "info_model.hpp"
 #include "model_options.hpp"
 #include "util/format.hpp"
+#include "util/utf8.hpp"
 #include "workspace_options.hpp"
 
 namespace mhascope::cli {
+namespace {
+
+// `s` padded with spaces to `width` characters (not bytes: "h·d_k" is five characters in six bytes).
+std::string padded(std::string s, std::size_t width) {
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < s.size(); i += decodeUtf8Step(s, i).len) ++chars;
+  if (chars < width) s.append(width - chars, ' ');
+  return s;
+}
+
+}  // namespace
 
 int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
   // info prints sizes, shapes and costs, never a stage's numbers: a model folder's layer is
@@ -45,12 +57,12 @@ int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
       const std::string hAxis = heads.axes.size() == 4 ? heads.axes[1] : "h";  // N for grouped K/V heads
       const char* x = st.id == StageId::QHeads ? "Q" : st.id == StageId::KHeads ? "K" : "V";
       const std::string name = std::string(1, static_cast<char>(std::tolower(x[0]))) + "_view";
-      std::printf("  %-14s %-22s %-24s %s\n", name.c_str(), shapeToString(viewShape).c_str(),
-                  ("(B, " + tAxis + ", " + hAxis + ", d_k)").c_str(),
+      std::printf("  %-14s %-22s %s %s\n", name.c_str(), shapeToString(viewShape).c_str(),
+                  padded("(B, " + tAxis + ", " + hAxis + ", d_k)", 24).c_str(),
                   (std::string(x) + ".view(B, " + tAxis + ", " + hAxis + ", d_k): no copy").c_str());
     }
-    std::printf("  %-14s %-22s %-24s %s\n", info.name, shapeToString(st.tensor.shape).c_str(),
-                axesToString(st.tensor.axes).c_str(), info.formula);
+    std::printf("  %-14s %-22s %s %s\n", info.name, shapeToString(st.tensor.shape).c_str(),
+                padded(axesToString(st.tensor.axes), 24).c_str(), info.formula);
   }
   const std::int64_t d = t->dModel, h = t->heads, dk = t->dk;
   const ParameterTable pt = parameterTable(layerSizesOf(*t)).value();  // the trace's sizes passed validateSizes
@@ -110,6 +122,7 @@ int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
               formatBytes(scoreBytes).c_str());
   {
     MemoryUse use;
+    use.headDim = r->model.options.headDim;
     use.weightsFile = !mo.files.weights.empty() || !mo.saveWeightsFile.empty();
     const MemoryEstimate e = estimateMemory(t->batch, t->tq, t->tk, d, h, use);
     std::printf("  whole recorded trace         %s (16 stages, mask flags, token labels)\n", formatBytes(e.trace).c_str());

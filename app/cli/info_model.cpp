@@ -43,7 +43,12 @@ Status printModelFolderSummary(const std::string& dir) {
   if (!folder->store().note().empty()) std::printf("  %-22s %s\n", "weights read from", folder->store().note().c_str());
   std::printf("  %-22s %d\n", "layers L", s.layers);
   std::printf("  %-22s %d\n", "d_model", s.dModel);
-  std::printf("  %-22s %d (d_k = %d)\n", "heads h", s.heads, s.dk());
+  if (s.headDim > 0 && s.heads * s.headDim != s.dModel) {
+    std::printf("  %-22s %d (d_k = %d from head_dim: h·d_k = %d, not d_model)\n", "heads h", s.heads, s.dk(),
+                s.heads * s.dk());
+  } else {
+    std::printf("  %-22s %d (d_k = %d)\n", "heads h", s.heads, s.dk());
+  }
   if (s.kvHeads == s.heads) {
     std::printf("  %-22s %d (multi-head attention)\n", "K/V heads N", s.kvHeads);
   } else {

@@ -145,6 +145,8 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o) {
       ->check(CLI::IsMember({"half", "interleaved"}));
   cmd.add_option("--kv-heads", o.kvHeads, "N K/V heads (grouped-query attention; N divides h; 1: multi-query; "
                  "default h)")->transform(anyInt);
+  cmd.add_option("--head-dim", o.headDim, "d_k, each head's width (default d_model / h; another width makes W_q "
+                 "(d_model, h*d_k) and W_o (h*d_k, d_model), as Qwen3 and Gemma have them)")->transform(anyInt);
   cmd.add_option("--window", o.window, "sliding window W: query t sees keys t-W < j <= t (|t-j| < W without a "
                  "causal mask)")->transform(anyInt);
   cmd.add_option("--sinks", o.sinks, "with --window: keys 0 .. S-1 stay visible (attention sinks)")->transform(anyInt);
@@ -255,7 +257,8 @@ Status checkModelFolderOptions(const ModelOptions& o) {
                  {o.padLast.has_value(), "--pad-last"}, {o.scale.has_value(), "--scale"},
                  {o.noPositions, "--no-positions"},    {o.positions.has_value(), "--positions"},
                  {o.ropeBase.has_value(), "--rope-base"}, {o.ropeStyle.has_value(), "--rope-style"},
-                 {o.kvHeads.has_value(), "--kv-heads"}, {o.window.has_value(), "--window"},
+                 {o.kvHeads.has_value(), "--kv-heads"}, {o.headDim.has_value(), "--head-dim"},
+                 {o.window.has_value(), "--window"},
                  {o.sinks.has_value(), "--sinks"}};
   std::string list;
   for (const auto& d : decided) {
@@ -319,6 +322,10 @@ Status checkOptionConflicts(const ModelOptions& o) {
     return makeError("--kv-heads N must be at least 1, got " + std::to_string(*o.kvHeads) + " (N = h is multi-head "
                      "attention, N = 1 multi-query)");
   }
+  if (o.headDim && *o.headDim < 1) {
+    return makeError("--head-dim d_k must be at least 1, got " + std::to_string(*o.headDim) +
+                     " (leave --head-dim out for d_k = d_model / h)");
+  }
   if (!o.files.weights.empty() && (o.bias || o.noBias)) {
     return makeError(std::string(o.bias ? "--bias" : "--no-bias") + " cannot be used with --weights: the file "
                      "decides (in_proj_bias and out_proj.bias present or not)");
@@ -356,6 +363,7 @@ Result<ModelConfig> configFromOptions(const ModelOptions& o) {
                      "positions are " + positionsName(cfg) + ": add --positions rope");
   }
   if (o.kvHeads) cfg.kvHeads = *o.kvHeads;
+  if (o.headDim) cfg.headDim = *o.headDim;
   if (o.window) cfg.window = *o.window;
   if (o.sinks) cfg.sinks = *o.sinks;
   if (o.mask) cfg.mask = *maskFromName(*o.mask);

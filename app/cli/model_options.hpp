@@ -25,7 +25,7 @@ struct ModelOptions {
   std::optional<std::uint64_t> memoryBudgetMib;
   bool noPositions = false;
   // Attention as today's models run it: N K/V heads, positions inside attention, a sliding window.
-  std::optional<int> kvHeads, window, sinks;
+  std::optional<int> kvHeads, headDim, window, sinks;
   std::optional<std::string> positions, ropeStyle;
   std::optional<double> ropeBase;
   InputFiles files;             // --query … --checkpoint/--layer (app/cli/checkpoint_layer.cpp), --model

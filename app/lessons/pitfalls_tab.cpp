@@ -34,7 +34,7 @@ void drawPitfallsTab(UiContext& ctx, const LessonOutcome<PitfallResult>& outcome
   const Pitfall p = r->pitfall;
   textWrapped(pitfallExplanation(p));
   if (p == Pitfall::NoScaling || p == Pitfall::ScaleBySqrtDModel) {
-    textWrappedDisabled(unscaledLogitsText(ScaleKind::SqrtDk, t.dModel, t.heads));
+    textWrappedDisabled(unscaledLogitsText(ScaleKind::SqrtDk, t.dModel, t.dk));
   }
   if (r->maskAdded) textWrappedDisabled("(This configuration has no mask, so both pipelines here use a causal one.)");
   if (p == Pitfall::NoMaxSubtraction)

@@ -223,7 +223,8 @@ void configErrorBox(UiContext& ctx) {
   textWrapped(windowWording(st.doc.configError));
   ImGui::PopStyleColor();
   if (!st.doc.suggestedHeads.empty()) {
-    textWrapped(formatText("Each head gets d_k = d_model / h features, so h must divide d_model (%d). Nearest valid:",
+    textWrapped(formatText("With d_k = d_model / h, h must divide d_model (%d); or untick d_k = d_model / h to "
+                           "give the heads a width of their own. Nearest valid:",
                            st.doc.config.dModel));
     for (std::size_t i = 0; i < st.doc.suggestedHeads.size(); ++i) {
       ImGui::PushID(static_cast<int>(i));
@@ -270,6 +271,48 @@ SliderEdit kvHeadsControl(UiContext& ctx, bool fixedByFile) {
   }
   ctx.probes.recordLabel("kv_heads_kind", kind);
   textWrappedDisabled(kind);
+  return edit;
+}
+
+// "d_k" under N: each head's width. By default d_model / h (the choice of the original paper and most
+// models: the heads together are d_model wide); unticked, a width of its own, as Qwen3 (d_model 1024,
+// 16 heads of 128) and Gemma 2 (2304, 8 heads of 256) have it: W_q becomes (d_model, h·d_k) and W_o
+// (h·d_k, d_model). Stored as 0 while it is d_model / h, so changing d_model or h keeps that rule.
+SliderEdit headDimControl(UiContext& ctx, bool fixedByFile, bool& changed) {
+  ModelConfig& cfg = ctx.state.doc.config;
+  const Trace& t = ctx.state.shown.trace;
+  const int h = std::max(cfg.heads, 1);
+  bool usual = fixedByFile ? t.heads * t.dk == t.dModel : cfg.headDim == 0;
+  if (ImGui::Checkbox("d_k = d_model / h", &usual)) {
+    // Unticked: start from the width the heads have now, so nothing changes until it is dragged.
+    cfg.headDim = usual ? 0 : std::max(1, t.dk > 0 ? t.dk : cfg.dModel / h);
+    changed = true;
+  }
+  ctx.probes.recordLastItem("head_dim_usual");
+  helpMarker("Each head's width d_k. Usually d_model / h, so the h heads together are exactly d_model wide and cost "
+             "what one full-width head would; it is a choice, not a rule: Qwen3-0.6B has d_model 1024 and 16 heads "
+             "of 128, Gemma 2 2B 2304 and 8 heads of 256. Untick to set d_k yourself: W_q becomes d_model × h·d_k, "
+             "W_o h·d_k × d_model, and the scores are scaled by 1/√d_k.");
+  SliderEdit edit;
+  if (usual) {
+    if (cfg.heads > 0 && cfg.dModel > 0 && cfg.dModel % cfg.heads == 0) {
+      ImGui::TextColored(symbolColorVec("d_k"), "d_k = d_model / h = %d / %d = %d", cfg.dModel, cfg.heads,
+                         cfg.dModel / cfg.heads);
+    } else {
+      ImGui::TextDisabled("d_model / h = %d / %d is not a whole number", cfg.dModel, cfg.heads);
+    }
+  } else {
+    int dk = fixedByFile && t.dk > 0 ? t.dk : cfg.headDim;
+    edit = dragSliderInt("d_k", &dk, 1, 512, "%d", ImGuiSliderFlags_Logarithmic);
+    if (edit.changed) cfg.headDim = std::max(1, dk);
+    ctx.probes.recordLastFrame("head_dim");
+    const int shown = fixedByFile && t.dk > 0 ? t.dk : cfg.headDim;
+    const std::string width = "h·d_k = " + std::to_string(h) + " × " + std::to_string(shown) + " = " +
+                              std::to_string(h * shown) +
+                              (h * shown == cfg.dModel ? " = d_model" : " ≠ d_model = " + std::to_string(cfg.dModel));
+    ctx.probes.recordLabel("head_dim_width", width);
+    ImGui::TextColored(symbolColorVec("d_k"), "%s", width.c_str());
+  }
   return edit;
 }
 
@@ -444,22 +487,19 @@ void drawControlsPanel(UiContext& ctx) {
   sizeFixed.emplace(fixedReason(st, "heads"));
   const SliderEdit headsEdit = dragSliderInt("heads h", &cfg.heads, 1, 64);
   ctx.probes.recordLastFrame("heads");
-  helpMarker("Number of heads. Each head works on its own d_k = d_model / h features, so h must divide d_model. "
-             "Drag to change (applied when you let go); Ctrl+click to type a number.");
+  helpMarker("Number of heads. Each head works on its own d_k features; usually d_k = d_model / h, so h must "
+             "divide d_model (unless d_k is set below). Drag to change (applied when you let go); Ctrl+click to type "
+             "a number.");
   sizeFixed.emplace(fixedReason(st, "kv_heads"));
   const SliderEdit kvEdit = kvHeadsControl(ctx, !sizeFixed->reason.empty());
+  sizeFixed.emplace(fixedReason(st, "head_dim"));
+  const SliderEdit dkEdit = headDimControl(ctx, !sizeFixed->reason.empty(), changed);
   sizeFixed.reset();
-  const bool sizing = dModelEdit.active || headsEdit.active || kvEdit.active;
-  if (dModelEdit.changed || headsEdit.changed || kvEdit.changed) st.doc.sizeEditPending = true;
+  const bool sizing = dModelEdit.active || headsEdit.active || kvEdit.active || dkEdit.active;
+  if (dModelEdit.changed || headsEdit.changed || kvEdit.changed || dkEdit.changed) st.doc.sizeEditPending = true;
   if (st.doc.sizeEditPending && !sizing) {
     st.doc.sizeEditPending = false;
     changed = true;
-  }
-  if (cfg.heads > 0 && cfg.dModel > 0 && cfg.dModel % cfg.heads == 0) {
-    ImGui::TextColored(symbolColorVec("d_k"), "d_k = d_model / h = %d / %d = %d", cfg.dModel, cfg.heads,
-                       cfg.dModel / cfg.heads);
-  } else if (sizing) {
-    ImGui::TextDisabled("d_model / h = %d / %d is not a whole number", cfg.dModel, cfg.heads);
   }
   if (memoryBudgetControl(ctx)) st.doc.configDirty = true;  // the same model, allowed more or less memory
   if (!sizing) configErrorBox(ctx);

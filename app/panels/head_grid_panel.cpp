@@ -68,9 +68,9 @@ void drawHeadGridPanel(UiContext& ctx) {
   const int headCount = kvAxis ? kvN : t.heads;  // along this stage's head axis
   // Inputs and output: no head owns a column, so no blocks (one whole matrix, like the Heatmap);
   // neither do the group map and the window mask, which have no feature columns at all. K and V's
-  // N·d_k columns are cut into the N K/V heads.
+  // N·d_k columns are cut into the N K/V heads; heads of a width of their own make h·d_k columns.
   const std::string colAxis = stageAxes.empty() ? std::string() : stageAxes.back();
-  const bool blocks = !perHead && headsOwnColumns(stage) && (colAxis == "d_model" || colAxis == "N·d_k");
+  const bool blocks = !perHead && headsOwnColumns(stage) && (colAxis == "d_model" || colAxis == "h·d_k" || colAxis == "N·d_k");
   const bool kvBlocks = blocks && colAxis == "N·d_k";
   std::vector<const Slice2D*> slices;
   if (perHead) {

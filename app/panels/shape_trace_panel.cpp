@@ -129,12 +129,18 @@ void splitDrawing(UiContext& ctx) {
   const float availW = ImGui::GetContentRegionAvail().x;
   // Cell size so the widest layout (heads apart) fits; whole blocks when columns get too thin.
   const float gap = std::min(0.5f * em, 0.15f * availW / static_cast<float>(heads));  // many heads: thinner gaps
-  const float cell = std::clamp((availW - 2 * gap * static_cast<float>(heads)) / static_cast<float>(t.dModel), 0.25f, 0.8f * em);
+  // Q's width: h·d_k, d_model unless the heads have a width of their own.
+  const int width = heads * dk;
+  const std::string wide = width == t.dModel ? "d_model" : "h·d_k = " + std::to_string(width);
+  const float cell = std::clamp((availW - 2 * gap * static_cast<float>(heads)) / static_cast<float>(std::max(1, width)),
+                                0.25f, 0.8f * em);
   const float rowH = std::max(cell, 0.45f * em);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const int lit = drawingRowOf(ctx.view.stage);
-  const char* captions[3] = {"Q = X_q W_q: (B, T, d_model)   one row of d_model numbers per token",
-                             "view → (B, T, h, d_k)   same numbers, grouped by head",
+  const std::string first = width == t.dModel ? "Q = X_q W_q: (B, T, d_model)   one row of d_model numbers per token"
+                                               : "Q = X_q W_q: (B, T, h·d_k)   one row of " + wide +
+                                                     " numbers per token (not d_model = " + std::to_string(t.dModel) + ")";
+  const char* captions[3] = {first.c_str(), "view → (B, T, h, d_k)   same numbers, grouped by head",
                              "transpose(1, 2) → (B, h, T, d_k)   each head its own T × d_k matrix"};
   for (int row = 0; row < 3; ++row) {
     ImGui::PushID(row);
@@ -156,7 +162,8 @@ void splitDrawing(UiContext& ctx) {
                            stageInfo(ctx.view.stage).title, noHeadOwnerNote(ctx.view.stage)));
   }
   textWrapped("After attention each head's T × d_k output goes back the same way: transpose(1, 2), then "
-              "reshape to (B, T, d_model), so head i fills columns i·d_k … (i+1)·d_k − 1 again (Merge heads).");
+              "reshape to (B, T, h·d_k), so head i fills columns i·d_k … (i+1)·d_k − 1 again (Merge heads); W_o "
+              "maps the h·d_k columns back to d_model.");
 }
 
 }  // namespace

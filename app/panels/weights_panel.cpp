@@ -72,7 +72,7 @@ void drawWeightsPanel(UiContext& ctx) {
   ImGui::TextUnformatted(what.c_str());
   ctx.probes.recordLabel("weight_label", nameSlice(s).title);
   textWrappedDisabled(weightMeaning(view.weight));
-  if (view.weight <= WeightId::Wo) textWrappedDisabled(headCircuitsText(t.dModel, t.heads, t.hasBias));
+  if (view.weight <= WeightId::Wo) textWrappedDisabled(headCircuitsText(t.dModel, t.dk, t.hasBias));
   if (view.weight >= WeightId::Bq && !t.hasBias) textWrappedDisabled("This model has no biases (--no-bias): all zero.");
 
   const ImVec2 avail = ImGui::GetContentRegionAvail();

@@ -41,11 +41,13 @@ SizeEstimate estimateSizes(const ModelConfig& c) {
 
 }  // namespace
 
-bool fitsUiThread(std::int64_t batch, std::int64_t tq, std::int64_t tk, int dModel, int heads, double passes) {
-  const FlopCount flops = countFlops(batch, tq, tk, dModel, heads);
+bool fitsUiThread(std::int64_t batch, std::int64_t tq, std::int64_t tk, int dModel, int heads, int dk,
+                  double passes) {
+  const FlopCount flops = countFlops(batch, tq, tk, dModel, heads, 0, dk);
   // ~5 ms of work at the ~100 GFLOP/s measured here leaves room for the frame itself.
-  // Weight initialisation (4·d_model² random numbers) also counts for wide models.
-  return flops.total() * passes < 5e8 && dModel <= 512;
+  // Weight initialisation (4·d_model·h·d_k random numbers) also counts for wide models.
+  const std::int64_t width = dk > 0 ? static_cast<std::int64_t>(heads) * dk : dModel;
+  return flops.total() * passes < 5e8 && dModel <= 512 && width <= 512;
 }
 
 void ComputeScheduler::update(AppState& state, const ViewState& view, LessonView& lessons, const std::string& openTab,
@@ -151,7 +153,7 @@ void ComputeScheduler::updateTrace(AppState& state, const ViewState& view, bool 
       const std::uint64_t id = ++requestCounter_;
       const SizeEstimate e = estimateSizes(c);
       // Files may be big: they are read on the worker, so the window never waits for a disk.
-      const bool small = state.doc.trainedLayer || (state.doc.files.empty() && fitsUiThread(e.batch, e.tq, e.tk, c.dModel, c.heads));
+      const bool small = state.doc.trainedLayer || (state.doc.files.empty() && fitsUiThread(e.batch, e.tq, e.tk, c.dModel, c.heads, c.headDim));
       if (forceSync || small) {
         ComputeOutcome outcome = computeTrace(request, id, spare_);
         applyOutcome(state, outcome, spare_);
@@ -247,7 +249,7 @@ void ComputeScheduler::rerun(AppState& state, const typename L::Choices& choices
                         }};
   };
   const Trace& t = state.shown.trace;
-  if (forceSync || fitsUiThread(t.batch, t.tq, t.tk, t.dModel, t.heads, 3.0)) {
+  if (forceSync || fitsUiThread(t.batch, t.tq, t.tk, t.dModel, t.heads, t.dk, 3.0)) {
     RerunOutcome done = run();
     store(state, done);
   } else {

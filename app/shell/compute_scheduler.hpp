@@ -54,7 +54,8 @@ class ComputeScheduler {
 };
 
 // Whether work of this many multiply-adds (passes forward passes at these sizes) fits within a
-// frame on the UI thread.
-bool fitsUiThread(std::int64_t batch, std::int64_t tq, std::int64_t tk, int dModel, int heads, double passes = 1.0);
+// frame on the UI thread. dk 0: d_model / h.
+bool fitsUiThread(std::int64_t batch, std::int64_t tq, std::int64_t tk, int dModel, int heads, int dk,
+                  double passes = 1.0);
 
 }  // namespace mhascope::app

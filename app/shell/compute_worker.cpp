@@ -77,7 +77,8 @@ ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t request
       const Tensor& q = model->model.inputs.query;
       const Tensor& k = model->model.inputs.key;
       status->flops.store(countFlops(q.shape[0], q.shape[1], k.shape[1], q.shape[2], model->model.options.heads,
-                                     kvHeadsOf(model->model.options)).total());
+                                     kvHeadsOf(model->model.options), headDimOf(model->model.options, q.shape[2]))
+                              .total());
     }
     setPhase(ComputePhase::Forward);
     if (model) model->model.options.threads = out.threads = computeThreads();

@@ -4,6 +4,8 @@
 
 namespace mhascope::app {
 
-double recordedTraceBytes(const Trace& t) { return estimateTraceBytes(t.batch, t.tq, t.tk, t.dModel, t.heads); }
+double recordedTraceBytes(const Trace& t) {
+  return estimateTraceBytes(t.batch, t.tq, t.tk, t.dModel, t.heads, t.heads * t.dk != t.dModel ? t.dk : 0);
+}
 
 }  // namespace mhascope::app

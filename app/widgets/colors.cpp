@@ -17,6 +17,7 @@ ImU32 headColor(int head, float alpha) {
 ImVec4 symbolColorVec(std::string_view s) {
   if (s == "T" || s == "T_q" || s == "T_k") return ImVec4(0.45f, 0.78f, 1.00f, 1.0f);  // sky blue
   if (s == "d_model") return ImVec4(1.00f, 0.68f, 0.30f, 1.0f);                       // orange
+  if (s == "h·d_k") return ImVec4(0.55f, 0.90f, 0.45f, 1.0f);                         // green, as d_k
   if (s == "h") return ImVec4(0.95f, 0.50f, 0.85f, 1.0f);                             // pink
   if (s == "d_k") return ImVec4(0.55f, 0.90f, 0.45f, 1.0f);                           // green
   if (s == "B") return ImVec4(0.80f, 0.80f, 0.55f, 1.0f);                             // sand

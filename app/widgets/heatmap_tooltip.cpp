@@ -28,7 +28,10 @@ std::string describeIndex(const Slice2D& s, bool row, int index, const HeatmapSp
   if (axis == "T_q") return "query  «" + token + "»   (T_q position " + pos + ")";
   if (axis == "T_k") return "key    «" + token + "»   (T_k position " + pos + ")";
   if (axis == "d_k" && s.head >= 0 && spec.dk > 0) {
-    return "d_k feature " + pos + "   (d_model column " + std::to_string(s.head * spec.dk + index) + ")";
+    // The heads side by side are d_model wide unless the model sets d_k; then they are h·d_k wide.
+    const bool dModelWide = !spec.trace || spec.trace->heads * spec.trace->dk == spec.trace->dModel;
+    return "d_k feature " + pos + "   (" + (dModelWide ? "d_model" : "h·d_k") + " column " +
+           std::to_string(s.head * spec.dk + index) + ")";
   }
   if (!row && columnsOwnedByHeads(spec) && spec.dk > 0 && spec.heads > 1) {
     const int i = index / spec.dk;

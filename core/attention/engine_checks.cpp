@@ -156,7 +156,8 @@ Status validateSizes(std::int64_t batch, std::int64_t tq, std::int64_t tk, std::
   if (use.headDim == 0 && dModel % heads != 0) {
     const auto near = nearestValidHeads(static_cast<int>(dModel), static_cast<int>(heads));
     return makeError("d_model (" + std::to_string(dModel) + ") must be divisible by heads (" + std::to_string(heads) +
-                     ") so every head gets d_k = d_model / h columns; nearest valid heads: " + joinInts(near));
+                     ") so every head gets d_k = d_model / h columns; nearest valid heads: " + joinInts(near) +
+                     " (or give the heads a width d_k of their own)");
   }
   const MemoryEstimate need = estimateMemory(batch, tq, tk, dModel, heads, use);
   if (need.total() > static_cast<double>(memoryBudgetBytes)) {

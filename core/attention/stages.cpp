@@ -11,9 +11,9 @@ namespace {
 // The pseudocode is the same listing for every stage; each stage lights its own line ('>').
 // Every line that makes a stage's tensor starts with that tensor's name (a test checks it).
 constexpr const char* kPseudo[] = {
-    "Q = X_q @ W_q + b_q            # (B, T_q, d_model)",
-    "K = X_k @ W_k + b_k            # (B, T_k, d_model)",
-    "V = X_v @ W_v + b_v            # (B, T_k, d_model)",
+    "Q = X_q @ W_q + b_q            # (B, T_q, h*d_k)",
+    "K = X_k @ W_k + b_k            # (B, T_k, N*d_k)",
+    "V = X_v @ W_v + b_v            # (B, T_k, N*d_k)",
     "Q = Q.view(B, T_q, h, d_k).transpose(1, 2)  # (B, h, T_q, d_k)",
     "K = K.view(B, T_k, N, d_k).transpose(1, 2)  # (B, N, T_k, d_k)",
     "V = V.view(B, T_k, N, d_k).transpose(1, 2)  # (B, N, T_k, d_k)",
@@ -27,7 +27,7 @@ constexpr const char* kPseudo[] = {
     "S = S.masked_fill(blocked, -inf)",
     "A = softmax(S, dim=-1)         # rows sum to 1",
     "O = A @ V                      # (B, h, T_q, d_k)",
-    "O = O.transpose(1, 2).reshape(B, T_q, d_model)  # copies",
+    "O = O.transpose(1, 2).reshape(B, T_q, h * d_k)  # copies",
     "Y = O @ W_o + b_o              # (B, T_q, d_model)",
 };
 
@@ -53,8 +53,9 @@ const std::array<StageInfo, kStageCount> kStages = {{
     {StageId::QProj, "q_proj", "Query projection", "Q", "project", "Q = X_q W_q + b_q",
      "A learned linear map turns each token into a query: what this token is looking for. Every "
      "output feature mixes all d_model input features; only afterwards are the columns shared out "
-     "among the heads. (Here W_q is (d_model in, d_model out) and Q = X_q @ W_q; PyTorch stores "
-     "the transpose, in_proj_weight with rows = outputs.)",
+     "among the heads. (Here W_q is (d_model in, h·d_k out) and Q = X_q @ W_q; PyTorch stores "
+     "the transpose, in_proj_weight with rows = outputs. h·d_k is d_model when d_k = d_model / h, the usual "
+     "choice; some models make the heads wider, e.g. Qwen3-0.6B: d_model 1024, 16 heads of 128.)",
      "Q = X_q @ W_q + b_q", DataKind::Signed},
     {StageId::KProj, "k_proj", "Key projection", "K", "project", "K = X_k W_k + b_k",
      "A second learned map makes keys: what each token offers to be found by. A query and a key "
@@ -67,8 +68,8 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "(d_model, N·d_k), like W_k.",
      "V = X_v @ W_v + b_v", DataKind::Signed},
     {StageId::QHeads, "q_heads", "Split heads (Q)", "Q_i", "split heads", "Q_i = Q[:, :, i*d_k:(i+1)*d_k]",
-     "The d_model columns of Q are cut into h blocks of d_k = d_model / h; head i (0-based) gets "
-     "columns i*d_k .. (i+1)*d_k - 1. Q is viewed as (B, T_q, h, d_k), then transposed to "
+     "The h·d_k columns of Q are cut into h blocks of d_k (usually d_k = d_model / h, so the blocks fill "
+     "d_model); head i (0-based) gets columns i*d_k .. (i+1)*d_k - 1. Q is viewed as (B, T_q, h, d_k), then transposed to "
      "(B, h, T_q, d_k) so each head is a separate batch of small matrices. No number changes and nothing is copied: "
      "both are views of the same memory. Skipping the transpose (view straight to (B, h, T_q, d_k)) "
      "would fill each head with whole rows of a few tokens, so a head's row t holds other tokens' "
@@ -82,7 +83,7 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "K = K.view(B, T_k, N, d_k).transpose(1, 2)", DataKind::Signed},
     {StageId::VHeads, "v_heads", "Split heads (V)", "V_i", "split heads", "V_i = V[:, :, i*d_k:(i+1)*d_k]",
      "Values are split too: each head gathers a d_v-wide slice of content, and the slices are put "
-     "back side by side at the end. Here d_v = d_k = d_model / h, as in the paper and in PyTorch; "
+     "back side by side at the end. Here d_v = d_k (d_model / h unless set), as in the paper and in PyTorch; "
      "d_v may differ from d_k in general, since only Q and K must share a width for their dot "
      "product. With grouped-query attention V, like K, has N heads.",
      "V = V.view(B, T_k, N, d_k).transpose(1, 2)", DataKind::Signed},
@@ -155,11 +156,11 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "the only step that mixes information across tokens.",
      "O = A @ V", DataKind::Signed},
     {StageId::Concat, "concat", "Merge heads", "concat", "merge heads", "O = [O_0 | O_1 | ... | O_(h-1)]",
-     "The heads' d_k-wide outputs are put back side by side into d_model columns, head i in columns "
-     "i*d_k .. (i+1)*d_k - 1. After transpose(1, 2) the memory is no longer in (B, T_q, d_model) "
+     "The heads' d_k-wide outputs are put back side by side into h·d_k columns (d_model when d_k = "
+     "d_model / h), head i in columns i*d_k .. (i+1)*d_k - 1. After transpose(1, 2) the memory is no longer in (B, T_q, h·d_k) "
      "order, so this step copies: .contiguous().view(...) or .reshape(...), while the split was a "
      "free view. Concatenating, not summing, keeps what each head found separate.",
-     "O = O.transpose(1, 2).reshape(B, T_q, d_model)", DataKind::Signed},
+     "O = O.transpose(1, 2).reshape(B, T_q, h * d_k)", DataKind::Signed},
     {StageId::Output, "output", "Output projection", "·W_o", "output", "Y = O W_o + b_o",
      "A last learned map W_o writes the heads back into d_model features. Rows i*d_k .. "
      "(i+1)*d_k - 1 of W_o (W_o^(i)) read only head i, so O W_o + b_o = sum over i of "

@@ -22,8 +22,10 @@ const char* sweepVariableName(SweepVariable v) {
 CostSizes costSizesOf(const Trace& trace) {
   // N = h is multi-head attention, which a sweep over h keeps multi-head: kvHeads 0.
   const int n = trace.kvHeads > 0 && trace.kvHeads != trace.heads ? trace.kvHeads : 0;
+  // d_k is kept only when it is not d_model / h (a width of its own).
+  const int dk = trace.heads * trace.dk != trace.dModel ? trace.dk : 0;
   return {std::max(1, trace.batch), std::max(1, trace.tq), std::max(1, trace.tk), std::max(1, trace.dModel),
-          std::max(1, trace.heads), n, trace.hasBias};
+          std::max(1, trace.heads), n, dk, trace.hasBias};
 }
 
 CostPoint costAt(const CostSizes& s) {
@@ -36,7 +38,9 @@ CostPoint costAt(const CostSizes& s) {
   p.attentionFlops = f.attention;
   p.scoreBytes = layer.scoreBytes(s.batch, s.tq, s.tk);
   // The same figure as `mhascope info`'s "whole recorded trace": stages, mask flags, token labels.
-  p.traceBytes = estimateMemory(s.batch, s.tq, s.tk, s.dModel, s.heads).trace;
+  MemoryUse use;
+  use.headDim = s.dk;
+  p.traceBytes = estimateMemory(s.batch, s.tq, s.tk, s.dModel, s.heads, use).trace;
   p.scoreCount = layer.scoreCount(s.batch, s.tq, s.tk);
   return p;
 }
@@ -77,10 +81,9 @@ std::string costCrossoverText(const CostSizes& s) {
          ") " + ratio + ".";
 }
 
-std::string scalingRuleText(ScaleKind kind, int dModel, int heads) {
+std::string scalingRuleText(ScaleKind kind, int dModel, int dk) {
   switch (kind) {
-    case ScaleKind::SqrtDk:
-      return "divided by sqrt(d_k) = " + num(std::sqrt(static_cast<double>(dModel / std::max(1, heads))));
+    case ScaleKind::SqrtDk: return "divided by sqrt(d_k) = " + num(std::sqrt(static_cast<double>(dk)));
     case ScaleKind::SqrtDModel: return "divided by sqrt(d_model) = " + num(std::sqrt(static_cast<double>(dModel)));
     case ScaleKind::None: return "not scaled (factor 1)";
   }
@@ -91,13 +94,13 @@ std::string scoreGapText(const Trace& t, double gap) {
   const double f = static_cast<double>(t.scaleFactor);
   const std::string g = num(gap);
   const std::string divided = t.scale == ScaleKind::None ? g : g + " / " + num(1.0 / f);
-  return "Raw scores are " + scalingRuleText(t.scale, t.dModel, t.heads) +
+  return "Raw scores are " + scalingRuleText(t.scale, t.dModel, t.dk) +
          " before the softmax (the active rule), so a gap of " + g + " between two raw scores becomes a factor of "
          "e^(" + divided + ") = " + num(std::exp(gap * f)) + " between their weights.";
 }
 
-std::string unscaledLogitsText(ScaleKind kind, int dModel, int heads) {
-  const int h = std::max(1, heads), dk = dModel / h;
+std::string unscaledLogitsText(ScaleKind kind, int dModel, int dk) {
+  dk = std::max(1, dk);
   const std::string DK = std::to_string(dk);
   std::string s = "Here d_k = " + DK + ", so unscaled logits are sqrt(" + DK + ") = " +
                   num(std::sqrt(static_cast<double>(dk))) + " times larger than sqrt(d_k)-scaled ones";
@@ -106,7 +109,8 @@ std::string unscaledLogitsText(ScaleKind kind, int dModel, int heads) {
     case ScaleKind::None: s += "; this trace is not scaled, so its logits are the larger ones."; break;
     case ScaleKind::SqrtDModel:
       s += "; this trace divides by sqrt(d_model) = " + num(std::sqrt(static_cast<double>(dModel))) +
-           " instead, sqrt(h) = " + num(std::sqrt(static_cast<double>(h))) + " times more than sqrt(d_k).";
+           " instead, sqrt(d_model / d_k) = " + num(std::sqrt(static_cast<double>(dModel) / dk)) +
+           " times more than sqrt(d_k).";
       break;
   }
   return s;
@@ -139,6 +143,13 @@ std::string costHeadsText(const CostSizes& s) {
   CostSizes other = s;
   other.heads = h2;
   const std::string H = std::to_string(s.heads), H2 = std::to_string(h2), D = std::to_string(s.dModel);
+  if (s.dk > 0) {  // heads of a width of their own: d_k stays when h changes, so every matrix grows with h
+    const std::string DK = std::to_string(s.dk);
+    return "Here every head is d_k = " + DK + " wide whatever h is (set for this layer, not d_model / h): W_q and "
+           "W_o are d_model x h*d_k, W_k and W_v d_model x N*d_k, so each extra query head adds 2 * d_model * d_k = " +
+           grouped(2 * s.dModel * s.dk) + " weights and its projection FLOPs, on top of its B * T_q * T_k scores (" +
+           parameterFormula(now) + " = " + grouped(now.params()) + " now).";
+  }
   if (!groupedKv(s)) {
     std::string t = "Here N = h = " + H + ": each of W_q, W_k, W_v and W_o is one d_model x d_model matrix that the "
                     "heads cut into blocks of d_k columns, so h changes neither the " + grouped(now.params()) +

@@ -20,8 +20,9 @@ const char* sweepVariableName(SweepVariable v);  // "T", "d_model", "h"
 struct CostSizes {
   std::int64_t batch = 1, tq = 1, tk = 1, dModel = 8, heads = 2;
   std::int64_t kvHeads = 0;  // N K/V heads; 0: N = h (multi-head attention, N follows h in a sweep)
+  std::int64_t dk = 0;       // d_k when set (kept in a sweep); 0: d_model / h (follows d_model and h)
   bool bias = true;
-  LayerSizes layer() const { return {dModel, heads, kvHeads, 0, bias}; }
+  LayerSizes layer() const { return {dModel, heads, kvHeads, dk, bias}; }
 };
 CostSizes costSizesOf(const Trace& trace);
 
@@ -74,10 +75,10 @@ std::int64_t otherHeadCount(const CostSizes& sizes);
 
 // The active scaling rule in words with its number: "divided by sqrt(d_k) = 2",
 // "divided by sqrt(d_model) = 3.464", "not scaled (factor 1)".
-std::string scalingRuleText(ScaleKind kind, int dModel, int heads);
+std::string scalingRuleText(ScaleKind kind, int dModel, int dk);
 // The live size of the scaling: "here d_k = 64, so unscaled logits are sqrt(64) = 8 times larger
 // than sqrt(d_k)-scaled ones", plus what the trace's own rule does.
-std::string unscaledLogitsText(ScaleKind kind, int dModel, int heads);
+std::string unscaledLogitsText(ScaleKind kind, int dModel, int dk);
 // The roles lesson's note: what a gap of `gap` between two raw scores does to their
 // weights under the trace's scaling rule.
 std::string scoreGapText(const Trace& trace, double gap);

@@ -14,8 +14,8 @@ using namespace lesson_detail;  // NOLINT(google-build-using-namespace): the les
 std::vector<PublishedAttention> publishedAttentionConfigs() {
   // The fields of each model's config.json on the Hugging Face Hub (num_hidden_layers, hidden_size,
   // num_attention_heads, num_key_value_heads; GPT-2: n_layer, n_embd, n_head; Falcon-7B: n_layer,
-  // hidden_size, n_head and multi_query: true, one K/V head). d_k = hidden_size / heads for all of
-  // them; models whose head_dim differs from that (Gemma) are left out rather than mis-sized.
+  // hidden_size, n_head and multi_query: true, one K/V head), and head_dim where it is not
+  // hidden_size / heads (Qwen3, Gemma 2).
   return {
       {"GPT-2 small", 12, 768, 12, 12},         // openai-community/gpt2
       {"Llama-2-7B", 32, 4096, 32, 32},         // meta-llama/Llama-2-7b-hf
@@ -25,6 +25,8 @@ std::vector<PublishedAttention> publishedAttentionConfigs() {
       {"Qwen2.5-7B", 28, 3584, 28, 4},          // Qwen/Qwen2.5-7B
       {"Falcon-7B (MQA)", 32, 4544, 71, 1},     // tiiuae/falcon-7b
       {"SmolLM-135M", 30, 576, 9, 3},           // HuggingFaceTB/SmolLM-135M
+      {"Qwen3-0.6B", 28, 1024, 16, 8, 128},     // Qwen/Qwen3-0.6B: h·d_k = 2048, twice d_model
+      {"Gemma-2-2B", 26, 2304, 8, 4, 256},      // google/gemma-2-2b: h·d_k = 2048, less than d_model
   };
 }
 
@@ -37,7 +39,7 @@ std::optional<PublishedAttention> publishedAttention(std::string_view name) {
 PublishedRow publishedRow(const PublishedAttention& m) {
   PublishedRow r;
   r.model = m;
-  r.dk = m.dModel / m.heads;
+  r.dk = m.headDim > 0 ? m.headDim : m.dModel / m.heads;
   r.groupSize = m.heads / m.kvHeads;
   r.params = layerCounts({m.dModel, m.heads, m.kvHeads, r.dk, false});
   r.kvBytesPerToken = m.layers * r.params.kvCacheBytesPerToken(2);
@@ -47,7 +49,7 @@ PublishedRow publishedRow(const PublishedAttention& m) {
 
 MhaWeights weightsWithKvHeads(const MhaWeights& w, int heads, int modelKvHeads, int kvHeads) {
   if (kvHeads == modelKvHeads) return w;  // the mean of identical copies: the model's own numbers
-  const int dk = w.dModel / heads;
+  const int dk = static_cast<int>(w.qWidth()) / heads;
   MhaWeights out = w;
   out.wk.resize(w.dModel, kvHeads * dk);
   out.wv.resize(w.dModel, kvHeads * dk);
@@ -83,7 +85,7 @@ Result<GqaLesson> gqaLesson(const Model& model, int kvHeads, int layers, int byt
   GqaLesson r;
   r.dModel = d;
   r.heads = h;
-  r.dk = d / h;
+  r.dk = static_cast<int>(headDimOf(model.options, d));
   r.kvHeads = kvHeads;
   r.modelKvHeads = kvHeadsOf(model.options);
   r.divisors = lessons::Gqa::Choices::validKvHeads(h);

@@ -25,8 +25,10 @@ struct PublishedAttention {
   int dModel;   // hidden_size (n_embd)
   int heads;    // num_attention_heads (n_head): h
   int kvHeads;  // num_key_value_heads: N (h for multi-head attention, 1 for multi-query)
+  int headDim = 0;  // head_dim when the config sets one other than hidden_size / heads; 0: d_model / h
 };
-// GPT-2 small, Llama-2-7B, Llama-2-70B, Llama-3-8B, Mistral-7B, Qwen2.5-7B, Falcon-7B, SmolLM-135M.
+// GPT-2 small, Llama-2-7B, Llama-2-70B, Llama-3-8B, Mistral-7B, Qwen2.5-7B, Falcon-7B, SmolLM-135M,
+// Qwen3-0.6B and Gemma-2-2B (heads wider than d_model / h).
 std::vector<PublishedAttention> publishedAttentionConfigs();
 // The entry of publishedAttentionConfigs() called `name` (the lessons' worked examples); nullopt if none is.
 std::optional<PublishedAttention> publishedAttention(std::string_view name);

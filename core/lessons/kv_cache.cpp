@@ -96,7 +96,7 @@ std::string kvCacheScaleText(const KvCacheLesson& r) {
                   grouped(T) + " tokens x 2 (K, V) x " + std::to_string(N) + (N == 1 ? " K/V head" : " K/V heads") +
                   " x d_k " + std::to_string(dk) + " x 4 bytes); a model of L such layers holds L times that.";
   if (const auto m = publishedAttention("Llama-3-8B")) {
-    const std::int64_t mdk = m->dModel / m->heads;
+    const std::int64_t mdk = m->headDim > 0 ? m->headDim : m->dModel / m->heads;
     s += " " + std::string(m->name) + " at 8K context, in 16-bit: " + std::to_string(m->layers) + " layers x " +
          std::to_string(m->kvHeads) + " K/V heads x d_k " + std::to_string(mdk) + " x 2 (K, V) x 2 bytes x " +
          grouped(kKvExampleContext) + " tokens = " +

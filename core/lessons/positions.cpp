@@ -154,7 +154,7 @@ Result<PositionsLesson> positionsLesson(const Model& model, int shift, bool inpu
     for (float v : scores.data) r.ropeScoreMax = std::max(r.ropeScoreMax, std::abs(static_cast<double>(v)));
   }
   r.frequencies =
-      ropeFrequencies(model.weights.dModel / model.options.heads, r.ropeBase, r.ropeStyle, shift, r.ropeInvFreq);
+      ropeFrequencies(static_cast<int>(headDimOf(model.options, model.weights.dModel)), r.ropeBase, r.ropeStyle, shift, r.ropeInvFreq);
   r.slopes = alibiSlopes(model.options.heads);
   r.dModel = model.weights.dModel;
   r.positions = static_cast<int>(model.inputs.query.dim(1));

@@ -127,6 +127,9 @@ class QuizBuilder {
   const MhaWeights& w;
   const std::int64_t B, Tq, Tk, d, h, dk, N;  // N: K/V heads (h for multi-head attention)
   const std::string D, H, DK;
+  // The heads side by side are h·d_k wide; d_model when d_k = d_model / h (the usual choice), else a
+  // width of their own (a model's head_dim, or the d_k control).
+  bool wide() const { return h * dk != d; }
   std::vector<QuizQuestion> questions;
   int n = 0;
 
@@ -165,11 +168,23 @@ class QuizBuilder {
     add("With d_model = " + D + " and h = " + H +
                                   " heads, how many dimensions d_k does each head work in?",
                               numberChoice(dk), numericDistractors(dk, {d, h, d * h}),
-                              "d_k = d_model / h = " + D + " / " + H + " = " + DK +
-                                  ". The heads share the d_model columns of Q, K and V between them; they do not each "
-                                  "get d_model of their own.");
+                              wide() ? "d_k = " + DK + ", set for this layer rather than d_model / h: the " + H +
+                                           " heads together are h*d_k = " + std::to_string(h * dk) + " wide, not d_model = " +
+                                           D + ". d_k = d_model / h is the usual choice (the heads then share the d_model "
+                                           "columns of Q, K and V), not a rule: only W_q and W_o have to agree on h*d_k."
+                                     : "d_k = d_model / h = " + D + " / " + H + " = " + DK +
+                                           ". The heads share the d_model columns of Q, K and V between them; they do not "
+                                           "each get d_model of their own.");
 
-    add(
+    if (wide()) {
+      add("What shape goes into the output projection W_o?", shapeChoice({{"B", B}, {"T_q", Tq}, {"h*d_k", h * dk}}),
+          {shapeChoice({{"B", B}, {"h", h}, {"T_q", Tq}, {"d_k", dk}}), shapeChoice({{"B", B}, {"T_q", Tq}, {"d_k", dk}}),
+           shapeChoice({{"B", B}, {"T_q", Tq}, {"d_model", d}}), shapeChoice({{"B", B}, {"h", h}, {"T_q", Tq}, {"T_k", Tk}})},
+          "The h head outputs (B, h, T_q, d_k) are transposed back and reshaped to (B, T_q, h*d_k): the heads sit "
+          "side by side, " + std::to_string(h * dk) + " features here, which is not d_model = " + D + ". W_o (h*d_k, "
+          "d_model) maps them back into d_model features, head i only through its own rows W_o^(i), so the layer's "
+          "output keeps the (B, T_q, d_model) shape of its input.");
+    } else add(
         "What shape goes into the output projection W_o?", shapeChoice({{"B", B}, {"T_q", Tq}, {"d_model", d}}),
         {shapeChoice({{"B", B}, {"h", h}, {"T_q", Tq}, {"d_k", dk}}), shapeChoice({{"B", B}, {"T_q", Tq}, {"d_k", dk}}),
          shapeChoice({{"B", B}, {"h", h}, {"T_q", Tq}, {"T_k", Tk}}), shapeChoice({{"B", B}, {"T_q", Tq}, {"T_k", Tk}}),
@@ -201,7 +216,14 @@ class QuizBuilder {
       std::vector<std::int64_t> wrong{lc.bias ? lc.weights() : lc.withBias(), mha, params * h,
                                       lc.wq + lc.wk + lc.wv + (lc.bias ? lc.bq + lc.bk + lc.bv : 0)};
       const std::string bias = lc.bias ? "on" : "off";
-      if (N == h) {
+      if (wide()) {
+        add("How many learned numbers does this attention layer hold (biases " + bias + ", h = " + H + " heads of d_k = " +
+                DK + ", N = " + std::to_string(N) + " K/V heads)?",
+            numberChoice(params), numericDistractors(params, wrong),
+            "W_q is (d_model, h*d_k) and W_o (h*d_k, d_model), W_k and W_v (d_model, N*d_k): " + parameterFormula(lc) +
+                " = " + std::to_string(params) + " with d_model = " + D + ", h*d_k = " + std::to_string(h * dk) +
+                ", N*d_k = " + std::to_string(N * dk) + ".");
+      } else if (N == h) {
         add("How many learned numbers does this attention layer hold (biases " + bias + ")?", numberChoice(params),
             numericDistractors(params, wrong),
             "W_q, W_k, W_v and W_o are (d_model, d_model) each: 4 * " + D + "^2 = " + std::to_string(lc.weights()) +
@@ -223,7 +245,9 @@ class QuizBuilder {
     {
       // Another valid head count for the same d_model (N kept: a multiple of N), and the count there.
       const CostSizes sizes = costSizesOf(t);
-      const std::int64_t h2 = otherHeadCount(sizes);
+      // With heads of a width of their own, another h keeps d_k and changes every matrix: the question's
+      // premise (d_k = d_model / h) does not hold, so it is not asked.
+      const std::int64_t h2 = wide() ? 0 : otherHeadCount(sizes);
       if (h2) {
         CostSizes other = sizes;
         other.heads = h2;
@@ -267,7 +291,7 @@ class QuizBuilder {
                     "relations at once, each in its own d_k-wide subspace. ") + headSplitReasonText());
 
     {
-      const std::string rule = scalingRuleText(t.scale, static_cast<int>(d), static_cast<int>(h));
+      const std::string rule = scalingRuleText(t.scale, static_cast<int>(d), static_cast<int>(dk));
       add(
           "The standard rule divides the scores by sqrt(d_k) = " + num(std::sqrt(static_cast<double>(dk))) + ". Why?",
           "The standard deviation of q . k grows like sqrt(d_k); unscaled, a large d_k pushes the softmax towards "

@@ -173,15 +173,16 @@ Result<LoopVsVectorized> perHeadLoopVsVectorized(const Model& model) {
 }
 
 const char* headSplitReasonText() {
-  return "Why d_k = d_model / h: h heads of d_k columns cost exactly the parameters and FLOPs of one "
-         "full-width head, yet give h attention patterns instead of one. Each head's score table is a product "
+  return "Why d_k = d_model / h, the usual choice: h heads of d_k columns cost exactly the parameters and FLOPs of "
+         "one full-width head, yet give h attention patterns instead of one. It is a choice, not a rule: only W_q and "
+         "W_o must agree on h*d_k, and some models make the heads wider (Qwen3-0.6B: d_model 1024, 16 heads of "
+         "128) or narrower (Gemma-2-2B: d_model 2304, 8 heads of 256); the d_k control under Sizes tries it. Each head's score table is a product "
          "of (T_q, d_k) and (d_k, T_k), so its rank is at most d_k. Nothing in the layer forces heads to "
          "differ: which roles they take is learned, differs between training runs, and many trained heads turn "
          "out redundant (Michel et al. 2019 pruned most heads of trained models with little loss).";
 }
 
-std::string headCircuitsText(int dModel, int heads, bool hasBias) {
-  const int dk = dModel / std::max(1, heads);
+std::string headCircuitsText(int dModel, int dk, bool hasBias) {
   const std::string D = std::to_string(dModel), DK = std::to_string(dk);
   return "Read a head through two products, not through W_q, W_k, W_v, W_o one by one. Head i's columns "
          "W_q^(i), W_k^(i), W_v^(i) (d_model, d_k) and rows W_o^(i) (d_k, d_model) meet as W_QK^(i) = W_q^(i) "

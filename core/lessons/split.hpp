@@ -56,7 +56,7 @@ const char* headSplitReasonText();
 // The Learned tab's note: where head i looks depends only on W_QK^(i) = W_q^(i) W_k^(i)^T, what it
 // writes only on W_OV^(i) = W_v^(i) W_o^(i); W_q^(i) M with W_k^(i) M^-T gives the same scores.
 // With the live d_model, h, d_k and whether the biases are on.
-std::string headCircuitsText(int dModel, int heads, bool hasBias);
+std::string headCircuitsText(int dModel, int dk, bool hasBias);
 
 namespace lessons {
 

@@ -262,6 +262,7 @@ std::string fixedByModel(const std::string& dir, const std::string& control) {
   if (control == "d_model") return by + " (its config.json: n_embd / hidden_size)";
   if (control == "heads") return by + " (its config.json: n_head / num_attention_heads)";
   if (control == "kv_heads") return by + " (its config.json: num_key_value_heads; GPT-2: N = h)";
+  if (control == "head_dim") return by + " (its config.json: head_dim, else hidden_size / num_attention_heads)";
   if (control == "attention_positions" || control == "positions") {
     return by + ": its architecture decides (Llama family: RoPE with config.json's rope_theta; GPT-2: learned "
                 "positions, already inside the hidden states the layer reads)";
@@ -296,6 +297,10 @@ std::string fixedByFiles(const InputFiles& f, const std::string& control) {
     if (control == "bias") return "set by the weights file '" + f.weights + "' (in_proj_bias present or not)";
     if (control == "kv_heads") {
       return "set by the weights file '" + f.weights + "' (k_proj.weight is (N·d_k, d_model); in_proj_weight: N = h)";
+    }
+    if (control == "head_dim") {
+      return "set by the weights file '" + f.weights + "' (q_proj.weight is (h·d_k, d_model); in_proj_weight: "
+             "d_k = d_model / h)";
     }
   }
   return "";

@@ -108,12 +108,12 @@ TEST(LessonTexts, HeadSplitReasonClaimsOnlyWhatHolds) {
 // --- the Learned tab: W_QK and W_OV, and W_q alone is not identifiable --------------------------
 
 TEST(LessonTexts, HeadCircuitsTextAndItsClaimsOnTheEngine) {
-  const std::string text = headCircuitsText(12, 3, true);
+  const std::string text = headCircuitsText(12, 4, true);  // d_model 12, d_k 4 (h = 3)
   EXPECT_TRUE(has(text, "W_QK^(i) = W_q^(i) W_k^(i)^T")) << text;
   EXPECT_TRUE(has(text, "W_OV^(i) = W_v^(i) W_o^(i), each (12, 12) of rank at most d_k = 4")) << text;
   EXPECT_TRUE(has(text, "any invertible (4, 4) M")) << text;
   EXPECT_TRUE(has(text, "b_q^(i) M")) << text;
-  EXPECT_FALSE(has(headCircuitsText(8, 2, false), "b_q")) << "no biases, none named";
+  EXPECT_FALSE(has(headCircuitsText(8, 4, false), "b_q")) << "no biases, none named";
 
   ModelConfig cfg = sized(12, 3);
   cfg.bias = true;
@@ -164,7 +164,7 @@ TEST(LessonTexts, UnscaledLogitsTextIsLiveAndMatchesTheEngine) {
       if (d % h) continue;
       for (ScaleKind kind : {ScaleKind::SqrtDk, ScaleKind::SqrtDModel, ScaleKind::None}) {
         const int dk = d / h;
-        const std::string text = unscaledLogitsText(kind, d, h);
+        const std::string text = unscaledLogitsText(kind, d, dk);
         char want[96];
         std::snprintf(want, sizeof want, "Here d_k = %d, so unscaled logits are sqrt(%d) = %.4g times larger", dk, dk,
                       std::sqrt(static_cast<double>(dk)));
@@ -190,7 +190,7 @@ TEST(LessonTexts, UnscaledLogitsTextIsLiveAndMatchesTheEngine) {
         } else {
           EXPECT_NEAR(ratio / std::sqrt(static_cast<double>(dk)), std::sqrt(static_cast<double>(h)), 1e-4 * ratio) << text;
           char more[64];
-          std::snprintf(more, sizeof more, "sqrt(h) = %.4g times more", std::sqrt(static_cast<double>(h)));
+          std::snprintf(more, sizeof more, "sqrt(d_model / d_k) = %.4g times more", std::sqrt(static_cast<double>(h)));
           EXPECT_TRUE(has(text, more)) << text;
         }
       }
@@ -198,7 +198,7 @@ TEST(LessonTexts, UnscaledLogitsTextIsLiveAndMatchesTheEngine) {
   }
   EXPECT_GT(configs, 40);
   // The paper preset: d_k = 64, 8 times.
-  EXPECT_TRUE(has(unscaledLogitsText(ScaleKind::SqrtDk, 512, 8), "Here d_k = 64, so unscaled logits are sqrt(64) = 8 times"));
+  EXPECT_TRUE(has(unscaledLogitsText(ScaleKind::SqrtDk, 512, 64), "Here d_k = 64, so unscaled logits are sqrt(64) = 8 times"));
 }
 
 // --- masks: each API's convention; the fully masked row elsewhere --------------------------------

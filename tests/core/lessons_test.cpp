@@ -583,7 +583,7 @@ TEST(LessonText, PrintedFactorsFollowTheActiveScalingRule) {
     cfg.scale = c.kind;
     const Model m = buildOrDie(cfg);
     const Trace t = traceOf(m);
-    EXPECT_EQ(scalingRuleText(c.kind, 12, 3), c.rule);
+    EXPECT_EQ(scalingRuleText(c.kind, 12, 4), c.rule);
     const std::string gap = scoreGapText(t, 8.0);
     EXPECT_NE(gap.find("Raw scores are " + c.rule + " before the softmax"), std::string::npos) << gap;
     EXPECT_NE(gap.find("= " + fmt(std::exp(8.0 / c.divisor)) + " between their weights"), std::string::npos) << gap;

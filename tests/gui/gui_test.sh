@@ -227,6 +227,15 @@ case "$case_name" in
       done
     done
     ;;
+  head_dim)
+    # The d_k control: the heads' own width, and back to d_k = d_model / h (head_dim.txt).
+    xvfb "$bin" --fresh --preset default --script "$(script_from head_dim.txt)" > "$out/log.txt" 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "head_dim script failed (exit $rc)"; }
+    for png in wide three_heads; do
+      /usr/bin/python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png.png"
+    done
+    ;;
   lesson_numbers)
     # One count in the status line, Params and Cost; GQA and Windows open at the controls' N, W, S.
     args=(--preset default --d-model 32 --heads 8 --kv-heads 2 --mask causal --window 4 --sinks 2)
