@@ -65,8 +65,16 @@ namespace {
 bool groupedKv(const CostSizes& s) { return s.kvHeads > 0 && s.kvHeads != s.heads; }
 }  // namespace
 
-std::string crossoverFormula(const CostSizes& s) { return groupedKv(s) ? "d_model + N*d_k" : "2*d_model"; }
-std::string blockCrossoverFormula(const CostSizes& s) { return groupedKv(s) ? "5*d_model + N*d_k" : "6*d_model"; }
+// With heads of a width of their own (d_k set): the projections cost 4*d_model*(h*d_k + N*d_k) per token and the
+// attention matmuls 4*h*d_k per token pair, so they meet at T = d_model*(h + N)/h.
+std::string crossoverFormula(const CostSizes& s) {
+  if (s.dk > 0) return "d_model*(h + N)/h";
+  return groupedKv(s) ? "d_model + N*d_k" : "2*d_model";
+}
+std::string blockCrossoverFormula(const CostSizes& s) {
+  if (s.dk > 0) return "d_model*(h + N)/h + 4*d_model^2/(h*d_k)";
+  return groupedKv(s) ? "5*d_model + N*d_k" : "6*d_model";
+}
 
 std::string costCrossoverText(const CostSizes& s) {
   const CostCrossover c = costCrossover(s);

@@ -334,21 +334,25 @@ class QuizBuilder {
     {
       const std::int64_t i = std::min<std::int64_t>(1, h - 1);  // head index 1 when there is one
       const std::string I = std::to_string(i), first = std::to_string(i * dk), last = std::to_string((i + 1) * dk - 1);
+      const std::int64_t q = h * dk;  // Q's columns: d_model unless the heads have a width of their own
+      const std::string Q = std::to_string(q);
       add(
-          "Q = X W_q has d_model = " + D + " columns, numbered 0 .. " + std::to_string(d - 1) +
+          (wide() ? "Q = X W_q has h*d_k = " + Q + " columns (not d_model = " + D + "), numbered 0 .. "
+                  : "Q = X W_q has d_model = " + D + " columns, numbered 0 .. ") + std::to_string(q - 1) +
               ". Which of them does head " + I + " get (heads numbered 0 .. " + std::to_string(h - 1) + ")?",
           Choice("Columns " + first + " to " + last, columnSet(i * dk, 1, dk)),
           h > 1 ? std::vector<Choice>{
                       Choice("Every " + ordinal(h) + " column, starting at column " + I, columnSet(i, h, dk)),
-                      Choice("Rows " + first + " to " + last + " of W_q (here (d_model in, d_model out), Q = X @ W_q)",
+                      Choice("Rows " + first + " to " + last + " of W_q (here (d_model in, " +
+                                 std::string(wide() ? "h*d_k" : "d_model") + " out), Q = X @ W_q)",
                              "rows"),
                       Choice("Columns " + first + " to " + last + " of the input X: a head reads only its own input "
                              "features", "input"),
-                      Choice("All " + D + " columns: each head sees every column of Q", columnSet(0, 1, d)),
+                      Choice("All " + Q + " columns: each head sees every column of Q", columnSet(0, 1, q)),
                       Choice("Column 0 only", columnSet(0, 1, 1))}
                 // With one head, "all of X" and "all rows of W_q" would be true in their own way: not offered.
-                : d >= 2 ? std::vector<Choice>{Choice("Column 0 only", columnSet(0, 1, 1)),
-                                               Choice("Columns 0 to " + std::to_string(d / 2 - 1), columnSet(0, 1, d / 2)),
+                : q >= 2 ? std::vector<Choice>{Choice("Column 0 only", columnSet(0, 1, 1)),
+                                               Choice("Columns 0 to " + std::to_string(q / 2 - 1), columnSet(0, 1, q / 2)),
                                                Choice("None: head 0 reads only K and V", "none")}
                          : std::vector<Choice>{Choice("None: head 0 reads only K and V", "none")},
           "The view (B, T, h, d_k) cuts each token's row of Q into h consecutive blocks of d_k: head i owns columns "

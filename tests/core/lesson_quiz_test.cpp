@@ -132,6 +132,41 @@ double rowSumValue(const std::string& c) {
 
 // Today's attention: the KV cache's bytes and the K/V head a query head reads are this trace's
 // numbers, and RoPE's shift changes no score beyond float rounding (measured, in the explanation).
+// Heads of a width of their own (d_k = 8 on d_model 8 with h = 2: h·d_k = 16): the questions say
+// h*d_k where d_k = d_model / h would be false, and the one whose premise is d_model / h is not asked.
+TEST(LessonQuiz, HeadsOfTheirOwnWidthAreAskedAsTheyAre) {
+  ModelConfig cfg = sized(8, 2);
+  cfg.headDim = 8;
+  const Model m = buildOrDie(cfg);
+  const Trace t = traceOf(m);
+  ASSERT_EQ(t.dk, 8);
+  const auto quiz = makeQuiz(t, m.weights);
+  auto find = [&](const std::string& start) {
+    const QuizQuestion* q = findQuestion(quiz, start);
+    EXPECT_NE(q, nullptr) << start;
+    return q;
+  };
+  const QuizQuestion* dk = find("With d_model = 8 and h = 2");
+  ASSERT_NE(dk, nullptr);
+  EXPECT_EQ(answerOf(*dk), "8");
+  EXPECT_NE(dk->explanation.find("h*d_k = 16 wide, not d_model = 8"), std::string::npos) << dk->explanation;
+  EXPECT_EQ(dk->explanation.find("d_k = d_model / h = "), std::string::npos) << dk->explanation;
+  const QuizQuestion* wo = find("What shape goes into the output projection");
+  ASSERT_NE(wo, nullptr);
+  EXPECT_EQ(answerOf(*wo), "(B, T_q, h*d_k) = (1, " + std::to_string(t.tq) + ", 16)");
+  const QuizQuestion* params = find("How many learned numbers");
+  ASSERT_NE(params, nullptr);
+  EXPECT_EQ(answerOf(*params), std::to_string(layerCounts(layerSizesOf(t)).params()));
+  EXPECT_EQ(findQuestion(quiz, "Keep d_model"), nullptr);
+  const QuizQuestion* cols = find("Q = X W_q has h*d_k = 16 columns (not d_model = 8)");
+  ASSERT_NE(cols, nullptr);
+  EXPECT_EQ(answerOf(*cols), "Columns 8 to 15");
+  for (const auto& q : quiz) {
+    EXPECT_EQ(q.explanation.find("(B, T_q, h*d_k) = (B, T_q, d_model)"), std::string::npos) << q.question;
+    EXPECT_EQ(q.explanation.find("are (d_model, d_model) each"), std::string::npos) << q.question;
+  }
+}
+
 TEST(LessonQuiz, TodaysAttentionQuestionsUseTheLiveSizes) {
   ModelConfig cfg = sized(16, 4);  // d_k = 4
   cfg.kvHeads = 2;
