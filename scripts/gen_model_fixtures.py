@@ -66,6 +66,7 @@ Folders written (each a model folder: config.json + weights):
   mistral           sliding_window 4
   llama3_scaled     rope_theta 500000 with Llama 3's rope_scaling
   llama_wide        head_dim 16 on d_model 32 with 4 heads: h d_k = 64 differs from d_model
+  latent            not a model folder: one layer of DeepSeek's latent attention (write_latent's docstring)
   qwen3             head_dim 16 (q_proj 64 x 32), 3 layers, the last sliding (W 4) by layer_types, tied
   gemma2            head_dim 16, 3 layers sliding / global / sliding (W 4) by the default rule,
                     query_pre_attn_scalar 8, attn_logit_softcapping 10, final_logit_softcapping 20
@@ -929,5 +930,52 @@ def main():
         write_folder(name, cfg, Wf, dtype, family_forward)
 
 
+def write_latent():
+    """DeepSeek's multi-head latent attention, one layer, as transformers' modeling_deepseek_v3.py's
+    DeepseekV3Attention computes it with q_lora_rank null (q_proj), rope_interleave false (rotate_half)
+    and no rope_scaling: q = q_proj(x) viewed (T, h, d_n + d_r) and split [nope | rope];
+    [c | k_r] = kv_a_proj_with_mqa(x); [k_nope | v] = kv_b_proj(kv_a_layernorm(c)) per head;
+    q_rope and k_r (one head, expanded to all) turned by RoPE; scores (d_n + d_r)^-1/2 (q·k), causal
+    softmax, o_proj of the heads side by side. Written to models/latent/: x (T, d_model), the weights
+    as stored (nn.Linear (out, in)), and the reference weights (h, T, T), output (T, d_model), the
+    normed latent (T, r) and the turned k_r (T, d_r)."""
+    g = torch.Generator().manual_seed(11)
+    d, h, r, dr, dn, dv, T, eps = 32, 4, 16, 8, 8, 12, 10, 1e-6
+    x = rnd(g, T, d, scale=1.0)
+    W = {"q_proj": rnd(g, h * (dn + dr), d, scale=0.3), "kv_a_proj_with_mqa": rnd(g, r + dr, d, scale=0.3),
+         "kv_a_layernorm": 1 + rnd(g, r, scale=0.1), "kv_b_proj": rnd(g, h * (dn + dv), r, scale=0.3),
+         "o_proj": rnd(g, d, h * dv, scale=0.3)}
+    q = (x @ W["q_proj"].T).view(T, h, dn + dr).transpose(0, 1)  # (h, T, d_n + d_r)
+    q_pass, q_rot = q[..., :dn], q[..., dn:]
+    kv = x @ W["kv_a_proj_with_mqa"].T
+    c, k_rot = kv[:, :r], kv[:, r:]
+    c = rms_norm(c, W["kv_a_layernorm"], eps)
+    kvb = (c @ W["kv_b_proj"].T).view(T, h, dn + dv).transpose(0, 1)  # (h, T, d_n + d_v)
+    k_pass, v = kvb[..., :dn], kvb[..., dn:]
+    q_rot, k_rot = rope(q_rot, 10000.0, dr, T), rope(k_rot, 10000.0, dr, T)
+    query = torch.cat((q_pass, q_rot), dim=-1)
+    key = torch.cat((k_pass, k_rot.expand(h, T, dr)), dim=-1)
+    scores = query @ key.transpose(-1, -2) * (dn + dr) ** -0.5
+    scores = scores.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float("-inf"))
+    a = torch.softmax(scores, dim=-1)
+    y = (a @ v).transpose(0, 1).reshape(T, h * dv) @ W["o_proj"].T
+    # The absorbed form (W_uk into the query, W_uv after the weighted sum of latents) gives the same.
+    wkvb = W["kv_b_proj"].view(h, dn + dv, r)
+    s2 = (torch.einsum("htn,hnr->htr", q_pass, wkvb[:, :dn]) @ c.T + q_rot @ k_rot.T) * (dn + dr) ** -0.5
+    a2 = torch.softmax(s2.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float("-inf")), dim=-1)
+    y2 = torch.einsum("htr,hvr->thv", a2 @ c, wkvb[:, dn:]).reshape(T, h * dv) @ W["o_proj"].T
+    assert torch.allclose(a, a2, atol=1e-5) and torch.allclose(y, y2, atol=1e-4), "absorbed differs from expanded"
+    folder = os.path.join(ROOT, "latent")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    arrays = dict(W, x=x, weights=a, output=y, latent=c, k_rope=k_rot)
+    for name, t in arrays.items():
+        np.save(os.path.join(folder, name + ".npy"), t.numpy().astype(np.float32))
+    with open(os.path.join(folder, "sizes.json"), "w") as f:
+        json.dump({"d_model": d, "heads": h, "kv_lora_rank": r, "qk_rope_head_dim": dr, "qk_nope_head_dim": dn,
+                   "v_head_dim": dv, "tokens": T, "eps": eps, "rope_theta": 10000.0}, f, indent=2)
+
+
 if __name__ == "__main__":
     main()
+    write_latent()

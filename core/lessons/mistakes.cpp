@@ -13,6 +13,8 @@
 
 namespace mhascope {
 
+using namespace lesson_detail;  // NOLINT(google-build-using-namespace): the lessons' shared helpers
+
 const std::vector<MistakeInfo>& allMistakes() {
   static const std::vector<MistakeInfo> kAll = {
       {Mistake::ScaleBySqrtDModel, "scale_by_sqrt_d_model", "Scaled by \xe2\x88\x9a" "d_model", StageId::ScaledScores, true},

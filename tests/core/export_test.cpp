@@ -20,8 +20,8 @@ namespace mhascope {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+constexpr float kExportInf = std::numeric_limits<float>::infinity();
+constexpr float kExportNan = std::numeric_limits<float>::quiet_NaN();
 
 // A hand-made slice over caller-owned data: no engine needed.
 Slice2D makeSlice(StageId stage, const std::vector<float>& data, int rows, int cols, int head = 0) {
@@ -99,7 +99,7 @@ void expectCellsMatch(const Image& img, const Slice2D& s, const HeatmapLayout& p
       const RGBA8 centre = img.at(cx, cy);
       const float back = invertColor(map, range, centre);
       bool ok;
-      if (v == -kInf || s.isBlockedCell(r, c)) {
+      if (v == -kExportInf || s.isBlockedCell(r, c)) {
         // A blocked cell: the blocked colour with the light cross through its centre (when the
         // cell can show one) — the look every view shares.
         const RGBA8 corner = img.at(static_cast<int>(p.x0 + c * p.cellW) + 1, static_cast<int>(p.y0 + r * p.cellH) + 1);
@@ -153,8 +153,8 @@ int countEntries(const fs::path& dir) {
 std::vector<float> knownScores() {
   std::vector<float> v(35);
   for (int i = 0; i < 35; ++i) v[static_cast<std::size_t>(i)] = -3.0f + 6.0f * static_cast<float>(i) / 34.0f;
-  v[8] = -kInf;
-  v[20] = kNan;
+  v[8] = -kExportInf;
+  v[20] = kExportNan;
   return v;
 }
 
@@ -513,7 +513,7 @@ TEST(ExportPng, BlockedWeightsAreDrawnLikeMaskedScoresWithTheirCrossAndLegend) {
   EXPECT_EQ(img.at(lx + 1, ly + 1), blockedColor(layout.colormap));
   EXPECT_NE(img.at(lx + 7, ly + 7), blockedColor(layout.colormap));
   // The same −inf cells in the masked scores look the same.
-  const std::vector<float> m = {1.0f, -kInf, -kInf, 0.4f, 0.6f, -kInf, 0.2f, 0.3f, 0.5f};
+  const std::vector<float> m = {1.0f, -kExportInf, -kExportInf, 0.4f, 0.6f, -kExportInf, 0.2f, 0.3f, 0.5f};
   Slice2D ms = makeSlice(StageId::MaskedScores, m, 3, 3);
   FigureLayout ml;
   auto mpng = renderHeatmap(ms, ImageFormat::Png, opt, &ml);
