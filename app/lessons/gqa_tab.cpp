@@ -15,12 +15,6 @@ namespace mhascope::app {
 
 namespace {
 
-// A slider's frame alone, `width` wide (set with SetNextItemWidth): the probe a script drags across.
-void recordSliderFrame(UiContext& ctx, const char* name, float width) {
-  const ImVec2 min = ImGui::GetItemRectMin();
-  ctx.probes.recordRect(name, min, ImVec2(min.x + width, ImGui::GetItemRectMax().y));
-}
-
 // Query heads on top, K/V heads below, a line from each query head to the K/V head it reads; the
 // colour is the group's (its K/V head's).
 void drawGroupDiagram(UiContext& ctx, const GqaLesson& r, float width) {

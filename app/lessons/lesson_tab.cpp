@@ -41,6 +41,12 @@ MatrixPicture pictureOf(const Slice2D& s) {
   return m;
 }
 
+// A slider's frame alone, `width` wide (set with SetNextItemWidth): the probe a script drags across.
+void recordSliderFrame(UiContext& ctx, const char* name, float width) {
+  const ImVec2 min = ImGui::GetItemRectMin();
+  ctx.probes.recordRect(name, min, ImVec2(min.x + width, ImGui::GetItemRectMax().y));
+}
+
 void lessonHeader(UiContext& ctx, const char* title, const char* why) {
   if (ctx.titleFont) ImGui::PushFont(ctx.titleFont);
   ImGui::TextUnformatted(title);

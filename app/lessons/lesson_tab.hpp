@@ -38,6 +38,10 @@ bool rerunLessonReady(UiContext& ctx) {
 template <class T>
 bool lessonOk(const LessonOutcome<T>& r);
 
+// The last slider's frame alone, `width` wide (set with SetNextItemWidth before it), as probe `name`:
+// what a script clicks or drags across (a slider's last item is not its frame).
+void recordSliderFrame(UiContext& ctx, const char* name, float width);
+
 // Title line and a short "why" paragraph.
 void lessonHeader(UiContext& ctx, const char* title, const char* why);
 

@@ -19,12 +19,6 @@ namespace mhascope::app {
 
 namespace {
 
-// A slider's frame alone, `width` wide (set with SetNextItemWidth): the probe a script drags across.
-void recordSliderFrame(UiContext& ctx, const char* name, float width) {
-  const ImVec2 min = ImGui::GetItemRectMin();
-  ctx.probes.recordRect(name, min, ImVec2(min.x + width, ImGui::GetItemRectMax().y));
-}
-
 struct MapSpec {
   std::string title;
   const Trace* trace = nullptr;  // blocked cells of its mask; null: none drawn

@@ -15,6 +15,7 @@
 #include "lessons/cost.hpp"
 #include "lessons/gqa.hpp"
 #include "lessons/kv_cache.hpp"
+#include "lessons/latent.hpp"
 #include "lessons/lesson.hpp"
 #include "lessons/lines.hpp"
 #include "lessons/masks.hpp"
@@ -32,11 +33,12 @@ namespace mhascope {
 // Every lesson, in the order a newcomer takes them: the window's lesson list shows them in this
 // order under their groups' titles, so the lessons of one group stand together, groups in order.
 // Basics first (who looks at whom, one weight, the heads, masks, what heads do, the costs, the
-// bugs), then what today's models change (positions; the KV cache before GQA and windows, which
-// shrink it), then the quiz.
+// bugs), then what today's models change (positions; the KV cache before GQA, latent attention and
+// windows, which shrink it), then the quiz.
 using AllLessons = LessonList<lessons::Lines, lessons::Cell, lessons::Split, lessons::Mix, lessons::Masks,
                               lessons::Roles, lessons::Params, lessons::Cost, lessons::Pitfalls,
-                              lessons::Positions, lessons::KvCache, lessons::Gqa, lessons::Windows, lessons::Quiz>;
+                              lessons::Positions, lessons::KvCache, lessons::Gqa, lessons::Latent, lessons::Windows,
+                              lessons::Quiz>;
 
 // The lesson list's rows: AllLessons' entries (id, title, group, what you will learn), in its order.
 inline constexpr std::array<LessonEntry, AllLessons::kCount> kLessonEntries = AllLessons::entries();

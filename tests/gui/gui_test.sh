@@ -236,6 +236,14 @@ case "$case_name" in
       /usr/bin/python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png.png"
     done
     ;;
+  latent_attention)
+    # The Latent attention lesson's choices and numbers (latent_attention.txt).
+    xvfb "$bin" --fresh --preset default --view latent_attention --script "$(script_from latent_attention.txt)" \
+      > "$out/log.txt" 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "latent_attention script failed (exit $rc)"; }
+    /usr/bin/python3 "$here/check_png.py" "$out/latent.png" || fail "blank latent.png"
+    ;;
   lesson_numbers)
     # One count in the status line, Params and Cost; GQA and Windows open at the controls' N, W, S.
     args=(--preset default --d-model 32 --heads 8 --kv-heads 2 --mask causal --window 4 --sinks 2)

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "attention/latent.hpp"
+#include "attention/model.hpp"
+#include "lessons/latent.hpp"
 #include "../check_tensor.hpp"
 #include "io/npy.hpp"
 
@@ -135,6 +137,33 @@ TEST(LatentAttention, RandomWeightsGiveTheSameAttentionBothWays) {
           EXPECT_EQ(out->weightsAbsorbed.data[static_cast<std::size_t>((i * 9 + t) * 9 + j)], 0.0f);
         }
   }
+}
+
+// The lesson on the live model: h and d_k from it, the cache rows from the sizes, the two forms equal,
+// the words with the live numbers.
+TEST(LatentLesson, CountsTheCacheAndComparesTheTwoFormsOnTheSentence) {
+  ModelConfig cfg;
+  cfg.dModel = 16;
+  cfg.heads = 4;
+  auto m = buildModel(cfg);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  auto r = latentLesson(*m, 16, 4);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->sizes.nopeDim, 4);
+  EXPECT_EQ(r->sizes.valueDim, 4);
+  ASSERT_EQ(r->cache.size(), 4u);
+  EXPECT_EQ(r->cache[0].numbers, 20);           // r + d_r
+  EXPECT_EQ(r->cache[1].numbers, 4 * (4 + 4 + 4));  // every head's keys (d_n + d_r) and values
+  EXPECT_EQ(r->cache[2].numbers, 2 * 12);       // GQA with h / 2 K/V heads
+  EXPECT_EQ(r->cache[3].numbers, 12);           // MQA
+  EXPECT_LT(r->result.maxWeightDiff, 1e-5);
+  const std::string text = latentCacheText(*r);
+  EXPECT_NE(text.find("Here r = 16 and d_r = 4: 20 numbers per token and layer, against 48"), std::string::npos) << text;
+  EXPECT_NE(text.find("would cache 12, fewer"), std::string::npos) << text;
+  EXPECT_EQ(r->published.size(), 3u);
+  auto bad = latentLesson(*m, 16, 3);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("must be even, got 3"), std::string::npos);
 }
 
 }  // namespace
