@@ -16,7 +16,7 @@ opens the folder, runs one untimed forward, then the timed one) and one timed Py
 both see the same machine state. It prints each round, the medians and PyTorch / ours (> 1:
 mhascope is faster).
 
-Memory (--memory SHAPE, SHAPE llama-3.2-3b or llama-3-8b): writes a BF16 checkpoint of that
+Memory (--memory SHAPE, SHAPE llama-3.2-3b, llama-3-8b or qwen3-0.6b): writes a BF16 checkpoint of that
 published shape (values repeat a small random block: memory does not depend on them) in shards of
 about 5 GB with model.safetensors.index.json, plus a byte-level tokenizer.json, into --folder; runs
 `info --model` and `predict --model … --text <T bytes>` under /usr/bin/time -v, sampling the
@@ -65,7 +65,7 @@ GPT2_SMALL = {
 # Published config.json of each shape (the values that decide the sizes), from Hugging Face:
 # huggingface.co/meta-llama/Llama-3.2-3B/blob/main/config.json and
 # huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json.
-LLAMA_SHAPES = {
+SHAPES = {
     "llama-3.2-3b": {
         "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 3072,
         "intermediate_size": 8192, "num_attention_heads": 24, "num_hidden_layers": 28, "num_key_value_heads": 8,
@@ -81,6 +81,15 @@ LLAMA_SHAPES = {
         "vocab_size": 128256, "max_position_embeddings": 8192, "rms_norm_eps": 1e-5, "rope_theta": 500000.0,
         "hidden_act": "silu", "tie_word_embeddings": False, "torch_dtype": "bfloat16",
         "bos_token_id": 128000, "eos_token_id": 128001, "attention_bias": False,
+    },
+    # huggingface.co/Qwen/Qwen3-0.6B/blob/main/config.json: heads of 128 on d_model 1024 (h·d_k = 2048).
+    "qwen3-0.6b": {
+        "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 1024,
+        "intermediate_size": 3072, "num_attention_heads": 16, "num_hidden_layers": 28, "num_key_value_heads": 8,
+        "head_dim": 128, "vocab_size": 151936, "max_position_embeddings": 40960, "rms_norm_eps": 1e-6,
+        "rope_theta": 1000000.0, "hidden_act": "silu", "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+        "bos_token_id": 151643, "eos_token_id": 151645, "attention_bias": False, "use_sliding_window": False,
+        "sliding_window": None, "max_window_layers": 28, "rope_scaling": None,
     },
 }
 
@@ -193,6 +202,19 @@ def llama_tensor_shapes(cfg):
     return out
 
 
+def tensor_shapes(cfg):
+    """(name, shape) of every tensor of the shape's family: Llama's own list, or for the newer families
+    the fixtures script's family_weights made on PyTorch's meta device (shapes, no numbers)."""
+    if cfg["model_type"] == "llama":
+        return llama_tensor_shapes(cfg)
+    real = ref.rnd
+    ref.rnd = lambda g, *shape, scale=0.2: torch.empty(*shape, device="meta")
+    try:
+        return [(name, tuple(t.shape)) for name, t in ref.family_weights(cfg, seed=1).items()]
+    finally:
+        ref.rnd = real
+
+
 def write_llama_bf16(folder, cfg, shard_bytes=5 << 30):
     """Sharded BF16 safetensors + index + config.json; every tensor's bytes repeat one random block
     of std 0.02 (norm weights 1.0), so the forward stays finite."""
@@ -204,7 +226,7 @@ def write_llama_bf16(folder, cfg, shard_bytes=5 << 30):
     block = ((block + 0x8000) >> 16).astype("<u2").tobytes()  # round to BF16 (no NaN in the block)
     one = struct.pack("<H", 0x3F80) * 65536  # BF16 1.0
     shards, cur, size = [], [], 0
-    for name, shape in llama_tensor_shapes(cfg):
+    for name, shape in tensor_shapes(cfg):
         n = 2 * int(np.prod(shape))
         if cur and size + n > shard_bytes:
             shards.append(cur)
@@ -295,7 +317,7 @@ def forward_estimate(mhascope, folder, T):
 
 
 def memory(a):
-    cfg = LLAMA_SHAPES[a.memory]
+    cfg = SHAPES[a.memory]
     folder = a.folder
     if not os.path.exists(os.path.join(folder, "config.json")):
         if os.path.exists(folder) and os.listdir(folder):
@@ -337,7 +359,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5, help="alternating rounds (at least 5 for a median)")
     ap.add_argument("--memory-budget", type=int, default=8192, help="MiB, passed to mhascope bench")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--memory", choices=sorted(LLAMA_SHAPES), help="measure the memory of this shape instead")
+    ap.add_argument("--memory", choices=sorted(SHAPES), help="measure the memory of this shape instead")
     ap.add_argument("--text-bytes", type=int, default=256, help="--memory: the text's length (one token a byte)")
     ap.add_argument("--delete", action="store_true", help="--memory: delete --folder afterwards")
     ap.add_argument("--with-bench", action="store_true",
