@@ -124,7 +124,11 @@ Result<DecodeSession> startDecode(const AttentionInputs& in, const MhaWeights& w
     Trace t;
     if (auto s = forward(first, w, firstOpt, t); !s) return s.error();
     const Tensor& y = t.tensor(StageId::Output);  // (B, P, d_model)
-    const Tensor& k = t.tensor(opt.positions == AttnPositions::Rope ? StageId::KRotated : StageId::KHeads);
+    // The keys as the scores read them: rotated, else normed, else as split.
+    const StageId cached = opt.positions == AttnPositions::Rope ? StageId::KRotated
+                           : !opt.kNorm.empty()                 ? StageId::KNormed
+                                                                : StageId::KHeads;
+    const Tensor& k = t.tensor(cached);
     const Tensor& v = t.tensor(StageId::VHeads);  // (B, N, P, d_k)
     const Tensor& a = t.tensor(StageId::Weights);  // (B, h, P, P)
     session.lastWeights = Tensor({z.B, z.h, prefill}, {"B", "h", "T_k"});
@@ -170,6 +174,10 @@ Status decodeNext(DecodeSession& s, const AttentionInputs& in, const MhaWeights&
       projectToken(x, w.wq, w.bq, q.data());     // (h, d_k) once split
       projectToken(x, w.wk, w.bk, kRow.data());  // (N, d_k)
       projectToken(x, w.wv, w.bv, vRow.data());
+      if (!opt.qNorm.empty()) {  // the q/k norm, before the rotation
+        normQueryKeyHeads(q.data(), z.h, z.dk, opt.qNorm, opt.qkNormEps, q.data(), z.dk);
+        normQueryKeyHeads(kRow.data(), z.N, z.dk, opt.kNorm, opt.qkNormEps, kRow.data(), z.dk);
+      }
       if (opt.positions == AttnPositions::Rope) {
         for (int i = 0; i < z.h; ++i) {
           rotatePositions(q.data() + i * z.dk, 1, z.dk, tok, opt.ropeBase, opt.ropeStyle, opt.ropeInvFreq);

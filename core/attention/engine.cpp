@@ -66,6 +66,17 @@ void rotate(const Tensor& heads /*(B, h or N, T, d_k)*/, const AttentionOptions&
   });
 }
 
+// q/k norm: every token's projected features (B, T, n·d_k) normed (normQueryKeyHeads, per head or over the whole
+// row) into the split heads' layout; the split heads stay as recorded.
+void normHeads(const Tensor& proj /*(B, T, n·d_k)*/, const std::vector<float>& gain, float eps, int threads,
+               Tensor& normed /*(B, n, T, d_k)*/) {
+  const std::int64_t n = normed.dim(1), T = normed.dim(2), dk = normed.dim(3);
+  parallelFor(threads, proj.dim(0) * T, [&](std::int64_t r) {
+    const std::int64_t b = r / T, tok = r % T;
+    normQueryKeyHeads(proj.ptr() + r * n * dk, n, dk, gain, eps, normed.ptr() + (b * n * T + tok) * dk, T * dk);
+  });
+}
+
 // Grouped-query attention: query head i reads K/V head i // (h/N). The (1, h, N) table of who reads
 // what, and the K/V head of query head i.
 int kvHeadOf(int head, int h, int n) { return head / (h / n); }
@@ -287,15 +298,20 @@ Status Engine::run(const AttentionInputs& in, const MhaWeights& w, std::shared_p
                  splitInto(T(StageId::VProj), N, T(StageId::VHeads)), packed.matrix(2)}},
                threads);
 
-    // The variants, each a step of its own: RoPE turns q and k, the group map says which K/V head
-    // each query head reads, ALiBi's bias and the window's rule are tables the scores meet.
-    const bool rope = opt.positions == AttnPositions::Rope;
-    if (rope) {
-      rotate(T(StageId::QHeads), opt, threads, T(StageId::QRotated));
-      rotate(T(StageId::KHeads), opt, threads, T(StageId::KRotated));
+    // The variants, each a step of its own: the q/k norm, then RoPE turns q and k, the group map says
+    // which K/V head each query head reads, ALiBi's bias and the window's rule are tables the scores meet.
+    const bool normed = !opt.qNorm.empty(), rope = opt.positions == AttnPositions::Rope;
+    if (normed) {
+      normHeads(T(StageId::QProj), opt.qNorm, opt.qkNormEps, threads, T(StageId::QNormed));
+      normHeads(T(StageId::KProj), opt.kNorm, opt.qkNormEps, threads, T(StageId::KNormed));
     }
-    const Tensor& queries = T(rope ? StageId::QRotated : StageId::QHeads);
-    const Tensor& keys = T(rope ? StageId::KRotated : StageId::KHeads);
+    const StageId qSplit = normed ? StageId::QNormed : StageId::QHeads, kSplit = normed ? StageId::KNormed : StageId::KHeads;
+    if (rope) {
+      rotate(T(qSplit), opt, threads, T(StageId::QRotated));
+      rotate(T(kSplit), opt, threads, T(StageId::KRotated));
+    }
+    const Tensor& queries = T(rope ? StageId::QRotated : qSplit);
+    const Tensor& keys = T(rope ? StageId::KRotated : kSplit);
     if (N != h) groupKvHeads(h, N, T(StageId::KvGroups));
     const bool alibi = opt.positions == AttnPositions::Alibi;
     if (alibi) positionBias(opt, Tq, Tk, 0, T(StageId::PositionBias));
@@ -419,6 +435,10 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
     projectAll({{&in.query, &w.wq, &w.bq, &qProj, {}, splitInto(qProj, h, qHeads)},
                 {&in.key, &w.wk, &w.bk, &kProj, {}, splitInto(kProj, N, kHeads)}},
                threads);
+    if (!opt.qNorm.empty()) {  // normed in place, from the projections: the split ones are not recorded here
+      normHeads(qProj, opt.qNorm, opt.qkNormEps, threads, qHeads);
+      normHeads(kProj, opt.kNorm, opt.qkNormEps, threads, kHeads);
+    }
     if (opt.positions == AttnPositions::Rope) {  // turned in place: the split ones are not recorded here
       rotate(qHeads, opt, threads, qHeads);
       rotate(kHeads, opt, threads, kHeads);

@@ -41,6 +41,11 @@ void shapeStages(Trace& t, const AttentionInputs& in, const AttentionOptions& op
   shapeStage(T(StageId::VHeads), {B, N, Tk, dk}, {"B", kvAxis, "T_k", "d_k"});
   // The variants' stages: recorded when used, else empty.
   const bool rope = opt.positions == AttnPositions::Rope, alibi = opt.positions == AttnPositions::Alibi;
+  const bool normed = !opt.qNorm.empty();
+  if (normed) {
+    shapeStage(T(StageId::QNormed), {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
+    shapeStage(T(StageId::KNormed), {B, N, Tk, dk}, {"B", kvAxis, "T_k", "d_k"});
+  }
   if (rope) {
     shapeStage(T(StageId::QRotated), {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
     shapeStage(T(StageId::KRotated), {B, N, Tk, dk}, {"B", kvAxis, "T_k", "d_k"});
@@ -48,7 +53,9 @@ void shapeStages(Trace& t, const AttentionInputs& in, const AttentionOptions& op
   if (N != h) shapeStage(T(StageId::KvGroups), {1, h, N}, {"B", "h", "N"});
   if (alibi) shapeStage(T(StageId::PositionBias), {1, h, Tq, Tk}, {"B", "h", "T_q", "T_k"}, threads);
   if (opt.window > 0) shapeStage(T(StageId::WindowMask), {1, Tq, Tk}, {"B", "T_q", "T_k"});
-  const std::pair<StageId, bool> variants[] = {{StageId::QRotated, rope},
+  const std::pair<StageId, bool> variants[] = {{StageId::QNormed, normed},
+                                               {StageId::KNormed, normed},
+                                               {StageId::QRotated, rope},
                                                {StageId::KRotated, rope},
                                                {StageId::KvGroups, N != h},
                                                {StageId::PositionBias, alibi},

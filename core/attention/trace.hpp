@@ -29,6 +29,8 @@ enum class StageId : int {
   QHeads,        // (B, h, T_q, d_k)   reshape + transpose
   KHeads,        // (B, N, T_k, d_k)   N K/V heads (N = h: multi-head attention)
   VHeads,        // (B, N, T_k, d_k)
+  QNormed,       // (B, h, T_q, d_k)   q/k norm: each query scaled to unit RMS (per head, or over all h·d_k), · g
+  KNormed,       // (B, N, T_k, d_k)
   QRotated,      // (B, h, T_q, d_k)   RoPE: each pair of features turned by its position's angle
   KRotated,      // (B, N, T_k, d_k)
   KvGroups,      // (1, h, N)          1 where query head i reads K/V head i // (h/N)
@@ -42,8 +44,8 @@ enum class StageId : int {
   Concat,        // (B, T_q, d_model)  heads side by side
   Output,        // (B, T_q, d_model)  concat W_o + b_o
 };
-inline constexpr int kStageCount = 21;
-// The stages of the variants (RoPE, grouped K/V heads, ALiBi, the sliding window) are recorded only
+inline constexpr int kStageCount = 23;
+// The stages of the variants (q/k norm, RoPE, grouped K/V heads, ALiBi, the sliding window) are recorded only
 // when the variant is used; otherwise they are empty (shape {0}) and the stepper, the dump and the
 // shape trace leave them out.
 bool stageIsVariant(StageId id);

@@ -90,20 +90,23 @@ double estimateForwardBytes(const ModelSpec& s, std::int64_t T, const ForwardOpt
   return detail::forwardBytes(s, T, opt, true);
 }
 
-AttentionOptions attentionOptionsFor(const ModelSpec& spec) {
+AttentionOptions attentionOptionsFor(const ModelSpec& spec, int layer) {
+  const LayerKind kind = spec.layerKind(layer);
   AttentionOptions ao;
   ao.heads = spec.heads;
   ao.kvHeads = spec.kvHeads;
   ao.headDim = spec.headDim;
   ao.causal = true;
-  ao.window = spec.window;
-  if (spec.rope()) {
+  ao.window = kind.window;
+  if (spec.rope() && kind.rope) {
+    ModelSpec turned = spec;  // this layer's base (Gemma 3's local layers have their own)
+    if (kind.ropeTheta > 0) turned.ropeTheta = kind.ropeTheta;
     ao.positions = AttnPositions::Rope;
-    ao.ropeBase = static_cast<float>(spec.ropeTheta);
+    ao.ropeBase = static_cast<float>(turned.ropeTheta);
     ao.ropeStyle = spec.family->ropeStyle;  // every family today: Hugging Face's rotate_half, pairs (i, i + d_k/2)
     // Llama 3.1's stretched frequencies are not base^(-2i/d_k): the engine is given them outright, so the
     // layer still records its rotated q and k.
-    if (spec.ropeScaling.enabled) ao.ropeInvFreq = ropeInverseFrequencies(spec);
+    if (spec.ropeScaling.enabled) ao.ropeInvFreq = ropeInverseFrequencies(turned);
   }
   return ao;
 }
@@ -167,9 +170,24 @@ Status startForward(const ModelFolder& model, const std::vector<int>& tokens, co
   return Ok{};
 }
 
-void attentionInput(const ModelSpec& spec, const LayerWeights& lw, ForwardState& st) {
+void attentionInput(const ModelSpec& spec, const LayerWeights& lw, int layer, ForwardState& st) {
+  // The layer's own options (its window, positions, base), with the forward's budget and threads.
+  AttentionOptions o = attentionOptionsFor(spec, layer);
+  o.memoryBudgetBytes = st.options.memoryBudgetBytes;
+  o.threads = st.options.threads;
+  o.recordEveryStage = st.options.recordEveryStage;
+  if (lw.qNorm.size() > 0) {  // the q/k norm, with the family's eps (its RMSNorms share one)
+    o.qNorm.assign(lw.qNorm.data(), lw.qNorm.data() + lw.qNorm.size());
+    o.kNorm.assign(lw.kNorm.data(), lw.kNorm.data() + lw.kNorm.size());
+    o.qkNormEps = static_cast<float>(spec.normEps);
+  }
+  st.options = std::move(o);
   RowMatrix& a = st.a;
-  familyNorm(spec, st.x, lw.norm1, lw.norm1Bias, a);
+  if (spec.family->normsBefore()) {
+    familyNorm(spec, st.x, lw.norm1, lw.norm1Bias, a);
+  } else {
+    a = st.x;  // a post-norm block (OLMo 2): attention reads the stream itself
+  }
   st.in.query.reshape({1, a.rows(), a.cols()}, {"B", "T_q", "d_model"});
   std::copy(a.data(), a.data() + a.size(), st.in.query.data.begin());
   st.in.key = st.in.query;
@@ -187,11 +205,22 @@ void noteNonFinite(const float* v, std::size_t n, const std::string& where, std:
   }
 }
 
+// x += norm(f) for a sublayer's output f (T, d_model) in a family whose blocks norm the outputs (OLMo 2's and
+// Gemma's), with that sublayer's norm gain.
+void addNormed(const ModelSpec& spec, const RowVector& outNorm, const RowMatrix& f, ForwardState& st) {
+  familyNorm(spec, f, outNorm, RowVector(), st.m);
+  st.x += st.m;
+}
+
 // x += mlp(norm2(x)): GPT-2's gelu_new MLP with biases, or Llama's SwiGLU down(silu(gate m) * up m);
-// a bias is added only where the layer has one.
+// a bias is added only where the layer has one. A post-norm block (OLMo 2) reads x itself and norms the output.
 void addMlp(const ModelSpec& spec, const LayerWeights& lw, ForwardState& st) {
   RowMatrix& x = st.x;
-  familyNorm(spec, x, lw.norm2, lw.norm2Bias, st.m);
+  if (spec.family->normsBefore()) {
+    familyNorm(spec, x, lw.norm2, lw.norm2Bias, st.m);
+  } else {
+    st.m = x;
+  }
   st.hmid.noalias() = st.m * lw.mlpIn;  // SwiGLU: the gate
   if (lw.mlpInBias.size() > 0) st.hmid.rowwise() += lw.mlpInBias;
   switch (spec.family->mlp) {
@@ -201,8 +230,14 @@ void addMlp(const ModelSpec& spec, const LayerWeights& lw, ForwardState& st) {
       siluTimesInPlace(st.hmid, st.up);
       break;
   }
-  x.noalias() += st.hmid * lw.mlpOut;
-  if (lw.mlpOutBias.size() > 0) x.rowwise() += lw.mlpOutBias;
+  if (!spec.family->normsAfter()) {
+    x.noalias() += st.hmid * lw.mlpOut;
+    if (lw.mlpOutBias.size() > 0) x.rowwise() += lw.mlpOutBias;
+    return;
+  }
+  st.up.noalias() = st.hmid * lw.mlpOut;  // (T, d_model): the MLP's output, normed before it is added
+  if (lw.mlpOutBias.size() > 0) st.up.rowwise() += lw.mlpOutBias;
+  addNormed(spec, lw.mlpOutNorm, st.up, st);
 }
 }  // namespace
 
@@ -225,7 +260,7 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
     auto lw = model.layer(l);
     if (!lw) return lw.error();
     // Attention on the normed stream, through the engine.
-    attentionInput(spec, *lw, st);
+    attentionInput(spec, *lw, l, st);
     st.options.recordEveryStage = l == opt.traceLayer;
     Trace& trace = l == opt.traceLayer ? out.trace : st.scratch;
     if (auto s = forward(st.in, std::shared_ptr<const MhaWeights>(lw->attention), st.options, trace); !s) {
@@ -236,7 +271,12 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
     if (next) {
       st.x = std::move(*next);  // the residual update and the MLP, as an earlier forward computed them
     } else {
-      st.x += ConstMatrixMap(trace.tensor(StageId::Output).ptr(), T, d);
+      if (spec.family->normsAfter()) {
+        st.up = ConstMatrixMap(trace.tensor(StageId::Output).ptr(), T, d);
+        addNormed(spec, lw->attentionOutNorm, st.up, st);
+      } else {
+        st.x += ConstMatrixMap(trace.tensor(StageId::Output).ptr(), T, d);
+      }
       noteNonFinite(st.x.data(), static_cast<std::size_t>(st.x.size()), "layer " + std::to_string(l) + "'s attention output", out.nonFinite);
     }
     if (opt.onAttention) opt.onAttention({l, &trace.tensor(StageId::Weights), &trace.tensor(StageId::Concat), lw->attention.get()});

@@ -158,8 +158,10 @@ Result<LayerWeights> ModelFolder::attentionLayer(int i) const { return readLayer
 
 namespace {
 bool mlpRole(TensorRole r) {
-  return r == TensorRole::Norm2 || r == TensorRole::Norm2Bias || r == TensorRole::MlpIn || r == TensorRole::MlpInBias ||
-         r == TensorRole::MlpUp || r == TensorRole::MlpOut || r == TensorRole::MlpOutBias;
+  return r == TensorRole::Norm2 || r == TensorRole::Norm2Bias || r == TensorRole::MlpOutNorm || r == TensorRole::MlpIn ||
+         r == TensorRole::MlpInBias ||
+         r == TensorRole::MlpUp || r == TensorRole::MlpGateUpFused || r == TensorRole::MlpOut ||
+         r == TensorRole::MlpOutBias;
 }
 bool attentionBiasRole(TensorRole r) {
   return r == TensorRole::QkvFusedBias || r == TensorRole::QueryBias || r == TensorRole::KeyBias ||
@@ -186,6 +188,7 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
   att->hasBias = false;
   RowMatrix qkv;      // a fused [W_q | W_k | W_v] (d_model, h d_k + 2 N d_k)
   RowVector qkvBias;  // (1, h d_k + 2 N d_k)
+  RowMatrix gateUp;   // a fused [gate | up] (d_model, 2 F)
   for (const TensorName& t : spec_.family->tensors) {
     if (!perLayer(t.role) || !needed(t, spec_) || (!withMlp && mlpRole(t.role))) continue;
     const StoredTensor& stored = tensor(t, i);
@@ -202,13 +205,18 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
       case TensorRole::KeyBias: vector = &att->bk; break;
       case TensorRole::Value: matrix = &att->wv; break;
       case TensorRole::ValueBias: vector = &att->bv; break;
+      case TensorRole::QueryNorm: vector = &w.qNorm; break;
+      case TensorRole::KeyNorm: vector = &w.kNorm; break;
       case TensorRole::Output: matrix = &att->wo; break;
       case TensorRole::OutputBias: vector = &att->bo; break;
       case TensorRole::Norm2: vector = &w.norm2; break;
       case TensorRole::Norm2Bias: vector = &w.norm2Bias; break;
+      case TensorRole::AttentionOutNorm: vector = &w.attentionOutNorm; break;
+      case TensorRole::MlpOutNorm: vector = &w.mlpOutNorm; break;
       case TensorRole::MlpIn: matrix = &w.mlpIn; break;
       case TensorRole::MlpInBias: vector = &w.mlpInBias; break;
       case TensorRole::MlpUp: matrix = &w.mlpUp; break;
+      case TensorRole::MlpGateUpFused: matrix = &gateUp; break;
       case TensorRole::MlpOut: matrix = &w.mlpOut; break;
       case TensorRole::MlpOutBias: vector = &w.mlpOutBias; break;
       default: continue;
@@ -227,6 +235,10 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
     att->wq = qkv.leftCols(hq);
     att->wk = qkv.middleCols(hq, kv);
     att->wv = qkv.rightCols(kv);
+  }
+  if (gateUp.size() > 0) {  // [gate | up]: the gate is the MLP's input projection, as a separate gate_proj is
+    w.mlpIn = gateUp.leftCols(spec_.dFf);
+    w.mlpUp = gateUp.rightCols(spec_.dFf);
   }
   if (qkvBias.size() > 0) {
     att->bq = qkvBias.leftCols(hq);

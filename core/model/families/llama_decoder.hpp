@@ -7,24 +7,38 @@
 // attention_bias says so, lm_head unless tie_word_embeddings.
 #pragma once
 
+#include <array>
+
 #include "model/families/config_reader.hpp"
 #include "model/families/family.hpp"
 
 namespace mhascope::model::families::llama_decoder {
 
-inline constexpr ConfigKey kKeys[] = {
-    {SpecField::DModel, "hidden_size"},
-    {SpecField::Heads, "num_attention_heads"},
-    {SpecField::KvHeads, "num_key_value_heads", sameAs(SpecField::Heads)},
-    {SpecField::HeadDim, "head_dim", byDefault(0)},  // absent or null: d_model / h
-    {SpecField::Layers, "num_hidden_layers"},
-    {SpecField::DFf, "intermediate_size"},
-    {SpecField::Vocab, "vocab_size"},
-    {SpecField::MaxPositions, "max_position_embeddings", byDefault(2048)},
-    {SpecField::NormEps, "rms_norm_eps", byDefault(1e-6)},
-    {SpecField::RopeTheta, "rope_theta", byDefault(10000.0)},
-    {SpecField::TiedEmbeddings, "tie_word_embeddings", byDefault(false)},
+// The defaults a family's configuration class gives the Llama decoder's keys (LlamaConfig's: below).
+struct KeyDefaults {
+  double maxPositions = 2048, normEps = 1e-6, ropeTheta = 10000.0;
+  bool tied = false;
+  double headDim = 0;  // 0: d_model / h when head_dim is absent or null
 };
+
+// The Llama decoder's keys with a family's defaults.
+constexpr std::array<ConfigKey, 11> keysWith(KeyDefaults d) {
+  return {{
+      {SpecField::DModel, "hidden_size"},
+      {SpecField::Heads, "num_attention_heads"},
+      {SpecField::KvHeads, "num_key_value_heads", sameAs(SpecField::Heads)},
+      {SpecField::HeadDim, "head_dim", byDefault(d.headDim)},
+      {SpecField::Layers, "num_hidden_layers"},
+      {SpecField::DFf, "intermediate_size"},
+      {SpecField::Vocab, "vocab_size"},
+      {SpecField::MaxPositions, "max_position_embeddings", byDefault(d.maxPositions)},
+      {SpecField::NormEps, "rms_norm_eps", byDefault(d.normEps)},
+      {SpecField::RopeTheta, "rope_theta", byDefault(d.ropeTheta)},
+      {SpecField::TiedEmbeddings, "tie_word_embeddings", byDefault(d.tied ? 1.0 : 0.0)},
+  }};
+}
+
+inline constexpr std::array<ConfigKey, 11> kKeys = keysWith({});
 
 inline constexpr TensorName kTensors[] = {
     {TensorRole::TokenEmbedding, "model.embed_tokens.weight", Dim::Vocab, Dim::Model},
@@ -45,6 +59,19 @@ inline constexpr TensorName kTensors[] = {
     {TensorRole::FinalNorm, "model.norm.weight", Dim::Model},
     {TensorRole::Unembedding, "lm_head.weight", Dim::Vocab, Dim::Model, Stored::OutIn, Need::Untied},
 };
+
+// The table with `extra` per-layer tensors after the MLP's (a family's own: Qwen3's q_norm and k_norm), the
+// layer's run kept whole.
+template <std::size_t N>
+constexpr std::array<TensorName, std::size(kTensors) + N> tensorsWith(const TensorName (&extra)[N]) {
+  std::array<TensorName, std::size(kTensors) + N> out{};
+  const std::size_t layerEnd = std::size(kTensors) - 2;  // the final norm and lm_head follow the layers
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < layerEnd; ++i) out[k++] = kTensors[i];
+  for (std::size_t i = 0; i < N; ++i) out[k++] = extra[i];
+  for (std::size_t i = layerEnd; i < std::size(kTensors); ++i) out[k++] = kTensors[i];
+  return out;
+}
 
 // Older files keep each layer's RoPE frequencies.
 inline constexpr const char* kSkipped[] = {"rotary_emb.inv_freq"};
