@@ -52,6 +52,7 @@ void attendToken(const Sizes& z, const AttentionOptions& opt, float factor, cons
       float s = 0.0f;
       for (std::int64_t c = 0; c < z.dk; ++c) s += q[i * z.dk + c] * K[j * z.dk + c];
       s *= factor;
+      if (opt.softcap > 0.0f) s = opt.softcap * std::tanh(s / opt.softcap);  // the softcap, before the bias and mask
       if (opt.positions == AttnPositions::Alibi) s += alibiBias(slopes[static_cast<std::size_t>(i)], true, t, j);
       row[static_cast<std::size_t>(j)] = s;
       m = std::max(m, s);
@@ -163,7 +164,7 @@ Status decodeNext(DecodeSession& s, const AttentionInputs& in, const MhaWeights&
   const std::int64_t tok = s.length;
   if (tok >= z.T) return makeError("every token is decoded already (T = " + std::to_string(z.T) + ")");
   try {
-    const float factor = scaleFactorFor(opt.scale, z.d, z.dk);
+    const float factor = scaleFactorFor(opt.scale, z.d, z.dk, opt.scaleFactor);
     const std::vector<float> slopes = alibiSlopes(z.h);
     const std::int64_t kvWidth = z.N * z.dk, qWidth = z.h * z.dk;
     std::vector<float> q(static_cast<std::size_t>(qWidth)), kRow(static_cast<std::size_t>(kvWidth)),

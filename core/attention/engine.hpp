@@ -44,6 +44,10 @@ struct AttentionOptions {
   // d_model / h (Qwen3, Gemma): W_q is then (d_model, h·d_k), W_o (h·d_k, d_model).
   int headDim = 0;
   ScaleKind scale = ScaleKind::SqrtDk;
+  float scaleFactor = 1.0f;  // ScaleKind::Given's factor (Gemma: query_pre_attn_scalar^-1/2)
+  // The softcap c: the scaled scores become c tanh(s / c) before the mask, the softcapped stage (Gemma 2's
+  // attn_logit_softcapping); 0: none.
+  float softcap = 0.0f;
   // q/k norm (Qwen3, Gemma 3, OLMo 2): each query and key, right after the split and before RoPE, divided by its
   // root mean square and times a learned gain, q / sqrt(mean(q²) + eps) · g. Gains of d_k numbers: a norm per
   // head, over each head's own features; of h·d_k (N·d_k for the keys): one norm over the whole projection of
@@ -195,8 +199,8 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
 
 // The rules forward() applies to the scores, shared with the lessons' per-head loop
 // (core/attention/score_rules.cpp) so that there is one copy of each.
-// S' = S * factor: 1/sqrt(d_k) (the default), 1/sqrt(d_model) or 1.
-float scaleFactorFor(ScaleKind kind, std::int64_t dModel, std::int64_t dk);
+// S' = S * factor: 1/sqrt(d_k) (the default), 1/sqrt(d_model), 1, or `given` (ScaleKind::Given).
+float scaleFactorFor(ScaleKind kind, std::int64_t dModel, std::int64_t dk, float given = 1.0f);
 // blocked[(b * T_q + q) * T_k + k] = 1 where key k is hidden from query q: the causal rule
 // (k > q), the key padding mask and the attention mask, both in PyTorch's bool polarity
 // (nonzero = blocked). rowAny[b * T_q + q]: 0 none blocked, 1 some, 2 every key blocked.

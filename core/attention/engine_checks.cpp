@@ -232,6 +232,12 @@ Status validateVariants(std::int64_t dModel, const AttentionOptions& opt) {
       return makeError("the q/k norm's eps must be a finite number >= 0, got " + std::to_string(opt.qkNormEps));
     }
   }
+  if (opt.scale == ScaleKind::Given && (!(opt.scaleFactor > 0.0f) || !std::isfinite(opt.scaleFactor))) {
+    return makeError("the given scale factor must be a positive finite number, got " + std::to_string(opt.scaleFactor));
+  }
+  if (!(opt.softcap >= 0.0f) || !std::isfinite(opt.softcap)) {
+    return makeError("the softcap c must be a positive finite number (0: none), got " + std::to_string(opt.softcap));
+  }
   if (opt.window < 0) return makeError("the sliding window W must be at least 1, got " + std::to_string(opt.window));
   if (opt.sinks < 0) return makeError("the number of sinks S must be 0 or more, got " + std::to_string(opt.sinks));
   if (opt.sinks > 0 && opt.window == 0) {

@@ -63,10 +63,11 @@ void shapeStages(Trace& t, const AttentionInputs& in, const AttentionOptions& op
   for (const auto& [id, used] : variants) {
     if (!used) shapeStage(T(id), {0}, {});
   }
-  for (StageId id : {StageId::ScaledScores, StageId::MaskedScores}) {
+  for (StageId id : {StageId::ScaledScores, StageId::SoftCapped, StageId::MaskedScores}) {
     FloatBuffer().swap(T(id).data);  // derived from the scores when read: no table of its own
-    T(id).shape = all ? Shape{B, h, Tq, Tk} : Shape{0};
-    T(id).axes = all ? std::vector<std::string>{"B", "h", "T_q", "T_k"} : std::vector<std::string>{};
+    const bool shaped = all && (id != StageId::SoftCapped || opt.softcap > 0.0f);
+    T(id).shape = shaped ? Shape{B, h, Tq, Tk} : Shape{0};
+    T(id).axes = shaped ? std::vector<std::string>{"B", "h", "T_q", "T_k"} : std::vector<std::string>{};
   }
   if (all) shapeStage(T(StageId::Scores), {B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"}, threads);
   shapeStage(T(StageId::Weights), {B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"}, threads);
@@ -100,6 +101,7 @@ void recordDescription(Trace& t, const AttentionInputs& in, bool hasBias, const 
   t.attnMask = opt.attnMask.has_value();
   t.scale = opt.scale;
   t.scaleFactor = factor;
+  t.softcap = opt.softcap;
   t.kvHeads = kvHeadsOf(opt);
   t.positions = opt.positions;
   t.ropeStyle = opt.ropeStyle;

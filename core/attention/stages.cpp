@@ -24,6 +24,7 @@ constexpr const char* kPseudo[] = {
     "K = K.repeat_interleave(h // N, dim=1)  # V too",
     "S = Q @ K.transpose(-2, -1)    # (B, h, T_q, T_k)",
     "S = S / sqrt(d_k)",
+    "S = c * tanh(S / c)            # softcap, |S| < c",
     "S = S + alibi_bias             # -m_i * (t - j)",
     "blocked = blocked | window     # |t - j| >= W, not a sink",
     "S = S.masked_fill(blocked, -inf)",
@@ -134,6 +135,13 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "its gradients get small, which slows learning and, deep in saturation, can all but stall it "
      "(at d_k = 64, as in the paper preset, unscaled logits are 8x larger; at d_k = 4 only 2x).",
      "S = S / sqrt(d_k)", DataKind::Signed},
+    {StageId::SoftCapped, "softcapped", "Softcap", "cap", "softcap", "S'_i = c tanh(S'_i / c)",
+     "A softcap bends the scaled scores smoothly into (-c, c): near 0 tanh is the identity, so small scores pass "
+     "unchanged, while a score far beyond c is held just under it. No row can then become one-hot by one huge "
+     "score, whatever the weights learn: Gemma 2 caps its scores at c = attn_logit_softcapping (50) after the "
+     "scale and before the mask (and its logits the same way, at final_logit_softcapping). Unlike the scale it "
+     "changes the order of nothing and the ratio of everything: the softmax sees the bent scores.",
+     "S = c * tanh(S / c)", DataKind::Signed},
     {StageId::PositionBias, "position_bias", "ALiBi bias", "+bias", "bias", "S'_i = S'_i + B_i,  B_i[t, j] = -m_i (t - j)",
      "ALiBi gives no position to the inputs at all: each head subtracts a penalty growing with the "
      "distance, m_i * (t - j) under a causal mask (m_i * |t - j| without one), from its scaled scores. "
@@ -192,7 +200,7 @@ const StageInfo& stageInfo(StageId id) { return kStages[static_cast<std::size_t>
 
 bool stageIsVariant(StageId id) {
   return id == StageId::QNormed || id == StageId::KNormed || id == StageId::QRotated || id == StageId::KRotated ||
-         id == StageId::KvGroups || id == StageId::PositionBias || id == StageId::WindowMask;
+         id == StageId::KvGroups || id == StageId::SoftCapped || id == StageId::PositionBias || id == StageId::WindowMask;
 }
 
 bool stageRecorded(const Trace& trace, StageId id) {
@@ -224,6 +232,7 @@ const char* scaleName(ScaleKind s) {
     case ScaleKind::SqrtDk: return "sqrt-dk";
     case ScaleKind::SqrtDModel: return "sqrt-dmodel";
     case ScaleKind::None: return "none";
+    case ScaleKind::Given: return "given";
   }
   return "?";
 }

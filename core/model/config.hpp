@@ -55,6 +55,9 @@ struct ModelSpec {
   // One entry per layer when the family's layers differ (each its own window, positions, base); empty: every
   // layer has `window` and RoPE at rope_theta.
   std::vector<LayerKind> layerKinds;
+  double queryPreAttnScalar = 0;  // Gemma: scores times query_pre_attn_scalar^-1/2 instead of d_k^-1/2 (0: d_k's)
+  double attnSoftcap = 0;         // c: the scaled scores become c tanh(s / c) before the mask (0: none)
+  double finalSoftcap = 0;        // c: the logits become c tanh(logits / c) (0: none)
   bool qkvBias = false;       // biases on q, k, v (GPT-2, Qwen2, Llama's attention_bias)
   bool outputBias = false;    // a bias on the output projection as well (GPT-2, Llama's attention_bias)
   bool tiedEmbeddings = true; // logits through the token embedding

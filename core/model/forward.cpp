@@ -24,6 +24,12 @@ void geluTanhInPlace(RowMatrix& h /*(T, F)*/) {
   h.array() = 0.5f * h.array() * (1.0f + (k * (h.array() + 0.044715f * h.array().cube())).tanh());
 }
 
+// GeGLU's gelu_tanh(gate) * up, in place in gate: geluTanhInPlace's formula.
+void geluTanhTimesInPlace(RowMatrix& gate /*(T, F)*/, const RowMatrix& up /*(T, F)*/) {
+  geluTanhInPlace(gate);
+  gate.array() *= up.array();
+}
+
 // SwiGLU's silu(gate) * up, in place in gate.
 void siluTimesInPlace(RowMatrix& gate /*(T, F)*/, const RowMatrix& up /*(T, F)*/) {
   gate.array() = gate.array() / (1.0f + (-gate.array()).exp()) * up.array();
@@ -98,6 +104,11 @@ AttentionOptions attentionOptionsFor(const ModelSpec& spec, int layer) {
   ao.headDim = spec.headDim;
   ao.causal = true;
   ao.window = kind.window;
+  if (spec.queryPreAttnScalar > 0) {  // Gemma's scale, not d_k's
+    ao.scale = ScaleKind::Given;
+    ao.scaleFactor = static_cast<float>(std::pow(spec.queryPreAttnScalar, -0.5));
+  }
+  ao.softcap = static_cast<float>(spec.attnSoftcap);
   if (spec.rope() && kind.rope) {
     ModelSpec turned = spec;  // this layer's base (Gemma 3's local layers have their own)
     if (kind.ropeTheta > 0) turned.ropeTheta = kind.ropeTheta;
@@ -122,10 +133,20 @@ Status finalNorm(const ModelFolder& model, const RowMatrix& x, RowMatrix& normed
 }
 }  // namespace
 
+// logits = c tanh(logits / c), Gemma's final softcap, over n logits in place (none when the spec has no cap).
+void capLogits(const ModelSpec& spec, float* logits, std::size_t n) {
+  if (!(spec.finalSoftcap > 0)) return;
+  const float c = static_cast<float>(spec.finalSoftcap);
+  Eigen::Map<Eigen::ArrayXf> v(logits, static_cast<Eigen::Index>(n));
+  v = c * (v / c).tanh();
+}
+
 Status finalLogits(const ModelFolder& model, const RowMatrix& x, RowMatrix& logits) {
   RowMatrix normed;  // (T, d_model)
   if (auto s = finalNorm(model, x, normed); !s) return s;
-  return model.unembed(normed, logits);
+  if (auto s = model.unembed(normed, logits); !s) return s;
+  capLogits(model.spec(), logits.data(), static_cast<std::size_t>(logits.size()));
+  return Ok{};
 }
 
 namespace detail {
@@ -229,6 +250,10 @@ void addMlp(const ModelSpec& spec, const LayerWeights& lw, ForwardState& st) {
       st.up.noalias() = st.m * lw.mlpUp;
       siluTimesInPlace(st.hmid, st.up);
       break;
+    case MlpKind::GeGluTanh:
+      st.up.noalias() = st.m * lw.mlpUp;
+      geluTanhTimesInPlace(st.hmid, st.up);
+      break;
   }
   if (!spec.family->normsAfter()) {
     x.noalias() += st.hmid * lw.mlpOut;
@@ -324,6 +349,7 @@ Result<ForwardResult> runForward(const ModelFolder& model, const std::vector<int
     if (auto s = finalNorm(model, st.x, normed); !s) return s.error();
     out.logits = Tensor({T, spec.vocab}, {"T", "V"});
     if (auto s = model.unembedInto(normed, out.logits.data.data()); !s) return s.error();
+    capLogits(spec, out.logits.data.data(), out.logits.data.size());
     detail::noteNonFinite(out.logits.data.data(), out.logits.data.size(), "the logits", out.nonFinite);
     return out;
   } catch (const std::bad_alloc&) {

@@ -3,6 +3,7 @@
 #include "model/model_folder.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -163,6 +164,12 @@ bool mlpRole(TensorRole r) {
          r == TensorRole::MlpUp || r == TensorRole::MlpGateUpFused || r == TensorRole::MlpOut ||
          r == TensorRole::MlpOutBias;
 }
+// The gains of RMSNorm-like norms, which a family may store offset (Family::normGainOffset).
+bool normGainRole(TensorRole r) {
+  return r == TensorRole::Norm1 || r == TensorRole::Norm2 || r == TensorRole::AttentionOutNorm ||
+         r == TensorRole::MlpOutNorm || r == TensorRole::QueryNorm || r == TensorRole::KeyNorm ||
+         r == TensorRole::FinalNorm;
+}
 bool attentionBiasRole(TensorRole r) {
   return r == TensorRole::QkvFusedBias || r == TensorRole::QueryBias || r == TensorRole::KeyBias ||
          r == TensorRole::ValueBias || r == TensorRole::OutputBias;
@@ -229,6 +236,7 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
       vector->resize(stored.numel);
       if (auto s = store_.read(stored, vector->data()); !s) return s.error();
     }
+    if (vector && normGainRole(t.role)) vector->array() += spec_.family->normGainOffset;  // Gemma's (1 + w)
     if (attentionBiasRole(t.role)) att->hasBias = true;
   }
   if (qkv.size() > 0) {  // [W_q | W_k | W_v], y = x W + b
@@ -256,6 +264,8 @@ Status ModelFolder::embed(const std::vector<int>& tokens, RowMatrix& x) const {
   for (std::int64_t t = 0; t < T; ++t) {
     if (auto s = store_.readRows(table, tokens[static_cast<std::size_t>(t)], 1, x.row(t).data()); !s) return s;
   }
+  // Gemma multiplies its embeddings by sqrt(d_model), rounded to float as its normalizer tensor is.
+  if (spec_.family->scaleEmbeddings) x *= static_cast<float>(std::sqrt(static_cast<double>(spec_.dModel)));
   if (spec_.family->positions == PositionKind::Learned) {  // learned positions 0 .. T-1
     RowMatrix pos(T, spec_.dModel);
     if (auto s = store_.readRows(tensor(TensorRole::PositionEmbedding), 0, T, pos.data()); !s) return s;
@@ -268,6 +278,7 @@ Status ModelFolder::finalNorm(RowVector& weight, RowVector& bias) const {
   const StoredTensor& w = tensor(TensorRole::FinalNorm);
   weight.resize(w.numel);
   if (auto s = store_.read(w, weight.data()); !s) return s;
+  weight.array() += spec_.family->normGainOffset;  // Gemma's (1 + w)
   const TensorName* b = spec_.family->tensor(TensorRole::FinalNormBias);
   if (!b || !needed(*b, spec_)) {
     bias.resize(0);

@@ -122,7 +122,7 @@ TEST(ModelFamilies, TensorTableCoversTheForward) {
     if (has(TensorRole::QkvFusedBias)) EXPECT_TRUE(has(TensorRole::QkvFused));
     EXPECT_EQ(has(TensorRole::PositionEmbedding), f->positions == PositionKind::Learned);
     // The MLP's input: gate and up apart or fused into one [gate | up], never both; a plain MLP has no up.
-    const bool gated = f->mlp == MlpKind::SwiGlu;
+    const bool gated = f->gatedMlp();
     EXPECT_NE(has(TensorRole::MlpIn), has(TensorRole::MlpGateUpFused)) << "the MLP's input must be one tensor";
     EXPECT_EQ(has(TensorRole::MlpUp) || has(TensorRole::MlpGateUpFused), gated);
     if (has(TensorRole::MlpGateUpFused)) EXPECT_FALSE(has(TensorRole::MlpUp));
@@ -177,7 +177,7 @@ TEST(ModelFamilies, EachHasAFixtureThatGivesEveryWeight) {
       EXPECT_EQ(a.hasBias, s.qkvBias || s.outputBias);
       EXPECT_TRUE(lw->mlpIn.rows() == d && lw->mlpIn.cols() == F);
       EXPECT_TRUE(lw->mlpOut.rows() == F && lw->mlpOut.cols() == d);
-      EXPECT_EQ(lw->mlpUp.size(), f->mlp == MlpKind::SwiGlu ? d * F : 0);
+      EXPECT_EQ(lw->mlpUp.size(), f->gatedMlp() ? d * F : 0);
       const Eigen::Index qNorm = f->qkNorm == QkNormKind::None ? 0 : f->qkNorm == QkNormKind::PerHead ? s.dk() : hq;
       const Eigen::Index kNorm = f->qkNorm == QkNormKind::None ? 0 : f->qkNorm == QkNormKind::PerHead ? s.dk() : kv;
       EXPECT_EQ(lw->qNorm.size(), qNorm);

@@ -22,8 +22,10 @@
 namespace mhascope::model {
 namespace {
 
+// The reference arrays are finite but for the blocked keys' -inf of what a softmax receives (scores_capped).
 Tensor loadRef(const std::string& folder, int seq, const std::string& what) {
-  auto t = loadNpy(kModels + "reference/" + folder + "/s" + std::to_string(seq) + "_" + what + ".npy");
+  auto t = loadNpy(kModels + "reference/" + folder + "/s" + std::to_string(seq) + "_" + what + ".npy",
+                   NpyValues::AllowMinusInfinity);
   if (!t) throw std::runtime_error(t.error().message);
   return std::move(*t);
 }
@@ -142,7 +144,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ModelFolderMatchesTorch,
                                            Case{"llama3_scaled", Arch::Llama, "F32"}, Case{"llama_wide", Arch::Llama, "F32"},
                                            Case{"trained", Arch::Gpt2, "F32"}, Case{"phi3", Arch::Other, "F32"},
                                            Case{"smollm3", Arch::Other, "F32"}, Case{"qwen3", Arch::Other, "F32"},
-                                           Case{"olmo2", Arch::Other, "F32"}),
+                                           Case{"olmo2", Arch::Other, "F32"}, Case{"gemma2", Arch::Other, "F32"},
+                                           Case{"gemma3", Arch::Other, "BF16"}),
                          [](const auto& info) { return std::string(info.param.folder); });
 
 // A family's own step, recorded by the engine as a stage of every layer, against the reference's per-layer array
@@ -184,8 +187,48 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, FamilyStageMatchesTorch,
                          ::testing::Values(StageCase{"qwen3", StageId::QNormed, "q_normed"},
                                            StageCase{"qwen3", StageId::KNormed, "k_normed"},
                                            StageCase{"olmo2", StageId::QNormed, "q_normed"},
-                                           StageCase{"olmo2", StageId::KNormed, "k_normed"}),
+                                           StageCase{"olmo2", StageId::KNormed, "k_normed"},
+                                           StageCase{"gemma3", StageId::QNormed, "q_normed"},
+                                           StageCase{"gemma3", StageId::KNormed, "k_normed"},
+                                           StageCase{"gemma2", StageId::MaskedScores, "scores_capped"}),
                          [](const auto& info) { return std::string(info.param.folder) + "_" + info.param.array; });
+
+// Gemma 2's softcap is a recorded stage of its own: c tanh(s' / c) of the scaled scores on every cell, below c in size,
+// what the masked scores hold wherever a key is visible; the trace says the scale is query_pre_attn_scalar's.
+TEST(ModelForward, Gemma2SoftcapIsItsOwnStage) {
+  auto m = ModelFolder::open(kModels + "gemma2");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const ModelSpec& spec = m->spec();
+  ASSERT_GT(spec.attnSoftcap, 0.0);
+  ForwardOptions opt;
+  opt.traceLayer = 0;
+  auto r = runForward(*m, tokensOf("gemma2", 0), opt);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Trace& t = r->trace;
+  ASSERT_TRUE(stageRecorded(t, StageId::SoftCapped));
+  EXPECT_EQ(t.scale, ScaleKind::Given);
+  EXPECT_FLOAT_EQ(t.scaleFactor, static_cast<float>(1.0 / std::sqrt(spec.queryPreAttnScalar)));
+  EXPECT_FLOAT_EQ(t.softcap, static_cast<float>(spec.attnSoftcap));
+  const Tensor capped = t.copyOf(StageId::SoftCapped), scaled = t.copyOf(StageId::ScaledScores),
+               masked = t.copyOf(StageId::MaskedScores);
+  const std::int64_t perItem = static_cast<std::int64_t>(t.tq) * t.tk;
+  double bent = 0;
+  for (std::size_t i = 0; i < capped.data.size(); ++i) {
+    const double c = spec.attnSoftcap, s = scaled.data[i];
+    EXPECT_NEAR(capped.data[i], c * std::tanh(s / c), 1e-5 * c) << i;
+    EXPECT_LT(std::abs(capped.data[i]), c);
+    bent = std::max(bent, std::abs(capped.data[i] - s));
+    const bool blocked = t.blocked[i % static_cast<std::size_t>(perItem)] != 0;
+    if (!blocked) EXPECT_EQ(masked.data[i], capped.data[i]) << "the mask reads the capped scores";
+  }
+  EXPECT_GT(bent, 1e-3) << "the fixture's cap bends some of its scores";
+  // A family without a cap records no such stage.
+  auto llama = ModelFolder::open(kModels + "llama_gqa");
+  ASSERT_TRUE(llama.ok());
+  auto lr = runForward(*llama, tokensOf("llama_gqa", 0), opt);
+  ASSERT_TRUE(lr.ok());
+  EXPECT_FALSE(stageRecorded(lr->trace, StageId::SoftCapped));
+}
 
 // The fixtures exercise what they claim to: GQA, Qwen's biases, Mistral's window, Llama 3.1's scaling,
 // heads wider than d_model / h.

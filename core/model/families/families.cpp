@@ -13,7 +13,9 @@ namespace mhascope::model {
   FAMILY(phi3)                          \
   FAMILY(smollm3)                       \
   FAMILY(qwen3)                         \
-  FAMILY(olmo2)
+  FAMILY(olmo2)                         \
+  FAMILY(gemma2)                        \
+  FAMILY(gemma3_text)
 
 namespace families {
 #define MHASCOPE_DECLARE_FAMILY(id) extern const Family id;

@@ -1,6 +1,8 @@
 // The family table's helpers (see family.hpp): shapes from the config, stored names, trait names.
 #include "model/families/family.hpp"
 
+#include <cmath>
+
 #include "util/format.hpp"
 
 namespace mhascope::model {
@@ -17,7 +19,14 @@ bool perLayer(TensorRole r) {
 }
 
 const char* normName(NormKind k) { return k == NormKind::LayerNorm ? "LayerNorm" : "RMSNorm"; }
-const char* mlpName(MlpKind k) { return k == MlpKind::GeluTanh ? "gelu_new" : "SwiGLU"; }
+const char* mlpName(MlpKind k) {
+  switch (k) {
+    case MlpKind::GeluTanh: return "gelu_new";
+    case MlpKind::SwiGlu: return "SwiGLU";
+    case MlpKind::GeGluTanh: return "gelu_pytorch_tanh GeGLU";
+  }
+  return "?";
+}
 
 const char* Family::key(SpecField f) const {
   for (const ConfigKey& k : keys) {
@@ -121,6 +130,21 @@ std::vector<FamilyNote> familyNotes(const ModelSpec& s) {
                                        " gains), before the split: the statistics mix heads"});
       break;
   }
+  if (s.queryPreAttnScalar > 0) {
+    notes.push_back({"score scale", "query_pre_attn_scalar^-1/2 = 1/sqrt(" + formatGeneral(s.queryPreAttnScalar, 9) +
+                                        ") instead of 1/sqrt(d_k = " + dk + ")"});
+  }
+  if (s.attnSoftcap > 0) {
+    notes.push_back({"score softcap", "c tanh(s / c), c = " + formatGeneral(s.attnSoftcap, 9) +
+                                          ", after the scale and before the mask"});
+  }
+  if (s.finalSoftcap > 0) notes.push_back({"logit softcap", "c tanh(logits / c), c = " + formatGeneral(s.finalSoftcap, 9)});
+  if (f.blockNorms == BlockNorms::Post) notes.push_back({"block norms", "post-norm: x + norm(sublayer(x))"});
+  if (f.blockNorms == BlockNorms::Sandwich) {
+    notes.push_back({"block norms", "four per block: x + norm_out(sublayer(norm_in(x)))"});
+  }
+  if (f.normGainOffset != 0.0f) notes.push_back({"norm gains", "(1 + w): the files store w zero-centred"});
+  if (f.scaleEmbeddings) notes.push_back({"embeddings", "times sqrt(d_model) = " + formatGeneral(std::sqrt(s.dModel), 6)});
   if (const std::string layers = layerKindsText(s); !layers.empty()) notes.push_back({"layers differ", layers});
   return notes;
 }

@@ -6,6 +6,7 @@
 // never names a family.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -124,6 +125,7 @@ enum class NormKind {
 enum class MlpKind {
   GeluTanh,  // down(gelu_new(x W_in + b_in)) + b_out (GPT-2)
   SwiGlu,    // down(silu(gate x) · up x) (Llama)
+  GeGluTanh, // down(gelu_tanh(gate x) · up x), the tanh GELU of GPT-2's gelu_new (Gemma's gelu_pytorch_tanh)
 };
 enum class PositionKind {
   Learned,  // a learned table added to the embeddings before layer 0; no position inside attention
@@ -161,7 +163,7 @@ struct Family {
   // The weights: every tensor the forward reads, in the order the files list them (a run of per-layer
   // entries is repeated for each layer); a model-opening error lists problems in this order.
   std::span<const TensorName> tensors;
-  std::span<const char* const> basePrefixes;    // a prefix some files put before every name but lm_head
+  std::span<const char* const> basePrefixes = {};  // a prefix some files put before every name but lm_head
   std::span<const char* const> skippedSuffixes; // stored tensors real files carry and the forward does not use
 
   NormKind norm;
@@ -172,6 +174,11 @@ struct Family {
   BlockNorms blockNorms = BlockNorms::Pre;
   bool normsBefore() const { return blockNorms != BlockNorms::Post; }  // Norm1 and Norm2 exist
   bool normsAfter() const { return blockNorms != BlockNorms::Pre; }    // AttentionOutNorm and MlpOutNorm exist
+  // Added to every stored norm gain as it is read (the block's, the final and the q/k norm's): Gemma stores the
+  // w of its x / rms(x) · (1 + w), zero-centred, so 1 here.
+  float normGainOffset = 0.0f;
+  bool scaleEmbeddings = false;  // the token embeddings times √d_model before layer 0 (Gemma)
+  bool gatedMlp() const { return mlp != MlpKind::GeluTanh; }  // gate and up: MlpUp (or a fused gate | up)
 
   // The key of a field (nullptr when the family has none: GPT-2 has no num_key_value_heads).
   const char* key(SpecField f) const;
@@ -188,6 +195,19 @@ struct FamilyNote {
 std::vector<FamilyNote> familyNotes(const ModelSpec& spec);
 // The layers whose attention differs, grouped: "layers 0-1 full, layer 2 W = 4"; "" when every layer is alike.
 std::string layerKindsText(const ModelSpec& spec);
+
+// Runs of table entries joined in order: a family's table made of the shared runs of its decoder
+// (llama_decoder.hpp) and its own.
+template <std::size_t... N>
+constexpr std::array<TensorName, (N + ...)> joinTensors(const std::array<TensorName, N>&... runs) {
+  std::array<TensorName, (N + ...)> out{};
+  std::size_t k = 0;
+  const auto add = [&out, &k](const auto& run) {
+    for (const TensorName& t : run) out[k++] = t;
+  };
+  (add(runs), ...);
+  return out;
+}
 
 // Whether `spec` has the tensor (its Need), and its shape.
 bool needed(const TensorName& t, const ModelSpec& spec);

@@ -40,9 +40,11 @@ constexpr std::array<ConfigKey, 11> keysWith(KeyDefaults d) {
 
 inline constexpr std::array<ConfigKey, 11> kKeys = keysWith({});
 
-inline constexpr TensorName kTensors[] = {
-    {TensorRole::TokenEmbedding, "model.embed_tokens.weight", Dim::Vocab, Dim::Model},
-    {TensorRole::Norm1, "model.layers.{i}.input_layernorm.weight", Dim::Model},
+// The table in runs, which the families whose names differ in part (Phi-3, OLMo 2, Gemma) join with their own.
+using Run1 = std::array<TensorName, 1>;
+inline constexpr Run1 kEmbedding = {{{TensorRole::TokenEmbedding, "model.embed_tokens.weight", Dim::Vocab, Dim::Model}}};
+inline constexpr Run1 kInputNorm = {{{TensorRole::Norm1, "model.layers.{i}.input_layernorm.weight", Dim::Model}}};
+inline constexpr std::array<TensorName, 8> kAttention = {{
     {TensorRole::Query, "model.layers.{i}.self_attn.q_proj.weight", Dim::Heads, Dim::Model},
     {TensorRole::Key, "model.layers.{i}.self_attn.k_proj.weight", Dim::Kv, Dim::Model},
     {TensorRole::Value, "model.layers.{i}.self_attn.v_proj.weight", Dim::Kv, Dim::Model},
@@ -52,26 +54,28 @@ inline constexpr TensorName kTensors[] = {
     {TensorRole::ValueBias, "model.layers.{i}.self_attn.v_proj.bias", Dim::Kv, Dim::None, Stored::OutIn, Need::QkvBias},
     {TensorRole::OutputBias, "model.layers.{i}.self_attn.o_proj.bias", Dim::Model, Dim::None, Stored::OutIn,
      Need::OutputBias},
-    {TensorRole::Norm2, "model.layers.{i}.post_attention_layernorm.weight", Dim::Model},
+}};
+// Llama's norm before the MLP; in post-norm and sandwich blocks the same name is the attention output's norm.
+inline constexpr Run1 kPostAttentionNorm = {{{TensorRole::Norm2, "model.layers.{i}.post_attention_layernorm.weight", Dim::Model}}};
+inline constexpr Run1 kAttentionOutNorm = {
+    {{TensorRole::AttentionOutNorm, "model.layers.{i}.post_attention_layernorm.weight", Dim::Model}}};
+inline constexpr Run1 kMlpOutNorm = {{{TensorRole::MlpOutNorm, "model.layers.{i}.post_feedforward_layernorm.weight", Dim::Model}}};
+inline constexpr std::array<TensorName, 3> kMlp = {{
     {TensorRole::MlpIn, "model.layers.{i}.mlp.gate_proj.weight", Dim::Ff, Dim::Model},
     {TensorRole::MlpUp, "model.layers.{i}.mlp.up_proj.weight", Dim::Ff, Dim::Model},
     {TensorRole::MlpOut, "model.layers.{i}.mlp.down_proj.weight", Dim::Model, Dim::Ff},
+}};
+inline constexpr std::array<TensorName, 2> kFinal = {{
     {TensorRole::FinalNorm, "model.norm.weight", Dim::Model},
     {TensorRole::Unembedding, "lm_head.weight", Dim::Vocab, Dim::Model, Stored::OutIn, Need::Untied},
-};
+}};
+// q_norm and k_norm of d_k, per head (Qwen3, Gemma 3).
+inline constexpr std::array<TensorName, 2> kHeadQkNorms = {{
+    {TensorRole::QueryNorm, "model.layers.{i}.self_attn.q_norm.weight", Dim::HeadDim},
+    {TensorRole::KeyNorm, "model.layers.{i}.self_attn.k_norm.weight", Dim::HeadDim},
+}};
 
-// The table with `extra` per-layer tensors after the MLP's (a family's own: Qwen3's q_norm and k_norm), the
-// layer's run kept whole.
-template <std::size_t N>
-constexpr std::array<TensorName, std::size(kTensors) + N> tensorsWith(const TensorName (&extra)[N]) {
-  std::array<TensorName, std::size(kTensors) + N> out{};
-  const std::size_t layerEnd = std::size(kTensors) - 2;  // the final norm and lm_head follow the layers
-  std::size_t k = 0;
-  for (std::size_t i = 0; i < layerEnd; ++i) out[k++] = kTensors[i];
-  for (std::size_t i = 0; i < N; ++i) out[k++] = extra[i];
-  for (std::size_t i = layerEnd; i < std::size(kTensors); ++i) out[k++] = kTensors[i];
-  return out;
-}
+inline constexpr auto kTensors = joinTensors(kEmbedding, kInputNorm, kAttention, kPostAttentionNorm, kMlp, kFinal);
 
 // Older files keep each layer's RoPE frequencies.
 inline constexpr const char* kSkipped[] = {"rotary_emb.inv_freq"};
@@ -80,6 +84,14 @@ inline constexpr const char* kSkipped[] = {"rotary_emb.inv_freq"};
 inline void readMlp(ConfigReader& r) {
   acceptOnly(r, "hidden_act", {"silu"}, "(mhascope: silu, the SwiGLU MLP)");
   refuseFlag(r, "mlp_bias", true);
+}
+
+// What Llama reads besides the sizes, and the families that read it alike: the MLP's keys, attention_bias and
+// rope_scaling.
+inline void readLlamaKeys(ConfigReader& r, ModelSpec& s) {
+  readMlp(r);
+  readAttentionBias(r, s);
+  readRopeScaling(r, s);
 }
 
 }  // namespace mhascope::model::families::llama_decoder

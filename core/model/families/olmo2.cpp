@@ -11,33 +11,14 @@ namespace {
 // Olmo2Config's defaults: 2048 positions, rms_norm_eps 1e-5, an untied lm_head.
 constexpr auto kOlmo2Keys = llama_decoder::keysWith({.normEps = 1e-5});
 
-constexpr TensorName kOlmo2Tensors[] = {
-    {TensorRole::TokenEmbedding, "model.embed_tokens.weight", Dim::Vocab, Dim::Model},
-    {TensorRole::Query, "model.layers.{i}.self_attn.q_proj.weight", Dim::Heads, Dim::Model},
-    {TensorRole::Key, "model.layers.{i}.self_attn.k_proj.weight", Dim::Kv, Dim::Model},
-    {TensorRole::Value, "model.layers.{i}.self_attn.v_proj.weight", Dim::Kv, Dim::Model},
-    {TensorRole::Output, "model.layers.{i}.self_attn.o_proj.weight", Dim::Model, Dim::Heads},
-    {TensorRole::QueryBias, "model.layers.{i}.self_attn.q_proj.bias", Dim::Heads, Dim::None, Stored::OutIn, Need::QkvBias},
-    {TensorRole::KeyBias, "model.layers.{i}.self_attn.k_proj.bias", Dim::Kv, Dim::None, Stored::OutIn, Need::QkvBias},
-    {TensorRole::ValueBias, "model.layers.{i}.self_attn.v_proj.bias", Dim::Kv, Dim::None, Stored::OutIn, Need::QkvBias},
-    {TensorRole::OutputBias, "model.layers.{i}.self_attn.o_proj.bias", Dim::Model, Dim::None, Stored::OutIn,
-     Need::OutputBias},
+// q_norm and k_norm over the whole projection.
+constexpr std::array<TensorName, 2> kOlmo2QkNorms = {{
     {TensorRole::QueryNorm, "model.layers.{i}.self_attn.q_norm.weight", Dim::Heads},
     {TensorRole::KeyNorm, "model.layers.{i}.self_attn.k_norm.weight", Dim::Kv},
-    {TensorRole::AttentionOutNorm, "model.layers.{i}.post_attention_layernorm.weight", Dim::Model},
-    {TensorRole::MlpIn, "model.layers.{i}.mlp.gate_proj.weight", Dim::Ff, Dim::Model},
-    {TensorRole::MlpUp, "model.layers.{i}.mlp.up_proj.weight", Dim::Ff, Dim::Model},
-    {TensorRole::MlpOut, "model.layers.{i}.mlp.down_proj.weight", Dim::Model, Dim::Ff},
-    {TensorRole::MlpOutNorm, "model.layers.{i}.post_feedforward_layernorm.weight", Dim::Model},
-    {TensorRole::FinalNorm, "model.norm.weight", Dim::Model},
-    {TensorRole::Unembedding, "lm_head.weight", Dim::Vocab, Dim::Model, Stored::OutIn, Need::Untied},
-};
-
-void readOlmo2Rest(ConfigReader& r, ModelSpec& s) {
-  llama_decoder::readMlp(r);
-  readAttentionBias(r, s);
-  readRopeScaling(r, s);
-}
+}};
+constexpr auto kOlmo2Tensors =
+    joinTensors(llama_decoder::kEmbedding, llama_decoder::kAttention, kOlmo2QkNorms, llama_decoder::kAttentionOutNorm,
+                llama_decoder::kMlp, llama_decoder::kMlpOutNorm, llama_decoder::kFinal);
 
 }  // namespace
 
@@ -47,14 +28,12 @@ const Family olmo2 = {
     .displayName = "OLMo 2",
     .arch = Arch::Other,
     .keys = kOlmo2Keys,
-    .readRest = readOlmo2Rest,
+    .readRest = llama_decoder::readLlamaKeys,
     .tensors = kOlmo2Tensors,
-    .basePrefixes = {},
     .skippedSuffixes = llama_decoder::kSkipped,
     .norm = NormKind::RmsNorm,
     .mlp = MlpKind::SwiGlu,
     .positions = PositionKind::Rope,
-    .ropeStyle = RopeStyle::Half,
     .qkNorm = QkNormKind::WholeProjection,
     .blockNorms = BlockNorms::Post,
 };

@@ -14,17 +14,17 @@ namespace {
 // Phi3Config's defaults: 4096 positions, rms_norm_eps 1e-5, an untied lm_head.
 constexpr auto kPhi3Keys = llama_decoder::keysWith({.maxPositions = 4096, .normEps = 1e-5});
 
-constexpr TensorName kPhi3Tensors[] = {
-    {TensorRole::TokenEmbedding, "model.embed_tokens.weight", Dim::Vocab, Dim::Model},
-    {TensorRole::Norm1, "model.layers.{i}.input_layernorm.weight", Dim::Model},
+// q | k | v in one matrix, gate | up in another; o_proj, the norms and down_proj are the Llama decoder's.
+constexpr std::array<TensorName, 2> kPhi3Attention = {{
     {TensorRole::QkvFused, "model.layers.{i}.self_attn.qkv_proj.weight", Dim::Qkv, Dim::Model},
-    {TensorRole::Output, "model.layers.{i}.self_attn.o_proj.weight", Dim::Model, Dim::Heads},
-    {TensorRole::Norm2, "model.layers.{i}.post_attention_layernorm.weight", Dim::Model},
+    llama_decoder::kAttention[3],  // o_proj
+}};
+constexpr std::array<TensorName, 2> kPhi3Mlp = {{
     {TensorRole::MlpGateUpFused, "model.layers.{i}.mlp.gate_up_proj.weight", Dim::FfPair, Dim::Model},
-    {TensorRole::MlpOut, "model.layers.{i}.mlp.down_proj.weight", Dim::Model, Dim::Ff},
-    {TensorRole::FinalNorm, "model.norm.weight", Dim::Model},
-    {TensorRole::Unembedding, "lm_head.weight", Dim::Vocab, Dim::Model, Stored::OutIn, Need::Untied},
-};
+    llama_decoder::kMlp[2],  // down_proj
+}};
+constexpr auto kPhi3Tensors = joinTensors(llama_decoder::kEmbedding, llama_decoder::kInputNorm, kPhi3Attention,
+                                          llama_decoder::kPostAttentionNorm, kPhi3Mlp, llama_decoder::kFinal);
 
 void readPhi3Rest(ConfigReader& r, ModelSpec& s) {
   llama_decoder::readMlp(r);
@@ -45,12 +45,10 @@ const Family phi3 = {
     .keys = kPhi3Keys,
     .readRest = readPhi3Rest,
     .tensors = kPhi3Tensors,
-    .basePrefixes = {},
     .skippedSuffixes = llama_decoder::kSkipped,
     .norm = NormKind::RmsNorm,
     .mlp = MlpKind::SwiGlu,
     .positions = PositionKind::Rope,
-    .ropeStyle = RopeStyle::Half,
 };
 
 }  // namespace mhascope::model::families

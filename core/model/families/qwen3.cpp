@@ -12,16 +12,12 @@ namespace {
 // Qwen3Config's defaults: head_dim 128, 32768 positions, an untied lm_head.
 constexpr auto kQwen3Keys = llama_decoder::keysWith({.maxPositions = 32768, .headDim = 128});
 
-constexpr TensorName kQwen3QkNorms[] = {
-    {TensorRole::QueryNorm, "model.layers.{i}.self_attn.q_norm.weight", Dim::HeadDim},
-    {TensorRole::KeyNorm, "model.layers.{i}.self_attn.k_norm.weight", Dim::HeadDim},
-};
-constexpr auto kQwen3Tensors = llama_decoder::tensorsWith(kQwen3QkNorms);
+constexpr auto kQwen3Tensors =
+    joinTensors(llama_decoder::kEmbedding, llama_decoder::kInputNorm, llama_decoder::kAttention,
+                llama_decoder::kHeadQkNorms, llama_decoder::kPostAttentionNorm, llama_decoder::kMlp, llama_decoder::kFinal);
 
 void readQwen3Rest(ConfigReader& r, ModelSpec& s) {
-  llama_decoder::readMlp(r);
-  readAttentionBias(r, s);
-  readRopeScaling(r, s);
+  llama_decoder::readLlamaKeys(r, s);
   int window = 0;  // sliding_window: 4096 when absent, none when null
   if (r.flag("use_sliding_window", false)) {
     window = !r.object().contains("sliding_window") ? 4096 : r.has("sliding_window") ? r.positive("sliding_window") : 0;
@@ -46,12 +42,10 @@ const Family qwen3 = {
     .keys = kQwen3Keys,
     .readRest = readQwen3Rest,
     .tensors = kQwen3Tensors,
-    .basePrefixes = {},
     .skippedSuffixes = llama_decoder::kSkipped,
     .norm = NormKind::RmsNorm,
     .mlp = MlpKind::SwiGlu,
     .positions = PositionKind::Rope,
-    .ropeStyle = RopeStyle::Half,
     .qkNorm = QkNormKind::PerHead,
 };
 

@@ -12,9 +12,7 @@ namespace {
 constexpr auto kSmolLM3Keys = llama_decoder::keysWith({.maxPositions = 32768, .ropeTheta = 2000000.0, .tied = true});
 
 void readSmolLM3Rest(ConfigReader& r, ModelSpec& s) {
-  llama_decoder::readMlp(r);
-  readAttentionBias(r, s);
-  readRopeScaling(r, s);
+  llama_decoder::readLlamaKeys(r, s);
   const int interval = r.positive("no_rope_layer_interval", 4);
   const auto uses = readPerLayer(r, "no_rope_layers", s.layers, {"0", "1"}, true);
   const int window = r.flag("use_sliding_window", false) && r.has("sliding_window") ? r.positive("sliding_window") : 0;
@@ -39,12 +37,10 @@ const Family smollm3 = {
     .keys = kSmolLM3Keys,
     .readRest = readSmolLM3Rest,
     .tensors = llama_decoder::kTensors,
-    .basePrefixes = {},
     .skippedSuffixes = llama_decoder::kSkipped,
     .norm = NormKind::RmsNorm,
     .mlp = MlpKind::SwiGlu,
     .positions = PositionKind::Rope,
-    .ropeStyle = RopeStyle::Half,
 };
 
 }  // namespace mhascope::model::families

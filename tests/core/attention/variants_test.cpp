@@ -27,6 +27,7 @@ struct Variant {
   bool padding = false;  // a batch of two with uneven lengths (<pad> keys) and the last key padded
   int headDim = 0;       // d_k set (h·d_k ≠ d_model, as Qwen3 and Gemma have it); 0: d_model / h
   int qkNorm = 0;        // the q/k norm: 1 per head (Qwen3), 2 over the whole projection (OLMo 2); 0: none
+  float softcap = 0;     // Gemma 2's softcap c (with a given scale, as Gemma's query_pre_attn_scalar); 0: none
 };
 
 const Variant kVariants[] = {
@@ -48,6 +49,9 @@ const Variant kVariants[] = {
     {"qk_norm", 4, 0, AttnPositions::None, RopeStyle::Half, 0, 0, false, 0, 1},
     {"wide_gqa_qk_norm_rope_window_padding", 4, 2, AttnPositions::Rope, RopeStyle::Half, 3, 0, true, 10, 1},
     {"gqa_whole_qk_norm_rope", 4, 2, AttnPositions::Rope, RopeStyle::Half, 0, 0, false, 0, 2},
+    {"softcap", 4, 0, AttnPositions::None, RopeStyle::Half, 0, 0, false, 0, 0, 0.3f},
+    {"gqa_softcap_qk_norm_rope_window_padding", 4, 2, AttnPositions::Rope, RopeStyle::Half, 3, 0, true, 10, 1, 0.5f},
+    {"softcap_alibi_window_sinks", 4, 0, AttnPositions::Alibi, RopeStyle::Half, 3, 1, false, 0, 0, 0.4f},
 };
 
 ModelConfig variantConfig(const Variant& v, MaskKind mask = MaskKind::Causal) {
@@ -72,7 +76,13 @@ ModelConfig variantConfig(const Variant& v, MaskKind mask = MaskKind::Causal) {
 // per feature, so a slip of one feature or one head shows).
 Result<Model> variantModel(const Variant& v, MaskKind mask = MaskKind::Causal) {
   auto m = buildModel(variantConfig(v, mask));
-  if (!m || v.qkNorm == 0) return m;
+  if (!m) return m;
+  if (v.softcap > 0) {  // a cap low enough that it bends these random weights' scores
+    m->options.scale = ScaleKind::Given;
+    m->options.scaleFactor = 0.7f;
+    m->options.softcap = v.softcap;
+  }
+  if (v.qkNorm == 0) return m;
   const std::int64_t dk = headDimOf(m->options, m->inputs.query.dim(2)), h = v.heads, n = kvHeadsOf(m->options);
   auto gains = [](std::int64_t count, float phase) {
     std::vector<float> g(static_cast<std::size_t>(count));
