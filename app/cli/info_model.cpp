@@ -64,12 +64,18 @@ Status printModelFolderSummary(const std::string& dir) {
                 s.ropeScaling.enabled ? (", llama3 scaling x" + formatGeneral(s.ropeScaling.factor, 6)).c_str() : "",
                 family.key(model::SpecField::MaxPositions), s.maxPositions);
   }
-  if (s.window > 0) std::printf("  %-22s W = %d\n", "sliding window", s.window);
+  bool perLayerWindow = false;  // some layers have their own window (layer_types): said under "layers differ"
+  for (int l = 0; l < s.layers; ++l) perLayerWindow = perLayerWindow || s.layerKind(l).window != s.window;
+  if (perLayerWindow) std::printf("  %-22s per layer (layers differ, below)\n", "sliding window");
+  else if (s.window > 0) std::printf("  %-22s W = %d\n", "sliding window", s.window);
   else std::printf("  %-22s none\n", "sliding window");
   std::printf("  %-22s %s, eps %s\n", "norm", model::normName(family.norm), formatGeneral(s.normEps, 6).c_str());
   std::printf("  %-22s %s\n", "attention biases",
               s.outputBias ? "q, k, v, o" : s.qkvBias ? "q, k, v" : "none");
   std::printf("  %-22s %s\n", "unembedding", s.tiedEmbeddings ? "tied to the token embedding" : "lm_head");
+  for (const model::FamilyNote& note : model::familyNotes(s)) {  // what the family adds to attention
+    std::printf("  %-22s %s\n", note.label.c_str(), note.text.c_str());
+  }
   std::printf("\n  %-22s %s\n", "parameters", withThousands(model::parameterCount(s)).c_str());
   const LayerCounts layer = layerCounts({s.dModel, s.heads, s.kvHeads, s.dk()});  // one attention layer
   const std::int64_t perLayer = layer.kvCacheBytesPerToken();

@@ -52,6 +52,7 @@ void attendToken(const Sizes& z, const AttentionOptions& opt, float factor, cons
       float s = 0.0f;
       for (std::int64_t c = 0; c < z.dk; ++c) s += q[i * z.dk + c] * K[j * z.dk + c];
       s *= factor;
+      if (opt.softcap > 0.0f) s = opt.softcap * std::tanh(s / opt.softcap);  // the softcap, before the bias and mask
       if (opt.positions == AttnPositions::Alibi) s += alibiBias(slopes[static_cast<std::size_t>(i)], true, t, j);
       row[static_cast<std::size_t>(j)] = s;
       m = std::max(m, s);
@@ -124,7 +125,11 @@ Result<DecodeSession> startDecode(const AttentionInputs& in, const MhaWeights& w
     Trace t;
     if (auto s = forward(first, w, firstOpt, t); !s) return s.error();
     const Tensor& y = t.tensor(StageId::Output);  // (B, P, d_model)
-    const Tensor& k = t.tensor(opt.positions == AttnPositions::Rope ? StageId::KRotated : StageId::KHeads);
+    // The keys as the scores read them: rotated, else normed, else as split.
+    const StageId cached = opt.positions == AttnPositions::Rope ? StageId::KRotated
+                           : !opt.kNorm.empty()                 ? StageId::KNormed
+                                                                : StageId::KHeads;
+    const Tensor& k = t.tensor(cached);
     const Tensor& v = t.tensor(StageId::VHeads);  // (B, N, P, d_k)
     const Tensor& a = t.tensor(StageId::Weights);  // (B, h, P, P)
     session.lastWeights = Tensor({z.B, z.h, prefill}, {"B", "h", "T_k"});
@@ -159,7 +164,7 @@ Status decodeNext(DecodeSession& s, const AttentionInputs& in, const MhaWeights&
   const std::int64_t tok = s.length;
   if (tok >= z.T) return makeError("every token is decoded already (T = " + std::to_string(z.T) + ")");
   try {
-    const float factor = scaleFactorFor(opt.scale, z.d, z.dk);
+    const float factor = scaleFactorFor(opt.scale, z.d, z.dk, opt.scaleFactor);
     const std::vector<float> slopes = alibiSlopes(z.h);
     const std::int64_t kvWidth = z.N * z.dk, qWidth = z.h * z.dk;
     std::vector<float> q(static_cast<std::size_t>(qWidth)), kRow(static_cast<std::size_t>(kvWidth)),
@@ -170,6 +175,10 @@ Status decodeNext(DecodeSession& s, const AttentionInputs& in, const MhaWeights&
       projectToken(x, w.wq, w.bq, q.data());     // (h, d_k) once split
       projectToken(x, w.wk, w.bk, kRow.data());  // (N, d_k)
       projectToken(x, w.wv, w.bv, vRow.data());
+      if (!opt.qNorm.empty()) {  // the q/k norm, before the rotation
+        normQueryKeyHeads(q.data(), z.h, z.dk, opt.qNorm, opt.qkNormEps, q.data(), z.dk);
+        normQueryKeyHeads(kRow.data(), z.N, z.dk, opt.kNorm, opt.qkNormEps, kRow.data(), z.dk);
+      }
       if (opt.positions == AttnPositions::Rope) {
         for (int i = 0; i < z.h; ++i) {
           rotatePositions(q.data() + i * z.dk, 1, z.dk, tok, opt.ropeBase, opt.ropeStyle, opt.ropeInvFreq);

@@ -66,6 +66,17 @@ void rotate(const Tensor& heads /*(B, h or N, T, d_k)*/, const AttentionOptions&
   });
 }
 
+// q/k norm: every token's projected features (B, T, n·d_k) normed (normQueryKeyHeads, per head or over the whole
+// row) into the split heads' layout; the split heads stay as recorded.
+void normHeads(const Tensor& proj /*(B, T, n·d_k)*/, const std::vector<float>& gain, float eps, int threads,
+               Tensor& normed /*(B, n, T, d_k)*/) {
+  const std::int64_t n = normed.dim(1), T = normed.dim(2), dk = normed.dim(3);
+  parallelFor(threads, proj.dim(0) * T, [&](std::int64_t r) {
+    const std::int64_t b = r / T, tok = r % T;
+    normQueryKeyHeads(proj.ptr() + r * n * dk, n, dk, gain, eps, normed.ptr() + (b * n * T + tok) * dk, T * dk);
+  });
+}
+
 // Grouped-query attention: query head i reads K/V head i // (h/N). The (1, h, N) table of who reads
 // what, and the K/V head of query head i.
 int kvHeadOf(int head, int h, int n) { return head / (h / n); }
@@ -109,7 +120,8 @@ struct HeadContext {
   float* weights = nullptr;                 // (T_q, T_k) A_i, or null: the scores alone
   float* out = nullptr;                     // (T_q, d_k) O_i, row stride outStride
   std::int64_t outStride = 0;
-  float factor = 1.0f;                      // the scale: 1/sqrt(d_k), 1/sqrt(d_model) or 1
+  float factor = 1.0f;                      // the scale: 1/sqrt(d_k), 1/sqrt(d_model), 1 or a given one
+  float softcap = 0.0f;                     // c of the softcap c tanh(s' / c), or 0: none
   const BlockedRows* mask = nullptr;        // which keys each query row may not see
   const Tensor* scoresOverride = nullptr;   // hand-set scores (NaN = keep the computed one), or null
   const float* bias = nullptr;              // (T_q, T_k) ALiBi's B_i added to the scaled scores, or null
@@ -122,6 +134,22 @@ void mask(const HeadContext& c, std::int64_t q0, std::int64_t nq, BlockedKeys* k
   for (std::int64_t q = q0; q < q0 + nq; ++q) keys[q - q0] = c.mask->keysOf(c.b, q);
 }
 
+// The softcap's rows: S' = S * factor, then c tanh(S' / c) (Gemma 2's bent scores), then -inf on the blocked keys,
+// into the weights' rows, with each row's maximum. The trace reads the softcapped and masked stages back from the
+// scores with these same float operations (trace.cpp).
+void capMaskRows(const float* s, float factor, float cap, const BlockedKeys* keys, std::int64_t nq, std::int64_t Tk,
+                 float* weights, float* rowMax) {
+  for (std::int64_t q = 0; q < nq; ++q) {
+    float m = -std::numeric_limits<float>::infinity();
+    for (std::int64_t j = 0; j < Tk; ++j) {
+      const float v = keys[q].at(j) ? -std::numeric_limits<float>::infinity() : cap * std::tanh((s[q * Tk + j] * factor) / cap);
+      weights[q * Tk + j] = v;
+      m = std::max(m, v);
+    }
+    rowMax[q] = m;
+  }
+}
+
 // S_i = Q_i K_i^T (T_q, T_k); S' = S * factor, the scale; S'' = S' with -inf on the blocked keys,
 // the mask. The weights' rows receive S'' and rowMax each row's maximum. The scale and the mask are
 // rules applied as each score is made; the trace reads S' and S'' back from the recorded S with the
@@ -131,11 +159,16 @@ void scaledMaskedScores(const HeadContext& c, std::int64_t q0, std::int64_t nq, 
                         float* rowMax) {
   const float* q = c.q + q0 * c.dk;
   const std::int64_t at = q0 * c.Tk;
-  if (!c.weights || c.scoresOverride) {
+  if (!c.weights || c.scoresOverride || c.softcap > 0.0f) {
     float* s = c.scores ? c.scores : c.weights;  // not recorded: made in the weights' rows
     kernels::scoreProducts(q, c.k, c.packedKeys, nq, c.Tk, c.dk, keys, s + at, c.Tk);
     if (c.scoresOverride) overrideScores(*c.scoresOverride, c.b, c.head, s, c.Tq, c.Tk, q0, nq);
-    if (c.weights) kernels::scaleMaskRows(s + at, c.factor, keys, nq, c.Tk, c.Tk, c.weights + at, rowMax);
+    if (!c.weights) return;
+    if (c.softcap > 0.0f) {
+      capMaskRows(s + at, c.factor, c.softcap, keys, nq, c.Tk, c.weights + at, rowMax);
+    } else {
+      kernels::scaleMaskRows(s + at, c.factor, keys, nq, c.Tk, c.Tk, c.weights + at, rowMax);
+    }
     return;
   }
   kernels::scaledMaskedScores(q, c.k, c.packedKeys, nq, c.Tk, c.dk, c.factor, keys, c.scores ? c.scores + at : nullptr,
@@ -287,15 +320,20 @@ Status Engine::run(const AttentionInputs& in, const MhaWeights& w, std::shared_p
                  splitInto(T(StageId::VProj), N, T(StageId::VHeads)), packed.matrix(2)}},
                threads);
 
-    // The variants, each a step of its own: RoPE turns q and k, the group map says which K/V head
-    // each query head reads, ALiBi's bias and the window's rule are tables the scores meet.
-    const bool rope = opt.positions == AttnPositions::Rope;
-    if (rope) {
-      rotate(T(StageId::QHeads), opt, threads, T(StageId::QRotated));
-      rotate(T(StageId::KHeads), opt, threads, T(StageId::KRotated));
+    // The variants, each a step of its own: the q/k norm, then RoPE turns q and k, the group map says
+    // which K/V head each query head reads, ALiBi's bias and the window's rule are tables the scores meet.
+    const bool normed = !opt.qNorm.empty(), rope = opt.positions == AttnPositions::Rope;
+    if (normed) {
+      normHeads(T(StageId::QProj), opt.qNorm, opt.qkNormEps, threads, T(StageId::QNormed));
+      normHeads(T(StageId::KProj), opt.kNorm, opt.qkNormEps, threads, T(StageId::KNormed));
     }
-    const Tensor& queries = T(rope ? StageId::QRotated : StageId::QHeads);
-    const Tensor& keys = T(rope ? StageId::KRotated : StageId::KHeads);
+    const StageId qSplit = normed ? StageId::QNormed : StageId::QHeads, kSplit = normed ? StageId::KNormed : StageId::KHeads;
+    if (rope) {
+      rotate(T(qSplit), opt, threads, T(StageId::QRotated));
+      rotate(T(kSplit), opt, threads, T(StageId::KRotated));
+    }
+    const Tensor& queries = T(rope ? StageId::QRotated : qSplit);
+    const Tensor& keys = T(rope ? StageId::KRotated : kSplit);
     if (N != h) groupKvHeads(h, N, T(StageId::KvGroups));
     const bool alibi = opt.positions == AttnPositions::Alibi;
     if (alibi) positionBias(opt, Tq, Tk, 0, T(StageId::PositionBias));
@@ -308,7 +346,7 @@ Status Engine::run(const AttentionInputs& in, const MhaWeights& w, std::shared_p
     // scratch: written over below.
     const BlockedRows blocked = blockedRows(opt, B, Tq, Tk, t.blocked);
     t.fullyMasked = blocked.fullyMaskedRows();
-    const float factor = scaleFactorFor(opt.scale, d, dk);
+    const float factor = scaleFactorFor(opt.scale, d, dk, opt.scaleFactor);
     Tensor &wt = T(StageId::Weights), &st = T(StageId::Scores);
     const std::int64_t rows = queryBlockRows({{wt.ptr(), wt.numel()}, {st.ptr(), all ? st.numel() : 0}});
     attendAll(B * h, Tq, rows, threads, [&](std::int64_t bh) {
@@ -329,6 +367,7 @@ Status Engine::run(const AttentionInputs& in, const MhaWeights& w, std::shared_p
       c.out = all ? T(StageId::HeadOutputs).ptr() + bh * Tq * dk : T(StageId::Concat).ptr() + c.b * Tq * hq + c.head * dk;
       c.outStride = all ? dk : hq;
       c.factor = factor;
+      c.softcap = opt.softcap;
       c.mask = &blocked;
       c.scoresOverride = opt.scoresOverride ? &*opt.scoresOverride : nullptr;
       c.bias = alibi ? T(StageId::PositionBias).ptr() + c.head * Tq * Tk : nullptr;
@@ -419,13 +458,17 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
     projectAll({{&in.query, &w.wq, &w.bq, &qProj, {}, splitInto(qProj, h, qHeads)},
                 {&in.key, &w.wk, &w.bk, &kProj, {}, splitInto(kProj, N, kHeads)}},
                threads);
+    if (!opt.qNorm.empty()) {  // normed in place, from the projections: the split ones are not recorded here
+      normHeads(qProj, opt.qNorm, opt.qkNormEps, threads, qHeads);
+      normHeads(kProj, opt.kNorm, opt.qkNormEps, threads, kHeads);
+    }
     if (opt.positions == AttnPositions::Rope) {  // turned in place: the split ones are not recorded here
       rotate(qHeads, opt, threads, qHeads);
       rotate(kHeads, opt, threads, kHeads);
     }
     std::vector<std::uint8_t> flags;
     const BlockedRows blocked = blockedRows(opt, B, Tq, Tk, flags);
-    const float factor = scaleFactorFor(opt.scale, d, dk);
+    const float factor = scaleFactorFor(opt.scale, d, dk, opt.scaleFactor);
 
     // A trace of this one head: every stage empty but the table `stage` reads.
     const bool weightsOnly = stage == StageId::Weights;
@@ -452,6 +495,7 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
     c.scores = weightsOnly ? nullptr : table.ptr();
     c.weights = weightsOnly ? table.ptr() : nullptr;
     c.factor = factor;
+    c.softcap = opt.softcap;
     c.mask = &blocked;
     c.scoresOverride = opt.scoresOverride ? &*opt.scoresOverride : nullptr;
     c.bias = opt.positions == AttnPositions::Alibi ? bias.ptr() : nullptr;

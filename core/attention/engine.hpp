@@ -44,6 +44,16 @@ struct AttentionOptions {
   // d_model / h (Qwen3, Gemma): W_q is then (d_model, h·d_k), W_o (h·d_k, d_model).
   int headDim = 0;
   ScaleKind scale = ScaleKind::SqrtDk;
+  float scaleFactor = 1.0f;  // ScaleKind::Given's factor (Gemma: query_pre_attn_scalar^-1/2)
+  // The softcap c: the scaled scores become c tanh(s / c) before the mask, the softcapped stage (Gemma 2's
+  // attn_logit_softcapping); 0: none.
+  float softcap = 0.0f;
+  // q/k norm (Qwen3, Gemma 3, OLMo 2): each query and key, right after the split and before RoPE, divided by its
+  // root mean square and times a learned gain, q / sqrt(mean(q²) + eps) · g. Gains of d_k numbers: a norm per
+  // head, over each head's own features; of h·d_k (N·d_k for the keys): one norm over the whole projection of
+  // a token, its heads' features together. Both empty: none.
+  std::vector<float> qNorm, kNorm;
+  float qkNormEps = 1e-6f;
   AttnPositions positions = AttnPositions::None;  // RoPE on q and k, or ALiBi's bias on the scores
   float ropeBase = 10000.0f;                      // inv_freq_i = base^(-2i/d_k)
   RopeStyle ropeStyle = RopeStyle::Half;
@@ -92,8 +102,8 @@ struct MemoryUse {
   bool scoreOverride = false;  // hand-set scores: one (B, h, T_q, T_k) table per model
   int exportSlices = 0;        // export: heatmaps in the picture (1, or h for --head all)
   bool firstHead = false;      // the window's first picture of a big job: one head alone (attentionHead)
-  // The variants' stages: rotated q and k (RoPE), the ALiBi bias (h, T_q, T_k), the window mask.
-  bool rotary = false, positionBias = false, windowMask = false;
+  // The variants' stages: normed q and k, rotated q and k (RoPE), the ALiBi bias (h, T_q, T_k), the window mask.
+  bool qkNorm = false, rotary = false, positionBias = false, windowMask = false;
   // d_k when the options set it (heads wider or narrower than d_model / h); 0: d_model / h.
   std::int64_t headDim = 0;
   // The window: the shown trace and the one being computed (app/compute_worker.hpp frees a
@@ -189,8 +199,8 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
 
 // The rules forward() applies to the scores, shared with the lessons' per-head loop
 // (core/attention/score_rules.cpp) so that there is one copy of each.
-// S' = S * factor: 1/sqrt(d_k) (the default), 1/sqrt(d_model) or 1.
-float scaleFactorFor(ScaleKind kind, std::int64_t dModel, std::int64_t dk);
+// S' = S * factor: 1/sqrt(d_k) (the default), 1/sqrt(d_model), 1, or `given` (ScaleKind::Given).
+float scaleFactorFor(ScaleKind kind, std::int64_t dModel, std::int64_t dk, float given = 1.0f);
 // blocked[(b * T_q + q) * T_k + k] = 1 where key k is hidden from query q: the causal rule
 // (k > q), the key padding mask and the attention mask, both in PyTorch's bool polarity
 // (nonzero = blocked). rowAny[b * T_q + q]: 0 none blocked, 1 some, 2 every key blocked.
@@ -215,6 +225,12 @@ float alibiBias(float slope, bool causal, std::int64_t t, std::int64_t j);
 // (d_k/2 of them): (a, b) -> (a cos - b sin, b cos + a sin); the pairs are (i, i + d_k/2) or (2i, 2i + 1) (style).
 void rotatePositions(float* x /*(T, d_k)*/, std::int64_t T, std::int64_t dk, std::int64_t firstPosition, float base,
                      RopeStyle style, const std::vector<double>& invFreq = {});
+// q/k norm of one token's n heads (AttentionOptions::qNorm): `in` holds the token's n·d_k projected features,
+// head i's at i·d_k; head i's normed features go to out + i·outStride (in place when out = in, outStride = d_k).
+// gain (d_k): each head over its own features; (n·d_k): the whole projection at once. The sum of squares in double,
+// the rest in float: x · (1 / sqrt(mean(x²) + eps)) · g, as Hugging Face's RMSNorm computes it in float32.
+void normQueryKeyHeads(const float* in, std::int64_t n, std::int64_t dk, const std::vector<float>& gain, float eps,
+                       float* out, std::int64_t outStride);
 // Hand-set scores replace the computed ones (NaN = keep) in query rows q0 .. q0 + nq - 1 of
 // head `head` of batch item b; `scores` is that head's (T_q, T_k) table. The lesson where a
 // person, not training, decides what a head looks for.

@@ -65,6 +65,7 @@ MemoryEstimate estimateMemory(std::int64_t batch, std::int64_t tq, std::int64_t 
   // The largest stage's file bytes, and a lazy stage's table made for its file (run --dump).
   if (use.stageFile) e.files += 4.0 * std::max(b * h * q * k, b * std::max(q, k) * std::max(d, hq)) + 4.0 * b * h * q * k;
   // The variants' stages: rotated q and k, ALiBi's bias (h, T_q, T_k), the window mask (T_q, T_k).
+  if (use.qkNorm) e.trace += 4.0 * (b * q * hq + b * k * hq);
   if (use.rotary) e.trace += 4.0 * (b * q * hq + b * k * hq);
   if (use.positionBias) e.trace += 4.0 * h * q * k;
   if (use.windowMask) e.trace += 4.0 * q * k;
@@ -209,6 +210,35 @@ Status validateVariants(std::int64_t dModel, const AttentionOptions& opt) {
     return makeError("RoPE frequencies (" + std::to_string(opt.ropeInvFreq.size()) +
                      " given) apply to RoPE only, but the positions are not RoPE");
   }
+  // q/k norm: gains of d_k (per head) or of the whole projection's width, both or neither.
+  if (!opt.qNorm.empty() || !opt.kNorm.empty()) {
+    const auto fits = [dk](const std::vector<float>& g, std::int64_t heads) {
+      return static_cast<std::int64_t>(g.size()) == dk || static_cast<std::int64_t>(g.size()) == heads * dk;
+    };
+    if (!fits(opt.qNorm, h) || !fits(opt.kNorm, n)) {
+      return makeError("q/k norm gains: " + std::to_string(opt.qNorm.size()) + " for q and " +
+                       std::to_string(opt.kNorm.size()) + " for k, but a norm per head takes d_k each and one over "
+                       "the whole projection h·d_k = " + std::to_string(h * dk) + " and N·d_k = " +
+                       std::to_string(n * dk) + " (" + dkIs + ")");
+    }
+    for (const std::vector<float>* g : {&opt.qNorm, &opt.kNorm}) {
+      for (std::size_t i = 0; i < g->size(); ++i) {
+        if (!std::isfinite((*g)[i])) {
+          return makeError(std::string(g == &opt.qNorm ? "q" : "k") + " norm gain " + std::to_string(i) +
+                           " must be a finite number, got " + std::to_string((*g)[i]));
+        }
+      }
+    }
+    if (!(opt.qkNormEps >= 0.0f) || !std::isfinite(opt.qkNormEps)) {
+      return makeError("the q/k norm's eps must be a finite number >= 0, got " + std::to_string(opt.qkNormEps));
+    }
+  }
+  if (opt.scale == ScaleKind::Given && (!(opt.scaleFactor > 0.0f) || !std::isfinite(opt.scaleFactor))) {
+    return makeError("the given scale factor must be a positive finite number, got " + std::to_string(opt.scaleFactor));
+  }
+  if (!(opt.softcap >= 0.0f) || !std::isfinite(opt.softcap)) {
+    return makeError("the softcap c must be a positive finite number (0: none), got " + std::to_string(opt.softcap));
+  }
   if (opt.window < 0) return makeError("the sliding window W must be at least 1, got " + std::to_string(opt.window));
   if (opt.sinks < 0) return makeError("the number of sinks S must be 0 or more, got " + std::to_string(opt.sinks));
   if (opt.sinks > 0 && opt.window == 0) {
@@ -219,6 +249,7 @@ Status validateVariants(std::int64_t dModel, const AttentionOptions& opt) {
 }
 
 MemoryUse withVariants(MemoryUse use, const AttentionOptions& opt) {
+  use.qkNorm = use.qkNorm || !opt.qNorm.empty();
   use.rotary = use.rotary || opt.positions == AttnPositions::Rope;
   use.positionBias = use.positionBias || opt.positions == AttnPositions::Alibi;
   use.windowMask = use.windowMask || opt.window > 0;

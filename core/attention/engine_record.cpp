@@ -41,6 +41,11 @@ void shapeStages(Trace& t, const AttentionInputs& in, const AttentionOptions& op
   shapeStage(T(StageId::VHeads), {B, N, Tk, dk}, {"B", kvAxis, "T_k", "d_k"});
   // The variants' stages: recorded when used, else empty.
   const bool rope = opt.positions == AttnPositions::Rope, alibi = opt.positions == AttnPositions::Alibi;
+  const bool normed = !opt.qNorm.empty();
+  if (normed) {
+    shapeStage(T(StageId::QNormed), {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
+    shapeStage(T(StageId::KNormed), {B, N, Tk, dk}, {"B", kvAxis, "T_k", "d_k"});
+  }
   if (rope) {
     shapeStage(T(StageId::QRotated), {B, h, Tq, dk}, {"B", "h", "T_q", "d_k"});
     shapeStage(T(StageId::KRotated), {B, N, Tk, dk}, {"B", kvAxis, "T_k", "d_k"});
@@ -48,7 +53,9 @@ void shapeStages(Trace& t, const AttentionInputs& in, const AttentionOptions& op
   if (N != h) shapeStage(T(StageId::KvGroups), {1, h, N}, {"B", "h", "N"});
   if (alibi) shapeStage(T(StageId::PositionBias), {1, h, Tq, Tk}, {"B", "h", "T_q", "T_k"}, threads);
   if (opt.window > 0) shapeStage(T(StageId::WindowMask), {1, Tq, Tk}, {"B", "T_q", "T_k"});
-  const std::pair<StageId, bool> variants[] = {{StageId::QRotated, rope},
+  const std::pair<StageId, bool> variants[] = {{StageId::QNormed, normed},
+                                               {StageId::KNormed, normed},
+                                               {StageId::QRotated, rope},
                                                {StageId::KRotated, rope},
                                                {StageId::KvGroups, N != h},
                                                {StageId::PositionBias, alibi},
@@ -56,10 +63,11 @@ void shapeStages(Trace& t, const AttentionInputs& in, const AttentionOptions& op
   for (const auto& [id, used] : variants) {
     if (!used) shapeStage(T(id), {0}, {});
   }
-  for (StageId id : {StageId::ScaledScores, StageId::MaskedScores}) {
+  for (StageId id : {StageId::ScaledScores, StageId::SoftCapped, StageId::MaskedScores}) {
     FloatBuffer().swap(T(id).data);  // derived from the scores when read: no table of its own
-    T(id).shape = all ? Shape{B, h, Tq, Tk} : Shape{0};
-    T(id).axes = all ? std::vector<std::string>{"B", "h", "T_q", "T_k"} : std::vector<std::string>{};
+    const bool shaped = all && (id != StageId::SoftCapped || opt.softcap > 0.0f);
+    T(id).shape = shaped ? Shape{B, h, Tq, Tk} : Shape{0};
+    T(id).axes = shaped ? std::vector<std::string>{"B", "h", "T_q", "T_k"} : std::vector<std::string>{};
   }
   if (all) shapeStage(T(StageId::Scores), {B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"}, threads);
   shapeStage(T(StageId::Weights), {B, h, Tq, Tk}, {"B", "h", "T_q", "T_k"}, threads);
@@ -93,6 +101,7 @@ void recordDescription(Trace& t, const AttentionInputs& in, bool hasBias, const 
   t.attnMask = opt.attnMask.has_value();
   t.scale = opt.scale;
   t.scaleFactor = factor;
+  t.softcap = opt.softcap;
   t.kvHeads = kvHeadsOf(opt);
   t.positions = opt.positions;
   t.ropeStyle = opt.ropeStyle;

@@ -1,6 +1,6 @@
-// Positions inside attention: RoPE's rotation of q and k, ALiBi's slopes and bias. The engine's
-// forward, the one-head path and the KV-cache decoder all call these, so the three agree on what a
-// position does.
+// Positions inside attention: RoPE's rotation of q and k, ALiBi's slopes and bias; and the q/k norm that comes
+// before the rotation. The engine's forward, the one-head path and the KV-cache decoder all call these, so the
+// three agree on what a position (and the norm) does.
 #include <cmath>
 
 #include "attention/engine.hpp"
@@ -73,6 +73,26 @@ std::vector<float> alibiSlopes(int heads) {
 float alibiBias(float slope, bool causal, std::int64_t t, std::int64_t j) {
   const auto distance = static_cast<float>(causal ? t - j : (t > j ? t - j : j - t));
   return -slope * distance;
+}
+
+// q/k norm (AttentionOptions::qNorm): each query and key scaled to unit root mean square and times a learned gain.
+void normQueryKeyHeads(const float* in, std::int64_t n, std::int64_t dk, const std::vector<float>& gain, float eps,
+                       float* out, std::int64_t outStride) {
+  // The root mean square over one run of features.
+  const auto inverseRms = [eps](const float* x, std::int64_t count) {
+    double sq = 0;
+    for (std::int64_t c = 0; c < count; ++c) sq += static_cast<double>(x[c]) * x[c];
+    return static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(count) + eps));
+  };
+  const bool whole = static_cast<std::int64_t>(gain.size()) != dk;  // one norm over all n heads' features
+  const float wholeInv = whole ? inverseRms(in, n * dk) : 0.0f;     // read before any head is written
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float* x = in + i * dk;
+    const float inv = whole ? wholeInv : inverseRms(x, dk);
+    const float* g = gain.data() + (whole ? i * dk : 0);
+    float* y = out + i * outStride;
+    for (std::int64_t c = 0; c < dk; ++c) y[c] = g[c] * (x[c] * inv);
+  }
 }
 
 }  // namespace mhascope

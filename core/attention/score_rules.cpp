@@ -9,11 +9,12 @@
 
 namespace mhascope {
 
-float scaleFactorFor(ScaleKind kind, std::int64_t dModel, std::int64_t dk) {
+float scaleFactorFor(ScaleKind kind, std::int64_t dModel, std::int64_t dk, float given) {
   switch (kind) {
     case ScaleKind::SqrtDk: return 1.0f / std::sqrt(static_cast<float>(dk));
     case ScaleKind::SqrtDModel: return 1.0f / std::sqrt(static_cast<float>(dModel));
     case ScaleKind::None: return 1.0f;
+    case ScaleKind::Given: return given;
   }
   return 1.0f;
 }

@@ -17,11 +17,14 @@ constexpr const char* kPseudo[] = {
     "Q = Q.view(B, T_q, h, d_k).transpose(1, 2)  # (B, h, T_q, d_k)",
     "K = K.view(B, T_k, N, d_k).transpose(1, 2)  # (B, N, T_k, d_k)",
     "V = V.view(B, T_k, N, d_k).transpose(1, 2)  # (B, N, T_k, d_k)",
+    "Q = q_norm(Q)                  # RMS over d_k (or h·d_k), · g_q",
+    "K = k_norm(K)                  # RMS over d_k (or N·d_k), · g_k",
     "Q = rope(Q, positions)         # (B, h, T_q, d_k)",
     "K = rope(K, positions)         # (B, N, T_k, d_k)",
     "K = K.repeat_interleave(h // N, dim=1)  # V too",
     "S = Q @ K.transpose(-2, -1)    # (B, h, T_q, T_k)",
     "S = S / sqrt(d_k)",
+    "S = c * tanh(S / c)            # softcap, |S| < c",
     "S = S + alibi_bias             # -m_i * (t - j)",
     "blocked = blocked | window     # |t - j| >= W, not a sink",
     "S = S.masked_fill(blocked, -inf)",
@@ -87,6 +90,19 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "d_v may differ from d_k in general, since only Q and K must share a width for their dot "
      "product. With grouped-query attention V, like K, has N heads.",
      "V = V.view(B, T_k, N, d_k).transpose(1, 2)", DataKind::Signed},
+    {StageId::QNormed, "q_normed", "Normalise (Q)", "norm Q", "q/k norm", "Q_i = g_q · Q_i / sqrt(mean(Q_i²) + eps)",
+     "q/k norm: before positions are added, every query is divided by its root mean square and multiplied by a "
+     "learned gain g_q. Per head (Qwen3, Gemma 3) the mean is over the head's own d_k features, so each head's "
+     "query keeps its direction and forgets its length; over the whole projection (OLMo 2) it is over all h·d_k "
+     "features of the token before the split, so one head's length still counts against the others'. Either way "
+     "the scores can no longer grow without bound as the weights do, which keeps the softmax away from one-hot "
+     "(attention entropy collapse) and lets larger learning rates train.",
+     "Q = q_norm(Q)", DataKind::Signed},
+    {StageId::KNormed, "k_normed", "Normalise (K)", "norm K", "q/k norm", "K_i = g_k · K_i / sqrt(mean(K_i²) + eps)",
+     "The keys get the same norm with their own gain g_k (per K/V head, or over all N·d_k features together). "
+     "With both normed a score q · k is at most max|g_q| · max|g_k| · d_k: the length of a query or a key no longer "
+     "decides how peaked a row is; the gains and the scale do. The values are not normed.",
+     "K = k_norm(K)", DataKind::Signed},
     {StageId::QRotated, "q_rotated", "Rotate (Q)", "rot Q", "rotate", "Q_i = rope(Q_i, t)",
      "RoPE writes positions into the queries and keys instead of the inputs: each pair of a head's "
      "features is turned by the angle t * inv_freq_k, inv_freq_k = base^(-2k/d_k), at the token's "
@@ -120,6 +136,13 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "its gradients get small, which slows learning and, deep in saturation, can all but stall it "
      "(at d_k = 64, as in the paper preset, unscaled logits are 8x larger; at d_k = 4 only 2x).",
      "S = S / sqrt(d_k)", DataKind::Signed},
+    {StageId::SoftCapped, "softcapped", "Softcap", "cap", "softcap", "S'_i = c tanh(S'_i / c)",
+     "A softcap bends the scaled scores smoothly into (-c, c): near 0 tanh is the identity, so small scores pass "
+     "unchanged, while a score far beyond c is held just under it. No row can then become one-hot by one huge "
+     "score, whatever the weights learn: Gemma 2 caps its scores at c = attn_logit_softcapping (50) after the "
+     "scale and before the mask (and its logits the same way, at final_logit_softcapping). Unlike the scale it "
+     "changes the order of nothing and the ratio of everything: the softmax sees the bent scores.",
+     "S = c * tanh(S / c)", DataKind::Signed},
     {StageId::PositionBias, "position_bias", "ALiBi bias", "+bias", "bias", "S'_i = S'_i + B_i,  B_i[t, j] = -m_i (t - j)",
      "ALiBi gives no position to the inputs at all: each head subtracts a penalty growing with the "
      "distance, m_i * (t - j) under a causal mask (m_i * |t - j| without one), from its scaled scores. "
@@ -177,8 +200,8 @@ const std::array<StageInfo, kStageCount> kStages = {{
 const StageInfo& stageInfo(StageId id) { return kStages[static_cast<std::size_t>(id)]; }
 
 bool stageIsVariant(StageId id) {
-  return id == StageId::QRotated || id == StageId::KRotated || id == StageId::KvGroups || id == StageId::PositionBias ||
-         id == StageId::WindowMask;
+  return id == StageId::QNormed || id == StageId::KNormed || id == StageId::QRotated || id == StageId::KRotated ||
+         id == StageId::KvGroups || id == StageId::SoftCapped || id == StageId::PositionBias || id == StageId::WindowMask;
 }
 
 bool stageRecorded(const Trace& trace, StageId id) {
@@ -210,6 +233,7 @@ const char* scaleName(ScaleKind s) {
     case ScaleKind::SqrtDk: return "sqrt-dk";
     case ScaleKind::SqrtDModel: return "sqrt-dmodel";
     case ScaleKind::None: return "none";
+    case ScaleKind::Given: return "given";
   }
   return "?";
 }
@@ -266,7 +290,7 @@ Result<Slice2D> sliceStage(const Trace& trace, StageId stage, int batchIndex, in
   }
   if (t.rank() < 3) {
     return makeError(std::string(name) + " is not recorded in this configuration (it belongs to a variant that is "
-                     "not in use: RoPE, grouped K/V heads, ALiBi or a sliding window)");
+                     "not in use: the q/k norm, RoPE, grouped K/V heads, a softcap, ALiBi or a sliding window)");
   }
   Slice2D s;
   s.stage = stage;

@@ -1,6 +1,7 @@
 // Trace: reading a stage's numbers, stored or lazy (see trace.hpp). The lazy stages — scaled and
 // masked scores — are derived from Scores here, and only here, with the forward's own operations.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -11,7 +12,9 @@
 
 namespace mhascope {
 
-bool stageIsLazy(StageId id) { return id == StageId::ScaledScores || id == StageId::MaskedScores; }
+bool stageIsLazy(StageId id) {
+  return id == StageId::ScaledScores || id == StageId::SoftCapped || id == StageId::MaskedScores;
+}
 
 bool Trace::isLazy(StageId id) const {
   if (!stageIsLazy(id) || stages.size() != static_cast<std::size_t>(kStageCount)) return false;
@@ -37,6 +40,11 @@ void Trace::readCells(StageId id, std::int64_t first, std::int64_t count, float*
   const float* s = tensor(StageId::Scores).ptr() + first;
   const float factor = scaleFactor;
   for (std::int64_t i = 0; i < count; ++i) out[i] = s[i] * factor;
+  // The forward's softcap (engine.cpp capMaskRows): c tanh(s' / c), the same float operations.
+  if (softcap > 0.0f && id != StageId::ScaledScores) {
+    const float c = softcap;
+    for (std::int64_t i = 0; i < count; ++i) out[i] = c * std::tanh(out[i] / c);
+  }
   if (id != StageId::MaskedScores) return;
   // The forward's mask: -inf where the key is blocked. blocked is (B, T_q, T_k), the table (B, h, T_q, T_k).
   const std::int64_t perHead = static_cast<std::int64_t>(tq) * tk, perItem = perHead * heads;

@@ -29,11 +29,14 @@ enum class StageId : int {
   QHeads,        // (B, h, T_q, d_k)   reshape + transpose
   KHeads,        // (B, N, T_k, d_k)   N K/V heads (N = h: multi-head attention)
   VHeads,        // (B, N, T_k, d_k)
+  QNormed,       // (B, h, T_q, d_k)   q/k norm: each query scaled to unit RMS (per head, or over all h·d_k), · g
+  KNormed,       // (B, N, T_k, d_k)
   QRotated,      // (B, h, T_q, d_k)   RoPE: each pair of features turned by its position's angle
   KRotated,      // (B, N, T_k, d_k)
   KvGroups,      // (1, h, N)          1 where query head i reads K/V head i // (h/N)
   Scores,        // (B, h, T_q, T_k)   Q K^T
   ScaledScores,  // (B, h, T_q, T_k)   / sqrt(d_k)
+  SoftCapped,    // (B, h, T_q, T_k)   c tanh(S' / c): the scores' softcap (Gemma 2)
   PositionBias,  // (1, h, T_q, T_k)   ALiBi: -m_i (t - j) added to the scaled scores
   WindowMask,    // (1, T_q, T_k)      1 where the sliding window hides the key (sinks excepted)
   MaskedScores,  // (B, h, T_q, T_k)   (+ bias), blocked cells = -inf
@@ -42,8 +45,8 @@ enum class StageId : int {
   Concat,        // (B, T_q, d_model)  heads side by side
   Output,        // (B, T_q, d_model)  concat W_o + b_o
 };
-inline constexpr int kStageCount = 21;
-// The stages of the variants (RoPE, grouped K/V heads, ALiBi, the sliding window) are recorded only
+inline constexpr int kStageCount = 24;
+// The stages of the variants (q/k norm, RoPE, grouped K/V heads, the softcap, ALiBi, the sliding window) are recorded only
 // when the variant is used; otherwise they are empty (shape {0}) and the stepper, the dump and the
 // shape trace leave them out.
 bool stageIsVariant(StageId id);
@@ -71,8 +74,9 @@ std::string stageNamesList();  // "query, key, ..." for error messages
 const std::vector<std::string>& pseudocodeListing();
 int pseudocodeLineOf(StageId id);
 
-enum class ScaleKind { SqrtDk, SqrtDModel, None };
-const char* scaleName(ScaleKind s);  // "sqrt-dk" | "sqrt-dmodel" | "none"
+// Given: a factor a model's config decides (Gemma: query_pre_attn_scalar^-1/2), AttentionOptions::scaleFactor.
+enum class ScaleKind { SqrtDk, SqrtDModel, None, Given };
+const char* scaleName(ScaleKind s);  // "sqrt-dk" | "sqrt-dmodel" | "none" | "given"
 
 // Positions that act inside attention (the sinusoidal codes are added to the inputs instead):
 // RoPE turns q and k, ALiBi adds a bias to the scaled scores.
@@ -116,9 +120,10 @@ struct WeightTable {
   int rows = 0, cols = 0;
 };
 
-// Scaled and masked scores are kept lazily: a recorded trace stores only their shape and axes and
+// Scaled, softcapped and masked scores are kept lazily: a recorded trace stores only their shape and axes and
 // derives every number from Scores when asked, with the very float operations the forward used
-// (scaled = s * scaleFactor; masked = -inf where blocked, else scaled), so they read, dump and
+// (scaled = s * scaleFactor; capped = c tanh(scaled / c); masked = -inf where blocked, else capped or scaled),
+// so they read, dump and
 // export bit for bit as if recorded, at two (B, h, T_q, T_k) tables less memory.
 bool stageIsLazy(StageId id);
 
@@ -135,6 +140,7 @@ struct Trace {
   bool attnMask = false;    // an explicit (T_q, T_k) attention mask was applied
   ScaleKind scale = ScaleKind::SqrtDk;
   float scaleFactor = 1.0f;  // the number scores are multiplied by, e.g. 1/sqrt(d_k)
+  float softcap = 0.0f;      // c of the softcapped scores c tanh(S' / c) (0: none)
   int kvHeads = 0;           // N K/V heads (N = h: multi-head attention)
   AttnPositions positions = AttnPositions::None;
   RopeStyle ropeStyle = RopeStyle::Half;

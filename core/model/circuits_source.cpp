@@ -43,10 +43,12 @@ Result<analysis::CircuitLayer> FolderLayers::layer(int l) const {
   if (!lw) return lw.error();
   analysis::CircuitLayer f;
   MhaWeights& a = *lw->attention;
-  const Eigen::ArrayXf g = lw->norm1.transpose().array();  // (d, 1)
-  a.wq.array().colwise() *= g;
-  a.wk.array().colwise() *= g;
-  a.wv.array().colwise() *= g;
+  if (lw->norm1.size() > 0) {  // a family without a norm before attention (OLMo 2) reads x itself
+    const Eigen::ArrayXf g = lw->norm1.transpose().array();  // (d, 1)
+    a.wq.array().colwise() *= g;
+    a.wk.array().colwise() *= g;
+    a.wv.array().colwise() *= g;
+  }
   f.wq = std::move(a.wq);
   f.wk = std::move(a.wk);
   f.wv = std::move(a.wv);

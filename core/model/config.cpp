@@ -91,6 +91,14 @@ const char* archName(Arch a) {
 
 bool ModelSpec::rope() const { return family && family->positions == PositionKind::Rope; }
 
+LayerKind ModelSpec::layerKind(int layer) const {
+  if (layer >= 0 && static_cast<std::size_t>(layer) < layerKinds.size()) return layerKinds[static_cast<std::size_t>(layer)];
+  LayerKind k;
+  k.window = window;
+  k.rope = rope();
+  return k;
+}
+
 Result<ModelSpec> parseModelConfig(std::string_view text, const std::string& what) {
   auto parsed = parseStrictJson(text, what);
   if (!parsed) return parsed.error();

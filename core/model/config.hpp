@@ -29,6 +29,13 @@ struct Llama3RopeScaling {
   double originalMaxPositions = 8192.0;
 };
 
+// One layer's attention where a family's layers differ (layer_types, no_rope_layers, local and global layers).
+struct LayerKind {
+  int window = 0;         // this layer's sliding window W (0: the whole causal past)
+  bool rope = true;       // false: a layer without positions (SmolLM3's no_rope_layers 0); a RoPE family only
+  double ropeTheta = 0;   // this layer's RoPE base (0: the model's rope_theta)
+};
+
 struct ModelSpec {
   const Family* family = nullptr;  // set by parseModelConfig: its keys, tensor names and forward traits
   Arch arch = Arch::Gpt2;          // family->arch
@@ -44,12 +51,19 @@ struct ModelSpec {
   // RoPE families only:
   double ropeTheta = 10000.0;
   Llama3RopeScaling ropeScaling;
-  int window = 0;             // Mistral's sliding_window W (0: none)
+  int window = 0;             // Mistral's sliding_window W on every layer (0: none)
+  // One entry per layer when the family's layers differ (each its own window, positions, base); empty: every
+  // layer has `window` and RoPE at rope_theta.
+  std::vector<LayerKind> layerKinds;
+  double queryPreAttnScalar = 0;  // Gemma: scores times query_pre_attn_scalar^-1/2 instead of d_k^-1/2 (0: d_k's)
+  double attnSoftcap = 0;         // c: the scaled scores become c tanh(s / c) before the mask (0: none)
+  double finalSoftcap = 0;        // c: the logits become c tanh(logits / c) (0: none)
   bool qkvBias = false;       // biases on q, k, v (GPT-2, Qwen2, Llama's attention_bias)
   bool outputBias = false;    // a bias on the output projection as well (GPT-2, Llama's attention_bias)
   bool tiedEmbeddings = true; // logits through the token embedding
   int dk() const { return headDim > 0 ? headDim : (heads > 0 ? dModel / heads : 0); }  // d_k
   bool rope() const;          // the family rotates q and k (else its positions are learned)
+  LayerKind layerKind(int layer) const;  // layerKinds[layer], or what every layer has
 };
 
 // Parses config.json's text; `what` (the file's path) names it in every message.

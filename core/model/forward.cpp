@@ -24,6 +24,12 @@ void geluTanhInPlace(RowMatrix& h /*(T, F)*/) {
   h.array() = 0.5f * h.array() * (1.0f + (k * (h.array() + 0.044715f * h.array().cube())).tanh());
 }
 
+// GeGLU's gelu_tanh(gate) * up, in place in gate: geluTanhInPlace's formula.
+void geluTanhTimesInPlace(RowMatrix& gate /*(T, F)*/, const RowMatrix& up /*(T, F)*/) {
+  geluTanhInPlace(gate);
+  gate.array() *= up.array();
+}
+
 // SwiGLU's silu(gate) * up, in place in gate.
 void siluTimesInPlace(RowMatrix& gate /*(T, F)*/, const RowMatrix& up /*(T, F)*/) {
   gate.array() = gate.array() / (1.0f + (-gate.array()).exp()) * up.array();
@@ -90,20 +96,28 @@ double estimateForwardBytes(const ModelSpec& s, std::int64_t T, const ForwardOpt
   return detail::forwardBytes(s, T, opt, true);
 }
 
-AttentionOptions attentionOptionsFor(const ModelSpec& spec) {
+AttentionOptions attentionOptionsFor(const ModelSpec& spec, int layer) {
+  const LayerKind kind = spec.layerKind(layer);
   AttentionOptions ao;
   ao.heads = spec.heads;
   ao.kvHeads = spec.kvHeads;
   ao.headDim = spec.headDim;
   ao.causal = true;
-  ao.window = spec.window;
-  if (spec.rope()) {
+  ao.window = kind.window;
+  if (spec.queryPreAttnScalar > 0) {  // Gemma's scale, not d_k's
+    ao.scale = ScaleKind::Given;
+    ao.scaleFactor = static_cast<float>(std::pow(spec.queryPreAttnScalar, -0.5));
+  }
+  ao.softcap = static_cast<float>(spec.attnSoftcap);
+  if (spec.rope() && kind.rope) {
+    ModelSpec turned = spec;  // this layer's base (Gemma 3's local layers have their own)
+    if (kind.ropeTheta > 0) turned.ropeTheta = kind.ropeTheta;
     ao.positions = AttnPositions::Rope;
-    ao.ropeBase = static_cast<float>(spec.ropeTheta);
+    ao.ropeBase = static_cast<float>(turned.ropeTheta);
     ao.ropeStyle = spec.family->ropeStyle;  // every family today: Hugging Face's rotate_half, pairs (i, i + d_k/2)
     // Llama 3.1's stretched frequencies are not base^(-2i/d_k): the engine is given them outright, so the
     // layer still records its rotated q and k.
-    if (spec.ropeScaling.enabled) ao.ropeInvFreq = ropeInverseFrequencies(spec);
+    if (spec.ropeScaling.enabled) ao.ropeInvFreq = ropeInverseFrequencies(turned);
   }
   return ao;
 }
@@ -119,10 +133,20 @@ Status finalNorm(const ModelFolder& model, const RowMatrix& x, RowMatrix& normed
 }
 }  // namespace
 
+// logits = c tanh(logits / c), Gemma's final softcap, over n logits in place (none when the spec has no cap).
+void capLogits(const ModelSpec& spec, float* logits, std::size_t n) {
+  if (!(spec.finalSoftcap > 0)) return;
+  const float c = static_cast<float>(spec.finalSoftcap);
+  Eigen::Map<Eigen::ArrayXf> v(logits, static_cast<Eigen::Index>(n));
+  v = c * (v / c).tanh();
+}
+
 Status finalLogits(const ModelFolder& model, const RowMatrix& x, RowMatrix& logits) {
   RowMatrix normed;  // (T, d_model)
   if (auto s = finalNorm(model, x, normed); !s) return s;
-  return model.unembed(normed, logits);
+  if (auto s = model.unembed(normed, logits); !s) return s;
+  capLogits(model.spec(), logits.data(), static_cast<std::size_t>(logits.size()));
+  return Ok{};
 }
 
 namespace detail {
@@ -167,9 +191,24 @@ Status startForward(const ModelFolder& model, const std::vector<int>& tokens, co
   return Ok{};
 }
 
-void attentionInput(const ModelSpec& spec, const LayerWeights& lw, ForwardState& st) {
+void attentionInput(const ModelSpec& spec, const LayerWeights& lw, int layer, ForwardState& st) {
+  // The layer's own options (its window, positions, base), with the forward's budget and threads.
+  AttentionOptions o = attentionOptionsFor(spec, layer);
+  o.memoryBudgetBytes = st.options.memoryBudgetBytes;
+  o.threads = st.options.threads;
+  o.recordEveryStage = st.options.recordEveryStage;
+  if (lw.qNorm.size() > 0) {  // the q/k norm, with the family's eps (its RMSNorms share one)
+    o.qNorm.assign(lw.qNorm.data(), lw.qNorm.data() + lw.qNorm.size());
+    o.kNorm.assign(lw.kNorm.data(), lw.kNorm.data() + lw.kNorm.size());
+    o.qkNormEps = static_cast<float>(spec.normEps);
+  }
+  st.options = std::move(o);
   RowMatrix& a = st.a;
-  familyNorm(spec, st.x, lw.norm1, lw.norm1Bias, a);
+  if (spec.family->normsBefore()) {
+    familyNorm(spec, st.x, lw.norm1, lw.norm1Bias, a);
+  } else {
+    a = st.x;  // a post-norm block (OLMo 2): attention reads the stream itself
+  }
   st.in.query.reshape({1, a.rows(), a.cols()}, {"B", "T_q", "d_model"});
   std::copy(a.data(), a.data() + a.size(), st.in.query.data.begin());
   st.in.key = st.in.query;
@@ -187,11 +226,22 @@ void noteNonFinite(const float* v, std::size_t n, const std::string& where, std:
   }
 }
 
+// x += norm(f) for a sublayer's output f (T, d_model) in a family whose blocks norm the outputs (OLMo 2's and
+// Gemma's), with that sublayer's norm gain.
+void addNormed(const ModelSpec& spec, const RowVector& outNorm, const RowMatrix& f, ForwardState& st) {
+  familyNorm(spec, f, outNorm, RowVector(), st.m);
+  st.x += st.m;
+}
+
 // x += mlp(norm2(x)): GPT-2's gelu_new MLP with biases, or Llama's SwiGLU down(silu(gate m) * up m);
-// a bias is added only where the layer has one.
+// a bias is added only where the layer has one. A post-norm block (OLMo 2) reads x itself and norms the output.
 void addMlp(const ModelSpec& spec, const LayerWeights& lw, ForwardState& st) {
   RowMatrix& x = st.x;
-  familyNorm(spec, x, lw.norm2, lw.norm2Bias, st.m);
+  if (spec.family->normsBefore()) {
+    familyNorm(spec, x, lw.norm2, lw.norm2Bias, st.m);
+  } else {
+    st.m = x;
+  }
   st.hmid.noalias() = st.m * lw.mlpIn;  // SwiGLU: the gate
   if (lw.mlpInBias.size() > 0) st.hmid.rowwise() += lw.mlpInBias;
   switch (spec.family->mlp) {
@@ -200,9 +250,19 @@ void addMlp(const ModelSpec& spec, const LayerWeights& lw, ForwardState& st) {
       st.up.noalias() = st.m * lw.mlpUp;
       siluTimesInPlace(st.hmid, st.up);
       break;
+    case MlpKind::GeGluTanh:
+      st.up.noalias() = st.m * lw.mlpUp;
+      geluTanhTimesInPlace(st.hmid, st.up);
+      break;
   }
-  x.noalias() += st.hmid * lw.mlpOut;
-  if (lw.mlpOutBias.size() > 0) x.rowwise() += lw.mlpOutBias;
+  if (!spec.family->normsAfter()) {
+    x.noalias() += st.hmid * lw.mlpOut;
+    if (lw.mlpOutBias.size() > 0) x.rowwise() += lw.mlpOutBias;
+    return;
+  }
+  st.up.noalias() = st.hmid * lw.mlpOut;  // (T, d_model): the MLP's output, normed before it is added
+  if (lw.mlpOutBias.size() > 0) st.up.rowwise() += lw.mlpOutBias;
+  addNormed(spec, lw.mlpOutNorm, st.up, st);
 }
 }  // namespace
 
@@ -225,7 +285,7 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
     auto lw = model.layer(l);
     if (!lw) return lw.error();
     // Attention on the normed stream, through the engine.
-    attentionInput(spec, *lw, st);
+    attentionInput(spec, *lw, l, st);
     st.options.recordEveryStage = l == opt.traceLayer;
     Trace& trace = l == opt.traceLayer ? out.trace : st.scratch;
     if (auto s = forward(st.in, std::shared_ptr<const MhaWeights>(lw->attention), st.options, trace); !s) {
@@ -236,7 +296,12 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
     if (next) {
       st.x = std::move(*next);  // the residual update and the MLP, as an earlier forward computed them
     } else {
-      st.x += ConstMatrixMap(trace.tensor(StageId::Output).ptr(), T, d);
+      if (spec.family->normsAfter()) {
+        st.up = ConstMatrixMap(trace.tensor(StageId::Output).ptr(), T, d);
+        addNormed(spec, lw->attentionOutNorm, st.up, st);
+      } else {
+        st.x += ConstMatrixMap(trace.tensor(StageId::Output).ptr(), T, d);
+      }
       noteNonFinite(st.x.data(), static_cast<std::size_t>(st.x.size()), "layer " + std::to_string(l) + "'s attention output", out.nonFinite);
     }
     if (opt.onAttention) opt.onAttention({l, &trace.tensor(StageId::Weights), &trace.tensor(StageId::Concat), lw->attention.get()});
@@ -284,6 +349,7 @@ Result<ForwardResult> runForward(const ModelFolder& model, const std::vector<int
     if (auto s = finalNorm(model, st.x, normed); !s) return s.error();
     out.logits = Tensor({T, spec.vocab}, {"T", "V"});
     if (auto s = model.unembedInto(normed, out.logits.data.data()); !s) return s.error();
+    capLogits(spec, out.logits.data.data(), out.logits.data.size());
     detail::noteNonFinite(out.logits.data.data(), out.logits.data.size(), "the logits", out.nonFinite);
     return out;
   } catch (const std::bad_alloc&) {

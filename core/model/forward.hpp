@@ -74,11 +74,12 @@ struct ForwardResult {
 // float, the working matrices and one recorded trace.
 double estimateForwardBytes(const ModelSpec& spec, std::int64_t T, const ForwardOptions& opt);
 
-// The attention options the family decides for every layer: h and N K/V heads, the causal mask,
-// RoPE for a RoPE family (rope_theta, its pairing — Hugging Face's rotate_half — and Llama 3.1's scaled
-// frequencies as ropeInvFreq when rope_scaling asks for them) and Mistral's window. The memory budget and
-// threads are the caller's.
-AttentionOptions attentionOptionsFor(const ModelSpec& spec);
+// The attention options the family decides for layer `layer` (-1: what every layer shares): h and N K/V heads,
+// the causal mask, RoPE for a RoPE family's layer with positions (its base — rope_theta or the layer's own —,
+// its pairing — Hugging Face's rotate_half — and Llama 3.1's scaled frequencies as ropeInvFreq when
+// rope_scaling asks for them) and the layer's window (ModelSpec::layerKind). The memory budget and threads are
+// the caller's.
+AttentionOptions attentionOptionsFor(const ModelSpec& spec, int layer = -1);
 
 // Token ids must lie in [0, V); a family with learned positions (GPT-2) takes at most as many tokens as its
 // table has rows (n_positions).

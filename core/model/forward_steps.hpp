@@ -28,8 +28,9 @@ double forwardBytes(const ModelSpec& spec, std::int64_t T, const ForwardOptions&
 Status startForward(const ModelFolder& model, const std::vector<int>& tokens, const ForwardOptions& opt,
                     double estimate, ForwardState& st);
 
-// Layer l's attention input: its first norm of x into st.in.query, key and value.
-void attentionInput(const ModelSpec& spec, const LayerWeights& lw, ForwardState& st);
+// Layer l's attention input: its first norm of x into st.in.query, key and value, and the layer's options
+// (attentionOptionsFor(spec, l) with st.options' budget, threads and recording) into st.options.
+void attentionInput(const ModelSpec& spec, const LayerWeights& lw, int layer, ForwardState& st);
 
 // Layers 0 .. stop-1, each: x += attention(norm1(x)) through the engine, x += mlp(norm2(x)). What opt keeps
 // goes to out (layer opt.traceLayer recorded into out.trace); opt.onAttention sees each layer's weights and

@@ -35,7 +35,7 @@ Result<LayerAttention> layerAttention(const ModelFolder& model, const std::vecto
     if (auto s = detail::runLayers(model, layer, run, st, unused); !s) return s.error();
     auto lw = model.layer(layer);
     if (!lw) return lw.error();
-    detail::attentionInput(spec, *lw, st);
+    detail::attentionInput(spec, *lw, layer, st);
     LayerAttention la;
     la.inputs = std::move(st.in);
     la.weights = std::move(lw->attention);

@@ -3,6 +3,7 @@
 #include "model/model_folder.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -158,8 +159,16 @@ Result<LayerWeights> ModelFolder::attentionLayer(int i) const { return readLayer
 
 namespace {
 bool mlpRole(TensorRole r) {
-  return r == TensorRole::Norm2 || r == TensorRole::Norm2Bias || r == TensorRole::MlpIn || r == TensorRole::MlpInBias ||
-         r == TensorRole::MlpUp || r == TensorRole::MlpOut || r == TensorRole::MlpOutBias;
+  return r == TensorRole::Norm2 || r == TensorRole::Norm2Bias || r == TensorRole::MlpOutNorm || r == TensorRole::MlpIn ||
+         r == TensorRole::MlpInBias ||
+         r == TensorRole::MlpUp || r == TensorRole::MlpGateUpFused || r == TensorRole::MlpOut ||
+         r == TensorRole::MlpOutBias;
+}
+// The gains of RMSNorm-like norms, which a family may store offset (Family::normGainOffset).
+bool normGainRole(TensorRole r) {
+  return r == TensorRole::Norm1 || r == TensorRole::Norm2 || r == TensorRole::AttentionOutNorm ||
+         r == TensorRole::MlpOutNorm || r == TensorRole::QueryNorm || r == TensorRole::KeyNorm ||
+         r == TensorRole::FinalNorm;
 }
 bool attentionBiasRole(TensorRole r) {
   return r == TensorRole::QkvFusedBias || r == TensorRole::QueryBias || r == TensorRole::KeyBias ||
@@ -186,6 +195,7 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
   att->hasBias = false;
   RowMatrix qkv;      // a fused [W_q | W_k | W_v] (d_model, h d_k + 2 N d_k)
   RowVector qkvBias;  // (1, h d_k + 2 N d_k)
+  RowMatrix gateUp;   // a fused [gate | up] (d_model, 2 F)
   for (const TensorName& t : spec_.family->tensors) {
     if (!perLayer(t.role) || !needed(t, spec_) || (!withMlp && mlpRole(t.role))) continue;
     const StoredTensor& stored = tensor(t, i);
@@ -202,13 +212,18 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
       case TensorRole::KeyBias: vector = &att->bk; break;
       case TensorRole::Value: matrix = &att->wv; break;
       case TensorRole::ValueBias: vector = &att->bv; break;
+      case TensorRole::QueryNorm: vector = &w.qNorm; break;
+      case TensorRole::KeyNorm: vector = &w.kNorm; break;
       case TensorRole::Output: matrix = &att->wo; break;
       case TensorRole::OutputBias: vector = &att->bo; break;
       case TensorRole::Norm2: vector = &w.norm2; break;
       case TensorRole::Norm2Bias: vector = &w.norm2Bias; break;
+      case TensorRole::AttentionOutNorm: vector = &w.attentionOutNorm; break;
+      case TensorRole::MlpOutNorm: vector = &w.mlpOutNorm; break;
       case TensorRole::MlpIn: matrix = &w.mlpIn; break;
       case TensorRole::MlpInBias: vector = &w.mlpInBias; break;
       case TensorRole::MlpUp: matrix = &w.mlpUp; break;
+      case TensorRole::MlpGateUpFused: matrix = &gateUp; break;
       case TensorRole::MlpOut: matrix = &w.mlpOut; break;
       case TensorRole::MlpOutBias: vector = &w.mlpOutBias; break;
       default: continue;
@@ -221,12 +236,17 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
       vector->resize(stored.numel);
       if (auto s = store_.read(stored, vector->data()); !s) return s.error();
     }
+    if (vector && normGainRole(t.role)) vector->array() += spec_.family->normGainOffset;  // Gemma's (1 + w)
     if (attentionBiasRole(t.role)) att->hasBias = true;
   }
   if (qkv.size() > 0) {  // [W_q | W_k | W_v], y = x W + b
     att->wq = qkv.leftCols(hq);
     att->wk = qkv.middleCols(hq, kv);
     att->wv = qkv.rightCols(kv);
+  }
+  if (gateUp.size() > 0) {  // [gate | up]: the gate is the MLP's input projection, as a separate gate_proj is
+    w.mlpIn = gateUp.leftCols(spec_.dFf);
+    w.mlpUp = gateUp.rightCols(spec_.dFf);
   }
   if (qkvBias.size() > 0) {
     att->bq = qkvBias.leftCols(hq);
@@ -244,6 +264,8 @@ Status ModelFolder::embed(const std::vector<int>& tokens, RowMatrix& x) const {
   for (std::int64_t t = 0; t < T; ++t) {
     if (auto s = store_.readRows(table, tokens[static_cast<std::size_t>(t)], 1, x.row(t).data()); !s) return s;
   }
+  // Gemma multiplies its embeddings by sqrt(d_model), rounded to float as its normalizer tensor is.
+  if (spec_.family->scaleEmbeddings) x *= static_cast<float>(std::sqrt(static_cast<double>(spec_.dModel)));
   if (spec_.family->positions == PositionKind::Learned) {  // learned positions 0 .. T-1
     RowMatrix pos(T, spec_.dModel);
     if (auto s = store_.readRows(tensor(TensorRole::PositionEmbedding), 0, T, pos.data()); !s) return s;
@@ -256,6 +278,7 @@ Status ModelFolder::finalNorm(RowVector& weight, RowVector& bias) const {
   const StoredTensor& w = tensor(TensorRole::FinalNorm);
   weight.resize(w.numel);
   if (auto s = store_.read(w, weight.data()); !s) return s;
+  weight.array() += spec_.family->normGainOffset;  // Gemma's (1 + w)
   const TensorName* b = spec_.family->tensor(TensorRole::FinalNormBias);
   if (!b || !needed(*b, spec_)) {
     bias.resize(0);

@@ -224,8 +224,8 @@ Tensor headSlice(const Tensor& e, int i) {
 
 bool hasHeadAxis(StageId id) {
   switch (id) {
-    case StageId::QHeads: case StageId::KHeads: case StageId::VHeads: case StageId::QRotated: case StageId::KRotated:
-    case StageId::Scores: case StageId::ScaledScores: case StageId::MaskedScores: case StageId::Weights:
+    case StageId::QHeads: case StageId::KHeads: case StageId::VHeads: case StageId::QNormed: case StageId::KNormed:
+    case StageId::QRotated: case StageId::KRotated: case StageId::Scores: case StageId::ScaledScores: case StageId::MaskedScores: case StageId::Weights:
     case StageId::HeadOutputs: return true;
     default: return false;
   }
@@ -235,7 +235,7 @@ bool hasHeadAxis(StageId id) {
 Fit fitToStage(const Tensor& capture, const Tensor& e, StageId id, int heads, double tol) {
   if (Fit f = fitTo(capture, e, tol); f.found) return f;
   if (hasHeadAxis(id) && e.rank() == 4 && e.dim(1) < heads &&
-      (id == StageId::KHeads || id == StageId::VHeads || id == StageId::KRotated)) {
+      (id == StageId::KHeads || id == StageId::VHeads || id == StageId::KNormed || id == StageId::KRotated)) {
     // Grouped K/V heads as the query heads read them (repeat_interleave).
     if (Fit f = fitTo(capture, expandKvHeads(e, heads, false), tol); f.found) {
       f.layout = "repeated for the " + std::to_string(heads) + " query heads" + (f.layout.empty() ? "" : ", " + f.layout);
@@ -256,6 +256,10 @@ Fit fitToStage(const Tensor& capture, const Tensor& e, StageId id, int heads, do
 
 std::vector<StageId> stagesOf(const Trace& t) {
   std::vector<StageId> s = {StageId::QProj, StageId::KProj, StageId::VProj, StageId::QHeads, StageId::KHeads, StageId::VHeads};
+  if (stageRecorded(t, StageId::QNormed)) {
+    s.push_back(StageId::QNormed);
+    s.push_back(StageId::KNormed);
+  }
   if (t.positions == AttnPositions::Rope) {
     s.push_back(StageId::QRotated);
     s.push_back(StageId::KRotated);

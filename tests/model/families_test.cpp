@@ -107,16 +107,34 @@ TEST(ModelFamilies, TensorTableCoversTheForward) {
     }
     for (const auto& [role, n] : count) EXPECT_EQ(n, 1) << "role " << static_cast<int>(role) << " listed " << n << " times";
     auto has = [&](TensorRole r) { return count.count(r) > 0; };
-    for (TensorRole r : {TensorRole::TokenEmbedding, TensorRole::FinalNorm, TensorRole::Unembedding, TensorRole::Norm1,
-                         TensorRole::Output, TensorRole::Norm2, TensorRole::MlpIn, TensorRole::MlpOut}) {
+    for (TensorRole r : {TensorRole::TokenEmbedding, TensorRole::FinalNorm, TensorRole::Unembedding,
+                         TensorRole::Output, TensorRole::MlpOut}) {
       EXPECT_TRUE(has(r)) << "no tensor for role " << static_cast<int>(r);
     }
+    // The block's norms: before each sublayer, after it, or both (BlockNorms).
+    EXPECT_EQ(has(TensorRole::Norm1), f->normsBefore());
+    EXPECT_EQ(has(TensorRole::Norm2), f->normsBefore());
+    EXPECT_EQ(has(TensorRole::AttentionOutNorm), f->normsAfter());
+    EXPECT_EQ(has(TensorRole::MlpOutNorm), f->normsAfter());
     // q, k, v: fused or apart, never both.
     const bool apart = has(TensorRole::Query) && has(TensorRole::Key) && has(TensorRole::Value);
     EXPECT_NE(has(TensorRole::QkvFused), apart) << "q, k, v must be one fused tensor or three";
     if (has(TensorRole::QkvFusedBias)) EXPECT_TRUE(has(TensorRole::QkvFused));
     EXPECT_EQ(has(TensorRole::PositionEmbedding), f->positions == PositionKind::Learned);
-    EXPECT_EQ(has(TensorRole::MlpUp), f->mlp == MlpKind::SwiGlu);
+    // The MLP's input: gate and up apart or fused into one [gate | up], never both; a plain MLP has no up.
+    const bool gated = f->gatedMlp();
+    EXPECT_NE(has(TensorRole::MlpIn), has(TensorRole::MlpGateUpFused)) << "the MLP's input must be one tensor";
+    EXPECT_EQ(has(TensorRole::MlpUp) || has(TensorRole::MlpGateUpFused), gated);
+    if (has(TensorRole::MlpGateUpFused)) EXPECT_FALSE(has(TensorRole::MlpUp));
+    // The q/k norm's gains exist exactly when the family norms q and k, per head (d_k) or over the whole
+    // projection (h d_k and N d_k).
+    const QkNormKind qk = f->qkNorm;
+    EXPECT_EQ(has(TensorRole::QueryNorm), qk != QkNormKind::None);
+    EXPECT_EQ(has(TensorRole::KeyNorm), qk != QkNormKind::None);
+    if (qk != QkNormKind::None) {
+      EXPECT_EQ(f->tensor(TensorRole::QueryNorm)->rows, qk == QkNormKind::PerHead ? Dim::HeadDim : Dim::Heads);
+      EXPECT_EQ(f->tensor(TensorRole::KeyNorm)->rows, qk == QkNormKind::PerHead ? Dim::HeadDim : Dim::Kv);
+    }
     // RMSNorm has no bias; LayerNorm's bias is read for every norm.
     for (TensorRole b : {TensorRole::Norm1Bias, TensorRole::Norm2Bias, TensorRole::FinalNormBias}) {
       EXPECT_EQ(has(b), f->norm == NormKind::LayerNorm) << "norm bias role " << static_cast<int>(b);
@@ -148,8 +166,10 @@ TEST(ModelFamilies, EachHasAFixtureThatGivesEveryWeight) {
       auto lw = m->layer(i);
       ASSERT_TRUE(lw.ok()) << lw.error().message;
       const MhaWeights& a = *lw->attention;
-      EXPECT_EQ(lw->norm1.size(), d);
-      EXPECT_EQ(lw->norm2.size(), d);
+      EXPECT_EQ(lw->norm1.size(), f->normsBefore() ? d : 0);
+      EXPECT_EQ(lw->norm2.size(), f->normsBefore() ? d : 0);
+      EXPECT_EQ(lw->attentionOutNorm.size(), f->normsAfter() ? d : 0);
+      EXPECT_EQ(lw->mlpOutNorm.size(), f->normsAfter() ? d : 0);
       EXPECT_EQ(lw->norm1Bias.size(), f->norm == NormKind::LayerNorm ? d : 0);
       EXPECT_TRUE(a.wq.rows() == d && a.wq.cols() == hq && a.wo.rows() == hq && a.wo.cols() == d);
       EXPECT_TRUE(a.wk.rows() == d && a.wk.cols() == kv && a.wv.rows() == d && a.wv.cols() == kv);
@@ -157,7 +177,11 @@ TEST(ModelFamilies, EachHasAFixtureThatGivesEveryWeight) {
       EXPECT_EQ(a.hasBias, s.qkvBias || s.outputBias);
       EXPECT_TRUE(lw->mlpIn.rows() == d && lw->mlpIn.cols() == F);
       EXPECT_TRUE(lw->mlpOut.rows() == F && lw->mlpOut.cols() == d);
-      EXPECT_EQ(lw->mlpUp.size(), f->mlp == MlpKind::SwiGlu ? d * F : 0);
+      EXPECT_EQ(lw->mlpUp.size(), f->gatedMlp() ? d * F : 0);
+      const Eigen::Index qNorm = f->qkNorm == QkNormKind::None ? 0 : f->qkNorm == QkNormKind::PerHead ? s.dk() : hq;
+      const Eigen::Index kNorm = f->qkNorm == QkNormKind::None ? 0 : f->qkNorm == QkNormKind::PerHead ? s.dk() : kv;
+      EXPECT_EQ(lw->qNorm.size(), qNorm);
+      EXPECT_EQ(lw->kNorm.size(), kNorm);
     }
   }
 }

@@ -22,8 +22,10 @@
 namespace mhascope::model {
 namespace {
 
+// The reference arrays are finite but for the blocked keys' -inf of what a softmax receives (scores_capped).
 Tensor loadRef(const std::string& folder, int seq, const std::string& what) {
-  auto t = loadNpy(kModels + "reference/" + folder + "/s" + std::to_string(seq) + "_" + what + ".npy");
+  auto t = loadNpy(kModels + "reference/" + folder + "/s" + std::to_string(seq) + "_" + what + ".npy",
+                   NpyValues::AllowMinusInfinity);
   if (!t) throw std::runtime_error(t.error().message);
   return std::move(*t);
 }
@@ -95,13 +97,18 @@ TEST_P(ModelFolderMatchesTorch, EveryLayerAndTheLogits) {
     EXPECT_TRUE(t.causal);
     EXPECT_EQ(t.kvHeads, model->spec().kvHeads);
     EXPECT_GT(t.tensor(StageId::Scores).data.size(), 0u) << "every stage of the chosen layer is recorded";
-    if (model->spec().rope()) {  // Llama 3.1's scaled RoPE too: its frequencies are the engine's
+    const LayerKind kind = model->spec().layerKind(L - 1);  // the traced layer's window and positions
+    if (model->spec().rope() && !kind.rope) {  // a layer without positions (SmolLM3's no_rope_layers 0)
+      EXPECT_EQ(t.positions, AttnPositions::None);
+      EXPECT_FALSE(stageRecorded(t, StageId::QRotated));
+    }
+    if (model->spec().rope() && kind.rope) {  // Llama 3.1's scaled RoPE too: its frequencies are the engine's
       EXPECT_EQ(t.positions, AttnPositions::Rope);
       EXPECT_EQ(t.ropeStyle, RopeStyle::Half);
       EXPECT_EQ(t.tensor(StageId::QRotated).data.size(), static_cast<std::size_t>(model->spec().heads) * T * model->spec().dk())
           << "the rotated queries are one of the recorded stages";
     }
-    EXPECT_EQ(t.window, model->spec().window);
+    EXPECT_EQ(t.window, kind.window);
   }
 }
 
@@ -135,8 +142,93 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ModelFolderMatchesTorch,
                                            Case{"llama_sharded", Arch::Llama, "F32"}, Case{"qwen2", Arch::Qwen2, "F32"},
                                            Case{"mistral", Arch::Mistral, "F32"},
                                            Case{"llama3_scaled", Arch::Llama, "F32"}, Case{"llama_wide", Arch::Llama, "F32"},
-                                           Case{"trained", Arch::Gpt2, "F32"}),
+                                           Case{"trained", Arch::Gpt2, "F32"}, Case{"phi3", Arch::Other, "F32"},
+                                           Case{"smollm3", Arch::Other, "F32"}, Case{"qwen3", Arch::Other, "F32"},
+                                           Case{"olmo2", Arch::Other, "F32"}, Case{"gemma2", Arch::Other, "F32"},
+                                           Case{"gemma3", Arch::Other, "BF16"}),
                          [](const auto& info) { return std::string(info.param.folder); });
+
+// A family's own step, recorded by the engine as a stage of every layer, against the reference's per-layer array
+// (s{k}_<array>.npy, (L, ...)): each layer traced in turn.
+struct StageCase {
+  const char* folder;
+  StageId stage;
+  const char* array;
+};
+
+class FamilyStageMatchesTorch : public ::testing::TestWithParam<StageCase> {};
+
+TEST_P(FamilyStageMatchesTorch, EveryLayer) {
+  const StageCase c = GetParam();
+  auto model = ModelFolder::open(kModels + c.folder);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const int L = model->spec().layers;
+  for (int seq = 0; seq < 3; ++seq) {
+    const std::vector<int> ids = tokensOf(c.folder, seq);
+    const Tensor ref = loadRef(c.folder, seq, c.array);  // (L, ...)
+    ASSERT_EQ(ref.shape[0], L);
+    const std::size_t perLayer = ref.data.size() / static_cast<std::size_t>(L);
+    for (int l = 0; l < L; ++l) {
+      SCOPED_TRACE(std::string(c.folder) + " sequence " + std::to_string(seq) + " layer " + std::to_string(l));
+      ForwardOptions opt;
+      opt.traceLayer = l;
+      opt.keepAttention = opt.keepHidden = false;
+      auto r = runForward(*model, ids, opt);
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      ASSERT_TRUE(stageRecorded(r->trace, c.stage)) << stageInfo(c.stage).name << " is not recorded";
+      const Tensor got = r->trace.copyOf(c.stage);
+      ASSERT_EQ(got.data.size(), perLayer);
+      EXPECT_TRUE(testing::checkTensor(stageInfo(c.stage).name, got.ptr(), ref.ptr() + l * perLayer, perLayer, kAtol, kRtol));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, FamilyStageMatchesTorch,
+                         ::testing::Values(StageCase{"qwen3", StageId::QNormed, "q_normed"},
+                                           StageCase{"qwen3", StageId::KNormed, "k_normed"},
+                                           StageCase{"olmo2", StageId::QNormed, "q_normed"},
+                                           StageCase{"olmo2", StageId::KNormed, "k_normed"},
+                                           StageCase{"gemma3", StageId::QNormed, "q_normed"},
+                                           StageCase{"gemma3", StageId::KNormed, "k_normed"},
+                                           StageCase{"gemma2", StageId::MaskedScores, "scores_capped"}),
+                         [](const auto& info) { return std::string(info.param.folder) + "_" + info.param.array; });
+
+// Gemma 2's softcap is a recorded stage of its own: c tanh(s' / c) of the scaled scores on every cell, below c in size,
+// what the masked scores hold wherever a key is visible; the trace says the scale is query_pre_attn_scalar's.
+TEST(ModelForward, Gemma2SoftcapIsItsOwnStage) {
+  auto m = ModelFolder::open(kModels + "gemma2");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const ModelSpec& spec = m->spec();
+  ASSERT_GT(spec.attnSoftcap, 0.0);
+  ForwardOptions opt;
+  opt.traceLayer = 0;
+  auto r = runForward(*m, tokensOf("gemma2", 0), opt);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Trace& t = r->trace;
+  ASSERT_TRUE(stageRecorded(t, StageId::SoftCapped));
+  EXPECT_EQ(t.scale, ScaleKind::Given);
+  EXPECT_FLOAT_EQ(t.scaleFactor, static_cast<float>(1.0 / std::sqrt(spec.queryPreAttnScalar)));
+  EXPECT_FLOAT_EQ(t.softcap, static_cast<float>(spec.attnSoftcap));
+  const Tensor capped = t.copyOf(StageId::SoftCapped), scaled = t.copyOf(StageId::ScaledScores),
+               masked = t.copyOf(StageId::MaskedScores);
+  const std::int64_t perItem = static_cast<std::int64_t>(t.tq) * t.tk;
+  double bent = 0;
+  for (std::size_t i = 0; i < capped.data.size(); ++i) {
+    const double c = spec.attnSoftcap, s = scaled.data[i];
+    EXPECT_NEAR(capped.data[i], c * std::tanh(s / c), 1e-5 * c) << i;
+    EXPECT_LT(std::abs(capped.data[i]), c);
+    bent = std::max(bent, std::abs(capped.data[i] - s));
+    const bool blocked = t.blocked[i % static_cast<std::size_t>(perItem)] != 0;
+    if (!blocked) EXPECT_EQ(masked.data[i], capped.data[i]) << "the mask reads the capped scores";
+  }
+  EXPECT_GT(bent, 1e-3) << "the fixture's cap bends some of its scores";
+  // A family without a cap records no such stage.
+  auto llama = ModelFolder::open(kModels + "llama_gqa");
+  ASSERT_TRUE(llama.ok());
+  auto lr = runForward(*llama, tokensOf("llama_gqa", 0), opt);
+  ASSERT_TRUE(lr.ok());
+  EXPECT_FALSE(stageRecorded(lr->trace, StageId::SoftCapped));
+}
 
 // The fixtures exercise what they claim to: GQA, Qwen's biases, Mistral's window, Llama 3.1's scaling,
 // heads wider than d_model / h.

@@ -31,6 +31,16 @@ int ConfigReader::positive(const char* key, std::optional<int> fallback) {
   return static_cast<int>(v.get<std::int64_t>());
 }
 
+int ConfigReader::count(const char* key, int fallback) {
+  if (failed() || !has(key)) return fallback;
+  const json& v = j_.at(key);
+  if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > (1 << 30)) {
+    fail(std::string("'") + key + "' must be an integer from 0 to 2^30 (1073741824), got " + v.dump());
+    return fallback;
+  }
+  return static_cast<int>(v.get<std::int64_t>());
+}
+
 double ConfigReader::positiveNumber(const char* key, double fallback) {
   if (failed() || !has(key)) return fallback;
   const json& v = j_.at(key);
@@ -79,6 +89,45 @@ void acceptOnly(ConfigReader& r, const char* key, std::initializer_list<const ch
 
 void refuseFlag(ConfigReader& r, const char* key, bool refused, const char* note) {
   if (r.flag(key, !refused) == refused) r.refuse(std::string(key) + (refused ? " true" : " false") + note);
+}
+
+std::optional<std::vector<int>> readPerLayer(ConfigReader& r, const char* key, int layers,
+                                             std::initializer_list<const char*> values, bool atLeast) {
+  if (r.failed() || !r.has(key)) return std::nullopt;
+  const json& v = r.object().at(key);
+  std::string names;
+  for (const char* n : values) names += (names.empty() ? "" : " or ") + std::string(n);
+  const bool sized = v.is_array() && (atLeast ? v.size() >= static_cast<std::size_t>(layers)
+                                              : v.size() == static_cast<std::size_t>(layers));
+  if (!sized) {
+    r.fail(std::string("'") + key + "' must be a list of " + (atLeast ? "at least " : "") + std::to_string(layers) +
+           " entries (one per layer: " + names + "), got " + (v.is_array() ? std::to_string(v.size()) + " entries" : v.dump()));
+    return std::nullopt;
+  }
+  std::vector<int> out;
+  for (int i = 0; i < layers; ++i) {
+    const json& e = v.at(static_cast<std::size_t>(i));
+    const std::string text = e.is_string() ? e.get<std::string>() : e.is_number_integer() ? e.dump() : "";
+    int found = -1, k = 0;
+    for (const char* n : values) {
+      if (!text.empty() && text == n) found = k;
+      ++k;
+    }
+    if (found < 0) {
+      r.refuse(std::string(key) + "[" + std::to_string(i) + "] " + e.dump() + " (mhascope reads " + names + ")");
+      return std::nullopt;
+    }
+    out.push_back(found);
+  }
+  return out;
+}
+
+std::optional<std::vector<bool>> readSlidingLayers(ConfigReader& r, int layers) {
+  auto kinds = readPerLayer(r, "layer_types", layers, {"full_attention", "sliding_attention"});
+  if (!kinds) return std::nullopt;
+  std::vector<bool> sliding;
+  for (int k : *kinds) sliding.push_back(k == 1);
+  return sliding;
 }
 
 void readAttentionBias(ConfigReader& r, ModelSpec& s) {

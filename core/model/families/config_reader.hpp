@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -22,6 +23,8 @@ class ConfigReader {
   bool has(const char* key) const;
   // An integer from 1 to 2^30; `fallback` when the key is absent (else the key is required).
   int positive(const char* key, std::optional<int> fallback = std::nullopt);
+  // An integer from 0 to 2^30; `fallback` when absent.
+  int count(const char* key, int fallback);
   // A finite positive number; `fallback` when absent.
   double positiveNumber(const char* key, double fallback);
   bool flag(const char* key, bool fallback);
@@ -47,6 +50,14 @@ void acceptOnly(ConfigReader& r, const char* key, std::initializer_list<const ch
 // A flag whose `refused` value this forward does not implement (absent: the other value):
 // "<key> true<note> is not supported".
 void refuseFlag(ConfigReader& r, const char* key, bool refused, const char* note = "");
+// A per-layer list: `key` holds one entry for each of the `layers` layers (atLeast: at least that many, the
+// first `layers` read), each one of `values` (layer_types' names, or "0" / "1" for integer flags); the index of
+// each layer's entry in `values`, or nullopt when the key is absent or null.
+std::optional<std::vector<int>> readPerLayer(ConfigReader& r, const char* key, int layers,
+                                             std::initializer_list<const char*> values, bool atLeast = false);
+// layer_types: for each layer, true where it is "sliding_attention", false where "full_attention"; nullopt when
+// absent.
+std::optional<std::vector<bool>> readSlidingLayers(ConfigReader& r, int layers);
 // Llama's attention_bias: biases on q, k, v and o.
 void readAttentionBias(ConfigReader& r, ModelSpec& s);
 // rope_scaling: absent, null, "default" or Llama 3.1's "llama3" (factor, low/high_freq_factor,

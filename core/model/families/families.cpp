@@ -9,7 +9,13 @@ namespace mhascope::model {
   FAMILY(gpt2)                          \
   FAMILY(llama)                         \
   FAMILY(mistral)                       \
-  FAMILY(qwen2)
+  FAMILY(qwen2)                         \
+  FAMILY(phi3)                          \
+  FAMILY(smollm3)                       \
+  FAMILY(qwen3)                         \
+  FAMILY(olmo2)                         \
+  FAMILY(gemma2)                        \
+  FAMILY(gemma3_text)
 
 namespace families {
 #define MHASCOPE_DECLARE_FAMILY(id) extern const Family id;

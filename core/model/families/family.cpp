@@ -1,6 +1,10 @@
 // The family table's helpers (see family.hpp): shapes from the config, stored names, trait names.
 #include "model/families/family.hpp"
 
+#include <cmath>
+
+#include "util/format.hpp"
+
 namespace mhascope::model {
 
 bool perLayer(TensorRole r) {
@@ -15,7 +19,14 @@ bool perLayer(TensorRole r) {
 }
 
 const char* normName(NormKind k) { return k == NormKind::LayerNorm ? "LayerNorm" : "RMSNorm"; }
-const char* mlpName(MlpKind k) { return k == MlpKind::GeluTanh ? "gelu_new" : "SwiGLU"; }
+const char* mlpName(MlpKind k) {
+  switch (k) {
+    case MlpKind::GeluTanh: return "gelu_new";
+    case MlpKind::SwiGlu: return "SwiGLU";
+    case MlpKind::GeGluTanh: return "gelu_pytorch_tanh GeGLU";
+  }
+  return "?";
+}
 
 const char* Family::key(SpecField f) const {
   for (const ConfigKey& k : keys) {
@@ -47,9 +58,11 @@ std::int64_t dimSize(Dim d, const ModelSpec& s) {
     case Dim::None: return 0;
     case Dim::Model: return s.dModel;
     case Dim::Heads: return static_cast<std::int64_t>(s.heads) * dk;
+    case Dim::HeadDim: return dk;
     case Dim::Kv: return kv;
     case Dim::Qkv: return static_cast<std::int64_t>(s.heads) * dk + 2 * kv;
     case Dim::Ff: return s.dFf;
+    case Dim::FfPair: return 2 * static_cast<std::int64_t>(s.dFf);
     case Dim::Vocab: return s.vocab;
     case Dim::Positions: return s.maxPositions;
   }
@@ -67,6 +80,73 @@ std::string tensorName(const TensorName& t, const std::string& prefix, int layer
   // lm_head sits outside the base model in every Hugging Face family (GPT2LMHeadModel's
   // "transformer." and LlamaForCausalLM's "model." are the base model's names).
   return t.role == TensorRole::Unembedding ? name : prefix + name;
+}
+
+std::string layerKindsText(const ModelSpec& s) {
+  if (s.layerKinds.empty()) return "";
+  bool windows = false, positions = false, bases = false;  // what differs between layers
+  const LayerKind first = s.layerKind(0);
+  for (int l = 0; l < s.layers; ++l) {
+    const LayerKind k = s.layerKind(l);
+    windows = windows || k.window != first.window;
+    positions = positions || k.rope != first.rope;
+    bases = bases || k.ropeTheta != first.ropeTheta;
+  }
+  if (!windows && !positions && !bases) return "";
+  auto describe = [&](const LayerKind& k) {
+    std::string out;
+    auto add = [&out](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
+    if (windows) add(k.window > 0 ? "W = " + std::to_string(k.window) : "full");
+    if (positions) add(k.rope ? "RoPE" : "no positions");
+    if (bases && k.rope) add("theta " + formatGeneral(k.ropeTheta > 0 ? k.ropeTheta : s.ropeTheta, 9));
+    return out;
+  };
+  std::string out;
+  for (int l = 0; l < s.layers;) {
+    int end = l;
+    while (end + 1 < s.layers && describe(s.layerKind(end + 1)) == describe(s.layerKind(l))) ++end;
+    out += (out.empty() ? "" : "; ") + (end == l ? "layer " + std::to_string(l)
+                                                : "layers " + std::to_string(l) + "-" + std::to_string(end)) +
+           " " + describe(s.layerKind(l));
+    l = end + 1;
+  }
+  return out;
+}
+
+std::vector<FamilyNote> familyNotes(const ModelSpec& s) {
+  std::vector<FamilyNote> notes;
+  const Family& f = *s.family;
+  const std::string dk = std::to_string(s.dk());
+  switch (f.qkNorm) {
+    case QkNormKind::None: break;
+    case QkNormKind::PerHead:
+      notes.push_back({"q/k norm", "RMSNorm of each head's q and k (d_k = " + dk + " gains each), after the split, "
+                                   "before RoPE"});
+      break;
+    case QkNormKind::WholeProjection:
+      notes.push_back({"q/k norm", "RMSNorm of the whole q and k projections (h·d_k = " +
+                                       std::to_string(static_cast<std::int64_t>(s.heads) * s.dk()) + " and N·d_k = " +
+                                       std::to_string(static_cast<std::int64_t>(s.kvHeads) * s.dk()) +
+                                       " gains), before the split: the statistics mix heads"});
+      break;
+  }
+  if (s.queryPreAttnScalar > 0) {
+    notes.push_back({"score scale", "query_pre_attn_scalar^-1/2 = 1/sqrt(" + formatGeneral(s.queryPreAttnScalar, 9) +
+                                        ") instead of 1/sqrt(d_k = " + dk + ")"});
+  }
+  if (s.attnSoftcap > 0) {
+    notes.push_back({"score softcap", "c tanh(s / c), c = " + formatGeneral(s.attnSoftcap, 9) +
+                                          ", after the scale and before the mask"});
+  }
+  if (s.finalSoftcap > 0) notes.push_back({"logit softcap", "c tanh(logits / c), c = " + formatGeneral(s.finalSoftcap, 9)});
+  if (f.blockNorms == BlockNorms::Post) notes.push_back({"block norms", "post-norm: x + norm(sublayer(x))"});
+  if (f.blockNorms == BlockNorms::Sandwich) {
+    notes.push_back({"block norms", "four per block: x + norm_out(sublayer(norm_in(x)))"});
+  }
+  if (f.normGainOffset != 0.0f) notes.push_back({"norm gains", "(1 + w): the files store w zero-centred"});
+  if (f.scaleEmbeddings) notes.push_back({"embeddings", "times sqrt(d_model) = " + formatGeneral(std::sqrt(s.dModel), 6)});
+  if (const std::string layers = layerKindsText(s); !layers.empty()) notes.push_back({"layers differ", layers});
+  return notes;
 }
 
 }  // namespace mhascope::model

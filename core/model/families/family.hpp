@@ -6,9 +6,11 @@
 // never names a family.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "attention/tensor.hpp"
 #include "attention/trace.hpp"
@@ -64,10 +66,14 @@ enum class TensorRole {
   Norm1, Norm1Bias,
   QkvFused, QkvFusedBias,  // [W_q | W_k | W_v] side by side (d_model, h d_k + 2 N d_k)
   Query, QueryBias, Key, KeyBias, Value, ValueBias,
+  QueryNorm, KeyNorm,      // the q/k norm's gains (Family::qkNorm): (d_k) per head, or (h d_k) and (N d_k)
   Output, OutputBias,
   Norm2, Norm2Bias,
+  AttentionOutNorm,   // a norm of the attention's output before the residual add (Family::blockNorms)
+  MlpOutNorm,         // the same for the MLP's output
   MlpIn, MlpInBias,   // GPT-2's c_fc; the SwiGLU gate
   MlpUp,              // the SwiGLU up projection
+  MlpGateUpFused,     // [gate | up] stacked in one matrix (d_model, 2 F): Phi-3's gate_up_proj
   MlpOut, MlpOutBias,
 };
 bool perLayer(TensorRole r);
@@ -77,9 +83,11 @@ enum class Dim {
   None,       // (a vector has one dimension)
   Model,      // d_model
   Heads,      // h d_k, the query heads side by side (d_model unless the config sets head_dim)
+  HeadDim,    // d_k, one head's width
   Kv,         // N d_k, one K or V projection's width
   Qkv,        // h d_k + 2 N d_k, q | k | v side by side (3 d_model without grouped K/V heads)
   Ff,         // F, the MLP's hidden width
+  FfPair,     // 2 F, a fused gate | up
   Vocab,      // V
   Positions,  // P, the learned position table's rows
 };
@@ -117,10 +125,26 @@ enum class NormKind {
 enum class MlpKind {
   GeluTanh,  // down(gelu_new(x W_in + b_in)) + b_out (GPT-2)
   SwiGlu,    // down(silu(gate x) · up x) (Llama)
+  GeGluTanh, // down(gelu_tanh(gate x) · up x), the tanh GELU of GPT-2's gelu_new (Gemma's gelu_pytorch_tanh)
 };
 enum class PositionKind {
   Learned,  // a learned table added to the embeddings before layer 0; no position inside attention
   Rope,     // q and k rotated inside attention, rope_theta and the family's pairing (ropeStyle)
+};
+
+// A norm of each query and key before RoPE (the engine's q_normed and k_normed stages), RMSNorm with the
+// family's gains.
+enum class QkNormKind {
+  None,
+  PerHead,          // over each head's d_k features after the split: q_norm (d_k) (Qwen3, Gemma 3)
+  WholeProjection,  // over the whole projection before the split: q_norm (h d_k), k_norm (N d_k) (OLMo 2)
+};
+
+// Where a block's norms sit around its two sublayers f (attention, then the MLP).
+enum class BlockNorms {
+  Pre,       // x + f(norm(x)): Norm1 before attention, Norm2 before the MLP (GPT-2, Llama)
+  Post,      // x + norm(f(x)): AttentionOutNorm and MlpOutNorm on the outputs, nothing on the inputs (OLMo 2)
+  Sandwich,  // x + norm_out(f(norm_in(x))): all four (Gemma 2 and 3)
 };
 
 const char* normName(NormKind k);  // "LayerNorm", "RMSNorm"
@@ -139,19 +163,51 @@ struct Family {
   // The weights: every tensor the forward reads, in the order the files list them (a run of per-layer
   // entries is repeated for each layer); a model-opening error lists problems in this order.
   std::span<const TensorName> tensors;
-  std::span<const char* const> basePrefixes;    // a prefix some files put before every name but lm_head
+  std::span<const char* const> basePrefixes = {};  // a prefix some files put before every name but lm_head
   std::span<const char* const> skippedSuffixes; // stored tensors real files carry and the forward does not use
 
   NormKind norm;
   MlpKind mlp;
   PositionKind positions;
   RopeStyle ropeStyle = RopeStyle::Half;  // with Rope: Hugging Face's rotate_half pairs (i, i + d_k/2)
+  QkNormKind qkNorm = QkNormKind::None;   // the QueryNorm and KeyNorm tensors' span
+  BlockNorms blockNorms = BlockNorms::Pre;
+  bool normsBefore() const { return blockNorms != BlockNorms::Post; }  // Norm1 and Norm2 exist
+  bool normsAfter() const { return blockNorms != BlockNorms::Pre; }    // AttentionOutNorm and MlpOutNorm exist
+  // Added to every stored norm gain as it is read (the block's, the final and the q/k norm's): Gemma stores the
+  // w of its x / rms(x) · (1 + w), zero-centred, so 1 here.
+  float normGainOffset = 0.0f;
+  bool scaleEmbeddings = false;  // the token embeddings times √d_model before layer 0 (Gemma)
+  bool gatedMlp() const { return mlp != MlpKind::GeluTanh; }  // gate and up: MlpUp (or a fused gate | up)
 
   // The key of a field (nullptr when the family has none: GPT-2 has no num_key_value_heads).
   const char* key(SpecField f) const;
   // The table's entry for a role (nullptr when the family has none).
   const TensorName* tensor(TensorRole r) const;
 };
+
+// What a family adds to attention beyond the four first families' decoder, one line each for `info --model` and the
+// window: the q/k norm, the layers that differ (their windows, positions, RoPE base).
+struct FamilyNote {
+  std::string label;  // "q/k norm"
+  std::string text;   // "RMSNorm of each head's q and k (d_k = 128 gains each), after the split, before RoPE"
+};
+std::vector<FamilyNote> familyNotes(const ModelSpec& spec);
+// The layers whose attention differs, grouped: "layers 0-1 full, layer 2 W = 4"; "" when every layer is alike.
+std::string layerKindsText(const ModelSpec& spec);
+
+// Runs of table entries joined in order: a family's table made of the shared runs of its decoder
+// (llama_decoder.hpp) and its own.
+template <std::size_t... N>
+constexpr std::array<TensorName, (N + ...)> joinTensors(const std::array<TensorName, N>&... runs) {
+  std::array<TensorName, (N + ...)> out{};
+  std::size_t k = 0;
+  const auto add = [&out, &k](const auto& run) {
+    for (const TensorName& t : run) out[k++] = t;
+  };
+  (add(runs), ...);
+  return out;
+}
 
 // Whether `spec` has the tensor (its Need), and its shape.
 bool needed(const TensorName& t, const ModelSpec& spec);

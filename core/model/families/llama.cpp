@@ -3,15 +3,6 @@
 #include "model/families/llama_decoder.hpp"
 
 namespace mhascope::model::families {
-namespace {
-
-void readLlamaRest(ConfigReader& r, ModelSpec& s) {
-  llama_decoder::readMlp(r);
-  readAttentionBias(r, s);
-  readRopeScaling(r, s);
-}
-
-}  // namespace
 
 extern const Family llama;
 const Family llama = {
@@ -19,7 +10,7 @@ const Family llama = {
     .displayName = "Llama",
     .arch = Arch::Llama,
     .keys = llama_decoder::kKeys,
-    .readRest = readLlamaRest,
+    .readRest = llama_decoder::readLlamaKeys,
     .tensors = llama_decoder::kTensors,
     .basePrefixes = {},
     .skippedSuffixes = llama_decoder::kSkipped,

@@ -26,6 +26,8 @@ struct Variant {
   int window = 0, sinks = 0;
   bool padding = false;  // a batch of two with uneven lengths (<pad> keys) and the last key padded
   int headDim = 0;       // d_k set (h·d_k ≠ d_model, as Qwen3 and Gemma have it); 0: d_model / h
+  int qkNorm = 0;        // the q/k norm: 1 per head (Qwen3), 2 over the whole projection (OLMo 2); 0: none
+  float softcap = 0;     // Gemma 2's softcap c (with a given scale, as Gemma's query_pre_attn_scalar); 0: none
 };
 
 const Variant kVariants[] = {
@@ -44,6 +46,12 @@ const Variant kVariants[] = {
     {"wide_heads", 4, 0, AttnPositions::None, RopeStyle::Half, 0, 0, false, 12},
     {"wide_gqa_rope_window_padding", 4, 2, AttnPositions::Rope, RopeStyle::Half, 3, 0, true, 10},
     {"narrow_mqa_rope", 4, 1, AttnPositions::Rope, RopeStyle::Interleaved, 0, 0, false, 2},
+    {"qk_norm", 4, 0, AttnPositions::None, RopeStyle::Half, 0, 0, false, 0, 1},
+    {"wide_gqa_qk_norm_rope_window_padding", 4, 2, AttnPositions::Rope, RopeStyle::Half, 3, 0, true, 10, 1},
+    {"gqa_whole_qk_norm_rope", 4, 2, AttnPositions::Rope, RopeStyle::Half, 0, 0, false, 0, 2},
+    {"softcap", 4, 0, AttnPositions::None, RopeStyle::Half, 0, 0, false, 0, 0, 0.3f},
+    {"gqa_softcap_qk_norm_rope_window_padding", 4, 2, AttnPositions::Rope, RopeStyle::Half, 3, 0, true, 10, 1, 0.5f},
+    {"softcap_alibi_window_sinks", 4, 0, AttnPositions::Alibi, RopeStyle::Half, 3, 1, false, 0, 0, 0.4f},
 };
 
 ModelConfig variantConfig(const Variant& v, MaskKind mask = MaskKind::Causal) {
@@ -64,6 +72,29 @@ ModelConfig variantConfig(const Variant& v, MaskKind mask = MaskKind::Causal) {
   return cfg;
 }
 
+// The variant's random-weights model, with the q/k norm's gains set when the variant has it (gains that differ
+// per feature, so a slip of one feature or one head shows).
+Result<Model> variantModel(const Variant& v, MaskKind mask = MaskKind::Causal) {
+  auto m = buildModel(variantConfig(v, mask));
+  if (!m) return m;
+  if (v.softcap > 0) {  // a cap low enough that it bends these random weights' scores
+    m->options.scale = ScaleKind::Given;
+    m->options.scaleFactor = 0.7f;
+    m->options.softcap = v.softcap;
+  }
+  if (v.qkNorm == 0) return m;
+  const std::int64_t dk = headDimOf(m->options, m->inputs.query.dim(2)), h = v.heads, n = kvHeadsOf(m->options);
+  auto gains = [](std::int64_t count, float phase) {
+    std::vector<float> g(static_cast<std::size_t>(count));
+    for (std::size_t i = 0; i < g.size(); ++i) g[i] = 0.6f + 0.5f * std::sin(phase + 0.9f * static_cast<float>(i));
+    return g;
+  };
+  m->options.qNorm = gains(v.qkNorm == 1 ? dk : h * dk, 0.3f);
+  m->options.kNorm = gains(v.qkNorm == 1 ? dk : n * dk, 1.7f);
+  m->options.qkNormEps = 1e-6f;
+  return m;
+}
+
 double maxDiff(const Tensor& a, const Tensor& b) {
   EXPECT_EQ(a.shape, b.shape);
   double m = 0;
@@ -74,7 +105,7 @@ double maxDiff(const Tensor& a, const Tensor& b) {
 class VariantTest : public ::testing::TestWithParam<Variant> {};
 
 TEST_P(VariantTest, DecodeThroughTheCacheEqualsTheCausalForward) {
-  auto m = buildModel(variantConfig(GetParam()));
+  auto m = variantModel(GetParam());
   ASSERT_TRUE(m.ok()) << m.error().message;
   Trace full;
   ASSERT_TRUE(forward(m->inputs, m->weights, m->options, full).ok());
@@ -83,9 +114,10 @@ TEST_P(VariantTest, DecodeThroughTheCacheEqualsTheCausalForward) {
     auto d = decode(m->inputs, m->weights, m->options, prefill);
     ASSERT_TRUE(d.ok()) << d.error().message;
     EXPECT_LT(maxDiff(d->output, full.tensor(StageId::Output)), 1e-5) << "prefill " << prefill;
-    // The cache holds the keys as the attention read them: after RoPE.
-    const bool rope = GetParam().positions == AttnPositions::Rope;
-    EXPECT_LT(maxDiff(d->kCache, full.tensor(rope ? StageId::KRotated : StageId::KHeads)), 1e-5);
+    // The cache holds the keys as the attention read them: after the q/k norm and RoPE.
+    const bool rope = GetParam().positions == AttnPositions::Rope, normed = GetParam().qkNorm != 0;
+    const StageId read = rope ? StageId::KRotated : normed ? StageId::KNormed : StageId::KHeads;
+    EXPECT_LT(maxDiff(d->kCache, full.tensor(read)), 1e-5);
     EXPECT_LT(maxDiff(d->vCache, full.tensor(StageId::VHeads)), 1e-5);
     ASSERT_EQ(d->steps.size(), static_cast<std::size_t>(T - prefill + 1));
     const int n = kvHeadsOf(m->options);
@@ -98,7 +130,7 @@ TEST_P(VariantTest, DecodeThroughTheCacheEqualsTheCausalForward) {
 // picture): the K/V head it reads, the rotation, the bias and the window included.
 TEST_P(VariantTest, OneHeadAloneEqualsTheForwardsSlice) {
   for (MaskKind mask : {MaskKind::Causal, MaskKind::None}) {
-    auto m = buildModel(variantConfig(GetParam(), mask));
+    auto m = variantModel(GetParam(), mask);
     ASSERT_TRUE(m.ok()) << m.error().message;
     Trace full;
     ASSERT_TRUE(forward(m->inputs, m->weights, m->options, full).ok());
@@ -120,7 +152,7 @@ TEST_P(VariantTest, OneHeadAloneEqualsTheForwardsSlice) {
 // The fast kernels (where this CPU has them) and the general path agree for every variant.
 TEST_P(VariantTest, KernelPathsAgree) {
   if (!headKernelsAvailable()) GTEST_SKIP() << "this CPU runs the general path only";
-  auto m = buildModel(variantConfig(GetParam()));
+  auto m = variantModel(GetParam());
   ASSERT_TRUE(m.ok());
   Trace fast, general;
   ASSERT_TRUE(forward(m->inputs, m->weights, m->options, fast).ok());
@@ -169,6 +201,50 @@ TEST(Variants, GroupMapWindowMaskAndBiasAreRecorded) {
   // The masked scores add it to the scaled scores on visible keys.
   const std::int64_t cell = 4 * t.tk + 3;
   EXPECT_FLOAT_EQ(t.cell(StageId::MaskedScores, cell), t.cell(StageId::ScaledScores, cell) - 0.25f);
+}
+
+// The q/k norm's stages: per head, each head's row divided by its gains has root mean square 1; over the whole
+// projection only the token's whole row does (one head's alone does not), and the rotation reads the normed heads.
+TEST(Variants, QkNormStagesAreUnitRmsTimesTheGains) {
+  for (int kind : {1, 2}) {
+    SCOPED_TRACE(kind == 1 ? "per head" : "whole projection");
+    Variant v{"qk", 4, 2, AttnPositions::Rope, RopeStyle::Half, 0, 0, false, 0, kind};
+    auto m = variantModel(v);
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    Trace t;
+    ASSERT_TRUE(forward(m->inputs, m->weights, m->options, t).ok());
+    ASSERT_TRUE(stageRecorded(t, StageId::QNormed) && stageRecorded(t, StageId::KNormed));
+    for (StageId id : {StageId::QNormed, StageId::KNormed}) {
+      const Tensor& x = t.tensor(id);  // (1, n, T, d_k)
+      const std::vector<float>& g = id == StageId::QNormed ? m->options.qNorm : m->options.kNorm;
+      const std::int64_t n = x.dim(1), T = x.dim(2), dk = x.dim(3);
+      for (std::int64_t tok = 0; tok < T; ++tok) {
+        double whole = 0, head0 = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+          for (std::int64_t c = 0; c < dk; ++c) {
+            const double y = x.data[static_cast<std::size_t>((i * T + tok) * dk + c)] /
+                             g[static_cast<std::size_t>(kind == 1 ? c : i * dk + c)];
+            whole += y * y;
+            if (i == 0) head0 += y * y;
+          }
+        }
+        if (kind == 1) EXPECT_NEAR(head0 / static_cast<double>(dk), 1.0, 1e-4);
+        EXPECT_NEAR(whole / static_cast<double>(n * dk), 1.0, 1e-4);
+        if (kind == 2) EXPECT_GT(std::abs(head0 / static_cast<double>(dk) - 1.0), 1e-3) << "one head alone is not unit RMS";
+      }
+    }
+    // RoPE turns the normed heads: position 0 is not turned, so q_rotated's first row is q_normed's.
+    const Tensor &qn = t.tensor(StageId::QNormed), &qr = t.tensor(StageId::QRotated);
+    for (std::int64_t c = 0; c < qn.dim(3); ++c) EXPECT_EQ(qr.data[static_cast<std::size_t>(c)], qn.data[static_cast<std::size_t>(c)]);
+  }
+  // Gains of the wrong width are refused with the widths that fit.
+  auto m = variantModel(Variant{"qk", 4, 2, AttnPositions::None, RopeStyle::Half, 0, 0, false, 0, 1});
+  ASSERT_TRUE(m.ok());
+  m->options.kNorm.push_back(1.0f);
+  Trace t;
+  const Status s = forward(m->inputs, m->weights, m->options, t);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("q/k norm gains"), std::string::npos) << s.error().message;
 }
 
 TEST(Variants, AlibiSlopesFollowThePaper) {
