@@ -123,8 +123,8 @@ Folders written (each a model folder: config.json + weights):
   smollm3           4 layers, no_rope_layers [1, 1, 1, 0]: the last layer has no positions, tied
   mixtral           2 layers, 4 experts (F 48), top 2, d_k 8
   qwen3_moe         2 layers, head_dim 16, 4 experts (moe_intermediate_size 24), top 2, norm_topk_prob true
-  gpt_oss           2 layers sliding (W 4) / full, head_dim 16, biases, sinks, YaRN factor 2 over 32 positions
-                    (truncate false), 4 experts (F 32), top 2, swiglu_limit 7, experts MXFP4 (U8), the rest BF16
+  gpt_oss           2 layers sliding (W 4) / full, head_dim 16, biases, sinks, YaRN factor 2 over 4096 positions
+                    (truncate false; max_position_embeddings 8192), 4 experts (F 32), top 2, swiglu_limit 7, experts MXFP4 (U8), the rest BF16
   gpt_oss_bf16      the same model, its experts dequantised to BF16 (gate_up_proj (E, d, 2F), down_proj
                     (E, F, d)), no quantization_config; the same reference numbers as gpt_oss
   deepseek_v3       3 layers, the first dense (first_k_dense_replace 1), 4 heads, q_lora_rank 16, kv_lora_rank
@@ -153,13 +153,16 @@ and where a family adds a step, its per-layer result:
 OLMo 2 has no norm before attention: its s{k}_normed is the residual stream entering each layer.
 Before each mixture-of-experts folder is written, check_moe stops the script unless: the router arrays have
 their shapes, k distinct experts a token and not always the same ones, softmax-normalised weights summing to 1;
+every layer's MLP equals naive_moe, an independent float64 NumPy reading token by token (the router as a sort,
+the activations written out, gpt-oss's gate and up read as pairs, DeepSeek's shared experts added);
 mixtral cut to expert 0 alone with top 1 equals llama_forward with that expert as its MLP, and qwen3_moe so cut
 equals Qwen3's decoder, and norm_topk_prob changes its result; gpt_oss: FP4_VALUES is the e2m1 table from its
 definition, a known byte and scale unpack to known values, the unpacked values are exact in BF16 (so both
 gpt-oss folders hold the same numbers), sinks at -inf give the forward without sinks, each row plus its sink
 share sums to 1 and the fixture's sinks move the weights, the sliding layer gives keys beyond W nothing and the
-full one does, YaRN with factor 1 is plain RoPE with gain 1 and the fixture's differs, and the SwiGLU's clamp
-is met; deepseek_v3 (check_latent): the absorbed form (W_UK folded into the query, scores against the
+full one does, YaRN with factor 1 is plain RoPE with gain 1, and the fixture's keeps the frequency of each dim
+turning at least beta_fast times over original_max_position_embeddings and divides by factor each one turning
+at most beta_slow times (it has both kinds), and the SwiGLU's clamp is met; deepseek_v3 (check_latent): the absorbed form (W_UK folded into the query, scores against the
 latent, W_UV after the weighted sum of latents) equals the expanded one in weights and output on every layer,
 rope_interleave true equals rope_interleave false on q_b_proj's and kv_a_proj_with_mqa's rotary rows reordered
 [even | odd], and the chosen experts and weights equal a float64 reading of the group-limited rule, token by token.
@@ -474,7 +477,10 @@ def family_forward(cfg, W, ids):
         if t == "deepseek_v3":  # multi-head latent attention: its own projections, one shared rotary key
             w, y = latent_layer(cfg, W, P, a, base, extras)
             x = x + y @ W[P + "self_attn.o_proj.weight"].T
-            f = moe_mlp(cfg, W, P, l, norm(x, P + "post_attention_layernorm.weight"), extras)
+            m = norm(x, P + "post_attention_layernorm.weight")
+            if cfg.get("_record_mlp_in"):
+                extras.setdefault("mlp_in", []).append(m)
+            f = moe_mlp(cfg, W, P, l, m, extras)
             x = x + f
             normed.append(a), attn.append(w), hidden.append(x)
             continue
@@ -506,6 +512,8 @@ def family_forward(cfg, W, ids):
         x = x + o
         # The MLP's input: Gemma's pre_feedforward_layernorm, Llama's post_attention_layernorm, none in OLMo 2.
         m = x if t == "olmo2" else norm(x, P + ("pre_feedforward" if gemma else "post_attention") + "_layernorm.weight")
+        if cfg.get("_record_mlp_in"):  # for the checks only: the MLP's input
+            extras.setdefault("mlp_in", []).append(m)
         if t in MOE:
             f = moe_mlp(cfg, W, P, l, m, extras)
         elif t == "phi3":  # gate_up_proj rows [gate: F | up: F]
@@ -874,16 +882,17 @@ def moe_configs():
                      num_experts=4, num_experts_per_tok=2, num_hidden_layers=2, num_key_value_heads=2,
                      rms_norm_eps=1e-6, rope_scaling=None, rope_theta=1000000.0, router_aux_loss_coef=0.001,
                      sliding_window=None, use_sliding_window=False)
-    # YaRN with factor 2 over original_max_position_embeddings 32 (max_position_embeddings 64: the ratio newer
-    # transformers read is the factor too), truncate false as gpt-oss-20b's; window 4 on the sliding layers.
+    # YaRN with factor 2 over gpt-oss-20b's original_max_position_embeddings 4096 (max_position_embeddings 8192:
+    # the ratio newer transformers read is the factor too), truncate false as gpt-oss-20b's: with head_dim 16
+    # and base 150000 dims 0-2 keep their frequency, 3-4 blend, 5-7 are divided by 2; window 4 on sliding layers.
     gpt_oss = dict(common, architectures=["GptOssForCausalLM"], model_type="gpt_oss", attention_bias=True,
-                   eos_token_id=2, experts_per_token=2, head_dim=16, initial_context_length=32, intermediate_size=32,
+                   eos_token_id=2, experts_per_token=2, head_dim=16, initial_context_length=4096, intermediate_size=32,
                    layer_types=["sliding_attention", "full_attention"], num_experts_per_tok=2, num_hidden_layers=2,
-                   num_key_value_heads=2, num_local_experts=4, pad_token_id=0,
+                   max_position_embeddings=8192, num_key_value_heads=2, num_local_experts=4, pad_token_id=0,
                    quantization_config={"modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
                                                                    "model.embed_tokens", "lm_head"], "quant_method": "mxfp4"},
                    rms_norm_eps=1e-5, rope_scaling={"beta_fast": 32.0, "beta_slow": 1.0, "factor": 2.0,
-                                                    "original_max_position_embeddings": 32, "rope_type": "yarn",
+                                                    "original_max_position_embeddings": 4096, "rope_type": "yarn",
                                                     "truncate": False},
                    rope_theta=150000.0, router_aux_loss_coef=0.9, sliding_window=4, swiglu_limit=7.0)
     # rope_scaling null (DeepSeek-V3's own is YaRN with mscale_all_dim; refused by the fixture's reference);
@@ -1146,6 +1155,53 @@ def check_family(cfg, W):
         assert (attn[3] - allrope[1][3]).abs().max() > 1e-3 and (attn[2] - allrope[1][2]).abs().max() == 0
 
 
+def naive_moe(cfg, W, P, l, m):
+    """An independent float64 NumPy reading of layer l's MLP on its input m (T, d), token by token: the
+    router's scores, the k chosen written out as a sort, each chosen expert's MLP with its activation
+    written out (gpt-oss: the interleaved gate / up read as pairs), DeepSeek's shared experts added."""
+    f = lambda n: W[n].detach().double().numpy()
+    t, k = cfg["model_type"], cfg["num_experts_per_tok"]
+    m = m.detach().double().numpy()
+    silu = lambda z: z / (1 + np.exp(-z))
+    glu = lambda x, n: (silu(x @ f(n + "gate_proj.weight").T) * (x @ f(n + "up_proj.weight").T)) @ f(n + "down_proj.weight").T
+    if not moe_layer(cfg, l):
+        return glu(m, P + "mlp.")
+    out = np.zeros_like(m)
+    for i, x in enumerate(m):
+        if t in ("mixtral", "qwen3_moe"):
+            z = x @ f(P + ("block_sparse_moe.gate.weight" if t == "mixtral" else "mlp.gate.weight")).T
+            p = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+            pick = sorted(range(len(p)), key=lambda e: -p[e])[:k]
+            w = p[pick] / (p[pick].sum() if t == "mixtral" or cfg.get("norm_topk_prob") else 1.0)
+        elif t == "gpt_oss":
+            z = x @ f(P + "mlp.router.weight").T + f(P + "mlp.router.bias")
+            pick = sorted(range(len(z)), key=lambda e: -z[e])[:k]
+            w = np.exp(z[pick] - z[pick].max()) / np.exp(z[pick] - z[pick].max()).sum()
+        else:
+            E, G = cfg["n_routed_experts"], cfg["n_group"]
+            s = 1 / (1 + np.exp(-(x @ f(P + "mlp.gate.weight").T)))
+            ch = s + f(P + "mlp.gate.e_score_correction_bias")
+            best = sorted(range(G), key=lambda g: -np.sort(ch[g * (E // G):(g + 1) * (E // G)])[-2:].sum())[:cfg["topk_group"]]
+            pick = sorted([e for e in range(E) if e // (E // G) in best], key=lambda e: -ch[e])[:k]
+            w = s[pick] / (s[pick].sum() if cfg.get("norm_topk_prob") else 1.0) * cfg["routed_scaling_factor"]
+        for e, we in zip(pick, w):
+            if t == "mixtral":
+                n = f"{P}block_sparse_moe.experts.{e}."
+                y = (silu(x @ f(n + "w1.weight").T) * (x @ f(n + "w3.weight").T)) @ f(n + "w2.weight").T
+            elif t == "gpt_oss":
+                gu = x @ f(P + "mlp.experts.gate_up_proj")[e] + f(P + "mlp.experts.gate_up_proj_bias")[e]
+                lim = cfg.get("swiglu_limit", 7.0)
+                pairs = gu.reshape(-1, 2)  # (gate, up) side by side for each of the F units
+                g_, u_ = np.minimum(pairs[:, 0], lim), np.clip(pairs[:, 1], -lim, lim)
+                y = ((u_ + 1) * g_ / (1 + np.exp(-1.702 * g_))) @ f(P + "mlp.experts.down_proj")[e] + f(P + "mlp.experts.down_proj_bias")[e]
+            else:
+                y = glu(x[None], f"{P}mlp.experts.{e}.")[0]
+            out[i] += we * y
+    if t == "deepseek_v3":
+        out += glu(m, P + "mlp.shared_experts.")
+    return out
+
+
 def check_moe(cfg, W):
     """The asserts each mixture-of-experts family's reference must pass before its folder is written."""
     t, ids = cfg["model_type"], IDS_CHECK
@@ -1159,6 +1215,10 @@ def check_moe(cfg, W):
         assert all(len(set(row.tolist())) == k for row in experts[l]) or l not in moe
     if t in ("mixtral", "qwen3_moe", "gpt_oss"):  # softmax-normalised choices sum to 1
         close(weights[moe].sum(-1), torch.ones(len(moe), len(ids)), f"{t} router weights sum")
+    D = dequantised_experts(W)
+    for l, m in enumerate(family_forward(dict(cfg, _record_mlp_in=True), W, ids)[4]["mlp_in"]):
+        close(moe_mlp(cfg, D, f"model.layers.{l}.", l, m, {}), naive_moe(cfg, D, f"model.layers.{l}.", l, m),
+              f"{t} layer {l}'s MLP against the float64 reading")
 
     if t == "mixtral":  # expert 0 alone, top 1: the Llama decoder with w1, w3, w2 as gate, up, down
         names = {"w1": "gate_proj", "w3": "up_proj", "w2": "down_proj"}
@@ -1210,12 +1270,20 @@ def check_moe(cfg, W):
         far = torch.tril(torch.ones(len(ids), len(ids)), diagonal=-cfg["sliding_window"]).bool()
         assert attn[0][:, far].abs().max() == 0 and attn[1][:, far].abs().max() > 0, "gpt_oss: sliding / full layers"
         dk = cfg["head_dim"]
-        one, gain = yarn_parameters(dict(cfg, rope_scaling=dict(cfg["rope_scaling"], factor=1.0, original_max_position_embeddings=64)), dk)
+        one, gain = yarn_parameters(dict(cfg, rope_scaling=dict(cfg["rope_scaling"], factor=1.0), max_position_embeddings=4096), dk)
         close(one, inv_freq_of(cfg | {"rope_scaling": None}, dk), "yarn with factor 1 against plain RoPE")
         assert gain == 1.0
         inv, gain = yarn_parameters(cfg, dk)
         plain = inv_freq_of(cfg | {"rope_scaling": None}, dk)
-        assert abs(gain - (0.1 * math.log(2.0) + 1)) < 1e-12 and (inv < plain).any() and torch.allclose(inv[0], plain[0])
+        assert abs(gain - (0.1 * math.log(2.0) + 1)) < 1e-12
+        # A dim turning more than beta_fast times over the original context keeps its frequency, one turning
+        # fewer than beta_slow times is divided by factor; the fixture has both kinds.
+        rs = cfg["rope_scaling"]
+        turns = rs["original_max_position_embeddings"] * plain / (2 * math.pi)
+        fast, slow = turns >= rs["beta_fast"], turns <= rs["beta_slow"]
+        assert fast.any() and slow.any(), turns
+        close(inv[fast], plain[fast], "yarn keeps the fast dims")
+        close(inv[slow], plain[slow] / rs["factor"], "yarn divides the slow dims")
         unclamped = family_forward(dict(cfg, swiglu_limit=1e9), W, ids)
         assert (unclamped[2][0] - hidden[0]).abs().max() > 1e-3, "gpt_oss: the fixture never meets swiglu_limit"
     if t == "deepseek_v3":
