@@ -100,6 +100,15 @@ experts (moe_mlp: the routed sum out = sum over the k chosen of weight * expert(
                sum highest (the others' scores set to 0), takes the top k; weights the chosen unbiased
                scores, over their sum (+1e-20) when norm_topk_prob, times routed_scaling_factor; plus the
                shared experts (mlp.shared_experts, moe_intermediate_size * n_shared_experts) on every token.
+  deepseek_v2  modeling_deepseek_v2.py: the same latent attention (q_proj when q_lora_rank is null, as in
+               DeepSeek-V2-Lite), but apply_rotary_emb turns each adjacent pair (2i, 2i + 1) of the rotary
+               parts as a complex number times e^(i pos base^(-2i/d_r)), in place (no rope_interleave key);
+               router DeepseekV2Moe: softmax over all experts (mlp.gate.weight, no correction bias); topk_method
+               greedy (top k) or group_limited_greedy (the topk_group of n_group groups with the highest
+               single score kept, the others' scores set to 0, then top k); weights the softmax scores times
+               routed_scaling_factor, not renormalised (the reference refuses norm_topk_prob true); the same
+               dense first layers and shared experts. Released experts are per-expert files
+               mlp.experts.{e}.gate_proj/up_proj/down_proj, as the fixture's.
 
 Folders written (each a model folder: config.json + weights):
   gpt2              F32, names without prefix, with the h.{i}.attn.bias mask buffers real GPT-2
@@ -124,12 +133,15 @@ Folders written (each a model folder: config.json + weights):
   mixtral           2 layers, 4 experts (F 48), top 2, d_k 8
   qwen3_moe         2 layers, head_dim 16, 4 experts (moe_intermediate_size 24), top 2, norm_topk_prob true
   gpt_oss           2 layers sliding (W 4) / full, head_dim 16, biases, sinks, YaRN factor 2 over 4096 positions
-                    (truncate false; max_position_embeddings 8192), 4 experts (F 32), top 2, swiglu_limit 7, experts MXFP4 (U8), the rest BF16
+                    (truncate false; max_position_embeddings 8192), 4 experts (F 32), top 2, swiglu_limit 7,
+                    experts MXFP4 (U8), the rest BF16
   gpt_oss_bf16      the same model, its experts dequantised to BF16 (gate_up_proj (E, d, 2F), down_proj
                     (E, F, d)), no quantization_config; the same reference numbers as gpt_oss
   deepseek_v3       3 layers, the first dense (first_k_dense_replace 1), 4 heads, q_lora_rank 16, kv_lora_rank
                     16, qk_nope 8, qk_rope 8, v_head_dim 12; 8 routed experts in 4 groups, topk_group 2, top 2,
                     one shared expert, routed_scaling_factor 2.5; rope_scaling null
+  deepseek_v2       the same sizes with q_lora_rank null (q_proj), group_limited_greedy over 4 groups
+                    (topk_group 2), top 2, two shared experts, routed_scaling_factor 16; rope_scaling null
 
 and reference/<folder>/ with, for each token sequence k:
   s{k}_tokens.npy  (T,) int64        the token ids
@@ -143,13 +155,13 @@ and where a family adds a step, its per-layer result:
   s{k}_k_normed.npy      (L, N, T, d_k)  the same for k
   s{k}_scores_capped.npy (L, h, T, T)    gemma2: c tanh(q k^T query_pre_attn_scalar^-1/2 / c), with -inf
                                          on the blocked keys (what the softmax receives)
-  s{k}_router_experts.npy (L, T, k) int64  mixtral, qwen3_moe, gpt_oss, deepseek_v3: the k experts each token
+  s{k}_router_experts.npy (L, T, k) int64  mixtral, qwen3_moe, gpt_oss, deepseek_v2/v3: the k experts each token
                                          went to, in descending weight; -1 on a dense layer
   s{k}_router_weights.npy (L, T, k)      the weight of each (what its expert's output is multiplied by); 0 on
                                          a dense layer
   s{k}_sink_share.npy    (L, h, T)       gpt_oss: each row's softmax mass on the sink column (the row's
                                          s{k}_attn sums to 1 minus it)
-  s{k}_latent.npy        (L, T, kv_lora_rank)  deepseek_v3: c after kv_a_layernorm (what is cached with k_r)
+  s{k}_latent.npy        (L, T, kv_lora_rank)  deepseek_v2/v3: c after kv_a_layernorm (what is cached with k_r)
 OLMo 2 has no norm before attention: its s{k}_normed is the residual stream entering each layer.
 Before each mixture-of-experts folder is written, check_moe stops the script unless: the router arrays have
 their shapes, k distinct experts a token and not always the same ones, softmax-normalised weights summing to 1;
@@ -162,10 +174,11 @@ gpt-oss folders hold the same numbers), sinks at -inf give the forward without s
 share sums to 1 and the fixture's sinks move the weights, the sliding layer gives keys beyond W nothing and the
 full one does, YaRN with factor 1 is plain RoPE with gain 1, and the fixture's keeps the frequency of each dim
 turning at least beta_fast times over original_max_position_embeddings and divides by factor each one turning
-at most beta_slow times (it has both kinds), and the SwiGLU's clamp is met; deepseek_v3 (check_latent): the absorbed form (W_UK folded into the query, scores against the
-latent, W_UV after the weighted sum of latents) equals the expanded one in weights and output on every layer,
-rope_interleave true equals rope_interleave false on q_b_proj's and kv_a_proj_with_mqa's rotary rows reordered
-[even | odd], and the chosen experts and weights equal a float64 reading of the group-limited rule, token by token.
+at most beta_slow times (it has both kinds), and the SwiGLU's clamp is met; deepseek_v2/v3 (check_latent): the
+absorbed form (W_UK folded into the query, scores against the latent, W_UV after the weighted sum of latents)
+equals the expanded one in weights and output on every layer, rope_interleave true (and deepseek_v2's complex
+pairs) equals rope_interleave false on q_b_proj's (q_proj's) and kv_a_proj_with_mqa's rotary rows reordered
+[even | odd], and deepseek_v3's chosen experts and weights equal a float64 reading of the group-limited rule.
 Before each newer family's folder is written, check_family stops the script unless the reference equals
 naive_forward, an independent float64 NumPy reading of the same formulas (token by token, RoPE as
 rotations of the pairs (i, i + d_k/2), GELU and SiLU written out), in attention, hidden states and
@@ -235,7 +248,8 @@ def save_safetensors(path, tensors, dtype):
     header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
     for name in sorted(tensors):
         b = tensor_bytes(tensors[name], dtype)
-        header[name] = {"dtype": "U8" if tensors[name].dtype == torch.uint8 else dtype, "shape": list(tensors[name].shape), "data_offsets": [offset, offset + len(b)]}
+        kind = "U8" if tensors[name].dtype == torch.uint8 else dtype
+        header[name] = {"dtype": kind, "shape": list(tensors[name].shape), "data_offsets": [offset, offset + len(b)]}
         blobs.append(b)
         offset += len(b)
     text = json.dumps(header, separators=(",", ":")).encode()
@@ -400,8 +414,9 @@ def llama_forward(cfg, W, ids):
 GEMMA = ("gemma2", "gemma3_text")
 TIED_BY_DEFAULT = {"qwen3": False, "gemma2": True, "gemma3_text": True, "olmo2": False, "phi3": False,
                    "smollm3": True, "llama": False, "mistral": False, "mixtral": False, "qwen3_moe": False,
-                   "gpt_oss": False, "deepseek_v3": False}
-MOE = ("mixtral", "qwen3_moe", "gpt_oss", "deepseek_v3")
+                   "gpt_oss": False, "deepseek_v2": False, "deepseek_v3": False}
+DEEPSEEK = ("deepseek_v2", "deepseek_v3")
+MOE = ("mixtral", "qwen3_moe", "gpt_oss") + DEEPSEEK
 
 
 def family_layers(cfg):
@@ -474,7 +489,7 @@ def family_forward(cfg, W, ids):
     for l, (window, base) in enumerate(family_layers(cfg)):
         P = f"model.layers.{l}."
         a = x if t == "olmo2" else norm(x, P + "input_layernorm.weight")  # OLMo 2 has no norm before attention
-        if t == "deepseek_v3":  # multi-head latent attention: its own projections, one shared rotary key
+        if t in DEEPSEEK:  # multi-head latent attention: its own projections, one shared rotary key
             w, y = latent_layer(cfg, W, P, a, base, extras)
             x = x + y @ W[P + "self_attn.o_proj.weight"].T
             m = norm(x, P + "post_attention_layernorm.weight")
@@ -600,7 +615,7 @@ def moe_layer(cfg, l):
     if t == "qwen3_moe":  # modeling_qwen3_moe.py's Qwen3MoeDecoderLayer
         return l not in cfg.get("mlp_only_layers", []) and cfg["num_experts"] > 0 and \
             (l + 1) % cfg.get("decoder_sparse_step", 1) == 0
-    if t == "deepseek_v3":  # the first first_k_dense_replace layers are dense
+    if t in DEEPSEEK:  # the first first_k_dense_replace layers are dense
         return l >= cfg["first_k_dense_replace"]
     return True
 
@@ -618,6 +633,21 @@ def route(cfg, W, P, m):
     if t == "gpt_oss":  # top k of the logits (with the router's bias), then a softmax over those k
         top, e = torch.topk(m @ W[P + "mlp.router.weight"].T + W[P + "mlp.router.bias"], k, dim=-1)
         return e, torch.softmax(top, dim=-1)
+    if t == "deepseek_v2":  # DeepseekV2Moe: softmax over all; greedy top k, or group_limited_greedy: the
+        # topk_group groups with the highest best score kept, the others' scores set to 0, then top k; times
+        # routed_scaling_factor, never renormalised (Lite's and V2's configs say norm_topk_prob false)
+        assert not cfg.get("norm_topk_prob")
+        E = cfg["n_routed_experts"]
+        probs = torch.softmax(m @ W[P + "mlp.gate.weight"].T, dim=-1)
+        if cfg["topk_method"] == "group_limited_greedy":
+            G = cfg["n_group"]
+            groups = probs.view(-1, G, E // G).max(dim=-1).values
+            keep = torch.zeros_like(groups).scatter_(1, torch.topk(groups, cfg["topk_group"], dim=-1)[1], 1.0)
+            probs = probs.masked_fill(keep[:, :, None].expand(-1, G, E // G).reshape(-1, E) == 0, 0.0)
+        else:
+            assert cfg["topk_method"] == "greedy"
+        w, e = torch.topk(probs, k, dim=-1)
+        return e, w * cfg["routed_scaling_factor"]
     # deepseek_v3's DeepseekV3TopkRouter: sigmoid scores; the choice adds e_score_correction_bias, keeps the
     # topk_group groups (of n_routed_experts / n_group) whose two best sum highest, zeroes the rest, takes k;
     # the weights are the unbiased scores of the chosen, renormalised if norm_topk_prob, times
@@ -667,7 +697,7 @@ def moe_mlp(cfg, W, P, l, m, extras):
     for x in sorted(set(e.flatten().tolist())):  # every expert a token chose, on the tokens that chose it
         rows, slot = torch.where(e == x)
         out.index_add_(0, rows, expert(cfg, W, P, x, m[rows]) * w[rows, slot][:, None])
-    if cfg["model_type"] == "deepseek_v3":
+    if cfg["model_type"] in DEEPSEEK and cfg.get("n_shared_experts"):
         out = out + swiglu(W, P + "mlp.shared_experts.", m)
     return out
 
@@ -678,9 +708,25 @@ def deinterleave(x):
     return x.reshape(*x.shape[:-1], x.shape[-1] // 2, 2).transpose(-1, -2).reshape(x.shape)
 
 
+def latent_rope(cfg, q_rot, k_rot, base):
+    """The rotary parts turned as each DeepSeek file does: V3 with rope_interleave (its default) reorders the
+    pairs (0,1), (2,3), … to [even | odd] and applies rotate_half; without it, rotate_half as stored; V2's
+    apply_rotary_emb multiplies each adjacent pair, read as a complex number, by e^(i pos inv_freq), in place."""
+    dr, T = q_rot.shape[-1], q_rot.shape[-2]
+    if cfg["model_type"] == "deepseek_v2":
+        ang = torch.arange(T).float()[:, None] * inv_freq_of({"rope_theta": base}, dr)[None, :]
+        turn = torch.polar(torch.ones_like(ang), ang)  # (T, d_r/2)
+        pairs = lambda x: torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2).contiguous())
+        spin = lambda x: torch.view_as_real(pairs(x) * turn).flatten(-2)
+        return spin(q_rot), spin(k_rot)
+    if cfg.get("rope_interleave", True):  # configuration_deepseek_v3.py's default
+        q_rot, k_rot = deinterleave(q_rot), deinterleave(k_rot)
+    return rope(q_rot, base, dr, T), rope(k_rot, base, dr, T)
+
+
 def latent_layer(cfg, W, P, a, base, extras):
-    """DeepseekV3Attention on a (T, d): weights (h, T, T) and the heads' outputs side by side (T, h d_v).
-    The latent's and q's own norms use eps 1e-6 (DeepseekV3RMSNorm's default, not rms_norm_eps)."""
+    """DeepseekV3Attention (DeepseekV2Attention) on a (T, d): weights (h, T, T) and the heads' outputs side
+    by side (T, h d_v). The latent's and q's own norms use eps 1e-6 (the RMSNorm's default, not rms_norm_eps)."""
     h, T = cfg["num_attention_heads"], a.shape[0]
     dn, dr, dv, r = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["v_head_dim"], cfg["kv_lora_rank"]
     A = P + "self_attn."
@@ -695,9 +741,7 @@ def latent_layer(cfg, W, P, a, base, extras):
     extras.setdefault("latent", []).append(c)
     kvb = (c @ W[A + "kv_b_proj.weight"].T).view(T, h, dn + dv).transpose(0, 1)
     k_pass, v = kvb[..., :dn], kvb[..., dn:]
-    if cfg.get("rope_interleave", True):  # configuration_deepseek_v3.py's default
-        q_rot, k_rot = deinterleave(q_rot), deinterleave(k_rot)
-    q_rot, k_rot = rope(q_rot, base, dr, T), rope(k_rot, base, dr, T)
+    q_rot, k_rot = latent_rope(cfg, q_rot, k_rot, base)
     assert cfg.get("rope_scaling") is None  # with YaRN the scale would gain mscale(factor, mscale_all_dim)^2
     query, key = torch.cat((q_pass, q_rot), dim=-1), torch.cat((k_pass, k_rot.expand(h, T, dr)), dim=-1)
     return attend(query, key, v, scale=(dn + dr) ** -0.5)
@@ -815,7 +859,7 @@ def moe_weights(cfg, seed):
     attention) in its released tensor names, shapes and storage."""
     t = cfg["model_type"]
     W = {k: v for k, v in family_weights(cfg, seed).items()
-         if ".mlp." not in k and not (t == "deepseek_v3" and ".self_attn." in k)}
+         if ".mlp." not in k and not (t in DEEPSEEK and ".self_attn." in k)}
     g = torch.Generator().manual_seed(seed + 100)
     d, h = cfg["hidden_size"], cfg["num_attention_heads"]
     dk = cfg.get("head_dim") or d // h
@@ -837,7 +881,8 @@ def moe_weights(cfg, seed):
                 W.update(mlp(f"{P}mlp.experts.{e}.", cfg["moe_intermediate_size"]))
         if t == "gpt_oss":
             E, F = cfg["num_local_experts"], cfg["intermediate_size"]
-            for n, rows in (("q", h * dk), ("k", cfg["num_key_value_heads"] * dk), ("v", cfg["num_key_value_heads"] * dk), ("o", d)):
+            kv = cfg["num_key_value_heads"] * dk
+            for n, rows in (("q", h * dk), ("k", kv), ("v", kv), ("o", d)):
                 W[f"{P}self_attn.{n}_proj.bias"] = rnd(g, rows, scale=0.1)
             W[P + "self_attn.sinks"] = rnd(g, h, scale=1.0)
             W[P + "mlp.router.weight"], W[P + "mlp.router.bias"] = rnd(g, E, d, scale=0.5), rnd(g, E, scale=0.2)
@@ -845,11 +890,14 @@ def moe_weights(cfg, seed):
             W[P + "mlp.experts.gate_up_proj_blocks"], W[P + "mlp.experts.gate_up_proj_scales"] = mxfp4_quantise_random(g, E, 2 * F, d)
             W[P + "mlp.experts.down_proj_blocks"], W[P + "mlp.experts.down_proj_scales"] = mxfp4_quantise_random(g, E, d, F)
             W[P + "mlp.experts.gate_up_proj_bias"], W[P + "mlp.experts.down_proj_bias"] = rnd(g, E, 2 * F, scale=0.3), rnd(g, E, d, scale=0.1)
-        if t == "deepseek_v3":
+        if t in DEEPSEEK:
             dn, dr, dv, r, rq = (cfg[k] for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "kv_lora_rank", "q_lora_rank"))
             A = P + "self_attn."
-            W[A + "q_a_proj.weight"], W[A + "q_a_layernorm.weight"] = rnd(g, rq, d, scale=0.35), 1 + rnd(g, rq, scale=0.1)
-            W[A + "q_b_proj.weight"] = rnd(g, h * (dn + dr), rq, scale=0.35)
+            if rq:
+                W[A + "q_a_proj.weight"], W[A + "q_a_layernorm.weight"] = rnd(g, rq, d, scale=0.35), 1 + rnd(g, rq, scale=0.1)
+                W[A + "q_b_proj.weight"] = rnd(g, h * (dn + dr), rq, scale=0.35)
+            else:
+                W[A + "q_proj.weight"] = rnd(g, h * (dn + dr), d, scale=0.35)
             W[A + "kv_a_proj_with_mqa.weight"] = rnd(g, r + dr, d, scale=0.35)
             W[A + "kv_a_layernorm.weight"] = 1 + rnd(g, r, scale=0.1)
             W[A + "kv_b_proj.weight"] = rnd(g, h * (dn + dv), r, scale=0.35)
@@ -858,7 +906,8 @@ def moe_weights(cfg, seed):
                 W.update(mlp(P + "mlp.", cfg["intermediate_size"]))
                 continue
             W[P + "mlp.gate.weight"] = rnd(g, cfg["n_routed_experts"], d, scale=0.5)
-            W[P + "mlp.gate.e_score_correction_bias"] = rnd(g, cfg["n_routed_experts"], scale=0.1)
+            if t == "deepseek_v3":
+                W[P + "mlp.gate.e_score_correction_bias"] = rnd(g, cfg["n_routed_experts"], scale=0.1)
             for e in range(cfg["n_routed_experts"]):
                 W.update(mlp(f"{P}mlp.experts.{e}.", cfg["moe_intermediate_size"]))
             W.update(mlp(P + "mlp.shared_experts.", cfg["moe_intermediate_size"] * cfg["n_shared_experts"]))
@@ -905,9 +954,19 @@ def moe_configs():
                        qk_rope_head_dim=8, rms_norm_eps=1e-6, rope_scaling=None, rope_theta=10000.0,
                        routed_scaling_factor=2.5, scoring_func="sigmoid", topk_group=2, topk_method="noaux_tc",
                        v_head_dim=12)
+    # DeepSeek-V2-Lite's q_proj (q_lora_rank null) with DeepSeek-V2's group_limited_greedy routing: softmax
+    # scores, no renormalisation, two shared experts; rope_scaling null as for V3.
+    deepseek_v2 = dict(common, architectures=["DeepseekV2ForCausalLM"], model_type="deepseek_v2", attention_bias=False,
+                       aux_loss_alpha=0.001, bos_token_id=0, eos_token_id=1, first_k_dense_replace=1, intermediate_size=48,
+                       kv_lora_rank=16, moe_intermediate_size=16, moe_layer_freq=1, n_group=4, n_routed_experts=8,
+                       n_shared_experts=2, norm_topk_prob=False, num_experts_per_tok=2, num_hidden_layers=3,
+                       num_key_value_heads=4, pretraining_tp=1, q_lora_rank=None, qk_nope_head_dim=8, qk_rope_head_dim=8,
+                       rms_norm_eps=1e-6, rope_scaling=None, rope_theta=10000.0, routed_scaling_factor=16.0,
+                       scoring_func="softmax", seq_aux=True, topk_group=2, topk_method="group_limited_greedy",
+                       v_head_dim=12)
     return [(name, dict(sorted(cfg.items())), seed, dtype) for name, cfg, seed, dtype in [
         ("mixtral", mixtral, 13, "F32"), ("qwen3_moe", qwen3_moe, 14, "F32"), ("gpt_oss", gpt_oss, 15, "BF16"),
-        ("deepseek_v3", deepseek_v3, 16, "F32")]]
+        ("deepseek_v3", deepseek_v3, 16, "F32"), ("deepseek_v2", deepseek_v2, 17, "F32")]]
 
 
 def llama_config(model_type, **kw):
@@ -1177,6 +1236,16 @@ def naive_moe(cfg, W, P, l, m):
             z = x @ f(P + "mlp.router.weight").T + f(P + "mlp.router.bias")
             pick = sorted(range(len(z)), key=lambda e: -z[e])[:k]
             w = np.exp(z[pick] - z[pick].max()) / np.exp(z[pick] - z[pick].max()).sum()
+        elif t == "deepseek_v2":
+            E, G = cfg["n_routed_experts"], cfg["n_group"]
+            z = x @ f(P + "mlp.gate.weight").T
+            p = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+            allowed = range(E)
+            if cfg["topk_method"] == "group_limited_greedy":
+                best = sorted(range(G), key=lambda g: -p[g * (E // G):(g + 1) * (E // G)].max())[:cfg["topk_group"]]
+                allowed = [e for e in range(E) if e // (E // G) in best]
+            pick = sorted(allowed, key=lambda e: -p[e])[:k]
+            w = p[pick] * cfg["routed_scaling_factor"]
         else:
             E, G = cfg["n_routed_experts"], cfg["n_group"]
             s = 1 / (1 + np.exp(-(x @ f(P + "mlp.gate.weight").T)))
@@ -1197,7 +1266,7 @@ def naive_moe(cfg, W, P, l, m):
             else:
                 y = glu(x[None], f"{P}mlp.experts.{e}.")[0]
             out[i] += we * y
-    if t == "deepseek_v3":
+    if t in DEEPSEEK:
         out += glu(m, P + "mlp.shared_experts.")
     return out
 
@@ -1286,7 +1355,7 @@ def check_moe(cfg, W):
         close(inv[slow], plain[slow] / rs["factor"], "yarn divides the slow dims")
         unclamped = family_forward(dict(cfg, swiglu_limit=1e9), W, ids)
         assert (unclamped[2][0] - hidden[0]).abs().max() > 1e-3, "gpt_oss: the fixture never meets swiglu_limit"
-    if t == "deepseek_v3":
+    if t in DEEPSEEK:
         check_latent(cfg, W, ids, normed, attn, extras)
 
 
@@ -1299,12 +1368,14 @@ def check_latent(cfg, W, ids, normed, attn, extras):
     for l in range(cfg["num_hidden_layers"]):
         A, a = f"model.layers.{l}.self_attn.", normed[l]
         w, y = latent_layer(cfg, W, f"model.layers.{l}.", a, cfg["rope_theta"], {})
-        q = rms_norm(a @ W[A + "q_a_proj.weight"].T, W[A + "q_a_layernorm.weight"], 1e-6) @ W[A + "q_b_proj.weight"].T
+        if cfg.get("q_lora_rank"):
+            q = rms_norm(a @ W[A + "q_a_proj.weight"].T, W[A + "q_a_layernorm.weight"], 1e-6) @ W[A + "q_b_proj.weight"].T
+        else:
+            q = a @ W[A + "q_proj.weight"].T
         q = q.view(T, h, dn + dr).transpose(0, 1)
         kv = a @ W[A + "kv_a_proj_with_mqa.weight"].T
         c = extras["latent"][l]
-        q_rot = rope(deinterleave(q[..., dn:]), cfg["rope_theta"], dr, T)
-        k_rot = rope(deinterleave(kv[:, r:]), cfg["rope_theta"], dr, T)
+        q_rot, k_rot = latent_rope(cfg, q[..., dn:], kv[:, r:], cfg["rope_theta"])
         wkvb = W[A + "kv_b_proj.weight"].view(h, dn + dv, r)
         s = (torch.einsum("htn,hnr->htr", q[..., :dn], wkvb[:, :dn]) @ c.T + q_rot @ k_rot.T) * (dn + dr) ** -0.5
         s = s.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float("-inf"))
@@ -1312,22 +1383,29 @@ def check_latent(cfg, W, ids, normed, attn, extras):
         y2 = torch.einsum("htr,hvr->thv", a2 @ c, wkvb[:, dn:]).reshape(T, h * dv)
         close(a2, attn[l], "deepseek_v3 absorbed weights against expanded")
         close(y2, y, "deepseek_v3 absorbed output against expanded", atol=1e-4)
-    # rope_interleave false on the rotary rows de-interleaved (q_b_proj's last d_r rows of each head,
-    # kv_a_proj_with_mqa's last d_r rows) is the same model.
+    # DeepSeek-V3 with rope_interleave false on the rotary rows de-interleaved (q_b_proj's last d_r rows of
+    # each head, kv_a_proj_with_mqa's last d_r rows) is the same model; so is DeepSeek-V2's complex form.
     perm = torch.cat((torch.arange(0, dr, 2), torch.arange(1, dr, 2)))
     flat = dict(W)
+    qn = "q_b_proj.weight" if cfg.get("q_lora_rank") else "q_proj.weight"
     for l in range(cfg["num_hidden_layers"]):
         A = f"model.layers.{l}.self_attn."
-        qb = W[A + "q_b_proj.weight"].view(h, dn + dr, -1)
-        flat[A + "q_b_proj.weight"] = torch.cat((qb[:, :dn], qb[:, dn:][:, perm]), dim=1).reshape(h * (dn + dr), -1)
+        qb = W[A + qn].view(h, dn + dr, -1)
+        flat[A + qn] = torch.cat((qb[:, :dn], qb[:, dn:][:, perm]), dim=1).reshape(h * (dn + dr), -1)
         ka = W[A + "kv_a_proj_with_mqa.weight"]
         flat[A + "kv_a_proj_with_mqa.weight"] = torch.cat((ka[:r], ka[r:][perm]))
-    ours, theirs = family_forward(cfg, W, ids), family_forward(dict(cfg, rope_interleave=False), flat, ids)
-    for i in range(4):
-        close(ours[i], theirs[i], "deepseek_v3 interleaved against rotate_half on permuted rows")
+    ours = family_forward(cfg, W, ids)
+    if cfg["model_type"] == "deepseek_v3":
+        theirs = family_forward(dict(cfg, rope_interleave=False), flat, ids)
+        for i in range(4):
+            close(ours[i], theirs[i], "deepseek_v3 interleaved against rotate_half on permuted rows")
+    else:
+        theirs = [latent_layer(dict(cfg, model_type="deepseek_v3", rope_interleave=False), flat, f"model.layers.{l}.",
+                               ours[0][l], cfg["rope_theta"], {})[0] for l in range(cfg["num_hidden_layers"])]
+        close(ours[1], theirs, "deepseek_v2's complex pairs against rotate_half on permuted rows")
     E, G, k = cfg["n_routed_experts"], cfg["n_group"], cfg["num_experts_per_tok"]
     hidden = [z.double().numpy() for z in ours[2]]
-    for l in range(cfg["first_k_dense_replace"], cfg["num_hidden_layers"]):
+    for l in range(cfg["first_k_dense_replace"], cfg["num_hidden_layers"]) if cfg["model_type"] == "deepseek_v3" else []:
         P = f"model.layers.{l}."
         # The MLP input, post_attention_layernorm(layer input + attention), in float64 from the reference's
         # pieces; then the rule applied token by token.
