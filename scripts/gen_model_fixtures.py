@@ -162,6 +162,8 @@ and where a family adds a step, its per-layer result:
   s{k}_sink_share.npy    (L, h, T)       gpt_oss: each row's softmax mass on the sink column (the row's
                                          s{k}_attn sums to 1 minus it)
   s{k}_latent.npy        (L, T, kv_lora_rank)  deepseek_v2/v3: c after kv_a_layernorm (what is cached with k_r)
+and, once a folder, gpt_oss's (and gpt_oss_bf16's) rope_inv_freq.npy (head_dim/2,) and
+rope_attention_factor.npy (1,): YaRN's frequencies and the factor cos and sin are multiplied by.
 OLMo 2 has no norm before attention: its s{k}_normed is the residual stream entering each layer.
 Before each mixture-of-experts folder is written, check_moe stops the script unless: the router arrays have
 their shapes, k distinct experts a token and not always the same ones, softmax-normalised weights summing to 1;
@@ -1608,6 +1610,10 @@ def main():
         if name == "gpt_oss":  # the same model with its experts dequantised to BF16, no quantization_config
             plain = {k: v for k, v in cfg.items() if k != "quantization_config"}
             write_folder("gpt_oss_bf16", plain, dequantised_experts(Wm), dtype, family_forward)
+            for folder in ("gpt_oss", "gpt_oss_bf16"):  # YaRN's numbers, to check the rotation on its own
+                inv, gain = yarn_parameters(cfg, cfg["head_dim"])
+                np.save(os.path.join(ROOT, "reference", folder, "rope_inv_freq.npy"), inv.numpy().astype(np.float32))
+                np.save(os.path.join(ROOT, "reference", folder, "rope_attention_factor.npy"), np.array([gain], np.float32))
 
 
 def write_latent():
