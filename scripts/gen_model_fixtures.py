@@ -449,7 +449,7 @@ def family_layers(cfg):
         types = types or ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(L)]
         return [(cfg["sliding_window"] if ty == "sliding_attention" else 0, theta) for ty in types]
     # phi3 (its sliding_window, when set, on every layer), olmo2, mixtral, qwen3_moe (no window unless
-    # use_sliding_window, not set in the fixture), deepseek_v3 (no window), and the Llama decoder itself
+    # use_sliding_window, not set in the fixture), deepseek_v2/v3 (no window), and the Llama decoder itself
     return [(cfg.get("sliding_window") or 0, theta)] * L
 
 
@@ -463,14 +463,14 @@ def rope(x, base, dk, T, inv_freq=None, gain=1.0):
 
 
 def family_forward(cfg, W, ids):
-    """The decoder of qwen3, gemma2, gemma3_text, olmo2, phi3, smollm3, mixtral, qwen3_moe, gpt_oss and
-    deepseek_v3 (and llama/mistral, against which it is checked): (normed, attn, hidden, logits, extras),
+    """The decoder of qwen3, gemma2, gemma3_text, olmo2, phi3, smollm3, mixtral, qwen3_moe, gpt_oss,
+    deepseek_v2 and deepseek_v3 (and llama/mistral, against which it is checked): (normed, attn, hidden, logits, extras),
     extras the per-layer arrays a family adds."""
     t = cfg["model_type"]
     W = dequantised_experts(W)  # gpt-oss's MXFP4 experts, as transformers' mxfp4.py unpacks them
     # gpt-oss's biases and YaRN are its own; every other family here has neither.
     assert t == "gpt_oss" or (not cfg.get("attention_bias") and not cfg.get("rope_scaling"))
-    assert not cfg.get("mlp_bias")
+    assert not cfg.get("mlp_bias") and (cfg.get("rope_scaling") or {}).get("rope_type", "yarn") == "yarn"
     assert cfg.get("partial_rotary_factor", 1.0) == 1.0 and not cfg.get("use_bidirectional_attention")
     d, h, N, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["num_hidden_layers"]
     eps, T, dk = cfg["rms_norm_eps"], len(ids), cfg.get("head_dim") or d // h
