@@ -55,6 +55,61 @@ Mistral and wide-head configs), each step as the named transformers file compute
                no_rope_layers[i] = 1 (configuration_smollm3.py's default: every no_rope_layer_interval-th
                layer has no positions); tied by default.
 
+The mixture-of-experts families run through the same decoder, with an MLP that routes each token to k
+experts (moe_mlp: the routed sum out = sum over the k chosen of weight * expert(x)):
+  mixtral      modeling_mixtral.py: Mistral's attention (d_k = d_model / h, no head_dim key); router
+               block_sparse_moe.gate (E, d): softmax over all E experts, the top k (num_experts_per_tok),
+               renormalised to sum 1; expert e: w2(silu(w1 x) * w3 x) in block_sparse_moe.experts.{e}.w1/w3
+               (F, d) and w2 (d, F); untied.
+  qwen3_moe    modeling_qwen3_moe.py: Qwen3's attention (q_norm / k_norm per head before RoPE); router
+               mlp.gate (E, d), softmax over all, top k, renormalised only when norm_topk_prob (false by
+               default in configuration_qwen3_moe.py, true in Qwen3-30B-A3B's config and the fixture's);
+               experts mlp.experts.{e}.gate_proj/up_proj (moe_intermediate_size, d) and down_proj; layer i
+               is a mixture unless i is in mlp_only_layers or (i + 1) % decoder_sparse_step ≠ 0 (then
+               Qwen3's dense MLP of intermediate_size); the fixture keeps the defaults (1, []): every layer.
+  gpt_oss      modeling_gpt_oss.py: biases on q, k, v and o (attention_bias); self_attn.sinks (h,): one
+               logit per head appended to every row's scores (after the mask), softmax over T + 1 columns,
+               the last dropped, so a row's weights sum to 1 - its sink share; layer_types (by default
+               sliding from layer 0, every other layer) with sliding_window; scale head_dim^-1/2; YaRN as
+               modeling_rope_utils.py's _compute_yarn_parameters computes it (yarn_parameters: inv_freq
+               blends base^(-2i/d_k) / factor and base^(-2i/d_k) by a ramp over the dims whose wavelength
+               turns between beta_slow and beta_fast times in original_max_position_embeddings, ends
+               floored / ceiled unless truncate is false; cos and sin times attention_factor, by default
+               0.1 ln(factor) + 1) in the rotate_half form; router mlp.router.weight (E, d) + bias: top k of
+               the logits, softmax over those k; experts (GptOssExperts) x W + b with W (E, d, 2F) whose
+               columns interleave gate (0::2) and up (1::2): gate clamped above at swiglu_limit, up to
+               ±swiglu_limit, (up + 1) * gate * sigmoid(1.702 gate), then x W_down (E, F, d) + b; untied.
+               The released files store the experts as integrations/mxfp4.py reads them: <name>_blocks
+               (E, rows, cols/32, 16) U8, two e2m1 values a byte, the low nibble first, FP4_VALUES
+               [0, .5, 1, 1.5, 2, 3, 4, 6, -0, -.5, …, -6] by nibble; <name>_scales (E, rows, cols/32) U8,
+               each block of 32 times 2^(scale - 127); rows are the outputs (gate_up: 2F, down: d), so the
+               unpacked (E, rows, cols) is transposed to the (E, cols, rows) above; biases, router, sinks,
+               attention and embeddings BF16 (quantization_config's modules_to_not_convert).
+  deepseek_v3  modeling_deepseek_v3.py: multi-head latent attention (latent_layer): q = q_b_proj(
+               q_a_layernorm(q_a_proj(x))) (q_proj when q_lora_rank is null) viewed (h, d_n + d_r), split
+               [nope | rope]; [c | k_r] = kv_a_proj_with_mqa(x) (kv_lora_rank + qk_rope_head_dim);
+               c = kv_a_layernorm(c); [k_nope | v] = kv_b_proj(c) per head (d_n + d_v); the two norms with
+               eps 1e-6 (DeepseekV3RMSNorm's default, whatever rms_norm_eps says); k_r one head shared by
+               all; rope_interleave (configuration_deepseek_v3.py's default true, absent from the published
+               config.json and from the fixture's) reorders each rotary part's pairs (0,1), (2,3), … to
+               [even | odd] before rotate_half; scale (d_n + d_r)^-1/2 (with rope_scaling YaRN it would gain
+               mscale(factor, mscale_all_dim)^2: the fixture's rope_scaling is null and the reference
+               refuses any other); layers below first_k_dense_replace have the dense MLP (intermediate_size),
+               the rest DeepseekV3MoE: sigmoid scores of mlp.gate.weight (E, d); the choice adds
+               mlp.gate.e_score_correction_bias, keeps the topk_group of n_group groups whose two best
+               sum highest (the others' scores set to 0), takes the top k; weights the chosen unbiased
+               scores, over their sum (+1e-20) when norm_topk_prob, times routed_scaling_factor; plus the
+               shared experts (mlp.shared_experts, moe_intermediate_size * n_shared_experts) on every token.
+  deepseek_v2  modeling_deepseek_v2.py: the same latent attention (q_proj when q_lora_rank is null, as in
+               DeepSeek-V2-Lite), but apply_rotary_emb turns each adjacent pair (2i, 2i + 1) of the rotary
+               parts as a complex number times e^(i pos base^(-2i/d_r)), in place (no rope_interleave key);
+               router DeepseekV2Moe: softmax over all experts (mlp.gate.weight, no correction bias); topk_method
+               greedy (top k) or group_limited_greedy (the topk_group of n_group groups with the highest
+               single score kept, the others' scores set to 0, then top k); weights the softmax scores times
+               routed_scaling_factor, not renormalised (the reference refuses norm_topk_prob true); the same
+               dense first layers and shared experts. Released experts are per-expert files
+               mlp.experts.{e}.gate_proj/up_proj/down_proj, as the fixture's.
+
 Folders written (each a model folder: config.json + weights):
   gpt2              F32, names without prefix, with the h.{i}.attn.bias mask buffers real GPT-2
                     files carry (the loader ignores them)
@@ -75,6 +130,18 @@ Folders written (each a model folder: config.json + weights):
   olmo2             2 layers, d_k 8, q_norm [32] and k_norm [16], untied lm_head
   phi3              2 layers, fused qkv_proj (64 x 32) and gate_up_proj (96 x 32), untied lm_head
   smollm3           4 layers, no_rope_layers [1, 1, 1, 0]: the last layer has no positions, tied
+  mixtral           2 layers, 4 experts (F 48), top 2, d_k 8
+  qwen3_moe         2 layers, head_dim 16, 4 experts (moe_intermediate_size 24), top 2, norm_topk_prob true
+  gpt_oss           2 layers sliding (W 4) / full, head_dim 16, biases, sinks, YaRN factor 2 over 4096 positions
+                    (truncate false; max_position_embeddings 8192), 4 experts (F 32), top 2, swiglu_limit 7,
+                    experts MXFP4 (U8), the rest BF16
+  gpt_oss_bf16      the same model, its experts dequantised to BF16 (gate_up_proj (E, d, 2F), down_proj
+                    (E, F, d)), no quantization_config; the same reference numbers as gpt_oss
+  deepseek_v3       3 layers, the first dense (first_k_dense_replace 1), 4 heads, q_lora_rank 16, kv_lora_rank
+                    16, qk_nope 8, qk_rope 8, v_head_dim 12; 8 routed experts in 4 groups, topk_group 2, top 2,
+                    one shared expert, routed_scaling_factor 2.5; rope_scaling null
+  deepseek_v2       the same sizes with q_lora_rank null (q_proj), group_limited_greedy over 4 groups
+                    (topk_group 2), top 2, two shared experts, routed_scaling_factor 16; rope_scaling null
 
 and reference/<folder>/ with, for each token sequence k:
   s{k}_tokens.npy  (T,) int64        the token ids
@@ -88,7 +155,32 @@ and where a family adds a step, its per-layer result:
   s{k}_k_normed.npy      (L, N, T, d_k)  the same for k
   s{k}_scores_capped.npy (L, h, T, T)    gemma2: c tanh(q k^T query_pre_attn_scalar^-1/2 / c), with -inf
                                          on the blocked keys (what the softmax receives)
+  s{k}_router_experts.npy (L, T, k) int64  mixtral, qwen3_moe, gpt_oss, deepseek_v2/v3: the k experts each token
+                                         went to, in descending weight; -1 on a dense layer
+  s{k}_router_weights.npy (L, T, k)      the weight of each (what its expert's output is multiplied by); 0 on
+                                         a dense layer
+  s{k}_sink_share.npy    (L, h, T)       gpt_oss: each row's softmax mass on the sink column (the row's
+                                         s{k}_attn sums to 1 minus it)
+  s{k}_latent.npy        (L, T, kv_lora_rank)  deepseek_v2/v3: c after kv_a_layernorm (what is cached with k_r)
+and, once a folder, gpt_oss's (and gpt_oss_bf16's) rope_inv_freq.npy (head_dim/2,) and
+rope_attention_factor.npy (1,): YaRN's frequencies and the factor cos and sin are multiplied by.
 OLMo 2 has no norm before attention: its s{k}_normed is the residual stream entering each layer.
+Before each mixture-of-experts folder is written, check_moe stops the script unless: the router arrays have
+their shapes, k distinct experts a token and not always the same ones, softmax-normalised weights summing to 1;
+every layer's MLP equals naive_moe, an independent float64 NumPy reading token by token (the router as a sort,
+the activations written out, gpt-oss's gate and up read as pairs, DeepSeek's shared experts added);
+mixtral cut to expert 0 alone with top 1 equals llama_forward with that expert as its MLP, and qwen3_moe so cut
+equals Qwen3's decoder, and norm_topk_prob changes its result; gpt_oss: FP4_VALUES is the e2m1 table from its
+definition, a known byte and scale unpack to known values, the unpacked values are exact in BF16 (so both
+gpt-oss folders hold the same numbers), sinks at -inf give the forward without sinks, each row plus its sink
+share sums to 1 and the fixture's sinks move the weights, the sliding layer gives keys beyond W nothing and the
+full one does, YaRN with factor 1 is plain RoPE with gain 1, and the fixture's keeps the frequency of each dim
+turning at least beta_fast times over original_max_position_embeddings and divides by factor each one turning
+at most beta_slow times (it has both kinds), and the SwiGLU's clamp is met; deepseek_v2/v3 (check_latent): the
+absorbed form (W_UK folded into the query, scores against the latent, W_UV after the weighted sum of latents)
+equals the expanded one in weights and output on every layer, rope_interleave true (and deepseek_v2's complex
+pairs) equals rope_interleave false on q_b_proj's (q_proj's) and kv_a_proj_with_mqa's rotary rows reordered
+[even | odd], and deepseek_v3's chosen experts and weights equal a float64 reading of the group-limited rule.
 Before each newer family's folder is written, check_family stops the script unless the reference equals
 naive_forward, an independent float64 NumPy reading of the same formulas (token by token, RoPE as
 rotations of the pairs (i, i + d_k/2), GELU and SiLU written out), in attention, hidden states and
@@ -147,6 +239,8 @@ DTYPES = {"F32": (torch.float32, torch.int32), "F16": (torch.float16, torch.int1
 
 
 def tensor_bytes(t, dtype):
+    if t.dtype == torch.uint8:  # packed MXFP4 blocks and their scales keep their bytes whatever the file's dtype
+        return t.contiguous().numpy().tobytes()
     store, raw = DTYPES[dtype]
     little = "<i4" if raw == torch.int32 else "<i2"
     return t.detach().to(store).contiguous().view(raw).numpy().astype(little).tobytes()
@@ -156,7 +250,8 @@ def save_safetensors(path, tensors, dtype):
     header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
     for name in sorted(tensors):
         b = tensor_bytes(tensors[name], dtype)
-        header[name] = {"dtype": dtype, "shape": list(tensors[name].shape), "data_offsets": [offset, offset + len(b)]}
+        kind = "U8" if tensors[name].dtype == torch.uint8 else dtype
+        header[name] = {"dtype": kind, "shape": list(tensors[name].shape), "data_offsets": [offset, offset + len(b)]}
         blobs.append(b)
         offset += len(b)
     text = json.dumps(header, separators=(",", ":")).encode()
@@ -183,7 +278,7 @@ def gpt2_byte_chars():
 
 def stored(tensors, dtype):
     """The numbers a reader gets back after the file's rounding, as float32."""
-    return {k: v.to(DTYPES[dtype][0]).to(torch.float32) for k, v in tensors.items()}
+    return {k: v if v.dtype == torch.uint8 else v.to(DTYPES[dtype][0]).to(torch.float32) for k, v in tensors.items()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -204,11 +299,12 @@ def gelu_new(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 
 
-def attend(q, k, v, window=0, scale=None, softcap=None, capped=None):
-    """q (h, T, d_k), k v (N, T, d_k) -> weights (h, T, T), merged output (T, h d_k).
+def attend(q, k, v, window=0, scale=None, softcap=None, capped=None, sinks=None, sink_share=None):
+    """q k (h or N, T, d_k), v (N, T, d_v) -> weights (h, T, T), merged output (T, h d_v).
     scale: the factor the scores are multiplied by (None: divided by sqrt(d_k)); softcap c: the scores
     become c tanh(s / c) before the mask (Gemma 2); capped: a list that receives those (h, T, T) scores
-    with -inf on the blocked keys."""
+    with -inf on the blocked keys; sinks (h,): gpt-oss's learned logit per head, one more column of every
+    row's softmax, dropped afterwards (sink_share: a list that receives that column's (h, T) mass)."""
     h, T, dk = q.shape
     rep = h // k.shape[0]
     k = k.repeat_interleave(rep, dim=0)
@@ -225,8 +321,14 @@ def attend(q, k, v, window=0, scale=None, softcap=None, capped=None):
     scores = scores.masked_fill(blocked, float("-inf"))
     if capped is not None:
         capped.append(scores)
-    w = torch.softmax(scores, dim=-1)
-    return w, (w @ v).transpose(0, 1).reshape(T, h * dk)
+    if sinks is not None:  # modeling_gpt_oss.py: cat([scores, sink]), softmax, drop the last column
+        both = torch.softmax(torch.cat((scores, sinks[:, None, None].expand(h, T, 1)), dim=-1), dim=-1)
+        w = both[..., :-1]
+        if sink_share is not None:
+            sink_share.append(both[..., -1])
+    else:
+        w = torch.softmax(scores, dim=-1)
+    return w, (w @ v).transpose(0, 1).reshape(T, -1)
 
 
 def gpt2_forward(cfg, W, ids, prefix=""):
@@ -313,7 +415,10 @@ def llama_forward(cfg, W, ids):
 # ---------------------------------------------------------------------------------------------
 GEMMA = ("gemma2", "gemma3_text")
 TIED_BY_DEFAULT = {"qwen3": False, "gemma2": True, "gemma3_text": True, "olmo2": False, "phi3": False,
-                   "smollm3": True, "llama": False, "mistral": False}
+                   "smollm3": True, "llama": False, "mistral": False, "mixtral": False, "qwen3_moe": False,
+                   "gpt_oss": False, "deepseek_v2": False, "deepseek_v3": False}
+DEEPSEEK = ("deepseek_v2", "deepseek_v3")
+MOE = ("mixtral", "qwen3_moe", "gpt_oss") + DEEPSEEK
 
 
 def family_layers(cfg):
@@ -340,22 +445,32 @@ def family_layers(cfg):
         W = cfg.get("sliding_window") if cfg.get("use_sliding_window") else None
         types = types or ["sliding_attention" if W is not None and not uses[i] else "full_attention" for i in range(L)]
         return [(W if ty == "sliding_attention" and W else 0, theta if uses[i] else None) for i, ty in enumerate(types)]
-    # phi3 (its sliding_window, when set, on every layer), olmo2, and the Llama decoder itself
+    if t == "gpt_oss":  # layer_types, by default sliding on even layers (configuration_gpt_oss.py)
+        types = types or ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(L)]
+        return [(cfg["sliding_window"] if ty == "sliding_attention" else 0, theta) for ty in types]
+    # phi3 (its sliding_window, when set, on every layer), olmo2, mixtral, qwen3_moe (no window unless
+    # use_sliding_window, not set in the fixture), deepseek_v2/v3 (no window), and the Llama decoder itself
     return [(cfg.get("sliding_window") or 0, theta)] * L
 
 
-def rope(x, base, dk, T):
-    """Hugging Face's rotate_half RoPE at positions 0 … T-1 with inv_freq_i = base^(-2i/d_k)."""
-    freqs = torch.arange(T).float()[:, None] * inv_freq_of({"rope_theta": base}, dk)[None, :]
+def rope(x, base, dk, T, inv_freq=None, gain=1.0):
+    """Hugging Face's rotate_half RoPE at positions 0 … T-1 with inv_freq_i = base^(-2i/d_k), or the given
+    inv_freq (YaRN's), cos and sin times gain (YaRN's attention factor)."""
+    inv = inv_freq_of({"rope_theta": base}, dk) if inv_freq is None else inv_freq
+    freqs = torch.arange(T).float()[:, None] * inv[None, :]
     emb = torch.cat((freqs, freqs), dim=-1)
-    return x * emb.cos() + rotate_half(x) * emb.sin()
+    return x * (emb.cos() * gain) + rotate_half(x) * (emb.sin() * gain)
 
 
 def family_forward(cfg, W, ids):
-    """The decoder of qwen3, gemma2, gemma3_text, olmo2, phi3 and smollm3 (and llama/mistral, against which
-    it is checked): (normed, attn, hidden, logits, extras), extras the per-layer arrays a family adds."""
+    """The decoder of qwen3, gemma2, gemma3_text, olmo2, phi3, smollm3, mixtral, qwen3_moe, gpt_oss,
+    deepseek_v2 and deepseek_v3 (and llama/mistral, against which it is checked): (normed, attn, hidden, logits, extras),
+    extras the per-layer arrays a family adds."""
     t = cfg["model_type"]
-    assert not cfg.get("attention_bias") and not cfg.get("mlp_bias") and not cfg.get("rope_scaling")
+    W = dequantised_experts(W)  # gpt-oss's MXFP4 experts, as transformers' mxfp4.py unpacks them
+    # gpt-oss's biases and YaRN are its own; every other family here has neither.
+    assert t == "gpt_oss" or (not cfg.get("attention_bias") and not cfg.get("rope_scaling"))
+    assert not cfg.get("mlp_bias") and (cfg.get("rope_scaling") or {}).get("rope_type", "yarn") == "yarn"
     assert cfg.get("partial_rotary_factor", 1.0) == 1.0 and not cfg.get("use_bidirectional_attention")
     d, h, N, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["num_hidden_layers"]
     eps, T, dk = cfg["rms_norm_eps"], len(ids), cfg.get("head_dim") or d // h
@@ -363,6 +478,8 @@ def family_forward(cfg, W, ids):
     # Gemma's RMSNorm keeps a zero-centred gain: x / rms(x) * (1 + w), computed in float32.
     norm = lambda x, name: rms_norm(x, 1.0 + W[name] if gemma else W[name], eps)
     scale = cfg["query_pre_attn_scalar"] ** -0.5 if gemma else dk ** -0.5  # Gemma: not d_k's
+    inv_freq, rope_gain = (yarn_parameters(cfg, dk) if (cfg.get("rope_scaling") or {}).get("rope_type") == "yarn"
+                           else (None, 1.0))
     # modeling_gemma3.py keeps attn_logit_softcapping but never hands it to the attention: refused, not guessed.
     assert t != "gemma3_text" or cfg.get("attn_logit_softcapping") is None
     softcap = cfg.get("attn_logit_softcapping") if t == "gemma2" else None
@@ -374,33 +491,54 @@ def family_forward(cfg, W, ids):
     for l, (window, base) in enumerate(family_layers(cfg)):
         P = f"model.layers.{l}."
         a = x if t == "olmo2" else norm(x, P + "input_layernorm.weight")  # OLMo 2 has no norm before attention
+        if t in DEEPSEEK:  # multi-head latent attention: its own projections, one shared rotary key
+            w, y = latent_layer(cfg, W, P, a, base, extras)
+            x = x + y @ W[P + "self_attn.o_proj.weight"].T
+            m = norm(x, P + "post_attention_layernorm.weight")
+            if cfg.get("_record_mlp_in"):
+                extras.setdefault("mlp_in", []).append(m)
+            f = moe_mlp(cfg, W, P, l, m, extras)
+            x = x + f
+            normed.append(a), attn.append(w), hidden.append(x)
+            continue
         if t == "phi3":  # one fused projection, rows [q: h d_k | k: N d_k | v: N d_k]
             q, k, v = (a @ W[P + "self_attn.qkv_proj.weight"].T).split([h * dk, N * dk, N * dk], dim=-1)
         else:
             q, k, v = (a @ W[P + f"self_attn.{n}_proj.weight"].T for n in "qkv")
+        if cfg.get("attention_bias"):  # gpt-oss: biases on q, k, v and o
+            q, k, v = (z + W[P + f"self_attn.{n}_proj.bias"] for z, n in zip((q, k, v), "qkv"))
         if t == "olmo2":  # RMSNorm over the whole projection (h d_k and N d_k wide): the statistics mix heads
             q, k = norm(q, P + "self_attn.q_norm.weight"), norm(k, P + "self_attn.k_norm.weight")
         q, k, v = (z.reshape(T, -1, dk).transpose(0, 1) for z in (q, k, v))
-        if t in ("qwen3", "gemma3_text"):  # RMSNorm over each head's d_k after the split
+        if t in ("qwen3", "gemma3_text", "qwen3_moe"):  # RMSNorm over each head's d_k after the split
             q, k = norm(q, P + "self_attn.q_norm.weight"), norm(k, P + "self_attn.k_norm.weight")
-        if t in ("qwen3", "gemma3_text", "olmo2"):
+        if t in ("qwen3", "gemma3_text", "olmo2", "qwen3_moe"):
             extras.setdefault("q_normed", []).append(q)
             extras.setdefault("k_normed", []).append(k)
         if base is not None:
-            q, k = rope(q, base, dk, T), rope(k, base, dk, T)
+            q, k = rope(q, base, dk, T, inv_freq, rope_gain), rope(k, base, dk, T, inv_freq, rope_gain)
         capped = extras.setdefault("scores_capped", []) if softcap is not None else None
-        w, y = attend(q, k, v, window, scale=scale, softcap=softcap, capped=capped)
+        sinks = W[P + "self_attn.sinks"] if t == "gpt_oss" and not cfg.get("_without_sinks") else None
+        share = extras.setdefault("sink_share", []) if sinks is not None else None
+        w, y = attend(q, k, v, window, scale=scale, softcap=softcap, capped=capped, sinks=sinks, sink_share=share)
         o = y @ W[P + "self_attn.o_proj.weight"].T
+        if cfg.get("attention_bias"):
+            o = o + W[P + "self_attn.o_proj.bias"]
         if gemma or t == "olmo2":
             o = norm(o, P + "post_attention_layernorm.weight")
         x = x + o
         # The MLP's input: Gemma's pre_feedforward_layernorm, Llama's post_attention_layernorm, none in OLMo 2.
         m = x if t == "olmo2" else norm(x, P + ("pre_feedforward" if gemma else "post_attention") + "_layernorm.weight")
-        if t == "phi3":  # gate_up_proj rows [gate: F | up: F]
+        if cfg.get("_record_mlp_in"):  # for the checks only: the MLP's input
+            extras.setdefault("mlp_in", []).append(m)
+        if t in MOE:
+            f = moe_mlp(cfg, W, P, l, m, extras)
+        elif t == "phi3":  # gate_up_proj rows [gate: F | up: F]
             gate, up = (m @ W[P + "mlp.gate_up_proj.weight"].T).chunk(2, dim=-1)
+            f = (act(gate) * up) @ W[P + "mlp.down_proj.weight"].T
         else:
             gate, up = m @ W[P + "mlp.gate_proj.weight"].T, m @ W[P + "mlp.up_proj.weight"].T
-        f = (act(gate) * up) @ W[P + "mlp.down_proj.weight"].T
+            f = (act(gate) * up) @ W[P + "mlp.down_proj.weight"].T
         if gemma or t == "olmo2":
             f = norm(f, P + "post_feedforward_layernorm.weight")
         x = x + f
@@ -411,6 +549,204 @@ def family_forward(cfg, W, ids):
     if cap is not None:
         logits = torch.tanh(logits / cap) * cap
     return normed, attn, hidden, logits, extras
+
+
+# ---------------------------------------------------------------------------------------------
+# Mixture-of-experts MLPs, gpt-oss's MXFP4 experts and YaRN, DeepSeek's latent attention
+# ---------------------------------------------------------------------------------------------
+# transformers' integrations/mxfp4.py FP4_VALUES: e2m1 (sign, 2 exponent bits, 1 mantissa bit) by nibble.
+FP4_VALUES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
+MXFP4_SCALE_BIAS = 127  # a scale byte s multiplies its block of 32 values by 2^(s - 127)
+
+
+def mxfp4_dequantise(blocks, scales):
+    """convert_moe_packed_tensors: blocks (…, R, G, 16) U8, two values a byte (the low nibble first),
+    scales (…, R, G) U8 -> (…, R, G·32) float32, then the last two axes swapped as the loader does."""
+    lut = torch.tensor(FP4_VALUES)
+    lo, hi = lut[(blocks & 0x0F).long()], lut[(blocks >> 4).long()]
+    vals = torch.stack((lo, hi), dim=-1).reshape(*blocks.shape[:-1], blocks.shape[-1] * 2)
+    vals = vals * torch.pow(2.0, scales.to(torch.float32) - MXFP4_SCALE_BIAS)[..., None]
+    return vals.reshape(*blocks.shape[:-2], -1).transpose(-1, -2).contiguous()
+
+
+def dequantised_experts(W):
+    """The weights with every <name>_blocks / <name>_scales pair replaced by <name> (gpt-oss's experts)."""
+    if not any(k.endswith("_blocks") for k in W):
+        return W
+    out = {k: v for k, v in W.items() if not k.endswith(("_blocks", "_scales"))}
+    for k in W:
+        if k.endswith("_blocks"):
+            out[k[:-len("_blocks")]] = mxfp4_dequantise(W[k], W[k[:-len("_blocks")] + "_scales"])
+    return out
+
+
+def yarn_parameters(cfg, dk):
+    """modeling_rope_utils.py's _compute_yarn_parameters: (inv_freq (d_k/2,), attention_factor). The ramp
+    between interpolation (inv / factor) and extrapolation runs over the dims whose wavelength lies between
+    beta_fast and beta_slow turns in original_max_position_embeddings; truncate floors / ceils its ends."""
+    rs, base = cfg["rope_scaling"], cfg["rope_theta"]
+    factor, old = rs["factor"], rs.get("original_max_position_embeddings") or cfg["max_position_embeddings"]
+    # Newer transformers take factor = max_position_embeddings / original; the fixture keeps both equal.
+    assert "original_max_position_embeddings" not in rs or cfg["max_position_embeddings"] / old == factor
+    mscale = lambda s, m=1.0: 1.0 if s <= 1 else 0.1 * m * math.log(s) + 1.0
+    gain = rs.get("attention_factor")
+    if gain is None:
+        gain = mscale(factor, rs["mscale"]) / mscale(factor, rs["mscale_all_dim"]) \
+            if rs.get("mscale") and rs.get("mscale_all_dim") else mscale(factor)
+    dim_of = lambda turns: dk * math.log(old / (turns * 2 * math.pi)) / (2 * math.log(base))
+    low, high = dim_of(rs.get("beta_fast") or 32), dim_of(rs.get("beta_slow") or 1)
+    if rs.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dk - 1)
+    if low == high:
+        high += 0.001
+    ramp = torch.clamp((torch.arange(dk // 2, dtype=torch.float32) - low) / (high - low), 0, 1)
+    pos = base ** (torch.arange(0, dk, 2).float() / dk)
+    extrapolate = 1 - ramp
+    return (1.0 / (factor * pos)) * (1 - extrapolate) + (1.0 / pos) * extrapolate, gain
+
+
+def swiglu(W, P, m):
+    return (torch.nn.functional.silu(m @ W[P + "gate_proj.weight"].T) * (m @ W[P + "up_proj.weight"].T)) \
+        @ W[P + "down_proj.weight"].T
+
+
+def moe_layer(cfg, l):
+    """Whether layer l's MLP is the mixture (else the dense MLP of intermediate_size)."""
+    t = cfg["model_type"]
+    if t == "qwen3_moe":  # modeling_qwen3_moe.py's Qwen3MoeDecoderLayer
+        return l not in cfg.get("mlp_only_layers", []) and cfg["num_experts"] > 0 and \
+            (l + 1) % cfg.get("decoder_sparse_step", 1) == 0
+    if t in DEEPSEEK:  # the first first_k_dense_replace layers are dense
+        return l >= cfg["first_k_dense_replace"]
+    return True
+
+
+def route(cfg, W, P, m):
+    """(experts (T, k) int64, weights (T, k) float32) of each family's router on the MLP input m (T, d)."""
+    t, k = cfg["model_type"], cfg["num_experts_per_tok"]
+    if t in ("mixtral", "qwen3_moe"):  # softmax over all experts, top k, renormalised (Qwen3-MoE: if norm_topk_prob)
+        gate = "block_sparse_moe.gate.weight" if t == "mixtral" else "mlp.gate.weight"
+        probs = torch.softmax(m @ W[P + gate].T, dim=-1)
+        w, e = torch.topk(probs, k, dim=-1)
+        if t == "mixtral" or cfg.get("norm_topk_prob"):
+            w = w / w.sum(-1, keepdim=True)
+        return e, w
+    if t == "gpt_oss":  # top k of the logits (with the router's bias), then a softmax over those k
+        top, e = torch.topk(m @ W[P + "mlp.router.weight"].T + W[P + "mlp.router.bias"], k, dim=-1)
+        return e, torch.softmax(top, dim=-1)
+    if t == "deepseek_v2":  # DeepseekV2Moe: softmax over all; greedy top k, or group_limited_greedy: the
+        # topk_group groups with the highest best score kept, the others' scores set to 0, then top k; times
+        # routed_scaling_factor, never renormalised (Lite's and V2's configs say norm_topk_prob false)
+        assert not cfg.get("norm_topk_prob")
+        E = cfg["n_routed_experts"]
+        probs = torch.softmax(m @ W[P + "mlp.gate.weight"].T, dim=-1)
+        if cfg["topk_method"] == "group_limited_greedy":
+            G = cfg["n_group"]
+            groups = probs.view(-1, G, E // G).max(dim=-1).values
+            keep = torch.zeros_like(groups).scatter_(1, torch.topk(groups, cfg["topk_group"], dim=-1)[1], 1.0)
+            probs = probs.masked_fill(keep[:, :, None].expand(-1, G, E // G).reshape(-1, E) == 0, 0.0)
+        else:
+            assert cfg["topk_method"] == "greedy"
+        w, e = torch.topk(probs, k, dim=-1)
+        return e, w * cfg["routed_scaling_factor"]
+    # deepseek_v3's DeepseekV3TopkRouter: sigmoid scores; the choice adds e_score_correction_bias, keeps the
+    # topk_group groups (of n_routed_experts / n_group) whose two best sum highest, zeroes the rest, takes k;
+    # the weights are the unbiased scores of the chosen, renormalised if norm_topk_prob, times
+    # routed_scaling_factor. Saved in descending weight (topk there is unsorted).
+    E, G = cfg["n_routed_experts"], cfg["n_group"]
+    scores = torch.sigmoid(m @ W[P + "mlp.gate.weight"].T)
+    choice = scores + W[P + "mlp.gate.e_score_correction_bias"][None, :]
+    groups = choice.view(-1, G, E // G).topk(2, dim=-1)[0].sum(-1)
+    keep = torch.zeros_like(groups).scatter_(1, torch.topk(groups, cfg["topk_group"], dim=-1)[1], 1.0)
+    keep = keep[:, :, None].expand(-1, G, E // G).reshape(-1, E)
+    e = torch.topk(choice.masked_fill(keep == 0, 0.0), k, dim=-1)[1]
+    w = scores.gather(1, e)
+    if cfg.get("norm_topk_prob"):
+        w = w / (w.sum(-1, keepdim=True) + 1e-20)
+    w = w * cfg["routed_scaling_factor"]
+    order = torch.argsort(w, dim=-1, descending=True)
+    return e.gather(1, order), w.gather(1, order)
+
+
+def expert(cfg, W, P, e, m):
+    """Expert e's MLP on m (T, d)."""
+    t = cfg["model_type"]
+    if t == "mixtral":  # w2(silu(w1 x) * w3 x)
+        E = f"{P}block_sparse_moe.experts.{e}."
+        return (torch.nn.functional.silu(m @ W[E + "w1.weight"].T) * (m @ W[E + "w3.weight"].T)) @ W[E + "w2.weight"].T
+    if t == "gpt_oss":  # GptOssExperts: x W (in, out) + b; gate and up interleaved (columns 0::2, 1::2)
+        gu = m @ W[P + "mlp.experts.gate_up_proj"][e] + W[P + "mlp.experts.gate_up_proj_bias"][e]
+        limit, alpha = cfg.get("swiglu_limit", 7.0), 1.702
+        gate, up = gu[:, 0::2].clamp(max=limit), gu[:, 1::2].clamp(-limit, limit)
+        glu = gate * torch.sigmoid(gate * alpha)
+        return ((up + 1) * glu) @ W[P + "mlp.experts.down_proj"][e] + W[P + "mlp.experts.down_proj_bias"][e]
+    return swiglu(W, f"{P}mlp.experts.{e}.", m)
+
+
+def moe_mlp(cfg, W, P, l, m, extras):
+    """The MLP of layer l: the routed sum of k experts (DeepSeek: plus its shared experts), or the dense
+    MLP; the router's choice goes to extras (a dense layer's: experts -1, weights 0)."""
+    k, T = cfg["num_experts_per_tok"], m.shape[0]
+    if not moe_layer(cfg, l):
+        extras.setdefault("router_experts", []).append(torch.full((T, k), -1, dtype=torch.int64))
+        extras.setdefault("router_weights", []).append(torch.zeros(T, k))
+        return swiglu(W, P + "mlp.", m)
+    e, w = route(cfg, W, P, m)
+    extras.setdefault("router_experts", []).append(e)
+    extras.setdefault("router_weights", []).append(w)
+    out = torch.zeros_like(m)
+    for x in sorted(set(e.flatten().tolist())):  # every expert a token chose, on the tokens that chose it
+        rows, slot = torch.where(e == x)
+        out.index_add_(0, rows, expert(cfg, W, P, x, m[rows]) * w[rows, slot][:, None])
+    if cfg["model_type"] in DEEPSEEK and cfg.get("n_shared_experts"):
+        out = out + swiglu(W, P + "mlp.shared_experts.", m)
+    return out
+
+
+def deinterleave(x):
+    """modeling_deepseek_v3.py's apply_rotary_pos_emb_interleave: pairs (0, 1), (2, 3), … become the
+    rotate_half pairs (i, i + d/2): the even entries first, then the odd ones."""
+    return x.reshape(*x.shape[:-1], x.shape[-1] // 2, 2).transpose(-1, -2).reshape(x.shape)
+
+
+def latent_rope(cfg, q_rot, k_rot, base):
+    """The rotary parts turned as each DeepSeek file does: V3 with rope_interleave (its default) reorders the
+    pairs (0,1), (2,3), … to [even | odd] and applies rotate_half; without it, rotate_half as stored; V2's
+    apply_rotary_emb multiplies each adjacent pair, read as a complex number, by e^(i pos inv_freq), in place."""
+    dr, T = q_rot.shape[-1], q_rot.shape[-2]
+    if cfg["model_type"] == "deepseek_v2":
+        ang = torch.arange(T).float()[:, None] * inv_freq_of({"rope_theta": base}, dr)[None, :]
+        turn = torch.polar(torch.ones_like(ang), ang)  # (T, d_r/2)
+        pairs = lambda x: torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2).contiguous())
+        spin = lambda x: torch.view_as_real(pairs(x) * turn).flatten(-2)
+        return spin(q_rot), spin(k_rot)
+    if cfg.get("rope_interleave", True):  # configuration_deepseek_v3.py's default
+        q_rot, k_rot = deinterleave(q_rot), deinterleave(k_rot)
+    return rope(q_rot, base, dr, T), rope(k_rot, base, dr, T)
+
+
+def latent_layer(cfg, W, P, a, base, extras):
+    """DeepseekV3Attention (DeepseekV2Attention) on a (T, d): weights (h, T, T) and the heads' outputs side
+    by side (T, h d_v). The latent's and q's own norms use eps 1e-6 (the RMSNorm's default, not rms_norm_eps)."""
+    h, T = cfg["num_attention_heads"], a.shape[0]
+    dn, dr, dv, r = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["v_head_dim"], cfg["kv_lora_rank"]
+    A = P + "self_attn."
+    if cfg.get("q_lora_rank"):
+        q = rms_norm(a @ W[A + "q_a_proj.weight"].T, W[A + "q_a_layernorm.weight"], 1e-6) @ W[A + "q_b_proj.weight"].T
+    else:
+        q = a @ W[A + "q_proj.weight"].T
+    q = q.view(T, h, dn + dr).transpose(0, 1)
+    q_pass, q_rot = q[..., :dn], q[..., dn:]
+    kv = a @ W[A + "kv_a_proj_with_mqa.weight"].T
+    c, k_rot = rms_norm(kv[:, :r], W[A + "kv_a_layernorm.weight"], 1e-6), kv[:, r:][None]  # k_rot (1, T, d_r)
+    extras.setdefault("latent", []).append(c)
+    kvb = (c @ W[A + "kv_b_proj.weight"].T).view(T, h, dn + dv).transpose(0, 1)
+    k_pass, v = kvb[..., :dn], kvb[..., dn:]
+    q_rot, k_rot = latent_rope(cfg, q_rot, k_rot, base)
+    assert cfg.get("rope_scaling") is None  # with YaRN the scale would gain mscale(factor, mscale_all_dim)^2
+    query, key = torch.cat((q_pass, q_rot), dim=-1), torch.cat((k_pass, k_rot.expand(h, T, dr)), dim=-1)
+    return attend(query, key, v, scale=(dn + dr) ** -0.5)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -493,7 +829,7 @@ def family_weights(cfg, seed):
         else:
             W[p + "self_attn.q_proj.weight"], W[p + "self_attn.k_proj.weight"], W[p + "self_attn.v_proj.weight"] = q, k, v
         W[p + "self_attn.o_proj.weight"] = rnd(g, d, h * dk)
-        if t in ("qwen3", "gemma3_text"):
+        if t in ("qwen3", "gemma3_text", "qwen3_moe"):
             W[p + "self_attn.q_norm.weight"], W[p + "self_attn.k_norm.weight"] = gain(dk), gain(dk)
         if t == "olmo2":
             W[p + "self_attn.q_norm.weight"], W[p + "self_attn.k_norm.weight"] = gain(h * dk), gain(N * dk)
@@ -507,6 +843,132 @@ def family_weights(cfg, seed):
     if not cfg.get("tie_word_embeddings", TIED_BY_DEFAULT[t]):
         W["lm_head.weight"] = rnd(g, V, d, scale=0.3)
     return W
+
+
+def mxfp4_quantise_random(g, E, rows, cols):
+    """Random MXFP4 experts as gpt-oss's files hold them: blocks (E, rows, cols/32, 16) U8 of random nibbles
+    (-0.0 left out so every byte is the one way of writing its values), scales (E, rows, cols/32) U8 near
+    the bias, so the values reach a few units and the SwiGLU's clamp at swiglu_limit is met."""
+    nib = torch.randint(0, 15, (E, rows, cols // 32, 32), generator=g)
+    nib = torch.where(nib >= 8, nib + 1, nib)  # nibbles 0-7 and 9-15
+    blocks = (nib[..., 0::2] | (nib[..., 1::2] << 4)).to(torch.uint8)
+    scales = torch.randint(MXFP4_SCALE_BIAS - 4, MXFP4_SCALE_BIAS - 1, (E, rows, cols // 32), generator=g).to(torch.uint8)
+    return blocks, scales
+
+
+def moe_weights(cfg, seed):
+    """family_weights' embeddings, norms and attention, with each family's MLP (and DeepSeek's latent
+    attention) in its released tensor names, shapes and storage."""
+    t = cfg["model_type"]
+    W = {k: v for k, v in family_weights(cfg, seed).items()
+         if ".mlp." not in k and not (t in DEEPSEEK and ".self_attn." in k)}
+    g = torch.Generator().manual_seed(seed + 100)
+    d, h = cfg["hidden_size"], cfg["num_attention_heads"]
+    dk = cfg.get("head_dim") or d // h
+    mlp = lambda P, F: {P + "gate_proj.weight": rnd(g, F, d), P + "up_proj.weight": rnd(g, F, d),
+                        P + "down_proj.weight": rnd(g, d, F)}
+    for l in range(cfg["num_hidden_layers"]):
+        P = f"model.layers.{l}."
+        if t == "mixtral":
+            W[P + "block_sparse_moe.gate.weight"] = rnd(g, cfg["num_local_experts"], d, scale=0.5)
+            for e in range(cfg["num_local_experts"]):
+                F, E = cfg["intermediate_size"], f"{P}block_sparse_moe.experts.{e}."
+                W[E + "w1.weight"], W[E + "w3.weight"], W[E + "w2.weight"] = rnd(g, F, d), rnd(g, F, d), rnd(g, d, F)
+        if t == "qwen3_moe":
+            if not moe_layer(cfg, l):
+                W.update(mlp(P + "mlp.", cfg["intermediate_size"]))
+                continue
+            W[P + "mlp.gate.weight"] = rnd(g, cfg["num_experts"], d, scale=0.5)
+            for e in range(cfg["num_experts"]):
+                W.update(mlp(f"{P}mlp.experts.{e}.", cfg["moe_intermediate_size"]))
+        if t == "gpt_oss":
+            E, F = cfg["num_local_experts"], cfg["intermediate_size"]
+            kv = cfg["num_key_value_heads"] * dk
+            for n, rows in (("q", h * dk), ("k", kv), ("v", kv), ("o", d)):
+                W[f"{P}self_attn.{n}_proj.bias"] = rnd(g, rows, scale=0.1)
+            W[P + "self_attn.sinks"] = rnd(g, h, scale=1.0)
+            W[P + "mlp.router.weight"], W[P + "mlp.router.bias"] = rnd(g, E, d, scale=0.5), rnd(g, E, scale=0.2)
+            # The released files' layout: rows are the outputs (gate_up: 2F, gate and up interleaved; down: d).
+            W[P + "mlp.experts.gate_up_proj_blocks"], W[P + "mlp.experts.gate_up_proj_scales"] = mxfp4_quantise_random(g, E, 2 * F, d)
+            W[P + "mlp.experts.down_proj_blocks"], W[P + "mlp.experts.down_proj_scales"] = mxfp4_quantise_random(g, E, d, F)
+            W[P + "mlp.experts.gate_up_proj_bias"], W[P + "mlp.experts.down_proj_bias"] = rnd(g, E, 2 * F, scale=0.3), rnd(g, E, d, scale=0.1)
+        if t in DEEPSEEK:
+            dn, dr, dv, r, rq = (cfg[k] for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "kv_lora_rank", "q_lora_rank"))
+            A = P + "self_attn."
+            if rq:
+                W[A + "q_a_proj.weight"], W[A + "q_a_layernorm.weight"] = rnd(g, rq, d, scale=0.35), 1 + rnd(g, rq, scale=0.1)
+                W[A + "q_b_proj.weight"] = rnd(g, h * (dn + dr), rq, scale=0.35)
+            else:
+                W[A + "q_proj.weight"] = rnd(g, h * (dn + dr), d, scale=0.35)
+            W[A + "kv_a_proj_with_mqa.weight"] = rnd(g, r + dr, d, scale=0.35)
+            W[A + "kv_a_layernorm.weight"] = 1 + rnd(g, r, scale=0.1)
+            W[A + "kv_b_proj.weight"] = rnd(g, h * (dn + dv), r, scale=0.35)
+            W[A + "o_proj.weight"] = rnd(g, d, h * dv)
+            if not moe_layer(cfg, l):
+                W.update(mlp(P + "mlp.", cfg["intermediate_size"]))
+                continue
+            W[P + "mlp.gate.weight"] = rnd(g, cfg["n_routed_experts"], d, scale=0.5)
+            if t == "deepseek_v3":
+                W[P + "mlp.gate.e_score_correction_bias"] = rnd(g, cfg["n_routed_experts"], scale=0.1)
+            for e in range(cfg["n_routed_experts"]):
+                W.update(mlp(f"{P}mlp.experts.{e}.", cfg["moe_intermediate_size"]))
+            W.update(mlp(P + "mlp.shared_experts.", cfg["moe_intermediate_size"] * cfg["n_shared_experts"]))
+    return W
+
+
+def moe_configs():
+    """(folder, config, seed, stored dtype) of each mixture-of-experts family's fixture, each config with the
+    keys of its published config.json (Mixtral-8x7B-v0.1, Qwen3-30B-A3B, gpt-oss-20b, DeepSeek-V3) at small
+    sizes: d_model 32, 4 query heads."""
+    common = {"attention_dropout": 0.0, "hidden_act": "silu", "hidden_size": 32, "initializer_range": 0.02,
+              "max_position_embeddings": 64, "num_attention_heads": 4, "output_router_logits": False,
+              "tie_word_embeddings": False, "torch_dtype": "float32", "use_cache": True, "vocab_size": 100}
+    mixtral = dict(common, architectures=["MixtralForCausalLM"], model_type="mixtral", bos_token_id=1, eos_token_id=2,
+                   intermediate_size=48, num_experts_per_tok=2, num_hidden_layers=2, num_key_value_heads=2,
+                   num_local_experts=4, rms_norm_eps=1e-5, rope_theta=1000000.0, router_aux_loss_coef=0.02,
+                   sliding_window=None)
+    qwen3_moe = dict(common, architectures=["Qwen3MoeForCausalLM"], model_type="qwen3_moe", attention_bias=False,
+                     bos_token_id=1, decoder_sparse_step=1, eos_token_id=2, head_dim=16, intermediate_size=48,
+                     max_window_layers=2, mlp_only_layers=[], moe_intermediate_size=24, norm_topk_prob=True,
+                     num_experts=4, num_experts_per_tok=2, num_hidden_layers=2, num_key_value_heads=2,
+                     rms_norm_eps=1e-6, rope_scaling=None, rope_theta=1000000.0, router_aux_loss_coef=0.001,
+                     sliding_window=None, use_sliding_window=False)
+    # YaRN with factor 2 over gpt-oss-20b's original_max_position_embeddings 4096 (max_position_embeddings 8192:
+    # the ratio newer transformers read is the factor too), truncate false as gpt-oss-20b's: with head_dim 16
+    # and base 150000 dims 0-2 keep their frequency, 3-4 blend, 5-7 are divided by 2; window 4 on sliding layers.
+    gpt_oss = dict(common, architectures=["GptOssForCausalLM"], model_type="gpt_oss", attention_bias=True,
+                   eos_token_id=2, experts_per_token=2, head_dim=16, initial_context_length=4096, intermediate_size=32,
+                   layer_types=["sliding_attention", "full_attention"], num_experts_per_tok=2, num_hidden_layers=2,
+                   max_position_embeddings=8192, num_key_value_heads=2, num_local_experts=4, pad_token_id=0,
+                   quantization_config={"modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                                                   "model.embed_tokens", "lm_head"], "quant_method": "mxfp4"},
+                   rms_norm_eps=1e-5, rope_scaling={"beta_fast": 32.0, "beta_slow": 1.0, "factor": 2.0,
+                                                    "original_max_position_embeddings": 4096, "rope_type": "yarn",
+                                                    "truncate": False},
+                   rope_theta=150000.0, router_aux_loss_coef=0.9, sliding_window=4, swiglu_limit=7.0)
+    # rope_scaling null (DeepSeek-V3's own is YaRN with mscale_all_dim; refused by the fixture's reference);
+    # rope_interleave absent as in the published config.json: configuration_deepseek_v3.py's default, true.
+    deepseek_v3 = dict(common, architectures=["DeepseekV3ForCausalLM"], model_type="deepseek_v3", attention_bias=False,
+                       bos_token_id=0, eos_token_id=1, ep_size=1, first_k_dense_replace=1, intermediate_size=48,
+                       kv_lora_rank=16, moe_intermediate_size=16, moe_layer_freq=1, n_group=4, n_routed_experts=8,
+                       n_shared_experts=1, norm_topk_prob=True, num_experts_per_tok=2, num_hidden_layers=3,
+                       num_key_value_heads=4, num_nextn_predict_layers=0, q_lora_rank=16, qk_nope_head_dim=8,
+                       qk_rope_head_dim=8, rms_norm_eps=1e-6, rope_scaling=None, rope_theta=10000.0,
+                       routed_scaling_factor=2.5, scoring_func="sigmoid", topk_group=2, topk_method="noaux_tc",
+                       v_head_dim=12)
+    # DeepSeek-V2-Lite's q_proj (q_lora_rank null) with DeepSeek-V2's group_limited_greedy routing: softmax
+    # scores, no renormalisation, two shared experts; rope_scaling null as for V3.
+    deepseek_v2 = dict(common, architectures=["DeepseekV2ForCausalLM"], model_type="deepseek_v2", attention_bias=False,
+                       aux_loss_alpha=0.001, bos_token_id=0, eos_token_id=1, first_k_dense_replace=1, intermediate_size=48,
+                       kv_lora_rank=16, moe_intermediate_size=16, moe_layer_freq=1, n_group=4, n_routed_experts=8,
+                       n_shared_experts=2, norm_topk_prob=False, num_experts_per_tok=2, num_hidden_layers=3,
+                       num_key_value_heads=4, pretraining_tp=1, q_lora_rank=None, qk_nope_head_dim=8, qk_rope_head_dim=8,
+                       rms_norm_eps=1e-6, rope_scaling=None, rope_theta=10000.0, routed_scaling_factor=16.0,
+                       scoring_func="softmax", seq_aux=True, topk_group=2, topk_method="group_limited_greedy",
+                       v_head_dim=12)
+    return [(name, dict(sorted(cfg.items())), seed, dtype) for name, cfg, seed, dtype in [
+        ("mixtral", mixtral, 13, "F32"), ("qwen3_moe", qwen3_moe, 14, "F32"), ("gpt_oss", gpt_oss, 15, "BF16"),
+        ("deepseek_v3", deepseek_v3, 16, "F32"), ("deepseek_v2", deepseek_v2, 17, "F32")]]
 
 
 def llama_config(model_type, **kw):
@@ -566,7 +1028,8 @@ def write_folder(name, cfg, W, dtype, forward, prefix="", shards=None, extra=Non
         with torch.no_grad():
             normed, attn, hidden, logits, *more = forward(cfg, Wr, ids)
         for what, per_layer in (more[0] if more else {}).items():  # a family's own per-layer arrays
-            np.save(os.path.join(ref, f"s{s}_{what}.npy"), torch.stack(per_layer).numpy().astype(np.float32))
+            a = torch.stack(per_layer).numpy()
+            np.save(os.path.join(ref, f"s{s}_{what}.npy"), a.astype(np.int64 if a.dtype.kind == "i" else np.float32))
         np.save(os.path.join(ref, f"s{s}_tokens.npy"), ids.numpy().astype(np.int64))
         np.save(os.path.join(ref, f"s{s}_normed.npy"), torch.stack(normed).numpy().astype(np.float32))
         np.save(os.path.join(ref, f"s{s}_attn.npy"), torch.stack(attn).numpy().astype(np.float32))
@@ -753,6 +1216,218 @@ def check_family(cfg, W):
         assert (attn[3] - allrope[1][3]).abs().max() > 1e-3 and (attn[2] - allrope[1][2]).abs().max() == 0
 
 
+def naive_moe(cfg, W, P, l, m):
+    """An independent float64 NumPy reading of layer l's MLP on its input m (T, d), token by token: the
+    router's scores, the k chosen written out as a sort, each chosen expert's MLP with its activation
+    written out (gpt-oss: the interleaved gate / up read as pairs), DeepSeek's shared experts added."""
+    f = lambda n: W[n].detach().double().numpy()
+    t, k = cfg["model_type"], cfg["num_experts_per_tok"]
+    m = m.detach().double().numpy()
+    silu = lambda z: z / (1 + np.exp(-z))
+    glu = lambda x, n: (silu(x @ f(n + "gate_proj.weight").T) * (x @ f(n + "up_proj.weight").T)) @ f(n + "down_proj.weight").T
+    if not moe_layer(cfg, l):
+        return glu(m, P + "mlp.")
+    out = np.zeros_like(m)
+    for i, x in enumerate(m):
+        if t in ("mixtral", "qwen3_moe"):
+            z = x @ f(P + ("block_sparse_moe.gate.weight" if t == "mixtral" else "mlp.gate.weight")).T
+            p = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+            pick = sorted(range(len(p)), key=lambda e: -p[e])[:k]
+            w = p[pick] / (p[pick].sum() if t == "mixtral" or cfg.get("norm_topk_prob") else 1.0)
+        elif t == "gpt_oss":
+            z = x @ f(P + "mlp.router.weight").T + f(P + "mlp.router.bias")
+            pick = sorted(range(len(z)), key=lambda e: -z[e])[:k]
+            w = np.exp(z[pick] - z[pick].max()) / np.exp(z[pick] - z[pick].max()).sum()
+        elif t == "deepseek_v2":
+            E, G = cfg["n_routed_experts"], cfg["n_group"]
+            z = x @ f(P + "mlp.gate.weight").T
+            p = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+            allowed = range(E)
+            if cfg["topk_method"] == "group_limited_greedy":
+                best = sorted(range(G), key=lambda g: -p[g * (E // G):(g + 1) * (E // G)].max())[:cfg["topk_group"]]
+                allowed = [e for e in range(E) if e // (E // G) in best]
+            pick = sorted(allowed, key=lambda e: -p[e])[:k]
+            w = p[pick] * cfg["routed_scaling_factor"]
+        else:
+            E, G = cfg["n_routed_experts"], cfg["n_group"]
+            s = 1 / (1 + np.exp(-(x @ f(P + "mlp.gate.weight").T)))
+            ch = s + f(P + "mlp.gate.e_score_correction_bias")
+            best = sorted(range(G), key=lambda g: -np.sort(ch[g * (E // G):(g + 1) * (E // G)])[-2:].sum())[:cfg["topk_group"]]
+            pick = sorted([e for e in range(E) if e // (E // G) in best], key=lambda e: -ch[e])[:k]
+            w = s[pick] / (s[pick].sum() if cfg.get("norm_topk_prob") else 1.0) * cfg["routed_scaling_factor"]
+        for e, we in zip(pick, w):
+            if t == "mixtral":
+                n = f"{P}block_sparse_moe.experts.{e}."
+                y = (silu(x @ f(n + "w1.weight").T) * (x @ f(n + "w3.weight").T)) @ f(n + "w2.weight").T
+            elif t == "gpt_oss":
+                gu = x @ f(P + "mlp.experts.gate_up_proj")[e] + f(P + "mlp.experts.gate_up_proj_bias")[e]
+                lim = cfg.get("swiglu_limit", 7.0)
+                pairs = gu.reshape(-1, 2)  # (gate, up) side by side for each of the F units
+                g_, u_ = np.minimum(pairs[:, 0], lim), np.clip(pairs[:, 1], -lim, lim)
+                y = ((u_ + 1) * g_ / (1 + np.exp(-1.702 * g_))) @ f(P + "mlp.experts.down_proj")[e] + f(P + "mlp.experts.down_proj_bias")[e]
+            else:
+                y = glu(x[None], f"{P}mlp.experts.{e}.")[0]
+            out[i] += we * y
+    if t in DEEPSEEK:
+        out += glu(m, P + "mlp.shared_experts.")
+    return out
+
+
+def check_moe(cfg, W):
+    """The asserts each mixture-of-experts family's reference must pass before its folder is written."""
+    t, ids = cfg["model_type"], IDS_CHECK
+    normed, attn, hidden, logits, extras = family_forward(cfg, W, ids)
+    L, k = cfg["num_hidden_layers"], cfg["num_experts_per_tok"]
+    experts, weights = torch.stack(extras["router_experts"]), torch.stack(extras["router_weights"])
+    assert experts.shape == (L, len(ids), k) and weights.shape == (L, len(ids), k)
+    moe = [l for l in range(L) if moe_layer(cfg, l)]
+    assert len(set(experts[moe].flatten().tolist())) > k, f"{t}: the router always picks the same experts"
+    for l in range(L):  # k distinct experts a token
+        assert all(len(set(row.tolist())) == k for row in experts[l]) or l not in moe
+    if t in ("mixtral", "qwen3_moe", "gpt_oss"):  # softmax-normalised choices sum to 1
+        close(weights[moe].sum(-1), torch.ones(len(moe), len(ids)), f"{t} router weights sum")
+    D = dequantised_experts(W)
+    for l, m in enumerate(family_forward(dict(cfg, _record_mlp_in=True), W, ids)[4]["mlp_in"]):
+        close(moe_mlp(cfg, D, f"model.layers.{l}.", l, m, {}), naive_moe(cfg, D, f"model.layers.{l}.", l, m),
+              f"{t} layer {l}'s MLP against the float64 reading")
+
+    if t == "mixtral":  # expert 0 alone, top 1: the Llama decoder with w1, w3, w2 as gate, up, down
+        names = {"w1": "gate_proj", "w3": "up_proj", "w2": "down_proj"}
+        keep = {n: v for n, v in W.items() if "block_sparse_moe" not in n}
+        cut, dense = dict(keep), dict(keep)
+        for l in range(L):
+            P = f"model.layers.{l}."
+            for mine, theirs in names.items():
+                cut[f"{P}block_sparse_moe.experts.0.{mine}.weight"] = dense[f"{P}mlp.{theirs}.weight"] = \
+                    W[f"{P}block_sparse_moe.experts.0.{mine}.weight"]
+            cut[P + "block_sparse_moe.gate.weight"] = W[P + "block_sparse_moe.gate.weight"][:1]
+        ours = family_forward(dict(cfg, num_local_experts=1, num_experts_per_tok=1), cut, ids)
+        ref = llama_forward(dict(cfg, model_type="llama"), dense, ids)
+        for i in range(4):
+            close(ours[i], ref[i], "mixtral with one expert, top 1, against llama_forward with that expert's MLP")
+    if t == "qwen3_moe":  # the same against Qwen3's decoder; and norm_topk_prob matters
+        keep = {n: v for n, v in W.items() if ".mlp." not in n}
+        cut, dense = dict(keep), dict(keep)
+        for l in range(L):
+            P = f"model.layers.{l}."
+            for n in ("gate_proj", "up_proj", "down_proj"):
+                cut[f"{P}mlp.experts.0.{n}.weight"] = dense[f"{P}mlp.{n}.weight"] = W[f"{P}mlp.experts.0.{n}.weight"]
+            cut[P + "mlp.gate.weight"] = W[P + "mlp.gate.weight"][:1]
+        ours = family_forward(dict(cfg, num_experts=1, num_experts_per_tok=1), cut, ids)
+        ref = family_forward(dict(cfg, model_type="qwen3", intermediate_size=cfg["moe_intermediate_size"]), dense, ids)
+        for i in range(4):
+            close(ours[i], ref[i], "qwen3_moe with one expert, top 1, against qwen3's decoder with that expert's MLP")
+        free = family_forward(dict(cfg, norm_topk_prob=False), W, ids)
+        assert (free[2][0] - hidden[0]).abs().max() > 1e-3, "qwen3_moe: norm_topk_prob changes nothing"
+    if t == "gpt_oss":
+        # The e2m1 table from its definition: sign, exponent e (2 bits), mantissa m: e = 0 gives m / 2,
+        # else 2^(e - 1) (1 + m / 2); a known byte and scale: 0x2F with scale 128 is [-6, 1] times 2.
+        for n, v in enumerate(FP4_VALUES):
+            e, m = (n >> 1) & 3, n & 1
+            assert v == (-1) ** (n >> 3) * (m / 2 if e == 0 else 2.0 ** (e - 1) * (1 + m / 2)), n
+        known = mxfp4_dequantise(torch.tensor([[[[0x2F] + [0] * 15]]], dtype=torch.uint8), torch.tensor([[[128]]], dtype=torch.uint8))
+        assert known.shape == (1, 32, 1) and known[0, :2, 0].tolist() == [-12.0, 2.0] and not known[0, 2:].any()
+        D = dequantised_experts(W)
+        for n, v in D.items():  # the dequantised values are exact in BF16, so gpt_oss_bf16 holds the same numbers
+            assert torch.equal(v, v.to(torch.bfloat16).to(torch.float32)), n
+        assert D["model.layers.0.mlp.experts.gate_up_proj"].shape == (cfg["num_local_experts"], cfg["hidden_size"], 2 * cfg["intermediate_size"])
+        free = family_forward(dict(cfg, _without_sinks=True), W, ids)
+        gone = family_forward(cfg, {**W, **{n: torch.full_like(v, float("-inf")) for n, v in W.items() if n.endswith("sinks")}}, ids)
+        for i in range(4):
+            close(gone[i], free[i], "gpt_oss with sinks at -inf against no sinks")
+        share = torch.stack(extras["sink_share"])
+        close(torch.stack(attn).sum(-1) + share, torch.ones_like(share), "gpt_oss: the row and its sink share sum to 1")
+        assert share.max() > 0.05 and (torch.stack(attn) - torch.stack(free[1])).abs().max() > 1e-2, "gpt_oss: sinks inert"
+        far = torch.tril(torch.ones(len(ids), len(ids)), diagonal=-cfg["sliding_window"]).bool()
+        assert attn[0][:, far].abs().max() == 0 and attn[1][:, far].abs().max() > 0, "gpt_oss: sliding / full layers"
+        dk = cfg["head_dim"]
+        one, gain = yarn_parameters(dict(cfg, rope_scaling=dict(cfg["rope_scaling"], factor=1.0), max_position_embeddings=4096), dk)
+        close(one, inv_freq_of(cfg | {"rope_scaling": None}, dk), "yarn with factor 1 against plain RoPE")
+        assert gain == 1.0
+        inv, gain = yarn_parameters(cfg, dk)
+        plain = inv_freq_of(cfg | {"rope_scaling": None}, dk)
+        assert abs(gain - (0.1 * math.log(2.0) + 1)) < 1e-12
+        # A dim turning more than beta_fast times over the original context keeps its frequency, one turning
+        # fewer than beta_slow times is divided by factor; the fixture has both kinds.
+        rs = cfg["rope_scaling"]
+        turns = rs["original_max_position_embeddings"] * plain / (2 * math.pi)
+        fast, slow = turns >= rs["beta_fast"], turns <= rs["beta_slow"]
+        assert fast.any() and slow.any(), turns
+        close(inv[fast], plain[fast], "yarn keeps the fast dims")
+        close(inv[slow], plain[slow] / rs["factor"], "yarn divides the slow dims")
+        unclamped = family_forward(dict(cfg, swiglu_limit=1e9), W, ids)
+        assert (unclamped[2][0] - hidden[0]).abs().max() > 1e-3, "gpt_oss: the fixture never meets swiglu_limit"
+    if t in DEEPSEEK:
+        check_latent(cfg, W, ids, normed, attn, extras)
+
+
+def check_latent(cfg, W, ids, normed, attn, extras):
+    """DeepSeek's checks: the absorbed form (W_UK into the query, W_UV after the weighted sum of latents) gives
+    the expanded weights and output; rope_interleave is a permutation of the rotary rows; the router's choice
+    equals a float64 reading of the group-limited rule, token by token."""
+    h, T = cfg["num_attention_heads"], len(ids)
+    dn, dr, dv, r = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["v_head_dim"], cfg["kv_lora_rank"]
+    for l in range(cfg["num_hidden_layers"]):
+        A, a = f"model.layers.{l}.self_attn.", normed[l]
+        w, y = latent_layer(cfg, W, f"model.layers.{l}.", a, cfg["rope_theta"], {})
+        if cfg.get("q_lora_rank"):
+            q = rms_norm(a @ W[A + "q_a_proj.weight"].T, W[A + "q_a_layernorm.weight"], 1e-6) @ W[A + "q_b_proj.weight"].T
+        else:
+            q = a @ W[A + "q_proj.weight"].T
+        q = q.view(T, h, dn + dr).transpose(0, 1)
+        kv = a @ W[A + "kv_a_proj_with_mqa.weight"].T
+        c = extras["latent"][l]
+        q_rot, k_rot = latent_rope(cfg, q[..., dn:], kv[:, r:], cfg["rope_theta"])
+        wkvb = W[A + "kv_b_proj.weight"].view(h, dn + dv, r)
+        s = (torch.einsum("htn,hnr->htr", q[..., :dn], wkvb[:, :dn]) @ c.T + q_rot @ k_rot.T) * (dn + dr) ** -0.5
+        s = s.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float("-inf"))
+        a2 = torch.softmax(s, dim=-1)
+        y2 = torch.einsum("htr,hvr->thv", a2 @ c, wkvb[:, dn:]).reshape(T, h * dv)
+        close(a2, attn[l], "deepseek_v3 absorbed weights against expanded")
+        close(y2, y, "deepseek_v3 absorbed output against expanded", atol=1e-4)
+    # DeepSeek-V3 with rope_interleave false on the rotary rows de-interleaved (q_b_proj's last d_r rows of
+    # each head, kv_a_proj_with_mqa's last d_r rows) is the same model; so is DeepSeek-V2's complex form.
+    perm = torch.cat((torch.arange(0, dr, 2), torch.arange(1, dr, 2)))
+    flat = dict(W)
+    qn = "q_b_proj.weight" if cfg.get("q_lora_rank") else "q_proj.weight"
+    for l in range(cfg["num_hidden_layers"]):
+        A = f"model.layers.{l}.self_attn."
+        qb = W[A + qn].view(h, dn + dr, -1)
+        flat[A + qn] = torch.cat((qb[:, :dn], qb[:, dn:][:, perm]), dim=1).reshape(h * (dn + dr), -1)
+        ka = W[A + "kv_a_proj_with_mqa.weight"]
+        flat[A + "kv_a_proj_with_mqa.weight"] = torch.cat((ka[:r], ka[r:][perm]))
+    ours = family_forward(cfg, W, ids)
+    if cfg["model_type"] == "deepseek_v3":
+        theirs = family_forward(dict(cfg, rope_interleave=False), flat, ids)
+        for i in range(4):
+            close(ours[i], theirs[i], "deepseek_v3 interleaved against rotate_half on permuted rows")
+    else:
+        theirs = [latent_layer(dict(cfg, model_type="deepseek_v3", rope_interleave=False), flat, f"model.layers.{l}.",
+                               ours[0][l], cfg["rope_theta"], {})[0] for l in range(cfg["num_hidden_layers"])]
+        close(ours[1], theirs, "deepseek_v2's complex pairs against rotate_half on permuted rows")
+    E, G, k = cfg["n_routed_experts"], cfg["n_group"], cfg["num_experts_per_tok"]
+    hidden = [z.double().numpy() for z in ours[2]]
+    for l in range(cfg["first_k_dense_replace"], cfg["num_hidden_layers"]) if cfg["model_type"] == "deepseek_v3" else []:
+        P = f"model.layers.{l}."
+        # The MLP input, post_attention_layernorm(layer input + attention), in float64 from the reference's
+        # pieces; then the rule applied token by token.
+        inp = hidden[l - 1]
+        attn_out = latent_layer(cfg, W, P, ours[0][l], cfg["rope_theta"], {})[1] @ W[P + "self_attn.o_proj.weight"].T
+        mid = inp + attn_out.double().numpy()
+        m = mid / np.sqrt((mid ** 2).mean(-1, keepdims=True) + cfg["rms_norm_eps"]) * W[P + "post_attention_layernorm.weight"].double().numpy()
+        sc = 1 / (1 + np.exp(-(m @ W[P + "mlp.gate.weight"].double().numpy().T)))
+        bias = W[P + "mlp.gate.e_score_correction_bias"].double().numpy()
+        for i in range(T):
+            ch = sc[i] + bias
+            best = sorted(range(G), key=lambda gi: -np.sort(ch[gi * (E // G):(gi + 1) * (E // G)])[-2:].sum())[:cfg["topk_group"]]
+            allowed = [e for e in range(E) if e // (E // G) in best]
+            pick = sorted(allowed, key=lambda e: -ch[e])[:k]
+            wts = sc[i][pick] / sc[i][pick].sum() * cfg["routed_scaling_factor"]
+            got = extras["router_experts"][l][i].tolist()
+            assert sorted(pick) == sorted(got), f"deepseek_v3 layer {l} token {i}: {pick} against {got}"
+            close(sorted(wts, reverse=True), extras["router_weights"][l][i], "deepseek_v3 router weights in float64")
+
+
 # ---------------------------------------------------------------------------------------------
 # Circuits of one head, from the plain formulas (float64, every matrix explicit)
 # ---------------------------------------------------------------------------------------------
@@ -928,6 +1603,17 @@ def main():
         Wf = family_weights(cfg, seed)
         check_family(cfg, stored(Wf, dtype))
         write_folder(name, cfg, Wf, dtype, family_forward)
+    for name, cfg, seed, dtype in moe_configs():
+        Wm = moe_weights(cfg, seed)
+        check_moe(cfg, stored(Wm, dtype))
+        write_folder(name, cfg, Wm, dtype, family_forward)
+        if name == "gpt_oss":  # the same model with its experts dequantised to BF16, no quantization_config
+            plain = {k: v for k, v in cfg.items() if k != "quantization_config"}
+            write_folder("gpt_oss_bf16", plain, dequantised_experts(Wm), dtype, family_forward)
+            for folder in ("gpt_oss", "gpt_oss_bf16"):  # YaRN's numbers, to check the rotation on its own
+                inv, gain = yarn_parameters(cfg, cfg["head_dim"])
+                np.save(os.path.join(ROOT, "reference", folder, "rope_inv_freq.npy"), inv.numpy().astype(np.float32))
+                np.save(os.path.join(ROOT, "reference", folder, "rope_attention_factor.npy"), np.array([gain], np.float32))
 
 
 def write_latent():
