@@ -132,7 +132,10 @@ GridPick drawModelGrid(UiContext& ctx, ModelViewState& m, ImVec2 size) {
   ImGui::BeginChild("##model_grid", size, true, ImGuiWindowFlags_HorizontalScrollbar);
   const int L = v.layers, H = v.heads;
   const double chance = roleValue(v.uniform, m.colourBy);
-  const float labelW = 2.6f * em, headerH = ImGui::GetTextLineHeightWithSpacing();
+  // The row labels: the layer and, under it, its mask in force ("W 4", "full", "no pos").
+  float tagW = 0.0f;
+  for (const model::LayerMask& lm : v.layerMasks) tagW = std::max(tagW, ImGui::CalcTextSize(lm.tag.c_str()).x);
+  const float labelW = std::max(2.6f * em, tagW + 0.6f * em), headerH = ImGui::GetTextLineHeightWithSpacing();
   const float gap = std::max(2.0f, 0.2f * em);
   // Cells fit the box when they can, within 2.5 … 12 em; more heads than fit scroll.
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -177,7 +180,12 @@ GridPick drawModelGrid(UiContext& ctx, ModelViewState& m, ImVec2 size) {
     if (y + cell < clipMin.y || y > clipMax.y) continue;
     char buf[16];
     std::snprintf(buf, sizeof buf, "L%d", l);
-    dl->AddText(ImVec2(origin.x, y + 0.5f * (cell - em)), ImGui::GetColorU32(ImGuiCol_TextDisabled), buf);
+    const bool tagged = static_cast<std::size_t>(l) < v.layerMasks.size();
+    dl->AddText(ImVec2(origin.x, y + 0.5f * cell - (tagged ? em : 0.5f * em)), ImGui::GetColorU32(ImGuiCol_TextDisabled), buf);
+    if (tagged) {
+      dl->AddText(ImVec2(origin.x, y + 0.5f * cell), ImGui::GetColorU32(ImGuiCol_TextDisabled),
+                  v.layerMasks[static_cast<std::size_t>(l)].tag.c_str());
+    }
     for (int h = 0; h < H; ++h) {
       const ImVec2 p0(grid0.x + static_cast<float>(h) * pitch, y), p1(p0.x + cell, p0.y + cell);
       if (p1.x < clipMin.x || p0.x > clipMax.x) continue;
@@ -358,6 +366,11 @@ void drawModelSide(UiContext& ctx, ModelViewState& m, const GridPick& pick, floa
   ImGui::SameLine();
   ImGui::TextDisabled(hovering ? "(hovered; click: pipeline)" : "(selected)");
   ctx.probes.recordLabel("model_shown_head", scoresLine(v, l, h));
+  if (static_cast<std::size_t>(l) < v.layerMasks.size()) {
+    const std::string mask = "mask in force: " + v.layerMasks[static_cast<std::size_t>(l)].words;
+    textWrappedDisabled(mask);
+    ctx.probes.recordLabel("model_layer_mask", mask);
+  }
   const HeatmapTexture tex = ctx.textures.get(
       TextureKey{kModelAtlasSpace | m.resultSerial, kModelAtlasSlot, 0, -1, probabilityColormap(ctx.view), 0.0f, 1.0f}, atlas.values.data(),
       atlas.rows(), atlas.cols);

@@ -95,6 +95,25 @@ Result<std::optional<double>> headCopying(const ModelFolder& model, const Copyin
 
 }  // namespace
 
+LayerMask layerMaskOf(const ModelSpec& s, int layer) {
+  const LayerKind k = s.layerKind(layer);
+  LayerMask m;
+  const std::string W = std::to_string(k.window);
+  m.tag = k.window > 0 ? "W " + W : "full";
+  m.words = k.window > 0 ? "causal, sliding window W = " + W + " (query t sees keys t − " + std::to_string(k.window - 1) +
+                               " … t)"
+                         : "causal, every earlier key";
+  if (!s.rope()) {
+    m.words += "; learned positions, added before layer 0";
+  } else if (!k.rope) {
+    m.tag += " · no pos";
+    m.words += "; no positions in this layer (no RoPE): only the content of q and k decides";
+  } else {
+    m.words += "; RoPE θ = " + formatGeneral(k.ropeTheta > 0 ? k.ropeTheta : s.ropeTheta, 9);
+  }
+  return m;
+}
+
 double estimateModelViewBytes(const ModelSpec& s, std::int64_t T, const ModelViewOptions& opt) {
   const double t = static_cast<double>(T), side = thumbnailSide(T, std::max(1, opt.thumbnail));
   const double heads = static_cast<double>(s.layers) * s.heads;
@@ -138,6 +157,7 @@ Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<i
     view.layers = s.layers;
     view.heads = s.heads;
     view.kvHeads = s.kvHeads;
+    for (int l = 0; l < s.layers; ++l) view.layerMasks.push_back(layerMaskOf(s, l));
     view.headViews.resize(static_cast<std::size_t>(s.layers) * static_cast<std::size_t>(s.heads));
 
     const int total = 2 * s.layers;  // the forward's layers, then the lens's

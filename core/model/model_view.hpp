@@ -89,10 +89,19 @@ struct RepeatedProbe {
   int length() const { return (bos ? 1 : 0) + period * copies; }
 };
 
+// The mask in force in one layer of a model, from its config: the causal past or a sliding window, and
+// its positions (RoPE and its base, none, or learned positions added before layer 0).
+struct LayerMask {
+  std::string tag;    // short, beside the layer's row: "full", "W 4", "W 4 · no pos"
+  std::string words;  // "causal, every earlier key; RoPE θ = 10000"
+};
+LayerMask layerMaskOf(const ModelSpec& s, int layer);
+
 struct ModelView {
   std::vector<int> ids;              // (T)
   std::vector<std::string> labels;   // (T) the tokens as shown
   int layers = 0, heads = 0, kvHeads = 0;
+  std::vector<LayerMask> layerMasks;  // (layers): each layer's mask and positions
   std::vector<HeadView> headViews;   // layers × heads, index layer * heads + head
   // Chance level of every role score on these tokens: a head spreading each row evenly over its
   // keys (analysis uniformHeadScores), the same for every head.
