@@ -5,6 +5,8 @@
 // point always exists.
 #include "tokenize/pre_tokenize.hpp"
 
+#include <algorithm>
+
 #include "tokenize/text_utf8.hpp"
 #include "tokenize/unicode_classes.hpp"
 
@@ -155,6 +157,75 @@ ByteSpans splitDigits(std::string_view text, bool individualDigits) {
     }
     spans.emplace_back(cp.offsets[i], cp.offsets[j]);
     i = j;
+  }
+  return spans;
+}
+
+ByteSpans splitByText(std::string_view text, std::string_view pattern, SplitBehavior behavior) {
+  // The text as alternating stretches and occurrences (an occurrence may follow another).
+  struct Part {
+    std::size_t begin, end;
+    bool match;
+  };
+  std::vector<Part> parts;
+  std::size_t pos = 0;
+  while (!pattern.empty() && pos < text.size()) {
+    const std::size_t at = text.find(pattern, pos);
+    if (at == std::string_view::npos) break;
+    if (at > pos) parts.push_back({pos, at, false});
+    parts.push_back({at, at + pattern.size(), true});
+    pos = at + pattern.size();
+  }
+  if (pos < text.size()) parts.push_back({pos, text.size(), false});
+
+  ByteSpans spans;
+  switch (behavior) {
+    case SplitBehavior::Removed:
+      for (const Part& p : parts) {
+        if (!p.match) spans.emplace_back(p.begin, p.end);
+      }
+      break;
+    case SplitBehavior::Isolated:
+      for (const Part& p : parts) spans.emplace_back(p.begin, p.end);
+      break;
+    case SplitBehavior::MergedWithPrevious: {
+      bool previousMatch = false;
+      for (const Part& p : parts) {
+        if (p.match && !previousMatch && !spans.empty()) {
+          spans.back().second = p.end;
+        } else {
+          spans.emplace_back(p.begin, p.end);
+        }
+        previousMatch = p.match;
+      }
+      break;
+    }
+    case SplitBehavior::MergedWithNext: {
+      // The mirror image: walked from the end, an occurrence joins the piece after it.
+      bool nextMatch = false;
+      for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+        if (it->match && !nextMatch && !spans.empty()) {
+          spans.back().first = it->begin;
+        } else {
+          spans.emplace_back(it->begin, it->end);
+        }
+        nextMatch = it->match;
+      }
+      std::reverse(spans.begin(), spans.end());
+      break;
+    }
+    case SplitBehavior::Contiguous: {
+      bool previousMatch = false;
+      for (const Part& p : parts) {
+        if (p.match && previousMatch) {
+          spans.back().second = p.end;
+        } else {
+          spans.emplace_back(p.begin, p.end);
+        }
+        previousMatch = p.match;
+      }
+      break;
+    }
   }
   return spans;
 }

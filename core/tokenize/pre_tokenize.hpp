@@ -6,7 +6,8 @@
 //   Llama3  (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
 //           ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //   Qwen2   the Llama3 regex with \p{N} (one digit) in place of \p{N}{1,3}
-// and the Digits pre-tokenizer (individual_digits: every \p{N} alone; otherwise runs of \p{N}).
+// the Digits pre-tokenizer (individual_digits: every \p{N} alone; otherwise runs of \p{N}), and
+// the Split by a literal text with each of tokenizer.json's behaviors (Gemma's Split on " ").
 #pragma once
 
 #include <cstddef>
@@ -27,5 +28,13 @@ const char* splitRegexName(SplitRegex regex);
 using ByteSpans = std::vector<std::pair<std::size_t, std::size_t>>;
 ByteSpans splitByRegex(SplitRegex regex, std::string_view text);
 ByteSpans splitDigits(std::string_view text, bool individualDigits);
+
+// What a Split does with each occurrence of its pattern, as Hugging Face's split behaviors:
+// drop it, keep it as a piece of its own, join it to the piece before / after it (a run of
+// occurrences: only the one next to that piece), or join a run of occurrences into one piece.
+enum class SplitBehavior { Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous };
+// The pieces of `text` cut at the non-overlapping occurrences of `pattern` (not empty), left to
+// right. They cover all of `text` except, with Removed, the occurrences themselves.
+ByteSpans splitByText(std::string_view text, std::string_view pattern, SplitBehavior behavior);
 
 }  // namespace mhascope::tokenize
