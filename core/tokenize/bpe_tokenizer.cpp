@@ -356,7 +356,7 @@ std::optional<std::string> BpeTokenizer::tokenText(std::int32_t id) const {
 std::string BpeTokenizer::displayToken(std::int32_t id) const {
   const auto it = entries_.find(id);
   if (it == entries_.end()) return "<id " + std::to_string(id) + "?>";
-  if (it->second.added) return it->second.text;  // "<|endoftext|>" as written
+  if (it->second.added) return visibleToken(it->second.text);  // "<|endoftext|>" as written, controls escaped
   return visibleToken(it->second.bytes);
 }
 

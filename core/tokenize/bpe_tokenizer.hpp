@@ -97,7 +97,8 @@ class BpeTokenizer {
   std::optional<std::string> tokenBytes(std::int32_t id) const;
   // The vocabulary's spelling ("Ġworld", "▁world", "<0x0A>", "<|endoftext|>").
   std::optional<std::string> tokenText(std::int32_t id) const;
-  // For display: tokenBytes with spaces drawn as '␣' and control bytes spelled out (visibleToken).
+  // For display: tokenBytes with spaces drawn as '␣' and control bytes spelled out (visibleToken);
+  // an added token as written, its control characters spelled out likewise.
   std::string displayToken(std::int32_t id) const;
   std::optional<std::int32_t> tokenId(std::string_view vocabText) const;
   bool isSpecial(std::int32_t id) const;

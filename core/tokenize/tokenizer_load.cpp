@@ -294,26 +294,40 @@ Result<PreTokenizerStep> readMetaspace(const json& p, const std::string& at) {
   return step;
 }
 
+// The steps of a normalizer, pre-tokenizer or decoder: a Sequence's list (under `listKey`), else
+// the one object, each with its place for messages ("t.json: decoder.decoders[2]").
+struct Steps {
+  std::vector<const json*> items;
+  std::vector<std::string> places;
+};
+
+Result<Steps> sequenceSteps(const json& obj, const char* listKey, const std::string& where) {
+  Steps s;
+  const json* type = member(obj, "type");
+  if (type != nullptr && type->is_string() && type->get<std::string>() == "Sequence") {
+    const json* items = member(obj, listKey);
+    if (items == nullptr || !items->is_array()) return makeError(where + "." + listKey + " is missing or not a list");
+    for (std::size_t k = 0; k < items->size(); ++k) {
+      s.items.push_back(&(*items)[k]);
+      s.places.push_back(where + "." + listKey + "[" + std::to_string(k) + "]");
+    }
+  } else {
+    s.items.push_back(&obj);
+    s.places.push_back(where);
+  }
+  return s;
+}
+
 // The pre-tokenizer's steps (none when it is absent). A ByteLevel step, which must be the last,
 // makes the tokenizer byte-level.
 Result<std::vector<PreTokenizerStep>> readPreTokenizer(const json* pre, const std::string& file) {
   const std::string where = file + ": pre_tokenizer";
   if (isNullOrAbsent(pre)) return std::vector<PreTokenizerStep>{};
-  std::vector<const json*> list;
-  std::vector<std::string> places;
   if (!pre->is_object()) return makeError(where + " is " + typeName(*pre) + ", expected an object");
-  const json* type = member(*pre, "type");
-  if (type != nullptr && type->is_string() && type->get<std::string>() == "Sequence") {
-    const json* items = member(*pre, "pretokenizers");
-    if (items == nullptr || !items->is_array()) return makeError(where + ".pretokenizers is missing or not a list");
-    for (std::size_t k = 0; k < items->size(); ++k) {
-      list.push_back(&(*items)[k]);
-      places.push_back(where + ".pretokenizers[" + std::to_string(k) + "]");
-    }
-  } else {
-    list.push_back(pre);
-    places.push_back(where);
-  }
+  auto seq = sequenceSteps(*pre, "pretokenizers", where);
+  if (!seq) return seq.error();
+  const std::vector<const json*>& list = seq->items;
+  const std::vector<std::string>& places = seq->places;
   std::vector<PreTokenizerStep> steps;
   for (std::size_t k = 0; k < list.size(); ++k) {
     const json& p = *list[k];
@@ -374,10 +388,10 @@ Status readNormalizer(const json* norm, const std::string& where, std::vector<No
   const std::string kind = type->get<std::string>();
   NormalizerStep step;
   if (kind == "Sequence") {
-    const json* inner = member(*norm, "normalizers");
-    if (inner == nullptr || !inner->is_array()) return makeError(where + ".normalizers is missing or not a list");
-    for (std::size_t k = 0; k < inner->size(); ++k) {
-      if (auto st = readNormalizer(&(*inner)[k], where + ".normalizers[" + std::to_string(k) + "]", steps); !st) return st;
+    auto seq = sequenceSteps(*norm, "normalizers", where);
+    if (!seq) return seq.error();
+    for (std::size_t k = 0; k < seq->items.size(); ++k) {
+      if (auto st = readNormalizer(seq->items[k], seq->places[k], steps); !st) return st;
     }
     return Ok{};
   }
@@ -441,19 +455,10 @@ Result<SpDecoding> readDecoder(const json* dec, bool byteLevel, const std::strin
     d.stripStart = meta->prepend == PrependScheme::Never ? 0 : 1;
     return d;
   }
-  std::vector<const json*> list;
-  std::vector<std::string> places;
-  if (kind == "Sequence") {
-    const json* items = member(*dec, "decoders");
-    if (items == nullptr || !items->is_array()) return makeError(where + ".decoders is missing or not a list");
-    for (std::size_t k = 0; k < items->size(); ++k) {
-      list.push_back(&(*items)[k]);
-      places.push_back(where + ".decoders[" + std::to_string(k) + "]");
-    }
-  } else {
-    list.push_back(dec);
-    places.push_back(where);
-  }
+  auto seq = sequenceSteps(*dec, "decoders", where);
+  if (!seq) return seq.error();
+  const std::vector<const json*>& list = seq->items;
+  const std::vector<std::string>& places = seq->places;
   // The order that makes the joined text the sum of each token's: replace, bytes, join, strip.
   int stage = 0;
   for (std::size_t k = 0; k < list.size(); ++k) {
