@@ -8,7 +8,8 @@
 //                                                          and Qwen2 pre-tokenizer regexes (JavaScript
 //                                                          has no (?i:…) group, so the contractions are
 //                                                          spelled out case by case)
-//   tests/fixtures/tokenizer/seed_*.tokenizer              seeds for the fuzzer (scripts/fuzz.sh)
+//   tests/fixtures/tokenizer/seed_*.tokenizer              seeds for the fuzzer (scripts/fuzz.sh), one of them
+//                                                          a tiny SentencePiece-style tokenizer.json
 //   tests/fixtures/tokenizer/llama_style/tokenizer.json    a tiny hand-made tokenizer.json laid out as
 //                                                          Llama 3's (Split regex + ByteLevel, added
 //                                                          tokens, ignore_merges, a BOS template); its
@@ -104,6 +105,36 @@ function writeLlamaStyle() {
     text: Buffer.concat([Buffer.from([2]), Buffer.from("It's 12345 café <|endoftext|>  \t\n\r\n 😀 👨‍👩‍👧 DON'T\n")]),
   };
   for (const [name, data] of Object.entries(seeds)) fs.writeFileSync(path.join(outDir, `seed_${name}.tokenizer`), data);
+  fs.writeFileSync(path.join(outDir, 'seed_sp_json.tokenizer'),
+                   Buffer.concat([Buffer.from([0]), Buffer.from(JSON.stringify(sentencePieceSeed()))]));
+}
+
+// Laid out as Llama 2's tokenizer.json (Prepend + Replace normalizer, byte fallback, <unk>, the
+// Replace / ByteFallback / Fuse / Strip decoder), with a handful of tokens and merges.
+function sentencePieceSeed() {
+  const mark = '\u2581';
+  const vocab = { '<unk>': 0, '<s>': 1, '</s>': 2 };
+  for (let b = 0; b < 256; b++) vocab[`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`] = 3 + b;
+  let next = 259;
+  for (const c of [mark, 'h', 'e', 'l', 'o', mark + 'h', 'el', mark + 'hel', 'lo', mark + 'hello']) vocab[c] = next++;
+  const added = (id, content) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false,
+                                    special: true });
+  return {
+    version: '1.0',
+    added_tokens: [added(0, '<unk>'), added(1, '<s>'), added(2, '</s>')],
+    normalizer: { type: 'Sequence', normalizers: [{ type: 'Prepend', prepend: mark },
+                                                  { type: 'Replace', pattern: { String: ' ' }, content: mark }] },
+    pre_tokenizer: null,
+    post_processor: { type: 'TemplateProcessing', single: [{ SpecialToken: { id: '<s>', type_id: 0 } },
+                                                           { Sequence: { id: 'A', type_id: 0 } }],
+                      special_tokens: { '<s>': { id: '<s>', ids: [1], tokens: ['<s>'] } } },
+    decoder: { type: 'Sequence', decoders: [{ type: 'Replace', pattern: { String: mark }, content: ' ' },
+                                            { type: 'ByteFallback' }, { type: 'Fuse' },
+                                            { type: 'Strip', content: ' ', start: 1, stop: 0 }] },
+    model: { type: 'BPE', dropout: null, unk_token: '<unk>', continuing_subword_prefix: null, end_of_word_suffix: null,
+             fuse_unk: true, byte_fallback: true, vocab,
+             merges: [`${mark} h`, 'e l', `${mark}h el`, 'l o', `${mark}hel lo`] },
+  };
 }
 
 function writeSplitCases(corpus) {
