@@ -4,8 +4,8 @@
 //                                                          50000 merges), copied byte for byte
 //   tests/fixtures/tokenizer/gpt2_cases.json               a varied corpus with the reference ids
 //   tests/fixtures/tokenizer/split_cases.json              the pieces V8's regex engine cuts the corpus and
-//                                                          random strings into with the GPT-2, Llama-3
-//                                                          and Qwen2 pre-tokenizer regexes (JavaScript
+//                                                          random strings into with the GPT-2, Llama-3,
+//                                                          Qwen2 and o200k pre-tokenizer regexes (JavaScript
 //                                                          has no (?i:…) group, so the contractions are
 //                                                          spelled out case by case)
 //   tests/fixtures/tokenizer/seed_*.tokenizer              seeds for the fuzzer (scripts/fuzz.sh), one of them
@@ -142,6 +142,7 @@ function writeSplitCases(corpus) {
     gpt2: /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu,
     llama3: /'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu,
     qwen2: /'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu,
+    o200k: /[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?:'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD]))?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?:'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD]))?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu,
   };
   // Random strings over the characters where the regexes differ: letters of several scripts,
   // digits of several kinds (Nd, Nl, No), spaces of several kinds, line breaks, apostrophes and

@@ -68,6 +68,17 @@ std::size_t matchGpt2(const Cps& c, std::size_t i) {
   return 1;  // unreachable: every code point is in one of the classes above
 }
 
+// \s*[\r\n]+|\s+(?!\S)|\s+, the end of the Llama-3 and o200k regexes.
+std::size_t lineBreaksThenWhitespace(const Cps& c, std::size_t i) {
+  if (!isWhitespace(c[i])) return 1;  // unreachable: every code point is in one of the classes before
+  // \s*[\r\n]+: the greedy \s* backs off to the last line break inside the whitespace run.
+  const std::size_t run = runOf(c, i, isWhitespace);
+  for (std::size_t k = run; k-- > 0;) {
+    if (isLineBreak(c[i + k])) return k + 1;
+  }
+  return whitespaceRun(c, i);  // \s+(?!\S)|\s+
+}
+
 // The Llama-3 / Qwen2 family; maxDigits is 3 (\p{N}{1,3}) or 1 (\p{N}).
 std::size_t matchLlama(const Cps& c, std::size_t i, std::size_t maxDigits) {
   const std::size_t n = c.size();
@@ -85,15 +96,55 @@ std::size_t matchLlama(const Cps& c, std::size_t i, std::size_t maxDigits) {
   }
   //  ?[^\s\p{L}\p{N}]+[\r\n]*
   if (std::size_t m = optionalSpaceThenRun(c, i, isOther)) return m + runOf(c, i + m, isLineBreak);
-  if (isWhitespace(c[i])) {
-    // \s*[\r\n]+: the greedy \s* backs off to the last line break inside the whitespace run.
-    const std::size_t run = runOf(c, i, isWhitespace);
-    for (std::size_t k = run; k-- > 0;) {
-      if (isLineBreak(c[i + k])) return k + 1;
+  return lineBreaksThenWhitespace(c, i);
+}
+
+// The o200k regex's two letter classes: [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] (a word's capitals) and
+// [\p{Ll}\p{Lm}\p{Lo}\p{M}] (its small letters); letters without case (Lm, Lo) and marks are in both.
+bool isUncasedLetter(char32_t c) { return isLetter(c) && !isUpperLetter(c) && !isLowerLetter(c); }
+bool isCapitalClass(char32_t c) { return isUpperLetter(c) || isUncasedLetter(c) || isMark(c); }
+bool isSmallClass(char32_t c) { return isLowerLetter(c) || isUncasedLetter(c) || isMark(c); }
+
+// gpt-oss's o200k:
+//   [^\r\n\p{L}\p{N}]?C*S+(?i:'s|…)?|[^\r\n\p{L}\p{N}]?C+S*(?i:'s|…)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|
+//   \s*[\r\n]+|\s+(?!\S)|\s+        (C: isCapitalClass, S: isSmallClass)
+// so "HelloWorld" is "Hello" + "World" and "HTTPServer" one piece (C+S*). Each alternative tries
+// the optional leading character first, then without it, as the regex engine backtracks.
+std::size_t matchO200k(const Cps& c, std::size_t i) {
+  const std::size_t n = c.size();
+  const bool lead = !isLineBreak(c[i]) && !isLetter(c[i]) && !isNumber(c[i]);
+  auto withContraction = [&](std::size_t end) {
+    return end < n ? end + contraction(c, end, /*ignoreCase=*/true) : end;
+  };
+  // C*S+: the greedy C* backs off until a small-class character follows it.
+  for (std::size_t p : {1, 0}) {
+    if (p == 1 && !lead) continue;
+    const std::size_t j = i + p;
+    if (j >= n) continue;
+    const std::size_t capitals = runOf(c, j, isCapitalClass);
+    for (std::size_t k = capitals + 1; k-- > 0;) {
+      if (j + k < n && isSmallClass(c[j + k])) return withContraction(j + k + runOf(c, j + k, isSmallClass)) - i;
     }
-    return whitespaceRun(c, i);  // \s+(?!\S)|\s+
   }
-  return 1;  // unreachable
+  // C+S*
+  for (std::size_t p : {1, 0}) {
+    if (p == 1 && !lead) continue;
+    const std::size_t j = i + p;
+    if (j >= n) continue;
+    const std::size_t capitals = runOf(c, j, isCapitalClass);
+    if (capitals > 0) return withContraction(j + capitals + runOf(c, j + capitals, isSmallClass)) - i;
+  }
+  // \p{N}{1,3}
+  if (isNumber(c[i])) {
+    std::size_t m = 0;
+    while (m < 3 && i + m < n && isNumber(c[i + m])) ++m;
+    return m;
+  }
+  //  ?[^\s\p{L}\p{N}]+[\r\n/]*
+  if (std::size_t m = optionalSpaceThenRun(c, i, isOther)) {
+    return m + runOf(c, i + m, [](char32_t x) { return isLineBreak(x) || x == '/'; });
+  }
+  return lineBreaksThenWhitespace(c, i);
 }
 
 ByteSpans splitWith(std::string_view text, std::size_t (*match)(const Cps&, std::size_t)) {
@@ -122,6 +173,8 @@ std::string_view splitRegexPattern(SplitRegex regex) {
       return R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
     case SplitRegex::Qwen2:
       return R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+    case SplitRegex::O200k:
+      return R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
   }
   return {};
 }
@@ -131,6 +184,7 @@ const char* splitRegexName(SplitRegex regex) {
     case SplitRegex::Gpt2: return "GPT-2";
     case SplitRegex::Llama3: return "Llama-3";
     case SplitRegex::Qwen2: return "Qwen2";
+    case SplitRegex::O200k: return "o200k";
   }
   return "?";
 }
@@ -140,6 +194,7 @@ ByteSpans splitByRegex(SplitRegex regex, std::string_view text) {
     case SplitRegex::Gpt2: return splitWith(text, matchGpt2);
     case SplitRegex::Llama3: return splitWith(text, matchLlama3);
     case SplitRegex::Qwen2: return splitWith(text, matchQwen2);
+    case SplitRegex::O200k: return splitWith(text, matchO200k);
   }
   return {};
 }

@@ -6,6 +6,9 @@
 //   Llama3  (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
 //           ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //   Qwen2   the Llama3 regex with \p{N} (one digit) in place of \p{N}{1,3}
+//   O200k   [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|…)?|
+//           [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|…)?|
+//           \p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+   (gpt-oss)
 // the Digits pre-tokenizer (individual_digits: every \p{N} alone; otherwise runs of \p{N}), and
 // the Split by a literal text with each of tokenizer.json's behaviors (Gemma's Split on " ").
 #pragma once
@@ -18,7 +21,7 @@
 
 namespace mhascope::tokenize {
 
-enum class SplitRegex { Gpt2, Llama3, Qwen2 };
+enum class SplitRegex { Gpt2, Llama3, Qwen2, O200k };
 
 // The regex source as it appears in a tokenizer.json Split pre-tokenizer (after JSON unescaping).
 std::string_view splitRegexPattern(SplitRegex regex);

@@ -35,7 +35,7 @@ const Family kFamilies[] = {
     {"gemma3", ""},
     {"qwen3", ""},
     {"llama3", ""},
-    {"gptoss", "is not one this tokenizer implements"},
+    {"gptoss", ""},
     {"deepseek_v3", "is not one this tokenizer implements"},
 };
 
