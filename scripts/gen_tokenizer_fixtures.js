@@ -5,9 +5,9 @@
 //   tests/fixtures/tokenizer/gpt2_cases.json               a varied corpus with the reference ids
 //   tests/fixtures/tokenizer/split_cases.json              the pieces V8's regex engine cuts the corpus and
 //                                                          random strings into with the GPT-2, Llama-3,
-//                                                          Qwen2 and o200k pre-tokenizer regexes (JavaScript
-//                                                          has no (?i:…) group, so the contractions are
-//                                                          spelled out case by case)
+//                                                          Qwen2, o200k and DeepSeek-V3 pre-tokenizer
+//                                                          regexes (JavaScript has no (?i:…) group, so
+//                                                          the contractions are spelled out case by case)
 //   tests/fixtures/tokenizer/seed_*.tokenizer              seeds for the fuzzer (scripts/fuzz.sh), one of them
 //                                                          a tiny SentencePiece-style tokenizer.json
 //   tests/fixtures/tokenizer/llama_style/tokenizer.json    a tiny hand-made tokenizer.json laid out as
@@ -144,6 +144,24 @@ function writeSplitCases(corpus) {
     qwen2: /'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu,
     o200k: /[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?:'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD]))?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?:'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD]))?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu,
   };
+  // DeepSeek-V3's three Splits match only some of the text; the stretches between matches are
+  // pieces too (Hugging Face's "Isolated").
+  const isolatedRegexes = {
+    deepseek_digits: /\p{N}{1,3}/gu,
+    deepseek_cjk: /[一-龥぀-ゟ゠-ヿ]+/gu,
+    deepseek_words: /[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu,
+  };
+  const isolated = (text, re) => {
+    const pieces = [];
+    let last = 0;
+    for (const m of text.matchAll(re)) {
+      if (m.index > last) pieces.push(text.slice(last, m.index));
+      pieces.push(m[0]);
+      last = m.index + m[0].length;
+    }
+    if (last < text.length) pieces.push(text.slice(last));
+    return pieces;
+  };
   // Random strings over the characters where the regexes differ: letters of several scripts,
   // digits of several kinds (Nd, Nl, No), spaces of several kinds, line breaks, apostrophes and
   // the contraction letters in both cases, punctuation, a combining mark, ZWJ and an emoji.
@@ -170,6 +188,7 @@ function writeSplitCases(corpus) {
       if (pieces.join('') !== text) throw new Error(`${name} regex does not cover ${JSON.stringify(text)}`);
       entry[name] = pieces;
     }
+    for (const [name, re] of Object.entries(isolatedRegexes)) entry[name] = isolated(text, re);
     return entry;
   });
   fs.writeFileSync(path.join(outDir, 'split_cases.json'),

@@ -6,6 +6,7 @@
 #include "tokenize/pre_tokenize.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "tokenize/text_utf8.hpp"
 #include "tokenize/unicode_classes.hpp"
@@ -147,16 +148,57 @@ std::size_t matchO200k(const Cps& c, std::size_t i) {
   return lineBreaksThenWhitespace(c, i);
 }
 
+// DeepSeek-V3's three Splits, run one after another on each piece of the one before:
+//   \p{N}{1,3}
+//   [一-龥぀-ゟ゠-ヿ]+   (CJK ideographs U+4E00-9FA5, hiragana U+3040-309F, katakana U+30A0-30FF)
+//   [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|
+//   ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+// The first two do not match everywhere: what lies between their matches is a piece too.
+std::size_t matchDeepSeekDigits(const Cps& c, std::size_t i) {
+  std::size_t m = 0;
+  while (m < 3 && i + m < c.size() && isNumber(c[i + m])) ++m;
+  return m;
+}
+
+bool isDeepSeekCjk(char32_t x) { return (x >= 0x4E00 && x <= 0x9FA5) || (x >= 0x3040 && x <= 0x30FF); }
+std::size_t matchDeepSeekCjk(const Cps& c, std::size_t i) { return runOf(c, i, isDeepSeekCjk); }
+
+bool isAsciiPunctuation(char32_t x) { return x < 0x80 && x > 0x20 && x != 0x7F && !std::isalnum(static_cast<int>(x)); }
+bool isAsciiLetter(char32_t x) { return (x >= 'a' && x <= 'z') || (x >= 'A' && x <= 'Z'); }
+bool isLetterOrMark(char32_t x) { return isLetter(x) || isMark(x); }
+
+std::size_t matchDeepSeekWords(const Cps& c, std::size_t i) {
+  const std::size_t n = c.size();
+  // [!"#…~][A-Za-z]+
+  if (isAsciiPunctuation(c[i]) && i + 1 < n && isAsciiLetter(c[i + 1])) return 1 + runOf(c, i + 1, isAsciiLetter);
+  // [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+, with the optional character first
+  const bool lead = !isLineBreak(c[i]) && !isLetter(c[i]) && !isPunctuationOrSymbol(c[i]);
+  if (lead && i + 1 < n && isLetterOrMark(c[i + 1])) return 1 + runOf(c, i + 1, isLetterOrMark);
+  if (std::size_t m = runOf(c, i, isLetterOrMark)) return m;
+  //  ?[\p{P}\p{S}]+[\r\n]*
+  if (std::size_t m = optionalSpaceThenRun(c, i, isPunctuationOrSymbol)) return m + runOf(c, i + m, isLineBreak);
+  // \s*[\r\n]+|\s+(?!\S)|\s+; anything else (a digit) matches nothing here
+  return isWhitespace(c[i]) ? lineBreaksThenWhitespace(c, i) : 0;
+}
+
+// A regex's Split with behavior "Isolated", as a global scan: each match is a piece, and so is
+// each stretch between matches (`match` gives 0 where no match starts).
 ByteSpans splitWith(std::string_view text, std::size_t (*match)(const Cps&, std::size_t)) {
   const CodePoints cp = decodeAll(text);
   ByteSpans spans;
-  std::size_t i = 0;
+  std::size_t i = 0, gap = 0;  // gap: where the unmatched stretch before i began
   while (i < cp.cps.size()) {
-    std::size_t len = match(cp.cps, i);
-    if (len == 0) len = 1;  // never stall
+    const std::size_t len = match(cp.cps, i);
+    if (len == 0) {
+      ++i;
+      continue;
+    }
+    if (gap < i) spans.emplace_back(cp.offsets[gap], cp.offsets[i]);
     spans.emplace_back(cp.offsets[i], cp.offsets[i + len]);
     i += len;
+    gap = i;
   }
+  if (gap < cp.cps.size()) spans.emplace_back(cp.offsets[gap], cp.offsets[cp.cps.size()]);
   return spans;
 }
 
@@ -173,6 +215,14 @@ std::string_view splitRegexPattern(SplitRegex regex) {
       return R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
     case SplitRegex::Qwen2:
       return R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+    case SplitRegex::DeepSeekDigits:
+      return R"(\p{N}{1,3})";
+    case SplitRegex::DeepSeekCjk:
+      return "[\xE4\xB8\x80-\xE9\xBE\xA5\xE3\x81\x80-\xE3\x82\x9F\xE3\x82\xA0-\xE3\x83\xBF]+";  // [一-龥぀-ゟ゠-ヿ]+
+    case SplitRegex::DeepSeekWords:
+      // The file's \r and \n inside the classes are the characters themselves, not escapes.
+      return "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
+             " ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
     case SplitRegex::O200k:
       return R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
   }
@@ -185,6 +235,9 @@ const char* splitRegexName(SplitRegex regex) {
     case SplitRegex::Llama3: return "Llama-3";
     case SplitRegex::Qwen2: return "Qwen2";
     case SplitRegex::O200k: return "o200k";
+    case SplitRegex::DeepSeekDigits: return "DeepSeek-V3 digits";
+    case SplitRegex::DeepSeekCjk: return "DeepSeek-V3 CJK";
+    case SplitRegex::DeepSeekWords: return "DeepSeek-V3 words";
   }
   return "?";
 }
@@ -195,6 +248,9 @@ ByteSpans splitByRegex(SplitRegex regex, std::string_view text) {
     case SplitRegex::Llama3: return splitWith(text, matchLlama3);
     case SplitRegex::Qwen2: return splitWith(text, matchQwen2);
     case SplitRegex::O200k: return splitWith(text, matchO200k);
+    case SplitRegex::DeepSeekDigits: return splitWith(text, matchDeepSeekDigits);
+    case SplitRegex::DeepSeekCjk: return splitWith(text, matchDeepSeekCjk);
+    case SplitRegex::DeepSeekWords: return splitWith(text, matchDeepSeekWords);
   }
   return {};
 }

@@ -9,6 +9,10 @@
 //   O200k   [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|…)?|
 //           [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|…)?|
 //           \p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+   (gpt-oss)
+//   DeepSeek-V3's three, one after another: \p{N}{1,3}; [一-龥぀-ゟ゠-ヿ]+;
+//           [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|
+//           ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//           (the first two match only some text: the stretches between their matches are pieces too)
 // the Digits pre-tokenizer (individual_digits: every \p{N} alone; otherwise runs of \p{N}), and
 // the Split by a literal text with each of tokenizer.json's behaviors (Gemma's Split on " ").
 #pragma once
@@ -21,7 +25,7 @@
 
 namespace mhascope::tokenize {
 
-enum class SplitRegex { Gpt2, Llama3, Qwen2, O200k };
+enum class SplitRegex { Gpt2, Llama3, Qwen2, O200k, DeepSeekDigits, DeepSeekCjk, DeepSeekWords };
 
 // The regex source as it appears in a tokenizer.json Split pre-tokenizer (after JSON unescaping).
 std::string_view splitRegexPattern(SplitRegex regex);

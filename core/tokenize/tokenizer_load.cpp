@@ -247,7 +247,8 @@ Result<PreTokenizerStep> readSplit(const json& p, const std::string& at) {
   step.kind = PreTokenizerStep::Kind::Split;
   const std::string source = regex->get<std::string>();
   bool known = false;
-  for (SplitRegex r : {SplitRegex::Gpt2, SplitRegex::Llama3, SplitRegex::Qwen2, SplitRegex::O200k}) {
+  for (SplitRegex r : {SplitRegex::Gpt2, SplitRegex::Llama3, SplitRegex::Qwen2, SplitRegex::O200k,
+                       SplitRegex::DeepSeekDigits, SplitRegex::DeepSeekCjk, SplitRegex::DeepSeekWords}) {
     if (source == splitRegexPattern(r)) {
       step.regex = r;
       known = true;
@@ -255,7 +256,7 @@ Result<PreTokenizerStep> readSplit(const json& p, const std::string& at) {
   }
   if (!known) {
     return makeError(at + ": the Split regex " + shownText(source) +
-                     " is not one this tokenizer implements (the GPT-2, Llama-3, Qwen2 and o200k regexes)");
+                     " is not one this tokenizer implements (the GPT-2, Llama-3, Qwen2, o200k and DeepSeek-V3 regexes)");
   }
   if (how != "Isolated") return makeError(at + ": Split behavior " + shown(*behavior) + " is not supported with a regex (only \"Isolated\")");
   return step;

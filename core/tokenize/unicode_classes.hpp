@@ -1,7 +1,7 @@
 // The Unicode classes the pre-tokenizer regexes need (std::regex has no \p{L}): letters \p{L},
 // numbers \p{N} and whitespace \s (the White_Space property, as Oniguruma and Python's `regex`
 // read \s), and for the o200k regex the upper-case and title-case letters \p{Lu}\p{Lt}, the
-// lower-case \p{Ll} and the marks \p{M}. The ranges are generated into unicode_class_tables.cpp by
+// lower-case \p{Ll} and the marks \p{M}, and for DeepSeek-V3's punctuation and symbols \p{P}\p{S}. The ranges are generated into unicode_class_tables.cpp by
 // scripts/gen_unicode_tables.py; ASCII, by far the most common case, is answered without a search.
 #pragma once
 
@@ -27,6 +27,8 @@ extern const CodePointRange kLowerRanges[];  // Ll
 extern const std::size_t kLowerRangesCount;
 extern const CodePointRange kMarkRanges[];   // Mn, Mc, Me
 extern const std::size_t kMarkRangesCount;
+extern const CodePointRange kPunctuationSymbolRanges[];  // P*, S*
+extern const std::size_t kPunctuationSymbolRangesCount;
 
 inline bool inRanges(const CodePointRange* ranges, std::size_t count, char32_t cp) {
   const CodePointRange* end = ranges + count;
@@ -65,5 +67,10 @@ inline bool isLowerLetter(char32_t cp) {
 
 // \p{M}
 inline bool isMark(char32_t cp) { return cp >= 0x300 && inRanges(kMarkRanges, kMarkRangesCount, cp); }
+
+// \p{P}\p{S}
+inline bool isPunctuationOrSymbol(char32_t cp) {
+  return inRanges(kPunctuationSymbolRanges, kPunctuationSymbolRangesCount, cp);
+}
 
 }  // namespace mhascope::tokenize

@@ -25,19 +25,9 @@ using testing::firstMismatch;
 
 struct Family {
   const char* name;
-  // Empty: the tokenizer reads the file. Otherwise what its refusal names (a pre-tokenizer regex
-  // this tokenizer has no matcher for), checked so the refusal stays clear until it is added.
-  const char* refusal;
 };
 
-const Family kFamilies[] = {
-    {"mistral7b", ""},
-    {"gemma3", ""},
-    {"qwen3", ""},
-    {"llama3", ""},
-    {"gptoss", ""},
-    {"deepseek_v3", "is not one this tokenizer implements"},
-};
+const Family kFamilies[] = {{"mistral7b"}, {"gemma3"}, {"qwen3"}, {"llama3"}, {"gptoss"}, {"deepseek_v3"}};
 
 std::string cacheDir() {
   if (const char* dir = std::getenv("MHASCOPE_TOKENIZER_CACHE"); dir != nullptr && *dir != '\0') return dir;
@@ -67,11 +57,6 @@ TEST_P(FamilyReference, GivesTheReferenceIds) {
   ASSERT_EQ(sha256Hex(bytes), cases["sha256"].get<std::string>()) << path << " is not the file the reference ids were made from";
 
   auto t = BpeTokenizer::fromTokenizerJson(bytes, path);
-  if (*family.refusal != '\0') {
-    ASSERT_FALSE(t.ok()) << family.name << " loads now: compare it with its reference ids";
-    EXPECT_NE(t.error().message.find(family.refusal), std::string::npos) << t.error().message;
-    return;
-  }
   ASSERT_TRUE(t.ok()) << t.error().message;
   EXPECT_GE(t->vocabSize(), cases["vocab"].get<std::size_t>());
   ASSERT_GE(cases["cases"].size(), 40u);

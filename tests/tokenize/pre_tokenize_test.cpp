@@ -1,6 +1,6 @@
 // The hand-written pre-tokenizer regexes against a real regex engine: the pieces V8 cuts the
 // corpus and 300 random strings into (scripts/gen_tokenizer_fixtures.js), for the GPT-2, Llama-3,
-// Qwen2 and o200k regexes; then the Digits pre-tokenizer and the Unicode classes.
+// Qwen2, o200k and DeepSeek-V3 regexes; then the Digits pre-tokenizer and the Unicode classes.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +31,9 @@ TEST(PreTokenize, MatchesARegexEngineOnCorpusAndRandomStrings) {
     EXPECT_EQ(split(SplitRegex::Llama3, text), c["llama3"].get<std::vector<std::string>>());
     EXPECT_EQ(split(SplitRegex::Qwen2, text), c["qwen2"].get<std::vector<std::string>>());
     EXPECT_EQ(split(SplitRegex::O200k, text), c["o200k"].get<std::vector<std::string>>());
+    EXPECT_EQ(split(SplitRegex::DeepSeekDigits, text), c["deepseek_digits"].get<std::vector<std::string>>());
+    EXPECT_EQ(split(SplitRegex::DeepSeekCjk, text), c["deepseek_cjk"].get<std::vector<std::string>>());
+    EXPECT_EQ(split(SplitRegex::DeepSeekWords, text), c["deepseek_words"].get<std::vector<std::string>>());
     ++checked;
   }
   EXPECT_GE(checked, 300);
@@ -62,6 +65,15 @@ TEST(PreTokenize, O200kExamples) {
   EXPECT_EQ(split(SplitRegex::O200k, "a/b//\n/c"), (V{"a", "/b", "//\n/", "c"}));  // [\r\n/]* after punctuation
   EXPECT_EQ(split(SplitRegex::O200k, "12345 x"), (V{"123", "45", " x"}));
   EXPECT_EQ(split(SplitRegex::O200k, "\xE4\xB8\xAD\xE6\x96\x87" "a"), (V{"\xE4\xB8\xAD\xE6\x96\x87" "a"}));  // Lo then Ll: one piece
+}
+
+TEST(PreTokenize, DeepSeekExamples) {
+  using V = std::vector<std::string>;
+  // The stretches between matches are pieces too.
+  EXPECT_EQ(split(SplitRegex::DeepSeekDigits, "ab12345c"), (V{"ab", "123", "45", "c"}));
+  EXPECT_EQ(split(SplitRegex::DeepSeekCjk, "x\xE4\xB8\xAD\xE6\x96\x87y"), (V{"x", "\xE4\xB8\xAD\xE6\x96\x87", "y"}));
+  EXPECT_EQ(split(SplitRegex::DeepSeekWords, "it's a.b 12"), (V{"it", "'s", " a", ".b", " ", "12"}));
+  EXPECT_TRUE(split(SplitRegex::DeepSeekDigits, "").empty());
 }
 
 TEST(PreTokenize, DigitsSplitsNumbersAlone) {
