@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `mhascope tokens`: a SentencePiece-style tokenizer.json (Mistral 7B's, committed with the
-# tokenizer fixtures), GPT-2's vocab.json + merges.txt folder, and a fixture model folder with the
-# test's byte-level tokenizer (model_tokenizer.sh): positions, ids, pieces, the count, the BOS,
-# --json, escaped control characters, every refusal.
+# tokenizer fixtures), GPT-2's vocab.json + merges.txt folder, a fixture model folder with the
+# test's byte-level tokenizer (model_tokenizer.sh), and the mistral fixture widened to Mistral 7B's
+# vocabulary with its real tokenizer (tokens and predict open it): positions, ids, pieces, the
+# count, the BOS, --json, escaped control characters, every refusal.
 set -uo pipefail
 BIN="$1"; FIX="$2"
 source "$(dirname "$0")/common.sh"
@@ -69,6 +70,30 @@ has "--model: 'h' is id 72" "       1       72  h" "$out"
 has "--model: the count" "3 tokens" "$out"
 expect_error "--json inside the model folder is refused" "inside" \
   "$BIN" tokens --model "$T/m" --text "hi" --json "$T/m/tokens.json"
+
+# --- a SentencePiece-style model folder opens: the mistral fixture widened to Mistral 7B's 32000 tokens
+# (embedding and lm_head rows repeated) with its real tokenizer.json; tokens and predict read it ---
+cp -r "$FIX/models/mistral" "$T/sp" && cp "$MISTRAL" "$T/sp/tokenizer.json"
+"$PY" -c "
+import json, struct, numpy as np
+path = '$T/sp/model.safetensors'
+b = open(path, 'rb').read(); n = struct.unpack('<Q', b[:8])[0]; h = json.loads(b[8:8 + n]); data = b[8 + n:]
+tensors = {k: np.frombuffer(data[v['data_offsets'][0]:v['data_offsets'][1]], np.float32).reshape(v['shape'])
+           for k, v in h.items() if k != '__metadata__'}
+for k in ('model.embed_tokens.weight', 'lm_head.weight'):
+    tensors[k] = np.resize(tensors[k], (32000, tensors[k].shape[1]))
+header, offset, blobs = {}, 0, []
+for k in sorted(tensors):
+    a = np.ascontiguousarray(tensors[k]); header[k] = {'dtype': 'F32', 'shape': list(a.shape), 'data_offsets': [offset, offset + a.nbytes]}
+    offset += a.nbytes; blobs.append(a.tobytes())
+hj = json.dumps(header).encode(); hj += b' ' * (-len(hj) % 8)
+open(path, 'wb').write(struct.pack('<Q', len(hj)) + hj + b''.join(blobs))
+c = json.load(open('$T/sp/config.json')); c['vocab_size'] = 32000; json.dump(c, open('$T/sp/config.json', 'w'))"
+out="$("$BIN" tokens --model "$T/sp" --text "Hello world" 2>&1)" || bad "tokens --model on a SentencePiece-style folder: $out"
+has "a SentencePiece-style model folder: its BOS and ▁ pieces" "       1    22557  ▁Hello" "$out"
+out="$("$BIN" predict --model "$T/sp" --text "Hello world" --top 2 2>&1)" || bad "predict on a SentencePiece-style folder: $out"
+has "predict reads the same tokens" "BOS '<s>' first" "$out"
+has "predict shows ␣world" "␣world" "$out"
 
 # --- refusals ------------------------------------------------------------------------------------
 mkdir -p "$T/empty"
