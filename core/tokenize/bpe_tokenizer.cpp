@@ -9,6 +9,7 @@
 #include "tokenize/byte_level.hpp"
 #include "tokenize/nfc.hpp"
 #include "tokenize/text_utf8.hpp"
+#include "tokenize/unicode_classes.hpp"
 
 namespace mhascope::tokenize {
 namespace {
@@ -270,8 +271,24 @@ Status BpeTokenizer::pretokenizeAndEncode(std::string_view text, bool startsText
 
 namespace {
 
+// The byte length of the whitespace (Unicode White_Space) that `text` starts with / ends with.
+std::size_t leadingWhitespace(std::string_view text) {
+  const CodePoints cp = decodeAll(text);
+  std::size_t k = 0;
+  while (k < cp.cps.size() && isWhitespace(cp.cps[k])) ++k;
+  return cp.offsets[k];
+}
+
+std::size_t trailingWhitespace(std::string_view text) {
+  const CodePoints cp = decodeAll(text);
+  std::size_t k = cp.cps.size();
+  while (k > 0 && isWhitespace(cp.cps[k - 1])) --k;
+  return text.size() - cp.offsets[k];
+}
+
 // Cuts `text` at the added tokens of `table` (leftmost, longest): each stretch between them goes
-// to `stretch(part, startsText)`, each token's id to `ids`.
+// to `stretch(part, startsText)`, each token's id to `ids`. A token's lstrip / rstrip takes the
+// whitespace before / after it out of the stretches, as Hugging Face's added vocabulary does.
 template <typename Stretch>
 Status cutAtAddedTokens(std::string_view text, bool startsText, const std::array<std::vector<std::size_t>, 256>& table,
                         const std::vector<AddedToken>& added, std::vector<std::int32_t>& ids, Stretch&& stretch) {
@@ -289,9 +306,12 @@ Status cutAtAddedTokens(std::string_view text, bool startsText, const std::array
       ++i;
       continue;
     }
-    if (auto st = stretch(text.substr(segmentStart, i - segmentStart), startsText && segmentStart == 0); !st) return st;
+    std::string_view before = text.substr(segmentStart, i - segmentStart);
+    if (hit->lstrip) before.remove_suffix(trailingWhitespace(before));
+    if (auto st = stretch(before, startsText && segmentStart == 0); !st) return st;
     ids.push_back(hit->id);
     i += hit->content.size();
+    if (hit->rstrip) i += leadingWhitespace(text.substr(i));
     segmentStart = i;
   }
   return stretch(text.substr(segmentStart), startsText && segmentStart == 0);

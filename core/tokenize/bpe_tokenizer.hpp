@@ -44,6 +44,10 @@ struct AddedToken {
   std::int32_t id = 0;
   std::string content;  // matched verbatim in the text, before any splitting
   bool special = false;
+  // The whitespace before (lstrip) / after (rstrip) a match goes with the token and is not
+  // encoded (Phi-3's chat tokens).
+  bool lstrip = false;
+  bool rstrip = false;
 };
 
 // One step of the normalizer, in the order tokenizer.json lists them; applied to each stretch of

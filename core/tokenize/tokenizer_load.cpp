@@ -669,13 +669,13 @@ Result<BpeTokenizer> BpeTokenizer::fromTokenizerJson(std::string_view bytes, con
       auto id = tokenIdValue(*idj, where + ".id");
       if (!id) return id.error();
       const std::string text = content->get<std::string>();
-      for (const char* flag : {"single_word", "lstrip", "rstrip"}) {
-        auto v = optionalBool(a, flag, false, where);
-        if (!v) return v.error();
-        if (*v) {
-          return makeError(where + " " + shownText(text) + " sets " + flag + ", which is not supported");
-        }
-      }
+      auto singleWord = optionalBool(a, "single_word", false, where);
+      if (!singleWord) return singleWord.error();
+      if (*singleWord) return makeError(where + " " + shownText(text) + " sets single_word, which is not supported");
+      auto lstrip = optionalBool(a, "lstrip", false, where);
+      if (!lstrip) return lstrip.error();
+      auto rstrip = optionalBool(a, "rstrip", false, where);
+      if (!rstrip) return rstrip.error();
       auto special = optionalBool(a, "special", false, where);
       if (!special) return special.error();
       if (!seen.insert(text).second) return makeError(where + ": " + shownText(text) + " is listed twice");
@@ -701,7 +701,7 @@ Result<BpeTokenizer> BpeTokenizer::fromTokenizerJson(std::string_view bytes, con
       it->second.bytes = t.byteLevel_ ? text : spTokenBytes(text, *decoding);
       it->second.special = *special;
       it->second.added = true;
-      t.added_.push_back(AddedToken{*id, text, *special});
+      t.added_.push_back(AddedToken{*id, text, *special, *lstrip, *rstrip});
       t.addedNormalized_.push_back(*normalized);
     }
   }

@@ -167,8 +167,8 @@ TEST(BadTokenizerFiles, UnsupportedPartsAreRefusedByName) {
   j["model"]["continuing_subword_prefix"] = "##";
   EXPECT_MESSAGE(jsonError(j), "model.continuing_subword_prefix '##' is not supported");
   j = llamaStyle();
-  j["added_tokens"][1]["lstrip"] = true;
-  EXPECT_MESSAGE(jsonError(j), "added_tokens[1] '<|end_of_text|>' sets lstrip, which is not supported");
+  j["added_tokens"][1]["single_word"] = true;
+  EXPECT_MESSAGE(jsonError(j), "added_tokens[1] '<|end_of_text|>' sets single_word, which is not supported");
   j = llamaStyle();
   j["decoder"] = {{"type", "Metaspace"}};
   EXPECT_MESSAGE(jsonError(j), "t.json: decoder 'Metaspace' is not supported with a ByteLevel pre-tokenizer");
