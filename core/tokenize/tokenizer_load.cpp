@@ -614,7 +614,8 @@ Result<BpeTokenizer> BpeTokenizer::fromTokenizerJson(std::string_view bytes, con
       t.byteIds_[b] = it->second;
     }
   }
-  if (const json* unk = member(*model, "unk_token"); !isNullOrAbsent(unk)) {
+  // Byte-level BPE never needs the unknown token (every byte has one); some files name one anyway.
+  if (const json* unk = member(*model, "unk_token"); !t.byteLevel_ && !isNullOrAbsent(unk)) {
     if (!unk->is_string()) return makeError(m + ".unk_token is " + typeName(*unk) + " " + shown(*unk) + ", expected a token or null");
     const auto it = t.vocab_.find(unk->get<std::string>());
     if (it == t.vocab_.end()) return makeError(m + ".unk_token " + shown(*unk) + " is not in the vocabulary");
