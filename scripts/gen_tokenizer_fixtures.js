@@ -4,11 +4,12 @@
 //                                                          50000 merges), copied byte for byte
 //   tests/fixtures/tokenizer/gpt2_cases.json               a varied corpus with the reference ids
 //   tests/fixtures/tokenizer/split_cases.json              the pieces V8's regex engine cuts the corpus and
-//                                                          random strings into with the GPT-2, Llama-3
-//                                                          and Qwen2 pre-tokenizer regexes (JavaScript
-//                                                          has no (?i:…) group, so the contractions are
-//                                                          spelled out case by case)
-//   tests/fixtures/tokenizer/seed_*.tokenizer              seeds for the fuzzer (scripts/fuzz.sh)
+//                                                          random strings into with the GPT-2, Llama-3,
+//                                                          Qwen2, o200k and DeepSeek-V3 pre-tokenizer
+//                                                          regexes (JavaScript has no (?i:…) group, so
+//                                                          the contractions are spelled out case by case)
+//   tests/fixtures/tokenizer/seed_*.tokenizer              seeds for the fuzzer (scripts/fuzz.sh), one of them
+//                                                          a tiny SentencePiece-style tokenizer.json
 //   tests/fixtures/tokenizer/llama_style/tokenizer.json    a tiny hand-made tokenizer.json laid out as
 //                                                          Llama 3's (Split regex + ByteLevel, added
 //                                                          tokens, ignore_merges, a BOS template); its
@@ -27,6 +28,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { execFileSync } = require('child_process');
+const { sharedCases } = require('./tokenizer_corpus');
 
 const root = path.resolve(__dirname, '..');
 const outDir = path.join(root, 'tests', 'fixtures', 'tokenizer');
@@ -104,6 +106,36 @@ function writeLlamaStyle() {
     text: Buffer.concat([Buffer.from([2]), Buffer.from("It's 12345 café <|endoftext|>  \t\n\r\n 😀 👨‍👩‍👧 DON'T\n")]),
   };
   for (const [name, data] of Object.entries(seeds)) fs.writeFileSync(path.join(outDir, `seed_${name}.tokenizer`), data);
+  fs.writeFileSync(path.join(outDir, 'seed_sp_json.tokenizer'),
+                   Buffer.concat([Buffer.from([0]), Buffer.from(JSON.stringify(sentencePieceSeed()))]));
+}
+
+// Laid out as Llama 2's tokenizer.json (Prepend + Replace normalizer, byte fallback, <unk>, the
+// Replace / ByteFallback / Fuse / Strip decoder), with a handful of tokens and merges.
+function sentencePieceSeed() {
+  const mark = '\u2581';
+  const vocab = { '<unk>': 0, '<s>': 1, '</s>': 2 };
+  for (let b = 0; b < 256; b++) vocab[`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`] = 3 + b;
+  let next = 259;
+  for (const c of [mark, 'h', 'e', 'l', 'o', mark + 'h', 'el', mark + 'hel', 'lo', mark + 'hello']) vocab[c] = next++;
+  const added = (id, content) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false,
+                                    special: true });
+  return {
+    version: '1.0',
+    added_tokens: [added(0, '<unk>'), added(1, '<s>'), added(2, '</s>')],
+    normalizer: { type: 'Sequence', normalizers: [{ type: 'Prepend', prepend: mark },
+                                                  { type: 'Replace', pattern: { String: ' ' }, content: mark }] },
+    pre_tokenizer: null,
+    post_processor: { type: 'TemplateProcessing', single: [{ SpecialToken: { id: '<s>', type_id: 0 } },
+                                                           { Sequence: { id: 'A', type_id: 0 } }],
+                      special_tokens: { '<s>': { id: '<s>', ids: [1], tokens: ['<s>'] } } },
+    decoder: { type: 'Sequence', decoders: [{ type: 'Replace', pattern: { String: mark }, content: ' ' },
+                                            { type: 'ByteFallback' }, { type: 'Fuse' },
+                                            { type: 'Strip', content: ' ', start: 1, stop: 0 }] },
+    model: { type: 'BPE', dropout: null, unk_token: '<unk>', continuing_subword_prefix: null, end_of_word_suffix: null,
+             fuse_unk: true, byte_fallback: true, vocab,
+             merges: [`${mark} h`, 'e l', `${mark}h el`, 'l o', `${mark}hel lo`] },
+  };
 }
 
 function writeSplitCases(corpus) {
@@ -111,6 +143,25 @@ function writeSplitCases(corpus) {
     gpt2: /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu,
     llama3: /'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu,
     qwen2: /'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu,
+    o200k: /[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?:'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD]))?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?:'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD]))?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu,
+  };
+  // DeepSeek-V3's three Splits match only some of the text; the stretches between matches are
+  // pieces too (Hugging Face's "Isolated").
+  const isolatedRegexes = {
+    deepseek_digits: /\p{N}{1,3}/gu,
+    deepseek_cjk: /[一-龥぀-ゟ゠-ヿ]+/gu,
+    deepseek_words: /[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu,
+  };
+  const isolated = (text, re) => {
+    const pieces = [];
+    let last = 0;
+    for (const m of text.matchAll(re)) {
+      if (m.index > last) pieces.push(text.slice(last, m.index));
+      pieces.push(m[0]);
+      last = m.index + m[0].length;
+    }
+    if (last < text.length) pieces.push(text.slice(last));
+    return pieces;
   };
   // Random strings over the characters where the regexes differ: letters of several scripts,
   // digits of several kinds (Nd, Nl, No), spaces of several kinds, line breaks, apostrophes and
@@ -138,6 +189,7 @@ function writeSplitCases(corpus) {
       if (pieces.join('') !== text) throw new Error(`${name} regex does not cover ${JSON.stringify(text)}`);
       entry[name] = pieces;
     }
+    for (const [name, re] of Object.entries(isolatedRegexes)) entry[name] = isolated(text, re);
     return entry;
   });
   fs.writeFileSync(path.join(outDir, 'split_cases.json'),
@@ -174,62 +226,8 @@ try {
   fs.writeFileSync(path.join(outDir, 'gpt2', 'vocab.json'), vocabBytes);
   fs.writeFileSync(path.join(outDir, 'gpt2', 'merges.txt'), mergesBytes);
 
-  // (2) The corpus. Each case names what it exercises.
-  const longWord = 'Pneumonoultramicroscopicsilicovolcanoconiosis';
-  const cases = [
-    ['empty', ''],
-    ['one_space', ' '],
-    ['hello', 'Hello world'],
-    ['leading_space', ' Hello world'],
-    ['contractions', "I'm sure it's what they've said: we'll see, you'd know, don't, can't, they're"],
-    ['contractions_upper', "DON'T YOU'RE I'M IT'S WE'LL THEY'VE HE'D"],
-    ['contraction_alone', "'s 't 're 've 'm 'll 'd"],
-    ['quotes', "'quoted' \"double\" `tick` 'tis"],
-    ['numbers', 'In 1984 there were 3.14159 pies, 1,000,000 people and 42nd street; 007 0x1F 1e10'],
-    ['long_number', '12345678901234567890123456789'],
-    ['two_spaces', 'a  b'],
-    ['whitespace_runs', 'a    b     c  \n  d'],
-    ['trailing_spaces', 'end of line   '],
-    ['leading_spaces', '    indented code'],
-    ['tabs', 'col1\tcol2\t\tcol3\t'],
-    ['newlines', 'line one\nline two\n\nline four\r\nwindows\n'],
-    ['only_newlines', '\n\n\n'],
-    ['mixed_whitespace', ' \t \n \u00a0x\u3000y'],
-    ['pipes', 'a | b || c |d| | '],
-    ['punctuation', 'Wait... what?! (yes) [no] {maybe} <tag/> #hash @at $5 %20 ^_^ ~ & * -- ;;'],
-    ['code', 'def f(x):\n    return x**2 + 1  # square\n'],
-    ['url', 'https://example.com/path?q=1&r=two#frag'],
-    ['accents', 'Café naïve résumé Ångström façade über Straße'],
-    ['accents_decomposed', 'Cafe\u0301 nai\u0308ve'],
-    ['greek_cyrillic', 'Ελληνικά κείμενο и русский текст'],
-    ['cjk', '日本語のテキストと中文文本和한국어'],
-    ['arabic_rtl', 'مرحبا بالعالم'],
-    ['hebrew_rtl', 'שלום עולם'],
-    ['rtl_mixed', 'abc مرحبا 123 שלום!'],
-    ['devanagari', 'नमस्ते दुनिया'],
-    ['thai', 'สวัสดีชาวโลก'],
-    ['emoji', 'I love 🍕 and 🚀! 😀😀'],
-    ['emoji_zwj', 'family 👨‍👩‍👧‍👦 and flag 🏳️‍🌈 and skin 👍🏽'],
-    ['flags', '🇫🇷🇯🇵'],
-    ['math_symbols', '∑ x² ≤ ∞ ½ ¼ ① Ⅻ'],
-    ['endoftext', '<|endoftext|>'],
-    ['endoftext_between', 'Hello<|endoftext|>World'],
-    ['endoftext_spaces', 'end. <|endoftext|> Next document'],
-    ['endoftext_twice', '<|endoftext|><|endoftext|>'],
-    ['endoftext_partial', '<|endoftext| <|endof'],
-    ['long_word', longWord],
-    ['long_word_repeated', (longWord + ' ').repeat(5)],
-    ['long_run_same_letter', 'a'.repeat(300)],
-    ['long_run_digits', '9'.repeat(120)],
-    ['long_run_punct', '!'.repeat(100) + '?'.repeat(33)],
-    ['long_spaces', ' '.repeat(64) + 'x'],
-    ['mixed_scripts_word', 'helloМирworld世界'],
-    ['control_chars', 'bell\u0007 esc\u001b[0m del\u007f'],
-    ['apostrophe_unicode', 'it’s don’t'],
-    ['sentence', 'The quick brown fox jumps over the lazy dog. It was 9:45 p.m. on Tuesday, Nov. 3rd.'],
-    ['paragraph', 'Attention is all you need.\n\nWe propose a new simple network architecture, the Transformer, ' +
-                  'based solely on attention mechanisms, dispensing with recurrence and convolutions entirely.'],
-  ];
+  // (2) The corpus (scripts/tokenizer_corpus.js).
+  const cases = sharedCases();
 
   const special = '<|endoftext|>';
   const out = [];

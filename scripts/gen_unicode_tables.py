@@ -8,6 +8,10 @@ the byte-level BPE pre-tokenizer regexes use (std::regex has no \\p{L}), as sort
   whitespace  \\s     the White_Space property, which is what \\s means in Oniguruma (Hugging Face
                       tokenizers' regex engine) and in Python's `regex` module: U+0009-000D,
                       U+0020, U+0085, U+00A0 and the categories Zs, Zl, Zp
+  upper       \\p{Lu}\\p{Lt}   and lower \\p{Ll}, and mark \\p{M} (Mn, Mc, Me): the cased classes of
+                      the o200k regex (gpt-oss), whose \\p{Lm}\\p{Lo} are the letters that are
+                      neither upper nor lower
+  punct/sym   \\p{P}\\p{S}  punctuation and symbols (DeepSeek-V3's regex)
 
 and the tables of Unicode's NFC normalization (Qwen2's tokenizer.json asks for it): nfc_tables.cpp
 (canonical combining classes and the primary composites: pairs that compose, composition exclusions
@@ -161,10 +165,16 @@ def main():
     letter = ranges(lambda cp: category(cp).startswith("L"))
     number = ranges(lambda cp: category(cp).startswith("N"))
     space = ranges(is_whitespace)
+    upper = ranges(lambda cp: category(cp) in ("Lu", "Lt"))
+    lower = ranges(lambda cp: category(cp) == "Ll")
+    mark = ranges(lambda cp: category(cp).startswith("M"))
+    punct_sym = ranges(lambda cp: category(cp)[0] in "PS")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     classes, decomps, comps = nfc_tables()
     files = {"unicode_class_tables.cpp": ("unicode_classes.hpp", "\n\n".join(
-        [emit("kLetterRanges", letter), emit("kNumberRanges", number), emit("kWhitespaceRanges", space)]))}
+        [emit("kLetterRanges", letter), emit("kNumberRanges", number), emit("kWhitespaceRanges", space),
+         emit("kUpperRanges", upper), emit("kLowerRanges", lower), emit("kMarkRanges", mark),
+         emit("kPunctuationSymbolRanges", punct_sym)]))}
     files.update({name: ("nfc.hpp", body) for name, body in emit_nfc(classes, decomps, comps).items()})
     for name, (header, body) in files.items():
         path = os.path.join(root, "core", "tokenize", name)
@@ -181,7 +191,7 @@ namespace mhascope::tokenize {{
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
     changed, sequences = nfc_cases(root)
-    print(f"wrote {', '.join(files)}: {len(letter)} letter, {len(number)} number, {len(space)} whitespace ranges, "
+    print(f"wrote {', '.join(files)}: {len(letter)} letter, {len(number)} number, {len(space)} whitespace, {len(upper)} upper, {len(lower)} lower, {len(mark)} mark, {len(punct_sym)} punctuation/symbol ranges, "
           f"{len(classes)} combining-class runs, {len(decomps)} decompositions, {len(comps)} compositions; "
           f"nfc_cases.json: {changed} changed code points, {sequences} sequences", file=sys.stderr)
 

@@ -14,13 +14,33 @@
 #include <utility>
 #include <vector>
 
+#include "attention/tokenizer.hpp"  // utf8Length
 #include "command_common.hpp"
 #include "commands.hpp"
 #include "io/file_io.hpp"
 #include "options.hpp"
+#include "util/utf8.hpp"
 #include "workspace_options.hpp"
 
 namespace mhascope::cli {
+
+std::string cell(const std::string& token, std::size_t width) {
+  std::string out;
+  std::size_t cols = 0;
+  for (std::size_t i = 0; i < token.size();) {
+    const std::size_t len = decodeUtf8Step(token, i).len;
+    if (cols + 1 == width && utf8Length(std::string_view(token).substr(i)) > 1) {
+      out += "…";
+      ++cols;
+      break;
+    }
+    out.append(token, i, len);
+    ++cols;
+    i += len;
+  }
+  out.append(width > cols ? width - cols : 0, ' ');
+  return out;
+}
 
 int fail(const std::string& message) {
   std::fprintf(stderr, "mhascope: error: %s\n", printableMessage(message).c_str());

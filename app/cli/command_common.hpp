@@ -1,6 +1,7 @@
 // What the subcommands share: the error line and the traced forward with its warnings.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,9 @@
 
 namespace mhascope::cli {
 
+// A token for a table cell, columns counting characters, not bytes ('␣' is three bytes, one
+// column): at most `width` columns (cut with '…'), padded to `width`.
+std::string cell(const std::string& token, std::size_t width);
 // "mhascope: error: <message>" on stderr; returns the exit code 1.
 int fail(const std::string& message);
 // "mhascope: warning: <message>" on stderr.

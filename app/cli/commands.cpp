@@ -23,6 +23,8 @@ std::span<const Command> commands() {
        true, addCompareCommand},
       {"predict", "a model folder's next-token predictions on your text, and the logit lens", false,
        addPredictCommand},
+      {"tokens", "how a tokenizer reads your text: each token's position, id and piece (a model folder's, or a "
+       "tokenizer.json)", false, addTokensCommand},
       {"practice",
        "implement attention yourself: list, show and start an exercise, check your file stage by stage (which stage "
        "differs first, and the known mistake it equals)",

@@ -19,7 +19,6 @@
 #include "model/predictions.hpp"
 #include "model_source/model_text.hpp"
 #include "options.hpp"
-#include "attention/tokenizer.hpp"  // utf8Length
 #include "util/utf8.hpp"
 #include "util/format.hpp"
 #include "util/memory_budget.hpp"
@@ -29,26 +28,6 @@ namespace mhascope::cli {
 namespace {
 
 std::uint64_t budgetBytes(std::optional<std::uint64_t> mib) { return mib ? *mib << 20 : defaultMemoryBudget(); }
-
-// A token for a table cell, columns counting characters, not bytes ('␣' is three bytes, one
-// column): at most `width` columns (cut with '…'), padded to `width`.
-std::string cell(const std::string& token, std::size_t width) {
-  std::string out;
-  std::size_t cols = 0;
-  for (std::size_t i = 0; i < token.size();) {
-    const std::size_t len = decodeUtf8Step(token, i).len;
-    if (cols + 1 == width && utf8Length(std::string_view(token).substr(i)) > 1) {
-      out += "…";
-      ++cols;
-      break;
-    }
-    out.append(token, i, len);
-    ++cols;
-    i += len;
-  }
-  out.append(width > cols ? width - cols : 0, ' ');
-  return out;
-}
 
 nlohmann::json candidateJson(const ModelText& mt, const model::Candidate& c) {
   return {{"id", c.id}, {"token", replaceInvalidUtf8(mt.tokenizer->displayToken(c.id))}, {"probability", c.probability}};

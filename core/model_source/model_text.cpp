@@ -73,6 +73,19 @@ std::string invalidUtf8Note(std::string_view text, const std::string& where) {
                  "first at byte " + std::to_string(bad) + ")";
 }
 
+Result<TextIds> textIdsForModel(const tokenize::BpeTokenizer& tokenizer, std::string_view text, const std::string& where) {
+  auto ids = tokenizer.encode(text);
+  if (!ids) return ids.error();
+  if (ids->empty()) return makeError(where + " gives no tokens: enter at least one token");
+  TextIds out;
+  if (const auto bos = tokenizer.bosToken()) {
+    out.ids.push_back(*bos);
+    out.bos = true;
+  }
+  out.ids.insert(out.ids.end(), ids->begin(), ids->end());
+  return out;
+}
+
 Result<ModelText> tokenizeForModel(const std::string& modelPath, std::string text, const std::string& where,
                                    TokenizerCache* tokenizers, std::uint64_t memoryBudgetBytes) {
   auto folder = model::ModelFolder::open(modelPath);
@@ -98,14 +111,10 @@ Result<ModelText> tokenizeForModel(const std::string& modelPath, std::string tex
   mt.tokenizerFiles = std::filesystem::exists(std::filesystem::path(mt.folder.dir()) / "tokenizer.json", ec)
                           ? "tokenizer.json"
                           : "vocab.json + merges.txt";
-  auto ids = mt.tokenizer->encode(mt.text);
+  auto ids = textIdsForModel(*mt.tokenizer, mt.text, where);
   if (!ids) return ids.error();
-  if (ids->empty()) return makeError(where + " gives no tokens: enter at least one token");
-  if (const auto bos = mt.tokenizer->bosToken()) {
-    mt.ids.push_back(*bos);
-    mt.bos = true;
-  }
-  mt.ids.insert(mt.ids.end(), ids->begin(), ids->end());
+  mt.ids = std::move(ids->ids);
+  mt.bos = ids->bos;
   const model::ModelSpec& s = mt.folder.spec();
   const std::int64_t T = static_cast<std::int64_t>(mt.ids.size());
   // A learned table (GPT-2's) has no row past n_positions; RoPE models are held to their declared

@@ -57,6 +57,14 @@ class TokenizerCache {
   std::size_t loads_ = 0;
 };
 
+// The ids a model reads for `text` through `tokenizer`: the BOS its post-processor template asks
+// for first (bos true), then the text's. A text that gives no tokens is refused, naming `where`.
+struct TextIds {
+  std::vector<int> ids;  // (T)
+  bool bos = false;
+};
+Result<TextIds> textIdsForModel(const tokenize::BpeTokenizer& tokenizer, std::string_view text, const std::string& where);
+
 // textNote for `text` read as `where` (empty when the text is valid UTF-8).
 std::string invalidUtf8Note(std::string_view text, const std::string& where);
 

@@ -13,6 +13,7 @@ namespace {
 
 using testing::fixture;
 using testing::readAll;
+using testing::firstMismatch;
 
 struct Case {
   std::string name;
@@ -25,15 +26,6 @@ std::vector<Case> loadCases() {
   std::vector<Case> cases;
   for (const auto& c : j) cases.push_back({c["name"], c["text"], c["ids"].get<std::vector<std::int32_t>>()});
   return cases;
-}
-
-std::string firstMismatch(const std::vector<std::int32_t>& got, const std::vector<std::int32_t>& want) {
-  for (std::size_t k = 0; k < std::max(got.size(), want.size()); ++k) {
-    const std::string g = k < got.size() ? std::to_string(got[k]) : "(end)";
-    const std::string w = k < want.size() ? std::to_string(want[k]) : "(end)";
-    if (g != w) return "first difference at token " + std::to_string(k) + ": got " + g + ", reference " + w;
-  }
-  return "";
 }
 
 void expectAllCases(const BpeTokenizer& t) {

@@ -1,6 +1,6 @@
 // The hand-written pre-tokenizer regexes against a real regex engine: the pieces V8 cuts the
-// corpus and 300 random strings into (scripts/gen_tokenizer_fixtures.js), for the GPT-2, Llama-3
-// and Qwen2 regexes; then the Digits pre-tokenizer and the Unicode classes.
+// corpus and 300 random strings into (scripts/gen_tokenizer_fixtures.js), for the GPT-2, Llama-3,
+// Qwen2, o200k and DeepSeek-V3 regexes; then the Digits pre-tokenizer and the Unicode classes.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -30,6 +30,10 @@ TEST(PreTokenize, MatchesARegexEngineOnCorpusAndRandomStrings) {
     EXPECT_EQ(split(SplitRegex::Gpt2, text), c["gpt2"].get<std::vector<std::string>>());
     EXPECT_EQ(split(SplitRegex::Llama3, text), c["llama3"].get<std::vector<std::string>>());
     EXPECT_EQ(split(SplitRegex::Qwen2, text), c["qwen2"].get<std::vector<std::string>>());
+    EXPECT_EQ(split(SplitRegex::O200k, text), c["o200k"].get<std::vector<std::string>>());
+    EXPECT_EQ(split(SplitRegex::DeepSeekDigits, text), c["deepseek_digits"].get<std::vector<std::string>>());
+    EXPECT_EQ(split(SplitRegex::DeepSeekCjk, text), c["deepseek_cjk"].get<std::vector<std::string>>());
+    EXPECT_EQ(split(SplitRegex::DeepSeekWords, text), c["deepseek_words"].get<std::vector<std::string>>());
     ++checked;
   }
   EXPECT_GE(checked, 300);
@@ -52,6 +56,24 @@ TEST(PreTokenize, Llama3Examples) {
   EXPECT_EQ(split(SplitRegex::Llama3, "it\xC5\xBF"), (V{"it\xC5\xBF"}));                   // a letter run
   EXPECT_EQ(split(SplitRegex::Llama3, "'\xC5\xBF"), (V{"'\xC5\xBF"}));                      // 'ſ folds to 's
   EXPECT_EQ(split(SplitRegex::Qwen2, "12345"), (V{"1", "2", "3", "4", "5"}));
+}
+
+TEST(PreTokenize, O200kExamples) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(split(SplitRegex::O200k, "HelloWorld HTTPServer"), (V{"Hello", "World", " HTTPServer"}));
+  EXPECT_EQ(split(SplitRegex::O200k, "don't DON'T"), (V{"don't", " DON'T"}));  // contractions stay with the word
+  EXPECT_EQ(split(SplitRegex::O200k, "a/b//\n/c"), (V{"a", "/b", "//\n/", "c"}));  // [\r\n/]* after punctuation
+  EXPECT_EQ(split(SplitRegex::O200k, "12345 x"), (V{"123", "45", " x"}));
+  EXPECT_EQ(split(SplitRegex::O200k, "\xE4\xB8\xAD\xE6\x96\x87" "a"), (V{"\xE4\xB8\xAD\xE6\x96\x87" "a"}));  // Lo then Ll: one piece
+}
+
+TEST(PreTokenize, DeepSeekExamples) {
+  using V = std::vector<std::string>;
+  // The stretches between matches are pieces too.
+  EXPECT_EQ(split(SplitRegex::DeepSeekDigits, "ab12345c"), (V{"ab", "123", "45", "c"}));
+  EXPECT_EQ(split(SplitRegex::DeepSeekCjk, "x\xE4\xB8\xAD\xE6\x96\x87y"), (V{"x", "\xE4\xB8\xAD\xE6\x96\x87", "y"}));
+  EXPECT_EQ(split(SplitRegex::DeepSeekWords, "it's a.b 12"), (V{"it", "'s", " a", ".b", " ", "12"}));
+  EXPECT_TRUE(split(SplitRegex::DeepSeekDigits, "").empty());
 }
 
 TEST(PreTokenize, DigitsSplitsNumbersAlone) {
