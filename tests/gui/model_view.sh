@@ -28,6 +28,16 @@ case "$1" in
     grep -q "^heatmap_label: .*head 3" <<<"$log" || fail "the heatmap is not on head 3: $log"
     grep -q "^subtitle: .*layer 1" <<<"$log" || fail "the pipeline is not on layer 1: $log"
     ;;
+  model_layer_masks)
+    copy_model gemma3 gemma
+    log=$(xvfb "$bin" --fresh --model "$out/gemma" --text "the cat sat on the mat" --script "$(script_from model_layer_masks.txt)") \
+      || fail "script failed (exit $?): $log"
+    echo "$log"
+    /usr/bin/python3 "$here/check_png.py" "$out/model_layer_masks.png" 1600x1000 || fail "blank model_layer_masks.png"
+    # The global layer: the whole causal past, RoPE at rope_theta (1e6), not the local base.
+    grep -q "^model_layer_mask: mask in force: causal, every earlier key; RoPE θ = 1000000$" <<<"$log" \
+      || fail "layer 5 is not the global layer: $log"
+    ;;
   model_llama)
     copy_model llama_gqa llama bos
     log=$(xvfb "$bin" --fresh --model "$out/llama" --text "one two one two" --script "$(script_from model_llama.txt)") \
