@@ -201,6 +201,9 @@ TEST(ModelFolderErrors, NewerFamiliesRefuseWhatTheyDoNotImplement) {
       {"gemma2", "attn_logit_softcapping", -1.0, {"'attn_logit_softcapping' must be a positive number, got -1"}},
       {"gemma3", "attn_logit_softcapping", 50.0, {"attn_logit_softcapping 50", "not supported"}},
       {"gemma3", "rope_scaling", {{"rope_type", "linear"}, {"factor", 8.0}}, {"rope_scaling", "linear", "not supported"}},
+      {"qwen3", "rope_parameters", {{"rope_type", "yarn"}, {"factor", 4.0}}, {"rope_parameters", "yarn", "not supported"}},
+      {"llama_gqa", "rope_parameters", {{"rope_type", "default"}, {"rope_theta", 5.0}}, {"rope_theta 10000.0", "disagree"}},
+      {"phi3", "rope_parameters", {{"rope_type", "longrope"}}, {"rope_parameters", "longrope", "not supported"}},
   };
   for (const Refusal& c : refusals) {
     SCOPED_TRACE(std::string(c.folder) + " " + c.key);
@@ -208,6 +211,13 @@ TEST(ModelFolderErrors, NewerFamiliesRefuseWhatTheyDoNotImplement) {
     j[c.key] = c.value;
     EXPECT_TRUE(oneLine(parse(j), "config.json", c.words));
   }
+  // rope_parameters' base is the base when the config has no rope_theta.
+  auto smolBase = configOf("smollm3");
+  smolBase.erase("rope_theta");
+  smolBase["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 123456.0}};
+  auto sb = parse(smolBase);
+  ASSERT_TRUE(sb.ok()) << sb.error().message;
+  EXPECT_EQ(sb->ropeTheta, 123456.0);
   // Defaults as the configuration classes derive them.
   auto qwen3 = configOf("qwen3");
   qwen3.erase("layer_types");

@@ -61,7 +61,11 @@ std::optional<std::vector<bool>> readSlidingLayers(ConfigReader& r, int layers);
 // Llama's attention_bias: biases on q, k, v and o.
 void readAttentionBias(ConfigReader& r, ModelSpec& s);
 // rope_scaling: absent, null, "default" or Llama 3.1's "llama3" (factor, low/high_freq_factor,
-// original_max_position_embeddings); any other kind is refused.
+// original_max_position_embeddings); any other kind is refused. Reads rope_parameters first (readRopeParameters).
 void readRopeScaling(ConfigReader& r, ModelSpec& s);
+// rope_parameters, newer configs' form of rope_theta and rope_scaling in one object: rope_type "default" (or
+// none) with its rope_theta, which then is the base (a rope_theta key beside it must agree); any other content
+// is refused with its value, so a base written only there is never missed.
+void readRopeParameters(ConfigReader& r, ModelSpec& s);
 
 }  // namespace mhascope::model
