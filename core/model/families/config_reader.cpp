@@ -130,6 +130,20 @@ std::optional<std::vector<bool>> readSlidingLayers(ConfigReader& r, int layers) 
   return sliding;
 }
 
+std::vector<bool> readLayerWindows(ConfigReader& r, ModelSpec& s, int window,
+                                   const std::function<bool(int layer)>& slidesByDefault) {
+  const auto given = readSlidingLayers(r, s.layers);
+  if (r.failed()) return {};
+  std::vector<bool> sliding(static_cast<std::size_t>(s.layers));
+  s.layerKinds.resize(static_cast<std::size_t>(s.layers));
+  for (int i = 0; i < s.layers; ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    sliding[at] = given ? (*given)[at] : slidesByDefault(i);
+    s.layerKinds[at].window = sliding[at] ? window : 0;
+  }
+  return sliding;
+}
+
 void readAttentionBias(ConfigReader& r, ModelSpec& s) {
   if (r.flag("attention_bias", false)) s.qkvBias = s.outputBias = true;
 }
