@@ -140,8 +140,8 @@ const std::array<StageInfo, kStageCount> kStages = {{
      "A softcap bends the scaled scores smoothly into (-c, c): near 0 tanh is the identity, so small scores pass "
      "unchanged, while a score far beyond c is held just under it. No row can then become one-hot by one huge "
      "score, whatever the weights learn: Gemma 2 caps its scores at c = attn_logit_softcapping (50) after the "
-     "scale and before the mask (and its logits the same way, at final_logit_softcapping). Unlike the scale it "
-     "changes the order of nothing and the ratio of everything: the softmax sees the bent scores.",
+     "scale and before the mask (and its logits the same way, at final_logit_softcapping). tanh is increasing, so "
+     "the scores keep their order, but the gaps between large ones shrink: the softmax sees the bent scores.",
      "S = c * tanh(S / c)", DataKind::Signed},
     {StageId::PositionBias, "position_bias", "ALiBi bias", "+bias", "bias", "S'_i = S'_i + B_i,  B_i[t, j] = -m_i (t - j)",
      "ALiBi gives no position to the inputs at all: each head subtracts a penalty growing with the "

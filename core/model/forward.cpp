@@ -122,6 +122,16 @@ AttentionOptions attentionOptionsFor(const ModelSpec& spec, int layer) {
   return ao;
 }
 
+AttentionOptions layerOptions(const ModelSpec& spec, const LayerWeights& lw, int layer) {
+  AttentionOptions o = attentionOptionsFor(spec, layer);
+  if (lw.qNorm.size() > 0) {  // the q/k norm, with the family's eps (its RMSNorms share one)
+    o.qNorm.assign(lw.qNorm.data(), lw.qNorm.data() + lw.qNorm.size());
+    o.kNorm.assign(lw.kNorm.data(), lw.kNorm.data() + lw.kNorm.size());
+    o.qkNormEps = static_cast<float>(spec.normEps);
+  }
+  return o;
+}
+
 namespace {
 // normed (T, d_model): the model's final norm of the residual stream x.
 Status finalNorm(const ModelFolder& model, const RowMatrix& x, RowMatrix& normed) {
@@ -192,16 +202,11 @@ Status startForward(const ModelFolder& model, const std::vector<int>& tokens, co
 }
 
 void attentionInput(const ModelSpec& spec, const LayerWeights& lw, int layer, ForwardState& st) {
-  // The layer's own options (its window, positions, base), with the forward's budget and threads.
-  AttentionOptions o = attentionOptionsFor(spec, layer);
+  // The layer's own options (its window, positions, base, q/k norm), with the forward's budget and threads.
+  AttentionOptions o = layerOptions(spec, lw, layer);
   o.memoryBudgetBytes = st.options.memoryBudgetBytes;
   o.threads = st.options.threads;
   o.recordEveryStage = st.options.recordEveryStage;
-  if (lw.qNorm.size() > 0) {  // the q/k norm, with the family's eps (its RMSNorms share one)
-    o.qNorm.assign(lw.qNorm.data(), lw.qNorm.data() + lw.qNorm.size());
-    o.kNorm.assign(lw.kNorm.data(), lw.kNorm.data() + lw.kNorm.size());
-    o.qkNormEps = static_cast<float>(spec.normEps);
-  }
   st.options = std::move(o);
   RowMatrix& a = st.a;
   if (spec.family->normsBefore()) {

@@ -80,6 +80,9 @@ double estimateForwardBytes(const ModelSpec& spec, std::int64_t T, const Forward
 // rope_scaling asks for them) and the layer's window (ModelSpec::layerKind). The memory budget and threads are
 // the caller's.
 AttentionOptions attentionOptionsFor(const ModelSpec& spec, int layer = -1);
+// Layer `layer`'s options with what its weights add: attentionOptionsFor(spec, layer) and the q/k norm's gains
+// (with the family's eps) when the layer has them.
+AttentionOptions layerOptions(const ModelSpec& spec, const LayerWeights& lw, int layer);
 
 // Token ids must lie in [0, V); a family with learned positions (GPT-2) takes at most as many tokens as its
 // table has rows (n_positions).

@@ -155,12 +155,16 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
   }
   // Describing the layer needs its weights, its options and T, not the hidden states the layers
   // before it make: layer 0's input (the embeddings through its norm) stands in, and layer L's
-  // own attention weights replace layer 0's (the architecture's options are every layer's).
+  // own attention weights and options (its window, positions, q/k norm) replace layer 0's.
   auto la = model::layerAttention(mt->folder, mt->ids, r.describeOnly ? 0 : layer, opt);
   if (!la) return la.error();
   if (r.describeOnly && layer != 0) {
     auto lw = mt->folder.layer(layer);
     if (!lw) return lw.error();
+    AttentionOptions own = model::layerOptions(s, *lw, layer);
+    own.memoryBudgetBytes = la->options.memoryBudgetBytes;
+    own.threads = la->options.threads;
+    la->options = std::move(own);
     la->weights = std::move(lw->attention);
   }
 
@@ -181,8 +185,9 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
   info->layerGiven = f.layer.has_value();
   info->heads = s.heads;
   info->kvHeads = s.kvHeads;
-  info->rope = s.rope();
-  info->window = s.window;
+  const model::LayerKind kind = s.layerKind(layer);  // this layer's own window and positions
+  info->rope = s.rope() && kind.rope;
+  info->window = kind.window;
   info->text = mt->text;
   info->ids = mt->ids;
   info->labels = mt->labels;
@@ -192,9 +197,11 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
   info->textNote = mt->textNote;
   // A layer is an index (0-based); L is the count: "layer 3 (L = 12)". Short, most telling first: a
   // picture's subtitle is cut at its width.
-  std::string positions = s.rope() ? std::string("RoPE theta ") + formatGeneral(s.ropeTheta, 9) +
-                                         (s.ropeScaling.enabled ? " with llama3 scaling" : "")
-                                   : "learned positions inside the hidden states";
+  std::string positions = !s.rope()   ? "learned positions inside the hidden states"
+                         : !kind.rope ? "no positions in this layer"
+                                      : std::string("RoPE theta ") +
+                                            formatGeneral(kind.ropeTheta > 0 ? kind.ropeTheta : s.ropeTheta, 9) +
+                                            (s.ropeScaling.enabled ? " with llama3 scaling" : "");
   out.describeNote = "; " + info->architecture + " model " + info->dir + ", layer " + std::to_string(layer) +
                      " (L = " + std::to_string(s.layers) + "), " + std::to_string(T) + " tokens (" +
                      mt->tokenizerFiles + (mt->bos ? ", BOS first" : "") + "), " + positions +

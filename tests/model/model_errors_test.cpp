@@ -174,6 +174,87 @@ TEST(ModelFolderErrors, UnsupportedKeys) {
   EXPECT_TRUE(oneLine(ModelFolder::open(q.path()), q.path("config.json"), {"use_sliding_window"}));
 }
 
+// The newer families' keys: what a config can say that the forward does not implement is refused naming the key and
+// its value; a per-layer list must fit the layers; absent lists take the published defaults.
+TEST(ModelFolderErrors, NewerFamiliesRefuseWhatTheyDoNotImplement) {
+  auto configOf = [](const std::string& folder) {
+    std::ifstream in(kModels + folder + "/config.json");
+    return nlohmann::json::parse(in);
+  };
+  auto parse = [](const nlohmann::json& j) { return parseModelConfig(j.dump(), "config.json"); };
+  struct Refusal {
+    const char* folder;
+    const char* key;
+    nlohmann::json value;
+    std::initializer_list<std::string_view> words;
+  };
+  const Refusal refusals[] = {
+      {"phi3", "rope_scaling", {{"type", "longrope"}, {"long_factor", {1.0}}}, {"rope_scaling", "longrope", "not supported"}},
+      {"phi3", "partial_rotary_factor", 0.5, {"partial_rotary_factor 0.5", "not supported"}},
+      {"smollm3", "no_rope_layers", {1, 1, 2, 0}, {"no_rope_layers[2] 2", "not supported"}},
+      {"smollm3", "no_rope_layers", {1, 1}, {"'no_rope_layers' must be a list of at least 4 entries", "got 2"}},
+      {"qwen3", "layer_types", {"full_attention", "chunked_attention", "full_attention"},
+       {"layer_types[1] \"chunked_attention\"", "not supported"}},
+      {"qwen3", "layer_types", {"full_attention"}, {"'layer_types' must be a list of 3 entries"}},
+      {"olmo2", "rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}}, {"rope_scaling", "yarn", "not supported"}},
+      {"gemma2", "hidden_activation", "gelu", {"hidden_activation 'gelu'", "not supported"}},
+      {"gemma2", "attn_logit_softcapping", -1.0, {"'attn_logit_softcapping' must be a positive number, got -1"}},
+      {"gemma3", "attn_logit_softcapping", 50.0, {"attn_logit_softcapping 50", "not supported"}},
+      {"gemma3", "rope_scaling", {{"rope_type", "linear"}, {"factor", 8.0}}, {"rope_scaling", "linear", "not supported"}},
+      {"qwen3", "rope_parameters", {{"rope_type", "yarn"}, {"factor", 4.0}}, {"rope_parameters", "yarn", "not supported"}},
+      {"llama_gqa", "rope_parameters", {{"rope_type", "default"}, {"rope_theta", 5.0}}, {"rope_theta 10000.0", "disagree"}},
+      {"phi3", "rope_parameters", {{"rope_type", "longrope"}}, {"rope_parameters", "longrope", "not supported"}},
+  };
+  for (const Refusal& c : refusals) {
+    SCOPED_TRACE(std::string(c.folder) + " " + c.key);
+    auto j = configOf(c.folder);
+    j[c.key] = c.value;
+    EXPECT_TRUE(oneLine(parse(j), "config.json", c.words));
+  }
+  // rope_parameters' base is the base when the config has no rope_theta.
+  auto smolBase = configOf("smollm3");
+  smolBase.erase("rope_theta");
+  smolBase["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 123456.0}};
+  auto sb = parse(smolBase);
+  ASSERT_TRUE(sb.ok()) << sb.error().message;
+  EXPECT_EQ(sb->ropeTheta, 123456.0);
+  // Defaults as the configuration classes derive them.
+  auto qwen3 = configOf("qwen3");
+  qwen3.erase("layer_types");
+  qwen3["max_window_layers"] = 1;  // sliding from layer 1 on
+  auto q = parse(qwen3);
+  ASSERT_TRUE(q.ok()) << q.error().message;
+  EXPECT_EQ(q->layerKind(0).window, 0);
+  EXPECT_EQ(q->layerKind(1).window, 4);
+  qwen3["use_sliding_window"] = false;  // the window counts only with use_sliding_window
+  q = parse(qwen3);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->layerKind(2).window, 0);
+  auto smol = configOf("smollm3");
+  smol.erase("no_rope_layers");
+  smol["no_rope_layer_interval"] = 2;  // layers 1 and 3 without positions
+  auto sm = parse(smol);
+  ASSERT_TRUE(sm.ok()) << sm.error().message;
+  EXPECT_TRUE(sm->layerKind(0).rope && !sm->layerKind(1).rope && sm->layerKind(2).rope && !sm->layerKind(3).rope);
+  auto gemma2 = configOf("gemma2");
+  gemma2["attn_logit_softcapping"] = nullptr;  // null: no cap; absent: the published 50
+  auto g = parse(gemma2);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->attnSoftcap, 0.0);
+  gemma2.erase("attn_logit_softcapping");
+  g = parse(gemma2);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->attnSoftcap, 50.0);
+  auto gemma3 = configOf("gemma3");
+  gemma3["sliding_window_pattern"] = 2;  // local, global, local, ...
+  auto g3 = parse(gemma3);
+  ASSERT_TRUE(g3.ok()) << g3.error().message;
+  EXPECT_EQ(g3->layerKind(0).window, 4);
+  EXPECT_EQ(g3->layerKind(1).window, 0);
+  EXPECT_EQ(g3->layerKind(0).ropeTheta, 10000.0);
+  EXPECT_EQ(g3->layerKind(1).ropeTheta, 0.0);  // the global layers turn with rope_theta
+}
+
 TEST(ModelFolderErrors, MissingExtraAndMisshapenTensors) {
   FolderCopy f("llama_gqa");
   TensorMap w = f.weights();

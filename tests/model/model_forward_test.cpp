@@ -449,7 +449,8 @@ TEST(ModelConfig, ParameterCountOfGpt2Small) {
 }
 
 TEST(ModelConfig, ParameterCountMatchesTheFixtureFiles) {
-  for (const char* folder : {"gpt2", "llama_gqa", "qwen2", "llama3_scaled"}) {
+  for (const char* folder :
+       {"gpt2", "llama_gqa", "qwen2", "llama3_scaled", "phi3", "smollm3", "qwen3", "olmo2", "gemma2", "gemma3"}) {
     auto m = ModelFolder::open(kModels + folder);
     ASSERT_TRUE(m.ok()) << m.error().message;
     std::int64_t stored = 0;

@@ -130,11 +130,46 @@ std::optional<std::vector<bool>> readSlidingLayers(ConfigReader& r, int layers) 
   return sliding;
 }
 
+std::vector<bool> readLayerWindows(ConfigReader& r, ModelSpec& s, int window,
+                                   const std::function<bool(int layer)>& slidesByDefault) {
+  const auto given = readSlidingLayers(r, s.layers);
+  if (r.failed()) return {};
+  std::vector<bool> sliding(static_cast<std::size_t>(s.layers));
+  s.layerKinds.resize(static_cast<std::size_t>(s.layers));
+  for (int i = 0; i < s.layers; ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    sliding[at] = given ? (*given)[at] : slidesByDefault(i);
+    s.layerKinds[at].window = sliding[at] ? window : 0;
+  }
+  return sliding;
+}
+
 void readAttentionBias(ConfigReader& r, ModelSpec& s) {
   if (r.flag("attention_bias", false)) s.qkvBias = s.outputBias = true;
 }
 
+void readRopeParameters(ConfigReader& r, ModelSpec& s) {
+  if (r.failed() || !r.has("rope_parameters")) return;
+  const json& p = r.object().at("rope_parameters");
+  const bool plain = p.is_object() && (!p.contains("rope_type") || p.at("rope_type") == "default");
+  if (!plain) return r.refuse("rope_parameters " + p.dump() + " (mhascope reads rope_type 'default' with its rope_theta)");
+  for (auto it = p.begin(); it != p.end(); ++it) {  // a key beside the two is a scaling this forward does not know
+    if (it.key() != "rope_type" && it.key() != "rope_theta") return r.refuse("rope_parameters " + p.dump());
+  }
+  if (!p.contains("rope_theta")) return;
+  const json& theta = p.at("rope_theta");
+  if (!theta.is_number() || !(theta.get<double>() > 0.0) || !std::isfinite(theta.get<double>())) {
+    return r.fail("rope_parameters 'rope_theta' must be a positive number, got " + theta.dump());
+  }
+  if (r.has("rope_theta") && r.object().at("rope_theta") != theta) {
+    return r.fail("rope_theta " + r.object().at("rope_theta").dump() + " and rope_parameters' rope_theta " +
+                  theta.dump() + " disagree");
+  }
+  s.ropeTheta = theta.get<double>();
+}
+
 void readRopeScaling(ConfigReader& r, ModelSpec& s) {
+  readRopeParameters(r, s);
   if (!r.has("rope_scaling")) return;
   const json& rs = r.object().at("rope_scaling");
   if (!rs.is_object()) {

@@ -3,6 +3,7 @@
 // families read the same way (the activation, attention_bias, rope_scaling).
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -58,10 +59,19 @@ std::optional<std::vector<int>> readPerLayer(ConfigReader& r, const char* key, i
 // layer_types: for each layer, true where it is "sliding_attention", false where "full_attention"; nullopt when
 // absent.
 std::optional<std::vector<bool>> readSlidingLayers(ConfigReader& r, int layers);
+// Each layer's window (ModelSpec::layerKinds, sized to the layers): layer_types where the config has it, else
+// the family's rule slidesByDefault(layer); a sliding layer sees the last `window` keys (0: all), the others
+// the whole causal past. Returns which layers slide (empty after a failure).
+std::vector<bool> readLayerWindows(ConfigReader& r, ModelSpec& s, int window,
+                                   const std::function<bool(int layer)>& slidesByDefault);
 // Llama's attention_bias: biases on q, k, v and o.
 void readAttentionBias(ConfigReader& r, ModelSpec& s);
 // rope_scaling: absent, null, "default" or Llama 3.1's "llama3" (factor, low/high_freq_factor,
-// original_max_position_embeddings); any other kind is refused.
+// original_max_position_embeddings); any other kind is refused. Reads rope_parameters first (readRopeParameters).
 void readRopeScaling(ConfigReader& r, ModelSpec& s);
+// rope_parameters, newer configs' form of rope_theta and rope_scaling in one object: rope_type "default" (or
+// none) with its rope_theta, which then is the base (a rope_theta key beside it must agree); any other content
+// is refused with its value, so a base written only there is never missed.
+void readRopeParameters(ConfigReader& r, ModelSpec& s);
 
 }  // namespace mhascope::model

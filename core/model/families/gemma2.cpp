@@ -18,13 +18,7 @@ void readGemma2Rest(ConfigReader& r, ModelSpec& s) {
   gemma_decoder::readShared(r, s, 30.0);
   s.attnSoftcap = gemma_decoder::readSoftcap(r, "attn_logit_softcapping", 50.0);
   const int window = gemma_decoder::readWindow(r);
-  const auto sliding = readSlidingLayers(r, s.layers);
-  if (r.failed()) return;
-  s.layerKinds.resize(static_cast<std::size_t>(s.layers));
-  for (int i = 0; i < s.layers; ++i) {
-    const bool slides = sliding ? (*sliding)[static_cast<std::size_t>(i)] : (i + 1) % 2 != 0;
-    s.layerKinds[static_cast<std::size_t>(i)].window = slides ? window : 0;
-  }
+  readLayerWindows(r, s, window, [](int i) { return (i + 1) % 2 != 0; });
 }
 
 }  // namespace

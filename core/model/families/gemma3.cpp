@@ -31,15 +31,8 @@ void readGemma3Rest(ConfigReader& r, ModelSpec& s) {
                                ? "sliding_window_pattern"
                                : "_sliding_window_pattern";
   const int pattern = r.positive(patternKey, 6);
-  const auto sliding = readSlidingLayers(r, s.layers);
-  if (r.failed()) return;
-  s.layerKinds.resize(static_cast<std::size_t>(s.layers));
-  for (int i = 0; i < s.layers; ++i) {
-    const bool local = sliding ? (*sliding)[static_cast<std::size_t>(i)] : (i + 1) % pattern != 0;
-    LayerKind& k = s.layerKinds[static_cast<std::size_t>(i)];
-    k.window = local ? window : 0;
-    k.ropeTheta = local ? localBase : 0.0;
-  }
+  const std::vector<bool> local = readLayerWindows(r, s, window, [pattern](int i) { return (i + 1) % pattern != 0; });
+  for (std::size_t i = 0; i < local.size(); ++i) s.layerKinds[i].ropeTheta = local[i] ? localBase : 0.0;
 }
 
 }  // namespace

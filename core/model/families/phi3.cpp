@@ -29,6 +29,7 @@ constexpr auto kPhi3Tensors = joinTensors(llama_decoder::kEmbedding, llama_decod
 void readPhi3Rest(ConfigReader& r, ModelSpec& s) {
   llama_decoder::readMlp(r);
   if (r.has("sliding_window")) s.window = r.positive("sliding_window");
+  readRopeParameters(r, s);
   if (r.has("rope_scaling")) r.refuse("rope_scaling " + r.object().at("rope_scaling").dump() + " (long-context RoPE)");
   if (r.positiveNumber("partial_rotary_factor", 1.0) != 1.0) {
     r.refuse("partial_rotary_factor " + r.object().at("partial_rotary_factor").dump() + " (RoPE on part of each head)");

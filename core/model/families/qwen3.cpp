@@ -23,13 +23,7 @@ void readQwen3Rest(ConfigReader& r, ModelSpec& s) {
     window = !r.object().contains("sliding_window") ? 4096 : r.has("sliding_window") ? r.positive("sliding_window") : 0;
   }
   const int fromLayer = r.count("max_window_layers", 28);
-  const auto sliding = readSlidingLayers(r, s.layers);
-  if (r.failed()) return;
-  s.layerKinds.resize(static_cast<std::size_t>(s.layers));
-  for (int i = 0; i < s.layers; ++i) {
-    const bool slides = sliding ? (*sliding)[static_cast<std::size_t>(i)] : window > 0 && i >= fromLayer;
-    s.layerKinds[static_cast<std::size_t>(i)].window = slides ? window : 0;
-  }
+  readLayerWindows(r, s, window, [&](int i) { return window > 0 && i >= fromLayer; });
 }
 
 }  // namespace

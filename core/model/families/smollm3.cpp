@@ -16,15 +16,14 @@ void readSmolLM3Rest(ConfigReader& r, ModelSpec& s) {
   const int interval = r.positive("no_rope_layer_interval", 4);
   const auto uses = readPerLayer(r, "no_rope_layers", s.layers, {"0", "1"}, true);
   const int window = r.flag("use_sliding_window", false) && r.has("sliding_window") ? r.positive("sliding_window") : 0;
-  const auto sliding = readSlidingLayers(r, s.layers);
   if (r.failed()) return;
   s.layerKinds.resize(static_cast<std::size_t>(s.layers));
   for (int i = 0; i < s.layers; ++i) {
-    LayerKind& k = s.layerKinds[static_cast<std::size_t>(i)];
-    k.rope = uses ? (*uses)[static_cast<std::size_t>(i)] == 1 : (i + 1) % interval != 0;
-    const bool slides = sliding ? (*sliding)[static_cast<std::size_t>(i)] : !k.rope;
-    k.window = slides ? window : 0;
+    const auto at = static_cast<std::size_t>(i);
+    s.layerKinds[at].rope = uses ? (*uses)[at] == 1 : (i + 1) % interval != 0;
   }
+  // By default the layers without positions are the sliding ones.
+  readLayerWindows(r, s, window, [&s](int i) { return !s.layerKinds[static_cast<std::size_t>(i)].rope; });
 }
 
 }  // namespace
