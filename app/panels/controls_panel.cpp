@@ -520,7 +520,13 @@ void drawControlsPanel(UiContext& ctx) {
   for (int i = 0; i < 3; ++i) {
     if (kScales[i] == cfg.scale) scale = i;
   }
-  if (ImGui::BeginCombo("scaling", kScaleLabels[scale])) {
+  // A model folder's layer may scale by a factor of its own (Gemma's query_pre_attn_scalar^-1/2): said,
+  // not offered, as the model fixes it.
+  const Trace& shownTrace = st.shown.trace;
+  if (shownTrace.scale == ScaleKind::Given) {
+    textWrappedDisabled(formatText("scaling: × %.6g, the model's own (query_pre_attn_scalar^-1/2)", shownTrace.scaleFactor));
+    ctx.probes.recordLabel("scaling_given", formatText("%.6g", shownTrace.scaleFactor));
+  } else if (ImGui::BeginCombo("scaling", kScaleLabels[scale])) {
     for (int i = 0; i < 3; ++i) {
       ImGui::PushID(i);
       if (ImGui::Selectable(kScaleLabels[i], i == scale)) {

@@ -43,7 +43,7 @@ void drawStagePanel(UiContext& ctx) {
     coloredShape(tr.shapeOf(ctx.view.stage), tr.axesOf(ctx.view.stage));  // the shape only: a lazy stage stays lazy
     if (ctx.view.stage == StageId::ScaledScores) {
       ImGui::TextDisabled("every score × %.4g (%s)", static_cast<double>(tr.scaleFactor), scaleName(tr.scale));
-      const std::string size = unscaledLogitsText(tr.scale, tr.dModel, tr.dk);
+      const std::string size = unscaledLogitsText(tr.scale, tr.dModel, tr.dk, tr.scaleFactor);
       textWrapped(size);
       ctx.probes.recordLabel("scale_size", size);
     }

@@ -89,8 +89,11 @@ std::string costCrossoverText(const CostSizes& s) {
          ") " + ratio + ".";
 }
 
-std::string scalingRuleText(ScaleKind kind, int dModel, int dk) {
+std::string scalingRuleText(ScaleKind kind, int dModel, int dk, float given) {
   switch (kind) {
+    case ScaleKind::Given:
+      return "multiplied by the model's own factor " + num(given) + " (divided by " + num(1.0 / given) +
+             ", its query_pre_attn_scalar^(1/2), not sqrt(d_k) = " + num(std::sqrt(static_cast<double>(dk))) + ")";
     case ScaleKind::SqrtDk: return "divided by sqrt(d_k) = " + num(std::sqrt(static_cast<double>(dk)));
     case ScaleKind::SqrtDModel: return "divided by sqrt(d_model) = " + num(std::sqrt(static_cast<double>(dModel)));
     case ScaleKind::None: return "not scaled (factor 1)";
@@ -102,12 +105,12 @@ std::string scoreGapText(const Trace& t, double gap) {
   const double f = static_cast<double>(t.scaleFactor);
   const std::string g = num(gap);
   const std::string divided = t.scale == ScaleKind::None ? g : g + " / " + num(1.0 / f);
-  return "Raw scores are " + scalingRuleText(t.scale, t.dModel, t.dk) +
+  return "Raw scores are " + scalingRuleText(t.scale, t.dModel, t.dk, t.scaleFactor) +
          " before the softmax (the active rule), so a gap of " + g + " between two raw scores becomes a factor of "
          "e^(" + divided + ") = " + num(std::exp(gap * f)) + " between their weights.";
 }
 
-std::string unscaledLogitsText(ScaleKind kind, int dModel, int dk) {
+std::string unscaledLogitsText(ScaleKind kind, int dModel, int dk, float given) {
   dk = std::max(1, dk);
   const std::string DK = std::to_string(dk);
   std::string s = "Here d_k = " + DK + ", so unscaled logits are sqrt(" + DK + ") = " +
@@ -115,6 +118,10 @@ std::string unscaledLogitsText(ScaleKind kind, int dModel, int dk) {
   switch (kind) {
     case ScaleKind::SqrtDk: s += " (this trace divides by sqrt(d_k))."; break;
     case ScaleKind::None: s += "; this trace is not scaled, so its logits are the larger ones."; break;
+    case ScaleKind::Given:
+      s += "; this trace divides by the model's own " + num(1.0 / given) + " instead (query_pre_attn_scalar^(1/2))";
+      s += given * std::sqrt(static_cast<float>(dk)) == 1.0f ? ", which is sqrt(d_k) here." : ".";
+      break;
     case ScaleKind::SqrtDModel:
       s += "; this trace divides by sqrt(d_model) = " + num(std::sqrt(static_cast<double>(dModel))) +
            " instead, sqrt(d_model / d_k) = " + num(std::sqrt(static_cast<double>(dModel) / dk)) +

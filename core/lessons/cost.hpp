@@ -75,10 +75,11 @@ std::int64_t otherHeadCount(const CostSizes& sizes);
 
 // The active scaling rule in words with its number: "divided by sqrt(d_k) = 2",
 // "divided by sqrt(d_model) = 3.464", "not scaled (factor 1)".
-std::string scalingRuleText(ScaleKind kind, int dModel, int dk);
+// `given`: ScaleKind::Given's factor (Gemma's query_pre_attn_scalar^-1/2), the trace's scaleFactor.
+std::string scalingRuleText(ScaleKind kind, int dModel, int dk, float given = 1.0f);
 // The live size of the scaling: "here d_k = 64, so unscaled logits are sqrt(64) = 8 times larger
 // than sqrt(d_k)-scaled ones", plus what the trace's own rule does.
-std::string unscaledLogitsText(ScaleKind kind, int dModel, int dk);
+std::string unscaledLogitsText(ScaleKind kind, int dModel, int dk, float given = 1.0f);
 // The roles lesson's note: what a gap of `gap` between two raw scores does to their
 // weights under the trace's scaling rule.
 std::string scoreGapText(const Trace& trace, double gap);

@@ -291,7 +291,7 @@ class QuizBuilder {
                     "relations at once, each in its own d_k-wide subspace. ") + headSplitReasonText());
 
     {
-      const std::string rule = scalingRuleText(t.scale, static_cast<int>(d), static_cast<int>(dk));
+      const std::string rule = scalingRuleText(t.scale, static_cast<int>(d), static_cast<int>(dk), t.scaleFactor);
       add(
           "The standard rule divides the scores by sqrt(d_k) = " + num(std::sqrt(static_cast<double>(dk))) + ". Why?",
           "The standard deviation of q . k grows like sqrt(d_k); unscaled, a large d_k pushes the softmax towards "
