@@ -22,6 +22,8 @@ Result<ResolvedModel> resolveCheckpointLayer(const ModelOptions& o) {
   // The trained layer runs the variant it was trained with (its checkpoint's positions and N).
   if (o.kvHeads) clash.push_back("--kv-heads");
   if (o.headDim) clash.push_back("--head-dim");
+  if (o.softcap) clash.push_back("--softcap");
+  if (o.qkNorm) clash.push_back("--qk-norm");
   if (o.positions) clash.push_back("--positions");
   if (o.ropeBase) clash.push_back("--rope-base");
   if (o.ropeStyle) clash.push_back("--rope-style");

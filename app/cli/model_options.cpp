@@ -149,6 +149,10 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o) {
                  "(d_model, h*d_k) and W_o (h*d_k, d_model), as Qwen3 and Gemma have them)")->transform(anyInt);
   cmd.add_option("--window", o.window, "sliding window W: query t sees keys t-W < j <= t (|t-j| < W without a "
                  "causal mask)")->transform(anyInt);
+  cmd.add_option("--softcap", o.softcap, "the scores' softcap c: the scaled scores become c*tanh(s/c) before the "
+                 "mask, as Gemma 2 caps them (the softcapped stage; default none)");
+  cmd.add_flag("--qk-norm", o.qkNorm, "RMSNorm of each head's q and k after the split, before RoPE, as Qwen3 and "
+               "Gemma 3 do (gains 1; the q_normed/k_normed stages)");
   cmd.add_option("--sinks", o.sinks, "with --window: keys 0 .. S-1 stay visible (attention sinks)")->transform(anyInt);
   cmd.add_option("--query", o.files.query, "raw query input .npy (B, T_q, d_model) float32/float64")->check(nonEmptyPath());
   cmd.add_option("--key", o.files.key, "raw key input .npy (B, T_k, d_model)")->check(nonEmptyPath());
@@ -258,7 +262,8 @@ Status checkModelFolderOptions(const ModelOptions& o) {
                  {o.noPositions, "--no-positions"},    {o.positions.has_value(), "--positions"},
                  {o.ropeBase.has_value(), "--rope-base"}, {o.ropeStyle.has_value(), "--rope-style"},
                  {o.kvHeads.has_value(), "--kv-heads"}, {o.headDim.has_value(), "--head-dim"},
-                 {o.window.has_value(), "--window"},
+                 {o.window.has_value(), "--window"}, {o.softcap.has_value(), "--softcap"},
+                 {o.qkNorm, "--qk-norm"},
                  {o.sinks.has_value(), "--sinks"}};
   std::string list;
   for (const auto& d : decided) {
@@ -322,6 +327,10 @@ Status checkOptionConflicts(const ModelOptions& o) {
     return makeError("--kv-heads N must be at least 1, got " + std::to_string(*o.kvHeads) + " (N = h is multi-head "
                      "attention, N = 1 multi-query)");
   }
+  if (o.softcap && !(*o.softcap > 0.0 && *o.softcap < 1e30)) {
+    return makeError("--softcap c must be a positive number, got " + formatGeneral(*o.softcap, 6) +
+                     " (leave --softcap out for no softcap)");
+  }
   if (o.headDim && *o.headDim < 1) {
     return makeError("--head-dim d_k must be at least 1, got " + std::to_string(*o.headDim) +
                      " (leave --head-dim out for d_k = d_model / h)");
@@ -364,6 +373,8 @@ Result<ModelConfig> configFromOptions(const ModelOptions& o) {
   }
   if (o.kvHeads) cfg.kvHeads = *o.kvHeads;
   if (o.headDim) cfg.headDim = *o.headDim;
+  if (o.softcap) cfg.softcap = static_cast<float>(*o.softcap);
+  if (o.qkNorm) cfg.qkNorm = true;
   if (o.window) cfg.window = *o.window;
   if (o.sinks) cfg.sinks = *o.sinks;
   if (o.mask) cfg.mask = *maskFromName(*o.mask);

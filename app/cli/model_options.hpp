@@ -26,6 +26,8 @@ struct ModelOptions {
   bool noPositions = false;
   // Attention as today's models run it: N K/V heads, positions inside attention, a sliding window.
   std::optional<int> kvHeads, headDim, window, sinks;
+  std::optional<double> softcap;  // the scores' softcap c (Gemma 2)
+  bool qkNorm = false;            // q/k norm per head (Qwen3)
   std::optional<std::string> positions, ropeStyle;
   std::optional<double> ropeBase;
   InputFiles files;             // --query … --checkpoint/--layer (app/cli/checkpoint_layer.cpp), --model

@@ -5,6 +5,7 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <optional>
 #include <utility>
@@ -539,6 +540,25 @@ void drawControlsPanel(UiContext& ctx) {
   }
   helpMarker("Scores are divided by √d_k so their size does not grow with d_k; the other two choices show what "
              "goes wrong without it.");
+  {
+    // The stabilisers of today's models: q/k norm (Qwen3, Gemma 3) and the scores' softcap (Gemma 2).
+    FixedSection stableFixed(attentionFixed->reason.empty() ? fixedReason(st, "stable_scores") : "");
+    changed |= ImGui::Checkbox("q/k norm", &cfg.qkNorm);
+    ctx.probes.recordLastItem("qk_norm");
+    helpMarker("RMSNorm of each head's q and k right after the split, before RoPE (Qwen3, Gemma 3; gains 1 here): "
+               "every query and key gets root-mean-square 1, so |q·k| ≤ d_k and no score can grow without bound as "
+               "weights grow. The stages Normalise (Q) and (K) show them.");
+    ImGui::SetNextItemWidth(8 * ImGui::GetFontSize());
+    float cap = cfg.softcap;
+    if (ImGui::InputFloat("softcap c", &cap, 0.0f, 0.0f, "%.3g", ImGuiInputTextFlags_EnterReturnsTrue)) {
+      cfg.softcap = std::isfinite(cap) ? std::max(0.0f, cap) : 0.0f;
+      changed = true;
+    }
+    ctx.probes.recordLastItem("softcap");
+    helpMarker("0: none. Otherwise the scaled scores become c·tanh(s/c) before the mask (Gemma 2's "
+               "attn_logit_softcapping, c = 50): near 0 a score is unchanged, large ones bend towards ±c, so no key "
+               "can take all the weight by a huge score. Type a value and press Enter.");
+  }
   attentionFixed.reset();
   changed |= positionControls(ctx);
   changed |= windowControls(ctx);

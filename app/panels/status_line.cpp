@@ -26,7 +26,11 @@ std::string variantsText(const Trace& t, const ModelConfig& cfg) {
     std::snprintf(base, sizeof base, "%g", static_cast<double>(t.ropeBase));
     s += std::string("(") + ropeStyleName(t.ropeStyle) + "," + base + ")";
   }
-  return s + " window=" + std::to_string(t.window) + " sinks=" + std::to_string(t.sinks);
+  s += " window=" + std::to_string(t.window) + " sinks=" + std::to_string(t.sinks);
+  // The stabilisers only when used, so the words of a pass without them stay as they were.
+  if (t.softcap > 0.0f) s += " softcap=" + formatGeneral(t.softcap, 6);
+  if (stageRecorded(t, StageId::QNormed)) s += " qk_norm";
+  return s;
 }
 
 }  // namespace

@@ -68,6 +68,11 @@ void applyVariants(const ModelConfig& cfg, AttentionOptions& opt) {
   opt.ropeStyle = cfg.ropeStyle;
   opt.window = cfg.window;
   opt.sinks = cfg.sinks;
+  opt.softcap = cfg.softcap;
+  // A norm per head: d_k gains of 1 (random weights have no learned gains to read).
+  const auto dk = static_cast<std::size_t>(std::max<std::int64_t>(0, headDimOf(opt, cfg.dModel)));
+  opt.qNorm = cfg.qkNorm ? std::vector<float>(dk, 1.0f) : std::vector<float>{};
+  opt.kNorm = opt.qNorm;
 }
 
 Result<ParameterTable> parameterTable(const LayerSizes& sizes) {

@@ -61,6 +61,8 @@ struct ModelConfig {
   int headDim = 0;           // d_k, each head's width; 0 = d_model / h (the usual choice, not a rule)
   int window = 0;            // sliding window W; 0 = none
   int sinks = 0;             // attention sinks S (with a window)
+  float softcap = 0.0f;      // c: the scaled scores become c tanh(s / c) before the mask (Gemma 2); 0: none
+  bool qkNorm = false;       // RMSNorm of each head's q and k after the split (Qwen3, Gemma 3), gains 1
   MaskKind mask = MaskKind::None;
   int padLastKeys = 0;       // key padding: ignore the last n keys of every batch item
   ScaleKind scale = ScaleKind::SqrtDk;

@@ -130,7 +130,7 @@ Result<ModelConfig> parsePresetJson(std::string_view text, const std::string& wh
       "d_model", "heads",     "batch",         "seed",  "bias",    "positions",       "mask",
       "scale",   "pad_last_keys", "memory_budget_mib", "score_override",
       // attention as today's models run it: optional, absent = multi-head attention as before
-      "kv_heads", "head_dim", "attention_positions", "rope_base", "rope_style", "window", "sinks"};
+      "kv_heads", "head_dim", "attention_positions", "rope_base", "rope_style", "window", "sinks", "softcap", "qk_norm"};
   for (const auto& [key, value] : j.items()) {
     if (!kKnown.count(key)) return makeError(what + ": unknown key at /" + key);
   }
@@ -188,6 +188,14 @@ Result<ModelConfig> parsePresetJson(std::string_view text, const std::string& wh
                    strAt("attention_positions", attnPositions), strAt("rope_style", ropeStyle)}) {
     if (!s) return s.error();
   }
+  if (j.contains("softcap")) {
+    const json& v = j.at("softcap");
+    if (!v.is_number() || !(v.get<double>() >= 0.0) || v.get<double>() > 1e30) {
+      return makeError(what + ": /softcap must be a number >= 0 (0: none), got " + v.dump());
+    }
+    cfg.softcap = static_cast<float>(v.get<double>());
+  }
+  if (auto s = boolAt("qk_norm", cfg.qkNorm); !s) return s.error();
   if (j.contains("rope_base")) {
     const json& v = j.at("rope_base");
     if (!v.is_number() || !(v.get<double>() > 0.0) || v.get<double>() > 1e30) {
@@ -267,6 +275,8 @@ std::string presetToJson(const ModelConfig& cfg) {
   }
   if (cfg.window > 0) j["window"] = cfg.window;
   if (cfg.sinks > 0) j["sinks"] = cfg.sinks;
+  if (cfg.softcap > 0.0f) j["softcap"] = cfg.softcap;
+  if (cfg.qkNorm) j["qk_norm"] = true;
   return j.dump(2) + "\n";
 }
 

@@ -236,6 +236,21 @@ case "$case_name" in
       /usr/bin/python3 "$here/check_png.py" "$out/$png.png" || fail "blank $png.png"
     done
     ;;
+  stable_scores)
+    # q/k norm and the softcap in the window (stable_scores.txt), then the softcapped stage exported:
+    # every cell within ±c.
+    xvfb "$bin" --fresh --preset default --script "$(script_from stable_scores.txt)" > "$out/log.txt" 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "stable_scores script failed (exit $rc)"; }
+    /usr/bin/python3 "$here/check_png.py" "$out/stable.png" || fail "blank stable.png"
+    "$bin" run --softcap 0.5 --qk-norm --dump "$out/dump" > /dev/null || fail "run --softcap --qk-norm"
+    /usr/bin/python3 -c "
+import numpy as np, sys
+s = np.load('$out/dump/softcapped.npy'); q = np.load('$out/dump/q_normed.npy')
+assert np.abs(s).max() <= 0.5 + 1e-6, s.max()
+assert np.allclose(np.sqrt((q ** 2).mean(-1)), 1, atol=1e-3)
+" || fail "the softcapped scores leave ±c or the normed queries are not of RMS 1"
+    ;;
   latent_attention)
     # The Latent attention lesson's choices and numbers (latent_attention.txt).
     xvfb "$bin" --fresh --preset default --view latent_attention --script "$(script_from latent_attention.txt)" \
