@@ -367,15 +367,24 @@ void drawHeadStrip(ImDrawList* dl, const HeatmapSpec& spec, const View& v) {
 // The share of a line of text its glyphs fill (the rest is the blank above and below them).
 constexpr float kLabelInk = 0.75f;
 
+// Every k-th row (or column) gets a label, k the same all along the axis. A label's box is a line
+// (em) tall: neighbours may share the quarter of blank line between them, so cells a little thinner
+// than a line keep every label. Cells thinner than a line move the first label inside the plot, half
+// a line minus half a cell later than its cell's centre: k is then large enough that the k-th label
+// still clears it, (k + 1/2)·cell ≥ (1 + 1/2 − 1/4)·em, so no label but the hovered one is skipped.
+int labelStride(float cell, float em) {
+  const float k = std::ceil(kLabelInk * em / cell);
+  const float clearFirst = cell < em ? std::ceil((1.0f + 0.5f - (1.0f - kLabelInk)) * em / cell - 0.5f) : 1.0f;
+  return std::max(1, static_cast<int>(std::max(k, clearFirst)));
+}
+
 // Row labels: every k-th when the cells are smaller than a label's glyphs; the hovered one lit.
 // Returns how many labels were drawn partly outside the plot's height (cut by the clip).
 int drawRowLabels(ImDrawList* dl, const HeatmapSpec& spec, const View& v, const HeatmapHover& hover) {
   const Slice2D& s = *spec.slice;
   const float em = ImGui::GetFontSize();
   const ImU32 textCol = ImGui::GetColorU32(ImGuiCol_Text);
-  // A label's box is a line tall, its glyphs about three quarters of it: neighbours may share the
-  // quarter of blank line between them, so rows a little thinner than a line keep every label.
-  const int rowStride = std::max(1, static_cast<int>(std::ceil(kLabelInk * em / v.L.cellH)));
+  const int rowStride = labelStride(v.L.cellH, em);
   dl->PushClipRect(ImVec2(v.origin.x, v.L.plotMin.y), ImVec2(v.L.plotMin.x, v.L.plotMax.y), true);
   int cut = 0;
   float lastBottom = -1e30f;  // of the label drawn before, so a label moved inside never covers it
@@ -405,7 +414,7 @@ void drawColumnLabels(ImDrawList* dl, const HeatmapSpec& spec, const View& v, co
   const Slice2D& s = *spec.slice;
   const float em = ImGui::GetFontSize();
   const ImU32 textCol = ImGui::GetColorU32(ImGuiCol_Text);
-  const int colStride = std::max(1, static_cast<int>(std::ceil(kLabelInk * em / v.L.cellW)));  // as the rows'
+  const int colStride = labelStride(v.L.cellW, em);
   const float labelBottom = v.L.plotMin.y - v.L.stripH - 0.3f * em;
   dl->PushClipRect(ImVec2(v.L.plotMin.x, v.origin.y), ImVec2(v.L.plotMax.x, labelBottom + 1), true);
   float lastRight = -1e30f;  // of the label drawn before, so a label moved inside never covers it
