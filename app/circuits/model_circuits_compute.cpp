@@ -75,6 +75,7 @@ ModelCircuitsOutcome runModelCircuitsJob(const ModelCircuitsKey& key, std::uint6
     auto r = std::make_shared<ModelCircuitsResult>();
     r->folderName = folderNameOf(key.folder);
     r->rope = mt->folder.spec().rope();
+    r->familyNote = model::circuitsFamilyNote(mt->folder.spec());
     // Spelt as the Model tab spells tokens: the tokenizer's display form, a leading space as '␣'.
     for (int id : c->tokenIds) r->axisLabels.push_back(mt->tokenizer->displayToken(id));
     r->textLabels = mt->labels;

@@ -58,6 +58,7 @@ struct ModelCircuitsResult {
   analysis::OneHeadCircuits circuits;
   std::string folderName;               // "gpt2" (the folder's own name)
   bool rope = false;                    // the model rotates q and k (Llama family): QK is the content part
+  std::string familyNote;               // what this family's circuits fold in or leave out (model::circuitsFamilyNote)
   std::vector<std::string> axisLabels;  // one per circuits.tokenIds, spelt as the Model tab spells tokens
   std::vector<std::string> textLabels;  // (T) the text's tokens: the rollout's axes
   int distinctTokens = 0;               // of the text (the token-space axes hold at most maxTokens of them)

@@ -431,7 +431,8 @@ void drawModelCircuitsTab(UiContext& ctx, ModelCircuitsView& v) {
   ImGui::TextDisabled(s.resultKey == want ? "(the pipeline's layer and head: the view follows them)"
                                           : "(the previous picture, until the pipeline's is ready)");
   ctx.probes.recordLabel("circuits_step", source);
-  const std::string conventions = analysis::oneHeadConventions(r.rope);
+  const std::string conventions =
+      analysis::oneHeadConventions(r.rope) + (r.familyNote.empty() ? "" : " " + r.familyNote);
   const ModelCircuits& c = r.circuits;
   std::string shared;  // grouped-query attention: which K/V head the chosen query head reads
   if (c.kvHeads > 0 && c.kvHeads < c.heads) {

@@ -59,6 +59,7 @@ void printModelReport(const ModelText& mt, const OneHeadCircuits& c, const std::
               "biases left out\n(Elhage et al. 2021)%s. ",
               headName(c.layer, c.head).c_str(),
               s.rope() ? "; with RoPE, QK is the content part of the score only" : "");
+  if (const std::string note = model::circuitsFamilyNote(s); !note.empty()) std::printf("%s\n", note.c_str());
   printScoreDefinitions(c.baseline);
   if (c.reads.empty() && c.readBy.empty()) {
     std::printf("\nComposition: none; this model has one layer\n");

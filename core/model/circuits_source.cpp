@@ -7,11 +7,14 @@
 #include "model/circuits_source.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <new>
 
 #include "analysis/circuit_texts.hpp"  // headName
 #include "analysis/rollout.hpp"
+#include "model/families/family.hpp"
 #include "model/forward.hpp"
+#include "util/format.hpp"
 
 namespace mhascope::model {
 
@@ -37,7 +40,10 @@ analysis::SourceShape FolderLayers::shape() const {
 }
 
 // normed = x̂ · g, so x̂ (g W) for the projections that read it — row r of W_q, W_k, W_v scaled by g_r
-// (the textbook layout y = x W).
+// (the textbook layout y = x W). A q/k norm's gains scale the columns of W_q and W_k they multiply
+// (each head's d_k, or the whole projection's); a norm on the attention's output (OLMo 2's and
+// Gemma's post-attention norm) scales W_o's columns. What the norms divide by (each vector's RMS) is
+// left out, as the block norm's is: circuitsFamilyNote says so.
 Result<analysis::CircuitLayer> FolderLayers::layer(int l) const {
   auto lw = model_.attentionLayer(l);
   if (!lw) return lw.error();
@@ -49,6 +55,14 @@ Result<analysis::CircuitLayer> FolderLayers::layer(int l) const {
     a.wk.array().colwise() *= g;
     a.wv.array().colwise() *= g;
   }
+  // A gain of d_k entries repeats for every head; one of the projection's width covers it once.
+  const auto scaleColumns = [](RowMatrix& w, const RowVector& g) {
+    if (g.size() == 0) return;
+    for (Eigen::Index c = 0; c < w.cols(); ++c) w.col(c) *= g[c % g.size()];
+  };
+  scaleColumns(a.wq, lw->qNorm);
+  scaleColumns(a.wk, lw->kNorm);
+  scaleColumns(a.wo, lw->attentionOutNorm);
   f.wq = std::move(a.wq);
   f.wk = std::move(a.wk);
   f.wv = std::move(a.wv);
@@ -56,15 +70,23 @@ Result<analysis::CircuitLayer> FolderLayers::layer(int l) const {
   return f;
 }
 
+// As the forward embeds: Gemma's rows times sqrt(d_model) (ModelFolder::embed).
 Status FolderLayers::embeddingRows(std::int64_t first, std::int64_t n, float* out) const {
-  return model_.store().readRows(model_.embeddingTable(), first, n, out);
+  if (auto st = model_.store().readRows(model_.embeddingTable(), first, n, out); !st) return st;
+  if (model_.spec().family->scaleEmbeddings) {
+    Eigen::Map<RowMatrix>(out, n, model_.spec().dModel) *= static_cast<float>(std::sqrt(static_cast<double>(model_.spec().dModel)));
+  }
+  return Ok{};
 }
 
 Status FolderLayers::unembeddingRows(std::int64_t first, std::int64_t n, float* out) const {
   return model_.store().readRows(model_.unembeddingTable(), first, n, out);
 }
 
-bool FolderLayers::tied() const { return &model_.embeddingTable() == &model_.unembeddingTable(); }
+// A scaled embedding is not the unembedding's rows any more, though both are read from one table.
+bool FolderLayers::tied() const {
+  return &model_.embeddingTable() == &model_.unembeddingTable() && !model_.spec().family->scaleEmbeddings;
+}
 
 std::int64_t FolderLayers::learnedPositions() const {
   return model_.spec().family->positions == PositionKind::Learned ? model_.spec().maxPositions : 0;
@@ -79,6 +101,35 @@ Result<RowVector> FolderLayers::finalGain() const {
   RowVector gf, gfBias;
   if (auto st = model_.finalNorm(gf, gfBias); !st) return st.error();
   return gf;
+}
+
+std::string circuitsFamilyNote(const ModelSpec& s) {
+  const Family& f = *s.family;
+  std::string note;
+  const auto add = [&note](const std::string& part) { note += (note.empty() ? "" : " ") + part; };
+  if (f.qkNorm != QkNormKind::None) {
+    add("The q/k norm's gains are folded into W_q and W_k; its division by each query's and key's RMS is left out: "
+        "a score is x_t QK x_jᵀ over a positive factor per query and per key, so keys of different RMS can change "
+        "places.");
+  }
+  if (f.normsAfter()) {
+    add("The norm on the attention's output: its gain folded into W_o, its division by the output's RMS left out, "
+        "so OV reads what a head writes up to a positive factor per token.");
+  }
+  if (!f.normsBefore()) add("No norm before attention: W_q, W_k and W_v read the residual stream itself.");
+  if (f.scaleEmbeddings) {
+    add("E is the embedding times sqrt(d_model) = " + formatGeneral(std::sqrt(static_cast<double>(s.dModel)), 6) +
+        ", as the model adds it; U is the table unscaled.");
+  }
+  if (s.queryPreAttnScalar > 0) {
+    add("The scores are scaled by query_pre_attn_scalar^-1/2 = " + formatGeneral(1.0 / std::sqrt(s.queryPreAttnScalar), 6) +
+        " instead of 1/sqrt(d_k); QK is before either.");
+  }
+  if (s.attnSoftcap > 0) {
+    add("The scores' softcap c·tanh(s/c), c = " + formatGeneral(s.attnSoftcap, 6) +
+        ", is left out: QK gives the scores before it, which it only bends towards ±c.");
+  }
+  return note;
 }
 
 // [SECTION] estimate

@@ -52,6 +52,12 @@ class FolderLayers final : public analysis::LayerSource {
   const ModelFolder& model_;
 };
 
+// What the circuits of this family's layers fold in or leave out beyond the shared conventions (norm gains
+// folded, centring and biases left out): the q/k norm, a norm on the attention's output, no norm before it,
+// scaled embeddings, the model's own score scale and the scores' softcap — one sentence each; "" for a
+// family that adds none of them (GPT-2, Llama, Mistral, Qwen2).
+std::string circuitsFamilyNote(const ModelSpec& s);
+
 struct ModelCircuitsOptions {
   int layer = 0, head = 0;  // the chosen head
   int maxTokens = 64;       // token-space axes: at most this many of the text's distinct tokens

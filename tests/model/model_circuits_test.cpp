@@ -27,6 +27,7 @@
 #include "attention/random.hpp"
 #include "check_tensor.hpp"
 #include "io/npy.hpp"
+#include "model/families/family.hpp"
 #include "model/forward.hpp"
 #include "model_fixtures.hpp"
 
@@ -450,6 +451,86 @@ TEST(ModelCircuits, TextsNameTheNumbers) {
                                      [](const auto& a, const auto& b) { return a.k < b.k; });
   std::snprintf(buf, sizeof buf, "%s reads it most, %.3f", analysis::headName(best->toLayer, best->toHead).c_str(), best->k);
   EXPECT_NE(text.find(buf), std::string::npos) << text;
+}
+
+// A q/k norm's gains folded into W_q and W_k (per head: Qwen3, Gemma 3; over the whole projection: OLMo 2): the
+// folded projection of the layer's input before its norm's gain, divided by the RMS the norm divides by, is the
+// engine's q_normed (k_normed) stage, which equals the PyTorch reference (model_forward_test). A norm on the
+// attention's output (OLMo 2, Gemma 3) has its gain in W_o's columns.
+TEST(ModelCircuits, NormGainsAroundAttentionAreFoldedWhereTheyMultiply) {
+  for (const char* folder : {"qwen3", "olmo2", "gemma3"}) {
+    SCOPED_TRACE(folder);
+    auto model = ModelFolder::open(kModels + folder);
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    const ModelSpec& s = model->spec();
+    const std::vector<int> ids = {3, 14, 15, 9, 26, 5, 35, 8};
+    ForwardOptions fo;
+    fo.traceLayer = 0;
+    fo.keepAttention = fo.keepHidden = false;
+    auto r = runForward(*model, ids, fo);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    auto raw = model->attentionLayer(0);
+    ASSERT_TRUE(raw.ok()) << raw.error().message;
+    auto folded = FolderLayers(*model).layer(0);
+    ASSERT_TRUE(folded.ok()) << folded.error().message;
+    const std::int64_t T = static_cast<std::int64_t>(ids.size()), d = s.dModel, dk = s.dk();
+    const Tensor x = r->trace.copyOf(StageId::Query);  // (1, T, d): the normed input, gain included
+    RowMatrix xhat = Eigen::Map<const RowMatrix>(x.ptr(), T, d);
+    if (raw->norm1.size() > 0) xhat.array().rowwise() /= raw->norm1.array();
+    const bool perHead = s.family->qkNorm == QkNormKind::PerHead;
+    const auto check = [&](StageId proj, StageId normed, const RowMatrix& w, int heads, const char* what) {
+      const Tensor p = r->trace.copyOf(proj), n = r->trace.copyOf(normed);  // (1, T, heads d_k), (1, heads, T, d_k)
+      const RowMatrix qf = xhat * w;
+      const std::int64_t width = heads * dk;
+      ASSERT_EQ(p.data.size(), static_cast<std::size_t>(T * width)) << what;
+      double worst = 0;
+      for (std::int64_t t = 0; t < T; ++t) {
+        for (int i = 0; i < heads; ++i) {
+          const std::int64_t c0 = perHead ? i * dk : 0, cn = perHead ? dk : width;
+          double ms = 0;
+          for (std::int64_t c = c0; c < c0 + cn; ++c) ms += static_cast<double>(p.data[t * width + c]) * p.data[t * width + c];
+          const double rms = std::sqrt(ms / static_cast<double>(cn) + s.normEps);
+          for (std::int64_t c = 0; c < dk; ++c) {
+            const double want = n.data[(static_cast<std::size_t>(i) * T + t) * dk + c];
+            worst = std::max(worst, std::abs(qf(t, i * dk + c) / rms - want) / (1.0 + std::abs(want)));
+          }
+        }
+      }
+      EXPECT_LT(worst, 1e-4) << what;
+    };
+    check(StageId::QProj, StageId::QNormed, folded->wq, s.heads, "queries");
+    check(StageId::KProj, StageId::KNormed, folded->wk, s.kvHeads, "keys");
+    if (s.family->normsAfter()) {
+      RowMatrix want = raw->attention->wo;
+      want.array().rowwise() *= raw->attentionOutNorm.array();
+      EXPECT_TRUE(want.isApprox(folded->wo, 1e-6f)) << "W_o with the output norm's gain";
+    }
+    const std::string note = circuitsFamilyNote(s);
+    EXPECT_NE(note.find("q/k norm's gains are folded into W_q and W_k"), std::string::npos) << note;
+    EXPECT_EQ(note.find("output's RMS") != std::string::npos, s.family->normsAfter()) << note;
+  }
+}
+
+// Gemma's embeddings enter the residual stream times sqrt(d_model): the circuits' E is scaled the same, while U
+// stays the table as stored (so a tied table is no longer read once for both); its score scale and softcap are said.
+TEST(ModelCircuits, GemmasScaledEmbeddingAndItsScoresAreSaid) {
+  auto model = ModelFolder::open(kModels + "gemma2");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const ModelSpec& s = model->spec();
+  const FolderLayers source(*model);
+  EXPECT_FALSE(source.tied());
+  std::vector<float> e(static_cast<std::size_t>(s.dModel)), u(e.size());
+  ASSERT_TRUE(source.embeddingRows(7, 1, e.data()).ok());
+  ASSERT_TRUE(source.unembeddingRows(7, 1, u.data()).ok());
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(s.dModel)));
+  for (std::size_t c = 0; c < e.size(); ++c) ASSERT_FLOAT_EQ(e[c], u[c] * scale) << c;
+  const std::string note = circuitsFamilyNote(s);
+  EXPECT_NE(note.find("softcap"), std::string::npos) << note;
+  EXPECT_NE(note.find("query_pre_attn_scalar^-1/2"), std::string::npos) << note;
+  EXPECT_NE(note.find("sqrt(d_model)"), std::string::npos) << note;
+  auto gpt2 = ModelFolder::open(kModels + "gpt2");
+  ASSERT_TRUE(gpt2.ok()) << gpt2.error().message;
+  EXPECT_EQ(circuitsFamilyNote(gpt2->spec()), "");
 }
 
 }  // namespace
