@@ -1,33 +1,28 @@
 #include "widgets/labels.hpp"
 
 #include <imgui.h>
-#include <imgui_internal.h>  // ImTextCharFromUtf8
 
-#include <cstdio>
 
 #include "attention/tokenizer.hpp"
+#include "util/utf8.hpp"
 
 namespace mhascope::app {
 
+// A code point is drawn when the font has its glyph; else it is spelled "U+XXXX". This ImGui keeps
+// characters in 16 bits (ImWchar), so a character above U+FFFF (an emoji, a rare CJK ideograph) can
+// have no glyph at all: ImGui would draw it as the replacement box, so it is always spelled.
 std::string readableToken(std::string_view token, const ImFont* font) {
   const std::string shown = displayToken(token);
   if (!font) return shown;
   std::string out;
   out.reserve(shown.size());
-  const char* p = shown.c_str();
-  const char* end = p + shown.size();
-  while (p < end) {
-    unsigned int c = 0;
-    const int n = ImTextCharFromUtf8(&c, p, end);
-    if (n <= 0) break;
-    if (c < 0x80 || font->FindGlyphNoFallback(static_cast<ImWchar>(c))) {
-      out.append(p, static_cast<std::size_t>(n));
-    } else {
-      char buf[16];
-      std::snprintf(buf, sizeof buf, "U+%04X", c);
-      out += buf;
-    }
-    p += n;
+  for (std::size_t i = 0; i < shown.size();) {
+    const Utf8Step step = decodeUtf8Step(shown, i);
+    const char32_t c = step.cp;
+    const bool drawn = c < 0x80 || (c <= 0xFFFF && font->FindGlyphNoFallback(static_cast<ImWchar>(c)));
+    if (drawn) out.append(shown, i, step.len);
+    else out += codePointName(c);
+    i += step.len;
   }
   return out;
 }

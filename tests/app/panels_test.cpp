@@ -28,6 +28,7 @@
 #include "headless_imgui.hpp"
 #include "state/ui_context.hpp"
 #include "train_lab/lab_state.hpp"
+#include "widgets/labels.hpp"
 #include "io/presets.hpp"
 
 namespace mhascope::app {
@@ -249,6 +250,20 @@ TEST(PanelsVariants, CompareShowsTheKvHeadTheQueryHeadReads) {
 }
 
 // "Open as B" with a file the open path refuses leaves A and no B (B is not left as a copy of A).
+// A label draws a character when the font has its glyph and spells it "U+XXXX" otherwise; a character
+// above U+FFFF can have no glyph in this ImGui (16-bit characters), so it is always spelled, never drawn
+// as the replacement box.
+TEST(TokenLabels, CharactersWithoutAGlyphAreSpelledByTheirCodePoint) {
+  HeadlessImGui imgui(ImVec2(800, 600));
+  ImGui::NewFrame();
+  const ImFont* font = ImGui::GetFont();  // ImGui's default font: Latin and Latin-1 only
+  EXPECT_EQ(readableToken("caf\xC3\xA9", font), "caf\xC3\xA9");
+  EXPECT_EQ(readableToken("\xF0\x9F\x98\x80!", font), "U+1F600!");
+  EXPECT_EQ(readableToken("\xF0\x9D\x94\xB8", font), "U+1D538");
+  EXPECT_EQ(readableToken("\xE4\xB8\xAD", font), "U+4E2D");
+  ImGui::EndFrame();
+}
+
 TEST(CompareOpen, ARefusedFileLeavesNoSideB) {
   HeadlessUi ui(ImVec2(1600, 1000));
   ui.state.doc.config = preset("default");
