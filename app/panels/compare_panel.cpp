@@ -25,6 +25,7 @@
 #include "widgets/drag_slider.hpp"
 #include "widgets/flow.hpp"
 #include "widgets/heatmap_view.hpp"
+#include "widgets/text_field.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -100,7 +101,7 @@ void sourceForm(UiContext& ctx, CompareState& c) {
   ImGui::TextUnformatted("or B from a file:");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(std::max(8 * em, ImGui::GetContentRegionAvail().x - 16 * em));
-  const bool enter = ImGui::InputText("##compare_path", &c.pathField, ImGuiInputTextFlags_EnterReturnsTrue);
+  const bool enter = textField("##compare_path", &c.pathField, ImGuiInputTextFlags_EnterReturnsTrue);
   ctx.probes.recordLastItem("compare_path");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("a preset .json, a workspace .json or a checkpoint .safetensors");
   ImGui::SameLine();
@@ -191,7 +192,7 @@ HeatmapSpec sideSpec(UiContext& ctx, const Slice2D& s, const Trace& t, ColorRang
 void exportRow(UiContext& ctx, CompareState& c, const CompareState::Shown& sh) {
   const float em = ImGui::GetFontSize();
   ImGui::SetNextItemWidth(std::max(8 * em, ImGui::GetContentRegionAvail().x - 12 * em));
-  ImGui::InputText("##compare_export_path", &c.exportPath);
+  textField("##compare_export_path", &c.exportPath);
   ctx.probes.recordLastItem("compare_export_path");
   ImGui::SameLine();
   if (ImGui::Button("Export A | B | B − A")) {

@@ -21,6 +21,7 @@
 #include "widgets/drag_slider.hpp"
 #include "widgets/labels.hpp"
 #include "widgets/wrapped_text.hpp"
+#include "widgets/text_field.hpp"
 #include "io/presets.hpp"
 
 namespace mhascope::app {
@@ -340,7 +341,7 @@ void drawControlsPanel(UiContext& ctx) {
   const char* textLabel = modelText ? "Text (to the model's tokenizer, verbatim)" : "Sentence (separate batch items with | )";
   textWrapped(textLabel);  // wrapped in a narrow column, not cut
   ctx.probes.recordLabel("text_label", textLabel);
-  changed |= ImGui::InputTextMultiline("##text", &cfg.text, ImVec2(-1.0f, 3.2f * em));
+  changed |= textBox("##text", &cfg.text, ImVec2(-1.0f, 3.2f * em));
   ctx.probes.recordLastItem("text");
   const bool startNote = !st.doc.startTextNote.empty() && cfg.text == st.doc.startText;
   if (startNote) {
@@ -372,7 +373,7 @@ void drawControlsPanel(UiContext& ctx) {
              "(an encoder-decoder's second attention).");
   if (cfg.crossAttention) {
     ImGui::TextUnformatted("Key/value sentence");
-    changed |= ImGui::InputTextMultiline("##kvtext", &cfg.kvText, ImVec2(-1.0f, 2.4f * em));
+    changed |= textBox("##kvtext", &cfg.kvText, ImVec2(-1.0f, 2.4f * em));
   }
   inputFixed.reset();
 

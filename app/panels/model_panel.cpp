@@ -25,6 +25,7 @@
 #include "widgets/flow.hpp"
 #include "widgets/heatmap_view.hpp"
 #include "widgets/wrapped_text.hpp"
+#include "widgets/text_field.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -106,7 +107,7 @@ void drawRandomProbeControls(UiContext& ctx, ModelViewState& m) {
     m.probeTokensShown = true;
   }
   ImGui::SetNextItemWidth(12.0f * em);
-  ImGui::InputText("##model_probe_tokens", &m.probeTokensEdit);
+  textField("##model_probe_tokens", &m.probeTokensEdit);
   if (m.probeTokensEdit.size() > kMaxProbeTokensBytes) {  // cut at a character's start, never inside one
     std::size_t end = kMaxProbeTokensBytes;
     while (end > 0 && (static_cast<unsigned char>(m.probeTokensEdit[end]) & 0xC0) == 0x80) --end;

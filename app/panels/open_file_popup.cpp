@@ -14,6 +14,7 @@
 #include "panels/panel.hpp"
 #include "state/open_file.hpp"
 #include "widgets/colors.hpp"
+#include "widgets/text_field.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -124,7 +125,7 @@ void openPopup(UiContext& ctx) {
   } else {
     ImGui::TextUnformatted("Path (Enter opens):");
     ImGui::SetNextItemWidth(36.0f * ImGui::GetFontSize());
-    if (ImGui::InputText("##path", &ui.path, ImGuiInputTextFlags_EnterReturnsTrue)) {
+    if (textField("##path", &ui.path, ImGuiInputTextFlags_EnterReturnsTrue)) {
       if (beginOpen(ctx.state, ctx.view, ctx.lessons, ui.path) && ui.pendingPath.empty()) ImGui::CloseCurrentPopup();
     }
     ctx.probes.recordLastItem("open_path");

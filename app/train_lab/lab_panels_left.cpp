@@ -13,6 +13,7 @@
 #include "train_lab/lab_panels.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/wrapped_text.hpp"
+#include "widgets/text_field.hpp"
 
 namespace mhascope::app {
 
@@ -61,7 +62,7 @@ void drawTrainSetup(TrainLab& lab, UiContext& ctx) {
   ImGui::PopStyleColor();
   if (f.task == 3) {
     labelled("text file");
-    ImGui::InputTextWithHint("##text", "/path/to/file.txt", &f.textPath);
+    textFieldWithHint("##text", "/path/to/file.txt", &f.textPath);
     ctx.probes.recordLastItem("train_text");
     if (ImGui::IsItemHovered()) {
       ImGui::SetTooltip("A UTF-8 text file of at most %llu MiB; its characters are the vocabulary. It is read when\n"
@@ -457,7 +458,7 @@ void drawTrainKeep(TrainLab& lab, UiContext& ctx) {
   }
   if (lab.messageAt == TrainLab::Said::Pipeline) showMessage(lab.message, lab.messageIsError);
   labelled("checkpoint");
-  ImGui::InputText("##ckpt", &lab.files.checkpointPath);
+  textField("##ckpt", &lab.files.checkpointPath);
   ctx.probes.recordLastItem("train_checkpoint_path");
   ctx.probes.recordLabel("train_checkpoint_path", lab.files.checkpointPath);
   ImGui::BeginDisabled(!have || lab.run.busy());
@@ -475,12 +476,12 @@ void drawTrainKeep(TrainLab& lab, UiContext& ctx) {
   }
   if (lab.messageAt == TrainLab::Said::Checkpoint) showMessage(lab.message, lab.messageIsError);
   labelled("sheet steps");
-  ImGui::InputTextWithHint("##sheetsteps", "empty: six evenly spaced, or e.g. 0 200 400 800", &lab.files.sheetSteps);
+  textFieldWithHint("##sheetsteps", "empty: six evenly spaced, or e.g. 0 200 400 800", &lab.files.sheetSteps);
   labelled("contact sheet");
-  ImGui::InputText("##sheetpath", &lab.files.sheetPath);
+  textField("##sheetpath", &lab.files.sheetPath);
   ctx.probes.recordLabel("train_sheet_path", lab.files.sheetPath);
   labelled("curves");
-  ImGui::InputText("##curvespath", &lab.files.curvesPath);
+  textField("##curvespath", &lab.files.curvesPath);
   ctx.probes.recordLabel("train_curves_path", lab.files.curvesPath);
   ImGui::BeginDisabled(!have);
   if (ImGui::Button("Export contact sheet")) ctx.requests.file([&lab] { trainExportSheet(lab); });

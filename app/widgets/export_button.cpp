@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "widgets/colors.hpp"
+#include "widgets/text_field.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -35,9 +36,9 @@ void drawExportForm(UiContext& ctx, const ExportForm& form, const std::function<
     ImGui::TextUnformatted(form.title.c_str());
     ImGui::Separator();
     ImGui::SetNextItemWidth(28 * em);
-    ImGui::InputText("folder", &ui.folder);
+    textField("folder", &ui.folder);
     ImGui::SetNextItemWidth(28 * em);
-    ImGui::InputText("file name", &ui.fileName);
+    textField("file name", &ui.fileName);
     ctx.probes.recordLastItem(probe + "_name");
     for (int f = 0; f < 3; ++f) {
       ImGui::PushID(f);

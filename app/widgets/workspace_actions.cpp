@@ -9,6 +9,7 @@
 #include "state/workspace_state.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/flow.hpp"
+#include "widgets/text_field.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -55,7 +56,7 @@ void drawWorkspaceActions(UiContext& ctx) {
     ImGui::TextUnformatted("Save workspace as");
     ImGui::Separator();
     ImGui::SetNextItemWidth(36 * em);
-    ImGui::InputText("path", &ui.pathField);
+    textField("path", &ui.pathField);
     ctx.probes.recordLastItem("workspace_path");
     ImGui::TextDisabled("A .json; input files are named by path and SHA-256, never overwritten");
     if (ImGui::Button("Save", ImVec2(8 * em, 0))) saveTo(ctx, ui.pathField);

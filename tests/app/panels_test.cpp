@@ -29,6 +29,7 @@
 #include "state/ui_context.hpp"
 #include "train_lab/lab_state.hpp"
 #include "widgets/labels.hpp"
+#include "widgets/text_field.hpp"
 #include "io/presets.hpp"
 
 namespace mhascope::app {
@@ -262,6 +263,15 @@ TEST(TokenLabels, CharactersWithoutAGlyphAreSpelledByTheirCodePoint) {
   EXPECT_EQ(readableToken("\xF0\x9D\x94\xB8", font), "U+1D538");
   EXPECT_EQ(readableToken("\xE4\xB8\xAD", font), "U+4E2D");
   ImGui::EndFrame();
+}
+
+// A text field holding a character above U+FFFF is read-only until the user removes such characters: the
+// first is named, and removing them keeps every other byte (ill-formed ones too).
+TEST(TextFields, CharactersAboveU16AreFoundAndRemovedAlone) {
+  EXPECT_EQ(firstWideCharacter("plain caf\xC3\xA9 \xE4\xB8\xAD"), U'\0');
+  EXPECT_EQ(firstWideCharacter("a \xF0\x9F\x98\x80 b \xF0\x9D\x94\xB8"), U'\U0001F600');
+  EXPECT_EQ(withoutWideCharacters("a \xF0\x9F\x98\x80 b\xFF \xF0\x9D\x94\xB8!"), "a  b\xFF !");
+  EXPECT_EQ(withoutWideCharacters("caf\xC3\xA9"), "caf\xC3\xA9");
 }
 
 TEST(CompareOpen, ARefusedFileLeavesNoSideB) {

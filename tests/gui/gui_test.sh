@@ -227,6 +227,13 @@ case "$case_name" in
       done
     done
     ;;
+  wide_characters)
+    # Characters above U+FFFF kept: the box read-only until the user removes them (wide_characters.txt).
+    xvfb "$bin" --fresh --preset default --text "I like 😀 ok" --script "$(script_from wide_characters.txt)" > "$out/log.txt" 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "wide_characters script failed (exit $rc)"; }
+    /usr/bin/python3 "$here/check_png.py" "$out/wide_characters.png" || fail "blank wide_characters.png"
+    ;;
   head_dim)
     # The d_k control: the heads' own width, and back to d_k = d_model / h (head_dim.txt).
     xvfb "$bin" --fresh --preset default --script "$(script_from head_dim.txt)" > "$out/log.txt" 2>&1
