@@ -37,6 +37,15 @@ float buttonWidth(const char* label) {
   return ImGui::CalcTextSize(label).x + 2.0f * ImGui::GetStyle().FramePadding.x;
 }
 
+// A stage's button and formula; the Scale stage's follow the shown pass's scale (√d_k, √d_model, none,
+// or a model's own factor).
+std::string stageChip(const Trace& t, StageId id) {
+  return id == StageId::ScaledScores ? scaleChip(t.scale, t.scaleFactor) : stageInfo(id).shortName;
+}
+std::string stageFormula(const Trace& t, StageId id) {
+  return id == StageId::ScaledScores ? scaleFormula(t.scale, t.scaleFactor) : stageInfo(id).formula;
+}
+
 void stageStrip(UiContext& ctx) {
   ViewState& view = ctx.view;
   const ImGuiStyle& style = ImGui::GetStyle();
@@ -61,7 +70,7 @@ void stageStrip(UiContext& ctx) {
     ImGui::PushID(g.first);
     float buttonsW = 0;
     for (int i = g.first; i < g.last; ++i) {
-      if (shown(i)) buttonsW += buttonWidth(stageInfo(static_cast<StageId>(i)).shortName) + (i > firstShown ? style.ItemSpacing.x : 0);
+      if (shown(i)) buttonsW += buttonWidth(stageChip(ctx.state.shown.trace, static_cast<StageId>(i)).c_str()) + (i > firstShown ? style.ItemSpacing.x : 0);
     }
     const float groupW = std::max(buttonsW, ImGui::CalcTextSize(g.label).x);
     if (!firstGroup) {
@@ -88,12 +97,12 @@ void stageStrip(UiContext& ctx) {
         ImGui::PushStyleColor(ImGuiCol_Button, IM_COL32(55, 75, 100, 255));
         pushed = 1;
       }
-      if (ImGui::Button(stageInfo(static_cast<StageId>(i)).shortName)) goToStage(view, static_cast<StageId>(i));
+      if (ImGui::Button(stageChip(ctx.state.shown.trace, static_cast<StageId>(i)).c_str())) goToStage(view, static_cast<StageId>(i));
       ImGui::PopStyleColor(pushed);
       ctx.probes.recordLastItem(std::string("stage_") + stageInfo(static_cast<StageId>(i)).name);
       if (ImGui::IsItemHovered()) {
-        const StageInfo& info = stageInfo(static_cast<StageId>(i));
-        ImGui::SetTooltip("%s\n%s", info.title, info.formula);
+        ImGui::SetTooltip("%s\n%s", stageInfo(static_cast<StageId>(i)).title,
+                          stageFormula(ctx.state.shown.trace, static_cast<StageId>(i)).c_str());
       }
       ImGui::PopID();
     }
@@ -162,7 +171,7 @@ void drawStepperPanel(UiContext& ctx) {
   ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
   if (ctx.monoFont) ImGui::PushFont(ctx.monoFont);
   ImGui::SetCursorPosY(ImGui::GetCursorPosY() + ImGui::GetFontSize() * 0.25f);
-  ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.45f, 1.0f), "%s", info.formula);
+  ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.45f, 1.0f), "%s", stageFormula(st.shown.trace, ctx.view.stage).c_str());
   if (ctx.monoFont) ImGui::PopFont();
 }
 
