@@ -61,7 +61,8 @@ void histogramPlot(const char* title, const std::vector<int>& counts, double ran
   const float w = (b.max.x - b.min.x) / static_cast<float>(std::max(n, 1));
   for (int i = 0; i < n; ++i) {
     const float top = b.yOf(counts[static_cast<std::size_t>(i)], 0.0, std::max(tallest, 1));
-    dl->AddRectFilled(ImVec2(b.min.x + static_cast<float>(i) * w + 1.0f, top), ImVec2(b.min.x + static_cast<float>(i + 1) * w, b.max.y), color);
+    const float left = b.min.x + static_cast<float>(i) * w;
+    dl->AddRectFilled(ImVec2(left + 1.0f, top), ImVec2(left + w, b.max.y), color);
   }
   xTicks(dl, b, -range, range);
   ImGui::EndGroup();
@@ -80,8 +81,8 @@ void capCurvePlot(const StableScoresLesson& r, ImVec2 size) {
   for (int i = 0; i < n; ++i) {
     const float h = 0.3f * (b.max.y - b.min.y) * static_cast<float>(r.rawOnCurve[static_cast<std::size_t>(i)]) /
                     static_cast<float>(tallest);
-    dl->AddRectFilled(ImVec2(b.min.x + static_cast<float>(i) * w + 1.0f, b.max.y - h), ImVec2(b.min.x + static_cast<float>(i + 1) * w, b.max.y),
-                      headColor(0, 0.45f));
+    const float left = b.min.x + static_cast<float>(i) * w;
+    dl->AddRectFilled(ImVec2(left + 1.0f, b.max.y - h), ImVec2(left + w, b.max.y), headColor(0, 0.45f));
   }
   for (double c : {-static_cast<double>(r.cap), static_cast<double>(r.cap)}) {
     const float y = b.yOf(c, -x, x);
@@ -99,15 +100,10 @@ void capCurvePlot(const StableScoresLesson& r, ImVec2 size) {
 }
 
 void publishedTable(const StableScoresLesson& r) {
-  const ImGuiTableFlags flags =
-      ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
-  const ImGuiStyle& style = ImGui::GetStyle();
-  const float rowH = ImGui::GetTextLineHeight() + 2.0f * style.CellPadding.y + 1.0f;
-  const float height = static_cast<float>(r.published.size() + 1) * rowH + style.ScrollbarSize + 2.0f;
-  if (!ImGui::BeginTable("stable_published", 7, flags, ImVec2(0.0f, height))) return;
-  for (const char* c : {"model", "d_model / h", "d_k", "q_s", "scale", "softcap c", "q/k norm"})
-    ImGui::TableSetupColumn(c);
-  ImGui::TableHeadersRow();
+  if (!beginPublishedTable("stable_published",
+                           {"model", "d_model / h", "d_k", "q_s", "scale", "softcap c", "q/k norm"},
+                           r.published.size()))
+    return;
   for (const PublishedStable& p : r.published) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
@@ -165,7 +161,11 @@ void drawStableScoresTab(UiContext& ctx, const LessonOutcome<StableScoresLesson>
   sameLineIfRoom(checkboxWidth("q/k norm") + em + checkboxWidth(whole), em);
   toggle(ctx, "q/k norm", &pick.qkNorm, "stable_qk_norm");
   sameLineIfRoom(checkboxWidth(whole), em);
+  // A model folder's layer brings its own gains, which decide the width: the toggle is for gains of 1.
+  const bool ownGains = outcome.get() != nullptr && outcome.get()->bound.learnedGains;
+  ImGui::BeginDisabled(ownGains);
   toggle(ctx, whole, &pick.wholeProjection, "stable_whole_projection");
+  ImGui::EndDisabled();
   toggle(ctx, "softcap", &pick.softcap, "stable_softcap");
   ImGui::SameLine(0, 0.5f * em);
   ImGui::SetNextItemWidth(10 * em);

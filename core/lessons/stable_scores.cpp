@@ -198,10 +198,12 @@ const char* stableScoresIntro() {
 std::string stableQkNormText(const StableScoresLesson& r) {
   const QkNormBound& b = r.bound;
   const std::string gains = b.learnedGains ? "the layer's own gains" : "gains of 1";
-  const std::string width = b.nq == r.dk ? "each head's d_k = " + std::to_string(r.dk) + " features"
-                                         : "the whole projection's " + std::to_string(b.nq) + " (keys: " +
-                                               std::to_string(b.nk) + ") features, which one head's part may hold all of";
-  return "q/k norm over " + width + ", with " + gains + ": q_n = q / rms(q) has |q_n|² < n_q, so |s| <= |q_n ⊙ g_q| |k_n ⊙ "
+  const std::string width =
+      b.nq == r.dk ? "each head's d_k = " + std::to_string(r.dk) + " features"
+                   : "the whole projection's " + std::to_string(b.nq) + " (keys: " + std::to_string(b.nk) +
+                         ") features, which one head's part may hold all of";
+  return "q/k norm over " + width + ", with " + gains +
+         ": q_n = q / rms(q) has |q_n|² < n_q, so |s| <= |q_n ⊙ g_q| |k_n ⊙ "
          "g_k| · scale <= sqrt(" + std::to_string(b.nq) + ") · " + num(b.maxGainQ, 3) + " · sqrt(" +
          std::to_string(b.nk) + ") · " + num(b.maxGainK, 3) + " · " + num(b.scale, 4) + " = " + num(b.value(), 4) +
          ". Largest |score| here: " + num(r.qkNorm.maxAbs, 4) + " (without the norm: " + num(r.raw.maxAbs, 4) +

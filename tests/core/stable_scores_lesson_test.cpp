@@ -49,6 +49,19 @@ TEST(StableScoresLesson, QkNormBoundsEveryScoreWhateverTheGrowth) {
   EXPECT_EQ(whole.bound.nk, 16);
   EXPECT_DOUBLE_EQ(whole.bound.value(), 8.0);
   EXPECT_LE(whole.qkNorm.maxAbs, whole.bound.value());
+
+  // A layer with its own gains (a model folder's): the bound takes their largest |g|, sqrt(4) · 2 · sqrt(4) · 3 / 2.
+  Model learned = m;
+  learned.options.qNorm = {0.5f, -2.0f, 1.0f, 1.5f};
+  learned.options.kNorm = {1.0f, 1.0f, 3.0f, 0.25f};
+  const StableScoresLesson own = lessonOf(learned, 30.0f, true, true, false, 50.0f, false, 0);
+  EXPECT_TRUE(own.bound.learnedGains);
+  EXPECT_EQ(own.bound.nq, 4) << "the layer's gains decide the width, not the toggle";
+  EXPECT_DOUBLE_EQ(own.bound.value(), 12.0);
+  EXPECT_LE(own.qkNorm.maxAbs, own.bound.value());
+  EXPECT_NE(own.qkNorm.maxAbs, big.qkNorm.maxAbs) << "the gains are the layer's";
+  EXPECT_DOUBLE_EQ(own.raw.maxAbs, big.raw.maxAbs) << "the textbook pass has no norm";
+  EXPECT_TRUE(has(stableQkNormText(own), "with the layer's own gains")) << stableQkNormText(own);
 }
 
 // The softcap pass's cells are c tanh(s / c) of the textbook pass's, within ±c; the combined pass
