@@ -78,19 +78,10 @@ void sizesTable(const GqaLesson& r) {
 }
 
 void publishedTable(const GqaLesson& r) {
-  // Ten columns are wider than a narrow window: the table scrolls sideways rather than cutting its
-  // last columns. Its height fits every row, so it never scrolls up and down and the mouse wheel
-  // over it still scrolls the lesson.
-  const ImGuiTableFlags flags =
-      ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
-  const ImGuiStyle& style = ImGui::GetStyle();
-  const float rowH = ImGui::GetTextLineHeight() + 2.0f * style.CellPadding.y + 1.0f;
-  const float height = static_cast<float>(r.published.size() + 1) * rowH + style.ScrollbarSize + 2.0f;
-  if (!ImGui::BeginTable("published", 10, flags, ImVec2(0.0f, height))) return;
-  for (const char* c : {"model", "layers", "d_model", "h", "N", "d_k", "h/N", "attention weights / layer",
-                        "KV cache / token (16-bit)", "with N = h"})
-    ImGui::TableSetupColumn(c);
-  ImGui::TableHeadersRow();
+  if (!beginPublishedTable("published", {"model", "layers", "d_model", "h", "N", "d_k", "h/N",
+                                         "attention weights / layer", "KV cache / token (16-bit)", "with N = h"},
+                           r.published.size()))
+    return;
   for (const PublishedRow& p : r.published) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();

@@ -34,16 +34,10 @@ void cacheTable(const LatentLesson& r) {
 }
 
 void publishedTable(const LatentLesson& r) {
-  const ImGuiTableFlags flags =
-      ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
-  const ImGuiStyle& style = ImGui::GetStyle();
-  const float rowH = ImGui::GetTextLineHeight() + 2.0f * style.CellPadding.y + 1.0f;
-  const float height = static_cast<float>(r.published.size() + 1) * rowH + style.ScrollbarSize + 2.0f;
-  if (!ImGui::BeginTable("latent_published", 8, flags, ImVec2(0.0f, height))) return;
-  for (const char* c : {"model", "layers", "h", "r", "d_r", "d_n + d_v", "cache / token (16-bit, all layers)",
-                        "MHA with the same heads"})
-    ImGui::TableSetupColumn(c);
-  ImGui::TableHeadersRow();
+  if (!beginPublishedTable("latent_published", {"model", "layers", "h", "r", "d_r", "d_n + d_v",
+                                                  "cache / token (16-bit, all layers)", "MHA with the same heads"},
+                           r.published.size()))
+    return;
   for (const PublishedLatent& p : r.published) {
     LatentSizes s;
     s.heads = p.heads;

@@ -116,6 +116,18 @@ std::string formatCount(std::int64_t v) {
   return out;
 }
 
+bool beginPublishedTable(const char* id, std::initializer_list<const char*> columns, std::size_t rows) {
+  const ImGuiTableFlags flags =
+      ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float rowH = ImGui::GetTextLineHeight() + 2.0f * style.CellPadding.y + 1.0f;
+  const float height = static_cast<float>(rows + 1) * rowH + style.ScrollbarSize + 2.0f;
+  if (!ImGui::BeginTable(id, static_cast<int>(columns.size()), flags, ImVec2(0.0f, height))) return false;
+  for (const char* c : columns) ImGui::TableSetupColumn(c);
+  ImGui::TableHeadersRow();
+  return true;
+}
+
 std::string formatNumber(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*g", digits, v);

@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +67,11 @@ struct MatrixPicture {
 HeatmapHover drawMatrix(UiContext& ctx, const char* id, const MatrixPicture& m, ImVec2 size);
 // A picture of a trace slice: its data, sizes and labels (the caller sets kind, stage, tag …).
 MatrixPicture pictureOf(const Slice2D& s);
+
+// A table of published models with its header row: `rows` rows, a column per name. Wider than a narrow
+// window it scrolls sideways rather than cutting its last columns; its height fits every row, so it never
+// scrolls up and down and the mouse wheel over it still scrolls the lesson. False: not drawn (no EndTable).
+bool beginPublishedTable(const char* id, std::initializer_list<const char*> columns, std::size_t rows);
 
 std::string formatCount(std::int64_t v);  // 1,234,567
 std::string formatNumber(double v, int digits = 4);

@@ -26,6 +26,7 @@
 #include "lessons/quiz.hpp"
 #include "lessons/roles.hpp"
 #include "lessons/split.hpp"
+#include "lessons/stable_scores.hpp"
 #include "lessons/windows.hpp"
 
 namespace mhascope {
@@ -34,11 +35,11 @@ namespace mhascope {
 // order under their groups' titles, so the lessons of one group stand together, groups in order.
 // Basics first (who looks at whom, one weight, the heads, masks, what heads do, the costs, the
 // bugs), then what today's models change (positions; the KV cache before GQA, latent attention and
-// windows, which shrink it), then the quiz.
+// windows, which shrink it, with the score stabilisers between), then the quiz.
 using AllLessons = LessonList<lessons::Lines, lessons::Cell, lessons::Split, lessons::Mix, lessons::Masks,
                               lessons::Roles, lessons::Params, lessons::Cost, lessons::Pitfalls,
-                              lessons::Positions, lessons::KvCache, lessons::Gqa, lessons::Latent, lessons::Windows,
-                              lessons::Quiz>;
+                              lessons::Positions, lessons::KvCache, lessons::Gqa, lessons::Latent,
+                              lessons::StableScores, lessons::Windows, lessons::Quiz>;
 
 // The lesson list's rows: AllLessons' entries (id, title, group, what you will learn), in its order.
 inline constexpr std::array<LessonEntry, AllLessons::kCount> kLessonEntries = AllLessons::entries();

@@ -1,5 +1,5 @@
 // Encoding, decoding and the checks shared by both loaders (the file formats are read in
-// tokenizer_load.cpp).
+// tokenizer_json.cpp, tokenizer_vocab_merges.cpp).
 #include "tokenize/bpe_tokenizer.hpp"
 
 #include <algorithm>

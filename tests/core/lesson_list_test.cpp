@@ -33,7 +33,8 @@ TEST(LessonList, EachLessonHasOneNameUsedOnce) {
     EXPECT_TRUE(ids.insert(L::kId).second) << L::kId << " listed twice";
   });
   EXPECT_EQ(ids, (std::set<std::string>{"split", "params", "mix", "roles", "masks", "pitfalls", "cost", "lines", "cell",
-                                        "gqa", "latent_attention", "positions", "windows", "kv_cache", "quiz"}));
+                                        "gqa", "latent_attention", "stable_scores", "positions", "windows", "kv_cache",
+                                        "quiz"}));
 }
 
 // The window's lesson list: the groups in order, each lesson once, in the order a newcomer takes
@@ -45,7 +46,8 @@ TEST(LessonList, GroupsStandTogetherInTheirOrder) {
   }
   EXPECT_EQ(basics, (std::vector<std::string>{"lines", "cell", "split", "mix", "masks", "roles", "params", "cost",
                                               "pitfalls"}));
-  EXPECT_EQ(today, (std::vector<std::string>{"positions", "kv_cache", "gqa", "latent_attention", "windows"}));
+  EXPECT_EQ(today, (std::vector<std::string>{"positions", "kv_cache", "gqa", "latent_attention", "stable_scores",
+                                             "windows"}));
   EXPECT_EQ(check, (std::vector<std::string>{"quiz"}));
   ASSERT_EQ(kLessonEntries.size(), basics.size() + today.size() + check.size());
   for (std::size_t i = 1; i < kLessonEntries.size(); ++i) {

@@ -258,6 +258,14 @@ assert np.abs(s).max() <= 0.5 + 1e-6, s.max()
 assert np.allclose(np.sqrt((q ** 2).mean(-1)), 1, atol=1e-3)
 " || fail "the softcapped scores leave ±c or the normed queries are not of RMS 1"
     ;;
+  stable_scores_lesson)
+    # The Stable scores lesson's controls and numbers (stable_scores_lesson.txt).
+    xvfb "$bin" --fresh --preset default --view stable_scores --script "$(script_from stable_scores_lesson.txt)" \
+      > "$out/log.txt" 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "stable_scores_lesson script failed (exit $rc)"; }
+    /usr/bin/python3 "$here/check_png.py" "$out/stable_lesson.png" || fail "blank stable_lesson.png"
+    ;;
   latent_attention)
     # The Latent attention lesson's choices and numbers (latent_attention.txt).
     xvfb "$bin" --fresh --preset default --view latent_attention --script "$(script_from latent_attention.txt)" \

@@ -1,201 +1,26 @@
-// The two file formats of a BPE tokenizer, read from bytes (untrusted): Hugging Face's
-// tokenizer.json (byte-level or SentencePiece style), and GPT-2's vocab.json + merges.txt. Every refusal is one line that names the
-// file, the place in it and the problem.
+// Hugging Face's tokenizer.json, read from bytes (untrusted): a BPE model, byte-level or
+// SentencePiece style, with its normalizer, pre-tokenizer, decoder, added tokens and the BOS of its
+// post-processor. Every refusal is one line that names the file, the place in it and the problem.
 //
-// [SECTION] strict JSON parsing (duplicate keys, depth) and small value readers
-// [SECTION] the vocabulary object (both formats)
-// [SECTION] vocab.json + merges.txt
-// [SECTION] tokenizer.json: pre-tokenizer, normalizer, decoder readers, SentencePiece token bytes
-// [SECTION] tokenizer.json: model, merges, added tokens, post-processor (BOS)
-#include <nlohmann/json.hpp>
-
+// [SECTION] pre-tokenizer, normalizer, decoder readers, SentencePiece token bytes
+// [SECTION] model, merges, added tokens, post-processor (BOS)
 #include <cstdio>
+#include <optional>
 #include <set>
+#include <vector>
 
 #include "tokenize/bpe_tokenizer.hpp"
 #include "tokenize/byte_level.hpp"
 #include "tokenize/text_utf8.hpp"
+#include "tokenize/tokenizer_load_common.hpp"
 
 namespace mhascope::tokenize {
-namespace {
 
-using nlohmann::json;
-
-struct ParseFailure {
-  std::string message;
-};
-
-// [SECTION] strict JSON parsing (duplicate keys, depth) and small value readers
-
-// nlohmann keeps the last of duplicate keys silently and nests without limit: a vocabulary with
-// a key twice would lose one id unseen, so both are refused while parsing. (mhascope_core has the
-// same rule in io/strict_json; this module does not link mhascope_core.)
-Result<json> parseJson(std::string_view text, const std::string& file) {
-  if (text.size() > kMaxTokenizerFileBytes) {
-    return makeError(file + ": " + std::to_string(text.size()) + " bytes; a tokenizer file may hold at most " +
-                     std::to_string(kMaxTokenizerFileBytes) + " bytes (64 MiB)");
-  }
-  std::vector<std::set<std::string>> keys;
-  constexpr int kMaxDepth = 32;
-  try {
-    json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
-      if (depth > kMaxDepth) throw ParseFailure{file + ": JSON nested deeper than " + std::to_string(kMaxDepth) + " levels"};
-      if (event == json::parse_event_t::object_start) {
-        keys.emplace_back();
-      } else if (event == json::parse_event_t::object_end) {
-        if (!keys.empty()) keys.pop_back();
-      } else if (event == json::parse_event_t::key) {
-        const auto& key = parsed.get_ref<const std::string&>();
-        if (!keys.empty() && !keys.back().insert(key).second) {
-          throw ParseFailure{file + ": duplicate key '" + key + "'"};
-        }
-      }
-      return true;
-    };
-    return json::parse(text.begin(), text.end(), check, /*allow_exceptions=*/true);
-  } catch (const ParseFailure& f) {
-    return makeError(f.message);
-  } catch (const json::exception& e) {
-    return makeError(file + ": not valid JSON: " + e.what());
-  }
-}
-
-std::string typeName(const json& j) { return j.is_null() ? "null" : j.type_name(); }
-
-// A JSON value as a short quoted text for messages ("'NFC'", "42"), cut at 60 bytes.
-std::string shown(const json& j) {
-  std::string s = j.is_string() ? quote(j.get_ref<const std::string&>()) : j.dump();
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return replaceInvalidUtf8(s);
-}
-
-std::string shownText(std::string_view s) {
-  std::string out(s.substr(0, 60));
-  if (s.size() > 60) out += "...";
-  return quote(replaceInvalidUtf8(out));
-}
-
-const json* member(const json& obj, const char* key) {
-  const auto it = obj.find(key);
-  return it == obj.end() ? nullptr : &*it;
-}
-
-bool isNullOrAbsent(const json* j) { return j == nullptr || j->is_null(); }
-
-Result<bool> optionalBool(const json& obj, const char* key, bool fallback, const std::string& where) {
-  const json* j = member(obj, key);
-  if (isNullOrAbsent(j)) return fallback;
-  if (!j->is_boolean()) return makeError(where + "." + key + " is " + typeName(*j) + ", expected true or false");
-  return j->get<bool>();
-}
-
-Result<std::int32_t> tokenIdValue(const json& j, const std::string& where) {
-  if (!j.is_number_integer()) return makeError(where + " is " + typeName(j) + " " + shown(j) + ", expected an integer token id");
-  const auto v = j.get<std::int64_t>();
-  if (j.is_number_unsigned() ? j.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxTokenId)
-                             : (v < 0 || v > kMaxTokenId)) {
-    return makeError(where + " is " + j.dump() + ", outside 0 … " + std::to_string(kMaxTokenId));
-  }
-  return static_cast<std::int32_t>(v);
-}
-
-// [SECTION] the vocabulary object (both formats)
-
-// The shared part of both formats: the vocabulary object, spelling → id.
-Status readVocab(const json& vocab, const std::string& where,
-                     std::unordered_map<std::string, std::int32_t>& spellingToId,
-                     std::unordered_map<std::int32_t, std::string>& idToSpelling) {
-    if (!vocab.is_object()) return makeError(where + " is " + typeName(vocab) + ", expected an object of token → id");
-    if (vocab.size() > kMaxVocabTokens) {
-      return makeError(where + " holds " + std::to_string(vocab.size()) + " tokens; at most " +
-                       std::to_string(kMaxVocabTokens) + " are supported");
-    }
-    spellingToId.reserve(vocab.size());
-    idToSpelling.reserve(vocab.size());
-    for (const auto& [spelling, value] : vocab.items()) {
-      const std::string at = where + "[" + shownText(spelling) + "]";
-      if (spelling.empty()) return makeError(where + " has an empty token");
-      auto id = tokenIdValue(value, at);
-      if (!id) return id.error();
-      const auto [it, fresh] = idToSpelling.emplace(*id, spelling);
-      if (!fresh) {
-        return makeError(where + ": id " + std::to_string(*id) + " is given to both " + shownText(it->second) +
-                         " and " + shownText(spelling));
-      }
-      spellingToId.emplace(spelling, *id);
-    }
-    return Ok{};
-}
-
-}  // namespace
-
-// [SECTION] vocab.json + merges.txt
-
-Result<BpeTokenizer> BpeTokenizer::fromVocabAndMerges(std::string_view vocabBytes, const std::string& vocabFile,
-                                                      std::string_view mergesBytes, const std::string& mergesFile) {
-  BpeTokenizer t;
-  auto vocab = parseJson(vocabBytes, vocabFile);
-  if (!vocab) return vocab.error();
-  std::unordered_map<std::int32_t, std::string> idToSpelling;
-  if (auto st = readVocab(*vocab, vocabFile, t.vocab_, idToSpelling); !st) return st.error();
-  for (auto& [id, spelling] : idToSpelling) {
-    Entry e;
-    e.bytes = vocabTextToBytes(spelling);
-    // GPT-2's own tokenizer treats "<|endoftext|>" as a special token, never split into pieces.
-    const bool special = spelling.size() > 4 && spelling.compare(0, 2, "<|") == 0 &&
-                         spelling.compare(spelling.size() - 2, 2, "|>") == 0;
-    if (special) {
-      e.special = e.added = true;
-      e.bytes = spelling;
-      t.added_.push_back(AddedToken{id, spelling, true});
-    }
-    e.text = std::move(spelling);
-    t.entries_.emplace(id, std::move(e));
-  }
-  std::sort(t.added_.begin(), t.added_.end(), [](const AddedToken& a, const AddedToken& b) { return a.id < b.id; });
-
-  if (mergesBytes.size() > kMaxTokenizerFileBytes) {
-    return makeError(mergesFile + ": " + std::to_string(mergesBytes.size()) + " bytes; a tokenizer file may hold at most " +
-                     std::to_string(kMaxTokenizerFileBytes) + " bytes (64 MiB)");
-  }
-  if (!isValidUtf8(mergesBytes)) return makeError(mergesFile + ": not UTF-8 text");
-  std::size_t lineNo = 0;
-  std::size_t pos = 0;
-  while (pos < mergesBytes.size()) {
-    std::size_t end = mergesBytes.find('\n', pos);
-    if (end == std::string_view::npos) end = mergesBytes.size();
-    std::string_view line = mergesBytes.substr(pos, end - pos);
-    pos = end + 1;
-    ++lineNo;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // written on Windows
-    if (lineNo == 1 && line.substr(0, 8) == "#version") continue;
-    const std::string where = mergesFile + " line " + std::to_string(lineNo);
-    const std::size_t space = line.find(' ');
-    if (space == std::string_view::npos || space == 0 || space + 1 == line.size() ||
-        line.find(' ', space + 1) != std::string_view::npos) {
-      return makeError(where + ": " + shownText(line) + " is not two tokens separated by one space");
-    }
-    if (t.merges_.size() >= kMaxMerges) {
-      return makeError(mergesFile + ": more than " + std::to_string(kMaxMerges) + " merges");
-    }
-    if (auto st = t.addMerge(line.substr(0, space), line.substr(space + 1), where); !st) return st.error();
-  }
-  t.steps_.push_back(PreTokenizerStep{});  // GPT-2: ByteLevel with its regex, no prefix space
-  if (auto st = t.finish(vocabFile); !st) return st.error();
-  return t;
-}
+using namespace load_detail;
 
 namespace {
 
-// [SECTION] tokenizer.json: pre-tokenizer, normalizer, decoder readers, SentencePiece token bytes
-
-// A string member, or an error naming it.
-Result<std::string> stringMember(const json& obj, const char* key, const std::string& where) {
-  const json* j = member(obj, key);
-  if (j == nullptr) return makeError(where + "." + key + " is missing");
-  if (!j->is_string()) return makeError(where + "." + key + " is " + typeName(*j) + " " + shown(*j) + ", expected a string");
-  return j->get<std::string>();
-}
+// [SECTION] pre-tokenizer, normalizer, decoder readers, SentencePiece token bytes
 
 // A Split's or Replace's pattern {"String": "…"}; a regex pattern is refused with `regexNote`.
 Result<std::string> literalPattern(const json& obj, const std::string& where, const std::string& regexNote) {
@@ -540,7 +365,7 @@ std::string spTokenBytes(const std::string& text, const SpDecoding& d) {
 
 }  // namespace
 
-// [SECTION] tokenizer.json: model, merges, added tokens, post-processor (BOS)
+// [SECTION] model, merges, added tokens, post-processor (BOS)
 
 Result<BpeTokenizer> BpeTokenizer::fromTokenizerJson(std::string_view bytes, const std::string& file) {
   auto parsed = parseJson(bytes, file);
@@ -633,13 +458,10 @@ Result<BpeTokenizer> BpeTokenizer::fromTokenizerJson(std::string_view bytes, con
     const std::string where = m + ".merges[" + std::to_string(k) + "]";
     std::string left, right;
     if (item.is_string()) {  // "a b"
-      const std::string& s = item.get_ref<const std::string&>();
-      const std::size_t space = s.find(' ');
-      if (space == std::string::npos || space == 0 || space + 1 == s.size() || s.find(' ', space + 1) != std::string::npos) {
-        return makeError(where + ": " + shownText(s) + " is not two tokens separated by one space");
-      }
-      left = s.substr(0, space);
-      right = s.substr(space + 1);
+      auto pair = mergePair(item.get_ref<const std::string&>(), where);
+      if (!pair) return pair.error();
+      left = pair->first;
+      right = pair->second;
     } else if (item.is_array() && item.size() == 2 && item[0].is_string() && item[1].is_string()) {  // ["a", "b"]
       left = item[0].get<std::string>();
       right = item[1].get<std::string>();
@@ -706,7 +528,6 @@ Result<BpeTokenizer> BpeTokenizer::fromTokenizerJson(std::string_view bytes, con
       t.addedNormalized_.push_back(*normalized);
     }
   }
-
 
   // The post-processor: only the BOS a template puts first is read; the rest adds nothing to a
   // single text. Processors that would add other tokens are refused.
