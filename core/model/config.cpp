@@ -166,8 +166,15 @@ std::string routerRuleText(const RouterRule& rule, int k) {
   std::string out;
   switch (rule.scores) {
     case RouterScores::Softmax: out = "softmax"; break;
+    case RouterScores::Sigmoid: out = "sigmoid"; break;
+    case RouterScores::Logits: out = "the logits"; break;
   }
-  out += " then top-" + std::to_string(k) + (rule.renormalise ? " renormalised" : " (not renormalised)");
+  out += " then top-" + std::to_string(k);
+  if (rule.groups != ExpertGroups::None) {
+    out += " within the best " + std::to_string(rule.groupsKept) + " of " + std::to_string(rule.groupCount) + " groups";
+  }
+  if (rule.softmaxOfChosen) out += ", softmax over the " + std::to_string(k);
+  out += rule.renormalise ? " renormalised" : " (not renormalised)";
   if (rule.scale != 1.0) out += ", times " + formatGeneral(rule.scale, 6);
   return out;
 }

@@ -37,18 +37,30 @@ struct LayerKind {
 };
 
 // How a mixture's router turns one token's router logits z = m W_router (E) into its k experts and their weights,
-// as data: the scores over all E experts, the k highest scores chosen (ties: the lower expert first), their scores
-// renormalised over the k when asked, times `scale`. Mixtral: softmax, renormalised; Qwen3-MoE: softmax, renormalised
-// when norm_topk_prob. Later routers are more steps of the same rule: a bias added for the choice only
-// (DeepSeek-V3's e_score_correction_bias), the choice limited to the best groups of experts (DeepSeek's n_group,
-// topk_group), sigmoid scores (V3) or the raw logits with a softmax over the k chosen (gpt-oss).
+// as data, in steps: scores s of the logits; the choice c = s (+ a stored bias for the choice only); the choice
+// limited to the best groups of experts; the k highest c chosen (ties: the lower expert first); their weights the
+// chosen s — a softmax over the k, renormalised over their sum, times a scale — in descending weight.
+// Mixtral: softmax, renormalised; Qwen3-MoE: softmax, renormalised when norm_topk_prob; DeepSeek-V2: softmax,
+// BestScore groups, scaled; DeepSeek-V3: sigmoid, the correction bias, TopTwoSum groups, renormalised (+1e-20),
+// scaled; gpt-oss: the logits (with the router's bias), a softmax over the k chosen.
 enum class RouterScores {
   Softmax,  // softmax over all E experts' logits
+  Sigmoid,  // each logit's sigmoid
+  Logits,   // the logits themselves
+};
+enum class ExpertGroups {
+  None,       // any k of the E experts
+  BestScore,  // E split into groupCount equal groups; only the groupsKept groups with the highest single c compete
+  TopTwoSum,  // the same, the groups ranked by the sum of their two highest c
 };
 struct RouterRule {
   RouterScores scores = RouterScores::Softmax;
-  bool renormalise = true;  // the k chosen scores divided by their sum, so a token's weights sum to 1
-  double scale = 1.0;       // the weights times this (DeepSeek's routed_scaling_factor)
+  ExpertGroups groups = ExpertGroups::None;
+  int groupCount = 1, groupsKept = 1;  // groupCount divides E; k at most groupsKept · E / groupCount (the reader checks)
+  bool softmaxOfChosen = false;    // the weights a softmax over the k chosen scores
+  bool renormalise = true;         // the k weights divided by their sum (+ renormaliseEpsilon), so they sum to 1
+  double renormaliseEpsilon = 0.0;
+  double scale = 1.0;              // the weights times this (DeepSeek's routed_scaling_factor)
 };
 // "softmax then top-2 renormalised"
 std::string routerRuleText(const RouterRule& rule, int k);

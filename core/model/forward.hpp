@@ -68,8 +68,9 @@ struct LayerRouting {
   float weight(std::int64_t t, int j) const { return weights[static_cast<std::size_t>(t * k + j)]; }
 };
 
-// The router's rule (ModelSpec::moe.rule) on logits z (T, E): each row's k experts and weights.
-LayerRouting routeTokens(const RouterRule& rule, const RowMatrix& logits, int k);
+// The router's rule (ModelSpec::moe.rule) on logits z (T, E): each row's k experts and weights. `choiceBias` (E), when
+// given, is added to the scores for the choice only (DeepSeek-V3's e_score_correction_bias).
+LayerRouting routeTokens(const RouterRule& rule, const RowMatrix& logits, int k, const RowVector* choiceBias = nullptr);
 
 struct ForwardResult {
   std::vector<Tensor> attention;  // L × (h, T, T) attention weights (rows sum to 1)

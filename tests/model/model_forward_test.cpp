@@ -259,6 +259,52 @@ TEST(ModelForward, RouterRuleOnKnownLogits) {
   EXPECT_NEAR(raw.weight(0, 0), 2.0 * std::exp(2.0) / (1 + 2 * std::exp(2.0) + std::exp(1.0)), 1e-6);
 }
 
+// The rule's later steps, for the routers of DeepSeek-V3 (sigmoid, a bias for the choice, the groups whose two best
+// sum highest, renormalised, scaled), DeepSeek-V2 (softmax, the groups with the best single score, scaled) and gpt-oss
+// (the logits with the router's bias, a softmax over the k chosen), on the same logits: the experts and weights the
+// fixtures script's route() gives (scripts/gen_model_fixtures.py, the router weight the identity, so its logits are
+// these).
+TEST(ModelForward, RouterRuleStepsOfLaterFamilies) {
+  RowMatrix z(3, 8);
+  z << 2.76349f, 0.778331f, -2.56788f, -2.55207f, 3.02913f, -0.402922f, -0.196076f, -2.15612f,  //
+      3.92187f, -0.651034f, 0.528503f, -0.0968272f, 1.15294f, 1.38502f, -0.837484f, 1.16944f,   //
+      1.11717f, 0.0474853f, -1.75862f, -2.26041f, -0.222157f, 0.557182f, 0.340877f, -0.0971028f;
+  RowVector bias(8);
+  bias << -0.169765f, -0.249796f, 0.270435f, 0.0634713f, 0.134378f, -0.182647f, 0.0716839f, 0.140967f;
+  struct Expected {
+    const char* name;
+    RouterRule rule;
+    bool choiceBias, biasedLogits;
+    int experts[3][2];
+    float weights[3][2];
+  };
+  const Expected cases[] = {
+      {"deepseek_v3",
+       {.scores = RouterScores::Sigmoid, .groups = ExpertGroups::TopTwoSum, .groupCount = 4, .groupsKept = 2,
+        .renormalise = true, .renormaliseEpsilon = 1e-20, .scale = 2.5},
+       true, false, {{4, 0}, {4, 2}, {6, 7}}, {{1.258711f, 1.241289f}, {1.367797f, 1.132203f}, {1.378119f, 1.121881f}}},
+      {"deepseek_v2",
+       {.scores = RouterScores::Softmax, .groups = ExpertGroups::BestScore, .groupCount = 4, .groupsKept = 2,
+        .renormalise = false, .scale = 16.0},
+       false, false, {{4, 0}, {0, 5}, {0, 5}}, {{8.175054f, 6.267937f}, {12.53832f, 0.9919721f}, {5.291197f, 3.022416f}}},
+      {"gpt_oss", {.scores = RouterScores::Logits, .softmaxOfChosen = true, .renormalise = false}, false, true,
+       {{4, 0}, {0, 7}, {0, 6}}, {{0.6387131f, 0.3612869f}, {0.9199522f, 0.08004778f}, {0.6306122f, 0.3693878f}}},
+  };
+  for (const Expected& c : cases) {
+    SCOPED_TRACE(c.name);
+    RowMatrix logits = z;
+    if (c.biasedLogits) logits.rowwise() += bias;  // gpt-oss's router is a Linear with a bias
+    const LayerRouting r = routeTokens(c.rule, logits, 2, c.choiceBias ? &bias : nullptr);
+    for (int t = 0; t < 3; ++t) {
+      for (int j = 0; j < 2; ++j) {
+        EXPECT_EQ(r.expert(t, j), c.experts[t][j]) << "token " << t << " slot " << j;
+        EXPECT_NEAR(r.weight(t, j), c.weights[t][j], 2e-6 * std::max(1.0f, c.weights[t][j])) << "token " << t << " slot " << j;
+      }
+    }
+  }
+  EXPECT_EQ(routerRuleText(cases[0].rule, 2), "sigmoid then top-2 within the best 2 of 4 groups renormalised, times 2.5");
+}
+
 // Bounded: the memory estimate counts a mixture layer's weights with one expert at a time, not its E experts
 // (ModelFolderErrors.MixtureReadsOnlyTheChosenExperts: the others are never read).
 TEST(ModelForward, MixtureHoldsOneExpertAtATime) {
