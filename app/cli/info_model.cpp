@@ -54,7 +54,11 @@ Status printModelFolderSummary(const std::string& dir) {
   } else {
     std::printf("  %-22s %d (grouped-query: %d query heads per K/V head)\n", "K/V heads N", s.kvHeads, s.heads / s.kvHeads);
   }
-  std::printf("  %-22s %d (%s)\n", "MLP width", s.dFf, model::mlpName(family.mlp));
+  if (s.moe.experts > 0 && !s.moe.anyDense(s.layers)) {  // every MLP a mixture: its experts' width (below)
+    std::printf("  %-22s %d per expert (%s)\n", "MLP width", s.moe.expertFf, model::mlpName(family.mlp));
+  } else {
+    std::printf("  %-22s %d (%s)\n", "MLP width", s.dFf, model::mlpName(family.mlp));
+  }
   std::printf("  %-22s %d\n", "vocabulary V", s.vocab);
   if (!s.rope()) {
     std::printf("  %-22s learned, %d\n", "positions", s.maxPositions);

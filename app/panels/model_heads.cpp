@@ -371,6 +371,10 @@ void drawModelSide(UiContext& ctx, ModelViewState& m, const GridPick& pick, floa
     textWrappedDisabled(mask);
     ctx.probes.recordLabel("model_layer_mask", mask);
   }
+  if (const std::string routing = model::routingSummary(v, l); !routing.empty()) {  // a mixture-of-experts layer
+    textWrappedDisabled(routing + "; hover a token above for the experts it went to");
+    ctx.probes.recordLabel("model_layer_routing", routing);
+  }
   const HeatmapTexture tex = ctx.textures.get(
       TextureKey{kModelAtlasSpace | m.resultSerial, kModelAtlasSlot, 0, -1, probabilityColormap(ctx.view), 0.0f, 1.0f}, atlas.values.data(),
       atlas.rows(), atlas.cols);

@@ -242,9 +242,22 @@ void drawTokens(UiContext& ctx, const model::ModelView& v) {
     else x = 0.0f;
     x += w + 0.4f * em;
     ImGui::TextUnformatted(label.c_str());
+    const bool hoveredLabel = ImGui::IsItemHovered();
     ImGui::SameLine(0.0f, 0.15f * em);
     ImGui::TextDisabled("%s", id.c_str());
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("position %zu: token id %s", i, id.c_str());
+    // The label and the id are one token: either shows its position and, in a mixture-of-experts model, its experts.
+    const bool hovered = ImGui::IsItemHovered() || hoveredLabel;
+    if (hovered) {
+      const std::vector<std::string> routes = model::tokenRoutingLines(v, static_cast<int>(i));
+      ImGui::BeginTooltip();
+      ImGui::Text("position %zu: token id %s", i, id.c_str());
+      for (const std::string& line : routes) ImGui::TextUnformatted(line.c_str());
+      ImGui::EndTooltip();
+      std::string joined;
+      for (const std::string& line : routes) joined += (joined.empty() ? "" : "; ") + line;
+      ctx.probes.recordLabel("model_token_routing", joined);
+    }
+    ctx.probes.recordLastItem("model_token_" + std::to_string(i));
   }
   if (shown < v.ids.size()) ImGui::TextDisabled("… and %zu more", v.ids.size() - shown);
   ctx.probes.recordLabel("model_tokens_drawn", std::to_string(shown));

@@ -162,13 +162,57 @@ std::vector<double> ropeInverseFrequencies(const ModelSpec& spec) {
   return inv;
 }
 
+std::string routerRuleText(const RouterRule& rule, int k) {
+  std::string out;
+  switch (rule.scores) {
+    case RouterScores::Softmax: out = "softmax"; break;
+    case RouterScores::Sigmoid: out = "sigmoid"; break;
+    case RouterScores::Logits: out = "the logits"; break;
+  }
+  out += " then top-" + std::to_string(k);
+  if (rule.groups != ExpertGroups::None) {
+    out += " within the best " + std::to_string(rule.groupsKept) + " of " + std::to_string(rule.groupCount) + " groups";
+  }
+  if (rule.softmaxOfChosen) out += ", softmax over the " + std::to_string(k);
+  out += rule.renormalise ? " renormalised" : " (not renormalised)";
+  if (rule.scale != 1.0) out += ", times " + formatGeneral(rule.scale, 6);
+  return out;
+}
+
+bool MixtureSpec::anyDense(int layers) const {
+  for (int l = 0; l < layers; ++l) {
+    if (!mixtureAt(l)) return true;
+  }
+  return false;
+}
+
+namespace {
+std::int64_t elements(const TensorName& t, const ModelSpec& s) {
+  std::int64_t n = 1;
+  for (const std::int64_t d : storedShape(t, s)) n *= d;
+  return n;
+}
+}  // namespace
+
 std::int64_t parameterCount(const ModelSpec& s) {
   std::int64_t total = 0;
   for (const TensorName& t : s.family->tensors) {
     if (!needed(t, s)) continue;
-    std::int64_t n = 1;
-    for (const std::int64_t d : storedShape(t, s)) n *= d;
-    total += perLayer(t.role) ? n * s.layers : n;
+    if (!perLayer(t.role)) {
+      total += elements(t, s);
+      continue;
+    }
+    for (int l = 0; l < s.layers; ++l) {
+      if (neededAt(t, s, l)) total += elements(t, s) * (perExpert(t.role) ? s.moe.experts : 1);
+    }
+  }
+  return total;
+}
+
+std::int64_t layerResidentParameters(const ModelSpec& s, int layer) {
+  std::int64_t total = 0;
+  for (const TensorName& t : s.family->tensors) {
+    if (perLayer(t.role) && neededAt(t, s, layer)) total += elements(t, s);  // an expert's tensors: one expert's
   }
   return total;
 }

@@ -36,6 +36,52 @@ struct LayerKind {
   double ropeTheta = 0;   // this layer's RoPE base (0: the model's rope_theta)
 };
 
+// How a mixture's router turns one token's router logits z = m W_router (E) into its k experts and their weights,
+// as data, in steps: scores s of the logits; the choice c = s (+ a stored bias for the choice only); the choice
+// limited to the best groups of experts; the k highest c chosen (ties: the lower expert first); their weights the
+// chosen s — a softmax over the k, renormalised over their sum, times a scale — in descending weight.
+// Mixtral: softmax, renormalised; Qwen3-MoE: softmax, renormalised when norm_topk_prob; DeepSeek-V2: softmax,
+// BestScore groups, scaled; DeepSeek-V3: sigmoid, the correction bias, TopTwoSum groups, renormalised (+1e-20),
+// scaled; gpt-oss: the logits (with the router's bias), a softmax over the k chosen.
+enum class RouterScores {
+  Softmax,  // softmax over all E experts' logits
+  Sigmoid,  // each logit's sigmoid
+  Logits,   // the logits themselves
+};
+enum class ExpertGroups {
+  None,       // any k of the E experts
+  BestScore,  // E split into groupCount equal groups; only the groupsKept groups with the highest single c compete
+  TopTwoSum,  // the same, the groups ranked by the sum of their two highest c
+};
+struct RouterRule {
+  RouterScores scores = RouterScores::Softmax;
+  ExpertGroups groups = ExpertGroups::None;
+  int groupCount = 1, groupsKept = 1;  // groupCount divides E; k at most groupsKept · E / groupCount (the reader checks)
+  bool softmaxOfChosen = false;    // the weights a softmax over the k chosen scores
+  bool renormalise = true;         // the k weights divided by their sum (+ renormaliseEpsilon), so they sum to 1
+  double renormaliseEpsilon = 0.0;
+  double scale = 1.0;              // the weights times this (DeepSeek's routed_scaling_factor)
+};
+// "softmax then top-2 renormalised"
+std::string routerRuleText(const RouterRule& rule, int k);
+
+// A mixture-of-experts MLP: on a mixture layer each token goes to k of E expert MLPs (each the family's MLP kind,
+// of width expertFf), chosen and weighted by the router; the layer's MLP output is the weighted sum of their
+// outputs. A layer marked dense has the family's ordinary MLP of width ModelSpec::dFf instead.
+struct MixtureSpec {
+  int experts = 0;    // E (0: no mixture, every MLP dense)
+  const char* expertsKey = "";  // the config key E was read from, for messages
+  int perToken = 0;   // k, 1 .. E
+  int expertFf = 0;   // F_e: one expert's hidden width
+  RouterRule rule;
+  std::vector<bool> denseLayers;  // per layer, true where the MLP is dense (Qwen3-MoE's mlp_only_layers); empty: none
+  bool mixtureAt(int layer) const {
+    return experts > 0 && !(layer >= 0 && static_cast<std::size_t>(layer) < denseLayers.size() &&
+                            denseLayers[static_cast<std::size_t>(layer)]);
+  }
+  bool anyDense(int layers) const;  // some layer of the model has a dense MLP
+};
+
 struct ModelSpec {
   const Family* family = nullptr;  // set by parseModelConfig: its keys, tensor names and forward traits
   Arch arch = Arch::Gpt2;          // family->arch
@@ -61,6 +107,7 @@ struct ModelSpec {
   bool qkvBias = false;       // biases on q, k, v (GPT-2, Qwen2, Llama's attention_bias)
   bool outputBias = false;    // a bias on the output projection as well (GPT-2, Llama's attention_bias)
   bool tiedEmbeddings = true; // logits through the token embedding
+  MixtureSpec moe;            // a mixture-of-experts MLP (Mixtral, Qwen3-MoE); moe.experts 0: dense MLPs
   int dk() const { return headDim > 0 ? headDim : (heads > 0 ? dModel / heads : 0); }  // d_k
   bool rope() const;          // the family rotates q and k (else its positions are learned)
   LayerKind layerKind(int layer) const;  // layerKinds[layer], or what every layer has
@@ -74,7 +121,10 @@ Result<ModelSpec> parseModelConfig(std::string_view json, const std::string& wha
 std::vector<double> ropeInverseFrequencies(const ModelSpec& spec);
 
 // Parameter count of the whole model: every tensor of the family's table the spec has (embeddings,
-// every layer, the final norm, and lm_head when untied).
+// every layer — every expert of a mixture layer —, the final norm, and lm_head when untied).
 std::int64_t parameterCount(const ModelSpec& spec);
+// The parameters of layer `layer` a forward holds in float at once: all of the layer's tensors but a mixture's
+// experts, of which one is converted at a time (so plus the largest expert).
+std::int64_t layerResidentParameters(const ModelSpec& spec, int layer);
 
 }  // namespace mhascope::model

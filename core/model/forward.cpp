@@ -35,6 +35,16 @@ void siluTimesInPlace(RowMatrix& gate /*(T, F)*/, const RowMatrix& up /*(T, F)*/
   gate.array() = gate.array() / (1.0f + (-gate.array()).exp()) * up.array();
 }
 
+// The MLP's activation of a hidden table h (T, F) in place, by the family's kind: gelu_new of h alone, or a gated
+// unit of the gate h and `up`.
+void activateInPlace(MlpKind kind, RowMatrix& h /*(T, F)*/, const RowMatrix& up /*(T, F)*/) {
+  switch (kind) {
+    case MlpKind::GeluTanh: geluTanhInPlace(h); return;
+    case MlpKind::SwiGlu: siluTimesInPlace(h, up); return;
+    case MlpKind::GeGluTanh: geluTanhTimesInPlace(h, up); return;
+  }
+}
+
 // out = the family's norm of each row of x (w, and b for LayerNorm).
 void familyNorm(const ModelSpec& spec, const RowMatrix& x, const RowVector& w, const RowVector& b, RowMatrix& out) {
   switch (spec.family->norm) {
@@ -76,6 +86,92 @@ float geluTanh(float x) {
   return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
 }
 
+namespace {
+// The k largest of v, in descending order; an equal value goes to the lower index first.
+void topK(const std::vector<float>& v, int k, std::vector<int>& order) {
+  order.resize(v.size());
+  for (std::size_t e = 0; e < v.size(); ++e) order[e] = static_cast<int>(e);
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int a, int b) {
+    const float va = v[static_cast<std::size_t>(a)], vb = v[static_cast<std::size_t>(b)];
+    return va > vb || (va == vb && a < b);
+  });
+  order.resize(static_cast<std::size_t>(k));
+}
+
+// softmax over v in place, in float as torch computes it (the maximum subtracted only for stability).
+void softmaxInPlace(std::vector<float>& v) {
+  const float top = *std::max_element(v.begin(), v.end());
+  float sum = 0.0f;
+  for (float& x : v) sum += x = std::exp(x - top);
+  for (float& x : v) x /= sum;
+}
+
+// The choice c limited to the rule's best groups: the other groups' experts get 0 (as the published routers mask
+// them), so they are chosen only if every kept score is below 0.
+void limitToGroups(const RouterRule& rule, std::vector<float>& c) {
+  const int G = rule.groupCount, per = static_cast<int>(c.size()) / G;
+  std::vector<float> groupScore(static_cast<std::size_t>(G));
+  std::vector<float> group;
+  std::vector<int> best;
+  for (int g = 0; g < G; ++g) {
+    group.assign(c.begin() + g * per, c.begin() + (g + 1) * per);
+    topK(group, rule.groups == ExpertGroups::TopTwoSum ? std::min(2, per) : 1, best);
+    float score = 0.0f;
+    for (int i : best) score += group[static_cast<std::size_t>(i)];
+    groupScore[static_cast<std::size_t>(g)] = score;
+  }
+  std::vector<int> kept;
+  topK(groupScore, rule.groupsKept, kept);
+  for (int g = 0; g < G; ++g) {
+    if (std::find(kept.begin(), kept.end(), g) != kept.end()) continue;
+    std::fill(c.begin() + g * per, c.begin() + (g + 1) * per, 0.0f);
+  }
+}
+}  // namespace
+
+LayerRouting routeTokens(const RouterRule& rule, const RowMatrix& z /*(T, E)*/, int k, const RowVector* choiceBias) {
+  const Eigen::Index T = z.rows(), E = z.cols();
+  LayerRouting r;
+  r.k = k;
+  r.experts.resize(static_cast<std::size_t>(T * k));
+  r.weights.resize(static_cast<std::size_t>(T * k));
+  std::vector<float> s(static_cast<std::size_t>(E)), c, w(static_cast<std::size_t>(k));
+  std::vector<int> chosen, order;
+  for (Eigen::Index t = 0; t < T; ++t) {
+    for (Eigen::Index e = 0; e < E; ++e) s[static_cast<std::size_t>(e)] = z(t, e);
+    switch (rule.scores) {
+      case RouterScores::Softmax: softmaxInPlace(s); break;
+      case RouterScores::Sigmoid:
+        for (float& x : s) x = 1.0f / (1.0f + std::exp(-x));
+        break;
+      case RouterScores::Logits: break;
+    }
+    c = s;
+    if (choiceBias) {
+      for (Eigen::Index e = 0; e < E; ++e) c[static_cast<std::size_t>(e)] += (*choiceBias)(e);
+    }
+    if (rule.groups != ExpertGroups::None) limitToGroups(rule, c);
+    topK(c, k, chosen);
+    for (int j = 0; j < k; ++j) w[static_cast<std::size_t>(j)] = s[static_cast<std::size_t>(chosen[static_cast<std::size_t>(j)])];
+    if (rule.softmaxOfChosen) softmaxInPlace(w);
+    if (rule.renormalise) {
+      float sum = 0.0f;
+      for (float x : w) sum += x;
+      sum += static_cast<float>(rule.renormaliseEpsilon);
+      for (float& x : w) x /= sum;
+    }
+    for (float& x : w) x = static_cast<float>(x * rule.scale);
+    topK(w, k, order);  // in descending weight (a bias for the choice may have chosen in another order)
+    for (int j = 0; j < k; ++j) {
+      const auto at = static_cast<std::size_t>(t * k + j);
+      const auto from = static_cast<std::size_t>(order[static_cast<std::size_t>(j)]);
+      r.experts[at] = chosen[from];
+      r.weights[at] = w[from];
+    }
+  }
+  return r;
+}
+
 namespace detail {
 double forwardBytes(const ModelSpec& s, std::int64_t T, const ForwardOptions& opt, bool withLogits) {
   const double f = 4.0, L = s.layers, h = s.heads, d = s.dModel, F = s.dFf, V = s.vocab, t = static_cast<double>(T);
@@ -83,9 +179,14 @@ double forwardBytes(const ModelSpec& s, std::int64_t T, const ForwardOptions& op
   if (opt.keepAttention) bytes += L * h * t * t * f;
   if (opt.keepHidden) bytes += L * t * d * f;
   if (withLogits) bytes += t * V * f;
-  bytes += static_cast<double>(parameterCount(s) - static_cast<std::int64_t>(s.vocab) * s.dModel * (s.tiedEmbeddings ? 1 : 2)) /
-           std::max(1, s.layers) * f;                          // one layer's weights in float
+  std::int64_t resident = 0;  // the largest layer's weights in float (a mixture's: one expert at a time)
+  for (int l = 0; l < s.layers; ++l) resident = std::max(resident, layerResidentParameters(s, l));
+  bytes += static_cast<double>(resident) * f;
   bytes += t * (4 * d + 2 * F) * f + 4096.0 * d * f;           // x, norms, the MLP, an unembedding block
+  if (s.moe.experts > 0) {  // the router's logits, the routed sum, one expert's rows and hidden tables, the routing
+    const double E = s.moe.experts, Fe = s.moe.expertFf, k = s.moe.perToken;
+    bytes += t * (2 * E + 3 * d + 2 * Fe) * f + L * t * k * 8.0;
+  }
   const int traces = opt.traceLayer >= 0 ? 2 : 1;
   bytes += traces * estimateTraceBytes(1, T, T, s.dModel, s.heads, s.headDim);
   return bytes;
@@ -238,36 +339,84 @@ void addNormed(const ModelSpec& spec, const RowVector& outNorm, const RowMatrix&
   st.x += st.m;
 }
 
-// x += mlp(norm2(x)): GPT-2's gelu_new MLP with biases, or Llama's SwiGLU down(silu(gate m) * up m);
-// a bias is added only where the layer has one. A post-norm block (OLMo 2) reads x itself and norms the output.
-void addMlp(const ModelSpec& spec, const LayerWeights& lw, ForwardState& st) {
-  RowMatrix& x = st.x;
+// m (T, d_model): the MLP's input, norm2(x), or x itself in a post-norm block (OLMo 2).
+void mlpInput(const ModelSpec& spec, const LayerWeights& lw, const RowMatrix& x, RowMatrix& m) {
   if (spec.family->normsBefore()) {
-    familyNorm(spec, x, lw.norm2, lw.norm2Bias, st.m);
+    familyNorm(spec, x, lw.norm2, lw.norm2Bias, m);
   } else {
-    st.m = x;
+    m = x;
+  }
+}
+
+// The router of mixture layer `layer` on its MLP input m (T, d_model): z = m W_router (T, E), then the rule.
+LayerRouting routeLayer(const ModelSpec& spec, const LayerWeights& lw, const RowMatrix& m) {
+  const RowMatrix z = m * lw.router;  // (T, E)
+  return routeTokens(spec.moe.rule, z, spec.moe.perToken);
+}
+
+// st.routed (T, d_model) = sum over each token's k experts of weight · expert(m): each expert the tokens chose is
+// converted once and run on those tokens' rows only; an expert no token chose is never read.
+Status mixtureOutput(const ModelFolder& model, int layer, const LayerWeights& lw, ForwardState& st, LayerRouting& routing) {
+  const ModelSpec& spec = model.spec();
+  const RowMatrix& m = st.m;
+  const Eigen::Index T = m.rows(), d = m.cols();
+  routing = routeLayer(spec, lw, m);
+  const int k = routing.k;
+  std::vector<std::vector<std::pair<Eigen::Index, float>>> byExpert(static_cast<std::size_t>(spec.moe.experts));
+  for (Eigen::Index t = 0; t < T; ++t) {
+    for (int j = 0; j < k; ++j) byExpert[static_cast<std::size_t>(routing.expert(t, j))].push_back({t, routing.weight(t, j)});
+  }
+  st.routed.setZero(T, d);
+  RowMatrix rows;  // (T_e, d_model) the rows of the tokens that chose the expert
+  for (int e = 0; e < spec.moe.experts; ++e) {
+    const auto& chosen = byExpert[static_cast<std::size_t>(e)];
+    if (chosen.empty()) continue;
+    auto w = model.expert(layer, e);
+    if (!w) return w.error();
+    rows.resize(static_cast<Eigen::Index>(chosen.size()), d);
+    for (std::size_t i = 0; i < chosen.size(); ++i) rows.row(static_cast<Eigen::Index>(i)) = m.row(chosen[i].first);
+    st.hmid.noalias() = rows * w->gate;  // (T_e, F_e)
+    st.up.noalias() = rows * w->up;
+    activateInPlace(spec.family->mlp, st.hmid, st.up);
+    rows.noalias() = st.hmid * w->down;  // (T_e, d_model): the expert's output on its tokens
+    for (std::size_t i = 0; i < chosen.size(); ++i) {
+      st.routed.row(chosen[i].first) += chosen[i].second * rows.row(static_cast<Eigen::Index>(i));
+    }
+  }
+  return Ok{};
+}
+
+// x += mlp(norm2(x)): GPT-2's gelu_new MLP with biases, Llama's SwiGLU down(silu(gate m) * up m), or a mixture of
+// experts (mixtureOutput, its routing into `routing`); a bias is added only where the layer has one. A post-norm
+// block (OLMo 2) reads x itself and norms the output.
+Status addMlp(const ModelFolder& model, int layer, const LayerWeights& lw, ForwardState& st, LayerRouting* routing) {
+  const ModelSpec& spec = model.spec();
+  RowMatrix& x = st.x;
+  mlpInput(spec, lw, x, st.m);
+  if (spec.moe.mixtureAt(layer)) {
+    LayerRouting r;
+    if (auto s = mixtureOutput(model, layer, lw, st, r); !s) return s;
+    if (routing) *routing = std::move(r);
+    if (!spec.family->normsAfter()) {
+      x += st.routed;
+    } else {
+      addNormed(spec, lw.mlpOutNorm, st.routed, st);
+    }
+    return Ok{};
   }
   st.hmid.noalias() = st.m * lw.mlpIn;  // SwiGLU: the gate
   if (lw.mlpInBias.size() > 0) st.hmid.rowwise() += lw.mlpInBias;
-  switch (spec.family->mlp) {
-    case MlpKind::GeluTanh: geluTanhInPlace(st.hmid); break;
-    case MlpKind::SwiGlu:
-      st.up.noalias() = st.m * lw.mlpUp;
-      siluTimesInPlace(st.hmid, st.up);
-      break;
-    case MlpKind::GeGluTanh:
-      st.up.noalias() = st.m * lw.mlpUp;
-      geluTanhTimesInPlace(st.hmid, st.up);
-      break;
-  }
+  if (spec.family->gatedMlp()) st.up.noalias() = st.m * lw.mlpUp;
+  activateInPlace(spec.family->mlp, st.hmid, st.up);
   if (!spec.family->normsAfter()) {
     x.noalias() += st.hmid * lw.mlpOut;
     if (lw.mlpOutBias.size() > 0) x.rowwise() += lw.mlpOutBias;
-    return;
+    return Ok{};
   }
   st.up.noalias() = st.hmid * lw.mlpOut;  // (T, d_model): the MLP's output, normed before it is added
   if (lw.mlpOutBias.size() > 0) st.up.rowwise() += lw.mlpOutBias;
   addNormed(spec, lw.mlpOutNorm, st.up, st);
+  return Ok{};
 }
 }  // namespace
 
@@ -286,6 +435,7 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
       if (opt.progress && !opt.progress(first)) return makeError(kForwardCancelled);
     }
   }
+  if (spec.moe.experts > 0) out.routing.resize(static_cast<std::size_t>(spec.layers));
   for (int l = first; l < stop; ++l) {
     auto lw = model.layer(l);
     if (!lw) return lw.error();
@@ -298,7 +448,17 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
     }
     std::optional<RowMatrix> next;
     if (kept) next = kept->at(model.identity(), st.tokens, l + 1);
+    LayerRouting* routing = spec.moe.mixtureAt(l) ? &out.routing[static_cast<std::size_t>(l)] : nullptr;
     if (next) {
+      if (routing) {  // the experts are not run, but which ones each token goes to is still said: the router alone
+        RowMatrix afterAttention = st.x + ConstMatrixMap(trace.tensor(StageId::Output).ptr(), T, d);
+        if (spec.family->normsAfter()) {
+          familyNorm(spec, ConstMatrixMap(trace.tensor(StageId::Output).ptr(), T, d), lw->attentionOutNorm, RowVector(), st.m);
+          afterAttention = st.x + st.m;
+        }
+        mlpInput(spec, *lw, afterAttention, st.m);
+        *routing = routeLayer(spec, *lw, st.m);
+      }
       st.x = std::move(*next);  // the residual update and the MLP, as an earlier forward computed them
     } else {
       if (spec.family->normsAfter()) {
@@ -318,7 +478,7 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
     }
 
     if (!next) {
-      addMlp(spec, *lw, st);  // the MLP on the normed stream
+      if (auto s = addMlp(model, l, *lw, st, routing); !s) return makeError("layer " + std::to_string(l) + ": " + s.error().message);
       noteNonFinite(st.x.data(), static_cast<std::size_t>(st.x.size()), "layer " + std::to_string(l) + "'s MLP output", out.nonFinite);
       if (kept) kept->put(model.identity(), st.tokens, l + 1, st.x);
     }

@@ -3,7 +3,8 @@
 //
 //   x = embed(tokens) (+ GPT-2's learned positions)
 //   per layer:  a = norm1(x);  x += attention(a)      (causal; RoPE, N K/V heads, window: Llama family)
-//               m = norm2(x);  x += mlp(m)            (GPT-2: gelu_new; Llama: SwiGLU)
+//               m = norm2(x);  x += mlp(m)            (GPT-2: gelu_new; Llama: SwiGLU; Mixtral: a mixture of
+//                                                      the k experts the router picks for each token)
 //   logits = norm_f(x) · E^T
 //
 // Norms: GPT-2's LayerNorm (biased variance), Llama's RMSNorm x / sqrt(mean(x^2) + eps) · w,
@@ -58,12 +59,28 @@ struct ForwardOptions {
   std::shared_ptr<ResidualCache> residuals;
 };
 
+// One mixture layer's routing (ModelSpec::moe): which k experts each token's MLP input went to, and with what weight.
+struct LayerRouting {
+  int k = 0;                   // experts per token (0: a dense layer, or one whose MLP this forward did not run)
+  std::vector<int> experts;    // (T, k) each token's experts, in descending weight
+  std::vector<float> weights;  // (T, k) what each expert's output is multiplied by
+  int expert(std::int64_t t, int j) const { return experts[static_cast<std::size_t>(t * k + j)]; }
+  float weight(std::int64_t t, int j) const { return weights[static_cast<std::size_t>(t * k + j)]; }
+};
+
+// The router's rule (ModelSpec::moe.rule) on logits z (T, E): each row's k experts and weights. `choiceBias` (E), when
+// given, is added to the scores for the choice only (DeepSeek-V3's e_score_correction_bias).
+LayerRouting routeTokens(const RouterRule& rule, const RowMatrix& logits, int k, const RowVector* choiceBias = nullptr);
+
 struct ForwardResult {
   std::vector<Tensor> attention;  // L × (h, T, T) attention weights (rows sum to 1)
   std::vector<Tensor> hidden;     // L × (T, d_model) residual stream after the layer (before the final norm)
   Trace trace;                    // every stage of layer traceLayer's attention on its normed input
   int traceLayer = -1;
   Tensor logits;                  // (T, V)
+  // L entries for a mixture-of-experts model (empty otherwise): each layer's routing, kept whatever the options
+  // (L · T · k pairs); a dense layer's, or one a kept residual stream stood in for without its router, has k 0.
+  std::vector<LayerRouting> routing;
   // Empty when every number of the forward was finite; else where float32 first overflowed (finite
   // weights can still overflow), e.g. "layer 2's attention output: 12 of 4 096 values are NaN or
   // ±Inf": every command and view that shows the result says it.

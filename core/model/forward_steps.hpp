@@ -18,6 +18,7 @@ struct ForwardState {
   Trace scratch;             // the unrecorded layers' passes, buffers reused
   RowMatrix a;               // (T, d_model) the attention's normed input
   RowMatrix m, hmid, up;     // the MLP's normed input (T, d_model), hidden (T, F), SwiGLU's up (T, F)
+  RowMatrix routed;          // (T, d_model) a mixture's weighted sum of its experts' outputs
 };
 
 // Bytes held at once (estimateForwardBytes); withLogits: the (T, V) logits are made as well.

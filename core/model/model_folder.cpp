@@ -42,8 +42,17 @@ std::vector<Expected> expectedTensors(const ModelSpec& s, const std::string& pre
     std::size_t end = k;
     while (end < table.size() && perLayer(table[end].role)) ++end;
     for (int i = 0; i < s.layers; ++i) {
-      for (std::size_t j = k; j < end; ++j) {
-        if (needed(table[j], s)) e.push_back({tensorName(table[j], prefix, i), storedShape(table[j], s)});
+      for (std::size_t j = k; j < end;) {
+        // A run of per-expert entries is repeated for each expert.
+        std::size_t runEnd = j + 1;
+        while (perExpert(table[j].role) && runEnd < end && perExpert(table[runEnd].role)) ++runEnd;
+        const int experts = perExpert(table[j].role) ? s.moe.experts : 1;
+        for (int x = 0; x < experts; ++x) {
+          for (std::size_t r = j; r < runEnd; ++r) {
+            if (neededAt(table[r], s, i)) e.push_back({tensorName(table[r], prefix, i, x), storedShape(table[r], s)});
+          }
+        }
+        j = runEnd;
       }
     }
     k = end;
@@ -116,6 +125,17 @@ Result<ModelFolder> ModelFolder::open(const std::string& path) {
                                      std::to_string(m.store_.tensors().size()) + " tensors (each layer has at least 9)");
   }
 
+  // Likewise each mixture layer holds three tensors per expert.
+  if (const MixtureSpec& moe = m.spec_.moe; moe.experts > 0) {
+    std::int64_t mixtureLayers = 0;
+    for (int l = 0; l < m.spec_.layers; ++l) mixtureLayers += moe.mixtureAt(l) ? 1 : 0;
+    if (mixtureLayers * moe.experts > static_cast<std::int64_t>(m.store_.tensors().size())) {
+      return fileError(configPath, std::string("'") + moe.expertsKey + "' is " + std::to_string(moe.experts) + " on " +
+                                       std::to_string(mixtureLayers) + " mixture layers but the weights hold only " +
+                                       std::to_string(m.store_.tensors().size()) + " tensors (each expert has 3 a layer)");
+    }
+  }
+
   // Every mismatch in one message: missing, wrong shape, unreadable dtype, unknown extra.
   std::vector<std::string> problems;
   std::set<std::string> used, dtypes;
@@ -146,8 +166,15 @@ Result<ModelFolder> ModelFolder::open(const std::string& path) {
   return m;
 }
 
-const StoredTensor& ModelFolder::tensor(const TensorName& t, int layer) const {
-  return *store_.find(tensorName(t, prefix_, layer));  // open() checked that every needed tensor exists
+const StoredTensor& ModelFolder::tensor(const TensorName& t, int layer, int expert) const {
+  return *store_.find(tensorName(t, prefix_, layer, expert));  // open() checked that every needed tensor exists
+}
+
+Status ModelFolder::readMatrix(const TensorName& t, const StoredTensor& stored, RowMatrix& out) const {
+  out.resize(stored.shape[0], stored.shape[1]);
+  if (auto s = store_.read(stored, out.data()); !s) return s;
+  if (t.stored == Stored::OutIn) out = out.transpose().eval();  // nn.Linear's (out, in) → (in, out)
+  return Ok{};
 }
 
 const StoredTensor& ModelFolder::tensor(TensorRole role, int layer) const {
@@ -157,13 +184,22 @@ const StoredTensor& ModelFolder::tensor(TensorRole role, int layer) const {
 Result<LayerWeights> ModelFolder::layer(int i) const { return readLayer(i, true); }
 Result<LayerWeights> ModelFolder::attentionLayer(int i) const { return readLayer(i, false); }
 
-namespace {
-bool mlpRole(TensorRole r) {
-  return r == TensorRole::Norm2 || r == TensorRole::Norm2Bias || r == TensorRole::MlpOutNorm || r == TensorRole::MlpIn ||
-         r == TensorRole::MlpInBias ||
-         r == TensorRole::MlpUp || r == TensorRole::MlpGateUpFused || r == TensorRole::MlpOut ||
-         r == TensorRole::MlpOutBias;
+Result<ExpertWeights> ModelFolder::expert(int i, int e) const {
+  if (i < 0 || i >= spec_.layers || !spec_.moe.mixtureAt(i) || e < 0 || e >= spec_.moe.experts) {
+    return makeError("expert " + std::to_string(e) + " of layer " + std::to_string(i) + " is not in the model (" +
+                     std::to_string(spec_.moe.experts) + " experts on its mixture layers)");
+  }
+  ExpertWeights w;
+  for (const TensorName& t : spec_.family->tensors) {
+    RowMatrix* m = t.role == TensorRole::ExpertIn ? &w.gate : t.role == TensorRole::ExpertUp ? &w.up
+                 : t.role == TensorRole::ExpertOut ? &w.down : nullptr;
+    if (!m) continue;
+    if (auto s = readMatrix(t, tensor(t, i, e), *m); !s) return s.error();
+  }
+  return w;
 }
+
+namespace {
 // The gains of RMSNorm-like norms, which a family may store offset (Family::normGainOffset).
 bool normGainRole(TensorRole r) {
   return r == TensorRole::Norm1 || r == TensorRole::Norm2 || r == TensorRole::AttentionOutNorm ||
@@ -197,7 +233,8 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
   RowVector qkvBias;  // (1, h d_k + 2 N d_k)
   RowMatrix gateUp;   // a fused [gate | up] (d_model, 2 F)
   for (const TensorName& t : spec_.family->tensors) {
-    if (!perLayer(t.role) || !needed(t, spec_) || (!withMlp && mlpRole(t.role))) continue;
+    // A mixture's experts are read one at a time, by expert().
+    if (!perLayer(t.role) || perExpert(t.role) || !neededAt(t, spec_, i) || (!withMlp && mlpRole(t.role))) continue;
     const StoredTensor& stored = tensor(t, i);
     RowMatrix* matrix = nullptr;
     RowVector* vector = nullptr;
@@ -226,12 +263,11 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
       case TensorRole::MlpGateUpFused: matrix = &gateUp; break;
       case TensorRole::MlpOut: matrix = &w.mlpOut; break;
       case TensorRole::MlpOutBias: vector = &w.mlpOutBias; break;
+      case TensorRole::Router: matrix = &w.router; break;
       default: continue;
     }
     if (matrix) {
-      matrix->resize(stored.shape[0], stored.shape[1]);
-      if (auto s = store_.read(stored, matrix->data()); !s) return s.error();
-      if (t.stored == Stored::OutIn) *matrix = matrix->transpose().eval();  // nn.Linear's (out, in) → (in, out)
+      if (auto s = readMatrix(t, stored, *matrix); !s) return s.error();
     } else {
       vector->resize(stored.numel);
       if (auto s = store_.read(stored, vector->data()); !s) return s.error();

@@ -34,6 +34,16 @@ struct LayerWeights {
   RowMatrix mlpUp;          // the SwiGLU up projection: Llama up_proj^T (d_model, F) (empty without)
   RowMatrix mlpOut;         // (F, d_model): GPT-2 mlp.c_proj, Llama down_proj^T
   RowVector mlpOutBias;     // GPT-2 (1, d_model) (empty without)
+  // A mixture layer (ModelSpec::moe.mixtureAt): the router; its experts are read one at a time (ModelFolder::expert),
+  // only those a token goes to. The dense MLP's matrices above are then empty.
+  RowMatrix router;         // W_router^T (d_model, E)
+};
+
+// One expert of a mixture layer in float, y = x W: the family's MLP kind over its own width F_e.
+struct ExpertWeights {
+  RowMatrix gate;  // (d_model, F_e)
+  RowMatrix up;    // (d_model, F_e)
+  RowMatrix down;  // (F_e, d_model)
 };
 
 class ModelFolder {
@@ -52,6 +62,8 @@ class ModelFolder {
 
   // Layer i's weights, converted now (the forward converts one layer at a time).
   Result<LayerWeights> layer(int i) const;
+  // Expert e of mixture layer i, converted now (a forward converts only the experts its tokens go to).
+  Result<ExpertWeights> expert(int i, int e) const;
   // Layer i's norm1 and attention weights only (norm2 and the MLP left empty): what reading a head's
   // circuits needs, without converting the MLP (two thirds of a Llama layer).
   Result<LayerWeights> attentionLayer(int i) const;
@@ -75,7 +87,9 @@ class ModelFolder {
  private:
   // The stored tensor of a role the spec has (open() checked it exists); `layer` for a per-layer role.
   const StoredTensor& tensor(TensorRole role, int layer = -1) const;
-  const StoredTensor& tensor(const TensorName& t, int layer) const;
+  const StoredTensor& tensor(const TensorName& t, int layer, int expert = -1) const;
+  // A stored matrix into y = x W form (nn.Linear's (out, in) transposed).
+  Status readMatrix(const TensorName& t, const StoredTensor& stored, RowMatrix& out) const;
   Result<LayerWeights> readLayer(int i, bool withMlp) const;
   const StoredTensor& unembedding() const;
 

@@ -124,6 +124,7 @@ double estimateModelViewBytes(const ModelSpec& s, std::int64_t T, const ModelVie
   bytes += static_cast<double>(s.layers) * t * sizeof(LensCell);              // the lens
   bytes += static_cast<double>(std::min<std::int64_t>(T, kLensRows)) * (static_cast<double>(s.vocab) + 2.0 * s.dModel) * 4.0;
   bytes += static_cast<double>(s.vocab) * 4.0 + t * 16.0;                     // top-k order, token repeats
+  if (s.moe.experts > 0) bytes += static_cast<double>(s.layers) * t * s.moe.perToken * 8.0;  // the routing shown
   return bytes;
 }
 
@@ -220,6 +221,7 @@ Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<i
     if (!forward) return forward.error();
 
     view.nonFinite = forward->nonFinite;
+    view.routing = std::move(forward->routing);
     view.predictions = predictNext(forward->logits, opt.top);
     std::function<bool(int)> lensProgress;
     if (opt.progress) lensProgress = [&](int done) { return opt.progress(s.layers + done, total); };
@@ -231,6 +233,44 @@ Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<i
     return makeError("not enough memory for the model view of " + std::to_string(T) + " tokens (estimated " +
                      formatBytes(estimate) + ")");
   }
+}
+
+std::string routingText(const ModelView& v, int layer, int t) {
+  if (layer < 0 || static_cast<std::size_t>(layer) >= v.routing.size() || t < 0 ||
+      static_cast<std::size_t>(t) >= v.labels.size()) {
+    return "";
+  }
+  const LayerRouting& r = v.routing[static_cast<std::size_t>(layer)];
+  if (r.k == 0) return "";
+  std::string out = "layer " + std::to_string(layer) + ": token «" + v.labels[static_cast<std::size_t>(t)] + "» → expert" +
+                    (r.k == 1 ? " " : "s ");
+  for (int j = 0; j < r.k; ++j) {
+    out += (j ? ", " : "") + std::to_string(r.expert(t, j)) + " (" + formatFixed(r.weight(t, j), 2) + ")";
+  }
+  return out;
+}
+
+std::string routingSummary(const ModelView& v, int layer) {
+  if (layer < 0 || static_cast<std::size_t>(layer) >= v.routing.size()) return "";
+  const LayerRouting& r = v.routing[static_cast<std::size_t>(layer)];
+  if (r.k == 0) return "";
+  std::map<int, int> load;  // expert → tokens that went to it
+  for (int e : r.experts) ++load[e];
+  std::string out = "layer " + std::to_string(layer) + "'s MLP, a mixture: tokens per expert";
+  bool first = true;
+  for (const auto& [e, n] : load) {
+    out += (first ? " " : ", ") + std::to_string(e) + ": " + std::to_string(n);
+    first = false;
+  }
+  return out + " (each token to " + std::to_string(r.k) + "; an expert not named got none)";
+}
+
+std::vector<std::string> tokenRoutingLines(const ModelView& v, int t) {
+  std::vector<std::string> lines;
+  for (int l = 0; l < static_cast<int>(v.routing.size()); ++l) {
+    if (std::string line = routingText(v, l, t); !line.empty()) lines.push_back(std::move(line));
+  }
+  return lines;
 }
 
 std::string nonFiniteWarning(const ModelView& v) {

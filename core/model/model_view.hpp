@@ -115,6 +115,9 @@ struct ModelView {
   // The text of every token id the predictions and the lens name, as `labels` spells the input
   // (filled by nameTokens by whoever holds the tokenizer; an id missing here is shown as "#id").
   std::map<int, std::string> tokenTexts;
+  // A mixture-of-experts model's routing (ForwardResult::routing): per layer, each token's experts and weights; empty
+  // for a dense model, k 0 on a dense layer.
+  std::vector<LayerRouting> routing;
   std::string nonFinite;  // ForwardResult::nonFinite: where float32 overflowed (empty: nowhere)
   std::string textNote;   // what was done to a text that is not valid UTF-8 (empty: nothing)
   std::optional<RepeatedProbe> probe;  // set when the ids are the repeated random probe (not a text)
@@ -132,6 +135,15 @@ double estimateModelViewBytes(const ModelSpec& spec, std::int64_t T, const Model
 // anything is allocated.
 Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<int>& ids,
                                    const std::vector<std::string>& labels, const ModelViewOptions& opt);
+
+// Where token t went in mixture layer `layer`: "layer 1: token «cat» → experts 2 (0.61), 0 (0.39)"; "" when the layer
+// is dense or has no routing.
+std::string routingText(const ModelView& v, int layer, int t);
+// How mixture layer `layer` spread the tokens: "layer 1's MLP, a mixture: tokens per expert 0: 5, 1: 6, 2: 7, 3: 6
+// (each token to 2 of the 4)"; "" when the layer is dense or has no routing.
+std::string routingSummary(const ModelView& v, int layer);
+// Every mixture layer's line for token t (routingText), in layer order.
+std::vector<std::string> tokenRoutingLines(const ModelView& v, int t);
 
 // The sentence every view of `v` shows when float32 overflowed (empty when it did not).
 std::string nonFiniteWarning(const ModelView& v);

@@ -38,6 +38,23 @@ case "$1" in
     grep -q "^model_layer_mask: mask in force: causal, every earlier key; RoPE θ = 1000000$" <<<"$log" \
       || fail "layer 5 is not the global layer: $log"
     ;;
+  model_experts)
+    copy_model mixtral mixtral
+    log=$(xvfb "$bin" --fresh --model "$out/mixtral" --text "kg&a0\`@9k=KI" --script "$(script_from model_experts.txt)") \
+      || fail "script failed (exit $?): $log"
+    echo "$log"
+    for shot in model_experts_hover model_experts; do
+      /usr/bin/python3 "$here/check_png.py" "$out/$shot.png" 1600x1000 || fail "blank $shot.png"
+    done
+    # Token 3 ('a') of the reference sequence: its experts and weights in both layers, as the reference has them.
+    want=$("$PY" -c "
+import numpy as np
+R = '$fix/models/reference/mixtral/'
+e, w = np.load(R + 's0_router_experts.npy'), np.load(R + 's0_router_weights.npy')
+print('; '.join('layer %d: token «a» → experts %d (%.2f), %d (%.2f)' % (l, e[l, 3, 0], w[l, 3, 0], e[l, 3, 1], w[l, 3, 1]) for l in range(2)))")
+    grep -qF "model_token_routing: $want" <<<"$log" || fail "token 3's experts are not the reference's ($want): $log"
+    grep -q "^model_layer_routing: layer 1's MLP, a mixture: tokens per expert" <<<"$log" || fail "no routing of layer 1: $log"
+    ;;
   model_llama)
     copy_model llama_gqa llama bos
     log=$(xvfb "$bin" --fresh --model "$out/llama" --text "one two one two" --script "$(script_from model_llama.txt)") \

@@ -103,14 +103,21 @@ TEST(ModelFamilies, TensorTableCoversTheForward) {
       ++count[t.role];
       const bool layered = std::string(t.name).find("{i}") != std::string::npos;
       EXPECT_EQ(layered, perLayer(t.role)) << t.name << ": a per-layer name has {i}, a model-wide one not";
+      EXPECT_EQ(std::string(t.name).find("{e}") != std::string::npos, perExpert(t.role)) << t.name << ": an expert's name has {e}";
       EXPECT_EQ(t.need == Need::Untied, t.role == TensorRole::Unembedding) << t.name;
     }
     for (const auto& [role, n] : count) EXPECT_EQ(n, 1) << "role " << static_cast<int>(role) << " listed " << n << " times";
     auto has = [&](TensorRole r) { return count.count(r) > 0; };
     for (TensorRole r : {TensorRole::TokenEmbedding, TensorRole::FinalNorm, TensorRole::Unembedding,
-                         TensorRole::Output, TensorRole::MlpOut}) {
+                         TensorRole::Output}) {
       EXPECT_TRUE(has(r)) << "no tensor for role " << static_cast<int>(r);
     }
+    // The MLP: dense, a mixture of experts, or both (a mixture family whose config may make some layers dense).
+    const bool dense = has(TensorRole::MlpOut);
+    EXPECT_TRUE(dense || f->mixture()) << "no MLP";
+    EXPECT_EQ(f->mixture(), has(TensorRole::ExpertIn));
+    EXPECT_EQ(f->mixture(), has(TensorRole::ExpertOut));
+    EXPECT_EQ(has(TensorRole::ExpertUp), f->mixture() && f->gatedMlp());
     // The block's norms: before each sublayer, after it, or both (BlockNorms).
     EXPECT_EQ(has(TensorRole::Norm1), f->normsBefore());
     EXPECT_EQ(has(TensorRole::Norm2), f->normsBefore());
@@ -123,8 +130,8 @@ TEST(ModelFamilies, TensorTableCoversTheForward) {
     EXPECT_EQ(has(TensorRole::PositionEmbedding), f->positions == PositionKind::Learned);
     // The MLP's input: gate and up apart or fused into one [gate | up], never both; a plain MLP has no up.
     const bool gated = f->gatedMlp();
-    EXPECT_NE(has(TensorRole::MlpIn), has(TensorRole::MlpGateUpFused)) << "the MLP's input must be one tensor";
-    EXPECT_EQ(has(TensorRole::MlpUp) || has(TensorRole::MlpGateUpFused), gated);
+    if (dense) EXPECT_NE(has(TensorRole::MlpIn), has(TensorRole::MlpGateUpFused)) << "the MLP's input must be one tensor";
+    if (dense) EXPECT_EQ(has(TensorRole::MlpUp) || has(TensorRole::MlpGateUpFused), gated);
     if (has(TensorRole::MlpGateUpFused)) EXPECT_FALSE(has(TensorRole::MlpUp));
     // The q/k norm's gains exist exactly when the family norms q and k, per head (d_k) or over the whole
     // projection (h d_k and N d_k).
@@ -157,7 +164,9 @@ TEST(ModelFamilies, EachHasAFixtureThatGivesEveryWeight) {
     std::set<std::string> names;
     for (const TensorName& t : f->tensors) {
       for (int i = 0; i < (perLayer(t.role) ? s.layers : 1); ++i) {
-        EXPECT_TRUE(names.insert(tensorName(t, "", perLayer(t.role) ? i : -1)).second) << t.name << " layer " << i;
+        for (int e = 0; e < (perExpert(t.role) ? s.moe.experts : 1); ++e) {
+          EXPECT_TRUE(names.insert(tensorName(t, "", perLayer(t.role) ? i : -1, e)).second) << t.name << " layer " << i;
+        }
       }
     }
     const Eigen::Index d = s.dModel, kv = static_cast<Eigen::Index>(s.kvHeads) * s.dk(), F = s.dFf,
@@ -175,9 +184,22 @@ TEST(ModelFamilies, EachHasAFixtureThatGivesEveryWeight) {
       EXPECT_TRUE(a.wk.rows() == d && a.wk.cols() == kv && a.wv.rows() == d && a.wv.cols() == kv);
       EXPECT_TRUE(a.bq.size() == hq && a.bk.size() == kv && a.bv.size() == kv && a.bo.size() == d);
       EXPECT_EQ(a.hasBias, s.qkvBias || s.outputBias);
-      EXPECT_TRUE(lw->mlpIn.rows() == d && lw->mlpIn.cols() == F);
-      EXPECT_TRUE(lw->mlpOut.rows() == F && lw->mlpOut.cols() == d);
-      EXPECT_EQ(lw->mlpUp.size(), f->gatedMlp() ? d * F : 0);
+      if (s.moe.mixtureAt(i)) {  // the router, and each expert read on its own
+        const Eigen::Index E = s.moe.experts, Fe = s.moe.expertFf;
+        EXPECT_TRUE(lw->router.rows() == d && lw->router.cols() == E);
+        EXPECT_EQ(lw->mlpIn.size(), 0);
+        for (int e = 0; e < E; ++e) {
+          auto ew = m->expert(i, e);
+          ASSERT_TRUE(ew.ok()) << ew.error().message;
+          EXPECT_TRUE(ew->gate.rows() == d && ew->gate.cols() == Fe && ew->up.rows() == d && ew->up.cols() == Fe);
+          EXPECT_TRUE(ew->down.rows() == Fe && ew->down.cols() == d);
+        }
+      } else {
+        EXPECT_TRUE(lw->mlpIn.rows() == d && lw->mlpIn.cols() == F);
+        EXPECT_TRUE(lw->mlpOut.rows() == F && lw->mlpOut.cols() == d);
+        EXPECT_EQ(lw->mlpUp.size(), f->gatedMlp() ? d * F : 0);
+        EXPECT_EQ(lw->router.size(), 0);
+      }
       const Eigen::Index qNorm = f->qkNorm == QkNormKind::None ? 0 : f->qkNorm == QkNormKind::PerHead ? s.dk() : hq;
       const Eigen::Index kNorm = f->qkNorm == QkNormKind::None ? 0 : f->qkNorm == QkNormKind::PerHead ? s.dk() : kv;
       EXPECT_EQ(lw->qNorm.size(), qNorm);

@@ -204,6 +204,17 @@ TEST(ModelFolderErrors, NewerFamiliesRefuseWhatTheyDoNotImplement) {
       {"qwen3", "rope_parameters", {{"rope_type", "yarn"}, {"factor", 4.0}}, {"rope_parameters", "yarn", "not supported"}},
       {"llama_gqa", "rope_parameters", {{"rope_type", "default"}, {"rope_theta", 5.0}}, {"rope_theta 10000.0", "disagree"}},
       {"phi3", "rope_parameters", {{"rope_type", "longrope"}}, {"rope_parameters", "longrope", "not supported"}},
+      {"mixtral", "num_experts_per_tok", 5, {"'num_experts_per_tok' (5) must be at most the 4 experts of 'num_local_experts'"}},
+      {"mixtral", "num_experts_per_tok", 0, {"'num_experts_per_tok' must be an integer from 1", "got 0"}},
+      {"mixtral", "num_local_experts", 0, {"'num_local_experts' must be an integer from 1", "got 0"}},
+      {"mixtral", "hidden_act", "gelu", {"hidden_act 'gelu'", "not supported"}},
+      {"qwen3_moe", "num_experts", -1, {"'num_experts' must be an integer from 0", "got -1"}},
+      {"qwen3_moe", "num_experts_per_tok", 9, {"'num_experts_per_tok' (9) must be at most the 4 experts of 'num_experts'"}},
+      {"qwen3_moe", "moe_intermediate_size", 0, {"'moe_intermediate_size' must be an integer from 1", "got 0"}},
+      {"qwen3_moe", "decoder_sparse_step", 0, {"'decoder_sparse_step' must be an integer from 1", "got 0"}},
+      {"qwen3_moe", "mlp_only_layers", {0, 2}, {"'mlp_only_layers'[1] must be a layer from 0 to 1, got 2"}},
+      {"qwen3_moe", "mlp_only_layers", "all", {"'mlp_only_layers' must be a list of layer indices, got \"all\""}},
+      {"qwen3_moe", "norm_topk_prob", "yes", {"'norm_topk_prob' must be true or false"}},
   };
   for (const Refusal& c : refusals) {
     SCOPED_TRACE(std::string(c.folder) + " " + c.key);
@@ -245,6 +256,25 @@ TEST(ModelFolderErrors, NewerFamiliesRefuseWhatTheyDoNotImplement) {
   g = parse(gemma2);
   ASSERT_TRUE(g.ok());
   EXPECT_EQ(g->attnSoftcap, 50.0);
+  // Qwen3-MoE's dense layers: those (i + 1) % decoder_sparse_step leaves over, and those mlp_only_layers lists.
+  auto qmoe = configOf("qwen3_moe");
+  qmoe["decoder_sparse_step"] = 2;
+  auto qm = parse(qmoe);
+  ASSERT_TRUE(qm.ok()) << qm.error().message;
+  EXPECT_FALSE(qm->moe.mixtureAt(0));
+  EXPECT_TRUE(qm->moe.mixtureAt(1));
+  qmoe["decoder_sparse_step"] = 1;
+  qmoe["mlp_only_layers"] = {1};
+  qmoe["norm_topk_prob"] = false;
+  qm = parse(qmoe);
+  ASSERT_TRUE(qm.ok()) << qm.error().message;
+  EXPECT_TRUE(qm->moe.mixtureAt(0));
+  EXPECT_FALSE(qm->moe.mixtureAt(1));
+  EXPECT_FALSE(qm->moe.rule.renormalise);
+  qmoe["num_experts"] = 0;  // no experts: every layer dense
+  qm = parse(qmoe);
+  ASSERT_TRUE(qm.ok()) << qm.error().message;
+  EXPECT_FALSE(qm->moe.mixtureAt(0));
   auto gemma3 = configOf("gemma3");
   gemma3["sliding_window_pattern"] = 2;  // local, global, local, ...
   auto g3 = parse(gemma3);
@@ -445,6 +475,48 @@ TEST(ModelFolderErrors, BadTokens) {
   ForwardOptions tiny;
   tiny.memoryBudgetBytes = 1000;
   EXPECT_TRUE(oneLine(runForward(*m, {1, 2}, tiny), "memory budget", {"needs about"}));
+}
+
+}  // namespace
+}  // namespace mhascope::model
+
+namespace mhascope::model {
+namespace {
+
+// A mixture layer reads only the experts its tokens go to: a NaN in an expert no token chose is never seen, and the
+// same NaN in a chosen one is refused naming its tensor. Experts the config promises and the files lack are missing
+// tensors; an expert count the files cannot hold is refused before a name is made for each.
+TEST(ModelFolderErrors, MixtureReadsOnlyTheChosenExperts) {
+  FolderCopy f("mixtral");
+  TensorMap w = f.weights();
+  auto original = ModelFolder::open(f.path());
+  ASSERT_TRUE(original.ok()) << original.error().message;
+  const std::vector<int> one = {82};  // one token: k = 2 of the 4 experts in each layer
+  auto r = runForward(*original, one);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const LayerRouting& l0 = r->routing[0];
+  int unused = 0;
+  while (unused == l0.expert(0, 0) || unused == l0.expert(0, 1)) ++unused;
+  const std::string name = "model.layers.0.block_sparse_moe.experts." + std::to_string(unused) + ".w1.weight";
+  w[name].data[3] = std::numeric_limits<float>::quiet_NaN();
+  f.writeWeights(w);
+  auto m = ModelFolder::open(f.path());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  auto fine = runForward(*m, one);
+  ASSERT_TRUE(fine.ok()) << fine.error().message;
+  EXPECT_TRUE(testing::checkTensor("logits", fine->logits.ptr(), r->logits.ptr(), r->logits.data.size(), 0, 0));
+  // A sequence whose tokens together choose every expert of layer 0 reads it.
+  std::vector<int> many;
+  for (int t = 0; t < 100; ++t) many.push_back(t);
+  EXPECT_TRUE(oneLine(runForward(*m, many), name, {"1 NaN"}));
+
+  auto j = f.config();
+  j["num_local_experts"] = 8;
+  f.writeConfig(j);
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path(), {"missing tensor 'model.layers.0.block_sparse_moe.experts.4.w1.weight'"}));
+  j["num_local_experts"] = 100000;
+  f.writeConfig(j);
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"'num_local_experts' is 100000", "tensors"}));
 }
 
 }  // namespace

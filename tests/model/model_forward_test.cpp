@@ -145,7 +145,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ModelFolderMatchesTorch,
                                            Case{"trained", Arch::Gpt2, "F32"}, Case{"phi3", Arch::Other, "F32"},
                                            Case{"smollm3", Arch::Other, "F32"}, Case{"qwen3", Arch::Other, "F32"},
                                            Case{"olmo2", Arch::Other, "F32"}, Case{"gemma2", Arch::Other, "F32"},
-                                           Case{"gemma3", Arch::Other, "BF16"}),
+                                           Case{"gemma3", Arch::Other, "BF16"}, Case{"mixtral", Arch::Other, "F32"},
+                                           Case{"qwen3_moe", Arch::Other, "F32"}),
                          [](const auto& info) { return std::string(info.param.folder); });
 
 // A family's own step, recorded by the engine as a stage of every layer, against the reference's per-layer array
@@ -190,8 +191,134 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, FamilyStageMatchesTorch,
                                            StageCase{"olmo2", StageId::KNormed, "k_normed"},
                                            StageCase{"gemma3", StageId::QNormed, "q_normed"},
                                            StageCase{"gemma3", StageId::KNormed, "k_normed"},
-                                           StageCase{"gemma2", StageId::MaskedScores, "scores_capped"}),
+                                           StageCase{"gemma2", StageId::MaskedScores, "scores_capped"},
+                                           StageCase{"qwen3_moe", StageId::QNormed, "q_normed"},
+                                           StageCase{"qwen3_moe", StageId::KNormed, "k_normed"}),
                          [](const auto& info) { return std::string(info.param.folder) + "_" + info.param.array; });
+
+// A mixture-of-experts model's routing, recorded by the forward, against the reference's s{k}_router_experts (L, T, k)
+// and s{k}_router_weights: the same experts in the same order (descending weight) and their weights, on every
+// layer; a token's weights sum to 1 where the rule renormalises.
+TEST(ModelForward, MixtureRoutingMatchesTorch) {
+  for (const char* folder : {"mixtral", "qwen3_moe"}) {
+    auto model = ModelFolder::open(kModels + folder);
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    const ModelSpec& spec = model->spec();
+    ASSERT_GT(spec.moe.experts, 0) << folder;
+    ASSERT_TRUE(spec.moe.rule.renormalise) << folder << ": both fixtures renormalise (Qwen3-MoE's norm_topk_prob true)";
+    for (int seq = 0; seq < 3; ++seq) {
+      SCOPED_TRACE(std::string(folder) + " sequence " + std::to_string(seq));
+      const std::vector<int> ids = tokensOf(folder, seq);
+      ForwardOptions opt;
+      opt.keepAttention = opt.keepHidden = false;
+      auto r = runForward(*model, ids, opt);
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      const Tensor experts = loadRef(folder, seq, "router_experts"), weights = loadRef(folder, seq, "router_weights");
+      const int L = spec.layers, k = spec.moe.perToken;
+      const std::size_t T = ids.size();
+      ASSERT_EQ(experts.shape, (Shape{L, static_cast<std::int64_t>(T), k}));
+      ASSERT_EQ(r->routing.size(), static_cast<std::size_t>(L));
+      std::vector<float> gotExperts, gotWeights;
+      for (const LayerRouting& lr : r->routing) {
+        ASSERT_EQ(lr.k, k);
+        gotExperts.insert(gotExperts.end(), lr.experts.begin(), lr.experts.end());
+        gotWeights.insert(gotWeights.end(), lr.weights.begin(), lr.weights.end());
+        for (std::size_t t = 0; t < T; ++t) {
+          float sum = 0;
+          for (int j = 0; j < k; ++j) sum += lr.weight(static_cast<std::int64_t>(t), j);
+          EXPECT_NEAR(sum, 1.0f, 1e-6f);
+        }
+      }
+      ASSERT_EQ(gotExperts.size(), experts.data.size());
+      EXPECT_TRUE(testing::checkTensor("router experts", gotExperts.data(), experts.ptr(), gotExperts.size(), 0, 0));
+      EXPECT_TRUE(testing::checkTensor("router weights", gotWeights.data(), weights.ptr(), gotWeights.size(), kAtol, kRtol));
+    }
+  }
+}
+
+// The router's rule alone: softmax over all experts, the k largest in descending order (the lower expert first of
+// equals), renormalised or not, times the scale.
+TEST(ModelForward, RouterRuleOnKnownLogits) {
+  RowMatrix z(2, 4);
+  z << 0.0f, 2.0f, 1.0f, 2.0f,  // a tie between experts 1 and 3
+      3.0f, 0.0f, 0.0f, 0.0f;
+  RouterRule rule;
+  const LayerRouting r = routeTokens(rule, z, 2);
+  ASSERT_EQ(r.k, 2);
+  EXPECT_EQ(r.expert(0, 0), 1);
+  EXPECT_EQ(r.expert(0, 1), 3);
+  EXPECT_FLOAT_EQ(r.weight(0, 0), 0.5f);
+  EXPECT_EQ(r.expert(1, 0), 0);
+  EXPECT_EQ(r.expert(1, 1), 1);
+  const double e3 = std::exp(3.0);
+  EXPECT_NEAR(r.weight(1, 0), e3 / (e3 + 1), 1e-6);
+  rule.renormalise = false;  // the softmax's own shares of the chosen experts
+  rule.scale = 2.0;
+  const LayerRouting raw = routeTokens(rule, z, 1);
+  EXPECT_NEAR(raw.weight(1, 0), 2.0 * e3 / (e3 + 3), 1e-6);
+  EXPECT_NEAR(raw.weight(0, 0), 2.0 * std::exp(2.0) / (1 + 2 * std::exp(2.0) + std::exp(1.0)), 1e-6);
+}
+
+// The rule's later steps, for the routers of DeepSeek-V3 (sigmoid, a bias for the choice, the groups whose two best
+// sum highest, renormalised, scaled), DeepSeek-V2 (softmax, the groups with the best single score, scaled) and gpt-oss
+// (the logits with the router's bias, a softmax over the k chosen), on the same logits: the experts and weights the
+// fixtures script's route() gives (scripts/gen_model_fixtures.py, the router weight the identity, so its logits are
+// these).
+TEST(ModelForward, RouterRuleStepsOfLaterFamilies) {
+  RowMatrix z(3, 8);
+  z << 2.76349f, 0.778331f, -2.56788f, -2.55207f, 3.02913f, -0.402922f, -0.196076f, -2.15612f,  //
+      3.92187f, -0.651034f, 0.528503f, -0.0968272f, 1.15294f, 1.38502f, -0.837484f, 1.16944f,   //
+      1.11717f, 0.0474853f, -1.75862f, -2.26041f, -0.222157f, 0.557182f, 0.340877f, -0.0971028f;
+  RowVector bias(8);
+  bias << -0.169765f, -0.249796f, 0.270435f, 0.0634713f, 0.134378f, -0.182647f, 0.0716839f, 0.140967f;
+  struct Expected {
+    const char* name;
+    RouterRule rule;
+    bool choiceBias, biasedLogits;
+    int experts[3][2];
+    float weights[3][2];
+  };
+  const Expected cases[] = {
+      {"deepseek_v3",
+       {.scores = RouterScores::Sigmoid, .groups = ExpertGroups::TopTwoSum, .groupCount = 4, .groupsKept = 2,
+        .renormalise = true, .renormaliseEpsilon = 1e-20, .scale = 2.5},
+       true, false, {{4, 0}, {4, 2}, {6, 7}}, {{1.258711f, 1.241289f}, {1.367797f, 1.132203f}, {1.378119f, 1.121881f}}},
+      {"deepseek_v2",
+       {.scores = RouterScores::Softmax, .groups = ExpertGroups::BestScore, .groupCount = 4, .groupsKept = 2,
+        .renormalise = false, .scale = 16.0},
+       false, false, {{4, 0}, {0, 5}, {0, 5}}, {{8.175054f, 6.267937f}, {12.53832f, 0.9919721f}, {5.291197f, 3.022416f}}},
+      {"gpt_oss", {.scores = RouterScores::Logits, .softmaxOfChosen = true, .renormalise = false}, false, true,
+       {{4, 0}, {0, 7}, {0, 6}}, {{0.6387131f, 0.3612869f}, {0.9199522f, 0.08004778f}, {0.6306122f, 0.3693878f}}},
+  };
+  for (const Expected& c : cases) {
+    SCOPED_TRACE(c.name);
+    RowMatrix logits = z;
+    if (c.biasedLogits) logits.rowwise() += bias;  // gpt-oss's router is a Linear with a bias
+    const LayerRouting r = routeTokens(c.rule, logits, 2, c.choiceBias ? &bias : nullptr);
+    for (int t = 0; t < 3; ++t) {
+      for (int j = 0; j < 2; ++j) {
+        EXPECT_EQ(r.expert(t, j), c.experts[t][j]) << "token " << t << " slot " << j;
+        EXPECT_NEAR(r.weight(t, j), c.weights[t][j], 2e-6 * std::max(1.0f, c.weights[t][j])) << "token " << t << " slot " << j;
+      }
+    }
+  }
+  EXPECT_EQ(routerRuleText(cases[0].rule, 2), "sigmoid then top-2 within the best 2 of 4 groups renormalised, times 2.5");
+}
+
+// Bounded: the memory estimate counts a mixture layer's weights with one expert at a time, not its E experts
+// (ModelFolderErrors.MixtureReadsOnlyTheChosenExperts: the others are never read).
+TEST(ModelForward, MixtureHoldsOneExpertAtATime) {
+  auto model = ModelFolder::open(kModels + "mixtral");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const ModelSpec& spec = model->spec();
+  const std::int64_t expert = 3LL * spec.dModel * spec.moe.expertFf;
+  EXPECT_EQ(layerResidentParameters(spec, 0) + (spec.moe.experts - 1) * expert,
+            (parameterCount(spec) - 2LL * spec.vocab * spec.dModel - spec.dModel) / spec.layers);
+  ModelSpec dense = spec;
+  dense.moe.experts = 0;
+  EXPECT_GT(estimateForwardBytes(spec, 64, {}), estimateForwardBytes(dense, 64, {})) << "the router's tables are counted";
+  EXPECT_FALSE(model->expert(0, spec.moe.experts).ok()) << "an expert past E is refused";
+}
 
 // Gemma 2's softcap is a recorded stage of its own: c tanh(s' / c) of the scaled scores on every cell, below c in size,
 // what the masked scores hold wherever a key is visible; the trace says the scale is query_pre_attn_scalar's.
@@ -450,7 +577,8 @@ TEST(ModelConfig, ParameterCountOfGpt2Small) {
 
 TEST(ModelConfig, ParameterCountMatchesTheFixtureFiles) {
   for (const char* folder :
-       {"gpt2", "llama_gqa", "qwen2", "llama3_scaled", "phi3", "smollm3", "qwen3", "olmo2", "gemma2", "gemma3"}) {
+       {"gpt2", "llama_gqa", "qwen2", "llama3_scaled", "phi3", "smollm3", "qwen3", "olmo2", "gemma2", "gemma3", "mixtral",
+        "qwen3_moe"}) {
     auto m = ModelFolder::open(kModels + folder);
     ASSERT_TRUE(m.ok()) << m.error().message;
     std::int64_t stored = 0;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -457,6 +458,42 @@ TEST(ModelView, TheTrainedFixturesOffsetProfilesAndAlphabetAreTheReferences) {
   const std::vector<int> ids = repeatedRandomTokens(alphabet, n, 2, probe.at("seed").get<std::uint64_t>());
   ASSERT_EQ(ids.size(), static_cast<std::size_t>(2 * n));
   for (int id : ids) EXPECT_TRUE(std::binary_search(alphabet.begin(), alphabet.end(), id)) << id;
+}
+
+// A mixture-of-experts model's view carries the forward's routing, and says it in words: each token's experts in
+// descending weight with their weights (the reference's), and how many tokens each expert took in a layer; a dense
+// model's view has none.
+TEST(ModelView, SaysWhichExpertsEachTokenWentTo) {
+  auto m = ModelFolder::open(kModels + "mixtral");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  auto ids = loadNpy(kModels + "reference/mixtral/s0_tokens.npy");
+  auto experts = loadNpy(kModels + "reference/mixtral/s0_router_experts.npy");
+  auto weights = loadNpy(kModels + "reference/mixtral/s0_router_weights.npy");
+  ASSERT_TRUE(ids.ok() && experts.ok() && weights.ok());
+  const std::vector<int> tokens(ids->data.begin(), ids->data.end());
+  std::vector<std::string> labels;
+  for (std::size_t i = 0; i < tokens.size(); ++i) labels.push_back("t" + std::to_string(i));
+  auto v = computeModelView(*m, tokens, labels, {});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  ASSERT_EQ(v->routing.size(), 2u);
+  const std::size_t T = tokens.size(), at = (1 * T + 3) * 2;  // layer 1, token 3
+  char expected[128];
+  std::snprintf(expected, sizeof expected, "layer 1: token «t3» → experts %d (%.2f), %d (%.2f)",
+                static_cast<int>(experts->data[at]), static_cast<double>(weights->data[at]),
+                static_cast<int>(experts->data[at + 1]), static_cast<double>(weights->data[at + 1]));
+  EXPECT_EQ(routingText(*v, 1, 3), expected);
+  EXPECT_EQ(tokenRoutingLines(*v, 3).size(), 2u);
+  EXPECT_EQ(tokenRoutingLines(*v, 3)[1], expected);
+  const std::string summary = routingSummary(*v, 0);
+  EXPECT_NE(summary.find("layer 0's MLP, a mixture: tokens per expert"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("each token to 2"), std::string::npos) << summary;
+  auto dense = ModelFolder::open(kModels + "llama_gqa");
+  ASSERT_TRUE(dense.ok());
+  auto dv = computeModelView(*dense, tokens, {}, {});
+  ASSERT_TRUE(dv.ok());
+  EXPECT_TRUE(dv->routing.empty());
+  EXPECT_EQ(routingText(*dv, 0, 0), "");
+  EXPECT_TRUE(tokenRoutingLines(*dv, 0).empty());
 }
 
 }  // namespace

@@ -96,6 +96,13 @@ TEST_P(ResidualsOf, TheModelViewIsTheSameBitsWithTheCacheAndSkipsTheKeptLayersMl
       EXPECT_EQ(a.entropy, b.entropy);
       EXPECT_EQ(v->headViews[i].thumbnail, plain->headViews[i].thumbnail);
     }
+    // A mixture's routing is said for the layers whose MLP the kept streams stood in for: their router alone runs.
+    ASSERT_EQ(v->routing.size(), plain->routing.size());
+    for (std::size_t l = 0; l < v->routing.size(); ++l) {
+      EXPECT_EQ(v->routing[l].k, plain->routing[l].k);
+      EXPECT_EQ(v->routing[l].experts, plain->routing[l].experts);
+      EXPECT_EQ(v->routing[l].weights, plain->routing[l].weights);
+    }
     ASSERT_EQ(v->predictions.size(), plain->predictions.size());
     for (std::size_t t = 0; t < v->predictions.size(); ++t) {
       ASSERT_EQ(v->predictions[t].size(), plain->predictions[t].size());
@@ -119,7 +126,7 @@ TEST_P(ResidualsOf, TheModelViewIsTheSameBitsWithTheCacheAndSkipsTheKeptLayersMl
   EXPECT_TRUE(differs);
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, ResidualsOf, ::testing::Values("gpt2", "llama_gqa", "mistral", "qwen2"));
+INSTANTIATE_TEST_SUITE_P(Families, ResidualsOf, ::testing::Values("gpt2", "llama_gqa", "mistral", "qwen2", "mixtral"));
 
 TEST(ResidualCache, AChangedConfigIsAnotherFolder) {
   namespace fs = std::filesystem;

@@ -144,6 +144,52 @@ std::vector<bool> readLayerWindows(ConfigReader& r, ModelSpec& s, int window,
   return sliding;
 }
 
+void readMixture(ConfigReader& r, ModelSpec& s, const char* expertsKey, int experts, bool zeroMeansDense, int perToken,
+                 const char* ffKey, int ff) {
+  MixtureSpec& m = s.moe;
+  m.expertsKey = expertsKey;
+  m.experts = zeroMeansDense ? r.count(expertsKey, experts) : r.positive(expertsKey, experts);
+  if (r.failed() || m.experts == 0) {
+    m.experts = 0;
+    return;
+  }
+  m.perToken = r.positive("num_experts_per_tok", perToken);
+  if (!r.failed() && m.perToken > m.experts) {
+    r.fail("'num_experts_per_tok' (" + std::to_string(m.perToken) + ") must be at most the " + std::to_string(m.experts) +
+           " experts of '" + expertsKey + "'");
+  }
+  m.expertFf = ffKey ? r.positive(ffKey, ff) : s.dFf;
+}
+
+std::vector<int> readLayerList(ConfigReader& r, const char* key, int layers) {
+  if (r.failed() || !r.has(key)) return {};
+  const json& v = r.object().at(key);
+  if (!v.is_array()) {
+    r.fail(std::string("'") + key + "' must be a list of layer indices, got " + v.dump());
+    return {};
+  }
+  std::vector<int> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const json& e = v.at(i);
+    if (!e.is_number_integer() || e.get<std::int64_t>() < 0 || e.get<std::int64_t>() >= layers) {
+      r.fail(std::string("'") + key + "'[" + std::to_string(i) + "] must be a layer from 0 to " + std::to_string(layers - 1) +
+             ", got " + e.dump());
+      return {};
+    }
+    out.push_back(static_cast<int>(e.get<std::int64_t>()));
+  }
+  return out;
+}
+
+void readQwen3Window(ConfigReader& r, ModelSpec& s) {
+  int window = 0;
+  if (r.flag("use_sliding_window", false)) {
+    window = !r.object().contains("sliding_window") ? 4096 : r.has("sliding_window") ? r.positive("sliding_window") : 0;
+  }
+  const int fromLayer = r.count("max_window_layers", 28);
+  readLayerWindows(r, s, window, [&](int i) { return window > 0 && i >= fromLayer; });
+}
+
 void readAttentionBias(ConfigReader& r, ModelSpec& s) {
   if (r.flag("attention_bias", false)) s.qkvBias = s.outputBias = true;
 }

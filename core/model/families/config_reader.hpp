@@ -64,6 +64,18 @@ std::optional<std::vector<bool>> readSlidingLayers(ConfigReader& r, int layers);
 // the whole causal past. Returns which layers slide (empty after a failure).
 std::vector<bool> readLayerWindows(ConfigReader& r, ModelSpec& s, int window,
                                    const std::function<bool(int layer)>& slidesByDefault);
+// A mixture of experts' sizes (ModelSpec::moe): E = `expertsKey` (absent: `experts`; 0 allowed only when
+// `zeroMeansDense`: then every MLP is dense), k = num_experts_per_tok (absent: `perToken`) from 1 to E, and each
+// expert's width F_e = `ffKey` (absent: `ff`; nullptr: the MLP width the keys read). Each refusal names the key and
+// its value.
+void readMixture(ConfigReader& r, ModelSpec& s, const char* expertsKey, int experts, bool zeroMeansDense, int perToken,
+                 const char* ffKey, int ff);
+// Layers listed by index (Qwen3-MoE's mlp_only_layers): each an integer from 0 to layers - 1; absent or null: none.
+std::vector<int> readLayerList(ConfigReader& r, const char* key, int layers);
+// Qwen3's window (Qwen3 and Qwen3-MoE): W = sliding_window (4096 when absent, none when null) counts only with
+// use_sliding_window, on the layers layer_types marks "sliding_attention" (absent: the layers from
+// max_window_layers, 28, on).
+void readQwen3Window(ConfigReader& r, ModelSpec& s);
 // Llama's attention_bias: biases on q, k, v and o.
 void readAttentionBias(ConfigReader& r, ModelSpec& s);
 // rope_scaling: absent, null, "default" or Llama 3.1's "llama3" (factor, low/high_freq_factor,

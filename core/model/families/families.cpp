@@ -15,7 +15,9 @@ namespace mhascope::model {
   FAMILY(qwen3)                         \
   FAMILY(olmo2)                         \
   FAMILY(gemma2)                        \
-  FAMILY(gemma3_text)
+  FAMILY(gemma3_text)                   \
+  FAMILY(mixtral)                       \
+  FAMILY(qwen3_moe)
 
 namespace families {
 #define MHASCOPE_DECLARE_FAMILY(id) extern const Family id;

@@ -18,6 +18,22 @@ bool perLayer(TensorRole r) {
   }
 }
 
+bool perExpert(TensorRole r) {
+  return r == TensorRole::ExpertIn || r == TensorRole::ExpertUp || r == TensorRole::ExpertOut;
+}
+
+namespace {
+bool denseMlpRole(TensorRole r) {
+  return r == TensorRole::MlpIn || r == TensorRole::MlpInBias || r == TensorRole::MlpUp ||
+         r == TensorRole::MlpGateUpFused || r == TensorRole::MlpOut || r == TensorRole::MlpOutBias;
+}
+}  // namespace
+
+bool mlpRole(TensorRole r) {
+  return denseMlpRole(r) || perExpert(r) || r == TensorRole::Router || r == TensorRole::Norm2 ||
+         r == TensorRole::Norm2Bias || r == TensorRole::MlpOutNorm;
+}
+
 const char* normName(NormKind k) { return k == NormKind::LayerNorm ? "LayerNorm" : "RMSNorm"; }
 const char* mlpName(MlpKind k) {
   switch (k) {
@@ -52,6 +68,13 @@ bool needed(const TensorName& t, const ModelSpec& spec) {
   return true;
 }
 
+bool neededAt(const TensorName& t, const ModelSpec& spec, int layer) {
+  if (!needed(t, spec)) return false;
+  if (denseMlpRole(t.role)) return !spec.moe.mixtureAt(layer);
+  if (perExpert(t.role) || t.role == TensorRole::Router) return spec.moe.mixtureAt(layer);
+  return true;
+}
+
 std::int64_t dimSize(Dim d, const ModelSpec& s) {
   const std::int64_t dk = s.dk(), kv = static_cast<std::int64_t>(s.kvHeads) * dk;
   switch (d) {
@@ -65,6 +88,8 @@ std::int64_t dimSize(Dim d, const ModelSpec& s) {
     case Dim::FfPair: return 2 * static_cast<std::int64_t>(s.dFf);
     case Dim::Vocab: return s.vocab;
     case Dim::Positions: return s.maxPositions;
+    case Dim::Experts: return s.moe.experts;
+    case Dim::ExpertFf: return s.moe.expertFf;
   }
   return 0;
 }
@@ -74,9 +99,10 @@ Shape storedShape(const TensorName& t, const ModelSpec& spec) {
   return {dimSize(t.rows, spec), dimSize(t.cols, spec)};
 }
 
-std::string tensorName(const TensorName& t, const std::string& prefix, int layer) {
+std::string tensorName(const TensorName& t, const std::string& prefix, int layer, int expert) {
   std::string name = t.name;
   if (const auto at = name.find("{i}"); at != std::string::npos) name.replace(at, 3, std::to_string(layer));
+  if (const auto at = name.find("{e}"); at != std::string::npos) name.replace(at, 3, std::to_string(expert));
   // lm_head sits outside the base model in every Hugging Face family (GPT2LMHeadModel's
   // "transformer." and LlamaForCausalLM's "model." are the base model's names).
   return t.role == TensorRole::Unembedding ? name : prefix + name;
@@ -146,6 +172,20 @@ std::vector<FamilyNote> familyNotes(const ModelSpec& s) {
   if (f.normGainOffset != 0.0f) notes.push_back({"norm gains", "(1 + w): the files store w zero-centred"});
   if (f.scaleEmbeddings) notes.push_back({"embeddings", "times sqrt(d_model) = " + formatGeneral(std::sqrt(s.dModel), 6)});
   if (const std::string layers = layerKindsText(s); !layers.empty()) notes.push_back({"layers differ", layers});
+  if (s.moe.experts > 0) {
+    const MixtureSpec& m = s.moe;
+    std::string text = "mixture of experts: " + std::to_string(m.experts) + " experts, " + std::to_string(m.perToken) +
+                       " per token, " + routerRuleText(m.rule, m.perToken) + "; each expert " + mlpName(f.mlp) +
+                       " of F = " + std::to_string(m.expertFf);
+    if (m.anyDense(s.layers)) {
+      std::string dense;
+      for (int l = 0; l < s.layers; ++l) {
+        if (!m.mixtureAt(l)) dense += (dense.empty() ? "" : ", ") + std::to_string(l);
+      }
+      text += "; dense MLP (F = " + std::to_string(s.dFf) + ") on layer" + (dense.find(',') != std::string::npos ? "s " : " ") + dense;
+    }
+    notes.push_back({"experts", text});
+  }
   return notes;
 }
 

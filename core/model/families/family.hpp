@@ -75,8 +75,16 @@ enum class TensorRole {
   MlpUp,              // the SwiGLU up projection
   MlpGateUpFused,     // [gate | up] stacked in one matrix (d_model, 2 F): Phi-3's gate_up_proj
   MlpOut, MlpOutBias,
+  // a mixture-of-experts layer (ModelSpec::moe): the router and, once per expert ("{e}" in the name), its MLP
+  Router,             // W_router (d_model, E): the router's logits z = m W_router
+  ExpertIn,           // expert e's gate (d_model, F_e)
+  ExpertUp,           // expert e's up projection (d_model, F_e)
+  ExpertOut,          // expert e's down projection (F_e, d_model)
 };
 bool perLayer(TensorRole r);
+bool perExpert(TensorRole r);  // named once per expert: ExpertIn, ExpertUp, ExpertOut
+// Whether the role belongs to a layer's MLP (dense or mixture), which an attention-only read skips.
+bool mlpRole(TensorRole r);
 
 // A stored size, from the config.
 enum class Dim {
@@ -90,6 +98,8 @@ enum class Dim {
   FfPair,     // 2 F, a fused gate | up
   Vocab,      // V
   Positions,  // P, the learned position table's rows
+  Experts,    // E, a mixture's experts
+  ExpertFf,   // F_e, one expert's hidden width
 };
 
 // How a matrix is stored. The forward computes y = x W + b with W (in, out).
@@ -108,7 +118,7 @@ enum class Need {
 
 struct TensorName {
   TensorRole role;
-  const char* name;        // as Hugging Face writes it; "{i}" is the layer (without the optional base prefix)
+  const char* name;        // as Hugging Face writes it; "{i}" is the layer, "{e}" the expert (without the optional base prefix)
   Dim rows, cols = Dim::None;
   Stored stored = Stored::OutIn;  // matrices of a layer only; embedding tables are read by rows as stored
   Need need = Need::Always;
@@ -179,6 +189,9 @@ struct Family {
   float normGainOffset = 0.0f;
   bool scaleEmbeddings = false;  // the token embeddings times √d_model before layer 0 (Gemma)
   bool gatedMlp() const { return mlp != MlpKind::GeluTanh; }  // gate and up: MlpUp (or a fused gate | up)
+  // The MLP may be a mixture of experts (ModelSpec::moe, read by readRest): the table names the router and each
+  // expert's tensors, every expert an MLP of the kind `mlp`.
+  bool mixture() const { return tensor(TensorRole::Router) != nullptr; }
 
   // The key of a field (nullptr when the family has none: GPT-2 has no num_key_value_heads).
   const char* key(SpecField f) const;
@@ -211,9 +224,12 @@ constexpr std::array<TensorName, (N + ...)> joinTensors(const std::array<TensorN
 
 // Whether `spec` has the tensor (its Need), and its shape.
 bool needed(const TensorName& t, const ModelSpec& spec);
+// Whether layer `layer` has it: needed, and a dense MLP's tensor on a dense layer only, a router's or an expert's on
+// a mixture layer only (ModelSpec::moe).
+bool neededAt(const TensorName& t, const ModelSpec& spec, int layer);
 Shape storedShape(const TensorName& t, const ModelSpec& spec);
 std::int64_t dimSize(Dim d, const ModelSpec& spec);
-// The stored name: "{i}" replaced by the layer, the base prefix put first (never before lm_head).
-std::string tensorName(const TensorName& t, const std::string& prefix, int layer = -1);
+// The stored name: "{i}" replaced by the layer, "{e}" by the expert, the base prefix put first (never before lm_head).
+std::string tensorName(const TensorName& t, const std::string& prefix, int layer = -1, int expert = -1);
 
 }  // namespace mhascope::model

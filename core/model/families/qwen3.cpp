@@ -18,12 +18,7 @@ constexpr auto kQwen3Tensors =
 
 void readQwen3Rest(ConfigReader& r, ModelSpec& s) {
   llama_decoder::readLlamaKeys(r, s);
-  int window = 0;  // sliding_window: 4096 when absent, none when null
-  if (r.flag("use_sliding_window", false)) {
-    window = !r.object().contains("sliding_window") ? 4096 : r.has("sliding_window") ? r.positive("sliding_window") : 0;
-  }
-  const int fromLayer = r.count("max_window_layers", 28);
-  readLayerWindows(r, s, window, [&](int i) { return window > 0 && i >= fromLayer; });
+  readQwen3Window(r, s);
 }
 
 }  // namespace
