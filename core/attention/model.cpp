@@ -73,6 +73,8 @@ void applyVariants(const ModelConfig& cfg, AttentionOptions& opt) {
   const auto dk = static_cast<std::size_t>(std::max<std::int64_t>(0, headDimOf(opt, cfg.dModel)));
   opt.qNorm = cfg.qkNorm ? std::vector<float>(dk, 1.0f) : std::vector<float>{};
   opt.kNorm = opt.qNorm;
+  opt.sinkLogits = cfg.learnedSink ? std::vector<float>(static_cast<std::size_t>(std::max(0, cfg.heads)), cfg.sinkLogit)
+                                   : std::vector<float>{};
 }
 
 Result<ParameterTable> parameterTable(const LayerSizes& sizes) {

@@ -117,7 +117,8 @@ AttentionOptions attentionOptionsFor(const ModelSpec& spec, int layer) {
     ao.ropeStyle = spec.family->ropeStyle;  // every family today: Hugging Face's rotate_half, pairs (i, i + d_k/2)
     // Llama 3.1's stretched frequencies are not base^(-2i/d_k): the engine is given them outright, so the
     // layer still records its rotated q and k.
-    if (spec.ropeScaling.enabled) ao.ropeInvFreq = ropeInverseFrequencies(turned);
+    if (spec.ropeScaling.enabled || spec.yarn.enabled) ao.ropeInvFreq = ropeInverseFrequencies(turned);
+    if (spec.yarn.enabled) ao.ropeGain = static_cast<float>(spec.yarn.attentionFactor);  // cos and sin times it
   }
   return ao;
 }
