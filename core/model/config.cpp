@@ -113,6 +113,15 @@ Result<ModelSpec> parseModelConfig(std::string_view text, const std::string& wha
   if (!family) {
     return fileError(what, "model_type '" + type + "' is not supported (mhascope opens " + familyTypes() + ")");
   }
+  return parseFamilyConfig(*family, text, what);
+}
+
+Result<ModelSpec> parseFamilyConfig(const Family& f, std::string_view text, const std::string& what) {
+  auto parsed = parseStrictJson(text, what);
+  if (!parsed) return parsed.error();
+  const json& j = *parsed;
+  if (!j.is_object()) return fileError(what, "the config must be a JSON object, got " + jsonTypeName(j));
+  const Family* family = &f;
   ModelSpec s;
   s.family = family;
   s.arch = family->arch;

@@ -82,6 +82,9 @@ struct ModelSpec {
 
 // Parses config.json's text; `what` (the file's path) names it in every message.
 Result<ModelSpec> parseModelConfig(std::string_view json, const std::string& what);
+// The same for a family given outright (parseModelConfig's, once model_type has found it): also a family not
+// yet in the list, whose parts are checked before it is.
+Result<ModelSpec> parseFamilyConfig(const Family& family, std::string_view json, const std::string& what);
 
 // RoPE's inverse frequencies inv_freq_i, i < d_k/2: theta^(-2i/d_k), with Llama 3.1's scaling or YaRN's when
 // the config asks for it (as Hugging Face computes them, in double here).

@@ -130,6 +130,7 @@ AttentionOptions layerOptions(const ModelSpec& spec, const LayerWeights& lw, int
     o.kNorm.assign(lw.kNorm.data(), lw.kNorm.data() + lw.kNorm.size());
     o.qkNormEps = static_cast<float>(spec.normEps);
   }
+  if (lw.sinks.size() > 0) o.sinkLogits.assign(lw.sinks.data(), lw.sinks.data() + lw.sinks.size());  // gpt-oss's
   return o;
 }
 
