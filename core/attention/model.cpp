@@ -118,6 +118,12 @@ std::string configSummary(const Trace& t, const ModelConfig& cfg, bool seedUsed)
     s += std::string("  rope(") + ropeStyleName(t.ropeStyle) + base + ")";
   }
   if (t.positions == AttnPositions::Alibi) s += "  alibi";
+  if (!t.sinkLogits.empty()) {  // the learned sink: its logit when every head has the same one (random weights)
+    const bool same = std::all_of(t.sinkLogits.begin(), t.sinkLogits.end(), [&](float v) { return v == t.sinkLogits[0]; });
+    char logit[32];
+    std::snprintf(logit, sizeof logit, "%g", static_cast<double>(t.sinkLogits[0]));
+    s += same ? std::string("  sink=") + logit : std::string("  learned sinks");
+  }
   s += std::string("  scale=") + scaleName(t.scale) + (t.hasBias ? "  bias" : "  no-bias");
   if (seedUsed) s += "  seed=" + std::to_string(cfg.seed);
   return s;

@@ -303,6 +303,8 @@ TEST(Variants, LearnedSinkTakesTheRowsMissingShare) {
     }
   }
   EXPECT_GT(most, 0.3) << "the sinks never took a visible share";
+  EXPECT_NE(configSummary(t, variantConfig(Variant{"sink"}), true).find("  learned sinks"), std::string::npos);
+  EXPECT_EQ(configSummary(plain, variantConfig(Variant{"sink"}), true).find("sink"), std::string::npos);
   // Sinks at -inf: the forward without a sink, bit for bit, on one thread and on two, recorded fully or not.
   AttentionOptions gone = m->options;
   gone.sinkLogits.assign(4, -std::numeric_limits<float>::infinity());
@@ -431,6 +433,9 @@ TEST(Variants, PresetsKeepTheFields) {
   auto sunk = buildModel(*back);
   ASSERT_TRUE(sunk.ok()) << sunk.error().message;
   EXPECT_EQ(sunk->options.sinkLogits, std::vector<float>(4, -0.75f));
+  Trace sunkTrace;
+  ASSERT_TRUE(forward(sunk->inputs, sunk->weights, sunk->options, sunkTrace).ok());
+  EXPECT_NE(configSummary(sunkTrace, *back, true).find("  sink=-0.75"), std::string::npos) << configSummary(sunkTrace, *back, true);
   const std::string plain = presetToJson(ModelConfig{});
   EXPECT_EQ(plain.find("kv_heads"), std::string::npos);
   EXPECT_EQ(plain.find("window"), std::string::npos);
