@@ -170,10 +170,12 @@ def alibi_slopes(n):
 
 
 def make_variant_case(name, B, T, d, h, N, bias, causal=False, pad=None, positions="none", rope_style="half",
-                      rope_base=10000.0, window=0, sinks=0, prefix="", seed=0):
+                      rope_base=10000.0, window=0, sinks=0, sink_logits=None, prefix="", seed=0):
     """Self-attention with N K/V heads (query head i reads K/V head i // (h/N), written with
     repeat_interleave as torch 1.13 has no enable_gqa), RoPE or ALiBi, a sliding window with sinks
-    and key padding. Weights are saved with the separate projection names Llama uses
+    and key padding; sink_logits (h,): gpt-oss's learned sink, as modeling_gpt_oss.py's
+    eager_attention_forward computes it (one more column of every row's scores after the mask, softmax over
+    T + 1 columns, the last dropped; its mass is sink_share (B, h, T, 1)). Weights are saved with the separate projection names Llama uses
     (q_proj/k_proj/v_proj/o_proj, optionally under `prefix`), or in_proj names when prefix is None."""
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(B, T, d, generator=g)
@@ -239,7 +241,13 @@ def make_variant_case(name, B, T, d, h, N, bias, causal=False, pad=None, positio
     if window:
         stages["window_mask"] = window_hides[None].float()
     masked = biased.masked_fill(blocked[:, None], float("-inf"))
-    weights = torch.nan_to_num(torch.softmax(masked, dim=-1), nan=0.0)  # a fully masked row: 0
+    if sink_logits is None:
+        weights = torch.nan_to_num(torch.softmax(masked, dim=-1), nan=0.0)  # a fully masked row: 0
+    else:  # a fully masked row gives the sink everything: weights 0, share 1
+        column = torch.tensor(sink_logits).reshape(1, h, 1, 1).expand(B, h, T, 1)
+        both = torch.softmax(torch.cat((masked, column), dim=-1), dim=-1)
+        weights, stages["sink_share"] = both[..., :-1], both[..., -1:]
+        assert torch.allclose(weights.sum(-1, keepdim=True) + stages["sink_share"], torch.ones(B, h, T, 1)), name
     head_out = weights @ vx
     concat = head_out.transpose(1, 2).reshape(B, T, d)
     out = F.linear(concat, Wo, bo)
@@ -249,7 +257,7 @@ def make_variant_case(name, B, T, d, h, N, bias, causal=False, pad=None, positio
     # Without RoPE the module computes the same thing: K/V weights repeated per group (GQA is MHA
     # with each K/V head's rows copied h/N times), ALiBi and the window as a float attn_mask
     # (B*h, T, T) added to the scaled scores.
-    if positions != "rope":
+    if positions != "rope" and sink_logits is None:
         mha = torch.nn.MultiheadAttention(d, h, bias=True, batch_first=True)
         rep = lambda w: w.view(N, dk, -1).repeat_interleave(h // N, dim=0).reshape(h * dk, -1)
         with torch.no_grad():
@@ -292,6 +300,8 @@ def make_variant_case(name, B, T, d, h, N, bias, causal=False, pad=None, positio
             "scale": "sqrt-dk", "key_padding_mask": kpm is not None, "attn_mask": False, "torch_nan_rows": nan_rows,
             "kv_heads": N, "positions": positions, "rope_style": rope_style, "rope_base": rope_base,
             "window": window, "sinks": sinks, "torch_version": torch.__version__}
+    if sink_logits is not None:
+        meta["sink_logits"] = list(sink_logits)
     with open(os.path.join(d_out, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
     print(f"{name}: B={B} T={T} d_model={d} h={h} N={N} positions={positions} window={window} sinks={sinks}")
@@ -324,6 +334,10 @@ def main():
     make_variant_case("alibi_bidirectional_gqa_window", 1, 5, 8, 4, 2, bias=True, causal=False, positions="alibi",
                       window=2, seed=15)
     make_variant_case("rope_in_proj_no_mask", 1, 5, 8, 2, 2, bias=True, positions="rope", prefix=None, seed=16)
+    # Key 0 padded in the first item: its row 0 sees nothing but the sink.
+    make_variant_case("gqa_learned_sink_window_padding", 2, 7, 16, 4, 2, bias=True, causal=True,
+                      pad=[[1, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 1]], positions="rope", window=3,
+                      sink_logits=[0.5, -1.0, 2.0, 0.0], prefix="self_attn.", seed=17)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ Result<ResolvedModel> resolveCheckpointLayer(const ModelOptions& o) {
   if (o.headDim) clash.push_back("--head-dim");
   if (o.softcap) clash.push_back("--softcap");
   if (o.qkNorm) clash.push_back("--qk-norm");
+  if (o.sink) clash.push_back("--sink");
   if (o.positions) clash.push_back("--positions");
   if (o.ropeBase) clash.push_back("--rope-base");
   if (o.ropeStyle) clash.push_back("--rope-style");

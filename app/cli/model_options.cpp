@@ -5,6 +5,7 @@
 #include "command_common.hpp"  // refuseInsideModelFolder
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <charconv>
 #include <climits>
@@ -153,6 +154,9 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o) {
                  "mask, as Gemma 2 caps them (the softcapped stage; default none)");
   cmd.add_flag("--qk-norm", o.qkNorm, "RMSNorm of each head's q and k after the split, before RoPE, as Qwen3 and "
                "Gemma 3 do (gains 1; the q_normed/k_normed stages)");
+  cmd.add_option("--sink", o.sink, "a learned attention sink of logit LOGIT in every head, as gpt-oss has one per "
+                 "head: one more softmax column, dropped, so each row's weights sum to less than 1 (the sink_share "
+                 "stage; default none)");
   cmd.add_option("--sinks", o.sinks, "with --window: keys 0 .. S-1 stay visible (attention sinks)")->transform(anyInt);
   cmd.add_option("--query", o.files.query, "raw query input .npy (B, T_q, d_model) float32/float64")->check(nonEmptyPath());
   cmd.add_option("--key", o.files.key, "raw key input .npy (B, T_k, d_model)")->check(nonEmptyPath());
@@ -263,7 +267,7 @@ Status checkModelFolderOptions(const ModelOptions& o) {
                  {o.ropeBase.has_value(), "--rope-base"}, {o.ropeStyle.has_value(), "--rope-style"},
                  {o.kvHeads.has_value(), "--kv-heads"}, {o.headDim.has_value(), "--head-dim"},
                  {o.window.has_value(), "--window"}, {o.softcap.has_value(), "--softcap"},
-                 {o.qkNorm, "--qk-norm"},
+                 {o.qkNorm, "--qk-norm"}, {o.sink.has_value(), "--sink"},
                  {o.sinks.has_value(), "--sinks"}};
   std::string list;
   for (const auto& d : decided) {
@@ -331,6 +335,10 @@ Status checkOptionConflicts(const ModelOptions& o) {
     return makeError("--softcap c must be a positive number, got " + formatGeneral(*o.softcap, 6) +
                      " (leave --softcap out for no softcap)");
   }
+  if (o.sink && !(std::isfinite(*o.sink) && std::abs(*o.sink) < 1e30)) {
+    return makeError("--sink LOGIT must be a finite number, got " + formatGeneral(*o.sink, 6) +
+                     " (leave --sink out for no learned sink)");
+  }
   if (o.headDim && *o.headDim < 1) {
     return makeError("--head-dim d_k must be at least 1, got " + std::to_string(*o.headDim) +
                      " (leave --head-dim out for d_k = d_model / h)");
@@ -375,6 +383,10 @@ Result<ModelConfig> configFromOptions(const ModelOptions& o) {
   if (o.headDim) cfg.headDim = *o.headDim;
   if (o.softcap) cfg.softcap = static_cast<float>(*o.softcap);
   if (o.qkNorm) cfg.qkNorm = true;
+  if (o.sink) {
+    cfg.learnedSink = true;
+    cfg.sinkLogit = static_cast<float>(*o.sink);
+  }
   if (o.window) cfg.window = *o.window;
   if (o.sinks) cfg.sinks = *o.sinks;
   if (o.mask) cfg.mask = *maskFromName(*o.mask);

@@ -28,6 +28,7 @@ struct ModelOptions {
   std::optional<int> kvHeads, headDim, window, sinks;
   std::optional<double> softcap;  // the scores' softcap c (Gemma 2)
   bool qkNorm = false;            // q/k norm per head (Qwen3)
+  std::optional<double> sink;     // the learned sink's logit, every head's (gpt-oss)
   std::optional<std::string> positions, ropeStyle;
   std::optional<double> ropeBase;
   InputFiles files;             // --query … --checkpoint/--layer (app/cli/checkpoint_layer.cpp), --model

@@ -1,6 +1,7 @@
 // The Windows tab — the sliding window and the sinks: W and S sliders, the kept keys as a picture,
-// one head's weights with and without the window, the score cells kept as T grows, and what
-// StreamingLLM keeps, with the first token's measured share of the weight.
+// one head's weights with and without the window, the score cells kept as T grows, what
+// StreamingLLM keeps, with the first token's measured share of the weight, and gpt-oss's learned sink with its
+// share on the same sentence.
 #include <imgui.h>
 
 #include <algorithm>
@@ -43,8 +44,8 @@ void drawWindowMemory(const WindowLesson& r) {
 
 }  // namespace
 
-// Over 80 lines (95) on purpose: one tab drawn top to bottom in reading order — the sliders, the
-// three pictures, the memory table and the sink paragraph — every part using the trace, batch item,
+// Over 80 lines (90) on purpose: one tab drawn top to bottom in reading order — the sliders, the
+// three pictures, the memory table and the sink paragraphs — every part using the trace, batch item,
 // head and result fetched at the top.
 void drawWindowsTab(UiContext& ctx, const LessonOutcome<WindowLesson>& outcome, lessons::Windows::Choices& pick) {
   lessonHeader(ctx, "Sliding windows and sinks", windowLessonIntro());
@@ -131,6 +132,10 @@ void drawWindowsTab(UiContext& ctx, const LessonOutcome<WindowLesson>& outcome, 
   textWrappedDisabled(formatText("Mean |output difference| against no window: %.3g with the %d sink(s), %.3g with the same "
                                  "window and no sink.",
                                  r->meanAbsOutputDiff, r->sinks, r->meanAbsOutputDiffNoSinks));
+  ImGui::Spacing();
+  const std::string learned = learnedSinkText(*r, h);
+  textWrapped(learned);
+  ctx.probes.recordLabel("windows_learned_sink", learned);
 }
 
 }  // namespace mhascope::app

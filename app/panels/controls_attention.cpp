@@ -1,6 +1,6 @@
 // The controls panel's Attention section: the mask, key padding, the scaling of the scores, today's
 // score stabilisers (q/k norm, softcap), where positions come in (sinusoidal codes, RoPE, ALiBi,
-// none) and the sliding window with its sinks. Drawn by drawControlsPanel (controls_panel.cpp).
+// none), the sliding window with its sinks and the learned sink. Drawn by drawControlsPanel (controls_panel.cpp).
 #include <imgui.h>
 
 #include <algorithm>
@@ -110,6 +110,34 @@ bool windowControls(UiContext& ctx) {
   return changed;
 }
 
+// A learned sink (gpt-oss): one logit s, here the same for every head, joins each row's softmax as a column of
+// its own and is dropped, so the row's weights sum to less than 1.
+bool learnedSinkControls(UiContext& ctx) {
+  AppState& st = ctx.state;
+  ModelConfig& cfg = st.doc.config;
+  bool changed = false;
+  FixedSection fixed(fixedReason(st, "learned_sink"));
+  changed |= ImGui::Checkbox("learned sink", &cfg.learnedSink);
+  ctx.probes.recordLastItem("learned_sink");
+  helpMarker("gpt-oss gives each head one learned logit s that joins every row's softmax as an extra column and is "
+             "then dropped: w = e^(z) / (e^(s) + Σ e^(z)). A head can then attend to nothing, leaving the missing "
+             "share on the sink (the stage Learned sink shows each row's); a row whose keys are all blocked gives "
+             "the sink everything. Models without one learn a sink anyway, on the first token.");
+  if (cfg.learnedSink) {
+    ImGui::SetNextItemWidth(8 * ImGui::GetFontSize());
+    float logit = cfg.sinkLogit;
+    if (ImGui::InputFloat("sink logit s", &logit, 0.0f, 0.0f, "%.3g", ImGuiInputTextFlags_EnterReturnsTrue)) {
+      cfg.sinkLogit = std::isfinite(logit) ? logit : 0.0f;
+      changed = true;
+    }
+    ctx.probes.recordLastItem("sink_logit");
+    helpMarker("The sink's logit, the same for every head here (a model folder's heads each have their own). "
+               "Compared with the scaled scores: s above a row's scores takes most of its mass. Type a value and "
+               "press Enter.");
+  }
+  return changed;
+}
+
 }  // namespace
 
 bool drawAttentionControls(UiContext& ctx) {
@@ -173,6 +201,7 @@ bool drawAttentionControls(UiContext& ctx) {
   attentionFixed.reset();
   changed |= positionControls(ctx);
   changed |= windowControls(ctx);
+  changed |= learnedSinkControls(ctx);
   return changed;
 }
 

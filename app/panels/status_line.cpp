@@ -30,6 +30,7 @@ std::string variantsText(const Trace& t, const ModelConfig& cfg) {
   // The stabilisers only when used, so the words of a pass without them stay as they were.
   if (t.softcap > 0.0f) s += " softcap=" + formatGeneral(t.softcap, 6);
   if (stageRecorded(t, StageId::QNormed)) s += " qk_norm";
+  if (!t.sinkLogits.empty()) s += " sink=" + formatGeneral(t.sinkLogits.front(), 6);
   return s;
 }
 

@@ -141,7 +141,7 @@ ParsedLaunch parseLaunchOptions(int argc, char** argv) {
   o.modelGiven = m.text || m.kvText || m.dModel || m.heads || m.tokens || m.batch || m.padLast || m.seed || m.bias ||
                  m.noBias || m.mask || m.scale || m.noPositions || !m.files.empty() || m.files.layer || m.positions ||
                  m.ropeBase || m.ropeStyle || m.kvHeads || m.headDim || m.window || m.sinks ||
-                 m.softcap || m.qkNorm;
+                 m.softcap || m.qkNorm || m.sink;
   if (headOpt->count() > 0 && !o.modelGiven && o.workspacePath.empty()) {  // with MODEL options it is checked once they are resolved  // an index the window would have to clamp is an error, said before it opens
     auto preset = loadPreset(o.preset);
     if (preset) {

@@ -33,7 +33,8 @@ struct Sizes {
 
 // The new token t's attention for batch item b, every query head: one row of scores against the
 // t + 1 cached keys, the scale, ALiBi's bias, the mask (causal is implied: only keys 0..t exist;
-// the window, sinks and key padding), the softmax and the weighted sum into concat (1, h·d_k).
+// the window, sinks and key padding), the softmax (with the learned sink's column when set) and the weighted sum
+// into concat (1, h·d_k).
 void attendToken(const Sizes& z, const AttentionOptions& opt, float factor, const std::vector<float>& slopes,
                  std::int64_t b, std::int64_t t, const float* q /*(h, d_k)*/, const Tensor& kCache,
                  const Tensor& vCache, float* concat /*(h·d_k)*/, float* weights /*(h, t + 1)*/) {
@@ -61,8 +62,12 @@ void attendToken(const Sizes& z, const AttentionOptions& opt, float factor, cons
     float* a = weights + i * (t + 1);
     std::fill(out, out + z.dk, 0.0f);
     std::fill(a, a + t + 1, 0.0f);
-    if (m == -std::numeric_limits<float>::infinity()) continue;  // every key blocked: weights 0
-    float sum = 0.0f;
+    if (m == -std::numeric_limits<float>::infinity()) continue;  // every key blocked: weights 0 (all on a sink)
+    // A learned sink is one more column of the softmax, with no value: it joins the maximum and the sum only.
+    const float sink = opt.sinkLogits.empty() ? -std::numeric_limits<float>::infinity()
+                                              : opt.sinkLogits[static_cast<std::size_t>(i)];
+    m = std::max(m, sink);
+    float sum = sink == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp(sink - m);
     for (float& v : row) {
       v = v == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp(v - m);
       sum += v;
@@ -181,10 +186,10 @@ Status decodeNext(DecodeSession& s, const AttentionInputs& in, const MhaWeights&
       }
       if (opt.positions == AttnPositions::Rope) {
         for (int i = 0; i < z.h; ++i) {
-          rotatePositions(q.data() + i * z.dk, 1, z.dk, tok, opt.ropeBase, opt.ropeStyle, opt.ropeInvFreq);
+          rotatePositions(q.data() + i * z.dk, 1, z.dk, tok, opt.ropeBase, opt.ropeStyle, opt.ropeInvFreq, opt.ropeGain);
         }
         for (int g = 0; g < z.N; ++g) {
-          rotatePositions(kRow.data() + g * z.dk, 1, z.dk, tok, opt.ropeBase, opt.ropeStyle, opt.ropeInvFreq);
+          rotatePositions(kRow.data() + g * z.dk, 1, z.dk, tok, opt.ropeBase, opt.ropeStyle, opt.ropeInvFreq, opt.ropeGain);
         }
       }
       for (std::int64_t g = 0; g < z.N; ++g) {  // append to the cache

@@ -49,7 +49,7 @@ Result<DecodeSession> startDecode(const AttentionInputs& in, const MhaWeights& w
 Status decodeNext(DecodeSession& s, const AttentionInputs& in, const MhaWeights& w);
 
 // Self-attention with a causal mask (opt.causal is taken as true whatever it says); the key padding
-// mask, N K/V heads, RoPE, ALiBi, the window and sinks as in forward(). 1 <= prefill <= T. Refused:
+// mask, N K/V heads, RoPE, ALiBi, the window, sinks and the learned sink as in forward(). 1 <= prefill <= T. Refused:
 // cross-attention, an attention mask file, hand-set scores (they are made for the whole table).
 Result<DecodeResult> decode(const AttentionInputs& in, const MhaWeights& w, const AttentionOptions& opt,
                             std::int64_t prefill);

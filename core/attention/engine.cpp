@@ -59,7 +59,7 @@ void splitHeads(const Tensor& proj /*(B, T, d_model)*/, int heads, std::int64_t 
 void rotate(const Tensor& heads /*(B, h or N, T, d_k)*/, const AttentionOptions& opt, int threads,
             Tensor& rotated /*same shape*/) {
   const std::int64_t n = heads.dim(0) * heads.dim(1), T = heads.dim(2), dk = heads.dim(3);
-  const RopeTable table = ropeTable(T, dk, 0, opt.ropeBase, opt.ropeInvFreq);  // the angles once, for every head
+  const RopeTable table = ropeTable(T, dk, 0, opt.ropeBase, opt.ropeInvFreq, opt.ropeGain);  // the angles once, for every head
   parallelFor(threads, n, [&](std::int64_t i) {
     if (&heads != &rotated) std::copy_n(heads.ptr() + i * T * dk, T * dk, rotated.ptr() + i * T * dk);
     rotateRows(rotated.ptr() + i * T * dk, T, dk, table, opt.ropeStyle);
@@ -125,6 +125,9 @@ struct HeadContext {
   const BlockedRows* mask = nullptr;        // which keys each query row may not see
   const Tensor* scoresOverride = nullptr;   // hand-set scores (NaN = keep the computed one), or null
   const float* bias = nullptr;              // (T_q, T_k) ALiBi's B_i added to the scaled scores, or null
+  bool sink = false;                        // a learned sink: s_i joins each row's softmax as one more column
+  float sinkLogit = 0.0f;                   // s_i
+  float* sinkShare = nullptr;               // (T_q) each row's share on the sink, or null: not recorded
 };
 
 // The mask M: each query row's blocked keys (the causal rule, the key padding, the attention mask:
@@ -191,11 +194,18 @@ void addPositionBias(const HeadContext& c, std::int64_t q0, std::int64_t nq, con
 }
 
 // A_i = softmax(S''_i) over T_k, each row in place. The row's maximum is subtracted first only for
-// numerical stability (it cancels); a fully masked row gets weights 0, not 0/0 = NaN.
+// numerical stability (it cancels); a fully masked row gets weights 0, not 0/0 = NaN. With a learned sink the
+// softmax runs over [S''_i | s_i] and the sink's column is dropped: the row sums to 1 - its sink share, and a
+// fully masked row gives the sink everything (weights 0, share 1).
 void softmax(const HeadContext& c, std::int64_t q0, std::int64_t nq, const BlockedKeys* keys, const float* rowMax) {
   for (std::int64_t q = q0; q < q0 + nq; ++q) {
     float* row = c.weights + q * c.Tk;
-    softmaxRow(row, rowMax[q - q0], keys[q - q0], c.mask->allBlocked(c.b, q), row, c.Tk);
+    if (!c.sink) {
+      softmaxRow(row, rowMax[q - q0], keys[q - q0], c.mask->allBlocked(c.b, q), row, c.Tk);
+      continue;
+    }
+    const float share = softmaxRowWithSink(row, rowMax[q - q0], keys[q - q0], c.mask->allBlocked(c.b, q), c.sinkLogit, row, c.Tk);
+    if (c.sinkShare) c.sinkShare[q] = share;
   }
 }
 
@@ -371,6 +381,9 @@ Status Engine::run(const AttentionInputs& in, const MhaWeights& w, std::shared_p
       c.mask = &blocked;
       c.scoresOverride = opt.scoresOverride ? &*opt.scoresOverride : nullptr;
       c.bias = alibi ? T(StageId::PositionBias).ptr() + c.head * Tq * Tk : nullptr;
+      c.sink = !opt.sinkLogits.empty();
+      c.sinkLogit = c.sink ? opt.sinkLogits[static_cast<std::size_t>(c.head)] : 0.0f;
+      c.sinkShare = c.sink ? T(StageId::SinkShare).ptr() + bh * Tq : nullptr;
       return c;
     });
 
@@ -499,6 +512,8 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
     c.mask = &blocked;
     c.scoresOverride = opt.scoresOverride ? &*opt.scoresOverride : nullptr;
     c.bias = opt.positions == AttnPositions::Alibi ? bias.ptr() : nullptr;
+    c.sink = !opt.sinkLogits.empty();
+    c.sinkLogit = c.sink ? opt.sinkLogits[static_cast<std::size_t>(head)] : 0.0f;
     attendAll(1, Tq, queryBlockRows(), threads, [&c](std::int64_t) { return c; });
 
     recordDescription(t, in, w.hasBias, opt, factor);

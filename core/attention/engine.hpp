@@ -60,11 +60,18 @@ struct AttentionOptions {
   // RoPE's frequencies given outright, inv_freq_0 .. inv_freq_{d_k/2 - 1}, when a model's config decides them
   // (Llama 3.1's scaled RoPE stretches the slow ones); empty: base^(-2i/d_k). The rotation is the same either way.
   std::vector<double> ropeInvFreq;
+  // cos and sin times this gain (YaRN's attention factor, 0.1 ln(factor) + 1 for gpt-oss): q and k both grow by it,
+  // so every score grows by its square; 1: plain RoPE.
+  float ropeGain = 1.0f;
   bool causal = false;                   // key k blocked for query q when k > q
   // Sliding window W (0: none): query t sees keys j with t - W < j <= t under the causal mask,
   // |t - j| < W without it; keys j < sinks stay visible as well (the causal rule still applies).
   int window = 0;
   int sinks = 0;
+  // A learned sink per head (gpt-oss's self_attn.sinks): head i's logit s_i joins every row's softmax as one more
+  // column, dropped afterwards, A[t, k] = e^(S''[t, k]) / (e^(s_i) + Σ_j e^(S''[t, j])); the sink_share stage
+  // records each row's 1 - Σ_k A[t, k]. h numbers (-inf: that head has none); empty: no sink.
+  std::vector<float> sinkLogits;
   std::optional<Tensor> keyPaddingMask;  // (B, T_k), nonzero = ignore that key (PyTorch polarity)
   std::optional<Tensor> attnMask;        // (T_q, T_k), nonzero = blocked (PyTorch bool polarity)
   std::uint64_t memoryBudgetBytes = kDefaultMemoryBudget;
@@ -228,8 +235,9 @@ float alibiBias(float slope, bool causal, std::int64_t t, std::int64_t j);
 // RoPE on rows of one head, in place: row r (d_k features) at position firstPosition + r turns each
 // pair (a, b) of features by the angle p·inv_freq_i, inv_freq_i = base^(-2i/d_k) or invFreq[i] when given
 // (d_k/2 of them): (a, b) -> (a cos - b sin, b cos + a sin); the pairs are (i, i + d_k/2) or (2i, 2i + 1) (style).
+// gain: cos and sin times it (AttentionOptions::ropeGain).
 void rotatePositions(float* x /*(T, d_k)*/, std::int64_t T, std::int64_t dk, std::int64_t firstPosition, float base,
-                     RopeStyle style, const std::vector<double>& invFreq = {});
+                     RopeStyle style, const std::vector<double>& invFreq = {}, float gain = 1.0f);
 // q/k norm of one token's n heads (AttentionOptions::qNorm): `in` holds the token's n·d_k projected features,
 // head i's at i·d_k; head i's normed features go to out + i·outStride (in place when out = in, outStride = d_k).
 // gain (d_k): each head over its own features; (n·d_k): the whole projection at once. The sum of squares in double,

@@ -210,6 +210,10 @@ Status validateVariants(std::int64_t dModel, const AttentionOptions& opt) {
     return makeError("RoPE frequencies (" + std::to_string(opt.ropeInvFreq.size()) +
                      " given) apply to RoPE only, but the positions are not RoPE");
   }
+  if (!(opt.ropeGain > 0.0f) || !std::isfinite(opt.ropeGain)) {
+    return makeError("RoPE's gain (YaRN's attention factor) must be a positive finite number, got " +
+                     std::to_string(opt.ropeGain));
+  }
   // q/k norm: gains of d_k (per head) or of the whole projection's width, both or neither.
   if (!opt.qNorm.empty() || !opt.kNorm.empty()) {
     const auto fits = [dk](const std::vector<float>& g, std::int64_t heads) {
@@ -244,6 +248,20 @@ Status validateVariants(std::int64_t dModel, const AttentionOptions& opt) {
   if (opt.sinks > 0 && opt.window == 0) {
     return makeError("sinks (S = " + std::to_string(opt.sinks) + ") keep keys visible past a sliding window: give a "
                      "window W as well");
+  }
+  // The learned sink: one logit per query head, finite or -inf (that head has none).
+  if (!opt.sinkLogits.empty()) {
+    if (static_cast<std::int64_t>(opt.sinkLogits.size()) != h) {
+      return makeError("learned sinks: " + std::to_string(opt.sinkLogits.size()) + " logits given, but there are h = " +
+                       std::to_string(h) + " heads (one logit each)");
+    }
+    for (std::size_t i = 0; i < opt.sinkLogits.size(); ++i) {
+      const float s = opt.sinkLogits[i];
+      if (std::isnan(s) || s == std::numeric_limits<float>::infinity()) {
+        return makeError("the learned sink of head " + std::to_string(i) + " must be a finite number (or -inf: none), got " +
+                         std::to_string(s));
+      }
+    }
   }
   return Ok{};
 }

@@ -53,13 +53,16 @@ void shapeStages(Trace& t, const AttentionInputs& in, const AttentionOptions& op
   if (N != h) shapeStage(T(StageId::KvGroups), {1, h, N}, {"B", "h", "N"});
   if (alibi) shapeStage(T(StageId::PositionBias), {1, h, Tq, Tk}, {"B", "h", "T_q", "T_k"}, threads);
   if (opt.window > 0) shapeStage(T(StageId::WindowMask), {1, Tq, Tk}, {"B", "T_q", "T_k"});
+  const bool sink = !opt.sinkLogits.empty();  // the sink's share: one number a row, recorded whatever the recording
+  if (sink) shapeStage(T(StageId::SinkShare), {B, h, Tq, 1}, {"B", "h", "T_q", "sink"});
   const std::pair<StageId, bool> variants[] = {{StageId::QNormed, normed},
                                                {StageId::KNormed, normed},
                                                {StageId::QRotated, rope},
                                                {StageId::KRotated, rope},
                                                {StageId::KvGroups, N != h},
                                                {StageId::PositionBias, alibi},
-                                               {StageId::WindowMask, opt.window > 0}};
+                                               {StageId::WindowMask, opt.window > 0},
+                                               {StageId::SinkShare, sink}};
   for (const auto& [id, used] : variants) {
     if (!used) shapeStage(T(id), {0}, {});
   }
@@ -108,6 +111,7 @@ void recordDescription(Trace& t, const AttentionInputs& in, bool hasBias, const 
   t.ropeBase = opt.ropeBase;
   t.window = opt.window;
   t.sinks = opt.sinks;
+  t.sinkLogits = opt.sinkLogits;
   t.layer = opt.layer;
   auto labelsOr = [](const std::vector<std::vector<std::string>>& given, std::int64_t nb, std::int64_t nt) {
     if (!given.empty()) return given;

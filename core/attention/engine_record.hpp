@@ -50,9 +50,10 @@ struct RopeTable {
   std::int64_t half = 0;  // d_k / 2
   std::vector<float> cos, sin;
 };
-// invFreq: the d_k/2 frequencies when given (AttentionOptions::ropeInvFreq), else base^(-2i/d_k).
+// invFreq: the d_k/2 frequencies when given (AttentionOptions::ropeInvFreq), else base^(-2i/d_k); gain: cos and
+// sin times it (AttentionOptions::ropeGain).
 RopeTable ropeTable(std::int64_t T, std::int64_t dk, std::int64_t firstPosition, float base,
-                    const std::vector<double>& invFreq = {});
+                    const std::vector<double>& invFreq = {}, float gain = 1.0f);
 // rotatePositions with the table made already: rows r = 0 .. T-1 of x at the table's row r.
 void rotateRows(float* x /*(T, d_k)*/, std::int64_t T, std::int64_t dk, const RopeTable& table, RopeStyle style);
 

@@ -73,6 +73,8 @@ void applyVariants(const ModelConfig& cfg, AttentionOptions& opt) {
   const auto dk = static_cast<std::size_t>(std::max<std::int64_t>(0, headDimOf(opt, cfg.dModel)));
   opt.qNorm = cfg.qkNorm ? std::vector<float>(dk, 1.0f) : std::vector<float>{};
   opt.kNorm = opt.qNorm;
+  opt.sinkLogits = cfg.learnedSink ? std::vector<float>(static_cast<std::size_t>(std::max(0, cfg.heads)), cfg.sinkLogit)
+                                   : std::vector<float>{};
 }
 
 Result<ParameterTable> parameterTable(const LayerSizes& sizes) {
@@ -116,6 +118,12 @@ std::string configSummary(const Trace& t, const ModelConfig& cfg, bool seedUsed)
     s += std::string("  rope(") + ropeStyleName(t.ropeStyle) + base + ")";
   }
   if (t.positions == AttnPositions::Alibi) s += "  alibi";
+  if (!t.sinkLogits.empty()) {  // the learned sink: its logit when every head has the same one (random weights)
+    const bool same = std::all_of(t.sinkLogits.begin(), t.sinkLogits.end(), [&](float v) { return v == t.sinkLogits[0]; });
+    char logit[32];
+    std::snprintf(logit, sizeof logit, "%g", static_cast<double>(t.sinkLogits[0]));
+    s += same ? std::string("  sink=") + logit : std::string("  learned sinks");
+  }
   s += std::string("  scale=") + scaleName(t.scale) + (t.hasBias ? "  bias" : "  no-bias");
   if (seedUsed) s += "  seed=" + std::to_string(cfg.seed);
   return s;

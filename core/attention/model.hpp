@@ -63,6 +63,8 @@ struct ModelConfig {
   int sinks = 0;             // attention sinks S (with a window)
   float softcap = 0.0f;      // c: the scaled scores become c tanh(s / c) before the mask (Gemma 2); 0: none
   bool qkNorm = false;       // RMSNorm of each head's q and k after the split (Qwen3, Gemma 3), gains 1
+  bool learnedSink = false;  // a learned sink (gpt-oss): one more softmax column of logit sinkLogit in every head
+  float sinkLogit = 0.0f;    // s, the same for every head (random weights have no learned ones to read)
   MaskKind mask = MaskKind::None;
   int padLastKeys = 0;       // key padding: ignore the last n keys of every batch item
   ScaleKind scale = ScaleKind::SqrtDk;

@@ -9,7 +9,7 @@
 namespace mhascope {
 
 RopeTable ropeTable(std::int64_t T, std::int64_t dk, std::int64_t firstPosition, float base,
-                    const std::vector<double>& given) {
+                    const std::vector<double>& given, float gain) {
   RopeTable t;
   t.half = dk / 2;
   t.cos.resize(static_cast<std::size_t>(T * t.half));
@@ -23,8 +23,9 @@ RopeTable ropeTable(std::int64_t T, std::int64_t dk, std::int64_t firstPosition,
       // The angle in double, then cos and sin rounded to float: the same float numbers whatever
       // the position's size (a float angle loses digits at large t), and the same for every caller.
       const double angle = static_cast<double>(firstPosition + r) * invFreq;
-      t.cos[static_cast<std::size_t>(r * t.half + i)] = static_cast<float>(std::cos(angle));
-      t.sin[static_cast<std::size_t>(r * t.half + i)] = static_cast<float>(std::sin(angle));
+      // YaRN's gain (1 otherwise: the same bits) lengthens q and k alike.
+      t.cos[static_cast<std::size_t>(r * t.half + i)] = static_cast<float>(gain == 1.0f ? std::cos(angle) : std::cos(angle) * gain);
+      t.sin[static_cast<std::size_t>(r * t.half + i)] = static_cast<float>(gain == 1.0f ? std::sin(angle) : std::sin(angle) * gain);
     }
   }
   return t;
@@ -47,8 +48,8 @@ void rotateRows(float* x, std::int64_t T, std::int64_t dk, const RopeTable& tabl
 }
 
 void rotatePositions(float* x, std::int64_t T, std::int64_t dk, std::int64_t firstPosition, float base,
-                     RopeStyle style, const std::vector<double>& invFreq) {
-  rotateRows(x, T, dk, ropeTable(T, dk, firstPosition, base, invFreq), style);
+                     RopeStyle style, const std::vector<double>& invFreq, float gain) {
+  rotateRows(x, T, dk, ropeTable(T, dk, firstPosition, base, invFreq, gain), style);
 }
 
 std::vector<float> alibiSlopes(int heads) {

@@ -29,6 +29,7 @@ constexpr const char* kPseudo[] = {
     "blocked = blocked | window     # |t - j| >= W, not a sink",
     "S = S.masked_fill(blocked, -inf)",
     "A = softmax(S, dim=-1)         # rows sum to 1",
+    "sink = 1 - A.sum(-1)           # A = softmax([S | s_i])[..., :-1]",
     "O = A @ V                      # (B, h, T_q, d_k)",
     "O = O.transpose(1, 2).reshape(B, T_q, h * d_k)  # copies",
     "Y = O @ W_o + b_o              # (B, T_q, d_model)",
@@ -172,8 +173,18 @@ const std::array<StageInfo, kStageCount> kStages = {{
     {StageId::Weights, "weights", "Softmax", "softmax", "softmax", "A_i = softmax(S''_i) over T_k",
      "Each row becomes a probability distribution over the keys: exponentiate, divide by the row "
      "sum. The row maximum is subtracted first only for numerical stability; it does not change "
-     "the result.",
+     "the result. With a learned sink (gpt-oss) the row shares its mass with one more column and sums to less than "
+     "1: the sink's share is the next stage.",
      "A = softmax(S, dim=-1)", DataKind::Probability},
+    {StageId::SinkShare, "sink_share", "Learned sink", "sink", "softmax", "sink_i[t] = e^(s_i) / (e^(s_i) + Σ_j e^(S''_i[t, j]))",
+     "A learned attention sink (gpt-oss): each head i has one learned logit s_i that joins every row's softmax as "
+     "one more column, A = softmax([S'' | s_i]) with the last column dropped. A row can then give its keys less "
+     "than all of its attention: its weights sum to 1 - sink_i[t], and this (B, h, T_q, 1) table is that missing "
+     "share. A head with nothing worth reading parks its mass on the sink instead of on a real token; trained "
+     "models without one learn to park it on the first token (the emergent sink StreamingLLM keeps in its "
+     "window). A row whose keys are all blocked puts everything on the sink: weights 0, share 1. The sink has no "
+     "value: the parked share adds nothing to the head's output.",
+     "sink = 1 - A.sum(-1)", DataKind::Probability},
     {StageId::HeadOutputs, "head_outputs", "Weighted values", "A·V", "weighted sum", "O_i = A_i V_i",
      "Each query's output in a head is the weighted average of that head's value vectors. This is "
      "the only step that mixes information across tokens.",
@@ -201,7 +212,8 @@ const StageInfo& stageInfo(StageId id) { return kStages[static_cast<std::size_t>
 
 bool stageIsVariant(StageId id) {
   return id == StageId::QNormed || id == StageId::KNormed || id == StageId::QRotated || id == StageId::KRotated ||
-         id == StageId::KvGroups || id == StageId::SoftCapped || id == StageId::PositionBias || id == StageId::WindowMask;
+         id == StageId::KvGroups || id == StageId::SoftCapped || id == StageId::PositionBias || id == StageId::WindowMask ||
+         id == StageId::SinkShare;
 }
 
 bool stageRecorded(const Trace& trace, StageId id) {
@@ -265,6 +277,7 @@ bool stageHasHeads(StageId id) {
     case StageId::PositionBias:
     case StageId::MaskedScores:
     case StageId::Weights:
+    case StageId::SinkShare:
     case StageId::HeadOutputs: return true;
     default: return false;
   }
@@ -290,7 +303,7 @@ Result<Slice2D> sliceStage(const Trace& trace, StageId stage, int batchIndex, in
   }
   if (t.rank() < 3) {
     return makeError(std::string(name) + " is not recorded in this configuration (it belongs to a variant that is "
-                     "not in use: the q/k norm, RoPE, grouped K/V heads, a softcap, ALiBi or a sliding window)");
+                     "not in use: the q/k norm, RoPE, grouped K/V heads, a softcap, ALiBi, a sliding window or a learned sink)");
   }
   Slice2D s;
   s.stage = stage;

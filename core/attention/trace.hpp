@@ -40,13 +40,15 @@ enum class StageId : int {
   PositionBias,  // (1, h, T_q, T_k)   ALiBi: -m_i (t - j) added to the scaled scores
   WindowMask,    // (1, T_q, T_k)      1 where the sliding window hides the key (sinks excepted)
   MaskedScores,  // (B, h, T_q, T_k)   (+ bias), blocked cells = -inf
-  Weights,       // (B, h, T_q, T_k)   softmax over T_k
+  Weights,       // (B, h, T_q, T_k)   softmax over T_k (and the learned sink's column, dropped)
+  SinkShare,     // (B, h, T_q, 1)     the learned sink's share of each row, 1 - sum_k A[t, k] (gpt-oss)
   HeadOutputs,   // (B, h, T_q, d_k)   weights V
   Concat,        // (B, T_q, d_model)  heads side by side
   Output,        // (B, T_q, d_model)  concat W_o + b_o
 };
-inline constexpr int kStageCount = 24;
-// The stages of the variants (q/k norm, RoPE, grouped K/V heads, the softcap, ALiBi, the sliding window) are recorded only
+inline constexpr int kStageCount = 25;
+// The stages of the variants (q/k norm, RoPE, grouped K/V heads, the softcap, ALiBi, the sliding window, the learned
+// sink) are recorded only
 // when the variant is used; otherwise they are empty (shape {0}) and the stepper, the dump and the
 // shape trace leave them out.
 bool stageIsVariant(StageId id);
@@ -147,6 +149,7 @@ struct Trace {
   float ropeBase = 10000.0f;
   int window = 0;            // sliding window W (0: none)
   int sinks = 0;             // keys 0 .. S-1 stay visible past the window
+  std::vector<float> sinkLogits;  // (h) the learned sink's logit s_i per head (AttentionOptions::sinkLogits); empty: none
   int layer = -1;            // the model's layer these numbers are (AttentionOptions::layer); -1: none
 
   // kStageCount entries, pipeline order. A lazy stage (isLazy) holds its shape and axes only:

@@ -130,7 +130,7 @@ Result<ModelConfig> parsePresetJson(std::string_view text, const std::string& wh
       "d_model", "heads",     "batch",         "seed",  "bias",    "positions",       "mask",
       "scale",   "pad_last_keys", "memory_budget_mib", "score_override",
       // attention as today's models run it: optional, absent = multi-head attention as before
-      "kv_heads", "head_dim", "attention_positions", "rope_base", "rope_style", "window", "sinks", "softcap", "qk_norm"};
+      "kv_heads", "head_dim", "attention_positions", "rope_base", "rope_style", "window", "sinks", "softcap", "qk_norm", "sink"};
   for (const auto& [key, value] : j.items()) {
     if (!kKnown.count(key)) return makeError(what + ": unknown key at /" + key);
   }
@@ -196,6 +196,14 @@ Result<ModelConfig> parsePresetJson(std::string_view text, const std::string& wh
     cfg.softcap = static_cast<float>(v.get<double>());
   }
   if (auto s = boolAt("qk_norm", cfg.qkNorm); !s) return s.error();
+  if (j.contains("sink")) {  // the learned sink's logit, every head's (absent: none)
+    const json& v = j.at("sink");
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || std::abs(v.get<double>()) > 1e30) {
+      return makeError(what + ": /sink must be a finite number (the learned sink's logit), got " + v.dump());
+    }
+    cfg.learnedSink = true;
+    cfg.sinkLogit = static_cast<float>(v.get<double>());
+  }
   if (j.contains("rope_base")) {
     const json& v = j.at("rope_base");
     if (!v.is_number() || !(v.get<double>() > 0.0) || v.get<double>() > 1e30) {
@@ -277,6 +285,7 @@ std::string presetToJson(const ModelConfig& cfg) {
   if (cfg.sinks > 0) j["sinks"] = cfg.sinks;
   if (cfg.softcap > 0.0f) j["softcap"] = cfg.softcap;
   if (cfg.qkNorm) j["qk_norm"] = true;
+  if (cfg.learnedSink) j["sink"] = cfg.sinkLogit;
   return j.dump(2) + "\n";
 }
 

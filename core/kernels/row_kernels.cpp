@@ -50,15 +50,11 @@ float scaleMaskRow(const float* s, float factor, const BlockedKeys& blocked, flo
   return m;
 }
 
-bool softmaxRow(const float* x, float m, const BlockedKeys& blocked, bool allBlocked, float* out, std::int64_t n) {
-  if (allBlocked) {
-    std::fill(out, out + n, 0.0f);
-    return false;
-  }
-  if (m == kNegInf) {
-    std::fill(out, out + n, std::numeric_limits<float>::quiet_NaN());
-    return true;
-  }
+namespace {
+
+// exp(x - m) over the row into out, then times 1 / (its sum + extra), blocked keys exactly 0; returns that factor.
+// extra: exp(sink - m) of a learned sink, or 0 (none: the sum's bits are the plain softmax's).
+float normaliseRow(const float* x, float m, const BlockedKeys& blocked, float* out, std::int64_t n, const float* extra) {
   std::int64_t k = 0;
   const Packet vm = simd::pset1<Packet>(m);
   Packet acc = simd::pset1<Packet>(0.0f);
@@ -72,12 +68,13 @@ bool softmaxRow(const float* x, float m, const BlockedKeys& blocked, bool allBlo
     out[k] = std::exp(x[k] - m);
     sum += out[k];
   }
+  if (extra) sum += *extra;
   const float inv = 1.0f / sum;
   if (blocked.any()) {
     // Blocked keys get exactly 0 (times inv, as the others: NaN if the row's sum is NaN, like
     // PyTorch). Their x is -inf, whose vectorised exp is not 0 but at most ~1e-38, and it is in
-    // the sum: that changes no bit of it, since the sum is >= 1 (the row's maximum gives
-    // exp(0) = 1) and every partial sum it could round differently stays below 2^-24 of that.
+    // the sum: that changes no bit of it, since the sum is >= 1 (the row's maximum, or the sink when it is
+    // larger, gives exp(0) = 1) and every partial sum it could round differently stays below 2^-24 of that.
     // (Subtracting them again, one by one, as this did before, left the sum as it was and took a
     // scalar pass over every row of a causal mask: a quarter of the attention's time at T = 4096.)
     // Branch-free passes the compiler vectorises; a run of blocked keys to the row's end reads
@@ -89,12 +86,43 @@ bool softmaxRow(const float* x, float m, const BlockedKeys& blocked, bool allBlo
       for (k = 0; k < from; ++k) out[k] *= inv;
     }
     for (k = from; k < n; ++k) out[k] = 0.0f * inv;
-    return true;
+    return inv;
   }
   const Packet vinv = simd::pset1<Packet>(inv);
   for (k = 0; k + kLanes <= n; k += kLanes) simd::pstoreu(out + k, simd::pmul(simd::ploadu<Packet>(out + k), vinv));
   for (; k < n; ++k) out[k] *= inv;
+  return inv;
+}
+
+}  // namespace
+
+bool softmaxRow(const float* x, float m, const BlockedKeys& blocked, bool allBlocked, float* out, std::int64_t n) {
+  if (allBlocked) {
+    std::fill(out, out + n, 0.0f);
+    return false;
+  }
+  if (m == kNegInf) {
+    std::fill(out, out + n, std::numeric_limits<float>::quiet_NaN());
+    return true;
+  }
+  normaliseRow(x, m, blocked, out, n, nullptr);
   return true;
+}
+
+float softmaxRowWithSink(const float* x, float m, const BlockedKeys& blocked, bool allBlocked, float sink, float* out,
+                         std::int64_t n) {
+  if (sink == kNegInf) {  // no sink: the plain softmax, and nothing on the sink
+    softmaxRow(x, m, blocked, allBlocked, out, n);
+    return 0.0f;
+  }
+  if (allBlocked || m == kNegInf) {  // nothing to attend to but the sink
+    std::fill(out, out + n, 0.0f);
+    return 1.0f;
+  }
+  // The sink is one more column: the maximum is taken over it too (for stability), and its exp joins the sum.
+  const float top = std::max(m, sink);
+  const float e = std::exp(sink - top);
+  return e * normaliseRow(x, top, blocked, out, n, &e);
 }
 
 }  // namespace mhascope

@@ -34,5 +34,12 @@ float scaleMaskRow(const float* s, float factor, const BlockedKeys& blocked, flo
 // visible (every visible score overflowed): out = NaN, like PyTorch. Blocked keys get exactly 0;
 // x must hold -inf there (what the masking wrote). out may alias x.
 bool softmaxRow(const float* x, float m, const BlockedKeys& blocked, bool allBlocked, float* out, std::int64_t n);
+// The same row with a learned sink (gpt-oss): one more logit s joins the softmax as an extra column and is then
+// dropped, out[k] = exp(x[k]) / (exp(s) + sum_j exp(x[j])), so the row sums to less than 1. Returns the sink's
+// share exp(s) / (exp(s) + sum_j exp(x[j])) = 1 - sum_k out[k]. A row whose keys are all blocked (or whose
+// visible scores are all -inf) puts everything on the sink: out = 0, share 1 (0 when s = -inf: no sink at all).
+// s = -inf gives softmaxRow's numbers wherever a key is visible.
+float softmaxRowWithSink(const float* x, float m, const BlockedKeys& blocked, bool allBlocked, float sink, float* out,
+                         std::int64_t n);
 
 }  // namespace mhascope

@@ -31,7 +31,7 @@ Tensor rotatedCopy(const Tensor& heads /*(B, heads, T, d_k)*/, const AttentionOp
   Tensor out = heads;
   const auto n = heads.dim(0) * heads.dim(1), T = heads.dim(2), dk = heads.dim(3);
   for (std::int64_t i = 0; i < n; ++i) {
-    rotatePositions(out.ptr() + i * T * dk, T, dk, 0, opt.ropeBase, opt.ropeStyle, opt.ropeInvFreq);
+    rotatePositions(out.ptr() + i * T * dk, T, dk, 0, opt.ropeBase, opt.ropeStyle, opt.ropeInvFreq, opt.ropeGain);
   }
   return out;
 }

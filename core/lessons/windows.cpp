@@ -114,7 +114,42 @@ Result<WindowLesson> windowLesson(const Model& model, int window, int sinks, boo
   }
   for (int i = 0; i < t.heads; ++i) r.firstKey.push_back(firstKeyShare(r.full, i));
   r.firstKeyAll = firstKeyShare(r.full, -1);
+  // The learned sink, with the controls' logits or the lesson's own, on the same inputs without the window.
+  AttentionOptions sunk = full;
+  r.sinkFromControls = !full.sinkLogits.empty();
+  if (!r.sinkFromControls) sunk.sinkLogits.assign(static_cast<std::size_t>(full.heads), kLessonSinkLogit);
+  r.sinkLogits = sunk.sinkLogits;
+  if (auto s = forward(model.inputs, model.weights, sunk, r.sunk); !s) return s.error();
+  const Tensor& share = r.sunk.tensor(StageId::SinkShare);  // (B, h, T_q, 1)
+  for (int i = 0; i < t.heads; ++i) {
+    double sum = 0;
+    for (int q = 0; q < t.tq; ++q) sum += share.data[idx(static_cast<std::int64_t>(i) * t.tq + q)];
+    r.sinkShare.push_back(t.tq > 0 ? sum / t.tq : 0.0);
+    r.sinkShareAll += r.sinkShare.back() / t.heads;
+  }
+  r.firstKeySunk = firstKeyShare(r.sunk, -1);
   return r;
+}
+
+std::string learnedSinkText(const WindowLesson& r, int head) {
+  if (head < 0 || head >= static_cast<int>(r.sinkShare.size())) return "";
+  const float s = r.sinkLogits[static_cast<std::size_t>(head)];
+  std::string out =
+      "A learned sink does by design what StreamingLLM's first tokens do by accident: gpt-oss gives each head one "
+      "learned logit s that joins every row's softmax as an extra column and is then dropped, w = e^z / (e^s + Σ e^z), "
+      "so a head that finds nothing worth reading can give its weight to no token at all. The row's weights then sum "
+      "to less than 1; the missing share is the sink's, and it adds nothing to the output (the sink has no value). " +
+      std::string(r.sinkFromControls ? "With the controls' sink" : "With s = " + num(s, 3) + " in every head (the "
+                                                                   "controls' learned sink is off)") +
+      ", on this sentence without the window, head " + std::to_string(head) + " (s = " + num(s, 3) + ") leaves " +
+      num(r.sinkShare[static_cast<std::size_t>(head)], 3) + " of a row's weight on the sink on average, every head " +
+      num(r.sinkShareAll, 3) + ".";
+  if (r.firstKeyAll.queries > 0 && r.firstKeySunk.queries > 0) {
+    out += " The first key's share goes from " + num(r.firstKeyAll.weight, 3) + " without it to " +
+           num(r.firstKeySunk.weight, 3) + " with it: the sink takes from every key of a row in the same proportion, "
+           "so the keys' ratios stay as they were; a trained model, given a sink, need not make its first token one.";
+  }
+  return out;
 }
 
 std::string windowKeepText(const WindowLesson& r) {

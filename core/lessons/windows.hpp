@@ -1,7 +1,7 @@
 // Lesson "Windows" — the sliding window and the attention sinks: which keys a query keeps, what the
 // heads' weights become, the score cells (memory) kept as T grows, and how much weight the first
-// token takes on the current configuration (the sink a trained model shows, random weights do not).
-// Reruns the pipeline.
+// token takes on the current configuration (the sink a trained model shows, random weights do not), beside
+// the learned sink gpt-oss gives each head and its share on the same sentence. Reruns the pipeline.
 #pragma once
 
 #include <algorithm>
@@ -51,7 +51,17 @@ struct WindowLesson {
   FirstKeyShare firstKeyAll;                  // every head together
   double meanAbsOutputDiff = 0;               // windowed vs full outputs, over (B, T_q, d_model)
   double meanAbsOutputDiffNoSinks = 0;        // the same window with no sinks (= the first when S = 0)
+  // The learned sink (gpt-oss), without the window: the controls' logits when they set one, else
+  // kLessonSinkLogit in every head; each head's mean share on the sink over batch item 0's query rows.
+  Trace sunk;
+  bool sinkFromControls = false;
+  std::vector<float> sinkLogits;   // (h) the logits used
+  std::vector<double> sinkShare;   // (h) mean of 1 - Σ_k A[t, k]
+  double sinkShareAll = 0;         // over every head
+  FirstKeyShare firstKeySunk;      // the first key's share with the learned sink, every head
 };
+// The learned sink's logit the lesson uses when the controls set none.
+inline constexpr float kLessonSinkLogit = 1.0f;
 Result<WindowLesson> windowLesson(const Model& model, int window, int sinks, bool causal);
 // What the window keeps, in words from the result: query T_q - 1's visible keys (window and sinks),
 // the cells kept at this T and at the longest T of the table.
@@ -64,6 +74,8 @@ std::int64_t windowReach(std::int64_t layers, std::int64_t window);
 inline constexpr std::int64_t kMistralWindow = 4096;
 // The receptive field of stacked windows (this W, and Mistral-7B's) and the rolling-buffer cache.
 std::string windowReachText(const WindowLesson& r);
+// The learned sink (gpt-oss) beside the emergent one: its formula and its share on this sentence, from the engine.
+std::string learnedSinkText(const WindowLesson& r, int head);
 // The lesson's opening, and what StreamingLLM keeps and why.
 const char* windowLessonIntro();
 const char* streamingLlmText();

@@ -113,6 +113,15 @@ Result<ModelSpec> parseModelConfig(std::string_view text, const std::string& wha
   if (!family) {
     return fileError(what, "model_type '" + type + "' is not supported (mhascope opens " + familyTypes() + ")");
   }
+  return parseFamilyConfig(*family, text, what);
+}
+
+Result<ModelSpec> parseFamilyConfig(const Family& f, std::string_view text, const std::string& what) {
+  auto parsed = parseStrictJson(text, what);
+  if (!parsed) return parsed.error();
+  const json& j = *parsed;
+  if (!j.is_object()) return fileError(what, "the config must be a JSON object, got " + jsonTypeName(j));
+  const Family* family = &f;
   ModelSpec s;
   s.family = family;
   s.arch = family->arch;
@@ -143,8 +152,29 @@ std::vector<double> ropeInverseFrequencies(const ModelSpec& spec) {
   std::vector<double> inv(static_cast<std::size_t>(dk / 2));
   const Llama3RopeScaling& rs = spec.ropeScaling;
   const double pi = 3.14159265358979323846;
+  const YarnRopeScaling& yarn = spec.yarn;
+  // YaRN's ramp over the dims: where a dim turning `turns` times in the original context sits.
+  const auto dimOf = [&](double turns) {
+    return dk * std::log(yarn.originalMaxPositions / (turns * 2.0 * pi)) / (2.0 * std::log(spec.ropeTheta));
+  };
+  double low = 0, high = 0;
+  if (yarn.enabled) {
+    low = dimOf(yarn.betaFast);
+    high = dimOf(yarn.betaSlow);
+    if (yarn.truncate) {
+      low = std::floor(low);
+      high = std::ceil(high);
+    }
+    low = std::max(low, 0.0);
+    high = std::min(high, static_cast<double>(dk - 1));
+    if (low == high) high += 0.001;  // a ramp of one dim still has a slope
+  }
   for (int i = 0; i < dk / 2; ++i) {
     double f = std::pow(spec.ropeTheta, -2.0 * i / dk);
+    if (yarn.enabled) {
+      const double ramp = std::clamp((i - low) / (high - low), 0.0, 1.0);  // 0: kept, 1: divided by factor
+      f = f / yarn.factor * ramp + f * (1.0 - ramp);
+    }
     if (rs.enabled) {
       const double wavelength = 2.0 * pi / f;
       const double lowWavelength = rs.originalMaxPositions / rs.lowFreqFactor;    // longer: slowed down

@@ -29,6 +29,19 @@ struct Llama3RopeScaling {
   double originalMaxPositions = 8192.0;
 };
 
+// YaRN (rope_type "yarn", gpt-oss): each frequency blends base^(-2i/d_k) (extrapolation, kept) and that over
+// `factor` (interpolation) by a ramp over the dims: a dim turning at least beta_fast times in
+// original_max_position_embeddings keeps its frequency, one turning at most beta_slow times is divided by factor,
+// the ones between (the ramp's ends floored and ceiled unless truncate is false) blend linearly. cos and sin are
+// then times attentionFactor (0.1 ln(factor) + 1 unless the config gives attention_factor, or DeepSeek's
+// mscale / mscale_all_dim ratio).
+struct YarnRopeScaling {
+  bool enabled = false;
+  double factor = 1.0, originalMaxPositions = 4096.0, betaFast = 32.0, betaSlow = 1.0;
+  bool truncate = true;
+  double attentionFactor = 1.0;
+};
+
 // One layer's attention where a family's layers differ (layer_types, no_rope_layers, local and global layers).
 struct LayerKind {
   int window = 0;         // this layer's sliding window W (0: the whole causal past)
@@ -97,6 +110,7 @@ struct ModelSpec {
   // RoPE families only:
   double ropeTheta = 10000.0;
   Llama3RopeScaling ropeScaling;
+  YarnRopeScaling yarn;
   int window = 0;             // Mistral's sliding_window W on every layer (0: none)
   // One entry per layer when the family's layers differ (each its own window, positions, base); empty: every
   // layer has `window` and RoPE at rope_theta.
@@ -115,8 +129,11 @@ struct ModelSpec {
 
 // Parses config.json's text; `what` (the file's path) names it in every message.
 Result<ModelSpec> parseModelConfig(std::string_view json, const std::string& what);
+// The same for a family given outright (parseModelConfig's, once model_type has found it): also a family not
+// yet in the list, whose parts are checked before it is.
+Result<ModelSpec> parseFamilyConfig(const Family& family, std::string_view json, const std::string& what);
 
-// RoPE's inverse frequencies inv_freq_i, i < d_k/2: theta^(-2i/d_k), with Llama 3.1's scaling when
+// RoPE's inverse frequencies inv_freq_i, i < d_k/2: theta^(-2i/d_k), with Llama 3.1's scaling or YaRN's when
 // the config asks for it (as Hugging Face computes them, in double here).
 std::vector<double> ropeInverseFrequencies(const ModelSpec& spec);
 

@@ -218,7 +218,8 @@ AttentionOptions attentionOptionsFor(const ModelSpec& spec, int layer) {
     ao.ropeStyle = spec.family->ropeStyle;  // every family today: Hugging Face's rotate_half, pairs (i, i + d_k/2)
     // Llama 3.1's stretched frequencies are not base^(-2i/d_k): the engine is given them outright, so the
     // layer still records its rotated q and k.
-    if (spec.ropeScaling.enabled) ao.ropeInvFreq = ropeInverseFrequencies(turned);
+    if (spec.ropeScaling.enabled || spec.yarn.enabled) ao.ropeInvFreq = ropeInverseFrequencies(turned);
+    if (spec.yarn.enabled) ao.ropeGain = static_cast<float>(spec.yarn.attentionFactor);  // cos and sin times it
   }
   return ao;
 }
@@ -230,6 +231,7 @@ AttentionOptions layerOptions(const ModelSpec& spec, const LayerWeights& lw, int
     o.kNorm.assign(lw.kNorm.data(), lw.kNorm.data() + lw.kNorm.size());
     o.qkNormEps = static_cast<float>(spec.normEps);
   }
+  if (lw.sinks.size() > 0) o.sinkLogits.assign(lw.sinks.data(), lw.sinks.data() + lw.sinks.size());  // gpt-oss's
   return o;
 }
 

@@ -251,6 +251,7 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
       case TensorRole::ValueBias: vector = &att->bv; break;
       case TensorRole::QueryNorm: vector = &w.qNorm; break;
       case TensorRole::KeyNorm: vector = &w.kNorm; break;
+      case TensorRole::Sinks: vector = &w.sinks; break;
       case TensorRole::Output: matrix = &att->wo; break;
       case TensorRole::OutputBias: vector = &att->bo; break;
       case TensorRole::Norm2: vector = &w.norm2; break;

@@ -29,6 +29,7 @@ struct LayerWeights {
   RowVector attentionOutNorm, mlpOutNorm;  // (1, d_model) the norms of the sublayers' outputs (OLMo 2, Gemma); else empty
   std::shared_ptr<MhaWeights> attention;  // W_q (d, d), W_k W_v (d, N d_k), W_o (d, d) + biases
   RowVector qNorm, kNorm;   // the q/k norm's gains: (1, d_k) each, or (1, h d_k) and (1, N d_k); empty without
+  RowVector sinks;          // (1, h) the learned sinks' logits (gpt-oss); empty without
   RowMatrix mlpIn;          // GPT-2 c_fc (d_model, F); Llama gate_proj^T (d_model, F)
   RowVector mlpInBias;      // GPT-2 (1, F) (empty without)
   RowMatrix mlpUp;          // the SwiGLU up projection: Llama up_proj^T (d_model, F) (empty without)

@@ -19,6 +19,7 @@
 
 #include "io/binary_decode.hpp"
 #include "io/file_io.hpp"
+#include "io/mxfp4.hpp"
 #include "io/safetensors_internal.hpp"
 #include "io/strict_json.hpp"
 #include "util/finite.hpp"
@@ -270,6 +271,73 @@ Status WeightStore::readRows(const StoredTensor& t, std::int64_t row0, std::int6
     return fileError(t.file, "tensor '" + t.name + "' has " + std::to_string(nan) + " NaN and " + std::to_string(inf) +
                                  " Inf values (the first at flat index " + std::to_string(firstBad) +
                                  "); mhascope never zeroes them silently");
+  }
+  return Ok{};
+}
+
+bool WeightStore::hasMxfp4(const std::string& name) const {
+  return find(name + "_blocks") != nullptr || find(name + "_scales") != nullptr;
+}
+
+Result<Shape> WeightStore::mxfp4Shape(const std::string& name) const {
+  const StoredTensor* blocks = find(name + "_blocks");
+  const StoredTensor* scales = find(name + "_scales");
+  const std::string what = "MXFP4 tensor '" + name + "'";
+  if (!blocks || !scales) {
+    return makeError(what + " needs both " + name + "_blocks and " + name + "_scales; the folder has only " +
+                     (blocks ? name + "_blocks" : name + "_scales"));
+  }
+  for (const StoredTensor* t : {blocks, scales}) {
+    if (t->dtype != "U8") return fileError(t->file, what + ": '" + t->name + "' must be U8 bytes, got " + t->dtype);
+  }
+  const Shape& b = blocks->shape;
+  const Shape& s = scales->shape;
+  if (b.size() < 2 || b.back() != kMxfp4BlockBytes) {
+    return fileError(blocks->file, what + ": '" + blocks->name + "' must be (…, G, " + std::to_string(kMxfp4BlockBytes) +
+                                       ") — 16 bytes hold a block of 32 values — got " + shapeToString(b));
+  }
+  if (s != Shape(b.begin(), b.end() - 1)) {
+    return fileError(scales->file, what + ": '" + scales->name + "' must have the blocks' shape without their last axis, " +
+                                       shapeToString(Shape(b.begin(), b.end() - 1)) + ", got " + shapeToString(s));
+  }
+  Shape out(b.begin(), b.end() - 1);
+  out.back() *= kMxfp4BlockValues;
+  return out;
+}
+
+Status WeightStore::readMxfp4(const std::string& name, std::int64_t item0, std::int64_t items, float* out) const {
+  auto shape = mxfp4Shape(name);
+  if (!shape) return shape.error();
+  const StoredTensor& blocks = *find(name + "_blocks");
+  const StoredTensor& scales = *find(name + "_scales");
+  const std::int64_t dim0 = shape->size() > 1 ? shape->front() : 1;
+  if (item0 < 0 || items < 0 || item0 + items > dim0) {
+    return fileError(blocks.file, "items " + std::to_string(item0) + ".." + std::to_string(item0 + items) +
+                                      " of MXFP4 tensor '" + name + "' are outside its " + std::to_string(dim0));
+  }
+  if (!blocks.source || !scales.source) return fileError(blocks.file, "MXFP4 tensor '" + name + "' belongs to no open file");
+  const std::int64_t groupsPerItem = scales.numel / dim0;  // blocks of 32 values in one item
+  // A bounded number of blocks per read, whatever the tensor's size.
+  constexpr std::int64_t kGroups = 1 << 12;
+  std::vector<std::uint8_t> packed(static_cast<std::size_t>(std::min(groupsPerItem * items, kGroups) * kMxfp4BlockBytes));
+  std::vector<std::uint8_t> scale(static_cast<std::size_t>(std::min(groupsPerItem * items, kGroups)));
+  const std::int64_t first = item0 * groupsPerItem, total = items * groupsPerItem;
+  for (std::int64_t g0 = 0; g0 < total; g0 += kGroups) {
+    const std::int64_t n = std::min(kGroups, total - g0);
+    const std::uint64_t at = static_cast<std::uint64_t>(first + g0);
+    if (auto r = blocks.source->readAt(blocks.offset + at * kMxfp4BlockBytes, static_cast<std::size_t>(n * kMxfp4BlockBytes),
+                                       packed.data());
+        !r) {
+      return r.error();
+    }
+    if (auto r = scales.source->readAt(scales.offset + at, static_cast<std::size_t>(n), scale.data()); !r) return r.error();
+    dequantiseMxfp4(packed.data(), scale.data(), n, out + g0 * kMxfp4BlockValues);
+  }
+  const std::size_t count = static_cast<std::size_t>(total * kMxfp4BlockValues);
+  if (const std::size_t bad = countNonFinite(out, count); bad > 0) {
+    return fileError(scales.file, "MXFP4 tensor '" + name + "' has " + std::to_string(bad) +
+                                      " values that are not finite numbers (a scale byte of 255 is not a number in "
+                                      "MXFP4); mhascope never zeroes them silently");
   }
   return Ok{};
 }

@@ -83,6 +83,17 @@ class WeightStore {
   // The whole tensor.
   Status read(const StoredTensor& t, float* out) const { return readRows(t, 0, t.shape.empty() ? 1 : t.shape[0], out); }
 
+  // MXFP4 (io/mxfp4.hpp, gpt-oss's experts): the tensor `name` stored as `name`_blocks (…, R, G, 16) U8 and
+  // `name`_scales (…, R, G) U8. Whether the folder holds such a pair:
+  bool hasMxfp4(const std::string& name) const;
+  // The dequantised tensor's shape (…, R, G·32), after checking the pair (both present, both U8, the shapes agree);
+  // every message names the tensor and what is wrong.
+  Result<Shape> mxfp4Shape(const std::string& name) const;
+  // Items [item0, item0 + items) of the leading axis (an expert each) dequantised into out (items × the rest
+  // floats), as transformers' gpt-oss integration unpacks them (before it transposes the last two axes), read a
+  // bounded block of bytes at a time. A scale byte of 255 (not a number in MXFP4) is an error naming the tensor.
+  Status readMxfp4(const std::string& name, std::int64_t item0, std::int64_t items, float* out) const;
+
  private:
   Status addFile(const std::string& path, const std::vector<std::string>* only, const std::string& indexPath);
   std::vector<std::shared_ptr<WeightFile>> files_;

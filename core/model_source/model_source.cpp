@@ -264,6 +264,7 @@ std::string fixedByModel(const std::string& dir, const std::string& control) {
   if (control == "kv_heads") return by + " (its config.json: num_key_value_heads; GPT-2: N = h)";
   if (control == "head_dim") return by + " (its config.json: head_dim, else hidden_size / num_attention_heads)";
   if (control == "stable_scores") return by + " (its q_norm/k_norm weights and attn_logit_softcapping)";
+  if (control == "learned_sink") return by + " (its self_attn.sinks weights, gpt-oss only)";
   if (control == "attention_positions" || control == "positions") {
     return by + ": its architecture decides (Llama family: RoPE with config.json's rope_theta; GPT-2: learned "
                 "positions, already inside the hidden states the layer reads)";

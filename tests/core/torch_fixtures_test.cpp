@@ -57,6 +57,7 @@ TEST_P(TorchFixture, EveryStageMatchesPyTorch) {
   opt.ropeBase = meta.value("rope_base", 10000.0f);
   opt.window = meta.value("window", 0);
   opt.sinks = meta.value("sinks", 0);
+  if (meta.contains("sink_logits")) opt.sinkLogits = meta["sink_logits"].get<std::vector<float>>();  // gpt-oss's sinks
   auto sd = loadSafetensors((dir / "weights.safetensors").string());
   ASSERT_TRUE(sd.ok()) << sd.error().message;
   auto w = weightsFromStateDict(*sd, meta["d_model"]);
@@ -91,6 +92,17 @@ TEST_P(TorchFixture, EveryStageMatchesPyTorch) {
     const bool rope = opt.positions == AttnPositions::Rope;
     const Tensor keys = mustLoad(dir / (rope ? "k_rotated.npy" : "k_heads.npy"));
     EXPECT_TRUE(checkTensor("k_cache", d->kCache.ptr(), keys.ptr(), keys.data.size(), 2e-5, 2e-4));
+  }
+  // With a learned sink a fully masked row gives the sink everything: weights 0 and share 1, exactly.
+  if (!opt.sinkLogits.empty()) {
+    const Tensor& share = trace.tensor(StageId::SinkShare);
+    for (const auto& row : meta["torch_nan_rows"]) {
+      for (int head = 0; head < opt.heads; ++head) {
+        const std::size_t r = (static_cast<std::size_t>(row[0].get<int>()) * opt.heads + head) * trace.tq + row[1].get<int>();
+        EXPECT_EQ(share.data[r], 1.0f) << "head " << head;
+        for (int k = 0; k < trace.tk; ++k) EXPECT_EQ(trace.tensor(StageId::Weights).data[r * trace.tk + k], 0.0f);
+      }
+    }
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include "attention/decode.hpp"
 #include "lesson_fixtures.hpp"
+#include "lessons/common.hpp"
 #include "lessons/lessons.hpp"
 
 namespace mhascope {
@@ -176,6 +177,35 @@ TEST(WindowsLesson, AHeadThatParksWeightOnTheFirstKeyIsASink) {
   EXPECT_TRUE(has(firstKeyText(*r, 0), "That is a sink")) << firstKeyText(*r, 0);
   // Its window without the sink loses that weight: the outputs move more than with the sink kept.
   EXPECT_GT(r->meanAbsOutputDiffNoSinks, r->meanAbsOutputDiff);
+}
+
+// The learned sink beside the emergent one: its share is the engine's sink_share averaged over the rows, with the
+// lesson's logit when the controls set none and the controls' own when they do; the sentence says those numbers.
+TEST(WindowsLesson, LearnedSinkShareIsTheEnginesOnTheSentence) {
+  ModelConfig cfg = sized(8, 2, "a b c d e f g h");
+  for (bool fromControls : {false, true}) {
+    cfg.learnedSink = fromControls;
+    cfg.sinkLogit = 2.5f;
+    auto r = windowLesson(buildOrDie(cfg), 2, 1, true);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->sinkFromControls, fromControls);
+    EXPECT_EQ(r->sinkLogits, std::vector<float>(2, fromControls ? 2.5f : kLessonSinkLogit));
+    const Tensor& share = r->sunk.tensor(StageId::SinkShare);
+    for (int h = 0; h < 2; ++h) {
+      double mean = 0;
+      for (int q = 0; q < 8; ++q) {
+        double row = 0;
+        for (int k = 0; k < 8; ++k) row += weightAt(r->sunk, 0, h, q, k);
+        EXPECT_NEAR(row + share.data[static_cast<std::size_t>(h * 8 + q)], 1.0, 1e-6);
+        mean += share.data[static_cast<std::size_t>(h * 8 + q)] / 8.0;
+      }
+      EXPECT_NEAR(r->sinkShare[static_cast<std::size_t>(h)], mean, 1e-9);
+      EXPECT_GT(mean, 0.05);
+    }
+    const std::string s = learnedSinkText(*r, 1);
+    EXPECT_TRUE(has(s, "leaves " + lesson_detail::num(r->sinkShare[1], 3) + " of a row's weight on the sink")) << s;
+    EXPECT_TRUE(has(s, fromControls ? "With the controls' sink" : "the controls' learned sink is off")) << s;
+  }
 }
 
 // The lesson's own W and S, whatever window the configuration has.

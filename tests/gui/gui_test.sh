@@ -266,6 +266,22 @@ assert np.allclose(np.sqrt((q ** 2).mean(-1)), 1, atol=1e-3)
     [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "stable_scores_lesson script failed (exit $rc)"; }
     /usr/bin/python3 "$here/check_png.py" "$out/stable_lesson.png" || fail "blank stable_lesson.png"
     ;;
+  learned_sink)
+    # The learned sink's control in the window (learned_sink.txt), then the command line's --sink: every row's
+    # weights and its sink share sum to 1, and a logit above the scores takes most of the mass.
+    xvfb "$bin" --fresh --preset default --script "$(script_from learned_sink.txt)" > "$out/log.txt" 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] || { tail -n 20 "$out/log.txt"; fail "learned_sink script failed (exit $rc)"; }
+    /usr/bin/python3 "$here/check_png.py" "$out/sink.png" || fail "blank sink.png"
+    "$bin" run --sink 4 --dump "$out/dump" > /dev/null || fail "run --sink"
+    /usr/bin/python3 -c "
+import numpy as np
+w = np.load('$out/dump/weights.npy'); s = np.load('$out/dump/sink_share.npy')
+assert s.shape == w.shape[:3] + (1,), s.shape
+assert np.allclose(w.sum(-1, keepdims=True) + s, 1, atol=1e-5)
+assert s.mean() > 0.5, s.mean()
+" || fail "the weights and the sink share do not sum to 1, or the sink took little"
+    ;;
   latent_attention)
     # The Latent attention lesson's choices and numbers (latent_attention.txt).
     xvfb "$bin" --fresh --preset default --view latent_attention --script "$(script_from latent_attention.txt)" \

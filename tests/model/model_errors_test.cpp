@@ -139,9 +139,9 @@ TEST(ModelFolderErrors, UnsupportedKeys) {
   FolderCopy f("llama_gqa");
   const auto original = f.config();
   auto j = original;
-  j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+  j["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 4.0}};
   f.writeConfig(j);
-  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"rope_scaling", "yarn", "not supported"}));
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"rope_scaling", "dynamic", "not supported"}));
   j = original;
   j["hidden_act"] = "gelu";
   f.writeConfig(j);
@@ -196,7 +196,7 @@ TEST(ModelFolderErrors, NewerFamiliesRefuseWhatTheyDoNotImplement) {
       {"qwen3", "layer_types", {"full_attention", "chunked_attention", "full_attention"},
        {"layer_types[1] \"chunked_attention\"", "not supported"}},
       {"qwen3", "layer_types", {"full_attention"}, {"'layer_types' must be a list of 3 entries"}},
-      {"olmo2", "rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}}, {"rope_scaling", "yarn", "not supported"}},
+      {"olmo2", "rope_scaling", {{"rope_type", "linear"}, {"factor", 4.0}}, {"rope_scaling", "linear", "not supported"}},
       {"gemma2", "hidden_activation", "gelu", {"hidden_activation 'gelu'", "not supported"}},
       {"gemma2", "attn_logit_softcapping", -1.0, {"'attn_logit_softcapping' must be a positive number, got -1"}},
       {"gemma3", "attn_logit_softcapping", 50.0, {"attn_logit_softcapping 50", "not supported"}},

@@ -13,6 +13,11 @@
 #include "attention/decode.hpp"
 #include "attention/engine.hpp"
 #include "check_tensor.hpp"
+#include "io/file_io.hpp"
+#include "io/npy.hpp"
+#include "model/config.hpp"
+#include "model/forward.hpp"
+#include "model_fixtures.hpp"
 
 namespace mhascope {
 namespace {
@@ -137,6 +142,91 @@ TEST(RopeFrequencies, BadOnesAreRefusedNamingTheValues) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("RoPE frequencies (3 given) apply to RoPE only"), std::string::npos)
       << r.error().message;
+}
+
+// RoPE's gain (YaRN's attention factor): q and k both come out g times longer, in the forward, the one-head path and
+// the decoder alike, so every score is g² times larger.
+TEST(RopeFrequencies, TheGainLengthensQAndK) {
+  RopeCase s = makeCase();
+  Trace plain, gained;
+  ASSERT_TRUE(forward(s.in, s.w, s.opt, plain).ok());
+  s.opt.ropeGain = 1.25f;
+  ASSERT_TRUE(forward(s.in, s.w, s.opt, gained).ok());
+  for (StageId id : {StageId::QRotated, StageId::KRotated}) {
+    const Tensor &a = plain.tensor(id), &b = gained.tensor(id);
+    for (std::size_t i = 0; i < a.data.size(); ++i) ASSERT_NEAR(b.data[i], 1.25f * a.data[i], 1e-5f) << i;
+  }
+  const std::int64_t cells = static_cast<std::int64_t>(plain.tensor(StageId::Scores).data.size());
+  for (std::int64_t i = 0; i < cells; ++i) {
+    ASSERT_NEAR(gained.cell(StageId::Scores, i), 1.5625f * plain.cell(StageId::Scores, i), 1e-4f) << i;
+  }
+  auto one = attentionHead(s.in, s.w, s.opt, StageId::Weights, 0, 1);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  auto a = sliceStage(gained, StageId::Weights, 0, 1), b = sliceStage(*one, StageId::Weights, 0, 0);
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (int i = 0; i < a->rows * a->cols; ++i) ASSERT_EQ(a->data[i], b->data[i]) << "cell " << i;
+  auto dec = decode(s.in, s.w, s.opt, 2);
+  ASSERT_TRUE(dec.ok()) << dec.error().message;
+  const Tensor& out = gained.tensor(StageId::Output);
+  EXPECT_TRUE(mhascope::testing::checkTensor("decode output", dec->output.ptr(), out.ptr(), out.data.size(), 1e-5, 1e-4));
+  s.opt.ropeGain = 0.0f;
+  const Status bad = forward(s.in, s.w, s.opt, plain);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("RoPE's gain"), std::string::npos) << bad.error().message;
+}
+
+// YaRN as a config asks for it (rope_type "yarn"): gpt-oss's fixture's rope_scaling on a Llama config of the same
+// head size and base gives the reference's frequencies and attention factor (scripts/gen_model_fixtures.py's
+// yarn_parameters, modeling_rope_utils.py's _compute_yarn_parameters), and the layer's options carry both.
+TEST(RopeFrequencies, YarnEqualsTheReference) {
+  auto text = readFile(model::kModels + "llama_wide/config.json");
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  std::string cfg = *text;
+  const auto brace = cfg.rfind('}');
+  cfg = cfg.substr(0, brace);
+  for (const char* key : {"\"rope_theta\"", "\"max_position_embeddings\""}) {  // the fixture's base and context
+    const auto at = cfg.find(key);
+    ASSERT_NE(at, std::string::npos) << key;
+    const auto end = cfg.find_first_of(",}", at);
+    cfg.erase(at, end - at + 1);
+  }
+  cfg += ", \"rope_theta\": 150000.0, \"max_position_embeddings\": 8192, \"rope_scaling\": {\"beta_fast\": 32.0, "
+         "\"beta_slow\": 1.0, \"factor\": 2.0, \"original_max_position_embeddings\": 4096, \"rope_type\": \"yarn\", "
+         "\"truncate\": false}}";
+  auto spec = model::parseModelConfig(cfg, "yarn config");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  ASSERT_TRUE(spec->yarn.enabled);
+  ASSERT_EQ(spec->dk(), 16);
+  auto inv = loadNpy(model::kModels + "reference/gpt_oss/rope_inv_freq.npy");
+  auto gain = loadNpy(model::kModels + "reference/gpt_oss/rope_attention_factor.npy");
+  ASSERT_TRUE(inv.ok() && gain.ok());
+  const std::vector<double> mine = model::ropeInverseFrequencies(*spec);
+  ASSERT_EQ(mine.size(), inv->data.size());
+  int kept = 0, divided = 0;
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    EXPECT_NEAR(mine[i], inv->data[i], 1e-6 * inv->data[i]) << "dim " << i;
+    const double plain = std::pow(150000.0, -2.0 * static_cast<double>(i) / 16.0);
+    kept += std::abs(mine[i] - plain) < 1e-12;
+    divided += std::abs(mine[i] - plain / 2) < 1e-12;
+  }
+  EXPECT_GT(kept, 0);
+  EXPECT_GT(divided, 0);
+  EXPECT_NEAR(spec->yarn.attentionFactor, gain->data[0], 1e-6);
+  EXPECT_NEAR(spec->yarn.attentionFactor, 0.1 * std::log(2.0) + 1.0, 1e-12);
+  const AttentionOptions ao = model::attentionOptionsFor(*spec, 0);
+  EXPECT_EQ(ao.ropeInvFreq, mine);
+  EXPECT_FLOAT_EQ(ao.ropeGain, static_cast<float>(spec->yarn.attentionFactor));
+  // The two readings of the factor must agree, and truncate is a flag.
+  std::string wrong = cfg;
+  wrong.replace(wrong.find("8192"), 4, "4096");
+  auto refused = model::parseModelConfig(wrong, "yarn config");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("disagree"), std::string::npos) << refused.error().message;
+  wrong = cfg;
+  wrong.replace(wrong.rfind("false"), 5, "\"no\"");
+  refused = model::parseModelConfig(wrong, "yarn config");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("truncate"), std::string::npos) << refused.error().message;
 }
 
 }  // namespace

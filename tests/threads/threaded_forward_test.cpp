@@ -19,8 +19,10 @@ using mhascope::testing::testModel;
 
 TEST(ThreadedForward, GivesTheOneThreadBitsExactly) {
   for (MaskKind mask : {MaskKind::None, MaskKind::Causal}) {
+  for (bool sink : {false, true}) {  // with a learned sink too: its share is written per row, by the row's thread
     // Big enough that threads are used (> 4 MFLOP), several projection row blocks, odd T.
-    const Model m = testModel(301, 64, 8, 2, mask);
+    Model m = testModel(301, 64, 8, 2, mask);
+    if (sink) m.options.sinkLogits = {0.5f, -1.0f, 2.0f, 0.0f, 1.0f, -0.5f, 3.0f, -2.0f};
     AttentionOptions one = m.options, two = m.options;
     one.threads = 1;
     two.threads = 2;
@@ -36,6 +38,7 @@ TEST(ThreadedForward, GivesTheOneThreadBitsExactly) {
       })) << std::string(stageInfo(static_cast<StageId>(i)).name);
     }
     EXPECT_EQ(t1.fullyMasked, t2.fullyMasked);
+  }
   }
 }
 

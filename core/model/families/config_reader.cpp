@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -226,13 +227,14 @@ void readRopeScaling(ConfigReader& r, ModelSpec& s) {
   const json* kind = rs.contains("rope_type") ? &rs.at("rope_type") : rs.contains("type") ? &rs.at("type") : nullptr;
   const std::string name = kind && kind->is_string() ? kind->get<std::string>() : "";
   if (name == "default") return;
-  if (name != "llama3") {
+  if (name != "llama3" && name != "yarn") {
     r.refuse("rope_scaling of type '" + (kind ? (kind->is_string() ? name : kind->dump()) : std::string("?")) +
-             "' (mhascope implements 'llama3')");
+             "' (mhascope implements 'llama3' and 'yarn')");
     return;
   }
-  s.ropeScaling.enabled = true;
-  auto number = [&](const char* key) -> double {
+  // A positive number under `key`; absent: `fallback` when there is one, else an error.
+  auto number = [&](const char* key, std::optional<double> fallback = std::nullopt) -> double {
+    if (!rs.contains(key) && fallback) return *fallback;
     if (!rs.contains(key) || !rs.at(key).is_number() || !(rs.at(key).get<double>() > 0.0) ||
         !std::isfinite(rs.at(key).get<double>())) {
       r.fail(std::string("rope_scaling '") + key + "' must be a positive number, got " +
@@ -241,6 +243,45 @@ void readRopeScaling(ConfigReader& r, ModelSpec& s) {
     }
     return rs.at(key).get<double>();
   };
+  if (name == "yarn") {  // modeling_rope_utils.py's _compute_yarn_parameters
+    YarnRopeScaling& y = s.yarn;
+    y.enabled = true;
+    y.factor = number("factor");
+    const bool ownOriginal = rs.contains("original_max_position_embeddings");
+    y.originalMaxPositions = ownOriginal ? number("original_max_position_embeddings")
+                                         : static_cast<double>(s.maxPositions > 0 ? s.maxPositions : 0);
+    if (!(y.originalMaxPositions > 0)) {
+      r.fail("rope_scaling 'yarn' needs original_max_position_embeddings (or max_position_embeddings)");
+      return;
+    }
+    // Newer transformers take the factor as max_position_embeddings / original: refused when the two disagree.
+    if (ownOriginal && s.maxPositions > 0 && std::abs(s.maxPositions / y.originalMaxPositions - y.factor) > 1e-9 * y.factor) {
+      r.fail("rope_scaling 'yarn': factor " + formatDouble(y.factor) + " but max_position_embeddings / "
+             "original_max_position_embeddings = " + std::to_string(s.maxPositions) + " / " +
+             formatDouble(y.originalMaxPositions) + " (the two readings of the factor disagree)");
+      return;
+    }
+    y.betaFast = number("beta_fast", 32.0);
+    y.betaSlow = number("beta_slow", 1.0);
+    if (rs.contains("truncate")) {
+      if (!rs.at("truncate").is_boolean()) {
+        r.fail("rope_scaling 'truncate' must be true or false, got " + rs.at("truncate").dump());
+        return;
+      }
+      y.truncate = rs.at("truncate").get<bool>();
+    }
+    const auto mscale = [](double scale, double m) { return scale <= 1.0 ? 1.0 : 0.1 * m * std::log(scale) + 1.0; };
+    if (rs.contains("attention_factor") && !rs.at("attention_factor").is_null()) {
+      y.attentionFactor = number("attention_factor");
+    } else if (rs.contains("mscale") && rs.contains("mscale_all_dim") && !rs.at("mscale").is_null() &&
+               !rs.at("mscale_all_dim").is_null()) {
+      y.attentionFactor = mscale(y.factor, number("mscale")) / mscale(y.factor, number("mscale_all_dim"));
+    } else {
+      y.attentionFactor = mscale(y.factor, 1.0);  // 0.1 ln(factor) + 1
+    }
+    return;
+  }
+  s.ropeScaling.enabled = true;
   s.ropeScaling.factor = number("factor");
   s.ropeScaling.lowFreqFactor = number("low_freq_factor");
   s.ropeScaling.highFreqFactor = number("high_freq_factor");

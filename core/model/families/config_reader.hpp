@@ -78,8 +78,9 @@ std::vector<int> readLayerList(ConfigReader& r, const char* key, int layers);
 void readQwen3Window(ConfigReader& r, ModelSpec& s);
 // Llama's attention_bias: biases on q, k, v and o.
 void readAttentionBias(ConfigReader& r, ModelSpec& s);
-// rope_scaling: absent, null, "default" or Llama 3.1's "llama3" (factor, low/high_freq_factor,
-// original_max_position_embeddings); any other kind is refused. Reads rope_parameters first (readRopeParameters).
+// rope_scaling: absent, null, "default", Llama 3.1's "llama3" (factor, low/high_freq_factor,
+// original_max_position_embeddings) or "yarn" (factor, original_max_position_embeddings, beta_fast, beta_slow,
+// truncate, attention_factor or mscale / mscale_all_dim); any other kind is refused. Reads rope_parameters first (readRopeParameters).
 void readRopeScaling(ConfigReader& r, ModelSpec& s);
 // rope_parameters, newer configs' form of rope_theta and rope_scaling in one object: rope_type "default" (or
 // none) with its rope_theta, which then is the base (a rope_theta key beside it must agree); any other content

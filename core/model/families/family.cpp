@@ -81,6 +81,7 @@ std::int64_t dimSize(Dim d, const ModelSpec& s) {
     case Dim::None: return 0;
     case Dim::Model: return s.dModel;
     case Dim::Heads: return static_cast<std::int64_t>(s.heads) * dk;
+    case Dim::HeadCount: return s.heads;
     case Dim::HeadDim: return dk;
     case Dim::Kv: return kv;
     case Dim::Qkv: return static_cast<std::int64_t>(s.heads) * dk + 2 * kv;

@@ -67,6 +67,7 @@ enum class TensorRole {
   QkvFused, QkvFusedBias,  // [W_q | W_k | W_v] side by side (d_model, h d_k + 2 N d_k)
   Query, QueryBias, Key, KeyBias, Value, ValueBias,
   QueryNorm, KeyNorm,      // the q/k norm's gains (Family::qkNorm): (d_k) per head, or (h d_k) and (N d_k)
+  Sinks,                   // the learned sinks' logits (h), one per query head (gpt-oss)
   Output, OutputBias,
   Norm2, Norm2Bias,
   AttentionOutNorm,   // a norm of the attention's output before the residual add (Family::blockNorms)
@@ -91,6 +92,7 @@ enum class Dim {
   None,       // (a vector has one dimension)
   Model,      // d_model
   Heads,      // h d_k, the query heads side by side (d_model unless the config sets head_dim)
+  HeadCount,  // h, one number per query head
   HeadDim,    // d_k, one head's width
   Kv,         // N d_k, one K or V projection's width
   Qkv,        // h d_k + 2 N d_k, q | k | v side by side (3 d_model without grouped K/V heads)

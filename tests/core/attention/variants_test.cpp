@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,16 @@ struct Variant {
   int headDim = 0;       // d_k set (h·d_k ≠ d_model, as Qwen3 and Gemma have it); 0: d_model / h
   int qkNorm = 0;        // the q/k norm: 1 per head (Qwen3), 2 over the whole projection (OLMo 2); 0: none
   float softcap = 0;     // Gemma 2's softcap c (with a given scale, as Gemma's query_pre_attn_scalar); 0: none
+  bool learnedSink = false;  // gpt-oss's learned sink: a logit per head (learnedSinks), the last one -inf (none)
 };
+
+// Learned sink logits that differ per head, one of them -inf (that head has none).
+std::vector<float> learnedSinks(int heads) {
+  const float given[] = {0.8f, -1.5f, 2.0f, -std::numeric_limits<float>::infinity()};
+  std::vector<float> s(static_cast<std::size_t>(heads));
+  for (int i = 0; i < heads; ++i) s[static_cast<std::size_t>(i)] = given[i % 4];
+  return s;
+}
 
 const Variant kVariants[] = {
     {"mha"},
@@ -52,6 +62,9 @@ const Variant kVariants[] = {
     {"softcap", 4, 0, AttnPositions::None, RopeStyle::Half, 0, 0, false, 0, 0, 0.3f},
     {"gqa_softcap_qk_norm_rope_window_padding", 4, 2, AttnPositions::Rope, RopeStyle::Half, 3, 0, true, 10, 1, 0.5f},
     {"softcap_alibi_window_sinks", 4, 0, AttnPositions::Alibi, RopeStyle::Half, 3, 1, false, 0, 0, 0.4f},
+    {"learned_sink", 4, 0, AttnPositions::None, RopeStyle::Half, 0, 0, false, 0, 0, 0, true},
+    {"gqa_learned_sink_rope_window_padding", 4, 2, AttnPositions::Rope, RopeStyle::Half, 3, 0, true, 10, 0, 0, true},
+    {"learned_sink_softcap_alibi_window_sinks_h3", 3, 0, AttnPositions::Alibi, RopeStyle::Half, 3, 1, false, 0, 0, 0.4f, true},
 };
 
 ModelConfig variantConfig(const Variant& v, MaskKind mask = MaskKind::Causal) {
@@ -82,6 +95,7 @@ Result<Model> variantModel(const Variant& v, MaskKind mask = MaskKind::Causal) {
     m->options.scaleFactor = 0.7f;
     m->options.softcap = v.softcap;
   }
+  if (v.learnedSink) m->options.sinkLogits = learnedSinks(v.heads);
   if (v.qkNorm == 0) return m;
   const std::int64_t dk = headDimOf(m->options, m->inputs.query.dim(2)), h = v.heads, n = kvHeadsOf(m->options);
   auto gains = [](std::int64_t count, float phase) {
@@ -247,6 +261,76 @@ TEST(Variants, QkNormStagesAreUnitRmsTimesTheGains) {
   EXPECT_NE(s.error().message.find("q/k norm gains"), std::string::npos) << s.error().message;
 }
 
+// The learned sink: each row's weights and its share sum to 1; the share is 0 for the head without a sink, which
+// gives the plain softmax's bits; a row whose every key is blocked gives the sink everything; sinks at -inf are no
+// sink at all, bit for bit, with or without full recording and whatever the threads.
+TEST(Variants, LearnedSinkTakesTheRowsMissingShare) {
+  auto m = variantModel(Variant{"sink", 4, 2, AttnPositions::Rope, RopeStyle::Half, 3, 0, true, 0, 0, 0, true});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  Tensor pad = *m->options.keyPaddingMask;  // key 0 of item 0 padded too: its query row 0 sees nothing
+  pad.data[0] = 1.0f;
+  m->options.keyPaddingMask = pad;
+  Trace t, plain;
+  ASSERT_TRUE(forward(m->inputs, m->weights, m->options, t).ok());
+  AttentionOptions none = m->options;
+  none.sinkLogits.clear();
+  ASSERT_TRUE(forward(m->inputs, m->weights, none, plain).ok());
+  EXPECT_FALSE(stageRecorded(plain, StageId::SinkShare));
+  ASSERT_TRUE(stageRecorded(t, StageId::SinkShare));
+  const Tensor &w = t.tensor(StageId::Weights), &share = t.tensor(StageId::SinkShare);
+  ASSERT_EQ(share.shape, (Shape{t.batch, 4, t.tq, 1}));
+  ASSERT_TRUE(t.isFullyMasked(0, 0));
+  double most = 0;
+  for (int b = 0; b < t.batch; ++b) {
+    for (int i = 0; i < 4; ++i) {
+      for (int q = 0; q < t.tq; ++q) {
+        const std::size_t r = (static_cast<std::size_t>(b) * 4 + i) * t.tq + q;
+        double sum = 0;
+        for (int k = 0; k < t.tk; ++k) sum += w.data[r * t.tk + k];
+        const float s = share.data[r];
+        if (t.isFullyMasked(b, q)) {
+          EXPECT_EQ(sum, 0.0);
+          EXPECT_EQ(s, i == 3 ? 0.0f : 1.0f) << "head " << i;  // head 3 has no sink: nothing at all
+          continue;
+        }
+        EXPECT_NEAR(sum + s, 1.0, 1e-6) << b << " " << i << " " << q;
+        if (i == 3) {
+          EXPECT_EQ(s, 0.0f);
+          for (int k = 0; k < t.tk; ++k) ASSERT_EQ(w.data[r * t.tk + k], plain.tensor(StageId::Weights).data[r * t.tk + k]);
+        }
+        most = std::max(most, static_cast<double>(s));
+      }
+    }
+  }
+  EXPECT_GT(most, 0.3) << "the sinks never took a visible share";
+  EXPECT_NE(configSummary(t, variantConfig(Variant{"sink"}), true).find("  learned sinks"), std::string::npos);
+  EXPECT_EQ(configSummary(plain, variantConfig(Variant{"sink"}), true).find("sink"), std::string::npos);
+  // Sinks at -inf: the forward without a sink, bit for bit, on one thread and on two, recorded fully or not.
+  AttentionOptions gone = m->options;
+  gone.sinkLogits.assign(4, -std::numeric_limits<float>::infinity());
+  for (int threads : {1, 2}) {
+    for (bool all : {true, false}) {
+      gone.threads = threads;
+      gone.recordEveryStage = all;
+      Trace g;
+      ASSERT_TRUE(forward(m->inputs, m->weights, gone, g).ok());
+      const Tensor &a = g.tensor(StageId::Weights), &o = g.tensor(StageId::Output);
+      for (std::size_t c = 0; c < a.data.size(); ++c) ASSERT_EQ(a.data[c], plain.tensor(StageId::Weights).data[c]) << c;
+      for (std::size_t c = 0; c < o.data.size(); ++c) ASSERT_EQ(o.data[c], plain.tensor(StageId::Output).data[c]) << c;
+    }
+  }
+  // One logit for each head, and not NaN or +inf.
+  for (std::vector<float> bad : {std::vector<float>{1.0f, 2.0f}, std::vector<float>{0, 0, std::nanf(""), 0},
+                                 std::vector<float>{0, std::numeric_limits<float>::infinity(), 0, 0}}) {
+    AttentionOptions o = m->options;
+    o.sinkLogits = bad;
+    Trace x;
+    const Status s = forward(m->inputs, m->weights, o, x);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().message.find("sink"), std::string::npos) << s.error().message;
+  }
+}
+
 TEST(Variants, AlibiSlopesFollowThePaper) {
   const std::vector<float> eight = alibiSlopes(8);
   for (int i = 0; i < 8; ++i) EXPECT_FLOAT_EQ(eight[static_cast<std::size_t>(i)], std::pow(2.0f, -(i + 1.0f)));
@@ -339,9 +423,23 @@ TEST(Variants, PresetsKeepTheFields) {
   EXPECT_EQ(back->ropeBase, 500.0f);
   EXPECT_EQ(back->window, 3);
   EXPECT_EQ(back->sinks, 1);
+  EXPECT_FALSE(back->learnedSink);
+  cfg.learnedSink = true;  // the learned sink's logit, every head's: its options give each head that logit
+  cfg.sinkLogit = -0.75f;
+  back = parsePresetJson(presetToJson(cfg), "test");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(back->learnedSink);
+  EXPECT_EQ(back->sinkLogit, -0.75f);
+  auto sunk = buildModel(*back);
+  ASSERT_TRUE(sunk.ok()) << sunk.error().message;
+  EXPECT_EQ(sunk->options.sinkLogits, std::vector<float>(4, -0.75f));
+  Trace sunkTrace;
+  ASSERT_TRUE(forward(sunk->inputs, sunk->weights, sunk->options, sunkTrace).ok());
+  EXPECT_NE(configSummary(sunkTrace, *back, true).find("  sink=-0.75"), std::string::npos) << configSummary(sunkTrace, *back, true);
   const std::string plain = presetToJson(ModelConfig{});
   EXPECT_EQ(plain.find("kv_heads"), std::string::npos);
   EXPECT_EQ(plain.find("window"), std::string::npos);
+  EXPECT_EQ(plain.find("sink\""), std::string::npos);
   auto bad = parsePresetJson(R"({"version": 1, "text": "a b", "d_model": 8, "heads": 2, "attention_positions": "xpos"})",
                              "p.json");
   ASSERT_FALSE(bad.ok());
