@@ -130,6 +130,13 @@ Result<ModelSpec> parseFamilyConfig(const Family& f, std::string_view text, cons
   for (const ConfigKey& k : family->keys) readKey(r, *family, k, s);
   if (!family->key(SpecField::KvHeads)) s.kvHeads = s.heads;  // no grouped K/V heads in this family
   family->readRest(r, s);
+  // Weights quantised another way would not be read right: the only quantisation read is MXFP4, of a mixture's
+  // stacked experts (the weight store's readMxfp4).
+  if (!r.failed() && r.has("quantization_config")) {
+    const json& q = j.at("quantization_config");
+    const json method = q.is_object() && q.contains("quant_method") ? q.at("quant_method") : q;
+    if (method != "mxfp4") r.refuse("quantization_config's quant_method " + method.dump() + " (mhascope reads MXFP4)");
+  }
   if (r.failed()) return *r.error();
 
   if (s.headDim == 0 && s.dModel % s.heads != 0) {
@@ -233,7 +240,7 @@ std::int64_t parameterCount(const ModelSpec& s) {
       continue;
     }
     for (int l = 0; l < s.layers; ++l) {
-      if (neededAt(t, s, l)) total += elements(t, s) * (perExpert(t.role) ? s.moe.experts : 1);
+      if (neededAt(t, s, l)) total += elements(t, s) * storedCopies(t, s);
     }
   }
   return total;
@@ -242,7 +249,9 @@ std::int64_t parameterCount(const ModelSpec& s) {
 std::int64_t layerResidentParameters(const ModelSpec& s, int layer) {
   std::int64_t total = 0;
   for (const TensorName& t : s.family->tensors) {
-    if (perLayer(t.role) && neededAt(t, s, layer)) total += elements(t, s);  // an expert's tensors: one expert's
+    if (!perLayer(t.role) || !neededAt(t, s, layer)) continue;
+    // An expert's tensors: one expert's (a stack's slice).
+    total += perExpert(t.role) && t.experts == ExpertStore::Stacked ? elements(t, s) / s.moe.experts : elements(t, s);
   }
   return total;
 }

@@ -122,6 +122,7 @@ struct ModelSpec {
   bool outputBias = false;    // a bias on the output projection as well (GPT-2, Llama's attention_bias)
   bool tiedEmbeddings = true; // logits through the token embedding
   MixtureSpec moe;            // a mixture-of-experts MLP (Mixtral, Qwen3-MoE); moe.experts 0: dense MLPs
+  double swigluLimit = 7.0;   // c of the clamped SwiGLU (MlpKind::ClampedSwiGlu): the gate at most c, the up within ±c
   int dk() const { return headDim > 0 ? headDim : (heads > 0 ? dModel / heads : 0); }  // d_k
   bool rope() const;          // the family rotates q and k (else its positions are learned)
   LayerKind layerKind(int layer) const;  // layerKinds[layer], or what every layer has

@@ -35,13 +35,23 @@ void siluTimesInPlace(RowMatrix& gate /*(T, F)*/, const RowMatrix& up /*(T, F)*/
   gate.array() = gate.array() / (1.0f + (-gate.array()).exp()) * up.array();
 }
 
+// gpt-oss's clamped SwiGLU (u + 1) · g · σ(1.702 g), g the gate held at most c and u the up within ±c, in place in
+// gate, in the order GptOssExperts computes it (g σ(α g) first).
+void clampedSwiGluInPlace(RowMatrix& gate /*(T, F)*/, const RowMatrix& up /*(T, F)*/, float c) {
+  constexpr float kAlpha = 1.702f;
+  const Eigen::ArrayXXf g = gate.array().min(c);
+  const Eigen::ArrayXXf glu = g * (1.0f + (-(g * kAlpha)).exp()).inverse();
+  gate.array() = (up.array().max(-c).min(c) + 1.0f) * glu;
+}
+
 // The MLP's activation of a hidden table h (T, F) in place, by the family's kind: gelu_new of h alone, or a gated
 // unit of the gate h and `up`.
-void activateInPlace(MlpKind kind, RowMatrix& h /*(T, F)*/, const RowMatrix& up /*(T, F)*/) {
-  switch (kind) {
+void activateInPlace(const ModelSpec& spec, RowMatrix& h /*(T, F)*/, const RowMatrix& up /*(T, F)*/) {
+  switch (spec.family->mlp) {
     case MlpKind::GeluTanh: geluTanhInPlace(h); return;
     case MlpKind::SwiGlu: siluTimesInPlace(h, up); return;
     case MlpKind::GeGluTanh: geluTanhTimesInPlace(h, up); return;
+    case MlpKind::ClampedSwiGlu: clampedSwiGluInPlace(h, up, static_cast<float>(spec.swigluLimit)); return;
   }
 }
 
@@ -350,9 +360,10 @@ void mlpInput(const ModelSpec& spec, const LayerWeights& lw, const RowMatrix& x,
   }
 }
 
-// The router of mixture layer `layer` on its MLP input m (T, d_model): z = m W_router (T, E), then the rule.
+// The router of mixture layer `layer` on its MLP input m (T, d_model): z = m W_router (+ b_router) (T, E), then the rule.
 LayerRouting routeLayer(const ModelSpec& spec, const LayerWeights& lw, const RowMatrix& m) {
-  const RowMatrix z = m * lw.router;  // (T, E)
+  RowMatrix z = m * lw.router;  // (T, E)
+  if (lw.routerBias.size() > 0) z.rowwise() += lw.routerBias;
   return routeTokens(spec.moe.rule, z, spec.moe.perToken);
 }
 
@@ -379,8 +390,11 @@ Status mixtureOutput(const ModelFolder& model, int layer, const LayerWeights& lw
     for (std::size_t i = 0; i < chosen.size(); ++i) rows.row(static_cast<Eigen::Index>(i)) = m.row(chosen[i].first);
     st.hmid.noalias() = rows * w->gate;  // (T_e, F_e)
     st.up.noalias() = rows * w->up;
-    activateInPlace(spec.family->mlp, st.hmid, st.up);
+    if (w->gateBias.size() > 0) st.hmid.rowwise() += w->gateBias;
+    if (w->upBias.size() > 0) st.up.rowwise() += w->upBias;
+    activateInPlace(spec, st.hmid, st.up);
     rows.noalias() = st.hmid * w->down;  // (T_e, d_model): the expert's output on its tokens
+    if (w->downBias.size() > 0) rows.rowwise() += w->downBias;
     for (std::size_t i = 0; i < chosen.size(); ++i) {
       st.routed.row(chosen[i].first) += chosen[i].second * rows.row(static_cast<Eigen::Index>(i));
     }
@@ -409,7 +423,7 @@ Status addMlp(const ModelFolder& model, int layer, const LayerWeights& lw, Forwa
   st.hmid.noalias() = st.m * lw.mlpIn;  // SwiGLU: the gate
   if (lw.mlpInBias.size() > 0) st.hmid.rowwise() += lw.mlpInBias;
   if (spec.family->gatedMlp()) st.up.noalias() = st.m * lw.mlpUp;
-  activateInPlace(spec.family->mlp, st.hmid, st.up);
+  activateInPlace(spec, st.hmid, st.up);
   if (!spec.family->normsAfter()) {
     x.noalias() += st.hmid * lw.mlpOut;
     if (lw.mlpOutBias.size() > 0) x.rowwise() += lw.mlpOutBias;

@@ -16,7 +16,14 @@ namespace {
 struct Expected {
   std::string name;  // as stored (prefix included)
   Shape shape;
+  bool stackedMatrix = false;  // a stack of experts' matrices (E, rows, cols), which may be stored as MXFP4
 };
+
+// (…, rows, cols) → (…, cols, rows): MXFP4 stores each expert's matrix with its outputs as rows.
+Shape transposedLast(Shape s) {
+  if (s.size() >= 2) std::swap(s[s.size() - 1], s[s.size() - 2]);
+  return s;
+}
 
 std::string shapeText(const Shape& s) {
   std::string out = "[";
@@ -49,7 +56,11 @@ std::vector<Expected> expectedTensors(const ModelSpec& s, const std::string& pre
         const int experts = perExpert(table[j].role) ? s.moe.experts : 1;
         for (int x = 0; x < experts; ++x) {
           for (std::size_t r = j; r < runEnd; ++r) {
-            if (neededAt(table[r], s, i)) e.push_back({tensorName(table[r], prefix, i, x), storedShape(table[r], s)});
+            const TensorName& t = table[r];
+            if (x > 0 && storedCopies(t, s) == 1) continue;  // a stack of every expert: once a layer
+            if (!neededAt(t, s, i)) continue;
+            const Shape shape = storedShape(t, s);
+            e.push_back({tensorName(t, prefix, i, x), shape, storedCopies(t, s) == 1 && perExpert(t.role) && shape.size() == 3});
           }
         }
         j = runEnd;
@@ -125,8 +136,10 @@ Result<ModelFolder> ModelFolder::open(const std::string& path) {
                                      std::to_string(m.store_.tensors().size()) + " tensors (each layer has at least 9)");
   }
 
-  // Likewise each mixture layer holds three tensors per expert.
-  if (const MixtureSpec& moe = m.spec_.moe; moe.experts > 0) {
+  // Likewise each mixture layer holds three tensors per expert, where each expert has tensors of its own.
+  bool namedExperts = false;
+  for (const TensorName& t : family.tensors) namedExperts = namedExperts || (perExpert(t.role) && t.experts == ExpertStore::Named);
+  if (const MixtureSpec& moe = m.spec_.moe; moe.experts > 0 && namedExperts) {
     std::int64_t mixtureLayers = 0;
     for (int l = 0; l < m.spec_.layers; ++l) mixtureLayers += moe.mixtureAt(l) ? 1 : 0;
     if (mixtureLayers * moe.experts > static_cast<std::int64_t>(m.store_.tensors().size())) {
@@ -142,6 +155,20 @@ Result<ModelFolder> ModelFolder::open(const std::string& path) {
   for (const Expected& e : expectedTensors(m.spec_, m.prefix_)) {
     used.insert(e.name);
     const StoredTensor* t = m.store_.find(e.name);
+    if (!t && e.stackedMatrix && m.store_.hasMxfp4(e.name)) {  // <name>_blocks + <name>_scales
+      used.insert(e.name + "_blocks");
+      used.insert(e.name + "_scales");
+      auto shape = m.store_.mxfp4Shape(e.name);
+      if (!shape) {
+        problems.push_back(shape.error().message);
+      } else if (*shape != transposedLast(e.shape)) {
+        problems.push_back("MXFP4 tensor '" + e.name + "' holds " + shapeText(*shape) + ", the config needs " +
+                           shapeText(transposedLast(e.shape)) + " (each expert's matrix stored (out, in))");
+      } else {
+        dtypes.insert("MXFP4");
+      }
+      continue;
+    }
     if (!t) {
       problems.push_back("missing tensor '" + e.name + "'");
     } else if (t->shape != e.shape) {
@@ -184,17 +211,70 @@ const StoredTensor& ModelFolder::tensor(TensorRole role, int layer) const {
 Result<LayerWeights> ModelFolder::layer(int i) const { return readLayer(i, true); }
 Result<LayerWeights> ModelFolder::attentionLayer(int i) const { return readLayer(i, false); }
 
+Status ModelFolder::readExpertPart(const TensorName& t, int i, int e, RowMatrix& out) const {
+  if (t.experts == ExpertStore::Named) {
+    const StoredTensor& stored = tensor(t, i, e);
+    if (stored.shape.size() == 1) {
+      out.resize(1, stored.numel);
+      return store_.read(stored, out.data());
+    }
+    return readMatrix(t, stored, out);
+  }
+  const std::string name = tensorName(t, prefix_, i);
+  const Eigen::Index rows = dimSize(t.rows, spec_), cols = t.cols == Dim::None ? 1 : dimSize(t.cols, spec_);
+  if (const StoredTensor* stored = store_.find(name)) {  // slice e of (E, rows[, cols])
+    out.resize(t.cols == Dim::None ? 1 : rows, t.cols == Dim::None ? rows : cols);
+    if (auto s = store_.readRows(*stored, e, 1, out.data()); !s) return s;
+  } else {  // MXFP4 (open() checked the pair): slice e stored (cols, rows)
+    RowMatrix outIn(cols, rows);
+    if (auto s = store_.readMxfp4(name, e, 1, outIn.data()); !s) return s;
+    out = outIn.transpose();
+  }
+  if (t.cols != Dim::None && t.stored == Stored::OutIn) out = out.transpose().eval();  // nn.Linear's (out, in)
+  return Ok{};
+}
+
+namespace {
+// A fused gate and up's columns (or a bias's entries) into the two, in the family's order.
+void splitGateUp(GateUpOrder order, const RowMatrix& fused /*(n, 2F)*/, RowMatrix& gate /*(n, F)*/, RowMatrix& up) {
+  const Eigen::Index F = fused.cols() / 2;
+  if (order == GateUpOrder::Halves) {
+    gate = fused.leftCols(F);
+    up = fused.rightCols(F);
+    return;
+  }
+  gate.resize(fused.rows(), F);
+  up.resize(fused.rows(), F);
+  for (Eigen::Index c = 0; c < F; ++c) {
+    gate.col(c) = fused.col(2 * c);
+    up.col(c) = fused.col(2 * c + 1);
+  }
+}
+}  // namespace
+
 Result<ExpertWeights> ModelFolder::expert(int i, int e) const {
   if (i < 0 || i >= spec_.layers || !spec_.moe.mixtureAt(i) || e < 0 || e >= spec_.moe.experts) {
     return makeError("expert " + std::to_string(e) + " of layer " + std::to_string(i) + " is not in the model (" +
                      std::to_string(spec_.moe.experts) + " experts on its mixture layers)");
   }
   ExpertWeights w;
+  RowMatrix part, gate, up;
   for (const TensorName& t : spec_.family->tensors) {
-    RowMatrix* m = t.role == TensorRole::ExpertIn ? &w.gate : t.role == TensorRole::ExpertUp ? &w.up
-                 : t.role == TensorRole::ExpertOut ? &w.down : nullptr;
-    if (!m) continue;
-    if (auto s = readMatrix(t, tensor(t, i, e), *m); !s) return s.error();
+    if (!perExpert(t.role) || !needed(t, spec_)) continue;
+    if (auto s = readExpertPart(t, i, e, part); !s) return s.error();
+    switch (t.role) {
+      case TensorRole::ExpertIn: w.gate = std::move(part); break;
+      case TensorRole::ExpertUp: w.up = std::move(part); break;
+      case TensorRole::ExpertOut: w.down = std::move(part); break;
+      case TensorRole::ExpertOutBias: w.downBias = part.row(0); break;
+      case TensorRole::ExpertGateUpFused: splitGateUp(spec_.family->gateUp, part, w.gate, w.up); break;
+      case TensorRole::ExpertGateUpBias:
+        splitGateUp(spec_.family->gateUp, part, gate, up);
+        w.gateBias = gate.row(0);
+        w.upBias = up.row(0);
+        break;
+      default: break;
+    }
   }
   return w;
 }
@@ -265,6 +345,7 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
       case TensorRole::MlpOut: matrix = &w.mlpOut; break;
       case TensorRole::MlpOutBias: vector = &w.mlpOutBias; break;
       case TensorRole::Router: matrix = &w.router; break;
+      case TensorRole::RouterBias: vector = &w.routerBias; break;
       default: continue;
     }
     if (matrix) {
@@ -281,10 +362,7 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
     att->wk = qkv.middleCols(hq, kv);
     att->wv = qkv.rightCols(kv);
   }
-  if (gateUp.size() > 0) {  // [gate | up]: the gate is the MLP's input projection, as a separate gate_proj is
-    w.mlpIn = gateUp.leftCols(spec_.dFf);
-    w.mlpUp = gateUp.rightCols(spec_.dFf);
-  }
+  if (gateUp.size() > 0) splitGateUp(spec_.family->gateUp, gateUp, w.mlpIn, w.mlpUp);  // the gate is the MLP's input
   if (qkvBias.size() > 0) {
     att->bq = qkvBias.leftCols(hq);
     att->bk = qkvBias.middleCols(hq, kv);

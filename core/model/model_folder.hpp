@@ -38,13 +38,16 @@ struct LayerWeights {
   // A mixture layer (ModelSpec::moe.mixtureAt): the router; its experts are read one at a time (ModelFolder::expert),
   // only those a token goes to. The dense MLP's matrices above are then empty.
   RowMatrix router;         // W_router^T (d_model, E)
+  RowVector routerBias;     // (1, E) added to the router's logits (gpt-oss); empty without
 };
 
-// One expert of a mixture layer in float, y = x W: the family's MLP kind over its own width F_e.
+// One expert of a mixture layer in float, y = x W + b: the family's MLP kind over its own width F_e.
 struct ExpertWeights {
   RowMatrix gate;  // (d_model, F_e)
   RowMatrix up;    // (d_model, F_e)
   RowMatrix down;  // (F_e, d_model)
+  RowVector gateBias, upBias;  // (1, F_e) each, split from a fused gate and up's bias (gpt-oss); empty without
+  RowVector downBias;          // (1, d_model); empty without
 };
 
 class ModelFolder {
@@ -91,6 +94,9 @@ class ModelFolder {
   const StoredTensor& tensor(const TensorName& t, int layer, int expert = -1) const;
   // A stored matrix into y = x W form (nn.Linear's (out, in) transposed).
   Status readMatrix(const TensorName& t, const StoredTensor& stored, RowMatrix& out) const;
+  // Expert e's part of layer i's expert tensor `t` into `out` (one expert's rows × cols, a vector as one row): its
+  // own tensor, or its slice of a stack, stored plainly or as MXFP4.
+  Status readExpertPart(const TensorName& t, int i, int e, RowMatrix& out) const;
   Result<LayerWeights> readLayer(int i, bool withMlp) const;
   const StoredTensor& unembedding() const;
 

@@ -17,12 +17,12 @@ check() {
 $*" 2>&1)" && ok "$name" || bad "$name: $out"
 }
 
-for m in gpt2 llama_gqa mistral qwen2 phi3 smollm3 qwen3 olmo2 gemma2 gemma3 mixtral qwen3_moe; do cp -r "$M/$m" "$T/$m" && mktok "$T/$m"; done
+for m in gpt2 llama_gqa mistral qwen2 phi3 smollm3 qwen3 olmo2 gemma2 gemma3 mixtral qwen3_moe gpt_oss gpt_oss_bf16; do cp -r "$M/$m" "$T/$m" && mktok "$T/$m"; done
 reftext "$R" gpt2 0 "$T/s0.txt"   # 12 tokens: kg&a0`@9k=KI
 reftext "$R" gpt2 1 "$T/s1.txt"   # 7 tokens with a newline: Vr_J\nPJ
 
 # --- run --model: layer L's stages, equal to the reference's attention weights for that layer --
-for m in gpt2 llama_gqa mistral qwen2 phi3 smollm3 qwen3 olmo2 gemma2 gemma3 mixtral qwen3_moe; do
+for m in gpt2 llama_gqa mistral qwen2 phi3 smollm3 qwen3 olmo2 gemma2 gemma3 mixtral qwen3_moe gpt_oss gpt_oss_bf16; do
   for L in 0 1; do
     out="$("$BIN" run --model "$T/$m" --text-file "$T/s0.txt" --layer $L --dump "$T/d_${m}_$L" 2>&1)" \
       || bad "$m layer $L: $out"

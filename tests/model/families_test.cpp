@@ -103,7 +103,8 @@ TEST(ModelFamilies, TensorTableCoversTheForward) {
       ++count[t.role];
       const bool layered = std::string(t.name).find("{i}") != std::string::npos;
       EXPECT_EQ(layered, perLayer(t.role)) << t.name << ": a per-layer name has {i}, a model-wide one not";
-      EXPECT_EQ(std::string(t.name).find("{e}") != std::string::npos, perExpert(t.role)) << t.name << ": an expert's name has {e}";
+      EXPECT_EQ(std::string(t.name).find("{e}") != std::string::npos, perExpert(t.role) && t.experts == ExpertStore::Named)
+          << t.name << ": an expert's own name has {e}, a stack of every expert's not";
       EXPECT_EQ(t.need == Need::Untied, t.role == TensorRole::Unembedding) << t.name;
     }
     for (const auto& [role, n] : count) EXPECT_EQ(n, 1) << "role " << static_cast<int>(role) << " listed " << n << " times";
@@ -115,9 +116,13 @@ TEST(ModelFamilies, TensorTableCoversTheForward) {
     // The MLP: dense, a mixture of experts, or both (a mixture family whose config may make some layers dense).
     const bool dense = has(TensorRole::MlpOut);
     EXPECT_TRUE(dense || f->mixture()) << "no MLP";
-    EXPECT_EQ(f->mixture(), has(TensorRole::ExpertIn));
+    // An expert's gate and up: apart, or one fused matrix (gpt-oss's).
+    const bool fusedExperts = has(TensorRole::ExpertGateUpFused);
+    EXPECT_NE(has(TensorRole::ExpertIn), fusedExperts || !f->mixture());
     EXPECT_EQ(f->mixture(), has(TensorRole::ExpertOut));
-    EXPECT_EQ(has(TensorRole::ExpertUp), f->mixture() && f->gatedMlp());
+    EXPECT_EQ(has(TensorRole::ExpertUp), f->mixture() && f->gatedMlp() && !fusedExperts);
+    if (fusedExperts) EXPECT_TRUE(f->mixture() && f->gatedMlp());
+    if (has(TensorRole::ExpertGateUpBias)) EXPECT_TRUE(fusedExperts);
     // The block's norms: before each sublayer, after it, or both (BlockNorms).
     EXPECT_EQ(has(TensorRole::Norm1), f->normsBefore());
     EXPECT_EQ(has(TensorRole::Norm2), f->normsBefore());
@@ -164,7 +169,7 @@ TEST(ModelFamilies, EachHasAFixtureThatGivesEveryWeight) {
     std::set<std::string> names;
     for (const TensorName& t : f->tensors) {
       for (int i = 0; i < (perLayer(t.role) ? s.layers : 1); ++i) {
-        for (int e = 0; e < (perExpert(t.role) ? s.moe.experts : 1); ++e) {
+        for (int e = 0; e < storedCopies(t, s); ++e) {  // a stack of every expert is one name
           EXPECT_TRUE(names.insert(tensorName(t, "", perLayer(t.role) ? i : -1, e)).second) << t.name << " layer " << i;
         }
       }
@@ -193,7 +198,11 @@ TEST(ModelFamilies, EachHasAFixtureThatGivesEveryWeight) {
           ASSERT_TRUE(ew.ok()) << ew.error().message;
           EXPECT_TRUE(ew->gate.rows() == d && ew->gate.cols() == Fe && ew->up.rows() == d && ew->up.cols() == Fe);
           EXPECT_TRUE(ew->down.rows() == Fe && ew->down.cols() == d);
+          const bool biases = f->tensor(TensorRole::ExpertOutBias) != nullptr;  // gpt-oss's
+          EXPECT_TRUE(ew->gateBias.size() == (biases ? Fe : 0) && ew->upBias.size() == (biases ? Fe : 0) &&
+                      ew->downBias.size() == (biases ? d : 0));
         }
+        EXPECT_EQ(lw->routerBias.size(), f->tensor(TensorRole::RouterBias) ? E : 0);
       } else {
         EXPECT_TRUE(lw->mlpIn.rows() == d && lw->mlpIn.cols() == F);
         EXPECT_TRUE(lw->mlpOut.rows() == F && lw->mlpOut.cols() == d);
@@ -223,6 +232,8 @@ TEST(ModelFamilies, AliasesAndDefaultsResolve) {
       json j = base;
       j.erase(k.key);
       if (k.alias) j.erase(k.alias);
+      // YaRN's factor is checked against max_position_embeddings / original_max_position_embeddings (gpt-oss's).
+      if (k.field == SpecField::MaxPositions) j.erase("rope_scaling");
       auto absent = parse(j);
       switch (k.absent.kind) {
         case KeyDefault::Kind::Required:

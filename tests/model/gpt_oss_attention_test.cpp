@@ -1,10 +1,10 @@
 // gpt-oss's attention, one layer at a time, against the fixtures script's reference (family_forward and attend, as
-// transformers' modeling_gpt_oss.py computes them): the gpt_oss family (core/model/families/gpt_oss.cpp, not yet in
-// the list: its mixture-of-experts MLP is not described) reads the folder's config.json — biases, YaRN's
-// frequencies and attention factor, the sliding layer (W = 4) and the full one — and names its tensors (q/k/v/o
-// weights and biases, the learned sinks); the engine with those options, on the reference's own attention inputs
-// (s{k}_normed), gives the reference's weights and each row's sink share. The layers' inputs come from the
-// reference, so no MLP is needed here.
+// transformers' modeling_gpt_oss.py computes them): the gpt_oss family (core/model/families/gpt_oss.cpp) reads the
+// folder's config.json — biases, YaRN's frequencies and attention factor, the sliding layer (W = 4) and the full one,
+// the mixture of experts — and names its tensors (q/k/v/o weights and biases, the learned sinks); the engine with
+// those options, on the reference's own attention inputs (s{k}_normed), gives the reference's weights and each row's
+// sink share. The layers' inputs come from the reference, so this checks the attention apart from the MLP; the whole
+// forward of both gpt-oss folders is checked with the other families' (model_forward_test).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -68,10 +68,17 @@ TEST(GptOssAttention, SinksYarnAndWindowsEqualTheReference) {
   EXPECT_FALSE(spec->yarn.truncate);
   EXPECT_EQ(spec->layerKind(0).window, 4);
   EXPECT_EQ(spec->layerKind(1).window, 0);
-  EXPECT_EQ(findFamily("gpt_oss"), nullptr) << "listed before its mixture-of-experts MLP is described";
-  auto refused = ModelFolder::open(kModels + "gpt_oss");
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message.find("model_type 'gpt_oss' is not supported"), std::string::npos) << refused.error().message;
+  EXPECT_EQ(findFamily("gpt_oss"), &family);
+  // The mixture: 4 experts, 2 a token, the logits' top 2 then a softmax over them, swiglu_limit 7.
+  EXPECT_EQ(spec->moe.experts, 4);
+  EXPECT_EQ(spec->moe.perToken, 2);
+  EXPECT_EQ(spec->moe.expertFf, 32);
+  EXPECT_EQ(routerRuleText(spec->moe.rule, 2), "the logits then top-2, softmax over the 2 (not renormalised)");
+  EXPECT_EQ(spec->swigluLimit, 7.0);
+  for (const char* folder : {"gpt_oss", "gpt_oss_bf16"}) {
+    auto opened = ModelFolder::open(kModels + folder);
+    EXPECT_TRUE(opened.ok()) << (opened.ok() ? "" : opened.error().message);
+  }
   // The tensors under the family's names.
   const auto named = [&](TensorRole role, int layer) { return tensorName(*family.tensor(role), "", layer); };
   int rows = 0;

@@ -215,6 +215,8 @@ TEST(ModelFolderErrors, NewerFamiliesRefuseWhatTheyDoNotImplement) {
       {"qwen3_moe", "mlp_only_layers", {0, 2}, {"'mlp_only_layers'[1] must be a layer from 0 to 1, got 2"}},
       {"qwen3_moe", "mlp_only_layers", "all", {"'mlp_only_layers' must be a list of layer indices, got \"all\""}},
       {"qwen3_moe", "norm_topk_prob", "yes", {"'norm_topk_prob' must be true or false"}},
+      {"gpt_oss", "quantization_config", {{"quant_method", "gptq"}}, {"quant_method \"gptq\"", "not supported"}},
+      {"gpt_oss", "swiglu_limit", 0, {"'swiglu_limit' must be a positive number, got 0"}},
   };
   for (const Refusal& c : refusals) {
     SCOPED_TRACE(std::string(c.folder) + " " + c.key);
@@ -517,6 +519,45 @@ TEST(ModelFolderErrors, MixtureReadsOnlyTheChosenExperts) {
   j["num_local_experts"] = 100000;
   f.writeConfig(j);
   EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path("config.json"), {"'num_local_experts' is 100000", "tensors"}));
+}
+
+// gpt-oss's experts sit in one MXFP4 tensor a layer and are dequantised one at a time, only those the tokens chose:
+// a scale byte of 255 (not a number in MXFP4) in an expert no token chose is never read, and the same byte in a chosen
+// one is refused naming the tensor. A pair whose shape is not the config's is refused by name.
+TEST(ModelFolderErrors, StackedMxfp4ExpertsReadOnlyWhenChosen) {
+  FolderCopy f("gpt_oss");
+  auto original = ModelFolder::open(f.path());
+  ASSERT_TRUE(original.ok()) << original.error().message;
+  EXPECT_EQ(original->dtype(), "BF16+MXFP4");
+  const std::vector<int> one = {17};  // one token: k = 2 of the 4 experts in each layer
+  auto r = runForward(*original, one);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const LayerRouting& l0 = r->routing[0];
+  int unused = 0;
+  while (unused == l0.expert(0, 0) || unused == l0.expert(0, 1)) ++unused;
+  const std::string name = "model.layers.0.mlp.experts.gate_up_proj";
+  const StoredTensor* scales = original->store().find(name + "_scales");  // (E, 2F, G)
+  ASSERT_NE(scales, nullptr);
+  const std::uint64_t at = scales->offset + static_cast<std::uint64_t>(unused * scales->numel / scales->shape[0]);
+  {
+    std::fstream file(f.path("model.safetensors"), std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(at));
+    file.put(static_cast<char>(0xFF));
+  }
+  auto m = ModelFolder::open(f.path());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  auto fine = runForward(*m, one);
+  ASSERT_TRUE(fine.ok()) << fine.error().message;
+  EXPECT_TRUE(testing::checkTensor("logits", fine->logits.ptr(), r->logits.ptr(), r->logits.data.size(), 0, 0));
+  std::vector<int> many;
+  for (int t = 0; t < 100; ++t) many.push_back(t);
+  EXPECT_TRUE(oneLine(runForward(*m, many), "MXFP4 tensor '" + name + "'", {"scale byte of 255"}));
+
+  auto j = f.config();
+  j["intermediate_size"] = 64;
+  f.writeConfig(j);
+  EXPECT_TRUE(oneLine(ModelFolder::open(f.path()), f.path(),
+                      {"MXFP4 tensor 'model.layers.0.mlp.experts.gate_up_proj' holds [4, 64, 32], the config needs [4, 128, 32]"}));
 }
 
 }  // namespace

@@ -146,7 +146,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ModelFolderMatchesTorch,
                                            Case{"smollm3", Arch::Other, "F32"}, Case{"qwen3", Arch::Other, "F32"},
                                            Case{"olmo2", Arch::Other, "F32"}, Case{"gemma2", Arch::Other, "F32"},
                                            Case{"gemma3", Arch::Other, "BF16"}, Case{"mixtral", Arch::Other, "F32"},
-                                           Case{"qwen3_moe", Arch::Other, "F32"}),
+                                           Case{"qwen3_moe", Arch::Other, "F32"}, Case{"gpt_oss", Arch::Other, "BF16+MXFP4"},
+                                           Case{"gpt_oss_bf16", Arch::Other, "BF16"}),
                          [](const auto& info) { return std::string(info.param.folder); });
 
 // A family's own step, recorded by the engine as a stage of every layer, against the reference's per-layer array
@@ -193,19 +194,21 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, FamilyStageMatchesTorch,
                                            StageCase{"gemma3", StageId::KNormed, "k_normed"},
                                            StageCase{"gemma2", StageId::MaskedScores, "scores_capped"},
                                            StageCase{"qwen3_moe", StageId::QNormed, "q_normed"},
-                                           StageCase{"qwen3_moe", StageId::KNormed, "k_normed"}),
+                                           StageCase{"qwen3_moe", StageId::KNormed, "k_normed"},
+                                           StageCase{"gpt_oss", StageId::SinkShare, "sink_share"}),
                          [](const auto& info) { return std::string(info.param.folder) + "_" + info.param.array; });
 
 // A mixture-of-experts model's routing, recorded by the forward, against the reference's s{k}_router_experts (L, T, k)
 // and s{k}_router_weights: the same experts in the same order (descending weight) and their weights, on every
-// layer; a token's weights sum to 1 where the rule renormalises.
+// layer (gpt-oss's router with its bias); a token's weights sum to 1 (renormalised, or a softmax over the k).
 TEST(ModelForward, MixtureRoutingMatchesTorch) {
-  for (const char* folder : {"mixtral", "qwen3_moe"}) {
+  for (const char* folder : {"mixtral", "qwen3_moe", "gpt_oss", "gpt_oss_bf16"}) {
     auto model = ModelFolder::open(kModels + folder);
     ASSERT_TRUE(model.ok()) << model.error().message;
     const ModelSpec& spec = model->spec();
     ASSERT_GT(spec.moe.experts, 0) << folder;
-    ASSERT_TRUE(spec.moe.rule.renormalise) << folder << ": both fixtures renormalise (Qwen3-MoE's norm_topk_prob true)";
+    ASSERT_TRUE(spec.moe.rule.renormalise || spec.moe.rule.softmaxOfChosen)
+        << folder << ": every fixture's weights sum to 1 (Qwen3-MoE's norm_topk_prob true; gpt-oss's softmax over the k)";
     for (int seq = 0; seq < 3; ++seq) {
       SCOPED_TRACE(std::string(folder) + " sequence " + std::to_string(seq));
       const std::vector<int> ids = tokensOf(folder, seq);
@@ -318,6 +321,13 @@ TEST(ModelForward, MixtureHoldsOneExpertAtATime) {
   dense.moe.experts = 0;
   EXPECT_GT(estimateForwardBytes(spec, 64, {}), estimateForwardBytes(dense, 64, {})) << "the router's tables are counted";
   EXPECT_FALSE(model->expert(0, spec.moe.experts).ok()) << "an expert past E is refused";
+  // All experts in one tensor (gpt-oss): one slice of each stack at a time, its biases included.
+  auto oss = ModelFolder::open(kModels + "gpt_oss_bf16");
+  ASSERT_TRUE(oss.ok()) << oss.error().message;
+  const ModelSpec& g = oss->spec();
+  const std::int64_t d = g.dModel, F = g.moe.expertFf, slice = d * 2 * F + 2 * F + F * d + d;
+  EXPECT_EQ(layerResidentParameters(g, 0) + (g.moe.experts - 1) * slice,
+            (parameterCount(g) - 2LL * g.vocab * d - d) / g.layers);
 }
 
 // Gemma 2's softcap is a recorded stage of its own: c tanh(s' / c) of the scaled scores on every cell, below c in size,
@@ -578,7 +588,7 @@ TEST(ModelConfig, ParameterCountOfGpt2Small) {
 TEST(ModelConfig, ParameterCountMatchesTheFixtureFiles) {
   for (const char* folder :
        {"gpt2", "llama_gqa", "qwen2", "llama3_scaled", "phi3", "smollm3", "qwen3", "olmo2", "gemma2", "gemma3", "mixtral",
-        "qwen3_moe"}) {
+        "qwen3_moe", "gpt_oss_bf16"}) {
     auto m = ModelFolder::open(kModels + folder);
     ASSERT_TRUE(m.ok()) << m.error().message;
     std::int64_t stored = 0;

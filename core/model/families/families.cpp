@@ -17,7 +17,8 @@ namespace mhascope::model {
   FAMILY(gemma2)                        \
   FAMILY(gemma3_text)                   \
   FAMILY(mixtral)                       \
-  FAMILY(qwen3_moe)
+  FAMILY(qwen3_moe)                     \
+  FAMILY(gpt_oss)
 
 namespace families {
 #define MHASCOPE_DECLARE_FAMILY(id) extern const Family id;

@@ -19,7 +19,15 @@ bool perLayer(TensorRole r) {
 }
 
 bool perExpert(TensorRole r) {
-  return r == TensorRole::ExpertIn || r == TensorRole::ExpertUp || r == TensorRole::ExpertOut;
+  switch (r) {
+    case TensorRole::ExpertIn:
+    case TensorRole::ExpertUp:
+    case TensorRole::ExpertGateUpFused:
+    case TensorRole::ExpertGateUpBias:
+    case TensorRole::ExpertOut:
+    case TensorRole::ExpertOutBias: return true;
+    default: return false;
+  }
 }
 
 namespace {
@@ -30,7 +38,7 @@ bool denseMlpRole(TensorRole r) {
 }  // namespace
 
 bool mlpRole(TensorRole r) {
-  return denseMlpRole(r) || perExpert(r) || r == TensorRole::Router || r == TensorRole::Norm2 ||
+  return denseMlpRole(r) || perExpert(r) || r == TensorRole::Router || r == TensorRole::RouterBias || r == TensorRole::Norm2 ||
          r == TensorRole::Norm2Bias || r == TensorRole::MlpOutNorm;
 }
 
@@ -40,6 +48,7 @@ const char* mlpName(MlpKind k) {
     case MlpKind::GeluTanh: return "gelu_new";
     case MlpKind::SwiGlu: return "SwiGLU";
     case MlpKind::GeGluTanh: return "gelu_pytorch_tanh GeGLU";
+    case MlpKind::ClampedSwiGlu: return "clamped SwiGLU";
   }
   return "?";
 }
@@ -71,7 +80,7 @@ bool needed(const TensorName& t, const ModelSpec& spec) {
 bool neededAt(const TensorName& t, const ModelSpec& spec, int layer) {
   if (!needed(t, spec)) return false;
   if (denseMlpRole(t.role)) return !spec.moe.mixtureAt(layer);
-  if (perExpert(t.role) || t.role == TensorRole::Router) return spec.moe.mixtureAt(layer);
+  if (perExpert(t.role) || t.role == TensorRole::Router || t.role == TensorRole::RouterBias) return spec.moe.mixtureAt(layer);
   return true;
 }
 
@@ -91,13 +100,21 @@ std::int64_t dimSize(Dim d, const ModelSpec& s) {
     case Dim::Positions: return s.maxPositions;
     case Dim::Experts: return s.moe.experts;
     case Dim::ExpertFf: return s.moe.expertFf;
+    case Dim::ExpertFfPair: return 2 * static_cast<std::int64_t>(s.moe.expertFf);
   }
   return 0;
 }
 
 Shape storedShape(const TensorName& t, const ModelSpec& spec) {
-  if (t.cols == Dim::None) return {dimSize(t.rows, spec)};
-  return {dimSize(t.rows, spec), dimSize(t.cols, spec)};
+  Shape shape;
+  if (perExpert(t.role) && t.experts == ExpertStore::Stacked) shape.push_back(spec.moe.experts);
+  shape.push_back(dimSize(t.rows, spec));
+  if (t.cols != Dim::None) shape.push_back(dimSize(t.cols, spec));
+  return shape;
+}
+
+int storedCopies(const TensorName& t, const ModelSpec& spec) {
+  return perExpert(t.role) && t.experts == ExpertStore::Named ? spec.moe.experts : 1;
 }
 
 std::string tensorName(const TensorName& t, const std::string& prefix, int layer, int expert) {
@@ -173,11 +190,23 @@ std::vector<FamilyNote> familyNotes(const ModelSpec& s) {
   if (f.normGainOffset != 0.0f) notes.push_back({"norm gains", "(1 + w): the files store w zero-centred"});
   if (f.scaleEmbeddings) notes.push_back({"embeddings", "times sqrt(d_model) = " + formatGeneral(std::sqrt(s.dModel), 6)});
   if (const std::string layers = layerKindsText(s); !layers.empty()) notes.push_back({"layers differ", layers});
+  if (f.tensor(TensorRole::Sinks)) {
+    notes.push_back({"attention sinks", "a learned logit per head (" + std::to_string(s.heads) +
+                                            ") joins each row's softmax as one more column and is dropped: the shown "
+                                            "weights sum to 1 minus the sink's share"});
+  }
   if (s.moe.experts > 0) {
     const MixtureSpec& m = s.moe;
     std::string text = "mixture of experts: " + std::to_string(m.experts) + " experts, " + std::to_string(m.perToken) +
                        " per token, " + routerRuleText(m.rule, m.perToken) + "; each expert " + mlpName(f.mlp) +
                        " of F = " + std::to_string(m.expertFf);
+    if (f.mlp == MlpKind::ClampedSwiGlu) {
+      const std::string c = formatGeneral(s.swigluLimit, 6);
+      text += " ((u + 1) g sigmoid(1.702 g), the gate at most " + c + ", the up within +-" + c + ")";
+    }
+    bool stacked = false;
+    for (const TensorName& t : f.tensors) stacked = stacked || (perExpert(t.role) && t.experts == ExpertStore::Stacked);
+    if (stacked) text += "; all experts in one tensor a layer, only the chosen ones read";
     if (m.anyDense(s.layers)) {
       std::string dense;
       for (int l = 0; l < s.layers; ++l) {

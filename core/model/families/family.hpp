@@ -78,12 +78,16 @@ enum class TensorRole {
   MlpOut, MlpOutBias,
   // a mixture-of-experts layer (ModelSpec::moe): the router and, once per expert ("{e}" in the name), its MLP
   Router,             // W_router (d_model, E): the router's logits z = m W_router
+  RouterBias,         // (E) added to the router's logits (gpt-oss's router is a Linear with a bias)
   ExpertIn,           // expert e's gate (d_model, F_e)
   ExpertUp,           // expert e's up projection (d_model, F_e)
+  ExpertGateUpFused,  // expert e's gate and up in one matrix (d_model, 2 F_e), ordered by Family::gateUp
+  ExpertGateUpBias,   // its bias (2 F_e), in the same order
   ExpertOut,          // expert e's down projection (F_e, d_model)
+  ExpertOutBias,      // its bias (d_model)
 };
 bool perLayer(TensorRole r);
-bool perExpert(TensorRole r);  // named once per expert: ExpertIn, ExpertUp, ExpertOut
+bool perExpert(TensorRole r);  // one expert's: ExpertIn .. ExpertOutBias (named per expert, or a slice of a stack)
 // Whether the role belongs to a layer's MLP (dense or mixture), which an attention-only read skips.
 bool mlpRole(TensorRole r);
 
@@ -102,6 +106,7 @@ enum class Dim {
   Positions,  // P, the learned position table's rows
   Experts,    // E, a mixture's experts
   ExpertFf,   // F_e, one expert's hidden width
+  ExpertFfPair,  // 2 F_e, an expert's fused gate and up
 };
 
 // How a matrix is stored. The forward computes y = x W + b with W (in, out).
@@ -118,12 +123,20 @@ enum class Need {
   Untied,      // !ModelSpec::tiedEmbeddings
 };
 
+// How a mixture's expert tensor holds its E experts.
+enum class ExpertStore {
+  Named,    // one tensor per expert, "{e}" in its name (Mixtral, Qwen3-MoE)
+  Stacked,  // one tensor (E, rows[, cols]) for all E, expert e its slice e on the leading axis (gpt-oss); a folder may
+            // store it as MXFP4 blocks + scales of the transposed matrices (io/mxfp4.hpp), dequantised one slice at a time
+};
+
 struct TensorName {
   TensorRole role;
   const char* name;        // as Hugging Face writes it; "{i}" is the layer, "{e}" the expert (without the optional base prefix)
-  Dim rows, cols = Dim::None;
+  Dim rows, cols = Dim::None;  // one expert's shape for an expert's tensor
   Stored stored = Stored::OutIn;  // matrices of a layer only; embedding tables are read by rows as stored
   Need need = Need::Always;
+  ExpertStore experts = ExpertStore::Named;  // an expert's tensor only
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -138,6 +151,14 @@ enum class MlpKind {
   GeluTanh,  // down(gelu_new(x W_in + b_in)) + b_out (GPT-2)
   SwiGlu,    // down(silu(gate x) · up x) (Llama)
   GeGluTanh, // down(gelu_tanh(gate x) · up x), the tanh GELU of GPT-2's gelu_new (Gemma's gelu_pytorch_tanh)
+  // down((u + 1) · g · σ(1.702 g)) with g = min(gate x, c) and u = up x held to ±c, c = ModelSpec::swigluLimit
+  // (gpt-oss's experts)
+  ClampedSwiGlu,
+};
+// How a fused gate and up (MlpGateUpFused, ExpertGateUpFused) orders its 2 F columns.
+enum class GateUpOrder {
+  Halves,       // [gate | up] (Phi-3)
+  Interleaved,  // gate in the even columns, up in the odd ones (gpt-oss)
 };
 enum class PositionKind {
   Learned,  // a learned table added to the embeddings before layer 0; no position inside attention
@@ -190,6 +211,7 @@ struct Family {
   // w of its x / rms(x) · (1 + w), zero-centred, so 1 here.
   float normGainOffset = 0.0f;
   bool scaleEmbeddings = false;  // the token embeddings times √d_model before layer 0 (Gemma)
+  GateUpOrder gateUp = GateUpOrder::Halves;  // a fused gate and up's columns
   bool gatedMlp() const { return mlp != MlpKind::GeluTanh; }  // gate and up: MlpUp (or a fused gate | up)
   // The MLP may be a mixture of experts (ModelSpec::moe, read by readRest): the table names the router and each
   // expert's tensors, every expert an MLP of the kind `mlp`.
@@ -229,7 +251,9 @@ bool needed(const TensorName& t, const ModelSpec& spec);
 // Whether layer `layer` has it: needed, and a dense MLP's tensor on a dense layer only, a router's or an expert's on
 // a mixture layer only (ModelSpec::moe).
 bool neededAt(const TensorName& t, const ModelSpec& spec, int layer);
-Shape storedShape(const TensorName& t, const ModelSpec& spec);
+Shape storedShape(const TensorName& t, const ModelSpec& spec);  // a stacked expert tensor's with E first
+// How many stored copies of the tensor a mixture layer has: E for an expert's tensor named per expert, else 1.
+int storedCopies(const TensorName& t, const ModelSpec& spec);
 std::int64_t dimSize(Dim d, const ModelSpec& spec);
 // The stored name: "{i}" replaced by the layer, "{e}" by the expert, the base prefix put first (never before lm_head).
 std::string tensorName(const TensorName& t, const std::string& prefix, int layer = -1, int expert = -1);

@@ -3,10 +3,13 @@
 // (self_attn.sinks (h): one more column of every row's softmax, dropped — the engine's sink_share stage), layers
 // that alternate between a sliding window and the whole causal past (layer_types, else the even layers slide;
 // sliding_window 128) and YaRN RoPE (rope_scaling rope_type "yarn", base 150000).
-// Its MLP is a mixture of experts (mlp.router, mlp.experts.* stored as MXFP4 blocks + scales, which the weight
-// store's readMxfp4 unpacks) that this file does not describe: the family is left out of the list (families.cpp)
-// until the mixture-of-experts MLP gives it one, so a gpt-oss folder is refused by its model_type, never run
-// without its MLP. What it describes is checked on both fixture layers' attention (tests/model/gpt_oss_attention_test).
+// Every MLP is a mixture of experts (GptOssMLP): mlp.router (E = num_local_experts, d_model) with its bias scores
+// each token's normed stream, the num_experts_per_tok highest logits are chosen and a softmax over those k weighs
+// them; all E experts sit in one tensor per layer (GptOssExperts, x W + b with W (in, out)): gate_up_proj (E, d_model,
+// 2F) whose columns interleave the gate (even) and the up (odd), then (u + 1) · g · σ(1.702 g) with the gate at most
+// swiglu_limit and the up within ±swiglu_limit, then down_proj (E, F, d_model); F = intermediate_size. The released
+// files store both matrices as MXFP4 blocks + scales (quantization_config quant_method "mxfp4"), which the weight
+// store dequantises one expert at a time.
 #include <nlohmann/json.hpp>
 
 #include "model/families/llama_decoder.hpp"
@@ -20,15 +23,31 @@ constexpr auto kGptOssKeys =
 
 constexpr llama_decoder::Run1 kSinks = {{{TensorRole::Sinks, "model.layers.{i}.self_attn.sinks", Dim::HeadCount}}};
 
-// The attention's table (the MLP's tensors are not described yet).
+constexpr std::array<TensorName, 6> kGptOssExperts = {{
+    {TensorRole::Router, "model.layers.{i}.mlp.router.weight", Dim::Experts, Dim::Model},
+    {TensorRole::RouterBias, "model.layers.{i}.mlp.router.bias", Dim::Experts},
+    {TensorRole::ExpertGateUpFused, "model.layers.{i}.mlp.experts.gate_up_proj", Dim::Model, Dim::ExpertFfPair, Stored::InOut,
+     Need::Always, ExpertStore::Stacked},
+    {TensorRole::ExpertGateUpBias, "model.layers.{i}.mlp.experts.gate_up_proj_bias", Dim::ExpertFfPair, Dim::None,
+     Stored::InOut, Need::Always, ExpertStore::Stacked},
+    {TensorRole::ExpertOut, "model.layers.{i}.mlp.experts.down_proj", Dim::ExpertFf, Dim::Model, Stored::InOut, Need::Always,
+     ExpertStore::Stacked},
+    {TensorRole::ExpertOutBias, "model.layers.{i}.mlp.experts.down_proj_bias", Dim::Model, Dim::None, Stored::InOut,
+     Need::Always, ExpertStore::Stacked},
+}};
+
 constexpr auto kGptOssTensors = joinTensors(llama_decoder::kEmbedding, llama_decoder::kInputNorm, llama_decoder::kAttention,
-                                            kSinks, llama_decoder::kPostAttentionNorm, llama_decoder::kFinal);
+                                            kSinks, llama_decoder::kPostAttentionNorm, kGptOssExperts, llama_decoder::kFinal);
 
 void readGptOssRest(ConfigReader& r, ModelSpec& s) {
   if (r.flag("attention_bias", true)) s.qkvBias = s.outputBias = true;
   readRopeScaling(r, s);
   const int window = r.object().contains("sliding_window") ? r.positive("sliding_window") : 128;
   readLayerWindows(r, s, window, [](int i) { return i % 2 == 0; });
+  // GptOssConfig's defaults: 128 experts, 4 per token; each as wide as intermediate_size.
+  readMixture(r, s, "num_local_experts", 128, false, 4, nullptr, 0);
+  s.moe.rule = {.scores = RouterScores::Logits, .softmaxOfChosen = true, .renormalise = false};
+  s.swigluLimit = r.positiveNumber("swiglu_limit", 7.0);
 }
 
 }  // namespace
@@ -43,8 +62,9 @@ const Family gpt_oss = {
     .tensors = kGptOssTensors,
     .skippedSuffixes = llama_decoder::kSkipped,
     .norm = NormKind::RmsNorm,
-    .mlp = MlpKind::SwiGlu,  // a placeholder: the experts' MLP (each a SwiGLU of its own) replaces it with the mixture
+    .mlp = MlpKind::ClampedSwiGlu,
     .positions = PositionKind::Rope,
+    .gateUp = GateUpOrder::Interleaved,
 };
 
 }  // namespace mhascope::model::families
