@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -485,12 +486,10 @@ TEST(ModelFolderErrors, BadTokens) {
 namespace mhascope::model {
 namespace {
 
-// A mixture layer reads only the experts its tokens go to: a NaN in an expert no token chose is never seen, and the
-// same NaN in a chosen one is refused naming its tensor. Experts the config promises and the files lack are missing
-// tensors; an expert count the files cannot hold is refused before a name is made for each.
-TEST(ModelFolderErrors, MixtureReadsOnlyTheChosenExperts) {
-  FolderCopy f("mixtral");
-  TensorMap w = f.weights();
+// Spoils, with spoil(e), an expert e of layer 0 that a one-token forward of the folder does not choose (spoil says
+// what the error must name, and the words after it), then checks that forward is unchanged and one whose tokens
+// together choose every expert of layer 0 is refused naming what was spoiled.
+void expectOnlyChosenExpertsRead(const FolderCopy& f, const std::function<std::pair<std::string, std::string>(int)>& spoil) {
   auto original = ModelFolder::open(f.path());
   ASSERT_TRUE(original.ok()) << original.error().message;
   const std::vector<int> one = {82};  // one token: k = 2 of the 4 experts in each layer
@@ -499,18 +498,29 @@ TEST(ModelFolderErrors, MixtureReadsOnlyTheChosenExperts) {
   const LayerRouting& l0 = r->routing[0];
   int unused = 0;
   while (unused == l0.expert(0, 0) || unused == l0.expert(0, 1)) ++unused;
-  const std::string name = "model.layers.0.block_sparse_moe.experts." + std::to_string(unused) + ".w1.weight";
-  w[name].data[3] = std::numeric_limits<float>::quiet_NaN();
-  f.writeWeights(w);
+  const auto [name, words] = spoil(unused);
   auto m = ModelFolder::open(f.path());
   ASSERT_TRUE(m.ok()) << m.error().message;
   auto fine = runForward(*m, one);
   ASSERT_TRUE(fine.ok()) << fine.error().message;
   EXPECT_TRUE(testing::checkTensor("logits", fine->logits.ptr(), r->logits.ptr(), r->logits.data.size(), 0, 0));
-  // A sequence whose tokens together choose every expert of layer 0 reads it.
   std::vector<int> many;
   for (int t = 0; t < 100; ++t) many.push_back(t);
-  EXPECT_TRUE(oneLine(runForward(*m, many), name, {"1 NaN"}));
+  EXPECT_TRUE(oneLine(runForward(*m, many), name, {words}));
+}
+
+// A mixture layer reads only the experts its tokens go to: a NaN in an expert no token chose is never seen, and the
+// same NaN in a chosen one is refused naming its tensor. Experts the config promises and the files lack are missing
+// tensors; an expert count the files cannot hold is refused before a name is made for each.
+TEST(ModelFolderErrors, MixtureReadsOnlyTheChosenExperts) {
+  FolderCopy f("mixtral");
+  expectOnlyChosenExpertsRead(f, [&f](int e) {
+    TensorMap w = f.weights();
+    const std::string name = "model.layers.0.block_sparse_moe.experts." + std::to_string(e) + ".w1.weight";
+    w[name].data[3] = std::numeric_limits<float>::quiet_NaN();
+    f.writeWeights(w);
+    return std::pair<std::string, std::string>{name, "1 NaN"};
+  });
 
   auto j = f.config();
   j["num_local_experts"] = 8;
@@ -526,32 +536,19 @@ TEST(ModelFolderErrors, MixtureReadsOnlyTheChosenExperts) {
 // one is refused naming the tensor. A pair whose shape is not the config's is refused by name.
 TEST(ModelFolderErrors, StackedMxfp4ExpertsReadOnlyWhenChosen) {
   FolderCopy f("gpt_oss");
-  auto original = ModelFolder::open(f.path());
-  ASSERT_TRUE(original.ok()) << original.error().message;
-  EXPECT_EQ(original->dtype(), "BF16+MXFP4");
-  const std::vector<int> one = {17};  // one token: k = 2 of the 4 experts in each layer
-  auto r = runForward(*original, one);
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  const LayerRouting& l0 = r->routing[0];
-  int unused = 0;
-  while (unused == l0.expert(0, 0) || unused == l0.expert(0, 1)) ++unused;
+  auto opened = ModelFolder::open(f.path());
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  EXPECT_EQ(opened->dtype(), "BF16+MXFP4");
   const std::string name = "model.layers.0.mlp.experts.gate_up_proj";
-  const StoredTensor* scales = original->store().find(name + "_scales");  // (E, 2F, G)
+  const StoredTensor* scales = opened->store().find(name + "_scales");  // (E, 2F, G)
   ASSERT_NE(scales, nullptr);
-  const std::uint64_t at = scales->offset + static_cast<std::uint64_t>(unused * scales->numel / scales->shape[0]);
-  {
+  const std::uint64_t offset = scales->offset, perExpert = static_cast<std::uint64_t>(scales->numel / scales->shape[0]);
+  expectOnlyChosenExpertsRead(f, [&](int e) {
     std::fstream file(f.path("model.safetensors"), std::ios::in | std::ios::out | std::ios::binary);
-    file.seekp(static_cast<std::streamoff>(at));
-    file.put(static_cast<char>(0xFF));
-  }
-  auto m = ModelFolder::open(f.path());
-  ASSERT_TRUE(m.ok()) << m.error().message;
-  auto fine = runForward(*m, one);
-  ASSERT_TRUE(fine.ok()) << fine.error().message;
-  EXPECT_TRUE(testing::checkTensor("logits", fine->logits.ptr(), r->logits.ptr(), r->logits.data.size(), 0, 0));
-  std::vector<int> many;
-  for (int t = 0; t < 100; ++t) many.push_back(t);
-  EXPECT_TRUE(oneLine(runForward(*m, many), "MXFP4 tensor '" + name + "'", {"scale byte of 255"}));
+    file.seekp(static_cast<std::streamoff>(offset + static_cast<std::uint64_t>(e) * perExpert));
+    file.put(static_cast<char>(0xFF));  // expert e's first scale byte
+    return std::pair<std::string, std::string>{"MXFP4 tensor '" + name + "'", "scale byte of 255"};
+  });
 
   auto j = f.config();
   j["intermediate_size"] = 64;
