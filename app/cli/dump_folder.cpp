@@ -44,7 +44,7 @@ Result<int> writeDump(const Trace& t, const std::string& dumpDir, const std::fil
                       {"shape", st.tensor.shape},
                       {"axes", st.tensor.axes},
                       {"file", file},
-                      {"formula", info.formula}});
+                      {"formula", stageFormula(t, st.id)}});
   }
   for (const DumpExtraFile& f : extra) {
     if (auto s = writeFileAtomic(out->file(f.name).string(), f.bytes); !s) return out->abandon(s.error().message);

@@ -62,7 +62,7 @@ int cmdInfo(const ModelOptions& mo, const std::optional<Workspace>& ws) {
                   (std::string(x) + ".view(B, " + tAxis + ", " + hAxis + ", d_k): no copy").c_str());
     }
     std::printf("  %-14s %-22s %s %s\n", info.name, shapeToString(st.tensor.shape).c_str(),
-                padded(axesToString(st.tensor.axes), 24).c_str(), info.formula);
+                padded(axesToString(st.tensor.axes), 24).c_str(), stageFormula(*t, st.id).c_str());
   }
   const std::int64_t d = t->dModel, h = t->heads, dk = t->dk;
   const ParameterTable pt = parameterTable(layerSizesOf(*t)).value();  // the trace's sizes passed validateSizes

@@ -37,15 +37,6 @@ float buttonWidth(const char* label) {
   return ImGui::CalcTextSize(label).x + 2.0f * ImGui::GetStyle().FramePadding.x;
 }
 
-// A stage's button and formula; the Scale stage's follow the shown pass's scale (√d_k, √d_model, none,
-// or a model's own factor).
-std::string stageChip(const Trace& t, StageId id) {
-  return id == StageId::ScaledScores ? scaleChip(t.scale, t.scaleFactor) : stageInfo(id).shortName;
-}
-std::string stageFormula(const Trace& t, StageId id) {
-  return id == StageId::ScaledScores ? scaleFormula(t.scale, t.scaleFactor) : stageInfo(id).formula;
-}
-
 void stageStrip(UiContext& ctx) {
   ViewState& view = ctx.view;
   const ImGuiStyle& style = ImGui::GetStyle();

@@ -208,11 +208,6 @@ Result<Trace> attentionHead(const AttentionInputs& in, const MhaWeights& w, cons
 // (core/attention/score_rules.cpp) so that there is one copy of each.
 // S' = S * factor: 1/sqrt(d_k) (the default), 1/sqrt(d_model), 1, or `given` (ScaleKind::Given).
 float scaleFactorFor(ScaleKind kind, std::int64_t dModel, std::int64_t dk, float given = 1.0f);
-// The Scale stage as the window's stage strip and title name it under this scale: "÷√d_k" and
-// "S'_i = S_i / sqrt(d_k)"; "÷√d_model"; "×1" and "S'_i = S_i (not scaled)"; a given factor "×0.204"
-// and "S'_i = S_i · 0.204124 (the model's own scale)".
-std::string scaleChip(ScaleKind kind, float factor);
-std::string scaleFormula(ScaleKind kind, float factor);
 // blocked[(b * T_q + q) * T_k + k] = 1 where key k is hidden from query q: the causal rule
 // (k > q), the key padding mask and the attention mask, both in PyTorch's bool polarity
 // (nonzero = blocked). rowAny[b * T_q + q]: 0 none blocked, 1 some, 2 every key blocked.

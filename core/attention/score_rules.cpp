@@ -6,7 +6,6 @@
 #include <cstring>
 
 #include "attention/engine.hpp"
-#include "util/format.hpp"
 
 namespace mhascope {
 
@@ -18,26 +17,6 @@ float scaleFactorFor(ScaleKind kind, std::int64_t dModel, std::int64_t dk, float
     case ScaleKind::Given: return given;
   }
   return 1.0f;
-}
-
-std::string scaleChip(ScaleKind kind, float factor) {
-  switch (kind) {
-    case ScaleKind::SqrtDk: return "÷√d_k";
-    case ScaleKind::SqrtDModel: return "÷√d_model";
-    case ScaleKind::None: return "×1";
-    case ScaleKind::Given: return "×" + formatGeneral(factor, 3);
-  }
-  return "?";
-}
-
-std::string scaleFormula(ScaleKind kind, float factor) {
-  switch (kind) {
-    case ScaleKind::SqrtDk: return "S'_i = S_i / sqrt(d_k)";
-    case ScaleKind::SqrtDModel: return "S'_i = S_i / sqrt(d_model)";
-    case ScaleKind::None: return "S'_i = S_i (not scaled)";
-    case ScaleKind::Given: return "S'_i = S_i · " + formatGeneral(factor, 6) + " (the model's own scale)";
-  }
-  return "?";
 }
 
 void buildBlocked(const AttentionOptions& opt, std::int64_t B, std::int64_t Tq, std::int64_t Tk,

@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "attention/trace.hpp"
+#include "util/format.hpp"
 
 namespace mhascope {
 namespace {
@@ -209,6 +210,34 @@ const std::array<StageInfo, kStageCount> kStages = {{
 }  // namespace
 
 const StageInfo& stageInfo(StageId id) { return kStages[static_cast<std::size_t>(id)]; }
+
+std::string scaleChip(ScaleKind kind, float factor) {
+  switch (kind) {
+    case ScaleKind::SqrtDk: return "÷√d_k";
+    case ScaleKind::SqrtDModel: return "÷√d_model";
+    case ScaleKind::None: return "×1";
+    case ScaleKind::Given: return "×" + formatGeneral(factor, 3);
+  }
+  return "?";
+}
+
+std::string scaleFormula(ScaleKind kind, float factor) {
+  switch (kind) {
+    case ScaleKind::SqrtDk: return "S'_i = S_i / sqrt(d_k)";
+    case ScaleKind::SqrtDModel: return "S'_i = S_i / sqrt(d_model)";
+    case ScaleKind::None: return "S'_i = S_i (not scaled)";
+    case ScaleKind::Given: return "S'_i = S_i · " + formatGeneral(factor, 6) + " (the model's own scale)";
+  }
+  return "?";
+}
+
+std::string stageChip(const Trace& t, StageId id) {
+  return id == StageId::ScaledScores ? scaleChip(t.scale, t.scaleFactor) : stageInfo(id).shortName;
+}
+
+std::string stageFormula(const Trace& t, StageId id) {
+  return id == StageId::ScaledScores ? scaleFormula(t.scale, t.scaleFactor) : stageInfo(id).formula;
+}
 
 bool stageIsVariant(StageId id) {
   return id == StageId::QNormed || id == StageId::KNormed || id == StageId::QRotated || id == StageId::KRotated ||

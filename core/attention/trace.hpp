@@ -79,6 +79,11 @@ int pseudocodeLineOf(StageId id);
 // Given: a factor a model's config decides (Gemma: query_pre_attn_scalar^-1/2), AttentionOptions::scaleFactor.
 enum class ScaleKind { SqrtDk, SqrtDModel, None, Given };
 const char* scaleName(ScaleKind s);  // "sqrt-dk" | "sqrt-dmodel" | "none" | "given"
+// The Scale stage as the window's stage strip and title name it under this scale: "÷√d_k" and
+// "S'_i = S_i / sqrt(d_k)"; "÷√d_model"; "×1" and "S'_i = S_i (not scaled)"; a given factor "×0.204"
+// and "S'_i = S_i · 0.204124 (the model's own scale)".
+std::string scaleChip(ScaleKind kind, float factor);
+std::string scaleFormula(ScaleKind kind, float factor);
 
 // Positions that act inside attention (the sinusoidal codes are added to the inputs instead):
 // RoPE turns q and k, ALiBi adds a bias to the scaled scores.
@@ -195,6 +200,11 @@ struct Trace {
   }
   bool isFullyMasked(int b, int q) const { return fullyMasked[static_cast<std::size_t>(b) * tq + q] != 0; }
 };
+
+// A stage's button text and formula as this pass ran it: the stage table's, except the Scale stage's,
+// which follow the trace's scale (scaleChip, scaleFormula).
+std::string stageChip(const Trace& t, StageId id);
+std::string stageFormula(const Trace& t, StageId id);
 
 // A 2-D view into one stage for one batch item (and one head for per-head stages):
 // rows × cols floats, row-major, with the axis names and a label per row and column.

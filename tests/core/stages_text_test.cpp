@@ -173,5 +173,23 @@ TEST(StageText, EveryStageHasAShortNameAndItsStepsAreRuns) {
   EXPECT_EQ(stepsSeen.back(), "output");
 }
 
+// The Scale stage's button and formula say the pass's own scale; every other stage's are the table's.
+TEST(StageText, TheScaleStageSaysThePasssScale) {
+  Trace t;
+  t.scale = ScaleKind::SqrtDk;
+  EXPECT_EQ(stageChip(t, StageId::ScaledScores), "÷√d_k");
+  EXPECT_EQ(stageFormula(t, StageId::ScaledScores), "S'_i = S_i / sqrt(d_k)");
+  t.scale = ScaleKind::SqrtDModel;
+  EXPECT_EQ(stageChip(t, StageId::ScaledScores), "÷√d_model");
+  t.scale = ScaleKind::None;
+  EXPECT_EQ(stageFormula(t, StageId::ScaledScores), "S'_i = S_i (not scaled)");
+  t.scale = ScaleKind::Given;
+  t.scaleFactor = 0.204124f;
+  EXPECT_EQ(stageChip(t, StageId::ScaledScores), "×0.204");
+  EXPECT_EQ(stageFormula(t, StageId::ScaledScores), "S'_i = S_i · 0.204124 (the model's own scale)");
+  EXPECT_EQ(stageFormula(t, StageId::Scores), stageInfo(StageId::Scores).formula);
+  EXPECT_EQ(stageChip(t, StageId::Weights), stageInfo(StageId::Weights).shortName);
+}
+
 }  // namespace
 }  // namespace mhascope
