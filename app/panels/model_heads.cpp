@@ -371,6 +371,12 @@ void drawModelSide(UiContext& ctx, ModelViewState& m, const GridPick& pick, floa
     textWrappedDisabled(mask);
     ctx.probes.recordLabel("model_layer_mask", mask);
   }
+  std::string rules;
+  for (const std::string& line : model::headScoreRuleLines(v, l, h)) {
+    textWrappedDisabled(line);
+    rules += (rules.empty() ? "" : "; ") + line;
+  }
+  ctx.probes.recordLabel("model_head_score_rules", rules);
   if (const std::string routing = model::routingSummary(v, l); !routing.empty()) {  // a mixture-of-experts layer
     textWrappedDisabled(routing + "; hover a token above for the experts it went to");
     ctx.probes.recordLabel("model_layer_routing", routing);

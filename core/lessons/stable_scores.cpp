@@ -58,12 +58,6 @@ Result<ScorePass> runPass(Engine& engine, const Model& m, const AttentionOptions
   return p;
 }
 
-double maxAbsOf(const std::vector<float>& g) {
-  double m = 0;
-  for (float v : g) m = std::max(m, static_cast<double>(std::abs(v)));
-  return m;
-}
-
 }  // namespace
 
 std::vector<int> scoreHistogram(const std::vector<float>& values, double lo, double hi, int bins) {
@@ -123,8 +117,8 @@ Result<StableScoresLesson> stableScoresLesson(const Model& model, float growth, 
   // The layer's own gains when it has them (a model folder's Qwen3, Gemma 3 or OLMo 2 layer), else gains
   // of 1 per head or over the whole projection.
   AttentionOptions normed = base;
-  r.bound.learnedGains = !model.options.qNorm.empty();
-  if (r.bound.learnedGains) {
+  const bool learnedGains = !model.options.qNorm.empty();
+  if (learnedGains) {
     normed.qNorm = model.options.qNorm;
     normed.kNorm = model.options.kNorm;
   } else {
@@ -132,11 +126,8 @@ Result<StableScoresLesson> stableScoresLesson(const Model& model, float growth, 
     normed.qNorm.assign(idx(qWidth), 1.0f);
     normed.kNorm.assign(idx(kWidth), 1.0f);
   }
-  r.bound.nq = static_cast<int>(normed.qNorm.size());
-  r.bound.nk = static_cast<int>(normed.kNorm.size());
-  r.bound.maxGainQ = maxAbsOf(normed.qNorm);
-  r.bound.maxGainK = maxAbsOf(normed.kNorm);
-  r.bound.scale = r.rawScale;
+  r.bound = qkNormBound(normed, r.rawScale);
+  r.bound.learnedGains = learnedGains;
   AttentionOptions capped = base;
   capped.softcap = cap;
   AttentionOptions rescaled = base;

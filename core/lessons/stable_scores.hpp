@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/score_stats.hpp"
 #include "lessons/lesson.hpp"
 
 namespace mhascope {
@@ -24,19 +25,6 @@ struct ScorePass {
   double minScore = 0, maxScore = 0;
   double maxAbs = 0;       // max |s|
   double meanEntropy = 0;  // nats, the mean over the rows that see a key of −Σ a ln a
-};
-
-// q/k norm's bound: with q̂ = q / rms(q) over the n_q features normalised together (so |q̂|² < n_q; for one
-// head's slice of a norm over the whole projection as well), |s| = |(q̂ ⊙ g_q) · (k̂ ⊙ g_k)| · scale
-//   ≤ |q̂ ⊙ g_q| |k̂ ⊙ g_k| · scale ≤ √n_q · max|g_q| · √n_k · max|g_k| · scale.
-struct QkNormBound {
-  int nq = 0, nk = 0;                // d_k per head; h·d_k and N·d_k over the whole projection
-  double maxGainQ = 1, maxGainK = 1; // max |g|
-  double scale = 1;                  // the pass's factor, 1/√d_k
-  bool learnedGains = false;         // the layer's own gains (a model folder's), else gains of 1
-  double value() const {
-    return std::sqrt(static_cast<double>(nq)) * maxGainQ * std::sqrt(static_cast<double>(nk)) * maxGainK * scale;
-  }
 };
 
 // Counts of `values` in `bins` equal bins over [lo, hi]; values outside fall into the end bins.

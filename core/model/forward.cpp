@@ -457,7 +457,7 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
     if (!lw) return lw.error();
     // Attention on the normed stream, through the engine.
     attentionInput(spec, *lw, l, st);
-    st.options.recordEveryStage = l == opt.traceLayer;
+    st.options.recordEveryStage = l == opt.traceLayer || opt.recordScores;
     Trace& trace = l == opt.traceLayer ? out.trace : st.scratch;
     if (auto s = forward(st.in, std::shared_ptr<const MhaWeights>(lw->attention), st.options, trace); !s) {
       return makeError("layer " + std::to_string(l) + ": " + s.error().message);
@@ -485,7 +485,7 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
       }
       noteNonFinite(st.x.data(), static_cast<std::size_t>(st.x.size()), "layer " + std::to_string(l) + "'s attention output", out.nonFinite);
     }
-    if (opt.onAttention) opt.onAttention({l, &trace.tensor(StageId::Weights), &trace.tensor(StageId::Concat), lw->attention.get()});
+    if (opt.onAttention) opt.onAttention({l, &trace.tensor(StageId::Weights), &trace.tensor(StageId::Concat), lw->attention.get(), &trace, &st.options});
     if (opt.keepAttention) {
       const Tensor& w = trace.tensor(StageId::Weights);  // (1, h, T, T)
       Tensor keptWeights({spec.heads, T, T}, {"h", "T_q", "T_k"});

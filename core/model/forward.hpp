@@ -37,6 +37,10 @@ struct LayerHeads {
   // i·d_k … (i+1)·d_k − 1.
   const Tensor* headOutputs = nullptr;
   const MhaWeights* attention = nullptr;  // the layer's W_q … W_o and biases, y = x W + b
+  // The layer's pass as the engine recorded it: every stage with ForwardOptions::recordScores, else the weights,
+  // the concat, the output and the variants' small stages (the learned sink's share) only.
+  const Trace* trace = nullptr;
+  const AttentionOptions* options = nullptr;  // the options the layer ran with (layerOptions: its q/k norm's gains)
 };
 
 struct ForwardOptions {
@@ -53,6 +57,9 @@ struct ForwardOptions {
   // during the call only). Lets a caller summarise every head without keeping L·h·T² floats (keepAttention may
   // then be false).
   std::function<void(const LayerHeads& layer)> onAttention;
+  // Every layer's attention recorded with every stage (its scores, before and after a softcap), for onAttention's
+  // LayerHeads::trace: one full trace at a time, the one the estimate already counts for the layers not traced.
+  bool recordScores = false;
   // Set: the residual streams of earlier forwards of these weights over these tokens are used and
   // this forward's are kept (residual_cache.hpp): the layers whose attention nothing here needs
   // are skipped, and a layer whose next stream is kept runs its attention only.

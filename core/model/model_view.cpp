@@ -9,6 +9,7 @@
 #include "analysis/head_roles.hpp"
 #include "attention/random.hpp"
 #include "color/downsample.hpp"
+#include "model/families/family.hpp"
 #include "util/format.hpp"
 #include "util/thread_pool.hpp"
 
@@ -25,6 +26,12 @@ ForwardOptions forwardOptionsFor(const ModelViewOptions& opt) {
   fo.threads = opt.threads;
   fo.residuals = opt.residuals;
   return fo;
+}
+
+// A family whose layers change their scores beyond the scale and the mask: the model view then records every
+// layer's scores to say what the rule did (HeadView::scoreStats).
+bool hasScoreRules(const ModelSpec& s) {
+  return s.attnSoftcap > 0 || s.family->qkNorm != QkNormKind::None || s.family->tensor(TensorRole::Sinks) != nullptr;
 }
 
 int thumbnailSide(std::int64_t T, int thumbnail) {
@@ -176,9 +183,16 @@ Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<i
     bool cancelled = false;
     Status copyingStatus = Ok{};
     ForwardOptions fo = forwardOptionsFor(opt);
+    fo.recordScores = hasScoreRules(s);
+    view.layerBounds.resize(static_cast<std::size_t>(s.layers));
+    view.layerSoftcaps.assign(static_cast<std::size_t>(s.layers), 0.0f);
     fo.onAttention = [&](const LayerHeads& la) {
       const int layer = la.layer;
       const Tensor& weights = *la.weights;  // (1, h, T, T)
+      if (fo.recordScores) {
+        view.layerBounds[static_cast<std::size_t>(layer)] = qkNormBound(*la.options, la.trace->scaleFactor);
+        view.layerSoftcaps[static_cast<std::size_t>(layer)] = la.trace->softcap;
+      }
       // Heads are independent: each writes only its own HeadView, so any thread count gives the same view.
       parallelFor(opt.threads, s.heads, [&](std::int64_t i) {
         const float* a = weights.ptr() + i * T * T;  // (T, T)
@@ -193,6 +207,7 @@ Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<i
         hv.thumbCols = block.cols;
         hv.thumbnail = std::move(block.values);
         hv.offsets = offsetProfile(a, static_cast<int>(T), static_cast<int>(std::min<std::int64_t>(T, kMaxProfileOffsets)));
+        if (fo.recordScores) hv.scoreStats = headScoreStats(*la.trace, 0, static_cast<int>(i));
       });
       // Copying reads the whole vocabulary per query: one head at a time (one block of logits), and
       // only where the induction rule needs it unless every head is cheap. The cancel is checked
@@ -233,6 +248,32 @@ Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<i
     return makeError("not enough memory for the model view of " + std::to_string(T) + " tokens (estimated " +
                      formatBytes(estimate) + ")");
   }
+}
+
+std::vector<std::string> headScoreRuleLines(const ModelView& v, int layer, int head) {
+  std::vector<std::string> lines;
+  if (layer < 0 || layer >= v.layers || head < 0 || head >= v.heads) return lines;
+  const HeadScoreStats& st = v.head(layer, head).scoreStats;
+  if (st.visible == 0) return lines;
+  if (st.sink) {
+    lines.push_back("learned sink: " + formatFixed(st.sinkMean, 3) + " of a row's weight on average, at most " +
+                    formatFixed(st.sinkMax, 3) + " — each row's weights sum to 1 minus it");
+  }
+  const float cap = static_cast<std::size_t>(layer) < v.layerSoftcaps.size() ? v.layerSoftcaps[static_cast<std::size_t>(layer)] : 0.0f;
+  if (cap > 0.0f) {
+    lines.push_back("softcap c = " + formatFixed(cap, 1) + ": largest |score| " + formatFixed(st.maxAbsScaled, 3) +
+                    " before the cap, " + formatFixed(st.maxAbsCapped, 3) + " after; it bent " +
+                    formatFixed(100.0 * st.shareBent, 1) + " % of the " + std::to_string(st.visible) +
+                    " visible scores by more than 1 % (at most by " + formatFixed(st.largestCut, 3) + ")");
+  }
+  if (static_cast<std::size_t>(layer) < v.layerBounds.size() && v.layerBounds[static_cast<std::size_t>(layer)].nq > 0) {
+    const QkNormBound& b = v.layerBounds[static_cast<std::size_t>(layer)];
+    lines.push_back("q/k norm: largest |score| " + formatFixed(st.maxAbsScaled, 3) + " of its bound " +
+                    formatFixed(b.value(), 3) + " = √" + std::to_string(b.nq) + " · " + formatFixed(b.maxGainQ, 3) + " · √" +
+                    std::to_string(b.nk) + " · " + formatFixed(b.maxGainK, 3) + " · " + formatFixed(b.scale, 4) +
+                    " (√n · the largest gain, for q and k, times the scale)");
+  }
+  return lines;
 }
 
 std::string routingText(const ModelView& v, int layer, int t) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "attention/engine.hpp"
+#include "attention/score_stats.hpp"
 #include "analysis/head_scores.hpp"
 #include "model/forward.hpp"
 #include "model/model_folder.hpp"
@@ -67,6 +68,9 @@ struct HeadView {
   std::vector<float> thumbnail;  // (thumbRows, thumbCols) row-major, weights in [0, 1] (0 above the diagonal)
   // (min(T, kMaxProfileOffsets)) offsetProfile: [d] the mean weight d positions back (0: itself).
   std::vector<float> offsets;
+  // What the layer's score rules did to this head's scores (attention/score_stats.hpp): measured on a layer with a
+  // softcap, a learned sink or q/k norm (visible 0 elsewhere).
+  HeadScoreStats scoreStats;
 };
 
 // Where the repeated random probe draws its tokens from.
@@ -102,6 +106,9 @@ struct ModelView {
   std::vector<std::string> labels;   // (T) the tokens as shown
   int layers = 0, heads = 0, kvHeads = 0;
   std::vector<LayerMask> layerMasks;  // (layers): each layer's mask and positions
+  // (layers): each layer's q/k norm bound on its scores (nq 0: the layer has no q/k norm), and its softcap c (0: none).
+  std::vector<QkNormBound> layerBounds;
+  std::vector<float> layerSoftcaps;
   std::vector<HeadView> headViews;   // layers × heads, index layer * heads + head
   // Chance level of every role score on these tokens: a head spreading each row evenly over its
   // keys (analysis uniformHeadScores), the same for every head.
@@ -144,6 +151,11 @@ std::string routingText(const ModelView& v, int layer, int t);
 std::string routingSummary(const ModelView& v, int layer);
 // Every mixture layer's line for token t (routingText), in layer order.
 std::vector<std::string> tokenRoutingLines(const ModelView& v, int t);
+
+// What the layer's score rules did to head `head` of layer `layer`, one sentence each (empty when the layer has
+// none): the learned sink's share of each row; the softcap's largest score before and after, and how many it bent;
+// the largest score against q/k norm's bound.
+std::vector<std::string> headScoreRuleLines(const ModelView& v, int layer, int head);
 
 // The sentence every view of `v` shows when float32 overflowed (empty when it did not).
 std::string nonFiniteWarning(const ModelView& v);

@@ -496,5 +496,91 @@ TEST(ModelView, SaysWhichExpertsEachTokenWentTo) {
   EXPECT_TRUE(tokenRoutingLines(*dv, 0).empty());
 }
 
+// What a layer's score rules did, per head, against the references: gpt-oss's learned sink takes each row's 1 − Σ w
+// (the reference's sink share, mean and largest over the rows); Gemma 2's softcap hands the softmax the reference's
+// capped scores (their largest |s| over the visible cells, each inside (−c, c)); Qwen3's q/k norm keeps every score
+// under its bound. A family without such rules records none.
+TEST(ModelView, SaysWhatEachLayersScoreRulesDid) {
+  const auto tokensOf = [](const std::string& folder) {
+    auto ids = loadNpy(kModels + "reference/" + folder + "/s0_tokens.npy");
+    EXPECT_TRUE(ids.ok());
+    return ids.ok() ? std::vector<int>(ids->data.begin(), ids->data.end()) : std::vector<int>{};
+  };
+  {
+    auto m = ModelFolder::open(kModels + "gpt_oss");
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    auto share = loadNpy(kModels + "reference/gpt_oss/s0_sink_share.npy");  // (L, h, T)
+    ASSERT_TRUE(share.ok());
+    auto v = computeModelView(*m, tokensOf("gpt_oss"), {}, {});
+    ASSERT_TRUE(v.ok()) << v.error().message;
+    const std::int64_t T = share->dim(2);
+    for (int l = 0; l < v->layers; ++l) {
+      for (int h = 0; h < v->heads; ++h) {
+        const HeadScoreStats& st = v->head(l, h).scoreStats;
+        ASSERT_TRUE(st.sink);
+        double mean = 0, mx = 0;
+        for (std::int64_t t = 0; t < T; ++t) {
+          const double x = share->data[static_cast<std::size_t>((l * v->heads + h) * T + t)];
+          mean += x / static_cast<double>(T);
+          mx = std::max(mx, x);
+        }
+        EXPECT_NEAR(st.sinkMean, mean, 1e-5) << "layer " << l << " head " << h;
+        EXPECT_NEAR(st.sinkMax, mx, 1e-5) << "layer " << l << " head " << h;
+      }
+    }
+    ASSERT_FALSE(headScoreRuleLines(*v, 1, 2).empty());
+    EXPECT_EQ(headScoreRuleLines(*v, 1, 2)[0].rfind("learned sink: ", 0), 0u) << headScoreRuleLines(*v, 1, 2)[0];
+  }
+  {
+    auto m = ModelFolder::open(kModels + "gemma2");
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    auto capped = loadNpy(kModels + "reference/gemma2/s0_scores_capped.npy", NpyValues::AllowMinusInfinity);  // -inf: blocked
+    ASSERT_TRUE(capped.ok()) << capped.error().message;
+    auto v = computeModelView(*m, tokensOf("gemma2"), {}, {});
+    ASSERT_TRUE(v.ok()) << v.error().message;
+    const double c = m->spec().attnSoftcap;
+    const std::int64_t T = capped->dim(2);
+    for (int l = 0; l < v->layers; ++l) {
+      EXPECT_FLOAT_EQ(v->layerSoftcaps[static_cast<std::size_t>(l)], static_cast<float>(c));
+      for (int h = 0; h < v->heads; ++h) {
+        double mx = 0;
+        std::int64_t visible = 0;
+        for (std::int64_t i = 0; i < T * T; ++i) {
+          const float x = capped->data[static_cast<std::size_t>((l * v->heads + h) * T * T + i)];
+          if (std::isinf(x)) continue;
+          ++visible;
+          mx = std::max(mx, std::abs(static_cast<double>(x)));
+        }
+        const HeadScoreStats& st = v->head(l, h).scoreStats;
+        EXPECT_EQ(st.visible, visible);
+        EXPECT_NEAR(st.maxAbsCapped, mx, 1e-4) << "layer " << l << " head " << h;
+        EXPECT_LT(st.maxAbsCapped, c);
+        EXPECT_GE(st.maxAbsScaled, st.maxAbsCapped);
+      }
+    }
+  }
+  {
+    auto m = ModelFolder::open(kModels + "qwen3");
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    auto v = computeModelView(*m, tokensOf("qwen3"), {}, {});
+    ASSERT_TRUE(v.ok()) << v.error().message;
+    for (int l = 0; l < v->layers; ++l) {
+      const QkNormBound& b = v->layerBounds[static_cast<std::size_t>(l)];
+      EXPECT_EQ(b.nq, m->spec().dk());
+      for (int h = 0; h < v->heads; ++h) {
+        EXPECT_GT(v->head(l, h).scoreStats.maxAbsScaled, 0.0);
+        EXPECT_LE(v->head(l, h).scoreStats.maxAbsScaled, b.value());
+      }
+    }
+    EXPECT_EQ(headScoreRuleLines(*v, 0, 0).at(0).rfind("q/k norm: largest |score| ", 0), 0u);
+  }
+  auto plain = ModelFolder::open(kModels + "llama_gqa");
+  ASSERT_TRUE(plain.ok());
+  auto pv = computeModelView(*plain, kIds, {}, {});
+  ASSERT_TRUE(pv.ok());
+  EXPECT_EQ(pv->head(0, 0).scoreStats.visible, 0);
+  EXPECT_TRUE(headScoreRuleLines(*pv, 0, 0).empty());
+}
+
 }  // namespace
 }  // namespace mhascope::model
