@@ -63,9 +63,15 @@ Status printModelFolderSummary(const std::string& dir) {
   if (!s.rope()) {
     std::printf("  %-22s learned, %d\n", "positions", s.maxPositions);
   } else {
+    std::string scaling;
+    if (s.ropeScaling.enabled) scaling = ", llama3 scaling x" + formatGeneral(s.ropeScaling.factor, 6);
+    if (s.yarn.enabled) {
+      scaling = ", YaRN x" + formatGeneral(s.yarn.factor, 6) + " over " + formatGeneral(s.yarn.originalMaxPositions, 9) +
+                " positions (beta " + formatGeneral(s.yarn.betaFast, 6) + " / " + formatGeneral(s.yarn.betaSlow, 6) +
+                ", cos and sin x" + formatGeneral(s.yarn.attentionFactor, 6) + ")";
+    }
     std::printf("  %-22s RoPE theta %s, %s%s; %s %d\n", "positions", formatGeneral(s.ropeTheta, 9).c_str(),
-                family.ropeStyle == RopeStyle::Half ? "rotate-half" : "interleaved",
-                s.ropeScaling.enabled ? (", llama3 scaling x" + formatGeneral(s.ropeScaling.factor, 6)).c_str() : "",
+                family.ropeStyle == RopeStyle::Half ? "rotate-half" : "interleaved", scaling.c_str(),
                 family.key(model::SpecField::MaxPositions), s.maxPositions);
   }
   bool perLayerWindow = false;  // some layers have their own window (layer_types): said under "layers differ"

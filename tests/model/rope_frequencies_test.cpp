@@ -4,6 +4,8 @@
 // or frequencies without RoPE are refused in one line naming the values.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -227,6 +229,29 @@ TEST(RopeFrequencies, YarnEqualsTheReference) {
   refused = model::parseModelConfig(wrong, "yarn config");
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("truncate"), std::string::npos) << refused.error().message;
+}
+
+// A gpt-oss config without the rope_scaling key gets GptOssConfig's default, YaRN x32 (beta 32 / 1, not truncated,
+// over max_position_embeddings since no original is given); rope_scaling null says none.
+TEST(RopeFrequencies, GptOssWithoutRopeScalingTakesItsConfigsYarn) {
+  auto text = readFile(model::kModels + "gpt_oss/config.json");
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  auto j = nlohmann::json::parse(*text);
+  ASSERT_TRUE(j.contains("rope_scaling"));
+  j.erase("rope_scaling");
+  auto spec = model::parseModelConfig(j.dump(), "gpt-oss config");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  ASSERT_TRUE(spec->yarn.enabled);
+  EXPECT_EQ(spec->yarn.factor, 32.0);
+  EXPECT_EQ(spec->yarn.betaFast, 32.0);
+  EXPECT_EQ(spec->yarn.betaSlow, 1.0);
+  EXPECT_FALSE(spec->yarn.truncate);
+  EXPECT_EQ(spec->yarn.originalMaxPositions, static_cast<double>(spec->maxPositions));
+  EXPECT_NEAR(spec->yarn.attentionFactor, 0.1 * std::log(32.0) + 1.0, 1e-12);
+  j["rope_scaling"] = nullptr;
+  spec = model::parseModelConfig(j.dump(), "gpt-oss config");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_FALSE(spec->yarn.enabled);
 }
 
 }  // namespace

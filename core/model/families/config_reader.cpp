@@ -215,10 +215,11 @@ void readRopeParameters(ConfigReader& r, ModelSpec& s) {
   s.ropeTheta = theta.get<double>();
 }
 
-void readRopeScaling(ConfigReader& r, ModelSpec& s) {
+void readRopeScaling(ConfigReader& r, ModelSpec& s, const json* absent) {
   readRopeParameters(r, s);
-  if (!r.has("rope_scaling")) return;
-  const json& rs = r.object().at("rope_scaling");
+  const bool missing = !r.object().contains("rope_scaling");  // null says "none"; only a missing key takes `absent`
+  if (!r.has("rope_scaling") && !(missing && absent)) return;
+  const json& rs = missing ? *absent : r.object().at("rope_scaling");
   if (!rs.is_object()) {
     r.fail("'rope_scaling' must be an object or null, got " + rs.dump());
     return;

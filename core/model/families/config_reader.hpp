@@ -81,7 +81,8 @@ void readAttentionBias(ConfigReader& r, ModelSpec& s);
 // rope_scaling: absent, null, "default", Llama 3.1's "llama3" (factor, low/high_freq_factor,
 // original_max_position_embeddings) or "yarn" (factor, original_max_position_embeddings, beta_fast, beta_slow,
 // truncate, attention_factor or mscale / mscale_all_dim); any other kind is refused. Reads rope_parameters first (readRopeParameters).
-void readRopeScaling(ConfigReader& r, ModelSpec& s);
+// `absent`: what a family's configuration class puts in when the key is missing (not when it is null).
+void readRopeScaling(ConfigReader& r, ModelSpec& s, const nlohmann::json* absent = nullptr);
 // rope_parameters, newer configs' form of rope_theta and rope_scaling in one object: rope_type "default" (or
 // none) with its rope_theta, which then is the base (a rope_theta key beside it must agree); any other content
 // is refused with its value, so a base written only there is never missed.

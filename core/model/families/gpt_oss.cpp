@@ -2,7 +2,8 @@
 // Llama decoder's attention with biases on q, k, v and o (attention_bias, true by default), a learned sink per head
 // (self_attn.sinks (h): one more column of every row's softmax, dropped — the engine's sink_share stage), layers
 // that alternate between a sliding window and the whole causal past (layer_types, else the even layers slide;
-// sliding_window 128) and YaRN RoPE (rope_scaling rope_type "yarn", base 150000).
+// sliding_window 128) and YaRN RoPE (rope_scaling rope_type "yarn", base 150000; a config without the key gets
+// GptOssConfig's YaRN x32).
 // Every MLP is a mixture of experts (GptOssMLP): mlp.router (E = num_local_experts, d_model) with its bias scores
 // each token's normed stream, the num_experts_per_tok highest logits are chosen and a softmax over those k weighs
 // them; all E experts sit in one tensor per layer (GptOssExperts, x W + b with W (in, out)): gate_up_proj (E, d_model,
@@ -41,7 +42,10 @@ constexpr auto kGptOssTensors = joinTensors(llama_decoder::kEmbedding, llama_dec
 
 void readGptOssRest(ConfigReader& r, ModelSpec& s) {
   if (r.flag("attention_bias", true)) s.qkvBias = s.outputBias = true;
-  readRopeScaling(r, s);
+  // GptOssConfig's default when config.json has no rope_scaling key: YaRN x32, beta 32 / 1, not truncated.
+  static const nlohmann::json kDefaultYarn = {
+      {"rope_type", "yarn"}, {"factor", 32.0}, {"beta_fast", 32.0}, {"beta_slow", 1.0}, {"truncate", false}};
+  readRopeScaling(r, s, &kDefaultYarn);
   const int window = r.object().contains("sliding_window") ? r.positive("sliding_window") : 128;
   readLayerWindows(r, s, window, [](int i) { return i % 2 == 0; });
   // GptOssConfig's defaults: 128 experts, 4 per token; each as wide as intermediate_size.
