@@ -16,7 +16,8 @@ opens the folder, runs one untimed forward, then the timed one) and one timed Py
 both see the same machine state. It prints each round, the medians and PyTorch / ours (> 1:
 mhascope is faster).
 
-Memory (--memory SHAPE, SHAPE llama-3.2-3b, llama-3-8b or qwen3-0.6b): writes a BF16 checkpoint of that
+Memory (--memory SHAPE, SHAPE one of SHAPES below: llama-3.2-3b, llama-3-8b, qwen3-0.6b, gemma-2-2b,
+gemma-3-1b, phi-3-mini, olmo-2-1b, smollm3-3b): writes a BF16 checkpoint of that
 published shape (values repeat a small random block: memory does not depend on them) in shards of
 about 5 GB with model.safetensors.index.json, plus a byte-level tokenizer.json, into --folder; runs
 `info --model` and `predict --model … --text <T bytes>` under /usr/bin/time -v, sampling the
@@ -90,6 +91,54 @@ SHAPES = {
         "rope_theta": 1000000.0, "hidden_act": "silu", "tie_word_embeddings": True, "torch_dtype": "bfloat16",
         "bos_token_id": 151643, "eos_token_id": 151645, "attention_bias": False, "use_sliding_window": False,
         "sliding_window": None, "max_window_layers": 28, "rope_scaling": None,
+    },
+    # huggingface.co/google/gemma-2-2b: 8 heads of 256 on d_model 2304, softcaps 50 and 30, alternating windows.
+    "gemma-2-2b": {
+        "architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2", "hidden_size": 2304,
+        "intermediate_size": 9216, "num_attention_heads": 8, "num_hidden_layers": 26, "num_key_value_heads": 4,
+        "head_dim": 256, "vocab_size": 256000, "max_position_embeddings": 8192, "rms_norm_eps": 1e-6,
+        "rope_theta": 10000.0, "hidden_activation": "gelu_pytorch_tanh", "query_pre_attn_scalar": 256,
+        "attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0, "sliding_window": 4096,
+        "tie_word_embeddings": True, "torch_dtype": "bfloat16", "bos_token_id": 2, "eos_token_id": 1,
+        "attention_bias": False,
+    },
+    # huggingface.co/google/gemma-3-1b-pt: 4 heads of 256 and one K/V head on d_model 1152, five local layers per global.
+    "gemma-3-1b": {
+        "architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text", "hidden_size": 1152,
+        "intermediate_size": 6912, "num_attention_heads": 4, "num_hidden_layers": 26, "num_key_value_heads": 1,
+        "head_dim": 256, "vocab_size": 262144, "max_position_embeddings": 32768, "rms_norm_eps": 1e-6,
+        "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0, "hidden_activation": "gelu_pytorch_tanh",
+        "query_pre_attn_scalar": 256, "sliding_window": 512, "sliding_window_pattern": 6,
+        "attn_logit_softcapping": None, "final_logit_softcapping": None, "rope_scaling": None,
+        "tie_word_embeddings": True, "torch_dtype": "bfloat16", "bos_token_id": 2, "eos_token_id": 1,
+        "attention_bias": False,
+    },
+    # huggingface.co/microsoft/Phi-3-mini-4k-instruct: fused qkv_proj and gate_up_proj, 32 heads of 96.
+    "phi-3-mini": {
+        "architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "hidden_size": 3072,
+        "intermediate_size": 8192, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 32,
+        "vocab_size": 32064, "max_position_embeddings": 4096, "original_max_position_embeddings": 4096,
+        "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "rope_scaling": None, "sliding_window": 2047,
+        "hidden_act": "silu", "tie_word_embeddings": False, "torch_dtype": "bfloat16", "bos_token_id": 1,
+        "eos_token_id": 32000, "attention_bias": False,
+    },
+    # huggingface.co/allenai/OLMo-2-0425-1B: q/k norm over the whole projection, post-norm blocks.
+    "olmo-2-1b": {
+        "architectures": ["Olmo2ForCausalLM"], "model_type": "olmo2", "hidden_size": 2048,
+        "intermediate_size": 8192, "num_attention_heads": 16, "num_hidden_layers": 16, "num_key_value_heads": 16,
+        "vocab_size": 100352, "max_position_embeddings": 4096, "rms_norm_eps": 1e-6, "rope_theta": 500000.0,
+        "rope_scaling": None, "hidden_act": "silu", "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+        "bos_token_id": None, "eos_token_id": 100257, "attention_bias": False,
+    },
+    # huggingface.co/HuggingFaceTB/SmolLM3-3B: every 4th layer without RoPE.
+    "smollm3-3b": {
+        "architectures": ["SmolLM3ForCausalLM"], "model_type": "smollm3", "hidden_size": 2048,
+        "intermediate_size": 11008, "num_attention_heads": 16, "num_hidden_layers": 36, "num_key_value_heads": 4,
+        "vocab_size": 128256, "max_position_embeddings": 65536, "rms_norm_eps": 1e-6, "rope_theta": 5000000.0,
+        "rope_scaling": None, "no_rope_layer_interval": 4,
+        "no_rope_layers": [int((i + 1) % 4 != 0) for i in range(36)], "use_sliding_window": False,
+        "sliding_window": None, "hidden_act": "silu", "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+        "bos_token_id": 128000, "eos_token_id": 128012, "attention_bias": False,
     },
 }
 
