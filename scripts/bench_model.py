@@ -327,7 +327,11 @@ def write_byte_tokenizer(folder):
 def peak_memory(cmd):
     """Runs cmd under /usr/bin/time -v; returns (exit code, output, time's max RSS in KiB, the peak
     RssAnon and RssFile seen in /proc/PID/status, KiB)."""
-    p = subprocess.Popen(["/usr/bin/time", "-v"] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    import tempfile
+    # Into files, not pipes: a command that prints more than a pipe holds would wait for a reader that only
+    # reads after it exits.
+    out_f, err_f = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+    p = subprocess.Popen(["/usr/bin/time", "-v"] + cmd, stdout=out_f, stderr=err_f, text=True)
     anon = filed = 0
     child = None
     while p.poll() is None:
@@ -346,7 +350,10 @@ def peak_memory(cmd):
         except OSError:
             pass
         time.sleep(0.02)
-    out, err = p.communicate()
+    p.wait()
+    out_f.seek(0)
+    err_f.seek(0)
+    out, err = out_f.read(), err_f.read()
     maxrss = 0
     for line in err.splitlines():
         if "Maximum resident set size" in line:

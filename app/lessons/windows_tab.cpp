@@ -1,7 +1,7 @@
 // The Windows tab — the sliding window and the sinks: W and S sliders, the kept keys as a picture,
 // one head's weights with and without the window, the score cells kept as T grows, what
-// StreamingLLM keeps, with the first token's measured share of the weight, and gpt-oss's learned sink with its
-// share on the same sentence.
+// StreamingLLM keeps, with the first token's measured share of the weight, published models' local and global
+// layers, and gpt-oss's learned sink with its share on the same sentence.
 #include <imgui.h>
 
 #include <algorithm>
@@ -40,6 +40,50 @@ void drawWindowMemory(const WindowLesson& r) {
     ImGui::Text("%s -> %s", formatCount(m.tokens).c_str(), formatCount(m.cachedKeys).c_str());
   }
   ImGui::EndTable();
+}
+
+// Published models' local and global layers: the first layers' pattern, the counts, and the cache at two contexts
+// as a share of what every layer global would cache.
+void drawLayerPatterns(UiContext& ctx) {
+  const std::string text = layerPatternsText();
+  textWrapped(text);
+  ctx.probes.recordLabel("windows_layer_patterns", text);
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable("layer_patterns", 6, flags)) return;
+  ImGui::TableSetupColumn("model");
+  ImGui::TableSetupColumn("W");
+  ImGui::TableSetupColumn("layers 0-11");
+  ImGui::TableSetupColumn("local / global");
+  const std::string shortCache = "at " + formatCount(kPatternShortContext);
+  const std::string longCache = "at " + formatCount(kPatternLongContext);
+  ImGui::TableSetupColumn(shortCache.c_str());
+  ImGui::TableSetupColumn(longCache.c_str());
+  ImGui::TableHeadersRow();
+  std::string rows;
+  for (const PublishedLayerPattern& p : publishedLayerPatterns()) {
+    int global = 0;
+    for (int l = 0; l < p.layers; ++l) global += isGlobalLayer(p, l);
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(p.name);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(formatCount(p.window).c_str());
+    ImGui::TableNextColumn();
+    const std::string strip = layerPatternStrip(p, 12);
+    ImGui::TextUnformatted(strip.c_str());
+    ImGui::TableNextColumn();
+    ImGui::Text("%d / %d", p.layers - global, global);
+    for (const std::int64_t n : {kPatternShortContext, kPatternLongContext}) {
+      ImGui::TableNextColumn();
+      ImGui::Text("%.1f %%", 100.0 * layerPatternCacheShare(p, n));
+    }
+    rows += std::string(rows.empty() ? "" : "; ") + p.name + " " + strip + " " + std::to_string(p.layers - global) + "/" +
+            std::to_string(global);
+  }
+  ImGui::EndTable();
+  ctx.probes.recordLabel("windows_layer_pattern_rows", rows);
+  textWrappedDisabled("From each model's config.json. Layers: L local (windowed), G global. At n tokens: the keys (and values) "
+                      "the layers cache at that context, as a share of what they would with every layer global.");
 }
 
 }  // namespace
@@ -132,6 +176,8 @@ void drawWindowsTab(UiContext& ctx, const LessonOutcome<WindowLesson>& outcome, 
   textWrappedDisabled(formatText("Mean |output difference| against no window: %.3g with the %d sink(s), %.3g with the same "
                                  "window and no sink.",
                                  r->meanAbsOutputDiff, r->sinks, r->meanAbsOutputDiffNoSinks));
+  ImGui::Spacing();
+  drawLayerPatterns(ctx);
   ImGui::Spacing();
   const std::string learned = learnedSinkText(*r, h);
   textWrapped(learned);

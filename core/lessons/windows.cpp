@@ -6,6 +6,7 @@
 #include "lessons/common.hpp"
 #include "lessons/gqa.hpp"
 #include "lessons/windows.hpp"
+#include "util/format.hpp"
 
 namespace mhascope {
 
@@ -219,6 +220,50 @@ std::string windowReachText(const WindowLesson& r) {
          " positions (the paper rounds it to 32 x 4,096, about 131K tokens). A reach, not a memory: what arrives from that "
          "far has passed through every layer's window. A decoder's cache for the window is a rolling buffer of W "
          "keys per layer: token t's K and V overwrite slot t mod W, so the cache stops growing at W.";
+  }
+  return s;
+}
+
+std::vector<PublishedLayerPattern> publishedLayerPatterns() {
+  // config.json of mistralai/Mistral-7B-v0.1 (sliding_window 4096 on every layer); google/gemma-2-2b (26 layers,
+  // sliding_window 4096, Gemma2Config's layer_types: every other layer sliding from layer 0); google/gemma-3-1b-pt
+  // and google/gemma-3-27b-pt's text_config (sliding_window 512 and 1024, sliding_window_pattern 6);
+  // openai/gpt-oss-20b and -120b (24 and 36 layers, sliding_window 128, layer_types alternating from a sliding one).
+  return {
+      {"Mistral-7B", 32, 4096, 0},  {"Gemma-2-2B", 26, 4096, 2},   {"Gemma-3-1B", 26, 512, 6},
+      {"Gemma-3-27B", 62, 1024, 6}, {"gpt-oss-20b", 24, 128, 2},    {"gpt-oss-120b", 36, 128, 2},
+  };
+}
+
+bool isGlobalLayer(const PublishedLayerPattern& p, int layer) { return p.globalEvery > 0 && (layer + 1) % p.globalEvery == 0; }
+
+double layerPatternCacheShare(const PublishedLayerPattern& p, std::int64_t n) {
+  if (p.layers < 1 || n < 1) return 0.0;
+  double kept = 0;
+  for (int l = 0; l < p.layers; ++l) kept += static_cast<double>(isGlobalLayer(p, l) ? n : std::min<std::int64_t>(n, p.window));
+  return kept / (static_cast<double>(p.layers) * static_cast<double>(n));
+}
+
+std::string layerPatternStrip(const PublishedLayerPattern& p, int count) {
+  std::string s;
+  for (int l = 0; l < std::min(count, p.layers); ++l) s += isGlobalLayer(p, l) ? 'G' : 'L';
+  return s;
+}
+
+std::string layerPatternsText() {
+  std::string s = "Today's models mix the two: local layers with a window and global layers that read the whole past. "
+                  "Only the global layers' caches grow with the context; the local ones stop at W keys, and the global "
+                  "layers carry what lies further back than any window reaches.";
+  for (const PublishedLayerPattern& p : publishedLayerPatterns()) {
+    if (std::string(p.name) != "Gemma-3-27B") continue;
+    int global = 0;
+    for (int l = 0; l < p.layers; ++l) global += isGlobalLayer(p, l);
+    s += " " + std::string(p.name) + ": " + std::to_string(p.layers - global) + " local layers of W = " + grouped(p.window) +
+         " and " + std::to_string(global) + " global ones (five local, then one global), so at " +
+         grouped(kPatternLongContext) + " tokens its cache holds " +
+         formatFixed(100.0 * layerPatternCacheShare(p, kPatternLongContext), 1) +
+         " % of what " + std::to_string(p.layers) + " global layers would hold. The table counts keys per layer alike for every layer, as these "
+         "models have one K/V width for both kinds.";
   }
   return s;
 }

@@ -74,6 +74,28 @@ std::int64_t windowReach(std::int64_t layers, std::int64_t window);
 inline constexpr std::int64_t kMistralWindow = 4096;
 // The receptive field of stacked windows (this W, and Mistral-7B's) and the rolling-buffer cache.
 std::string windowReachText(const WindowLesson& r);
+// A published model's local and global layers as its config.json (and its family's defaults) lay them out: every
+// layer a window of W (globalEvery 0), or layer i global — the whole causal past — when (i + 1) % globalEvery == 0
+// and windowed otherwise (Gemma 2 and gpt-oss every other layer, Gemma 3 one in six).
+struct PublishedLayerPattern {
+  const char* name;
+  int layers;       // num_hidden_layers
+  int window;       // sliding_window
+  int globalEvery;  // 0: no global layer
+};
+// Mistral-7B, Gemma-2-2B, Gemma-3-1B, Gemma-3-27B, gpt-oss-20b, gpt-oss-120b.
+std::vector<PublishedLayerPattern> publishedLayerPatterns();
+bool isGlobalLayer(const PublishedLayerPattern& p, int layer);
+// The keys a decoder caches at a context of n tokens, as a share of what every layer global would cache:
+// (global · n + local · min(n, W)) / (layers · n).
+double layerPatternCacheShare(const PublishedLayerPattern& p, std::int64_t n);
+// The pattern of the first `count` layers, one letter each: "L" a local (windowed) layer, "G" a global one.
+std::string layerPatternStrip(const PublishedLayerPattern& p, int count);
+// The contexts the table gives the cache at.
+inline constexpr std::int64_t kPatternShortContext = 8192, kPatternLongContext = 131072;
+// What local and global layers are for, with Gemma 3 27B's counts and cache from the table.
+std::string layerPatternsText();
+
 // The learned sink (gpt-oss) beside the emergent one: its formula and its share on this sentence, from the engine.
 std::string learnedSinkText(const WindowLesson& r, int head);
 // The lesson's opening, and what StreamingLLM keeps and why.

@@ -450,5 +450,40 @@ TEST(KvCacheLesson, RefusalsAndRanges) {
   EXPECT_NE(k.variant(), next.variant());
 }
 
+// Published local and global layers: the counts of each model (Gemma 3 27B's 52 local and 10 global, layers 5, 11, …
+// global), and the cache share counted key by key at a context: a local layer holds min(n, W), a global one n.
+TEST(WindowsLesson, PublishedLayerPatternsCountTheirLayersAndCache) {
+  const auto patterns = publishedLayerPatterns();
+  ASSERT_EQ(patterns.size(), 6u);
+  const auto find = [&](const std::string& name) {
+    for (const PublishedLayerPattern& p : patterns) {
+      if (name == p.name) return p;
+    }
+    ADD_FAILURE() << name;
+    return patterns.front();
+  };
+  const auto globals = [](const PublishedLayerPattern& p) {
+    int g = 0;
+    for (int l = 0; l < p.layers; ++l) g += isGlobalLayer(p, l);
+    return g;
+  };
+  const PublishedLayerPattern g27 = find("Gemma-3-27B");
+  EXPECT_EQ(globals(g27), 10);
+  EXPECT_TRUE(isGlobalLayer(g27, 5));
+  EXPECT_FALSE(isGlobalLayer(g27, 6));
+  EXPECT_EQ(layerPatternStrip(g27, 12), "LLLLLGLLLLLG");
+  EXPECT_EQ(globals(find("Gemma-3-1B")), 4);
+  EXPECT_EQ(globals(find("Gemma-2-2B")), 13);
+  EXPECT_EQ(layerPatternStrip(find("gpt-oss-20b"), 4), "LGLG");
+  EXPECT_EQ(globals(find("Mistral-7B")), 0);
+  // (10 · 131072 + 52 · 1024) / (62 · 131072)
+  EXPECT_NEAR(layerPatternCacheShare(g27, 131072), (10.0 * 131072 + 52.0 * 1024) / (62.0 * 131072), 1e-12);
+  EXPECT_NEAR(layerPatternCacheShare(find("Mistral-7B"), 8192), 0.5, 1e-12);
+  EXPECT_NEAR(layerPatternCacheShare(find("Mistral-7B"), 2048), 1.0, 1e-12);  // shorter than the window: all kept
+  const std::string text = layerPatternsText();
+  EXPECT_NE(text.find("52 local layers of W = 1,024 and 10 global ones"), std::string::npos) << text;
+  EXPECT_NE(text.find("16.8 %"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace mhascope

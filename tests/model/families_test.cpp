@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lessons/windows.hpp"
 #include "model/families/families.hpp"
 #include "model/model_folder.hpp"
 #include "model_fixtures.hpp"
@@ -279,6 +280,29 @@ TEST(ModelFamilies, UnknownModelTypeIsRefusedWithTheKnownOnes) {
   auto none = parseModelConfig(R"({"n_embd": 8})", "config.json");
   ASSERT_FALSE(none.ok());
   for (const Family* f : allFamilies()) EXPECT_NE(none.error().message.find(f->modelType), std::string::npos);
+}
+
+// The Windows lesson's published local and global layers are the ones the family readers lay out from such a
+// config.json (its layer count and window, no layer_types: the family's own default), layer by layer.
+TEST(Families, PublishedLayerPatternsAreTheFamiliesDefaults) {
+  const std::map<std::string, std::string> familyOf = {{"Mistral-7B", "mistral"},  {"Gemma-2-2B", "gemma2"},
+                                                       {"Gemma-3-1B", "gemma3"},   {"Gemma-3-27B", "gemma3"},
+                                                       {"gpt-oss-20b", "gpt_oss"}, {"gpt-oss-120b", "gpt_oss"}};
+  for (const PublishedLayerPattern& p : publishedLayerPatterns()) {
+    SCOPED_TRACE(p.name);
+    ASSERT_TRUE(familyOf.count(p.name));
+    json j = fixtureConfig(kModels + familyOf.at(p.name));
+    j.erase("layer_types");
+    j["num_hidden_layers"] = p.layers;
+    j["sliding_window"] = p.window;
+    if (p.globalEvery == 6) j["sliding_window_pattern"] = 6;
+    auto spec = parseModelConfig(j.dump(), p.name);
+    ASSERT_TRUE(spec.ok()) << spec.error().message;
+    ASSERT_EQ(spec->layers, p.layers);
+    for (int l = 0; l < p.layers; ++l) {
+      EXPECT_EQ(spec->layerKind(l).window, isGlobalLayer(p, l) ? 0 : p.window) << "layer " << l;
+    }
+  }
 }
 
 }  // namespace
