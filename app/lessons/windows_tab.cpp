@@ -61,8 +61,7 @@ void drawLayerPatterns(UiContext& ctx) {
   ImGui::TableHeadersRow();
   std::string rows;
   for (const PublishedLayerPattern& p : publishedLayerPatterns()) {
-    int global = 0;
-    for (int l = 0; l < p.layers; ++l) global += isGlobalLayer(p, l);
+    const int global = globalLayerCount(p);
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(p.name);

@@ -237,6 +237,12 @@ std::vector<PublishedLayerPattern> publishedLayerPatterns() {
 
 bool isGlobalLayer(const PublishedLayerPattern& p, int layer) { return p.globalEvery > 0 && (layer + 1) % p.globalEvery == 0; }
 
+int globalLayerCount(const PublishedLayerPattern& p) {
+  int global = 0;
+  for (int l = 0; l < p.layers; ++l) global += isGlobalLayer(p, l);
+  return global;
+}
+
 double layerPatternCacheShare(const PublishedLayerPattern& p, std::int64_t n) {
   if (p.layers < 1 || n < 1) return 0.0;
   double kept = 0;
@@ -256,8 +262,7 @@ std::string layerPatternsText() {
                   "layers carry what lies further back than any window reaches.";
   for (const PublishedLayerPattern& p : publishedLayerPatterns()) {
     if (std::string(p.name) != "Gemma-3-27B") continue;
-    int global = 0;
-    for (int l = 0; l < p.layers; ++l) global += isGlobalLayer(p, l);
+    const int global = globalLayerCount(p);
     s += " " + std::string(p.name) + ": " + std::to_string(p.layers - global) + " local layers of W = " + grouped(p.window) +
          " and " + std::to_string(global) + " global ones (five local, then one global), so at " +
          grouped(kPatternLongContext) + " tokens its cache holds " +

@@ -86,6 +86,7 @@ struct PublishedLayerPattern {
 // Mistral-7B, Gemma-2-2B, Gemma-3-1B, Gemma-3-27B, gpt-oss-20b, gpt-oss-120b.
 std::vector<PublishedLayerPattern> publishedLayerPatterns();
 bool isGlobalLayer(const PublishedLayerPattern& p, int layer);
+int globalLayerCount(const PublishedLayerPattern& p);  // its layers for which isGlobalLayer holds
 // The keys a decoder caches at a context of n tokens, as a share of what every layer global would cache:
 // (global · n + local · min(n, W)) / (layers · n).
 double layerPatternCacheShare(const PublishedLayerPattern& p, std::int64_t n);
