@@ -20,6 +20,7 @@ PKGS=(build-essential cmake pkg-config ninja-build
       nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
       fonts-dejavu-core xvfb xauth xdotool x11-utils python3 python3-torch python3-numpy python3-pil
       clang-14 libclang-rt-14-dev
+      chromium   # the exported HTML page's test opens it in a real browser (tests/cli/html_test.sh)
       libopenblas0-pthread)  # the engine's GEMM with MHASCOPE_GEMM=openblas (kernels/gemm.cpp); PyTorch's BLAS
 missing=()
 for p in "${PKGS[@]}"; do

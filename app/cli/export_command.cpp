@@ -1,5 +1,6 @@
-// `mhascope export --out F.png|.svg|.pdf [--stage S --head H | --weight W] [MODEL options]`: one
-// stage's slice (or every head's), or a learned matrix, through the exporter the window uses.
+// `mhascope export --out F.png|.svg|.pdf|.html [--stage S --head H | --weight W] [MODEL options]`: one
+// stage's slice (or every head's), or a learned matrix, through the exporter the window uses. An
+// HTML page holds every head of the stage unless --head names one, and carries the workspace.
 #include <climits>
 #include <cstdio>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "command_common.hpp"
 #include "commands.hpp"
 #include "export/export.hpp"
+#include "export/html_view.hpp"
 #include "options.hpp"
 #include "workspace_options.hpp"
 
@@ -37,12 +39,32 @@ Result<ExportOptions> exportOptions(const ExportArgs& a) {
   return opt;
 }
 
+Status checkOut(const std::string& out) {
+  if (out.empty()) return makeError("export needs --out FILE.png|.svg|.pdf|.html");
+  if (isHtmlPath(out)) return Ok{};
+  if (auto f = formatFromPath(out); !f) return makeError(f.error().message + ", or .html for a page");
+  return Ok{};
+}
+
+// The page, carrying the workspace of this run (so `mhascope --workspace PAGE` opens the same view).
+Status writePage(const ModelOptions& mo, const ResolvedModel& r, const std::optional<Workspace>& ws,
+                 const WorkspaceView& view, const std::string& out, std::vector<Slice2D> slices, bool grid,
+                 const ExportOptions& opt) {
+  auto carried = workspaceOfRun(mo, r, ws, view, out);
+  if (!carried) return carried.error();
+  HtmlExport page;
+  page.slices = std::move(slices);
+  page.grid = grid;
+  page.options = opt;
+  page.workspaceJson = workspaceToJson(*carried);
+  return exportHtml(out, page);
+}
+
 // A learned matrix, as the trace recorded it (the numbers the pass used).
 int cmdExportWeight(const ModelOptions& mo, const ExportArgs& a, const std::optional<Workspace>& ws) {
   const auto id = weightFromName(a.weight);
   if (!id) return fail("unknown weight '" + a.weight + "'; weights: " + weightNamesList());
-  if (a.out.empty()) return fail("export needs --out FILE.png|.svg|.pdf");
-  if (auto f = formatFromPath(a.out); !f) return fail(f.error().message);
+  if (Status f = checkOut(a.out); !f) return fail(f.error().message);
   auto options = exportOptions(a);
   if (!options) return fail(options.error().message);
   ExportOptions opt = std::move(*options);
@@ -55,10 +77,11 @@ int cmdExportWeight(const ModelOptions& mo, const ExportArgs& a, const std::opti
   opt.subtitle = describe(*r, *t);
   auto sl = sliceWeight(*t, *id);
   if (!sl) return fail(sl.error().message);
-  if (Status s = exportHeatmap(a.out, *sl, opt); !s) return fail(s.error().message);
   WorkspaceView view = ws ? ws->view : WorkspaceView{};
   view.weight = *id;
-  if (auto s = saveWorkspaceIfAsked(mo, *r, ws, view); !s) return fail(s.error().message);
+  Status s = isHtmlPath(a.out) ? writePage(mo, *r, ws, view, a.out, {*sl}, false, opt) : exportHeatmap(a.out, *sl, opt);
+  if (!s) return fail(s.error().message);
+  if (auto w = saveWorkspaceIfAsked(mo, *r, ws, view); !w) return fail(w.error().message);
   std::printf("saved %s\n", a.out.c_str());
   return 0;
 }
@@ -67,15 +90,15 @@ int cmdExport(const ModelOptions& mo, const ExportArgs& a, const std::optional<W
   if (!a.weight.empty()) return cmdExportWeight(mo, a, ws);
   const auto stage = stageFromName(a.stage);
   if (!stage) return fail("unknown stage '" + a.stage + "'; stages: " + stageNamesList());
-  if (a.out.empty()) return fail("export needs --out FILE.png|.svg|.pdf");
-  if (auto f = formatFromPath(a.out); !f) return fail(f.error().message);
+  if (Status f = checkOut(a.out); !f) return fail(f.error().message);
   if (a.head && !stageHasHeads(*stage)) {
     return fail("--head " + *a.head + " does not apply to stage '" + a.stage +
                 "': it has no head axis (stages with heads: q_heads, k_heads, v_heads, scores, scaled_scores, "
                 "masked_scores, weights, head_outputs); leave --head out");
   }
   int head = 0;
-  const bool allHeads = a.head && *a.head == "all";
+  // A page holds every head unless --head names one: its grid and head view compare them.
+  const bool allHeads = (a.head && *a.head == "all") || (!a.head && isHtmlPath(a.out) && stageHasHeads(*stage));
   if (a.head && !allHeads) {
     auto v = parseDecimal(*a.head, "--head", 0, INT_MAX);
     if (!v) return fail(v.error().message + "; or give 'all'");
@@ -93,27 +116,22 @@ int cmdExport(const ModelOptions& mo, const ExportArgs& a, const std::optional<W
   auto t = computeTrace(*r);
   if (!t) return fail(t.error().message);
   opt.subtitle = describe(*r, *t);
-  Status s = Ok{};
-  if (allHeads) {
-    std::vector<Slice2D> slices;
-    for (int h = 0; h < t->heads; ++h) {
-      auto sl = sliceStage(*t, *stage, a.batchIndex, h);
-      if (!sl) return fail(sl.error().message);
-      slices.push_back(std::move(*sl));
-    }
-    s = exportHeadGrid(a.out, slices, opt);
-  } else {
-    auto sl = sliceStage(*t, *stage, a.batchIndex, stageHasHeads(*stage) ? head : -1);
-    if (!sl) return fail(sl.error().message);
-    s = exportHeatmap(a.out, *sl, opt);
-  }
-  if (!s) return fail(s.error().message);
-  if (auto w = saveWeightsIfAsked(mo, *r); !w) return fail(w.error().message);
   WorkspaceView view = ws ? ws->view : WorkspaceView{};
   view.stage = *stage;
   view.head = head;
   view.batch = a.batchIndex;
   if (opt.colormap) view.colormap = opt.colormap;
+  std::vector<Slice2D> slices;
+  for (int h = allHeads ? 0 : head; h < (allHeads ? t->heads : head + 1); ++h) {
+    auto sl = sliceStage(*t, *stage, a.batchIndex, stageHasHeads(*stage) ? h : -1);
+    if (!sl) return fail(sl.error().message);
+    slices.push_back(std::move(*sl));
+  }
+  Status s = isHtmlPath(a.out) ? writePage(mo, *r, ws, view, a.out, std::move(slices), allHeads, opt)
+             : allHeads        ? exportHeadGrid(a.out, slices, opt)
+                               : exportHeatmap(a.out, slices.front(), opt);
+  if (!s) return fail(s.error().message);
+  if (auto w = saveWeightsIfAsked(mo, *r); !w) return fail(w.error().message);
   if (auto w = saveWorkspaceIfAsked(mo, *r, ws, view); !w) return fail(w.error().message);
   std::printf("saved %s\n", a.out.c_str());
   return 0;
@@ -144,7 +162,7 @@ CommandRun addExportCommand(CLI::App& cmd, CommandContext& ctx) {
   exportCmd->add_option("--batch-index", ea.batchIndex, "which batch item, counted from 0")
       ->transform(decimalInteger(0, INT_MAX))
       ->capture_default_str();
-  exportCmd->add_option("--out", ea.out, "output file: .png, .svg or .pdf")->required()->check(nonEmptyPath());
+  exportCmd->add_option("--out", ea.out, "output file: .png, .svg, .pdf, or .html (one offline page: hover values, every head, the head view)")->required()->check(nonEmptyPath());
   exportCmd->add_option("--colormap", ea.colormap, "viridis | magma | diverging | gray (default: by data kind)");
   exportCmd->add_option("--weight", ea.weight, "a learned matrix instead of a stage: " + weightNamesList())
       ->excludes(exportCmd->get_option("--stage"))

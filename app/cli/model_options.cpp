@@ -246,6 +246,7 @@ std::vector<std::pair<std::string, std::string>> filesRead(const ModelOptions& o
     for (auto& f : modelFolderFiles(o.files.model)) v.push_back(std::move(f));
   }
   if (!o.textFile.empty()) v.push_back({"--text-file", o.textFile});
+  if (!o.workspace.empty()) v.push_back({"--workspace", o.workspace});  // a .json, or the page that carries it
   return v;
 }
 

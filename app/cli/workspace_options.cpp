@@ -49,19 +49,27 @@ Result<std::optional<::mhascope::Workspace>> applyWorkspaceOptions(ModelOptions&
   return std::optional<::mhascope::Workspace>(std::move(*ws));
 }
 
-Status saveWorkspaceIfAsked(const ModelOptions& o, const ResolvedModel& r,
-                            const std::optional<::mhascope::Workspace>& opened, const WorkspaceView& view) {
-  if (o.saveWorkspace.empty()) return Ok{};
+Result<::mhascope::Workspace> workspaceOfRun(const ModelOptions& o, const ResolvedModel& r,
+                                             const std::optional<::mhascope::Workspace>& opened, const WorkspaceView& view,
+                                             const std::string& path) {
   ::mhascope::Workspace ws;
   if (opened) ws = *opened;
   ws.presetName = o.preset;
   ws.config = r.config;
   ws.files = o.files;
   ws.view = view;
-  auto records = recordWorkspaceFiles(ws.files, o.saveWorkspace);
+  auto records = recordWorkspaceFiles(ws.files, path);
   if (!records) return records.error();
   ws.fileRecords = std::move(*records);
-  if (auto s = writeWorkspaceFile(o.saveWorkspace, ws); !s) return makeError("--save-workspace: " + s.error().message);
+  return ws;
+}
+
+Status saveWorkspaceIfAsked(const ModelOptions& o, const ResolvedModel& r,
+                            const std::optional<::mhascope::Workspace>& opened, const WorkspaceView& view) {
+  if (o.saveWorkspace.empty()) return Ok{};
+  auto ws = workspaceOfRun(o, r, opened, view, o.saveWorkspace);
+  if (!ws) return ws.error();
+  if (auto s = writeWorkspaceFile(o.saveWorkspace, *ws); !s) return makeError("--save-workspace: " + s.error().message);
   std::printf("saved workspace %s\n", o.saveWorkspace.c_str());
   return Ok{};
 }

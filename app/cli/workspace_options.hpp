@@ -16,6 +16,12 @@ namespace mhascope::cli {
 // --workspace.
 Result<std::optional<::mhascope::Workspace>> applyWorkspaceOptions(ModelOptions& o);
 
+// The workspace of this command's run: the configuration and files it used, with `view` (and the
+// lessons of the workspace it was opened from, if any); file paths recorded relative to `path`'s folder.
+Result<::mhascope::Workspace> workspaceOfRun(const ModelOptions& o, const ResolvedModel& r,
+                                             const std::optional<::mhascope::Workspace>& opened, const WorkspaceView& view,
+                                             const std::string& path);
+
 // Writes --save-workspace (if given): the configuration and files this command used, with `view`
 // (and the lessons of the workspace it was opened from, if any). Call when the command succeeded.
 Status saveWorkspaceIfAsked(const ModelOptions& o, const ResolvedModel& r,

@@ -160,7 +160,7 @@ using HeatmapZoom = WorkspaceZoom;
 struct ExportUi {
   std::string folder;       // default: ~/Pictures if it exists, else ~ (chosen at start)
   std::string fileName;     // proposed when the popup opens: "weights_b0_h1.png"
-  int format = 0;           // 0 PNG, 1 SVG, 2 PDF
+  int format = 0;           // 0 PNG, 1 SVG, 2 PDF, 3 HTML
   std::string message;      // "Saved /path" or the error
   bool messageIsError = false;
 };

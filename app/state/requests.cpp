@@ -5,7 +5,9 @@
 #include <memory>
 #include <optional>
 
+#include "export/html_view.hpp"
 #include "io/file_io.hpp"
+#include "io/workspace.hpp"
 #include "state/app_state.hpp"
 
 namespace mhascope::app {
@@ -46,6 +48,22 @@ Slice2D owning(Slice2D s) {
   return s;
 }
 
+// The page, with the window's workspace (its files recorded relative to the page).
+Status exportPage(const std::string& path, const ExportPicture& picture) {
+  HtmlExport page;
+  page.slices = picture.slices;
+  page.grid = picture.grid;
+  page.options = picture.options;
+  if (picture.workspace) {
+    Workspace ws = *picture.workspace;
+    auto records = recordWorkspaceFiles(ws.files, path);
+    if (!records) return records.error();
+    ws.fileRecords = std::move(*records);
+    page.workspaceJson = workspaceToJson(ws);
+  }
+  return exportHtml(path, page);
+}
+
 }  // namespace
 
 void fileExport(Requests& requests, ExportUi& ui, std::string path, ExportPicture picture) {
@@ -56,7 +74,8 @@ void fileExport(Requests& requests, ExportUi& ui, std::string path, ExportPictur
       ui.message = "cannot export " + path + ": " + (picture.emptyReason.empty() ? "nothing to export" : picture.emptyReason);
       return;
     }
-    writeNewFile(path, [&] {
+    writeNewFile(path, [&]() -> Status {
+      if (isHtmlPath(path)) return exportPage(path, picture);
       return picture.grid ? exportHeadGrid(path, picture.slices, picture.options)
                           : exportHeatmap(path, picture.slices.front(), picture.options);
     }, ui.message, ui.messageIsError);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "attention/trace.hpp"
 #include "export/compare_figure.hpp"
 #include "export/export.hpp"
+#include "io/workspace.hpp"
 #include "util/result.hpp"
 
 namespace mhascope::app {
@@ -50,6 +52,7 @@ struct ExportPicture {
   bool grid = false;
   ExportOptions options;
   std::string emptyReason;      // set: nothing to export, and why (said instead of writing)
+  std::optional<Workspace> workspace;  // what an HTML page carries (its files recorded when written)
 };
 struct ExportUi;  // state/app_state.hpp
 

@@ -6,14 +6,16 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "state/workspace_state.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/text_field.hpp"
 
 namespace mhascope::app {
 namespace {
 
-constexpr const char* kExtensions[] = {".png", ".svg", ".pdf"};
-constexpr const char* kFormatLabels[] = {"PNG", "SVG", "PDF"};
+constexpr const char* kExtensions[] = {".png", ".svg", ".pdf", ".html"};
+constexpr const char* kFormatLabels[] = {"PNG", "SVG", "PDF", "HTML"};
+constexpr int kFormats = 4;
 
 }  // namespace
 
@@ -22,7 +24,7 @@ void drawExportForm(UiContext& ctx, const ExportForm& form, const std::function<
   ExportUi& ui = ctx.view.exportUi;
   ImGui::PushID(form.probe);
   if (ImGui::Button(form.button)) {
-    ui.fileName = form.stem + kExtensions[std::clamp(ui.format, 0, 2)];
+    ui.fileName = form.stem + kExtensions[std::clamp(ui.format, 0, kFormats - 1)];
     ui.message.clear();
     ImGui::OpenPopup("export");
   }
@@ -40,7 +42,7 @@ void drawExportForm(UiContext& ctx, const ExportForm& form, const std::function<
     ImGui::SetNextItemWidth(28 * em);
     textField("file name", &ui.fileName);
     ctx.probes.recordLastItem(probe + "_name");
-    for (int f = 0; f < 3; ++f) {
+    for (int f = 0; f < kFormats; ++f) {
       ImGui::PushID(f);
       if (f > 0) ImGui::SameLine();
       if (ImGui::RadioButton(kFormatLabels[f], ui.format == f)) {
@@ -69,9 +71,11 @@ void drawExportButton(UiContext& ctx, const char* probeName, const ExportTarget&
   ExportForm form;
   form.probe = probeName;
   form.title = target.grid ? "Export all heads" : "Export this heatmap";
-  form.tooltip = target.grid ? "Save every head of this stage as one picture (PNG, SVG or PDF)"
-                             : "Save this heatmap as a picture (PNG, SVG or PDF)";
-  form.note = "Same picture as: mhascope export (colour scale, labels, title)";
+  form.tooltip = target.grid ? "Save every head of this stage as one picture (PNG, SVG or PDF) or an offline page (HTML)"
+                             : "Save this heatmap as a picture (PNG, SVG or PDF) or an offline page (HTML)";
+  form.note = "Same picture as: mhascope export (colour scale, labels, title).\n"
+              "HTML: one file, no network; hover values, the head view on weights, and this workspace\n"
+              "(mhascope --workspace FILE.html opens the same view).";
   if (usable) {
     // The same name the window's label and the picture's title use (core's nameSlice).
     form.stem = nameSlice(*target.slices.front(), target.grid ? static_cast<int>(target.slices.size()) : 0).fileStem;
@@ -84,6 +88,7 @@ void drawExportButton(UiContext& ctx, const char* probeName, const ExportTarget&
     p.options.colormap = target.colormap;
     p.options.range = target.range;
     p.options.subtitle = configLine(ctx.state);
+    p.workspace = workspaceFromWindow(ctx.state, ctx.view, ctx.lessons);
     return p;
   });
   ImGui::EndDisabled();

@@ -6,26 +6,10 @@
 
 #include <string_view>
 
-#include "util/utf8.hpp"  // replaceInvalidUtf8
+#include "util/format.hpp"  // escapeMarkup
+#include "util/utf8.hpp"    // replaceInvalidUtf8
 
 namespace mhascope::export_detail {
-namespace {
-
-std::string xmlEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 Result<SurfacePtr> openSurface(ImageFormat format, int width, int height, Sink& sink, const std::string& docTitle) {
   SurfacePtr surface;
@@ -62,7 +46,7 @@ Status closeSurface(cairo_surface_t* surface, ImageFormat format, Sink& sink, co
   if (format == ImageFormat::Svg) {
     const auto svg = sink.bytes.find("<svg");
     const auto close = svg == std::string::npos ? svg : sink.bytes.find('>', svg);
-    if (close != std::string::npos) sink.bytes.insert(close + 1, "\n<title>" + xmlEscape(docTitle) + "</title>");
+    if (close != std::string::npos) sink.bytes.insert(close + 1, "\n<title>" + escapeMarkup(docTitle) + "</title>");
   }
   return Ok{};
 }

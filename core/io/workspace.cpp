@@ -6,6 +6,7 @@
 #include "io/workspace.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <filesystem>
@@ -459,16 +460,50 @@ Result<Workspace> parseWorkspaceJson(std::string_view text, const std::string& w
   return ws;
 }
 
+bool looksLikeHtml(std::string_view text) {
+  std::size_t i = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  std::string head(text.substr(i, 14));
+  for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return head.rfind("<!doctype html", 0) == 0 || head.rfind("<html", 0) == 0;
+}
+
+Result<std::string> workspaceJsonInHtml(std::string_view text, const std::string& what) {
+  const std::size_t open = text.find(kHtmlWorkspaceOpen);
+  if (open == std::string_view::npos) {
+    return makeError(what + " is an HTML page without a mhascope workspace in it (a page mhascope exports carries "
+                            "one, in <script id=\"mhascope-workspace\">)");
+  }
+  const std::size_t start = open + kHtmlWorkspaceOpen.size();
+  const std::size_t end = text.find("</script>", start);
+  if (end == std::string_view::npos) return makeError(what + ": the page's workspace block is not closed (no </script>)");
+  return std::string(text.substr(start, end - start));
+}
+
 Result<Workspace> readWorkspaceFile(const std::string& path) {
   auto size = regularFileSize(path);
   if (!size) return makeError("workspace: " + size.error().message);
+  const std::string what = "workspace '" + path + "'";
+  auto prefix = readFilePrefix(path, 64);
+  if (!prefix) return makeError("workspace: " + prefix.error().message);
+  if (looksLikeHtml(*prefix)) {
+    if (*size > kMaxHtmlWorkspacePageBytes) {
+      return makeError(what + " is an HTML page of " + std::to_string(*size) + " bytes, more than an exported page may hold (" +
+                       std::to_string(kMaxHtmlWorkspacePageBytes >> 20) + " MiB)");
+    }
+    auto page = readFile(path, kMaxHtmlWorkspacePageBytes);
+    if (!page) return makeError("workspace: " + page.error().message);
+    auto text = workspaceJsonInHtml(*page, what);
+    if (!text) return text.error();
+    return parseWorkspaceJson(*text, what);
+  }
   if (*size > kMaxWorkspaceBytes) {
     return makeError("workspace '" + path + "' is " + std::to_string(*size) + " bytes, more than a workspace may hold (" +
                      std::to_string(kMaxWorkspaceBytes >> 20) + " MiB)");
   }
   auto text = readFile(path, kMaxWorkspaceBytes);
   if (!text) return makeError("workspace: " + text.error().message);
-  return parseWorkspaceJson(*text, "workspace '" + path + "'");
+  return parseWorkspaceJson(*text, what);
 }
 
 bool looksLikeWorkspace(std::string_view text) {

@@ -95,7 +95,8 @@ std::string workspaceToJson(const Workspace& ws);
 // Strict (unknown or duplicate keys, wrong types, out-of-range values, a newer format version)
 // with errors naming the key and `what` (the file). Nothing half-applied.
 Result<Workspace> parseWorkspaceJson(std::string_view text, const std::string& what);
-// Reads (at most kMaxWorkspaceBytes) and parses a workspace file.
+// Reads (at most kMaxWorkspaceBytes) and parses a workspace file, or the workspace an exported
+// HTML page carries (the page at most kMaxHtmlWorkspacePageBytes).
 Result<Workspace> readWorkspaceFile(const std::string& path);
 
 // Where the recorded files are now: at their absolute path, else (moved together with the
@@ -112,6 +113,16 @@ Result<InputFiles> locateWorkspaceFiles(const Workspace& ws, const std::string& 
 // Writes atomically; refuses a name not ending in .json and a path that is one of `ws`'s input
 // files (by identity).
 Status writeWorkspaceFile(const std::string& path, const Workspace& ws);
+
+// A page exported as HTML (export/html_view.hpp) carries its workspace in a script element that
+// opens with this; readWorkspaceFile reads it from there.
+inline constexpr std::string_view kHtmlWorkspaceOpen = R"(<script type="application/json" id="mhascope-workspace">)";
+inline constexpr std::uint64_t kMaxHtmlWorkspacePageBytes = 64ull << 20;  // an HTML page read for its workspace
+// True when `text` starts (after a BOM and white space) like an HTML document.
+bool looksLikeHtml(std::string_view text);
+// The workspace block of an exported page, as JSON text; an error that says so when the page has
+// none. `what` names the file in messages.
+Result<std::string> workspaceJsonInHtml(std::string_view text, const std::string& what);
 
 // True when the text looks like a workspace (a JSON object with "mhascope_workspace"), so a
 // dispatcher can tell workspaces from presets without a full parse.

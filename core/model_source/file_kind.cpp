@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "io/file_io.hpp"
+#include "io/workspace.hpp"
 #include "model/config.hpp"
 #include "model/families/family.hpp"
 
@@ -138,10 +139,25 @@ Result<FileInfo> inspectJson(const std::string& path) {
   return info;
 }
 
+// A page mhascope exported: opened as the workspace it carries.
+Result<FileInfo> inspectHtml(const std::string& path) {
+  auto prefix = readFilePrefix(path, 64);
+  if (!prefix) return prefix.error();
+  if (!looksLikeHtml(*prefix)) return makeError("'" + path + "' does not start like an HTML page (<!DOCTYPE html>)");
+  auto bytes = readFile(path, kMaxHtmlWorkspacePageBytes);
+  if (!bytes) return bytes.error();
+  auto ws = workspaceJsonInHtml(*bytes, "'" + path + "'");
+  if (!ws) return ws.error();
+  FileInfo info;
+  info.kind = FileKind::Workspace;
+  info.summary = "workspace (in an exported page)";
+  return info;
+}
+
 }  // namespace
 
 const std::vector<std::string>& openableExtensions() {
-  static const std::vector<std::string> kExt{".safetensors", ".npy", ".json"};
+  static const std::vector<std::string> kExt{".safetensors", ".npy", ".json", ".html", ".htm"};
   return kExt;
 }
 
@@ -159,8 +175,10 @@ Result<FileInfo> inspectFile(const std::string& path) {
   if (e == ".safetensors") return inspectSafetensors(path);
   if (e == ".npy") return inspectNpy(path);
   if (e == ".json") return inspectJson(path);
-  return makeError("'" + path + "': the window opens .safetensors (weights, checkpoints), .npy (inputs, masks) and "
-                   ".json (presets, workspaces) files, and model folders (with their config.json)");
+  if (e == ".html" || e == ".htm") return inspectHtml(path);
+  return makeError("'" + path + "': the window opens .safetensors (weights, checkpoints), .npy (inputs, masks), "
+                   ".json (presets, workspaces) and .html (exported pages, for their workspace) files, and model "
+                   "folders (with their config.json)");
 }
 
 }  // namespace mhascope

@@ -64,6 +64,21 @@ std::string formatCellValue(float value) {
   return s;
 }
 
+std::string escapeMarkup(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 std::string printableMessage(std::string_view message) {
   std::string out;
   out.reserve(message.size());

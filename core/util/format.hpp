@@ -28,6 +28,8 @@ std::optional<std::int64_t> checkedElementCount(const std::vector<std::int64_t>&
 // characters; 1e4 and more in two significant digits; "NaN", "+inf", and "" for -inf (a
 // blocked cell says it with colour); never "-0.00".
 std::string formatCellValue(float value);
+// Text for XML and HTML (an SVG's <title>, an exported page): & < > " written as entities.
+std::string escapeMarkup(std::string_view text);
 // A message as it may reach a terminal or the window: every control byte but the newline (NUL, ESC,
 // CR, TAB …, and DEL) written as \xNN, so a name read from a file can neither cut the line nor
 // drive the terminal.

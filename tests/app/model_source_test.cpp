@@ -16,6 +16,7 @@
 #include "io/safetensors.hpp"
 #include "io/presets.hpp"
 #include "io/weights_io.hpp"
+#include "io/workspace.hpp"
 #include "model_folder_copy.hpp"
 #include "model_source/file_kind.hpp"
 #include "model_source/model_source.hpp"
@@ -318,6 +319,17 @@ TEST_F(ModelSourceTest, FileKindsFromHeaders) {
   std::ofstream(path("p.json")) << R"({"text": "a b c", "d_model": 4, "heads": 2})";
   EXPECT_EQ(inspectFile(path("ws.json"))->kind, FileKind::Workspace);
   EXPECT_EQ(inspectFile(path("p.json"))->kind, FileKind::Preset);
+  // An exported page opens as the workspace it carries; a page without one is refused, named.
+  std::ofstream(path("view.html")) << "<!DOCTYPE html><html><body>" << kHtmlWorkspaceOpen
+                                   << R"({"mhascope_workspace": 1, "config": {}})" << "</script></body></html>";
+  std::ofstream(path("plain.html")) << "<!doctype html><p>hi</p>";
+  auto page = inspectFile(path("view.html"));
+  ASSERT_TRUE(page) << page.error().message;
+  EXPECT_EQ(page->kind, FileKind::Workspace);
+  auto plain = inspectFile(path("plain.html"));
+  ASSERT_FALSE(plain);
+  EXPECT_NE(plain.error().message.find("plain.html' is an HTML page without a mhascope workspace"), std::string::npos)
+      << plain.error().message;
   // a header length of 2^63: refused from its first 8 bytes, nothing more is read
   std::ofstream(path("huge.safetensors"), std::ios::binary) << std::string("\xff\xff\xff\xff\xff\xff\xff\x7f", 8) << "{}";
   for (const std::string& bad : {path("huge.safetensors"), path("missing.npy"), dir_.string(), path("p.txt")}) {

@@ -36,6 +36,11 @@ case "$case_name" in
     # The exported picture's title is the window's label, word for word (0-based).
     grep -qF "<title>Softmax (weights) · head 0 · batch 0</title>" "$out/weights_b0_h0.svg" \
       || fail "exported title differs from the window's label: $(grep -o '<title>[^<]*' "$out/weights_b0_h0.svg")"
+    # The page carries the window's workspace: the command line opens it, on the same stage.
+    grep -q 'id="mhascope-workspace"' "$out/weights_b0_all_heads.html" || fail "the page carries no workspace"
+    "$bin" export --workspace "$out/weights_b0_all_heads.html" --head 0 --out "$out/from_page.png" >/dev/null \
+      || fail "the page does not open as a workspace"
+    cmp -s "$out/from_page.png" "$out/weights_b0_h0.png" || fail "the page's workspace draws another picture than the window's"
     ;;
   train_lab)
     xvfb "$bin" --preset default --script "$(script_from train_lab.txt)" || fail "script failed (exit $?)"

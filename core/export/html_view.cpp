@@ -1,0 +1,454 @@
+#include "export/html_view.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "color/colormap.hpp"
+#include "color/downsample.hpp"
+#include "io/file_io.hpp"
+#include "io/workspace.hpp"
+#include "util/format.hpp"
+#include "util/utf8.hpp"
+
+namespace mhascope {
+
+namespace {
+
+using nlohmann::json;
+
+
+// JSON text safe inside a <script> element: '<' appears in JSON only inside strings, where
+// \u003c means the same character, so no "</script>" or "<!--" can end or bend the element.
+std::string scriptSafe(std::string_view jsonText) {
+  std::string out;
+  out.reserve(jsonText.size());
+  for (char c : jsonText) {
+    if (c == '<') {
+      out += "\\u003c";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string hex2(int v) {
+  char b[3];
+  std::snprintf(b, sizeof b, "%02x", v);
+  return b;
+}
+
+DataKind pageKindOf(const Slice2D& s) { return s.weight ? DataKind::Signed : stageInfo(s.stage).kind; }
+
+// One head's cells as the page draws them: two characters each, the table index in hex, "--" for
+// a blocked cell (the mask's, or −inf), "nn" for NaN; and each cell's number as the window writes it.
+struct HeadCells {
+  std::string index;
+  json values = json::array();
+};
+
+HeadCells cellsOf(const Slice2D& s, const FigureLayout& L) {
+  HeadCells h;
+  const std::size_t n = static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(s.cols);
+  h.index.reserve(2 * n);
+  for (int r = 0; r < s.rows; ++r) {
+    for (int c = 0; c < s.cols; ++c) {
+      const float v = s.at(r, c);
+      const bool blocked = s.isBlockedCell(r, c) || v == -INFINITY;
+      h.index += blocked ? "--" : std::isnan(v) ? "nn" : hex2(tableIndex(L.range, v));
+      h.values.push_back(blocked ? std::string() : formatCellValue(v));
+    }
+  }
+  return h;
+}
+
+// Past the page's bound: ky × kx blocks by the window's rule, each shown as its chosen value.
+HeadCells blocksOf(const Slice2D& s, const FigureLayout& L, int k, BlockPositions& scratch) {
+  downsampleToPositions(s.data, s.blockedCells, s.rows, s.cols, k, k, ColorScale::Linear, L.range,
+                        downsampleRuleFor(pageKindOf(s)), scratch);
+  const double lo = std::min(L.range.lo, L.range.hi), hi = std::max(L.range.lo, L.range.hi);
+  HeadCells h;
+  h.index.reserve(scratch.values.size() * 2);
+  for (float p : scratch.values) {
+    if (p == -INFINITY) {
+      h.index += "--";
+      h.values.push_back("");
+    } else if (std::isnan(p)) {
+      h.index += "nn";
+      h.values.push_back("NaN");
+    } else {
+      const float v = static_cast<float>(lo + static_cast<double>(p) * (hi - lo));
+      h.index += hex2(tableIndex(L.range, v));
+      h.values.push_back(formatCellValue(v));
+    }
+  }
+  return h;
+}
+
+std::string rgbHex(RGBA8 c) { return hex2(c.r) + hex2(c.g) + hex2(c.b); }
+
+std::vector<std::string> labelsOf(const std::vector<std::string>& labels, int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) {
+    out.push_back(labels.empty() ? std::to_string(i) : replaceInvalidUtf8(labels[static_cast<std::size_t>(i)]));
+  }
+  return out;
+}
+
+// The page's script: draws from the data block, answers hover and clicks, and follows the
+// address's #head=H&cell=R,C&query=Q (so a link, or a test, can say what is pointed at).
+constexpr const char* kScript = R"JS(
+(function () {
+  'use strict';
+  var D = JSON.parse(document.getElementById('mhascope-data').textContent);
+  var lut = [];
+  for (var i = 0; i < 256; ++i) lut.push('#' + D.lut.substr(6 * i, 6));
+  var H = D.heads.length, R = D.rows, C = D.cols;
+  var state = { head: 0, cell: null, query: null, shown: [] };
+  for (var h = 0; h < H; ++h) state.shown.push(true);
+  var headColors = [];
+  for (var h2 = 0; h2 < H; ++h2) headColors.push('hsl(' + Math.round(360 * h2 / Math.max(1, H)) + ',70%,42%)');
+  function $(id) { return document.getElementById(id); }
+  function code(h, i) { return D.heads[h].index.substr(2 * i, 2); }
+  function colorOf(h, i) {
+    var k = code(h, i);
+    if (k === '--') return '#' + D.blocked;
+    if (k === 'nn') return '#' + D.nan;
+    return lut[parseInt(k, 16)];
+  }
+  function draw(canvas, h, cell, labels) {
+    var left = labels ? D.labelWidth : 0, bottom = labels ? D.labelWidth : 0;
+    canvas.width = left + C * cell + 2;
+    canvas.height = R * cell + bottom + 2;
+    var g = canvas.getContext('2d');
+    g.fillStyle = '#ffffff';
+    g.fillRect(0, 0, canvas.width, canvas.height);
+    for (var r = 0; r < R; ++r) {
+      for (var c = 0; c < C; ++c) {
+        var i = r * C + c, k = code(h, i);
+        g.fillStyle = colorOf(h, i);
+        g.fillRect(left + 1 + c * cell, 1 + r * cell, cell, cell);
+        if (k === '--' && cell >= 8) {
+          g.strokeStyle = '#' + D.blockedMark;
+          g.lineWidth = 1.5;
+          g.beginPath();
+          g.moveTo(left + 1 + c * cell + 2, 1 + r * cell + 2);
+          g.lineTo(left + 1 + (c + 1) * cell - 2, 1 + (r + 1) * cell - 2);
+          g.moveTo(left + 1 + (c + 1) * cell - 2, 1 + r * cell + 2);
+          g.lineTo(left + 1 + c * cell + 2, 1 + (r + 1) * cell - 2);
+          g.stroke();
+        } else if (k === 'nn' && cell >= 8) {
+          g.strokeStyle = '#ffffff';
+          g.lineWidth = 1.5;
+          g.beginPath();
+          g.arc(left + 1 + (c + 0.5) * cell, 1 + (r + 0.5) * cell, cell * 0.3, 0, 2 * Math.PI);
+          g.stroke();
+        }
+      }
+    }
+    if (state.cell && labels && state.cell[0] < R && state.cell[1] < C) {
+      g.strokeStyle = '#ff2d2d';
+      g.lineWidth = 2;
+      g.strokeRect(left + 1 + state.cell[1] * cell, 1 + state.cell[0] * cell, cell, cell);
+    }
+    if (!labels) return;
+    g.fillStyle = '#1a1a1a';
+    g.font = Math.max(9, Math.min(13, cell - 2)) + 'px sans-serif';
+    var stride = Math.max(1, Math.ceil(12 / cell));
+    g.textAlign = 'right';
+    g.textBaseline = 'middle';
+    for (var r2 = 0; r2 < R; r2 += stride) g.fillText(D.rowLabels[r2].slice(0, 16), left - 4, 1 + (r2 + 0.5) * cell);
+    for (var c2 = 0; c2 < C; c2 += stride) {
+      g.save();
+      g.translate(left + 1 + (c2 + 0.5) * cell, R * cell + 6);
+      g.rotate(-Math.PI / 2);
+      g.fillText(D.colLabels[c2].slice(0, 16), 0, 0);
+      g.restore();
+    }
+  }
+  function mainCell() {
+    var box = $('main-box').clientWidth || 640;
+    var fit = Math.floor((box - D.labelWidth - 4) / C);
+    return Math.max(2, Math.min(56, fit, Math.floor(640 / Math.max(R, 1))));
+  }
+  function describe(r, c) {
+    var i = r * C + c, k = code(state.head, i), v = D.heads[state.head].values[i];
+    var where = D.heads[state.head].name + ' · ' + D.rowAxis + ' ' + (r * D.block) + ' «' + D.rowLabels[r] + '» · ' +
+                D.colAxis + ' ' + (c * D.block) + ' «' + D.colLabels[c] + '»';
+    if (D.block > 1) where += ' (a block of ' + D.block + ' × ' + D.block + ')';
+    if (k === '--') return where + ': blocked by the mask';
+    return where + ': ' + v;
+  }
+  function renderMain() {
+    var cv = $('main');
+    draw(cv, state.head, mainCell(), true);
+    $('main-title').textContent = D.heads[state.head].name;
+    $('readout').textContent = state.cell ? describe(state.cell[0], state.cell[1]) : D.hint;
+    // Where the cells are on the page (left, top, CSS px per canvas px, cell, label width): a test
+    // reads a screenshot's cells from it.
+    var b = cv.getBoundingClientRect();
+    document.body.setAttribute('data-cells', [b.left + window.scrollX, b.top + window.scrollY, b.width / cv.width,
+                                              mainCell(), D.labelWidth].join(','));
+    var thumbs = document.querySelectorAll('.thumb');
+    for (var t = 0; t < thumbs.length; ++t) thumbs[t].classList.toggle('chosen', t === state.head);
+  }
+  function renderGrid() {
+    var grid = $('grid');
+    if (!grid || H < 2) return;
+    grid.innerHTML = '';
+    var cell = Math.max(1, Math.min(8, Math.floor(160 / Math.max(R, C))));
+    for (var h = 0; h < H; ++h) {
+      var fig = document.createElement('figure');
+      fig.className = 'thumb';
+      var cv = document.createElement('canvas');
+      draw(cv, h, cell, false);
+      var cap = document.createElement('figcaption');
+      cap.textContent = D.heads[h].name;
+      fig.appendChild(cv);
+      fig.appendChild(cap);
+      fig.title = 'Show ' + D.heads[h].name + ' large';
+      fig.addEventListener('click', (function (hh) { return function () { state.head = hh; say(); }; })(h));
+      grid.appendChild(fig);
+    }
+  }
+  function renderHeadView() {
+    var svg = $('headview');
+    if (!svg) return;
+    var ns = 'http://www.w3.org/2000/svg', rowH = 20, w = 600, gap = 170;
+    while (svg.firstChild) svg.removeChild(svg.firstChild);
+    svg.setAttribute('width', w);
+    svg.setAttribute('height', Math.max(R, C) * rowH + 10);
+    for (var h = 0; h < H; ++h) {
+      if (!state.shown[h]) continue;
+      for (var r = 0; r < R; ++r) {
+        if (state.query !== null && state.query !== r) continue;
+        for (var c = 0; c < C; ++c) {
+          var k = code(h, r * C + c);
+          if (k === '--' || k === 'nn') continue;
+          var wgt = parseFloat(D.heads[h].values[r * C + c]);
+          if (!(wgt > 0.005)) continue;
+          var ln = document.createElementNS(ns, 'line');
+          ln.setAttribute('x1', gap + 6); ln.setAttribute('y1', 14 + r * rowH);
+          ln.setAttribute('x2', w - gap - 6); ln.setAttribute('y2', 14 + c * rowH);
+          ln.setAttribute('stroke', headColors[h]);
+          ln.setAttribute('stroke-width', 2);
+          ln.setAttribute('stroke-opacity', Math.min(1, wgt).toFixed(3));
+          svg.appendChild(ln);
+        }
+      }
+    }
+    function label(text, x, y, anchor, r) {
+      var t = document.createElementNS(ns, 'text');
+      t.setAttribute('x', x); t.setAttribute('y', y);
+      t.setAttribute('text-anchor', anchor);
+      t.textContent = text;
+      if (r !== undefined) {
+        t.setAttribute('class', 'query' + (state.query === r ? ' chosen' : ''));
+        t.addEventListener('mouseenter', function () { state.query = r; renderHeadView(); });
+        t.addEventListener('click', function () { state.query = state.query === r ? null : r; say(); });
+      }
+      svg.appendChild(t);
+    }
+    for (var r2 = 0; r2 < R; ++r2) label(D.rowLabels[r2], gap, 18 + r2 * rowH, 'end', r2);
+    for (var c2 = 0; c2 < C; ++c2) label(D.colLabels[c2], w - gap, 18 + c2 * rowH, 'start');
+  }
+  function renderToggles() {
+    var box = $('toggles');
+    if (!box) return;
+    box.innerHTML = '';
+    for (var h = 0; h < H; ++h) {
+      var lab = document.createElement('label');
+      var cb = document.createElement('input');
+      cb.type = 'checkbox';
+      cb.checked = state.shown[h];
+      cb.addEventListener('change', (function (hh) { return function (e) { state.shown[hh] = e.target.checked; renderHeadView(); }; })(h));
+      lab.style.color = headColors[h];
+      lab.appendChild(cb);
+      lab.appendChild(document.createTextNode(' ' + D.heads[h].name));
+      box.appendChild(lab);
+    }
+  }
+  // The address holds what is pointed at, so the page can be linked (and tested) in that state.
+  function say() {
+    var parts = ['head=' + state.head];
+    if (state.cell) parts.push('cell=' + state.cell[0] + ',' + state.cell[1]);
+    if (state.query !== null) parts.push('query=' + state.query);
+    history.replaceState(null, '', '#' + parts.join('&'));
+    renderMain();
+    renderHeadView();
+  }
+  function read() {
+    var q = (location.hash || '').replace(/^#/, '').split('&');
+    for (var i = 0; i < q.length; ++i) {
+      var kv = q[i].split('='), v = kv[1] || '';
+      if (kv[0] === 'head' && +v >= 0 && +v < H) state.head = +v;
+      if (kv[0] === 'cell') {
+        var rc = v.split(',');
+        if (rc.length === 2 && +rc[0] >= 0 && +rc[0] < R && +rc[1] >= 0 && +rc[1] < C) state.cell = [+rc[0], +rc[1]];
+      }
+      if (kv[0] === 'query' && +v >= 0 && +v < R) state.query = +v;
+    }
+  }
+  var main = $('main');
+  main.addEventListener('mousemove', function (e) {
+    var cell = mainCell(), b = main.getBoundingClientRect();
+    var x = (e.clientX - b.left) * main.width / b.width - D.labelWidth - 1, y = (e.clientY - b.top) * main.height / b.height - 1;
+    var r = Math.floor(y / cell), c = Math.floor(x / cell);
+    if (r < 0 || c < 0 || r >= R || c >= C) return;
+    if (state.cell && state.cell[0] === r && state.cell[1] === c) return;
+    state.cell = [r, c];
+    say();
+  });
+  var bar = $('bar');
+  if (bar) bar.style.background = 'linear-gradient(to right,' + lut.filter(function (x, i) { return i % 8 === 0 || i === 255; }).join(',') + ')';
+  window.addEventListener('resize', renderMain);
+  window.addEventListener('hashchange', function () { read(); renderMain(); renderHeadView(); });
+  read();
+  renderGrid();
+  renderToggles();
+  renderMain();
+  renderHeadView();
+  document.body.setAttribute('data-ready', '1');
+})();
+)JS";
+
+constexpr const char* kStyle = R"CSS(
+body { font: 14px/1.45 "DejaVu Sans", sans-serif; color: #1a1a1a; margin: 20px; max-width: 1400px; }
+h1 { font-size: 20px; margin: 0 0 4px; }
+.sub, .note, #readout { color: #595959; margin: 2px 0; }
+#readout { min-height: 1.5em; color: #1a1a1a; font-variant-numeric: tabular-nums; }
+.row { display: flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
+#main-box { flex: 1 1 560px; min-width: 320px; }
+canvas { image-rendering: pixelated; max-width: 100%; }
+#grid { display: flex; flex-wrap: wrap; gap: 10px; margin: 12px 0; }
+.thumb { margin: 0; padding: 3px; border: 2px solid transparent; cursor: pointer; text-align: center; }
+.thumb.chosen { border-color: #ff2d2d; }
+.thumb figcaption { font-size: 12px; }
+.bar { display: flex; align-items: center; gap: 8px; margin: 8px 0; }
+#bar { width: 240px; height: 14px; border: 1px solid #8c8c8c; }
+.swatch { display: inline-block; width: 12px; height: 12px; border: 1px solid #8c8c8c; vertical-align: middle; }
+#headview text { font-size: 13px; cursor: default; }
+#headview text.query { cursor: pointer; }
+#headview text.chosen { font-weight: bold; }
+#toggles label { margin-right: 10px; white-space: nowrap; }
+)CSS";
+
+}  // namespace
+
+bool isHtmlPath(const std::string& path) {
+  std::string lower = path;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto ends = [&](std::string_view e) { return lower.size() >= e.size() && lower.compare(lower.size() - e.size(), e.size(), e) == 0; };
+  return ends(".html") || ends(".htm");
+}
+
+Result<std::string> renderHtml(const HtmlExport& view) {
+  if (view.slices.empty()) return makeError("nothing to export");
+  // The picture's own checks and choices (colormap, one range over every head).
+  auto layout = view.grid ? layoutHeadGrid(view.slices, view.options) : layoutHeatmap(view.slices.front(), view.options);
+  if (!layout) return layout.error();
+  const FigureLayout& L = *layout;
+  const std::vector<Slice2D>& heads = view.grid ? view.slices : std::vector<Slice2D>{view.slices.front()};
+  const Slice2D& first = heads.front();
+  const std::size_t cells = heads.size() * static_cast<std::size_t>(first.rows) * static_cast<std::size_t>(first.cols);
+  int k = 1;
+  while (cells / (static_cast<std::size_t>(k) * static_cast<std::size_t>(k)) > kMaxHtmlCells) ++k;
+
+  json d;
+  d["lut"] = [&] {
+    std::string s;
+    for (int i = 0; i < kColormapEntries; ++i) s += rgbHex(tableColor(L.colormap, i));
+    return s;
+  }();
+  d["blocked"] = rgbHex(blockedColor(L.colormap));
+  d["blockedMark"] = rgbHex(blockedMarkColor());
+  d["nan"] = rgbHex(nanColor());
+  d["block"] = k;
+  BlockPositions scratch;
+  json hs = json::array();
+  for (const Slice2D& s : heads) {
+    HeadCells c = k == 1 ? cellsOf(s, L) : blocksOf(s, L, k, scratch);
+    const int gridHeads = view.grid ? static_cast<int>(heads.size()) : 0;
+    std::string name = s.head >= 0 ? "head " + std::to_string(s.head) : nameSlice(s, gridHeads).title;
+    hs.push_back({{"name", name}, {"index", std::move(c.index)}, {"values", std::move(c.values)}});
+  }
+  const int rows = k == 1 ? first.rows : (first.rows + k - 1) / k;
+  const int cols = k == 1 ? first.cols : (first.cols + k - 1) / k;
+  auto thin = [k](std::vector<std::string> labels) {
+    if (k == 1) return labels;
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < labels.size(); i += static_cast<std::size_t>(k)) out.push_back(labels[i]);
+    return out;
+  };
+  d["heads"] = std::move(hs);
+  d["rows"] = rows;
+  d["cols"] = cols;
+  d["rowLabels"] = thin(labelsOf(first.rowLabels, first.rows));
+  d["colLabels"] = thin(labelsOf(first.colLabels, first.cols));
+  d["rowAxis"] = first.rowAxis.empty() ? "row" : first.rowAxis;
+  d["colAxis"] = first.colAxis.empty() ? "column" : first.colAxis;
+  d["labelWidth"] = 110;
+  d["hint"] = "Point at a cell for its value; click a head in the grid to show it large.";
+
+  const std::string title = view.options.title.empty()
+                                ? nameSlice(first, view.grid ? static_cast<int>(heads.size()) : 0).title
+                                : replaceInvalidUtf8(view.options.title);
+  const std::string formula = first.weight ? weightMeaning(*first.weight) : stageInfo(first.stage).formula;
+  // The head view: lines from queries to keys, for attention weights of the sequence's own tokens.
+  const bool headView = k == 1 && !first.weight && first.stage == StageId::Weights && first.rowKind == AxisKind::QueryTokens &&
+                        first.colKind == AxisKind::KeyTokens;
+
+  std::string p;
+  p += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  p += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+       "script-src 'unsafe-inline'\">\n";
+  p += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  p += "<meta name=\"generator\" content=\"mhascope\">\n";
+  p += "<title>" + escapeMarkup(title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
+  p += "<h1>" + escapeMarkup(title) + "</h1>\n";
+  if (!view.options.subtitle.empty()) p += "<p class=\"sub\">" + escapeMarkup(replaceInvalidUtf8(view.options.subtitle)) + "</p>\n";
+  p += "<p class=\"sub\">" + escapeMarkup(formula) + "</p>\n";
+  if (view.grid) p += "<div id=\"grid\"></div>\n";
+  p += "<div class=\"row\">\n<div id=\"main-box\"><h2 id=\"main-title\" style=\"font-size:16px\"></h2>"
+       "<canvas id=\"main\"></canvas>\n";
+  p += "<p id=\"readout\"></p>\n";
+  char lohi[96];
+  std::snprintf(lohi, sizeof lohi, "%s</span><span id=\"bar\"></span><span>%s", formatCellValue(L.range.lo).c_str(),
+                formatCellValue(L.range.hi).c_str());
+  p += std::string("<div class=\"bar\"><span>") + lohi + "</span></div>\n";
+  p += "<p class=\"note\"><span class=\"swatch\" style=\"background:#" + rgbHex(blockedColor(L.colormap)) +
+       "\"></span> blocked by the mask (a cross) &nbsp; <span class=\"swatch\" style=\"background:#" + rgbHex(nanColor()) +
+       "\"></span> NaN (a ring)</p>\n";
+  if (k > 1) {
+    p += "<p class=\"note\">Each cell shows a block of " + std::to_string(k) + " × " + std::to_string(k) +
+         " cells by its " + downsampleRuleName(downsampleRuleFor(pageKindOf(first))) + " (the window's rule), so the page stays under " +
+         std::to_string(kMaxHtmlCells) + " cells; the window and the PNG export show every cell.</p>\n";
+  }
+  p += "</div>\n";
+  if (headView) {
+    p += "<div><h2 style=\"font-size:16px\">Head view</h2><p class=\"note\">Each query (left) to each key (right); "
+         "a line's opacity is the weight. Point at a query for its lines alone; click to keep it.</p>"
+         "<div id=\"toggles\"></div><svg id=\"headview\"></svg></div>\n";
+  }
+  p += "</div>\n";
+  p += "<p class=\"note\">Written by mhascope; this file makes no request to any network. ";
+  if (!view.workspaceJson.empty()) p += "Open it with <code>mhascope --workspace FILE</code> to see the same view in the window.";
+  p += "</p>\n";
+  p += "<script type=\"application/json\" id=\"mhascope-data\">" + scriptSafe(d.dump()) + "</script>\n";
+  if (!view.workspaceJson.empty()) {
+    p += std::string(kHtmlWorkspaceOpen) + scriptSafe(view.workspaceJson) + "</script>" + "\n";
+  }
+  p += std::string("<script>") + kScript + "</script>\n</body>\n</html>\n";
+  return p;
+}
+
+Status exportHtml(const std::string& path, const HtmlExport& view) {
+  auto bytes = renderHtml(view);
+  if (!bytes) return makeError("cannot export '" + path + "': " + bytes.error().message);
+  return writeFileAtomic(path, *bytes);
+}
+
+}  // namespace mhascope

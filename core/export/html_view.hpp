@@ -1,0 +1,45 @@
+// One self-contained, interactive HTML file of what a picture export shows: a stage's heatmap (or
+// every head of it in a grid, each a click away from the large view), hover values and token
+// labels in the window's words, and on attention weights the head view (a line from each query to
+// each key, its opacity the weight, a colour per head, heads toggled on and off). Every script,
+// style and number is inline and the page's Content-Security-Policy forbids any request, so it
+// renders offline from a file and can reach nothing. The colours are the picture's: each cell
+// carries its colormap-table index, computed here as for the PNG (mapValue), and the table itself.
+//
+// The page also carries the workspace that made it (a JSON block, id "mhascope-workspace"), which
+// readWorkspaceFile finds again (io/workspace.hpp): `mhascope --workspace view.html` re-opens the same view.
+//
+// Bounded: past kMaxHtmlCells cells in all, each head is downsampled by the window's rule
+// (downsample.hpp: a block's largest weight, or its value farthest from 0) and the page says so
+// under the picture. Pure core: no cairo, no files but the one write.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attention/trace.hpp"
+#include "export/export.hpp"
+#include "util/result.hpp"
+
+namespace mhascope {
+
+inline constexpr std::size_t kMaxHtmlCells = std::size_t{1} << 20;  // ~8 MB of page
+
+// True for a path ending in .html or .htm (case-insensitive).
+bool isHtmlPath(const std::string& path);
+
+struct HtmlExport {
+  std::vector<Slice2D> slices;  // one heatmap, or every head of a stage (same shape)
+  bool grid = false;            // several heads, shown as a grid and one large view
+  ExportOptions options;        // colormap, range, title and subtitle as for a picture
+  std::string workspaceJson;    // workspaceToJson of what made it; "" = none carried
+};
+
+// The page's bytes. Errors as the picture's (empty slice, label counts, heads of other shapes).
+Result<std::string> renderHtml(const HtmlExport& view);
+// renderHtml, then writeFileAtomic (nothing written on error; the message names the path).
+Status exportHtml(const std::string& path, const HtmlExport& view);
+
+}  // namespace mhascope
