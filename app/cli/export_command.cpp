@@ -12,7 +12,12 @@
 #include "commands.hpp"
 #include "export/export.hpp"
 #include "export/html_view.hpp"
+#include "model/model_view.hpp"
+#include "model_source/model_text.hpp"
+#include "model_source/model_view_page.hpp"
 #include "options.hpp"
+#include "util/memory_budget.hpp"
+#include "io/file_io.hpp"
 #include "workspace_options.hpp"
 
 namespace mhascope::cli {
@@ -26,6 +31,7 @@ struct ExportArgs {
   std::string out;
   std::string colormap;
   std::string weight;  // a learned matrix instead of a stage: w_q, w_k, w_v, w_o, b_q, …
+  std::string view;    // "model": a model folder's every layer and head (the Model tab), as a page
 };
 
 // The picture's options from --colormap (none given: the data kind's own map).
@@ -86,7 +92,32 @@ int cmdExportWeight(const ModelOptions& mo, const ExportArgs& a, const std::opti
   return 0;
 }
 
+// --view model: the Model tab's every layer and head on the text, with each head's role, as a page.
+int cmdExportModelView(const ModelOptions& mo, const ExportArgs& a) {
+  if (a.view != "model") return fail("unknown --view '" + a.view + "'; views: model (every layer and head of --model DIR)");
+  if (mo.files.model.empty()) return fail("--view model needs --model DIR (a Hugging Face model folder)");
+  if (!isHtmlPath(a.out)) return fail("--view model writes a page: --out must end in .html, got '" + a.out + "'");
+  auto inputs = modelFolderFiles(mo.files.model);
+  if (!mo.textFile.empty()) inputs.push_back({"--text-file", mo.textFile});
+  for (const auto& [flag, in] : inputs) {
+    if (sameFile(in, a.out)) return fail("the output '" + a.out + "' is the same file as " + flag + " '" + in + "'");
+  }
+  if (auto st = refuseInsideModelFolder("--out", a.out, mo.files.model); !st) return fail(st.error().message);
+  const std::uint64_t budget = mo.memoryBudgetMib ? *mo.memoryBudgetMib << 20 : defaultMemoryBudget();
+  auto mt = loadModelText(mo.files.model, mo.text, mo.textFile, mo.memoryBudgetMib ? *mo.memoryBudgetMib << 20 : 0);
+  if (!mt) return fail(mt.error().message);
+  if (!mt->textNote.empty()) warn(mt->textNote);
+  model::ModelViewOptions opt;
+  opt.memoryBudgetBytes = budget;
+  auto v = model::computeModelView(mt->folder, mt->ids, mt->labels, opt);
+  if (!v) return fail(v.error().message);
+  if (Status st = exportHtml(a.out, modelViewPage(*v, mt->folder.dir())); !st) return fail(st.error().message);
+  std::printf("saved %s\n", a.out.c_str());
+  return 0;
+}
+
 int cmdExport(const ModelOptions& mo, const ExportArgs& a, const std::optional<Workspace>& ws) {
+  if (!a.view.empty()) return cmdExportModelView(mo, a);
   if (!a.weight.empty()) return cmdExportWeight(mo, a, ws);
   const auto stage = stageFromName(a.stage);
   if (!stage) return fail("unknown stage '" + a.stage + "'; stages: " + stageNamesList());
@@ -168,6 +199,10 @@ CommandRun addExportCommand(CLI::App& cmd, CommandContext& ctx) {
       ->excludes(exportCmd->get_option("--stage"))
       ->excludes(exportCmd->get_option("--head"))
       ->excludes(exportCmd->get_option("--batch-index"));
+  exportCmd->add_option("--view", ea.view, "model: every layer and head of --model DIR on the text, each head's role "
+                                           "and scores (the Model tab), as one .html page")
+      ->excludes(exportCmd->get_option("--weight"))
+      ->excludes(exportCmd->get_option("--head"));
   return [a, exportCmd](CommandContext& c) {
     if (c.workspace) defaultPictureFromWorkspace(*c.workspace, *exportCmd, *a);
     return cmdExport(c.model, *a, c.workspace);

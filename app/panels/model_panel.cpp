@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "render/texture_keys.hpp"
@@ -17,9 +18,12 @@
 #include "analysis/head_scores.hpp"
 #include "model/families/families.hpp"
 #include "model/model_view.hpp"
+#include "model_source/model_view_page.hpp"
 #include "panels/model_heads.hpp"
 #include "panels/panel.hpp"
 #include "state/model_view_state.hpp"
+#include "state/workspace_state.hpp"
+#include "widgets/export_button.hpp"
 #include "widgets/colors.hpp"
 #include "widgets/drag_slider.hpp"
 #include "widgets/flow.hpp"
@@ -167,6 +171,24 @@ void drawControls(UiContext& ctx, ModelViewState& m) {
     if (ImGui::RadioButton(headRoleName(role), m.colourBy == role)) m.colourBy = role;
     ImGui::PopStyleColor();
     ctx.probes.recordLastItem(std::string("model_role_") + std::to_string(r));
+  }
+  if (m.result) {
+    ImGui::SameLine(0.0f, 2.0f * em);
+    ExportForm form;
+    form.probe = "export_model";
+    form.button = "Export page\xe2\x80\xa6";
+    form.title = "Export every head as one page";
+    form.stem = "model_heads";
+    form.pageOnly = true;
+    form.tooltip = "One offline HTML file of every layer's heads, their roles and scores, with hover values";
+    form.note = "The same page as: mhascope export --model DIR --view model --out F.html\n"
+                "(it carries this workspace: mhascope --workspace F.html opens it again)";
+    drawExportForm(ctx, form, [&] {
+      ExportPicture p;
+      p.page = std::make_shared<const HtmlExport>(modelViewPage(*m.result, m.resultKey.folder));
+      p.workspace = workspaceFromWindow(ctx.state, ctx.view, ctx.lessons);
+      return p;
+    });
   }
 
   if (m.busy()) {

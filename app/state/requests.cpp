@@ -51,9 +51,13 @@ Slice2D owning(Slice2D s) {
 // The page, with the window's workspace (its files recorded relative to the page).
 Status exportPage(const std::string& path, const ExportPicture& picture) {
   HtmlExport page;
-  page.slices = picture.slices;
-  page.grid = picture.grid;
-  page.options = picture.options;
+  if (picture.page) {
+    page = *picture.page;
+  } else {
+    page.slices = picture.slices;
+    page.grid = picture.grid;
+    page.options = picture.options;
+  }
   if (picture.workspace) {
     Workspace ws = *picture.workspace;
     auto records = recordWorkspaceFiles(ws.files, path);
@@ -69,13 +73,14 @@ Status exportPage(const std::string& path, const ExportPicture& picture) {
 void fileExport(Requests& requests, ExportUi& ui, std::string path, ExportPicture picture) {
   for (Slice2D& s : picture.slices) s = owning(std::move(s));
   requests.file([&ui, path = std::move(path), picture = std::move(picture)] {
-    if (!picture.emptyReason.empty() || picture.slices.empty()) {
+    if (!picture.emptyReason.empty() || (picture.slices.empty() && !picture.page)) {
       ui.messageIsError = true;
       ui.message = "cannot export " + path + ": " + (picture.emptyReason.empty() ? "nothing to export" : picture.emptyReason);
       return;
     }
     writeNewFile(path, [&]() -> Status {
       if (isHtmlPath(path)) return exportPage(path, picture);
+      if (picture.page) return makeError("cannot export " + path + ": this view is written as one page: name it .html");
       return picture.grid ? exportHeadGrid(path, picture.slices, picture.options)
                           : exportHeatmap(path, picture.slices.front(), picture.options);
     }, ui.message, ui.messageIsError);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "attention/trace.hpp"
 #include "export/compare_figure.hpp"
 #include "export/export.hpp"
+#include "export/html_view.hpp"
 #include "io/workspace.hpp"
 #include "util/result.hpp"
 
@@ -53,6 +55,7 @@ struct ExportPicture {
   ExportOptions options;
   std::string emptyReason;      // set: nothing to export, and why (said instead of writing)
   std::optional<Workspace> workspace;  // what an HTML page carries (its files recorded when written)
+  std::shared_ptr<const HtmlExport> page;  // set: this page as made (a view of its own), not the slices
 };
 struct ExportUi;  // state/app_state.hpp
 

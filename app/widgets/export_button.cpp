@@ -24,7 +24,7 @@ void drawExportForm(UiContext& ctx, const ExportForm& form, const std::function<
   ExportUi& ui = ctx.view.exportUi;
   ImGui::PushID(form.probe);
   if (ImGui::Button(form.button)) {
-    ui.fileName = form.stem + kExtensions[std::clamp(ui.format, 0, kFormats - 1)];
+    ui.fileName = form.stem + (form.pageOnly ? ".html" : kExtensions[std::clamp(ui.format, 0, kFormats - 1)]);
     ui.message.clear();
     ImGui::OpenPopup("export");
   }
@@ -42,11 +42,11 @@ void drawExportForm(UiContext& ctx, const ExportForm& form, const std::function<
     ImGui::SetNextItemWidth(28 * em);
     textField("file name", &ui.fileName);
     ctx.probes.recordLastItem(probe + "_name");
-    for (int f = 0; f < kFormats; ++f) {
+    for (int f = form.pageOnly ? kFormats - 1 : 0; f < kFormats; ++f) {
       ImGui::PushID(f);
-      if (f > 0) ImGui::SameLine();
-      if (ImGui::RadioButton(kFormatLabels[f], ui.format == f)) {
-        ui.format = f;
+      if (f > 0 && !form.pageOnly) ImGui::SameLine();
+      if (ImGui::RadioButton(kFormatLabels[f], form.pageOnly || ui.format == f)) {
+        if (!form.pageOnly) ui.format = f;
         ui.fileName = std::filesystem::path(ui.fileName).replace_extension(kExtensions[f]).string();
       }
       ctx.probes.recordLastItem(probe + "_" + (kExtensions[f] + 1));

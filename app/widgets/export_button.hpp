@@ -28,6 +28,7 @@ struct ExportForm {
   std::string stem;              // the proposed file name, without extension
   std::string tooltip;           // on the button ("" none)
   std::string note;              // under the formats ("" none)
+  bool pageOnly = false;         // an HTML page only: a view no picture format holds (the Model tab's grid)
 };
 
 // Draws the form; `picture` is called on the frame Save is clicked, for what to write (copied

@@ -186,6 +186,7 @@ constexpr const char* kScript = R"JS(
     var cv = $('main');
     draw(cv, state.head, mainCell(), true);
     $('main-title').textContent = D.heads[state.head].name;
+    $('main-note').textContent = D.heads[state.head].note;
     $('readout').textContent = state.cell ? describe(state.cell[0], state.cell[1]) : D.hint;
     // Where the cells are on the page (left, top, CSS px per canvas px, cell, label width): a test
     // reads a screenshot's cells from it.
@@ -199,8 +200,18 @@ constexpr const char* kScript = R"JS(
     var grid = $('grid');
     if (!grid || H < 2) return;
     grid.innerHTML = '';
-    var cell = Math.max(1, Math.min(8, Math.floor(160 / Math.max(R, C))));
+    var cell = Math.max(1, Math.min(8, Math.floor((D.gridColumns > 0 ? 96 : 160) / Math.max(R, C))));
+    var line = grid;
     for (var h = 0; h < H; ++h) {
+      if (D.gridColumns > 0 && h % D.gridColumns === 0) {
+        line = document.createElement('div');
+        line.className = 'gridrow';
+        var head = document.createElement('div');
+        head.className = 'rowhead';
+        head.textContent = D.rowHeadings[h / D.gridColumns] || '';
+        line.appendChild(head);
+        grid.appendChild(line);
+      }
       var fig = document.createElement('figure');
       fig.className = 'thumb';
       var cv = document.createElement('canvas');
@@ -209,9 +220,15 @@ constexpr const char* kScript = R"JS(
       cap.textContent = D.heads[h].name;
       fig.appendChild(cv);
       fig.appendChild(cap);
+      if (D.heads[h].note) {
+        var role = document.createElement('div');
+        role.className = 'role';
+        role.textContent = D.heads[h].note;
+        fig.appendChild(role);
+      }
       fig.title = 'Show ' + D.heads[h].name + ' large';
       fig.addEventListener('click', (function (hh) { return function () { state.head = hh; say(); }; })(h));
-      grid.appendChild(fig);
+      line.appendChild(fig);
     }
   }
   function renderHeadView() {
@@ -327,6 +344,9 @@ canvas { image-rendering: pixelated; max-width: 100%; }
 .thumb { margin: 0; padding: 3px; border: 2px solid transparent; cursor: pointer; text-align: center; }
 .thumb.chosen { border-color: #ff2d2d; }
 .thumb figcaption { font-size: 12px; }
+.gridrow { display: flex; gap: 8px; align-items: flex-start; width: 100%; }
+.rowhead { width: 110px; flex: none; font-size: 12px; color: #595959; padding-top: 30px; }
+.role { font-size: 11px; color: #595959; max-width: 130px; }
 .bar { display: flex; align-items: center; gap: 8px; margin: 8px 0; }
 #bar { width: 240px; height: 14px; border: 1px solid #8c8c8c; }
 .swatch { display: inline-block; width: 12px; height: 12px; border: 1px solid #8c8c8c; vertical-align: middle; }
@@ -372,8 +392,12 @@ Result<std::string> renderHtml(const HtmlExport& view) {
   for (const Slice2D& s : heads) {
     HeadCells c = k == 1 ? cellsOf(s, L) : blocksOf(s, L, k, scratch);
     const int gridHeads = view.grid ? static_cast<int>(heads.size()) : 0;
-    std::string name = s.head >= 0 ? "head " + std::to_string(s.head) : nameSlice(s, gridHeads).title;
-    hs.push_back({{"name", name}, {"index", std::move(c.index)}, {"values", std::move(c.values)}});
+    const std::size_t i = hs.size();
+    std::string name = i < view.names.size() && !view.names[i].empty() ? view.names[i]
+                       : s.head >= 0                                  ? "head " + std::to_string(s.head)
+                                                                      : nameSlice(s, gridHeads).title;
+    const std::string note = i < view.notes.size() ? view.notes[i] : std::string();
+    hs.push_back({{"name", name}, {"note", note}, {"index", std::move(c.index)}, {"values", std::move(c.values)}});
   }
   const int rows = k == 1 ? first.rows : (first.rows + k - 1) / k;
   const int cols = k == 1 ? first.cols : (first.cols + k - 1) / k;
@@ -392,6 +416,8 @@ Result<std::string> renderHtml(const HtmlExport& view) {
   d["colAxis"] = first.colAxis.empty() ? "column" : first.colAxis;
   d["labelWidth"] = 110;
   d["hint"] = "Point at a cell for its value; click a head in the grid to show it large.";
+  d["gridColumns"] = view.gridColumns;
+  d["rowHeadings"] = view.rowHeadings;
 
   const std::string title = view.options.title.empty()
                                 ? nameSlice(first, view.grid ? static_cast<int>(heads.size()) : 0).title
@@ -413,6 +439,7 @@ Result<std::string> renderHtml(const HtmlExport& view) {
   p += "<p class=\"sub\">" + escapeMarkup(formula) + "</p>\n";
   if (view.grid) p += "<div id=\"grid\"></div>\n";
   p += "<div class=\"row\">\n<div id=\"main-box\"><h2 id=\"main-title\" style=\"font-size:16px\"></h2>"
+       "<p id=\"main-note\" class=\"note\"></p>"
        "<canvas id=\"main\"></canvas>\n";
   p += "<p id=\"readout\"></p>\n";
   char lohi[96];
@@ -422,6 +449,7 @@ Result<std::string> renderHtml(const HtmlExport& view) {
   p += "<p class=\"note\"><span class=\"swatch\" style=\"background:#" + rgbHex(blockedColor(L.colormap)) +
        "\"></span> blocked by the mask (a cross) &nbsp; <span class=\"swatch\" style=\"background:#" + rgbHex(nanColor()) +
        "\"></span> NaN (a ring)</p>\n";
+  if (!view.sourceNote.empty()) p += "<p class=\"note\">" + escapeMarkup(view.sourceNote) + "</p>\n";
   if (k > 1) {
     p += "<p class=\"note\">Each cell shows a block of " + std::to_string(k) + " × " + std::to_string(k) +
          " cells by its " + downsampleRuleName(downsampleRuleFor(pageKindOf(first))) + " (the window's rule), so the page stays under " +

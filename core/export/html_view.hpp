@@ -35,6 +35,15 @@ struct HtmlExport {
   bool grid = false;            // several heads, shown as a grid and one large view
   ExportOptions options;        // colormap, range, title and subtitle as for a picture
   std::string workspaceJson;    // workspaceToJson of what made it; "" = none carried
+  // Optional, one per slice: its name ("" or none: "head i") and a line said under its thumbnail
+  // and over the large view (a head's role and scores).
+  std::vector<std::string> names, notes;
+  // > 0: the grid in rows of this many slices, each row headed by rowHeadings[row] (a model's
+  // layers × heads); 0: the slices wrap freely.
+  int gridColumns = 0;
+  std::vector<std::string> rowHeadings;
+  // Set when the slices are already downsampled (a model view's thumbnails): said under the picture.
+  std::string sourceNote;
 };
 
 // The page's bytes. Errors as the picture's (empty slice, label counts, heads of other shapes).

@@ -17,7 +17,10 @@
 #include <unistd.h>
 
 #include "model/model_view.hpp"
+#include "analysis/head_roles.hpp"
+#include "export/html_view.hpp"
 #include "model_source/file_kind.hpp"
+#include "model_source/model_view_page.hpp"
 #include "panels/panel.hpp"
 #include "shell/model_view_compute.hpp"
 #include "headless_imgui.hpp"
@@ -136,6 +139,38 @@ TEST(ModelViewJob, EveryLayerAndHeadOfARandomProbeWithoutATokenizer) {
   EXPECT_DOUBLE_EQ(v.uniform.prevToken, u.prevToken);
   EXPECT_DOUBLE_EQ(v.uniform.induction, u.induction);
   EXPECT_GT(v.uniform.prevToken, 0.0);
+}
+
+// The tab's page (Export page…, export --view model): every head in rows of layers, each the tab's
+// thumbnail as it is, named and with the tab's role in words; the probe under the title.
+TEST(ModelViewPage, EveryHeadsThumbnailRoleAndScoresInRowsOfLayers) {
+  auto job = std::make_shared<ModelViewJob>();
+  const ModelViewOutcome out = runModelViewJob(randomProbe(fixture("llama_gqa")), 0, 1, job, [] {});
+  ASSERT_TRUE(out.result) << out.error;
+  const model::ModelView& v = *out.result;
+  const HtmlExport page = modelViewPage(v, "llama_gqa");
+  EXPECT_TRUE(page.grid);
+  EXPECT_EQ(page.gridColumns, 4);
+  ASSERT_EQ(page.slices.size(), 8u);
+  ASSERT_EQ(page.rowHeadings.size(), 2u);
+  EXPECT_EQ(page.rowHeadings[1].rfind("layer 1", 0), 0u);
+  EXPECT_NE(page.options.title.find("llama_gqa · T = 64 tokens"), std::string::npos);
+  EXPECT_NE(page.options.subtitle.find("Probe: " + model::describeProbe(*v.probe)), std::string::npos);
+  for (int l = 0; l < 2; ++l) {
+    for (int h = 0; h < 4; ++h) {
+      const std::size_t i = static_cast<std::size_t>(l * 4 + h);
+      const model::HeadView& hv = v.head(l, h);
+      const Slice2D& s = page.slices[i];
+      ASSERT_EQ(s.rows, hv.thumbRows);
+      ASSERT_EQ(s.cols, hv.thumbCols);
+      for (std::size_t k = 0; k < hv.thumbnail.size(); ++k) ASSERT_EQ(s.data[k], hv.thumbnail[k]);
+      EXPECT_EQ(page.names[i], "layer " + std::to_string(l) + " head " + std::to_string(h));
+      EXPECT_EQ(page.notes[i].rfind(roleOf(roleScoresOf(hv.scores, l)), 0), 0u) << page.notes[i];
+    }
+  }
+  auto html = renderHtml(page);
+  ASSERT_TRUE(html) << html.error().message;
+  EXPECT_NE(html->find("\"gridColumns\":4"), std::string::npos);
 }
 
 // The run drawn from the text's own tokens (its alphabet) or from a typed set, at the asked

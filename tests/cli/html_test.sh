@@ -27,6 +27,12 @@ cp "$T/w.html" "$T/keep.html"
 expect_error "the page cannot be an input" "is the same file as --workspace" "$BIN" export --workspace "$T/keep.html" --out "$T/keep.html"
 cmp -s "$T/w.html" "$T/keep.html" && ok "the input page is unchanged" || bad "the input page changed"
 
+# A model folder's every head (--view model): its refusals (the page itself: gui_model_export).
+expect_error "--view model needs a folder" "--view model needs --model DIR" "$BIN" export --preset cat --view model --out "$T/m.html"
+expect_error "--view model writes a page" "--out must end in .html" "$BIN" export --model "$FIX/models/trained" --text "ab" --view model --out "$T/m.png"
+expect_error "an unknown view" "unknown --view 'grid'" "$BIN" export --model "$FIX/models/trained" --text "ab" --view grid --out "$T/m.html"
+expect_error "--view model never writes into the folder" "inside the model folder" "$BIN" export --model "$FIX/models/trained" --text "ab" --view model --out "$FIX/models/trained/m.html"
+
 # In a real browser.
 "$BIN" export --preset cat --stage weights --head 1 --out "$T/h1.png" >/dev/null
 "$BIN" run --preset cat --dump "$T/dump" >/dev/null

@@ -28,6 +28,22 @@ case "$1" in
     grep -q "^heatmap_label: .*head 3" <<<"$log" || fail "the heatmap is not on head 3: $log"
     grep -q "^subtitle: .*layer 1" <<<"$log" || fail "the pipeline is not on layer 1: $log"
     ;;
+  model_export)
+    copy_model gpt2 gpt
+    log=$(xvfb "$bin" --fresh --model "$out/gpt" --text "abcdefabcdefabcdef" --script "$(script_from model_export.txt)") \
+      || fail "script failed (exit $?): $log"
+    echo "$log"
+    /usr/bin/python3 "$here/check_png.py" "$out/model_export_popup.png" 1600x1000 || fail "blank model_export_popup.png"
+    # The window's page holds what the command line's does for the same folder and text: the same heads,
+    # thumbnails, roles and scores (the data block), and the window's workspace besides.
+    "$bin" export --model "$out/gpt" --text "abcdefabcdefabcdef" --view model --out "$out/cli.html" >/dev/null \
+      || fail "export --view model failed"
+    data() { "$PY" -c "import re,sys; t=open(sys.argv[1]).read(); print(re.search(r'id=\"mhascope-data\">(.*?)</script>', t, re.S).group(1))" "$1"; }
+    [ "$(data "$out/model_heads.html")" = "$(data "$out/cli.html")" ] || fail "the window's page differs from the command line's"
+    [ "$(grep -o '"name":"layer [0-9] head [0-9]"' "$out/cli.html" | wc -l)" -eq 8 ] || fail "not 2 x 4 heads in the page"
+    grep -q 'id="mhascope-workspace"' "$out/model_heads.html" || fail "the window's page carries no workspace"
+    "$bin" info --workspace "$out/model_heads.html" >/dev/null || fail "the page does not open as a workspace"
+    ;;
   model_layer_masks)
     copy_model gemma3 gemma
     log=$(xvfb "$bin" --fresh --model "$out/gemma" --text "the cat sat on the mat" --script "$(script_from model_layer_masks.txt)") \
