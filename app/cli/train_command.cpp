@@ -2,6 +2,10 @@
 #include "options.hpp"
 #include "commands.hpp"
 #include "command_common.hpp"
+#include "export/html_view.hpp"
+#include "io/file_io.hpp"
+#include "model_source/training_page.hpp"
+#include "train/session.hpp"
 #include "interrupt_guard.hpp"
 #include "train_command.hpp"
 
@@ -170,6 +174,8 @@ void addTrainOptions(CLI::App* c, TrainArgs& a) {
   c->add_option("--save", a.save, "checkpoint .safetensors (written at the first evaluation, then at an evaluation only when at least "
                 "5 s have passed since the last write, and always on Ctrl-C/SIGTERM and at the end)")->check(nonEmptyPath());
   c->add_option("--log", a.log, "CSV of every evaluation (losses, accuracy, head scores), a new file")->check(nonEmptyPath());
+  c->add_option("--timeline", a.timeline, "write the run as one offline page (.html, a new file): a slider over the "
+                "evaluations, every head's attention and role then, the curves")->check(nonEmptyPath());
   c->add_option("--init", a.init, "start from this checkpoint's parameters and history (same sizes)")->check(nonEmptyPath());
   c->add_flag("--force", a.force, "replace an existing --save or --log file that the rule above would keep");
   c->add_option("--memory-budget", a.memoryBudgetMib,
@@ -257,7 +263,7 @@ int cmdTrain(const TrainArgs& a) {
   auto made = Trainer::make(s, init);
   if (!made) return fail(made.error().message);
   Trainer& tr = *made;
-  tr.keepSnapshots(false);  // nothing here reads them
+  tr.keepSnapshots(!a.timeline.empty());  // only the timeline page reads them
   init.reset();             // the trainer has the parameters and the history now
   {
     TrainOutputs out;
@@ -271,6 +277,19 @@ int cmdTrain(const TrainArgs& a) {
     if (!a.save.empty()) {
       if (auto st = checkWritablePath(a.save); !st) return fail(st.error().message);
     }
+  }
+  if (!a.timeline.empty()) {
+    if (!isHtmlPath(a.timeline)) return fail("--timeline writes one page: its name ends in .html, not '" + a.timeline + "'");
+    for (const auto& [flag, other] : std::vector<std::pair<std::string, std::string>>{
+             {"--save", a.save}, {"--log", a.log}, {"--init", a.init}, {"--text", s.task.textPath}}) {
+      if (!other.empty() && (other == a.timeline || sameFile(other, a.timeline))) {
+        return fail("--timeline '" + a.timeline + "' is the same file as " + flag + " '" + other + "': choose another name");
+      }
+    }
+    if (!a.force) {
+      if (auto st = refuseToReplace(a.timeline, "write"); !st) return fail(st.error().message + "; or add --force");
+    }
+    if (auto st = checkWritablePath(a.timeline); !st) return fail(st.error().message);
   }
   if (!a.init.empty() && tr.stepCount() >= s.steps) {  // after --init's own checks and the outputs'
     return fail("--steps " + std::to_string(s.steps) + " is not past --init's step " + std::to_string(tr.stepCount()) +
@@ -329,10 +348,25 @@ int cmdTrain(const TrainArgs& a) {
   double lastTrainLoss = 0, trainSeconds = 0, evalSeconds = 0;
   std::int64_t stepsDone = 0;
   const auto runStart = std::chrono::steady_clock::now();
+  // The timeline's pictures, taken from the trainer at each evaluation and thinned (every other
+  // older one dropped, the last kept) past the Train mode's own bound.
+  std::vector<Snapshot> pictures;
   auto timedEvaluate = [&]() {
     const auto t0 = std::chrono::steady_clock::now();
     auto e = tr.evaluate();
     evalSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!a.timeline.empty()) {
+      for (Snapshot& p : tr.takeSnapshots()) pictures.push_back(std::move(p));
+      std::size_t bytes = 0;
+      for (const Snapshot& p : pictures) bytes += p.weights.size() * sizeof(float);
+      if (bytes > TrainingSession::kSnapshotsBudgetBytes && pictures.size() > 2) {
+        std::vector<Snapshot> thinned;
+        for (std::size_t i = 0; i < pictures.size(); ++i) {
+          if (i % 2 == 0 || i + 1 == pictures.size()) thinned.push_back(std::move(pictures[i]));
+        }
+        pictures = std::move(thinned);
+      }
+    }
     return e;
   };
   auto evaluate = [&]() -> bool {
@@ -409,6 +443,18 @@ int cmdTrain(const TrainArgs& a) {
       std::fprintf(stderr, "mhascope: error: %s\n", e.error().message.c_str());
       return code != 0 ? code : 1;
     }
+  }
+  if (!a.timeline.empty()) {
+    std::vector<const Snapshot*> snaps;
+    for (const Snapshot& p : pictures) snaps.push_back(&p);
+    std::vector<std::string> tokens;
+    for (int t = 0; t < tr.probeBatch().seq; ++t) tokens.push_back(tr.task().symbol(tr.probeBatch().tokens[static_cast<std::size_t>(t)]));
+    const std::string title = a.task + " · " + std::to_string(g.layers) + " layers × " + std::to_string(g.heads) +
+                              " heads · seed " + std::to_string(s.seed) + " · probe batch";
+    auto page = trainingTimelinePage(tr.history(), snaps, tokens, g.layers, g.heads, title);
+    if (!page) return fail(page.error().message);
+    if (auto st = exportHtml(a.timeline, *page); !st) return fail(st.error().message);
+    std::printf("saved %s\n", a.timeline.c_str());
   }
   printRoles(tr.history().back());
   std::printf("\n");

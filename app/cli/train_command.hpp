@@ -26,6 +26,7 @@ struct TrainArgs {
   std::string ropeBase = "10000";
   int evalEvery = train::kDefaultEvalEvery;
   std::string save, log, init;
+  std::string timeline;  // --timeline F.html: the run as one offline page, written at the end
   bool force = false;  // replace an existing --save/--log that the rule would keep (train/outputs.hpp)
   std::optional<std::uint64_t> memoryBudgetMib;
   std::string workspace;  // refused with the reason (cli.cpp): train makes a model, a workspace shows one

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "model_source/training_page.hpp"
 #include "widgets/colors.hpp"
 
 namespace mhascope::app {
@@ -110,41 +111,22 @@ Result<ContactSheet> buildContactSheet(const TrainLab& lab) {
 CurvesFigure buildCurves(const TrainLab& lab) {
   const SessionView& v = *lab.run.view;
   const int L = v.settings->model.layers, H = v.settings->model.heads;
-  CurvesFigure fig;
-  fig.title = std::string(taskName(v.settings->task.kind)) + " · " + std::to_string(L) + " layers × " +
-              std::to_string(H) + " heads · seed " + std::to_string(v.settings->seed) + " · probe batch";
-  fig.markStep = lab.run.shown.evaluation ? lab.run.shown.step : -1;
-  CurveSeries loss{"probe loss", {}, {}, 0xd62728, false}, acc{"probe accuracy", {}, {}, 0x2ca02c, false};
-  for (const Evaluation& e : v.history) {
-    loss.xs.push_back(static_cast<double>(e.step));
-    loss.ys.push_back(e.loss);
-    acc.xs.push_back(static_cast<double>(e.step));
-    acc.ys.push_back(e.accuracy);
-  }
-  fig.panels.push_back({"probe loss (nats)", {loss}, lab.logY, true, {}});
-  fig.panels.push_back({"probe accuracy", {acc}, false, true, {}});
-  // Previous-token at a token's first occurrence (prevTokenNew): the positions the induction
-  // head's keys look at, and the score the circuit needs; over all queries it averages in the
-  // repeats, where the same head may look elsewhere.
-  CurvePanel prev{"previous-token score at first occurrences", {}, false, true, {kRoleThreshold}};
-  CurvePanel ind{"prefix matching (induction) score", {}, false, true, {kRoleThreshold}};
-  for (int l = 0; l < L; ++l) {
-    for (int i = 0; i < H; ++i) {
-      CurveSeries p{headTitle(l, i), {}, {}, headRgb(l, i, H), l > 0};
-      CurveSeries q = p;
-      for (const Evaluation& e : v.history) {
-        p.xs.push_back(static_cast<double>(e.step));
-        p.ys.push_back(e.at(l, i).prevTokenNew);
-        q.xs.push_back(static_cast<double>(e.step));
-        q.ys.push_back(e.at(l, i).induction);
-      }
-      prev.series.push_back(std::move(p));
-      ind.series.push_back(std::move(q));
-    }
-  }
-  fig.panels.push_back(std::move(prev));
-  fig.panels.push_back(std::move(ind));
-  return fig;
+  return runCurves(v.history, L, H, runTitle(v), lab.logY, lab.run.shown.evaluation ? lab.run.shown.step : -1,
+                   [H](int l, int i) { return headRgb(l, i, H); });
+}
+
+std::string runTitle(const SessionView& v) {
+  return std::string(taskName(v.settings->task.kind)) + " · " + std::to_string(v.settings->model.layers) + " layers × " +
+         std::to_string(v.settings->model.heads) + " heads · seed " + std::to_string(v.settings->seed) + " · probe batch";
+}
+
+Result<HtmlExport> buildTimelinePage(const TrainLab& lab) {
+  const SessionView& v = *lab.run.view;
+  std::vector<const Snapshot*> snaps;
+  for (const auto& s : v.snapshots) snaps.push_back(s.get());
+  std::vector<std::string> tokens;
+  for (int t = 0; t < v.probe->seq; ++t) tokens.push_back(v.task->symbol(v.probe->tokens[static_cast<std::size_t>(t)]));
+  return trainingTimelinePage(v.history, snaps, tokens, v.settings->model.layers, v.settings->model.heads, runTitle(v));
 }
 
 }  // namespace mhascope::app

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "export/html_view.hpp"
 #include "export/training_figures.hpp"
 #include "train_lab/lab_state.hpp"
 
@@ -19,6 +20,10 @@ Result<ContactSheet> buildContactSheet(const TrainLab& lab);
 // Loss (log-y when lab.logY), accuracy, previous-token (at first occurrences) and prefix-matching
 // scores of every head, the chosen step marked.
 CurvesFigure buildCurves(const TrainLab& lab);
+// "induction · 2 layers × 2 heads · seed 1 · probe batch": the curves' and the timeline's title.
+std::string runTitle(const train::SessionView& v);
+// The run's timeline page (model_source/training_page.hpp): every kept picture of attention, the curves.
+Result<HtmlExport> buildTimelinePage(const TrainLab& lab);
 // The note under the probe grids: which tokens the axes name. A heatmap of T x T cells drawn in
 // (plotH, plotW) pixels labels every k-th row and column, k = ceil(line height / cell size) (the
 // rule of widgets/heatmap_view): "every token labelled", "every 3rd token labelled", …

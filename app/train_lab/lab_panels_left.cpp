@@ -426,7 +426,7 @@ void drawTrainKeep(TrainLab& lab, UiContext& ctx) {
   const std::string& folder = ctx.view.exportUi.folder;
   const std::string task = lab.run.view ? taskName(lab.run.view->settings->task.kind) : kTaskNames[std::clamp(lab.setup.form.task, 0, 3)];
   // A path still equal to the default proposed last follows the task and the folder; a typed one
-  // stays (until the export folder changes, which proposes all three afresh).
+  // stays (until the export folder changes, which proposes them all afresh).
   const bool newFolder = lab.files.lastFolder != folder;
   auto propose = [&](std::string& path, std::string& proposed, const std::string& fresh) {
     if (newFolder || path.empty() || path == proposed) path = fresh;
@@ -435,6 +435,7 @@ void drawTrainKeep(TrainLab& lab, UiContext& ctx) {
   propose(lab.files.checkpointPath, lab.files.defaultCheckpoint, folder + "/" + task + ".safetensors");
   propose(lab.files.sheetPath, lab.files.defaultSheet, folder + "/" + task + "_contact_sheet.png");
   propose(lab.files.curvesPath, lab.files.defaultCurves, folder + "/" + task + "_curves.png");
+  propose(lab.files.timelinePath, lab.files.defaultTimeline, folder + "/" + task + "_timeline.html");
   lab.files.lastFolder = folder;
   const bool have = lab.run.view && !lab.run.view->history.empty();
   const int layers = lab.run.view ? lab.run.view->settings->model.layers : 1;
@@ -490,8 +491,20 @@ void drawTrainKeep(TrainLab& lab, UiContext& ctx) {
   if (ImGui::Button("Export curves")) ctx.requests.file([&lab] { trainExportCurves(lab); });
   ctx.probes.recordLastItem("train_export_curves");
   ImGui::EndDisabled();
-  if (lab.messageAt == TrainLab::Said::Export) showMessage(lab.message, lab.messageIsError);
   ImGui::TextDisabled(".png, .svg or .pdf by the file name");
+  labelled("timeline");
+  textField("##timelinepath", &lab.files.timelinePath);
+  ctx.probes.recordLabel("train_timeline_path", lab.files.timelinePath);
+  ImGui::BeginDisabled(!have);
+  if (ImGui::Button("Export timeline (HTML)")) ctx.requests.file([&lab] { trainExportTimeline(lab); });
+  ctx.probes.recordLastItem("train_export_timeline");
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+    ImGui::SetTooltip("one offline page of this run: a slider over the steps, every head's attention and role\n"
+                      "then, the curves with the step marked (as mhascope train --timeline F.html); never\n"
+                      "replaces a file");
+  }
+  ImGui::EndDisabled();
+  if (lab.messageAt == TrainLab::Said::Export) showMessage(lab.message, lab.messageIsError);
   ctx.probes.recordLabel("train_message", lab.message);
 }
 

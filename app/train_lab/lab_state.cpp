@@ -18,7 +18,10 @@
 #include "state/open_file.hpp"
 #include "attention/engine.hpp"
 #include "model_source/model_source.hpp"  // checkpointLayerConfig: the CLI's --checkpoint --layer config
+#include "export/html_view.hpp"
 #include "export/training_figures.hpp"
+#include "io/file_io.hpp"
+#include "train_lab/lab_figures.hpp"
 #include "panels/panel.hpp"  // kHeatmapTab
 #include "shell/frame_pacing.hpp"  // yieldingTickSeconds, FrameWork
 #include "train/layer_model.hpp"
@@ -380,6 +383,19 @@ void trainExportCurves(TrainLab& lab) {
   if (!lab.run.curves) return say(lab, "nothing to export yet: press Train first", true, TrainLab::Said::Export);
   if (auto st = exportCurves(lab.files.curvesPath, *lab.run.curves); !st) return say(lab, st.error().message, true, TrainLab::Said::Export);
   say(lab, "Saved " + lab.files.curvesPath, false, TrainLab::Said::Export);
+}
+
+void trainExportTimeline(TrainLab& lab) {
+  if (!lab.run.view || lab.run.view->history.empty()) return say(lab, "nothing to export yet: press Train first", true, TrainLab::Said::Export);
+  if (!isHtmlPath(lab.files.timelinePath)) {
+    return say(lab, "the timeline is one page: its name ends in .html, not '" + lab.files.timelinePath + "'", true,
+               TrainLab::Said::Export);
+  }
+  if (auto st = refuseToReplace(lab.files.timelinePath, "export"); !st) return say(lab, st.error().message, true, TrainLab::Said::Export);
+  auto page = buildTimelinePage(lab);
+  if (!page) return say(lab, page.error().message, true, TrainLab::Said::Export);
+  if (auto st = exportHtml(lab.files.timelinePath, *page); !st) return say(lab, st.error().message, true, TrainLab::Said::Export);
+  say(lab, "Saved " + lab.files.timelinePath, false, TrainLab::Said::Export);
 }
 
 void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view) {

@@ -176,12 +176,13 @@ struct TrainAblation {
 struct TrainFiles {
   std::string checkpointPath;
   std::string sheetPath, curvesPath;
+  std::string timelinePath;  // the run as one offline page (never replaced)
   std::string sheetSteps;               // "0 200 400 800" or empty: six evenly spaced
   std::vector<bool> sheetHeads;         // layers * heads; empty: all
   std::string lastFolder;              // the export folder the default paths were made from
   // The default paths last proposed: a path still equal to its default follows the task and the
   // folder; one the user typed stays.
-  std::string defaultCheckpoint, defaultSheet, defaultCurves;
+  std::string defaultCheckpoint, defaultSheet, defaultCurves, defaultTimeline;
 };
 
 // How the window keeps up while training (measured, shown in the run line): the frame work
@@ -297,6 +298,9 @@ std::string checkRunMemory(const train::TrainSettings& s, std::uint64_t budgetBy
 void trainDropPath(TrainLab& lab, const std::string& path);
 void trainExportSheet(TrainLab& lab);
 void trainExportCurves(TrainLab& lab);
+// The run as one offline page (lab.files.timelinePath, .html, never replacing a file): every kept
+// picture of attention on a slider, each head's role then, the curves with the step marked.
+void trainExportTimeline(TrainLab& lab);
 // The chosen step's parameters (ablation applied) → the pipeline's trace: layer `lab.openLayer`'s
 // MHA on its real input, exactly as `--checkpoint --layer` (cli/checkpoint_layer.cpp).
 void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view);

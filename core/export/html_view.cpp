@@ -293,6 +293,7 @@ constexpr const char* kScript = R"JS(
     var parts = ['head=' + state.head];
     if (state.cell) parts.push('cell=' + state.cell[0] + ',' + state.cell[1]);
     if (state.query !== null) parts.push('query=' + state.query);
+    if (D.frames.length) parts.push('frame=' + state.frame);
     history.replaceState(null, '', '#' + parts.join('&'));
     renderMain();
     renderHeadView();
@@ -307,7 +308,82 @@ constexpr const char* kScript = R"JS(
         if (rc.length === 2 && +rc[0] >= 0 && +rc[0] < R && +rc[1] >= 0 && +rc[1] < C) state.cell = [+rc[0], +rc[1]];
       }
       if (kv[0] === 'query' && +v >= 0 && +v < R) state.query = +v;
+      if (kv[0] === 'frame' && D.frames.length && +v >= 0 && +v < D.frames.length) state.frame = +v;
     }
+  }
+  // A timeline: the slider (and a click on a curve) picks the frame; the grid and the large view
+  // show that step's heads, the curves mark its step.
+  state.frame = 0;
+  var palette = ['#4c72b0', '#dd8452', '#55a868', '#c44e52', '#8172b3', '#937860', '#da8bc3', '#8c8c8c'];
+  function renderCurves() {
+    var box = $('curves');
+    if (!box || !D.curves.length) return;
+    box.innerHTML = '';
+    var panels = [];
+    D.curves.forEach(function (c) { if (panels.indexOf(c.panel) < 0) panels.push(c.panel); });
+    var step = D.frames[state.frame].step, ns = 'http://www.w3.org/2000/svg', W = 360, Hh = 150, pad = 34;
+    panels.forEach(function (name) {
+      var mine = D.curves.filter(function (c) { return c.panel === name; });
+      var xs = [], ys = [];
+      mine.forEach(function (c) { c.steps.forEach(function (x, i) { xs.push(x); if (c.values[i] !== null) ys.push(c.values[i]); }); });
+      var x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs), y0 = Math.min(0, Math.min.apply(null, ys)), y1 = Math.max.apply(null, ys);
+      if (x1 === x0) x1 = x0 + 1;
+      if (!(y1 > y0)) y1 = y0 + 1;
+      function X(x) { return pad + (W - pad - 8) * (x - x0) / (x1 - x0); }
+      function Y(y) { return Hh - 20 - (Hh - 36) * (y - y0) / (y1 - y0); }
+      var svg = document.createElementNS(ns, 'svg');
+      svg.setAttribute('width', W); svg.setAttribute('height', Hh);
+      svg.setAttribute('class', 'curve');
+      function add(tag, attrs, text) {
+        var e = document.createElementNS(ns, tag);
+        for (var a in attrs) e.setAttribute(a, attrs[a]);
+        if (text !== undefined) e.textContent = text;
+        svg.appendChild(e);
+        return e;
+      }
+      add('text', { x: pad, y: 11 }, name);
+      add('line', { x1: pad, y1: Hh - 20, x2: W - 8, y2: Hh - 20, stroke: '#8c8c8c' });
+      add('text', { x: 2, y: Y(y1) + 4 }, (+y1.toPrecision(3)).toString());
+      add('text', { x: 2, y: Y(y0) + 4 }, (+y0.toPrecision(3)).toString());
+      add('text', { x: pad, y: Hh - 6 }, String(x0));
+      add('text', { x: W - 40, y: Hh - 6 }, String(x1));
+      mine.forEach(function (c, ci) {
+        var pts = [];
+        c.steps.forEach(function (x, i) { if (c.values[i] !== null) pts.push(X(x).toFixed(1) + ',' + Y(c.values[i]).toFixed(1)); });
+        add('polyline', { points: pts.join(' '), fill: 'none', stroke: palette[ci % palette.length], 'stroke-width': 1.6 });
+        add('text', { x: W - 130, y: 24 + 12 * ci, fill: palette[ci % palette.length] }, c.name);
+      });
+      add('line', { x1: X(step), y1: 16, x2: X(step), y2: Hh - 20, stroke: '#ff2d2d', 'stroke-width': 1.2 });
+      svg.addEventListener('click', function (e) {
+        var b = svg.getBoundingClientRect(), x = x0 + (e.clientX - b.left - pad) / (W - pad - 8) * (x1 - x0), best = 0;
+        D.frames.forEach(function (f, i) { if (Math.abs(f.step - x) < Math.abs(D.frames[best].step - x)) best = i; });
+        setFrame(best);
+      });
+      box.appendChild(svg);
+    });
+  }
+  function setFrame(f) {
+    if (!D.frames.length) return;
+    state.frame = Math.max(0, Math.min(D.frames.length - 1, f));
+    D.heads = D.frames[state.frame].heads;
+    $('step').value = state.frame;
+    $('step-label').textContent = 'step ' + D.frames[state.frame].step + ' (' + (state.frame + 1) + ' of ' + D.frames.length + ')';
+    renderGrid();
+    renderCurves();
+    say();
+  }
+  if (D.frames.length) {
+    $('step').addEventListener('input', function (e) { setFrame(+e.target.value); });
+    var timer = null;
+    $('play').addEventListener('click', function () {
+      if (timer) { clearInterval(timer); timer = null; $('play').textContent = 'Play'; return; }
+      if (state.frame === D.frames.length - 1) setFrame(0);
+      $('play').textContent = 'Pause';
+      timer = setInterval(function () {
+        if (state.frame >= D.frames.length - 1) { clearInterval(timer); timer = null; $('play').textContent = 'Play'; return; }
+        setFrame(state.frame + 1);
+      }, 400);
+    });
   }
   var main = $('main');
   main.addEventListener('mousemove', function (e) {
@@ -322,10 +398,12 @@ constexpr const char* kScript = R"JS(
   var bar = $('bar');
   if (bar) bar.style.background = 'linear-gradient(to right,' + lut.filter(function (x, i) { return i % 8 === 0 || i === 255; }).join(',') + ')';
   window.addEventListener('resize', renderMain);
-  window.addEventListener('hashchange', function () { read(); renderMain(); renderHeadView(); });
+  window.addEventListener('hashchange', function () { read(); if (D.frames.length) setFrame(state.frame); renderMain(); renderHeadView(); });
   read();
+  if (D.frames.length) D.heads = D.frames[state.frame].heads;
   renderGrid();
   renderToggles();
+  if (D.frames.length) setFrame(state.frame);
   renderMain();
   renderHeadView();
   document.body.setAttribute('data-ready', '1');
@@ -354,6 +432,10 @@ canvas { image-rendering: pixelated; max-width: 100%; }
 #headview text.query { cursor: pointer; }
 #headview text.chosen { font-weight: bold; }
 #toggles label { margin-right: 10px; white-space: nowrap; }
+.timeline { margin: 10px 0; display: flex; gap: 12px; align-items: center; }
+#step { width: 420px; }
+#curves { display: flex; flex-wrap: wrap; gap: 16px; }
+#curves svg text { font-size: 11px; fill: #595959; }
 )CSS";
 
 }  // namespace
@@ -366,16 +448,38 @@ bool isHtmlPath(const std::string& path) {
 }
 
 Result<std::string> renderHtml(const HtmlExport& view) {
-  if (view.slices.empty()) return makeError("nothing to export");
+  const bool timeline = !view.frames.empty();
+  const std::vector<Slice2D>& given = timeline ? view.frames.front().slices : view.slices;
+  if (given.empty()) return makeError("nothing to export");
   // The picture's own checks and choices (colormap, one range over every head).
-  auto layout = view.grid ? layoutHeadGrid(view.slices, view.options) : layoutHeatmap(view.slices.front(), view.options);
+  auto layout = view.grid ? layoutHeadGrid(given, view.options) : layoutHeatmap(given.front(), view.options);
   if (!layout) return layout.error();
   const FigureLayout& L = *layout;
-  const std::vector<Slice2D>& heads = view.grid ? view.slices : std::vector<Slice2D>{view.slices.front()};
+  const std::vector<Slice2D>& heads = view.grid ? given : std::vector<Slice2D>{given.front()};
   const Slice2D& first = heads.front();
-  const std::size_t cells = heads.size() * static_cast<std::size_t>(first.rows) * static_cast<std::size_t>(first.cols);
+  const std::size_t perFrame = heads.size() * static_cast<std::size_t>(first.rows) * static_cast<std::size_t>(first.cols);
+  // A timeline keeps whole frames, every `stride`-th (and the last); a single view downsamples its heads.
+  std::vector<std::size_t> kept;
+  std::string framesNote;
+  if (timeline) {
+    for (const HtmlFrame& f : view.frames) {
+      if (f.slices.size() != given.size()) return makeError("a timeline's frames hold different numbers of heads");
+      for (const Slice2D& s : f.slices) {
+        if (s.rows != first.rows || s.cols != first.cols) return makeError("a timeline's frames hold heads of other shapes");
+      }
+    }
+    const std::size_t n = view.frames.size(), fit = std::max<std::size_t>(1, kMaxHtmlCells / std::max<std::size_t>(1, perFrame));
+    const std::size_t stride = (n + fit - 1) / fit;
+    for (std::size_t i = 0; i < n; i += stride) kept.push_back(i);
+    if (kept.back() != n - 1) kept.push_back(n - 1);
+    if (stride > 1) {
+      framesNote = std::to_string(kept.size()) + " of the run's " + std::to_string(n) + " pictures of attention (every " +
+                   std::to_string(stride) + "th, and the last), so the page stays under " + std::to_string(kMaxHtmlCells) +
+                   " cells; the curves keep every evaluation.";
+    }
+  }
   int k = 1;
-  while (cells / (static_cast<std::size_t>(k) * static_cast<std::size_t>(k)) > kMaxHtmlCells) ++k;
+  while (!timeline && perFrame / (static_cast<std::size_t>(k) * static_cast<std::size_t>(k)) > kMaxHtmlCells) ++k;
 
   json d;
   d["lut"] = [&] {
@@ -388,16 +492,39 @@ Result<std::string> renderHtml(const HtmlExport& view) {
   d["nan"] = rgbHex(nanColor());
   d["block"] = k;
   BlockPositions scratch;
-  json hs = json::array();
-  for (const Slice2D& s : heads) {
-    HeadCells c = k == 1 ? cellsOf(s, L) : blocksOf(s, L, k, scratch);
-    const int gridHeads = view.grid ? static_cast<int>(heads.size()) : 0;
-    const std::size_t i = hs.size();
-    std::string name = i < view.names.size() && !view.names[i].empty() ? view.names[i]
-                       : s.head >= 0                                  ? "head " + std::to_string(s.head)
-                                                                      : nameSlice(s, gridHeads).title;
-    const std::string note = i < view.notes.size() ? view.notes[i] : std::string();
-    hs.push_back({{"name", name}, {"note", note}, {"index", std::move(c.index)}, {"values", std::move(c.values)}});
+  auto headsJson = [&](const std::vector<Slice2D>& slices, const std::vector<std::string>& notes) {
+    json hs = json::array();
+    for (std::size_t i = 0; i < (view.grid ? slices.size() : 1); ++i) {
+      const Slice2D& s = slices[i];
+      HeadCells c = k == 1 ? cellsOf(s, L) : blocksOf(s, L, k, scratch);
+      const int gridHeads = view.grid ? static_cast<int>(slices.size()) : 0;
+      std::string name = i < view.names.size() && !view.names[i].empty() ? view.names[i]
+                         : s.head >= 0                                  ? "head " + std::to_string(s.head)
+                                                                        : nameSlice(s, gridHeads).title;
+      const std::string note = i < notes.size() ? notes[i] : std::string();
+      hs.push_back({{"name", name}, {"note", note}, {"index", std::move(c.index)}, {"values", std::move(c.values)}});
+    }
+    return hs;
+  };
+  if (timeline) {
+    json frames = json::array();
+    for (std::size_t i : kept) {
+      const HtmlFrame& f = view.frames[i];
+      frames.push_back({{"step", f.step}, {"heads", headsJson(f.slices, f.notes)}});
+    }
+    d["heads"] = frames.front()["heads"];
+    d["frames"] = std::move(frames);
+    json curves = json::array();
+    for (const HtmlCurve& c : view.curves) {
+      json ys = json::array();
+      for (double v : c.values) ys.push_back(std::isfinite(v) ? json(v) : json(nullptr));
+      curves.push_back({{"panel", c.panel}, {"name", c.name}, {"steps", c.steps}, {"values", std::move(ys)}});
+    }
+    d["curves"] = std::move(curves);
+  } else {
+    d["heads"] = headsJson(view.slices, view.notes);
+    d["frames"] = json::array();
+    d["curves"] = json::array();
   }
   const int rows = k == 1 ? first.rows : (first.rows + k - 1) / k;
   const int cols = k == 1 ? first.cols : (first.cols + k - 1) / k;
@@ -407,7 +534,6 @@ Result<std::string> renderHtml(const HtmlExport& view) {
     for (std::size_t i = 0; i < labels.size(); i += static_cast<std::size_t>(k)) out.push_back(labels[i]);
     return out;
   };
-  d["heads"] = std::move(hs);
   d["rows"] = rows;
   d["cols"] = cols;
   d["rowLabels"] = thin(labelsOf(first.rowLabels, first.rows));
@@ -437,6 +563,12 @@ Result<std::string> renderHtml(const HtmlExport& view) {
   p += "<h1>" + escapeMarkup(title) + "</h1>\n";
   if (!view.options.subtitle.empty()) p += "<p class=\"sub\">" + escapeMarkup(replaceInvalidUtf8(view.options.subtitle)) + "</p>\n";
   p += "<p class=\"sub\">" + escapeMarkup(formula) + "</p>\n";
+  if (timeline) {
+    p += "<div class=\"timeline\"><label>step <input id=\"step\" type=\"range\" min=\"0\" max=\"" +
+         std::to_string(kept.size() - 1) + "\" value=\"0\" step=\"1\"></label> <span id=\"step-label\"></span>"
+         " <button id=\"play\" type=\"button\">Play</button></div>\n<div id=\"curves\"></div>\n";
+    if (!framesNote.empty()) p += "<p class=\"note\">" + escapeMarkup(framesNote) + "</p>\n";
+  }
   if (view.grid) p += "<div id=\"grid\"></div>\n";
   p += "<div class=\"row\">\n<div id=\"main-box\"><h2 id=\"main-title\" style=\"font-size:16px\"></h2>"
        "<p id=\"main-note\" class=\"note\"></p>"

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,19 @@ inline constexpr std::size_t kMaxHtmlCells = std::size_t{1} << 20;  // ~8 MB of 
 // True for a path ending in .html or .htm (case-insensitive).
 bool isHtmlPath(const std::string& path);
 
+// One step of a timeline: every head's attention then, and a line per head (its role then).
+struct HtmlFrame {
+  std::int64_t step = 0;
+  std::vector<Slice2D> slices;  // the same count and shape in every frame
+  std::vector<std::string> notes;
+};
+// A line over the steps, drawn in its panel ("loss", "induction score") of the timeline.
+struct HtmlCurve {
+  std::string panel, name;
+  std::vector<std::int64_t> steps;
+  std::vector<double> values;  // one per step; NaN: none at that step
+};
+
 struct HtmlExport {
   std::vector<Slice2D> slices;  // one heatmap, or every head of a stage (same shape)
   bool grid = false;            // several heads, shown as a grid and one large view
@@ -42,6 +56,11 @@ struct HtmlExport {
   // layers × heads); 0: the slices wrap freely.
   int gridColumns = 0;
   std::vector<std::string> rowHeadings;
+  // A timeline (a training run): the frames replace `slices`, a slider scrubs them, the curves are
+  // drawn over the steps with the chosen frame's step marked (a click on them picks the nearest).
+  // Past the page's bound, frames are dropped evenly (the first and the last kept) and the page says so.
+  std::vector<HtmlFrame> frames;
+  std::vector<HtmlCurve> curves;
   // Set when the slices are already downsampled (a model view's thumbnails): said under the picture.
   std::string sourceNote;
 };

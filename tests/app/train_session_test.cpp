@@ -17,6 +17,9 @@
 #include "train_lab/lab_figures.hpp"
 #include "train_lab/lab_state.hpp"
 #include "train/memory.hpp"
+#include "train/trainer.hpp"
+#include "analysis/head_roles.hpp"
+#include "model_source/training_page.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -585,4 +588,67 @@ TEST(CircuitsCheckpointKey, ChangesWithTheTextAndARewriteOfTheFile) {
 }
 
 }  // namespace
+}  // namespace mhascope::app
+
+namespace mhascope::app {
+
+// The run's timeline page (Export timeline, train --timeline): a frame per kept picture, by step,
+// each head's attention then as the snapshot holds it (keys after the query blocked) and its role
+// then; the curves the Train mode draws, every evaluation.
+TEST(TrainTimeline, AFramePerKeptPictureWithEachHeadsRoleThenAndTheCurves) {
+  train::TrainSettings s;
+  s.model.layers = 2;
+  s.model.heads = 2;
+  s.model.dModel = 16;
+  s.task.seq = 12;
+  s.task.vocab = 16;
+  s.task.periodMin = 3;
+  s.task.periodMax = 5;
+  s.batch = 4;
+  s.steps = 20;
+  auto tr = train::Trainer::make(s);
+  ASSERT_TRUE(tr) << tr.error().message;
+  std::vector<train::Snapshot> kept;
+  for (int i = 0; i < 3; ++i) {
+    if (i > 0) {
+      for (int k = 0; k < 10; ++k) ASSERT_TRUE(tr->step());
+    }
+    ASSERT_TRUE(tr->evaluate());
+    for (train::Snapshot& p : tr->takeSnapshots()) kept.push_back(std::move(p));
+  }
+  ASSERT_EQ(kept.size(), 3u);
+  std::vector<const train::Snapshot*> snaps{&kept[2], &kept[0], &kept[1]};  // any order
+  std::vector<std::string> tokens;
+  for (int t = 0; t < 12; ++t) tokens.push_back(tr->task().symbol(tr->probeBatch().tokens[static_cast<std::size_t>(t)]));
+  auto page = trainingTimelinePage(tr->history(), snaps, tokens, 2, 2, "run");
+  ASSERT_TRUE(page) << page.error().message;
+  ASSERT_EQ(page->frames.size(), 3u);
+  EXPECT_EQ(page->gridColumns, 2);
+  for (std::size_t f = 0; f < 3; ++f) {
+    EXPECT_EQ(page->frames[f].step, static_cast<std::int64_t>(10 * f));
+    ASSERT_EQ(page->frames[f].slices.size(), 4u);
+    const train::Snapshot& snap = kept[f];
+    const Slice2D& s10 = page->frames[f].slices[2];  // layer 1 head 0
+    for (int q = 0; q < 12; ++q) {
+      for (int k = 0; k < 12; ++k) {
+        ASSERT_EQ(s10.at(q, k), snap.weights[(2u * 144u) + static_cast<std::size_t>(q * 12 + k)]);
+        ASSERT_EQ(s10.isBlockedCell(q, k), k > q);
+      }
+    }
+    const auto& e = tr->history()[f];
+    EXPECT_EQ(page->frames[f].notes[2], "step " + std::to_string(e.step) + ": " + roleOf(roleScoresOf(e.at(1, 0), 1)));
+  }
+  // probe loss, accuracy, then each head's previous-token and prefix-matching lines, each over 3 steps
+  ASSERT_EQ(page->curves.size(), 2u + 4u + 4u);
+  EXPECT_EQ(page->curves[0].name, "probe loss");
+  EXPECT_EQ(page->curves[0].values[2], tr->history()[2].loss);
+  EXPECT_EQ(page->curves.back().values[1], tr->history()[1].at(1, 1).induction);
+  auto html = renderHtml(*page);
+  ASSERT_TRUE(html) << html.error().message;
+  // No picture kept: said.
+  auto none = trainingTimelinePage(tr->history(), {}, tokens, 2, 2, "run");
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("no attention pictures"), std::string::npos);
+}
+
 }  // namespace mhascope::app

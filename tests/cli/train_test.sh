@@ -255,6 +255,19 @@ cols="$(awk -F, '{print NF}' "$T/term/t.csv" | sort -u)"
 out="$(bash -c "ulimit -f 8; '$BIN' train ${SMALL[*]} --steps 3 --save '$T/term/big.safetensors'" 2>&1)"; rc=$?
 [ $rc -eq 1 ] && grep -q "File too large" <<<"$out" && [ -z "$(ls -A "$T/term" | grep '^\.')" ] \
   && ok "a file-size limit is an error and leaves no temporary file" || bad "SIGXFSZ: rc=$rc $out $(ls -A "$T/term")"
+# --timeline: the run as one page; a slider frame shows its step in Chromium; refusals.
+expect_ok "train --timeline" "$BIN" train "${SMALL[@]}" --steps 40 --eval-every 10 --timeline "$T/tl.html"
+[ "$(grep -o '"step":[0-9]*}' "$T/tl.html" | tr -d '\n')" = '"step":0}"step":10}"step":20}"step":30}"step":40}' ] \
+  && ok "one frame per evaluation (0 … 40)" || bad "frames in the timeline: $(grep -o '"step":[0-9]*}' "$T/tl.html" | tr '\n' ' ')"
+dom="$(chromium --headless --no-sandbox --disable-gpu --proxy-server=127.0.0.1:9 --host-resolver-rules='MAP * ~NOTFOUND' \
+  --user-data-dir="$T/profile" --dump-dom "file://$T/tl.html#frame=3&head=2" 2>/dev/null)"
+grep -q 'id="step-label">step 30 (4 of 5)' <<<"$dom" && grep -q '<h2 id="main-title"[^>]*>layer 1 head 0<' <<<"$dom" \
+  && ok "Chromium: frame 3 shows step 30, head 2 is layer 1 head 0" || bad "the timeline's frame in Chromium: $(grep -o 'step-label">[^<]*' <<<"$dom")"
+expect_error "--timeline is a page" "ends in .html" "$BIN" train "${SMALL[@]}" --steps 2 --timeline "$T/tl.png"
+expect_error "--timeline is a new file" "or add --force" "$BIN" train "${SMALL[@]}" --steps 2 --timeline "$T/tl.html"
+expect_ok "... --force replaces it" "$BIN" train "${SMALL[@]}" --steps 2 --timeline "$T/tl.html" --force
+"$BIN" train "${SMALL[@]}" --steps 2 --save "$T/tl.safetensors" >/dev/null && ln "$T/tl.safetensors" "$T/tl_link.html"
+expect_error "--timeline is not --init (a hard link)" "same file as --init" "$BIN" train "${SMALL[@]}" --steps 4 --init "$T/tl.safetensors" --timeline "$T/tl_link.html" --force
 mkdir "$T/bench"
 TMPDIR="$T/bench" "$BIN" bench --train --seeds 1 --budget 1 --train-steps 1000000 >/dev/null 2>&1 &
 pid=$!

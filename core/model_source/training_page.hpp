@@ -1,0 +1,32 @@
+// A training run's pictures beyond a single step, from plain run data so the Train mode and
+// `mhascope train` make the same ones:
+//   runCurves            — the curves figure (probe loss, accuracy, each head's previous-token score at
+//                          first occurrences and prefix-matching score, the role threshold dotted);
+//   trainingTimelinePage — one offline page (export/html_view.hpp) of the run: a slider over the
+//                          evaluations whose attention was kept, every head's attention on the probe
+//                          sequence at that step with its role then, and the curves with the step marked.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "export/html_view.hpp"
+#include "export/training_figures.hpp"
+#include "train/probes.hpp"
+
+namespace mhascope {
+
+// `headRgb(layer, head)`: each head's line colour (0xRRGGBB). markStep -1: no step marked.
+CurvesFigure runCurves(const std::vector<train::Evaluation>& history, int layers, int heads, const std::string& title,
+                       bool logY, std::int64_t markStep, const std::function<std::uint32_t(int, int)>& headRgb);
+
+// `snapshots`: the kept attention pictures (any order; each layers × heads × T × T on the probe
+// sequence), `tokens` the probe sequence's T labels. An error when no picture was kept.
+Result<HtmlExport> trainingTimelinePage(const std::vector<train::Evaluation>& history,
+                                        const std::vector<const train::Snapshot*>& snapshots,
+                                        const std::vector<std::string>& tokens, int layers, int heads,
+                                        const std::string& title);
+
+}  // namespace mhascope
