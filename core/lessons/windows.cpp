@@ -263,12 +263,14 @@ std::string layerPatternsText() {
   for (const PublishedLayerPattern& p : publishedLayerPatterns()) {
     if (std::string(p.name) != "Gemma-3-27B") continue;
     const int global = globalLayerCount(p);
-    s += " " + std::string(p.name) + ": " + std::to_string(p.layers - global) + " local layers of W = " + grouped(p.window) +
-         " and " + std::to_string(global) + " global ones (five local, then one global), so at " +
-         grouped(kPatternLongContext) + " tokens its cache holds " +
-         formatFixed(100.0 * layerPatternCacheShare(p, kPatternLongContext), 1) +
-         " % of what " + std::to_string(p.layers) + " global layers would hold. The table counts keys per layer alike for every layer, as these "
-         "models have one K/V width for both kinds.";
+    // Appended piece by piece: on one long chain of + GCC 12 warns of a memcpy past the object.
+    s.append(" ").append(p.name).append(": ").append(std::to_string(p.layers - global));
+    s.append(" local layers of W = ").append(grouped(p.window)).append(" and ").append(std::to_string(global));
+    s.append(" global ones (five local, then one global), so at ").append(grouped(kPatternLongContext));
+    s.append(" tokens its cache holds ").append(formatFixed(100.0 * layerPatternCacheShare(p, kPatternLongContext), 1));
+    s.append(" % of what ").append(std::to_string(p.layers));
+    s.append(" global layers would hold. The table counts keys per layer alike for every layer, as these models have "
+             "one K/V width for both kinds.");
   }
   return s;
 }
