@@ -15,6 +15,7 @@
 
 #include "lessons/windows.hpp"
 #include "model/families/families.hpp"
+#include "model/forward.hpp"
 #include "model/model_folder.hpp"
 #include "model_fixtures.hpp"
 
@@ -131,7 +132,17 @@ TEST(ModelFamilies, TensorTableCoversTheForward) {
     EXPECT_EQ(has(TensorRole::MlpOutNorm), f->normsAfter());
     // q, k, v: fused or apart, never both.
     const bool apart = has(TensorRole::Query) && has(TensorRole::Key) && has(TensorRole::Value);
-    EXPECT_NE(has(TensorRole::QkvFused), apart) << "q, k, v must be one fused tensor or three";
+    if (f->latentAttention()) {  // latent attention: its own projections, no W_k or W_v at all
+      EXPECT_FALSE(has(TensorRole::Key) || has(TensorRole::Value) || has(TensorRole::QkvFused));
+      for (TensorRole r : {TensorRole::Query, TensorRole::LatentQueryA, TensorRole::LatentQueryNorm, TensorRole::LatentQueryB,
+                           TensorRole::LatentKvA, TensorRole::LatentKvNorm, TensorRole::LatentKvB}) {
+        EXPECT_TRUE(has(r)) << "no tensor for latent role " << static_cast<int>(r);
+      }
+      EXPECT_EQ(f->tensor(TensorRole::Query)->need, Need::NoQLora) << "q_proj only when q_lora_rank is null";
+      EXPECT_EQ(f->tensor(TensorRole::LatentQueryA)->need, Need::QLora);
+    } else {
+      EXPECT_NE(has(TensorRole::QkvFused), apart) << "q, k, v must be one fused tensor or three";
+    }
     if (has(TensorRole::QkvFusedBias)) EXPECT_TRUE(has(TensorRole::QkvFused));
     EXPECT_EQ(has(TensorRole::PositionEmbedding), f->positions == PositionKind::Learned);
     // The MLP's input: gate and up apart or fused into one [gate | up], never both; a plain MLP has no up.
@@ -180,16 +191,24 @@ TEST(ModelFamilies, EachHasAFixtureThatGivesEveryWeight) {
     for (int i = 0; i < s.layers; ++i) {
       auto lw = m->layer(i);
       ASSERT_TRUE(lw.ok()) << lw.error().message;
-      const MhaWeights& a = *lw->attention;
       EXPECT_EQ(lw->norm1.size(), f->normsBefore() ? d : 0);
       EXPECT_EQ(lw->norm2.size(), f->normsBefore() ? d : 0);
       EXPECT_EQ(lw->attentionOutNorm.size(), f->normsAfter() ? d : 0);
       EXPECT_EQ(lw->mlpOutNorm.size(), f->normsAfter() ? d : 0);
       EXPECT_EQ(lw->norm1Bias.size(), f->norm == NormKind::LayerNorm ? d : 0);
-      EXPECT_TRUE(a.wq.rows() == d && a.wq.cols() == hq && a.wo.rows() == hq && a.wo.cols() == d);
-      EXPECT_TRUE(a.wk.rows() == d && a.wk.cols() == kv && a.wv.rows() == d && a.wv.cols() == kv);
-      EXPECT_TRUE(a.bq.size() == hq && a.bk.size() == kv && a.bv.size() == kv && a.bo.size() == d);
-      EXPECT_EQ(a.hasBias, s.qkvBias || s.outputBias);
+      if (f->latentAttention()) {  // its own projections, checked against the sizes by the attention itself
+        ASSERT_TRUE(lw->latent) << "a latent layer reads its latent projections";
+        EXPECT_FALSE(lw->attention) << "and has no W_q, W_k, W_v";
+        EXPECT_TRUE(validateLatent(latentSizesOf(s), *lw->latent, 1).ok());
+        EXPECT_EQ(lw->latent->wq.size() > 0, s.latent.qRank == 0);
+      } else {
+        ASSERT_TRUE(lw->attention);
+        const MhaWeights& a = *lw->attention;
+        EXPECT_TRUE(a.wq.rows() == d && a.wq.cols() == hq && a.wo.rows() == hq && a.wo.cols() == d);
+        EXPECT_TRUE(a.wk.rows() == d && a.wk.cols() == kv && a.wv.rows() == d && a.wv.cols() == kv);
+        EXPECT_TRUE(a.bq.size() == hq && a.bk.size() == kv && a.bv.size() == kv && a.bo.size() == d);
+        EXPECT_EQ(a.hasBias, s.qkvBias || s.outputBias);
+      }
       if (s.moe.mixtureAt(i)) {  // the router, and each expert read on its own
         const Eigen::Index E = s.moe.experts, Fe = s.moe.expertFf;
         EXPECT_TRUE(lw->router.rows() == d && lw->router.cols() == E);
@@ -204,6 +223,8 @@ TEST(ModelFamilies, EachHasAFixtureThatGivesEveryWeight) {
                       ew->downBias.size() == (biases ? d : 0));
         }
         EXPECT_EQ(lw->routerBias.size(), f->tensor(TensorRole::RouterBias) ? E : 0);
+        EXPECT_EQ(lw->routerChoiceBias.size(), f->tensor(TensorRole::RouterChoiceBias) ? E : 0);
+        EXPECT_EQ(lw->sharedIn.size(), d * s.moe.sharedFf) << "the shared experts' gate";
       } else {
         EXPECT_TRUE(lw->mlpIn.rows() == d && lw->mlpIn.cols() == F);
         EXPECT_TRUE(lw->mlpOut.rows() == F && lw->mlpOut.cols() == d);
