@@ -167,6 +167,9 @@ Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<i
     view.layers = s.layers;
     view.heads = s.heads;
     view.kvHeads = s.kvHeads;
+    for (const FamilyNote& note : familyNotes(s)) {
+      if (note.label == "cache per token") view.latentCache = note.text;
+    }
     for (int l = 0; l < s.layers; ++l) view.layerMasks.push_back(layerMaskOf(s, l));
     view.headViews.resize(static_cast<std::size_t>(s.layers) * static_cast<std::size_t>(s.heads));
 
