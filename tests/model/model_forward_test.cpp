@@ -150,7 +150,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ModelFolderMatchesTorch,
                                            Case{"gemma3", Arch::Other, "BF16"}, Case{"mixtral", Arch::Other, "F32"},
                                            Case{"qwen3_moe", Arch::Other, "F32"}, Case{"gpt_oss", Arch::Other, "BF16+MXFP4"},
                                            Case{"gpt_oss_bf16", Arch::Other, "BF16"},
-                                           Case{"deepseek_v2", Arch::Other, "F32"}, Case{"deepseek_v3", Arch::Other, "F32"}),
+                                           Case{"deepseek_v2", Arch::Other, "F32"}, Case{"deepseek_v3", Arch::Other, "F32"},
+                                           Case{"deepseek_v3_yarn", Arch::Other, "F32"}),
                          [](const auto& info) { return std::string(info.param.folder); });
 
 // A family's own step, recorded by the engine as a stage of every layer, against the reference's per-layer array
@@ -205,7 +206,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, FamilyStageMatchesTorch,
 // and s{k}_router_weights: the same experts in the same order (descending weight) and their weights, on every
 // layer (gpt-oss's router with its bias); a token's weights sum to 1 (renormalised, or a softmax over the k).
 TEST(ModelForward, MixtureRoutingMatchesTorch) {
-  for (const char* folder : {"mixtral", "qwen3_moe", "gpt_oss", "gpt_oss_bf16", "deepseek_v2", "deepseek_v3"}) {
+  for (const char* folder : {"mixtral", "qwen3_moe", "gpt_oss", "gpt_oss_bf16", "deepseek_v2", "deepseek_v3", "deepseek_v3_yarn"}) {
     auto model = ModelFolder::open(kModels + folder);
     ASSERT_TRUE(model.ok()) << model.error().message;
     const ModelSpec& spec = model->spec();
@@ -621,16 +622,21 @@ namespace {
 // gives the reference's latent c (after kv_a_layernorm, what a decoder caches with k_r) and attention weights, and
 // the absorbed form (W_uk folded into the query, W_uv after the weighted sum of latents) equals the expanded one —
 // also as the forward reports it. V2 with q_lora_rank null (q_proj) and its complex pairs, V3 with q_a_proj and
-// rope_interleave.
+// rope_interleave, V3 with YaRN (its frequencies over the d_r rotary features, cos and sin times mscale / mscale_all_dim,
+// the scores times mscale(factor, mscale_all_dim)^2).
 TEST(ModelForward, LatentAttentionMatchesTorchOnEveryLayer) {
-  for (const char* folder : {"deepseek_v2", "deepseek_v3"}) {
+  for (const char* folder : {"deepseek_v2", "deepseek_v3", "deepseek_v3_yarn"}) {
     auto model = ModelFolder::open(kModels + folder);
     ASSERT_TRUE(model.ok()) << model.error().message;
     const ModelSpec& spec = model->spec();
     ASSERT_TRUE(spec.latent.enabled());
     EXPECT_EQ(spec.latent.qRank, std::string(folder) == "deepseek_v2" ? 0 : 16);
     EXPECT_TRUE(spec.latent.interleaved);
-    EXPECT_FLOAT_EQ(latentSizesOf(spec).scoreScale(), 1.0f / 4.0f) << "(d_n + d_r)^-1/2 = 16^-1/2";
+    const bool yarn = std::string(folder) == "deepseek_v3_yarn";
+    EXPECT_EQ(spec.yarn.enabled, yarn);
+    const double mscale = yarn ? 0.1 * 0.8 * std::log(4.0) + 1.0 : 1.0;  // mscale(factor 4, mscale_all_dim 0.8)
+    EXPECT_FLOAT_EQ(latentSizesOf(spec).scoreScale(), static_cast<float>(mscale * mscale / 4.0)) << "(d_n + d_r)^-1/2 = 16^-1/2";
+    if (yarn) EXPECT_NEAR(latentSizesOf(spec).ropeGain, (0.1 * std::log(4.0) + 1.0) / mscale, 1e-6) << "mscale / mscale_all_dim";
     const int L = spec.layers, d = spec.dModel, r = spec.latent.kvRank, h = spec.heads;
     for (int seq = 0; seq < 3; ++seq) {
       const std::vector<int> ids = tokensOf(folder, seq);
