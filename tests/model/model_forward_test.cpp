@@ -637,6 +637,10 @@ TEST(ModelForward, LatentAttentionMatchesTorchOnEveryLayer) {
     const double mscale = yarn ? 0.1 * 0.8 * std::log(4.0) + 1.0 : 1.0;  // mscale(factor 4, mscale_all_dim 0.8)
     EXPECT_FLOAT_EQ(latentSizesOf(spec).scoreScale(), static_cast<float>(mscale * mscale / 4.0)) << "(d_n + d_r)^-1/2 = 16^-1/2";
     if (yarn) EXPECT_NEAR(latentSizesOf(spec).ropeGain, (0.1 * std::log(4.0) + 1.0) / mscale, 1e-6) << "mscale / mscale_all_dim";
+    // The parameter count (the status line's, info's) is every stored number: the latent projections' own shapes.
+    std::int64_t stored = 0;
+    for (const auto& [name, t] : model->store().tensors()) stored += t.numel;
+    EXPECT_EQ(parameterCount(spec), stored);
     const int L = spec.layers, d = spec.dModel, r = spec.latent.kvRank, h = spec.heads;
     for (int seq = 0; seq < 3; ++seq) {
       const std::vector<int> ids = tokensOf(folder, seq);
