@@ -209,6 +209,13 @@ std::vector<FamilyNote> familyNotes(const ModelSpec& s) {
     text += ", " + withThousands(perHead) + " for MQA";
     notes.push_back({"cache per token", text});
   }
+  if (s.storedExtraLayers > 0) {
+    notes.push_back({"prediction layers", std::to_string(s.storedExtraLayers) + " more layer" +
+                                              (s.storedExtraLayers == 1 ? "" : "s") + " stored after layer " +
+                                              std::to_string(s.layers - 1) +
+                                              " (num_nextn_predict_layers), left unread: they predict a further token "
+                                              "in training and speculative decoding, not the next one"});
+  }
   if (s.queryPreAttnScalar > 0) {
     notes.push_back({"score scale", "query_pre_attn_scalar^-1/2 = 1/sqrt(" + formatGeneral(s.queryPreAttnScalar, 9) +
                                         ") instead of 1/sqrt(d_k = " + dk + ")"});
