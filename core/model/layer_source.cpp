@@ -25,8 +25,9 @@ Result<LayerAttention> layerAttention(const ModelFolder& model, const std::vecto
   if (spec.latent.enabled()) {
     return makeError(std::string(spec.family->displayName) + "'s layer " + std::to_string(layer) +
                      " is multi-head latent attention (q/kv_a_proj, kv_a_layernorm, kv_b_proj): the pipeline and the "
-                     "lessons re-run a layer as W_q, W_k, W_v attention, which it is not; the Model tab and Predictions "
-                     "(predict --model) show its heads, and info --model its cache and the absorbed form's check");
+                     "lessons re-run a layer as W_q, W_k, W_v attention, which it is not (nor has it such weights to save); the "
+                     "Model tab, predict --model and run --model --dump (every stage, as the forward recorded it) show "
+                     "its heads, and info --model its cache and the absorbed form's check");
   }
   // The layers before L keep nothing: the caller records layer L's attention itself (one trace, as
   // runForward's traced layer), and no logits are made.
