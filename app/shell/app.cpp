@@ -206,6 +206,12 @@ bool App::applyModelOptions() {
     }
     auto preset = loadPreset("default");
     if (preset) doc.config = std::move(*preset);
+    // The sizes the left column says the folder sets are the folder's (no layer is resolved to give them).
+    const model::ModelSpec& spec = folder->spec();
+    doc.config.dModel = spec.dModel;
+    doc.config.heads = spec.heads;
+    doc.config.kvHeads = spec.kvHeads == spec.heads ? 0 : spec.kvHeads;
+    doc.config.headDim = spec.headDim;
     if (start) {
       doc.config.text = start->text;
     } else {  // the latent folder's text as resolveModel would read it (--text or --text-file)
