@@ -398,6 +398,7 @@ TEST(ModelFamilies, DeepSeekKeys) {
       {with(v3, json{{"topk_group", 1}, {"num_experts_per_tok", 3}}), "num_experts_per_tok", "3"},
       {with(v3, json{{"qk_rope_head_dim", 7}}), "qk_rope_head_dim", "7"},
       {with(v3, json{{"attention_bias", true}}), "attention_bias", "true"},
+      {with(v2, json{{"norm_topk_prob", true}}), "norm_topk_prob", "true"},
   };
   for (const auto& c : refused) {
     auto r = parse(c.config);

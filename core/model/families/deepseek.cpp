@@ -15,8 +15,8 @@
 // MLPs of intermediate_size; the others a mixture of n_routed_experts SwiGLU experts of moe_intermediate_size, plus
 // n_shared_experts shared ones as one MLP (mlp.shared_experts, n_shared_experts · moe_intermediate_size wide) on
 // every token. V2's router (DeepseekV2Moe): softmax over all, greedy top k or group_limited_greedy (the topk_group
-// of n_group groups with the best single score), times routed_scaling_factor (renormalised first when
-// norm_topk_prob and k > 1). V3's (DeepseekV3TopkRouter, topk_method noaux_tc): sigmoid scores, the choice with
+// of n_group groups with the best single score), times routed_scaling_factor, not renormalised (norm_topk_prob true
+// is refused). V3's (DeepseekV3TopkRouter, topk_method noaux_tc): sigmoid scores, the choice with
 // mlp.gate.e_score_correction_bias added, the topk_group groups whose two best sum highest, the chosen unbiased
 // scores renormalised (+1e-20) when norm_topk_prob, times routed_scaling_factor.
 //
@@ -170,8 +170,11 @@ void readV2Rest(ConfigReader& r, ModelSpec& s) {
   } else if (method != "greedy") {
     r.refuse("topk_method '" + method + "' (DeepSeek-V2: greedy or group_limited_greedy)");
   }
-  s.moe.rule.renormalise = r.flag("norm_topk_prob", false) && s.moe.perToken > 1;
-  s.moe.rule.renormaliseEpsilon = 1e-20;
+  // DeepSeek-V2's and V2-Lite's configs say norm_topk_prob false; with true, DeepSeek's own modeling_deepseek.py
+  // renormalises and drops routed_scaling_factor while transformers' modeling_deepseek_v2.py scales: refused rather
+  // than read one way.
+  refuseFlag(r, "norm_topk_prob", true, " (DeepSeek-V2: the published codes read it differently)");
+  s.moe.rule.renormalise = false;
   s.moe.rule.scale = r.positiveNumber("routed_scaling_factor", 1.0);
 }
 
