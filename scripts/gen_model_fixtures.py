@@ -92,9 +92,9 @@ experts (moe_mlp: the routed sum out = sum over the k chosen of weight * expert(
                eps 1e-6 (DeepseekV3RMSNorm's default, whatever rms_norm_eps says); k_r one head shared by
                all; rope_interleave (configuration_deepseek_v3.py's default true, absent from the published
                config.json and from the fixture's) reorders each rotary part's pairs (0,1), (2,3), … to
-               [even | odd] before rotate_half; scale (d_n + d_r)^-1/2 (with rope_scaling YaRN it would gain
-               mscale(factor, mscale_all_dim)^2: the fixture's rope_scaling is null and the reference
-               refuses any other); layers below first_k_dense_replace have the dense MLP (intermediate_size),
+               [even | odd] before rotate_half; scale (d_n + d_r)^-1/2, with rope_scaling YaRN times
+               yarn_get_mscale(factor, mscale_all_dim)^2 (latent_scale), YaRN's frequencies and cos/sin gain
+               (mscale / mscale_all_dim ratio) over the d_r rotary features; layers below first_k_dense_replace have the dense MLP (intermediate_size),
                the rest DeepseekV3MoE: sigmoid scores of mlp.gate.weight (E, d); the choice adds
                mlp.gate.e_score_correction_bias, keeps the topk_group of n_group groups whose two best
                sum highest (the others' scores set to 0), takes the top k; weights the chosen unbiased
@@ -142,6 +142,8 @@ Folders written (each a model folder: config.json + weights):
                     one shared expert, routed_scaling_factor 2.5; rope_scaling null
   deepseek_v2       the same sizes with q_lora_rank null (q_proj), group_limited_greedy over 4 groups
                     (topk_group 2), top 2, two shared experts, routed_scaling_factor 16; rope_scaling null
+  deepseek_v3_yarn  deepseek_v3's layout with YaRN rope_scaling (factor 4 over 16 positions, mscale 1.0,
+                    mscale_all_dim 0.8: cos and sin times their mscale ratio, the scores times mscale(4, 0.8)^2)
 
 and reference/<folder>/ with, for each token sequence k:
   s{k}_tokens.npy  (T,) int64        the token ids
@@ -468,8 +470,8 @@ def family_forward(cfg, W, ids):
     extras the per-layer arrays a family adds."""
     t = cfg["model_type"]
     W = dequantised_experts(W)  # gpt-oss's MXFP4 experts, as transformers' mxfp4.py unpacks them
-    # gpt-oss's biases and YaRN are its own; every other family here has neither.
-    assert t == "gpt_oss" or (not cfg.get("attention_bias") and not cfg.get("rope_scaling"))
+    # gpt-oss's biases are its own; YaRN is gpt-oss's and DeepSeek's (latent_rope, latent_scale), no other family's here.
+    assert (t == "gpt_oss" or not cfg.get("attention_bias")) and (t in ("gpt_oss",) + DEEPSEEK or not cfg.get("rope_scaling"))
     assert not cfg.get("mlp_bias") and (cfg.get("rope_scaling") or {}).get("rope_type", "yarn") == "yarn"
     assert cfg.get("partial_rotary_factor", 1.0) == 1.0 and not cfg.get("use_bidirectional_attention")
     d, h, N, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["num_hidden_layers"]
@@ -716,6 +718,7 @@ def latent_rope(cfg, q_rot, k_rot, base):
     apply_rotary_emb multiplies each adjacent pair, read as a complex number, by e^(i pos inv_freq), in place."""
     dr, T = q_rot.shape[-1], q_rot.shape[-2]
     if cfg["model_type"] == "deepseek_v2":
+        assert cfg.get("rope_scaling") is None  # the fixtures' V2 has plain RoPE
         ang = torch.arange(T).float()[:, None] * inv_freq_of({"rope_theta": base}, dr)[None, :]
         turn = torch.polar(torch.ones_like(ang), ang)  # (T, d_r/2)
         pairs = lambda x: torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2).contiguous())
@@ -723,7 +726,19 @@ def latent_rope(cfg, q_rot, k_rot, base):
         return spin(q_rot), spin(k_rot)
     if cfg.get("rope_interleave", True):  # configuration_deepseek_v3.py's default
         q_rot, k_rot = deinterleave(q_rot), deinterleave(k_rot)
-    return rope(q_rot, base, dr, T), rope(k_rot, base, dr, T)
+    inv, gain = yarn_parameters(cfg, dr) if cfg.get("rope_scaling") else (None, 1.0)  # YaRN over the d_r features
+    return rope(q_rot, base, dr, T, inv, gain), rope(k_rot, base, dr, T, inv, gain)
+
+
+def latent_scale(cfg):
+    """DeepseekV3Attention's softmax scale: (d_n + d_r)^-1/2, times yarn_get_mscale(factor, mscale_all_dim)^2 when
+    rope_scaling sets mscale_all_dim (0.1 m ln(factor) + 1, or 1 for factor <= 1)."""
+    scale = (cfg["qk_nope_head_dim"] + cfg["qk_rope_head_dim"]) ** -0.5
+    rs = cfg.get("rope_scaling") or {}
+    if rs.get("mscale_all_dim"):
+        m = 1.0 if rs["factor"] <= 1 else 0.1 * rs["mscale_all_dim"] * math.log(rs["factor"]) + 1.0
+        scale *= m * m
+    return scale
 
 
 def latent_layer(cfg, W, P, a, base, extras):
@@ -744,9 +759,8 @@ def latent_layer(cfg, W, P, a, base, extras):
     kvb = (c @ W[A + "kv_b_proj.weight"].T).view(T, h, dn + dv).transpose(0, 1)
     k_pass, v = kvb[..., :dn], kvb[..., dn:]
     q_rot, k_rot = latent_rope(cfg, q_rot, k_rot, base)
-    assert cfg.get("rope_scaling") is None  # with YaRN the scale would gain mscale(factor, mscale_all_dim)^2
     query, key = torch.cat((q_pass, q_rot), dim=-1), torch.cat((k_pass, k_rot.expand(h, T, dr)), dim=-1)
-    return attend(query, key, v, scale=(dn + dr) ** -0.5)
+    return attend(query, key, v, scale=latent_scale(cfg))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -966,9 +980,16 @@ def moe_configs():
                        rms_norm_eps=1e-6, rope_scaling=None, rope_theta=10000.0, routed_scaling_factor=16.0,
                        scoring_func="softmax", seq_aux=True, topk_group=2, topk_method="group_limited_greedy",
                        v_head_dim=12)
+    # DeepSeek-V3's own rope_scaling kind, YaRN with mscale and mscale_all_dim (the published 40 over 4096 with
+    # both 1.0 leaves cos and sin as they are): factor 4 over 16 original positions, mscale 1.0 against
+    # mscale_all_dim 0.8, so cos and sin gain mscale(4, 1) / mscale(4, 0.8) and the scores mscale(4, 0.8)^2.
+    deepseek_v3_yarn = dict(deepseek_v3, rope_scaling={"beta_fast": 32, "beta_slow": 1, "factor": 4.0, "mscale": 1.0,
+                                                       "mscale_all_dim": 0.8, "original_max_position_embeddings": 16,
+                                                       "type": "yarn"})
     return [(name, dict(sorted(cfg.items())), seed, dtype) for name, cfg, seed, dtype in [
         ("mixtral", mixtral, 13, "F32"), ("qwen3_moe", qwen3_moe, 14, "F32"), ("gpt_oss", gpt_oss, 15, "BF16"),
-        ("deepseek_v3", deepseek_v3, 16, "F32"), ("deepseek_v2", deepseek_v2, 17, "F32")]]
+        ("deepseek_v3", deepseek_v3, 16, "F32"), ("deepseek_v2", deepseek_v2, 17, "F32"),
+        ("deepseek_v3_yarn", deepseek_v3_yarn, 18, "F32")]]
 
 
 def llama_config(model_type, **kw):
@@ -1379,7 +1400,7 @@ def check_latent(cfg, W, ids, normed, attn, extras):
         c = extras["latent"][l]
         q_rot, k_rot = latent_rope(cfg, q[..., dn:], kv[:, r:], cfg["rope_theta"])
         wkvb = W[A + "kv_b_proj.weight"].view(h, dn + dv, r)
-        s = (torch.einsum("htn,hnr->htr", q[..., :dn], wkvb[:, :dn]) @ c.T + q_rot @ k_rot.T) * (dn + dr) ** -0.5
+        s = (torch.einsum("htn,hnr->htr", q[..., :dn], wkvb[:, :dn]) @ c.T + q_rot @ k_rot.T) * latent_scale(cfg)
         s = s.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float("-inf"))
         a2 = torch.softmax(s, dim=-1)
         y2 = torch.einsum("htr,hvr->thv", a2 @ c, wkvb[:, dn:]).reshape(T, h * dv)

@@ -125,7 +125,11 @@ void warnAboutNumbers(const Trace& t) {
 Result<Trace> computeTrace(const ResolvedModel& r) {
   if (r.modelLayer && !r.modelLayer->textNote.empty()) warn(r.modelLayer->textNote);
   Trace t;
-  if (auto s = forward(r.model.inputs, r.model.weights, r.model.options, t); !s) return s.error();
+  if (r.recorded) {  // a latent layer: the model's own forward recorded it (the engine has no W_q, W_k, W_v to run)
+    t = *r.recorded;
+  } else if (auto s = forward(r.model.inputs, r.model.weights, r.model.options, t); !s) {
+    return s.error();
+  }
   warnAboutNumbers(t);
   return t;
 }

@@ -430,6 +430,7 @@ Result<ResolvedModel> resolveModelFolderLayer(const ModelOptions& o, const Outpu
   if (plan.picture) req.use.exportSlices = 1;
   req.exportAllHeads = plan.picture && plan.allHeads;
   req.describeOnly = plan.describeOnly;
+  req.recordedLatentLayer = plan.recordedLatentLayer;
   return modelFromSource(req);
 }
 

@@ -54,6 +54,7 @@ struct OutputPlan {
   std::vector<std::string> files;  // files the command writes (export --out, --save-workspace)
   std::string folder;             // run --dump DIR
   bool describeOnly = false;      // info: sizes and shapes only (a model folder's earlier layers are not run)
+  bool recordedLatentLayer = false;  // run: a latent layer comes as the model forward's record (SourcedModel::recorded)
 };
 
 // The config after preset + overrides, and the model built from it (with files applied): the

@@ -61,6 +61,7 @@ int cmdRun(const ModelOptions& mo, const std::string& dumpDir, const std::option
   OutputPlan plan;
   plan.stageFile = true;
   plan.folder = dumpDir;
+  plan.recordedLatentLayer = mo.saveWeightsFile.empty();  // a latent layer has no W_q, W_k, W_v to save
   auto r = resolveModel(mo, plan);
   if (!r) return fail(r.error().message);
   auto t = computeTrace(*r);

@@ -306,11 +306,19 @@ void drawModelPanel(UiContext& ctx) {
     ImGui::Text("%s", folderName(folder).c_str());
     ImGui::SameLine();
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("L = %d layers × h = %d heads (N = %d K/V heads) · T = %zu tokens%s · %s", v.layers, v.heads,
-                        v.kvHeads, v.ids.size(),
+    const std::string kv = v.latentCache.empty() ? "N = " + std::to_string(v.kvHeads) + " K/V heads" : "no K/V heads: a latent";
+    ImGui::TextDisabled("L = %d layers × h = %d heads (%s) · T = %zu tokens%s · %s", v.layers, v.heads, kv.c_str(),
+                        v.ids.size(),
                         m.resultKey.probe == ModelProbe::RepeatedRandom ? " of repeated random tokens" : " of your text",
                         folder.c_str());
     ImGui::PopTextWrapPos();
+    if (!v.latentCache.empty()) {  // latent attention: its small cache, beside what the usual K/V heads would hold
+      ImGui::PushTextWrapPos(0.0f);
+      ImGui::TextDisabled("Latent attention: every head's keys and values made from one latent; the cache holds %s",
+                          v.latentCache.c_str());
+      ImGui::PopTextWrapPos();
+      ctx.probes.recordLabel("model_latent_cache", v.latentCache);
+    }
     if (v.probe) {  // which probe was run: source, period, copies, seed
       const std::string line = model::describeProbe(*v.probe);
       ImGui::PushTextWrapPos(0.0f);

@@ -184,7 +184,14 @@ bool App::applyModelOptions() {
     doc.startTextNote = start->note;
     options_.model.text = start->text;
   }
-  if (start && start->randomProbe) {
+  // A folder whose layers the pipeline cannot re-run (latent attention) opens like one without a tokenizer: the Model
+  // tab runs the whole forward on the text, and the pipeline says why it shows no layer.
+  bool latent = false;
+  if (!options_.model.files.model.empty() && !(start && start->randomProbe)) {
+    auto folder = model::ModelFolder::open(options_.model.files.model);
+    latent = folder && folder->spec().latent.enabled();
+  }
+  if ((start && start->randomProbe) || latent) {
     // No tokenizer, so nothing resolves a text: the options and the folder are checked as
     // resolveModel and the Open menu check them, the pipeline says that its text needs a
     // tokenizer, and the Model tab runs on random tokens.
@@ -199,12 +206,27 @@ bool App::applyModelOptions() {
     }
     auto preset = loadPreset("default");
     if (preset) doc.config = std::move(*preset);
-    doc.config.text = start->text;
+    // The sizes the left column says the folder sets are the folder's (no layer is resolved to give them).
+    const model::ModelSpec& spec = folder->spec();
+    doc.config.dModel = spec.dModel;
+    doc.config.heads = spec.heads;
+    doc.config.kvHeads = spec.kvHeads == spec.heads ? 0 : spec.kvHeads;
+    doc.config.headDim = spec.headDim;
+    if (start) {
+      doc.config.text = start->text;
+    } else {  // the latent folder's text as resolveModel would read it (--text or --text-file)
+      auto text = readModelText(options_.model.text, options_.model.textFile);
+      if (!text) {
+        startupError(text.error().message);
+        return false;
+      }
+      doc.config.text = std::move(*text);
+    }
     doc.files = options_.model.files;
     doc.files.model = folder->dir();
     if (!doc.files.layer) doc.files.layer = 0;
     doc.presetName = std::filesystem::path(folder->dir()).filename().string() + " layer " + std::to_string(*doc.files.layer);
-    modelViewOf(pipeline_.state).probe = ModelProbe::RepeatedRandom;
+    if (!latent) modelViewOf(pipeline_.state).probe = ModelProbe::RepeatedRandom;
     return true;
   }
   auto r = cli::resolveModel(options_.model);

@@ -20,6 +20,15 @@ namespace mhascope::model {
 
 namespace {
 
+// Circuits read each head's W_Q W_K^T and W_V W_O as products of fixed matrices of the stream; a latent layer's keys
+// come through the norm of its latent and share one rotary key, so it has no such per-head pair to read.
+std::string latentCircuitsRefusal(const ModelSpec& s, int layer) {
+  return std::string(s.family->displayName) + "'s layer " + std::to_string(layer) +
+         " is multi-head latent attention: its keys and values are made from a normed latent (kv_a_layernorm) and "
+         "its queries meet one rotary key shared by every head, so it has no per-head W_Q W_K^T and W_V W_O "
+         "matrices for the circuits to read (the Model tab and Predictions do show its heads)";
+}
+
 std::string layersName(const ModelSpec& s) { return s.arch == Arch::Gpt2 ? "n_layer" : "num_hidden_layers"; }
 std::string headsName(const ModelSpec& s) { return s.arch == Arch::Gpt2 ? "n_head" : "num_attention_heads"; }
 
@@ -47,6 +56,7 @@ analysis::SourceShape FolderLayers::shape() const {
 Result<analysis::CircuitLayer> FolderLayers::layer(int l) const {
   auto lw = model_.attentionLayer(l);
   if (!lw) return lw.error();
+  if (!lw->attention) return makeError(latentCircuitsRefusal(model_.spec(), l));
   analysis::CircuitLayer f;
   MhaWeights& a = *lw->attention;
   if (lw->norm1.size() > 0) {  // a family without a norm before attention (OLMo 2) reads x itself
@@ -184,6 +194,7 @@ Result<analysis::OneHeadCircuits> computeModelCircuits(const ModelFolder& model,
                      " layers (0 .. " + std::to_string(s.layers - 1) + ", " + layersName(s) + " in " + model.dir() +
                      "/config.json)");
   }
+  if (s.latent.enabled()) return makeError(latentCircuitsRefusal(s, opt.layer));
   if (opt.head < 0 || opt.head >= s.heads) {
     return makeError("head " + std::to_string(opt.head) + " is outside the model's " + std::to_string(s.heads) +
                      " heads per layer (0 .. " + std::to_string(s.heads - 1) + ", " + headsName(s) + " in " +

@@ -88,11 +88,28 @@ struct MixtureSpec {
   int expertFf = 0;   // F_e: one expert's hidden width
   RouterRule rule;
   std::vector<bool> denseLayers;  // per layer, true where the MLP is dense (Qwen3-MoE's mlp_only_layers); empty: none
+  // DeepSeek's shared experts: one more MLP of the family's kind, this wide (n_shared_experts · moe_intermediate_size),
+  // run on every token of a mixture layer and added unweighted to the routed sum (0: none).
+  int sharedFf = 0;
   bool mixtureAt(int layer) const {
     return experts > 0 && !(layer >= 0 && static_cast<std::size_t>(layer) < denseLayers.size() &&
                             denseLayers[static_cast<std::size_t>(layer)]);
   }
   bool anyDense(int layers) const;  // some layer of the model has a dense MLP
+};
+
+// Multi-head latent attention (DeepSeek-V2 and V3, core/attention/latent.hpp): each layer's keys and values made
+// from a latent of kvRank numbers per token, and one rotary key of ropeDim shared by the heads. kvRank 0: the
+// family's ordinary attention.
+struct LatentSpec {
+  int qRank = 0;     // r_q, q_lora_rank (0: one q_proj)
+  int kvRank = 0;    // r, kv_lora_rank
+  int nopeDim = 0;   // d_n, qk_nope_head_dim
+  int ropeDim = 0;   // d_r, qk_rope_head_dim
+  int valueDim = 0;  // d_v, v_head_dim
+  double scale = 0;  // the scores' factor: (d_n + d_r)^-1/2, times YaRN's mscale(factor, mscale_all_dim)^2 when set
+  bool interleaved = true;  // RoPE's pairs (2i, 2i + 1) (V2; V3's rope_interleave), else rotate_half's (i, i + d_r/2)
+  bool enabled() const { return kvRank > 0; }
 };
 
 struct ModelSpec {
@@ -122,6 +139,10 @@ struct ModelSpec {
   bool outputBias = false;    // a bias on the output projection as well (GPT-2, Llama's attention_bias)
   bool tiedEmbeddings = true; // logits through the token embedding
   MixtureSpec moe;            // a mixture-of-experts MLP (Mixtral, Qwen3-MoE); moe.experts 0: dense MLPs
+  // Layers the files hold after the L the forward runs, which it leaves unread (DeepSeek-V3's multi-token prediction
+  // module, num_nextn_predict_layers).
+  int storedExtraLayers = 0;
+  LatentSpec latent;          // DeepSeek's latent attention (headDim is then d_n + d_r, the width q and k meet in)
   double swigluLimit = 7.0;   // c of the clamped SwiGLU (MlpKind::ClampedSwiGlu): the gate at most c, the up within ±c
   int dk() const { return headDim > 0 ? headDim : (heads > 0 ? dModel / heads : 0); }  // d_k
   bool rope() const;          // the family rotates q and k (else its positions are learned)

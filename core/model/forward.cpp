@@ -199,6 +199,10 @@ double forwardBytes(const ModelSpec& s, std::int64_t T, const ForwardOptions& op
   }
   const int traces = opt.traceLayer >= 0 ? 2 : 1;
   bytes += traces * estimateTraceBytes(1, T, T, s.dModel, s.heads, s.headDim);
+  if (s.latent.enabled()) {  // the absorbed form's weights and both outputs, the expanded keys and values, q
+    const double dq = s.latent.nopeDim + s.latent.ropeDim, kvb = s.latent.nopeDim + s.latent.valueDim;
+    bytes += (h * t * t + 2 * t * d + t * h * (dq + kvb + s.latent.valueDim) + t * (s.latent.kvRank + 2 * dq)) * f;
+  }
   return bytes;
 }
 }  // namespace detail
@@ -232,6 +236,29 @@ AttentionOptions attentionOptionsFor(const ModelSpec& spec, int layer) {
     if (spec.yarn.enabled) ao.ropeGain = static_cast<float>(spec.yarn.attentionFactor);  // cos and sin times it
   }
   return ao;
+}
+
+LatentSizes latentSizesOf(const ModelSpec& spec) {
+  const LatentSpec& a = spec.latent;
+  LatentSizes z;
+  z.dModel = spec.dModel;
+  z.heads = spec.heads;
+  z.qRank = a.qRank;
+  z.kvRank = a.kvRank;
+  z.ropeDim = a.ropeDim;
+  z.nopeDim = a.nopeDim;
+  z.valueDim = a.valueDim;
+  z.ropeBase = static_cast<float>(spec.ropeTheta);
+  z.ropeStyle = a.interleaved ? RopeStyle::Interleaved : RopeStyle::Half;
+  if (spec.ropeScaling.enabled || spec.yarn.enabled) {  // the frequencies of the d_r rotary features
+    ModelSpec rotary = spec;
+    rotary.headDim = a.ropeDim;
+    z.ropeInvFreq = ropeInverseFrequencies(rotary);
+  }
+  if (spec.yarn.enabled) z.ropeGain = static_cast<float>(spec.yarn.attentionFactor);
+  z.scale = static_cast<float>(a.scale);
+  z.normEps = 1e-6f;  // DeepSeek's q_a_layernorm and kv_a_layernorm keep RMSNorm's default eps
+  return z;
 }
 
 AttentionOptions layerOptions(const ModelSpec& spec, const LayerWeights& lw, int layer) {
@@ -364,7 +391,7 @@ void mlpInput(const ModelSpec& spec, const LayerWeights& lw, const RowMatrix& x,
 LayerRouting routeLayer(const ModelSpec& spec, const LayerWeights& lw, const RowMatrix& m) {
   RowMatrix z = m * lw.router;  // (T, E)
   if (lw.routerBias.size() > 0) z.rowwise() += lw.routerBias;
-  return routeTokens(spec.moe.rule, z, spec.moe.perToken);
+  return routeTokens(spec.moe.rule, z, spec.moe.perToken, lw.routerChoiceBias.size() > 0 ? &lw.routerChoiceBias : nullptr);
 }
 
 // st.routed (T, d_model) = sum over each token's k experts of weight · expert(m): each expert the tokens chose is
@@ -398,6 +425,12 @@ Status mixtureOutput(const ModelFolder& model, int layer, const LayerWeights& lw
     for (std::size_t i = 0; i < chosen.size(); ++i) {
       st.routed.row(chosen[i].first) += chosen[i].second * rows.row(static_cast<Eigen::Index>(i));
     }
+  }
+  if (lw.sharedIn.size() > 0) {  // DeepSeek's shared experts: one MLP every token goes through, unweighted
+    st.hmid.noalias() = m * lw.sharedIn;  // (T, F_s)
+    st.up.noalias() = m * lw.sharedUp;
+    activateInPlace(spec, st.hmid, st.up);
+    st.routed.noalias() += st.hmid * lw.sharedOut;
   }
   return Ok{};
 }
@@ -459,7 +492,17 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
     attentionInput(spec, *lw, l, st);
     st.options.recordEveryStage = l == opt.traceLayer || opt.recordScores;
     Trace& trace = l == opt.traceLayer ? out.trace : st.scratch;
-    if (auto s = forward(st.in, std::shared_ptr<const MhaWeights>(lw->attention), st.options, trace); !s) {
+    if (lw->latent) {  // multi-head latent attention: its own projections, recorded in the pipeline's stages
+      LatentRecord rec;
+      rec.trace = &trace;
+      rec.tokens = st.in.queryTokens.at(0);
+      rec.layer = st.options.layer;
+      rec.everyStage = st.options.recordEveryStage;
+      auto lr = latentAttention(st.a, *lw->latent, latentSizesOf(spec), rec);
+      if (!lr) return makeError("layer " + std::to_string(l) + ": " + lr.error().message);
+      out.absorbedWeightDiff = std::max(out.absorbedWeightDiff, lr->maxWeightDiff);
+      out.absorbedOutputDiff = std::max(out.absorbedOutputDiff, lr->maxOutputDiff);
+    } else if (auto s = forward(st.in, std::shared_ptr<const MhaWeights>(lw->attention), st.options, trace); !s) {
       return makeError("layer " + std::to_string(l) + ": " + s.error().message);
     }
     std::optional<RowMatrix> next;
@@ -485,7 +528,10 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
       }
       noteNonFinite(st.x.data(), static_cast<std::size_t>(st.x.size()), "layer " + std::to_string(l) + "'s attention output", out.nonFinite);
     }
-    if (opt.onAttention) opt.onAttention({l, &trace.tensor(StageId::Weights), &trace.tensor(StageId::Concat), lw->attention.get(), &trace, &st.options});
+    if (opt.onAttention) {
+      opt.onAttention({l, &trace.tensor(StageId::Weights), &trace.tensor(StageId::Concat), lw->attention.get(),
+                       lw->latent.get(), &trace, &st.options});
+    }
     if (opt.keepAttention) {
       const Tensor& w = trace.tensor(StageId::Weights);  // (1, h, T, T)
       Tensor keptWeights({spec.heads, T, T}, {"h", "T_q", "T_k"});

@@ -32,11 +32,12 @@ inline constexpr const char* kForwardCancelled = "cancelled";
 struct LayerHeads {
   int layer = 0;
   const Tensor* weights = nullptr;  // (1, h, T, T) attention weights, rows sum to 1
-  // (1, T, d_model) the heads' A V before the output projection (values with their bias), head i in
-  // columns i·d_k … (i+1)·d_k − 1; head i's term of the attention output is that slice · W_o's rows
-  // i·d_k … (i+1)·d_k − 1.
+  // (1, T, h·d_v) the heads' A V before the output projection (values with their bias), head i in
+  // columns i·d_v … (i+1)·d_v − 1 (d_v = d_k but on a latent layer); head i's term of the attention output is that
+  // slice · W_o's rows i·d_v … (i+1)·d_v − 1.
   const Tensor* headOutputs = nullptr;
-  const MhaWeights* attention = nullptr;  // the layer's W_q … W_o and biases, y = x W + b
+  const MhaWeights* attention = nullptr;  // the layer's W_q … W_o and biases, y = x W + b (null on a latent layer)
+  const LatentWeights* latent = nullptr;  // a latent-attention layer's projections (its W_o: head i's rows i·d_v …)
   // The layer's pass as the engine recorded it: every stage with ForwardOptions::recordScores, else the weights,
   // the concat, the output and the variants' small stages (the learned sink's share) only.
   const Trace* trace = nullptr;
@@ -92,6 +93,9 @@ struct ForwardResult {
   // weights can still overflow), e.g. "layer 2's attention output: 12 of 4 096 values are NaN or
   // ±Inf": every command and view that shows the result says it.
   std::string nonFinite;
+  // A latent-attention model (ModelSpec::latent): the largest difference between the absorbed and the expanded form
+  // over every layer run, in the weights and in the attention's output (float32 rounding only).
+  double absorbedWeightDiff = 0, absorbedOutputDiff = 0;
 };
 
 // Bytes a forward with these options holds at once: the kept tables, one layer's weights in
@@ -107,6 +111,9 @@ AttentionOptions attentionOptionsFor(const ModelSpec& spec, int layer = -1);
 // Layer `layer`'s options with what its weights add: attentionOptionsFor(spec, layer) and the q/k norm's gains
 // (with the family's eps) when the layer has them.
 AttentionOptions layerOptions(const ModelSpec& spec, const LayerWeights& lw, int layer);
+// A latent-attention model's layer sizes (ModelSpec::latent) for core/attention/latent: the heads, ranks and widths,
+// RoPE over the d_r rotary features (its pairing, YaRN's frequencies and attention factor when set), the scale.
+LatentSizes latentSizesOf(const ModelSpec& spec);
 
 // Token ids must lie in [0, V); a family with learned positions (GPT-2) takes at most as many tokens as its
 // table has rows (n_positions).

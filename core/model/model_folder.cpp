@@ -77,6 +77,15 @@ bool ignorable(const ModelSpec& s, const std::string& prefix, const std::string&
   for (const char* suffix : s.family->skippedSuffixes) {
     if (endsWith(name, suffix)) return true;
   }
+  // The layers past L the forward does not run (DeepSeek-V3's multi-token prediction): "model.layers.{n}." for n in
+  // L .. L + storedExtraLayers - 1, as the norm before attention names its layer.
+  if (const TensorName* norm = s.family->tensor(TensorRole::Norm1); norm && s.storedExtraLayers > 0) {
+    for (int l = s.layers; l < s.layers + s.storedExtraLayers; ++l) {
+      const std::string layerName = tensorName(*norm, prefix, l);
+      const std::string layerPrefix = layerName.substr(0, layerName.find(std::to_string(l) + ".") + std::to_string(l).size() + 1);
+      if (name.compare(0, layerPrefix.size(), layerPrefix) == 0) return true;
+    }
+  }
   const TensorName* head = s.family->tensor(TensorRole::Unembedding);
   return s.tiedEmbeddings && head && name == tensorName(*head, prefix);
 }
@@ -312,6 +321,8 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
   RowMatrix qkv;      // a fused [W_q | W_k | W_v] (d_model, h d_k + 2 N d_k)
   RowVector qkvBias;  // (1, h d_k + 2 N d_k)
   RowMatrix gateUp;   // a fused [gate | up] (d_model, 2 F)
+  // A latent-attention layer's projections are its own (W_q and W_o go there too); it has no W_k, W_v.
+  std::shared_ptr<LatentWeights> latent = spec_.latent.enabled() ? std::make_shared<LatentWeights>() : nullptr;
   for (const TensorName& t : spec_.family->tensors) {
     // A mixture's experts are read one at a time, by expert().
     if (!perLayer(t.role) || perExpert(t.role) || !neededAt(t, spec_, i) || (!withMlp && mlpRole(t.role))) continue;
@@ -323,7 +334,7 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
       case TensorRole::Norm1Bias: vector = &w.norm1Bias; break;
       case TensorRole::QkvFused: matrix = &qkv; break;
       case TensorRole::QkvFusedBias: vector = &qkvBias; break;
-      case TensorRole::Query: matrix = &att->wq; break;
+      case TensorRole::Query: matrix = latent ? &latent->wq : &att->wq; break;
       case TensorRole::QueryBias: vector = &att->bq; break;
       case TensorRole::Key: matrix = &att->wk; break;
       case TensorRole::KeyBias: vector = &att->bk; break;
@@ -332,7 +343,13 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
       case TensorRole::QueryNorm: vector = &w.qNorm; break;
       case TensorRole::KeyNorm: vector = &w.kNorm; break;
       case TensorRole::Sinks: vector = &w.sinks; break;
-      case TensorRole::Output: matrix = &att->wo; break;
+      case TensorRole::Output: matrix = latent ? &latent->wo : &att->wo; break;
+      case TensorRole::LatentQueryA: matrix = &latent->wqa; break;
+      case TensorRole::LatentQueryNorm: vector = &latent->qNorm; break;
+      case TensorRole::LatentQueryB: matrix = &latent->wqb; break;
+      case TensorRole::LatentKvA: matrix = &latent->wkva; break;
+      case TensorRole::LatentKvNorm: vector = &latent->kvNorm; break;
+      case TensorRole::LatentKvB: matrix = &latent->wkvb; break;
       case TensorRole::OutputBias: vector = &att->bo; break;
       case TensorRole::Norm2: vector = &w.norm2; break;
       case TensorRole::Norm2Bias: vector = &w.norm2Bias; break;
@@ -346,6 +363,10 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
       case TensorRole::MlpOutBias: vector = &w.mlpOutBias; break;
       case TensorRole::Router: matrix = &w.router; break;
       case TensorRole::RouterBias: vector = &w.routerBias; break;
+      case TensorRole::RouterChoiceBias: vector = &w.routerChoiceBias; break;
+      case TensorRole::SharedIn: matrix = &w.sharedIn; break;
+      case TensorRole::SharedUp: matrix = &w.sharedUp; break;
+      case TensorRole::SharedOut: matrix = &w.sharedOut; break;
       default: continue;
     }
     if (matrix) {
@@ -368,7 +389,11 @@ Result<LayerWeights> ModelFolder::readLayer(int i, bool withMlp) const {
     att->bk = qkvBias.middleCols(hq, kv);
     att->bv = qkvBias.rightCols(kv);
   }
-  w.attention = std::move(att);
+  if (latent) {
+    w.latent = std::move(latent);
+  } else {
+    w.attention = std::move(att);
+  }
   return w;
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/latent.hpp"
 #include "attention/tensor.hpp"
 #include "attention/trace.hpp"
 #include "model/config.hpp"
@@ -27,7 +28,8 @@ struct LayerWeights {
   RowVector norm1, norm1Bias;  // (1, d_model); the biases are GPT-2's LayerNorm only (empty otherwise)
   RowVector norm2, norm2Bias;
   RowVector attentionOutNorm, mlpOutNorm;  // (1, d_model) the norms of the sublayers' outputs (OLMo 2, Gemma); else empty
-  std::shared_ptr<MhaWeights> attention;  // W_q (d, d), W_k W_v (d, N d_k), W_o (d, d) + biases
+  std::shared_ptr<MhaWeights> attention;  // W_q (d, d), W_k W_v (d, N d_k), W_o (d, d) + biases; null on a latent layer
+  std::shared_ptr<LatentWeights> latent;  // a latent-attention layer's (ModelSpec::latent), y = x W; else null
   RowVector qNorm, kNorm;   // the q/k norm's gains: (1, d_k) each, or (1, h d_k) and (1, N d_k); empty without
   RowVector sinks;          // (1, h) the learned sinks' logits (gpt-oss); empty without
   RowMatrix mlpIn;          // GPT-2 c_fc (d_model, F); Llama gate_proj^T (d_model, F)
@@ -39,6 +41,8 @@ struct LayerWeights {
   // only those a token goes to. The dense MLP's matrices above are then empty.
   RowMatrix router;         // W_router^T (d_model, E)
   RowVector routerBias;     // (1, E) added to the router's logits (gpt-oss); empty without
+  RowVector routerChoiceBias;  // (1, E) added to the scores for the choice only (DeepSeek-V3); empty without
+  RowMatrix sharedIn, sharedUp, sharedOut;  // the shared experts' gate, up (d_model, F_s) and down (F_s, d_model); empty without
 };
 
 // One expert of a mixture layer in float, y = x W + b: the family's MLP kind over its own width F_e.

@@ -67,10 +67,12 @@ Result<std::optional<double>> headCopying(const ModelFolder& model, const Copyin
                                           int i, const std::vector<int>& ids, const std::vector<int>& queries,
                                           const std::function<bool()>& more) {
   if (queries.empty()) return std::optional<double>{};
-  const std::int64_t T = static_cast<std::int64_t>(ids.size()), dk = model.spec().dk(), hq = model.spec().heads * dk;
+  // Each head's output is d_k wide, d_v on a latent layer: the concat's width over h says which.
+  const std::int64_t T = static_cast<std::int64_t>(ids.size()), hq = la.headOutputs->shape.back(), dk = hq / model.spec().heads;
   const float* a = la.weights->ptr() + i * T * T;  // (T, T)
   const float* o = la.headOutputs->ptr();          // (T, h·d_k), head i in columns i·d_k …
-  const Eigen::Ref<const RowMatrix> wo = la.attention->wo.middleRows(i * dk, dk);  // W_o^i (d_k, d_model)
+  const RowMatrix& outputProjection = la.attention ? la.attention->wo : la.latent->wo;
+  const Eigen::Ref<const RowMatrix> wo = outputProjection.middleRows(i * dk, dk);  // W_o^i (d_k, d_model)
   RowMatrix oi, direct, logits;  // (rows, d_k), (rows, d_model), (rows, V)
   std::int64_t copied = 0;
   const auto n = static_cast<std::int64_t>(queries.size());
@@ -165,6 +167,9 @@ Result<ModelView> computeModelView(const ModelFolder& model, const std::vector<i
     view.layers = s.layers;
     view.heads = s.heads;
     view.kvHeads = s.kvHeads;
+    for (const FamilyNote& note : familyNotes(s)) {
+      if (note.label == "cache per token") view.latentCache = note.text;
+    }
     for (int l = 0; l < s.layers; ++l) view.layerMasks.push_back(layerMaskOf(s, l));
     view.headViews.resize(static_cast<std::size_t>(s.layers) * static_cast<std::size_t>(s.heads));
 

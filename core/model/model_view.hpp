@@ -105,6 +105,9 @@ struct ModelView {
   std::vector<int> ids;              // (T)
   std::vector<std::string> labels;   // (T) the tokens as shown
   int layers = 0, heads = 0, kvHeads = 0;
+  // A latent-attention model (DeepSeek): what its decoder caches per token and layer beside what MHA, GQA and MQA with
+  // its heads would (familyNotes' "cache per token"); "" for every other model.
+  std::string latentCache;
   std::vector<LayerMask> layerMasks;  // (layers): each layer's mask and positions
   // (layers): each layer's q/k norm bound on its scores (nq 0: the layer has no q/k norm), and its softcap c (0: none).
   std::vector<QkNormBound> layerBounds;

@@ -156,22 +156,37 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
   // Describing the layer needs its weights, its options and T, not the hidden states the layers
   // before it make: layer 0's input (the embeddings through its norm) stands in, and layer L's
   // own attention weights and options (its window, positions, q/k norm) replace layer 0's.
-  auto la = model::layerAttention(mt->folder, mt->ids, r.describeOnly ? 0 : layer, opt);
-  if (!la) return la.error();
-  if (r.describeOnly && layer != 0) {
-    auto lw = mt->folder.layer(layer);
-    if (!lw) return lw.error();
-    AttentionOptions own = model::layerOptions(s, *lw, layer);
-    own.memoryBudgetBytes = la->options.memoryBudgetBytes;
-    own.threads = la->options.threads;
-    la->options = std::move(own);
-    la->weights = std::move(lw->attention);
-  }
-
   SourcedModel out;
-  out.model.inputs = std::move(la->inputs);
-  out.model.weights = *la->weights;
-  out.model.options = std::move(la->options);
+  if (s.latent.enabled() && r.recordedLatentLayer && !r.describeOnly) {
+    // A latent layer is no W_q, W_k, W_v layer the engine could re-run: the model's own forward records it, and the
+    // command shows that record (SourcedModel::recorded).
+    opt.traceLayer = layer;
+    opt.tokenLabels = mt->labels;
+    auto forward = model::runForward(mt->folder, mt->ids, opt);
+    if (!forward) return forward.error();
+    auto recorded = std::make_shared<Trace>(std::move(forward->trace));
+    out.model.inputs.query = recorded->copyOf(StageId::Query);
+    out.model.inputs.key = out.model.inputs.value = out.model.inputs.query;
+    out.model.inputs.queryTokens = out.model.inputs.keyTokens = recorded->queryTokens;
+    out.model.options = model::attentionOptionsFor(s, layer);
+    out.model.weights.dModel = s.dModel;
+    out.recorded = std::move(recorded);
+  } else {
+    auto la = model::layerAttention(mt->folder, mt->ids, r.describeOnly ? 0 : layer, opt);
+    if (!la) return la.error();
+    if (r.describeOnly && layer != 0) {
+      auto lw = mt->folder.layer(layer);
+      if (!lw) return lw.error();
+      AttentionOptions own = model::layerOptions(s, *lw, layer);
+      own.memoryBudgetBytes = la->options.memoryBudgetBytes;
+      own.threads = la->options.threads;
+      la->options = std::move(own);
+      la->weights = std::move(lw->attention);
+    }
+    out.model.inputs = std::move(la->inputs);
+    out.model.weights = *la->weights;
+    out.model.options = std::move(la->options);
+  }
   out.model.options.recordEveryStage = true;  // every stage, for the pipeline and the dump
   out.model.options.layer = layer;
   out.config = modelLayerConfig(s, out.model.weights, *mt, budget);
@@ -197,7 +212,8 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
   info->textNote = mt->textNote;
   // A layer is an index (0-based); L is the count: "layer 3 (L = 12)". Short, most telling first: a
   // picture's subtitle is cut at its width.
-  std::string positions = !s.rope()   ? "learned positions inside the hidden states"
+  std::string positions = s.latent.enabled() ? "multi-head latent attention (the model's own forward recorded it)"
+                         : !s.rope()   ? "learned positions inside the hidden states"
                          : !kind.rope ? "no positions in this layer"
                                       : std::string("RoPE theta ") +
                                             formatGeneral(kind.ropeTheta > 0 ? kind.ropeTheta : s.ropeTheta, 9) +

@@ -48,6 +48,9 @@ struct SourcedModel {
   bool seedUsed = true;      // false: neither embeddings nor weights came from config.seed
   std::string describeNote;  // appended to the summary, e.g. "; trained layer 1 of 2 (…)"
   std::shared_ptr<const ModelLayerInfo> modelLayer;  // set for a model folder's layer only
+  // A latent-attention layer (DeepSeek), recorded by the model's own forward: `model` holds its inputs and options but
+  // no W_q, W_k, W_v (it has none), so the layer's pass is this record, never the engine's re-run of `model`.
+  std::shared_ptr<const Trace> recorded;
 };
 
 class TokenizerCache;  // model_source/model_text.hpp
@@ -87,6 +90,10 @@ struct ModelRequest {
   // first layer's normed embeddings, so the numbers of its stages are NOT that layer's: never
   // show, dump or export them.
   bool describeOnly = false;
+  // A latent layer of a model folder comes as the forward's record (SourcedModel::recorded) when the caller shows that
+  // (the command line's run and export); false: it is refused with the reason (the window's pipeline and lessons
+  // re-run the layer through the engine).
+  bool recordedLatentLayer = false;
 };
 
 Result<SourcedModel> modelFromSource(const ModelRequest& r);

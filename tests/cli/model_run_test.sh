@@ -86,6 +86,37 @@ d = json.load(open('$T/p_$m.json'))
 assert len(d['logit_lens']) == d['layers'] == 2 and all(len(r) == 12 for r in d['logit_lens'])
 assert [c['id'] for c in d['logit_lens'][-1]] == [t[0]['id'] for t in d['predictions']]"
 done
+# DeepSeek's latent attention: predict's top-1 is the reference's on each folder's own sequence, bench runs the
+# forward, run --model dumps a layer as the forward recorded it, and the commands that re-run one layer through the
+# engine's W_q, W_k, W_v refuse a latent layer.
+for m in deepseek_v2 deepseek_v3; do
+  cp -r "$M/$m" "$T/$m" && mktok "$T/$m"
+  reftext "$R" "$m" 0 "$T/${m}_s0.txt"
+  out="$("$BIN" predict --model "$T/$m" --text-file "$T/${m}_s0.txt" --top 3 --json "$T/p_$m.json" 2>&1)" || bad "predict $m: $out"
+  check "$m predict: top-1 = argmax of the reference logits" "
+d = json.load(open('$T/p_$m.json')); r = np.load('$R/$m/s0_logits.npy')
+assert [t[0]['id'] for t in d['predictions']] == r.argmax(-1).tolist()"
+  expect_ok "$m bench --model runs the forward" "$BIN" bench --model "$T/$m" --tokens 8 --repeat 1
+  # run --model: the layer as the forward recorded it, every stage; k's rotary part is the one key of every head.
+  out="$("$BIN" run --model "$T/$m" --text-file "$T/${m}_s0.txt" --layer 1 --dump "$T/d_$m" 2>&1)" || bad "run $m: $out"
+  check "$m run --model layer 1: weights.npy equals the reference, v_heads d_v wide, the rotary key shared" "
+w = np.load('$T/d_$m/weights.npy'); r = np.load('$R/$m/s0_attn.npy')[1]
+assert w.shape == (1,) + r.shape and abs(w[0] - r).max() < 2e-5, abs(w[0] - r).max()
+v, k = np.load('$T/d_$m/v_heads.npy'), np.load('$T/d_$m/k_rotated.npy')
+assert v.shape == (1, 4, 12, 12) and k.shape == (1, 4, 12, 16), (v.shape, k.shape)
+assert (k[0, :, :, 8:] == k[0, :1, :, 8:]).all()"
+  expect_error "$m run --save-weights refuses a latent layer, saying why" "is multi-head latent attention" \
+    "$BIN" run --model "$T/$m" --text "ab" --layer 1 --dump "$T/e_$m" --save-weights "$T/e_$m.safetensors"
+  expect_error "$m export --model refuses a latent layer, saying why" "is multi-head latent attention" \
+    "$BIN" export --model "$T/$m" --text "ab" --layer 1 --stage weights --out "$T/e_$m.png"
+  expect_error "$m circuits --model refuses, saying why" "no per-head W_Q W_K^T" \
+    "$BIN" circuits --model "$T/$m" --text "abab" --layer 1 --head 0
+done
+out="$("$BIN" info --model "$T/deepseek_v3" 2>&1)"
+grep -q "cache per token .*24 numbers per token and layer (r + d_r), against 112 for MHA" <<<"$out" \
+  && grep -qE "absorbed form .* by at most [0-9.e-]+, outputs by" <<<"$out" \
+  && ok "info --model: the latent cache beside MHA's, and the absorbed form's check" || bad "info deepseek_v3: $out"
+
 # Finite weights too large for float32: predict and bench say so (stderr, and --json's non_finite).
 cp -r "$T/gpt2" "$T/gpt2_huge"
 "$PY" -c "

@@ -71,6 +71,22 @@ print('; '.join('layer %d: token «a» → experts %d (%.2f), %d (%.2f)' % (l, e
     grep -qF "model_token_routing: $want" <<<"$log" || fail "token 3's experts are not the reference's ($want): $log"
     grep -q "^model_layer_routing: layer 1's MLP, a mixture: tokens per expert" <<<"$log" || fail "no routing of layer 1: $log"
     ;;
+  model_latent)
+    copy_model deepseek_v3 deepseek
+    log=$(xvfb "$bin" --fresh --model "$out/deepseek" --text "kg&a0\`@9k=KI" --script "$(script_from model_latent.txt)") \
+      || fail "script failed (exit $?): $log"
+    echo "$log"
+    /usr/bin/python3 "$here/check_png.py" "$out/model_latent.png" 1600x1000 || fail "blank model_latent.png"
+    grep -q "^model_latent_cache: 24 numbers per token and layer (r + d_r), against 112 for MHA" <<<"$log" \
+      || fail "the cache per token is not said: $log"
+    # Layer 0 is dense (first_k_dense_replace 1): the routing starts at layer 1, as the reference's.
+    want=$("$PY" -c "
+import numpy as np
+R = '$fix/models/reference/deepseek_v3/'
+e, w = np.load(R + 's0_router_experts.npy'), np.load(R + 's0_router_weights.npy')
+print('; '.join('layer %d: token «a» → experts %d (%.2f), %d (%.2f)' % (l, e[l, 3, 0], w[l, 3, 0], e[l, 3, 1], w[l, 3, 1]) for l in (1, 2)))")
+    grep -qF "model_token_routing: $want" <<<"$log" || fail "token 3's experts are not the reference's ($want): $log"
+    ;;
   model_llama)
     copy_model llama_gqa llama bos
     log=$(xvfb "$bin" --fresh --model "$out/llama" --text "one two one two" --script "$(script_from model_llama.txt)") \

@@ -5,6 +5,7 @@
 // refused with the known ones listed.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,6 +16,7 @@
 
 #include "lessons/windows.hpp"
 #include "model/families/families.hpp"
+#include "model/forward.hpp"
 #include "model/model_folder.hpp"
 #include "model_fixtures.hpp"
 
@@ -131,7 +133,17 @@ TEST(ModelFamilies, TensorTableCoversTheForward) {
     EXPECT_EQ(has(TensorRole::MlpOutNorm), f->normsAfter());
     // q, k, v: fused or apart, never both.
     const bool apart = has(TensorRole::Query) && has(TensorRole::Key) && has(TensorRole::Value);
-    EXPECT_NE(has(TensorRole::QkvFused), apart) << "q, k, v must be one fused tensor or three";
+    if (f->latentAttention()) {  // latent attention: its own projections, no W_k or W_v at all
+      EXPECT_FALSE(has(TensorRole::Key) || has(TensorRole::Value) || has(TensorRole::QkvFused));
+      for (TensorRole r : {TensorRole::Query, TensorRole::LatentQueryA, TensorRole::LatentQueryNorm, TensorRole::LatentQueryB,
+                           TensorRole::LatentKvA, TensorRole::LatentKvNorm, TensorRole::LatentKvB}) {
+        EXPECT_TRUE(has(r)) << "no tensor for latent role " << static_cast<int>(r);
+      }
+      EXPECT_EQ(f->tensor(TensorRole::Query)->need, Need::NoQLora) << "q_proj only when q_lora_rank is null";
+      EXPECT_EQ(f->tensor(TensorRole::LatentQueryA)->need, Need::QLora);
+    } else {
+      EXPECT_NE(has(TensorRole::QkvFused), apart) << "q, k, v must be one fused tensor or three";
+    }
     if (has(TensorRole::QkvFusedBias)) EXPECT_TRUE(has(TensorRole::QkvFused));
     EXPECT_EQ(has(TensorRole::PositionEmbedding), f->positions == PositionKind::Learned);
     // The MLP's input: gate and up apart or fused into one [gate | up], never both; a plain MLP has no up.
@@ -180,16 +192,24 @@ TEST(ModelFamilies, EachHasAFixtureThatGivesEveryWeight) {
     for (int i = 0; i < s.layers; ++i) {
       auto lw = m->layer(i);
       ASSERT_TRUE(lw.ok()) << lw.error().message;
-      const MhaWeights& a = *lw->attention;
       EXPECT_EQ(lw->norm1.size(), f->normsBefore() ? d : 0);
       EXPECT_EQ(lw->norm2.size(), f->normsBefore() ? d : 0);
       EXPECT_EQ(lw->attentionOutNorm.size(), f->normsAfter() ? d : 0);
       EXPECT_EQ(lw->mlpOutNorm.size(), f->normsAfter() ? d : 0);
       EXPECT_EQ(lw->norm1Bias.size(), f->norm == NormKind::LayerNorm ? d : 0);
-      EXPECT_TRUE(a.wq.rows() == d && a.wq.cols() == hq && a.wo.rows() == hq && a.wo.cols() == d);
-      EXPECT_TRUE(a.wk.rows() == d && a.wk.cols() == kv && a.wv.rows() == d && a.wv.cols() == kv);
-      EXPECT_TRUE(a.bq.size() == hq && a.bk.size() == kv && a.bv.size() == kv && a.bo.size() == d);
-      EXPECT_EQ(a.hasBias, s.qkvBias || s.outputBias);
+      if (f->latentAttention()) {  // its own projections, checked against the sizes by the attention itself
+        ASSERT_TRUE(lw->latent) << "a latent layer reads its latent projections";
+        EXPECT_FALSE(lw->attention) << "and has no W_q, W_k, W_v";
+        EXPECT_TRUE(validateLatent(latentSizesOf(s), *lw->latent, 1).ok());
+        EXPECT_EQ(lw->latent->wq.size() > 0, s.latent.qRank == 0);
+      } else {
+        ASSERT_TRUE(lw->attention);
+        const MhaWeights& a = *lw->attention;
+        EXPECT_TRUE(a.wq.rows() == d && a.wq.cols() == hq && a.wo.rows() == hq && a.wo.cols() == d);
+        EXPECT_TRUE(a.wk.rows() == d && a.wk.cols() == kv && a.wv.rows() == d && a.wv.cols() == kv);
+        EXPECT_TRUE(a.bq.size() == hq && a.bk.size() == kv && a.bv.size() == kv && a.bo.size() == d);
+        EXPECT_EQ(a.hasBias, s.qkvBias || s.outputBias);
+      }
       if (s.moe.mixtureAt(i)) {  // the router, and each expert read on its own
         const Eigen::Index E = s.moe.experts, Fe = s.moe.expertFf;
         EXPECT_TRUE(lw->router.rows() == d && lw->router.cols() == E);
@@ -204,6 +224,8 @@ TEST(ModelFamilies, EachHasAFixtureThatGivesEveryWeight) {
                       ew->downBias.size() == (biases ? d : 0));
         }
         EXPECT_EQ(lw->routerBias.size(), f->tensor(TensorRole::RouterBias) ? E : 0);
+        EXPECT_EQ(lw->routerChoiceBias.size(), f->tensor(TensorRole::RouterChoiceBias) ? E : 0);
+        EXPECT_EQ(lw->sharedIn.size(), d * s.moe.sharedFf) << "the shared experts' gate";
       } else {
         EXPECT_TRUE(lw->mlpIn.rows() == d && lw->mlpIn.cols() == F);
         EXPECT_TRUE(lw->mlpOut.rows() == F && lw->mlpOut.cols() == d);
@@ -303,6 +325,114 @@ TEST(Families, PublishedLayerPatternsAreTheFamiliesDefaults) {
       EXPECT_EQ(spec->layerKind(l).window, isGlobalLayer(p, l) ? 0 : p.window) << "layer " << l;
     }
   }
+}
+
+}  // namespace
+}  // namespace mhascope::model
+
+namespace mhascope::model {
+namespace {
+
+// DeepSeek's config keys: q_lora_rank null is one q_proj, rope_interleave false is rotate_half, YaRN with
+// mscale_all_dim multiplies the scale by mscale² (yarn_get_mscale: 0.1 m ln(factor) + 1), the dense first layers
+// and moe_layer_freq (V2), the shared experts' width, the multi-token-prediction layers left unread; a router the
+// forward does not implement, or groups that cannot hold k experts, is refused naming the key and its value.
+TEST(ModelFamilies, DeepSeekKeys) {
+  const json v3 = fixtureConfig(kModels + "deepseek_v3"), v2 = fixtureConfig(kModels + "deepseek_v2");
+  auto parse = [](const json& j) { return parseModelConfig(j.dump(), "config.json"); };
+  auto base = parse(v3);
+  ASSERT_TRUE(base.ok()) << base.error().message;
+  EXPECT_EQ(base->latent.qRank, 16);
+  EXPECT_EQ(base->headDim, 16) << "q and k meet in d_n + d_r";
+  EXPECT_EQ(base->moe.sharedFf, 16) << "n_shared_experts 1 x moe_intermediate_size 16";
+  EXPECT_FALSE(base->moe.mixtureAt(0));
+  EXPECT_TRUE(base->moe.mixtureAt(1));
+  EXPECT_EQ(base->moe.rule.groups, ExpertGroups::TopTwoSum);
+  json half = v3;
+  half["rope_interleave"] = false;
+  EXPECT_FALSE(parse(half)->latent.interleaved);
+  json yarn = v3;
+  yarn["max_position_embeddings"] = 160;
+  yarn["rope_scaling"] = {{"type", "yarn"}, {"factor", 40.0}, {"original_max_position_embeddings", 4},
+                          {"beta_fast", 32}, {"beta_slow", 1}, {"mscale", 1.0}, {"mscale_all_dim", 1.0}};
+  auto y = parse(yarn);
+  ASSERT_TRUE(y.ok()) << y.error().message;
+  const double m = 0.1 * std::log(40.0) + 1.0;
+  EXPECT_NEAR(y->latent.scale, m * m / 4.0, 1e-12);
+  EXPECT_NEAR(y->yarn.attentionFactor, 1.0, 1e-12) << "mscale / mscale_all_dim: both 1";
+  EXPECT_EQ(latentSizesOf(*y).ropeInvFreq.size(), 4u) << "YaRN over the d_r = 8 rotary features";
+  json mtp = v3;
+  mtp["num_nextn_predict_layers"] = 1;
+  EXPECT_EQ(parse(mtp)->storedExtraLayers, 1);
+
+  auto v2spec = parse(v2);
+  ASSERT_TRUE(v2spec.ok()) << v2spec.error().message;
+  EXPECT_EQ(v2spec->latent.qRank, 0) << "q_lora_rank null: q_proj";
+  EXPECT_EQ(v2spec->moe.rule.groups, ExpertGroups::BestScore);
+  EXPECT_FALSE(v2spec->moe.rule.renormalise);
+  json freq = v2;
+  freq["first_k_dense_replace"] = 0;
+  freq["moe_layer_freq"] = 2;
+  auto f = parse(freq);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_TRUE(f->moe.mixtureAt(0));
+  EXPECT_FALSE(f->moe.mixtureAt(1));
+  EXPECT_TRUE(f->moe.mixtureAt(2));
+  json greedy = v2;
+  greedy["topk_method"] = "greedy";
+  EXPECT_EQ(parse(greedy)->moe.rule.groups, ExpertGroups::None);
+
+  const auto with = [](json j, const json& patch) {
+    j.merge_patch(patch);
+    return j;
+  };
+  const struct {
+    json config;
+    const char* key;
+    const char* value;
+  } refused[] = {
+      {with(v3, json{{"topk_method", "greedy"}}), "topk_method", "greedy"},
+      {with(v3, json{{"scoring_func", "softmax"}}), "scoring_func", "softmax"},
+      {with(v2, json{{"topk_method", "noaux_tc"}}), "topk_method", "noaux_tc"},
+      {with(v3, json{{"n_group", 3}}), "n_group", "3"},
+      {with(v3, json{{"topk_group", 1}, {"num_experts_per_tok", 3}}), "num_experts_per_tok", "3"},
+      {with(v3, json{{"qk_rope_head_dim", 7}}), "qk_rope_head_dim", "7"},
+      {with(v3, json{{"attention_bias", true}}), "attention_bias", "true"},
+      {with(v2, json{{"norm_topk_prob", true}}), "norm_topk_prob", "true"},
+  };
+  for (const auto& c : refused) {
+    auto r = parse(c.config);
+    ASSERT_FALSE(r.ok()) << c.key;
+    EXPECT_NE(r.error().message.find(c.key), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find(c.value), std::string::npos) << r.error().message;
+  }
+}
+
+// A stored multi-token-prediction layer (model.layers.{L}) is left unread; a layer past those is still unknown.
+TEST(ModelFamilies, DeepSeekMultiTokenPredictionLayerIsLeftUnread) {
+  const fs::path dir = fs::temp_directory_path() / "mhascope_deepseek_mtp";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  json cfg = fixtureConfig(kModels + "deepseek_v3");
+  // The fixture's last layer stands in for the prediction layer: one layer fewer run.
+  cfg["num_hidden_layers"] = 2;
+  fs::copy_file(fs::path(kModels) / "deepseek_v3" / "model.safetensors", dir / "model.safetensors");
+  {
+    std::ofstream(dir / "config.json") << cfg.dump();
+  }
+  auto refused = ModelFolder::open(dir.string());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("unknown tensor 'model.layers.2."), std::string::npos) << refused.error().message;
+  cfg["num_nextn_predict_layers"] = 1;
+  {
+    std::ofstream(dir / "config.json") << cfg.dump();
+  }
+  auto opened = ModelFolder::open(dir.string());
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  bool said = false;  // info --model says it, in a sentence
+  for (const FamilyNote& note : familyNotes(opened->spec())) said = said || note.text.find("left unread") != std::string::npos;
+  EXPECT_TRUE(said);
+  fs::remove_all(dir);
 }
 
 }  // namespace

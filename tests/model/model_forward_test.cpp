@@ -104,7 +104,9 @@ TEST_P(ModelFolderMatchesTorch, EveryLayerAndTheLogits) {
     }
     if (model->spec().rope() && kind.rope) {  // Llama 3.1's scaled RoPE too: its frequencies are the engine's
       EXPECT_EQ(t.positions, AttnPositions::Rope);
-      EXPECT_EQ(t.ropeStyle, RopeStyle::Half);
+      // DeepSeek's latent layers turn adjacent pairs (V2's complex numbers, V3's rope_interleave); the others rotate_half.
+      EXPECT_EQ(t.ropeStyle, model->spec().latent.enabled() && model->spec().latent.interleaved ? RopeStyle::Interleaved
+                                                                                                  : RopeStyle::Half);
       EXPECT_EQ(t.tensor(StageId::QRotated).data.size(), static_cast<std::size_t>(model->spec().heads) * T * model->spec().dk())
           << "the rotated queries are one of the recorded stages";
     }
@@ -147,7 +149,9 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ModelFolderMatchesTorch,
                                            Case{"olmo2", Arch::Other, "F32"}, Case{"gemma2", Arch::Other, "F32"},
                                            Case{"gemma3", Arch::Other, "BF16"}, Case{"mixtral", Arch::Other, "F32"},
                                            Case{"qwen3_moe", Arch::Other, "F32"}, Case{"gpt_oss", Arch::Other, "BF16+MXFP4"},
-                                           Case{"gpt_oss_bf16", Arch::Other, "BF16"}),
+                                           Case{"gpt_oss_bf16", Arch::Other, "BF16"},
+                                           Case{"deepseek_v2", Arch::Other, "F32"}, Case{"deepseek_v3", Arch::Other, "F32"},
+                                           Case{"deepseek_v3_yarn", Arch::Other, "F32"}),
                          [](const auto& info) { return std::string(info.param.folder); });
 
 // A family's own step, recorded by the engine as a stage of every layer, against the reference's per-layer array
@@ -202,13 +206,15 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, FamilyStageMatchesTorch,
 // and s{k}_router_weights: the same experts in the same order (descending weight) and their weights, on every
 // layer (gpt-oss's router with its bias); a token's weights sum to 1 (renormalised, or a softmax over the k).
 TEST(ModelForward, MixtureRoutingMatchesTorch) {
-  for (const char* folder : {"mixtral", "qwen3_moe", "gpt_oss", "gpt_oss_bf16"}) {
+  for (const char* folder : {"mixtral", "qwen3_moe", "gpt_oss", "gpt_oss_bf16", "deepseek_v2", "deepseek_v3", "deepseek_v3_yarn"}) {
     auto model = ModelFolder::open(kModels + folder);
     ASSERT_TRUE(model.ok()) << model.error().message;
     const ModelSpec& spec = model->spec();
     ASSERT_GT(spec.moe.experts, 0) << folder;
-    ASSERT_TRUE(spec.moe.rule.renormalise || spec.moe.rule.softmaxOfChosen)
-        << folder << ": every fixture's weights sum to 1 (Qwen3-MoE's norm_topk_prob true; gpt-oss's softmax over the k)";
+    // A token's weights sum to 1 (Qwen3-MoE's norm_topk_prob true; gpt-oss's softmax over the k), times DeepSeek-V3's
+    // routed_scaling_factor; DeepSeek-V2's are the softmax's own shares, not renormalised.
+    const bool sumKnown = spec.moe.rule.renormalise || spec.moe.rule.softmaxOfChosen;
+    const float sumOfWeights = static_cast<float>(spec.moe.rule.scale);
     for (int seq = 0; seq < 3; ++seq) {
       SCOPED_TRACE(std::string(folder) + " sequence " + std::to_string(seq));
       const std::vector<int> ids = tokensOf(folder, seq);
@@ -222,14 +228,21 @@ TEST(ModelForward, MixtureRoutingMatchesTorch) {
       ASSERT_EQ(experts.shape, (Shape{L, static_cast<std::int64_t>(T), k}));
       ASSERT_EQ(r->routing.size(), static_cast<std::size_t>(L));
       std::vector<float> gotExperts, gotWeights;
-      for (const LayerRouting& lr : r->routing) {
+      for (int l = 0; l < L; ++l) {
+        const LayerRouting& lr = r->routing[static_cast<std::size_t>(l)];
+        if (!spec.moe.mixtureAt(l)) {  // a dense layer (DeepSeek's first_k_dense_replace): the reference's -1 and 0
+          ASSERT_EQ(lr.k, 0);
+          gotExperts.insert(gotExperts.end(), T * static_cast<std::size_t>(k), -1.0f);
+          gotWeights.insert(gotWeights.end(), T * static_cast<std::size_t>(k), 0.0f);
+          continue;
+        }
         ASSERT_EQ(lr.k, k);
         gotExperts.insert(gotExperts.end(), lr.experts.begin(), lr.experts.end());
         gotWeights.insert(gotWeights.end(), lr.weights.begin(), lr.weights.end());
-        for (std::size_t t = 0; t < T; ++t) {
+        for (std::size_t t = 0; t < T && sumKnown; ++t) {
           float sum = 0;
           for (int j = 0; j < k; ++j) sum += lr.weight(static_cast<std::int64_t>(t), j);
-          EXPECT_NEAR(sum, 1.0f, 1e-6f);
+          EXPECT_NEAR(sum, sumOfWeights, 1e-6f * sumOfWeights);
         }
       }
       ASSERT_EQ(gotExperts.size(), experts.data.size());
@@ -596,6 +609,99 @@ TEST(ModelConfig, ParameterCountMatchesTheFixtureFiles) {
       if (name.find(".attn.bias") == std::string::npos) stored += t.numel;  // GPT-2's mask buffers are no parameters
     }
     EXPECT_EQ(parameterCount(m->spec()), stored) << folder;
+  }
+}
+
+}  // namespace
+}  // namespace mhascope::model
+
+namespace mhascope::model {
+namespace {
+
+// DeepSeek's latent attention on every layer: the reference's normed stream through the layer's own projections
+// gives the reference's latent c (after kv_a_layernorm, what a decoder caches with k_r) and attention weights, and
+// the absorbed form (W_uk folded into the query, W_uv after the weighted sum of latents) equals the expanded one —
+// also as the forward reports it. V2 with q_lora_rank null (q_proj) and its complex pairs, V3 with q_a_proj and
+// rope_interleave, V3 with YaRN (its frequencies over the d_r rotary features, cos and sin times mscale / mscale_all_dim,
+// the scores times mscale(factor, mscale_all_dim)^2).
+TEST(ModelForward, LatentAttentionMatchesTorchOnEveryLayer) {
+  for (const char* folder : {"deepseek_v2", "deepseek_v3", "deepseek_v3_yarn"}) {
+    auto model = ModelFolder::open(kModels + folder);
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    const ModelSpec& spec = model->spec();
+    ASSERT_TRUE(spec.latent.enabled());
+    EXPECT_EQ(spec.latent.qRank, std::string(folder) == "deepseek_v2" ? 0 : 16);
+    EXPECT_TRUE(spec.latent.interleaved);
+    const bool yarn = std::string(folder) == "deepseek_v3_yarn";
+    EXPECT_EQ(spec.yarn.enabled, yarn);
+    const double mscale = yarn ? 0.1 * 0.8 * std::log(4.0) + 1.0 : 1.0;  // mscale(factor 4, mscale_all_dim 0.8)
+    EXPECT_FLOAT_EQ(latentSizesOf(spec).scoreScale(), static_cast<float>(mscale * mscale / 4.0)) << "(d_n + d_r)^-1/2 = 16^-1/2";
+    if (yarn) EXPECT_NEAR(latentSizesOf(spec).ropeGain, (0.1 * std::log(4.0) + 1.0) / mscale, 1e-6) << "mscale / mscale_all_dim";
+    // The parameter count (the status line's, info's) is every stored number: the latent projections' own shapes.
+    std::int64_t stored = 0;
+    for (const auto& [name, t] : model->store().tensors()) stored += t.numel;
+    EXPECT_EQ(parameterCount(spec), stored);
+    const int L = spec.layers, d = spec.dModel, r = spec.latent.kvRank, h = spec.heads;
+    for (int seq = 0; seq < 3; ++seq) {
+      const std::vector<int> ids = tokensOf(folder, seq);
+      const std::size_t T = ids.size();
+      const Tensor normed = loadRef(folder, seq, "normed"), latent = loadRef(folder, seq, "latent"),
+                   attn = loadRef(folder, seq, "attn");
+      ASSERT_EQ(latent.shape, (Shape{L, static_cast<std::int64_t>(T), r}));
+      for (int l = 0; l < L; ++l) {
+        SCOPED_TRACE(std::string(folder) + " sequence " + std::to_string(seq) + " layer " + std::to_string(l));
+        auto lw = model->attentionLayer(l);
+        ASSERT_TRUE(lw.ok()) << lw.error().message;
+        ASSERT_TRUE(lw->latent);
+        const RowMatrix x = ConstMatrixMap(normed.ptr() + l * T * d, static_cast<Eigen::Index>(T), d);
+        auto got = latentAttention(x, *lw->latent, latentSizesOf(spec));
+        ASSERT_TRUE(got.ok()) << got.error().message;
+        EXPECT_TRUE(testing::checkTensor("latent", got->latent.ptr(), latent.ptr() + l * T * r, T * r, kAtol, kRtol));
+        EXPECT_TRUE(testing::checkTensor("weights", got->weights.ptr(), attn.ptr() + l * h * T * T, h * T * T, kAtol, kRtol));
+        EXPECT_LT(got->maxWeightDiff, 1e-5);
+        EXPECT_LT(got->maxOutputDiff, 1e-4);
+      }
+      auto r2 = runForward(*model, ids);
+      ASSERT_TRUE(r2.ok()) << r2.error().message;
+      EXPECT_LT(r2->absorbedWeightDiff, 1e-5);
+      EXPECT_LT(r2->absorbedOutputDiff, 1e-4);
+    }
+  }
+}
+
+// The traced latent layer's stages: k's rotary part is the one shared key in every head, the expanded values are
+// d_v wide, the scores times the model's scale are the scaled scores, and weights · V is the head output.
+TEST(ModelForward, LatentLayerStagesShareTheRotaryKey) {
+  auto model = ModelFolder::open(kModels + "deepseek_v3");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const ModelSpec& spec = model->spec();
+  ForwardOptions opt;
+  opt.traceLayer = 1;
+  const std::vector<int> ids = tokensOf("deepseek_v3", 0);
+  auto r = runForward(*model, ids, opt);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Trace& t = r->trace;
+  const std::int64_t T = static_cast<std::int64_t>(ids.size()), h = spec.heads, dn = spec.latent.nopeDim,
+                     dr = spec.latent.ropeDim, dv = spec.latent.valueDim, dq = dn + dr;
+  EXPECT_EQ(t.dk, dq);
+  EXPECT_EQ(t.scale, ScaleKind::Given);
+  EXPECT_EQ(t.shapeOf(StageId::VHeads), (Shape{1, h, T, dv}));
+  EXPECT_EQ(t.shapeOf(StageId::Concat), (Shape{1, T, h * dv}));
+  EXPECT_EQ(t.weights, nullptr) << "a latent layer has no W_q, W_k, W_v to record";
+  const Tensor& k = t.tensor(StageId::KRotated);  // (1, h, T, d_n + d_r)
+  for (std::int64_t i = 1; i < h; ++i) {
+    for (std::int64_t j = 0; j < T; ++j) {
+      for (std::int64_t c = dn; c < dq; ++c) {
+        EXPECT_EQ(k.data[static_cast<std::size_t>((i * T + j) * dq + c)], k.data[static_cast<std::size_t>(j * dq + c)]);
+      }
+    }
+  }
+  const Tensor scaled = t.copyOf(StageId::ScaledScores), &scores = t.tensor(StageId::Scores);
+  for (std::size_t i = 0; i < scores.data.size(); ++i) EXPECT_FLOAT_EQ(scaled.data[i], scores.data[i] * t.scaleFactor);
+  const Tensor &w = t.tensor(StageId::Weights), &v = t.tensor(StageId::VHeads), &o = t.tensor(StageId::HeadOutputs);
+  for (std::int64_t i = 0; i < h; ++i) {
+    const RowMatrix av = ConstMatrixMap(w.ptr() + i * T * T, T, T) * ConstMatrixMap(v.ptr() + i * T * dv, T, dv);
+    EXPECT_TRUE(testing::checkTensor("A V", o.ptr() + i * T * dv, av.data(), static_cast<std::size_t>(T * dv), 1e-6, 1e-5));
   }
 }
 

@@ -18,7 +18,9 @@ namespace mhascope::model {
   FAMILY(gemma3_text)                   \
   FAMILY(mixtral)                       \
   FAMILY(qwen3_moe)                     \
-  FAMILY(gpt_oss)
+  FAMILY(gpt_oss)                       \
+  FAMILY(deepseek_v2)                   \
+  FAMILY(deepseek_v3)
 
 namespace families {
 #define MHASCOPE_DECLARE_FAMILY(id) extern const Family id;

@@ -31,6 +31,11 @@ bool perExpert(TensorRole r) {
 }
 
 namespace {
+// A mixture layer's own tensors besides its experts': the router's and the shared experts'.
+bool mixtureRole(TensorRole r) {
+  return r == TensorRole::Router || r == TensorRole::RouterBias || r == TensorRole::RouterChoiceBias ||
+         r == TensorRole::SharedIn || r == TensorRole::SharedUp || r == TensorRole::SharedOut;
+}
 bool denseMlpRole(TensorRole r) {
   return r == TensorRole::MlpIn || r == TensorRole::MlpInBias || r == TensorRole::MlpUp ||
          r == TensorRole::MlpGateUpFused || r == TensorRole::MlpOut || r == TensorRole::MlpOutBias;
@@ -38,7 +43,7 @@ bool denseMlpRole(TensorRole r) {
 }  // namespace
 
 bool mlpRole(TensorRole r) {
-  return denseMlpRole(r) || perExpert(r) || r == TensorRole::Router || r == TensorRole::RouterBias || r == TensorRole::Norm2 ||
+  return denseMlpRole(r) || perExpert(r) || mixtureRole(r) || r == TensorRole::Norm2 ||
          r == TensorRole::Norm2Bias || r == TensorRole::MlpOutNorm;
 }
 
@@ -73,6 +78,9 @@ bool needed(const TensorName& t, const ModelSpec& spec) {
     case Need::QkvBias: return spec.qkvBias;
     case Need::OutputBias: return spec.outputBias;
     case Need::Untied: return !spec.tiedEmbeddings;
+    case Need::QLora: return spec.latent.qRank > 0;
+    case Need::NoQLora: return spec.latent.qRank == 0;
+    case Need::Shared: return spec.moe.sharedFf > 0;
   }
   return true;
 }
@@ -80,7 +88,7 @@ bool needed(const TensorName& t, const ModelSpec& spec) {
 bool neededAt(const TensorName& t, const ModelSpec& spec, int layer) {
   if (!needed(t, spec)) return false;
   if (denseMlpRole(t.role)) return !spec.moe.mixtureAt(layer);
-  if (perExpert(t.role) || t.role == TensorRole::Router || t.role == TensorRole::RouterBias) return spec.moe.mixtureAt(layer);
+  if (perExpert(t.role) || mixtureRole(t.role)) return spec.moe.mixtureAt(layer);
   return true;
 }
 
@@ -101,6 +109,13 @@ std::int64_t dimSize(Dim d, const ModelSpec& s) {
     case Dim::Experts: return s.moe.experts;
     case Dim::ExpertFf: return s.moe.expertFf;
     case Dim::ExpertFfPair: return 2 * static_cast<std::int64_t>(s.moe.expertFf);
+    case Dim::SharedFf: return s.moe.sharedFf;
+    case Dim::QRank: return s.latent.qRank;
+    case Dim::LatentQ: return static_cast<std::int64_t>(s.heads) * (s.latent.nopeDim + s.latent.ropeDim);
+    case Dim::LatentKvA: return static_cast<std::int64_t>(s.latent.kvRank) + s.latent.ropeDim;
+    case Dim::KvRank: return s.latent.kvRank;
+    case Dim::LatentKvB: return static_cast<std::int64_t>(s.heads) * (s.latent.nopeDim + s.latent.valueDim);
+    case Dim::LatentV: return static_cast<std::int64_t>(s.heads) * s.latent.valueDim;
   }
   return 0;
 }
@@ -173,6 +188,33 @@ std::vector<FamilyNote> familyNotes(const ModelSpec& s) {
                                        std::to_string(static_cast<std::int64_t>(s.kvHeads) * s.dk()) +
                                        " gains), before the split: the statistics mix heads"});
       break;
+  }
+  if (s.latent.enabled()) {
+    const LatentSpec& a = s.latent;
+    const std::int64_t h = s.heads, perHead = static_cast<std::int64_t>(a.nopeDim) + a.ropeDim + a.valueDim,
+                       cached = static_cast<std::int64_t>(a.kvRank) + a.ropeDim;
+    notes.push_back({"latent attention",
+                     std::string(a.qRank > 0 ? "q = q_b_proj(RMSNorm(q_a_proj x)), r_q = " + std::to_string(a.qRank)
+                                             : "q = q_proj x") +
+                         "; every head's k_nope (d_n = " + std::to_string(a.nopeDim) + ") and v (d_v = " +
+                         std::to_string(a.valueDim) + ") from one normed latent c of r = " + std::to_string(a.kvRank) +
+                         ", and one rotary key k_r of d_r = " + std::to_string(a.ropeDim) + " shared by all heads (" +
+                         (a.interleaved ? "adjacent pairs" : "rotate-half pairs") + "); scores x " +
+                         formatGeneral(a.scale, 6) + (s.yarn.enabled ? " ((d_n + d_r)^-1/2 times YaRN's mscale^2)" : " ((d_n + d_r)^-1/2)")});
+    // What a decoder keeps per token and layer: the latent and the rotary key, against every head's keys and values
+    // (MHA), 8 K/V heads (GQA of the same widths) and one (MQA).
+    std::string text = std::to_string(cached) + " numbers per token and layer (r + d_r), against " +
+                       withThousands(h * perHead) + " for MHA with these heads (h (d_n + d_r + d_v))";
+    if (h > 8) text += ", " + withThousands(8 * perHead) + " for GQA with 8 K/V heads";
+    text += ", " + withThousands(perHead) + " for MQA";
+    notes.push_back({"cache per token", text});
+  }
+  if (s.storedExtraLayers > 0) {
+    notes.push_back({"prediction layers", std::to_string(s.storedExtraLayers) + " more layer" +
+                                              (s.storedExtraLayers == 1 ? "" : "s") + " stored after layer " +
+                                              std::to_string(s.layers - 1) +
+                                              " (num_nextn_predict_layers), left unread: they predict a further token "
+                                              "in training and speculative decoding, not the next one"});
   }
   if (s.queryPreAttnScalar > 0) {
     notes.push_back({"score scale", "query_pre_attn_scalar^-1/2 = 1/sqrt(" + formatGeneral(s.queryPreAttnScalar, 9) +

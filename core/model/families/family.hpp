@@ -68,6 +68,13 @@ enum class TensorRole {
   Query, QueryBias, Key, KeyBias, Value, ValueBias,
   QueryNorm, KeyNorm,      // the q/k norm's gains (Family::qkNorm): (d_k) per head, or (h d_k) and (N d_k)
   Sinks,                   // the learned sinks' logits (h), one per query head (gpt-oss)
+  // multi-head latent attention (ModelSpec::latent; Query is then q_proj (d_model, h (d_n + d_r)) when r_q is 0)
+  LatentQueryA,       // q_a_proj (d_model, r_q)
+  LatentQueryNorm,    // q_a_layernorm (r_q)
+  LatentQueryB,       // q_b_proj (r_q, h (d_n + d_r))
+  LatentKvA,          // kv_a_proj_with_mqa (d_model, r + d_r): the latent and the shared rotary key
+  LatentKvNorm,       // kv_a_layernorm (r)
+  LatentKvB,          // kv_b_proj (r, h (d_n + d_v)): every head's k_nope and v from the latent
   Output, OutputBias,
   Norm2, Norm2Bias,
   AttentionOutNorm,   // a norm of the attention's output before the residual add (Family::blockNorms)
@@ -79,6 +86,8 @@ enum class TensorRole {
   // a mixture-of-experts layer (ModelSpec::moe): the router and, once per expert ("{e}" in the name), its MLP
   Router,             // W_router (d_model, E): the router's logits z = m W_router
   RouterBias,         // (E) added to the router's logits (gpt-oss's router is a Linear with a bias)
+  RouterChoiceBias,   // (E) added to the scores for the choice only (DeepSeek-V3's e_score_correction_bias)
+  SharedIn, SharedUp, SharedOut,  // the shared experts' MLP (MixtureSpec::sharedFf), on every token of a mixture layer
   ExpertIn,           // expert e's gate (d_model, F_e)
   ExpertUp,           // expert e's up projection (d_model, F_e)
   ExpertGateUpFused,  // expert e's gate and up in one matrix (d_model, 2 F_e), ordered by Family::gateUp
@@ -107,6 +116,13 @@ enum class Dim {
   Experts,    // E, a mixture's experts
   ExpertFf,   // F_e, one expert's hidden width
   ExpertFfPair,  // 2 F_e, an expert's fused gate and up
+  SharedFf,   // the shared experts' width
+  QRank,      // r_q, q_lora_rank
+  LatentQ,    // h (d_n + d_r): q_proj's or q_b_proj's outputs
+  LatentKvA,  // r + d_r
+  KvRank,     // r, kv_lora_rank
+  LatentKvB,  // h (d_n + d_v)
+  LatentV,    // h d_v: o_proj's inputs
 };
 
 // How a matrix is stored. The forward computes y = x W + b with W (in, out).
@@ -121,6 +137,9 @@ enum class Need {
   QkvBias,     // ModelSpec::qkvBias
   OutputBias,  // ModelSpec::outputBias
   Untied,      // !ModelSpec::tiedEmbeddings
+  QLora,       // ModelSpec::latent.qRank > 0
+  NoQLora,     // ModelSpec::latent.qRank == 0
+  Shared,      // MixtureSpec::sharedFf > 0 (on a mixture layer)
 };
 
 // How a mixture's expert tensor holds its E experts.
@@ -216,6 +235,9 @@ struct Family {
   // The MLP may be a mixture of experts (ModelSpec::moe, read by readRest): the table names the router and each
   // expert's tensors, every expert an MLP of the kind `mlp`.
   bool mixture() const { return tensor(TensorRole::Router) != nullptr; }
+  // Attention may be multi-head latent attention (ModelSpec::latent, read by readRest): the table names its
+  // projections (LatentKvA, ...) instead of W_k and W_v.
+  bool latentAttention() const { return tensor(TensorRole::LatentKvA) != nullptr; }
 
   // The key of a field (nullptr when the family has none: GPT-2 has no num_key_value_heads).
   const char* key(SpecField f) const;
