@@ -2,7 +2,9 @@
 """Reference numbers of mhascope's experiments (core/experiments), written to tests/fixtures/reference/.
 
 Run with Debian's interpreter (python3-torch 1.13 + python3-numpy):
-    /usr/bin/python3 scripts/gen_experiment_fixtures.py [--bench FOLDER T ROUNDS]
+    /usr/bin/python3 scripts/gen_experiment_fixtures.py
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 scripts/gen_experiment_fixtures.py --bench \
+        --mhascope build/app/mhascope --folder /tmp/gpt2-small-random --tokens 20 --rounds 5
 
 Independent of mhascope's code: the fixture folders' safetensors are read here, and the forwards are written
 from the published formulas (GPT-2: modeling_gpt2.py, LayerNorm with the biased variance, Conv1D y = x W + b,
@@ -24,18 +26,26 @@ answer token) it writes:
                           by its rms, times the gain), dotted with lm_head[right] - lm_head[wrong]: head (L, h),
                           output_bias (L), mlp (L), token_embedding, position_embedding, final_norm_bias,
                           and logit_diff, the model's own.
---bench: times a denoising per-head sweep (every head, every layer, full forwards as a notebook would run them
-with hooks) on FOLDER over T tokens, ROUNDS rounds, and prints the median seconds.
+--bench: times `mhascope patch --site head` (the whole command) against the same per-head denoising sweep in
+PyTorch (head_sweep_partial: the same partial forwards from each head's layer on) on a GPT-2-small-shaped folder
+of random weights (scripts/bench_model.py writes it, with a byte-level tokenizer.json) over --tokens bytes, rounds
+alternating, and prints each round and the medians.
 """
 import json
 import math
 import os
+import statistics
 import struct
+import subprocess
 import sys
 import time
 
-import numpy as np
-import torch
+# Before torch (and its BLAS) load: one thread for OpenBLAS's pthread build and for OpenMP (the pthread OpenBLAS
+# ignores torch.set_num_threads), for the timing and for bytes that repeat.
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+os.environ["OMP_NUM_THREADS"] = "1"
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = os.path.join(ROOT, "tests", "fixtures", "models")
@@ -99,7 +109,7 @@ class Model:
         tok = self.W["model.embed_tokens.weight"][ids]
         return tok, tok, torch.zeros_like(tok)
 
-    def forward(self, ids, hook=lambda site, layer, t: t, start=None):
+    def forward(self, ids, hook=lambda site, layer, t: t, start=None, logits=True):
         """Final stream (T, d) and logits (T, V); hook(site, layer, tensor) returns the tensor to go on with.
         start = (layer, stream before it): the forward from there (what a partial forward computes)."""
         W, T, h, N, dk, d = self.W, len(ids), self.h, self.N, self.dk, self.d
@@ -144,8 +154,16 @@ class Model:
                 m = self.norm(x, W[P + "post_attention_layernorm.weight"])
                 y = (torch.nn.functional.silu(m @ W[P + "mlp.gate_proj.weight"].T) * (m @ W[P + "mlp.up_proj.weight"].T)) @ W[P + "mlp.down_proj.weight"].T
             x = x + hook("mlp", l, y)
+        if not logits:
+            return x, None
         fw, fb = (self.W["ln_f.weight"], self.W["ln_f.bias"]) if self.gpt2 else (self.W["model.norm.weight"], None)
         return x, self.norm(x, fw, fb) @ self.U.T
+
+    def logit_diff_of_last(self, x, right, wrong):
+        """logit[right] - logit[wrong] of the final stream's last row: two rows of the unembedding, not all V."""
+        fw, fb = (self.W["ln_f.weight"], self.W["ln_f.bias"]) if self.gpt2 else (self.W["model.norm.weight"], None)
+        n = self.norm(x[-1:], fw, fb)[0]
+        return float(n @ self.U[right] - n @ self.U[wrong])
 
 
 def metric_of(logits, right, wrong, kind):
@@ -273,28 +291,87 @@ def trained_prompt():
     return run + run, other + run
 
 
-def bench(folder, T, rounds):
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    torch.set_num_threads(1)
-    model = Model(folder)
-    g = torch.Generator().manual_seed(0)
-    V = model.U.shape[0]
-    clean = torch.randint(0, V, (T,), generator=g)
-    corrupted = clean.clone()
-    corrupted[T // 2] = (corrupted[T // 2] + 1) % V
-    times = []
+def head_sweep_partial(model, clean, corrupted, right, wrong):
+    """The per-head denoising sweep by mhascope's method: the clean run's head outputs and the corrupted run's stream
+    before each layer kept once, then per head one forward from its layer on, and the logit difference from two
+    unembedding rows."""
+    kept, streams = {}, {}
+
+    def keep(s, l, t):
+        if s == "head":
+            kept[l] = t.clone()
+        return t
+
+    def keep_stream(s, l, t):
+        if s == "resid":
+            streams[l] = t.clone()
+        return t
+
+    model.forward(clean, keep, logits=False)
+    model.forward(corrupted, keep_stream, logits=False)
+    dk, values = model.dk, []
+    for l in range(model.L):
+        for i in range(model.h):
+            def hook(s, layer, t, l=l, i=i):
+                if s != "head" or layer != l:
+                    return t
+                t = t.clone()
+                t[:, i * dk : (i + 1) * dk] = kept[l][:, i * dk : (i + 1) * dk]
+                return t
+            x, _ = model.forward(corrupted, hook, start=(l, streams[l]), logits=False)
+            values.append(model.logit_diff_of_last(x, right, wrong))
+    return values
+
+
+def bench(args):
+    """mhascope patch --site head against head_sweep_partial on a GPT-2-small-shaped folder (bench_model.py's random
+    weights, with its byte-level tokenizer.json so a text of T bytes is T tokens), rounds alternating."""
+    import bench_model  # noqa: E402 (the folder's writer; it pins glibc's malloc thresholds too)
+    bench_model.ensure_folder(args.folder)
+    if not os.path.exists(os.path.join(args.folder, "tokenizer.json")):
+        bench_model.write_byte_tokenizer(args.folder)
+    T = args.tokens
+    clean = "".join(chr(ord("a") + (7 * t) % 26) for t in range(T))
+    corrupted = clean[: T // 2] + ("z" if clean[T // 2] != "z" else "y") + clean[T // 2 + 1 :]
+    model = Model(args.folder)
+    b2i = {b: i for i, b in enumerate(bench_model.ref.gpt2_byte_chars()[0])}
+    to_ids = lambda text: torch.tensor([b2i[b] for b in text.encode()])
+    right, wrong = 1, 2
+    cmd = [args.mhascope, "patch", "--model", args.folder, "--clean", clean, "--corrupt", corrupted, "--answer",
+           f"#{right}", "--wrong", f"#{wrong}", "--site", "head", "--threads", "1"]
+    ours, theirs = [], []
     with torch.no_grad():
-        for _ in range(rounds):
+        for _ in range(args.rounds):
             t0 = time.perf_counter()
-            sweep(model, clean, corrupted, 1, 2, "head", "denoise", "logit-diff")
-            times.append(time.perf_counter() - t0)
-    print(f"per-head denoising sweep, {model.L} x {model.h} heads, T = {T}: median {sorted(times)[len(times) // 2]:.3f} s"
-          f" over {rounds} rounds ({', '.join(f'{t:.3f}' for t in times)})")
+            out = subprocess.run(cmd, capture_output=True, text=True)
+            ours.append(time.perf_counter() - t0)
+            if out.returncode != 0:
+                sys.exit("mhascope patch failed: " + out.stderr.strip())
+            t0 = time.perf_counter()
+            head_sweep_partial(model, to_ids(clean), to_ids(corrupted), right, wrong)
+            theirs.append(time.perf_counter() - t0)
+    mo, mt = statistics.median(ours), statistics.median(theirs)
+    print(f"CPU: {bench_model.cpu_name()}")
+    print(f"per-head denoising sweep of GPT-2 small's shape ({model.L} x {model.h} = {model.L * model.h} heads), "
+          f"T = {T}, one thread, {args.rounds} rounds")
+    print("  mhascope patch (the whole command: open, tokenize, sweep):", " ".join(f"{t:.3f}" for t in ours),
+          f"median {mo:.3f} s")
+    print("  PyTorch, the same sweep (weights already in memory):       ", " ".join(f"{t:.3f}" for t in theirs),
+          f"median {mt:.3f} s")
+    print(f"  PyTorch / ours = {mt / mo:.2f}")
 
 
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] == "--bench":
-        bench(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bench", action="store_true", help="time the per-head sweep instead of writing the fixtures")
+    ap.add_argument("--mhascope", default=os.path.join(ROOT, "build", "app", "mhascope"))
+    ap.add_argument("--folder", default="/tmp/gpt2-small-random", help="--bench: the GPT-2-small-shaped folder (reused)")
+    ap.add_argument("--tokens", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    if args.bench:
+        bench(args)
         return
     torch.set_num_threads(1)
     g = torch.Generator().manual_seed(47)
