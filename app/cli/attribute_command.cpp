@@ -19,14 +19,12 @@ namespace mhascope::cli {
 namespace {
 
 struct AttributeArgs {
-  std::string modelDir, text, answer, wrong, json, exportDir;
-  bool force = false;
-  int threads = 1;
-  std::optional<std::uint64_t> memoryBudgetMib;
+  std::string modelDir, text, answer, wrong;
+  ExperimentOutputArgs out;
 };
 
 int cmdAttribute(const AttributeArgs& a) {
-  const std::uint64_t budget = a.memoryBudgetMib ? *a.memoryBudgetMib << 20 : defaultMemoryBudget();
+  const std::uint64_t budget = a.out.budgetBytes();
   auto mt = tokenizeForModel(a.modelDir, a.text, "--text", nullptr, budget);
   if (!mt) return fail(mt.error().message);
   if (!mt->textNote.empty()) warn(mt->textNote);
@@ -36,8 +34,8 @@ int cmdAttribute(const AttributeArgs& a) {
   if (!wrong) return fail(wrong.error().message);
   if (*right == *wrong) return fail("--answer and --wrong are the same token (" + std::to_string(*right) + ")");
   std::filesystem::path target;
-  if (auto s = checkExperimentOutputs(*mt, a.json, a.force, a.exportDir, target); !s) return fail(s.error().message);
-  auto at = experiments::attributeLogits(mt->folder, mt->ids, *right, *wrong, a.threads, budget);
+  if (auto s = checkExperimentOutputs(*mt, a.out.json, a.out.force, a.out.exportDir, target); !s) return fail(s.error().message);
+  auto at = experiments::attributeLogits(mt->folder, mt->ids, *right, *wrong, a.out.threads, budget);
   if (!at) return fail(at.error().message);
   const model::ModelSpec& spec = mt->folder.spec();
   const int L = at->layers, h = at->heads, T = static_cast<int>(mt->ids.size());
@@ -89,7 +87,7 @@ int cmdAttribute(const AttributeArgs& a) {
                    "layer", "term", "Direct logit attribution per layer, and accumulated (the frozen-scale lens)"};
   const std::string subtitle = std::string(spec.family->modelType) + " " + mt->folder.dir() + ", T = " + std::to_string(T) +
                                ", final norm's scale frozen at the run's";
-  if (auto s = writeExperimentOutputs(a.json, doc.dump(2) + "\n", a.exportDir, target, {byHead, byLayer}, subtitle); !s) {
+  if (auto s = writeExperimentOutputs(a.out.json, doc.dump(2) + "\n", a.out.exportDir, target, {byHead, byLayer}, subtitle); !s) {
     return fail(s.error().message);
   }
   return 0;
@@ -103,13 +101,7 @@ CommandRun addAttributeCommand(CLI::App& cmd, CommandContext&) {
   cmd.add_option("--text", a->text, "the text, verbatim; its last token is where the answer is read")->required();
   cmd.add_option("--answer", a->answer, "the right answer: a text of one token (' Mary') or #id")->required();
   cmd.add_option("--wrong", a->wrong, "the wrong answer: a text of one token or #id")->required();
-  cmd.add_option("--json", a->json, "write every term to this file")->check(nonEmptyPath());
-  cmd.add_flag("--force", a->force, "replace an existing --json file");
-  cmd.add_option("--export-dir", a->exportDir, "write the heatmaps as .png and .npy into this folder (new, empty or an "
-                                               "earlier experiment export)")
-      ->check(nonEmptyPath());
-  cmd.add_option("--threads", a->threads, "threads for the forward")->transform(decimalInteger(1, 256))->capture_default_str();
-  cmd.add_option("--memory-budget", a->memoryBudgetMib, "memory budget, MiB")->transform(decimalInteger(1, 1ull << 30));
+  addExperimentOutputOptions(cmd, a->out);
   return [a](CommandContext&) { return cmdAttribute(*a); };
 }
 

@@ -9,7 +9,9 @@
 #include "export/export.hpp"
 #include "io/npy.hpp"
 #include "model_source/model_source.hpp"
+#include "options.hpp"
 #include "output_folder.hpp"
+#include "util/memory_budget.hpp"
 
 namespace mhascope::cli {
 
@@ -20,6 +22,22 @@ bool isExperimentFileName(const std::string& name) {
 }
 const OutputFolderKind kExperimentExport{"--export-dir", "an experiment export", isExperimentFileName};
 }  // namespace
+
+std::uint64_t ExperimentOutputArgs::budgetBytes() const {
+  return memoryBudgetMib ? *memoryBudgetMib << 20 : defaultMemoryBudget();
+}
+
+void addExperimentOutputOptions(CLI::App& cmd, ExperimentOutputArgs& o) {
+  cmd.add_option("--json", o.json, "write every number to this file")->check(nonEmptyPath());
+  cmd.add_flag("--force", o.force, "replace an existing --json file");
+  cmd.add_option("--export-dir", o.exportDir, "write the heatmaps as .png and .npy into this folder (new, empty or an "
+                                              "earlier experiment export)")
+      ->check(nonEmptyPath());
+  cmd.add_option("--threads", o.threads, "threads for each forward")->transform(decimalInteger(1, 256))->capture_default_str();
+  cmd.add_option("--memory-budget", o.memoryBudgetMib, "memory budget, MiB (default: half of the available memory, "
+                 "512 MiB … 32 GiB)")
+      ->transform(decimalInteger(1, 1ull << 30));
+}
 
 Result<int> answerToken(const ModelText& mt, const std::string& flag, const std::string& text) {
   const int V = mt.folder.spec().vocab;

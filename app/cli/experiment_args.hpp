@@ -11,7 +11,21 @@
 #include "model_source/model_text.hpp"
 #include "util/result.hpp"
 
+namespace CLI {
+class App;
+}
+
 namespace mhascope::cli {
+
+// The options both commands share: --json (--force), --export-dir, --threads, --memory-budget.
+struct ExperimentOutputArgs {
+  std::string json, exportDir;
+  bool force = false;
+  int threads = 1;
+  std::optional<std::uint64_t> memoryBudgetMib;
+  std::uint64_t budgetBytes() const;  // --memory-budget, or the default budget
+};
+void addExperimentOutputOptions(CLI::App& cmd, ExperimentOutputArgs& o);
 
 // The token id of `text` for this tokenizer: "#123" is the id 123; otherwise the text must encode to exactly one
 // token (no BOS), and the message names the flag, the text and the pieces it gave.

@@ -21,11 +21,9 @@ namespace mhascope::cli {
 namespace {
 
 struct PatchArgs {
-  std::string modelDir, clean, corrupt, answer, wrong, json, exportDir;
+  std::string modelDir, clean, corrupt, answer, wrong;
   std::string metric = "logit-diff", site = "head", direction = "denoise";
-  bool force = false;
-  int threads = 1;
-  std::optional<std::uint64_t> memoryBudgetMib;
+  ExperimentOutputArgs out;
 };
 
 const experiments::PatchSite kSites[] = {
@@ -49,7 +47,7 @@ const char* siteWords(experiments::PatchSite s) {
 }
 
 int cmdPatch(const PatchArgs& a) {
-  const std::uint64_t budget = a.memoryBudgetMib ? *a.memoryBudgetMib << 20 : defaultMemoryBudget();
+  const std::uint64_t budget = a.out.budgetBytes();
   TokenizerCache tokenizers;
   auto clean = tokenizeForModel(a.modelDir, a.clean, "--clean", &tokenizers, budget);
   if (!clean) return fail(clean.error().message);
@@ -76,10 +74,10 @@ int cmdPatch(const PatchArgs& a) {
     if (a.site == experiments::siteName(s)) r.site = s;
   }
   r.direction = a.direction == "noise" ? experiments::PatchDirection::Noise : experiments::PatchDirection::Denoise;
-  r.threads = a.threads;
+  r.threads = a.out.threads;
   r.memoryBudgetBytes = budget;
   std::filesystem::path target;
-  if (auto s = checkExperimentOutputs(*clean, a.json, a.force, a.exportDir, target); !s) return fail(s.error().message);
+  if (auto s = checkExperimentOutputs(*clean, a.out.json, a.out.force, a.out.exportDir, target); !s) return fail(s.error().message);
 
   const model::ModelSpec& spec = clean->folder.spec();
   std::fprintf(stderr, "patching: about %s of memory\n",
@@ -157,7 +155,7 @@ int cmdPatch(const PatchArgs& a) {
             ", restored fraction of the " + metricWords;
   f.range = 1.0f;
   const std::string subtitle = std::string(spec.family->modelType) + " " + clean->folder.dir() + ", T = " + std::to_string(T);
-  if (auto s = writeExperimentOutputs(a.json, doc.dump(2) + "\n", a.exportDir, target, {f}, subtitle); !s) {
+  if (auto s = writeExperimentOutputs(a.out.json, doc.dump(2) + "\n", a.out.exportDir, target, {f}, subtitle); !s) {
     return fail(s.error().message);
   }
   return 0;
@@ -181,13 +179,7 @@ CommandRun addPatchCommand(CLI::App& cmd, CommandContext&) {
   cmd.add_option("--direction", a->direction, "denoise (clean into corrupted) or noise (corrupted into clean)")
       ->check(CLI::IsMember({"denoise", "noise"}))
       ->capture_default_str();
-  cmd.add_option("--json", a->json, "write every number to this file")->check(nonEmptyPath());
-  cmd.add_flag("--force", a->force, "replace an existing --json file");
-  cmd.add_option("--export-dir", a->exportDir, "write the heatmap as .png and .npy into this folder (new, empty or an "
-                                               "earlier experiment export)")
-      ->check(nonEmptyPath());
-  cmd.add_option("--threads", a->threads, "threads for each forward")->transform(decimalInteger(1, 256))->capture_default_str();
-  cmd.add_option("--memory-budget", a->memoryBudgetMib, "memory budget, MiB")->transform(decimalInteger(1, 1ull << 30));
+  addExperimentOutputOptions(cmd, a->out);
   return [a](CommandContext&) { return cmdPatch(*a); };
 }
 
