@@ -338,7 +338,7 @@ def bench(args):
     to_ids = lambda text: torch.tensor([b2i[b] for b in text.encode()])
     right, wrong = 1, 2
     cmd = [args.mhascope, "patch", "--model", args.folder, "--clean", clean, "--corrupt", corrupted, "--answer",
-           f"#{right}", "--wrong", f"#{wrong}", "--site", "head", "--threads", "1"]
+           f"#{right}", "--wrong", f"#{wrong}", "--site", "head", "--threads", str(args.threads)]
     ours, theirs = [], []
     with torch.no_grad():
         for _ in range(args.rounds):
@@ -353,7 +353,7 @@ def bench(args):
     mo, mt = statistics.median(ours), statistics.median(theirs)
     print(f"CPU: {bench_model.cpu_name()}")
     print(f"per-head denoising sweep of GPT-2 small's shape ({model.L} x {model.h} = {model.L * model.h} heads), "
-          f"T = {T}, one thread, {args.rounds} rounds")
+          f"T = {T}, mhascope --threads {args.threads}, PyTorch one thread, {args.rounds} rounds")
     print("  mhascope patch (the whole command: open, tokenize, sweep):", " ".join(f"{t:.3f}" for t in ours),
           f"median {mo:.3f} s")
     print("  PyTorch, the same sweep (weights already in memory):       ", " ".join(f"{t:.3f}" for t in theirs),
@@ -369,6 +369,7 @@ def main():
     ap.add_argument("--folder", default="/tmp/gpt2-small-random", help="--bench: the GPT-2-small-shaped folder (reused)")
     ap.add_argument("--tokens", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=1, help="--bench: mhascope's --threads (sites at once; PyTorch: one)")
     args = ap.parse_args()
     if args.bench:
         bench(args)

@@ -33,7 +33,7 @@ void addExperimentOutputOptions(CLI::App& cmd, ExperimentOutputArgs& o) {
   cmd.add_option("--export-dir", o.exportDir, "write the heatmaps as .png and .npy into this folder (new, empty or an "
                                               "earlier experiment export)")
       ->check(nonEmptyPath());
-  cmd.add_option("--threads", o.threads, "threads for each forward")->transform(decimalInteger(1, 256))->capture_default_str();
+  cmd.add_option("--threads", o.threads, "threads (patch: sites computed at once, each forward on one thread)")->transform(decimalInteger(1, 256))->capture_default_str();
   cmd.add_option("--memory-budget", o.memoryBudgetMib, "memory budget, MiB (default: half of the available memory, "
                  "512 MiB … 32 GiB)")
       ->transform(decimalInteger(1, 1ull << 30));

@@ -2,13 +2,17 @@
 // forward per site through the same steps runForward is made of (model/forward_steps.hpp).
 #include "experiments/patching.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <new>
 #include <optional>
 
 #include "model/forward.hpp"
 #include "model/forward_steps.hpp"
+#include "util/thread_pool.hpp"
 
 namespace mhascope::experiments {
 
@@ -158,7 +162,7 @@ Result<PatchGrid> patchSweep(const model::ModelFolder& model, const PatchRequest
     model::ForwardOptions opt;
     opt.keepAttention = false;
     opt.keepHidden = false;
-    opt.threads = req.threads;
+    opt.threads = 1;  // the cells run req.threads at a time instead (below): a forward of a few tokens gains little
     opt.memoryBudgetBytes = req.memoryBudgetBytes;
     const bool denoise = req.direction == PatchDirection::Denoise;
     const std::vector<int>& donorTokens = denoise ? req.clean : req.corrupted;
@@ -202,33 +206,47 @@ Result<PatchGrid> patchSweep(const model::ModelFolder& model, const PatchRequest
     const double span = g.cleanMetric - g.corruptedMetric;
     const int perLayer = req.site == PatchSite::HeadPosition ? spec.heads : 1;
 
-    for (int r = 0; r < g.rows; ++r) {
+    // The cells are independent forwards: shared out over req.threads threads (each forward on one), their numbers
+    // the same on any number of threads. Progress is reported under a lock, one call per cell finished.
+    std::mutex reporting;
+    std::atomic<int> done{0};
+    std::atomic<bool> stop{false};
+    std::vector<std::string> errors(cells);
+    parallelFor(std::max(1, req.threads), static_cast<std::int64_t>(cells), [&](std::int64_t at) {
+      if (stop.load()) return;
+      const int r = static_cast<int>(at / g.cols), c = static_cast<int>(at % g.cols);
       const int layer = r / perLayer, head = r % perLayer;
       const RowMatrix& from = given[static_cast<std::size_t>(layer)];
-      for (int c = 0; c < g.cols; ++c) {
-        const Block b = blockOf(spec, T, req.site, c, head, from.cols());
-        Result<RowMatrix> end = RowMatrix();
-        if (req.site == PatchSite::Resid) {  // the stream itself: the partial forward starts from the patched one
-          RowMatrix x = streams[static_cast<std::size_t>(layer)];
-          x.row(c) = from.row(c);
-          end = receiver.run(layer, x, {});
-        } else {
-          end = receiver.run(layer, streams[static_cast<std::size_t>(layer)],
-                             [&](const HookSite& site, MatrixMap v) {
-                               if (site.point != point || site.layer != layer) return;
-                               v.block(b.r0, b.c0, b.nr, b.nc) = from.block(b.r0, b.c0, b.nr, b.nc);
-                             });
-        }
-        if (!end) return end.error();
-        auto m = metric->of(*end);
-        if (!m) return m.error();
-        const std::size_t at = static_cast<std::size_t>(r) * static_cast<std::size_t>(g.cols) + static_cast<std::size_t>(c);
-        g.metric[at] = *m;
-        g.restored[at] = span != 0.0 ? (*m - g.corruptedMetric) / span : std::numeric_limits<double>::quiet_NaN();
-        const int done = static_cast<int>(at) + 1;
-        if (progress && !progress(done, static_cast<int>(cells))) return makeError(model::kForwardCancelled);
+      const Block b = blockOf(spec, T, req.site, c, head, from.cols());
+      Result<RowMatrix> end = RowMatrix();
+      if (req.site == PatchSite::Resid) {  // the stream itself: the partial forward starts from the patched one
+        RowMatrix x = streams[static_cast<std::size_t>(layer)];
+        x.row(c) = from.row(c);
+        end = receiver.run(layer, x, {});
+      } else {
+        end = receiver.run(layer, streams[static_cast<std::size_t>(layer)], [&](const HookSite& site, MatrixMap v) {
+          if (site.point != point || site.layer != layer) return;
+          v.block(b.r0, b.c0, b.nr, b.nc) = from.block(b.r0, b.c0, b.nr, b.nc);
+        });
       }
+      Result<double> m = end ? metric->of(*end) : Result<double>(end.error());
+      if (!m) {
+        errors[static_cast<std::size_t>(at)] = m.error().message;
+        stop = true;
+        return;
+      }
+      g.metric[static_cast<std::size_t>(at)] = *m;
+      g.restored[static_cast<std::size_t>(at)] = span != 0.0 ? (*m - g.corruptedMetric) / span : std::numeric_limits<double>::quiet_NaN();
+      if (progress) {
+        const std::lock_guard<std::mutex> lock(reporting);
+        const int finished = ++done;  // counted under the lock: the calls see 1, 2, 3, … in order
+        if (!stop.load() && !progress(finished, static_cast<int>(cells))) stop = true;
+      }
+    });
+    for (const std::string& e : errors) {
+      if (!e.empty()) return makeError(e);
     }
+    if (stop.load()) return makeError(model::kForwardCancelled);
     return g;
   } catch (const std::bad_alloc&) {
     return makeError("not enough memory for the patching sweep (estimated " + formatBytes(without) + ")");

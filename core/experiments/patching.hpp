@@ -42,7 +42,7 @@ struct PatchRequest {
   Answer answer;
   PatchSite site = PatchSite::Head;
   PatchDirection direction = PatchDirection::Denoise;
-  int threads = 1;
+  int threads = 1;  // sites computed at once (each forward on one thread); the numbers do not depend on it
   std::uint64_t memoryBudgetBytes = kDefaultMemoryBudget;
 };
 
@@ -58,8 +58,8 @@ struct PatchGrid {
   double at(int r, int c) const { return restored[static_cast<std::size_t>(r) * static_cast<std::size_t>(cols) + static_cast<std::size_t>(c)]; }
 };
 
-// Called after each partial forward with the sites done and their count; returning false stops the sweep, which
-// then returns the error model::kForwardCancelled.
+// Called after each partial forward with the sites done and their count (one call at a time, from the threads that
+// compute the sites); returning false stops the sweep, which then returns the error model::kForwardCancelled.
 using SweepProgress = std::function<bool(int done, int total)>;
 
 // The sweep's grid shape for a model and T (rows, cols), and its number of partial forwards.

@@ -252,6 +252,33 @@ TEST(PatchSweep, ProgressCountsAndCancelStops) {
   EXPECT_EQ(calls, 3);
 }
 
+// The sites shared out over threads give the very numbers of one thread, and a cancel still stops the sweep.
+TEST(PatchSweep, ThreadsChangeNothingButTheTime) {
+  const nlohmann::json& c = caseNamed("llama_gqa");
+  const model::ModelFolder model = open("llama_gqa");
+  PatchRequest r = requestOf(c);
+  r.site = PatchSite::HeadPosition;
+  auto one = patchSweep(model, r);
+  r.threads = 2;
+  int calls = 0, last = 0;
+  bool ordered = true;
+  auto two = patchSweep(model, r, [&](int done, int) {
+    ++calls;
+    ordered = ordered && done == last + 1;
+    last = done;
+    return true;
+  });
+  ASSERT_TRUE(one.ok() && two.ok());
+  EXPECT_EQ(one->metric, two->metric);
+  EXPECT_EQ(calls, one->rows * one->cols);
+  EXPECT_TRUE(ordered) << "the count of sites done goes up by one per call";
+  int seen = 0;
+  auto stopped = patchSweep(model, r, [&](int, int) { return ++seen < 5; });
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_EQ(stopped.error().message, model::kForwardCancelled);
+  EXPECT_EQ(seen, 5);
+}
+
 TEST(Attribution, PostNormFamiliesAreRefusedWithTheReason) {
   const model::ModelFolder model = open("olmo2");
   auto a = attributeLogits(model, {1, 2, 3}, 4, 5);
