@@ -171,8 +171,14 @@ TEST(ForwardHooks, ReadingChangesNothing) {
     auto b = model::runForward(model, ids, hooked);
     ASSERT_TRUE(b.ok()) << b.error().message;
     EXPECT_EQ(calls, 8 * model.spec().layers) << folder << ": every site of every layer";
+    // Every stage recorded (the engine's other path: head outputs merged from their own table) reads the same.
+    hooked.recordScores = true;
+    hooked.traceLayer = 0;
+    auto c = model::runForward(model, ids, hooked);
+    ASSERT_TRUE(c.ok()) << c.error().message;
     for (std::size_t i = 0; i < a->logits.data.size(); ++i) {
       ASSERT_NEAR(a->logits.data[i], b->logits.data[i], 1e-5 * std::max(1.0f, std::abs(a->logits.data[i]))) << folder << " logit " << i;
+      ASSERT_NEAR(a->logits.data[i], c->logits.data[i], 1e-5 * std::max(1.0f, std::abs(a->logits.data[i]))) << folder << " logit " << i;
     }
   }
 }
@@ -193,6 +199,11 @@ TEST(ForwardHooks, ReplacingAHeadsOutputChangesTheLogits) {
   double moved = 0;
   for (std::size_t i = 0; i < a->logits.data.size(); ++i) moved = std::max(moved, double(std::abs(a->logits.data[i] - b->logits.data[i])));
   EXPECT_GT(moved, 1e-3);
+  zero.recordScores = true;  // the recording path replaces the same numbers
+  zero.traceLayer = 1;
+  auto c = model::runForward(model, ids, zero);
+  ASSERT_TRUE(c.ok());
+  for (std::size_t i = 0; i < b->logits.data.size(); ++i) ASSERT_NEAR(b->logits.data[i], c->logits.data[i], 1e-5) << i;
 }
 
 TEST(PatchSweep, DifferentLengthsNameBothCounts) {
