@@ -434,7 +434,7 @@ Status addMlp(const ModelFolder& model, int layer, const LayerWeights& lw, Forwa
     if (lw.mlpOutBias.size() > 0) x.rowwise() += lw.mlpOutBias;
     return Ok{};
   }
-  st.up.noalias() = st.hmid * lw.mlpOut;  // (T, d_model): the MLP's output, normed before it is added
+  st.up.noalias() = st.hmid * lw.mlpOut;  // (T, d_model): the MLP's output as a table (for the hook; a post-norm block norms it)
   if (lw.mlpOutBias.size() > 0) st.up.rowwise() += lw.mlpOutBias;
   visit(st.up);
   if (!spec.family->normsAfter()) {
