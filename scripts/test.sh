@@ -34,7 +34,7 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPIL
 # workers) runs there in-process; the window itself and its GUI scripts are the Release run's.
 ASAN_TARGETS=(mhascope_core_tests mhascope_fresh_process_tests mhascope_train_tests mhascope_model_tests
               mhascope_tokenize_tests mhascope_thread_tests mhascope_app_tests mhascope_analysis_tests
-              mhascope_practice_tests)
+              mhascope_practice_tests mhascope_experiments_tests)
 # setsid gives a background job a session of its own (so it can be stopped whole), which Linux
 # also schedules as a group of its own (autogroups): nice alone changes nothing against the other
 # groups, so the new group itself gets nice 19, from inside it (set from here, it could land on

@@ -23,6 +23,10 @@ std::span<const Command> commands() {
        true, addCompareCommand},
       {"predict", "a model folder's next-token predictions on your text, and the logit lens", false,
        addPredictCommand},
+      {"patch", "activation patching on a model folder: which sites restore the clean answer in the corrupted run "
+       "(or break it, --direction noise), per layer and position or head", false, addPatchCommand},
+      {"attribute", "direct logit attribution: what each head and MLP adds to logit[answer] − logit[wrong] at the last "
+       "position", false, addAttributeCommand},
       {"tokens", "how a tokenizer reads your text: each token's position, id and piece (a model folder's, or a "
        "tokenizer.json)", false, addTokensCommand},
       {"practice",

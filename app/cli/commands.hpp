@@ -54,6 +54,8 @@ CommandRun addCircuitsCommand(CLI::App& cmd, CommandContext& ctx);  // circuits_
 CommandRun addDecodeCommand(CLI::App& cmd, CommandContext& ctx);    // decode_command.cpp
 CommandRun addCompareCommand(CLI::App& cmd, CommandContext& ctx);   // compare_command.cpp
 CommandRun addPredictCommand(CLI::App& cmd, CommandContext& ctx);   // predict_command.cpp
+CommandRun addPatchCommand(CLI::App& cmd, CommandContext& ctx);     // patch_command.cpp
+CommandRun addAttributeCommand(CLI::App& cmd, CommandContext& ctx); // attribute_command.cpp
 CommandRun addTokensCommand(CLI::App& cmd, CommandContext& ctx);    // tokens_command.cpp
 CommandRun addPracticeCommand(CLI::App& cmd, CommandContext& ctx);  // practice_command.cpp
 

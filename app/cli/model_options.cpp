@@ -23,6 +23,7 @@
 #include "io/weights_io.hpp"
 #include "model_source/model_source.hpp"
 #include "util/memory_budget.hpp"
+#include "util/format.hpp"  // formatGeneral
 #include "io/presets.hpp"
 
 namespace mhascope::cli {

@@ -342,8 +342,15 @@ Status Engine::run(const AttentionInputs& in, const MhaWeights& w, std::shared_p
       rotate(T(qSplit), opt, threads, T(StageId::QRotated));
       rotate(T(kSplit), opt, threads, T(StageId::KRotated));
     }
-    const Tensor& queries = T(rope ? StageId::QRotated : qSplit);
-    const Tensor& keys = T(rope ? StageId::KRotated : kSplit);
+    const StageId qStage = rope ? StageId::QRotated : qSplit, kStage = rope ? StageId::KRotated : kSplit;
+    const Tensor& queries = T(qStage);
+    const Tensor& keys = T(kStage);
+    const bool hooked = static_cast<bool>(opt.stageHook);
+    if (hooked) {
+      opt.stageHook(qStage, T(qStage));
+      opt.stageHook(kStage, T(kStage));
+      opt.stageHook(StageId::VHeads, T(StageId::VHeads));
+    }
     if (N != h) groupKvHeads(h, N, T(StageId::KvGroups));
     const bool alibi = opt.positions == AttnPositions::Alibi;
     if (alibi) positionBias(opt, Tq, Tk, 0, T(StageId::PositionBias));
@@ -359,7 +366,7 @@ Status Engine::run(const AttentionInputs& in, const MhaWeights& w, std::shared_p
     const float factor = scaleFactorFor(opt.scale, d, dk, opt.scaleFactor);
     Tensor &wt = T(StageId::Weights), &st = T(StageId::Scores);
     const std::int64_t rows = queryBlockRows({{wt.ptr(), wt.numel()}, {st.ptr(), all ? st.numel() : 0}});
-    attendAll(B * h, Tq, rows, threads, [&](std::int64_t bh) {
+    auto headOf = [&](std::int64_t bh) {
       HeadContext c;
       c.b = bh / h;
       c.head = static_cast<int>(bh % h);
@@ -385,12 +392,25 @@ Status Engine::run(const AttentionInputs& in, const MhaWeights& w, std::shared_p
       c.sinkLogit = c.sink ? opt.sinkLogits[static_cast<std::size_t>(c.head)] : 0.0f;
       c.sinkShare = c.sink ? T(StageId::SinkShare).ptr() + bh * Tq : nullptr;
       return c;
+    };
+    // A hook on the weights sees them whole, before any weighted sum: then the sums are a pass of their own.
+    attendAll(B * h, Tq, rows, threads, [&](std::int64_t bh) {
+      HeadContext c = headOf(bh);
+      if (hooked) c.v = nullptr;
+      return c;
     });
+    if (hooked) {
+      opt.stageHook(StageId::Weights, wt);
+      parallelFor(threads, B * h, [&](std::int64_t bh) { weightedSum(headOf(bh), 0, Tq); });
+    }
 
     // Merge the heads (each block of rows right before its output projection; without full
     // recording A V wrote straight into concat), then Y = O W_o + b_o.
     RowRange merge;
-    if (all) {
+    if (hooked) {  // the hook sees the heads merged whole, before the projection reads them
+      if (all) mergeHeads(T(StageId::HeadOutputs), 0, B * Tq, T(StageId::Concat));
+      opt.stageHook(StageId::Concat, T(StageId::Concat));
+    } else if (all) {
       merge = [&ho = T(StageId::HeadOutputs), &c = T(StageId::Concat)](std::int64_t r0, std::int64_t n) {
         mergeHeads(ho, r0, n, c);
       };

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -90,6 +91,12 @@ struct AttentionOptions {
   // for a layer of its own (random weights, a preset, files of one layer). The engine only records
   // it in the trace, so every picture's title and file name can say which layer it shows.
   int layer = -1;
+  // A read/replace hook on the tables the heads meet (a model's forward hooks stand on it: model/forward.hpp).
+  // Called, when set, with the queries and the keys as the scores read them (after the q/k norm and RoPE where the
+  // layer has them: QRotated or QNormed or QHeads, likewise K), the values (VHeads), the weights before the weighted
+  // sum (Weights) and the heads side by side before W_o (Concat); what the hook leaves in a table is what the rest
+  // of the pass uses. Empty: none, and the pass is the same code as without it.
+  std::function<void(StageId stage, Tensor& table)> stageHook;
 };
 
 // Bytes the recorded trace takes for these sizes (all 16 stages, the lazy scaled and masked scores

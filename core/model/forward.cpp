@@ -438,14 +438,19 @@ Status mixtureOutput(const ModelFolder& model, int layer, const LayerWeights& lw
 // x += mlp(norm2(x)): GPT-2's gelu_new MLP with biases, Llama's SwiGLU down(silu(gate m) * up m), or a mixture of
 // experts (mixtureOutput, its routing into `routing`); a bias is added only where the layer has one. A post-norm
 // block (OLMo 2) reads x itself and norms the output.
-Status addMlp(const ModelFolder& model, int layer, const LayerWeights& lw, ForwardState& st, LayerRouting* routing) {
+Status addMlp(const ModelFolder& model, int layer, const LayerWeights& lw, ForwardState& st, LayerRouting* routing,
+              const ForwardHook& hook) {
   const ModelSpec& spec = model.spec();
+  auto visit = [&](RowMatrix& out) {
+    if (hook) hook({HookPoint::MlpOut, layer}, MatrixMap(out.data(), out.rows(), out.cols()));
+  };
   RowMatrix& x = st.x;
   mlpInput(spec, lw, x, st.m);
   if (spec.moe.mixtureAt(layer)) {
     LayerRouting r;
     if (auto s = mixtureOutput(model, layer, lw, st, r); !s) return s;
     if (routing) *routing = std::move(r);
+    visit(st.routed);
     if (!spec.family->normsAfter()) {
       x += st.routed;
     } else {
@@ -457,23 +462,47 @@ Status addMlp(const ModelFolder& model, int layer, const LayerWeights& lw, Forwa
   if (lw.mlpInBias.size() > 0) st.hmid.rowwise() += lw.mlpInBias;
   if (spec.family->gatedMlp()) st.up.noalias() = st.m * lw.mlpUp;
   activateInPlace(spec, st.hmid, st.up);
-  if (!spec.family->normsAfter()) {
+  if (!spec.family->normsAfter() && !hook) {
     x.noalias() += st.hmid * lw.mlpOut;
     if (lw.mlpOutBias.size() > 0) x.rowwise() += lw.mlpOutBias;
     return Ok{};
   }
-  st.up.noalias() = st.hmid * lw.mlpOut;  // (T, d_model): the MLP's output, normed before it is added
+  st.up.noalias() = st.hmid * lw.mlpOut;  // (T, d_model): the MLP's output as a table (for the hook; a post-norm block norms it)
   if (lw.mlpOutBias.size() > 0) st.up.rowwise() += lw.mlpOutBias;
-  addNormed(spec, lw.mlpOutNorm, st.up, st);
+  visit(st.up);
+  if (!spec.family->normsAfter()) {
+    x += st.up;
+  } else {
+    addNormed(spec, lw.mlpOutNorm, st.up, st);
+  }
   return Ok{};
+}
+}  // namespace
+
+namespace {
+// The forward's hook on the engine's tables of layer `layer` (HookPoint's shapes: one (rows, columns) table each).
+std::function<void(StageId, Tensor&)> engineHook(const ForwardHook& hook, int layer) {
+  return [hook, layer](StageId id, Tensor& t) {
+    HookPoint p = HookPoint::HeadOut;
+    switch (id) {
+      case StageId::QHeads: case StageId::QNormed: case StageId::QRotated: p = HookPoint::Query; break;
+      case StageId::KHeads: case StageId::KNormed: case StageId::KRotated: p = HookPoint::Key; break;
+      case StageId::VHeads: p = HookPoint::Value; break;
+      case StageId::Weights: p = HookPoint::Pattern; break;
+      case StageId::Concat: p = HookPoint::HeadOut; break;
+      default: return;
+    }
+    const std::int64_t cols = t.dim(t.rank() - 1);
+    hook({p, layer}, MatrixMap(t.ptr(), static_cast<Eigen::Index>(t.numel() / cols), static_cast<Eigen::Index>(cols)));
+  };
 }
 }  // namespace
 
 Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, ForwardState& st, ForwardResult& out) {
   const ModelSpec& spec = model.spec();
   const std::int64_t T = st.x.rows(), d = spec.dModel;
-  ResidualCache* kept = opt.residuals.get();
-  int first = 0;
+  ResidualCache* kept = opt.hook ? nullptr : opt.residuals.get();
+  int first = st.firstLayer;
   // Nothing of the layers before the traced one (or before `stop`) is wanted: start from the
   // deepest kept stream.
   if (kept && !opt.keepAttention && !opt.keepHidden && !opt.onAttention) {
@@ -486,11 +515,18 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
   }
   if (spec.moe.experts > 0) out.routing.resize(static_cast<std::size_t>(spec.layers));
   for (int l = first; l < stop; ++l) {
-    auto lw = model.layer(l);
-    if (!lw) return lw.error();
+    std::optional<LayerWeights> converted;
+    const LayerWeights* lw = st.layers ? &(*st.layers)[static_cast<std::size_t>(l)] : nullptr;
+    if (!lw) {
+      auto read = model.layer(l);
+      if (!read) return read.error();
+      lw = &converted.emplace(std::move(*read));
+    }
+    if (opt.hook) opt.hook({HookPoint::ResidPre, l}, MatrixMap(st.x.data(), T, d));
     // Attention on the normed stream, through the engine.
     attentionInput(spec, *lw, l, st);
     st.options.recordEveryStage = l == opt.traceLayer || opt.recordScores;
+    if (opt.hook) st.options.stageHook = engineHook(opt.hook, l);
     Trace& trace = l == opt.traceLayer ? out.trace : st.scratch;
     if (lw->latent) {  // multi-head latent attention: its own projections, recorded in the pipeline's stages
       LatentRecord rec;
@@ -505,6 +541,7 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
     } else if (auto s = forward(st.in, std::shared_ptr<const MhaWeights>(lw->attention), st.options, trace); !s) {
       return makeError("layer " + std::to_string(l) + ": " + s.error().message);
     }
+    if (opt.hook) opt.hook({HookPoint::AttnOut, l}, MatrixMap(trace.tensor(StageId::Output).ptr(), T, d));
     std::optional<RowMatrix> next;
     if (kept) next = kept->at(model.identity(), st.tokens, l + 1);
     LayerRouting* routing = spec.moe.mixtureAt(l) ? &out.routing[static_cast<std::size_t>(l)] : nullptr;
@@ -540,7 +577,7 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
     }
 
     if (!next) {
-      if (auto s = addMlp(model, l, *lw, st, routing); !s) return makeError("layer " + std::to_string(l) + ": " + s.error().message);
+      if (auto s = addMlp(model, l, *lw, st, routing, opt.hook); !s) return makeError("layer " + std::to_string(l) + ": " + s.error().message);
       noteNonFinite(st.x.data(), static_cast<std::size_t>(st.x.size()), "layer " + std::to_string(l) + "'s MLP output", out.nonFinite);
       if (kept) kept->put(model.identity(), st.tokens, l + 1, st.x);
     }

@@ -28,6 +28,25 @@ namespace mhascope::model {
 // The message of the error a forward returns when its progress callback asked it to stop.
 inline constexpr const char* kForwardCancelled = "cancelled";
 
+// The named sites of a forward a hook reads or replaces (ForwardOptions::hook), in the order the forward meets
+// them in layer `layer`, and the table the hook is given there (row-major floats, the forward's own numbers):
+//   ResidPre  (T, d_model)   the residual stream before the layer
+//   Query     (h·T, d_k)     the queries the scores read (after the q/k norm and RoPE where the layer has them),
+//                            head i's rows i·T … (i+1)·T − 1
+//   Key       (N·T, d_k)     the keys likewise, K/V head j's rows j·T …; Value (N·T, d_k) the values
+//   Pattern   (h·T, T)       the attention weights before the weighted sum, head i's rows i·T …
+//   HeadOut   (T, h·d_k)     each head's A V before W_o (values with their bias), head i in columns i·d_k …
+//   AttnOut   (T, d_model)   the attention's output (with b_o; a block that norms its sublayers' outputs: before
+//                            that norm)
+//   MlpOut    (T, d_model)   the MLP's output likewise (a mixture: the weighted sum of its experts)
+enum class HookPoint { ResidPre, Query, Key, Value, Pattern, HeadOut, AttnOut, MlpOut };
+struct HookSite {
+  HookPoint point = HookPoint::ResidPre;
+  int layer = 0;
+};
+// What the hook leaves in `values` is what the forward goes on with; reading only, it leaves them.
+using ForwardHook = std::function<void(const HookSite& site, MatrixMap values)>;
+
 // One layer's heads as the engine computed them, for ForwardOptions::onAttention.
 struct LayerHeads {
   int layer = 0;
@@ -65,6 +84,9 @@ struct ForwardOptions {
   // this forward's are kept (residual_cache.hpp): the layers whose attention nothing here needs
   // are skipped, and a layer whose next stream is kept runs its attention only.
   std::shared_ptr<ResidualCache> residuals;
+  // Called at every site of every layer (HookPoint) when set; a forward with a hook neither uses nor keeps
+  // `residuals` (its streams are no longer the model's own). Empty: the forward is the same code as without it.
+  ForwardHook hook;
 };
 
 // One mixture layer's routing (ModelSpec::moe): which k experts each token's MLP input went to, and with what weight.

@@ -19,6 +19,11 @@ struct ForwardState {
   RowMatrix a;               // (T, d_model) the attention's normed input
   RowMatrix m, hmid, up;     // the MLP's normed input (T, d_model), hidden (T, F), SwiGLU's up (T, F)
   RowMatrix routed;          // (T, d_model) a mixture's weighted sum of its experts' outputs
+  // runLayers starts at this layer, x being the stream before it (a partial forward of a patching sweep).
+  int firstLayer = 0;
+  // Set: layer l's weights are (*layers)[l], converted once by the caller for many forwards; null: each layer's
+  // are converted from the file as it runs.
+  const std::vector<LayerWeights>* layers = nullptr;
 };
 
 // Bytes held at once (estimateForwardBytes); withLogits: the (T, V) logits are made as well.

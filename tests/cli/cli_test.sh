@@ -354,7 +354,7 @@ expect_error "the window's --help > /dev/full" "cannot write to standard output"
 # a --help of its own (the dispatch runs the same table).
 "$BIN" --help > "$T/window_help.txt"
 names=$(sed -n 's/^  mhascope \([a-z]*\) .*/\1/p' "$T/window_help.txt")
-[ "$(echo $names)" = "info run export bench train circuits decode compare predict tokens practice" ] \
+[ "$(echo $names)" = "info run export bench train circuits decode compare predict patch attribute tokens practice" ] \
   && ok "--help names every subcommand" || bad "--help names: $(echo $names)"
 for c in $names; do
   "$BIN" "$c" --help > "$T/help_$c.txt" 2>&1 && grep -q "^Usage: mhascope $c" "$T/help_$c.txt" \

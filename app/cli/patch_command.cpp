@@ -1,0 +1,186 @@
+// `mhascope patch --model DIR --clean TEXT --corrupt TEXT --answer TOKEN --wrong TOKEN [--metric logit-diff|prob]
+// [--site resid|attn|mlp|head|head-position|q|k|v|pattern] [--direction denoise|noise] [--json F] [--export-dir D]`:
+// activation patching (core/experiments/patching.hpp) — per site the metric restored, 0 = as the corrupted run,
+// 1 = as the clean one — as a table, a JSON file and a heatmap.
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "command_common.hpp"
+#include "commands.hpp"
+#include "experiment_args.hpp"
+#include "experiments/patching.hpp"
+#include "model/forward.hpp"
+#include "options.hpp"
+#include "util/memory_budget.hpp"
+#include "util/utf8.hpp"
+
+namespace mhascope::cli {
+
+namespace {
+
+struct PatchArgs {
+  std::string modelDir, clean, corrupt, answer, wrong;
+  std::string metric = "logit-diff", site = "head", direction = "denoise";
+  ExperimentOutputArgs out;
+};
+
+const experiments::PatchSite kSites[] = {
+    experiments::PatchSite::Resid, experiments::PatchSite::Attn,   experiments::PatchSite::Mlp,
+    experiments::PatchSite::Head,  experiments::PatchSite::HeadPosition, experiments::PatchSite::Query,
+    experiments::PatchSite::Key,   experiments::PatchSite::Value,  experiments::PatchSite::Pattern};
+
+const char* siteWords(experiments::PatchSite s) {
+  switch (s) {
+    case experiments::PatchSite::Resid: return "residual stream row (a layer's input at one position)";
+    case experiments::PatchSite::Attn: return "attention output at one position";
+    case experiments::PatchSite::Mlp: return "MLP output at one position";
+    case experiments::PatchSite::Head: return "head output (A V before W_o), every position";
+    case experiments::PatchSite::HeadPosition: return "head output at one position";
+    case experiments::PatchSite::Query: return "head's queries";
+    case experiments::PatchSite::Key: return "K/V head's keys";
+    case experiments::PatchSite::Value: return "K/V head's values";
+    case experiments::PatchSite::Pattern: return "head's attention pattern";
+  }
+  return "";
+}
+
+int cmdPatch(const PatchArgs& a) {
+  const std::uint64_t budget = a.out.budgetBytes();
+  TokenizerCache tokenizers;
+  auto clean = tokenizeForModel(a.modelDir, a.clean, "--clean", &tokenizers, budget);
+  if (!clean) return fail(clean.error().message);
+  auto corrupt = tokenizeForModel(a.modelDir, a.corrupt, "--corrupt", &tokenizers, budget);
+  if (!corrupt) return fail(corrupt.error().message);
+  for (const ModelText* t : {&*clean, &*corrupt}) {
+    if (!t->textNote.empty()) warn(t->textNote);
+  }
+  if (auto s = experiments::checkSameLength(clean->ids.size(), corrupt->ids.size()); !s) return fail(s.error().message);
+  experiments::PatchRequest r;
+  r.clean = clean->ids;
+  r.corrupted = corrupt->ids;
+  auto right = answerToken(*clean, "--answer", a.answer);
+  if (!right) return fail(right.error().message);
+  r.answer.right = *right;
+  r.answer.metric = a.metric == "prob" ? experiments::Metric::Probability : experiments::Metric::LogitDiff;
+  if (r.answer.metric == experiments::Metric::LogitDiff) {
+    if (a.wrong.empty()) return fail("--metric logit-diff needs --wrong (the token the corrupted text leads to)");
+    auto wrong = answerToken(*clean, "--wrong", a.wrong);
+    if (!wrong) return fail(wrong.error().message);
+    r.answer.wrong = *wrong;
+  }
+  for (experiments::PatchSite s : kSites) {
+    if (a.site == experiments::siteName(s)) r.site = s;
+  }
+  r.direction = a.direction == "noise" ? experiments::PatchDirection::Noise : experiments::PatchDirection::Denoise;
+  r.threads = a.out.threads;
+  r.memoryBudgetBytes = budget;
+  std::filesystem::path target;
+  if (auto s = checkExperimentOutputs(*clean, a.out.json, a.out.force, a.out.exportDir, target); !s) return fail(s.error().message);
+
+  const model::ModelSpec& spec = clean->folder.spec();
+  std::fprintf(stderr, "patching: about %s of memory\n",
+               formatBytes(experiments::estimatePatchBytes(spec, static_cast<std::int64_t>(r.clean.size()), r.site, true)).c_str());
+  auto g = experiments::patchSweep(clean->folder, r, [](int done, int total) {
+    if (done == total || done % 50 == 0) std::fprintf(stderr, "\rpatching: %d of %d sites", done, total);
+    if (done == total) std::fprintf(stderr, "\n");
+    return true;
+  });
+  if (!g) return fail(g.error().message);
+
+  const int T = static_cast<int>(r.clean.size());
+  const bool byPosition = g->colAxis == "position";
+  std::vector<std::string> rowLabels, colLabels;
+  const int perLayer = r.site == experiments::PatchSite::HeadPosition ? spec.heads : 1;
+  for (int row = 0; row < g->rows; ++row) {
+    rowLabels.push_back(perLayer > 1 ? std::to_string(row / perLayer) + "." + std::to_string(row % perLayer)
+                                     : "L" + std::to_string(row));
+  }
+  for (int c = 0; c < g->cols; ++c) {
+    colLabels.push_back(byPosition ? clean->labels[static_cast<std::size_t>(c)] : (g->colAxis == "head" ? "H" : "KV") + std::to_string(c));
+  }
+  const char* metricWords = r.answer.metric == experiments::Metric::LogitDiff ? "logit difference" : "probability";
+  std::printf("%s model %s: T = %d tokens; %s each %s (--site %s)\n", spec.family->modelType, clean->folder.dir().c_str(), T,
+              r.direction == experiments::PatchDirection::Denoise ? "denoising: the corrupted run with the clean run's numbers at"
+                                                                  : "noising: the clean run with the corrupted run's numbers at",
+              siteWords(r.site), experiments::siteName(r.site));
+  std::printf("metric: %s of '%s' (%d)%s at the last position; clean %.4f, corrupted %.4f\n", metricWords,
+              clean->tokenizer->displayToken(r.answer.right).c_str(), r.answer.right,
+              r.answer.metric == experiments::Metric::LogitDiff
+                  ? (" − '" + clean->tokenizer->displayToken(r.answer.wrong) + "' (" + std::to_string(r.answer.wrong) + ")").c_str()
+                  : "",
+              g->cleanMetric, g->corruptedMetric);
+  std::printf("restored fraction (metric − corrupted) / (clean − corrupted): 0 = as corrupted, 1 = as clean\n");
+  std::printf("  %-8s", g->rowAxis.c_str());
+  for (int c = 0; c < g->cols; ++c) std::printf(" %s", cell(colLabels[static_cast<std::size_t>(c)], 7).c_str());
+  std::printf("\n");
+  nlohmann::json rows = nlohmann::json::array();
+  std::vector<float> values(g->restored.size());
+  for (int row = 0; row < g->rows; ++row) {
+    std::printf("  %-8s", rowLabels[static_cast<std::size_t>(row)].c_str());
+    nlohmann::json jr = nlohmann::json::array();
+    for (int c = 0; c < g->cols; ++c) {
+      const double v = g->at(row, c);
+      std::printf(" %7.3f", v);
+      jr.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr));
+      values[static_cast<std::size_t>(row * g->cols + c)] = static_cast<float>(v);
+    }
+    std::printf("\n");
+    rows.push_back(jr);
+  }
+  nlohmann::json metric = nlohmann::json::array();
+  for (double m : g->metric) metric.push_back(m);
+  nlohmann::json tokens = nlohmann::json::array();
+  for (std::size_t t = 0; t < r.clean.size(); ++t) {
+    tokens.push_back({{"clean", replaceInvalidUtf8(clean->labels[t])}, {"corrupted", replaceInvalidUtf8(corrupt->labels[t])}});
+  }
+  const nlohmann::json doc = {{"model", clean->folder.dir()}, {"site", experiments::siteName(r.site)},
+                              {"direction", experiments::directionName(r.direction)},
+                              {"metric", experiments::metricName(r.answer.metric)},
+                              {"answer", r.answer.right}, {"wrong", r.answer.wrong}, {"T", T}, {"tokens", tokens},
+                              {"clean_metric", g->cleanMetric}, {"corrupted_metric", g->corruptedMetric},
+                              {"rows", g->rows}, {"cols", g->cols}, {"row_axis", g->rowAxis}, {"col_axis", g->colAxis},
+                              {"restored", rows}, {"patched_metric", metric}};
+  GridFile f;
+  f.stem = std::string("patch_") + experiments::siteName(r.site) + "_" + experiments::directionName(r.direction);
+  f.rows = g->rows;
+  f.cols = g->cols;
+  f.values = std::move(values);
+  f.rowLabels = rowLabels;
+  f.colLabels = colLabels;
+  f.rowAxis = g->rowAxis;
+  f.colAxis = g->colAxis;
+  f.title = std::string("Activation patching (") + experiments::directionName(r.direction) + "): " + siteWords(r.site) +
+            ", restored fraction of the " + metricWords;
+  f.range = 1.0f;
+  const std::string subtitle = std::string(spec.family->modelType) + " " + clean->folder.dir() + ", T = " + std::to_string(T);
+  if (auto s = writeExperimentOutputs(a.out.json, doc.dump(2) + "\n", a.out.exportDir, target, {f}, subtitle); !s) {
+    return fail(s.error().message);
+  }
+  return 0;
+}
+
+}  // namespace
+
+CommandRun addPatchCommand(CLI::App& cmd, CommandContext&) {
+  auto a = std::make_shared<PatchArgs>();
+  cmd.add_option("--model", a->modelDir, "a Hugging Face model folder with its tokenizer")->required()->check(nonEmptyPath());
+  cmd.add_option("--clean", a->clean, "the clean text, verbatim")->required();
+  cmd.add_option("--corrupt", a->corrupt, "the corrupted text: the same number of tokens")->required();
+  cmd.add_option("--answer", a->answer, "the right answer: a text of one token (' Mary') or #id")->required();
+  cmd.add_option("--wrong", a->wrong, "the wrong answer (--metric logit-diff): a text of one token or #id");
+  cmd.add_option("--metric", a->metric, "logit-diff (answer − wrong) or prob (of the answer)")
+      ->check(CLI::IsMember({"logit-diff", "prob"}))
+      ->capture_default_str();
+  cmd.add_option("--site", a->site, "what is patched: resid, attn, mlp, head, head-position, q, k, v or pattern")
+      ->check(CLI::IsMember({"resid", "attn", "mlp", "head", "head-position", "q", "k", "v", "pattern"}))
+      ->capture_default_str();
+  cmd.add_option("--direction", a->direction, "denoise (clean into corrupted) or noise (corrupted into clean)")
+      ->check(CLI::IsMember({"denoise", "noise"}))
+      ->capture_default_str();
+  addExperimentOutputOptions(cmd, a->out);
+  return [a](CommandContext&) { return cmdPatch(*a); };
+}
+
+}  // namespace mhascope::cli
