@@ -484,10 +484,11 @@ void drawTrainKeep(TrainLab& lab, UiContext& ctx) {
   textField("##curvespath", &lab.files.curvesPath);
   ctx.probes.recordLabel("train_curves_path", lab.files.curvesPath);
   ImGui::BeginDisabled(!have);
-  if (ImGui::Button("Export contact sheet")) ctx.requests.file([&lab] { trainExportSheet(lab); });
+  // Written as the window shows them (the view's "see as" preview).
+  if (ImGui::Button("Export contact sheet")) ctx.requests.file([&lab, seeAs = ctx.view.seeAs] { trainExportSheet(lab, seeAs); });
   ctx.probes.recordLastItem("train_export_sheet");
   ImGui::SameLine();
-  if (ImGui::Button("Export curves")) ctx.requests.file([&lab] { trainExportCurves(lab); });
+  if (ImGui::Button("Export curves")) ctx.requests.file([&lab, seeAs = ctx.view.seeAs] { trainExportCurves(lab, seeAs); });
   ctx.probes.recordLastItem("train_export_curves");
   ImGui::EndDisabled();
   if (lab.messageAt == TrainLab::Said::Export) showMessage(lab.message, lab.messageIsError);

@@ -295,8 +295,8 @@ std::string checkRunMemory(const train::TrainSettings& s, std::uint64_t budgetBy
 // drops): a .safetensors checkpoint opens the Train mode and loads it; anything else is named in
 // the Train mode's message.
 void trainDropPath(TrainLab& lab, const std::string& path);
-void trainExportSheet(TrainLab& lab);
-void trainExportCurves(TrainLab& lab);
+void trainExportSheet(TrainLab& lab, SeeAs seeAs = SeeAs::Normal);
+void trainExportCurves(TrainLab& lab, SeeAs seeAs = SeeAs::Normal);
 // The chosen step's parameters (ablation applied) → the pipeline's trace: layer `lab.openLayer`'s
 // MHA on its real input, exactly as `--checkpoint --layer` (cli/checkpoint_layer.cpp).
 void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view);

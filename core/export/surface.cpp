@@ -27,7 +27,8 @@ std::string xmlEscape(std::string_view s) {
 
 }  // namespace
 
-Result<SurfacePtr> openSurface(ImageFormat format, int width, int height, Sink& sink, const std::string& docTitle) {
+Result<SurfacePtr> openSurface(ImageFormat format, int width, int height, Sink& sink, const std::string& docTitle,
+                               SeeAs seeAs) {
   SurfacePtr surface;
   const double w = width, h = height;
   switch (format) {
@@ -46,6 +47,7 @@ Result<SurfacePtr> openSurface(ImageFormat format, int width, int height, Sink& 
   if (auto st = cairoOk(cairo_surface_status(surface.get()), ("cannot create a " + size + " picture").c_str()); !st) {
     return st.error();
   }
+  attachSeeAs(surface.get(), seeAs);
   return surface;
 }
 

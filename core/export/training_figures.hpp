@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "export/export.hpp"  // ImageFormat, formatFromPath
+#include "export/export.hpp"  // ImageFormat, formatFromPath, SeeAs
 
 namespace mhascope {
 
@@ -25,6 +25,7 @@ struct ContactSheet {
   // rows * cols maps of T*T weights in [0, 1], index row * cols + col, each row-major (query, key).
   std::vector<std::vector<float>> maps;
   bool causal = true;                     // keys after the query drawn as blocked (the mask's look)
+  SeeAs seeAs = SeeAs::Normal;            // every colour as this reader sees it
 };
 
 struct CurveSeries {
@@ -45,6 +46,7 @@ struct CurvesFigure {
   std::string xName = "step";
   std::vector<CurvePanel> panels;         // stacked vertically, one shared step axis
   std::int64_t markStep = -1;             // a vertical line at this step (the chosen one); -1 none
+  SeeAs seeAs = SeeAs::Normal;            // every colour as this reader sees it
 };
 
 // The file's bytes. Errors: no rows or steps, maps of the wrong count or size, a picture too large.
