@@ -377,6 +377,17 @@ void trainExportSheet(TrainLab& lab, SeeAs seeAs) {
   say(lab, "Saved " + lab.files.sheetPath, false, TrainLab::Said::Export);
 }
 
+void trainExportAnimation(TrainLab& lab, SeeAs seeAs) {
+  if (!lab.run.view || lab.run.view->history.empty()) return say(lab, "nothing to export yet: press Train first", true, TrainLab::Said::Export);
+  auto a = buildAnimation(lab);
+  if (!a) return say(lab, a.error().message, true, TrainLab::Said::Export);
+  a->sheet.seeAs = seeAs;
+  a->curves.seeAs = seeAs;
+  if (auto st = exportTrainingGif(lab.files.animationPath, *a); !st) return say(lab, st.error().message, true, TrainLab::Said::Export);
+  say(lab, "Saved " + lab.files.animationPath + " (" + std::to_string(a->sheet.steps.size()) + " frames)", false,
+      TrainLab::Said::Export);
+}
+
 void trainExportCurves(TrainLab& lab, SeeAs seeAs) {
   if (!lab.run.curves) return say(lab, "nothing to export yet: press Train first", true, TrainLab::Said::Export);
   CurvesFigure curves = *lab.run.curves;

@@ -175,13 +175,13 @@ struct TrainAblation {
 // Keep it: checkpoint and export paths.
 struct TrainFiles {
   std::string checkpointPath;
-  std::string sheetPath, curvesPath;
+  std::string sheetPath, curvesPath, animationPath;
   std::string sheetSteps;               // "0 200 400 800" or empty: six evenly spaced
   std::vector<bool> sheetHeads;         // layers * heads; empty: all
   std::string lastFolder;              // the export folder the default paths were made from
   // The default paths last proposed: a path still equal to its default follows the task and the
   // folder; one the user typed stays.
-  std::string defaultCheckpoint, defaultSheet, defaultCurves;
+  std::string defaultCheckpoint, defaultSheet, defaultCurves, defaultAnimation;
 };
 
 // How the window keeps up while training (measured, shown in the run line): the frame work
@@ -297,6 +297,9 @@ std::string checkRunMemory(const train::TrainSettings& s, std::uint64_t budgetBy
 void trainDropPath(TrainLab& lab, const std::string& path);
 void trainExportSheet(TrainLab& lab, SeeAs seeAs = SeeAs::Normal);
 void trainExportCurves(TrainLab& lab, SeeAs seeAs = SeeAs::Normal);
+// The run as an animated GIF: the kept attention pictures (at most kDefaultAnimationFrames of
+// them, evenly spaced) beside the curves, the step marked in each frame.
+void trainExportAnimation(TrainLab& lab, SeeAs seeAs = SeeAs::Normal);
 // The chosen step's parameters (ablation applied) → the pipeline's trace: layer `lab.openLayer`'s
 // MHA on its real input, exactly as `--checkpoint --layer` (cli/checkpoint_layer.cpp).
 void trainOpenInPipeline(TrainLab& lab, AppState& state, ViewState& view);

@@ -4,6 +4,7 @@
 // [SECTION] contact sheet  heads × steps of small attention maps
 // [SECTION] curves         stacked line panels over one step axis
 // [SECTION] public API
+// [SECTION] animation      one frame per step, the two pictures side by side, as a GIF
 //
 // Text uses cairo's toy API with DejaVu Sans: the labels here are step numbers, head names and
 // the task's token symbols (ASCII for induction / reverse / sort).
@@ -15,6 +16,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cctype>
+#include <filesystem>
 #include <functional>
 #include <memory>
 
@@ -310,19 +313,9 @@ void drawCurves(cairo_t* cr, const CurvesFigure& fig, AxisRange xr) {
   }
 }
 
-}  // namespace
-
-// =============================================================================================
-// [SECTION] public API
-// =============================================================================================
-
-Result<std::string> renderContactSheet(const ContactSheet& sheet, ImageFormat format) {
-  if (auto st = checkSheet(sheet); !st) return st.error();
-  const SheetGeometry g = sheetGeometry(sheet);
-  return renderWith(g.width, g.height, format, sheet.title, sheet.seeAs, [&](cairo_t* cr) { drawSheet(cr, sheet, g); });
-}
-
-Result<std::string> renderCurves(const CurvesFigure& fig, ImageFormat format) {
+// The step axis every panel shares; errors: no panels, a series whose steps and values differ
+// in count, no points.
+Result<AxisRange> curvesRange(const CurvesFigure& fig) {
   if (fig.panels.empty()) return makeError("no curves to draw");
   std::vector<double> xs;
   for (const auto& p : fig.panels) {
@@ -337,9 +330,27 @@ Result<std::string> renderCurves(const CurvesFigure& fig, ImageFormat format) {
   if (xs.empty()) return makeError("the curves have no points yet");
   AxisRange xr{*std::min_element(xs.begin(), xs.end()), *std::max_element(xs.begin(), xs.end())};
   if (xr.hi <= xr.lo) xr.hi = xr.lo + 1;
-  const int width = static_cast<int>(16 + kAxisW + kPlotW + kLegendW);
-  const int height = static_cast<int>(40 + kPanelH * static_cast<double>(fig.panels.size()) + 44);
-  return renderWith(width, height, format, fig.title, fig.seeAs, [&](cairo_t* cr) { drawCurves(cr, fig, xr); });
+  return xr;
+}
+int curvesWidth() { return static_cast<int>(16 + kAxisW + kPlotW + kLegendW); }
+int curvesHeight(const CurvesFigure& fig) { return static_cast<int>(40 + kPanelH * static_cast<double>(fig.panels.size()) + 44); }
+
+}  // namespace
+
+// =============================================================================================
+// [SECTION] public API
+// =============================================================================================
+
+Result<std::string> renderContactSheet(const ContactSheet& sheet, ImageFormat format) {
+  if (auto st = checkSheet(sheet); !st) return st.error();
+  const SheetGeometry g = sheetGeometry(sheet);
+  return renderWith(g.width, g.height, format, sheet.title, sheet.seeAs, [&](cairo_t* cr) { drawSheet(cr, sheet, g); });
+}
+
+Result<std::string> renderCurves(const CurvesFigure& fig, ImageFormat format) {
+  auto xr = curvesRange(fig);
+  if (!xr) return xr.error();
+  return renderWith(curvesWidth(), curvesHeight(fig), format, fig.title, fig.seeAs, [&](cairo_t* cr) { drawCurves(cr, fig, *xr); });
 }
 
 
@@ -349,6 +360,129 @@ Status exportContactSheet(const std::string& path, const ContactSheet& sheet) {
 
 Status exportCurves(const std::string& path, const CurvesFigure& fig) {
   return renderAndWrite(path, [&](ImageFormat f) { return renderCurves(fig, f); });
+}
+
+// =============================================================================================
+// [SECTION] animation
+// =============================================================================================
+
+namespace {
+
+// An RGB24 image surface of this size, painted by `draw`, as RGB bytes.
+Result<RgbFrame> renderPixels(int width, int height, SeeAs seeAs, const std::function<void(cairo_t*)>& draw) {
+  if (width < 1 || height < 1 || width > kMaxSide || height > kMaxSide) {
+    return makeError("an animation frame would be " + std::to_string(width) + " x " + std::to_string(height) +
+                     " pixels (at most " + std::to_string(kMaxSide) + " per side)");
+  }
+  SurfacePtr surface(cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height));
+  if (auto st = cairoOk(cairo_surface_status(surface.get()), "cannot create an animation frame"); !st) return st.error();
+  attachSeeAs(surface.get(), seeAs);
+  {
+    ContextPtr cr(cairo_create(surface.get()));
+    setInk(cr.get(), 1, 1, 1);
+    cairo_paint(cr.get());
+    cairo_select_font_face(cr.get(), "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    draw(cr.get());
+    if (auto st = cairoOk(cairo_status(cr.get()), "drawing failed"); !st) return st.error();
+  }
+  cairo_surface_flush(surface.get());
+  RgbFrame f;
+  f.width = width;
+  f.height = height;
+  f.rgb.resize(static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * 3);
+  const unsigned char* data = cairo_image_surface_get_data(surface.get());
+  const int stride = cairo_image_surface_get_stride(surface.get());
+  for (int y = 0; y < height; ++y) {
+    const auto* row = reinterpret_cast<const std::uint32_t*>(data + static_cast<std::ptrdiff_t>(y) * stride);
+    std::uint8_t* out = f.rgb.data() + static_cast<std::size_t>(y) * static_cast<std::size_t>(width) * 3;
+    for (int x = 0; x < width; ++x) {
+      out[3 * x] = static_cast<std::uint8_t>(row[x] >> 16);
+      out[3 * x + 1] = static_cast<std::uint8_t>(row[x] >> 8);
+      out[3 * x + 2] = static_cast<std::uint8_t>(row[x]);
+    }
+  }
+  return f;
+}
+
+// Column k of the sheet as a sheet of its own.
+ContactSheet sheetColumn(const ContactSheet& s, std::size_t k) {
+  ContactSheet one = s;
+  one.steps = {s.steps[k]};
+  one.maps.clear();
+  const std::size_t cols = s.steps.size();
+  for (std::size_t r = 0; r < s.rowTitles.size(); ++r) one.maps.push_back(s.maps[r * cols + k]);
+  return one;
+}
+
+}  // namespace
+
+std::vector<std::size_t> evenlySpaced(std::size_t available, std::size_t count) {
+  std::vector<std::size_t> out;
+  if (available == 0 || count == 0) return out;
+  if (count >= available || available == 1) {
+    for (std::size_t i = 0; i < available; ++i) out.push_back(i);
+    return out;
+  }
+  if (count == 1) return {available - 1};
+  for (std::size_t i = 0; i < count; ++i) out.push_back(i * (available - 1) / (count - 1));
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Result<RgbFrame> renderAnimationFrame(const TrainingAnimation& a, std::size_t k) {
+  if (auto st = checkSheet(a.sheet); !st) return st.error();
+  if (k >= a.sheet.steps.size()) {
+    return makeError("frame " + std::to_string(k) + " of an animation of " + std::to_string(a.sheet.steps.size()) + " frames");
+  }
+  const ContactSheet one = sheetColumn(a.sheet, k);
+  CurvesFigure curves = a.curves;
+  curves.markStep = a.sheet.steps[k];
+  auto xr = curvesRange(curves);
+  if (!xr) return xr.error();
+  const SheetGeometry g = sheetGeometry(one);
+  const int cw = curvesWidth(), ch = curvesHeight(curves);
+  // The heads on the left, the curves on their right, both from the top.
+  return renderPixels(g.width + cw, std::max(g.height, ch), a.sheet.seeAs, [&](cairo_t* cr) {
+    cairo_save(cr);  // the sheet inside its own picture's bounds, as its PNG has it
+    cairo_rectangle(cr, 0, 0, g.width, g.height);
+    cairo_clip(cr);
+    drawSheet(cr, one, g);
+    cairo_restore(cr);
+    cairo_save(cr);
+    cairo_translate(cr, g.width, 0);
+    drawCurves(cr, curves, *xr);
+    cairo_restore(cr);
+  });
+}
+
+Result<std::string> renderTrainingGif(const TrainingAnimation& a) {
+  const std::size_t n = a.sheet.steps.size();
+  if (n > static_cast<std::size_t>(kMaxAnimationFrames)) {
+    return makeError("an animation of " + std::to_string(n) + " frames (at most " + std::to_string(kMaxAnimationFrames) +
+                     "): choose fewer frames");
+  }
+  // Frames are drawn one at a time as the encoder asks, so one frame is in memory; the size is
+  // checked on the first, which every frame shares.
+  return encodeGif(n, a.delayCentiseconds, [&](std::size_t k) -> Result<RgbFrame> {
+    auto f = renderAnimationFrame(a, k);
+    if (!f) return f.error();
+    const std::uint64_t pixels = static_cast<std::uint64_t>(f->width) * static_cast<std::uint64_t>(f->height) * n;
+    if (pixels > kMaxAnimationPixels) {
+      return makeError("the animation would be " + std::to_string(n) + " frames of " + std::to_string(f->width) + " x " +
+                       std::to_string(f->height) + " pixels (" + std::to_string(pixels / 1'000'000) + " M pixels, at most " +
+                       std::to_string(kMaxAnimationPixels / 1'000'000) + " M): choose fewer frames or heads");
+    }
+    return f;
+  });
+}
+
+Status exportTrainingGif(const std::string& path, const TrainingAnimation& a) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext != ".gif") return makeError("cannot export '" + sanitizedPath(path) + "': an animation is a .gif file");
+  auto bytes = renderTrainingGif(a);
+  if (!bytes) return makeError("cannot export '" + sanitizedPath(path) + "': " + bytes.error().message);
+  return writeFileAtomic(path, *bytes);
 }
 
 }  // namespace mhascope

@@ -41,6 +41,16 @@ case "$case_name" in
     xvfb "$bin" --preset default --script "$(script_from train_lab.txt)" || fail "script failed (exit $?)"
     /usr/bin/python3 "$here/check_png.py" "$out/induction_contact_sheet.png" || fail "blank contact sheet"
     /usr/bin/python3 "$here/check_png.py" "$out/induction_curves.png" || fail "blank curves"
+    # The animation: a GIF of one frame per kept attention picture (at most 40), each the contact
+    # sheet's column beside the curves, so as wide as the two together.
+    /usr/bin/python3 - "$out/induction_training.gif" "$out/induction_curves.png" <<'PY' || fail "the animation is not a GIF of the run"
+import sys
+from PIL import Image
+g, c = Image.open(sys.argv[1]), Image.open(sys.argv[2])
+assert g.format == "GIF" and 2 <= g.n_frames <= 40, (g.format, g.n_frames)
+assert g.size[0] > c.size[0] and g.size[1] >= c.size[1], (g.size, c.size)
+print(sys.argv[1], g.n_frames, "frames", g.size)
+PY
     /usr/bin/python3 "$here/check_png.py" "$out/pipeline.png" 1600x1000 || fail "blank pipeline after Open in pipeline"
     "$bin" export --checkpoint "$out/induction.safetensors" --layer 0 --stage weights --head 0 --out "$out/cli.png" \
       || fail "CLI export of the saved checkpoint"
