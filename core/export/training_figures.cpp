@@ -83,11 +83,11 @@ void setRgb(cairo_t* cr, std::uint32_t rgb) {
   setInk(cr, ((rgb >> 16) & 0xff) / 255.0, ((rgb >> 8) & 0xff) / 255.0, (rgb & 0xff) / 255.0);
 }
 
-double measureMax(const std::vector<std::string>& labels, double size) {
+double measureMax(const std::vector<std::string>& labels, double size, bool bold = false) {
   std::unique_ptr<cairo_surface_t, decltype(&cairo_surface_destroy)> s(cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1, 1),
                                                                        cairo_surface_destroy);
   std::unique_ptr<cairo_t, decltype(&cairo_destroy)> cr(cairo_create(s.get()), cairo_destroy);
-  cairo_select_font_face(cr.get(), "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_select_font_face(cr.get(), "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
   double w = 0;
   for (const auto& l : labels) w = std::max(w, textWidth(cr.get(), l, size));
   return w;
@@ -135,6 +135,8 @@ SheetGeometry sheetGeometry(const ContactSheet& s) {
   g.top = 16 + 22 + 18 + 20 + 16;  // title, probe line, step headers
   const double cols = static_cast<double>(s.steps.size()), rows = static_cast<double>(s.rowTitles.size());
   g.width = static_cast<int>(std::ceil(g.left + cols * g.map + (cols - 1) * g.gap + 24 + 14 + 44));
+  // Wide enough for its title (a sheet of one step, an animation's frame, is narrower than it).
+  g.width = std::max(g.width, static_cast<int>(std::ceil(16 + measureMax({replaceInvalidUtf8(s.title)}, 16, true) + 16)));
   g.height = static_cast<int>(std::ceil(g.top + rows * g.map + (rows - 1) * g.gap + tokenW + 24));
   return g;
 }
