@@ -19,6 +19,8 @@ for s in assets/docs/img/lesson_*.script; do
   # --view opens the Lessons tab at the lesson (lesson_NAME: the lesson's id).
   "${XVFB[@]}" $BIN --fresh --preset "$preset" --view "${name#lesson_}" --script "$s"
 done
+# The whole window seen with deuteranopia (assets/docs/img/app_see_as.script).
+"${XVFB[@]}" $BIN --fresh --preset tests/gui/causal.json --stage weights --script assets/docs/img/app_see_as.script
 # The Train mode at the phase change and its exported contact sheet (assets/docs/img/train_lab.script).
 "${XVFB[@]}" $BIN --fresh --view train --script assets/docs/img/train_lab.script
 echo "assets/docs/img regenerated"

@@ -16,7 +16,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # Build, app, tests (GUI tests run under Xvfb and read their screenshots with Pillow; the
 # capture_attention.py test uses torch), fuzzers.
 PKGS=(build-essential cmake pkg-config ninja-build
-      libimgui-dev libstb-dev libglfw3-dev libgl-dev libeigen3-dev libcairo2-dev
+      libimgui-dev libstb-dev libglfw3-dev libgl-dev libeigen3-dev libcairo2-dev libgif-dev
       nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
       fonts-dejavu-core xvfb xauth xdotool x11-utils python3 python3-torch python3-numpy python3-pil
       clang-14 libclang-rt-14-dev

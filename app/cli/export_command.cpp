@@ -30,17 +30,23 @@ struct ExportArgs {
   int batchIndex = 0;
   std::string out;
   std::string colormap;
+  std::string seeAs;   // "" = normal
   std::string weight;  // a learned matrix instead of a stage: w_q, w_k, w_v, w_o, b_q, …
   std::string view;    // "model": a model folder's every layer and head (the Model tab), as a page
 };
 
-// The picture's options from --colormap (none given: the data kind's own map).
+// The picture's options from --colormap (none given: the data kind's own map) and --see-as.
 Result<ExportOptions> exportOptions(const ExportArgs& a) {
   ExportOptions opt;
   if (!a.colormap.empty()) {
     auto c = colormapFromName(a.colormap);
     if (!c) return c.error();
     opt.colormap = *c;
+  }
+  if (!a.seeAs.empty()) {
+    auto k = seeAsFromName(a.seeAs);
+    if (!k) return makeError("--see-as: " + k.error().message);
+    opt.seeAs = *k;
   }
   return opt;
 }
@@ -85,6 +91,7 @@ int cmdExportWeight(const ModelOptions& mo, const ExportArgs& a, const std::opti
   if (!sl) return fail(sl.error().message);
   WorkspaceView view = ws ? ws->view : WorkspaceView{};
   view.weight = *id;
+  view.seeAs = opt.seeAs;
   Status s = isHtmlPath(a.out) ? writePage(mo, *r, ws, view, a.out, {*sl}, false, opt) : exportHeatmap(a.out, *sl, opt);
   if (!s) return fail(s.error().message);
   if (auto w = saveWorkspaceIfAsked(mo, *r, ws, view); !w) return fail(w.error().message);
@@ -152,6 +159,7 @@ int cmdExport(const ModelOptions& mo, const ExportArgs& a, const std::optional<W
   view.head = head;
   view.batch = a.batchIndex;
   if (opt.colormap) view.colormap = opt.colormap;
+  view.seeAs = opt.seeAs;
   std::vector<Slice2D> slices;
   for (int h = allHeads ? 0 : head; h < (allHeads ? t->heads : head + 1); ++h) {
     auto sl = sliceStage(*t, *stage, a.batchIndex, stageHasHeads(*stage) ? h : -1);
@@ -168,8 +176,8 @@ int cmdExport(const ModelOptions& mo, const ExportArgs& a, const std::optional<W
   return 0;
 }
 
-// export --workspace without --stage/--weight, --head, --batch-index, --colormap: the workspace's
-// own picture (its stage, head, batch item and colormap).
+// export --workspace without --stage/--weight, --head, --batch-index, --colormap, --see-as: the
+// workspace's own picture (its stage, head, batch item, colormap and preview).
 void defaultPictureFromWorkspace(const Workspace& ws, CLI::App& exportCmd, ExportArgs& a) {
   const bool pictureGiven = exportCmd.get_option("--stage")->count() > 0 || exportCmd.get_option("--weight")->count() > 0;
   if (!pictureGiven) a.stage = stageInfo(ws.view.stage).name;
@@ -178,6 +186,7 @@ void defaultPictureFromWorkspace(const Workspace& ws, CLI::App& exportCmd, Expor
   }
   if (exportCmd.get_option("--batch-index")->count() == 0 && a.weight.empty()) a.batchIndex = ws.view.batch;
   if (exportCmd.get_option("--colormap")->count() == 0 && ws.view.colormap) a.colormap = colormapName(*ws.view.colormap);
+  if (exportCmd.get_option("--see-as")->count() == 0) a.seeAs = seeAsName(ws.view.seeAs);
 }
 
 }  // namespace
@@ -194,7 +203,11 @@ CommandRun addExportCommand(CLI::App& cmd, CommandContext& ctx) {
       ->transform(decimalInteger(0, INT_MAX))
       ->capture_default_str();
   exportCmd->add_option("--out", ea.out, "output file: .png, .svg, .pdf, or .html (one offline page: hover values, every head, the head view)")->required()->check(nonEmptyPath());
-  exportCmd->add_option("--colormap", ea.colormap, "viridis | magma | diverging | gray (default: by data kind)");
+  exportCmd->add_option("--colormap", ea.colormap,
+                        "viridis | cividis | magma | diverging | coolwarm | gray (default: by data kind)");
+  exportCmd->add_option("--see-as", ea.seeAs,
+                        "every colour as seen with normal | protanopia | deuteranopia | tritanopia | greyscale "
+                        "(Machado et al. 2009 at full severity; default: normal)");
   exportCmd->add_option("--weight", ea.weight, "a learned matrix instead of a stage: " + weightNamesList())
       ->excludes(exportCmd->get_option("--stage"))
       ->excludes(exportCmd->get_option("--head"))

@@ -207,6 +207,7 @@ void exportRow(UiContext& ctx, CompareState& c, const CompareState::Shown& sh) {
       pic.subtitleA = configLine(ctx.state);
       pic.subtitleB = configLine(c.b);
       pic.colormap = effectiveColormap(ctx.view, sh.a->stage);
+      pic.seeAs = ctx.view.seeAs;
       if (sh.difference) {
         pic.difference = &*sh.difference;
         pic.differenceTitle = "B − A · " + nameSlice(*sh.a).title;

@@ -11,6 +11,7 @@
 #include <utility>
 #include <string>
 
+#include "color/see_as.hpp"
 #include "attention/engine.hpp"
 #include "attention/tokenizer.hpp"
 #include "model_source/model_source.hpp"
@@ -427,7 +428,22 @@ void drawControlsPanel(UiContext& ctx) {
   if (ImGui::Combo("colormap", &cmap, items.c_str())) {
     view.colormap = cmap == 0 ? std::nullopt : std::optional<ColormapId>(allColormaps()[static_cast<std::size_t>(cmap - 1)]);
   }
-  helpMarker("auto: signed numbers (scores, projections) on a diverging map centred on 0; weights (0..1) on viridis.");
+  helpMarker("auto: signed numbers (scores, projections) on a diverging map centred on 0; weights (0..1) on viridis, "
+             "whose lightness rises evenly for every common colour-vision deficiency too. cividis: made to look the "
+             "same with red-green deficiency; coolwarm: Moreland's blue-red diverging map.");
+  // The whole window (and every export) as a reader with a colour-vision deficiency sees it.
+  const bool seeAsOpen = ImGui::BeginCombo("see as", seeAsLabel(view.seeAs));
+  ctx.probes.recordLastItem("see_as");  // the combo itself, open or not
+  if (seeAsOpen) {
+    for (SeeAs k : allSeeAs()) {
+      if (ImGui::Selectable(seeAsLabel(k), view.seeAs == k)) view.seeAs = k;
+      ctx.probes.recordLastItem(std::string("see_as_") + seeAsName(k));
+    }
+    ImGui::EndCombo();
+  }
+  helpMarker("Shows the whole window, and writes every export, as a reader with protanopia, deuteranopia or "
+             "tritanopia (Machado, Oliveira & Fernandes 2009, full severity) or on a grey printer would see it. "
+             "Blocked cells keep their cross and NaN cells their dot, so neither is told by hue alone.");
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("weights");
   for (ColorScale sc : {ColorScale::Linear, ColorScale::Log, ColorScale::PerRow}) {

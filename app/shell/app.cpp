@@ -303,6 +303,7 @@ void App::shutdown() {
   ini_.save();
   if (ImGui::GetCurrentContext()) session_.save(pipeline_, &trainLab_);
   textures_ = TextureCache{};  // textures need the GL context: free them before it goes
+  seeAs_.release();
   shutdownImGuiRenderer();
   window_->shutdownImGuiPlatform();
   ImGui::DestroyContext();
@@ -461,6 +462,8 @@ void App::render(const FramebufferSize& fb, bool bench, double tUi) {
   const bool discard = automated() && !bench && loop_.screenshotPath.empty() && !(script_ && script_->measuringTime());
   beginGlFrame(fb.width, fb.height, discard);
   renderImGuiDrawData();
+  // The preview applies to the frame as a whole, so a screenshot shows what the reader sees.
+  if (!discard) seeAs_.apply(pipeline_.view.seeAs, fb.width, fb.height);
   textures_.endFrame();
   if (bench) finishGl();
   const double tSwap = Window::now();

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "platform/window.hpp"
+#include "render/see_as_pass.hpp"
 #include "render/texture_cache.hpp"
 #include "shell/compare_compute.hpp"
 #include "shell/compute_scheduler.hpp"
@@ -62,6 +63,7 @@ class App {
   std::unique_ptr<Window> window_;
   PipelineSession pipeline_;     // the pipeline's state, view and lesson choices
   TextureCache textures_;
+  SeeAsPass seeAs_;              // the "see as" preview over the whole frame
   UiProbes probes_;
   std::unique_ptr<ComputeScheduler> scheduler_;
   std::unique_ptr<CompareCompute> compareCompute_;  // the Compare tab's side B

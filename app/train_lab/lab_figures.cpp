@@ -74,14 +74,34 @@ Result<std::vector<std::int64_t>> sheetStepList(const TrainLab& lab) {
 }
 
 Result<ContactSheet> buildContactSheet(const TrainLab& lab) {
-  const SessionView& v = *lab.run.view;
   auto steps = sheetStepList(lab);
   if (!steps) return steps.error();
+  return buildContactSheet(lab, *steps);
+}
+
+Result<TrainingAnimation> buildAnimation(const TrainLab& lab) {
+  std::vector<std::int64_t> all;
+  for (const auto& s : lab.run.view->snapshots) all.push_back(s->step);
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  if (all.empty()) return makeError("no attention pictures yet: train or step first");
+  std::vector<std::int64_t> steps;
+  for (std::size_t i : evenlySpaced(all.size(), static_cast<std::size_t>(kDefaultAnimationFrames))) steps.push_back(all[i]);
+  TrainingAnimation a;
+  auto sheet = buildContactSheet(lab, steps);
+  if (!sheet) return sheet.error();
+  a.sheet = std::move(*sheet);
+  a.curves = buildCurves(lab);
+  return a;
+}
+
+Result<ContactSheet> buildContactSheet(const TrainLab& lab, const std::vector<std::int64_t>& steps) {
+  const SessionView& v = *lab.run.view;
   ContactSheet sheet;
   const int L = v.settings->model.layers, H = v.settings->model.heads, T = v.probe->seq;
   sheet.title = std::string(taskName(v.settings->task.kind)) + " · " + std::to_string(L) + " layers × " +
                 std::to_string(H) + " heads · attention on the probe sequence";
-  sheet.steps = *steps;
+  sheet.steps = steps;
   sheet.seq = T;
   for (int t = 0; t < T; ++t) sheet.tokens.push_back(v.task->symbol(v.probe->tokens[static_cast<std::size_t>(t)]));
   std::vector<std::pair<int, int>> heads;

@@ -17,6 +17,11 @@ namespace mhascope::app {
 // nearest evaluated step with an attention picture), or six evenly spaced such steps up to the latest.
 Result<std::vector<std::int64_t>> sheetStepList(const TrainLab& lab);
 Result<ContactSheet> buildContactSheet(const TrainLab& lab);
+// The sheet of the chosen heads at these steps (each one with an attention picture).
+Result<ContactSheet> buildContactSheet(const TrainLab& lab, const std::vector<std::int64_t>& steps);
+// Every kept attention picture's step (at most kDefaultAnimationFrames, evenly spaced, the first
+// and the latest kept) as frames, beside the curves.
+Result<TrainingAnimation> buildAnimation(const TrainLab& lab);
 // Loss (log-y when lab.logY), accuracy, previous-token (at first occurrences) and prefix-matching
 // scores of every head, the chosen step marked.
 CurvesFigure buildCurves(const TrainLab& lab);

@@ -435,6 +435,7 @@ void drawTrainKeep(TrainLab& lab, UiContext& ctx) {
   propose(lab.files.checkpointPath, lab.files.defaultCheckpoint, folder + "/" + task + ".safetensors");
   propose(lab.files.sheetPath, lab.files.defaultSheet, folder + "/" + task + "_contact_sheet.png");
   propose(lab.files.curvesPath, lab.files.defaultCurves, folder + "/" + task + "_curves.png");
+  propose(lab.files.animationPath, lab.files.defaultAnimation, folder + "/" + task + "_training.gif");
   propose(lab.files.timelinePath, lab.files.defaultTimeline, folder + "/" + task + "_timeline.html");
   lab.files.lastFolder = folder;
   const bool have = lab.run.view && !lab.run.view->history.empty();
@@ -484,12 +485,23 @@ void drawTrainKeep(TrainLab& lab, UiContext& ctx) {
   labelled("curves");
   textField("##curvespath", &lab.files.curvesPath);
   ctx.probes.recordLabel("train_curves_path", lab.files.curvesPath);
+  labelled("animation");
+  textField("##animationpath", &lab.files.animationPath);
+  ctx.probes.recordLabel("train_animation_path", lab.files.animationPath);
   ImGui::BeginDisabled(!have);
-  if (ImGui::Button("Export contact sheet")) ctx.requests.file([&lab] { trainExportSheet(lab); });
+  // Written as the window shows them (the view's "see as" preview).
+  if (ImGui::Button("Export contact sheet")) ctx.requests.file([&lab, seeAs = ctx.view.seeAs] { trainExportSheet(lab, seeAs); });
   ctx.probes.recordLastItem("train_export_sheet");
   ImGui::SameLine();
-  if (ImGui::Button("Export curves")) ctx.requests.file([&lab] { trainExportCurves(lab); });
+  if (ImGui::Button("Export curves")) ctx.requests.file([&lab, seeAs = ctx.view.seeAs] { trainExportCurves(lab, seeAs); });
   ctx.probes.recordLastItem("train_export_curves");
+  ImGui::SameLine();
+  if (ImGui::Button("Export animation")) ctx.requests.file([&lab, seeAs = ctx.view.seeAs] { trainExportAnimation(lab, seeAs); });
+  ctx.probes.recordLastItem("train_export_animation");
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+    ImGui::SetTooltip("The run as an animated GIF: up to %d kept attention pictures beside the curves, the step marked",
+                      kDefaultAnimationFrames);
+  }
   ImGui::EndDisabled();
   ImGui::TextDisabled(".png, .svg or .pdf by the file name");
   labelled("timeline");

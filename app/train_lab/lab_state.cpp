@@ -371,17 +371,31 @@ std::string checkRunMemory(const TrainSettings& settings, std::uint64_t budgetBy
   return st ? std::string() : budgetInWindowWords(st.error().message);
 }
 
-void trainExportSheet(TrainLab& lab) {
+void trainExportSheet(TrainLab& lab, SeeAs seeAs) {
   if (!lab.run.view || lab.run.view->history.empty()) return say(lab, "nothing to export yet: press Train first", true, TrainLab::Said::Export);
   auto sheet = buildContactSheet(lab);
   if (!sheet) return say(lab, sheet.error().message, true, TrainLab::Said::Export);
+  sheet->seeAs = seeAs;
   if (auto st = exportContactSheet(lab.files.sheetPath, *sheet); !st) return say(lab, st.error().message, true, TrainLab::Said::Export);
   say(lab, "Saved " + lab.files.sheetPath, false, TrainLab::Said::Export);
 }
 
-void trainExportCurves(TrainLab& lab) {
+void trainExportAnimation(TrainLab& lab, SeeAs seeAs) {
+  if (!lab.run.view || lab.run.view->history.empty()) return say(lab, "nothing to export yet: press Train first", true, TrainLab::Said::Export);
+  auto a = buildAnimation(lab);
+  if (!a) return say(lab, a.error().message, true, TrainLab::Said::Export);
+  a->sheet.seeAs = seeAs;
+  a->curves.seeAs = seeAs;
+  if (auto st = exportTrainingGif(lab.files.animationPath, *a); !st) return say(lab, st.error().message, true, TrainLab::Said::Export);
+  say(lab, "Saved " + lab.files.animationPath + " (" + std::to_string(a->sheet.steps.size()) + " frames)", false,
+      TrainLab::Said::Export);
+}
+
+void trainExportCurves(TrainLab& lab, SeeAs seeAs) {
   if (!lab.run.curves) return say(lab, "nothing to export yet: press Train first", true, TrainLab::Said::Export);
-  if (auto st = exportCurves(lab.files.curvesPath, *lab.run.curves); !st) return say(lab, st.error().message, true, TrainLab::Said::Export);
+  CurvesFigure curves = *lab.run.curves;
+  curves.seeAs = seeAs;
+  if (auto st = exportCurves(lab.files.curvesPath, curves); !st) return say(lab, st.error().message, true, TrainLab::Said::Export);
   say(lab, "Saved " + lab.files.curvesPath, false, TrainLab::Said::Export);
 }
 

@@ -175,14 +175,14 @@ struct TrainAblation {
 // Keep it: checkpoint and export paths.
 struct TrainFiles {
   std::string checkpointPath;
-  std::string sheetPath, curvesPath;
+  std::string sheetPath, curvesPath, animationPath;
   std::string timelinePath;  // the run as one offline page (never replaced)
   std::string sheetSteps;               // "0 200 400 800" or empty: six evenly spaced
   std::vector<bool> sheetHeads;         // layers * heads; empty: all
   std::string lastFolder;              // the export folder the default paths were made from
   // The default paths last proposed: a path still equal to its default follows the task and the
   // folder; one the user typed stays.
-  std::string defaultCheckpoint, defaultSheet, defaultCurves, defaultTimeline;
+  std::string defaultCheckpoint, defaultSheet, defaultCurves, defaultAnimation, defaultTimeline;
 };
 
 // How the window keeps up while training (measured, shown in the run line): the frame work
@@ -296,8 +296,11 @@ std::string checkRunMemory(const train::TrainSettings& s, std::uint64_t budgetBy
 // drops): a .safetensors checkpoint opens the Train mode and loads it; anything else is named in
 // the Train mode's message.
 void trainDropPath(TrainLab& lab, const std::string& path);
-void trainExportSheet(TrainLab& lab);
-void trainExportCurves(TrainLab& lab);
+void trainExportSheet(TrainLab& lab, SeeAs seeAs = SeeAs::Normal);
+void trainExportCurves(TrainLab& lab, SeeAs seeAs = SeeAs::Normal);
+// The run as an animated GIF: the kept attention pictures (at most kDefaultAnimationFrames of
+// them, evenly spaced) beside the curves, the step marked in each frame.
+void trainExportAnimation(TrainLab& lab, SeeAs seeAs = SeeAs::Normal);
 // The run as one offline page (lab.files.timelinePath, .html, never replacing a file): every kept
 // picture of attention on a slider, each head's role then, the curves with the step marked.
 void trainExportTimeline(TrainLab& lab);

@@ -19,7 +19,7 @@ ImVec4 symbolColorVec(std::string_view symbol);
 inline constexpr ImU32 kErrorColor = IM_COL32(255, 110, 100, 255);
 inline constexpr ImU32 kOkColor = IM_COL32(120, 220, 120, 255);
 inline constexpr ImU32 kWarningColor = IM_COL32(240, 190, 90, 255);  // a typed value the app moved into range
-inline constexpr ImU32 kMaskFlagColor = IM_COL32(255, 80, 60, 255);  // fully masked rows
+inline constexpr ImU32 kMaskFlagColor = IM_COL32(255, 80, 60, 255);  // fully masked rows: maskedRowColor()
 
 // "Saved /path" in green or the error in red, wrapped at `wrapWidth` pixels from here
 // (0: the window's edge). Nothing for an empty message.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <utility>
 
 #include "state/workspace_state.hpp"
 #include "widgets/colors.hpp"
@@ -53,8 +54,11 @@ void drawExportForm(UiContext& ctx, const ExportForm& form, const std::function<
       ImGui::PopID();
     }
     if (!form.note.empty()) ImGui::TextDisabled("%s", form.note.c_str());
+    if (ctx.view.seeAs != SeeAs::Normal) ImGui::TextDisabled("Colours as seen with: %s", seeAsLabel(ctx.view.seeAs));
     if (ImGui::Button("Save", ImVec2(8 * em, 0))) {
-      fileExport(ctx.requests, ui, (std::filesystem::path(ui.folder) / ui.fileName).string(), picture());
+      ExportPicture p = picture();
+      p.options.seeAs = ctx.view.seeAs;  // the picture as the window shows it
+      fileExport(ctx.requests, ui, (std::filesystem::path(ui.folder) / ui.fileName).string(), std::move(p));
     }
     ctx.probes.recordLastItem(probe + "_save");
     ImGui::SameLine();

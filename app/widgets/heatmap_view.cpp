@@ -299,13 +299,20 @@ void drawGridLines(ImDrawList* dl, const View& v) {
 // ~40 % off such a frame with the software renderer.
 constexpr float kSmoothCrossCell = 24.0f;  // px
 
+// NaN cells get their dot at the same size (colormap.hpp: the marks differ by pattern and
+// lightness, never by hue alone).
 void drawBlockedCrosses(ImDrawList* dl, const HeatmapSpec& spec, const View& v) {
   if (v.L.cellW < kMinCrossCell || v.L.cellH < kMinCrossCell) return;
   const ImDrawListFlags flags = dl->Flags;
   if (std::min(v.L.cellW, v.L.cellH) < kSmoothCrossCell) dl->Flags &= ~ImDrawListFlags_AntiAliasedLines;
+  const ImVec2 cell(v.L.cellW, v.L.cellH);
   for (int r = v.r0; r < v.r1; ++r) {
     for (int c = v.c0; c < v.c1; ++c) {
-      if (blockedAt(spec, r, v.colBegin + c)) addBlockedCross(dl, v.cellMin(r, c), ImVec2(v.L.cellW, v.L.cellH));
+      if (blockedAt(spec, r, v.colBegin + c)) {
+        addBlockedCross(dl, v.cellMin(r, c), cell);
+      } else if (std::isnan(spec.slice->at(r, v.colBegin + c))) {
+        addNanDot(dl, v.cellMin(r, c), cell);
+      }
     }
   }
   dl->Flags = flags;
@@ -339,7 +346,10 @@ void drawRowFlagsAndHover(ImDrawList* dl, const HeatmapSpec& spec, const View& v
   if (spec.trace && s.rowAxis == "T_q") {
     for (int r = v.r0; r < v.r1; ++r) {
       if (!spec.trace->isFullyMasked(s.batchIndex, r)) continue;
-      dl->AddRect(v.cellMin(r, v.c0), ImVec2(v.cellMin(r, v.c1).x, v.cellMin(r + 1, v.c1).y), kMaskFlagColor, 0, 0, 2.0f);
+      const ImVec2 a = v.cellMin(r, v.c0), b(v.cellMin(r, v.c1).x, v.cellMin(r + 1, v.c1).y);
+      const RGBA8 e = maskedRowEdgeColor();
+      dl->AddRect(a, b, IM_COL32(e.r, e.g, e.b, 255), 0, 0, 4.0f);  // the dark edge, then the red inside it
+      dl->AddRect(a, b, kMaskFlagColor, 0, 0, 2.0f);
     }
   }
   if (!hover.hovered) return;
@@ -519,6 +529,12 @@ void addBlockedCross(ImDrawList* dl, ImVec2 cellMin, ImVec2 cellSize) {
   const ImVec2 m(cellMin.x + cellSize.x * 0.5f, cellMin.y + cellSize.y * 0.5f);
   dl->AddLine(ImVec2(m.x - d, m.y - d), ImVec2(m.x + d, m.y + d), IM_COL32(c.r, c.g, c.b, 255), 1.5f);
   dl->AddLine(ImVec2(m.x - d, m.y + d), ImVec2(m.x + d, m.y - d), IM_COL32(c.r, c.g, c.b, 255), 1.5f);
+}
+
+void addNanDot(ImDrawList* dl, ImVec2 cellMin, ImVec2 cellSize) {
+  const RGBA8 c = nanMarkColor();
+  const float radius = std::max(1.5f, std::min(cellSize.x, cellSize.y) * 0.18f);
+  dl->AddCircleFilled(ImVec2(cellMin.x + cellSize.x * 0.5f, cellMin.y + cellSize.y * 0.5f), radius, IM_COL32(c.r, c.g, c.b, 255));
 }
 
 void drawBlockedSwatch(ImDrawList* dl, ImVec2 topLeft, ColormapId colormap) {

@@ -74,6 +74,7 @@ float colorbarWidth();
 bool columnsOwnedByHeads(const HeatmapSpec& spec);
 // A blocked cell's look, shared by every heatmap and legend: the cross over the blocked colour.
 void addBlockedCross(ImDrawList* dl, ImVec2 cellMin, ImVec2 cellSize);
+void addNanDot(ImDrawList* dl, ImVec2 cellMin, ImVec2 cellSize);  // the NaN cell's mark
 void drawBlockedSwatch(ImDrawList* dl, ImVec2 topLeft, ColormapId colormap);  // 0.9 em square
 
 }  // namespace mhascope::app

@@ -19,13 +19,16 @@ constexpr RGBA8 kBlockedGrey{64, 64, 64, 255};
 constexpr RGBA8 kBlockedOnGray{36, 64, 112, 255};  // on the gray map every grey is a value
 
 constexpr std::array<ColormapId, kColormapCount> kAllColormaps = {
-    ColormapId::Viridis, ColormapId::Magma, ColormapId::Diverging, ColormapId::Gray};
+    ColormapId::Viridis, ColormapId::Cividis, ColormapId::Magma, ColormapId::Diverging, ColormapId::Coolwarm,
+    ColormapId::Gray};
 
 const std::uint8_t (*tableOf(ColormapId id))[3] {
   switch (id) {
     case ColormapId::Viridis: return kViridisTable;
+    case ColormapId::Cividis: return kCividisTable;
     case ColormapId::Magma: return kMagmaTable;
     case ColormapId::Diverging: return kDivergingTable;
+    case ColormapId::Coolwarm: return kCoolwarmTable;
     case ColormapId::Gray: return kGrayTable;
   }
   return kViridisTable;
@@ -71,8 +74,10 @@ const std::array<ColormapId, kColormapCount>& allColormaps() { return kAllColorm
 const char* colormapName(ColormapId id) {
   switch (id) {
     case ColormapId::Viridis: return "viridis";
+    case ColormapId::Cividis: return "cividis";
     case ColormapId::Magma: return "magma";
     case ColormapId::Diverging: return "diverging";
+    case ColormapId::Coolwarm: return "coolwarm";
     case ColormapId::Gray: return "gray";
   }
   return "?";
@@ -125,6 +130,9 @@ ColorRange unionRange(ColorRange a, ColorRange b) {
 RGBA8 nanColor() { return kNanColor; }
 
 RGBA8 blockedMarkColor() { return RGBA8{205, 205, 205, 255}; }
+RGBA8 nanMarkColor() { return RGBA8{20, 20, 20, 255}; }
+RGBA8 maskedRowColor() { return RGBA8{255, 80, 60, 255}; }
+RGBA8 maskedRowEdgeColor() { return RGBA8{20, 20, 20, 255}; }
 RGBA8 blockedColor(ColormapId id) { return id == ColormapId::Gray ? kBlockedOnGray : kBlockedGrey; }
 
 RGBA8 tableColor(ColormapId id, int index) {

@@ -16,18 +16,21 @@
 
 namespace mhascope {
 
+// In picker order (the enum's order is the picker's).
 enum class ColormapId {
   Viridis,    // sequential, perceptually uniform (dark purple → yellow)
+  Cividis,    // sequential, made to look the same with and without red-green deficiency (blue → yellow)
   Magma,      // sequential, perceptually uniform (black → pale yellow)
   Diverging,  // blue → near-white → red, symmetric lightness; for signed data about 0
+  Coolwarm,   // Moreland's blue → grey-white → red diverging map; for signed data about 0
   Gray,       // black → white
 };
-inline constexpr int kColormapCount = 4;
+inline constexpr int kColormapCount = 6;
 inline constexpr int kColormapEntries = 256;
 
 // All maps in picker order.
 const std::array<ColormapId, kColormapCount>& allColormaps();
-// "viridis" | "magma" | "diverging" | "gray"
+// "viridis" | "cividis" | "magma" | "diverging" | "coolwarm" | "gray"
 const char* colormapName(ColormapId id);
 // Case-insensitive; the error names the input and the allowed names.
 Result<ColormapId> colormapFromName(std::string_view name);
@@ -71,6 +74,15 @@ RGBA8 blockedColor(ColormapId id);       // −inf (masked cell); a neutral dark
 // when the cell is large enough, crossed with this light grey (so a blocked 0 is never read as
 // a weight that merely came out small).
 RGBA8 blockedMarkColor();
+// A NaN cell, when large enough, carries a dark dot on its magenta (the cross is the blocked
+// cell's): so NaN, blocked and every value differ by a pattern whose lightness stands out from
+// its fill in every "see as" preview, never by hue alone (tests/core/see_as_test.cpp checks
+// every map × preview).
+RGBA8 nanMarkColor();
+// A fully masked query row is framed in this red, edged in this near-black so the frame shows
+// on light and dark cells alike.
+RGBA8 maskedRowColor();
+RGBA8 maskedRowEdgeColor();
 RGBA8 tableColor(ColormapId id, int index);  // entry 0..255 (clamped)
 
 // The table entry of one value: index = round((v - lo) / (hi - lo) * 255) clamped to 0..255;

@@ -64,11 +64,11 @@ Result<std::string> renderComparison(const ComparisonPicture& p, ImageFormat for
     }
     Sink sink;
     const std::string docTitle = p.titleA + " | " + p.titleB;
-    auto surface = openSurface(format, width, height, sink, docTitle);
+    auto surface = openSurface(format, width, height, sink, docTitle, p.seeAs);
     if (!surface) return surface.error();
     {
       ContextPtr cr(cairo_create(surface->get()));
-      cairo_set_source_rgb(cr.get(), 1, 1, 1);
+      setInk(cr.get(), 1, 1, 1);
       cairo_paint(cr.get());
       double x = 0;
       for (const Figure& f : figures) {

@@ -24,6 +24,7 @@ struct ComparisonPicture {
   std::string noDifferenceReason;               // why not (differenceBlocker), when null
   std::string differenceTitle;     // "B − A · …"
   std::string differenceSubtitle;  // the words: "max |B − A| = … at …"
+  SeeAs seeAs = SeeAs::Normal;     // every colour as this reader sees it
 };
 
 Result<std::string> renderComparison(const ComparisonPicture& picture, ImageFormat format);

@@ -4,13 +4,14 @@
 #include <limits>
 
 #include "export/figure.hpp"
+#include "export/ink.hpp"
 #include "util/format.hpp"
 
 namespace mhascope::export_detail {
 namespace {
 
-void setColor(cairo_t* cr, Rgb c) { cairo_set_source_rgb(cr, c.r, c.g, c.b); }
-void setColor(cairo_t* cr, RGBA8 c) { cairo_set_source_rgb(cr, c.r / 255.0, c.g / 255.0, c.b / 255.0); }
+void setColor(cairo_t* cr, Rgb c) { setInk(cr, c.r, c.g, c.b); }
+void setColor(cairo_t* cr, RGBA8 c) { setInk(cr, c); }
 
 // Cells grouped by colour — one fill per table entry, with horizontal runs of equal colour
 // merged — instead of one fill per cell: a 512 x 512 map stays a few hundred fill operations.
@@ -70,6 +71,17 @@ void drawCells(cairo_t* cr, const Slice2D& s, const HeatmapLayout& p, ColormapId
       }
     }
     cairo_stroke(cr);
+    // NaN cells: the dark dot (the window's mark too), so NaN is told by a pattern, not by hue.
+    setColor(cr, nanMarkColor());
+    const double radius = std::max(1.5, 0.18 * std::min(p.cellW, p.cellH));
+    for (int r = 0; r < s.rows; ++r) {
+      for (int c = 0; c < s.cols; ++c) {
+        if (s.isBlockedCell(r, c) || !std::isnan(s.at(r, c))) continue;
+        cairo_new_sub_path(cr);
+        cairo_arc(cr, p.x0 + (c + 0.5) * p.cellW, p.y0 + (r + 0.5) * p.cellH, radius, 0, 2 * kPi);
+      }
+    }
+    cairo_fill(cr);
   }
   // A hairline frame just outside the cells, so pale cells at the edge keep their shape.
   setColor(cr, Rgb{0.55, 0.55, 0.55});
@@ -177,6 +189,7 @@ Status drawColorBar(cairo_t* cr, Fonts& fonts, const Figure& fig) {
     *p = (std::uint32_t{c.r} << 16) | (std::uint32_t{c.g} << 8) | std::uint32_t{c.b};
   }
   cairo_surface_mark_dirty(strip.get());
+  inkImage(cr, strip.get());
 
   const double x = fig.barX, y = fig.barY, h = fig.barH;
   cairo_save(cr);
@@ -213,7 +226,7 @@ Status drawColorBar(cairo_t* cr, Fonts& fonts, const Figure& fig) {
 
   // Legend for the colours that are not values.
   double ly = fig.legendY;
-  auto legendEntry = [&](RGBA8 swatch, const Runs& text, bool cross) {
+  auto legendEntry = [&](RGBA8 swatch, const Runs& text, bool cross, bool dot = false) {
     cairo_save(cr);
     cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
     setColor(cr, swatch);
@@ -226,13 +239,19 @@ Status drawColorBar(cairo_t* cr, Fonts& fonts, const Figure& fig) {
       crossPath(cr, x, ly, 14, 14);
       cairo_stroke(cr);
     }
+    if (dot) {
+      setColor(cr, nanMarkColor());
+      cairo_new_sub_path(cr);
+      cairo_arc(cr, x + 7, ly + 7, 0.18 * 14, 0, 2 * kPi);
+      cairo_fill(cr);
+    }
     setColor(cr, kInk);
     cairo_move_to(cr, x + 20, ly + 7 + 0.36 * kTickFont);
     fonts.draw(cr, text, kTickFont, false);
     ly += 20;
   };
   if (fig.hasBlocked) legendEntry(blockedColor(fig.layout.colormap), fig.blockedLegend, true);
-  if (fig.hasNan) legendEntry(nanColor(), fig.nanLegend, false);
+  if (fig.hasNan) legendEntry(nanColor(), fig.nanLegend, false, true);
   if (fig.hasFlagged) legendEntry(RGBA8{static_cast<std::uint8_t>(kFlag.r * 255), static_cast<std::uint8_t>(kFlag.g * 255),
                                         static_cast<std::uint8_t>(kFlag.b * 255), 255},
                                   fig.flaggedLegend, false);
@@ -242,7 +261,7 @@ Status drawColorBar(cairo_t* cr, Fonts& fonts, const Figure& fig) {
 }  // namespace
 
 Status drawFigure(cairo_t* cr, Fonts& fonts, const Figure& fig) {
-  cairo_set_source_rgb(cr, 1, 1, 1);
+  setInk(cr, 1, 1, 1);
   cairo_paint(cr);
 
   for (std::size_t i = 0; i < fig.caption.size(); ++i) {

@@ -6,7 +6,7 @@
 // the cells, each filled with the exact colormap-table colour (PNG cells are whole pixels with no
 // antialiasing, so a cell's centre pixel maps back to its value within one table step);
 // cells the mask blocks (−inf scores, or Slice2D::blockedCells) in the blocked colour with a
-// cross, as in the window, and NaN cells in their own colour, each with a legend entry; token labels on both
+// cross, as in the window, and NaN cells in their own colour with a dark dot, each with a legend entry; token labels on both
 // axes (thinned, with a note, when cells are too small to read them); the axis names; and a
 // colour bar with min / mid / max ticks.
 //
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "color/colormap.hpp"
+#include "color/see_as.hpp"
 #include "util/result.hpp"
 #include "attention/trace.hpp"  // Slice2D
 
@@ -38,6 +39,7 @@ struct ExportOptions {
   std::optional<bool> showValues;      // empty: numbers in cells when the cells are big enough
   int cellPixels = 0;                  // 0: auto (≥ 14 px while the image stays ≤ ~8000 px)
   std::string blockedLegend;           // the blocked cells' legend; empty: the mask's words
+  SeeAs seeAs = SeeAs::Normal;         // every colour of the picture as this reader sees it
 };
 
 // Where one heatmap's cells are in the picture (pixels for PNG, points for SVG/PDF):

@@ -72,7 +72,7 @@ Result<std::string> renderFigure(const std::vector<const Slice2D*>& slices, bool
     if (!fig) return fig.error();
 
     Sink sink;
-    auto surface = openSurface(format, fig->layout.width, fig->layout.height, sink, fig->documentTitle);
+    auto surface = openSurface(format, fig->layout.width, fig->layout.height, sink, fig->documentTitle, options.seeAs);
     if (!surface) return surface.error();
     {
       ContextPtr cr(cairo_create(surface->get()));

@@ -11,7 +11,8 @@
 
 namespace mhascope::export_detail {
 
-Result<SurfacePtr> openSurface(ImageFormat format, int width, int height, Sink& sink, const std::string& docTitle) {
+Result<SurfacePtr> openSurface(ImageFormat format, int width, int height, Sink& sink, const std::string& docTitle,
+                               SeeAs seeAs) {
   SurfacePtr surface;
   const double w = width, h = height;
   switch (format) {
@@ -30,6 +31,7 @@ Result<SurfacePtr> openSurface(ImageFormat format, int width, int height, Sink& 
   if (auto st = cairoOk(cairo_surface_status(surface.get()), ("cannot create a " + size + " picture").c_str()); !st) {
     return st.error();
   }
+  attachSeeAs(surface.get(), seeAs);
   return surface;
 }
 

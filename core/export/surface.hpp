@@ -7,13 +7,16 @@
 
 #include "export/cairo_handles.hpp"
 #include "export/export.hpp"  // ImageFormat, formatFromPath
+#include "export/ink.hpp"     // the picture's "see as" preview rides on its surface
 #include "io/file_io.hpp"     // writeFileAtomic
 
 namespace mhascope::export_detail {
 
 // A surface of `format` and this size that streams into `sink` (PNG: an image surface, encoded
-// by closeSurface). PDFs carry `docTitle` as their title. The error names the size.
-Result<SurfacePtr> openSurface(ImageFormat format, int width, int height, Sink& sink, const std::string& docTitle);
+// by closeSurface). PDFs carry `docTitle` as their title. Every colour drawn on it is seen as
+// `seeAs` (ink.hpp). The error names the size.
+Result<SurfacePtr> openSurface(ImageFormat format, int width, int height, Sink& sink, const std::string& docTitle,
+                               SeeAs seeAs);
 
 // Flushes the picture into sink.bytes (the PNG encoding, or the end of the SVG/PDF document);
 // an SVG gets a <title> with `docTitle` (cairo writes all text as outlines).

@@ -4,6 +4,7 @@
 // [SECTION] contact sheet  heads × steps of small attention maps
 // [SECTION] curves         stacked line panels over one step axis
 // [SECTION] public API
+// [SECTION] animation      one frame per step, the two pictures side by side, as a GIF
 //
 // Text uses cairo's toy API with DejaVu Sans: the labels here are step numbers, head names and
 // the task's token symbols (ASCII for induction / reverse / sort).
@@ -15,12 +16,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cctype>
+#include <filesystem>
 #include <functional>
 #include <memory>
 
 #include "util/utf8.hpp"  // replaceInvalidUtf8
 #include "color/colormap.hpp"
 #include "export/axis_ticks.hpp"
+#include "export/ink.hpp"
 #include "export/surface.hpp"
 #include "io/file_io.hpp"
 
@@ -35,7 +39,7 @@ namespace {
 constexpr int kMaxSide = 16000;  // beyond this no viewer opens the PNG comfortably
 
 // Creates the surface, runs `draw`, returns the encoded file.
-Result<std::string> renderWith(int width, int height, ImageFormat format, const std::string& docTitle,
+Result<std::string> renderWith(int width, int height, ImageFormat format, const std::string& docTitle, SeeAs seeAs,
                                const std::function<void(cairo_t*)>& draw) {
   if (width < 1 || height < 1 || width > kMaxSide || height > kMaxSide) {
     return makeError("the picture would be " + std::to_string(width) + " x " + std::to_string(height) +
@@ -43,11 +47,11 @@ Result<std::string> renderWith(int width, int height, ImageFormat format, const 
   }
   try {
     Sink sink;
-    auto surface = openSurface(format, width, height, sink, docTitle);
+    auto surface = openSurface(format, width, height, sink, docTitle, seeAs);
     if (!surface) return surface.error();
     {
       ContextPtr cr(cairo_create(surface->get()));
-      cairo_set_source_rgb(cr.get(), 1, 1, 1);
+      setInk(cr.get(), 1, 1, 1);
       cairo_paint(cr.get());
       cairo_select_font_face(cr.get(), "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
       draw(cr.get());
@@ -76,15 +80,14 @@ void text(cairo_t* cr, const std::string& s, double x, double y, double size, do
 }
 
 void setRgb(cairo_t* cr, std::uint32_t rgb) {
-  cairo_set_source_rgb(cr, ((rgb >> 16) & 0xff) / 255.0, ((rgb >> 8) & 0xff) / 255.0, (rgb & 0xff) / 255.0);
+  setInk(cr, ((rgb >> 16) & 0xff) / 255.0, ((rgb >> 8) & 0xff) / 255.0, (rgb & 0xff) / 255.0);
 }
-void setRgba8(cairo_t* cr, RGBA8 c) { cairo_set_source_rgb(cr, c.r / 255.0, c.g / 255.0, c.b / 255.0); }
 
-double measureMax(const std::vector<std::string>& labels, double size) {
+double measureMax(const std::vector<std::string>& labels, double size, bool bold = false) {
   std::unique_ptr<cairo_surface_t, decltype(&cairo_surface_destroy)> s(cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1, 1),
                                                                        cairo_surface_destroy);
   std::unique_ptr<cairo_t, decltype(&cairo_destroy)> cr(cairo_create(s.get()), cairo_destroy);
-  cairo_select_font_face(cr.get(), "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_select_font_face(cr.get(), "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
   double w = 0;
   for (const auto& l : labels) w = std::max(w, textWidth(cr.get(), l, size));
   return w;
@@ -132,6 +135,8 @@ SheetGeometry sheetGeometry(const ContactSheet& s) {
   g.top = 16 + 22 + 18 + 20 + 16;  // title, probe line, step headers
   const double cols = static_cast<double>(s.steps.size()), rows = static_cast<double>(s.rowTitles.size());
   g.width = static_cast<int>(std::ceil(g.left + cols * g.map + (cols - 1) * g.gap + 24 + 14 + 44));
+  // Wide enough for its title (a sheet of one step, an animation's frame, is narrower than it).
+  g.width = std::max(g.width, static_cast<int>(std::ceil(16 + measureMax({replaceInvalidUtf8(s.title)}, 16, true) + 16)));
   g.height = static_cast<int>(std::ceil(g.top + rows * g.map + (rows - 1) * g.gap + tokenW + 24));
   return g;
 }
@@ -141,20 +146,20 @@ void drawSheetMap(cairo_t* cr, const ContactSheet& s, const std::vector<float>& 
   for (int r = 0; r < s.seq; ++r) {
     for (int c = 0; c < s.seq; ++c) {
       const bool blocked = s.causal && c > r;
-      setRgba8(cr, blocked ? blockedColor(ColormapId::Viridis)
+      setInk(cr, blocked ? blockedColor(ColormapId::Viridis)
                            : mapValue(ColormapId::Viridis, range, m[static_cast<std::size_t>(r * s.seq + c)]));
       cairo_rectangle(cr, x + c * cell, y + r * cell, cell, cell);
       cairo_fill(cr);
     }
   }
-  cairo_set_source_rgb(cr, 0.55, 0.55, 0.55);
+  setInk(cr, 0.55, 0.55, 0.55);
   cairo_set_line_width(cr, 1);
   cairo_rectangle(cr, x - 0.5, y - 0.5, s.seq * cell + 1, s.seq * cell + 1);
   cairo_stroke(cr);
 }
 
 void drawSheet(cairo_t* cr, const ContactSheet& s, const SheetGeometry& g) {
-  cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+  setInk(cr, 0.1, 0.1, 0.1);
   text(cr, replaceInvalidUtf8(s.title), 16, 16 + 16, 16, 0, true);
   std::string probe = "probe sequence (queries down, keys across):";
   for (const auto& t : s.tokens) {
@@ -165,29 +170,29 @@ void drawSheet(cairo_t* cr, const ContactSheet& s, const SheetGeometry& g) {
     probe += ' ';
     probe += replaceInvalidUtf8(t);
   }
-  cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
+  setInk(cr, 0.35, 0.35, 0.35);
   text(cr, probe, 16, 16 + 22 + 14, 11);
   const std::size_t cols = s.steps.size();
   for (std::size_t c = 0; c < cols; ++c) {
     const double x = g.left + static_cast<double>(c) * (g.map + g.gap);
-    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+    setInk(cr, 0.1, 0.1, 0.1);
     text(cr, "step " + std::to_string(s.steps[c]), x + g.map / 2, g.top - 10, 13, 0.5, true);
   }
   for (std::size_t r = 0; r < s.rowTitles.size(); ++r) {
     const double y = g.top + static_cast<double>(r) * (g.map + g.gap);
-    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+    setInk(cr, 0.1, 0.1, 0.1);
     text(cr, replaceInvalidUtf8(s.rowTitles[r]), 16, y + g.map / 2 + 4, 12);
     for (std::size_t c = 0; c < cols; ++c) {
       drawSheetMap(cr, s, s.maps[r * cols + c], g.left + static_cast<double>(c) * (g.map + g.gap), y, g.cell);
     }
     if (g.labelFont > 0) {  // query labels left of the first map
-      cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+      setInk(cr, 0.3, 0.3, 0.3);
       for (int t = 0; t < s.seq; ++t) text(cr, replaceInvalidUtf8(s.tokens[static_cast<std::size_t>(t)]), g.left - 4, y + (t + 0.8) * g.cell, g.labelFont, 1);
     }
   }
   if (g.labelFont > 0) {  // key labels under the last row, rotated
     const double y = g.top + static_cast<double>(s.rowTitles.size()) * (g.map + g.gap) - g.gap + 4;
-    cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+    setInk(cr, 0.3, 0.3, 0.3);
     for (std::size_t c = 0; c < cols; ++c) {
       for (int t = 0; t < s.seq; ++t) {
         cairo_save(cr);
@@ -202,11 +207,11 @@ void drawSheet(cairo_t* cr, const ContactSheet& s, const SheetGeometry& g) {
   const double bx = g.left + static_cast<double>(cols) * (g.map + g.gap) - g.gap + 24, by = g.top;
   const double bh = g.map;
   for (int i = 0; i < 64; ++i) {
-    setRgba8(cr, mapValue(ColormapId::Viridis, {0.0f, 1.0f}, 1.0f - (static_cast<float>(i) + 0.5f) / 64.0f));
+    setInk(cr, mapValue(ColormapId::Viridis, {0.0f, 1.0f}, 1.0f - (static_cast<float>(i) + 0.5f) / 64.0f));
     cairo_rectangle(cr, bx, by + i * bh / 64, 14, bh / 64 + 0.5);
     cairo_fill(cr);
   }
-  cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+  setInk(cr, 0.1, 0.1, 0.1);
   for (double v : {0.0, 0.5, 1.0}) text(cr, tickLabel(v), bx + 18, by + (1 - v) * bh + 4, 10);
   text(cr, "weight", bx, by - 6, 10);
 }
@@ -225,23 +230,23 @@ void drawPanel(cairo_t* cr, const CurvesFigure& fig, const CurvePanel& p, AxisRa
   const AxisRange yr = axisRange(all, p.logY, p.fromZero);
   auto px = [&](double x) { return x0 + axisFraction(xr, false, x) * kPlotW; };
   auto py = [&](double y) { return yBot - std::clamp(axisFraction(yr, p.logY, y), -0.02, 1.02) * (yBot - yTop); };
-  cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+  setInk(cr, 0.1, 0.1, 0.1);
   text(cr, replaceInvalidUtf8(p.title) + (p.logY ? " (log scale)" : ""), x0, y0 + 14, 12, 0, true);
   cairo_set_line_width(cr, 1);
-  cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
+  setInk(cr, 0.88, 0.88, 0.88);
   for (double t : axisTicks(yr, p.logY)) {
     cairo_move_to(cr, x0, py(t));
     cairo_line_to(cr, x0 + kPlotW, py(t));
   }
   cairo_stroke(cr);
-  cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+  setInk(cr, 0.2, 0.2, 0.2);
   for (double t : axisTicks(yr, p.logY)) text(cr, tickLabel(t), x0 - 6, py(t) + 4, 10, 1);
   cairo_rectangle(cr, x0, yTop, kPlotW, yBot - yTop);
   cairo_stroke(cr);
   for (double h : p.hLines) {
     const double dash[] = {2.0, 3.0};
     cairo_set_dash(cr, dash, 2, 0);
-    cairo_set_source_rgb(cr, 0.5, 0.5, 0.5);
+    setInk(cr, 0.5, 0.5, 0.5);
     cairo_move_to(cr, x0, py(h));
     cairo_line_to(cr, x0 + kPlotW, py(h));
     cairo_stroke(cr);
@@ -265,7 +270,7 @@ void drawPanel(cairo_t* cr, const CurvesFigure& fig, const CurvePanel& p, AxisRa
     cairo_set_dash(cr, nullptr, 0, 0);
   }
   if (fig.markStep >= 0) {
-    cairo_set_source_rgb(cr, 0.85, 0.2, 0.2);
+    setInk(cr, 0.85, 0.2, 0.2);
     cairo_set_line_width(cr, 1.2);
     cairo_move_to(cr, px(static_cast<double>(fig.markStep)), yTop);
     cairo_line_to(cr, px(static_cast<double>(fig.markStep)), yBot);
@@ -279,7 +284,7 @@ void drawPanel(cairo_t* cr, const CurvesFigure& fig, const CurvePanel& p, AxisRa
     cairo_move_to(cr, x0 + kPlotW + 14, ly - 4);
     cairo_line_to(cr, x0 + kPlotW + 34, ly - 4);
     cairo_stroke(cr);
-    cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
+    setInk(cr, 0.15, 0.15, 0.15);
     text(cr, replaceInvalidUtf8(s.name), x0 + kPlotW + 40, ly, 10);
     ly += 15;
   }
@@ -287,7 +292,7 @@ void drawPanel(cairo_t* cr, const CurvesFigure& fig, const CurvePanel& p, AxisRa
 
 void drawCurves(cairo_t* cr, const CurvesFigure& fig, AxisRange xr) {
   const double x0 = 16 + kAxisW;
-  cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+  setInk(cr, 0.1, 0.1, 0.1);
   text(cr, replaceInvalidUtf8(fig.title), 16, 28, 16, 0, true);
   double y = 40;
   for (const auto& p : fig.panels) {
@@ -295,7 +300,7 @@ void drawCurves(cairo_t* cr, const CurvesFigure& fig, AxisRange xr) {
     y += kPanelH;
   }
   const double yAxis = y - 8;
-  cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+  setInk(cr, 0.2, 0.2, 0.2);
   for (double t : axisTicks(xr, false, 8)) {
     const double x = x0 + axisFraction(xr, false, t) * kPlotW;
     cairo_move_to(cr, x, yAxis);
@@ -305,24 +310,14 @@ void drawCurves(cairo_t* cr, const CurvesFigure& fig, AxisRange xr) {
   }
   text(cr, fig.xName, x0 + kPlotW / 2, yAxis + 32, 11, 0.5);
   if (fig.markStep >= 0) {
-    cairo_set_source_rgb(cr, 0.85, 0.2, 0.2);
+    setInk(cr, 0.85, 0.2, 0.2);
     text(cr, "step " + std::to_string(fig.markStep), x0 + kPlotW, yAxis + 32, 11, 1);
   }
 }
 
-}  // namespace
-
-// =============================================================================================
-// [SECTION] public API
-// =============================================================================================
-
-Result<std::string> renderContactSheet(const ContactSheet& sheet, ImageFormat format) {
-  if (auto st = checkSheet(sheet); !st) return st.error();
-  const SheetGeometry g = sheetGeometry(sheet);
-  return renderWith(g.width, g.height, format, sheet.title, [&](cairo_t* cr) { drawSheet(cr, sheet, g); });
-}
-
-Result<std::string> renderCurves(const CurvesFigure& fig, ImageFormat format) {
+// The step axis every panel shares; errors: no panels, a series whose steps and values differ
+// in count, no points.
+Result<AxisRange> curvesRange(const CurvesFigure& fig) {
   if (fig.panels.empty()) return makeError("no curves to draw");
   std::vector<double> xs;
   for (const auto& p : fig.panels) {
@@ -337,9 +332,27 @@ Result<std::string> renderCurves(const CurvesFigure& fig, ImageFormat format) {
   if (xs.empty()) return makeError("the curves have no points yet");
   AxisRange xr{*std::min_element(xs.begin(), xs.end()), *std::max_element(xs.begin(), xs.end())};
   if (xr.hi <= xr.lo) xr.hi = xr.lo + 1;
-  const int width = static_cast<int>(16 + kAxisW + kPlotW + kLegendW);
-  const int height = static_cast<int>(40 + kPanelH * static_cast<double>(fig.panels.size()) + 44);
-  return renderWith(width, height, format, fig.title, [&](cairo_t* cr) { drawCurves(cr, fig, xr); });
+  return xr;
+}
+int curvesWidth() { return static_cast<int>(16 + kAxisW + kPlotW + kLegendW); }
+int curvesHeight(const CurvesFigure& fig) { return static_cast<int>(40 + kPanelH * static_cast<double>(fig.panels.size()) + 44); }
+
+}  // namespace
+
+// =============================================================================================
+// [SECTION] public API
+// =============================================================================================
+
+Result<std::string> renderContactSheet(const ContactSheet& sheet, ImageFormat format) {
+  if (auto st = checkSheet(sheet); !st) return st.error();
+  const SheetGeometry g = sheetGeometry(sheet);
+  return renderWith(g.width, g.height, format, sheet.title, sheet.seeAs, [&](cairo_t* cr) { drawSheet(cr, sheet, g); });
+}
+
+Result<std::string> renderCurves(const CurvesFigure& fig, ImageFormat format) {
+  auto xr = curvesRange(fig);
+  if (!xr) return xr.error();
+  return renderWith(curvesWidth(), curvesHeight(fig), format, fig.title, fig.seeAs, [&](cairo_t* cr) { drawCurves(cr, fig, *xr); });
 }
 
 
@@ -349,6 +362,129 @@ Status exportContactSheet(const std::string& path, const ContactSheet& sheet) {
 
 Status exportCurves(const std::string& path, const CurvesFigure& fig) {
   return renderAndWrite(path, [&](ImageFormat f) { return renderCurves(fig, f); });
+}
+
+// =============================================================================================
+// [SECTION] animation
+// =============================================================================================
+
+namespace {
+
+// An RGB24 image surface of this size, painted by `draw`, as RGB bytes.
+Result<RgbFrame> renderPixels(int width, int height, SeeAs seeAs, const std::function<void(cairo_t*)>& draw) {
+  if (width < 1 || height < 1 || width > kMaxSide || height > kMaxSide) {
+    return makeError("an animation frame would be " + std::to_string(width) + " x " + std::to_string(height) +
+                     " pixels (at most " + std::to_string(kMaxSide) + " per side)");
+  }
+  SurfacePtr surface(cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height));
+  if (auto st = cairoOk(cairo_surface_status(surface.get()), "cannot create an animation frame"); !st) return st.error();
+  attachSeeAs(surface.get(), seeAs);
+  {
+    ContextPtr cr(cairo_create(surface.get()));
+    setInk(cr.get(), 1, 1, 1);
+    cairo_paint(cr.get());
+    cairo_select_font_face(cr.get(), "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    draw(cr.get());
+    if (auto st = cairoOk(cairo_status(cr.get()), "drawing failed"); !st) return st.error();
+  }
+  cairo_surface_flush(surface.get());
+  RgbFrame f;
+  f.width = width;
+  f.height = height;
+  f.rgb.resize(static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * 3);
+  const unsigned char* data = cairo_image_surface_get_data(surface.get());
+  const int stride = cairo_image_surface_get_stride(surface.get());
+  for (int y = 0; y < height; ++y) {
+    const auto* row = reinterpret_cast<const std::uint32_t*>(data + static_cast<std::ptrdiff_t>(y) * stride);
+    std::uint8_t* out = f.rgb.data() + static_cast<std::size_t>(y) * static_cast<std::size_t>(width) * 3;
+    for (int x = 0; x < width; ++x) {
+      out[3 * x] = static_cast<std::uint8_t>(row[x] >> 16);
+      out[3 * x + 1] = static_cast<std::uint8_t>(row[x] >> 8);
+      out[3 * x + 2] = static_cast<std::uint8_t>(row[x]);
+    }
+  }
+  return f;
+}
+
+// Column k of the sheet as a sheet of its own.
+ContactSheet sheetColumn(const ContactSheet& s, std::size_t k) {
+  ContactSheet one = s;
+  one.steps = {s.steps[k]};
+  one.maps.clear();
+  const std::size_t cols = s.steps.size();
+  for (std::size_t r = 0; r < s.rowTitles.size(); ++r) one.maps.push_back(s.maps[r * cols + k]);
+  return one;
+}
+
+}  // namespace
+
+std::vector<std::size_t> evenlySpaced(std::size_t available, std::size_t count) {
+  std::vector<std::size_t> out;
+  if (available == 0 || count == 0) return out;
+  if (count >= available || available == 1) {
+    for (std::size_t i = 0; i < available; ++i) out.push_back(i);
+    return out;
+  }
+  if (count == 1) return {available - 1};
+  for (std::size_t i = 0; i < count; ++i) out.push_back(i * (available - 1) / (count - 1));
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Result<RgbFrame> renderAnimationFrame(const TrainingAnimation& a, std::size_t k) {
+  if (auto st = checkSheet(a.sheet); !st) return st.error();
+  if (k >= a.sheet.steps.size()) {
+    return makeError("frame " + std::to_string(k) + " of an animation of " + std::to_string(a.sheet.steps.size()) + " frames");
+  }
+  const ContactSheet one = sheetColumn(a.sheet, k);
+  CurvesFigure curves = a.curves;
+  curves.markStep = a.sheet.steps[k];
+  auto xr = curvesRange(curves);
+  if (!xr) return xr.error();
+  const SheetGeometry g = sheetGeometry(one);
+  const int cw = curvesWidth(), ch = curvesHeight(curves);
+  // The heads on the left, the curves on their right, both from the top.
+  return renderPixels(g.width + cw, std::max(g.height, ch), a.sheet.seeAs, [&](cairo_t* cr) {
+    cairo_save(cr);  // the sheet inside its own picture's bounds, as its PNG has it
+    cairo_rectangle(cr, 0, 0, g.width, g.height);
+    cairo_clip(cr);
+    drawSheet(cr, one, g);
+    cairo_restore(cr);
+    cairo_save(cr);
+    cairo_translate(cr, g.width, 0);
+    drawCurves(cr, curves, *xr);
+    cairo_restore(cr);
+  });
+}
+
+Result<std::string> renderTrainingGif(const TrainingAnimation& a) {
+  const std::size_t n = a.sheet.steps.size();
+  if (n > static_cast<std::size_t>(kMaxAnimationFrames)) {
+    return makeError("an animation of " + std::to_string(n) + " frames (at most " + std::to_string(kMaxAnimationFrames) +
+                     "): choose fewer frames");
+  }
+  // Frames are drawn one at a time as the encoder asks, so one frame is in memory; the size is
+  // checked on the first, which every frame shares.
+  return encodeGif(n, a.delayCentiseconds, [&](std::size_t k) -> Result<RgbFrame> {
+    auto f = renderAnimationFrame(a, k);
+    if (!f) return f.error();
+    const std::uint64_t pixels = static_cast<std::uint64_t>(f->width) * static_cast<std::uint64_t>(f->height) * n;
+    if (pixels > kMaxAnimationPixels) {
+      return makeError("the animation would be " + std::to_string(n) + " frames of " + std::to_string(f->width) + " x " +
+                       std::to_string(f->height) + " pixels (" + std::to_string(pixels / 1'000'000) + " M pixels, at most " +
+                       std::to_string(kMaxAnimationPixels / 1'000'000) + " M): choose fewer frames or heads");
+    }
+    return f;
+  });
+}
+
+Status exportTrainingGif(const std::string& path, const TrainingAnimation& a) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext != ".gif") return makeError("cannot export '" + sanitizedPath(path) + "': an animation is a .gif file");
+  auto bytes = renderTrainingGif(a);
+  if (!bytes) return makeError("cannot export '" + sanitizedPath(path) + "': " + bytes.error().message);
+  return writeFileAtomic(path, *bytes);
 }
 
 }  // namespace mhascope

@@ -4,7 +4,8 @@
 //                   one colour scale (viridis, 0 … 1) with a colour bar, token labels on the
 //                   first column and the bottom row when they fit;
 //   curves        — panels of lines over the step axis (loss, accuracy, role scores) with tick
-//                   values, an optional log-y axis, a legend and an optional marked step.
+//                   values, an optional log-y axis, a legend and an optional marked step;
+//   animation     — the two together, one frame per step, as an animated GIF.
 // Plain data in (no training types): the window and tests fill these structs.
 #pragma once
 
@@ -12,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "export/export.hpp"  // ImageFormat, formatFromPath
+#include "export/export.hpp"  // ImageFormat, formatFromPath, SeeAs
+#include "export/gif.hpp"     // RgbFrame
 
 namespace mhascope {
 
@@ -25,6 +27,7 @@ struct ContactSheet {
   // rows * cols maps of T*T weights in [0, 1], index row * cols + col, each row-major (query, key).
   std::vector<std::vector<float>> maps;
   bool causal = true;                     // keys after the query drawn as blocked (the mask's look)
+  SeeAs seeAs = SeeAs::Normal;            // every colour as this reader sees it
 };
 
 struct CurveSeries {
@@ -45,6 +48,7 @@ struct CurvesFigure {
   std::string xName = "step";
   std::vector<CurvePanel> panels;         // stacked vertically, one shared step axis
   std::int64_t markStep = -1;             // a vertical line at this step (the chosen one); -1 none
+  SeeAs seeAs = SeeAs::Normal;            // every colour as this reader sees it
 };
 
 // The file's bytes. Errors: no rows or steps, maps of the wrong count or size, a picture too large.
@@ -53,5 +57,32 @@ Result<std::string> renderCurves(const CurvesFigure& fig, ImageFormat format);
 // Render (format from the extension), then write atomically; errors name the path.
 Status exportContactSheet(const std::string& path, const ContactSheet& sheet);
 Status exportCurves(const std::string& path, const CurvesFigure& fig);
+
+// A training run as an animation: at each of the sheet's steps, the heads' attention on the probe
+// (the contact sheet's column of that step) beside the curves with that step marked. Every frame
+// is drawn by the code that draws the contact sheet and the curves pictures, so frame k is those
+// two pictures side by side, encoded as an animated GIF (export/gif.hpp).
+inline constexpr int kDefaultAnimationDelay = 25;   // 1/100 s per frame: 40 frames in 10 s
+inline constexpr int kDefaultAnimationFrames = 40;
+struct TrainingAnimation {
+  ContactSheet sheet;   // one column per frame: sheet.steps are the frames' steps
+  CurvesFigure curves;  // markStep is set per frame
+  int delayCentiseconds = kDefaultAnimationDelay;
+};
+inline constexpr int kMaxAnimationFrames = 400;
+// Frames × width × height the encoder may be asked for (a frame at a time is in memory).
+inline constexpr std::uint64_t kMaxAnimationPixels = 400'000'000;
+
+// `count` indices spread evenly over [0, available), the first and the last included; all of
+// them when there are no more than `count`.
+std::vector<std::size_t> evenlySpaced(std::size_t available, std::size_t count);
+// Frame k's picture: sheet column k, and at its right the curves marked at its step. Errors as for the two
+// pictures, and k out of range.
+Result<RgbFrame> renderAnimationFrame(const TrainingAnimation& a, std::size_t k);
+// The GIF's bytes; errors: more than kMaxAnimationFrames frames or kMaxAnimationPixels pixels
+// (naming the numbers), and those of the frames.
+Result<std::string> renderTrainingGif(const TrainingAnimation& a);
+// Renders, then writes atomically (.gif only; the error names the path).
+Status exportTrainingGif(const std::string& path, const TrainingAnimation& a);
 
 }  // namespace mhascope

@@ -75,7 +75,8 @@ json filesJson(const Workspace& ws) {
 json viewJson(const WorkspaceView& v) {
   return {{"stage", stageInfo(v.stage).name}, {"batch", v.batch}, {"head", v.head}, {"tab", v.tab},
           {"zoom", zoomJson(v.zoom)}, {"weight_zoom", zoomJson(v.weightZoom)},
-          {"colormap", v.colormap ? colormapName(*v.colormap) : "auto"}, {"shared_scale", v.sharedScale},
+          {"colormap", v.colormap ? colormapName(*v.colormap) : "auto"}, {"see_as", seeAsName(v.seeAs)},
+          {"shared_scale", v.sharedScale},
           {"numbers", v.showNumbers}, {"color_scale", colorScaleName(v.colorScale)},
           {"weight", weightName(v.weight)}, {"play_speed", v.playStagesPerSecond}};
 }
@@ -302,8 +303,10 @@ Status readFiles(const ObjectReader& r, Workspace& ws) {
 }
 
 Status readView(const ObjectReader& r, WorkspaceView& v) {
+  // see_as is optional: a workspace written before the preview existed opens with normal vision.
   MHASCOPE_TRY(r.keys({"stage", "batch", "head", "tab", "zoom", "weight_zoom", "colormap", "shared_scale", "numbers",
-                       "color_scale", "weight", "play_speed"}));
+                       "color_scale", "weight", "play_speed"},
+                      {"see_as"}));
   auto stage = r.string("stage");
   if (!stage) return stage.error();
   auto id = stageFromName(*stage);
@@ -323,6 +326,14 @@ Status readView(const ObjectReader& r, WorkspaceView& v) {
     auto c = colormapFromName(*cmap);
     if (!c) return makeError(r.what + ": /view/colormap: " + c.error().message);
     v.colormap = *c;
+  }
+  v.seeAs = SeeAs::Normal;
+  if (r.j.contains("see_as")) {
+    auto seeAs = r.string("see_as");
+    if (!seeAs) return seeAs.error();
+    auto k = seeAsFromName(*seeAs);
+    if (!k) return makeError(r.what + ": /view/see_as: " + k.error().message);
+    v.seeAs = *k;
   }
   MHASCOPE_TRY(r.flag("shared_scale", v.sharedScale));
   MHASCOPE_TRY(r.flag("numbers", v.showNumbers));

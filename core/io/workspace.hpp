@@ -1,7 +1,7 @@
 // Workspace files: everything needed to see the same picture again — the configuration (preset
 // format), the input files (path as given, absolute path, path relative to the workspace, size,
 // SHA-256), the view (stage, batch, head, tab, zoom and pan of both heatmap views, colours,
-// weight tab), the lesson tabs' choices, and the hand-edited scores (the config's
+// weight tab, "see as" preview), the lesson tabs' choices, and the hand-edited scores (the config's
 // score_override). Versioned JSON with the top-level key "mhascope_workspace": 1, read strictly
 // and all-or-nothing. Used by the window (--workspace, Save workspace, the last workspace at
 // launch) and by every subcommand (--workspace, --save-workspace).
@@ -23,6 +23,7 @@
 #include "attention/trace.hpp"
 #include "color/color_scale.hpp"
 #include "color/colormap.hpp"
+#include "color/see_as.hpp"
 #include "io/input_files.hpp"
 #include "lessons/lessons.hpp"
 #include "util/result.hpp"
@@ -63,6 +64,7 @@ struct WorkspaceView {
   std::string tab;          // the open main tab's title ("" = the default)
   WorkspaceZoom zoom, weightZoom;  // the stage heatmap; the Learned tab's heatmap
   std::optional<ColormapId> colormap;  // empty: picked by the stage's data kind
+  SeeAs seeAs = SeeAs::Normal;         // the whole window and its exports as this reader sees them
   bool sharedScale = true, showNumbers = true;
   ColorScale colorScale = ColorScale::Linear;
   WeightId weight = WeightId::Wq;

@@ -164,7 +164,7 @@ TEST(Colormap, TablesHaveDistinctEntries) {
 }
 
 TEST(Colormap, SequentialMapsGetLighterAndDivergingIsSymmetric) {
-  for (ColormapId id : {ColormapId::Viridis, ColormapId::Magma, ColormapId::Gray}) {
+  for (ColormapId id : {ColormapId::Viridis, ColormapId::Cividis, ColormapId::Magma, ColormapId::Gray}) {
     for (int i = 1; i < kColormapEntries; ++i) {
       // 0.5 L*: slack for 8-bit rounding of the published data.
       EXPECT_GE(lightness(tableColor(id, i)), lightness(tableColor(id, i - 1)) - 0.5) << colormapName(id) << " " << i;
@@ -184,6 +184,27 @@ TEST(Colormap, SequentialMapsGetLighterAndDivergingIsSymmetric) {
   EXPECT_GT(low.b, low.r);
   EXPECT_GT(high.r, high.b);
   EXPECT_GT(lightness(mid), 93.0);
+}
+
+// cividis: the published data's ends (Nuñez, Anderton & Renslow 2018, as matplotlib ships them).
+// coolwarm: Moreland's (2009) end colours, his white point M = 88 between them, and the points a
+// quarter of the way in his published table gives (0.552 0.691 0.996 / 0.957 0.604 0.482); each
+// half rises in lightness toward the centre.
+TEST(Colormap, CividisAndCoolwarmFollowTheirDefinitions) {
+  EXPECT_EQ(tableColor(ColormapId::Cividis, 0), (RGBA8{0, 34, 78, 255}));
+  EXPECT_EQ(tableColor(ColormapId::Cividis, 255), (RGBA8{254, 232, 56, 255}));
+  const ColormapId c = ColormapId::Coolwarm;
+  EXPECT_EQ(tableColor(c, 0), (RGBA8{59, 76, 192, 255}));
+  EXPECT_EQ(tableColor(c, 255), (RGBA8{180, 4, 38, 255}));
+  EXPECT_LE(rgbDistance(tableColor(c, 64), RGBA8{141, 176, 254, 255}), 2.0);
+  EXPECT_LE(rgbDistance(tableColor(c, 191), RGBA8{244, 154, 123, 255}), 2.0);
+  EXPECT_LE(rgbDistance(tableColor(c, 128), RGBA8{221, 221, 221, 255}), 2.0);
+  for (int i = 1; i < 128; ++i) {
+    EXPECT_GE(lightness(tableColor(c, i)), lightness(tableColor(c, i - 1)) - 0.3) << i;
+    EXPECT_GE(lightness(tableColor(c, 255 - i)), lightness(tableColor(c, 256 - i)) - 0.3) << 255 - i;
+  }
+  EXPECT_GT(tableColor(c, 0).b, tableColor(c, 0).r);    // blue below zero
+  EXPECT_GT(tableColor(c, 255).r, tableColor(c, 255).b);  // red above
 }
 
 TEST(Colormap, FillRgbaAgreesWithMapValue) {

@@ -112,7 +112,16 @@ void expectCellsMatch(const Image& img, const Slice2D& s, const HeatmapLayout& p
         }
         continue;
       } else if (std::isnan(v)) {
-        ok = centre == nanColor();
+        // A NaN cell: magenta with the dark dot at its centre (when the cell can show one).
+        const RGBA8 corner = img.at(static_cast<int>(p.x0 + c * p.cellW) + 1, static_cast<int>(p.y0 + r * p.cellH) + 1);
+        const bool dotted = p.cellW >= 8 && p.cellH >= 8;
+        ok = corner == nanColor() && centre == (dotted ? nanMarkColor() : nanColor());
+        if (!ok && ++bad <= 5) {
+          ADD_FAILURE() << what << ": NaN cell (" << r << ", " << c << "): corner (" << int{corner.r} << ","
+                        << int{corner.g} << "," << int{corner.b} << "), centre (" << int{centre.r} << ","
+                        << int{centre.g} << "," << int{centre.b} << ")";
+        }
+        continue;
       } else {
         const double err = std::abs(double{back} - double{v});
         maxErr = std::max(maxErr, err);
@@ -577,4 +586,50 @@ TEST(ExportPng, LearnedMatricesExportWithTheirNameAndADivergingScale) {
 }
 
 }  // namespace
+
+// The picture's "see as" preview reaches every cell and the colour bar: each cell's colour (and
+// the NaN and blocked cells' fills and marks) is exactly the simulated colour of the normal
+// picture's, and the white paper stays white (every matrix keeps greys grey).
+TEST(ExportPng, SeeAsAppliesToEveryCellAndTheColourBar) {
+  const std::vector<float> data = knownScores();
+  const Slice2D s = makeSlice(StageId::MaskedScores, data, 5, 7, 1);
+  ExportOptions opt;
+  opt.showValues = false;
+  FigureLayout layout;
+  auto normal = renderHeatmap(s, ImageFormat::Png, opt, &layout);
+  ASSERT_TRUE(normal.ok()) << normal.error().message;
+  const Image n = decodePng(*normal);
+  for (SeeAs kind : {SeeAs::Protanopia, SeeAs::Deuteranopia, SeeAs::Tritanopia, SeeAs::Greyscale}) {
+    ExportOptions o = opt;
+    o.seeAs = kind;
+    FigureLayout l2;
+    auto png = renderHeatmap(s, ImageFormat::Png, o, &l2);
+    ASSERT_TRUE(png.ok()) << png.error().message;
+    const Image img = decodePng(*png);
+    ASSERT_EQ(img.width, n.width);
+    ASSERT_EQ(img.height, n.height);
+    const HeatmapLayout& p = layout.panels[0];
+    int bad = 0;
+    for (int r = 0; r < s.rows; ++r) {
+      for (int c = 0; c < s.cols; ++c) {
+        for (auto [fx, fy] : {std::pair{0.1, 0.1}, std::pair{0.5, 0.5}}) {  // a fill pixel, the centre (a mark or the fill)
+          const int x = static_cast<int>(p.x0 + (c + fx) * p.cellW), y = static_cast<int>(p.y0 + (r + fy) * p.cellH);
+          if (img.at(x, y) != seeAsColor(kind, n.at(x, y)) && ++bad <= 5) {
+            ADD_FAILURE() << seeAsName(kind) << ": cell (" << r << ", " << c << ") pixel (" << x << ", " << y << ")";
+          }
+        }
+      }
+    }
+    EXPECT_EQ(bad, 0) << seeAsName(kind);
+    // The colour bar: a column through its middle, every table band.
+    const int bx = static_cast<int>(layout.barX + layout.barW / 2);
+    int changed = 0;
+    for (int y = static_cast<int>(layout.barY) + 1; y < static_cast<int>(layout.barY + layout.barH) - 1; ++y) {
+      EXPECT_EQ(img.at(bx, y), seeAsColor(kind, n.at(bx, y))) << seeAsName(kind) << " colour bar row " << y;
+      changed += img.at(bx, y) != n.at(bx, y);
+    }
+    EXPECT_GT(changed, 50) << seeAsName(kind) << ": the colour bar did not change";
+    EXPECT_EQ(img.at(1, 1), (RGBA8{255, 255, 255, 255})) << seeAsName(kind);
+  }
+}
 }  // namespace mhascope

@@ -91,6 +91,28 @@ TEST(Purity, CairoOnlyInTheExportModule) {
   EXPECT_GT(files, 10);
 }
 
+// Every colour of an exported picture goes through the exporter's one colour path (export/ink.cpp),
+// which applies the picture's "see as" preview: a cairo colour call anywhere else in core/export/
+// would draw that part in its normal colours whatever the reader asked for.
+TEST(Purity, ExportedColoursGoThroughTheInk) {
+  int files = 0;
+  for (const auto& [path, text] : sourcesUnder("core/export")) {
+    if (path.filename() == "ink.cpp") continue;
+    for (const char* call : {"cairo_set_source_rgb", "cairo_set_source_rgba", "cairo_pattern_create_rgb",
+                             "cairo_pattern_add_color_stop"}) {
+      EXPECT_EQ(text.find(call), std::string::npos) << path << " calls " << call << " (use setInk, export/ink.hpp)";
+    }
+    // An image used as a source is inked first (the colour bar's strip).
+    std::size_t at = 0;
+    while ((at = text.find("cairo_set_source_surface", at)) != std::string::npos) {
+      EXPECT_NE(text.rfind("inkImage(", at), std::string::npos) << path << ": an image painted without inkImage";
+      at += 1;
+    }
+    ++files;
+  }
+  EXPECT_GT(files, 5);
+}
+
 // The analysis of attention stands below both of its sources: core/analysis includes neither the
 // trainer nor the model folders, and core/model (a real model) nothing of the trainer. The CMake
 // targets say the same (mhascope_model and mhascope_analysis do not link mhascope_train), so an

@@ -39,6 +39,7 @@ Workspace sample() {
   ws.view.zoom = {3.5f, 1.25f, 0.5f};
   ws.view.weightZoom = {2.0f, 0.0f, 4.0f};
   ws.view.colormap = ColormapId::Magma;
+  ws.view.seeAs = SeeAs::Deuteranopia;
   ws.view.sharedScale = false;
   ws.view.colorScale = ColorScale::Log;
   ws.view.weight = WeightId::Wo;
@@ -87,6 +88,8 @@ TEST(Workspace, RoundTripKeepsEveryBlock) {
   EXPECT_EQ(back->view.stage, StageId::MaskedScores);
   EXPECT_EQ(back->view.zoom.panX, 1.25f);
   EXPECT_EQ(back->view.colorScale, ColorScale::Log);
+  EXPECT_EQ(back->view.seeAs, SeeAs::Deuteranopia);
+  EXPECT_NE(json.find("\"see_as\": \"deuteranopia\""), std::string::npos);
   EXPECT_EQ(back->view.weight, WeightId::Wo);
   EXPECT_EQ(back->lessons.of<lessons::Pitfalls>().pitfall, 3);
   EXPECT_EQ(back->lessons.of<lessons::Lines>().hidden, (std::vector<std::uint8_t>{0, 1, 0}));
@@ -172,6 +175,14 @@ TEST(Workspace, StrictParsingNamesTheKeyAndTheFile) {
   EXPECT_NE(error(edit("\"numbers\": true", "\"numbers\": true, \"numbers\": false")).find("duplicate key 'numbers'"),
             std::string::npos);
   EXPECT_NE(error(edit("\"d_model\": 12", "\"d_model\": -12")).find("/config"), std::string::npos);
+  EXPECT_NE(error(edit("\"see_as\": \"deuteranopia\"", "\"see_as\": \"sepia\"")).find("/view/see_as: unknown see-as 'sepia'"),
+            std::string::npos);
+  EXPECT_NE(error(edit("\"see_as\": \"deuteranopia\"", "\"see_as\": 2")).find("/view/see_as must be a string"),
+            std::string::npos);
+  // Written before the preview existed: no see_as key, normal vision.
+  auto old = parseWorkspaceJson(edit("\"see_as\": \"deuteranopia\",", ""), "w.json");
+  ASSERT_TRUE(old) << old.error().message;
+  EXPECT_EQ(old->view.seeAs, SeeAs::Normal);
   EXPECT_NE(error("{\"mhascope_session\": 1}").find("not a mhascope workspace"), std::string::npos);
   EXPECT_NE(error("[1]").find("expected a JSON object"), std::string::npos);
   EXPECT_NE(error(std::string(kMaxWorkspaceBytes + 1, ' ')).find("more than a workspace may hold"), std::string::npos);

@@ -46,6 +46,16 @@ case "$case_name" in
     xvfb "$bin" --preset default --script "$(script_from train_lab.txt)" || fail "script failed (exit $?)"
     /usr/bin/python3 "$here/check_png.py" "$out/induction_contact_sheet.png" || fail "blank contact sheet"
     /usr/bin/python3 "$here/check_png.py" "$out/induction_curves.png" || fail "blank curves"
+    # The animation: a GIF of one frame per kept attention picture (at most 40), each the contact
+    # sheet's column beside the curves, so as wide as the two together.
+    /usr/bin/python3 - "$out/induction_training.gif" "$out/induction_curves.png" <<'PY' || fail "the animation is not a GIF of the run"
+import sys
+from PIL import Image
+g, c = Image.open(sys.argv[1]), Image.open(sys.argv[2])
+assert g.format == "GIF" and 2 <= g.n_frames <= 40, (g.format, g.n_frames)
+assert g.size[0] > c.size[0] and g.size[1] >= c.size[1], (g.size, c.size)
+print(sys.argv[1], g.n_frames, "frames", g.size)
+PY
     /usr/bin/python3 "$here/check_png.py" "$out/pipeline.png" 1600x1000 || fail "blank pipeline after Open in pipeline"
     "$bin" export --checkpoint "$out/induction.safetensors" --layer 0 --stage weights --head 0 --out "$out/cli.png" \
       || fail "CLI export of the saved checkpoint"
@@ -462,6 +472,32 @@ EOF
     [ "${g1##*: }" = "${g2##*: }" ] && [ "${x1##*: }" = "${x2##*: }" ] || fail "blocked cells differ: $g1 / $g2 / $x1 / $x2"
     xvfb "$bin" --screenshot "$out/none.png" --preset default --stage weights || fail "screenshot without a mask"
     /usr/bin/python3 "$here/count_color.py" "$out/none.png" 64,64,64 0 0 || fail "blocked grey without a mask"
+    ;;
+  see_as)
+    # The "see as" preview covers the whole window: after choosing deuteranopia (then greyscale)
+    # every pixel is the simulation of the normal picture's pixel (the shader against numpy's
+    # reference, within 2 of 255; the combo's label, which names the preview, may differ), and
+    # choosing normal again gives the normal picture back. An export made meanwhile is seen the
+    # same way (export --see-as, compared with the window's own export below).
+    xvfb "$bin" --preset "$here/causal.json" --stage weights --script "$(script_from see_as.txt)" > "$out/log.txt" 2>&1 \
+      || { tail -n 20 "$out/log.txt"; fail "see-as script failed"; }
+    for kind in deuteranopia greyscale; do
+      /usr/bin/python3 "$here/see_as_check.py" "$out/normal_scrolled.png" "$out/$kind.png" "$kind" 2 6000 100000 \
+        || fail "the $kind preview is not the simulation of the whole window"
+    done
+    # (but for the hover highlight: the mouse rests on the combo now, on a control before — 608
+    # pixels when measured, where a preview left on changes 1.3 M)
+    /usr/bin/python3 "$here/see_as_check.py" "$out/normal_scrolled.png" "$out/back.png" normal 0 3000 0 \
+      || fail "choosing normal again did not give the normal picture back"
+    # The command line: --see-as reaches the picture, a bad kind is refused with the allowed names.
+    "$bin" export --preset "$here/causal.json" --stage weights --out "$out/n.png" >/dev/null || fail "export"
+    "$bin" export --preset "$here/causal.json" --stage weights --see-as deuteranopia --out "$out/d.png" >/dev/null \
+      || fail "export --see-as deuteranopia"
+    /usr/bin/python3 "$here/see_as_check.py" "$out/n.png" "$out/d.png" deuteranopia 1 20000 1000 \
+      || fail "export --see-as deuteranopia is not the simulation of the normal export"
+    err=$("$bin" export --preset default --see-as sepia --out "$out/x.png" 2>&1) && fail "--see-as sepia accepted"
+    grep -q "unknown see-as 'sepia'" <<<"$err" || fail "no clear error for --see-as sepia: $err"
+    [ ! -e "$out/x.png" ] || fail "a picture was written for a bad --see-as"
     ;;
   *)
     fail "unknown case $case_name"
