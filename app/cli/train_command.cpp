@@ -4,6 +4,7 @@
 #include "command_common.hpp"
 #include "export/html_view.hpp"
 #include "io/file_io.hpp"
+#include "export/training_figures.hpp"
 #include "model_source/training_page.hpp"
 #include "train/session.hpp"
 #include "interrupt_guard.hpp"
@@ -28,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <tuple>
 
 #include "model_options.hpp"  // decimalInteger
 #include "io/csv.hpp"
@@ -176,6 +178,12 @@ void addTrainOptions(CLI::App* c, TrainArgs& a) {
   c->add_option("--log", a.log, "CSV of every evaluation (losses, accuracy, head scores), a new file")->check(nonEmptyPath());
   c->add_option("--timeline", a.timeline, "write the run as one offline page (.html, a new file): a slider over the "
                 "evaluations, every head's attention and role then, the curves")->check(nonEmptyPath());
+  c->add_option("--animation", a.animation, "write the run as an animated GIF (a new file): every head's attention on "
+                "the probe sequence beside the curves, one frame per kept evaluation")->check(nonEmptyPath());
+  c->add_option("--animation-frames", a.animationFrames, "--animation's frames: at most this many evaluations, evenly "
+                "spaced, the first and the last included (1-" + std::to_string(kMaxAnimationFrames) + ")")
+      ->transform(decimalInteger(1, kMaxAnimationFrames))
+      ->capture_default_str();
   c->add_option("--init", a.init, "start from this checkpoint's parameters and history (same sizes)")->check(nonEmptyPath());
   c->add_flag("--force", a.force, "replace an existing --save or --log file that the rule above would keep");
   c->add_option("--memory-budget", a.memoryBudgetMib,
@@ -263,7 +271,8 @@ int cmdTrain(const TrainArgs& a) {
   auto made = Trainer::make(s, init);
   if (!made) return fail(made.error().message);
   Trainer& tr = *made;
-  tr.keepSnapshots(!a.timeline.empty());  // only the timeline page reads them
+  const bool pictures_ = !a.timeline.empty() || !a.animation.empty();
+  tr.keepSnapshots(pictures_);  // only the timeline page and the animation read them
   init.reset();             // the trainer has the parameters and the history now
   {
     TrainOutputs out;
@@ -278,18 +287,24 @@ int cmdTrain(const TrainArgs& a) {
       if (auto st = checkWritablePath(a.save); !st) return fail(st.error().message);
     }
   }
-  if (!a.timeline.empty()) {
-    if (!isHtmlPath(a.timeline)) return fail("--timeline writes one page: its name ends in .html, not '" + a.timeline + "'");
-    for (const auto& [flag, other] : std::vector<std::pair<std::string, std::string>>{
-             {"--save", a.save}, {"--log", a.log}, {"--init", a.init}, {"--text", s.task.textPath}}) {
-      if (!other.empty() && (other == a.timeline || sameFile(other, a.timeline))) {
-        return fail("--timeline '" + a.timeline + "' is the same file as " + flag + " '" + other + "': choose another name");
+  // --timeline and --animation: written at the end, new files unless --force, never an input or another output.
+  for (const auto& [flag, path, ext] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"--timeline", a.timeline, ".html"}, {"--animation", a.animation, ".gif"}}) {
+    if (path.empty()) continue;
+    const bool named = ext == ".html" ? isHtmlPath(path) : std::filesystem::path(path).extension() == ".gif";
+    if (!named) return fail(flag + " writes a " + ext + " file: its name ends in " + ext + ", not '" + path + "'");
+    for (const auto& [other, otherPath] : std::vector<std::pair<std::string, std::string>>{
+             {"--save", a.save}, {"--log", a.log}, {"--init", a.init}, {"--text", s.task.textPath},
+             {"--timeline", a.timeline}, {"--animation", a.animation}}) {
+      if (other == flag || otherPath.empty()) continue;
+      if (otherPath == path || sameFile(otherPath, path)) {
+        return fail(flag + " '" + path + "' is the same file as " + other + " '" + otherPath + "': choose another name");
       }
     }
     if (!a.force) {
-      if (auto st = refuseToReplace(a.timeline, "write"); !st) return fail(st.error().message + "; or add --force");
+      if (auto st = refuseToReplace(path, "write"); !st) return fail(st.error().message + "; or add --force");
     }
-    if (auto st = checkWritablePath(a.timeline); !st) return fail(st.error().message);
+    if (auto st = checkWritablePath(path); !st) return fail(st.error().message);
   }
   if (!a.init.empty() && tr.stepCount() >= s.steps) {  // after --init's own checks and the outputs'
     return fail("--steps " + std::to_string(s.steps) + " is not past --init's step " + std::to_string(tr.stepCount()) +
@@ -355,7 +370,7 @@ int cmdTrain(const TrainArgs& a) {
     const auto t0 = std::chrono::steady_clock::now();
     auto e = tr.evaluate();
     evalSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!a.timeline.empty()) {
+    if (pictures_) {
       for (Snapshot& p : tr.takeSnapshots()) pictures.push_back(std::move(p));
       std::size_t bytes = 0;
       for (const Snapshot& p : pictures) bytes += p.weights.size() * sizeof(float);
@@ -444,17 +459,37 @@ int cmdTrain(const TrainArgs& a) {
       return code != 0 ? code : 1;
     }
   }
-  if (!a.timeline.empty()) {
+  if (pictures_) {
     std::vector<const Snapshot*> snaps;
     for (const Snapshot& p : pictures) snaps.push_back(&p);
     std::vector<std::string> tokens;
     for (int t = 0; t < tr.probeBatch().seq; ++t) tokens.push_back(tr.task().symbol(tr.probeBatch().tokens[static_cast<std::size_t>(t)]));
-    const std::string title = a.task + " · " + std::to_string(g.layers) + " layers × " + std::to_string(g.heads) +
-                              " heads · seed " + std::to_string(s.seed) + " · probe batch";
-    auto page = trainingTimelinePage(tr.history(), snaps, tokens, g.layers, g.heads, title);
-    if (!page) return fail(page.error().message);
-    if (auto st = exportHtml(a.timeline, *page); !st) return fail(st.error().message);
-    std::printf("saved %s\n", a.timeline.c_str());
+    const std::string run = a.task + " · " + std::to_string(g.layers) + " layers × " + std::to_string(g.heads) + " heads";
+    const std::string title = run + " · seed " + std::to_string(s.seed) + " · probe batch";
+    if (!a.timeline.empty()) {
+      auto page = trainingTimelinePage(tr.history(), snaps, tokens, g.layers, g.heads, title);
+      if (!page) return fail(page.error().message);
+      if (auto st = exportHtml(a.timeline, *page); !st) return fail(st.error().message);
+      std::printf("saved %s\n", a.timeline.c_str());
+    }
+    if (!a.animation.empty()) {
+      // Every head, at most --animation-frames kept pictures evenly spaced: the Train mode's Export animation.
+      std::vector<std::int64_t> all, steps;
+      for (const Snapshot& p : pictures) all.push_back(p.step);
+      for (std::size_t i : evenlySpaced(all.size(), static_cast<std::size_t>(a.animationFrames))) steps.push_back(all[i]);
+      std::vector<std::pair<int, int>> heads;
+      for (int l = 0; l < g.layers; ++l) {
+        for (int i = 0; i < g.heads; ++i) heads.emplace_back(l, i);
+      }
+      TrainingAnimation anim;
+      auto sheet = runContactSheet(snaps, steps, heads, tokens, g.layers, g.heads, run + " · attention on the probe sequence");
+      if (!sheet) return fail(sheet.error().message);
+      anim.sheet = std::move(*sheet);
+      anim.curves = runCurves(tr.history(), g.layers, g.heads, title, false, -1,
+                              [&](int l, int i) { return headRgb(l, i, g.heads); });
+      if (auto st = exportTrainingGif(a.animation, anim); !st) return fail(st.error().message);
+      std::printf("saved %s (%zu frames)\n", a.animation.c_str(), steps.size());
+    }
   }
   printRoles(tr.history().back());
   std::printf("\n");

@@ -5,17 +5,13 @@
 #include <cmath>
 #include <sstream>
 
+#include "analysis/circuit_texts.hpp"
 #include "model_source/training_page.hpp"
 #include "widgets/colors.hpp"
 
 namespace mhascope::app {
 
 using namespace mhascope::train;
-
-std::uint32_t headRgb(int layer, int head, int heads) {
-  const ImU32 c = headColor(layer * heads + head);  // ImGui packs A B G R
-  return ((c & 0xffu) << 16) | (c & 0xff00u) | ((c >> 16) & 0xffu);
-}
 
 namespace {
 std::string ordinal(int k) {
@@ -37,7 +33,7 @@ std::string tokenLabelNote(int T, float plotH, float plotW, float lineHeight) {
   return every(rows) + " query and " + every(cols) + " key labelled (hover a cell for its tokens)";
 }
 
-std::string headTitle(int layer, int head) { return "layer " + std::to_string(layer) + " head " + std::to_string(head); }
+std::string headTitle(int layer, int head) { return analysis::headName(layer, head); }
 
 Result<std::vector<std::int64_t>> sheetStepList(const TrainLab& lab) {
   // Only steps with an attention picture: a checkpoint's saved history has curves and roles of
@@ -97,13 +93,9 @@ Result<TrainingAnimation> buildAnimation(const TrainLab& lab) {
 
 Result<ContactSheet> buildContactSheet(const TrainLab& lab, const std::vector<std::int64_t>& steps) {
   const SessionView& v = *lab.run.view;
-  ContactSheet sheet;
   const int L = v.settings->model.layers, H = v.settings->model.heads, T = v.probe->seq;
-  sheet.title = std::string(taskName(v.settings->task.kind)) + " · " + std::to_string(L) + " layers × " +
-                std::to_string(H) + " heads · attention on the probe sequence";
-  sheet.steps = steps;
-  sheet.seq = T;
-  for (int t = 0; t < T; ++t) sheet.tokens.push_back(v.task->symbol(v.probe->tokens[static_cast<std::size_t>(t)]));
+  std::vector<std::string> tokens;
+  for (int t = 0; t < T; ++t) tokens.push_back(v.task->symbol(v.probe->tokens[static_cast<std::size_t>(t)]));
   std::vector<std::pair<int, int>> heads;
   for (int l = 0; l < L; ++l) {
     for (int i = 0; i < H; ++i) {
@@ -111,21 +103,14 @@ Result<ContactSheet> buildContactSheet(const TrainLab& lab, const std::vector<st
       if (lab.files.sheetHeads.empty() || (k < lab.files.sheetHeads.size() && lab.files.sheetHeads[k])) heads.emplace_back(l, i);
     }
   }
-  if (heads.empty()) return makeError("choose at least one head for the contact sheet (the 'sheet' column)");
-  for (auto [l, i] : heads) {
-    sheet.rowTitles.push_back(headTitle(l, i));
-    for (std::int64_t step : sheet.steps) {
-      const Snapshot* snap = nullptr;
-      for (const auto& s : v.snapshots) {
-        if (s->step == step) snap = s.get();
-      }
-      if (!snap) return makeError("no attention snapshot was kept at step " + std::to_string(step));
-      const std::size_t tt = static_cast<std::size_t>(T) * static_cast<std::size_t>(T);
-      const auto begin = snap->weights.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(l * H + i) * tt);
-      sheet.maps.emplace_back(begin, begin + static_cast<std::ptrdiff_t>(tt));
-    }
-  }
-  return sheet;
+  std::vector<const Snapshot*> snaps;
+  for (const auto& s : v.snapshots) snaps.push_back(s.get());
+  return runContactSheet(snaps, steps, heads, tokens, L, H, sheetTitle(v));
+}
+
+std::string sheetTitle(const SessionView& v) {
+  return std::string(taskName(v.settings->task.kind)) + " · " + std::to_string(v.settings->model.layers) + " layers × " +
+         std::to_string(v.settings->model.heads) + " heads · attention on the probe sequence";
 }
 
 CurvesFigure buildCurves(const TrainLab& lab) {

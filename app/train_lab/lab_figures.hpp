@@ -9,6 +9,7 @@
 
 #include "export/html_view.hpp"
 #include "export/training_figures.hpp"
+#include "model_source/training_page.hpp"  // headRgb
 #include "train_lab/lab_state.hpp"
 
 namespace mhascope::app {
@@ -27,6 +28,8 @@ Result<TrainingAnimation> buildAnimation(const TrainLab& lab);
 CurvesFigure buildCurves(const TrainLab& lab);
 // "induction · 2 layers × 2 heads · seed 1 · probe batch": the curves' and the timeline's title.
 std::string runTitle(const train::SessionView& v);
+// "induction · 2 layers × 2 heads · attention on the probe sequence": the contact sheet's title.
+std::string sheetTitle(const train::SessionView& v);
 // The run's timeline page (model_source/training_page.hpp): every kept picture of attention, the curves.
 Result<HtmlExport> buildTimelinePage(const TrainLab& lab);
 // The note under the probe grids: which tokens the axes name. A heatmap of T x T cells drawn in
@@ -34,8 +37,6 @@ Result<HtmlExport> buildTimelinePage(const TrainLab& lab);
 // rule of widgets/heatmap_view): "every token labelled", "every 3rd token labelled", …
 std::string tokenLabelNote(int T, float plotH, float plotW, float lineHeight);
 
-// A head's colour as 0xRRGGBB (the window's head colours: headColor(layer * h + head)).
-std::uint32_t headRgb(int layer, int head, int heads);
-std::string headTitle(int layer, int head);  // "layer 0 head 1"
+std::string headTitle(int layer, int head);  // "layer 0 head 1" (analysis::headName)
 
 }  // namespace mhascope::app

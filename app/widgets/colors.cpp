@@ -2,16 +2,16 @@
 
 #include "util/format.hpp"
 
+#include <algorithm>
 #include <cmath>
+
+#include "color/colormap.hpp"
 
 namespace mhascope::app {
 
 ImU32 headColor(int head, float alpha) {
-  // Golden-angle steps around the hue circle keep neighbouring heads far apart for any h.
-  const float hue = std::fmod(0.58f + 0.381966f * static_cast<float>(head), 1.0f);
-  float r = 0, g = 0, b = 0;
-  ImGui::ColorConvertHSVtoRGB(hue, 0.55f, 0.95f, r, g, b);
-  return ImGui::ColorConvertFloat4ToU32(ImVec4(r, g, b, alpha));
+  const RGBA8 c = headLineColor(head);  // the colour exported charts give the head too
+  return IM_COL32(c.r, c.g, c.b, static_cast<int>(std::clamp(alpha, 0.0f, 1.0f) * 255.0f + 0.5f));
 }
 
 ImVec4 symbolColorVec(std::string_view s) {

@@ -129,6 +129,24 @@ ColorRange unionRange(ColorRange a, ColorRange b) {
 
 RGBA8 nanColor() { return kNanColor; }
 
+RGBA8 headLineColor(int index) {
+  const double hue = std::fmod(0.58 + 0.381966 * static_cast<double>(index), 1.0) * 6.0;
+  constexpr double s = 0.55, v = 0.95;
+  const int i = static_cast<int>(hue);
+  const double f = hue - i, p = v * (1 - s), q = v * (1 - s * f), t = v * (1 - s * (1 - f));
+  double r = v, g = p, b = q;  // sector 5
+  switch (i) {
+    case 0: r = v; g = t; b = p; break;
+    case 1: r = q; g = v; b = p; break;
+    case 2: r = p; g = v; b = t; break;
+    case 3: r = p; g = q; b = v; break;
+    case 4: r = t; g = p; b = v; break;
+    default: break;
+  }
+  auto byte = [](double x) { return static_cast<std::uint8_t>(std::clamp(x, 0.0, 1.0) * 255.0 + 0.5); };
+  return RGBA8{byte(r), byte(g), byte(b), 255};
+}
+
 RGBA8 blockedMarkColor() { return RGBA8{205, 205, 205, 255}; }
 RGBA8 nanMarkColor() { return RGBA8{20, 20, 20, 255}; }
 RGBA8 maskedRowColor() { return RGBA8{255, 80, 60, 255}; }

@@ -67,6 +67,10 @@ ColorRange unionRange(ColorRange a, ColorRange b);
 
 // Colours no table contains (tests check the distance to every entry of every map).
 RGBA8 nanColor();                        // magenta: a NaN is a bug worth seeing
+// Head `index`'s colour in every chart and legend (the window's, the exported curves and
+// animations): golden-angle steps around the hue circle (hue 0.58 + 0.381966 · index, saturation
+// 0.55, value 0.95) keep neighbouring heads far apart for any h.
+RGBA8 headLineColor(int index);
 RGBA8 blockedColor(ColormapId id);       // −inf (masked cell); a neutral dark grey, except on
                                          // the gray map, where every grey is a value
 // A cell the mask blocks is drawn the same in every view — the heatmap, all heads, the lessons

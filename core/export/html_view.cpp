@@ -8,6 +8,7 @@
 
 #include "color/colormap.hpp"
 #include "color/downsample.hpp"
+#include "color/see_as.hpp"
 #include "io/file_io.hpp"
 #include "io/workspace.hpp"
 #include "util/format.hpp"
@@ -141,11 +142,10 @@ constexpr const char* kScript = R"JS(
           g.lineTo(left + 1 + c * cell + 2, 1 + (r + 1) * cell - 2);
           g.stroke();
         } else if (k === 'nn' && cell >= 8) {
-          g.strokeStyle = '#ffffff';
-          g.lineWidth = 1.5;
+          g.fillStyle = '#' + D.nanMark;  // the dark dot every view draws on a NaN cell
           g.beginPath();
-          g.arc(left + 1 + (c + 0.5) * cell, 1 + (r + 0.5) * cell, cell * 0.3, 0, 2 * Math.PI);
-          g.stroke();
+          g.arc(left + 1 + (c + 0.5) * cell, 1 + (r + 0.5) * cell, Math.max(1.5, cell * 0.18), 0, 2 * Math.PI);
+          g.fill();
         }
       }
     }
@@ -482,14 +482,18 @@ Result<std::string> renderHtml(const HtmlExport& view) {
   while (!timeline && perFrame / (static_cast<std::size_t>(k) * static_cast<std::size_t>(k)) > kMaxHtmlCells) ++k;
 
   json d;
+  // Every colour as the picture's: through the reader's "see as" preview.
+  const SeeAs seeAs = view.options.seeAs;
+  auto ink = [seeAs](RGBA8 c) { return rgbHex(seeAsColor(seeAs, c)); };
   d["lut"] = [&] {
     std::string s;
-    for (int i = 0; i < kColormapEntries; ++i) s += rgbHex(tableColor(L.colormap, i));
+    for (int i = 0; i < kColormapEntries; ++i) s += ink(tableColor(L.colormap, i));
     return s;
   }();
-  d["blocked"] = rgbHex(blockedColor(L.colormap));
-  d["blockedMark"] = rgbHex(blockedMarkColor());
-  d["nan"] = rgbHex(nanColor());
+  d["blocked"] = ink(blockedColor(L.colormap));
+  d["blockedMark"] = ink(blockedMarkColor());
+  d["nan"] = ink(nanColor());
+  d["nanMark"] = ink(nanMarkColor());
   d["block"] = k;
   BlockPositions scratch;
   auto headsJson = [&](const std::vector<Slice2D>& slices, const std::vector<std::string>& notes) {
@@ -578,9 +582,9 @@ Result<std::string> renderHtml(const HtmlExport& view) {
   std::snprintf(lohi, sizeof lohi, "%s</span><span id=\"bar\"></span><span>%s", formatCellValue(L.range.lo).c_str(),
                 formatCellValue(L.range.hi).c_str());
   p += std::string("<div class=\"bar\"><span>") + lohi + "</span></div>\n";
-  p += "<p class=\"note\"><span class=\"swatch\" style=\"background:#" + rgbHex(blockedColor(L.colormap)) +
-       "\"></span> blocked by the mask (a cross) &nbsp; <span class=\"swatch\" style=\"background:#" + rgbHex(nanColor()) +
-       "\"></span> NaN (a ring)</p>\n";
+  p += "<p class=\"note\"><span class=\"swatch\" style=\"background:#" + ink(blockedColor(L.colormap)) +
+       "\"></span> blocked by the mask (a cross) &nbsp; <span class=\"swatch\" style=\"background:#" + ink(nanColor()) +
+       "\"></span> NaN (a dark dot)</p>\n";
   if (!view.sourceNote.empty()) p += "<p class=\"note\">" + escapeMarkup(view.sourceNote) + "</p>\n";
   if (k > 1) {
     p += "<p class=\"note\">Each cell shows a block of " + std::to_string(k) + " × " + std::to_string(k) +

@@ -4,7 +4,9 @@
 #include <limits>
 #include <memory>
 
+#include "analysis/circuit_texts.hpp"
 #include "analysis/head_roles.hpp"
+#include "color/colormap.hpp"
 
 namespace mhascope {
 
@@ -12,8 +14,42 @@ using train::Evaluation;
 using train::Snapshot;
 
 namespace {
-std::string headTitle(int layer, int head) { return "layer " + std::to_string(layer) + " head " + std::to_string(head); }
+std::string headTitle(int layer, int head) { return analysis::headName(layer, head); }
 }  // namespace
+
+std::uint32_t headRgb(int layer, int head, int heads) {
+  const RGBA8 c = headLineColor(layer * heads + head);
+  return (static_cast<std::uint32_t>(c.r) << 16) | (static_cast<std::uint32_t>(c.g) << 8) | c.b;
+}
+
+Result<ContactSheet> runContactSheet(const std::vector<const Snapshot*>& snapshots, const std::vector<std::int64_t>& steps,
+                                     const std::vector<std::pair<int, int>>& heads, const std::vector<std::string>& tokens,
+                                     int L, int H, const std::string& title) {
+  if (heads.empty()) return makeError("choose at least one head for the contact sheet (the 'sheet' column)");
+  ContactSheet sheet;
+  const int T = static_cast<int>(tokens.size());
+  sheet.title = title;
+  sheet.steps = steps;
+  sheet.seq = T;
+  sheet.tokens = tokens;
+  const std::size_t tt = static_cast<std::size_t>(T) * static_cast<std::size_t>(T);
+  for (auto [l, i] : heads) {
+    sheet.rowTitles.push_back(headTitle(l, i));
+    for (std::int64_t step : sheet.steps) {
+      const Snapshot* snap = nullptr;
+      for (const Snapshot* s : snapshots) {
+        if (s && s->step == step) snap = s;
+      }
+      if (!snap) return makeError("no attention snapshot was kept at step " + std::to_string(step));
+      if (snap->layers != L || snap->heads != H || snap->seq != T) {
+        return makeError("the attention snapshot of step " + std::to_string(step) + " is of another run's size");
+      }
+      const auto begin = snap->weights.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(l * H + i) * tt);
+      sheet.maps.emplace_back(begin, begin + static_cast<std::ptrdiff_t>(tt));
+    }
+  }
+  return sheet;
+}
 
 CurvesFigure runCurves(const std::vector<Evaluation>& history, int L, int H, const std::string& title, bool logY,
                        std::int64_t markStep, const std::function<std::uint32_t(int, int)>& headRgb) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "color/colormap.hpp"
+#include "color/see_as.hpp"
 #include "io/file_io.hpp"
 #include "io/workspace.hpp"
 #include "util/format.hpp"
@@ -112,6 +113,29 @@ TEST(HtmlView, EveryCellCarriesThePicturesIndexAndTheWindowsNumber) {
   }
   // Weights of the sequence's tokens: the head view is there.
   EXPECT_NE(page->find("id=\"headview\""), std::string::npos);
+}
+
+TEST(HtmlView, ItsColoursGoThroughTheSeeAsPreview) {
+  Causal c;
+  HtmlExport v = c.view();
+  v.options.seeAs = SeeAs::Greyscale;
+  auto page = renderHtml(v);
+  ASSERT_TRUE(page);
+  const auto d = dataOf(*page);
+  const std::string lut = d["lut"];
+  auto layout = layoutHeadGrid(v.slices, {});
+  ASSERT_TRUE(layout);
+  for (int i = 0; i < 256; i += 51) {
+    const RGBA8 want = seeAsColor(SeeAs::Greyscale, tableColor(layout->colormap, i));
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "%02x%02x%02x", want.r, want.g, want.b);
+    EXPECT_EQ(lut.substr(6 * static_cast<std::size_t>(i), 6), hex) << i;
+    EXPECT_EQ(want.r, want.g);
+  }
+  const RGBA8 nan = seeAsColor(SeeAs::Greyscale, nanColor());
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "%02x%02x%02x", nan.r, nan.g, nan.b);
+  EXPECT_EQ(d["nan"], hex);
 }
 
 TEST(HtmlView, LabelsAndTitlesCannotBreakOutOfThePage) {
