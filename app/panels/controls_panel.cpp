@@ -273,7 +273,11 @@ SliderEdit headDimControl(UiContext& ctx, bool fixedByFile, bool& changed) {
   ModelConfig& cfg = ctx.state.doc.config;
   const Trace& t = ctx.state.shown.trace;
   const int h = std::max(cfg.heads, 1);
-  bool usual = fixedByFile ? t.heads * t.dk == t.dModel : cfg.headDim == 0;
+  // Fixed by a file: the widths of the pass on screen, else (none yet) the ones the file set in the config.
+  const bool traced = t.dModel > 0 && t.heads > 0;
+  bool usual = !fixedByFile ? cfg.headDim == 0
+               : traced     ? t.heads * t.dk == t.dModel
+                            : cfg.headDim == 0 || cfg.headDim * h == cfg.dModel;
   if (ImGui::Checkbox("d_k = d_model / h", &usual)) {
     // Unticked: start from the width the heads have now, so nothing changes until it is dragged.
     cfg.headDim = usual ? 0 : std::max(1, t.dk > 0 ? t.dk : cfg.dModel / h);
@@ -293,14 +297,20 @@ SliderEdit headDimControl(UiContext& ctx, bool fixedByFile, bool& changed) {
       ImGui::TextDisabled("d_model / h = %d / %d is not a whole number", cfg.dModel, cfg.heads);
     }
   } else {
-    int dk = fixedByFile && t.dk > 0 ? t.dk : cfg.headDim;
+    int dk = fixedByFile && traced ? t.dk : cfg.headDim;
     edit = dragSliderInt("d_k", &dk, 1, 512, "%d", ImGuiSliderFlags_Logarithmic);
     if (edit.changed) cfg.headDim = std::max(1, dk);
     ctx.probes.recordLastFrame("head_dim");
-    const int shown = fixedByFile && t.dk > 0 ? t.dk : cfg.headDim;
-    const std::string width = "h·d_k = " + std::to_string(h) + " × " + std::to_string(shown) + " = " +
-                              std::to_string(h * shown) +
-                              (h * shown == cfg.dModel ? " = d_model" : " ≠ d_model = " + std::to_string(cfg.dModel));
+    const int shown = fixedByFile && traced ? t.dk : cfg.headDim;
+    std::string width = "h·d_k = " + std::to_string(h) + " × " + std::to_string(shown) + " = " +
+                        std::to_string(h * shown) +
+                        (h * shown == cfg.dModel ? " = d_model" : " ≠ d_model = " + std::to_string(cfg.dModel));
+    // A latent layer's values are narrower than its queries and keys (d_v, not d_n + d_r): said beside.
+    const bool staged = traced && t.stages.size() == static_cast<std::size_t>(kStageCount);
+    const Shape* heads = staged ? &t.shapeOf(StageId::HeadOutputs) : nullptr;
+    if (fixedByFile && heads && heads->size() == 4 && (*heads)[3] != t.dk) {
+      width += "; values d_v = " + std::to_string((*heads)[3]) + " (h·d_v = " + std::to_string(h * (*heads)[3]) + ")";
+    }
     ctx.probes.recordLabel("head_dim_width", width);
     ImGui::TextColored(symbolColorVec("d_k"), "%s", width.c_str());
   }
