@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <unistd.h>
 #include <cstdio>
@@ -35,6 +34,7 @@
 #include "widgets/labels.hpp"
 #include "widgets/text_field.hpp"
 #include "io/npy.hpp"
+#include "model_folder_copy.hpp"  // modelFolderCopy, modelFolderCopyBytes
 #include "io/presets.hpp"
 
 namespace mhascope::app {
@@ -463,27 +463,24 @@ TEST(PanelIds, EveryPanelHasAUniqueIdAndTheMainTabsOpenByIt) {
 // W_v say why they cannot, and the Latent attention lesson (its own weights) runs on the layer's input.
 TEST(LatentLayer, ThePipelineShowsTheRecordedPassAndTheRerunLessonsSayWhyNot) {
   namespace fs = std::filesystem;
-  const fs::path src(MHASCOPE_SOURCE_DIR);
   const fs::path dir = fs::temp_directory_path() / ("mhascope_latent_test_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  fs::copy(src / "tests/fixtures/models/deepseek_v3", dir / "deepseek", fs::copy_options::recursive);
-  const std::string tokenizer = "/usr/bin/python3 '" + (src / "tests/model_tokenizer.py").string() + "' '" +
-                                (dir / "deepseek").string() + "'";
-  ASSERT_EQ(std::system(tokenizer.c_str()), 0) << tokenizer;
-  // The reference's first sequence: printable bytes, id = byte - 32 through that tokenizer.
-  const fs::path ref = src / "tests/fixtures/models/reference/deepseek_v3";
+  const std::string folder = modelFolderCopy(dir, "deepseek_v3");
+  // The reference's first sequence as text through the copy's tokenizer (one byte per id).
+  const fs::path ref = fs::path(MHASCOPE_SOURCE_DIR) / "tests/fixtures/models/reference/deepseek_v3";
   auto ids = loadNpy((ref / "s0_tokens.npy").string());
   ASSERT_TRUE(ids) << ids.error().message;
+  const std::vector<int> bytes = modelFolderCopyBytes();
   std::string text;
-  for (std::int64_t i = 0; i < ids->numel(); ++i) text += static_cast<char>(static_cast<int>(ids->data[i]) + 32);
+  for (std::int64_t i = 0; i < ids->numel(); ++i) text += static_cast<char>(bytes.at(static_cast<std::size_t>(ids->data[i])));
   auto attn = loadNpy((ref / "s0_attn.npy").string());  // (L, h, T, T)
   ASSERT_TRUE(attn) << attn.error().message;
 
   HeadlessUi ui(ImVec2(1600, 1000));
   ui.state.doc.config = preset("default");
   ui.state.doc.config.text = text;
-  ui.state.doc.files.model = (dir / "deepseek").string();
+  ui.state.doc.files.model = folder;
   ui.state.doc.files.layer = 1;
   ui.state.doc.configDirty = true;
   ui.update(kHeatmapTab);

@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <unistd.h>
@@ -15,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "../app/model_folder_copy.hpp"  // modelFolderCopy
 #include "shell/compute_worker.hpp"
 
 namespace mhascope::app {
@@ -85,18 +85,14 @@ TEST(ComputeWorker, ManyRequestsFromOneThreadEndWithTheNewestOnesExactTrace) {
 // newest of two requests wins, and its trace is, bit for bit, the direct one's.
 TEST(ComputeWorker, ALatentLayersPassIsTheForwardsRecord) {
   namespace fs = std::filesystem;
-  const fs::path src(MHASCOPE_SOURCE_DIR);
   const fs::path dir = fs::temp_directory_path() / ("mhascope_latent_worker_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  fs::copy(src / "tests/fixtures/models/deepseek_v3", dir / "deepseek", fs::copy_options::recursive);
-  const std::string tokenizer = "/usr/bin/python3 '" + (src / "tests/model_tokenizer.py").string() + "' '" +
-                                (dir / "deepseek").string() + "'";
-  ASSERT_EQ(std::system(tokenizer.c_str()), 0) << tokenizer;
+  const std::string folder = modelFolderCopy(dir, "deepseek_v3");
   auto request = [&](int layer) {
     ComputeRequest r;
-    r.source.config.text = "kg&a0`@9k=KI";
-    r.source.files.model = (dir / "deepseek").string();
+    r.source.config.text = "the latent cat";
+    r.source.files.model = folder;
     r.source.files.layer = layer;
     r.source.use = MemoryUse::app();
     r.source.recordedLatentLayer = true;  // as the window's scheduler asks
