@@ -251,7 +251,11 @@ SliderEdit kvHeadsControl(UiContext& ctx, bool fixedByFile) {
              "Drag to change (applied when you let go); Ctrl+click to type a number.");
   const int shown = fixedByFile && t.kvHeads > 0 ? t.kvHeads : cfg.kvHeads > 0 ? cfg.kvHeads : cfg.heads;
   std::string kind;
-  if (shown == cfg.heads) {
+  if (fixedByFile && t.latentRank > 0) {  // the folder's latent attention: the count above is h (one K, V per head)
+    kind = "no K/V heads are cached: each head's keys and values come from one latent of r + d_r = " +
+           std::to_string(t.latentRank) + " + " + std::to_string(t.latentRopeDim) + " = " +
+           std::to_string(t.latentRank + t.latentRopeDim) + " numbers per token (latent attention)";
+  } else if (shown == cfg.heads) {
     kind = "N = h: multi-head attention (MHA)";
   } else if (shown == 1) {
     kind = "N = 1: multi-query attention (MQA), every query head reads one K/V head";

@@ -498,6 +498,7 @@ TEST(LatentLayer, ThePipelineShowsTheRecordedPassAndTheRerunLessonsSayWhyNot) {
   // Values d_v wide (qk_nope 8 + qk_rope 8 for q and k, v_head_dim 12), the rotary key one for every head.
   EXPECT_EQ(t.shapeOf(StageId::HeadOutputs), (Shape{1, h, T, 12}));
   EXPECT_EQ(t.dk, 16);
+  EXPECT_EQ(t.latentRank + t.latentRopeDim, 16 + 8) << "what the layer caches per token: r + d_r";
   EXPECT_EQ(ui.state.doc.config.mask, MaskKind::Causal) << "the controls show what the folder decided";
 
   ASSERT_FALSE(ui.state.shown.rerunRefusal.empty());

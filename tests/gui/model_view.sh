@@ -95,6 +95,10 @@ print('; '.join('layer %d: token «a» → experts %d (%.2f), %d (%.2f)' % (l, e
     grep -q "^subtitle: .*layer 1 (L = 3).*multi-head latent attention" <<<"$log" || fail "the pipeline is not on layer 1: $log"
     grep -q "^head_dim_width: h·d_k = 4 × 16 = 64 ≠ d_model = 32; values d_v = 12 (h·d_v = 48)$" <<<"$log" \
       || fail "the left column does not say the folder's head widths: $log"
+    grep -q "^kv_heads_kind: no K/V heads are cached: each head's keys and values come from one latent of r + d_r = 16 + 8 = 24 numbers per token" <<<"$log" \
+      || fail "the left column does not say what the latent caches: $log"
+    grep -q "^status_parameters: latent attention: the cache holds r + d_r = 24 numbers per token and layer, against h·(d_k + d_v) = 112 for MHA$" <<<"$log" \
+      || fail "the status line does not say what the latent caches: $log"
     # The window's exported page of that head holds the reference's layer 1, head 2 weights.
     page=$(ls "$out"/weights_layer1_b0_h2.html) || fail "no exported page: $(ls "$out")"
     "$PY" -c "
