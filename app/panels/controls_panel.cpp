@@ -316,7 +316,9 @@ SliderEdit headDimControl(UiContext& ctx, bool fixedByFile, bool& changed) {
       width += "; values d_v = " + std::to_string((*heads)[3]) + " (h·d_v = " + std::to_string(h * (*heads)[3]) + ")";
     }
     ctx.probes.recordLabel("head_dim_width", width);
+    ImGui::PushTextWrapPos(0.0f);  // a latent layer's line (d_v beside d_k) is longer than the column
     ImGui::TextColored(symbolColorVec("d_k"), "%s", width.c_str());
+    ImGui::PopTextWrapPos();
   }
   return edit;
 }
