@@ -149,6 +149,7 @@ int cmdExport(const ModelOptions& mo, const ExportArgs& a, const std::optional<W
   plan.picture = true;
   plan.allHeads = allHeads;
   plan.files = {a.out};
+  plan.recordedLatentLayer = mo.saveWeightsFile.empty();  // a stage of a latent layer: the forward's record, as run's
   auto r = resolveModel(mo, plan);
   if (!r) return fail(r.error().message);
   auto t = computeTrace(*r);

@@ -81,7 +81,11 @@ std::string modelDumpLine(const ModelLayerInfo& m) {
   return m.architecture + " model " + m.dir + ", layer " + std::to_string(m.layer) +
          (m.layerGiven ? " (" : " (no --layer given; ") + "layers 0 .. " + std::to_string(m.layers - 1) +
          "), T = " + std::to_string(m.ids.size()) + " tokens (" + m.bosNote + "), h = " + std::to_string(m.heads) +
-         ", N = " + std::to_string(m.kvHeads) + " K/V heads";
+         (m.latentRank > 0 ? ", no K/V heads: one latent of r + d_r = " + std::to_string(m.latentRank) + " + " +
+                                 std::to_string(m.latentRopeDim) + " = " +
+                                 std::to_string(m.latentRank + m.latentRopeDim) +
+                                 " numbers per token, shared by all " + std::to_string(m.heads) + " heads"
+                           : ", N = " + std::to_string(m.kvHeads) + " K/V heads");
 }
 
 Result<int> writeModelDump(const ModelLayerInfo& m, const Trace& t, const std::string& dumpDir,

@@ -251,7 +251,11 @@ SliderEdit kvHeadsControl(UiContext& ctx, bool fixedByFile) {
              "Drag to change (applied when you let go); Ctrl+click to type a number.");
   const int shown = fixedByFile && t.kvHeads > 0 ? t.kvHeads : cfg.kvHeads > 0 ? cfg.kvHeads : cfg.heads;
   std::string kind;
-  if (shown == cfg.heads) {
+  if (fixedByFile && t.latentRank > 0) {  // the folder's latent attention: the count above is h (one K, V per head)
+    kind = "no K/V heads are cached: each head's keys and values come from one latent of r + d_r = " +
+           std::to_string(t.latentRank) + " + " + std::to_string(t.latentRopeDim) + " = " +
+           std::to_string(t.latentRank + t.latentRopeDim) + " numbers per token (latent attention)";
+  } else if (shown == cfg.heads) {
     kind = "N = h: multi-head attention (MHA)";
   } else if (shown == 1) {
     kind = "N = 1: multi-query attention (MQA), every query head reads one K/V head";
@@ -273,7 +277,11 @@ SliderEdit headDimControl(UiContext& ctx, bool fixedByFile, bool& changed) {
   ModelConfig& cfg = ctx.state.doc.config;
   const Trace& t = ctx.state.shown.trace;
   const int h = std::max(cfg.heads, 1);
-  bool usual = fixedByFile ? t.heads * t.dk == t.dModel : cfg.headDim == 0;
+  // Fixed by a file: the widths of the pass on screen, else (none yet) the ones the file set in the config.
+  const bool traced = t.dModel > 0 && t.heads > 0;
+  bool usual = !fixedByFile ? cfg.headDim == 0
+               : traced     ? t.heads * t.dk == t.dModel
+                            : cfg.headDim == 0 || cfg.headDim * h == cfg.dModel;
   if (ImGui::Checkbox("d_k = d_model / h", &usual)) {
     // Unticked: start from the width the heads have now, so nothing changes until it is dragged.
     cfg.headDim = usual ? 0 : std::max(1, t.dk > 0 ? t.dk : cfg.dModel / h);
@@ -293,16 +301,24 @@ SliderEdit headDimControl(UiContext& ctx, bool fixedByFile, bool& changed) {
       ImGui::TextDisabled("d_model / h = %d / %d is not a whole number", cfg.dModel, cfg.heads);
     }
   } else {
-    int dk = fixedByFile && t.dk > 0 ? t.dk : cfg.headDim;
+    int dk = fixedByFile && traced ? t.dk : cfg.headDim;
     edit = dragSliderInt("d_k", &dk, 1, 512, "%d", ImGuiSliderFlags_Logarithmic);
     if (edit.changed) cfg.headDim = std::max(1, dk);
     ctx.probes.recordLastFrame("head_dim");
-    const int shown = fixedByFile && t.dk > 0 ? t.dk : cfg.headDim;
-    const std::string width = "h·d_k = " + std::to_string(h) + " × " + std::to_string(shown) + " = " +
-                              std::to_string(h * shown) +
-                              (h * shown == cfg.dModel ? " = d_model" : " ≠ d_model = " + std::to_string(cfg.dModel));
+    const int shown = fixedByFile && traced ? t.dk : cfg.headDim;
+    std::string width = "h·d_k = " + std::to_string(h) + " × " + std::to_string(shown) + " = " +
+                        std::to_string(h * shown) +
+                        (h * shown == cfg.dModel ? " = d_model" : " ≠ d_model = " + std::to_string(cfg.dModel));
+    // A latent layer's values are narrower than its queries and keys (d_v, not d_n + d_r): said beside.
+    const bool staged = traced && t.stages.size() == static_cast<std::size_t>(kStageCount);
+    const Shape* heads = staged ? &t.shapeOf(StageId::HeadOutputs) : nullptr;
+    if (fixedByFile && heads && heads->size() == 4 && (*heads)[3] != t.dk) {
+      width += "; values d_v = " + std::to_string((*heads)[3]) + " (h·d_v = " + std::to_string(h * (*heads)[3]) + ")";
+    }
     ctx.probes.recordLabel("head_dim_width", width);
+    ImGui::PushTextWrapPos(0.0f);  // a latent layer's line (d_v beside d_k) is longer than the column
     ImGui::TextColored(symbolColorVec("d_k"), "%s", width.c_str());
+    ImGui::PopTextWrapPos();
   }
   return edit;
 }

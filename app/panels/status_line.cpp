@@ -51,8 +51,15 @@ void drawStatusLine(UiContext& ctx) {
   item("B", "B = " + std::to_string(t.batch));
   const int n = t.kvHeads > 0 ? t.kvHeads : t.heads;
   if (n != t.heads) item("h", "N = " + std::to_string(n) + (n == 1 ? " (MQA)" : " (GQA)"));
-  // The parameters of the shown pass, with its N K/V heads and biases (attention/layer_counts.hpp).
-  const std::string params = parameterText(layerCounts(layerSizesOf(t)));
+  // The parameters of the shown pass, with its N K/V heads and biases (attention/layer_counts.hpp); a latent layer's
+  // projections are no W_q, W_k, W_v to count so: what it caches instead.
+  const Shape& heads = t.shapeOf(StageId::HeadOutputs);  // (B, h, T_q, d_v)
+  const std::int64_t dv = heads.size() == 4 ? heads[3] : t.dk;
+  const std::string params =
+      t.latentRank > 0 ? "latent attention: the cache holds r + d_r = " + std::to_string(t.latentRank + t.latentRopeDim) +
+                             " numbers per token and layer, against h·(d_k + d_v) = " +
+                             std::to_string(t.heads * (t.dk + dv)) + " for MHA"
+                       : parameterText(layerCounts(layerSizesOf(t)));
   item("", params);
   ctx.probes.recordLabel("status_parameters", params);
   ctx.probes.recordLabel("trace_variants", variantsText(t, st.shown.traceConfig));

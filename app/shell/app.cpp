@@ -184,8 +184,8 @@ bool App::applyModelOptions() {
     doc.startTextNote = start->note;
     options_.model.text = start->text;
   }
-  // A folder whose layers the pipeline cannot re-run (latent attention) opens like one without a tokenizer: the Model
-  // tab runs the whole forward on the text, and the pipeline says why it shows no layer.
+  // A latent-attention folder opens like one without a tokenizer (nothing resolved here): the Model tab runs the
+  // whole forward on the text, and the pipeline shows its layer as that forward recorded it (the compute worker).
   bool latent = false;
   if (!options_.model.files.model.empty() && !(start && start->randomProbe)) {
     auto folder = model::ModelFolder::open(options_.model.files.model);

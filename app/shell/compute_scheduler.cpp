@@ -91,6 +91,7 @@ void ComputeScheduler::applyOutcome(AppState& state, ComputeOutcome& outcome, Tr
   state.shown.traceSeedUsed = outcome.seedUsed;
   state.shown.traceNote = outcome.describeNote;
   state.shown.model = std::move(outcome.model);
+  state.shown.rerunRefusal = std::move(outcome.rerunRefusal);
   state.shown.quiz = std::move(outcome.quiz);
   state.compute.lastComputeMs = outcome.milliseconds;
   state.compute.lastComputeThreads = outcome.threads;
@@ -101,6 +102,13 @@ void ComputeScheduler::applyOutcome(AppState& state, ComputeOutcome& outcome, Tr
     state.doc.config = outcome.config;
     state.doc.config.memoryBudgetBytes = budget;
     keepNamedConfig(state.doc, true);  // what the name names is what the files decided
+  } else if (!state.shown.rerunRefusal.empty()) {
+    // A latent layer's record: the window opened its folder without resolving a layer, so the controls take the
+    // sizes, mask and positions the folder decided from here.
+    const std::uint64_t budget = state.doc.config.memoryBudgetBytes;
+    state.doc.config = outcome.config;
+    state.doc.config.memoryBudgetBytes = budget;
+    keepNamedConfig(state.doc, true);
   } else if (!state.doc.files.query.empty() || !state.doc.files.weights.empty()) {
     state.doc.config.dModel = outcome.config.dModel;
     if (!state.doc.files.weights.empty()) state.doc.config.bias = outcome.config.bias;
@@ -134,6 +142,7 @@ void ComputeScheduler::updateTrace(AppState& state, const ViewState& view, bool 
     request.source.use.weightsFile = !state.doc.files.weights.empty();
     request.source.weightsDecideDModel = true;
     request.source.caches = caches_;
+    request.source.recordedLatentLayer = true;  // a latent layer's pass: the model forward's record (`run --dump`'s)
     request.trainedLayer = state.doc.trainedLayer;
     // Files are checked while they are read (modelFromSource); a text model before it is built.
     Status valid = Ok{};
@@ -183,7 +192,12 @@ void ComputeScheduler::updateQuickLessons(AppState& state, const ViewState& view
     const typename L::Choices& choices = lessons.c.of<L>();
     if constexpr (L::kCost == LessonCost::Quick) {
       if (slot.serial == shown.traceSerial && slot.batch == in.batch && slot.choices == choices) return;
-      slot.outcome.assign(L::compute(in, choices));
+      if (readsLayerWeights<L>() && !shown.rerunRefusal.empty()) {
+        slot.outcome = {};
+        slot.outcome.error = shown.rerunRefusal;
+      } else {
+        slot.outcome.assign(L::compute(in, choices));
+      }
       slot.serial = shown.traceSerial;
       slot.batch = in.batch;
       slot.choices = choices;
@@ -230,10 +244,16 @@ void ComputeScheduler::rerun(AppState& state, const typename L::Choices& choices
   const LessonKey key{state.shown.traceSerial, choices.variant()};
   if (state.shown.lessons.of<L>().key() == key || lessonRequested_[i] == key) return;
   // The job sees the model alone (shared), never the trace the window may replace meanwhile.
-  auto run = [model = state.shown.model, choices, key]() {
+  // A recorded pass (a latent layer) has no W_q, W_k, W_v to re-run the layer with: the reason, at once.
+  const std::string refusal = readsLayerWeights<L>() ? state.shown.rerunRefusal : std::string();
+  auto run = [model = state.shown.model, choices, key, refusal]() {
     auto outcome = std::make_shared<LessonOutcome<typename L::Result>>();
     try {
-      outcome->assign(L::compute(*model, choices));
+      if (!refusal.empty()) {
+        outcome->error = refusal;
+      } else {
+        outcome->assign(L::compute(*model, choices));
+      }
     } catch (const std::bad_alloc&) {
       *outcome = {};
       outcome->error = "out of memory while computing this lesson; try fewer tokens, heads or batch items";
@@ -249,7 +269,7 @@ void ComputeScheduler::rerun(AppState& state, const typename L::Choices& choices
                         }};
   };
   const Trace& t = state.shown.trace;
-  if (forceSync || fitsUiThread(t.batch, t.tq, t.tk, t.dModel, t.heads, t.dk, 3.0)) {
+  if (forceSync || !refusal.empty() || fitsUiThread(t.batch, t.tq, t.tk, t.dModel, t.heads, t.dk, 3.0)) {
     RerunOutcome done = run();
     store(state, done);
   } else {

@@ -82,8 +82,14 @@ ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t request
     }
     setPhase(ComputePhase::Forward);
     if (model) model->model.options.threads = out.threads = computeThreads();
+    // A latent layer's pass is the model forward's record (the numbers run --dump writes): `model` has no W_q, W_k,
+    // W_v for the engine to re-run, so no first head and no forward of it; the record replaces the buffers.
+    const bool recorded = model && model->recorded;
     bool rewrite = false;  // a big trace of this shape is written over
-    if (model && traceBytes(trace) > kKeepTraceBytes) {
+    const std::uint64_t generation = trace.generation;
+    if (recorded) {
+      trace = Trace{};  // freed before the copy, not beside it
+    } else if (model && traceBytes(trace) > kKeepTraceBytes) {
       // Big buffers of the same shape are written over (no fresh pages for the kernel to clear);
       // of another shape they would only be replaced: freed before allocating anew.
       const Tensor& q = model->model.inputs.query;
@@ -97,7 +103,7 @@ ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t request
     }
     // Not when a big trace of this shape is written over: its memory is already backed, the whole
     // trace comes about as soon (T = 4096 here: 0.4 s), and a first head would only delay it.
-    if (model && firstHead && !rewrite) {
+    if (model && firstHead && !rewrite && !recorded) {
       setPhase(ComputePhase::FirstHead);
       if (auto first = firstHeadOf(request, model->model, requestId)) {
         firstHead(std::move(first));
@@ -109,11 +115,16 @@ ComputeOutcome computeTrace(const ComputeRequest& request, std::uint64_t request
     if (model) shared = std::make_shared<const Model>(std::move(model->model));
     if (!model) {
       out.error = model.error().message;
+    } else if (recorded) {
+      trace = *model->recorded;  // a copy: the record is shared and read-only
+      trace.generation = generation + 1;
+      out.rerunRefusal = std::move(model->rerunRefusal);
     } else if (auto st = forward(shared->inputs, std::shared_ptr<const MhaWeights>(shared, &shared->weights),
                                  shared->options, trace);
                !st) {
       out.error = st.error().message;
-    } else {
+    }
+    if (model && out.error.empty()) {
       // "last compute" is the job so far (the first head, when one was made, and the forward);
       // the quiz comes after the clock stops.
       out.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

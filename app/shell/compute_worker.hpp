@@ -67,6 +67,9 @@ struct ComputeOutcome {
   bool seedUsed = true;      // for the subtitle (configSummary)
   std::string describeNote;  // "; trained layer 1 of 2 (…)"
   std::shared_ptr<const Model> model;  // its inputs and weights: the lessons recompute from them
+  // Set when the pass is a model forward's record (a latent layer: `model` has no W_q, W_k, W_v): why what re-runs
+  // the layer (the Rerun lessons, the lessons that read the weights) refuses.
+  std::string rerunRefusal;
   std::vector<QuizQuestion> quiz;      // the quiz lesson's questions about this trace
 };
 

@@ -101,6 +101,9 @@ struct ShownResult {
   std::string traceNote;            // its subtitle's note: "; trained layer 1 of 2 (…)"
   std::uint64_t traceSerial = 0;    // ++ whenever `trace` is replaced (texture cache key)
   std::shared_ptr<const Model> model;  // what `trace` was computed from: the lessons need its weights
+  // Set when `trace` is a model forward's record (a latent layer: `model` has its input and options, no W_q, W_k,
+  // W_v): why the lessons that read those weights (readsLayerWeights) show no result.
+  std::string rerunRefusal;
   std::vector<QuizQuestion> quiz;   // the quiz lesson's questions about `trace`
   LessonResults lessons;            // every lesson's result for `trace` (shell/compute_scheduler.cpp)
 

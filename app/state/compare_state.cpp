@@ -80,6 +80,7 @@ void closeCompare(CompareState& c) {
   c.message.clear();
   c.b.shown.trace = Trace{};
   c.b.shown.model.reset();
+  c.b.shown.rerunRefusal.clear();
   c.b.shown.traceReplaced();
   c.forgetShown();
 }

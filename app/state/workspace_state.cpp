@@ -32,6 +32,7 @@ Status checkWorkspaceModel(const Workspace& ws, const InputFiles& located, const
       request.use = MemoryUse::app();
       request.use.weightsFile = !located.weights.empty();
       request.weightsDecideDModel = true;
+      request.recordedLatentLayer = true;
       auto model = modelFromSource(request);
       if (!model) return refused(model.error().message);
       heads = model->config.heads;

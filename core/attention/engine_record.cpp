@@ -113,6 +113,7 @@ void recordDescription(Trace& t, const AttentionInputs& in, bool hasBias, const 
   t.sinks = opt.sinks;
   t.sinkLogits = opt.sinkLogits;
   t.layer = opt.layer;
+  t.latentRank = t.latentRopeDim = 0;
   auto labelsOr = [](const std::vector<std::vector<std::string>>& given, std::int64_t nb, std::int64_t nt) {
     if (!given.empty()) return given;
     std::vector<std::vector<std::string>> out(static_cast<std::size_t>(nb));

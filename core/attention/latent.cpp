@@ -165,6 +165,8 @@ void shapeLatentTrace(Trace& t, const LatentSizes& s, std::int64_t T, const Late
   t.window = t.sinks = 0;
   t.sinkLogits.clear();
   t.layer = rec.layer;
+  t.latentRank = s.kvRank;
+  t.latentRopeDim = s.ropeDim;
   t.weights = nullptr;
   t.hasBias = false;
   std::vector<std::string> labels = rec.tokens;

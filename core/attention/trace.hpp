@@ -156,6 +156,9 @@ struct Trace {
   int sinks = 0;             // keys 0 .. S-1 stay visible past the window
   std::vector<float> sinkLogits;  // (h) the learned sink's logit s_i per head (AttentionOptions::sinkLogits); empty: none
   int layer = -1;            // the model's layer these numbers are (AttentionOptions::layer); -1: none
+  // A latent-attention layer's record (core/attention/latent.hpp): every head's keys and values made from one latent
+  // of r numbers per token, beside one rotary key of d_r shared by the heads; 0: the usual N K/V heads.
+  int latentRank = 0, latentRopeDim = 0;
 
   // kStageCount entries, pipeline order. A lazy stage (isLazy) holds its shape and axes only:
   // read its numbers through tensor(), readCells() or cell(), never through .data.

@@ -58,6 +58,7 @@ struct Latent {
   static constexpr const char* kLearn =
       "What DeepSeek's latent attention caches instead of keys and values, and why it computes the same";
   static constexpr LessonCost kCost = LessonCost::Rerun;
+  static constexpr bool kReadsWeights = false;  // its latent's weights are its own: it runs on a latent layer too
   struct Choices {
     int kvRank = 8;   // r, the latent's width
     int ropeDim = 4;  // d_r, the shared rotary key's width (even)

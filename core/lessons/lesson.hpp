@@ -105,6 +105,20 @@ void startChoicesFrom(C& c, const ConfigStart& now, const std::optional<ConfigSt
   if constexpr (StartsFromConfig<C>) c.startFrom(now, before);
 }
 
+// Whether a lesson's compute() reads the layer's W_q, W_k, W_v (re-running it, or multiplying by them): a Rerun
+// lesson does unless it says `static constexpr bool kReadsWeights = false` (it makes weights of its own from the
+// layer's input and sizes), another lesson only when it says `kReadsWeights = true`. Such a lesson cannot run on a
+// pass that is a model forward's record (a latent layer, whose model holds its input and options but no W_q, W_k,
+// W_v): the window shows the reason instead.
+template <class L>
+constexpr bool readsLayerWeights() {
+  if constexpr (requires { L::kReadsWeights; }) {
+    return L::kReadsWeights;
+  } else {
+    return L::kCost == LessonCost::Rerun;
+  }
+}
+
 // What a Quick (or WithTrace) lesson's compute() reads: the shown trace, the model it was
 // computed from, and the batch item every view shows (b, already inside the trace).
 struct LessonInput {

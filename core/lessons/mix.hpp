@@ -41,6 +41,7 @@ struct Mix {
   static constexpr const char* kLearn =  // the list's "what you will learn"
       "Every input feature feeds every head; the split only decides which head gets a column";
   static constexpr LessonCost kCost = LessonCost::Quick;
+  static constexpr bool kReadsWeights = true;  // W_o's columns
   struct Choices {
     int token = 0, dim = 0;  // t, output dimension j
     template <class C, class F>

@@ -532,7 +532,7 @@ Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, 
       LatentRecord rec;
       rec.trace = &trace;
       rec.tokens = st.in.queryTokens.at(0);
-      rec.layer = st.options.layer;
+      rec.layer = l;  // the trace is this layer's: its titles and file names say so
       rec.everyStage = st.options.recordEveryStage;
       auto lr = latentAttention(st.a, *lw->latent, latentSizesOf(spec), rec);
       if (!lr) return makeError("layer " + std::to_string(l) + ": " + lr.error().message);

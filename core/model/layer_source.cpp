@@ -19,16 +19,9 @@ Result<LayerAttention> layerAttention(const ModelFolder& model, const std::vecto
                      spec.family->key(SpecField::Layers) + " in " + model.dir() +
                      "/config.json)");
   }
-  // The pipeline, the lessons and the score editor re-run a layer through the engine, which projects the stream by
-  // W_q, W_k and W_v; a latent layer has none (its keys come through a normed latent), so it is refused rather than
-  // run as something it is not.
-  if (spec.latent.enabled()) {
-    return makeError(std::string(spec.family->displayName) + "'s layer " + std::to_string(layer) +
-                     " is multi-head latent attention (q/kv_a_proj, kv_a_layernorm, kv_b_proj): the pipeline and the "
-                     "lessons re-run a layer as W_q, W_k, W_v attention, which it is not (nor has it such weights to save); the "
-                     "Model tab, predict --model and run --model --dump (every stage, as the forward recorded it) show "
-                     "its heads, and info --model its cache and the absorbed form's check");
-  }
+  // The engine projects the stream by W_q, W_k and W_v; a latent layer has none (its keys come through a normed
+  // latent), so it is refused rather than run as something it is not: its pass is the forward's record.
+  if (spec.latent.enabled()) return makeError(latentRerunRefusal(spec, layer));
   // The layers before L keep nothing: the caller records layer L's attention itself (one trace, as
   // runForward's traced layer), and no logits are made.
   ForwardOptions run = opt;
@@ -57,6 +50,14 @@ Result<LayerAttention> layerAttention(const ModelFolder& model, const std::vecto
     return makeError("not enough memory for the forward of " + std::to_string(tokens.size()) +
                      " tokens up to layer " + std::to_string(layer) + " (estimated " + formatBytes(estimate) + ")");
   }
+}
+
+std::string latentRerunRefusal(const ModelSpec& spec, int layer) {
+  return std::string(spec.family->displayName) + "'s layer " + std::to_string(layer) +
+         " is multi-head latent attention (q/kv_a_proj, kv_a_layernorm, kv_b_proj): the pipeline shows the pass the "
+         "model's own forward recorded, but re-running the layer with changed weights or options needs W_q, W_k, W_v "
+         "attention, which it is not (nor has it such weights to save or edit); info --model shows its cache and the "
+         "absorbed form's check";
 }
 
 }  // namespace mhascope::model

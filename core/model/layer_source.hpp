@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "attention/engine.hpp"
@@ -31,5 +32,10 @@ struct LayerAttention {
 // runForward(traceLayer = L).trace records.
 Result<LayerAttention> layerAttention(const ModelFolder& model, const std::vector<int>& tokens, int layer,
                                       const ForwardOptions& opt);
+
+// Why layer L of a latent-attention model (ModelSpec::latent) cannot be re-run as W_q, W_k, W_v attention: what
+// re-runs a layer with changed weights or options (the lessons that re-run it, edited scores, Compare's changed copy)
+// refuses with this, while its pass itself is the model's own forward's record (runForward's traced layer).
+std::string latentRerunRefusal(const ModelSpec& spec, int layer);
 
 }  // namespace mhascope::model

@@ -171,6 +171,7 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
     out.model.options = model::attentionOptionsFor(s, layer);
     out.model.weights.dModel = s.dModel;
     out.recorded = std::move(recorded);
+    out.rerunRefusal = model::latentRerunRefusal(s, layer);
   } else {
     auto la = model::layerAttention(mt->folder, mt->ids, r.describeOnly ? 0 : layer, opt);
     if (!la) return la.error();
@@ -200,6 +201,10 @@ Result<SourcedModel> modelFolderLayerSource(const ModelRequest& r) {
   info->layerGiven = f.layer.has_value();
   info->heads = s.heads;
   info->kvHeads = s.kvHeads;
+  if (s.latent.enabled()) {
+    info->latentRank = s.latent.kvRank;
+    info->latentRopeDim = s.latent.ropeDim;
+  }
   const model::LayerKind kind = s.layerKind(layer);  // this layer's own window and positions
   info->rope = s.rope() && kind.rope;
   info->window = kind.window;

@@ -30,6 +30,9 @@ struct ModelLayerInfo {
   int layer = 0, layers = 0;  // layer l of L (0-based)
   bool layerGiven = false;    // false: no layer was named, layer 0 is shown
   int heads = 0, kvHeads = 0;
+  // Latent attention (DeepSeek): every head's keys and values come from one latent of r numbers per token, beside
+  // one rotary key of d_r shared by all heads; 0: the usual N K/V heads.
+  int latentRank = 0, latentRopeDim = 0;
   bool rope = false;          // RoPE inside attention; false: GPT-2's learned positions
   int window = 0;             // Mistral's sliding window W (0: none)
   std::string text;           // as given, verbatim
@@ -51,6 +54,9 @@ struct SourcedModel {
   // A latent-attention layer (DeepSeek), recorded by the model's own forward: `model` holds its inputs and options but
   // no W_q, W_k, W_v (it has none), so the layer's pass is this record, never the engine's re-run of `model`.
   std::shared_ptr<const Trace> recorded;
+  // Set with `recorded`: why what re-runs the layer with changed weights or options (the lessons that re-run it,
+  // edited scores, the weights to save) cannot, in one sentence naming the layer.
+  std::string rerunRefusal;
 };
 
 class TokenizerCache;  // model_source/model_text.hpp
@@ -91,8 +97,8 @@ struct ModelRequest {
   // show, dump or export them.
   bool describeOnly = false;
   // A latent layer of a model folder comes as the forward's record (SourcedModel::recorded) when the caller shows that
-  // (the command line's run and export); false: it is refused with the reason (the window's pipeline and lessons
-  // re-run the layer through the engine).
+  // pass (the command line's run and export, the window's pipeline); false: it is refused with the reason (what needs
+  // the layer's W_q, W_k, W_v, like run --save-weights).
   bool recordedLatentLayer = false;
 };
 

@@ -11,6 +11,17 @@
 
 namespace mhascope {
 
+// The byte each id of modelFolderCopy's tokenizer stands for: 'a'..'z' are ids 0-25, the space 26, every other
+// byte 27 and up in byte order.
+inline std::vector<int> modelFolderCopyBytes() {
+  std::vector<int> order;
+  for (int b = 'a'; b <= 'z'; ++b) order.push_back(b);
+  order.push_back(' ');
+  for (int b = 0; b < 256; ++b)
+    if (std::find(order.begin(), order.end(), b) == order.end()) order.push_back(b);
+  return order;
+}
+
 // A copy of a fixture model folder (tests/fixtures/models) with a byte-level tokenizer.json of one
 // token per byte, no merges: 'a'..'z' are ids 0-25, the space ('Ġ') 26, every other byte 27 and up.
 inline std::string modelFolderCopy(const std::filesystem::path& dir, const std::string& fixture) {
@@ -23,11 +34,7 @@ inline std::string modelFolderCopy(const std::filesystem::path& dir, const std::
     const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
     unicodeOf[static_cast<std::size_t>(b)] = printable ? b : next++;
   }
-  std::vector<int> order;
-  for (int b = 'a'; b <= 'z'; ++b) order.push_back(b);
-  order.push_back(' ');
-  for (int b = 0; b < 256; ++b)
-    if (std::find(order.begin(), order.end(), b) == order.end()) order.push_back(b);
+  const std::vector<int> order = modelFolderCopyBytes();
   std::string vocab;
   for (std::size_t id = 0; id < order.size(); ++id) {
     char esc[16];

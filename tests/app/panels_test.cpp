@@ -6,6 +6,9 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <unistd.h>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -30,6 +33,8 @@
 #include "train_lab/lab_state.hpp"
 #include "widgets/labels.hpp"
 #include "widgets/text_field.hpp"
+#include "io/npy.hpp"
+#include "model_folder_copy.hpp"  // modelFolderCopy, modelFolderCopyBytes
 #include "io/presets.hpp"
 
 namespace mhascope::app {
@@ -450,6 +455,67 @@ TEST(PanelIds, EveryPanelHasAUniqueIdAndTheMainTabsOpenByIt) {
   EXPECT_EQ(mainTabIdOf("This stage"), "stage") << "a narrow window's tab";
   EXPECT_EQ(mainTabIdOf("Controls"), "") << "not a tab";
   EXPECT_EQ(mainTabIdOf("nope"), "");
+}
+
+
+// A DeepSeek layer (multi-head latent attention) in the pipeline: its pass is the model's own forward's record, the
+// numbers the reference has for that layer; every panel draws it; the lessons that re-run the layer with its W_q, W_k,
+// W_v say why they cannot, and the Latent attention lesson (its own weights) runs on the layer's input.
+TEST(LatentLayer, ThePipelineShowsTheRecordedPassAndTheRerunLessonsSayWhyNot) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("mhascope_latent_test_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string folder = modelFolderCopy(dir, "deepseek_v3");
+  // The reference's first sequence as text through the copy's tokenizer (one byte per id).
+  const fs::path ref = fs::path(MHASCOPE_SOURCE_DIR) / "tests/fixtures/models/reference/deepseek_v3";
+  auto ids = loadNpy((ref / "s0_tokens.npy").string());
+  ASSERT_TRUE(ids) << ids.error().message;
+  const std::vector<int> bytes = modelFolderCopyBytes();
+  std::string text;
+  for (std::int64_t i = 0; i < ids->numel(); ++i) text += static_cast<char>(bytes.at(static_cast<std::size_t>(ids->data[i])));
+  auto attn = loadNpy((ref / "s0_attn.npy").string());  // (L, h, T, T)
+  ASSERT_TRUE(attn) << attn.error().message;
+
+  HeadlessUi ui(ImVec2(1600, 1000));
+  ui.state.doc.config = preset("default");
+  ui.state.doc.config.text = text;
+  ui.state.doc.files.model = folder;
+  ui.state.doc.files.layer = 1;
+  ui.state.doc.configDirty = true;
+  ui.update(kHeatmapTab);
+  ASSERT_TRUE(ui.state.shown.hasTrace()) << ui.state.doc.configError;
+  const Trace& t = ui.state.shown.trace;
+  const std::int64_t h = attn->shape[1], T = attn->shape[2];
+  ASSERT_EQ(t.heads, h);
+  ASSERT_EQ(t.tq, T);
+  EXPECT_EQ(t.layer, 1);
+  float worst = 0.0f;
+  for (std::int64_t i = 0; i < h * T * T; ++i) {
+    worst = std::max(worst, std::abs(t.cell(StageId::Weights, i) - attn->data[h * T * T + i]));  // layer 1
+  }
+  EXPECT_LT(worst, 2e-5f) << "the pass is not the reference's layer 1";
+  // Values d_v wide (qk_nope 8 + qk_rope 8 for q and k, v_head_dim 12), the rotary key one for every head.
+  EXPECT_EQ(t.shapeOf(StageId::HeadOutputs), (Shape{1, h, T, 12}));
+  EXPECT_EQ(t.dk, 16);
+  EXPECT_EQ(t.latentRank + t.latentRopeDim, 16 + 8) << "what the layer caches per token: r + d_r";
+  EXPECT_EQ(ui.state.doc.config.mask, MaskKind::Causal) << "the controls show what the folder decided";
+
+  ASSERT_FALSE(ui.state.shown.rerunRefusal.empty());
+  ui.update("pitfalls");
+  const auto& pit = ui.state.shown.lessons.of<lessons::Pitfalls>().outcome;
+  EXPECT_FALSE(pit.value);
+  EXPECT_NE(pit.error.find("layer 1 is multi-head latent attention"), std::string::npos) << pit.error;
+  EXPECT_FALSE(ui.state.shown.lessons.of<lessons::Mix>().outcome.value) << "Mix multiplies by W_o";
+  ui.update("latent_attention");
+  const auto& latent = ui.state.shown.lessons.of<lessons::Latent>().outcome;
+  EXPECT_TRUE(latent.value) << latent.error;
+  EXPECT_TRUE(ui.state.shown.lessons.of<lessons::Roles>().outcome.value) << "a lesson of the trace alone runs";
+  for (const PanelInfo& p : allPanels()) {
+    SCOPED_TRACE(p.title);
+    for (int f = 0; f < 2; ++f) EXPECT_GT(ui.drawPanel(p), 0) << "frame " << f;
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace

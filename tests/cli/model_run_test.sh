@@ -107,8 +107,12 @@ assert v.shape == (1, 4, 12, 12) and k.shape == (1, 4, 12, 16), (v.shape, k.shap
 assert (k[0, :, :, 8:] == k[0, :1, :, 8:]).all()"
   expect_error "$m run --save-weights refuses a latent layer, saying why" "is multi-head latent attention" \
     "$BIN" run --model "$T/$m" --text "ab" --layer 1 --dump "$T/e_$m" --save-weights "$T/e_$m.safetensors"
-  expect_error "$m export --model refuses a latent layer, saying why" "is multi-head latent attention" \
-    "$BIN" export --model "$T/$m" --text "ab" --layer 1 --stage weights --out "$T/e_$m.png"
+  grep -q "h = 4, no K/V heads: one latent of r + d_r = " <<<"$out" \
+    && ok "$m run --model: the summary says what a latent layer caches instead of K/V heads" || bad "run $m: $out"
+  expect_ok "$m export --model writes a latent layer's stage as the forward recorded it" \
+    "$BIN" export --model "$T/$m" --text-file "$T/${m}_s0.txt" --layer 1 --stage weights --head 2 --out "$T/e_$m.png"
+  expect_error "$m export --weight refuses a latent layer, saying why" "is multi-head latent attention" \
+    "$BIN" export --model "$T/$m" --text "ab" --layer 1 --weight w_q --out "$T/w_$m.png"
   expect_error "$m circuits --model refuses, saying why" "no per-head W_Q W_K^T" \
     "$BIN" circuits --model "$T/$m" --text "abab" --layer 1 --head 0
 done

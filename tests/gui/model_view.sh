@@ -86,6 +86,31 @@ R = '$fix/models/reference/deepseek_v3/'
 e, w = np.load(R + 's0_router_experts.npy'), np.load(R + 's0_router_weights.npy')
 print('; '.join('layer %d: token «a» → experts %d (%.2f), %d (%.2f)' % (l, e[l, 3, 0], w[l, 3, 0], e[l, 3, 1], w[l, 3, 1]) for l in (1, 2)))")
     grep -qF "model_token_routing: $want" <<<"$log" || fail "token 3's experts are not the reference's ($want): $log"
+    # A click on head 2 of layer 1: the pipeline shows that layer as the forward recorded it, every stage drawn.
+    for shot in model_latent_pipeline model_latent_k_rotated model_latent_shapes; do
+      /usr/bin/python3 "$here/check_png.py" "$out/$shot.png" 1600x1000 || fail "blank $shot.png"
+    done
+    grep -q "^heatmap_label: Softmax (weights) · layer 1 · head 2 · batch 0$" <<<"$log" || fail "not layer 1's head 2: $log"
+    grep -q "^heatmap_label: Rotate (K) (k_rotated) · layer 1 · head 2 · batch 0$" <<<"$log" || fail "no rotated keys: $log"
+    grep -q "^subtitle: .*layer 1 (L = 3).*multi-head latent attention" <<<"$log" || fail "the pipeline is not on layer 1: $log"
+    grep -q "^head_dim_width: h·d_k = 4 × 16 = 64 ≠ d_model = 32; values d_v = 12 (h·d_v = 48)$" <<<"$log" \
+      || fail "the left column does not say the folder's head widths: $log"
+    grep -q "^kv_heads_kind: no K/V heads are cached: each head's keys and values come from one latent of r + d_r = 16 + 8 = 24 numbers per token" <<<"$log" \
+      || fail "the left column does not say what the latent caches: $log"
+    grep -q "^status_parameters: latent attention: the cache holds r + d_r = 24 numbers per token and layer, against h·(d_k + d_v) = 112 for MHA$" <<<"$log" \
+      || fail "the status line does not say what the latent caches: $log"
+    # The window's exported page of that head holds the reference's layer 1, head 2 weights.
+    page=$(ls "$out"/weights_layer1_b0_h2.html) || fail "no exported page: $(ls "$out")"
+    "$PY" -c "
+import json, re, sys, numpy as np
+t = open('$page').read()
+d = json.loads(re.search(r'id=\"mhascope-data\">(.*?)</script>', t, re.S).group(1))
+r = np.load('$fix/models/reference/deepseek_v3/s0_attn.npy')[1, 2]
+# The page's hover values have two decimals; a masked cell (above the diagonal) has none.
+v = np.array([float(x) if x else 0.0 for x in d['heads'][0]['values']]).reshape(d['rows'], d['cols'])
+assert d['heads'][0]['name'] == 'head 2' and v.shape == r.shape and abs(v - r).max() <= 0.0051, abs(v - r).max()
+assert all((x == '') == (k > q) for q in range(12) for k in range(12) for x in [d['heads'][0]['values'][q * 12 + k]])
+" || fail "the window's weights are not the reference's layer 1 head 2"
     ;;
   model_llama)
     copy_model llama_gqa llama bos

@@ -8,10 +8,13 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <unistd.h>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "../app/model_folder_copy.hpp"  // modelFolderCopy
 #include "shell/compute_worker.hpp"
 
 namespace mhascope::app {
@@ -74,6 +77,60 @@ TEST(ComputeWorker, ManyRequestsFromOneThreadEndWithTheNewestOnesExactTrace) {
   const ComputeOutcome out = computeTrace(requestOf(24 + (59 % 7) * 9, 32 + (59 % 3) * 16, 4), submitted, direct);
   ASSERT_TRUE(out.ok) << out.error;
   EXPECT_TRUE(sameBits(shown, direct)) << "the worker's trace differs from the direct forward";
+}
+
+
+// A DeepSeek layer (latent attention) on the worker: its pass is the model forward's record, copied into the job's
+// buffers (the record itself stays with no one), with the reason the lessons that re-run the layer cannot; the
+// newest of two requests wins, and its trace is, bit for bit, the direct one's.
+TEST(ComputeWorker, ALatentLayersPassIsTheForwardsRecord) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("mhascope_latent_worker_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string folder = modelFolderCopy(dir, "deepseek_v3");
+  auto request = [&](int layer) {
+    ComputeRequest r;
+    r.source.config.text = "the latent cat";
+    r.source.files.model = folder;
+    r.source.files.layer = layer;
+    r.source.use = MemoryUse::app();
+    r.source.recordedLatentLayer = true;  // as the window's scheduler asks
+    return r;
+  };
+  ComputeWorker worker;
+  worker.submit(request(0), 1);
+  worker.submit(request(2), 2);
+  Trace shown;
+  std::optional<ComputeOutcome> out;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < end) {
+    if (auto o = worker.take(shown)) {
+      if (o->requestId == 2) {
+        out = std::move(o);
+        break;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(out) << "the newest request's result never came";
+  ASSERT_TRUE(out->ok) << out->error;
+  EXPECT_EQ(shown.layer, 2);
+  EXPECT_EQ(shown.weights, nullptr) << "a latent layer has no W_q, W_k, W_v to show";
+  EXPECT_NE(out->rerunRefusal.find("layer 2 is multi-head latent attention"), std::string::npos) << out->rerunRefusal;
+  Trace direct;
+  const ComputeOutcome again = computeTrace(request(2), 3, direct);
+  ASSERT_TRUE(again.ok) << again.error;
+  EXPECT_TRUE(sameBits(shown, direct)) << "the worker's record differs from the direct one";
+  EXPECT_EQ(direct.generation, 1u);
+  // Without asking for the record the layer is refused with the same reason (no engine re-run of it).
+  ComputeRequest refused = request(2);
+  refused.source.recordedLatentLayer = false;
+  Trace none;
+  const ComputeOutcome no = computeTrace(refused, 4, none);
+  EXPECT_FALSE(no.ok);
+  EXPECT_EQ(no.error, out->rerunRefusal);
+  fs::remove_all(dir);
 }
 
 }  // namespace
