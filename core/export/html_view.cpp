@@ -435,7 +435,8 @@ canvas { image-rendering: pixelated; max-width: 100%; }
 .timeline { margin: 10px 0; display: flex; gap: 12px; align-items: center; }
 #step { width: 420px; }
 #curves { display: flex; flex-wrap: wrap; gap: 16px; }
-#curves svg text { font-size: 11px; fill: #595959; }
+#curves svg text { font-size: 11px; }
+#curves svg text:not([fill]) { fill: #595959; }
 )CSS";
 
 }  // namespace
