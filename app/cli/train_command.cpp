@@ -184,6 +184,9 @@ void addTrainOptions(CLI::App* c, TrainArgs& a) {
                 "spaced, the first and the last included (1-" + std::to_string(kMaxAnimationFrames) + ")")
       ->transform(decimalInteger(1, kMaxAnimationFrames))
       ->capture_default_str();
+  c->add_option("--animation-delay", a.animationDelay, "--animation's time per frame, in 1/100 s (2-1000)")
+      ->transform(decimalInteger(2, 1000))
+      ->capture_default_str();
   c->add_option("--init", a.init, "start from this checkpoint's parameters and history (same sizes)")->check(nonEmptyPath());
   c->add_flag("--force", a.force, "replace an existing --save or --log file that the rule above would keep");
   c->add_option("--memory-budget", a.memoryBudgetMib,
@@ -482,6 +485,7 @@ int cmdTrain(const TrainArgs& a) {
         for (int i = 0; i < g.heads; ++i) heads.emplace_back(l, i);
       }
       TrainingAnimation anim;
+      anim.delayCentiseconds = a.animationDelay;
       auto sheet = runContactSheet(snaps, steps, heads, tokens, g.layers, g.heads, run + " · attention on the probe sequence");
       if (!sheet) return fail(sheet.error().message);
       anim.sheet = std::move(*sheet);

@@ -108,7 +108,7 @@ constexpr const char* kScript = R"JS(
   var lut = [];
   for (var i = 0; i < 256; ++i) lut.push('#' + D.lut.substr(6 * i, 6));
   var H = D.heads.length, R = D.rows, C = D.cols;
-  var state = { head: 0, cell: null, query: null, shown: [] };
+  var state = { head: 0, cell: null, query: null, shown: [], preview: null };
   for (var h = 0; h < H; ++h) state.shown.push(true);
   var headColors = [];
   for (var h2 = 0; h2 < H; ++h2) headColors.push('hsl(' + Math.round(360 * h2 / Math.max(1, H)) + ',70%,42%)');
@@ -174,20 +174,20 @@ constexpr const char* kScript = R"JS(
     var fit = Math.floor((box - D.labelWidth - 4) / C);
     return Math.max(2, Math.min(56, fit, Math.floor(640 / Math.max(R, 1))));
   }
-  function describe(r, c) {
-    var i = r * C + c, k = code(state.head, i), v = D.heads[state.head].values[i];
-    var where = D.heads[state.head].name + ' · ' + D.rowAxis + ' ' + (r * D.block) + ' «' + D.rowLabels[r] + '» · ' +
+  function describe(r, c, h) {
+    var i = r * C + c, k = code(h, i), v = D.heads[h].values[i];
+    var where = D.heads[h].name + ' · ' + D.rowAxis + ' ' + (r * D.block) + ' «' + D.rowLabels[r] + '» · ' +
                 D.colAxis + ' ' + (c * D.block) + ' «' + D.colLabels[c] + '»';
     if (D.block > 1) where += ' (a block of ' + D.block + ' × ' + D.block + ')';
     if (k === '--') return where + ': blocked by the mask';
     return where + ': ' + v;
   }
   function renderMain() {
-    var cv = $('main');
-    draw(cv, state.head, mainCell(), true);
-    $('main-title').textContent = D.heads[state.head].name;
-    $('main-note').textContent = D.heads[state.head].note;
-    $('readout').textContent = state.cell ? describe(state.cell[0], state.cell[1]) : D.hint;
+    var cv = $('main'), shown = state.preview !== null && state.preview !== undefined ? state.preview : state.head;
+    draw(cv, shown, mainCell(), true);
+    $('main-title').textContent = D.heads[shown].name + (shown !== state.head ? ' (preview: click to keep)' : '');
+    $('main-note').textContent = D.heads[shown].note;
+    $('readout').textContent = state.cell ? describe(state.cell[0], state.cell[1], shown) : D.hint;
     // Where the cells are on the page (left, top, CSS px per canvas px, cell, label width): a test
     // reads a screenshot's cells from it.
     var b = cv.getBoundingClientRect();
@@ -227,7 +227,10 @@ constexpr const char* kScript = R"JS(
         fig.appendChild(role);
       }
       fig.title = 'Show ' + D.heads[h].name + ' large';
-      fig.addEventListener('click', (function (hh) { return function () { state.head = hh; say(); }; })(h));
+      fig.addEventListener('click', (function (hh) { return function () { state.head = hh; state.preview = null; say(); }; })(h));
+      // Pointing at a thumbnail previews that head in the large view; leaving it shows the chosen one again.
+      fig.addEventListener('mouseenter', (function (hh) { return function () { state.preview = hh; renderMain(); }; })(h));
+      fig.addEventListener('mouseleave', function () { state.preview = null; renderMain(); });
       line.appendChild(fig);
     }
   }

@@ -269,13 +269,14 @@ expect_ok "... --force replaces it" "$BIN" train "${SMALL[@]}" --steps 2 --timel
 "$BIN" train "${SMALL[@]}" --steps 2 --save "$T/tl.safetensors" >/dev/null && ln "$T/tl.safetensors" "$T/tl_link.html"
 expect_error "--timeline is not --init (a hard link)" "same file as --init" "$BIN" train "${SMALL[@]}" --steps 4 --init "$T/tl.safetensors" --timeline "$T/tl_link.html" --force
 # --animation: every head beside the curves, --animation-frames kept pictures evenly spaced (0, 20, 40).
-expect_ok "train --animation" "$BIN" train "${SMALL[@]}" --steps 40 --eval-every 10 --animation "$T/a.gif" --animation-frames 3
+expect_ok "train --animation" "$BIN" train "${SMALL[@]}" --steps 40 --eval-every 10 --animation "$T/a.gif" --animation-frames 3 --animation-delay 50
 frames="$(/usr/bin/python3 -c "
 import sys; from PIL import Image, ImageChops
 im = Image.open(sys.argv[1]); n = im.n_frames
 first = im.convert('RGB'); im.seek(n - 1); last = im.convert('RGB')
-print(n, 'differ' if ImageChops.difference(first, last).getbbox() else 'same')" "$T/a.gif")"
-[ "$frames" = "3 differ" ] && ok "3 frames, the last unlike the first" || bad "the animation's frames: $frames"
+print(n, 'differ' if ImageChops.difference(first, last).getbbox() else 'same', im.info.get('duration'))" "$T/a.gif")"
+[ "$frames" = "3 differ 500" ] && ok "3 frames of 0.5 s, the last unlike the first" || bad "the animation's frames: $frames"
+expect_error "--animation-delay is bounded" "--animation-delay" "$BIN" train "${SMALL[@]}" --steps 2 --animation "$T/c.gif" --animation-delay 1
 expect_error "--animation is a .gif" "ends in .gif" "$BIN" train "${SMALL[@]}" --steps 2 --animation "$T/a.png"
 expect_error "--animation is a new file" "or add --force" "$BIN" train "${SMALL[@]}" --steps 2 --animation "$T/a.gif"
 expect_error "--animation is not --timeline" "is the same file as --animation" "$BIN" train "${SMALL[@]}" --steps 2 --timeline "$T/b.html" --animation "$T/b.html"
