@@ -187,6 +187,9 @@ void addTrainOptions(CLI::App* c, TrainArgs& a) {
   c->add_option("--animation-delay", a.animationDelay, "--animation's time per frame, in 1/100 s (2-1000)")
       ->transform(decimalInteger(2, 1000))
       ->capture_default_str();
+  c->add_option("--animation-width", a.animationWidth, "--animation's frames scaled to this many pixels wide (" +
+                std::to_string(kMinAnimationWidth) + "-" + std::to_string(kMaxAnimationWidth) + "; default: as drawn)")
+      ->transform(decimalInteger(kMinAnimationWidth, kMaxAnimationWidth));
   c->add_option("--init", a.init, "start from this checkpoint's parameters and history (same sizes)")->check(nonEmptyPath());
   c->add_flag("--force", a.force, "replace an existing --save or --log file that the rule above would keep");
   c->add_option("--memory-budget", a.memoryBudgetMib,
@@ -486,6 +489,7 @@ int cmdTrain(const TrainArgs& a) {
       }
       TrainingAnimation anim;
       anim.delayCentiseconds = a.animationDelay;
+      anim.width = a.animationWidth;
       auto sheet = runContactSheet(snaps, steps, heads, tokens, g.layers, g.heads, run + " · attention on the probe sequence");
       if (!sheet) return fail(sheet.error().message);
       anim.sheet = std::move(*sheet);

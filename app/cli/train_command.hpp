@@ -30,6 +30,7 @@ struct TrainArgs {
   std::string animation;  // --animation F.gif: the run as an animated GIF, written at the end
   int animationFrames = 40;  // --animation-frames: at most this many kept pictures, evenly spaced
   int animationDelay = 25;   // --animation-delay: 1/100 s per frame
+  int animationWidth = 0;    // --animation-width: every frame scaled to this width (0: as drawn)
   bool force = false;  // replace an existing --save/--log that the rule would keep (train/outputs.hpp)
   std::optional<std::uint64_t> memoryBudgetMib;
   std::string workspace;  // refused with the reason (cli.cpp): train makes a model, a workspace shows one

@@ -457,17 +457,42 @@ Result<RgbFrame> renderAnimationFrame(const TrainingAnimation& a, std::size_t k)
   });
 }
 
+namespace {
+// `f` scaled to `width` pixels wide (height in proportion, at least 1), each pixel the nearest one of `f`'s.
+RgbFrame scaledFrame(const RgbFrame& f, int width) {
+  RgbFrame out;
+  out.width = width;
+  out.height = std::max(1, static_cast<int>(std::lround(static_cast<double>(f.height) * width / f.width)));
+  out.rgb.resize(static_cast<std::size_t>(out.width) * static_cast<std::size_t>(out.height) * 3);
+  for (int y = 0; y < out.height; ++y) {
+    const int sy = std::min(f.height - 1, static_cast<int>((y + 0.5) * f.height / out.height));
+    for (int x = 0; x < out.width; ++x) {
+      const int sx = std::min(f.width - 1, static_cast<int>((x + 0.5) * f.width / out.width));
+      const std::size_t from = (static_cast<std::size_t>(sy) * static_cast<std::size_t>(f.width) + static_cast<std::size_t>(sx)) * 3;
+      const std::size_t to = (static_cast<std::size_t>(y) * static_cast<std::size_t>(out.width) + static_cast<std::size_t>(x)) * 3;
+      std::copy_n(f.rgb.begin() + static_cast<std::ptrdiff_t>(from), 3, out.rgb.begin() + static_cast<std::ptrdiff_t>(to));
+    }
+  }
+  return out;
+}
+}  // namespace
+
 Result<std::string> renderTrainingGif(const TrainingAnimation& a) {
   const std::size_t n = a.sheet.steps.size();
   if (n > static_cast<std::size_t>(kMaxAnimationFrames)) {
     return makeError("an animation of " + std::to_string(n) + " frames (at most " + std::to_string(kMaxAnimationFrames) +
                      "): choose fewer frames");
   }
+  if (a.width != 0 && (a.width < kMinAnimationWidth || a.width > kMaxAnimationWidth)) {
+    return makeError("an animation " + std::to_string(a.width) + " pixels wide (from " + std::to_string(kMinAnimationWidth) +
+                     " to " + std::to_string(kMaxAnimationWidth) + ")");
+  }
   // Frames are drawn one at a time as the encoder asks, so one frame is in memory; the size is
   // checked on the first, which every frame shares.
   return encodeGif(n, a.delayCentiseconds, [&](std::size_t k) -> Result<RgbFrame> {
     auto f = renderAnimationFrame(a, k);
     if (!f) return f.error();
+    if (a.width > 0 && a.width != f->width) f = scaledFrame(*f, a.width);
     const std::uint64_t pixels = static_cast<std::uint64_t>(f->width) * static_cast<std::uint64_t>(f->height) * n;
     if (pixels > kMaxAnimationPixels) {
       return makeError("the animation would be " + std::to_string(n) + " frames of " + std::to_string(f->width) + " x " +

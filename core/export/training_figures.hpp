@@ -68,7 +68,11 @@ struct TrainingAnimation {
   ContactSheet sheet;   // one column per frame: sheet.steps are the frames' steps
   CurvesFigure curves;  // markStep is set per frame
   int delayCentiseconds = kDefaultAnimationDelay;
+  // > 0: every frame scaled to this many pixels wide, its height in proportion, each pixel the
+  // nearest of the drawn frame's (so the frame's flat colours stay exact); 0: as drawn.
+  int width = 0;
 };
+inline constexpr int kMinAnimationWidth = 160, kMaxAnimationWidth = 4000;
 inline constexpr int kMaxAnimationFrames = 400;
 // Frames × width × height the encoder may be asked for (a frame at a time is in memory).
 inline constexpr std::uint64_t kMaxAnimationPixels = 400'000'000;

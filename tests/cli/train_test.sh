@@ -276,6 +276,13 @@ im = Image.open(sys.argv[1]); n = im.n_frames
 first = im.convert('RGB'); im.seek(n - 1); last = im.convert('RGB')
 print(n, 'differ' if ImageChops.difference(first, last).getbbox() else 'same', im.info.get('duration'))" "$T/a.gif")"
 [ "$frames" = "3 differ 500" ] && ok "3 frames of 0.5 s, the last unlike the first" || bad "the animation's frames: $frames"
+expect_ok "train --animation-width" "$BIN" train "${SMALL[@]}" --steps 20 --eval-every 10 --animation "$T/w.gif" --animation-width 400
+size="$(/usr/bin/python3 -c "
+import sys; from PIL import Image
+a, b = Image.open(sys.argv[1]), Image.open(sys.argv[2])
+print(a.size[0], abs(a.size[1] - round(b.size[1] * 400 / b.size[0])) <= 1)" "$T/w.gif" "$T/a.gif")"
+[ "$size" = "400 True" ] && ok "--animation-width 400: 400 pixels wide, the height in proportion" || bad "--animation-width: $size"
+expect_error "--animation-width is bounded" "--animation-width" "$BIN" train "${SMALL[@]}" --steps 2 --animation "$T/d.gif" --animation-width 50
 expect_error "--animation-delay is bounded" "--animation-delay" "$BIN" train "${SMALL[@]}" --steps 2 --animation "$T/c.gif" --animation-delay 1
 expect_error "--animation is a .gif" "ends in .gif" "$BIN" train "${SMALL[@]}" --steps 2 --animation "$T/a.png"
 expect_error "--animation is a new file" "or add --force" "$BIN" train "${SMALL[@]}" --steps 2 --animation "$T/a.gif"
