@@ -220,7 +220,9 @@ TEST(PanelsVariants, EveryVariantStageDrawsAndKvViewsShowTheHeadRead) {
     }
     // W_k and W_v are d_model x N·d_k = 32 x 8: 2·32² + 2·32·8 (no bias in this preset).
     for (const PanelInfo& p : allPanels()) {
-      if (p.area == PanelArea::Status) EXPECT_GT(ui.drawPanel(p), 0);
+      if (p.area == PanelArea::Status) {
+        EXPECT_GT(ui.drawPanel(p), 0);
+      }
     }
     EXPECT_EQ(ui.probes.labels().at("status_parameters"), "one attention layer's parameters 2,560 (2·d_model² + 2·d_model·N·d_k)");
   }
