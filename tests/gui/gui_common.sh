@@ -23,11 +23,14 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 # answers and the display's lock file names its pid: two cases that draw the same number at once
 # both start a server, the second exits on the first one's lock, and until it has exited its case
 # would otherwise take the other case's server for its own and lose it when that case ends.
+# -noreset: by default an X server resets when its last client leaves, and a client that connects
+# during the reset is refused ("Failed to open display"); a case that polls with xdotool while its
+# window starts would otherwise make the window's own connection land in such a reset.
 xvfb_display=""
 for _ in $(seq 20); do
   d=$(( RANDOM % 900 + 100 ))
   [ -e "/tmp/.X$d-lock" ] && continue
-  Xvfb ":$d" -screen 0 1600x1000x24 -nolisten tcp > "$out/xvfb.log" 2>&1 &
+  Xvfb ":$d" -screen 0 1600x1000x24 -nolisten tcp -noreset > "$out/xvfb.log" 2>&1 &
   xvfb_pid=$!
   for _ in $(seq 100); do
     xdpyinfo -display ":$d" > /dev/null 2>&1 && break

@@ -438,7 +438,8 @@ TEST(PracticeLearnerRun, EndlessLoopTimesOutWithItsCaseAndLine) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ASSERT_TRUE(run.error);
   EXPECT_EQ(run.error->kind, LearnerError::Kind::Timeout) << run.error->message;
-  EXPECT_LT(wall, limits.wallSeconds + 1.0);
+  // The limit, then the child's traceback and exit: a loaded machine takes a second or two for those.
+  EXPECT_LT(wall, limits.wallSeconds + 3.0);
   EXPECT_GE(wall, limits.wallSeconds);
   EXPECT_NE(run.error->message.find("case 'self'"), std::string::npos) << run.error->message;
   EXPECT_TRUE(run.error->line == 8 || run.error->line == 9) << run.error->message;
@@ -463,7 +464,7 @@ TEST(PracticeLearnerRun, CancelStopsTheChild) {
   show("cancel", run->error);
   ASSERT_TRUE(run->error);
   EXPECT_NE(run->error->message.find("cancelled"), std::string::npos) << run->error->message;
-  EXPECT_LT(wall, 2.0);
+  EXPECT_LT(wall, 3.0);
 }
 
 TEST(PracticeLearnerRun, HugeAllocationsAreMemoryErrors) {
