@@ -197,7 +197,8 @@ without positions changes.
 The F16/BF16 references are computed on the weights as stored (rounded, then read back as
 float32, as Hugging Face does with torch_dtype=float32), so they need float32 tolerances only.
 
-circuits/<folder>_l{L}_h{H}.* (gpt2 and llama_gqa, two heads each): the circuits of one head as
+circuits/<folder>_l{L}_h{H}.* (gpt2, llama_gqa and deepseek_v3, two heads each; llama_wide, h·d_k = 2 d_model, one):
+the circuits of one head as
 core/model/circuits_source (over core/analysis) computes them, here from the plain formulas in float64 NumPy — every
 matrix formed explicitly (QK, OV d_model x d_model, E OV U V x V with a full eigen solve, every
 composition product d_model x d_model) — on CIRCUIT_TOKENS. The convention matched:
@@ -211,6 +212,9 @@ composition product d_model x d_model) — on CIRCUIT_TOKENS. The convention mat
   token space over the text's distinct ids (first occurrence first): E_s QK E_sᵀ, E_s OV U_s;
   position space (GPT-2: learned positions) over the text's positions 0 … T−1: P_s QK P_sᵀ;
   rollout = Π rownorm(½ (mean over heads of A_l + I)) of the reference forward's attention.
+  deepseek_v3 (latent attention): W_q = W_qa diag(g_qa) W_qb, head i's W_k^i = [W_kva,c diag(g_kv) W_uk^i | W_kva,rope]
+  (the shared rotary key is every head's last d_r columns) and W_v^i = W_kva,c diag(g_kv) W_uv^i (d_v wide), the
+  latent's and q's RMS divisions left out as the block norm's are; every head its own key (N = h).
   <name>.json: tokens, token_ids, layer, head, copying (L x h), reads / read_by ([from layer, from
   head, to layer, to head, q, k, v]), eigenvalues (the d_k of largest modulus, [re, im]);
   reads_virtual / read_by_virtual: each pair's virtual head OV^a OV^b, its copying score over the whole
@@ -1467,6 +1471,27 @@ def attention_factors(cfg, W):
             layers.append((g * qkv[:, :d], g * qkv[:, d:2 * d], g * qkv[:, 2 * d:], f(W[f"h.{l}.attn.c_proj.weight"])))
         E = f(W["wte.weight"])
         U = f(W["ln_f.weight"])[:, None] * f(gpt2_unembedding(cfg, W)).T
+    elif cfg["model_type"] in DEEPSEEK:
+        # latent_layer's products with its two RMS divisions left out (q_a_layernorm's and kv_a_layernorm's gains
+        # kept): head i's key is [c W_uk^i | k_rope], its value c W_uv^i, c = x W_kva[:, :r] diag(g_kv); q is
+        # x W_qa diag(g_qa) W_qb (or x W_q). Every head has a key of its own (N = h), d_n + d_r wide; values d_v.
+        h, dn, dr, dv, r = (cfg[k] for k in ("num_attention_heads", "qk_nope_head_dim", "qk_rope_head_dim",
+                                             "v_head_dim", "kv_lora_rank"))
+        for l in range(cfg["num_hidden_layers"]):
+            A = f"model.layers.{l}.self_attn."
+            g = f(W[f"model.layers.{l}.input_layernorm.weight"])[:, None]
+            if cfg.get("q_lora_rank"):
+                wq = f(W[A + "q_a_proj.weight"]).T * f(W[A + "q_a_layernorm.weight"])[None, :] @ f(W[A + "q_b_proj.weight"]).T
+            else:
+                wq = f(W[A + "q_proj.weight"]).T
+            kva = f(W[A + "kv_a_proj_with_mqa.weight"]).T  # (d, r + d_r)
+            c = kva[:, :r] * f(W[A + "kv_a_layernorm.weight"])[None, :]  # (d, r)
+            kvb = (c @ f(W[A + "kv_b_proj.weight"]).T).reshape(-1, h, dn + dv)  # (d, h, d_n + d_v)
+            wk = np.concatenate([np.concatenate([kvb[:, i, :dn], kva[:, r:]], axis=1) for i in range(h)], axis=1)
+            wv = np.concatenate([kvb[:, i, dn:] for i in range(h)], axis=1)
+            layers.append((g * wq, g * wk, g * wv, f(W[A + "o_proj.weight"]).T))
+        E = f(W["model.embed_tokens.weight"])
+        U = f(W["model.norm.weight"])[:, None] * f(W["lm_head.weight"]).T
     else:
         for l in range(cfg["num_hidden_layers"]):
             P = f"model.layers.{l}."
@@ -1482,9 +1507,11 @@ def attention_factors(cfg, W):
 def head_matrices(layers, l, i, h):
     wq, wk, wv, wo = layers[l]
     dk = wq.shape[1] // h
-    kv = i // (h // (wk.shape[1] // dk))  # query head i reads K/V head i // (h/N)
+    n = wk.shape[1] // dk
+    dv = wv.shape[1] // n  # d_k but on a latent layer
+    kv = i // (h // n)  # query head i reads K/V head i // (h/N)
     qk = wq[:, i * dk:(i + 1) * dk] @ wk[:, kv * dk:(kv + 1) * dk].T
-    ov = wv[:, kv * dk:(kv + 1) * dk] @ wo[i * dk:(i + 1) * dk, :]
+    ov = wv[:, kv * dv:(kv + 1) * dv] @ wo[i * dv:(i + 1) * dv, :]
     return qk, ov
 
 
@@ -1616,6 +1643,7 @@ def main():
     # (q_proj 64 x 32, o_proj 32 x 64).
     wide = llama_config("llama", head_dim=16)
     write_folder("llama_wide", wide, llama_weights(wide, seed=6), "F32", llama_forward)
+    write_circuits("llama_wide", wide, stored(llama_weights(wide, seed=6), "F32"), llama_forward, [(1, 3)])
 
     check_shared_decoder([(llama, stored(Wl, "F32")), (mistral, stored(llama_weights(mistral, seed=4), "F32")),
                           (wide, stored(llama_weights(wide, seed=6), "F32"))])
@@ -1628,6 +1656,8 @@ def main():
         Wm = moe_weights(cfg, seed)
         check_moe(cfg, stored(Wm, dtype))
         write_folder(name, cfg, Wm, dtype, family_forward)
+        if name == "deepseek_v3":  # the circuits of a latent layer's heads
+            write_circuits(name, cfg, stored(Wm, dtype), lambda c, W, i: family_forward(c, W, i)[:4], [(1, 2), (2, 0)])
         if name == "gpt_oss":  # the same model with its experts dequantised to BF16, no quantization_config
             plain = {k: v for k, v in cfg.items() if k != "quantization_config"}
             write_folder("gpt_oss_bf16", plain, dequantised_experts(Wm), dtype, family_forward)

@@ -78,7 +78,9 @@ Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const 
                                                const OneHeadOptions& opt) {
   const SourceShape s = source.shape();
   const int threads = std::max(1, opt.threads);
-  const std::int64_t d = s.dModel, dk = s.dk(), N = s.kvHeads, kvw = N * dk, V = s.vocab;
+  // h·d_k need not be d_model (heads wider than d_model / h, a latent layer's padded heads): W_q is (d, hq), W_o (hq, d).
+  const std::int64_t d = s.dModel, dk = s.dk(), N = s.kvHeads, kvw = N * dk, hq = static_cast<std::int64_t>(s.heads) * dk,
+                     V = s.vocab;
   const int group = s.group();  // query head i reads K/V head i / group
   const int total = oneHeadSteps(s, opt) + opt.laterSteps;
   int done = 0;
@@ -216,10 +218,10 @@ Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const 
     for (std::int64_t i = 0; i < s.heads; ++i) hD[static_cast<std::size_t>(i)] = gramOfRows(w.wo.middleRows(i * dk, dk));
     auto& list = l < opt.layer ? readsOf[static_cast<std::size_t>(l)] : readByOf[static_cast<std::size_t>(l)];
     if (l < opt.layer) {
-      // b = the chosen head reads head a of layer l: W_o (d, d) · [A | B | C] (d, 3 d_k) gives every
+      // b = the chosen head reads head a of layer l: W_o (h d_k, d) · [A | B | C] (d, 3 d_k) gives every
       // D_a A, D_a B, D_a C at once (rows a d_k …).
-      RowMatrix stack(d, 3 * dk);
-      product(false, d, 3 * dk, d, w.wo.data(), d, ch.abc.data(), 3 * dk, 0.0f, stack.data(), 3 * dk, threads);
+      RowMatrix stack(hq, 3 * dk);
+      product(false, hq, 3 * dk, d, w.wo.data(), d, ch.abc.data(), 3 * dk, 0.0f, stack.data(), 3 * dk, threads);
       RowMatrix dUEv(dk, kvw);  // (D_b U E) W_v: D_b U E C_a of every head a of layer l
       product(false, dk, kvw, d, ch.dUE.data(), d, w.wv.data(), kvw, 0.0f, dUEv.data(), kvw, threads);
       for (int a = 0; a < s.heads; ++a) {
@@ -241,11 +243,11 @@ Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const 
       }
     } else if (l > opt.layer) {
       // a = the chosen head is read by head b of layer l: D (d_k, d) · [W_q | W_k | W_v].
-      const std::int64_t width = d + 2 * kvw;
+      const std::int64_t width = hq + 2 * kvw;
       RowMatrix stack(dk, width);  // [D W_q | D W_k | D W_v]
-      product(false, dk, d, d, ch.d.data(), d, w.wq.data(), d, 0.0f, stack.data(), width, threads);
-      product(false, dk, kvw, d, ch.d.data(), d, w.wk.data(), kvw, 0.0f, stack.data() + d, width, threads);
-      product(false, dk, kvw, d, ch.d.data(), d, w.wv.data(), kvw, 0.0f, stack.data() + d + kvw, width, threads);
+      product(false, dk, hq, d, ch.d.data(), d, w.wq.data(), hq, 0.0f, stack.data(), width, threads);
+      product(false, dk, kvw, d, ch.d.data(), d, w.wk.data(), kvw, 0.0f, stack.data() + hq, width, threads);
+      product(false, dk, kvw, d, ch.d.data(), d, w.wv.data(), kvw, 0.0f, stack.data() + hq + kvw, width, threads);
       RowMatrix woUEC(static_cast<std::int64_t>(s.heads) * dk, dk);  // W_o U E C: D_b U E C_a of every head b
       product(false, s.heads * dk, dk, d, w.wo.data(), d, ch.ueC.data(), dk, 0.0f, woUEC.data(), dk, threads);
       std::vector<RowMatrixD> gB(static_cast<std::size_t>(N));
@@ -256,8 +258,8 @@ Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const 
         const RowMatrixD& gBb = gB[static_cast<std::size_t>(kv)];
         const double qkB2 = traceOfProduct(gAb, gBb), ovB2 = traceOfProduct(gC[static_cast<std::size_t>(kv)], hD[static_cast<std::size_t>(b)]);
         const RowMatrixD mQ = stack.middleCols(b * dk, dk).cast<double>();
-        const RowMatrixD mK = stack.middleCols(d + kv * dk, dk).cast<double>();
-        const RowMatrixD mV = stack.middleCols(d + kvw + kv * dk, dk).cast<double>();
+        const RowMatrixD mK = stack.middleCols(hq + kv * dk, dk).cast<double>();
+        const RowMatrixD mV = stack.middleCols(hq + kvw + kv * dk, dk).cast<double>();
         Composition c;
         c.fromLayer = opt.layer;
         c.fromHead = opt.head;
@@ -266,7 +268,7 @@ Result<OneHeadCircuits> computeOneHeadCircuits(const LayerSource& source, const 
         c.q = compositionRatio(factoredNorm2(ch.gC, mQ, gBb), ch.ov2, qkB2);
         c.k = compositionRatio(factoredNorm2(gAb, mK.transpose(), ch.gC), ch.ov2, qkB2);
         c.v = compositionRatio(factoredNorm2(ch.gC, mV, hD[static_cast<std::size_t>(b)]), ch.ov2, ovB2);
-        c.virtualCopying = virtualCopyingOf(woUEC.middleRows(b * dk, dk), stack.middleCols(d + kvw + kv * dk, dk));
+        c.virtualCopying = virtualCopyingOf(woUEC.middleRows(b * dk, dk), stack.middleCols(hq + kvw + kv * dk, dk));
         list.push_back(c);
       }
     }

@@ -20,15 +20,6 @@ namespace mhascope::model {
 
 namespace {
 
-// Circuits read each head's W_Q W_K^T and W_V W_O as products of fixed matrices of the stream; a latent layer's keys
-// come through the norm of its latent and share one rotary key, so it has no such per-head pair to read.
-std::string latentCircuitsRefusal(const ModelSpec& s, int layer) {
-  return std::string(s.family->displayName) + "'s layer " + std::to_string(layer) +
-         " is multi-head latent attention: its keys and values are made from a normed latent (kv_a_layernorm) and "
-         "its queries meet one rotary key shared by every head, so it has no per-head W_Q W_K^T and W_V W_O "
-         "matrices for the circuits to read (the Model tab and Predictions do show its heads)";
-}
-
 std::string layersName(const ModelSpec& s) { return s.arch == Arch::Gpt2 ? "n_layer" : "num_hidden_layers"; }
 std::string headsName(const ModelSpec& s) { return s.arch == Arch::Gpt2 ? "n_head" : "num_attention_heads"; }
 
@@ -45,8 +36,44 @@ analysis::SourceShape FolderLayers::shape() const {
   out.dModel = s.dModel;
   out.vocab = s.vocab;
   out.headDim = s.headDim;
+  if (s.latent.enabled()) {  // every head a key of its own; the values padded to the widest of q/k and v
+    out.kvHeads = s.heads;
+    out.headDim = std::max(s.latent.nopeDim + s.latent.ropeDim, s.latent.valueDim);
+  }
   return out;
 }
+
+namespace {
+
+// A latent layer as the circuits' four matrices. Head i's query x W_qa diag(g_qa) W_qb^i (or x W_q^i); its key
+// [c W_uk^i | k_r] with c = x W_kva,c diag(g_kv) the latent and k_r = x W_kva,r the rotary key every head shares;
+// its value c W_uv^i. The two RMS divisions (q_a_layernorm's, kv_a_layernorm's) are left out as the block norm's
+// is. Each head's block is w = max(d_n + d_r, d_v) wide, the narrower side padded with zero columns (q and k, or
+// v) and W_o with zero rows: a zero column adds nothing to a score, a zero value column meets a zero row of W_o,
+// so QK = W_q^i W_k^iᵀ and OV = W_v^i W_o^i are the layer's own.
+analysis::CircuitLayer latentCircuitLayer(const ModelSpec& s, const LatentWeights& lw) {
+  const LatentSpec& a = s.latent;
+  const std::int64_t d = s.dModel, h = s.heads, dn = a.nopeDim, dr = a.ropeDim, dv = a.valueDim, r = a.kvRank;
+  const std::int64_t dq = dn + dr, w = std::max(dq, dv);
+  RowMatrix wq = a.qRank > 0 ? RowMatrix((lw.wqa.array().rowwise() * lw.qNorm.array()).matrix() * lw.wqb) : lw.wq;
+  const RowMatrix c = (lw.wkva.leftCols(r).array().rowwise() * lw.kvNorm.array()).matrix();  // (d, r)
+  const RowMatrix kvb = c * lw.wkvb;                                               // (d, h (d_n + d_v))
+  analysis::CircuitLayer f;
+  f.wq = RowMatrix::Zero(d, h * w);
+  f.wk = RowMatrix::Zero(d, h * w);
+  f.wv = RowMatrix::Zero(d, h * w);
+  f.wo = RowMatrix::Zero(h * w, d);
+  for (std::int64_t i = 0; i < h; ++i) {
+    f.wq.middleCols(i * w, dq) = wq.middleCols(i * dq, dq);
+    f.wk.middleCols(i * w, dn) = kvb.middleCols(i * (dn + dv), dn);
+    f.wk.middleCols(i * w + dn, dr) = lw.wkva.middleCols(r, dr);
+    f.wv.middleCols(i * w, dv) = kvb.middleCols(i * (dn + dv) + dn, dv);
+    f.wo.middleRows(i * w, dv) = lw.wo.middleRows(i * dv, dv);
+  }
+  return f;
+}
+
+}  // namespace
 
 // normed = x̂ · g, so x̂ (g W) for the projections that read it — row r of W_q, W_k, W_v scaled by g_r
 // (the textbook layout y = x W). A q/k norm's gains scale the columns of W_q and W_k they multiply
@@ -56,7 +83,16 @@ analysis::SourceShape FolderLayers::shape() const {
 Result<analysis::CircuitLayer> FolderLayers::layer(int l) const {
   auto lw = model_.attentionLayer(l);
   if (!lw) return lw.error();
-  if (!lw->attention) return makeError(latentCircuitsRefusal(model_.spec(), l));
+  if (lw->latent) {
+    analysis::CircuitLayer f = latentCircuitLayer(model_.spec(), *lw->latent);
+    if (lw->norm1.size() > 0) {
+      const Eigen::ArrayXf g = lw->norm1.transpose().array();
+      f.wq.array().colwise() *= g;
+      f.wk.array().colwise() *= g;
+      f.wv.array().colwise() *= g;
+    }
+    return f;
+  }
   analysis::CircuitLayer f;
   MhaWeights& a = *lw->attention;
   if (lw->norm1.size() > 0) {  // a family without a norm before attention (OLMo 2) reads x itself
@@ -121,6 +157,12 @@ std::string circuitsFamilyNote(const ModelSpec& s) {
     add("The q/k norm's gains are folded into W_q and W_k; its division by each query's and key's RMS is left out: "
         "a score is x_t QK x_jᵀ over a positive factor per query and per key, so keys of different RMS can change "
         "places.");
+  }
+  if (s.latent.enabled()) {
+    add("Multi-head latent attention: each head's key is its own content part (from the latent) and the rotary key "
+        "every head shares, its value read from the same latent; the latent's and the query's own norms "
+        "(kv_a_layernorm, q_a_layernorm) keep their gains and leave out their division by the RMS, as the block's "
+        "norm does, and the rotation is left out (QK is the score before positions).");
   }
   if (f.normsAfter()) {
     add("The norm on the attention's output: its gain folded into W_o, its division by the output's RMS left out, "
@@ -194,7 +236,6 @@ Result<analysis::OneHeadCircuits> computeModelCircuits(const ModelFolder& model,
                      " layers (0 .. " + std::to_string(s.layers - 1) + ", " + layersName(s) + " in " + model.dir() +
                      "/config.json)");
   }
-  if (s.latent.enabled()) return makeError(latentCircuitsRefusal(s, opt.layer));
   if (opt.head < 0 || opt.head >= s.heads) {
     return makeError("head " + std::to_string(opt.head) + " is outside the model's " + std::to_string(s.heads) +
                      " heads per layer (0 .. " + std::to_string(s.heads - 1) + ", " + headsName(s) + " in " +

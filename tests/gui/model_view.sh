@@ -87,10 +87,13 @@ e, w = np.load(R + 's0_router_experts.npy'), np.load(R + 's0_router_weights.npy'
 print('; '.join('layer %d: token «a» → experts %d (%.2f), %d (%.2f)' % (l, e[l, 3, 0], w[l, 3, 0], e[l, 3, 1], w[l, 3, 1]) for l in (1, 2)))")
     grep -qF "model_token_routing: $want" <<<"$log" || fail "token 3's experts are not the reference's ($want): $log"
     # A click on head 2 of layer 1: the pipeline shows that layer as the forward recorded it, every stage drawn.
-    for shot in model_latent_pipeline model_latent_k_rotated model_latent_shapes; do
+    for shot in model_latent_pipeline model_latent_k_rotated model_latent_shapes model_latent_circuits; do
       /usr/bin/python3 "$here/check_png.py" "$out/$shot.png" 1600x1000 || fail "blank $shot.png"
     done
     grep -q "^heatmap_label: Softmax (weights) · layer 1 · head 2 · batch 0$" <<<"$log" || fail "not layer 1's head 2: $log"
+    grep -q "^circuits_step: .*layer 1, head 2" <<<"$log" || fail "the Circuits tab is not on layer 1's head 2: $log"
+    grep -q "^circuits_conventions: .*Multi-head latent attention: each head's key" <<<"$log" \
+      || fail "the Circuits tab does not say how it reads a latent layer: $log"
     grep -q "^heatmap_label: Rotate (K) (k_rotated) · layer 1 · head 2 · batch 0$" <<<"$log" || fail "no rotated keys: $log"
     grep -q "^subtitle: .*layer 1 (L = 3).*multi-head latent attention" <<<"$log" || fail "the pipeline is not on layer 1: $log"
     grep -q "^head_dim_width: h·d_k = 4 × 16 = 64 ≠ d_model = 32; values d_v = 12 (h·d_v = 48)$" <<<"$log" \

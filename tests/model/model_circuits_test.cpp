@@ -1,7 +1,7 @@
 // A model folder's circuits around one head (core/model/circuits_source.hpp) against the plain
 // formulas of scripts/gen_model_fixtures.py (float64 NumPy, every matrix explicit: QK and OV
 // d_model x d_model, E OV U V x V with its full eigen solve, each composition product), on the gpt2
-// and the GQA llama fixtures;
+// and the GQA llama fixtures, heads wider than d_model / h (llama_wide) and latent attention (deepseek_v3);
 // the baseline against its earlier d_model x d_model form; errors, cancel, the budget, the GQA head
 // mapping, the token axes, the rollout's limit and the texts.
 //
@@ -188,7 +188,9 @@ TEST_P(ModelCircuitsMatchReference, VirtualHeads) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ModelCircuitsMatchReference,
                          ::testing::Values(CircuitCase{"gpt2", 1, 2}, CircuitCase{"gpt2", 0, 1},
-                                           CircuitCase{"llama_gqa", 1, 3}, CircuitCase{"llama_gqa", 0, 1}),
+                                           CircuitCase{"llama_gqa", 1, 3}, CircuitCase{"llama_gqa", 0, 1},
+                                           CircuitCase{"llama_wide", 1, 3}, CircuitCase{"deepseek_v3", 1, 2},
+                                           CircuitCase{"deepseek_v3", 2, 0}),
                          [](const auto& info) {
                            return std::string(info.param.folder) + "_l" + std::to_string(info.param.layer) + "_h" +
                                   std::to_string(info.param.head);
