@@ -83,7 +83,13 @@ TermMatrix sideTerms(const TermMatrix& writers, const Vec& x, const FrozenNorm& 
 
 std::string position(std::int64_t p, const std::vector<std::string>& labels) {
   const std::string word = p < static_cast<std::int64_t>(labels.size()) ? labels[static_cast<std::size_t>(p)] : "";
-  return "«" + (word.empty() ? "#" + std::to_string(p) : word) + "» (" + std::to_string(p) + ")";
+  std::string s = "«";
+  if (word.empty()) s += '#';
+  s += word.empty() ? std::to_string(p) : word;
+  s += "» (";
+  s += std::to_string(p);
+  s += ")";
+  return s;
 }
 
 // "what head 0.3 wrote at the key (K-composition)", "the token embedding at the query", "b_k"
