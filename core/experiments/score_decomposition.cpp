@@ -56,7 +56,8 @@ TermMatrix sideTerms(const TermMatrix& writers, const Vec& x, const FrozenNorm& 
     const bool whole = static_cast<Eigen::Index>(qkGain.size()) != dk;
     Vec nx = n.of(x);
     if (n.bias.size()) nx += n.bias;
-    Vec f = whole ? Vec(nx * W.cast<double>()) : Vec(nx * Wh);
+    // the whole projection in float, as the forward makes it (a (d_model, h·d_k) copy in double would be large)
+    Vec f = whole ? Vec((nx.cast<float>() * W).cast<double>()) : Vec(nx * Wh);
     if (hasBias) f += whole ? Vec(b.cast<double>()) : Vec(b.segment(col, dk).cast<double>());
     const double s = 1.0 / std::sqrt(f.array().square().mean() + qkEps);
     Vec g(dk);

@@ -57,6 +57,13 @@ Result<StreamTerms> streamTerms(const model::ModelFolder& model, const std::vect
     }
   }
   const Eigen::Index P = static_cast<Eigen::Index>(positions.size()), dk = spec.dk();
+  // The terms are P · C · d_model doubles: checked against the budget before the forward.
+  const double bytes = static_cast<double>(P) * (2.0 + static_cast<double>(layer) * (h + 2)) * d * sizeof(double);
+  if (bytes > static_cast<double>(opt.memoryBudgetBytes)) {
+    return makeError("the stream's terms at " + std::to_string(P) + " positions take " + formatBytes(bytes) +
+                     ", more than the memory budget of " + formatBytes(static_cast<double>(opt.memoryBudgetBytes)) +
+                     " (raise it with --memory-budget MiB)");
+  }
   // The asked-for rows of what every writer wrote, from the forward's own tables.
   RowMatrix embedded(P, d), stream(P, d);
   std::vector<RowMatrix> concat(static_cast<std::size_t>(layer), RowMatrix(P, static_cast<Eigen::Index>(h) * dk));
@@ -89,40 +96,42 @@ Result<StreamTerms> streamTerms(const model::ModelFolder& model, const std::vect
   s.positions = positions;
   s.stream = stream.cast<double>();
   const bool learned = spec.family->positions == model::PositionKind::Learned;
+  std::vector<std::vector<Eigen::RowVectorXd>> rowsOf(static_cast<std::size_t>(P));  // per position, per writer
   s.writers.push_back({WriterKind::TokenEmbedding, -1, -1});
   if (learned) s.writers.push_back({WriterKind::PositionEmbedding, -1, -1});
-  std::vector<model::LayerWeights> weights;
-  for (int l = 0; l < layer; ++l) {
-    auto lw = model.layer(l);
-    if (!lw) return lw.error();
-    if (!lw->attention) return makeError("layer " + std::to_string(l) + " has no W_o to split its heads by");
-    for (int i = 0; i < h; ++i) s.writers.push_back({WriterKind::Head, l, i});
-    if (lw->attention->hasBias) s.writers.push_back({WriterKind::OutputBias, l, -1});
-    s.writers.push_back({WriterKind::Mlp, l, -1});
-    weights.push_back(std::move(*lw));
-  }
-  const Eigen::Index C = static_cast<Eigen::Index>(s.writers.size());
-  s.terms.assign(static_cast<std::size_t>(P), TermMatrix::Zero(C, d));
   for (Eigen::Index r = 0; r < P; ++r) {
-    TermMatrix& t = s.terms[static_cast<std::size_t>(r)];
-    Eigen::Index c = 0;
     RowVector pos = RowVector::Zero(d);
     if (learned) {
       const std::int64_t p = positions[static_cast<std::size_t>(r)];
       if (auto st = model.store().readRows(model.positionTable(), p, 1, pos.data()); !st) return st.error();
     }
-    t.row(c++) = (embedded.row(r) - pos).cast<double>();
-    if (learned) t.row(c++) = pos.cast<double>();
-    for (int l = 0; l < layer; ++l) {
-      const MhaWeights& a = *weights[static_cast<std::size_t>(l)].attention;
-      const RowMatrix& z = concat[static_cast<std::size_t>(l)];  // (P, h·d_k)
+    rowsOf[static_cast<std::size_t>(r)].push_back((embedded.row(r) - pos).cast<double>());
+    if (learned) rowsOf[static_cast<std::size_t>(r)].push_back(pos.cast<double>());
+  }
+  for (int l = 0; l < layer; ++l) {  // one layer's weights at a time
+    auto lw = model.layer(l);
+    if (!lw) return lw.error();
+    if (!lw->attention) return makeError("layer " + std::to_string(l) + " has no W_o to split its heads by");
+    const MhaWeights& a = *lw->attention;
+    for (int i = 0; i < h; ++i) s.writers.push_back({WriterKind::Head, l, i});
+    if (a.hasBias) s.writers.push_back({WriterKind::OutputBias, l, -1});
+    s.writers.push_back({WriterKind::Mlp, l, -1});
+    const RowMatrix& z = concat[static_cast<std::size_t>(l)];  // (P, h·d_k)
+    for (Eigen::Index r = 0; r < P; ++r) {
+      auto& out = rowsOf[static_cast<std::size_t>(r)];
       for (int i = 0; i < h; ++i) {
         // head i's term: its d_k features of A V times its d_k rows of W_o (h·d_k, d_model)
-        t.row(c++) = z.row(r).segment(i * dk, dk).cast<double>() * a.wo.middleRows(i * dk, dk).cast<double>();
+        out.push_back(z.row(r).segment(i * dk, dk).cast<double>() * a.wo.middleRows(i * dk, dk).cast<double>());
       }
-      if (a.hasBias) t.row(c++) = a.bo.cast<double>();
-      t.row(c++) = mlp[static_cast<std::size_t>(l)].row(r).cast<double>();
+      if (a.hasBias) out.push_back(a.bo.cast<double>());
+      out.push_back(mlp[static_cast<std::size_t>(l)].row(r).cast<double>());
     }
+  }
+  const Eigen::Index C = static_cast<Eigen::Index>(s.writers.size());
+  for (const auto& rs : rowsOf) {
+    TermMatrix t(C, d);
+    for (Eigen::Index c = 0; c < C; ++c) t.row(c) = rs[static_cast<std::size_t>(c)];
+    s.terms.push_back(std::move(t));
   }
   s.run = std::move(*run);
   return s;

@@ -169,6 +169,9 @@ TEST(ScoreDecomposition, RefusesWhatItCannotSplitNamingTheValues) {
   EXPECT_NE(message(open("gemma2"), {1, 0, 3, 1, -1}).find("norms each sublayer's output"), std::string::npos);
   EXPECT_NE(message(open("deepseek_v2"), {1, 0, 3, 1, -1}).find("latent attention"), std::string::npos);
   EXPECT_EQ(decomposeScore(gpt2, {}, {0, 0, 0, 0, -1}).error().message, "enter at least one token");
+  auto small = decomposeScore(gpt2, tokens, {1, 0, 3, 1, -1}, 1, 1024);
+  ASSERT_FALSE(small);
+  EXPECT_NE(small.error().message.find("the stream's terms at 2 positions take"), std::string::npos) << small.error().message;
 }
 
 }  // namespace
