@@ -34,7 +34,8 @@ earlier head's A V times its d_k rows of W_o, each earlier c_proj bias, each ear
 norm applied to each writer with its scale frozen (LayerNorm: the writer centred by its own mean, times 1/sqrt(var
 + eps) of the whole row, times the gain, the norm's bias a term of its own; RMSNorm: times 1/rms of the row, times
 the gain); head i's columns of W_q (the key's K/V head's of W_k, repeat_interleave's grouping), the projection's
-bias a term of its own; Llama's RoPE (rotate_half at the term's position) on each term. table[a][b] = q_a . k_b /
+bias a term of its own; Qwen3's q/k norm (modeling_qwen3.py: RMSNorm of each head's q and k before RoPE) with its
+1/rms frozen at the row's own projection; Llama's RoPE (rotate_half at the term's position) on each term. table[a][b] = q_a . k_b /
 sqrt(d_k) (with "versus" k': q_a . (k_b(k) - k_b(k')) / sqrt(d_k)), and model_score (model_value: minus the
 versus score) from the forward's own q and k.
 --bench: times `mhascope patch --site head` (the whole command) against the same per-head denoising sweep in
@@ -97,7 +98,7 @@ class Model:
             self.d, self.h, self.L = c["hidden_size"], c["num_attention_heads"], c["num_hidden_layers"]
             self.N, self.eps = c.get("num_key_value_heads", self.h), c["rms_norm_eps"]
             self.U = self.W["model.embed_tokens.weight"] if c.get("tie_word_embeddings") else self.W["lm_head.weight"]
-        self.dk = self.d // self.h
+        self.dk = c.get("head_dim") or self.d // self.h  # Qwen3 sets its heads' width
 
     def norm(self, x, w, b=None, scale=None):
         """The family's norm; scale given: that per-row factor instead of the row's own (the frozen scale)."""
@@ -107,6 +108,9 @@ class Model:
             return (x - mu) * s * w + (b if b is not None else 0)
         s = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) if scale is None else scale
         return w * (x * s)
+
+    def qk_norm(self, t, w):
+        return w * (t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + self.eps))
 
     def final_scale(self, x):
         if self.gpt2:
@@ -146,6 +150,8 @@ class Model:
                 q = (a @ W[P + "self_attn.q_proj.weight"].T).reshape(T, h, dk).transpose(0, 1)
                 k = (a @ W[P + "self_attn.k_proj.weight"].T).reshape(T, N, dk).transpose(0, 1)
                 v = (a @ W[P + "self_attn.v_proj.weight"].T).reshape(T, N, dk).transpose(0, 1)
+                if P + "self_attn.q_norm.weight" in W:  # Qwen3's q/k norm: RMSNorm of each head's q and k, before RoPE
+                    q, k = self.qk_norm(q, W[P + "self_attn.q_norm.weight"]), self.qk_norm(k, W[P + "self_attn.k_norm.weight"])
                 q, k = q * cos + rot(q) * sin, k * cos + rot(k) * sin
             q, k, v = hook("q", l, q), hook("k", l, k), hook("v", l, v)
             kk, vv = k.repeat_interleave(h // N, dim=0), v.repeat_interleave(h // N, dim=0)
@@ -337,31 +343,36 @@ def score_terms(model, ids, layer, head, query, key, versus=None):
         Wqkv, bqkv = W[P + "attn.c_attn.weight"].double(), W[P + "attn.c_attn.bias"].double()
         Wq, bq = Wqkv[:, head * dk : (head + 1) * dk], bqkv[head * dk : (head + 1) * dk]
         Wk, bk = Wqkv[:, d + g * dk : d + (g + 1) * dk], bqkv[d + g * dk : d + (g + 1) * dk]
+        qg = kg = None
     else:
         P = f"model.layers.{layer}."
         nw, nb = W[P + "input_layernorm.weight"].double(), None
         Wq = W[P + "self_attn.q_proj.weight"].double().T[:, head * dk : (head + 1) * dk]
         Wk = W[P + "self_attn.k_proj.weight"].double().T[:, g * dk : (g + 1) * dk]
         bq = bk = None
+        qg, kg = W.get(P + "self_attn.q_norm.weight"), W.get(P + "self_attn.k_norm.weight")
         inv = 1.0 / (model.cfg["rope_theta"] ** (torch.arange(0, dk, 2, dtype=torch.int64).double() / dk))
     names += (["norm bias"] if nb is not None else [])
 
-    def side(p, Wp, bp):
+    def side(p, Wp, bp, gain=None):
         x = kept[("resid", layer)][p : p + 1].double()
         scale = model.final_scale(x)  # the row's own 1/sigma or 1/rms, frozen
         n = model.norm(writers(p), nw, None, scale)
         u = [n @ Wp] + ([nb[None, :] @ Wp] if nb is not None else []) + ([bp[None, :]] if bp is not None else [])
         u = torch.cat(u)
+        if gain is not None:  # the q/k norm's 1/rms frozen at this row's own projection (the head's d_k features)
+            f = model.norm(x, nw, nb) @ Wp + (bp if bp is not None else 0)
+            u = u * torch.rsqrt(f.pow(2).mean(-1, keepdim=True) + model.eps) * gain.double()
         if not model.gpt2:
             ang = p * inv
             cos, sin = torch.cat((ang, ang)).cos(), torch.cat((ang, ang)).sin()
             u = u * cos + torch.cat((-u[:, dk // 2 :], u[:, : dk // 2]), dim=-1) * sin
         return u
 
-    Q = side(query, Wq, bq)
-    K = side(key, Wk, bk)
+    Q = side(query, Wq, bq, qg)
+    K = side(key, Wk, bk, kg)
     if versus is not None:
-        K = K - side(versus, Wk, bk)
+        K = K - side(versus, Wk, bk, kg)
     table = (Q @ K.T) / math.sqrt(dk)
     q_own, k_own = kept[("q", layer)][head, query].double(), kept[("k", layer)][g, key].double()
     own = float(q_own @ k_own) / math.sqrt(dk)
@@ -387,6 +398,8 @@ def score_cases():
                     **score_terms(Model(os.path.join(MODELS, "llama_gqa")), ids, 1, 3, 6, 2)))
     out.append(dict(name="llama_gqa_versus", folder="llama_gqa",
                     **score_terms(Model(os.path.join(MODELS, "llama_gqa")), ids, 1, 3, 6, 2, versus=6)))
+    ids = torch.randint(0, 100, (8,), generator=g).tolist()
+    out.append(dict(name="qwen3", folder="qwen3", **score_terms(Model(os.path.join(MODELS, "qwen3")), ids, 1, 3, 6, 2)))
     clean, _ = trained_prompt()
     out.append(dict(name="trained_induction", folder="trained",
                     **score_terms(Model(os.path.join(MODELS, "trained")), clean, 1, 1, 12, 5)))
