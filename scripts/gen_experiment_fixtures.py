@@ -26,6 +26,18 @@ answer token) it writes:
                           by its rms, times the gain), dotted with lm_head[right] - lm_head[wrong]: head (L, h),
                           output_bias (L), mlp (L), token_embedding, position_embedding, final_norm_bias,
                           and logit_diff, the model's own.
+--scores writes only tests/fixtures/reference/score_decomposition.json (a plain run writes both files): the QK
+score decomposition of one head's pre-softmax score s(q, k) = q . k / sqrt(d_k) on the clean run, written from
+the same published formulas with every non-linear number frozen at the run's own value for that row: the stream
+before the layer at each position as the sum of its writers (token embedding, GPT-2's position embedding, each
+earlier head's A V times its d_k rows of W_o, each earlier c_proj bias, each earlier MLP's output); the input
+norm applied to each writer with its scale frozen (LayerNorm: the writer centred by its own mean, times 1/sqrt(var
++ eps) of the whole row, times the gain, the norm's bias a term of its own; RMSNorm: times 1/rms of the row, times
+the gain); head i's columns of W_q (the key's K/V head's of W_k, repeat_interleave's grouping), the projection's
+bias a term of its own; Qwen3's q/k norm (modeling_qwen3.py: RMSNorm of each head's q and k before RoPE) with its
+1/rms frozen at the row's own projection; Llama's RoPE (rotate_half at the term's position) on each term. table[a][b] = q_a . k_b /
+sqrt(d_k) (with "versus" k': q_a . (k_b(k) - k_b(k')) / sqrt(d_k)), and model_score (model_value: minus the
+versus score) from the forward's own q and k.
 --bench: times `mhascope patch --site head` (the whole command) against the same per-head denoising sweep in
 PyTorch (head_sweep_partial: the same partial forwards from each head's layer on) on a GPT-2-small-shaped folder
 of random weights (scripts/bench_model.py writes it, with a byte-level tokenizer.json) over --tokens bytes, rounds
@@ -50,6 +62,7 @@ import torch  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = os.path.join(ROOT, "tests", "fixtures", "models")
 OUT = os.path.join(ROOT, "tests", "fixtures", "reference", "experiments.json")
+SCORES_OUT = os.path.join(ROOT, "tests", "fixtures", "reference", "score_decomposition.json")
 
 
 def read_safetensors(path):
@@ -85,7 +98,7 @@ class Model:
             self.d, self.h, self.L = c["hidden_size"], c["num_attention_heads"], c["num_hidden_layers"]
             self.N, self.eps = c.get("num_key_value_heads", self.h), c["rms_norm_eps"]
             self.U = self.W["model.embed_tokens.weight"] if c.get("tie_word_embeddings") else self.W["lm_head.weight"]
-        self.dk = self.d // self.h
+        self.dk = c.get("head_dim") or self.d // self.h  # Qwen3 sets its heads' width
 
     def norm(self, x, w, b=None, scale=None):
         """The family's norm; scale given: that per-row factor instead of the row's own (the frozen scale)."""
@@ -95,6 +108,9 @@ class Model:
             return (x - mu) * s * w + (b if b is not None else 0)
         s = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) if scale is None else scale
         return w * (x * s)
+
+    def qk_norm(self, t, w):
+        return w * (t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + self.eps))
 
     def final_scale(self, x):
         if self.gpt2:
@@ -134,6 +150,8 @@ class Model:
                 q = (a @ W[P + "self_attn.q_proj.weight"].T).reshape(T, h, dk).transpose(0, 1)
                 k = (a @ W[P + "self_attn.k_proj.weight"].T).reshape(T, N, dk).transpose(0, 1)
                 v = (a @ W[P + "self_attn.v_proj.weight"].T).reshape(T, N, dk).transpose(0, 1)
+                if P + "self_attn.q_norm.weight" in W:  # Qwen3's q/k norm: RMSNorm of each head's q and k, before RoPE
+                    q, k = self.qk_norm(q, W[P + "self_attn.q_norm.weight"]), self.qk_norm(k, W[P + "self_attn.k_norm.weight"])
                 q, k = q * cos + rot(q) * sin, k * cos + rot(k) * sin
             q, k, v = hook("q", l, q), hook("k", l, k), hook("v", l, v)
             kk, vv = k.repeat_interleave(h // N, dim=0), v.repeat_interleave(h // N, dim=0)
@@ -291,6 +309,103 @@ def trained_prompt():
     return run + run, other + run
 
 
+def score_terms(model, ids, layer, head, query, key, versus=None):
+    """The QK score decomposition (see the module's docstring), in float64 from the float32 forward's tables."""
+    kept = {}
+
+    def keep(s, l, t):
+        kept[(s, l)] = t.clone()
+        return t
+
+    model.forward(torch.tensor(ids), keep)
+    W, d, h, N, dk = model.W, model.d, model.h, model.N, model.dk
+    _, tok, pos = model.embed(torch.tensor(ids))
+    names = ["token embedding"] + (["position embedding"] if model.gpt2 else [])
+    for l in range(layer):
+        names += [f"head {l}.{i}" for i in range(h)] + ([f"output bias {l}"] if model.gpt2 else []) + [f"MLP {l}"]
+
+    def writers(p):
+        rows = [tok[p]] + ([pos[p]] if model.gpt2 else [])
+        for l in range(layer):
+            z = kept[("head", l)][p]
+            if model.gpt2:
+                Wo, bo = W[f"h.{l}.attn.c_proj.weight"], W[f"h.{l}.attn.c_proj.bias"]
+            else:
+                Wo, bo = W[f"model.layers.{l}.self_attn.o_proj.weight"].T, None
+            rows += [z[i * dk : (i + 1) * dk].double() @ Wo[i * dk : (i + 1) * dk].double() for i in range(h)]
+            rows += ([bo.double()] if bo is not None else []) + [kept[("mlp", l)][p].double()]
+        return torch.stack([r.double() for r in rows])
+
+    g = head // (h // N)
+    if model.gpt2:
+        P = f"h.{layer}."
+        nw, nb = W[P + "ln_1.weight"].double(), W[P + "ln_1.bias"].double()
+        Wqkv, bqkv = W[P + "attn.c_attn.weight"].double(), W[P + "attn.c_attn.bias"].double()
+        Wq, bq = Wqkv[:, head * dk : (head + 1) * dk], bqkv[head * dk : (head + 1) * dk]
+        Wk, bk = Wqkv[:, d + g * dk : d + (g + 1) * dk], bqkv[d + g * dk : d + (g + 1) * dk]
+        qg = kg = None
+    else:
+        P = f"model.layers.{layer}."
+        nw, nb = W[P + "input_layernorm.weight"].double(), None
+        Wq = W[P + "self_attn.q_proj.weight"].double().T[:, head * dk : (head + 1) * dk]
+        Wk = W[P + "self_attn.k_proj.weight"].double().T[:, g * dk : (g + 1) * dk]
+        bq = bk = None
+        qg, kg = W.get(P + "self_attn.q_norm.weight"), W.get(P + "self_attn.k_norm.weight")
+        inv = 1.0 / (model.cfg["rope_theta"] ** (torch.arange(0, dk, 2, dtype=torch.int64).double() / dk))
+    names += (["norm bias"] if nb is not None else [])
+
+    def side(p, Wp, bp, gain=None):
+        x = kept[("resid", layer)][p : p + 1].double()
+        scale = model.final_scale(x)  # the row's own 1/sigma or 1/rms, frozen
+        n = model.norm(writers(p), nw, None, scale)
+        u = [n @ Wp] + ([nb[None, :] @ Wp] if nb is not None else []) + ([bp[None, :]] if bp is not None else [])
+        u = torch.cat(u)
+        if gain is not None:  # the q/k norm's 1/rms frozen at this row's own projection (the head's d_k features)
+            f = model.norm(x, nw, nb) @ Wp + (bp if bp is not None else 0)
+            u = u * torch.rsqrt(f.pow(2).mean(-1, keepdim=True) + model.eps) * gain.double()
+        if not model.gpt2:
+            ang = p * inv
+            cos, sin = torch.cat((ang, ang)).cos(), torch.cat((ang, ang)).sin()
+            u = u * cos + torch.cat((-u[:, dk // 2 :], u[:, : dk // 2]), dim=-1) * sin
+        return u
+
+    Q = side(query, Wq, bq, qg)
+    K = side(key, Wk, bk, kg)
+    if versus is not None:
+        K = K - side(versus, Wk, bk, kg)
+    table = (Q @ K.T) / math.sqrt(dk)
+    q_own, k_own = kept[("q", layer)][head, query].double(), kept[("k", layer)][g, key].double()
+    own = float(q_own @ k_own) / math.sqrt(dk)
+    value = own - (float(q_own @ kept[("k", layer)][g, versus].double()) / math.sqrt(dk) if versus is not None else 0.0)
+    qn = names + (["b_q"] if bq is not None else [])
+    kn = names + (["b_k"] if bk is not None else [])
+    return {"tokens": list(ids), "layer": layer, "head": head, "query": query, "key": key,
+            "versus": -1 if versus is None else versus, "query_terms": qn, "key_terms": kn,
+            "table": table.flatten().tolist(), "model_score": own, "model_value": value}
+
+
+def score_cases():
+    """The decomposition on the GPT-2 and Llama (GQA, RoPE) fixtures' last layer and on the trained folder's induction
+    head (1.1) at a repeated letter ("t", position 12) and the letter after its first occurrence ("y", 5)."""
+    g = torch.Generator().manual_seed(4747)
+    out = []
+    ids = torch.randint(0, 100, (9,), generator=g).tolist()
+    out.append(dict(name="gpt2", folder="gpt2", **score_terms(Model(os.path.join(MODELS, "gpt2")), ids, 1, 2, 7, 3)))
+    out.append(dict(name="gpt2_versus", folder="gpt2",
+                    **score_terms(Model(os.path.join(MODELS, "gpt2")), ids, 1, 2, 7, 3, versus=5)))
+    ids = torch.randint(0, 100, (8,), generator=g).tolist()
+    out.append(dict(name="llama_gqa", folder="llama_gqa",
+                    **score_terms(Model(os.path.join(MODELS, "llama_gqa")), ids, 1, 3, 6, 2)))
+    out.append(dict(name="llama_gqa_versus", folder="llama_gqa",
+                    **score_terms(Model(os.path.join(MODELS, "llama_gqa")), ids, 1, 3, 6, 2, versus=6)))
+    ids = torch.randint(0, 100, (8,), generator=g).tolist()
+    out.append(dict(name="qwen3", folder="qwen3", **score_terms(Model(os.path.join(MODELS, "qwen3")), ids, 1, 3, 6, 2)))
+    clean, _ = trained_prompt()
+    out.append(dict(name="trained_induction", folder="trained",
+                    **score_terms(Model(os.path.join(MODELS, "trained")), clean, 1, 1, 12, 5)))
+    return out
+
+
 def head_sweep_partial(model, clean, corrupted, right, wrong):
     """The per-head denoising sweep by mhascope's method: the clean run's head outputs and the corrupted run's stream
     before each layer kept once, then per head one forward from its layer on, and the logit difference from two
@@ -369,6 +484,7 @@ def main():
     ap.add_argument("--folder", default="/tmp/gpt2-small-random", help="--bench: the GPT-2-small-shaped folder (reused)")
     ap.add_argument("--tokens", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--scores", action="store_true", help="write only the QK score decomposition's fixture")
     ap.add_argument("--threads", type=int, default=1, help="--bench: mhascope's --threads (sites at once; PyTorch: one)")
     args = ap.parse_args()
     if args.bench:
@@ -376,6 +492,14 @@ def main():
         return
     torch.set_num_threads(1)
     g = torch.Generator().manual_seed(47)
+    with torch.no_grad():
+        scores = score_cases()
+    with open(SCORES_OUT, "w") as f:
+        json.dump({"cases": scores}, f, indent=1)
+        f.write("\n")
+    print(f"wrote {SCORES_OUT}")
+    if args.scores:
+        return
     cases = []
     with torch.no_grad():
         ids = torch.randint(0, 100, (8,), generator=g).tolist()

@@ -26,7 +26,8 @@ std::span<const Command> commands() {
       {"patch", "activation patching on a model folder: which sites restore the clean answer in the corrupted run "
        "(or break it, --direction noise), per layer and position or head", false, addPatchCommand},
       {"attribute", "direct logit attribution: what each head and MLP adds to logit[answer] − logit[wrong] at the last "
-       "position", false, addAttributeCommand},
+       "position; or, with --why L.H, why a head attends where it does (its score split into query-side × key-side "
+       "terms)", false, addAttributeCommand},
       {"tokens", "how a tokenizer reads your text: each token's position, id and piece (a model folder's, or a "
        "tokenizer.json)", false, addTokensCommand},
       {"practice",

@@ -17,7 +17,7 @@ namespace mhascope::cli {
 
 namespace {
 bool isExperimentFileName(const std::string& name) {
-  static const std::regex pattern(R"((patch_[a-z-]+_(denoise|noise)|attribution_(heads|layers))\.(npy|png))");
+  static const std::regex pattern(R"((patch_[a-z-]+_(denoise|noise)|attribution_(heads|layers)|score_terms)\.(npy|png))");
   return std::regex_match(name, pattern);
 }
 const OutputFolderKind kExperimentExport{"--export-dir", "an experiment export", isExperimentFileName};

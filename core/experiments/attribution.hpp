@@ -1,6 +1,6 @@
 // Direct logit attribution: how much each component that writes the residual stream adds, directly, to the
 // logit difference at the final position t = T − 1. The final stream there is a sum of what each component
-// wrote at t:
+// wrote at t (experiments/stream_terms.hpp, shared with the QK score decomposition):
 //   x = e_tok + e_pos + Σ_l ( Σ_i o_{l,i} W_o^{(l,i)} + b_o^{(l)} + mlp_l )
 // (e_pos: a family with learned positions; o_{l,i} W_o^{(l,i)}: head i's A V, with the values' bias, times its
 // d_k rows of W_o). The final norm is made linear by freezing its scale at the run's own value for that row:
