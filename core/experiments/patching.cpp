@@ -95,7 +95,9 @@ double estimatePatchBytes(const model::ModelSpec& s, std::int64_t T, PatchSite s
   model::ForwardOptions one;
   one.keepAttention = false;
   one.keepHidden = false;
-  double bytes = model::detail::forwardBytes(s, T, one, false);
+  const int batch = detail::cellsPerForward(s, T, gridShape(s, T, site).second);
+  // One forward of `batch` stacked cells, counted as one of batch·T tokens (its attention tables batch times too large).
+  double bytes = model::detail::forwardBytes(s, batch * T, one, false);
   bytes += 4.0 * s.layers * (siteFloats(s, T, site) + static_cast<double>(T) * s.dModel);  // donor's sites, receiver's streams
   if (keepLayers) {
     for (int l = 0; l < s.layers; ++l) bytes += 4.0 * static_cast<double>(model::layerResidentParameters(s, l));
@@ -167,26 +169,44 @@ Result<PatchGrid> patchSweep(const model::ModelFolder& model, const PatchRequest
     const int perLayer = req.site == PatchSite::HeadPosition ? spec.heads : 1;
     std::vector<std::int64_t> all(cells);
     for (std::size_t i = 0; i < cells; ++i) all[i] = static_cast<std::int64_t>(i);
-    auto cell = [&](std::int64_t at) -> Result<double> {
-      const int r = static_cast<int>(at / g.cols), c = static_cast<int>(at % g.cols);
-      const int layer = r / perLayer, head = r % perLayer;
+    // The cells of one grid row patch the same layer: up to `batch` of them run as one forward of stacked sequences,
+    // each sequence the receiver's stream before the layer with its own cell's block replaced.
+    const int batch = detail::cellsPerForward(spec, T, g.cols);
+    const auto groups = detail::groupCells(all, batch, [&](std::int64_t a, std::int64_t b) { return a / g.cols == b / g.cols; });
+    auto group = [&](const detail::CellGroup& these) -> Result<std::vector<double>> {
+      const int r = static_cast<int>(these.front() / g.cols);
+      const int layer = r / perLayer, head = r % perLayer, n = static_cast<int>(these.size());
       const RowMatrix& from = given[static_cast<std::size_t>(layer)];
-      const Block b = blockOf(spec, T, req.site, c, head, from.cols());
-      Result<RowMatrix> end = RowMatrix();
+      const RowMatrix& stream = streams[static_cast<std::size_t>(layer)];
+      const Eigen::Index t = static_cast<Eigen::Index>(T);
+      RowMatrix xs = stream.replicate(n, 1);  // (n·T, d_model)
+      Result<RowMatrix> ends = RowMatrix();
       if (req.site == PatchSite::Resid) {  // the stream itself: the partial forward starts from the patched one
-        RowMatrix x = streams[static_cast<std::size_t>(layer)];
-        x.row(c) = from.row(c);
-        end = receiver.run(layer, x, {});
+        for (int j = 0; j < n; ++j) {
+          const Eigen::Index c = static_cast<Eigen::Index>(these[static_cast<std::size_t>(j)] % g.cols);
+          xs.row(j * t + c) = from.row(c);
+        }
+        ends = receiver.runBatch(layer, xs, n, {});
       } else {
-        end = receiver.run(layer, streams[static_cast<std::size_t>(layer)], [&](const HookSite& site, MatrixMap v) {
+        ends = receiver.runBatch(layer, xs, n, [&](const HookSite& site, MatrixMap v) {
           if (site.point != point || site.layer != layer) return;
-          v.block(b.r0, b.c0, b.nr, b.nc) = from.block(b.r0, b.c0, b.nr, b.nc);
+          const Eigen::Index per = v.rows() / n;  // one sequence's rows of the table
+          for (int j = 0; j < n; ++j) {
+            const Block b = blockOf(spec, T, req.site, static_cast<int>(these[static_cast<std::size_t>(j)] % g.cols), head, from.cols());
+            v.block(j * per + b.r0, b.c0, b.nr, b.nc) = from.block(b.r0, b.c0, b.nr, b.nc);
+          }
         });
       }
-      if (!end) return end.error();
-      return metric->of(*end);
+      if (!ends) return ends.error();
+      std::vector<double> out;
+      for (int j = 0; j < n; ++j) {
+        auto m = metric->of(ends->row(j));
+        if (!m) return m.error();
+        out.push_back(*m);
+      }
+      return out;
     };
-    if (auto s = detail::runCells(req.threads, all, cell, g.cleanMetric, g.corruptedMetric, g.metric, g.restored, progress); !s) {
+    if (auto s = detail::runGroups(req.threads, groups, group, g.cleanMetric, g.corruptedMetric, g.metric, g.restored, progress); !s) {
       return s.error();
     }
     return g;

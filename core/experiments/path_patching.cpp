@@ -4,9 +4,7 @@
 #include "experiments/path_patching.hpp"
 
 #include <limits>
-#include <mutex>
 #include <new>
-#include <optional>
 
 #include "experiments/sweep_steps.hpp"
 #include "model/forward_steps.hpp"
@@ -100,7 +98,8 @@ Status checkPathRequest(const model::ModelSpec& s, const PathRequest& req) {
 
 double estimatePathBytes(const model::ModelSpec& s, std::int64_t T, bool keepLayers) {
   const double t = static_cast<double>(T), hdk = static_cast<double>(s.heads) * s.dk();
-  double bytes = 2.0 * model::detail::forwardBytes(s, T, detail::sweepForwardOptions(kDefaultMemoryBudget), false);
+  const int batch = detail::cellsPerForward(s, T, s.heads);  // a grid row's edges at once, each two forwards
+  double bytes = 2.0 * model::detail::forwardBytes(s, batch * T, detail::sweepForwardOptions(kDefaultMemoryBudget), false);
   bytes += 4.0 * s.layers * (2.0 * t * hdk + t * s.dModel);  // both runs' head outputs, the receiver's streams
   bytes += 4.0 * s.layers * (t * s.dModel + t * hdk);        // a pass on x̃ and its taken table per layer
   if (keepLayers) {
@@ -204,47 +203,52 @@ Result<PathGrid> pathPatch(const model::ModelFolder& model, const PathRequest& r
 
     const HookPoint point = pointOf(req.into);
     const Eigen::Index dk = spec.dk(), t = static_cast<Eigen::Index>(T);
-    // x̃ for a sender and the receiver's layer, and the table at `point` that layer computes from it (every head's;
-    // the receiver's rows are the ones used).
-    auto patchedTable = [&](const HeadRef& s, int receiverLayer) -> Result<RowMatrix> {
+    // x̃ for a sender and the receiver's layer (T, d_model).
+    auto patchedStream = [&](const HeadRef& s, int receiverLayer) {
       const std::size_t ls = static_cast<std::size_t>(s.layer);
       const Eigen::Index c0 = static_cast<Eigen::Index>(s.head) * dk;
       RowMatrix change = donorHeads[ls].middleCols(c0, dk) - receiverHeads[ls].middleCols(c0, dk);  // (T, d_k)
-      RowMatrix x = streams[static_cast<std::size_t>(receiverLayer)];                                 // (T, d_model)
+      RowMatrix x = streams[static_cast<std::size_t>(receiverLayer)];
       x.noalias() += change * wo[ls]->middleRows(c0, dk);
-      RowMatrix table;
-      auto ran = receiver.run(receiverLayer, x, [&](const HookSite& site, MatrixMap v) {
-        if (site.point == point && site.layer == receiverLayer) table = v;
-      }, receiverLayer + 1);
+      return x;
+    };
+    // The cells of one grid row share the receiver's layer: up to `batch` of them run as one forward of stacked
+    // sequences. Their x̃ passes likewise — one per sender; a row of receivers shares one sender's x̃, so one pass
+    // gives every receiver's table.
+    const int batch = detail::cellsPerForward(spec, T, g.cols);
+    const auto groups = detail::groupCells(cells, batch, [&](std::int64_t a, std::int64_t b) { return a / g.cols == b / g.cols; });
+    auto group = [&](const detail::CellGroup& these) -> Result<std::vector<double>> {
+      const int n = static_cast<int>(these.size());
+      const bool oneSender = req.sweep != PathSweep::Senders;
+      const int lr = edgeOf(these.front()).second.layer;
+      // The table at `point` of layer lr computed from x̃: one pass per sender (stacked), one for a shared sender.
+      const int passes = oneSender ? 1 : n;
+      RowMatrix xs(passes * t, spec.dModel);
+      for (int j = 0; j < passes; ++j) xs.middleRows(j * t, t) = patchedStream(edgeOf(these[static_cast<std::size_t>(j)]).first, lr);
+      RowMatrix table;  // (passes·R, d_k), R one sequence's rows
+      auto ran = receiver.runBatch(lr, xs, passes, [&](const HookSite& site, MatrixMap v) {
+        if (site.point == point && site.layer == lr) table = v;
+      }, lr + 1);
       if (!ran) return ran.error();
-      return table;
-    };
-    // A sweep over receivers shares one x̃ pass per layer among the layer's heads: made once, by the first cell
-    // that needs it.
-    std::vector<std::once_flag> once(L);
-    std::vector<std::optional<Result<RowMatrix>>> perLayer(L);
-    auto cell = [&](std::int64_t at) -> Result<double> {
-      const auto [s, r] = edgeOf(at);
-      RowMatrix own;
-      const RowMatrix* table = &own;
-      if (req.sweep == PathSweep::Receivers) {
-        const std::size_t lr = static_cast<std::size_t>(r.layer);
-        std::call_once(once[lr], [&] { perLayer[lr].emplace(patchedTable(s, r.layer)); });
-        if (!*perLayer[lr]) return perLayer[lr]->error();
-        table = &**perLayer[lr];
-      } else {
-        auto made = patchedTable(s, r.layer);
-        if (!made) return made.error();
-        own = std::move(*made);
-      }
-      const Eigen::Index r0 = static_cast<Eigen::Index>(r.head) * t;  // the receiver's rows of the (heads·T, d_k) table
-      auto end = receiver.run(r.layer, streams[static_cast<std::size_t>(r.layer)], [&](const HookSite& site, MatrixMap v) {
-        if (site.point == point && site.layer == r.layer) v.middleRows(r0, t) = table->middleRows(r0, t);
+      const Eigen::Index per = table.rows() / passes;
+      // The receiving run from layer lr on, each sequence with its receiver's rows from its x̃ pass.
+      auto ends = receiver.runBatch(lr, streams[static_cast<std::size_t>(lr)].replicate(n, 1), n, [&](const HookSite& site, MatrixMap v) {
+        if (site.point != point || site.layer != lr) return;
+        for (int j = 0; j < n; ++j) {
+          const Eigen::Index r0 = static_cast<Eigen::Index>(edgeOf(these[static_cast<std::size_t>(j)]).second.head) * t;
+          v.middleRows(j * per + r0, t) = table.middleRows((oneSender ? 0 : j) * per + r0, t);
+        }
       });
-      if (!end) return end.error();
-      return metric->of(*end);
+      if (!ends) return ends.error();
+      std::vector<double> out;
+      for (int j = 0; j < n; ++j) {
+        auto m = metric->of(ends->row(j));
+        if (!m) return m.error();
+        out.push_back(*m);
+      }
+      return out;
     };
-    if (auto st = detail::runCells(req.threads, cells, cell, g.cleanMetric, g.corruptedMetric, g.metric, g.restored, progress); !st) {
+    if (auto st = detail::runGroups(req.threads, groups, group, g.cleanMetric, g.corruptedMetric, g.metric, g.restored, progress); !st) {
       return st.error();
     }
     return g;

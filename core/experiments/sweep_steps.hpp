@@ -27,7 +27,17 @@ struct PartialRunner {
   model::ForwardOptions opt;
 
   Result<RowMatrix> run(int first, const RowMatrix& x, model::ForwardHook hook, int stop = -1) const;
+  // `batch` such forwards at once (model/forward_steps.hpp's ForwardState::batch): xs (batch·T, d_model) their
+  // streams before `first`, stacked; the hook sees each table with the sequences' rows stacked (sequence b's rows
+  // b·R … (b+1)·R − 1 of a table of batch·R rows); (batch, d_model) each sequence's last final row.
+  Result<RowMatrix> runBatch(int first, const RowMatrix& xs, int batch, model::ForwardHook hook, int stop = -1) const;
 };
+
+// How many cells of one grid row run as one forward: enough sequences that each weight matrix's pass is shared by
+// about kBatchRows rows (at a few tokens, preparing a product costs as much as the product itself), at most `cols`;
+// one where the forward takes one sequence only (a latent-attention model).
+inline constexpr std::int64_t kBatchRows = 512;
+int cellsPerForward(const model::ModelSpec& spec, std::int64_t T, int cols);
 
 // Every layer's weights, converted once for the sweep (empty when keep is false).
 Result<std::vector<model::LayerWeights>> convertLayers(const model::ModelFolder& model, bool keep);
@@ -35,12 +45,17 @@ Result<std::vector<model::LayerWeights>> convertLayers(const model::ModelFolder&
 // A hook keeping the table at `want` of every layer into into[layer].
 model::ForwardHook keepAt(model::HookPoint want, std::vector<RowMatrix>& into);
 
-// cell(index) → the patched run's metric, for each index of `cells` (positions in the grid), on up to `threads`
-// threads; metric[index] and restored[index] (r against clean and corrupted; NaN when they are equal) are written.
-// progress sees (done, cells.size()) one call at a time, in order; false stops the loop with the error
-// model::kForwardCancelled; the first error of a cell is returned.
-Status runCells(int threads, const std::vector<std::int64_t>& cells, const std::function<Result<double>(std::int64_t)>& cell,
-                double cleanMetric, double corruptedMetric, std::vector<double>& metric, std::vector<double>& restored,
-                const SweepProgress& progress);
+// Groups of cells (positions in the grid), each computed by one call group(cells) → the patched runs' metrics in
+// the same order, the groups on up to `threads` threads; metric[index] and restored[index] (r against clean and
+// corrupted; NaN when they are equal) are written. progress sees (done, total cells) one call per cell, in order;
+// false stops the loop with the error model::kForwardCancelled; the first error of a group is returned.
+using CellGroup = std::vector<std::int64_t>;
+Status runGroups(int threads, const std::vector<CellGroup>& groups,
+                 const std::function<Result<std::vector<double>>(const CellGroup&)>& group, double cleanMetric,
+                 double corruptedMetric, std::vector<double>& metric, std::vector<double>& restored,
+                 const SweepProgress& progress);
+// The cells of `cells` in groups of at most `size` consecutive ones that `sameGroup(a, b)` allows together.
+std::vector<CellGroup> groupCells(const std::vector<std::int64_t>& cells, int size,
+                                  const std::function<bool(std::int64_t, std::int64_t)>& sameGroup);
 
 }  // namespace mhascope::experiments::detail

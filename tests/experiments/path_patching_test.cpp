@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "experiments/path_patching.hpp"
+#include "experiments/sweep_steps.hpp"
 #include "model/forward.hpp"
 
 namespace mhascope::experiments {
@@ -260,6 +261,34 @@ TEST(PathPatching, ProgressCountsEdgesAndCancelStops) {
   ASSERT_FALSE(stopped.ok());
   EXPECT_EQ(stopped.error().message, model::kForwardCancelled);
   EXPECT_EQ(calls, 2);
+}
+
+}  // namespace
+}  // namespace mhascope::experiments
+
+namespace mhascope::experiments {
+namespace {
+
+// The sweeps' stacked forward (sweep_steps.hpp, ForwardState::batch): each sequence of a stack ends where its forward
+// alone ends — its own causal attention and RoPE positions from 0, nothing leaking between sequences.
+TEST(StackedForward, EachSequenceEndsAsItsForwardAlone) {
+  for (const char* folder : {"gpt2", "llama_gqa"}) {
+    const model::ModelFolder m = open(folder);
+    const std::vector<int> a = {3, 14, 15, 92, 65, 35}, b = {2, 71, 82, 81, 8, 28};
+    const detail::PartialRunner ra{m, a, nullptr, detail::sweepForwardOptions(kDefaultMemoryBudget)};
+    const detail::PartialRunner rb{m, b, nullptr, detail::sweepForwardOptions(kDefaultMemoryBudget)};
+    std::vector<RowMatrix> sa(static_cast<std::size_t>(m.spec().layers)), sb(sa.size());
+    auto endA = ra.run(0, RowMatrix(), detail::keepAt(model::HookPoint::ResidPre, sa));
+    auto endB = rb.run(0, RowMatrix(), detail::keepAt(model::HookPoint::ResidPre, sb));
+    ASSERT_TRUE(endA.ok() && endB.ok());
+    RowMatrix xs(2 * sa[1].rows(), sa[1].cols());
+    xs << sa[1], sb[1];
+    auto both = ra.runBatch(1, xs, 2, {});
+    ASSERT_TRUE(both.ok()) << both.error().message;
+    ASSERT_EQ(both->rows(), 2);
+    EXPECT_LT((both->row(0) - *endA).cwiseAbs().maxCoeff(), 1e-5) << folder;
+    EXPECT_LT((both->row(1) - *endB).cwiseAbs().maxCoeff(), 1e-5) << folder;
+  }
 }
 
 }  // namespace
