@@ -24,7 +24,7 @@
 //
 // Cost: the two runs once (each keeping its head outputs and, the receiver, its stream before every layer), then
 // per edge the receiver's layer once on x̃ (its queries, keys or values taken) and one partial forward from the
-// receiver's layer on; a sweep over receivers computes each layer's x̃ pass once for all its heads.
+// receiver's layer on; the edges of one grid row run stacked (sweep_steps.hpp), a row of receivers sharing one x̃ pass.
 #pragma once
 
 #include <cstdint>
