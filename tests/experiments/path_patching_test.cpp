@@ -270,9 +270,11 @@ namespace mhascope::experiments {
 namespace {
 
 // The sweeps' stacked forward (sweep_steps.hpp, ForwardState::batch): each sequence of a stack ends where its forward
-// alone ends — its own causal attention and RoPE positions from 0, nothing leaking between sequences.
+// alone ends — its own causal attention, window and RoPE positions from 0, its own experts, nothing leaking between
+// sequences — on every family whose sweeps stack (a latent-attention model runs one sequence at a time).
 TEST(StackedForward, EachSequenceEndsAsItsForwardAlone) {
-  for (const char* folder : {"gpt2", "llama_gqa"}) {
+  for (const char* folder : {"gpt2", "llama_gqa", "llama3_scaled", "mistral", "mixtral", "phi3", "qwen2", "qwen3",
+                             "qwen3_moe", "smollm3", "gemma2", "gemma3", "olmo2", "gpt_oss", "trained"}) {
     const model::ModelFolder m = open(folder);
     const std::vector<int> a = {3, 14, 15, 92, 65, 35}, b = {2, 71, 82, 81, 8, 28};
     const detail::PartialRunner ra{m, a, nullptr, detail::sweepForwardOptions(kDefaultMemoryBudget)};
@@ -280,15 +282,30 @@ TEST(StackedForward, EachSequenceEndsAsItsForwardAlone) {
     std::vector<RowMatrix> sa(static_cast<std::size_t>(m.spec().layers)), sb(sa.size());
     auto endA = ra.run(0, RowMatrix(), detail::keepAt(model::HookPoint::ResidPre, sa));
     auto endB = rb.run(0, RowMatrix(), detail::keepAt(model::HookPoint::ResidPre, sb));
-    ASSERT_TRUE(endA.ok() && endB.ok());
+    ASSERT_TRUE(endA.ok() && endB.ok()) << folder;
+    ASSERT_GT(detail::cellsPerForward(m.spec(), 6, 2), 1) << folder;
     RowMatrix xs(2 * sa[1].rows(), sa[1].cols());
     xs << sa[1], sb[1];
     auto both = ra.runBatch(1, xs, 2, {});
-    ASSERT_TRUE(both.ok()) << both.error().message;
+    ASSERT_TRUE(both.ok()) << folder << ": " << both.error().message;
     ASSERT_EQ(both->rows(), 2);
     EXPECT_LT((both->row(0) - *endA).cwiseAbs().maxCoeff(), 1e-5) << folder;
     EXPECT_LT((both->row(1) - *endB).cwiseAbs().maxCoeff(), 1e-5) << folder;
   }
+  EXPECT_EQ(detail::cellsPerForward(open("deepseek_v2").spec(), 6, 12), 1);
+}
+
+TEST(PathPatching, LatentAttentionIsRefusedWithTheReason) {
+  const model::ModelFolder model = open("deepseek_v2");
+  PathRequest r;
+  r.clean = {1, 2, 3};
+  r.corrupted = {1, 7, 3};
+  r.answer = {5, 6, Metric::LogitDiff};
+  r.sender = {0, 0};
+  r.receiver = {1, 0};
+  auto g = pathPatch(model, r);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().message.find("multi-head latent attention"), std::string::npos) << g.error().message;
 }
 
 }  // namespace
