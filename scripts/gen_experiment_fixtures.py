@@ -38,6 +38,9 @@ bias a term of its own; Qwen3's q/k norm (modeling_qwen3.py: RMSNorm of each hea
 1/rms frozen at the row's own projection; Llama's RoPE (rotate_half at the term's position) on each term. table[a][b] = q_a . k_b /
 sqrt(d_k) (with "versus" k': q_a . (k_b(k) - k_b(k')) / sqrt(d_k)), and model_score (model_value: minus the
 versus score) from the forward's own q and k.
+path_patching.json (--only path writes it alone, from experiments.json's cases): path patching's edges and
+                          sweeps (path_patch: the definition of core/experiments/path_patching.hpp), the metric of
+                          each edge's patched run (logit-diff).
 --bench: times `mhascope patch --site head` (the whole command) against the same per-head denoising sweep in
 PyTorch (head_sweep_partial: the same partial forwards from each head's layer on) on a GPT-2-small-shaped folder
 of random weights (scripts/bench_model.py writes it, with a byte-level tokenizer.json) over --tokens bytes, rounds
@@ -63,6 +66,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = os.path.join(ROOT, "tests", "fixtures", "models")
 OUT = os.path.join(ROOT, "tests", "fixtures", "reference", "experiments.json")
 SCORES_OUT = os.path.join(ROOT, "tests", "fixtures", "reference", "score_decomposition.json")
+PATH_OUT = os.path.join(ROOT, "tests", "fixtures", "reference", "path_patching.json")
 
 
 def read_safetensors(path):
@@ -299,6 +303,102 @@ def case(name, folder, clean, corrupted, right=None, wrong=None, full=True):
     return out
 
 
+class Stop(Exception):
+    """Raised by a hook to end a forward once it has what it wanted."""
+
+
+def path_patch(model, clean, corrupted, right, wrong, sender, receiver, into, direction):
+    """The metric of one path-patching edge (path_patching.hpp's definition): every head frozen at the receiving
+    run except the sender, only the direct path: the receiver's input `into` (q, k or v: the receiver's head of that
+    table, a K/V head for k and v) computed from the receiving run's stream before its layer plus
+    (z_donor(sender) - z_receiving(sender)) @ W_o[sender rows]; the rest of the receiving run recomputed from it."""
+    donor_ids, receiver_ids = (clean, corrupted) if direction == "denoise" else (corrupted, clean)
+    (ls, hs), (lr, hr), dk = sender, receiver, model.dk
+    kept = {}
+
+    def keep(tag):
+        def hook(s, l, t):
+            kept[(tag, s, l)] = t.clone()
+            return t
+        return hook
+
+    model.forward(donor_ids, keep("donor"), logits=False)
+    model.forward(receiver_ids, keep("receiver"), logits=False)
+    if model.gpt2:
+        Wo = model.W[f"h.{ls}.attn.c_proj.weight"]  # Conv1D: (h*dk, d), y = z W
+    else:
+        Wo = model.W[f"model.layers.{ls}.self_attn.o_proj.weight"].T
+    cols = slice(hs * dk, (hs + 1) * dk)
+    change = kept[("donor", "head", ls)][:, cols] - kept[("receiver", "head", ls)][:, cols]
+    x = kept[("receiver", "resid", lr)] + change @ Wo[cols]
+    taken = {}
+
+    def take(s, l, t):
+        if s == into and l == lr:
+            taken["t"] = t[hr].clone()
+            raise Stop()
+        return t
+
+    try:
+        model.forward(receiver_ids, take, start=(lr, x), logits=False)
+    except Stop:
+        pass
+
+    def put(s, l, t):
+        if s == into and l == lr:
+            t = t.clone()
+            t[hr] = taken["t"]
+        return t
+
+    xf, _ = model.forward(receiver_ids, put, start=(lr, kept[("receiver", "resid", lr)]), logits=False)
+    return model.logit_diff_of_last(xf, right, wrong)
+
+
+def path_case(name, folder, clean, corrupted, right, wrong, edges, sweeps):
+    """Single edges [(sender, receiver, into, direction)] and sweeps [(kind, fixed head, into)] (denoising): the
+    senders sweep holds every head of the earlier layers, the receivers sweep every head (K/V head for k, v) of the
+    later ones, row-major over (layer, head), None where no edge."""
+    model = Model(os.path.join(MODELS, folder))
+    clean, corrupted = torch.tensor(clean), torch.tensor(corrupted)
+    out = {"name": name, "folder": folder, "clean_tokens": clean.tolist(), "corrupted_tokens": corrupted.tolist(),
+           "right": right, "wrong": wrong,
+           "clean": metric_of(model.forward(clean)[1], right, wrong, "logit-diff"),
+           "corrupted": metric_of(model.forward(corrupted)[1], right, wrong, "logit-diff"), "edges": [], "sweeps": []}
+    for sender, receiver, into, direction in edges:
+        out["edges"].append({"sender": list(sender), "receiver": list(receiver), "into": into, "direction": direction,
+                             "value": path_patch(model, clean, corrupted, right, wrong, sender, receiver, into, direction)})
+    for kind, fixed, into in sweeps:
+        cols = model.N if (kind == "receivers" and into != "q") else model.h
+        values = []
+        for l in range(model.L):
+            for i in range(cols):
+                s, r = ((l, i), tuple(fixed)) if kind == "senders" else (tuple(fixed), (l, i))
+                values.append(path_patch(model, clean, corrupted, right, wrong, s, r, into, "denoise")
+                              if s[0] < r[0] else None)
+        out["sweeps"].append({"sweep": kind, "fixed": list(fixed), "into": into, "rows": model.L, "cols": cols,
+                              "values": values})
+    return out
+
+
+def path_fixtures(cases):
+    """Path patching on the experiments' own cases (their tokens and answers): GPT-2 and Llama (GQA: k and v
+    receivers are K/V heads) edges and sweeps, and the trained model's previous-token head -> induction head."""
+    by = {c["name"]: c for c in cases}
+    out = []
+    c = by["gpt2"]
+    out.append(path_case("gpt2", "gpt2", c["clean_tokens"], c["corrupted_tokens"], c["right"], c["wrong"],
+                         [((0, 1), (1, 2), "q", "denoise"), ((0, 3), (1, 0), "k", "noise"), ((0, 2), (1, 3), "v", "denoise")],
+                         [("senders", (1, 2), "k"), ("receivers", (0, 1), "v")]))
+    c = by["llama_gqa"]
+    out.append(path_case("llama_gqa", "llama_gqa", c["clean_tokens"], c["corrupted_tokens"], c["right"], c["wrong"],
+                         [((0, 1), (1, 3), "q", "denoise"), ((0, 2), (1, 1), "k", "denoise"), ((0, 0), (1, 0), "v", "noise")],
+                         [("senders", (1, 2), "q"), ("receivers", (0, 3), "k")]))
+    c = by["trained_induction"]
+    out.append(path_case("trained_induction", "trained", c["clean_tokens"], c["corrupted_tokens"], c["right"], c["wrong"],
+                         [], [("receivers", (0, 1), "q"), ("receivers", (0, 1), "k"), ("receivers", (0, 1), "v")]))
+    return out
+
+
 def trained_prompt():
     """A run of 8 distinct letters seen twice (clean: "qwertyuiqwertyui") and the same second period after 8
     other letters whose 'i' is followed by 'h' (corrupted: "abcdfgihqwertyui"): at the last 'i' induction
@@ -486,11 +586,19 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--scores", action="store_true", help="write only the QK score decomposition's fixture")
     ap.add_argument("--threads", type=int, default=1, help="--bench: mhascope's --threads (sites at once; PyTorch: one)")
+    ap.add_argument("--only", choices=["all", "path"], default="all",
+                    help="path: write path_patching.json alone (from experiments.json's cases, which it reads)")
     args = ap.parse_args()
     if args.bench:
         bench(args)
         return
     torch.set_num_threads(1)
+    if args.only == "path":
+        with open(OUT) as f:
+            cases = json.load(f)["cases"]
+        with torch.no_grad():
+            write_path(path_fixtures(cases))
+        return
     g = torch.Generator().manual_seed(47)
     with torch.no_grad():
         scores = score_cases()
@@ -517,6 +625,15 @@ def main():
         json.dump({"cases": cases}, f, indent=1)
         f.write("\n")
     print(f"wrote {OUT}")
+    with torch.no_grad():
+        write_path(path_fixtures(cases))
+
+
+def write_path(cases):
+    with open(PATH_OUT, "w") as f:
+        json.dump({"cases": cases}, f, indent=1)
+        f.write("\n")
+    print(f"wrote {PATH_OUT}")
 
 
 if __name__ == "__main__":

@@ -2,17 +2,13 @@
 // forward per site through the same steps runForward is made of (model/forward_steps.hpp).
 #include "experiments/patching.hpp"
 
-#include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
-#include <mutex>
 #include <new>
-#include <optional>
 
 #include "model/forward.hpp"
+#include "experiments/sweep_steps.hpp"
 #include "model/forward_steps.hpp"
-#include "util/thread_pool.hpp"
 
 namespace mhascope::experiments {
 
@@ -65,27 +61,6 @@ double siteFloats(const model::ModelSpec& s, std::int64_t T, PatchSite site) {
   return 0;
 }
 
-// One forward from layer `first` (x: the stream before it; empty, with first 0: the embedding) to the end, with `hook`; the final stream's last row.
-struct PartialRunner {
-  const model::ModelFolder& model;
-  const std::vector<int>& tokens;
-  const std::vector<model::LayerWeights>* layers;
-  model::ForwardOptions opt;
-
-  Result<RowMatrix> run(int first, const RowMatrix& x, model::ForwardHook hook) const {
-    model::ForwardOptions o = opt;
-    o.hook = std::move(hook);
-    model::detail::ForwardState st;
-    if (auto s = model::detail::startForward(model, tokens, o, 0.0, st); !s) return s.error();
-    if (x.size() > 0) st.x = x;
-    st.firstLayer = first;
-    st.layers = layers;
-    model::ForwardResult out;
-    if (auto s = model::detail::runLayers(model, model.spec().layers, o, st, out); !s) return s.error();
-    return RowMatrix(st.x.bottomRows(1));
-  }
-};
-
 // The block of the site's table that site (row r, column c) of the grid replaces: rows [r0, r0 + nr), columns
 // [c0, c0 + nc) of the (rows, cols) table the hook is given.
 struct Block {
@@ -120,7 +95,9 @@ double estimatePatchBytes(const model::ModelSpec& s, std::int64_t T, PatchSite s
   model::ForwardOptions one;
   one.keepAttention = false;
   one.keepHidden = false;
-  double bytes = model::detail::forwardBytes(s, T, one, false);
+  const int batch = detail::cellsPerForward(s, T, gridShape(s, T, site).second);
+  // One forward of `batch` stacked cells, counted as one of batch·T tokens (its attention tables batch times too large).
+  double bytes = model::detail::forwardBytes(s, batch * T, one, false);
   bytes += 4.0 * s.layers * (siteFloats(s, T, site) + static_cast<double>(T) * s.dModel);  // donor's sites, receiver's streams
   if (keepLayers) {
     for (int l = 0; l < s.layers; ++l) bytes += 4.0 * static_cast<double>(model::layerResidentParameters(s, l));
@@ -151,37 +128,23 @@ Result<PatchGrid> patchSweep(const model::ModelFolder& model, const PatchRequest
   }
   const bool keepLayers = estimatePatchBytes(spec, T, req.site, true) <= static_cast<double>(req.memoryBudgetBytes);
   try {
-    std::vector<model::LayerWeights> layers;
-    if (keepLayers) {
-      for (int l = 0; l < spec.layers; ++l) {
-        auto lw = model.layer(l);
-        if (!lw) return lw.error();
-        layers.push_back(std::move(*lw));
-      }
-    }
-    model::ForwardOptions opt;
-    opt.keepAttention = false;
-    opt.keepHidden = false;
-    opt.threads = 1;  // the cells run req.threads at a time instead (below): a forward of a few tokens gains little
-    opt.memoryBudgetBytes = req.memoryBudgetBytes;
+    auto converted = detail::convertLayers(model, keepLayers);
+    if (!converted) return converted.error();
+    const std::vector<model::LayerWeights>& layers = *converted;
+    const model::ForwardOptions opt = detail::sweepForwardOptions(req.memoryBudgetBytes);
     const bool denoise = req.direction == PatchDirection::Denoise;
     const std::vector<int>& donorTokens = denoise ? req.clean : req.corrupted;
     const std::vector<int>& receiverTokens = denoise ? req.corrupted : req.clean;
-    const PartialRunner donor{model, donorTokens, keepLayers ? &layers : nullptr, opt};
-    const PartialRunner receiver{model, receiverTokens, keepLayers ? &layers : nullptr, opt};
+    const detail::PartialRunner donor{model, donorTokens, keepLayers ? &layers : nullptr, opt};
+    const detail::PartialRunner receiver{model, receiverTokens, keepLayers ? &layers : nullptr, opt};
 
     // The donor's numbers at the site in every layer, and the receiver's stream before every layer.
     const HookPoint point = pointOf(req.site);
     std::vector<RowMatrix> given(static_cast<std::size_t>(spec.layers)), streams(static_cast<std::size_t>(spec.layers));
-    auto keep = [](HookPoint want, std::vector<RowMatrix>& into) {
-      return [want, &into](const HookSite& site, MatrixMap v) {
-        if (site.point == want) into[static_cast<std::size_t>(site.layer)] = v;
-      };
-    };
     const RowMatrix none;
-    auto donorEnd = donor.run(0, none, keep(point, given));
+    auto donorEnd = donor.run(0, none, detail::keepAt(point, given));
     if (!donorEnd) return donorEnd.error();
-    auto receiverEnd = receiver.run(0, none, keep(HookPoint::ResidPre, streams));
+    auto receiverEnd = receiver.run(0, none, detail::keepAt(HookPoint::ResidPre, streams));
     if (!receiverEnd) return receiverEnd.error();
     auto donorMetric = metric->of(*donorEnd);
     if (!donorMetric) return donorMetric.error();
@@ -203,50 +166,49 @@ Result<PatchGrid> patchSweep(const model::ModelFolder& model, const PatchRequest
     const std::size_t cells = static_cast<std::size_t>(g.rows) * static_cast<std::size_t>(g.cols);
     g.metric.resize(cells);
     g.restored.resize(cells);
-    const double span = g.cleanMetric - g.corruptedMetric;
     const int perLayer = req.site == PatchSite::HeadPosition ? spec.heads : 1;
-
-    // The cells are independent forwards: shared out over req.threads threads (each forward on one), their numbers
-    // the same on any number of threads. Progress is reported under a lock, one call per cell finished.
-    std::mutex reporting;
-    std::atomic<int> done{0};
-    std::atomic<bool> stop{false};
-    std::vector<std::string> errors(cells);
-    parallelFor(std::max(1, req.threads), static_cast<std::int64_t>(cells), [&](std::int64_t at) {
-      if (stop.load()) return;
-      const int r = static_cast<int>(at / g.cols), c = static_cast<int>(at % g.cols);
-      const int layer = r / perLayer, head = r % perLayer;
+    std::vector<std::int64_t> all(cells);
+    for (std::size_t i = 0; i < cells; ++i) all[i] = static_cast<std::int64_t>(i);
+    // The cells of one grid row patch the same layer: up to `batch` of them run as one forward of stacked sequences,
+    // each sequence the receiver's stream before the layer with its own cell's block replaced.
+    const int batch = detail::cellsPerForward(spec, T, g.cols);
+    const auto groups = detail::groupCells(all, batch, [&](std::int64_t a, std::int64_t b) { return a / g.cols == b / g.cols; });
+    auto group = [&](const detail::CellGroup& these) -> Result<std::vector<double>> {
+      const int r = static_cast<int>(these.front() / g.cols);
+      const int layer = r / perLayer, head = r % perLayer, n = static_cast<int>(these.size());
       const RowMatrix& from = given[static_cast<std::size_t>(layer)];
-      const Block b = blockOf(spec, T, req.site, c, head, from.cols());
-      Result<RowMatrix> end = RowMatrix();
+      const RowMatrix& stream = streams[static_cast<std::size_t>(layer)];
+      const Eigen::Index t = static_cast<Eigen::Index>(T);
+      RowMatrix xs = stream.replicate(n, 1);  // (n·T, d_model)
+      Result<RowMatrix> ends = RowMatrix();
       if (req.site == PatchSite::Resid) {  // the stream itself: the partial forward starts from the patched one
-        RowMatrix x = streams[static_cast<std::size_t>(layer)];
-        x.row(c) = from.row(c);
-        end = receiver.run(layer, x, {});
+        for (int j = 0; j < n; ++j) {
+          const Eigen::Index c = static_cast<Eigen::Index>(these[static_cast<std::size_t>(j)] % g.cols);
+          xs.row(j * t + c) = from.row(c);
+        }
+        ends = receiver.runBatch(layer, xs, n, {});
       } else {
-        end = receiver.run(layer, streams[static_cast<std::size_t>(layer)], [&](const HookSite& site, MatrixMap v) {
+        ends = receiver.runBatch(layer, xs, n, [&](const HookSite& site, MatrixMap v) {
           if (site.point != point || site.layer != layer) return;
-          v.block(b.r0, b.c0, b.nr, b.nc) = from.block(b.r0, b.c0, b.nr, b.nc);
+          const Eigen::Index per = v.rows() / n;  // one sequence's rows of the table
+          for (int j = 0; j < n; ++j) {
+            const Block b = blockOf(spec, T, req.site, static_cast<int>(these[static_cast<std::size_t>(j)] % g.cols), head, from.cols());
+            v.block(j * per + b.r0, b.c0, b.nr, b.nc) = from.block(b.r0, b.c0, b.nr, b.nc);
+          }
         });
       }
-      Result<double> m = end ? metric->of(*end) : Result<double>(end.error());
-      if (!m) {
-        errors[static_cast<std::size_t>(at)] = m.error().message;
-        stop = true;
-        return;
+      if (!ends) return ends.error();
+      std::vector<double> out;
+      for (int j = 0; j < n; ++j) {
+        auto m = metric->of(ends->row(j));
+        if (!m) return m.error();
+        out.push_back(*m);
       }
-      g.metric[static_cast<std::size_t>(at)] = *m;
-      g.restored[static_cast<std::size_t>(at)] = span != 0.0 ? (*m - g.corruptedMetric) / span : std::numeric_limits<double>::quiet_NaN();
-      if (progress) {
-        const std::lock_guard<std::mutex> lock(reporting);
-        const int finished = ++done;  // counted under the lock: the calls see 1, 2, 3, … in order
-        if (!stop.load() && !progress(finished, static_cast<int>(cells))) stop = true;
-      }
-    });
-    for (const std::string& e : errors) {
-      if (!e.empty()) return makeError(e);
+      return out;
+    };
+    if (auto s = detail::runGroups(req.threads, groups, group, g.cleanMetric, g.corruptedMetric, g.metric, g.restored, progress); !s) {
+      return s.error();
     }
-    if (stop.load()) return makeError(model::kForwardCancelled);
     return g;
   } catch (const std::bad_alloc&) {
     return makeError("not enough memory for the patching sweep (estimated " + formatBytes(without) + ")");

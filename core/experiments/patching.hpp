@@ -16,8 +16,9 @@
 //
 // Cost: the run that gives the numbers (the donor) once, with a read hook keeping the site's numbers of every
 // layer; the run that receives them once, keeping the stream before each layer; then per site one partial forward
-// from the patched layer on, starting from the receiver's kept stream before it. Each layer's weights are
-// converted once for the whole sweep when the memory budget holds them (else as each forward runs).
+// from the patched layer on, starting from the receiver's kept stream before it — the sites of one grid row stacked
+// into one forward (sweep_steps.hpp), so that each weight matrix is prepared once for all of them. Each layer's
+// weights are converted once for the whole sweep when the memory budget holds them (else as each forward runs).
 #pragma once
 
 #include <cstdint>
@@ -66,7 +67,7 @@ using SweepProgress = std::function<bool(int done, int total)>;
 std::pair<int, int> gridShape(const model::ModelSpec& spec, std::int64_t T, PatchSite site);
 
 // Bytes the sweep holds at once: the donor's numbers at the site for every layer, the receiver's L streams, one
-// partial forward's working memory and (keepLayers) every layer's weights in float.
+// partial forward's working memory (of a grid row's stacked sites) and (keepLayers) every layer's weights in float.
 double estimatePatchBytes(const model::ModelSpec& spec, std::int64_t T, PatchSite site, bool keepLayers);
 
 // The check made first: the same token count in both runs (the message names both counts and the usual fixes).

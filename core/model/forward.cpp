@@ -268,7 +268,11 @@ void attentionInput(const ModelSpec& spec, const LayerWeights& lw, int layer, Fo
   } else {
     a = st.x;  // a post-norm block (OLMo 2): attention reads the stream itself
   }
-  st.in.query.reshape({1, a.rows(), a.cols()}, {"B", "T_q", "d_model"});
+  st.in.query.reshape({st.batch, a.rows() / st.batch, a.cols()}, {"B", "T_q", "d_model"});
+  if (st.batch > 1) {  // the labels are one sequence's: a batch's pass is recorded by nobody
+    st.in.queryTokens.clear();
+    st.in.keyTokens.clear();
+  }
   std::copy(a.data(), a.data() + a.size(), st.in.query.data.begin());
   st.in.key = st.in.query;
   st.in.value = st.in.query;
@@ -415,6 +419,10 @@ std::function<void(StageId, Tensor&)> engineHook(const ForwardHook& hook, int la
 Status runLayers(const ModelFolder& model, int stop, const ForwardOptions& opt, ForwardState& st, ForwardResult& out) {
   const ModelSpec& spec = model.spec();
   const std::int64_t T = st.x.rows(), d = spec.dModel;
+  if (st.batch > 1 && (spec.family->latentAttention() || opt.keepAttention || opt.traceLayer >= 0 || opt.residuals)) {
+    return makeError("a forward of several stacked sequences keeps no attention, trace or residual cache and runs no "
+                     "latent-attention layer");
+  }
   ResidualCache* kept = opt.hook ? nullptr : opt.residuals.get();
   int first = st.firstLayer;
   // Nothing of the layers before the traced one (or before `stop`) is wanted: start from the

@@ -24,6 +24,12 @@ struct ForwardState {
   // Set: layer l's weights are (*layers)[l], converted once by the caller for many forwards; null: each layer's
   // are converted from the file as it runs.
   const std::vector<LayerWeights>* layers = nullptr;
+  // x holds this many sequences of T tokens stacked, (batch·T, d_model): each has its own attention (causal, its
+  // positions from 0) and every other step is row by row, so each sequence gets the numbers it would get alone, to
+  // float rounding. A sweep runs several cells of one layer as one partial forward, sharing each weight matrix's
+  // pass over its rows. The embedding, the traces, keepAttention and the residual cache are for one sequence only;
+  // a latent-attention layer takes one sequence.
+  int batch = 1;
 };
 
 // Bytes held at once (estimateForwardBytes); withLogits: the (T, V) logits are made as well.

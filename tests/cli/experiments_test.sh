@@ -61,6 +61,41 @@ expect_error "--export-dir holding the user's files" "notes" \
 expect_error "a memory budget too small" "more than the memory budget" \
   "$BIN" patch --model "$M" --clean "$CLEAN" --corrupt "$CORRUPT" --answer q --wrong h --memory-budget 1
 
+# --site path: one edge and a sweep against path_patching.json, every bad value named.
+PREF="$FIX/reference/path_patching.json"
+out="$("$BIN" patch --model "$M" --clean "$CLEAN" --corrupt "$CORRUPT" --answer q --wrong h --site path --sender 0.1 \
+  --into k --json "$T/path.json" --export-dir "$T/path" 2>"$T/err")"
+if [ $? -eq 0 ] && grep -q "head 0.1 → every later head's k" <<<"$out" && grep -q "path patching: 2 of 2 edges" "$T/err"; then
+  ok "patch --site path --sender: the table and the progress"
+else bad "patch path: $out $(cat "$T/err")"; fi
+"$PY" - "$T/path.json" "$PREF" "$T/path" <<'PYEOF' && ok "patch --site path: --json equals the reference, the K edge is large, the heatmap" || bad "path numbers"
+import json, sys, numpy as np
+got = json.load(open(sys.argv[1]))
+case = next(c for c in json.load(open(sys.argv[2]))["cases"] if c["name"] == "trained_induction")
+want = next(s for s in case["sweeps"] if s["sweep"] == "receivers" and s["into"] == "k")["values"]
+assert got["site"] == "path" and got["sweep"] == "receivers" and got["sender"] == [0, 1] and got["edges"] == 2, got
+assert got["patched_metric"][:2] == [None, None] and got["restored"][0] == [None, None], got
+assert np.allclose(got["patched_metric"][2:], want[2:], atol=1e-4), (got["patched_metric"], want)
+assert got["restored"][1][1] > 0.85 > 0.1 > abs(got["restored"][1][0]), got["restored"]
+npy = np.load(sys.argv[3] + "/patch_path_receivers_k_denoise.npy")
+assert np.isnan(npy[0]).all() and np.allclose(npy[1], got["restored"][1], atol=1e-6), npy
+PYEOF
+out="$("$BIN" patch --model "$M" --clean "$CLEAN" --corrupt "$CORRUPT" --answer q --wrong h --site path --sender 0.1 \
+  --receiver 1.1 --into q 2>/dev/null)"
+grep -q "0.1 → 1.1 (q): restored 0.0000" <<<"$out" && ok "patch --site path: the edge via Q restores nothing" || bad "path q: $out"
+expect_error "path: sender not before receiver" "the sender 1.0 must be in an earlier layer than the receiver 1.1" \
+  "$BIN" patch --model "$M" --clean "$CLEAN" --corrupt "$CORRUPT" --answer q --wrong h --site path --sender 1.0 --receiver 1.1 --into k
+expect_error "path: a head out of range" "the receiver 1.2: head 2 is outside the layer's 2 heads (0 .. 1)" \
+  "$BIN" patch --model "$M" --clean "$CLEAN" --corrupt "$CORRUPT" --answer q --wrong h --site path --sender 0.1 --receiver 1.2 --into k
+expect_error "path: --into not q, k or v" "--into: x not in {q,k,v}" \
+  "$BIN" patch --model "$M" --clean "$CLEAN" --corrupt "$CORRUPT" --answer q --wrong h --site path --sender 0.1 --receiver 1.1 --into x
+expect_error "path: a head that is no L.H" "--sender '1' is not a head: give LAYER.HEAD" \
+  "$BIN" patch --model "$M" --clean "$CLEAN" --corrupt "$CORRUPT" --answer q --wrong h --site path --sender 1 --into k
+expect_error "path: no --into" "--site path needs --into q, k or v" \
+  "$BIN" patch --model "$M" --clean "$CLEAN" --corrupt "$CORRUPT" --answer q --wrong h --site path --sender 0.1
+expect_error "--sender with another site" "--sender '0.1' is for --site path" \
+  "$BIN" patch --model "$M" --clean "$CLEAN" --corrupt "$CORRUPT" --answer q --wrong h --site head --sender 0.1
+
 out="$("$BIN" attribute --model "$M" --text "$CLEAN" --answer q --wrong h --json "$T/dla.json" --export-dir "$T/out" 2>&1)"
 grep -q "the terms below sum to" <<<"$out" && grep -q "scale frozen at the run's" <<<"$out" \
   && ok "attribute: the table" || bad "attribute: $out"
