@@ -26,7 +26,7 @@ answer token) it writes:
                           by its rms, times the gain), dotted with lm_head[right] - lm_head[wrong]: head (L, h),
                           output_bias (L), mlp (L), token_embedding, position_embedding, final_norm_bias,
                           and logit_diff, the model's own.
---scores writes only tests/fixtures/reference/score_decomposition.json (a plain run writes both files): the QK
+--only scores writes only tests/fixtures/reference/score_decomposition.json (a plain run writes every file): the QK
 score decomposition of one head's pre-softmax score s(q, k) = q . k / sqrt(d_k) on the clean run, written from
 the same published formulas with every non-linear number frozen at the run's own value for that row: the stream
 before the layer at each position as the sum of its writers (token embedding, GPT-2's position embedding, each
@@ -584,10 +584,10 @@ def main():
     ap.add_argument("--folder", default="/tmp/gpt2-small-random", help="--bench: the GPT-2-small-shaped folder (reused)")
     ap.add_argument("--tokens", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--scores", action="store_true", help="write only the QK score decomposition's fixture")
     ap.add_argument("--threads", type=int, default=1, help="--bench: mhascope's --threads (sites at once; PyTorch: one)")
-    ap.add_argument("--only", choices=["all", "path"], default="all",
-                    help="path: write path_patching.json alone (from experiments.json's cases, which it reads)")
+    ap.add_argument("--only", choices=["all", "path", "scores"], default="all",
+                    help="path: write path_patching.json alone (from experiments.json's cases, which it reads); "
+                         "scores: score_decomposition.json alone")
     args = ap.parse_args()
     if args.bench:
         bench(args)
@@ -606,7 +606,7 @@ def main():
         json.dump({"cases": scores}, f, indent=1)
         f.write("\n")
     print(f"wrote {SCORES_OUT}")
-    if args.scores:
+    if args.only == "scores":
         return
     cases = []
     with torch.no_grad():
