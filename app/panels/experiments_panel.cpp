@@ -249,31 +249,7 @@ std::string gridTitle(const ExperimentResult& r) {
 
 void drawPatching(UiContext& ctx, ExperimentsState& m, const ExperimentResult& r, float height) {
   const experiments::PatchGrid& g = r.grid;
-  ImGui::TextUnformatted(gridTitle(r).c_str());
-  std::string metricLine = std::string("metric: ") + (r.metric == Metric::LogitDiff ? "logit difference '" + r.answerText + "' − '" + r.wrongText + "'"
-                                                                                    : "probability of '" + r.answerText + "'") +
-                           " at the last position; clean " + number(g.cleanMetric, 4) + ", corrupted " + number(g.corruptedMetric, 4) +
-                           " · rows " + g.rowAxis + ", columns " + g.colAxis + " · about " + formatBytes(r.estimateBytes) + " held";
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextDisabled("%s", metricLine.c_str());
-  ImGui::PopTextWrapPos();
-  const std::string top = r.topRow >= 0 ? "most restored: " + patchCellText(r, r.topRow, r.topCol) : "no cell restores anything (clean = corrupted)";
-  ImGui::TextUnformatted(top.c_str());
-  ctx.probes.recordLabel("exp_top", top);
-  const CellPick p = drawGrid(ctx, "##exp_patch", r.patchSlice, 1.0f, 0, m.resultSerial,
-                              ImVec2(ImGui::GetContentRegionAvail().x, height), "exp_patch", r.topRow, r.topCol);
-  m.hoverRow = p.row;
-  m.hoverCol = p.col;
-  if (p.row >= 0) {
-    const auto [layer, head] = cellLayerHead(r, p.row, p.col);
-    ImGui::BeginTooltip();
-    ImGui::TextUnformatted(patchCellText(r, p.row, p.col).c_str());
-    if (layer >= 0) ImGui::TextDisabled("click: layer %d, head %d in the pipeline on the clean text, the corrupted text in Compare", layer, head);
-    ImGui::EndTooltip();
-    ctx.probes.recordLabel("exp_hovered", patchCellText(r, p.row, p.col));
-    if (p.clicked && layer >= 0) openCell(ctx, m, layer, head);
-  }
-  ExportForm form;
+  ExportForm form;  // the button first, the title after it: a long title never pushes it off the tab
   form.probe = "exp_patch_export";
   form.button = "Export patching\xe2\x80\xa6";
   form.title = gridTitle(r);
@@ -289,6 +265,35 @@ void drawPatching(UiContext& ctx, ExperimentsState& m, const ExperimentResult& r
     return pic;
   });
   ImGui::PopID();
+  ImGui::SameLine();
+  ImGui::PushTextWrapPos(0.0f);  // long titles and sums wrap at the tab's edge
+  ImGui::TextUnformatted(gridTitle(r).c_str());
+  ImGui::PopTextWrapPos();
+  std::string metricLine = std::string("metric: ") + (r.metric == Metric::LogitDiff ? "logit difference '" + r.answerText + "' − '" + r.wrongText + "'"
+                                                                                    : "probability of '" + r.answerText + "'") +
+                           " at the last position; clean " + number(g.cleanMetric, 4) + ", corrupted " + number(g.corruptedMetric, 4) +
+                           " · rows " + g.rowAxis + ", columns " + g.colAxis + " · about " + formatBytes(r.estimateBytes) + " held";
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("%s", metricLine.c_str());
+  ImGui::PopTextWrapPos();
+  const std::string top = r.topRow >= 0 ? "most restored: " + patchCellText(r, r.topRow, r.topCol) : "no cell restores anything (clean = corrupted)";
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(top.c_str());
+  ImGui::PopTextWrapPos();
+  ctx.probes.recordLabel("exp_top", top);
+  const CellPick p = drawGrid(ctx, "##exp_patch", r.patchSlice, 1.0f, 0, m.resultSerial,
+                              ImVec2(ImGui::GetContentRegionAvail().x, height), "exp_patch", r.topRow, r.topCol);
+  m.hoverRow = p.row;
+  m.hoverCol = p.col;
+  if (p.row >= 0) {
+    const auto [layer, head] = cellLayerHead(r, p.row, p.col);
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(patchCellText(r, p.row, p.col).c_str());
+    if (layer >= 0) ImGui::TextDisabled("click: layer %d, head %d in the pipeline on the clean text, the corrupted text in Compare", layer, head);
+    ImGui::EndTooltip();
+    ctx.probes.recordLabel("exp_hovered", patchCellText(r, p.row, p.col));
+    if (p.clicked && layer >= 0) openCell(ctx, m, layer, head);
+  }
 }
 
 void drawAttribution(UiContext& ctx, ExperimentsState& m, const ExperimentResult& r, float height) {
@@ -298,57 +303,10 @@ void drawAttribution(UiContext& ctx, ExperimentsState& m, const ExperimentResult
     return;
   }
   const experiments::LogitAttribution& a = *r.dla;
-  ImGui::TextUnformatted(("Direct logit attribution of '" + r.answerText + "' − '" + r.wrongText + "' per head (clean text, last position)").c_str());
   float range = 0.0f;
   for (double v : a.head) range = std::isfinite(v) ? std::max(range, static_cast<float>(std::abs(v))) : range;
   if (!(range > 0.0f)) range = 1.0f;
-  const float gridW = std::min(ImGui::GetContentRegionAvail().x * 0.55f, std::max(20.0f * em, 4.0f * em * static_cast<float>(a.heads)));
-  ImGui::BeginGroup();
-  const CellPick p = drawGrid(ctx, "##exp_dla", r.dlaSlice, range, 1, m.resultSerial, ImVec2(gridW, height), "exp_dla", -1, -1);
-  ImGui::EndGroup();
-  m.dlaHoverLayer = p.row;
-  m.dlaHoverHead = p.col;
-  if (p.row >= 0) {
-    ImGui::BeginTooltip();
-    ImGui::TextUnformatted(dlaCellText(r, p.row, p.col).c_str());
-    ImGui::TextDisabled("click: layer %d, head %d in the pipeline on the clean text, the corrupted text in Compare", p.row, p.col);
-    ImGui::EndTooltip();
-    ctx.probes.recordLabel("exp_dla_hovered", dlaCellText(r, p.row, p.col));
-    if (p.clicked) openCell(ctx, m, p.row, p.col);
-  }
-  ImGui::SameLine(0.0f, em);
-  ImGui::BeginGroup();
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
-  if (ImGui::BeginTable("##exp_dla_terms", 4, flags, ImVec2(0.0f, height))) {
-    ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("layer");
-    ImGui::TableSetupColumn("heads");
-    ImGui::TableSetupColumn("b_o");
-    ImGui::TableSetupColumn("MLP");
-    ImGui::TableHeadersRow();
-    for (int l = 0; l < a.layers; ++l) {
-      double heads = 0;
-      for (int i = 0; i < a.heads; ++i) heads += a.headAt(l, i);
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::Text("L%d", l);
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(number(heads, 4).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(number(a.outputBias[static_cast<std::size_t>(l)], 4).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(number(a.mlp[static_cast<std::size_t>(l)], 4).c_str());
-    }
-    ImGui::EndTable();
-  }
-  ImGui::EndGroup();
-  const std::string terms = "token embedding " + number(a.tokenEmbedding, 4) + " · position embedding " + number(a.positionEmbedding, 4) +
-                            " · final norm bias " + number(a.finalNormBias, 4);
-  const std::string sum = "sum of every term " + number(a.sum, 4) + " · the model's own logit difference " + number(a.modelLogitDiff, 4) +
-                          " (final norm scale frozen at the clean run's 1/σ = " + number(a.finalScale, 4) + ")";
-  ImGui::TextUnformatted(terms.c_str());
-  ImGui::TextUnformatted(sum.c_str());
-  ctx.probes.recordLabel("exp_dla_sum", sum);
+  // The export, the title and the sum above the grid: in view without scrolling.
   ExportForm form;
   form.probe = "exp_dla_export";
   form.button = "Export attribution\xe2\x80\xa6";
@@ -365,6 +323,66 @@ void drawAttribution(UiContext& ctx, ExperimentsState& m, const ExperimentResult
     return pic;
   });
   ImGui::PopID();
+  ImGui::SameLine();
+  ImGui::TextUnformatted(("Direct logit attribution of '" + r.answerText + "' − '" + r.wrongText + "' per head (clean text, last position)").c_str());
+  const std::string terms = "token embedding " + number(a.tokenEmbedding, 4) + " · position embedding " + number(a.positionEmbedding, 4) +
+                            " · final norm bias " + number(a.finalNormBias, 4);
+  const std::string sum = "sum of every term " + number(a.sum, 4) + " · the model's own logit difference " + number(a.modelLogitDiff, 4) +
+                          " (final norm scale frozen at the clean run's 1/σ = " + number(a.finalScale, 4) + ")";
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(terms.c_str());
+  ImGui::TextUnformatted(sum.c_str());
+  ImGui::PopTextWrapPos();
+  ctx.probes.recordLabel("exp_dla_sum", sum);
+  const float gridW = std::min(ImGui::GetContentRegionAvail().x * 0.55f, std::max(20.0f * em, 4.0f * em * static_cast<float>(a.heads)));
+  ImGui::BeginGroup();
+  int topLayer = -1, topHead = -1;  // the largest term, for scripts (exp_dla_top)
+  for (int l = 0; l < a.layers; ++l) {
+    for (int i = 0; i < a.heads; ++i) {
+      if (topLayer < 0 || std::abs(a.headAt(l, i)) > std::abs(a.headAt(topLayer, topHead))) topLayer = l, topHead = i;
+    }
+  }
+  const CellPick p = drawGrid(ctx, "##exp_dla", r.dlaSlice, range, 1, m.resultSerial, ImVec2(gridW, height), "exp_dla", topLayer, topHead);
+  ImGui::EndGroup();
+  m.dlaHoverLayer = p.row;
+  m.dlaHoverHead = p.col;
+  if (p.row >= 0) {
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(dlaCellText(r, p.row, p.col).c_str());
+    ImGui::TextDisabled("click: layer %d, head %d in the pipeline on the clean text, the corrupted text in Compare", p.row, p.col);
+    ImGui::EndTooltip();
+    ctx.probes.recordLabel("exp_dla_hovered", dlaCellText(r, p.row, p.col));
+    if (p.clicked) openCell(ctx, m, p.row, p.col);
+  }
+  ImGui::SameLine(0.0f, em);
+  ImGui::BeginGroup();
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
+  if (ImGui::BeginTable("##exp_dla_terms", 5, flags, ImVec2(0.0f, height))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("layer");
+    ImGui::TableSetupColumn("heads");
+    ImGui::TableSetupColumn("b_o");
+    ImGui::TableSetupColumn("MLP");
+    ImGui::TableSetupColumn("accumulated");  // embeddings, final norm bias and every term through this layer
+    ImGui::TableHeadersRow();
+    for (int l = 0; l < a.layers; ++l) {
+      double heads = 0;
+      for (int i = 0; i < a.heads; ++i) heads += a.headAt(l, i);
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("L%d", l);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(number(heads, 4).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(number(a.outputBias[static_cast<std::size_t>(l)], 4).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(number(a.mlp[static_cast<std::size_t>(l)], 4).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(number(a.accumulated[static_cast<std::size_t>(l)], 4).c_str());
+    }
+    ImGui::EndTable();
+  }
+  ImGui::EndGroup();
 }
 
 }  // namespace experiments_tab
@@ -385,7 +403,9 @@ void drawExperimentsPanel(UiContext& ctx) {
     return;
   }
   ImGui::TextDisabled("%s", st.doc.files.model.c_str());
-  if (ImGui::CollapsingHeader("What these experiments show")) {
+  const bool words = ImGui::CollapsingHeader("What these experiments show");
+  ctx.probes.recordLastItem("exp_words");
+  if (words) {
     textWrapped(experiments_tab::kPatchWords);
     textWrapped(experiments_tab::kDlaWords);
   }

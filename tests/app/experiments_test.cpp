@@ -17,6 +17,8 @@
 #include "state/compare_state.hpp"
 #include "state/experiments_state.hpp"
 #include "state/pipeline_session.hpp"
+#include "state/workspace_state.hpp"
+#include "io/workspace.hpp"
 
 namespace mhascope::app {
 namespace {
@@ -204,6 +206,34 @@ TEST(ExperimentsWorkspace, TheFormIsSavedAndReadBackStrictly) {
   st.experimentsBlock = experimentsBlockJson(m);
   EXPECT_EQ(experimentsOf(st).form.site, experiments::PatchSite::HeadPosition);
   EXPECT_TRUE(st.experimentsBlock.empty());
+}
+
+// Through a whole workspace file: the form comes back when the tab is made (or at once when it is open), and a
+// bad value refuses the workspace naming the key.
+TEST(ExperimentsWorkspace, TheFormRoundTripsThroughAWorkspaceFile) {
+  PipelineSession saved;
+  ExperimentsState& m = experimentsOf(saved.state);
+  m.form = induction(experiments::PatchSite::Value);
+  const ::mhascope::Workspace ws = workspaceFromWindow(saved.state, saved.view, saved.lessons);
+  auto back = parseWorkspaceJson(workspaceToJson(ws), "w.json");
+  ASSERT_TRUE(back) << back.error().message;
+  PipelineSession opened;
+  applyWorkspace(*back, InputFiles{}, opened.state, opened.view, opened.lessons);
+  EXPECT_FALSE(opened.state.experiments);
+  const ExperimentsState& o = experimentsOf(opened.state);
+  EXPECT_EQ(o.form.clean, "qwertyuiqwertyui");
+  EXPECT_EQ(o.form.site, experiments::PatchSite::Value);
+  m.form.clean = "changed";
+  applyWorkspace(*back, InputFiles{}, saved.state, saved.view, saved.lessons);
+  EXPECT_EQ(m.form.clean, "qwertyuiqwertyui") << "an open tab takes the workspace's form at once";
+  nlohmann::json j = nlohmann::json::parse(workspaceToJson(ws));
+  j["experiments"]["direction"] = "sideways";
+  auto parsed = parseWorkspaceJson(j.dump(), "w.json");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  const Status st = checkWorkspaceModel(*parsed, InputFiles{}, opened.state, "w.json");
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("its Experiments tab: /experiments/direction must be \"denoise\" or \"noise\", got \"sideways\""),
+            std::string::npos) << st.error().message;
 }
 
 }  // namespace
