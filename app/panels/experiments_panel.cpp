@@ -159,7 +159,7 @@ void drawTokens(const ExperimentResult& r) {
   const float em = ImGui::GetFontSize();
   const int T = static_cast<int>(r.cleanTokens.size());
   const ImGuiTableFlags flags = ImGuiTableFlags_ScrollX | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
-  const float h = 3.6f * ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().ScrollbarSize;
+  const float h = 3.2f * ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().ScrollbarSize;
   if (!ImGui::BeginTable("##exp_tokens", T + 1, flags, ImVec2(0.0f, h))) return;
   ImGui::TableSetupScrollFreeze(1, 0);
   ImGui::TableNextRow();
@@ -218,6 +218,12 @@ CellPick drawGrid(UiContext& ctx, const char* id, const Slice2D& s, float range,
     const float ch = (hv.plotMax.y - hv.plotMin.y) / static_cast<float>(s.rows);
     const ImVec2 a(hv.plotMin.x + cw * static_cast<float>(probeCol), hv.plotMin.y + ch * static_cast<float>(probeRow));
     ctx.probes.recordRect(probe + "_top", a, ImVec2(a.x + cw, a.y + ch));
+  }
+  if (s.rows > 0 && s.cols > 0) {  // cell (0, 1), in view whatever the tab's height, for scripts
+    const float cw = (hv.plotMax.x - hv.plotMin.x) / static_cast<float>(s.cols);
+    const float ch = (hv.plotMax.y - hv.plotMin.y) / static_cast<float>(s.rows);
+    const ImVec2 a(hv.plotMin.x + cw * static_cast<float>(std::min(1, s.cols - 1)), hv.plotMin.y);
+    ctx.probes.recordRect(probe + "_cell_0_1", a, ImVec2(a.x + cw, a.y + ch));
   }
   CellPick p;
   if (hv.hovered && hv.row >= 0 && hv.col >= 0) {
@@ -421,7 +427,8 @@ void drawExperimentsPanel(UiContext& ctx) {
   ImGui::Separator();
   if (m.resultKey.folder != st.doc.files.model) ImGui::TextDisabled("(from %s)", m.resultKey.folder.c_str());
   experiments_tab::drawTokens(r);
-  // Each grid as tall as its rows need (2.5 em a row and the labels), at most half the tab.
+  // Each grid as tall as its rows need (2.5 em a row, where its numbers fit, and the labels), at most half the tab;
+  // the tab scrolls for the rest.
   const float avail = ImGui::GetContentRegionAvail().y;
   const float em = ImGui::GetFontSize();
   const auto heightFor = [&](int rows) {

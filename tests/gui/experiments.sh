@@ -48,16 +48,13 @@ case "$case_name" in
     k_top=$(top "$out/k.json") || fail "cannot read k.json"
     dla=$("$PY" -c 'import json,sys; print("%.4f" % json.load(open(sys.argv[1]))["logit_diff"])' "$out/dla.json") \
       || fail "cannot read dla.json"
-    top_dla=$("$PY" -c '
-import json, sys
-h = json.load(open(sys.argv[1]))["head"]
-l, i = max(((l, i) for l in range(len(h)) for i in range(len(h[l]))), key=lambda c: abs(h[c[0]][c[1]]))
-print(f"{l}.{i}")' "$out/dla.json") || fail "cannot read dla.json heads"
+    dla01=$("$PY" -c 'import json,sys; print("%.4f" % json.load(open(sys.argv[1]))["head"][0][1])' "$out/dla.json") \
+      || fail "cannot read dla.json heads"
     read -r top_layer top_head <<<"$(sed -E 's/^L([0-9]+) H([0-9]+):.*/\1 \2/' <<<"$head_top")"
     echo "patch --site head: $head_top; --site k noise prob: $k_top; attribute: logit difference $dla"
     s=$(script_from experiments.txt)
     fill "$s" TOP "$head_top"; fill "$s" KTOP "$k_top"; fill "$s" DLA "$dla"
-    fill "$s" TOPLAYER "$top_layer"; fill "$s" TOPHEAD "$top_head"; fill "$s" TOPDLA "$top_dla"
+    fill "$s" TOPLAYER "$top_layer"; fill "$s" TOPHEAD "$top_head"; fill "$s" DLA01 "$dla01"
     log=$(xvfb "$bin" --fresh --model "$m" --text "abc" --view experiments --script "$s") \
       || fail "script failed (exit $?): $log"
     echo "$log"
