@@ -21,6 +21,9 @@ for s in assets/docs/img/lesson_*.script; do
 done
 # The whole window seen with deuteranopia (assets/docs/img/app_see_as.script).
 "${XVFB[@]}" $BIN --fresh --preset tests/gui/causal.json --stage weights --script assets/docs/img/app_see_as.script
+# The Experiments tab on the trained fixture's induction prompt (assets/docs/img/app_experiments.script).
+"${XVFB[@]}" $BIN --fresh --model tests/fixtures/models/trained --text abc --view experiments \
+  --script assets/docs/img/app_experiments.script
 # The Train mode at the phase change and its exported contact sheet (assets/docs/img/train_lab.script).
 "${XVFB[@]}" $BIN --fresh --view train --script assets/docs/img/train_lab.script
 # An exported page (every head of a causal pattern, head 2 pointed at) and a training run's timeline

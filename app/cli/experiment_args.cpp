@@ -40,26 +40,7 @@ void addExperimentOutputOptions(CLI::App& cmd, ExperimentOutputArgs& o) {
 }
 
 Result<int> answerToken(const ModelText& mt, const std::string& flag, const std::string& text) {
-  const int V = mt.folder.spec().vocab;
-  if (!text.empty() && text[0] == '#') {
-    const std::string digits = text.substr(1);
-    if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) {
-      return makeError(flag + " '" + text + "': after '#' give a token id (digits only)");
-    }
-    const int id = std::stoi(digits);
-    if (id >= V) {
-      return makeError(flag + " '" + text + "': token id " + digits + " is outside the vocabulary of " + std::to_string(V));
-    }
-    return id;
-  }
-  auto ids = mt.tokenizer->encode(text);
-  if (!ids) return makeError(flag + " '" + text + "': " + ids.error().message);
-  if (ids->size() == 1) return static_cast<int>((*ids)[0]);
-  std::string pieces;
-  for (auto id : *ids) pieces += (pieces.empty() ? "'" : " '") + mt.tokenizer->displayToken(id) + "'";
-  return makeError(flag + " '" + text + "' is " + std::to_string(ids->size()) + " tokens for this tokenizer" +
-                   (pieces.empty() ? "" : " (" + pieces + ")") +
-                   ": give a text of one token (a leading space is part of a word's token: ' Mary'), or its id as #123");
+  return answerTokenOf(mt, flag, text);
 }
 
 Status checkExperimentOutputs(const ModelText& mt, const std::string& json, bool force, const std::string& exportDir,

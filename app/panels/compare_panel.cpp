@@ -131,6 +131,9 @@ void sidesLines(UiContext& ctx, CompareState& c) {
   }
   ImGui::TextWrapped("%s", b.empty() ? "(no picture yet)" : b.c_str());
   ctx.probes.recordLabel("compare_b_config", b);
+  // The texts each side runs on (a model folder's layer on one text each: the Experiments tab's clean and corrupted).
+  ctx.probes.recordLabel("compare_a_text", ctx.state.doc.config.text);
+  ctx.probes.recordLabel("compare_b_text", c.b.doc.config.text);
   std::string status = c.b.compute.computing ? "computing B on the worker…" : "";
   if (!c.b.doc.configError.empty()) status = "B cannot run: " + c.b.doc.configError;
   if (!c.b.actionError.empty()) status = c.b.actionError;

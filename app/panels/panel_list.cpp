@@ -6,6 +6,7 @@
 #include <imgui.h>
 
 #include "panels/compare_panel.hpp"
+#include "panels/experiments_panel.hpp"
 #include "panels/predictions_panel.hpp"
 #include "circuits/circuits_view.hpp"
 #include "train_lab/lab_panels.hpp"
@@ -36,6 +37,7 @@ std::vector<PanelInfo> makePanels() {
     panels.push_back({L::kId, L::kTitle, PanelArea::Main, drawLessonTab<L>});
   });
   panels.push_back({kPredictionsTab, "Predictions", PanelArea::Main, drawPredictionsPanel});
+  panels.push_back({kExperimentsTab, "Experiments", PanelArea::Main, drawExperimentsPanel});
   panels.insert(panels.end(), {
                                   {"stage", "This stage", PanelArea::Right, drawStagePanel},
                                   {"shapes", "Shapes", PanelArea::Right, drawShapeTracePanel},

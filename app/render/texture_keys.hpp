@@ -19,6 +19,7 @@ inline constexpr std::uint64_t kModelAtlasSpace = 1ull << 60;        // the Mode
 inline constexpr std::uint64_t kModelCircuitsSpace = 1ull << 59;     // a model folder's circuits: | result serial
 inline constexpr std::uint64_t kTrainPictureSpace = 1ull << 58;      // the Train mode's shown step: | its counter
 inline constexpr std::uint64_t kCheckpointCircuitsSpace = 1ull << 57; // a checkpoint's circuits: | result serial
+inline constexpr std::uint64_t kExperimentSpace = 1ull << 56;        // the Experiments tab's grids: | result serial
 
 // Slots (TextureKey::stage) that are not a stage: base + index.
 inline constexpr int kWeightSlot = 2000;      // + WeightId
@@ -29,6 +30,7 @@ inline constexpr int kTrainCircuitsSlot = 3000;  // the Train mode's Circuits pa
 inline constexpr int kTabCircuitsSlot = 3100;    // the pipeline's Circuits tab on a checkpoint
 inline constexpr int kModelCircuitsSlot = 3200;  // the Circuits tab on a model folder's layer
 inline constexpr int kPracticeSlot = 3300;        // the Practice mode: + 0 yours, 1 expected, 2 difference
+inline constexpr int kExperimentSlot = 3400;      // the Experiments tab: + 0 patching, 1 attribution per head
 // The lesson pictures, last: + the lesson matrix's textureTag (each lesson's tags its own, < 2^30).
 inline constexpr int kLessonSlot = 1 << 30;
 

@@ -24,11 +24,13 @@
 #include "util/memory_budget.hpp"
 #include "panels/compare_panel.hpp"
 #include "panels/panel.hpp"
+#include "panels/experiments_panel.hpp"
 #include "panels/predictions_panel.hpp"
 #include "render/gl_frame.hpp"
 #include "render/screenshot.hpp"
 #include "render/texture.hpp"
 #include "state/compare_state.hpp"
+#include "state/experiments_state.hpp"
 #include "state/model_view_state.hpp"
 #include "state/open_file.hpp"
 #include "state/workspace_state.hpp"
@@ -105,6 +107,8 @@ bool App::initialise() {
   compareCompute_->setResultReady([] { Window::postEmptyEvent(); });
   modelViewCompute_ = std::make_unique<ModelViewCompute>();
   modelViewCompute_->setResultReady([] { Window::postEmptyEvent(); });
+  experimentsCompute_ = std::make_unique<ExperimentsCompute>();
+  experimentsCompute_->setResultReady([] { Window::postEmptyEvent(); });
   practiceCompute_ = std::make_unique<PracticeCompute>([] { Window::postEmptyEvent(); });
   // The learner's progress is theirs: --fresh neither reads nor writes it.
   if (const std::string dir = configDir(); !dir.empty() && !options_.fresh) practice_.progressPath = practice::progressPath(dir);
@@ -117,6 +121,7 @@ bool App::initialise() {
   scheduler_->setCaches(caches);
   compareCompute_->setCaches(caches);
   modelViewCompute_->setCaches(caches);
+  experimentsCompute_->setCaches(caches);
   circuitsTab_.modelCaches = caches;
   pipeline_.state.doc.memoryBudgetBytes = options_.memoryBudgetMib > 0 ? options_.memoryBudgetMib << 20 : defaultMemoryBudget();
   pipeline_.state.doc.defaultBudgetBytes = defaultMemoryBudget();
@@ -299,6 +304,7 @@ void App::shutdown() {
   scheduler_.reset();  // joins the threads before anything they could touch goes away
   compareCompute_.reset();
   modelViewCompute_.reset();
+  experimentsCompute_.reset();
   practiceCompute_.reset();
   ini_.save();
   if (ImGui::GetCurrentContext()) session_.save(pipeline_, &trainLab_);
@@ -328,8 +334,10 @@ void App::updateCompute() {
     // first frame their tab is shown, never by the panel.
     if (tab == kModelTab || tab == kPredictionsTab) modelViewOf(pipeline_.state);
     if (tab == kCompareTab) compareOf(pipeline_.state);
+    if (tab == kExperimentsTab) experimentsOf(pipeline_.state);
     compareCompute_->update(pipeline_.state, pipeline_.view, forceSync);
     modelViewCompute_->update(pipeline_.state, forceSync);
+    experimentsCompute_->update(pipeline_.state, forceSync);
     if (OpenUi& o = pipeline_.view.openUi; o.popupShown || o.requestOpen) refreshOpenFileListing(o, Window::now());
     // The Train mode's frame: the latest view of its run, the chosen step, the ablated probe; then
     // every Circuits view's jobs (the Train mode's, or the pipeline tab's when it is the one open).

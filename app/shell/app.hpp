@@ -19,6 +19,7 @@
 #include "shell/fonts.hpp"
 #include "shell/frame_bench.hpp"
 #include "shell/frame_pacing.hpp"
+#include "shell/experiments_compute.hpp"
 #include "shell/model_view_compute.hpp"
 #include "practice/practice_compute.hpp"
 #include "shell/ini.hpp"
@@ -68,6 +69,7 @@ class App {
   std::unique_ptr<ComputeScheduler> scheduler_;
   std::unique_ptr<CompareCompute> compareCompute_;  // the Compare tab's side B
   std::unique_ptr<ModelViewCompute> modelViewCompute_;  // the Model tab's every layer and head
+  std::unique_ptr<ExperimentsCompute> experimentsCompute_;  // the Experiments tab's patching and attribution
   std::unique_ptr<PracticeCompute> practiceCompute_;    // the Practice mode's file watch and check
   std::optional<InputScript> script_;
   std::unique_ptr<AppScriptHost> scriptHost_;

@@ -13,8 +13,9 @@ namespace mhascope::app {
 // The main tabs, by id, in the tab strip's order: each is a --view name, as is each lesson's id (the
 // Lessons tab at that lesson) and "train" (the Train mode). The panel list gives these ids to its tabs (a
 // test checks the two agree).
-inline constexpr std::array<const char*, 8> kMainTabIds = {"heatmap", "grid",     "lessons",    "model",
-                                                           "learned", "compare",  "circuits",   "predictions"};
+inline constexpr std::array<const char*, 9> kMainTabIds = {"heatmap", "grid",     "lessons",    "model",
+                                                           "learned", "compare",  "circuits",   "predictions",
+                                                           "experiments"};
 
 struct LaunchOptions {
   // The MODEL options of info/run/export (cli/model_options.hpp): the same command line opens the

@@ -137,6 +137,7 @@ struct ShownResult {
 
 struct CompareState;  // state/compare_state.hpp
 struct ModelViewState;  // state/model_view_state.hpp
+struct ExperimentsState;  // state/experiments_state.hpp
 
 // The app's state in three parts: the document the user edits, the result on screen, and what
 // the computing is doing (state/compute_status.hpp; written only by the compute scheduler).
@@ -154,6 +155,10 @@ struct AppState {
   // A workspace's Model tab probe ("model_view", checked) while modelView is not made yet: applied
   // when it is, and saved as it is until then.
   std::string modelViewBlock;
+  // The Experiments tab: activation patching and direct logit attribution on the model folder in use (its own
+  // job); null until the tab is first shown (the update step makes it: experimentsOf).
+  std::shared_ptr<ExperimentsState> experiments;
+  std::string experimentsBlock;  // a workspace's Experiments form ("experiments", checked) until the tab is made
 };
 
 // Zoom and pan of one heatmap view. zoom 1 = the whole matrix fits the view; pan: the top-left

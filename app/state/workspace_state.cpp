@@ -8,6 +8,7 @@
 #include "io/file_io.hpp"
 #include "model_source/model_source.hpp"
 #include "panels/panel.hpp"  // mainTabIdOf
+#include "state/experiments_state.hpp"
 #include "state/model_view_state.hpp"
 #include "state/requests.hpp"  // saySaved
 
@@ -18,6 +19,7 @@ Status checkWorkspaceModel(const Workspace& ws, const InputFiles& located, const
     return makeError("workspace '" + path + "' was not opened: " + why);
   };
   if (auto probe = parseModelViewBlock(ws.modelView, "its Model tab"); !probe) return refused(probe.error().message);
+  if (auto form = parseExperimentsBlock(ws.experiments, "its Experiments tab"); !form) return refused(form.error().message);
   if (keep.config) return Ok{};  // the launch options' model is used, already checked
   ModelConfig c = ws.config;
   if (state.doc.memoryBudgetBytes > 0) c.memoryBudgetBytes = state.doc.memoryBudgetBytes;  // as the scheduler does
@@ -57,6 +59,7 @@ Workspace workspaceFromWindow(const AppState& state, const ViewState& view, cons
   ws.lessons = lessons.c;
   // The Model tab's probe once the tab was opened (else what a workspace gave it, if anything).
   ws.modelView = state.modelView ? modelViewBlockJson(*state.modelView) : state.modelViewBlock;
+  ws.experiments = state.experiments ? experimentsBlockJson(*state.experiments) : state.experimentsBlock;
   return ws;
 }
 
@@ -86,6 +89,13 @@ void applyWorkspace(const Workspace& ws, const InputFiles& located, AppState& st
       state.modelViewBlock = ws.modelView;
     } else if (auto probe = parseModelViewBlock(ws.modelView, "")) {
       applyModelViewProbe(*probe, *state.modelView);
+    }
+  }
+  if (!ws.experiments.empty()) {  // checked by checkWorkspaceModel
+    if (!state.experiments) {
+      state.experimentsBlock = ws.experiments;
+    } else if (auto form = parseExperimentsBlock(ws.experiments, "")) {
+      state.experiments->form = *form;
     }
   }
 }

@@ -11,8 +11,10 @@
 
 namespace mhascope::app {
 
+// `::mhascope::Workspace` spelled out: a unity batch may put a Train-mode file's `using namespace train` (its own
+// train::Workspace) before this header.
 // Everything the window shows, without file records (recordWorkspaceFiles adds them).
-Workspace workspaceFromWindow(const AppState& state, const ViewState& view, const LessonView& lessons);
+::mhascope::Workspace workspaceFromWindow(const AppState& state, const ViewState& view, const LessonView& lessons);
 
 // Which parts of a workspace to leave alone because a launch option gave them (--preset,
 // --stage, --view, --head win over the workspace's).
@@ -24,10 +26,10 @@ struct WorkspaceKeep {
 // do not fit, a mask of the wrong size are refused here, not half-applied later), a text model
 // passes validateConfig under the window's memory budget, and its head is one of the model's.
 // Errors begin "workspace '<path>' was not opened: " and name the value and its range.
-Status checkWorkspaceModel(const Workspace& ws, const InputFiles& located, const AppState& state,
+Status checkWorkspaceModel(const ::mhascope::Workspace& ws, const InputFiles& located, const AppState& state,
                            const std::string& path, WorkspaceKeep keep = {});
 // Applies a parsed workspace whose files were located (locateWorkspaceFiles) at once.
-void applyWorkspace(const Workspace& ws, const InputFiles& located, AppState& state, ViewState& view,
+void applyWorkspace(const ::mhascope::Workspace& ws, const InputFiles& located, AppState& state, ViewState& view,
                     LessonView& lessons, WorkspaceKeep keep = {});
 
 // Opens a workspace file: read, checked (format, file hashes) and only then applied, so on any

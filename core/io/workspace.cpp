@@ -97,7 +97,7 @@ std::string workspaceToJson(const Workspace& ws) {
   j["files"] = filesJson(ws);
   j["view"] = viewJson(ws.view);
   j["lessons"] = lessonsJson(ws.lessons);
-  for (const auto& [key, block] : {std::pair{"train", &ws.train}, {"model_view", &ws.modelView}}) {
+  for (const auto& [key, block] : {std::pair{"train", &ws.train}, {"model_view", &ws.modelView}, {"experiments", &ws.experiments}}) {
     if (!block->empty()) j[key] = json::parse(*block);
   }
   return j.dump(2) + "\n";
@@ -445,7 +445,7 @@ Result<Workspace> parseWorkspaceJson(std::string_view text, const std::string& w
   const ObjectReader top{j, "", what};
   // "view" and "lessons" may be left out (a workspace written for the commands, e.g. by
   // scripts/capture_attention.py): then the defaults; when present they are read strictly.
-  MHASCOPE_TRY(top.keys({"mhascope_workspace", "preset", "config", "files"}, {"view", "lessons", "train", "model_view"}));
+  MHASCOPE_TRY(top.keys({"mhascope_workspace", "preset", "config", "files"}, {"view", "lessons", "train", "model_view", "experiments"}));
   Workspace ws;
   auto preset = top.string("preset");
   if (!preset) return preset.error();
@@ -463,7 +463,7 @@ Result<Workspace> parseWorkspaceJson(std::string_view text, const std::string& w
     ws.lessons.startedFrom = configStartOf(ws.config);  // its choices were made for its configuration
   }
   // The window's blocks: the app checks their keys (session.cpp trainFromJson, model_view_state.cpp).
-  for (const auto& [key, block] : {std::pair{"train", &ws.train}, {"model_view", &ws.modelView}}) {
+  for (const auto& [key, block] : {std::pair{"train", &ws.train}, {"model_view", &ws.modelView}, {"experiments", &ws.experiments}}) {
     if (!j.contains(key)) continue;
     if (!j[key].is_object()) return top.bad(key, "an object");
     *block = j[key].dump();

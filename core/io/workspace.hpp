@@ -85,6 +85,9 @@ struct Workspace {
   // are drawn from, period, copies, seed) as the JSON object the app writes and checks
   // (app/state/model_view_state.cpp); "" = none.
   std::string modelView;
+  // The window's Experiments tab form (texts, answers, metric, site, direction) as the JSON object the app writes
+  // and checks (app/state/experiments_state.cpp); "" = none.
+  std::string experiments;
 };
 
 // Records every file `files` names (absolute path, size, SHA-256 streamed in 1 MiB pieces) and

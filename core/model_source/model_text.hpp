@@ -87,6 +87,11 @@ Result<ModelText> loadModelText(const std::string& modelPath, const std::optiona
 // "BOS '<|begin_of_text|>' first, as the tokenizer's template asks" or "no BOS: …".
 std::string bosNote(const ModelText& mt);
 
+// An experiment's answer token for this folder's tokenizer: "#123" is the id 123; otherwise `text` must encode to
+// exactly one token (no BOS). Every message starts with `what` (the flag, or the window's field) and the text, and
+// names the pieces a text of several tokens gave.
+Result<int> answerTokenOf(const ModelText& mt, const std::string& what, const std::string& text);
+
 // The config.json key that holds the layer count (or the positions), as the folder's family names it:
 // "n_layer" for GPT-2, "num_hidden_layers" for Llama (likewise "n_positions", "max_position_embeddings").
 const char* layersKey(const model::ModelSpec& s);

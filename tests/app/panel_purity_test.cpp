@@ -125,7 +125,8 @@ const std::vector<std::string>& computationNames() {
       "compositionBaseline", "attentionRollout", "rolloutOf", "rolloutStep", "checkpointRollout", "sequenceSnapshot",
       "meanHeadWeights", "pathRollout", "evaluateAblated", "evaluateOnProbe", "ablationLesson", "loadCheckpoint",
       "readCheckpointCircuits", "updateTrainLab", "updateCircuits", "buildCurves", "modelViewOf", "compareOf",
-      "splitWords", "splitBatch", "resizeTokens"};
+      "splitWords", "splitBatch", "resizeTokens", "patchSweep", "attributeLogits", "runExperimentJob", "experimentsOf",
+      "tokenizeForModel"};
   return names;
 }
 const std::regex& computationCall() {
@@ -141,7 +142,7 @@ const std::regex& computationCall() {
 const std::regex& threadStart() {
   static const std::regex start(
       R"((std::(async|thread|jthread)\b)|\bpthread_create\s*\(|)"
-      R"(make_(unique|shared)\s*<\s*(LatestJob|KeyedJob|ModelCircuitsCompute|ModelViewCompute)\b|(\.|->)(submit|request)\s*\()");
+      R"(make_(unique|shared)\s*<\s*(LatestJob|KeyedJob|ModelCircuitsCompute|ModelViewCompute|ExperimentsCompute)\b|(\.|->)(submit|request)\s*\()");
   return start;
 }
 
