@@ -7,7 +7,7 @@
 // through the final norm, the QK score decomposition through layer l's input norm and W_q, W_k.
 #pragma once
 
-#include <Eigen/Dense>
+#include <Eigen/Core>
 #include <cstdint>
 #include <string>
 #include <vector>
