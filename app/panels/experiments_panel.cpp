@@ -282,7 +282,11 @@ void drawPatching(UiContext& ctx, ExperimentsState& m, const ExperimentResult& r
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("%s", metricLine.c_str());
   ImGui::PopTextWrapPos();
-  const std::string top = r.topRow >= 0 ? "most restored: " + patchCellText(r, r.topRow, r.topCol) : "no cell restores anything (clean = corrupted)";
+  const std::string top =
+      r.topRow < 0 ? "no cell restores anything (clean = corrupted)"
+      : r.grid.direction == experiments::PatchDirection::Noise
+          ? "most needed (noising it keeps least of the clean answer): " + patchCellText(r, r.topRow, r.topCol)
+          : "most restored: " + patchCellText(r, r.topRow, r.topCol);
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextUnformatted(top.c_str());
   ImGui::PopTextWrapPos();

@@ -54,13 +54,16 @@ void makePatchSlice(ExperimentResult& r) {
     colLabels.push_back(byPosition ? r.cleanTokens[static_cast<std::size_t>(c)] : (g.colAxis == "head" ? "H" : "KV") + std::to_string(c));
   }
   std::vector<float> values(g.restored.size());
+  // Denoising: the cell that brings most of the clean answer back; noising: the one whose corrupted numbers take
+  // most of it away (the lowest restored fraction).
+  const double sign = g.direction == experiments::PatchDirection::Noise ? -1.0 : 1.0;
   double best = -std::numeric_limits<double>::infinity();
   for (int row = 0; row < g.rows; ++row) {
     for (int c = 0; c < g.cols; ++c) {
       const double v = g.at(row, c);
       values[static_cast<std::size_t>(row * g.cols + c)] = static_cast<float>(v);
-      if (std::isfinite(v) && v > best) {
-        best = v;
+      if (std::isfinite(v) && sign * v > best) {
+        best = sign * v;
         r.topRow = row;
         r.topCol = c;
       }

@@ -54,7 +54,7 @@ struct ExperimentResult {
   double estimateBytes = 0;
   experiments::PatchGrid grid;
   Slice2D patchSlice;                                // (rows, cols) the restored fraction, labelled, owning its numbers
-  int topRow = -1, topCol = -1;                      // the cell that restores most (-1: every cell NaN)
+  int topRow = -1, topCol = -1;                      // denoise: the cell that restores most; noise: the least (-1: every cell NaN)
   // Direct logit attribution on the clean run (LogitDiff only); else `dlaNote` says why there is none.
   std::optional<experiments::LogitAttribution> dla;
   Slice2D dlaSlice;                                  // (L, h) each head's term

@@ -20,14 +20,16 @@ open(p, "w").write(s)
 PYEOF
 }
 
-# top JSON: the most restored cell of a `patch --json` file as the tab words it ("L1 H1: restored 0.953")
+# top JSON: the most restored cell of a `patch --json` file (noising: the least) as the tab words it ("L1 H1: restored 0.953")
 top() { "$PY" - "$1" <<'PYEOF'
 import json, math, sys
 g = json.load(open(sys.argv[1]))
 best = None
 for r, row in enumerate(g["restored"]):
     for c, v in enumerate(row):
-        if v is not None and math.isfinite(v) and (best is None or v > best[0]):
+        # noising: the cell that keeps least of the clean answer, as the tab names it
+        s = -1 if g["direction"] == "noise" else 1
+        if v is not None and math.isfinite(v) and (best is None or s * v > s * best[0]):
             best = (v, r, c)
 col = {"head": "H", "K/V head": "KV"}.get(g["col_axis"], "")
 print(f"L{best[1]} {col}{best[2]}: restored {best[0]:.3f}")
