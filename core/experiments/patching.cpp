@@ -198,13 +198,7 @@ Result<PatchGrid> patchSweep(const model::ModelFolder& model, const PatchRequest
         });
       }
       if (!ends) return ends.error();
-      std::vector<double> out;
-      for (int j = 0; j < n; ++j) {
-        auto m = metric->of(ends->row(j));
-        if (!m) return m.error();
-        out.push_back(*m);
-      }
-      return out;
+      return detail::metricsOfRows(*metric, *ends);
     };
     if (auto s = detail::runGroups(req.threads, groups, group, g.cleanMetric, g.corruptedMetric, g.metric, g.restored, progress); !s) {
       return s.error();

@@ -240,13 +240,7 @@ Result<PathGrid> pathPatch(const model::ModelFolder& model, const PathRequest& r
         }
       });
       if (!ends) return ends.error();
-      std::vector<double> out;
-      for (int j = 0; j < n; ++j) {
-        auto m = metric->of(ends->row(j));
-        if (!m) return m.error();
-        out.push_back(*m);
-      }
-      return out;
+      return detail::metricsOfRows(*metric, *ends);
     };
     if (auto st = detail::runGroups(req.threads, groups, group, g.cleanMetric, g.corruptedMetric, g.metric, g.restored, progress); !st) {
       return st.error();

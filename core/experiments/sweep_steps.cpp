@@ -74,6 +74,17 @@ model::ForwardHook keepAt(model::HookPoint want, std::vector<RowMatrix>& into) {
   };
 }
 
+Result<std::vector<double>> metricsOfRows(const AnswerMetric& metric, const RowMatrix& ends) {
+  std::vector<double> out;
+  out.reserve(static_cast<std::size_t>(ends.rows()));
+  for (Eigen::Index j = 0; j < ends.rows(); ++j) {
+    auto m = metric.of(ends.row(j));
+    if (!m) return m.error();
+    out.push_back(*m);
+  }
+  return out;
+}
+
 Status runGroups(int threads, const std::vector<CellGroup>& groups,
                  const std::function<Result<std::vector<double>>(const CellGroup&)>& group, double cleanMetric,
                  double corruptedMetric, std::vector<double>& metric, std::vector<double>& restored,

@@ -45,6 +45,9 @@ Result<std::vector<model::LayerWeights>> convertLayers(const model::ModelFolder&
 // A hook keeping the table at `want` of every layer into into[layer].
 model::ForwardHook keepAt(model::HookPoint want, std::vector<RowMatrix>& into);
 
+// The metric of each row of `ends` (one final stream row per patched run), in order.
+Result<std::vector<double>> metricsOfRows(const AnswerMetric& metric, const RowMatrix& ends);
+
 // Groups of cells (positions in the grid), each computed by one call group(cells) → the patched runs' metrics in
 // the same order, the groups on up to `threads` threads; metric[index] and restored[index] (r against clean and
 // corrupted; NaN when they are equal) are written. progress sees (done, total cells) one call per cell, in order;
