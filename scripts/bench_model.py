@@ -17,9 +17,12 @@ both see the same machine state. It prints each round, the medians and PyTorch /
 mhascope is faster).
 
 Memory (--memory SHAPE, SHAPE one of SHAPES below: llama-3.2-3b, llama-3-8b, qwen3-0.6b, gemma-2-2b,
-gemma-3-1b, phi-3-mini, olmo-2-1b, smollm3-3b): writes a BF16 checkpoint of that
-published shape (values repeat a small random block: memory does not depend on them) in shards of
-about 5 GB with model.safetensors.index.json, plus a byte-level tokenizer.json, into --folder; runs
+gemma-3-1b, phi-3-mini, olmo-2-1b, smollm3-3b, and the mixtures gpt-oss-20b, deepseek-v2-lite,
+mixtral-8x7b, qwen3-30b-a3b, deepseek-v3): writes a checkpoint of that published shape, BF16 but
+gpt-oss's MXFP4 expert blocks and scales (U8), whose values repeat a small random block (memory does
+not depend on them), in shards of about 5 GB with model.safetensors.index.json, plus a byte-level
+tokenizer.json, into --folder (--layers N: only its first N layers, to try a family on a small
+folder first); runs
 `info --model` and `predict --model … --text <T bytes>` under /usr/bin/time -v, sampling the
 process's /proc/PID/status every 20 ms, and prints the peak resident memory (time's maximum RSS)
 and, apart, the peak of its anonymous part (RssAnon: the process's own memory; the mapped weights
@@ -27,6 +30,10 @@ are page cache, RssFile, which the kernel can drop and read again) and the forwa
 estimate. --delete removes the folder afterwards.
 
     /usr/bin/python3 scripts/bench_model.py --memory llama-3-8b --folder /tmp/llama-3-8b-shape --delete
+    /usr/bin/python3 scripts/bench_model.py --memory gpt-oss-20b --folder /tmp/gptoss --with-bench --delete
+
+The folders' sizes: gpt-oss-20b 13.8 GB, deepseek-v2-lite 31.4 GB, qwen3-30b-a3b 61.1 GB, mixtral-8x7b
+93.4 GB, deepseek-v3 1342 GB (its BF16 shape; the published files are FP8).
 """
 import os
 
@@ -140,6 +147,87 @@ SHAPES = {
         "sliding_window": None, "hidden_act": "silu", "tie_word_embeddings": True, "torch_dtype": "bfloat16",
         "bos_token_id": 128000, "eos_token_id": 128012, "attention_bias": False,
     },
+    # The mixtures and latent attention. huggingface.co/openai/gpt-oss-20b/blob/main/config.json: 64 heads of 64
+    # on d_model 2880 over 8 K/V heads, learned sinks, 128-token sliding layers alternating with full ones, YaRN,
+    # 32 experts (4 a token) stored as MXFP4 blocks and scales (U8), the rest BF16.
+    "gpt-oss-20b": {
+        "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "attention_bias": True,
+        "attention_dropout": 0.0, "eos_token_id": 200002, "experts_per_token": 4, "head_dim": 64,
+        "hidden_act": "silu", "hidden_size": 2880, "initial_context_length": 4096, "initializer_range": 0.02,
+        "intermediate_size": 2880, "layer_types": ["sliding_attention", "full_attention"] * 12,
+        "max_position_embeddings": 131072, "num_attention_heads": 64, "num_experts_per_tok": 4,
+        "num_hidden_layers": 24, "num_key_value_heads": 8, "num_local_experts": 32, "output_router_logits": False,
+        "pad_token_id": 199999,
+        "quantization_config": {"modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                                           "model.embed_tokens", "lm_head"], "quant_method": "mxfp4"},
+        "rms_norm_eps": 1e-5,
+        "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0, "original_max_position_embeddings": 4096,
+                         "rope_type": "yarn", "truncate": False},
+        "rope_theta": 150000, "router_aux_loss_coef": 0.9, "sliding_window": 128, "swiglu_limit": 7.0,
+        "tie_word_embeddings": False, "use_cache": True, "vocab_size": 201088,
+    },
+    # huggingface.co/deepseek-ai/DeepSeek-V2-Lite/blob/main/config.json: latent attention without a query
+    # low-rank (q_lora_rank null), kv_lora_rank 512, heads of 128 + 64 rotary, values of 128; layer 0 dense,
+    # the other 26 of 64 routed experts (6 a token, greedy softmax) plus 2 shared; YaRN x40 with mscale 0.707.
+    "deepseek-v2-lite": {
+        "architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "attention_bias": False,
+        "attention_dropout": 0.0, "aux_loss_alpha": 0.001, "bos_token_id": 100000, "eos_token_id": 100001,
+        "first_k_dense_replace": 1, "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02,
+        "intermediate_size": 10944, "kv_lora_rank": 512, "max_position_embeddings": 163840,
+        "moe_intermediate_size": 1408, "moe_layer_freq": 1, "n_group": 1, "n_routed_experts": 64,
+        "n_shared_experts": 2, "norm_topk_prob": False, "num_attention_heads": 16, "num_experts_per_tok": 6,
+        "num_hidden_layers": 27, "num_key_value_heads": 16, "pretraining_tp": 1, "q_lora_rank": None,
+        "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "rms_norm_eps": 1e-6,
+        "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 0.707, "mscale_all_dim": 0.707,
+                         "original_max_position_embeddings": 4096, "type": "yarn"},
+        "rope_theta": 10000, "routed_scaling_factor": 1.0, "scoring_func": "softmax", "seq_aux": True,
+        "tie_word_embeddings": False, "topk_group": 1, "topk_method": "greedy", "torch_dtype": "bfloat16",
+        "use_cache": True, "v_head_dim": 128, "vocab_size": 102400,
+    },
+    # Three that need a bigger disk than the one these figures were measured on (about 93, 61 and 1 340 GB).
+    # huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json: 8 experts of 14336, 2 a token.
+    "mixtral-8x7b": {
+        "architectures": ["MixtralForCausalLM"], "model_type": "mixtral", "attention_dropout": 0.0,
+        "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02,
+        "intermediate_size": 14336, "max_position_embeddings": 32768, "num_attention_heads": 32,
+        "num_experts_per_tok": 2, "num_hidden_layers": 32, "num_key_value_heads": 8, "num_local_experts": 8,
+        "output_router_logits": False, "rms_norm_eps": 1e-5, "rope_theta": 1000000.0, "router_aux_loss_coef": 0.02,
+        "sliding_window": None, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_cache": True,
+        "vocab_size": 32000,
+    },
+    # huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json: 32 heads of 128 on d_model 2048 over 4 K/V heads,
+    # per-head q/k norm, 128 experts of 768 (8 a token, renormalised).
+    "qwen3-30b-a3b": {
+        "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "attention_bias": False,
+        "attention_dropout": 0.0, "bos_token_id": 151643, "decoder_sparse_step": 1, "eos_token_id": 151645,
+        "head_dim": 128, "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02,
+        "intermediate_size": 6144, "max_position_embeddings": 40960, "max_window_layers": 48, "mlp_only_layers": [],
+        "moe_intermediate_size": 768, "norm_topk_prob": True, "num_attention_heads": 32, "num_experts": 128,
+        "num_experts_per_tok": 8, "num_hidden_layers": 48, "num_key_value_heads": 4, "output_router_logits": False,
+        "rms_norm_eps": 1e-6, "rope_scaling": None, "rope_theta": 1000000.0, "router_aux_loss_coef": 0.001,
+        "sliding_window": None, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_cache": True,
+        "use_sliding_window": False, "vocab_size": 151936,
+    },
+    # huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json: q_lora_rank 1536, 128 heads, the first 3
+    # layers dense, then 256 routed experts of 2048 (8 a token in 4 of 8 groups, sigmoid) plus 1 shared. The
+    # published files are FP8 (quantization_config fp8 e4m3 in blocks of 128, which mhascope refuses); this is
+    # their BF16 shape, as DeepSeek's own fp8_cast_bf16.py writes it, so that key is left out. The one
+    # multi-token-prediction layer (num_nextn_predict_layers) is not written: the forward does not read it.
+    "deepseek-v3": {
+        "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "attention_bias": False,
+        "attention_dropout": 0.0, "aux_loss_alpha": 0.001, "bos_token_id": 0, "eos_token_id": 1, "ep_size": 1,
+        "first_k_dense_replace": 3, "hidden_act": "silu", "hidden_size": 7168, "initializer_range": 0.02,
+        "intermediate_size": 18432, "kv_lora_rank": 512, "max_position_embeddings": 163840,
+        "moe_intermediate_size": 2048, "moe_layer_freq": 1, "n_group": 8, "n_routed_experts": 256,
+        "n_shared_experts": 1, "norm_topk_prob": True, "num_attention_heads": 128, "num_experts_per_tok": 8,
+        "num_hidden_layers": 61, "num_key_value_heads": 128, "num_nextn_predict_layers": 1, "q_lora_rank": 1536,
+        "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "rms_norm_eps": 1e-6,
+        "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
+                         "original_max_position_embeddings": 4096, "type": "yarn"},
+        "rope_theta": 10000, "routed_scaling_factor": 2.5, "scoring_func": "sigmoid", "seq_aux": True,
+        "tie_word_embeddings": False, "topk_group": 4, "topk_method": "noaux_tc", "torch_dtype": "bfloat16",
+        "use_cache": True, "v_head_dim": 128, "vocab_size": 129280,
+    },
 }
 
 
@@ -252,21 +340,40 @@ def llama_tensor_shapes(cfg):
 
 
 def tensor_shapes(cfg):
-    """(name, shape) of every tensor of the shape's family: Llama's own list, or for the newer families
-    the fixtures script's family_weights made on PyTorch's meta device (shapes, no numbers)."""
+    """(name, shape, safetensors dtype) of every tensor of the shape's family, in the order of its layers:
+    Llama's own list, or for the newer families the fixtures script's family_weights (moe_weights for the
+    mixtures and latent attention) made on PyTorch's meta device (shapes and dtypes, no numbers): gpt-oss's
+    MXFP4 experts U8, the rest BF16."""
     if cfg["model_type"] == "llama":
-        return llama_tensor_shapes(cfg)
-    real = ref.rnd
+        return [(name, shape, "BF16") for name, shape in llama_tensor_shapes(cfg)]
+    real = ref.rnd, ref.mxfp4_quantise_random
     ref.rnd = lambda g, *shape, scale=0.2: torch.empty(*shape, device="meta")
+    ref.mxfp4_quantise_random = lambda g, E, rows, cols: (
+        torch.empty(E, rows, cols // 32, 16, dtype=torch.uint8, device="meta"),
+        torch.empty(E, rows, cols // 32, dtype=torch.uint8, device="meta"))
     try:
-        return [(name, tuple(t.shape)) for name, t in ref.family_weights(cfg, seed=1).items()]
+        make = ref.moe_weights if cfg["model_type"] in ref.MOE else ref.family_weights
+        W = make(cfg, seed=1)
     finally:
-        ref.rnd = real
+        ref.rnd, ref.mxfp4_quantise_random = real
+
+    def layer_of(name):  # the embedding first, each layer's tensors together, the final norm and lm_head last
+        if name.startswith("model.layers."):
+            return (1, int(name.split(".")[2]))
+        return (0, 0) if name.startswith("model.embed_tokens") else (2, 0)
+    names = sorted(W, key=layer_of)  # stable: a layer's tensors keep the generator's order
+    return [(n, tuple(W[n].shape), "U8" if W[n].dtype == torch.uint8 else "BF16") for n in names]
 
 
-def write_llama_bf16(folder, cfg, shard_bytes=5 << 30):
-    """Sharded BF16 safetensors + index + config.json; every tensor's bytes repeat one random block
-    of std 0.02 (norm weights 1.0), so the forward stays finite."""
+# gpt-oss's MXFP4 scale byte for the random experts: 2^(120 - 127) = 1/128 times e2m1 values of RMS ~2.9 (random
+# nibbles) gives weights of RMS ~0.023, the 0.02 of the BF16 block.
+MXFP4_SCALE_BYTE = 120
+
+
+def write_shape(folder, cfg, shard_bytes=5 << 30):
+    """Sharded safetensors + index + config.json; every BF16 tensor's bytes repeat one random block of std
+    0.02 (norm weights 1.0), gpt-oss's MXFP4 blocks one block of random bytes and their scales the constant
+    MXFP4_SCALE_BYTE, so the forward stays finite."""
     import numpy as np
     import struct
     os.makedirs(folder, exist_ok=True)
@@ -274,21 +381,24 @@ def write_llama_bf16(folder, cfg, shard_bytes=5 << 30):
     block = (rng.standard_normal(1 << 20).astype(np.float32) * 0.02).view(np.uint32)
     block = ((block + 0x8000) >> 16).astype("<u2").tobytes()  # round to BF16 (no NaN in the block)
     one = struct.pack("<H", 0x3F80) * 65536  # BF16 1.0
+    nibbles = rng.integers(0, 256, 1 << 20, dtype=np.uint8).tobytes()
+    scales = bytes([MXFP4_SCALE_BYTE]) * 65536
+    width = {"BF16": 2, "U8": 1}
     shards, cur, size = [], [], 0
-    for name, shape in tensor_shapes(cfg):
-        n = 2 * int(np.prod(shape))
+    for name, shape, dtype in tensor_shapes(cfg):
+        n = width[dtype] * int(np.prod(shape))
         if cur and size + n > shard_bytes:
             shards.append(cur)
             cur, size = [], 0
-        cur.append((name, shape, n))
+        cur.append((name, shape, dtype, n))
         size += n
     shards.append(cur)
     index = {"metadata": {"total_size": 0}, "weight_map": {}}
     for k, part in enumerate(shards):
         fname = f"model-{k + 1:05d}-of-{len(shards):05d}.safetensors"
         header, off = {"__metadata__": {"format": "pt"}}, 0
-        for name, shape, n in part:
-            header[name] = {"dtype": "BF16", "shape": list(shape), "data_offsets": [off, off + n]}
+        for name, shape, dtype, n in part:
+            header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [off, off + n]}
             index["weight_map"][name] = fname
             off += n
         index["metadata"]["total_size"] += off
@@ -297,8 +407,9 @@ def write_llama_bf16(folder, cfg, shard_bytes=5 << 30):
         with open(os.path.join(folder, fname), "wb") as f:
             f.write(struct.pack("<Q", len(text)))
             f.write(text)
-            for name, shape, n in part:
-                src = one if name.endswith("norm.weight") else block
+            for name, shape, dtype, n in part:
+                src = scales if name.endswith("_scales") else nibbles if name.endswith("_blocks") else \
+                    one if name.endswith("norm.weight") else block
                 while n > 0:
                     f.write(src[:n])
                     n -= min(n, len(src))
@@ -307,6 +418,24 @@ def write_llama_bf16(folder, cfg, shard_bytes=5 << 30):
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
     write_byte_tokenizer(folder)
+
+
+def shape_config(name, layers=None):
+    """The shape's config.json, or with `layers` the same cut to its first layers (per-layer lists cut too):
+    a small folder of the same family to try the command on before writing tens of GB."""
+    cfg = dict(SHAPES[name])
+    if layers is None:
+        return cfg
+    L = cfg["num_hidden_layers"]
+    if not 1 <= layers <= L:
+        sys.exit(f"--layers must be 1 to {L} ({name}'s num_hidden_layers), got {layers}")
+    for k, v in cfg.items():
+        if isinstance(v, list) and len(v) == L:
+            cfg[k] = v[:layers]
+    cfg["num_hidden_layers"] = layers
+    if "max_window_layers" in cfg:
+        cfg["max_window_layers"] = min(cfg["max_window_layers"], layers)
+    return cfg
 
 
 def write_byte_tokenizer(folder):
@@ -373,16 +502,17 @@ def forward_estimate(mhascope, folder, T):
 
 
 def memory(a):
-    cfg = SHAPES[a.memory]
+    cfg = shape_config(a.memory, a.layers)
     folder = a.folder
     if not os.path.exists(os.path.join(folder, "config.json")):
         if os.path.exists(folder) and os.listdir(folder):
             sys.exit(f"{folder} is not empty; name a new --folder")
         t0 = time.time()
-        write_llama_bf16(folder, cfg)
+        write_shape(folder, cfg)
         print(f"wrote {folder} in {time.time() - t0:.0f} s", flush=True)
     files = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder) if f.endswith(".safetensors"))
-    print(f"shape: {a.memory} (BF16, {files / 2**30:.2f} GiB of safetensors); cpu: {cpu_name()}; "
+    cut = f", its first {a.layers} of {SHAPES[a.memory]['num_hidden_layers']} layers" if a.layers else ""
+    print(f"shape: {a.memory}{cut} ({files / 2**30:.2f} GiB of safetensors); cpu: {cpu_name()}; "
           f"RAM {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.1f} GiB")
     text = ("The quick brown fox jumps over the lazy dog. " * 64)[: a.text_bytes]
     runs = [("info", [a.mhascope, "info", "--model", folder]),
@@ -396,7 +526,8 @@ def memory(a):
     for label, cmd in runs:
         t0 = time.time()
         rc, out, maxrss, anon, filed = peak_memory(cmd)
-        est = [line for line in out.splitlines() if "estimate" in line or "error" in line]
+        est = [line.strip() for line in out.splitlines()
+               if any(w in line for w in ("estimate", "error", "forward with", "of which"))]
         print(f"{label}: exit {rc}, {time.time() - t0:.1f} s; peak RSS {maxrss / 2**20:.2f} GiB "
               f"(/usr/bin/time -v); peak anonymous {anon / 2**20:.2f} GiB, peak file-backed {filed / 2**20:.2f} GiB "
               f"(/proc/PID/status)" + ("; " + " | ".join(est) if est else ""), flush=True)
@@ -418,6 +549,7 @@ def main():
     ap.add_argument("--memory", choices=sorted(SHAPES), help="measure the memory of this shape instead")
     ap.add_argument("--text-bytes", type=int, default=256, help="--memory: the text's length (one token a byte)")
     ap.add_argument("--delete", action="store_true", help="--memory: delete --folder afterwards")
+    ap.add_argument("--layers", type=int, help="--memory: only the shape's first LAYERS layers (a small try)")
     ap.add_argument("--with-bench", action="store_true",
                     help="--memory: also `bench --model` (two forwards keeping every layer's attention)")
     a = ap.parse_args()
