@@ -25,9 +25,13 @@ model::ModelFolder open(const std::string& folder) {
   return std::move(*m);
 }
 
-nlohmann::json reference() {
-  std::ifstream f(kFixtures + "/reference/score_decomposition.json");
-  return nlohmann::json::parse(f);
+// Read once and kept: a range-for over a member of a returned temporary would outlive it.
+const nlohmann::json& reference() {
+  static const nlohmann::json j = [] {
+    std::ifstream f(kFixtures + "/reference/score_decomposition.json");
+    return nlohmann::json::parse(f);
+  }();
+  return j;
 }
 
 ScoreRequest requestOf(const nlohmann::json& c) {
