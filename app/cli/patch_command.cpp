@@ -30,26 +30,6 @@ struct PatchArgs {
   ExperimentOutputArgs out;
 };
 
-const experiments::PatchSite kSites[] = {
-    experiments::PatchSite::Resid, experiments::PatchSite::Attn,   experiments::PatchSite::Mlp,
-    experiments::PatchSite::Head,  experiments::PatchSite::HeadPosition, experiments::PatchSite::Query,
-    experiments::PatchSite::Key,   experiments::PatchSite::Value,  experiments::PatchSite::Pattern};
-
-const char* siteWords(experiments::PatchSite s) {
-  switch (s) {
-    case experiments::PatchSite::Resid: return "residual stream row (a layer's input at one position)";
-    case experiments::PatchSite::Attn: return "attention output at one position";
-    case experiments::PatchSite::Mlp: return "MLP output at one position";
-    case experiments::PatchSite::Head: return "head output (A V before W_o), every position";
-    case experiments::PatchSite::HeadPosition: return "head output at one position";
-    case experiments::PatchSite::Query: return "head's queries";
-    case experiments::PatchSite::Key: return "K/V head's keys";
-    case experiments::PatchSite::Value: return "K/V head's values";
-    case experiments::PatchSite::Pattern: return "head's attention pattern";
-  }
-  return "";
-}
-
 // The metric's line and the restored fraction's, the same for every site.
 void printMetric(const ModelText& clean, const experiments::Answer& answer, double cleanMetric, double corruptedMetric) {
   const char* metricWords = answer.metric == experiments::Metric::LogitDiff ? "logit difference" : "probability";
@@ -224,7 +204,7 @@ int cmdPatch(const PatchArgs& a) {
       if (!value->empty()) return fail(std::string(flag) + " '" + *value + "' is for --site path (path patching), not --site " + a.site);
     }
   }
-  for (experiments::PatchSite s : kSites) {
+  for (experiments::PatchSite s : experiments::allSites()) {
     if (a.site == experiments::siteName(s)) r.site = s;
   }
   r.direction = a.direction == "noise" ? experiments::PatchDirection::Noise : experiments::PatchDirection::Denoise;
@@ -259,7 +239,7 @@ int cmdPatch(const PatchArgs& a) {
   std::printf("%s model %s: T = %d tokens; %s each %s (--site %s)\n", spec.family->modelType, clean->folder.dir().c_str(), T,
               r.direction == experiments::PatchDirection::Denoise ? "denoising: the corrupted run with the clean run's numbers at"
                                                                   : "noising: the clean run with the corrupted run's numbers at",
-              siteWords(r.site), experiments::siteName(r.site));
+              experiments::siteWords(r.site), experiments::siteName(r.site));
   printMetric(*clean, r.answer, g->cleanMetric, g->corruptedMetric);
   std::printf("  %-8s", g->rowAxis.c_str());
   for (int c = 0; c < g->cols; ++c) std::printf(" %s", cell(colLabels[static_cast<std::size_t>(c)], 7).c_str());
@@ -300,7 +280,7 @@ int cmdPatch(const PatchArgs& a) {
   f.colLabels = colLabels;
   f.rowAxis = g->rowAxis;
   f.colAxis = g->colAxis;
-  f.title = std::string("Activation patching (") + experiments::directionName(r.direction) + "): " + siteWords(r.site) +
+  f.title = std::string("Activation patching (") + experiments::directionName(r.direction) + "): " + experiments::siteWords(r.site) +
             ", restored fraction of the " + metricWords;
   f.range = 1.0f;
   const std::string subtitle = std::string(spec.family->modelType) + " " + clean->folder.dir() + ", T = " + std::to_string(T);

@@ -105,10 +105,10 @@ void drawForm(UiContext& ctx, ExperimentsState& m) {
   ImGui::TextUnformatted("Site");
   ImGui::SameLine(labelW);
   ImGui::SetNextItemWidth(24.0f * em);
-  const std::string shown = std::string(experiments::siteName(f.site)) + ": " + patchSiteWords(f.site);
+  const std::string shown = std::string(experiments::siteName(f.site)) + ": " + experiments::siteWords(f.site);
   if (ImGui::BeginCombo("##exp_site", shown.c_str())) {
-    for (PatchSite s : patchSites()) {
-      const std::string item = std::string(experiments::siteName(s)) + ": " + patchSiteWords(s);
+    for (PatchSite s : experiments::allSites()) {
+      const std::string item = std::string(experiments::siteName(s)) + ": " + experiments::siteWords(s);
       if (ImGui::Selectable(item.c_str(), s == f.site)) f.site = s;
       ctx.probes.recordLastItem(std::string("exp_site_") + experiments::siteName(s));
     }
@@ -250,7 +250,7 @@ std::string number(double v, int digits) {
 std::string gridTitle(const ExperimentResult& r) {
   const char* metric = r.metric == Metric::LogitDiff ? "logit difference" : "probability";
   return std::string("Activation patching (") + experiments::directionName(r.grid.direction) + "): " +
-         patchSiteWords(r.grid.site) + ", restored fraction of the " + metric;
+         experiments::siteWords(r.grid.site) + ", restored fraction of the " + metric;
 }
 
 void drawPatching(UiContext& ctx, ExperimentsState& m, const ExperimentResult& r, float height) {

@@ -61,7 +61,7 @@ Result<ExperimentInputs> parseExperimentsBlock(const std::string& block, const s
   }
   if (!found) return makeError(what + ": /experiments/metric must be \"logit-diff\" or \"prob\", got " + j["metric"].dump());
   found = false;
-  for (experiments::PatchSite s : patchSites()) {
+  for (experiments::PatchSite s : experiments::allSites()) {
     if (named("site") == experiments::siteName(s)) in.site = s, found = true;
   }
   if (!found) {
@@ -85,31 +85,6 @@ std::string ExperimentsState::progressText() const {
   const int done = job->done.load();
   if (done >= total - 1 && total > 1) return "direct logit attribution" + memory;
   return "site " + std::to_string(done) + " of " + std::to_string(total - 1) + memory;
-}
-
-const char* patchSiteWords(experiments::PatchSite s) {
-  using experiments::PatchSite;
-  switch (s) {
-    case PatchSite::Resid: return "residual stream row (a layer's input at one position)";
-    case PatchSite::Attn: return "attention output at one position";
-    case PatchSite::Mlp: return "MLP output at one position";
-    case PatchSite::Head: return "head output (A V before W_o), every position";
-    case PatchSite::HeadPosition: return "head output at one position";
-    case PatchSite::Query: return "head's queries";
-    case PatchSite::Key: return "K/V head's keys";
-    case PatchSite::Value: return "K/V head's values";
-    case PatchSite::Pattern: return "head's attention pattern";
-  }
-  return "";
-}
-
-const std::vector<experiments::PatchSite>& patchSites() {
-  using experiments::PatchSite;
-  // A constant table, not state.
-  static const std::vector<PatchSite> kSites = {PatchSite::Resid, PatchSite::Attn,  PatchSite::Mlp,
-                                                PatchSite::Head,  PatchSite::HeadPosition, PatchSite::Query,
-                                                PatchSite::Key,   PatchSite::Value, PatchSite::Pattern};
-  return kSites;
 }
 
 namespace experiment_words {  // named: a unity batch merges anonymous namespaces

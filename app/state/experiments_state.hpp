@@ -84,8 +84,6 @@ std::string experimentsBlockJson(const ExperimentsState& m);
 Result<ExperimentInputs> parseExperimentsBlock(const std::string& block, const std::string& what);
 
 // The site's words and grid axes as the tab and the exported title say them.
-const char* patchSiteWords(experiments::PatchSite s);     // "head output (A V before W_o), every position"
-const std::vector<experiments::PatchSite>& patchSites();  // every site, in the command line's order
 
 // A patching cell in words: "L1 H1: restored 0.953, logit difference 2.31 (clean 2.40, corrupted -5.12)".
 std::string patchCellText(const ExperimentResult& r, int row, int col);

@@ -15,6 +15,29 @@ namespace mhascope::experiments {
 using model::HookPoint;
 using model::HookSite;
 
+const char* siteWords(PatchSite s) {
+  switch (s) {
+    case PatchSite::Resid: return "residual stream row (a layer's input at one position)";
+    case PatchSite::Attn: return "attention output at one position";
+    case PatchSite::Mlp: return "MLP output at one position";
+    case PatchSite::Head: return "head output (A V before W_o), every position";
+    case PatchSite::HeadPosition: return "head output at one position";
+    case PatchSite::Query: return "head's queries";
+    case PatchSite::Key: return "K/V head's keys";
+    case PatchSite::Value: return "K/V head's values";
+    case PatchSite::Pattern: return "head's attention pattern";
+  }
+  return "";
+}
+
+const std::vector<PatchSite>& allSites() {
+  // A constant table, not state.
+  static const std::vector<PatchSite> kSites = {PatchSite::Resid, PatchSite::Attn,  PatchSite::Mlp,
+                                                PatchSite::Head,  PatchSite::HeadPosition, PatchSite::Query,
+                                                PatchSite::Key,   PatchSite::Value, PatchSite::Pattern};
+  return kSites;
+}
+
 const char* siteName(PatchSite s) {
   switch (s) {
     case PatchSite::Resid: return "resid";

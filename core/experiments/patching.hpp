@@ -36,6 +36,8 @@ namespace mhascope::experiments {
 enum class PatchSite { Resid, Attn, Mlp, Head, HeadPosition, Query, Key, Value, Pattern };
 enum class PatchDirection { Denoise, Noise };
 const char* siteName(PatchSite s);  // "resid", "attn", "mlp", "head", "head-position", "q", "k", "v", "pattern"
+const char* siteWords(PatchSite s);  // what one cell patches, in words: "head output (A V before W_o), every position"
+const std::vector<PatchSite>& allSites();  // every site, in the command line's order
 const char* directionName(PatchDirection d);  // "denoise", "noise"
 
 struct PatchRequest {
